@@ -1,0 +1,138 @@
+// The import direction from ARCHITECTURE.md, as one ESLint rule at error level.
+// Written here rather than configured from a plugin because no plugin we found lets a
+// room accept type-only imports (the store and the UI take "types only") while refusing
+// value imports, and one table below is easier to audit than a zone list per room.
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+
+/** Rooms, most specific prefix first. Paths are relative to the project root. */
+export const ROOMS = [
+  ['src/rig/contract', 'src/rig/contract.ts'],
+  ['src/policy/contract', 'src/policy/contract.ts'],
+  ['src/tasks', 'src/tasks/'],
+  ['src/layouts', 'src/layouts/'],
+  ['src/analysis', 'src/analysis/'],
+  ['src/rig', 'src/rig/'],
+  ['src/policy', 'src/policy/'],
+  ['src/rollout', 'src/rollout/'],
+  ['src/sim', 'src/sim/'],
+  ['src/session', 'src/session/'],
+  ['src/record', 'src/record/'],
+  ['src/store', 'src/store/'],
+  ['src/server', 'src/server/'],
+  ['src/app', 'src/app/'],
+  ['src/electron', 'src/electron/'],
+  ['drivers', 'drivers/'],
+  ['ros', 'ros/'],
+  ['calibration', 'calibration/'],
+  ['station-ui', 'station-ui/'],
+  ['test', 'test/'],
+  ['bench', 'bench/'],
+  ['scripts', 'scripts/'],
+];
+
+const RIG = ['src/rig', 'src/rig/contract'];
+const ALL_SRC = ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/session', 'src/record', 'src/store', 'src/server'];
+
+/** room → rooms it may import values from (itself always allowed). */
+export const MAY_IMPORT = {
+  'src/tasks': [],
+  'src/layouts': ['src/tasks'],
+  'src/analysis': ['src/tasks', 'src/layouts'],
+  'src/rig/contract': ['src/tasks'],
+  'src/rig': ['src/tasks', 'src/rig/contract'],
+  'src/policy/contract': ['src/rig/contract'],
+  'src/policy': ['src/rig/contract', 'src/policy/contract'],
+  'src/rollout': [...RIG, 'src/policy', 'src/policy/contract', 'src/tasks'],
+  // Sweeps (worker threads) live in sim and run the one rollout loop with a policy.
+  'src/sim': [...RIG, 'src/tasks', 'src/layouts', 'src/policy', 'src/policy/contract', 'src/rollout'],
+  'src/record': [...RIG],
+  'src/store': [],
+  'src/session': ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
+  'src/server': [...ALL_SRC],
+  'src/app': [...ALL_SRC, 'src/app', 'drivers', 'ros', 'calibration'],
+  'src/electron': ['src/app'],
+  drivers: [...RIG],
+  ros: [...RIG, 'src/record'],
+  calibration: ['src/sim', 'src/record', ...RIG, 'src/tasks', 'src/layouts'],
+  // The UI reuses the pure rooms; everything else it reaches through the station API.
+  'station-ui': ['src/tasks', 'src/layouts', 'src/analysis'],
+  test: null, // anything
+  bench: null,
+  scripts: null,
+};
+
+/** Rooms whose modules may only import types from these rooms (besides their value imports). */
+export const TYPES_FROM = {
+  'src/store': [...ALL_SRC],
+  'src/policy/contract': ['src/rig/contract'],
+  'src/policy': [...RIG],
+  'station-ui': ['src/server'],
+};
+
+/** Pure rooms: no Node built-ins, so the UI can reuse them. */
+export const PURE = new Set(['src/tasks', 'src/layouts', 'src/analysis', 'src/rig/contract', 'src/policy/contract', 'station-ui']);
+
+const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+
+export function roomOf(relPath) {
+  const p = relPath.split(path.sep).join('/');
+  for (const [room, prefix] of ROOMS) {
+    if (prefix.endsWith('/') ? p.startsWith(prefix) : p === prefix) return room;
+  }
+  return undefined;
+}
+
+export function makeRule(projectRoot) {
+  return {
+    meta: {
+      type: 'problem',
+      docs: { description: 'enforce the room import direction of ARCHITECTURE.md' },
+      schema: [],
+    },
+    create(context) {
+      const file = path.relative(projectRoot, context.filename ?? context.getFilename());
+      const from = roomOf(file);
+      if (!from) return {};
+      const allowed = MAY_IMPORT[from];
+      function check(node, source, typeOnly) {
+        if (typeof source !== 'string') return;
+        if (builtins.has(source) || builtins.has(source.split('/')[0])) {
+          if (PURE.has(from) && !typeOnly) {
+            context.report({ node, message: `${from} is a pure room: it may not import the Node built-in '${source}'.` });
+          }
+          return;
+        }
+        if (!source.startsWith('.')) return; // packages are judged by review, not by room
+        const target = path.relative(projectRoot, path.resolve(path.dirname(path.resolve(projectRoot, file)), source));
+        const to = roomOf(target.replace(/\.js$/, '.ts'));
+        if (!to || to === from || allowed === null) return;
+        if (from !== 'test' && from !== 'bench' && (to === 'test' || to === 'bench')) {
+          context.report({ node, message: `${from} may not import ${to}: production code never imports tests or benchmarks.` });
+          return;
+        }
+        if (allowed.includes(to)) return;
+        if (typeOnly && (TYPES_FROM[from] ?? []).includes(to)) return;
+        context.report({
+          node,
+          message: `${from} may not import ${typeOnly ? 'types from ' : ''}${to} (ARCHITECTURE.md: ${from} may import ${allowed.length ? allowed.join(', ') : 'nothing'}${TYPES_FROM[from] ? `; types from ${TYPES_FROM[from].join(', ')}` : ''}).`,
+        });
+      }
+      return {
+        ImportDeclaration(node) {
+          const typeOnly = node.importKind === 'type' || (node.specifiers.length > 0 && node.specifiers.every((s) => s.importKind === 'type'));
+          check(node, node.source.value, typeOnly);
+        },
+        ExportNamedDeclaration(node) {
+          if (node.source) check(node, node.source.value, node.exportKind === 'type');
+        },
+        ExportAllDeclaration(node) {
+          check(node, node.source.value, node.exportKind === 'type');
+        },
+        ImportExpression(node) {
+          if (node.source.type === 'Literal') check(node, node.source.value, false);
+        },
+      };
+    },
+  };
+}

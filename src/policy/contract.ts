@@ -1,0 +1,78 @@
+/**
+ * The Policy contract: one interface for local ONNX models, remote (openpi-compatible)
+ * servers and privileged code policies. Pure: no Node built-ins.
+ */
+import type { RigModel } from '../rig/contract.js';
+
+export type CameraName = 'cam_high' | 'cam_left_wrist' | 'cam_right_wrist';
+export const CAMERA_NAMES: readonly CameraName[] = ['cam_high', 'cam_left_wrist', 'cam_right_wrist'];
+
+/** An RGB image, 8 bits per channel, row-major HWC. */
+export interface RgbImage {
+  readonly width: number;
+  readonly height: number;
+  readonly data: Uint8Array; // width * height * 3
+}
+
+/** Object and fixture poses from the sim: only privileged (code) policies may read them. */
+export interface PrivilegedObjectState {
+  readonly id: string;
+  readonly kind: string;
+  readonly position: readonly [number, number, number];
+  readonly quaternion: readonly [number, number, number, number];
+}
+export interface PrivilegedState {
+  readonly objects: readonly PrivilegedObjectState[];
+  readonly fixtures: readonly PrivilegedObjectState[];
+}
+
+export interface Observation {
+  /** Episode time, seconds. */
+  readonly timeS: number;
+  /** 14 entries, policy order (see rig contract), unnormalised. */
+  readonly state: Float32Array;
+  readonly images: Partial<Record<CameraName, RgbImage>>;
+  readonly prompt: string;
+  /** Present only in sim; code policies require it. */
+  readonly privileged?: PrivilegedState;
+}
+
+/** H rows of 14 target positions, row-major. */
+export interface ActionChunk {
+  readonly horizon: number;
+  readonly actions: Float32Array; // horizon * 14
+}
+
+export interface PolicyInfo {
+  readonly name: string;
+  /** SHA-256 of the checkpoint (model file or server-reported), or of the code policy's source version. */
+  readonly checkpointSha256: string;
+  readonly actionHorizon: number;
+  readonly cameras: readonly CameraName[];
+  readonly needsPrivilegedState: boolean;
+}
+
+export interface EpisodeContext {
+  readonly seed: number;
+  readonly prompt: string;
+  readonly rigModel: RigModel;
+  readonly controlHz: number;
+}
+
+export interface Policy {
+  readonly info: PolicyInfo;
+  reset(ctx: EpisodeContext): Promise<void>;
+  infer(obs: Observation): Promise<ActionChunk>;
+  close?(): Promise<void>;
+}
+
+/** A policy failure that is not the policy's fault as a controller (timeouts, closed servers). */
+export class PolicyUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'timeout' | 'disconnected' | 'server-error' | 'bad-response',
+  ) {
+    super(message);
+    this.name = 'PolicyUnavailableError';
+  }
+}

@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ESLint } from 'eslint';
+import { PROJECT_ROOT } from '../helpers/cli.js';
+
+async function lintAs(filePath: string, code: string): Promise<string[]> {
+  const eslint = new ESLint({ cwd: PROJECT_ROOT });
+  const [result] = await eslint.lintText(code, { filePath });
+  return result.messages.filter((m) => m.ruleId === 'tandem/rooms').map((m) => m.message);
+}
+
+test('a pure room may not import a Node built-in', async () => {
+  const msgs = await lintAs('src/tasks/x.ts', "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n");
+  assert.equal(msgs.length, 1);
+  assert.match(msgs[0], /pure room/);
+});
+
+test('layouts may import tasks but not store', async () => {
+  assert.deepEqual(await lintAs('src/layouts/x.ts', "import { TASK_IDS } from '../tasks/types.js';\nexport const t = TASK_IDS;\n"), []);
+  const msgs = await lintAs('src/layouts/x.ts', "import { openStore } from '../store/store.js';\nexport const s = openStore;\n");
+  assert.equal(msgs.length, 1);
+  assert.match(msgs[0], /src\/layouts may not import src\/store/);
+});
+
+test('store takes types only from other rooms', async () => {
+  assert.deepEqual(await lintAs('src/store/x.ts', "import type { Layout } from '../tasks/types.js';\nexport type L = Layout;\n"), []);
+  const msgs = await lintAs('src/store/x.ts', "import { TASK_IDS } from '../tasks/types.js';\nexport const t = TASK_IDS;\n");
+  assert.equal(msgs.length, 1);
+});
+
+test('production code never imports tests', async () => {
+  const msgs = await lintAs('drivers/x.ts', "import { runTandem } from '../test/helpers/cli.js';\nexport const r = runTandem;\n");
+  assert.equal(msgs.length, 1);
+  assert.match(msgs[0], /never imports tests/);
+});
+
+test('drivers reach src only through the rig contract', async () => {
+  assert.deepEqual(await lintAs('drivers/x.ts', "import type { Rig } from '../src/rig/contract.js';\nexport type R = Rig;\n"), []);
+  assert.equal((await lintAs('drivers/x.ts', "import { runEpisode } from '../src/rollout/episode.js';\nexport const r = runEpisode;\n")).length, 1);
+});
