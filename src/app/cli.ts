@@ -6,6 +6,7 @@ import { commands as statsCommands } from './commands/stats.js';
 import { commands as stationCommands } from './commands/station.js';
 import { commands as simCommands } from './commands/sim.js';
 import { commands as rigCommands } from './commands/rig.js';
+import { commands as rigModelCommands } from './commands/rig-model.js';
 import { commands as policyCommands } from './commands/policy.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
@@ -14,6 +15,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...scoreCommands,
   ...statsCommands,
   ...simCommands,
+  ...rigModelCommands,
   ...rigCommands,
   ...policyCommands,
 ];

@@ -76,3 +76,22 @@ export class PolicyUnavailableError extends Error {
     this.name = 'PolicyUnavailableError';
   }
 }
+
+/** One control step's action, with where it came from (recorded per step in the rollout). */
+export interface StepAction {
+  /** 14 target positions, policy order. */
+  readonly position: Float32Array;
+  /** Which inferred chunk (0-based within the episode) and which row of it produced this action. */
+  readonly chunkIndex: number;
+  readonly row: number;
+}
+
+/**
+ * Turns a Policy's action chunks into one action per control step (open loop, replanning,
+ * ensembling). The rollout calls `step` once per cycle; `observe` is called only when the
+ * executor needs a new observation, so policies without images pay nothing for rendering.
+ */
+export interface ChunkExecutor {
+  reset(ctx: EpisodeContext): Promise<void>;
+  step(stepIndex: number, tS: number, observe: () => Promise<Observation>): Promise<StepAction>;
+}

@@ -1,0 +1,3 @@
+import type { CliCommand } from '../command.js';
+
+export const commands: CliCommand[] = [];
