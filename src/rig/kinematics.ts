@@ -1,0 +1,501 @@
+/**
+ * Kinematics of one YAM arm: forward kinematics, every link frame, the geometric Jacobian and
+ * damped-least-squares inverse kinematics. Pure math on the chain in yam.ts — no I/O, no Node
+ * built-ins — so the sim, the code policies, URDF export and the UI's 3D view all agree.
+ *
+ * Conventions
+ * - A `Frame` is a rigid transform: `rotation` 3×3 row-major (9 entries), `position` in metres.
+ *   Its columns are the frame's x/y/z axes expressed in the parent frame.
+ * - "Base frame" is the arm's `base_link`; "table frame" is geometry.ts's frame, reached through
+ *   the arm's `basePose`.
+ * - The end-effector frame is the `gripper` link (after joint 6). Its −z axis points out of the
+ *   flange towards the fingers (the approach axis); the fingers open along its ±y axis.
+ * - Joint vectors are the arm's 6 joints in chain order (radians); the gripper is not in the chain.
+ *
+ * Written here rather than taken from a library because none of the maintained JS robotics
+ * packages gives a pure, allocation-light DLS IK with joint limits that can run inside a
+ * pure room and a worker thread; the math is ~300 lines and checked against finite differences.
+ */
+import type { Pose3 } from '../tasks/geometry.js';
+import type { ArmModel } from './contract.js';
+import { YAM_CHAIN, YAM_JOINT_LIMITS_RAD, type ChainJoint } from './yam.js';
+
+export interface Frame {
+  /** 3×3 rotation, row-major. */
+  readonly rotation: Float64Array;
+  /** Metres. */
+  readonly position: Float64Array;
+}
+
+export const ARM_JOINT_COUNT = 6;
+/** Names of the frames linkFrames() returns, in order: base, link1..link5, gripper (end effector). */
+export const LINK_NAMES: readonly string[] = ['base_link', ...YAM_CHAIN.map((c) => c.child)];
+/** The gripper-frame axis that points from the flange towards the fingers. */
+export const APPROACH_AXIS_LOCAL: readonly [number, number, number] = [0, 0, -1];
+
+export function newFrame(): Frame {
+  const f = { rotation: new Float64Array(9), position: new Float64Array(3) };
+  f.rotation[0] = f.rotation[4] = f.rotation[8] = 1;
+  return f;
+}
+
+export function copyFrame(src: Frame, out: Frame = newFrame()): Frame {
+  out.rotation.set(src.rotation);
+  out.position.set(src.position);
+  return out;
+}
+
+/** out = a · b (may alias either input). */
+export function composeFrames(a: Frame, b: Frame, out: Frame = newFrame()): Frame {
+  const A = a.rotation;
+  const B = b.rotation;
+  const r = TMP_R;
+  for (let i = 0; i < 3; i++) {
+    for (let j = 0; j < 3; j++) r[i * 3 + j] = A[i * 3] * B[j] + A[i * 3 + 1] * B[3 + j] + A[i * 3 + 2] * B[6 + j];
+  }
+  const bp = b.position;
+  const px = A[0] * bp[0] + A[1] * bp[1] + A[2] * bp[2] + a.position[0];
+  const py = A[3] * bp[0] + A[4] * bp[1] + A[5] * bp[2] + a.position[1];
+  const pz = A[6] * bp[0] + A[7] * bp[1] + A[8] * bp[2] + a.position[2];
+  out.rotation.set(r);
+  out.position[0] = px;
+  out.position[1] = py;
+  out.position[2] = pz;
+  return out;
+}
+const TMP_R = new Float64Array(9);
+
+/** Rotation from roll-pitch-yaw applied as R = Rz(yaw)·Ry(pitch)·Rx(roll) (URDF convention). */
+export function rpyToRotation(rpy: readonly [number, number, number], out: Float64Array = new Float64Array(9)): Float64Array {
+  const [r, p, y] = rpy;
+  const cr = Math.cos(r), sr = Math.sin(r), cp = Math.cos(p), sp = Math.sin(p), cy = Math.cos(y), sy = Math.sin(y);
+  out[0] = cy * cp; out[1] = cy * sp * sr - sy * cr; out[2] = cy * sp * cr + sy * sr;
+  out[3] = sy * cp; out[4] = sy * sp * sr + cy * cr; out[5] = sy * sp * cr - cy * sr;
+  out[6] = -sp; out[7] = cp * sr; out[8] = cp * cr;
+  return out;
+}
+
+/** Rotation by `angle` about the unit `axis` (Rodrigues). */
+export function axisAngleToRotation(axis: ArrayLike<number>, angle: number, out: Float64Array = new Float64Array(9)): Float64Array {
+  const x = axis[0], y = axis[1], z = axis[2];
+  const c = Math.cos(angle), s = Math.sin(angle), t = 1 - c;
+  out[0] = t * x * x + c; out[1] = t * x * y - s * z; out[2] = t * x * z + s * y;
+  out[3] = t * x * y + s * z; out[4] = t * y * y + c; out[5] = t * y * z - s * x;
+  out[6] = t * x * z - s * y; out[7] = t * y * z + s * x; out[8] = t * z * z + c;
+  return out;
+}
+
+/** Unit quaternion (x, y, z, w) → rotation. */
+export function quaternionToRotation(q: readonly [number, number, number, number], out: Float64Array = new Float64Array(9)): Float64Array {
+  const n = Math.hypot(q[0], q[1], q[2], q[3]) || 1;
+  const x = q[0] / n, y = q[1] / n, z = q[2] / n, w = q[3] / n;
+  out[0] = 1 - 2 * (y * y + z * z); out[1] = 2 * (x * y - z * w); out[2] = 2 * (x * z + y * w);
+  out[3] = 2 * (x * y + z * w); out[4] = 1 - 2 * (x * x + z * z); out[5] = 2 * (y * z - x * w);
+  out[6] = 2 * (x * z - y * w); out[7] = 2 * (y * z + x * w); out[8] = 1 - 2 * (x * x + y * y);
+  return out;
+}
+
+/** Rotation → unit quaternion (x, y, z, w), w ≥ 0. */
+export function rotationToQuaternion(R: ArrayLike<number>): [number, number, number, number] {
+  const tr = R[0] + R[4] + R[8];
+  let x: number, y: number, z: number, w: number;
+  if (tr > 0) {
+    const s = Math.sqrt(tr + 1) * 2;
+    w = s / 4; x = (R[7] - R[5]) / s; y = (R[2] - R[6]) / s; z = (R[3] - R[1]) / s;
+  } else if (R[0] > R[4] && R[0] > R[8]) {
+    const s = Math.sqrt(1 + R[0] - R[4] - R[8]) * 2;
+    w = (R[7] - R[5]) / s; x = s / 4; y = (R[1] + R[3]) / s; z = (R[2] + R[6]) / s;
+  } else if (R[4] > R[8]) {
+    const s = Math.sqrt(1 + R[4] - R[0] - R[8]) * 2;
+    w = (R[2] - R[6]) / s; x = (R[1] + R[3]) / s; y = s / 4; z = (R[5] + R[7]) / s;
+  } else {
+    const s = Math.sqrt(1 + R[8] - R[0] - R[4]) * 2;
+    w = (R[3] - R[1]) / s; x = (R[2] + R[6]) / s; y = (R[5] + R[7]) / s; z = s / 4;
+  }
+  return w < 0 ? [-x, -y, -z, -w] : [x, y, z, w];
+}
+
+export function poseToFrame(pose: Pose3, out: Frame = newFrame()): Frame {
+  quaternionToRotation(pose.quaternion, out.rotation);
+  out.position[0] = pose.position[0];
+  out.position[1] = pose.position[1];
+  out.position[2] = pose.position[2];
+  return out;
+}
+
+export function frameToPose(f: Frame): Pose3 {
+  return { position: [f.position[0], f.position[1], f.position[2]], quaternion: rotationToQuaternion(f.rotation) };
+}
+
+/** Inverse of a rigid transform. */
+export function invertFrame(f: Frame, out: Frame = newFrame()): Frame {
+  const R = f.rotation;
+  const p = f.position;
+  const t = TMP_R;
+  t[0] = R[0]; t[1] = R[3]; t[2] = R[6]; t[3] = R[1]; t[4] = R[4]; t[5] = R[7]; t[6] = R[2]; t[7] = R[5]; t[8] = R[8];
+  const x = -(t[0] * p[0] + t[1] * p[1] + t[2] * p[2]);
+  const y = -(t[3] * p[0] + t[4] * p[1] + t[5] * p[2]);
+  const z = -(t[6] * p[0] + t[7] * p[1] + t[8] * p[2]);
+  out.rotation.set(t);
+  out.position[0] = x; out.position[1] = y; out.position[2] = z;
+  return out;
+}
+
+/** Fixed part of each chain joint (origin xyz + rpy), computed once. */
+const FIXED: readonly Frame[] = YAM_CHAIN.map((c: ChainJoint) => {
+  const f = newFrame();
+  rpyToRotation(c.rpy, f.rotation);
+  f.position.set(c.xyz);
+  return f;
+});
+const SCRATCH_JOINT = newFrame();
+
+/**
+ * Every link frame in the arm's base frame for joint angles q (6 entries):
+ * [base_link, link1, …, link5, gripper]. Pass `out` (7 frames) to avoid allocation.
+ */
+export function linkFrames(q: ArrayLike<number>, out: Frame[] = LINK_NAMES.map(() => newFrame())): Frame[] {
+  const base = out[0];
+  base.rotation.fill(0);
+  base.rotation[0] = base.rotation[4] = base.rotation[8] = 1;
+  base.position.fill(0);
+  for (let i = 0; i < ARM_JOINT_COUNT; i++) {
+    composeFrames(out[i], FIXED[i], out[i + 1]);
+    axisAngleToRotation(YAM_CHAIN[i].axis, q[i], SCRATCH_JOINT.rotation);
+    SCRATCH_JOINT.position.fill(0);
+    composeFrames(out[i + 1], SCRATCH_JOINT, out[i + 1]);
+  }
+  return out;
+}
+
+const SCRATCH_LINKS: Frame[] = LINK_NAMES.map(() => newFrame());
+
+/** End-effector (gripper link) frame in the arm's base frame. */
+export function forwardKinematics(q: ArrayLike<number>, out: Frame = newFrame()): Frame {
+  linkFrames(q, SCRATCH_LINKS);
+  return copyFrame(SCRATCH_LINKS[ARM_JOINT_COUNT], out);
+}
+
+/** A base-frame frame expressed in the table frame through the arm's base pose. */
+export function baseToTable(basePose: Pose3, f: Frame, out: Frame = newFrame()): Frame {
+  return composeFrames(poseToFrame(basePose), f, out);
+}
+
+/** A table-frame frame expressed in the arm's base frame. */
+export function tableToBase(basePose: Pose3, f: Frame, out: Frame = newFrame()): Frame {
+  return composeFrames(invertFrame(poseToFrame(basePose)), f, out);
+}
+
+/** End-effector frame in the table frame. */
+export function forwardKinematicsTable(arm: Pick<ArmModel, 'basePose'>, q: ArrayLike<number>, out: Frame = newFrame()): Frame {
+  return baseToTable(arm.basePose, forwardKinematics(q, out), out);
+}
+
+/** Every link frame in the table frame (the renderer's and the UI's view of an arm). */
+export function linkFramesTable(arm: Pick<ArmModel, 'basePose'>, q: ArrayLike<number>, out: Frame[] = LINK_NAMES.map(() => newFrame())): Frame[] {
+  linkFrames(q, out);
+  const base = poseToFrame(arm.basePose);
+  for (const f of out) composeFrames(base, f, f);
+  return out;
+}
+
+/**
+ * Geometric Jacobian (6×6, row-major: rows vx, vy, vz, wx, wy, wz; columns joints 1..6) in the
+ * base frame, for the point `toolOffset` (metres, in the gripper frame; default the flange origin).
+ */
+export function jacobian(q: ArrayLike<number>, out: Float64Array = new Float64Array(36), toolOffset: ArrayLike<number> = ZERO3): Float64Array {
+  const frames = linkFrames(q, SCRATCH_LINKS);
+  const ee = frames[ARM_JOINT_COUNT];
+  const R = ee.rotation;
+  const px = ee.position[0] + R[0] * toolOffset[0] + R[1] * toolOffset[1] + R[2] * toolOffset[2];
+  const py = ee.position[1] + R[3] * toolOffset[0] + R[4] * toolOffset[1] + R[5] * toolOffset[2];
+  const pz = ee.position[2] + R[6] * toolOffset[0] + R[7] * toolOffset[1] + R[8] * toolOffset[2];
+  for (let i = 0; i < ARM_JOINT_COUNT; i++) {
+    // Joint i rotates link i+1 about its own axis; the axis is the same before and after the rotation.
+    const f = frames[i + 1];
+    const a = YAM_CHAIN[i].axis;
+    const Ri = f.rotation;
+    const zx = Ri[0] * a[0] + Ri[1] * a[1] + Ri[2] * a[2];
+    const zy = Ri[3] * a[0] + Ri[4] * a[1] + Ri[5] * a[2];
+    const zz = Ri[6] * a[0] + Ri[7] * a[1] + Ri[8] * a[2];
+    const dx = px - f.position[0], dy = py - f.position[1], dz = pz - f.position[2];
+    out[0 * 6 + i] = zy * dz - zz * dy;
+    out[1 * 6 + i] = zz * dx - zx * dz;
+    out[2 * 6 + i] = zx * dy - zy * dx;
+    out[3 * 6 + i] = zx;
+    out[4 * 6 + i] = zy;
+    out[5 * 6 + i] = zz;
+  }
+  return out;
+}
+const ZERO3: readonly number[] = [0, 0, 0];
+
+// ---------------------------------------------------------------------------------------------
+// Inverse kinematics
+
+/**
+ * What to reach, in the arm's base frame.
+ * - `rotation` (row-major 3×3): full pose.
+ * - `approach` (unit vector): only the gripper's approach axis (−z of the gripper frame) must
+ *   point this way; rotation about it is free (top-down grasps of round objects).
+ * - neither: position only.
+ */
+export interface IkTarget {
+  readonly position: ArrayLike<number>;
+  readonly rotation?: ArrayLike<number>;
+  readonly approach?: ArrayLike<number>;
+}
+
+export interface IkOptions {
+  /** First seed (e.g. the current joint angles); then the home pose, then deterministic spread seeds. */
+  readonly seed?: ArrayLike<number>;
+  /** Total number of seeds to try, including the ones above. Default 12. */
+  readonly seeds?: number;
+  readonly maxIterations?: number;
+  /** Converged when the position error is below this. Default 0.5 mm. */
+  readonly positionToleranceM?: number;
+  /** Converged when the orientation error is below this. Default 0.005 rad. */
+  readonly orientationToleranceRad?: number;
+  /** Joint limits to respect [min, max] per joint; default the bench limits. */
+  readonly limitsRad?: readonly (readonly [number, number])[];
+  /** The point to place at `target.position`, in the gripper frame (e.g. the fingertip centre). */
+  readonly toolOffsetM?: ArrayLike<number>;
+}
+
+export type IkResult =
+  | { readonly ok: true; readonly q: Float64Array; readonly positionErrorM: number; readonly orientationErrorRad: number; readonly iterations: number }
+  | { readonly ok: false; readonly reason: string; readonly positionErrorM: number; readonly orientationErrorRad: number; readonly iterations: number };
+
+/** Weight of a radian of orientation error against a metre of position error. */
+const ORIENTATION_WEIGHT_M_PER_RAD = 0.2;
+const MAX_STEP_RAD = 0.25;
+
+/**
+ * Damped least squares with an adaptive damping factor, joint limits enforced by clamping every
+ * iterate, several seeds. Reports failure (with the best residual) instead of returning a
+ * configuration that does not reach the target.
+ */
+export function solveIk(target: IkTarget, options: IkOptions = {}): IkResult {
+  const limits = options.limitsRad ?? YAM_JOINT_LIMITS_RAD;
+  const seedCount = Math.max(1, options.seeds ?? 12);
+  const maxIter = options.maxIterations ?? 150;
+  const posTol = options.positionToleranceM ?? 5e-4;
+  const oriTol = options.orientationToleranceRad ?? 5e-3;
+  const tool = options.toolOffsetM ?? ZERO3;
+  for (const v of [target.position, target.rotation, target.approach, options.seed]) {
+    if (v !== undefined) for (let i = 0; i < v.length; i++) if (!Number.isFinite(v[i])) {
+      return { ok: false, reason: 'The IK target contains a non-finite number.', positionErrorM: NaN, orientationErrorRad: NaN, iterations: 0 };
+    }
+  }
+  let approach: Float64Array | undefined;
+  if (target.approach && !target.rotation) {
+    const n = Math.hypot(target.approach[0], target.approach[1], target.approach[2]);
+    if (n < 1e-9) return { ok: false, reason: 'The IK approach axis is a zero vector.', positionErrorM: NaN, orientationErrorRad: NaN, iterations: 0 };
+    approach = new Float64Array([target.approach[0] / n, target.approach[1] / n, target.approach[2] / n]);
+  }
+
+  const q = new Float64Array(6);
+  const best = { q: new Float64Array(6), cost: Infinity, pos: Infinity, ori: Infinity };
+  let iterations = 0;
+  const rng = lcg(0x9e3779b9);
+  for (let s = 0; s < seedCount; s++) {
+    seedFor(s, options.seed, limits, rng, q);
+    for (let i = 0; i < 6; i++) q[i] = clamp(q[i], limits[i][0], limits[i][1]);
+    const r = descend(q, target, approach, tool, limits, maxIter, posTol, oriTol);
+    iterations += r.iterations;
+    const cost = r.pos + ORIENTATION_WEIGHT_M_PER_RAD * r.ori;
+    if (cost < best.cost) {
+      best.cost = cost; best.pos = r.pos; best.ori = r.ori; best.q.set(q);
+    }
+    if (r.pos <= posTol && r.ori <= oriTol) {
+      return { ok: true, q: Float64Array.from(q), positionErrorM: r.pos, orientationErrorRad: r.ori, iterations };
+    }
+  }
+  return {
+    ok: false,
+    reason: `No joint configuration within limits reaches the target: best miss ${(best.pos * 1000).toFixed(1)} mm and ${best.ori.toFixed(3)} rad after ${seedCount} seeds.`,
+    positionErrorM: best.pos,
+    orientationErrorRad: best.ori,
+    iterations,
+  };
+}
+
+const E = new Float64Array(6);
+const E_SAVE = new Float64Array(6);
+const J = new Float64Array(36);
+const A = new Float64Array(36);
+const Y = new Float64Array(6);
+const DQ = new Float64Array(6);
+const QTRY = new Float64Array(6);
+const EE = newFrame();
+
+/** Pose error of q (weighted 6-vector into E, Jacobian rows into J); returns [pos, ori] norms. */
+function poseError(q: Float64Array, target: IkTarget, approach: Float64Array | undefined, tool: ArrayLike<number>, withJacobian: boolean): [number, number] {
+  forwardKinematics(q, EE);
+  const R = EE.rotation;
+  const px = EE.position[0] + R[0] * tool[0] + R[1] * tool[1] + R[2] * tool[2];
+  const py = EE.position[1] + R[3] * tool[0] + R[4] * tool[1] + R[5] * tool[2];
+  const pz = EE.position[2] + R[6] * tool[0] + R[7] * tool[1] + R[8] * tool[2];
+  E[0] = target.position[0] - px; E[1] = target.position[1] - py; E[2] = target.position[2] - pz;
+  if (withJacobian) jacobian(q, J, tool);
+  let ori = 0;
+  if (target.rotation) {
+    rotationErrorVector(target.rotation, R, E, 3);
+    ori = Math.hypot(E[3], E[4], E[5]);
+  } else if (approach) {
+    // Current approach axis = R · (0,0,−1); error = a × a* (rotation taking a toward a*).
+    const ax = -R[2], ay = -R[5], az = -R[8];
+    E[3] = ay * approach[2] - az * approach[1];
+    E[4] = az * approach[0] - ax * approach[2];
+    E[5] = ax * approach[1] - ay * approach[0];
+    const dot = ax * approach[0] + ay * approach[1] + az * approach[2];
+    ori = Math.atan2(Math.hypot(E[3], E[4], E[5]), dot);
+    if (dot < 0) {
+      // Near-opposite axes: the cross product vanishes; push along a perpendicular so we still turn.
+      const k = Math.hypot(E[3], E[4], E[5]);
+      if (k < 1e-6) { E[3] = -az; E[4] = 0; E[5] = ax; }
+    }
+    if (withJacobian) {
+      // Rotation about the approach axis is free: project it out of the angular rows.
+      for (let c = 0; c < 6; c++) {
+        const wx = J[18 + c], wy = J[24 + c], wz = J[30 + c];
+        const d = wx * ax + wy * ay + wz * az;
+        J[18 + c] = wx - d * ax; J[24 + c] = wy - d * ay; J[30 + c] = wz - d * az;
+      }
+    }
+  } else {
+    E[3] = E[4] = E[5] = 0;
+    if (withJacobian) for (let k = 18; k < 36; k++) J[k] = 0;
+  }
+  const pos = Math.hypot(E[0], E[1], E[2]);
+  for (let k = 3; k < 6; k++) E[k] *= ORIENTATION_WEIGHT_M_PER_RAD;
+  if (withJacobian) for (let k = 18; k < 36; k++) J[k] *= ORIENTATION_WEIGHT_M_PER_RAD;
+  return [pos, ori];
+}
+
+/** Axis-angle vector of Rt·Rcᵀ (the rotation that takes the current frame to the target), into out[offset..offset+2]. */
+export function rotationErrorVector(Rt: ArrayLike<number>, Rc: ArrayLike<number>, out: Float64Array, offset = 0): void {
+  // M = Rt · Rcᵀ
+  const m = TMP_R;
+  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) m[i * 3 + j] = Rt[i * 3] * Rc[j * 3] + Rt[i * 3 + 1] * Rc[j * 3 + 1] + Rt[i * 3 + 2] * Rc[j * 3 + 2];
+  let x = m[7] - m[5], y = m[2] - m[6], z = m[3] - m[1];
+  const s = Math.hypot(x, y, z);
+  // atan2, not acos: acos loses half the digits near angle 0, where IK converges.
+  const angle = Math.atan2(s / 2, clamp((m[0] + m[4] + m[8] - 1) / 2, -1, 1));
+  if (s < 1e-12 && angle < 1) { out[offset] = out[offset + 1] = out[offset + 2] = 0; return; }
+  if (s < 1e-9) {
+    // angle ≈ π: axis from the diagonal.
+    x = Math.sqrt(Math.max(0, (m[0] + 1) / 2));
+    y = Math.sqrt(Math.max(0, (m[4] + 1) / 2)) * (m[1] >= 0 ? 1 : -1);
+    z = Math.sqrt(Math.max(0, (m[8] + 1) / 2)) * (m[2] >= 0 ? 1 : -1);
+    const n = Math.hypot(x, y, z) || 1;
+    out[offset] = (x / n) * angle; out[offset + 1] = (y / n) * angle; out[offset + 2] = (z / n) * angle;
+    return;
+  }
+  out[offset] = (x / s) * angle; out[offset + 1] = (y / s) * angle; out[offset + 2] = (z / s) * angle;
+}
+
+function descend(
+  q: Float64Array,
+  target: IkTarget,
+  approach: Float64Array | undefined,
+  tool: ArrayLike<number>,
+  limits: readonly (readonly [number, number])[],
+  maxIter: number,
+  posTol: number,
+  oriTol: number,
+): { pos: number; ori: number; iterations: number } {
+  let lambda = 0.01;
+  let [pos, ori] = poseError(q, target, approach, tool, true);
+  let cost = weightedNorm();
+  let it = 0;
+  for (; it < maxIter; it++) {
+    if (pos <= posTol && ori <= oriTol) break;
+    // dq = Jᵀ (J Jᵀ + λ² I)⁻¹ e
+    for (let i = 0; i < 6; i++) {
+      for (let j = 0; j < 6; j++) {
+        let s = 0;
+        for (let k = 0; k < 6; k++) s += J[i * 6 + k] * J[j * 6 + k];
+        A[i * 6 + j] = s + (i === j ? lambda * lambda : 0);
+      }
+      Y[i] = E[i];
+    }
+    if (!solve6(A, Y)) { lambda *= 10; continue; }
+    let scale = 1;
+    for (let c = 0; c < 6; c++) {
+      let s = 0;
+      for (let r = 0; r < 6; r++) s += J[r * 6 + c] * Y[r];
+      DQ[c] = s;
+      if (Math.abs(s) * scale > MAX_STEP_RAD) scale = MAX_STEP_RAD / Math.abs(s);
+    }
+    for (let c = 0; c < 6; c++) QTRY[c] = clamp(q[c] + DQ[c] * scale, limits[c][0], limits[c][1]);
+    E_SAVE.set(E);
+    poseError(QTRY, target, approach, tool, false);
+    if (weightedNorm() < cost) {
+      q.set(QTRY);
+      lambda = Math.max(1e-4, lambda * 0.5);
+      [pos, ori] = poseError(q, target, approach, tool, true);
+      cost = weightedNorm();
+    } else {
+      E.set(E_SAVE);
+      lambda *= 4;
+      if (lambda > 10) break; // stuck in a local minimum (often against a limit): next seed
+    }
+  }
+  return { pos, ori, iterations: it };
+}
+
+function weightedNorm(): number {
+  return Math.hypot(E[0], E[1], E[2], E[3], E[4], E[5]);
+}
+
+/** Solves A x = b in place (x into b) for a 6×6 system by Gaussian elimination with partial pivoting. */
+function solve6(a: Float64Array, b: Float64Array): boolean {
+  const n = 6;
+  for (let col = 0; col < n; col++) {
+    let piv = col;
+    for (let r = col + 1; r < n; r++) if (Math.abs(a[r * n + col]) > Math.abs(a[piv * n + col])) piv = r;
+    if (Math.abs(a[piv * n + col]) < 1e-14) return false;
+    if (piv !== col) {
+      for (let k = 0; k < n; k++) { const t = a[col * n + k]; a[col * n + k] = a[piv * n + k]; a[piv * n + k] = t; }
+      const t = b[col]; b[col] = b[piv]; b[piv] = t;
+    }
+    for (let r = col + 1; r < n; r++) {
+      const f = a[r * n + col] / a[col * n + col];
+      if (f === 0) continue;
+      for (let k = col; k < n; k++) a[r * n + k] -= f * a[col * n + k];
+      b[r] -= f * b[col];
+    }
+  }
+  for (let r = n - 1; r >= 0; r--) {
+    let s = b[r];
+    for (let k = r + 1; k < n; k++) s -= a[r * n + k] * b[k];
+    b[r] = s / a[r * n + r];
+  }
+  return true;
+}
+
+/** Seed order: the caller's seed, home (all zeros), the middle of the limits, then spread seeds. */
+function seedFor(s: number, given: ArrayLike<number> | undefined, limits: readonly (readonly [number, number])[], rng: () => number, q: Float64Array): void {
+  const k = given ? s : s + 1;
+  for (let i = 0; i < 6; i++) {
+    const [lo, hi] = limits[i];
+    if (k === 0 && given) q[i] = given[i];
+    else if (k === 1) q[i] = 0;
+    else if (k === 2) q[i] = (lo + hi) / 2;
+    else q[i] = lo + rng() * (hi - lo);
+  }
+}
+
+function clamp(x: number, lo: number, hi: number): number {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+/** Small deterministic generator so IK is reproducible across processes (the sim must be). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 4294967296;
+  };
+}
