@@ -1,0 +1,110 @@
+/**
+ * The store's schema as an ordered list of migrations. The database's `PRAGMA user_version`
+ * is the number of migrations applied; opening runs the missing ones, each in its own
+ * transaction together with the version bump, so a crash mid-migration leaves the previous
+ * version intact. Never edit a migration that has shipped: append a new one.
+ */
+export interface Migration {
+  /** 1-based; equals the user_version after it ran. */
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+/** Identifies a tandem store among SQLite files (PRAGMA application_id; "tndm" in ASCII). */
+export const TANDEM_APPLICATION_ID = 0x746e646d;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'layout sets, policies, sessions, rollouts, operator scores, calibrations',
+    sql: `
+      CREATE TABLE layout_sets (
+        sha256 TEXT PRIMARY KEY CHECK (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*'),
+        task TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        layout_count INTEGER NOT NULL CHECK (layout_count >= 0),
+        canonical_json TEXT NOT NULL,
+        imported_at TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE policies (
+        id INTEGER PRIMARY KEY,
+        spec TEXT NOT NULL,
+        name TEXT NOT NULL,
+        checkpoint_sha256 TEXT,
+        created_at TEXT NOT NULL
+      ) STRICT;
+      -- One row per (how to load it, which weights): a renamed policy keeps its id and its results.
+      CREATE UNIQUE INDEX policies_identity ON policies (spec, ifnull(checkpoint_sha256, ''));
+
+      CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        operator TEXT,
+        notes TEXT
+      ) STRICT;
+
+      CREATE TABLE calibrations (
+        sha256 TEXT PRIMARY KEY CHECK (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*'),
+        kind TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        canonical_json TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE rollouts (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER REFERENCES sessions(id),
+        kind TEXT NOT NULL CHECK (kind IN ('sim', 'real')),
+        policy_id INTEGER NOT NULL REFERENCES policies(id),
+        layout_set_sha256 TEXT NOT NULL REFERENCES layout_sets(sha256),
+        layout_index INTEGER NOT NULL CHECK (layout_index >= 0),
+        tier INTEGER NOT NULL,
+        seed INTEGER,
+        repeat_index INTEGER NOT NULL DEFAULT 0 CHECK (repeat_index >= 0),
+        episode_seconds REAL NOT NULL CHECK (episode_seconds > 0),
+        control_hz REAL NOT NULL CHECK (control_hz > 0),
+        status TEXT NOT NULL CHECK (status IN ('valid', 'invalid', 'aborted')),
+        status_reason TEXT,
+        progress REAL CHECK (progress IS NULL OR (progress >= 0 AND progress <= 1)),
+        counts_json TEXT,
+        final_state_hash TEXT,
+        started_at TEXT NOT NULL,
+        duration_s REAL CHECK (duration_s IS NULL OR duration_s >= 0),
+        episode_file TEXT
+      ) STRICT;
+      CREATE INDEX rollouts_by_policy ON rollouts (policy_id, kind, layout_set_sha256);
+      CREATE INDEX rollouts_by_session ON rollouts (session_id);
+
+      -- Which calibrations a rollout ran with (projector homography, cameras, sim parameters).
+      CREATE TABLE rollout_calibrations (
+        rollout_id INTEGER NOT NULL REFERENCES rollouts(id),
+        calibration_sha256 TEXT NOT NULL REFERENCES calibrations(sha256),
+        PRIMARY KEY (rollout_id, calibration_sha256)
+      ) STRICT, WITHOUT ROWID;
+
+      -- Append-only: a correction is a new row; the latest row per rollout is the score.
+      CREATE TABLE operator_scores (
+        id INTEGER PRIMARY KEY,
+        rollout_id INTEGER NOT NULL REFERENCES rollouts(id),
+        entered_at TEXT NOT NULL,
+        end_states_json TEXT NOT NULL,
+        progress REAL NOT NULL CHECK (progress >= 0 AND progress <= 1),
+        counts_json TEXT NOT NULL,
+        operator TEXT,
+        note TEXT
+      ) STRICT;
+      CREATE INDEX operator_scores_by_rollout ON operator_scores (rollout_id, id);
+      CREATE TRIGGER operator_scores_no_update BEFORE UPDATE ON operator_scores
+        BEGIN SELECT RAISE(ABORT, 'operator scores are append-only: enter a correction as a new score'); END;
+      CREATE TRIGGER operator_scores_no_delete BEFORE DELETE ON operator_scores
+        BEGIN SELECT RAISE(ABORT, 'operator scores are append-only: enter a correction as a new score'); END;
+    `,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -1,0 +1,171 @@
+/**
+ * What goes into the store and what comes back out. Plain data, no behaviour.
+ * Timestamps are ISO 8601 UTC strings; callers may pass their own (a session's clock), else "now".
+ */
+import type { ObjectEndState } from '../tasks/types.js';
+
+export type RolloutKind = 'sim' | 'real';
+export type RolloutStatus = 'valid' | 'invalid' | 'aborted';
+/** What a session is: an operator's real evaluation, a sim sweep, a blind A/B, a teleop recording. */
+export type SessionKind = 'real-eval' | 'sim-sweep' | 'ab-test' | 'teleop-recording';
+
+/** Raw counts beside a progress ratio, e.g. { inBin: 3, target: 4 }. */
+export type Counts = Readonly<Record<string, number>>;
+
+export interface LayoutSetInput {
+  /** The set's id: hex SHA-256 of `canonicalJson`. The store recomputes it and refuses a mismatch. */
+  readonly sha256: string;
+  /**
+   * RFC 8785 canonical JSON of the layout set *without* its `sha256` field, i.e. exactly the
+   * bytes the hash was taken over. Must hold `task`, `version`, `seed` and `layouts[]` (each with `tier`).
+   */
+  readonly canonicalJson: string;
+  readonly importedAt?: string;
+}
+
+export interface LayoutSetRecord {
+  readonly sha256: string;
+  readonly task: string;
+  readonly version: number;
+  readonly seed: number;
+  readonly layoutCount: number;
+  readonly canonicalJson: string;
+  readonly importedAt: string;
+}
+
+export interface PolicyInput {
+  /** How to load it, e.g. "onnx:models/act.onnx", "remote:ws://gpu-box:8000", "code:bottles-scripted". */
+  readonly spec: string;
+  /** What people call it in reports. */
+  readonly name: string;
+  /** SHA-256 of the weights, when there are weights. */
+  readonly checkpointSha256?: string | null;
+}
+
+export interface PolicyRecord {
+  readonly id: number;
+  readonly spec: string;
+  readonly name: string;
+  readonly checkpointSha256: string | null;
+  readonly createdAt: string;
+}
+
+export interface SessionInput {
+  readonly kind: SessionKind;
+  readonly operator?: string | null;
+  readonly notes?: string | null;
+  readonly startedAt?: string;
+}
+
+export interface SessionRecord {
+  readonly id: number;
+  readonly kind: SessionKind;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly operator: string | null;
+  readonly notes: string | null;
+}
+
+export interface RolloutInput {
+  readonly kind: RolloutKind;
+  readonly policyId: number;
+  readonly layoutSetSha256: string;
+  readonly layoutIndex: number;
+  /** Optional: the store reads the tier from the layout set; when given, it must agree. */
+  readonly tier?: number;
+  readonly sessionId?: number | null;
+  /** The sim seed (or the real session's draw seed); null when none applies. */
+  readonly seed?: number | null;
+  /** Which repeat of this layout (sim repeats each layout many times). Default 0. */
+  readonly repeatIndex?: number;
+  readonly episodeSeconds: number;
+  readonly controlHz: number;
+  readonly status: RolloutStatus;
+  /** Why a rollout is invalid or aborted, in the operator's words. */
+  readonly statusReason?: string | null;
+  /** Task progress in [0, 1] when the rollout scored itself (sim); real rollouts get operator scores. */
+  readonly progress?: number | null;
+  readonly counts?: Counts | null;
+  readonly finalStateHash?: string | null;
+  /** Calibrations this rollout ran with; each must already be in the store (putCalibration). */
+  readonly calibrationSha256s?: readonly string[];
+  readonly startedAt?: string;
+  readonly durationS?: number | null;
+  /** Path of the episode's MCAP file, relative to the data directory where possible. */
+  readonly episodeFile?: string | null;
+}
+
+export interface OperatorScoreRecord {
+  readonly id: number;
+  readonly rolloutId: number;
+  readonly enteredAt: string;
+  readonly endStates: readonly ObjectEndState[];
+  readonly progress: number;
+  readonly counts: Counts;
+  readonly operator: string | null;
+  readonly note: string | null;
+}
+
+export interface RolloutRecord {
+  readonly id: number;
+  readonly sessionId: number | null;
+  readonly kind: RolloutKind;
+  readonly policyId: number;
+  readonly layoutSetSha256: string;
+  readonly layoutIndex: number;
+  readonly tier: number;
+  readonly seed: number | null;
+  readonly repeatIndex: number;
+  readonly episodeSeconds: number;
+  readonly controlHz: number;
+  readonly status: RolloutStatus;
+  readonly statusReason: string | null;
+  readonly progress: number | null;
+  readonly counts: Counts | null;
+  readonly finalStateHash: string | null;
+  readonly calibrationSha256s: readonly string[];
+  readonly startedAt: string;
+  readonly durationS: number | null;
+  readonly episodeFile: string | null;
+  /** The operator's latest score for this rollout (corrections supersede earlier rows), if any. */
+  readonly latestScore: OperatorScoreRecord | null;
+  /** The latest operator score's progress where there is one, else the rollout's own progress. */
+  readonly effectiveProgress: number | null;
+}
+
+export interface RolloutFilter {
+  readonly kind?: RolloutKind;
+  readonly policyId?: number;
+  readonly layoutSetSha256?: string;
+  readonly sessionId?: number;
+  readonly status?: RolloutStatus;
+  readonly tier?: number;
+}
+
+export interface OperatorScoreInput {
+  readonly rolloutId: number;
+  readonly endStates: readonly ObjectEndState[];
+  readonly progress: number;
+  readonly counts: Counts;
+  readonly operator?: string | null;
+  readonly note?: string | null;
+  readonly enteredAt?: string;
+}
+
+export interface CalibrationInput {
+  /** Hex SHA-256 of `canonicalJson`; recomputed and checked. */
+  readonly sha256: string;
+  /** e.g. "projector-homography", "camera-intrinsics", "sim-parameters". */
+  readonly kind: string;
+  readonly version: number;
+  readonly canonicalJson: string;
+  readonly createdAt?: string;
+}
+
+export interface CalibrationRecord {
+  readonly sha256: string;
+  readonly kind: string;
+  readonly version: number;
+  readonly canonicalJson: string;
+  readonly createdAt: string;
+}

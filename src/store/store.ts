@@ -1,0 +1,570 @@
+/**
+ * The station's SQLite store: layout sets, policies, sessions, rollouts, operator scores,
+ * calibrations. One file, WAL journal, foreign keys on, synchronous=FULL.
+ *
+ * better-sqlite3 is synchronous, so every write method below runs in a transaction that has
+ * committed (and, with synchronous=FULL, reached the disk) before it returns: when the UI
+ * acknowledges an operator's score, the score survives a crash or a power cut.
+ */
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { LATEST_SCHEMA_VERSION, MIGRATIONS, TANDEM_APPLICATION_ID } from './migrations.js';
+import type {
+  CalibrationInput,
+  CalibrationRecord,
+  Counts,
+  LayoutSetInput,
+  LayoutSetRecord,
+  OperatorScoreInput,
+  OperatorScoreRecord,
+  PolicyInput,
+  PolicyRecord,
+  RolloutFilter,
+  RolloutInput,
+  RolloutRecord,
+  SessionInput,
+  SessionKind,
+  SessionRecord,
+} from './records.js';
+
+export type * from './records.js';
+
+/** A problem with the store an operator can act on; the message names the file. */
+export class StoreError extends Error {
+  constructor(
+    message: string,
+    readonly file: string,
+  ) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}
+
+export interface OpenStoreOptions {
+  /** Create the file when it does not exist (default true). */
+  readonly create?: boolean;
+  /** How long a write waits for another process holding the write lock, ms (default 5000). */
+  readonly busyTimeoutMs?: number;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+function nowIso(): string {
+  return new Date().toISOString();
+}
+
+type Row = Record<string, unknown>;
+
+function parseJson<T>(text: unknown): T {
+  return JSON.parse(String(text)) as T;
+}
+
+/** Opens (creating and migrating when needed) the store at `file`. */
+export function openStore(file: string, options: OpenStoreOptions = {}): Store {
+  let db: Database.Database;
+  try {
+    db = new Database(file, { fileMustExist: options.create === false });
+  } catch (e) {
+    throw new StoreError(`Cannot open the store ${file}: ${(e as Error).message}. Check that the folder exists and is writable.`, file);
+  }
+  try {
+    prepareConnection(db, file, options.busyTimeoutMs ?? 5000);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  return new Store(db, file);
+}
+
+function describeSqliteFailure(e: unknown, file: string): StoreError | undefined {
+  const code = (e as { code?: unknown }).code;
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT'))) {
+    return new StoreError(
+      `The store ${file} is damaged or is not a tandem database (${(e as Error).message}). Move it aside and tandem starts a new store; restore it from a backup to keep its results.`,
+      file,
+    );
+  }
+  if (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {
+    return new StoreError(`The store ${file} cannot be written (${(e as Error).message}). Check the file's and its folder's permissions.`, file);
+  }
+  if (code === 'SQLITE_FULL') return new StoreError(`The disk holding the store ${file} is full. Free some space; nothing after the last saved change was lost.`, file);
+  if (code === 'SQLITE_BUSY') return new StoreError(`The store ${file} is busy: another tandem process holds it for writing. Try again when it has finished.`, file);
+  return undefined;
+}
+
+function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: number): void {
+  let version: number;
+  let applicationId: number;
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    version = db.pragma('user_version', { simple: true }) as number;
+    applicationId = db.pragma('application_id', { simple: true }) as number;
+    // Catch a damaged file now, with a message naming it, rather than halfway through a session.
+    const check = db.pragma('quick_check(1)', { simple: true }) as string;
+    if (check !== 'ok') throw Object.assign(new Error(`integrity check: ${check}`), { code: 'SQLITE_CORRUPT' });
+  } catch (e) {
+    throw describeSqliteFailure(e, file) ?? e;
+  }
+  const hasTables = (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n > 0;
+  if ((applicationId !== 0 && applicationId !== TANDEM_APPLICATION_ID) || (applicationId === 0 && hasTables)) {
+    throw new StoreError(`${file} is an SQLite database of some other program, not a tandem store. Point --data at a different folder.`, file);
+  }
+  if (version > LATEST_SCHEMA_VERSION) {
+    throw new StoreError(
+      `The store ${file} was written by a newer tandem (schema version ${version}; this tandem knows up to ${LATEST_SCHEMA_VERSION}). Update tandem to open it; this version leaves it untouched.`,
+      file,
+    );
+  }
+  try {
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal') throw new StoreError(`The store ${file} could not switch to write-ahead logging (journal mode is '${String(mode)}').`, file);
+    db.pragma('foreign_keys = ON');
+    db.pragma('synchronous = FULL');
+    for (const m of MIGRATIONS) {
+      if (m.version <= version) continue;
+      db.transaction(() => {
+        db.exec(m.sql);
+        db.pragma(`application_id = ${TANDEM_APPLICATION_ID}`);
+        db.pragma(`user_version = ${m.version}`);
+      }).immediate();
+    }
+  } catch (e) {
+    throw describeSqliteFailure(e, file) ?? e;
+  }
+}
+
+interface LayoutSetFacts {
+  readonly task: string;
+  readonly version: number;
+  readonly seed: number;
+  readonly tiers: readonly number[];
+}
+
+function layoutSetFacts(json: string, sha256: string, file: string): LayoutSetFacts {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(json);
+  } catch {
+    throw new StoreError(`Layout set ${sha256}: its canonical JSON does not parse.`, file);
+  }
+  const d = doc as { task?: unknown; version?: unknown; seed?: unknown; layouts?: unknown };
+  if (typeof d !== 'object' || d === null || typeof d.task !== 'string' || !Number.isSafeInteger(d.version) || !Number.isSafeInteger(d.seed) || !Array.isArray(d.layouts)) {
+    throw new StoreError(`Layout set ${sha256} lacks a task, a whole-number version and seed, or a layouts list.`, file);
+  }
+  const tiers = d.layouts.map((l: unknown, i: number) => {
+    const tier = (l as { tier?: unknown } | null)?.tier;
+    if (!Number.isSafeInteger(tier)) throw new StoreError(`Layout set ${sha256}: layout ${i} has no whole-number tier.`, file);
+    return tier as number;
+  });
+  return { task: d.task, version: d.version as number, seed: d.seed as number, tiers };
+}
+
+function layoutSetRecord(r: Row): LayoutSetRecord {
+  return {
+    sha256: String(r.sha256),
+    task: String(r.task),
+    version: Number(r.version),
+    seed: Number(r.seed),
+    layoutCount: Number(r.layout_count),
+    canonicalJson: String(r.canonical_json),
+    importedAt: String(r.imported_at),
+  };
+}
+
+function policyRecord(r: Row): PolicyRecord {
+  return {
+    id: Number(r.id),
+    spec: String(r.spec),
+    name: String(r.name),
+    checkpointSha256: r.checkpoint_sha256 == null ? null : String(r.checkpoint_sha256),
+    createdAt: String(r.created_at),
+  };
+}
+
+function sessionRecord(r: Row): SessionRecord {
+  return {
+    id: Number(r.id),
+    kind: String(r.kind) as SessionKind,
+    startedAt: String(r.started_at),
+    endedAt: r.ended_at == null ? null : String(r.ended_at),
+    operator: r.operator == null ? null : String(r.operator),
+    notes: r.notes == null ? null : String(r.notes),
+  };
+}
+
+function scoreRecord(r: Row, prefix = ''): OperatorScoreRecord {
+  return {
+    id: Number(r[`${prefix}id`]),
+    rolloutId: Number(r[`${prefix}rollout_id`]),
+    enteredAt: String(r[`${prefix}entered_at`]),
+    endStates: parseJson(r[`${prefix}end_states_json`]),
+    progress: Number(r[`${prefix}progress`]),
+    counts: parseJson<Counts>(r[`${prefix}counts_json`]),
+    operator: r[`${prefix}operator`] == null ? null : String(r[`${prefix}operator`]),
+    note: r[`${prefix}note`] == null ? null : String(r[`${prefix}note`]),
+  };
+}
+
+function checkUnitInterval(what: string, v: number | null | undefined): void {
+  if (v == null) return;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) throw new RangeError(`${what} must be a number from 0 to 1, not ${String(v)}`);
+}
+
+function checkCounts(what: string, counts: Counts | null | undefined): void {
+  if (counts == null) return;
+  for (const [k, v] of Object.entries(counts)) {
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`${what}.${k} must be a finite number, not ${String(v)}`);
+  }
+}
+
+const ROLLOUT_SELECT = `
+  SELECT r.*,
+         (SELECT group_concat(calibration_sha256, ',') FROM rollout_calibrations c WHERE c.rollout_id = r.id) AS calibrations,
+         s.id AS s_id, s.rollout_id AS s_rollout_id, s.entered_at AS s_entered_at, s.end_states_json AS s_end_states_json,
+         s.progress AS s_progress, s.counts_json AS s_counts_json, s.operator AS s_operator, s.note AS s_note
+  FROM rollouts r
+  LEFT JOIN operator_scores s ON s.id = (SELECT max(id) FROM operator_scores WHERE rollout_id = r.id)`;
+
+export class Store {
+  private readonly tiersBySet = new Map<string, readonly number[]>();
+
+  /** Use openStore(file). */
+  constructor(
+    private readonly db: Database.Database,
+    /** The database file, for messages. */
+    readonly file: string,
+  ) {}
+
+  /** Runs `fn`, turning SQLite's codes for damage, permissions, a full disk into StoreErrors naming the file. */
+  private guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      throw describeSqliteFailure(e, this.file) ?? e;
+    }
+  }
+
+  private write<T>(fn: () => T): T {
+    return this.guard(() => this.db.transaction(fn).immediate());
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  get isOpen(): boolean {
+    return this.db.open;
+  }
+
+  /** The schema version of the open file (PRAGMA user_version). */
+  get schemaVersion(): number {
+    return this.guard(() => this.db.pragma('user_version', { simple: true }) as number);
+  }
+
+  /** The journal mode SQLite reports ('wal' for every store this code opens). */
+  get journalMode(): string {
+    return this.guard(() => String(this.db.pragma('journal_mode', { simple: true })));
+  }
+
+  // ---- layout sets ----
+
+  /** Stores a layout set by its hash. Idempotent: putting the same set again changes nothing. */
+  putLayoutSet(input: LayoutSetInput): { record: LayoutSetRecord; inserted: boolean } {
+    if (!SHA256_HEX.test(input.sha256)) throw new StoreError(`'${input.sha256}' is not a hex SHA-256 layout-set id.`, this.file);
+    const found = sha256Hex(input.canonicalJson);
+    if (found !== input.sha256) {
+      throw new StoreError(`Layout set refused: its JSON hashes to ${found}, not the claimed ${input.sha256}.`, this.file);
+    }
+    const facts = layoutSetFacts(input.canonicalJson, input.sha256, this.file);
+    const inserted = this.write(() => {
+      const r = this.db
+        .prepare('INSERT OR IGNORE INTO layout_sets (sha256, task, version, seed, layout_count, canonical_json, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(input.sha256, facts.task, facts.version, facts.seed, facts.tiers.length, input.canonicalJson, input.importedAt ?? nowIso());
+      return r.changes === 1;
+    });
+    this.tiersBySet.set(input.sha256, facts.tiers);
+    const record = this.getLayoutSet(input.sha256);
+    if (!record) throw new StoreError(`Layout set ${input.sha256} vanished right after it was stored.`, this.file);
+    return { record, inserted };
+  }
+
+  getLayoutSet(sha256: string): LayoutSetRecord | undefined {
+    const r = this.guard(() => this.db.prepare('SELECT * FROM layout_sets WHERE sha256 = ?').get(sha256) as Row | undefined);
+    return r ? layoutSetRecord(r) : undefined;
+  }
+
+  listLayoutSets(filter: { task?: string } = {}): LayoutSetRecord[] {
+    const rows = this.guard(() =>
+      filter.task === undefined
+        ? (this.db.prepare('SELECT * FROM layout_sets ORDER BY imported_at, sha256').all() as Row[])
+        : (this.db.prepare('SELECT * FROM layout_sets WHERE task = ? ORDER BY imported_at, sha256').all(filter.task) as Row[]),
+    );
+    return rows.map(layoutSetRecord);
+  }
+
+  private layoutTiers(sha256: string): readonly number[] | undefined {
+    const cached = this.tiersBySet.get(sha256);
+    if (cached) return cached;
+    const set = this.getLayoutSet(sha256);
+    if (!set) return undefined;
+    const tiers = layoutSetFacts(set.canonicalJson, sha256, this.file).tiers;
+    this.tiersBySet.set(sha256, tiers);
+    return tiers;
+  }
+
+  // ---- policies ----
+
+  /** Returns the policy with this spec and checkpoint, creating it (or updating its display name). */
+  upsertPolicy(input: PolicyInput): PolicyRecord {
+    if (!input.spec.trim()) throw new StoreError('A policy needs a spec saying how to load it.', this.file);
+    if (!input.name.trim()) throw new StoreError(`Policy '${input.spec}' needs a name.`, this.file);
+    const checkpoint = input.checkpointSha256 ?? null;
+    if (checkpoint !== null && !SHA256_HEX.test(checkpoint)) throw new StoreError(`Policy '${input.name}': '${checkpoint}' is not a hex SHA-256 checkpoint hash.`, this.file);
+    return this.write(() => {
+      const existing = this.db.prepare("SELECT * FROM policies WHERE spec = ? AND ifnull(checkpoint_sha256, '') = ?").get(input.spec, checkpoint ?? '') as Row | undefined;
+      if (existing) {
+        if (existing.name !== input.name) this.db.prepare('UPDATE policies SET name = ? WHERE id = ?').run(input.name, existing.id);
+        return policyRecord({ ...existing, name: input.name });
+      }
+      const createdAt = nowIso();
+      const r = this.db.prepare('INSERT INTO policies (spec, name, checkpoint_sha256, created_at) VALUES (?, ?, ?, ?)').run(input.spec, input.name, checkpoint, createdAt);
+      return { id: Number(r.lastInsertRowid), spec: input.spec, name: input.name, checkpointSha256: checkpoint, createdAt };
+    });
+  }
+
+  getPolicy(id: number): PolicyRecord | undefined {
+    const r = this.guard(() => this.db.prepare('SELECT * FROM policies WHERE id = ?').get(id) as Row | undefined);
+    return r ? policyRecord(r) : undefined;
+  }
+
+  listPolicies(): PolicyRecord[] {
+    return this.guard(() => (this.db.prepare('SELECT * FROM policies ORDER BY id').all() as Row[]).map(policyRecord));
+  }
+
+  // ---- sessions ----
+
+  createSession(input: SessionInput): SessionRecord {
+    const startedAt = input.startedAt ?? nowIso();
+    return this.write(() => {
+      const r = this.db
+        .prepare('INSERT INTO sessions (kind, started_at, operator, notes) VALUES (?, ?, ?, ?)')
+        .run(input.kind, startedAt, input.operator ?? null, input.notes ?? null);
+      return { id: Number(r.lastInsertRowid), kind: input.kind, startedAt, endedAt: null, operator: input.operator ?? null, notes: input.notes ?? null };
+    });
+  }
+
+  /** Marks a session ended; `notes`, when given, replaces the session's notes. */
+  endSession(id: number, opts: { endedAt?: string; notes?: string | null } = {}): SessionRecord {
+    return this.write(() => {
+      const existing = this.db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as Row | undefined;
+      if (!existing) throw new StoreError(`There is no session ${id} in the store.`, this.file);
+      if (existing.ended_at != null) throw new StoreError(`Session ${id} already ended at ${String(existing.ended_at)}.`, this.file);
+      const endedAt = opts.endedAt ?? nowIso();
+      const notes = opts.notes === undefined ? existing.notes : opts.notes;
+      this.db.prepare('UPDATE sessions SET ended_at = ?, notes = ? WHERE id = ?').run(endedAt, notes ?? null, id);
+      return sessionRecord({ ...existing, ended_at: endedAt, notes });
+    });
+  }
+
+  getSession(id: number): SessionRecord | undefined {
+    const r = this.guard(() => this.db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as Row | undefined);
+    return r ? sessionRecord(r) : undefined;
+  }
+
+  listSessions(filter: { kind?: SessionKind } = {}): SessionRecord[] {
+    const rows = this.guard(() =>
+      filter.kind === undefined
+        ? (this.db.prepare('SELECT * FROM sessions ORDER BY id').all() as Row[])
+        : (this.db.prepare('SELECT * FROM sessions WHERE kind = ? ORDER BY id').all(filter.kind) as Row[]),
+    );
+    return rows.map(sessionRecord);
+  }
+
+  // ---- calibrations ----
+
+  /** Stores a calibration by its hash. Idempotent. */
+  putCalibration(input: CalibrationInput): { record: CalibrationRecord; inserted: boolean } {
+    if (!SHA256_HEX.test(input.sha256)) throw new StoreError(`'${input.sha256}' is not a hex SHA-256 calibration id.`, this.file);
+    const found = sha256Hex(input.canonicalJson);
+    if (found !== input.sha256) throw new StoreError(`Calibration refused: its JSON hashes to ${found}, not the claimed ${input.sha256}.`, this.file);
+    if (!Number.isSafeInteger(input.version)) throw new StoreError(`Calibration ${input.sha256}: version must be a whole number.`, this.file);
+    const inserted = this.write(
+      () =>
+        this.db
+          .prepare('INSERT OR IGNORE INTO calibrations (sha256, kind, version, canonical_json, created_at) VALUES (?, ?, ?, ?, ?)')
+          .run(input.sha256, input.kind, input.version, input.canonicalJson, input.createdAt ?? nowIso()).changes === 1,
+    );
+    const record = this.getCalibration(input.sha256);
+    if (!record) throw new StoreError(`Calibration ${input.sha256} vanished right after it was stored.`, this.file);
+    return { record, inserted };
+  }
+
+  getCalibration(sha256: string): CalibrationRecord | undefined {
+    const r = this.guard(() => this.db.prepare('SELECT * FROM calibrations WHERE sha256 = ?').get(sha256) as Row | undefined);
+    return r
+      ? { sha256: String(r.sha256), kind: String(r.kind), version: Number(r.version), canonicalJson: String(r.canonical_json), createdAt: String(r.created_at) }
+      : undefined;
+  }
+
+  /** The newest calibration of a kind (by version, then time), e.g. the projector homography in force. */
+  latestCalibration(kind: string): CalibrationRecord | undefined {
+    const r = this.guard(
+      () => this.db.prepare('SELECT sha256 FROM calibrations WHERE kind = ? ORDER BY version DESC, created_at DESC LIMIT 1').get(kind) as Row | undefined,
+    );
+    return r ? this.getCalibration(String(r.sha256)) : undefined;
+  }
+
+  // ---- rollouts ----
+
+  private checkRollout(input: RolloutInput): number {
+    const where = `Rollout on layout ${input.layoutIndex} of ${input.layoutSetSha256.slice(0, 12)}…`;
+    if (!this.getPolicy(input.policyId)) throw new StoreError(`${where}: there is no policy ${input.policyId} in the store (upsertPolicy first).`, this.file);
+    const tiers = this.layoutTiers(input.layoutSetSha256);
+    if (!tiers) throw new StoreError(`${where}: that layout set is not in the store (putLayoutSet first).`, this.file);
+    if (!Number.isSafeInteger(input.layoutIndex) || input.layoutIndex < 0 || input.layoutIndex >= tiers.length) {
+      throw new StoreError(`${where}: the set has layouts 0 to ${tiers.length - 1}.`, this.file);
+    }
+    const tier = tiers[input.layoutIndex];
+    if (input.tier !== undefined && input.tier !== tier) throw new StoreError(`${where}: that layout is tier ${tier}, not tier ${input.tier}.`, this.file);
+    if (input.sessionId != null) {
+      const session = this.getSession(input.sessionId);
+      if (!session) throw new StoreError(`${where}: there is no session ${input.sessionId} in the store.`, this.file);
+      if (session.endedAt !== null) throw new StoreError(`${where}: session ${input.sessionId} ended at ${session.endedAt}; start a new session.`, this.file);
+    }
+    for (const c of input.calibrationSha256s ?? []) {
+      if (!this.getCalibration(c)) throw new StoreError(`${where}: calibration ${c} is not in the store (putCalibration first).`, this.file);
+    }
+    if (!(input.episodeSeconds > 0) || !(input.controlHz > 0)) throw new RangeError(`${where}: episodeSeconds and controlHz must be positive`);
+    checkUnitInterval('progress', input.progress);
+    checkCounts('counts', input.counts);
+    return tier;
+  }
+
+  private insertRolloutRow(input: RolloutInput, tier: number): number {
+    const r = this.db
+      .prepare(
+        `INSERT INTO rollouts (session_id, kind, policy_id, layout_set_sha256, layout_index, tier, seed, repeat_index, episode_seconds, control_hz,
+           status, status_reason, progress, counts_json, final_state_hash, started_at, duration_s, episode_file)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        input.sessionId ?? null,
+        input.kind,
+        input.policyId,
+        input.layoutSetSha256,
+        input.layoutIndex,
+        tier,
+        input.seed ?? null,
+        input.repeatIndex ?? 0,
+        input.episodeSeconds,
+        input.controlHz,
+        input.status,
+        input.statusReason ?? null,
+        input.progress ?? null,
+        input.counts == null ? null : JSON.stringify(input.counts),
+        input.finalStateHash ?? null,
+        input.startedAt ?? nowIso(),
+        input.durationS ?? null,
+        input.episodeFile ?? null,
+      );
+    const id = Number(r.lastInsertRowid);
+    const link = this.db.prepare('INSERT OR IGNORE INTO rollout_calibrations (rollout_id, calibration_sha256) VALUES (?, ?)');
+    for (const c of input.calibrationSha256s ?? []) link.run(id, c);
+    return id;
+  }
+
+  /** Records one rollout; returns its id once committed. */
+  insertRollout(input: RolloutInput): number {
+    return this.write(() => this.insertRolloutRow(input, this.checkRollout(input)));
+  }
+
+  /** Records many rollouts in one transaction (a sweep's batch): all are committed, or none. */
+  insertRollouts(inputs: readonly RolloutInput[]): number[] {
+    return this.write(() => inputs.map((input) => this.insertRolloutRow(input, this.checkRollout(input))));
+  }
+
+  getRollout(id: number): RolloutRecord | undefined {
+    const r = this.guard(() => this.db.prepare(`${ROLLOUT_SELECT} WHERE r.id = ?`).get(id) as Row | undefined);
+    return r ? this.rolloutRecord(r) : undefined;
+  }
+
+  /** Rollouts matching every given field, oldest first. */
+  listRollouts(filter: RolloutFilter = {}): RolloutRecord[] {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    const add = (column: string, value: unknown): void => {
+      if (value === undefined) return;
+      clauses.push(`r.${column} = ?`);
+      params.push(value);
+    };
+    add('kind', filter.kind);
+    add('policy_id', filter.policyId);
+    add('layout_set_sha256', filter.layoutSetSha256);
+    add('session_id', filter.sessionId);
+    add('status', filter.status);
+    add('tier', filter.tier);
+    const sql = `${ROLLOUT_SELECT}${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''} ORDER BY r.id`;
+    return this.guard(() => (this.db.prepare(sql).all(...params) as Row[]).map((r) => this.rolloutRecord(r)));
+  }
+
+  private rolloutRecord(r: Row): RolloutRecord {
+    const latestScore = r.s_id == null ? null : scoreRecord(r, 's_');
+    const progress = r.progress == null ? null : Number(r.progress);
+    return {
+      id: Number(r.id),
+      sessionId: r.session_id == null ? null : Number(r.session_id),
+      kind: r.kind as RolloutRecord['kind'],
+      policyId: Number(r.policy_id),
+      layoutSetSha256: String(r.layout_set_sha256),
+      layoutIndex: Number(r.layout_index),
+      tier: Number(r.tier),
+      seed: r.seed == null ? null : Number(r.seed),
+      repeatIndex: Number(r.repeat_index),
+      episodeSeconds: Number(r.episode_seconds),
+      controlHz: Number(r.control_hz),
+      status: r.status as RolloutRecord['status'],
+      statusReason: r.status_reason == null ? null : String(r.status_reason),
+      progress,
+      counts: r.counts_json == null ? null : parseJson<Counts>(r.counts_json),
+      finalStateHash: r.final_state_hash == null ? null : String(r.final_state_hash),
+      calibrationSha256s: r.calibrations == null ? [] : String(r.calibrations).split(',').sort(),
+      startedAt: String(r.started_at),
+      durationS: r.duration_s == null ? null : Number(r.duration_s),
+      episodeFile: r.episode_file == null ? null : String(r.episode_file),
+      latestScore,
+      effectiveProgress: latestScore ? latestScore.progress : progress,
+    };
+  }
+
+  // ---- operator scores ----
+
+  /** Appends an operator's score for a rollout; a correction is simply a later score. Returns its id. */
+  insertOperatorScore(input: OperatorScoreInput): number {
+    if (!this.getRollout(input.rolloutId)) throw new StoreError(`There is no rollout ${input.rolloutId} in the store to score.`, this.file);
+    checkUnitInterval('progress', input.progress);
+    checkCounts('counts', input.counts);
+    return this.write(() => {
+      const r = this.db
+        .prepare('INSERT INTO operator_scores (rollout_id, entered_at, end_states_json, progress, counts_json, operator, note) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(
+          input.rolloutId,
+          input.enteredAt ?? nowIso(),
+          JSON.stringify(input.endStates),
+          input.progress,
+          JSON.stringify(input.counts),
+          input.operator ?? null,
+          input.note ?? null,
+        );
+      return Number(r.lastInsertRowid);
+    });
+  }
+
+  /** Every score entered for a rollout, oldest first (the last one is in force). */
+  listOperatorScores(rolloutId: number): OperatorScoreRecord[] {
+    return this.guard(() => (this.db.prepare('SELECT * FROM operator_scores WHERE rollout_id = ? ORDER BY id').all(rolloutId) as Row[]).map((r) => scoreRecord(r)));
+  }
+}
