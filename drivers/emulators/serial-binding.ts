@@ -1,0 +1,182 @@
+/**
+ * An in-process serialport binding (the @serialport/bindings-interface contract, like
+ * @serialport/binding-mock) whose ports are emulated CAN adapters speaking the real bytes. The station's
+ * embedded default and the fast tests run the unchanged SerialCanBus on it; unplug/replug are real
+ * disconnections as the serialport stream sees them.
+ */
+import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type { CanTransport } from '../can/bus.js';
+import { AdapterEmulator } from './adapter-emulator.js';
+import type { YamBusEmulator } from './yam-bus-emulator.js';
+
+class BindingError extends Error {
+  constructor(
+    message: string,
+    readonly canceled = false,
+  ) {
+    super(message);
+  }
+}
+
+/** One emulated USB adapter that can be plugged in and pulled out. */
+export class EmulatedAdapterDevice {
+  adapter: AdapterEmulator;
+  plugged = true;
+  private port: EmulatedPort | undefined;
+  private replyLatencyMs: number;
+
+  constructor(
+    readonly path: string,
+    readonly transport: CanTransport,
+    readonly bus: YamBusEmulator,
+    options: { replyLatencyMs?: number } = {},
+  ) {
+    this.replyLatencyMs = options.replyLatencyMs ?? 0;
+    this.adapter = new AdapterEmulator(transport, bus, { replyLatencyMs: this.replyLatencyMs });
+  }
+
+  setReplyLatencyMs(ms: number): void {
+    this.replyLatencyMs = ms;
+    this.adapter.replyLatencyMs = ms;
+  }
+
+  /** Fault injection: the cable is pulled. The open port fails its reads as a real tty does. */
+  unplug(): void {
+    this.plugged = false;
+    this.port?.disconnect();
+    this.port = undefined;
+    this.adapter.dispose();
+  }
+
+  /** The adapter comes back powered up fresh (SLCAN channel closed); the motors kept their state. */
+  replug(): void {
+    this.adapter = new AdapterEmulator(this.transport, this.bus, { replyLatencyMs: this.replyLatencyMs });
+    this.plugged = true;
+  }
+
+  /** @internal */
+  connect(options: Required<OpenOptions>): EmulatedPort {
+    this.port?.disconnect();
+    this.port = new EmulatedPort(options, this.adapter);
+    return this.port;
+  }
+}
+
+class EmulatedPort implements BindingPortInterface {
+  isOpen = true;
+  private readonly rx: Buffer[] = [];
+  private pendingRead: { buffer: Buffer; offset: number; length: number; resolve: (r: { buffer: Buffer; bytesRead: number }) => void; reject: (e: Error) => void } | undefined;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    readonly openOptions: Required<OpenOptions>,
+    private readonly adapter: AdapterEmulator,
+  ) {
+    this.unsubscribe = adapter.onOutput((bytes) => {
+      if (!this.isOpen) return;
+      this.rx.push(bytes);
+      this.serveRead();
+    });
+  }
+
+  private serveRead(): void {
+    const r = this.pendingRead;
+    if (!r || this.rx.length === 0) return;
+    this.pendingRead = undefined;
+    let n = 0;
+    while (n < r.length && this.rx.length > 0) {
+      const head = this.rx[0];
+      const take = Math.min(head.length, r.length - n);
+      head.copy(r.buffer, r.offset + n, 0, take);
+      n += take;
+      if (take === head.length) this.rx.shift();
+      else this.rx[0] = head.subarray(take);
+    }
+    r.resolve({ buffer: r.buffer, bytesRead: n });
+  }
+
+  read(buffer: Buffer, offset: number, length: number): Promise<{ buffer: Buffer; bytesRead: number }> {
+    if (!this.isOpen) return Promise.reject(new BindingError('Port is not open', true));
+    if (this.pendingRead) return Promise.reject(new Error('a read is already pending'));
+    return new Promise((resolve, reject) => {
+      this.pendingRead = { buffer, offset, length, resolve, reject };
+      this.serveRead();
+    });
+  }
+
+  async write(buffer: Buffer): Promise<void> {
+    if (!this.isOpen) throw new BindingError('Port is not open', true);
+    // Copy: the caller may reuse its buffer once the write resolves.
+    this.adapter.write(Buffer.from(buffer));
+  }
+
+  async close(): Promise<void> {
+    if (!this.isOpen) throw new Error('Port is not open');
+    this.isOpen = false;
+    this.unsubscribe();
+    const r = this.pendingRead;
+    this.pendingRead = undefined;
+    r?.reject(new BindingError('Port is closed', true));
+  }
+
+  /** An unplug: in-flight reads fail with a non-canceled error, which the stream treats as a disconnect. */
+  disconnect(): void {
+    if (!this.isOpen) return;
+    this.isOpen = false;
+    this.unsubscribe();
+    const r = this.pendingRead;
+    this.pendingRead = undefined;
+    r?.reject(new BindingError('EIO: i/o error, device unplugged'));
+  }
+
+  async update(): Promise<void> {}
+  async set(): Promise<void> {}
+  async get(): Promise<PortStatus> {
+    return { cts: true, dsr: true, dcd: true };
+  }
+  async getBaudRate(): Promise<{ baudRate: number }> {
+    return { baudRate: this.openOptions.baudRate };
+  }
+  async flush(): Promise<void> {
+    this.rx.length = 0;
+  }
+  async drain(): Promise<void> {}
+}
+
+/** The binding: a registry of emulated adapters by path. */
+export class EmulatorBinding implements BindingInterface {
+  private readonly devices = new Map<string, EmulatedAdapterDevice>();
+
+  add(device: EmulatedAdapterDevice): EmulatedAdapterDevice {
+    this.devices.set(device.path, device);
+    return device;
+  }
+
+  device(path: string): EmulatedAdapterDevice | undefined {
+    return this.devices.get(path);
+  }
+
+  async list(): Promise<PortInfo[]> {
+    return [...this.devices.values()]
+      .filter((d) => d.plugged)
+      .map((d) => ({ path: d.path, manufacturer: 'tandem emulator', serialNumber: undefined, pnpId: undefined, locationId: undefined, productId: undefined, vendorId: undefined }));
+  }
+
+  async open(options: OpenOptions): Promise<BindingPortInterface> {
+    const device = this.devices.get(options.path);
+    if (!device || !device.plugged) throw new Error(`ENOENT: no such file or directory, cannot open ${options.path}`);
+    const full: Required<OpenOptions> = {
+      dataBits: 8,
+      lock: true,
+      stopBits: 1,
+      parity: 'none',
+      rtscts: false,
+      xon: false,
+      xoff: false,
+      xany: false,
+      hupcl: true,
+      ...options,
+    };
+    return device.connect(full);
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * One YAM arm's CAN bus, emulated at the frame level: 6 joint motors (0x01–0x06) and the gripper
+ * (0x07) answering on ID + 0x10, with registers, dynamics and fault injection. Byte framing lives in
+ * adapter-emulator.ts; this class sees CAN frames only.
+ */
+import type { MotorModelId } from '../../src/rig/contract.js';
+import { YAM_COULOMB_FRICTION_NM, YAM_IDLE_DAMPING, YAM_JOINT_LIMITS_RAD, YAM_LINK_MASS_KG, YAM_FINGER_MASS_KG } from '../../src/rig/yam.js';
+import type { CanFrame } from '../can/frame.js';
+import { EmulatedMotor } from './emulated-motor.js';
+import {
+  FEEDBACK_ID_OFFSET,
+  REGISTER_CAN_ID,
+  REG_READ,
+  REG_SAVE,
+  REG_WRITE,
+  encodeRegisterValue,
+  isIntegerRegister,
+  packFeedback,
+  parseSpecial,
+} from '../damiao/protocol.js';
+
+export const YAM_MOTOR_IDS: readonly number[] = [1, 2, 3, 4, 5, 6, 7];
+export const GRIPPER_MOTOR_ID = 7;
+const JOINT_MOTORS: readonly MotorModelId[] = ['DM4340', 'DM4340', 'DM4340', 'DM4310', 'DM4310', 'DM4310'];
+
+/** Gripper motor stops: closed at 0, open at the model's 6.57 rad of travel. */
+export const EMULATED_GRIPPER_STOPS_RAD: readonly [number, number] = [0, 6.57];
+
+export interface YamBusEmulatorOptions {
+  /** Start positions for joints 1–6 and the gripper (motor radians). Default home (zeros) and gripper closed. */
+  readonly initialPositionsRad?: readonly number[];
+  /** Gravity on joints 2–3 (crude sin model). Default off. */
+  readonly gravity?: boolean;
+  readonly gripperModel?: MotorModelId;
+  /** Register overrides per motor ID, e.g. { 2: { 22: 8 } } for a DM4340 flashed with VMAX 8. */
+  readonly registers?: Readonly<Record<number, Readonly<Record<number, number>>>>;
+  /** Motor IDs that are not on the bus at all. */
+  readonly absentMotors?: readonly number[];
+  /** Time source in seconds; defaults to performance.now(). */
+  readonly nowS?: () => number;
+}
+
+/**
+ * Lumped inertia per joint: the distal masses at rough lever arms along the chain, plus the rotor's
+ * reflected inertia. Crude on purpose; timing and protocol tests do not depend on its accuracy.
+ */
+function jointInertias(): number[] {
+  const distal = ['link1', 'link2', 'link3', 'link4', 'link5', 'gripper'].map((k) => YAM_LINK_MASS_KG[k]);
+  distal[5] += 2 * YAM_FINGER_MASS_KG;
+  const segmentM = [0.059, 0.273, 0.261, 0.092, 0.054, 0.08];
+  return distal.map((_, j) => {
+    let inertia = 0.004; // reflected rotor inertia
+    let r = 0;
+    for (let k = j; k < distal.length; k++) {
+      const rk = r + segmentM[k] / 2;
+      inertia += distal[k] * rk * rk;
+      r += segmentM[k];
+    }
+    return inertia;
+  });
+}
+
+export interface BusFaults {
+  /** Probability (0..1) that any one reply is dropped. */
+  dropProbability: number;
+  /** Motors that have stopped answering entirely. */
+  silent: Set<number>;
+}
+
+export class YamBusEmulator {
+  readonly motors = new Map<number, EmulatedMotor>();
+  readonly faults: BusFaults = { dropProbability: 0, silent: new Set() };
+  /** Frames received, for tests that check what the host sent. */
+  framesReceived = 0;
+  private rngState = 0x2545f491;
+  private readonly nowS: () => number;
+
+  constructor(options: YamBusEmulatorOptions = {}) {
+    this.nowS = options.nowS ?? (() => performance.now() / 1000);
+    const inertias = jointInertias();
+    const absent = new Set(options.absentMotors ?? []);
+    for (let j = 0; j < 6; j++) {
+      const id = j + 1;
+      if (absent.has(id)) continue;
+      const [lo, hi] = YAM_JOINT_LIMITS_RAD[j];
+      this.motors.set(
+        id,
+        new EmulatedMotor({
+          id,
+          model: JOINT_MOTORS[j],
+          inertiaKgM2: inertias[j],
+          dampingNmS: YAM_IDLE_DAMPING[j],
+          frictionNm: YAM_COULOMB_FRICTION_NM[j],
+          hardStopsRad: [lo - 0.35, hi + 0.35],
+          initialPositionRad: options.initialPositionsRad?.[j] ?? 0,
+          gravityNm: options.gravity && (j === 1 || j === 2) ? 9.81 * 1.5 * 0.2 : 0,
+          registers: options.registers?.[id],
+        }),
+      );
+    }
+    if (!absent.has(GRIPPER_MOTOR_ID)) {
+      this.motors.set(
+        GRIPPER_MOTOR_ID,
+        new EmulatedMotor({
+          id: GRIPPER_MOTOR_ID,
+          model: options.gripperModel ?? 'DM4310',
+          inertiaKgM2: 0.002,
+          dampingNmS: 0.05,
+          frictionNm: 0.05,
+          hardStopsRad: EMULATED_GRIPPER_STOPS_RAD,
+          initialPositionRad: options.initialPositionsRad?.[6] ?? 0,
+          registers: options.registers?.[GRIPPER_MOTOR_ID],
+        }),
+      );
+    }
+  }
+
+  now(): number {
+    return this.nowS();
+  }
+
+  motor(id: number): EmulatedMotor {
+    const m = this.motors.get(id);
+    if (!m) throw new Error(`no emulated motor ${id}`);
+    return m;
+  }
+
+  /** Handles one frame from the host; returns the frames the bus answers with (possibly none). */
+  handle(frame: CanFrame): CanFrame[] {
+    this.framesReceived++;
+    const now = this.nowS();
+    if (frame.extended || frame.data.length !== 8) return [];
+    if (frame.id === REGISTER_CAN_ID) return this.handleRegister(frame.data, now);
+    const motor = this.motors.get(frame.id);
+    if (!motor) return [];
+    const special = parseSpecial(frame.data);
+    if (special === 'enable') motor.enable(now);
+    else if (special === 'disable') motor.disable(now);
+    else if (special === 'zero') motor.zero(now);
+    else if (special === 'clear-error') motor.clearError(now);
+    else motor.mit(frame.data, now);
+    return this.reply(motor, () => this.feedbackFrame(motor));
+  }
+
+  feedbackFrame(motor: EmulatedMotor): CanFrame {
+    const data = packFeedback(
+      {
+        status: motor.status,
+        idNibble: motor.id & 0xf,
+        positionRad: motor.positionRad,
+        velocityRadS: motor.velocityRadS,
+        torqueNm: motor.torqueNm,
+        mosfetTempC: motor.mosfetTempC,
+        rotorTempC: motor.rotorTempC,
+      },
+      motor.ranges,
+    );
+    return { id: motor.id + FEEDBACK_ID_OFFSET, extended: false, data };
+  }
+
+  /** Brings every motor's dynamics up to now (a viewer calls this; replies do it themselves). */
+  advanceAll(): void {
+    const now = this.nowS();
+    for (const m of this.motors.values()) m.advance(now);
+  }
+
+  private handleRegister(data: Uint8Array, now: number): CanFrame[] {
+    const id = data[0] | (data[1] << 8);
+    const motor = this.motors.get(id);
+    if (!motor) return [];
+    motor.advance(now);
+    const op = data[2];
+    const rid = data[3];
+    if (op === REG_WRITE) {
+      const view = new DataView(data.buffer, data.byteOffset + 4, 4);
+      motor.registers.set(rid, isIntegerRegister(rid) ? view.getUint32(0, true) : view.getFloat32(0, true));
+    } else if (op === REG_SAVE) {
+      return this.reply(motor, () => ({ id: motor.id + FEEDBACK_ID_OFFSET, extended: false, data: Uint8Array.of(id & 0xff, id >> 8, REG_SAVE, 1, 0, 0, 0, 0) }));
+    } else if (op !== REG_READ) return [];
+    if (!motor.registers.has(rid)) return [];
+    return this.reply(motor, () => {
+      const out = Uint8Array.of(id & 0xff, id >> 8, op, rid, 0, 0, 0, 0);
+      encodeRegisterValue(rid, motor.registers.get(rid)!, out);
+      return { id: motor.id + FEEDBACK_ID_OFFSET, extended: false, data: out };
+    });
+  }
+
+  private reply(motor: EmulatedMotor, make: () => CanFrame): CanFrame[] {
+    if (this.faults.silent.has(motor.id)) return [];
+    if (this.faults.dropProbability > 0 && this.random() < this.faults.dropProbability) return [];
+    return [make()];
+  }
+
+  /** xorshift32: fault injection must be reproducible run to run. */
+  private random(): number {
+    let x = this.rngState;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.rngState = x >>> 0;
+    return this.rngState / 0x1_0000_0000;
+  }
+}
