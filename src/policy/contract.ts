@@ -37,10 +37,26 @@ export interface Observation {
   readonly privileged?: PrivilegedState;
 }
 
+/** Where one inference's time went, milliseconds. Remote policies fill the split; all fill totalMs. */
+export interface InferenceTiming {
+  readonly totalMs: number;
+  /** Observation → model inputs or wire bytes (resize, normalise, msgpack). */
+  readonly encodeMs?: number;
+  /** Round trip minus the server's own time (remote only). */
+  readonly networkMs?: number;
+  /** Time the server spent in its policy (remote only; as the server reports it). */
+  readonly serverMs?: number;
+  /** The model's own time (local model run, or the server's reported policy time). */
+  readonly modelMs?: number;
+  /** Model outputs or wire bytes → actions. */
+  readonly decodeMs?: number;
+}
+
 /** H rows of 14 target positions, row-major. */
 export interface ActionChunk {
   readonly horizon: number;
   readonly actions: Float32Array; // horizon * 14
+  readonly timing?: InferenceTiming;
 }
 
 export interface PolicyInfo {
@@ -90,6 +106,16 @@ export interface StepAction {
  * Turns a Policy's action chunks into one action per control step (open loop, replanning,
  * ensembling). The rollout calls `step` once per cycle; `observe` is called only when the
  * executor needs a new observation, so policies without images pay nothing for rendering.
+ *
+ * Failure contract for the rollout (runEpisode):
+ * - `step` rejects with PolicyUnavailableError when the policy missed its deadline ('timeout'),
+ *   the server went away ('disconnected'), reported an error ('server-error') or answered
+ *   something unreadable ('bad-response'). The rollout then holds the rig and ends the episode
+ *   as "aborted: policy <reason>" — never scored as a policy failure.
+ * - Any other rejection (e.g. NaN actions, a chunk shorter than the execution plan needs, an
+ *   observation the policy cannot take) is the policy's own fault: the rollout still holds the
+ *   rig, and records the message as the episode's error.
+ * - Out-of-limit actions are NOT rejected here: the rig's safety supervisor clamps and counts them.
  */
 export interface ChunkExecutor {
   reset(ctx: EpisodeContext): Promise<void>;
