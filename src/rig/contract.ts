@@ -135,6 +135,12 @@ export interface Rig {
   read(): RigState;
   /** Apply one command through the safety supervisor; returns what was actually applied. */
   write(cmd: RigCommand): RigCommand;
+  /**
+   * One control cycle, called by the control loop after write() (if any) — every cycle, whether or
+   * not a command arrived: runs the safety supervisor's per-cycle checks (watchdog, faults, e-stop
+   * progression) and drives the motors with its output. Never blocks; never owns a timer.
+   */
+  tick(): void;
   /** Safe hold at the current pose. */
   hold(): void;
   /** Emergency stop: stop within one control cycle, then damp. */
