@@ -5,6 +5,7 @@
 import type { ArmModel, ArmSide, JointSpec, MotorModelId, RigModel } from './contract.js';
 import type { Pose3 } from '../tasks/geometry.js';
 import { MOTOR_RANGES } from './motors.js';
+import { ARM_BASE_XY_M, ARM_BASE_YAW_RAD } from '../tasks/station.js';
 
 /** One joint of the kinematic chain: parent → child origin, rpy applied as R = Rz·Ry·Rx. */
 export interface ChainJoint {
@@ -62,10 +63,11 @@ export const YAM_COULOMB_FRICTION_NM: readonly number[] = [0.3, 0.3, 0.3, 0.06, 
 /** Home end-effector pose in the base frame at q = 0 (used to check forward kinematics). */
 export const YAM_HOME_EE_POSITION_M: readonly [number, number, number] = [0.110597, 0, 0.173502];
 
-/** Default station: arms on the table's near edge, 0.6 m apart, facing +x. */
+/** Default station: arms on the table's near edge, 0.6 m apart, facing +x (src/tasks/station.ts). */
+const baseQuaternion = [0, 0, Math.sin(ARM_BASE_YAW_RAD / 2), Math.cos(ARM_BASE_YAW_RAD / 2)] as const;
 export const DEFAULT_BASE_POSES: Readonly<Record<ArmSide, Pose3>> = {
-  left: { position: [-0.4, 0.3, 0], quaternion: [0, 0, 0, 1] },
-  right: { position: [-0.4, -0.3, 0], quaternion: [0, 0, 0, 1] },
+  left: { position: [ARM_BASE_XY_M.left[0], ARM_BASE_XY_M.left[1], 0], quaternion: baseQuaternion },
+  right: { position: [ARM_BASE_XY_M.right[0], ARM_BASE_XY_M.right[1], 0], quaternion: baseQuaternion },
 };
 
 export function yamArm(side: ArmSide, basePose: Pose3 = DEFAULT_BASE_POSES[side]): ArmModel {

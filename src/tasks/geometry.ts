@@ -40,5 +40,6 @@ export type Shape =
 /** A shape placed relative to its owner's origin (owner origin sits on the table, z = 0 at its bottom). */
 export interface ShapePart {
   readonly shape: Shape;
+  /** Places the centre of the shape's bounding box; the shape's own z is a cylinder's axis. */
   readonly offset: Pose3;
 }

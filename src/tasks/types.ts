@@ -19,6 +19,14 @@ export interface ObjectKind {
   readonly footprintRadiusM: number;
   /** Display colour, RGB 0–255. */
   readonly color: readonly [number, number, number];
+  /**
+   * The family a sized kind belongs to ("screw" for an M4×20 screw). Sorter slots accept a
+   * category; objects without one are their own category (their id). Ids in a layout are
+   * numbered per category ("screw-3").
+   */
+  readonly category?: string;
+  /** Postures this kind can rest in on its own (a screw lies, a nut lies flat = upright); default all. */
+  readonly restingPostures?: readonly Posture[];
 }
 
 /** A named volume inside a fixture where objects count as "in" it (the bin's inside, one sorter slot). */
@@ -79,6 +87,46 @@ export interface TierSpec {
   readonly description: string;
   readonly minObjects: number;
   readonly maxObjects: number;
+  /** How the layout sampler draws this tier. */
+  readonly draw: TierDraw;
+}
+
+/** The sampler's recipe for one tier: which kinds, which postures, where, how crowded. */
+export interface TierDraw {
+  /** Object kinds drawn uniformly, one draw per object. */
+  readonly kinds: readonly string[];
+  /** Postures drawn uniformly for objects whose posture is not forced below. */
+  readonly postures: readonly Posture[];
+  /** Inclusive range of objects placed upside down (mugs needing a handover); default none forced. */
+  readonly upsideDown?: readonly [number, number];
+  /** At least this many objects start not upright (mug-flipping needs one to have a score). */
+  readonly minNotUpright?: number;
+  /** Objects start inside this fixture's region (parts in the tote) instead of on the table. */
+  readonly inFixture?: string;
+  /** Fixtures are posed anywhere in their placement region (else at its centre, middle yaw). */
+  readonly fixturesVary: boolean;
+}
+
+/** Where a fixture of a task stands: a region for its centre and a yaw range. */
+export interface FixturePlacement {
+  /** Fixture id in layouts ("bin", "tote", "sorter"). */
+  readonly id: string;
+  readonly kind: string;
+  /** Centre drawn uniformly in this rectangle (a fixed fixture has a zero-size one). */
+  readonly region: TableRect;
+  readonly yawRangeRad: readonly [number, number];
+}
+
+/** How far apart the sampler keeps things, metres. */
+export interface TaskClearances {
+  /** Between two objects' footprints on the table. */
+  readonly objectM: number;
+  /** Between an object on the table and a fixture. */
+  readonly fixtureM: number;
+  /** Between two objects inside a fixture (parts in the tote). */
+  readonly inFixtureObjectM: number;
+  /** Between an object inside a fixture and the fixture region's edge. */
+  readonly inFixtureWallM: number;
 }
 
 /** How one object ended an episode: measured in sim, or entered by an operator. */
@@ -110,7 +158,15 @@ export interface TaskDefinition {
   readonly workspace: TableRect;
   readonly objectKinds: readonly ObjectKind[];
   readonly fixtureKinds: readonly FixtureKind[];
-  /** Scores an end state against the layout it started from. */
+  /** The fixtures every layout of this task has, and where they may stand. */
+  readonly fixtures: readonly FixturePlacement[];
+  readonly clearances: TaskClearances;
+  /** Region ids an object can end in (end states name one of these, or none). */
+  readonly regionIds: readonly string[];
+  /**
+   * Scores an end state against the layout it started from. Throws TaskInputError when the end
+   * state names an unknown object or region, misses an object, or the layout cannot be scored.
+   */
   scoreProgress(layout: Layout, endStates: readonly ObjectEndState[]): TaskProgress;
 }
 

@@ -1,0 +1,216 @@
+/**
+ * Layout sets: a task's frozen list of layouts, pinned by the SHA-256 of its RFC 8785 canonical
+ * JSON. Same task + tiers + per-tier count + seed gives the same bytes and hash on any machine.
+ * Pure: parsing and verifying work on strings; reading and writing files is the app's job.
+ */
+import canonicalize from 'canonicalize';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { getTask, isTaskId } from '../tasks/registry.js';
+import { TASK_IDS, type Layout, type LayoutFixture, type LayoutObject, type Posture, type TaskDefinition, type TaskId } from '../tasks/types.js';
+import { LayoutSetError } from './errors.js';
+import { createRng } from './random.js';
+import { sampleLayouts, TIER_MAX, TIER_MIN } from './sample.js';
+
+export const LAYOUT_SET_FORMAT = 'tandem.layout-set/1';
+
+/** Lineage of a bumped set: the version and hash it was made from (what earlier results point at). */
+export interface LayoutSetLineage {
+  readonly version: number;
+  readonly sha256: string;
+}
+
+export interface LayoutSetBody {
+  readonly format: typeof LAYOUT_SET_FORMAT;
+  readonly task: TaskId;
+  readonly version: number;
+  readonly seed: number;
+  readonly tiers: readonly number[];
+  readonly previous?: LayoutSetLineage;
+  readonly layouts: readonly Layout[];
+}
+
+export interface LayoutSet extends LayoutSetBody {
+  /** Hex SHA-256 of the canonical JSON of everything else: the set's id. */
+  readonly sha256: string;
+}
+
+/** The hash that pins a set: hex SHA-256 of the RFC 8785 canonical JSON of the body. */
+export function layoutSetHash(body: LayoutSetBody): string {
+  const { sha256: _ignored, ...rest } = body as LayoutSetBody & { sha256?: string };
+  const canonical = canonicalize(rest);
+  if (canonical === undefined) throw new Error('layout set body is not serialisable');
+  return bytesToHex(sha256(utf8ToBytes(canonical)));
+}
+
+/** Fixes a body with its hash, fields in the file's order. */
+export function pinLayoutSet(body: LayoutSetBody): LayoutSet {
+  const ordered: LayoutSetBody = {
+    format: body.format,
+    task: body.task,
+    version: body.version,
+    seed: body.seed,
+    tiers: body.tiers,
+    ...(body.previous ? { previous: { version: body.previous.version, sha256: body.previous.sha256 } } : {}),
+    layouts: body.layouts,
+  };
+  return { ...ordered, sha256: layoutSetHash(ordered) };
+}
+
+export interface SampleLayoutSetOptions {
+  readonly task: string;
+  readonly tiers: readonly number[];
+  readonly perTier: number;
+  readonly seed: number;
+}
+
+/** Samples and pins version 1 of a layout set. */
+export function sampleLayoutSet(opts: SampleLayoutSetOptions): LayoutSet {
+  const task = getTask(opts.task);
+  checkTiers(opts.tiers, 'The requested tiers');
+  if (!Number.isSafeInteger(opts.perTier) || opts.perTier < 1) throw new LayoutSetError(`Layouts per tier must be a whole number of at least 1, not ${opts.perTier}.`);
+  if (!Number.isSafeInteger(opts.seed) || opts.seed < 0) throw new LayoutSetError(`The seed must be a whole number of 0 or more, not ${opts.seed}.`);
+  const layouts = sampleLayouts(task, opts.tiers, opts.perTier, createRng(opts.seed));
+  return pinLayoutSet({ format: LAYOUT_SET_FORMAT, task: task.id, version: 1, seed: opts.seed, tiers: [...opts.tiers], layouts });
+}
+
+/** The file form: pretty JSON with a trailing newline. */
+export function serializeLayoutSet(set: LayoutSet): string {
+  return `${JSON.stringify(set, null, 2)}\n`;
+}
+
+function checkTiers(tiers: unknown, where: string): asserts tiers is number[] {
+  if (!Array.isArray(tiers) || tiers.length === 0) throw new LayoutSetError(`${where} must list at least one tier from ${TIER_MIN} to ${TIER_MAX}.`);
+  for (const t of tiers) {
+    if (!Number.isInteger(t) || t < TIER_MIN || t > TIER_MAX) throw new LayoutSetError(`${where}: tier ${JSON.stringify(t)} is out of range; tiers run from ${TIER_MIN} to ${TIER_MAX}.`);
+  }
+  if (new Set(tiers).size !== tiers.length) throw new LayoutSetError(`${where} list a tier twice.`);
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const POSTURES: readonly Posture[] = ['upright', 'lying', 'upside-down'];
+const HEX64 = /^[0-9a-f]{64}$/;
+
+function checkKeys(v: Record<string, unknown>, allowed: readonly string[], where: string): void {
+  for (const k of Object.keys(v)) if (!allowed.includes(k)) throw new LayoutSetError(`${where} has an unexpected field '${k}'.`);
+}
+
+function checkPose(v: unknown, where: string): void {
+  if (!isObj(v)) throw new LayoutSetError(`${where} has no pose {"x", "y", "yawRad"}.`);
+  checkKeys(v, ['x', 'y', 'yawRad'], `${where}'s pose`);
+  for (const k of ['x', 'y', 'yawRad']) {
+    if (typeof v[k] !== 'number' || !Number.isFinite(v[k])) throw new LayoutSetError(`${where}'s pose needs a number '${k}' (metres or radians).`);
+  }
+}
+
+function checkLayout(task: TaskDefinition, tiers: readonly number[], v: unknown, position: number, src: string): void {
+  const where = `${src}: layout ${position}`;
+  if (!isObj(v)) throw new LayoutSetError(`${where} is not an object with index, tier, fixtures and objects.`);
+  checkKeys(v, ['index', 'tier', 'fixtures', 'objects'], where);
+  if (v.index !== position) throw new LayoutSetError(`${where} carries index ${JSON.stringify(v.index)}; layouts must be numbered 0, 1, 2 … in order.`);
+  if (!Number.isInteger(v.tier) || (v.tier as number) < TIER_MIN || (v.tier as number) > TIER_MAX) {
+    throw new LayoutSetError(`${where} has tier ${JSON.stringify(v.tier)}, which is out of range; tiers run from ${TIER_MIN} to ${TIER_MAX}.`);
+  }
+  if (!tiers.includes(v.tier as number)) throw new LayoutSetError(`${where} has tier ${v.tier}, which the set's tiers (${tiers.join(', ')}) do not include.`);
+  if (!Array.isArray(v.fixtures) || !Array.isArray(v.objects)) throw new LayoutSetError(`${where} needs a "fixtures" list and an "objects" list.`);
+  const fixtureIds = new Set<string>();
+  for (const f of v.fixtures as unknown[]) {
+    if (!isObj(f) || typeof f.id !== 'string' || typeof f.kind !== 'string') throw new LayoutSetError(`${where} has a fixture without a string id and kind.`);
+    checkKeys(f, ['id', 'kind', 'pose'], `${where} fixture '${f.id}'`);
+    if (!task.fixtureKinds.some((k) => k.id === f.kind)) {
+      throw new LayoutSetError(`${where} fixture '${f.id}' has kind '${f.kind}', which ${task.id} does not know (its fixtures: ${task.fixtureKinds.map((k) => k.id).join(', ') || 'none'}).`);
+    }
+    checkPose(f.pose, `${where} fixture '${f.id}'`);
+    fixtureIds.add(f.id);
+  }
+  const ids = new Set<string>();
+  for (const o of v.objects as unknown[]) {
+    if (!isObj(o) || typeof o.id !== 'string' || typeof o.kind !== 'string') throw new LayoutSetError(`${where} has an object without a string id and kind.`);
+    const what = `${where} object '${o.id}'`;
+    checkKeys(o, ['id', 'kind', 'posture', 'pose', 'inFixture'], what);
+    if (ids.has(o.id)) throw new LayoutSetError(`${where} has two objects with id '${o.id}'.`);
+    ids.add(o.id);
+    if (!task.objectKinds.some((k) => k.id === o.kind)) {
+      throw new LayoutSetError(`${what} has kind '${o.kind}', which ${task.id} does not know (its kinds: ${task.objectKinds.map((k) => k.id).join(', ')}).`);
+    }
+    if (!POSTURES.includes(o.posture as Posture)) throw new LayoutSetError(`${what} has posture ${JSON.stringify(o.posture)}; it must be one of ${POSTURES.join(', ')}.`);
+    checkPose(o.pose, what);
+    if (o.inFixture !== undefined && (typeof o.inFixture !== 'string' || !fixtureIds.has(o.inFixture))) {
+      throw new LayoutSetError(`${what} starts in fixture ${JSON.stringify(o.inFixture)}, which layout ${position} does not have.`);
+    }
+  }
+}
+
+export interface ParseOptions {
+  /** Refuse a set whose recorded hash differs from its contents (default true; bump turns it off). */
+  readonly checkHash?: boolean;
+}
+
+/**
+ * Reads a layout set from its text. `source` names it in messages (the file path). Throws
+ * LayoutSetError with one sentence for malformed or truncated JSON, a wrong format, an unknown
+ * task, a tier out of range, unknown kinds, and — unless checkHash is false — a hash mismatch.
+ */
+export function parseLayoutSet(text: string, source: string, opts: ParseOptions = {}): LayoutSet {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new LayoutSetError(`${source} is not valid JSON (${(e as Error).message}); the file may be truncated or damaged.`);
+  }
+  if (!isObj(v)) throw new LayoutSetError(`${source} is not a layout set: expected a JSON object with "format": "${LAYOUT_SET_FORMAT}".`);
+  if (v.format !== LAYOUT_SET_FORMAT) {
+    throw new LayoutSetError(`${source} has format ${JSON.stringify(v.format ?? null)}, not "${LAYOUT_SET_FORMAT}"; it is not a layout set this tandem reads.`);
+  }
+  checkKeys(v, ['format', 'task', 'version', 'seed', 'tiers', 'previous', 'layouts', 'sha256'], source);
+  if (!isTaskId(v.task)) throw new LayoutSetError(`${source} is for unknown task ${JSON.stringify(v.task ?? null)}; known tasks: ${TASK_IDS.join(', ')}.`);
+  const task = getTask(v.task);
+  if (!Number.isSafeInteger(v.version) || (v.version as number) < 1) throw new LayoutSetError(`${source} has version ${JSON.stringify(v.version ?? null)}; it must be a whole number of 1 or more.`);
+  if (!Number.isSafeInteger(v.seed) || (v.seed as number) < 0) throw new LayoutSetError(`${source} has seed ${JSON.stringify(v.seed ?? null)}; it must be a whole number of 0 or more.`);
+  checkTiers(v.tiers, `${source}'s tiers`);
+  if (v.previous !== undefined) {
+    const p = v.previous;
+    if (!isObj(p) || !Number.isSafeInteger(p.version) || typeof p.sha256 !== 'string' || !HEX64.test(p.sha256)) {
+      throw new LayoutSetError(`${source} has a malformed "previous" field; it must be {"version": N, "sha256": "<64 hex digits>"}.`);
+    }
+  }
+  if (!Array.isArray(v.layouts) || v.layouts.length === 0) throw new LayoutSetError(`${source} has no layouts.`);
+  for (const [i, l] of (v.layouts as unknown[]).entries()) checkLayout(task, v.tiers, l, i, source);
+  const body = v as unknown as LayoutSetBody & { sha256?: unknown };
+  if (opts.checkHash === false) {
+    const stored = typeof body.sha256 === 'string' && HEX64.test(body.sha256) ? body.sha256 : '';
+    return { ...body, sha256: stored } as LayoutSet;
+  }
+  if (typeof body.sha256 !== 'string' || !HEX64.test(body.sha256)) {
+    throw new LayoutSetError(`${source} has no valid "sha256" field, so nothing pins its contents; only sets written by 'tandem layouts sample' or 'bump' can be used.`);
+  }
+  const found = layoutSetHash(body);
+  if (found !== body.sha256) {
+    throw new LayoutSetError(
+      `${source} does not match its hash: expected ${body.sha256} (recorded in the file), found ${found} (computed from its contents); it was changed after it was frozen — to change a set on purpose, run 'tandem layouts bump'.`,
+    );
+  }
+  return body as LayoutSet;
+}
+
+/**
+ * The next version of a (possibly hand-edited) set: structurally checked, version + 1, a
+ * `previous` lineage pointing at the version and hash it came from, and a fresh hash.
+ */
+export function bumpLayoutSet(text: string, source: string): LayoutSet {
+  const old = parseLayoutSet(text, source, { checkHash: false });
+  if (old.sha256 === '') {
+    throw new LayoutSetError(`${source} has no valid "sha256" field, so the version it came from cannot be recorded; bump starts from a set written by 'tandem layouts sample'.`);
+  }
+  return pinLayoutSet({ ...old, version: old.version + 1, previous: { version: old.version, sha256: old.sha256 } });
+}
+
+/** The layout at index i, or a LayoutSetError naming the valid range. */
+export function layoutAt(set: LayoutSet, index: number): Layout {
+  if (!Number.isInteger(index) || index < 0 || index >= set.layouts.length) {
+    throw new LayoutSetError(`Layout ${index} does not exist: this set has layouts 0 to ${set.layouts.length - 1}.`);
+  }
+  return set.layouts[index];
+}
+
+export type { Layout, LayoutFixture, LayoutObject };

@@ -1,0 +1,10 @@
+export * from './types.js';
+export * from './geometry.js';
+export * from './errors.js';
+export * from './station.js';
+export * from './catalogue.js';
+export * from './footprint.js';
+export * from './registry.js';
+export { BOTTLES_IN_THE_BIN } from './bottles-in-the-bin.js';
+export { MUG_FLIPPING } from './mug-flipping.js';
+export { SORT_FROM_TOTE } from './sort-from-tote.js';
