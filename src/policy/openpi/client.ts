@@ -200,7 +200,7 @@ export class OpenpiClientPolicy implements Policy {
       }
       await new Promise((r) => setTimeout(r, Math.min(RETRY_DELAY_MS, Math.max(0, deadline - performance.now()))));
     }
-    throw new PolicyUnavailableError(`Could not connect to policy server ${this.opts.url} within ${this.connectTimeoutMs} ms (${lastError}). Is the server running and reachable?`, 'timeout');
+    throw new PolicyUnavailableError(`Could not connect to policy server ${this.opts.url} within ${this.connectTimeoutMs} ms (${lastError}). Is the server running and reachable?`, 'disconnected');
   }
 
   private openOnce(timeoutMs: number): Promise<void> {

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { EpisodeContext, Policy } from '../contract.js';
-import { packOpenpi, type WireValue } from './msgpack-numpy.js';
+import { packOpenpi, WireFormatError, type WireValue } from './msgpack-numpy.js';
 import { decodeObservation, encodeResult } from './wire.js';
 
 export interface PolicyServerOptions {
@@ -126,7 +126,7 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
           served += 1;
           prevTotalMs = performance.now() - receivedAt;
         } catch (e) {
-          fail(`tandem policy server: ${(e as Error).message}`);
+          fail(`tandem policy server: ${e instanceof WireFormatError ? `the observation could not be read: ${e.message}.` : (e as Error).message}`);
         }
       });
     });

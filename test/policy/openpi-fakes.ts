@@ -1,0 +1,65 @@
+/** Misbehaving openpi servers (real websockets on loopback) for client and CLI tests. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import WebSocket, { WebSocketServer } from 'ws';
+import { packOpenpi } from '../../src/policy/openpi/msgpack-numpy.js';
+import { encodeResult } from '../../src/policy/openpi/wire.js';
+
+export type Behaviour =
+  | 'hang' // metadata, then never answers
+  | 'garbage-metadata' // first frame is not msgpack
+  | 'garbage-answer' // answers with bytes that are not msgpack
+  | 'text-error' // answers with a Python-style traceback text frame and close 1011
+  | 'close-mid-inference' // closes the socket instead of answering
+  | 'answer-once-then-close' // answers the first request, then closes the connection
+  | 'nan-actions'; // answers actions with a NaN
+
+export interface FakeServer {
+  readonly url: string;
+  readonly connections: () => number;
+  close(): Promise<void>;
+}
+
+const TRACEBACK = 'Traceback (most recent call last):\n  File "serve_policy.py", line 12, in infer\nValueError: Unknown camera: cam_top\n';
+
+export async function startFakeOpenpiServer(behaviour: Behaviour, horizon = 10): Promise<FakeServer> {
+  const http: Server = createServer((_req, res) => res.writeHead(200).end('OK\n'));
+  const wss = new WebSocketServer({ server: http, perMessageDeflate: false });
+  let connections = 0;
+  wss.on('connection', (ws: WebSocket) => {
+    connections += 1;
+    if (behaviour === 'garbage-metadata') {
+      ws.send(Buffer.from([0xc1, 0xc1, 0xc1]), { binary: true });
+      return;
+    }
+    ws.send(packOpenpi({ reset_pose: [0, -1.5, 1.5, 0, 0, 0] }), { binary: true });
+    let answered = 0;
+    ws.on('message', () => {
+      if (behaviour === 'hang') return;
+      if (behaviour === 'garbage-answer') ws.send(Buffer.from('not msgpack at all, just text bytes'), { binary: true });
+      else if (behaviour === 'text-error') {
+        ws.send(TRACEBACK);
+        ws.close(1011, 'Internal server error. Traceback included in previous frame.');
+      } else if (behaviour === 'close-mid-inference') ws.terminate();
+      else {
+        const actions = new Float32Array(horizon * 14).fill(0.1);
+        if (behaviour === 'nan-actions') actions[17] = NaN;
+        ws.send(encodeResult({ horizon, actions }, { policyInferMs: 1, serverInferMs: 1 }), { binary: true });
+        answered += 1;
+        if (behaviour === 'answer-once-then-close' && answered === 1) setTimeout(() => ws.close(1000), 10);
+      }
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const port = (http.address() as AddressInfo).port;
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    connections: () => connections,
+    async close() {
+      for (const c of wss.clients) c.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
+      http.closeAllConnections();
+      await new Promise<void>((r) => http.close(() => r()));
+    },
+  };
+}
