@@ -131,9 +131,15 @@ export interface Rig {
   configure(): Promise<void>;
   /** Enable motors and hold the current pose. Refuses (throws RigError) on any joint outside limits. */
   activate(): Promise<void>;
-  /** Latest timestamped state. Cheap; never blocks. */
+  /**
+   * Latest timestamped state. Cheap; never blocks. An implementation may reuse the returned object
+   * and its arrays on the next read()/tick() (no allocation at 1 kHz): copy what you keep.
+   */
   read(): RigState;
-  /** Apply one command through the safety supervisor; returns what was actually applied. */
+  /**
+   * Apply one command through the safety supervisor; returns what was actually applied (its arrays
+   * may be reused by the next write: copy what you keep).
+   */
   write(cmd: RigCommand): RigCommand;
   /**
    * One control cycle, called by the control loop after write() (if any) — every cycle, whether or

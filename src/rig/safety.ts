@@ -235,7 +235,9 @@ export class SafetySupervisor {
       this.enterHold('resumable');
       return this.applied;
     }
-    const dt = Math.min(Math.max(nowS - this.lastAcceptedS, 0), MAX_STEP_DT_S);
+    // At least one control period: a first write in the activation cycle (or two in one cycle)
+    // may still move one period's worth.
+    const dt = Math.min(Math.max(nowS - this.lastAcceptedS, this.periodS), MAX_STEP_DT_S);
     this.lastCommandS = this.lastAcceptedS = nowS;
     this.currentMode = 'active';
     this.droppedReported = false;
