@@ -1,0 +1,224 @@
+/**
+ * The sim cameras, drawn by three.js in Debian's headless chromium with SwiftShader WebGL (CPU),
+ * driven through playwright-core. Never a downloaded browser: the executable is the system's.
+ *
+ * Lazy: constructing costs nothing; the browser starts on the first image request, so policies
+ * without cameras never pay for it. `close()` ends the browser and removes its profile directory.
+ * All cameras of one request are drawn in one page round trip and read back as raw RGB (no image
+ * codec on the way, so nothing lossy).
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { CameraName, RgbImage } from '../../policy/contract.js';
+import { DEFAULT_CAMERA_CALIBRATION, hashCameraCalibration, type CameraCalibration, type HashedCameraCalibration } from './camera-calibration.js';
+import { renderPageScript } from './page-bundle.js';
+import { PAGE_OPTIONS_GLOBAL, PAGE_RENDER_FUNCTION, type PageFrame, type PageImages, type PageOptions, type Visual } from './page-protocol.js';
+import type { Renderer } from './renderer.js';
+import { RendererUnavailableError } from './renderer.js';
+import { sceneVisuals, snapshotBodies, snapshotCameras } from './scene-frame.js';
+import type { SceneSnapshot, SceneTask } from './scene-snapshot.js';
+
+export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
+
+/** The house's chromium flags (team brief) plus SwiftShader WebGL, since there is no GPU. */
+export const CHROMIUM_ARGS: readonly string[] = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--use-angle=swiftshader',
+  '--enable-unsafe-swiftshader',
+];
+
+export interface ChromiumRendererOptions {
+  readonly calibration?: CameraCalibration;
+  /** Default /usr/bin/chromium, or $TANDEM_CHROMIUM. */
+  readonly executablePath?: string;
+  /** Browser start-up budget. Default 30 s (two busy cores can make chromium slow to start). */
+  readonly startTimeoutMs?: number;
+  /** 4× MSAA: smoother edges for ≈3× the draw time on SwiftShader. Default off. */
+  readonly antialias?: boolean;
+}
+
+interface Session {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  readonly userDataDir: string;
+  /** Key of the visuals the page holds now. */
+  visualsKey: string | undefined;
+  closed: boolean;
+  pageError: string | undefined;
+}
+
+export class ChromiumRenderer implements Renderer {
+  readonly calibration: HashedCameraCalibration;
+  private readonly executablePath: string;
+  private readonly startTimeoutMs: number;
+  private readonly antialias: boolean;
+  private session: Promise<Session> | undefined;
+  /** Requests run one after another: the page holds one scene. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly visualsByTask = new WeakMap<SceneTask, { visuals: Record<string, Visual>; key: string }>();
+  private starts = 0;
+
+  constructor(options: ChromiumRendererOptions = {}) {
+    this.calibration = hashCameraCalibration(options.calibration ?? DEFAULT_CAMERA_CALIBRATION);
+    this.executablePath = options.executablePath ?? process.env.TANDEM_CHROMIUM ?? DEFAULT_CHROMIUM_PATH;
+    this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
+    this.antialias = options.antialias ?? false;
+  }
+
+  /** How many times a browser was started (0 until the first image is asked for). */
+  get browserStarts(): number {
+    return this.starts;
+  }
+
+  /** The running browser's profile directory (unique per start), or undefined when none runs. */
+  async runningProfileDir(): Promise<string | undefined> {
+    if (!this.session) return undefined;
+    const s = await this.session.catch(() => undefined);
+    return s && !s.closed ? s.userDataDir : undefined;
+  }
+
+  render(snapshot: SceneSnapshot, cameras: readonly CameraName[]): Promise<Partial<Record<CameraName, RgbImage>>> {
+    if (cameras.length === 0) return Promise.resolve({});
+    const run = this.queue.then(() => this.renderNow(snapshot, cameras));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async close(): Promise<void> {
+    const pending = this.session;
+    this.session = undefined;
+    await this.queue;
+    if (!pending) return;
+    const s = await pending.catch(() => undefined);
+    if (s) await endSession(s);
+  }
+
+  private async renderNow(snapshot: SceneSnapshot, cameras: readonly CameraName[]): Promise<Partial<Record<CameraName, RgbImage>>> {
+    // Geometry first: a bad snapshot is refused before any browser work.
+    const bodies = snapshotBodies(snapshot);
+    const pageCameras = snapshotCameras(snapshot, this.calibration.calibration, cameras);
+    const { visuals, key } = this.visualsFor(snapshot.task);
+    const session = await this.ensureSession();
+    const frame: PageFrame = { bodies, cameras: pageCameras, ...(session.visualsKey === key ? {} : { visuals }) };
+    let images: PageImages;
+    try {
+      images = await session.page.evaluate(([fn, f]) => (window as unknown as Record<string, (x: PageFrame) => PageImages>)[fn](f), [PAGE_RENDER_FUNCTION, frame] as const);
+    } catch (err) {
+      session.visualsKey = undefined;
+      if (session.closed) {
+        this.session = undefined;
+        throw new RendererUnavailableError(`The sim camera browser (chromium) stopped while drawing ${cameras.join(', ')}${session.pageError ? ` (${session.pageError})` : ''}; the next image request starts a new one.`);
+      }
+      throw new Error(`The sim cameras could not draw ${cameras.join(', ')}: ${(err as Error).message.split('\n')[0]}`);
+    }
+    session.visualsKey = key;
+    const out: Partial<Record<CameraName, RgbImage>> = {};
+    for (const cam of pageCameras) {
+      const data = new Uint8Array(Buffer.from(images[cam.name] ?? '', 'base64'));
+      if (data.length !== cam.widthPx * cam.heightPx * 3) {
+        throw new Error(`The sim camera ${cam.name} returned ${data.length} bytes, not ${cam.widthPx}×${cam.heightPx}×3.`);
+      }
+      out[cam.name as CameraName] = { width: cam.widthPx, height: cam.heightPx, data };
+    }
+    return out;
+  }
+
+  private visualsFor(task: SceneTask): { visuals: Record<string, Visual>; key: string } {
+    let v = this.visualsByTask.get(task);
+    if (!v) {
+      const visuals = sceneVisuals(task);
+      v = { visuals, key: JSON.stringify(visuals) };
+      this.visualsByTask.set(task, v);
+    }
+    return v;
+  }
+
+  private async ensureSession(): Promise<Session> {
+    if (this.session) {
+      const s = await this.session.catch(() => undefined);
+      if (s && !s.closed) return s;
+      this.session = undefined;
+    }
+    const starting = this.start();
+    this.session = starting;
+    starting.catch(() => {
+      if (this.session === starting) this.session = undefined;
+    });
+    return starting;
+  }
+
+  private async start(): Promise<Session> {
+    if (!existsSync(this.executablePath)) {
+      throw new RendererUnavailableError(
+        `The sim cameras need Debian's chromium at ${this.executablePath}, which is not there: install it with "apt-get install chromium" (tandem never downloads a browser), or point TANDEM_CHROMIUM at it.`,
+      );
+    }
+    const script = await renderPageScript();
+    this.starts += 1;
+    const userDataDir = mkdtempSync(join(tmpdir(), 'tandem-render-'));
+    let context: BrowserContext;
+    try {
+      context = await chromium.launchPersistentContext(userDataDir, {
+        executablePath: this.executablePath,
+        headless: true,
+        args: [...CHROMIUM_ARGS],
+        timeout: this.startTimeoutMs,
+        viewport: { width: 256, height: 256 },
+      });
+    } catch (err) {
+      rmSync(userDataDir, { recursive: true, force: true });
+      throw new RendererUnavailableError(`The sim cameras could not start chromium (${this.executablePath}): ${(err as Error).message.split('\n')[0]}`);
+    }
+    const page = context.pages()[0] ?? (await context.newPage());
+    const session: Session = { context, page, userDataDir, visualsKey: undefined, closed: false, pageError: undefined };
+    context.on('close', () => {
+      session.closed = true;
+    });
+    page.on('crash', () => {
+      session.closed = true;
+      session.pageError = 'the page crashed';
+    });
+    page.on('pageerror', (e) => {
+      session.pageError = e.message;
+    });
+    try {
+      // Nothing in the page may reach the network; the script arrives inline.
+      await context.route('**/*', (route) => route.abort());
+      await page.setContent('<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"></body></html>');
+      const webgl2 = await page.evaluate(() => document.createElement('canvas').getContext('webgl2') !== null);
+      if (!webgl2) {
+        throw new RendererUnavailableError('Chromium started, but without WebGL 2 (SwiftShader): check that this chromium build ships SwiftShader (Debian\'s does).');
+      }
+      const pageOptions: PageOptions = { antialias: this.antialias };
+      await page.evaluate(([name, o]) => {
+        (window as unknown as Record<string, unknown>)[name] = o;
+      }, [PAGE_OPTIONS_GLOBAL, pageOptions] as const);
+      await page.addScriptTag({ content: script });
+      const ready = await page.evaluate((fn) => typeof (window as unknown as Record<string, unknown>)[fn] === 'function', PAGE_RENDER_FUNCTION);
+      if (!ready) throw new RendererUnavailableError(`The sim camera page did not load${session.pageError ? `: ${session.pageError}` : ''}.`);
+    } catch (err) {
+      await endSession(session);
+      if (err instanceof RendererUnavailableError) throw err;
+      throw new RendererUnavailableError(`The sim camera page could not be set up: ${(err as Error).message.split('\n')[0]}`);
+    }
+    return session;
+  }
+}
+
+async function endSession(s: Session): Promise<void> {
+  s.closed = true;
+  try {
+    await s.context.close();
+  } catch {
+    // Already gone (crashed or killed): nothing left to close.
+  }
+  rmSync(s.userDataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,50 @@
+/**
+ * What the Node side sends to the render page and gets back: plain JSON, no three.js types, so the
+ * page stays a dumb drawer and every pose/projection number is computed (and testable) in Node.
+ */
+import type { Pose3, ShapePart } from '../../tasks/geometry.js';
+
+/** A look: the parts of one rigid body in its own frame, and their colour (RGB 0–255). */
+export interface Visual {
+  readonly parts: readonly ShapePart[];
+  readonly color: readonly [number, number, number];
+  /** 0 (mirror-smooth) … 1 (matt). Default 0.75. */
+  readonly roughness?: number;
+}
+
+/** One drawn rigid body: a stable key (changes only when the body does) and which visual it uses. */
+export interface PageBody {
+  readonly key: string;
+  readonly visual: string;
+  readonly pose: Pose3;
+}
+
+/** One camera to draw, already in three.js terms. */
+export interface PageCamera {
+  readonly name: string;
+  readonly widthPx: number;
+  readonly heightPx: number;
+  /** Projection matrix, column-major (three.js Matrix4.fromArray order). */
+  readonly projection: readonly number[];
+  /** The GL camera frame (x right, y up, looking down −z) in the table frame. */
+  readonly pose: Pose3;
+}
+
+export interface PageFrame {
+  /** Present when the visuals changed since the last frame (new task catalogue): replaces them all. */
+  readonly visuals?: Readonly<Record<string, Visual>>;
+  readonly bodies: readonly PageBody[];
+  readonly cameras: readonly PageCamera[];
+}
+
+/** Per camera: raw RGB bytes, row-major from the top-left pixel, base64. */
+export type PageImages = Record<string, string>;
+
+/** The page's entry point, installed on `window` by page-main.ts. */
+export const PAGE_RENDER_FUNCTION = '__tandemRenderFrame';
+
+/** Set on `window` before the page script runs; fixed for the page's life (WebGL context options). */
+export interface PageOptions {
+  readonly antialias: boolean;
+}
+export const PAGE_OPTIONS_GLOBAL = '__tandemRenderOptions';

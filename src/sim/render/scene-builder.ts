@@ -1,0 +1,161 @@
+/**
+ * Builds and updates a three.js scene from shape data (src/tasks/geometry.ts shapes, catalogue
+ * colours, table-frame poses). Runs in the render page; has no DOM, Node or I/O dependency, so the
+ * station UI's 3D view can drive the same builder from a replayed snapshot.
+ *
+ * Frames: three.js world = the table frame (z up). Cylinders, cups and tubes have their axis on
+ * the shape's own z and are centred on their part offset (the catalogue convention).
+ */
+import * as THREE from 'three';
+import type { Shape, ShapePart } from '../../tasks/geometry.js';
+import type { PageBody, Visual } from './page-protocol.js';
+
+const RADIAL_SEGMENTS = 32;
+
+/** Geometry of one shape, centred on its bounding-box centre, axis along +z. */
+export function shapeGeometry(shape: Shape): THREE.BufferGeometry[] {
+  switch (shape.type) {
+    case 'box':
+      return [new THREE.BoxGeometry(shape.sizeM[0], shape.sizeM[1], shape.sizeM[2])];
+    case 'cylinder':
+      return [new THREE.CylinderGeometry(shape.radiusM, shape.radiusM, shape.heightM, RADIAL_SEGMENTS).rotateX(Math.PI / 2)];
+    case 'tube': {
+      const h = shape.heightM / 2;
+      const ro = shape.outerRadiusM;
+      const ri = shape.innerRadiusM;
+      return [lathe([[ri, -h], [ro, -h], [ro, h], [ri, h], [ri, -h]])];
+    }
+    case 'cup': {
+      const h = shape.heightM / 2;
+      const ro = shape.radiusM;
+      const ri = shape.radiusM - shape.wallM;
+      const floor = -h + shape.bottomM;
+      return [lathe([[0, -h], [ro, -h], [ro, h], [ri, h], [ri, floor], [0, floor]])];
+    }
+    case 'tray': {
+      const [sx, sy, sz] = shape.sizeM;
+      const w = shape.wallM;
+      const wallZ = w / 2;
+      const parts = [
+        new THREE.BoxGeometry(sx, sy, w).translate(0, 0, -sz / 2 + w / 2),
+        new THREE.BoxGeometry(w, sy, sz - w).translate(sx / 2 - w / 2, 0, wallZ),
+        new THREE.BoxGeometry(w, sy, sz - w).translate(-sx / 2 + w / 2, 0, wallZ),
+        new THREE.BoxGeometry(sx - 2 * w, w, sz - w).translate(0, sy / 2 - w / 2, wallZ),
+        new THREE.BoxGeometry(sx - 2 * w, w, sz - w).translate(0, -sy / 2 + w / 2, wallZ),
+      ];
+      return parts;
+    }
+  }
+}
+
+/** A solid of revolution about z from a closed (r, z) profile, drawn from both sides. */
+function lathe(profile: readonly (readonly [number, number])[]): THREE.BufferGeometry {
+  // LatheGeometry revolves about +y; turning it +90° about x puts that axis on +z.
+  return new THREE.LatheGeometry(
+    profile.map(([r, z]) => new THREE.Vector2(r, z)),
+    RADIAL_SEGMENTS,
+  ).rotateX(Math.PI / 2);
+}
+
+function material(visual: Visual): THREE.MeshStandardMaterial {
+  const [r, g, b] = visual.color;
+  return new THREE.MeshStandardMaterial({
+    color: new THREE.Color().setRGB(r / 255, g / 255, b / 255, THREE.SRGBColorSpace),
+    roughness: visual.roughness ?? 0.75,
+    metalness: 0,
+    // Lathed profiles are open surfaces (a cup's inside); draw both faces so no hole shows.
+    side: THREE.DoubleSide,
+  });
+}
+
+/** A group holding one visual's parts at their offsets. */
+export function buildVisual(visual: Visual): THREE.Group {
+  const group = new THREE.Group();
+  const mat = material(visual);
+  for (const part of visual.parts) group.add(partMesh(part, mat));
+  return group;
+}
+
+function partMesh(part: ShapePart, mat: THREE.Material): THREE.Object3D {
+  const holder = new THREE.Group();
+  for (const geometry of shapeGeometry(part.shape)) holder.add(new THREE.Mesh(geometry, mat));
+  holder.position.set(...part.offset.position);
+  holder.quaternion.set(...part.offset.quaternion).normalize();
+  return holder;
+}
+
+function disposeTree(root: THREE.Object3D): void {
+  root.traverse((o) => {
+    if (o instanceof THREE.Mesh) {
+      o.geometry.dispose();
+      (Array.isArray(o.material) ? o.material : [o.material]).forEach((m: THREE.Material) => m.dispose());
+    }
+  });
+}
+
+/**
+ * The table-side lighting: a soft sky/ground fill plus one sun from above and behind the arms, so
+ * tops are brighter than sides (shape reads in the image) without shadows' cost.
+ */
+function addLights(scene: THREE.Scene): void {
+  scene.add(new THREE.HemisphereLight(0xffffff, 0x6b6259, 1.6));
+  const sun = new THREE.DirectionalLight(0xffffff, 1.8);
+  sun.position.set(-0.6, 0.4, 1.5);
+  scene.add(sun);
+  const fill = new THREE.DirectionalLight(0xffffff, 0.5);
+  fill.position.set(1.0, -0.8, 0.8);
+  scene.add(fill);
+}
+
+/** The scene: visuals by id, bodies by key, updated in place frame after frame. */
+export class TableScene {
+  readonly scene = new THREE.Scene();
+  private visuals: Readonly<Record<string, Visual>> = {};
+  private readonly bodies = new Map<string, { visual: string; object: THREE.Object3D }>();
+
+  constructor(background: readonly [number, number, number] = [200, 204, 210]) {
+    const [r, g, b] = background;
+    this.scene.background = new THREE.Color().setRGB(r / 255, g / 255, b / 255, THREE.SRGBColorSpace);
+    addLights(this.scene);
+  }
+
+  /** Replaces the catalogue of looks; bodies drawn with an old look are rebuilt on the next update. */
+  setVisuals(visuals: Readonly<Record<string, Visual>>): void {
+    this.visuals = visuals;
+    for (const [key, body] of this.bodies) {
+      this.scene.remove(body.object);
+      disposeTree(body.object);
+      this.bodies.delete(key);
+    }
+  }
+
+  /** Places every listed body; bodies not listed are removed. Throws on a visual it does not know. */
+  update(bodies: readonly PageBody[]): void {
+    const seen = new Set<string>();
+    for (const b of bodies) {
+      seen.add(b.key);
+      let entry = this.bodies.get(b.key);
+      if (entry && entry.visual !== b.visual) {
+        this.scene.remove(entry.object);
+        disposeTree(entry.object);
+        entry = undefined;
+      }
+      if (!entry) {
+        const visual = this.visuals[b.visual];
+        if (!visual) throw new Error(`no visual "${b.visual}" for body "${b.key}"`);
+        entry = { visual: b.visual, object: buildVisual(visual) };
+        this.scene.add(entry.object);
+        this.bodies.set(b.key, entry);
+      }
+      entry.object.position.set(...b.pose.position);
+      entry.object.quaternion.set(...b.pose.quaternion).normalize();
+    }
+    for (const [key, body] of this.bodies) {
+      if (!seen.has(key)) {
+        this.scene.remove(body.object);
+        disposeTree(body.object);
+        this.bodies.delete(key);
+      }
+    }
+  }
+}
