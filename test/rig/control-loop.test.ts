@@ -122,7 +122,7 @@ test('stop(), an abort signal and the rate bounds', async () => {
   const ac = new AbortController();
   const loop = new ControlLoop({ rig, clock, source: (_s, c) => (c === 9 ? (ac.abort(), undefined) : undefined) });
   assert.equal((await loop.run({ signal: ac.signal })).cycles, 10);
-  const loop2 = new ControlLoop({ rig, clock, rateHz: 1000, source: (_s, c) => (c === 4 ? (loop2.stop(), undefined) : undefined) });
+  const loop2: ControlLoop = new ControlLoop({ rig, clock, rateHz: 1000, source: (_s, c): undefined => (c === 4 ? (loop2.stop(), undefined) : undefined) });
   assert.equal((await loop2.run()).cycles, 5);
   assert.throws(() => new ControlLoop({ rig, clock, rateHz: 2000 }), /from 1 to 1000 Hz, not 2000/);
   assert.throws(() => new ControlLoop({ rig, clock, rateHz: 0 }), RangeError);
