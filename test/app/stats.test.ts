@@ -1,0 +1,166 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runTandem, type CliResult } from '../helpers/cli.js';
+import { runCli } from '../../src/app/cli.js';
+import { openStore } from '../../src/store/store.js';
+import { layoutSetFixture } from '../store/fixture-data.js';
+
+function tempDir(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-stats-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** One sentence on stderr, no stack trace, non-zero exit. */
+/** The same CLI entry point in this process: for large input matrices, where a child per case costs seconds. */
+async function runInProcess(args: string[], cwd: string): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { out: (x) => void (stdout += x), err: (x) => void (stderr += x), env: {}, cwd, signal: new AbortController().signal });
+  return { code, stdout, stderr };
+}
+
+function assertOneClearSentence(r: CliResult, pattern: RegExp): void {
+  assert.notEqual(r.code, 0, `exit code for: ${r.stderr}`);
+  assert.equal(r.stdout, '');
+  assert.equal(r.stderr.trim().split('\n').length, 1, `one line, got: ${r.stderr}`);
+  assert.doesNotMatch(r.stderr, /\n\s+at |Error:/);
+  assert.match(r.stderr, pattern);
+}
+
+const HAND_PAIRS = [
+  { policy: 'act-5k', sim: 0.2, real: 0.1 },
+  { policy: 'act-20k', sim: 0.4, real: 0.5 },
+  { policy: 'pi0', sim: 0.6, real: 0.3 },
+];
+
+test('stats correlate prints Pearson r and MMRV, and --json prints exactly {pearson, mmrv, n}', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'pairs.json'), JSON.stringify(HAND_PAIRS));
+  // By hand (see test/analysis/correlation.test.ts): r = 0.5, MMRV = 0.4 / 3.
+  const text = await runTandem(['stats', 'correlate', '--input', 'pairs.json'], { cwd: dir });
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /over 3 policies/);
+  assert.match(text.stdout, /Pearson r\s+0\.500/);
+  assert.match(text.stdout, /MMRV\s+0\.133/);
+  const json = await runTandem(['stats', 'correlate', '--input', join(dir, 'pairs.json'), '--json']);
+  assert.equal(json.code, 0, json.stderr);
+  const parsed = JSON.parse(json.stdout) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(parsed), ['pearson', 'mmrv', 'n']);
+  assert.ok(Math.abs((parsed.pearson as number) - 0.5) < 1e-12);
+  assert.ok(Math.abs((parsed.mmrv as number) - 0.4 / 3) < 1e-12);
+  assert.equal(parsed.n, 3);
+});
+
+test('stats correlate reports an undefined Pearson r as null, not a division by zero', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'flat.json'), JSON.stringify(HAND_PAIRS.map((p) => ({ ...p, sim: 0.3 }))));
+  const json = await runTandem(['stats', 'correlate', '--input', join(dir, 'flat.json'), '--json']);
+  assert.equal(json.code, 0, json.stderr);
+  // sim all tied at 0.3: SIMPLER's strict comparison makes every real order a violation for the higher one:
+  // act-20k (0.5) vs act-5k 0.4 and vs pi0 0.2 → 0.4; pi0 (0.3) vs act-5k → 0.2; act-5k → 0. MMRV = 0.6 / 3.
+  const parsed = JSON.parse(json.stdout) as { pearson: unknown; mmrv: number; n: number };
+  assert.equal(parsed.pearson, null);
+  assert.ok(Math.abs(parsed.mmrv - 0.2) < 1e-12);
+  const text = await runTandem(['stats', 'correlate', '--input', join(dir, 'flat.json')]);
+  assert.match(text.stdout, /Pearson r\s+undefined: sim gives every policy the same value/);
+});
+
+test('bad pairs files get one clear sentence and a non-zero exit', async (t) => {
+  const dir = tempDir(t);
+  const cases: [string, string | null, RegExp][] = [
+    ['missing.json', null, /The pairs file .*missing\.json does not exist\./],
+    ['truncated.json', '[{"policy": "a", "sim": 0.2, "re', /truncated\.json is not valid JSON/],
+    ['nan.json', '[{"policy":"a","sim":NaN,"real":0.1}]', /nan\.json is not valid JSON/],
+    ['nan-string.json', JSON.stringify([...HAND_PAIRS.slice(0, 2), { policy: 'c', sim: 'NaN', real: 0.3 }]), /Entry 3 of .*\(policy 'c'\) has sim = "NaN"; sim and real must be numbers from 0 to 1\./],
+    ['null.json', JSON.stringify([{ policy: 'a', sim: 0.1, real: null }, ...HAND_PAIRS.slice(1)]), /policy 'a'\) has real = null/],
+    ['range.json', JSON.stringify([...HAND_PAIRS.slice(0, 2), { policy: 'c', sim: 0.3, real: 1.2 }]), /has real = 1\.2; sim and real must be numbers from 0 to 1/],
+    ['two.json', JSON.stringify(HAND_PAIRS.slice(0, 2)), /has 2 policies; correlating sim with real needs at least 3\./],
+    ['dup.json', JSON.stringify([...HAND_PAIRS, { policy: 'pi0', sim: 0.1, real: 0.1 }]), /Policy 'pi0' appears more than once/],
+    ['object.json', JSON.stringify({ pairs: HAND_PAIRS }), /should hold a JSON list/],
+    ['noname.json', JSON.stringify([{ sim: 0.1, real: 0.2 }, ...HAND_PAIRS]), /Entry 1 .* needs a "policy" name/],
+  ];
+  for (const [name, body] of cases) if (body !== null) writeFileSync(join(dir, name), body);
+  for (const [name, , pattern] of cases) assertOneClearSentence(await runInProcess(['stats', 'correlate', '--input', name, '--json'], dir), pattern);
+  assertOneClearSentence(await runInProcess(['stats', 'correlate'], dir), /Missing --input/);
+  // And through the real executable, for a few of them: exit code and stderr as a user sees them.
+  const picked = [0, 1, 3, 6];
+  const results = await Promise.all(picked.map((i) => runTandem(['stats', 'correlate', '--input', cases[i][0], '--json'], { cwd: dir })));
+  results.forEach((r, k) => assertOneClearSentence(r, cases[picked[k]][2]));
+});
+
+test('stats interval prints Wilson and Clopper–Pearson for k of n', async () => {
+  const [text, json] = await Promise.all([
+    runTandem(['stats', 'interval', '--successes', '8', '--trials', '10']),
+    runTandem(['stats', 'interval', '--successes', '0', '--trials', '10', '--json']),
+  ]);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /8 of 10 succeeded \(80\.0%\)/);
+  assert.match(text.stdout, /Wilson\s+\[0\.490, 0\.943\]/);
+  assert.match(text.stdout, /Clopper–Pearson\s+\[0\.444, 0\.975\]/);
+  const parsed = JSON.parse(json.stdout) as { wilson: { lower: number; upper: number }; clopperPearson: { lower: number; upper: number }; estimate: number };
+  assert.equal(parsed.estimate, 0);
+  assert.equal(parsed.wilson.lower, 0);
+  assert.ok(Math.abs(parsed.wilson.upper - 0.2775) < 1e-4);
+  assert.ok(Math.abs(parsed.clopperPearson.upper - (1 - 0.025 ** 0.1)) < 1e-12);
+});
+
+test('stats interval refuses impossible counts in one sentence', async () => {
+  const over = await runTandem(['stats', 'interval', '--successes', '11', '--trials', '10']);
+  const missing = await runInProcess(['stats', 'interval', '--successes', '3'], '.');
+  const junk = await runInProcess(['stats', 'interval', '--successes', 'three', '--trials', '10'], '.');
+  assertOneClearSentence(over, /--successes \(11\) cannot exceed --trials \(10\)\./);
+  assertOneClearSentence(missing, /Missing --trials/);
+  assertOneClearSentence(junk, /--successes must be a whole number/);
+});
+
+test('stats summary reads the store in --data DIR (else TANDEM_DATA) and summarises per tier', async (t) => {
+  const dir = tempDir(t);
+  const dataDir = join(dir, 'station-data');
+  // Fill a real store the way a sweep and a session would, through the Store API.
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(dataDir);
+  const store = openStore(join(dataDir, 'tandem.sqlite'));
+  const set = layoutSetFixture([1, 1, 2, 2]);
+  store.putLayoutSet(set);
+  const act = store.upsertPolicy({ spec: 'onnx:act.onnx', name: 'act' });
+  const base = { policyId: act.id, layoutSetSha256: set.sha256, episodeSeconds: 60, controlHz: 30 };
+  store.insertRollouts([
+    { ...base, kind: 'sim', layoutIndex: 0, status: 'valid', progress: 1 },
+    { ...base, kind: 'sim', layoutIndex: 1, status: 'valid', progress: 0.5 },
+    { ...base, kind: 'sim', layoutIndex: 2, status: 'valid', progress: 0 },
+    { ...base, kind: 'sim', layoutIndex: 3, status: 'aborted', statusReason: 'sim diverged' },
+  ]);
+  const real = store.insertRollout({ ...base, kind: 'real', layoutIndex: 0, status: 'valid' });
+  store.insertRollout({ ...base, kind: 'real', layoutIndex: 1, status: 'valid' }); // not scored yet
+  store.insertOperatorScore({ rolloutId: real, endStates: [{ id: 'bottle-1', region: 'bin' }], progress: 1, counts: { inBin: 1, target: 1 } });
+  store.close();
+
+  const byFlag = await runTandem(['stats', 'summary', '--data', dataDir, '--policy', 'act', '--json'], { env: { TANDEM_DATA: join(dir, 'elsewhere') } });
+  assert.equal(byFlag.code, 0, byFlag.stderr);
+  assert.equal(existsSync(join(dir, 'elsewhere')), false, '--data wins over TANDEM_DATA');
+  const summaries = JSON.parse(byFlag.stdout) as { kind: string; excluded: number; unscored: number; tiers: { tier: number | string; rollouts: number; meanProgress: number; successes: number }[] }[];
+  const sim = summaries.find((s) => s.kind === 'sim')!;
+  assert.equal(sim.excluded, 1);
+  assert.deepEqual(sim.tiers.map((x) => [x.tier, x.rollouts, x.meanProgress, x.successes]), [[1, 2, 0.75, 1], [2, 1, 0, 0], ['all', 3, 0.5, 1]]);
+  const realSummary = summaries.find((s) => s.kind === 'real')!;
+  assert.equal(realSummary.unscored, 1);
+  assert.deepEqual(realSummary.tiers.map((x) => [x.tier, x.meanProgress]), [[1, 1], ['all', 1]]);
+
+  const byEnv = await runTandem(['stats', 'summary', '--kind', 'sim'], { env: { TANDEM_DATA: dataDir } });
+  assert.equal(byEnv.code, 0, byEnv.stderr);
+  assert.match(byEnv.stdout, /act \(sim\): 1 invalid or aborted rollouts left out/);
+  assert.match(byEnv.stdout, /\n  all\s+3\s+3\s+0\.500/);
+
+  assertOneClearSentence(await runTandem(['stats', 'summary', '--data', dataDir, '--policy', 'nobody']), /There is no policy 'nobody' in the store .*tandem\.sqlite\. Known: act\./);
+});
+
+test('a damaged store in the data dir is one sentence naming the file', async (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'tandem.sqlite'), 'not a database at all '.repeat(100));
+  const r = await runTandem(['stats', 'summary', '--data', dir]);
+  assertOneClearSentence(r, new RegExp(`The store ${join(dir, 'tandem.sqlite').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is damaged or is not a tandem database`));
+});
