@@ -4,7 +4,8 @@
  * adapter-emulator.ts; this class sees CAN frames only.
  */
 import type { MotorModelId } from '../../src/rig/contract.js';
-import { YAM_COULOMB_FRICTION_NM, YAM_IDLE_DAMPING, YAM_JOINT_LIMITS_RAD, YAM_LINK_MASS_KG, YAM_FINGER_MASS_KG } from '../../src/rig/yam.js';
+import { linkFrames } from '../../src/rig/kinematics.js';
+import { YAM_CHAIN, YAM_COULOMB_FRICTION_NM, YAM_IDLE_DAMPING, YAM_JOINT_LIMITS_RAD, YAM_LINK_MASS_KG, YAM_FINGER_MASS_KG } from '../../src/rig/yam.js';
 import type { CanFrame } from '../can/frame.js';
 import { EmulatedMotor } from './emulated-motor.js';
 import {
@@ -22,6 +23,12 @@ import {
 export const YAM_MOTOR_IDS: readonly number[] = [1, 2, 3, 4, 5, 6, 7];
 export const GRIPPER_MOTOR_ID = 7;
 const JOINT_MOTORS: readonly MotorModelId[] = ['DM4340', 'DM4340', 'DM4340', 'DM4310', 'DM4310', 'DM4310'];
+
+/**
+ * Where the emulated arm starts: home, with joints 2 and 3 resting 0.02 rad above their lower limit
+ * (a real arm rests on its stops a hair inside; exactly 0 would read as −0.0002 after quantisation).
+ */
+export const EMULATED_REST_POSE_RAD: readonly number[] = [0, 0.02, 0.02, 0, 0, 0, 0];
 
 /** Gripper motor stops: closed at 0, open at the model's 6.57 rad of travel. */
 export const EMULATED_GRIPPER_STOPS_RAD: readonly [number, number] = [0, 6.57];
@@ -41,20 +48,31 @@ export interface YamBusEmulatorOptions {
 }
 
 /**
- * Lumped inertia per joint: the distal masses at rough lever arms along the chain, plus the rotor's
- * reflected inertia. Crude on purpose; timing and protocol tests do not depend on its accuracy.
+ * Lumped inertia per joint at the home pose from the rig's own kinematics: each distal link's mass at
+ * the midpoint of its segment, times its squared distance from the joint axis, plus the rotor's
+ * reflected inertia. Configuration-independent on purpose; timing and protocol tests do not depend
+ * on its accuracy, only on its order of magnitude.
  */
 function jointInertias(): number[] {
-  const distal = ['link1', 'link2', 'link3', 'link4', 'link5', 'gripper'].map((k) => YAM_LINK_MASS_KG[k]);
-  distal[5] += 2 * YAM_FINGER_MASS_KG;
-  const segmentM = [0.059, 0.273, 0.261, 0.092, 0.054, 0.08];
-  return distal.map((_, j) => {
+  const frames = linkFrames([0, 0, 0, 0, 0, 0]);
+  const masses = ['link1', 'link2', 'link3', 'link4', 'link5', 'gripper'].map((k) => YAM_LINK_MASS_KG[k]);
+  masses[5] += 2 * YAM_FINGER_MASS_KG;
+  const comOf = (k: number): number[] => {
+    const a = frames[k + 1].position;
+    const b = k + 2 < frames.length ? frames[k + 2].position : a;
+    return [0, 1, 2].map((d) => (a[d] + b[d]) / 2);
+  };
+  return YAM_CHAIN.map((c, j) => {
+    const f = frames[j + 1];
+    const R = f.rotation;
+    const axis = [0, 1, 2].map((r) => R[r * 3] * c.axis[0] + R[r * 3 + 1] * c.axis[1] + R[r * 3 + 2] * c.axis[2]);
     let inertia = 0.004; // reflected rotor inertia
-    let r = 0;
-    for (let k = j; k < distal.length; k++) {
-      const rk = r + segmentM[k] / 2;
-      inertia += distal[k] * rk * rk;
-      r += segmentM[k];
+    for (let k = j; k < masses.length; k++) {
+      const com = comOf(k);
+      const d = [0, 1, 2].map((i) => com[i] - f.position[i]);
+      const along = d[0] * axis[0] + d[1] * axis[1] + d[2] * axis[2];
+      const r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along;
+      inertia += masses[k] * Math.max(r2, 0);
     }
     return inertia;
   });
@@ -92,7 +110,7 @@ export class YamBusEmulator {
           dampingNmS: YAM_IDLE_DAMPING[j],
           frictionNm: YAM_COULOMB_FRICTION_NM[j],
           hardStopsRad: [lo - 0.35, hi + 0.35],
-          initialPositionRad: options.initialPositionsRad?.[j] ?? 0,
+          initialPositionRad: options.initialPositionsRad?.[j] ?? EMULATED_REST_POSE_RAD[j],
           gravityNm: options.gravity && (j === 1 || j === 2) ? 9.81 * 1.5 * 0.2 : 0,
           registers: options.registers?.[id],
         }),
@@ -108,7 +126,7 @@ export class YamBusEmulator {
           dampingNmS: 0.05,
           frictionNm: 0.05,
           hardStopsRad: EMULATED_GRIPPER_STOPS_RAD,
-          initialPositionRad: options.initialPositionsRad?.[6] ?? 0,
+          initialPositionRad: options.initialPositionsRad?.[6] ?? 0.3,
           registers: options.registers?.[GRIPPER_MOTOR_ID],
         }),
       );
