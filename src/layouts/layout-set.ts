@@ -188,6 +188,7 @@ export function parseLayoutSet(text: string, source: string, opts: ParseOptions 
   if (found !== body.sha256) {
     throw new LayoutSetError(
       `${source} does not match its hash: expected ${body.sha256} (recorded in the file), found ${found} (computed from its contents); it was changed after it was frozen — to change a set on purpose, run 'tandem layouts bump'.`,
+      { expected: body.sha256, found },
     );
   }
   return body as LayoutSet;

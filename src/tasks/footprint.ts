@@ -179,3 +179,23 @@ export function toFixtureFrame(pose: TablePose, x: number, y: number): [number, 
   const dy = y - pose.y;
   return [c * dx + s * dy, -s * dx + c * dy];
 }
+
+/** Each part's own footprint (a mug's body and its handle, a bolt's shank and head), for drawing. */
+export function partFootprints(kind: ObjectKind, posture: Posture, pose: TablePose): OrientedRect[] {
+  const h = partsBounds(kind.parts).max[2];
+  return kind.parts.map((part) => {
+    const b = partsBounds([part]);
+    let x0: number;
+    let x1: number;
+    let y0: number;
+    let y1: number;
+    if (posture === 'lying') [x0, x1, y0, y1] = [b.min[2] - h / 2, b.max[2] - h / 2, b.min[1], b.max[1]];
+    else if (posture === 'upside-down') [x0, x1, y0, y1] = [b.min[0], b.max[0], -b.max[1], -b.min[1]];
+    else [x0, x1, y0, y1] = [b.min[0], b.max[0], b.min[1], b.max[1]];
+    const mx = (x0 + x1) / 2;
+    const my = (y0 + y1) / 2;
+    const c = Math.cos(pose.yawRad);
+    const s = Math.sin(pose.yawRad);
+    return { cx: pose.x + c * mx - s * my, cy: pose.y + s * mx + c * my, halfX: (x1 - x0) / 2, halfY: (y1 - y0) / 2, yawRad: pose.yawRad };
+  });
+}
