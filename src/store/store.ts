@@ -8,7 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { LATEST_SCHEMA_VERSION, MIGRATIONS, TANDEM_APPLICATION_ID } from './migrations.js';
+import canonicalize from 'canonicalize';
+import type { LayoutSet } from '../layouts/layout-set.js';
+import { MIGRATIONS, TANDEM_APPLICATION_ID, type Migration } from './migrations.js';
 import type {
   CalibrationInput,
   CalibrationRecord,
@@ -45,6 +47,8 @@ export interface OpenStoreOptions {
   readonly create?: boolean;
   /** How long a write waits for another process holding the write lock, ms (default 5000). */
   readonly busyTimeoutMs?: number;
+  /** The schema history to apply; default MIGRATIONS. Tests pass a longer list to exercise an upgrade. */
+  readonly migrations?: readonly Migration[];
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -59,6 +63,14 @@ function nowIso(): string {
 
 type Row = Record<string, unknown>;
 
+/** RFC 8785 canonical JSON of a pinned set without its sha256: the bytes its hash is taken over. */
+function canonicalBody(set: LayoutSet): string {
+  const { sha256: _id, ...body } = set;
+  const text = canonicalize(body);
+  if (text === undefined) throw new RangeError('the layout set cannot be written as JSON');
+  return text;
+}
+
 function parseJson<T>(text: unknown): T {
   return JSON.parse(String(text)) as T;
 }
@@ -72,7 +84,7 @@ export function openStore(file: string, options: OpenStoreOptions = {}): Store {
     throw new StoreError(`Cannot open the store ${file}: ${(e as Error).message}. Check that the folder exists and is writable.`, file);
   }
   try {
-    prepareConnection(db, file, options.busyTimeoutMs ?? 5000);
+    prepareConnection(db, file, options.busyTimeoutMs ?? 5000, options.migrations ?? MIGRATIONS);
   } catch (e) {
     db.close();
     throw e;
@@ -96,7 +108,11 @@ function describeSqliteFailure(e: unknown, file: string): StoreError | undefined
   return undefined;
 }
 
-function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: number): void {
+function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: number, migrations: readonly Migration[]): void {
+  const latest = migrations.length === 0 ? 0 : migrations[migrations.length - 1].version;
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`store migrations must be numbered 1, 2, 3, … in order; entry ${i} is version ${m.version}`);
+  });
   let version: number;
   let applicationId: number;
   try {
@@ -113,9 +129,9 @@ function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: n
   if ((applicationId !== 0 && applicationId !== TANDEM_APPLICATION_ID) || (applicationId === 0 && hasTables)) {
     throw new StoreError(`${file} is an SQLite database of some other program, not a tandem store. Point --data at a different folder.`, file);
   }
-  if (version > LATEST_SCHEMA_VERSION) {
+  if (version > latest) {
     throw new StoreError(
-      `The store ${file} was written by a newer tandem (schema version ${version}; this tandem knows up to ${LATEST_SCHEMA_VERSION}). Update tandem to open it; this version leaves it untouched.`,
+      `The store ${file} was written by a newer tandem (schema version ${version}; this tandem knows up to ${latest}). Update tandem to open it; this version leaves it untouched.`,
       file,
     );
   }
@@ -124,16 +140,23 @@ function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: n
     if (mode !== 'wal') throw new StoreError(`The store ${file} could not switch to write-ahead logging (journal mode is '${String(mode)}').`, file);
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = FULL');
-    for (const m of MIGRATIONS) {
-      if (m.version <= version) continue;
+  } catch (e) {
+    throw describeSqliteFailure(e, file) ?? e;
+  }
+  for (const m of migrations) {
+    if (m.version <= version) continue;
+    try {
       db.transaction(() => {
         db.exec(m.sql);
         db.pragma(`application_id = ${TANDEM_APPLICATION_ID}`);
         db.pragma(`user_version = ${m.version}`);
       }).immediate();
+    } catch (e) {
+      throw (
+        describeSqliteFailure(e, file) ??
+        new StoreError(`Upgrading the store ${file} to schema version ${m.version} (${m.description}) failed: ${(e as Error).message}. The store is left at version ${m.version - 1}.`, file)
+      );
     }
-  } catch (e) {
-    throw describeSqliteFailure(e, file) ?? e;
   }
 }
 
@@ -272,8 +295,12 @@ export class Store {
 
   // ---- layout sets ----
 
-  /** Stores a layout set by its hash. Idempotent: putting the same set again changes nothing. */
-  putLayoutSet(input: LayoutSetInput): { record: LayoutSetRecord; inserted: boolean } {
+  /**
+   * Stores a layout set by its hash. Idempotent: putting the same set again changes nothing.
+   * Takes the pinned set itself (its canonical JSON is computed here) or its canonical JSON and hash.
+   */
+  putLayoutSet(set: LayoutSetInput | LayoutSet): { record: LayoutSetRecord; inserted: boolean } {
+    const input = 'canonicalJson' in set ? set : { sha256: set.sha256, canonicalJson: canonicalBody(set) };
     if (!SHA256_HEX.test(input.sha256)) throw new StoreError(`'${input.sha256}' is not a hex SHA-256 layout-set id.`, this.file);
     const found = sha256Hex(input.canonicalJson);
     if (found !== input.sha256) {
@@ -290,6 +317,12 @@ export class Store {
     const record = this.getLayoutSet(input.sha256);
     if (!record) throw new StoreError(`Layout set ${input.sha256} vanished right after it was stored.`, this.file);
     return { record, inserted };
+  }
+
+  /** The stored set as the layouts room knows it (body plus sha256), ready for a sim sweep. */
+  loadLayoutSet(sha256: string): LayoutSet | undefined {
+    const record = this.getLayoutSet(sha256);
+    return record ? ({ ...(JSON.parse(record.canonicalJson) as object), sha256 } as LayoutSet) : undefined;
   }
 
   getLayoutSet(sha256: string): LayoutSetRecord | undefined {

@@ -230,3 +230,43 @@ test('opening without create refuses a missing file', (t) => {
   assert.throws(() => openStore(missing, { create: false }), (e: unknown) => e instanceof StoreError && e.message.includes(missing));
   assert.equal(existsSync(missing), false);
 });
+
+test('a pinned layout set from the sampler goes in as-is and comes back equal; a tampered one is refused', async (t) => {
+  const { sampleLayoutSet } = await import('../../src/layouts/layout-set.js');
+  const store = openStore(join(tempDir(t), 'tandem.sqlite'));
+  t.after(() => store.close());
+  const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 2], perTier: 2, seed: 3 });
+  const { record, inserted } = store.putLayoutSet(set);
+  assert.equal(inserted, true);
+  assert.equal(record.sha256, set.sha256);
+  assert.equal(record.layoutCount, 4);
+  assert.equal(record.task, 'bottles-in-the-bin');
+  assert.deepEqual(store.loadLayoutSet(set.sha256), JSON.parse(JSON.stringify(set)));
+  const moved = { ...set, layouts: set.layouts.map((l, i) => (i === 0 ? { ...l, tier: 5 } : l)) };
+  assert.throws(() => store.putLayoutSet(moved), /hashes to [0-9a-f]{64}, not the claimed/);
+});
+
+test('an upgrade runs only the missing migrations, keeps the data, and a failing one leaves the previous version intact', async (t) => {
+  const { MIGRATIONS } = await import('../../src/store/migrations.js');
+  const file = join(tempDir(t), 'tandem.sqlite');
+  const v1 = openStore(file);
+  const { set, policy } = seeded(v1);
+  v1.insertRollout({ kind: 'sim', policyId: policy.id, layoutSetSha256: set.sha256, layoutIndex: 0, episodeSeconds: 60, controlHz: 30, status: 'valid', progress: 0.5 });
+  v1.close();
+
+  const broken = [...MIGRATIONS, { version: MIGRATIONS.length + 1, description: 'a broken step', sql: 'ALTER TABLE rollouts ADD COLUMN note TEXT; SELECT * FROM no_such_table;' }];
+  assert.throws(
+    () => openStore(file, { migrations: broken }),
+    (e: unknown) => e instanceof StoreError && e.message.includes(file) && /schema version 2 \(a broken step\) failed: .*left at version 1/.test(e.message),
+  );
+  const check = new Database(file, { readonly: true });
+  assert.equal(check.pragma('user_version', { simple: true }), 1);
+  assert.equal((check.prepare('SELECT * FROM rollouts').get() as Record<string, unknown>).note, undefined, 'the half-run step was rolled back');
+  check.close();
+
+  const v2 = openStore(file, { migrations: [...MIGRATIONS, { version: MIGRATIONS.length + 1, description: 'rollout notes', sql: "ALTER TABLE rollouts ADD COLUMN note TEXT NOT NULL DEFAULT ''" }] });
+  t.after(() => v2.close());
+  assert.equal(v2.schemaVersion, 2);
+  assert.equal(v2.listRollouts()[0].progress, 0.5);
+  assert.throws(() => openStore(file), /newer tandem \(schema version 2; this tandem knows up to 1\)/);
+});
