@@ -80,7 +80,7 @@ const WRIST_POSE: Pose3 = { position: [-0.05, 0, -0.07], quaternion: [0.696364, 
 
 /**
  * Defaults until the camera calibration tool measures the real cameras. `cam_high` stands behind
- * the arms, 0.9 m above the table, looking across the table at (0.05, 0, 0); ≈73° horizontal
+ * the arms, 0.9 m above the table, looking across the table at (0.05, 0, 0); ≈79° horizontal
  * field of view covers the whole 1.0 × 1.2 m table top.
  */
 export const DEFAULT_CAMERA_CALIBRATION: CameraCalibration = {
@@ -88,7 +88,7 @@ export const DEFAULT_CAMERA_CALIBRATION: CameraCalibration = {
   version: 1,
   cameras: {
     cam_high: {
-      intrinsics: centred(DEFAULT_IMAGE_SIZE_PX, 150),
+      intrinsics: centred(DEFAULT_IMAGE_SIZE_PX, 135),
       mountFrame: 'table',
       pose: { position: [-0.6, 0, 0.9], quaternion: [-0.672807, 0.672807, -0.217555, 0.217555] },
       nearM: 0.05,

@@ -39,7 +39,7 @@ export interface ChromiumRendererOptions {
   readonly calibration?: CameraCalibration;
   /** Default /usr/bin/chromium, or $TANDEM_CHROMIUM. */
   readonly executablePath?: string;
-  /** Browser start-up budget. Default 30 s (two busy cores can make chromium slow to start). */
+  /** Browser start-up budget. Default 60 s (two busy cores can make chromium slow to start). */
   readonly startTimeoutMs?: number;
   /** 4× MSAA: smoother edges for ≈3× the draw time on SwiftShader. Default off. */
   readonly antialias?: boolean;
@@ -69,7 +69,7 @@ export class ChromiumRenderer implements Renderer {
   constructor(options: ChromiumRendererOptions = {}) {
     this.calibration = hashCameraCalibration(options.calibration ?? DEFAULT_CAMERA_CALIBRATION);
     this.executablePath = options.executablePath ?? process.env.TANDEM_CHROMIUM ?? DEFAULT_CHROMIUM_PATH;
-    this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
+    this.startTimeoutMs = options.startTimeoutMs ?? 60_000;
     this.antialias = options.antialias ?? false;
   }
 
