@@ -35,7 +35,7 @@ test('a camera calibration with a missing camera or a bad rotation is refused in
   delete missing.cameras.cam_right_wrist;
   assert.throws(() => validateCameraCalibration(missing), /camera "cam_right_wrist" is missing/);
   const skewed = clone(DEFAULT_CAMERA_CALIBRATION);
-  (skewed.cameras.cam_high.pose as { quaternion: number[] }).quaternion = [0, 0, 0, 2];
+  (skewed.cameras.cam_high.pose as unknown as { quaternion: number[] }).quaternion = [0, 0, 0, 2];
   assert.throws(() => validateCameraCalibration(skewed), /cam_high pose quaternion has length 2\.0000, not 1/);
   const tiny = clone(DEFAULT_CAMERA_CALIBRATION);
   (tiny.cameras.cam_left_wrist.intrinsics as { widthPx: number }).widthPx = 3.5;
