@@ -42,7 +42,8 @@ export const MAY_IMPORT = {
   'src/rig/contract': ['src/tasks'],
   'src/rig': ['src/tasks', 'src/rig/contract'],
   'src/policy/contract': ['src/rig/contract'],
-  'src/policy': ['src/rig/contract', 'src/policy/contract'],
+  // Privileged code policies solve grasps with the rig's own kinematics (src/rig/kinematics.ts).
+  'src/policy': ['src/rig/contract', 'src/policy/contract', 'src/rig'],
   'src/rollout': [...RIG, 'src/policy', 'src/policy/contract', 'src/tasks'],
   // Sweeps (worker threads) live in sim and run the one rollout loop with a policy.
   'src/sim': [...RIG, 'src/tasks', 'src/layouts', 'src/policy', 'src/policy/contract', 'src/rollout'],

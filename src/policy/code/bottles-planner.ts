@@ -1,0 +1,185 @@
+/**
+ * The task-level planner of the bottles policy: which bottle next, with which arm and grasp,
+ * where to release it, and when (and how) to nudge the bin into reach first. Pure: it reads the
+ * privileged scene and asks each arm's IK; it does no timing and keeps no state.
+ */
+import type { ArmSide } from '../../rig/contract.js';
+import type { ArmReach, ToolTarget } from './arm-reach.js';
+import { planCarry, planGrasp, type BottleGrasp, type CarryPlan, type GraspParams, DEFAULT_GRASP_PARAMS } from './bottle-grasps.js';
+import { add, distXY, dot, normalize, scale, sub, type Vec3 } from './frames.js';
+import { fromBinFrame, horizontal, type BinView, type BottleView } from './geometry.js';
+
+export interface PickTask {
+  readonly kind: 'pick';
+  readonly bottleId: string;
+  readonly side: ArmSide;
+  readonly grasp: BottleGrasp;
+  readonly carry: CarryPlan;
+}
+
+export interface NudgeTask {
+  readonly kind: 'nudge-bin';
+  readonly side: ArmSide;
+  /** Unit push direction on the table, and how far. */
+  readonly directionXY: Vec3;
+  readonly distanceM: number;
+  /** Above the contact point, the contact point inside the bin, the end of the push, above the end. */
+  readonly waypoints: readonly { readonly target: ToolTarget; readonly q: Float64Array }[];
+  /** Why: the arm that will drop once the bin is closer. */
+  readonly forSide: ArmSide;
+}
+
+export interface IdleTask {
+  readonly kind: 'idle';
+  readonly reason: string;
+}
+
+export type BottlesTask = PickTask | NudgeTask | IdleTask;
+
+export interface BottlesScene {
+  /** Bottles still to clear (not in the bin, not given up on). */
+  readonly bottles: readonly BottleView[];
+  readonly bin: BinView;
+}
+
+export interface PlannerOptions {
+  readonly grasp?: GraspParams;
+  /** Horizontal distance from a base beyond which an arm is not even asked. */
+  readonly maxReachM?: number;
+  /** Longest single push of the bin. */
+  readonly maxPushM?: number;
+}
+
+const MAX_REACH_M = 0.62;
+const MAX_PUSH_M = 0.3;
+/** Fingertip centre height above the bin floor while pushing from inside. */
+const PUSH_HEIGHT_ABOVE_FLOOR_M = 0.035;
+/** Clearance between the closed fingers and the wall they push. */
+const FINGER_HALF_THICKNESS_M = 0.015;
+
+/**
+ * Candidate (bottle, arm) pairs, nearest first: an arm works a bottle on its own side before
+ * reaching across, which also keeps the arms apart.
+ */
+export function assignmentOrder(bottles: readonly BottleView[], arms: readonly ArmReach[], maxReachM = MAX_REACH_M): { bottle: BottleView; arm: ArmReach; distanceM: number }[] {
+  const pairs: { bottle: BottleView; arm: ArmReach; distanceM: number }[] = [];
+  for (const bottle of bottles) {
+    for (const arm of arms) {
+      const d = distXY(bottle.centre, arm.basePosition);
+      if (d <= maxReachM) pairs.push({ bottle, arm, distanceM: d });
+    }
+  }
+  // Stable order: distance, then bottle id, then arm side, so plans are reproducible.
+  return pairs.sort((a, b) => a.distanceM - b.distanceM || (a.bottle.id < b.bottle.id ? -1 : a.bottle.id > b.bottle.id ? 1 : 0) || (a.arm.side < b.arm.side ? -1 : 1));
+}
+
+/** Where each arm most comfortably drops: in front of its base, toward the middle of the table. */
+export function dropSweetSpot(arm: ArmReach, arms: readonly ArmReach[]): Vec3 {
+  const midY = arms.reduce((s, a) => s + a.basePosition[1], 0) / arms.length;
+  return [arm.basePosition[0] + 0.34, (arm.basePosition[1] + midY) / 2, 0];
+}
+
+/** A generic release pose above the bin's centre (approach tilted outward): can this arm drop into a bin at `binBase`? */
+export function dropReachable(arm: ArmReach, bin: BinView, binBase: Vec3, seed: ArrayLike<number>): boolean {
+  const radial = horizontal(sub(binBase, arm.basePosition)) ?? [1, 0, 0];
+  for (const tilt of [0.8, 0.5, 1.1]) {
+    const approach = normalize(add(scale([0, 0, -1], Math.cos(tilt)), scale(radial, Math.sin(tilt))));
+    // A held bottle hangs ahead of the fingers along the approach; aim the fingers short of the centre.
+    const position = add(binBase, add([0, 0, bin.shape.outerM[2] + 0.12], scale(radial, -0.06)));
+    if (arm.solve({ position, approach, closing: [-radial[1], radial[0], 0] }, seed)) return true;
+  }
+  return false;
+}
+
+/** Picks the next task from the current scene. `seeds` are each arm's current joint angles. */
+export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], seeds: Readonly<Record<ArmSide, ArrayLike<number>>>, opts: PlannerOptions = {}): BottlesTask {
+  if (scene.bottles.length === 0) return { kind: 'idle', reason: 'every bottle is in the bin' };
+  const graspParams = opts.grasp ?? DEFAULT_GRASP_PARAMS;
+  const graspableBy: ArmReach[] = [];
+  for (const { bottle, arm } of assignmentOrder(scene.bottles, arms, opts.maxReachM ?? MAX_REACH_M)) {
+    const grasp = planGrasp(bottle, arm, seeds[arm.side], graspParams);
+    if (!grasp) continue;
+    const carry = planCarry(grasp, bottle.shape.radiusM, bottle.shape.heightM, scene.bin, arm);
+    if (carry) return { kind: 'pick', bottleId: bottle.id, side: arm.side, grasp, carry };
+    if (!graspableBy.includes(arm)) graspableBy.push(arm);
+  }
+  if (graspableBy.length === 0) return { kind: 'idle', reason: 'no remaining bottle is within reach of either arm' };
+  for (const forArm of graspableBy) {
+    const nudge = planBinNudge(scene.bin, forArm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M);
+    if (nudge) return nudge;
+  }
+  return { kind: 'idle', reason: 'the bin is out of reach and cannot be nudged closer' };
+}
+
+/**
+ * Pushes the bin toward `forArm`'s drop sweet spot with closed fingers pressed against the
+ * inside of the wall that faces that way — reachable where the outside of the far wall is not.
+ * The push is as short as makes the drop reachable (plus a margin), or as long as the pushing
+ * arm reaches; the policy replans afterwards, so a short push is followed by another.
+ */
+export function planBinNudge(bin: BinView, forArm: ArmReach, arms: readonly ArmReach[], seeds: Readonly<Record<ArmSide, ArrayLike<number>>>, maxPushM = MAX_PUSH_M): NudgeTask | undefined {
+  const goal = dropSweetSpot(forArm, arms);
+  const toGoal = sub(goal, [bin.base[0], bin.base[1], 0]);
+  const goalDist = Math.hypot(toGoal[0], toGoal[1]);
+  if (goalDist < 0.02) return undefined;
+  const dir: Vec3 = [toGoal[0] / goalDist, toGoal[1] / goalDist, 0];
+  // The wall whose outward normal points most along the push.
+  const walls: { n: Vec3; half: number }[] = [
+    { n: [1, 0, 0], half: bin.shape.outerM[0] / 2 },
+    { n: [-1, 0, 0], half: bin.shape.outerM[0] / 2 },
+    { n: [0, 1, 0], half: bin.shape.outerM[1] / 2 },
+    { n: [0, -1, 0], half: bin.shape.outerM[1] / 2 },
+  ];
+  const c = Math.cos(bin.yawRad);
+  const s = Math.sin(bin.yawRad);
+  const world = (v: Vec3): Vec3 => [c * v[0] - s * v[1], s * v[0] + c * v[1], 0];
+  const wall = walls.reduce((best, w) => (dot(world(w.n), dir) > dot(world(best.n), dir) ? w : best));
+  const inset = wall.half - bin.shape.wallM - FINGER_HALF_THICKNESS_M;
+  const contact = fromBinFrame(bin, [wall.n[0] * inset, wall.n[1] * inset, PUSH_HEIGHT_ABOVE_FLOOR_M]);
+  const wallNormal = world(wall.n);
+  const closing: Vec3 = [-wallNormal[1], wallNormal[0], 0];
+  const down: Vec3 = [0, 0, -1];
+  // Fingertips (2 cm below the tool point) clear the rim by 2.5 cm.
+  const aboveZ = bin.rimZ + 0.045;
+
+  // Shortest push after which forArm can drop, plus a margin.
+  let needed: number | undefined;
+  for (let d = 0.04; d <= Math.min(maxPushM, goalDist) + 1e-9; d += 0.04) {
+    if (dropReachable(forArm, bin, add(bin.base, scale(dir, d)), seeds[forArm.side])) {
+      needed = Math.min(d + 0.04, goalDist);
+      break;
+    }
+  }
+  const distance = needed ?? Math.min(maxPushM, goalDist);
+  // The pusher: the arm the bin is for if it can, else the other.
+  const candidates = [forArm, ...arms.filter((a) => a !== forArm)];
+  for (const arm of candidates) {
+    const radial = horizontal(sub(contact, arm.basePosition)) ?? [1, 0, 0];
+    // Straight down first; leaning the approach away from the base buys reach over the rim.
+    for (const tilt of [0, 0.3, 0.6]) {
+      const approach = normalize(add(scale(down, Math.cos(tilt)), scale(radial, Math.sin(tilt))));
+      for (let d = distance; d >= 0.04; d -= 0.04) {
+        const end = add(contact, scale(dir, d));
+        const targets: ToolTarget[] = [
+          { position: [contact[0], contact[1], aboveZ], approach, closing },
+          { position: contact, approach, closing },
+          { position: end, approach, closing },
+          { position: [end[0], end[1], aboveZ], approach, closing },
+        ];
+        const qs: Float64Array[] = [];
+        let prev: ArrayLike<number> = seeds[arm.side];
+        for (const t of targets) {
+          const q = arm.solve(t, prev);
+          if (!q) break;
+          qs.push(q);
+          prev = q;
+        }
+        if (qs.length === targets.length) {
+          return { kind: 'nudge-bin', side: arm.side, directionXY: dir, distanceM: d, waypoints: targets.map((target, i) => ({ target, q: qs[i] })), forSide: forArm.side };
+        }
+        if (qs.length < 2) break; // cannot even reach the contact point: shorter pushes will not help
+      }
+    }
+  }
+  return undefined;
+}

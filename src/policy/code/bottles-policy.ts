@@ -1,0 +1,276 @@
+/**
+ * `code:bottles-in-the-bin` — the privileged scripted two-arm policy the lab uses to generate
+ * sim demonstrations. Each chunk it reads object poses from the sim, checks the running plan
+ * against them (did the bottle move before the grasp? is it in the hand after the lift?), and
+ * when the plan is done or broken, plans the next task from the current state: pick a bottle
+ * with the arm that reaches it (one arm moves at a time; the other waits parked to its side),
+ * or nudge the bin into reach first. Deterministic: no randomness, the same state gives the
+ * same plan.
+ */
+import type { ArmSide } from '../../rig/contract.js';
+import { DOF_PER_ARM, STATE_DIM, stateIndex } from '../../rig/contract.js';
+import type { ActionChunk, EpisodeContext, Observation, Policy, PolicyInfo, PrivilegedState } from '../contract.js';
+import { armReach, type ArmReach } from './arm-reach.js';
+import { fromToolBasis } from './bottle-grasps.js';
+import { planNextTask, type BottlesTask, type NudgeTask, type PickTask, type PlannerOptions } from './bottles-planner.js';
+import { add, norm, scale, sub, type Vec3 } from './frames.js';
+import { binShape, bottleInBin, bottleShape, viewBin, viewBottle, type BinView, type BottleView } from './geometry.js';
+import { ArmMotion, DEFAULT_MOTION_LIMITS, type MotionLimits } from './motion.js';
+import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js';
+
+export const BOTTLES_POLICY_NAME = 'code:bottles-in-the-bin';
+/** Bumped whenever the policy's behaviour changes: it feeds the policy's checkpoint hash. */
+export const BOTTLES_POLICY_VERSION = 1;
+
+export interface BottlesPolicyOptions {
+  /** Rows per action chunk (the policy re-reads the world after each chunk). Default 10. */
+  readonly actionHorizon?: number;
+  readonly motion?: MotionLimits;
+  readonly planner?: PlannerOptions;
+  /** Grasp attempts per bottle before the policy leaves it. Default 3. */
+  readonly maxAttemptsPerBottle?: number;
+  /** Bin pushes per episode. Default 4. */
+  readonly maxNudges?: number;
+}
+
+/** Parked: arm raised and turned outward, clear of the table's middle and the other arm's work. */
+export function parkPose(side: ArmSide): Float64Array {
+  return new Float64Array([side === 'left' ? 1.2 : -1.2, 0.5, 0.5, 0, 0, 0]);
+}
+
+const GRIPPER_OPEN = 1;
+const GRIPPER_CLOSED = 0;
+/** A measured gripper opening below this after closing means the fingers met nothing. */
+const EMPTY_GRIPPER = 0.08;
+/** How far the bottle may sit from where the plan expects it in the hand. */
+const IN_HAND_TOLERANCE_M = 0.06;
+/** How far the bottle may have moved before the grasp for the plan still to hold. */
+const MOVED_TOLERANCE_M = 0.03;
+const IDLE_REPLAN_S = 1;
+
+interface ActivePlan {
+  readonly task: PickTask | NudgeTask;
+  readonly side: ArmSide;
+  readonly motion: ArmMotion;
+  /** Time from the plan's start already emitted, in control steps. */
+  step: number;
+  /** Marks already checked. */
+  readonly checked: Set<string>;
+  /** The bottle's centre when the plan was made (picks). */
+  readonly bottleCentre?: Vec3;
+}
+
+export class BottlesPolicy implements Policy {
+  readonly info: PolicyInfo;
+  private readonly opts: Required<Omit<BottlesPolicyOptions, 'planner'>> & { planner: PlannerOptions };
+  private arms: ArmReach[] = [];
+  private controlHz = 50;
+  private command: Float64Array | undefined;
+  private plan: ActivePlan | undefined;
+  private idleUntilS = -Infinity;
+  private readonly attempts = new Map<string, number>();
+  private nudges = 0;
+  /** What the policy did, in words (tests and the docs' examples read it). */
+  readonly log: string[] = [];
+
+  constructor(opts: BottlesPolicyOptions = {}) {
+    this.opts = {
+      actionHorizon: opts.actionHorizon ?? 10,
+      motion: opts.motion ?? DEFAULT_MOTION_LIMITS,
+      planner: opts.planner ?? {},
+      maxAttemptsPerBottle: opts.maxAttemptsPerBottle ?? 3,
+      maxNudges: opts.maxNudges ?? 4,
+    };
+    this.info = {
+      name: BOTTLES_POLICY_NAME,
+      checkpointSha256: codePolicySha256(BOTTLES_POLICY_NAME, BOTTLES_POLICY_VERSION),
+      actionHorizon: this.opts.actionHorizon,
+      cameras: [],
+      needsPrivilegedState: true,
+    };
+  }
+
+  async reset(ctx: EpisodeContext): Promise<void> {
+    if (ctx.rigModel.arms.length !== 2) throw new Error(`${BOTTLES_POLICY_NAME} drives a two-arm rig; '${ctx.rigModel.name}' has ${ctx.rigModel.arms.length} arms.`);
+    this.arms = ctx.rigModel.arms.map((a) => armReach(a));
+    this.controlHz = ctx.controlHz;
+    this.command = undefined;
+    this.plan = undefined;
+    this.idleUntilS = -Infinity;
+    this.attempts.clear();
+    this.nudges = 0;
+    this.log.length = 0;
+  }
+
+  async infer(obs: Observation): Promise<ActionChunk> {
+    if (!obs.privileged) throw new PrivilegedStateRequiredError(BOTTLES_POLICY_NAME);
+    if (this.arms.length === 0) throw new Error(`${BOTTLES_POLICY_NAME}: infer was called before reset.`);
+    const scene = readScene(obs.privileged);
+    if (!this.command) this.command = Float64Array.from(obs.state);
+
+    if (this.plan) this.checkPlan(this.plan, obs, scene);
+    if (this.plan && this.plan.step * (1 / this.controlHz) >= this.plan.motion.durationS) this.plan = undefined;
+    if (!this.plan && obs.timeS >= this.idleUntilS) this.startNextTask(obs, scene);
+
+    const H = this.opts.actionHorizon;
+    const actions = new Float32Array(H * STATE_DIM);
+    const q = new Float64Array(6);
+    for (let r = 0; r < H; r++) {
+      if (this.plan) {
+        const p = this.plan;
+        p.step += 1;
+        const g = p.motion.sample(p.step / this.controlHz, q);
+        const base = stateIndex(p.side, 0);
+        this.command.set(q, base);
+        this.command[base + 6] = g;
+      }
+      actions.set(this.command, r * STATE_DIM);
+    }
+    return { horizon: H, actions };
+  }
+
+  private armState(side: ArmSide): { q: Float64Array; gripper: number } {
+    const cmd = this.command as Float64Array;
+    const base = stateIndex(side, 0);
+    return { q: cmd.slice(base, base + 6), gripper: cmd[base + 6] };
+  }
+
+  private seeds(): Record<ArmSide, Float64Array> {
+    return { left: this.armState('left').q, right: this.armState('right').q };
+  }
+
+  private reachOf(side: ArmSide): ArmReach {
+    return this.arms.find((a) => a.side === side) as ArmReach;
+  }
+
+  private startNextTask(obs: Observation, scene: Scene): void {
+    const remaining = scene.bottles.filter((b) => !(scene.bin && bottleInBin(scene.bin, b)) && (this.attempts.get(b.id) ?? 0) < this.opts.maxAttemptsPerBottle);
+    let task: BottlesTask;
+    if (!scene.bin) task = { kind: 'idle', reason: 'the scene has no bin' };
+    else if (remaining.length === 0) {
+      const left = scene.bottles.filter((b) => !bottleInBin(scene.bin as BinView, b)).map((b) => b.id);
+      task = { kind: 'idle', reason: left.length === 0 ? 'every bottle is in the bin' : `gave up on ${left.join(', ')} after ${this.opts.maxAttemptsPerBottle} attempts each` };
+    }
+    else task = planNextTask({ bottles: remaining, bin: scene.bin }, this.arms, this.seeds(), this.opts.planner);
+    if (task.kind === 'nudge-bin' && this.nudges >= this.opts.maxNudges) task = { kind: 'idle', reason: `the bin is still out of reach after ${this.nudges} pushes` };
+    if (task.kind === 'idle') {
+      const line = `idle: ${task.reason}`;
+      if (!this.log[this.log.length - 1]?.endsWith(line)) this.log.push(`${obs.timeS.toFixed(2)}s ${line}`);
+      this.idleUntilS = obs.timeS + IDLE_REPLAN_S;
+      // Both arms go (or stay) parked while there is nothing to do.
+      for (const side of ['left', 'right'] as const) {
+        const park = parkPose(side);
+        const cur = this.armState(side);
+        if (Math.max(...park.map((v, i) => Math.abs(v - cur.q[i]))) > 0.05) {
+          const motion = new ArmMotion(cur, this.opts.motion).moveTo(park);
+          this.plan = { task: { kind: 'nudge-bin', side, directionXY: [0, 0, 0], distanceM: 0, waypoints: [], forSide: side }, side, motion, step: 0, checked: new Set() };
+          return;
+        }
+      }
+      return;
+    }
+    const side = task.side;
+    const other: ArmSide = side === 'left' ? 'right' : 'left';
+    // The other arm first goes to its park if it is not there (one arm moves at a time).
+    const otherNow = this.armState(other);
+    const otherPark = parkPose(other);
+    if (Math.max(...otherPark.map((v, i) => Math.abs(v - otherNow.q[i]))) > 0.05) {
+      const motion = new ArmMotion(otherNow, this.opts.motion).moveTo(otherPark);
+      this.plan = { task, side: other, motion, step: 0, checked: new Set(['park-only']) };
+      this.log.push(`${obs.timeS.toFixed(2)}s park ${other} arm`);
+      return;
+    }
+    const reach = this.reachOf(side);
+    const start = this.armState(side);
+    const motion = new ArmMotion(start, this.opts.motion);
+    if (task.kind === 'pick') {
+      const g = task.grasp;
+      motion.moveTo(g.qPre, { gripper: GRIPPER_OPEN }).mark('pre');
+      if (!motion.lineTo(reach, g.grasp)) motion.moveTo(g.qGrasp, { fine: true });
+      motion.gripperTo(GRIPPER_CLOSED, 0.4, 0.3).mark('closed');
+      if (!motion.lineTo(reach, g.lift)) motion.moveTo(g.qLift, { fine: true });
+      motion.mark('lifted');
+      motion.moveTo(task.carry.q, { fine: true });
+      motion.gripperTo(GRIPPER_OPEN, 0.25, 0.35).mark('released');
+      const back = { ...task.carry.target, position: sub(task.carry.target.position, scale(task.carry.target.approach, 0.06)) };
+      motion.lineTo(reach, back);
+      motion.moveTo(parkPose(side));
+      const bottle = scene.bottles.find((b) => b.id === task.bottleId) as BottleView;
+      this.plan = { task, side, motion, step: 0, checked: new Set(), bottleCentre: bottle.centre };
+      this.log.push(`${obs.timeS.toFixed(2)}s pick ${task.bottleId} with the ${side} arm (${g.style} grasp, tilt ${g.tiltRad.toFixed(2)} rad)`);
+    } else {
+      const [above, contact, end, up] = task.waypoints;
+      motion.moveTo(above.q, { gripper: GRIPPER_CLOSED });
+      if (!motion.lineTo(reach, contact.target)) motion.moveTo(contact.q, { fine: true });
+      if (!motion.lineTo(reach, end.target, { speedMS: 0.08 })) motion.moveTo(end.q, { fine: true });
+      if (!motion.lineTo(reach, up.target)) motion.moveTo(up.q, { fine: true });
+      motion.moveTo(parkPose(side), { gripper: GRIPPER_OPEN });
+      this.nudges += 1;
+      this.plan = { task, side, motion, step: 0, checked: new Set() };
+      this.log.push(`${obs.timeS.toFixed(2)}s nudge the bin ${(task.distanceM * 100).toFixed(0)} cm with the ${side} arm, for the ${task.forSide} arm`);
+    }
+  }
+
+  /** Checks the marks the plan has passed; on a broken plan, recovers and lets the next chunk replan. */
+  private checkPlan(plan: ActivePlan, obs: Observation, scene: Scene): void {
+    if (plan.task.kind !== 'pick' || plan.checked.has('park-only')) return;
+    const task = plan.task;
+    const tS = plan.step / this.controlHz;
+    const bottle = scene.bottles.find((b) => b.id === task.bottleId);
+    const passed = (name: string) => !plan.checked.has(name) && tS >= (plan.motion.marks.get(name) ?? Infinity);
+    let failure: string | undefined;
+    let countsAsAttempt = false;
+    if (!bottle) failure = `${task.bottleId} is gone from the scene`;
+    else if (!plan.checked.has('closed') && plan.bottleCentre && norm(sub(bottle.centre, plan.bottleCentre)) > MOVED_TOLERANCE_M) {
+      failure = `${task.bottleId} moved before the grasp`;
+    } else if (passed('closed')) {
+      plan.checked.add('closed');
+      const opening = obs.state[stateIndex(plan.side, DOF_PER_ARM - 1)];
+      if (opening < EMPTY_GRIPPER) {
+        failure = `the ${plan.side} gripper closed on nothing`;
+        countsAsAttempt = true;
+      }
+    } else if (passed('lifted')) {
+      plan.checked.add('lifted');
+      const reach = this.reachOf(plan.side);
+      const tool = reach.toolAt(obs.state.subarray(stateIndex(plan.side, 0), stateIndex(plan.side, 0) + 6));
+      const expected = add(tool.position, fromToolBasis(tool.approach, tool.closing, task.grasp.centreInTool));
+      if (norm(sub(bottle.centre, expected)) > IN_HAND_TOLERANCE_M) {
+        failure = `${task.bottleId} is not in the ${plan.side} hand after the lift`;
+        countsAsAttempt = true;
+      }
+    }
+    if (!failure) return;
+    if (countsAsAttempt) this.attempts.set(task.bottleId, (this.attempts.get(task.bottleId) ?? 0) + 1);
+    this.log.push(`${obs.timeS.toFixed(2)}s replan: ${failure}`);
+    // Recover: open, back off upward, park. The next chunk after that plans afresh.
+    const reach = this.reachOf(plan.side);
+    const cur = this.armState(plan.side);
+    const motion = new ArmMotion(cur, this.opts.motion).gripperTo(GRIPPER_OPEN, 0.2);
+    const tool = reach.toolAt(cur.q);
+    motion.lineTo(reach, { position: add(tool.position, [0, 0, 0.06]), approach: tool.approach, closing: tool.closing });
+    motion.moveTo(parkPose(plan.side));
+    this.plan = { task, side: plan.side, motion, step: 0, checked: new Set(['park-only']) };
+  }
+}
+
+interface Scene {
+  readonly bottles: BottleView[];
+  readonly bin: BinView | undefined;
+}
+
+/** The privileged state as the planner sees it; refuses objects it does not know how to handle. */
+export function readScene(state: PrivilegedState): Scene {
+  const bottles: BottleView[] = [];
+  for (const o of state.objects) {
+    const shape = bottleShape(o.kind);
+    if (!shape) throw new Error(`${BOTTLES_POLICY_NAME} handles bottles only; object '${o.id}' is a '${o.kind}'.`);
+    bottles.push(viewBottle(o, shape));
+  }
+  let bin: BinView | undefined;
+  for (const f of state.fixtures) {
+    const shape = binShape(f.kind);
+    if (shape && !bin) bin = viewBin(f, shape);
+  }
+  return { bottles, bin };
+}
