@@ -75,6 +75,17 @@ export function rpyToRotation(rpy: readonly [number, number, number], out: Float
   return out;
 }
 
+/** Rotation → roll-pitch-yaw with R = Rz(yaw)·Ry(pitch)·Rx(roll) (URDF convention). */
+export function rotationToRpy(R: ArrayLike<number>): [number, number, number] {
+  const sp = clamp(-R[6], -1, 1);
+  const pitch = Math.asin(sp);
+  if (Math.abs(sp) > 1 - 1e-12) {
+    // Gimbal lock: put all of the remaining rotation into yaw.
+    return [0, pitch, Math.atan2(-R[1], R[4])];
+  }
+  return [Math.atan2(R[7], R[8]), pitch, Math.atan2(R[3], R[0])];
+}
+
 /** Rotation by `angle` about the unit `axis` (Rodrigues). */
 export function axisAngleToRotation(axis: ArrayLike<number>, angle: number, out: Float64Array = new Float64Array(9)): Float64Array {
   const x = axis[0], y = axis[1], z = axis[2];
