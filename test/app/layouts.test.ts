@@ -1,0 +1,178 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { runTandem, PROJECT_ROOT } from '../helpers/cli.js';
+import { runInProcess } from '../layouts/cli-in-process.js';
+import { topViewFrame } from '../../src/layouts/top-view.js';
+import { getTask } from '../../src/tasks/registry.js';
+import type { LayoutSet } from '../../src/layouts/layout-set.js';
+
+let dir = '';
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tandem-layouts-'));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const GOLDEN = join(PROJECT_ROOT, 'test/fixtures/layouts/bottles-golden.json');
+const noStack = (s: string) => assert.doesNotMatch(s, /\n\s+at .*:\d+:\d+/);
+const oneSentence = (s: string) => {
+  noStack(s);
+  assert.equal(s.trim().split('\n').length, 1, `one line, got: ${s}`);
+};
+
+test('two processes sample byte-identical files, equal to the committed golden set', async () => {
+  const args = (out: string) => ['layouts', 'sample', '--task', 'bottles-in-the-bin', '--per-tier', '1', '--tiers', '1,3,5', '--seed', '2025', '-o', out];
+  const [a, b] = await Promise.all([runTandem(args(join(dir, 'a.json'))), runTandem(args(join(dir, 'b.json')))]);
+  assert.equal(a.code, 0, a.stderr);
+  assert.equal(b.code, 0, b.stderr);
+  const bytes = readFileSync(join(dir, 'a.json'));
+  assert.ok(bytes.equals(readFileSync(join(dir, 'b.json'))));
+  assert.ok(bytes.equals(readFileSync(GOLDEN)), 'sampling changed: the golden set no longer reproduces — a layout-set version bump is needed');
+  assert.match(a.stdout, /Wrote 3 layouts of bottles-in-the-bin/);
+  assert.match(a.stdout, /sha256 d810c193bea371c11659a352e4704fbea18ac63de96763954987dcf959edb16c/);
+});
+
+test('sample keeps an existing file unless --force, and --json reports the hash', async () => {
+  const out = join(dir, 'keep.json');
+  writeFileSync(out, 'precious');
+  const r = await runInProcess(['layouts', 'sample', '--task', 'mug-flipping', '--per-tier', '1', '--seed', '1', '-o', out], dir);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /already exists; choose another name or add --force/);
+  assert.equal(readFileSync(out, 'utf8'), 'precious');
+  const f = await runInProcess(['layouts', 'sample', '--task', 'mug-flipping', '--per-tier', '1', '--seed', '1', '-o', out, '--force', '--json'], dir);
+  assert.equal(f.code, 0, f.stderr);
+  const j = JSON.parse(f.stdout) as { sha256: string; layouts: number; tiers: number[] };
+  assert.equal(j.layouts, 5);
+  assert.deepEqual(j.tiers, [1, 2, 3, 4, 5]);
+  assert.equal((JSON.parse(readFileSync(out, 'utf8')) as LayoutSet).sha256, j.sha256);
+});
+
+test('sample: an unknown task, a tier out of range or a bad count is one sentence and a non-zero exit', async () => {
+  const base = ['layouts', 'sample', '--per-tier', '1', '--seed', '1', '-o', join(dir, 'never.json')];
+  const cases: [string[], RegExp][] = [
+    [['--task', 'juggling'], /Unknown task 'juggling'\. Known tasks: bottles-in-the-bin, mug-flipping, sort-from-tote\./],
+    [['--task', 'mug-flipping', '--tiers', '1,6'], /tier '6' is out of range; tiers run from 1 to 5/],
+    [['--task', 'mug-flipping', '--seed', 'abc'], /--seed must be a whole number/],
+  ];
+  for (const [extra, re] of cases) {
+    const r = await runInProcess([...base, ...extra], dir);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, re);
+    oneSentence(r.stderr);
+  }
+  assert.ok(!existsSync(join(dir, 'never.json')));
+});
+
+test('verify: exit 0 for an intact set; a changed coordinate exits 1 naming the file and both hashes', async () => {
+  const ok = await runInProcess(['layouts', 'verify', GOLDEN], dir);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /OK — bottles-in-the-bin v1, 3 layouts/);
+  const text = readFileSync(GOLDEN, 'utf8');
+  const set = JSON.parse(text) as LayoutSet;
+  const x = set.layouts[2].objects[1].pose.x;
+  const bad = join(dir, 'tampered.json');
+  writeFileSync(bad, text.replace(`"x": ${x},`, `"x": ${(x + 0.0123).toFixed(4)},`));
+  const r = await runTandem(['layouts', 'verify', 'tampered.json'], { cwd: dir });
+  assert.equal(r.code, 1);
+  oneSentence(r.stderr);
+  assert.match(r.stderr, /^tampered\.json does not match its hash: expected d810c193bea371c1[0-9a-f]+ \(recorded in the file\), found [0-9a-f]{64} \(computed/);
+  const j = await runInProcess(['layouts', 'verify', bad, '--json'], dir);
+  assert.equal(j.code, 1);
+  const report = JSON.parse(j.stdout) as { ok: boolean; expected: string; found: string };
+  assert.equal(report.ok, false);
+  assert.equal(report.expected, set.sha256);
+  assert.match(report.found, /^[0-9a-f]{64}$/);
+  assert.notEqual(report.found, report.expected);
+});
+
+test('verify: truncated, not a layout set, missing — one sentence each', async () => {
+  const text = readFileSync(GOLDEN, 'utf8');
+  writeFileSync(join(dir, 'cut.json'), text.slice(0, 700));
+  writeFileSync(join(dir, 'other.json'), '{"format": "something/1"}');
+  const cases: [string, RegExp][] = [
+    ['cut.json', /cut\.json is not valid JSON .*the file may be truncated or damaged/],
+    ['other.json', /format "something\/1", not "tandem\.layout-set\/1"/],
+    ['nothing.json', /There is no layout set file at nothing\.json/],
+  ];
+  for (const [file, re] of cases) {
+    const r = await runInProcess(['layouts', 'verify', file], dir);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, re);
+    oneSentence(r.stderr);
+  }
+});
+
+test('bump writes version 2 with lineage and never overwrites its input', async () => {
+  const src = join(dir, 'edit.json');
+  writeFileSync(src, readFileSync(GOLDEN, 'utf8').replace('"yawRad": 0,', '"yawRad": 0.1,'));
+  const same = await runInProcess(['layouts', 'bump', src, '-o', src, '--force'], dir);
+  assert.equal(same.code, 2);
+  assert.match(same.stderr, /A bump never overwrites its input/);
+  const r = await runInProcess(['layouts', 'bump', src, '-o', join(dir, 'v2.json')], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const v2 = JSON.parse(readFileSync(join(dir, 'v2.json'), 'utf8')) as LayoutSet;
+  assert.equal(v2.version, 2);
+  assert.deepEqual(v2.previous, { version: 1, sha256: 'd810c193bea371c11659a352e4704fbea18ac63de96763954987dcf959edb16c' });
+  assert.equal((await runInProcess(['layouts', 'verify', join(dir, 'v2.json')], dir)).code, 0);
+  const again = await runInProcess(['layouts', 'bump', src, '-o', join(dir, 'v2.json')], dir);
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /already exists/);
+});
+
+test('show draws a PNG of the requested size with each object where the layout puts it', async () => {
+  const out = join(dir, 'show.png');
+  const size = 480;
+  const r = await runTandem(['layouts', 'show', GOLDEN, '--layout', '2', '-o', out, '--size', String(size)]);
+  assert.equal(r.code, 0, r.stderr);
+  const img = sharp(readFileSync(out));
+  const meta = await img.metadata();
+  assert.equal(meta.format, 'png');
+  assert.equal(meta.width, size);
+  assert.equal(meta.height, size);
+  const { data, info } = await img.removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const pixel = (u: number, v: number) => {
+    const i = (Math.round(v) * info.width + Math.round(u)) * info.channels;
+    return [data[i], data[i + 1], data[i + 2]];
+  };
+  const close = (a: number[], b: readonly number[]) => a.every((c, i) => Math.abs(c - b[i]) <= 12);
+  const set = JSON.parse(readFileSync(GOLDEN, 'utf8')) as LayoutSet;
+  const task = getTask(set.task);
+  const frame = topViewFrame(size);
+  const layout = set.layouts[2];
+  const upright = layout.objects.filter((o) => o.posture === 'upright');
+  assert.ok(upright.length > 0, 'the golden tier-5 layout has an upright bottle');
+  for (const o of upright) {
+    const colour = task.objectKinds.find((k) => k.id === o.kind)!.color;
+    const [u, v] = frame.toImage(o.pose.x, o.pose.y);
+    assert.ok(close(pixel(u, v), colour), `${o.id} drawn at (${u.toFixed(0)}, ${v.toFixed(0)}): ${pixel(u, v)} vs ${colour}`);
+  }
+  // Where the layout has nothing — the far corner of the table — the picture shows bare table.
+  const [eu, ev] = frame.toImage(0.45, 0.55);
+  assert.ok(!upright.some((o) => { const [u, v] = frame.toImage(o.pose.x, o.pose.y); return close(pixel(eu, ev), pixel(u, v)); }));
+  assert.ok(close(pixel(eu, ev), [0xef, 0xe9, 0xdc]));
+});
+
+test('show: a layout index out of range and a size out of range are sentences', async () => {
+  const r = await runInProcess(['layouts', 'show', GOLDEN, '--layout', '7', '-o', join(dir, 'x.png')], dir);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /Layout 7 does not exist: this set has layouts 0 to 2/);
+  oneSentence(r.stderr);
+  const s = await runInProcess(['layouts', 'show', GOLDEN, '--layout', '0', '-o', join(dir, 'x.png'), '--size', '50000'], dir);
+  assert.equal(s.code, 2);
+  assert.match(s.stderr, /--size must be a whole number from 200 to 4000/);
+  assert.ok(!existsSync(join(dir, 'x.png')));
+});
+
+test('every layouts command and score answer --help; the real executable too', async () => {
+  const real = await runTandem(['layouts', 'verify', '--help']);
+  assert.equal(real.code, 0);
+  assert.match(real.stdout, /Usage: tandem layouts verify FILE/);
+  for (const cmd of [['layouts', 'sample'], ['layouts', 'verify'], ['layouts', 'show'], ['layouts', 'bump'], ['score']]) {
+    const r = await runInProcess([...cmd, '--help'], dir);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, new RegExp(`Usage: tandem ${cmd.join(' ')}`));
+  }
+});
