@@ -28,6 +28,12 @@ export interface TierSummary {
   readonly progressInterval: BootstrapInterval;
   readonly successes: number;
   readonly successRate: number;
+  /**
+   * Bootstrap over layouts of the success rate. Wilson and Clopper–Pearson treat every rollout as
+   * an independent trial, which sim repeats of one layout are not; when layouts < rollouts this is
+   * the interval to read.
+   */
+  readonly successRateInterval: BootstrapInterval;
   readonly successWilson: ProportionInterval;
   readonly successClopperPearson: ProportionInterval;
 }
@@ -40,15 +46,18 @@ export interface TierSummaryOptions {
 }
 
 function summarize(tier: number | 'all', rollouts: readonly TierRollout[], options: TierSummaryOptions): TierSummary {
-  const byLayout = new Map<string, number[]>();
+  const isSuccess = (r: TierRollout): boolean => r.success ?? r.progress === 1;
+  const byLayout = new Map<string, TierRollout[]>();
   rollouts.forEach((r, i) => {
     const key = r.layoutIndex === undefined ? `rollout:${i}` : `layout:${r.tier}:${r.layoutIndex}`;
     const list = byLayout.get(key);
-    if (list) list.push(r.progress);
-    else byLayout.set(key, [r.progress]);
+    if (list) list.push(r);
+    else byLayout.set(key, [r]);
   });
-  const progressInterval = bootstrapMeanOverLayouts([...byLayout.values()], options);
-  const successes = rollouts.filter((r) => r.success ?? r.progress === 1).length;
+  const groups = [...byLayout.values()];
+  const progressInterval = bootstrapMeanOverLayouts(groups.map((g) => g.map((r) => r.progress)), options);
+  const successRateInterval = bootstrapMeanOverLayouts(groups.map((g) => g.map((r) => (isSuccess(r) ? 1 : 0))), options);
+  const successes = rollouts.filter(isSuccess).length;
   const intervalOptions = { confidence: options.confidence ?? 0.95 };
   return {
     tier,
@@ -58,6 +67,7 @@ function summarize(tier: number | 'all', rollouts: readonly TierRollout[], optio
     progressInterval,
     successes,
     successRate: successes / rollouts.length,
+    successRateInterval,
     successWilson: wilsonInterval(successes, rollouts.length, intervalOptions),
     successClopperPearson: clopperPearsonInterval(successes, rollouts.length, intervalOptions),
   };

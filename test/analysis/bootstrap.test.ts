@@ -72,6 +72,9 @@ test('summarizeByTier: per-tier means, success counts with Wilson and Clopper–
   assert.equal(t1.meanProgress, 0.875);
   assert.equal(t1.successes, 2);
   assert.deepEqual(t1.successWilson, wilsonInterval(2, 3));
+  // Success bootstrapped over layouts: layout 0 succeeded 1 of 2 (0.5), layout 1 1 of 1 → estimate 0.75.
+  assert.equal(t1.successRateInterval.estimate, 0.75);
+  assert.equal(t1.successRateInterval.layouts, 2);
   assert.deepEqual(t1.successClopperPearson, clopperPearsonInterval(2, 3));
   assert.equal(t3.tier, 3);
   assert.equal(t3.successes, 0);

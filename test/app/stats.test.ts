@@ -152,7 +152,7 @@ test('stats summary reads the store in --data DIR (else TANDEM_DATA) and summari
 
   const byEnv = await runTandem(['stats', 'summary', '--kind', 'sim'], { env: { TANDEM_DATA: dataDir } });
   assert.equal(byEnv.code, 0, byEnv.stderr);
-  assert.match(byEnv.stdout, /act \(sim\): 1 invalid or aborted rollouts left out/);
+  assert.match(byEnv.stdout, /act \(sim\): 1 invalid or aborted rollout left out/);
   assert.match(byEnv.stdout, /\n  all\s+3\s+3\s+0\.500/);
 
   assertOneClearSentence(await runTandem(['stats', 'summary', '--data', dataDir, '--policy', 'nobody']), /There is no policy 'nobody' in the store .*tandem\.sqlite\. Known: act\./);

@@ -224,15 +224,23 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
       return 0;
     }
     const lines: string[] = [];
+    const row = (cells: string[]): string => `  ${cells[0].padEnd(4)}  ${cells[1].padStart(8)}  ${cells[2].padStart(7)}  ${cells[3].padStart(8)}  ${cells[4].padEnd(16)}  ${cells[5].padStart(9)}  ${cells[6].padEnd(16)}  ${cells[7]}`;
+    const range = (i: { lower: number; upper: number }): string => `[${fmt(i.lower)}, ${fmt(i.upper)}]`;
+    let repeats = false;
     for (const s of summaries) {
-      lines.push(`${s.policy} (${s.kind})${s.excluded ? `: ${s.excluded} invalid or aborted rollouts left out` : ''}${s.unscored ? `${s.excluded ? ',' : ':'} ${s.unscored} not scored yet` : ''}`);
-      lines.push('  tier  rollouts  layouts  progress  95% bootstrap     successes  Wilson 95%        Clopper–Pearson 95%');
+      lines.push(`${s.policy} (${s.kind})${s.excluded ? `: ${s.excluded} invalid or aborted rollout${s.excluded === 1 ? '' : 's'} left out` : ''}${s.unscored ? `${s.excluded ? ',' : ':'} ${s.unscored} not scored yet` : ''}`);
+      lines.push(row(['tier', 'rollouts', 'layouts', 'progress', '95% bootstrap', 'successes', 'Wilson 95%', 'Clopper–Pearson 95%']));
       for (const t of s.tiers) {
+        repeats ||= t.layouts < t.rollouts;
         lines.push(
-          `  ${String(t.tier).padEnd(4)}  ${String(t.rollouts).padStart(8)}  ${String(t.layouts).padStart(7)}  ${fmt(t.meanProgress).padStart(8)}  [${fmt(t.progressInterval.lower)}, ${fmt(t.progressInterval.upper)}]  ${`${t.successes}/${t.rollouts}`.padStart(9)}  [${fmt(t.successWilson.lower)}, ${fmt(t.successWilson.upper)}]    [${fmt(t.successClopperPearson.lower)}, ${fmt(t.successClopperPearson.upper)}]`,
+          row([String(t.tier), String(t.rollouts), String(t.layouts), fmt(t.meanProgress), range(t.progressInterval), `${t.successes}/${t.rollouts}`, range(t.successWilson), range(t.successClopperPearson)]),
         );
       }
       lines.push('');
+    }
+    if (repeats) {
+      lines.push('Layouts were repeated: Wilson and Clopper–Pearson count every rollout as independent, so they are too narrow here;');
+      lines.push('the bootstrap resamples layouts (--json also gives successRateInterval, bootstrapped over layouts).', '');
     }
     io.out(`${lines.join('\n')}`);
     return 0;
