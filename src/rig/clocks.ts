@@ -12,13 +12,16 @@ import type { Clock } from './contract.js';
 /**
  * Wall time from performance.now() (monotonic; Date.now() can jump with NTP).
  *
- * Why setTimeout + a setImmediate tail: measured on this 2-core machine under load (see
- * docs/rig-model.md), setTimeout(1 ms) wakes p50 0.15 ms / p99 5 ms / max 11 ms late — its
- * granularity is 1 ms and the timer phase runs only once per event-loop turn. A setImmediate turn
- * costs p50 5 µs / p99 0.13 ms. So we sleep on setTimeout until `coarseMarginMs` before the
- * deadline and finish with setImmediate turns, which keeps sub-millisecond precision while still
- * letting serial I/O callbacks run between turns (a pure busy-wait would starve the CAN replies the
- * loop is waiting for). The tail costs CPU for at most coarseMarginMs per cycle.
+ * Why setTimeout + a setImmediate tail (measured here, bench/rig-clock.bench.ts and a quiet-machine
+ * probe; numbers in docs/rig-model.md): setTimeout alone has 1 ms granularity, runs only once per
+ * event-loop turn and can even fire *early* (Node rounds the delay and libuv caches the loop time:
+ * we saw wake errors from −0.2 ms to +0.7 ms at p50, p99 5 ms on a busy 2-core box). One
+ * setImmediate turn costs p50 5 µs. So we sleep on setTimeout until `coarseMarginMs` before the
+ * deadline and finish with setImmediate turns, re-checking performance.now() each turn: never
+ * early, p50 error ≈ 0.01–0.06 ms, and serial I/O callbacks still run between turns (a pure
+ * busy-wait would starve the CAN replies the loop waits for). The tail burns CPU for at most
+ * coarseMarginMs per cycle, hence 1 ms by default (25% of a 250 Hz period). When the machine's
+ * cores are oversubscribed, p99 is set by the OS scheduler whatever we do (~15 ms at load 18).
  */
 export class RealtimeClock implements Clock {
   private readonly epochMs = performance.now();
@@ -34,7 +37,7 @@ export class RealtimeClock implements Clock {
   };
 
   /** @param coarseMarginMs how long before a deadline setTimeout hands over to the setImmediate tail. */
-  constructor(private readonly coarseMarginMs = 2) {}
+  constructor(private readonly coarseMarginMs = 1) {}
 
   nowS(): number {
     return (performance.now() - this.epochMs) / 1000;
