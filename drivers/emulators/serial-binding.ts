@@ -64,6 +64,7 @@ export class EmulatedAdapterDevice {
 
 class EmulatedPort implements BindingPortInterface {
   isOpen = true;
+  private unplugged = false;
   private readonly rx: Buffer[] = [];
   private pendingRead: { buffer: Buffer; offset: number; length: number; resolve: (r: { buffer: Buffer; bytesRead: number }) => void; reject: (e: Error) => void } | undefined;
   private readonly unsubscribe: () => void;
@@ -97,6 +98,7 @@ class EmulatedPort implements BindingPortInterface {
 
   read(buffer: Buffer, offset: number, length: number): Promise<{ buffer: Buffer; bytesRead: number }> {
     if (!this.isOpen) return Promise.reject(new BindingError('Port is not open', true));
+    if (this.unplugged) return Promise.reject(new BindingError('EIO: i/o error, device unplugged'));
     if (this.pendingRead) return Promise.reject(new Error('a read is already pending'));
     return new Promise((resolve, reject) => {
       this.pendingRead = { buffer, offset, length, resolve, reject };
@@ -106,6 +108,7 @@ class EmulatedPort implements BindingPortInterface {
 
   async write(buffer: Buffer): Promise<void> {
     if (!this.isOpen) throw new BindingError('Port is not open', true);
+    if (this.unplugged) throw new BindingError('EIO: i/o error, device unplugged');
     // Copy: the caller may reuse its buffer once the write resolves.
     this.adapter.write(Buffer.from(buffer));
   }
@@ -113,7 +116,7 @@ class EmulatedPort implements BindingPortInterface {
   async close(): Promise<void> {
     if (!this.isOpen) throw new Error('Port is not open');
     this.isOpen = false;
-    this.unsubscribe();
+    if (!this.unplugged) this.unsubscribe();
     const r = this.pendingRead;
     this.pendingRead = undefined;
     r?.reject(new BindingError('Port is closed', true));
@@ -121,8 +124,9 @@ class EmulatedPort implements BindingPortInterface {
 
   /** An unplug: in-flight reads fail with a non-canceled error, which the stream treats as a disconnect. */
   disconnect(): void {
-    if (!this.isOpen) return;
-    this.isOpen = false;
+    if (!this.isOpen || this.unplugged) return;
+    // Like a real tty: the descriptor stays open (isOpen) until the stream closes it; I/O fails.
+    this.unplugged = true;
     this.unsubscribe();
     const r = this.pendingRead;
     this.pendingRead = undefined;

@@ -13,6 +13,7 @@ import {
   FEEDBACK_ID_OFFSET,
   PositionUnwrapper,
   REG_READ,
+  REG_SAVE,
   REG_WRITE,
   RID,
   STATUS_ENABLED,
@@ -47,6 +48,8 @@ export interface MotorChannel {
   /** Feedback count; a cycle's reply has arrived when it moved past the count at send time. */
   replies: number;
   repliesAtSend: number;
+  /** Consecutive sends that got no reply before the next send. */
+  missedInRow: number;
   readonly command: CanFrame;
 }
 
@@ -103,6 +106,7 @@ export class ArmLink {
         lastReplyS: NaN,
         replies: 0,
         repliesAtSend: 0,
+        missedInRow: 0,
         command: { id: i + 1, extended: false, data: new Uint8Array(8) },
       };
     });
@@ -158,15 +162,18 @@ export class ArmLink {
       });
       return;
     }
-    // A register answer is [id_lo, id_hi, 0x33|0x55, RID, …] to a request we made; anything else is feedback.
-    if (this.pendingRegisters.length > 0 && f.data[0] === m.id && f.data[1] === 0 && (f.data[2] === REG_READ || f.data[2] === REG_WRITE)) {
+    // A register answer is [id_lo, id_hi, 0x33|0x55|0xAA, RID, …]; never read one as feedback, even a late
+    // one whose request timed out (its bytes would decode as a position near −P_MAX and fake a wrap).
+    // A disabled motor's feedback matches the pattern only at a raw position within 0.1 rad of −P_MAX
+    // with a low byte equal to the op code: a risk we take.
+    if (f.data[0] === m.id && f.data[1] === 0 && (f.data[2] === REG_READ || f.data[2] === REG_WRITE || f.data[2] === REG_SAVE)) {
       const at = this.pendingRegisters.findIndex((p) => p.motorId === m.id && p.rid === f.data[3]);
       if (at >= 0) {
         const p = this.pendingRegisters[at];
         this.pendingRegisters.splice(at, 1);
-        p.resolve(parseRegisterReply(f.data)!.value);
-        return;
+        p.resolve(parseRegisterReply(f.data)?.value ?? NaN);
       }
+      return;
     }
     unpackFeedbackInto(f.data, m.ranges, m.feedback);
     if (m.feedback.idNibble !== (m.id & 0xf)) {
@@ -221,7 +228,6 @@ export class ArmLink {
   private waitFor(done: () => boolean, timeoutMs: number, pollRegisters = false): Promise<void> {
     if (done()) return Promise.resolve();
     return new Promise((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
       let poll: ReturnType<typeof setInterval> | undefined;
       const check = () => {
         if (!done()) return;
@@ -236,7 +242,7 @@ export class ArmLink {
       this.replyWaiters.add(check);
       // Register answers resolve through pendingRegisters, not feedback: poll those briefly.
       if (pollRegisters) poll = setInterval(check, 1);
-      timer = setTimeout(finish, timeoutMs);
+      const timer = setTimeout(finish, timeoutMs);
     });
   }
 
@@ -252,7 +258,10 @@ export class ArmLink {
     this.stats.cycles++;
     for (let i = 0; i < MOTORS_PER_ARM; i++) {
       const m = this.motors[i];
-      if (m.replies === m.repliesAtSend && this.stats.cycles > 1) this.stats.missedReplies++;
+      if (m.replies === m.repliesAtSend && this.stats.cycles > 1) {
+        this.stats.missedReplies++;
+        m.missedInRow++;
+      } else m.missedInRow = 0;
       m.repliesAtSend = m.replies;
       scratch.positionRad = m.unwrapper.started ? m.unwrapper.toRaw(positionRad[i]) : positionRad[i];
       scratch.velocityRadS = velocityRadS[i];
@@ -271,7 +280,9 @@ export class ArmLink {
     for (let i = 0; i < MOTORS_PER_ARM; i++) {
       const m = this.motors[i];
       const silentS = nowS - m.lastReplyS;
-      if (Number.isNaN(m.lastReplyS) || silentS > noReplyS) {
+      // Silent means both: no reply for longer than the deadline, and several sends in a row unanswered.
+      // Time alone would fault after any stall of this process (the replies wait unread in the OS).
+      if (Number.isNaN(m.lastReplyS) || (silentS > noReplyS && m.missedInRow >= MIN_MISSED_IN_ROW)) {
         (out ??= []).push({
           kind: 'no-reply',
           arm: this.side,
@@ -287,6 +298,14 @@ export class ArmLink {
     return out ?? NO_FAULTS;
   }
 
+  /** Forget position history so the next reading goes through the start-up rule again. */
+  resetPositions(): void {
+    for (const m of this.motors) {
+      m.unwrapper.reset();
+      m.positionRad = NaN;
+    }
+  }
+
   clearLinkFaults(): void {
     this.linkFaults = [];
     this.garbageInWindow = 0;
@@ -298,6 +317,7 @@ export class ArmLink {
 }
 
 const NO_FAULTS: RigFault[] = [];
+const MIN_MISSED_IN_ROW = 3;
 const scratch = { positionRad: 0, velocityRadS: 0, kp: 0, kd: 0, torqueNm: 0 };
 
 export { RID };

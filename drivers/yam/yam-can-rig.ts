@@ -61,7 +61,7 @@ export interface YamCanRigOptions {
   readonly replyDeadlineMs?: number;
   /** Stall-calibrated gripper limits per arm; default: closed at 0, open at the model's motor travel. */
   readonly gripperLimits?: Partial<Record<ArmSide, GripperLimits>>;
-  /** Timeout for one request/answer round during configure/activate/deactivate. Default 100 ms. */
+  /** Timeout for one request/answer round during configure/activate/deactivate (each retried up to 3 times). Default 250 ms. */
   readonly requestTimeoutMs?: number;
   /** More garbage than this per second on a bus is a fault. Default 2000 bytes. */
   readonly garbageBytesPerSecondLimit?: number;
@@ -100,7 +100,7 @@ export class YamCanRig implements Rig {
     this.supervisor = new SafetySupervisor(this.model, options.safety);
     const periodS = options.safety?.controlPeriodS ?? 1 / 250;
     this.replyDeadlineS = (options.replyDeadlineMs ?? Math.max(100, 10 * periodS * 1000)) / 1000;
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 100;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 250;
     if (!options.buses.left && !options.buses.right) throw new Error('YamCanRig needs a CAN bus for at least one arm.');
     const now = () => this.clock.nowS();
     this.links = ARM_SIDES.map((side, a) => {
@@ -131,6 +131,7 @@ export class YamCanRig implements Rig {
           throw this.refuse({ kind: 'bus-error', arm: link.side, message: `The ${link.side} arm's bus cannot be opened: ${(e as Error).message}` });
         }
       }
+      link.resetPositions();
       await this.checkMotorRanges(link);
       await this.ensureMotorWatchdog(link);
       const silent = await this.retry(() => link.special('disable', this.requestTimeoutMs));
@@ -209,7 +210,7 @@ export class YamCanRig implements Rig {
     for (const link of this.links) {
       if (!link) continue;
       const toEnable = link.motors.flatMap((m, i) => (m.feedback.status !== 1 ? [i] : []));
-      const silent = toEnable.length > 0 ? await link.special('enable', this.requestTimeoutMs, toEnable) : [];
+      const silent = toEnable.length > 0 ? await this.retry(() => link.special('enable', this.requestTimeoutMs, toEnable)) : [];
       const notEnabled = link.motors.flatMap((m, i) => (m.feedback.status !== 1 ? [i] : []));
       if (silent.length > 0 || notEnabled.length > 0) {
         await this.disableAll();

@@ -1,3 +1,290 @@
-import type { CliCommand } from '../command.js';
+/**
+ * Bring-up commands for the real rig's CAN adapters:
+ *   tandem rig probe    which motors answer, their range registers, watchdog and status
+ *   tandem rig hold     enable one arm, hold its pose at a fixed rate, disable; prints rate and jitter
+ *   tandem rig emulate  a YAM arm emulator on a socat pty, for driving by hand
+ *   tandem rig calibrate-gripper  stall-based gripper limits, stored as a calibration record
+ */
+import { UserError, intOption, numberOption, requireString, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import { ARM_SIDES, RigError, type ArmSide, type RigCommand, type SafetyEvent } from '../../rig/contract.js';
+import { RealtimeClock } from '../../rig/clocks.js';
+import { ControlLoop, MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
+import { CAN_TRANSPORTS, type CanTransport } from '../../../drivers/can/bus.js';
+import { DEFAULT_BAUD, SerialCanBus } from '../../../drivers/can/serial-can-bus.js';
+import { probeMotors, type ProbedMotor } from '../../../drivers/yam/probe.js';
+import { YamCanRig } from '../../../drivers/yam/yam-can-rig.js';
+import { PtyEmulator } from '../../../drivers/emulators/pty.js';
+import { resolveDataDir } from '../data-dir.js';
+import { openStationStore } from '../station-store.js';
 
-export const commands: CliCommand[] = [];
+function transportOption(args: ParsedCommandArgs): CanTransport {
+  const t = requireString(args, 'transport');
+  if (!(CAN_TRANSPORTS as readonly string[]).includes(t)) throw new UserError(`--transport must be one of ${CAN_TRANSPORTS.join(', ')}, not '${t}'.`);
+  return t as CanTransport;
+}
+
+function armOption(args: ParsedCommandArgs): ArmSide {
+  const a = requireString(args, 'arm');
+  if (!(ARM_SIDES as readonly string[]).includes(a)) throw new UserError(`--arm must be left or right, not '${a}'.`);
+  return a as ArmSide;
+}
+
+function busFor(args: ParsedCommandArgs): SerialCanBus {
+  const transport = transportOption(args);
+  const path = requireString(args, 'port');
+  const baudRate = intOption(args, 'baud', DEFAULT_BAUD[transport], 9600, 12_000_000);
+  // Bring-up commands do not reconnect: an unplug ends them with a message.
+  return new SerialCanBus({ transport, path, baudRate, reconnectIntervalMs: 0 });
+}
+
+async function openBus(bus: SerialCanBus): Promise<void> {
+  try {
+    await bus.open();
+  } catch (e) {
+    throw new UserError((e as Error).message);
+  }
+}
+
+const busOptions = {
+  transport: { type: 'string' },
+  port: { type: 'string' },
+  baud: { type: 'string' },
+} as const;
+
+const BUS_HELP = `  --transport slcan|damiao   the adapter's framing: SLCAN (CANable, slcan firmware) or the Damiao USB-CAN
+  --port PATH                the adapter's serial device, e.g. /dev/ttyACM0 (or a pty from 'tandem rig emulate')
+  --baud B                   serial baud rate (default 115200 for slcan, 921600 for damiao)`;
+
+const fmt = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '?');
+
+function probeTable(motors: readonly ProbedMotor[]): string {
+  const rows = motors.map((m) => [
+    `0x${m.id.toString(16).padStart(2, '0')}`,
+    m.matchingModels.join('/') || 'no catalogue match',
+    `${fmt(m.pMaxRad, 1)} / ${fmt(m.vMaxRadS, 1)} / ${fmt(m.tMaxNm, 1)}`,
+    Number.isFinite(m.watchdogMs) ? (m.watchdogMs === 0 ? 'OFF' : `${m.watchdogMs} ms`) : '?',
+    fmt(m.positionRad),
+    `${fmt(m.mosfetTempC, 0)}/${fmt(m.rotorTempC, 0)} °C`,
+    m.statusText,
+  ]);
+  const head = ['ID', 'model', 'PMAX/VMAX/TMAX', 'watchdog', 'pos rad', 'temp', 'status'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+}
+
+const probe: CliCommand = {
+  path: ['rig', 'probe'],
+  summary: 'List the Damiao motors that answer on a CAN adapter, with their model registers and status',
+  help: `Usage: tandem rig probe --transport slcan|damiao --port PATH [--baud B] [--ids 1-7] [--json]
+
+Asks each motor ID for its range registers (21 PMAX, 22 VMAX, 23 TMAX), watchdog (9) and
+firmware (14), then disables it to read its status. Never enables a motor.
+Exits non-zero, with the reason, when no motor answers or one reports a fault.
+
+${BUS_HELP}
+  --ids A-B                  motor IDs to ask (default 1-7: YAM joints 1-6 and the gripper)`,
+  options: { ...busOptions, ids: { type: 'string' } },
+  async run(args, io) {
+    const idsText = typeof args.values.ids === 'string' ? args.values.ids : '1-7';
+    const m = /^(\d+)-(\d+)$/.exec(idsText) ?? /^(\d+)()$/.exec(idsText);
+    const lo = m ? Number(m[1]) : NaN;
+    const hi = m && m[2] !== '' ? Number(m[2]) : lo;
+    if (!(lo >= 1 && hi <= 0x7e && lo <= hi)) throw new UserError(`--ids must look like 1-7 (IDs from 1 to 126), not '${idsText}'.`);
+    const ids = Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+    const bus = busFor(args);
+    await openBus(bus);
+    try {
+      const result = await probeMotors(bus, ids);
+      if (args.values.json) io.out(`${JSON.stringify({ port: bus.description, ...result, bus: bus.stats }, null, 2)}\n`);
+      else {
+        io.out(`${bus.description}: ${result.motors.length} motor${result.motors.length === 1 ? '' : 's'} answered${result.silent.length ? `; no answer from ID ${result.silent.join(', ')}` : ''}.\n`);
+        if (result.motors.length) io.out(`${probeTable(result.motors)}\n`);
+        if (bus.stats.garbageBytes > 0) io.out(`Dropped ${bus.stats.garbageBytes} bytes that were not frames.\n`);
+      }
+      if (result.motors.length === 0) {
+        throw new UserError(`No motor answered on the ${bus.description}. Check motor power, the CAN cable and its 120 Ω termination, and that --transport matches the adapter.`, 1);
+      }
+      const faulted = result.motors.filter((x) => x.fault);
+      if (faulted.length > 0) {
+        throw new UserError(faulted.map((x) => `Motor 0x${x.id.toString(16).padStart(2, '0')} reports ${x.statusText}.`).join(' '), 1);
+      }
+      const off = result.motors.filter((x) => x.watchdogMs === 0);
+      if (off.length > 0) io.out(`Warning: motor ${off.map((x) => x.id).join(', ')} has its watchdog (register 9) off; 'tandem rig hold' turns it on before enabling.\n`);
+    } finally {
+      await bus.close();
+    }
+  },
+};
+
+function describeEvents(events: readonly SafetyEvent[]): string[] {
+  return events.filter((e) => e.kind === 'fault-hold' || e.kind === 'estop' || e.kind === 'watchdog-damp' || e.kind === 'activate-refused').map((e) => e.message);
+}
+
+const hold: CliCommand = {
+  path: ['rig', 'hold'],
+  summary: 'Enable one arm, hold its current pose at a fixed rate, then disable; prints loop rate and jitter',
+  help: `Usage: tandem rig hold --transport slcan|damiao --port PATH --arm left|right --seconds S [--rate HZ] [--json]
+
+Checks each motor's range registers against the YAM model (joints 1-3 DM4340, 4-6 DM4310,
+gripper DM4310) and refuses to run on a mismatch or a joint outside its limits (wrong zero).
+Then enables the arm, holds the pose it found for S seconds with the safety supervisor on,
+damps and disables. Any fault (a motor stops answering, a motor fault, the adapter unplugged)
+ends in a safe hold and a non-zero exit with the reason. Ctrl-C stops early and cleanly.
+
+${BUS_HELP}
+  --arm left|right           which arm this bus drives
+  --seconds S                how long to hold (0.1 to 3600)
+  --rate HZ                  control rate (default 250, up to ${MAX_CONTROL_RATE_HZ})`,
+  options: { ...busOptions, arm: { type: 'string' }, seconds: { type: 'string' }, rate: { type: 'string' } },
+  async run(args, io) {
+    const side = armOption(args);
+    const seconds = numberOption(args, 'seconds', undefined, 0.1, 3600);
+    const rateHz = intOption(args, 'rate', 250, 1, MAX_CONTROL_RATE_HZ);
+    const bus = busFor(args);
+    await openBus(bus);
+    const clock = new RealtimeClock();
+    const rig = new YamCanRig({ buses: { [side]: bus }, clock, safety: { controlPeriodS: 1 / rateHz } });
+    let activated = false;
+    try {
+      try {
+        await rig.configure();
+        await rig.activate();
+        activated = true;
+      } catch (e) {
+        if (e instanceof RigError) throw new UserError(e.message, 1);
+        throw e;
+      }
+      const holdPose: RigCommand = { position: Float64Array.from(rig.read().position) };
+      let faultText: string | undefined;
+      const loop = new ControlLoop({
+        rig,
+        clock,
+        rateHz,
+        source: (state) => {
+          if (state.faults.length > 0 && faultText === undefined) {
+            faultText = state.faults.map((f) => f.message).join(' ');
+            loop.stop();
+          }
+          return holdPose;
+        },
+      });
+      io.out(`Holding the ${side} arm on the ${bus.description} at ${rateHz} Hz for ${seconds} s…\n`);
+      const stats = await loop.run({ untilS: clock.nowS() + seconds, signal: io.signal });
+      // One more cycle so the supervisor has latched the fault and the hold has gone out.
+      rig.tick();
+      const events = rig.takeSafetyEvents();
+      await rig.deactivate();
+      activated = false;
+      const diag = rig.diagnostics()[0];
+      const report = {
+        arm: side,
+        port: bus.description,
+        rateHz,
+        achievedHz: stats.achievedHz,
+        cycles: stats.cycles,
+        lateCycles: stats.lateCycles,
+        overruns: stats.overruns,
+        jitterMs: { p50: stats.jitterP50Ms, p99: stats.jitterP99Ms, max: stats.jitterMaxMs },
+        missedReplies: diag.missedReplies,
+        garbageBytes: diag.bus.garbageBytes,
+        notes: diag.notes,
+        fault: faultText ?? null,
+      };
+      if (args.values.json) io.out(`${JSON.stringify(report, null, 2)}\n`);
+      else {
+        io.out(
+          `Loop: ${stats.cycles} cycles, ${stats.achievedHz.toFixed(1)} Hz achieved (target ${rateHz}); jitter p50 ${stats.jitterP50Ms.toFixed(3)} ms, p99 ${stats.jitterP99Ms.toFixed(3)} ms, max ${stats.jitterMaxMs.toFixed(3)} ms; ` +
+            `${stats.lateCycles} late cycles, ${stats.overruns} overruns; ${diag.missedReplies} replies later than one cycle.\n`,
+        );
+        for (const n of diag.notes) io.out(`Note: ${n}\n`);
+      }
+      if (faultText !== undefined) {
+        const held = describeEvents(events);
+        throw new UserError(`The hold stopped on a fault: ${faultText}${held.length ? `\n${held.join('\n')}` : ''}\nThe arm was damped and disabled.`, 1);
+      }
+      io.out(`Done: the ${side} arm is damped and disabled.\n`);
+    } finally {
+      if (activated) await rig.deactivate().catch(() => {});
+      await rig.close();
+    }
+  },
+};
+
+const emulate: CliCommand = {
+  path: ['rig', 'emulate'],
+  summary: 'Run a YAM arm emulator (7 Damiao motors) on a socat pty for driving by hand',
+  help: `Usage: tandem rig emulate --transport slcan|damiao --link PATH [--latency-ms MS] [--drop-rate P]
+
+Starts 'socat -d -d pty,raw,echo=0,link=PATH pty,raw,echo=0,link=PATH.emulator' and answers on it
+like a CAN adapter with a YAM arm behind it (IDs 1-6 joints, 7 gripper). Point any tool at PATH,
+e.g. 'tandem rig probe --transport slcan --port PATH'. Ctrl-C stops it and removes the pty.
+Needs socat (Debian: apt-get install socat).
+
+  --transport slcan|damiao   which adapter to emulate
+  --link PATH                where to put the pty the host opens
+  --latency-ms MS            delay before each motor reply (default 0)
+  --drop-rate P              fraction of replies to drop, 0 to 1 (default 0)`,
+  options: { transport: { type: 'string' }, link: { type: 'string' }, 'latency-ms': { type: 'string' }, 'drop-rate': { type: 'string' } },
+  async run(args, io: CliIo) {
+    const transport = transportOption(args);
+    const link = requireString(args, 'link');
+    const latency = numberOption(args, 'latency-ms', 0, 0, 1000);
+    const drop = numberOption(args, 'drop-rate', 0, 0, 1);
+    let emu: PtyEmulator;
+    try {
+      emu = await PtyEmulator.start({ transport, link, replyLatencyMs: latency });
+    } catch (e) {
+      throw new UserError((e as Error).message);
+    }
+    emu.bus.faults.dropProbability = drop;
+    io.out(`Emulated YAM arm (${transport}) on ${link}. Try: tandem rig probe --transport ${transport} --port ${link}\nPress Ctrl-C to stop.\n`);
+    await new Promise<void>((resolve) => {
+      if (io.signal.aborted) resolve();
+      io.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await emu.stop();
+    io.out(`Stopped the emulator; ${emu.bus.framesReceived} frames answered.\n`);
+  },
+};
+
+const calibrateGripper: CliCommand = {
+  path: ['rig', 'calibrate-gripper'],
+  summary: 'Find one gripper\'s closed/open limits by gentle stalls and store them as a calibration record',
+  help: `Usage: tandem rig calibrate-gripper --transport slcan|damiao --port PATH --arm left|right [--json]
+
+With the arm disabled, drives the gripper motor slowly closed until it stalls, then open until it
+stalls (torque bounded to about 1 N·m), and stores the two limits in the station store as a
+'yam-gripper-limits' calibration (versioned and hashed). Keep fingers clear of the gripper.
+
+${BUS_HELP}
+  --arm left|right           which arm's gripper`,
+  options: { ...busOptions, arm: { type: 'string' } },
+  async run(args, io) {
+    const side = armOption(args);
+    const bus = busFor(args);
+    await openBus(bus);
+    const rig = new YamCanRig({ buses: { [side]: bus } });
+    try {
+      let record;
+      try {
+        await rig.configure();
+        record = await rig.calibrateGripper(side);
+      } catch (e) {
+        if (e instanceof RigError) throw new UserError(e.message, 1);
+        throw e;
+      }
+      const store = openStationStore(resolveDataDir(args.values.data as string | undefined, io.env, io.cwd));
+      try {
+        store.putCalibration({ sha256: record.sha256, kind: record.kind, version: record.version, canonicalJson: record.canonicalJson });
+      } finally {
+        store.close();
+      }
+      if (args.values.json) io.out(`${JSON.stringify({ arm: side, ...record.limits, sha256: record.sha256 }, null, 2)}\n`);
+      else io.out(`The ${side} gripper closes at ${record.limits.closedRad.toFixed(3)} rad and opens at ${record.limits.openRad.toFixed(3)} rad (motor); stored as calibration ${record.sha256.slice(0, 12)}.\n`);
+    } finally {
+      await rig.close();
+    }
+  },
+};
+
+export const commands: CliCommand[] = [probe, hold, emulate, calibrateGripper];
