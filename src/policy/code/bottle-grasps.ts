@@ -17,9 +17,9 @@ export interface BottleGrasp {
   readonly style: GraspStyle;
   /** Approach tilt from vertical, radians (0 = straight down). */
   readonly tiltRad: number;
-  readonly pre: ToolTarget;
-  readonly grasp: ToolTarget;
-  readonly lift: ToolTarget;
+  readonly pre: ToolTarget & { closing: Vec3 };
+  readonly grasp: ToolTarget & { closing: Vec3 };
+  readonly lift: ToolTarget & { closing: Vec3 };
   readonly qPre: Float64Array;
   readonly qGrasp: Float64Array;
   readonly qLift: Float64Array;
@@ -174,7 +174,7 @@ export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeigh
   const yaw = Math.atan2(radialBin[1], radialBin[0]) - Math.atan2(radialGrasp[1], radialGrasp[0]);
   const up: Vec3 = [0, 0, 1];
   const a0 = rotateAbout(up, yaw, grasp.grasp.approach);
-  const c0 = rotateAbout(up, yaw, grasp.grasp.closing as Vec3);
+  const c0 = rotateAbout(up, yaw, grasp.grasp.closing);
   const k = normalize(cross(DOWN, radialBin));
   // Tilt relative to straight down: first undo the grasp's own tilt, then try outward tilts.
   const currentTilt = Math.acos(Math.max(-1, Math.min(1, dot(a0, DOWN))));
