@@ -158,3 +158,15 @@ test('IK uses the given seed first (staying near the current pose) and is determ
   assert.deepEqual(Array.from(a.ok ? a.q : []), Array.from(b.ok ? b.q : []));
   if (a.ok) for (let i = 0; i < 6; i++) assert.ok(Math.abs(a.q[i] - q0[i]) < 0.2);
 });
+
+test('roll-pitch-yaw converts both ways (URDF origins), including at gimbal lock', async () => {
+  const { rotationToRpy, rpyToRotation } = await import('../../src/rig/kinematics.js');
+  const rand = mulberry(11);
+  const cases: [number, number, number][] = [[0, Math.PI / 2, Math.PI], [0.3, -Math.PI / 2, 1.0]];
+  for (let i = 0; i < 50; i++) cases.push([(rand() - 0.5) * 6, (rand() - 0.5) * 3, (rand() - 0.5) * 6]);
+  for (const rpy of cases) {
+    const R = rpyToRotation(rpy);
+    const back = rpyToRotation(rotationToRpy(R));
+    for (let k = 0; k < 9; k++) assert.ok(Math.abs(back[k] - R[k]) < 1e-9, `rpy ${rpy.join(',')}`);
+  }
+});
