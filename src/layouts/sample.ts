@@ -5,7 +5,7 @@
  * a sentence instead of looping. Poses are rounded before they are checked, so what the file
  * holds is exactly what passed the checks, and the JSON is stable.
  */
-import { armsReaching, TABLE_RECT } from '../tasks/station.js';
+import { ARM_BASE_HALF_M, ARM_BASE_XY_M, armsReaching, STATION_ARMS, TABLE_RECT } from '../tasks/station.js';
 import { fixtureFootprint, objectFootprint, rectCorners, rectInside, rectsOverlap, toFixtureFrame, type OrientedRect } from '../tasks/footprint.js';
 import { categoryOf } from '../tasks/catalogue.js';
 import { fixtureKindOf, objectKindOf } from '../tasks/registry.js';
@@ -48,6 +48,9 @@ function shuffled<T>(items: readonly T[], rng: Rng): T[] {
 
 const reachable = (x: number, y: number): boolean => armsReaching(x, y).length > 0;
 
+/** The squares the arm bases stand on. */
+export const ARM_BASE_RECTS: readonly OrientedRect[] = STATION_ARMS.map((arm) => ({ cx: ARM_BASE_XY_M[arm][0], cy: ARM_BASE_XY_M[arm][1], halfX: ARM_BASE_HALF_M, halfY: ARM_BASE_HALF_M, yawRad: 0 }));
+
 function placeFixtures(task: TaskDefinition, spec: TierSpec, rng: Rng): LayoutFixture[] | undefined {
   const placed: { fixture: LayoutFixture; rect: OrientedRect }[] = [];
   for (const p of task.fixtures) {
@@ -61,6 +64,7 @@ function placeFixtures(task: TaskDefinition, spec: TierSpec, rng: Rng): LayoutFi
     );
     const rect = fixtureFootprint(kind, pose);
     if (!rectInside(rect, TABLE_RECT) || !reachable(pose.x, pose.y)) return undefined;
+    if (ARM_BASE_RECTS.some((b) => rectsOverlap(b, rect, task.clearances.fixtureM))) return undefined;
     if (placed.some((q) => rectsOverlap(q.rect, rect, task.clearances.fixtureM))) return undefined;
     placed.push({ fixture: { id: p.id, kind: p.kind, pose }, rect });
   }
@@ -150,6 +154,7 @@ function tryLayout(task: TaskDefinition, spec: TierSpec, rng: Rng): { fixtures: 
       } else {
         if (!rectInside(rect, task.workspace)) continue;
         if (fixtureRects.some((f) => rectsOverlap(f, rect, c.fixtureM))) continue;
+        if (ARM_BASE_RECTS.some((b) => rectsOverlap(b, rect, c.objectM))) continue;
         if (placed.some((p) => rectsOverlap(p.rect, rect, c.objectM))) continue;
       }
       done = { kind, posture, pose, rect };

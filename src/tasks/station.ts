@@ -18,6 +18,8 @@ export const ARM_BASE_XY_M: Readonly<Record<StationArm, readonly [number, number
   left: [-0.4, 0.3],
   right: [-0.4, -0.3],
 };
+/** Half the side of the square each arm base occupies on the table (nothing is placed on it). */
+export const ARM_BASE_HALF_M = 0.06;
 /** Both bases face +x, across the table. */
 export const ARM_BASE_YAW_RAD = 0;
 

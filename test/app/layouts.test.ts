@@ -122,6 +122,19 @@ test('bump writes version 2 with lineage and never overwrites its input', async 
   assert.match(again.stderr, /already exists/);
 });
 
+test('bump warns about an edit that moves an object out of reach, and still writes the new version', async () => {
+  const set = JSON.parse(readFileSync(GOLDEN, 'utf8')) as LayoutSet;
+  const id = set.layouts[1].objects[0].id;
+  const edited = { ...set, layouts: set.layouts.map((l, i) => (i === 1 ? { ...l, objects: l.objects.map((o) => (o.id === id ? { ...o, pose: { ...o.pose, x: 0.45 } } : o)) } : l)) };
+  const src = join(dir, 'far.json');
+  writeFileSync(src, JSON.stringify(edited, null, 2));
+  const r = await runInProcess(['layouts', 'bump', src, '-o', join(dir, 'far-v2.json'), '--json'], dir);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, new RegExp(`warning: layout 1: ${id} is out of reach of both arms\\.`));
+  assert.ok((JSON.parse(r.stdout) as { warnings: string[] }).warnings.length >= 1);
+  assert.ok(existsSync(join(dir, 'far-v2.json')));
+});
+
 test('show draws a PNG of the requested size with each object where the layout puts it', async () => {
   const out = join(dir, 'show.png');
   const size = 480;

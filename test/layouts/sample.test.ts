@@ -5,7 +5,7 @@ import { armsReaching } from '../../src/tasks/station.js';
 import { fixtureFootprint, objectFootprint, rectCorners, rectInside, rectsOverlap, toFixtureFrame } from '../../src/tasks/footprint.js';
 import type { Layout, TaskDefinition } from '../../src/tasks/types.js';
 import { createRng } from '../../src/layouts/random.js';
-import { sampleLayout, sampleLayouts } from '../../src/layouts/sample.js';
+import { ARM_BASE_RECTS, sampleLayout, sampleLayouts } from '../../src/layouts/sample.js';
 import { LayoutSetError } from '../../src/layouts/errors.js';
 
 const PER_TIER = 6;
@@ -26,7 +26,9 @@ function checkLayout(task: TaskDefinition, layout: Layout): void {
     assert.ok(f.pose.x >= p.region.xMin - EPS && f.pose.x <= p.region.xMax + EPS && f.pose.y >= p.region.yMin - EPS && f.pose.y <= p.region.yMax + EPS, `${where}: ${f.id} in its region`);
     assert.ok(f.pose.yawRad >= p.yawRangeRad[0] - 1e-4 && f.pose.yawRad <= p.yawRangeRad[1] + 1e-4, `${where}: ${f.id} yaw`);
     if (!spec.draw.fixturesVary) assert.equal(f.pose.x, Math.round(((p.region.xMin + p.region.xMax) / 2) * 1e4) / 1e4);
-    return fixtureFootprint(task.fixtureKinds.find((k) => k.id === f.kind)!, f.pose);
+    const rect = fixtureFootprint(task.fixtureKinds.find((k) => k.id === f.kind)!, f.pose);
+    for (const b of ARM_BASE_RECTS) assert.ok(!rectsOverlap(b, rect), `${where}: ${f.id} clear of the arm bases`);
+    return rect;
   });
 
   const rects = layout.objects.map((o) => {
@@ -49,6 +51,7 @@ function checkLayout(task: TaskDefinition, layout: Layout): void {
     } else {
       assert.ok(rectInside(rect, task.workspace), `${where}: ${o.id} inside the workspace`);
       for (const f of fixtureRects) assert.ok(!rectsOverlap(f, rect, task.clearances.fixtureM - 1e-6), `${where}: ${o.id} clear of the fixtures`);
+      for (const b of ARM_BASE_RECTS) assert.ok(!rectsOverlap(b, rect), `${where}: ${o.id} clear of the arm bases`);
     }
     return rect;
   });

@@ -10,6 +10,8 @@ import { bumpLayoutSet, layoutAt, parseLayoutSet, sampleLayoutSet, serializeLayo
 import { LayoutSetError } from '../../layouts/errors.js';
 import { TIER_MAX, TIER_MIN } from '../../layouts/sample.js';
 import { layoutTopViewSvg } from '../../layouts/top-view.js';
+import { layoutProblems } from '../../layouts/geometry-check.js';
+import { getTask } from '../../tasks/registry.js';
 import { TaskInputError } from '../../tasks/errors.js';
 
 /** Runs fn, turning the pure rooms' input errors into UserErrors (one sentence, no stack). */
@@ -184,7 +186,8 @@ const bump: CliCommand = {
 Takes a layout set — typically one edited by hand, so its hash no longer matches — checks
 that it is a structurally valid set, and writes it as version + 1 with a fresh hash and a
 "previous": {"version", "sha256"} field pointing at the set it came from. Results recorded
-on the old hash keep pointing at it. A bump never overwrites its input.
+on the old hash keep pointing at it. A bump never overwrites its input. Objects moved out
+of reach, off the workspace or onto each other are reported as warnings.
 
   -o, --output F   file for the new version
   --force          replace an existing output file (never the input)`,
@@ -197,8 +200,12 @@ on the old hash keep pointing at it. A bump never overwrites its input.
     if (resolve(io.cwd, out) === path) throw new UserError(`A bump never overwrites its input: write the new version to another file than ${file}.`);
     const next = asUserError(() => bumpLayoutSet(text, shown(io, path)));
     const written = writeNewFile(io, out, serializeLayoutSet(next), args.values.force === true);
+    // Placement problems do not stop a bump (the edit may be deliberate) but the operator hears of them.
+    const task = getTask(next.task);
+    const problems = next.layouts.flatMap((l) => layoutProblems(task, l));
+    for (const p of problems) io.err(`warning: ${p}\n`);
     if (args.values.json) {
-      io.out(`${JSON.stringify({ file: written, task: next.task, version: next.version, previous: next.previous, sha256: next.sha256 })}\n`);
+      io.out(`${JSON.stringify({ file: written, task: next.task, version: next.version, previous: next.previous, sha256: next.sha256, warnings: problems })}\n`);
     } else {
       io.out(`Wrote ${next.task} v${next.version} to ${out} (from v${next.previous?.version}, sha256 ${next.previous?.sha256.slice(0, 12)}…)\nsha256 ${next.sha256}\n`);
     }
