@@ -91,6 +91,8 @@ export class SlcanHostDecoder {
   private readonly line = Buffer.alloc(MAX_LINE);
   private len = 0;
   private overflow = false;
+  /** Bytes past MAX_LINE in an overlong line, so garbage is reported at its true size. */
+  private overflowBytes = 0;
 
   constructor(private readonly emit: (e: SlcanHostEvent) => void) {}
 
@@ -98,13 +100,19 @@ export class SlcanHostDecoder {
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i];
       if (b === BEL) {
-        if (this.len > 0 || this.overflow) this.emit({ type: 'garbage', bytes: this.len });
+        if (this.len > 0 || this.overflow) this.emit({ type: 'garbage', bytes: this.len + this.overflowBytes });
         this.reset();
         this.emit({ type: 'error' });
       } else if (b === CR) {
         this.finishLine();
       } else if (this.len >= MAX_LINE) {
         this.overflow = true;
+        this.overflowBytes++;
+        // Report a runaway line as it grows, not only at a CR that may never come.
+        if (this.overflowBytes >= 4096) {
+          this.emit({ type: 'garbage', bytes: this.overflowBytes });
+          this.overflowBytes = 0;
+        }
       } else {
         this.line[this.len++] = b;
       }
@@ -113,7 +121,7 @@ export class SlcanHostDecoder {
 
   private finishLine(): void {
     if (this.overflow) {
-      this.emit({ type: 'garbage', bytes: this.len });
+      this.emit({ type: 'garbage', bytes: this.len + this.overflowBytes });
     } else if (this.len === 0) {
       this.emit({ type: 'ok', transmitted: false });
     } else if (this.len === 1 && (this.line[0] === 0x7a || this.line[0] === 0x5a)) {
@@ -130,6 +138,7 @@ export class SlcanHostDecoder {
   private reset(): void {
     this.len = 0;
     this.overflow = false;
+    this.overflowBytes = 0;
   }
 }
 

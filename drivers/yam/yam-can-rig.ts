@@ -192,12 +192,21 @@ export class YamCanRig implements Rig {
       if (!link.bus.connected) {
         throw this.refuse({ kind: 'bus-error', arm: link.side, message: `Not activating: the ${link.side} arm's ${link.bus.description} is disconnected. Plug it in and try again.` });
       }
+      const nowS = this.clock.nowS();
       const faulted = link.motors.flatMap((m, i) => (isFaultStatus(m.feedback.status) ? [i] : []));
-      if (faulted.length > 0) await link.special('clear-error', this.requestTimeoutMs, faulted);
       if (!this.motorsEnabled) {
+        if (faulted.length > 0) await link.special('clear-error', this.requestTimeoutMs, faulted);
         // Disabled motors only speak when spoken to: a disable round gives fresh feedback.
         const silent = await this.retry(() => link.special('disable', this.requestTimeoutMs));
         if (silent.length > 0) throw this.refuse(this.silentFault(link, silent));
+      } else {
+        // Powered motors stay powered (dropping them would let the arm sag); only faulted or stale
+        // ones get a clear-error round, whose replies are fresh feedback.
+        const stale = link.motors.flatMap((m, i) => (isFaultStatus(m.feedback.status) || !(nowS - m.lastReplyS <= this.replyDeadlineS) ? [i] : []));
+        if (stale.length > 0) {
+          const silent = await this.retry(() => link.special('clear-error', this.requestTimeoutMs, stale));
+          if (silent.length > 0) throw this.refuse(this.silentFault(link, silent));
+        }
       }
       // Re-activating from a hold keeps the motors powered: dropping them would let the arm sag.
       link.clearLinkFaults();
