@@ -2,12 +2,12 @@
  * Policy specs the policy runtime opens: `onnx:path/to/model.onnx` (relative to cwd) and
  * `ws://host:port` / `wss://host:port` (an openpi-compatible server). Other schemes (code
  * policies) belong to the rollout's policy registry, which calls this for these two.
+ * The runtimes load on first use: onnxruntime, sharp and ws cost about a second of start-up
+ * that commands which never open a policy should not pay.
  */
 import { isAbsolute, resolve } from 'node:path';
 import type { Policy } from './contract.js';
 import { PolicyLoadError } from './errors.js';
-import { OnnxPolicy } from './onnx/onnx-policy.js';
-import { OpenpiClientPolicy } from './openpi/client.js';
 
 export interface PolicySpecOptions {
   /** Base for relative model paths. */
@@ -28,6 +28,7 @@ export async function openPolicySpec(spec: string, opts: PolicySpecOptions): Pro
   if (spec.startsWith('onnx:')) {
     const path = spec.slice('onnx:'.length);
     if (path.length === 0) throw new PolicyLoadError(`Policy spec '${spec}' names no model file; write onnx:path/to/model.onnx.`);
+    const { OnnxPolicy } = await import('./onnx/onnx-policy.js');
     return OnnxPolicy.load(isAbsolute(path) ? path : resolve(opts.cwd, path));
   }
   if (/^wss?:\/\//.test(spec)) {
@@ -38,6 +39,7 @@ export async function openPolicySpec(spec: string, opts: PolicySpecOptions): Pro
       throw new PolicyLoadError(`Policy spec '${spec}' is not a valid websocket address; write ws://host:port.`);
     }
     if (url.hostname === '') throw new PolicyLoadError(`Policy spec '${spec}' names no host; write ws://host:port.`);
+    const { OpenpiClientPolicy } = await import('./openpi/client.js');
     return OpenpiClientPolicy.connect({
       url: url.href.replace(/\/$/, ''),
       apiKey: opts.apiKey,

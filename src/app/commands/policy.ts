@@ -5,9 +5,6 @@ import { PolicyUnavailableError, type InferenceTiming, type Policy } from '../..
 import { InvalidActionError, validateActionChunk } from '../../policy/actions.js';
 import { PolicyLoadError } from '../../policy/errors.js';
 import { InvalidObservationError, syntheticObservation } from '../../policy/observation.js';
-import { OpenpiClientPolicy } from '../../policy/openpi/client.js';
-import { wireToJson } from '../../policy/openpi/msgpack-numpy.js';
-import { startPolicyServer } from '../../policy/openpi/server.js';
 import { openPolicySpec } from '../../policy/spec.js';
 
 /** Exit code when the policy (server) is unreachable, slow or broken, as opposed to bad input (2). */
@@ -68,6 +65,9 @@ Exit codes: 0 ok, 2 bad input (spec, model, answer), 3 policy unavailable (unrea
     const spec = args.positionals[0];
     const policy = await openFromArgs(spec, args, io);
     try {
+      // Loaded here, not at start-up: every tandem command would otherwise pay for ws and friends.
+      const { OpenpiClientPolicy } = await import('../../policy/openpi/client.js');
+      const { wireToJson } = await import('../../policy/openpi/msgpack-numpy.js');
       const metadata = policy instanceof OpenpiClientPolicy ? (wireToJson(policy.metadata) as Record<string, unknown>) : { ...policy.info };
       const obs = syntheticObservation({ size: 224, prompt: typeof args.values.prompt === 'string' ? args.values.prompt : undefined });
       const t0 = performance.now();
@@ -130,6 +130,7 @@ text frame followed by close 1011. Stops on Ctrl-C.
     const host = typeof args.values.host === 'string' ? args.values.host : '127.0.0.1';
     const apiKey = typeof args.values['api-key'] === 'string' ? args.values['api-key'] : io.env.TANDEM_POLICY_API_KEY;
     const policy = await openFromArgs(spec, { ...args, values: { ...args.values, 'api-key': undefined } }, io);
+    const { startPolicyServer } = await import('../../policy/openpi/server.js');
     let server;
     try {
       server = await startPolicyServer({
