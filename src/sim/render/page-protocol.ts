@@ -8,8 +8,6 @@ import type { Pose3, ShapePart } from '../../tasks/geometry.js';
 export interface Visual {
   readonly parts: readonly ShapePart[];
   readonly color: readonly [number, number, number];
-  /** 0 (mirror-smooth) … 1 (matt). Default 0.75. */
-  readonly roughness?: number;
 }
 
 /** One drawn rigid body: a stable key (changes only when the body does) and which visual it uses. */

@@ -72,28 +72,24 @@ export function rigVisuals(): Record<string, Visual> {
           { shape: { type: 'cylinder', radiusM: 0.03, heightM: 0.012 }, offset: { position: [0, 0, 0], quaternion: IDENTITY } },
         ],
         color: GRIPPER_COLOR,
-        roughness: 0.6,
       };
       continue;
     }
     const r = LINK_RADIUS_M[link] ?? 0.025;
-    visuals[linkVisualId(link)] = { parts: segment([0, 0, 0], child.xyz, r), color: ARM_COLOR, roughness: 0.55 };
+    visuals[linkVisualId(link)] = { parts: segment([0, 0, 0], child.xyz, r), color: ARM_COLOR };
   }
   visuals[FINGER_VISUAL_ID] = {
     parts: [{ shape: { type: 'box', sizeM: FINGER_SIZE_M }, offset: { position: [0, 0, 0], quaternion: IDENTITY } }],
     color: FINGER_COLOR,
-    roughness: 0.5,
   };
   const [tx, ty] = TABLE_SIZE_M;
   visuals[TABLE_VISUAL_ID] = {
     parts: [{ shape: { type: 'box', sizeM: [tx, ty, 0.03] }, offset: { position: [0, 0, -0.015], quaternion: IDENTITY } }],
     color: [214, 206, 190],
-    roughness: 0.9,
   };
   visuals[FLOOR_VISUAL_ID] = {
     parts: [{ shape: { type: 'box', sizeM: [8, 8, 0.02] }, offset: { position: [0, 0, -0.76], quaternion: IDENTITY } }],
     color: [120, 122, 128],
-    roughness: 1,
   };
   return visuals;
 }

@@ -31,8 +31,8 @@ export const fixtureVisualId = (kind: string): string => `fixture:${kind}`;
 /** Every look a snapshot of this task can use: the rig, the cell and the task's catalogue. */
 export function sceneVisuals(task: SceneTask): Record<string, Visual> {
   const visuals = rigVisuals();
-  for (const k of task.objectKinds) visuals[objectVisualId(k.id)] = { parts: k.parts, color: k.color, roughness: 0.6 };
-  for (const k of task.fixtureKinds) visuals[fixtureVisualId(k.id)] = { parts: k.parts, color: k.color, roughness: 0.85 };
+  for (const k of task.objectKinds) visuals[objectVisualId(k.id)] = { parts: k.parts, color: k.color };
+  for (const k of task.fixtureKinds) visuals[fixtureVisualId(k.id)] = { parts: k.parts, color: k.color };
   return visuals;
 }
 
