@@ -73,22 +73,28 @@ function drawObject(f: TopViewFrame, o: LayoutObject, kind: ObjectKind, label: s
   const stroke = Math.max(1, f.pxPerM * 0.003);
   const partRects = partFootprints(kind, o.posture, o.pose);
   if (o.posture === 'lying') {
-    out.push(polygon(f, rect, `fill="${color}" fill-opacity="0.35" stroke="${color}" stroke-width="${n(stroke)}"`));
+    // Parts only a few pixels wide (an M3 screw) get a hairline outline and no arrow, so their
+    // colour still shows; their head part already tells which way they point.
+    const thin = rect.halfY * f.pxPerM < 5;
+    const outline = thin ? 0.6 : stroke;
+    out.push(polygon(f, rect, `fill="${color}" fill-opacity="0.35" stroke="${color}" stroke-width="${n(outline)}"`));
     partRects.forEach((r, i) => {
-      if (kind.parts[i].shape.type !== 'box') out.push(polygon(f, r, `fill="${color}" stroke="#222" stroke-width="${n(stroke)}"`));
+      if (kind.parts[i].shape.type !== 'box') out.push(polygon(f, r, `fill="${color}" stroke="#222" stroke-width="${n(outline)}"`));
     });
-    // An arrow along the axis from base to top.
-    const half = rect.halfX * 0.8;
-    const [ax, ay] = dir(-half);
-    const [bx, by] = dir(half);
-    out.push(`<line x1="${n(ax)}" y1="${n(ay)}" x2="${n(bx)}" y2="${n(by)}" stroke="#fff" stroke-width="${n(stroke * 1.5)}"/>`);
-    const head = Math.max(rect.halfY * 0.8, 0.004);
-    const c = Math.cos(o.pose.yawRad);
-    const s = Math.sin(o.pose.yawRad);
-    const tip = [o.pose.x + c * half, o.pose.y + s * half];
-    const wing = (side: number) => f.toImage(tip[0] - c * head - s * head * side * 0.7, tip[1] - s * head + c * head * side * 0.7);
-    const pts = [f.toImage(tip[0], tip[1]), wing(1), wing(-1)].map((p) => p.map(n).join(',')).join(' ');
-    out.push(`<polygon points="${pts}" fill="#fff"/>`);
+    if (!thin) {
+      // An arrow along the axis from base to top.
+      const half = rect.halfX * 0.8;
+      const [ax, ay] = dir(-half);
+      const [bx, by] = dir(half);
+      out.push(`<line x1="${n(ax)}" y1="${n(ay)}" x2="${n(bx)}" y2="${n(by)}" stroke="#fff" stroke-width="${n(Math.min(stroke * 1.5, rect.halfY * f.pxPerM * 0.5))}"/>`);
+      const head = rect.halfY * 0.8;
+      const c = Math.cos(o.pose.yawRad);
+      const s = Math.sin(o.pose.yawRad);
+      const tip = [o.pose.x + c * half, o.pose.y + s * half];
+      const wing = (side: number) => f.toImage(tip[0] - c * head - s * head * side * 0.7, tip[1] - s * head + c * head * side * 0.7);
+      const pts = [f.toImage(tip[0], tip[1]), wing(1), wing(-1)].map((p) => p.map(n).join(',')).join(' ');
+      out.push(`<polygon points="${pts}" fill="#fff"/>`);
+    }
   } else {
     out.push(polygon(f, rect, `fill="${color}" fill-opacity="0.35" stroke="${color}" stroke-width="${n(stroke)}"`));
     const r = bodyRadiusM(kind) * f.pxPerM;
@@ -102,7 +108,8 @@ function drawObject(f: TopViewFrame, o: LayoutObject, kind: ObjectKind, label: s
   }
   // Box parts (a mug's handle, a bolt's head) show which way the object is turned.
   partRects.forEach((r, i) => {
-    if (kind.parts[i].shape.type === 'box') out.push(polygon(f, r, `fill="${color}" stroke="#222" stroke-width="${n(stroke)}"`));
+    const outline = Math.min(stroke, Math.min(r.halfX, r.halfY) * f.pxPerM * 0.4);
+    if (kind.parts[i].shape.type === 'box') out.push(polygon(f, r, `fill="${color}" stroke="#222" stroke-width="${n(Math.max(0.5, outline))}"`));
   });
   // Label beside the footprint, on the side away from the robot.
   const topPx = Math.min(...rectCorners(rect).map(([x, y]) => f.toImage(x, y)[1]));
