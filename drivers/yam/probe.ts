@@ -43,7 +43,7 @@ export interface ProbeResult {
   readonly silent: number[];
 }
 
-export async function probeMotors(bus: CanBus, ids: readonly number[], timeoutMs = 100): Promise<ProbeResult> {
+export async function probeMotors(bus: CanBus, ids: readonly number[], timeoutMs = 150): Promise<ProbeResult> {
   const registers = new Map<number, Map<number, number>>();
   const feedback = new Map<number, Uint8Array>();
   const off = bus.onFrame((f: CanFrame) => {
@@ -61,16 +61,22 @@ export async function probeMotors(bus: CanBus, ids: readonly number[], timeoutMs
   });
   try {
     const rids = [RID.PMAX, RID.VMAX, RID.TMAX, RID.TIMEOUT, RID.SOFTWARE_VERSION];
-    for (let attempt = 0; attempt < 2; attempt++) {
-      for (const rid of rids) {
-        bus.send(ids.filter((id) => !registers.get(id)?.has(rid)).map((id) => registerReadFrame(id, rid)));
-        await sleep(timeoutMs / 5);
-      }
-      await sleep(timeoutMs);
+    // Rounds until every motor that answers at all has answered everything, or the attempts run out:
+    // waits on replies, not on fixed sleeps, so a slow host costs time, not results.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const missing = (id: number) => rids.filter((rid) => !registers.get(id)?.has(rid));
+      const askIds = ids.filter((id) => missing(id).length > 0);
+      if (askIds.length === 0) break;
+      for (const rid of rids) bus.send(askIds.filter((id) => missing(id).includes(rid)).map((id) => registerReadFrame(id, rid)));
+      await waitUntil(() => askIds.every((id) => missing(id).length === 0), timeoutMs * (attempt + 1));
     }
     const answering = ids.filter((id) => registers.has(id));
-    bus.send(answering.map((id) => specialFrame(id, 'disable')));
-    await sleep(timeoutMs);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const need = answering.filter((id) => !feedback.has(id));
+      if (need.length === 0) break;
+      bus.send(need.map((id) => specialFrame(id, 'disable')));
+      await waitUntil(() => need.every((id) => feedback.has(id)), timeoutMs * (attempt + 1));
+    }
     const motors: ProbedMotor[] = [];
     for (const id of answering) {
       const reg = registers.get(id)!;
@@ -105,6 +111,14 @@ function close(a: number, b: number): boolean {
   return Math.abs(a - b) <= 1e-3 * Math.max(1, Math.abs(a));
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+function waitUntil(done: () => boolean, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const start = Date.now();
+    const t = setInterval(() => {
+      if (done() || Date.now() - start >= timeoutMs) {
+        clearInterval(t);
+        resolve();
+      }
+    }, 2);
+  });
 }

@@ -134,16 +134,18 @@ ends in a safe hold and a non-zero exit with the reason. Ctrl-C stops early and 
 ${BUS_HELP}
   --arm left|right           which arm this bus drives
   --seconds S                how long to hold (0.1 to 3600)
-  --rate HZ                  control rate (default 250, up to ${MAX_CONTROL_RATE_HZ})`,
-  options: { ...busOptions, arm: { type: 'string' }, seconds: { type: 'string' }, rate: { type: 'string' } },
+  --rate HZ                  control rate (default 250, up to ${MAX_CONTROL_RATE_HZ})
+  --reply-deadline-ms MS     a motor silent this long (and 3 cycles running) is a fault (default 100)`,
+  options: { ...busOptions, arm: { type: 'string' }, seconds: { type: 'string' }, rate: { type: 'string' }, 'reply-deadline-ms': { type: 'string' } },
   async run(args, io) {
     const side = armOption(args);
     const seconds = numberOption(args, 'seconds', undefined, 0.1, 3600);
     const rateHz = intOption(args, 'rate', 250, 1, MAX_CONTROL_RATE_HZ);
+    const replyDeadlineMs = intOption(args, 'reply-deadline-ms', 100, 5, 350);
     const bus = busFor(args);
     await openBus(bus);
     const clock = new RealtimeClock();
-    const rig = new YamCanRig({ buses: { [side]: bus }, clock, safety: { controlPeriodS: 1 / rateHz } });
+    const rig = new YamCanRig({ buses: { [side]: bus }, clock, replyDeadlineMs, safety: { controlPeriodS: 1 / rateHz } });
     let activated = false;
     try {
       try {
