@@ -216,3 +216,20 @@ test('gripper stall calibration finds the stops, returns a hashed record, and th
     await y.rig.close();
   }
 });
+
+test('the registry builds YamCanRig from config, and a bad config gets one sentence', async () => {
+  const { RigRegistry } = await import('../../src/rig/registry.js');
+  const { RealtimeClock } = await import('../../src/rig/clocks.js');
+  const { registerYamCanRigs } = await import('../../drivers/yam/register.js');
+  const registry = registerYamCanRigs(new RigRegistry());
+  const clock = new RealtimeClock();
+  const rig = await registry.create({ type: 'yam-emulated', transport: 'damiao' }, { clock });
+  try {
+    await rig.configure();
+    assert.equal(rig.read().mode, 'configured');
+  } finally {
+    await (rig as import('../../drivers/yam/yam-can-rig.js').YamCanRig).close();
+  }
+  await assert.rejects(registry.create({ type: 'yam-can', transport: 'usb' }, { clock }), /needs 'transport' set to slcan or damiao, not "usb"\./);
+  await assert.rejects(registry.create({ type: 'yam-can', transport: 'slcan', ports: {} }, { clock }), /'ports' names no arm/);
+});

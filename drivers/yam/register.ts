@@ -1,0 +1,62 @@
+/**
+ * Registry entries for the YAM over CAN, for the composition root (src/app) to add:
+ *   {type: 'yam-can', transport: 'slcan'|'damiao', ports: {left?: PATH, right?: PATH}, baudRate?, replyDeadlineMs?}
+ *   {type: 'yam-emulated', transport?: 'slcan'|'damiao', replyLatencyMs?}   (the station's embedded default:
+ *       the same YamCanRig on the byte-level emulator through an in-process serialport binding)
+ * Both rigs are returned configured-but-closed: the station calls configure() and activate().
+ */
+import { ARM_SIDES, RigError, type ArmSide } from '../../src/rig/contract.js';
+import type { RigConfig, RigContext, RigRegistry } from '../../src/rig/registry.js';
+import { CAN_TRANSPORTS, type CanTransport } from '../can/bus.js';
+import { SerialCanBus } from '../can/serial-can-bus.js';
+import { createEmulatedYam } from '../emulators/in-process.js';
+import { YamCanRig } from './yam-can-rig.js';
+
+function bad(message: string): RigError {
+  return new RigError(message, { kind: 'config-mismatch', message });
+}
+
+function transportOf(config: RigConfig, fallback?: CanTransport): CanTransport {
+  const t = config.transport ?? fallback;
+  if (typeof t !== 'string' || !(CAN_TRANSPORTS as readonly string[]).includes(t)) {
+    throw bad(`The ${config.type} rig config needs 'transport' set to ${CAN_TRANSPORTS.join(' or ')}, not ${JSON.stringify(t)}.`);
+  }
+  return t as CanTransport;
+}
+
+function optionalNumber(config: RigConfig, key: string, min: number, max: number): number | undefined {
+  const v = config[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw bad(`The ${config.type} rig config's '${key}' must be a number from ${min} to ${max}, not ${JSON.stringify(v)}.`);
+  return v;
+}
+
+export function createYamCanRig(config: RigConfig, context: RigContext): YamCanRig {
+  const transport = transportOf(config);
+  const ports = config.ports;
+  if (ports === null || typeof ports !== 'object') throw bad(`The yam-can rig config needs 'ports', e.g. {"left": "/dev/ttyACM0", "right": "/dev/ttyACM1"}.`);
+  const buses: Partial<Record<ArmSide, SerialCanBus>> = {};
+  for (const side of ARM_SIDES) {
+    const p = (ports as Record<string, unknown>)[side];
+    if (p === undefined) continue;
+    if (typeof p !== 'string' || p.length === 0) throw bad(`The yam-can rig config's ports.${side} must be a serial device path.`);
+    buses[side] = new SerialCanBus({ transport, path: p, baudRate: optionalNumber(config, 'baudRate', 9600, 12_000_000) });
+  }
+  if (!buses.left && !buses.right) throw bad(`The yam-can rig config's 'ports' names no arm; give ports.left and/or ports.right.`);
+  return new YamCanRig({ buses, model: context.model, clock: context.clock, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350) });
+}
+
+export function createEmulatedYamRig(config: RigConfig, context: RigContext): YamCanRig {
+  return createEmulatedYam({
+    transport: transportOf(config, 'slcan'),
+    replyLatencyMs: optionalNumber(config, 'replyLatencyMs', 0, 100),
+    clock: context.clock,
+    rig: { model: context.model },
+  }).rig;
+}
+
+export function registerYamCanRigs(registry: RigRegistry): RigRegistry {
+  return registry
+    .register('yam-can', 'the two-arm YAM on Damiao motors, one SLCAN or Damiao USB-CAN adapter per arm', createYamCanRig)
+    .register('yam-emulated', 'YamCanRig on the byte-level YAM emulator in this process (no hardware)', createEmulatedYamRig);
+}
