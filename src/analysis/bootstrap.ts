@@ -52,17 +52,27 @@ function mean(values: readonly number[]): number {
  * `layouts[i]` holds the progress values of every rollout on layout i.
  */
 export function bootstrapMeanOverLayouts(layouts: readonly (readonly number[])[], options: BootstrapOptions): BootstrapInterval {
-  const resamples = options.resamples ?? 10_000;
-  const confidence = options.confidence ?? 0.95;
-  if (layouts.length === 0) throw new RangeError('a bootstrap needs at least one layout with a result');
-  if (!Number.isSafeInteger(resamples) || resamples < 1) throw new RangeError(`resamples must be a whole number of at least 1, not ${resamples}`);
-  if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must lie strictly between 0 and 1, not ${confidence}`);
   let rollouts = 0;
   const layoutMeans = layouts.map((values, i) => {
     if (values.length === 0) throw new RangeError(`layout ${i} has no results to bootstrap`);
-    for (const v of values) if (!Number.isFinite(v)) throw new RangeError(`layout ${i} has a progress value that is not a number (${v})`);
     rollouts += values.length;
     return mean(values);
+  });
+  return bootstrapLayoutMeans(layoutMeans, rollouts, options);
+}
+
+/**
+ * The same bootstrap from each layout's mean alone (what a store aggregate gives): the resamples
+ * only ever need per-layout means, so this is exact, not an approximation.
+ */
+export function bootstrapLayoutMeans(layoutMeans: readonly number[], rollouts: number, options: BootstrapOptions): BootstrapInterval {
+  const resamples = options.resamples ?? 10_000;
+  const confidence = options.confidence ?? 0.95;
+  if (layoutMeans.length === 0) throw new RangeError('a bootstrap needs at least one layout with a result');
+  if (!Number.isSafeInteger(resamples) || resamples < 1) throw new RangeError(`resamples must be a whole number of at least 1, not ${resamples}`);
+  if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must lie strictly between 0 and 1, not ${confidence}`);
+  layoutMeans.forEach((m, i) => {
+    if (!Number.isFinite(m)) throw new RangeError(`layout ${i} has a progress value that is not a number (${m})`);
   });
   const rng = createRng(options.seed);
   const n = layoutMeans.length;

@@ -1,6 +1,6 @@
 // The analysis room's public surface: statistics for evaluation reports. Pure; no Node built-ins.
 export { wilsonInterval, clopperPearsonInterval, type ProportionInterval, type IntervalOptions } from './intervals.js';
-export { bootstrapMean, bootstrapMeanOverLayouts, quantileSorted, type BootstrapInterval, type BootstrapOptions } from './bootstrap.js';
+export { bootstrapMean, bootstrapMeanOverLayouts, bootstrapLayoutMeans, quantileSorted, type BootstrapInterval, type BootstrapOptions } from './bootstrap.js';
 export { pearson, mmrv, type PolicyPair, type PearsonResult } from './correlation.js';
-export { summarizeByTier, type TierRollout, type TierSummary, type TierSummaryOptions } from './tier-summary.js';
+export { summarizeByTier, summarizeLayoutsByTier, type LayoutOutcome, type TierRollout, type TierSummary, type TierSummaryOptions } from './tier-summary.js';
 export { betaQuantile, regularizedIncompleteBeta, logGamma, normalQuantile } from './special-functions.js';

@@ -3,7 +3,7 @@
  * counts with Wilson and Clopper–Pearson intervals. The sim sweep, the session report and the
  * station UI all call this, so one policy's numbers read the same everywhere.
  */
-import { bootstrapMeanOverLayouts, type BootstrapInterval } from './bootstrap.js';
+import { bootstrapLayoutMeans, type BootstrapInterval } from './bootstrap.js';
 import { clopperPearsonInterval, wilsonInterval, type ProportionInterval } from './intervals.js';
 
 export interface TierRollout {
@@ -17,6 +17,17 @@ export interface TierRollout {
   readonly layoutIndex?: number;
   /** Whether it counts as a success; default: progress === 1 (the whole task done). */
   readonly success?: boolean;
+}
+
+/** What one layout's rollouts came to: enough for every number in a tier summary. */
+export interface LayoutOutcome {
+  readonly tier: number;
+  /** Rollouts counted on this layout (at least 1). */
+  readonly rollouts: number;
+  /** Mean task progress over them. */
+  readonly meanProgress: number;
+  /** How many of them were successes. */
+  readonly successes: number;
 }
 
 export interface TierSummary {
@@ -45,8 +56,57 @@ export interface TierSummaryOptions {
   readonly confidence?: number;
 }
 
-function summarize(tier: number | 'all', rollouts: readonly TierRollout[], options: TierSummaryOptions): TierSummary {
-  const isSuccess = (r: TierRollout): boolean => r.success ?? r.progress === 1;
+function summarize(tier: number | 'all', layouts: readonly LayoutOutcome[], options: TierSummaryOptions): TierSummary {
+  let rollouts = 0;
+  let successes = 0;
+  for (const l of layouts) {
+    rollouts += l.rollouts;
+    successes += l.successes;
+  }
+  const progressInterval = bootstrapLayoutMeans(layouts.map((l) => l.meanProgress), rollouts, options);
+  const successRateInterval = bootstrapLayoutMeans(layouts.map((l) => l.successes / l.rollouts), rollouts, options);
+  const intervalOptions = { confidence: options.confidence ?? 0.95 };
+  return {
+    tier,
+    rollouts,
+    layouts: layouts.length,
+    meanProgress: progressInterval.estimate,
+    progressInterval,
+    successes,
+    successRate: successes / rollouts,
+    successRateInterval,
+    successWilson: wilsonInterval(successes, rollouts, intervalOptions),
+    successClopperPearson: clopperPearsonInterval(successes, rollouts, intervalOptions),
+  };
+}
+
+/**
+ * One summary per tier present (ascending), then one for all tiers pooled, from per-layout
+ * outcomes (e.g. Store.layoutOutcomes, which aggregates in SQL).
+ */
+export function summarizeLayoutsByTier(layouts: readonly LayoutOutcome[], options: TierSummaryOptions): TierSummary[] {
+  layouts.forEach((l, i) => {
+    if (!Number.isSafeInteger(l.tier)) throw new RangeError(`layout ${i} has tier ${String(l.tier)}; it must be a whole number`);
+    if (!Number.isSafeInteger(l.rollouts) || l.rollouts < 1) throw new RangeError(`layout ${i} has ${String(l.rollouts)} rollouts; it needs at least 1`);
+    if (!(l.meanProgress >= 0 && l.meanProgress <= 1)) throw new RangeError(`layout ${i} has mean progress ${String(l.meanProgress)}; it must be a number from 0 to 1`);
+    if (!Number.isSafeInteger(l.successes) || l.successes < 0 || l.successes > l.rollouts) throw new RangeError(`layout ${i} has ${String(l.successes)} successes of ${l.rollouts}`);
+  });
+  if (layouts.length === 0) return [];
+  const tiers = [...new Set(layouts.map((l) => l.tier))].sort((a, b) => a - b);
+  // Each tier gets its own stream derived from the seed, so adding a tier does not move another's interval.
+  const perTier = tiers.map((tier) => summarize(tier, layouts.filter((l) => l.tier === tier), { ...options, seed: options.seed + tier }));
+  return [...perTier, summarize('all', layouts, options)];
+}
+
+/**
+ * One summary per tier present (ascending), then one for all tiers pooled, from single rollouts.
+ * Throws a RangeError naming the rollout when a progress value is not a number in [0, 1].
+ */
+export function summarizeByTier(rollouts: readonly TierRollout[], options: TierSummaryOptions): TierSummary[] {
+  rollouts.forEach((r, i) => {
+    if (typeof r.progress !== 'number' || !(r.progress >= 0 && r.progress <= 1)) throw new RangeError(`rollout ${i} has progress ${String(r.progress)}; it must be a number from 0 to 1`);
+    if (!Number.isSafeInteger(r.tier)) throw new RangeError(`rollout ${i} has tier ${String(r.tier)}; it must be a whole number`);
+  });
   const byLayout = new Map<string, TierRollout[]>();
   rollouts.forEach((r, i) => {
     const key = r.layoutIndex === undefined ? `rollout:${i}` : `layout:${r.tier}:${r.layoutIndex}`;
@@ -54,37 +114,10 @@ function summarize(tier: number | 'all', rollouts: readonly TierRollout[], optio
     if (list) list.push(r);
     else byLayout.set(key, [r]);
   });
-  const groups = [...byLayout.values()];
-  const progressInterval = bootstrapMeanOverLayouts(groups.map((g) => g.map((r) => r.progress)), options);
-  const successRateInterval = bootstrapMeanOverLayouts(groups.map((g) => g.map((r) => (isSuccess(r) ? 1 : 0))), options);
-  const successes = rollouts.filter(isSuccess).length;
-  const intervalOptions = { confidence: options.confidence ?? 0.95 };
-  return {
-    tier,
-    rollouts: rollouts.length,
-    layouts: byLayout.size,
-    meanProgress: progressInterval.estimate,
-    progressInterval,
-    successes,
-    successRate: successes / rollouts.length,
-    successRateInterval,
-    successWilson: wilsonInterval(successes, rollouts.length, intervalOptions),
-    successClopperPearson: clopperPearsonInterval(successes, rollouts.length, intervalOptions),
-  };
-}
-
-/**
- * One summary per tier present (ascending), then one for all tiers pooled.
- * Throws a RangeError naming the rollout when a progress value is not a number in [0, 1].
- */
-export function summarizeByTier(rollouts: readonly TierRollout[], options: TierSummaryOptions): TierSummary[] {
-  if (rollouts.length === 0) return [];
-  rollouts.forEach((r, i) => {
-    if (typeof r.progress !== 'number' || !(r.progress >= 0 && r.progress <= 1)) throw new RangeError(`rollout ${i} has progress ${String(r.progress)}; it must be a number from 0 to 1`);
-    if (!Number.isSafeInteger(r.tier)) throw new RangeError(`rollout ${i} has tier ${String(r.tier)}; it must be a whole number`);
+  const layouts = [...byLayout.values()].map((group): LayoutOutcome => {
+    let progressSum = 0;
+    for (const r of group) progressSum += r.progress;
+    return { tier: group[0].tier, rollouts: group.length, meanProgress: progressSum / group.length, successes: group.filter((r) => r.success ?? r.progress === 1).length };
   });
-  const tiers = [...new Set(rollouts.map((r) => r.tier))].sort((a, b) => a - b);
-  // Each tier gets its own stream derived from the seed, so adding a tier does not move another's interval.
-  const perTier = tiers.map((tier) => summarize(tier, rollouts.filter((r) => r.tier === tier), { ...options, seed: options.seed + tier }));
-  return [...perTier, summarize('all', rollouts, options)];
+  return summarizeLayoutsByTier(layouts, options);
 }

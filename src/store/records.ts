@@ -142,6 +142,25 @@ export interface RolloutFilter {
   readonly tier?: number;
 }
 
+/** One layout's rollouts for one policy and kind, aggregated in SQL (for reports over large sweeps). */
+export interface LayoutOutcomeRow {
+  readonly policyId: number;
+  readonly kind: RolloutKind;
+  readonly layoutSetSha256: string;
+  readonly layoutIndex: number;
+  readonly tier: number;
+  /** Valid rollouts with a progress (the rollout's own, or its operator's latest score). */
+  readonly scored: number;
+  /** Sum of their progress. */
+  readonly progressSum: number;
+  /** Of them, those with progress = 1. */
+  readonly fullSuccesses: number;
+  /** Valid rollouts with no progress yet (real rollouts waiting for a score). */
+  readonly unscored: number;
+  /** Invalid or aborted rollouts. */
+  readonly excluded: number;
+}
+
 export interface OperatorScoreInput {
   readonly rolloutId: number;
   readonly endStates: readonly ObjectEndState[];

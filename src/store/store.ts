@@ -15,6 +15,7 @@ import type {
   CalibrationInput,
   CalibrationRecord,
   Counts,
+  LayoutOutcomeRow,
   LayoutSetInput,
   LayoutSetRecord,
   OperatorScoreInput,
@@ -254,6 +255,7 @@ const ROLLOUT_SELECT = `
 
 export class Store {
   private readonly tiersBySet = new Map<string, readonly number[]>();
+  private readonly statements = new Map<string, Database.Statement>();
 
   /** Use openStore(file). */
   constructor(
@@ -269,6 +271,16 @@ export class Store {
     } catch (e) {
       throw describeSqliteFailure(e, this.file) ?? e;
     }
+  }
+
+  /** Prepared once per connection: preparing costs more than running for these small statements. */
+  private sql(source: string): Database.Statement {
+    let statement = this.statements.get(source);
+    if (!statement) {
+      statement = this.db.prepare(source);
+      this.statements.set(source, statement);
+    }
+    return statement;
   }
 
   private write<T>(fn: () => T): T {
@@ -308,8 +320,7 @@ export class Store {
     }
     const facts = layoutSetFacts(input.canonicalJson, input.sha256, this.file);
     const inserted = this.write(() => {
-      const r = this.db
-        .prepare('INSERT OR IGNORE INTO layout_sets (sha256, task, version, seed, layout_count, canonical_json, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      const r = this.sql('INSERT OR IGNORE INTO layout_sets (sha256, task, version, seed, layout_count, canonical_json, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(input.sha256, facts.task, facts.version, facts.seed, facts.tiers.length, input.canonicalJson, input.importedAt ?? nowIso());
       return r.changes === 1;
     });
@@ -326,15 +337,15 @@ export class Store {
   }
 
   getLayoutSet(sha256: string): LayoutSetRecord | undefined {
-    const r = this.guard(() => this.db.prepare('SELECT * FROM layout_sets WHERE sha256 = ?').get(sha256) as Row | undefined);
+    const r = this.guard(() => this.sql('SELECT * FROM layout_sets WHERE sha256 = ?').get(sha256) as Row | undefined);
     return r ? layoutSetRecord(r) : undefined;
   }
 
   listLayoutSets(filter: { task?: string } = {}): LayoutSetRecord[] {
     const rows = this.guard(() =>
       filter.task === undefined
-        ? (this.db.prepare('SELECT * FROM layout_sets ORDER BY imported_at, sha256').all() as Row[])
-        : (this.db.prepare('SELECT * FROM layout_sets WHERE task = ? ORDER BY imported_at, sha256').all(filter.task) as Row[]),
+        ? (this.sql('SELECT * FROM layout_sets ORDER BY imported_at, sha256').all() as Row[])
+        : (this.sql('SELECT * FROM layout_sets WHERE task = ? ORDER BY imported_at, sha256').all(filter.task) as Row[]),
     );
     return rows.map(layoutSetRecord);
   }
@@ -358,24 +369,24 @@ export class Store {
     const checkpoint = input.checkpointSha256 ?? null;
     if (checkpoint !== null && !SHA256_HEX.test(checkpoint)) throw new StoreError(`Policy '${input.name}': '${checkpoint}' is not a hex SHA-256 checkpoint hash.`, this.file);
     return this.write(() => {
-      const existing = this.db.prepare("SELECT * FROM policies WHERE spec = ? AND ifnull(checkpoint_sha256, '') = ?").get(input.spec, checkpoint ?? '') as Row | undefined;
+      const existing = this.sql("SELECT * FROM policies WHERE spec = ? AND ifnull(checkpoint_sha256, '') = ?").get(input.spec, checkpoint ?? '') as Row | undefined;
       if (existing) {
-        if (existing.name !== input.name) this.db.prepare('UPDATE policies SET name = ? WHERE id = ?').run(input.name, existing.id);
+        if (existing.name !== input.name) this.sql('UPDATE policies SET name = ? WHERE id = ?').run(input.name, existing.id);
         return policyRecord({ ...existing, name: input.name });
       }
       const createdAt = nowIso();
-      const r = this.db.prepare('INSERT INTO policies (spec, name, checkpoint_sha256, created_at) VALUES (?, ?, ?, ?)').run(input.spec, input.name, checkpoint, createdAt);
+      const r = this.sql('INSERT INTO policies (spec, name, checkpoint_sha256, created_at) VALUES (?, ?, ?, ?)').run(input.spec, input.name, checkpoint, createdAt);
       return { id: Number(r.lastInsertRowid), spec: input.spec, name: input.name, checkpointSha256: checkpoint, createdAt };
     });
   }
 
   getPolicy(id: number): PolicyRecord | undefined {
-    const r = this.guard(() => this.db.prepare('SELECT * FROM policies WHERE id = ?').get(id) as Row | undefined);
+    const r = this.guard(() => this.sql('SELECT * FROM policies WHERE id = ?').get(id) as Row | undefined);
     return r ? policyRecord(r) : undefined;
   }
 
   listPolicies(): PolicyRecord[] {
-    return this.guard(() => (this.db.prepare('SELECT * FROM policies ORDER BY id').all() as Row[]).map(policyRecord));
+    return this.guard(() => (this.sql('SELECT * FROM policies ORDER BY id').all() as Row[]).map(policyRecord));
   }
 
   // ---- sessions ----
@@ -383,8 +394,7 @@ export class Store {
   createSession(input: SessionInput): SessionRecord {
     const startedAt = input.startedAt ?? nowIso();
     return this.write(() => {
-      const r = this.db
-        .prepare('INSERT INTO sessions (kind, started_at, operator, notes) VALUES (?, ?, ?, ?)')
+      const r = this.sql('INSERT INTO sessions (kind, started_at, operator, notes) VALUES (?, ?, ?, ?)')
         .run(input.kind, startedAt, input.operator ?? null, input.notes ?? null);
       return { id: Number(r.lastInsertRowid), kind: input.kind, startedAt, endedAt: null, operator: input.operator ?? null, notes: input.notes ?? null };
     });
@@ -393,26 +403,26 @@ export class Store {
   /** Marks a session ended; `notes`, when given, replaces the session's notes. */
   endSession(id: number, opts: { endedAt?: string; notes?: string | null } = {}): SessionRecord {
     return this.write(() => {
-      const existing = this.db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as Row | undefined;
+      const existing = this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as Row | undefined;
       if (!existing) throw new StoreError(`There is no session ${id} in the store.`, this.file);
       if (existing.ended_at != null) throw new StoreError(`Session ${id} already ended at ${String(existing.ended_at)}.`, this.file);
       const endedAt = opts.endedAt ?? nowIso();
       const notes = opts.notes === undefined ? existing.notes : opts.notes;
-      this.db.prepare('UPDATE sessions SET ended_at = ?, notes = ? WHERE id = ?').run(endedAt, notes ?? null, id);
+      this.sql('UPDATE sessions SET ended_at = ?, notes = ? WHERE id = ?').run(endedAt, notes ?? null, id);
       return sessionRecord({ ...existing, ended_at: endedAt, notes });
     });
   }
 
   getSession(id: number): SessionRecord | undefined {
-    const r = this.guard(() => this.db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as Row | undefined);
+    const r = this.guard(() => this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as Row | undefined);
     return r ? sessionRecord(r) : undefined;
   }
 
   listSessions(filter: { kind?: SessionKind } = {}): SessionRecord[] {
     const rows = this.guard(() =>
       filter.kind === undefined
-        ? (this.db.prepare('SELECT * FROM sessions ORDER BY id').all() as Row[])
-        : (this.db.prepare('SELECT * FROM sessions WHERE kind = ? ORDER BY id').all(filter.kind) as Row[]),
+        ? (this.sql('SELECT * FROM sessions ORDER BY id').all() as Row[])
+        : (this.sql('SELECT * FROM sessions WHERE kind = ? ORDER BY id').all(filter.kind) as Row[]),
     );
     return rows.map(sessionRecord);
   }
@@ -427,8 +437,7 @@ export class Store {
     if (!Number.isSafeInteger(input.version)) throw new StoreError(`Calibration ${input.sha256}: version must be a whole number.`, this.file);
     const inserted = this.write(
       () =>
-        this.db
-          .prepare('INSERT OR IGNORE INTO calibrations (sha256, kind, version, canonical_json, created_at) VALUES (?, ?, ?, ?, ?)')
+        this.sql('INSERT OR IGNORE INTO calibrations (sha256, kind, version, canonical_json, created_at) VALUES (?, ?, ?, ?, ?)')
           .run(input.sha256, input.kind, input.version, input.canonicalJson, input.createdAt ?? nowIso()).changes === 1,
     );
     const record = this.getCalibration(input.sha256);
@@ -437,7 +446,7 @@ export class Store {
   }
 
   getCalibration(sha256: string): CalibrationRecord | undefined {
-    const r = this.guard(() => this.db.prepare('SELECT * FROM calibrations WHERE sha256 = ?').get(sha256) as Row | undefined);
+    const r = this.guard(() => this.sql('SELECT * FROM calibrations WHERE sha256 = ?').get(sha256) as Row | undefined);
     return r
       ? { sha256: String(r.sha256), kind: String(r.kind), version: Number(r.version), canonicalJson: String(r.canonical_json), createdAt: String(r.created_at) }
       : undefined;
@@ -446,7 +455,7 @@ export class Store {
   /** The newest calibration of a kind (by version, then time), e.g. the projector homography in force. */
   latestCalibration(kind: string): CalibrationRecord | undefined {
     const r = this.guard(
-      () => this.db.prepare('SELECT sha256 FROM calibrations WHERE kind = ? ORDER BY version DESC, created_at DESC LIMIT 1').get(kind) as Row | undefined,
+      () => this.sql('SELECT sha256 FROM calibrations WHERE kind = ? ORDER BY version DESC, created_at DESC LIMIT 1').get(kind) as Row | undefined,
     );
     return r ? this.getCalibration(String(r.sha256)) : undefined;
   }
@@ -478,8 +487,7 @@ export class Store {
   }
 
   private insertRolloutRow(input: RolloutInput, tier: number): number {
-    const r = this.db
-      .prepare(
+    const r = this.sql(
         `INSERT INTO rollouts (session_id, kind, policy_id, layout_set_sha256, layout_index, tier, seed, repeat_index, episode_seconds, control_hz,
            status, status_reason, progress, counts_json, final_state_hash, started_at, duration_s, episode_file)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -505,7 +513,7 @@ export class Store {
         input.episodeFile ?? null,
       );
     const id = Number(r.lastInsertRowid);
-    const link = this.db.prepare('INSERT OR IGNORE INTO rollout_calibrations (rollout_id, calibration_sha256) VALUES (?, ?)');
+    const link = this.sql('INSERT OR IGNORE INTO rollout_calibrations (rollout_id, calibration_sha256) VALUES (?, ?)');
     for (const c of input.calibrationSha256s ?? []) link.run(id, c);
     return id;
   }
@@ -521,7 +529,7 @@ export class Store {
   }
 
   getRollout(id: number): RolloutRecord | undefined {
-    const r = this.guard(() => this.db.prepare(`${ROLLOUT_SELECT} WHERE r.id = ?`).get(id) as Row | undefined);
+    const r = this.guard(() => this.sql(`${ROLLOUT_SELECT} WHERE r.id = ?`).get(id) as Row | undefined);
     return r ? this.rolloutRecord(r) : undefined;
   }
 
@@ -541,7 +549,57 @@ export class Store {
     add('status', filter.status);
     add('tier', filter.tier);
     const sql = `${ROLLOUT_SELECT}${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''} ORDER BY r.id`;
-    return this.guard(() => (this.db.prepare(sql).all(...params) as Row[]).map((r) => this.rolloutRecord(r)));
+    return this.guard(() => (this.sql(sql).all(...params) as Row[]).map((r) => this.rolloutRecord(r)));
+  }
+
+  /**
+   * Per (policy, kind, layout set, layout) outcome counts, aggregated in SQL: what per-tier reports
+   * need, without materialising every rollout of a 100 000-rollout sweep.
+   */
+  layoutOutcomes(filter: RolloutFilter = {}): LayoutOutcomeRow[] {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    for (const [column, value] of [
+      ['kind', filter.kind],
+      ['policy_id', filter.policyId],
+      ['layout_set_sha256', filter.layoutSetSha256],
+      ['session_id', filter.sessionId],
+      ['status', filter.status],
+      ['tier', filter.tier],
+    ] as const) {
+      if (value === undefined) continue;
+      clauses.push(`r.${column} = ?`);
+      params.push(value);
+    }
+    const sql = `
+      WITH outcome AS (
+        SELECT r.policy_id, r.kind, r.layout_set_sha256, r.layout_index, r.tier, r.status,
+               coalesce((SELECT s.progress FROM operator_scores s WHERE s.rollout_id = r.id ORDER BY s.id DESC LIMIT 1), r.progress) AS p
+        FROM rollouts r${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''}
+      )
+      SELECT policy_id, kind, layout_set_sha256, layout_index, tier,
+             sum(status = 'valid' AND p IS NOT NULL) AS scored,
+             total(CASE WHEN status = 'valid' THEN p END) AS progress_sum,
+             sum(status = 'valid' AND p = 1) AS full_successes,
+             sum(status = 'valid' AND p IS NULL) AS unscored,
+             sum(status <> 'valid') AS excluded
+      FROM outcome
+      GROUP BY policy_id, kind, layout_set_sha256, layout_index, tier
+      ORDER BY policy_id, kind, layout_set_sha256, layout_index`;
+    return this.guard(() =>
+      (this.sql(sql).all(...params) as Row[]).map((r) => ({
+        policyId: Number(r.policy_id),
+        kind: r.kind as LayoutOutcomeRow['kind'],
+        layoutSetSha256: String(r.layout_set_sha256),
+        layoutIndex: Number(r.layout_index),
+        tier: Number(r.tier),
+        scored: Number(r.scored),
+        progressSum: Number(r.progress_sum),
+        fullSuccesses: Number(r.full_successes),
+        unscored: Number(r.unscored),
+        excluded: Number(r.excluded),
+      })),
+    );
   }
 
   private rolloutRecord(r: Row): RolloutRecord {
@@ -581,8 +639,7 @@ export class Store {
     checkUnitInterval('progress', input.progress);
     checkCounts('counts', input.counts);
     return this.write(() => {
-      const r = this.db
-        .prepare('INSERT INTO operator_scores (rollout_id, entered_at, end_states_json, progress, counts_json, operator, note) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      const r = this.sql('INSERT INTO operator_scores (rollout_id, entered_at, end_states_json, progress, counts_json, operator, note) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(
           input.rolloutId,
           input.enteredAt ?? nowIso(),
@@ -598,6 +655,6 @@ export class Store {
 
   /** Every score entered for a rollout, oldest first (the last one is in force). */
   listOperatorScores(rolloutId: number): OperatorScoreRecord[] {
-    return this.guard(() => (this.db.prepare('SELECT * FROM operator_scores WHERE rollout_id = ? ORDER BY id').all(rolloutId) as Row[]).map((r) => scoreRecord(r)));
+    return this.guard(() => (this.sql('SELECT * FROM operator_scores WHERE rollout_id = ? ORDER BY id').all(rolloutId) as Row[]).map((r) => scoreRecord(r)));
   }
 }

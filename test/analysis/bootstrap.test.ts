@@ -93,3 +93,23 @@ test('summarizeByTier: per-tier means, success counts with Wilson and Clopper–
   assert.deepEqual(summarizeByTier([], { seed: 1 }), []);
   assert.throws(() => summarizeByTier([{ tier: 1, progress: 1.5 }], { seed: 1 }), /rollout 0 has progress 1.5/);
 });
+
+test('summaries from per-layout outcomes equal summaries from the rollouts themselves', async () => {
+  const { summarizeLayoutsByTier } = await import('../../src/analysis/tier-summary.js');
+  const rollouts = [
+    { tier: 2, layoutIndex: 0, progress: 1 },
+    { tier: 2, layoutIndex: 0, progress: 0.25 },
+    { tier: 2, layoutIndex: 1, progress: 0.5 },
+    { tier: 4, layoutIndex: 2, progress: 1 },
+    { tier: 4, layoutIndex: 3, progress: 0 },
+    { tier: 4, layoutIndex: 3, progress: 1 },
+  ];
+  const layouts = [
+    { tier: 2, rollouts: 2, meanProgress: 0.625, successes: 1 },
+    { tier: 2, rollouts: 1, meanProgress: 0.5, successes: 0 },
+    { tier: 4, rollouts: 1, meanProgress: 1, successes: 1 },
+    { tier: 4, rollouts: 2, meanProgress: 0.5, successes: 1 },
+  ];
+  assert.deepEqual(summarizeLayoutsByTier(layouts, { seed: 9, resamples: 500 }), summarizeByTier(rollouts, { seed: 9, resamples: 500 }));
+  assert.throws(() => summarizeLayoutsByTier([{ tier: 1, rollouts: 2, meanProgress: 0.5, successes: 3 }], { seed: 1 }), /3 successes of 2/);
+});

@@ -270,3 +270,29 @@ test('an upgrade runs only the missing migrations, keeps the data, and a failing
   assert.equal(v2.listRollouts()[0].progress, 0.5);
   assert.throws(() => openStore(file), /newer tandem \(schema version 2; this tandem knows up to 1\)/);
 });
+
+test('layoutOutcomes aggregates per layout in SQL: latest operator score wins, unscored and invalid are counted apart', (t) => {
+  const store = openStore(join(tempDir(t), 'tandem.sqlite'));
+  t.after(() => store.close());
+  const { set, policy } = seeded(store); // layouts 0,1 tier 1; 2 tier 2; 3 tier 3
+  const base = { policyId: policy.id, layoutSetSha256: set.sha256, episodeSeconds: 60, controlHz: 30 };
+  const [a, b] = store.insertRollouts([
+    { ...base, kind: 'real', layoutIndex: 0, status: 'valid' },
+    { ...base, kind: 'real', layoutIndex: 0, status: 'valid' },
+    { ...base, kind: 'real', layoutIndex: 0, status: 'valid' }, // never scored
+    { ...base, kind: 'real', layoutIndex: 2, status: 'invalid', statusReason: 'bottle placed off its mark' },
+    { ...base, kind: 'sim', layoutIndex: 0, status: 'valid', progress: 0.25 },
+  ]);
+  store.insertOperatorScore({ rolloutId: a, endStates: [], progress: 0.5, counts: {} });
+  store.insertOperatorScore({ rolloutId: a, endStates: [], progress: 1, counts: {} }); // correction
+  store.insertOperatorScore({ rolloutId: b, endStates: [], progress: 0, counts: {} });
+  const real = store.layoutOutcomes({ kind: 'real' });
+  assert.deepEqual(
+    real.map((r) => [r.layoutIndex, r.tier, r.scored, r.progressSum, r.fullSuccesses, r.unscored, r.excluded]),
+    [
+      [0, 1, 2, 1, 1, 1, 0],
+      [2, 2, 0, 0, 0, 0, 1],
+    ],
+  );
+  assert.deepEqual(store.layoutOutcomes({ kind: 'sim' }).map((r) => [r.layoutIndex, r.scored, r.progressSum]), [[0, 1, 0.25]]);
+});

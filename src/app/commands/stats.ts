@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type ParsedCommandArgs } from '../command.js';
 import { mmrv, pearson, type PolicyPair } from '../../analysis/correlation.js';
 import { clopperPearsonInterval, wilsonInterval } from '../../analysis/intervals.js';
-import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
+import { summarizeLayoutsByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { withCommandStore } from '../station-store.js';
 import type { RolloutFilter, RolloutKind } from '../../store/store.js';
 
@@ -190,24 +190,17 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
       for (const p of chosen) {
         for (const k of kind ? [kind] : (['sim', 'real'] as const)) {
           const filter: RolloutFilter = { policyId: p.id, kind: k, layoutSetSha256: layoutSet as string | undefined, sessionId };
-          const rows = store.listRollouts(filter);
+          const rows = store.layoutOutcomes(filter);
           if (rows.length === 0) continue;
-          const valid = rows.filter((r) => r.status === 'valid');
-          const scored = valid.filter((r) => r.effectiveProgress !== null);
-          // Layouts are identified within their set, so the same index in two sets stays two layouts.
-          const setIndex = new Map<string, number>();
-          const layoutKey = (sha: string, index: number): number => {
-            if (!setIndex.has(sha)) setIndex.set(sha, setIndex.size);
-            return setIndex.get(sha)! * 1_000_000 + index;
-          };
+          const scored = rows.filter((r) => r.scored > 0);
           out.push({
             policyId: p.id,
             policy: p.name,
             kind: k,
-            unscored: valid.length - scored.length,
-            excluded: rows.length - valid.length,
-            tiers: summarizeByTier(
-              scored.map((r) => ({ tier: r.tier, progress: r.effectiveProgress!, layoutIndex: layoutKey(r.layoutSetSha256, r.layoutIndex) })),
+            unscored: rows.reduce((n, r) => n + r.unscored, 0),
+            excluded: rows.reduce((n, r) => n + r.excluded, 0),
+            tiers: summarizeLayoutsByTier(
+              scored.map((r) => ({ tier: r.tier, rollouts: r.scored, meanProgress: Math.min(1, r.progressSum / r.scored), successes: r.fullSuccesses })),
               { seed },
             ),
           });
