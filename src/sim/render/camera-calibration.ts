@@ -71,12 +71,12 @@ const centred = (sizePx: number, fPx: number): CameraIntrinsics => ({
 
 /**
  * Wrist camera on the gripper: 50 mm off the flange axis on the gripper's −x side (above the
- * gripper at the home pose), 70 mm down the approach axis — just short of the finger roots so the
- * gripper body does not block it — tilted 20° towards the fingers so both fingertips sit in the
+ * gripper at the home pose), 75 mm down the approach axis — level with the front of the palm, so
+ * the palm does not block its view — tilted 20° towards the fingers so both fingertips sit in the
  * lower part of the image, as on ALOHA-style wrist mounts. Image down is the gripper's +x, image
  * right its +y. ≈88° horizontal field of view.
  */
-const WRIST_POSE: Pose3 = { position: [-0.05, 0, -0.07], quaternion: [0.696364, 0.696364, 0.122788, 0.122788] };
+const WRIST_POSE: Pose3 = { position: [-0.05, 0, -0.075], quaternion: [0.696364, 0.696364, 0.122788, 0.122788] };
 
 /**
  * Defaults until the camera calibration tool measures the real cameras. `cam_high` stands behind

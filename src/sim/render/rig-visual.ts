@@ -9,27 +9,37 @@ import type { Pose3, ShapePart } from '../../tasks/geometry.js';
 import { TABLE_SIZE_M } from '../../tasks/station.js';
 import { YAM_CHAIN } from '../../rig/yam.js';
 import { LINK_NAMES } from '../../rig/kinematics.js';
+import { GRIPPER_GEOMETRY } from '../sim-arm.js';
 import type { Visual } from './page-protocol.js';
 
 const ARM_COLOR: readonly [number, number, number] = [58, 60, 66];
 const GRIPPER_COLOR: readonly [number, number, number] = [34, 35, 38];
 const FINGER_COLOR: readonly [number, number, number] = [178, 180, 184];
 
-/** Link radius, metres, by link name: heavy upper arm, slimmer wrist. */
+/**
+ * Link radius, metres, by link name — the sim's capsule radii (src/sim/sim-arm.ts), so the cameras
+ * see the arm exactly as thick as the physics treats it.
+ */
 const LINK_RADIUS_M: Readonly<Record<string, number>> = {
-  base_link: 0.045,
-  link1: 0.035,
-  link2: 0.032,
-  link3: 0.028,
-  link4: 0.026,
-  link5: 0.024,
+  base_link: 0.05,
+  link1: 0.04,
+  link2: 0.035,
+  link3: 0.03,
+  link4: 0.03,
+  link5: 0.03,
 };
 
-/** Linear gripper body in the gripper frame (approach axis −z, fingers open along ±y). */
-export const GRIPPER_BODY_SIZE_M: readonly [number, number, number] = [0.05, 0.12, 0.075];
-export const FINGER_SIZE_M: readonly [number, number, number] = [0.02, 0.012, 0.065];
+/**
+ * Linear gripper in the gripper frame (approach axis −z, fingers open along ±y): the palm and
+ * finger boxes of the sim's own colliders, so the cameras see the hand the physics grasps with.
+ * Each finger's inner face sits `opening × stroke / 2` off the centre line.
+ */
+const G = GRIPPER_GEOMETRY;
+export const GRIPPER_BODY_SIZE_M: readonly [number, number, number] = [2 * G.palmHalfM[0], 2 * G.palmHalfM[1], 2 * G.palmHalfM[2]];
+export const GRIPPER_BODY_CENTRE_Z_M = G.palmCentreZM;
+export const FINGER_SIZE_M: readonly [number, number, number] = [2 * G.fingerHalfM[0], 2 * G.fingerHalfM[1], 2 * G.fingerHalfM[2]];
 /** Finger centre along the gripper's −z (flange → fingertip). */
-export const FINGER_CENTRE_Z_M = -(GRIPPER_BODY_SIZE_M[2] + FINGER_SIZE_M[2] / 2);
+export const FINGER_CENTRE_Z_M = G.fingerCentreZM;
 
 /** Quaternion turning +z onto the unit direction d (half-way vector form). */
 function zTo(d: readonly [number, number, number]): [number, number, number, number] {
@@ -68,7 +78,7 @@ export function rigVisuals(): Record<string, Visual> {
       const [sx, sy, sz] = GRIPPER_BODY_SIZE_M;
       visuals[linkVisualId(link)] = {
         parts: [
-          { shape: { type: 'box', sizeM: [sx, sy, sz] }, offset: { position: [0, 0, -sz / 2], quaternion: IDENTITY } },
+          { shape: { type: 'box', sizeM: [sx, sy, sz] }, offset: { position: [0, 0, GRIPPER_BODY_CENTRE_Z_M], quaternion: IDENTITY } },
           { shape: { type: 'cylinder', radiusM: 0.03, heightM: 0.012 }, offset: { position: [0, 0, 0], quaternion: IDENTITY } },
         ],
         color: GRIPPER_COLOR,

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { ChromiumRenderer } from '../../../src/sim/render/chromium-renderer.js';
 import { RendererUnavailableError } from '../../../src/sim/render/renderer.js';
+import { sceneCameraSource } from '../../../src/sim/render/scene-camera-source.js';
 import { DEFAULT_CAMERA_CALIBRATION } from '../../../src/sim/render/camera-calibration.js';
 import { cameraPoseInTable, projectToPixel } from '../../../src/sim/render/camera-projection.js';
 import { CAMERA_NAMES, type RgbImage } from '../../../src/policy/contract.js';
@@ -39,13 +40,20 @@ function processesMentioning(needle: string): string[] {
 test('asking for no cameras returns no images and starts no browser', async () => {
   const images = await renderer.render(scene(reachingState(), [bottleAt('bottle-1', 0, 0)]), []);
   assert.deepEqual(images, {});
+  let snapshots = 0;
+  const source = sceneCameraSource(renderer, () => {
+    snapshots += 1;
+    return scene(reachingState(), []);
+  });
+  assert.deepEqual(await source.capture([]), {});
+  assert.equal(snapshots, 0, 'a camera-less capture does not even take a snapshot');
   assert.equal(renderer.browserStarts, 0);
   assert.equal(await renderer.runningProfileDir(), undefined);
 });
 
 test('one request draws all three cameras at 224×224 RGB, and the same snapshot gives the same bytes', async () => {
   const snap = scene(reachingState(), [bottleAt('bottle-1', 0.05, 0.15)], [{ id: 'bin', kind: BIN.id, pose: { position: [0.3, 0, 0], quaternion: [0, 0, 0, 1] } }]);
-  const first = await renderer.render(snap, CAMERA_NAMES);
+  const first = await sceneCameraSource(renderer, () => snap).capture(CAMERA_NAMES);
   assert.equal(renderer.browserStarts, 1);
   for (const name of CAMERA_NAMES) {
     const img = first[name] as RgbImage;
