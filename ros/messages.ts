@@ -1,0 +1,177 @@
+/**
+ * ROS 2 message shapes and the mapping between them and the Rig contract. No ROS needed: these are
+ * plain objects in the shape rclnodejs publishes and receives (and the CDR serializer encodes).
+ *   RigState   ⇄ sensor_msgs/msg/JointState       (names from the rig model; order-independent in)
+ *   RigCommand → trajectory_msgs/msg/JointTrajectory (one point, reached after timeFromStartS)
+ * Grippers travel as joints named like `left_gripper` in the YAM convention (0 closed … 1 open).
+ */
+import { DOF_PER_ARM, STATE_DIM, type RigCommand, type RigModel, type RigState } from '../src/rig/contract.js';
+
+export interface RosTime {
+  sec: number;
+  nanosec: number;
+}
+
+export interface RosHeader {
+  stamp: RosTime;
+  frame_id: string;
+}
+
+export interface JointStateMsg {
+  header: RosHeader;
+  name: string[];
+  position: number[] | Float64Array;
+  velocity: number[] | Float64Array;
+  effort: number[] | Float64Array;
+}
+
+export interface JointTrajectoryPointMsg {
+  positions: number[];
+  velocities: number[];
+  accelerations: number[];
+  effort: number[];
+  time_from_start: RosTime;
+}
+
+export interface JointTrajectoryMsg {
+  header: RosHeader;
+  joint_names: string[];
+  points: JointTrajectoryPointMsg[];
+}
+
+export const JOINT_STATE_TYPE = 'sensor_msgs/msg/JointState';
+export const JOINT_TRAJECTORY_TYPE = 'trajectory_msgs/msg/JointTrajectory';
+export const TRIGGER_TYPE = 'std_srvs/srv/Trigger';
+
+/** ROS 2 message definitions (with dependencies), for CDR encoding where a schema is needed. */
+export const JOINT_STATE_DEFINITION = `std_msgs/Header header
+string[] name
+float64[] position
+float64[] velocity
+float64[] effort
+================================================================================
+MSG: std_msgs/Header
+builtin_interfaces/Time stamp
+string frame_id
+================================================================================
+MSG: builtin_interfaces/Time
+int32 sec
+uint32 nanosec
+`;
+
+export const JOINT_TRAJECTORY_DEFINITION = `std_msgs/Header header
+string[] joint_names
+trajectory_msgs/JointTrajectoryPoint[] points
+================================================================================
+MSG: std_msgs/Header
+builtin_interfaces/Time stamp
+string frame_id
+================================================================================
+MSG: builtin_interfaces/Time
+int32 sec
+uint32 nanosec
+================================================================================
+MSG: trajectory_msgs/JointTrajectoryPoint
+float64[] positions
+float64[] velocities
+float64[] accelerations
+float64[] effort
+builtin_interfaces/Duration time_from_start
+================================================================================
+MSG: builtin_interfaces/Duration
+int32 sec
+uint32 nanosec
+`;
+
+export function toRosTime(seconds: number): RosTime {
+  const sec = Math.floor(seconds);
+  let nanosec = Math.round((seconds - sec) * 1e9);
+  if (nanosec >= 1e9) return { sec: sec + 1, nanosec: nanosec - 1e9 };
+  if (nanosec < 0) nanosec = 0;
+  return { sec, nanosec };
+}
+
+export function fromRosTime(t: RosTime): number {
+  return t.sec + t.nanosec / 1e9;
+}
+
+/** The 14 state names in policy order: the model's joint names, then each arm's gripper. */
+export function stateNames(model: RigModel): string[] {
+  return model.arms.flatMap((arm) => [...arm.joints.map((j) => j.name), arm.gripper.name]);
+}
+
+export function rigStateToJointState(state: RigState, model: RigModel, stampS: number, frameId = ''): JointStateMsg {
+  return {
+    header: { stamp: toRosTime(stampS), frame_id: frameId },
+    name: stateNames(model),
+    position: Array.from(state.position),
+    velocity: Array.from(state.velocity),
+    effort: Array.from(state.effort),
+  };
+}
+
+export interface MeasuredState {
+  readonly position: Float64Array;
+  readonly velocity: Float64Array;
+  readonly effort: Float64Array;
+  readonly timeS: number;
+  /** Names the message lacked (their entries are NaN). */
+  readonly missing: string[];
+}
+
+/**
+ * Reads a JointState by name into policy order. Extra names are ignored (a ROS stack may publish
+ * more joints); missing ones come back NaN and are listed, so the rig can refuse to run on them.
+ */
+export function jointStateToMeasured(msg: JointStateMsg, model: RigModel, out?: MeasuredState): MeasuredState {
+  const names = stateNames(model);
+  const position = out?.position ?? new Float64Array(STATE_DIM);
+  const velocity = out?.velocity ?? new Float64Array(STATE_DIM);
+  const effort = out?.effort ?? new Float64Array(STATE_DIM);
+  const missing: string[] = [];
+  for (let k = 0; k < STATE_DIM; k++) {
+    const i = msg.name.indexOf(names[k]);
+    if (i < 0) {
+      position[k] = velocity[k] = effort[k] = NaN;
+      missing.push(names[k]);
+      continue;
+    }
+    position[k] = Number(msg.position[i]);
+    // JointState allows empty velocity/effort arrays.
+    velocity[k] = msg.velocity.length > i ? Number(msg.velocity[i]) : 0;
+    effort[k] = msg.effort.length > i ? Number(msg.effort[i]) : 0;
+  }
+  return { position, velocity, effort, timeS: fromRosTime(msg.header.stamp), missing };
+}
+
+export interface TrajectoryOptions {
+  /** Which arms to include (a ROS stack may drive one arm per topic). Default both. */
+  readonly arms?: readonly number[];
+  /** Leave grippers out (when they have their own command topic). */
+  readonly withoutGrippers?: boolean;
+}
+
+/** One-point trajectory to the command's targets, to be reached `timeFromStartS` after the stamp. */
+export function rigCommandToJointTrajectory(cmd: RigCommand, model: RigModel, stampS: number, timeFromStartS: number, options: TrajectoryOptions = {}): JointTrajectoryMsg {
+  const names = stateNames(model);
+  const indices: number[] = [];
+  for (const a of options.arms ?? [0, 1]) {
+    for (let j = 0; j < DOF_PER_ARM; j++) {
+      if (options.withoutGrippers && j === DOF_PER_ARM - 1) continue;
+      indices.push(a * DOF_PER_ARM + j);
+    }
+  }
+  return {
+    header: { stamp: toRosTime(stampS), frame_id: '' },
+    joint_names: indices.map((k) => names[k]),
+    points: [
+      {
+        positions: indices.map((k) => cmd.position[k]),
+        velocities: cmd.velocity ? indices.map((k) => cmd.velocity![k]) : [],
+        accelerations: [],
+        effort: cmd.torqueNm ? indices.map((k) => cmd.torqueNm![k]) : [],
+        time_from_start: toRosTime(timeFromStartS),
+      },
+    ],
+  };
+}
