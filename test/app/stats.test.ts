@@ -164,3 +164,48 @@ test('a damaged store in the data dir is one sentence naming the file', async (t
   const r = await runTandem(['stats', 'summary', '--data', dir]);
   assertOneClearSentence(r, new RegExp(`The store ${join(dir, 'tandem.sqlite').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is damaged or is not a tandem database`));
 });
+
+test('stats pairs builds pairs.json from the store on layouts run in both sim and real; correlate reads it', async (t) => {
+  const dir = tempDir(t);
+  const dataDir = join(dir, 'data');
+  const { mkdirSync, readFileSync } = await import('node:fs');
+  mkdirSync(dataDir);
+  const store = openStore(join(dataDir, 'tandem.sqlite'));
+  const set = layoutSetFixture([1, 1]);
+  store.putLayoutSet(set);
+  const policy = (name: string) => store.upsertPolicy({ spec: `code:${name}`, name }).id;
+  const [a, b, c, d] = ['A', 'B', 'C', 'D'].map(policy);
+  const base = { layoutSetSha256: set.sha256, episodeSeconds: 60, controlHz: 30, status: 'valid' as const };
+  const sim = (policyId: number, layoutIndex: number, progress: number) => ({ ...base, kind: 'sim' as const, policyId, layoutIndex, progress });
+  store.insertRollouts([sim(a, 0, 1), sim(a, 0, 0.5), sim(a, 1, 0.5), sim(b, 0, 0.2), sim(b, 1, 0.4), sim(c, 0, 0.9), sim(d, 0, 0.7)]);
+  const scoreReal = (policyId: number, layoutIndex: number, progress: number): void => {
+    const id = store.insertRollout({ ...base, kind: 'real', policyId, layoutIndex });
+    store.insertOperatorScore({ rolloutId: id, endStates: [], progress, counts: {} });
+  };
+  scoreReal(a, 0, 1);
+  scoreReal(b, 0, 0);
+  scoreReal(b, 1, 0.5);
+  scoreReal(c, 0, 0.5);
+  store.close();
+
+  // Paired layouts: A only layout 0 → sim (1 + 0.5)/2 = 0.75, real 1. B both → sim 0.3, real 0.25. C → 0.9, 0.5. D has no real: left out.
+  const r = await runTandem(['stats', 'pairs', '--data', dataDir, '-o', 'pairs.json'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /Wrote 3 policies to .*pairs\.json\./);
+  assert.match(r.stderr, /Left out .*: D\./);
+  const written = JSON.parse(readFileSync(join(dir, 'pairs.json'), 'utf8')) as { policy: string; sim: number; real: number; layouts: number }[];
+  assert.deepEqual(written.map((p) => [p.policy, +p.sim.toFixed(12), p.real, p.layouts]), [['A', 0.75, 1, 1], ['B', 0.3, 0.25, 2], ['C', 0.9, 0.5, 1]]);
+
+  // Pearson by hand: sim deviations [0.1, −0.35, 0.25], real [0.41667, −0.33333, −0.08333];
+  // Σs·r = 0.1375, Σs² = 0.195, Σr² = 0.291667 → r = 0.1375 / √0.056875 = 0.57656.
+  // MMRV: only A–C disagree (sim A < C, real A > C), |1 − 0.5| = 0.5 → (0.5 + 0 + 0.5) / 3.
+  const corr = await runTandem(['stats', 'correlate', '--input', 'pairs.json', '--json'], { cwd: dir });
+  const parsed = JSON.parse(corr.stdout) as { pearson: number; mmrv: number; n: number };
+  assert.ok(Math.abs(parsed.pearson - 0.57656) < 1e-4, String(parsed.pearson));
+  assert.ok(Math.abs(parsed.mmrv - 1 / 3) < 1e-12);
+  assert.equal(parsed.n, 3);
+
+  // --all-layouts: A's sim also counts layout 1 → (0.75 + 0.5) / 2 = 0.625.
+  const all = await runInProcess(['stats', 'pairs', '--data', dataDir, '--all-layouts'], dir);
+  assert.equal((JSON.parse(all.stdout) as { sim: number }[])[0].sim, 0.625);
+});

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type ParsedCommandArgs } from '../command.js';
 import { mmrv, pearson, type PolicyPair } from '../../analysis/correlation.js';
@@ -240,4 +240,69 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
   },
 };
 
-export const commands: CliCommand[] = [correlate, interval, summary];
+const pairs: CliCommand = {
+  path: ['stats', 'pairs'],
+  summary: 'Per-policy sim and real mean progress from the store, as a pairs file for correlate',
+  help: `Usage: tandem stats pairs [--layout-set SHA256] [-o pairs.json] [--all-layouts]
+
+For every policy with valid, scored rollouts both in sim and on the real rig, prints (or writes
+to -o FILE) one entry {"policy", "sim", "real", "layouts"}: mean task progress over layouts, each
+layout weighted once, its sim repeats and real rollouts averaged first.
+
+By default only layouts that have both sim and real results count, so the two numbers describe
+the same initial conditions; --all-layouts uses every layout each side has.
+
+  --layout-set SHA   only rollouts on this layout set
+  -o, --output FILE  write the pairs file instead of printing it
+  --all-layouts      do not restrict to layouts run in both sim and real
+
+Then: tandem stats correlate --input pairs.json`,
+  options: { 'layout-set': { type: 'string' }, output: { type: 'string', short: 'o' }, 'all-layouts': { type: 'boolean' } },
+  async run(args, io) {
+    const layoutSet = args.values['layout-set'];
+    if (layoutSet !== undefined && !/^[0-9a-f]{64}$/.test(String(layoutSet))) throw new UserError(`--layout-set must be a layout set's 64-character hex SHA-256, not '${String(layoutSet)}'.`);
+    const allLayouts = args.values['all-layouts'] === true;
+    const { entries, oneSided } = await withCommandStore(args.values, io, (store) => {
+      const rows = store.layoutOutcomes({ layoutSetSha256: layoutSet as string | undefined, status: 'valid' }).filter((r) => r.scored > 0);
+      const result: { policy: string; sim: number; real: number; layouts: number }[] = [];
+      const skipped: string[] = [];
+      for (const p of store.listPolicies()) {
+        const mine = rows.filter((r) => r.policyId === p.id);
+        const key = (r: { layoutSetSha256: string; layoutIndex: number }): string => `${r.layoutSetSha256}:${r.layoutIndex}`;
+        const simKeys = new Set(mine.filter((r) => r.kind === 'sim').map(key));
+        const realKeys = new Set(mine.filter((r) => r.kind === 'real').map(key));
+        const use = (r: (typeof mine)[number]): boolean => allLayouts || (simKeys.has(key(r)) && realKeys.has(key(r)));
+        const meanOver = (k: RolloutKind): { mean: number; layouts: number } => {
+          const layouts = mine.filter((r) => r.kind === k && use(r));
+          return { mean: layouts.reduce((sum, r) => sum + r.progressSum / r.scored, 0) / layouts.length, layouts: layouts.length };
+        };
+        const sim = meanOver('sim');
+        const real = meanOver('real');
+        if (sim.layouts === 0 || real.layouts === 0) {
+          if (simKeys.size > 0 || realKeys.size > 0) skipped.push(p.name);
+          continue;
+        }
+        result.push({ policy: p.name, sim: Math.min(1, sim.mean), real: Math.min(1, real.mean), layouts: Math.min(sim.layouts, real.layouts) });
+      }
+      return { entries: result, oneSided: skipped };
+    });
+    const text = `${JSON.stringify(entries, null, 2)}\n`;
+    if (typeof args.values.output === 'string') {
+      const out = resolve(io.cwd, args.values.output);
+      try {
+        writeFileSync(out, text);
+      } catch (e) {
+        throw new UserError(`Cannot write ${out}: ${(e as Error).message}.`);
+      }
+      io.err(`Wrote ${entries.length} ${entries.length === 1 ? 'policy' : 'policies'} to ${out}.\n`);
+    } else {
+      io.out(text);
+    }
+    if (oneSided.length > 0) {
+      io.err(`Left out (results ${allLayouts ? 'only in sim or only on the real rig' : 'on no layout run in both sim and real'}): ${oneSided.join(', ')}.\n`);
+    }
+    return 0;
+  },
+};
+
+export const commands: CliCommand[] = [correlate, interval, summary, pairs];
