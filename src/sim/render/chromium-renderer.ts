@@ -10,7 +10,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import type { CameraName, RgbImage } from '../../policy/contract.js';
 import { DEFAULT_CAMERA_CALIBRATION, hashCameraCalibration, type CameraCalibration, type HashedCameraCalibration } from './camera-calibration.js';
 import { renderPageScript } from './page-bundle.js';
@@ -166,6 +166,8 @@ export class ChromiumRenderer implements Renderer {
     const userDataDir = mkdtempSync(join(tmpdir(), 'tandem-render-'));
     let context: BrowserContext;
     try {
+      // Loaded on first use: a process that never asks for an image never loads playwright.
+      const { chromium } = await import('playwright-core');
       context = await chromium.launchPersistentContext(userDataDir, {
         executablePath: this.executablePath,
         headless: true,
