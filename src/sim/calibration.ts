@@ -1,0 +1,89 @@
+/**
+ * The sim calibration record: every physical parameter of the twin that is not in the rig model
+ * or the task catalogue. Versioned and hashed so each rollout can say which physics it ran on;
+ * the SysID work fits these numbers from teleop recordings and bumps `version`.
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+
+export interface JointCalibration {
+  /** Passive viscous damping, N·m·s/rad. */
+  readonly dampingNms: number;
+  /** Coulomb friction, N·m. */
+  readonly frictionNm: number;
+  /** Reflected rotor inertia about the joint axis, kg·m². */
+  readonly armatureKgM2: number;
+}
+
+export interface SimCalibration {
+  readonly name: string;
+  readonly version: number;
+  /** Physics step, seconds; the rig is read/written at the control rate with physics sub-stepped beneath. */
+  readonly physicsStepS: number;
+  /** Rapier solver iterations per step. */
+  readonly solverIterations: number;
+  /** Let resting objects sleep (skips their integration until touched). */
+  readonly allowSleep: boolean;
+  /** Per arm joint (6), the same for both arms. */
+  readonly joints: readonly JointCalibration[];
+  /** Scales the catalogue's object masses and frictions (1 = the catalogue's numbers). */
+  readonly objectMassScale: number;
+  readonly objectFrictionScale: number;
+  /** Friction of the table top and of the gripper fingers' pads. */
+  readonly tableFriction: number;
+  readonly fingerFriction: number;
+  /**
+   * Largest squeeze per finger, N. The motor model maps the gripper motor's torque limit to
+   * several hundred newtons, which the real gripper's current limit never delivers.
+   */
+  readonly gripperMaxForceN: number;
+  /** Restitution of every contact (0 = no bounce). */
+  readonly restitution: number;
+}
+
+export const DEFAULT_SIM_CALIBRATION: SimCalibration = {
+  name: 'yam-default',
+  version: 1,
+  physicsStepS: 1 / 500,
+  solverIterations: 4,
+  allowSleep: true,
+  // Damping and friction from the vendor's idle damping and Coulomb estimates; armature is a
+  // guess of the geared rotor inertia (DM4340 40:1, DM4310 10:1) until SysID fits it.
+  joints: [
+    { dampingNms: 0.1, frictionNm: 0.3, armatureKgM2: 0.02 },
+    { dampingNms: 0.1, frictionNm: 0.3, armatureKgM2: 0.02 },
+    { dampingNms: 0.1, frictionNm: 0.3, armatureKgM2: 0.02 },
+    { dampingNms: 0.3, frictionNm: 0.06, armatureKgM2: 0.002 },
+    { dampingNms: 0.05, frictionNm: 0.06, armatureKgM2: 0.002 },
+    { dampingNms: 0.05, frictionNm: 0.06, armatureKgM2: 0.002 },
+  ],
+  objectMassScale: 1,
+  objectFrictionScale: 1,
+  tableFriction: 0.6,
+  fingerFriction: 1.2,
+  gripperMaxForceN: 40,
+  restitution: 0,
+};
+
+/** SHA-256 (hex) of the record's canonical JSON (RFC 8785): the id rollouts store. */
+export function simCalibrationHash(cal: SimCalibration): string {
+  const text = canonicalize(cal);
+  if (text === undefined) throw new Error('sim calibration is not JSON-serialisable');
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** A copy of `base` with some fields replaced (benchmarks and the fine reference step use this). */
+export function withCalibration(base: SimCalibration, changes: Partial<SimCalibration>): SimCalibration {
+  return { ...base, ...changes };
+}
+
+/** Checks a calibration read from a file; returns the problem in one sentence, or undefined. */
+export function calibrationProblem(cal: SimCalibration): string | undefined {
+  if (!(cal.physicsStepS > 0 && cal.physicsStepS <= 0.02)) return `physicsStepS must be in (0, 0.02] s, not ${cal.physicsStepS}`;
+  if (!Number.isInteger(cal.solverIterations) || cal.solverIterations < 1) return `solverIterations must be a whole number ≥ 1, not ${cal.solverIterations}`;
+  if (cal.joints.length !== 6) return `joints must list 6 arm joints, not ${cal.joints.length}`;
+  for (const [k, v] of Object.entries(cal)) {
+    if (typeof v === 'number' && !Number.isFinite(v)) return `${k} must be a finite number`;
+  }
+  return undefined;
+}

@@ -1,0 +1,147 @@
+/**
+ * Catalogue shapes → Rapier collider descriptions. Hollow shapes (cup, tube, tray) become
+ * compounds of boxes so objects can sit inside them; a part's offset places the centre of its
+ * bounding box and a shape's own z is a cylinder's axis (geometry.ts), while Rapier's cylinders
+ * stand on their y axis — hence the quarter turn below.
+ */
+import type { ColliderDesc } from '@dimforge/rapier3d-deterministic-compat';
+import type { Pose3, Shape, ShapePart } from '../tasks/geometry.js';
+import type { Rapier } from './rapier.js';
+
+type Quat = readonly [number, number, number, number];
+type Vec3 = readonly [number, number, number];
+
+/** Wall segments used to approximate a round hollow shape; 12 keeps a bottle from wedging between flats. */
+const ROUND_WALL_SEGMENTS = 12;
+/** Turns Rapier's y-up cylinder so its axis is the shape's z. */
+const Y_TO_Z: Quat = [Math.SQRT1_2, 0, 0, Math.SQRT1_2];
+
+export function quatMul(a: Quat, b: Quat): [number, number, number, number] {
+  return [
+    a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
+    a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+    a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
+    a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2],
+  ];
+}
+
+export function quatRotate(q: Quat, v: Vec3): [number, number, number] {
+  const [x, y, z, w] = q;
+  const tx = 2 * (y * v[2] - z * v[1]);
+  const ty = 2 * (z * v[0] - x * v[2]);
+  const tz = 2 * (x * v[1] - y * v[0]);
+  return [v[0] + w * tx + (y * tz - z * ty), v[1] + w * ty + (z * tx - x * tz), v[2] + w * tz + (x * ty - y * tx)];
+}
+
+/** One primitive in the shape's own frame (centre of its bounding box at the origin). */
+interface Primitive {
+  readonly kind: 'box' | 'cylinder';
+  /** box: half extents; cylinder: [radius, radius, half height]. */
+  readonly half: Vec3;
+  readonly position: Vec3;
+  readonly rotation: Quat;
+}
+
+function ring(outerR: number, innerR: number, halfH: number, zCentre: number): Primitive[] {
+  const wall = outerR - innerR;
+  const midR = (outerR + innerR) / 2;
+  // Chord length of one segment at the outer radius, so neighbouring boxes meet without gaps.
+  const halfLen = outerR * Math.tan(Math.PI / ROUND_WALL_SEGMENTS);
+  const out: Primitive[] = [];
+  for (let i = 0; i < ROUND_WALL_SEGMENTS; i++) {
+    const a = (2 * Math.PI * i) / ROUND_WALL_SEGMENTS;
+    out.push({
+      kind: 'box',
+      half: [wall / 2, halfLen, halfH],
+      position: [midR * Math.cos(a), midR * Math.sin(a), zCentre],
+      rotation: [0, 0, Math.sin(a / 2), Math.cos(a / 2)],
+    });
+  }
+  return out;
+}
+
+function primitives(shape: Shape): Primitive[] {
+  const I: Quat = [0, 0, 0, 1];
+  switch (shape.type) {
+    case 'box':
+      return [{ kind: 'box', half: [shape.sizeM[0] / 2, shape.sizeM[1] / 2, shape.sizeM[2] / 2], position: [0, 0, 0], rotation: I }];
+    case 'cylinder':
+      return [{ kind: 'cylinder', half: [shape.radiusM, shape.radiusM, shape.heightM / 2], position: [0, 0, 0], rotation: I }];
+    case 'cup': {
+      const h = shape.heightM / 2;
+      const wallH = (shape.heightM - shape.bottomM) / 2;
+      return [
+        { kind: 'cylinder', half: [shape.radiusM, shape.radiusM, shape.bottomM / 2], position: [0, 0, -h + shape.bottomM / 2], rotation: I },
+        ...ring(shape.radiusM, shape.radiusM - shape.wallM, wallH, -h + shape.bottomM + wallH),
+      ];
+    }
+    case 'tube':
+      return ring(shape.outerRadiusM, shape.innerRadiusM, shape.heightM / 2, 0);
+    case 'tray': {
+      const [sx, sy, sz] = shape.sizeM;
+      const w = shape.wallM;
+      const wallH = (sz - w) / 2;
+      const zWall = -sz / 2 + w + wallH;
+      return [
+        { kind: 'box', half: [sx / 2, sy / 2, w / 2], position: [0, 0, -sz / 2 + w / 2], rotation: I },
+        { kind: 'box', half: [w / 2, sy / 2, wallH], position: [sx / 2 - w / 2, 0, zWall], rotation: I },
+        { kind: 'box', half: [w / 2, sy / 2, wallH], position: [-sx / 2 + w / 2, 0, zWall], rotation: I },
+        { kind: 'box', half: [sx / 2 - w, w / 2, wallH], position: [0, sy / 2 - w / 2, zWall], rotation: I },
+        { kind: 'box', half: [sx / 2 - w, w / 2, wallH], position: [0, -sy / 2 + w / 2, zWall], rotation: I },
+      ];
+    }
+  }
+}
+
+function volume(p: Primitive): number {
+  return p.kind === 'box' ? 8 * p.half[0] * p.half[1] * p.half[2] : Math.PI * p.half[0] * p.half[0] * 2 * p.half[2];
+}
+
+export interface ColliderOptions {
+  /** Total mass spread over the parts by volume; omit for fixed bodies. */
+  readonly massKg?: number;
+  readonly friction: number;
+  readonly restitution: number;
+  readonly collisionGroups: number;
+}
+
+/** Collider descriptions for an owner made of `parts`, in the owner's frame. */
+export function collidersForParts(R: Rapier, parts: readonly ShapePart[], opts: ColliderOptions): ColliderDesc[] {
+  const placed: { p: Primitive; offset: Pose3 }[] = [];
+  for (const part of parts) for (const p of primitives(part.shape)) placed.push({ p, offset: part.offset });
+  const totalVolume = placed.reduce((s, x) => s + volume(x.p), 0);
+  return placed.map(({ p, offset }) => {
+    const desc = p.kind === 'box' ? R.ColliderDesc.cuboid(p.half[0], p.half[1], p.half[2]) : R.ColliderDesc.cylinder(p.half[2], p.half[0]);
+    const rotInPart = p.kind === 'cylinder' ? quatMul(p.rotation, Y_TO_Z) : p.rotation;
+    const rot = quatMul(offset.quaternion, rotInPart);
+    const pos = quatRotate(offset.quaternion, p.position);
+    desc.setTranslation(pos[0] + offset.position[0], pos[1] + offset.position[1], pos[2] + offset.position[2]);
+    desc.setRotation({ x: rot[0], y: rot[1], z: rot[2], w: rot[3] });
+    if (opts.massKg !== undefined) desc.setMass((opts.massKg * volume(p)) / totalVolume);
+    desc.setFriction(opts.friction);
+    desc.setRestitution(opts.restitution);
+    desc.setCollisionGroups(opts.collisionGroups);
+    return desc;
+  });
+}
+
+/** Rapier interaction groups: membership in the high 16 bits, filter in the low 16. */
+export function interactionGroups(member: number, filter: number): number {
+  return ((member & 0xffff) << 16) | (filter & 0xffff);
+}
+
+/** What collides with what. Arm links skip the table and each other (capsules overlap at joints). */
+export const GROUP = {
+  table: 1 << 0,
+  fixture: 1 << 1,
+  object: 1 << 2,
+  armLink: 1 << 3,
+  hand: 1 << 4,
+} as const;
+export const GROUPS = {
+  table: interactionGroups(GROUP.table, GROUP.fixture | GROUP.object | GROUP.hand),
+  fixture: interactionGroups(GROUP.fixture, GROUP.table | GROUP.fixture | GROUP.object | GROUP.armLink | GROUP.hand),
+  object: interactionGroups(GROUP.object, GROUP.table | GROUP.fixture | GROUP.object | GROUP.armLink | GROUP.hand),
+  armLink: interactionGroups(GROUP.armLink, GROUP.fixture | GROUP.object),
+  hand: interactionGroups(GROUP.hand, GROUP.table | GROUP.fixture | GROUP.object),
+} as const;

@@ -1,0 +1,306 @@
+/**
+ * The sim scene: a Rapier world built from a layout record, the task's catalogue, the rig model
+ * and a sim calibration. Holds the two arms, the table, fixtures and objects; steps physics;
+ * reports link/object poses (for the renderer), privileged state (for code policies), the
+ * privileged end state (for scoring) and whether the simulation has blown up.
+ */
+import type { RigidBody, World } from '@dimforge/rapier3d-deterministic-compat';
+import type { RigModel } from '../rig/contract.js';
+import { LINK_NAMES } from '../rig/kinematics.js';
+import type { Pose3, TablePose } from '../tasks/geometry.js';
+import { createRng } from '../layouts/random.js';
+import { objectPose3, partsBounds } from '../tasks/footprint.js';
+import { TABLE_SIZE_M } from '../tasks/station.js';
+import type { FixtureKind, Layout, ObjectEndState, ObjectKind, TaskDefinition } from '../tasks/types.js';
+import type { SimCalibration } from './calibration.js';
+import { collidersForParts, GROUPS, quatRotate } from './colliders.js';
+import { loadRapier, type Rapier } from './rapier.js';
+import { SimArm, type MotorCommand } from './sim-arm.js';
+import type { SceneSnapshot } from './render/scene-snapshot.js';
+
+export const GRAVITY_Z = -9.81;
+const TABLE_THICKNESS_M = 0.04;
+/** Floor under the table, so an object pushed off the edge comes to rest instead of falling forever. */
+const FLOOR_Z_M = -0.75;
+/** An object this far below the table top while above the table has gone through it. */
+const THROUGH_TABLE_M = 0.03;
+/** Joint readings this far outside the limits (beyond the vendor's buffer) mean the sim blew up. */
+const JOINT_BLOWUP_MARGIN_RAD = 0.5;
+const MAX_OBJECT_SPEED_MS = 20;
+const MAX_JOINT_SPEED_RADS = 100;
+/** A mug counts as upright when its axis is within this angle of vertical. */
+export const UPRIGHT_TILT_RAD = (20 * Math.PI) / 180;
+
+/** A layout the sim cannot build (unknown kinds, bad poses): one sentence for the operator. */
+export class SceneError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SceneError';
+  }
+}
+
+export interface SceneOptions {
+  readonly rigModel: RigModel;
+  readonly task: TaskDefinition;
+  readonly layout: Layout;
+  readonly calibration: SimCalibration;
+  /** Start state, policy order (14): 6 joints + gripper per arm. Default: home pose, grippers open. */
+  readonly startPosition?: ArrayLike<number>;
+  /**
+   * Per-rollout placement noise, like an operator placing to projected cues (≈2 mm): each object
+   * and movable fixture is shifted by N(0, sigmaM) per axis and turned by N(0, sigmaYawRad).
+   * Seeded, so the same seed places the same way. Default: none.
+   */
+  readonly placementNoise?: { readonly seed: number; readonly sigmaM: number; readonly sigmaYawRad: number };
+}
+
+export interface PosedThing {
+  readonly id: string;
+  readonly kind: string;
+  readonly pose: Pose3;
+}
+
+interface SceneThing {
+  readonly id: string;
+  readonly kind: string;
+  readonly body: RigidBody;
+  /** Centre of the kind's bounding box in its own frame (what "inside a region" tests). */
+  readonly centreLocal: readonly [number, number, number];
+}
+
+export const HOME_START_POSITION: readonly number[] = [0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1];
+
+/** Builds a scene; Rapier is loaded on first use in this thread. */
+export async function createScene(opts: SceneOptions): Promise<SimScene> {
+  const R = await loadRapier();
+  return new SimScene(R, opts);
+}
+
+export class SimScene {
+  readonly world: World;
+  readonly arms: SimArm[] = [];
+  readonly objects: SceneThing[] = [];
+  readonly fixtures: SceneThing[] = [];
+  private readonly fixtureKinds = new Map<string, FixtureKind>();
+  private readonly tableHalf: readonly [number, number];
+  timeS = 0;
+  steps = 0;
+
+  constructor(
+    R: Rapier,
+    readonly opts: SceneOptions,
+  ) {
+    const { task, layout, calibration: cal, rigModel } = opts;
+    const objectKinds = new Map(task.objectKinds.map((k) => [k.id, k] as const));
+    for (const k of task.fixtureKinds) this.fixtureKinds.set(k.id, k);
+    for (const o of layout.objects) {
+      if (!objectKinds.has(o.kind)) {
+        throw new SceneError(`Layout ${layout.index} names object kind '${o.kind}' (object '${o.id}'), which ${task.id} does not have (its kinds: ${[...objectKinds.keys()].join(', ')}).`);
+      }
+      if (![o.pose.x, o.pose.y, o.pose.yawRad].every(Number.isFinite)) throw new SceneError(`Layout ${layout.index} gives object '${o.id}' a pose that is not a number.`);
+    }
+    for (const f of layout.fixtures) {
+      if (!this.fixtureKinds.has(f.kind)) {
+        throw new SceneError(`Layout ${layout.index} names fixture kind '${f.kind}' (fixture '${f.id}'), which ${task.id} does not have (its fixtures: ${[...this.fixtureKinds.keys()].join(', ')}).`);
+      }
+      if (![f.pose.x, f.pose.y, f.pose.yawRad].every(Number.isFinite)) throw new SceneError(`Layout ${layout.index} gives fixture '${f.id}' a pose that is not a number.`);
+    }
+    if (rigModel.arms.length !== 2) throw new SceneError(`The sim builds a two-arm rig; the model '${rigModel.name}' has ${rigModel.arms.length} arms.`);
+
+    const world = new R.World({ x: 0, y: 0, z: GRAVITY_Z });
+    world.timestep = cal.physicsStepS;
+    world.numSolverIterations = cal.solverIterations;
+    this.world = world;
+
+    // Table top at z = 0, and a floor below it.
+    this.tableHalf = [TABLE_SIZE_M[0] / 2, TABLE_SIZE_M[1] / 2];
+    const table = world.createRigidBody(R.RigidBodyDesc.fixed().setTranslation(0, 0, -TABLE_THICKNESS_M / 2));
+    world.createCollider(R.ColliderDesc.cuboid(this.tableHalf[0], this.tableHalf[1], TABLE_THICKNESS_M / 2).setFriction(cal.tableFriction).setCollisionGroups(GROUPS.table), table);
+    const floor = world.createRigidBody(R.RigidBodyDesc.fixed().setTranslation(0, 0, FLOOR_Z_M - 0.05));
+    world.createCollider(R.ColliderDesc.cuboid(5, 5, 0.05).setCollisionGroups(GROUPS.table), floor);
+
+    const rng = opts.placementNoise ? createRng(opts.placementNoise.seed) : undefined;
+    const jitter = (pose: TablePose, movable: boolean): TablePose => {
+      if (!rng || !movable || !opts.placementNoise) return pose;
+      const n = opts.placementNoise;
+      return { x: pose.x + n.sigmaM * rng.normal(), y: pose.y + n.sigmaM * rng.normal(), yawRad: pose.yawRad + n.sigmaYawRad * rng.normal() };
+    };
+    for (const lf of layout.fixtures) {
+      const kind = this.fixtureKinds.get(lf.kind)!;
+      const f = { ...lf, pose: jitter(lf.pose, kind.movable) };
+      const yawQ = [0, 0, Math.sin(f.pose.yawRad / 2), Math.cos(f.pose.yawRad / 2)] as const;
+      const desc = (kind.movable ? R.RigidBodyDesc.dynamic() : R.RigidBodyDesc.fixed())
+        .setTranslation(f.pose.x, f.pose.y, 0.0005)
+        .setRotation({ x: yawQ[0], y: yawQ[1], z: yawQ[2], w: yawQ[3] })
+        .setCanSleep(cal.allowSleep);
+      const body = world.createRigidBody(desc);
+      for (const c of collidersForParts(R, kind.parts, { massKg: kind.movable ? kind.massKg * cal.objectMassScale : undefined, friction: kind.friction * cal.objectFrictionScale, restitution: cal.restitution, collisionGroups: GROUPS.fixture })) {
+        world.createCollider(c, body);
+      }
+      this.fixtures.push({ id: f.id, kind: f.kind, body, centreLocal: boundsCentre(kind.parts) });
+    }
+
+    for (const o of layout.objects) {
+      const kind = objectKinds.get(o.kind)!;
+      const pose = objectPose3(kind, o.posture, jitter(o.pose, true));
+      let z = pose.position[2] + 0.0005;
+      if (o.inFixture !== undefined) z += this.fixtureFloorZ(o.inFixture, layout.index, o.id);
+      const body = world.createRigidBody(
+        R.RigidBodyDesc.dynamic()
+          .setTranslation(pose.position[0], pose.position[1], z)
+          .setRotation({ x: pose.quaternion[0], y: pose.quaternion[1], z: pose.quaternion[2], w: pose.quaternion[3] })
+          .setCanSleep(cal.allowSleep)
+          .setCcdEnabled(false),
+      );
+      for (const c of collidersForParts(R, kind.parts, { massKg: kind.massKg * cal.objectMassScale, friction: kind.friction * cal.objectFrictionScale, restitution: cal.restitution, collisionGroups: GROUPS.object })) {
+        world.createCollider(c, body);
+      }
+      this.objects.push({ id: o.id, kind: o.kind, body, centreLocal: boundsCentre(kind.parts) });
+    }
+
+    const start = opts.startPosition ?? HOME_START_POSITION;
+    if (start.length !== 14) throw new SceneError(`The start position needs 14 entries (2 × 6 joints + gripper), not ${start.length}.`);
+    for (let a = 0; a < 2; a++) {
+      const q0 = Array.from({ length: 6 }, (_, j) => start[a * 7 + j]);
+      this.arms.push(new SimArm(R, world, rigModel.arms[a], cal, q0, start[a * 7 + 6]));
+    }
+  }
+
+  private fixtureFloorZ(fixtureId: string, layoutIndex: number, objectId: string): number {
+    const f = this.opts.layout.fixtures.find((x) => x.id === fixtureId);
+    const kind = f ? this.fixtureKinds.get(f.kind) : undefined;
+    if (!kind || kind.regions.length === 0) throw new SceneError(`Layout ${layoutIndex} puts '${objectId}' in fixture '${fixtureId}', which the layout does not have.`);
+    const r = kind.regions[0];
+    return r.centerM[2] - r.sizeM[2] / 2;
+  }
+
+  /** One physics step: motors set from each arm's command, then Rapier steps, then joints are re-read. */
+  step(commands: readonly MotorCommand[]): void {
+    for (let a = 0; a < this.arms.length; a++) this.arms[a].applyDrive(commands[a]);
+    this.world.step();
+    for (const arm of this.arms) arm.readJoints(true);
+    this.steps += 1;
+    this.timeS = this.steps * this.opts.calibration.physicsStepS;
+  }
+
+  /** Why the simulation can no longer be trusted (NaN, objects through the table, joints far outside limits), or undefined. */
+  instability(): string | undefined {
+    for (const arm of this.arms) {
+      for (let j = 0; j < 6; j++) {
+        const q = arm.q[j];
+        const spec = arm.model.joints[j];
+        if (!Number.isFinite(q) || !Number.isFinite(arm.dq[j])) return `${spec.name} reads NaN`;
+        if (q < spec.minRad - JOINT_BLOWUP_MARGIN_RAD || q > spec.maxRad + JOINT_BLOWUP_MARGIN_RAD) {
+          return `${spec.name} is at ${q.toFixed(2)} rad, far outside its limits [${spec.minRad.toFixed(2)}, ${spec.maxRad.toFixed(2)}]`;
+        }
+        if (Math.abs(arm.dq[j]) > MAX_JOINT_SPEED_RADS) return `${spec.name} spins at ${arm.dq[j].toFixed(0)} rad/s`;
+      }
+      if (!Number.isFinite(arm.fingerOpeningM)) return `${arm.model.gripper.name} reads NaN`;
+    }
+    for (const o of [...this.objects, ...this.fixtures]) {
+      const t = o.body.translation();
+      const v = o.body.linvel();
+      if (![t.x, t.y, t.z, v.x, v.y, v.z].every(Number.isFinite)) return `'${o.id}' has a NaN pose`;
+      const overTable = Math.abs(t.x) < this.tableHalf[0] - 0.02 && Math.abs(t.y) < this.tableHalf[1] - 0.02;
+      if (overTable && t.z < -THROUGH_TABLE_M) return `'${o.id}' went through the table (z = ${t.z.toFixed(3)} m)`;
+      if (Math.hypot(v.x, v.y, v.z) > MAX_OBJECT_SPEED_MS) return `'${o.id}' flies at ${Math.hypot(v.x, v.y, v.z).toFixed(0)} m/s`;
+    }
+    return undefined;
+  }
+
+  /** Object and fixture poses: what privileged code policies may read. */
+  privilegedState(): { objects: PrivilegedThing[]; fixtures: PrivilegedThing[] } {
+    return { objects: this.objects.map(privileged), fixtures: this.fixtures.map(privileged) };
+  }
+
+  /** The scene at this instant, for a renderer: link poses straight from the Rapier bodies. */
+  snapshot(): SceneSnapshot {
+    const links: { name: string; pose: Pose3 }[] = [];
+    const grippers: Partial<Record<'left' | 'right', number>> = {};
+    for (const arm of this.arms) {
+      arm.links.forEach((b, i) => links.push({ name: `${arm.model.side}_${LINK_NAMES[i]}`, pose: poseOf(b) }));
+      grippers[arm.model.side] = arm.gripperPosition();
+    }
+    return {
+      task: this.opts.task,
+      links,
+      grippers,
+      objects: this.objects.map((o) => ({ id: o.id, kind: o.kind, pose: poseOf(o.body) })),
+      fixtures: this.fixtures.map((o) => ({ id: o.id, kind: o.kind, pose: poseOf(o.body) })),
+    };
+  }
+
+  /** Every body's pose and velocity as numbers (what a final-state hash covers). */
+  fingerprint(): Float64Array {
+    const bodies: RigidBody[] = [...this.arms.flatMap((a) => [...a.links, ...a.fingers]), ...this.objects.map((o) => o.body), ...this.fixtures.map((f) => f.body)];
+    const out = new Float64Array(bodies.length * 13);
+    bodies.forEach((b, i) => {
+      const t = b.translation();
+      const r = b.rotation();
+      const v = b.linvel();
+      const w = b.angvel();
+      out.set([t.x, t.y, t.z, r.x, r.y, r.z, r.w, v.x, v.y, v.z, w.x, w.y, w.z], i * 13);
+    });
+    return out;
+  }
+
+  /**
+   * Where each object ended, measured from the sim: the fixture region containing its centre
+   * (region boxes are in the fixture's frame, so a nudged bin carries its region), and whether
+   * its axis stands within UPRIGHT_TILT_RAD of vertical.
+   */
+  endStates(): ObjectEndState[] {
+    return this.objects.map((o) => {
+      const t = o.body.translation();
+      const r = o.body.rotation();
+      const q = [r.x, r.y, r.z, r.w] as const;
+      const c = quatRotate(q, o.centreLocal);
+      const centre: [number, number, number] = [t.x + c[0], t.y + c[1], t.z + c[2]];
+      const up = quatRotate(q, [0, 0, 1]);
+      const upright = up[2] >= Math.cos(UPRIGHT_TILT_RAD);
+      const region = this.regionContaining(centre);
+      return region === undefined ? { id: o.id, upright } : { id: o.id, region, upright };
+    });
+  }
+
+  private regionContaining(p: readonly [number, number, number]): string | undefined {
+    for (const f of this.fixtures) {
+      const kind = this.fixtureKinds.get(f.kind)!;
+      const t = f.body.translation();
+      const r = f.body.rotation();
+      const local = quatRotate([-r.x, -r.y, -r.z, r.w], [p[0] - t.x, p[1] - t.y, p[2] - t.z]);
+      for (const region of kind.regions) {
+        if ([0, 1, 2].every((i) => Math.abs(local[i] - region.centerM[i]) <= region.sizeM[i] / 2)) return region.id;
+      }
+    }
+    return undefined;
+  }
+
+  /** Frees the world's WebAssembly memory. */
+  free(): void {
+    this.world.free();
+  }
+}
+
+export interface PrivilegedThing {
+  readonly id: string;
+  readonly kind: string;
+  readonly position: readonly [number, number, number];
+  readonly quaternion: readonly [number, number, number, number];
+}
+
+function poseOf(b: RigidBody): Pose3 {
+  const t = b.translation();
+  const r = b.rotation();
+  return { position: [t.x, t.y, t.z], quaternion: [r.x, r.y, r.z, r.w] };
+}
+
+function privileged(o: SceneThing): PrivilegedThing {
+  const p = poseOf(o.body);
+  return { id: o.id, kind: o.kind, position: p.position, quaternion: p.quaternion };
+}
+
+function boundsCentre(parts: ObjectKind['parts']): [number, number, number] {
+  const b = partsBounds(parts);
+  return [(b.min[0] + b.max[0]) / 2, (b.min[1] + b.max[1]) / 2, (b.min[2] + b.max[2]) / 2];
+}

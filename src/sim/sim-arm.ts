@@ -1,0 +1,352 @@
+/**
+ * One YAM arm in Rapier: fixed base, six links on revolute impulse joints, the gripper body and
+ * two fingers on prismatic joints, built from the chain in src/rig/yam.ts at joint angles q0.
+ *
+ * Joint drive: the real motors run the MIT law τ = kp(q*−q) + kd(dq*−dq) + τff, clamped to the
+ * motor's torque range. We evaluate the stiffness and feedforward terms ourselves from the
+ * measured angle each physics step, and hand the damping term to Rapier's force-based velocity
+ * motor with the sum folded into its target velocity:
+ *     τ = E + kd(dq* − dq) − c·dq = D·(v − dq),  D = kd + c,  v = (E + kd·dq*) / D,
+ * with the motor's max force set to the torque limit, so the clamp applies to the whole law.
+ * Keeping the damping implicit is what lets the light wrist (≈5e-4 kg·m²) run the real kd = 1.5
+ * at a 4 ms step; an explicit kd there is unstable (kd·dt/I ≫ 2). Coulomb friction joins the
+ * implicit damping as f / max(|dq|, ε), a regularised sign(dq) that cannot chatter.
+ * Joint angles are measured from the bodies' poses (twist about the joint axis), so they never
+ * depend on Rapier's internal angle reference.
+ *
+ * The fingers are stiff (kp·r² ≈ 2e5 N/m per finger), so they use Rapier's implicit position
+ * motor; a prismatic joint's coordinate is unambiguous (translation along the axis).
+ */
+import type { ImpulseJoint, RigidBody, UnitImpulseJoint, World } from '@dimforge/rapier3d-deterministic-compat';
+import type { ArmModel } from '../rig/contract.js';
+import { linkFramesTable, rotationToQuaternion, rpyToRotation, LINK_NAMES } from '../rig/kinematics.js';
+import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LINK_MASS_KG } from '../rig/yam.js';
+import type { SimCalibration } from './calibration.js';
+import { GROUPS, quatMul, quatRotate } from './colliders.js';
+import type { Rapier } from './rapier.js';
+
+type Quat = readonly [number, number, number, number];
+
+/** Gripper geometry in the gripper frame (approach −z, fingers open along ±y). */
+export const GRIPPER_GEOMETRY = {
+  palmHalfM: [0.03, 0.06, 0.04] as const,
+  palmCentreZM: -0.04,
+  fingerHalfM: [0.012, 0.006, 0.03] as const,
+  /** Finger centre along the approach axis; fingertips at −0.14, the pads meet around −0.12. */
+  fingerCentreZM: -0.11,
+} as const;
+
+/** See the constructor: conditions the solver, physically irrelevant. */
+const LINK1_OFF_AXIS_INERTIA_KGM2 = 0.5;
+const LINK_RADIUS_M = [0.045, 0.04, 0.035, 0.03, 0.03, 0.03];
+const FRICTION_VELOCITY_EPS = 0.02;
+const UNWRAP_TWO_PI = 2 * Math.PI;
+
+export interface MotorCommand {
+  /** Per arm joint (6): target position/velocity, gains, feedforward torque. */
+  readonly q: Float64Array;
+  readonly dq: Float64Array;
+  readonly kp: Float64Array;
+  readonly kd: Float64Array;
+  readonly tauFf: Float64Array;
+  /** Gripper, normalised 0 closed … 1 open, and the motor gains (kp = 0: limp). */
+  gripper: number;
+  gripperKp: number;
+  gripperKd: number;
+}
+
+export function newMotorCommand(): MotorCommand {
+  return { q: new Float64Array(6), dq: new Float64Array(6), kp: new Float64Array(6), kd: new Float64Array(6), tauFf: new Float64Array(6), gripper: 1, gripperKp: 0, gripperKd: 0 };
+}
+
+export class SimArm {
+  /** base_link, link1..link5, gripper (the same order as kinematics LINK_NAMES). */
+  readonly links: RigidBody[] = [];
+  readonly fingers: RigidBody[] = [];
+  private readonly joints: UnitImpulseJoint[] = [];
+  private readonly fingerJoints: UnitImpulseJoint[] = [];
+  /** Parent link's frame → child's zero-angle frame rotation, per joint. */
+  private readonly fixedRot: Quat[];
+  private readonly qUnwrapped = new Float64Array(6);
+  readonly q = new Float64Array(6);
+  readonly dq = new Float64Array(6);
+  /** Relative angular velocity of the bodies about each axis, as the solver sees it. */
+  private readonly dqSolver = new Float64Array(6);
+  /** False until the first step: before it, q has no history to difference. */
+  private primed = false;
+  /** Torque each joint motor applied at the last step (the MIT law, clamped), N·m. */
+  readonly effort = new Float64Array(6);
+  /** Torque per link body (7 × xyz) accumulated for one step. */
+  private readonly torqueScratch = new Float64Array(21);
+  /** Finger opening per finger (m) and its velocity. */
+  fingerOpeningM = 0;
+  fingerVelocityMs = 0;
+  gripperEffortNm = 0;
+  private readonly halfStrokeM: number;
+  /** Motor radians per metre of one finger's travel. */
+  private readonly gripperRatio: number;
+
+  constructor(
+    R: Rapier,
+    world: World,
+    readonly model: ArmModel,
+    private readonly cal: SimCalibration,
+    q0: ArrayLike<number>,
+    gripper0: number,
+  ) {
+    this.fixedRot = YAM_CHAIN.map((c) => rotationToQuaternion(rpyToRotation(c.rpy)));
+    this.halfStrokeM = model.gripper.strokeM / 2;
+    this.gripperRatio = model.gripper.motorTravelRad / this.halfStrokeM;
+    const frames = linkFramesTable(model, q0);
+    for (let i = 0; i < LINK_NAMES.length; i++) {
+      const f = frames[i];
+      const rot = rotationToQuaternion(f.rotation);
+      const desc = (i === 0 ? R.RigidBodyDesc.fixed() : R.RigidBodyDesc.dynamic())
+        .setTranslation(f.position[0], f.position[1], f.position[2])
+        .setRotation({ x: rot[0], y: rot[1], z: rot[2], w: rot[3] })
+        .setCanSleep(false);
+      const body = world.createRigidBody(desc);
+      const mass = YAM_LINK_MASS_KG[LINK_NAMES[i]];
+      if (i === 0) {
+        world.createCollider(R.ColliderDesc.cylinder(0.034, 0.05).setTranslation(0, 0, 0.034).setRotation({ x: Math.SQRT1_2, y: 0, z: 0, w: Math.SQRT1_2 }).setCollisionGroups(GROUPS.armLink), body);
+      } else if (i < 6) {
+        const end = YAM_CHAIN[i].xyz; // next joint's origin in this link's frame
+        const len = Math.hypot(end[0], end[1], end[2]);
+        const r = LINK_RADIUS_M[i];
+        // Capsule along the segment origin → next joint, built on Rapier's y axis then turned onto it.
+        const dir: [number, number, number] = [end[0] / len, end[1] / len, end[2] / len];
+        const q = quatBetweenY(dir);
+        world.createCollider(
+          R.ColliderDesc.capsule(Math.max(len / 2 - r, 0.001), r)
+            .setTranslation(end[0] / 2, end[1] / 2, end[2] / 2)
+            .setRotation({ x: q[0], y: q[1], z: q[2], w: q[3] })
+            .setMass(mass)
+            .setCollisionGroups(GROUPS.armLink),
+          body,
+        );
+      } else {
+        const g = GRIPPER_GEOMETRY;
+        world.createCollider(
+          R.ColliderDesc.cuboid(g.palmHalfM[0], g.palmHalfM[1], g.palmHalfM[2]).setTranslation(0, 0, g.palmCentreZM).setMass(mass).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand),
+          body,
+        );
+      }
+      if (i === 1) {
+        // link1 turns only about joint 1's axis (its own x) on a fixed base, so its inertia
+        // about y and z never enters the true dynamics. Rapier's impulse solver, though, sees
+        // link1's tiny inertia there when it passes joint 2's torque on, and loses most of it;
+        // a large off-axis inertia restores the conditioning without changing the physics.
+        body.setAdditionalMassProperties(0, { x: 0, y: 0, z: 0 }, { x: cal.joints[0].armatureKgM2, y: LINK1_OFF_AXIS_INERTIA_KGM2, z: LINK1_OFF_AXIS_INERTIA_KGM2 }, { x: 0, y: 0, z: 0, w: 1 }, false);
+      } else if (i >= 2) {
+        const arm = cal.joints[i - 1].armatureKgM2;
+        // Reflected rotor inertia about the joint axis only (principal frame turned so x = axis).
+        const qa = quatBetweenX(YAM_CHAIN[i - 1].axis);
+        body.setAdditionalMassProperties(0, { x: 0, y: 0, z: 0 }, { x: arm, y: 1e-9, z: 1e-9 }, { x: qa[0], y: qa[1], z: qa[2], w: qa[3] }, false);
+      }
+      this.links.push(body);
+    }
+    for (let i = 0; i < 6; i++) {
+      const c = YAM_CHAIN[i];
+      const axis1 = quatRotate(this.fixedRot[i], c.axis);
+      const data = R.JointData.revoluteWithAxes({ x: c.xyz[0], y: c.xyz[1], z: c.xyz[2] }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: c.axis[0], y: c.axis[1], z: c.axis[2] });
+      const joint = world.createImpulseJoint(data, this.links[i], this.links[i + 1], true) as UnitImpulseJoint;
+      joint.configureMotorModel(R.MotorModel.ForceBased);
+      joint.setContactsEnabled(false);
+      this.joints.push(joint);
+      this.qUnwrapped[i] = q0[i];
+    }
+    this.readJoints();
+    this.dq.fill(0);
+    // Fingers: body frames at the gripper frame shifted along ±y by (half thickness + opening).
+    const gripperBody = this.links[6];
+    const gt = gripperBody.translation();
+    const gr = gripperBody.rotation();
+    const gq: Quat = [gr.x, gr.y, gr.z, gr.w];
+    const s0 = clamp01(gripper0) * this.halfStrokeM;
+    const g = GRIPPER_GEOMETRY;
+    for (const sign of [1, -1]) {
+      const local: [number, number, number] = [0, sign * (g.fingerHalfM[1] + s0), g.fingerCentreZM];
+      const w = quatRotate(gq, local);
+      const body = world.createRigidBody(
+        R.RigidBodyDesc.dynamic()
+          .setTranslation(gt.x + w[0], gt.y + w[1], gt.z + w[2])
+          .setRotation(gr)
+          .setCanSleep(false),
+      );
+      world.createCollider(
+        R.ColliderDesc.cuboid(g.fingerHalfM[0], g.fingerHalfM[1], g.fingerHalfM[2]).setMass(YAM_FINGER_MASS_KG).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand),
+        body,
+      );
+      const data = R.JointData.prismatic({ x: 0, y: sign * g.fingerHalfM[1], z: g.fingerCentreZM }, { x: 0, y: 0, z: 0 }, { x: 0, y: sign, z: 0 });
+      data.limitsEnabled = true;
+      data.limits = [0, this.halfStrokeM + 0.002];
+      const joint = world.createImpulseJoint(data, gripperBody, body, true) as UnitImpulseJoint;
+      joint.configureMotorModel(R.MotorModel.ForceBased);
+      joint.setContactsEnabled(false);
+      this.fingers.push(body);
+      this.fingerJoints.push(joint);
+    }
+    this.readJoints();
+  }
+
+  /** Measures joint angles/velocities and the finger opening from the bodies (`afterStep`: a physics step just ran). */
+  readJoints(afterStep = false): void {
+    for (let i = 0; i < 6; i++) {
+      const parent = this.links[i];
+      const child = this.links[i + 1];
+      const pr = parent.rotation();
+      const cr = child.rotation();
+      const zero = quatMul([pr.x, pr.y, pr.z, pr.w], this.fixedRot[i]);
+      const rel = quatMul([-zero[0], -zero[1], -zero[2], zero[3]], [cr.x, cr.y, cr.z, cr.w]);
+      const a = YAM_CHAIN[i].axis;
+      let angle = 2 * Math.atan2(rel[0] * a[0] + rel[1] * a[1] + rel[2] * a[2], rel[3]);
+      // Unwrap against the previous reading so joint 1 (range > π on one side) stays continuous.
+      const prev = this.qUnwrapped[i];
+      angle += UNWRAP_TWO_PI * Math.round((prev - angle) / UNWRAP_TWO_PI);
+      this.qUnwrapped[i] = angle;
+      const pw = parent.angvel();
+      const cw = child.angvel();
+      const aw = quatRotate([cr.x, cr.y, cr.z, cr.w], a);
+      this.dqSolver[i] = (cw.x - pw.x) * aw[0] + (cw.y - pw.y) * aw[1] + (cw.z - pw.z) * aw[2];
+      // The joint velocity is how the angle actually moved over the last step. The bodies'
+      // velocities carry a constant "phantom" part wherever the solver's position correction
+      // cancels it each step; damping that would act like a spring offset (a static error).
+      this.dq[i] = this.primed ? (angle - this.q[i]) / this.cal.physicsStepS : this.dqSolver[i];
+      this.q[i] = angle;
+    }
+    if (this.fingers.length === 2) {
+      const gb = this.links[6];
+      const gt = gb.translation();
+      const gr = gb.rotation();
+      const gq: Quat = [gr.x, gr.y, gr.z, gr.w];
+      const gv = gb.linvel();
+      let s = 0;
+      let v = 0;
+      for (let k = 0; k < 2; k++) {
+        const sign = k === 0 ? 1 : -1;
+        const ft = this.fingers[k].translation();
+        const local = quatRotate([-gq[0], -gq[1], -gq[2], gq[3]], [ft.x - gt.x, ft.y - gt.y, ft.z - gt.z]);
+        s += sign * local[1] - GRIPPER_GEOMETRY.fingerHalfM[1];
+        const fv = this.fingers[k].linvel();
+        const axis = quatRotate(gq, [0, sign, 0]);
+        v += (fv.x - gv.x) * axis[0] + (fv.y - gv.y) * axis[1] + (fv.z - gv.z) * axis[2];
+      }
+      this.fingerOpeningM = s / 2;
+      this.fingerVelocityMs = v / 2;
+    }
+    if (afterStep) this.primed = true;
+  }
+
+  /** Normalised gripper opening, 0 closed … 1 open. */
+  gripperPosition(): number {
+    return this.fingerOpeningM / this.halfStrokeM;
+  }
+  gripperVelocity(): number {
+    return this.fingerVelocityMs / this.halfStrokeM;
+  }
+
+  /** Sets every joint motor for the next physics step from the motor command and measured state. */
+  applyDrive(cmd: MotorCommand): void {
+    const torques = this.torqueScratch;
+    torques.fill(0);
+    for (let i = 0; i < 6; i++) {
+      const spec = this.model.joints[i];
+      const jc = this.cal.joints[i];
+      const q = this.q[i];
+      const dq = this.dq[i];
+      const kd = cmd.kd[i];
+      const tMax = spec.maxTorqueNm;
+      // Stiffness + feedforward: applied as an explicit torque pair, clamped to the motor's range.
+      const raw = cmd.kp[i] * (cmd.q[i] - q) + cmd.tauFf[i];
+      const stiffness = raw > tMax ? tMax : raw < -tMax ? -tMax : raw;
+      // Damping (motor kd toward dq*, passive damping, regularised Coulomb friction): implicit,
+      // in Rapier's velocity motor, limited to the torque the motor has left.
+      const friction = jc.frictionNm / Math.max(Math.abs(dq), FRICTION_VELOCITY_EPS);
+      const D = kd + jc.dampingNms + friction;
+      this.joints[i].configureMotorVelocity((kd * cmd.dq[i]) / D + (this.dqSolver[i] - dq), D);
+      this.joints[i].setMotorMaxForce(Math.max(tMax - Math.abs(stiffness), 0) + jc.frictionNm + jc.dampingNms * Math.abs(dq));
+      const law = raw + kd * (cmd.dq[i] - dq);
+      this.effort[i] = law > tMax ? tMax : law < -tMax ? -tMax : law;
+      const r = this.links[i + 1].rotation();
+      const a = quatRotate([r.x, r.y, r.z, r.w], YAM_CHAIN[i].axis);
+      const o = (i + 1) * 3;
+      const p = i * 3;
+      for (let k = 0; k < 3; k++) {
+        torques[o + k] += stiffness * a[k];
+        torques[p + k] -= stiffness * a[k];
+      }
+    }
+    for (let b = 1; b < 7; b++) {
+      const body = this.links[b];
+      body.resetTorques(false);
+      body.addTorque({ x: torques[b * 3], y: torques[b * 3 + 1], z: torques[b * 3 + 2] }, false);
+    }
+    const kpLin = (cmd.gripperKp * this.gripperRatio * this.gripperRatio) / 2;
+    const kdLin = (cmd.gripperKd * this.gripperRatio * this.gripperRatio) / 2;
+    const maxForce = Math.min((this.model.gripper.maxTorqueNm * this.gripperRatio) / 2, this.cal.gripperMaxForceN);
+    const target = clamp01(cmd.gripper) * this.halfStrokeM;
+    for (const j of this.fingerJoints) {
+      j.configureMotor(target, 0, kpLin, Math.max(kdLin, 1e-3));
+      j.setMotorMaxForce(maxForce);
+    }
+    const force = Math.max(-maxForce, Math.min(maxForce, kpLin * (target - this.fingerOpeningM) - kdLin * this.fingerVelocityMs));
+    this.gripperEffortNm = (2 * force) / this.gripperRatio;
+  }
+
+  /**
+   * Gravity torque each joint must supply to hold the arm still (what the YAM driver sends as
+   * τff): for joint j, −Σ over the bodies it carries of ((com − origin_j) × m·g) · axis_j.
+   */
+  gravityTorque(gravityZ: number, out: Float64Array): Float64Array {
+    const carried = [...this.links.slice(1), ...this.fingers];
+    const coms = carried.map((b) => b.worldCom());
+    const masses = carried.map((b) => b.mass());
+    for (let j = 0; j < 6; j++) {
+      const child = this.links[j + 1];
+      const o = child.translation();
+      const r = child.rotation();
+      const a = quatRotate([r.x, r.y, r.z, r.w], YAM_CHAIN[j].axis);
+      let t = 0;
+      // Bodies carried by joint j: links j+1.. and the fingers (index ≥ j in `carried`).
+      for (let k = j; k < carried.length; k++) {
+        const dx = coms[k].x - o.x;
+        const dy = coms[k].y - o.y;
+        const fz = masses[k] * gravityZ;
+        // (d × F) with F = (0, 0, fz): (dy·fz, −dx·fz, 0)
+        t += dy * fz * a[0] - dx * fz * a[1];
+      }
+      out[j] = -t;
+    }
+    return out;
+  }
+
+  /** All the arm's joints, for removal or inspection. */
+  allJoints(): ImpulseJoint[] {
+    return [...this.joints, ...this.fingerJoints];
+  }
+}
+
+function clamp01(x: number): number {
+  return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+/** Shortest rotation taking +y to the unit vector d. */
+function quatBetweenY(d: readonly [number, number, number]): Quat {
+  return quatBetween([0, 1, 0], d);
+}
+function quatBetweenX(d: readonly [number, number, number]): Quat {
+  return quatBetween([1, 0, 0], d);
+}
+function quatBetween(a: readonly [number, number, number], b: readonly [number, number, number]): Quat {
+  const d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+  if (d < -0.999999) {
+    // Opposite: half a turn about any axis perpendicular to a.
+    const p = Math.abs(a[0]) < 0.9 ? [0, -a[2], a[1]] : [-a[2], 0, a[0]];
+    const n = Math.hypot(p[0], p[1], p[2]);
+    return [p[0] / n, p[1] / n, p[2] / n, 0];
+  }
+  const c: [number, number, number] = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+  const w = 1 + d;
+  const n = Math.hypot(c[0], c[1], c[2], w);
+  return [c[0] / n, c[1] / n, c[2] / n, w / n];
+}

@@ -1,0 +1,191 @@
+/**
+ * SimRig: the Rig contract on the sim scene, exactly as a real rig: the same model, the same
+ * SafetySupervisor, read/write/tick at the control rate. Physics runs only when the SimClock is
+ * asked to wait: `waitUntil(t)` sub-steps the world to t with the motor commands the supervisor
+ * last set, so a control loop on a SimClock runs as fast as the CPU allows and bit-identically.
+ *
+ * Like the YAM vendor driver, the rig adds gravity compensation to each joint's torque
+ * feedforward while it tracks; damped arms get kp = 0 and the joint's kd, unpowered arms nothing.
+ * A blow-up (NaN, an object through the table, a joint far outside its limits) becomes a
+ * 'sim-unstable' fault: the supervisor damps, and the rollout marks the episode invalid.
+ */
+import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigMode, type RigModel, type RigState, type SafetyEvent } from '../rig/contract.js';
+import { SafetySupervisor, type SafetyOptions } from '../rig/safety.js';
+import { newMotorCommand, type MotorCommand } from './sim-arm.js';
+import { GRAVITY_Z, type SimScene } from './scene.js';
+
+export interface SimRigOptions {
+  readonly scene: SimScene;
+  readonly safety?: SafetyOptions;
+  /** Add gravity compensation to τff while tracking (the vendor driver does). Default true. */
+  readonly gravityCompensation?: boolean;
+}
+
+export class SimRig implements Rig {
+  readonly model: RigModel;
+  readonly scene: SimScene;
+  readonly clock: SimClock;
+  private readonly supervisor: SafetySupervisor;
+  private readonly gravityCompensation: boolean;
+  private readonly motors: MotorCommand[] = [newMotorCommand(), newMotorCommand()];
+  private readonly gravity = new Float64Array(JOINTS_PER_ARM);
+  private readonly position = new Float64Array(STATE_DIM);
+  private readonly velocity = new Float64Array(STATE_DIM);
+  private readonly effort = new Float64Array(STATE_DIM);
+  private faults: RigFault[] = [];
+  private configured = false;
+  private readonly state: { timeS: number; mode: RigMode; position: Float64Array; velocity: Float64Array; effort: Float64Array; faults: readonly RigFault[] };
+
+  constructor(options: SimRigOptions) {
+    this.scene = options.scene;
+    this.model = options.scene.opts.rigModel;
+    this.supervisor = new SafetySupervisor(this.model, options.safety);
+    this.gravityCompensation = options.gravityCompensation ?? true;
+    this.clock = new SimClock(this);
+    this.measure();
+    this.state = { timeS: 0, mode: 'unconfigured', position: this.position, velocity: this.velocity, effort: this.effort, faults: this.faults };
+    this.updateMotors();
+  }
+
+  async configure(): Promise<void> {
+    this.configured = true;
+    this.supervisor.configure();
+    this.supervisor.tick(this.position, this.faults, this.clock.nowS());
+    this.updateMotors();
+  }
+
+  async activate(): Promise<void> {
+    this.measure();
+    this.supervisor.activate(this.position, this.faults, this.clock.nowS());
+    this.updateMotors();
+  }
+
+  /** The latest state. Buffers are reused between calls: copy what you keep. */
+  read(): RigState {
+    this.state.timeS = this.clock.nowS();
+    this.state.mode = this.configured ? this.supervisor.mode : 'unconfigured';
+    this.state.faults = this.faults;
+    return this.state;
+  }
+
+  write(cmd: RigCommand): RigCommand {
+    const applied = this.supervisor.write(cmd, this.clock.nowS());
+    this.updateMotors();
+    return applied;
+  }
+
+  tick(): void {
+    this.measure();
+    const unstable = this.faults.length === 0 ? this.scene.instability() : undefined;
+    if (unstable !== undefined) {
+      this.faults = [{ kind: 'sim-unstable', message: `The simulation became unstable: ${unstable}. This rollout is invalid.` }];
+    }
+    this.supervisor.tick(this.position, this.faults, this.clock.nowS());
+    this.updateMotors();
+  }
+
+  hold(): void {
+    this.supervisor.hold(this.clock.nowS());
+    this.updateMotors();
+  }
+
+  estop(reason: string): void {
+    this.supervisor.estop(reason, this.clock.nowS());
+    this.updateMotors();
+  }
+
+  async deactivate(): Promise<void> {
+    this.supervisor.deactivate(this.clock.nowS());
+    this.updateMotors();
+  }
+
+  takeSafetyEvents(): SafetyEvent[] {
+    return this.supervisor.takeEvents();
+  }
+
+  /** Steps physics up to tS (the SimClock calls this); the motors keep their last command. */
+  advanceTo(tS: number): void {
+    const dt = this.scene.opts.calibration.physicsStepS;
+    // Whole physics steps whose end is not after tS (a hair of slack absorbs float error).
+    const target = Math.floor(tS / dt + 1e-6);
+    while (this.scene.steps < target) {
+      if (this.faults.length > 0 && this.faults[0].kind === 'sim-unstable') {
+        // A blown-up world stays where it is; the rollout is already invalid.
+        this.scene.steps = target;
+        break;
+      }
+      this.scene.step(this.motors);
+    }
+  }
+
+  /** Copies the arms' measured joints into the state vectors. */
+  private measure(): void {
+    for (let a = 0; a < 2; a++) {
+      const arm = this.scene.arms[a];
+      const o = a * DOF_PER_ARM;
+      for (let j = 0; j < JOINTS_PER_ARM; j++) {
+        this.position[o + j] = arm.q[j];
+        this.velocity[o + j] = arm.dq[j];
+        this.effort[o + j] = arm.effort[j];
+      }
+      this.position[o + JOINTS_PER_ARM] = arm.gripperPosition();
+      this.velocity[o + JOINTS_PER_ARM] = arm.gripperVelocity();
+      this.effort[o + JOINTS_PER_ARM] = arm.gripperEffortNm;
+    }
+  }
+
+  /** Turns the supervisor's output and per-arm drive into motor commands, as the CAN driver would. */
+  private updateMotors(): void {
+    const out = this.supervisor.output;
+    for (let a = 0; a < 2; a++) {
+      const side = ARM_SIDES[a];
+      const arm = this.model.arms[a];
+      const m = this.motors[a];
+      const drive = this.configured ? this.supervisor.drive(side) : 'off';
+      const o = a * DOF_PER_ARM;
+      if (drive === 'track' && this.gravityCompensation) this.scene.arms[a].gravityTorque(GRAVITY_Z, this.gravity);
+      for (let j = 0; j < JOINTS_PER_ARM; j++) {
+        const spec = arm.joints[j];
+        if (drive === 'track') {
+          m.q[j] = out.position[o + j];
+          m.dq[j] = out.velocity[o + j];
+          m.kp[j] = spec.kp;
+          m.kd[j] = spec.kd;
+          m.tauFf[j] = out.torqueNm[o + j] + (this.gravityCompensation ? this.gravity[j] : 0);
+        } else {
+          m.q[j] = this.position[o + j];
+          m.dq[j] = 0;
+          m.kp[j] = 0;
+          m.kd[j] = drive === 'damp' ? spec.kd : 0;
+          m.tauFf[j] = 0;
+        }
+      }
+      m.gripper = drive === 'track' ? out.position[o + JOINTS_PER_ARM] : this.position[o + JOINTS_PER_ARM];
+      m.gripperKp = drive === 'track' ? arm.gripper.kp : 0;
+      m.gripperKd = drive === 'off' ? 0 : arm.gripper.kd;
+    }
+  }
+}
+
+/**
+ * Sim time: nowS() is the last time waited for; waitUntil(t) steps the rig's physics to t first.
+ * Never sleeps, so episodes run as fast as the CPU allows.
+ */
+export class SimClock implements Clock {
+  private t = 0;
+
+  constructor(private readonly rig: SimRig) {}
+
+  nowS(): number {
+    return this.t;
+  }
+
+  waitUntil(tS: number): Promise<void> {
+    if (tS > this.t) {
+      this.rig.advanceTo(tS);
+      this.t = tS;
+    }
+    return RESOLVED;
+  }
+}
+const RESOLVED = Promise.resolve();

@@ -1,0 +1,106 @@
+/**
+ * One sim rollout: scene from the layout, SimRig on it, the policy through an open-loop chunk
+ * executor, and the one rollout loop (src/rollout) with the privileged end state for scoring.
+ * Sweeps run this in worker threads; `tandem sim rollout` runs it once.
+ */
+import { performance } from 'node:perf_hooks';
+import type { RigModel } from '../rig/contract.js';
+import { yamRigModel } from '../rig/yam.js';
+import type { Policy } from '../policy/contract.js';
+import { createOpenLoopExecutor } from '../policy/open-loop-executor.js';
+import type { Layout, TaskDefinition } from '../tasks/types.js';
+import { runEpisode, type CameraSource } from '../rollout/run-episode.js';
+import { unrunEpisode, type Episode } from '../rollout/episode.js';
+import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, type SimCalibration } from './calibration.js';
+import type { Renderer } from './render/renderer.js';
+import { createScene, SceneError, type SimScene } from './scene.js';
+import { SimRig } from './sim-rig.js';
+
+/** Control rate of sim rollouts unless asked otherwise (ALOHA-style policies run at 50 Hz). */
+export const DEFAULT_SIM_CONTROL_HZ = 50;
+/** Operators place to projected cues with ≈2 mm standard deviation (reference lab). */
+export const PLACEMENT_SIGMA_M = 0.002;
+export const PLACEMENT_SIGMA_YAW_RAD = 0.02;
+
+export interface SimRolloutOptions {
+  readonly task: TaskDefinition;
+  readonly layout: Layout;
+  readonly policy: Policy;
+  readonly seed: number;
+  readonly episodeSeconds?: number;
+  readonly controlHz?: number;
+  readonly calibration?: SimCalibration;
+  readonly rigModel?: RigModel;
+  readonly startPosition?: ArrayLike<number>;
+  /** Images for policies that list cameras; never touched for those that list none. */
+  readonly renderer?: Renderer;
+  /** Seeded placement noise (default on: the seed then varies the rollout like a real re-placement). */
+  readonly placementNoise?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+export interface SimRolloutResult {
+  readonly episode: Episode;
+  readonly calibrationSha256: string;
+  /** Physics steps taken and wall time spent (for real-time factors). */
+  readonly physicsSteps: number;
+  readonly wallMs: number;
+}
+
+export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRolloutResult> {
+  const calibration = opts.calibration ?? DEFAULT_SIM_CALIBRATION;
+  const calibrationSha256 = simCalibrationHash(calibration);
+  const controlHz = opts.controlHz ?? DEFAULT_SIM_CONTROL_HZ;
+  const episodeSeconds = opts.episodeSeconds ?? opts.task.episodeSeconds;
+  const rigModel = opts.rigModel ?? yamRigModel();
+  const t0 = performance.now();
+  let scene: SimScene;
+  try {
+    scene = await createScene({
+      rigModel,
+      task: opts.task,
+      layout: opts.layout,
+      calibration,
+      startPosition: opts.startPosition,
+      placementNoise: opts.placementNoise === false ? undefined : { seed: opts.seed, sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD },
+    });
+  } catch (e) {
+    if (!(e instanceof SceneError)) throw e;
+    const episode = unrunEpisode({
+      status: 'invalid',
+      reason: e.message,
+      taskId: opts.task.id,
+      layoutIndex: opts.layout.index,
+      tier: opts.layout.tier,
+      seed: opts.seed,
+      controlHz,
+      episodeSeconds,
+      policyName: opts.policy.info.name,
+      policyCheckpointSha256: opts.policy.info.checkpointSha256,
+    });
+    return { episode, calibrationSha256, physicsSteps: 0, wallMs: performance.now() - t0 };
+  }
+  try {
+    const rig = new SimRig({ scene, safety: { controlPeriodS: 1 / controlHz } });
+    const renderer = opts.renderer;
+    const cameras: CameraSource | undefined = renderer ? { capture: (names) => renderer.render(scene.snapshot(), names) } : undefined;
+    const episode = await runEpisode({
+      rig,
+      executor: createOpenLoopExecutor(opts.policy),
+      policy: opts.policy.info,
+      cameras,
+      privileged: () => scene.privilegedState(),
+      clock: rig.clock,
+      layout: opts.layout,
+      task: opts.task,
+      episodeSeconds,
+      controlHz,
+      seed: opts.seed,
+      endState: { endStates: () => scene.endStates(), fingerprint: () => scene.fingerprint() },
+      signal: opts.signal,
+    });
+    return { episode, calibrationSha256, physicsSteps: scene.steps, wallMs: performance.now() - t0 };
+  } finally {
+    scene.free();
+  }
+}
