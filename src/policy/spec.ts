@@ -16,6 +16,8 @@ export interface PolicySpecOptions {
   readonly apiKey?: string;
   readonly connectTimeoutMs?: number;
   readonly inferenceTimeoutMs?: number;
+  /** Threads onnxruntime may use inside one inference (default 1). */
+  readonly onnxThreads?: number;
 }
 
 /** True for the specs this module opens (onnx:, ws://, wss://). */
@@ -29,7 +31,7 @@ export async function openPolicySpec(spec: string, opts: PolicySpecOptions): Pro
     const path = spec.slice('onnx:'.length);
     if (path.length === 0) throw new PolicyLoadError(`Policy spec '${spec}' names no model file; write onnx:path/to/model.onnx.`);
     const { OnnxPolicy } = await import('./onnx/onnx-policy.js');
-    return OnnxPolicy.load(isAbsolute(path) ? path : resolve(opts.cwd, path));
+    return OnnxPolicy.load(isAbsolute(path) ? path : resolve(opts.cwd, path), { threads: opts.onnxThreads });
   }
   if (/^wss?:\/\//.test(spec)) {
     let url: URL;

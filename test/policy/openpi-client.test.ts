@@ -10,6 +10,7 @@ import { startPolicyServer, type RunningPolicyServer } from '../../src/policy/op
 import { PolicyUnavailableError } from '../../src/policy/contract.js';
 import { syntheticObservation } from '../../src/policy/observation.js';
 import { unpackOpenpi } from '../../src/policy/openpi/msgpack-numpy.js';
+import { resizeWithPad } from '../../src/policy/image.js';
 import { buildLinearPolicyModel } from './onnx-model.js';
 import { startFakeOpenpiServer, type Behaviour } from './openpi-fakes.js';
 
@@ -149,4 +150,22 @@ test('nobody listening is one sentence after the connect timeout', async () => {
   const t0 = performance.now();
   await assert.rejects(OpenpiClientPolicy.connect({ url, connectTimeoutMs: 400 }), isUnavailable('disconnected', /Could not connect to policy server .* within 400 ms \(.*connection refused.*\)/));
   assert.ok(performance.now() - t0 >= 350);
+});
+
+test('concurrent inferences on one client are answered in turn, each with its own actions', async () => {
+  await withServer({}, async (server, local) => {
+    const client = await OpenpiClientPolicy.connect({ url: server.url });
+    try {
+      const a = syntheticObservation({ size: 64, seed: 1 });
+      const b = syntheticObservation({ size: 64, seed: 2 });
+      const [ra, rb] = await Promise.all([client.infer(a), client.infer(b)]);
+      // The client resizes to 224 before sending; the local policy resizes straight to the model size.
+      const viaWire = async (o: typeof a) => (await local.infer({ ...o, images: { cam_high: await resizeWithPad(o.images.cam_high!, 224, 224) } })).actions;
+      assert.deepEqual(Array.from(ra.actions), Array.from(await viaWire(a)));
+      assert.deepEqual(Array.from(rb.actions), Array.from(await viaWire(b)));
+      assert.notDeepEqual(Array.from(ra.actions), Array.from(rb.actions));
+    } finally {
+      await client.close();
+    }
+  });
 });

@@ -24,6 +24,7 @@ async function openFromArgs(spec: string, args: ParsedCommandArgs, io: CliIo): P
       apiKey,
       connectTimeoutMs: intOption(args, 'connect-timeout-ms', 5000, 1, 600_000),
       inferenceTimeoutMs: intOption(args, 'timeout-ms', 10_000, 1, 600_000),
+      onnxThreads: intOption(args, 'onnx-threads', 1, 1, 256),
     });
   } catch (e) {
     throw asUserError(e);
@@ -58,8 +59,9 @@ and a prompt. Prints the metadata, the action shape [H, 14] and where the time w
   --prompt TEXT            the instruction (default: 'put the bottles in the bin')
   --timeout-ms N           inference deadline (default 10000)
   --connect-timeout-ms N   connect and metadata deadline (default 5000)
+  --onnx-threads N         threads onnxruntime uses inside one inference (default 1)
 Exit codes: 0 ok, 2 bad input (spec, model, answer), 3 policy unavailable (unreachable, timeout, server error).`,
-  options: { 'api-key': { type: 'string' }, prompt: { type: 'string' }, 'timeout-ms': { type: 'string' }, 'connect-timeout-ms': { type: 'string' } },
+  options: { 'api-key': { type: 'string' }, prompt: { type: 'string' }, 'timeout-ms': { type: 'string' }, 'connect-timeout-ms': { type: 'string' }, 'onnx-threads': { type: 'string' } },
   positionals: [1, 1],
   async run(args, io) {
     const spec = args.positionals[0];
@@ -113,7 +115,8 @@ text frame followed by close 1011. Stops on Ctrl-C.
   --port P                 port (default 8000, openpi's; 0 picks a free one and prints it)
   --host H                 interface (default 127.0.0.1; 0.0.0.0 serves other machines)
   --api-key KEY            require 'Authorization: Api-Key KEY' (default: $TANDEM_POLICY_API_KEY, else none)
-  --added-latency-ms N     wait N ms before each answer, to rehearse a heavier model's latency`,
+  --added-latency-ms N     wait N ms before each answer, to rehearse a heavier model's latency
+  --onnx-threads N         threads onnxruntime uses inside one inference (default 1; raise for large models)`,
   options: {
     policy: { type: 'string' },
     port: { type: 'string' },
@@ -122,6 +125,7 @@ text frame followed by close 1011. Stops on Ctrl-C.
     'added-latency-ms': { type: 'string' },
     'timeout-ms': { type: 'string' },
     'connect-timeout-ms': { type: 'string' },
+    'onnx-threads': { type: 'string' },
   },
   async run(args, io) {
     const spec = requireString(args, 'policy');

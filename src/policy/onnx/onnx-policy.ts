@@ -108,7 +108,7 @@ export class OnnxPolicy implements Policy {
   }
 
   /** Loads and checks the model; throws PolicyLoadError with one sentence on anything tandem cannot run. */
-  static async load(path: string): Promise<OnnxPolicy> {
+  static async load(path: string, opts: { threads?: number } = {}): Promise<OnnxPolicy> {
     const file = basename(path);
     let bytes: Buffer;
     try {
@@ -122,13 +122,22 @@ export class OnnxPolicy implements Policy {
     try {
       session = await ort.InferenceSession.create(bytes, {
         graphOptimizationLevel: 'all',
+        // One thread by default: small policies gain little from parallel kernels, and a thread
+        // pool competing with the control loop for cores cost 10+ ms per round trip when served
+        // on a busy 2-core machine (bench/policy.bench.ts). Large models: raise `threads`.
+        intraOpNumThreads: opts.threads ?? 1,
         // onnxruntime's worker threads spin-wait after each run by default; on a station PC that
         // also runs the control loop, cameras and a policy server, spinning steals the cores
         // they need (measured: +20 ms per round trip on a loaded 2-core machine).
         extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
       });
     } catch (e) {
-      throw new PolicyLoadError(`${path} is not an ONNX model onnxruntime can load (${(e as Error).message.replace(/\s+/g, ' ').trim()}).`);
+      const detail = (e as Error).message.replace(/\s+/g, ' ').trim();
+      throw new PolicyLoadError(
+        /protobuf|parse|ModelProto|Load model/i.test(detail)
+          ? `${path} is not an ONNX model onnxruntime can load (${detail}).`
+          : `onnxruntime could not open the model ${path}: ${detail}`,
+      );
     }
     try {
       const inputs = session.inputMetadata.map((m) => planInput(file, m));

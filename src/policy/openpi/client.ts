@@ -51,6 +51,7 @@ export class OpenpiClientPolicy implements Policy {
   private ws: WebSocket | undefined;
   private pending: Pending | undefined;
   private horizonSeen = 0;
+  private queue: Promise<unknown> = Promise.resolve();
   private readonly connectTimeoutMs: number;
   private readonly inferenceTimeoutMs: number;
   private readonly imageSize: number | undefined;
@@ -89,7 +90,14 @@ export class OpenpiClientPolicy implements Policy {
     await this.ensureConnected();
   }
 
-  async infer(obs: Observation): Promise<ActionChunk> {
+  /** Strict request/response: concurrent calls (e.g. a relay serving several workers) wait their turn. */
+  infer(obs: Observation): Promise<ActionChunk> {
+    const run = this.queue.then(() => this.inferNow(obs));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async inferNow(obs: Observation): Promise<ActionChunk> {
     const t0 = performance.now();
     // openpi needs cam_high; missing wrist cameras are filled with black by the server.
     validateObservation(obs, ['cam_high']);
