@@ -42,6 +42,8 @@ export class SerialCanBus implements CanBus {
   private readonly decoder: { push(chunk: Uint8Array): void };
   /** Pending setup acknowledgements (SLCAN only). */
   private ackWaiter: ((ok: boolean) => void) | undefined;
+  /** During the setup flush: answers and frames are leftovers, dropped silently. */
+  private settling = false;
   private txBuffer = Buffer.alloc(512);
   private readonly binding: BindingInterface;
 
@@ -50,6 +52,7 @@ export class SerialCanBus implements CanBus {
     this.binding = options.binding ?? (SerialPort.binding as unknown as BindingInterface);
     if (options.transport === 'slcan') {
       this.decoder = new SlcanHostDecoder((e) => {
+        if (this.settling) return;
         if (e.type === 'frame') this.deliver(e.frame);
         else if (e.type === 'ok') {
           if (!e.transmitted) this.resolveAck(true);
@@ -119,6 +122,12 @@ export class SerialCanBus implements CanBus {
     const bitrate = this.options.canBitrate ?? 1_000_000;
     const rateCommand = SLCAN_BITRATES[bitrate];
     if (!rateCommand) throw new Error(`SLCAN cannot set a CAN bit rate of ${bitrate} bit/s; use one of ${Object.keys(SLCAN_BITRATES).join(', ')}.`);
+    // Empty the adapter's line buffer (Lawicel: a few CRs) and let answers left over from a previous
+    // session drain, so a stale OK or BEL is not taken for the answer to our next command.
+    this.settling = true;
+    this.port?.write(Buffer.from('\r\r\r', 'latin1'));
+    await new Promise((r) => setTimeout(r, 50));
+    this.settling = false;
     // Close first in case the channel was left open; an error answer to that is expected.
     await this.command('C', true);
     await this.command(rateCommand, false);
