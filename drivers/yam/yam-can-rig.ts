@@ -93,6 +93,15 @@ export class YamCanRig implements Rig {
   private readonly cmdKd = new Float64Array(MOTORS_PER_ARM);
   private readonly cmdTau = new Float64Array(MOTORS_PER_ARM);
   private readonly extraEvents: SafetyEvent[] = [];
+  private refreshedS = 0;
+  private readonly state: { timeS: number; mode: RigState['mode']; position: Float64Array; velocity: Float64Array; effort: Float64Array; faults: readonly RigFault[] } = {
+    timeS: 0,
+    mode: 'unconfigured',
+    position: this.position,
+    velocity: this.velocity,
+    effort: this.effort,
+    faults: NONE,
+  };
 
   constructor(private readonly options: YamCanRigOptions) {
     this.model = options.model ?? yamRigModel();
@@ -238,15 +247,13 @@ export class YamCanRig implements Rig {
     this.drive();
   }
 
+  /** The latest state: one object whose buffers are refreshed every tick (copy to keep). No allocation. */
   read(): RigState {
-    return {
-      timeS: this.clock.nowS(),
-      mode: this.supervisor.mode,
-      position: Float64Array.from(this.position),
-      velocity: Float64Array.from(this.velocity),
-      effort: Float64Array.from(this.effort),
-      faults: this.faults,
-    };
+    const st = this.state;
+    st.timeS = this.refreshedS;
+    st.mode = this.supervisor.mode;
+    st.faults = this.faults;
+    return st;
   }
 
   write(cmd: RigCommand): RigCommand {
@@ -362,6 +369,7 @@ export class YamCanRig implements Rig {
   // ---- internals ------------------------------------------------------------------------------
 
   private refreshState(): void {
+    this.refreshedS = this.clock.nowS();
     for (let a = 0; a < 2; a++) {
       const link = this.links[a];
       const base = a * DOF_PER_ARM;
