@@ -109,6 +109,21 @@ function describeSqliteFailure(e: unknown, file: string): StoreError | undefined
   return undefined;
 }
 
+/** Runs `fn`, retrying while SQLite reports SQLITE_BUSY, for up to `timeoutMs`. */
+function retryWhileBusy<T>(timeoutMs: number, fn: () => T): T {
+  const deadline = Date.now() + timeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return fn();
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw e;
+      // A synchronous sleep: opening is synchronous, like the rest of the store.
+      Atomics.wait(pause, 0, 0, Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
+    }
+  }
+}
+
 function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: number, migrations: readonly Migration[]): void {
   const latest = migrations.length === 0 ? 0 : migrations[migrations.length - 1].version;
   migrations.forEach((m, i) => {
@@ -137,7 +152,9 @@ function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: n
     );
   }
   try {
-    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    // Switching to WAL needs an exclusive lock, and SQLite skips the busy handler when waiting
+    // could deadlock (several processes creating the store at once), so wait here ourselves.
+    const mode = retryWhileBusy(busyTimeoutMs, () => db.pragma('journal_mode = WAL', { simple: true }));
     if (mode !== 'wal') throw new StoreError(`The store ${file} could not switch to write-ahead logging (journal mode is '${String(mode)}').`, file);
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = FULL');
@@ -148,6 +165,9 @@ function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: n
     if (m.version <= version) continue;
     try {
       db.transaction(() => {
+        // Another process may have run this step between our read of user_version and taking the
+        // write lock (station and CLI opening a new store together): re-read under the lock.
+        if ((db.pragma('user_version', { simple: true }) as number) >= m.version) return;
         db.exec(m.sql);
         db.pragma(`application_id = ${TANDEM_APPLICATION_ID}`);
         db.pragma(`user_version = ${m.version}`);
