@@ -37,8 +37,10 @@ export interface ChunkRecord {
   readonly horizon: number;
   /** Wall time from request until the result was there (only its ordering relative to the schedule is wall-clock dependent). */
   readonly latencyMs: number;
-  /** Wall time the control loop waited at the takeover step (0 when prefetch hid the latency). */
+  /** Wall time the control loop waited at the takeover step (≈0 when prefetch hid the latency). */
   readonly waitedMs: number;
+  /** The answer was there before the takeover step asked for it: the arm did not wait. */
+  readonly readyAtTakeover: boolean;
   readonly timing?: InferenceTiming;
 }
 
@@ -105,8 +107,9 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
     return f;
   }
 
-  async function collect(f: Inflight): Promise<{ chunk: ActionChunk; waitedMs: number; latencyMs: number }> {
+  async function collect(f: Inflight): Promise<{ chunk: ActionChunk; waitedMs: number; latencyMs: number; ready: boolean }> {
     const waitStart = performance.now();
+    const ready = f.result !== undefined;
     if (f.result === undefined) {
       const left = deadlineMs - (waitStart - f.startedMs);
       let timer: NodeJS.Timeout | undefined;
@@ -121,10 +124,10 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
     const r = f.result;
     if (r === undefined) throw new Error('inference settled without a result'); // unreachable: done sets result
     if ('error' in r) throw r.error;
-    return { chunk: r.chunk, waitedMs: performance.now() - waitStart, latencyMs: r.doneMs - f.startedMs };
+    return { chunk: r.chunk, waitedMs: performance.now() - waitStart, latencyMs: r.doneMs - f.startedMs, ready };
   }
 
-  function adopt(f: Inflight, chunk: ActionChunk, stepIndex: number, waitedMs: number, latencyMs: number): void {
+  function adopt(f: Inflight, { chunk, waitedMs, latencyMs, ready }: Awaited<ReturnType<typeof collect>>, stepIndex: number): void {
     validateActionChunk(chunk, name());
     if (k === 0) {
       k = opts.replanEverySteps ?? chunk.horizon - p;
@@ -141,7 +144,7 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
     current = { index: f.index, observedStep: f.observedStep, horizon: chunk.horizon, actions: chunk.actions };
     if (opts.ensembleDecay !== undefined) kept.push(current);
     nextTakeover = stepIndex + k;
-    log.push({ chunkIndex: f.index, observedStep: f.observedStep, adoptedStep: stepIndex, horizon: chunk.horizon, latencyMs, waitedMs, timing: chunk.timing });
+    log.push({ chunkIndex: f.index, observedStep: f.observedStep, adoptedStep: stepIndex, horizon: chunk.horizon, latencyMs, waitedMs, readyAtTakeover: ready, timing: chunk.timing });
   }
 
   function blend(stepIndex: number): Float32Array {
@@ -178,15 +181,13 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
     async step(stepIndex: number, _tS: number, observe: () => Promise<Observation>): Promise<StepAction> {
       if (current === undefined) {
         const f = request(await observe(), stepIndex);
-        const { chunk, waitedMs, latencyMs } = await collect(f);
-        adopt(f, chunk, stepIndex, waitedMs, latencyMs);
+        adopt(f, await collect(f), stepIndex);
       } else {
         if (inflight === undefined && stepIndex >= nextTakeover - p) inflight = request(await observe(), stepIndex);
         if (stepIndex >= nextTakeover && inflight !== undefined) {
           const f = inflight;
           inflight = undefined;
-          const { chunk, waitedMs, latencyMs } = await collect(f);
-          adopt(f, chunk, stepIndex, waitedMs, latencyMs);
+          adopt(f, await collect(f), stepIndex);
         }
       }
       const c = current as AdoptedChunk;

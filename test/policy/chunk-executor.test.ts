@@ -35,10 +35,11 @@ function tracingPolicy(horizon: number, delayMs: (call: number) => number = () =
 
 const observeAt = (step: number) => async (): Promise<Observation> => ({ timeS: step / HZ, state: new Float32Array(14), images: {}, prompt: 'test' });
 
-async function run(exec: ChunkExecutor, steps: number): Promise<StepAction[]> {
+async function run(exec: ChunkExecutor, steps: number, betweenSteps?: () => Promise<void>): Promise<StepAction[]> {
   await exec.reset(ctx);
   const out: StepAction[] = [];
   for (let s = 0; s < steps; s++) {
+    await betweenSteps?.();
     const a = await exec.step(s, s / HZ, observeAt(s));
     out.push({ ...a, position: Float32Array.from(a.position) });
   }
@@ -60,7 +61,8 @@ test('without prefetch the executor is the openpi reference: infer, run the whol
 test('with prefetch the next observation is taken p steps early and the chunk takes over at a fixed step, time-aligned', async () => {
   const policy = tracingPolicy(10);
   const exec = createChunkExecutor(policy, { prefetchSteps: 3, replanEverySteps: 5 });
-  const actions = await run(exec, 20);
+  // Each control period passes through the event loop, as a real or sim clock's wait does.
+  const actions = await run(exec, 20, () => new Promise((r) => setImmediate(r)));
   assert.deepEqual(policy.calls, [0, 2, 7, 12, 17]);
   for (const [s, a] of actions.entries()) {
     const expectChunk = Math.floor(s / 5);
@@ -70,6 +72,11 @@ test('with prefetch the next observation is taken p steps early and the chunk ta
     assert.deepEqual(origin(a), { obsStep, row: s - obsStep });
   }
   assert.deepEqual(exec.chunks().map((c) => [c.chunkIndex, c.observedStep, c.adoptedStep]), [[0, 0, 0], [1, 2, 5], [2, 7, 10], [3, 12, 15]]);
+  // A prefetched answer is there before its takeover step; without prefetch it never can be.
+  assert.deepEqual(exec.chunks().map((c) => c.readyAtTakeover), [false, true, true, true]);
+  const reference = createChunkExecutor(tracingPolicy(10), { replanEverySteps: 5 });
+  await run(reference, 20, () => new Promise((r) => setImmediate(r)));
+  assert.ok(reference.chunks().every((c) => !c.readyAtTakeover));
 });
 
 test('the schedule and every action are the same whatever the inference latency (stepped sim clock)', async () => {
