@@ -41,6 +41,8 @@ export interface GraspParams {
   readonly bodyTiltsRad: readonly number[];
   /** Height along an upright bottle's axis where body grasps close. */
   readonly bodyGripHeightM: number;
+  /** How far the pads' middle stops short of the object's axis, so the palm keeps clear. */
+  readonly palmClearanceM: number;
 }
 
 export const DEFAULT_GRASP_PARAMS: GraspParams = {
@@ -51,6 +53,7 @@ export const DEFAULT_GRASP_PARAMS: GraspParams = {
   tiltsRad: [0, 0.35, 0.7],
   bodyTiltsRad: [1.05, 1.3, 1.57],
   bodyGripHeightM: 0.11,
+  palmClearanceM: 0.01,
 };
 
 /** Express v in the tool basis (approach, closing, approach × closing). */
@@ -91,7 +94,9 @@ export function graspCandidates(bottle: BottleView, basePosition: Vec3, params: 
     if (bottle.posture === 'upright') {
       for (const tilt of params.bodyTiltsRad) {
         const approach = normalize(add(scale(DOWN, Math.cos(tilt)), scale(radial, Math.sin(tilt))));
-        const grip = add(bottle.base, scale(bottle.axis, params.bodyGripHeightM));
+        // The palm stops 4 cm behind the pads' middle, only 7.5 mm short of the body when the
+        // pads centre on the axis: aim the pads a little short so the palm never pushes the bottle.
+        const grip = sub(add(bottle.base, scale(bottle.axis, params.bodyGripHeightM)), scale(approach, params.palmClearanceM));
         out.push({ style: 'body', tiltRad: tilt, target: { position: grip, approach, closing }, freeRotation: false });
       }
     }
@@ -108,7 +113,8 @@ export function graspCandidates(bottle: BottleView, basePosition: Vec3, params: 
     // Tilt the approach along the bottle axis toward the side facing away from the base.
     const away: Vec3 = dot(along, radial) >= 0 ? along : scale(along, -1);
     const grip = add(bottle.base, scale(bottle.axis, bottle.shape.gripAlongAxisM));
-    const position: Vec3 = [grip[0], grip[1], grip[2] + 0.003];
+    // Slightly above the axis: the pads still straddle the widest chord, the palm clears the top.
+    const position: Vec3 = [grip[0], grip[1], grip[2] + params.palmClearanceM];
     for (const tilt of params.tiltsRad.filter((t) => t < 0.4)) {
       const approach = normalize(add(scale(DOWN, Math.cos(tilt)), scale(away, Math.sin(tilt))));
       out.push({ style: 'side', tiltRad: tilt, target: { position, approach, closing } });
@@ -167,7 +173,7 @@ function rotateAbout(k: Vec3, a: number, v: Vec3): Vec3 {
  * centre over the bin's centre, its lowest point `clearanceM` above the rim. The grasp frame is
  * turned about the vertical to face the bin, then tilted outward until the arm reaches.
  */
-export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeightM: number, bin: BinView, reach: ArmReach, clearanceM = 0.04): CarryPlan | undefined {
+export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeightM: number, bin: BinView, reach: ArmReach, clearanceM = 0.06): CarryPlan | undefined {
   const binCentre: Vec3 = [bin.base[0], bin.base[1], bin.rimZ];
   const radialBin = horizontal(sub(binCentre, reach.basePosition)) ?? [1, 0, 0];
   const radialGrasp = horizontal(sub(grasp.grasp.position, reach.basePosition)) ?? radialBin;

@@ -48,6 +48,8 @@ export interface PlannerOptions {
   readonly maxReachM?: number;
   /** Longest single push of the bin. */
   readonly maxPushM?: number;
+  /** False once the episode's pushes are used up. Default true. */
+  readonly allowNudge?: boolean;
 }
 
 const MAX_REACH_M = 0.62;
@@ -94,21 +96,46 @@ export function dropReachable(arm: ArmReach, bin: BinView, binBase: Vec3, seed: 
 /** Picks the next task from the current scene. `seeds` are each arm's current joint angles. */
 export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], seeds: Readonly<Record<ArmSide, ArrayLike<number>>>, opts: PlannerOptions = {}): BottlesTask {
   if (scene.bottles.length === 0) return { kind: 'idle', reason: 'every bottle is in the bin' };
+  const allowNudge = opts.allowNudge ?? true;
+  // An arm that reaches over the bin only at full stretch carries badly (the bottle swings into
+  // the rim); while the bin can still be nudged, such an arm asks for the bin instead.
+  const comfortable = new Map(arms.map((a) => [a.side, dropReachable(a, scene.bin, scene.bin.base, seeds[a.side])] as const));
+  const first = tryPicks(scene, arms, seeds, opts, (arm) => !allowNudge || comfortable.get(arm.side) === true);
+  if (first.pick) return first.pick;
+  const graspableBy = first.graspableBy;
+  if (allowNudge) {
+    for (const forArm of graspableBy) {
+      const nudge = planBinNudge(scene.bin, forArm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M);
+      if (nudge) return nudge;
+    }
+    // No push helps: let the stretched arms try after all.
+    const second = tryPicks(scene, arms, seeds, opts, () => true);
+    if (second.pick) return second.pick;
+  }
+  if (graspableBy.length === 0) return { kind: 'idle', reason: 'no remaining bottle is within reach of either arm' };
+  return { kind: 'idle', reason: allowNudge ? 'the bin is out of reach and cannot be nudged closer' : 'the bin is out of reach and no more pushes are allowed' };
+}
+
+function tryPicks(
+  scene: BottlesScene,
+  arms: readonly ArmReach[],
+  seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
+  opts: PlannerOptions,
+  mayCarry: (arm: ArmReach) => boolean,
+): { pick?: PickTask; graspableBy: ArmReach[] } {
   const graspParams = opts.grasp ?? DEFAULT_GRASP_PARAMS;
   const graspableBy: ArmReach[] = [];
   for (const { bottle, arm } of assignmentOrder(scene.bottles, arms, opts.maxReachM ?? MAX_REACH_M)) {
+    if (graspableBy.includes(arm) && !mayCarry(arm)) continue;
     const grasp = planGrasp(bottle, arm, seeds[arm.side], graspParams);
     if (!grasp) continue;
-    const carry = planCarry(grasp, bottle.shape.radiusM, bottle.shape.heightM, scene.bin, arm);
-    if (carry) return { kind: 'pick', bottleId: bottle.id, side: arm.side, grasp, carry };
+    if (mayCarry(arm)) {
+      const carry = planCarry(grasp, bottle.shape.radiusM, bottle.shape.heightM, scene.bin, arm);
+      if (carry) return { pick: { kind: 'pick', bottleId: bottle.id, side: arm.side, grasp, carry }, graspableBy };
+    }
     if (!graspableBy.includes(arm)) graspableBy.push(arm);
   }
-  if (graspableBy.length === 0) return { kind: 'idle', reason: 'no remaining bottle is within reach of either arm' };
-  for (const forArm of graspableBy) {
-    const nudge = planBinNudge(scene.bin, forArm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M);
-    if (nudge) return nudge;
-  }
-  return { kind: 'idle', reason: 'the bin is out of reach and cannot be nudged closer' };
+  return { graspableBy };
 }
 
 /**

@@ -47,6 +47,14 @@ const IN_HAND_TOLERANCE_M = 0.06;
 /** How far the bottle may have moved before the grasp for the plan still to hold. */
 const MOVED_TOLERANCE_M = 0.03;
 const IDLE_REPLAN_S = 1;
+/** A chunk whose rows move no joint more than this counts as holding still. */
+const SETTLED_STEP_RAD = 0.002;
+const BIAS_GAIN = 0.6;
+const MAX_BIAS_RAD = 0.15;
+/** Hold at the pre-grasp long enough for the tracking correction to converge. */
+const PRE_GRASP_SETTLE_S = 0.6;
+/** Height above the pre-grasp from which the arm descends onto it. */
+const HOVER_HEIGHT_M = 0.08;
 
 interface ActivePlan {
   readonly task: PickTask | NudgeTask;
@@ -70,6 +78,9 @@ export class BottlesPolicy implements Policy {
   private idleUntilS = -Infinity;
   private readonly attempts = new Map<string, number>();
   private nudges = 0;
+  /** Per-arm joint offsets added to the plan's targets (see updateTrackingBias). */
+  private readonly bias: Record<ArmSide, Float64Array> = { left: new Float64Array(6), right: new Float64Array(6) };
+  private lastChunkSettled = false;
   /** What the policy did, in words (tests and the docs' examples read it). */
   readonly log: string[] = [];
 
@@ -100,6 +111,9 @@ export class BottlesPolicy implements Policy {
     this.attempts.clear();
     this.nudges = 0;
     this.log.length = 0;
+    this.bias.left.fill(0);
+    this.bias.right.fill(0);
+    this.lastChunkSettled = false;
   }
 
   async infer(obs: Observation): Promise<ActionChunk> {
@@ -112,21 +126,48 @@ export class BottlesPolicy implements Policy {
     if (this.plan && this.plan.step * (1 / this.controlHz) >= this.plan.motion.durationS) this.plan = undefined;
     if (!this.plan && obs.timeS >= this.idleUntilS) this.startNextTask(obs, scene);
 
+    this.updateTrackingBias(obs);
+
     const H = this.opts.actionHorizon;
     const actions = new Float32Array(H * STATE_DIM);
     const q = new Float64Array(6);
+    let maxRowStep = 0;
     for (let r = 0; r < H; r++) {
       if (this.plan) {
         const p = this.plan;
         p.step += 1;
         const g = p.motion.sample(p.step / this.controlHz, q);
         const base = stateIndex(p.side, 0);
+        for (let i = 0; i < 6; i++) maxRowStep = Math.max(maxRowStep, Math.abs(q[i] - this.command[base + i]));
         this.command.set(q, base);
         this.command[base + 6] = g;
       }
       actions.set(this.command, r * STATE_DIM);
+      for (const side of ['left', 'right'] as const) {
+        const bias = this.bias[side];
+        const base = r * STATE_DIM + stateIndex(side, 0);
+        for (let i = 0; i < 6; i++) actions[base + i] += bias[i];
+      }
     }
+    this.lastChunkSettled = maxRowStep < SETTLED_STEP_RAD;
     return { horizon: H, actions };
+  }
+
+  /**
+   * Integral action at the policy level: while the commanded pose holds still, the rig's
+   * steady-state error (Coulomb friction, payload, imperfect gravity feedforward — about 1–2 cm
+   * at the fingers) is measured and added to later targets, so grasps land where planned.
+   */
+  private updateTrackingBias(obs: Observation): void {
+    if (!this.lastChunkSettled || !this.command) return;
+    for (const side of ['left', 'right'] as const) {
+      const base = stateIndex(side, 0);
+      const bias = this.bias[side];
+      for (let i = 0; i < 6; i++) {
+        const e = this.command[base + i] - obs.state[base + i];
+        bias[i] = Math.max(-MAX_BIAS_RAD, Math.min(MAX_BIAS_RAD, bias[i] + BIAS_GAIN * e));
+      }
+    }
   }
 
   private armState(side: ArmSide): { q: Float64Array; gripper: number } {
@@ -151,8 +192,7 @@ export class BottlesPolicy implements Policy {
       const left = scene.bottles.filter((b) => !bottleInBin(scene.bin as BinView, b)).map((b) => b.id);
       task = { kind: 'idle', reason: left.length === 0 ? 'every bottle is in the bin' : `gave up on ${left.join(', ')} after ${this.opts.maxAttemptsPerBottle} attempts each` };
     }
-    else task = planNextTask({ bottles: remaining, bin: scene.bin }, this.arms, this.seeds(), this.opts.planner);
-    if (task.kind === 'nudge-bin' && this.nudges >= this.opts.maxNudges) task = { kind: 'idle', reason: `the bin is still out of reach after ${this.nudges} pushes` };
+    else task = planNextTask({ bottles: remaining, bin: scene.bin }, this.arms, this.seeds(), { ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges });
     if (task.kind === 'idle') {
       const line = `idle: ${task.reason}`;
       if (!this.log[this.log.length - 1]?.endsWith(line)) this.log.push(`${obs.timeS.toFixed(2)}s ${line}`);
@@ -185,7 +225,16 @@ export class BottlesPolicy implements Policy {
     const motion = new ArmMotion(start, this.opts.motion);
     if (task.kind === 'pick') {
       const g = task.grasp;
-      motion.moveTo(g.qPre, { gripper: GRIPPER_OPEN }).mark('pre');
+      // Come down onto the pre-grasp from above so the swing from the park pose passes over the bottles.
+      const hover = { ...g.pre, position: add(g.pre.position, [0, 0, HOVER_HEIGHT_M]) };
+      const qHover = reach.solve(hover, g.qPre);
+      if (qHover) {
+        motion.moveTo(qHover, { gripper: GRIPPER_OPEN });
+        if (!motion.lineTo(reach, g.pre)) motion.moveTo(g.qPre, { fine: true });
+      } else {
+        motion.moveTo(g.qPre, { gripper: GRIPPER_OPEN });
+      }
+      motion.gripperTo(GRIPPER_OPEN, 0.05, PRE_GRASP_SETTLE_S).mark('pre');
       if (!motion.lineTo(reach, g.grasp)) motion.moveTo(g.qGrasp, { fine: true });
       motion.gripperTo(GRIPPER_CLOSED, 0.4, 0.3).mark('closed');
       if (!motion.lineTo(reach, g.lift)) motion.moveTo(g.qLift, { fine: true });
