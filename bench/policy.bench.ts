@@ -165,10 +165,12 @@ async function roundTrip(modelPath: string): Promise<void> {
   console.log(`baseline: in-process policy.infer ${ms(median(bare))} (of which model run ${ms(median(bareModel))})`);
   console.log(`remote total                      ${ms(m('total'))}  = encode ${ms(m('encode'))} + network ${ms(m('network'))} + server ${ms(m('server'))} + decode ${ms(m('decode'))}`);
   const p90 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
+  const p10 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.1)];
+  const childOverhead = rows.map((r) => r.total - r.server);
   console.log(`baseline: raw TCP round trip to a child process, same bytes  ${ms(tcp)}   (loopback floor here: ${(requestBytes / 1024).toFixed(0)} KiB out, ${(answerBytes / 1024).toFixed(1)} KiB back)`);
-  console.log(`overhead beyond the server's policy time, server in a child process  median ${ms(overheadVsPolicy)}, p90 ${ms(p90(rows.map((r) => r.total - r.server)))}   goal < 2 ms: ${overheadVsPolicy < 2 ? 'met' : 'MISSED'}`);
+  console.log(`overhead beyond the server's policy time, server in a child process  p10 ${ms(p10(childOverhead))}, median ${ms(overheadVsPolicy)}, p90 ${ms(p90(childOverhead))}   goal < 2 ms: ${overheadVsPolicy < 2 ? 'met' : 'MISSED'}`);
   console.log(`  minus the raw TCP floor                                             ${ms(overheadVsPolicy - tcp)}   (${(overheadVsPolicy / tcp).toFixed(2)}× the floor)`);
-  console.log(`overhead beyond the policy, in-process server, instant policy       median ${ms(median(inProcOverhead))}, p90 ${ms(p90(inProcOverhead))}   goal < 2 ms: ${median(inProcOverhead) < 2 ? 'met' : 'MISSED'}`);
+  console.log(`overhead beyond the policy, in-process server, instant policy       p10 ${ms(p10(inProcOverhead))}, median ${ms(median(inProcOverhead))}, p90 ${ms(p90(inProcOverhead))}   goal < 2 ms: ${median(inProcOverhead) < 2 ? 'met' : 'MISSED'}`);
   console.log(`overhead beyond the bare model run        ${ms(overheadVsModel)}   (includes server-side image normalisation)`);
   console.log(`remote / in-process ratio                 ${(m('total') / median(bare)).toFixed(2)}×`);
 }
