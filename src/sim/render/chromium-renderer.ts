@@ -115,6 +115,7 @@ export class ChromiumRenderer implements Renderer {
       session.visualsKey = undefined;
       if (session.closed) {
         this.session = undefined;
+        await endSession(session);
         throw new RendererUnavailableError(`The sim camera browser (chromium) stopped while drawing ${cameras.join(', ')}${session.pageError ? ` (${session.pageError})` : ''}; the next image request starts a new one.`);
       }
       throw new Error(`The sim cameras could not draw ${cameras.join(', ')}: ${(err as Error).message.split('\n')[0]}`);
@@ -146,6 +147,7 @@ export class ChromiumRenderer implements Renderer {
       const s = await this.session.catch(() => undefined);
       if (s && !s.closed) return s;
       this.session = undefined;
+      if (s) await endSession(s); // the browser died: still remove its profile directory
     }
     const starting = this.start();
     this.session = starting;
@@ -176,7 +178,7 @@ export class ChromiumRenderer implements Renderer {
         viewport: { width: 256, height: 256 },
       });
     } catch (err) {
-      rmSync(userDataDir, { recursive: true, force: true });
+      removeProfile(userDataDir);
       throw new RendererUnavailableError(`The sim cameras could not start chromium (${this.executablePath}): ${(err as Error).message.split('\n')[0]}`);
     }
     const page = context.pages()[0] ?? (await context.newPage());
@@ -222,5 +224,14 @@ async function endSession(s: Session): Promise<void> {
   } catch {
     // Already gone (crashed or killed): nothing left to close.
   }
-  rmSync(s.userDataDir, { recursive: true, force: true });
+  removeProfile(s.userDataDir);
+}
+
+/** Removes a profile directory; a killed browser's helpers may still write for a moment, so retry. */
+function removeProfile(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  } catch {
+    // A temp directory left behind is not worth failing a render over; the OS cleans /tmp.
+  }
 }

@@ -145,6 +145,28 @@ test('without chromium the renderer says how to install it, and starts nothing',
   await missing.close();
 });
 
+test('if chromium dies, the renderer says so at most once and the next request starts a fresh browser', async () => {
+  const snap = scene(reachingState(), [bottleAt('bottle-1', 0.05, 0.15)]);
+  const before = await renderer.render(snap, ['cam_high']);
+  const dir = (await renderer.runningProfileDir())!;
+  const main = processesMentioning(dir).find((p) => !p.includes('--type='));
+  assert.ok(main, 'found the browser process this renderer started');
+  process.kill(Number(main.split(':')[0]), 'SIGKILL');
+  const starts = renderer.browserStarts;
+  let images: Awaited<ReturnType<typeof renderer.render>> | undefined;
+  for (let attempt = 0; attempt < 2 && !images; attempt++) {
+    try {
+      images = await renderer.render(snap, ['cam_high']);
+    } catch (e) {
+      assert.ok(e instanceof RendererUnavailableError && /stopped while drawing cam_high/.test((e as Error).message), (e as Error).message);
+    }
+  }
+  assert.ok(images, 'a new browser drew the frame');
+  assert.equal(renderer.browserStarts, starts + 1);
+  assert.ok(Buffer.from(images.cam_high!.data).equals(Buffer.from(before.cam_high!.data)), 'same bytes from the new browser');
+  assert.ok(!existsSync(dir), 'the dead browser\'s profile directory is removed');
+});
+
 test('close ends the browser and removes its profile; the next request starts a fresh one with identical images', async () => {
   const snap = scene(reachingState(), [bottleAt('bottle-1', 0.05, 0.15)]);
   const before = await renderer.render(snap, CAMERA_NAMES);
