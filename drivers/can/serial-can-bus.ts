@@ -44,6 +44,7 @@ export class SerialCanBus implements CanBus {
   private ackWaiter: ((ok: boolean) => void) | undefined;
   /** During the setup flush: answers and frames are leftovers, dropped silently. */
   private settling = false;
+  private lastRxMs = 0;
   private txBuffer = Buffer.alloc(512);
   private readonly binding: BindingInterface;
 
@@ -93,7 +94,10 @@ export class SerialCanBus implements CanBus {
       }),
     );
     this.port = port;
-    port.on('data', (chunk: Buffer) => this.decoder.push(chunk));
+    port.on('data', (chunk: Buffer) => {
+      this.lastRxMs = performance.now();
+      this.decoder.push(chunk);
+    });
     port.on('error', () => {
       /* errors also surface as 'close' with disconnected; nothing else to do */
     });
@@ -122,16 +126,31 @@ export class SerialCanBus implements CanBus {
     const bitrate = this.options.canBitrate ?? 1_000_000;
     const rateCommand = SLCAN_BITRATES[bitrate];
     if (!rateCommand) throw new Error(`SLCAN cannot set a CAN bit rate of ${bitrate} bit/s; use one of ${Object.keys(SLCAN_BITRATES).join(', ')}.`);
-    // Empty the adapter's line buffer (Lawicel: a few CRs) and let answers left over from a previous
-    // session drain, so a stale OK or BEL is not taken for the answer to our next command.
+    // A stale OK or BEL (left from a previous session, or the answer to our own buffer-clearing CRs)
+    // must not be taken for the answer to the next command: settle until the line is quiet, and retry
+    // the setup if a command is still refused.
+    for (let attempt = 0; ; attempt++) {
+      await this.settle();
+      try {
+        // Close first in case the channel was left open; an error answer to that is expected.
+        await this.command('C', true);
+        await this.command(rateCommand, false);
+        await this.command('O', false);
+        return;
+      } catch (e) {
+        if (attempt >= 2 || !/refused/.test((e as Error).message)) throw e;
+      }
+    }
+  }
+
+  /** Sends CRs (Lawicel: empties the adapter's line buffer), then waits for 30 ms of silence (at most 500 ms). */
+  private async settle(): Promise<void> {
     this.settling = true;
+    this.lastRxMs = performance.now();
     this.port?.write(Buffer.from('\r\r\r', 'latin1'));
-    await new Promise((r) => setTimeout(r, 50));
+    const start = performance.now();
+    while (performance.now() - this.lastRxMs < 30 && performance.now() - start < 500) await new Promise((r) => setTimeout(r, 5));
     this.settling = false;
-    // Close first in case the channel was left open; an error answer to that is expected.
-    await this.command('C', true);
-    await this.command(rateCommand, false);
-    await this.command('O', false);
   }
 
   private command(text: string, errorOk: boolean): Promise<void> {

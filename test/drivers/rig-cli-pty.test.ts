@@ -133,3 +133,20 @@ function until(cond: () => boolean, timeoutMs = 30_000): Promise<void> {
     }, 10);
   });
 }
+
+test('rig hold stops cleanly on Ctrl-C: damps, disables, reports the loop, exit 0', async () => {
+  await withEmulator({}, async (emu) => {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), 'rig', 'hold', '--transport', 'slcan', '--port', emu.link, '--arm', 'left', '--seconds', '60', '--reply-deadline-ms', '350'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    await until(() => emu.bus.motor(1).status === 1 && /Holding the left arm/.test(out));
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((res) => child.on('close', res));
+    assert.equal(code, 0, err);
+    assert.match(out, /Loop: \d+ cycles/);
+    assert.match(out, /Done: the left arm is damped and disabled\./);
+    for (let id = 1; id <= 7; id++) assert.equal(emu.bus.motor(id).status, 0);
+  });
+});
