@@ -65,12 +65,20 @@ export const DEFAULT_SIM_CALIBRATION: SimCalibration = {
   restitution: 0,
 };
 
-/** SHA-256 (hex) of the record's canonical JSON (RFC 8785): the id rollouts store. */
-export function simCalibrationHash(cal: SimCalibration): string {
+/** The record's canonical JSON (RFC 8785): the bytes its hash covers and the store keeps. */
+export function simCalibrationJson(cal: SimCalibration): string {
   const text = canonicalize(cal);
   if (text === undefined) throw new Error('sim calibration is not JSON-serialisable');
-  return createHash('sha256').update(text).digest('hex');
+  return text;
 }
+
+/** SHA-256 (hex) of the record's canonical JSON: the id rollouts store. */
+export function simCalibrationHash(cal: SimCalibration): string {
+  return createHash('sha256').update(simCalibrationJson(cal)).digest('hex');
+}
+
+/** The store's calibration kind for sim parameters. */
+export const SIM_CALIBRATION_KIND = 'sim-parameters';
 
 /** A copy of `base` with some fields replaced (benchmarks and the fine reference step use this). */
 export function withCalibration(base: SimCalibration, changes: Partial<SimCalibration>): SimCalibration {

@@ -76,6 +76,13 @@ export class SimArm {
   private primed = false;
   /** Torque each joint motor applied at the last step (the MIT law, clamped), N·m. */
   readonly effort = new Float64Array(6);
+  /** Link rotations (7 × xyzw) and angular velocities (7 × xyz) read once per step; base fixed. */
+  private readonly linkRot = new Float64Array(28);
+  private readonly linkAngvel = new Float64Array(21);
+  /** Each joint's axis in the world, from the last reading. */
+  private readonly axisWorld = new Float64Array(18);
+  /** Last finger motor setting (target, kp, kd): Rapier is told only when it changes. */
+  private readonly fingerMotor = new Float64Array([NaN, NaN, NaN]);
   /** Torque per link body (7 × xyz) accumulated for one step. */
   private readonly torqueScratch = new Float64Array(21);
   /** Finger opening per finger (m) and its velocity. */
@@ -145,12 +152,15 @@ export class SimArm {
       }
       this.links.push(body);
     }
+    const br = this.links[0].rotation();
+    this.linkRot.set([br.x, br.y, br.z, br.w], 0);
     for (let i = 0; i < 6; i++) {
       const c = YAM_CHAIN[i];
       const axis1 = quatRotate(this.fixedRot[i], c.axis);
       const data = R.JointData.revoluteWithAxes({ x: c.xyz[0], y: c.xyz[1], z: c.xyz[2] }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: c.axis[0], y: c.axis[1], z: c.axis[2] });
       const joint = world.createImpulseJoint(data, this.links[i], this.links[i + 1], true) as UnitImpulseJoint;
       joint.configureMotorModel(R.MotorModel.ForceBased);
+      joint.setMotorMaxForce(model.joints[i].maxTorqueNm);
       joint.setContactsEnabled(false);
       this.joints.push(joint);
       this.qUnwrapped[i] = q0[i];
@@ -189,50 +199,66 @@ export class SimArm {
     this.readJoints();
   }
 
-  /** Measures joint angles/velocities and the finger opening from the bodies (`afterStep`: a physics step just ran). */
+  /**
+   * Measures joint angles/velocities and the finger opening from the bodies (`afterStep`: a
+   * physics step just ran). Each body is read once: every Rapier accessor crosses into
+   * WebAssembly and allocates, and at thousands of steps per second those calls cost more than
+   * the physics.
+   */
   readJoints(afterStep = false): void {
+    const rot = this.linkRot;
+    const av = this.linkAngvel;
+    for (let b = 1; b < 7; b++) {
+      const body = this.links[b];
+      const r = body.rotation();
+      rot[b * 4] = r.x;
+      rot[b * 4 + 1] = r.y;
+      rot[b * 4 + 2] = r.z;
+      rot[b * 4 + 3] = r.w;
+      const w = body.angvel();
+      av[b * 3] = w.x;
+      av[b * 3 + 1] = w.y;
+      av[b * 3 + 2] = w.z;
+    }
+    const dt = this.cal.physicsStepS;
     for (let i = 0; i < 6; i++) {
-      const parent = this.links[i];
-      const child = this.links[i + 1];
-      const pr = parent.rotation();
-      const cr = child.rotation();
-      const zero = quatMul([pr.x, pr.y, pr.z, pr.w], this.fixedRot[i]);
-      const rel = quatMul([-zero[0], -zero[1], -zero[2], zero[3]], [cr.x, cr.y, cr.z, cr.w]);
+      const p = i * 4;
+      const c = (i + 1) * 4;
+      const zero = quatMul([rot[p], rot[p + 1], rot[p + 2], rot[p + 3]], this.fixedRot[i]);
+      const cq: Quat = [rot[c], rot[c + 1], rot[c + 2], rot[c + 3]];
+      const rel = quatMul([-zero[0], -zero[1], -zero[2], zero[3]], cq);
       const a = YAM_CHAIN[i].axis;
       let angle = 2 * Math.atan2(rel[0] * a[0] + rel[1] * a[1] + rel[2] * a[2], rel[3]);
       // Unwrap against the previous reading so joint 1 (range > π on one side) stays continuous.
       const prev = this.qUnwrapped[i];
       angle += UNWRAP_TWO_PI * Math.round((prev - angle) / UNWRAP_TWO_PI);
       this.qUnwrapped[i] = angle;
-      const pw = parent.angvel();
-      const cw = child.angvel();
-      const aw = quatRotate([cr.x, cr.y, cr.z, cr.w], a);
-      this.dqSolver[i] = (cw.x - pw.x) * aw[0] + (cw.y - pw.y) * aw[1] + (cw.z - pw.z) * aw[2];
+      const aw = quatRotate(cq, a);
+      this.axisWorld[i * 3] = aw[0];
+      this.axisWorld[i * 3 + 1] = aw[1];
+      this.axisWorld[i * 3 + 2] = aw[2];
+      const pv = i * 3;
+      const cv = (i + 1) * 3;
+      this.dqSolver[i] = (av[cv] - av[pv]) * aw[0] + (av[cv + 1] - av[pv + 1]) * aw[1] + (av[cv + 2] - av[pv + 2]) * aw[2];
       // The joint velocity is how the angle actually moved over the last step. The bodies'
       // velocities carry a constant "phantom" part wherever the solver's position correction
       // cancels it each step; damping that would act like a spring offset (a static error).
-      this.dq[i] = this.primed ? (angle - this.q[i]) / this.cal.physicsStepS : this.dqSolver[i];
+      this.dq[i] = this.primed ? (angle - this.q[i]) / dt : this.dqSolver[i];
       this.q[i] = angle;
     }
     if (this.fingers.length === 2) {
-      const gb = this.links[6];
-      const gt = gb.translation();
-      const gr = gb.rotation();
-      const gq: Quat = [gr.x, gr.y, gr.z, gr.w];
-      const gv = gb.linvel();
+      const gt = this.links[6].translation();
+      const gq: Quat = [rot[24], rot[25], rot[26], rot[27]];
+      const inv: Quat = [-gq[0], -gq[1], -gq[2], gq[3]];
       let s = 0;
-      let v = 0;
       for (let k = 0; k < 2; k++) {
-        const sign = k === 0 ? 1 : -1;
         const ft = this.fingers[k].translation();
-        const local = quatRotate([-gq[0], -gq[1], -gq[2], gq[3]], [ft.x - gt.x, ft.y - gt.y, ft.z - gt.z]);
-        s += sign * local[1] - GRIPPER_GEOMETRY.fingerHalfM[1];
-        const fv = this.fingers[k].linvel();
-        const axis = quatRotate(gq, [0, sign, 0]);
-        v += (fv.x - gv.x) * axis[0] + (fv.y - gv.y) * axis[1] + (fv.z - gv.z) * axis[2];
+        const local = quatRotate(inv, [ft.x - gt.x, ft.y - gt.y, ft.z - gt.z]);
+        s += (k === 0 ? local[1] : -local[1]) - GRIPPER_GEOMETRY.fingerHalfM[1];
       }
-      this.fingerOpeningM = s / 2;
-      this.fingerVelocityMs = v / 2;
+      const opening = s / 2;
+      this.fingerVelocityMs = this.primed ? (opening - this.fingerOpeningM) / dt : 0;
+      this.fingerOpeningM = opening;
     }
     if (afterStep) this.primed = true;
   }
@@ -264,30 +290,33 @@ export class SimArm {
       const friction = jc.frictionNm / Math.max(Math.abs(dq), FRICTION_VELOCITY_EPS);
       const D = kd + jc.dampingNms + friction;
       this.joints[i].configureMotorVelocity((kd * cmd.dq[i]) / D + (this.dqSolver[i] - dq), D);
-      this.joints[i].setMotorMaxForce(Math.max(tMax - Math.abs(stiffness), 0) + jc.frictionNm + jc.dampingNms * Math.abs(dq));
       const law = raw + kd * (cmd.dq[i] - dq);
       this.effort[i] = law > tMax ? tMax : law < -tMax ? -tMax : law;
-      const r = this.links[i + 1].rotation();
-      const a = quatRotate([r.x, r.y, r.z, r.w], YAM_CHAIN[i].axis);
       const o = (i + 1) * 3;
       const p = i * 3;
       for (let k = 0; k < 3; k++) {
-        torques[o + k] += stiffness * a[k];
-        torques[p + k] -= stiffness * a[k];
+        const t = stiffness * this.axisWorld[p + k];
+        torques[o + k] += t;
+        torques[p + k] -= t;
       }
     }
+    // As an impulse for this one step: nothing to reset before the next.
+    const dt = this.cal.physicsStepS;
     for (let b = 1; b < 7; b++) {
-      const body = this.links[b];
-      body.resetTorques(false);
-      body.addTorque({ x: torques[b * 3], y: torques[b * 3 + 1], z: torques[b * 3 + 2] }, false);
+      this.links[b].applyTorqueImpulse({ x: torques[b * 3] * dt, y: torques[b * 3 + 1] * dt, z: torques[b * 3 + 2] * dt }, false);
     }
     const kpLin = (cmd.gripperKp * this.gripperRatio * this.gripperRatio) / 2;
     const kdLin = (cmd.gripperKd * this.gripperRatio * this.gripperRatio) / 2;
     const maxForce = Math.min((this.model.gripper.maxTorqueNm * this.gripperRatio) / 2, this.cal.gripperMaxForceN);
     const target = clamp01(cmd.gripper) * this.halfStrokeM;
-    for (const j of this.fingerJoints) {
-      j.configureMotor(target, 0, kpLin, Math.max(kdLin, 1e-3));
-      j.setMotorMaxForce(maxForce);
+    if (target !== this.fingerMotor[0] || kpLin !== this.fingerMotor[1] || kdLin !== this.fingerMotor[2]) {
+      this.fingerMotor[0] = target;
+      this.fingerMotor[1] = kpLin;
+      this.fingerMotor[2] = kdLin;
+      for (const j of this.fingerJoints) {
+        j.configureMotor(target, 0, kpLin, Math.max(kdLin, 1e-3));
+        j.setMotorMaxForce(maxForce);
+      }
     }
     const force = Math.max(-maxForce, Math.min(maxForce, kpLin * (target - this.fingerOpeningM) - kdLin * this.fingerVelocityMs));
     this.gripperEffortNm = (2 * force) / this.gripperRatio;

@@ -14,6 +14,10 @@ import { PolicyLoadError } from '../../policy/errors.js';
 import { knownPolicySpecs, openPolicy, PolicySpecError } from '../../rollout/policy-registry.js';
 import type { Episode } from '../../rollout/episode.js';
 import { runSimRollout } from '../../sim/sim-rollout.js';
+import { runSweep, SweepError, type SweepRollout } from '../../sim/sweep.js';
+import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson } from '../../sim/calibration.js';
+import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
+import { withCommandStore } from '../station-store.js';
 
 /** Opens a policy spec, or a UserError with one sentence. */
 export async function openPolicyForCli(spec: string, io: CliIo): Promise<Policy> {
@@ -96,4 +100,150 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
   },
 };
 
-export const commands: CliCommand[] = [rollout];
+/** "12/40 ▕█████     ▏ 0.8 rollouts/s, ETA 35 s" — one line, redrawn in place on stderr. */
+export function progressLine(done: number, total: number, elapsedS: number): string {
+  const width = 24;
+  const filled = Math.round((width * done) / Math.max(total, 1));
+  const rate = elapsedS > 0 ? done / elapsedS : 0;
+  const etaS = rate > 0 ? (total - done) / rate : NaN;
+  const eta = Number.isFinite(etaS) ? (etaS >= 90 ? `${Math.round(etaS / 60)} min` : `${Math.round(etaS)} s`) : '…';
+  return `${done}/${total} ▕${'█'.repeat(filled)}${' '.repeat(width - filled)}▏ ${rate.toFixed(2)} rollouts/s, ETA ${eta}`;
+}
+
+function tierTable(summaries: readonly TierSummary[], invalidByTier: ReadonlyMap<number, number>): string {
+  const lines = ['tier  layouts  rollouts  mean progress  95% interval    invalid/aborted'];
+  for (const s of summaries) {
+    const inv = s.tier === 'all' ? [...invalidByTier.values()].reduce((a, b) => a + b, 0) : (invalidByTier.get(s.tier) ?? 0);
+    lines.push(
+      `${String(s.tier).padEnd(4)}  ${String(s.layouts).padStart(7)}  ${String(s.rollouts).padStart(8)}  ${s.meanProgress.toFixed(3).padStart(13)}  [${s.progressInterval.lower.toFixed(3)}, ${s.progressInterval.upper.toFixed(3)}]  ${String(inv).padStart(15)}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const sweep: CliCommand = {
+  path: ['sim', 'sweep'],
+  summary: 'run every layout of a set R times in the sim on worker threads; store and summarise',
+  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W] [--seconds S] [--data DIR] [--json]
+
+Runs each layout of the (hash-verified) set R times (seed = repeat index: placement noise and the
+policy's seed) on W worker threads, stores every rollout in the station store, and prints mean
+task progress per tier with 95% bootstrap intervals over layouts. A progress bar (done/total,
+rollouts/s, ETA) runs on stderr. Ctrl-C stops cleanly: finished rollouts stay stored.
+Invalid rollouts (a sim blow-up, a layout the sim cannot build) are stored with their reason and
+never scored.
+
+  --layouts FILE   layout set written by 'tandem layouts sample'
+  --policy SPEC    ${knownPolicySpecs().join(' | ')}
+  --repeats R      rollouts per layout (default 1)
+  --workers W      worker threads (default 1; one per core is the most that helps)
+  --seconds S      episode length (default: the task's)
+  --json           print {"session", "rollouts", "stopped", "tiers": [...]} instead of the table`,
+  options: { layouts: { type: 'string' }, policy: { type: 'string' }, repeats: { type: 'string' }, workers: { type: 'string' }, seconds: { type: 'string' } },
+  async run(args, io) {
+    const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
+    const task = getTask(set.task);
+    const spec = requireString(args, 'policy');
+    const repeats = intOption(args, 'repeats', 1, 1, 100_000);
+    const workers = intOption(args, 'workers', 1, 1, 64);
+    const seconds = numberOption(args, 'seconds', task.episodeSeconds, 0.02, 3600);
+    // Open once here so a bad spec is one sentence before any worker starts.
+    const probe = await openPolicyForCli(spec, io);
+    const policyName = probe.info.name;
+    const checkpoint = probe.info.checkpointSha256;
+    await probe.close?.();
+    const calibration = DEFAULT_SIM_CALIBRATION;
+    const calibrationSha256 = simCalibrationHash(calibration);
+    return withCommandStore(args.values, io, async (store) => {
+      store.putLayoutSet(set);
+      const policyRecord = store.upsertPolicy({ spec, name: policyName, checkpointSha256: checkpoint });
+      store.putCalibration({ sha256: calibrationSha256, kind: SIM_CALIBRATION_KIND, version: calibration.version, canonicalJson: simCalibrationJson(calibration) });
+      const session = store.createSession({ kind: 'sim-sweep', notes: `${spec} on ${set.task} v${set.version} (${set.sha256.slice(0, 12)}…), ${repeats} repeat(s), ${seconds} s` });
+      const startMs = Date.now();
+      let lastDraw = 0;
+      const draw = (done: number, total: number, force = false): void => {
+        const now = Date.now();
+        if (!force && now - lastDraw < 200) return;
+        lastDraw = now;
+        io.err(`\r${progressLine(done, total, (now - startMs) / 1000)}`);
+      };
+      const total = set.layouts.length * repeats;
+      draw(0, total, true);
+      let outcome;
+      try {
+        outcome = await runSweep({
+          layoutSet: set,
+          policySpec: spec,
+          repeats,
+          workers,
+          seconds,
+          calibration,
+          cwd: io.cwd,
+          signal: io.signal,
+          onRollout: (r: SweepRollout) => {
+            store.insertRollout({
+              kind: 'sim',
+              policyId: policyRecord.id,
+              layoutSetSha256: set.sha256,
+              layoutIndex: r.job.layoutIndex,
+              tier: r.tier,
+              sessionId: session.id,
+              seed: r.job.seed,
+              repeatIndex: r.job.repeat,
+              episodeSeconds: r.episodeSeconds,
+              controlHz: r.controlHz,
+              status: r.status,
+              statusReason: r.reason ?? r.error ?? null,
+              progress: r.status === 'valid' ? (r.progress ?? null) : null,
+              counts: r.status === 'valid' ? (r.counts ?? null) : null,
+              finalStateHash: r.finalStateHash || null,
+              calibrationSha256s: [r.calibrationSha256],
+              durationS: r.wallMs / 1000,
+            });
+          },
+          onProgress: (done, t) => draw(done, t),
+        });
+      } catch (e) {
+        io.err('\n');
+        store.endSession(session.id, { notes: `failed: ${(e as Error).message}` });
+        if (e instanceof SweepError) throw new UserError(e.message);
+        throw e;
+      }
+      draw(outcome.rollouts.length, total, true);
+      io.err('\n');
+      store.endSession(session.id);
+      const scored = outcome.rollouts.filter((r) => r.status === 'valid' && r.progress !== undefined);
+      const invalidByTier = new Map<number, number>();
+      for (const r of outcome.rollouts) if (r.status !== 'valid') invalidByTier.set(r.tier, (invalidByTier.get(r.tier) ?? 0) + 1);
+      const summaries = summarizeByTier(
+        scored.map((r) => ({ tier: r.tier, progress: r.progress!, layoutIndex: r.job.layoutIndex })),
+        { seed: 0 },
+      );
+      if (args.values.json) {
+        io.out(
+          `${JSON.stringify({
+            session: session.id,
+            layoutSet: set.sha256,
+            policy: spec,
+            rollouts: outcome.rollouts.length,
+            total,
+            stopped: outcome.stopped,
+            invalid: outcome.rollouts.filter((r) => r.status !== 'valid').length,
+            simCalibration: calibrationSha256,
+            wallSeconds: outcome.wallMs / 1000,
+            tiers: summaries.map((s) => ({ tier: s.tier, layouts: s.layouts, rollouts: s.rollouts, meanProgress: s.meanProgress, low: s.progressInterval.lower, high: s.progressInterval.upper, successes: s.successes })),
+          })}\n`,
+        );
+      } else {
+        io.out(`${outcome.stopped ? `Stopped: ${outcome.rollouts.length} of ${total}` : `${total}`} rollouts of ${policyName} on ${set.task} stored as session ${session.id} (${(outcome.wallMs / 1000).toFixed(1)} s).\n`);
+        if (summaries.length > 0) io.out(tierTable(summaries, invalidByTier));
+        else io.out('No valid rollouts to summarise.\n');
+        const reasons = [...new Set(outcome.rollouts.filter((r) => r.status !== 'valid').map((r) => r.reason ?? r.status))];
+        for (const reason of reasons.slice(0, 5)) io.out(`not scored: ${reason}\n`);
+      }
+      return outcome.stopped ? 130 : 0;
+    });
+  },
+};
+
+export const commands: CliCommand[] = [rollout, sweep];
