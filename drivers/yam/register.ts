@@ -1,6 +1,7 @@
 /**
  * Registry entries for the YAM over CAN, for the composition root (src/app) to add:
- *   {type: 'yam-can', transport: 'slcan'|'damiao', ports: {left?: PATH, right?: PATH}, baudRate?, replyDeadlineMs?}
+ *   {type: 'yam-can', transport: 'slcan'|'damiao', ports: {left?: PATH, right?: PATH}, baudRate?, replyDeadlineMs?,
+ *    gripperLimits?: {left?: {closedRad, openRad}, right?: …}}
  *   {type: 'yam-emulated', transport?: 'slcan'|'damiao', replyLatencyMs?}   (the station's embedded default:
  *       the same YamCanRig on the byte-level emulator through an in-process serialport binding)
  * Both rigs are returned configured-but-closed: the station calls configure() and activate().
@@ -10,7 +11,7 @@ import type { RigConfig, RigContext, RigRegistry } from '../../src/rig/registry.
 import { CAN_TRANSPORTS, type CanTransport } from '../can/bus.js';
 import { SerialCanBus } from '../can/serial-can-bus.js';
 import { createEmulatedYam } from '../emulators/in-process.js';
-import { YamCanRig } from './yam-can-rig.js';
+import { YamCanRig, type GripperLimits } from './yam-can-rig.js';
 
 function bad(message: string): RigError {
   return new RigError(message, { kind: 'config-mismatch', message });
@@ -31,6 +32,22 @@ function optionalNumber(config: RigConfig, key: string, min: number, max: number
   return v;
 }
 
+/** `gripperLimits: {left?: {closedRad, openRad}, …}` — the app fills it from the latest 'yam-gripper-limits' calibrations. */
+function gripperLimitsOf(config: RigConfig): Partial<Record<ArmSide, GripperLimits>> | undefined {
+  const g = config.gripperLimits;
+  if (g === undefined) return undefined;
+  const out: Partial<Record<ArmSide, GripperLimits>> = {};
+  for (const side of ARM_SIDES) {
+    const v = (g as Record<string, unknown> | null)?.[side] as { closedRad?: unknown; openRad?: unknown } | undefined;
+    if (v === undefined) continue;
+    if (typeof v.closedRad !== 'number' || typeof v.openRad !== 'number' || !Number.isFinite(v.closedRad) || !Number.isFinite(v.openRad) || Math.abs(v.openRad - v.closedRad) < 1) {
+      throw bad(`The ${config.type} rig config's gripperLimits.${side} needs closedRad and openRad at least 1 rad apart (from 'tandem rig calibrate-gripper').`);
+    }
+    out[side] = { closedRad: v.closedRad, openRad: v.openRad };
+  }
+  return out;
+}
+
 export function createYamCanRig(config: RigConfig, context: RigContext): YamCanRig {
   const transport = transportOf(config);
   const ports = config.ports;
@@ -43,7 +60,7 @@ export function createYamCanRig(config: RigConfig, context: RigContext): YamCanR
     buses[side] = new SerialCanBus({ transport, path: p, baudRate: optionalNumber(config, 'baudRate', 9600, 12_000_000) });
   }
   if (!buses.left && !buses.right) throw bad(`The yam-can rig config's 'ports' names no arm; give ports.left and/or ports.right.`);
-  return new YamCanRig({ buses, model: context.model, clock: context.clock, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350) });
+  return new YamCanRig({ buses, model: context.model, clock: context.clock, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350), gripperLimits: gripperLimitsOf(config) });
 }
 
 export function createEmulatedYamRig(config: RigConfig, context: RigContext): YamCanRig {

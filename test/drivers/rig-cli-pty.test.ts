@@ -150,3 +150,24 @@ test('rig hold stops cleanly on Ctrl-C: damps, disables, reports the loop, exit 
     for (let id = 1; id <= 7; id++) assert.equal(emu.bus.motor(id).status, 0);
   });
 });
+
+test('rig calibrate-gripper finds the stops over a pty and stores a yam-gripper-limits calibration', async () => {
+  const { openStore } = await import('../../src/store/store.js');
+  const { storePath } = await import('../../src/app/station-store.js');
+  const data = join(dir, 'station-data');
+  await withEmulator({}, async (emu) => {
+    const r = await runTandem(['rig', 'calibrate-gripper', '--transport', 'slcan', '--port', emu.link, '--arm', 'right', '--speed', '6', '--data', data, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.ok(Math.abs(out.closedRad) < 0.1 && Math.abs(out.openRad - 6.57) < 0.1, r.stdout);
+    const store = openStore(storePath(data));
+    try {
+      const rec = store.latestCalibration('yam-gripper-limits');
+      assert.equal(rec?.sha256, out.sha256);
+      assert.equal(JSON.parse(rec!.canonicalJson).arm, 'right');
+    } finally {
+      store.close();
+    }
+    assert.equal(emu.bus.motor(7).status, 0, 'the gripper motor is left disabled');
+  });
+});

@@ -255,14 +255,16 @@ const calibrateGripper: CliCommand = {
   help: `Usage: tandem rig calibrate-gripper --transport slcan|damiao --port PATH --arm left|right [--json]
 
 With the arm disabled, drives the gripper motor slowly closed until it stalls, then open until it
-stalls (torque bounded to about 1 N·m), and stores the two limits in the station store as a
+stalls (torque bounded to 0.5 × speed N·m), and stores the two limits in the station store as a
 'yam-gripper-limits' calibration (versioned and hashed). Keep fingers clear of the gripper.
 
 ${BUS_HELP}
-  --arm left|right           which arm's gripper`,
-  options: { ...busOptions, arm: { type: 'string' } },
+  --arm left|right           which arm's gripper
+  --speed RAD_S              motor speed while seeking the stops (default 2; the stall torque is 0.5 × speed N·m)`,
+  options: { ...busOptions, arm: { type: 'string' }, speed: { type: 'string' } },
   async run(args, io) {
     const side = armOption(args);
+    const speedRadS = numberOption(args, 'speed', 2, 0.2, 8);
     const bus = busFor(args);
     await openBus(bus);
     const rig = new YamCanRig({ buses: { [side]: bus } });
@@ -270,7 +272,7 @@ ${BUS_HELP}
       let record;
       try {
         await rig.configure();
-        record = await rig.calibrateGripper(side);
+        record = await rig.calibrateGripper(side, { speedRadS });
       } catch (e) {
         if (e instanceof RigError) throw new UserError(e.message, 1);
         throw e;
