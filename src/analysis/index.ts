@@ -4,3 +4,4 @@ export { bootstrapMean, bootstrapMeanOverLayouts, bootstrapLayoutMeans, quantile
 export { pearson, mmrv, type PolicyPair, type PearsonResult } from './correlation.js';
 export { summarizeByTier, summarizeLayoutsByTier, type LayoutOutcome, type TierRollout, type TierSummary, type TierSummaryOptions } from './tier-summary.js';
 export { betaQuantile, regularizedIncompleteBeta, logGamma, normalQuantile } from './special-functions.js';
+export { pairSimReal, type PolicyLayoutResult, type PairedPolicy, type Pairing } from './pairing.js';

@@ -193,8 +193,8 @@ test('stats pairs builds pairs.json from the store on layouts run in both sim an
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /Wrote 3 policies to .*pairs\.json\./);
   assert.match(r.stderr, /Left out .*: D\./);
-  const written = JSON.parse(readFileSync(join(dir, 'pairs.json'), 'utf8')) as { policy: string; sim: number; real: number; layouts: number }[];
-  assert.deepEqual(written.map((p) => [p.policy, +p.sim.toFixed(12), p.real, p.layouts]), [['A', 0.75, 1, 1], ['B', 0.3, 0.25, 2], ['C', 0.9, 0.5, 1]]);
+  const written = JSON.parse(readFileSync(join(dir, 'pairs.json'), 'utf8')) as { policy: string; sim: number; real: number; realLayouts: number }[];
+  assert.deepEqual(written.map((p) => [p.policy, +p.sim.toFixed(12), p.real, p.realLayouts]), [['A', 0.75, 1, 1], ['B', 0.3, 0.25, 2], ['C', 0.9, 0.5, 1]]);
 
   // Pearson by hand: sim deviations [0.1, −0.35, 0.25], real [0.41667, −0.33333, −0.08333];
   // Σs·r = 0.1375, Σs² = 0.195, Σr² = 0.291667 → r = 0.1375 / √0.056875 = 0.57656.
@@ -204,6 +204,17 @@ test('stats pairs builds pairs.json from the store on layouts run in both sim an
   assert.ok(Math.abs(parsed.pearson - 0.57656) < 1e-4, String(parsed.pearson));
   assert.ok(Math.abs(parsed.mmrv - 1 / 3) < 1e-12);
   assert.equal(parsed.n, 3);
+
+  // A retrained checkpoint under the same name stays a separate policy, told apart by its id.
+  const again = openStore(join(dataDir, 'tandem.sqlite'));
+  const a2 = again.upsertPolicy({ spec: 'code:A', name: 'A', checkpointSha256: 'e'.repeat(64) }).id;
+  again.insertRollout({ ...sim(a2, 0, 0.1) });
+  const real2 = again.insertRollout({ ...base, kind: 'real', policyId: a2, layoutIndex: 0 });
+  again.insertOperatorScore({ rolloutId: real2, endStates: [], progress: 0.2, counts: {} });
+  again.close();
+  const renamed = await runInProcess(['stats', 'pairs', '--data', dataDir], dir);
+  assert.equal(renamed.code, 0, renamed.stderr);
+  assert.deepEqual((JSON.parse(renamed.stdout) as { policy: string }[]).map((p) => p.policy), [`A #${a}`, 'B', 'C', `A #${a2}`]);
 
   // --all-layouts: A's sim also counts layout 1 → (0.75 + 0.5) / 2 = 0.625.
   const all = await runInProcess(['stats', 'pairs', '--data', dataDir, '--all-layouts'], dir);

@@ -4,6 +4,7 @@ import { intOption, numberOption, requireString, UserError, type CliCommand, typ
 import { mmrv, pearson, type PolicyPair } from '../../analysis/correlation.js';
 import { clopperPearsonInterval, wilsonInterval } from '../../analysis/intervals.js';
 import { summarizeLayoutsByTier, type TierSummary } from '../../analysis/tier-summary.js';
+import { pairSimReal } from '../../analysis/pairing.js';
 import { withCommandStore } from '../station-store.js';
 import type { RolloutFilter, RolloutKind } from '../../store/store.js';
 
@@ -195,7 +196,7 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
           const scored = rows.filter((r) => r.scored > 0);
           out.push({
             policyId: p.id,
-            policy: p.name,
+            policy: chosen.filter((q) => q.name === p.name).length > 1 ? `${p.name} #${p.id}` : p.name,
             kind: k,
             unscored: rows.reduce((n, r) => n + r.unscored, 0),
             excluded: rows.reduce((n, r) => n + r.excluded, 0),
@@ -246,7 +247,7 @@ const pairs: CliCommand = {
   help: `Usage: tandem stats pairs [--layout-set SHA256] [-o pairs.json] [--all-layouts]
 
 For every policy with valid, scored rollouts both in sim and on the real rig, prints (or writes
-to -o FILE) one entry {"policy", "sim", "real", "layouts"}: mean task progress over layouts, each
+to -o FILE) one entry {"policy", "sim", "real", "simLayouts", "realLayouts"}: mean task progress over layouts, each
 layout weighted once, its sim repeats and real rollouts averaged first.
 
 By default only layouts that have both sim and real results count, so the two numbers describe
@@ -262,29 +263,17 @@ Then: tandem stats correlate --input pairs.json`,
     const layoutSet = args.values['layout-set'];
     if (layoutSet !== undefined && !/^[0-9a-f]{64}$/.test(String(layoutSet))) throw new UserError(`--layout-set must be a layout set's 64-character hex SHA-256, not '${String(layoutSet)}'.`);
     const allLayouts = args.values['all-layouts'] === true;
-    const { entries, oneSided } = await withCommandStore(args.values, io, (store) => {
+    const { pairs: entries, unpaired: oneSided } = await withCommandStore(args.values, io, (store) => {
+      // Two checkpoints may share a name (retrained under the same name): then the id tells them apart.
+      const policies = store.listPolicies();
+      const nameCount = new Map<string, number>();
+      for (const p of policies) nameCount.set(p.name, (nameCount.get(p.name) ?? 0) + 1);
+      const names = new Map(policies.map((p) => [p.id, nameCount.get(p.name)! > 1 ? `${p.name} #${p.id}` : p.name]));
       const rows = store.layoutOutcomes({ layoutSetSha256: layoutSet as string | undefined, status: 'valid' }).filter((r) => r.scored > 0);
-      const result: { policy: string; sim: number; real: number; layouts: number }[] = [];
-      const skipped: string[] = [];
-      for (const p of store.listPolicies()) {
-        const mine = rows.filter((r) => r.policyId === p.id);
-        const key = (r: { layoutSetSha256: string; layoutIndex: number }): string => `${r.layoutSetSha256}:${r.layoutIndex}`;
-        const simKeys = new Set(mine.filter((r) => r.kind === 'sim').map(key));
-        const realKeys = new Set(mine.filter((r) => r.kind === 'real').map(key));
-        const use = (r: (typeof mine)[number]): boolean => allLayouts || (simKeys.has(key(r)) && realKeys.has(key(r)));
-        const meanOver = (k: RolloutKind): { mean: number; layouts: number } => {
-          const layouts = mine.filter((r) => r.kind === k && use(r));
-          return { mean: layouts.reduce((sum, r) => sum + r.progressSum / r.scored, 0) / layouts.length, layouts: layouts.length };
-        };
-        const sim = meanOver('sim');
-        const real = meanOver('real');
-        if (sim.layouts === 0 || real.layouts === 0) {
-          if (simKeys.size > 0 || realKeys.size > 0) skipped.push(p.name);
-          continue;
-        }
-        result.push({ policy: p.name, sim: Math.min(1, sim.mean), real: Math.min(1, real.mean), layouts: Math.min(sim.layouts, real.layouts) });
-      }
-      return { entries: result, oneSided: skipped };
+      return pairSimReal(
+        rows.map((r) => ({ policy: names.get(r.policyId) ?? `policy ${r.policyId}`, kind: r.kind, layout: `${r.layoutSetSha256}:${r.layoutIndex}`, meanProgress: Math.min(1, r.progressSum / r.scored) })),
+        { sharedLayoutsOnly: !allLayouts },
+      );
     });
     const text = `${JSON.stringify(entries, null, 2)}\n`;
     if (typeof args.values.output === 'string') {
