@@ -92,13 +92,16 @@ export class ChromiumRenderer implements Renderer {
     return run;
   }
 
-  async close(): Promise<void> {
-    const pending = this.session;
-    this.session = undefined;
-    await this.queue;
-    if (!pending) return;
-    const s = await pending.catch(() => undefined);
-    if (s) await endSession(s);
+  /** Ends the browser after the requests already queued; requests made later start a new one. */
+  close(): Promise<void> {
+    const done = this.queue.then(async () => {
+      const pending = this.session;
+      this.session = undefined;
+      const s = pending ? await pending.catch(() => undefined) : undefined;
+      if (s) await endSession(s);
+    });
+    this.queue = done.catch(() => undefined);
+    return done;
   }
 
   private async renderNow(snapshot: SceneSnapshot, cameras: readonly CameraName[]): Promise<Partial<Record<CameraName, RgbImage>>> {

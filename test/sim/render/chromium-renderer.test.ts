@@ -180,5 +180,12 @@ test('close ends the browser and removes its profile; the next request starts a 
   const starts = renderer.browserStarts;
   const after = await renderer.render(snap, CAMERA_NAMES);
   assert.equal(renderer.browserStarts, starts + 1);
+  // A close asked for while a request is in flight waits for it, then leaves nothing running.
+  const inFlight = [renderer.render(snap, ['cam_high']), renderer.render(snap, ['cam_high'])];
+  const closing = renderer.close();
+  for (const r of await Promise.all(inFlight)) assert.equal(r.cam_high!.data.length, 224 * 224 * 3);
+  await closing;
+  assert.equal(await renderer.runningProfileDir(), undefined);
+  assert.equal(renderer.browserStarts, starts + 1, 'closing did not start another browser');
   for (const name of CAMERA_NAMES) assert.ok(Buffer.from(before[name]!.data).equals(Buffer.from(after[name]!.data)), `${name}: a fresh browser draws the same bytes`);
 });
