@@ -46,6 +46,8 @@ test('stats correlate prints Pearson r and MMRV, and --json prints exactly {pear
   assert.match(text.stdout, /over 3 policies/);
   assert.match(text.stdout, /Pearson r\s+0\.500/);
   assert.match(text.stdout, /MMRV\s+0\.133/);
+  writeFileSync(join(dir, 'bom.json'), `\uFEFF${JSON.stringify(HAND_PAIRS)}`);
+  assert.match((await runInProcess(['stats', 'correlate', '--input', 'bom.json'], dir)).stdout, /Pearson r\s+0\.500/);
   const json = await runTandem(['stats', 'correlate', '--input', join(dir, 'pairs.json'), '--json']);
   assert.equal(json.code, 0, json.stderr);
   const parsed = JSON.parse(json.stdout) as Record<string, unknown>;

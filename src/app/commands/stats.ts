@@ -29,7 +29,7 @@ export function readPairsFile(path: string): PolicyPair[] {
   }
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = JSON.parse(text.replace(/^\uFEFF/, '')); // a byte-order mark from a Windows editor is not an error
   } catch (e) {
     throw new UserError(`The pairs file ${path} is not valid JSON (${(e as Error).message}); it should be a list like [{"policy": "act", "sim": 0.42, "real": 0.38}, ...].`);
   }
