@@ -43,6 +43,8 @@ export interface GraspParams {
   readonly bodyGripHeightM: number;
   /** How far the pads' middle stops short of the object's axis, so the palm keeps clear. */
   readonly palmClearanceM: number;
+  /** How far above a lying bottle's axis the pads' middle closes: the fingertips stay clear of the table. */
+  readonly lyingGripAboveAxisM: number;
 }
 
 export const DEFAULT_GRASP_PARAMS: GraspParams = {
@@ -54,6 +56,7 @@ export const DEFAULT_GRASP_PARAMS: GraspParams = {
   bodyTiltsRad: [1.05, 1.3, 1.57],
   bodyGripHeightM: 0.11,
   palmClearanceM: 0.01,
+  lyingGripAboveAxisM: 0.016,
 };
 
 /** Express v in the tool basis (approach, closing, approach × closing). */
@@ -114,7 +117,7 @@ export function graspCandidates(bottle: BottleView, basePosition: Vec3, params: 
     const away: Vec3 = dot(along, radial) >= 0 ? along : scale(along, -1);
     const grip = add(bottle.base, scale(bottle.axis, bottle.shape.gripAlongAxisM));
     // Slightly above the axis: the pads still straddle the widest chord, the palm clears the top.
-    const position: Vec3 = [grip[0], grip[1], grip[2] + params.palmClearanceM];
+    const position: Vec3 = [grip[0], grip[1], grip[2] + params.lyingGripAboveAxisM];
     for (const tilt of params.tiltsRad.filter((t) => t < 0.4)) {
       const approach = normalize(add(scale(DOWN, Math.cos(tilt)), scale(away, Math.sin(tilt))));
       out.push({ style: 'side', tiltRad: tilt, target: { position, approach, closing } });

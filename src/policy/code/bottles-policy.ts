@@ -202,7 +202,7 @@ export class BottlesPolicy implements Policy {
         const park = parkPose(side);
         const cur = this.armState(side);
         if (Math.max(...park.map((v, i) => Math.abs(v - cur.q[i]))) > 0.05) {
-          const motion = new ArmMotion(cur, this.opts.motion).moveTo(park);
+          const motion = transit(new ArmMotion(cur, this.opts.motion), park);
           this.plan = { task: { kind: 'nudge-bin', side, directionXY: [0, 0, 0], distanceM: 0, waypoints: [], forSide: side }, side, motion, step: 0, checked: new Set() };
           return;
         }
@@ -215,7 +215,7 @@ export class BottlesPolicy implements Policy {
     const otherNow = this.armState(other);
     const otherPark = parkPose(other);
     if (Math.max(...otherPark.map((v, i) => Math.abs(v - otherNow.q[i]))) > 0.05) {
-      const motion = new ArmMotion(otherNow, this.opts.motion).moveTo(otherPark);
+      const motion = transit(new ArmMotion(otherNow, this.opts.motion), otherPark);
       this.plan = { task, side: other, motion, step: 0, checked: new Set(['park-only']) };
       this.log.push(`${obs.timeS.toFixed(2)}s park ${other} arm`);
       return;
@@ -229,10 +229,10 @@ export class BottlesPolicy implements Policy {
       const hover = { ...g.pre, position: add(g.pre.position, [0, 0, HOVER_HEIGHT_M]) };
       const qHover = reach.solve(hover, g.qPre);
       if (qHover) {
-        motion.moveTo(qHover, { gripper: GRIPPER_OPEN });
+        transit(motion, qHover, GRIPPER_OPEN);
         if (!motion.lineTo(reach, g.pre)) motion.moveTo(g.qPre, { fine: true });
       } else {
-        motion.moveTo(g.qPre, { gripper: GRIPPER_OPEN });
+        transit(motion, g.qPre, GRIPPER_OPEN);
       }
       motion.gripperTo(GRIPPER_OPEN, 0.05, PRE_GRASP_SETTLE_S).mark('pre');
       if (!motion.lineTo(reach, g.grasp)) motion.moveTo(g.qGrasp, { fine: true });
@@ -243,17 +243,17 @@ export class BottlesPolicy implements Policy {
       motion.gripperTo(GRIPPER_OPEN, 0.25, 0.35).mark('released');
       const back = { ...task.carry.target, position: sub(task.carry.target.position, scale(task.carry.target.approach, 0.06)) };
       motion.lineTo(reach, back);
-      motion.moveTo(parkPose(side));
+      transit(motion, parkPose(side));
       const bottle = scene.bottles.find((b) => b.id === task.bottleId) as BottleView;
       this.plan = { task, side, motion, step: 0, checked: new Set(), bottleCentre: bottle.centre };
       this.log.push(`${obs.timeS.toFixed(2)}s pick ${task.bottleId} with the ${side} arm (${g.style} grasp, tilt ${g.tiltRad.toFixed(2)} rad)`);
     } else {
       const [above, contact, end, up] = task.waypoints;
-      motion.moveTo(above.q, { gripper: GRIPPER_CLOSED });
+      transit(motion, above.q, GRIPPER_CLOSED);
       if (!motion.lineTo(reach, contact.target)) motion.moveTo(contact.q, { fine: true });
       if (!motion.lineTo(reach, end.target, { speedMS: 0.08 })) motion.moveTo(end.q, { fine: true });
       if (!motion.lineTo(reach, up.target)) motion.moveTo(up.q, { fine: true });
-      motion.moveTo(parkPose(side), { gripper: GRIPPER_OPEN });
+      transit(motion, parkPose(side), GRIPPER_OPEN);
       this.nudges += 1;
       this.plan = { task, side, motion, step: 0, checked: new Set() };
       this.log.push(`${obs.timeS.toFixed(2)}s nudge the bin ${(task.distanceM * 100).toFixed(0)} cm with the ${side} arm, for the ${task.forSide} arm`);
@@ -298,9 +298,29 @@ export class BottlesPolicy implements Policy {
     const motion = new ArmMotion(cur, this.opts.motion).gripperTo(GRIPPER_OPEN, 0.2);
     const tool = reach.toolAt(cur.q);
     motion.lineTo(reach, { position: add(tool.position, [0, 0, 0.06]), approach: tool.approach, closing: tool.closing });
-    motion.moveTo(parkPose(plan.side));
+    transit(motion, parkPose(plan.side));
     this.plan = { task, side: plan.side, motion, step: 0, checked: new Set(['park-only']) };
   }
+}
+
+/** Joints 2–6 of the raised pose: the fingers 0.3 m above the table, above every bottle. */
+const RAISED_Q = [0.5, 0.5, 0, 0, 0] as const;
+
+/**
+ * Moves between distant poses over the top: raise the arm where it is, turn the base joint
+ * while raised, then go down to the target. A straight joint-space swing from the park pose
+ * sweeps the forearm through the bottles near the bases.
+ */
+function transit(motion: ArmMotion, target: ArrayLike<number>, gripper?: number): ArmMotion {
+  const from = motion.endQ;
+  const far = Math.abs(from[0] - target[0]) > 0.25;
+  if (far) {
+    const raisedHere = [from[0], ...RAISED_Q];
+    const raisedThere = [target[0], ...RAISED_Q];
+    if (Math.max(...raisedHere.map((v, i) => Math.abs(v - from[i]))) > 0.05) motion.moveTo(raisedHere, { gripper });
+    motion.moveTo(raisedThere, { gripper });
+  }
+  return motion.moveTo(target, { gripper });
 }
 
 interface Scene {
