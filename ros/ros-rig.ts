@@ -67,8 +67,9 @@ export class RosRig implements Rig {
 
   async configure(): Promise<void> {
     const timeoutS = (this.options.firstStateTimeoutMs ?? 2000) / 1000;
-    const until = this.clock.nowS() + timeoutS;
-    while (!this.measured && this.clock.nowS() < until) await new Promise((r) => setTimeout(r, 10));
+    // Wall time, not the rig clock: the messages come from outside, and a stepped clock would never time out.
+    const untilMs = performance.now() + timeoutS * 1000;
+    while (!this.measured && performance.now() < untilMs) await new Promise((r) => setTimeout(r, 10));
     if (!this.measured) {
       throw this.refuse({ kind: 'no-reply', message: `No JointState on ${this.topics.jointStates} within ${timeoutS} s; is the YAM ROS 2 driver running and is ROS_DOMAIN_ID right?` });
     }

@@ -16,6 +16,8 @@ export interface CanBusEvent {
   readonly kind: CanBusEventKind;
   /** One sentence an operator understands. */
   readonly message: string;
+  /** For 'garbage': how many bytes were dropped. */
+  readonly bytes?: number;
 }
 
 export interface CanBusStats {

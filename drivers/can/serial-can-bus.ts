@@ -245,7 +245,7 @@ export class SerialCanBus implements CanBus {
 
   private garbage(bytes: number): void {
     this.stats.garbageBytes += bytes;
-    this.emit({ kind: 'garbage', message: `Dropped ${bytes} byte${bytes === 1 ? '' : 's'} from the ${this.description} that were not a valid frame.` });
+    this.emit({ kind: 'garbage', bytes, message: `Dropped ${bytes} byte${bytes === 1 ? '' : 's'} from the ${this.description} that were not a valid frame.` });
   }
 
   private emit(e: CanBusEvent): void {

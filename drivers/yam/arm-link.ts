@@ -132,7 +132,7 @@ export class ArmLink {
         this.garbageWindowStartS = now;
         this.garbageInWindow = 0;
       }
-      this.garbageInWindow += Number(/Dropped (\d+)/.exec(e.message)?.[1] ?? 1);
+      this.garbageInWindow += e.bytes ?? 1;
       if (this.garbageInWindow > this.options.garbageBytesPerSecondLimit) {
         this.latch({
           kind: 'bus-error',
