@@ -100,9 +100,9 @@ test('rig hold refuses to run when a motor register disagrees with the model', a
   });
 });
 
-test('rig emulate serves a pty until Ctrl-C, then stops cleanly and removes it', async () => {
+test('rig emulate serves a pty until Ctrl-C, takes typed fault injections, then stops cleanly and removes it', async () => {
   const link = nextLink();
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), 'rig', 'emulate', '--transport', 'damiao', '--link', link], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), 'rig', 'emulate', '--transport', 'damiao', '--link', link], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   try {
@@ -110,6 +110,12 @@ test('rig emulate serves a pty until Ctrl-C, then stops cleanly and removes it',
     const probe = await runTandem(['rig', 'probe', '--transport', 'damiao', '--port', link]);
     assert.equal(probe.code, 0, probe.stderr);
     assert.match(probe.stdout, /7 motors answered/);
+    child.stdin.write('fault 5 a\nsilent 2\n');
+    await until(() => /motor 5 reports over-current/.test(out) && /motor 2 is silent/.test(out));
+    const faulted = await runTandem(['rig', 'probe', '--transport', 'damiao', '--port', link]);
+    assert.equal(faulted.code, 1);
+    assert.match(faulted.stdout, /6 motors answered; no answer from ID 2\./);
+    assert.match(faulted.stderr, /Motor 0x05 reports over-current; check for a collision or a blocked joint\./);
   } finally {
     child.kill('SIGINT');
   }

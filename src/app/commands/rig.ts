@@ -14,6 +14,8 @@ import { DEFAULT_BAUD, SerialCanBus } from '../../../drivers/can/serial-can-bus.
 import { probeMotors, type ProbedMotor } from '../../../drivers/yam/probe.js';
 import { YamCanRig } from '../../../drivers/yam/yam-can-rig.js';
 import { PtyEmulator } from '../../../drivers/emulators/pty.js';
+import { statusName } from '../../../drivers/damiao/protocol.js';
+import { createInterface } from 'node:readline';
 import { resolveDataDir } from '../data-dir.js';
 import { openStationStore } from '../station-store.js';
 
@@ -222,6 +224,14 @@ like a CAN adapter with a YAM arm behind it (IDs 1-6 joints, 7 gripper). Point a
 e.g. 'tandem rig probe --transport slcan --port PATH'. Ctrl-C stops it and removes the pty.
 Needs socat (Debian: apt-get install socat).
 
+While it runs, type a command and Enter to inject a fault:
+  silent ID        motor ID stops answering        answer ID   it answers again
+  fault ID HEX     motor ID reports status HEX (8 over-voltage … a over-current … e overload)
+  garbage          a burst of bytes that are no frame
+  unplug / replug  the adapter disappears / comes back
+  latency MS       reply latency                   drop P      fraction of replies dropped
+  status           each motor's status and position
+
   --transport slcan|damiao   which adapter to emulate
   --link PATH                where to put the pty the host opens
   --latency-ms MS            delay before each motor reply (default 0)
@@ -240,14 +250,74 @@ Needs socat (Debian: apt-get install socat).
     }
     emu.bus.faults.dropProbability = drop;
     io.out(`Emulated YAM arm (${transport}) on ${link}. Try: tandem rig probe --transport ${transport} --port ${link}\nPress Ctrl-C to stop.\n`);
+    const lines = createInterface({ input: process.stdin, terminal: false });
+    lines.on('line', (line) => {
+      void emulatorCommand(emu, line.trim()).then(
+        (reply) => reply && io.out(`${reply}\n`),
+        (e: Error) => io.err(`${e.message}\n`),
+      );
+    });
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) resolve();
       io.signal.addEventListener('abort', () => resolve(), { once: true });
     });
+    lines.close();
     await emu.stop();
     io.out(`Stopped the emulator; ${emu.bus.framesReceived} frames answered.\n`);
   },
 };
+
+/** One fault-injection command typed into `tandem rig emulate`; returns what to print. */
+async function emulatorCommand(emu: PtyEmulator, line: string): Promise<string> {
+  const [word, a, b] = line.split(/\s+/);
+  const motorId = (): number => {
+    const id = Number(a);
+    if (!emu.bus.motors.has(id)) throw new Error(`There is no motor ${a ?? ''}; the IDs are 1-7.`);
+    return id;
+  };
+  switch (word) {
+    case '':
+      return '';
+    case 'silent':
+      emu.bus.faults.silent.add(motorId());
+      return `motor ${a} is silent`;
+    case 'answer':
+      emu.bus.faults.silent.delete(motorId());
+      return `motor ${a} answers again`;
+    case 'fault': {
+      const status = parseInt(b ?? '', 16);
+      if (!(status >= 0x8 && status <= 0xe)) throw new Error('fault needs a status from 8 to e, e.g. "fault 3 a" for over-current.');
+      emu.bus.motor(motorId()).injectFault(status, emu.bus.now());
+      return `motor ${a} reports ${statusName(status)}`;
+    }
+    case 'garbage':
+      emu.adapter.injectGarbage();
+      return 'sent a burst of garbage bytes';
+    case 'unplug':
+      await emu.unplug();
+      return 'adapter unplugged';
+    case 'replug':
+      await emu.replug();
+      return 'adapter plugged back in';
+    case 'latency': {
+      const ms = Number(a);
+      if (!(ms >= 0 && ms <= 1000)) throw new Error('latency needs milliseconds from 0 to 1000.');
+      emu.setReplyLatencyMs(ms);
+      return `reply latency ${ms} ms`;
+    }
+    case 'drop': {
+      const p = Number(a);
+      if (!(p >= 0 && p <= 1)) throw new Error('drop needs a fraction from 0 to 1.');
+      emu.bus.faults.dropProbability = p;
+      return `dropping ${Math.round(p * 100)}% of replies`;
+    }
+    case 'status':
+      emu.bus.advanceAll();
+      return [...emu.bus.motors.values()].map((m) => `motor ${m.id}: ${statusName(m.status)}, ${m.positionRad.toFixed(3)} rad${emu.bus.faults.silent.has(m.id) ? ' (silent)' : ''}`).join('\n');
+    default:
+      throw new Error(`Unknown emulator command '${word}'. Try: silent ID, answer ID, fault ID HEX, garbage, unplug, replug, latency MS, drop P, status.`);
+  }
+}
 
 const calibrateGripper: CliCommand = {
   path: ['rig', 'calibrate-gripper'],
