@@ -300,10 +300,11 @@ export class SimArm {
         torques[p + k] -= t;
       }
     }
-    // As an impulse for this one step: nothing to reset before the next.
-    const dt = this.cal.physicsStepS;
+    // A torque held over the step's solver substeps (an impulse at the step's start is partly
+    // absorbed by the joints' position correction: a static error growing with the step).
     for (let b = 1; b < 7; b++) {
-      this.links[b].applyTorqueImpulse({ x: torques[b * 3] * dt, y: torques[b * 3 + 1] * dt, z: torques[b * 3 + 2] * dt }, false);
+      this.links[b].resetTorques(false);
+      this.links[b].addTorque({ x: torques[b * 3], y: torques[b * 3 + 1], z: torques[b * 3 + 2] }, false);
     }
     const kpLin = (cmd.gripperKp * this.gripperRatio * this.gripperRatio) / 2;
     const kdLin = (cmd.gripperKd * this.gripperRatio * this.gripperRatio) / 2;
