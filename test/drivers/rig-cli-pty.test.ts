@@ -177,3 +177,21 @@ test('rig calibrate-gripper finds the stops over a pty and stores a yam-gripper-
     assert.equal(emu.bus.motor(7).status, 0, 'the gripper motor is left disabled');
   });
 });
+
+test('a wrong zero: hold refuses and says so; set-zero (with --yes) at the home pose fixes it', async () => {
+  await withEmulator({ emulator: { initialPositionsRad: [-2.95, 0.02, 0.02, 0, 0, 0, 0.3] } }, async (emu) => {
+    const refused = await runTandem(['rig', 'hold', '--transport', 'slcan', '--port', emu.link, '--arm', 'left', '--seconds', '0.5', '--reply-deadline-ms', '350']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /Not activating: the left arm joint 1 reads -2\.9\d+ rad, .* its zero offset is probably wrong\. Move the arm to its home pose and re-zero that joint/);
+    assert.equal(emu.bus.motor(1).status, 0, 'nothing was enabled');
+    const dry = await runTandem(['rig', 'set-zero', '--transport', 'slcan', '--port', emu.link, '--ids', '1']);
+    assert.equal(dry.code, 1);
+    assert.match(dry.stdout, /would make the current pose the zero of motor 1\. Put the arm in its home pose, then run again with --yes/);
+    assert.ok(Math.abs(emu.bus.motor(1).positionRad + 2.95) < 0.02, 'the dry run changed nothing');
+    const zero = await runTandem(['rig', 'set-zero', '--transport', 'slcan', '--port', emu.link, '--ids', '1', '--yes']);
+    assert.equal(zero.code, 0, zero.stderr);
+    assert.match(zero.stdout, /Motor 1 now reads 0 at this pose\./);
+    const hold = await runTandem(['rig', 'hold', '--transport', 'slcan', '--port', emu.link, '--arm', 'left', '--seconds', '0.5', '--reply-deadline-ms', '350']);
+    assert.equal(hold.code, 0, hold.stderr);
+  });
+});

@@ -3,6 +3,7 @@
  *   tandem rig probe    which motors answer, their range registers, watchdog and status
  *   tandem rig hold     enable one arm, hold its pose at a fixed rate, disable; prints rate and jitter
  *   tandem rig emulate  a YAM arm emulator on a socat pty, for driving by hand
+ *   tandem rig set-zero     make the current pose the zero of some motors (after a wrong-zero refusal)
  *   tandem rig calibrate-gripper  stall-based gripper limits, stored as a calibration record
  */
 import { UserError, intOption, numberOption, requireString, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
@@ -14,7 +15,7 @@ import { DEFAULT_BAUD, SerialCanBus } from '../../../drivers/can/serial-can-bus.
 import { probeMotors, type ProbedMotor } from '../../../drivers/yam/probe.js';
 import { YamCanRig } from '../../../drivers/yam/yam-can-rig.js';
 import { PtyEmulator } from '../../../drivers/emulators/pty.js';
-import { statusName } from '../../../drivers/damiao/protocol.js';
+import { FEEDBACK_ID_OFFSET, specialFrame, statusName } from '../../../drivers/damiao/protocol.js';
 import { createInterface } from 'node:readline';
 import { resolveDataDir } from '../data-dir.js';
 import { openStationStore } from '../station-store.js';
@@ -87,12 +88,7 @@ ${BUS_HELP}
   --ids A-B                  motor IDs to ask (default 1-7: YAM joints 1-6 and the gripper)`,
   options: { ...busOptions, ids: { type: 'string' } },
   async run(args, io) {
-    const idsText = typeof args.values.ids === 'string' ? args.values.ids : '1-7';
-    const m = /^(\d+)-(\d+)$/.exec(idsText) ?? /^(\d+)()$/.exec(idsText);
-    const lo = m ? Number(m[1]) : NaN;
-    const hi = m && m[2] !== '' ? Number(m[2]) : lo;
-    if (!(lo >= 1 && hi <= 0x7e && lo <= hi)) throw new UserError(`--ids must look like 1-7 (IDs from 1 to 126), not '${idsText}'.`);
-    const ids = Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+    const ids = idsOption(args, '1-7');
     const bus = busFor(args);
     await openBus(bus);
     try {
@@ -319,6 +315,60 @@ async function emulatorCommand(emu: PtyEmulator, line: string): Promise<string> 
   }
 }
 
+function idsOption(args: ParsedCommandArgs, fallback: string): number[] {
+  const text = typeof args.values.ids === 'string' ? args.values.ids : fallback;
+  const m = /^(\d+)-(\d+)$/.exec(text) ?? /^(\d+)()$/.exec(text);
+  const lo = m ? Number(m[1]) : NaN;
+  const hi = m && m[2] !== '' ? Number(m[2]) : lo;
+  if (!(lo >= 1 && hi <= 0x7e && lo <= hi)) throw new UserError(`--ids must look like 1-7 (IDs from 1 to 126), not '${text}'.`);
+  return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+}
+
+const setZero: CliCommand = {
+  path: ['rig', 'set-zero'],
+  summary: 'Make the current pose the zero of some motors (fixes a wrong zero; arm in its home pose first)',
+  help: `Usage: tandem rig set-zero --transport slcan|damiao --port PATH --ids A-B --yes
+
+Sends the Damiao "save position as zero" frame (FF…FE) to each motor, with the motors disabled.
+Put the arm in its home pose first (all joints at zero: joints 2 and 3 on their lower stops): after
+this, wherever the arm is now reads 0. Without --yes it only says what it would do.
+
+${BUS_HELP}
+  --ids A-B                  which motors (e.g. 1-6 for the joints, 3 for joint 3 alone)
+  --yes                      really do it`,
+  options: { ...busOptions, ids: { type: 'string' }, yes: { type: 'boolean' } },
+  async run(args, io) {
+    if (typeof args.values.ids !== 'string') throw new UserError('Missing --ids: say which motors to zero, e.g. --ids 1-6 for all joints.');
+    const ids = idsOption(args, '');
+    if (!args.values.yes) {
+      io.out(`This would make the current pose the zero of motor${ids.length > 1 ? 's' : ''} ${ids.join(', ')}. Put the arm in its home pose, then run again with --yes.\n`);
+      return 1;
+    }
+    const bus = busFor(args);
+    await openBus(bus);
+    try {
+      const answered = new Set<number>();
+      const off = bus.onFrame((f) => answered.add(f.id - FEEDBACK_ID_OFFSET));
+      bus.send(ids.map((id) => specialFrame(id, 'disable')));
+      await new Promise((r) => setTimeout(r, 200));
+      const silent = ids.filter((id) => !answered.has(id));
+      if (silent.length > 0) {
+        off();
+        throw new UserError(`Not zeroing: no answer from motor ${silent.join(', ')} on the ${bus.description}. Check power and the CAN cable.`, 1);
+      }
+      answered.clear();
+      bus.send(ids.map((id) => specialFrame(id, 'zero')));
+      await new Promise((r) => setTimeout(r, 200));
+      off();
+      const missed = ids.filter((id) => !answered.has(id));
+      if (missed.length > 0) throw new UserError(`Motor ${missed.join(', ')} did not confirm the new zero; run 'tandem rig probe' to check its position.`, 1);
+      io.out(`Motor${ids.length > 1 ? 's' : ''} ${ids.join(', ')} now read${ids.length > 1 ? '' : 's'} 0 at this pose.\n`);
+    } finally {
+      await bus.close();
+    }
+  },
+};
+
 const calibrateGripper: CliCommand = {
   path: ['rig', 'calibrate-gripper'],
   summary: 'Find one gripper\'s closed/open limits by gentle stalls and store them as a calibration record',
@@ -361,4 +411,4 @@ ${BUS_HELP}
   },
 };
 
-export const commands: CliCommand[] = [probe, hold, emulate, calibrateGripper];
+export const commands: CliCommand[] = [probe, hold, emulate, setZero, calibrateGripper];
