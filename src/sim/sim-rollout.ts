@@ -13,6 +13,7 @@ import { runEpisode, type CameraSource } from '../rollout/run-episode.js';
 import { unrunEpisode, type Episode } from '../rollout/episode.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, type SimCalibration } from './calibration.js';
 import type { Renderer } from './render/renderer.js';
+import { ChromiumRenderer } from './render/chromium-renderer.js';
 import { createScene, SceneError, type SimScene } from './scene.js';
 import { SimRig } from './sim-rig.js';
 
@@ -80,9 +81,12 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
     });
     return { episode, calibrationSha256, physicsSteps: 0, wallMs: performance.now() - t0 };
   }
+  // A policy that wants images and was given no renderer gets one for this rollout (its browser
+  // starts on the first image); sweeps pass one per worker instead, to start chromium once.
+  const ownRenderer = !opts.renderer && opts.policy.info.cameras.length > 0 ? new ChromiumRenderer() : undefined;
   try {
     const rig = new SimRig({ scene, safety: { controlPeriodS: 1 / controlHz } });
-    const renderer = opts.renderer;
+    const renderer = opts.renderer ?? ownRenderer;
     const cameras: CameraSource | undefined = renderer ? { capture: (names) => renderer.render(scene.snapshot(), names) } : undefined;
     const episode = await runEpisode({
       rig,
@@ -102,5 +106,6 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
     return { episode, calibrationSha256, physicsSteps: scene.steps, wallMs: performance.now() - t0 };
   } finally {
     scene.free();
+    await ownRenderer?.close();
   }
 }

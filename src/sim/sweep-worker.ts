@@ -7,6 +7,8 @@ import { getTask } from '../tasks/registry.js';
 import { openPolicy } from '../rollout/policy-registry.js';
 import type { Policy } from '../policy/contract.js';
 import { runSimRollout } from './sim-rollout.js';
+import { ChromiumRenderer } from './render/chromium-renderer.js';
+import type { Renderer } from './render/renderer.js';
 import type { FromWorker, SweepJob, ToWorker, WorkerInit } from './sweep.js';
 
 const init = workerData as WorkerInit;
@@ -15,12 +17,14 @@ const post = (m: FromWorker): void => port.postMessage(m);
 let running: AbortController | undefined;
 let queue: Promise<void> = Promise.resolve();
 let policy: Policy | undefined;
+/** One renderer per worker, for policies that take images (chromium starts on the first image). */
+let renderer: Renderer | undefined;
 
 async function run(job: SweepJob): Promise<void> {
   const task = getTask(init.layoutSet.task);
   const layout = init.layoutSet.layouts[job.layoutIndex];
   running = new AbortController();
-  const r = await runSimRollout({ task, layout, policy: policy!, seed: job.seed, episodeSeconds: init.seconds, controlHz: init.controlHz, calibration: init.calibration, signal: running.signal });
+  const r = await runSimRollout({ task, layout, policy: policy!, seed: job.seed, episodeSeconds: init.seconds, controlHz: init.controlHz, calibration: init.calibration, renderer, signal: running.signal });
   const stopped = running.signal.aborted;
   running = undefined;
   if (stopped) {
@@ -58,6 +62,7 @@ port.on('message', (m: ToWorker) => {
   } else {
     void queue.then(async () => {
       await policy?.close?.();
+      await renderer?.close();
       port.close();
     });
   }
@@ -65,6 +70,7 @@ port.on('message', (m: ToWorker) => {
 
 try {
   policy = await openPolicy(init.policySpec, { cwd: init.cwd });
+  if (policy.info.cameras.length > 0) renderer = new ChromiumRenderer();
   post({ type: 'ready' });
 } catch (e) {
   post({ type: 'fatal', message: e instanceof Error ? e.message : String(e) });
