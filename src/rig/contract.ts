@@ -155,6 +155,8 @@ export interface Rig {
   deactivate(): Promise<void>;
   /** Safety events since the last call (drained). */
   takeSafetyEvents(): SafetyEvent[];
+  /** Release the transport (serial ports, sockets) after deactivate(); optional for rigs that hold none. */
+  close?(): Promise<void>;
 }
 
 /** Wall time on the real rig, stepped physics time in sim. Nothing else calls Date.now() in loops. */
