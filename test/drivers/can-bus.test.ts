@@ -2,6 +2,7 @@
 // garbage, unplug and reconnect without a restart.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { until as untilWithin } from '../helpers/until.js';
 import { SerialCanBus } from '../../drivers/can/serial-can-bus.js';
 import type { CanBusEvent, CanTransport } from '../../drivers/can/bus.js';
 import type { CanFrame } from '../../drivers/can/frame.js';
@@ -9,20 +10,6 @@ import { EmulatedAdapterDevice, EmulatorBinding } from '../../drivers/emulators/
 import { YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
 import { registerReadFrame, specialFrame } from '../../drivers/damiao/protocol.js';
 
-function until(cond: () => boolean, timeoutMs = 2000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const start = Date.now();
-    const t = setInterval(() => {
-      if (cond()) {
-        clearInterval(t);
-        resolve();
-      } else if (Date.now() - start > timeoutMs) {
-        clearInterval(t);
-        reject(new Error('condition not met in time'));
-      }
-    }, 2);
-  });
-}
 
 function setup(transport: CanTransport) {
   const binding = new EmulatorBinding();
@@ -89,6 +76,8 @@ for (const transport of ['slcan', 'damiao'] as CanTransport[]) {
     }
   });
 }
+
+const until = (cond: () => boolean, timeoutMs = 2000): Promise<void> => untilWithin(cond, timeoutMs, 2);
 
 test('SLCAN on an adapter that is not SLCAN fails to open with a reason, not a hang', async () => {
   const binding = new EmulatorBinding();

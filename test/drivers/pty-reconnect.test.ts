@@ -1,6 +1,7 @@
 // Reconnect without a restart on a real tty path: the socat pty disappears (unplug) and comes back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { until as untilWithin } from '../helpers/until.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,20 +10,8 @@ import { SerialCanBus } from '../../drivers/can/serial-can-bus.js';
 import type { CanBusEvent } from '../../drivers/can/bus.js';
 import { specialFrame } from '../../drivers/damiao/protocol.js';
 
-function until(cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const start = Date.now();
-    const t = setInterval(() => {
-      if (cond()) {
-        clearInterval(t);
-        resolve();
-      } else if (Date.now() - start > timeoutMs) {
-        clearInterval(t);
-        reject(new Error('condition not met in time'));
-      }
-    }, 5);
-  });
-}
+
+const until = (cond: () => boolean, timeoutMs = 15_000): Promise<void> => untilWithin(cond, timeoutMs, 5);
 
 test('SerialCanBus on a pty: unplug is reported, and the same path reopens by itself when the adapter is back', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-reconnect-'));

@@ -2,6 +2,7 @@
 // across a real pseudo-terminal pair made by socat.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { until as untilWithin } from '../helpers/until.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,8 @@ async function withEmulator(opts: Partial<Parameters<typeof PtyEmulator.start>[0
     await emu.stop();
   }
 }
+
+const until = (cond: () => boolean, timeoutMs = 30_000): Promise<void> => untilWithin(cond, timeoutMs, 10);
 
 test('rig probe lists the seven motors with their models, watchdog and status (SLCAN over a pty)', async () => {
   await withEmulator({}, async (emu) => {
@@ -125,20 +128,6 @@ test('rig emulate serves a pty until Ctrl-C, takes typed fault injections, then 
   assert.equal(existsSync(link), false, 'the pty link is gone');
 });
 
-function until(cond: () => boolean, timeoutMs = 30_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const start = Date.now();
-    const t = setInterval(() => {
-      if (cond()) {
-        clearInterval(t);
-        resolve();
-      } else if (Date.now() - start > timeoutMs) {
-        clearInterval(t);
-        reject(new Error('condition not met in time'));
-      }
-    }, 10);
-  });
-}
 
 test('rig hold stops cleanly on Ctrl-C: damps, disables, reports the loop, exit 0', async () => {
   await withEmulator({}, async (emu) => {
