@@ -8,7 +8,8 @@
  *
  * Sizes (env): SIM_BENCH_SECONDS (episode seconds for the RTF rows, default 20),
  * SIM_BENCH_AGREE_LAYOUTS (layouts in the agreement check, default 10),
- * SIM_BENCH_AGREE_SECONDS (default 30), SIM_BENCH_CAMERAS=0 to skip the camera row.
+ * SIM_BENCH_AGREE_SECONDS (default 30), SIM_BENCH_CAMERAS=0 to skip the camera row,
+ * SIM_BENCH_ONLY=agree for the agreement check alone.
  *
  * "Per core" = simulated seconds ÷ CPU seconds this process used (process.cpuUsage), which does
  * not flatter a run on a machine whose other cores are busy; wall-clock factors are printed too.
@@ -29,6 +30,8 @@ const SECONDS = Number(process.env.SIM_BENCH_SECONDS ?? 20);
 const AGREE_LAYOUTS = Number(process.env.SIM_BENCH_AGREE_LAYOUTS ?? 10);
 const AGREE_SECONDS = Number(process.env.SIM_BENCH_AGREE_SECONDS ?? 30);
 const WITH_CAMERAS = process.env.SIM_BENCH_CAMERAS !== '0';
+/** SIM_BENCH_ONLY=agree runs only the coarse-vs-fine agreement check. */
+const ONLY_AGREE = process.env.SIM_BENCH_ONLY === 'agree';
 const POLICY = 'code:bottles-in-the-bin';
 const task = getTask('bottles-in-the-bin');
 const COARSE: [string, SimCalibration][] = [
@@ -83,6 +86,11 @@ async function main(): Promise<void> {
   console.log(`tier-5 bottles scene (${tier5.layouts.map((l) => `${l.objects.length} bottles`).join(', ')}), ${POLICY}, ${SECONDS} s episodes, control 50 Hz`);
   console.log(`default calibration: physics step ${(DEFAULT_SIM_CALIBRATION.physicsStepS * 1000).toFixed(1)} ms, ${DEFAULT_SIM_CALIBRATION.solverIterations} solver iterations, sleeping ${DEFAULT_SIM_CALIBRATION.allowSleep}\n`);
 
+  if (!ONLY_AGREE) await speedRows(tier5);
+  await agreement();
+}
+
+async function speedRows(tier5: LayoutSet): Promise<void> {
   // Warm the WebAssembly tiers and the JIT so the first row is not charged for them.
   await measure(tier5.layouts.slice(0, 1), DEFAULT_SIM_CALIBRATION, 2, codePolicy);
 
@@ -132,7 +140,10 @@ async function main(): Promise<void> {
     );
   }
 
-  // Policy-level agreement: coarse (default) vs a fine reference step on the same layouts.
+}
+
+/** Policy-level agreement: each coarse setting vs a fine reference step on the same layouts. */
+async function agreement(): Promise<void> {
   console.log('');
   const agreeSet = sampleLayoutSet({ task: task.id, tiers: [1, 2, 3], perTier: Math.ceil(AGREE_LAYOUTS / 3), seed: 99 });
   const layouts = agreeSet.layouts.slice(0, AGREE_LAYOUTS);

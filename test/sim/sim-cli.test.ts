@@ -16,7 +16,8 @@ function layoutFile(): { dir: string; file: string } {
 test('the same layout, policy and seed give the same final state in two separate processes; another seed does not', async () => {
   const { dir, file } = layoutFile();
   try {
-    const args = (seed: number) => ['sim', 'rollout', '--layouts', file, '--layout', '1', '--policy', 'code:hold', '--seconds', '1', '--seed', String(seed), '--json'];
+    // The scripted policy moves both arms from the first second: a trajectory worth comparing.
+    const args = (seed: number) => ['sim', 'rollout', '--layouts', file, '--layout', '1', '--policy', 'code:bottles-in-the-bin', '--seconds', '2', '--seed', String(seed), '--json'];
     const [a, b, c] = await Promise.all([runTandem(args(7)), runTandem(args(7)), runTandem(args(8))]);
     for (const r of [a, b, c]) assert.equal(r.code, 0, r.stderr);
     const [ja, jb, jc] = [a, b, c].map((r) => JSON.parse(r.stdout));
