@@ -88,3 +88,15 @@ test('Ctrl-C stops a sweep cleanly and keeps the rollouts that finished', async 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a sweep with an unknown policy spec says so in one sentence and stores nothing', async () => {
+  const { dir, file, data } = setup(1);
+  try {
+    const r = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'onnx', '--data', data]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^Unknown policy 'onnx'; known policies: code:hold, .*ws:\/\/host:port\.\n$/);
+    assert.equal(r.stdout, '');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
