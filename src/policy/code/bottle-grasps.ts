@@ -55,7 +55,7 @@ export const DEFAULT_GRASP_PARAMS: GraspParams = {
   tiltsRad: [0, 0.35, 0.7],
   bodyTiltsRad: [1.05, 1.3, 1.57],
   bodyGripHeightM: 0.11,
-  palmClearanceM: 0.01,
+  palmClearanceM: 0.0,
   lyingGripAboveAxisM: 0.016,
 };
 

@@ -7,7 +7,7 @@
  * or nudge the bin into reach first. Deterministic: no randomness, the same state gives the
  * same plan.
  */
-import type { ArmSide } from '../../rig/contract.js';
+import type { ArmSide, RigModel } from '../../rig/contract.js';
 import { DOF_PER_ARM, STATE_DIM, stateIndex } from '../../rig/contract.js';
 import type { ActionChunk, EpisodeContext, Observation, Policy, PolicyInfo, PrivilegedState } from '../contract.js';
 import { armReach, type ArmReach } from './arm-reach.js';
@@ -40,6 +40,8 @@ export function parkPose(side: ArmSide): Float64Array {
 
 const GRIPPER_OPEN = 1;
 const GRIPPER_CLOSED = 0;
+/** A full gripper stroke takes this long (minimum-jerk peak 2.7 strokes/s, under the rig's 3). */
+const GRIPPER_MOVE_S = 0.7;
 /** A measured gripper opening below this after closing means the fingers met nothing. */
 const EMPTY_GRIPPER = 0.08;
 /** How far the bottle may sit from where the plan expects it in the hand. */
@@ -51,6 +53,8 @@ const IDLE_REPLAN_S = 1;
 const SETTLED_STEP_RAD = 0.002;
 const BIAS_GAIN = 0.6;
 const MAX_BIAS_RAD = 0.15;
+/** Largest correction change per chunk (spread over its rows: ≤ 0.75 rad/s at 10 rows, 50 Hz). */
+const MAX_BIAS_STEP_RAD = 0.03;
 /** Hold at the pre-grasp long enough for the tracking correction to converge. */
 const PRE_GRASP_SETTLE_S = 0.6;
 /** Height above the pre-grasp from which the arm descends onto it. */
@@ -72,6 +76,7 @@ export class BottlesPolicy implements Policy {
   readonly info: PolicyInfo;
   private readonly opts: Required<Omit<BottlesPolicyOptions, 'planner'>> & { planner: PlannerOptions };
   private arms: ArmReach[] = [];
+  private rigModel: RigModel | undefined;
   private controlHz = 50;
   private command: Float64Array | undefined;
   private plan: ActivePlan | undefined;
@@ -80,6 +85,7 @@ export class BottlesPolicy implements Policy {
   private nudges = 0;
   /** Per-arm joint offsets added to the plan's targets (see updateTrackingBias). */
   private readonly bias: Record<ArmSide, Float64Array> = { left: new Float64Array(6), right: new Float64Array(6) };
+  private readonly prevBias: Record<ArmSide, Float64Array> = { left: new Float64Array(6), right: new Float64Array(6) };
   private lastChunkSettled = false;
   /** What the policy did, in words (tests and the docs' examples read it). */
   readonly log: string[] = [];
@@ -104,6 +110,7 @@ export class BottlesPolicy implements Policy {
   async reset(ctx: EpisodeContext): Promise<void> {
     if (ctx.rigModel.arms.length !== 2) throw new Error(`${BOTTLES_POLICY_NAME} drives a two-arm rig; '${ctx.rigModel.name}' has ${ctx.rigModel.arms.length} arms.`);
     this.arms = ctx.rigModel.arms.map((a) => armReach(a));
+    this.rigModel = ctx.rigModel;
     this.controlHz = ctx.controlHz;
     this.command = undefined;
     this.plan = undefined;
@@ -113,6 +120,8 @@ export class BottlesPolicy implements Policy {
     this.log.length = 0;
     this.bias.left.fill(0);
     this.bias.right.fill(0);
+    this.prevBias.left.fill(0);
+    this.prevBias.right.fill(0);
     this.lastChunkSettled = false;
   }
 
@@ -120,7 +129,17 @@ export class BottlesPolicy implements Policy {
     if (!obs.privileged) throw new PrivilegedStateRequiredError(BOTTLES_POLICY_NAME);
     if (this.arms.length === 0) throw new Error(`${BOTTLES_POLICY_NAME}: infer was called before reset.`);
     const scene = readScene(obs.privileged);
-    if (!this.command) this.command = Float64Array.from(obs.state);
+    if (!this.command) {
+      // Start from where the arms are, inside the limits (a reading a hair past a limit would
+      // otherwise be sent back as a target the safety supervisor must clamp).
+      this.command = Float64Array.from(obs.state);
+      for (const [a, arm] of (this.rigModel as RigModel).arms.entries()) {
+        arm.joints.forEach((j, i) => {
+          const k = a * DOF_PER_ARM + i;
+          (this.command as Float64Array)[k] = Math.min(j.maxRad, Math.max(j.minRad, (this.command as Float64Array)[k]));
+        });
+      }
+    }
 
     if (this.plan) this.checkPlan(this.plan, obs, scene);
     if (this.plan && this.plan.step * (1 / this.controlHz) >= this.plan.motion.durationS) this.plan = undefined;
@@ -143,10 +162,13 @@ export class BottlesPolicy implements Policy {
         this.command[base + 6] = g;
       }
       actions.set(this.command, r * STATE_DIM);
+      // The correction changes gradually over the chunk, never as a step.
+      const f = (r + 1) / H;
       for (const side of ['left', 'right'] as const) {
         const bias = this.bias[side];
+        const prev = this.prevBias[side];
         const base = r * STATE_DIM + stateIndex(side, 0);
-        for (let i = 0; i < 6; i++) actions[base + i] += bias[i];
+        for (let i = 0; i < 6; i++) actions[base + i] += prev[i] + (bias[i] - prev[i]) * f;
       }
     }
     this.lastChunkSettled = maxRowStep < SETTLED_STEP_RAD;
@@ -159,13 +181,16 @@ export class BottlesPolicy implements Policy {
    * at the fingers) is measured and added to later targets, so grasps land where planned.
    */
   private updateTrackingBias(obs: Observation): void {
+    this.prevBias.left.set(this.bias.left);
+    this.prevBias.right.set(this.bias.right);
     if (!this.lastChunkSettled || !this.command) return;
     for (const side of ['left', 'right'] as const) {
       const base = stateIndex(side, 0);
       const bias = this.bias[side];
       for (let i = 0; i < 6; i++) {
         const e = this.command[base + i] - obs.state[base + i];
-        bias[i] = Math.max(-MAX_BIAS_RAD, Math.min(MAX_BIAS_RAD, bias[i] + BIAS_GAIN * e));
+        const step = Math.max(-MAX_BIAS_STEP_RAD, Math.min(MAX_BIAS_STEP_RAD, BIAS_GAIN * e));
+        bias[i] = Math.max(-MAX_BIAS_RAD, Math.min(MAX_BIAS_RAD, bias[i] + step));
       }
     }
   }
@@ -234,13 +259,13 @@ export class BottlesPolicy implements Policy {
       } else {
         transit(motion, g.qPre, GRIPPER_OPEN);
       }
-      motion.gripperTo(GRIPPER_OPEN, 0.05, PRE_GRASP_SETTLE_S).mark('pre');
+      motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S, PRE_GRASP_SETTLE_S).mark('pre');
       if (!motion.lineTo(reach, g.grasp)) motion.moveTo(g.qGrasp, { fine: true });
-      motion.gripperTo(GRIPPER_CLOSED, 0.4, 0.3).mark('closed');
+      motion.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, 0.3).mark('closed');
       if (!motion.lineTo(reach, g.lift)) motion.moveTo(g.qLift, { fine: true });
       motion.mark('lifted');
       motion.moveTo(task.carry.q, { fine: true });
-      motion.gripperTo(GRIPPER_OPEN, 0.25, 0.35).mark('released');
+      motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S, 0.2).mark('released');
       const back = { ...task.carry.target, position: sub(task.carry.target.position, scale(task.carry.target.approach, 0.06)) };
       motion.lineTo(reach, back);
       transit(motion, parkPose(side));
@@ -295,7 +320,7 @@ export class BottlesPolicy implements Policy {
     // Recover: open, back off upward, park. The next chunk after that plans afresh.
     const reach = this.reachOf(plan.side);
     const cur = this.armState(plan.side);
-    const motion = new ArmMotion(cur, this.opts.motion).gripperTo(GRIPPER_OPEN, 0.2);
+    const motion = new ArmMotion(cur, this.opts.motion).gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S);
     const tool = reach.toolAt(cur.q);
     motion.lineTo(reach, { position: add(tool.position, [0, 0, 0.06]), approach: tool.approach, closing: tool.closing });
     transit(motion, parkPose(plan.side));

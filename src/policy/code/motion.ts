@@ -31,6 +31,8 @@ function minJerk(s: number): number {
   return x * x * x * (10 + x * (-15 + 6 * x));
 }
 const MIN_JERK_PEAK = 1.875;
+/** Gripper speed budget, full strokes per second (the rig clamps at 3). */
+const MAX_GRIPPER_STROKES_S = 2.7;
 
 /** A piecewise-linear joint path with a minimum-jerk time law along its arc length. */
 interface Segment {
@@ -85,8 +87,11 @@ export class ArmMotion {
   moveTo(q: ArrayLike<number>, opts: { fine?: boolean; gripper?: number } = {}): this {
     const speed = opts.fine ? this.limits.fineSpeedRadS : this.limits.freeSpeedRadS;
     const d = maxAbsDiff(this.q, q);
-    const durationS = Math.max(this.limits.minMoveS, (MIN_JERK_PEAK * d) / speed);
-    return this.push([Float64Array.from(this.q), Float64Array.from(q)], durationS, opts.gripper ?? this.gripper, false);
+    const gripper = opts.gripper ?? this.gripper;
+    // A gripper change rides along with the move, over at least the gripper speed budget.
+    const gripperS = (MIN_JERK_PEAK * Math.abs(gripper - this.gripper)) / MAX_GRIPPER_STROKES_S;
+    const durationS = Math.max(this.limits.minMoveS, (MIN_JERK_PEAK * d) / speed, gripperS);
+    return this.push([Float64Array.from(this.q), Float64Array.from(q)], durationS, gripper, gripper !== this.gripper);
   }
 
   /**
@@ -116,6 +121,7 @@ export class ArmMotion {
 
   /** Open or close the gripper in place over `durationS`, then hold for `settleS`. */
   gripperTo(value: number, durationS: number, settleS = 0): this {
+    durationS = Math.max(durationS, (MIN_JERK_PEAK * Math.abs(value - this.gripper)) / MAX_GRIPPER_STROKES_S);
     this.push([Float64Array.from(this.q), Float64Array.from(this.q)], durationS, value, true);
     if (settleS > 0) this.push([Float64Array.from(this.q), Float64Array.from(this.q)], settleS, value, false);
     return this;

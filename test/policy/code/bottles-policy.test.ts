@@ -85,8 +85,12 @@ test('the same scene gives the same actions (deterministic), within joint limits
 
 test('a bottle that moves before the grasp makes the policy replan from the new pose', async () => {
   const p = new BottlesPolicy();
-  // The bottle jumps 8 cm after the plan is made; the policy notices within a chunk and replans.
-  await drive(p, 40, (i) => scene(i < 12 ? [-0.15, -0.05] : [-0.15, -0.13]));
+  // The bottle jumps 8 cm two chunks after the pick is planned; the policy notices and replans.
+  let pickChunk: number | undefined;
+  await drive(p, 60, (i) => {
+    if (pickChunk === undefined && p.log.some((l) => /pick bottle-1/.test(l))) pickChunk = i;
+    return scene(pickChunk === undefined || i < pickChunk + 2 ? [-0.15, -0.05] : [-0.15, -0.13]);
+  });
   assert.ok(p.log.some((l) => /bottle-1 moved before the grasp/.test(l)), p.log.join('\n'));
   const picks = p.log.filter((l) => /pick bottle-1/.test(l));
   assert.ok(picks.length >= 2, p.log.join('\n'));
