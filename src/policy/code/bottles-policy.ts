@@ -168,7 +168,11 @@ export class BottlesPolicy implements Policy {
         const bias = this.bias[side];
         const prev = this.prevBias[side];
         const base = r * STATE_DIM + stateIndex(side, 0);
-        for (let i = 0; i < 6; i++) actions[base + i] += prev[i] + (bias[i] - prev[i]) * f;
+        const joints = (this.rigModel as RigModel).arms[side === 'left' ? 0 : 1].joints;
+        for (let i = 0; i < 6; i++) {
+          const v = actions[base + i] + prev[i] + (bias[i] - prev[i]) * f;
+          actions[base + i] = Math.min(joints[i].maxRad, Math.max(joints[i].minRad, v));
+        }
       }
     }
     this.lastChunkSettled = maxRowStep < SETTLED_STEP_RAD;
