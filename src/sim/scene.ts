@@ -24,6 +24,8 @@ const TABLE_THICKNESS_M = 0.04;
 const FLOOR_Z_M = -0.75;
 /** An object this far below the table top while above the table has gone through it. */
 const THROUGH_TABLE_M = 0.03;
+/** Anything resting within this height of the floor fell there rather than through the table. */
+const FLOOR_MARGIN_M = 0.25;
 /** Joint readings this far outside the limits (beyond the vendor's buffer) mean the sim blew up. */
 const JOINT_BLOWUP_MARGIN_RAD = 0.5;
 const MAX_OBJECT_SPEED_MS = 20;
@@ -202,7 +204,10 @@ export class SimScene {
       const v = o.body.linvel();
       if (![t.x, t.y, t.z, v.x, v.y, v.z].every(Number.isFinite)) return `'${o.id}' has a NaN pose`;
       const overTable = Math.abs(t.x) < this.tableHalf[0] - 0.02 && Math.abs(t.y) < this.tableHalf[1] - 0.02;
-      if (overTable && t.z < -THROUGH_TABLE_M) return `'${o.id}' went through the table (z = ${t.z.toFixed(3)} m)`;
+      // Below the top but not down on the floor: an object pushed off the edge may roll under the
+      // table (it has no legs here) — that is a lost object, not a blow-up.
+      const inTableSlab = t.z < -THROUGH_TABLE_M && t.z > FLOOR_Z_M + FLOOR_MARGIN_M;
+      if (overTable && inTableSlab) return `'${o.id}' went through the table (z = ${t.z.toFixed(3)} m)`;
       if (Math.hypot(v.x, v.y, v.z) > MAX_OBJECT_SPEED_MS) return `'${o.id}' flies at ${Math.hypot(v.x, v.y, v.z).toFixed(0)} m/s`;
     }
     return undefined;
