@@ -20,12 +20,19 @@ import type { SceneSnapshot } from './render/scene-snapshot.js';
 
 export const GRAVITY_Z = -9.81;
 const TABLE_THICKNESS_M = 0.04;
-/** Floor under the table, so an object pushed off the edge comes to rest instead of falling forever. */
+/** Floor under the table (wide enough to be unbounded in practice), so nothing falls forever. */
 const FLOOR_Z_M = -0.75;
+const FLOOR_HALF_M = 50;
 /** An object this far below the table top while above the table has gone through it. */
 const THROUGH_TABLE_M = 0.03;
-/** Anything resting within this height of the floor fell there rather than through the table. */
-const FLOOR_MARGIN_M = 0.25;
+/**
+ * An object whose centre is this far below the table top (more than the top's thickness) and
+ * outside its footprint has fallen off the edge: it is off the table — a policy failure, scored
+ * in no region — and is frozen there so it stops costing solver time and cannot roll anywhere.
+ */
+const OFF_TABLE_BELOW_M = TABLE_THICKNESS_M + 0.01;
+/** Beyond this horizontal distance from the table centre (or under the floor) a body has left the scene. */
+const SCENE_HALF_M = 2;
 /** Joint readings this far outside the limits (beyond the vendor's buffer) mean the sim blew up. */
 const JOINT_BLOWUP_MARGIN_RAD = 0.5;
 const MAX_OBJECT_SPEED_MS = 20;
@@ -85,6 +92,8 @@ export class SimScene {
   readonly fixtures: SceneThing[] = [];
   private readonly fixtureKinds = new Map<string, FixtureKind>();
   private readonly tableHalf: readonly [number, number];
+  /** Ids of objects and fixtures that left the table (fell off the edge, left the scene), in order. */
+  private readonly offTable = new Set<string>();
   timeS = 0;
   steps = 0;
 
@@ -119,7 +128,7 @@ export class SimScene {
     const table = world.createRigidBody(R.RigidBodyDesc.fixed().setTranslation(0, 0, -TABLE_THICKNESS_M / 2));
     world.createCollider(R.ColliderDesc.cuboid(this.tableHalf[0], this.tableHalf[1], TABLE_THICKNESS_M / 2).setFriction(cal.tableFriction).setCollisionGroups(GROUPS.table), table);
     const floor = world.createRigidBody(R.RigidBodyDesc.fixed().setTranslation(0, 0, FLOOR_Z_M - 0.05));
-    world.createCollider(R.ColliderDesc.cuboid(5, 5, 0.05).setCollisionGroups(GROUPS.table), floor);
+    world.createCollider(R.ColliderDesc.cuboid(FLOOR_HALF_M, FLOOR_HALF_M, 0.05).setCollisionGroups(GROUPS.table), floor);
 
     const rng = opts.placementNoise ? createRng(opts.placementNoise.seed) : undefined;
     const jitter = (pose: TablePose, movable: boolean): TablePose => {
@@ -181,8 +190,35 @@ export class SimScene {
     for (let a = 0; a < this.arms.length; a++) this.arms[a].applyDrive(commands[a]);
     this.world.step();
     for (const arm of this.arms) arm.readJoints(true);
+    this.retireFallen();
     this.steps += 1;
     this.timeS = this.steps * this.opts.calibration.physicsStepS;
+  }
+
+  /**
+   * Freezes (disables) every body that has left the table: centre below the top and outside its
+   * footprint, or outside the scene bounds. A disabled body keeps its pose for scoring and hashing
+   * but no longer collides or enters the solver.
+   */
+  private retireFallen(): void {
+    for (const things of [this.objects, this.fixtures]) {
+      for (const o of things) {
+        if (this.offTable.has(o.id)) continue;
+        const t = o.body.translation();
+        const outsideFootprint = Math.abs(t.x) > this.tableHalf[0] || Math.abs(t.y) > this.tableHalf[1];
+        const fellOff = outsideFootprint && t.z < -OFF_TABLE_BELOW_M;
+        const leftScene = Math.abs(t.x) > SCENE_HALF_M || Math.abs(t.y) > SCENE_HALF_M || t.z < FLOOR_Z_M - 0.1;
+        if (fellOff || leftScene) {
+          this.offTable.add(o.id);
+          o.body.setEnabled(false);
+        }
+      }
+    }
+  }
+
+  /** Ids of the objects and fixtures that fell off the table or left the scene (frozen where they left). */
+  offTableIds(): string[] {
+    return [...this.offTable];
   }
 
   /** Why the simulation can no longer be trusted (NaN, objects through the table, joints far outside limits), or undefined. */
@@ -203,11 +239,11 @@ export class SimScene {
       const t = o.body.translation();
       const v = o.body.linvel();
       if (![t.x, t.y, t.z, v.x, v.y, v.z].every(Number.isFinite)) return `'${o.id}' has a NaN pose`;
+      // Off the table (fell off the edge, left the scene) is a policy failure scored in no region,
+      // not a blow-up; such bodies were frozen where they left (retireFallen).
+      if (this.offTable.has(o.id)) continue;
       const overTable = Math.abs(t.x) < this.tableHalf[0] - 0.02 && Math.abs(t.y) < this.tableHalf[1] - 0.02;
-      // Below the top but not down on the floor: an object pushed off the edge may roll under the
-      // table (it has no legs here) — that is a lost object, not a blow-up.
-      const inTableSlab = t.z < -THROUGH_TABLE_M && t.z > FLOOR_Z_M + FLOOR_MARGIN_M;
-      if (overTable && inTableSlab) return `'${o.id}' went through the table (z = ${t.z.toFixed(3)} m)`;
+      if (overTable && t.z < -THROUGH_TABLE_M) return `'${o.id}' went through the table (z = ${t.z.toFixed(3)} m)`;
       if (Math.hypot(v.x, v.y, v.z) > MAX_OBJECT_SPEED_MS) return `'${o.id}' flies at ${Math.hypot(v.x, v.y, v.z).toFixed(0)} m/s`;
     }
     return undefined;
@@ -252,10 +288,12 @@ export class SimScene {
   /**
    * Where each object ended, measured from the sim: the fixture region containing its centre
    * (region boxes are in the fixture's frame, so a nudged bin carries its region), and whether
-   * its axis stands within UPRIGHT_TILT_RAD of vertical.
+   * its axis stands within UPRIGHT_TILT_RAD of vertical. An object off the table is in no region
+   * (nor is anything inside a fixture that left the table) and says so.
    */
   endStates(): ObjectEndState[] {
     return this.objects.map((o) => {
+      if (this.offTable.has(o.id)) return { id: o.id, upright: false, offTable: true };
       const t = o.body.translation();
       const r = o.body.rotation();
       const q = [r.x, r.y, r.z, r.w] as const;
@@ -270,6 +308,7 @@ export class SimScene {
 
   private regionContaining(p: readonly [number, number, number]): string | undefined {
     for (const f of this.fixtures) {
+      if (this.offTable.has(f.id)) continue;
       const kind = this.fixtureKinds.get(f.kind)!;
       const t = f.body.translation();
       const r = f.body.rotation();

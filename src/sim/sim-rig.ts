@@ -6,7 +6,8 @@
  *
  * Like the YAM vendor driver, the rig adds gravity compensation to each joint's torque
  * feedforward while it tracks; damped arms get kp = 0 and the joint's kd, unpowered arms nothing.
- * A blow-up (NaN, an object through the table, a joint far outside its limits) becomes a
+ * A blow-up (NaN, an object through the table, a joint far outside its limits, an object flung
+ * at absurd speed above the table) becomes a
  * 'sim-unstable' fault: the supervisor damps, and the rollout marks the episode invalid.
  */
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigMode, type RigModel, type RigState, type SafetyEvent } from '../rig/contract.js';

@@ -136,6 +136,8 @@ export interface ObjectEndState {
   readonly region?: string;
   /** Whether it stands upright at the end (mugs). */
   readonly upright?: boolean;
+  /** Set when it fell off the table or left the scene (a policy failure; it is then in no region). */
+  readonly offTable?: boolean;
 }
 
 /** Task progress in [0, 1] with the raw counts it came from, kept side by side. */
