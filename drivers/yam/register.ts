@@ -2,7 +2,7 @@
  * Registry entries for the YAM over CAN, for the composition root (src/app) to add:
  *   {type: 'yam-can', transport: 'slcan'|'damiao', ports: {left?: PATH, right?: PATH}, baudRate?, replyDeadlineMs?,
  *    gripperLimits?: {left?: {closedRad, openRad}, right?: …}}
- *   {type: 'yam-emulated', transport?: 'slcan'|'damiao', replyLatencyMs?}   (the station's embedded default:
+ *   {type: 'yam-emulated', transport?: 'slcan'|'damiao', replyLatencyMs?, replyDeadlineMs?}   (the station's embedded default:
  *       the same YamCanRig on the byte-level emulator through an in-process serialport binding)
  * Both rigs are returned configured-but-closed: the station calls configure() and activate().
  */
@@ -68,7 +68,7 @@ export function createEmulatedYamRig(config: RigConfig, context: RigContext): Ya
     transport: transportOf(config, 'slcan'),
     replyLatencyMs: optionalNumber(config, 'replyLatencyMs', 0, 100),
     clock: context.clock,
-    rig: { model: context.model },
+    rig: { model: context.model, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350) },
   }).rig;
 }
 

@@ -31,7 +31,8 @@ export interface StationOptions {
   log(line: string): void;
 }
 
-async function readRigConfig(file: string | undefined): Promise<unknown> {
+/** The rig config file's JSON, or the embedded default (`yam-emulated`) without one. */
+export async function readRigConfig(file: string | undefined): Promise<unknown> {
   if (!file) return DEFAULT_RIG_CONFIG;
   let text: string;
   try {

@@ -40,6 +40,14 @@ export interface RunEpisodeOptions {
   readonly settleSeconds?: number;
   /** Stops the episode (aborted: stopped by the operator) after the current step. */
   readonly signal?: AbortSignal;
+  /**
+   * Wall-clock rigs only: tick the rig every control period while the policy is being waited on
+   * (reset, inference at a chunk boundary), so its watchdog holds the arm and its motors keep
+   * being driven and heard instead of the driver reporting silent motors. Never set it in the
+   * sim: there time stands still while the policy thinks, and ticking would make the episode
+   * depend on inference latency.
+   */
+  readonly tickWhileWaiting?: boolean;
 }
 
 /** A rollout could not start: the rig refused to activate, or the policy refused the episode. */
@@ -76,6 +84,19 @@ export async function runEpisode(opts: RunEpisodeOptions): Promise<Episode> {
   const drainEvents = (): void => {
     for (const e of rig.takeSafetyEvents()) safetyEvents.push(e);
   };
+  // Wall time on purpose (see tickWhileWaiting): the rig needs its cycles while the policy thinks.
+  const waitTicking = async <T>(pending: Promise<T>): Promise<T> => {
+    if (!opts.tickWhileWaiting) return pending;
+    const timer = setInterval(() => {
+      rig.tick();
+      drainEvents();
+    }, 1000 / controlHz);
+    try {
+      return await pending;
+    } finally {
+      clearInterval(timer);
+    }
+  };
   const faultReason = (state: RigState): string | undefined => (state.faults.length > 0 ? state.faults.map((f) => f.message).join(' ') : undefined);
 
   try {
@@ -87,7 +108,7 @@ export async function runEpisode(opts: RunEpisodeOptions): Promise<Episode> {
   }
   const startS = clock.nowS();
   try {
-    await executor.reset(ctx);
+    await waitTicking(executor.reset(ctx));
   } catch (e) {
     rig.hold();
     rig.tick();
@@ -128,7 +149,7 @@ export async function runEpisode(opts: RunEpisodeOptions): Promise<Episode> {
     }
     let action;
     try {
-      action = await executor.step(step, tS, observe);
+      action = await waitTicking(executor.step(step, tS, observe));
     } catch (e) {
       if (e instanceof PolicyUnavailableError) {
         status = 'aborted';

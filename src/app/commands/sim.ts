@@ -46,6 +46,8 @@ export function episodeSummary(e: Episode): Record<string, unknown> {
     policy: e.policyName,
     seconds: e.episodeSeconds,
     steps: e.trajectory.steps,
+    // Chunks the policy answered and the episode used (chunk indices run 0, 1, … in step order).
+    chunks: e.trajectory.steps > 0 ? e.trajectory.chunkIndex[e.trajectory.steps - 1] + 1 : 0,
     safetyEvents: e.safetyEvents.length,
     finalStateHash: e.finalStateHash,
   };

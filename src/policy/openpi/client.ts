@@ -75,7 +75,9 @@ export class OpenpiClientPolicy implements Policy {
 
   get info(): PolicyInfo {
     const m = this.metadata;
-    const cams = Array.isArray(m.cameras) ? m.cameras.filter((c): c is CameraName => typeof c === 'string' && (CAMERA_NAMES as readonly string[]).includes(c)) : [...CAMERA_NAMES];
+    const listed = Array.isArray(m.cameras) ? m.cameras.filter((c): c is CameraName => typeof c === 'string' && (CAMERA_NAMES as readonly string[]).includes(c)) : [...CAMERA_NAMES];
+    // The openpi wire always carries cam_high (inferNow requires it), even for a model that reads no image.
+    const cams: CameraName[] = listed.includes('cam_high') ? listed : ['cam_high', ...listed];
     return {
       name: typeof m.policy_name === 'string' ? m.policy_name : `openpi ${this.opts.url}`,
       checkpointSha256: typeof m.checkpoint_sha256 === 'string' ? m.checkpoint_sha256 : 'unreported',

@@ -1,0 +1,125 @@
+/**
+ * One rollout on a real (or emulated) rig: the same loop as the sim (runEpisode), on wall time,
+ * with a chunk executor that logs every inference. The rig has no privileged end state, so the
+ * episode is recorded unscored ("awaiting operator score"); code policies are refused because
+ * they read object poses only the sim has. Afterwards the rig holds (inside runEpisode), is
+ * deactivated (damped) and closed — also when the policy times out or the operator stops.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Clock, Rig, RigMode, SafetyEventKind } from '../rig/contract.js';
+import { RealtimeClock } from '../rig/clocks.js';
+import type { Policy } from '../policy/contract.js';
+import { createChunkExecutor, type ChunkRecord } from '../policy/chunk-executor.js';
+import { PrivilegedStateRequiredError } from '../policy/code/privileged.js';
+import type { Layout, TaskDefinition } from '../tasks/types.js';
+import { runEpisode, type CameraSource } from './run-episode.js';
+import type { Episode } from './episode.js';
+
+export interface RigRolloutOptions {
+  readonly rig: Rig;
+  readonly policy: Policy;
+  readonly task: TaskDefinition;
+  readonly layout: Layout;
+  readonly episodeSeconds: number;
+  readonly controlHz: number;
+  readonly seed: number;
+  /** Wall-clock deadline per inference; past it the episode is aborted (policy timeout) and the rig holds. */
+  readonly deadlineMs: number;
+  readonly signal?: AbortSignal;
+  /** Images for policies that list cameras. */
+  readonly cameras?: CameraSource;
+  /** Default: a fresh RealtimeClock. The rig must read the same clock. */
+  readonly clock?: Clock;
+}
+
+export interface RigRolloutTiming {
+  /** Control steps per second of wall time, first step to last. */
+  readonly achievedHz: number;
+  /** How late each step woke after its deadline (the loop waits for inference at chunk boundaries). */
+  readonly wakeLateP50Ms: number;
+  readonly wakeLateP99Ms: number;
+  readonly wakeLateMaxMs: number;
+  /** Steps that started more than half a period late. */
+  readonly lateSteps: number;
+}
+
+export interface RigRolloutResult {
+  readonly episode: Episode;
+  readonly timing: RigRolloutTiming;
+  readonly chunks: readonly ChunkRecord[];
+  readonly safetyEventsByKind: Partial<Record<SafetyEventKind, number>>;
+  /** The rig's mode after deactivate(): 'damped' unless the driver could not say. */
+  readonly finalMode: RigMode;
+  readonly wallMs: number;
+}
+
+/** Records when each wait returned, relative to its deadline: the loop's own timing, measured. */
+class MeasuredClock implements Clock {
+  readonly wakeS: number[] = [];
+  readonly lateS: number[] = [];
+  constructor(private readonly inner: Clock) {}
+  nowS(): number {
+    return this.inner.nowS();
+  }
+  async waitUntil(tS: number): Promise<void> {
+    await this.inner.waitUntil(tS);
+    const now = this.inner.nowS();
+    this.wakeS.push(now);
+    this.lateS.push(Math.max(0, now - tS));
+  }
+}
+
+function quantileMs(sortedS: readonly number[], q: number): number {
+  if (sortedS.length === 0) return 0;
+  return sortedS[Math.min(sortedS.length - 1, Math.floor(q * sortedS.length))] * 1000;
+}
+
+/** Throws PrivilegedStateRequiredError (the policy's own sentence) for policies that need sim-only state. */
+export function assertRunsOnRig(policy: Policy): void {
+  if (policy.info.needsPrivilegedState) throw new PrivilegedStateRequiredError(policy.info.name);
+}
+
+export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRolloutResult> {
+  assertRunsOnRig(opts.policy);
+  const { rig, controlHz } = opts;
+  const clock = new MeasuredClock(opts.clock ?? new RealtimeClock());
+  const executor = createChunkExecutor(opts.policy, { deadlineMs: opts.deadlineMs });
+  const t0 = performance.now();
+  let episode: Episode;
+  try {
+    episode = await runEpisode({
+      rig,
+      executor,
+      policy: opts.policy.info,
+      cameras: opts.cameras,
+      clock,
+      layout: opts.layout,
+      task: opts.task,
+      episodeSeconds: opts.episodeSeconds,
+      controlHz,
+      seed: opts.seed,
+      signal: opts.signal,
+      tickWhileWaiting: true,
+    });
+  } finally {
+    // runEpisode ends in a hold; damp before the transport goes away, whatever happened.
+    await rig.deactivate();
+  }
+  const finalMode = rig.read().mode;
+  const wallMs = performance.now() - t0;
+  const steps = episode.trajectory.steps;
+  // runEpisode waits once per step, then once per settle cycle: the first `steps` waits are the steps.
+  const wake = clock.wakeS.slice(0, steps);
+  const late = clock.lateS.slice(0, steps).sort((a, b) => a - b);
+  const spanS = wake.length > 1 ? wake[wake.length - 1] - wake[0] : 0;
+  const timing: RigRolloutTiming = {
+    achievedHz: spanS > 0 ? (wake.length - 1) / spanS : 0,
+    wakeLateP50Ms: quantileMs(late, 0.5),
+    wakeLateP99Ms: quantileMs(late, 0.99),
+    wakeLateMaxMs: late.length ? late[late.length - 1] * 1000 : 0,
+    lateSteps: late.filter((s) => s > 0.5 / controlHz).length,
+  };
+  const safetyEventsByKind: Partial<Record<SafetyEventKind, number>> = {};
+  for (const e of episode.safetyEvents) safetyEventsByKind[e.kind] = (safetyEventsByKind[e.kind] ?? 0) + 1;
+  return { episode, timing, chunks: executor.chunks(), safetyEventsByKind, finalMode, wallMs };
+}

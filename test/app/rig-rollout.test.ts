@@ -1,0 +1,156 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PROJECT_ROOT, runTandem } from '../helpers/cli.js';
+import { buildLinearPolicyModel } from '../policy/onnx-model.js';
+import { startServeProcess } from '../policy/serve-process.js';
+import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+
+const HORIZON = 10;
+
+/** A layout set and a camera-less ONNX policy (the emulated rig has no cameras) in a fresh folder. */
+function fixture(): { dir: string; layouts: string; model: string; rigConfig: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-rig-rollout-'));
+  const layouts = join(dir, 'bottles.json');
+  writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })));
+  const model = join(dir, 'policy.onnx');
+  writeFileSync(model, buildLinearPolicyModel({ horizon: HORIZON, seed: 3, cameras: [] }).bytes);
+  // The embedded emulated YAM, with the longest motor-reply deadline the driver accepts: this test
+  // machine's cores are shared, and a starved process should not read as a silent motor.
+  const rigConfig = join(dir, 'rig.json');
+  writeFileSync(rigConfig, JSON.stringify({ type: 'yam-emulated', transport: 'slcan', replyDeadlineMs: 350 }));
+  return { dir, layouts, model, rigConfig };
+}
+
+const rigArgs = (f: { layouts: string; rigConfig: string }, policy: string, extra: string[] = []) =>
+  ['rig', 'rollout', '--policy', policy, '--layouts', f.layouts, '--layout', '0', '--seconds', '1', '--rig-config', f.rigConfig, '--json', ...extra];
+
+test('the same onnx: policy runs in the sim and on the emulated rig: same steps and chunks, the rig rollout awaits the operator score', async () => {
+  const f = fixture();
+  try {
+    const spec = `onnx:${f.model}`;
+    // One after the other: the rig rollout runs on wall time and should not share the cores with the sim.
+    const sim = await runTandem(['sim', 'rollout', '--policy', spec, '--layouts', f.layouts, '--layout', '0', '--seconds', '1', '--json']);
+    const rig = await runTandem(rigArgs(f, spec));
+    assert.equal(sim.code, 0, sim.stderr);
+    assert.equal(rig.code, 0, rig.stdout + rig.stderr);
+    const s = JSON.parse(sim.stdout);
+    const r = JSON.parse(rig.stdout);
+    for (const j of [s, r]) {
+      assert.equal(j.status, 'valid');
+      assert.equal(j.steps, 50, '1 s at 50 Hz');
+      assert.equal(j.chunks, Math.ceil(50 / HORIZON), 'one chunk per horizon of steps, open loop');
+      assert.equal(j.policy, 'onnx:policy.onnx');
+    }
+    assert.equal(typeof s.progress, 'number', 'the sim scores from its privileged end state');
+    assert.equal(r.progress, null, 'the rig has no privileged end state: no invented score');
+    assert.equal(r.scoring, 'awaiting operator score');
+    assert.equal(r.rig, 'yam-emulated');
+    assert.equal(r.horizon, HORIZON);
+    assert.equal(r.finalMode, 'damped');
+    assert.ok(r.achievedHz > 0 && r.achievedHz <= 51, `achieved ${r.achievedHz} Hz`);
+    assert.ok(r.inferenceMs.p50 > 0 && r.inferenceMs.max >= r.inferenceMs.p50);
+    // The seeded linear model asks for far-off targets: the safety supervisor clamps them, and says so.
+    assert.ok((r.safetyEventsByKind['position-clamped'] ?? 0) + (r.safetyEventsByKind['velocity-clamped'] ?? 0) > 0);
+    assert.equal(r.safetyEvents, Object.values(r.safetyEventsByKind as Record<string, number>).reduce((a, b) => a + b, 0));
+
+    const text = await runTandem(rigArgs(f, spec).filter((a) => a !== '--json'));
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /valid, awaiting operator score\nsteps 50 at [\d.]+ Hz achieved/);
+    assert.match(text.stdout, /chunks 5 of 10 rows; inference p50 [\d.]+ ms/);
+    assert.match(text.stdout, /rig damped after the rollout\n$/);
+  } finally {
+    rmSync(f.dir, { recursive: true, force: true });
+  }
+});
+
+test('a ws:// policy served by `tandem policy serve` runs on the emulated rig', async () => {
+  const f = fixture();
+  const server = await startServeProcess(['--policy', `onnx:${f.model}`, '--port', '0']);
+  try {
+    // openpi always carries the top camera: without a camera driver the rig refuses, or rehearses with black frames.
+    const refused = await runTandem(rigArgs(f, server.url));
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /^Policy onnx:policy\.onnx reads cameras \(cam_high\), and this build has no rig camera driver; .*--blank-cameras/);
+    const r = await runTandem(rigArgs(f, server.url, ['--blank-cameras']));
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout);
+    assert.equal(j.status, 'valid');
+    assert.equal(j.steps, 50);
+    assert.equal(j.chunks, 5);
+    assert.equal(j.horizon, HORIZON);
+    assert.equal(j.progress, null);
+    assert.equal(j.finalMode, 'damped');
+  } finally {
+    server.child.kill('SIGINT');
+    await server.exited;
+    rmSync(f.dir, { recursive: true, force: true });
+  }
+});
+
+test('a code policy is refused with its own sentence before the rig moves', async () => {
+  const f = fixture();
+  try {
+    const r = await runTandem(rigArgs(f, 'code:bottles-in-the-bin'));
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, 'code:bottles-in-the-bin cannot run here: code policies run in the sim only: they read object poses the real rig cannot see.\n');
+  } finally {
+    rmSync(f.dir, { recursive: true, force: true });
+  }
+});
+
+test('a policy server that never answers: the rig holds, the rollout is aborted (policy timeout) and the rig ends damped', async () => {
+  const f = fixture();
+  // A real server that takes 3 s per answer: far past the 400 ms deadline, a hung policy to the rig.
+  const server = await startServeProcess(['--policy', `onnx:${f.model}`, '--port', '0', '--added-latency-ms', '3000']);
+  try {
+    const r = await runTandem(rigArgs(f, server.url, ['--timeout-ms', '400', '--blank-cameras']));
+    assert.equal(r.code, 3, r.stderr);
+    const j = JSON.parse(r.stdout);
+    assert.equal(j.status, 'aborted');
+    assert.match(j.reason, /^policy timeout: /);
+    assert.equal(j.progress, null);
+    assert.equal(j.steps, 0, 'no action was ever applied');
+    assert.equal(j.finalMode, 'damped');
+    // The rig was kept ticking while it waited: its watchdog held the arm, no motor went silent.
+    assert.ok((j.safetyEventsByKind['watchdog-hold'] ?? 0) > 0, JSON.stringify(j.safetyEventsByKind));
+    assert.equal(j.safetyEventsByKind['fault-hold'], undefined);
+    const text = await runTandem(rigArgs(f, server.url, ['--timeout-ms', '400', '--blank-cameras']).filter((a) => a !== '--json'));
+    assert.equal(text.code, 3);
+    assert.match(text.stdout, /: aborted: policy timeout: /);
+    assert.match(text.stdout, /rig damped after the rollout\n$/);
+  } finally {
+    server.child.kill('SIGINT');
+    await server.exited;
+    rmSync(f.dir, { recursive: true, force: true });
+  }
+});
+
+test('Ctrl-C during a rig rollout holds, damps and exits 130', async () => {
+  const f = fixture();
+  try {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), ...rigArgs(f, `onnx:${f.model}`).map((a) => (a === '1' ? '30' : a))], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const interrupt = setTimeout(() => child.kill('SIGINT'), 3000);
+    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const code = await exited;
+    clearTimeout(interrupt);
+    clearTimeout(guard);
+    assert.equal(code, 130, err);
+    const j = JSON.parse(out);
+    assert.equal(j.status, 'aborted');
+    assert.equal(j.reason, 'stopped by the operator');
+    assert.ok(j.steps < 1500, `stopped early (${j.steps} steps)`);
+    assert.equal(j.finalMode, 'damped');
+  } finally {
+    rmSync(f.dir, { recursive: true, force: true });
+  }
+});
