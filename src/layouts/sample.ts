@@ -1,15 +1,15 @@
 /**
  * The seeded tier sampler: draws layouts whose objects lie inside the task workspace (or inside
  * their fixture), keep a clearance between footprints, stay off the fixtures and are within reach
- * of at least one arm. Rejection sampling with bounded attempts, so an impossible tier fails with
+ * of at least one arm and clear of where the arms are at home. Rejection sampling with bounded attempts, so an impossible tier fails with
  * a sentence instead of looping. Poses are rounded before they are checked, so what the file
  * holds is exactly what passed the checks, and the JSON is stable.
  */
-import { ARM_BASE_HALF_M, ARM_BASE_XY_M, armsReaching, STATION_ARMS, TABLE_RECT } from '../tasks/station.js';
-import { fixtureFootprint, objectFootprint, rectCorners, rectInside, rectsOverlap, toFixtureFrame, type OrientedRect } from '../tasks/footprint.js';
+import { ARM_BASE_HALF_M, ARM_BASE_XY_M, ARM_HOME_CLEAR_HEIGHT_M, ARM_HOME_KEEP_OUT, ARM_HOME_KEEP_OUT_LOW, armsReaching, STATION_ARMS, TABLE_RECT } from '../tasks/station.js';
+import { fixtureFootprint, objectFootprint, partsBounds, rectCorners, rectInside, rectsOverlap, toFixtureFrame, type OrientedRect } from '../tasks/footprint.js';
 import { categoryOf } from '../tasks/catalogue.js';
 import { fixtureKindOf, objectKindOf } from '../tasks/registry.js';
-import type { Layout, LayoutFixture, LayoutObject, ObjectKind, Posture, TablePose, TaskDefinition, TierSpec } from '../tasks/types.js';
+import type { FixtureKind, Layout, LayoutFixture, TableRect, LayoutObject, ObjectKind, Posture, TablePose, TaskDefinition, TierSpec } from '../tasks/types.js';
 import { LayoutSetError } from './errors.js';
 import type { Rng } from './random.js';
 
@@ -51,6 +51,17 @@ const reachable = (x: number, y: number): boolean => armsReaching(x, y).length >
 /** The squares the arm bases stand on. */
 export const ARM_BASE_RECTS: readonly OrientedRect[] = STATION_ARMS.map((arm) => ({ cx: ARM_BASE_XY_M[arm][0], cy: ARM_BASE_XY_M[arm][1], halfX: ARM_BASE_HALF_M, halfY: ARM_BASE_HALF_M, yawRad: 0 }));
 
+const asRect = (r: TableRect): OrientedRect => ({ cx: (r.xMin + r.xMax) / 2, cy: (r.yMin + r.yMax) / 2, halfX: (r.xMax - r.xMin) / 2, halfY: (r.yMax - r.yMin) / 2, yawRad: 0 });
+/** The space each arm occupies at its home pose (station.ts): kept clear of objects and tall fixtures. */
+export const ARM_KEEP_OUT_RECTS: readonly OrientedRect[] = STATION_ARMS.map((arm) => asRect(ARM_HOME_KEEP_OUT[arm]));
+/** Its full-height part, near the base: kept clear of every fixture. */
+export const ARM_KEEP_OUT_LOW_RECTS: readonly OrientedRect[] = STATION_ARMS.map((arm) => asRect(ARM_HOME_KEEP_OUT_LOW[arm]));
+
+/** The keep-out rectangles a fixture must stay out of: all of them, or only the full-height parts for one low enough to fit under the raised arm. */
+export function armKeepOutsFor(kind: FixtureKind): readonly OrientedRect[] {
+  return partsBounds(kind.parts).max[2] > ARM_HOME_CLEAR_HEIGHT_M ? ARM_KEEP_OUT_RECTS : ARM_KEEP_OUT_LOW_RECTS;
+}
+
 function placeFixtures(task: TaskDefinition, spec: TierSpec, rng: Rng): LayoutFixture[] | undefined {
   const placed: { fixture: LayoutFixture; rect: OrientedRect }[] = [];
   for (const p of task.fixtures) {
@@ -65,6 +76,7 @@ function placeFixtures(task: TaskDefinition, spec: TierSpec, rng: Rng): LayoutFi
     const rect = fixtureFootprint(kind, pose);
     if (!rectInside(rect, TABLE_RECT) || !reachable(pose.x, pose.y)) return undefined;
     if (ARM_BASE_RECTS.some((b) => rectsOverlap(b, rect, task.clearances.fixtureM))) return undefined;
+    if (armKeepOutsFor(kind).some((k) => rectsOverlap(k, rect, task.clearances.fixtureM))) return undefined;
     if (placed.some((q) => rectsOverlap(q.rect, rect, task.clearances.fixtureM))) return undefined;
     placed.push({ fixture: { id: p.id, kind: p.kind, pose }, rect });
   }
@@ -155,6 +167,7 @@ function tryLayout(task: TaskDefinition, spec: TierSpec, rng: Rng): { fixtures: 
         if (!rectInside(rect, task.workspace)) continue;
         if (fixtureRects.some((f) => rectsOverlap(f, rect, c.fixtureM))) continue;
         if (ARM_BASE_RECTS.some((b) => rectsOverlap(b, rect, c.objectM))) continue;
+        if (ARM_KEEP_OUT_RECTS.some((k) => rectsOverlap(k, rect, c.objectM))) continue;
         if (placed.some((p) => rectsOverlap(p.rect, rect, c.objectM))) continue;
       }
       done = { kind, posture, pose, rect };

@@ -6,7 +6,7 @@
  * The picture looks at the table from above with the robot at the bottom: table +x (away from
  * the arms) points up the image, table +y (the robot's left) points left.
  */
-import { ARM_BASE_XY_M, ARM_REACH_MAX_M, STATION_ARMS, TABLE_RECT } from '../tasks/station.js';
+import { ARM_BASE_XY_M, ARM_HOME_KEEP_OUT, ARM_REACH_MAX_M, STATION_ARMS, TABLE_RECT } from '../tasks/station.js';
 import { fixtureFootprint, objectFootprint, partFootprints, partsBounds, rectCorners, type OrientedRect } from '../tasks/footprint.js';
 import { getTask } from '../tasks/registry.js';
 import type { FixtureKind, LayoutObject, ObjectKind, Posture } from '../tasks/types.js';
@@ -167,6 +167,13 @@ export function layoutTopViewSvg(set: LayoutSet, index: number, sizePx: number):
   const [wx1, wy1] = f.toImage(w.xMin, w.yMin);
   parts.push(`<rect x="${n(wx0)}" y="${n(wy0)}" width="${n(wx1 - wx0)}" height="${n(wy1 - wy0)}" fill="none" stroke="#6d8fb3" stroke-width="1.5" stroke-dasharray="8,5"/>`);
   for (const arm of STATION_ARMS) {
+    // Where the arm rests at home: lightly hatched grey, nothing is placed there.
+    const k = ARM_HOME_KEEP_OUT[arm];
+    const [kx0, ky0] = f.toImage(k.xMax, k.yMax);
+    const [kx1, ky1] = f.toImage(k.xMin, k.yMin);
+    parts.push(`<rect class="keep-out" x="${n(Math.min(kx0, kx1))}" y="${n(Math.min(ky0, ky1))}" width="${n(Math.abs(kx1 - kx0))}" height="${n(Math.abs(ky1 - ky0))}" fill="#8c96a1" fill-opacity="0.15" stroke="#8c96a1" stroke-width="1" stroke-dasharray="2,3"/>`);
+  }
+  for (const arm of STATION_ARMS) {
     const [bx, by] = f.toImage(ARM_BASE_XY_M[arm][0], ARM_BASE_XY_M[arm][1]);
     parts.push(`<circle cx="${n(bx)}" cy="${n(by)}" r="${n(ARM_REACH_MAX_M * f.pxPerM)}" fill="none" stroke="#8c96a1" stroke-width="1.2" stroke-dasharray="3,4" clip-path="url(#table)"/>`);
     parts.push(`<circle cx="${n(bx)}" cy="${n(by)}" r="${n(0.055 * f.pxPerM)}" fill="#3b4450"/>`);
@@ -194,6 +201,6 @@ export function layoutTopViewSvg(set: LayoutSet, index: number, sizePx: number):
   parts.push(`<text x="${n(sizePx / 2)}" y="${n(captionTop)}" font-size="${n(fontPx * 1.2)}" text-anchor="middle" font-weight="bold" fill="#111">${esc(line1)}</text>`);
   parts.push(`<text x="${n(sizePx / 2)}" y="${n(captionTop + fontPx * 1.5)}" font-size="${n(fontPx * 0.85)}" text-anchor="middle" fill="#333">${esc(line2)}</text>`);
   parts.push(`<text x="${n(sizePx / 2)}" y="${n(captionTop + fontPx * 2.7)}" font-size="${n(fontPx * 0.85)}" text-anchor="middle" fill="#333">${esc(line3)}</text>`);
-  parts.push(`<text x="${n(sizePx / 2)}" y="${n(captionTop + fontPx * 3.9)}" font-size="${n(fontPx * 0.85)}" text-anchor="middle" fill="#333">Seen from above, robot at the bottom (L, R = arm bases, dotted = reach, dashed = workspace, grid 10 cm).</text>`);
+  parts.push(`<text x="${n(sizePx / 2)}" y="${n(captionTop + fontPx * 3.9)}" font-size="${n(fontPx * 0.85)}" text-anchor="middle" fill="#333">Seen from above, robot at the bottom (L, R = arm bases, dotted = reach, grey = arm at home, dashed = workspace, grid 10 cm).</text>`);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${sizePx}" height="${sizePx}" viewBox="0 0 ${sizePx} ${sizePx}"><style>text{font-family:'DejaVu Sans',sans-serif}.label{fill:#111}.fixture{fill:#7a1010}.fixture-name{fill:#333}</style>${parts.join('')}</svg>`;
 }

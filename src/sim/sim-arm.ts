@@ -38,7 +38,7 @@ export const GRIPPER_GEOMETRY = {
 
 /** See the constructor: conditions the solver, physically irrelevant. */
 const LINK1_OFF_AXIS_INERTIA_KGM2 = 0.5;
-const LINK_RADIUS_M = [0.045, 0.04, 0.035, 0.03, 0.03, 0.03];
+export const LINK_RADIUS_M = [0.045, 0.04, 0.035, 0.03, 0.03, 0.03];
 const FRICTION_VELOCITY_EPS = 0.02;
 const UNWRAP_TWO_PI = 2 * Math.PI;
 

@@ -13,7 +13,9 @@ export const BOTTLES_IN_THE_BIN: TaskDefinition = {
   workspace: { xMin: -0.27, xMax: 0.14, yMin: -0.44, yMax: 0.44 },
   objectKinds: [BOTTLE],
   fixtureKinds: [BIN],
-  fixtures: [{ id: 'bin', kind: BIN.id, region: { xMin: -0.1, xMax: 0.05, yMin: -0.36, yMax: -0.24 }, yawRangeRad: [-0.35, 0.35] }],
+  // The bin stands in front of the right arm's home keep-out (station.ts: fingertips to x = -0.13)
+  // with its near wall ≥ 3 cm clear at any drawn yaw, centre 0.47–0.53 m from the right base.
+  fixtures: [{ id: 'bin', kind: BIN.id, region: { xMin: 0.07, xMax: 0.13, yMin: -0.33, yMax: -0.27 }, yawRangeRad: [-0.2, 0.2] }],
   clearances: { objectM: 0.02, fixtureM: 0.03, inFixtureObjectM: 0.003, inFixtureWallM: 0.005 },
   regionIds: REGIONS,
   tiers: [
