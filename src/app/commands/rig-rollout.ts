@@ -7,11 +7,7 @@
  */
 import { resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand } from '../command.js';
-import { readLayoutSetFile } from './layouts.js';
-import { episodeSummary, openPolicyForCli } from './sim.js';
-import { layoutAt } from '../../layouts/layout-set.js';
-import { LayoutSetError } from '../../layouts/errors.js';
-import { getTask } from '../../tasks/registry.js';
+import { episodeSummary, openPolicyForCli, rolloutLayoutArgs } from './sim.js';
 import { RigError, type Rig } from '../../rig/contract.js';
 import { RealtimeClock } from '../../rig/clocks.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
@@ -111,17 +107,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     'blank-cameras': { type: 'boolean' },
   },
   async run(args, io) {
-    const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
-    const index = intOption(args, 'layout', undefined, 0, 1_000_000);
-    let layout;
-    try {
-      layout = layoutAt(set, index);
-    } catch (e) {
-      if (e instanceof LayoutSetError) throw new UserError(e.message);
-      throw e;
-    }
-    const task = getTask(set.task);
-    const seconds = numberOption(args, 'seconds', task.episodeSeconds, 0.02, 3600);
+    const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
     const rateHz = numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
     const deadlineMs = intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);

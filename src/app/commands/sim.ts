@@ -3,7 +3,9 @@
  * every layout R times on worker threads (`sim sweep`). The work lives in src/sim and
  * src/rollout; this file reads files, opens the store and turns bad input into one sentence.
  */
-import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo } from '../command.js';
+import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import type { Layout, TaskDefinition } from '../../tasks/types.js';
+import type { LayoutSet } from '../../layouts/layout-set.js';
 import { readLayoutSetFile } from './layouts.js';
 import { layoutAt } from '../../layouts/layout-set.js';
 import { LayoutSetError } from '../../layouts/errors.js';
@@ -27,6 +29,22 @@ export async function openPolicyForCli(spec: string, io: CliIo): Promise<Policy>
     if (e instanceof PolicySpecError || e instanceof PolicyLoadError || e instanceof PolicyUnavailableError) throw new UserError(e.message);
     throw e;
   }
+}
+
+/** --layouts FILE --layout I [--seconds S] of a one-rollout command (sim or rig): the layout, its task and the episode length. */
+export function rolloutLayoutArgs(args: ParsedCommandArgs, io: CliIo): { set: LayoutSet; layout: Layout; task: TaskDefinition; seconds: number } {
+  const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
+  const index = intOption(args, 'layout', undefined, 0, 1_000_000);
+  let layout;
+  try {
+    layout = layoutAt(set, index);
+  } catch (e) {
+    if (e instanceof LayoutSetError) throw new UserError(e.message);
+    throw e;
+  }
+  const task = getTask(set.task);
+  const seconds = numberOption(args, 'seconds', task.episodeSeconds, 0.02, 3600);
+  return { set, layout, task, seconds };
 }
 
 /** The JSON line a rollout prints. */
@@ -71,17 +89,7 @@ same rollout loop the real rig uses, and scores task progress from the sim's end
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
   options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' } },
   async run(args, io) {
-    const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
-    const index = intOption(args, 'layout', undefined, 0, 1_000_000);
-    let layout;
-    try {
-      layout = layoutAt(set, index);
-    } catch (e) {
-      if (e instanceof LayoutSetError) throw new UserError(e.message);
-      throw e;
-    }
-    const task = getTask(set.task);
-    const seconds = numberOption(args, 'seconds', task.episodeSeconds, 0.02, 3600);
+    const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
     const policy = await openPolicyForCli(requireString(args, 'policy'), io);
     try {
