@@ -24,6 +24,7 @@ import type { Clock } from './contract.js';
  * cores are oversubscribed, p99 is set by the OS scheduler whatever we do (~15 ms at load 18).
  */
 export class RealtimeClock implements Clock {
+  readonly passesWhileAwaiting = true;
   private readonly epochMs = performance.now();
   private targetMs = 0;
   private resolve: (() => void) | undefined;

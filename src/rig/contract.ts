@@ -165,6 +165,12 @@ export interface Clock {
   nowS(): number;
   /** Resolves once the clock reaches tS (sim: steps physics up to tS). */
   waitUntil(tS: number): Promise<void>;
+  /**
+   * True when time passes on its own while the loop awaits something else (wall time): the loop
+   * must then keep the rig ticking while a policy thinks. Absent/false for stepped clocks, where
+   * time stands still until waitUntil, so results never depend on how long inference took.
+   */
+  readonly passesWhileAwaiting?: boolean;
 }
 
 /** An error an operator can act on; `fault` carries the structured reason. */

@@ -57,7 +57,10 @@ export interface RigRolloutResult {
 class MeasuredClock implements Clock {
   readonly wakeS: number[] = [];
   readonly lateS: number[] = [];
-  constructor(private readonly inner: Clock) {}
+  readonly passesWhileAwaiting: boolean | undefined;
+  constructor(private readonly inner: Clock) {
+    this.passesWhileAwaiting = inner.passesWhileAwaiting;
+  }
   nowS(): number {
     return this.inner.nowS();
   }
@@ -99,7 +102,6 @@ export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRollout
       controlHz,
       seed: opts.seed,
       signal: opts.signal,
-      tickWhileWaiting: true,
     });
   } finally {
     // runEpisode ends in a hold; damp before the transport goes away, whatever happened.

@@ -40,14 +40,6 @@ export interface RunEpisodeOptions {
   readonly settleSeconds?: number;
   /** Stops the episode (aborted: stopped by the operator) after the current step. */
   readonly signal?: AbortSignal;
-  /**
-   * Wall-clock rigs only: tick the rig every control period while the policy is being waited on
-   * (reset, inference at a chunk boundary), so its watchdog holds the arm and its motors keep
-   * being driven and heard instead of the driver reporting silent motors. Never set it in the
-   * sim: there time stands still while the policy thinks, and ticking would make the episode
-   * depend on inference latency.
-   */
-  readonly tickWhileWaiting?: boolean;
 }
 
 /** A rollout could not start: the rig refused to activate, or the policy refused the episode. */
@@ -84,9 +76,12 @@ export async function runEpisode(opts: RunEpisodeOptions): Promise<Episode> {
   const drainEvents = (): void => {
     for (const e of rig.takeSafetyEvents()) safetyEvents.push(e);
   };
-  // Wall time on purpose (see tickWhileWaiting): the rig needs its cycles while the policy thinks.
+  // On a clock whose time passes by itself (the real rig's wall clock), keep ticking the rig every
+  // control period while the policy is awaited (reset, inference at a chunk boundary): its watchdog
+  // holds the arm and its motors keep being driven and heard instead of reported silent. A stepped
+  // (sim) clock stands still while it waits, so there is nothing to tick and no latency dependence.
   const waitTicking = async <T>(pending: Promise<T>): Promise<T> => {
-    if (!opts.tickWhileWaiting) return pending;
+    if (!clock.passesWhileAwaiting) return pending;
     const timer = setInterval(() => {
       rig.tick();
       drainEvents();

@@ -33,6 +33,10 @@ export const CHROMIUM_ARGS: readonly string[] = [
   '--disable-sync',
   '--use-angle=swiftshader',
   '--enable-unsafe-swiftshader',
+  // No crash dumps: a killed browser's crash handler would otherwise write into the profile
+  // directory after we removed it.
+  '--disable-breakpad',
+  '--disable-crash-reporter',
 ];
 
 export interface ChromiumRendererOptions {
@@ -228,6 +232,9 @@ async function endSession(s: Session): Promise<void> {
     // Already gone (crashed or killed): nothing left to close.
   }
   removeProfile(s.userDataDir);
+  // A killed browser's helper processes can outlive it by a moment and write into the profile
+  // again; a second pass shortly after catches what they left. Unref'd: never keeps the process up.
+  setTimeout(() => removeProfile(s.userDataDir), 1000).unref();
 }
 
 /** Removes a profile directory; a killed browser's helpers may still write for a moment, so retry. */
