@@ -13,6 +13,13 @@ const cyl = (radiusM: number, heightM: number, z0 = 0, x = 0, y = 0): ShapePart 
 const box = (sx: number, sy: number, sz: number, x: number, y: number, z0: number): ShapePart => ({ shape: { type: 'box', sizeM: [sx, sy, sz] }, offset: at(x, y, z0 + sz / 2) });
 const tube = (outerRadiusM: number, innerRadiusM: number, heightM: number): ShapePart => ({ shape: { type: 'tube', outerRadiusM, innerRadiusM, heightM }, offset: at(0, 0, heightM / 2) });
 const tray = (sx: number, sy: number, sz: number, wallM: number, x = 0, y = 0): ShapePart => ({ shape: { type: 'tray', sizeM: [sx, sy, sz], wallM }, offset: at(x, y, sz / 2) });
+/** Rounded to a micrometre, so derived sizes read as the round numbers they are. */
+const um = (v: number): number => Math.round(v * 1e6) / 1e6;
+/** The volume inside a tray — above its floor, within its walls — where an object counts as in it. */
+const trayInside = (sx: number, sy: number, sz: number, wallM: number, x = 0, y = 0): Pick<FixtureRegion, 'centerM' | 'sizeM'> => ({
+  centerM: [x, y, um(wallM + (sz - wallM) / 2)],
+  sizeM: [um(sx - 2 * wallM), um(sy - 2 * wallM), um(sz - wallM)],
+});
 
 // ── bottles-in-the-bin ──────────────────────────────────────────────────────────
 /** A 0.5 l PET water bottle, filled: Ø65 mm, 205 mm tall. */
@@ -29,14 +36,15 @@ export const BOTTLE: ObjectKind = {
 };
 
 /** A wastepaper bin, 300 × 220 × 180 mm, light enough to be nudged into reach. */
+const BIN_TRAY = [0.3, 0.22, 0.18, 0.006] as const;
 export const BIN: FixtureKind = {
   id: 'bin',
   name: 'bin',
-  parts: [tray(0.3, 0.22, 0.18, 0.006)],
+  parts: [tray(...BIN_TRAY)],
   massKg: 0.7,
   friction: 0.4,
   movable: true,
-  regions: [{ id: 'bin', centerM: [0, 0, 0.093], sizeM: [0.288, 0.208, 0.174] }],
+  regions: [{ id: 'bin', ...trayInside(...BIN_TRAY) }],
   color: [70, 74, 86],
   footprintHalfM: [0.15, 0.11],
 };
@@ -113,14 +121,15 @@ export const NUTS = [nut(6, 11, 5.2, 2.5), nut(8, 14.4, 6.8, 5.1), nut(10, 17.8,
 export const RINGS = [ring('6000', 26, 20, 8, 12), ring('6200', 30, 23, 9, 17), ring('6202', 35, 28, 11, 26)] as const;
 
 /** A gray Euro tote, 400 × 300 × 120 mm, fixed in the cell. */
+const TOTE_TRAY = [0.4, 0.3, 0.12, 0.005] as const;
 export const TOTE: FixtureKind = {
   id: 'tote',
   name: 'gray tote',
-  parts: [tray(0.4, 0.3, 0.12, 0.005)],
+  parts: [tray(...TOTE_TRAY)],
   massKg: 1.1,
   friction: 0.5,
   movable: false,
-  regions: [{ id: 'tote', centerM: [0, 0, 0.0625], sizeM: [0.39, 0.29, 0.115] }],
+  regions: [{ id: 'tote', ...trayInside(...TOTE_TRAY) }],
   color: [150, 150, 150],
   footprintHalfM: [0.2, 0.15],
 };
@@ -144,8 +153,7 @@ export const SORTER: FixtureKind = {
   regions: SORTER_SLOT_CATEGORIES.map(
     (category, i): FixtureRegion => ({
       id: `slot:${category}`,
-      centerM: [0, slotY(i), 0.032],
-      sizeM: [0.092, SLOT_PITCH_M - 0.008, 0.056],
+      ...trayInside(0.1, SLOT_PITCH_M, 0.06, 0.004, 0, slotY(i)),
       acceptsKind: category,
       ...(i === SORTER_SLOT_CATEGORIES.length - 1 ? { needsHandover: true } : {}),
     }),
