@@ -43,45 +43,30 @@ export const JOINT_STATE_TYPE = 'sensor_msgs/msg/JointState';
 export const JOINT_TRAJECTORY_TYPE = 'trajectory_msgs/msg/JointTrajectory';
 export const TRIGGER_TYPE = 'std_srvs/srv/Trigger';
 
-/** ROS 2 message definitions (with dependencies), for CDR encoding where a schema is needed. */
-export const JOINT_STATE_DEFINITION = `std_msgs/Header header
-string[] name
-float64[] position
-float64[] velocity
-float64[] effort
-================================================================================
-MSG: std_msgs/Header
-builtin_interfaces/Time stamp
-string frame_id
-================================================================================
-MSG: builtin_interfaces/Time
-int32 sec
-uint32 nanosec
-`;
+/**
+ * ROS 2 message definitions in the `ros2msg` schema form: the message's own text, then each
+ * dependency after a line of 80 '=' and `MSG: pkg/Type`. The shared dependencies are written once.
+ */
+const SEPARATOR = '='.repeat(80);
+const HEADER = 'MSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\nstring frame_id\n';
+const TIME = 'MSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n';
+const DURATION = 'MSG: builtin_interfaces/Duration\nint32 sec\nuint32 nanosec\n';
+const TRAJECTORY_POINT =
+  'MSG: trajectory_msgs/JointTrajectoryPoint\nfloat64[] positions\nfloat64[] velocities\nfloat64[] accelerations\nfloat64[] effort\nbuiltin_interfaces/Duration time_from_start\n';
 
-export const JOINT_TRAJECTORY_DEFINITION = `std_msgs/Header header
-string[] joint_names
-trajectory_msgs/JointTrajectoryPoint[] points
-================================================================================
-MSG: std_msgs/Header
-builtin_interfaces/Time stamp
-string frame_id
-================================================================================
-MSG: builtin_interfaces/Time
-int32 sec
-uint32 nanosec
-================================================================================
-MSG: trajectory_msgs/JointTrajectoryPoint
-float64[] positions
-float64[] velocities
-float64[] accelerations
-float64[] effort
-builtin_interfaces/Duration time_from_start
-================================================================================
-MSG: builtin_interfaces/Duration
-int32 sec
-uint32 nanosec
-`;
+function withDependencies(main: string, ...dependencies: string[]): string {
+  return [main, ...dependencies].join(`${SEPARATOR}\n`);
+}
+
+export const JOINT_STATE_DEFINITION = withDependencies('std_msgs/Header header\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n', HEADER, TIME);
+
+export const JOINT_TRAJECTORY_DEFINITION = withDependencies(
+  'std_msgs/Header header\nstring[] joint_names\ntrajectory_msgs/JointTrajectoryPoint[] points\n',
+  HEADER,
+  TIME,
+  TRAJECTORY_POINT,
+  DURATION,
+);
 
 export function toRosTime(seconds: number): RosTime {
   const sec = Math.floor(seconds);
