@@ -46,6 +46,19 @@ export interface SimRolloutResult {
   /** Physics steps taken and wall time spent (for real-time factors). */
   readonly physicsSteps: number;
   readonly wallMs: number;
+  /** Camera images the renderer drew for the policy (0 for policies without cameras). */
+  readonly cameraFrames: number;
+}
+
+/**
+ * The counts a sim rollout reports and stores: the task's own scoring counts plus `offTable`,
+ * the objects that ended off the table (knocked or dropped off the edge). The task's scoring
+ * does not change; undefined when the rollout was not scored.
+ */
+export function simRolloutCounts(episode: Episode): Record<string, number> | undefined {
+  if (!episode.progress) return undefined;
+  const offTable = (episode.endStates ?? []).filter((e) => e.offTable === true).length;
+  return { ...episode.progress.counts, offTable };
 }
 
 export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRolloutResult> {
@@ -79,7 +92,7 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
       policyName: opts.policy.info.name,
       policyCheckpointSha256: opts.policy.info.checkpointSha256,
     });
-    return { episode, calibrationSha256, physicsSteps: 0, wallMs: performance.now() - t0 };
+    return { episode, calibrationSha256, physicsSteps: 0, wallMs: performance.now() - t0, cameraFrames: 0 };
   }
   // A policy that wants images and was given no renderer gets one for this rollout (its browser
   // starts on the first image); sweeps pass one per worker instead, to start chromium once.
@@ -87,7 +100,16 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
   try {
     const rig = new SimRig({ scene, safety: { controlPeriodS: 1 / controlHz } });
     const renderer = opts.renderer ?? ownRenderer;
-    const cameras: CameraSource | undefined = renderer ? { capture: (names) => renderer.render(scene.snapshot(), names) } : undefined;
+    let cameraFrames = 0;
+    const cameras: CameraSource | undefined = renderer
+      ? {
+          capture: async (names) => {
+            const images = await renderer.render(scene.snapshot(), names);
+            cameraFrames += Object.keys(images).length;
+            return images;
+          },
+        }
+      : undefined;
     const episode = await runEpisode({
       rig,
       executor: createOpenLoopExecutor(opts.policy),
@@ -103,7 +125,7 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
       endState: { endStates: () => scene.endStates(), fingerprint: () => scene.fingerprint() },
       signal: opts.signal,
     });
-    return { episode, calibrationSha256, physicsSteps: scene.steps, wallMs: performance.now() - t0 };
+    return { episode, calibrationSha256, physicsSteps: scene.steps, wallMs: performance.now() - t0, cameraFrames };
   } finally {
     scene.free();
     await ownRenderer?.close();

@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { getTask } from '../tasks/registry.js';
 import { openPolicy } from '../rollout/policy-registry.js';
 import type { Policy } from '../policy/contract.js';
-import { runSimRollout } from './sim-rollout.js';
+import { runSimRollout, simRolloutCounts } from './sim-rollout.js';
 import { ChromiumRenderer } from './render/chromium-renderer.js';
 import type { Renderer } from './render/renderer.js';
 import type { FromWorker, SweepJob, ToWorker, WorkerInit } from './sweep.js';
@@ -41,7 +41,7 @@ async function run(job: SweepJob): Promise<void> {
       reason: e.reason,
       error: e.error,
       progress: e.progress?.progress,
-      counts: e.progress ? { ...e.progress.counts } : undefined,
+      counts: simRolloutCounts(e),
       finalStateHash: e.finalStateHash,
       episodeSeconds: e.episodeSeconds,
       controlHz: e.controlHz,
@@ -50,6 +50,8 @@ async function run(job: SweepJob): Promise<void> {
       calibrationSha256: r.calibrationSha256,
       physicsSteps: r.physicsSteps,
       wallMs: r.wallMs,
+      observations: e.observations,
+      cameraFrames: r.cameraFrames,
     },
   });
 }

@@ -28,6 +28,7 @@ export interface SweepRollout {
   readonly reason?: string;
   readonly error?: string;
   readonly progress?: number;
+  /** The task's scoring counts plus `offTable` (objects that ended off the table); scored rollouts only. */
   readonly counts?: Record<string, number>;
   readonly finalStateHash: string;
   readonly episodeSeconds: number;
@@ -37,6 +38,9 @@ export interface SweepRollout {
   readonly calibrationSha256: string;
   readonly physicsSteps: number;
   readonly wallMs: number;
+  /** Observations built for the policy, and the camera images drawn for them (0 without cameras). */
+  readonly observations: number;
+  readonly cameraFrames: number;
 }
 
 export interface SweepOptions {
@@ -155,6 +159,8 @@ export function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
           w.postMessage({ type: 'exit' } satisfies ToWorker);
         } else if (m.type === 'fatal') {
           failed ??= m.message;
+          // The failed job is over: this worker gets 'exit' (it would never answer a 'stop').
+          busy.delete(w);
           onAbort();
         }
       });

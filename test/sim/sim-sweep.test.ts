@@ -1,13 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runTandem } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
+import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../../src/sim/calibration.js';
 
 function setup(perTier: number): { dir: string; file: string; data: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-sweep-'));
@@ -97,6 +98,43 @@ test('a sweep with an unknown policy spec says so in one sentence and stores not
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^Unknown policy 'onnx'; known policies: code:hold, .*ws:\/\/host:port\.\n$/);
     assert.equal(r.stdout, '');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a sweep with --calibration runs on that record and stores its hash and its JSON with every rollout; a bad file stores nothing', async () => {
+  const { dir, file, data } = setup(1);
+  try {
+    const edited = { ...JSON.parse((await runTandem(['sim', 'calibration'])).stdout), name: 'stickier-table', tableFriction: 0.9 };
+    const cal = join(dir, 'sim-calibration.json');
+    writeFileSync(cal, JSON.stringify(edited));
+    const r = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--workers', '1', '--seconds', '0.3', '--calibration', cal, '--data', data, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    const hash = simCalibrationHash(edited);
+    assert.equal(out.simCalibration, hash);
+    assert.notEqual(hash, simCalibrationHash(DEFAULT_SIM_CALIBRATION));
+    const store = openStore(join(data, 'tandem.sqlite'));
+    try {
+      const rows = store.listRollouts({});
+      assert.equal(rows.length, 2);
+      for (const row of rows) assert.deepEqual(row.calibrationSha256s, [hash]);
+      const stored = store.getCalibration(hash);
+      assert.equal(stored?.kind, 'sim-parameters');
+      assert.deepEqual(JSON.parse(stored.canonicalJson), edited, 'the store keeps the record itself, not only its id');
+    } finally {
+      store.close();
+    }
+
+    const typo = join(dir, 'typo.json');
+    writeFileSync(typo, JSON.stringify({ ...edited, tableFricton: 0.9 }));
+    const other = join(dir, 'other-data');
+    const bad = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--calibration', typo, '--data', other]);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stdout, '');
+    assert.match(bad.stderr, /^The sim calibration file .*typo\.json: unknown field 'tableFricton' .*\.\n$/);
+    assert.equal(existsSync(join(other, 'tandem.sqlite')), false, 'nothing was stored');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

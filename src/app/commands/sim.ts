@@ -6,7 +6,7 @@
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import type { Layout, TaskDefinition } from '../../tasks/types.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';
-import { readLayoutSetFile } from './layouts.js';
+import { readLayoutSetFile, readUserFile } from './layouts.js';
 import { layoutAt } from '../../layouts/layout-set.js';
 import { LayoutSetError } from '../../layouts/errors.js';
 import { getTask } from '../../tasks/registry.js';
@@ -15,9 +15,10 @@ import { PolicyUnavailableError } from '../../policy/contract.js';
 import { PolicyLoadError } from '../../policy/errors.js';
 import { knownPolicySpecs, openPolicy, PolicySpecError } from '../../rollout/policy-registry.js';
 import type { Episode } from '../../rollout/episode.js';
-import { runSimRollout } from '../../sim/sim-rollout.js';
+import { runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
 import { runSweep, SweepError, type SweepRollout } from '../../sim/sweep.js';
-import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson } from '../../sim/calibration.js';
+import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, type SimCalibration } from '../../sim/calibration.js';
+import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
 import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { withCommandStore } from '../station-store.js';
 
@@ -47,6 +48,23 @@ export function rolloutLayoutArgs(args: ParsedCommandArgs, io: CliIo): { set: La
   return { set, layout, task, seconds };
 }
 
+/** --calibration FILE: the sim calibration record to run on (default: the built-in one). */
+export function calibrationArg(args: ParsedCommandArgs, io: CliIo): SimCalibration {
+  const file = args.values.calibration;
+  if (file === undefined) return DEFAULT_SIM_CALIBRATION;
+  if (typeof file !== 'string' || file.length === 0) throw new UserError('--calibration needs a file name (save one with: tandem sim calibration > sim-calibration.json).');
+  const { text } = readUserFile(io, file, 'sim calibration');
+  try {
+    return parseSimCalibration(text, file);
+  } catch (e) {
+    if (e instanceof CalibrationFileError) throw new UserError(e.message);
+    throw e;
+  }
+}
+
+const CALIBRATION_HELP = `  --calibration FILE  sim calibration record (JSON, the shape 'tandem sim calibration' prints);
+                      default: the built-in record. Its hash is printed and stored with each rollout`;
+
 /** The JSON line a rollout prints. */
 export function episodeSummary(e: Episode): Record<string, unknown> {
   return {
@@ -74,7 +92,7 @@ export function episodeSummary(e: Episode): Record<string, unknown> {
 const rollout: CliCommand = {
   path: ['sim', 'rollout'],
   summary: 'run one sim rollout of a policy on one layout and score it',
-  help: `Usage: tandem sim rollout --layouts FILE --layout I --policy SPEC [--seconds S] [--seed K] [--json]
+  help: `Usage: tandem sim rollout --layouts FILE --layout I --policy SPEC [--seconds S] [--seed K] [--calibration FILE] [--json]
 
 Builds layout I of the (hash-verified) layout set in the Rapier sim, runs the policy through the
 same rollout loop the real rig uses, and scores task progress from the sim's end state.
@@ -84,24 +102,32 @@ same rollout loop the real rig uses, and scores task progress from the sim's end
   --policy SPEC    ${knownPolicySpecs().join(' | ')}
   --seconds S      episode length (default: the task's, the same as on the real rig)
   --seed K         rollout seed: placement noise and the policy's seed (default 0)
-  --json           print {"progress", "counts", "valid", "status", "finalStateHash", …}
+${CALIBRATION_HELP}
+  --json           print {"progress", "counts", "valid", "status", "finalStateHash", "simCalibration", …};
+                   counts are the task's plus "offTable", the objects that ended off the table
 
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
-  options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' } },
+  options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' } },
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
+    const calibration = calibrationArg(args, io);
     const policy = await openPolicyForCli(requireString(args, 'policy'), io);
     try {
-      const result = await runSimRollout({ task, layout, policy, seed, episodeSeconds: seconds, signal: io.signal });
+      const result = await runSimRollout({ task, layout, policy, seed, episodeSeconds: seconds, calibration, signal: io.signal });
       const e = result.episode;
+      const counts = simRolloutCounts(e);
       if (args.values.json) {
-        io.out(`${JSON.stringify({ ...episodeSummary(e), layoutSet: set.sha256, simCalibration: result.calibrationSha256, wallSeconds: result.wallMs / 1000 })}\n`);
+        io.out(
+          `${JSON.stringify({ ...episodeSummary(e), counts: counts ?? {}, layoutSet: set.sha256, simCalibration: result.calibrationSha256, cameraFrames: result.cameraFrames, wallSeconds: result.wallMs / 1000 })}\n`,
+        );
       } else {
         const head = e.status === 'valid' ? (e.progress?.summary ?? 'not scored') : `${e.status}: ${e.reason ?? e.error ?? ''}`;
         io.out(`layout ${e.layoutIndex} (tier ${e.tier}), ${policy.info.name}, seed ${seed}, ${seconds} s: ${head}\n`);
+        if (counts && counts.offTable > 0) io.out(`${counts.offTable} object${counts.offTable === 1 ? '' : 's'} ended off the table.\n`);
         if (e.error) io.out(`policy error: ${e.error}\n`);
         io.out(`safety events ${e.safetyEvents.length}, real-time factor ${((seconds * 1000) / result.wallMs).toFixed(1)}×\nfinalStateHash ${e.finalStateHash}\n`);
+        io.out(`sim calibration ${calibration.name} v${calibration.version} ${result.calibrationSha256}\n`);
       }
       return e.status === 'valid' ? 0 : 1;
     } finally {
@@ -120,12 +146,18 @@ export function progressLine(done: number, total: number, elapsedS: number): str
   return `${done}/${total} ▕${'█'.repeat(filled)}${' '.repeat(width - filled)}▏ ${rate.toFixed(2)} rollouts/s, ETA ${eta}`;
 }
 
-function tierTable(summaries: readonly TierSummary[], invalidByTier: ReadonlyMap<number, number>): string {
-  const lines = ['tier  layouts  rollouts  mean progress  95% interval    invalid/aborted'];
+/** Per tier (and 'all'), the sum of a number over the tier's rollouts. */
+function perTier(values: Iterable<readonly [number, number]>): (tier: number | 'all') => number {
+  const byTier = new Map<number, number>();
+  for (const [tier, v] of values) byTier.set(tier, (byTier.get(tier) ?? 0) + v);
+  return (tier) => (tier === 'all' ? [...byTier.values()].reduce((a, b) => a + b, 0) : (byTier.get(tier) ?? 0));
+}
+
+function tierTable(summaries: readonly TierSummary[], invalid: (tier: number | 'all') => number, offTable: (tier: number | 'all') => number): string {
+  const lines = ['tier  layouts  rollouts  mean progress  95% interval    invalid/aborted  objects off table'];
   for (const s of summaries) {
-    const inv = s.tier === 'all' ? [...invalidByTier.values()].reduce((a, b) => a + b, 0) : (invalidByTier.get(s.tier) ?? 0);
     lines.push(
-      `${String(s.tier).padEnd(4)}  ${String(s.layouts).padStart(7)}  ${String(s.rollouts).padStart(8)}  ${s.meanProgress.toFixed(3).padStart(13)}  [${s.progressInterval.lower.toFixed(3)}, ${s.progressInterval.upper.toFixed(3)}]  ${String(inv).padStart(15)}`,
+      `${String(s.tier).padEnd(4)}  ${String(s.layouts).padStart(7)}  ${String(s.rollouts).padStart(8)}  ${s.meanProgress.toFixed(3).padStart(13)}  [${s.progressInterval.lower.toFixed(3)}, ${s.progressInterval.upper.toFixed(3)}]  ${String(invalid(s.tier)).padStart(15)}  ${String(offTable(s.tier)).padStart(17)}`,
     );
   }
   return `${lines.join('\n')}\n`;
@@ -134,11 +166,13 @@ function tierTable(summaries: readonly TierSummary[], invalidByTier: ReadonlyMap
 const sweep: CliCommand = {
   path: ['sim', 'sweep'],
   summary: 'run every layout of a set R times in the sim on worker threads; store and summarise',
-  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W] [--seconds S] [--data DIR] [--json]
+  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W] [--seconds S] [--calibration FILE] [--data DIR] [--json]
 
 Runs each layout of the (hash-verified) set R times (seed = repeat index: placement noise and the
 policy's seed) on W worker threads, stores every rollout in the station store, and prints mean
-task progress per tier with 95% bootstrap intervals over layouts. A progress bar (done/total,
+task progress per tier with 95% bootstrap intervals over layouts, and how many objects ended
+off the table (knocked or dropped off the edge; stored in each rollout's counts as "offTable").
+A progress bar (done/total,
 rollouts/s, ETA) runs on stderr. Ctrl-C stops cleanly: finished rollouts stay stored.
 Invalid rollouts (a sim blow-up, a layout the sim cannot build) are stored with their reason and
 never scored.
@@ -148,8 +182,9 @@ never scored.
   --repeats R      rollouts per layout (default 1)
   --workers W      worker threads (default 1; one per core is the most that helps)
   --seconds S      episode length (default: the task's)
-  --json           print {"session", "rollouts", "stopped", "tiers": [...]} instead of the table`,
-  options: { layouts: { type: 'string' }, policy: { type: 'string' }, repeats: { type: 'string' }, workers: { type: 'string' }, seconds: { type: 'string' } },
+${CALIBRATION_HELP}
+  --json           print {"session", "rollouts", "stopped", "simCalibration", "tiers": [...]} instead of the table`,
+  options: { layouts: { type: 'string' }, policy: { type: 'string' }, repeats: { type: 'string' }, workers: { type: 'string' }, seconds: { type: 'string' }, calibration: { type: 'string' } },
   async run(args, io) {
     const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
     const task = getTask(set.task);
@@ -157,12 +192,12 @@ never scored.
     const repeats = intOption(args, 'repeats', 1, 1, 100_000);
     const workers = intOption(args, 'workers', 1, 1, 64);
     const seconds = numberOption(args, 'seconds', task.episodeSeconds, 0.02, 3600);
+    const calibration = calibrationArg(args, io);
     // Open once here so a bad spec is one sentence before any worker starts.
     const probe = await openPolicyForCli(spec, io);
     const policyName = probe.info.name;
     const checkpoint = probe.info.checkpointSha256;
     await probe.close?.();
-    const calibration = DEFAULT_SIM_CALIBRATION;
     const calibrationSha256 = simCalibrationHash(calibration);
     return withCommandStore(args.values, io, async (store) => {
       store.putLayoutSet(set);
@@ -223,8 +258,8 @@ never scored.
       io.err('\n');
       store.endSession(session.id);
       const scored = outcome.rollouts.filter((r) => r.status === 'valid' && r.progress !== undefined);
-      const invalidByTier = new Map<number, number>();
-      for (const r of outcome.rollouts) if (r.status !== 'valid') invalidByTier.set(r.tier, (invalidByTier.get(r.tier) ?? 0) + 1);
+      const invalid = perTier(outcome.rollouts.filter((r) => r.status !== 'valid').map((r) => [r.tier, 1] as const));
+      const offTable = perTier(scored.map((r) => [r.tier, r.counts?.offTable ?? 0] as const));
       const summaries = summarizeByTier(
         scored.map((r) => ({ tier: r.tier, progress: r.progress!, layoutIndex: r.job.layoutIndex })),
         { seed: 0 },
@@ -241,12 +276,21 @@ never scored.
             invalid: outcome.rollouts.filter((r) => r.status !== 'valid').length,
             simCalibration: calibrationSha256,
             wallSeconds: outcome.wallMs / 1000,
-            tiers: summaries.map((s) => ({ tier: s.tier, layouts: s.layouts, rollouts: s.rollouts, meanProgress: s.meanProgress, low: s.progressInterval.lower, high: s.progressInterval.upper, successes: s.successes })),
+            tiers: summaries.map((s) => ({
+              tier: s.tier,
+              layouts: s.layouts,
+              rollouts: s.rollouts,
+              meanProgress: s.meanProgress,
+              low: s.progressInterval.lower,
+              high: s.progressInterval.upper,
+              successes: s.successes,
+              offTable: offTable(s.tier),
+            })),
           })}\n`,
         );
       } else {
         io.out(`${outcome.stopped ? `Stopped: ${outcome.rollouts.length} of ${total}` : `${total}`} rollouts of ${policyName} on ${set.task} stored as session ${session.id} (${(outcome.wallMs / 1000).toFixed(1)} s).\n`);
-        if (summaries.length > 0) io.out(tierTable(summaries, invalidByTier));
+        if (summaries.length > 0) io.out(tierTable(summaries, invalid, offTable));
         else io.out('No valid rollouts to summarise.\n');
         const reasons = [...new Set(outcome.rollouts.filter((r) => r.status !== 'valid').map((r) => r.reason ?? r.status))];
         for (const reason of reasons.slice(0, 5)) io.out(`not scored: ${reason}\n`);
@@ -256,4 +300,26 @@ never scored.
   },
 };
 
-export const commands: CliCommand[] = [rollout, sweep];
+const calibrationCommand: CliCommand = {
+  path: ['sim', 'calibration'],
+  summary: 'print the sim calibration record as JSON (save, edit, pass back with --calibration)',
+  help: `Usage: tandem sim calibration [--calibration FILE]
+
+Prints the built-in sim calibration record (physics step, solver iterations, joint damping,
+friction and armature, object scales, frictions, gripper force, restitution) as JSON on stdout,
+and its id — the SHA-256 of its canonical JSON, what rollouts store — on stderr. Save it, edit
+it, and pass it to 'tandem sim rollout' or 'tandem sim sweep' with --calibration FILE:
+
+  tandem sim calibration > sim-calibration.json
+
+  --calibration FILE  check FILE instead and print it (the same checks rollouts make) with its id`,
+  options: { calibration: { type: 'string' } },
+  run(args, io) {
+    const calibration = calibrationArg(args, io);
+    io.out(`${JSON.stringify(calibration, null, 2)}\n`);
+    io.err(`sim calibration ${calibration.name} v${calibration.version}: ${simCalibrationHash(calibration)}\n`);
+    return Promise.resolve(0);
+  },
+};
+
+export const commands: CliCommand[] = [rollout, sweep, calibrationCommand];
