@@ -1,0 +1,79 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
+import { runSweep, type SweepRollout } from '../../src/sim/sweep.js';
+import { buildLinearPolicyModel } from '../policy/onnx-model.js';
+
+/** Command lines of the running processes that mention `needle` (chromium carries its profile dir). */
+function processesMentioning(needle: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmd.includes(needle)) found.push(`${pid}: ${cmd.slice(0, 120)}`);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}
+
+// A sweep of an ONNX policy that takes a camera image: its worker starts one headless chromium,
+// draws the camera for every observation, feeds the pixels to the model, and closes the browser.
+// Model A = state·W + mean(image)·V + b; model B is the same W and b without the image input
+// (the test models draw W and b first from the same seed). Same layouts and seeds, so A and B
+// end in the same state exactly when the images carry nothing — blank or never drawn.
+// A worker that never closes its browser never exits, so the sweep would never return: the timeout turns that into a failure.
+test('a sweep of a camera-taking ONNX policy renders in chromium, the pixels change the actions, and the worker closes the browser', { timeout: 180_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-sweep-cam-'));
+  const profiles = join(dir, 'tmp');
+  mkdirSync(profiles);
+  const savedTmp = process.env.TMPDIR;
+  // Worker threads copy the environment when they start: the renderer's profile goes under `profiles`.
+  process.env.TMPDIR = profiles;
+  try {
+    const withCamera = join(dir, 'with-camera.onnx');
+    const withoutCamera = join(dir, 'without-camera.onnx');
+    writeFileSync(withCamera, buildLinearPolicyModel({ seed: 3, horizon: 10, cameras: [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'float32', size: 32 }] }).bytes);
+    writeFileSync(withoutCamera, buildLinearPolicyModel({ seed: 3, horizon: 10, cameras: [] }).bytes);
+    const layoutSet = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 2], perTier: 1, seed: 5 });
+    const sweep = (model: string, onRollout?: (r: SweepRollout) => void) =>
+      runSweep({ layoutSet, policySpec: `onnx:${model}`, repeats: 1, workers: 1, seconds: 0.5, cwd: dir, onRollout });
+
+    const browserDuringSweep: string[][] = [];
+    const a = await sweep(withCamera, () => browserDuringSweep.push(processesMentioning(profiles)));
+    assert.equal(a.rollouts.length, 2);
+    assert.equal(a.stopped, false);
+    for (const r of a.rollouts) {
+      assert.equal(r.status, 'valid', r.reason ?? r.error);
+      assert.equal(r.error, undefined, 'the policy answered every observation');
+      assert.ok(r.observations > 0);
+      assert.equal(r.cameraFrames, r.observations, 'one cam_high image drawn per observation');
+      assert.match(r.finalStateHash, /^[0-9a-f]{64}$/);
+    }
+    assert.ok(
+      browserDuringSweep.every((procs) => procs.length > 0),
+      'a chromium with its profile under the test temp dir ran while the worker worked',
+    );
+    assert.deepEqual(processesMentioning(profiles), [], 'no chromium left once the sweep returned');
+    assert.deepEqual(
+      readdirSync(profiles).filter((f) => f.startsWith('tandem-render-')),
+      [],
+      'and its profile directory was removed',
+    );
+
+    const b = await sweep(withoutCamera);
+    assert.equal(b.rollouts.length, 2);
+    for (const r of b.rollouts) assert.equal(r.cameraFrames, 0, 'no images for a policy without cameras');
+    const byLayout = (rs: readonly SweepRollout[]) => new Map(rs.map((r) => [r.job.layoutIndex, r.finalStateHash]));
+    const [ha, hb] = [byLayout(a.rollouts), byLayout(b.rollouts)];
+    for (const i of [0, 1]) assert.notEqual(ha.get(i), hb.get(i), `layout ${i}: the rendered pixels moved the arms`);
+  } finally {
+    if (savedTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = savedTmp;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
