@@ -1,0 +1,39 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CalibrationFileError, parseSimCalibration } from '../../src/sim/calibration-file.js';
+import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../../src/sim/calibration.js';
+
+const text = (changes: Record<string, unknown>): string => JSON.stringify({ ...DEFAULT_SIM_CALIBRATION, ...changes });
+const refused = (t: string, message: RegExp): void => {
+  assert.throws(() => parseSimCalibration(t, 'cal.json'), (e: unknown) => e instanceof CalibrationFileError && message.test(e.message) && !e.message.includes('\n'));
+};
+
+test('the default record read back from its JSON is the same record, with the same id', () => {
+  const cal = parseSimCalibration(JSON.stringify(DEFAULT_SIM_CALIBRATION, null, 2), 'cal.json');
+  assert.deepEqual(cal, DEFAULT_SIM_CALIBRATION);
+  assert.equal(simCalibrationHash(cal), simCalibrationHash(DEFAULT_SIM_CALIBRATION));
+});
+
+test('the shape is checked field by field, joints included, and extra fields anywhere are refused by name', () => {
+  refused('[1, 2]', /^The sim calibration file cal\.json: a list, not a JSON object; start from the output of 'tandem sim calibration'\.$/);
+  refused(text({ joints: 'soft' }), /^The sim calibration file cal\.json: field 'joints' must be a list, not a string\.$/);
+  refused(text({ joints: [1, ...DEFAULT_SIM_CALIBRATION.joints.slice(1)] }), /field 'joints\[0\]' must be a JSON object \{dampingNms, frictionNm, armatureKgM2\}, not a number\.$/);
+  refused(text({ joints: DEFAULT_SIM_CALIBRATION.joints.map((j, i) => (i === 3 ? { ...j, stiction: 1 } : j)) }), /unknown field 'joints\[3\]\.stiction' \(the fields are dampingNms, frictionNm, armatureKgM2\)/);
+  refused(text({ solverIters: 8, colour: 'red' }), /unknown fields 'solverIters', 'colour' \(the fields are name, version, /);
+  refused(text({ version: '3' }), /field 'version' must be a number, not a string\.$/);
+  refused(text({ name: null }), /field 'name' must be a string, not null\.$/);
+});
+
+test('values the physics cannot take are refused with the field and the value', () => {
+  refused(text({ physicsStepS: 0 }), /physicsStepS must be in \(0, 0\.02\] s, not 0\.$/);
+  refused(text({ solverIterations: 2.5 }), /solverIterations must be a whole number ≥ 1, not 2\.5\.$/);
+  refused(text({ joints: DEFAULT_SIM_CALIBRATION.joints.slice(0, 5) }), /joints must list 6 arm joints, not 5\.$/);
+  refused(text({ version: -1 }), /version must be a whole number ≥ 0, not -1\.$/);
+  refused(text({ objectMassScale: 0 }), /objectMassScale must be greater than 0, not 0\.$/);
+  refused(text({ gripperMaxForceN: -15 }), /gripperMaxForceN must be greater than 0, not -15\.$/);
+  refused(text({ tableFriction: -0.1 }), /tableFriction must be 0 or more, not -0\.1\.$/);
+  refused(text({ restitution: 1.5 }), /restitution must be from 0 to 1, not 1\.5\.$/);
+  refused(text({ joints: DEFAULT_SIM_CALIBRATION.joints.map((j, i) => (i === 1 ? { ...j, frictionNm: -0.3 } : j)) }), /joints\[1\]\.frictionNm must be a finite number ≥ 0, not -0\.3\.$/);
+  // JSON has no Infinity, but 1e999 parses to it.
+  refused(text({}).replace(/"fingerFriction":[^,}]+/, '"fingerFriction":1e999'), /fingerFriction must be a finite number\.$/);
+});
