@@ -20,8 +20,13 @@ export interface SimCalibration {
   readonly version: number;
   /** Physics step, seconds; the rig is read/written at the control rate with physics sub-stepped beneath. */
   readonly physicsStepS: number;
-  /** Rapier solver iterations per step. */
+  /** Rapier solver iterations per step: each is a substep of physicsStepS / solverIterations. */
   readonly solverIterations: number;
+  /**
+   * Projected Gauss–Seidel passes inside each substep (Rapier's numInternalPgsIterations).
+   * Cheaper than a substep; what lets friction in a two-finger grasp converge at a coarse step.
+   */
+  readonly pgsIterations: number;
   /** Let resting objects sleep (skips their integration until touched). */
   readonly allowSleep: boolean;
   /** Per arm joint (6), the same for both arms. */
@@ -43,9 +48,10 @@ export interface SimCalibration {
 
 export const DEFAULT_SIM_CALIBRATION: SimCalibration = {
   name: 'yam-default',
-  version: 2,
-  physicsStepS: 1 / 500,
+  version: 3,
+  physicsStepS: 1 / 250,
   solverIterations: 4,
+  pgsIterations: 2,
   allowSleep: true,
   // Damping and friction from the vendor's idle damping and Coulomb estimates; armature is a
   // guess of the geared rotor inertia (DM4340 40:1, DM4310 10:1) until SysID fits it.
@@ -91,6 +97,7 @@ export function withCalibration(base: SimCalibration, changes: Partial<SimCalibr
 export function calibrationProblem(cal: SimCalibration): string | undefined {
   if (!(cal.physicsStepS > 0 && cal.physicsStepS <= 0.02)) return `physicsStepS must be in (0, 0.02] s, not ${cal.physicsStepS}`;
   if (!Number.isInteger(cal.solverIterations) || cal.solverIterations < 1) return `solverIterations must be a whole number ≥ 1, not ${cal.solverIterations}`;
+  if (!Number.isInteger(cal.pgsIterations) || cal.pgsIterations < 1) return `pgsIterations must be a whole number ≥ 1, not ${cal.pgsIterations}`;
   if (cal.joints.length !== 6) return `joints must list 6 arm joints, not ${cal.joints.length}`;
   for (const [k, v] of Object.entries(cal)) {
     if (typeof v === 'number' && !Number.isFinite(v)) return `${k} must be a finite number`;

@@ -121,6 +121,7 @@ export class SimScene {
     const world = new R.World({ x: 0, y: 0, z: GRAVITY_Z });
     world.timestep = cal.physicsStepS;
     world.numSolverIterations = cal.solverIterations;
+    world.numInternalPgsIterations = cal.pgsIterations;
     this.world = world;
 
     // Table top at z = 0, and a floor below it.

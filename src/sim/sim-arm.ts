@@ -20,7 +20,7 @@
 import type { ImpulseJoint, RigidBody, UnitImpulseJoint, World } from '@dimforge/rapier3d-deterministic-compat';
 import type { ArmModel } from '../rig/contract.js';
 import { linkFramesTable, rotationToQuaternion, rpyToRotation, LINK_NAMES } from '../rig/kinematics.js';
-import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LINK_MASS_KG } from '../rig/yam.js';
+import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LIMIT_BUFFER_RAD, YAM_LINK_MASS_KG } from '../rig/yam.js';
 import type { SimCalibration } from './calibration.js';
 import { GROUPS, quatMul, quatRotate } from './colliders.js';
 import type { Rapier } from './rapier.js';
@@ -40,6 +40,15 @@ export const GRIPPER_GEOMETRY = {
 const LINK1_OFF_AXIS_INERTIA_KGM2 = 0.5;
 export const LINK_RADIUS_M = [0.045, 0.04, 0.035, 0.03, 0.03, 0.03];
 const FRICTION_VELOCITY_EPS = 0.02;
+/**
+ * Mechanical end stops, modelled as a stiff one-sided spring beyond each joint's limit widened by
+ * the vendor's clamping buffer (the real arm's software never commands past that; only a push
+ * from outside — a collision, a squeeze — can drive a joint there). Stiffness is a multiple of
+ * the joint's kp, so the light wrist stays stable at the coarsest step.
+ */
+const END_STOP_BEYOND_LIMIT_RAD = YAM_LIMIT_BUFFER_RAD;
+const END_STOP_STIFFNESS_PER_KP = 10;
+const END_STOP_DAMPING_PER_KD = 2;
 const UNWRAP_TWO_PI = 2 * Math.PI;
 
 export interface MotorCommand {
@@ -85,6 +94,18 @@ export class SimArm {
   private readonly fingerMotor = new Float64Array([NaN, NaN, NaN]);
   /** Torque per link body (7 × xyz) accumulated for one step. */
   private readonly torqueScratch = new Float64Array(21);
+  /**
+   * Mass (kg) and centre of mass in the body's own frame of each carried body: links 1..6 then
+   * the two fingers (the order gravityTorque sums over).
+   */
+  private readonly carriedMass = new Float64Array(8);
+  private readonly carriedCom = new Float64Array(24);
+  /** Link frame origins in the world (7 × xyz), from the base pose and the measured rotations. */
+  private readonly linkOrigin = new Float64Array(21);
+  /** Joint torques that hold the arm against gravity, at the last reading (see gravityTorque). */
+  private readonly holdTorque = new Float64Array(6);
+  private readonly comScratch = new Float64Array(24);
+  private readonly gravityZ: number;
   /** Finger opening per finger (m) and its velocity. */
   fingerOpeningM = 0;
   fingerVelocityMs = 0;
@@ -101,6 +122,7 @@ export class SimArm {
     q0: ArrayLike<number>,
     gripper0: number,
   ) {
+    this.gravityZ = world.gravity.z;
     this.fixedRot = YAM_CHAIN.map((c) => rotationToQuaternion(rpyToRotation(c.rpy)));
     this.halfStrokeM = model.gripper.strokeM / 2;
     this.gripperRatio = model.gripper.motorTravelRad / this.halfStrokeM;
@@ -111,6 +133,7 @@ export class SimArm {
       const desc = (i === 0 ? R.RigidBodyDesc.fixed() : R.RigidBodyDesc.dynamic())
         .setTranslation(f.position[0], f.position[1], f.position[2])
         .setRotation({ x: rot[0], y: rot[1], z: rot[2], w: rot[3] })
+        .setGravityScale(0)
         .setCanSleep(false);
       const body = world.createRigidBody(desc);
       const mass = YAM_LINK_MASS_KG[LINK_NAMES[i]];
@@ -181,6 +204,7 @@ export class SimArm {
         R.RigidBodyDesc.dynamic()
           .setTranslation(gt.x + w[0], gt.y + w[1], gt.z + w[2])
           .setRotation(gr)
+          .setGravityScale(0)
           .setCanSleep(false),
       );
       world.createCollider(
@@ -196,6 +220,13 @@ export class SimArm {
       this.fingers.push(body);
       this.fingerJoints.push(joint);
     }
+    const base = this.links[0].translation();
+    this.linkOrigin.set([base.x, base.y, base.z], 0);
+    [...this.links.slice(1), ...this.fingers].forEach((b, k) => {
+      const c = b.localCom();
+      this.carriedMass[k] = b.mass();
+      this.carriedCom.set([c.x, c.y, c.z], k * 3);
+    });
     this.readJoints();
   }
 
@@ -260,6 +291,7 @@ export class SimArm {
       this.fingerVelocityMs = this.primed ? (opening - this.fingerOpeningM) / dt : 0;
       this.fingerOpeningM = opening;
     }
+    if (this.carriedMass[0] > 0) this.computeHoldTorque();
     if (afterStep) this.primed = true;
   }
 
@@ -284,11 +316,20 @@ export class SimArm {
       const tMax = spec.maxTorqueNm;
       // Stiffness + feedforward: applied as an explicit torque pair, clamped to the motor's range.
       const raw = cmd.kp[i] * (cmd.q[i] - q) + cmd.tauFf[i];
-      const stiffness = raw > tMax ? tMax : raw < -tMax ? -tMax : raw;
+      // Gravity on the arm's own bodies enters as its joint-space generalized force (the links are
+      // built with gravity scale 0): the same dynamics for a fixed-base chain, but the solver no
+      // longer has to carry the arm's weight through six joints, which it did only approximately
+      // (a slow creep of the light wrist, growing with the substep). It is not a motor torque, so
+      // it is outside the clamp.
+      const over = q - (spec.maxRad + END_STOP_BEYOND_LIMIT_RAD);
+      const under = q - (spec.minRad - END_STOP_BEYOND_LIMIT_RAD);
+      const intoStop = over > 0 ? over : under < 0 ? under : 0;
+      const stiffness = (raw > tMax ? tMax : raw < -tMax ? -tMax : raw) - this.holdTorque[i] - END_STOP_STIFFNESS_PER_KP * spec.kp * intoStop;
       // Damping (motor kd toward dq*, passive damping, regularised Coulomb friction): implicit,
       // in Rapier's velocity motor, limited to the torque the motor has left.
       const friction = jc.frictionNm / Math.max(Math.abs(dq), FRICTION_VELOCITY_EPS);
-      const D = kd + jc.dampingNms + friction;
+      // In the stop, damping (implicit, so always stable) takes most of the impact's energy.
+      const D = kd + jc.dampingNms + friction + (intoStop !== 0 ? END_STOP_DAMPING_PER_KD * spec.kd : 0);
       this.joints[i].configureMotorVelocity((kd * cmd.dq[i]) / D + (this.dqSolver[i] - dq), D);
       const law = raw + kd * (cmd.dq[i] - dq);
       this.effort[i] = law > tMax ? tMax : law < -tMax ? -tMax : law;
@@ -324,30 +365,59 @@ export class SimArm {
   }
 
   /**
-   * Gravity torque each joint must supply to hold the arm still (what the YAM driver sends as
-   * τff): for joint j, −Σ over the bodies it carries of ((com − origin_j) × m·g) · axis_j.
+   * Torque each joint must supply to hold the arm still against gravity (what the YAM driver
+   * sends as τff), at the last reading: for joint j, −Σ over the bodies it carries of
+   * ((com − origin_j) × m·g) · axis_j.
    */
-  gravityTorque(gravityZ: number, out: Float64Array): Float64Array {
-    const carried = [...this.links.slice(1), ...this.fingers];
-    const coms = carried.map((b) => b.worldCom());
-    const masses = carried.map((b) => b.mass());
-    for (let j = 0; j < 6; j++) {
-      const child = this.links[j + 1];
-      const o = child.translation();
-      const r = child.rotation();
-      const a = quatRotate([r.x, r.y, r.z, r.w], YAM_CHAIN[j].axis);
-      let t = 0;
-      // Bodies carried by joint j: links j+1.. and the fingers (index ≥ j in `carried`).
-      for (let k = j; k < carried.length; k++) {
-        const dx = coms[k].x - o.x;
-        const dy = coms[k].y - o.y;
-        const fz = masses[k] * gravityZ;
-        // (d × F) with F = (0, 0, fz): (dy·fz, −dx·fz, 0)
-        t += dy * fz * a[0] - dx * fz * a[1];
-      }
-      out[j] = -t;
-    }
+  gravityTorque(out: Float64Array): Float64Array {
+    out.set(this.holdTorque);
     return out;
+  }
+
+  /** holdTorque from the measured link rotations, the base pose and the finger opening (no Rapier calls). */
+  private computeHoldTorque(): void {
+    const rot = this.linkRot;
+    const org = this.linkOrigin;
+    // Link origins down the chain: child origin = parent origin + R_parent · joint offset.
+    for (let i = 0; i < 6; i++) {
+      const p = i * 4;
+      const off = quatRotate([rot[p], rot[p + 1], rot[p + 2], rot[p + 3]], YAM_CHAIN[i].xyz);
+      org[(i + 1) * 3] = org[i * 3] + off[0];
+      org[(i + 1) * 3 + 1] = org[i * 3 + 1] + off[1];
+      org[(i + 1) * 3 + 2] = org[i * 3 + 2] + off[2];
+    }
+    const com = this.comScratch;
+    const gq: Quat = [rot[24], rot[25], rot[26], rot[27]];
+    for (let k = 0; k < 8; k++) {
+      const c: [number, number, number] = [this.carriedCom[k * 3], this.carriedCom[k * 3 + 1], this.carriedCom[k * 3 + 2]];
+      let w: [number, number, number];
+      let o: number;
+      if (k < 6) {
+        const p = (k + 1) * 4;
+        w = quatRotate([rot[p], rot[p + 1], rot[p + 2], rot[p + 3]], c);
+        o = (k + 1) * 3;
+      } else {
+        // Fingers turn with the gripper and sit ±(half thickness + opening) along its y.
+        const sign = k === 6 ? 1 : -1;
+        w = quatRotate(gq, [c[0], c[1] + sign * (GRIPPER_GEOMETRY.fingerHalfM[1] + this.fingerOpeningM), c[2] + GRIPPER_GEOMETRY.fingerCentreZM]);
+        o = 6 * 3;
+      }
+      com[k * 3] = org[o] + w[0];
+      com[k * 3 + 1] = org[o + 1] + w[1];
+    }
+    for (let j = 0; j < 6; j++) {
+      const o = (j + 1) * 3;
+      const ax = this.axisWorld[j * 3];
+      const ay = this.axisWorld[j * 3 + 1];
+      let t = 0;
+      // Joint j carries links j+1.. (index ≥ j among the carried bodies) and both fingers.
+      for (let k = j; k < 8; k++) {
+        const fz = this.carriedMass[k] * this.gravityZ;
+        // (d × F)·a with F = (0, 0, fz): (dy·fz)·ax − (dx·fz)·ay
+        t += (com[k * 3 + 1] - org[o + 1]) * fz * ax - (com[k * 3] - org[o]) * fz * ay;
+      }
+      this.holdTorque[j] = -t;
+    }
   }
 
   /** All the arm's joints, for removal or inspection. */

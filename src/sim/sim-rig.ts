@@ -13,7 +13,7 @@
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigMode, type RigModel, type RigState, type SafetyEvent } from '../rig/contract.js';
 import { SafetySupervisor, type SafetyOptions } from '../rig/safety.js';
 import { newMotorCommand, type MotorCommand } from './sim-arm.js';
-import { GRAVITY_Z, type SimScene } from './scene.js';
+import type { SimScene } from './scene.js';
 
 export interface SimRigOptions {
   readonly scene: SimScene;
@@ -144,7 +144,7 @@ export class SimRig implements Rig {
       const m = this.motors[a];
       const drive = this.configured ? this.supervisor.drive(side) : 'off';
       const o = a * DOF_PER_ARM;
-      if (drive === 'track' && this.gravityCompensation) this.scene.arms[a].gravityTorque(GRAVITY_Z, this.gravity);
+      if (drive === 'track' && this.gravityCompensation) this.scene.arms[a].gravityTorque(this.gravity);
       for (let j = 0; j < JOINTS_PER_ARM; j++) {
         const spec = arm.joints[j];
         if (drive === 'track') {
