@@ -159,11 +159,13 @@ const FIXED: readonly Frame[] = YAM_CHAIN.map((c: ChainJoint) => {
   f.position.set(c.xyz);
   return f;
 });
-const SCRATCH_JOINT = newFrame();
 
 /**
  * Every link frame in the arm's base frame for joint angles q (6 entries):
  * [base_link, link1, …, link5, gripper]. Pass `out` (7 frames) to avoid allocation.
+ *
+ * Written out by hand (R_{i+1} = R_i · R_fixed,i · Rot(axis_i, q_i), p_{i+1} = p_i + R_i · xyz_i)
+ * because the code policies' IK evaluates it hundreds of thousands of times per episode.
  */
 export function linkFrames(q: ArrayLike<number>, out: Frame[] = LINK_NAMES.map(() => newFrame())): Frame[] {
   const base = out[0];
@@ -171,10 +173,29 @@ export function linkFrames(q: ArrayLike<number>, out: Frame[] = LINK_NAMES.map((
   base.rotation[0] = base.rotation[4] = base.rotation[8] = 1;
   base.position.fill(0);
   for (let i = 0; i < ARM_JOINT_COUNT; i++) {
-    composeFrames(out[i], FIXED[i], out[i + 1]);
-    axisAngleToRotation(YAM_CHAIN[i].axis, q[i], SCRATCH_JOINT.rotation);
-    SCRATCH_JOINT.position.fill(0);
-    composeFrames(out[i + 1], SCRATCH_JOINT, out[i + 1]);
+    const R = out[i].rotation;
+    const P = out[i].position;
+    const F = FIXED[i].rotation;
+    const t = FIXED[i].position;
+    const o = out[i + 1];
+    o.position[0] = P[0] + R[0] * t[0] + R[1] * t[1] + R[2] * t[2];
+    o.position[1] = P[1] + R[3] * t[0] + R[4] * t[1] + R[5] * t[2];
+    o.position[2] = P[2] + R[6] * t[0] + R[7] * t[1] + R[8] * t[2];
+    // M = R · F
+    const m0 = R[0] * F[0] + R[1] * F[3] + R[2] * F[6], m1 = R[0] * F[1] + R[1] * F[4] + R[2] * F[7], m2 = R[0] * F[2] + R[1] * F[5] + R[2] * F[8];
+    const m3 = R[3] * F[0] + R[4] * F[3] + R[5] * F[6], m4 = R[3] * F[1] + R[4] * F[4] + R[5] * F[7], m5 = R[3] * F[2] + R[4] * F[5] + R[5] * F[8];
+    const m6 = R[6] * F[0] + R[7] * F[3] + R[8] * F[6], m7 = R[6] * F[1] + R[7] * F[4] + R[8] * F[7], m8 = R[6] * F[2] + R[7] * F[5] + R[8] * F[8];
+    // out = M · Rot(axis, q) (Rodrigues)
+    const a = YAM_CHAIN[i].axis;
+    const x = a[0], y = a[1], z = a[2];
+    const c = Math.cos(q[i]), s = Math.sin(q[i]), k = 1 - c;
+    const r0 = k * x * x + c, r1 = k * x * y - s * z, r2 = k * x * z + s * y;
+    const r3 = k * x * y + s * z, r4 = k * y * y + c, r5 = k * y * z - s * x;
+    const r6 = k * x * z - s * y, r7 = k * y * z + s * x, r8 = k * z * z + c;
+    const O = o.rotation;
+    O[0] = m0 * r0 + m1 * r3 + m2 * r6; O[1] = m0 * r1 + m1 * r4 + m2 * r7; O[2] = m0 * r2 + m1 * r5 + m2 * r8;
+    O[3] = m3 * r0 + m4 * r3 + m5 * r6; O[4] = m3 * r1 + m4 * r4 + m5 * r7; O[5] = m3 * r2 + m4 * r5 + m5 * r8;
+    O[6] = m6 * r0 + m7 * r3 + m8 * r6; O[7] = m6 * r1 + m7 * r4 + m8 * r7; O[8] = m6 * r2 + m7 * r5 + m8 * r8;
   }
   return out;
 }
@@ -215,7 +236,11 @@ export function linkFramesTable(arm: Pick<ArmModel, 'basePose'>, q: ArrayLike<nu
  * base frame, for the point `toolOffset` (metres, in the gripper frame; default the flange origin).
  */
 export function jacobian(q: ArrayLike<number>, out: Float64Array = new Float64Array(36), toolOffset: ArrayLike<number> = ZERO3): Float64Array {
-  const frames = linkFrames(q, SCRATCH_LINKS);
+  return jacobianOfFrames(linkFrames(q, SCRATCH_LINKS), out, toolOffset);
+}
+
+/** jacobian() from link frames already computed for the same joint angles. */
+function jacobianOfFrames(frames: readonly Frame[], out: Float64Array, toolOffset: ArrayLike<number>): Float64Array {
   const ee = frames[ARM_JOINT_COUNT];
   const R = ee.rotation;
   const px = ee.position[0] + R[0] * toolOffset[0] + R[1] * toolOffset[1] + R[2] * toolOffset[2];
@@ -280,6 +305,8 @@ export type IkResult =
 /** Weight of a radian of orientation error against a metre of position error. */
 const ORIENTATION_WEIGHT_M_PER_RAD = 0.2;
 const MAX_STEP_RAD = 0.25;
+const STALL_WINDOW = 10;
+const STALL_RATIO = 2;
 
 /**
  * Damped least squares with an adaptive damping factor, joint limits enforced by clamping every
@@ -338,17 +365,17 @@ const A = new Float64Array(36);
 const Y = new Float64Array(6);
 const DQ = new Float64Array(6);
 const QTRY = new Float64Array(6);
-const EE = newFrame();
 
 /** Pose error of q (weighted 6-vector into E, Jacobian rows into J); returns [pos, ori] norms. */
 function poseError(q: Float64Array, target: IkTarget, approach: Float64Array | undefined, tool: ArrayLike<number>, withJacobian: boolean): [number, number] {
-  forwardKinematics(q, EE);
+  const frames = linkFrames(q, SCRATCH_LINKS);
+  const EE = frames[ARM_JOINT_COUNT];
   const R = EE.rotation;
   const px = EE.position[0] + R[0] * tool[0] + R[1] * tool[1] + R[2] * tool[2];
   const py = EE.position[1] + R[3] * tool[0] + R[4] * tool[1] + R[5] * tool[2];
   const pz = EE.position[2] + R[6] * tool[0] + R[7] * tool[1] + R[8] * tool[2];
   E[0] = target.position[0] - px; E[1] = target.position[1] - py; E[2] = target.position[2] - pz;
-  if (withJacobian) jacobian(q, J, tool);
+  if (withJacobian) jacobianOfFrames(frames, J, tool);
   let ori = 0;
   if (target.rotation) {
     rotationErrorVector(target.rotation, R, E, 3);
@@ -419,9 +446,16 @@ function descend(
   let lambda = 0.01;
   let [pos, ori] = poseError(q, target, approach, tool, true);
   let cost = weightedNorm();
+  let checkpoint = cost;
   let it = 0;
   for (; it < maxIter; it++) {
     if (pos <= posTol && ori <= oriTol) break;
+    if (it > 0 && it % STALL_WINDOW === 0) {
+      // Converging solves finish in a handful of iterations; one that gains under 10% over a
+      // window (10 iterations) is creeping toward an unreachable target (most of the code policies' IK time).
+      if (cost > STALL_RATIO * checkpoint) break;
+      checkpoint = cost;
+    }
     // dq = Jᵀ (J Jᵀ + λ² I)⁻¹ e
     for (let i = 0; i < 6; i++) {
       for (let j = 0; j < 6; j++) {
