@@ -43,6 +43,9 @@ export interface RunEpisodeOptions {
 }
 
 /** A rollout could not start: the rig refused to activate, or the policy refused the episode. */
+/** The cameras could not give an observation its images. */
+class CameraFailure extends Error {}
+
 function startFailure(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -115,7 +118,14 @@ export async function runEpisode(opts: RunEpisodeOptions): Promise<Episode> {
   let state: RigState = rig.read();
   const observe = async (): Promise<Observation> => {
     observations += 1;
-    const images = wantsImages ? await opts.cameras!.capture(policy.cameras) : {};
+    let images = {};
+    if (wantsImages) {
+      try {
+        images = await opts.cameras!.capture(policy.cameras);
+      } catch (e) {
+        throw new CameraFailure(e instanceof Error ? e.message : String(e));
+      }
+    }
     return {
       timeS: state.timeS - startS,
       state: Float32Array.from(state.position),
@@ -149,6 +159,10 @@ export async function runEpisode(opts: RunEpisodeOptions): Promise<Episode> {
       if (e instanceof PolicyUnavailableError) {
         status = 'aborted';
         reason = `policy ${e.reason}: ${e.message}`;
+      } else if (e instanceof CameraFailure) {
+        // Not the policy's doing: without its images the episode says nothing about the policy.
+        status = 'invalid';
+        reason = `The cameras failed, so the policy got no images: ${e.message}`;
       } else {
         error = e instanceof Error ? e.message : String(e);
       }

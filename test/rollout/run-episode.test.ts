@@ -9,7 +9,7 @@ import type { Layout } from '../../src/tasks/types.js';
 import { DEFAULT_SIM_CALIBRATION } from '../../src/sim/calibration.js';
 import { createScene, type SimScene } from '../../src/sim/scene.js';
 import { SimRig } from '../../src/sim/sim-rig.js';
-import { runEpisode } from '../../src/rollout/run-episode.js';
+import { runEpisode, type CameraSource } from '../../src/rollout/run-episode.js';
 import { HoldPolicy } from '../../src/rollout/hold-policy.js';
 import { runSimRollout } from '../../src/sim/sim-rollout.js';
 
@@ -19,7 +19,7 @@ function bottlesLayout(objects: Layout['objects']): Layout {
   return { index: 0, tier: 1, fixtures: [BIN], objects };
 }
 
-async function simEpisode(layout: Layout, policy: Policy, opts: { task?: typeof BOTTLES_IN_THE_BIN; seconds?: number; onScene?: (s: SimScene) => void } = {}) {
+async function simEpisode(layout: Layout, policy: Policy, opts: { task?: typeof BOTTLES_IN_THE_BIN; seconds?: number; onScene?: (s: SimScene) => void; cameras?: CameraSource } = {}) {
   const task = opts.task ?? BOTTLES_IN_THE_BIN;
   const scene = await createScene({ rigModel: yamRigModel(), task, layout, calibration: DEFAULT_SIM_CALIBRATION });
   opts.onScene?.(scene);
@@ -29,6 +29,7 @@ async function simEpisode(layout: Layout, policy: Policy, opts: { task?: typeof 
       rig,
       executor: createOpenLoopExecutor(policy),
       policy: policy.info,
+      cameras: opts.cameras,
       privileged: () => scene.privilegedState(),
       clock: rig.clock,
       layout,
@@ -106,6 +107,31 @@ test('a policy timeout aborts the episode, holds the rig and is never scored', a
   assert.match(e.reason ?? '', /^policy timeout: /);
   assert.equal(e.progress, undefined);
   assert.equal(e.endStates, undefined);
+});
+
+test('cameras that fail mid-episode make the rollout invalid (not a scored policy failure)', async () => {
+  let captures = 0;
+  const cameras: CameraSource = {
+    async capture() {
+      captures += 1;
+      if (captures > 1) throw new Error('the renderer process exited');
+      return { cam_high: { width: 2, height: 2, data: new Uint8Array(12) } };
+    },
+  };
+  const looking: Policy = {
+    info: { name: 'test:looks', checkpointSha256: '0'.repeat(64), actionHorizon: 5, cameras: ['cam_high'], needsPrivilegedState: false },
+    async reset() {},
+    async infer(obs: Observation): Promise<ActionChunk> {
+      const actions = new Float32Array(5 * STATE_DIM);
+      for (let r = 0; r < 5; r++) actions.set(obs.state, r * STATE_DIM);
+      return { horizon: 5, actions };
+    },
+  };
+  const e = await simEpisode(bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' }]), looking, { cameras });
+  assert.equal(e.status, 'invalid');
+  assert.match(e.reason ?? '', /^The cameras failed, so the policy got no images: the renderer process exited/);
+  assert.equal(e.trajectory.steps, 5, 'it stopped at the first observation without images');
+  assert.equal(e.progress, undefined);
 });
 
 test('a simulation that blows up stops the rollout, which is invalid with the reason and unscored', async () => {
