@@ -173,11 +173,11 @@ function rotateAbout(k: Vec3, a: number, v: Vec3): Vec3 {
 
 /**
  * Where to hold a grasped bottle so that releasing it drops it into the bin: the bottle's
- * centre over the bin's centre, its lowest point `clearanceM` above the rim. The grasp frame is
+ * centre over `dropAt` (default the bin's centre), its lowest point `clearanceM` above the rim. The grasp frame is
  * turned about the vertical to face the bin, then tilted outward until the arm reaches.
  */
-export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeightM: number, bin: BinView, reach: ArmReach, clearanceM = 0.06): CarryPlan | undefined {
-  const binCentre: Vec3 = [bin.base[0], bin.base[1], bin.rimZ];
+export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeightM: number, bin: BinView, reach: ArmReach, clearanceM = 0.06, dropAt: Vec3 = bin.base): CarryPlan | undefined {
+  const binCentre: Vec3 = [dropAt[0], dropAt[1], bin.rimZ];
   const radialBin = horizontal(sub(binCentre, reach.basePosition)) ?? [1, 0, 0];
   const radialGrasp = horizontal(sub(grasp.grasp.position, reach.basePosition)) ?? radialBin;
   const yaw = Math.atan2(radialBin[1], radialBin[0]) - Math.atan2(radialGrasp[1], radialGrasp[0]);

@@ -40,6 +40,8 @@ export interface BottlesScene {
   /** Bottles still to clear (not in the bin, not given up on). */
   readonly bottles: readonly BottleView[];
   readonly bin: BinView;
+  /** Centres of the bottles already in the bin: the next drop aims clear of them. */
+  readonly inBin?: readonly Vec3[];
 }
 
 export interface PlannerOptions {
@@ -116,6 +118,25 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
   return { kind: 'idle', reason: allowNudge ? 'the bin is out of reach and cannot be nudged closer' : 'the bin is out of reach and no more pushes are allowed' };
 }
 
+/**
+ * Where to drop the next bottle, best first (table frame, at the bin's base height): spots along
+ * the bin's long axis ordered by clearance from the bottles already inside, the centre first
+ * when the bin is empty. Dropped on the very spot of an upright bottle, a bottle can come to rest
+ * standing on its cap, above the rim — not in the bin.
+ */
+export function dropPoints(bin: BinView, inBin: readonly Vec3[]): Vec3[] {
+  const spots: Vec3[] = DROP_OFFSETS_M.map(([x, y]) => fromBinFrame(bin, [x, y, 0]));
+  const clearance = (p: Vec3): number => Math.min(Infinity, ...inBin.map((c) => Math.hypot(c[0] - p[0], c[1] - p[1])));
+  return spots
+    .map((p, i) => ({ p, i, c: Math.min(clearance(p), DROP_CLEARANCE_ENOUGH_M) }))
+    .sort((a, b) => b.c - a.c || a.i - b.i)
+    .map((x) => x.p);
+}
+/** Drop spots in the bin's frame, preferred first (the bin is 300 × 220 mm outside). */
+const DROP_OFFSETS_M: readonly (readonly [number, number])[] = [[0, 0], [0.07, 0], [-0.07, 0], [0.07, 0.04], [-0.07, 0.04], [0.07, -0.04], [-0.07, -0.04]];
+/** Farther than this from every bottle inside, a spot is as good as any. */
+const DROP_CLEARANCE_ENOUGH_M = 0.09;
+
 function tryPicks(
   scene: BottlesScene,
   arms: readonly ArmReach[],
@@ -130,8 +151,10 @@ function tryPicks(
     const grasp = planGrasp(bottle, arm, seeds[arm.side], graspParams);
     if (!grasp) continue;
     if (mayCarry(arm)) {
-      const carry = planCarry(grasp, bottle.shape.radiusM, bottle.shape.heightM, scene.bin, arm);
-      if (carry) return { pick: { kind: 'pick', bottleId: bottle.id, side: arm.side, grasp, carry }, graspableBy };
+      for (const dropAt of dropPoints(scene.bin, scene.inBin ?? [])) {
+        const carry = planCarry(grasp, bottle.shape.radiusM, bottle.shape.heightM, scene.bin, arm, undefined, dropAt);
+        if (carry) return { pick: { kind: 'pick', bottleId: bottle.id, side: arm.side, grasp, carry }, graspableBy };
+      }
     }
     if (!graspableBy.includes(arm)) graspableBy.push(arm);
   }

@@ -49,6 +49,13 @@ const IN_HAND_TOLERANCE_M = 0.06;
 /** How far the bottle may have moved before the grasp for the plan still to hold. */
 const MOVED_TOLERANCE_M = 0.03;
 const IDLE_REPLAN_S = 1;
+/**
+ * Tool speeds of the lift and of the nudge's moves to and from the bin wall, m/s. The episode
+ * has a fixed length (the same as on the real rig); at the slow default line speed a tier-2/3
+ * layout with a nudge ran out of time on its last bottle.
+ */
+const LIFT_SPEED_MS = 0.15;
+const NUDGE_APPROACH_SPEED_MS = 0.2;
 /** A chunk whose rows move no joint more than this counts as holding still. */
 const SETTLED_STEP_RAD = 0.002;
 const BIAS_GAIN = 0.6;
@@ -221,7 +228,7 @@ export class BottlesPolicy implements Policy {
       const left = scene.bottles.filter((b) => !bottleInBin(scene.bin as BinView, b)).map((b) => b.id);
       task = { kind: 'idle', reason: left.length === 0 ? 'every bottle is in the bin' : `gave up on ${left.join(', ')} after ${this.opts.maxAttemptsPerBottle} attempts each` };
     }
-    else task = planNextTask({ bottles: remaining, bin: scene.bin }, this.arms, this.seeds(), { ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges });
+    else task = planNextTask({ bottles: remaining, bin: scene.bin, inBin: scene.bottles.filter((b) => bottleInBin(scene.bin as BinView, b)).map((b) => b.centre) }, this.arms, this.seeds(), { ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges });
     if (task.kind === 'idle') {
       const line = `idle: ${task.reason}`;
       if (!this.log[this.log.length - 1]?.endsWith(line)) this.log.push(`${obs.timeS.toFixed(2)}s ${line}`);
@@ -266,9 +273,9 @@ export class BottlesPolicy implements Policy {
       motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S, PRE_GRASP_SETTLE_S).mark('pre');
       if (!motion.lineTo(reach, g.grasp)) motion.moveTo(g.qGrasp, { fine: true });
       motion.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, 0.3).mark('closed');
-      if (!motion.lineTo(reach, g.lift)) motion.moveTo(g.qLift, { fine: true });
+      if (!motion.lineTo(reach, g.lift, { speedMS: LIFT_SPEED_MS })) motion.moveTo(g.qLift, { fine: true });
       motion.mark('lifted');
-      motion.moveTo(task.carry.q, { fine: true });
+      motion.moveTo(task.carry.q, { carry: true });
       motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S, 0.2).mark('released');
       const back = { ...task.carry.target, position: sub(task.carry.target.position, scale(task.carry.target.approach, 0.06)) };
       motion.lineTo(reach, back);
@@ -279,9 +286,9 @@ export class BottlesPolicy implements Policy {
     } else {
       const [above, contact, end, up] = task.waypoints;
       transit(motion, above.q, GRIPPER_CLOSED);
-      if (!motion.lineTo(reach, contact.target)) motion.moveTo(contact.q, { fine: true });
+      if (!motion.lineTo(reach, contact.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(contact.q, { fine: true });
       if (!motion.lineTo(reach, end.target, { speedMS: 0.08 })) motion.moveTo(end.q, { fine: true });
-      if (!motion.lineTo(reach, up.target)) motion.moveTo(up.q, { fine: true });
+      if (!motion.lineTo(reach, up.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(up.q, { fine: true });
       transit(motion, parkPose(side), GRIPPER_OPEN);
       this.nudges += 1;
       this.plan = { task, side, motion, step: 0, checked: new Set() };

@@ -104,12 +104,16 @@ export function fromBinFrame(bin: BinView, p: Vec3): Vec3 {
   return [bin.base[0] + c * p[0] - s * p[1], bin.base[1] + s * p[0] + c * p[1], bin.base[2] + p[2]];
 }
 
-/** True when the bottle's centre lies inside the bin's inner volume (how the task scores it, near enough). */
+/**
+ * True when the bottle's centre lies inside the bin's inner volume, below the rim — how the task
+ * scores it. A bottle that came to rest standing on another one, its centre above the rim, is
+ * not in the bin and is picked again.
+ */
 export function bottleInBin(bin: BinView, b: BottleView): boolean {
   const p = inBinFrame(bin, b.centre);
   const hx = bin.shape.outerM[0] / 2 - bin.shape.wallM;
   const hy = bin.shape.outerM[1] / 2 - bin.shape.wallM;
-  return Math.abs(p[0]) <= hx && Math.abs(p[1]) <= hy && p[2] >= 0 && p[2] <= bin.shape.outerM[2] + b.shape.heightM / 2;
+  return Math.abs(p[0]) <= hx && Math.abs(p[1]) <= hy && p[2] >= 0 && p[2] <= bin.shape.outerM[2];
 }
 
 /** Horizontal unit vector, or undefined for a (near) vertical one. */

@@ -15,15 +15,17 @@ export interface ArmTarget {
 export interface MotionLimits {
   /** Peak joint speed of free moves, rad/s (well under the motors' limits). */
   readonly freeSpeedRadS: number;
-  /** Peak joint speed while carrying or near objects. */
+  /** Peak joint speed near objects. */
   readonly fineSpeedRadS: number;
+  /** Peak joint speed while carrying a grasped object clear of the others. */
+  readonly carrySpeedRadS: number;
   /** Tool speed of straight-line moves, m/s. */
   readonly lineSpeedMS: number;
   /** Shortest move, seconds. */
   readonly minMoveS: number;
 }
 
-export const DEFAULT_MOTION_LIMITS: MotionLimits = { freeSpeedRadS: 1.6, fineSpeedRadS: 0.6, lineSpeedMS: 0.1, minMoveS: 0.4 };
+export const DEFAULT_MOTION_LIMITS: MotionLimits = { freeSpeedRadS: 1.6, fineSpeedRadS: 0.6, carrySpeedRadS: 1.0, lineSpeedMS: 0.1, minMoveS: 0.4 };
 
 /** Minimum-jerk progress 0 → 1; its peak rate is 1.875 / duration. */
 function minJerk(s: number): number {
@@ -83,9 +85,9 @@ export class ArmMotion {
     return this;
   }
 
-  /** Joint-space move to q; `fine` uses the slower speed budget (carrying, close to objects). */
-  moveTo(q: ArrayLike<number>, opts: { fine?: boolean; gripper?: number } = {}): this {
-    const speed = opts.fine ? this.limits.fineSpeedRadS : this.limits.freeSpeedRadS;
+  /** Joint-space move to q; `fine` uses the slower speed budget (close to objects), `carry` the carrying one. */
+  moveTo(q: ArrayLike<number>, opts: { fine?: boolean; carry?: boolean; gripper?: number } = {}): this {
+    const speed = opts.carry ? this.limits.carrySpeedRadS : opts.fine ? this.limits.fineSpeedRadS : this.limits.freeSpeedRadS;
     const d = maxAbsDiff(this.q, q);
     const gripper = opts.gripper ?? this.gripper;
     // A gripper change rides along with the move, over at least the gripper speed budget.
