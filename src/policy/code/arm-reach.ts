@@ -3,7 +3,7 @@
  * (src/rig/kinematics.ts: damped-least-squares IK on the YAM chain).
  */
 import type { ArmModel, ArmSide } from '../../rig/contract.js';
-import { forwardKinematicsTable, poseToFrame, solveIk, type Frame } from '../../rig/kinematics.js';
+import { forwardKinematicsTable, linkFramesTable, poseToFrame, solveIk, type Frame } from '../../rig/kinematics.js';
 import { cross, dot, normalize, scale, sub, type Vec3 } from './frames.js';
 
 /**
@@ -30,6 +30,8 @@ export interface ArmReach {
   solve(target: ToolTarget, seed?: ArrayLike<number>): Float64Array | undefined;
   /** The tool frame (table frame) at joint angles q: tool point, approach and closing axes. */
   toolAt(q: ArrayLike<number>): { position: Vec3; approach: Vec3; closing: Vec3 };
+  /** The arm's skeleton at q, table frame: link origins base … gripper, then the tool point. */
+  skeletonAt(q: ArrayLike<number>): Vec3[];
 }
 
 /** Joint-limit margin kept by every plan, so the safety supervisor never has to clamp us. */
@@ -84,6 +86,12 @@ export function armReach(arm: ArmModel, toolOffsetM: Vec3 = DEFAULT_TOOL_OFFSET_
         }
       }
       return best;
+    },
+    skeletonAt(q) {
+      const frames = linkFramesTable(arm, q);
+      const points: Vec3[] = frames.map((f) => [f.position[0], f.position[1], f.position[2]]);
+      points.push(this.toolAt(q).position);
+      return points;
     },
     toolAt(q) {
       forwardKinematicsTable(arm, q, frame);

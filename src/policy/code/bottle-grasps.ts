@@ -4,7 +4,10 @@
  */
 import type { ArmReach, ToolTarget } from './arm-reach.js';
 import type { BinView, BottleView } from './geometry.js';
-import { horizontal } from './geometry.js';
+import { horizontal, pathTouchesBin } from './geometry.js';
+
+/** Clearance kept between an arm's link axes and the bin: the thickest link's radius plus a margin. */
+const LINK_CLEARANCE_M = 0.06;
 import { add, cross, dot, normalize, scale, sub, type Vec3 } from './frames.js';
 
 /** body: across an upright bottle's body from the side; top-down: across the neck from above; side: across a lying bottle. */
@@ -45,6 +48,8 @@ export interface GraspParams {
   readonly palmClearanceM: number;
   /** How far above a lying bottle's axis the pads' middle closes: the fingertips stay clear of the table. */
   readonly lyingGripAboveAxisM: number;
+  /** Turns of the approach about a lying bottle's axis tried after the vertical ones. */
+  readonly lyingTurnsRad: readonly number[];
 }
 
 export const DEFAULT_GRASP_PARAMS: GraspParams = {
@@ -57,6 +62,7 @@ export const DEFAULT_GRASP_PARAMS: GraspParams = {
   bodyGripHeightM: 0.11,
   palmClearanceM: 0.0,
   lyingGripAboveAxisM: 0.016,
+  lyingTurnsRad: [0.35, -0.35, 0.5, -0.5],
 };
 
 /** Express v in the tool basis (approach, closing, approach × closing). */
@@ -122,12 +128,23 @@ export function graspCandidates(bottle: BottleView, basePosition: Vec3, params: 
       const approach = normalize(add(scale(DOWN, Math.cos(tilt)), scale(away, Math.sin(tilt))));
       out.push({ style: 'side', tiltRad: tilt, target: { position, approach, closing } });
     }
+    // A lying bottle is round about its axis: the approach may also turn about the axis (the pads
+    // still straddle it), which reaches many poses a vertical approach cannot — a bottle lying
+    // across the arm's reach, or far out. Limited so the lower fingertip stays off the table.
+    for (const turn of params.lyingTurnsRad) {
+      const approach = normalize(add(scale(DOWN, Math.cos(turn)), scale(closing, Math.sin(turn))));
+      const turned = normalize(add(scale(closing, Math.cos(turn)), scale([0, 0, 1], Math.sin(turn))));
+      const at = sub(grip, scale(approach, params.lyingGripAboveAxisM));
+      out.push({ style: 'side', tiltRad: Math.abs(turn), target: { position: at, approach, closing: turned } });
+    }
   }
   return out;
 }
 
 /** The first candidate grasp whose pre-grasp, grasp and lift poses the arm reaches, or undefined. */
-export function planGrasp(bottle: BottleView, reach: ArmReach, seed: ArrayLike<number>, params: GraspParams = DEFAULT_GRASP_PARAMS): BottleGrasp | undefined {
+export function planGrasp(bottle: BottleView, reach: ArmReach, seed: ArrayLike<number>, params: GraspParams = DEFAULT_GRASP_PARAMS, bin?: BinView): BottleGrasp | undefined {
+  // Links (not the fingers, which may work close to the bin) must stay clear of the bin.
+  const touchesBin = (q: ArrayLike<number>): boolean => bin !== undefined && pathTouchesBin(bin, reach.skeletonAt(q).slice(0, -1), LINK_CLEARANCE_M);
   if (bottle.posture === 'tilted') return undefined;
   for (const c of graspCandidates(bottle, reach.basePosition, params)) {
     const qGrasp = reach.solve(c.freeRotation ? { position: c.target.position, approach: c.target.approach } : c.target, seed);
@@ -141,6 +158,7 @@ export function planGrasp(bottle: BottleView, reach: ArmReach, seed: ArrayLike<n
     const lift: ToolTarget & { closing: Vec3 } = { ...t, position: add(t.position, [0, 0, params.liftHeightM]) };
     const qLift = reach.solve(lift, qGrasp);
     if (!qLift) continue;
+    if (touchesBin(qPre) || touchesBin(qGrasp) || touchesBin(qLift)) continue;
     return {
       bottleId: bottle.id,
       side: reach.side,
@@ -199,7 +217,8 @@ export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeigh
     const position: Vec3 = [binCentre[0] - centreOff[0], binCentre[1] - centreOff[1], z];
     const target = { position, approach, closing };
     const q = reach.solve(target, grasp.qLift);
-    if (q) return { target, q };
+    // Over the bin the hand is above the rim by design; the links before it must not rest on a wall.
+    if (q && !pathTouchesBin(bin, reach.skeletonAt(q).slice(0, -2), LINK_CLEARANCE_M)) return { target, q };
   }
   return undefined;
 }

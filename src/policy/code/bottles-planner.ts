@@ -148,7 +148,7 @@ function tryPicks(
   const graspableBy: ArmReach[] = [];
   for (const { bottle, arm } of assignmentOrder(scene.bottles, arms, opts.maxReachM ?? MAX_REACH_M)) {
     if (graspableBy.includes(arm) && !mayCarry(arm)) continue;
-    const grasp = planGrasp(bottle, arm, seeds[arm.side], graspParams);
+    const grasp = planGrasp(bottle, arm, seeds[arm.side], graspParams, scene.bin);
     if (!grasp) continue;
     if (mayCarry(arm)) {
       for (const dropAt of dropPoints(scene.bin, scene.inBin ?? [])) {

@@ -116,6 +116,28 @@ export function bottleInBin(bin: BinView, b: BottleView): boolean {
   return Math.abs(p[0]) <= hx && Math.abs(p[1]) <= hy && p[2] >= 0 && p[2] <= bin.shape.outerM[2];
 }
 
+/**
+ * True when a path through `points` (an arm's skeleton, table frame) passes within `radiusM` of
+ * the bin's walls (its outer box up to the rim), sampled every 2 cm. The code policies have no
+ * collision checker; this keeps a planned pose from resting an arm link on the bin and shoving it.
+ */
+export function pathTouchesBin(bin: BinView, points: readonly Vec3[], radiusM: number): boolean {
+  const hx = bin.shape.outerM[0] / 2 + radiusM;
+  const hy = bin.shape.outerM[1] / 2 + radiusM;
+  const top = bin.shape.outerM[2] + radiusM;
+  for (let i = 1; i < points.length; i++) {
+    const a = points[i - 1];
+    const b = points[i];
+    const n = Math.max(1, Math.ceil(Math.hypot(b[0] - a[0], b[1] - a[1], b[2] - a[2]) / 0.02));
+    for (let k = 0; k <= n; k++) {
+      const t = k / n;
+      const p = inBinFrame(bin, [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]);
+      if (Math.abs(p[0]) <= hx && Math.abs(p[1]) <= hy && p[2] <= top) return true;
+    }
+  }
+  return false;
+}
+
 /** Horizontal unit vector, or undefined for a (near) vertical one. */
 export function horizontal(v: Vec3): Vec3 | undefined {
   const n = Math.hypot(v[0], v[1]);

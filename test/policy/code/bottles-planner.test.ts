@@ -34,7 +34,7 @@ test('each bottle goes first to the arm on its side of the table', () => {
 });
 
 test('an upright bottle is grasped across its body from the side, a lying one across its axis from above', () => {
-  const bin = binAt(-0.03, -0.3);
+  const bin = binAt(0.1, -0.3); // the bin's home (tasks/bottles-in-the-bin.ts)
   const upright = planNextTask({ bottles: [bottleAt('bottle-1', -0.15, -0.05, 'upright')], bin }, arms, seeds);
   assert.equal(upright.kind, 'pick');
   if (upright.kind !== 'pick') return;
