@@ -130,18 +130,32 @@ export function interactionGroups(member: number, filter: number): number {
   return ((member & 0xffff) << 16) | (filter & 0xffff);
 }
 
-/** What collides with what. Arm links skip the table and each other (capsules overlap at joints). */
+/**
+ * What collides with what. An arm's links and hand collide with the table, the fixtures, the
+ * objects and the other arm, never with themselves (neighbouring link capsules overlap at the
+ * joints). Links and hands are separate groups so either can be told apart.
+ */
 export const GROUP = {
   table: 1 << 0,
   fixture: 1 << 1,
   object: 1 << 2,
-  armLink: 1 << 3,
-  hand: 1 << 4,
+  leftArm: 1 << 3,
+  leftHand: 1 << 4,
+  rightArm: 1 << 5,
+  rightHand: 1 << 6,
 } as const;
+const ANY_ARM = GROUP.leftArm | GROUP.leftHand | GROUP.rightArm | GROUP.rightHand;
+const WORLD = GROUP.table | GROUP.fixture | GROUP.object;
 export const GROUPS = {
-  table: interactionGroups(GROUP.table, GROUP.fixture | GROUP.object | GROUP.hand),
-  fixture: interactionGroups(GROUP.fixture, GROUP.table | GROUP.fixture | GROUP.object | GROUP.armLink | GROUP.hand),
-  object: interactionGroups(GROUP.object, GROUP.table | GROUP.fixture | GROUP.object | GROUP.armLink | GROUP.hand),
-  armLink: interactionGroups(GROUP.armLink, GROUP.fixture | GROUP.object),
-  hand: interactionGroups(GROUP.hand, GROUP.table | GROUP.fixture | GROUP.object),
+  table: interactionGroups(GROUP.table, GROUP.fixture | GROUP.object | ANY_ARM),
+  fixture: interactionGroups(GROUP.fixture, WORLD | ANY_ARM),
+  object: interactionGroups(GROUP.object, WORLD | ANY_ARM),
+  armLink: {
+    left: interactionGroups(GROUP.leftArm, WORLD | GROUP.rightArm | GROUP.rightHand),
+    right: interactionGroups(GROUP.rightArm, WORLD | GROUP.leftArm | GROUP.leftHand),
+  },
+  hand: {
+    left: interactionGroups(GROUP.leftHand, WORLD | GROUP.rightArm | GROUP.rightHand),
+    right: interactionGroups(GROUP.rightHand, WORLD | GROUP.leftArm | GROUP.leftHand),
+  },
 } as const;

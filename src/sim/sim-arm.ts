@@ -138,7 +138,7 @@ export class SimArm {
       const body = world.createRigidBody(desc);
       const mass = YAM_LINK_MASS_KG[LINK_NAMES[i]];
       if (i === 0) {
-        world.createCollider(R.ColliderDesc.cylinder(0.034, 0.05).setTranslation(0, 0, 0.034).setRotation({ x: Math.SQRT1_2, y: 0, z: 0, w: Math.SQRT1_2 }).setCollisionGroups(GROUPS.armLink), body);
+        world.createCollider(R.ColliderDesc.cylinder(0.034, 0.05).setTranslation(0, 0, 0.034).setRotation({ x: Math.SQRT1_2, y: 0, z: 0, w: Math.SQRT1_2 }).setCollisionGroups(GROUPS.armLink[model.side]), body);
       } else if (i < 6) {
         const end = YAM_CHAIN[i].xyz; // next joint's origin in this link's frame
         const len = Math.hypot(end[0], end[1], end[2]);
@@ -151,13 +151,13 @@ export class SimArm {
             .setTranslation(end[0] / 2, end[1] / 2, end[2] / 2)
             .setRotation({ x: q[0], y: q[1], z: q[2], w: q[3] })
             .setMass(mass)
-            .setCollisionGroups(GROUPS.armLink),
+            .setCollisionGroups(GROUPS.armLink[model.side]),
           body,
         );
       } else {
         const g = GRIPPER_GEOMETRY;
         world.createCollider(
-          R.ColliderDesc.cuboid(g.palmHalfM[0], g.palmHalfM[1], g.palmHalfM[2]).setTranslation(0, 0, g.palmCentreZM).setMass(mass).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand),
+          R.ColliderDesc.cuboid(g.palmHalfM[0], g.palmHalfM[1], g.palmHalfM[2]).setTranslation(0, 0, g.palmCentreZM).setMass(mass).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand[model.side]),
           body,
         );
       }
@@ -208,7 +208,7 @@ export class SimArm {
           .setCanSleep(false),
       );
       world.createCollider(
-        R.ColliderDesc.cuboid(g.fingerHalfM[0], g.fingerHalfM[1], g.fingerHalfM[2]).setMass(YAM_FINGER_MASS_KG).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand),
+        R.ColliderDesc.cuboid(g.fingerHalfM[0], g.fingerHalfM[1], g.fingerHalfM[2]).setMass(YAM_FINGER_MASS_KG).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand[model.side]),
         body,
       );
       const data = R.JointData.prismatic({ x: 0, y: sign * g.fingerHalfM[1], z: g.fingerCentreZM }, { x: 0, y: 0, z: 0 }, { x: 0, y: sign, z: 0 });

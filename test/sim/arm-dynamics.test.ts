@@ -4,7 +4,9 @@ import { tickThrough } from '../rig/contract-suite.js';
 import { yamRigModel, YAM_LIMIT_BUFFER_RAD } from '../../src/rig/yam.js';
 import { BOTTLES_IN_THE_BIN } from '../../src/tasks/index.js';
 import { DEFAULT_SIM_CALIBRATION, withCalibration, type SimCalibration } from '../../src/sim/calibration.js';
-import { createScene, type SimScene } from '../../src/sim/scene.js';
+import { createScene, HOME_START_POSITION, type SimScene } from '../../src/sim/scene.js';
+import { linkFramesTable } from '../../src/rig/kinematics.js';
+import { armReach } from '../../src/policy/code/arm-reach.js';
 import { newMotorCommand } from '../../src/sim/sim-arm.js';
 import { SimRig } from '../../src/sim/sim-rig.js';
 import type { Layout } from '../../src/tasks/types.js';
@@ -129,6 +131,53 @@ test('a joint pushed from outside stops at its end stop instead of spinning thro
     assert.ok(q > limit + YAM_LIMIT_BUFFER_RAD && q < limit + YAM_LIMIT_BUFFER_RAD + 0.05, `the wrist rests at ${q.toFixed(3)} rad (limit ${limit.toFixed(3)})`);
     assert.ok(Math.abs(arm.dq[wrist]) < 0.05, `and is still (${arm.dq[wrist].toFixed(3)} rad/s)`);
     assert.equal(scene.instability(), undefined);
+  } finally {
+    scene.free();
+  }
+});
+
+test('arm links rest on the table instead of passing through it', async () => {
+  // A target pose (inside the limits) that would put the right forearm's wrist end 6 cm into the
+  // table top while the hand points up, clear of it (the hand always collided with the table).
+  const model = yamRigModel();
+  const right = model.arms[1];
+  const target = [0, 3.0, 0.6, -1.6, 0, 0];
+  const forearm = (q: ArrayLike<number>): number => Math.min(...linkFramesTable(right, q).slice(3, 6).map((f) => f.position[2]));
+  assert.ok(forearm(target) < -0.05, `the target pose would take a link axis to z = ${forearm(target).toFixed(3)} m`);
+  const start = [...HOME_START_POSITION];
+  const { scene, rig } = await rigAt(DEFAULT_SIM_CALIBRATION, start);
+  try {
+    const goal = Float64Array.from(start);
+    goal.set(target, 7);
+    // Ramp there over 2 s, as a policy would command it, then push for 1 s.
+    await track(rig, 3, (tS) => Float64Array.from(start, (v, k) => v + (goal[k] - v) * Math.min(1, tS / 2)));
+    const q = Array.from(rig.read().position.subarray(7, 13));
+    const reached = forearm(q);
+    // Link frames sit on the capsules' axes: resting on the top, an axis stays about a radius up.
+    assert.ok(reached > 0, `the lowest link axis is at z = ${reached.toFixed(3)} m`);
+    assert.deepEqual(rig.read().faults, []);
+  } finally {
+    scene.free();
+  }
+});
+
+test('the two arms collide with each other: both sent to one point, their hands stay apart', async () => {
+  const model = yamRigModel();
+  const point: [number, number, number] = [-0.2, 0, 0.2];
+  const qs = model.arms.map((arm) => armReach(arm).solve({ position: point, approach: [0, 0, -1] }));
+  assert.ok(qs[0] && qs[1], 'both arms reach the point');
+  const start = [...HOME_START_POSITION];
+  const { scene, rig } = await rigAt(DEFAULT_SIM_CALIBRATION, start);
+  try {
+    const goal = Float64Array.from(start);
+    goal.set(qs[0], 0);
+    goal.set(qs[1], 7);
+    await track(rig, 3, (tS) => Float64Array.from(start, (v, k) => v + (goal[k] - v) * Math.min(1, tS / 2)));
+    const [l, r] = scene.arms.map((a) => a.links[6].translation());
+    const apart = Math.hypot(l.x - r.x, l.y - r.y, l.z - r.z);
+    // Each palm is 6 × 12 cm: where the hands meet, their flanges cannot come within a few cm.
+    assert.ok(apart > 0.04, `the flanges are ${(apart * 100).toFixed(1)} cm apart`);
+    assert.deepEqual(rig.read().faults, []);
   } finally {
     scene.free();
   }
