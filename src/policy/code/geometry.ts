@@ -113,7 +113,7 @@ export function bottleInBin(bin: BinView, b: BottleView): boolean {
   const p = inBinFrame(bin, b.centre);
   const hx = bin.shape.outerM[0] / 2 - bin.shape.wallM;
   const hy = bin.shape.outerM[1] / 2 - bin.shape.wallM;
-  return Math.abs(p[0]) <= hx && Math.abs(p[1]) <= hy && p[2] >= 0 && p[2] <= bin.shape.outerM[2];
+  return Math.abs(p[0]) <= hx && Math.abs(p[1]) <= hy && p[2] >= bin.shape.wallM && p[2] <= bin.shape.outerM[2];
 }
 
 /**
