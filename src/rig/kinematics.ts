@@ -305,8 +305,6 @@ export type IkResult =
 /** Weight of a radian of orientation error against a metre of position error. */
 const ORIENTATION_WEIGHT_M_PER_RAD = 0.2;
 const MAX_STEP_RAD = 0.25;
-const STALL_WINDOW = 10;
-const STALL_RATIO = 2;
 
 /**
  * Damped least squares with an adaptive damping factor, joint limits enforced by clamping every
@@ -446,16 +444,9 @@ function descend(
   let lambda = 0.01;
   let [pos, ori] = poseError(q, target, approach, tool, true);
   let cost = weightedNorm();
-  let checkpoint = cost;
   let it = 0;
   for (; it < maxIter; it++) {
     if (pos <= posTol && ori <= oriTol) break;
-    if (it > 0 && it % STALL_WINDOW === 0) {
-      // Converging solves finish in a handful of iterations; one that gains under 10% over a
-      // window (10 iterations) is creeping toward an unreachable target (most of the code policies' IK time).
-      if (cost > STALL_RATIO * checkpoint) break;
-      checkpoint = cost;
-    }
     // dq = Jᵀ (J Jᵀ + λ² I)⁻¹ e
     for (let i = 0; i < 6; i++) {
       for (let j = 0; j < 6; j++) {
