@@ -316,14 +316,14 @@ export class SimArm {
       const tMax = spec.maxTorqueNm;
       // Stiffness + feedforward: applied as an explicit torque pair, clamped to the motor's range.
       const raw = cmd.kp[i] * (cmd.q[i] - q) + cmd.tauFf[i];
-      // Gravity on the arm's own bodies enters as its joint-space generalized force (the links are
-      // built with gravity scale 0): the same dynamics for a fixed-base chain, but the solver no
-      // longer has to carry the arm's weight through six joints, which it did only approximately
-      // (a slow creep of the light wrist, growing with the substep). It is not a motor torque, so
-      // it is outside the clamp.
       const over = q - (spec.maxRad + END_STOP_BEYOND_LIMIT_RAD);
       const under = q - (spec.minRad - END_STOP_BEYOND_LIMIT_RAD);
       const intoStop = over > 0 ? over : under < 0 ? under : 0;
+      // Gravity on the arm's own bodies enters as its joint-space generalized force (the links are
+      // built with gravity scale 0): the same dynamics for a fixed-base chain, but the solver no
+      // longer has to carry the arm's weight through six joints, which it did only approximately
+      // (a slow creep of the light wrist, growing with the substep). Neither it nor the end stop is
+      // a motor torque, so both are outside the clamp.
       const stiffness = (raw > tMax ? tMax : raw < -tMax ? -tMax : raw) - this.holdTorque[i] - END_STOP_STIFFNESS_PER_KP * spec.kp * intoStop;
       // Damping (motor kd toward dq*, passive damping, regularised Coulomb friction): implicit,
       // in Rapier's velocity motor, limited to the torque the motor has left.

@@ -30,7 +30,7 @@ export interface ArmReach {
   solve(target: ToolTarget, seed?: ArrayLike<number>): Float64Array | undefined;
   /** The tool frame (table frame) at joint angles q: tool point, approach and closing axes. */
   toolAt(q: ArrayLike<number>): { position: Vec3; approach: Vec3; closing: Vec3 };
-  /** The arm's skeleton at q, table frame: link origins base … gripper, then the tool point. */
+  /** The arm's skeleton at q, table frame: link origins base, link1 … link5, gripper (flange). */
   skeletonAt(q: ArrayLike<number>): Vec3[];
 }
 
@@ -88,10 +88,7 @@ export function armReach(arm: ArmModel, toolOffsetM: Vec3 = DEFAULT_TOOL_OFFSET_
       return best;
     },
     skeletonAt(q) {
-      const frames = linkFramesTable(arm, q);
-      const points: Vec3[] = frames.map((f) => [f.position[0], f.position[1], f.position[2]]);
-      points.push(this.toolAt(q).position);
-      return points;
+      return linkFramesTable(arm, q).map((f) => [f.position[0], f.position[1], f.position[2]]);
     },
     toolAt(q) {
       forwardKinematicsTable(arm, q, frame);

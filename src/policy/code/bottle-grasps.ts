@@ -5,10 +5,10 @@
 import type { ArmReach, ToolTarget } from './arm-reach.js';
 import type { BinView, BottleView } from './geometry.js';
 import { horizontal, pathTouchesBin } from './geometry.js';
+import { add, cross, dot, normalize, scale, sub, type Vec3 } from './frames.js';
 
 /** Clearance kept between an arm's link axes and the bin: the thickest link's radius plus a margin. */
 const LINK_CLEARANCE_M = 0.06;
-import { add, cross, dot, normalize, scale, sub, type Vec3 } from './frames.js';
 
 /** body: across an upright bottle's body from the side; top-down: across the neck from above; side: across a lying bottle. */
 export type GraspStyle = 'body' | 'top-down' | 'side';
@@ -143,8 +143,8 @@ export function graspCandidates(bottle: BottleView, basePosition: Vec3, params: 
 
 /** The first candidate grasp whose pre-grasp, grasp and lift poses the arm reaches, or undefined. */
 export function planGrasp(bottle: BottleView, reach: ArmReach, seed: ArrayLike<number>, params: GraspParams = DEFAULT_GRASP_PARAMS, bin?: BinView): BottleGrasp | undefined {
-  // Links (not the fingers, which may work close to the bin) must stay clear of the bin.
-  const touchesBin = (q: ArrayLike<number>): boolean => bin !== undefined && pathTouchesBin(bin, reach.skeletonAt(q).slice(0, -1), LINK_CLEARANCE_M);
+  // Links up to the flange (not the fingers, which may work close to the bin) stay clear of the bin.
+  const touchesBin = (q: ArrayLike<number>): boolean => bin !== undefined && pathTouchesBin(bin, reach.skeletonAt(q), LINK_CLEARANCE_M);
   if (bottle.posture === 'tilted') return undefined;
   for (const c of graspCandidates(bottle, reach.basePosition, params)) {
     const qGrasp = reach.solve(c.freeRotation ? { position: c.target.position, approach: c.target.approach } : c.target, seed);
@@ -218,7 +218,7 @@ export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeigh
     const target = { position, approach, closing };
     const q = reach.solve(target, grasp.qLift);
     // Over the bin the hand is above the rim by design; the links before it must not rest on a wall.
-    if (q && !pathTouchesBin(bin, reach.skeletonAt(q).slice(0, -2), LINK_CLEARANCE_M)) return { target, q };
+    if (q && !pathTouchesBin(bin, reach.skeletonAt(q).slice(0, -1), LINK_CLEARANCE_M)) return { target, q };
   }
   return undefined;
 }

@@ -221,14 +221,16 @@ export class BottlesPolicy implements Policy {
   }
 
   private startNextTask(obs: Observation, scene: Scene): void {
-    const remaining = scene.bottles.filter((b) => !(scene.bin && bottleInBin(scene.bin, b)) && (this.attempts.get(b.id) ?? 0) < this.opts.maxAttemptsPerBottle);
+    const bin = scene.bin;
+    const inBin = new Set(bin ? scene.bottles.filter((b) => bottleInBin(bin, b)) : []);
+    const remaining = scene.bottles.filter((b) => !inBin.has(b) && (this.attempts.get(b.id) ?? 0) < this.opts.maxAttemptsPerBottle);
     let task: BottlesTask;
-    if (!scene.bin) task = { kind: 'idle', reason: 'the scene has no bin' };
+    if (!bin) task = { kind: 'idle', reason: 'the scene has no bin' };
     else if (remaining.length === 0) {
-      const left = scene.bottles.filter((b) => !bottleInBin(scene.bin as BinView, b)).map((b) => b.id);
+      const left = scene.bottles.filter((b) => !inBin.has(b)).map((b) => b.id);
       task = { kind: 'idle', reason: left.length === 0 ? 'every bottle is in the bin' : `gave up on ${left.join(', ')} after ${this.opts.maxAttemptsPerBottle} attempts each` };
     }
-    else task = planNextTask({ bottles: remaining, bin: scene.bin, inBin: scene.bottles.filter((b) => bottleInBin(scene.bin as BinView, b)).map((b) => b.centre) }, this.arms, this.seeds(), { ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges });
+    else task = planNextTask({ bottles: remaining, bin, inBin: [...inBin].map((b) => b.centre) }, this.arms, this.seeds(), { ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges });
     if (task.kind === 'idle') {
       const line = `idle: ${task.reason}`;
       if (!this.log[this.log.length - 1]?.endsWith(line)) this.log.push(`${obs.timeS.toFixed(2)}s ${line}`);
