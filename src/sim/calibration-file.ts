@@ -7,7 +7,7 @@
  * Hand-written rather than a schema library: the shape is taken from the default record itself,
  * so the check can never drift from the type, and the messages name fields the way a user edits them.
  */
-import { calibrationProblem, DEFAULT_SIM_CALIBRATION, type JointCalibration, type SimCalibration } from './calibration.js';
+import { calibrationProblem, DEFAULT_SIM_CALIBRATION, type SimCalibration } from './calibration.js';
 
 /** A calibration file that cannot be used; the message is one sentence. */
 export class CalibrationFileError extends Error {
@@ -43,27 +43,6 @@ function checkFields(where: string, template: object, value: Record<string, Json
 }
 
 /**
- * Values the physics cannot take, beyond calibrationProblem's checks (which cover the step,
- * solver iterations, the joint count and top-level finiteness).
- */
-function valueProblem(cal: SimCalibration): string | undefined {
-  if (!Number.isInteger(cal.version) || cal.version < 0) return `version must be a whole number ≥ 0, not ${cal.version}`;
-  for (const k of ['objectMassScale', 'gripperMaxForceN'] as const) {
-    if (!(cal[k] > 0)) return `${k} must be greater than 0, not ${cal[k]}`;
-  }
-  for (const k of ['objectFrictionScale', 'tableFriction', 'fingerFriction'] as const) {
-    if (!(cal[k] >= 0)) return `${k} must be 0 or more, not ${cal[k]}`;
-  }
-  if (!(cal.restitution >= 0 && cal.restitution <= 1)) return `restitution must be from 0 to 1, not ${cal.restitution}`;
-  for (const [j, joint] of cal.joints.entries()) {
-    for (const k of Object.keys(joint) as (keyof JointCalibration)[]) {
-      if (!Number.isFinite(joint[k]) || joint[k] < 0) return `joints[${j}].${k} must be a finite number ≥ 0, not ${joint[k]}`;
-    }
-  }
-  return undefined;
-}
-
-/**
  * Parses a calibration file's text. `source` names the file in messages.
  * Throws CalibrationFileError with one sentence.
  */
@@ -86,7 +65,7 @@ export function parseSimCalibration(text: string, source: string): SimCalibratio
     checkFields(`joints[${i}]`, jointTemplate, j as Record<string, Json>, fail);
   });
   const cal = value as unknown as SimCalibration;
-  const problem = calibrationProblem(cal) ?? valueProblem(cal);
+  const problem = calibrationProblem(cal);
   if (problem !== undefined) fail(problem);
   return cal;
 }

@@ -93,7 +93,7 @@ export function withCalibration(base: SimCalibration, changes: Partial<SimCalibr
   return { ...base, ...changes };
 }
 
-/** Checks a calibration read from a file; returns the problem in one sentence, or undefined. */
+/** Values the physics cannot take (a calibration read from a file, say): the problem in one sentence, or undefined. */
 export function calibrationProblem(cal: SimCalibration): string | undefined {
   if (!(cal.physicsStepS > 0 && cal.physicsStepS <= 0.02)) return `physicsStepS must be in (0, 0.02] s, not ${cal.physicsStepS}`;
   if (!Number.isInteger(cal.solverIterations) || cal.solverIterations < 1) return `solverIterations must be a whole number ≥ 1, not ${cal.solverIterations}`;
@@ -101,6 +101,19 @@ export function calibrationProblem(cal: SimCalibration): string | undefined {
   if (cal.joints.length !== 6) return `joints must list 6 arm joints, not ${cal.joints.length}`;
   for (const [k, v] of Object.entries(cal)) {
     if (typeof v === 'number' && !Number.isFinite(v)) return `${k} must be a finite number`;
+  }
+  if (!Number.isInteger(cal.version) || cal.version < 0) return `version must be a whole number ≥ 0, not ${cal.version}`;
+  for (const k of ['objectMassScale', 'gripperMaxForceN'] as const) {
+    if (!(cal[k] > 0)) return `${k} must be greater than 0, not ${cal[k]}`;
+  }
+  for (const k of ['objectFrictionScale', 'tableFriction', 'fingerFriction'] as const) {
+    if (!(cal[k] >= 0)) return `${k} must be 0 or more, not ${cal[k]}`;
+  }
+  if (!(cal.restitution >= 0 && cal.restitution <= 1)) return `restitution must be from 0 to 1, not ${cal.restitution}`;
+  for (const [j, joint] of cal.joints.entries()) {
+    for (const k of Object.keys(joint) as (keyof JointCalibration)[]) {
+      if (!Number.isFinite(joint[k]) || joint[k] < 0) return `joints[${j}].${k} must be a finite number ≥ 0, not ${joint[k]}`;
+    }
   }
   return undefined;
 }
