@@ -40,7 +40,7 @@ const POLICY = 'code:bottles-in-the-bin';
 const task = getTask('bottles-in-the-bin');
 const AGREE_SECONDS = Number(process.env.SIM_BENCH_AGREE_SECONDS ?? task.episodeSeconds);
 /** The fine reference step of the agreement check, and a second one as fine (its noise floor). */
-const FINE = withCalibration(DEFAULT_SIM_CALIBRATION, { physicsStepS: 1 / 1000, solverIterations: 8 });
+const FINE = withCalibration(DEFAULT_SIM_CALIBRATION, { physicsStepS: 1 / 1000, solverIterations: 8, pgsIterations: 2 });
 const FINE_ALT = withCalibration(FINE, { pgsIterations: 1 });
 
 interface Measured {
@@ -106,7 +106,8 @@ async function speedRows(tier5: LayoutSet): Promise<void> {
     ['+ sleeping bodies', withCalibration(naiveCal, { allowSleep: true })],
     ['+ 2 ms step × 4 (v2 default)', withCalibration(naiveCal, { allowSleep: true, physicsStepS: 1 / 500 })],
     ['+ 4 ms step × 4, 1 PGS pass', withCalibration(DEFAULT_SIM_CALIBRATION, { pgsIterations: 1 })],
-    [`+ 2 PGS passes per substep (default v${DEFAULT_SIM_CALIBRATION.version})`, DEFAULT_SIM_CALIBRATION],
+    ['+ 2 PGS passes per substep (v3 default)', withCalibration(DEFAULT_SIM_CALIBRATION, { pgsIterations: 2 })],
+    [`+ ${DEFAULT_SIM_CALIBRATION.pgsIterations} PGS passes per substep (default v${DEFAULT_SIM_CALIBRATION.version})`, DEFAULT_SIM_CALIBRATION],
   ];
   let naive: Measured | undefined;
   for (const [name, cal] of configs) {

@@ -48,10 +48,13 @@ export interface SimCalibration {
 
 export const DEFAULT_SIM_CALIBRATION: SimCalibration = {
   name: 'yam-default',
-  version: 3,
+  version: 4,
   physicsStepS: 1 / 250,
   solverIterations: 4,
-  pgsIterations: 2,
+  // With 2 passes (v3) a bottle held in a side-on body grasp crept out along the fingers at
+  // ≈ 1.3 mm/s and fell mid-carry where the 1 ms × 8 reference held it (0.4 mm/s); with 4 it does
+  // not creep, for ≈ 4% of the step's cost (docs/sim.md).
+  pgsIterations: 4,
   allowSleep: true,
   // Damping and friction from the vendor's idle damping and Coulomb estimates; armature is a
   // guess of the geared rotor inertia (DM4340 40:1, DM4310 10:1) until SysID fits it.

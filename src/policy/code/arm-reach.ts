@@ -79,7 +79,9 @@ export function armReach(arm: ArmModel, toolOffsetM: Vec3 = DEFAULT_TOOL_OFFSET_
         const rotation = [x[0], y[0], z[0], x[1], y[1], z[1], x[2], y[2], z[2]];
         const r = solveIk({ position, rotation }, options);
         if (!r.ok) continue;
-        const d = seed ? maxAbsDiff(r.q, seed) : 0;
+        // Summed over the joints: by the largest change alone, a shoulder move both share ties
+        // the two, and the wrist could take the roll near its limit.
+        const d = seed ? sumAbsDiff(r.q, seed) : 0;
         if (d < bestDist) {
           best = r.q;
           bestDist = d;
@@ -107,8 +109,8 @@ export function armReach(arm: ArmModel, toolOffsetM: Vec3 = DEFAULT_TOOL_OFFSET_
   };
 }
 
-function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+function sumAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  for (let i = 0; i < a.length; i++) m += Math.abs(a[i] - b[i]);
   return m;
 }

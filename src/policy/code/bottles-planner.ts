@@ -8,6 +8,7 @@ import type { ArmReach, ToolTarget } from './arm-reach.js';
 import { planCarry, planGrasp, type BottleGrasp, type CarryPlan, type GraspParams, DEFAULT_GRASP_PARAMS } from './bottle-grasps.js';
 import { add, distXY, dot, normalize, scale, sub, type Vec3 } from './frames.js';
 import { fromBinFrame, horizontal, type BinView, type BottleView } from './geometry.js';
+import { maxAbsDiff } from './motion.js';
 
 export interface PickTask {
   readonly kind: 'pick';
@@ -58,6 +59,8 @@ const MAX_REACH_M = 0.62;
 const MAX_PUSH_M = 0.3;
 /** Fingertip centre height above the bin floor while pushing from inside. */
 const PUSH_HEIGHT_ABOVE_FLOOR_M = 0.035;
+/** Largest joint change between consecutive waypoints of a push (at most a 30 cm line). */
+const MAX_NUDGE_JOINT_STEP_RAD = 1;
 /** Clearance between the closed fingers and the wall they push. */
 const FINGER_HALF_THICKNESS_M = 0.015;
 
@@ -102,6 +105,13 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
   // An arm that reaches over the bin only at full stretch carries badly (the bottle swings into
   // the rim); while the bin can still be nudged, such an arm asks for the bin instead.
   const comfortable = new Map(arms.map((a) => [a.side, dropReachable(a, scene.bin, scene.bin.base, seeds[a.side])] as const));
+  // Bin first: while it is still empty, push it to where the arm some bottle needs can drop too.
+  // A push with bottles inside shoves them about (the fingers press the wall from inside, and
+  // a bottle lying against it tips out over the rim); done first, it moves an empty box.
+  if (allowNudge && (scene.inBin?.length ?? 0) === 0) {
+    const nudge = nudgeFirst(scene, arms, seeds, opts, (arm) => comfortable.get(arm.side) === true);
+    if (nudge) return nudge;
+  }
   const first = tryPicks(scene, arms, seeds, opts, (arm) => !allowNudge || comfortable.get(arm.side) === true);
   if (first.pick) return first.pick;
   const graspableBy = first.graspableBy;
@@ -116,6 +126,33 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
   }
   if (graspableBy.length === 0) return { kind: 'idle', reason: 'no remaining bottle is within reach of either arm' };
   return { kind: 'idle', reason: allowNudge ? 'the bin is out of reach and cannot be nudged closer' : 'the bin is out of reach and no more pushes are allowed' };
+}
+
+/**
+ * The push to make before any drop, when some bottle can be grasped only by an arm that cannot
+ * drop into the bin where it stands; the push keeps the bin within reach of the arms that can.
+ */
+function nudgeFirst(
+  scene: BottlesScene,
+  arms: readonly ArmReach[],
+  seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
+  opts: PlannerOptions,
+  canDrop: (arm: ArmReach) => boolean,
+): NudgeTask | undefined {
+  const needy = arms.filter((a) => !canDrop(a));
+  if (needy.length === 0 || needy.length === arms.length) return undefined;
+  const keep = arms.filter(canDrop);
+  const graspParams = opts.grasp ?? DEFAULT_GRASP_PARAMS;
+  const maxReach = opts.maxReachM ?? MAX_REACH_M;
+  const graspable = (bottle: BottleView, arm: ArmReach): boolean =>
+    distXY(bottle.centre, arm.basePosition) <= maxReach && planGrasp(bottle, arm, seeds[arm.side], graspParams, scene.bin) !== undefined;
+  for (const arm of needy) {
+    const needsIt = scene.bottles.some((b) => !keep.some((k) => graspable(b, k)) && graspable(b, arm));
+    if (!needsIt) continue;
+    const nudge = planBinNudge(scene.bin, arm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M, keep);
+    if (nudge) return nudge;
+  }
+  return undefined;
 }
 
 /**
@@ -167,7 +204,14 @@ function tryPicks(
  * The push is as short as makes the drop reachable (plus a margin), or as long as the pushing
  * arm reaches; the policy replans afterwards, so a short push is followed by another.
  */
-export function planBinNudge(bin: BinView, forArm: ArmReach, arms: readonly ArmReach[], seeds: Readonly<Record<ArmSide, ArrayLike<number>>>, maxPushM = MAX_PUSH_M): NudgeTask | undefined {
+export function planBinNudge(
+  bin: BinView,
+  forArm: ArmReach,
+  arms: readonly ArmReach[],
+  seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
+  maxPushM = MAX_PUSH_M,
+  keep: readonly ArmReach[] = [],
+): NudgeTask | undefined {
   const goal = dropSweetSpot(forArm, arms);
   const toGoal = sub(goal, [bin.base[0], bin.base[1], 0]);
   const goalDist = Math.hypot(toGoal[0], toGoal[1]);
@@ -187,19 +231,23 @@ export function planBinNudge(bin: BinView, forArm: ArmReach, arms: readonly ArmR
   const inset = wall.half - bin.shape.wallM - FINGER_HALF_THICKNESS_M;
   const contact = fromBinFrame(bin, [wall.n[0] * inset, wall.n[1] * inset, PUSH_HEIGHT_ABOVE_FLOOR_M]);
   const wallNormal = world(wall.n);
+  // Fingers flat along the wall (turned across it, the closed fingers landed on the rim and lifted the bin).
   const closing: Vec3 = [-wallNormal[1], wallNormal[0], 0];
   const down: Vec3 = [0, 0, -1];
   // Fingertips (2 cm below the tool point) clear the rim by 2.5 cm.
   const aboveZ = bin.rimZ + 0.045;
 
-  // Shortest push after which forArm can drop, plus a margin.
+  // Shortest push after which forArm (and every arm in `keep`) can drop, plus a margin.
   let needed: number | undefined;
   for (let d = 0.04; d <= Math.min(maxPushM, goalDist) + 1e-9; d += 0.04) {
-    if (dropReachable(forArm, bin, add(bin.base, scale(dir, d)), seeds[forArm.side])) {
+    const at = add(bin.base, scale(dir, d));
+    if ([forArm, ...keep].every((a) => dropReachable(a, bin, at, seeds[a.side]))) {
       needed = Math.min(d + 0.04, goalDist);
       break;
     }
   }
+  // A push that must keep other arms in reach is made only when one does; otherwise go as far as allowed.
+  if (needed === undefined && keep.length > 0) return undefined;
   const distance = needed ?? Math.min(maxPushM, goalDist);
   // The pusher: the arm the bin is for if it can, else the other.
   const candidates = [forArm, ...arms.filter((a) => a !== forArm)];
@@ -220,7 +268,9 @@ export function planBinNudge(bin: BinView, forArm: ArmReach, arms: readonly ArmR
         let prev: ArrayLike<number> = seeds[arm.side];
         for (const t of targets) {
           const q = arm.solve(t, prev);
-          if (!q) break;
+          // A joint that swings far between two waypoints (the wrist flipping its roll at a
+          // limit) would sweep the fingers through the bin instead of pushing along a line.
+          if (!q || (qs.length > 0 && maxAbsDiff(prev, q) > MAX_NUDGE_JOINT_STEP_RAD)) break;
           qs.push(q);
           prev = q;
         }

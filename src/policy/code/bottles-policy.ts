@@ -20,7 +20,7 @@ import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js'
 
 export const BOTTLES_POLICY_NAME = 'code:bottles-in-the-bin';
 /** Bumped whenever the policy's behaviour changes: it feeds the policy's checkpoint hash. */
-export const BOTTLES_POLICY_VERSION = 1;
+export const BOTTLES_POLICY_VERSION = 2;
 
 export interface BottlesPolicyOptions {
   /** Rows per action chunk (the policy re-reads the world after each chunk). Default 10. */

@@ -25,7 +25,7 @@ export interface MotionLimits {
   readonly minMoveS: number;
 }
 
-export const DEFAULT_MOTION_LIMITS: MotionLimits = { freeSpeedRadS: 1.6, fineSpeedRadS: 0.6, carrySpeedRadS: 1.0, lineSpeedMS: 0.1, minMoveS: 0.4 };
+export const DEFAULT_MOTION_LIMITS: MotionLimits = { freeSpeedRadS: 1.6, fineSpeedRadS: 0.6, carrySpeedRadS: 0.7, lineSpeedMS: 0.1, minMoveS: 0.4 };
 
 /** Minimum-jerk progress 0 → 1; its peak rate is 1.875 / duration. */
 function minJerk(s: number): number {
@@ -48,7 +48,8 @@ interface Segment {
   readonly gripperRamp: boolean;
 }
 
-function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+/** Largest change of any of the 6 arm joints between two configurations. */
+export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let m = 0;
   for (let i = 0; i < 6; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
   return m;

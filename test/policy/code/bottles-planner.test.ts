@@ -76,6 +76,26 @@ test('the bin is nudged when the only arm that reaches a bottle cannot reach the
   assert.ok(Math.abs(contact[0] - bin.base[0]) < 0.15 && Math.abs(contact[1] - bin.base[1]) < 0.11);
 });
 
+test('an empty bin is nudged before the first pick when a bottle needs the other arm, and kept in reach of both', () => {
+  const bin = binAt(0.1, -0.3); // the bin's home: only the right arm drops there
+  assert.equal(dropReachable(arms[0], bin, bin.base, seeds.left), false);
+  assert.equal(dropReachable(arms[1], bin, bin.base, seeds.right), true);
+  const mine = bottleAt('bottle-1', -0.15, -0.1, 'upright'); // the right arm's, droppable now
+  const theirs = bottleAt('bottle-2', -0.19, 0.3, 'upright'); // only the left arm grasps it
+  const task = planNextTask({ bottles: [mine, theirs], bin }, arms, seeds);
+  assert.equal(task.kind, 'nudge-bin');
+  if (task.kind !== 'nudge-bin') return;
+  assert.equal(task.forSide, 'left');
+  const moved = [bin.base[0] + task.directionXY[0] * task.distanceM, bin.base[1] + task.directionXY[1] * task.distanceM, 0] as const;
+  assert.equal(dropReachable(arms[0], bin, moved, seeds.left), true);
+  assert.equal(dropReachable(arms[1], bin, moved, seeds.right), true, 'the right arm still drops after the push');
+
+  // With a bottle already inside, a push would shove it about: the right arm's pick comes first.
+  const later = planNextTask({ bottles: [mine, theirs], bin, inBin: [[bin.base[0], bin.base[1], 0.1]] }, arms, seeds);
+  assert.equal(later.kind, 'pick');
+  if (later.kind === 'pick') assert.equal(later.bottleId, 'bottle-1');
+});
+
 test('a bin the right arm already reaches is not nudged for a right-side bottle', () => {
   const bin = binAt(-0.03, -0.3);
   const task = planNextTask({ bottles: [bottleAt('bottle-1', -0.2, -0.1, 'upright')], bin }, arms, seeds);
