@@ -125,6 +125,7 @@ test('on sampled tier 1–3 layouts every planned waypoint is a joint configurat
   const limits = yamRigModel().arms[0].joints;
   let planned = 0;
   let bottles = 0;
+  let nudges = 0;
   for (const layout of layouts) {
     const { bin, bottles: bs } = sceneOf(layout);
     for (const b of bs) {
@@ -144,8 +145,18 @@ test('on sampled tier 1–3 layouts every planned waypoint is a joint configurat
         const a = target.approach;
         assert.ok(tool.approach[0] * a[0] + tool.approach[1] * a[1] + tool.approach[2] * a[2] > 0.999, 'approach axis as planned');
       }
+      if (task.kind === 'nudge-bin') {
+        nudges += 1;
+        // A push is a line inside the bin: no joint swings far between its waypoints (a wrist
+        // flipping its roll there would sweep the fingers through the bin).
+        for (let k = 1; k < task.waypoints.length; k++) {
+          const step = Math.max(...task.waypoints[k].q.map((v, i) => Math.abs(v - task.waypoints[k - 1].q[i])));
+          assert.ok(step <= 1, `push waypoint ${k}: a joint swings ${step.toFixed(2)} rad`);
+        }
+      }
     }
   }
   // The planner finds a task for nearly every bottle of these tiers (measured: all but a few far-left lying ones).
   assert.ok(planned / bottles >= 0.85, `planned ${planned} of ${bottles}`);
+  assert.ok(nudges > 0, 'some bottles need the bin nudged');
 });
