@@ -50,6 +50,8 @@ export interface GraspParams {
   readonly lyingGripAboveAxisM: number;
   /** Turns of the approach about a lying bottle's axis tried after the vertical ones. */
   readonly lyingTurnsRad: readonly number[];
+  /** Whether an upright bottle may be taken by its neck from above (default true). */
+  readonly topDown?: boolean;
 }
 
 export const DEFAULT_GRASP_PARAMS: GraspParams = {
@@ -109,7 +111,7 @@ export function graspCandidates(bottle: BottleView, basePosition: Vec3, params: 
         out.push({ style: 'body', tiltRad: tilt, target: { position: grip, approach, closing }, freeRotation: false });
       }
     }
-    for (const tilt of params.tiltsRad) {
+    for (const tilt of params.topDown === false ? [] : params.tiltsRad) {
       const approach = normalize(add(scale(DOWN, Math.cos(tilt)), scale(radial, Math.sin(tilt))));
       // The pads close just below the top (on the neck of an upright bottle): deeper, the palm
       // would hit the top.
@@ -180,7 +182,11 @@ export function planGrasp(bottle: BottleView, reach: ArmReach, seed: ArrayLike<n
 export interface CarryPlan {
   readonly target: ToolTarget & { closing: Vec3 };
   readonly q: Float64Array;
+  /** How far the hand tilts away from its grasp attitude to release here. */
+  readonly turnRad: number;
 }
+/** Release tilts of the approach from straight down tried besides the grasp's own. */
+const CARRY_TILTS_RAD = [0, 30, 45, 60, 75, 90].map((d) => (d * Math.PI) / 180);
 
 /** Rotation of v about the unit axis k by angle a (Rodrigues). */
 function rotateAbout(k: Vec3, a: number, v: Vec3): Vec3 {
@@ -203,10 +209,15 @@ export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeigh
   const a0 = rotateAbout(up, yaw, grasp.grasp.approach);
   const c0 = rotateAbout(up, yaw, grasp.grasp.closing);
   const k = normalize(cross(DOWN, radialBin));
-  // Tilt relative to straight down: first undo the grasp's own tilt, then try outward tilts.
+  // Tilt relative to straight down. A lying bottle keeps the attitude it was lifted in (its
+  // grasp's tilt first, then the nearest): turning the hand in the carry tipped a pinched bottle
+  // 40° with it, and at the default physics step it slid out mid-swing where the fine reference
+  // held it. An upright bottle held across its body is released from straight down first (tried
+  // the other way, body-grasped bottles released upright fell out of the bin more often).
   const currentTilt = Math.acos(Math.max(-1, Math.min(1, dot(a0, DOWN))));
-  for (const tiltDeg of [0, 30, 45, 60, 75, 90]) {
-    const delta = (tiltDeg * Math.PI) / 180 - currentTilt;
+  const tilts = grasp.style === 'side' ? [currentTilt, ...CARRY_TILTS_RAD].sort((a, b) => Math.abs(a - currentTilt) - Math.abs(b - currentTilt)) : CARRY_TILTS_RAD;
+  for (const tilt of tilts) {
+    const delta = tilt - currentTilt;
     const approach = normalize(rotateAbout(k, delta, a0));
     const closing = normalize(rotateAbout(k, delta, c0));
     const centreOff = fromToolBasis(approach, closing, grasp.centreInTool);
@@ -218,7 +229,7 @@ export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeigh
     const target = { position, approach, closing };
     const q = reach.solve(target, grasp.qLift);
     // Over the bin the hand is above the rim by design; the links before it must not rest on a wall.
-    if (q && !pathTouchesBin(bin, reach.skeletonAt(q).slice(0, -1), LINK_CLEARANCE_M)) return { target, q };
+    if (q && !pathTouchesBin(bin, reach.skeletonAt(q).slice(0, -1), LINK_CLEARANCE_M)) return { target, q, turnRad: Math.abs(delta) };
   }
   return undefined;
 }

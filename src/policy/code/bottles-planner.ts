@@ -59,6 +59,8 @@ const MAX_REACH_M = 0.62;
 const MAX_PUSH_M = 0.3;
 /** Fingertip centre height above the bin floor while pushing from inside. */
 const PUSH_HEIGHT_ABOVE_FLOOR_M = 0.035;
+/** Release attitudes closer than this count as the same. */
+const SAME_TURN_RAD = 0.05;
 /** Largest joint change between consecutive waypoints of a push (at most a 30 cm line). */
 const MAX_NUDGE_JOINT_STEP_RAD = 1;
 /** Clearance between the closed fingers and the wall they push. */
@@ -181,21 +183,45 @@ function tryPicks(
   opts: PlannerOptions,
   mayCarry: (arm: ArmReach) => boolean,
 ): { pick?: PickTask; graspableBy: ArmReach[] } {
-  const graspParams = opts.grasp ?? DEFAULT_GRASP_PARAMS;
   const graspableBy: ArmReach[] = [];
+  // Grasps across the body by either arm before any by the neck: a bottle hanging from its narrow
+  // neck slipped out in the carry at the default physics step where the fine reference held it.
+  for (const topDown of [false, true]) {
+    const pick = tryPicksWith(scene, arms, seeds, opts, mayCarry, { ...(opts.grasp ?? DEFAULT_GRASP_PARAMS), topDown }, graspableBy);
+    if (pick) return { pick, graspableBy };
+  }
+  return { graspableBy };
+}
+
+/** One pass of tryPicks with the given grasp parameters; adds to `graspableBy` the arms that grasp some bottle. */
+function tryPicksWith(
+  scene: BottlesScene,
+  arms: readonly ArmReach[],
+  seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
+  opts: PlannerOptions,
+  mayCarry: (arm: ArmReach) => boolean,
+  graspParams: GraspParams,
+  graspableBy: ArmReach[],
+): PickTask | undefined {
   for (const { bottle, arm } of assignmentOrder(scene.bottles, arms, opts.maxReachM ?? MAX_REACH_M)) {
     if (graspableBy.includes(arm) && !mayCarry(arm)) continue;
     const grasp = planGrasp(bottle, arm, seeds[arm.side], graspParams, scene.bin);
     if (!grasp) continue;
     if (mayCarry(arm)) {
+      // The clearest drop spot (dropPoints' order); for a lying bottle, the one where the hand
+      // turns least from its grasp attitude, the clearest among equals.
+      const enough = grasp.style === 'side' ? SAME_TURN_RAD : Infinity;
+      let best: CarryPlan | undefined;
       for (const dropAt of dropPoints(scene.bin, scene.inBin ?? [])) {
         const carry = planCarry(grasp, bottle.shape.radiusM, bottle.shape.heightM, scene.bin, arm, undefined, dropAt);
-        if (carry) return { pick: { kind: 'pick', bottleId: bottle.id, side: arm.side, grasp, carry }, graspableBy };
+        if (carry && (!best || carry.turnRad < best.turnRad - SAME_TURN_RAD)) best = carry;
+        if (best && best.turnRad <= enough) break;
       }
+      if (best) return { kind: 'pick', bottleId: bottle.id, side: arm.side, grasp, carry: best };
     }
     if (!graspableBy.includes(arm)) graspableBy.push(arm);
   }
-  return { graspableBy };
+  return undefined;
 }
 
 /**
