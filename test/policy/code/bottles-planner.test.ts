@@ -57,6 +57,20 @@ test('an upright bottle is grasped across its body from the side, a lying one ac
   }
 });
 
+test('a lying bottle is carried in the attitude it was grasped in, where the arm reaches that', () => {
+  const bin = binAt(0.1, -0.3);
+  // Grasped with the approach tilted 0.35 rad; a release straight down is reachable too, but
+  // turning the hand in the swing tips the pinched bottle with it.
+  const task = planNextTask({ bottles: [bottleAt('bottle-1', 0, -0.05, 'lying', 0.7)], bin }, arms, seeds);
+  assert.equal(task.kind, 'pick');
+  if (task.kind !== 'pick') return;
+  assert.equal(task.grasp.style, 'side');
+  assert.ok(task.grasp.tiltRad > 0.3, `grasp tilt ${task.grasp.tiltRad}`);
+  assert.ok(task.carry.turnRad < 0.05, `the hand turns ${task.carry.turnRad.toFixed(2)} rad between grasp and release`);
+  const tiltOf = (a: readonly number[]) => Math.acos(-a[2]);
+  assert.ok(Math.abs(tiltOf(task.carry.target.approach) - tiltOf(task.grasp.grasp.approach)) < 0.05);
+});
+
 test('the bin is nudged when the only arm that reaches a bottle cannot reach the bin', () => {
   // A bottle far on the left: only the left arm grasps it; the bin at its home on the right is beyond the left arm.
   const bin = binAt(0.02, -0.36);
