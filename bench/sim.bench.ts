@@ -7,7 +7,7 @@
  *   npm run bench -- sim
  *
  * Sizes (env): SIM_BENCH_SECONDS (episode seconds for the RTF rows, default 20),
- * SIM_BENCH_AGREE_PER_TIER (tier-1..3 layouts per tier in the agreement check, default 10),
+ * SIM_BENCH_AGREE_PER_TIER (tier-1..3 layouts per tier in the agreement check, default 10), SIM_BENCH_AGREE_SEED (its set's seed, default 99),
  * SIM_BENCH_AGREE_SECONDS (default: the task's episode length), SIM_BENCH_CAMERAS=0 to skip the
  * camera row, SIM_BENCH_ONLY=agree (or =speed) for the agreement check (or the speed rows) alone, SIM_BENCH_FLOOR=0 to skip the
  * second fine reference (the noise floor of the agreement check).
@@ -30,6 +30,8 @@ import type { Renderer } from '../src/sim/render/renderer.js';
 
 const SECONDS = Number(process.env.SIM_BENCH_SECONDS ?? 20);
 const AGREE_PER_TIER = Number(process.env.SIM_BENCH_AGREE_PER_TIER ?? 10);
+/** Seed of the agreement check's layout set (99; another seed is a held-out check). */
+const AGREE_SEED = Number(process.env.SIM_BENCH_AGREE_SEED ?? 99);
 const WITH_FLOOR = process.env.SIM_BENCH_FLOOR !== '0';
 const WITH_CAMERAS = process.env.SIM_BENCH_CAMERAS !== '0';
 /** SIM_BENCH_ONLY=agree runs only the coarse-vs-fine agreement check. */
@@ -156,7 +158,7 @@ async function speedRows(tier5: LayoutSet): Promise<void> {
  */
 async function agreement(): Promise<void> {
   console.log('');
-  const agreeSet = sampleLayoutSet({ task: task.id, tiers: [1, 2, 3], perTier: AGREE_PER_TIER, seed: 99 });
+  const agreeSet = sampleLayoutSet({ task: task.id, tiers: [1, 2, 3], perTier: AGREE_PER_TIER, seed: AGREE_SEED });
   const n = agreeSet.layouts.length;
   const workers = Math.max(1, Math.min(2, os.availableParallelism()));
   const progressAt = async (cal: SimCalibration): Promise<{ progress: number[]; bad: string[]; wallS: number }> => {
@@ -181,7 +183,7 @@ async function agreement(): Promise<void> {
     if (bad.length > 0) console.log(`  not valid: ${bad.join('; ')}`);
   };
   const stepName = (c: SimCalibration): string => `${(c.physicsStepS * 1000).toFixed(0)} ms × ${c.solverIterations}, ${c.pgsIterations} PGS`;
-  console.log(`policy-level agreement on ${n} tier-1..3 layouts (seed 99), ${AGREE_SECONDS} s episodes, ${POLICY}, ${workers} workers`);
+  console.log(`policy-level agreement on ${n} tier-1..3 layouts (seed ${AGREE_SEED}), ${AGREE_SECONDS} s episodes, ${POLICY}, ${workers} workers`);
   const fine = await progressAt(FINE);
   const coarse = await progressAt(DEFAULT_SIM_CALIBRATION);
   const mean = (p: number[]): string => (p.reduce((s, x) => s + (Number.isNaN(x) ? 0 : x), 0) / n).toFixed(2);

@@ -104,6 +104,7 @@ export function dropReachable(arm: ArmReach, bin: BinView, binBase: Vec3, seed: 
 export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], seeds: Readonly<Record<ArmSide, ArrayLike<number>>>, opts: PlannerOptions = {}): BottlesTask {
   if (scene.bottles.length === 0) return { kind: 'idle', reason: 'every bottle is in the bin' };
   const allowNudge = opts.allowNudge ?? true;
+  const inputs: PlanInputs = { scene, arms, seeds, opts };
   // An arm that reaches over the bin only at full stretch carries badly (the bottle swings into
   // the rim); while the bin can still be nudged, such an arm asks for the bin instead.
   const comfortable = new Map(arms.map((a) => [a.side, dropReachable(a, scene.bin, scene.bin.base, seeds[a.side])] as const));
@@ -111,10 +112,10 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
   // A push with bottles inside shoves them about (the fingers press the wall from inside, and
   // a bottle lying against it tips out over the rim); done first, it moves an empty box.
   if (allowNudge && (scene.inBin?.length ?? 0) === 0) {
-    const nudge = nudgeFirst(scene, arms, seeds, opts, (arm) => comfortable.get(arm.side) === true);
+    const nudge = nudgeFirst(inputs, (arm) => comfortable.get(arm.side) === true);
     if (nudge) return nudge;
   }
-  const first = tryPicks(scene, arms, seeds, opts, (arm) => !allowNudge || comfortable.get(arm.side) === true);
+  const first = tryPicks(inputs, (arm) => !allowNudge || comfortable.get(arm.side) === true);
   if (first.pick) return first.pick;
   const graspableBy = first.graspableBy;
   if (allowNudge) {
@@ -123,7 +124,7 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
       if (nudge) return nudge;
     }
     // No push helps: let the stretched arms try after all.
-    const second = tryPicks(scene, arms, seeds, opts, () => true);
+    const second = tryPicks(inputs, () => true);
     if (second.pick) return second.pick;
   }
   if (graspableBy.length === 0) return { kind: 'idle', reason: 'no remaining bottle is within reach of either arm' };
@@ -134,13 +135,7 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
  * The push to make before any drop, when some bottle can be grasped only by an arm that cannot
  * drop into the bin where it stands; the push keeps the bin within reach of the arms that can.
  */
-function nudgeFirst(
-  scene: BottlesScene,
-  arms: readonly ArmReach[],
-  seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
-  opts: PlannerOptions,
-  canDrop: (arm: ArmReach) => boolean,
-): NudgeTask | undefined {
+function nudgeFirst({ scene, arms, seeds, opts }: PlanInputs, canDrop: (arm: ArmReach) => boolean): NudgeTask | undefined {
   const needy = arms.filter((a) => !canDrop(a));
   if (needy.length === 0 || needy.length === arms.length) return undefined;
   const keep = arms.filter(canDrop);
@@ -176,33 +171,27 @@ const DROP_OFFSETS_M: readonly (readonly [number, number])[] = [[0, 0], [0.07, 0
 /** Farther than this from every bottle inside, a spot is as good as any. */
 const DROP_CLEARANCE_ENOUGH_M = 0.09;
 
-function tryPicks(
-  scene: BottlesScene,
-  arms: readonly ArmReach[],
-  seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
-  opts: PlannerOptions,
-  mayCarry: (arm: ArmReach) => boolean,
-): { pick?: PickTask; graspableBy: ArmReach[] } {
+/** What every planning step reads: the scene, the arms, their current joints, the options. */
+interface PlanInputs {
+  readonly scene: BottlesScene;
+  readonly arms: readonly ArmReach[];
+  readonly seeds: Readonly<Record<ArmSide, ArrayLike<number>>>;
+  readonly opts: PlannerOptions;
+}
+
+function tryPicks(inputs: PlanInputs, mayCarry: (arm: ArmReach) => boolean): { pick?: PickTask; graspableBy: ArmReach[] } {
   const graspableBy: ArmReach[] = [];
   // Grasps across the body by either arm before any by the neck: a bottle hanging from its narrow
   // neck slipped out in the carry at the default physics step where the fine reference held it.
   for (const topDown of [false, true]) {
-    const pick = tryPicksWith(scene, arms, seeds, opts, mayCarry, { ...(opts.grasp ?? DEFAULT_GRASP_PARAMS), topDown }, graspableBy);
+    const pick = tryPicksWith(inputs, mayCarry, { ...(inputs.opts.grasp ?? DEFAULT_GRASP_PARAMS), topDown }, graspableBy);
     if (pick) return { pick, graspableBy };
   }
   return { graspableBy };
 }
 
 /** One pass of tryPicks with the given grasp parameters; adds to `graspableBy` the arms that grasp some bottle. */
-function tryPicksWith(
-  scene: BottlesScene,
-  arms: readonly ArmReach[],
-  seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
-  opts: PlannerOptions,
-  mayCarry: (arm: ArmReach) => boolean,
-  graspParams: GraspParams,
-  graspableBy: ArmReach[],
-): PickTask | undefined {
+function tryPicksWith({ scene, arms, seeds, opts }: PlanInputs, mayCarry: (arm: ArmReach) => boolean, graspParams: GraspParams, graspableBy: ArmReach[]): PickTask | undefined {
   for (const { bottle, arm } of assignmentOrder(scene.bottles, arms, opts.maxReachM ?? MAX_REACH_M)) {
     if (graspableBy.includes(arm) && !mayCarry(arm)) continue;
     const grasp = planGrasp(bottle, arm, seeds[arm.side], graspParams, scene.bin);
