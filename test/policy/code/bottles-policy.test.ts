@@ -79,8 +79,9 @@ test('the same scene gives the same actions (deterministic), within joint limits
     }
   }
   assert.ok(moved > 100, 'the policy actually moves');
-  // The right arm (whose side the bottle is on) closes its gripper at some point: it grasps.
-  assert.ok(rows.some((row) => row[13] < 0.05));
+  // An arm closes its gripper at some point: it grasps. (Here the left arm, across the bottle's
+  // body: the nearer right arm reaches only its neck, and neck grasps come last.)
+  assert.ok(rows.some((row) => row[6] < 0.05 || row[13] < 0.05));
 });
 
 test('a bottle that moves before the grasp makes the policy replan from the new pose', async () => {
