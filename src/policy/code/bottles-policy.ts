@@ -15,7 +15,7 @@ import { fromToolBasis } from './bottle-grasps.js';
 import { planNextTask, type BottlesTask, type NudgeTask, type PickTask, type PlannerOptions } from './bottles-planner.js';
 import { add, norm, scale, sub, type Vec3 } from './frames.js';
 import { binShape, bottleInBin, bottleShape, viewBin, viewBottle, type BinView, type BottleView } from './geometry.js';
-import { ArmMotion, DEFAULT_MOTION_LIMITS, type MotionLimits } from './motion.js';
+import { ArmMotion, DEFAULT_MOTION_LIMITS, maxAbsDiff, type MotionLimits } from './motion.js';
 import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js';
 
 export const BOTTLES_POLICY_NAME = 'code:bottles-in-the-bin';
@@ -49,6 +49,8 @@ const IN_HAND_TOLERANCE_M = 0.06;
 /** How far the bottle may have moved before the grasp for the plan still to hold. */
 const MOVED_TOLERANCE_M = 0.03;
 const IDLE_REPLAN_S = 1;
+/** An arm whose every joint is this close to a pose is there already (no move is planned). */
+const AT_POSE_RAD = 0.05;
 /**
  * Tool speeds of the lift and of the nudge's moves to and from the bin wall, m/s. The episode
  * has a fixed length (the same as on the real rig); at the slow default line speed a tier-2/3
@@ -239,7 +241,7 @@ export class BottlesPolicy implements Policy {
       for (const side of ['left', 'right'] as const) {
         const park = parkPose(side);
         const cur = this.armState(side);
-        if (Math.max(...park.map((v, i) => Math.abs(v - cur.q[i]))) > 0.05) {
+        if (maxAbsDiff(park, cur.q) > AT_POSE_RAD) {
           const motion = transit(new ArmMotion(cur, this.opts.motion), park);
           this.plan = { task: { kind: 'nudge-bin', side, directionXY: [0, 0, 0], distanceM: 0, waypoints: [], forSide: side }, side, motion, step: 0, checked: new Set() };
           return;
@@ -252,7 +254,7 @@ export class BottlesPolicy implements Policy {
     // The other arm first goes to its park if it is not there (one arm moves at a time).
     const otherNow = this.armState(other);
     const otherPark = parkPose(other);
-    if (Math.max(...otherPark.map((v, i) => Math.abs(v - otherNow.q[i]))) > 0.05) {
+    if (maxAbsDiff(otherPark, otherNow.q) > AT_POSE_RAD) {
       const motion = transit(new ArmMotion(otherNow, this.opts.motion), otherPark);
       this.plan = { task, side: other, motion, step: 0, checked: new Set(['park-only']) };
       this.log.push(`${obs.timeS.toFixed(2)}s park ${other} arm`);
@@ -362,7 +364,7 @@ function transit(motion: ArmMotion, target: ArrayLike<number>, gripper?: number)
   if (far) {
     const raisedHere = [from[0], ...RAISED_Q];
     const raisedThere = [target[0], ...RAISED_Q];
-    if (Math.max(...raisedHere.map((v, i) => Math.abs(v - from[i]))) > 0.05) motion.moveTo(raisedHere, { gripper });
+    if (maxAbsDiff(raisedHere, from) > AT_POSE_RAD) motion.moveTo(raisedHere, { gripper });
     motion.moveTo(raisedThere, { gripper });
   }
   return motion.moveTo(target, { gripper });

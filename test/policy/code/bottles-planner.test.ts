@@ -5,6 +5,7 @@ import { armReach } from '../../../src/policy/code/arm-reach.js';
 import { binShape, bottleShape, viewBin, viewBottle, type BottleView } from '../../../src/policy/code/geometry.js';
 import { assignmentOrder, dropReachable, planBinNudge, planNextTask } from '../../../src/policy/code/bottles-planner.js';
 import { parkPose } from '../../../src/policy/code/bottles-policy.js';
+import { maxAbsDiff } from '../../../src/policy/code/motion.js';
 import { createRng } from '../../../src/layouts/random.js';
 import { sampleLayouts } from '../../../src/layouts/sample.js';
 import { BOTTLES_IN_THE_BIN } from '../../../src/tasks/bottles-in-the-bin.js';
@@ -164,7 +165,7 @@ test('on sampled tier 1–3 layouts every planned waypoint is a joint configurat
         // A push is a line inside the bin: no joint swings far between its waypoints (a wrist
         // flipping its roll there would sweep the fingers through the bin).
         for (let k = 1; k < task.waypoints.length; k++) {
-          const step = Math.max(...task.waypoints[k].q.map((v, i) => Math.abs(v - task.waypoints[k - 1].q[i])));
+          const step = maxAbsDiff(task.waypoints[k].q, task.waypoints[k - 1].q);
           assert.ok(step <= 1, `push waypoint ${k}: a joint swings ${step.toFixed(2)} rad`);
         }
       }
