@@ -16,6 +16,7 @@ export const ROOMS = [
   ['src/policy', 'src/policy/'],
   ['src/rollout', 'src/rollout/'],
   ['src/sim', 'src/sim/'],
+  ['src/emulated-cell', 'src/emulated-cell/'],
   ['src/session', 'src/session/'],
   ['src/record', 'src/record/'],
   ['src/store', 'src/store/'],
@@ -47,11 +48,15 @@ export const MAY_IMPORT = {
   'src/rollout': [...RIG, 'src/policy', 'src/policy/contract', 'src/tasks'],
   // Sweeps (worker threads) live in sim and run the one rollout loop with a policy.
   'src/sim': [...RIG, 'src/tasks', 'src/layouts', 'src/policy', 'src/policy/contract', 'src/rollout'],
+  // The stand-in for the physical cell: bus emulators (drivers) driving a sim world. Only the
+  // composition root, tests and benchmarks import it, so nothing in the station's stack can
+  // tell it from hardware.
+  'src/emulated-cell': [...RIG, 'src/tasks', 'src/layouts', 'src/sim', 'src/policy', 'src/policy/contract', 'drivers'],
   'src/record': [...RIG],
   'src/store': [],
   'src/session': ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
   'src/server': [...ALL_SRC],
-  'src/app': [...ALL_SRC, 'src/app', 'drivers', 'ros', 'calibration'],
+  'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'drivers', 'ros', 'calibration'],
   'src/electron': ['src/app'],
   drivers: [...RIG],
   ros: [...RIG, 'src/record'],

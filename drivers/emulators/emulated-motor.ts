@@ -35,6 +35,33 @@ export interface EmulatedMotorOptions {
   readonly gravityPhaseRad?: number;
   /** Override register values (e.g. a motor flashed with other ranges). */
   readonly registers?: Readonly<Record<number, number>>;
+  /**
+   * A world that moves this motor's joint instead of the lumped single-joint model (the emulated
+   * cell's articulated arms). The motor keeps its registers, status, watchdog and MIT command; the
+   * plant reads them through drive() and writes back what its joint did through setMeasured().
+   */
+  readonly plant?: MotorPlant;
+}
+
+/** What drives a motor's joint in an external world (see EmulatedMotorOptions.plant). */
+export interface MotorPlant {
+  /** Brings the world up to nowS: it reads every motor's drive() and calls setMeasured() per step. */
+  advanceTo(nowS: number): void;
+}
+
+/**
+ * What the motor's power stage does now, in encoder radians: the MIT law's terms while enabled,
+ * damping after its watchdog expired, nothing while disabled or faulted. The torque clamp is the
+ * world's to apply (tMaxNm).
+ */
+export interface MotorDrive {
+  mode: 'mit' | 'watchdog-damping' | 'off';
+  positionRad: number;
+  velocityRadS: number;
+  kp: number;
+  kd: number;
+  torqueNm: number;
+  tMaxNm: number;
 }
 
 /** Damping the motor applies on its own after the watchdog expires, N·m·s/rad. */
@@ -58,6 +85,8 @@ export class EmulatedMotor {
   private timeS = 0;
   mosfetTempC = 32;
   rotorTempC = 30;
+
+  private readonly driveOut: MotorDrive = { mode: 'off', positionRad: 0, velocityRadS: 0, kp: 0, kd: 0, torqueNm: 0, tMaxNm: 0 };
 
   constructor(private readonly opts: EmulatedMotorOptions) {
     this.id = opts.id;
@@ -129,8 +158,13 @@ export class EmulatedMotor {
     this.command = unpackMit(data, this.ranges);
   }
 
-  /** Integrates the dynamics up to nowS at a fixed fine step. */
+  /** Integrates the dynamics up to nowS at a fixed fine step (or has the plant's world do it). */
   advance(nowS: number): void {
+    if (this.opts.plant) {
+      this.checkWatchdog(nowS);
+      this.opts.plant.advanceTo(nowS);
+      return;
+    }
     if (nowS <= this.timeS) return;
     if (nowS - this.timeS > MAX_CATCH_UP_S) this.timeS = nowS - MAX_CATCH_UP_S;
     const timeoutMs = (this.registers.get(RID.TIMEOUT) ?? 0) * TIMEOUT_TICK_MS;
@@ -141,6 +175,42 @@ export class EmulatedMotor {
       }
       this.step(INTEGRATION_STEP_S);
     }
+  }
+
+  /** The power stage's output for an external world (reused object: read it, do not keep it). */
+  drive(): MotorDrive {
+    const d = this.driveOut;
+    d.tMaxNm = Math.min(this.ranges.tMaxNm, MOTOR_RANGES[this.model].tMaxNm);
+    if (this.status === STATUS_ENABLED) {
+      const c = this.command;
+      d.mode = 'mit';
+      d.positionRad = c.positionRad + this.zeroOffsetRad;
+      d.velocityRadS = c.velocityRadS;
+      d.kp = c.kp;
+      d.kd = c.kd;
+      d.torqueNm = c.torqueNm;
+    } else {
+      d.mode = this.status === STATUS_LOST_COMMUNICATION ? 'watchdog-damping' : 'off';
+      d.positionRad = this.encoderRad;
+      d.velocityRadS = 0;
+      d.kp = 0;
+      d.kd = d.mode === 'off' ? 0 : WATCHDOG_DAMPING_NMS;
+      d.torqueNm = 0;
+    }
+    return d;
+  }
+
+  /** What the external world measured at this motor's joint (encoder radians), after a step. */
+  setMeasured(encoderRad: number, velocityRadS: number, torqueNm: number): void {
+    this.encoderRad = encoderRad;
+    this.velocityRadS = velocityRadS;
+    this.torqueNm = torqueNm;
+  }
+
+  /** The motor-side watchdog of register 9: no command for longer than it → lost communication. */
+  private checkWatchdog(nowS: number): void {
+    const timeoutMs = (this.registers.get(RID.TIMEOUT) ?? 0) * TIMEOUT_TICK_MS;
+    if (this.status === STATUS_ENABLED && timeoutMs > 0 && (nowS - this.lastCommandS) * 1000 > timeoutMs) this.status = STATUS_LOST_COMMUNICATION;
   }
 
   private step(dt: number): void {

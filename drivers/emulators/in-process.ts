@@ -48,6 +48,8 @@ export function createEmulatedYam(options: EmulatedYamOptions = {}): EmulatedYam
     devices[side] = binding.add(new EmulatedAdapterDevice(emulatedPath(side), transport, bus, { replyLatencyMs: options.replyLatencyMs }));
     buses[side] = new SerialCanBus({ transport, path: emulatedPath(side), binding, reconnectIntervalMs: 50 });
   }
-  const rig = new YamCanRig({ ...options.rig, buses, clock: options.clock ?? options.rig?.clock, safety: options.safety ?? options.rig?.safety });
+  // The lumped emulator's motors carry no arm (gravity off by default): a gravity feed-forward
+  // would push them, so none unless asked for. The emulated cell, whose arms weigh, asks.
+  const rig = new YamCanRig({ feedForward: false, ...options.rig, buses, clock: options.clock ?? options.rig?.clock, safety: options.safety ?? options.rig?.safety });
   return { rig, binding, devices, buses };
 }

@@ -7,7 +7,7 @@ import type { MotorModelId } from '../../src/rig/contract.js';
 import { linkFrames } from '../../src/rig/kinematics.js';
 import { YAM_CHAIN, YAM_COULOMB_FRICTION_NM, YAM_IDLE_DAMPING, YAM_JOINT_LIMITS_RAD, YAM_LINK_MASS_KG, YAM_FINGER_MASS_KG } from '../../src/rig/yam.js';
 import type { CanFrame } from '../can/frame.js';
-import { EmulatedMotor } from './emulated-motor.js';
+import { EmulatedMotor, type MotorPlant } from './emulated-motor.js';
 import {
   FEEDBACK_ID_OFFSET,
   REGISTER_CAN_ID,
@@ -45,6 +45,8 @@ export interface YamBusEmulatorOptions {
   readonly absentMotors?: readonly number[];
   /** Time source in seconds; defaults to performance.now(). */
   readonly nowS?: () => number;
+  /** A world that moves every motor's joint instead of the lumped models (the emulated cell). */
+  readonly plant?: MotorPlant;
 }
 
 /**
@@ -113,6 +115,7 @@ export class YamBusEmulator {
           initialPositionRad: options.initialPositionsRad?.[j] ?? EMULATED_REST_POSE_RAD[j],
           gravityNm: options.gravity && (j === 1 || j === 2) ? 9.81 * 1.5 * 0.2 : 0,
           registers: options.registers?.[id],
+          plant: options.plant,
         }),
       );
     }
@@ -128,6 +131,7 @@ export class YamBusEmulator {
           hardStopsRad: EMULATED_GRIPPER_STOPS_RAD,
           initialPositionRad: options.initialPositionsRad?.[6] ?? 0.3,
           registers: options.registers?.[GRIPPER_MOTOR_ID],
+          plant: options.plant,
         }),
       );
     }

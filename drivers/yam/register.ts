@@ -2,15 +2,14 @@
  * Registry entries for the YAM over CAN, for the composition root (src/app) to add:
  *   {type: 'yam-can', transport: 'slcan'|'damiao', ports: {left?: PATH, right?: PATH}, baudRate?, replyDeadlineMs?,
  *    gripperLimits?: {left?: {closedRad, openRad}, right?: …}}
- *   {type: 'yam-emulated', transport?: 'slcan'|'damiao', replyLatencyMs?, replyDeadlineMs?}   (the station's embedded default:
- *       the same YamCanRig on the byte-level emulator through an in-process serialport binding)
- * Both rigs are returned configured-but-closed: the station calls configure() and activate().
+ * The emulated rigs (the station's embedded default) are registered from src/emulated-cell, so this
+ * folder never ships its stand-in. The rig is returned configured-but-closed: the station calls
+ * configure() and activate().
  */
 import { ARM_SIDES, RigError, type ArmSide } from '../../src/rig/contract.js';
 import type { RigConfig, RigContext, RigRegistry } from '../../src/rig/registry.js';
 import { CAN_TRANSPORTS, type CanTransport } from '../can/bus.js';
 import { SerialCanBus } from '../can/serial-can-bus.js';
-import { createEmulatedYam } from '../emulators/in-process.js';
 import { YamCanRig, type GripperLimits } from './yam-can-rig.js';
 
 function bad(message: string): RigError {
@@ -63,17 +62,7 @@ export function createYamCanRig(config: RigConfig, context: RigContext): YamCanR
   return new YamCanRig({ buses, model: context.model, clock: context.clock, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350), gripperLimits: gripperLimitsOf(config) });
 }
 
-export function createEmulatedYamRig(config: RigConfig, context: RigContext): YamCanRig {
-  return createEmulatedYam({
-    transport: transportOf(config, 'slcan'),
-    replyLatencyMs: optionalNumber(config, 'replyLatencyMs', 0, 100),
-    clock: context.clock,
-    rig: { model: context.model, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350) },
-  }).rig;
-}
-
 export function registerYamCanRigs(registry: RigRegistry): RigRegistry {
   return registry
-    .register('yam-can', 'the two-arm YAM on Damiao motors, one SLCAN or Damiao USB-CAN adapter per arm', createYamCanRig)
-    .register('yam-emulated', 'YamCanRig on the byte-level YAM emulator in this process (no hardware)', createEmulatedYamRig);
+    .register('yam-can', 'the two-arm YAM on Damiao motors, one SLCAN or Damiao USB-CAN adapter per arm', createYamCanRig);
 }

@@ -30,6 +30,7 @@ import {
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import { SafetySupervisor, type SafetyOptions } from '../../src/rig/safety.js';
 import { yamRigModel } from '../../src/rig/yam.js';
+import { ArmFeedForward, VENDOR_FEED_FORWARD, type FeedForwardSettings } from '../../src/rig/gravity.js';
 import type { CanBus } from '../can/bus.js';
 import { formatCanId } from '../can/frame.js';
 import { RID, TIMEOUT_TICK_MS, describeStatus, isFaultStatus, mitFrame } from '../damiao/protocol.js';
@@ -67,6 +68,20 @@ export interface YamCanRigOptions {
   readonly garbageBytesPerSecondLimit?: number;
   /** Value written to register 9 when a motor's watchdog is found off (8000 = 400 ms). */
   readonly motorWatchdogTicks?: number;
+  /**
+   * Faults from outside the motors, read every tick and at activation: the cell's interlock
+   * inputs (a door, a light curtain) or, on the emulated cell, its world falling behind real
+   * time. Any fault here damps and refuses activation exactly like a motor fault.
+   */
+  readonly externalFaults?: () => readonly RigFault[];
+  /**
+   * Torque feed-forward sent with every tracking command: gravity × factor + Coulomb by velocity
+   * sign (src/rig/gravity.ts, the same code as the sim twin's). Default the vendor's settings for
+   * real arms; `false` sends none.
+   */
+  readonly feedForward?: FeedForwardSettings | false;
+  /** Called by close() after the buses are closed: releases what the transport stands on (the emulated cell's world). */
+  readonly onClose?: () => void | Promise<void>;
 }
 
 const RANGE_TOLERANCE = 1e-3;
@@ -93,6 +108,10 @@ export class YamCanRig implements Rig {
   private readonly cmdKd = new Float64Array(MOTORS_PER_ARM);
   private readonly cmdTau = new Float64Array(MOTORS_PER_ARM);
   private readonly extraEvents: SafetyEvent[] = [];
+  private readonly feedForward: (ArmFeedForward | undefined)[];
+  /** Per arm (6 joints): the feed-forward of the latest state. */
+  private readonly ffTorque = [new Float64Array(6), new Float64Array(6)];
+  private ffFaults: readonly RigFault[] = NONE;
   private refreshedS = 0;
   private readonly state: { timeS: number; mode: RigState['mode']; position: Float64Array; velocity: Float64Array; effort: Float64Array; faults: readonly RigFault[] } = {
     timeS: 0,
@@ -117,6 +136,8 @@ export class YamCanRig implements Rig {
       return bus ? new ArmLink(side, this.model.arms[a], bus, now, { garbageBytesPerSecondLimit: options.garbageBytesPerSecondLimit ?? 2000 }) : undefined;
     });
     this.gripperLimits = ARM_SIDES.map((side, a) => options.gripperLimits?.[side] ?? { closedRad: 0, openRad: this.model.arms[a].gripper.motorTravelRad });
+    const ff = options.feedForward === undefined ? VENDOR_FEED_FORWARD : options.feedForward;
+    this.feedForward = this.model.arms.map((arm, a) => (ff && this.links[a] ? new ArmFeedForward(arm, ff) : undefined));
   }
 
   /** Arms with a bus. */
@@ -303,6 +324,7 @@ export class YamCanRig implements Rig {
       link.dispose();
       await link.bus.close();
     }
+    await this.options.onClose?.();
   }
 
   /** Bus notes (garbage dropped, reconnects, watchdog set) and per-arm counters, for bring-up. */
@@ -388,13 +410,28 @@ export class YamCanRig implements Rig {
         this.effort[base + i] = m.feedback.torqueNm;
       }
     }
+    this.refreshFeedForward();
+  }
+
+  /** The feed-forward for the state just read; a model torque the motors must not be sent is a fault. */
+  private refreshFeedForward(): void {
+    let faults: RigFault[] | undefined;
+    for (let a = 0; a < 2; a++) {
+      const ff = this.feedForward[a];
+      if (!ff) continue;
+      const why = ff.compute(this.position, this.velocity, a * DOF_PER_ARM, this.ffTorque[a]);
+      if (why !== undefined) (faults ??= []).push({ kind: 'limit', arm: ARM_SIDES[a], message: `Not sending the ${ARM_SIDES[a]} arm's gravity feed-forward: ${why}.` });
+    }
+    this.ffFaults = faults ?? NONE;
   }
 
   private collectFaults(now: number, expectEnabled: boolean): readonly RigFault[] {
     const l = this.links[0]?.faults(now, this.replyDeadlineS, expectEnabled) ?? NONE;
     const r = this.links[1]?.faults(now, this.replyDeadlineS, expectEnabled) ?? NONE;
-    if (l.length === 0 && r.length === 0) return NONE;
-    return [...l, ...r];
+    const x = this.options.externalFaults?.() ?? NONE;
+    const f = this.ffFaults;
+    if (l.length === 0 && r.length === 0 && x.length === 0 && f.length === 0) return NONE;
+    return [...l, ...r, ...x, ...f];
   }
 
   /** Sends each arm what the supervisor wants now. The hot path: no allocation. */
@@ -417,7 +454,10 @@ export class YamCanRig implements Rig {
           this.cmdPos[i] = gripper ? g.closedRad + out.position[base + i] * span : out.position[base + i];
           this.cmdVel[i] = gripper ? out.velocity[base + i] * span : out.velocity[base + i];
           this.cmdKp[i] = kp;
-          this.cmdTau[i] = out.torqueNm[base + i];
+          // The policy's feed-forward (clamped by the supervisor) plus the arm's own, within the motor's torque.
+          const tau = out.torqueNm[base + i] + (gripper ? 0 : this.ffTorque[a][i]);
+          const tMax = gripper ? arm.gripper.maxTorqueNm : arm.joints[i].maxTorqueNm;
+          this.cmdTau[i] = tau > tMax ? tMax : tau < -tMax ? -tMax : tau;
         } else {
           // Damping: no stiffness, the motor only resists motion.
           this.cmdPos[i] = link.motors[i].positionRad;

@@ -4,10 +4,11 @@
  */
 import { RigRegistry, registerMirrorRig } from '../rig/registry.js';
 import { registerYamCanRigs } from '../../drivers/yam/register.js';
+import { registerEmulatedRigs } from '../emulated-cell/register.js';
 
-/** The embedded default: YamCanRig on the byte-level emulator in this process, no hardware. */
-export const DEFAULT_RIG_CONFIG = { type: 'yam-emulated', transport: 'slcan' } as const;
+/** The embedded default: YamCanRig on the emulated cell (arms, objects, a reality gap) in this process, no hardware. */
+export const DEFAULT_RIG_CONFIG = { type: 'yam-cell', transport: 'slcan' } as const;
 
 export function stationRigRegistry(): RigRegistry {
-  return registerYamCanRigs(registerMirrorRig(new RigRegistry()));
+  return registerEmulatedRigs(registerYamCanRigs(registerMirrorRig(new RigRegistry())));
 }

@@ -72,7 +72,11 @@ export type FaultKind =
   | 'estop'
   | 'wrong-zero'
   | 'config-mismatch'
-  | 'sim-unstable';
+  | 'sim-unstable'
+  /** A cell input says the cell is not safe to move in (door open, light curtain broken). */
+  | 'interlock'
+  /** The emulated cell's world could not keep up with real time. */
+  | 'emulation-behind';
 
 /** A fault an operator can act on: what happened, to what, what to do next. */
 export interface RigFault {

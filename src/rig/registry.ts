@@ -7,6 +7,7 @@
 import { RigError, type Clock, type Rig, type RigModel } from './contract.js';
 import { MirrorRig, parseMirrorConfig } from './mirror-rig.js';
 import { yamRigModel } from './yam.js';
+import type { Layout, TaskDefinition } from '../tasks/types.js';
 
 /** A rig config: `type` picks the factory; the rest is the factory's to check. */
 export interface RigConfig {
@@ -21,6 +22,11 @@ export interface RigContext {
   readonly model?: RigModel;
   /** Aborted when the station shuts down while a factory is still connecting. */
   readonly signal?: AbortSignal;
+  /**
+   * What the operator is about to place on the table. Hardware ignores it; a rig that is a world
+   * of its own (the emulated cell) builds its table from it.
+   */
+  readonly table?: { readonly task: TaskDefinition; readonly layout: Layout; readonly placementSeed?: number };
 }
 
 export type RigFactory = (config: RigConfig, context: RigContext) => Rig | Promise<Rig>;

@@ -21,19 +21,24 @@ import type { ImpulseJoint, RigidBody, UnitImpulseJoint, World } from '@dimforge
 import type { ArmModel } from '../rig/contract.js';
 import { linkFramesTable, rotationToQuaternion, rpyToRotation, LINK_NAMES } from '../rig/kinematics.js';
 import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LIMIT_BUFFER_RAD, YAM_LINK_MASS_KG } from '../rig/yam.js';
+import { GRIPPER_MASS_CENTRES } from '../rig/gravity.js';
 import type { SimCalibration } from './calibration.js';
 import { GROUPS, quatMul, quatRotate } from './colliders.js';
 import type { Rapier } from './rapier.js';
 
 type Quat = readonly [number, number, number, number];
 
-/** Gripper geometry in the gripper frame (approach −z, fingers open along ±y). */
+/**
+ * Gripper geometry in the gripper frame (approach −z, fingers open along ±y). Body centres are the
+ * rig's gravity model's (src/rig/gravity.ts), so the arms weigh in the sim what the rigs' gravity
+ * feed-forward says they weigh.
+ */
 export const GRIPPER_GEOMETRY = {
   palmHalfM: [0.03, 0.06, 0.04] as const,
-  palmCentreZM: -0.04,
-  fingerHalfM: [0.012, 0.006, 0.03] as const,
+  palmCentreZM: GRIPPER_MASS_CENTRES.palmZM,
+  fingerHalfM: [0.012, GRIPPER_MASS_CENTRES.fingerHalfThicknessM, 0.03] as const,
   /** Finger centre along the approach axis; fingertips at −0.14, the pads meet around −0.12. */
-  fingerCentreZM: -0.11,
+  fingerCentreZM: GRIPPER_MASS_CENTRES.fingerZM,
 } as const;
 
 /** See the constructor: conditions the solver, physically irrelevant. */

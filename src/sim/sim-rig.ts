@@ -12,14 +12,17 @@
  */
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigMode, type RigModel, type RigState, type SafetyEvent } from '../rig/contract.js';
 import { SafetySupervisor, type SafetyOptions } from '../rig/safety.js';
+import { ArmFeedForward, MODEL_EXACT_FEED_FORWARD, type FeedForwardSettings } from '../rig/gravity.js';
 import { newMotorCommand, type MotorCommand } from './sim-arm.js';
 import type { SimScene } from './scene.js';
 
 export interface SimRigOptions {
   readonly scene: SimScene;
   readonly safety?: SafetyOptions;
-  /** Add gravity compensation to τff while tracking (the vendor driver does). Default true. */
+  /** Add the torque feed-forward (gravity compensation) to τff while tracking, as the YAM driver does. Default true. */
   readonly gravityCompensation?: boolean;
+  /** Its terms; default plain gravity (the sim's arms weigh exactly what the model says). */
+  readonly feedForward?: FeedForwardSettings;
 }
 
 export class SimRig implements Rig {
@@ -30,6 +33,7 @@ export class SimRig implements Rig {
   private readonly gravityCompensation: boolean;
   private readonly motors: MotorCommand[] = [newMotorCommand(), newMotorCommand()];
   private readonly gravity = new Float64Array(JOINTS_PER_ARM);
+  private readonly feedForward: ArmFeedForward[];
   private readonly position = new Float64Array(STATE_DIM);
   private readonly velocity = new Float64Array(STATE_DIM);
   private readonly effort = new Float64Array(STATE_DIM);
@@ -42,6 +46,7 @@ export class SimRig implements Rig {
     this.model = options.scene.opts.rigModel;
     this.supervisor = new SafetySupervisor(this.model, options.safety);
     this.gravityCompensation = options.gravityCompensation ?? true;
+    this.feedForward = this.model.arms.map((arm) => new ArmFeedForward(arm, options.feedForward ?? MODEL_EXACT_FEED_FORWARD));
     this.clock = new SimClock(this);
     this.measure();
     this.state = { timeS: 0, mode: 'unconfigured', position: this.position, velocity: this.velocity, effort: this.effort, faults: this.faults };
@@ -144,7 +149,11 @@ export class SimRig implements Rig {
       const m = this.motors[a];
       const drive = this.configured ? this.supervisor.drive(side) : 'off';
       const o = a * DOF_PER_ARM;
-      if (drive === 'track' && this.gravityCompensation) this.scene.arms[a].gravityTorque(this.gravity);
+      if (drive === 'track' && this.gravityCompensation) {
+        // The same feed-forward as the YAM driver's, from the same measured state (src/rig/gravity.ts).
+        const why = this.feedForward[a].compute(this.position, this.velocity, o, this.gravity);
+        if (why !== undefined && this.faults.length === 0) this.faults = [{ kind: 'limit', arm: side, message: `Not sending the ${side} arm's gravity feed-forward: ${why}.` }];
+      }
       for (let j = 0; j < JOINTS_PER_ARM; j++) {
         const spec = arm.joints[j];
         if (drive === 'track') {

@@ -221,7 +221,8 @@ test('the registry builds YamCanRig from config, and a bad config gets one sente
   const { RigRegistry } = await import('../../src/rig/registry.js');
   const { RealtimeClock } = await import('../../src/rig/clocks.js');
   const { registerYamCanRigs } = await import('../../drivers/yam/register.js');
-  const registry = registerYamCanRigs(new RigRegistry());
+  const { registerEmulatedRigs } = await import('../../src/emulated-cell/register.js');
+  const registry = registerEmulatedRigs(registerYamCanRigs(new RigRegistry()));
   const clock = new RealtimeClock();
   const rig = await registry.create({ type: 'yam-emulated', transport: 'damiao' }, { clock });
   try {

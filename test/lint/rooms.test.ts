@@ -38,3 +38,14 @@ test('drivers reach src only through the rig contract', async () => {
   assert.deepEqual(await lintAs('drivers/x.ts', "import type { Rig } from '../src/rig/contract.js';\nexport type R = Rig;\n"), []);
   assert.equal((await lintAs('drivers/x.ts', "import { runEpisode } from '../src/rollout/episode.js';\nexport const r = runEpisode;\n")).length, 1);
 });
+
+test('only the composition root, tests and benchmarks may import the emulated cell; it may reach sim and the emulators', async () => {
+  const code = "import { createEmulatedCell } from '../emulated-cell/emulated-cell.js';\nexport const c = createEmulatedCell;\n";
+  assert.deepEqual(await lintAs('src/app/x.ts', code), []);
+  for (const room of ['src/rollout', 'src/session', 'src/server', 'src/sim']) {
+    const msgs = await lintAs(`${room}/x.ts`, code);
+    assert.equal(msgs.length, 1, `${room} must not import the emulated cell`);
+  }
+  assert.equal((await lintAs('drivers/x.ts', "import { createEmulatedCell } from '../src/emulated-cell/emulated-cell.js';\nexport const c = createEmulatedCell;\n")).length, 1);
+  assert.deepEqual(await lintAs('src/emulated-cell/x.ts', "import { createScene } from '../sim/scene.js';\nimport { YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';\nexport const a = [createScene, YamBusEmulator];\n"), []);
+});

@@ -1,0 +1,299 @@
+/**
+ * The emulated cell's world: a Rapier scene of its own (the sim twin's scene builder, run on the
+ * cell truth's physics), stepped on the wall clock, whose arms are moved by the YAM bus
+ * emulators' fourteen motors. Each physics step reads every motor's power stage (the MIT law's
+ * terms, watchdog damping, or nothing), applies it to the scene's joint — scaled by the truth's
+ * motor torque constants — and writes back the joint's position, velocity and the torque the motor
+ * believes it delivers, which is what the feedback frames then carry.
+ *
+ * Time: the world is advanced to "now" whenever a motor is spoken to and by a background timer,
+ * in whole physics steps. It never slows time: when stepping falls behind the wall clock by more
+ * than BEHIND_FAULT_S it says so as a fault (and keeps catching up), so an overloaded machine
+ * shows up as an invalid rollout instead of physics that quietly ran slow.
+ */
+import { performance } from 'node:perf_hooks';
+import { ARM_SIDES, type ArmSide, type RigFault, type RigModel } from '../rig/contract.js';
+import type { PrivilegedState } from '../policy/contract.js';
+import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
+import { createScene, HOME_START_POSITION, type SimScene } from '../sim/scene.js';
+import { newMotorCommand, type MotorCommand } from '../sim/sim-arm.js';
+import type { SceneSnapshot } from '../sim/render/scene-snapshot.js';
+import type { MotorPlant } from '../../drivers/emulators/emulated-motor.js';
+import { GRIPPER_MOTOR_ID, type YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
+import type { HashedCellTruth } from './cell-truth.js';
+
+/** Stepping this far behind the wall clock is a fault: more than a GC pause, less than the motors' own 400 ms watchdog. */
+export const BEHIND_FAULT_S = 0.25;
+/** At most this many physics steps per call, so one late call cannot stall the event loop for long. */
+const MAX_STEPS_PER_CALL = 50;
+/** World time run before the wall clock starts: the arms come to rest on their stops, objects settle. */
+const SETTLE_BEFORE_START_S = 1;
+/** Longest start-up before the world is held to real time even if it never caught up. */
+const WARM_UP_S = 5;
+/** How often the background timer advances the world when nobody talks to the motors. */
+const TIMER_PERIOD_MS = 4;
+
+/** How an operator places a layout from the projected outlines (per axis, per object). */
+export const PLACEMENT_SIGMA_M = 0.002;
+export const PLACEMENT_SIGMA_YAW_RAD = 0.02;
+
+export interface CellWorldOptions {
+  readonly rigModel: RigModel;
+  readonly task: TaskDefinition;
+  readonly layout: Layout;
+  readonly truth: HashedCellTruth;
+  /** Seeds the operator's placement noise. */
+  readonly placementSeed: number;
+  /** Wall time, seconds (default performance.now()). The bus emulators must read the same clock. */
+  readonly nowS?: () => number;
+  /** Arm pose the cell starts in (policy order, 14). Default: home, grippers open, before it settles. */
+  readonly startPosition?: ArrayLike<number>;
+}
+
+/** How the world kept up with real time. */
+export interface CellWorldTiming {
+  /** World time stepped since start(), seconds. */
+  readonly worldS: number;
+  /** Wall time since start(), seconds. */
+  readonly wallS: number;
+  /** CPU time spent stepping, as a fraction of wall time (this thread). */
+  readonly busyFraction: number;
+  /** Real-time margin: wall time over stepping time (1 = just keeps up). */
+  readonly marginX: number;
+  /** Worst lag behind the wall clock after a catch-up, ms. */
+  readonly maxLagMs: number;
+  /** Times the lag crossed BEHIND_FAULT_S. */
+  readonly behindEvents: number;
+}
+
+export class CellWorld implements MotorPlant {
+  private sceneNow: SimScene;
+  private readonly buses: Partial<Record<ArmSide, YamBusEmulator>> = {};
+  private readonly commands: MotorCommand[] = [newMotorCommand(), newMotorCommand()];
+  private readonly nowS: () => number;
+  private readonly dtS: number;
+  private readonly torqueScale: readonly number[];
+  private readonly gripperTravelRad: number[];
+  private t0S = NaN;
+  private stepsAtStart = 0;
+  private busyMs = 0;
+  private maxLagS = 0;
+  private behindEvents = 0;
+  private behindNowS = 0;
+  private stepping = false;
+  private freed = false;
+  private warm = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  private constructor(
+    scene: SimScene,
+    readonly opts: CellWorldOptions,
+  ) {
+    this.sceneNow = scene;
+    this.nowS = opts.nowS ?? (() => performance.now() / 1000);
+    this.dtS = opts.truth.truth.physics.physicsStepS;
+    this.torqueScale = opts.truth.truth.motorTorqueScale;
+    this.gripperTravelRad = opts.rigModel.arms.map((a) => a.gripper.motorTravelRad);
+  }
+
+  /** Builds the world with the layout placed as an operator would, and lets it settle (motors off). */
+  static async create(opts: CellWorldOptions): Promise<CellWorld> {
+    const scene = await buildScene(opts, opts.layout, opts.placementSeed, opts.startPosition ?? HOME_START_POSITION);
+    const world = new CellWorld(scene, opts);
+    world.settle();
+    return world;
+  }
+
+  get scene(): SimScene {
+    return this.sceneNow;
+  }
+
+  get truth(): HashedCellTruth {
+    return this.opts.truth;
+  }
+
+  /** The bus whose motors move this arm (created with `plant: world`). */
+  attach(side: ArmSide, bus: YamBusEmulator): void {
+    this.buses[side] = bus;
+    this.writeMeasured();
+  }
+
+  /** Starts the wall clock: from now on the world keeps up with real time. */
+  start(): void {
+    if (this.timer) return;
+    this.t0S = this.nowS();
+    this.stepsAtStart = this.sceneNow.steps;
+    this.busyMs = 0;
+    this.timer = setInterval(() => this.advanceTo(this.nowS()), TIMER_PERIOD_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** MotorPlant: steps the world up to nowS (whole steps), driving the joints from the motors. */
+  advanceTo(nowS: number): void {
+    if (this.stepping || this.freed || !(this.t0S === this.t0S)) return; // not started, freed, or re-entered from a motor
+    const target = this.stepsAtStart + Math.floor((nowS - this.t0S) / this.dtS + 1e-9);
+    let n = Math.min(target - this.sceneNow.steps, MAX_STEPS_PER_CALL);
+    if (n <= 0) return;
+    this.stepping = true;
+    const t = performance.now();
+    try {
+      while (n-- > 0) this.stepOnce();
+    } finally {
+      this.stepping = false;
+      this.busyMs += performance.now() - t;
+    }
+    const wallS = this.nowS() - this.t0S;
+    const lagS = wallS - (this.sceneNow.steps - this.stepsAtStart) * this.dtS;
+    // Start-up (the host still loading code, opening ports) may stall the event loop once; the
+    // world catches up and only then is held to real time — or after WARM_UP_S whatever happened.
+    if (!this.warm) {
+      if (lagS < BEHIND_FAULT_S / 2 || wallS > WARM_UP_S) this.warm = true;
+      else return;
+    }
+    if (lagS > this.maxLagS) this.maxLagS = lagS;
+    if (lagS > BEHIND_FAULT_S) {
+      if (this.behindNowS === 0) this.behindEvents += 1;
+      this.behindNowS = lagS;
+    } else this.behindNowS = 0;
+  }
+
+  /** Faults the cell raises itself (beyond its motors'): the world falling behind real time. */
+  faults(): readonly RigFault[] {
+    if (this.behindNowS === 0) return NO_FAULTS;
+    return [
+      {
+        kind: 'emulation-behind',
+        message:
+          `The emulated cell's physics fell ${(this.behindNowS * 1000).toFixed(0)} ms behind real time (this machine is too busy to run it), ` +
+          `so what the motors report is no longer what a real cell would do; the arms were damped. Close other work, then activate the rig again.`,
+      },
+    ];
+  }
+
+  timing(): CellWorldTiming {
+    const wallS = this.t0S === this.t0S ? this.nowS() - this.t0S : 0;
+    const worldS = (this.sceneNow.steps - this.stepsAtStart) * this.dtS;
+    const busy = wallS > 0 ? this.busyMs / 1000 / wallS : 0;
+    return { worldS, wallS, busyFraction: busy, marginX: busy > 0 ? 1 / busy : Infinity, maxLagMs: this.maxLagS * 1000, behindEvents: this.behindEvents };
+  }
+
+  /** Where each object ended, in the task's scoring terms (what an operator would enter). */
+  endStates(): ObjectEndState[] {
+    this.advanceTo(this.nowS());
+    return this.sceneNow.endStates();
+  }
+
+  /** Object poses: what rehearsal code policies may read on the emulated cell. */
+  privilegedState(): PrivilegedState {
+    return this.sceneNow.privilegedState();
+  }
+
+  snapshot(): SceneSnapshot {
+    return this.sceneNow.snapshot();
+  }
+
+  fingerprint(): Float64Array {
+    return this.sceneNow.fingerprint();
+  }
+
+  /**
+   * Clears the table and places another layout, as an operator resetting between rollouts: the
+   * arms stay where they are (their joint angles carry over; they should be parked and still).
+   */
+  async place(layout: Layout, placementSeed: number): Promise<void> {
+    const arms = this.sceneNow.arms;
+    const start = new Float64Array(14);
+    arms.forEach((a, i) => {
+      for (let j = 0; j < 6; j++) start[i * 7 + j] = a.q[j];
+      start[i * 7 + 6] = a.gripperPosition();
+    });
+    const scene = await buildScene(this.opts, layout, placementSeed, start);
+    scene.steps = this.sceneNow.steps;
+    this.sceneNow.free();
+    this.sceneNow = scene;
+    this.writeMeasured();
+  }
+
+  /** Stops the world and frees its physics memory (idempotent; nothing may step it afterwards). */
+  free(): void {
+    this.stop();
+    if (this.freed) return;
+    this.freed = true;
+    this.sceneNow.free();
+  }
+
+  private settle(): void {
+    const steps = Math.round(SETTLE_BEFORE_START_S / this.dtS);
+    for (let i = 0; i < steps; i++) this.stepOnce();
+  }
+
+  private stepOnce(): void {
+    for (let a = 0; a < 2; a++) this.readMotors(a);
+    this.sceneNow.step(this.commands);
+    this.writeMeasured();
+  }
+
+  /** Motor power stages → the arm's joint drive for this step. An arm without a bus is unpowered. */
+  private readMotors(a: number): void {
+    const bus = this.buses[ARM_SIDES[a]];
+    const c = this.commands[a];
+    for (let j = 0; j < 6; j++) {
+      const m = bus?.motors.get(j + 1);
+      if (!m) {
+        c.kp[j] = c.kd[j] = c.tauFf[j] = c.dq[j] = 0;
+        c.q[j] = this.sceneNow.arms[a].q[j];
+        continue;
+      }
+      const d = m.drive();
+      const s = this.torqueScale[j];
+      c.q[j] = d.positionRad;
+      c.dq[j] = d.velocityRadS;
+      c.kp[j] = d.kp * s;
+      c.kd[j] = d.kd * s;
+      c.tauFf[j] = d.torqueNm * s;
+    }
+    const g = bus?.motors.get(GRIPPER_MOTOR_ID);
+    if (!g) {
+      c.gripperKp = c.gripperKd = 0;
+      return;
+    }
+    const d = g.drive();
+    c.gripper = d.positionRad / this.gripperTravelRad[a];
+    c.gripperKp = d.kp;
+    c.gripperKd = d.kd;
+  }
+
+  /** The scene's joints → each motor's encoder, velocity and (believed) torque. */
+  private writeMeasured(): void {
+    for (let a = 0; a < 2; a++) {
+      const bus = this.buses[ARM_SIDES[a]];
+      if (!bus) continue;
+      const arm = this.sceneNow.arms[a];
+      for (let j = 0; j < 6; j++) {
+        // The motor estimates torque from current with its nominal torque constant: it reports
+        // what it was asked for, not the scaled torque its joint really got.
+        bus.motors.get(j + 1)?.setMeasured(arm.q[j], arm.dq[j], arm.effort[j] / this.torqueScale[j]);
+      }
+      const travel = this.gripperTravelRad[a];
+      bus.motors.get(GRIPPER_MOTOR_ID)?.setMeasured(arm.gripperPosition() * travel, arm.gripperVelocity() * travel, arm.gripperEffortNm);
+    }
+  }
+}
+
+const NO_FAULTS: readonly RigFault[] = [];
+
+function buildScene(opts: CellWorldOptions, layout: Layout, placementSeed: number, start: ArrayLike<number>): Promise<SimScene> {
+  return createScene({
+    rigModel: opts.rigModel,
+    task: opts.task,
+    layout,
+    calibration: opts.truth.truth.physics,
+    startPosition: start,
+    placementNoise: { seed: placementSeed, sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD },
+  });
+}
