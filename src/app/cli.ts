@@ -9,6 +9,7 @@ import { commands as rigCommands } from './commands/rig.js';
 import { commands as rigRolloutCommands } from './commands/rig-rollout.js';
 import { commands as rigModelCommands } from './commands/rig-model.js';
 import { commands as policyCommands } from './commands/policy.js';
+import { commands as cellCommands } from './commands/cell.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
@@ -19,6 +20,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...rigModelCommands,
   ...rigCommands,
   ...rigRolloutCommands,
+  ...cellCommands,
   ...policyCommands,
 ];
 

@@ -13,11 +13,14 @@ import { loadRos } from '../../ros/rclnodejs-loader.js';
 import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from './rig-registry.js';
+import { emulatedCellOf } from '../emulated-cell/register.js';
 
 export interface StationReport {
   dataDir: string;
   store: { file: string; layoutSets: number };
   rig: { type: string; achievedHz: number; jitterP99Ms: number; cycles: number; faults: string[] };
+  /** The emulated cell, when the rig is one: what is on its table and how its world keeps real time. */
+  cell?: { task: string; tier: number; objects: number; truthSha256: string; busyFraction: number; marginX: number; maxLagMs: number };
   sim: { engine: string; calibrationSha256: string };
   ros: string;
   electron: string;
@@ -82,8 +85,14 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
   }
   const type = (rigConfig as { type: string }).type;
   let rigReport: StationReport['rig'];
+  let cellReport: StationReport['cell'];
   try {
     rigReport = { ...(await holdBriefly(rig, clock, opts.holdSeconds, opts.signal)), type };
+    const cell = emulatedCellOf(rig);
+    if (cell) {
+      const t = cell.world.timing();
+      cellReport = { task: cell.task.id, tier: cell.layout.tier, objects: cell.layout.objects.length, truthSha256: cell.truth.sha256, busyFraction: t.busyFraction, marginX: t.marginX, maxLagMs: t.maxLagMs };
+    }
   } catch (e) {
     if (e instanceof RigError) throw new UserError(`The rig (${type}) did not come up: ${e.message}`, 1);
     throw e;
@@ -94,6 +103,13 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
     `rig       ${type}: held both arms ${opts.holdSeconds} s at ${rigReport.achievedHz.toFixed(0)} Hz (p99 jitter ${rigReport.jitterP99Ms.toFixed(2)} ms), then damped` +
       (rigReport.faults.length ? `; faults: ${rigReport.faults.join(' ')}` : ''),
   );
+
+  if (cellReport) {
+    log(
+      `cell      emulated: a ${cellReport.task} layout (tier ${cellReport.tier}, ${cellReport.objects} objects) on its table, hidden physics ${cellReport.truthSha256.slice(0, 12)}…; ` +
+        `its world used ${(cellReport.busyFraction * 100).toFixed(0)}% of a core (${cellReport.marginX.toFixed(1)}× real-time margin)`,
+    );
+  }
 
   const rapier = await loadRapier();
   const calibrationSha256 = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
@@ -110,6 +126,7 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
     dataDir: opts.dataDir,
     store: { file: storeFile, layoutSets },
     rig: rigReport,
+    ...(cellReport ? { cell: cellReport } : {}),
     sim: { engine, calibrationSha256 },
     ros: rosLine,
     electron,

@@ -8,12 +8,13 @@
 import { performance } from 'node:perf_hooks';
 import type { Clock, Rig, RigMode, SafetyEventKind } from '../rig/contract.js';
 import { RealtimeClock } from '../rig/clocks.js';
-import type { Policy } from '../policy/contract.js';
+import type { Policy, PrivilegedState } from '../policy/contract.js';
+import type { ObjectEndState } from '../tasks/types.js';
 import { createChunkExecutor, type ChunkRecord } from '../policy/chunk-executor.js';
 import { PrivilegedStateRequiredError } from '../policy/code/privileged.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { runEpisode, type CameraSource } from './run-episode.js';
-import type { Episode } from './episode.js';
+import type { EndStateSource, Episode } from './episode.js';
 
 export interface RigRolloutOptions {
   readonly rig: Rig;
@@ -30,6 +31,17 @@ export interface RigRolloutOptions {
   readonly cameras?: CameraSource;
   /** Default: a fresh RealtimeClock. The rig must read the same clock. */
   readonly clock?: Clock;
+  /**
+   * Object poses for code policies. Only a rig that is a world of its own (the emulated cell) can
+   * offer them; without them code policies are refused, as on hardware.
+   */
+  readonly privileged?: () => PrivilegedState;
+  /**
+   * Who looks at the table once the episode has settled, before the rig damps: the emulated cell's
+   * scripted operator. The episode itself stays unscored, as every rig rollout; the end states
+   * are returned for the caller to enter as an operator score.
+   */
+  readonly lookAtTable?: EndStateSource;
 }
 
 export interface RigRolloutTiming {
@@ -50,6 +62,8 @@ export interface RigRolloutResult {
   readonly safetyEventsByKind: Partial<Record<SafetyEventKind, number>>;
   /** The rig's mode after deactivate(): 'damped' unless the driver could not say. */
   readonly finalMode: RigMode;
+  /** What lookAtTable saw after the episode (absent without one, or when the episode is not valid). */
+  readonly tableEndStates?: readonly ObjectEndState[];
   readonly wallMs: number;
 }
 
@@ -83,12 +97,13 @@ export function assertRunsOnRig(policy: Policy): void {
 }
 
 export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRolloutResult> {
-  assertRunsOnRig(opts.policy);
+  if (!opts.privileged) assertRunsOnRig(opts.policy);
   const { rig, controlHz } = opts;
   const clock = new MeasuredClock(opts.clock ?? new RealtimeClock());
   const executor = createChunkExecutor(opts.policy, { deadlineMs: opts.deadlineMs });
   const t0 = performance.now();
   let episode: Episode;
+  let tableEndStates: readonly ObjectEndState[] | undefined;
   try {
     episode = await runEpisode({
       rig,
@@ -102,7 +117,9 @@ export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRollout
       controlHz,
       seed: opts.seed,
       signal: opts.signal,
+      privileged: opts.privileged,
     });
+    if (episode.status === 'valid' && opts.lookAtTable) tableEndStates = await opts.lookAtTable.endStates();
   } finally {
     // runEpisode ends in a hold; damp before the transport goes away, whatever happened.
     await rig.deactivate();
@@ -123,5 +140,5 @@ export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRollout
   };
   const safetyEventsByKind: Partial<Record<SafetyEventKind, number>> = {};
   for (const e of episode.safetyEvents) safetyEventsByKind[e.kind] = (safetyEventsByKind[e.kind] ?? 0) + 1;
-  return { episode, timing, chunks: executor.chunks(), safetyEventsByKind, finalMode, wallMs };
+  return { episode, timing, chunks: executor.chunks(), safetyEventsByKind, finalMode, wallMs, ...(tableEndStates ? { tableEndStates } : {}) };
 }

@@ -1,9 +1,12 @@
 /**
  * `tandem rig rollout`: one rollout of a policy on the configured rig (default the embedded
- * `yam-emulated`), through the same policy registry and rollout loop as `tandem sim rollout`,
- * on wall time. The real rig has no privileged end state: the episode is left for the operator
- * to score. The work lives in src/rollout/rig-rollout.ts; this file reads files, brings the rig
- * up and turns bad input into one sentence.
+ * emulated cell), through the same policy registry and rollout loop as `tandem sim rollout`,
+ * on wall time, stored in the station store as a real rollout. The rig has no privileged end
+ * state: the episode is left for the operator to score — on the emulated cell its scripted
+ * operator can (--score-from-cell), and code policies may read the cell's object poses (a
+ * rehearsal, marked by the rollout's emulated-cell record). The work lives in
+ * src/rollout/rig-rollout.ts; this file reads files, brings the rig up, stores, and turns bad
+ * input into one sentence.
  */
 import { resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand } from '../command.js';
@@ -12,14 +15,24 @@ import { RigError, type Rig } from '../../rig/contract.js';
 import { RealtimeClock } from '../../rig/clocks.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
 import { PrivilegedStateRequiredError } from '../../policy/code/privileged.js';
-import { knownPolicySpecs } from '../../rollout/policy-registry.js';
+import { isCodePolicySpec, knownPolicySpecs } from '../../rollout/policy-registry.js';
+import { ThreadedPolicy } from '../../rollout/threaded-policy.js';
 import type { CameraSource } from '../../rollout/run-episode.js';
-import type { CameraName, RgbImage } from '../../policy/contract.js';
+import type { CameraName, PolicyInfo, RgbImage } from '../../policy/contract.js';
+import type { Layout, ObjectEndState, TaskDefinition } from '../../tasks/types.js';
+import type { LayoutSet } from '../../layouts/layout-set.js';
+import type { Store } from '../../store/store.js';
 import { blackImage } from '../../policy/image.js';
 import { assertRunsOnRig, runRigRollout, type RigRolloutResult } from '../../rollout/rig-rollout.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { readRigConfig } from '../station.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from '../rig-registry.js';
+import { withCommandStore } from '../station-store.js';
+import { emulatedCellOf } from '../../emulated-cell/register.js';
+import { cellMarkerJson, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
+import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
+import { createHash } from 'node:crypto';
+import type { Episode } from '../../rollout/episode.js';
 
 /** Exit code when the policy (server) timed out or went away mid-episode, as `tandem policy probe` uses. */
 const EXIT_POLICY_UNAVAILABLE = 3;
@@ -45,15 +58,16 @@ function blankCameras(): CameraSource {
 
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
 
-function report(r: RigRolloutResult, rigType: string, rateHz: number): Record<string, unknown> {
+function report(r: RigRolloutResult, rigType: string, rateHz: number, score: CellScore | undefined): Record<string, unknown> {
   const e = r.episode;
   const latency = r.chunks.map((c) => c.latencyMs).sort((a, b) => a - b);
   const waited = r.chunks.map((c) => c.waitedMs).sort((a, b) => a - b);
   return {
     ...episodeSummary(e),
-    // No privileged end state on the rig: the operator scores the outcome.
-    progress: null,
-    scoring: e.status === 'valid' ? 'awaiting operator score' : 'not scored',
+    // No privileged end state on the rig: the operator (on the cell, its scripted one) scores.
+    progress: score?.progress ?? null,
+    scoring: e.status !== 'valid' ? 'not scored' : score ? `scored by the ${SCRIPTED_OPERATOR}` : 'awaiting operator score',
+    ...(score ? { counts: score.counts, endStates: score.endStates } : {}),
     rig: rigType,
     finalMode: r.finalMode,
     rateHz,
@@ -73,14 +87,18 @@ function report(r: RigRolloutResult, rigType: string, rateHz: number): Record<st
 const rollout: CliCommand = {
   path: ['rig', 'rollout'],
   summary: 'run one rollout of a policy on the rig (default the embedded emulated YAM); left for the operator to score',
-  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--blank-cameras] [--json]
+  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--score-from-cell] [--blank-cameras] [--json]
 
 Brings the configured rig up, runs the policy through the same rollout loop and policy specs as
-'tandem sim rollout' on the wall clock, then holds, damps and closes the rig. The real rig has no
-privileged end state, so the rollout is not scored here: it awaits the operator's score.
-Code policies (code:…) read object poses only the sim has and are refused.
+'tandem sim rollout' on the wall clock, then holds, damps and closes the rig, and stores the
+rollout in the station store (--data) as a real rollout. The rig has no privileged end state, so
+the rollout awaits the operator's score ('tandem score').
+On the emulated cell (the default rig, type yam-cell) the layout is placed on its table as an
+operator would, code policies (code:…) may read the cell's object poses — a rehearsal, not a
+result — and --score-from-cell has the cell's scripted operator score the end state. On hardware
+code policies are refused: they read object poses only a simulation has.
 
-  --policy SPEC       ${knownPolicySpecs().filter((s) => !s.startsWith('code:')).join(' | ')}
+  --policy SPEC       ${knownPolicySpecs().join(' | ')}
   --layouts FILE      layout set written by 'tandem layouts sample' (the operator places layout I)
   --layout I          layout index (0-based)
   --seconds S         episode length (default: the task's, the same as in the sim)
@@ -88,6 +106,7 @@ Code policies (code:…) read object poses only the sim has and are refused.
   --rate HZ           control rate (default ${DEFAULT_SIM_CONTROL_HZ}, the sim's)
   --timeout-ms N      per-inference deadline; past it the rig holds and the rollout is aborted (default ${DEFAULT_DEADLINE_MS})
   --seed K            the policy's seed (default 0)
+  --score-from-cell   the emulated cell's scripted operator scores the end state (stored as an operator score)
   --blank-cameras     feed black 224×224 frames to a policy that reads cameras (no rig camera driver
                       in this build): rehearses a policy server's connection and timing, not its behaviour
   --json              print {"status", "steps", "chunks", "achievedHz", "inferenceMs", "safetyEventsByKind", …}
@@ -104,6 +123,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     rate: { type: 'string' },
     'timeout-ms': { type: 'string' },
     seed: { type: 'string' },
+    'score-from-cell': { type: 'boolean' },
     'blank-cameras': { type: 'boolean' },
   },
   async run(args, io) {
@@ -116,14 +136,15 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     const rigType = (rigConfig as { type?: unknown }).type;
 
     const spec = requireString(args, 'policy');
-    const policy = await openPolicyForCli(spec, io);
+    const scoreFromCell = args.values['score-from-cell'] === true;
+    let policy = await openPolicyForCli(spec, io);
+    if (isCodePolicySpec(spec)) {
+      // Code policies plan synchronously (up to ~0.1 s per chunk): in this thread that would starve
+      // the rig's control loop, so they run in a worker (the spec was checked by opening it here).
+      await policy.close?.();
+      policy = await ThreadedPolicy.open(spec, { cwd: io.cwd });
+    }
     try {
-      try {
-        assertRunsOnRig(policy);
-      } catch (e) {
-        if (e instanceof PrivilegedStateRequiredError) throw new UserError(e.message);
-        throw e;
-      }
       const blank = args.values['blank-cameras'] === true;
       if (policy.info.cameras.length > 0 && !blank) {
         throw new UserError(
@@ -134,33 +155,67 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
       const clock = new RealtimeClock();
       let rig: Rig;
       try {
-        rig = await stationRigRegistry().create(rigConfig, { clock, signal: io.signal });
+        // The table is what the operator places; only the emulated cell builds anything from it.
+        rig = await stationRigRegistry().create(rigConfig, { clock, signal: io.signal, table: { task, layout, placementSeed: seed } });
       } catch (e) {
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
       }
       let result: RigRolloutResult;
+      let cellMarker: { sha256: string; json: string } | undefined;
       try {
-        result = await runRigRollout({ rig, policy, cameras, task, layout, episodeSeconds: seconds, controlHz: rateHz, seed, deadlineMs, signal: io.signal, clock });
-      } catch (e) {
-        if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
-        throw e;
+        const cell = emulatedCellOf(rig);
+        if (scoreFromCell && !cell) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
+        if (!cell) {
+          try {
+            assertRunsOnRig(policy);
+          } catch (e) {
+            if (e instanceof PrivilegedStateRequiredError) throw new UserError(e.message);
+            throw e;
+          }
+        } else {
+          const json = cellMarkerJson(cell.truth);
+          cellMarker = { json, sha256: createHash('sha256').update(json).digest('hex') };
+        }
+        try {
+          result = await runRigRollout({
+            rig,
+            policy,
+            cameras,
+            task,
+            layout,
+            episodeSeconds: seconds,
+            controlHz: rateHz,
+            seed,
+            deadlineMs,
+            signal: io.signal,
+            clock,
+            privileged: cell && policy.info.needsPrivilegedState ? () => cell.world.privilegedState() : undefined,
+            lookAtTable: scoreFromCell ? cell!.world : undefined,
+          });
+        } catch (e) {
+          if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
+          throw e;
+        }
       } finally {
         await rig.close?.();
       }
       const e = result.episode;
-      const out = report(result, String(rigType), rateHz);
+      const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
+      const rolloutId = await withCommandStore(args.values, io, (store) => storeRigRollout(store, { spec, policy: policy.info, set, episode: e, result, cellMarker, score }));
+      const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId };
       if (args.values.json) {
         io.out(`${JSON.stringify({ ...out, layoutSet: set.sha256 })}\n`);
       } else {
-        const status = e.status === 'valid' ? 'valid, awaiting operator score' : `${e.status}: ${e.reason ?? ''}`;
+        const status = e.status !== 'valid' ? `${e.status}: ${e.reason ?? ''}` : score ? `valid, ${SCRIPTED_OPERATOR} scored ${score.progress.toFixed(2)} (${score.summary})` : 'valid, awaiting operator score';
         const kinds = Object.entries(result.safetyEventsByKind).map(([k, n]) => `${k} ${n}`);
         io.out(
           `layout ${e.layoutIndex} (tier ${e.tier}), ${policy.info.name} on ${String(rigType)}, ${seconds} s: ${status}\n` +
             (e.error ? `policy error: ${e.error}\n` : '') +
             `steps ${e.trajectory.steps} at ${out.achievedHz} Hz achieved (asked ${rateHz} Hz; wake late p50 ${out.wakeLateP50Ms} ms, p99 ${out.wakeLateP99Ms} ms, ${result.timing.lateSteps} late steps)\n` +
             `chunks ${String(out.chunks)} of ${String(out.horizon ?? '?')} rows; inference p50 ${(out.inferenceMs as { p50: number }).p50} ms, max ${(out.inferenceMs as { max: number }).max} ms; loop waited max ${(out.waitedMs as { max: number }).max} ms\n` +
-            `safety events ${e.safetyEvents.length}${kinds.length ? ` (${kinds.join(', ')})` : ''}; rig ${result.finalMode} after the rollout\n`,
+            `safety events ${e.safetyEvents.length}${kinds.length ? ` (${kinds.join(', ')})` : ''}; rig ${result.finalMode} after the rollout\n` +
+            `stored as rollout ${rolloutId}${cellMarker ? ' (emulated cell: a rehearsal, not a result)' : ''}\n`,
         );
       }
       if (e.status === 'valid') return e.error ? 1 : 0;
@@ -172,5 +227,47 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     }
   },
 };
+
+interface CellScore {
+  readonly endStates: readonly ObjectEndState[];
+  readonly progress: number;
+  readonly counts: Readonly<Record<string, number>>;
+  readonly summary: string;
+}
+
+function scoreOf(task: TaskDefinition, layout: Layout, endStates: readonly ObjectEndState[]): CellScore {
+  const p = task.scoreProgress(layout, endStates);
+  return { endStates, progress: p.progress, counts: p.counts, summary: p.summary };
+}
+
+/** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
+function storeRigRollout(
+  store: Store,
+  r: { spec: string; policy: PolicyInfo; set: LayoutSet; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore },
+): number {
+  const e = r.episode;
+  store.putLayoutSet(r.set);
+  const policy = store.upsertPolicy({ spec: r.spec, name: r.policy.name, checkpointSha256: r.policy.checkpointSha256 });
+  if (r.cellMarker) store.putCalibration({ sha256: r.cellMarker.sha256, kind: EMULATED_CELL_KIND, version: 1, canonicalJson: r.cellMarker.json });
+  const id = store.insertRollout({
+    kind: 'real',
+    policyId: policy.id,
+    layoutSetSha256: r.set.sha256,
+    layoutIndex: e.layoutIndex,
+    tier: e.tier,
+    seed: e.seed,
+    episodeSeconds: e.episodeSeconds,
+    controlHz: e.controlHz,
+    status: e.status,
+    statusReason: e.reason ?? e.error ?? null,
+    finalStateHash: e.finalStateHash || null,
+    calibrationSha256s: r.cellMarker ? [r.cellMarker.sha256] : [],
+    durationS: r.result.wallMs / 1000,
+  });
+  if (r.score && e.status === 'valid') {
+    store.insertOperatorScore({ rolloutId: id, endStates: r.score.endStates, progress: r.score.progress, counts: r.score.counts, operator: SCRIPTED_OPERATOR });
+  }
+  return id;
+}
 
 export const commands: CliCommand[] = [rollout];

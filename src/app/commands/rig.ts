@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { resolveDataDir } from '../data-dir.js';
 import { openStationStore } from '../station-store.js';
 
-function transportOption(args: ParsedCommandArgs): CanTransport {
+export function transportOption(args: ParsedCommandArgs): CanTransport {
   const t = requireString(args, 'transport');
   if (!(CAN_TRANSPORTS as readonly string[]).includes(t)) throw new UserError(`--transport must be one of ${CAN_TRANSPORTS.join(', ')}, not '${t}'.`);
   return t as CanTransport;
@@ -264,7 +264,7 @@ While it runs, type a command and Enter to inject a fault:
 };
 
 /** One fault-injection command typed into `tandem rig emulate`; returns what to print. */
-async function emulatorCommand(emu: PtyEmulator, line: string): Promise<string> {
+export async function emulatorCommand(emu: PtyEmulator, line: string): Promise<string> {
   const [word, a, b] = line.split(/\s+/);
   const motorId = (): number => {
     const id = Number(a);

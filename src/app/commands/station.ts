@@ -4,11 +4,12 @@ import { bringUpStation } from '../station.js';
 
 const station: CliCommand = {
   path: ['station'],
-  summary: 'bring the station up (embedded default: emulated rig + sim twin + SQLite) and report what runs',
+  summary: 'bring the station up (embedded default: emulated cell + sim twin + SQLite) and report what runs',
   help: `Usage: tandem station [--data DIR] [--rig-config FILE] [--hold-seconds S] [--json]
 
 Opens the store in the data directory, creates the configured rig (default: the YAM on the
-byte-level emulator in this process, no hardware), configures and activates it, holds its pose
+emulated cell in this process — arms, a bottles layout on the table, a hidden reality gap, the
+real byte protocol; no hardware), configures and activates it, holds its pose
 under the ${'250'} Hz control loop for S seconds (default 2), damps it, checks the sim twin, and
 says which parts this machine cannot run (ROS 2, the Electron shell).
 

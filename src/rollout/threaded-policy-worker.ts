@@ -1,0 +1,31 @@
+/** The worker side of ThreadedPolicy: opens the policy a spec names and answers reset/infer/close. */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Policy } from '../policy/contract.js';
+import { openPolicy } from './policy-registry.js';
+import type { FromPolicyWorker, ToPolicyWorker } from './threaded-policy.js';
+
+const port = parentPort!;
+const { spec, cwd } = workerData as { spec: string; cwd: string };
+const send = (m: FromPolicyWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(m, transfer);
+const failure = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+let policy: Policy;
+try {
+  policy = await openPolicy(spec, { cwd });
+  send({ type: 'ready', info: policy.info });
+} catch (e) {
+  send({ type: 'open-failed', message: failure(e) });
+  process.exit(0);
+}
+
+port.on('message', (m: ToPolicyWorker) => {
+  const reply = (p: Promise<FromPolicyWorker>): void => {
+    p.then(
+      (r) => send(r, r.type === 'chunk' ? [r.chunk.actions.buffer as ArrayBuffer] : []),
+      (e) => send({ type: 'error', id: m.id, message: failure(e), name: e instanceof Error ? e.name : 'Error' }),
+    );
+  };
+  if (m.type === 'reset') reply(policy.reset(m.ctx).then(() => ({ type: 'done', id: m.id })));
+  else if (m.type === 'infer') reply(policy.infer(m.obs).then((chunk) => ({ type: 'chunk', id: m.id, chunk })));
+  else if (m.type === 'close') reply((policy.close?.() ?? Promise.resolve()).then(() => ({ type: 'done', id: m.id })));
+});
