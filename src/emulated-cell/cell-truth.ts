@@ -165,7 +165,7 @@ export function cellTruthHash(truth: CellTruth): string {
 export const EMULATED_CELL_KIND = 'emulated-cell';
 
 export function cellMarkerJson(t: HashedCellTruth): string {
-  return canonicalize({ kind: EMULATED_CELL_KIND, version: 1, gap: t.truth.gap, truthSha256: t.sha256 })!;
+  return canonicalize({ kind: EMULATED_CELL_KIND, version: 1, truthSha256: t.sha256 })!;
 }
 
 function round6(x: number): number {

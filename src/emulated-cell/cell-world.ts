@@ -24,6 +24,12 @@ import type { HashedCellTruth } from './cell-truth.js';
 
 /** Stepping this far behind the wall clock is a fault: more than a GC pause, less than the motors' own 400 ms watchdog. */
 export const BEHIND_FAULT_S = 0.25;
+/**
+ * A fall-behind stays a fault this long after the world caught up, so the rig's next tick sees it
+ * (catching up takes one burst of motor frames) and the operator re-activates on a world that is
+ * keeping up again.
+ */
+const BEHIND_FAULT_HOLD_S = 1;
 /** At most this many physics steps per call, so one late call cannot stall the event loop for long. */
 const MAX_STEPS_PER_CALL = 50;
 /** World time run before the wall clock starts: the arms come to rest on their stops, objects settle. */
@@ -79,7 +85,10 @@ export class CellWorld implements MotorPlant {
   private busyMs = 0;
   private maxLagS = 0;
   private behindEvents = 0;
+  /** The worst lag of the current fall-behind, s (0: keeping up). */
   private behindNowS = 0;
+  /** Wall time (since start) until which the fault stays raised after the world caught up. */
+  private behindUntilS = 0;
   private stepping = false;
   private freed = false;
   private warm = false;
@@ -158,8 +167,9 @@ export class CellWorld implements MotorPlant {
     if (lagS > this.maxLagS) this.maxLagS = lagS;
     if (lagS > BEHIND_FAULT_S) {
       if (this.behindNowS === 0) this.behindEvents += 1;
-      this.behindNowS = lagS;
-    } else this.behindNowS = 0;
+      this.behindNowS = Math.max(this.behindNowS, lagS);
+      this.behindUntilS = wallS + BEHIND_FAULT_HOLD_S;
+    } else if (wallS > this.behindUntilS) this.behindNowS = 0;
   }
 
   /** Faults the cell raises itself (beyond its motors'): the world falling behind real time. */

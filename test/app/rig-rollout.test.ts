@@ -8,6 +8,7 @@ import { PROJECT_ROOT, runTandem } from '../helpers/cli.js';
 import { buildLinearPolicyModel } from '../policy/onnx-model.js';
 import { startServeProcess } from '../policy/serve-process.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+import { openStore } from '../../src/store/store.js';
 
 const HORIZON = 10;
 
@@ -25,8 +26,8 @@ function fixture(): { dir: string; layouts: string; model: string; rigConfig: st
   return { dir, layouts, model, rigConfig };
 }
 
-const rigArgs = (f: { layouts: string; rigConfig: string }, policy: string, extra: string[] = []) =>
-  ['rig', 'rollout', '--policy', policy, '--layouts', f.layouts, '--layout', '0', '--seconds', '1', '--rig-config', f.rigConfig, '--json', ...extra];
+const rigArgs = (f: { dir: string; layouts: string; rigConfig: string }, policy: string, extra: string[] = []) =>
+  ['rig', 'rollout', '--policy', policy, '--layouts', f.layouts, '--layout', '0', '--seconds', '1', '--rig-config', f.rigConfig, '--data', join(f.dir, 'data'), '--json', ...extra];
 
 test('the same onnx: policy runs in the sim and on the emulated rig: same steps and chunks, the rig rollout awaits the operator score', async () => {
   const f = fixture();
@@ -61,7 +62,16 @@ test('the same onnx: policy runs in the sim and on the emulated rig: same steps 
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /valid, awaiting operator score\nsteps 50 at [\d.]+ Hz achieved/);
     assert.match(text.stdout, /chunks 5 of 10 rows; inference p50 [\d.]+ ms/);
-    assert.match(text.stdout, /rig damped after the rollout\n$/);
+    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout 2\n$/);
+    // Both runs are kept as real rollouts, unscored until an operator scores them.
+    const store = openStore(join(f.dir, 'data', 'tandem.sqlite'));
+    try {
+      const rows = store.listRollouts({ kind: 'real' });
+      assert.equal(rows.length, 2);
+      assert.ok(rows.every((x) => x.status === 'valid' && x.effectiveProgress === null && x.calibrationSha256s.length === 0), 'no emulated-cell mark on a motors-only rig');
+    } finally {
+      store.close();
+    }
   } finally {
     rmSync(f.dir, { recursive: true, force: true });
   }
@@ -91,13 +101,13 @@ test('a ws:// policy served by `tandem policy serve` runs on the emulated rig', 
   }
 });
 
-test('a code policy is refused with its own sentence before the rig moves', async () => {
+test('on a motors-only rig a code policy is refused with its own sentence before the rig moves', async () => {
   const f = fixture();
   try {
     const r = await runTandem(rigArgs(f, 'code:bottles-in-the-bin'));
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, 'code:bottles-in-the-bin cannot run here: code policies run in the sim only: they read object poses the real rig cannot see.\n');
+    assert.equal(r.stderr, 'code:bottles-in-the-bin cannot run here: code policies read object poses the real rig cannot see; run them in the sim, or rehearse on the emulated cell (rig type yam-cell).\n');
   } finally {
     rmSync(f.dir, { recursive: true, force: true });
   }
@@ -122,7 +132,7 @@ test('a policy server that never answers: the rig holds, the rollout is aborted 
     const text = await runTandem(rigArgs(f, server.url, ['--timeout-ms', '400', '--blank-cameras']).filter((a) => a !== '--json'));
     assert.equal(text.code, 3);
     assert.match(text.stdout, /: aborted: policy timeout: /);
-    assert.match(text.stdout, /rig damped after the rollout\n$/);
+    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout \d+\n$/);
   } finally {
     server.child.kill('SIGINT');
     await server.exited;

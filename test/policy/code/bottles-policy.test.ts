@@ -45,7 +45,7 @@ test('without privileged state it refuses in words an operator understands', asy
   await p.reset(ctx);
   await assert.rejects(p.infer({ timeS: 0, state: home, images: {}, prompt: ctx.prompt }), (e: unknown) => {
     assert.ok(e instanceof PrivilegedStateRequiredError);
-    assert.match((e as Error).message, /code policies run in the sim only: they read object poses the real rig cannot see/);
+    assert.match((e as Error).message, /code policies read object poses the real rig cannot see; run them in the sim, or rehearse on the emulated cell/);
     return true;
   });
 });
