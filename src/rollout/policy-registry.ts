@@ -4,7 +4,7 @@
  * and sessions accept the same specs and an unknown one gets the same sentence everywhere.
  */
 import type { Policy } from '../policy/contract.js';
-import { codePolicies } from '../policy/code/index.js';
+import { CodePolicySpecError, codePolicies, parseCodePolicySpec } from '../policy/code/index.js';
 import { isRuntimePolicySpec, openPolicySpec, type PolicySpecOptions } from '../policy/spec.js';
 import { HOLD_POLICY_NAME, HoldPolicy } from './hold-policy.js';
 
@@ -23,7 +23,7 @@ function codePolicyNames(): string[] {
 
 /** The specs this registry accepts, for help texts and error messages. */
 export function knownPolicySpecs(): string[] {
-  return [...codePolicyNames().map((n) => `code:${n}`), 'onnx:path/to/model.onnx', 'ws://host:port'];
+  return [...codePolicyNames().map((n) => `code:${n}`), 'code:NAME?skill=0.4 (a graded variant)', 'onnx:path/to/model.onnx', 'ws://host:port'];
 }
 
 /** True when the spec runs only in the sim (reads privileged state). */
@@ -34,10 +34,16 @@ export function isCodePolicySpec(spec: string): boolean {
 /** Opens the policy a spec names; throws PolicySpecError for an unknown spec. */
 export async function openPolicy(spec: string, opts: PolicySpecOptions): Promise<Policy> {
   if (spec.startsWith('code:')) {
-    const name = spec.slice('code:'.length);
-    if (`code:${name}` === HOLD_POLICY_NAME) return new HoldPolicy();
-    const make = codePolicies[name];
-    if (make) return make();
+    if (spec === HOLD_POLICY_NAME) return new HoldPolicy();
+    let parsed;
+    try {
+      parsed = parseCodePolicySpec(spec)!;
+    } catch (e) {
+      if (e instanceof CodePolicySpecError) throw new PolicySpecError(e.message);
+      throw e;
+    }
+    const make = codePolicies[parsed.name];
+    if (make) return make(parsed.options);
     throw unknown(spec);
   }
   if (isRuntimePolicySpec(spec)) return openPolicySpec(spec, opts);

@@ -31,7 +31,23 @@ export interface BottlesPolicyOptions {
   readonly maxAttemptsPerBottle?: number;
   /** Bin pushes per episode. Default 4. */
   readonly maxNudges?: number;
+  /**
+   * 1 (default): the policy as designed. Below 1, a graded variant for rehearsing comparisons of
+   * policies of known, different quality: seeded missed grasps (probability 0.6 × (1 − skill),
+   * the hand 3 cm off the bottle), sloppier grasps (σ (1 − skill) × 6 mm), slower moves
+   * (speeds × (0.6 + 0.4 × skill)). Seeded by the episode's seed: the same seed misses the same way.
+   */
+  readonly skill?: number;
 }
+
+/** `code:bottles-in-the-bin` or, for a graded variant, `code:bottles-in-the-bin?skill=0.4`. */
+export function bottlesPolicyName(skill: number): string {
+  return skill === 1 ? BOTTLES_POLICY_NAME : `${BOTTLES_POLICY_NAME}?skill=${skill}`;
+}
+
+const MISS_PROBABILITY_AT_ZERO_SKILL = 0.6;
+const MISS_OFFSET_M = 0.03;
+const SLOPPINESS_AT_ZERO_SKILL_M = 0.006;
 
 /** Parked: arm raised and turned outward, clear of the table's middle and the other arm's work. */
 export function parkPose(side: ArmSide): Float64Array {
@@ -84,6 +100,8 @@ interface ActivePlan {
 export class BottlesPolicy implements Policy {
   readonly info: PolicyInfo;
   private readonly opts: Required<Omit<BottlesPolicyOptions, 'planner'>> & { planner: PlannerOptions };
+  /** The graded variant's own randomness (misses, sloppiness), reseeded per episode. */
+  private skillRng: () => number = () => 0.5;
   private arms: ArmReach[] = [];
   private rigModel: RigModel | undefined;
   private controlHz = 50;
@@ -100,16 +118,22 @@ export class BottlesPolicy implements Policy {
   readonly log: string[] = [];
 
   constructor(opts: BottlesPolicyOptions = {}) {
+    const skill = opts.skill ?? 1;
+    if (!(skill >= 0 && skill <= 1)) throw new RangeError(`${BOTTLES_POLICY_NAME}: skill must be from 0 to 1, not ${skill}.`);
+    const motion = opts.motion ?? DEFAULT_MOTION_LIMITS;
+    const pace = 0.6 + 0.4 * skill;
     this.opts = {
+      skill,
       actionHorizon: opts.actionHorizon ?? 10,
-      motion: opts.motion ?? DEFAULT_MOTION_LIMITS,
+      motion: skill === 1 ? motion : { ...motion, freeSpeedRadS: motion.freeSpeedRadS * pace, fineSpeedRadS: motion.fineSpeedRadS * pace, carrySpeedRadS: motion.carrySpeedRadS * pace, lineSpeedMS: motion.lineSpeedMS * pace },
       planner: opts.planner ?? {},
       maxAttemptsPerBottle: opts.maxAttemptsPerBottle ?? 3,
       maxNudges: opts.maxNudges ?? 4,
     };
+    const name = bottlesPolicyName(skill);
     this.info = {
-      name: BOTTLES_POLICY_NAME,
-      checkpointSha256: codePolicySha256(BOTTLES_POLICY_NAME, BOTTLES_POLICY_VERSION),
+      name,
+      checkpointSha256: codePolicySha256(name, BOTTLES_POLICY_VERSION),
       actionHorizon: this.opts.actionHorizon,
       cameras: [],
       needsPrivilegedState: true,
@@ -132,6 +156,7 @@ export class BottlesPolicy implements Policy {
     this.prevBias.left.fill(0);
     this.prevBias.right.fill(0);
     this.lastChunkSettled = false;
+    this.skillRng = mulberry32(ctx.seed ^ 0x5eed);
   }
 
   async infer(obs: Observation): Promise<ActionChunk> {
@@ -264,7 +289,7 @@ export class BottlesPolicy implements Policy {
     const start = this.armState(side);
     const motion = new ArmMotion(start, this.opts.motion);
     if (task.kind === 'pick') {
-      const g = task.grasp;
+      const g = this.opts.skill < 1 ? this.degradeGrasp(task.grasp, task.bottleId, obs.timeS) : task.grasp;
       // Come down onto the pre-grasp from above so the swing from the park pose passes over the bottles.
       const hover = { ...g.pre, position: add(g.pre.position, [0, 0, HOVER_HEIGHT_M]) };
       const qHover = reach.solve(hover, g.qPre);
@@ -305,6 +330,23 @@ export class BottlesPolicy implements Policy {
       this.plan = { task, side, motion, step: 0, checked: new Set() };
       this.log.push(`${obs.timeS.toFixed(2)}s nudge the bin ${(task.distanceM * 100).toFixed(0)} cm with the ${side} arm, for the ${task.forSide} arm`);
     }
+  }
+
+  /** The graded variant's hand: a seeded miss or a sloppy offset of the whole approach, as a worse operator of the arm would. */
+  private degradeGrasp(g: PickTask['grasp'], bottleId: string, timeS: number): PickTask['grasp'] {
+    const r = this.skillRng;
+    const angle = 2 * Math.PI * r();
+    let offsetM: number;
+    if (r() < MISS_PROBABILITY_AT_ZERO_SKILL * (1 - this.opts.skill)) {
+      offsetM = MISS_OFFSET_M;
+      this.log.push(`${timeS.toFixed(2)}s (skill ${this.opts.skill}) misses ${bottleId} by ${(offsetM * 100).toFixed(0)} cm`);
+    } else {
+      // Box–Muller from the same stream: |N(0, σ)| along a random direction.
+      offsetM = SLOPPINESS_AT_ZERO_SKILL_M * (1 - this.opts.skill) * Math.abs(Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r()));
+    }
+    const d: Vec3 = [offsetM * Math.cos(angle), offsetM * Math.sin(angle), 0];
+    const shift = <T extends { position: Vec3 }>(p: T): T => ({ ...p, position: add(p.position, d) });
+    return { ...g, pre: shift(g.pre), grasp: shift(g.grasp), lift: shift(g.lift) };
   }
 
   /** Checks the marks the plan has passed; on a broken plan, recovers and lets the next chunk replan. */
@@ -389,4 +431,16 @@ export function readScene(state: PrivilegedState): Scene {
     if (shape && !bin) bin = viewBin(f, shape);
   }
   return { bottles, bin };
+}
+
+/** mulberry32: a small seeded generator, so a graded variant misses the same way for the same seed. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

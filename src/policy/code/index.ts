@@ -11,11 +11,32 @@ export const codePolicies: Readonly<Record<string, (opts?: CodePolicyOptions) =>
   'bottles-in-the-bin': (opts) => new BottlesPolicy(opts),
 };
 
+/** A `code:NAME[?skill=S]` spec that names a code policy but asks for something it cannot be. */
+export class CodePolicySpecError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CodePolicySpecError';
+  }
+}
+
+/**
+ * `code:NAME` or `code:NAME?skill=S` (a graded variant, S from 0 to 1) → its name and options;
+ * undefined when the spec is not a code spec. Unknown parameters are one sentence.
+ */
+export function parseCodePolicySpec(spec: string): { name: string; options: CodePolicyOptions } | undefined {
+  if (!spec.startsWith('code:')) return undefined;
+  const [name, query] = spec.slice('code:'.length).split('?', 2) as [string, string | undefined];
+  if (query === undefined) return { name, options: {} };
+  const m = /^skill=(0(\.\d+)?|1(\.0+)?)$/.exec(query);
+  if (!m) throw new CodePolicySpecError(`'${spec}' asks for '${query}'; a code policy takes only ?skill=S with S from 0 to 1 (e.g. code:${name}?skill=0.4).`);
+  return { name, options: { skill: Number(m[1]) } };
+}
+
 /** The code policy a spec like `code:bottles-in-the-bin` names, or undefined when there is none. */
 export function codePolicyFromSpec(spec: string, opts?: CodePolicyOptions): Policy | undefined {
-  if (!spec.startsWith('code:')) return undefined;
-  const make = codePolicies[spec.slice('code:'.length)];
-  return make ? make(opts) : undefined;
+  const parsed = parseCodePolicySpec(spec);
+  const make = parsed ? codePolicies[parsed.name] : undefined;
+  return make ? make({ ...parsed!.options, ...opts }) : undefined;
 }
 
 export { BottlesPolicy, BOTTLES_POLICY_NAME, parkPose } from './bottles-policy.js';
