@@ -18,6 +18,7 @@ import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import { createScene, HOME_START_POSITION, type SimScene } from '../sim/scene.js';
 import { newMotorCommand, type MotorCommand } from '../sim/sim-arm.js';
 import type { SceneSnapshot } from '../sim/render/scene-snapshot.js';
+import { PLACEMENT_SIGMA_M, PLACEMENT_SIGMA_YAW_RAD } from '../sim/sim-rollout.js';
 import type { MotorPlant } from '../../drivers/emulators/emulated-motor.js';
 import { GRIPPER_MOTOR_ID, type YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
 import type { HashedCellTruth } from './cell-truth.js';
@@ -35,13 +36,15 @@ const MAX_STEPS_PER_CALL = 50;
 /** World time run before the wall clock starts: the arms come to rest on their stops, objects settle. */
 const SETTLE_BEFORE_START_S = 1;
 /** Longest start-up before the world is held to real time even if it never caught up. */
-const WARM_UP_S = 5;
+const WARM_UP_S = 30;
 /** How often the background timer advances the world when nobody talks to the motors. */
 const TIMER_PERIOD_MS = 4;
 
-/** How an operator places a layout from the projected outlines (per axis, per object). */
-export const PLACEMENT_SIGMA_M = 0.002;
-export const PLACEMENT_SIGMA_YAW_RAD = 0.02;
+/**
+ * How an operator places a layout from the projected outlines (per axis, per object): the sim
+ * twin's own placement noise, so the same seed places a layout the same way in sim and on the cell.
+ */
+export { PLACEMENT_SIGMA_M, PLACEMENT_SIGMA_YAW_RAD };
 
 export interface CellWorldOptions {
   readonly rigModel: RigModel;
@@ -144,7 +147,10 @@ export class CellWorld implements MotorPlant {
 
   /** MotorPlant: steps the world up to nowS (whole steps), driving the joints from the motors. */
   advanceTo(nowS: number): void {
-    if (this.stepping || this.freed || !(this.t0S === this.t0S)) return; // not started, freed, or re-entered from a motor
+    if (this.stepping || this.freed) return; // freed, or re-entered from a motor
+    // The wall clock starts when the host first speaks to a motor: until then nothing can observe
+    // the world, and the host's own start-up (loading code, opening ports) costs it nothing.
+    if (!(this.t0S === this.t0S)) this.start();
     const target = this.stepsAtStart + Math.floor((nowS - this.t0S) / this.dtS + 1e-9);
     let n = Math.min(target - this.sceneNow.steps, MAX_STEPS_PER_CALL);
     if (n <= 0) return;
@@ -158,8 +164,8 @@ export class CellWorld implements MotorPlant {
     }
     const wallS = this.nowS() - this.t0S;
     const lagS = wallS - (this.sceneNow.steps - this.stepsAtStart) * this.dtS;
-    // Start-up (the host still loading code, opening ports) may stall the event loop once; the
-    // world catches up and only then is held to real time — or after WARM_UP_S whatever happened.
+    // The host's first moments (code still loading) may stall the event loop; the world catches
+    // up and only then is held to real time — or after WARM_UP_S if it never catches up at all.
     if (!this.warm) {
       if (lagS < BEHIND_FAULT_S / 2 || wallS > WARM_UP_S) this.warm = true;
       else return;

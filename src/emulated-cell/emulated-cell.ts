@@ -123,8 +123,8 @@ export async function createEmulatedCell(opts: EmulatedCellRigOptions): Promise<
     safety: opts.safety,
     rig: { model: opts.rigModel, replyDeadlineMs: opts.replyDeadlineMs, externalFaults: core.faults, feedForward: opts.feedForward ?? MODEL_EXACT_FEED_FORWARD, onClose: () => world.free() },
   });
+  // The world's wall clock starts when the rig first speaks to a motor (CellWorld.advanceTo).
   for (const side of ARM_SIDES) world.attach(side, emulated.devices[side]!.bus);
-  world.start();
   return {
     ...core,
     rig: emulated.rig,
@@ -162,7 +162,6 @@ export async function serveCellOnPtys(opts: EmulatedCellOptions & { transport: C
     world.free();
     throw e;
   }
-  world.start();
   return {
     ...core,
     emulators: emulators as Record<ArmSide, PtyEmulator>,
