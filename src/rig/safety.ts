@@ -308,25 +308,25 @@ export class SafetySupervisor {
     if (this.currentMode === 'active' || this.currentMode === 'holding') this.enterHold('latched');
   }
 
-  /** Stop at the measured pose now (the next cycle sends it), damp on the cycle after. */
+  /**
+   * Stop at the measured pose now (the next cycle sends it), damp on the cycle after. Only an arm
+   * that is tracking gets the stop cycle: an arm a fault, the watchdog or deactivate() damped stays
+   * damped, and an unpowered arm stays off — an e-stop never adds stiffness. Before configure()
+   * nothing is powered and there is nothing to reset, so the mode stays 'unconfigured'.
+   */
   estop(reason: string, nowS: number): void {
-    const powered = this.drives[0] !== 'off' || this.drives[1] !== 'off';
     this.holdAt(this.measured);
-    if (powered) {
-      this.drives[0] = this.drives[0] === 'off' ? 'off' : 'track';
-      this.drives[1] = this.drives[1] === 'off' ? 'off' : 'track';
-    }
-    this.currentMode = 'estopped';
+    if (this.currentMode !== 'unconfigured') this.currentMode = 'estopped';
     this.estopTicks = 0;
     this.droppedReported = false;
-    this.emit(nowS, 'estop', `Emergency stop: ${reason || 'no reason given'}. Arms stopped and damped; activate the rig again when it is safe.`);
+    const what = this.drives[0] === 'off' && this.drives[1] === 'off' ? 'Nothing is powered' : 'Arms stopped and damped';
+    this.emit(nowS, 'estop', `Emergency stop: ${reason || 'no reason given'}. ${what}; activate the rig again when it is safe.`);
   }
 
-  /** Damp both arms; the rig then disables the motors. */
+  /** Damp every powered arm (an unpowered one stays off); the rig then disables the motors. */
   deactivate(_nowS: number): void {
     if (this.currentMode === 'unconfigured') return;
-    const powered = this.drives[0] !== 'off' || this.drives[1] !== 'off';
-    this.drives[0] = this.drives[1] = powered ? 'damp' : 'off';
+    for (let a = 0; a < 2; a++) if (this.drives[a] !== 'off') this.drives[a] = 'damp';
     this.holdAt(this.measured);
     this.currentMode = 'damped';
     this.droppedReported = false;

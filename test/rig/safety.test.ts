@@ -354,3 +354,20 @@ test('write returns the applied command without allocating new arrays each cycle
   assert.equal(a.position, b.position);
   assert.equal(a.position, s.output.position);
 });
+
+test('e-stop never gives stiffness back to an arm a motor fault damped (right-arm fault → e-stop)', () => {
+  const s = active();
+  s.tick(home(), [{ kind: 'motor-fault', arm: 'right', joint: 2, message: 'Motor 0x03 reports over-current.' }], PERIOD);
+  assert.equal(s.drive('right'), 'damp');
+  s.estop('operator', 2 * PERIOD);
+  assert.equal(s.drive('right'), 'damp', 'the faulted arm stays damped through the e-stop');
+  assert.equal(s.drive('left'), 'track', 'the healthy arm gets its stop cycle');
+});
+
+test('e-stop after deactivate keeps both arms damped', () => {
+  const s = active();
+  s.deactivate(PERIOD);
+  s.estop('operator', 2 * PERIOD);
+  assert.equal(s.drive('left'), 'damp');
+  assert.equal(s.drive('right'), 'damp');
+});
