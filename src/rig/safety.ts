@@ -106,6 +106,9 @@ export class SafetySupervisor {
   private lastAcceptedS = 0;
   private droppedReported = false;
   private estopTicks = 0;
+  /** Bad commands since the last good one, and the reason last reported for them. */
+  private rejectedInRow = 0;
+  private lastRejectedReason: string | undefined;
   private readonly knownFaults = new Set<string>();
   private events: SafetyEvent[] = [];
 
@@ -212,6 +215,8 @@ export class SafetySupervisor {
     this.torqueClamped.fill(0);
     this.droppedReported = false;
     this.estopTicks = 0;
+    this.rejectedInRow = 0;
+    this.lastRejectedReason = undefined;
   }
 
   /**
@@ -230,11 +235,22 @@ export class SafetySupervisor {
     }
     const bad = invalidReason(cmd);
     if (bad !== undefined) {
-      this.lastCommandS = nowS; // the source is alive, just wrong: hold, do not escalate to damping
-      this.emit(nowS, 'non-finite-command', `Ignored a command with ${bad}; holding the current pose.`);
-      this.enterHold('resumable');
+      // A bad command is no command: it does not feed the watchdog, so a source that sends only
+      // garbage damps on the same timer as a silent one, while one bad command among good ones
+      // only holds until the next good one. Reported when the stretch starts or its reason
+      // changes, not 250 times a second.
+      this.rejectedInRow++;
+      if (bad !== this.lastRejectedReason) {
+        this.lastRejectedReason = bad;
+        this.emit(nowS, 'non-finite-command', `Ignored a command with ${bad}; holding the current pose.`);
+      }
+      // Hold where the arm was when the stretch started; re-anchoring on every bad command would
+      // let the hold creep down under gravity by the tracking error each cycle.
+      if (this.currentMode !== 'holding') this.enterHold('resumable');
       return this.applied;
     }
+    this.rejectedInRow = 0;
+    this.lastRejectedReason = undefined;
     // At least one control period: a first write in the activation cycle (or two in one cycle)
     // may still move one period's worth.
     const dt = Math.min(Math.max(nowS - this.lastAcceptedS, this.periodS), MAX_STEP_DT_S);
@@ -296,7 +312,8 @@ export class SafetySupervisor {
       this.enterHold('resumable');
     }
     if (this.currentMode === 'holding' && silentS > this.dampAfterS) {
-      this.emit(nowS, 'watchdog-damp', `No command for ${(silentS * 1000).toFixed(0)} ms; damping both arms. Activate the rig again to continue.`);
+      const what = this.rejectedInRow > 0 ? `No valid command for ${(silentS * 1000).toFixed(0)} ms (${this.rejectedInRow} rejected)` : `No command for ${(silentS * 1000).toFixed(0)} ms`;
+      this.emit(nowS, 'watchdog-damp', `${what}; damping both arms. Activate the rig again to continue.`);
       this.drives[0] = this.drives[1] = 'damp';
       this.currentMode = 'damped';
       this.droppedReported = false;
