@@ -115,6 +115,16 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
     return events.find((e) => e.kind === kind);
   }
 
+  /**
+   * Lets time pass until the rig reports a fault on that arm, at most 0.3 s: a real-time rig sees a motor's
+   * fault status only in the reply to its next command, which a stalled event loop delays.
+   */
+  async function untilFault(u: RigUnderTest, side: ArmSide): Promise<void> {
+    const end = u.clock.nowS() + 0.3;
+    while (!u.rig.read().faults.some((f) => f.arm === side || f.arm === undefined) && u.clock.nowS() < end) await u.advance(period);
+    await u.advance(2 * period); // the supervisor latches it on the next tick
+  }
+
   /** Supervisor drive → what the motors may do: damping may also be a disabled motor. */
   function allowed(drive: ArmDrive): MotorDrive[] {
     return drive === 'track' ? ['stiff'] : drive === 'damp' ? ['damp', 'off'] : ['off'];
@@ -150,7 +160,7 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
         make: async (u) => {
           await starts.active.make(u);
           u.injectFault!('right');
-          await u.advance(0.05);
+          await untilFault(u, 'right');
           assert.equal(u.rig.read().mode, 'fault', 'the injected fault was seen');
         },
       },
@@ -191,7 +201,7 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
         needsFault: true,
         apply: async (u) => {
           u.injectFault!('left');
-          await u.advance(0.05);
+          await untilFault(u, 'left');
         },
       },
       deactivate: { apply: async (u) => u.rig.deactivate() },
