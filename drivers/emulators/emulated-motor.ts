@@ -85,6 +85,13 @@ export class EmulatedMotor {
   private timeS = 0;
   mosfetTempC = 32;
   rotorTempC = 30;
+  /** Fault injection: an enable command is answered but the motor stays disabled. */
+  refusesEnable = false;
+  /** Fault injection: the current fault status comes back right after clear-error (a hot or shorted motor). */
+  private faultSurvivesClear = false;
+  /** Hard stops in force (fault injection may move them: a blocked gripper, a slipped belt). */
+  private stopsRad: readonly [number, number];
+  private readonly mitListeners = new Set<(command: Readonly<MitCommand>, accepted: boolean) => void>();
 
   private readonly driveOut: MotorDrive = { mode: 'off', positionRad: 0, velocityRadS: 0, kp: 0, kd: 0, torqueNm: 0, tMaxNm: 0 };
 
@@ -92,6 +99,7 @@ export class EmulatedMotor {
     this.id = opts.id;
     this.model = opts.model;
     this.encoderRad = opts.initialPositionRad ?? 0;
+    this.stopsRad = opts.hardStopsRad;
     const r = MOTOR_RANGES[opts.model];
     this.registers.set(RID.KT, 0.1);
     this.registers.set(RID.MASTER_ID, opts.id + 0x10);
@@ -121,9 +129,24 @@ export class EmulatedMotor {
     this.velocityRadS = 0;
   }
 
+  /**
+   * The MIT command in force: what the motor is doing now (zero gains until the first command after
+   * enable). Tests read its kp to see whether an arm is stiff or only damped.
+   */
+  get lastCommand(): Readonly<MitCommand> {
+    return this.command;
+  }
+
+  /** Calls `listener` with every MIT frame the motor receives, decoded, and whether it took it (only when enabled). */
+  onMit(listener: (command: Readonly<MitCommand>, accepted: boolean) => void): () => void {
+    this.mitListeners.add(listener);
+    return () => this.mitListeners.delete(listener);
+  }
+
   enable(nowS: number): void {
     this.advance(nowS);
     if (isFaultStatus(this.status)) return; // a faulted motor needs clear-error first
+    if (this.refusesEnable) return;
     this.status = STATUS_ENABLED;
     this.lastCommandS = nowS;
     // Enabling holds nothing until the first MIT command: zero gains.
@@ -142,20 +165,47 @@ export class EmulatedMotor {
 
   clearError(nowS: number): void {
     this.advance(nowS);
-    if (isFaultStatus(this.status)) this.status = STATUS_DISABLED;
+    if (isFaultStatus(this.status) && !this.faultSurvivesClear) this.status = STATUS_DISABLED;
   }
 
-  /** Forces a fault status (fault injection: over-current, over-temperature, …). */
-  injectFault(status: number, nowS: number): void {
+  /**
+   * Forces a fault status (fault injection: over-current, over-temperature, …). With
+   * `survivesClearError` the status stays after clear-error, as a motor that is still too hot does.
+   */
+  injectFault(status: number, nowS: number, options: { survivesClearError?: boolean } = {}): void {
     this.advance(nowS);
     this.status = status;
+    this.faultSurvivesClear = options.survivesClearError ?? false;
+  }
+
+  /** Ends an injected fault for good (the motor cooled down): clear-error clears it again. */
+  healFault(): void {
+    this.faultSurvivesClear = false;
+  }
+
+  /**
+   * Fault injection: the motor lost power and came back — disabled, no command in force, answering
+   * with feedback that says so. Its position is unchanged (the arm did not move while it was out).
+   */
+  powerCycle(nowS: number): void {
+    this.advance(nowS);
+    this.status = STATUS_DISABLED;
+    this.faultSurvivesClear = false;
+    this.command = { positionRad: this.positionRad, velocityRadS: 0, kp: 0, kd: 0, torqueNm: 0 };
+  }
+
+  /** Fault injection: moves the hard stops (motor radians): a blocked gripper, or ±Infinity for a slipped belt. */
+  setHardStops(stopsRad: readonly [number, number]): void {
+    this.stopsRad = stopsRad;
   }
 
   mit(data: Uint8Array, nowS: number): void {
     this.advance(nowS);
     this.lastCommandS = nowS;
-    if (this.status !== STATUS_ENABLED) return;
-    this.command = unpackMit(data, this.ranges);
+    const accepted = this.status === STATUS_ENABLED;
+    const decoded = accepted || this.mitListeners.size > 0 ? unpackMit(data, this.ranges) : undefined;
+    for (const l of this.mitListeners) l(decoded!, accepted);
+    if (accepted) this.command = decoded!;
   }
 
   /** Integrates the dynamics up to nowS at a fixed fine step (or has the plant's world do it). */
@@ -238,7 +288,7 @@ export class EmulatedMotor {
     let nv = v + (net / o.inertiaKgM2) * dt;
     if (Math.abs(v) >= 1e-4 && Math.sign(nv) !== Math.sign(v) && Math.abs(net) <= o.frictionNm + Math.abs(o.dampingNmS * v)) nv = 0;
     let enc = this.encoderRad + nv * dt;
-    const [lo, hi] = o.hardStopsRad;
+    const [lo, hi] = this.stopsRad;
     if (enc < lo) {
       enc = lo;
       if (nv < 0) nv = 0;

@@ -85,11 +85,37 @@ export interface BusFaults {
   dropProbability: number;
   /** Motors that have stopped answering entirely. */
   silent: Set<number>;
+  /** Motors that neither apply nor answer register writes (a write that fails on the wire or in the motor). */
+  registerWritesIgnored?: Set<number>;
+  /**
+   * Motors flashed with another motor's CAN ID: key (the motor's place on the arm, 1–7) answers
+   * frames for the value, on the value's reply ID, and no longer answers its own.
+   */
+  answersAs?: Map<number, number>;
 }
+
+/**
+ * The emulator's typed faults, for `YamBusEmulator.inject`. Motor numbers are places on the arm
+ * (1–6 joints, 7 gripper).
+ */
+export type EmulatedBusFault =
+  | { readonly kind: 'silent'; readonly motor: number }
+  | { readonly kind: 'drop-replies'; readonly probability: number }
+  /** A status-nibble fault (0x8 over-voltage … 0xE); `survivesClearError` for one that comes straight back. */
+  | { readonly kind: 'status'; readonly motor: number; readonly status: number; readonly survivesClearError?: boolean }
+  /** The motor lost power and came back disabled. */
+  | { readonly kind: 'power-cycle'; readonly motor: number }
+  /** Enable is answered but the motor stays disabled. */
+  | { readonly kind: 'refuse-enable'; readonly motor: number }
+  | { readonly kind: 'register-writes-ignored'; readonly motor: number }
+  /** `motor` was flashed with `answersAs`'s CAN ID: two motors answer on that ID, none on `motor`'s. */
+  | { readonly kind: 'duplicate-id'; readonly motor: number; readonly answersAs: number }
+  /** New hard stops in motor radians: a blocked gripper (narrow) or a slipped belt (±Infinity). */
+  | { readonly kind: 'hard-stops'; readonly motor: number; readonly stopsRad: readonly [number, number] };
 
 export class YamBusEmulator {
   readonly motors = new Map<number, EmulatedMotor>();
-  readonly faults: BusFaults = { dropProbability: 0, silent: new Set() };
+  readonly faults: Required<BusFaults> = { dropProbability: 0, silent: new Set(), registerWritesIgnored: new Set(), answersAs: new Map() };
   /** Frames received, for tests that check what the host sent. */
   framesReceived = 0;
   private rngState = 0x2545f491;
@@ -147,28 +173,74 @@ export class YamBusEmulator {
     return m;
   }
 
+  /** Injects one typed fault (see EmulatedBusFault). */
+  inject(fault: EmulatedBusFault): void {
+    const now = this.nowS();
+    switch (fault.kind) {
+      case 'silent':
+        this.faults.silent.add(fault.motor);
+        break;
+      case 'drop-replies':
+        this.faults.dropProbability = fault.probability;
+        break;
+      case 'status':
+        this.motor(fault.motor).injectFault(fault.status, now, { survivesClearError: fault.survivesClearError });
+        break;
+      case 'power-cycle':
+        this.motor(fault.motor).powerCycle(now);
+        break;
+      case 'refuse-enable':
+        this.motor(fault.motor).refusesEnable = true;
+        break;
+      case 'register-writes-ignored':
+        this.faults.registerWritesIgnored.add(fault.motor);
+        break;
+      case 'duplicate-id':
+        this.faults.answersAs.set(fault.motor, fault.answersAs);
+        break;
+      case 'hard-stops':
+        this.motor(fault.motor).setHardStops(fault.stopsRad);
+        break;
+    }
+  }
+
+  /** The CAN ID a motor answers on (its own, unless a duplicate-id fault re-flashed it). */
+  canIdOf(motor: EmulatedMotor): number {
+    return this.faults.answersAs.get(motor.id) ?? motor.id;
+  }
+
+  /** Every motor that takes frames for CAN ID `id` (two when a duplicate-id fault is in force). */
+  private motorsOn(id: number): EmulatedMotor[] {
+    const out: EmulatedMotor[] = [];
+    for (const m of this.motors.values()) if (this.canIdOf(m) === id) out.push(m);
+    return out;
+  }
+
   /** Handles one frame from the host; returns the frames the bus answers with (possibly none). */
   handle(frame: CanFrame): CanFrame[] {
     this.framesReceived++;
     const now = this.nowS();
     if (frame.extended || frame.data.length !== 8) return [];
     if (frame.id === REGISTER_CAN_ID) return this.handleRegister(frame.data, now);
-    const motor = this.motors.get(frame.id);
-    if (!motor) return [];
-    const special = parseSpecial(frame.data);
-    if (special === 'enable') motor.enable(now);
-    else if (special === 'disable') motor.disable(now);
-    else if (special === 'zero') motor.zero(now);
-    else if (special === 'clear-error') motor.clearError(now);
-    else motor.mit(frame.data, now);
-    return this.reply(motor, () => this.feedbackFrame(motor));
+    const out: CanFrame[] = [];
+    for (const motor of this.motorsOn(frame.id)) {
+      const special = parseSpecial(frame.data);
+      if (special === 'enable') motor.enable(now);
+      else if (special === 'disable') motor.disable(now);
+      else if (special === 'zero') motor.zero(now);
+      else if (special === 'clear-error') motor.clearError(now);
+      else motor.mit(frame.data, now);
+      out.push(...this.reply(motor, () => this.feedbackFrame(motor)));
+    }
+    return out;
   }
 
   feedbackFrame(motor: EmulatedMotor): CanFrame {
+    const canId = this.canIdOf(motor);
     const data = packFeedback(
       {
         status: motor.status,
-        idNibble: motor.id & 0xf,
+        idNibble: canId & 0xf,
         positionRad: motor.positionRad,
         velocityRadS: motor.velocityRadS,
         torqueNm: motor.torqueNm,
@@ -177,7 +249,7 @@ export class YamBusEmulator {
       },
       motor.ranges,
     );
-    return { id: motor.id + FEEDBACK_ID_OFFSET, extended: false, data };
+    return { id: canId + FEEDBACK_ID_OFFSET, extended: false, data };
   }
 
   /** Brings every motor's dynamics up to now (a viewer calls this; replies do it themselves). */
@@ -188,22 +260,25 @@ export class YamBusEmulator {
 
   private handleRegister(data: Uint8Array, now: number): CanFrame[] {
     const id = data[0] | (data[1] << 8);
-    const motor = this.motors.get(id);
-    if (!motor) return [];
+    return this.motorsOn(id).flatMap((motor) => this.handleRegisterOn(motor, id, data, now));
+  }
+
+  private handleRegisterOn(motor: EmulatedMotor, id: number, data: Uint8Array, now: number): CanFrame[] {
     motor.advance(now);
     const op = data[2];
     const rid = data[3];
     if (op === REG_WRITE) {
+      if (this.faults.registerWritesIgnored.has(motor.id)) return [];
       const view = new DataView(data.buffer, data.byteOffset + 4, 4);
       motor.registers.set(rid, isIntegerRegister(rid) ? view.getUint32(0, true) : view.getFloat32(0, true));
     } else if (op === REG_SAVE) {
-      return this.reply(motor, () => ({ id: motor.id + FEEDBACK_ID_OFFSET, extended: false, data: Uint8Array.of(id & 0xff, id >> 8, REG_SAVE, 1, 0, 0, 0, 0) }));
+      return this.reply(motor, () => ({ id: id + FEEDBACK_ID_OFFSET, extended: false, data: Uint8Array.of(id & 0xff, id >> 8, REG_SAVE, 1, 0, 0, 0, 0) }));
     } else if (op !== REG_READ) return [];
     if (!motor.registers.has(rid)) return [];
     return this.reply(motor, () => {
       const out = Uint8Array.of(id & 0xff, id >> 8, op, rid, 0, 0, 0, 0);
       encodeRegisterValue(rid, motor.registers.get(rid)!, out);
-      return { id: motor.id + FEEDBACK_ID_OFFSET, extended: false, data: out };
+      return { id: id + FEEDBACK_ID_OFFSET, extended: false, data: out };
     });
   }
 

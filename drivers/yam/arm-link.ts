@@ -200,6 +200,18 @@ export class ArmLink {
     return indices.filter((i, k) => this.motors[i].replies === before[k]);
   }
 
+  /**
+   * Who answers: one disable to every motor, then a short grace for late answers. Returns the
+   * motors that stayed silent and those that answered more than once — two motors share that ID.
+   */
+  async identify(timeoutMs: number, graceMs = 10): Promise<{ silent: number[]; duplicated: number[] }> {
+    const before = this.motors.map((m) => m.replies);
+    const silent = await this.special('disable', timeoutMs);
+    await new Promise((resolve) => setTimeout(resolve, graceMs));
+    const duplicated = this.motors.flatMap((m, i) => (m.replies - before[i] > 1 ? [i] : []));
+    return { silent, duplicated };
+  }
+
   /** Reads one register from each motor; NaN where a motor did not answer in time. */
   async readRegister(rid: number, timeoutMs: number, indices: readonly number[] = [0, 1, 2, 3, 4, 5, 6]): Promise<number[]> {
     const values = indices.map(() => NaN);
@@ -292,7 +304,7 @@ export class ArmLink {
       } else if (isFaultStatus(m.feedback.status)) {
         (out ??= []).push({ kind: 'motor-fault', arm: this.side, joint: i, message: `The ${m.name} motor reports ${describeStatus(m.feedback.status)}.` });
       } else if (expectEnabled && m.feedback.status !== STATUS_ENABLED) {
-        (out ??= []).push({ kind: 'motor-fault', arm: this.side, joint: i, message: `The ${m.name} motor is ${statusName(m.feedback.status)} although the rig is active; it may have been power-cycled.` });
+        (out ??= []).push({ kind: 'motor-fault', arm: this.side, joint: i, message: `The ${m.name} motor is ${statusName(m.feedback.status)} although the rig is active; it may have been power-cycled. Check its power connector, then activate the rig again.` });
       }
     }
     return out ?? NO_FAULTS;

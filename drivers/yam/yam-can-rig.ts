@@ -162,6 +162,9 @@ export class YamCanRig implements Rig {
         }
       }
       link.resetPositions();
+      // Before anything else: two motors on one ID would make every later answer ambiguous.
+      const who = await link.identify(this.requestTimeoutMs);
+      if (who.duplicated.length > 0) throw this.refuse(this.duplicateIdFault(link, who.duplicated[0], who.silent));
       await this.checkMotorRanges(link);
       await this.ensureMotorWatchdog(link);
       const silent = await this.retry(() => link.special('disable', this.requestTimeoutMs));
@@ -210,7 +213,14 @@ export class YamCanRig implements Rig {
       const want = this.options.motorWatchdogTicks ?? 8000;
       const ok = await link.writeRegister(i, RID.TIMEOUT, want, this.requestTimeoutMs);
       const msg = `The ${link.motors[i].name} motor had its watchdog (register 9) off; set it to ${want * TIMEOUT_TICK_MS} ms so the motor damps itself if the station stops.`;
-      if (!ok) throw this.refuse({ kind: 'config-mismatch', arm: link.side, joint: i, message: `${msg.replace('; set it', '; could not set it')} Refusing to run without it.` });
+      if (!ok) {
+        throw this.refuse({
+          kind: 'config-mismatch',
+          arm: link.side,
+          joint: i,
+          message: `${msg.replace('; set it', '; could not set it')} Refusing to run without it: set register 9 with the Damiao tool or check that motor's CAN connection, then configure again.`,
+        });
+      }
       link.notes.push(msg);
     }
   }
@@ -259,7 +269,7 @@ export class YamCanRig implements Rig {
         throw this.refuse(
           silent.length > 0
             ? this.silentFault(link, silent)
-            : { kind: 'motor-fault', arm: link.side, joint: i, message: `Not activating: the ${m.name} motor did not enable (it reports ${describeStatus(m.feedback.status)}).` },
+            : { kind: 'motor-fault', arm: link.side, joint: i, message: `Not activating: the ${m.name} motor did not enable (it reports ${describeStatus(m.feedback.status)}). Check its power and error light, then activate again.` },
         );
       }
     }
@@ -370,16 +380,21 @@ export class YamCanRig implements Rig {
           if (t - stillSince >= stallS) return m.positionRad;
         } else stillSince = NaN;
         if (t - start > timeoutS) {
-          await link.special('disable', this.requestTimeoutMs, [GRIPPER_INDEX]);
           throw this.refuse({ kind: 'motor-fault', arm: side, joint: GRIPPER_INDEX, message: `Gripper calibration stopped: the ${m.name} did not stall within ${timeoutS} s; check that the gripper moves freely and its motor is the configured one.` });
         }
       }
     };
-    const closedRad = await stallAt(-1);
-    const openRad = await stallAt(1);
-    await link.special('disable', this.requestTimeoutMs, [GRIPPER_INDEX]);
+    let closedRad: number;
+    let openRad: number;
+    try {
+      closedRad = await stallAt(-1);
+      openRad = await stallAt(1);
+    } finally {
+      // Every way out — stalled, timed out, faulted, bus gone — leaves the gripper disabled.
+      await link.special('disable', this.requestTimeoutMs, [GRIPPER_INDEX]);
+    }
     if (Math.abs(openRad - closedRad) < 1) {
-      throw this.refuse({ kind: 'motor-fault', arm: side, joint: GRIPPER_INDEX, message: `Gripper calibration found only ${Math.abs(openRad - closedRad).toFixed(2)} rad between closed and open; something blocks the ${side} gripper.` });
+      throw this.refuse({ kind: 'motor-fault', arm: side, joint: GRIPPER_INDEX, message: `Gripper calibration found only ${Math.abs(openRad - closedRad).toFixed(2)} rad between closed and open; something blocks the ${side} gripper. Clear it, then calibrate again.` });
     }
     const limits: GripperLimits = { closedRad: round6(closedRad), openRad: round6(openRad) };
     this.gripperLimits[side === 'left' ? 0 : 1] = limits;
@@ -498,6 +513,16 @@ export class YamCanRig implements Rig {
       joint: silent[0],
       message: `No answer from the ${names.join(', ')} motor${silent.length > 1 ? 's' : ''} on the ${link.bus.description}; check motor power, the CAN cable and termination, and --transport.`,
     };
+  }
+
+  private duplicateIdFault(link: ArmLink, index: number, silent: readonly number[]): RigFault {
+    const id = link.motors[index].id;
+    const bus = `on CAN ID ${formatCanId(id)} on the ${link.side} arm's bus`;
+    const message =
+      silent.length > 0
+        ? `Two motors answer ${bus} and none on ${formatCanId(link.motors[silent[0]].id)}: the ${motorName(link.side, silent[0])} motor probably has ID ${id} too. Give it its own ID with the Damiao tool, then configure again.`
+        : `Two motors answer ${bus}: another device has the ${motorName(link.side, index)} motor's ID. Give each motor its own ID with the Damiao tool, then configure again.`;
+    return { kind: 'config-mismatch', arm: link.side, joint: silent[0] ?? index, message };
   }
 
   private refuse(fault: RigFault): RigError {

@@ -106,6 +106,9 @@ export class SafetySupervisor {
   private lastAcceptedS = 0;
   private droppedReported = false;
   private estopTicks = 0;
+  /** Bad commands since the last good one, and the reason last reported for them. */
+  private rejectedInRow = 0;
+  private lastRejectedReason: string | undefined;
   private readonly knownFaults = new Set<string>();
   private events: SafetyEvent[] = [];
 
@@ -212,6 +215,8 @@ export class SafetySupervisor {
     this.torqueClamped.fill(0);
     this.droppedReported = false;
     this.estopTicks = 0;
+    this.rejectedInRow = 0;
+    this.lastRejectedReason = undefined;
   }
 
   /**
@@ -230,11 +235,22 @@ export class SafetySupervisor {
     }
     const bad = invalidReason(cmd);
     if (bad !== undefined) {
-      this.lastCommandS = nowS; // the source is alive, just wrong: hold, do not escalate to damping
-      this.emit(nowS, 'non-finite-command', `Ignored a command with ${bad}; holding the current pose.`);
-      this.enterHold('resumable');
+      // A bad command is no command: it does not feed the watchdog, so a source that sends only
+      // garbage damps on the same timer as a silent one, while one bad command among good ones
+      // only holds until the next good one. Reported when the stretch starts or its reason
+      // changes, not 250 times a second.
+      this.rejectedInRow++;
+      if (bad !== this.lastRejectedReason) {
+        this.lastRejectedReason = bad;
+        this.emit(nowS, 'non-finite-command', `Ignored a command with ${bad}; holding the current pose.`);
+      }
+      // Hold where the arm was when the stretch started; re-anchoring on every bad command would
+      // let the hold creep down under gravity by the tracking error each cycle.
+      if (this.currentMode !== 'holding') this.enterHold('resumable');
       return this.applied;
     }
+    this.rejectedInRow = 0;
+    this.lastRejectedReason = undefined;
     // At least one control period: a first write in the activation cycle (or two in one cycle)
     // may still move one period's worth.
     const dt = Math.min(Math.max(nowS - this.lastAcceptedS, this.periodS), MAX_STEP_DT_S);
@@ -296,7 +312,8 @@ export class SafetySupervisor {
       this.enterHold('resumable');
     }
     if (this.currentMode === 'holding' && silentS > this.dampAfterS) {
-      this.emit(nowS, 'watchdog-damp', `No command for ${(silentS * 1000).toFixed(0)} ms; damping both arms. Activate the rig again to continue.`);
+      const what = this.rejectedInRow > 0 ? `No valid command for ${(silentS * 1000).toFixed(0)} ms (${this.rejectedInRow} rejected)` : `No command for ${(silentS * 1000).toFixed(0)} ms`;
+      this.emit(nowS, 'watchdog-damp', `${what}; damping both arms. Activate the rig again to continue.`);
       this.drives[0] = this.drives[1] = 'damp';
       this.currentMode = 'damped';
       this.droppedReported = false;
@@ -308,25 +325,25 @@ export class SafetySupervisor {
     if (this.currentMode === 'active' || this.currentMode === 'holding') this.enterHold('latched');
   }
 
-  /** Stop at the measured pose now (the next cycle sends it), damp on the cycle after. */
+  /**
+   * Stop at the measured pose now (the next cycle sends it), damp on the cycle after. Only an arm
+   * that is tracking gets the stop cycle: an arm a fault, the watchdog or deactivate() damped stays
+   * damped, and an unpowered arm stays off — an e-stop never adds stiffness. Before configure()
+   * nothing is powered and there is nothing to reset, so the mode stays 'unconfigured'.
+   */
   estop(reason: string, nowS: number): void {
-    const powered = this.drives[0] !== 'off' || this.drives[1] !== 'off';
     this.holdAt(this.measured);
-    if (powered) {
-      this.drives[0] = this.drives[0] === 'off' ? 'off' : 'track';
-      this.drives[1] = this.drives[1] === 'off' ? 'off' : 'track';
-    }
-    this.currentMode = 'estopped';
+    if (this.currentMode !== 'unconfigured') this.currentMode = 'estopped';
     this.estopTicks = 0;
     this.droppedReported = false;
-    this.emit(nowS, 'estop', `Emergency stop: ${reason || 'no reason given'}. Arms stopped and damped; activate the rig again when it is safe.`);
+    const what = this.drives[0] === 'off' && this.drives[1] === 'off' ? 'Nothing is powered' : 'Arms stopped and damped';
+    this.emit(nowS, 'estop', `Emergency stop: ${reason || 'no reason given'}. ${what}; activate the rig again when it is safe.`);
   }
 
-  /** Damp both arms; the rig then disables the motors. */
+  /** Damp every powered arm (an unpowered one stays off); the rig then disables the motors. */
   deactivate(_nowS: number): void {
     if (this.currentMode === 'unconfigured') return;
-    const powered = this.drives[0] !== 'off' || this.drives[1] !== 'off';
-    this.drives[0] = this.drives[1] = powered ? 'damp' : 'off';
+    for (let a = 0; a < 2; a++) if (this.drives[a] !== 'off') this.drives[a] = 'damp';
     this.holdAt(this.measured);
     this.currentMode = 'damped';
     this.droppedReported = false;

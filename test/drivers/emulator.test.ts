@@ -55,3 +55,49 @@ test('motor watchdog: no command for longer than register 9 (8000 × 50 µs = 40
   bus.handle(specialFrame(1, 'clear-error'));
   assert.equal(bus.motor(1).status, 0);
 });
+
+test('typed faults: a duplicate ID answers twice on one ID and never on its own; ignored register writes neither stick nor answer', () => {
+  const bus = new YamBusEmulator({ nowS: () => 0 });
+  bus.inject({ kind: 'duplicate-id', motor: 4, answersAs: 3 });
+  const replies = bus.handle(specialFrame(3, 'disable'));
+  assert.deepEqual(replies.map((r) => r.id), [0x13, 0x13]);
+  assert.deepEqual(replies.map((r) => unpackFeedback(r.data, MOTOR_RANGES.DM4340).idNibble), [3, 3]);
+  assert.deepEqual(bus.handle(specialFrame(4, 'disable')), []);
+  assert.equal(bus.handle(registerReadFrame(3, 21)).length, 2);
+  bus.inject({ kind: 'register-writes-ignored', motor: 5 });
+  assert.deepEqual(bus.handle(registerWriteFrame(5, 9, 4000)), []);
+  assert.equal(bus.motor(5).registers.get(9), 8000);
+});
+
+test('typed faults: refuse-enable, a fault that survives clear-error until healed, and a power cycle that leaves the motor disabled', () => {
+  const time = manualTime();
+  const bus = new YamBusEmulator({ nowS: time.now });
+  bus.inject({ kind: 'refuse-enable', motor: 2 });
+  bus.handle(specialFrame(2, 'enable'));
+  assert.equal(bus.motor(2).status, 0);
+  bus.inject({ kind: 'status', motor: 1, status: 0xc, survivesClearError: true });
+  bus.handle(specialFrame(1, 'clear-error'));
+  assert.equal(bus.motor(1).status, 0xc);
+  bus.motor(1).healFault();
+  bus.handle(specialFrame(1, 'clear-error'));
+  assert.equal(bus.motor(1).status, 0);
+  bus.handle(specialFrame(6, 'enable'));
+  bus.handle(mitFrame(6, { positionRad: 0, velocityRadS: 0, kp: 30, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310));
+  assert.ok(bus.motor(6).lastCommand.kp > 29);
+  bus.inject({ kind: 'power-cycle', motor: 6 });
+  const [fb] = bus.handle(mitFrame(6, { positionRad: 0, velocityRadS: 0, kp: 30, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310));
+  assert.equal(unpackFeedback(fb.data, MOTOR_RANGES.DM4310).status, 0, 'its feedback says disabled');
+  assert.equal(bus.motor(6).lastCommand.kp, 0, 'no command in force after the power cycle');
+});
+
+test('onMit reports every MIT frame a motor receives, decoded, and whether it took it', () => {
+  const bus = new YamBusEmulator({ nowS: () => 0 });
+  const seen: [number, boolean][] = [];
+  const stop = bus.motor(5).onMit((c, accepted) => seen.push([Math.round(c.kp), accepted]));
+  bus.handle(mitFrame(5, { positionRad: 0, velocityRadS: 0, kp: 40, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310));
+  bus.handle(specialFrame(5, 'enable'));
+  bus.handle(mitFrame(5, { positionRad: 0, velocityRadS: 0, kp: 0, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310));
+  stop();
+  bus.handle(mitFrame(5, { positionRad: 0, velocityRadS: 0, kp: 40, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310));
+  assert.deepEqual(seen, [[40, false], [0, true]]);
+});

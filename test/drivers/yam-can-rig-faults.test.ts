@@ -38,8 +38,11 @@ test('garbage bytes: a burst is dropped and the arms keep holding; a stream of g
   await withActiveRig({ arms: ['left', 'right'] }, async (y) => {
     y.devices.left!.adapter.injectGarbage();
     await holdFor(y, 0.1);
-    assert.equal(y.rig.read().mode, 'active');
+    // Not a fault. (A 'holding' here would be the watchdog after an event-loop stall of this
+    // loaded machine — seen once in a full run — not the garbage; the claim is "no fault".)
+    assert.notEqual(y.rig.read().mode, 'fault');
     assert.deepEqual(y.rig.read().faults, []);
+    assert.ok(!y.rig.takeSafetyEvents().some((e) => e.kind === 'fault-hold'), 'no fault-hold for a burst');
     assert.match(y.rig.diagnostics()[0].notes.join(' '), /Dropped \d+ bytes? .*not a valid frame/);
     for (let i = 0; i < 300; i++) y.devices.left!.adapter.injectGarbage(Buffer.from('\x13\x13garbage\xff\xfe\r', 'latin1'));
     await holdFor(y, 0.05);

@@ -18,6 +18,16 @@
  *     dispose(): Promise<void>;              // stop everything the rig started (ports, workers, emulators)
  *   }>
  *
+ *   Optional probes, for rigs that can give them (the tests that need one are skipped otherwise):
+ *     motors(): Promise<{left, right}>       // what each arm's motors are doing NOW, read from the motors
+ *                                            // themselves (emulator) or the simulated joints:
+ *                                            // 'stiff' (position gain > 0), 'damp' (kp = 0, damping only),
+ *                                            // 'off' (disabled / no torque). Resolves once what the rig
+ *                                            // last sent has reached the motors.
+ *     injectFault(side): void                // a motor fault on one arm, as the hardware reports it
+ *     clearFaults(): void                    // the fault is gone (a rig that clears motor errors on
+ *                                            // activate() may leave this out)
+ *
  *   options: { controlPeriodS?: number (default 1/250), holdAfterMs?: number (default 100),
  *              dampAfterMs?: number (default 2000) } — must match the rig's supervisor settings.
  *
@@ -27,14 +37,20 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { STATE_DIM, stateIndex, type Clock, type Rig, type RigCommand, type SafetyEvent } from '../../src/rig/contract.js';
-import { DEFAULT_DAMP_AFTER_MS, DEFAULT_HOLD_AFTER_MS, DEFAULT_CONTROL_PERIOD_S } from '../../src/rig/safety.js';
+import { ARM_SIDES, RigError, STATE_DIM, stateIndex, type ArmSide, type Clock, type Rig, type RigCommand, type SafetyEvent } from '../../src/rig/contract.js';
+import { DEFAULT_DAMP_AFTER_MS, DEFAULT_HOLD_AFTER_MS, DEFAULT_CONTROL_PERIOD_S, type ArmDrive } from '../../src/rig/safety.js';
+
+/** What an arm's motors are doing, seen from the motors. */
+export type MotorDrive = 'off' | 'stiff' | 'damp';
 
 export interface RigUnderTest {
   readonly rig: Rig;
   readonly clock: Clock;
   advance(seconds: number): Promise<void>;
   dispose(): Promise<void>;
+  motors?(): Promise<Record<ArmSide, MotorDrive>>;
+  injectFault?(side: ArmSide): void;
+  clearFaults?(): void;
 }
 
 export interface RigContractOptions {
@@ -97,6 +113,163 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
 
   function hasEvent(events: SafetyEvent[], kind: SafetyEvent['kind']): SafetyEvent | undefined {
     return events.find((e) => e.kind === kind);
+  }
+
+  /**
+   * Lets time pass until the rig reports a fault on that arm, at most 0.3 s: a real-time rig sees a motor's
+   * fault status only in the reply to its next command, which a stalled event loop delays.
+   */
+  async function untilFault(u: RigUnderTest, side: ArmSide): Promise<void> {
+    const end = u.clock.nowS() + 0.3;
+    while (!u.rig.read().faults.some((f) => f.arm === side || f.arm === undefined) && u.clock.nowS() < end) await u.advance(period);
+    await u.advance(2 * period); // the supervisor latches it on the next tick
+  }
+
+  /** Supervisor drive → what the motors may do: damping may also be a disabled motor. */
+  function allowed(drive: ArmDrive): MotorDrive[] {
+    return drive === 'track' ? ['stiff'] : drive === 'damp' ? ['damp', 'off'] : ['off'];
+  }
+
+  /**
+   * The supervisor's transition table (docs/rig-model.md, test/rig/safety.test.ts) through the Rig:
+   * every start state × every event, the mode after it, and — where the rig can show them — what
+   * its motors do, checked after every control cycle: only activate() may make a motor stiff.
+   */
+  function describeTransitionTable(): void {
+    type Expect = `${string} ${ArmDrive}/${ArmDrive}`;
+    const starts: Record<string, { needsFault?: boolean; make(u: RigUnderTest): Promise<void> }> = {
+      unconfigured: { make: async () => {} },
+      configured: { make: async (u) => u.rig.configure() },
+      active: {
+        make: async (u) => {
+          await u.rig.configure();
+          await u.rig.activate();
+          u.rig.write({ position: current(u) });
+          await u.advance(period);
+        },
+      },
+      holding: {
+        make: async (u) => {
+          await starts.active.make(u);
+          u.rig.hold();
+          await u.advance(period);
+        },
+      },
+      fault: {
+        needsFault: true,
+        make: async (u) => {
+          await starts.active.make(u);
+          u.injectFault!('right');
+          await untilFault(u, 'right');
+          assert.equal(u.rig.read().mode, 'fault', 'the injected fault was seen');
+        },
+      },
+      damped: {
+        make: async (u) => {
+          await starts.active.make(u);
+          await u.rig.deactivate();
+          await u.advance(period);
+        },
+      },
+      estopped: {
+        make: async (u) => {
+          await starts.active.make(u);
+          u.rig.estop('contract test');
+          await u.advance(3 * period);
+        },
+      },
+    };
+    const events: Record<string, { needsFault?: boolean; apply(u: RigUnderTest, check: () => Promise<void>): Promise<void> }> = {
+      estop: {
+        apply: async (u, check) => {
+          u.rig.estop('transition table');
+          await check();
+          await u.advance(period);
+          await check();
+          await u.advance(2 * period);
+        },
+      },
+      hold: { apply: async (u) => u.rig.hold() },
+      watchdog: {
+        apply: async (u, check) => {
+          await u.advance(holdS + 5 * period);
+          await check();
+          await u.advance(dampS - holdS + 5 * period);
+        },
+      },
+      fault: {
+        needsFault: true,
+        apply: async (u) => {
+          u.injectFault!('left');
+          await untilFault(u, 'left');
+        },
+      },
+      deactivate: { apply: async (u) => u.rig.deactivate() },
+      activate: {
+        apply: async (u) => {
+          u.clearFaults?.();
+          try {
+            await u.rig.activate();
+          } catch (e) {
+            if (!(e instanceof RigError)) throw e;
+          }
+        },
+      },
+    };
+    // [start][event] → "mode left/right" (supervisor drives). unconfigured + activate: a rig may
+    // configure itself first (YamCanRig, RosRig) or refuse (MirrorRig, SimRig) — either way it is
+    // active with both arms tracking or still unconfigured and unpowered.
+    const table: Record<string, Record<string, Expect | Expect[]>> = {
+      unconfigured: { estop: 'unconfigured off/off', hold: 'unconfigured off/off', watchdog: 'unconfigured off/off', fault: 'unconfigured off/off', deactivate: 'unconfigured off/off', activate: ['unconfigured off/off', 'active track/track'] },
+      configured: { estop: 'estopped off/off', hold: 'configured off/off', watchdog: 'configured off/off', fault: 'configured off/off', deactivate: 'damped off/off', activate: 'active track/track' },
+      active: { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'damped damp/damp', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
+      holding: { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'holding track/track', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
+      fault: { estop: 'estopped damp/damp', hold: 'fault track/damp', watchdog: 'fault track/damp', fault: 'fault damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
+      damped: { estop: 'estopped damp/damp', hold: 'damped damp/damp', watchdog: 'damped damp/damp', fault: 'damped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
+      estopped: { estop: 'estopped damp/damp', hold: 'estopped damp/damp', watchdog: 'estopped damp/damp', fault: 'estopped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
+    };
+
+    describe('transition table', () => {
+      for (const [start, s] of Object.entries(starts)) {
+        for (const [event, e] of Object.entries(events)) {
+          const expected = ([] as Expect[]).concat(table[start][event]);
+          test(`${start} + ${event} → ${expected.join(' or ')}`, async (t) => {
+            const u = await makeRig();
+            try {
+              if ((s.needsFault || e.needsFault) && !u.injectFault) {
+                t.skip('this rig under test has no fault injection');
+                return;
+              }
+              await s.make(u);
+              u.rig.takeSafetyEvents();
+              const before = u.motors ? await u.motors() : undefined;
+              // Only activate() may give a motor stiffness it did not have.
+              const check = async () => {
+                if (!before || event === 'activate') return;
+                const now = await u.motors!();
+                for (const side of ARM_SIDES) {
+                  if (now[side] === 'stiff') assert.equal(before[side], 'stiff', `the ${side} arm's motors went from ${before[side]} to stiff`);
+                }
+              };
+              await e.apply(u, check);
+              await check();
+              const mode = u.rig.read().mode;
+              const match = expected.find((x) => x.split(' ')[0] === mode);
+              assert.ok(match, `mode ${mode}, expected ${expected.join(' or ')}`);
+              if (u.motors) {
+                const [left, right] = match.split(' ')[1].split('/') as ArmDrive[];
+                const now = await u.motors();
+                assert.ok(allowed(left).includes(now.left) && allowed(right).includes(now.right), `motors ${now.left}/${now.right} for drives ${left}/${right}`);
+              }
+              // Before configure a rig may not know its state yet (a CAN rig reads NaN): no claim there.
+              if (mode !== 'unconfigured') assert.ok(Array.from(u.rig.read().position).every(Number.isFinite), 'the state stays finite');
+            } finally {
+              await u.dispose();
+            }
+          });
+        }
+      }
+    });
   }
 
   describe(`Rig contract: ${name}`, () => {
@@ -220,25 +393,36 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
       });
     });
 
-    test('e-stop stops the arm within one control cycle, then damps and drops commands', async () => {
+    test('e-stop stops the arm within one control cycle with no feedforward, then damps (kp = 0 at the motors) and drops commands', async () => {
       await activeRig(async (u) => {
         const j = stateIndex('left', 0);
         const target = current(u);
         target[j] += 1.0;
-        await drive(u, { position: target }, 0.1); // moving at the speed limit
+        const v = new Float64Array(STATE_DIM).fill(0.3);
+        await drive(u, { position: target, velocity: v }, 0.1); // moving at the speed limit, with feedforward
+        const atStop = current(u);
         u.rig.estop('contract test');
         const events = u.rig.takeSafetyEvents();
         assert.ok(hasEvent(events, 'estop'), 'an estop event');
         assert.equal(u.rig.read().mode, 'estopped');
+        // What the rig applies now (a dropped write returns it): the measured pose, no feedforward.
+        const applied = u.rig.write({ position: target, velocity: v });
+        assert.ok(hasEvent(u.rig.takeSafetyEvents(), 'command-dropped'));
+        assert.ok(Math.abs(applied.position[j] - atStop[j]) < JOINT_TOL, `the stop target ${applied.position[j]} is where the arm was (${atStop[j]}), not where it was going (${target[j]})`);
+        assert.ok(Array.from(applied.velocity ?? []).every((x) => x === 0), 'no velocity feedforward after the e-stop');
+        assert.ok(Array.from(applied.torqueNm ?? []).every((x) => x === 0), 'no torque feedforward after the e-stop');
         await u.advance(period);
         const stoppedAt = current(u)[j];
-        u.rig.write({ position: target });
-        assert.ok(hasEvent(u.rig.takeSafetyEvents(), 'command-dropped'));
+        await u.advance(2 * period);
+        if (u.motors) assert.deepEqual(await u.motors(), { left: 'damp', right: 'damp' }, 'one cycle after the stop, every motor only damps');
         await u.advance(0.3);
         assert.ok(Math.abs(current(u)[j] - stoppedAt) < JOINT_TOL, `kept moving after the e-stop: ${stoppedAt} → ${current(u)[j]}`);
         assert.equal(u.rig.read().mode, 'estopped');
+        if (u.motors) assert.deepEqual(await u.motors(), { left: 'damp', right: 'damp' }, 'still damping, not re-stiffened');
       });
     });
+
+    describeTransitionTable();
 
     test('hold() keeps the pose and ignores commands until activated again', async () => {
       await activeRig(async (u) => {

@@ -10,7 +10,18 @@ import { yamRigModel } from '../../src/rig/yam.js';
 describeRigContract('MirrorRig', async () => {
   const clock = new SteppedClock();
   const rig = new MirrorRig({ model: yamRigModel(), clock });
-  return { rig, clock, advance: (s) => tickThrough(rig, clock, s), dispose: async () => {} };
+  // The mirror has no motors: its "motors" are the supervisor's drive it follows.
+  const asMotor = { off: 'off', track: 'stiff', damp: 'damp' } as const;
+  const motor = (side: 'left' | 'right') => asMotor[rig['supervisor'].drive(side)];
+  return {
+    rig,
+    clock,
+    advance: (s) => tickThrough(rig, clock, s),
+    dispose: async () => {},
+    motors: async () => ({ left: motor('left'), right: motor('right') }),
+    injectFault: (side) => rig.injectFault({ kind: 'motor-fault', arm: side, joint: 2, message: `Motor 0x03 on the ${side} arm reports over-current.` }),
+    clearFaults: () => rig.clearFaults(),
+  };
 });
 
 test('a motor fault on the mirror damps that arm and keeps the other holding', async () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SafetySupervisor, MAX_STEP_DT_S, entryName } from '../../src/rig/safety.js';
-import { RigError, STATE_DIM, stateIndex, type RigFault, type RigCommand } from '../../src/rig/contract.js';
+import { ARM_SIDES, RigError, STATE_DIM, stateIndex, type RigFault, type RigCommand } from '../../src/rig/contract.js';
 import { yamRigModel } from '../../src/rig/yam.js';
 
 const model = yamRigModel();
@@ -354,3 +354,193 @@ test('write returns the applied command without allocating new arrays each cycle
   assert.equal(a.position, b.position);
   assert.equal(a.position, s.output.position);
 });
+
+test('e-stop never gives stiffness back to an arm a motor fault damped (right-arm fault → e-stop)', () => {
+  const s = active();
+  s.tick(home(), [{ kind: 'motor-fault', arm: 'right', joint: 2, message: 'Motor 0x03 reports over-current.' }], PERIOD);
+  assert.equal(s.drive('right'), 'damp');
+  s.estop('operator', 2 * PERIOD);
+  assert.equal(s.drive('right'), 'damp', 'the faulted arm stays damped through the e-stop');
+  assert.equal(s.drive('left'), 'track', 'the healthy arm gets its stop cycle');
+});
+
+test('e-stop after deactivate keeps both arms damped', () => {
+  const s = active();
+  s.deactivate(PERIOD);
+  s.estop('operator', 2 * PERIOD);
+  assert.equal(s.drive('left'), 'damp');
+  assert.equal(s.drive('right'), 'damp');
+});
+
+test('a source sending only non-finite commands is as good as silent: held at once, damped on the watchdog timer', () => {
+  const s = active(home(), { holdAfterMs: 100, dampAfterMs: 1000 });
+  s.write(cmd(home()), PERIOD); // the last good command
+  s.takeEvents();
+  const bad = home();
+  bad[stateIndex('left', 0)] = NaN;
+  for (let i = 1; i < 250; i++) {
+    const t = PERIOD + i * PERIOD; // up to 996 ms after the last good command
+    s.write(cmd(bad), t);
+    s.tick(home(), noFaults, t);
+    assert.equal(s.mode, 'holding', `held, not damped, ${((t - PERIOD) * 1000).toFixed(0)} ms after the last good command`);
+  }
+  assert.deepEqual(kinds(s), ['non-finite-command'], 'one report for a stretch of the same bad command, not one per cycle');
+  s.write(cmd(bad), PERIOD + 1.002);
+  s.tick(home(), noFaults, PERIOD + 1.002);
+  assert.equal(s.mode, 'damped');
+  assert.equal(s.drive('left'), 'damp');
+  assert.equal(s.drive('right'), 'damp');
+  const ev = s.takeEvents();
+  assert.deepEqual(ev.map((e) => e.kind), ['watchdog-damp']);
+  assert.match(ev[0].message, /No valid command for 1002 ms \(\d+ rejected\); damping both arms/);
+  s.write(cmd(home()), PERIOD + 1.01);
+  assert.equal(s.mode, 'damped', 'a good command after the damp needs a new activation');
+});
+
+test('one bad command among good ones only holds; the next good one resumes and the damp timer restarts', () => {
+  const s = active(home(), { holdAfterMs: 100, dampAfterMs: 1000 });
+  let t = 0;
+  const bad = home();
+  bad[stateIndex('right', 6)] = Infinity;
+  for (let i = 0; i < 600; i++) {
+    t += PERIOD;
+    s.write(cmd(i % 50 === 20 ? bad : home()), t);
+    s.tick(home(), noFaults, t);
+  }
+  assert.equal(s.mode, 'active');
+  assert.equal(s.takeEvents().filter((e) => e.kind === 'non-finite-command').length, 12, 'each bad command after good ones is reported');
+});
+
+test('a stretch of bad commands holds where the arm was when it started, not where it sinks to', () => {
+  const s = active();
+  const measured = home();
+  measured[stateIndex('left', 1)] = 0.5;
+  s.tick(measured, noFaults, PERIOD);
+  const bad = home();
+  bad[0] = NaN;
+  s.write(cmd(bad), 2 * PERIOD);
+  assert.equal(s.output.position[stateIndex('left', 1)], 0.5);
+  for (let i = 3; i < 30; i++) {
+    measured[stateIndex('left', 1)] -= 0.002; // gravity pulls against the hold
+    s.tick(measured, noFaults, i * PERIOD);
+    s.write(cmd(bad), i * PERIOD);
+  }
+  assert.equal(s.output.position[stateIndex('left', 1)], 0.5, 'the hold target did not follow the arm down');
+});
+
+// ---- the whole transition table ---------------------------------------------------------------
+// Every start state × every event, with the mode and both arms' drives after it. The same table is
+// in docs/rig-model.md; the contract suite checks it again on every rig, down to the motors.
+
+type Drives = `${'off' | 'track' | 'damp'}/${'off' | 'track' | 'damp'}`;
+const FAULT_RIGHT: RigFault = { kind: 'motor-fault', arm: 'right', joint: 2, message: 'Motor 0x03 reports over-current.' };
+const FAULT_LEFT: RigFault = { kind: 'motor-fault', arm: 'left', joint: 0, message: 'Motor 0x01 reports over-temperature.' };
+const WD = { holdAfterMs: 100, dampAfterMs: 1000 };
+
+const START_STATES: Record<string, () => { s: SafetySupervisor; t: number }> = {
+  unconfigured: () => ({ s: new SafetySupervisor(model, { controlPeriodS: PERIOD, ...WD }), t: 0 }),
+  configured: () => {
+    const s = new SafetySupervisor(model, { controlPeriodS: PERIOD, ...WD });
+    s.configure();
+    return { s, t: 0 };
+  },
+  active: () => ({ s: active(home(), WD), t: 0 }),
+  'holding (operator)': () => {
+    const s = active(home(), WD);
+    s.hold(0.01);
+    return { s, t: 0.01 };
+  },
+  'holding (watchdog)': () => {
+    const s = active(home(), WD);
+    s.tick(home(), noFaults, 0.15);
+    return { s, t: 0.15 };
+  },
+  'holding (bad command)': () => {
+    const s = active(home(), WD);
+    s.write(cmd(home().fill(NaN)), 0.01);
+    return { s, t: 0.01 };
+  },
+  'fault (right arm)': () => {
+    const s = active(home(), WD);
+    s.tick(home(), [FAULT_RIGHT], 0.01);
+    return { s, t: 0.01 };
+  },
+  'damped (deactivate)': () => {
+    const s = active(home(), WD);
+    s.deactivate(0.01);
+    return { s, t: 0.01 };
+  },
+  'damped (watchdog)': () => {
+    const s = active(home(), WD);
+    s.tick(home(), noFaults, 0.15);
+    s.tick(home(), noFaults, 1.1);
+    return { s, t: 1.1 };
+  },
+  estopped: () => {
+    const s = active(home(), WD);
+    s.estop('test', 0.01);
+    s.tick(home(), noFaults, 0.01 + PERIOD);
+    s.tick(home(), noFaults, 0.01 + 2 * PERIOD);
+    return { s, t: 0.01 + 2 * PERIOD };
+  },
+};
+
+/** Each event, then the control cycles that complete it (an e-stop damps one cycle after it stops). */
+const EVENTS: Record<string, (s: SafetySupervisor, t: number, step: () => void) => void> = {
+  estop: (s, t, step) => {
+    s.estop('transition table', t);
+    step();
+    s.tick(home(), noFaults, t + PERIOD);
+    step();
+    s.tick(home(), noFaults, t + 2 * PERIOD);
+  },
+  hold: (s, t) => s.hold(t),
+  watchdog: (s, t, step) => {
+    s.tick(home(), noFaults, t + 0.15);
+    step();
+    s.tick(home(), noFaults, t + 1.2);
+  },
+  fault: (s, t) => s.tick(home(), [FAULT_LEFT], t),
+  deactivate: (s, t) => s.deactivate(t),
+  activate: (s, t) => {
+    try {
+      s.activate(home(), noFaults, t);
+    } catch (e) {
+      if (!(e instanceof RigError)) throw e;
+    }
+  },
+};
+
+// [start state][event] → "mode left/right"
+const TABLE: Record<string, Record<string, `${string} ${Drives}`>> = {
+  unconfigured: { estop: 'unconfigured off/off', hold: 'unconfigured off/off', watchdog: 'unconfigured off/off', fault: 'unconfigured off/off', deactivate: 'unconfigured off/off', activate: 'unconfigured off/off' },
+  configured: { estop: 'estopped off/off', hold: 'configured off/off', watchdog: 'configured off/off', fault: 'configured off/off', deactivate: 'damped off/off', activate: 'active track/track' },
+  active: { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'damped damp/damp', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
+  'holding (operator)': { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'holding track/track', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
+  'holding (watchdog)': { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'damped damp/damp', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
+  'holding (bad command)': { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'damped damp/damp', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
+  'fault (right arm)': { estop: 'estopped damp/damp', hold: 'fault track/damp', watchdog: 'fault track/damp', fault: 'fault damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
+  'damped (deactivate)': { estop: 'estopped damp/damp', hold: 'damped damp/damp', watchdog: 'damped damp/damp', fault: 'damped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
+  'damped (watchdog)': { estop: 'estopped damp/damp', hold: 'damped damp/damp', watchdog: 'damped damp/damp', fault: 'damped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
+  estopped: { estop: 'estopped damp/damp', hold: 'estopped damp/damp', watchdog: 'estopped damp/damp', fault: 'estopped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
+};
+
+for (const [start, make] of Object.entries(START_STATES)) {
+  for (const [event, apply] of Object.entries(EVENTS)) {
+    test(`transition: ${start} + ${event} → ${TABLE[start][event]}${event === 'activate' ? '' : ', never adding stiffness on the way'}`, () => {
+      const { s, t } = make();
+      const before = [s.drive('left'), s.drive('right')];
+      // Only activate may give an arm stiffness: check after every control cycle of the event.
+      const step = () => {
+        if (event === 'activate') return;
+        ARM_SIDES.forEach((side, a) => {
+          if (s.drive(side) === 'track') assert.equal(before[a], 'track', `the ${side} arm went from ${before[a]} to track`);
+        });
+      };
+      apply(s, t, step);
+      step();
+      assert.equal(`${s.mode} ${s.drive('left')}/${s.drive('right')}`, TABLE[start][event]);
+      assert.ok(s.output.position.every(Number.isFinite), 'targets stay finite');
+    });
+  }
+}
