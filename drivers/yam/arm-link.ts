@@ -32,6 +32,8 @@ import {
 } from '../damiao/protocol.js';
 
 export const GRIPPER_INDEX = 6;
+/** Longest wait for late replies to earlier commands after a special command's first reply: well above any adapter's latency. */
+const STRAGGLER_GRACE_MS = 20;
 export const MOTORS_PER_ARM = 7;
 
 export interface MotorChannel {
@@ -47,6 +49,8 @@ export interface MotorChannel {
   lastReplyS: number;
   /** Feedback count; a cycle's reply has arrived when it moved past the count at send time. */
   replies: number;
+  /** MIT and special commands sent (each answered by one feedback frame), for pairing replies with requests. */
+  requests: number;
   repliesAtSend: number;
   /** Consecutive sends that got no reply before the next send. */
   missedInRow: number;
@@ -105,6 +109,7 @@ export class ArmLink {
         positionRad: NaN,
         lastReplyS: NaN,
         replies: 0,
+        requests: 0,
         repliesAtSend: 0,
         missedInRow: 0,
         command: { id: i + 1, extended: false, data: new Uint8Array(8) },
@@ -195,8 +200,16 @@ export class ArmLink {
   /** Sends one special command to each motor and waits for every reply (feedback). */
   async special(command: SpecialCommand, timeoutMs: number, indices: readonly number[] = [0, 1, 2, 3, 4, 5, 6]): Promise<number[]> {
     const before = indices.map((i) => this.motors[i].replies);
+    // Replies carry no request id: through an adapter with any latency, late replies to earlier
+    // MIT commands (with the status from before — say the fault this clear-error removes) would
+    // pass for this command's answer. So wait until every request sent to the motor so far is
+    // answered — at most STRAGGLER_GRACE_MS past the first reply, since a reply lost earlier (a
+    // dropped frame, an unplugged adapter) never comes; then the count starts over.
+    for (const i of indices) this.motors[i].requests++;
     this.send(indices.map((i) => specialFrame(this.motors[i].id, command)));
     await this.waitFor(() => indices.every((i, k) => this.motors[i].replies > before[k]), timeoutMs);
+    await this.waitFor(() => indices.every((i) => this.motors[i].replies >= this.motors[i].requests), STRAGGLER_GRACE_MS);
+    for (const i of indices) this.motors[i].requests = this.motors[i].replies;
     return indices.filter((i, k) => this.motors[i].replies === before[k]);
   }
 
@@ -275,6 +288,7 @@ export class ArmLink {
         m.missedInRow++;
       } else m.missedInRow = 0;
       m.repliesAtSend = m.replies;
+      m.requests++;
       scratch.positionRad = m.unwrapper.started ? m.unwrapper.toRaw(positionRad[i]) : positionRad[i];
       scratch.velocityRadS = velocityRadS[i];
       scratch.kp = kp[i];

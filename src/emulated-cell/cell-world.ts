@@ -20,7 +20,8 @@ import { newMotorCommand, type MotorCommand } from '../sim/sim-arm.js';
 import type { SceneSnapshot } from '../sim/render/scene-snapshot.js';
 import { PLACEMENT_SIGMA_M, PLACEMENT_SIGMA_YAW_RAD } from '../sim/sim-rollout.js';
 import type { MotorPlant } from '../../drivers/emulators/emulated-motor.js';
-import { GRIPPER_MOTOR_ID, type YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
+import { EMULATED_REST_POSE_RAD, GRIPPER_MOTOR_ID, type YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
+import { YAM_LIMIT_BUFFER_RAD } from '../rig/yam.js';
 import type { HashedCellTruth } from './cell-truth.js';
 
 /** Stepping this far behind the wall clock is a fault: more than a GC pause, less than the motors' own 400 ms watchdog. */
@@ -303,6 +304,15 @@ export class CellWorld implements MotorPlant {
 
 const NO_FAULTS: readonly RigFault[] = [];
 
+/**
+ * The cell's arms rest, unpowered, folded on joints 2–3's mechanical stops a hair inside their lower
+ * limits (yam-rig.md: home has joints 2 and 3 at their lower limit), as the motor emulator's rest
+ * pose has them; the other joints keep the sim's stops beyond the vendor's buffer.
+ */
+function lowerStops(model: RigModel): number[] {
+  return model.arms[0].joints.map((j, i) => (i === 1 || i === 2 ? j.minRad + EMULATED_REST_POSE_RAD[i] : j.minRad - YAM_LIMIT_BUFFER_RAD));
+}
+
 function buildScene(opts: CellWorldOptions, layout: Layout, placementSeed: number, start: ArrayLike<number>): Promise<SimScene> {
   return createScene({
     rigModel: opts.rigModel,
@@ -311,5 +321,6 @@ function buildScene(opts: CellWorldOptions, layout: Layout, placementSeed: numbe
     calibration: opts.truth.truth.physics,
     startPosition: start,
     placementNoise: { seed: placementSeed, sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD },
+    lowerStopsRad: lowerStops(opts.rigModel),
   });
 }

@@ -61,6 +61,12 @@ export interface SceneOptions {
    * Seeded, so the same seed places the same way. Default: none.
    */
   readonly placementNoise?: { readonly seed: number; readonly sigmaM: number; readonly sigmaYawRad: number };
+  /**
+   * Per arm joint (6): where each joint's lower mechanical stop sits. Default the limits widened by
+   * the vendor's clamping buffer (the sim twin's arms are always powered). The emulated cell puts
+   * joints 2–3's stops a hair inside their lower limits, where a real unpowered YAM rests folded.
+   */
+  readonly lowerStopsRad?: readonly number[];
 }
 
 export interface PosedThing {
@@ -174,7 +180,7 @@ export class SimScene {
     if (start.length !== 14) throw new SceneError(`The start position needs 14 entries (2 × 6 joints + gripper), not ${start.length}.`);
     for (let a = 0; a < 2; a++) {
       const q0 = Array.from({ length: 6 }, (_, j) => start[a * 7 + j]);
-      this.arms.push(new SimArm(R, world, rigModel.arms[a], cal, q0, start[a * 7 + 6]));
+      this.arms.push(new SimArm(R, world, rigModel.arms[a], cal, q0, start[a * 7 + 6], opts.lowerStopsRad));
     }
   }
 

@@ -116,6 +116,7 @@ export class SimArm {
   fingerVelocityMs = 0;
   gripperEffortNm = 0;
   private readonly halfStrokeM: number;
+  private readonly lowerStopRad: readonly number[];
   /** Motor radians per metre of one finger's travel. */
   private readonly gripperRatio: number;
 
@@ -126,7 +127,10 @@ export class SimArm {
     private readonly cal: SimCalibration,
     q0: ArrayLike<number>,
     gripper0: number,
+    /** Per joint (6): where the lower mechanical stop sits; default each limit widened by the vendor's buffer. */
+    lowerStopsRad?: readonly number[],
   ) {
+    this.lowerStopRad = model.joints.map((j, i) => lowerStopsRad?.[i] ?? j.minRad - END_STOP_BEYOND_LIMIT_RAD);
     this.gravityZ = world.gravity.z;
     this.fixedRot = YAM_CHAIN.map((c) => rotationToQuaternion(rpyToRotation(c.rpy)));
     this.halfStrokeM = model.gripper.strokeM / 2;
@@ -322,7 +326,7 @@ export class SimArm {
       // Stiffness + feedforward: applied as an explicit torque pair, clamped to the motor's range.
       const raw = cmd.kp[i] * (cmd.q[i] - q) + cmd.tauFf[i];
       const over = q - (spec.maxRad + END_STOP_BEYOND_LIMIT_RAD);
-      const under = q - (spec.minRad - END_STOP_BEYOND_LIMIT_RAD);
+      const under = q - this.lowerStopRad[i];
       const intoStop = over > 0 ? over : under < 0 ? under : 0;
       // Gravity on the arm's own bodies enters as its joint-space generalized force (the links are
       // built with gravity scale 0): the same dynamics for a fixed-base chain, but the solver no

@@ -258,3 +258,18 @@ test('e-stop after a motor fault never sends stiffness to the faulted arm', asyn
     assert.ok(commands(y, 'left').every((c) => c.kp === 0), 'then the left arm damps too');
   });
 });
+
+test('through an adapter with reply latency, a late reply to the last MIT command is not taken for clear-error\'s answer: a cleared fault re-activates', async () => {
+  // Found on the emulated cell (its adapters answer in 0.2–1.5 ms): the stale reply still carried
+  // the fault status, so activate() refused a fault that clear-error had already removed.
+  for (let trial = 0; trial < 5; trial++) {
+    await withActiveRig({ replyLatencyMs: 3 }, async (y) => {
+      y.devices.right!.bus.inject({ kind: 'status', motor: 3, status: 0xa });
+      await holdFor(y, 0.05);
+      assert.equal(y.rig.read().mode, 'fault');
+      // The hold loop's last MIT frames are still in flight when activate() starts.
+      await y.rig.activate();
+      assert.equal(y.rig.read().mode, 'active');
+    });
+  }
+});
