@@ -70,6 +70,7 @@ export function episodeSummary(e: Episode): Record<string, unknown> {
   return {
     status: e.status,
     valid: e.status === 'valid',
+    outcome: e.outcome,
     ...(e.reason ? { reason: e.reason } : {}),
     ...(e.error ? { error: e.error } : {}),
     progress: e.progress?.progress ?? null,
@@ -103,9 +104,10 @@ same rollout loop the real rig uses, and scores task progress from the sim's end
   --seconds S      episode length (default: the task's, the same as on the real rig)
   --seed K         rollout seed: placement noise and the policy's seed (default 0)
 ${CALIBRATION_HELP}
-  --json           print {"progress", "counts", "valid", "status", "finalStateHash", "simCalibration", …};
+  --json           print {"progress", "counts", "valid", "status", "outcome", "finalStateHash", "simCalibration", …};
                    counts are the task's plus "offTable", the objects that ended off the table
 
+Exit codes: 0 ran its length, 1 invalid or aborted, or the policy's own error ended it (still scored).
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
   options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' } },
   async run(args, io) {
@@ -129,7 +131,8 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
         io.out(`safety events ${e.safetyEvents.length}, real-time factor ${((seconds * 1000) / result.wallMs).toFixed(1)}×\nfinalStateHash ${e.finalStateHash}\n`);
         io.out(`sim calibration ${calibration.name} v${calibration.version} ${result.calibrationSha256}\n`);
       }
-      return e.status === 'valid' ? 0 : 1;
+      // A policy error is a valid, scored rollout, but the run did not go as asked: exit 1, as `rig rollout` does.
+      return e.status === 'valid' && !e.error ? 0 : 1;
     } finally {
       await policy.close?.();
     }
