@@ -19,12 +19,16 @@ import type {
   LayoutSetInput,
   LayoutSetRecord,
   OperatorScoreInput,
+  OutcomeCountRow,
   OperatorScoreRecord,
   PolicyInput,
   PolicyRecord,
   RolloutFilter,
   RolloutInput,
+  RolloutKind,
+  RolloutOutcome,
   RolloutRecord,
+  RolloutStatus,
   SessionInput,
   SessionKind,
   SessionRecord,
@@ -53,6 +57,8 @@ export interface OpenStoreOptions {
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** The outcomes of valid (scored) rollouts; every other outcome is invalid or aborted. */
+const VALID_OUTCOMES: ReadonlySet<string> = new Set(['completed', 'policy-error'] satisfies RolloutRecord['outcome'][]);
 
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
@@ -501,6 +507,12 @@ export class Store {
       if (!this.getCalibration(c)) throw new StoreError(`${where}: calibration ${c} is not in the store (putCalibration first).`, this.file);
     }
     if (!(input.episodeSeconds > 0) || !(input.controlHz > 0)) throw new RangeError(`${where}: episodeSeconds and controlHz must be positive`);
+    if (input.outcome != null && !VALID_OUTCOMES.has(input.outcome) !== (input.status !== 'valid')) {
+      throw new StoreError(`${where}: outcome '${input.outcome}' does not go with status '${input.status}' (see the outcome table in docs/rig-model.md).`, this.file);
+    }
+    if (input.policyError != null && input.status !== 'valid') {
+      throw new StoreError(`${where}: a policy error is recorded only on a valid rollout; an ${input.status} one says why in its status reason.`, this.file);
+    }
     checkUnitInterval('progress', input.progress);
     checkCounts('counts', input.counts);
     return tier;
@@ -509,8 +521,8 @@ export class Store {
   private insertRolloutRow(input: RolloutInput, tier: number): number {
     const r = this.sql(
         `INSERT INTO rollouts (session_id, kind, policy_id, layout_set_sha256, layout_index, tier, seed, repeat_index, episode_seconds, control_hz,
-           status, status_reason, progress, counts_json, final_state_hash, started_at, duration_s, episode_file)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           status, outcome, status_reason, policy_error, progress, counts_json, final_state_hash, started_at, duration_s, episode_file)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         input.sessionId ?? null,
@@ -524,7 +536,9 @@ export class Store {
         input.episodeSeconds,
         input.controlHz,
         input.status,
+        input.outcome ?? (input.status === 'valid' ? (input.policyError != null ? 'policy-error' : 'completed') : null),
         input.statusReason ?? null,
+        input.policyError ?? null,
         input.progress ?? null,
         input.counts == null ? null : JSON.stringify(input.counts),
         input.finalStateHash ?? null,
@@ -593,7 +607,7 @@ export class Store {
     }
     const sql = `
       WITH outcome AS (
-        SELECT r.policy_id, r.kind, r.layout_set_sha256, r.layout_index, r.tier, r.status,
+        SELECT r.policy_id, r.kind, r.layout_set_sha256, r.layout_index, r.tier, r.status, r.outcome,
                coalesce((SELECT s.progress FROM operator_scores s WHERE s.rollout_id = r.id ORDER BY s.id DESC LIMIT 1), r.progress) AS p
         FROM rollouts r${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''}
       )
@@ -602,6 +616,9 @@ export class Store {
              total(CASE WHEN status = 'valid' THEN p END) AS progress_sum,
              sum(status = 'valid' AND p = 1) AS full_successes,
              sum(status = 'valid' AND p IS NULL) AS unscored,
+             sum(status = 'valid' AND outcome = 'policy-error') AS policy_errors,
+             sum(status = 'invalid') AS invalid,
+             sum(status = 'aborted') AS aborted,
              sum(status <> 'valid') AS excluded
       FROM outcome
       GROUP BY policy_id, kind, layout_set_sha256, layout_index, tier
@@ -617,7 +634,39 @@ export class Store {
         progressSum: Number(r.progress_sum),
         fullSuccesses: Number(r.full_successes),
         unscored: Number(r.unscored),
+        policyErrors: Number(r.policy_errors),
+        invalid: Number(r.invalid),
+        aborted: Number(r.aborted),
         excluded: Number(r.excluded),
+      })),
+    );
+  }
+
+  /** How many rollouts ended each way (status and outcome), per policy and kind, for the same filters. */
+  outcomeCounts(filter: RolloutFilter = {}): OutcomeCountRow[] {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    for (const [column, value] of [
+      ['kind', filter.kind],
+      ['policy_id', filter.policyId],
+      ['layout_set_sha256', filter.layoutSetSha256],
+      ['session_id', filter.sessionId],
+      ['status', filter.status],
+      ['tier', filter.tier],
+    ] as const) {
+      if (value === undefined) continue;
+      clauses.push(`${column} = ?`);
+      params.push(value);
+    }
+    const sql = `SELECT policy_id, kind, status, outcome, count(*) AS n FROM rollouts${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''}
+      GROUP BY policy_id, kind, status, outcome ORDER BY policy_id, kind, status, outcome`;
+    return this.guard(() =>
+      (this.sql(sql).all(...params) as Row[]).map((r) => ({
+        policyId: Number(r.policy_id),
+        kind: r.kind as RolloutKind,
+        status: r.status as RolloutStatus,
+        outcome: r.outcome == null ? null : (String(r.outcome) as RolloutOutcome),
+        rollouts: Number(r.n),
       })),
     );
   }
@@ -638,7 +687,9 @@ export class Store {
       episodeSeconds: Number(r.episode_seconds),
       controlHz: Number(r.control_hz),
       status: r.status as RolloutRecord['status'],
+      outcome: r.outcome == null ? null : (String(r.outcome) as RolloutOutcome),
       statusReason: r.status_reason == null ? null : String(r.status_reason),
+      policyError: r.policy_error == null ? null : String(r.policy_error),
       progress,
       counts: r.counts_json == null ? null : parseJson<Counts>(r.counts_json),
       finalStateHash: r.final_state_hash == null ? null : String(r.final_state_hash),
