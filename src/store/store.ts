@@ -7,6 +7,8 @@
  * acknowledges an operator's score, the score survives a crash or a power cut.
  */
 import { createHash } from 'node:crypto';
+import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import canonicalize from 'canonicalize';
 import type { LayoutSet } from '../layouts/layout-set.js';
@@ -54,6 +56,11 @@ export interface OpenStoreOptions {
   readonly busyTimeoutMs?: number;
   /** The schema history to apply; default MIGRATIONS. Tests pass a longer list to exercise an upgrade. */
   readonly migrations?: readonly Migration[];
+  /**
+   * Called once if opening has to wait for another process that holds the store's write lock (a
+   * new store being created by two processes at once), before it waits: a caller can say so.
+   */
+  readonly onWaitForLock?: () => void;
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -82,16 +89,52 @@ function parseJson<T>(text: unknown): T {
   return JSON.parse(String(text)) as T;
 }
 
+/** The settings the store's durability rests on, as SQLite reports them for the open connection. */
+export interface StoreConnectionSettings {
+  /** 'wal': readers never block the writer, and a commit is one append to the log. */
+  readonly journalMode: string;
+  /** 2 = FULL: every commit is fsynced to the disk before it returns (survives a power cut, not only a crash). */
+  readonly synchronous: number;
+  /** 1: SQLite itself refuses rows that point at nothing. */
+  readonly foreignKeys: number;
+  /** How long a write waits for another process's write lock, ms. */
+  readonly busyTimeoutMs: number;
+}
+
+/**
+ * Why the store's file (or its folder, where SQLite keeps the WAL and shared-memory files) cannot
+ * be written, and what to do, in words; undefined when nothing says it cannot.
+ */
+function unwritableBecause(file: string): { cause: string; fix: string } | undefined {
+  for (const path of existsSync(file) ? [file, dirname(file)] : [dirname(file)]) {
+    try {
+      accessSync(path, fsConstants.W_OK);
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === 'EROFS') return { cause: 'its file system is mounted read-only', fix: 'remount it read-write, or point --data at a writable folder' };
+      if (code === 'EACCES' || code === 'EPERM') {
+        return {
+          cause: `this user may not write ${path === file ? 'the file' : `its folder ${path}`}`,
+          fix: 'fix the permissions (the folder too: SQLite keeps its log beside the file), or point --data at a folder this user owns',
+        };
+      }
+      if (code === 'ENOENT') return { cause: `its folder ${path} does not exist`, fix: 'create it, or point --data at an existing folder' };
+    }
+  }
+  return undefined;
+}
+
 /** Opens (creating and migrating when needed) the store at `file`. */
 export function openStore(file: string, options: OpenStoreOptions = {}): Store {
   let db: Database.Database;
   try {
     db = new Database(file, { fileMustExist: options.create === false });
   } catch (e) {
-    throw new StoreError(`Cannot open the store ${file}: ${(e as Error).message}. Check that the folder exists and is writable.`, file);
+    const why = unwritableBecause(file);
+    throw new StoreError(why ? `The store ${file} cannot be opened: ${why.cause}; ${why.fix}.` : `Cannot open the store ${file}: ${(e as Error).message}. Check that the folder exists and is writable.`, file);
   }
   try {
-    prepareConnection(db, file, options.busyTimeoutMs ?? 5000, options.migrations ?? MIGRATIONS);
+    prepareConnection(db, file, options.busyTimeoutMs ?? 5000, options.migrations ?? MIGRATIONS, options.onWaitForLock);
   } catch (e) {
     db.close();
     throw e;
@@ -107,16 +150,30 @@ function describeSqliteFailure(e: unknown, file: string): StoreError | undefined
       file,
     );
   }
-  if (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {
-    return new StoreError(`The store ${file} cannot be written (${(e as Error).message}). Check the file's and its folder's permissions.`, file);
+  if (typeof code === 'string' && (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_PERM')) {
+    const why = unwritableBecause(file);
+    return new StoreError(
+      why ? `The store ${file} cannot be written: ${why.cause}, so nothing was saved (and nothing saved before was changed); ${why.fix}.` : `The store ${file} cannot be written (${(e as Error).message}). Check the file's and its folder's permissions.`,
+      file,
+    );
   }
-  if (code === 'SQLITE_FULL') return new StoreError(`The disk holding the store ${file} is full. Free some space; nothing after the last saved change was lost.`, file);
-  if (code === 'SQLITE_BUSY') return new StoreError(`The store ${file} is busy: another tandem process holds it for writing. Try again when it has finished.`, file);
+  if (code === 'SQLITE_FULL') {
+    return new StoreError(`The disk holding the store ${file} is full, so the last change was not saved (everything saved before it is kept); free some space on that disk and repeat it.`, file);
+  }
+  if (typeof code === 'string' && code.startsWith('SQLITE_IOERR')) {
+    return new StoreError(
+      `The store ${file} could not be written to disk (${(e as Error).message}: full, failing, or over a file-size limit), so the last change was not saved (everything saved before it is kept); free space or check the disk, then repeat it.`,
+      file,
+    );
+  }
+  if (code === 'SQLITE_BUSY') {
+    return new StoreError(`The store ${file} is busy: another tandem process held it for writing longer than this one waits, so this change was not saved; try again when that process has finished.`, file);
+  }
   return undefined;
 }
 
-/** Runs `fn`, retrying while SQLite reports SQLITE_BUSY, for up to `timeoutMs`. */
-function retryWhileBusy<T>(timeoutMs: number, fn: () => T): T {
+/** Runs `fn`, retrying while SQLite reports SQLITE_BUSY, for up to `timeoutMs`; `onWait` before the first wait. */
+function retryWhileBusy<T>(timeoutMs: number, fn: () => T, onWait?: () => void): T {
   const deadline = Date.now() + timeoutMs;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (let attempt = 0; ; attempt++) {
@@ -124,13 +181,14 @@ function retryWhileBusy<T>(timeoutMs: number, fn: () => T): T {
       return fn();
     } catch (e) {
       if ((e as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw e;
+      if (attempt === 0) onWait?.();
       // A synchronous sleep: opening is synchronous, like the rest of the store.
       Atomics.wait(pause, 0, 0, Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
     }
   }
 }
 
-function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: number, migrations: readonly Migration[]): void {
+function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: number, migrations: readonly Migration[], onWaitForLock?: () => void): void {
   const latest = migrations.length === 0 ? 0 : migrations[migrations.length - 1].version;
   migrations.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`store migrations must be numbered 1, 2, 3, … in order; entry ${i} is version ${m.version}`);
@@ -160,7 +218,7 @@ function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: n
   try {
     // Switching to WAL needs an exclusive lock, and SQLite skips the busy handler when waiting
     // could deadlock (several processes creating the store at once), so wait here ourselves.
-    const mode = retryWhileBusy(busyTimeoutMs, () => db.pragma('journal_mode = WAL', { simple: true }));
+    const mode = retryWhileBusy(busyTimeoutMs, () => db.pragma('journal_mode = WAL', { simple: true }), onWaitForLock);
     if (mode !== 'wal') throw new StoreError(`The store ${file} could not switch to write-ahead logging (journal mode is '${String(mode)}').`, file);
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = FULL');
@@ -329,6 +387,16 @@ export class Store {
   /** The journal mode SQLite reports ('wal' for every store this code opens). */
   get journalMode(): string {
     return this.guard(() => String(this.db.pragma('journal_mode', { simple: true })));
+  }
+
+  /** The durability settings in force on this connection, read back from SQLite (not from our options). */
+  connectionSettings(): StoreConnectionSettings {
+    return this.guard(() => ({
+      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
+      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
+      foreignKeys: Number(this.db.pragma('foreign_keys', { simple: true })),
+      busyTimeoutMs: Number(this.db.pragma('busy_timeout', { simple: true })),
+    }));
   }
 
   // ---- layout sets ----
