@@ -140,6 +140,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
         throw e;
       }
       let result: RigRolloutResult;
+      io.err(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).\n`);
       try {
         result = await runRigRollout({ rig, policy, cameras, task, layout, episodeSeconds: seconds, controlHz: rateHz, seed, deadlineMs, signal: io.signal, clock });
       } catch (e) {
