@@ -394,3 +394,11 @@ test('an operator stop aborts the episode after the current step, unscored', asy
   assert.equal(e.trajectory.steps, 20);
   assert.equal(e.progress, undefined);
 });
+
+test('the outcome table in docs/rig-model.md lists every outcome with its status', async () => {
+  const { readFileSync } = await import('node:fs');
+  const doc = readFileSync(new URL('../../docs/rig-model.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## How an episode ends'));
+  for (const [outcome, def] of Object.entries(EPISODE_OUTCOMES)) assert.match(section, new RegExp(`\\| \`${outcome}\` \\| ${def.status} \\|`), outcome);
+  assert.equal((section.match(/^\| `[a-z-]+` \|/gm) ?? []).length, Object.keys(EPISODE_OUTCOMES).length, 'and nothing else');
+});
