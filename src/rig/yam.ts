@@ -60,7 +60,12 @@ export const YAM_GRAVITY_COMP_SCALE: readonly number[] = [1.0, 1.1, 1.1, 1.2, 1.
 export const YAM_IDLE_DAMPING: readonly number[] = [0.1, 0.1, 0.1, 0.3, 0.05, 0.05];
 export const YAM_COULOMB_FRICTION_NM: readonly number[] = [0.3, 0.3, 0.3, 0.06, 0.06, 0.06];
 
-/** Home end-effector pose in the base frame at q = 0 (used to check forward kinematics). */
+/**
+ * Home end-effector position in the base frame at q = 0: the joint origins of the vendor's URDF
+ * (i2rt-robotics/i2rt, i2rt/robot_models/arm/yam/yam.urdf, dof_joint0–6) composed, in our base
+ * frame (the URDF's root turned +90° about z). test/rig/kinematics.test.ts recomputes it from the
+ * URDF's numbers.
+ */
 export const YAM_HOME_EE_POSITION_M: readonly [number, number, number] = [0.110597, 0, 0.173502];
 
 /** Default station: arms on the table's near edge, 0.6 m apart, facing +x (src/tasks/station.ts). */

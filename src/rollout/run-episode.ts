@@ -2,18 +2,24 @@
  * The one rollout loop, for the real rig and the sim alike: only the Rig, the cameras, the
  * clock and the end-state source differ, and nothing here asks which one it has.
  *
- * Every control cycle (fixed rate, timed by the clock): read the rig; stop on a rig fault; ask the
- * chunk executor for this step's action (it builds an observation only when it needs one, and
- * images only if the policy lists cameras); write it through the rig's safety supervisor; tick
- * the rig; record the step. At the end the rig holds, the world settles, and the end state is
- * scored through the task's own rule.
+ * An episode runs in four named phases, each its own function so recording and task-event hooks
+ * have a place to go:
+ * - start:  configure and activate the rig, reset the policy (through its chunk executor);
+ * - step:   every control cycle (fixed rate, timed by the clock) read the rig, stop on a rig
+ *           fault or an operator stop, ask the executor for this step's action (it builds an
+ *           observation only when it needs one, and images only if the policy lists cameras),
+ *           check the action is 14 finite numbers, write it through the rig's safety supervisor,
+ *           tick the rig, record the step;
+ * - settle: the rig holds while the world comes to rest; a fault now spoils the end state;
+ * - score:  take the end state and score it through the task's own rule, hash the run.
+ * Each phase that ends the episode early says why with an outcome (EPISODE_OUTCOMES).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { STATE_DIM, type Clock, type Rig, type RigState, type SafetyEvent } from '../rig/contract.js';
-import { PolicyUnavailableError, type CameraName, type ChunkExecutor, type EpisodeContext, type Observation, type PolicyInfo, type PrivilegedState, type RgbImage } from '../policy/contract.js';
+import { PolicyUnavailableError, type CameraName, type ChunkExecutor, type EpisodeContext, type Observation, type PolicyInfo, type PrivilegedState, type RgbImage, type StepAction } from '../policy/contract.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
-import type { EndStateSource, Episode, EpisodeStatus, Trajectory } from './episode.js';
+import { EPISODE_OUTCOMES, type EndStateSource, type Episode, type EpisodeOutcome, type Trajectory } from './episode.js';
 
 /** Images for the listed cameras, all from the same instant. */
 export interface CameraSource {
@@ -42,132 +48,196 @@ export interface RunEpisodeOptions {
   readonly signal?: AbortSignal;
 }
 
-/** A rollout could not start: the rig refused to activate, or the policy refused the episode. */
+/** How a phase ended the episode: the outcome, and the sentence that goes with it. */
+export interface EpisodeEnding {
+  readonly outcome: EpisodeOutcome;
+  /** Why it is invalid or aborted, in an operator's words. */
+  readonly reason?: string;
+  /** The policy's own error (outcome 'policy-error'). */
+  readonly policyError?: string;
+}
+
+const COMPLETED: EpisodeEnding = { outcome: 'completed' };
+
+/** One episode in progress: what its phases share. Made by prepareEpisode. */
+export interface EpisodeRun {
+  readonly opts: RunEpisodeOptions;
+  readonly periodS: number;
+  readonly totalSteps: number;
+  readonly trajectory: Trajectory;
+  readonly safetyEvents: SafetyEvent[];
+  readonly ctx: EpisodeContext;
+  /** Clock time of step 0 (set by the start phase). */
+  startS: number;
+  /** Steps recorded so far. */
+  steps: number;
+  /** Observations built for the policy so far. */
+  observations: number;
+  /** The rig state the latest step read (what an observation shows). */
+  state: RigState | undefined;
+}
+
 /** The cameras could not give an observation its images. */
 class CameraFailure extends Error {}
 
-function startFailure(error: unknown): string {
+function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export async function runEpisode(opts: RunEpisodeOptions): Promise<Episode> {
-  const { rig, executor, policy, clock, layout, task, controlHz, seed } = opts;
+/** Checks the options and allocates the trajectory: no I/O, nothing moves. */
+export function prepareEpisode(opts: RunEpisodeOptions): EpisodeRun {
+  const { rig, policy, controlHz, task, seed } = opts;
   if (!(controlHz > 0 && controlHz <= 1000)) throw new RangeError(`controlHz must be in (0, 1000], not ${controlHz}`);
   if (!(opts.episodeSeconds > 0)) throw new RangeError(`episodeSeconds must be positive, not ${opts.episodeSeconds}`);
-  const periodS = 1 / controlHz;
-  const totalSteps = Math.round(opts.episodeSeconds * controlHz);
-  const trajectory: Trajectory = {
-    steps: 0,
-    timeS: new Float64Array(totalSteps),
-    position: new Float32Array(totalSteps * STATE_DIM),
-    command: new Float32Array(totalSteps * STATE_DIM),
-    applied: new Float32Array(totalSteps * STATE_DIM),
-    chunkIndex: new Int32Array(totalSteps),
-    row: new Int32Array(totalSteps),
-  };
-  const safetyEvents: SafetyEvent[] = [];
-  let status: EpisodeStatus = 'valid';
-  let reason: string | undefined;
-  let error: string | undefined;
-  let observations = 0;
-  let steps = 0;
-  const ctx: EpisodeContext = { seed, prompt: task.prompt, rigModel: rig.model, controlHz };
-  const wantsImages = policy.cameras.length > 0;
-  if (wantsImages && !opts.cameras) throw new Error(`Policy '${policy.name}' needs cameras (${policy.cameras.join(', ')}), but this rollout has none.`);
+  if (policy.cameras.length > 0 && !opts.cameras) throw new Error(`Policy '${policy.name}' needs cameras (${policy.cameras.join(', ')}), but this rollout has none.`);
   if (policy.needsPrivilegedState && !opts.privileged) throw new Error(`Policy '${policy.name}' reads privileged object poses, which only the sim provides.`);
-
-  const drainEvents = (): void => {
-    for (const e of rig.takeSafetyEvents()) safetyEvents.push(e);
+  const totalSteps = Math.round(opts.episodeSeconds * controlHz);
+  return {
+    opts,
+    periodS: 1 / controlHz,
+    totalSteps,
+    trajectory: {
+      steps: 0,
+      timeS: new Float64Array(totalSteps),
+      position: new Float32Array(totalSteps * STATE_DIM),
+      command: new Float32Array(totalSteps * STATE_DIM),
+      applied: new Float32Array(totalSteps * STATE_DIM),
+      chunkIndex: new Int32Array(totalSteps),
+      row: new Int32Array(totalSteps),
+    },
+    safetyEvents: [],
+    ctx: { seed, prompt: task.prompt, rigModel: rig.model, controlHz },
+    startS: 0,
+    steps: 0,
+    observations: 0,
+    state: undefined,
   };
-  // On a clock whose time passes by itself (the real rig's wall clock), keep ticking the rig every
-  // control period while the policy is awaited (reset, inference at a chunk boundary): its watchdog
-  // holds the arm and its motors keep being driven and heard instead of reported silent. A stepped
-  // (sim) clock stands still while it waits, so there is nothing to tick and no latency dependence.
-  const waitTicking = async <T>(pending: Promise<T>): Promise<T> => {
-    if (!clock.passesWhileAwaiting) return pending;
-    const timer = setInterval(() => {
-      rig.tick();
-      drainEvents();
-    }, 1000 / controlHz);
-    try {
-      return await pending;
-    } finally {
-      clearInterval(timer);
-    }
-  };
-  const faultReason = (state: RigState): string | undefined => (state.faults.length > 0 ? state.faults.map((f) => f.message).join(' ') : undefined);
+}
 
+function drainEvents(run: EpisodeRun): void {
+  for (const e of run.opts.rig.takeSafetyEvents()) run.safetyEvents.push(e);
+}
+
+/**
+ * On a clock whose time passes by itself (the real rig's wall clock), keep ticking the rig every
+ * control period while the policy is awaited (reset, inference at a chunk boundary): its watchdog
+ * holds the arm and its motors keep being driven and heard instead of reported silent. A stepped
+ * (sim) clock stands still while it waits, so there is nothing to tick and no latency dependence.
+ */
+async function waitTicking<T>(run: EpisodeRun, pending: Promise<T>): Promise<T> {
+  const { rig, clock, controlHz } = run.opts;
+  if (!clock.passesWhileAwaiting) return pending;
+  const timer = setInterval(() => {
+    rig.tick();
+    drainEvents(run);
+  }, 1000 / controlHz);
+  try {
+    return await pending;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function faultReason(state: RigState): string | undefined {
+  return state.faults.length > 0 ? state.faults.map((f) => f.message).join(' ') : undefined;
+}
+
+function unavailable(e: PolicyUnavailableError): EpisodeEnding {
+  return { outcome: 'policy-unavailable', reason: `policy ${e.reason}: ${e.message}` };
+}
+
+/** Start phase: bring the rig up and reset the policy. Returns an ending when the episode cannot start. */
+export async function startEpisode(run: EpisodeRun): Promise<EpisodeEnding | undefined> {
+  const { rig, executor, clock } = run.opts;
   try {
     if (rig.read().mode === 'unconfigured') await rig.configure();
     if (rig.read().mode !== 'active') await rig.activate();
   } catch (e) {
-    drainEvents();
-    return finish('invalid', `The rig could not start the episode: ${startFailure(e)}`);
+    drainEvents(run);
+    return { outcome: 'rig-refused', reason: `The rig could not start the episode: ${messageOf(e)}` };
   }
-  const startS = clock.nowS();
+  run.startS = clock.nowS();
   try {
-    await waitTicking(executor.reset(ctx));
+    await waitTicking(run, executor.reset(run.ctx));
   } catch (e) {
     rig.hold();
     rig.tick();
-    drainEvents();
-    if (e instanceof PolicyUnavailableError) return finish('aborted', `policy ${e.reason}: ${e.message}`);
-    return finish('invalid', `The policy could not start the episode: ${startFailure(e)}`);
+    drainEvents(run);
+    if (e instanceof PolicyUnavailableError) return unavailable(e);
+    return { outcome: 'policy-reset-failed', reason: `The policy could not start the episode: ${messageOf(e)}` };
   }
+  return undefined;
+}
 
-  let state: RigState = rig.read();
-  const observe = async (): Promise<Observation> => {
-    observations += 1;
-    let images = {};
-    if (wantsImages) {
-      try {
-        images = await opts.cameras!.capture(policy.cameras);
-      } catch (e) {
-        throw new CameraFailure(e instanceof Error ? e.message : String(e));
-      }
+/** An observation of the latest state, with images from the cameras when the policy lists any. */
+async function observe(run: EpisodeRun): Promise<Observation> {
+  const { policy, cameras, task, privileged } = run.opts;
+  const state = run.state!;
+  run.observations += 1;
+  let images = {};
+  if (policy.cameras.length > 0) {
+    try {
+      images = await cameras!.capture(policy.cameras);
+    } catch (e) {
+      throw new CameraFailure(messageOf(e));
     }
-    return {
-      timeS: state.timeS - startS,
-      state: Float32Array.from(state.position),
-      images,
-      prompt: task.prompt,
-      privileged: policy.needsPrivilegedState ? opts.privileged!() : undefined,
-    };
+  }
+  return {
+    timeS: state.timeS - run.startS,
+    state: Float32Array.from(state.position),
+    images,
+    prompt: task.prompt,
+    privileged: policy.needsPrivilegedState ? privileged!() : undefined,
   };
+}
 
+/**
+ * The action must be 14 finite target positions, whichever executor produced it: anything else is
+ * the policy's own error, and no entry of it reaches the rig.
+ */
+function actionProblem(action: StepAction, policyName: string): string | undefined {
+  const p = action.position;
+  if (p.length !== STATE_DIM) return `Policy ${policyName} gave ${p.length} action values for a step; a step needs ${STATE_DIM} (2 arms × 6 joints + gripper).`;
+  for (let k = 0; k < STATE_DIM; k++) {
+    if (!Number.isFinite(p[k])) return `Policy ${policyName} answered ${String(p[k])} at action entry ${k} (chunk ${action.chunkIndex}, row ${action.row}); no entry of it was executed.`;
+  }
+  return undefined;
+}
+
+function classifyStepFailure(e: unknown, step: number, totalSteps: number): EpisodeEnding {
+  if (e instanceof PolicyUnavailableError) return unavailable(e);
+  // Not the policy's doing: without its images the episode says nothing about the policy.
+  if (e instanceof CameraFailure) return { outcome: 'cameras-failed', reason: `The cameras failed, so the policy got no images: ${e.message}` };
+  return { outcome: 'policy-error', policyError: policyErrorAt(messageOf(e), step, totalSteps) };
+}
+
+function policyErrorAt(message: string, step: number, totalSteps: number): string {
+  return `${message} (at step ${step} of ${totalSteps}; the rig held from there)`;
+}
+
+/** Step phase: the control loop. Returns how it ended: completed, or the first reason to stop. */
+export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
+  const { rig, executor, clock, policy, signal } = run.opts;
+  const { trajectory, periodS, totalSteps } = run;
   const command = new Float64Array(STATE_DIM);
   const cmd = { position: command };
+  const observeLatest = (): Promise<Observation> => observe(run);
   for (let step = 0; step < totalSteps; step++) {
     const tS = step * periodS;
-    await clock.waitUntil(startS + tS);
-    state = rig.read();
+    await clock.waitUntil(run.startS + tS);
+    const state = rig.read();
+    run.state = state;
     const fault = faultReason(state);
-    if (fault !== undefined) {
-      status = 'invalid';
-      reason = fault;
-      break;
-    }
-    if (opts.signal?.aborted) {
-      status = 'aborted';
-      reason = 'stopped by the operator';
-      break;
-    }
-    let action;
+    if (fault !== undefined) return { outcome: 'rig-fault', reason: fault };
+    if (signal?.aborted) return { outcome: 'operator-stop', reason: 'stopped by the operator' };
+    let action: StepAction;
     try {
-      action = await waitTicking(executor.step(step, tS, observe));
+      action = await waitTicking(run, executor.step(step, tS, observeLatest));
     } catch (e) {
-      if (e instanceof PolicyUnavailableError) {
-        status = 'aborted';
-        reason = `policy ${e.reason}: ${e.message}`;
-      } else if (e instanceof CameraFailure) {
-        // Not the policy's doing: without its images the episode says nothing about the policy.
-        status = 'invalid';
-        reason = `The cameras failed, so the policy got no images: ${e.message}`;
-      } else {
-        error = e instanceof Error ? e.message : String(e);
-      }
-      break;
+      return classifyStepFailure(e, step, totalSteps);
     }
+    const problem = actionProblem(action, policy.name);
+    if (problem !== undefined) return { outcome: 'policy-error', policyError: policyErrorAt(problem, step, totalSteps) };
     for (let k = 0; k < STATE_DIM; k++) command[k] = action.position[k];
     const applied = rig.write(cmd);
     rig.tick();
@@ -180,72 +250,91 @@ export async function runEpisode(opts: RunEpisodeOptions): Promise<Episode> {
     }
     trajectory.chunkIndex[step] = action.chunkIndex;
     trajectory.row[step] = action.row;
-    steps = step + 1;
-    drainEvents();
+    run.steps = step + 1;
+    drainEvents(run);
   }
+  return COMPLETED;
+}
 
-  // Safe hold, then let the world come to rest before the end state is taken.
+/**
+ * Settle phase: safe hold, then let the world come to rest before the end state is taken. A fault
+ * now (a motor, an unstable sim) means the end state cannot be trusted: the episode is invalid,
+ * whether the policy completed or failed on its own.
+ */
+export async function settleEpisode(run: EpisodeRun, ending: EpisodeEnding): Promise<EpisodeEnding> {
+  const { rig, clock } = run.opts;
   rig.hold();
   rig.tick();
-  const settleS = opts.settleSeconds ?? 0.5;
+  const settleS = run.opts.settleSeconds ?? 0.5;
   const endS = clock.nowS();
-  for (let t = periodS; t <= settleS + 1e-9; t += periodS) {
+  for (let t = run.periodS; t <= settleS + 1e-9; t += run.periodS) {
     await clock.waitUntil(endS + t);
     rig.tick();
   }
-  drainEvents();
-  state = rig.read();
-  if (status === 'valid') {
-    const fault = faultReason(state);
-    if (fault !== undefined) {
-      status = 'invalid';
-      reason = fault;
-    }
-  }
-  return finish(status, reason);
+  drainEvents(run);
+  if (EPISODE_OUTCOMES[ending.outcome].status !== 'valid') return ending;
+  const fault = faultReason(rig.read());
+  if (fault === undefined) return ending;
+  const after = ending.outcome === 'policy-error' ? 'after the policy failed' : 'after the last step';
+  return { ...ending, outcome: 'settle-fault', reason: `The rig faulted while the world settled ${after}, so the end state cannot be trusted: ${fault}` };
+}
 
-  async function finish(finalStatus: EpisodeStatus, finalReason: string | undefined): Promise<Episode> {
-    const traj: Trajectory = { ...trajectory, steps };
-    let progress;
-    let endStates;
-    let outStatus = finalStatus;
-    let outReason = finalReason;
-    if (outStatus === 'valid' && opts.endState) {
-      try {
-        endStates = await opts.endState.endStates();
-        progress = task.scoreProgress(layout, endStates);
-      } catch (e) {
-        outStatus = 'invalid';
-        outReason = `The end state could not be scored: ${e instanceof Error ? e.message : String(e)}`;
-        progress = undefined;
-      }
+/** Score phase: the end state (valid episodes only), the final-state hash, the episode record. */
+export async function scoreEpisode(run: EpisodeRun, ending: EpisodeEnding): Promise<Episode> {
+  const { rig, task, layout, policy, endState } = run.opts;
+  const steps = run.steps;
+  const traj: Trajectory = { ...run.trajectory, steps };
+  let outcome = ending.outcome;
+  let reason = ending.reason;
+  let progress;
+  let endStates;
+  if (EPISODE_OUTCOMES[outcome].status === 'valid' && endState) {
+    try {
+      endStates = await endState.endStates();
+      progress = task.scoreProgress(layout, endStates);
+    } catch (e) {
+      outcome = 'scoring-failed';
+      reason = `The end state could not be scored: ${messageOf(e)}`;
+      progress = undefined;
+      endStates = undefined;
     }
-    const finalState = rig.read();
-    const hash = sha256.create();
-    hash.update(new Uint8Array(traj.timeS.buffer, 0, steps * 8));
-    for (const arr of [traj.position, traj.command, traj.applied]) hash.update(new Uint8Array(arr.buffer, 0, steps * STATE_DIM * 4));
-    hash.update(new Uint8Array(traj.chunkIndex.buffer, 0, steps * 4));
-    hash.update(new Uint8Array(traj.row.buffer, 0, steps * 4));
-    hash.update(new Uint8Array(Float64Array.from(finalState.position).buffer));
-    if (opts.endState?.fingerprint) hash.update(new Uint8Array(opts.endState.fingerprint().buffer));
-    return {
-      status: outStatus,
-      reason: outReason,
-      error,
-      taskId: task.id,
-      layoutIndex: layout.index,
-      tier: layout.tier,
-      seed,
-      controlHz,
-      episodeSeconds: opts.episodeSeconds,
-      policyName: policy.name,
-      policyCheckpointSha256: policy.checkpointSha256,
-      progress: outStatus === 'valid' ? progress : undefined,
-      endStates: outStatus === 'valid' ? endStates : undefined,
-      trajectory: traj,
-      safetyEvents,
-      observations,
-      finalStateHash: bytesToHex(hash.digest()),
-    };
   }
+  const finalState = rig.read();
+  const hash = sha256.create();
+  hash.update(new Uint8Array(traj.timeS.buffer, 0, steps * 8));
+  for (const arr of [traj.position, traj.command, traj.applied]) hash.update(new Uint8Array(arr.buffer, 0, steps * STATE_DIM * 4));
+  hash.update(new Uint8Array(traj.chunkIndex.buffer, 0, steps * 4));
+  hash.update(new Uint8Array(traj.row.buffer, 0, steps * 4));
+  hash.update(new Uint8Array(Float64Array.from(finalState.position).buffer));
+  if (endState?.fingerprint) hash.update(new Uint8Array(endState.fingerprint().buffer));
+  const status = EPISODE_OUTCOMES[outcome].status;
+  return {
+    status,
+    outcome,
+    reason,
+    error: ending.policyError,
+    taskId: task.id,
+    layoutIndex: layout.index,
+    tier: layout.tier,
+    seed: run.opts.seed,
+    controlHz: run.opts.controlHz,
+    episodeSeconds: run.opts.episodeSeconds,
+    policyName: policy.name,
+    policyCheckpointSha256: policy.checkpointSha256,
+    progress: status === 'valid' ? progress : undefined,
+    endStates: status === 'valid' ? endStates : undefined,
+    trajectory: traj,
+    safetyEvents: run.safetyEvents,
+    observations: run.observations,
+    finalStateHash: bytesToHex(hash.digest()),
+  };
+}
+
+export async function runEpisode(opts: RunEpisodeOptions): Promise<Episode> {
+  const run = prepareEpisode(opts);
+  const notStarted = await startEpisode(run);
+  if (notStarted) return scoreEpisode(run, notStarted);
+  const stepped = await stepEpisode(run);
+  const settled = await settleEpisode(run, stepped);
+  return scoreEpisode(run, settled);
 }

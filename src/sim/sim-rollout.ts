@@ -81,7 +81,7 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
   } catch (e) {
     if (!(e instanceof SceneError)) throw e;
     const episode = unrunEpisode({
-      status: 'invalid',
+      outcome: 'layout-unbuildable',
       reason: e.message,
       taskId: opts.task.id,
       layoutIndex: opts.layout.index,

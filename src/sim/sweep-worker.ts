@@ -38,6 +38,7 @@ async function run(job: SweepJob): Promise<void> {
       job,
       tier: e.tier,
       status: e.status,
+      outcome: e.outcome,
       reason: e.reason,
       error: e.error,
       progress: e.progress?.progress,

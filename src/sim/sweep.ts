@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { SimCalibration } from './calibration.js';
-import type { EpisodeStatus } from '../rollout/episode.js';
+import type { EpisodeOutcome, EpisodeStatus } from '../rollout/episode.js';
 
 export interface SweepJob {
   readonly jobId: number;
@@ -25,7 +25,10 @@ export interface SweepRollout {
   readonly job: SweepJob;
   readonly tier: number;
   readonly status: EpisodeStatus;
+  /** Why it ended (EPISODE_OUTCOMES); 'policy-error' rollouts are valid and scored, with `error`. */
+  readonly outcome: EpisodeOutcome;
   readonly reason?: string;
+  /** The policy's own error (outcome 'policy-error'). */
   readonly error?: string;
   readonly progress?: number;
   /** The task's scoring counts plus `offTable` (objects that ended off the table); scored rollouts only. */

@@ -105,6 +105,20 @@ export const MIGRATIONS: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'operator scores are append-only: enter a correction as a new score'); END;
     `,
   },
+  {
+    version: 2,
+    description: "rollout outcomes: why each rollout ended, and the policy's own error apart from the status reason",
+    // Older tandems wrote a valid rollout's policy error (NaN actions) into status_reason, the only
+    // text column; it moves to policy_error so status_reason keeps meaning "why not counted". Invalid
+    // and aborted rows from then keep a NULL outcome: their reason text says why, in words.
+    sql: `
+      ALTER TABLE rollouts ADD COLUMN outcome TEXT CHECK (outcome IS NULL OR length(outcome) > 0);
+      ALTER TABLE rollouts ADD COLUMN policy_error TEXT;
+      UPDATE rollouts SET outcome = 'policy-error', policy_error = status_reason, status_reason = NULL WHERE status = 'valid' AND status_reason IS NOT NULL;
+      UPDATE rollouts SET outcome = 'completed' WHERE status = 'valid' AND outcome IS NULL;
+      CREATE INDEX rollouts_by_outcome ON rollouts (policy_id, kind, status, outcome);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

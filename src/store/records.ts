@@ -3,9 +3,12 @@
  * Timestamps are ISO 8601 UTC strings; callers may pass their own (a session's clock), else "now".
  */
 import type { ObjectEndState } from '../tasks/types.js';
+import type { EpisodeOutcome } from '../rollout/episode.js';
 
 export type RolloutKind = 'sim' | 'real';
 export type RolloutStatus = 'valid' | 'invalid' | 'aborted';
+/** Why a rollout ended: one row of the outcome table (src/rollout/episode.ts EPISODE_OUTCOMES, docs/rig-model.md). */
+export type RolloutOutcome = EpisodeOutcome;
 /** What a session is: an operator's real evaluation, a sim sweep, a blind A/B, a teleop recording. */
 export type SessionKind = 'real-eval' | 'sim-sweep' | 'ab-test' | 'teleop-recording';
 
@@ -81,8 +84,12 @@ export interface RolloutInput {
   readonly episodeSeconds: number;
   readonly controlHz: number;
   readonly status: RolloutStatus;
+  /** Why it ended; must agree with the status (a 'policy-error' rollout is valid). */
+  readonly outcome?: RolloutOutcome | null;
   /** Why a rollout is invalid or aborted, in the operator's words. */
   readonly statusReason?: string | null;
+  /** The policy's own error that ended a valid rollout early (outcome 'policy-error'); the rollout is still scored. */
+  readonly policyError?: string | null;
   /** Task progress in [0, 1] when the rollout scored itself (sim); real rollouts get operator scores. */
   readonly progress?: number | null;
   readonly counts?: Counts | null;
@@ -119,7 +126,10 @@ export interface RolloutRecord {
   readonly episodeSeconds: number;
   readonly controlHz: number;
   readonly status: RolloutStatus;
+  /** Null for invalid or aborted rollouts stored before schema version 2 (their reason says why). */
+  readonly outcome: RolloutOutcome | null;
   readonly statusReason: string | null;
+  readonly policyError: string | null;
   readonly progress: number | null;
   readonly counts: Counts | null;
   readonly finalStateHash: string | null;
@@ -157,8 +167,24 @@ export interface LayoutOutcomeRow {
   readonly fullSuccesses: number;
   /** Valid rollouts with no progress yet (real rollouts waiting for a score). */
   readonly unscored: number;
-  /** Invalid or aborted rollouts. */
+  /** Of the valid rollouts, those the policy's own error ended early (scored as they stood). */
+  readonly policyErrors: number;
+  /** Invalid rollouts (the station failed: rig, sim, cameras, scoring); never scored. */
+  readonly invalid: number;
+  /** Aborted rollouts (policy outage, operator stop); never scored. */
+  readonly aborted: number;
+  /** Invalid or aborted rollouts (invalid + aborted). */
   readonly excluded: number;
+}
+
+/** How many rollouts ended each way, per policy and kind (for the breakdown under a report). */
+export interface OutcomeCountRow {
+  readonly policyId: number;
+  readonly kind: RolloutKind;
+  readonly status: RolloutStatus;
+  /** Null for rows stored before outcomes were (schema version 1). */
+  readonly outcome: RolloutOutcome | null;
+  readonly rollouts: number;
 }
 
 export interface OperatorScoreInput {

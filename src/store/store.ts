@@ -7,6 +7,8 @@
  * acknowledges an operator's score, the score survives a crash or a power cut.
  */
 import { createHash } from 'node:crypto';
+import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import canonicalize from 'canonicalize';
 import type { LayoutSet } from '../layouts/layout-set.js';
@@ -19,12 +21,16 @@ import type {
   LayoutSetInput,
   LayoutSetRecord,
   OperatorScoreInput,
+  OutcomeCountRow,
   OperatorScoreRecord,
   PolicyInput,
   PolicyRecord,
   RolloutFilter,
   RolloutInput,
+  RolloutKind,
+  RolloutOutcome,
   RolloutRecord,
+  RolloutStatus,
   SessionInput,
   SessionKind,
   SessionRecord,
@@ -50,9 +56,16 @@ export interface OpenStoreOptions {
   readonly busyTimeoutMs?: number;
   /** The schema history to apply; default MIGRATIONS. Tests pass a longer list to exercise an upgrade. */
   readonly migrations?: readonly Migration[];
+  /**
+   * Called once if opening has to wait for another process that holds the store's write lock (a
+   * new store being created by two processes at once), before it waits: a caller can say so.
+   */
+  readonly onWaitForLock?: () => void;
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** The outcomes of valid (scored) rollouts; every other outcome is invalid or aborted. */
+const VALID_OUTCOMES: ReadonlySet<string> = new Set(['completed', 'policy-error'] satisfies RolloutRecord['outcome'][]);
 
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
@@ -76,16 +89,52 @@ function parseJson<T>(text: unknown): T {
   return JSON.parse(String(text)) as T;
 }
 
+/** The settings the store's durability rests on, as SQLite reports them for the open connection. */
+export interface StoreConnectionSettings {
+  /** 'wal': readers never block the writer, and a commit is one append to the log. */
+  readonly journalMode: string;
+  /** 2 = FULL: every commit is fsynced to the disk before it returns (survives a power cut, not only a crash). */
+  readonly synchronous: number;
+  /** 1: SQLite itself refuses rows that point at nothing. */
+  readonly foreignKeys: number;
+  /** How long a write waits for another process's write lock, ms. */
+  readonly busyTimeoutMs: number;
+}
+
+/**
+ * Why the store's file (or its folder, where SQLite keeps the WAL and shared-memory files) cannot
+ * be written, and what to do, in words; undefined when nothing says it cannot.
+ */
+function unwritableBecause(file: string): { cause: string; fix: string } | undefined {
+  for (const path of existsSync(file) ? [file, dirname(file)] : [dirname(file)]) {
+    try {
+      accessSync(path, fsConstants.W_OK);
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === 'EROFS') return { cause: 'its file system is mounted read-only', fix: 'remount it read-write, or point --data at a writable folder' };
+      if (code === 'EACCES' || code === 'EPERM') {
+        return {
+          cause: `this user may not write ${path === file ? 'the file' : `its folder ${path}`}`,
+          fix: 'fix the permissions (the folder too: SQLite keeps its log beside the file), or point --data at a folder this user owns',
+        };
+      }
+      if (code === 'ENOENT') return { cause: `its folder ${path} does not exist`, fix: 'create it, or point --data at an existing folder' };
+    }
+  }
+  return undefined;
+}
+
 /** Opens (creating and migrating when needed) the store at `file`. */
 export function openStore(file: string, options: OpenStoreOptions = {}): Store {
   let db: Database.Database;
   try {
     db = new Database(file, { fileMustExist: options.create === false });
   } catch (e) {
-    throw new StoreError(`Cannot open the store ${file}: ${(e as Error).message}. Check that the folder exists and is writable.`, file);
+    const why = unwritableBecause(file);
+    throw new StoreError(why ? `The store ${file} cannot be opened: ${why.cause}; ${why.fix}.` : `Cannot open the store ${file}: ${(e as Error).message}. Check that the folder exists and is writable.`, file);
   }
   try {
-    prepareConnection(db, file, options.busyTimeoutMs ?? 5000, options.migrations ?? MIGRATIONS);
+    prepareConnection(db, file, options.busyTimeoutMs ?? 5000, options.migrations ?? MIGRATIONS, options.onWaitForLock);
   } catch (e) {
     db.close();
     throw e;
@@ -101,16 +150,30 @@ function describeSqliteFailure(e: unknown, file: string): StoreError | undefined
       file,
     );
   }
-  if (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {
-    return new StoreError(`The store ${file} cannot be written (${(e as Error).message}). Check the file's and its folder's permissions.`, file);
+  if (typeof code === 'string' && (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_PERM')) {
+    const why = unwritableBecause(file);
+    return new StoreError(
+      why ? `The store ${file} cannot be written: ${why.cause}, so nothing was saved (and nothing saved before was changed); ${why.fix}.` : `The store ${file} cannot be written (${(e as Error).message}). Check the file's and its folder's permissions.`,
+      file,
+    );
   }
-  if (code === 'SQLITE_FULL') return new StoreError(`The disk holding the store ${file} is full. Free some space; nothing after the last saved change was lost.`, file);
-  if (code === 'SQLITE_BUSY') return new StoreError(`The store ${file} is busy: another tandem process holds it for writing. Try again when it has finished.`, file);
+  if (code === 'SQLITE_FULL') {
+    return new StoreError(`The disk holding the store ${file} is full, so the last change was not saved (everything saved before it is kept); free some space on that disk and repeat it.`, file);
+  }
+  if (typeof code === 'string' && code.startsWith('SQLITE_IOERR')) {
+    return new StoreError(
+      `The store ${file} could not be written to disk (${(e as Error).message}: full, failing, or over a file-size limit), so the last change was not saved (everything saved before it is kept); free space or check the disk, then repeat it.`,
+      file,
+    );
+  }
+  if (code === 'SQLITE_BUSY') {
+    return new StoreError(`The store ${file} is busy: another tandem process held it for writing longer than this one waits, so this change was not saved; try again when that process has finished.`, file);
+  }
   return undefined;
 }
 
-/** Runs `fn`, retrying while SQLite reports SQLITE_BUSY, for up to `timeoutMs`. */
-function retryWhileBusy<T>(timeoutMs: number, fn: () => T): T {
+/** Runs `fn`, retrying while SQLite reports SQLITE_BUSY, for up to `timeoutMs`; `onWait` before the first wait. */
+function retryWhileBusy<T>(timeoutMs: number, fn: () => T, onWait?: () => void): T {
   const deadline = Date.now() + timeoutMs;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (let attempt = 0; ; attempt++) {
@@ -118,13 +181,14 @@ function retryWhileBusy<T>(timeoutMs: number, fn: () => T): T {
       return fn();
     } catch (e) {
       if ((e as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw e;
+      if (attempt === 0) onWait?.();
       // A synchronous sleep: opening is synchronous, like the rest of the store.
       Atomics.wait(pause, 0, 0, Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
     }
   }
 }
 
-function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: number, migrations: readonly Migration[]): void {
+function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: number, migrations: readonly Migration[], onWaitForLock?: () => void): void {
   const latest = migrations.length === 0 ? 0 : migrations[migrations.length - 1].version;
   migrations.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`store migrations must be numbered 1, 2, 3, … in order; entry ${i} is version ${m.version}`);
@@ -154,7 +218,7 @@ function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: n
   try {
     // Switching to WAL needs an exclusive lock, and SQLite skips the busy handler when waiting
     // could deadlock (several processes creating the store at once), so wait here ourselves.
-    const mode = retryWhileBusy(busyTimeoutMs, () => db.pragma('journal_mode = WAL', { simple: true }));
+    const mode = retryWhileBusy(busyTimeoutMs, () => db.pragma('journal_mode = WAL', { simple: true }), onWaitForLock);
     if (mode !== 'wal') throw new StoreError(`The store ${file} could not switch to write-ahead logging (journal mode is '${String(mode)}').`, file);
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = FULL');
@@ -323,6 +387,16 @@ export class Store {
   /** The journal mode SQLite reports ('wal' for every store this code opens). */
   get journalMode(): string {
     return this.guard(() => String(this.db.pragma('journal_mode', { simple: true })));
+  }
+
+  /** The durability settings in force on this connection, read back from SQLite (not from our options). */
+  connectionSettings(): StoreConnectionSettings {
+    return this.guard(() => ({
+      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
+      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
+      foreignKeys: Number(this.db.pragma('foreign_keys', { simple: true })),
+      busyTimeoutMs: Number(this.db.pragma('busy_timeout', { simple: true })),
+    }));
   }
 
   // ---- layout sets ----
@@ -501,6 +575,12 @@ export class Store {
       if (!this.getCalibration(c)) throw new StoreError(`${where}: calibration ${c} is not in the store (putCalibration first).`, this.file);
     }
     if (!(input.episodeSeconds > 0) || !(input.controlHz > 0)) throw new RangeError(`${where}: episodeSeconds and controlHz must be positive`);
+    if (input.outcome != null && !VALID_OUTCOMES.has(input.outcome) !== (input.status !== 'valid')) {
+      throw new StoreError(`${where}: outcome '${input.outcome}' does not go with status '${input.status}' (see the outcome table in docs/rig-model.md).`, this.file);
+    }
+    if (input.policyError != null && input.status !== 'valid') {
+      throw new StoreError(`${where}: a policy error is recorded only on a valid rollout; an ${input.status} one says why in its status reason.`, this.file);
+    }
     checkUnitInterval('progress', input.progress);
     checkCounts('counts', input.counts);
     return tier;
@@ -509,8 +589,8 @@ export class Store {
   private insertRolloutRow(input: RolloutInput, tier: number): number {
     const r = this.sql(
         `INSERT INTO rollouts (session_id, kind, policy_id, layout_set_sha256, layout_index, tier, seed, repeat_index, episode_seconds, control_hz,
-           status, status_reason, progress, counts_json, final_state_hash, started_at, duration_s, episode_file)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           status, outcome, status_reason, policy_error, progress, counts_json, final_state_hash, started_at, duration_s, episode_file)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         input.sessionId ?? null,
@@ -524,7 +604,9 @@ export class Store {
         input.episodeSeconds,
         input.controlHz,
         input.status,
+        input.outcome ?? (input.status === 'valid' ? (input.policyError != null ? 'policy-error' : 'completed') : null),
         input.statusReason ?? null,
+        input.policyError ?? null,
         input.progress ?? null,
         input.counts == null ? null : JSON.stringify(input.counts),
         input.finalStateHash ?? null,
@@ -593,7 +675,7 @@ export class Store {
     }
     const sql = `
       WITH outcome AS (
-        SELECT r.policy_id, r.kind, r.layout_set_sha256, r.layout_index, r.tier, r.status,
+        SELECT r.policy_id, r.kind, r.layout_set_sha256, r.layout_index, r.tier, r.status, r.outcome,
                coalesce((SELECT s.progress FROM operator_scores s WHERE s.rollout_id = r.id ORDER BY s.id DESC LIMIT 1), r.progress) AS p
         FROM rollouts r${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''}
       )
@@ -602,6 +684,9 @@ export class Store {
              total(CASE WHEN status = 'valid' THEN p END) AS progress_sum,
              sum(status = 'valid' AND p = 1) AS full_successes,
              sum(status = 'valid' AND p IS NULL) AS unscored,
+             sum(status = 'valid' AND outcome = 'policy-error') AS policy_errors,
+             sum(status = 'invalid') AS invalid,
+             sum(status = 'aborted') AS aborted,
              sum(status <> 'valid') AS excluded
       FROM outcome
       GROUP BY policy_id, kind, layout_set_sha256, layout_index, tier
@@ -617,7 +702,39 @@ export class Store {
         progressSum: Number(r.progress_sum),
         fullSuccesses: Number(r.full_successes),
         unscored: Number(r.unscored),
+        policyErrors: Number(r.policy_errors),
+        invalid: Number(r.invalid),
+        aborted: Number(r.aborted),
         excluded: Number(r.excluded),
+      })),
+    );
+  }
+
+  /** How many rollouts ended each way (status and outcome), per policy and kind, for the same filters. */
+  outcomeCounts(filter: RolloutFilter = {}): OutcomeCountRow[] {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    for (const [column, value] of [
+      ['kind', filter.kind],
+      ['policy_id', filter.policyId],
+      ['layout_set_sha256', filter.layoutSetSha256],
+      ['session_id', filter.sessionId],
+      ['status', filter.status],
+      ['tier', filter.tier],
+    ] as const) {
+      if (value === undefined) continue;
+      clauses.push(`${column} = ?`);
+      params.push(value);
+    }
+    const sql = `SELECT policy_id, kind, status, outcome, count(*) AS n FROM rollouts${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''}
+      GROUP BY policy_id, kind, status, outcome ORDER BY policy_id, kind, status, outcome`;
+    return this.guard(() =>
+      (this.sql(sql).all(...params) as Row[]).map((r) => ({
+        policyId: Number(r.policy_id),
+        kind: r.kind as RolloutKind,
+        status: r.status as RolloutStatus,
+        outcome: r.outcome == null ? null : (String(r.outcome) as RolloutOutcome),
+        rollouts: Number(r.n),
       })),
     );
   }
@@ -638,7 +755,9 @@ export class Store {
       episodeSeconds: Number(r.episode_seconds),
       controlHz: Number(r.control_hz),
       status: r.status as RolloutRecord['status'],
+      outcome: r.outcome == null ? null : (String(r.outcome) as RolloutOutcome),
       statusReason: r.status_reason == null ? null : String(r.status_reason),
+      policyError: r.policy_error == null ? null : String(r.policy_error),
       progress,
       counts: r.counts_json == null ? null : parseJson<Counts>(r.counts_json),
       finalStateHash: r.final_state_hash == null ? null : String(r.final_state_hash),

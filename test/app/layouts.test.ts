@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { runTandem, PROJECT_ROOT } from '../helpers/cli.js';
 import { runInProcess } from '../layouts/cli-in-process.js';
-import { topViewFrame } from '../../src/layouts/top-view.js';
 import { getTask } from '../../src/tasks/registry.js';
 import type { LayoutSet } from '../../src/layouts/layout-set.js';
 
@@ -150,21 +149,48 @@ test('show draws a PNG of the requested size with each object where the layout p
     const i = (Math.round(v) * info.width + Math.round(u)) * info.channels;
     return [data[i], data[i + 1], data[i + 2]];
   };
-  const close = (a: number[], b: readonly number[]) => a.every((c, i) => Math.abs(c - b[i]) <= 12);
+  const close = (a: number[], b: readonly number[], tol = 12) => a.every((c, i) => Math.abs(c - b[i]) <= tol);
+  // Where the table is, found in the picture itself (not from the drawing's own mapping): outside
+  // the table the picture is white down to the caption, so the first non-white pixels scanned in
+  // from the left and right edges along a row well inside the table are its border, and the
+  // border's vertical run through that row spans the table's depth.
+  const WHITE = [255, 255, 255] as const;
+  const drawn = (u: number, v: number) => !close(pixel(u, v), WHITE, 3);
+  const row = Math.round(size * 0.4);
+  let uL = 0;
+  while (uL < size && !drawn(uL, row)) uL++;
+  let uR = size - 1;
+  while (uR > 0 && !drawn(uR, row)) uR--;
+  let vT = row;
+  while (vT > 0 && drawn(uL, vT - 1)) vT--;
+  let vB = row;
+  while (vB < size - 1 && drawn(uL, vB + 1)) vB++;
+  assert.ok(uL > 0 && uR < size - 1 && uR - uL > size / 2, `the table's border is in the picture: columns ${uL}..${uR}`);
+  // The border (2 px) is centred on the table's edge: the edge lies 1 px inside its outer side,
+  // and pixel u spans [u, u + 1).
+  [uL, uR, vT, vB] = [uL + 1, uR, vT + 1, vB];
+  const T = { xMin: -0.5, xMax: 0.5, yMin: -0.6, yMax: 0.6 }; // the station's table (src/tasks/station.ts), 1.0 m deep, 1.2 m wide
+  assert.ok(Math.abs((uR - uL) / (vB - vT) - 1.2) < 0.02, `the table is drawn 1.2 : 1 (wide : deep), not ${((uR - uL) / (vB - vT)).toFixed(3)}`);
+  // The picture's documented view: from above, robot at the bottom, table +x up the image, +y to the left.
+  const at = (x: number, y: number): [number, number] => [uL + ((T.yMax - y) / (T.yMax - T.yMin)) * (uR - uL), vT + ((T.xMax - x) / (T.xMax - T.xMin)) * (vB - vT)];
   const set = JSON.parse(readFileSync(GOLDEN, 'utf8')) as LayoutSet;
   const task = getTask(set.task);
-  const frame = topViewFrame(size);
   const layout = set.layouts[2];
   const upright = layout.objects.filter((o) => o.posture === 'upright');
   assert.ok(upright.length > 0, 'the golden tier-5 layout has an upright bottle');
   for (const o of upright) {
     const colour = task.objectKinds.find((k) => k.id === o.kind)!.color;
-    const [u, v] = frame.toImage(o.pose.x, o.pose.y);
+    const [u, v] = at(o.pose.x, o.pose.y);
     assert.ok(close(pixel(u, v), colour), `${o.id} drawn at (${u.toFixed(0)}, ${v.toFixed(0)}): ${pixel(u, v)} vs ${colour}`);
   }
+  // The arm bases sit on the near (bottom) edge, the left arm (+y) on the image's left: dark discs.
+  for (const y of [0.3, -0.3]) {
+    const [u, v] = at(-0.4 + 0.035, y); // above the disc's centre, clear of its L/R letter
+    assert.ok(close(pixel(u, v), [0x3b, 0x44, 0x50]), `arm base at y = ${y} drawn at (${u.toFixed(0)}, ${v.toFixed(0)}): ${pixel(u, v)}`);
+  }
   // Where the layout has nothing — the far corner of the table — the picture shows bare table.
-  const [eu, ev] = frame.toImage(0.45, 0.55);
-  assert.ok(!upright.some((o) => { const [u, v] = frame.toImage(o.pose.x, o.pose.y); return close(pixel(eu, ev), pixel(u, v)); }));
+  const [eu, ev] = at(0.45, 0.55);
+  assert.ok(!upright.some((o) => { const [u, v] = at(o.pose.x, o.pose.y); return close(pixel(eu, ev), pixel(u, v)); }));
   assert.ok(close(pixel(eu, ev), [0xef, 0xe9, 0xdc]));
 });
 

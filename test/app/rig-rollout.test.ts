@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PROJECT_ROOT, runTandem } from '../helpers/cli.js';
 import { buildLinearPolicyModel } from '../policy/onnx-model.js';
 import { startServeProcess } from '../policy/serve-process.js';
+import { until } from '../helpers/until.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 
@@ -52,7 +53,8 @@ test('the same onnx: policy runs in the sim and on the emulated rig: same steps 
     assert.equal(r.rig, 'yam-emulated');
     assert.equal(r.horizon, HORIZON);
     assert.equal(r.finalMode, 'damped');
-    assert.ok(r.achievedHz > 0 && r.achievedHz <= 51, `achieved ${r.achievedHz} Hz`);
+    // The rate achieved (and its jitter) is a timing claim: bench/rig-loop.bench.ts measures it.
+    assert.ok(r.achievedHz > 0, `a control rate was measured: ${r.achievedHz} Hz`);
     assert.ok(r.inferenceMs.p50 > 0 && r.inferenceMs.max >= r.inferenceMs.p50);
     // The seeded linear model asks for far-off targets: the safety supervisor clamps them, and says so.
     assert.ok((r.safetyEventsByKind['position-clamped'] ?? 0) + (r.safetyEventsByKind['velocity-clamped'] ?? 0) > 0);
@@ -149,10 +151,11 @@ test('Ctrl-C during a rig rollout holds, damps and exits 130', async () => {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const interrupt = setTimeout(() => child.kill('SIGINT'), 3000);
+    // Interrupt once the command says the rollout runs (its Ctrl-C handling is in place), not after a guess.
+    await until(() => /^Running .* Ctrl-C stops it/m.test(err) || child.exitCode !== null, 60_000);
+    child.kill('SIGINT');
     const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
     const code = await exited;
-    clearTimeout(interrupt);
     clearTimeout(guard);
     assert.equal(code, 130, err);
     const j = JSON.parse(out);

@@ -154,10 +154,43 @@ test('stats summary reads the store in --data DIR (else TANDEM_DATA) and summari
 
   const byEnv = await runTandem(['stats', 'summary', '--kind', 'sim'], { env: { TANDEM_DATA: dataDir } });
   assert.equal(byEnv.code, 0, byEnv.stderr);
-  assert.match(byEnv.stdout, /act \(sim\): 1 invalid or aborted rollout left out/);
+  assert.match(byEnv.stdout, /act \(sim\): left out 1 aborted \(no outcome recorded 1\)\n/);
   assert.match(byEnv.stdout, /\n  all\s+3\s+3\s+0\.500/);
 
   assertOneClearSentence(await runTandem(['stats', 'summary', '--data', dataDir, '--policy', 'nobody']), /There is no policy 'nobody' in the store .*tandem\.sqlite\. Known: act\./);
+});
+
+test('stats summary counts policy errors inside the numbers (scored as they stood) and breaks the left-out rollouts down by outcome', async (t) => {
+  const dataDir = join(tempDir(t), 'station-data');
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(dataDir);
+  const store = openStore(join(dataDir, 'tandem.sqlite'));
+  const set = layoutSetFixture([1, 1, 2, 2]);
+  store.putLayoutSet(set);
+  const act = store.upsertPolicy({ spec: 'onnx:act.onnx', name: 'act' });
+  const base = { policyId: act.id, layoutSetSha256: set.sha256, episodeSeconds: 60, controlHz: 30, kind: 'sim' as const };
+  store.insertRollouts([
+    { ...base, layoutIndex: 0, status: 'valid', outcome: 'completed', progress: 1 },
+    { ...base, layoutIndex: 1, status: 'valid', outcome: 'policy-error', policyError: 'Policy act answered NaN at action row 0, entry 5', progress: 0 },
+    { ...base, layoutIndex: 2, status: 'valid', outcome: 'policy-error', policyError: 'Policy act answered NaN at action row 3, entry 1', progress: 0.5 },
+    { ...base, layoutIndex: 3, status: 'invalid', outcome: 'rig-fault', statusReason: 'The simulation became unstable' },
+    { ...base, layoutIndex: 3, status: 'invalid', outcome: 'cameras-failed', statusReason: 'the renderer process exited' },
+    { ...base, layoutIndex: 2, status: 'aborted', outcome: 'policy-unavailable', statusReason: 'policy timeout: …' },
+  ]);
+  store.close();
+  const json = await runInProcess(['stats', 'summary', '--data', dataDir, '--json'], dataDir);
+  assert.equal(json.code, 0, json.stderr);
+  const [sim] = JSON.parse(json.stdout) as { policyErrors: number; invalid: number; aborted: number; excluded: number; outcomes: Record<string, number>; tiers: { tier: number | string; rollouts: number; meanProgress: number; policyErrors: number }[] }[];
+  assert.deepEqual([sim.policyErrors, sim.invalid, sim.aborted, sim.excluded], [2, 2, 1, 3]);
+  assert.deepEqual(sim.outcomes, { completed: 1, 'policy-error': 2, 'rig-fault': 1, 'cameras-failed': 1, 'policy-unavailable': 1 });
+  // The policy errors are in the numbers: tier 1 = (1 + 0) / 2 layouts, tier 2 = 0.5 over its one scored layout.
+  assert.deepEqual(sim.tiers.map((x) => [x.tier, x.rollouts, x.meanProgress, x.policyErrors]), [[1, 2, 0.5, 1], [2, 1, 0.5, 1], ['all', 3, 0.5, 2]]);
+  const text = await runInProcess(['stats', 'summary', '--data', dataDir], dataDir);
+  assert.match(
+    text.stdout,
+    /^act \(sim\): 2 ended by the policy's own error \(counted, scored as they stood\); left out 2 invalid \(cameras failed 1, rig fault 1\); 1 aborted \(policy unavailable 1\)\n/,
+  );
+  assert.match(text.stdout, /policy errors\n  1 .*\s1\n  2 .*\s1\n  all .*\s2\n/);
 });
 
 test('a damaged store in the data dir is one sentence naming the file', async (t) => {

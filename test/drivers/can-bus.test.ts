@@ -56,7 +56,11 @@ for (const transport of ['slcan', 'damiao'] as CanTransport[]) {
   });
 
   test(`${transport}: an unplug is reported, sends are refused, and the bus reconnects by itself`, async () => {
-    const { bus, frames, events, device } = setup(transport);
+    const { bus, frames, events, device, binding } = setup(transport);
+    // Count the bus's attempts to open the port (its reconnects), through the binding it was given.
+    let opens = 0;
+    const open = binding.open.bind(binding);
+    binding.open = (o) => ((opens += 1), open(o));
     await bus.open();
     try {
       device.unplug();
@@ -64,7 +68,9 @@ for (const transport of ['slcan', 'damiao'] as CanTransport[]) {
       assert.equal(bus.connected, false);
       assert.equal(bus.send(specialFrame(1, 'disable')), false);
       assert.match(events.find((e) => e.kind === 'disconnected')!.message, /disconnected \(unplugged or closed\)/);
-      await new Promise((r) => setTimeout(r, 60)); // a few failed reopen attempts
+      const before = opens;
+      await until(() => opens >= before + 2); // a few failed reopen attempts while unplugged
+      assert.equal(bus.connected, false);
       device.replug();
       await until(() => bus.connected);
       assert.ok(events.some((e) => e.kind === 'reconnected'));

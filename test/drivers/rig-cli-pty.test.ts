@@ -88,9 +88,12 @@ test('rig hold: pulling the adapter ends the hold with exit 1 and says what happ
     const r = await run;
     assert.equal(r.code, 1);
     assert.match(r.stderr, /The hold stopped on a fault: The SLCAN adapter on .* disconnected \(unplugged or closed\)/);
-    await new Promise((res) => setTimeout(res, 500));
-    emu.bus.advanceAll();
-    assert.equal(emu.bus.motor(2).status, 0xd, 'the motor watchdog (400 ms) put it in damping');
+    // Nobody commands the motors any more: their own watchdog (400 ms) puts them in damping.
+    await until(() => {
+      emu.bus.advanceAll();
+      return emu.bus.motor(2).status === 0xd;
+    });
+    assert.equal(emu.bus.motor(2).status, 0xd, 'the motor watchdog put it in damping');
   });
 });
 

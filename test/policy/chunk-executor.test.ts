@@ -105,9 +105,8 @@ test('a policy that misses its deadline is a timeout at the takeover step, not b
   const exec = createChunkExecutor(policy, { prefetchSteps: 2, replanEverySteps: 5, deadlineMs: 150 });
   await exec.reset(ctx);
   for (let s = 0; s < 5; s++) await exec.step(s, s / HZ, observeAt(s)); // steps 3 and 4 run while chunk 1 is late
-  const t0 = performance.now();
+  // How soon it gives up (≈ the deadline, not the 10 s inference) is measured in bench/policy-deadlines.bench.ts.
   await assert.rejects(exec.step(5, 5 / HZ, observeAt(5)), (e: unknown) => e instanceof PolicyUnavailableError && e.reason === 'timeout' && /did not answer within 150 ms \(chunk 1, observed at step 3\)/.test(e.message));
-  assert.ok(performance.now() - t0 < 1000);
 });
 
 test('a server lost during a prefetch surfaces at the takeover step as the policy error', async () => {

@@ -1,6 +1,12 @@
 /**
- * Small seeded ONNX models built in code (no downloaded weights): actions = state·W + Σ_cam mean(image)·V_cam + b,
- * reshaped to [1, H, 14]. `expected` computes the same in JS so tests can check every number.
+ * Small seeded ONNX models built in code (no downloaded weights):
+ *   actions = state·W + Σ_cam mean(P_cam ⊙ image)·V_cam + b, reshaped to [1, H, 14],
+ * where P_cam holds one weight per pixel and channel (row y, column x, channel c), laid out in the
+ * model input's own order (CHW or HWC). `expected` computes the same in JS from the HWC image, so
+ * a feeder that puts a pixel where the model does not expect it (a broken CHW transpose, swapped
+ * channels, a flipped image) changes the answer — an average of the image would not notice.
+ * P_cam is made of small integers summing to 0 per channel: a uniform frame (blank, of any colour)
+ * contributes exactly nothing for uint8 inputs, so only an image with something in it moves the arms.
  */
 import onnxProto from 'onnx-proto';
 import type { Observation } from '../../src/policy/contract.js';
@@ -57,6 +63,35 @@ export interface BuiltModel {
   expected(obs: Observation): Float32Array;
 }
 
+/**
+ * One integer weight in [-3, 3] per (row, column, channel), indexed HWC: (y·size + x)·3 + c. Each
+ * channel's weights sum to exactly 0 (the last pixel of a channel takes minus the sum of the rest),
+ * so they are not symmetric under any reordering a layout bug makes, and uniform frames give 0.
+ */
+function pixelWeights(size: number, rand: () => number): Float32Array {
+  const n = size * size;
+  const w = new Float32Array(n * 3);
+  for (let ch = 0; ch < 3; ch++) {
+    let sum = 0;
+    for (let i = 0; i < n - 1; i++) {
+      const v = Math.round(rand() * 6); // rand() is in [-0.5, 0.5)
+      w[i * 3 + ch] = v;
+      sum += v;
+    }
+    w[(n - 1) * 3 + ch] = -sum;
+  }
+  return w;
+}
+
+/** HWC-indexed weights in the model input's layout. */
+function inLayout(hwc: Float32Array, size: number, layout: 'chw' | 'hwc'): Float32Array {
+  if (layout === 'hwc') return hwc;
+  const n = size * size;
+  const chw = new Float32Array(n * 3);
+  for (let i = 0; i < n; i++) for (let ch = 0; ch < 3; ch++) chw[ch * n + i] = hwc[i * 3 + ch];
+  return chw;
+}
+
 export function buildLinearPolicyModel(spec: ModelSpec = {}): BuiltModel {
   const H = spec.horizon ?? 10;
   const cams = spec.cameras ?? [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'float32', size: 32 } as const];
@@ -66,6 +101,7 @@ export function buildLinearPolicyModel(spec: ModelSpec = {}): BuiltModel {
   const b = new Float32Array(n).map(() => rand());
   if (spec.nanBias) b[5] = NaN;
   const V = cams.map(() => new Float32Array(n).map(() => rand()));
+  const P = cams.map((c) => pixelWeights(c.size, rand));
   const stateName = spec.stateName ?? 'state';
   const stateDims = spec.stateDims ?? [1, 14];
   const nodes = [];
@@ -75,12 +111,15 @@ export function buildLinearPolicyModel(spec: ModelSpec = {}): BuiltModel {
   let acc = 'lin';
   cams.forEach((c, i) => {
     initializers.push(floatTensor(`V${i}`, [1, n], V[i]));
+    const dims = c.layout === 'chw' ? [1, 3, c.size, c.size] : [1, c.size, c.size, 3];
+    initializers.push(floatTensor(`P${i}`, dims, inLayout(P[i], c.size, c.layout)));
     let src = c.name;
     if (c.dtype === 'uint8') {
       nodes.push(node('Cast', [src], [`f${i}`], [intAttr('to', FLOAT)]));
       src = `f${i}`;
     }
-    nodes.push(node('ReduceMean', [src], [`m${i}`], [intsAttr('axes', [1, 2, 3]), intAttr('keepdims', 1)]));
+    nodes.push(node('Mul', [src, `P${i}`], [`w${i}`]));
+    nodes.push(node('ReduceMean', [`w${i}`], [`m${i}`], [intsAttr('axes', [1, 2, 3]), intAttr('keepdims', 1)]));
     nodes.push(node('Reshape', [`m${i}`, 'one_one'], [`mm${i}`]));
     nodes.push(node('Mul', [`mm${i}`, `V${i}`], [`c${i}`]));
     nodes.push(node('Add', [acc, `c${i}`], [`s${i}`]));
@@ -108,8 +147,9 @@ export function buildLinearPolicyModel(spec: ModelSpec = {}): BuiltModel {
       cams.forEach((c, ci) => {
         const img = obs.images[c.camera];
         if (!img) throw new Error(`expected() needs ${c.camera}`);
+        // img.data is HWC; P[ci] is indexed the same way (see pixelWeights), independent of the model's layout.
         let sum = 0;
-        for (const v of img.data) sum += v;
+        for (let k = 0; k < img.data.length; k++) sum += img.data[k] * P[ci][k];
         const mean = (sum / img.data.length) * (c.dtype === 'uint8' ? 1 : 1 / 255);
         for (let j = 0; j < n; j++) out[j] += mean * V[ci][j];
       });

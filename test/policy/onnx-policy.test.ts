@@ -45,6 +45,15 @@ test('a CHW float model gets state and the normalised camera image and answers H
     const chunk2 = await policy.infer(other);
     assertClose(chunk2.actions, model.expected(other));
     assert.notDeepEqual(Array.from(chunk2.actions), Array.from(chunk.actions));
+    // Where each pixel lands matters: the same pixels mirrored left–right (same mean, same colours)
+    // must change the answer, and still match the model computed from the HWC image.
+    const src = obs.images.cam_high!;
+    const mirrored = new Uint8Array(src.data.length);
+    for (let y = 0; y < 32; y++) for (let x = 0; x < 32; x++) mirrored.set(src.data.subarray((y * 32 + x) * 3, (y * 32 + x) * 3 + 3), (y * 32 + 31 - x) * 3);
+    const flipped: Observation = { ...obs, images: { ...obs.images, cam_high: { ...src, data: mirrored } } };
+    const chunk3 = await policy.infer(flipped);
+    assertClose(chunk3.actions, model.expected(flipped));
+    assert.ok(chunk3.actions.some((v, i) => Math.abs(v - chunk.actions[i]) > 1e-3), 'a mirrored image is a different input');
   } finally {
     await policy.close();
   }

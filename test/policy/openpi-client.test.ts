@@ -13,6 +13,7 @@ import { unpackOpenpi } from '../../src/policy/openpi/msgpack-numpy.js';
 import { resizeWithPad } from '../../src/policy/image.js';
 import { buildLinearPolicyModel } from './onnx-model.js';
 import { startFakeOpenpiServer, type Behaviour } from './openpi-fakes.js';
+import { until } from '../helpers/until.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-openpi-'));
 const modelPath = join(dir, 'policy.onnx');
@@ -90,10 +91,10 @@ test('the server answers a bad request as openpi does: a text frame, then close 
   });
 });
 
-async function withFake(behaviour: Behaviour, body: (url: string, connections: () => number) => Promise<void>): Promise<void> {
+async function withFake(behaviour: Behaviour, body: (url: string, connections: () => number, closed: () => number) => Promise<void>): Promise<void> {
   const fake = await startFakeOpenpiServer(behaviour);
   try {
-    await body(fake.url, fake.connections);
+    await body(fake.url, fake.connections, fake.closedConnections);
   } finally {
     await fake.close();
   }
@@ -133,10 +134,10 @@ test('a server error frame, a closed socket and garbage are each told apart', as
 });
 
 test('a connection closed between inferences is reopened on the next one', async () => {
-  await withFake('answer-once-then-close', async (url, connections) => {
+  await withFake('answer-once-then-close', async (url, connections, closed) => {
     const client = await OpenpiClientPolicy.connect({ url });
     assert.equal((await client.infer(syntheticObservation())).horizon, 10);
-    await new Promise((r) => setTimeout(r, 100)); // the server closes after its answer
+    await until(() => closed() === 1, 5000); // the server closes after its answer; the client has heard it
     assert.equal((await client.infer(syntheticObservation())).horizon, 10);
     assert.equal(connections(), 2);
     await client.close();
@@ -147,9 +148,8 @@ test('nobody listening is one sentence after the connect timeout', async () => {
   const fake = await startFakeOpenpiServer('hang');
   const url = fake.url;
   await fake.close(); // the port is now closed
-  const t0 = performance.now();
+  // That refused attempts are retried up to the deadline (≈ 400 ms) is measured in bench/policy-deadlines.bench.ts.
   await assert.rejects(OpenpiClientPolicy.connect({ url, connectTimeoutMs: 400 }), isUnavailable('disconnected', /Could not connect to policy server .* within 400 ms \(.*connection refused.*\)/));
-  assert.ok(performance.now() - t0 >= 350);
 });
 
 test('concurrent inferences on one client are answered in turn, each with its own actions', async () => {

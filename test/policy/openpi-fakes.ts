@@ -17,6 +17,8 @@ export type Behaviour =
 export interface FakeServer {
   readonly url: string;
   readonly connections: () => number;
+  /** Connections whose close handshake has finished (the client has heard the close). */
+  readonly closedConnections: () => number;
   close(): Promise<void>;
 }
 
@@ -26,8 +28,10 @@ export async function startFakeOpenpiServer(behaviour: Behaviour, horizon = 10):
   const http: Server = createServer((_req, res) => res.writeHead(200).end('OK\n'));
   const wss = new WebSocketServer({ server: http, perMessageDeflate: false });
   let connections = 0;
+  let closedConnections = 0;
   wss.on('connection', (ws: WebSocket) => {
     connections += 1;
+    ws.on('close', () => (closedConnections += 1));
     if (behaviour === 'garbage-metadata') {
       ws.send(Buffer.from([0xc1, 0xc1, 0xc1]), { binary: true });
       return;
@@ -55,6 +59,7 @@ export async function startFakeOpenpiServer(behaviour: Behaviour, horizon = 10):
   return {
     url: `ws://127.0.0.1:${port}`,
     connections: () => connections,
+    closedConnections: () => closedConnections,
     async close() {
       for (const c of wss.clients) c.terminate();
       await new Promise<void>((r) => wss.close(() => r()));

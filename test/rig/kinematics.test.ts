@@ -29,11 +29,56 @@ function mulberry(seed: number): () => number {
   };
 }
 
-test('forward kinematics at q = 0 gives the reference home pose', () => {
+/**
+ * The vendor's own URDF, as published: i2rt-robotics/i2rt, i2rt/robot_models/arm/yam/yam.urdf
+ * (commit aae24d6c6d677b86f6be4d8bf030442a8d170d58; the arm of i2rt v1.2.4, whose chain
+ * /work/shared/reference/yam-rig.md and src/rig/yam.ts transcribe). Fixed origin (xyz, rpy) of
+ * joints dof_joint0 (root → base, fixed at 0) to dof_joint6 (link5 → gripper), copied digit for
+ * digit, tiny Onshape round-off included. At q = 0 the joints add no rotation, so the home pose is
+ * these origins composed — computed below without the code under test.
+ */
+const VENDOR_URDF_ORIGINS: readonly (readonly [readonly [number, number, number], readonly [number, number, number]])[] = [
+  [[0, 0, 0], [0, 1.5708, 1.5708]],
+  [[-0.068, -6.80012e-16, -5.41234e-16], [8.32667e-17, 2.01874e-17, -3.6657e-17]],
+  [[-0.0455, -0.0339, -0.02], [4.86604e-16, 3.99049e-14, -3.14159]],
+  [[4.08431e-07, -0.0688, 0.264], [-1.01074e-14, 7.11653e-14, -3.14159]],
+  [[-0.0600003, -0.0688, -0.244999], [1.03997e-14, -8.62366e-14, -4.39823e-15]],
+  [[-0.0405003, 0.0338995, -0.0739989], [-2.58127e-15, -1.37665e-15, -1.04686e-15]],
+  [[0.0404996, 2.39858e-07, -0.0356], [1.00451e-15, -4.22055e-16, -1.11022e-16]],
+];
+
+type M3 = number[][];
+const mul = (a: M3, b: M3): M3 => a.map((r) => [0, 1, 2].map((j) => r[0] * b[0][j] + r[1] * b[1][j] + r[2] * b[2][j]));
+const apply = (a: M3, v: readonly number[]): number[] => a.map((r) => r[0] * v[0] + r[1] * v[1] + r[2] * v[2]);
+/** URDF rpy: R = Rz(yaw)·Ry(pitch)·Rx(roll). */
+function urdfRpy([r, p, y]: readonly [number, number, number]): M3 {
+  const rz = [[Math.cos(y), -Math.sin(y), 0], [Math.sin(y), Math.cos(y), 0], [0, 0, 1]];
+  const ry = [[Math.cos(p), 0, Math.sin(p)], [0, 1, 0], [-Math.sin(p), 0, Math.cos(p)]];
+  const rx = [[1, 0, 0], [0, Math.cos(r), -Math.sin(r)], [0, Math.sin(r), Math.cos(r)]];
+  return mul(mul(rz, ry), rx);
+}
+
+test('forward kinematics at q = 0 gives the home pose of the vendor URDF (i2rt yam.urdf), composed independently', () => {
+  let R: M3 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+  let p = [0, 0, 0];
+  for (const [xyz, rpy] of VENDOR_URDF_ORIGINS) {
+    p = apply(R, xyz).map((v, i) => v + p[i]);
+    R = mul(R, urdfRpy(rpy));
+  }
+  // The URDF's root frame faces its −y where our base faces +x: its root→base rpy is (0, π/2, π/2),
+  // ours (0, π/2, π). Turn its numbers +90° about the vertical into our base frame.
+  const toOurs: M3 = [[0, -1, 0], [1, 0, 0], [0, 0, 1]];
+  const homeP = apply(toOurs, p);
+  const homeR = mul(toOurs, R);
   const f = forwardKinematics([0, 0, 0, 0, 0, 0]);
-  for (let i = 0; i < 3; i++) assert.ok(Math.abs(f.position[i] - YAM_HOME_EE_POSITION_M[i]) < 5e-6, `position[${i}] = ${f.position[i]}`);
-  const expected = [0, 0, -1, 0, -1, 0, -1, 0, 0];
-  for (let i = 0; i < 9; i++) assert.ok(Math.abs(f.rotation[i] - expected[i]) < 1e-6, `rotation[${i}] = ${f.rotation[i]}`);
+  for (let i = 0; i < 3; i++) {
+    assert.ok(Math.abs(f.position[i] - homeP[i]) < 5e-6, `position[${i}] = ${f.position[i]}, the URDF says ${homeP[i]}`);
+    assert.ok(Math.abs(YAM_HOME_EE_POSITION_M[i] - homeP[i]) < 5e-6, `YAM_HOME_EE_POSITION_M[${i}] = ${YAM_HOME_EE_POSITION_M[i]}, the URDF says ${homeP[i]}`);
+  }
+  for (let i = 0; i < 9; i++) assert.ok(Math.abs(f.rotation[i] - homeR[Math.floor(i / 3)][i % 3]) < 1e-5, `rotation[${i}] = ${f.rotation[i]}, the URDF says ${homeR[Math.floor(i / 3)][i % 3]}`);
+  // And the numbers the reference sheet quotes: position (0.110597, 0, 0.173502), rows [0 0 −1; 0 −1 0; −1 0 0].
+  [0.110597, 0, 0.173502].forEach((v, i) => assert.ok(Math.abs(homeP[i] - v) < 2e-6, `URDF home position[${i}] ${homeP[i]} vs the sheet's ${v}`));
+  assert.deepEqual(homeR.flat().map((v) => Math.round(v) + 0), [0, 0, -1, 0, -1, 0, -1, 0, 0]);
 });
 
 test('linkFrames returns base..gripper with the gripper frame equal to FK, and joint 1 turns about base z', () => {

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import { runSweep, type SweepRollout } from '../../src/sim/sweep.js';
 import { buildLinearPolicyModel } from '../policy/onnx-model.js';
+import { OnnxPolicy } from '../../src/policy/onnx/onnx-policy.js';
+import { syntheticObservation } from '../../src/policy/observation.js';
 
 /** Command lines of the running processes that mention `needle` (chromium carries its profile dir). */
 function processesMentioning(needle: string): string[] {
@@ -23,9 +25,11 @@ function processesMentioning(needle: string): string[] {
 
 // A sweep of an ONNX policy that takes a camera image: its worker starts one headless chromium,
 // draws the camera for every observation, feeds the pixels to the model, and closes the browser.
-// Model A = state·W + mean(image)·V + b; model B is the same W and b without the image input
+// Model A = state·W + mean(P ⊙ image)·V + b with integer pixel weights P summing to 0 (uint8
+// input, so exactly 0 for any uniform frame); model B is the same W and b without the image input
 // (the test models draw W and b first from the same seed). Same layouts and seeds, so A and B
-// end in the same state exactly when the images carry nothing — blank or never drawn.
+// end in the same state exactly when the images carry nothing — never drawn, or blank of any
+// colour (checked first) — and differ only when the frames show a scene.
 // A worker that never closes its browser never exits, so the sweep would never return: the timeout turns that into a failure.
 test('a sweep of a camera-taking ONNX policy renders in chromium, the pixels change the actions, and the worker closes the browser', { timeout: 180_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-sweep-cam-'));
@@ -37,8 +41,20 @@ test('a sweep of a camera-taking ONNX policy renders in chromium, the pixels cha
   try {
     const withCamera = join(dir, 'with-camera.onnx');
     const withoutCamera = join(dir, 'without-camera.onnx');
-    writeFileSync(withCamera, buildLinearPolicyModel({ seed: 3, horizon: 10, cameras: [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'float32', size: 32 }] }).bytes);
+    writeFileSync(withCamera, buildLinearPolicyModel({ seed: 3, horizon: 10, cameras: [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'uint8', size: 32 }] }).bytes);
     writeFileSync(withoutCamera, buildLinearPolicyModel({ seed: 3, horizon: 10, cameras: [] }).bytes);
+    // The premise: on a blank frame (here a uniform grey, what a renderer that draws nothing gives)
+    // the camera model answers exactly what the camera-less one does.
+    const [a0, b0] = [await OnnxPolicy.load(withCamera), await OnnxPolicy.load(withoutCamera)];
+    try {
+      const obs = syntheticObservation({ size: 32, seed: 4 });
+      const grey = { width: 32, height: 32, data: new Uint8Array(32 * 32 * 3).fill(181) };
+      assert.deepEqual(Array.from((await a0.infer({ ...obs, images: { cam_high: grey } })).actions), Array.from((await b0.infer(obs)).actions));
+      assert.notDeepEqual(Array.from((await a0.infer(obs)).actions), Array.from((await b0.infer(obs)).actions), 'a frame with something in it moves the answer');
+    } finally {
+      await a0.close();
+      await b0.close();
+    }
     const layoutSet = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 2], perTier: 1, seed: 5 });
     const sweep = (model: string, onRollout?: (r: SweepRollout) => void) =>
       runSweep({ layoutSet, policySpec: `onnx:${model}`, repeats: 1, workers: 1, seconds: 0.5, cwd: dir, onRollout });

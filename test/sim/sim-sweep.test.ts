@@ -9,6 +9,7 @@ import { runTandem } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../../src/sim/calibration.js';
+import { buildLinearPolicyModel } from '../policy/onnx-model.js';
 
 function setup(perTier: number): { dir: string; file: string; data: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-sweep-'));
@@ -46,6 +47,55 @@ test('a sweep runs every layout R times on worker threads, stores each rollout a
     } finally {
       store.close();
     }
+    // Reproducible: the same sweep again, on one worker instead of two (so in another order, on
+    // other threads), ends every (layout, repeat) in the same final state, bit for bit.
+    const again = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--workers', '1', '--seconds', '0.5', '--data', data, '--json']);
+    assert.equal(again.code, 0, again.stderr);
+    const second = openStore(join(data, 'tandem.sqlite'));
+    try {
+      const bySession = new Map<number, Map<string, string | null>>();
+      for (const x of second.listRollouts({})) {
+        const m = bySession.get(x.sessionId!) ?? new Map<string, string | null>();
+        m.set(`${x.layoutIndex}/${x.repeatIndex}`, x.finalStateHash);
+        bySession.set(x.sessionId!, m);
+      }
+      const [a, b] = [...bySession.values()];
+      assert.equal(bySession.size, 2, 'two sessions');
+      assert.equal(a.size, 4);
+      assert.deepEqual(Object.fromEntries([...b].sort()), Object.fromEntries([...a].sort()), 'each (layout, repeat) ends in the same final state');
+    } finally {
+      second.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a sweep of a policy answering NaN stores each rollout as a policy error: valid, scored as it stood, counted per tier', async () => {
+  const { dir, file, data } = setup(1);
+  try {
+    const model = join(dir, 'nan.onnx');
+    writeFileSync(model, buildLinearPolicyModel({ horizon: 10, cameras: [], nanBias: true }).bytes);
+    const r = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', `onnx:${model}`, '--seconds', '0.3', '--data', data, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.deepEqual([out.rollouts, out.policyErrors, out.invalid, out.aborted], [2, 2, 0, 0]);
+    assert.deepEqual(out.tiers.map((t: { tier: number | string; rollouts: number; policyErrors: number }) => [t.tier, t.rollouts, t.policyErrors]), [[1, 1, 1], [2, 1, 1], ['all', 2, 2]]);
+    const store = openStore(join(data, 'tandem.sqlite'));
+    try {
+      for (const row of store.listRollouts({})) {
+        assert.deepEqual([row.status, row.outcome, row.statusReason], ['valid', 'policy-error', null]);
+        assert.match(row.policyError ?? '', /answered NaN at action row 0, entry 5.*at step 0 of 15/);
+        assert.equal(typeof row.progress, 'number', 'scored');
+      }
+    } finally {
+      store.close();
+    }
+    const text = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', `onnx:${model}`, '--seconds', '0.3', '--data', data]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /policy errors {2}invalid {2}aborted/);
+    assert.match(text.stdout, /\nall +2 +2 +[\d.]+ +\[[\d.]+, [\d.]+\] +2 +0 +0 +\d+\n/);
+    assert.match(text.stdout, /policy error \(scored as it stood\): Policy onnx:nan\.onnx answered NaN/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -257,18 +257,55 @@ test('an upgrade runs only the missing migrations, keeps the data, and a failing
   const broken = [...MIGRATIONS, { version: MIGRATIONS.length + 1, description: 'a broken step', sql: 'ALTER TABLE rollouts ADD COLUMN note TEXT; SELECT * FROM no_such_table;' }];
   assert.throws(
     () => openStore(file, { migrations: broken }),
-    (e: unknown) => e instanceof StoreError && e.message.includes(file) && /schema version 2 \(a broken step\) failed: .*left at version 1/.test(e.message),
+    (e: unknown) => e instanceof StoreError && e.message.includes(file) && new RegExp(`schema version ${LATEST_SCHEMA_VERSION + 1} \\(a broken step\\) failed: .*left at version ${LATEST_SCHEMA_VERSION}`).test(e.message),
   );
   const check = new Database(file, { readonly: true });
-  assert.equal(check.pragma('user_version', { simple: true }), 1);
+  assert.equal(check.pragma('user_version', { simple: true }), LATEST_SCHEMA_VERSION);
   assert.equal((check.prepare('SELECT * FROM rollouts').get() as Record<string, unknown>).note, undefined, 'the half-run step was rolled back');
   check.close();
 
   const v2 = openStore(file, { migrations: [...MIGRATIONS, { version: MIGRATIONS.length + 1, description: 'rollout notes', sql: "ALTER TABLE rollouts ADD COLUMN note TEXT NOT NULL DEFAULT ''" }] });
   t.after(() => v2.close());
-  assert.equal(v2.schemaVersion, 2);
+  assert.equal(v2.schemaVersion, LATEST_SCHEMA_VERSION + 1);
   assert.equal(v2.listRollouts()[0].progress, 0.5);
-  assert.throws(() => openStore(file), /newer tandem \(schema version 2; this tandem knows up to 1\)/);
+  assert.throws(() => openStore(file), new RegExp(`newer tandem \\(schema version ${LATEST_SCHEMA_VERSION + 1}; this tandem knows up to ${LATEST_SCHEMA_VERSION}\\)`));
+});
+
+test('a version-1 store upgrades to rollout outcomes: a valid rollout\'s policy error moves out of its status reason, nothing is lost', async (t) => {
+  const { MIGRATIONS } = await import('../../src/store/migrations.js');
+  const file = join(tempDir(t), 'tandem.sqlite');
+  const v1 = openStore(file, { migrations: MIGRATIONS.slice(0, 1) });
+  const { set, policy } = seeded(v1);
+  // Rows as the version-1 sweep wrote them: a policy error went into status_reason of a valid rollout.
+  const base = { kind: 'sim' as const, policyId: policy.id, layoutSetSha256: set.sha256, episodeSeconds: 60, controlHz: 30 };
+  const raw = (v1 as unknown as { db: Database.Database }).db;
+  const insert = raw.prepare('INSERT INTO rollouts (kind, policy_id, layout_set_sha256, layout_index, tier, episode_seconds, control_hz, status, status_reason, progress, started_at) VALUES (?, ?, ?, ?, 1, 60, 30, ?, ?, ?, ?)');
+  insert.run(base.kind, policy.id, set.sha256, 0, 'valid', null, 1, '2026-11-01T00:00:00.000Z');
+  insert.run(base.kind, policy.id, set.sha256, 0, 'valid', 'Policy act answered NaN at action row 0, entry 5', 0.25, '2026-11-01T00:00:01.000Z');
+  insert.run(base.kind, policy.id, set.sha256, 1, 'invalid', 'The simulation became unstable', null, '2026-11-01T00:00:02.000Z');
+  v1.close();
+
+  const upgraded = openStore(file);
+  t.after(() => upgraded.close());
+  assert.equal(upgraded.schemaVersion, LATEST_SCHEMA_VERSION);
+  const rows = upgraded.listRollouts();
+  assert.deepEqual(
+    rows.map((r) => [r.status, r.outcome, r.statusReason, r.policyError, r.progress]),
+    [
+      ['valid', 'completed', null, null, 1],
+      ['valid', 'policy-error', null, 'Policy act answered NaN at action row 0, entry 5', 0.25],
+      ['invalid', null, 'The simulation became unstable', null, null],
+    ],
+  );
+  assert.deepEqual(upgraded.layoutOutcomes().map((r) => [r.layoutIndex, r.scored, r.policyErrors, r.invalid, r.aborted]), [[0, 2, 1, 0, 0], [1, 0, 0, 1, 0]]);
+  // New rows carry their outcome; one that contradicts its status is refused, and so is a policy error on an uncounted rollout.
+  const id = upgraded.insertRollout({ ...base, layoutIndex: 2, status: 'aborted', outcome: 'operator-stop', statusReason: 'stopped by the operator' });
+  assert.equal(upgraded.getRollout(id)?.outcome, 'operator-stop');
+  assert.throws(() => upgraded.insertRollout({ ...base, layoutIndex: 2, status: 'valid', outcome: 'rig-fault' }), /outcome 'rig-fault' does not go with status 'valid'/);
+  assert.throws(() => upgraded.insertRollout({ ...base, layoutIndex: 2, status: 'invalid', outcome: 'policy-error' }), /outcome 'policy-error' does not go with status 'invalid'/);
+  assert.throws(() => upgraded.insertRollout({ ...base, layoutIndex: 2, status: 'invalid', outcome: 'rig-fault', policyError: 'x' }), /a policy error is recorded only on a valid rollout/);
+  assert.equal(upgraded.insertRollout({ ...base, layoutIndex: 2, status: 'valid', policyError: 'NaN' }) > 0, true);
+  assert.equal(upgraded.listRollouts().at(-1)?.outcome, 'policy-error', 'a valid rollout with a policy error and no outcome is a policy error');
 });
 
 test('layoutOutcomes aggregates per layout in SQL: latest operator score wins, unscored and invalid are counted apart', (t) => {

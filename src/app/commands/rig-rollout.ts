@@ -177,6 +177,8 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
           const json = cellMarkerJson(cell.truth);
           cellMarker = { json, sha256: createHash('sha256').update(json).digest('hex') };
         }
+        // What runs, and how to stop it (tests wait for this line before sending Ctrl-C).
+        io.err(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).\n`);
         try {
           result = await runRigRollout({
             rig,
@@ -259,7 +261,9 @@ function storeRigRollout(
     episodeSeconds: e.episodeSeconds,
     controlHz: e.controlHz,
     status: e.status,
-    statusReason: e.reason ?? e.error ?? null,
+    outcome: e.outcome,
+    statusReason: e.reason ?? null,
+    policyError: e.error ?? null,
     finalStateHash: e.finalStateHash || null,
     calibrationSha256s: r.cellMarker ? [r.cellMarker.sha256] : [],
     durationS: r.result.wallMs / 1000,

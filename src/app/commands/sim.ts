@@ -70,6 +70,7 @@ export function episodeSummary(e: Episode): Record<string, unknown> {
   return {
     status: e.status,
     valid: e.status === 'valid',
+    outcome: e.outcome,
     ...(e.reason ? { reason: e.reason } : {}),
     ...(e.error ? { error: e.error } : {}),
     progress: e.progress?.progress ?? null,
@@ -103,9 +104,10 @@ same rollout loop the real rig uses, and scores task progress from the sim's end
   --seconds S      episode length (default: the task's, the same as on the real rig)
   --seed K         rollout seed: placement noise and the policy's seed (default 0)
 ${CALIBRATION_HELP}
-  --json           print {"progress", "counts", "valid", "status", "finalStateHash", "simCalibration", …};
+  --json           print {"progress", "counts", "valid", "status", "outcome", "finalStateHash", "simCalibration", …};
                    counts are the task's plus "offTable", the objects that ended off the table
 
+Exit codes: 0 ran its length, 1 invalid or aborted, or the policy's own error ended it (still scored).
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
   options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' } },
   async run(args, io) {
@@ -129,7 +131,8 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
         io.out(`safety events ${e.safetyEvents.length}, real-time factor ${((seconds * 1000) / result.wallMs).toFixed(1)}×\nfinalStateHash ${e.finalStateHash}\n`);
         io.out(`sim calibration ${calibration.name} v${calibration.version} ${result.calibrationSha256}\n`);
       }
-      return e.status === 'valid' ? 0 : 1;
+      // A policy error is a valid, scored rollout, but the run did not go as asked: exit 1, as `rig rollout` does.
+      return e.status === 'valid' && !e.error ? 0 : 1;
     } finally {
       await policy.close?.();
     }
@@ -153,11 +156,22 @@ function perTier(values: Iterable<readonly [number, number]>): (tier: number | '
   return (tier) => (tier === 'all' ? [...byTier.values()].reduce((a, b) => a + b, 0) : (byTier.get(tier) ?? 0));
 }
 
-function tierTable(summaries: readonly TierSummary[], invalid: (tier: number | 'all') => number, offTable: (tier: number | 'all') => number): string {
-  const lines = ['tier  layouts  rollouts  mean progress  95% interval    invalid/aborted  objects off table'];
+interface TierCounts {
+  readonly policyErrors: (tier: number | 'all') => number;
+  readonly invalid: (tier: number | 'all') => number;
+  readonly aborted: (tier: number | 'all') => number;
+  readonly offTable: (tier: number | 'all') => number;
+}
+
+/**
+ * The sweep's per-tier table. "policy errors" are valid, scored rollouts the policy's own error
+ * ended early (inside the progress numbers); "invalid" and "aborted" are left out of them.
+ */
+export function tierTable(summaries: readonly TierSummary[], counts: TierCounts): string {
+  const lines = ['tier  layouts  rollouts  mean progress  95% interval    policy errors  invalid  aborted  objects off table'];
   for (const s of summaries) {
     lines.push(
-      `${String(s.tier).padEnd(4)}  ${String(s.layouts).padStart(7)}  ${String(s.rollouts).padStart(8)}  ${s.meanProgress.toFixed(3).padStart(13)}  [${s.progressInterval.lower.toFixed(3)}, ${s.progressInterval.upper.toFixed(3)}]  ${String(invalid(s.tier)).padStart(15)}  ${String(offTable(s.tier)).padStart(17)}`,
+      `${String(s.tier).padEnd(4)}  ${String(s.layouts).padStart(7)}  ${String(s.rollouts).padStart(8)}  ${s.meanProgress.toFixed(3).padStart(13)}  [${s.progressInterval.lower.toFixed(3)}, ${s.progressInterval.upper.toFixed(3)}]  ${String(counts.policyErrors(s.tier)).padStart(13)}  ${String(counts.invalid(s.tier)).padStart(7)}  ${String(counts.aborted(s.tier)).padStart(7)}  ${String(counts.offTable(s.tier)).padStart(17)}`,
     );
   }
   return `${lines.join('\n')}\n`;
@@ -174,8 +188,9 @@ task progress per tier with 95% bootstrap intervals over layouts, and how many o
 off the table (knocked or dropped off the edge; stored in each rollout's counts as "offTable").
 A progress bar (done/total,
 rollouts/s, ETA) runs on stderr. Ctrl-C stops cleanly: finished rollouts stay stored.
-Invalid rollouts (a sim blow-up, a layout the sim cannot build) are stored with their reason and
-never scored.
+Invalid rollouts (a sim blow-up, a layout the sim cannot build) and aborted ones (a policy
+outage) are stored with their reason and never scored; "policy errors" are rollouts the
+policy's own bad actions ended early: valid, scored as they stood (see docs/rig-model.md).
 
   --layouts FILE   layout set written by 'tandem layouts sample'
   --policy SPEC    ${knownPolicySpecs().join(' | ')}
@@ -238,7 +253,9 @@ ${CALIBRATION_HELP}
               episodeSeconds: r.episodeSeconds,
               controlHz: r.controlHz,
               status: r.status,
-              statusReason: r.reason ?? r.error ?? null,
+              outcome: r.outcome,
+              statusReason: r.reason ?? null,
+              policyError: r.error ?? null,
               progress: r.status === 'valid' ? (r.progress ?? null) : null,
               counts: r.status === 'valid' ? (r.counts ?? null) : null,
               finalStateHash: r.finalStateHash || null,
@@ -258,8 +275,14 @@ ${CALIBRATION_HELP}
       io.err('\n');
       store.endSession(session.id);
       const scored = outcome.rollouts.filter((r) => r.status === 'valid' && r.progress !== undefined);
-      const invalid = perTier(outcome.rollouts.filter((r) => r.status !== 'valid').map((r) => [r.tier, 1] as const));
-      const offTable = perTier(scored.map((r) => [r.tier, r.counts?.offTable ?? 0] as const));
+      const countOf = (keep: (r: SweepRollout) => boolean) => perTier(outcome.rollouts.filter(keep).map((r) => [r.tier, 1] as const));
+      const counts: TierCounts = {
+        policyErrors: countOf((r) => r.outcome === 'policy-error'),
+        invalid: countOf((r) => r.status === 'invalid'),
+        aborted: countOf((r) => r.status === 'aborted'),
+        offTable: perTier(scored.map((r) => [r.tier, r.counts?.offTable ?? 0] as const)),
+      };
+      const offTable = counts.offTable;
       const summaries = summarizeByTier(
         scored.map((r) => ({ tier: r.tier, progress: r.progress!, layoutIndex: r.job.layoutIndex })),
         { seed: 0 },
@@ -273,7 +296,9 @@ ${CALIBRATION_HELP}
             rollouts: outcome.rollouts.length,
             total,
             stopped: outcome.stopped,
-            invalid: outcome.rollouts.filter((r) => r.status !== 'valid').length,
+            invalid: outcome.rollouts.filter((r) => r.status === 'invalid').length,
+            aborted: outcome.rollouts.filter((r) => r.status === 'aborted').length,
+            policyErrors: outcome.rollouts.filter((r) => r.outcome === 'policy-error').length,
             simCalibration: calibrationSha256,
             wallSeconds: outcome.wallMs / 1000,
             tiers: summaries.map((s) => ({
@@ -284,16 +309,21 @@ ${CALIBRATION_HELP}
               low: s.progressInterval.lower,
               high: s.progressInterval.upper,
               successes: s.successes,
+              policyErrors: counts.policyErrors(s.tier),
+              invalid: counts.invalid(s.tier),
+              aborted: counts.aborted(s.tier),
               offTable: offTable(s.tier),
             })),
           })}\n`,
         );
       } else {
         io.out(`${outcome.stopped ? `Stopped: ${outcome.rollouts.length} of ${total}` : `${total}`} rollouts of ${policyName} on ${set.task} stored as session ${session.id} (${(outcome.wallMs / 1000).toFixed(1)} s).\n`);
-        if (summaries.length > 0) io.out(tierTable(summaries, invalid, offTable));
+        if (summaries.length > 0) io.out(tierTable(summaries, counts));
         else io.out('No valid rollouts to summarise.\n');
-        const reasons = [...new Set(outcome.rollouts.filter((r) => r.status !== 'valid').map((r) => r.reason ?? r.status))];
-        for (const reason of reasons.slice(0, 5)) io.out(`not scored: ${reason}\n`);
+        const reasons = [...new Set(outcome.rollouts.filter((r) => r.status !== 'valid').map((r) => `${r.status}: ${r.reason ?? r.outcome}`))];
+        for (const reason of reasons.slice(0, 5)) io.out(`not scored, ${reason}\n`);
+        const errors = [...new Set(outcome.rollouts.filter((r) => r.error !== undefined).map((r) => r.error))];
+        for (const error of errors.slice(0, 5)) io.out(`policy error (scored as it stood): ${error}\n`);
       }
       return outcome.stopped ? 130 : 0;
     });

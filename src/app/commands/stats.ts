@@ -6,7 +6,8 @@ import { clopperPearsonInterval, wilsonInterval } from '../../analysis/intervals
 import { summarizeLayoutsByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { pairSimReal } from '../../analysis/pairing.js';
 import { withCommandStore } from '../station-store.js';
-import type { RolloutFilter, RolloutKind } from '../../store/store.js';
+import type { OutcomeCountRow, RolloutFilter, RolloutKind } from '../../store/store.js';
+import { EPISODE_OUTCOMES } from '../../rollout/episode.js';
 
 const MIN_POLICIES = 3;
 
@@ -147,8 +148,24 @@ interface PolicySummary {
   readonly policy: string;
   readonly kind: RolloutKind;
   readonly unscored: number;
+  /** Valid rollouts the policy's own error ended early: inside the numbers, scored as they stood. */
+  readonly policyErrors: number;
+  readonly invalid: number;
+  readonly aborted: number;
+  /** invalid + aborted: left out of the numbers. */
   readonly excluded: number;
-  readonly tiers: TierSummary[];
+  /** Rollouts per outcome code ("unrecorded" for invalid/aborted rows stored before outcomes were). */
+  readonly outcomes: Record<string, number>;
+  readonly tiers: (TierSummary & { readonly policyErrors: number })[];
+}
+
+/** "3 invalid (rig fault 2, cameras failed 1)": a status's count with its outcomes spelled out. */
+function breakdown(status: 'invalid' | 'aborted', rows: readonly OutcomeCountRow[]): string | undefined {
+  const mine = rows.filter((r) => r.status === status);
+  const total = mine.reduce((n, r) => n + r.rollouts, 0);
+  if (total === 0) return undefined;
+  const parts = mine.map((r) => `${r.outcome === null ? 'no outcome recorded' : EPISODE_OUTCOMES[r.outcome].label} ${r.rollouts}`);
+  return `${total} ${status} (${parts.join(', ')})`;
 }
 
 const summary: CliCommand = {
@@ -180,6 +197,7 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
     const sessionId = args.values.session === undefined ? undefined : intOption(args, 'session', undefined, 1, Number.MAX_SAFE_INTEGER);
     const layoutSet = args.values['layout-set'];
     if (layoutSet !== undefined && !/^[0-9a-f]{64}$/.test(String(layoutSet))) throw new UserError(`--layout-set must be a layout set's 64-character hex SHA-256, not '${String(layoutSet)}'.`);
+    const breakdowns = new Map<number, string[]>();
     const summaries = await withCommandStore(args.values, io, (store) => {
       const policies = store.listPolicies();
       const wanted = args.values.policy;
@@ -194,17 +212,25 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
           const rows = store.layoutOutcomes(filter);
           if (rows.length === 0) continue;
           const scored = rows.filter((r) => r.scored > 0);
+          const outcomeRows = store.outcomeCounts(filter);
+          const sum = (f: (r: (typeof rows)[number]) => number, tier?: number): number => rows.filter((r) => tier === undefined || r.tier === tier).reduce((n, r) => n + f(r), 0);
+          const tiers = summarizeLayoutsByTier(
+            scored.map((r) => ({ tier: r.tier, rollouts: r.scored, meanProgress: Math.min(1, r.progressSum / r.scored), successes: r.fullSuccesses })),
+            { seed },
+          );
           out.push({
             policyId: p.id,
             policy: chosen.filter((q) => q.name === p.name).length > 1 ? `${p.name} #${p.id}` : p.name,
             kind: k,
-            unscored: rows.reduce((n, r) => n + r.unscored, 0),
-            excluded: rows.reduce((n, r) => n + r.excluded, 0),
-            tiers: summarizeLayoutsByTier(
-              scored.map((r) => ({ tier: r.tier, rollouts: r.scored, meanProgress: Math.min(1, r.progressSum / r.scored), successes: r.fullSuccesses })),
-              { seed },
-            ),
+            unscored: sum((r) => r.unscored),
+            policyErrors: sum((r) => r.policyErrors),
+            invalid: sum((r) => r.invalid),
+            aborted: sum((r) => r.aborted),
+            excluded: sum((r) => r.excluded),
+            outcomes: Object.fromEntries(outcomeRows.map((r) => [r.outcome ?? `${r.status}, unrecorded`, r.rollouts])),
+            tiers: tiers.map((t) => ({ ...t, policyErrors: sum((r) => r.policyErrors, t.tier === 'all' ? undefined : t.tier) })),
           });
+          breakdowns.set(out.length - 1, [breakdown('invalid', outcomeRows), breakdown('aborted', outcomeRows)].filter((x): x is string => x !== undefined));
         }
       }
       return out;
@@ -218,20 +244,26 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
       return 0;
     }
     const lines: string[] = [];
-    const row = (cells: string[]): string => `  ${cells[0].padEnd(4)}  ${cells[1].padStart(8)}  ${cells[2].padStart(7)}  ${cells[3].padStart(8)}  ${cells[4].padEnd(16)}  ${cells[5].padStart(9)}  ${cells[6].padEnd(16)}  ${cells[7]}`;
+    const row = (cells: string[]): string =>
+      `  ${cells[0].padEnd(4)}  ${cells[1].padStart(8)}  ${cells[2].padStart(7)}  ${cells[3].padStart(8)}  ${cells[4].padEnd(16)}  ${cells[5].padStart(9)}  ${cells[6].padEnd(16)}  ${cells[7].padEnd(19)}  ${cells[8].padStart(13)}`;
     const range = (i: { lower: number; upper: number }): string => `[${fmt(i.lower)}, ${fmt(i.upper)}]`;
     let repeats = false;
-    for (const s of summaries) {
-      lines.push(`${s.policy} (${s.kind})${s.excluded ? `: ${s.excluded} invalid or aborted rollout${s.excluded === 1 ? '' : 's'} left out` : ''}${s.unscored ? `${s.excluded ? ',' : ':'} ${s.unscored} not scored yet` : ''}`);
-      lines.push(row(['tier', 'rollouts', 'layouts', 'progress', '95% bootstrap', 'successes', 'Wilson 95%', 'Clopper–Pearson 95%']));
+    summaries.forEach((s, i) => {
+      const notes = [
+        ...(s.policyErrors ? [`${s.policyErrors} ended by the policy's own error (counted, scored as they stood)`] : []),
+        ...(breakdowns.get(i) ?? []).map((b, j) => (j === 0 ? `left out ${b}` : b)),
+        ...(s.unscored ? [`${s.unscored} not scored yet`] : []),
+      ];
+      lines.push(`${s.policy} (${s.kind})${notes.length ? `: ${notes.join('; ')}` : ''}`);
+      lines.push(row(['tier', 'rollouts', 'layouts', 'progress', '95% bootstrap', 'successes', 'Wilson 95%', 'Clopper–Pearson 95%', 'policy errors']));
       for (const t of s.tiers) {
         repeats ||= t.layouts < t.rollouts;
         lines.push(
-          row([String(t.tier), String(t.rollouts), String(t.layouts), fmt(t.meanProgress), range(t.progressInterval), `${t.successes}/${t.rollouts}`, range(t.successWilson), range(t.successClopperPearson)]),
+          row([String(t.tier), String(t.rollouts), String(t.layouts), fmt(t.meanProgress), range(t.progressInterval), `${t.successes}/${t.rollouts}`, range(t.successWilson), range(t.successClopperPearson), String(t.policyErrors)]),
         );
       }
       lines.push('');
-    }
+    });
     if (repeats) {
       lines.push('Layouts were repeated: Wilson and Clopper–Pearson count every rollout as independent, so they are too narrow here;');
       lines.push('the bootstrap resamples layouts (--json also gives successRateInterval, bootstrapped over layouts).', '');
