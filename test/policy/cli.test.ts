@@ -82,6 +82,15 @@ test('probe against broken servers: each a one-line reason, exit 3 (policy unava
   for (const r of [hang, garbage, traceback]) noStack(r.stderr);
 });
 
+test('probe against a server answering forged or BigInt arrays: one sentence, exit 3 as the help promises', async () => {
+  for (const behaviour of ['forged-actions', 'bigint-dtype'] as const) {
+    const r = await probeFake(behaviour);
+    assert.equal(r.code, 3, `${behaviour}: ${r.stderr}`);
+    assert.match(r.stderr, /^Policy server ws:\/\/127\.0\.0\.1:\d+ answered something that is not an openpi action message: [^\n]+\.\n$/, behaviour);
+    assert.doesNotMatch(r.stderr, /failed unexpectedly/);
+  }
+});
+
 test('bad specs and files that are not models are one sentence, exit 2', async () => {
   const notOnnx = join(dir, 'readme.onnx');
   writeFileSync(notOnnx, 'hello');
