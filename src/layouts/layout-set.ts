@@ -8,6 +8,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { getTask, isTaskId } from '../tasks/registry.js';
 import { TABLE_RECT } from '../tasks/station.js';
+import { fixtureFootprint, objectFootprint, rectsOverlap, type OrientedRect } from '../tasks/footprint.js';
 import { TASK_IDS, type Layout, type LayoutFixture, type LayoutObject, type Posture, type TaskDefinition, type TaskId } from '../tasks/types.js';
 import { LayoutSetError } from './errors.js';
 import { createRng } from './random.js';
@@ -155,11 +156,29 @@ function checkPose(v: unknown, where: string): void {
   for (const k of ['x', 'y', 'yawRad']) {
     if (typeof v[k] !== 'number' || !Number.isFinite(v[k])) throw new LayoutSetError(`${where}'s pose needs a number '${k}' (metres or radians).`);
   }
-  // Objects and fixtures stand on the table: the sampler only puts them there, so a pose off it was edited or damaged.
-  const { x, y, yawRad } = v as { x: number; y: number; yawRad: number };
-  if (x < TABLE_RECT.xMin || x > TABLE_RECT.xMax) throw new LayoutSetError(`${where} is at x = ${x} m, off the table (x from ${TABLE_RECT.xMin} to ${TABLE_RECT.xMax} m).`);
-  if (y < TABLE_RECT.yMin || y > TABLE_RECT.yMax) throw new LayoutSetError(`${where} is at y = ${y} m, off the table (y from ${TABLE_RECT.yMin} to ${TABLE_RECT.yMax} m).`);
+  const { yawRad } = v as { yawRad: number };
   if (Math.abs(yawRad) > MAX_ABS_YAW_RAD) throw new LayoutSetError(`${where} has yawRad ${yawRad}; a yaw is between ${(-MAX_ABS_YAW_RAD).toFixed(3)} and ${MAX_ABS_YAW_RAD.toFixed(3)} rad.`);
+}
+
+const TABLE_AS_RECT: OrientedRect = {
+  cx: (TABLE_RECT.xMin + TABLE_RECT.xMax) / 2,
+  cy: (TABLE_RECT.yMin + TABLE_RECT.yMax) / 2,
+  halfX: (TABLE_RECT.xMax - TABLE_RECT.xMin) / 2,
+  halfY: (TABLE_RECT.yMax - TABLE_RECT.yMin) / 2,
+  yawRad: 0,
+};
+
+/**
+ * Objects and fixtures start on the table: some of the footprint must rest on it. Not all of it — a
+ * layout may start a bottle hanging over the edge to provoke a fall — but a pose where none of it
+ * touches the table (x = 1e299) was edited or damaged, and the sim would drop it into the void.
+ */
+function checkOnTable(footprint: OrientedRect, pose: { x: number; y: number }, where: string): void {
+  if (!rectsOverlap(footprint, TABLE_AS_RECT)) {
+    throw new LayoutSetError(
+      `${where} is at x = ${pose.x} m, y = ${pose.y} m, off the table: no part of it rests on the table (x from ${TABLE_RECT.xMin} to ${TABLE_RECT.xMax} m, y from ${TABLE_RECT.yMin} to ${TABLE_RECT.yMax} m).`,
+    );
+  }
 }
 
 function checkLayout(task: TaskDefinition, tiers: readonly number[], v: unknown, position: number, src: string): void {
@@ -181,6 +200,8 @@ function checkLayout(task: TaskDefinition, tiers: readonly number[], v: unknown,
       throw new LayoutSetError(`${where} fixture '${f.id}' has kind '${clip(f.kind)}', which ${task.id} does not know (its fixtures: ${task.fixtureKinds.map((k) => k.id).join(', ') || 'none'}).`);
     }
     checkPose(f.pose, `${where} fixture '${f.id}'`);
+    const fixtureKind = task.fixtureKinds.find((k) => k.id === f.kind)!;
+    checkOnTable(fixtureFootprint(fixtureKind, f.pose as unknown as LayoutFixture['pose']), f.pose as { x: number; y: number }, `${where} fixture '${f.id}'`);
     fixtureIds.add(f.id);
   }
   const ids = new Set<string>();
@@ -196,6 +217,8 @@ function checkLayout(task: TaskDefinition, tiers: readonly number[], v: unknown,
     }
     if (!POSTURES.includes(o.posture as Posture)) throw new LayoutSetError(`${what} has posture ${shown(o.posture)}; it must be one of ${POSTURES.join(', ')}.`);
     checkPose(o.pose, what);
+    const objectKind = task.objectKinds.find((k) => k.id === o.kind)!;
+    checkOnTable(objectFootprint(objectKind, o.posture as Posture, o.pose as unknown as LayoutObject['pose']), o.pose as { x: number; y: number }, what);
     if (o.inFixture !== undefined && (typeof o.inFixture !== 'string' || !fixtureIds.has(o.inFixture))) {
       throw new LayoutSetError(`${what} starts in fixture ${shown(o.inFixture)}, which layout ${position} does not have.`);
     }

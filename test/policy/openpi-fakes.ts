@@ -77,3 +77,39 @@ export async function startFakeOpenpiServer(behaviour: Behaviour, horizon = 10):
     },
   };
 }
+
+/** Sends one request to a policy server (after its metadata) and returns the answer and how the connection closed. */
+export async function sendOneRequest(url: string, request: Uint8Array): Promise<{ text?: string; binary?: Uint8Array; closeCode: number }> {
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  let first = true;
+  let text: string | undefined;
+  let binary: Uint8Array | undefined;
+  return new Promise((resolve, reject) => {
+    ws.on('error', reject);
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (first) {
+        first = false; // the metadata
+        ws.send(request);
+        return;
+      }
+      if (isBinary) {
+        binary = data;
+        ws.close();
+      } else text = data.toString();
+    });
+    ws.on('close', (closeCode) => resolve({ text, binary, closeCode }));
+  });
+}
+
+/** Hostile requests for server tests, as msgpack bytes. */
+export const hostileRequests = {
+  /** ~200 bytes: cam_high inherits a 3-byte image through __proto__ and claims [3, 8192, 8192]. */
+  forgedImage: raw.pack(
+    new Map<string, unknown>([
+      ['state', ndMap('<f4', [14], new Uint8Array(56))],
+      ['images', new Map([['cam_high', new Map<unknown, unknown>([['__proto__', ndMap('|u1', [3, 1, 1], new Uint8Array(3))], ['shape', [3, 8192, 8192]]])]])],
+    ]),
+  ),
+  /** An honest array header for a 600×4 image: within 8192, but over a server started with --max-image-side 512. */
+  wideImage: raw.pack(new Map<string, unknown>([['state', ndMap('<f4', [14], new Uint8Array(56))], ['images', new Map([['cam_high', ndMap('|u1', [3, 600, 4], new Uint8Array(7200))]])]])),
+};

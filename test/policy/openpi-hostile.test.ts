@@ -10,13 +10,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Packr } from 'msgpackr';
-import WebSocket from 'ws';
 import { decodeObservation, decodeResult, encodeObservation } from '../../src/policy/openpi/wire.js';
 import { NdArray, packOpenpi, unpackOpenpi, WireFormatError } from '../../src/policy/openpi/msgpack-numpy.js';
 import { InvalidObservationError, syntheticObservation } from '../../src/policy/observation.js';
 import { startPolicyServer } from '../../src/policy/openpi/server.js';
 import { OnnxPolicy } from '../../src/policy/onnx/onnx-policy.js';
 import { buildLinearPolicyModel } from './onnx-model.js';
+import { hostileRequests, sendOneRequest as sendToServer } from './openpi-fakes.js';
 
 const utf8 = new TextEncoder();
 /** Packs Maps as msgpack maps (string keys stay str, Uint8Array keys become bin), as a hostile peer can. */
@@ -93,37 +93,13 @@ const modelPath = join(dir, 'policy.onnx');
 writeFileSync(modelPath, buildLinearPolicyModel({ horizon: 4, seed: 3 }).bytes);
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Sends one request to a real tandem policy server on 127.0.0.1 and returns what came back. */
-async function sendToServer(url: string, request: Uint8Array): Promise<{ text?: string; binary?: Uint8Array; closeCode: number }> {
-  const ws = new WebSocket(url, { perMessageDeflate: false });
-  let first = true;
-  let text: string | undefined;
-  let binary: Uint8Array | undefined;
-  return new Promise((resolve, reject) => {
-    ws.on('error', reject);
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      if (first) {
-        first = false; // metadata
-        ws.send(request);
-        return;
-      }
-      if (isBinary) {
-        binary = data;
-        ws.close();
-      } else text = data.toString();
-    });
-    ws.on('close', (closeCode) => resolve({ text, binary, closeCode }));
-  });
-}
-
 test('through the real server: forged images, prototype keys and BigInts get one-sentence error frames, a good request still works', async () => {
   const policy = await OnnxPolicy.load(modelPath);
   const lines: string[] = [];
   const server = await startPolicyServer({ policy, port: 0, log: (l) => lines.push(l) });
   try {
-    const tiny = ndMap('|u1', [3, 1, 1], new Uint8Array(3));
     // ~200 bytes that made the old server allocate three 8192×8192 images (576 MiB) and run them.
-    const forgedImage = raw.pack(new Map<string, unknown>([['state', state14()], ['images', new Map([['cam_high', new Map<unknown, unknown>([['__proto__', tiny], ['shape', [3, 8192, 8192]]])]])]]));
+    const forgedImage = hostileRequests.forgedImage;
     assert.ok(forgedImage.length < 250);
     const before = process.memoryUsage().arrayBuffers;
     const r1 = await sendToServer(server.url, forgedImage);
