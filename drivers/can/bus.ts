@@ -24,6 +24,11 @@ export interface CanBusStats {
   framesIn: number;
   framesOut: number;
   garbageBytes: number;
+  /**
+   * Candidates that looked like frames (header and trailer in place) but whose fixed fields no adapter
+   * writes (Damiao: DLC over 8, an ID too wide, another frame starting inside); dropped, never delivered.
+   */
+  rejectedFrames: number;
   adapterErrors: number;
   reconnects: number;
 }

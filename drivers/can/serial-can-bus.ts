@@ -32,7 +32,7 @@ const TRANSPORT_NAME: Readonly<Record<CanTransport, string>> = { slcan: 'SLCAN a
 
 export class SerialCanBus implements CanBus {
   readonly description: string;
-  readonly stats: CanBusStats = { framesIn: 0, framesOut: 0, garbageBytes: 0, adapterErrors: 0, reconnects: 0 };
+  readonly stats: CanBusStats = { framesIn: 0, framesOut: 0, garbageBytes: 0, rejectedFrames: 0, adapterErrors: 0, reconnects: 0 };
   private port: SerialPortStream | undefined;
   private isConnected = false;
   private closing = false;
@@ -70,6 +70,9 @@ export class SerialCanBus implements CanBus {
         else if (e.type === 'report') {
           this.stats.adapterErrors++;
           this.emit({ kind: 'adapter-error', message: `The ${this.description} reported status 0x${e.cmd.toString(16).padStart(2, '0')} instead of a received frame; a transmit may have failed.` });
+        } else if (e.type === 'rejected') {
+          // Its bytes arrive as a 'garbage' event too; the count tells the operator how often framing broke.
+          this.stats.rejectedFrames++;
         } else this.garbage(e.bytes);
       });
     }

@@ -302,3 +302,30 @@ export function limitAwareStartRule(minRad: number, maxRad: number): (rawRad: nu
     return raw;
   };
 }
+
+// ---- feedback plausibility -------------------------------------------------------------------
+
+/**
+ * Two replies read back to back were still generated at least this far apart at the motor: a motor
+ * answers one command per control cycle, and every control rate tandem runs is ≥ 50 Hz. A longer
+ * floor only makes the check more permissive.
+ */
+export const MIN_REPLY_INTERVAL_S = 0.02;
+/** Position quantisation (25 rad / 65535 ≈ 0.0004 rad) and the motor's own latency, with room to spare. */
+export const POSITION_STEP_MARGIN_RAD = 0.05;
+
+/**
+ * The largest position change a motor can report between two replies `elapsedS` apart: its V_MAX
+ * (the top of its velocity encoding; no motor outruns its own range) over at least one reply interval.
+ */
+export function maxPositionStepRad(r: MotorRanges, elapsedS: number): number {
+  return r.vMaxRadS * Math.max(MIN_REPLY_INTERVAL_S, elapsedS) + POSITION_STEP_MARGIN_RAD;
+}
+
+/** Shortest step from one raw reading to the next across the ±P_MAX wrap (as PositionUnwrapper reads it). */
+export function rawStepRad(previousRawRad: number, rawRad: number, pMaxRad: number): number {
+  const d = rawRad - previousRawRad;
+  if (d > pMaxRad) return d - 2 * pMaxRad;
+  if (d < -pMaxRad) return d + 2 * pMaxRad;
+  return d;
+}

@@ -25,6 +25,8 @@ export class AdapterEmulator {
   private immediate: Buffer[] = [];
   private delayed: Buffer[] = [];
   garbageBytesFromHost = 0;
+  /** Damiao transmit requests whose fixed fields were impossible (their bytes count as garbage too). */
+  rejectedRequestsFromHost = 0;
 
   constructor(
     readonly transport: CanTransport,
@@ -51,6 +53,7 @@ export class AdapterEmulator {
     } else {
       this.decoder = new DamiaoAdapterDecoder((e) => {
         if (e.type === 'frame') this.toBus(e.frame);
+        else if (e.type === 'rejected') this.rejectedRequestsFromHost++;
         else this.garbageBytesFromHost += e.bytes;
       });
     }

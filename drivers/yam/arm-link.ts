@@ -20,8 +20,10 @@ import {
   describeStatus,
   isFaultStatus,
   limitAwareStartRule,
+  maxPositionStepRad,
   packMitInto,
   parseRegisterReply,
+  rawStepRad,
   registerReadFrame,
   registerWriteFrame,
   specialFrame,
@@ -54,6 +56,8 @@ export interface MotorChannel {
   repliesAtSend: number;
   /** Consecutive sends that got no reply before the next send. */
   missedInRow: number;
+  /** Consecutive reports dropped as implausible (position steps the motor cannot make). */
+  implausibleInRow: number;
   readonly command: CanFrame;
 }
 
@@ -61,7 +65,12 @@ export interface ArmLinkStats {
   cycles: number;
   missedReplies: number;
   unexpectedFrames: number;
+  /** Motor reports dropped because their values were impossible (wrong length, a position step no motor makes in the time). */
+  implausibleReports: number;
 }
+
+/** This many implausible reports in a row from one motor are a fault, not noise: its readings cannot be trusted. */
+const IMPLAUSIBLE_IN_ROW_FAULT = 3;
 
 /** "left arm joint 3" / "left gripper" for motor index 0..6. */
 export function motorName(side: ArmSide, index: number): string {
@@ -76,7 +85,7 @@ interface PendingRegister {
 
 export class ArmLink {
   readonly motors: MotorChannel[];
-  readonly stats: ArmLinkStats = { cycles: 0, missedReplies: 0, unexpectedFrames: 0 };
+  readonly stats: ArmLinkStats = { cycles: 0, missedReplies: 0, unexpectedFrames: 0, implausibleReports: 0 };
   private pendingRegisters: PendingRegister[] = [];
   private replyWaiters = new Set<() => void>();
   /** Latched link-level problems (unexpected IDs, disconnects), cleared on re-activation. */
@@ -112,6 +121,7 @@ export class ArmLink {
         requests: 0,
         repliesAtSend: 0,
         missedInRow: 0,
+        implausibleInRow: 0,
         command: { id: i + 1, extended: false, data: new Uint8Array(8) },
       };
     });
@@ -158,7 +168,12 @@ export class ArmLink {
   private onFrame(f: CanFrame): void {
     const index = f.id - FEEDBACK_ID_OFFSET - 1;
     const m = !f.extended && index >= 0 && index < MOTORS_PER_ARM ? this.motors[index] : undefined;
-    if (!m || f.data.length !== 8) {
+    if (m && f.data.length !== 8) {
+      // A motor's ID with a DLC other than 8: no Damiao motor sends that; a broken frame, dropped and counted.
+      this.implausible(m, `a ${f.data.length}-byte frame (motors send 8)`);
+      return;
+    }
+    if (!m) {
       this.stats.unexpectedFrames++;
       this.latch({
         kind: 'bus-error',
@@ -180,21 +195,53 @@ export class ArmLink {
       }
       return;
     }
-    unpackFeedbackInto(f.data, m.ranges, m.feedback);
-    if (m.feedback.idNibble !== (m.id & 0xf)) {
+    // Into a scratch first: a report is obeyed only once its values are plausible.
+    unpackFeedbackInto(f.data, m.ranges, scratchFeedback);
+    if (scratchFeedback.idNibble !== (m.id & 0xf)) {
       this.stats.unexpectedFrames++;
       this.latch({
         kind: 'bus-error',
         arm: this.side,
         joint: index,
-        message: `The reply on CAN ID ${formatCanId(f.id)} says it comes from motor ${m.feedback.idNibble}, not ${m.id}; two motors may share an ID on the ${this.side} arm. Check the motor IDs.`,
+        message: `The reply on CAN ID ${formatCanId(f.id)} says it comes from motor ${scratchFeedback.idNibble}, not ${m.id}; two motors may share an ID on the ${this.side} arm. Check the motor IDs.`,
       });
       return;
     }
+    const now = this.nowS();
+    if (m.unwrapper.started && !Number.isNaN(m.lastReplyS)) {
+      const step = rawStepRad(m.feedback.positionRad, scratchFeedback.positionRad, m.ranges.pMaxRad);
+      const elapsedS = now - m.lastReplyS;
+      if (Math.abs(step) > maxPositionStepRad(m.ranges, elapsedS)) {
+        this.implausible(m, `a position step of ${step.toFixed(3)} rad in ${Math.round(elapsedS * 1000)} ms, more than it can move`);
+        return;
+      }
+    }
+    m.implausibleInRow = 0;
+    Object.assign(m.feedback, scratchFeedback);
     m.positionRad = m.unwrapper.update(m.feedback.positionRad);
-    m.lastReplyS = this.nowS();
+    m.lastReplyS = now;
     m.replies++;
     for (const w of this.replyWaiters) w();
+  }
+
+  /**
+   * A report from motor `m` whose values no motor produces: dropped (never obeyed) and counted; the
+   * operator sees it in the notes, and a run of them is a latched fault (the arm holds).
+   * Why here and not in the codec: only the arm layer knows which motor an ID is, its V_MAX and when
+   * it last reported, and the same check then covers every adapter framing (SLCAN and Damiao).
+   */
+  private implausible(m: MotorChannel, what: string): void {
+    this.stats.implausibleReports++;
+    m.implausibleInRow++;
+    const text = `Dropped a report from the ${m.name} motor with ${what}; ${this.stats.implausibleReports} dropped so far.`;
+    if (m.implausibleInRow >= IMPLAUSIBLE_IN_ROW_FAULT) {
+      this.latch({
+        kind: 'bus-error',
+        arm: this.side,
+        joint: m.id - 1,
+        message: `The ${m.name} motor sent ${m.implausibleInRow} reports in a row with impossible values (last: ${what}); its position cannot be trusted. Check its encoder and the CAN cable, then activate the rig again.`,
+      });
+    } else this.note(text);
   }
 
   /** Sends one special command to each motor and waits for every reply (feedback). */
@@ -329,6 +376,7 @@ export class ArmLink {
     for (const m of this.motors) {
       m.unwrapper.reset();
       m.positionRad = NaN;
+      m.implausibleInRow = 0;
     }
   }
 
@@ -345,5 +393,6 @@ export class ArmLink {
 const NO_FAULTS: RigFault[] = [];
 const MIN_MISSED_IN_ROW = 3;
 const scratch = { positionRad: 0, velocityRadS: 0, kp: 0, kd: 0, torqueNm: 0 };
+const scratchFeedback: MotorFeedback = { status: 0, idNibble: 0, positionRad: 0, velocityRadS: 0, torqueNm: 0, mosfetTempC: 0, rotorTempC: 0 };
 
 export { RID };

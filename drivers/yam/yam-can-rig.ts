@@ -34,7 +34,7 @@ import { ArmFeedForward, VENDOR_FEED_FORWARD, type FeedForwardSettings } from '.
 import type { CanBus } from '../can/bus.js';
 import { formatCanId } from '../can/frame.js';
 import { RID, TIMEOUT_TICK_MS, describeStatus, isFaultStatus, mitFrame } from '../damiao/protocol.js';
-import { ArmLink, GRIPPER_INDEX, MOTORS_PER_ARM, motorName } from './arm-link.js';
+import { ArmLink, GRIPPER_INDEX, MOTORS_PER_ARM, motorName, type ArmLinkStats } from './arm-link.js';
 
 /** Gripper motor positions for fully closed and fully open, from the stall calibration. */
 export interface GripperLimits {
@@ -338,7 +338,7 @@ export class YamCanRig implements Rig {
   }
 
   /** Bus notes (garbage dropped, reconnects, watchdog set) and per-arm counters, for bring-up. */
-  diagnostics(): { arm: ArmSide; notes: string[]; cycles: number; missedReplies: number; unexpectedFrames: number; bus: CanBus['stats'] }[] {
+  diagnostics(): ({ arm: ArmSide; notes: string[]; bus: CanBus['stats'] } & ArmLinkStats)[] {
     return this.links.flatMap((l) => (l ? [{ arm: l.side, notes: [...l.notes], ...l.stats, bus: { ...l.bus.stats } }] : []));
   }
 

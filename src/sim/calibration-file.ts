@@ -17,6 +17,104 @@ export class CalibrationFileError extends Error {
   }
 }
 
+/** A physical range for one numeric field; `unit` is printed after the numbers. */
+export interface CalibrationRange {
+  readonly min: number;
+  readonly max: number;
+  readonly unit: string;
+  readonly whole?: boolean;
+}
+
+/**
+ * What a calibration file may hold, beyond the type checks and calibrationProblem: each range holds
+ * the default ('tandem sim calibration') with room to fit or explore either way, and refuses values
+ * that hang or break the physics rather than calibrate it. Keys 'joints.X' apply to every joint.
+ */
+export const SIM_CALIBRATION_RANGES: Readonly<Record<string, CalibrationRange>> = {
+  // Bounded so a record id can always be printed and stored; calibrations are numbered 1, 2, 3 ….
+  version: { min: 0, max: 1_000_000, unit: '', whole: true },
+  // Default 4 ms. 0.1 ms is 10 kHz physics, ten times finer than the 1 ms × 8 reference runs; a finer
+  // step makes a 30 s episode millions of steps (5e-324 s never finishes). 20 ms: calibrationProblem's cap.
+  physicsStepS: { min: 1e-4, max: 0.02, unit: 's' },
+  // Default 4 substeps; the reference runs 8. Each substep is a full solve: 64 at the finest step is
+  // 640 000 solves per simulated second, far past any fit; a billion never returns.
+  solverIterations: { min: 1, max: 64, unit: '', whole: true },
+  // Default 4 PGS passes per substep (2 let held bottles creep); passes are cheaper than substeps, same cap.
+  pgsIterations: { min: 1, max: 64, unit: '', whole: true },
+  // Scales of the catalogue: a hundredth to ten times its masses covers every object a fit could
+  // confuse (an empty vs a filled bottle is ~20×) without near-zero masses that make contacts explode.
+  objectMassScale: { min: 0.01, max: 10, unit: '' },
+  objectFrictionScale: { min: 0, max: 10, unit: '' },
+  // Coulomb coefficients: rubber on rubber is ≈ 1–2; 3 is already stickier than any table or pad.
+  tableFriction: { min: 0, max: 3, unit: '' },
+  fingerFriction: { min: 0, max: 3, unit: '' },
+  // Default 15 N per finger. The motor model can map the gripper's torque to several hundred newtons,
+  // which the real gripper's current limit never delivers; 200 N is >10× the default and crushes any
+  // object in the catalogue, and 9e15 N made the solver diverge.
+  gripperMaxForceN: { min: 0.1, max: 200, unit: 'N' },
+  restitution: { min: 0, max: 1, unit: '' },
+  // Joint damping: the vendor's idle damping is 0.05–0.3 Nms; 20 Nms would eat the whole torque of the
+  // strongest motor (DM4340, 28 Nm) at 1.4 rad/s.
+  'joints.dampingNms': { min: 0, max: 20, unit: 'Nms' },
+  // Coulomb friction above the strongest joint motor's peak torque (DM4340, 28 Nm) would lock the joint.
+  'joints.frictionNm': { min: 0, max: 28, unit: 'Nm' },
+  // Reflected rotor inertia: ≈ 0.02 kg·m² for a DM4340 at 40:1; 1 kg·m² is 50× that, beyond any YAM joint.
+  'joints.armatureKgM2': { min: 0, max: 1, unit: 'kg·m²' },
+};
+
+/** Far above any calibration record (≈ 1 kB); refused before JSON.parse holds a runaway file. */
+const MAX_CALIBRATION_FILE_CHARS = 1 << 20;
+/** A record nests 3 levels (record → joints → joint); anything much deeper is not one. */
+const MAX_CALIBRATION_DEPTH = 8;
+
+function jsonDepthOver(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+function rangeProblem(field: string, v: number, r: CalibrationRange): string | undefined {
+  if ((r.whole && !Number.isInteger(v)) || !(v >= r.min && v <= r.max)) {
+    return `${field} must be ${r.whole ? 'a whole number ' : ''}from ${r.min} to ${r.max}${r.unit ? ` ${r.unit}` : ''}, not ${v}`;
+  }
+  return undefined;
+}
+
+function rangesProblem(cal: SimCalibration): string | undefined {
+  for (const [key, r] of Object.entries(SIM_CALIBRATION_RANGES)) {
+    if (key.startsWith('joints.')) {
+      const k = key.slice('joints.'.length) as keyof SimCalibration['joints'][number];
+      for (const [i, j] of cal.joints.entries()) {
+        const p = rangeProblem(`joints[${i}].${k}`, j[k], r);
+        if (p) return p;
+      }
+    } else {
+      const p = rangeProblem(key, (cal as unknown as Record<string, number>)[key], r);
+      if (p) return p;
+    }
+  }
+  return undefined;
+}
+
+/** The name is shown, stored and hashed as UTF-8: printable text without lone surrogates. */
+function nameProblem(name: string): string | undefined {
+  const shown = JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}…` : name);
+  // With the u flag a lone surrogate is a code point of category Cs; a proper pair reads as one character.
+  if (/\p{Cs}/u.test(name)) return `name ${shown} holds a lone UTF-16 surrogate; a name is printable text`;
+  if (name.length < 1 || name.length > 100 || /\p{C}/u.test(name)) return `name ${shown} is not printable; a name is 1 to 100 printable characters`;
+  return undefined;
+}
+
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 const isRecord = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
@@ -50,11 +148,15 @@ export function parseSimCalibration(text: string, source: string): SimCalibratio
   const fail = (problem: string): never => {
     throw new CalibrationFileError(`The sim calibration file ${source}: ${problem}.`);
   };
+  if (text.length > MAX_CALIBRATION_FILE_CHARS) fail(`${text.length} characters long, far more than a calibration record; start from the output of 'tandem sim calibration'`);
+  if (jsonDepthOver(text, MAX_CALIBRATION_DEPTH)) fail(`nests deeper than ${MAX_CALIBRATION_DEPTH} levels, which no calibration record does; start from the output of 'tandem sim calibration'`);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
-    fail(`not valid JSON (${(e as Error).message}); start from the output of 'tandem sim calibration'`);
+    // V8 quotes the text around the error: keep it on one line and short.
+    const why = (e as Error).message.replace(/[\p{C}\s]+/gu, ' ').trim().slice(0, 120);
+    fail(`not valid JSON (${why}); start from the output of 'tandem sim calibration'`);
   }
   if (!isRecord(value)) return fail(`${typeName(value)}, not a JSON object; start from the output of 'tandem sim calibration'`);
   checkFields('', DEFAULT_SIM_CALIBRATION, value, fail);
@@ -65,7 +167,7 @@ export function parseSimCalibration(text: string, source: string): SimCalibratio
     checkFields(`joints[${i}]`, jointTemplate, j as Record<string, Json>, fail);
   });
   const cal = value as unknown as SimCalibration;
-  const problem = calibrationProblem(cal);
+  const problem = calibrationProblem(cal) ?? rangesProblem(cal) ?? nameProblem(cal.name);
   if (problem !== undefined) fail(problem);
   return cal;
 }

@@ -10,7 +10,7 @@ import { PolicyUnavailableError, type Observation } from '../../src/policy/contr
 import { syntheticObservation } from '../../src/policy/observation.js';
 import { yamRigModel } from '../../src/rig/yam.js';
 import { buildLinearPolicyModel } from './onnx-model.js';
-import { startFakeOpenpiServer, type Behaviour } from './openpi-fakes.js';
+import { hostileRequests, sendOneRequest, startFakeOpenpiServer, type Behaviour } from './openpi-fakes.js';
 import { startServeProcess } from './serve-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-policy-cli-'));
@@ -38,6 +38,25 @@ test('serve an ONNX model, probe it over the openpi protocol and directly, stop 
     assert.match(local.stdout, new RegExp(`Checkpoint ${r.metadata.checkpoint_sha256}`));
     assert.match(local.stdout, /Actions {4}\[16, 14\]\nLatency {4}[\d.]+ ms \(encode [\d.]+, model [\d.]+, decode [\d.]+\)/);
     assert.equal((await fetch(`${server.url.replace('ws:', 'http:')}/healthz`)).status, 200);
+  } finally {
+    server.child.kill('SIGINT');
+  }
+  assert.equal(await server.exited, 0);
+  assert.match(server.stdout(), /Stopped after 1 inference\./);
+});
+
+test('tandem policy serve: forged and oversized requests get one sentence and close 1011, the server keeps serving', async () => {
+  const server = await startServeProcess(['--policy', `onnx:${modelPath}`, '--port', '0', '--max-image-side', '512']);
+  try {
+    const forged = await sendOneRequest(server.url, hostileRequests.forgedImage);
+    assert.equal(forged.closeCode, 1011);
+    assert.match(forged.text ?? '', /^tandem policy server: [^\n]*'images\.cam_high'[^\n]*\.$/);
+    const wide = await sendOneRequest(server.url, hostileRequests.wideImage);
+    assert.equal(wide.closeCode, 1011);
+    assert.match(wide.text ?? '', /'images\.cam_high' is 600×4 pixels \(height × width\); this server takes sides from 1 to 512 \(--max-image-side\)\./);
+    const after = await runTandem(['policy', 'probe', server.url]);
+    assert.equal(after.code, 0, after.stderr);
+    assert.match(server.stderr(), /error for 127\.0\.0\.1:\d+: tandem policy server: /);
   } finally {
     server.child.kill('SIGINT');
   }
@@ -80,6 +99,15 @@ test('probe against broken servers: each a one-line reason, exit 3 (policy unava
   assert.equal(traceback.code, 3);
   assert.match(traceback.stderr, /reported an error: ValueError: Unknown camera: cam_top/);
   for (const r of [hang, garbage, traceback]) noStack(r.stderr);
+});
+
+test('probe against a server answering forged or BigInt arrays: one sentence, exit 3 as the help promises', async () => {
+  for (const behaviour of ['forged-actions', 'bigint-dtype'] as const) {
+    const r = await probeFake(behaviour);
+    assert.equal(r.code, 3, `${behaviour}: ${r.stderr}`);
+    assert.match(r.stderr, /^Policy server ws:\/\/127\.0\.0\.1:\d+ answered something that is not an openpi action message: [^\n]+\.\n$/, behaviour);
+    assert.doesNotMatch(r.stderr, /failed unexpectedly/);
+  }
 });
 
 test('bad specs and files that are not models are one sentence, exit 2', async () => {

@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
+import { Packr } from 'msgpackr';
 import { packOpenpi } from '../../src/policy/openpi/msgpack-numpy.js';
 import { encodeResult } from '../../src/policy/openpi/wire.js';
 
@@ -12,7 +13,9 @@ export type Behaviour =
   | 'text-error' // answers with a Python-style traceback text frame and close 1011
   | 'close-mid-inference' // closes the socket instead of answering
   | 'answer-once-then-close' // answers the first request, then closes the connection
-  | 'nan-actions'; // answers actions with a NaN
+  | 'nan-actions' // answers actions with a NaN
+  | 'forged-actions' // answers an "actions" map that inherits a small real array through __proto__ and claims a huge shape
+  | 'bigint-dtype'; // answers an "actions" array whose dtype is a uint64 (a BigInt once decoded)
 
 export interface FakeServer {
   readonly url: string;
@@ -21,6 +24,16 @@ export interface FakeServer {
   readonly closedConnections: () => number;
   close(): Promise<void>;
 }
+
+const utf8 = new TextEncoder();
+/** Packs Maps as msgpack maps with str or bin keys, as a hostile server can. */
+const raw = new Packr({ useRecords: false, variableMapSize: true });
+const ndMap = (dtype: unknown, shape: unknown, data: Uint8Array) =>
+  new Map<unknown, unknown>([[utf8.encode('__ndarray__'), true], [utf8.encode('data'), data], [utf8.encode('dtype'), dtype], [utf8.encode('shape'), shape]]);
+const HOSTILE: Partial<Record<Behaviour, Uint8Array>> = {
+  'forged-actions': raw.pack(new Map([['actions', new Map<unknown, unknown>([['__proto__', ndMap('<f4', [1, 14], new Uint8Array(56))], ['shape', [100_000, 14]], ['dtype', '<f8']])]])),
+  'bigint-dtype': raw.pack(new Map([['actions', ndMap(2n ** 64n - 1n, [1, 14], new Uint8Array(56))]])),
+};
 
 const TRACEBACK = 'Traceback (most recent call last):\n  File "serve_policy.py", line 12, in infer\nValueError: Unknown camera: cam_top\n';
 
@@ -41,6 +54,7 @@ export async function startFakeOpenpiServer(behaviour: Behaviour, horizon = 10):
     ws.on('message', () => {
       if (behaviour === 'hang') return;
       if (behaviour === 'garbage-answer') ws.send(Buffer.from('not msgpack at all, just text bytes'), { binary: true });
+      else if (HOSTILE[behaviour]) ws.send(HOSTILE[behaviour], { binary: true });
       else if (behaviour === 'text-error') {
         ws.send(TRACEBACK);
         ws.close(1011, 'Internal server error. Traceback included in previous frame.');
@@ -68,3 +82,39 @@ export async function startFakeOpenpiServer(behaviour: Behaviour, horizon = 10):
     },
   };
 }
+
+/** Sends one request to a policy server (after its metadata) and returns the answer and how the connection closed. */
+export async function sendOneRequest(url: string, request: Uint8Array): Promise<{ text?: string; binary?: Uint8Array; closeCode: number }> {
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  let first = true;
+  let text: string | undefined;
+  let binary: Uint8Array | undefined;
+  return new Promise((resolve, reject) => {
+    ws.on('error', reject);
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (first) {
+        first = false; // the metadata
+        ws.send(request);
+        return;
+      }
+      if (isBinary) {
+        binary = data;
+        ws.close();
+      } else text = data.toString();
+    });
+    ws.on('close', (closeCode) => resolve({ text, binary, closeCode }));
+  });
+}
+
+/** Hostile requests for server tests, as msgpack bytes. */
+export const hostileRequests = {
+  /** ~200 bytes: cam_high inherits a 3-byte image through __proto__ and claims [3, 8192, 8192]. */
+  forgedImage: raw.pack(
+    new Map<string, unknown>([
+      ['state', ndMap('<f4', [14], new Uint8Array(56))],
+      ['images', new Map([['cam_high', new Map<unknown, unknown>([['__proto__', ndMap('|u1', [3, 1, 1], new Uint8Array(3))], ['shape', [3, 8192, 8192]]])]])],
+    ]),
+  ),
+  /** An honest array header for a 600×4 image: within 8192, but over a server started with --max-image-side 512. */
+  wideImage: raw.pack(new Map<string, unknown>([['state', ndMap('<f4', [14], new Uint8Array(56))], ['images', new Map([['cam_high', ndMap('|u1', [3, 600, 4], new Uint8Array(7200))]])]])),
+};

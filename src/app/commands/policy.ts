@@ -60,7 +60,8 @@ and a prompt. Prints the metadata, the action shape [H, 14] and where the time w
   --timeout-ms N           inference deadline (default 10000)
   --connect-timeout-ms N   connect and metadata deadline (default 5000)
   --onnx-threads N         threads onnxruntime uses inside one inference (default 1)
-Exit codes: 0 ok, 2 bad input (spec, model, answer), 3 policy unavailable (unreachable, timeout, server error).`,
+Exit codes: 0 ok, 2 bad input (spec, model, actions out of the rig's range), 3 policy unavailable (unreachable,
+timeout, server error, an answer that is not an openpi action message).`,
   options: { 'api-key': { type: 'string' }, prompt: { type: 'string' }, 'timeout-ms': { type: 'string' }, 'connect-timeout-ms': { type: 'string' }, 'onnx-threads': { type: 'string' } },
   positionals: [1, 1],
   async run(args, io) {
@@ -116,13 +117,18 @@ text frame followed by close 1011. Stops on Ctrl-C.
   --host H                 interface (default 127.0.0.1; 0.0.0.0 serves other machines)
   --api-key KEY            require 'Authorization: Api-Key KEY' (default: $TANDEM_POLICY_API_KEY, else none)
   --added-latency-ms N     wait N ms before each answer, to rehearse a heavier model's latency
-  --onnx-threads N         threads onnxruntime uses inside one inference (default 1; raise for large models)`,
+  --max-image-side N       largest image height/width a request may carry (default 1024, at most 8192);
+                           bounds every request before it is read (larger messages: close 1009)
+  --onnx-threads N         threads onnxruntime uses inside one inference (default 1; raise for large models)
+A request that is not an openpi ALOHA observation (unknown keys, wrong shapes, forged arrays) gets
+one sentence as a text frame, then close 1011, as openpi's server reports errors.`,
   options: {
     policy: { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
     'api-key': { type: 'string' },
     'added-latency-ms': { type: 'string' },
+    'max-image-side': { type: 'string' },
     'timeout-ms': { type: 'string' },
     'connect-timeout-ms': { type: 'string' },
     'onnx-threads': { type: 'string' },
@@ -131,6 +137,8 @@ text frame followed by close 1011. Stops on Ctrl-C.
     const spec = requireString(args, 'policy');
     const port = intOption(args, 'port', 8000, 0, 65535);
     const addedLatencyMs = numberOption(args, 'added-latency-ms', 0, 0, 60_000);
+    // 8192: the largest side validateImage takes anywhere in tandem.
+    const maxImageSide = intOption(args, 'max-image-side', 1024, 16, 8192);
     const host = typeof args.values.host === 'string' ? args.values.host : '127.0.0.1';
     const apiKey = typeof args.values['api-key'] === 'string' ? args.values['api-key'] : io.env.TANDEM_POLICY_API_KEY;
     const policy = await openFromArgs(spec, { ...args, values: { ...args.values, 'api-key': undefined } }, io);
@@ -143,6 +151,7 @@ text frame followed by close 1011. Stops on Ctrl-C.
         host,
         apiKey: apiKey || undefined,
         addedLatencyMs,
+        maxImageSide,
         resetContext: { seed: 0, prompt: '', rigModel: yamRigModel(), controlHz: 50 },
         log: (line) => io.err(`${line}\n`),
       });

@@ -97,7 +97,9 @@ ${BUS_HELP}
       else {
         io.out(`${bus.description}: ${result.motors.length} motor${result.motors.length === 1 ? '' : 's'} answered${result.silent.length ? `; no answer from ID ${result.silent.join(', ')}` : ''}.\n`);
         if (result.motors.length) io.out(`${probeTable(result.motors)}\n`);
-        if (bus.stats.garbageBytes > 0) io.out(`Dropped ${bus.stats.garbageBytes} bytes that were not frames.\n`);
+        if (bus.stats.garbageBytes > 0 || bus.stats.rejectedFrames > 0) {
+          io.out(`Dropped ${bus.stats.garbageBytes} bytes that were not frames (${bus.stats.rejectedFrames} frame-shaped but impossible: wrong DLC or ID, or cut short).\n`);
+        }
       }
       if (result.motors.length === 0) {
         throw new UserError(`No motor answered on the ${bus.description}. Check motor power, the CAN cable and its 120 Ω termination, and that --transport matches the adapter.`, 1);
@@ -187,6 +189,8 @@ ${BUS_HELP}
         jitterMs: { p50: stats.jitterP50Ms, p99: stats.jitterP99Ms, max: stats.jitterMaxMs },
         missedReplies: diag.missedReplies,
         garbageBytes: diag.bus.garbageBytes,
+        rejectedFrames: diag.bus.rejectedFrames,
+        implausibleReports: diag.implausibleReports,
         notes: diag.notes,
         fault: faultText ?? null,
       };
@@ -195,6 +199,9 @@ ${BUS_HELP}
         io.out(
           `Loop: ${stats.cycles} cycles, ${stats.achievedHz.toFixed(1)} Hz achieved (target ${rateHz}); jitter p50 ${stats.jitterP50Ms.toFixed(3)} ms, p99 ${stats.jitterP99Ms.toFixed(3)} ms, max ${stats.jitterMaxMs.toFixed(3)} ms; ` +
             `${stats.lateCycles} late cycles, ${stats.overruns} overruns; ${diag.missedReplies} replies later than one cycle.\n`,
+        );
+        io.out(
+          `Bus: ${diag.bus.garbageBytes} bytes dropped that were not frames, ${diag.bus.rejectedFrames} impossible frames rejected, ${diag.implausibleReports} motor reports dropped as implausible.\n`,
         );
         for (const n of diag.notes) io.out(`Note: ${n}\n`);
       }

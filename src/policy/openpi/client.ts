@@ -11,8 +11,8 @@
 import WebSocket from 'ws';
 import { CAMERA_NAMES, PolicyUnavailableError, type ActionChunk, type CameraName, type EpisodeContext, type Observation, type Policy, type PolicyInfo } from '../contract.js';
 import { validateObservation } from '../observation.js';
-import { NdArray, unpackOpenpi, WireFormatError, type WireValue } from './msgpack-numpy.js';
-import { decodeResult, encodeObservation, OPENPI_IMAGE_SIZE } from './wire.js';
+import { NdArray, NpGeneric, unpackOpenpi, WireFormatError, type WireValue } from './msgpack-numpy.js';
+import { decodeResult, encodeObservation, MAX_METADATA_BYTES, MAX_RESPONSE_BYTES, OPENPI_IMAGE_SIZE } from './wire.js';
 
 export interface OpenpiClientOptions {
   /** ws://host:port or wss://host:port (a path is kept). */
@@ -34,6 +34,7 @@ function describe(e: unknown): string {
   const err = e as NodeJS.ErrnoException;
   if (err?.code === 'ECONNREFUSED') return 'connection refused';
   if (err?.code === 'ENOTFOUND') return 'host not found';
+  if (err?.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return `it sent a message larger than the ${MAX_RESPONSE_BYTES} bytes any openpi answer needs`;
   return err?.message ?? String(e);
 }
 
@@ -218,7 +219,8 @@ export class OpenpiClientPolicy implements Policy {
     return new Promise<void>((resolve, reject) => {
       const headers: Record<string, string> = {};
       if (this.opts.apiKey) headers.Authorization = `Api-Key ${this.opts.apiKey}`;
-      const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 2 ** 31, headers, handshakeTimeout: Math.max(1, Math.round(timeoutMs)) });
+      // maxPayload: ws refuses (close 1009) a larger message before buffering it.
+      const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: MAX_RESPONSE_BYTES, headers, handshakeTimeout: Math.max(1, Math.round(timeoutMs)) });
       let settled = false;
       const finish = (err?: Error): void => {
         if (settled) return;
@@ -263,8 +265,8 @@ export class OpenpiClientPolicy implements Policy {
             return;
           }
           try {
-            const meta = unpackOpenpi(bytes);
-            if (meta === null || typeof meta !== 'object' || Array.isArray(meta) || meta instanceof Uint8Array || meta instanceof NdArray) {
+            const meta = unpackOpenpi(bytes, { maxBytes: MAX_METADATA_BYTES });
+            if (meta === null || typeof meta !== 'object' || Array.isArray(meta) || meta instanceof Uint8Array || meta instanceof NdArray || meta instanceof NpGeneric) {
               throw new WireFormatError('the metadata is not a map');
             }
             this.metadata = meta as Record<string, WireValue>;

@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { EpisodeContext, Policy } from '../contract.js';
 import { packOpenpi, WireFormatError, type WireValue } from './msgpack-numpy.js';
-import { decodeObservation, encodeResult } from './wire.js';
+import { DEFAULT_MAX_IMAGE_SIDE, decodeObservation, encodeResult, maxRequestBytes } from './wire.js';
 
 export interface PolicyServerOptions {
   readonly policy: Policy;
@@ -26,6 +26,12 @@ export interface PolicyServerOptions {
   readonly metadata?: Record<string, WireValue>;
   /** Reset once at start: openpi has no per-episode reset message. */
   readonly resetContext?: EpisodeContext;
+  /**
+   * Largest image side a request may carry (default DEFAULT_MAX_IMAGE_SIDE). Bounds every request
+   * before it is read: the websocket refuses larger messages (close 1009) and image headers over it
+   * are refused before any pixel is allocated.
+   */
+  readonly maxImageSide?: number;
   /** One line per notable event (connections, errors). */
   readonly log?: (line: string) => void;
 }
@@ -71,7 +77,9 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
     }
     res.writeHead(426, { 'content-type': 'text/plain' }).end('This is an openpi policy server: connect with a websocket, or GET /healthz.\n');
   });
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 2 ** 31 });
+  const maxImageSide = opts.maxImageSide ?? DEFAULT_MAX_IMAGE_SIDE;
+  const maxPayload = maxRequestBytes(maxImageSide);
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload });
 
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (opts.apiKey !== undefined && !keyMatches(req.headers.authorization, opts.apiKey)) {
@@ -106,7 +114,7 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
         if (failed) return;
         try {
           if (!isBinary) throw new Error('expected a binary msgpack observation, got a text frame');
-          const obs = decodeObservation(bytes);
+          const obs = decodeObservation(bytes, { maxImageSide });
           const inferStart = performance.now();
           const job = modelQueue.then(async () => {
             const chunk = await policy.infer(obs);
@@ -131,7 +139,11 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
       });
     });
     ws.on('close', () => log(`connection from ${peer} closed`));
-    ws.on('error', (e) => log(`connection from ${peer} failed: ${e.message}`));
+    ws.on('error', (e) => {
+      // ws closes with 1009 itself when a message exceeds maxPayload, before buffering it.
+      if ((e as NodeJS.ErrnoException).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') log(`refused a message from ${peer} larger than ${maxPayload} bytes (the most an observation with ${maxImageSide}-pixel images needs)`);
+      else log(`connection from ${peer} failed: ${e.message}`);
+    });
   });
 
   await new Promise<void>((resolve, reject) => {
