@@ -66,24 +66,52 @@ async function margin(): Promise<void> {
   console.log(`  loop ${stats.achievedHz.toFixed(1)} Hz, p99 jitter ${stats.jitterP99Ms.toFixed(2)} ms; worst world lag ${t.maxLagMs.toFixed(0)} ms, fell behind ${t.behindEvents}×; faults: ${cell.rig.read().faults.length}`);
 }
 
-async function simProgress(layout: Layout, spec: string, seed: number): Promise<number> {
+interface Run {
+  readonly progress: number;
+  readonly note: string;
+  /** Measured joint positions (arm joints only), 14 per step. */
+  readonly trajectory: Float32Array;
+  readonly steps: number;
+}
+
+async function simRun(layout: Layout, spec: string, seed: number): Promise<Run> {
   const policy = await openPolicy(spec, { cwd: process.cwd() });
   try {
     const r = await runSimRollout({ task, layout, policy, seed, episodeSeconds: SECONDS });
-    return r.episode.status === 'valid' ? (r.episode.progress?.progress ?? NaN) : NaN;
+    const e = r.episode;
+    return { progress: e.status === 'valid' ? (e.progress?.progress ?? NaN) : NaN, note: '', trajectory: e.trajectory.position, steps: e.trajectory.steps };
   } finally {
     await policy.close?.();
   }
 }
 
-async function cellProgress(layout: Layout, spec: string, seed: number, gap: CellGap): Promise<{ progress: number; note: string }> {
+const simProgress = async (layout: Layout, spec: string, seed: number): Promise<number> => (await simRun(layout, spec, seed)).progress;
+
+/** RMS difference of the arm joints' measured trajectories (the grippers left out), rad, over the steps both ran. */
+function trajectoryRms(a: Run, b: Run): number {
+  const n = Math.min(a.steps, b.steps);
+  let sum = 0;
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < 14; k++) {
+      if (k % 7 === 6) continue;
+      const d = a.trajectory[i * 14 + k] - b.trajectory[i * 14 + k];
+      sum += d * d;
+      count++;
+    }
+  }
+  return count ? Math.sqrt(sum / count) : NaN;
+}
+
+async function cellRun(layout: Layout, spec: string, seed: number, gap: CellGap): Promise<Run> {
   const clock = new RealtimeClock();
   const cell = await createEmulatedCell({ task, layout, gap, clock, placementSeed: seed, replyDeadlineMs: 350 });
   const policy = await ThreadedPolicy.open(spec, { cwd: process.cwd() });
   try {
     const r = await runRigRollout({ rig: cell.rig, policy, task, layout, episodeSeconds: SECONDS, controlHz: 50, seed, deadlineMs: 1500, clock, privileged: () => cell.world.privilegedState(), lookAtTable: cell.world });
-    if (!r.tableEndStates) return { progress: NaN, note: `${r.episode.status}: ${r.episode.reason ?? ''}`.slice(0, 90) };
-    return { progress: task.scoreProgress(layout, r.tableEndStates).progress, note: '' };
+    const t = { trajectory: r.episode.trajectory.position, steps: r.episode.trajectory.steps };
+    if (!r.tableEndStates) return { progress: NaN, note: `${r.episode.status}: ${r.episode.reason ?? ''}`.slice(0, 90), ...t };
+    return { progress: task.scoreProgress(layout, r.tableEndStates).progress, note: '', ...t };
   } finally {
     await policy.close();
     await cell.close();
@@ -96,16 +124,21 @@ const mean = (xs: number[]): number => xs.filter(Number.isFinite).reduce((a, b) 
 async function agree(): Promise<void> {
   const spec = 'code:bottles-in-the-bin';
   console.log(`\n${spec}, ${N_LAYOUTS} tier-1 layouts (seed 17), ${SECONDS} s each; rollout seed = layout index (same placement in sim and cell)`);
-  const rows: { sim: number; none: number; gap: number }[] = [];
+  const rows: { sim: number; none: number; gap: number; rmsNone: number; rmsGap: number }[] = [];
   for (const [i, layout] of layouts().entries()) {
-    const sim = await simProgress(layout, spec, i);
-    const none = await cellProgress(layout, spec, i, { kind: 'none' });
-    const gap = await cellProgress(layout, spec, i, { kind: 'seed', seed: 1 });
-    rows.push({ sim, none: none.progress, gap: gap.progress });
-    console.log(`  layout ${i}: sim ${sim.toFixed(2)}  cell gap none ${none.progress.toFixed(2)} ${none.note}  cell gap seed:1 ${gap.progress.toFixed(2)} ${gap.note}`);
+    const sim = await simRun(layout, spec, i);
+    const none = await cellRun(layout, spec, i, { kind: 'none' });
+    const gap = await cellRun(layout, spec, i, { kind: 'seed', seed: 1 });
+    const row = { sim: sim.progress, none: none.progress, gap: gap.progress, rmsNone: trajectoryRms(sim, none), rmsGap: trajectoryRms(sim, gap) };
+    rows.push(row);
+    console.log(
+      `  layout ${i}: progress sim ${row.sim.toFixed(2)}, cell gap none ${row.none.toFixed(2)} ${none.note}, gap seed:1 ${row.gap.toFixed(2)} ${gap.note}; ` +
+        `joint trajectory vs sim (rms) none ${(row.rmsNone * 1000).toFixed(0)} mrad, seed:1 ${(row.rmsGap * 1000).toFixed(0)} mrad`,
+    );
   }
   const same = (k: 'none' | 'gap'): number => rows.filter((r) => r[k] === r.sim).length;
   console.log(`  agree with the sim: gap none ${same('none')}/${rows.length}, gap seed:1 ${same('gap')}/${rows.length}; means sim ${mean(rows.map((r) => r.sim)).toFixed(2)}, none ${mean(rows.map((r) => r.none)).toFixed(2)}, seed:1 ${mean(rows.map((r) => r.gap)).toFixed(2)}`);
+  console.log(`  joint trajectories vs sim, mean rms: gap none ${(mean(rows.map((r) => r.rmsNone)) * 1000).toFixed(0)} mrad, gap seed:1 ${(mean(rows.map((r) => r.rmsGap)) * 1000).toFixed(0)} mrad`);
 }
 
 async function grades(): Promise<void> {
@@ -117,7 +150,7 @@ async function grades(): Promise<void> {
     const cell: number[] = [];
     for (const [i, layout] of layouts().entries()) {
       sim.push(await simProgress(layout, spec, 100 + i));
-      cell.push((await cellProgress(layout, spec, 100 + i, { kind: 'seed', seed: 1 })).progress);
+      cell.push((await cellRun(layout, spec, 100 + i, { kind: 'seed', seed: 1 })).progress);
     }
     means[spec] = { sim: mean(sim), cell: mean(cell) };
     console.log(`  ${spec.padEnd(36)} sim ${means[spec].sim.toFixed(2)}  cell ${means[spec].cell.toFixed(2)}`);

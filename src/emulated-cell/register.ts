@@ -8,40 +8,21 @@
  *       motors only: YamCanRig on the lumped byte-level emulator (protocol and timing work)
  * Both are returned configured-but-closed, like the hardware rig.
  */
-import { RigError, type Rig } from '../rig/contract.js';
+import type { Rig } from '../rig/contract.js';
 import type { RigConfig, RigContext, RigRegistry } from '../rig/registry.js';
 import { feedForwardProblem, type FeedForwardSettings } from '../rig/gravity.js';
 import { sampleLayoutSet } from '../layouts/layout-set.js';
 import { getTask } from '../tasks/registry.js';
-import { CAN_TRANSPORTS, type CanTransport } from '../../drivers/can/bus.js';
+import { optionalNumber, rigConfigError, transportOf } from '../../drivers/yam/register.js';
 import { createEmulatedYam } from '../../drivers/emulators/in-process.js';
 import { CellGapError, DEFAULT_CELL_GAP, parseCellGap } from './cell-truth.js';
 import { createEmulatedCell, type EmulatedCell } from './emulated-cell.js';
-
-function bad(message: string): RigError {
-  return new RigError(message, { kind: 'config-mismatch', message });
-}
-
-function transportOf(config: RigConfig): CanTransport {
-  const t = config.transport ?? 'slcan';
-  if (typeof t !== 'string' || !(CAN_TRANSPORTS as readonly string[]).includes(t)) {
-    throw bad(`The ${config.type} rig config's 'transport' must be ${CAN_TRANSPORTS.join(' or ')}, not ${JSON.stringify(t)}.`);
-  }
-  return t as CanTransport;
-}
-
-function optionalNumber(config: RigConfig, key: string, min: number, max: number): number | undefined {
-  const v = config[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw bad(`The ${config.type} rig config's '${key}' must be a number from ${min} to ${max}, not ${JSON.stringify(v)}.`);
-  return v;
-}
 
 function feedForwardOf(config: RigConfig): FeedForwardSettings | false | undefined {
   const f = config.feedForward;
   if (f === undefined || f === false) return f;
   const why = feedForwardProblem(f);
-  if (why) throw bad(`The ${config.type} rig config's ${why}.`);
+  if (why) throw rigConfigError(`The ${config.type} rig config's ${why}.`);
   return f as FeedForwardSettings;
 }
 
@@ -61,11 +42,11 @@ export function emulatedCellOf(rig: Rig): EmulatedCell | undefined {
 export async function createCellRig(config: RigConfig, context: RigContext): Promise<Rig> {
   let gap = DEFAULT_CELL_GAP;
   if (config.gap !== undefined) {
-    if (typeof config.gap !== 'string') throw bad(`The yam-cell rig config's 'gap' must be 'none' or 'seed:N', not ${JSON.stringify(config.gap)}.`);
+    if (typeof config.gap !== 'string') throw rigConfigError(`The yam-cell rig config's 'gap' must be 'none' or 'seed:N', not ${JSON.stringify(config.gap)}.`);
     try {
       gap = parseCellGap(config.gap);
     } catch (e) {
-      if (e instanceof CellGapError) throw bad(e.message);
+      if (e instanceof CellGapError) throw rigConfigError(e.message);
       throw e;
     }
   }
@@ -75,7 +56,7 @@ export async function createCellRig(config: RigConfig, context: RigContext): Pro
     layout: table.layout,
     placementSeed: table.placementSeed ?? 0,
     gap,
-    transport: transportOf(config),
+    transport: transportOf(config, 'slcan'),
     clock: context.clock,
     rigModel: context.model,
     replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350),
@@ -87,7 +68,7 @@ export async function createCellRig(config: RigConfig, context: RigContext): Pro
 
 export function createMotorsOnlyRig(config: RigConfig, context: RigContext): Rig {
   return createEmulatedYam({
-    transport: transportOf(config),
+    transport: transportOf(config, 'slcan'),
     replyLatencyMs: optionalNumber(config, 'replyLatencyMs', 0, 100),
     clock: context.clock,
     rig: { model: context.model, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350), feedForward: feedForwardOf(config) ?? false },

@@ -39,6 +39,16 @@ async function holdReach(c: EmulatedCell, clock: RealtimeClock, seconds: number)
   return err;
 }
 
+/** Activates the cell's rig and holds its pose under the control loop for `seconds`; resolves 0.3 s in, with the loop's end to await. */
+async function holdUnderLoop(c: EmulatedCell, clock: RealtimeClock, seconds: number): Promise<{ running: Promise<unknown> }> {
+  await c.rig.configure();
+  await c.rig.activate();
+  const hold = { position: Float64Array.from(c.rig.read().position) };
+  const running = new ControlLoop({ rig: c.rig, clock, rateHz: 250, source: () => hold }).run({ untilS: clock.nowS() + seconds });
+  await new Promise((r) => setTimeout(r, 300));
+  return { running };
+}
+
 test('the real driver stack moves the cell: configure reads the resting arms, the loop drives them to a pose through the byte protocol', async () => {
   const { cell: c, clock } = await cell();
   try {
@@ -129,12 +139,7 @@ test('the interlock input damps the arms through the driver and refuses activati
   const { cell: c, clock } = await cell();
   try {
     const rig = c.rig;
-    await rig.configure();
-    await rig.activate();
-    const hold = { position: Float64Array.from(rig.read().position) };
-    const loop = new ControlLoop({ rig, clock, rateHz: 250, source: () => hold });
-    const running = loop.run({ untilS: clock.nowS() + 1.5 });
-    await new Promise((r) => setTimeout(r, 300));
+    const { running } = await holdUnderLoop(c, clock, 1.5);
     c.inputs.interlockOpen = true;
     await until(() => rig.read().mode === 'fault', 1000);
     await running;
@@ -155,12 +160,7 @@ test('a world that falls behind real time says so as a fault, and the arms are d
   const { cell: c, clock } = await cell();
   try {
     const rig = c.rig;
-    await rig.configure();
-    await rig.activate();
-    const hold = { position: Float64Array.from(rig.read().position) };
-    const loop = new ControlLoop({ rig, clock, rateHz: 250, source: () => hold });
-    const running = loop.run({ untilS: clock.nowS() + 1.5 });
-    await new Promise((r) => setTimeout(r, 300));
+    const { running } = await holdUnderLoop(c, clock, 1.5);
     // Starve the process for 0.8 s, as an overloaded machine would: the world cannot step meanwhile.
     const end = performance.now() + 800;
     while (performance.now() < end);
