@@ -31,6 +31,7 @@ import { withCommandStore } from '../station-store.js';
 import { emulatedCellOf } from '../../emulated-cell/register.js';
 import { cellMarkerJson, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
 import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
+import { cellCameras, type CellCameras } from '../../emulated-cell/cell-cameras.js';
 import { createHash } from 'node:crypto';
 import type { Episode } from '../../rollout/episode.js';
 
@@ -107,8 +108,9 @@ code policies are refused: they read object poses only a simulation has.
   --timeout-ms N      per-inference deadline; past it the rig holds and the rollout is aborted (default ${DEFAULT_DEADLINE_MS})
   --seed K            the policy's seed (default 0)
   --score-from-cell   the emulated cell's scripted operator scores the end state (stored as an operator score)
-  --blank-cameras     feed black 224×224 frames to a policy that reads cameras (no rig camera driver
-                      in this build): rehearses a policy server's connection and timing, not its behaviour
+  --blank-cameras     feed black 224×224 frames to a policy that reads cameras: rehearses a policy server's
+                      connection and timing, not its behaviour (the emulated cell draws its own camera
+                      images without it; hardware cameras are not in this build)
   --json              print {"status", "steps", "chunks", "achievedHz", "inferenceMs", "safetyEventsByKind", …}
 
 Prints steps, achieved control rate, chunk and inference timing, safety interventions and status.
@@ -146,12 +148,6 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     }
     try {
       const blank = args.values['blank-cameras'] === true;
-      if (policy.info.cameras.length > 0 && !blank) {
-        throw new UserError(
-          `Policy ${policy.info.name} reads cameras (${policy.info.cameras.join(', ')}), and this build has no rig camera driver; run it in the sim with 'tandem sim rollout', or rehearse with --blank-cameras (black frames).`,
-        );
-      }
-      const cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
       const clock = new RealtimeClock();
       let rig: Rig;
       try {
@@ -162,9 +158,24 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
         throw e;
       }
       let result: RigRolloutResult;
+      let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
+      let cellCams: CellCameras | undefined;
       let cellMarker: { sha256: string; json: string } | undefined;
       try {
         const cell = emulatedCellOf(rig);
+        if (policy.info.cameras.length > 0 && !blank) {
+          // The emulated cell has cameras of its own; hardware cameras are not in this build.
+          if (!cell) {
+            throw new UserError(
+              `Policy ${policy.info.name} reads cameras (${policy.info.cameras.join(', ')}), and this build has no rig camera driver; run it in the sim with 'tandem sim rollout', on the emulated cell (rig type yam-cell), or rehearse with --blank-cameras (black frames).`,
+            );
+          }
+          cellCams = cellCameras(cell.world);
+          cameras = cellCams.source;
+          // Start the browser and its page now, before the rig is powered: their start-up blocks
+          // this thread for longer than the motors' own 400 ms watchdog.
+          await cameras.capture(policy.info.cameras);
+        }
         if (scoreFromCell && !cell) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
         if (!cell) {
           try {
@@ -200,6 +211,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
           throw e;
         }
       } finally {
+        await cellCams?.close();
         await rig.close?.();
       }
       const e = result.episode;

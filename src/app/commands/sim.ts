@@ -86,6 +86,8 @@ export function episodeSummary(e: Episode): Record<string, unknown> {
     // Chunks the policy answered and the episode used (chunk indices run 0, 1, … in step order).
     chunks: e.trajectory.steps > 0 ? e.trajectory.chunkIndex[e.trajectory.steps - 1] + 1 : 0,
     safetyEvents: e.safetyEvents.length,
+    // Observations built for the policy (camera images are drawn only for these).
+    observations: e.observations,
     finalStateHash: e.finalStateHash,
   };
 }
