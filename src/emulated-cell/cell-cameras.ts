@@ -9,7 +9,6 @@ import { ChromiumRenderer } from '../sim/render/chromium-renderer.js';
 import { DEFAULT_CAMERA_CALIBRATION, type CameraCalibration, type CameraModel } from '../sim/render/camera-calibration.js';
 import { sceneCameraSource } from '../sim/render/scene-camera-source.js';
 import type { Renderer } from '../sim/render/renderer.js';
-import type { CameraSource } from '../rollout/run-episode.js';
 import { CAMERA_NAMES, type CameraName } from '../policy/contract.js';
 import type { CameraPoseOffset, HashedCellTruth } from './cell-truth.js';
 import type { CellWorld } from './cell-world.js';
@@ -42,8 +41,8 @@ export function cellCameraMounting(truth: HashedCellTruth, calibrated: CameraCal
 }
 
 export interface CellCameras {
-  /** The rollout's camera source: every listed camera from the same instant of the cell's world. */
-  readonly source: CameraSource;
+  /** The rollout's camera source (the sim's own kind): every listed camera from the same instant of the cell's world. */
+  readonly source: ReturnType<typeof sceneCameraSource>;
   /** Wall time (s, the world's clock) of the last capture's snapshot. */
   readonly lastCaptureS: () => number;
   readonly renderer: Renderer;
