@@ -337,6 +337,25 @@ const ROLLOUT_SELECT = `
   FROM rollouts r
   LEFT JOIN operator_scores s ON s.id = (SELECT max(id) FROM operator_scores WHERE rollout_id = r.id)`;
 
+/** The WHERE clause (with its leading space, or empty) and parameters of a rollout filter; `prefix` names the table alias ('r.'). */
+function rolloutWhere(filter: RolloutFilter, prefix: string): { where: string; params: unknown[] } {
+  const clauses: string[] = [];
+  const params: unknown[] = [];
+  for (const [column, value] of [
+    ['kind', filter.kind],
+    ['policy_id', filter.policyId],
+    ['layout_set_sha256', filter.layoutSetSha256],
+    ['session_id', filter.sessionId],
+    ['status', filter.status],
+    ['tier', filter.tier],
+  ] as const) {
+    if (value === undefined) continue;
+    clauses.push(`${prefix}${column} = ?`);
+    params.push(value);
+  }
+  return { where: clauses.length ? ` WHERE ${clauses.join(' AND ')}` : '', params };
+}
+
 export class Store {
   private readonly tiersBySet = new Map<string, readonly number[]>();
   private readonly statements = new Map<string, Database.Statement>();
@@ -637,20 +656,8 @@ export class Store {
 
   /** Rollouts matching every given field, oldest first. */
   listRollouts(filter: RolloutFilter = {}): RolloutRecord[] {
-    const clauses: string[] = [];
-    const params: unknown[] = [];
-    const add = (column: string, value: unknown): void => {
-      if (value === undefined) return;
-      clauses.push(`r.${column} = ?`);
-      params.push(value);
-    };
-    add('kind', filter.kind);
-    add('policy_id', filter.policyId);
-    add('layout_set_sha256', filter.layoutSetSha256);
-    add('session_id', filter.sessionId);
-    add('status', filter.status);
-    add('tier', filter.tier);
-    const sql = `${ROLLOUT_SELECT}${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''} ORDER BY r.id`;
+    const { where, params } = rolloutWhere(filter, 'r.');
+    const sql = `${ROLLOUT_SELECT}${where} ORDER BY r.id`;
     return this.guard(() => (this.sql(sql).all(...params) as Row[]).map((r) => this.rolloutRecord(r)));
   }
 
@@ -659,25 +666,12 @@ export class Store {
    * need, without materialising every rollout of a 100 000-rollout sweep.
    */
   layoutOutcomes(filter: RolloutFilter = {}): LayoutOutcomeRow[] {
-    const clauses: string[] = [];
-    const params: unknown[] = [];
-    for (const [column, value] of [
-      ['kind', filter.kind],
-      ['policy_id', filter.policyId],
-      ['layout_set_sha256', filter.layoutSetSha256],
-      ['session_id', filter.sessionId],
-      ['status', filter.status],
-      ['tier', filter.tier],
-    ] as const) {
-      if (value === undefined) continue;
-      clauses.push(`r.${column} = ?`);
-      params.push(value);
-    }
+    const { where, params } = rolloutWhere(filter, 'r.');
     const sql = `
       WITH outcome AS (
         SELECT r.policy_id, r.kind, r.layout_set_sha256, r.layout_index, r.tier, r.status, r.outcome,
                coalesce((SELECT s.progress FROM operator_scores s WHERE s.rollout_id = r.id ORDER BY s.id DESC LIMIT 1), r.progress) AS p
-        FROM rollouts r${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''}
+        FROM rollouts r${where}
       )
       SELECT policy_id, kind, layout_set_sha256, layout_index, tier,
              sum(status = 'valid' AND p IS NOT NULL) AS scored,
@@ -712,21 +706,8 @@ export class Store {
 
   /** How many rollouts ended each way (status and outcome), per policy and kind, for the same filters. */
   outcomeCounts(filter: RolloutFilter = {}): OutcomeCountRow[] {
-    const clauses: string[] = [];
-    const params: unknown[] = [];
-    for (const [column, value] of [
-      ['kind', filter.kind],
-      ['policy_id', filter.policyId],
-      ['layout_set_sha256', filter.layoutSetSha256],
-      ['session_id', filter.sessionId],
-      ['status', filter.status],
-      ['tier', filter.tier],
-    ] as const) {
-      if (value === undefined) continue;
-      clauses.push(`${column} = ?`);
-      params.push(value);
-    }
-    const sql = `SELECT policy_id, kind, status, outcome, count(*) AS n FROM rollouts${clauses.length ? ` WHERE ${clauses.join(' AND ')}` : ''}
+    const { where, params } = rolloutWhere(filter, '');
+    const sql = `SELECT policy_id, kind, status, outcome, count(*) AS n FROM rollouts${where}
       GROUP BY policy_id, kind, status, outcome ORDER BY policy_id, kind, status, outcome`;
     return this.guard(() =>
       (this.sql(sql).all(...params) as Row[]).map((r) => ({
