@@ -5,22 +5,10 @@ import assert from 'node:assert/strict';
 import { stateIndex, type SafetyEvent } from '../../src/rig/contract.js';
 import { MOTOR_RANGES } from '../../src/rig/motors.js';
 import { tickThrough } from '../rig/contract-suite.js';
-import { createEmulatedYam, type EmulatedYamOptions } from '../../drivers/emulators/in-process.js';
+import { withActiveEmulatedRig } from '../helpers/emulated-yam.js';
+import { createEmulatedYam } from '../../drivers/emulators/in-process.js';
 import { packFeedback, STATUS_ENABLED } from '../../drivers/damiao/protocol.js';
 import type { CanTransport } from '../../drivers/can/bus.js';
-
-async function withActiveRig(options: EmulatedYamOptions, fn: (y: ReturnType<typeof createEmulatedYam>) => Promise<void>): Promise<void> {
-  const y = createEmulatedYam(options);
-  try {
-    await y.rig.configure();
-    await y.rig.activate();
-    y.rig.takeSafetyEvents();
-    await fn(y);
-  } finally {
-    await y.rig.close();
-    for (const d of Object.values(y.devices)) d?.adapter.dispose();
-  }
-}
 
 /** Holds the pose for `seconds`; returns the largest distance joint 2 of the left arm read from where it started. */
 async function holdFor(y: ReturnType<typeof createEmulatedYam>, seconds: number): Promise<number> {
@@ -44,7 +32,7 @@ function forgedJoint2(positionRad: number) {
 
 for (const transport of ['damiao', 'slcan'] as CanTransport[]) {
   test(`${transport}: a report with a position step no motor makes in one period is dropped and counted, not obeyed`, async () => {
-    await withActiveRig({ arms: ['left'], transport }, async (y) => {
+    await withActiveEmulatedRig({ arms: ['left'], transport }, async (y) => {
       await holdFor(y, 0.05);
       const before = y.rig.read().position[stateIndex('left', 1)];
       y.devices.left!.adapter.injectFrame(forgedJoint2(before + 3));
@@ -62,7 +50,7 @@ for (const transport of ['damiao', 'slcan'] as CanTransport[]) {
 }
 
 test('three implausible reports in a row from one motor: a latched fault names it and the arm damps', async () => {
-  await withActiveRig({ arms: ['left', 'right'], transport: 'damiao' }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left', 'right'], transport: 'damiao' }, async (y) => {
     await holdFor(y, 0.05);
     const at = y.rig.read().position[stateIndex('left', 1)];
     // Between two genuine replies the forged ones arrive in a row (the injected bytes are read first).
@@ -79,7 +67,7 @@ test('three implausible reports in a row from one motor: a latched fault names i
 });
 
 test('damiao: a DLC-0 report on a motor ID is a dropped, counted frame, not eight zero bytes of feedback', async () => {
-  await withActiveRig({ arms: ['left'], transport: 'damiao' }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left'], transport: 'damiao' }, async (y) => {
     await holdFor(y, 0.05);
     const before = y.rig.read().position[stateIndex('left', 1)];
     // AA 11 | info 0x00 (DLC 0) | ID 0x12 | eight zero bytes | 55
@@ -95,7 +83,7 @@ test('damiao: a DLC-0 report on a motor ID is a dropped, counted frame, not eigh
 });
 
 test('damiao: impossible frames are rejected and counted in the bus stats, the arm keeps holding', async () => {
-  await withActiveRig({ arms: ['left'], transport: 'damiao' }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left'], transport: 'damiao' }, async (y) => {
     // DLC 9, then a standard-frame ID 0x812: frame-shaped, impossible.
     y.devices.left!.adapter.injectGarbage(Buffer.from('aa1109120000001122334455667788' + '55' + 'aa110812080000' + '1122334455667788' + '55', 'hex'));
     await holdFor(y, 0.1);

@@ -6,7 +6,7 @@
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import type { ArmSide } from '../../src/rig/contract.js';
 import { describeRigContract, tickThrough } from '../rig/contract-suite.js';
-import { emulatedMotorDrives } from '../helpers/emulated-motors.js';
+import { emulatedMotorDrives } from '../helpers/emulated-yam.js';
 import { createEmulatedYam } from '../../drivers/emulators/in-process.js';
 import type { CanTransport } from '../../drivers/can/bus.js';
 

@@ -6,31 +6,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RigError, stateIndex, type ArmSide } from '../../src/rig/contract.js';
 import { tickThrough } from '../rig/contract-suite.js';
-import { createEmulatedYam, type EmulatedYamOptions } from '../../drivers/emulators/in-process.js';
+import { withActiveEmulatedRig, withEmulatedRig } from '../helpers/emulated-yam.js';
+import { createEmulatedYam } from '../../drivers/emulators/in-process.js';
 import { STATUS_DISABLED, STATUS_ENABLED } from '../../drivers/damiao/protocol.js';
 import type { MitCommand } from '../../drivers/damiao/protocol.js';
 
 type Yam = ReturnType<typeof createEmulatedYam>;
 const MOTORS = [1, 2, 3, 4, 5, 6, 7];
-
-async function withRig(options: EmulatedYamOptions, fn: (y: Yam) => Promise<void>): Promise<void> {
-  const y = createEmulatedYam(options);
-  try {
-    await fn(y);
-  } finally {
-    await y.rig.close();
-    for (const d of Object.values(y.devices)) d?.adapter.dispose();
-  }
-}
-
-async function withActiveRig(options: EmulatedYamOptions, fn: (y: Yam) => Promise<void>): Promise<void> {
-  await withRig(options, async (y) => {
-    await y.rig.configure();
-    await y.rig.activate();
-    y.rig.takeSafetyEvents();
-    await fn(y);
-  });
-}
 
 /** Runs the rig holding its pose (as the control loop would) for `seconds`. */
 async function holdFor(y: Yam, seconds: number): Promise<void> {
@@ -61,7 +43,7 @@ function recordMit(y: Yam, side: ArmSide): { frames: { id: number; command: Read
 }
 
 test('a motor power-cycled while active: its feedback says disabled, its arm damps (kp = 0), the other holds, and re-activation enables it again', async () => {
-  await withActiveRig({}, async (y) => {
+  await withActiveEmulatedRig({}, async (y) => {
     await holdFor(y, 0.05);
     y.devices.left!.bus.inject({ kind: 'power-cycle', motor: 3 });
     await holdFor(y, 0.05);
@@ -81,7 +63,7 @@ test('a motor power-cycled while active: its feedback says disabled, its arm dam
 });
 
 test('two motors answering on one CAN ID refuse configure, naming the ID and the motor that has it twice; nothing is enabled', async () => {
-  await withRig({ arms: ['left'] }, async (y) => {
+  await withEmulatedRig({ arms: ['left'] }, async (y) => {
     y.devices.left!.bus.inject({ kind: 'duplicate-id', motor: 4, answersAs: 3 });
     await assert.rejects(y.rig.configure(), (e: unknown) => {
       assert.ok(e instanceof RigError);
@@ -100,7 +82,7 @@ test('two motors answering on one CAN ID refuse configure, naming the ID and the
 });
 
 test('a motor that does not enable refuses activation and leaves every motor on both arms disabled', async () => {
-  await withRig({}, async (y) => {
+  await withEmulatedRig({}, async (y) => {
     await y.rig.configure();
     y.devices.right!.bus.inject({ kind: 'refuse-enable', motor: 2 });
     await assert.rejects(y.rig.activate(), (e: unknown) => {
@@ -123,7 +105,7 @@ test('a motor that does not enable refuses activation and leaves every motor on 
 });
 
 test('a watchdog-register write that fails refuses configure with what to do; nothing is enabled', async () => {
-  await withRig({ arms: ['left'], emulator: { registers: { 4: { 9: 0 } } } }, async (y) => {
+  await withEmulatedRig({ arms: ['left'], emulator: { registers: { 4: { 9: 0 } } } }, async (y) => {
     y.devices.left!.bus.inject({ kind: 'register-writes-ignored', motor: 4 });
     await assert.rejects(y.rig.configure(), (e: unknown) => {
       assert.ok(e instanceof RigError);
@@ -140,7 +122,7 @@ test('a watchdog-register write that fails refuses configure with what to do; no
 });
 
 test('gripper calibration that never stalls (a slipped belt) times out, says what to check, and leaves the gripper disabled', async () => {
-  await withRig({ arms: ['left'] }, async (y) => {
+  await withEmulatedRig({ arms: ['left'] }, async (y) => {
     await y.rig.configure();
     y.devices.left!.bus.inject({ kind: 'hard-stops', motor: 7, stopsRad: [-Infinity, Infinity] });
     await assert.rejects(y.rig.calibrateGripper('left', { speedRadS: 6, timeoutS: 0.4 }), (e: unknown) => {
@@ -154,7 +136,7 @@ test('gripper calibration that never stalls (a slipped belt) times out, says wha
 });
 
 test('gripper calibration on a blocked gripper refuses the short stroke, keeps the old limits, and leaves the gripper disabled', async () => {
-  await withRig({ arms: ['left'] }, async (y) => {
+  await withEmulatedRig({ arms: ['left'] }, async (y) => {
     await y.rig.configure();
     const bus = y.devices.left!.bus;
     bus.inject({ kind: 'hard-stops', motor: 7, stopsRad: [0.2, 0.6] });
@@ -172,7 +154,7 @@ test('gripper calibration on a blocked gripper refuses the short stroke, keeps t
 });
 
 test('a gripper that faults during calibration stops it with the fault named, and the gripper is sent disable', async () => {
-  await withRig({ arms: ['left'] }, async (y) => {
+  await withEmulatedRig({ arms: ['left'] }, async (y) => {
     await y.rig.configure();
     const bus = y.devices.left!.bus;
     let disables = 0;
@@ -190,7 +172,7 @@ test('a gripper that faults during calibration stops it with the fault named, an
 });
 
 test('a fault that survives clear-error refuses re-activation: the faulted arm stays damped (kp = 0), the healthy arm holds', async () => {
-  await withActiveRig({}, async (y) => {
+  await withActiveEmulatedRig({}, async (y) => {
     y.devices.right!.bus.inject({ kind: 'status', motor: 2, status: 0xc, survivesClearError: true });
     await holdFor(y, 0.05);
     assert.equal(y.rig.read().mode, 'fault');
@@ -213,7 +195,7 @@ test('a fault that survives clear-error refuses re-activation: the faulted arm s
 });
 
 test('e-stop reaches the motors: one stop frame at the measured pose with no feedforward, then kp = 0 with damping on all 14 motors', async () => {
-  await withActiveRig({}, async (y) => {
+  await withActiveEmulatedRig({}, async (y) => {
     const target = Float64Array.from(y.rig.read().position);
     target[stateIndex('left', 0)] += 1;
     const v = new Float64Array(14).fill(0.5);
@@ -242,7 +224,7 @@ test('e-stop reaches the motors: one stop frame at the measured pose with no fee
 });
 
 test('e-stop after a motor fault never sends stiffness to the faulted arm', async () => {
-  await withActiveRig({}, async (y) => {
+  await withActiveEmulatedRig({}, async (y) => {
     y.devices.right!.bus.inject({ kind: 'status', motor: 3, status: 0xa });
     await holdFor(y, 0.05);
     assert.equal(y.rig.read().mode, 'fault');
@@ -263,7 +245,7 @@ test('through an adapter with reply latency, a late reply to the last MIT comman
   // Found on the emulated cell (its adapters answer in 0.2–1.5 ms): the stale reply still carried
   // the fault status, so activate() refused a fault that clear-error had already removed.
   for (let trial = 0; trial < 5; trial++) {
-    await withActiveRig({ replyLatencyMs: 3 }, async (y) => {
+    await withActiveEmulatedRig({ replyLatencyMs: 3 }, async (y) => {
       y.devices.right!.bus.inject({ kind: 'status', motor: 3, status: 0xa });
       await holdFor(y, 0.05);
       assert.equal(y.rig.read().mode, 'fault');

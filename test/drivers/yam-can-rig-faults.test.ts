@@ -4,21 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RigError, stateIndex, type SafetyEvent } from '../../src/rig/contract.js';
 import { tickThrough } from '../rig/contract-suite.js';
-import { createEmulatedYam, type EmulatedYamOptions } from '../../drivers/emulators/in-process.js';
+import { withActiveEmulatedRig } from '../helpers/emulated-yam.js';
+import { createEmulatedYam } from '../../drivers/emulators/in-process.js';
 import { STATUS_LOST_COMMUNICATION } from '../../drivers/damiao/protocol.js';
-
-async function withActiveRig(options: EmulatedYamOptions, fn: (y: ReturnType<typeof createEmulatedYam>) => Promise<void>): Promise<void> {
-  const y = createEmulatedYam(options);
-  try {
-    await y.rig.configure();
-    await y.rig.activate();
-    y.rig.takeSafetyEvents();
-    await fn(y);
-  } finally {
-    await y.rig.close();
-    for (const d of Object.values(y.devices)) d?.adapter.dispose();
-  }
-}
 
 /** Runs the rig holding its pose (as the control loop would) for `seconds`. */
 async function holdFor(y: ReturnType<typeof createEmulatedYam>, seconds: number): Promise<void> {
@@ -35,7 +23,7 @@ function faultHold(events: SafetyEvent[]): SafetyEvent | undefined {
 }
 
 test('garbage bytes: a burst is dropped and the arms keep holding; a stream of garbage is a fault that damps the arm', async () => {
-  await withActiveRig({ arms: ['left', 'right'] }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left', 'right'] }, async (y) => {
     y.devices.left!.adapter.injectGarbage();
     await holdFor(y, 0.1);
     // Not a fault. (A 'holding' here would be the watchdog after an event-loop stall of this
@@ -55,7 +43,7 @@ test('garbage bytes: a burst is dropped and the arms keep holding; a stream of g
 });
 
 test('truncated frames: the decoder resyncs and the arm keeps holding', async () => {
-  await withActiveRig({ arms: ['left'], transport: 'damiao' }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left'], transport: 'damiao' }, async (y) => {
     for (let i = 0; i < 5; i++) y.devices.left!.adapter.injectGarbage(Buffer.from([0xaa, 0x11, 0x08, 0x11, 0x00, 0x00, 0x00, 0x11]));
     await holdFor(y, 0.2);
     const s = y.rig.read();
@@ -65,7 +53,7 @@ test('truncated frames: the decoder resyncs and the arm keeps holding', async ()
 });
 
 test('a reply from an unexpected CAN ID: fault, the arm on that bus damps, the message names the ID', async () => {
-  await withActiveRig({ arms: ['left', 'right'] }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left', 'right'] }, async (y) => {
     y.devices.right!.adapter.injectFrame({ id: 0x123, extended: false, data: Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8) });
     await holdFor(y, 0.05);
     const s = y.rig.read();
@@ -80,7 +68,7 @@ test('a reply from an unexpected CAN ID: fault, the arm on that bus damps, the m
 });
 
 test('a motor that stops answering: no-reply fault naming it, its arm damped, the other arm holds', async () => {
-  await withActiveRig({ arms: ['left', 'right'] }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left', 'right'] }, async (y) => {
     y.devices.left!.bus.faults.silent.add(3);
     await holdFor(y, 0.4);
     const s = y.rig.read();
@@ -96,7 +84,7 @@ test('a motor that stops answering: no-reply fault naming it, its arm damped, th
 });
 
 test('a status-nibble error (over-current): motor-fault with the fault name and what to do', async () => {
-  await withActiveRig({ arms: ['left'] }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left'] }, async (y) => {
     y.devices.left!.bus.motor(5).injectFault(0xa, y.devices.left!.bus.now());
     await holdFor(y, 0.05);
     const s = y.rig.read();
@@ -111,7 +99,7 @@ test('a status-nibble error (over-current): motor-fault with the fault name and 
 });
 
 test('an unplugged adapter: bus-error fault at once, the motors damp themselves on their own watchdog, and the rig re-activates after replug', async () => {
-  await withActiveRig({ arms: ['left'] }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left'] }, async (y) => {
     y.devices.left!.unplug();
     await holdFor(y, 0.05);
     const s = y.rig.read();
@@ -131,7 +119,7 @@ test('an unplugged adapter: bus-error fault at once, the motors damp themselves 
 });
 
 test('dropped replies (20%) are counted, not faulted: the arm keeps holding', async () => {
-  await withActiveRig({ arms: ['left'] }, async (y) => {
+  await withActiveEmulatedRig({ arms: ['left'] }, async (y) => {
     y.devices.left!.bus.faults.dropProbability = 0.2;
     await holdFor(y, 0.3);
     assert.equal(y.rig.read().mode, 'active');

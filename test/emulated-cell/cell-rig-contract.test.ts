@@ -5,7 +5,7 @@
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import type { ArmSide } from '../../src/rig/contract.js';
 import { describeRigContract, tickThrough } from '../rig/contract-suite.js';
-import { emulatedMotorDrives } from '../helpers/emulated-motors.js';
+import { emulatedMotorDrives } from '../helpers/emulated-yam.js';
 import { createEmulatedCell } from '../../src/emulated-cell/emulated-cell.js';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import { getTask } from '../../src/tasks/registry.js';
