@@ -5,7 +5,6 @@
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { UserError, intOption, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import { ARM_SIDES, type ArmSide } from '../../rig/contract.js';
 import { getTask } from '../../tasks/registry.js';
@@ -16,7 +15,7 @@ import { serveCellOnPtys, type PtyCell } from '../../emulated-cell/emulated-cell
 import { defaultCellTable } from '../../emulated-cell/register.js';
 import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
 import { readLayoutSetFile } from './layouts.js';
-import { emulatorCommand, transportOption } from './rig.js';
+import { answerTypedCommands, emulatorCommand, transportOption } from './rig.js';
 
 function gapOption(args: ParsedCommandArgs): CellGap {
   const text = args.values.gap;
@@ -89,19 +88,8 @@ While it runs, type a command and Enter:
       if (now !== lastFaults && now) io.err(`cell: ${now}\n`);
       lastFaults = now;
     }, 200);
-    const lines = createInterface({ input: process.stdin, terminal: false });
-    lines.on('line', (line) => {
-      void cellCommand(cell, line.trim()).then(
-        (reply) => reply && io.out(`${reply}\n`),
-        (e: Error) => io.err(`${e.message}\n`),
-      );
-    });
-    await new Promise<void>((done) => {
-      if (io.signal.aborted) done();
-      io.signal.addEventListener('abort', () => done(), { once: true });
-    });
+    await answerTypedCommands(io, (line) => cellCommand(cell, line));
     clearInterval(faultWatch);
-    lines.close();
     const t = cell.world.timing();
     await cell.stop();
     io.out(`Stopped the cell after ${t.wallS.toFixed(1)} s; the world used ${(t.busyFraction * 100).toFixed(1)}% of a core (${t.marginX.toFixed(1)}× real-time margin), worst lag ${t.maxLagMs.toFixed(0)} ms.\n`);

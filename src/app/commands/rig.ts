@@ -253,22 +253,30 @@ While it runs, type a command and Enter to inject a fault:
     }
     emu.bus.faults.dropProbability = drop;
     io.out(`Emulated YAM arm (${transport}) on ${link}. Try: tandem rig probe --transport ${transport} --port ${link}\nPress Ctrl-C to stop.\n`);
-    const lines = createInterface({ input: process.stdin, terminal: false });
-    lines.on('line', (line) => {
-      void emulatorCommand(emu, line.trim()).then(
-        (reply) => reply && io.out(`${reply}\n`),
-        (e: Error) => io.err(`${e.message}\n`),
-      );
-    });
-    await new Promise<void>((resolve) => {
-      if (io.signal.aborted) resolve();
-      io.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    lines.close();
+    await answerTypedCommands(io, (line) => emulatorCommand(emu, line));
     await emu.stop();
     io.out(`Stopped the emulator; ${emu.bus.framesReceived} frames answered.\n`);
   },
 };
+
+/**
+ * Reads commands typed on standard input, one a line, and prints each one's answer (or its error)
+ * until the command is stopped (Ctrl-C): the console of `rig emulate` and `cell run`.
+ */
+export async function answerTypedCommands(io: CliIo, answer: (line: string) => Promise<string>): Promise<void> {
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  lines.on('line', (line) => {
+    void answer(line.trim()).then(
+      (reply) => reply && io.out(`${reply}\n`),
+      (e: Error) => io.err(`${e.message}\n`),
+    );
+  });
+  await new Promise<void>((resolve) => {
+    if (io.signal.aborted) resolve();
+    io.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  lines.close();
+}
 
 /** One fault-injection command typed into `tandem rig emulate`; returns what to print. */
 export async function emulatorCommand(emu: PtyEmulator, line: string): Promise<string> {
