@@ -32,8 +32,10 @@ export class SimRig implements Rig {
   private readonly supervisor: SafetySupervisor;
   private readonly gravityCompensation: boolean;
   private readonly motors: MotorCommand[] = [newMotorCommand(), newMotorCommand()];
-  private readonly gravity = new Float64Array(JOINTS_PER_ARM);
   private readonly feedForward: ArmFeedForward[];
+  /** Per arm: the feed-forward for the last measured state, and why it may not be sent (or undefined). */
+  private readonly ffTorque = [new Float64Array(JOINTS_PER_ARM), new Float64Array(JOINTS_PER_ARM)];
+  private readonly ffProblem: (string | undefined)[] = [undefined, undefined];
   private readonly position = new Float64Array(STATE_DIM);
   private readonly velocity = new Float64Array(STATE_DIM);
   private readonly effort = new Float64Array(STATE_DIM);
@@ -137,6 +139,9 @@ export class SimRig implements Rig {
       this.position[o + JOINTS_PER_ARM] = arm.gripperPosition();
       this.velocity[o + JOINTS_PER_ARM] = arm.gripperVelocity();
       this.effort[o + JOINTS_PER_ARM] = arm.gripperEffortNm;
+      // The same feed-forward as the YAM driver's, from the same measured state (src/rig/gravity.ts),
+      // once per measurement: commands written between two measurements reuse it.
+      if (this.gravityCompensation) this.ffProblem[a] = this.feedForward[a].compute(this.position, this.velocity, o, this.ffTorque[a]);
     }
   }
 
@@ -149,11 +154,8 @@ export class SimRig implements Rig {
       const m = this.motors[a];
       const drive = this.configured ? this.supervisor.drive(side) : 'off';
       const o = a * DOF_PER_ARM;
-      if (drive === 'track' && this.gravityCompensation) {
-        // The same feed-forward as the YAM driver's, from the same measured state (src/rig/gravity.ts).
-        const why = this.feedForward[a].compute(this.position, this.velocity, o, this.gravity);
-        if (why !== undefined && this.faults.length === 0) this.faults = [{ kind: 'limit', arm: side, message: `Not sending the ${side} arm's gravity feed-forward: ${why}.` }];
-      }
+      const why = this.ffProblem[a];
+      if (drive === 'track' && why !== undefined && this.faults.length === 0) this.faults = [{ kind: 'limit', arm: side, message: `Not sending the ${side} arm's gravity feed-forward: ${why}.` }];
       for (let j = 0; j < JOINTS_PER_ARM; j++) {
         const spec = arm.joints[j];
         if (drive === 'track') {
@@ -161,7 +163,7 @@ export class SimRig implements Rig {
           m.dq[j] = out.velocity[o + j];
           m.kp[j] = spec.kp;
           m.kd[j] = spec.kd;
-          m.tauFf[j] = out.torqueNm[o + j] + (this.gravityCompensation ? this.gravity[j] : 0);
+          m.tauFf[j] = out.torqueNm[o + j] + (this.gravityCompensation ? this.ffTorque[a][j] : 0);
         } else {
           m.q[j] = this.position[o + j];
           m.dq[j] = 0;
