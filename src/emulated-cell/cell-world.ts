@@ -131,9 +131,8 @@ export class CellWorld implements MotorPlant {
     this.writeMeasured();
   }
 
-  /** Starts the wall clock: from now on the world keeps up with real time. */
-  start(): void {
-    if (this.timer) return;
+  /** Starts the wall clock (on the host's first contact): from then on the world keeps up with real time. */
+  private startClock(): void {
     this.t0S = this.nowS();
     this.stepsAtStart = this.sceneNow.steps;
     this.busyMs = 0;
@@ -141,17 +140,12 @@ export class CellWorld implements MotorPlant {
     this.timer.unref();
   }
 
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
   /** MotorPlant: steps the world up to nowS (whole steps), driving the joints from the motors. */
   advanceTo(nowS: number): void {
     if (this.stepping || this.freed) return; // freed, or re-entered from a motor
     // The wall clock starts when the host first speaks to a motor: until then nothing can observe
     // the world, and the host's own start-up (loading code, opening ports) costs it nothing.
-    if (!(this.t0S === this.t0S)) this.start();
+    if (!(this.t0S === this.t0S)) this.startClock();
     const target = this.stepsAtStart + Math.floor((nowS - this.t0S) / this.dtS + 1e-9);
     let n = Math.min(target - this.sceneNow.steps, MAX_STEPS_PER_CALL);
     if (n <= 0) return;
@@ -218,27 +212,10 @@ export class CellWorld implements MotorPlant {
     return this.sceneNow.fingerprint();
   }
 
-  /**
-   * Clears the table and places another layout, as an operator resetting between rollouts: the
-   * arms stay where they are (their joint angles carry over; they should be parked and still).
-   */
-  async place(layout: Layout, placementSeed: number): Promise<void> {
-    const arms = this.sceneNow.arms;
-    const start = new Float64Array(14);
-    arms.forEach((a, i) => {
-      for (let j = 0; j < 6; j++) start[i * 7 + j] = a.q[j];
-      start[i * 7 + 6] = a.gripperPosition();
-    });
-    const scene = await buildScene(this.opts, layout, placementSeed, start);
-    scene.steps = this.sceneNow.steps;
-    this.sceneNow.free();
-    this.sceneNow = scene;
-    this.writeMeasured();
-  }
-
   /** Stops the world and frees its physics memory (idempotent; nothing may step it afterwards). */
   free(): void {
-    this.stop();
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
     if (this.freed) return;
     this.freed = true;
     this.sceneNow.free();
