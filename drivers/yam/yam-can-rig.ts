@@ -30,7 +30,7 @@ import {
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import { SafetySupervisor, type SafetyOptions } from '../../src/rig/safety.js';
 import { yamRigModel } from '../../src/rig/yam.js';
-import { ArmFeedForward, VENDOR_FEED_FORWARD, type FeedForwardSettings } from '../../src/rig/gravity.js';
+import { ArmFeedForward, VENDOR_FEED_FORWARD, feedForwardFault, type FeedForwardSettings } from '../../src/rig/gravity.js';
 import type { CanBus } from '../can/bus.js';
 import { formatCanId } from '../can/frame.js';
 import { RID, TIMEOUT_TICK_MS, describeStatus, isFaultStatus, mitFrame } from '../damiao/protocol.js';
@@ -435,7 +435,7 @@ export class YamCanRig implements Rig {
       const ff = this.feedForward[a];
       if (!ff) continue;
       const why = ff.compute(this.position, this.velocity, a * DOF_PER_ARM, this.ffTorque[a]);
-      if (why !== undefined) (faults ??= []).push({ kind: 'limit', arm: ARM_SIDES[a], message: `Not sending the ${ARM_SIDES[a]} arm's gravity feed-forward: ${why}.` });
+      if (why !== undefined) (faults ??= []).push(feedForwardFault(ARM_SIDES[a], why));
     }
     this.ffFaults = faults ?? NONE;
   }

@@ -11,7 +11,7 @@
  *
  * Pure: no Node built-ins.
  */
-import type { ArmModel } from './contract.js';
+import type { ArmModel, ArmSide, RigFault } from './contract.js';
 import { linkFrames, newFrame, LINK_NAMES, quaternionToRotation, type Frame } from './kinematics.js';
 import { YAM_CHAIN, YAM_COULOMB_FRICTION_NM, YAM_FINGER_MASS_KG, YAM_GRAVITY_COMP_SCALE, YAM_LINK_MASS_KG } from './yam.js';
 
@@ -194,3 +194,8 @@ export class ArmFeedForward {
 }
 
 const SCRATCH_Q = new Float64Array(6);
+
+/** The fault a rig raises when ArmFeedForward.compute says why it cannot send an arm's feed-forward. */
+export function feedForwardFault(side: ArmSide, why: string): RigFault {
+  return { kind: 'limit', arm: side, message: `Not sending the ${side} arm's gravity feed-forward: ${why}.` };
+}

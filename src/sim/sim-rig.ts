@@ -12,7 +12,7 @@
  */
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigMode, type RigModel, type RigState, type SafetyEvent } from '../rig/contract.js';
 import { SafetySupervisor, type SafetyOptions } from '../rig/safety.js';
-import { ArmFeedForward, MODEL_EXACT_FEED_FORWARD, type FeedForwardSettings } from '../rig/gravity.js';
+import { ArmFeedForward, MODEL_EXACT_FEED_FORWARD, feedForwardFault, type FeedForwardSettings } from '../rig/gravity.js';
 import { newMotorCommand, type MotorCommand } from './sim-arm.js';
 import type { SimScene } from './scene.js';
 
@@ -155,7 +155,7 @@ export class SimRig implements Rig {
       const drive = this.configured ? this.supervisor.drive(side) : 'off';
       const o = a * DOF_PER_ARM;
       const why = this.ffProblem[a];
-      if (drive === 'track' && why !== undefined && this.faults.length === 0) this.faults = [{ kind: 'limit', arm: side, message: `Not sending the ${side} arm's gravity feed-forward: ${why}.` }];
+      if (drive === 'track' && why !== undefined && this.faults.length === 0) this.faults = [feedForwardFault(side, why)];
       for (let j = 0; j < JOINTS_PER_ARM; j++) {
         const spec = arm.joints[j];
         if (drive === 'track') {

@@ -433,7 +433,11 @@ export function readScene(state: PrivilegedState): Scene {
   return { bottles, bin };
 }
 
-/** mulberry32: a small seeded generator, so a graded variant misses the same way for the same seed. */
+/**
+ * mulberry32: a small seeded generator, so a graded variant misses the same way for the same seed.
+ * The project's generator (src/layouts/random.ts createRng) is out of this room's reach: src/policy
+ * may import only the rig and policy contracts and src/rig.
+ */
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
