@@ -168,6 +168,12 @@ export function cellMarkerJson(t: HashedCellTruth): string {
   return canonicalize({ kind: EMULATED_CELL_KIND, version: 1, truthSha256: t.sha256 })!;
 }
 
+/** That record as the store's calibrations table takes it: its canonical JSON and SHA-256. */
+export function cellMarker(t: HashedCellTruth): { readonly json: string; readonly sha256: string } {
+  const json = cellMarkerJson(t);
+  return { json, sha256: createHash('sha256').update(json).digest('hex') };
+}
+
 function round6(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }

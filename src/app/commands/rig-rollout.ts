@@ -29,10 +29,9 @@ import { readRigConfig } from '../station.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from '../rig-registry.js';
 import { withCommandStore } from '../station-store.js';
 import { emulatedCellOf } from '../../emulated-cell/register.js';
-import { cellMarkerJson, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
+import { cellMarker, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
 import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
 import { cellCameras, type CellCameras } from '../../emulated-cell/cell-cameras.js';
-import { createHash } from 'node:crypto';
 import type { Episode } from '../../rollout/episode.js';
 
 /** Exit code when the policy (server) timed out or went away mid-episode, as `tandem policy probe` uses. */
@@ -160,7 +159,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
       let result: RigRolloutResult;
       let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
       let cellCams: CellCameras | undefined;
-      let cellMarker: { sha256: string; json: string } | undefined;
+      let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
       try {
         const cell = emulatedCellOf(rig);
         if (policy.info.cameras.length > 0 && !blank) {
@@ -185,8 +184,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
             throw e;
           }
         } else {
-          const json = cellMarkerJson(cell.truth);
-          cellMarker = { json, sha256: createHash('sha256').update(json).digest('hex') };
+          cellRecord = cellMarker(cell.truth);
         }
         // What runs, and how to stop it (tests wait for this line before sending Ctrl-C).
         io.err(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).\n`);
@@ -216,7 +214,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
       }
       const e = result.episode;
       const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
-      const rolloutId = await withCommandStore(args.values, io, (store) => storeRigRollout(store, { spec, policy: policy.info, set, episode: e, result, cellMarker, score }));
+      const rolloutId = await withCommandStore(args.values, io, (store) => storeRigRollout(store, { spec, policy: policy.info, set, episode: e, result, cellMarker: cellRecord, score }));
       const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId };
       if (args.values.json) {
         io.out(`${JSON.stringify({ ...out, layoutSet: set.sha256 })}\n`);
@@ -229,7 +227,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
             `steps ${e.trajectory.steps} at ${out.achievedHz} Hz achieved (asked ${rateHz} Hz; wake late p50 ${out.wakeLateP50Ms} ms, p99 ${out.wakeLateP99Ms} ms, ${result.timing.lateSteps} late steps)\n` +
             `chunks ${String(out.chunks)} of ${String(out.horizon ?? '?')} rows; inference p50 ${(out.inferenceMs as { p50: number }).p50} ms, max ${(out.inferenceMs as { max: number }).max} ms; loop waited max ${(out.waitedMs as { max: number }).max} ms\n` +
             `safety events ${e.safetyEvents.length}${kinds.length ? ` (${kinds.join(', ')})` : ''}; rig ${result.finalMode} after the rollout\n` +
-            `stored as rollout ${rolloutId}${cellMarker ? ' (emulated cell: a rehearsal, not a result)' : ''}\n`,
+            `stored as rollout ${rolloutId}${cellRecord ? ' (emulated cell: a rehearsal, not a result)' : ''}\n`,
         );
       }
       if (e.status === 'valid') return e.error ? 1 : 0;
