@@ -129,6 +129,8 @@ export class SimArm {
     gripper0: number,
     /** Per joint (6): where the lower mechanical stop sits; default each limit widened by the vendor's buffer. */
     lowerStopsRad?: readonly number[],
+    /** Gripper motor rotor inertia seen at each finger (kg), moving with the finger but weighing nothing extra. Default 0. */
+    fingerReflectedMassKg = 0,
   ) {
     this.lowerStopRad = model.joints.map((j, i) => lowerStopsRad?.[i] ?? j.minRad - END_STOP_BEYOND_LIMIT_RAD);
     this.gravityZ = world.gravity.z;
@@ -214,7 +216,8 @@ export class SimArm {
           .setTranslation(gt.x + w[0], gt.y + w[1], gt.z + w[2])
           .setRotation(gr)
           .setGravityScale(0)
-          .setCanSleep(false),
+          .setCanSleep(false)
+          .setAdditionalMass(fingerReflectedMassKg),
       );
       world.createCollider(
         R.ColliderDesc.cuboid(g.fingerHalfM[0], g.fingerHalfM[1], g.fingerHalfM[2]).setMass(YAM_FINGER_MASS_KG).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand[model.side]),
@@ -233,7 +236,8 @@ export class SimArm {
     this.linkOrigin.set([base.x, base.y, base.z], 0);
     [...this.links.slice(1), ...this.fingers].forEach((b, k) => {
       const c = b.localCom();
-      this.carriedMass[k] = b.mass();
+      // The fingers' reflected rotor mass resists their motion only: the rotor's weight is the gripper's.
+      this.carriedMass[k] = k >= 6 && fingerReflectedMassKg > 0 ? YAM_FINGER_MASS_KG : b.mass();
       this.carriedCom.set([c.x, c.y, c.z], k * 3);
     });
     this.readJoints();
