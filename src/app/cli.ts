@@ -10,6 +10,7 @@ import { commands as rigRolloutCommands } from './commands/rig-rollout.js';
 import { commands as rigModelCommands } from './commands/rig-model.js';
 import { commands as policyCommands } from './commands/policy.js';
 import { commands as cellCommands } from './commands/cell.js';
+import { commands as recordCommands } from './commands/record.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
@@ -21,6 +22,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...rigCommands,
   ...rigRolloutCommands,
   ...cellCommands,
+  ...recordCommands,
   ...policyCommands,
 ];
 
