@@ -9,6 +9,9 @@ import { EpisodeFileError } from '../../record/episode-file-reader.js';
 import { RecordingError } from '../../record/episode-recorder.js';
 import { inspectEpisodeFile, type InspectReport } from '../../record/inspect.js';
 import { recoverEpisodeFile } from '../../record/recover.js';
+import { existsSync } from 'node:fs';
+import { resolveDataDir } from '../data-dir.js';
+import { storePath, withCommandStore } from '../station-store.js';
 
 /** Episode-file errors are the operator's to act on: one sentence, exit 2. */
 async function asUserError<T>(work: () => Promise<T>): Promise<T> {
@@ -72,7 +75,8 @@ const recover: CliCommand = {
 An episode file cut off mid-write (the station killed, the power lost, the disk full) keeps every
 chunk closed before the cut — at most the last second is missing. This writes that readable
 prefix into OUT (default FILE with .recovered.mcap), finished with indexes and statistics, and
-says what it kept. FILE itself is never changed; OUT is never overwritten.
+says what it kept. FILE itself is never changed; OUT is never overwritten. When the station
+store (--data) knows FILE, its recording is marked recovered, with OUT.
   -o, --out OUT   the finished file to write
   --json          print the report as JSON`,
   options: { out: { type: 'string', short: 'o' }, json: { type: 'boolean' } },
@@ -81,8 +85,19 @@ says what it kept. FILE itself is never changed; OUT is never overwritten.
     const file = resolve(io.cwd, args.positionals[0]);
     const out = typeof args.values.out === 'string' ? resolve(io.cwd, args.values.out) : join(dirname(file), `${basename(file).replace(/\.mcap$/i, '')}.recovered.mcap`);
     const r = await asUserError(() => recoverEpisodeFile(file, out));
+    // Only a store that exists already: recovering a file copied from elsewhere makes no store.
+    const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
+    let marked = false;
+    if (r.output && existsSync(storePath(dataDir))) {
+      marked = await withCommandStore(args.values, io, (store) => {
+        const rec = store.findRecordingByFile(file);
+        if (!rec) return false;
+        store.endRecording(rec.id, { state: 'recovered', recoveredFile: r.output, problem: r.problem ?? null, messages: r.keptMessages, durationS: r.keptSeconds, bytes: r.outputBytes });
+        return true;
+      });
+    }
     if (args.values.json) {
-      io.out(`${JSON.stringify(r, null, 2)}\n`);
+      io.out(`${JSON.stringify({ ...r, storeMarked: marked }, null, 2)}\n`);
       return 0;
     }
     if (r.alreadyComplete) {
@@ -92,6 +107,7 @@ says what it kept. FILE itself is never changed; OUT is never overwritten.
     const topics = Object.entries(r.keptByTopic).map(([t, n]) => `${t} ${n}`).join(', ');
     io.out(`Recovered ${r.keptMessages} messages (${fmt(r.keptSeconds, 2)} s) into ${r.output}: ${topics || 'no messages'}.\n`);
     io.out(`The input stopped being readable because ${r.problem}.\n`);
+    if (marked) io.out(`The station store now lists it as recovered.\n`);
     return 0;
   },
 };
