@@ -24,6 +24,43 @@ export function episodeFileName(what: { task: string; layoutIndex: number; polic
   return `${stamp}-${slug(what.task)}-L${what.layoutIndex}-${slug(what.policyName)}.mcap`;
 }
 
+/** The `tandem.episode` metadata of a rollout's file: what ran, on what, with which calibrations. */
+export function rolloutMetadata(r: {
+  kind: 'real' | 'sim';
+  task: { id: string; prompt: string };
+  layoutSetSha256: string;
+  layout: { index: number; tier: number };
+  policySpec: string;
+  policy: { name: string; checkpointSha256?: string };
+  rig: string;
+  rigModel: string;
+  /** kind:sha256 of each calibration the rollout ran with. */
+  calibrations: readonly string[];
+  operator?: string;
+  controlHz: number;
+  episodeSeconds: number;
+  seed: number;
+}): Record<string, string> {
+  return {
+    kind: r.kind,
+    task: r.task.id,
+    prompt: r.task.prompt,
+    layout_set_sha256: r.layoutSetSha256,
+    layout_index: String(r.layout.index),
+    tier: String(r.layout.tier),
+    policy_spec: r.policySpec,
+    policy_name: r.policy.name,
+    checkpoint_sha256: r.policy.checkpointSha256 ?? '',
+    rig: r.rig,
+    rig_model: r.rigModel,
+    calibrations: r.calibrations.join(','),
+    operator: r.operator ?? '',
+    control_hz: String(r.controlHz),
+    episode_seconds: String(r.episodeSeconds),
+    seed: String(r.seed),
+  };
+}
+
 export interface EpisodeRecordingOptions {
   readonly store: Store;
   readonly dir: string;

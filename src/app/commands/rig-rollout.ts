@@ -29,7 +29,7 @@ import { readRigConfig } from '../station.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
-import { defaultEpisodesDir, episodeFileName, openStationRecording, type StationRecording } from '../episode-recording.js';
+import { defaultEpisodesDir, episodeFileName, openStationRecording, rolloutMetadata, type StationRecording } from '../episode-recording.js';
 import type { RecordingSummary } from '../../record/episode-recorder.js';
 import { StoreError } from '../../store/store.js';
 import { emulatedCellOf } from '../../emulated-cell/register.js';
@@ -206,24 +206,21 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
           fileName: episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: policy.info.name }),
           rigModel: rig.model,
           clock,
-          metadata: {
+          metadata: rolloutMetadata({
             kind: 'real',
-            task: task.id,
-            prompt: task.prompt,
-            layout_set_sha256: set.sha256,
-            layout_index: String(layout.index),
-            tier: String(layout.tier),
-            policy_spec: spec,
-            policy_name: policy.info.name,
-            checkpoint_sha256: policy.info.checkpointSha256 ?? '',
+            task,
+            layoutSetSha256: set.sha256,
+            layout,
+            policySpec: spec,
+            policy: policy.info,
             rig: String(rigType),
-            rig_model: rig.model.name,
-            calibrations: cellRecord ? `emulated-cell:${cellRecord.sha256}` : '',
-            operator: scoreFromCell ? SCRIPTED_OPERATOR : '',
-            control_hz: String(rateHz),
-            episode_seconds: String(seconds),
-            seed: String(seed),
-          },
+            rigModel: rig.model.name,
+            calibrations: cellRecord ? [`emulated-cell:${cellRecord.sha256}`] : [],
+            operator: scoreFromCell ? SCRIPTED_OPERATOR : undefined,
+            controlHz: rateHz,
+            episodeSeconds: seconds,
+            seed,
+          }),
         });
         // What runs, and how to stop it (tests wait for this line before sending Ctrl-C).
         io.err(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).\n`);

@@ -17,13 +17,13 @@ import { PolicyUnavailableError } from '../../policy/contract.js';
 import { PolicyLoadError } from '../../policy/errors.js';
 import { knownPolicySpecs, openPolicy, PolicySpecError } from '../../rollout/policy-registry.js';
 import type { Episode } from '../../rollout/episode.js';
-import { runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
+import { DEFAULT_SIM_CONTROL_HZ, runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
 import { runSweep, SweepError, type SweepRollout } from '../../sim/sweep.js';
 import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, type SimCalibration } from '../../sim/calibration.js';
 import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
 import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { withCommandStore } from '../station-store.js';
-import { episodeFileName } from '../episode-recording.js';
+import { episodeFileName, rolloutMetadata } from '../episode-recording.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../record/episode-recorder.js';
 import { yamRigModel } from '../../rig/yam.js';
 
@@ -130,26 +130,26 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
     try {
       if (typeof args.values.record === 'string') {
         const dir = resolve(io.cwd, args.values.record);
+        const rigModel = yamRigModel();
         try {
           mkdirSync(dir, { recursive: true });
           recorder = await EpisodeRecorder.open({
             file: join(dir, episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: `sim-${policy.info.name}` })),
-            rigModel: yamRigModel(),
-            metadata: {
+            rigModel,
+            metadata: rolloutMetadata({
               kind: 'sim',
-              task: task.id,
-              prompt: task.prompt,
-              layout_set_sha256: set.sha256,
-              layout_index: String(layout.index),
-              tier: String(layout.tier),
-              policy_spec: spec,
-              policy_name: policy.info.name,
-              checkpoint_sha256: policy.info.checkpointSha256 ?? '',
+              task,
+              layoutSetSha256: set.sha256,
+              layout,
+              policySpec: spec,
+              policy: policy.info,
               rig: 'sim',
-              calibrations: `sim:${simCalibrationHash(calibration)}`,
-              episode_seconds: String(seconds),
-              seed: String(seed),
-            },
+              rigModel: rigModel.name,
+              calibrations: [`sim:${simCalibrationHash(calibration)}`],
+              controlHz: DEFAULT_SIM_CONTROL_HZ,
+              episodeSeconds: seconds,
+              seed,
+            }),
             unixOffsetS: Date.now() / 1000,
           });
         } catch (e) {
