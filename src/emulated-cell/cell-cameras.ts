@@ -11,6 +11,8 @@
  * request, so the three images of a tick show the same instant. A tick the renderer could not make
  * in time (it was still drawing the previous one) is a dropped frame, as a camera's full buffer is.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
 import { quatMul } from '../sim/colliders.js';
@@ -69,6 +71,12 @@ export interface CellCameraOptions {
   readonly executablePath?: string;
   /** Draw with this renderer instead of a Chromium of their own (it is still closed with the cameras). */
   readonly renderer?: Renderer;
+  /**
+   * Scheduling niceness of the cell's own chromium (0 normal … 19 lowest). Default 19: hardware
+   * cameras cost the station no CPU, so their stand-in yields to the world and the control loop —
+   * on a busy machine the cameras drop frames (counted) instead of the world falling behind.
+   */
+  readonly rendererNiceness?: number;
 }
 
 /** Where a tick's time went, for the benchmark. */
@@ -146,6 +154,8 @@ class CellCameraTicker {
     private readonly periodS: number,
     private readonly quality: number,
     private readonly nowS: () => number,
+    /** Lowers the renderer's priority once it runs (a no-op for renderers that are not our chromium). */
+    private readonly yieldRenderer: () => Promise<void>,
   ) {}
 
   join(cam: RenderedCamera): void {
@@ -165,7 +175,8 @@ class CellCameraTicker {
   private async run(): Promise<void> {
     this.running = true;
     try {
-      const t0 = this.nowS();
+      // The tick grid starts once the first tick is drawn: the browser's start-up is not a drop.
+      let t0 = NaN;
       let k = 0;
       while (this.members.size > 0) {
         const cams = [...this.members];
@@ -184,12 +195,15 @@ class CellCameraTicker {
           continue;
         }
         this.ticks += 1;
+        // Once the browser runs, and again once its render threads have all started.
+        if (this.ticks === 1 || this.ticks === 20) await this.yieldRenderer();
         const arrivalS = this.nowS();
         // Delivered together, so a reader between two deliveries never mixes ticks.
         cams.forEach((c, i) => c.push(jpegs[i], capturedS, arrivalS));
         // The next tick on the grid t0 + j·period; ticks that passed while drawing are dropped —
         // unless the overrun is under half a period, when the next tick just starts late.
         const doneS = this.nowS();
+        if (!(t0 === t0)) t0 = doneS;
         let j = k + 1;
         if (doneS > t0 + (k + 1.5) * this.periodS) j = Math.ceil((doneS - t0) / this.periodS);
         if (j - k - 1 > 0) for (const c of cams) c.skipped(j - k - 1);
@@ -208,6 +222,22 @@ async function encodeJpeg(image: RgbImage, quality: number): Promise<Uint8Array>
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
+/**
+ * Sets the niceness of every thread of the processes whose command line holds `marker` (Linux
+ * niceness is per thread; threads started later inherit it from the thread that starts them).
+ */
+function renice(marker: string, niceness: number): void {
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) continue;
+      for (const tid of readdirSync(`/proc/${pid}/task`)) setPriority(Number(tid), niceness);
+    } catch {
+      // The process or thread ended meanwhile, or this is not Linux: priority is an optimisation.
+    }
+  }
+}
+
 /** The cell's cameras through a Chromium renderer of their own (started when the first camera opens). */
 export function cellCameras(world: CellWorld, options: CellCameraOptions = {}): CellCameras {
   const fps = options.fps ?? DEFAULT_CELL_CAMERA_FPS;
@@ -216,7 +246,14 @@ export function cellCameras(world: CellWorld, options: CellCameraOptions = {}): 
   const calibration = cellCameraMounting(world.truth);
   const renderer = options.renderer ?? new ChromiumRenderer({ calibration, executablePath: options.executablePath });
   const nowS = options.nowS ?? (() => performance.now() / 1000);
-  const ticker = new CellCameraTicker(world, renderer, 1 / fps, quality, nowS);
+  const niceness = options.rendererNiceness ?? 19;
+  const yieldRenderer = async (): Promise<void> => {
+    if (!(renderer instanceof ChromiumRenderer) || niceness === 0) return;
+    // The profile directory is unique to this renderer's browser: it finds exactly its processes.
+    const dir = await renderer.runningProfileDir();
+    if (dir) renice(dir, niceness);
+  };
+  const ticker = new CellCameraTicker(world, renderer, 1 / fps, quality, nowS, yieldRenderer);
   const models = renderer.calibration.calibration.cameras;
   const cameras = Object.fromEntries(CAMERA_NAMES.map((n) => [n, new RenderedCamera(n, models[n], fps, ticker, { ...options, nowS })])) as Record<CameraName, RenderedCamera>;
   return {

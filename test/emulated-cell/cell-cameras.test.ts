@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -52,6 +52,20 @@ test("the cell's cameras sit where its truth says: the calibrated mounting at ga
   }
 });
 
+/** The niceness of every thread of the processes whose command line holds `marker`. */
+function browserThreadNiceness(marker: string): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) continue;
+      for (const tid of readdirSync(`/proc/${pid}/task`)) out.push(Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
 /** Mean absolute difference per channel value of two images of the same size. */
 function meanAbsDiff(a: RgbImage, b: RgbImage): number {
   let sum = 0;
@@ -86,6 +100,13 @@ test("the cell's cameras stream JPEG frames of its own world through its true mo
     );
     const c = high.counters();
     assert.ok(c.received >= 3 && c.longestGapS > 0);
+    assert.ok(c.dropped <= c.received, `the browser's start-up is not counted as dropped frames (${c.dropped} dropped, ${c.received} received)`);
+    // The stand-in for camera hardware yields the CPU to the world: every thread of its chromium runs at niceness 19.
+    const profile = await (cams.renderer as ChromiumRenderer).runningProfileDir();
+    assert.ok(profile);
+    const niceness = browserThreadNiceness(profile);
+    assert.ok(niceness.length > 10, `${niceness.length} chromium threads found`);
+    assert.deepEqual([...new Set(niceness)], [19]);
     // cam_high and the wrist camera's newest frames come from the same snapshot.
     const [h, w] = [high.latest()!, wrist.latest()!];
     assert.equal(h.capturedS, w.capturedS);
