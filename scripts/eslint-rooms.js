@@ -23,6 +23,7 @@ export const ROOMS = [
   ['src/server', 'src/server/'],
   ['src/app', 'src/app/'],
   ['src/electron', 'src/electron/'],
+  ['drivers/cameras', 'drivers/cameras/'],
   ['drivers', 'drivers/'],
   ['ros', 'ros/'],
   ['calibration', 'calibration/'],
@@ -56,9 +57,11 @@ export const MAY_IMPORT = {
   'src/store': [],
   'src/session': ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
   'src/server': [...ALL_SRC],
-  'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'drivers', 'ros', 'calibration'],
+  'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'drivers', 'drivers/cameras', 'ros', 'calibration'],
   'src/electron': ['src/app'],
   drivers: [...RIG],
+  // Camera implementations (V4L2 and testsrc through ffmpeg): the Camera contract and its shared bookkeeping only.
+  'drivers/cameras': [...RIG],
   ros: [...RIG, 'src/record'],
   calibration: ['src/sim', 'src/record', ...RIG, 'src/tasks', 'src/layouts'],
   // The UI reuses the pure rooms; everything else it reaches through the station API.

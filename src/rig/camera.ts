@@ -19,6 +19,12 @@ export interface CameraFrame {
   readonly seq: number;
   /** Station clock time (s) when the frame's last byte arrived. */
   readonly arrivalS: number;
+  /**
+   * Station clock time (s) of the instant the image shows, when the camera knows it (rendered
+   * cameras: the world snapshot's time; arrivalS − capturedS is their render-and-encode latency).
+   * Absent for hardware cameras, whose exposure time the station cannot see.
+   */
+  readonly capturedS?: number;
   readonly format: FrameFormat;
   readonly width: number;
   readonly height: number;

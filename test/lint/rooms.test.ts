@@ -49,3 +49,10 @@ test('only the composition root, tests and benchmarks may import the emulated ce
   assert.equal((await lintAs('drivers/x.ts', "import { createEmulatedCell } from '../src/emulated-cell/emulated-cell.js';\nexport const c = createEmulatedCell;\n")).length, 1);
   assert.deepEqual(await lintAs('src/emulated-cell/x.ts', "import { createScene } from '../sim/scene.js';\nimport { YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';\nexport const a = [createScene, YamBusEmulator];\n"), []);
 });
+
+test('the cameras room reaches src only through the rig contract; the composition root may import it', async () => {
+  assert.deepEqual(await lintAs('drivers/cameras/x.ts', "import { StreamingCamera } from '../../src/rig/streaming-camera.js';\nexport const c = StreamingCamera;\n"), []);
+  assert.equal((await lintAs('drivers/cameras/x.ts', "import { runEpisode } from '../../src/rollout/run-episode.js';\nexport const r = runEpisode;\n")).length, 1);
+  assert.deepEqual(await lintAs('src/app/x.ts', "import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';\nexport const c = FfmpegCamera;\n"), []);
+  assert.equal((await lintAs('src/rollout/x.ts', "import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';\nexport const c = FfmpegCamera;\n")).length, 1);
+});

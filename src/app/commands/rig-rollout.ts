@@ -35,7 +35,9 @@ import { StoreError } from '../../store/store.js';
 import { emulatedCellOf } from '../../emulated-cell/register.js';
 import { cellMarker, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
 import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
-import { cellCameras, type CellCameras } from '../../emulated-cell/cell-cameras.js';
+import { cellCameras, DEFAULT_CELL_CAMERA_FPS, type CellCameras } from '../../emulated-cell/cell-cameras.js';
+import { streamCameraSource } from '../../rollout/stream-camera-source.js';
+import type { Camera } from '../../rig/camera.js';
 import type { Episode } from '../../rollout/episode.js';
 
 /** Exit code when the policy (server) timed out or went away mid-episode, as `tandem policy probe` uses. */
@@ -91,7 +93,7 @@ function report(r: RigRolloutResult, rigType: string, rateHz: number, score: Cel
 const rollout: CliCommand = {
   path: ['rig', 'rollout'],
   summary: 'run one rollout of a policy on the rig (default the embedded emulated YAM); left for the operator to score',
-  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--score-from-cell] [--blank-cameras] [--json]
+  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--score-from-cell] [--camera-fps F] [--blank-cameras] [--json]
 
 Brings the configured rig up, runs the policy through the same rollout loop and policy specs as
 'tandem sim rollout' on the wall clock, then holds, damps and closes the rig, and stores the
@@ -111,9 +113,11 @@ code policies are refused: they read object poses only a simulation has.
   --timeout-ms N      per-inference deadline; past it the rig holds and the rollout is aborted (default ${DEFAULT_DEADLINE_MS})
   --seed K            the policy's seed (default 0)
   --score-from-cell   the emulated cell's scripted operator scores the end state (stored as an operator score)
-  --blank-cameras     feed black 224×224 frames to a policy that reads cameras: rehearses a policy server's
-                      connection and timing, not its behaviour (the emulated cell draws its own camera
-                      images without it; hardware cameras are not in this build)
+  --camera-fps F      frame rate of the emulated cell's cameras (default ${DEFAULT_CELL_CAMERA_FPS}); each observation
+                      gets the newest frame of each camera the policy reads, and the episode file records them
+  --blank-cameras     feed black 224×224 frames to a policy that reads cameras, for a motors-only rig: rehearses
+                      a policy server's connection and timing, not its behaviour (the emulated cell streams
+                      its own camera images without it; hardware cameras are not in this build)
   --episodes DIR      where the episode file goes (default <data dir>/episodes); every rig rollout is
                       recorded: joint states at the control rate, applied commands, events, cameras
   --json              print {"status", "steps", "chunks", "achievedHz", "inferenceMs", "safetyEventsByKind", "episodeFile", …}
@@ -132,6 +136,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     seed: { type: 'string' },
     'score-from-cell': { type: 'boolean' },
     'blank-cameras': { type: 'boolean' },
+    'camera-fps': { type: 'string' },
     episodes: { type: 'string' },
   },
   async run(args, io) {
@@ -139,6 +144,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     const rateHz = numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
     const deadlineMs = intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
+    const cameraFps = numberOption(args, 'camera-fps', DEFAULT_CELL_CAMERA_FPS, 1, 60);
     const configFile = typeof args.values['rig-config'] === 'string' ? resolve(io.cwd, args.values['rig-config']) : undefined;
     const rigConfig = await readRigConfig(configFile);
     const rigType = (rigConfig as { type?: unknown }).type;
@@ -169,6 +175,8 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
       let result: RigRolloutResult | undefined;
       let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
       let cellCams: CellCameras | undefined;
+      /** The cameras streaming in this rollout: the episode file records every frame they give. */
+      let streaming: Camera[] = [];
       let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
       let recording: StationRecording | undefined;
       let recorded: RecordingSummary | undefined;
@@ -182,11 +190,15 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
               `Policy ${policy.info.name} reads cameras (${policy.info.cameras.join(', ')}), and this build has no rig camera driver; run it in the sim with 'tandem sim rollout', on the emulated cell (rig type yam-cell), or rehearse with --blank-cameras (black frames).`,
             );
           }
-          cellCams = cellCameras(cell.world);
-          cameras = cellCams.source;
+          // The cell's cameras stream on the rig's clock, as hardware cameras would; the policy
+          // gets the newest frame of each. Only the cameras it reads are drawn.
+          const cams = cellCameras(cell.world, { fps: cameraFps, nowS: () => clock.nowS() });
+          cellCams = cams;
           // Start the browser and its page now, before the rig is powered: their start-up blocks
           // this thread for longer than the motors' own 400 ms watchdog.
-          await cameras.capture(policy.info.cameras);
+          await Promise.all(policy.info.cameras.map((n) => cams.cameras[n].open()));
+          cameras = streamCameraSource(cams.cameras);
+          streaming = policy.info.cameras.map((n) => cams.cameras[n]);
         }
         if (scoreFromCell && !cell) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
         if (!cell) {
@@ -206,6 +218,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
           fileName: episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: policy.info.name }),
           rigModel: rig.model,
           clock,
+          cameras: streaming,
           metadata: rolloutMetadata({
             kind: 'real',
             task,
