@@ -2,23 +2,65 @@
  * One episode file, written as the episode happens: ROS 2 profile MCAP, CDR messages, chunks with
  * message indexes and statistics (what `ros2 bag info` and Foxglove need to read it in time order).
  *
- * - The control loop never waits for the disk: every message is encoded and queued synchronously,
- *   and one pump feeds the MCAP writer (which needs each call to finish before the next) through
- *   an async file handle.
+ * - The control loop never waits for the disk, nor for the MCAP work: every message is encoded
+ *   here synchronously (a copy), batched, and handed to the process's writer thread
+ *   (writer-thread.ts), which builds the chunks, computes their CRCs and writes the file.
  * - Crash safety: at least once a second the open chunk is closed and the file fdatasync'd, so a
  *   SIGKILL or a power cut loses at most the last second; `recoverEpisodeFile` rewrites the
  *   readable prefix of a cut-off file into a finished one.
  * - A write that fails (a full disk, an I/O error) stops the recording, never the episode: the
  *   recorder says so in one sentence and every byte already written stays in the file.
  */
-import { McapWriter } from '@mcap/core';
+import { Worker } from 'node:worker_threads';
 import type { RigCommand, RigModel, RigState, SafetyEvent } from '../rig/contract.js';
 import type { Camera, CameraCounters, CameraFrame, CameraInfo } from '../rig/camera.js';
-import { FileWritable } from './file-writable.js';
 import { CDR, SCHEMAS, offeredQosYaml, rosTime, type SchemaKey } from './ros2-messages.js';
 import { EPISODE_METADATA_NAME, EPISODE_END_METADATA_NAME, TOPICS, cameraTopic, jointNames, type EventKind } from './episode-format.js';
+import type { ChannelSpec, FromWriter, QueuedMessage, ToWriter } from './writer-protocol.js';
 
 export const RECORDER_LIBRARY = 'tandem episode recorder (@mcap/core)';
+
+/** How long encoded messages wait to be handed over in one batch. */
+const BATCH_MS = 20;
+
+/** The process's one writer thread, started with the first recording and let go when none is open. */
+class WriterThread {
+  private static shared: WriterThread | undefined;
+  private readonly worker: Worker;
+  private readonly listeners = new Map<number, (m: FromWriter) => void>();
+  private nextId = 1;
+
+  private constructor() {
+    this.worker = new Worker(new URL('./writer-thread-entry.mjs', import.meta.url));
+    this.worker.on('message', (m: FromWriter) => this.listeners.get(m.id)?.(m));
+    this.worker.on('error', (e) => {
+      for (const [id, l] of this.listeners) l({ type: 'failed', id, reason: `the episode writer thread failed (${e.message})` });
+    });
+    this.worker.unref();
+  }
+
+  static get(): WriterThread {
+    WriterThread.shared ??= new WriterThread();
+    return WriterThread.shared;
+  }
+
+  attach(listener: (m: FromWriter) => void): number {
+    const id = this.nextId++;
+    this.listeners.set(id, listener);
+    // A recording keeps the process alive until it is closed.
+    if (this.listeners.size === 1) this.worker.ref();
+    return id;
+  }
+
+  detach(id: number): void {
+    this.listeners.delete(id);
+    if (this.listeners.size === 0) this.worker.unref();
+  }
+
+  send(m: ToWriter, transfer: ArrayBuffer[] = []): void {
+    this.worker.postMessage(m, transfer);
+  }
+}
 
 export class RecordingError extends Error {
   constructor(message: string) {
@@ -70,60 +112,36 @@ interface Queued {
   readonly data: Uint8Array;
 }
 
-function ioReason(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ENOSPC') return 'the disk is full';
-  if (code === 'EDQUOT') return 'the disk quota is used up';
-  if (code === 'EACCES' || code === 'EPERM') return 'the folder is not writable';
-  if (code === 'EROFS') return 'the disk is read-only';
-  if (code === 'ENOENT') return 'the folder does not exist';
-  if (code === 'EEXIST') return 'a file of that name exists already (episode files are never overwritten)';
-  return e instanceof Error ? e.message : String(e);
-}
-
 export class EpisodeRecorder {
-  private readonly writer: McapWriter;
-  private readonly queue: Queued[] = [];
-  private queuedBytes = 0;
-  private pumping: Promise<void> | undefined;
+  private readonly thread = WriterThread.get();
+  private readonly id: number;
+  private batch: QueuedMessage[] = [];
+  private batchTransfer: ArrayBuffer[] = [];
+  private batchBytes = 0;
+  private batchTimer: NodeJS.Timeout | undefined;
+  private postedBytes = 0;
+  private postedMessages = 0;
+  private acked = { dataBytes: 0, fileBytes: 0, messages: 0, syncs: 0 };
   private readonly channels = new Map<string, number>();
-  private readonly sequences = new Map<number, number>();
   private readonly byTopic: Record<string, number> = {};
   private readonly cameraSubscriptions: (() => void)[] = [];
   private readonly attachedCameras: Camera[] = [];
   private readonly names: string[];
   private readonly offsetNs: bigint;
-  private readonly flushIntervalMs: number;
   private readonly maxQueuedBytes: number;
-  private flushDue = false;
-  private flushTimer: NodeJS.Timeout | undefined;
   private firstLogTime: bigint | undefined;
   private lastLogTime: bigint | undefined;
-  private written = 0;
   private lost = 0;
-  private syncCount = 0;
   private state: RecorderStatus = 'recording';
   private failureText: string | undefined;
   private cameraCounters: Record<string, CameraCounters> = {};
+  private waiters: ((m: FromWriter) => void)[] = [];
 
-  /**
-   * The writer closes its open chunk once the chunk is larger than this; @mcap/core 2.2 has no
-   * flush call, and compares with `>`, so a threshold that reads 0 while a flush is due closes the
-   * chunk at the next message. (Checked by the crash test: a killed recording keeps chunks.)
-   */
-  private readonly chunkThreshold: { valueOf(): number };
-
-  private constructor(
-    private readonly out: FileWritable,
-    private readonly opts: EpisodeRecorderOptions,
-  ) {
-    const chunkBytes = opts.chunkBytes ?? 4 * 1024 * 1024;
-    this.chunkThreshold = { valueOf: () => (this.flushDue ? 0 : chunkBytes) };
-    this.writer = new McapWriter({ writable: out, chunkSize: this.chunkThreshold as unknown as number });
+  private constructor(private readonly opts: EpisodeRecorderOptions) {
     this.names = jointNames(opts.rigModel);
     this.offsetNs = BigInt(Math.round(opts.unixOffsetS * 1e9));
-    this.flushIntervalMs = (opts.flushIntervalS ?? 1) * 1000;
     this.maxQueuedBytes = opts.maxQueuedBytes ?? 512 * 1024 * 1024;
+    this.id = this.thread.attach((m) => this.onWriter(m));
   }
 
   /**
@@ -132,53 +150,53 @@ export class EpisodeRecorder {
    * cannot be created — before anything moves.
    */
   static async open(opts: EpisodeRecorderOptions): Promise<EpisodeRecorder> {
-    let out: FileWritable;
-    try {
-      out = await FileWritable.create(opts.file);
-    } catch (e) {
-      throw new RecordingError(`Cannot create the episode file ${opts.file}: ${ioReason(e)}.`);
-    }
-    const rec = new EpisodeRecorder(out, opts);
-    try {
-      await rec.start();
-    } catch (e) {
-      await out.close().catch(() => undefined);
-      throw new RecordingError(`Cannot write the episode file ${opts.file}: ${ioReason(e)}.`);
+    const rec = new EpisodeRecorder(opts);
+    const channels: ChannelSpec[] = [];
+    const channel = (topic: string, key: SchemaKey, depth: number): void => {
+      rec.channels.set(topic, channels.length);
+      channels.push({ topic, schemaName: SCHEMAS[key].name, schemaText: SCHEMAS[key].text, qosYaml: offeredQosYaml(depth) });
+    };
+    channel(TOPICS.jointStates, 'jointState', 10);
+    channel(TOPICS.jointCommands, 'jointState', 10);
+    channel(TOPICS.events, 'event', 100);
+    for (const cam of opts.cameras ?? []) channel(cameraTopic(cam.name), 'compressedImage', 5);
+    const cameras = (opts.cameras ?? []).map((c) => `${c.name}=${c.source} ${c.width}x${c.height}@${c.fps} ${c.format}`).join('; ');
+    const reply = rec.next();
+    rec.thread.send({
+      type: 'open',
+      id: rec.id,
+      file: opts.file,
+      library: RECORDER_LIBRARY,
+      channels,
+      metadataName: EPISODE_METADATA_NAME,
+      metadata: { ...opts.metadata, joint_names: rec.names.join(','), cameras, unix_offset_s: String(opts.unixOffsetS) },
+      flushIntervalMs: (opts.flushIntervalS ?? 1) * 1000,
+      chunkBytes: opts.chunkBytes ?? 1024 * 1024,
+    });
+    const m = await reply;
+    if (m.type !== 'opened') {
+      rec.thread.detach(rec.id);
+      throw new RecordingError(`Cannot create the episode file ${opts.file}: ${m.type === 'open-failed' || m.type === 'failed' ? m.reason : 'the writer did not answer'}.`);
     }
     return rec;
   }
 
-  private async start(): Promise<void> {
-    await this.writer.start({ profile: 'ros2', library: RECORDER_LIBRARY });
-    const schemaIds = new Map<SchemaKey, number>();
-    const schema = async (key: SchemaKey): Promise<number> => {
-      let id = schemaIds.get(key);
-      if (id === undefined) {
-        id = await this.writer.registerSchema({ name: SCHEMAS[key].name, encoding: 'ros2msg', data: new TextEncoder().encode(SCHEMAS[key].text) });
-        schemaIds.set(key, id);
-      }
-      return id;
-    };
-    const channel = async (topic: string, key: SchemaKey, depth: number): Promise<void> => {
-      const id = await this.writer.registerChannel({ topic, schemaId: await schema(key), messageEncoding: 'cdr', metadata: new Map([['offered_qos_profiles', offeredQosYaml(depth)]]) });
-      this.channels.set(topic, id);
-      this.sequences.set(id, 0);
-    };
-    await channel(TOPICS.jointStates, 'jointState', 10);
-    await channel(TOPICS.jointCommands, 'jointState', 10);
-    await channel(TOPICS.events, 'event', 100);
-    for (const cam of this.opts.cameras ?? []) await channel(cameraTopic(cam.name), 'compressedImage', 5);
-    const cameras = (this.opts.cameras ?? []).map((c) => `${c.name}=${c.source} ${c.width}x${c.height}@${c.fps} ${c.format}`).join('; ');
-    await this.writer.addMetadata({
-      name: EPISODE_METADATA_NAME,
-      metadata: new Map(Object.entries({ ...this.opts.metadata, joint_names: this.names.join(','), cameras, unix_offset_s: String(this.opts.unixOffsetS) })),
-    });
-    await this.out.sync();
-    this.syncCount += 1;
-    this.flushTimer = setInterval(() => {
-      this.flushDue = true;
-    }, this.flushIntervalMs);
-    this.flushTimer.unref();
+  /** The writer's next answer of the kinds open/close wait for. */
+  private next(): Promise<FromWriter> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private onWriter(m: FromWriter): void {
+    if (m.type === 'written') {
+      this.acked = { dataBytes: m.dataBytes, fileBytes: m.fileBytes, messages: m.messages, syncs: m.syncs };
+      return;
+    }
+    if (m.type === 'failed') {
+      this.fail(m.reason);
+      return;
+    }
+    const w = this.waiters.shift();
+    w?.(m);
   }
 
   get status(): RecorderStatus {
@@ -206,17 +224,33 @@ export class EpisodeRecorder {
   }
 
   private enqueue(topic: string, timeS: number, data: Uint8Array): void {
-    const channelId = this.channels.get(topic);
-    if (channelId === undefined) return;
+    const channel = this.channels.get(topic);
+    if (channel === undefined) return;
     const logTime = this.logTime(timeS);
-    this.queue.push({ channelId, logTime, data });
-    this.queuedBytes += data.byteLength;
+    this.firstLogTime ??= logTime;
+    if (this.lastLogTime === undefined || logTime > this.lastLogTime) this.lastLogTime = logTime;
+    this.batch.push({ channel, logTime, data });
+    this.batchTransfer.push(data.buffer as ArrayBuffer);
+    this.batchBytes += data.byteLength;
     this.byTopic[topic] = (this.byTopic[topic] ?? 0) + 1;
-    if (this.queuedBytes > this.maxQueuedBytes) {
-      this.fail(`the disk fell ${Math.round(this.queuedBytes / 1048576)} MiB behind the recording (too slow for this data rate)`);
+    if (this.postedBytes + this.batchBytes - this.acked.dataBytes > this.maxQueuedBytes) {
+      this.fail(`the disk fell ${Math.round((this.postedBytes - this.acked.dataBytes) / 1048576)} MiB behind the recording (too slow for this data rate)`);
       return;
     }
-    this.pumping ??= this.pump();
+    this.batchTimer ??= setTimeout(() => this.post(), BATCH_MS);
+  }
+
+  /** Hands the batch to the writer thread (the encoded buffers move, no copy). */
+  private post(): void {
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    if (this.batch.length === 0 || this.state !== 'recording') return;
+    this.thread.send({ type: 'write', id: this.id, messages: this.batch, bytes: this.batchBytes }, this.batchTransfer);
+    this.postedBytes += this.batchBytes;
+    this.postedMessages += this.batch.length;
+    this.batch = [];
+    this.batchTransfer = [];
+    this.batchBytes = 0;
   }
 
   private header(timeS: number, frameId: string) {
@@ -283,41 +317,10 @@ export class EpisodeRecorder {
     this.state = 'failed';
     const lastS = this.lastLogTime === undefined || this.firstLogTime === undefined ? 0 : Number(this.lastLogTime - this.firstLogTime) / 1e9;
     this.failureText = `Recording stopped after ${lastS.toFixed(1)} s because ${reason}; every byte written before is kept in ${this.opts.file} (recover it with \`tandem record recover ${this.opts.file}\`).`;
-    this.lost += this.queue.length;
-    this.queue.length = 0;
-    this.queuedBytes = 0;
-  }
-
-  private async pump(): Promise<void> {
-    try {
-      while (this.queue.length > 0 && this.state === 'recording') {
-        const m = this.queue.shift()!;
-        this.queuedBytes -= m.data.byteLength;
-        const sequence = this.sequences.get(m.channelId)!;
-        this.sequences.set(m.channelId, sequence + 1);
-        const before = this.out.position();
-        await this.writer.addMessage({ channelId: m.channelId, sequence, logTime: m.logTime, publishTime: m.logTime, data: m.data });
-        this.written += 1;
-        this.firstLogTime ??= m.logTime;
-        if (this.lastLogTime === undefined || m.logTime > this.lastLogTime) this.lastLogTime = m.logTime;
-        // The flush closed the chunk (the file grew): put it on the disk.
-        if (this.flushDue && this.out.position() !== before) {
-          this.flushDue = false;
-          await this.out.sync();
-          this.syncCount += 1;
-        }
-      }
-    } catch (e) {
-      this.fail(ioReason(e));
-    } finally {
-      this.pumping = undefined;
-    }
-    if (this.queue.length > 0 && this.state === 'recording') this.pumping = this.pump();
-  }
-
-  /** Waits until everything queued so far is written (not synced). */
-  async drain(): Promise<void> {
-    while (this.pumping) await this.pumping;
+    this.lost += this.batch.length + (this.postedMessages - this.acked.messages);
+    this.batch = [];
+    this.batchTransfer = [];
+    this.batchBytes = 0;
   }
 
   summary(closeMs = 0): RecordingSummary {
@@ -326,11 +329,11 @@ export class EpisodeRecorder {
       file: this.opts.file,
       status: this.state,
       failure: this.failureText,
-      messages: this.written,
+      messages: this.acked.messages,
       lostMessages: this.lost,
-      bytes: Number(this.out.position()),
+      bytes: this.acked.fileBytes,
       durationS,
-      syncs: this.syncCount,
+      syncs: this.acked.syncs,
       closeMs,
       messagesByTopic: { ...this.byTopic },
       cameraCounters: { ...this.cameraCounters },
@@ -344,23 +347,19 @@ export class EpisodeRecorder {
    */
   async close(end: Readonly<Record<string, string>> = {}): Promise<RecordingSummary> {
     const t0 = performance.now();
-    if (this.flushTimer) clearInterval(this.flushTimer);
     for (const unsubscribe of this.cameraSubscriptions.splice(0)) unsubscribe();
     for (const cam of this.attachedCameras) this.cameraCounters[cam.info.name] = cam.counters();
-    await this.drain();
-    if (this.state === 'recording') {
-      try {
-        const counters = Object.fromEntries(Object.entries(this.cameraCounters).map(([k, v]) => [`camera.${k}`, JSON.stringify(v)]));
-        await this.writer.addMetadata({ name: EPISODE_END_METADATA_NAME, metadata: new Map(Object.entries({ ...end, ...counters })) });
-        await this.writer.end();
-        await this.out.sync();
-        this.syncCount += 1;
-        this.state = 'finished';
-      } catch (e) {
-        this.fail(ioReason(e));
-      }
+    this.post();
+    const counters = Object.fromEntries(Object.entries(this.cameraCounters).map(([k, v]) => [`camera.${k}`, JSON.stringify(v)]));
+    const reply = this.next();
+    this.thread.send({ type: 'close', id: this.id, metadataName: EPISODE_END_METADATA_NAME, metadata: { ...end, ...counters } });
+    const m = await reply;
+    this.thread.detach(this.id);
+    if (m.type === 'closed') {
+      this.acked = { ...this.acked, fileBytes: m.fileBytes, messages: m.messages, syncs: m.syncs };
+      if (m.failure) this.fail(m.failure);
+      else if (this.state === 'recording') this.state = 'finished';
     }
-    await this.out.close().catch(() => undefined);
     return this.summary(performance.now() - t0);
   }
 }
