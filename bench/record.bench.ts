@@ -75,6 +75,8 @@ interface Soak {
   readonly soakCpuShare: number;
   readonly mbPerS: number;
   readonly closeMs: number[];
+  /** From one episode's close() call to the next episode recording: the pause between episodes. */
+  readonly gapsMs: number[];
 }
 
 async function soak(condition: string, dir: string): Promise<Soak> {
@@ -86,7 +88,6 @@ async function soak(condition: string, dir: string): Promise<Soak> {
     let t0 = clock.nowS();
     await statesLoop(clock, t0 + BASELINE_S, () => undefined);
     const baselineCpuShare = (cpuS() - c0) / (clock.nowS() - t0);
-    const received0 = cams.reduce((n, c) => n + c.counters().received, 0);
     const dropped0 = cams.reduce((n, c) => n + c.counters().dropped, 0);
     c0 = cpuS();
     t0 = clock.nowS();
@@ -96,13 +97,22 @@ async function soak(condition: string, dir: string): Promise<Soak> {
     let bytes = 0;
     let lost = 0;
     let states = 0;
+    // Frames delivered while an episode records them (between episodes, nothing is recording).
+    let framesDelivered = 0;
+    const gapsMs: number[] = [];
+    let closedAtMs: number | undefined;
     while (clock.nowS() < end - 0.5) {
       const file = join(dir, `${condition}-${files.length}.mcap`);
       files.push(file);
       const rec = await EpisodeRecorder.open({ file, rigModel: yamRigModel(), cameras: cams.map((c) => c.info), metadata: { task: 'soak' }, unixOffsetS: Date.now() / 1000 - clock.nowS() });
       for (const c of cams) rec.attachCamera(c, () => clock.nowS());
+      const counting = cams.map((c) => c.onFrame(() => (framesDelivered += 1)));
+      if (closedAtMs !== undefined) gapsMs.push(performance.now() - closedAtMs);
       states += await statesLoop(clock, Math.min(end, clock.nowS() + EPISODE_S), (s) => rec.jointState(s));
+      for (const stop of counting) stop();
+      const closeCalledMs = performance.now();
       const summary = await rec.close({ outcome: 'completed' });
+      closedAtMs = closeCalledMs;
       if (summary.status !== 'finished') throw new Error(summary.failure);
       closeMs.push(summary.closeMs);
       bytes += summary.bytes;
@@ -110,11 +120,10 @@ async function soak(condition: string, dir: string): Promise<Soak> {
     }
     const seconds = clock.nowS() - t0;
     const soakCpuShare = (cpuS() - c0) / seconds;
-    const framesDelivered = cams.reduce((n, c) => n + c.counters().received, 0) - received0;
     const cameraDropped = cams.reduce((n, c) => n + c.counters().dropped, 0) - dropped0;
     let framesRecorded = 0;
     for (const f of files) framesRecorded += (await inspectEpisodeFile(f)).cameras.reduce((n, c) => n + c.frames, 0);
-    return { condition, episodes: files.length, seconds, framesDelivered, framesRecorded, cameraDropped, recorderLost: lost, statesRecorded: states, baselineCpuShare, soakCpuShare, mbPerS: bytes / 1048576 / seconds, closeMs };
+    return { condition, episodes: files.length, seconds, framesDelivered, framesRecorded, cameraDropped, recorderLost: lost, statesRecorded: states, baselineCpuShare, soakCpuShare, mbPerS: bytes / 1048576 / seconds, closeMs, gapsMs };
   } finally {
     await Promise.all(cams.map((c) => c.close()));
   }
@@ -151,10 +160,12 @@ function print(s: Soak): void {
   const close = [...s.closeMs].sort((a, b) => a - b);
   console.log(`\n${s.condition}: ${s.episodes} episodes of ${EPISODE_S} s, ${s.seconds.toFixed(0)} s in all`);
   console.log(`  joint states recorded   ${s.statesRecorded} (${(s.statesRecorded / s.seconds).toFixed(1)} Hz)`);
-  console.log(`  camera frames           ${s.framesRecorded} recorded of ${s.framesDelivered} delivered; camera-side drops ${s.cameraDropped}; recorder lost ${s.recorderLost}`);
+  console.log(`  camera frames           ${s.framesRecorded} recorded of ${s.framesDelivered} delivered while recording; camera-side drops ${s.cameraDropped}; recorder lost ${s.recorderLost}`);
   console.log(`  dropped frames          ${dropped} (${((100 * dropped) / Math.max(1, expected)).toFixed(3)}%)   goal 0; LeRobot streaming encoder ≈2% by design`);
   console.log(`  recorder CPU            ${(100 * (s.soakCpuShare - s.baselineCpuShare)).toFixed(1)}% of a core (process ${(100 * s.soakCpuShare).toFixed(1)}% recording, ${(100 * s.baselineCpuShare).toFixed(1)}% baseline, same cameras and loop)`);
   console.log(`  written                 ${s.mbPerS.toFixed(2)} MB/s`);
+  const gaps = [...s.gapsMs].sort((a, b) => a - b);
+  if (gaps.length) console.log(`  between episodes        p50 ${pct(gaps, 0.5).toFixed(1)} ms, max ${gaps[gaps.length - 1].toFixed(1)} ms (close + open of the next file; frames then belong to no episode)`);
   console.log(`  episode close           p50 ${pct(close, 0.5).toFixed(1)} ms, max ${close[close.length - 1].toFixed(1)} ms   goal < 1000 ms; LeRobot before streaming: 30–40 s per 15 s episode (×${(35_000 / Math.max(1, pct(close, 0.5))).toFixed(0)} slower)`);
 }
 

@@ -106,12 +106,6 @@ export interface RecordingSummary {
   readonly cameraCounters: Readonly<Record<string, CameraCounters>>;
 }
 
-interface Queued {
-  readonly channelId: number;
-  readonly logTime: bigint;
-  readonly data: Uint8Array;
-}
-
 export class EpisodeRecorder {
   private readonly thread = WriterThread.get();
   private readonly id: number;
