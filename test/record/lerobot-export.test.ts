@@ -262,6 +262,8 @@ test('bad input is refused with one sentence and leaves no dataset behind', asyn
     const cut = join(dir, 'cut.mcap');
     copyFileSync(good, cut);
     truncateSync(cut, Math.floor(statSync(good).size * 0.6));
+    const bigger = join(dir, 'bigger.mcap');
+    await writeSyntheticEpisode({ file: bigger, durationS: 1, size: { width: 128, height: 96 }, metadata: { task: 'pick' } });
     const noTask = join(dir, 'notask.mcap');
     await writeSyntheticEpisode({ file: noTask, durationS: 1, cameras: [] });
 
@@ -277,6 +279,8 @@ test('bad input is refused with one sentence and leaves no dataset behind', asyn
     await refuses([good, cut], out, /cut off .*tandem record recover .*cut\.mcap/);
     assert.ok(!existsSync(out));
     await refuses([good, noCams], out, /same cameras/);
+    // Found while encoding (the second pass), after the partial folder was made: it goes too.
+    await refuses([good, bigger], out, /camera cam_high has 128×96 frames where the dataset's are 96×64/);
     await refuses([noTask], out, /--task TEXT/);
     await refuses([good], out, /ffmpeg was not found/, { ffmpeg: '/nonexistent/ffmpeg' });
     await refuses([good], out, /below the dataset's 60 fps/, { fps: 60 });

@@ -24,6 +24,8 @@ export interface SyntheticEpisodeSpec {
   /** Frames of a camera left out: [camera, first frame, count]. */
   readonly dropFrames?: readonly [string, number, number][];
   readonly metadata?: Record<string, string>;
+  /** Frame size (default WIDTH × HEIGHT). */
+  readonly size?: { width: number; height: number };
 }
 
 export interface SyntheticEpisode {
@@ -41,14 +43,15 @@ export function greyOf(n: number): number {
   return 20 + ((n * 9) % 216);
 }
 
-const jpegCache = new Map<number, Buffer>();
-async function greyJpeg(level: number): Promise<Buffer> {
-  let b = jpegCache.get(level);
+const jpegCache = new Map<string, Buffer>();
+async function greyJpeg(level: number, width: number, height: number): Promise<Buffer> {
+  const key = `${level} ${width}x${height}`;
+  let b = jpegCache.get(key);
   if (!b) {
-    b = await sharp({ create: { width: WIDTH, height: HEIGHT, channels: 3, background: { r: level, g: level, b: level } } })
+    b = await sharp({ create: { width, height, channels: 3, background: { r: level, g: level, b: level } } })
       .jpeg({ quality: 90 })
       .toBuffer();
-    jpegCache.set(level, b);
+    jpegCache.set(key, b);
   }
   return b;
 }
@@ -60,7 +63,8 @@ export async function writeSyntheticEpisode(spec: SyntheticEpisodeSpec): Promise
   const controlHz = spec.controlHz ?? 250;
   const fps = spec.cameraFps ?? 30;
   const cameras = spec.cameras ?? CAMERAS;
-  const infos: CameraInfo[] = cameras.map((name) => ({ name, source: 'synthetic grey frames', width: WIDTH, height: HEIGHT, fps, format: 'jpeg' }));
+  const { width: w, height: h } = spec.size ?? { width: WIDTH, height: HEIGHT };
+  const infos: CameraInfo[] = cameras.map((name) => ({ name, source: 'synthetic grey frames', width: w, height: h, fps, format: 'jpeg' }));
   // The recorder stamps messages on the rig clock plus this offset; times below are rig-clock times.
   const rec = await EpisodeRecorder.open({ file: spec.file, rigModel: yamRigModel(), cameras: infos, metadata: spec.metadata ?? {}, unixOffsetS: 1_764_590_000 });
   type Item = { t: number; kind: 'state' | 'command' | 'frame'; camera?: string; n?: number };
@@ -98,8 +102,8 @@ export async function writeSyntheticEpisode(spec: SyntheticEpisodeSpec): Promise
       out.commandTimesS.push(fileTime(it.t));
       out.commands.push([...position]);
     } else {
-      const data = await greyJpeg(greyOf(it.n!));
-      rec.image({ camera: it.camera!, seq: it.n!, arrivalS: it.t, format: 'jpeg', width: WIDTH, height: HEIGHT, data });
+      const data = await greyJpeg(greyOf(it.n!), w, h);
+      rec.image({ camera: it.camera!, seq: it.n!, arrivalS: it.t, format: 'jpeg', width: w, height: h, data });
       frames[it.camera!].timesS.push(fileTime(it.t));
       frames[it.camera!].numbers.push(it.n!);
     }

@@ -2,6 +2,7 @@
  * Episode files from the command line:
  *   tandem record inspect FILE [--json]   topics, counts, rates, gaps, cameras, metadata
  *   tandem record recover FILE [-o OUT]   a cut-off file's readable prefix as a finished file
+ *   tandem record export --format lerobot --out DIR EPISODES…   (record-export.ts)
  */
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError, type CliCommand, type CliIo } from '../command.js';
@@ -9,6 +10,7 @@ import { EpisodeFileError } from '../../record/episode-file-reader.js';
 import { RecordingError } from '../../record/episode-recorder.js';
 import { inspectEpisodeFile, type InspectReport } from '../../record/inspect.js';
 import { recoverEpisodeFile } from '../../record/recover.js';
+import { exportCommand } from './record-export.js';
 
 /** Episode-file errors are the operator's to act on: one sentence, exit 2. */
 async function asUserError<T>(work: () => Promise<T>): Promise<T> {
@@ -96,4 +98,4 @@ says what it kept. FILE itself is never changed; OUT is never overwritten.
   },
 };
 
-export const commands: readonly CliCommand[] = [inspect, recover];
+export const commands: readonly CliCommand[] = [inspect, recover, exportCommand];
