@@ -3,7 +3,6 @@
  */
 import { resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand } from '../command.js';
-import { exportLeRobot, ExportError } from '../../record/lerobot-export.js';
 import type { VideoCodec } from '../../record/video-encoder.js';
 
 const CODECS: readonly VideoCodec[] = ['av1', 'h264'];
@@ -49,6 +48,8 @@ DIR must not exist or be empty; the dataset is built in DIR.partial and renamed 
     const codec = (args.values.codec ?? 'av1') as VideoCodec;
     if (!CODECS.includes(codec)) throw new UserError(`--codec must be ${CODECS.join(' or ')}, not '${String(args.values.codec)}'.`);
     const str = (name: string): string | undefined => (typeof args.values[name] === 'string' ? (args.values[name] as string) : undefined);
+    // Loaded here, not at startup: every other tandem command stays free of sharp and the parquet writer.
+    const { exportLeRobot, ExportError } = await import('../../record/lerobot-export.js');
     let report;
     try {
       report = await exportLeRobot({
