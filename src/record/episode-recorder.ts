@@ -130,6 +130,7 @@ export class EpisodeRecorder {
   private failureText: string | undefined;
   private cameraCounters: Record<string, CameraCounters> = {};
   private waiters: ((m: FromWriter) => void)[] = [];
+  private drainWaiters: (() => void)[] = [];
 
   private constructor(private readonly opts: EpisodeRecorderOptions) {
     this.names = jointNames(opts.rigModel);
@@ -183,10 +184,12 @@ export class EpisodeRecorder {
   private onWriter(m: FromWriter): void {
     if (m.type === 'written') {
       this.acked = { dataBytes: m.dataBytes, fileBytes: m.fileBytes, messages: m.messages, syncs: m.syncs };
+      if (this.acked.messages >= this.postedMessages) for (const w of this.drainWaiters.splice(0)) w();
       return;
     }
     if (m.type === 'failed') {
       this.fail(m.reason);
+      for (const w of this.drainWaiters.splice(0)) w();
       return;
     }
     const w = this.waiters.shift();
@@ -245,6 +248,16 @@ export class EpisodeRecorder {
     this.batch = [];
     this.batchTransfer = [];
     this.batchBytes = 0;
+  }
+
+  /**
+   * Waits until everything handed over so far is written (not synced): for a producer faster than
+   * real time (a sim, a bench) that must not queue a whole episode in memory.
+   */
+  drain(): Promise<void> {
+    this.post();
+    if (this.state !== 'recording' || this.acked.messages >= this.postedMessages) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
   private header(timeS: number, frameId: string) {

@@ -2,6 +2,7 @@
  * Episode files from the command line:
  *   tandem record inspect FILE [--json]   topics, counts, rates, gaps, cameras, metadata
  *   tandem record recover FILE [-o OUT]   a cut-off file's readable prefix as a finished file
+ *   tandem record export --format lerobot --out DIR EPISODES…   (record-export.ts)
  */
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError, type CliCommand, type CliIo } from '../command.js';
@@ -12,6 +13,7 @@ import { recoverEpisodeFile } from '../../record/recover.js';
 import { existsSync } from 'node:fs';
 import { resolveDataDir } from '../data-dir.js';
 import { storePath, withCommandStore } from '../station-store.js';
+import { exportCommand } from './record-export.js';
 
 /** Episode-file errors are the operator's to act on: one sentence, exit 2. */
 async function asUserError<T>(work: () => Promise<T>): Promise<T> {
@@ -112,4 +114,4 @@ store (--data) knows FILE, its recording is marked recovered, with OUT.
   },
 };
 
-export const commands: readonly CliCommand[] = [inspect, recover];
+export const commands: readonly CliCommand[] = [inspect, recover, exportCommand];
