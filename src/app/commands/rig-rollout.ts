@@ -9,16 +9,16 @@
  * input into one sentence.
  */
 import { resolve } from 'node:path';
-import { intOption, numberOption, requireString, UserError, type CliCommand } from '../command.js';
+import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo } from '../command.js';
 import { episodeSummary, openPolicyForCli, rolloutLayoutArgs } from './sim.js';
-import { RigError, type Rig } from '../../rig/contract.js';
+import { RigError, type Clock, type Rig } from '../../rig/contract.js';
 import { RealtimeClock } from '../../rig/clocks.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
 import { PrivilegedStateRequiredError } from '../../policy/code/privileged.js';
 import { isCodePolicySpec, knownPolicySpecs } from '../../rollout/policy-registry.js';
 import { ThreadedPolicy } from '../../rollout/threaded-policy.js';
 import type { CameraSource } from '../../rollout/run-episode.js';
-import type { CameraName, PolicyInfo, RgbImage } from '../../policy/contract.js';
+import type { CameraName, Policy, PolicyInfo, RgbImage } from '../../policy/contract.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../../tasks/types.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';
 import type { Store } from '../../store/store.js';
@@ -138,13 +138,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
 
     const spec = requireString(args, 'policy');
     const scoreFromCell = args.values['score-from-cell'] === true;
-    let policy = await openPolicyForCli(spec, io);
-    if (isCodePolicySpec(spec)) {
-      // Code policies plan synchronously (up to ~0.1 s per chunk): in this thread that would starve
-      // the rig's control loop, so they run in a worker (the spec was checked by opening it here).
-      await policy.close?.();
-      policy = await ThreadedPolicy.open(spec, { cwd: io.cwd });
-    }
+    const policy = await openRigPolicy(spec, io);
     try {
       const blank = args.values['blank-cameras'] === true;
       const clock = new RealtimeClock();
@@ -156,64 +150,14 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
       }
-      let result: RigRolloutResult;
-      let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
-      let cellCams: CellCameras | undefined;
-      let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
+      let run: RolloutOnRig;
       try {
-        const cell = emulatedCellOf(rig);
-        if (policy.info.cameras.length > 0 && !blank) {
-          // The emulated cell has cameras of its own; hardware cameras are not in this build.
-          if (!cell) {
-            throw new UserError(
-              `Policy ${policy.info.name} reads cameras (${policy.info.cameras.join(', ')}), and this build has no rig camera driver; run it in the sim with 'tandem sim rollout', on the emulated cell (rig type yam-cell), or rehearse with --blank-cameras (black frames).`,
-            );
-          }
-          cellCams = cellCameras(cell.world);
-          cameras = cellCams.source;
-          // Start the browser and its page now, before the rig is powered: their start-up blocks
-          // this thread for longer than the motors' own 400 ms watchdog.
-          await cameras.capture(policy.info.cameras);
-        }
-        if (scoreFromCell && !cell) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
-        if (!cell) {
-          try {
-            assertRunsOnRig(policy);
-          } catch (e) {
-            if (e instanceof PrivilegedStateRequiredError) throw new UserError(e.message);
-            throw e;
-          }
-        } else {
-          cellRecord = cellMarker(cell.truth);
-        }
-        // What runs, and how to stop it (tests wait for this line before sending Ctrl-C).
-        io.err(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).\n`);
-        try {
-          result = await runRigRollout({
-            rig,
-            policy,
-            cameras,
-            task,
-            layout,
-            episodeSeconds: seconds,
-            controlHz: rateHz,
-            seed,
-            deadlineMs,
-            signal: io.signal,
-            clock,
-            privileged: cell && policy.info.needsPrivilegedState ? () => cell.world.privilegedState() : undefined,
-            lookAtTable: scoreFromCell ? cell!.world : undefined,
-          });
-        } catch (e) {
-          if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
-          throw e;
-        }
+        run = await rolloutOnRig({ rig, rigType: String(rigType), policy, task, layout, seconds, rateHz, deadlineMs, seed, scoreFromCell, blankCameras: blank, signal: io.signal, clock, log: (line) => io.err(`${line}\n`) });
       } finally {
-        await cellCams?.close();
         await rig.close?.();
       }
+      const { result, score, cellRecord } = run;
       const e = result.episode;
-      const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
       const rolloutId = await withCommandStore(args.values, io, (store) => storeRigRollout(store, { spec, policy: policy.info, set, episode: e, result, cellMarker: cellRecord, score }));
       const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId };
       if (args.values.json) {
@@ -240,20 +184,129 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
   },
 };
 
-interface CellScore {
+/** What rolloutOnRig needs: a rig created (with the layout's table) but not yet brought up, and an open policy. */
+export interface RolloutOnRigOptions {
+  readonly rig: Rig;
+  readonly rigType: string;
+  readonly policy: Policy;
+  readonly task: TaskDefinition;
+  readonly layout: Layout;
+  readonly seconds: number;
+  readonly rateHz: number;
+  readonly deadlineMs: number;
+  readonly seed: number;
+  /** The emulated cell's scripted operator scores the end state (UserError on any other rig). */
+  readonly scoreFromCell: boolean;
+  /** Black frames for a camera policy (rehearses timing, not behaviour). */
+  readonly blankCameras: boolean;
+  readonly signal: AbortSignal;
+  /** The clock the rig reads. */
+  readonly clock: Clock;
+  /** Says what runs and how to stop it, once the rollout starts. */
+  log(line: string): void;
+}
+
+export interface RolloutOnRig {
+  readonly result: RigRolloutResult;
+  readonly score?: CellScore;
+  readonly cellRecord?: { readonly sha256: string; readonly json: string };
+}
+
+/**
+ * One rollout on a rig the caller created and will close: cameras (the cell's own, or black frames),
+ * the hardware refusal of code policies, the loop, and the scripted operator's score on the cell.
+ * Shared by \`tandem rig rollout\` and the station API. The rig ends damped (runRigRollout).
+ */
+export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig> {
+  const { rig, rigType, policy, task, layout, seconds, rateHz, deadlineMs, seed, scoreFromCell, clock } = o;
+  const blank = o.blankCameras;
+  let result: RigRolloutResult;
+  let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
+  let cellCams: CellCameras | undefined;
+  let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
+  try {
+    const cell = emulatedCellOf(rig);
+    if (policy.info.cameras.length > 0 && !blank) {
+      // The emulated cell has cameras of its own; hardware cameras are not in this build.
+      if (!cell) {
+        throw new UserError(
+          `Policy ${policy.info.name} reads cameras (${policy.info.cameras.join(', ')}), and this build has no rig camera driver; run it in the sim with 'tandem sim rollout', on the emulated cell (rig type yam-cell), or rehearse with --blank-cameras (black frames).`,
+        );
+      }
+      cellCams = cellCameras(cell.world);
+      cameras = cellCams.source;
+      // Start the browser and its page now, before the rig is powered: their start-up blocks
+      // this thread for longer than the motors' own 400 ms watchdog.
+      await cameras.capture(policy.info.cameras);
+    }
+    if (scoreFromCell && !cell) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
+    if (!cell) {
+      try {
+        assertRunsOnRig(policy);
+      } catch (e) {
+        if (e instanceof PrivilegedStateRequiredError) throw new UserError(e.message);
+        throw e;
+      }
+    } else {
+      cellRecord = cellMarker(cell.truth);
+    }
+    // What runs, and how to stop it (tests wait for this line before sending Ctrl-C).
+    o.log(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).`);
+    try {
+      result = await runRigRollout({
+        rig,
+        policy,
+        cameras,
+        task,
+        layout,
+        episodeSeconds: seconds,
+        controlHz: rateHz,
+        seed,
+        deadlineMs,
+        signal: o.signal,
+        clock,
+        privileged: cell && policy.info.needsPrivilegedState ? () => cell.world.privilegedState() : undefined,
+        lookAtTable: scoreFromCell ? cell!.world : undefined,
+      });
+    } catch (e) {
+      if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
+      throw e;
+    }
+  } finally {
+    await cellCams?.close();
+  }
+  const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
+  return { result, ...(score ? { score } : {}), ...(cellRecord ? { cellRecord } : {}) };
+}
+
+/**
+ * Opens a policy for a rig rollout. Code policies plan synchronously (up to ~0.1 s per chunk): in
+ * this thread that would starve the rig's control loop, so they run in a worker (the spec was
+ * checked by opening it here first).
+ */
+export async function openRigPolicy(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
+  let policy = await openPolicyForCli(spec, io);
+  if (isCodePolicySpec(spec)) {
+    await policy.close?.();
+    policy = await ThreadedPolicy.open(spec, { cwd: io.cwd });
+  }
+  return policy;
+}
+
+export interface CellScore {
   readonly endStates: readonly ObjectEndState[];
   readonly progress: number;
   readonly counts: Readonly<Record<string, number>>;
   readonly summary: string;
 }
 
-function scoreOf(task: TaskDefinition, layout: Layout, endStates: readonly ObjectEndState[]): CellScore {
+export function scoreOf(task: TaskDefinition, layout: Layout, endStates: readonly ObjectEndState[]): CellScore {
   const p = task.scoreProgress(layout, endStates);
   return { endStates, progress: p.progress, counts: p.counts, summary: p.summary };
 }
 
 /** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
-function storeRigRollout(
+export function storeRigRollout(
   store: Store,
   r: { spec: string; policy: PolicyInfo; set: LayoutSet; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore },
 ): number {

@@ -23,7 +23,7 @@ import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.j
 import { withCommandStore } from '../station-store.js';
 
 /** Opens a policy spec, or a UserError with one sentence. */
-export async function openPolicyForCli(spec: string, io: CliIo): Promise<Policy> {
+export async function openPolicyForCli(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
   try {
     return await openPolicy(spec, { cwd: io.cwd });
   } catch (e) {
