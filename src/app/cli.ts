@@ -106,6 +106,8 @@ if (isMain) {
     process.stderr.write('\nStopping after the work in flight; press Ctrl-C again to quit at once.\n');
     controller.abort();
   });
+  // A service manager's stop: the same clean shutdown as Ctrl-C (the station damps the rig, closes the store).
+  process.on('SIGTERM', () => controller.abort());
   const io: CliIo = {
     out: (t) => void process.stdout.write(t),
     err: (t) => void process.stderr.write(t),

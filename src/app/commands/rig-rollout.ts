@@ -38,7 +38,7 @@ import type { Episode } from '../../rollout/episode.js';
 const EXIT_POLICY_UNAVAILABLE = 3;
 const EXIT_INTERRUPTED = 130;
 /** Below the safety supervisor's 2 s watchdog damp: a stalled policy aborts while the arm still holds. */
-const DEFAULT_DEADLINE_MS = 1500;
+export const DEFAULT_DEADLINE_MS = 1500;
 
 function percentile(sorted: readonly number[], q: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
