@@ -22,7 +22,14 @@ export function ago(iso: string): string {
   if (s < 5) return 'just now';
   if (s < 90) return `${Math.round(s)} s ago`;
   if (s < 5400) return `${Math.round(s / 60)} min ago`;
-  return new Date(iso).toLocaleString();
+  return stamp(iso);
+}
+
+/** "2026-12-01 13:24:43" in local time: unambiguous in any locale. */
+export function stamp(iso: string): string {
+  const d = new Date(iso);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
 export function clear(el: Element): void {

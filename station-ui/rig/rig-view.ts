@@ -3,7 +3,7 @@
  * the emulated cell's real-time margin. Reads the event stream only.
  */
 import type { MotorStatus, RigStatus } from '../../src/server/api-types.js';
-import { clear, fixed, h } from '../dom.js';
+import { clear, fixed, h, stamp } from '../dom.js';
 import { MODE_WORDS, useWords } from '../words.js';
 
 export interface RigViewActions {
@@ -109,6 +109,6 @@ export class RigView {
 
     clear(this.events);
     if (rig.recentEvents.length === 0) this.events.append(h('li', { class: 'none' }, 'None since the station started.'));
-    for (const e of [...rig.recentEvents].reverse()) this.events.append(h('li', {}, `${new Date(e.at).toLocaleTimeString()} — ${e.message}`));
+    for (const e of [...rig.recentEvents].reverse()) this.events.append(h('li', {}, `${stamp(e.at).slice(11)} — ${e.message}`));
   }
 }

@@ -5,7 +5,7 @@
 import type { LayoutSetSummary, RolloutDetail, RolloutRun, RolloutSummary, StationInfo } from '../../src/server/api-types.js';
 import { TASK_IDS } from '../../src/tasks/types.js';
 import { api } from '../api.js';
-import { ago, clear, fixed, h } from '../dom.js';
+import { ago, clear, fixed, h, stamp } from '../dom.js';
 
 export interface RolloutsViewHooks {
   report(message: string, error?: boolean): void;
@@ -138,7 +138,7 @@ export class RolloutsView {
         'dl',
         { class: 'kv' },
         h('dt', {}, 'policy'),
-        h('dd', {}, `${r.policy.name} (${r.policy.spec})`),
+        h('dd', {}, r.policy.spec && r.policy.spec !== r.policy.name ? `${r.policy.name} (${r.policy.spec})` : r.policy.name),
         h('dt', {}, 'layout'),
         h('dd', {}, `${r.task ?? ''} #${r.layoutIndex}, tier ${r.tier} of set `, h('span', { class: 'mono' }, r.layoutSetSha256.slice(0, 16))),
         h('dt', {}, 'status'),
@@ -150,7 +150,7 @@ export class RolloutsView {
         h('dt', {}, 'scored by'),
         h('dd', {}, r.score ? `${r.score.operator ?? 'an operator'}, ${ago(r.score.enteredAt)}` : '—'),
         h('dt', {}, 'ran'),
-        h('dd', {}, `${new Date(r.startedAt).toLocaleString()}, ${fixed(r.durationS, 1)} s wall for a ${r.episodeSeconds} s episode at ${r.controlHz} Hz`),
+        h('dd', {}, `${stamp(r.startedAt)}, ${fixed(r.durationS, 1)} s wall for a ${r.episodeSeconds} s episode at ${r.controlHz} Hz`),
         h('dt', {}, 'where'),
         h('dd', {}, r.emulatedCell ? 'the emulated cell — a rehearsal, not a result' : r.kind === 'real' ? 'the rig' : 'the sim'),
       ),
