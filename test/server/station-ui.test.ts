@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
 import { startStation } from '../helpers/station-process.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
 import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
@@ -28,10 +28,10 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
     args: [...CHROMIUM_ARGS],
     viewport: { width: 1280, height: 800 },
   });
-  let page: Page | undefined;
+  const page = browser.pages()[0] ?? (await browser.newPage());
   t.after(async () => {
     // What the page showed last, and the station's own words (useful when a step failed).
-    if (page && !page.isClosed()) {
+    if (!page.isClosed()) {
       await page.screenshot({ path: join(SHOTS, 'last-state.png'), fullPage: true }).catch(() => {});
       t.diagnostic(`page message: ${await page.textContent('#message').catch(() => '?')}; run: ${await page.textContent('#run-panel').catch(() => '?')}`);
     }
@@ -39,7 +39,6 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
   });
-  page = browser.pages()[0] ?? (await browser.newPage());
   const problems: string[] = [];
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(m.text());
