@@ -7,7 +7,7 @@ import type { RigStatus, RolloutRun, StationEvent } from '../src/server/api-type
 import { api, EventStream } from './api.js';
 import { RigView } from './rig/rig-view.js';
 import { RolloutsView } from './rollouts/rollouts-view.js';
-import { MODE_WORDS, useWords } from './words.js';
+import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
 
 const VIEWS = ['rig', 'rollouts', 'session', 'teleop', 'compare'] as const;
 type ViewName = (typeof VIEWS)[number];
@@ -16,7 +16,8 @@ const $ = (id: string): HTMLElement => document.getElementById(id)!;
 
 function report(message: string, error = false): void {
   const el = $('message');
-  el.textContent = message;
+  const { head, lines } = splitReason(message);
+  el.textContent = head ? `${head}: ${lines.join(' · ')}` : lines.join(' · ');
   el.classList.toggle('error', error);
 }
 
@@ -27,7 +28,10 @@ function command(name: 'hold' | 'damp' | 'estop'): void {
   );
 }
 
+let currentView: ViewName = 'rig';
+
 function showView(name: ViewName): void {
+  currentView = name;
   for (const v of VIEWS) {
     $(`view-${v}`).classList.toggle('shown', v === name);
     document.querySelector(`[data-view="${v}"]`)?.toggleAttribute('aria-current', v === name);
@@ -40,15 +44,15 @@ function showStatus(rig: RigStatus): void {
   const mode = $('rig-mode');
   mode.dataset.mode = rig.mode;
   mode.textContent = MODE_WORDS[rig.mode];
-  const faults = rig.faults.length;
-  $('rig-summary').textContent = `${rig.type} — ${useWords(rig) || rig.mode}${faults ? ` — ${faults} fault${faults > 1 ? 's' : ''}: ${rig.faults[0].message}` : ''}`;
+  const faults = groupedFaults(rig.faults.map((f) => f.message));
+  $('rig-summary').textContent = `${rig.type} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
 }
 
 function showRunSummary(run: RolloutRun | null): void {
   const el = $('run-summary');
   if (!run) el.textContent = '';
   else if (run.phase === 'done') el.textContent = `Last rollout ${run.rolloutId ?? ''}: ${run.progress === null ? (run.status ?? '') : `progress ${run.progress.toFixed(2)}`}`;
-  else if (run.phase === 'failed') el.textContent = `Rollout failed: ${run.message}`;
+  else if (run.phase === 'failed') el.textContent = 'Last rollout failed (see Rollouts)';
   else el.textContent = `Rollout: ${run.policy}, step ${run.stepsDone}/${run.totalSteps}`;
 }
 
@@ -60,6 +64,8 @@ function main(): void {
   const initial = VIEWS.find((v) => `#${v}` === location.hash) ?? 'rig';
   showView(initial);
 
+  let latestRig: RigStatus | undefined;
+  let drawPending = false;
   const stream = new EventStream();
   stream.onConnection((live) => {
     const c = $('connection');
@@ -73,8 +79,18 @@ function main(): void {
       rollouts.showRun(e.run);
       showRunSummary(e.run);
     } else if (e.type === 'rig') {
-      showStatus(e.rig);
-      rigView.show(e.rig);
+      // Drawn once per frame at most, and the motor table only while it is on screen: the
+      // browser's work stays small beside the station's on a shared machine.
+      latestRig = e.rig;
+      if (!drawPending) {
+        drawPending = true;
+        requestAnimationFrame(() => {
+          drawPending = false;
+          if (!latestRig) return;
+          showStatus(latestRig);
+          if (currentView === 'rig') rigView.show(latestRig);
+        });
+      }
     } else if (e.type === 'run') {
       rollouts.showRun(e.run);
       showRunSummary(e.run);

@@ -19,3 +19,36 @@ export function useWords(rig: RigStatus): string {
   if (rig.use === 'holding') return rig.mode === 'estopped' ? 'stopped by E-stop, motors damped' : 'holding its pose (press D to damp)';
   return rig.mode === 'configured' || rig.mode === 'damped' ? 'motors off (press H to hold)' : '';
 }
+
+const MOTOR_NAME = /\b(left|right) (arm joint \d|gripper)\b/;
+const THE_MOTOR = /\bThe (left|right) (arm joint \d|gripper) motor\b/;
+
+/**
+ * Faults as an operator reads them: one line per distinct problem. Fourteen motors that all lost
+ * communication are one line naming the fourteen, not fourteen paragraphs.
+ */
+export function groupedFaults(messages: readonly string[]): string[] {
+  const groups = new Map<string, { names: string[]; first: string }>();
+  for (const m of messages) {
+    const name = MOTOR_NAME.exec(m)?.[0];
+    const key = name ? m.replace(MOTOR_NAME, '·') : m;
+    const g = groups.get(key);
+    if (g) {
+      if (name) g.names.push(name);
+    } else groups.set(key, { names: name ? [name] : [], first: m });
+  }
+  return [...groups.values()].map((g) => (g.names.length > 1 ? `${g.names.length} motors (${g.names.join(', ')}): ${g.first.replace(THE_MOTOR, 'each').replace(MOTOR_NAME, 'each')}` : g.first));
+}
+
+/**
+ * A long message (a rollout's reason: many fault sentences joined) as a headline and its faults,
+ * grouped: "Rollout 3 is invalid" + ["14 motors (…): each reports loss of communication…"].
+ */
+export function splitReason(text: string): { head: string; lines: string[] } {
+  const m = /^([^:]{1,80}): (The |Not |Emergency )/.exec(text);
+  const head = m ? m[1] : '';
+  const body = m ? text.slice(m[1].length + 2) : text;
+  // Each fault is "The X motor …; advice." — split before the next "The …".
+  const parts = body.split(/(?<=\.)\s+(?=The |Not |Emergency )/);
+  return { head, lines: groupedFaults(parts) };
+}

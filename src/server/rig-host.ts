@@ -98,6 +98,17 @@ export class RigHost {
 
   /** Enables the motors and holds the current pose under the control loop until damped. */
   async hold(): Promise<void> {
+    if (!this.rig && !this.closed && this.use === 'idle') {
+      // The last set-up failed (see the note): try again, as the operator asked for the rig.
+      this.use = 'changing';
+      try {
+        await this.start();
+      } catch (e) {
+        this.use = 'idle';
+        if (e instanceof RigError) throw new RigBusyError(e.message);
+        throw e;
+      }
+    }
     const rig = this.available('hold');
     if (this.loop && rig.read().mode !== 'estopped' && rig.read().mode !== 'fault') return; // already holding
     await this.stopLoop();
@@ -133,10 +144,10 @@ export class RigHost {
    * control cycle and then damps. Never refused, never waits on anything first.
    */
   estop(reason: string): void {
-    const rig = this.rig;
-    if (!rig) return;
-    rig.estop(reason);
+    // The rollout first: while its rig is being re-created there is no rig to stop yet, and the
+    // rollout must then not start at all.
     this.rolloutAbort?.abort();
+    this.rig?.estop(reason);
   }
 
   /**
@@ -157,8 +168,14 @@ export class RigHost {
     try {
       await this.release();
       this.clock = new RealtimeClock();
-      this.rig = await this.parts.create({ clock: this.clock, table });
+      try {
+        this.rig = await this.parts.create({ clock: this.clock, table });
+      } catch (e) {
+        this.note = `The rig could not be set up for the rollout: ${(e as Error).message} Press Hold to set it up again.`;
+        throw e;
+      }
       this.note = null;
+      if (abort.signal.aborted) throw new RigBusyError('E-stop was pressed before the rollout started; nothing moved.');
       this.use = 'rollout';
       return await run(this.rig, this.clock, abort.signal);
     } finally {

@@ -4,7 +4,7 @@
  */
 import type { MotorStatus, RigStatus } from '../../src/server/api-types.js';
 import { clear, fixed, h, stamp } from '../dom.js';
-import { MODE_WORDS, useWords } from '../words.js';
+import { groupedFaults, MODE_WORDS, useWords } from '../words.js';
 
 export interface RigViewActions {
   hold(): void;
@@ -87,7 +87,7 @@ export class RigView {
 
     clear(this.faults);
     if (rig.faults.length === 0) this.faults.append(h('li', { class: 'none' }, 'No faults.'));
-    for (const f of rig.faults) this.faults.append(h('li', {}, f.message));
+    for (const f of groupedFaults(rig.faults.map((x) => x.message))) this.faults.append(h('li', {}, f));
     if (rig.note) this.faults.append(h('li', {}, rig.note));
 
     clear(this.state);

@@ -6,6 +6,7 @@ import type { LayoutSetSummary, RolloutDetail, RolloutRun, RolloutSummary, Stati
 import { TASK_IDS } from '../../src/tasks/types.js';
 import { api } from '../api.js';
 import { ago, clear, fixed, h, stamp } from '../dom.js';
+import { splitReason } from '../words.js';
 
 export interface RolloutsViewHooks {
   report(message: string, error?: boolean): void;
@@ -14,6 +15,16 @@ export interface RolloutsViewHooks {
 function statusPill(r: { status: string; progress: number | null }): HTMLElement {
   if (r.status !== 'valid') return h('span', { class: 'pill bad' }, r.status);
   return r.progress === null ? h('span', { class: 'pill warn' }, 'awaiting score') : h('span', { class: 'pill ok' }, 'valid');
+}
+
+/** A message that may hold many faults: its headline and one line per distinct fault. */
+function reasonBlock(text: string, bad: boolean, id?: string): HTMLElement {
+  const { head, lines } = splitReason(text);
+  const box = h('div', { class: `reason${bad ? ' bad' : ''}`, id });
+  if (head) box.append(h('div', { class: 'reason-head' }, `${head}:`));
+  if (lines.length === 1) box.append(h('div', {}, lines[0]));
+  else box.append(h('ul', {}, ...lines.map((l) => h('li', {}, l))));
+  return box;
 }
 
 export class RolloutsView {
@@ -143,7 +154,7 @@ export class RolloutsView {
         h('dd', {}, `${r.task ?? ''} #${r.layoutIndex}, tier ${r.tier} of set `, h('span', { class: 'mono' }, r.layoutSetSha256.slice(0, 16))),
         h('dt', {}, 'status'),
         h('dd', {}, statusPill(r), ` ${r.outcome ?? ''}`),
-        ...(r.statusReason ? [h('dt', {}, 'why'), h('dd', {}, r.statusReason)] : []),
+        ...(r.statusReason ? [h('dt', {}, 'why'), h('dd', {}, reasonBlock(r.statusReason, true))] : []),
         ...(r.policyError ? [h('dt', {}, 'policy error'), h('dd', {}, r.policyError)] : []),
         h('dt', {}, 'task progress'),
         h('dd', {}, r.progress === null ? 'awaiting an operator score' : `${r.progress.toFixed(2)} (${counts})`),
@@ -205,7 +216,7 @@ export class RolloutsView {
       this.runPanel.append(h('div', { class: 'big', id: 'run-score' }, run.progress === null ? (run.status === 'valid' ? 'awaiting score' : String(run.status)) : `progress ${run.progress.toFixed(2)}`));
       if (run.scoreSummary) this.runPanel.append(h('div', {}, run.scoreSummary));
     }
-    this.runPanel.append(h('p', { class: run.phase === 'failed' ? 'pill bad' : 'muted', id: 'run-message' }, run.message));
+    this.runPanel.append(reasonBlock(run.message, run.phase === 'failed' || (run.status !== null && run.status !== 'valid'), 'run-message'));
   }
 
   private samplePanel(): HTMLElement {

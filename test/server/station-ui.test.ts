@@ -55,8 +55,19 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
   assert.match(firstMotor ?? '', /DM4340.*°C.*disabled/);
   assert.match((await page.textContent('#view-rig')) ?? '', /real-time margin/);
 
-  await page.keyboard.press('h');
-  await page.waitForFunction(() => document.getElementById('rig-mode')?.textContent === 'ACTIVE');
+  // H holds. On a machine too busy to run the cell's physics in real time the cell says so and the
+  // rig refuses to activate (correctly); an operator presses H again once that fault has cleared.
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('h');
+    await page.waitForFunction(() => document.getElementById('rig-mode')?.textContent === 'ACTIVE' || /Not activating/.test(document.getElementById('message')?.textContent ?? ''));
+    if ((await page.textContent('#rig-mode')) === 'ACTIVE') break;
+    const refusal = (await page.textContent('#message')) ?? '';
+    assert.match(refusal, /emulated cell's physics fell .* behind real time/, 'the only refusal accepted here is the machine being too busy');
+    assert.ok(attempt < 4, `the cell stayed behind real time: ${refusal}`);
+    t.diagnostic(`hold refused (machine busy), attempt ${attempt}: ${refusal}`);
+    await page.waitForFunction(() => !/fault/.test(document.getElementById('rig-summary')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await page.evaluate(() => (document.getElementById('message')!.textContent = ''));
+  }
   await page.waitForFunction(() => document.querySelector('#motor-table tr[data-motor="right gripper"]')?.textContent?.includes('enabled') ?? false);
   await page.screenshot({ path: join(SHOTS, 'rig-holding.png') });
 
