@@ -22,6 +22,8 @@ export function useWords(rig: RigStatus): string {
 
 const MOTOR_NAME = /\b(left|right) (arm joint \d|gripper)\b/;
 const THE_MOTOR = /\bThe (left|right) (arm joint \d|gripper) motor\b/;
+/** "(CAN ID 0x003) ": differs per motor, so it does not split a group. */
+const CAN_ID = /\(CAN ID 0x[0-9a-f]+\) /i;
 
 /**
  * Faults as an operator reads them: one line per distinct problem. Fourteen motors that all lost
@@ -31,13 +33,13 @@ export function groupedFaults(messages: readonly string[]): string[] {
   const groups = new Map<string, { names: string[]; first: string }>();
   for (const m of messages) {
     const name = MOTOR_NAME.exec(m)?.[0];
-    const key = name ? m.replace(MOTOR_NAME, '·') : m;
+    const key = name ? m.replace(MOTOR_NAME, '·').replace(CAN_ID, '') : m;
     const g = groups.get(key);
     if (g) {
       if (name) g.names.push(name);
     } else groups.set(key, { names: name ? [name] : [], first: m });
   }
-  return [...groups.values()].map((g) => (g.names.length > 1 ? `${g.names.length} motors (${g.names.join(', ')}): ${g.first.replace(THE_MOTOR, 'each').replace(MOTOR_NAME, 'each')}` : g.first));
+  return [...groups.values()].map((g) => (g.names.length > 1 ? `${g.names.length} motors (${g.names.join(', ')}): ${g.first.replace(THE_MOTOR, 'each').replace(MOTOR_NAME, 'each').replace(CAN_ID, '')}` : g.first));
 }
 
 /**

@@ -24,3 +24,10 @@ test("a rollout's joined reason splits into its headline and grouped faults", ()
   assert.equal(scored.head, '');
   assert.deepEqual(scored.lines, ['Rollout 2 scored 0.50 by the scripted operator (emulated cell): 1 of 2 bottles in the bin (progress 0.5).']);
 });
+
+test('motors silent alike group although each has its own CAN ID', () => {
+  const silent = (name: string, id: number) => `The ${name} motor (CAN ID 0x00${id}) has not answered for 309 ms; check its power and CAN cable.`;
+  assert.deepEqual(groupedFaults([silent('left arm joint 1', 1), silent('left arm joint 2', 2), silent('right gripper', 7)]), [
+    '3 motors (left arm joint 1, left arm joint 2, right gripper): each has not answered for 309 ms; check its power and CAN cable.',
+  ]);
+});
