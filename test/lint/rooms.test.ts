@@ -49,3 +49,11 @@ test('only the composition root, tests and benchmarks may import the emulated ce
   assert.equal((await lintAs('drivers/x.ts', "import { createEmulatedCell } from '../src/emulated-cell/emulated-cell.js';\nexport const c = createEmulatedCell;\n")).length, 1);
   assert.deepEqual(await lintAs('src/emulated-cell/x.ts', "import { createScene } from '../sim/scene.js';\nimport { YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';\nexport const a = [createScene, YamBusEmulator];\n"), []);
 });
+
+test('the UI takes the station API types (a pure room) and nothing else of the server', async () => {
+  assert.deepEqual(await lintAs('station-ui/x.ts', "import { EVENTS_PATH } from '../src/server/api-types.js';\nexport const p = EVENTS_PATH;\n"), []);
+  assert.equal((await lintAs('station-ui/x.ts', "import { StationServer } from '../src/server/station-server.js';\nexport const s = StationServer;\n")).length, 1);
+  const pure = await lintAs('src/server/api-types.ts', "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n");
+  assert.equal(pure.length, 1);
+  assert.match(pure[0], /pure room/);
+});
