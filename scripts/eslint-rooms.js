@@ -20,6 +20,7 @@ export const ROOMS = [
   ['src/session', 'src/session/'],
   ['src/record', 'src/record/'],
   ['src/store', 'src/store/'],
+  ['src/server/api-types', 'src/server/api-types.ts'],
   ['src/server', 'src/server/'],
   ['src/app', 'src/app/'],
   ['src/electron', 'src/electron/'],
@@ -34,7 +35,7 @@ export const ROOMS = [
 ];
 
 const RIG = ['src/rig', 'src/rig/contract'];
-const ALL_SRC = ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/session', 'src/record', 'src/store', 'src/server'];
+const ALL_SRC = ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/session', 'src/record', 'src/store', 'src/server/api-types', 'src/server'];
 
 /** room → rooms it may import values from (itself always allowed). */
 export const MAY_IMPORT = {
@@ -56,6 +57,8 @@ export const MAY_IMPORT = {
   'src/record': [...RIG],
   'src/store': [],
   'src/session': ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
+  // The station API's requests, responses and events: shared with the UI, so pure.
+  'src/server/api-types': ['src/tasks', 'src/rig/contract'],
   'src/server': [...ALL_SRC],
   'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'drivers', 'drivers/cameras', 'ros', 'calibration'],
   'src/electron': ['src/app'],
@@ -65,7 +68,7 @@ export const MAY_IMPORT = {
   ros: [...RIG, 'src/record'],
   calibration: ['src/sim', 'src/record', ...RIG, 'src/tasks', 'src/layouts'],
   // The UI reuses the pure rooms; everything else it reaches through the station API.
-  'station-ui': ['src/tasks', 'src/layouts', 'src/analysis'],
+  'station-ui': ['src/tasks', 'src/layouts', 'src/analysis', 'src/server/api-types'],
   test: null, // anything
   bench: null,
   scripts: null,
@@ -76,11 +79,11 @@ export const TYPES_FROM = {
   'src/store': [...ALL_SRC],
   'src/policy/contract': ['src/rig/contract'],
   'src/policy': [...RIG],
-  'station-ui': ['src/server'],
+  'station-ui': ['src/server', 'src/rig/contract'],
 };
 
 /** Pure rooms: no Node built-ins, so the UI can reuse them. */
-export const PURE = new Set(['src/tasks', 'src/layouts', 'src/analysis', 'src/rig/contract', 'src/policy/contract', 'station-ui']);
+export const PURE = new Set(['src/tasks', 'src/layouts', 'src/analysis', 'src/rig/contract', 'src/policy/contract', 'src/server/api-types', 'station-ui']);
 
 const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 

@@ -114,6 +114,8 @@ if (isMain) {
     if (e.code !== 'EPIPE') throw e;
     controller.abort();
   });
+  // A service manager's stop: the same clean shutdown as Ctrl-C (the station damps the rig, closes the store).
+  process.on('SIGTERM', () => controller.abort());
   const io: CliIo = {
     out: (t) => void (process.stdout.writable && process.stdout.write(t)),
     err: (t) => void process.stderr.write(t),

@@ -3,7 +3,7 @@
  * row is committed before the file's first byte and finished after its last, so a file cut off by
  * a crash is always known (`unfinishedRecordings`, listed when the station starts).
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock, RigModel } from '../rig/contract.js';
 import type { Camera } from '../rig/camera.js';
@@ -126,7 +126,10 @@ export async function openStationRecording(o: EpisodeRecordingOptions): Promise<
   };
 }
 
-/** Episode files a crash cut off (still 'recording' with nothing recording) or a failed write stopped. */
+/**
+ * Episode files a crash cut off (still 'recording' with nothing recording) or a failed write
+ * stopped — those on the disk (a file that could not even be created has nothing to recover).
+ */
 export function unfinishedRecordings(store: Store): RecordingRecord[] {
-  return store.listRecordings({ states: ['recording', 'failed'] });
+  return store.listRecordings({ states: ['recording', 'failed'] }).filter((r) => existsSync(r.file));
 }

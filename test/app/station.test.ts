@@ -8,7 +8,7 @@ import { runTandem } from '../helpers/cli.js';
 test('tandem station brings up the embedded default: store, the emulated cell under the loop with a bottles layout on its table, sim twin', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-station-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const r = await runTandem(['station', '--data', dir, '--hold-seconds', '0.5', '--json']);
+  const r = await runTandem(['station', '--check', '--data', dir, '--hold-seconds', '0.5', '--json']);
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
   assert.equal(report.dataDir, dir);

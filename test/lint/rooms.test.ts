@@ -56,3 +56,11 @@ test('the cameras room reaches src only through the rig contract; the compositio
   assert.deepEqual(await lintAs('src/app/x.ts', "import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';\nexport const c = FfmpegCamera;\n"), []);
   assert.equal((await lintAs('src/rollout/x.ts', "import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';\nexport const c = FfmpegCamera;\n")).length, 1);
 });
+
+test('the UI takes the station API types (a pure room) and nothing else of the server', async () => {
+  assert.deepEqual(await lintAs('station-ui/x.ts', "import { EVENTS_PATH } from '../src/server/api-types.js';\nexport const p = EVENTS_PATH;\n"), []);
+  assert.equal((await lintAs('station-ui/x.ts', "import { StationServer } from '../src/server/station-server.js';\nexport const s = StationServer;\n")).length, 1);
+  const pure = await lintAs('src/server/api-types.ts', "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n");
+  assert.equal(pure.length, 1);
+  assert.match(pure[0], /pure room/);
+});

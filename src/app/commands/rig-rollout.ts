@@ -9,16 +9,16 @@
  * input into one sentence.
  */
 import { resolve } from 'node:path';
-import { intOption, numberOption, requireString, UserError, type CliCommand } from '../command.js';
+import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo } from '../command.js';
 import { episodeSummary, openPolicyForCli, rolloutLayoutArgs } from './sim.js';
-import { RigError, type Rig } from '../../rig/contract.js';
+import { RigError, type Clock, type Rig } from '../../rig/contract.js';
 import { RealtimeClock } from '../../rig/clocks.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
 import { PrivilegedStateRequiredError } from '../../policy/code/privileged.js';
 import { isCodePolicySpec, knownPolicySpecs } from '../../rollout/policy-registry.js';
 import { ThreadedPolicy } from '../../rollout/threaded-policy.js';
 import type { CameraSource } from '../../rollout/run-episode.js';
-import type { CameraName, PolicyInfo, RgbImage } from '../../policy/contract.js';
+import type { CameraName, Policy, PolicyInfo, RgbImage } from '../../policy/contract.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../../tasks/types.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';
 import type { Store } from '../../store/store.js';
@@ -44,7 +44,7 @@ import type { Episode } from '../../rollout/episode.js';
 const EXIT_POLICY_UNAVAILABLE = 3;
 const EXIT_INTERRUPTED = 130;
 /** Below the safety supervisor's 2 s watchdog damp: a stalled policy aborts while the arm still holds. */
-const DEFAULT_DEADLINE_MS = 1500;
+export const DEFAULT_DEADLINE_MS = 1500;
 
 function percentile(sorted: readonly number[], q: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -151,13 +151,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
 
     const spec = requireString(args, 'policy');
     const scoreFromCell = args.values['score-from-cell'] === true;
-    let policy = await openPolicyForCli(spec, io);
-    if (isCodePolicySpec(spec)) {
-      // Code policies plan synchronously (up to ~0.1 s per chunk): in this thread that would starve
-      // the rig's control loop, so they run in a worker (the spec was checked by opening it here).
-      await policy.close?.();
-      policy = await ThreadedPolicy.open(spec, { cwd: io.cwd });
-    }
+    const policy = await openRigPolicy(spec, io);
     // Opened before the rig: the episode file is registered in it before its first byte.
     const store = openCommandStore(args.values, io);
     const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd));
@@ -172,103 +166,39 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
       }
-      let result: RigRolloutResult | undefined;
-      let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
-      let cellCams: CellCameras | undefined;
-      /** The cameras streaming in this rollout: the episode file records every frame they give. */
-      let streaming: Camera[] = [];
-      let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
-      let recording: StationRecording | undefined;
-      let recorded: RecordingSummary | undefined;
-      let rolloutId: number | undefined;
+      let run: RolloutOnRig;
       try {
-        const cell = emulatedCellOf(rig);
-        if (policy.info.cameras.length > 0 && !blank) {
-          // The emulated cell has cameras of its own; hardware cameras are not in this build.
-          if (!cell) {
-            throw new UserError(
-              `Policy ${policy.info.name} reads cameras (${policy.info.cameras.join(', ')}), and this build has no rig camera driver; run it in the sim with 'tandem sim rollout', on the emulated cell (rig type yam-cell), or rehearse with --blank-cameras (black frames).`,
-            );
-          }
-          // The cell's cameras stream on the rig's clock, as hardware cameras would; the policy
-          // gets the newest frame of each. Only the cameras it reads are drawn.
-          const cams = cellCameras(cell.world, { fps: cameraFps, nowS: () => clock.nowS() });
-          cellCams = cams;
-          // Start the browser and its page now, before the rig is powered: their start-up blocks
-          // this thread for longer than the motors' own 400 ms watchdog.
-          await Promise.all(policy.info.cameras.map((n) => cams.cameras[n].open()));
-          cameras = streamCameraSource(cams.cameras);
-          streaming = policy.info.cameras.map((n) => cams.cameras[n]);
-        }
-        if (scoreFromCell && !cell) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
-        if (!cell) {
-          try {
-            assertRunsOnRig(policy);
-          } catch (e) {
-            if (e instanceof PrivilegedStateRequiredError) throw new UserError(e.message);
-            throw e;
-          }
-        } else {
-          cellRecord = cellMarker(cell.truth);
-        }
-        recording = await openStationRecording({
-          store,
-          dir: episodesDir,
-          kind: 'rollout',
-          fileName: episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: policy.info.name }),
-          rigModel: rig.model,
+        run = await rolloutOnRig({
+          rig,
+          rigType: String(rigType),
+          policy,
+          task,
+          layout,
+          seconds,
+          rateHz,
+          deadlineMs,
+          seed,
+          scoreFromCell,
+          blankCameras: blank,
+          cameraFps,
+          signal: io.signal,
           clock,
-          cameras: streaming,
-          metadata: rolloutMetadata({
-            kind: 'real',
-            task,
-            layoutSetSha256: set.sha256,
-            layout,
-            policySpec: spec,
-            policy: policy.info,
-            rig: String(rigType),
-            rigModel: rig.model.name,
-            calibrations: cellRecord ? [`emulated-cell:${cellRecord.sha256}`] : [],
-            operator: scoreFromCell ? SCRIPTED_OPERATOR : undefined,
-            controlHz: rateHz,
-            episodeSeconds: seconds,
-            seed,
-          }),
+          log: (line) => io.err(`${line}\n`),
+          record: { store, dir: episodesDir, spec, set },
         });
-        // What runs, and how to stop it (tests wait for this line before sending Ctrl-C).
-        io.err(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).\n`);
-        try {
-          result = await runRigRollout({
-            rig,
-            policy,
-            cameras,
-            task,
-            layout,
-            episodeSeconds: seconds,
-            controlHz: rateHz,
-            seed,
-            deadlineMs,
-            signal: io.signal,
-            clock,
-            privileged: cell && policy.info.needsPrivilegedState ? () => cell.world.privilegedState() : undefined,
-            lookAtTable: scoreFromCell ? cell!.world : undefined,
-            recording: recording.recorder,
-          });
-        } catch (e) {
-          if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
-          throw e;
-        }
-        const ep = result.episode;
-        const sc = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
-        rolloutId = storeRigRollout(store, { spec, policy: policy.info, set, episode: ep, result, cellMarker: cellRecord, score: sc, episodeFile: recording.file });
       } finally {
-        await cellCams?.close();
         await rig.close?.();
-        // Whatever happened, the file is finished and its store row says how it ended.
-        recorded = await recording?.finish(rolloutId, { outcome: result?.episode.outcome ?? 'not-run', status: result?.episode.status ?? 'not-run', steps: String(result?.episode.trajectory.steps ?? 0) });
       }
+      const { result, score, cellRecord, recording } = run;
       const e = result.episode;
-      const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
+      let rolloutId: number;
+      let recorded: RecordingSummary | undefined;
+      try {
+        rolloutId = storeRigRollout(store, { spec, policy: policy.info, set, episode: e, result, cellMarker: cellRecord, score, episodeFile: recording?.file });
+      } finally {
+        // Whatever happened, the file is finished and its store row says how it ended.
+        recorded = await recording?.finish(rolloutId!, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps) });
+      }
       const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
       if (args.values.json) {
         io.out(`${JSON.stringify({ ...out, layoutSet: set.sha256 })}\n`);
@@ -310,20 +240,173 @@ function recordingLine(r: RecordingSummary | undefined): string {
   return `recorded ${r.file} (${(r.bytes / 1048576).toFixed(1)} MiB, ${r.messages} messages, closed in ${r.closeMs.toFixed(0)} ms)\n`;
 }
 
-interface CellScore {
+/** What rolloutOnRig needs: a rig created (with the layout's table) but not yet brought up, and an open policy. */
+export interface RolloutOnRigOptions {
+  readonly rig: Rig;
+  readonly rigType: string;
+  readonly policy: Policy;
+  readonly task: TaskDefinition;
+  readonly layout: Layout;
+  readonly seconds: number;
+  readonly rateHz: number;
+  readonly deadlineMs: number;
+  readonly seed: number;
+  /** The emulated cell's scripted operator scores the end state (UserError on any other rig). */
+  readonly scoreFromCell: boolean;
+  /** Black frames for a camera policy (rehearses timing, not behaviour). */
+  readonly blankCameras: boolean;
+  readonly signal: AbortSignal;
+  /** The clock the rig reads. */
+  readonly clock: Clock;
+  /** Frame rate of the emulated cell's cameras. Default DEFAULT_CELL_CAMERA_FPS. */
+  readonly cameraFps?: number;
+  /** Records the episode: the file is registered in `store` and opened in `dir` once the rollout is sure to run. */
+  readonly record?: { readonly store: Store; readonly dir: string; readonly spec: string; readonly set: LayoutSet };
+  /** Says what runs and how to stop it, once the rollout starts. */
+  log(line: string): void;
+}
+
+export interface RolloutOnRig {
+  readonly result: RigRolloutResult;
+  readonly score?: CellScore;
+  readonly cellRecord?: { readonly sha256: string; readonly json: string };
+  /** The episode file, still open for its rollout id: the caller stores the rollout, then finish()es it. */
+  readonly recording?: StationRecording;
+}
+
+/**
+ * One rollout on a rig the caller created and will close: cameras (the cell's own, or black frames),
+ * the hardware refusal of code policies, the loop, and the scripted operator's score on the cell.
+ * Shared by \`tandem rig rollout\` and the station API. The rig ends damped (runRigRollout).
+ */
+export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig> {
+  const { rig, rigType, policy, task, layout, seconds, rateHz, deadlineMs, seed, scoreFromCell, clock } = o;
+  const blank = o.blankCameras;
+  let result: RigRolloutResult;
+  let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
+  let cellCams: CellCameras | undefined;
+  /** The cameras streaming in this rollout: the episode file records every frame they give. */
+  let streaming: Camera[] = [];
+  let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
+  let recording: StationRecording | undefined;
+  try {
+    const cell = emulatedCellOf(rig);
+    if (policy.info.cameras.length > 0 && !blank) {
+      // The emulated cell has cameras of its own; hardware cameras are not in this build.
+      if (!cell) {
+        throw new UserError(
+          `Policy ${policy.info.name} reads cameras (${policy.info.cameras.join(', ')}), and this build has no rig camera driver; run it in the sim with 'tandem sim rollout', on the emulated cell (rig type yam-cell), or rehearse with --blank-cameras (black frames).`,
+        );
+      }
+      // The cell's cameras stream on the rig's clock, as hardware cameras would; the policy
+      // gets the newest frame of each. Only the cameras it reads are drawn.
+      const cams = cellCameras(cell.world, { fps: o.cameraFps ?? DEFAULT_CELL_CAMERA_FPS, nowS: () => clock.nowS() });
+      cellCams = cams;
+      // Start the browser and its page now, before the rig is powered: their start-up blocks
+      // this thread for longer than the motors' own 400 ms watchdog.
+      await Promise.all(policy.info.cameras.map((n) => cams.cameras[n].open()));
+      cameras = streamCameraSource(cams.cameras);
+      streaming = policy.info.cameras.map((n) => cams.cameras[n]);
+    }
+    if (scoreFromCell && !cell) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
+    if (!cell) {
+      try {
+        assertRunsOnRig(policy);
+      } catch (e) {
+        if (e instanceof PrivilegedStateRequiredError) throw new UserError(e.message);
+        throw e;
+      }
+    } else {
+      cellRecord = cellMarker(cell.truth);
+    }
+    if (o.record) {
+      recording = await openStationRecording({
+        store: o.record.store,
+        dir: o.record.dir,
+        kind: 'rollout',
+        fileName: episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: policy.info.name }),
+        rigModel: rig.model,
+        clock,
+        cameras: streaming,
+        metadata: rolloutMetadata({
+          kind: 'real',
+          task,
+          layoutSetSha256: o.record.set.sha256,
+          layout,
+          policySpec: o.record.spec,
+          policy: policy.info,
+          rig: rigType,
+          rigModel: rig.model.name,
+          calibrations: cellRecord ? [`emulated-cell:${cellRecord.sha256}`] : [],
+          operator: scoreFromCell ? SCRIPTED_OPERATOR : undefined,
+          controlHz: rateHz,
+          episodeSeconds: seconds,
+          seed,
+        }),
+      });
+    }
+    // What runs, and how to stop it (tests wait for this line before sending Ctrl-C).
+    o.log(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).`);
+    try {
+      result = await runRigRollout({
+        rig,
+        policy,
+        cameras,
+        task,
+        layout,
+        episodeSeconds: seconds,
+        controlHz: rateHz,
+        seed,
+        deadlineMs,
+        signal: o.signal,
+        clock,
+        privileged: cell && policy.info.needsPrivilegedState ? () => cell.world.privilegedState() : undefined,
+        lookAtTable: scoreFromCell ? cell!.world : undefined,
+        recording: recording?.recorder,
+      });
+    } catch (e) {
+      if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
+      throw e;
+    }
+  } catch (e) {
+    // No rollout to store: the file is finished as it is, its row says why.
+    await recording?.finish(undefined, { outcome: 'not-run', reason: e instanceof Error ? e.message : String(e) });
+    throw e;
+  } finally {
+    await cellCams?.close();
+  }
+  const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
+  return { result, ...(score ? { score } : {}), ...(cellRecord ? { cellRecord } : {}), ...(recording ? { recording } : {}) };
+}
+
+/**
+ * Opens a policy for a rig rollout. Code policies plan synchronously (up to ~0.1 s per chunk): in
+ * this thread that would starve the rig's control loop, so they run in a worker (the spec was
+ * checked by opening it here first).
+ */
+export async function openRigPolicy(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
+  let policy = await openPolicyForCli(spec, io);
+  if (isCodePolicySpec(spec)) {
+    await policy.close?.();
+    policy = await ThreadedPolicy.open(spec, { cwd: io.cwd });
+  }
+  return policy;
+}
+
+export interface CellScore {
   readonly endStates: readonly ObjectEndState[];
   readonly progress: number;
   readonly counts: Readonly<Record<string, number>>;
   readonly summary: string;
 }
 
-function scoreOf(task: TaskDefinition, layout: Layout, endStates: readonly ObjectEndState[]): CellScore {
+export function scoreOf(task: TaskDefinition, layout: Layout, endStates: readonly ObjectEndState[]): CellScore {
   const p = task.scoreProgress(layout, endStates);
   return { endStates, progress: p.progress, counts: p.counts, summary: p.summary };
 }
 
 /** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
-function storeRigRollout(
+export function storeRigRollout(
   store: Store,
   r: { spec: string; policy: PolicyInfo; set: LayoutSet; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string },
 ): number {

@@ -28,7 +28,7 @@ import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../re
 import { yamRigModel } from '../../rig/yam.js';
 
 /** Opens a policy spec, or a UserError with one sentence. */
-export async function openPolicyForCli(spec: string, io: CliIo): Promise<Policy> {
+export async function openPolicyForCli(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
   try {
     return await openPolicy(spec, { cwd: io.cwd });
   } catch (e) {

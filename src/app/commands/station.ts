@@ -1,13 +1,33 @@
 import { numberOption, type CliCommand } from '../command.js';
 import { resolveDataDir } from '../data-dir.js';
+import { UserError } from '../command.js';
 import { bringUpStation } from '../station.js';
+import { serveStation } from '../station-serve.js';
+
+/** The station's port when PORT is not set. */
+export const DEFAULT_STATION_PORT = 8420;
+
+function portOf(env: NodeJS.ProcessEnv): number {
+  const text = env.PORT;
+  if (text === undefined || text === '') return DEFAULT_STATION_PORT;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) throw new UserError(`PORT must be a port number from 0 to 65535 (0: any free port), not '${text}'.`);
+  return port;
+}
 
 const station: CliCommand = {
   path: ['station'],
-  summary: 'bring the station up (embedded default: emulated cell + sim twin + SQLite) and report what runs',
-  help: `Usage: tandem station [--data DIR] [--rig-config FILE] [--hold-seconds S] [--json]
+  summary: 'serve the station: API and operator UI on loopback (embedded default rig: the emulated cell); --check reports what runs and exits',
+  help: `Usage: tandem station [--data DIR] [--rig-config FILE]
+       tandem station --check [--data DIR] [--rig-config FILE] [--hold-seconds S] [--json]
 
-Opens the store in the data directory, creates the configured rig (default: the YAM on the
+Serves the station until Ctrl-C (or SIGTERM): the store in the data directory, the configured rig
+(configured, not powered, until the operator holds it or runs a rollout), the station API and the
+operator UI on 127.0.0.1:$PORT (default ${DEFAULT_STATION_PORT}; PORT=0 takes any free port). Prints one line
+with the address to open; it carries this launch's token, without which the station answers 401.
+On the way out the rig is damped and the store closed.
+
+With --check: opens the store in the data directory, creates the configured rig (default: the YAM on the
 emulated cell in this process — arms, a bottles layout on the table, a hidden reality gap, the
 real byte protocol; no hardware), configures and activates it, holds its pose
 under the ${'250'} Hz control loop for S seconds (default 2), damps it, checks the sim twin, and
@@ -16,9 +36,13 @@ says which parts this machine cannot run (ROS 2, the Electron shell).
   --rig-config FILE   JSON rig config, e.g. {"type": "yam-can", "transport": "slcan",
                       "ports": {"left": "/dev/ttyACM0", "right": "/dev/ttyACM1"}}
   --hold-seconds S    how long to hold the pose (0.1 to 60, default 2)`,
-  options: { 'rig-config': { type: 'string' }, 'hold-seconds': { type: 'string' } },
+  options: { 'rig-config': { type: 'string' }, 'hold-seconds': { type: 'string' }, check: { type: 'boolean' } },
   async run(args, io) {
     const dataDir = resolveDataDir(args.values.data as string | undefined, io.env, io.cwd);
+    if (args.values.check !== true) {
+      await serveStation({ dataDir, rigConfigFile: args.values['rig-config'] as string | undefined, port: portOf(io.env), cwd: io.cwd, signal: io.signal, log: (line) => io.out(`${line}\n`) });
+      return;
+    }
     const holdSeconds = numberOption(args, 'hold-seconds', 2, 0.1, 60);
     const json = Boolean(args.values.json);
     if (!json) io.out(`tandem station — data in ${dataDir}\n`);
@@ -32,7 +56,7 @@ says which parts this machine cannot run (ROS 2, the Electron shell).
       },
     });
     if (json) io.out(`${JSON.stringify(report, null, 2)}\n`);
-    else io.out("Station is up. The station API and operator UI are not built yet; run 'tandem --help' for the commands.\n");
+    else io.out("Station checked. Run 'tandem station' (npm start) to serve the operator UI.\n");
   },
 };
 

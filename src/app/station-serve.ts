@@ -1,0 +1,220 @@
+/**
+ * `npm start`: the station stays up and serves its API and operator UI on loopback. This file
+ * composes the concrete parts the server only knows by interface — the configured rig (with the
+ * YamCanRig's motor reports and the emulated cell's numbers), rollouts through the same code as
+ * `tandem rig rollout`, the store — and shuts them down in order: rig damped, store closed.
+ */
+import type { Clock, Rig } from '../rig/contract.js';
+import { RigError } from '../rig/contract.js';
+import type { RigConfig } from '../rig/registry.js';
+import { layoutAt } from '../layouts/layout-set.js';
+import { LayoutSetError } from '../layouts/errors.js';
+import { getTask } from '../tasks/registry.js';
+import { knownPolicySpecs } from '../rollout/policy-registry.js';
+import { DEFAULT_SIM_CONTROL_HZ } from '../sim/sim-rollout.js';
+import type { Store } from '../store/store.js';
+import type { CellStatus, MotorStatus, RunRolloutRequest } from '../server/api-types.js';
+import { RigHost, type RigParts } from '../server/rig-host.js';
+import { ApiRefusal } from '../server/request-checks.js';
+import { StationServer, type PreparedRollout, type RolloutRunner } from '../server/station-server.js';
+import { buildUi } from '../server/ui-bundle.js';
+import { YamCanRig } from '../../drivers/yam/yam-can-rig.js';
+import { describeStatus, isFaultStatus, statusName } from '../../drivers/damiao/protocol.js';
+import { emulatedCellOf } from '../emulated-cell/register.js';
+import { EMULATED_CELL_KIND } from '../emulated-cell/cell-truth.js';
+import { SCRIPTED_OPERATOR } from '../emulated-cell/scripted-operator.js';
+import { UserError } from './command.js';
+import { openStationStore } from './station-store.js';
+import { stationRigRegistry } from './rig-registry.js';
+import { readRigConfig } from './station.js';
+import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRigRollout } from './commands/rig-rollout.js';
+import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
+
+const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
+
+/** Per-motor reports of a YamCanRig (hardware or the emulated cell); other rigs report none. */
+function motorReports(rig: Rig, nowS: number): MotorStatus[] {
+  if (!(rig instanceof YamCanRig)) return [];
+  const out: MotorStatus[] = [];
+  for (const side of rig.arms) {
+    const link = rig.link(side)!;
+    link.motors.forEach((m, index) => {
+      const heard = m.lastReplyS === m.lastReplyS;
+      const f = m.feedback;
+      out.push({
+        name: m.name,
+        arm: side,
+        index,
+        canId: m.id,
+        model: m.model,
+        positionRad: heard ? num(m.positionRad) : null,
+        velocityRadS: heard ? num(f.velocityRadS) : null,
+        torqueNm: heard ? num(f.torqueNm) : null,
+        mosfetTempC: heard ? num(f.mosfetTempC) : null,
+        rotorTempC: heard ? num(f.rotorTempC) : null,
+        status: heard ? (isFaultStatus(f.status) ? describeStatus(f.status) : statusName(f.status)) : 'not heard yet',
+        fault: heard && isFaultStatus(f.status),
+        lastReplyAgeS: heard ? Math.max(0, nowS - m.lastReplyS) : null,
+      });
+    });
+  }
+  return out;
+}
+
+function cellStatus(rig: Rig): CellStatus | null {
+  const cell = emulatedCellOf(rig);
+  if (!cell) return null;
+  const t = cell.world.timing();
+  return { task: cell.task.id, tier: cell.layout.tier, objects: cell.layout.objects.length, busyFraction: t.busyFraction, marginX: num(t.marginX), maxLagMs: t.maxLagMs, behindEvents: t.behindEvents };
+}
+
+/** Counts the loop's waits: runEpisode waits once per control step, so this is its progress. */
+class StepCountingClock implements Clock {
+  readonly passesWhileAwaiting: boolean | undefined;
+  private waits = 0;
+  constructor(
+    private readonly inner: Clock,
+    private readonly onSteps: (steps: number) => void,
+  ) {
+    this.passesWhileAwaiting = inner.passesWhileAwaiting;
+  }
+  nowS(): number {
+    return this.inner.nowS();
+  }
+  async waitUntil(tS: number): Promise<void> {
+    await this.inner.waitUntil(tS);
+    this.waits += 1;
+    this.onSteps(this.waits);
+  }
+}
+
+function rolloutRunner(store: Store, host: RigHost, cwd: string, episodesDir: string): RolloutRunner {
+  return {
+    async prepare(req: RunRolloutRequest): Promise<PreparedRollout> {
+      const set = store.loadLayoutSet(req.layoutSet);
+      if (!set) throw new ApiRefusal(400, `There is no layout set ${req.layoutSet.slice(0, 12)}… in the store; sample one on the Rollouts page or run one of its rollouts with 'tandem rig rollout'.`);
+      let layout;
+      try {
+        layout = layoutAt(set, req.layout);
+      } catch (e) {
+        if (e instanceof LayoutSetError) throw new ApiRefusal(400, e.message);
+        throw e;
+      }
+      const task = getTask(set.task);
+      const seconds = req.seconds ?? task.episodeSeconds;
+      const seed = req.seed ?? 0;
+      const scoreFromCell = req.scoreFromCell ?? host.type === 'yam-cell';
+      let policy;
+      try {
+        policy = await openRigPolicy(req.policy, { cwd });
+      } catch (e) {
+        if (e instanceof UserError) throw new ApiRefusal(400, e.message);
+        throw e;
+      }
+      const rateHz = DEFAULT_SIM_CONTROL_HZ;
+      return {
+        policy: req.policy,
+        layoutSet: set.sha256,
+        layout: req.layout,
+        seconds,
+        totalSteps: Math.round(seconds * rateHz),
+        async run(onSteps, onPhase) {
+          try {
+            const run = await host.forRollout({ task, layout, placementSeed: seed }, (rig, clock, signal) => {
+              onPhase(`The rig is up with layout ${req.layout} on its table; starting ${policy.info.name}.`);
+              return rolloutOnRig({ rig, rigType: host.type, policy, task, layout, seconds, rateHz, deadlineMs: DEFAULT_DEADLINE_MS, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
+            });
+            const e = run.result.episode;
+            host.keepEvents(e.safetyEvents);
+            const cellMarker = run.cellRecord ? { sha256: run.cellRecord.sha256, json: run.cellRecord.json } : undefined;
+            let rolloutId: number;
+            try {
+              rolloutId = storeRigRollout(store, { spec: req.policy, policy: policy.info, set, episode: e, result: run.result, cellMarker, score: run.score, episodeFile: run.recording?.file });
+            } finally {
+              await run.recording?.finish(rolloutId!, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps) });
+            }
+            const score = e.status === 'valid' ? run.score : undefined;
+            const what = e.status !== 'valid' ? `is ${e.status}: ${e.reason ?? ''}` : score ? `scored ${score.progress.toFixed(2)} by the ${SCRIPTED_OPERATOR}: ${score.summary}` : 'is valid and awaits an operator score.';
+            return { rolloutId, status: e.status, progress: score?.progress ?? null, scoreSummary: score?.summary ?? null, message: `Rollout ${rolloutId} ${what}${e.error ? ` Policy error: ${e.error}` : ''}` };
+          } catch (e) {
+            if (e instanceof RigError) throw new UserError(`The rig (${host.type}) failed during the rollout: ${e.message}`, 1);
+            throw e;
+          } finally {
+            await policy.close?.();
+          }
+        },
+      };
+    },
+  };
+}
+
+export interface ServeOptions {
+  readonly dataDir: string;
+  readonly rigConfigFile?: string;
+  readonly port: number;
+  readonly cwd: string;
+  readonly signal: AbortSignal;
+  /** The one line with the URL, then nothing but problems. */
+  log(line: string): void;
+}
+
+/** Serves until the signal aborts, then damps the rig and closes the store. */
+export async function serveStation(opts: ServeOptions): Promise<void> {
+  const rigConfig = (await readRigConfig(opts.rigConfigFile)) as RigConfig;
+  const registry = stationRigRegistry();
+  const store = openStationStore(opts.dataDir);
+  let host: RigHost | undefined;
+  let server: StationServer | undefined;
+  try {
+    const parts: RigParts = {
+      type: String(rigConfig.type),
+      create: async (context) => await registry.create(rigConfig, { ...context, signal: opts.signal }),
+      motors: motorReports,
+      cell: cellStatus,
+    };
+    host = new RigHost(parts);
+    try {
+      await host.start();
+    } catch (e) {
+      if (e instanceof RigError) throw new UserError(e.message);
+      throw e;
+    }
+    const ui = await buildUi();
+    const policySpecs = knownPolicySpecs();
+    server = new StationServer({
+      store,
+      rig: host,
+      rollouts: rolloutRunner(store, host, opts.cwd, defaultEpisodesDir(opts.dataDir)),
+      ui,
+      info: { dataDir: opts.dataDir, startedAt: new Date().toISOString(), policySpecs, defaultPolicy: 'code:bottles-in-the-bin' },
+      views: {
+        policy: (id) => store.getPolicy(id),
+        taskOf: (sha) => store.getLayoutSet(sha)?.task ?? null,
+        isCellMarker: (sha) => store.getCalibration(sha)?.kind === EMULATED_CELL_KIND,
+        episodeSecondsOf: (task) => getTask(task).episodeSeconds,
+      },
+      port: opts.port,
+      logError: (e) => opts.log(`station error: ${(e as Error).stack ?? String(e)}`),
+    });
+    let url: string;
+    try {
+      url = await server.listen();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new UserError(`Port ${opts.port} is taken (another station?); set PORT to a free one, or PORT=0 for any.`);
+      throw e;
+    }
+    opts.log(`tandem station (${parts.type}, data in ${opts.dataDir}) — open ${url}`);
+    // Episode files a crash cut off, or a failed write stopped: said once, with the command that recovers them.
+    for (const r of unfinishedRecordings(store)) {
+      opts.log(`Unfinished episode file ${r.file} (${r.state === 'failed' ? (r.problem ?? 'a write failed') : 'the station stopped while recording it'}); recover it with: tandem record recover ${r.file}`);
+    }
+    if (!opts.signal.aborted) await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
+  } finally {
+    // In order: no new requests, the rig damped (a rollout in flight is stopped first), the store closed.
+    await server?.close();
+    await host?.close();
+    await server?.settled();
+    store.close();
+  }
+}

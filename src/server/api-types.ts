@@ -1,0 +1,214 @@
+/**
+ * The station API's shapes: requests, responses and the event stream, shared by the server
+ * (src/server) and the operator UI (station-ui). Pure — no Node built-ins — so the UI bundles it.
+ * Everything the UI shows comes through these types; the UI never touches the rig or the store.
+ */
+import type { ArmSide, FaultKind, RigMode, SafetyEventKind } from '../rig/contract.js';
+
+/** The cookie the station sets once the URL's `?token=` has been accepted. */
+export const TOKEN_COOKIE = 'tandem_token';
+/** Or send the token in this header (scripts, tests). */
+export const TOKEN_HEADER = 'x-tandem-token';
+/** Largest request body the API reads; anything bigger is refused before it is parsed. */
+export const MAX_BODY_BYTES = 16 * 1024;
+/** The WebSocket path of the event stream. */
+export const EVENTS_PATH = '/api/events';
+/** How often the stream sends the rig's state. */
+export const RIG_STREAM_HZ = 20;
+
+/** Every error response: one sentence an operator can act on. */
+export interface ApiError {
+  readonly error: string;
+}
+
+/** One motor as its driver reports it (rigs without per-motor reports list none). */
+export interface MotorStatus {
+  /** "left arm joint 3", "right gripper". */
+  readonly name: string;
+  readonly arm: ArmSide;
+  /** 0..5 joints, 6 gripper. */
+  readonly index: number;
+  readonly canId: number;
+  readonly model: string;
+  readonly positionRad: number | null;
+  readonly velocityRadS: number | null;
+  readonly torqueNm: number | null;
+  readonly mosfetTempC: number | null;
+  readonly rotorTempC: number | null;
+  /** The motor's status in words: "enabled", "disabled", "over-current; check for a collision…". */
+  readonly status: string;
+  readonly fault: boolean;
+  /** Seconds since its last report (null: never heard). */
+  readonly lastReplyAgeS: number | null;
+}
+
+export interface FaultView {
+  readonly kind: FaultKind;
+  readonly arm?: ArmSide;
+  readonly joint?: number;
+  readonly message: string;
+}
+
+export interface SafetyEventView {
+  /** Station wall time, ISO 8601. */
+  readonly at: string;
+  readonly kind: SafetyEventKind;
+  readonly message: string;
+}
+
+/** The emulated cell's own numbers, when the rig is one. */
+export interface CellStatus {
+  readonly task: string;
+  readonly tier: number;
+  readonly objects: number;
+  /** How much of a core its world uses, 0..1. */
+  readonly busyFraction: number;
+  /** Real time / the world's compute time (Infinity is sent as null: not yet measured). */
+  readonly marginX: number | null;
+  readonly maxLagMs: number;
+  readonly behindEvents: number;
+}
+
+/** Who has the rig now: nobody (idle), the operator's hold, or a rollout. */
+export type RigUse = 'idle' | 'holding' | 'rollout' | 'changing';
+
+export interface RigStatus {
+  /** The config's type, e.g. "yam-cell". */
+  readonly type: string;
+  readonly mode: RigMode;
+  readonly use: RigUse;
+  /** Positions, policy order (14). */
+  readonly position: readonly number[];
+  readonly motors: readonly MotorStatus[];
+  readonly faults: readonly FaultView[];
+  /** Newest last, bounded. */
+  readonly recentEvents: readonly SafetyEventView[];
+  readonly cell: CellStatus | null;
+  /** What the rig cannot do now and why, when a command would be refused (e.g. a rollout runs). */
+  readonly note: string | null;
+}
+
+export interface StationInfo {
+  readonly rigType: string;
+  readonly dataDir: string;
+  readonly startedAt: string;
+  /** Policy specs the station knows, for the run form's hints. */
+  readonly policySpecs: readonly string[];
+  /** What the rollout form offers first. */
+  readonly defaultPolicy: string;
+}
+
+export interface LayoutSetSummary {
+  readonly sha256: string;
+  readonly task: string;
+  readonly version: number;
+  readonly seed: number;
+  readonly layoutCount: number;
+  readonly tiers: readonly number[];
+  readonly importedAt: string;
+  /** The task's own episode length, seconds. */
+  readonly episodeSeconds: number;
+}
+
+export type RolloutStatusWord = 'valid' | 'invalid' | 'aborted';
+
+export interface RolloutSummary {
+  readonly id: number;
+  readonly kind: 'sim' | 'real';
+  readonly policy: { readonly id: number; readonly name: string; readonly spec: string };
+  readonly layoutSetSha256: string;
+  readonly task: string | null;
+  readonly layoutIndex: number;
+  readonly tier: number;
+  readonly status: RolloutStatusWord;
+  readonly outcome: string | null;
+  /** Why it is invalid or aborted. */
+  readonly statusReason: string | null;
+  readonly policyError: string | null;
+  /** Task progress 0..1: the latest operator score, else the rollout's own (sim); null = awaiting a score. */
+  readonly progress: number | null;
+  /** Who scored it ("scripted operator of the emulated cell", an operator's name), or null. */
+  readonly scoredBy: string | null;
+  readonly startedAt: string;
+  readonly durationS: number | null;
+  readonly episodeSeconds: number;
+  readonly controlHz: number;
+  /** True for rollouts on the emulated cell: a rehearsal, not a result. */
+  readonly emulatedCell: boolean;
+}
+
+export interface RolloutDetail extends RolloutSummary {
+  readonly seed: number | null;
+  readonly counts: Readonly<Record<string, number>> | null;
+  readonly finalStateHash: string | null;
+  readonly calibrationSha256s: readonly string[];
+  readonly score: {
+    readonly progress: number;
+    readonly counts: Readonly<Record<string, number>>;
+    readonly operator: string | null;
+    readonly note: string | null;
+    readonly enteredAt: string;
+  } | null;
+}
+
+// ---- requests ------------------------------------------------------------------------------
+
+export type RigCommandName = 'hold' | 'damp' | 'estop';
+export const RIG_COMMANDS: readonly RigCommandName[] = ['hold', 'damp', 'estop'];
+
+export interface RigCommandRequest {
+  readonly command: RigCommandName;
+}
+
+export interface RunRolloutRequest {
+  /** A policy spec, as `tandem rig rollout --policy` takes. */
+  readonly policy: string;
+  /** The layout set's SHA-256 (it must be in the store). */
+  readonly layoutSet: string;
+  readonly layout: number;
+  /** Episode length; default the task's. */
+  readonly seconds?: number;
+  readonly seed?: number;
+  /** The emulated cell's scripted operator scores the end state (default true on the cell). */
+  readonly scoreFromCell?: boolean;
+}
+
+/** Draws a layout set as \`tandem layouts sample\` does and keeps it in the store. */
+export interface SampleLayoutSetRequest {
+  readonly task: string;
+  readonly tiers: readonly number[];
+  readonly perTier: number;
+  readonly seed: number;
+}
+
+// ---- a rollout run, as it goes -------------------------------------------------------------
+
+export type RunPhase = 'starting' | 'running' | 'storing' | 'done' | 'failed';
+
+export interface RolloutRun {
+  readonly runId: number;
+  readonly phase: RunPhase;
+  readonly policy: string;
+  readonly layoutSet: string;
+  readonly layout: number;
+  readonly seconds: number;
+  /** Control steps done / planned. */
+  readonly stepsDone: number;
+  readonly totalSteps: number;
+  /** What is happening, or why it failed, in words. */
+  readonly message: string;
+  /** Once stored. */
+  readonly rolloutId: number | null;
+  readonly status: RolloutStatusWord | null;
+  readonly progress: number | null;
+  readonly scoreSummary: string | null;
+}
+
+// ---- the event stream (WebSocket, JSON text frames) ----------------------------------------
+
+export type StationEvent =
+  | { readonly type: 'hello'; readonly station: StationInfo; readonly run: RolloutRun | null }
+  | { readonly type: 'rig'; readonly rig: RigStatus }
+  | { readonly type: 'run'; readonly run: RolloutRun }
+  /** The store changed (a rollout stored): lists should reload. */
+  | { readonly type: 'rollouts-changed' };

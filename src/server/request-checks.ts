@@ -1,0 +1,126 @@
+/**
+ * What every request to the station API must pass before it is looked at: a loopback peer, a Host
+ * that names this station (DNS rebinding), the launch token (URL once, then a cookie or header),
+ * for state changes a same-origin JSON body within the size limit, and for the event stream an
+ * Origin of this station. Each refusal is one sentence with its HTTP status.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { MAX_BODY_BYTES, TOKEN_COOKIE, TOKEN_HEADER } from './api-types.js';
+
+export class ApiRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiRefusal';
+  }
+}
+
+/** A fresh token per launch: 32 random bytes, URL-safe. */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+export function isLoopback(address: string | undefined): boolean {
+  return address !== undefined && LOOPBACK.has(address);
+}
+
+function sameToken(given: string, token: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function cookieToken(req: IncomingMessage): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === TOKEN_COOKIE) return v.join('=');
+  }
+  return undefined;
+}
+
+export interface StationOrigin {
+  readonly port: number;
+  readonly token: string;
+}
+
+/** The hosts this station answers as (the browser may say either). */
+function hostsOf(port: number): string[] {
+  return [`127.0.0.1:${port}`, `localhost:${port}`];
+}
+
+export function allowedOrigins(port: number): string[] {
+  return hostsOf(port).map((h) => `http://${h}`);
+}
+
+/**
+ * Loopback peer, Host header, token. Returns where the token came from: 'query' means the caller
+ * should set the cookie (and drop the token from the address bar).
+ */
+export function checkRequest(req: IncomingMessage, url: URL, o: StationOrigin): 'query' | 'cookie' | 'header' {
+  if (!isLoopback(req.socket.remoteAddress)) throw new ApiRefusal(403, 'The station API answers only on this machine (loopback).');
+  const host = req.headers.host ?? '';
+  if (!hostsOf(o.port).includes(host)) throw new ApiRefusal(403, `The station API does not answer for the host '${host}'; open the address the station printed.`);
+  const fromHeader = req.headers[TOKEN_HEADER];
+  if (typeof fromHeader === 'string' && sameToken(fromHeader, o.token)) return 'header';
+  const fromCookie = cookieToken(req);
+  if (fromCookie !== undefined && sameToken(fromCookie, o.token)) return 'cookie';
+  const fromQuery = url.searchParams.get('token');
+  if (fromQuery !== null && sameToken(fromQuery, o.token)) return 'query';
+  const given = fromHeader !== undefined || fromCookie !== undefined || fromQuery !== null;
+  throw new ApiRefusal(401, given ? 'Wrong station token: open the address the station printed at start-up (each launch has a new token).' : 'This station needs its token: open the address the station printed at start-up, which carries it.');
+}
+
+/** A WebSocket upgrade must also come from a page of this station. */
+export function checkUpgradeOrigin(req: IncomingMessage, port: number): void {
+  const origin = req.headers.origin;
+  if (origin === undefined) return; // not a browser (scripts, tests): the token is the check
+  if (!allowedOrigins(port).includes(origin)) throw new ApiRefusal(403, `The event stream refuses pages from ${origin}; only the station's own page may connect.`);
+}
+
+/** State-changing requests from a browser must come from the station's own page. */
+export function checkPostOrigin(req: IncomingMessage, port: number): void {
+  const origin = req.headers.origin;
+  if (origin !== undefined && !allowedOrigins(port).includes(origin)) throw new ApiRefusal(403, `Requests from ${origin} are refused; only the station's own page may change the station.`);
+}
+
+/** Reads a JSON body of at most MAX_BODY_BYTES; refuses other content types, bigger bodies and bad JSON. */
+export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json') throw new ApiRefusal(415, 'The station API takes JSON bodies: send Content-Type: application/json.');
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > MAX_BODY_BYTES) {
+    req.resume();
+    throw new ApiRefusal(413, `The request body is ${declared} bytes; the station API takes at most ${MAX_BODY_BYTES}.`);
+  }
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) {
+        chunks.push(chunk);
+        return;
+      }
+      // Refuse now; the rest of the body is read and dropped, never kept.
+      req.off('data', onData);
+      req.resume();
+      reject(new ApiRefusal(413, `The request body is over ${MAX_BODY_BYTES} bytes, the most the station API takes.`));
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve());
+    req.once('error', reject);
+  });
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ApiRefusal(400, 'The request body is not valid JSON.');
+  }
+}

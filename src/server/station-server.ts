@@ -1,0 +1,320 @@
+/**
+ * The station API: HTTP + a WebSocket event stream on 127.0.0.1, one random token per launch, for
+ * the operator UI (served here too) and scripts. Every request passes request-checks.ts first;
+ * every body is parsed by request-bodies.ts. The server owns no hardware: the rig is the RigHost's,
+ * a rollout is the composition root's RolloutRunner, records are the store's.
+ *
+ *   GET  /api/info                 station, rig type, policy specs
+ *   GET  /api/rig                  rig status (mode, motors, faults in words, cell margin)
+ *   POST /api/rig/command          {"command": "hold" | "damp" | "estop"}
+ *   GET  /api/layout-sets          layout sets in the store
+ *   POST /api/layout-sets/sample   {"task", "tiers", "perTier", "seed"}: draw one (as 'tandem layouts sample') into the store
+ *   GET  /api/rollouts[?limit=N]   stored rollouts, newest first
+ *   GET  /api/rollouts/ID          one rollout with its score
+ *   GET  /api/run                  the rollout running now (or the last one), or null
+ *   POST /api/rollouts/run         {"policy", "layoutSet", "layout", "seconds"?, "seed"?, "scoreFromCell"?}
+ *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Store } from '../store/store.js';
+import { EVENTS_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
+import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
+import { parseId, parseRigCommand, parseRunRollout, parseSampleLayoutSet } from './request-bodies.js';
+import { sampleLayoutSet } from '../layouts/layout-set.js';
+import { LayoutSetError } from '../layouts/errors.js';
+import { RigBusyError, type RigHost } from './rig-host.js';
+import { layoutSetSummary, rolloutDetail, rolloutSummary, type ViewContext } from './store-views.js';
+import type { UiFile } from './ui-bundle.js';
+
+/** A rollout checked and ready to run (its policy open); made by RolloutRunner.prepare. */
+export interface PreparedRollout {
+  readonly policy: string;
+  readonly layoutSet: string;
+  readonly layout: number;
+  readonly seconds: number;
+  readonly totalSteps: number;
+  /** Runs it on the rig, reporting control steps done; resolves once it is stored. */
+  run(onSteps: (stepsDone: number) => void, onPhase: (message: string) => void): Promise<RolloutResultView>;
+}
+
+export interface RolloutResultView {
+  readonly rolloutId: number;
+  readonly status: 'valid' | 'invalid' | 'aborted';
+  readonly progress: number | null;
+  readonly scoreSummary: string | null;
+  readonly message: string;
+}
+
+export interface RolloutRunner {
+  /** Checks a request against the store and opens its policy; a bad request throws ApiRefusal(400). */
+  prepare(req: RunRolloutRequest): Promise<PreparedRollout>;
+}
+
+export interface StationServerOptions {
+  readonly store: Store;
+  readonly rig: RigHost;
+  readonly rollouts: RolloutRunner;
+  readonly ui: ReadonlyMap<string, UiFile>;
+  readonly info: Omit<StationInfo, 'rigType'>;
+  readonly views: ViewContext;
+  /** Default 0: any free port. */
+  readonly port?: number;
+  /** Default a fresh random token. */
+  readonly token?: string;
+  /** Unexpected errors (a bug, not bad input): logged, answered with a 500 sentence. */
+  readonly logError?: (e: unknown) => void;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function securityHeaders(port: number): Record<string, string> {
+  return {
+    'Content-Security-Policy': `default-src 'self'; connect-src 'self' ws://127.0.0.1:${port} ws://localhost:${port}; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-store',
+  };
+}
+
+export class StationServer {
+  readonly token: string;
+  private readonly http: Server;
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
+  private port = 0;
+  private streamTimer: NodeJS.Timeout | undefined;
+  private run: RolloutRun | null = null;
+  private runCount = 0;
+  private runPromise: Promise<void> | undefined;
+  private starting = false;
+
+  constructor(private readonly o: StationServerOptions) {
+    this.token = o.token ?? newToken();
+    this.http = createServer((req, res) => void this.handle(req, res));
+    this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    // The UI only listens; a message from a client is ignored, and a big one closes it (maxPayload).
+    this.wss.on('connection', (ws: WebSocket) => {
+      ws.on('error', () => {});
+      this.send(ws, { type: 'hello', station: this.info(), run: this.run });
+      this.send(ws, { type: 'rig', rig: this.o.rig.status() });
+    });
+  }
+
+  /** Listens on 127.0.0.1 only; returns the URL to open, token included. */
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.http.once('error', reject);
+      this.http.listen(this.o.port ?? 0, '127.0.0.1', () => {
+        this.http.off('error', reject);
+        resolve();
+      });
+    });
+    this.port = (this.http.address() as AddressInfo).port;
+    this.streamTimer = setInterval(() => this.broadcast({ type: 'rig', rig: this.o.rig.status() }), 1000 / RIG_STREAM_HZ);
+    return this.url;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/?token=${this.token}`;
+  }
+
+  /** Stops the stream and the listener; the rollout in flight (if any) is stopped by the rig host's close. */
+  async close(): Promise<void> {
+    clearInterval(this.streamTimer);
+    for (const ws of this.wss.clients) ws.close(1001, 'station shutting down');
+    this.wss.close();
+    this.http.closeAllConnections();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+
+  /** Resolves when the current rollout (if any) has ended and been stored. */
+  async settled(): Promise<void> {
+    await this.runPromise;
+  }
+
+  private info(): StationInfo {
+    return { ...this.o.info, rigType: this.o.rig.type };
+  }
+
+  private send(ws: WebSocket, event: StationEvent): void {
+    // A stalled client is skipped rather than buffered without bound.
+    if (ws.readyState === ws.OPEN && ws.bufferedAmount < 1 << 20) ws.send(JSON.stringify(event));
+  }
+
+  private broadcast(event: StationEvent): void {
+    if (this.wss.clients.size === 0) return;
+    const text = JSON.stringify(event);
+    for (const ws of this.wss.clients) if (ws.readyState === ws.OPEN && ws.bufferedAmount < 1 << 20) ws.send(text);
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => {});
+    try {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (url.pathname !== EVENTS_PATH) throw new ApiRefusal(404, `There is no event stream at ${url.pathname}; it is at ${EVENTS_PATH}.`);
+      checkRequest(req, url, { port: this.port, token: this.token });
+      checkUpgradeOrigin(req, this.port);
+    } catch (e) {
+      const refusal = e instanceof ApiRefusal ? e : new ApiRefusal(400, 'Bad upgrade request.');
+      const body = JSON.stringify({ error: refusal.message } satisfies ApiError);
+      socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!isLoopback(req.socket.remoteAddress)) {
+      req.socket.destroy();
+      return;
+    }
+    const headers = securityHeaders(this.port);
+    const reply = (status: number, body: unknown, extra: Record<string, string> = {}): void => {
+      const text = JSON.stringify(body);
+      res.writeHead(status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), ...extra });
+      res.end(text);
+    };
+    try {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const via = checkRequest(req, url, { port: this.port, token: this.token });
+      const method = req.method ?? 'GET';
+      if (via === 'query') {
+        // Keep the token out of the address bar and history: a cookie for this origin only.
+        res.writeHead(303, { ...headers, Location: url.pathname, 'Set-Cookie': `${TOKEN_COOKIE}=${this.token}; Path=/; HttpOnly; SameSite=Strict` });
+        res.end();
+        return;
+      }
+      if (method === 'POST') checkPostOrigin(req, this.port);
+      const file = method === 'GET' ? this.o.ui.get(url.pathname) : undefined;
+      if (file) {
+        res.writeHead(200, { ...headers, 'Content-Type': file.type, 'Content-Length': file.body.length });
+        res.end(file.body);
+        return;
+      }
+      const result = await this.route(method, url, req);
+      reply(result.status ?? 200, result.body);
+    } catch (e) {
+      if (e instanceof ApiRefusal) reply(e.status, { error: e.message } satisfies ApiError, e.status === 413 ? { Connection: 'close' } : {});
+      else if (e instanceof RigBusyError) reply(409, { error: e.message } satisfies ApiError);
+      else {
+        this.o.logError?.(e);
+        reply(500, { error: `The station failed on this request: ${(e as Error).message ?? String(e)}` } satisfies ApiError);
+      }
+    }
+  }
+
+  private async route(method: string, url: URL, req: IncomingMessage): Promise<{ status?: number; body: unknown }> {
+    const path = url.pathname;
+    const { store, views } = this.o;
+    const get = method === 'GET';
+    const post = method === 'POST';
+    if (get && path === '/api/info') return { body: this.info() };
+    if (get && path === '/api/rig') return { body: this.o.rig.status() };
+    if (post && path === '/api/rig/command') {
+      const { command } = parseRigCommand(await readJsonBody(req));
+      if (command === 'estop') this.o.rig.estop('the operator pressed E-stop in the station UI');
+      else if (command === 'hold') await this.o.rig.hold();
+      else await this.o.rig.damp();
+      return { body: this.o.rig.status() };
+    }
+    if (get && path === '/api/layout-sets') return { body: store.listLayoutSets().map((r) => layoutSetSummary(r, views.episodeSecondsOf(r.task))) };
+    if (post && path === '/api/layout-sets/sample') {
+      const r = parseSampleLayoutSet(await readJsonBody(req));
+      let set;
+      try {
+        set = sampleLayoutSet({ task: r.task, tiers: [...r.tiers], perTier: r.perTier, seed: r.seed });
+      } catch (e) {
+        if (e instanceof LayoutSetError || e instanceof RangeError) throw new ApiRefusal(400, e.message);
+        throw e;
+      }
+      const { record } = store.putLayoutSet(set);
+      return { status: 201, body: layoutSetSummary(record, views.episodeSecondsOf(record.task)) };
+    }
+    if (get && path === '/api/rollouts') {
+      const limit = url.searchParams.has('limit') ? parseId(url.searchParams.get('limit') ?? '', 'limit') : 200;
+      return { body: store.listRollouts().reverse().slice(0, limit).map((r) => rolloutSummary(r, views)) };
+    }
+    const one = /^\/api\/rollouts\/([^/]+)$/.exec(path);
+    if (get && one && one[1] !== 'run') {
+      const id = parseId(one[1], 'rollout');
+      const r = store.getRollout(id);
+      if (!r) throw new ApiRefusal(404, `There is no rollout ${id} in the store.`);
+      return { body: rolloutDetail(r, views) };
+    }
+    if (get && path === '/api/run') return { body: this.run };
+    if (post && path === '/api/rollouts/run') return { status: 202, body: await this.startRun(parseRunRollout(await readJsonBody(req))) };
+    if (path.startsWith('/api/')) {
+      const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run'];
+      if (known.includes(path) || one) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+    }
+    throw new ApiRefusal(404, `There is nothing at ${path}.`);
+  }
+
+  private async startRun(req: RunRolloutRequest): Promise<RolloutRun> {
+    if (this.starting || (this.run && (this.run.phase === 'starting' || this.run.phase === 'running' || this.run.phase === 'storing'))) {
+      throw new RigBusyError('A rollout is already running; wait for it to end or press E-stop.');
+    }
+    this.starting = true;
+    let prepared: PreparedRollout;
+    try {
+      prepared = await this.o.rollouts.prepare(req);
+    } finally {
+      this.starting = false;
+    }
+    const runId = ++this.runCount;
+    let run: RolloutRun = {
+      runId,
+      phase: 'starting',
+      policy: prepared.policy,
+      layoutSet: prepared.layoutSet,
+      layout: prepared.layout,
+      seconds: prepared.seconds,
+      stepsDone: 0,
+      totalSteps: prepared.totalSteps,
+      message: 'Bringing the rig up with the layout on its table…',
+      rolloutId: null,
+      status: null,
+      progress: null,
+      scoreSummary: null,
+    };
+    const update = (patch: Partial<RolloutRun>): void => {
+      run = { ...run, ...patch };
+      this.run = run;
+      this.broadcast({ type: 'run', run });
+    };
+    update({});
+    let lastSentSteps = -1;
+    const progressTimer = setInterval(() => {
+      if (run.stepsDone !== lastSentSteps) {
+        lastSentSteps = run.stepsDone;
+        this.broadcast({ type: 'run', run });
+      }
+    }, 200);
+    const started = run;
+    this.runPromise = prepared
+      .run(
+        (steps) => {
+          if (run.phase === 'starting') update({ phase: 'running', message: `Running ${prepared.policy} for ${prepared.seconds} s.` });
+          run = { ...run, stepsDone: Math.min(steps, run.totalSteps) };
+          this.run = run;
+          if (steps >= run.totalSteps && run.phase === 'running') update({ phase: 'storing', message: 'Episode done; the rig holds while the table settles, then damps.' });
+        },
+        (message) => update({ message }),
+      )
+      .then(
+        (r) => update({ phase: 'done', rolloutId: r.rolloutId, status: r.status, progress: r.progress, scoreSummary: r.scoreSummary, message: r.message }),
+        (e: unknown) => {
+          if (!(e instanceof ApiRefusal) && !(e instanceof RigBusyError)) this.o.logError?.(e);
+          update({ phase: 'failed', message: (e as Error).message ?? String(e) });
+        },
+      )
+      .finally(() => {
+        clearInterval(progressTimer);
+        this.broadcast({ type: 'rollouts-changed' });
+      });
+    return started;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The UI's one typed client of the station API: requests, and the event stream every view reads.
+ * The token arrived once in the URL and is now an HttpOnly cookie: requests are same-origin.
+ */
+import { EVENTS_PATH, type ApiError, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+
+export class ApiFailure extends Error {}
+
+async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const res = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+  });
+  const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as T | ApiError;
+  if (!res.ok) throw new ApiFailure((data as ApiError).error ?? `The station answered ${res.status}.`);
+  return data as T;
+}
+
+export const api = {
+  info: () => call<StationInfo>('GET', '/api/info'),
+  rigCommand: (command: RigCommandName) => call<unknown>('POST', '/api/rig/command', { command }),
+  layoutSets: () => call<LayoutSetSummary[]>('GET', '/api/layout-sets'),
+  sampleLayoutSet: (r: SampleLayoutSetRequest) => call<LayoutSetSummary>('POST', '/api/layout-sets/sample', r),
+  rollouts: () => call<RolloutSummary[]>('GET', '/api/rollouts'),
+  rollout: (id: number) => call<RolloutDetail>('GET', `/api/rollouts/${id}`),
+  run: (r: RunRolloutRequest) => call<RolloutRun>('POST', '/api/rollouts/run', r),
+};
+
+type Listener = (e: StationEvent) => void;
+
+/** The event stream, reconnecting after a drop; listeners hear every event. */
+export class EventStream {
+  private readonly listeners = new Set<Listener>();
+  private readonly statusListeners = new Set<(live: boolean) => void>();
+
+  constructor() {
+    this.connect();
+  }
+
+  on(l: Listener): void {
+    this.listeners.add(l);
+  }
+
+  onConnection(l: (live: boolean) => void): void {
+    this.statusListeners.add(l);
+  }
+
+  private connect(): void {
+    const ws = new WebSocket(`ws://${location.host}${EVENTS_PATH}`);
+    ws.onopen = () => this.statusListeners.forEach((l) => l(true));
+    ws.onmessage = (m) => {
+      const e = JSON.parse(String(m.data)) as StationEvent;
+      this.listeners.forEach((l) => l(e));
+    };
+    ws.onclose = () => {
+      this.statusListeners.forEach((l) => l(false));
+      setTimeout(() => this.connect(), 1000);
+    };
+  }
+}

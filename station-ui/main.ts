@@ -1,0 +1,122 @@
+/**
+ * The operator UI's entry: the always-visible status bar and E-stop, the views, and the keyboard.
+ * Keys: Esc E-stop (always, even in a text field) · H hold · D damp · R run the rollout form ·
+ * 1–5 views. Every view reads the one event stream; actions go through the one API client.
+ */
+import type { RigStatus, RolloutRun, StationEvent } from '../src/server/api-types.js';
+import { api, EventStream } from './api.js';
+import { RigView } from './rig/rig-view.js';
+import { RolloutsView } from './rollouts/rollouts-view.js';
+import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
+
+const VIEWS = ['rig', 'rollouts', 'session', 'teleop', 'compare'] as const;
+type ViewName = (typeof VIEWS)[number];
+
+const $ = (id: string): HTMLElement => document.getElementById(id)!;
+
+function report(message: string, error = false): void {
+  const el = $('message');
+  const { head, lines } = splitReason(message);
+  el.textContent = head ? `${head}: ${lines.join(' · ')}` : lines.join(' · ');
+  el.classList.toggle('error', error);
+}
+
+function command(name: 'hold' | 'damp' | 'estop'): void {
+  api.rigCommand(name).then(
+    () => report(name === 'estop' ? 'E-stop sent: the arms stop, then damp.' : name === 'hold' ? 'Holding the current pose.' : 'Damped: motors off.'),
+    (e: Error) => report(e.message, true),
+  );
+}
+
+let currentView: ViewName = 'rig';
+
+function showView(name: ViewName): void {
+  currentView = name;
+  for (const v of VIEWS) {
+    $(`view-${v}`).classList.toggle('shown', v === name);
+    document.querySelector(`[data-view="${v}"]`)?.toggleAttribute('aria-current', v === name);
+    if (v === name) document.querySelector(`[data-view="${v}"]`)?.setAttribute('aria-current', 'page');
+  }
+  history.replaceState(null, '', `#${name}`);
+}
+
+function showStatus(rig: RigStatus): void {
+  const mode = $('rig-mode');
+  mode.dataset.mode = rig.mode;
+  mode.textContent = MODE_WORDS[rig.mode];
+  const faults = groupedFaults(rig.faults.map((f) => f.message));
+  $('rig-summary').textContent = `${rig.type} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
+}
+
+function showRunSummary(run: RolloutRun | null): void {
+  const el = $('run-summary');
+  if (!run) el.textContent = '';
+  else if (run.phase === 'done') el.textContent = `Last rollout ${run.rolloutId ?? ''}: ${run.progress === null ? (run.status ?? '') : `progress ${run.progress.toFixed(2)}`}`;
+  else if (run.phase === 'failed') el.textContent = 'Last rollout failed (see Rollouts)';
+  else el.textContent = `Rollout: ${run.policy}, step ${run.stepsDone}/${run.totalSteps}`;
+}
+
+function main(): void {
+  const rigView = new RigView($('view-rig'), { hold: () => command('hold'), damp: () => command('damp') });
+  const rollouts = new RolloutsView($('view-rollouts'), { report });
+  $('estop').onclick = () => command('estop');
+  for (const v of VIEWS) (document.querySelector(`[data-view="${v}"]`) as HTMLElement).onclick = () => showView(v);
+  const initial = VIEWS.find((v) => `#${v}` === location.hash) ?? 'rig';
+  showView(initial);
+
+  let latestRig: RigStatus | undefined;
+  let drawPending = false;
+  const stream = new EventStream();
+  stream.onConnection((live) => {
+    const c = $('connection');
+    c.textContent = live ? 'live' : 'offline — reconnecting…';
+    c.classList.toggle('live', live);
+    if (live) rollouts.reload().catch((e: Error) => report(e.message, true));
+  });
+  stream.on((e: StationEvent) => {
+    if (e.type === 'hello') {
+      rollouts.setInfo(e.station);
+      rollouts.showRun(e.run);
+      showRunSummary(e.run);
+    } else if (e.type === 'rig') {
+      // Drawn once per frame at most, and the motor table only while it is on screen: the
+      // browser's work stays small beside the station's on a shared machine.
+      latestRig = e.rig;
+      if (!drawPending) {
+        drawPending = true;
+        requestAnimationFrame(() => {
+          drawPending = false;
+          if (!latestRig) return;
+          showStatus(latestRig);
+          if (currentView === 'rig') rigView.show(latestRig);
+        });
+      }
+    } else if (e.type === 'run') {
+      rollouts.showRun(e.run);
+      showRunSummary(e.run);
+      if (e.run.phase === 'failed') report(e.run.message, true);
+      if (e.run.phase === 'done') report(e.run.message);
+    } else if (e.type === 'rollouts-changed') {
+      rollouts.reload().catch((err: Error) => report(err.message, true));
+    }
+  });
+
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      command('estop');
+      return;
+    }
+    const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    const k = e.key.toLowerCase();
+    if (k === 'h') command('hold');
+    else if (k === 'd') command('damp');
+    else if (k === 'r') {
+      showView('rollouts');
+      rollouts.startRun();
+    } else if (/^[1-5]$/.test(k)) showView(VIEWS[Number(k) - 1]);
+  });
+}
+
+main();

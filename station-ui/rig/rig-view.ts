@@ -1,0 +1,114 @@
+/**
+ * The Rig view: every motor's state and temperature, faults in words, the rig's controls, and
+ * the emulated cell's real-time margin. Reads the event stream only.
+ */
+import type { MotorStatus, RigStatus } from '../../src/server/api-types.js';
+import { clear, fixed, h, stamp } from '../dom.js';
+import { groupedFaults, MODE_WORDS, useWords } from '../words.js';
+
+export interface RigViewActions {
+  hold(): void;
+  damp(): void;
+}
+
+const TEMP_WARN_C = 60;
+
+function tempCell(c: number | null): HTMLTableCellElement {
+  const td = h('td', { class: 'num' }, c === null ? '—' : `${c.toFixed(0)} °C`);
+  if (c !== null && c >= TEMP_WARN_C) td.append(' ', h('span', { class: 'pill warn' }, 'hot'));
+  return td;
+}
+
+function motorRow(m: MotorStatus): HTMLTableRowElement {
+  return h(
+    'tr',
+    { class: m.fault ? 'fault' : undefined, 'data-motor': m.name },
+    h('td', {}, m.index === 6 ? 'gripper' : `joint ${m.index + 1}`),
+    h('td', { class: 'num' }, `0x${m.canId.toString(16).padStart(2, '0')}`),
+    h('td', {}, m.model),
+    h('td', { class: 'num' }, fixed(m.positionRad, 3)),
+    h('td', { class: 'num' }, fixed(m.velocityRadS, 2)),
+    h('td', { class: 'num' }, fixed(m.torqueNm, 2)),
+    tempCell(m.mosfetTempC),
+    tempCell(m.rotorTempC),
+    h('td', { class: 'words' }, h('span', { class: `pill ${m.fault ? 'bad' : m.status === 'enabled' ? 'ok' : 'idle'}` }, m.status)),
+  );
+}
+
+export class RigView {
+  private readonly motors = h('tbody');
+  private readonly faults = h('ul', { class: 'faults' });
+  private readonly events = h('ul', { class: 'faults events' });
+  private readonly cell = h('dl', { class: 'kv' });
+  private readonly state = h('dl', { class: 'kv' });
+  private readonly holdBtn = h('button', { class: 'btn primary', id: 'hold' }, 'Hold pose', h('kbd', {}, 'H'));
+  private readonly dampBtn = h('button', { class: 'btn', id: 'damp' }, 'Damp', h('kbd', {}, 'D'));
+
+  constructor(root: HTMLElement, actions: RigViewActions) {
+    this.holdBtn.onclick = () => actions.hold();
+    this.dampBtn.onclick = () => actions.damp();
+    const table = h(
+      'table',
+      { id: 'motor-table' },
+      h('thead', {}, h('tr', {}, ...['motor', 'CAN', 'model', 'pos rad', 'vel rad/s', 'torque N·m', 'MOSFET', 'rotor', 'status'].map((t) => h('th', {}, t)))),
+      this.motors,
+    );
+    root.append(
+      h(
+        'div',
+        { class: 'grid' },
+        h('div', {}, h('div', { class: 'panel' }, h('h2', {}, 'Motors'), table)),
+        h(
+          'div',
+          {},
+          h('div', { class: 'panel' }, h('h2', {}, 'Controls'), h('div', { class: 'actions' }, this.holdBtn, this.dampBtn), h('h3', {}, 'State'), this.state),
+          h('div', { class: 'panel' }, h('h2', {}, 'Faults'), this.faults),
+          h('div', { class: 'panel' }, h('h2', {}, 'Emulated cell'), this.cell),
+          h('div', { class: 'panel' }, h('h2', {}, 'Safety events'), this.events),
+        ),
+      ),
+    );
+  }
+
+  show(rig: RigStatus): void {
+    const busy = rig.use === 'rollout' || rig.use === 'changing';
+    this.holdBtn.disabled = busy;
+    this.dampBtn.disabled = busy;
+    clear(this.motors);
+    let arm = '';
+    for (const m of rig.motors) {
+      if (m.arm !== arm) {
+        arm = m.arm;
+        this.motors.append(h('tr', { class: 'group' }, h('td', { colspan: 9 }, `${arm} arm`)));
+      }
+      this.motors.append(motorRow(m));
+    }
+    if (rig.motors.length === 0) this.motors.append(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'This rig reports no per-motor state.')));
+
+    clear(this.faults);
+    if (rig.faults.length === 0) this.faults.append(h('li', { class: 'none' }, 'No faults.'));
+    for (const f of groupedFaults(rig.faults.map((x) => x.message))) this.faults.append(h('li', {}, f));
+    if (rig.note) this.faults.append(h('li', {}, rig.note));
+
+    clear(this.state);
+    this.state.append(h('dt', {}, 'mode'), h('dd', {}, MODE_WORDS[rig.mode]), h('dt', {}, 'doing'), h('dd', {}, useWords(rig) || '—'), h('dt', {}, 'rig'), h('dd', {}, rig.type));
+
+    clear(this.cell);
+    if (!rig.cell) this.cell.append(h('dt', {}, '—'), h('dd', {}, 'Not an emulated cell: hardware.'));
+    else {
+      const c = rig.cell;
+      this.cell.append(
+        h('dt', {}, 'table'),
+        h('dd', {}, `${c.task}, tier ${c.tier}, ${c.objects} objects`),
+        h('dt', {}, 'real-time margin'),
+        h('dd', {}, c.marginX === null ? 'not measured yet' : `${c.marginX.toFixed(1)}× (world uses ${(c.busyFraction * 100).toFixed(0)}% of a core)`),
+        h('dt', {}, 'worst lag'),
+        h('dd', {}, `${c.maxLagMs.toFixed(0)} ms${c.behindEvents ? `, fell behind ${c.behindEvents}×` : ''}`),
+      );
+    }
+
+    clear(this.events);
+    if (rig.recentEvents.length === 0) this.events.append(h('li', { class: 'none' }, 'None since the station started.'));
+    for (const e of [...rig.recentEvents].reverse()) this.events.append(h('li', {}, `${stamp(e.at).slice(11)} — ${e.message}`));
+  }
+}

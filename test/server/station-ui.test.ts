@@ -1,0 +1,112 @@
+/**
+ * End to end in Debian's headless chromium (playwright-core, never a downloaded browser) against a
+ * real `tandem station` on the emulated cell, as an operator would use it at 1280×800: open the
+ * printed URL, see the rig's motors and status, hold with the H key, sample a layout set, run a
+ * short rollout from the form, watch it scored, and find it in the stored list. Screenshots go to
+ * test-output/station-ui/ (git-ignored) for a person to look at.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { startStation } from '../helpers/station-process.js';
+import { PROJECT_ROOT } from '../helpers/cli.js';
+import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
+
+const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
+
+test('an operator opens the station in chromium, holds the rig, and runs a rollout on the emulated cell that comes back scored', async (t) => {
+  const station = await startStation();
+  t.after(() => station.dispose());
+  mkdirSync(SHOTS, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), 'tandem-station-ui-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: DEFAULT_CHROMIUM_PATH,
+    headless: true,
+    args: [...CHROMIUM_ARGS],
+    viewport: { width: 1280, height: 800 },
+  });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  t.after(async () => {
+    // What the page showed last, and the station's own words (useful when a step failed).
+    if (!page.isClosed()) {
+      await page.screenshot({ path: join(SHOTS, 'last-state.png'), fullPage: true }).catch(() => {});
+      t.diagnostic(`page message: ${await page.textContent('#message').catch(() => '?')}; run: ${await page.textContent('#run-panel').catch(() => '?')}`);
+    }
+    t.diagnostic(`station stderr: ${station.stderr()}`);
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(e.message));
+
+  await page.goto(station.url);
+  assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
+  // The rig view: 14 motors of two arms, heard over the emulated CAN bus, motors off.
+  await page.waitForSelector('#connection.live');
+  await page.waitForFunction(() => document.querySelectorAll('#motor-table tr[data-motor]').length === 14);
+  assert.equal(await page.textContent('#rig-mode'), 'READY · OFF');
+  const firstMotor = await page.textContent('#motor-table tr[data-motor="left arm joint 1"]');
+  assert.match(firstMotor ?? '', /DM4340.*°C.*disabled/);
+  assert.match((await page.textContent('#view-rig')) ?? '', /real-time margin/);
+
+  // H holds. On a machine too busy to run the cell's physics in real time the cell says so and the
+  // rig refuses to activate (correctly); an operator presses H again once that fault has cleared.
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('h');
+    await page.waitForFunction(() => document.getElementById('rig-mode')?.textContent === 'ACTIVE' || /Not activating/.test(document.getElementById('message')?.textContent ?? ''));
+    if ((await page.textContent('#rig-mode')) === 'ACTIVE') break;
+    const refusal = (await page.textContent('#message')) ?? '';
+    assert.match(refusal, /emulated cell's physics fell .* behind real time/, 'the only refusal accepted here is the machine being too busy');
+    assert.ok(attempt < 4, `the cell stayed behind real time: ${refusal}`);
+    t.diagnostic(`hold refused (machine busy), attempt ${attempt}: ${refusal}`);
+    await page.waitForFunction(() => !/fault/.test(document.getElementById('rig-summary')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await page.evaluate(() => (document.getElementById('message')!.textContent = ''));
+  }
+  await page.waitForFunction(() => document.querySelector('#motor-table tr[data-motor="right gripper"]')?.textContent?.includes('enabled') ?? false);
+  await page.screenshot({ path: join(SHOTS, 'rig-holding.png') });
+
+  // Rollouts: a layout set from the form, then a 3 s rollout of the scripted bottles policy.
+  await page.keyboard.press('2');
+  await page.fill('#sample-tiers', '1');
+  await page.fill('#sample-per-tier', '1');
+  await page.fill('#sample-seed', '7');
+  await page.click('#sample-set');
+  await page.waitForFunction(() => (document.getElementById('run-layout-set') as HTMLSelectElement).value.length === 64);
+  await page.fill('#run-policy', 'code:bottles-in-the-bin');
+  await page.fill('#run-seconds', '3');
+  await page.locator('#rollout-table').click(); // leave the text field, so R is a shortcut
+  await page.keyboard.press('r');
+  await page.waitForFunction(() => document.getElementById('run-panel')?.dataset.phase === 'running', undefined, { timeout: 60_000 });
+  await page.screenshot({ path: join(SHOTS, 'rollout-running.png') });
+  assert.equal(await page.textContent('#rig-mode').then((t) => /ACTIVE|HOLDING/.test(t ?? '')), true, 'the status bar shows the rig powered while the rollout runs');
+  await page.waitForFunction(() => ['done', 'failed'].includes(document.getElementById('run-panel')?.dataset.phase ?? ''), undefined, { timeout: 90_000 });
+  const message = await page.textContent('#run-message');
+  assert.equal(await page.getAttribute('#run-panel', 'data-phase'), 'done', message ?? '');
+  assert.match((await page.textContent('#run-score')) ?? '', /^progress [01]\.\d\d$/, `scored by the cell's scripted operator: ${message}`);
+  assert.match(message ?? '', /^Rollout 1 scored [01]\.\d\d by the scripted operator/);
+
+  // It is in the stored list, and its detail says where it ran.
+  await page.waitForSelector('#rollout-table tr[data-rollout="1"]');
+  await page.click('#rollout-table tr[data-rollout="1"]');
+  await page.waitForFunction(() => document.getElementById('rollout-detail')?.textContent?.includes('Rollout 1') ?? false);
+  const detail = (await page.textContent('#rollout-detail')) ?? '';
+  assert.match(detail, /code:bottles-in-the-bin/);
+  assert.match(detail, /the emulated cell — a rehearsal, not a result/);
+  assert.match(detail, /scored by.*scripted operator/);
+  assert.equal(await page.textContent('#rig-mode'), 'DAMPED · OFF', 'the rollout ends with the rig damped');
+  await page.screenshot({ path: join(SHOTS, 'rollout-scored.png') });
+
+  // E-stop from the keyboard, whatever has focus.
+  await page.focus('#run-policy');
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => /E-stop sent/.test(document.getElementById('message')?.textContent ?? ''));
+  await page.keyboard.press('3');
+  assert.match((await page.textContent('#view-session')) ?? '', /arrive with issue 13/);
+  assert.deepEqual(problems, [], 'no errors in the page');
+});
