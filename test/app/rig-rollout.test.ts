@@ -64,7 +64,7 @@ test('the same onnx: policy runs in the sim and on the emulated rig: same steps 
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /valid, awaiting operator score\nsteps 50 at [\d.]+ Hz achieved/);
     assert.match(text.stdout, /chunks 5 of 10 rows; inference p50 [\d.]+ ms/);
-    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout 2\n$/);
+    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout 2\nrecorded .*\/episodes\/[^ ]+\.mcap \([\d.]+ MiB, \d+ messages, closed in \d+ ms\)\n$/);
     // Both runs are kept as real rollouts, unscored until an operator scores them.
     const store = openStore(join(f.dir, 'data', 'tandem.sqlite'));
     try {
@@ -134,7 +134,7 @@ test('a policy server that never answers: the rig holds, the rollout is aborted 
     const text = await runTandem(rigArgs(f, server.url, ['--timeout-ms', '400', '--blank-cameras']).filter((a) => a !== '--json'));
     assert.equal(text.code, 3);
     assert.match(text.stdout, /: aborted: policy timeout: /);
-    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout \d+\n$/);
+    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout \d+\nrecorded .*\.mcap \(/);
   } finally {
     server.child.kill('SIGINT');
     await server.exited;
