@@ -83,8 +83,12 @@ export async function connectRedis(address: QueueAddress, opts: { connectTimeout
     // Before the first answer: fail at once, with the sentence below. After: keep reconnecting.
     retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null),
   });
-  // Errors during later reconnects are reported by the callers' own failures; keep them off stderr.
-  client.on('error', () => undefined);
+  // The socket's own error (ECONNREFUSED, WRONGPASS) arrives here; connect() then only says
+  // "Connection is closed". Later reconnect errors surface as the callers' own failures.
+  let lastError: unknown;
+  client.on('error', (e) => {
+    if (!connected) lastError = e;
+  });
   try {
     await client.connect();
     await client.ping();
@@ -92,6 +96,6 @@ export async function connectRedis(address: QueueAddress, opts: { connectTimeout
     return client;
   } catch (e) {
     client.disconnect();
-    throw new QueueError(describe(e, address));
+    throw new QueueError(describe(lastError ?? e, address));
   }
 }

@@ -145,6 +145,7 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       if (e instanceof JobRefusedError) throw new UnrecoverableError(e.message);
       throw e;
     }
+    log(`rollout ${data.sweepId} layout ${data.layoutIndex} repeat ${data.repeat}: started (job ${String(job.id)})`);
     const key = `${data.sweepId}|${init.policySpec}`;
     const thread = await threadFor(key, init);
     thread.busy = true;
