@@ -152,7 +152,7 @@ test('a sweep over two worker processes stores exactly the in-process sweep\'s r
 test('a coordinator SIGKILLed mid-sweep: the same command resumes collecting, and a duplicated job stores one row', async (t) => {
   const { dir, file, data } = setup([1, 2]);
   const redis = await startRedisServer();
-  const { client, queue, close } = await queueFor(redis);
+  const { queue, close } = await queueFor(redis);
   const procs: Running[] = [];
   t.after(async () => {
     for (const p of procs) await stopProcess(p);
