@@ -11,6 +11,7 @@
  * per-job rows, which run N and 2N jobs; default 15). Starts its own redis-server on a free loopback port.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,11 +31,17 @@ const TINY = Number(process.env.QUEUE_BENCH_TINY ?? 15);
 const POLICY = 'code:hold';
 const BIN = fileURLToPath(new URL('../bin/tandem.js', import.meta.url));
 
-async function inProcess(set: LayoutSet, repeats: number, seconds: number, workers: number): Promise<number> {
+/** Wall seconds of an in-process sweep, and the seconds outside the rollouts themselves (wall − Σ rollout wall, one thread). */
+async function inProcessRun(set: LayoutSet, repeats: number, seconds: number, workers: number): Promise<{ wallS: number; outsideS: number }> {
   const t0 = performance.now();
   const out = await runSweep({ layoutSet: set, policySpec: POLICY, repeats, workers, seconds, calibration: DEFAULT_SIM_CALIBRATION, cwd: process.cwd() });
   if (out.rollouts.length !== set.layouts.length * repeats) throw new Error('in-process sweep lost rollouts');
-  return (performance.now() - t0) / 1000;
+  const wallS = (performance.now() - t0) / 1000;
+  return { wallS, outsideS: wallS - out.rollouts.reduce((a, r) => a + r.wallMs, 0) / 1000 };
+}
+
+async function inProcess(set: LayoutSet, repeats: number, seconds: number, workers: number): Promise<number> {
+  return (await inProcessRun(set, repeats, seconds, workers)).wallS;
 }
 
 async function startWorkers(redis: RedisServer, n: number): Promise<ChildProcess[]> {
@@ -67,9 +74,10 @@ async function stopWorkers(procs: ChildProcess[]): Promise<void> {
 }
 
 let sweepNo = 0;
-/** Wall seconds of one queued sweep, and the coordinator's CPU seconds (this process). */
-async function queued(redis: RedisServer, set: LayoutSet, repeats: number, seconds: number): Promise<{ wallS: number; coordinatorCpuS: number }> {
+/** Wall seconds of one queued sweep, the seconds outside the rollouts (one worker), and the coordinator's CPU seconds (this process). */
+async function queued(redis: RedisServer, set: LayoutSet, repeats: number, seconds: number): Promise<{ wallS: number; outsideS: number; coordinatorCpuS: number }> {
   const c0 = process.cpuUsage();
+  let rolloutMs = 0;
   const t0 = performance.now();
   const out = await runQueuedSweep({
     address: parseQueueUrl(redis.url),
@@ -80,12 +88,16 @@ async function queued(redis: RedisServer, set: LayoutSet, repeats: number, secon
     seconds,
     calibration: DEFAULT_SIM_CALIBRATION,
     alreadyStored: new Set(),
-    onRollout: () => true,
+    onRollout: (r) => {
+      rolloutMs += r.wallMs;
+      return true;
+    },
     pollMs: 50,
   });
   if (out.stored !== set.layouts.length * repeats) throw new Error('queued sweep lost rollouts');
   const cpu = process.cpuUsage(c0);
-  return { wallS: (performance.now() - t0) / 1000, coordinatorCpuS: (cpu.user + cpu.system) / 1e6 };
+  const wallS = (performance.now() - t0) / 1000;
+  return { wallS, outsideS: wallS - rolloutMs / 1000, coordinatorCpuS: (cpu.user + cpu.system) / 1e6 };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-queue-bench-'));
@@ -93,7 +105,7 @@ const redis = await startRedisServer();
 try {
   const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 2, 3], perTier: PER_TIER, seed: 7 });
   const n = set.layouts.length * REPEATS;
-  console.log(`${n} rollouts of ${POLICY}, ${SECONDS} s each (${set.layouts.length} layouts × ${REPEATS}); this machine has 2 cores shared with other work`);
+  console.log(`${n} rollouts of ${POLICY}, ${SECONDS} s each (${set.layouts.length} layouts × ${REPEATS}); ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)} at the start`);
   // Each row is the faster of two runs: the machine is shared, and a slow run says more about
   // the neighbours than about the sweep. In-process rows include starting their threads (each
   // sweep does); queue rows run on warm, long-lived workers (as workers are used).
@@ -112,24 +124,28 @@ try {
   console.log('\nconfiguration              wall s   rollouts/s   vs in-process 1 thread');
   for (const [name, s] of rows) console.log(`${name.padEnd(25)}  ${s.toFixed(2).padStart(6)}   ${(n / s).toFixed(2).padStart(10)}   ${(base / s).toFixed(2)}×`);
 
-  // Per-job cost on near-empty rollouts (one control step): the marginal cost of a job, from a
-  // sweep of N and one of 2N, so thread start-up cancels; the queue's overhead is the difference.
+  // Per-job overhead on near-empty rollouts (one control step), one worker vs one thread: the
+  // time outside the rollouts themselves (wall − Σ each rollout's own wall, so how slow the
+  // shared machine made the physics cancels), marginal from a sweep of N to one of 2N (so
+  // thread start-up and the first enqueue cancel).
   const tinyN = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: TINY, seed: 8 });
   const tiny2N = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2 * TINY, seed: 8 });
-  const localPerJobMs = ((await best(() => inProcess(tiny2N, 1, 0.02, 1))) - (await best(() => inProcess(tinyN, 1, 0.02, 1)))) / TINY * 1000;
+  const outside = async (f: () => Promise<{ outsideS: number }>): Promise<number> => Math.min((await f()).outsideS, (await f()).outsideS);
+  const localPerJobMs = (((await outside(() => inProcessRun(tiny2N, 1, 0.02, 1))) - (await outside(() => inProcessRun(tinyN, 1, 0.02, 1)))) / TINY) * 1000;
   const procs = await startWorkers(redis, 1);
   await queued(redis, tinyN, 1, 0.02);
   let coordinatorCpuS = Infinity;
-  const q2N = await best(async () => {
+  const q2N = await outside(async () => {
     const r = await queued(redis, tiny2N, 1, 0.02);
     coordinatorCpuS = Math.min(coordinatorCpuS, r.coordinatorCpuS);
-    return r.wallS;
+    return r;
   });
-  const qN = await best(async () => (await queued(redis, tinyN, 1, 0.02)).wallS);
+  const qN = await outside(() => queued(redis, tinyN, 1, 0.02));
   await stopWorkers(procs);
   const queuePerJobMs = ((q2N - qN) / TINY) * 1000;
   const coordinatorMs = (coordinatorCpuS / (2 * TINY)) * 1000;
-  console.log(`\nper job (${TINY} vs ${2 * TINY} rollouts of 0.02 s, 1 worker vs 1 thread): in-process ${localPerJobMs.toFixed(1)} ms, queue ${queuePerJobMs.toFixed(1)} ms → queue overhead ${(queuePerJobMs - localPerJobMs).toFixed(1)} ms per job`);
+  console.log(`\nper-job time outside the rollout (${TINY} vs ${2 * TINY} rollouts of 0.02 s, 1 worker vs 1 thread): in-process ${localPerJobMs.toFixed(1)} ms, queue ${queuePerJobMs.toFixed(1)} ms → queue overhead ${(queuePerJobMs - localPerJobMs).toFixed(1)} ms per job (the coordinator polls every 50 ms here, 200 ms by default: latency, not throughput)`);
+  console.log(`load average ${os.loadavg()[0].toFixed(1)} at the end: above the core count, these rows measure the neighbours as much as the queue`);
   console.log(`coordinator CPU per job (enqueue, poll, collect, remove; no store write): ${coordinatorMs.toFixed(2)} ms`);
   const rolloutS = rows[0][1] / n;
   console.log(

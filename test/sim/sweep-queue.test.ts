@@ -277,3 +277,38 @@ test('an unreachable Redis, a refused password and a queue of another tandem ver
     store.close();
   }
 });
+
+test('Ctrl-C on the coordinator stops the sweep as on one machine: finished rollouts stay stored, unstarted jobs leave the queue, exit 130', async (t) => {
+  const { dir, file, data } = setup([1, 2, 3]);
+  const redis = await startRedisServer();
+  const { queue, close } = await queueFor(redis);
+  const procs: Running[] = [];
+  t.after(async () => {
+    for (const p of procs) await stopProcess(p);
+    await close();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '2', '--queue', redis.url, '--data', data, '--json'];
+  const worker = start(['sim', 'worker', '--queue', redis.url]);
+  procs.push(worker);
+  await worker.waitFor(/rollout thread/);
+  const coordinator = start(sweepArgs);
+  procs.push(coordinator);
+  await until(() => storedHashes(data).rows >= 1, 90_000);
+  coordinator.child.kill('SIGINT');
+  assert.equal(await coordinator.exited, 130, coordinator.stderr());
+  const out = JSON.parse(coordinator.stdout());
+  assert.equal(out.stopped, true);
+  assert.ok(out.rollouts >= 1 && out.rollouts < 6, `${out.rollouts} of 6 stored`);
+  assert.equal(storedHashes(data).rows, out.rollouts, 'what it reports is what is stored');
+  const left = await queue.getJobCounts('waiting', 'delayed', 'prioritized');
+  assert.deepEqual(Object.values(left), [0, 0, 0], 'no job of the stopped sweep is left for a worker to start');
+  // Its session ended: the same command starts a new sweep rather than resuming this one.
+  const store = openStore(join(data, 'tandem.sqlite'));
+  try {
+    assert.notEqual(store.getSession(out.session)?.endedAt, null);
+  } finally {
+    store.close();
+  }
+});
