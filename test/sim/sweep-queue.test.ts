@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,6 +91,8 @@ function setup(tiers: number[]): { dir: string; file: string; data: string } {
 
 /** (layout/repeat → final-state hash) of every rollout in a data dir's store, and the row count. */
 function storedHashes(data: string): { rows: number; hashes: Map<string, string | null>; sessions: number } {
+  // Before the coordinator has created its store there is nothing stored yet.
+  if (!existsSync(join(data, 'tandem.sqlite'))) return { rows: 0, hashes: new Map(), sessions: 0 };
   const store = openStore(join(data, 'tandem.sqlite'));
   try {
     const rows = store.listRollouts({});
