@@ -6,24 +6,11 @@
  * Grippers travel as joints named like `left_gripper` in the YAM convention (0 closed … 1 open).
  */
 import { DOF_PER_ARM, STATE_DIM, type RigCommand, type RigModel, type RigState } from '../src/rig/contract.js';
+import type { JointStateMessage as JointStateMsg, RosHeader, RosTime } from '../src/record/ros2-messages.js';
 
-export interface RosTime {
-  sec: number;
-  nanosec: number;
-}
-
-export interface RosHeader {
-  stamp: RosTime;
-  frame_id: string;
-}
-
-export interface JointStateMsg {
-  header: RosHeader;
-  name: string[];
-  position: number[] | Float64Array;
-  velocity: number[] | Float64Array;
-  effort: number[] | Float64Array;
-}
+// The ROS 2 shapes the episode files use too: one definition of each (src/record/ros2-messages.ts).
+export type { RosTime, RosHeader } from '../src/record/ros2-messages.js';
+export type { JointStateMessage as JointStateMsg } from '../src/record/ros2-messages.js';
 
 export interface JointTrajectoryPointMsg {
   positions: number[];

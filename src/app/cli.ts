@@ -11,6 +11,7 @@ import { commands as rigRolloutCommands } from './commands/rig-rollout.js';
 import { commands as rigModelCommands } from './commands/rig-model.js';
 import { commands as policyCommands } from './commands/policy.js';
 import { commands as cellCommands } from './commands/cell.js';
+import { commands as recordCommands } from './commands/record.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
@@ -23,6 +24,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...rigCommands,
   ...rigRolloutCommands,
   ...cellCommands,
+  ...recordCommands,
   ...policyCommands,
 ];
 
@@ -108,8 +110,14 @@ if (isMain) {
     process.stderr.write('\nStopping after the work in flight; press Ctrl-C again to quit at once.\n');
     controller.abort();
   });
+  // A reader that stops early (`tandem record inspect F | head`) is not an error: stop printing, and
+  // abort long work as Ctrl-C would, so it still ends cleanly and keeps what finished.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    controller.abort();
+  });
   const io: CliIo = {
-    out: (t) => void process.stdout.write(t),
+    out: (t) => void (process.stdout.writable && process.stdout.write(t)),
     err: (t) => void process.stderr.write(t),
     env: process.env,
     cwd: process.cwd(),

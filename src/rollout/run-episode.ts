@@ -16,7 +16,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { STATE_DIM, type Clock, type Rig, type RigState, type SafetyEvent } from '../rig/contract.js';
+import { STATE_DIM, type Clock, type Rig, type RigCommand, type RigState, type SafetyEvent } from '../rig/contract.js';
 import { PolicyUnavailableError, type CameraName, type ChunkExecutor, type EpisodeContext, type Observation, type PolicyInfo, type PrivilegedState, type RgbImage, type StepAction } from '../policy/contract.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { EPISODE_OUTCOMES, type EndStateSource, type Episode, type EpisodeOutcome, type Trajectory } from './episode.js';
@@ -24,6 +24,20 @@ import { EPISODE_OUTCOMES, type EndStateSource, type Episode, type EpisodeOutcom
 /** Images for the listed cameras, all from the same instant. */
 export interface CameraSource {
   capture(cameras: readonly CameraName[]): Promise<Partial<Record<CameraName, RgbImage>>>;
+}
+
+/**
+ * Where an episode is recorded as it happens (src/record's EpisodeRecorder is one). Every call is
+ * synchronous and must not block: the recorder queues, the loop never waits for a disk.
+ */
+export interface EpisodeRecording {
+  /** A measured state: every control step, and every tick while the rig settles. */
+  jointState(state: RigState): void;
+  /** The command as the rig applied it after safety clamping. */
+  command(timeS: number, applied: RigCommand): void;
+  safetyEvent(event: SafetyEvent): void;
+  /** A phase boundary or a policy chunk taking over, with its structured detail. */
+  event(timeS: number, kind: 'phase' | 'chunk', source: string, message: string, detail?: Record<string, unknown>): void;
 }
 
 export interface RunEpisodeOptions {
@@ -46,6 +60,8 @@ export interface RunEpisodeOptions {
   readonly settleSeconds?: number;
   /** Stops the episode (aborted: stopped by the operator) after the current step. */
   readonly signal?: AbortSignal;
+  /** Records the episode as it runs (joint states, applied commands, safety events, phases, chunks). */
+  readonly recording?: EpisodeRecording;
 }
 
 /** How a phase ended the episode: the outcome, and the sentence that goes with it. */
@@ -115,7 +131,11 @@ export function prepareEpisode(opts: RunEpisodeOptions): EpisodeRun {
 }
 
 function drainEvents(run: EpisodeRun): void {
-  for (const e of run.opts.rig.takeSafetyEvents()) run.safetyEvents.push(e);
+  const recording = run.opts.recording;
+  for (const e of run.opts.rig.takeSafetyEvents()) {
+    run.safetyEvents.push(e);
+    recording?.safetyEvent(e);
+  }
 }
 
 /**
@@ -157,6 +177,7 @@ export async function startEpisode(run: EpisodeRun): Promise<EpisodeEnding | und
     return { outcome: 'rig-refused', reason: `The rig could not start the episode: ${messageOf(e)}` };
   }
   run.startS = clock.nowS();
+  run.opts.recording?.event(run.startS, 'phase', 'rollout', 'The episode started: the rig is active and the policy is being reset.', { phase: 'start' });
   try {
     await waitTicking(run, executor.reset(run.ctx));
   } catch (e) {
@@ -222,6 +243,8 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
   const command = new Float64Array(STATE_DIM);
   const cmd = { position: command };
   const observeLatest = (): Promise<Observation> => observe(run);
+  const recording = run.opts.recording;
+  let lastChunk = -1;
   for (let step = 0; step < totalSteps; step++) {
     const tS = step * periodS;
     await clock.waitUntil(run.startS + tS);
@@ -241,6 +264,14 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
     for (let k = 0; k < STATE_DIM; k++) command[k] = action.position[k];
     const applied = rig.write(cmd);
     rig.tick();
+    if (recording) {
+      recording.jointState(state);
+      recording.command(clock.nowS(), applied);
+      if (action.chunkIndex !== lastChunk) {
+        lastChunk = action.chunkIndex;
+        recording.event(state.timeS, 'chunk', 'policy', `Chunk ${action.chunkIndex} took over at step ${step}.`, { chunk_index: action.chunkIndex, step });
+      }
+    }
     const o = step * STATE_DIM;
     trajectory.timeS[step] = tS;
     for (let k = 0; k < STATE_DIM; k++) {
@@ -267,9 +298,12 @@ export async function settleEpisode(run: EpisodeRun, ending: EpisodeEnding): Pro
   rig.tick();
   const settleS = run.opts.settleSeconds ?? 0.5;
   const endS = clock.nowS();
+  const recording = run.opts.recording;
+  recording?.event(endS, 'phase', 'rollout', `The rig holds while the world settles (${settleS} s).`, { phase: 'settle', ending: ending.outcome });
   for (let t = run.periodS; t <= settleS + 1e-9; t += run.periodS) {
     await clock.waitUntil(endS + t);
     rig.tick();
+    recording?.jointState(rig.read());
   }
   drainEvents(run);
   if (EPISODE_OUTCOMES[ending.outcome].status !== 'valid') return ending;
@@ -308,6 +342,7 @@ export async function scoreEpisode(run: EpisodeRun, ending: EpisodeEnding): Prom
   hash.update(new Uint8Array(Float64Array.from(finalState.position).buffer));
   if (endState?.fingerprint) hash.update(new Uint8Array(endState.fingerprint().buffer));
   const status = EPISODE_OUTCOMES[outcome].status;
+  run.opts.recording?.event(run.opts.clock.nowS(), 'phase', 'rollout', reason ?? `The episode ended: ${outcome}.`, { phase: 'end', outcome, status, progress: progress ?? null, steps });
   return {
     status,
     outcome,

@@ -9,7 +9,7 @@ import { yamRigModel } from '../rig/yam.js';
 import type { Policy } from '../policy/contract.js';
 import { createOpenLoopExecutor } from '../policy/open-loop-executor.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
-import { runEpisode, type CameraSource } from '../rollout/run-episode.js';
+import { runEpisode, type CameraSource, type EpisodeRecording } from '../rollout/run-episode.js';
 import { unrunEpisode, type Episode } from '../rollout/episode.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, type SimCalibration } from './calibration.js';
 import type { Renderer } from './render/renderer.js';
@@ -38,6 +38,8 @@ export interface SimRolloutOptions {
   /** Seeded placement noise (default on: the seed then varies the rollout like a real re-placement). */
   readonly placementNoise?: boolean;
   readonly signal?: AbortSignal;
+  /** Records the episode as it runs, in the same file format as rig rollouts. */
+  readonly recording?: EpisodeRecording;
 }
 
 export interface SimRolloutResult {
@@ -124,6 +126,7 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
       seed: opts.seed,
       endState: { endStates: () => scene.endStates(), fingerprint: () => scene.fingerprint() },
       signal: opts.signal,
+      recording: opts.recording,
     });
     return { episode, calibrationSha256, physicsSteps: scene.steps, wallMs: performance.now() - t0, cameraFrames };
   } finally {

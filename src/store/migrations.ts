@@ -121,6 +121,30 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
+    description: 'episode recordings: every episode file from the moment it is opened, so an unfinished one is found after a crash',
+    // A row is written before the first byte of the file and finished after its last: a row still
+    // 'recording' when no station runs is a file cut off by a crash, to offer for recovery.
+    sql: `
+      CREATE TABLE recordings (
+        id INTEGER PRIMARY KEY,
+        file TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL CHECK (kind IN ('rollout', 'teleop')),
+        state TEXT NOT NULL CHECK (state IN ('recording', 'finished', 'failed', 'recovered')),
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        rollout_id INTEGER REFERENCES rollouts(id),
+        bytes INTEGER CHECK (bytes IS NULL OR bytes >= 0),
+        messages INTEGER CHECK (messages IS NULL OR messages >= 0),
+        duration_s REAL CHECK (duration_s IS NULL OR duration_s >= 0),
+        problem TEXT,
+        recovered_file TEXT
+      ) STRICT;
+      CREATE INDEX recordings_by_state ON recordings (state);
+      CREATE INDEX recordings_by_rollout ON recordings (rollout_id);
+    `,
+  },
+  {
+    version: 4,
     description: 'sweeps: one record per sim sweep, and each (sweep, layout, repeat) stored at most once',
     // A sweep over a job queue is delivered at least once (a retried or duplicated job), and a
     // restarted coordinator collects again what it may already have stored: the unique index

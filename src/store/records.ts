@@ -234,3 +234,34 @@ export interface CalibrationRecord {
   readonly canonicalJson: string;
   readonly createdAt: string;
 }
+
+// ---- recordings (episode files) ----
+
+export type RecordingKind = 'rollout' | 'teleop';
+/** recording: open (or cut off by a crash, when nothing records); failed: a write failed (disk full); recovered: its prefix was rewritten. */
+export type RecordingState = 'recording' | 'finished' | 'failed' | 'recovered';
+
+export interface RecordingRecord {
+  readonly id: number;
+  readonly file: string;
+  readonly kind: RecordingKind;
+  readonly state: RecordingState;
+  readonly startedAt: string;
+  readonly finishedAt: string | null;
+  readonly rolloutId: number | null;
+  readonly bytes: number | null;
+  readonly messages: number | null;
+  readonly durationS: number | null;
+  /** Why it is not finished, in words. */
+  readonly problem: string | null;
+  readonly recoveredFile: string | null;
+}
+
+export interface RecordingEnd {
+  readonly state: Exclude<RecordingState, 'recording'>;
+  readonly bytes?: number;
+  readonly messages?: number;
+  readonly durationS?: number;
+  readonly problem?: string | null;
+  readonly recoveredFile?: string | null;
+}

@@ -25,6 +25,10 @@ import type {
   OperatorScoreRecord,
   PolicyInput,
   PolicyRecord,
+  RecordingEnd,
+  RecordingKind,
+  RecordingRecord,
+  RecordingState,
   RolloutFilter,
   RolloutInput,
   RolloutKind,
@@ -78,6 +82,26 @@ function nowIso(): string {
 }
 
 type Row = Record<string, unknown>;
+
+const strOrNull = (v: unknown): string | null => (v == null ? null : String(v));
+const numOrNull = (v: unknown): number | null => (v == null ? null : Number(v));
+
+function recordingRecord(r: Row): RecordingRecord {
+  return {
+    id: Number(r.id),
+    file: String(r.file),
+    kind: String(r.kind) as RecordingKind,
+    state: String(r.state) as RecordingState,
+    startedAt: String(r.started_at),
+    finishedAt: strOrNull(r.finished_at),
+    rolloutId: numOrNull(r.rollout_id),
+    bytes: numOrNull(r.bytes),
+    messages: numOrNull(r.messages),
+    durationS: numOrNull(r.duration_s),
+    problem: strOrNull(r.problem),
+    recoveredFile: strOrNull(r.recovered_file),
+  };
+}
 
 /** RFC 8785 canonical JSON of a pinned set without its sha256: the bytes its hash is taken over. */
 function canonicalBody(set: LayoutSet): string {
@@ -584,6 +608,53 @@ export class Store {
       () => this.sql('SELECT sha256 FROM calibrations WHERE kind = ? ORDER BY version DESC, created_at DESC LIMIT 1').get(kind) as Row | undefined,
     );
     return r ? this.getCalibration(String(r.sha256)) : undefined;
+  }
+
+  // ---- recordings ----
+
+  /** Registers an episode file before its first byte is written; returns the recording id. */
+  startRecording(input: { file: string; kind: RecordingKind; startedAt?: string }): number {
+    return this.write(() => {
+      const found = this.sql('SELECT id FROM recordings WHERE file = ?').get(input.file);
+      if (found) throw new StoreError(`The episode file ${input.file} is registered already; episode files are never reused.`, this.file);
+      return Number(this.sql('INSERT INTO recordings (file, kind, state, started_at) VALUES (?, ?, ?, ?)').run(input.file, input.kind, 'recording', input.startedAt ?? nowIso()).lastInsertRowid);
+    });
+  }
+
+  /** Says how a recording ended (finished, failed) or that it was recovered. */
+  endRecording(id: number, end: RecordingEnd): void {
+    this.write(() => {
+      const r = this.sql(
+        `UPDATE recordings SET state = ?, finished_at = ?, bytes = coalesce(?, bytes), messages = coalesce(?, messages), duration_s = coalesce(?, duration_s),
+           problem = ?, recovered_file = coalesce(?, recovered_file) WHERE id = ?`,
+      ).run(end.state, nowIso(), end.bytes ?? null, end.messages ?? null, end.durationS ?? null, end.problem ?? null, end.recoveredFile ?? null, id);
+      if (r.changes !== 1) throw new StoreError(`There is no recording ${id} in the store.`, this.file);
+    });
+  }
+
+  /** Links a recording to the rollout it recorded (stored after the episode). */
+  linkRecording(id: number, rolloutId: number): void {
+    this.write(() => {
+      const r = this.sql('UPDATE recordings SET rollout_id = ? WHERE id = ?').run(rolloutId, id);
+      if (r.changes !== 1) throw new StoreError(`There is no recording ${id} in the store.`, this.file);
+    });
+  }
+
+  getRecording(id: number): RecordingRecord | undefined {
+    const r = this.guard(() => this.sql('SELECT * FROM recordings WHERE id = ?').get(id) as Row | undefined);
+    return r ? recordingRecord(r) : undefined;
+  }
+
+  findRecordingByFile(file: string): RecordingRecord | undefined {
+    const r = this.guard(() => this.sql('SELECT * FROM recordings WHERE file = ?').get(file) as Row | undefined);
+    return r ? recordingRecord(r) : undefined;
+  }
+
+  /** Recordings in the given states, oldest first. */
+  listRecordings(filter: { states?: readonly RecordingState[] } = {}): RecordingRecord[] {
+    const states = filter.states ?? [];
+    const where = states.length ? ` WHERE state IN (${states.map(() => '?').join(', ')})` : '';
+    return this.guard(() => (this.db.prepare(`SELECT * FROM recordings${where} ORDER BY id`).all(...states) as Row[]).map(recordingRecord));
   }
 
   // ---- rollouts ----

@@ -51,22 +51,22 @@ test('an unfinished sweep is found again by its request and queue; an ended one 
   assert.equal(store.findUnfinishedSweep(request, 'redis://127.0.0.1:6379/0'), undefined, 'its session ended');
 });
 
-test('a store of schema version 2 upgrades to sweeps and keeps its rollouts', (t) => {
+test('a store of schema version 3 upgrades to sweeps and keeps its rollouts', (t) => {
   const file = join(tempDir(t), 'tandem.sqlite');
-  const old = openStore(file, { migrations: MIGRATIONS.slice(0, 2) });
+  const old = openStore(file, { migrations: MIGRATIONS.slice(0, 3) });
   const set = layoutSetFixture([1]);
   old.putLayoutSet(set);
   const policy = old.upsertPolicy({ spec: 'code:hold', name: 'hold' });
   old.close();
-  // A row as a version-2 tandem wrote it (its insert knows no sweep_id column).
-  const v2 = new Database(file);
+  // A row as a version-3 tandem wrote it (its insert knows no sweep_id column).
+  const v3 = new Database(file);
   const id = Number(
-    v2.prepare("INSERT INTO rollouts (kind, policy_id, layout_set_sha256, layout_index, tier, episode_seconds, control_hz, status, outcome, progress, started_at) VALUES ('sim', ?, ?, 0, 1, 1, 30, 'valid', 'completed', 1, 'now')").run(policy.id, set.sha256).lastInsertRowid,
+    v3.prepare("INSERT INTO rollouts (kind, policy_id, layout_set_sha256, layout_index, tier, episode_seconds, control_hz, status, outcome, progress, started_at) VALUES ('sim', ?, ?, 0, 1, 1, 30, 'valid', 'completed', 1, 'now')").run(policy.id, set.sha256).lastInsertRowid,
   );
-  v2.close();
+  v3.close();
   const store = openStore(file);
   t.after(() => store.close());
-  assert.equal(store.schemaVersion, 3);
+  assert.equal(store.schemaVersion, 4);
   assert.equal(store.getRollout(id)?.sweepId, null);
   const raw = new Database(file, { readonly: true });
   t.after(() => raw.close());

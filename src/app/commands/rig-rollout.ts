@@ -27,7 +27,11 @@ import { assertRunsOnRig, runRigRollout, type RigRolloutResult } from '../../rol
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { readRigConfig } from '../station.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from '../rig-registry.js';
-import { withCommandStore } from '../station-store.js';
+import { openCommandStore } from '../station-store.js';
+import { resolveDataDir } from '../data-dir.js';
+import { defaultEpisodesDir, episodeFileName, openStationRecording, rolloutMetadata, type StationRecording } from '../episode-recording.js';
+import type { RecordingSummary } from '../../record/episode-recorder.js';
+import { StoreError } from '../../store/store.js';
 import { emulatedCellOf } from '../../emulated-cell/register.js';
 import { cellMarker, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
 import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
@@ -110,7 +114,9 @@ code policies are refused: they read object poses only a simulation has.
   --blank-cameras     feed black 224×224 frames to a policy that reads cameras: rehearses a policy server's
                       connection and timing, not its behaviour (the emulated cell draws its own camera
                       images without it; hardware cameras are not in this build)
-  --json              print {"status", "steps", "chunks", "achievedHz", "inferenceMs", "safetyEventsByKind", …}
+  --episodes DIR      where the episode file goes (default <data dir>/episodes); every rig rollout is
+                      recorded: joint states at the control rate, applied commands, events, cameras
+  --json              print {"status", "steps", "chunks", "achievedHz", "inferenceMs", "safetyEventsByKind", "episodeFile", …}
 
 Prints steps, achieved control rate, chunk and inference timing, safety interventions and status.
 Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad actions), 2 bad input, 3 policy timeout or disconnect,
@@ -126,6 +132,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     seed: { type: 'string' },
     'score-from-cell': { type: 'boolean' },
     'blank-cameras': { type: 'boolean' },
+    episodes: { type: 'string' },
   },
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
@@ -145,6 +152,9 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
       await policy.close?.();
       policy = await ThreadedPolicy.open(spec, { cwd: io.cwd });
     }
+    // Opened before the rig: the episode file is registered in it before its first byte.
+    const store = openCommandStore(args.values, io);
+    const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd));
     try {
       const blank = args.values['blank-cameras'] === true;
       const clock = new RealtimeClock();
@@ -156,10 +166,13 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
       }
-      let result: RigRolloutResult;
+      let result: RigRolloutResult | undefined;
       let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
       let cellCams: CellCameras | undefined;
       let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
+      let recording: StationRecording | undefined;
+      let recorded: RecordingSummary | undefined;
+      let rolloutId: number | undefined;
       try {
         const cell = emulatedCellOf(rig);
         if (policy.info.cameras.length > 0 && !blank) {
@@ -186,6 +199,29 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
         } else {
           cellRecord = cellMarker(cell.truth);
         }
+        recording = await openStationRecording({
+          store,
+          dir: episodesDir,
+          kind: 'rollout',
+          fileName: episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: policy.info.name }),
+          rigModel: rig.model,
+          clock,
+          metadata: rolloutMetadata({
+            kind: 'real',
+            task,
+            layoutSetSha256: set.sha256,
+            layout,
+            policySpec: spec,
+            policy: policy.info,
+            rig: String(rigType),
+            rigModel: rig.model.name,
+            calibrations: cellRecord ? [`emulated-cell:${cellRecord.sha256}`] : [],
+            operator: scoreFromCell ? SCRIPTED_OPERATOR : undefined,
+            controlHz: rateHz,
+            episodeSeconds: seconds,
+            seed,
+          }),
+        });
         // What runs, and how to stop it (tests wait for this line before sending Ctrl-C).
         io.err(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).\n`);
         try {
@@ -203,19 +239,24 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
             clock,
             privileged: cell && policy.info.needsPrivilegedState ? () => cell.world.privilegedState() : undefined,
             lookAtTable: scoreFromCell ? cell!.world : undefined,
+            recording: recording.recorder,
           });
         } catch (e) {
           if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
           throw e;
         }
+        const ep = result.episode;
+        const sc = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
+        rolloutId = storeRigRollout(store, { spec, policy: policy.info, set, episode: ep, result, cellMarker: cellRecord, score: sc, episodeFile: recording.file });
       } finally {
         await cellCams?.close();
         await rig.close?.();
+        // Whatever happened, the file is finished and its store row says how it ended.
+        recorded = await recording?.finish(rolloutId, { outcome: result?.episode.outcome ?? 'not-run', status: result?.episode.status ?? 'not-run', steps: String(result?.episode.trajectory.steps ?? 0) });
       }
       const e = result.episode;
       const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
-      const rolloutId = await withCommandStore(args.values, io, (store) => storeRigRollout(store, { spec, policy: policy.info, set, episode: e, result, cellMarker: cellRecord, score }));
-      const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId };
+      const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
       if (args.values.json) {
         io.out(`${JSON.stringify({ ...out, layoutSet: set.sha256 })}\n`);
       } else {
@@ -227,18 +268,34 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
             `steps ${e.trajectory.steps} at ${out.achievedHz} Hz achieved (asked ${rateHz} Hz; wake late p50 ${out.wakeLateP50Ms} ms, p99 ${out.wakeLateP99Ms} ms, ${result.timing.lateSteps} late steps)\n` +
             `chunks ${String(out.chunks)} of ${String(out.horizon ?? '?')} rows; inference p50 ${(out.inferenceMs as { p50: number }).p50} ms, max ${(out.inferenceMs as { max: number }).max} ms; loop waited max ${(out.waitedMs as { max: number }).max} ms\n` +
             `safety events ${e.safetyEvents.length}${kinds.length ? ` (${kinds.join(', ')})` : ''}; rig ${result.finalMode} after the rollout\n` +
-            `stored as rollout ${rolloutId}${cellRecord ? ' (emulated cell: a rehearsal, not a result)' : ''}\n`,
+            `stored as rollout ${rolloutId}${cellRecord ? ' (emulated cell: a rehearsal, not a result)' : ''}\n` +
+            recordingLine(recorded),
         );
       }
       if (e.status === 'valid') return e.error ? 1 : 0;
       if (io.signal.aborted && e.reason === 'stopped by the operator') return EXIT_INTERRUPTED;
       if (e.status === 'aborted') return EXIT_POLICY_UNAVAILABLE;
       return 1;
+    } catch (e) {
+      if (e instanceof StoreError) throw new UserError(e.message);
+      throw e;
     } finally {
+      store.close();
       await policy.close?.();
     }
   },
 };
+
+function recordingReport(r: RecordingSummary | undefined): Record<string, unknown> | null {
+  if (!r) return null;
+  return { status: r.status, failure: r.failure ?? null, messages: r.messages, bytes: r.bytes, closeMs: round(r.closeMs, 1), messagesByTopic: r.messagesByTopic };
+}
+
+function recordingLine(r: RecordingSummary | undefined): string {
+  if (!r) return '';
+  if (r.status !== 'finished') return `RECORDING PROBLEM: ${r.failure ?? 'the episode file is not finished'}\n`;
+  return `recorded ${r.file} (${(r.bytes / 1048576).toFixed(1)} MiB, ${r.messages} messages, closed in ${r.closeMs.toFixed(0)} ms)\n`;
+}
 
 interface CellScore {
   readonly endStates: readonly ObjectEndState[];
@@ -255,7 +312,7 @@ function scoreOf(task: TaskDefinition, layout: Layout, endStates: readonly Objec
 /** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
 function storeRigRollout(
   store: Store,
-  r: { spec: string; policy: PolicyInfo; set: LayoutSet; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore },
+  r: { spec: string; policy: PolicyInfo; set: LayoutSet; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string },
 ): number {
   const e = r.episode;
   store.putLayoutSet(r.set);
@@ -277,6 +334,7 @@ function storeRigRollout(
     finalStateHash: e.finalStateHash || null,
     calibrationSha256s: r.cellMarker ? [r.cellMarker.sha256] : [],
     durationS: r.result.wallMs / 1000,
+    episodeFile: r.episodeFile ?? null,
   });
   if (r.score && e.status === 'valid') {
     store.insertOperatorScore({ rolloutId: id, endStates: r.score.endStates, progress: r.score.progress, counts: r.score.counts, operator: SCRIPTED_OPERATOR });

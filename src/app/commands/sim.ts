@@ -3,6 +3,8 @@
  * every layout R times on worker threads (`sim sweep`). The work lives in src/sim and
  * src/rollout; this file reads files, opens the store and turns bad input into one sentence.
  */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import type { Layout, TaskDefinition } from '../../tasks/types.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';
@@ -15,13 +17,16 @@ import { PolicyUnavailableError } from '../../policy/contract.js';
 import { PolicyLoadError } from '../../policy/errors.js';
 import { knownPolicySpecs, openPolicy, PolicySpecError } from '../../rollout/policy-registry.js';
 import type { Episode } from '../../rollout/episode.js';
-import { runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
+import { DEFAULT_SIM_CONTROL_HZ, runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
 import { runSweep, SweepError, type SweepRollout } from '../../sim/sweep.js';
 import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, type SimCalibration } from '../../sim/calibration.js';
 import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
 import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { withCommandStore } from '../station-store.js';
 import { queueAddressArg, runQueuedSweepCommand } from './sim-queue.js';
+import { episodeFileName, rolloutMetadata } from '../episode-recording.js';
+import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../record/episode-recorder.js';
+import { yamRigModel } from '../../rig/yam.js';
 
 /** Opens a policy spec, or a UserError with one sentence. */
 export async function openPolicyForCli(spec: string, io: CliIo): Promise<Policy> {
@@ -96,7 +101,7 @@ export function episodeSummary(e: Episode): Record<string, unknown> {
 const rollout: CliCommand = {
   path: ['sim', 'rollout'],
   summary: 'run one sim rollout of a policy on one layout and score it',
-  help: `Usage: tandem sim rollout --layouts FILE --layout I --policy SPEC [--seconds S] [--seed K] [--calibration FILE] [--json]
+  help: `Usage: tandem sim rollout --layouts FILE --layout I --policy SPEC [--seconds S] [--seed K] [--calibration FILE] [--record DIR] [--json]
 
 Builds layout I of the (hash-verified) layout set in the Rapier sim, runs the policy through the
 same rollout loop the real rig uses, and scores task progress from the sim's end state.
@@ -107,24 +112,63 @@ same rollout loop the real rig uses, and scores task progress from the sim's end
   --seconds S      episode length (default: the task's, the same as on the real rig)
   --seed K         rollout seed: placement noise and the policy's seed (default 0)
 ${CALIBRATION_HELP}
+  --record DIR     write the episode file (the same MCAP format as rig rollouts; stamps are sim time
+                   from the rollout's start; no camera topics) into DIR
   --json           print {"progress", "counts", "valid", "status", "outcome", "finalStateHash", "simCalibration", …};
                    counts are the task's plus "offTable", the objects that ended off the table
 
 Exit codes: 0 ran its length, 1 invalid or aborted, or the policy's own error ended it (still scored).
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
-  options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' } },
+  options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' }, record: { type: 'string' } },
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
     const calibration = calibrationArg(args, io);
-    const policy = await openPolicyForCli(requireString(args, 'policy'), io);
+    const spec = requireString(args, 'policy');
+    const policy = await openPolicyForCli(spec, io);
+    let recorder: EpisodeRecorder | undefined;
+    let recorded: RecordingSummary | undefined;
     try {
-      const result = await runSimRollout({ task, layout, policy, seed, episodeSeconds: seconds, calibration, signal: io.signal });
+      if (typeof args.values.record === 'string') {
+        const dir = resolve(io.cwd, args.values.record);
+        const rigModel = yamRigModel();
+        try {
+          mkdirSync(dir, { recursive: true });
+          recorder = await EpisodeRecorder.open({
+            file: join(dir, episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: `sim-${policy.info.name}` })),
+            rigModel,
+            metadata: rolloutMetadata({
+              kind: 'sim',
+              task,
+              layoutSetSha256: set.sha256,
+              layout,
+              policySpec: spec,
+              policy: policy.info,
+              rig: 'sim',
+              rigModel: rigModel.name,
+              calibrations: [`sim:${simCalibrationHash(calibration)}`],
+              controlHz: DEFAULT_SIM_CONTROL_HZ,
+              episodeSeconds: seconds,
+              seed,
+            }),
+            unixOffsetS: Date.now() / 1000,
+          });
+        } catch (e) {
+          if (e instanceof RecordingError) throw new UserError(e.message);
+          throw new UserError(`Cannot record into ${dir}: ${(e as Error).message}.`);
+        }
+      }
+      let result;
+      try {
+        result = await runSimRollout({ task, layout, policy, seed, episodeSeconds: seconds, calibration, signal: io.signal, recording: recorder });
+      } finally {
+        recorded = await recorder?.close({ outcome: result?.episode.outcome ?? 'not-run', status: result?.episode.status ?? 'not-run' });
+      }
       const e = result.episode;
       const counts = simRolloutCounts(e);
       if (args.values.json) {
         io.out(
-          `${JSON.stringify({ ...episodeSummary(e), counts: counts ?? {}, layoutSet: set.sha256, simCalibration: result.calibrationSha256, cameraFrames: result.cameraFrames, wallSeconds: result.wallMs / 1000 })}\n`,
+          `${JSON.stringify({ ...episodeSummary(e), counts: counts ?? {}, layoutSet: set.sha256, simCalibration: result.calibrationSha256, cameraFrames: result.cameraFrames, wallSeconds: result.wallMs / 1000, episodeFile: recorded?.file ?? null })}\n`,
         );
       } else {
         const head = e.status === 'valid' ? (e.progress?.summary ?? 'not scored') : `${e.status}: ${e.reason ?? e.error ?? ''}`;
@@ -133,6 +177,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
         if (e.error) io.out(`policy error: ${e.error}\n`);
         io.out(`safety events ${e.safetyEvents.length}, real-time factor ${((seconds * 1000) / result.wallMs).toFixed(1)}×\nfinalStateHash ${e.finalStateHash}\n`);
         io.out(`sim calibration ${calibration.name} v${calibration.version} ${result.calibrationSha256}\n`);
+        if (recorded) io.out(recorded.status === 'finished' ? `recorded ${recorded.file} (${recorded.messages} messages)\n` : `RECORDING PROBLEM: ${recorded.failure ?? 'the file is not finished'}\n`);
       }
       // A policy error is a valid, scored rollout, but the run did not go as asked: exit 1, as `rig rollout` does.
       return e.status === 'valid' && !e.error ? 0 : 1;
