@@ -5,6 +5,7 @@ import { commands as scoreCommands } from './commands/score.js';
 import { commands as statsCommands } from './commands/stats.js';
 import { commands as stationCommands } from './commands/station.js';
 import { commands as simCommands } from './commands/sim.js';
+import { commands as simQueueCommands } from './commands/sim-queue.js';
 import { commands as rigCommands } from './commands/rig.js';
 import { commands as rigRolloutCommands } from './commands/rig-rollout.js';
 import { commands as rigModelCommands } from './commands/rig-model.js';
@@ -18,6 +19,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...scoreCommands,
   ...statsCommands,
   ...simCommands,
+  ...simQueueCommands,
   ...rigModelCommands,
   ...rigCommands,
   ...rigRolloutCommands,

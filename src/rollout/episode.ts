@@ -29,6 +29,7 @@ export type EpisodeOutcome =
   | 'cameras-failed'
   | 'layout-unbuildable'
   | 'scoring-failed'
+  | 'worker-failed'
   | 'policy-unavailable'
   | 'operator-stop';
 
@@ -60,6 +61,11 @@ export const EPISODE_OUTCOMES: Readonly<Record<EpisodeOutcome, OutcomeDefinition
   'cameras-failed': { status: 'invalid', label: 'cameras failed', meaning: 'The cameras could not give the policy its images; without them the episode says nothing about the policy.' },
   'layout-unbuildable': { status: 'invalid', label: 'layout not buildable', meaning: 'The sim could not build the layout (an object kind the task does not have, an impossible pose); nothing ran.' },
   'scoring-failed': { status: 'invalid', label: 'not scorable', meaning: "The end state could not be read or scored by the task's rule." },
+  'worker-failed': {
+    status: 'invalid',
+    label: 'sweep worker failed',
+    meaning: "A distributed sweep's job failed on every attempt — its worker crashed or was killed each time, or refused the job (a model whose bytes do not match its hash). Says nothing about the policy.",
+  },
   'policy-unavailable': { status: 'aborted', label: 'policy unavailable', meaning: 'The policy timed out, its server went away, reported an error or answered something unreadable; the rig held. An outage, not a policy failure.' },
   'operator-stop': { status: 'aborted', label: 'stopped by the operator', meaning: 'The operator stopped it (Ctrl-C, stop button); the rig held.' },
 };

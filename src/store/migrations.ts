@@ -143,6 +143,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX recordings_by_rollout ON recordings (rollout_id);
     `,
   },
+  {
+    version: 4,
+    description: 'sweeps: one record per sim sweep, and each (sweep, layout, repeat) stored at most once',
+    // A sweep over a job queue is delivered at least once (a retried or duplicated job), and a
+    // restarted coordinator collects again what it may already have stored: the unique index
+    // makes the store, not the queue, the place where each rollout of a sweep exists once.
+    sql: `
+      CREATE TABLE sweeps (
+        id TEXT PRIMARY KEY CHECK (length(id) > 0),
+        session_id INTEGER NOT NULL UNIQUE REFERENCES sessions(id),
+        request_sha256 TEXT NOT NULL CHECK (length(request_sha256) = 64 AND request_sha256 NOT GLOB '*[^0-9a-f]*'),
+        queue TEXT,
+        total INTEGER NOT NULL CHECK (total >= 0),
+        created_at TEXT NOT NULL
+      ) STRICT;
+      ALTER TABLE rollouts ADD COLUMN sweep_id TEXT REFERENCES sweeps(id);
+      CREATE UNIQUE INDEX rollouts_once_per_sweep ON rollouts (sweep_id, layout_index, repeat_index) WHERE sweep_id IS NOT NULL;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -100,6 +100,24 @@ export interface RolloutInput {
   readonly durationS?: number | null;
   /** Path of the episode's MCAP file, relative to the data directory where possible. */
   readonly episodeFile?: string | null;
+  /** The sweep this rollout belongs to (insertSweepRollout): each (sweep, layout, repeat) is stored once. */
+  readonly sweepId?: string | null;
+}
+
+export interface SweepInput {
+  /** The sweep's id, also what its queued jobs carry. */
+  readonly id: string;
+  readonly sessionId: number;
+  /** SHA-256 of what was asked (layout set, policy, repeats, length, calibration): a rerun of the same request finds it. */
+  readonly requestSha256: string;
+  /** The queue's address without its password; null for an in-process sweep. */
+  readonly queue: string | null;
+  /** Rollouts the sweep asks for (layouts × repeats). */
+  readonly total: number;
+}
+
+export interface SweepRecord extends SweepInput {
+  readonly createdAt: string;
 }
 
 export interface OperatorScoreRecord {
@@ -137,6 +155,8 @@ export interface RolloutRecord {
   readonly startedAt: string;
   readonly durationS: number | null;
   readonly episodeFile: string | null;
+  /** The sweep it belongs to, when it was stored as one (insertSweepRollout). */
+  readonly sweepId: string | null;
   /** The operator's latest score for this rollout (corrections supersede earlier rows), if any. */
   readonly latestScore: OperatorScoreRecord | null;
   /** The latest operator score's progress where there is one, else the rollout's own progress. */

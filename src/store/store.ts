@@ -38,6 +38,8 @@ import type {
   SessionInput,
   SessionKind,
   SessionRecord,
+  SweepInput,
+  SweepRecord,
 } from './records.js';
 
 export type * from './records.js';
@@ -338,6 +340,17 @@ function scoreRecord(r: Row, prefix = ''): OperatorScoreRecord {
     counts: parseJson<Counts>(r[`${prefix}counts_json`]),
     operator: r[`${prefix}operator`] == null ? null : String(r[`${prefix}operator`]),
     note: r[`${prefix}note`] == null ? null : String(r[`${prefix}note`]),
+  };
+}
+
+function sweepRecord(r: Row): SweepRecord {
+  return {
+    id: String(r.id),
+    sessionId: Number(r.session_id),
+    requestSha256: String(r.request_sha256),
+    queue: r.queue == null ? null : String(r.queue),
+    total: Number(r.total),
+    createdAt: String(r.created_at),
   };
 }
 
@@ -679,8 +692,8 @@ export class Store {
   private insertRolloutRow(input: RolloutInput, tier: number): number {
     const r = this.sql(
         `INSERT INTO rollouts (session_id, kind, policy_id, layout_set_sha256, layout_index, tier, seed, repeat_index, episode_seconds, control_hz,
-           status, outcome, status_reason, policy_error, progress, counts_json, final_state_hash, started_at, duration_s, episode_file)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           status, outcome, status_reason, policy_error, progress, counts_json, final_state_hash, started_at, duration_s, episode_file, sweep_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         input.sessionId ?? null,
@@ -703,6 +716,7 @@ export class Store {
         input.startedAt ?? nowIso(),
         input.durationS ?? null,
         input.episodeFile ?? null,
+        input.sweepId ?? null,
       );
     const id = Number(r.lastInsertRowid);
     const link = this.sql('INSERT OR IGNORE INTO rollout_calibrations (rollout_id, calibration_sha256) VALUES (?, ?)');
@@ -713,6 +727,20 @@ export class Store {
   /** Records one rollout; returns its id once committed. */
   insertRollout(input: RolloutInput): number {
     return this.write(() => this.insertRolloutRow(input, this.checkRollout(input)));
+  }
+
+  /**
+   * Records one rollout of a sweep unless that (sweep, layout, repeat) is already stored: a job
+   * queue delivers at least once, so a retried, duplicated or re-collected result lands here
+   * again. Returns the stored row's id and whether this call inserted it.
+   */
+  insertSweepRollout(input: RolloutInput & { readonly sweepId: string }): { id: number; inserted: boolean } {
+    return this.write(() => {
+      if (!this.getSweep(input.sweepId)) throw new StoreError(`There is no sweep ${input.sweepId} in the store (createSweep first).`, this.file);
+      const existing = this.sql('SELECT id FROM rollouts WHERE sweep_id = ? AND layout_index = ? AND repeat_index = ?').get(input.sweepId, input.layoutIndex, input.repeatIndex ?? 0) as Row | undefined;
+      if (existing) return { id: Number(existing.id), inserted: false };
+      return { id: this.insertRolloutRow(input, this.checkRollout(input)), inserted: true };
+    });
   }
 
   /** Records many rollouts in one transaction (a sweep's batch): all are committed, or none. */
@@ -817,9 +845,46 @@ export class Store {
       startedAt: String(r.started_at),
       durationS: r.duration_s == null ? null : Number(r.duration_s),
       episodeFile: r.episode_file == null ? null : String(r.episode_file),
+      sweepId: r.sweep_id == null ? null : String(r.sweep_id),
       latestScore,
       effectiveProgress: latestScore ? latestScore.progress : progress,
     };
+  }
+
+  // ---- sweeps ----
+
+  /** Records a sweep of a session (before its first rollout). */
+  createSweep(input: SweepInput): SweepRecord {
+    if (!SHA256_HEX.test(input.requestSha256)) throw new StoreError(`Sweep ${input.id}: '${input.requestSha256}' is not a hex SHA-256 request hash.`, this.file);
+    const createdAt = nowIso();
+    return this.write(() => {
+      if (!this.getSession(input.sessionId)) throw new StoreError(`Sweep ${input.id}: there is no session ${input.sessionId} in the store.`, this.file);
+      this.sql('INSERT INTO sweeps (id, session_id, request_sha256, queue, total, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(input.id, input.sessionId, input.requestSha256, input.queue, input.total, createdAt);
+      return { ...input, createdAt };
+    });
+  }
+
+  getSweep(id: string): SweepRecord | undefined {
+    const r = this.guard(() => this.sql('SELECT * FROM sweeps WHERE id = ?').get(id) as Row | undefined);
+    return r ? sweepRecord(r) : undefined;
+  }
+
+  /** The newest sweep of this request on this queue whose session has not ended (a coordinator that died), if any. */
+  findUnfinishedSweep(requestSha256: string, queue: string | null): SweepRecord | undefined {
+    const r = this.guard(
+      () =>
+        this.sql('SELECT w.* FROM sweeps w JOIN sessions s ON s.id = w.session_id WHERE w.request_sha256 = ? AND w.queue IS ? AND s.ended_at IS NULL ORDER BY w.created_at DESC, w.rowid DESC LIMIT 1').get(
+          requestSha256,
+          queue,
+        ) as Row | undefined,
+    );
+    return r ? sweepRecord(r) : undefined;
+  }
+
+  /** The (layout, repeat) pairs a sweep has stored, as "layout/repeat". */
+  sweepRolloutKeys(sweepId: string): Set<string> {
+    const rows = this.guard(() => this.sql('SELECT layout_index, repeat_index FROM rollouts WHERE sweep_id = ?').all(sweepId) as Row[]);
+    return new Set(rows.map((r) => `${Number(r.layout_index)}/${Number(r.repeat_index)}`));
   }
 
   // ---- operator scores ----

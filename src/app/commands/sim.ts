@@ -23,6 +23,7 @@ import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash, simC
 import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
 import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { withCommandStore } from '../station-store.js';
+import { queueAddressArg, runQueuedSweepCommand } from './sim-queue.js';
 import { episodeFileName, rolloutMetadata } from '../episode-recording.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../record/episode-recorder.js';
 import { yamRigModel } from '../../rig/yam.js';
@@ -224,10 +225,96 @@ export function tierTable(summaries: readonly TierSummary[], counts: TierCounts)
   return `${lines.join('\n')}\n`;
 }
 
+/** What the sweep's summary needs of one rollout: from a worker's result, or a stored row. */
+export interface SweepRow {
+  readonly layoutIndex: number;
+  readonly tier: number;
+  readonly status: SweepRollout['status'];
+  readonly outcome: SweepRollout['outcome'] | null;
+  readonly reason?: string;
+  readonly error?: string;
+  readonly progress?: number;
+  readonly counts?: Record<string, number>;
+}
+
+function sweepRowOf(r: SweepRollout): SweepRow {
+  return { layoutIndex: r.job.layoutIndex, tier: r.tier, status: r.status, outcome: r.outcome, reason: r.reason, error: r.error, progress: r.progress, counts: r.counts };
+}
+
+export interface SweepReportInfo {
+  readonly sessionId: number;
+  readonly set: LayoutSet;
+  readonly spec: string;
+  readonly policyName: string;
+  readonly total: number;
+  readonly stopped: boolean;
+  readonly calibrationSha256: string;
+  readonly wallMs: number;
+  /** Extra fields of the --json line (the queued sweep's). */
+  readonly extraJson?: Record<string, unknown>;
+}
+
+/** Prints a sweep's outcome: the per-tier table and the reasons (or one JSON line). */
+export function reportSweep(io: CliIo, json: boolean, info: SweepReportInfo, rows: readonly SweepRow[]): void {
+  const { set, total } = info;
+  const scored = rows.filter((r) => r.status === 'valid' && r.progress !== undefined);
+  const countOf = (keep: (r: SweepRow) => boolean) => perTier(rows.filter(keep).map((r) => [r.tier, 1] as const));
+  const counts: TierCounts = {
+    policyErrors: countOf((r) => r.outcome === 'policy-error'),
+    invalid: countOf((r) => r.status === 'invalid'),
+    aborted: countOf((r) => r.status === 'aborted'),
+    offTable: perTier(scored.map((r) => [r.tier, r.counts?.offTable ?? 0] as const)),
+  };
+  const offTable = counts.offTable;
+  const summaries = summarizeByTier(
+    scored.map((r) => ({ tier: r.tier, progress: r.progress!, layoutIndex: r.layoutIndex })),
+    { seed: 0 },
+  );
+  if (json) {
+    io.out(
+      `${JSON.stringify({
+        session: info.sessionId,
+        layoutSet: set.sha256,
+        policy: info.spec,
+        rollouts: rows.length,
+        total,
+        stopped: info.stopped,
+        invalid: rows.filter((r) => r.status === 'invalid').length,
+        aborted: rows.filter((r) => r.status === 'aborted').length,
+        policyErrors: rows.filter((r) => r.outcome === 'policy-error').length,
+        simCalibration: info.calibrationSha256,
+        wallSeconds: info.wallMs / 1000,
+        ...info.extraJson,
+        tiers: summaries.map((s) => ({
+          tier: s.tier,
+          layouts: s.layouts,
+          rollouts: s.rollouts,
+          meanProgress: s.meanProgress,
+          low: s.progressInterval.lower,
+          high: s.progressInterval.upper,
+          successes: s.successes,
+          policyErrors: counts.policyErrors(s.tier),
+          invalid: counts.invalid(s.tier),
+          aborted: counts.aborted(s.tier),
+          offTable: offTable(s.tier),
+        })),
+      })}\n`,
+    );
+  } else {
+    io.out(`${info.stopped ? `Stopped: ${rows.length} of ${total}` : `${total}`} rollouts of ${info.policyName} on ${set.task} stored as session ${info.sessionId} (${(info.wallMs / 1000).toFixed(1)} s).\n`);
+    if (summaries.length > 0) io.out(tierTable(summaries, counts));
+    else io.out('No valid rollouts to summarise.\n');
+    const reasons = [...new Set(rows.filter((r) => r.status !== 'valid').map((r) => `${r.status}: ${r.reason ?? r.outcome}`))];
+    for (const reason of reasons.slice(0, 5)) io.out(`not scored, ${reason}\n`);
+    const errors = [...new Set(rows.filter((r) => r.error !== undefined).map((r) => r.error))];
+    for (const error of errors.slice(0, 5)) io.out(`policy error (scored as it stood): ${error}\n`);
+  }
+}
+
 const sweep: CliCommand = {
   path: ['sim', 'sweep'],
   summary: 'run every layout of a set R times in the sim on worker threads; store and summarise',
-  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W] [--seconds S] [--calibration FILE] [--data DIR] [--json]
+  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W | --queue redis://HOST:PORT[/DB]] [--seconds S] [--calibration FILE] [--data DIR] [--json]
 
 Runs each layout of the (hash-verified) set R times (seed = repeat index: placement noise and the
 policy's seed) on W worker threads, stores every rollout in the station store, and prints mean
@@ -243,12 +330,28 @@ policy's own bad actions ended early: valid, scored as they stood (see docs/rig-
   --policy SPEC    ${knownPolicySpecs().join(' | ')}
   --repeats R      rollouts per layout (default 1)
   --workers W      worker threads (default 1; one per core is the most that helps)
+  --queue URL      run the rollouts on 'tandem sim worker' processes, on any machine, through a
+                   BullMQ job queue on this Redis (docs/distributed-sweeps.md); this process
+                   stores the results. Killed, the same command again resumes the sweep
+  --attempts N     with --queue: tries per rollout before it is stored as invalid (default 3)
   --seconds S      episode length (default: the task's)
 ${CALIBRATION_HELP}
   --json           print {"session", "rollouts", "stopped", "simCalibration", "tiers": [...]} instead of the table`,
-  options: { layouts: { type: 'string' }, policy: { type: 'string' }, repeats: { type: 'string' }, workers: { type: 'string' }, seconds: { type: 'string' }, calibration: { type: 'string' } },
+  options: {
+    layouts: { type: 'string' },
+    policy: { type: 'string' },
+    repeats: { type: 'string' },
+    workers: { type: 'string' },
+    seconds: { type: 'string' },
+    calibration: { type: 'string' },
+    queue: { type: 'string' },
+    attempts: { type: 'string' },
+  },
   async run(args, io) {
     const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
+    const queueUrl = args.values.queue;
+    if (queueUrl !== undefined && args.values.workers !== undefined) throw new UserError("--workers is for a sweep on this machine's threads; with --queue, start 'tandem sim worker' processes instead.");
+    const address = queueUrl === undefined ? undefined : queueAddressArg(String(queueUrl));
     const task = getTask(set.task);
     const spec = requireString(args, 'policy');
     const repeats = intOption(args, 'repeats', 1, 1, 100_000);
@@ -261,10 +364,27 @@ ${CALIBRATION_HELP}
     const checkpoint = probe.info.checkpointSha256;
     await probe.close?.();
     const calibrationSha256 = simCalibrationHash(calibration);
+    const attempts = intOption(args, 'attempts', 3, 1, 20);
     return withCommandStore(args.values, io, async (store) => {
       store.putLayoutSet(set);
       const policyRecord = store.upsertPolicy({ spec, name: policyName, checkpointSha256: checkpoint });
       store.putCalibration({ sha256: calibrationSha256, kind: SIM_CALIBRATION_KIND, version: calibration.version, canonicalJson: simCalibrationJson(calibration) });
+      if (address) {
+        return runQueuedSweepCommand(args, io, {
+          store,
+          set,
+          spec,
+          policyName,
+          policyId: policyRecord.id,
+          checkpointSha256: checkpoint ?? null,
+          repeats,
+          seconds,
+          calibration,
+          calibrationSha256,
+          address,
+          attempts,
+        });
+      }
       const session = store.createSession({ kind: 'sim-sweep', notes: `${spec} on ${set.task} v${set.version} (${set.sha256.slice(0, 12)}…), ${repeats} repeat(s), ${seconds} s` });
       const startMs = Date.now();
       let lastDraw = 0;
@@ -321,57 +441,7 @@ ${CALIBRATION_HELP}
       draw(outcome.rollouts.length, total, true);
       io.err('\n');
       store.endSession(session.id);
-      const scored = outcome.rollouts.filter((r) => r.status === 'valid' && r.progress !== undefined);
-      const countOf = (keep: (r: SweepRollout) => boolean) => perTier(outcome.rollouts.filter(keep).map((r) => [r.tier, 1] as const));
-      const counts: TierCounts = {
-        policyErrors: countOf((r) => r.outcome === 'policy-error'),
-        invalid: countOf((r) => r.status === 'invalid'),
-        aborted: countOf((r) => r.status === 'aborted'),
-        offTable: perTier(scored.map((r) => [r.tier, r.counts?.offTable ?? 0] as const)),
-      };
-      const offTable = counts.offTable;
-      const summaries = summarizeByTier(
-        scored.map((r) => ({ tier: r.tier, progress: r.progress!, layoutIndex: r.job.layoutIndex })),
-        { seed: 0 },
-      );
-      if (args.values.json) {
-        io.out(
-          `${JSON.stringify({
-            session: session.id,
-            layoutSet: set.sha256,
-            policy: spec,
-            rollouts: outcome.rollouts.length,
-            total,
-            stopped: outcome.stopped,
-            invalid: outcome.rollouts.filter((r) => r.status === 'invalid').length,
-            aborted: outcome.rollouts.filter((r) => r.status === 'aborted').length,
-            policyErrors: outcome.rollouts.filter((r) => r.outcome === 'policy-error').length,
-            simCalibration: calibrationSha256,
-            wallSeconds: outcome.wallMs / 1000,
-            tiers: summaries.map((s) => ({
-              tier: s.tier,
-              layouts: s.layouts,
-              rollouts: s.rollouts,
-              meanProgress: s.meanProgress,
-              low: s.progressInterval.lower,
-              high: s.progressInterval.upper,
-              successes: s.successes,
-              policyErrors: counts.policyErrors(s.tier),
-              invalid: counts.invalid(s.tier),
-              aborted: counts.aborted(s.tier),
-              offTable: offTable(s.tier),
-            })),
-          })}\n`,
-        );
-      } else {
-        io.out(`${outcome.stopped ? `Stopped: ${outcome.rollouts.length} of ${total}` : `${total}`} rollouts of ${policyName} on ${set.task} stored as session ${session.id} (${(outcome.wallMs / 1000).toFixed(1)} s).\n`);
-        if (summaries.length > 0) io.out(tierTable(summaries, counts));
-        else io.out('No valid rollouts to summarise.\n');
-        const reasons = [...new Set(outcome.rollouts.filter((r) => r.status !== 'valid').map((r) => `${r.status}: ${r.reason ?? r.outcome}`))];
-        for (const reason of reasons.slice(0, 5)) io.out(`not scored, ${reason}\n`);
-        const errors = [...new Set(outcome.rollouts.filter((r) => r.error !== undefined).map((r) => r.error))];
-        for (const error of errors.slice(0, 5)) io.out(`policy error (scored as it stood): ${error}\n`);
-      }
+      reportSweep(io, args.values.json === true, { sessionId: session.id, set, spec, policyName, total, stopped: outcome.stopped, calibrationSha256, wallMs: outcome.wallMs }, outcome.rollouts.map(sweepRowOf));
       return outcome.stopped ? 130 : 0;
     });
   },

@@ -1,0 +1,201 @@
+/**
+ * Sweeps beyond one machine: `tandem sim sweep … --queue redis://…` (the coordinator; this
+ * process is the one writer of the store) and `tandem sim worker --queue redis://…` (runs the
+ * rollouts, anywhere). The queue work lives in src/sim/queue; this file turns it into commands.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import type { LayoutSet } from '../../layouts/layout-set.js';
+import type { Store, RolloutRecord } from '../../store/store.js';
+import type { SimCalibration } from '../../sim/calibration.js';
+import type { SweepRollout } from '../../sim/sweep.js';
+import { parseQueueUrl, QueueError, type QueueAddress } from '../../sim/queue/connection.js';
+import { checkQueue, runQueuedSweep, type QueuedSweepOptions } from '../../sim/queue/coordinator.js';
+import { isQueueSafeSpec } from '../../sim/queue/job.js';
+import { runQueueWorker } from '../../sim/queue/worker.js';
+import { progressLine, reportSweep, type SweepRow } from './sim.js';
+
+export function queueAddressArg(text: string): QueueAddress {
+  try {
+    return parseQueueUrl(text);
+  } catch (e) {
+    if (e instanceof QueueError) throw new UserError(e.message);
+    throw e;
+  }
+}
+
+/** How the queue carries the sweep's policy: a spec that loads nothing from disk, or the ONNX file's bytes. */
+function queuedPolicy(spec: string, io: CliIo): QueuedSweepOptions['policy'] {
+  if (spec.startsWith('onnx:')) {
+    const path = spec.slice('onnx:'.length);
+    return { kind: 'onnx', bytes: readFileSync(isAbsolute(path) ? path : resolve(io.cwd, path)) };
+  }
+  if (!isQueueSafeSpec(spec)) throw new UserError(`Policy '${spec}' cannot go over the queue; workers take code:NAME, ws://host:port and onnx:FILE (sent by its hash).`);
+  return { kind: 'spec', spec };
+}
+
+function rowOf(r: RolloutRecord): SweepRow {
+  return {
+    layoutIndex: r.layoutIndex,
+    tier: r.tier,
+    status: r.status,
+    outcome: r.outcome,
+    reason: r.statusReason ?? undefined,
+    error: r.policyError ?? undefined,
+    progress: r.status === 'valid' ? (r.progress ?? undefined) : undefined,
+    counts: r.counts ?? undefined,
+  };
+}
+
+export interface QueuedSweepCommandInput {
+  readonly store: Store;
+  readonly set: LayoutSet;
+  readonly spec: string;
+  readonly policyName: string;
+  readonly policyId: number;
+  readonly checkpointSha256: string | null;
+  readonly repeats: number;
+  readonly seconds: number;
+  readonly calibration: SimCalibration;
+  readonly calibrationSha256: string;
+  readonly address: QueueAddress;
+  readonly attempts: number;
+}
+
+/** The coordinator: resumes an unfinished sweep of the same request on the same queue, else starts one. */
+export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, input: QueuedSweepCommandInput): Promise<number> {
+  const { store, set, spec, address } = input;
+  const policy = queuedPolicy(spec, io);
+  // Redis first: an unreachable queue or one of another version leaves nothing in the store.
+  try {
+    await checkQueue(address);
+  } catch (e) {
+    if (e instanceof QueueError) throw new UserError(e.message);
+    throw e;
+  }
+  const total = set.layouts.length * input.repeats;
+  const request = createHash('sha256')
+    .update(JSON.stringify({ layoutSet: set.sha256, spec, checkpoint: input.checkpointSha256, repeats: input.repeats, seconds: input.seconds, calibration: input.calibrationSha256 }))
+    .digest('hex');
+  let sweep = store.findUnfinishedSweep(request, address.shown);
+  if (sweep) {
+    io.err(`Resuming sweep ${sweep.id} (session ${sweep.sessionId}): ${store.sweepRolloutKeys(sweep.id).size} of ${total} rollouts already stored.\n`);
+  } else {
+    const session = store.createSession({
+      kind: 'sim-sweep',
+      notes: `${spec} on ${set.task} v${set.version} (${set.sha256.slice(0, 12)}…), ${input.repeats} repeat(s), ${input.seconds} s, over the queue ${address.shown}`,
+    });
+    sweep = store.createSweep({ id: randomBytes(9).toString('base64url'), sessionId: session.id, requestSha256: request, queue: address.shown, total });
+  }
+  const { id: sweepId, sessionId } = sweep;
+  const startMs = Date.now();
+  let lastDraw = 0;
+  const draw = (done: number, force = false): void => {
+    const now = Date.now();
+    if (!force && now - lastDraw < 200) return;
+    lastDraw = now;
+    io.err(`\r${progressLine(done, total, (now - startMs) / 1000)}`);
+  };
+  let outcome;
+  try {
+    outcome = await runQueuedSweep({
+      address,
+      sweepId,
+      layoutSet: set,
+      policy,
+      repeats: input.repeats,
+      seconds: input.seconds,
+      calibration: input.calibration,
+      alreadyStored: store.sweepRolloutKeys(sweepId),
+      attempts: input.attempts,
+      signal: io.signal,
+      onRollout: (r: SweepRollout) =>
+        store.insertSweepRollout({
+          kind: 'sim',
+          sweepId,
+          policyId: input.policyId,
+          layoutSetSha256: set.sha256,
+          layoutIndex: r.job.layoutIndex,
+          tier: r.tier,
+          sessionId,
+          seed: r.job.seed,
+          repeatIndex: r.job.repeat,
+          episodeSeconds: r.episodeSeconds,
+          controlHz: r.controlHz,
+          status: r.status,
+          outcome: r.outcome,
+          statusReason: r.reason ?? null,
+          policyError: r.error ?? null,
+          progress: r.status === 'valid' ? (r.progress ?? null) : null,
+          counts: r.status === 'valid' ? (r.counts ?? null) : null,
+          finalStateHash: r.finalStateHash || null,
+          calibrationSha256s: [input.calibrationSha256],
+          durationS: r.wallMs / 1000,
+        }).inserted,
+      onProgress: (done) => draw(done),
+      onNoWorkers: () => io.err(`\nNo worker is taking jobs from ${address.shown} yet; start one with: tandem sim worker --queue ${address.shown}\n`),
+    });
+  } catch (e) {
+    io.err('\n');
+    // The session stays open: the same command again resumes this sweep.
+    if (e instanceof QueueError) throw new UserError(`${e.message} The sweep (session ${sessionId}) keeps what it stored; run the same command again to resume it.`);
+    throw e;
+  }
+  draw(outcome.stored, true);
+  io.err('\n');
+  store.endSession(sessionId, outcome.stopped ? { notes: `${store.getSession(sessionId)?.notes ?? ''}; stopped at ${outcome.stored} of ${total}` } : {});
+  const rows = store.listRollouts({ sessionId }).map(rowOf);
+  reportSweep(
+    io,
+    args.values.json === true,
+    {
+      sessionId,
+      set,
+      spec,
+      policyName: input.policyName,
+      total,
+      stopped: outcome.stopped,
+      calibrationSha256: input.calibrationSha256,
+      wallMs: outcome.wallMs,
+      extraJson: { queue: address.shown, sweep: sweepId, collected: outcome.rollouts.length, duplicates: outcome.duplicates },
+    },
+    rows,
+  );
+  return outcome.stopped ? 130 : 0;
+}
+
+const worker: CliCommand = {
+  path: ['sim', 'worker'],
+  summary: 'take sim rollouts from a sweep queue (Redis) and run them, on any machine',
+  help: `Usage: tandem sim worker --queue redis://HOST:PORT[/DB] [--concurrency N] [--lock-seconds S]
+
+Runs the rollouts that 'tandem sim sweep --queue' coordinators put on the queue, N at a time on
+rollout threads, until Ctrl-C (which finishes the rollouts in flight). It needs only the queue:
+layout sets and ONNX models come through Redis by their SHA-256 and are checked on arrival;
+a job naming anything else (a file, a module) is refused. Give a password as
+redis://:PASSWORD@HOST:PORT. See docs/distributed-sweeps.md.
+
+  --queue URL        the sweep queue's Redis
+  --concurrency N    rollouts at once (default 1; one per core is the most that helps)
+  --lock-seconds S   how long a job stays claimed by a worker that stops answering before
+                     another takes it (default 30)`,
+  options: { queue: { type: 'string' }, concurrency: { type: 'string' }, 'lock-seconds': { type: 'string' } },
+  async run(args, io) {
+    const address = queueAddressArg(requireString(args, 'queue'));
+    const concurrency = intOption(args, 'concurrency', 1, 1, 64);
+    const lockSeconds = numberOption(args, 'lock-seconds', 30, 1, 3600);
+    let summary;
+    try {
+      summary = await runQueueWorker({ address, concurrency, lockMs: lockSeconds * 1000, signal: io.signal, log: (line) => io.err(`${line}\n`) });
+    } catch (e) {
+      if (e instanceof QueueError) throw new UserError(e.message);
+      throw e;
+    }
+    io.out(`${summary.completed} job${summary.completed === 1 ? '' : 's'} done, ${summary.failed} failed.\n`);
+    return summary.refusedVersion !== undefined ? 2 : 0;
+  },
+};
+
+export const commands: CliCommand[] = [worker];

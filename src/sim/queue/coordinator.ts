@@ -1,0 +1,248 @@
+/**
+ * The coordinator of a sweep over the job queue (`tandem sim sweep … --queue`): it puts one job
+ * per (layout, repeat) on the queue and collects the results as workers finish them, handing
+ * each to `onRollout` (the caller stores it) — the same shape as the in-process runSweep.
+ *
+ * Results stay in Redis until collected and stored, so a coordinator killed mid-sweep loses
+ * nothing: run again, it enqueues only what is neither stored nor queued (job ids are per
+ * (sweep, layout, repeat)) and collects what finished meanwhile. Delivery is at least once; the
+ * store keeps one row per (sweep, layout, repeat), and `onRollout` says whether a result was new.
+ *
+ * Stopping (the signal) removes the sweep's jobs no worker has started, marks the sweep stopped
+ * so workers stop its running rollouts, and returns what was collected.
+ */
+import { performance } from 'node:perf_hooks';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { LayoutSet } from '../../layouts/layout-set.js';
+import { serializeLayoutSet } from '../../layouts/layout-set.js';
+import { simCalibrationHash, type SimCalibration } from '../calibration.js';
+import type { SweepRollout } from '../sweep.js';
+import { DEFAULT_SIM_CONTROL_HZ } from '../sim-rollout.js';
+import { connectRedis, QueueError, type QueueAddress } from './connection.js';
+import { putBlob, putLayoutSetBlob } from './blobs.js';
+import { rolloutKey, simJobId, SIM_JOB_FORMAT, SIM_QUEUE_NAME, TANDEM_VERSION, type JobPolicy, type SimJobData, type SimJobResult } from './job.js';
+import { queueVersionKey, sweepStoppedKey } from './keys.js';
+
+export interface QueuedSweepOptions {
+  readonly address: QueueAddress;
+  readonly sweepId: string;
+  readonly layoutSet: LayoutSet;
+  /** A registry spec that loads nothing from disk, or ONNX bytes (sent by hash). */
+  readonly policy: { readonly kind: 'spec'; readonly spec: string } | { readonly kind: 'onnx'; readonly bytes: Uint8Array };
+  readonly repeats: number;
+  readonly seconds: number;
+  readonly controlHz?: number;
+  readonly calibration: SimCalibration;
+  /** "layout/repeat" keys already in the store (a resumed sweep): not enqueued again. */
+  readonly alreadyStored: ReadonlySet<string>;
+  /** Tries per job before it ends as an invalid rollout (default 3). */
+  readonly attempts?: number;
+  readonly signal?: AbortSignal;
+  /** Store one collected rollout; return false when the store already had it (a duplicate delivery). */
+  readonly onRollout: (r: SweepRollout) => boolean;
+  readonly onProgress?: (done: number, total: number) => void;
+  /** Said once when no worker is listening on the queue. */
+  readonly onNoWorkers?: () => void;
+  /** How often to look for finished jobs, ms (default 200). */
+  readonly pollMs?: number;
+}
+
+export interface QueuedSweepOutcome {
+  /** Rollouts collected and newly stored by this run. */
+  readonly rollouts: SweepRollout[];
+  readonly total: number;
+  /** Stored for this sweep now, by this run and earlier ones. */
+  readonly stored: number;
+  readonly stopped: boolean;
+  /** Results that arrived for a (layout, repeat) already stored, and were dropped. */
+  readonly duplicates: number;
+  readonly wallMs: number;
+}
+
+/** The rollout the store keeps for a job that failed every attempt (a poison job, or a worker killed each time). */
+function failedRollout(data: SimJobData, tier: number, attempts: number, reason: string, seconds: number, controlHz: number, calibrationSha256: string): SweepRollout {
+  return {
+    job: { jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed },
+    tier,
+    status: 'invalid',
+    outcome: 'worker-failed',
+    reason: `sweep job failed on ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}`,
+    finalStateHash: '',
+    episodeSeconds: seconds,
+    controlHz,
+    policyName: '',
+    policyCheckpointSha256: '',
+    calibrationSha256,
+    physicsSteps: 0,
+    wallMs: 0,
+    observations: 0,
+    cameraFrames: 0,
+  };
+}
+
+const STATUSES = new Set(['valid', 'invalid', 'aborted']);
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Refuses a queue that holds jobs of another tandem version; stamps it with ours otherwise. */
+async function claimQueueVersion(redis: Redis, queue: Queue, address: QueueAddress): Promise<void> {
+  const stamp = await redis.get(queueVersionKey());
+  if (stamp !== null && stamp !== TANDEM_VERSION) {
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
+    const held = Object.values(counts).reduce((a, b) => a + b, 0);
+    if (held > 0) {
+      throw new QueueError(
+        `The queue at ${address.shown} holds ${held} job${held === 1 ? '' : 's'} of tandem ${stamp}; this is tandem ${TANDEM_VERSION}: let tandem ${stamp} finish them, or use another database (redis://HOST:PORT/1).`,
+      );
+    }
+  }
+  await redis.set(queueVersionKey(), TANDEM_VERSION);
+}
+
+/** Checks the queue can be used by this tandem (reachable, password, version) before anything is stored. */
+export async function checkQueue(address: QueueAddress): Promise<void> {
+  const redis = await connectRedis(address);
+  const queueConnection = redis.duplicate();
+  const queue = new Queue(SIM_QUEUE_NAME, { connection: queueConnection });
+  try {
+    await claimQueueVersion(redis, queue, address);
+  } finally {
+    await queue.close().catch(() => undefined);
+    // BullMQ leaves a connection it was handed open.
+    queueConnection.disconnect();
+    redis.disconnect();
+  }
+}
+
+export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSweepOutcome> {
+  const t0 = performance.now();
+  const total = opts.layoutSet.layouts.length * opts.repeats;
+  const attempts = opts.attempts ?? 3;
+  const calibrationSha256 = simCalibrationHash(opts.calibration);
+  const controlHz = opts.controlHz ?? DEFAULT_SIM_CONTROL_HZ;
+  const redis = await connectRedis(opts.address);
+  const queueConnection = redis.duplicate();
+  const queue = new Queue(SIM_QUEUE_NAME, { connection: queueConnection });
+  const rollouts: SweepRollout[] = [];
+  const collected = new Set(opts.alreadyStored);
+  let duplicates = 0;
+  let stopped = false;
+  try {
+    await claimQueueVersion(redis, queue, opts.address);
+    await putLayoutSetBlob(redis, opts.layoutSet.sha256, serializeLayoutSet(opts.layoutSet));
+    const policy: JobPolicy = opts.policy.kind === 'spec' ? opts.policy : { kind: 'onnx', sha256: await putBlob(redis, opts.policy.bytes) };
+    const jobs = [];
+    // Repeat-major, as in-process: a stopped sweep covers the layouts evenly.
+    for (let r = 0; r < opts.repeats; r++) {
+      for (let i = 0; i < opts.layoutSet.layouts.length; i++) {
+        if (collected.has(rolloutKey(i, r))) continue;
+        const data: SimJobData = {
+          format: SIM_JOB_FORMAT,
+          tandemVersion: TANDEM_VERSION,
+          sweepId: opts.sweepId,
+          layoutSetSha256: opts.layoutSet.sha256,
+          layoutIndex: i,
+          repeat: r,
+          seed: r,
+          policy,
+          calibration: opts.calibration,
+          calibrationSha256,
+          seconds: opts.seconds,
+          ...(opts.controlHz === undefined ? {} : { controlHz: opts.controlHz }),
+        };
+        jobs.push({
+          name: 'sim-rollout',
+          data,
+          opts: {
+            jobId: simJobId(opts.sweepId, i, r),
+            attempts,
+            backoff: { type: 'exponential', delay: 500 },
+            // Kept until collected; a week bounds what a sweep nobody resumes leaves in Redis.
+            removeOnComplete: { age: 7 * 24 * 3600 },
+            removeOnFail: { age: 7 * 24 * 3600 },
+          },
+        });
+      }
+    }
+    // addBulk with known ids adds nothing for a job already queued (a resumed sweep).
+    for (let k = 0; k < jobs.length; k += 500) await queue.addBulk(jobs.slice(k, k + 500));
+    opts.onProgress?.(collected.size, total);
+    let warnedNoWorkers = false;
+    let idleSince = performance.now();
+    while (collected.size < total) {
+      if (opts.signal?.aborted) {
+        stopped = true;
+        break;
+      }
+      // Asked apart: a job that failed an attempt and then succeeded still carries its old failedReason.
+      const finished = [
+        ...(await queue.getJobs(['completed'], 0, 499, true)).map((job) => ({ job, failed: false })),
+        ...(await queue.getJobs(['failed'], 0, 499, true)).map((job) => ({ job, failed: true })),
+      ];
+      let progressed = false;
+      for (const { job, failed } of finished) {
+        const data = job.data as SimJobData | undefined;
+        if (data?.sweepId !== opts.sweepId || !Number.isSafeInteger(data.layoutIndex) || data.layoutIndex >= opts.layoutSet.layouts.length) continue;
+        const tier = opts.layoutSet.layouts[data.layoutIndex].tier;
+        let rollout: SweepRollout | undefined;
+        if (!failed) {
+          const result = job.returnvalue as SimJobResult | null;
+          if (result?.kind === 'rollout' && STATUSES.has(result.rollout?.status) && result.rollout.tier === tier) {
+            rollout = { ...result.rollout, job: { jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed } };
+          } else if (result?.kind !== 'stopped') {
+            rollout = failedRollout(data, tier, job.attemptsMade, 'the worker returned no readable rollout', opts.seconds, controlHz, calibrationSha256);
+          }
+        } else {
+          rollout = failedRollout(data, tier, Math.max(job.attemptsMade, 1), job.failedReason ?? 'no reason given', opts.seconds, controlHz, calibrationSha256);
+        }
+        if (rollout) {
+          const key = rolloutKey(data.layoutIndex, data.repeat);
+          // Stored first, removed from Redis after: a crash between the two collects it again, and the store keeps one.
+          const isNew = opts.onRollout(rollout);
+          if (isNew) rollouts.push(rollout);
+          else duplicates += 1;
+          if (!collected.has(key)) {
+            collected.add(key);
+            progressed = true;
+          }
+        }
+        await queue.remove(String(job.id)).catch(() => undefined);
+      }
+      if (progressed) {
+        idleSince = performance.now();
+        opts.onProgress?.(collected.size, total);
+        continue;
+      }
+      if (!warnedNoWorkers && performance.now() - idleSince > 3000 && (await queue.getWorkersCount()) === 0) {
+        warnedNoWorkers = true;
+        opts.onNoWorkers?.();
+      }
+      await sleep(opts.pollMs ?? 200, opts.signal);
+    }
+    if (stopped) {
+      // Workers skip and stop the sweep's jobs; the ones nobody has started leave the queue now.
+      await redis.set(sweepStoppedKey(opts.sweepId), '1', 'EX', 7 * 24 * 3600);
+      for (let r = 0; r < opts.repeats; r++) {
+        for (let i = 0; i < opts.layoutSet.layouts.length; i++) {
+          if (!collected.has(rolloutKey(i, r))) await queue.remove(simJobId(opts.sweepId, i, r)).catch(() => undefined);
+        }
+      }
+    }
+  } finally {
+    await queue.close().catch(() => undefined);
+    queueConnection.disconnect();
+    redis.disconnect();
+  }
+  return { rollouts, total, stored: collected.size, stopped, duplicates, wallMs: performance.now() - t0 };
+}

@@ -1,0 +1,316 @@
+/**
+ * Sweeps over the BullMQ queue, end to end: real redis-server, real `tandem sim sweep --queue`
+ * coordinators and `tandem sim worker` processes, the real store. Episodes are short and the
+ * sets small: the machine these run on has two cores.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { runTandem, PROJECT_ROOT } from '../helpers/cli.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+import { openStore } from '../../src/store/store.js';
+import { connectRedis, parseQueueUrl } from '../../src/sim/queue/connection.js';
+import { blobKey } from '../../src/sim/queue/blobs.js';
+import { SIM_QUEUE_NAME, TANDEM_VERSION } from '../../src/sim/queue/job.js';
+import { queueVersionKey } from '../../src/sim/queue/keys.js';
+import { buildLinearPolicyModel } from '../policy/onnx-model.js';
+
+const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
+
+interface Running {
+  readonly child: ChildProcess;
+  stderr(): string;
+  stdout(): string;
+  /** Resolves when stderr matches (every match counted) `count` times. */
+  waitFor(re: RegExp, count?: number, timeoutMs?: number): Promise<void>;
+  readonly exited: Promise<number>;
+}
+
+function start(args: readonly string[]): Running {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : -1))));
+  return {
+    child,
+    stderr: () => err,
+    stdout: () => out,
+    exited,
+    waitFor: (re, count = 1, timeoutMs = 60_000) =>
+      new Promise<void>((resolve, reject) => {
+        const t0 = Date.now();
+        const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
+        const poll = setInterval(() => {
+          if ((err.match(g) ?? []).length >= count) {
+            clearInterval(poll);
+            resolve();
+          } else if (Date.now() - t0 > timeoutMs || child.exitCode !== null) {
+            clearInterval(poll);
+            reject(new Error(`no ${count}× ${re} in stderr:\n${err}`));
+          }
+        }, 20);
+      }),
+  };
+}
+
+async function stopProcess(r: Running): Promise<void> {
+  if (r.child.exitCode === null && r.child.signalCode === null) {
+    r.child.kill('SIGINT');
+    const timer = setTimeout(() => r.child.kill('SIGKILL'), 15_000);
+    await r.exited;
+    clearTimeout(timer);
+  }
+}
+
+function until(cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const t0 = Date.now();
+  return new Promise((resolve, reject) => {
+    const tick = async (): Promise<void> => {
+      if (await cond()) return resolve();
+      if (Date.now() - t0 > timeoutMs) return reject(new Error('condition not met in time'));
+      setTimeout(() => void tick(), 50);
+    };
+    void tick();
+  });
+}
+
+function setup(tiers: number[]): { dir: string; file: string; data: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-queue-'));
+  const file = join(dir, 'bottles.json');
+  writeFileSync(file, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers, perTier: 1, seed: 5 })));
+  return { dir, file, data: join(dir, 'data') };
+}
+
+/** (layout/repeat → final-state hash) of every rollout in a data dir's store, and the row count. */
+function storedHashes(data: string): { rows: number; hashes: Map<string, string | null>; sessions: number } {
+  // Before the coordinator has created its store there is nothing stored yet.
+  if (!existsSync(join(data, 'tandem.sqlite'))) return { rows: 0, hashes: new Map(), sessions: 0 };
+  const store = openStore(join(data, 'tandem.sqlite'));
+  try {
+    const rows = store.listRollouts({});
+    return { rows: rows.length, hashes: new Map(rows.map((r) => [`${r.layoutIndex}/${r.repeatIndex}`, r.finalStateHash])), sessions: store.listSessions({}).length };
+  } finally {
+    store.close();
+  }
+}
+
+/** The test's own view of the queue, through BullMQ, and a plain client for Redis itself. */
+async function queueFor(redis: RedisServer) {
+  const client = await connectRedis(parseQueueUrl(redis.url));
+  const forQueue = client.duplicate();
+  const queue = new Queue(SIM_QUEUE_NAME, { connection: forQueue });
+  const close = async (): Promise<void> => {
+    await queue.close();
+    forQueue.disconnect();
+    client.disconnect();
+  };
+  return { client, queue, close };
+}
+
+test('a sweep over two worker processes stores exactly the in-process sweep\'s rollouts, with the same final states, though one worker is SIGKILLed mid-rollout', async (t) => {
+  const { dir, file, data } = setup([1, 2, 3]);
+  const redis = await startRedisServer();
+  const workers: Running[] = [];
+  t.after(async () => {
+    for (const w of workers) await stopProcess(w);
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '3', '--json'];
+  const local = await runTandem([...sweepArgs, '--workers', '1', '--data', join(dir, 'local')]);
+  assert.equal(local.code, 0, local.stderr);
+  const expected = storedHashes(join(dir, 'local'));
+  assert.equal(expected.rows, 6);
+
+  const w1 = start(['sim', 'worker', '--queue', redis.url, '--lock-seconds', '2']);
+  const w2 = start(['sim', 'worker', '--queue', redis.url, '--lock-seconds', '2']);
+  workers.push(w1, w2);
+  await Promise.all([w1.waitFor(/rollout thread/), w2.waitFor(/rollout thread/)]);
+  const coordinator = start([...sweepArgs, '--queue', redis.url, '--data', data]);
+  // W1 finishes a rollout, starts its next one, and dies in the middle of it.
+  await w1.waitFor(/: valid \(/, 1, 90_000);
+  await w1.waitFor(/: started \(job /, 2, 90_000);
+  const killedJob = [...w1.stderr().matchAll(/started \(job ([^)]+)\)/g)][1][1];
+  w1.child.kill('SIGKILL');
+  const code = await coordinator.exited;
+  assert.equal(code, 0, coordinator.stderr());
+  const out = JSON.parse(coordinator.stdout());
+  assert.equal(out.rollouts, 6);
+  assert.equal(out.stopped, false);
+  assert.match(w2.stderr(), new RegExp(`started \\(job ${killedJob}\\)`), 'the killed job was run again by the other worker');
+  const got = storedHashes(data);
+  assert.equal(got.rows, 6, 'one row per (layout, repeat), the killed attempt left none');
+  assert.deepEqual(Object.fromEntries([...got.hashes].sort()), Object.fromEntries([...expected.hashes].sort()), 'each (layout, repeat) ends in the in-process sweep\'s final state');
+});
+
+test('a coordinator SIGKILLed mid-sweep: the same command resumes collecting, and a duplicated job stores one row', async (t) => {
+  const { dir, file, data } = setup([1, 2]);
+  const redis = await startRedisServer();
+  const { queue, close } = await queueFor(redis);
+  const procs: Running[] = [];
+  t.after(async () => {
+    for (const p of procs) await stopProcess(p);
+    await close();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '0.5', '--queue', redis.url, '--data', data, '--json'];
+  const first = start(sweepArgs);
+  procs.push(first);
+  await until(async () => (await queue.getJobCounts('waiting')).waiting === 4, 30_000);
+  // A duplicate delivery: the same (sweep, layout, repeat) a second time, under another job id.
+  const [one] = await queue.getJobs(['waiting'], 0, 0, true);
+  await queue.add('sim-rollout', one.data, { jobId: 'duplicate-of-one' });
+  const worker = start(['sim', 'worker', '--queue', redis.url]);
+  procs.push(worker);
+  await until(() => storedHashes(data).rows >= 1, 60_000);
+  first.child.kill('SIGKILL');
+  await first.exited;
+  // The worker goes on: its results wait in Redis for a coordinator.
+  await worker.waitFor(/: valid \(/, 5, 60_000);
+  assert.ok(storedHashes(data).rows < 4, 'the first coordinator died before collecting everything');
+  const second = await runTandem(sweepArgs);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stderr, /Resuming sweep \S+ \(session 1\): \d of 4 rollouts already stored/);
+  const out = JSON.parse(second.stdout);
+  assert.equal(out.session, 1);
+  assert.equal(out.rollouts, 4);
+  const got = storedHashes(data);
+  assert.equal(got.sessions, 1, 'resumed, not started again');
+  assert.equal(got.rows, 4, 'five results (one duplicated) and two coordinators: four rows');
+  assert.equal(got.hashes.size, 4);
+  const left = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
+  assert.deepEqual(Object.values(left), [0, 0, 0, 0, 0], 'every collected job left Redis');
+});
+
+test('a model whose bytes in Redis do not match its hash ends as an invalid rollout saying so; a job naming a file is refused', async (t) => {
+  const { dir, file, data } = setup([1]);
+  const redis = await startRedisServer();
+  const { client, queue, close } = await queueFor(redis);
+  const procs: Running[] = [];
+  t.after(async () => {
+    for (const p of procs) await stopProcess(p);
+    await close();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const model = buildLinearPolicyModel({ horizon: 5, cameras: [] });
+  const modelFile = join(dir, 'model.onnx');
+  writeFileSync(modelFile, model.bytes);
+  const coordinator = start(['sim', 'sweep', '--layouts', file, '--policy', `onnx:${modelFile}`, '--seconds', '0.3', '--queue', redis.url, '--data', data, '--json']);
+  procs.push(coordinator);
+  await until(async () => (await queue.getJobCounts('waiting')).waiting === 1, 30_000);
+  const [job] = await queue.getJobs(['waiting'], 0, 0, true);
+  const sha = (job.data as { policy: { sha256: string } }).policy.sha256;
+  await client.set(blobKey(sha), Buffer.from('not the model'));
+  // A hostile job: a policy path from the job itself.
+  await queue.add('sim-rollout', { ...job.data, sweepId: 'hostile', policy: { kind: 'spec', spec: 'onnx:/etc/passwd' } }, { jobId: 'hostile-0-0', attempts: 3 });
+  procs.push(start(['sim', 'worker', '--queue', redis.url]));
+  assert.equal(await coordinator.exited, 0, coordinator.stderr());
+  const out = JSON.parse(coordinator.stdout());
+  assert.equal(out.invalid, 1);
+  const store = openStore(join(data, 'tandem.sqlite'));
+  try {
+    const [row] = store.listRollouts({});
+    assert.equal(row.status, 'invalid');
+    assert.equal(row.outcome, 'worker-failed');
+    assert.match(row.statusReason ?? '', /^sweep job failed on 1 attempt: The ONNX model in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged/);
+    assert.equal(row.progress, null, 'never scored');
+  } finally {
+    store.close();
+  }
+  await until(async () => (await queue.getJobCounts('failed')).failed === 1, 30_000);
+  const [hostile] = await queue.getJobs(['failed'], 0, 0, true);
+  assert.equal(hostile.id, 'hostile-0-0');
+  assert.match(hostile.failedReason, /a worker opens only code:NAME and ws:\/\/ specs, and ONNX models by hash, never a path from a job/);
+  assert.equal(hostile.attemptsMade, 1, 'a refused payload is not retried');
+});
+
+test('an unreachable Redis, a refused password and a queue of another tandem version: one sentence each, no sweep stored', async (t) => {
+  const { dir, file, data } = setup([1]);
+  const secured = await startRedisServer({ password: 's3cr3t-pw' });
+  const plain = await startRedisServer();
+  t.after(async () => {
+    await secured.stop();
+    await plain.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const sweep = (url: string) => runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--seconds', '0.3', '--queue', url, '--data', data]);
+  const closedPort = (await startRedisServer()) as RedisServer;
+  await closedPort.stop();
+  const cases: [string, RegExp][] = [
+    [`redis://127.0.0.1:${closedPort.port}`, new RegExp(`^Cannot reach Redis at redis://127\\.0\\.0\\.1:${closedPort.port}/0 \\(.*ECONNREFUSED.*\\); start redis-server there or check --queue\\.\\n$`)],
+    [`redis://:bad-pw-x@127.0.0.1:${secured.port}`, /^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 refused the password in --queue; give the right one as redis:\/\/:PASSWORD@HOST:PORT\.\n$/],
+    [`redis://127.0.0.1:${secured.port}`, /^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 needs a password; give it as redis:\/\/:PASSWORD@HOST:PORT\.\n$/],
+  ];
+  for (const [url, sentence] of cases) {
+    const r = await sweep(url);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, sentence);
+    assert.doesNotMatch(r.stderr, /bad-pw-x|s3cr3t-pw/, 'the password is never printed');
+  }
+  // A queue stamped by another tandem, still holding its job.
+  const { client, queue, close } = await queueFor(plain);
+  try {
+    await client.set(queueVersionKey(), '0.0.1-other');
+    await queue.add('sim-rollout', { tandemVersion: '0.0.1-other' }, { jobId: 'old-0-0' });
+    const r = await sweep(plain.url);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr, `The queue at redis://127.0.0.1:${plain.port}/0 holds 1 job of tandem 0.0.1-other; this is tandem ${TANDEM_VERSION}: let tandem 0.0.1-other finish them, or use another database (redis://HOST:PORT/1).\n`);
+    const w = await runTandem(['sim', 'worker', '--queue', plain.url], { timeoutMs: 30_000 });
+    assert.equal(w.code, 2, w.stderr);
+    assert.equal(w.stderr, `The queue at redis://127.0.0.1:${plain.port}/0 holds jobs of tandem 0.0.1-other; this worker is tandem ${TANDEM_VERSION}: start a tandem 0.0.1-other worker for them.\n`);
+    assert.deepEqual((await queue.getJobCounts('waiting')).waiting, 1, 'the other version\'s job is left alone');
+  } finally {
+    await close();
+  }
+  const store = openStore(join(data, 'tandem.sqlite'));
+  try {
+    assert.deepEqual(store.listSessions({}), [], 'no sweep was started');
+  } finally {
+    store.close();
+  }
+});
+
+test('Ctrl-C on the coordinator stops the sweep as on one machine: finished rollouts stay stored, unstarted jobs leave the queue, exit 130', async (t) => {
+  const { dir, file, data } = setup([1, 2, 3]);
+  const redis = await startRedisServer();
+  const { queue, close } = await queueFor(redis);
+  const procs: Running[] = [];
+  t.after(async () => {
+    for (const p of procs) await stopProcess(p);
+    await close();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '2', '--queue', redis.url, '--data', data, '--json'];
+  const worker = start(['sim', 'worker', '--queue', redis.url]);
+  procs.push(worker);
+  await worker.waitFor(/rollout thread/);
+  const coordinator = start(sweepArgs);
+  procs.push(coordinator);
+  await until(() => storedHashes(data).rows >= 1, 90_000);
+  coordinator.child.kill('SIGINT');
+  assert.equal(await coordinator.exited, 130, coordinator.stderr());
+  const out = JSON.parse(coordinator.stdout());
+  assert.equal(out.stopped, true);
+  assert.ok(out.rollouts >= 1 && out.rollouts < 6, `${out.rollouts} of 6 stored`);
+  assert.equal(storedHashes(data).rows, out.rollouts, 'what it reports is what is stored');
+  const left = await queue.getJobCounts('waiting', 'delayed', 'prioritized');
+  assert.deepEqual(Object.values(left), [0, 0, 0], 'no job of the stopped sweep is left for a worker to start');
+  // Its session ended: the same command starts a new sweep rather than resuming this one.
+  const store = openStore(join(data, 'tandem.sqlite'));
+  try {
+    assert.notEqual(store.getSession(out.session)?.endedAt, null);
+  } finally {
+    store.close();
+  }
+});
