@@ -7,6 +7,8 @@ import { runTandem } from '../helpers/cli.js';
 import { EpisodeRecorder } from '../../src/record/episode-recorder.js';
 import { openStore } from '../../src/store/store.js';
 import { yamRigModel } from '../../src/rig/yam.js';
+import { startStation } from '../helpers/station-process.js';
+import { until } from '../helpers/until.js';
 
 test('tandem record inspect says a cut-off file is unfinished and how to recover it; recover finishes it and the store lists it as recovered', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-record-cli-'));
@@ -49,6 +51,37 @@ test('tandem record inspect says a cut-off file is unfinished and how to recover
     const twice = await runTandem(['record', 'recover', file, '--data', data]);
     assert.equal(twice.code, 2);
     assert.match(twice.stderr, /exists already \(recover never overwrites; choose another -o\)/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the station, starting, names every episode file a crash cut off and the command that recovers it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-record-station-'));
+  try {
+    const data = join(dir, 'data');
+    mkdirSync(join(data, 'episodes'), { recursive: true });
+    const cut = join(data, 'episodes', 'cut.mcap');
+    const done = join(data, 'episodes', 'done.mcap');
+    const store = openStore(join(data, 'tandem.sqlite'));
+    store.startRecording({ file: cut, kind: 'rollout' });
+    const doneId = store.startRecording({ file: done, kind: 'rollout' });
+    store.endRecording(doneId, { state: 'finished' });
+    store.startRecording({ file: join(data, 'episodes', 'never-created.mcap'), kind: 'rollout' });
+    store.close();
+    for (const f of [cut, done]) {
+      const rec = await EpisodeRecorder.open({ file: f, rigModel: yamRigModel(), metadata: {}, unixOffsetS: 0 });
+      await rec.close();
+    }
+    writeFileSync(cut, readFileSync(cut).subarray(0, 500));
+    const station = await startStation({ env: { TANDEM_DATA: data } });
+    try {
+      await until(() => station.stdout().includes('Unfinished episode file'), 20_000);
+      const lines = station.stdout().split('\n').filter((l) => l.startsWith('Unfinished'));
+      assert.deepEqual(lines, [`Unfinished episode file ${cut} (the station stopped while recording it); recover it with: tandem record recover ${cut}`]);
+    } finally {
+      await station.dispose();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
