@@ -17,9 +17,9 @@ export function defaultEpisodesDir(dataDir: string): string {
   return join(dataDir, 'episodes');
 }
 
-/** A file name that sorts by time and says what it is: 20261201T131500Z-bottles-in-the-bin-L3-hold.mcap */
+/** A file name that sorts by time and says what it is: 20261201T131500.123Z-bottles-in-the-bin-L3-hold.mcap */
 export function episodeFileName(what: { task: string; layoutIndex: number; policyName: string; at?: Date }): string {
-  const stamp = (what.at ?? new Date()).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = (what.at ?? new Date()).toISOString().replace(/[-:]/g, '');
   const slug = (s: string): string => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48) || 'x';
   return `${stamp}-${slug(what.task)}-L${what.layoutIndex}-${slug(what.policyName)}.mcap`;
 }

@@ -10,6 +10,7 @@ import { runSimRollout, simRolloutCounts } from './sim-rollout.js';
 import { ChromiumRenderer } from './render/chromium-renderer.js';
 import type { Renderer } from './render/renderer.js';
 import type { FromWorker, SweepJob, ToWorker, WorkerInit } from './sweep.js';
+import { RecordingRelay } from './recording-relay.js';
 
 const init = workerData as WorkerInit;
 const port = parentPort!;
@@ -24,7 +25,8 @@ async function run(job: SweepJob): Promise<void> {
   const task = getTask(init.layoutSet.task);
   const layout = init.layoutSet.layouts[job.layoutIndex];
   running = new AbortController();
-  const r = await runSimRollout({ task, layout, policy: policy!, seed: job.seed, episodeSeconds: init.seconds, controlHz: init.controlHz, calibration: init.calibration, renderer, signal: running.signal });
+  const relay = init.record ? new RecordingRelay() : undefined;
+  const r = await runSimRollout({ task, layout, policy: policy!, seed: job.seed, episodeSeconds: init.seconds, controlHz: init.controlHz, calibration: init.calibration, renderer, signal: running.signal, recording: relay });
   const stopped = running.signal.aborted;
   running = undefined;
   if (stopped) {
@@ -53,6 +55,7 @@ async function run(job: SweepJob): Promise<void> {
       wallMs: r.wallMs,
       observations: e.observations,
       cameraFrames: r.cameraFrames,
+      ...(relay ? { recorded: relay.calls } : {}),
     },
   });
 }

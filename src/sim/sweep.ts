@@ -7,6 +7,7 @@
  * Stopping (the signal) sends no new jobs and asks running rollouts to stop; finished rollouts
  * are kept, stopped ones are reported as such and not returned as results.
  */
+import type { RecordedCall } from './recording-relay.js';
 import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import type { LayoutSet } from '../layouts/layout-set.js';
@@ -44,6 +45,8 @@ export interface SweepRollout {
   /** Observations built for the policy, and the camera images drawn for them (0 without cameras). */
   readonly observations: number;
   readonly cameraFrames: number;
+  /** Every call the rollout made on its recording (only when the sweep records). */
+  readonly recorded?: readonly RecordedCall[];
 }
 
 export interface SweepOptions {
@@ -58,6 +61,8 @@ export interface SweepOptions {
   /** Base for relative policy paths. */
   readonly cwd: string;
   readonly signal?: AbortSignal;
+  /** Keep each rollout's recording calls (SweepRollout.recorded) for an episode file. */
+  readonly record?: boolean;
   /** Called in the main thread as each rollout finishes (store it here). */
   readonly onRollout?: (r: SweepRollout) => void;
   readonly onProgress?: (done: number, total: number) => void;
@@ -79,6 +84,7 @@ export interface WorkerInit {
   readonly controlHz?: number;
   readonly calibration?: SimCalibration;
   readonly cwd: string;
+  readonly record?: boolean;
 }
 export type ToWorker = { readonly type: 'job'; readonly job: SweepJob } | { readonly type: 'stop' } | { readonly type: 'exit' };
 export type FromWorker =
@@ -110,7 +116,7 @@ export function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   const jobs = sweepJobs(opts.layoutSet, opts.repeats);
   const total = jobs.length;
   const t0 = performance.now();
-  const init: WorkerInit = { layoutSet: opts.layoutSet, policySpec: opts.policySpec, seconds: opts.seconds, controlHz: opts.controlHz, calibration: opts.calibration, cwd: opts.cwd };
+  const init: WorkerInit = { layoutSet: opts.layoutSet, policySpec: opts.policySpec, seconds: opts.seconds, controlHz: opts.controlHz, calibration: opts.calibration, cwd: opts.cwd, record: opts.record };
   const workerCount = Math.min(opts.workers, total);
   const rollouts: SweepRollout[] = [];
   let next = 0;

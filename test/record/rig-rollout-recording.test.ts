@@ -117,3 +117,39 @@ test('a camera policy on the emulated cell: the episode file holds a JPEG stream
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('sim sweep --record: one episode file per rollout, from the worker threads, each registered and linked in the store', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-sweep-record-'));
+  try {
+    const layouts = join(dir, 'bottles.json');
+    writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 5 })));
+    const data = join(dir, 'data');
+    const r = await runTandem(['sim', 'sweep', '--policy', 'code:hold', '--layouts', layouts, '--repeats', '2', '--workers', '2', '--seconds', '1', '--data', data, '--record', join(dir, 'episodes'), '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const store = openStore(join(data, 'tandem.sqlite'));
+    try {
+      const rows = store.listRollouts({ kind: 'sim' });
+      assert.equal(rows.length, 4);
+      const files = new Set(rows.map((row) => row.episodeFile));
+      assert.equal(files.size, 4, 'a file of its own per rollout');
+      for (const row of rows) {
+        const rec = store.findRecordingByFile(row.episodeFile!)!;
+        assert.equal(rec.state, 'finished');
+        assert.equal(rec.rolloutId, row.id);
+        const ep = await readIndexed(row.episodeFile!);
+        assert.equal(ep.byTopic.get(TOPICS.jointCommands)!.length, 50, '1 s at 50 Hz');
+        const meta = ep.metadata.get('tandem.episode')!;
+        assert.equal(meta.get('kind'), 'sim');
+        assert.equal(meta.get('layout_index'), String(row.layoutIndex));
+        assert.equal(meta.get('seed'), String(row.seed));
+      }
+    } finally {
+      store.close();
+    }
+    const queued = await runTandem(['sim', 'sweep', '--policy', 'code:hold', '--layouts', layouts, '--queue', 'redis://127.0.0.1:1', '--record', join(dir, 'x')]);
+    assert.equal(queued.code, 2);
+    assert.match(queued.stderr, /--record is for a sweep on this machine/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

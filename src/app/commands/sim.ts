@@ -25,6 +25,8 @@ import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.j
 import { withCommandStore } from '../station-store.js';
 import { queueAddressArg, runQueuedSweepCommand } from './sim-queue.js';
 import { episodeFileName, rolloutMetadata } from '../episode-recording.js';
+import { replayRecording } from '../../sim/recording-relay.js';
+import type { Store } from '../../store/store.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../record/episode-recorder.js';
 import { yamRigModel } from '../../rig/yam.js';
 
@@ -314,7 +316,7 @@ export function reportSweep(io: CliIo, json: boolean, info: SweepReportInfo, row
 const sweep: CliCommand = {
   path: ['sim', 'sweep'],
   summary: 'run every layout of a set R times in the sim on worker threads; store and summarise',
-  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W | --queue redis://HOST:PORT[/DB]] [--seconds S] [--calibration FILE] [--data DIR] [--json]
+  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W | --queue redis://HOST:PORT[/DB]] [--seconds S] [--calibration FILE] [--record DIR] [--data DIR] [--json]
 
 Runs each layout of the (hash-verified) set R times (seed = repeat index: placement noise and the
 policy's seed) on W worker threads, stores every rollout in the station store, and prints mean
@@ -336,6 +338,8 @@ policy's own bad actions ended early: valid, scored as they stood (see docs/rig-
   --attempts N     with --queue: tries per rollout before it is stored as invalid (default 3)
   --seconds S      episode length (default: the task's)
 ${CALIBRATION_HELP}
+  --record DIR     write each rollout's episode file into DIR (the rig rollouts' MCAP format; no camera
+                   topics), registered in the store with its rollout; not with --queue
   --json           print {"session", "rollouts", "stopped", "simCalibration", "tiers": [...]} instead of the table`,
   options: {
     layouts: { type: 'string' },
@@ -346,10 +350,13 @@ ${CALIBRATION_HELP}
     calibration: { type: 'string' },
     queue: { type: 'string' },
     attempts: { type: 'string' },
+    record: { type: 'string' },
   },
   async run(args, io) {
     const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
     const queueUrl = args.values.queue;
+    if (queueUrl !== undefined && args.values.record !== undefined) throw new UserError('--record is for a sweep on this machine (its workers hand each episode back to this process); a queued sweep does not record episode files yet.');
+    const recordDir = typeof args.values.record === 'string' ? resolve(io.cwd, args.values.record) : undefined;
     if (queueUrl !== undefined && args.values.workers !== undefined) throw new UserError("--workers is for a sweep on this machine's threads; with --queue, start 'tandem sim worker' processes instead.");
     const address = queueUrl === undefined ? undefined : queueAddressArg(String(queueUrl));
     const task = getTask(set.task);
@@ -397,6 +404,7 @@ ${CALIBRATION_HELP}
       const total = set.layouts.length * repeats;
       draw(0, total, true);
       let outcome;
+      const writes = new EpisodeWrites(io);
       try {
         outcome = await runSweep({
           layoutSet: set,
@@ -407,8 +415,10 @@ ${CALIBRATION_HELP}
           calibration,
           cwd: io.cwd,
           signal: io.signal,
+          record: recordDir !== undefined,
           onRollout: (r: SweepRollout) => {
-            store.insertRollout({
+            const episodeFile = recordDir && r.recorded ? recordSweepEpisode(store, recordDir, r, { set, spec, task, seconds, calibrationSha256 }, writes) : undefined;
+            const rolloutId = store.insertRollout({
               kind: 'sim',
               policyId: policyRecord.id,
               layoutSetSha256: set.sha256,
@@ -428,11 +438,15 @@ ${CALIBRATION_HELP}
               finalStateHash: r.finalStateHash || null,
               calibrationSha256s: [r.calibrationSha256],
               durationS: r.wallMs / 1000,
+              episodeFile: episodeFile?.file ?? null,
             });
+            episodeFile?.linkTo(rolloutId);
           },
           onProgress: (done, t) => draw(done, t),
         });
+        await writes.done();
       } catch (e) {
+        await writes.done();
         io.err('\n');
         store.endSession(session.id, { notes: `failed: ${(e as Error).message}` });
         if (e instanceof SweepError) throw new UserError(e.message);
@@ -446,6 +460,70 @@ ${CALIBRATION_HELP}
     });
   },
 };
+
+/** The sweep's episode files, written one after the other on the main thread as rollouts come back. */
+class EpisodeWrites {
+  private chain: Promise<void> = Promise.resolve();
+  problems = 0;
+  constructor(private readonly io: CliIo) {}
+  add(work: () => Promise<void>): void {
+    this.chain = this.chain.then(work).catch((e: unknown) => {
+      this.problems += 1;
+      this.io.err(`\nAn episode file could not be written: ${(e as Error).message}\n`);
+    });
+  }
+  done(): Promise<void> {
+    return this.chain;
+  }
+}
+
+/**
+ * One sweep rollout's episode file: registered in the store now (before its first byte), written
+ * from the calls its worker kept, finished and linked to its rollout row.
+ */
+function recordSweepEpisode(
+  store: Store,
+  dir: string,
+  r: SweepRollout,
+  w: { set: LayoutSet; spec: string; task: TaskDefinition; seconds: number; calibrationSha256: string },
+  writes: EpisodeWrites,
+): { file: string; linkTo(rolloutId: number): void } {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, episodeFileName({ task: w.task.id, layoutIndex: r.job.layoutIndex, policyName: `sim-r${r.job.repeat}-${r.policyName}` }));
+  const id = store.startRecording({ file, kind: 'rollout' });
+  let rolloutId: number | undefined;
+  writes.add(async () => {
+    const rec = await EpisodeRecorder.open({
+      file,
+      rigModel: yamRigModel(),
+      metadata: rolloutMetadata({
+        kind: 'sim',
+        task: w.task,
+        layoutSetSha256: w.set.sha256,
+        layout: { index: r.job.layoutIndex, tier: r.tier },
+        policySpec: w.spec,
+        policy: { name: r.policyName, checkpointSha256: r.policyCheckpointSha256 },
+        rig: 'sim',
+        rigModel: yamRigModel().name,
+        calibrations: [`sim:${w.calibrationSha256}`],
+        controlHz: r.controlHz,
+        episodeSeconds: w.seconds,
+        seed: r.job.seed,
+      }),
+      unixOffsetS: Date.now() / 1000,
+    });
+    replayRecording(r.recorded!, rec);
+    const summary = await rec.close({ outcome: r.outcome, status: r.status });
+    store.endRecording(id, { state: summary.status === 'finished' ? 'finished' : 'failed', bytes: summary.bytes, messages: summary.messages, durationS: summary.durationS, problem: summary.failure ?? null });
+    if (rolloutId !== undefined) store.linkRecording(id, rolloutId);
+  });
+  return {
+    file,
+    linkTo(idOfRollout) {
+      rolloutId = idOfRollout;
+    },
+  };
+}
 
 const calibrationCommand: CliCommand = {
   path: ['sim', 'calibration'],
