@@ -15,7 +15,7 @@ import { parseQueueUrl, QueueError, type QueueAddress } from '../../sim/queue/co
 import { checkQueue, runQueuedSweep, type QueuedSweepOptions } from '../../sim/queue/coordinator.js';
 import { isQueueSafeSpec } from '../../sim/queue/job.js';
 import { runQueueWorker } from '../../sim/queue/worker.js';
-import { progressLine, reportSweep, type SweepRow } from './sim.js';
+import { progressLine, reportSweep, sweepRolloutInput, type SweepRow } from './sim.js';
 
 export function queueAddressArg(text: string): QueueAddress {
   try {
@@ -113,26 +113,8 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
       signal: io.signal,
       onRollout: (r: SweepRollout) =>
         store.insertSweepRollout({
-          kind: 'sim',
+          ...sweepRolloutInput(r, { policyId: input.policyId, layoutSetSha256: set.sha256, sessionId, calibrationSha256: input.calibrationSha256 }),
           sweepId,
-          policyId: input.policyId,
-          layoutSetSha256: set.sha256,
-          layoutIndex: r.job.layoutIndex,
-          tier: r.tier,
-          sessionId,
-          seed: r.job.seed,
-          repeatIndex: r.job.repeat,
-          episodeSeconds: r.episodeSeconds,
-          controlHz: r.controlHz,
-          status: r.status,
-          outcome: r.outcome,
-          statusReason: r.reason ?? null,
-          policyError: r.error ?? null,
-          progress: r.status === 'valid' ? (r.progress ?? null) : null,
-          counts: r.status === 'valid' ? (r.counts ?? null) : null,
-          finalStateHash: r.finalStateHash || null,
-          calibrationSha256s: [input.calibrationSha256],
-          durationS: r.wallMs / 1000,
         }).inserted,
       onProgress: (done) => draw(done),
       onNoWorkers: () => io.err(`\nNo worker is taking jobs from ${address.shown} yet; start one with: tandem sim worker --queue ${address.shown}\n`),

@@ -26,7 +26,7 @@ import { withCommandStore } from '../station-store.js';
 import { queueAddressArg, runQueuedSweepCommand } from './sim-queue.js';
 import { episodeFileName, rolloutMetadata } from '../episode-recording.js';
 import { replayRecording } from '../../sim/recording-relay.js';
-import type { Store } from '../../store/store.js';
+import type { RolloutInput, Store } from '../../store/store.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../record/episode-recorder.js';
 import { yamRigModel } from '../../rig/yam.js';
 
@@ -419,25 +419,7 @@ ${CALIBRATION_HELP}
           onRollout: (r: SweepRollout) => {
             const episodeFile = recordDir && r.recorded ? recordSweepEpisode(store, recordDir, r, { set, spec, task, seconds, calibrationSha256 }, writes) : undefined;
             const rolloutId = store.insertRollout({
-              kind: 'sim',
-              policyId: policyRecord.id,
-              layoutSetSha256: set.sha256,
-              layoutIndex: r.job.layoutIndex,
-              tier: r.tier,
-              sessionId: session.id,
-              seed: r.job.seed,
-              repeatIndex: r.job.repeat,
-              episodeSeconds: r.episodeSeconds,
-              controlHz: r.controlHz,
-              status: r.status,
-              outcome: r.outcome,
-              statusReason: r.reason ?? null,
-              policyError: r.error ?? null,
-              progress: r.status === 'valid' ? (r.progress ?? null) : null,
-              counts: r.status === 'valid' ? (r.counts ?? null) : null,
-              finalStateHash: r.finalStateHash || null,
-              calibrationSha256s: [r.calibrationSha256],
-              durationS: r.wallMs / 1000,
+              ...sweepRolloutInput(r, { policyId: policyRecord.id, layoutSetSha256: set.sha256, sessionId: session.id, calibrationSha256: r.calibrationSha256 }),
               episodeFile: episodeFile?.file ?? null,
             });
             episodeFile?.linkTo(rolloutId);
@@ -460,6 +442,31 @@ ${CALIBRATION_HELP}
     });
   },
 };
+
+/** A sweep rollout as the store's row (in-process and queued sweeps store the same fields). */
+export function sweepRolloutInput(r: SweepRollout, w: { policyId: number; layoutSetSha256: string; sessionId: number; calibrationSha256: string }): RolloutInput {
+  return {
+    kind: 'sim',
+    policyId: w.policyId,
+    layoutSetSha256: w.layoutSetSha256,
+    layoutIndex: r.job.layoutIndex,
+    tier: r.tier,
+    sessionId: w.sessionId,
+    seed: r.job.seed,
+    repeatIndex: r.job.repeat,
+    episodeSeconds: r.episodeSeconds,
+    controlHz: r.controlHz,
+    status: r.status,
+    outcome: r.outcome,
+    statusReason: r.reason ?? null,
+    policyError: r.error ?? null,
+    progress: r.status === 'valid' ? (r.progress ?? null) : null,
+    counts: r.status === 'valid' ? (r.counts ?? null) : null,
+    finalStateHash: r.finalStateHash || null,
+    calibrationSha256s: [w.calibrationSha256],
+    durationS: r.wallMs / 1000,
+  };
+}
 
 /** The sweep's episode files, written one after the other on the main thread as rollouts come back. */
 class EpisodeWrites {
