@@ -97,7 +97,7 @@ test('a camera policy on the emulated cell: the episode file holds a JPEG stream
     writeFileSync(model, buildLinearPolicyModel({ horizon: 10, seed: 3, cameras }).bytes);
     const cfg = join(dir, 'cell.json');
     writeFileSync(cfg, JSON.stringify({ type: 'yam-cell', replyDeadlineMs: 350 }));
-    const r = await runTandem(['rig', 'rollout', '--policy', `onnx:${model}`, '--layouts', layouts, '--layout', '0', '--seconds', '2', '--camera-fps', '5', '--rig-config', cfg, '--data', join(dir, 'data'), '--json']);
+    const r = await runTandem(['rig', 'rollout', '--policy', `onnx:${model}`, '--layouts', layouts, '--layout', '0', '--seconds', '1', '--camera-fps', '5', '--rig-config', cfg, '--data', join(dir, 'data'), '--json']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const j = JSON.parse(r.stdout);
     const ep = await readIndexed(j.episodeFile);
