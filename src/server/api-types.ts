@@ -142,6 +142,8 @@ export interface RolloutDetail extends RolloutSummary {
   readonly counts: Readonly<Record<string, number>> | null;
   readonly finalStateHash: string | null;
   readonly calibrationSha256s: readonly string[];
+  /** The episode file (MCAP) the rollout was recorded in, if it was. */
+  readonly episodeFile: string | null;
   readonly score: {
     readonly progress: number;
     readonly counts: Readonly<Record<string, number>>;

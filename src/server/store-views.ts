@@ -53,6 +53,7 @@ export function rolloutDetail(r: RolloutRecord, ctx: ViewContext): RolloutDetail
     counts: s?.counts ?? r.counts,
     finalStateHash: r.finalStateHash,
     calibrationSha256s: r.calibrationSha256s,
+    episodeFile: r.episodeFile,
     score: s ? { progress: s.progress, counts: s.counts, operator: s.operator, note: s.note, enteredAt: s.enteredAt } : null,
   };
 }

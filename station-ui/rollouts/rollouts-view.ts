@@ -164,6 +164,8 @@ export class RolloutsView {
         h('dd', {}, `${stamp(r.startedAt)}, ${fixed(r.durationS, 1)} s wall for a ${r.episodeSeconds} s episode at ${r.controlHz} Hz`),
         h('dt', {}, 'where'),
         h('dd', {}, r.emulatedCell ? 'the emulated cell — a rehearsal, not a result' : r.kind === 'real' ? 'the rig' : 'the sim'),
+        h('dt', {}, 'recording'),
+        h('dd', {}, r.episodeFile ? h('code', { title: 'Open it with tandem record inspect, Foxglove or ros2 bag' }, r.episodeFile) : 'none'),
       ),
     );
   }

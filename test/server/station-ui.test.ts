@@ -98,6 +98,7 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
   const detail = (await page.textContent('#rollout-detail')) ?? '';
   assert.match(detail, /code:bottles-in-the-bin/);
   assert.match(detail, /the emulated cell — a rehearsal, not a result/);
+  assert.match(detail, /recording.*\/episodes\/[^ ]+\.mcap/, "the detail names the rollout's episode file");
   assert.match(detail, /scored by.*scripted operator/);
   assert.equal(await page.textContent('#rig-mode'), 'DAMPED · OFF', 'the rollout ends with the rig damped');
   await page.screenshot({ path: join(SHOTS, 'rollout-scored.png') });
