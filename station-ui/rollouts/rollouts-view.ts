@@ -120,10 +120,11 @@ export class RolloutsView {
         h('td', { class: 'num' }, String(r.id)),
         h('td', {}, ago(r.startedAt)),
         h('td', {}, r.policy.name),
-        h('td', {}, `${r.task ?? ''} #${r.layoutIndex} · tier ${r.tier}`),
+        h('td', { title: r.task ?? '' }, `#${r.layoutIndex} · tier ${r.tier}`),
         h('td', {}, statusPill(r), r.emulatedCell ? h('span', { class: 'pill idle', title: 'Ran on the emulated cell: a rehearsal, not a result' }, 'cell') : null),
         h('td', { class: 'num' }, r.progress === null ? '—' : r.progress.toFixed(2)),
-        h('td', { class: 'words' }, r.scoredBy ?? '—'),
+        // The 'cell' pill already says where it ran.
+        h('td', { class: 'words' }, r.scoredBy?.replace(' (emulated cell)', '') ?? '—'),
       );
       row.onclick = () => void this.select(r.id);
       row.onkeydown = (e) => {

@@ -1,6 +1,6 @@
 /** A real `tandem station` process (as `npm start` runs it) on a free port with its own data folder. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,9 +22,15 @@ export interface StationProcess {
   dispose(): Promise<void>;
 }
 
-export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number } = {}): Promise<StationProcess> {
+export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number; rigConfig?: unknown } = {}): Promise<StationProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tandem-station-serve-'));
-  const child = spawn(process.execPath, [BIN, 'station'], { env: { ...process.env, PORT: '0', TANDEM_DATA: dataDir, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [BIN, 'station'];
+  if (opts.rigConfig !== undefined) {
+    const file = join(dataDir, 'rig.json');
+    writeFileSync(file, JSON.stringify(opts.rigConfig));
+    args.push('--rig-config', file);
+  }
+  const child = spawn(process.execPath, args, { env: { ...process.env, PORT: '0', TANDEM_DATA: dataDir, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

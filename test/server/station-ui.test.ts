@@ -18,7 +18,10 @@ import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chrom
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 
 test('an operator opens the station in chromium, holds the rig, and runs a rollout on the emulated cell that comes back scored', async (t) => {
-  const station = await startStation();
+  // The emulated cell with the longest motor-reply deadline the driver accepts (as the rig-rollout
+  // tests use): chromium, the station and the policy worker share this machine's cores, and a
+  // starved process should not read as silent motors.
+  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 } });
   t.after(() => station.dispose());
   mkdirSync(SHOTS, { recursive: true });
   const profile = mkdtempSync(join(tmpdir(), 'tandem-station-ui-chromium-'));
