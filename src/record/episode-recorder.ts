@@ -81,7 +81,7 @@ export interface EpisodeRecorderOptions {
   readonly unixOffsetS: number;
   /** Longest time between fdatasyncs while messages arrive. Default 1 s. */
   readonly flushIntervalS?: number;
-  /** A chunk is closed early once it holds this many bytes. Default 4 MiB. */
+  /** A chunk is closed early once it holds this many bytes. Default 1 MiB (a small last chunk keeps close() short). */
   readonly chunkBytes?: number;
   /** Queued bytes the disk may fall behind by before the recording stops (the disk is too slow). Default 512 MiB. */
   readonly maxQueuedBytes?: number;
@@ -242,7 +242,7 @@ export class EpisodeRecorder {
     if (this.batchTimer) clearTimeout(this.batchTimer);
     this.batchTimer = undefined;
     if (this.batch.length === 0 || this.state !== 'recording') return;
-    this.thread.send({ type: 'write', id: this.id, messages: this.batch, bytes: this.batchBytes }, this.batchTransfer);
+    this.thread.send({ type: 'write', id: this.id, messages: this.batch }, this.batchTransfer);
     this.postedBytes += this.batchBytes;
     this.postedMessages += this.batch.length;
     this.batch = [];
@@ -322,16 +322,20 @@ export class EpisodeRecorder {
   private fail(reason: string): void {
     if (this.state !== 'recording') return;
     this.state = 'failed';
-    const lastS = this.lastLogTime === undefined || this.firstLogTime === undefined ? 0 : Number(this.lastLogTime - this.firstLogTime) / 1e9;
-    this.failureText = `Recording stopped after ${lastS.toFixed(1)} s because ${reason}; every byte written before is kept in ${this.opts.file} (recover it with \`tandem record recover ${this.opts.file}\`).`;
+    this.failureText = `Recording stopped after ${this.spanS().toFixed(1)} s because ${reason}; every byte written before is kept in ${this.opts.file} (recover it with \`tandem record recover ${this.opts.file}\`).`;
     this.lost += this.batch.length + (this.postedMessages - this.acked.messages);
     this.batch = [];
     this.batchTransfer = [];
     this.batchBytes = 0;
   }
 
+  /** Seconds from the first message handed over to the last. */
+  private spanS(): number {
+    return this.firstLogTime === undefined || this.lastLogTime === undefined ? 0 : Number(this.lastLogTime - this.firstLogTime) / 1e9;
+  }
+
   summary(closeMs = 0): RecordingSummary {
-    const durationS = this.firstLogTime === undefined || this.lastLogTime === undefined ? 0 : Number(this.lastLogTime - this.firstLogTime) / 1e9;
+    const durationS = this.spanS();
     return {
       file: this.opts.file,
       status: this.state,

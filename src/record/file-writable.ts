@@ -9,8 +9,6 @@ import type { IWritable } from '@mcap/core';
 export class FileWritable implements IWritable {
   private offset = 0n;
   private closed = false;
-  /** Bytes handed to write() since the last sync(). */
-  unsyncedBytes = 0;
 
   private constructor(
     readonly file: string,
@@ -33,14 +31,12 @@ export class FileWritable implements IWritable {
       done += bytesWritten;
       // Count what reached the file as it goes: a full disk mid-buffer leaves position() true.
       this.offset += BigInt(bytesWritten);
-      this.unsyncedBytes += bytesWritten;
     }
   }
 
   /** Data and size to the disk (fdatasync): what is written survives a power loss from here on. */
   async sync(): Promise<void> {
     await this.fh.datasync();
-    this.unsyncedBytes = 0;
   }
 
   async close(): Promise<void> {

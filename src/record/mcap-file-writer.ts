@@ -29,8 +29,6 @@ export class McapFileWriter {
   messages = 0;
   dataBytes = 0;
   syncs = 0;
-  firstLogTime: bigint | undefined;
-  lastLogTime: bigint | undefined;
 
   private constructor(
     private readonly out: FileWritable,
@@ -85,8 +83,6 @@ export class McapFileWriter {
       await this.writer.addMessage({ channelId: this.channelIds[m.channel], sequence, logTime: m.logTime, publishTime: m.logTime, data: m.data });
       this.messages += 1;
       this.dataBytes += m.data.byteLength;
-      this.firstLogTime ??= m.logTime;
-      if (this.lastLogTime === undefined || m.logTime > this.lastLogTime) this.lastLogTime = m.logTime;
       // The flush closed the chunk (the file grew): put it on the disk.
       if (this.flushDue && this.out.position() !== before) {
         this.flushDue = false;

@@ -15,13 +15,13 @@ export interface QueuedMessage {
 
 export type ToWriter =
   | { type: 'open'; id: number; file: string; library: string; channels: readonly ChannelSpec[]; metadataName: string; metadata: Record<string, string>; flushIntervalMs: number; chunkBytes: number }
-  | { type: 'write'; id: number; messages: QueuedMessage[]; bytes: number }
+  | { type: 'write'; id: number; messages: QueuedMessage[] }
   | { type: 'close'; id: number; metadataName: string; metadata: Record<string, string> };
 
 export type FromWriter =
   | { type: 'opened'; id: number }
   | { type: 'open-failed'; id: number; reason: string }
   /** After each batch: bytes of message data written so far (for backpressure), the file's size, syncs. */
-  | { type: 'written'; id: number; dataBytes: number; fileBytes: number; messages: number; syncs: number; firstLogTime?: bigint; lastLogTime?: bigint }
+  | { type: 'written'; id: number; dataBytes: number; fileBytes: number; messages: number; syncs: number }
   | { type: 'failed'; id: number; reason: string }
   | { type: 'closed'; id: number; fileBytes: number; messages: number; syncs: number; closeWorkMs: number; failure?: string };

@@ -36,7 +36,7 @@ port.on('message', (m: ToWriter) => {
       try {
         await f.writer.write(m.messages);
         const w = f.writer;
-        send({ type: 'written', id: m.id, dataBytes: w.dataBytes, fileBytes: w.fileBytes, messages: w.messages, syncs: w.syncs, firstLogTime: w.firstLogTime, lastLogTime: w.lastLogTime });
+        send({ type: 'written', id: m.id, dataBytes: w.dataBytes, fileBytes: w.fileBytes, messages: w.messages, syncs: w.syncs });
       } catch (e) {
         f.failed = true;
         await f.writer.abandon();
