@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import type { Clock, RigModel } from '../rig/contract.js';
 import type { Camera } from '../rig/camera.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../record/episode-recorder.js';
-import type { RecordingKind, RecordingRecord, Store } from '../store/store.js';
+import type { RecordingEnd, RecordingKind, RecordingRecord, Store } from '../store/store.js';
+import { yamRigModel } from '../rig/yam.js';
 import { UserError } from './command.js';
 import { tandemVersion } from './version.js';
 
@@ -59,6 +60,42 @@ export function rolloutMetadata(r: {
     episode_seconds: String(r.episodeSeconds),
     seed: String(r.seed),
   };
+}
+
+/**
+ * A sim rollout's episode file (no store row: the caller registers it if it stores the rollout).
+ * Stamps are sim time from the rollout's start, moved to the Unix time the file is opened.
+ */
+export function openSimEpisodeRecorder(
+  file: string,
+  r: Omit<Parameters<typeof rolloutMetadata>[0], 'kind' | 'rig' | 'rigModel' | 'calibrations' | 'operator'> & { calibrationSha256: string },
+): Promise<EpisodeRecorder> {
+  const rigModel = yamRigModel();
+  const { calibrationSha256, ...rest } = r;
+  return EpisodeRecorder.open({
+    file,
+    rigModel,
+    metadata: rolloutMetadata({ ...rest, kind: 'sim', rig: 'sim', rigModel: rigModel.name, calibrations: [`sim:${calibrationSha256}`] }),
+    unixOffsetS: Date.now() / 1000,
+  });
+}
+
+/** How a closed recording ended, as its store row says it. */
+export function recordingEnd(summary: RecordingSummary): RecordingEnd {
+  return {
+    state: summary.status === 'finished' ? 'finished' : 'failed',
+    bytes: summary.bytes,
+    messages: summary.messages,
+    durationS: summary.durationS,
+    problem: summary.failure ?? null,
+  };
+}
+
+/** The line a command prints about its episode file (nothing without one). */
+export function recordingLine(r: RecordingSummary | undefined): string {
+  if (!r) return '';
+  if (r.status !== 'finished') return `RECORDING PROBLEM: ${r.failure ?? 'the episode file is not finished'}\n`;
+  return `recorded ${r.file} (${(r.bytes / 1048576).toFixed(1)} MiB, ${r.messages} messages, closed in ${r.closeMs.toFixed(0)} ms)\n`;
 }
 
 export interface EpisodeRecordingOptions {
@@ -113,13 +150,7 @@ export async function openStationRecording(o: EpisodeRecordingOptions): Promise<
     file,
     async finish(rolloutId, end) {
       const summary = await recorder.close(end);
-      o.store.endRecording(id, {
-        state: summary.status === 'finished' ? 'finished' : 'failed',
-        bytes: summary.bytes,
-        messages: summary.messages,
-        durationS: summary.durationS,
-        problem: summary.failure ?? null,
-      });
+      o.store.endRecording(id, recordingEnd(summary));
       if (rolloutId !== undefined) o.store.linkRecording(id, rolloutId);
       return summary;
     },

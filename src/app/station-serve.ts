@@ -27,7 +27,7 @@ import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { stationRigRegistry } from './rig-registry.js';
 import { readRigConfig } from './station.js';
-import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRigRollout } from './commands/rig-rollout.js';
+import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
@@ -126,13 +126,7 @@ function rolloutRunner(store: Store, host: RigHost, cwd: string, episodesDir: st
             });
             const e = run.result.episode;
             host.keepEvents(e.safetyEvents);
-            const cellMarker = run.cellRecord ? { sha256: run.cellRecord.sha256, json: run.cellRecord.json } : undefined;
-            let rolloutId: number;
-            try {
-              rolloutId = storeRigRollout(store, { spec: req.policy, policy: policy.info, set, episode: e, result: run.result, cellMarker, score: run.score, episodeFile: run.recording?.file });
-            } finally {
-              await run.recording?.finish(rolloutId!, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps) });
-            }
+            const { rolloutId } = await storeRolloutOnRig(store, { spec: req.policy, policy: policy.info, set }, run);
             const score = e.status === 'valid' ? run.score : undefined;
             const what = e.status !== 'valid' ? `is ${e.status}: ${e.reason ?? ''}` : score ? `scored ${score.progress.toFixed(2)} by the ${SCRIPTED_OPERATOR}: ${score.summary}` : 'is valid and awaits an operator score.';
             return { rolloutId, status: e.status, progress: score?.progress ?? null, scoreSummary: score?.summary ?? null, message: `Rollout ${rolloutId} ${what}${e.error ? ` Policy error: ${e.error}` : ''}` };

@@ -29,7 +29,7 @@ import { readRigConfig } from '../station.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
-import { defaultEpisodesDir, episodeFileName, openStationRecording, rolloutMetadata, type StationRecording } from '../episode-recording.js';
+import { defaultEpisodesDir, episodeFileName, openStationRecording, recordingLine, rolloutMetadata, type StationRecording } from '../episode-recording.js';
 import type { RecordingSummary } from '../../record/episode-recorder.js';
 import { StoreError } from '../../store/store.js';
 import { emulatedCellOf } from '../../emulated-cell/register.js';
@@ -191,14 +191,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
       }
       const { result, score, cellRecord, recording } = run;
       const e = result.episode;
-      let rolloutId: number;
-      let recorded: RecordingSummary | undefined;
-      try {
-        rolloutId = storeRigRollout(store, { spec, policy: policy.info, set, episode: e, result, cellMarker: cellRecord, score, episodeFile: recording?.file });
-      } finally {
-        // Whatever happened, the file is finished and its store row says how it ended.
-        recorded = await recording?.finish(rolloutId!, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps) });
-      }
+      const { rolloutId, recorded } = await storeRolloutOnRig(store, { spec, policy: policy.info, set }, run);
       const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
       if (args.values.json) {
         io.out(`${JSON.stringify({ ...out, layoutSet: set.sha256 })}\n`);
@@ -232,12 +225,6 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
 function recordingReport(r: RecordingSummary | undefined): Record<string, unknown> | null {
   if (!r) return null;
   return { status: r.status, failure: r.failure ?? null, messages: r.messages, bytes: r.bytes, closeMs: round(r.closeMs, 1), messagesByTopic: r.messagesByTopic };
-}
-
-function recordingLine(r: RecordingSummary | undefined): string {
-  if (!r) return '';
-  if (r.status !== 'finished') return `RECORDING PROBLEM: ${r.failure ?? 'the episode file is not finished'}\n`;
-  return `recorded ${r.file} (${(r.bytes / 1048576).toFixed(1)} MiB, ${r.messages} messages, closed in ${r.closeMs.toFixed(0)} ms)\n`;
 }
 
 /** What rolloutOnRig needs: a rig created (with the layout's table) but not yet brought up, and an open policy. */
@@ -405,8 +392,28 @@ export function scoreOf(task: TaskDefinition, layout: Layout, endStates: readonl
   return { endStates, progress: p.progress, counts: p.counts, summary: p.summary };
 }
 
+/**
+ * Stores a rolloutOnRig's rollout (and score), then finishes its episode file, linked to the row —
+ * the file is finished whatever happened to the store write, and its row says how it ended.
+ */
+export async function storeRolloutOnRig(
+  store: Store,
+  w: { spec: string; policy: PolicyInfo; set: LayoutSet },
+  run: RolloutOnRig,
+): Promise<{ rolloutId: number; recorded: RecordingSummary | undefined }> {
+  const e = run.result.episode;
+  let rolloutId: number | undefined;
+  let recorded: RecordingSummary | undefined;
+  try {
+    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.cellRecord, score: run.score, episodeFile: run.recording?.file });
+  } finally {
+    recorded = await run.recording?.finish(rolloutId, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps) });
+  }
+  return { rolloutId, recorded };
+}
+
 /** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
-export function storeRigRollout(
+function storeRigRollout(
   store: Store,
   r: { spec: string; policy: PolicyInfo; set: LayoutSet; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string },
 ): number {

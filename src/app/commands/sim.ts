@@ -24,11 +24,10 @@ import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration
 import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { withCommandStore } from '../station-store.js';
 import { queueAddressArg, runQueuedSweepCommand } from './sim-queue.js';
-import { episodeFileName, rolloutMetadata } from '../episode-recording.js';
+import { episodeFileName, openSimEpisodeRecorder, recordingEnd, recordingLine } from '../episode-recording.js';
 import { replayRecording } from '../../sim/recording-relay.js';
 import type { RolloutInput, Store } from '../../store/store.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../record/episode-recorder.js';
-import { yamRigModel } from '../../rig/yam.js';
 
 /** Opens a policy spec, or a UserError with one sentence. */
 export async function openPolicyForCli(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
@@ -133,27 +132,18 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
     try {
       if (typeof args.values.record === 'string') {
         const dir = resolve(io.cwd, args.values.record);
-        const rigModel = yamRigModel();
         try {
           mkdirSync(dir, { recursive: true });
-          recorder = await EpisodeRecorder.open({
-            file: join(dir, episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: `sim-${policy.info.name}` })),
-            rigModel,
-            metadata: rolloutMetadata({
-              kind: 'sim',
-              task,
-              layoutSetSha256: set.sha256,
-              layout,
-              policySpec: spec,
-              policy: policy.info,
-              rig: 'sim',
-              rigModel: rigModel.name,
-              calibrations: [`sim:${simCalibrationHash(calibration)}`],
-              controlHz: DEFAULT_SIM_CONTROL_HZ,
-              episodeSeconds: seconds,
-              seed,
-            }),
-            unixOffsetS: Date.now() / 1000,
+          recorder = await openSimEpisodeRecorder(join(dir, episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: `sim-${policy.info.name}` })), {
+            task,
+            layoutSetSha256: set.sha256,
+            layout,
+            policySpec: spec,
+            policy: policy.info,
+            calibrationSha256: simCalibrationHash(calibration),
+            controlHz: DEFAULT_SIM_CONTROL_HZ,
+            episodeSeconds: seconds,
+            seed,
           });
         } catch (e) {
           if (e instanceof RecordingError) throw new UserError(e.message);
@@ -179,7 +169,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
         if (e.error) io.out(`policy error: ${e.error}\n`);
         io.out(`safety events ${e.safetyEvents.length}, real-time factor ${((seconds * 1000) / result.wallMs).toFixed(1)}×\nfinalStateHash ${e.finalStateHash}\n`);
         io.out(`sim calibration ${calibration.name} v${calibration.version} ${result.calibrationSha256}\n`);
-        if (recorded) io.out(recorded.status === 'finished' ? `recorded ${recorded.file} (${recorded.messages} messages)\n` : `RECORDING PROBLEM: ${recorded.failure ?? 'the file is not finished'}\n`);
+        io.out(recordingLine(recorded));
       }
       // A policy error is a valid, scored rollout, but the run did not go as asked: exit 1, as `rig rollout` does.
       return e.status === 'valid' && !e.error ? 0 : 1;
@@ -500,28 +490,20 @@ function recordSweepEpisode(
   const id = store.startRecording({ file, kind: 'rollout' });
   let rolloutId: number | undefined;
   writes.add(async () => {
-    const rec = await EpisodeRecorder.open({
-      file,
-      rigModel: yamRigModel(),
-      metadata: rolloutMetadata({
-        kind: 'sim',
-        task: w.task,
-        layoutSetSha256: w.set.sha256,
-        layout: { index: r.job.layoutIndex, tier: r.tier },
-        policySpec: w.spec,
-        policy: { name: r.policyName, checkpointSha256: r.policyCheckpointSha256 },
-        rig: 'sim',
-        rigModel: yamRigModel().name,
-        calibrations: [`sim:${w.calibrationSha256}`],
-        controlHz: r.controlHz,
-        episodeSeconds: w.seconds,
-        seed: r.job.seed,
-      }),
-      unixOffsetS: Date.now() / 1000,
+    const rec = await openSimEpisodeRecorder(file, {
+      task: w.task,
+      layoutSetSha256: w.set.sha256,
+      layout: { index: r.job.layoutIndex, tier: r.tier },
+      policySpec: w.spec,
+      policy: { name: r.policyName, checkpointSha256: r.policyCheckpointSha256 },
+      calibrationSha256: w.calibrationSha256,
+      controlHz: r.controlHz,
+      episodeSeconds: w.seconds,
+      seed: r.job.seed,
     });
     replayRecording(r.recorded!, rec);
     const summary = await rec.close({ outcome: r.outcome, status: r.status });
-    store.endRecording(id, { state: summary.status === 'finished' ? 'finished' : 'failed', bytes: summary.bytes, messages: summary.messages, durationS: summary.durationS, problem: summary.failure ?? null });
+    store.endRecording(id, recordingEnd(summary));
     if (rolloutId !== undefined) store.linkRecording(id, rolloutId);
   });
   return {
