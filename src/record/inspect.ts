@@ -5,6 +5,7 @@
  */
 import { cameraOfTopic, EPISODE_END_METADATA_NAME, TOPICS } from './episode-format.js';
 import { decodeMessage, scanEpisodeFile } from './episode-file-reader.js';
+import { medianPeriodS } from './resample.js';
 
 export interface TopicGap {
   /** Seconds from the file's first message. */
@@ -52,12 +53,6 @@ export interface InspectReport {
 }
 
 const MAX_LISTED_GAPS = 20;
-
-function median(sorted: Float64Array): number {
-  if (sorted.length === 0) return 0;
-  const m = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
-}
 
 export async function inspectEpisodeFile(file: string): Promise<InspectReport> {
   const channels = new Map<number, { topic: string; schema: string; times: number[] }>();
@@ -114,7 +109,7 @@ export async function inspectEpisodeFile(file: string): Promise<InspectReport> {
     const t = Float64Array.from(ch.times).sort();
     const deltas = new Float64Array(Math.max(0, t.length - 1));
     for (let i = 1; i < t.length; i++) deltas[i - 1] = t[i] - t[i - 1];
-    const periodS = median(Float64Array.from(deltas).sort());
+    const periodS = medianPeriodS(t);
     const gaps: TopicGap[] = [];
     let gapCount = 0;
     for (let i = 0; i < deltas.length; i++) {
