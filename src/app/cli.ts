@@ -12,6 +12,7 @@ import { commands as rigModelCommands } from './commands/rig-model.js';
 import { commands as policyCommands } from './commands/policy.js';
 import { commands as cellCommands } from './commands/cell.js';
 import { commands as recordCommands } from './commands/record.js';
+import { commands as projectorCommands } from './commands/projector.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
@@ -26,6 +27,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...cellCommands,
   ...recordCommands,
   ...policyCommands,
+  ...projectorCommands,
 ];
 
 const GLOBAL_HELP = `  --data DIR   station data directory (default: $TANDEM_DATA, else a per-user folder)
