@@ -158,8 +158,8 @@ function placeLabel(rect: OrientedRect, widthMm: number, heightMm: number, first
   return { at, box: boxAt(mid) };
 }
 
-const ID_MM = 20;
-const POSTURE_MM = 15;
+const ID_MM = 24;
+const POSTURE_MM = 18;
 const ID_MM_CROWDED = 11;
 
 function drawObject(c: TableCanvas, o: LayoutObject, kind: ObjectKind, axes: { right: Vec2; down: Vec2 }, crowded: boolean, occupied: Occupied): void {
