@@ -98,6 +98,12 @@ export function reprojectionErrors(h: Mat3, pairs: readonly PointPair[]): Calibr
   };
 }
 
+/**
+ * A pair this far off the fit (mm) is a mistake, not alignment noise: crosshairs are aligned to
+ * a few mm, and a swapped or mistyped pair lands hundreds of mm off.
+ */
+export const MAX_POINT_ERROR_MM = 20;
+
 export interface CalibrateOptions {
   readonly points: readonly CalibrationPoint[];
   readonly resolution: ProjectorResolution;
@@ -124,6 +130,14 @@ export function calibrateProjector(opts: CalibrateOptions): ProjectorCalibration
     projectorPx: [p.projectorPx[0], p.projectorPx[1]] as Vec2,
   }));
   const fit = fitHomography(points);
+  const errors = reprojectionErrors(fit.tableToProjector, points);
+  const worst = errors.perPoint.reduce((w, e, i) => (e.mm > errors.perPoint[w].mm ? i : w), 0);
+  if (errors.perPoint[worst].mm > MAX_POINT_ERROR_MM) {
+    const p = points[worst];
+    throw new ProjectorCalibrationError(
+      `Point ${worst + 1}${p.label ? ` (${p.label})` : ''} is ${errors.perPoint[worst].mm.toFixed(0)} mm off the best fit, far more than aligning a crosshair can miss by; it is probably paired with the wrong crosshair or mistyped — check it, or leave it out.`,
+    );
+  }
   const body: ProjectorCalibrationBody = {
     format: CALIBRATION_FORMAT,
     kind: CALIBRATION_KIND,
@@ -133,7 +147,7 @@ export function calibrateProjector(opts: CalibrateOptions): ProjectorCalibration
     resolution: { widthPx, heightPx },
     points,
     tableToProjector: fit.tableToProjector,
-    errors: reprojectionErrors(fit.tableToProjector, points),
+    errors,
     conditioning: round(fit.conditioning, 6),
   };
   return { ...body, sha256: calibrationHash(body) };

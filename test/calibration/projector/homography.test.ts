@@ -105,3 +105,18 @@ test('the projector used for tests is plausible: the whole table is in its image
   assert.ok(far / near > 1.2, `near edge ${near} px, far edge ${far} px`);
   assert.ok(OVERHEAD.centreMm[2] > 1500);
 });
+
+test('a swapped pair is refused: adjacent corners as not one projector view, others by how far off the fit they land', () => {
+  const swapped = (i: number, j: number) => {
+    const pairs = exactPairs(H, TABLE_FIDUCIALS_MM);
+    const a = pairs[i].projectorPx;
+    pairs[i] = { ...pairs[i], projectorPx: pairs[j].projectorPx };
+    pairs[j] = { ...pairs[j], projectorPx: a };
+    return pairs.map((p, k) => ({ ...p, label: `fiducial ${k + 1}` }));
+  };
+  assert.throws(() => calibrateProjector({ points: swapped(0, 1), resolution: RESOLUTION }), /not consistent with one projector view \(a pair looks swapped or mirrored\)/);
+  assert.throws(
+    () => calibrateProjector({ points: swapped(4, 6), resolution: RESOLUTION }),
+    /^ProjectorCalibrationError: Point \d+ \(fiducial \d+\) is \d+ mm off the best fit, .* probably paired with the wrong crosshair or mistyped — check it, or leave it out\.$/,
+  );
+});
