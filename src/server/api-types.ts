@@ -264,6 +264,33 @@ export interface CompareView {
   readonly realOnEmulatedCell: boolean;
 }
 
+/** A recorded episode's joint states, from its MCAP file (times from its first joint state). */
+export interface JointTrace {
+  readonly rolloutId: number;
+  readonly kind: 'sim' | 'real';
+  readonly status: RolloutStatusWord;
+  readonly progress: number | null;
+  /** "left_joint1" … "left_gripper", "right_…" (the file's own names). */
+  readonly jointNames: readonly string[];
+  readonly timesS: readonly number[];
+  /** One row per time, one value per joint name. */
+  readonly positions: readonly (readonly number[])[];
+}
+
+/** A real episode beside its sim twin (same policy, layout set, layout; same seed where there is one). */
+export interface ReplayView {
+  readonly real: JointTrace;
+  readonly sim: JointTrace | null;
+  /** Why there is no sim twin, in words. */
+  readonly simNote: string | null;
+  /** The joints both name (arm joints and grippers), in the real file's order. */
+  readonly errorJointNames: readonly string[];
+  /** Per real time: sim − real per error joint, rad (the sim linearly interpolated; null past its end). */
+  readonly errorRad: readonly (readonly (number | null)[])[];
+  /** Root-mean-square of each error joint over the overlap, rad. */
+  readonly rmsErrorRad: readonly (number | null)[];
+}
+
 /** One layout of a stored set, for the 3D view. */
 export interface LayoutView {
   readonly layoutSet: string;

@@ -16,6 +16,7 @@
  *   POST /api/rollouts/stop        {}: stop the rollout in flight (the rig holds, then damps; stored as aborted)
  *   GET  /api/compare/choices      policies × layout sets with stored rollouts
  *   GET  /api/compare?policy=ID&layoutSet=SHA   real vs sim task progress per layout and per tier
+ *   GET  /api/compare/replay?policy=ID&layoutSet=SHA&layout=N   a recorded real episode's joint states beside its sim twin's, with the joint error
  *   GET  /api/layout-sets/SHA/layouts/N         one layout (the 3D view)
  *   GET  /api/rig/urdf             the rig's URDF (the 3D view's arms)
  *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed
@@ -29,6 +30,8 @@ import { EVENTS_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutVie
 import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
 import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet } from './request-bodies.js';
 import { compareChoices, compareView } from './compare-view.js';
+import { pickReplayPair, readTrace, replayView } from './replay-view.js';
+import { EpisodeExportError } from '../record/episode-streams.js';
 import { rigToUrdf } from '../rig/urdf.js';
 import { sampleLayoutSet } from '../layouts/layout-set.js';
 import { LayoutSetError } from '../layouts/errors.js';
@@ -251,6 +254,28 @@ export class StationServer {
     if (get && path === '/api/compare/choices') {
       return { body: compareChoices(store.listRollouts(), (id) => this.policyView(id), views.taskOf) };
     }
+    if (get && path === '/api/compare/replay') {
+      const policyId = parseId(url.searchParams.get('policy') ?? '', 'policy');
+      const sha = parseLayoutSetSha(url.searchParams.get('layoutSet') ?? '');
+      const layoutText = url.searchParams.get('layout') ?? '';
+      const layout = layoutText === '0' ? 0 : parseId(layoutText, 'layout index');
+      const { real, sim } = pickReplayPair(store.listRollouts({ policyId, layoutSetSha256: sha }), layout);
+      if (!real) throw new ApiRefusal(404, `No real rollout of this policy on layout ${layout} has an episode file to replay; rollouts on the rig are recorded from now on.`);
+      const read = async (r: typeof real): Promise<Awaited<ReturnType<typeof readTrace>>> => {
+        try {
+          return await readTrace(r);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT') throw new ApiRefusal(409, `Rollout ${r.id}'s episode file ${r.episodeFile} is gone from the disk.`);
+          if (e instanceof EpisodeExportError) throw new ApiRefusal(409, `Rollout ${r.id}'s episode file cannot be replayed: ${e.message}`);
+          throw e;
+        }
+      };
+      const realTrace = await read(real);
+      const simTrace = sim ? await read(sim) : null;
+      const note = sim ? null : `No recorded sim rollout of this policy on layout ${layout}: run 'tandem sim sweep --layouts FILE --policy SPEC --record DIR' on this set to get its twin.`;
+      return { body: replayView(realTrace, simTrace, note) };
+    }
     if (get && path === '/api/compare') {
       const policyId = parseId(url.searchParams.get('policy') ?? '', 'policy');
       const sha = parseLayoutSetSha(url.searchParams.get('layoutSet') ?? '');
@@ -291,7 +316,7 @@ export class StationServer {
       return { body: this.stopRun() };
     }
     if (path.startsWith('/api/')) {
-      const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices'];
+      const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay'];
       if (known.includes(path) || one || layoutOne) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     throw new ApiRefusal(404, `There is nothing at ${path}.`);

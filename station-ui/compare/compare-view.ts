@@ -8,6 +8,7 @@ import type { CompareChoice, CompareSide, CompareTierSide, CompareView as Compar
 import { api } from '../api.js';
 import { clear, h } from '../dom.js';
 import { Table3d } from './table-3d.js';
+import { ReplayPanel } from './replay-panel.js';
 
 export interface CompareViewHooks {
   report(message: string, error?: boolean): void;
@@ -48,6 +49,7 @@ export class CompareView {
   private readonly heading = h('p', { class: 'muted', id: 'compare-heading' }, 'Loading…');
   private readonly scene = new Table3d();
   private readonly sceneNote = h('p', { class: 'muted', id: 'compare-3d-note' }, 'Pick a layout in the table to see it on the table in 3D.');
+  private readonly replay = new ReplayPanel(this.scene);
   private choices: CompareChoice[] = [];
   private data: CompareData | null = null;
   private selectedLayout: number | null = null;
@@ -72,7 +74,7 @@ export class CompareView {
           h('div', { class: 'panel' }, h('h2', {}, 'Per tier'), tierTable),
           h('div', { class: 'panel' }, h('h2', {}, 'Per layout'), layoutTable),
         ),
-        h('div', {}, h('div', { class: 'panel', id: 'compare-3d' }, h('h2', {}, 'Layout in 3D'), this.scene.canvas, this.sceneNote)),
+        h('div', {}, h('div', { class: 'panel', id: 'compare-3d' }, h('h2', {}, 'Layout in 3D'), this.scene.canvas, this.sceneNote), this.replay.root),
       ),
     );
   }
@@ -149,5 +151,11 @@ export class CompareView {
     const row = this.data.layouts.find((l) => l.layout === index);
     this.sceneNote.textContent = `Layout #${index}, tier ${view.layout.tier}: ${view.layout.objects.length} object${view.layout.objects.length === 1 ? '' : 's'}${view.layout.fixtures.length ? `, ${view.layout.fixtures.map((f) => f.kind).join(', ')}` : ''}. ${row ? `Real ${row.real.meanProgress === null ? '—' : row.real.meanProgress.toFixed(2)}, sim ${row.sim.meanProgress === null ? '—' : row.sim.meanProgress.toFixed(2)}.` : ''} Arms as the rig is now.`;
     if (!this.scene.problem) this.scene.showLayout(view);
+    try {
+      this.replay.show(await api.replay(this.data.policy.id, this.data.layoutSet.sha256, index));
+      this.sceneNote.textContent = this.sceneNote.textContent!.replace('Arms as the rig is now.', 'Arms as recorded (replay below).');
+    } catch (e) {
+      this.replay.showNote((e as Error).message);
+    }
   }
 }

@@ -22,6 +22,9 @@ export class Table3d {
   private readonly table = new TableScene([236, 239, 243]);
   private readonly camera = new THREE.PerspectiveCamera(40, 4 / 3, 0.05, 20);
   private robot: URDFRobot | null = null;
+  /** The sim twin's arms during a replay: the same URDF, translucent. */
+  private ghost: URDFRobot | null = null;
+  private replaying = false;
   private pending = false;
   /** Why there is no picture (no WebGL), in words; null when drawing. */
   problem: string | null = null;
@@ -53,6 +56,47 @@ export class Table3d {
     if (this.robot) this.table.scene.remove(this.robot);
     this.robot = new URDFLoader().parse(urdf);
     this.table.scene.add(this.robot);
+    this.ghost = new URDFLoader().parse(urdf);
+    this.ghost.traverse((o: THREE.Object3D) => {
+      if (o instanceof THREE.Mesh) {
+        const m = (o.material as THREE.Material).clone() as THREE.MeshPhongMaterial;
+        m.transparent = true;
+        m.opacity = 0.35;
+        m.color = new THREE.Color('#7a5ab8');
+        m.depthWrite = false;
+        o.material = m;
+      }
+    });
+    this.ghost.visible = false;
+    this.table.scene.add(this.ghost);
+    this.draw();
+  }
+
+  /** A replay takes the arms (the real solid, the sim twin translucent) until endReplay. */
+  startReplay(withSim: boolean): void {
+    this.replaying = true;
+    if (this.ghost) this.ghost.visible = withSim;
+    this.draw();
+  }
+
+  endReplay(): void {
+    this.replaying = false;
+    if (this.ghost) this.ghost.visible = false;
+    this.draw();
+  }
+
+  /** Poses the real or the sim arms from a recorded joint-state row (the file's joint names). */
+  poseReplay(which: 'real' | 'sim', byName: Record<string, number>): void {
+    const robot = which === 'real' ? this.robot : this.ghost;
+    if (!robot) return;
+    const values: Record<string, number> = {};
+    for (const [name, q] of Object.entries(byName)) {
+      if (!Number.isFinite(q)) continue;
+      const g = /^(left|right)_gripper$/.exec(name);
+      if (g) values[`${g[1]}_finger1_joint`] = Math.min(1, Math.max(0, q)) * FINGER_TRAVEL_M;
+      else values[name] = q;
+    }
+    robot.setJointValues(values);
     this.draw();
   }
 
@@ -65,7 +109,7 @@ export class Table3d {
 
   /** The arms where the rig reports them (per-motor positions; else the 14-entry state). */
   showArms(rig: RigStatus): void {
-    if (!this.robot) return;
+    if (!this.robot || this.replaying) return;
     const values: Record<string, number> = {};
     ARMS.forEach((side, a) => {
       for (let j = 0; j < 7; j++) {

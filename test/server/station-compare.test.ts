@@ -37,7 +37,7 @@ test('an operator stops a running rollout with the Stop button, then compares re
   const setFile = join(station.dataDir, 'bottles.json');
   const sampled = await runTandem(['layouts', 'sample', '--task', 'bottles-in-the-bin', '--tiers', '1,2', '--per-tier', '1', '--seed', '7', '-o', setFile]);
   assert.equal(sampled.code, 0, sampled.stderr);
-  const sweep = await runTandem(['sim', 'sweep', '--layouts', setFile, '--policy', POLICY, '--seconds', '3', '--data', station.dataDir, '--json'], { timeoutMs: 240_000 });
+  const sweep = await runTandem(['sim', 'sweep', '--layouts', setFile, '--policy', POLICY, '--seconds', '3', '--data', station.dataDir, '--record', join(station.dataDir, 'sim-episodes'), '--json'], { timeoutMs: 240_000 });
   assert.equal(sweep.code, 0, sweep.stderr);
   const simTiers = (JSON.parse(sweep.stdout) as { tiers: { tier: number | 'all'; meanProgress: number }[] }).tiers;
   const simTier1 = simTiers.find((x) => x.tier === 1)!.meanProgress;
@@ -65,9 +65,10 @@ test('an operator stops a running rollout with the Stop button, then compares re
     first = await waitRun((r) => r.runId === runs && (r.phase === 'done' || r.phase === 'failed'), 120_000);
     assert.equal(first.phase, 'done', first.message);
     if (first.status === 'valid') break;
-    assert.match(first.message, /loss of communication|has not answered/, 'the only failure accepted here is a starved machine');
-    assert.ok(runs < 3, `the cell's motors kept timing out: ${first.message.slice(0, 300)}`);
+    assert.match(first.message, /loss of communication|has not answered|behind real time \(this machine is too busy|did not answer within \d+ ms/, 'the only failure accepted here is a starved machine');
+    assert.ok(runs < 5, `the machine stayed too busy for the cell: ${first.message.slice(0, 300)}`);
     t.diagnostic(`rollout ${runs} invalid (machine busy): ${first.message.slice(0, 200)}`);
+    await new Promise((res) => setTimeout(res, 3000));
   }
   assert.notEqual(first.progress, null);
   const stopWithout = await api<{ error: string }>('/api/rollouts/stop', {});
@@ -134,9 +135,16 @@ test('an operator stops a running rollout with the Stop button, then compares re
   // The 3D view drew the layout (WebGL through SwiftShader) and names what is on the table.
   await page.waitForFunction(() => Number((document.getElementById('compare-3d-canvas') as HTMLCanvasElement | null)?.dataset.drawn ?? 0) >= 1, undefined, { timeout: 30_000 });
   assert.match((await page.textContent('#compare-3d-note')) ?? '', /Layout #0, tier 1: \d+ objects?/);
+  // The replay: the recorded real episode (the valid one) beside its recorded sim twin, with joint-error traces.
+  await page.waitForFunction(() => /Real rollout \d+/.test(document.getElementById('replay-note')?.textContent ?? ''), undefined, { timeout: 20_000 });
+  const note = (await page.textContent('#replay-note')) ?? '';
+  assert.match(note, new RegExp(`^Real rollout ${first.rolloutId} \\(valid, progress ${first.progress!.toFixed(2)}\\), \\d\\.\\d s, solid; sim rollout \\d+ \\(valid`), note);
+  assert.match((await page.textContent('#replay-summary')) ?? '', /RMS worst: (left|right)_joint\d \d\.\d{3}/);
+  await page.locator('#replay-time').fill('600');
+  assert.match((await page.textContent('#replay-clock')) ?? '', /^[1-9]\.\d\d s$/, 'scrubbing moves the replay clock');
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the compare view fits 1280 px wide (overflows by ${overflow} px)`);
-  await page.screenshot({ path: join(SHOTS, 'compare-1280x800.png') });
+  await page.screenshot({ path: join(SHOTS, 'compare-1280x800.png'), fullPage: true });
 
   // A 4K screen without OS scaling: the same layout, twice as big.
   const small = await page.evaluate(() => parseFloat(getComputedStyle(document.documentElement).fontSize));
