@@ -51,7 +51,8 @@ says which parts this machine cannot run (ROS 2, the Electron shell).
         await runElectronShell({ electronPath: electron.path, dataDir, rigConfigFile: rigConfigFile && resolve(io.cwd, rigConfigFile), port, env: io.env, signal: io.signal });
         return;
       }
-      io.out(`${noShellLine(electron)}\n`);
+      // Said when the shell is missing, not when the operator asked for the browser (TANDEM_SHELL=browser).
+      if (io.env.TANDEM_SHELL !== 'browser') io.out(`${noShellLine(electron)}\n`);
       await serveStation({ dataDir, rigConfigFile, port, cwd: io.cwd, signal: io.signal, log: (line) => io.out(`${line}\n`) });
       return;
     }
