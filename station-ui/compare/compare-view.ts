@@ -123,7 +123,7 @@ export class CompareView {
     if (!policy || !layoutSet) return;
     const d = await api.compare(Number(policy), layoutSet);
     this.data = d;
-    this.heading.textContent = `${d.policy.name}${d.policy.spec && d.policy.spec !== d.policy.name ? ` (${d.policy.spec})` : ''} on ${d.layoutSet.task}, set ${d.layoutSet.sha256.slice(0, 12)} (${d.layoutSet.layoutCount} layouts). Task progress 0–1; a rollout counts when it is valid and scored.${d.realOnEmulatedCell ? ' Real here is the emulated cell: a rehearsal, not a result.' : ''}`;
+    this.heading.textContent = `${d.policy.name}${d.policy.spec && d.policy.spec !== d.policy.name ? ` (${d.policy.spec})` : ''} on ${d.layoutSet.task}, set ${d.layoutSet.sha256.slice(0, 12)} (${d.layoutSet.layoutCount} layout${d.layoutSet.layoutCount === 1 ? '' : 's'}). Task progress 0–1; a rollout counts when it is valid and scored.${d.realOnEmulatedCell ? ' Real here is the emulated cell: a rehearsal, not a result.' : ''}`;
     clear(this.tiers);
     for (const t of d.tiers) {
       const gap = t.real && t.sim ? t.real.meanProgress - t.sim.meanProgress : null;
