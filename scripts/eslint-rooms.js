@@ -15,6 +15,7 @@ export const ROOMS = [
   ['src/rig', 'src/rig/'],
   ['src/policy', 'src/policy/'],
   ['src/rollout', 'src/rollout/'],
+  ['src/scene3d', 'src/scene3d/'],
   ['src/sim', 'src/sim/'],
   ['src/emulated-cell', 'src/emulated-cell/'],
   ['src/session', 'src/session/'],
@@ -35,7 +36,7 @@ export const ROOMS = [
 ];
 
 const RIG = ['src/rig', 'src/rig/contract'];
-const ALL_SRC = ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/session', 'src/record', 'src/store', 'src/server/api-types', 'src/server'];
+const ALL_SRC = ['src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/session', 'src/record', 'src/store', 'src/server/api-types', 'src/server'];
 
 /** room → rooms it may import values from (itself always allowed). */
 export const MAY_IMPORT = {
@@ -47,13 +48,15 @@ export const MAY_IMPORT = {
   'src/policy/contract': ['src/rig/contract'],
   // Privileged code policies solve grasps with the rig's own kinematics (src/rig/kinematics.ts).
   'src/policy': ['src/rig/contract', 'src/policy/contract', 'src/rig'],
+  // The three.js description of rig + layout, shared by the sim cameras, the cell cameras and the UI.
+  'src/scene3d': ['src/tasks', 'src/rig/contract'],
   'src/rollout': [...RIG, 'src/policy', 'src/policy/contract', 'src/tasks'],
   // Sweeps (worker threads) live in sim and run the one rollout loop with a policy.
-  'src/sim': [...RIG, 'src/tasks', 'src/layouts', 'src/policy', 'src/policy/contract', 'src/rollout'],
+  'src/sim': [...RIG, 'src/tasks', 'src/layouts', 'src/scene3d', 'src/policy', 'src/policy/contract', 'src/rollout'],
   // The stand-in for the physical cell: bus emulators (drivers) driving a sim world. Only the
   // composition root, tests and benchmarks import it, so nothing in the station's stack can
   // tell it from hardware.
-  'src/emulated-cell': [...RIG, 'src/tasks', 'src/layouts', 'src/sim', 'src/policy', 'src/policy/contract', 'drivers'],
+  'src/emulated-cell': [...RIG, 'src/tasks', 'src/layouts', 'src/scene3d', 'src/sim', 'src/policy', 'src/policy/contract', 'drivers'],
   'src/record': [...RIG],
   'src/store': [],
   'src/session': ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
@@ -68,7 +71,7 @@ export const MAY_IMPORT = {
   ros: [...RIG, 'src/record'],
   calibration: ['src/sim', 'src/record', ...RIG, 'src/tasks', 'src/layouts'],
   // The UI reuses the pure rooms; everything else it reaches through the station API.
-  'station-ui': ['src/tasks', 'src/layouts', 'src/analysis', 'src/server/api-types'],
+  'station-ui': ['src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', 'src/server/api-types'],
   test: null, // anything
   bench: null,
   scripts: null,
@@ -83,7 +86,7 @@ export const TYPES_FROM = {
 };
 
 /** Pure rooms: no Node built-ins, so the UI can reuse them. */
-export const PURE = new Set(['src/tasks', 'src/layouts', 'src/analysis', 'src/rig/contract', 'src/policy/contract', 'src/server/api-types', 'station-ui']);
+export const PURE = new Set(['src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', 'src/rig/contract', 'src/policy/contract', 'src/server/api-types', 'station-ui']);
 
 const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 

@@ -2,7 +2,7 @@
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
  * The token arrived once in the URL and is now an HttpOnly cookie: requests are same-origin.
  */
-import { EVENTS_PATH, type ApiError, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import { EVENTS_PATH, type ApiError, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type StationEvent, type StationInfo } from '../src/server/api-types.js';
 
 export class ApiFailure extends Error {}
 
@@ -26,6 +26,16 @@ export const api = {
   rollouts: () => call<RolloutSummary[]>('GET', '/api/rollouts'),
   rollout: (id: number) => call<RolloutDetail>('GET', `/api/rollouts/${id}`),
   run: (r: RunRolloutRequest) => call<RolloutRun>('POST', '/api/rollouts/run', r),
+  stopRollout: () => call<RolloutRun>('POST', '/api/rollouts/stop', {}),
+  compareChoices: () => call<CompareChoice[]>('GET', '/api/compare/choices'),
+  compare: (policy: number, layoutSet: string) => call<CompareView>('GET', `/api/compare?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}`),
+  replay: (policy: number, layoutSet: string, layout: number) => call<ReplayView>('GET', `/api/compare/replay?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}&layout=${layout}`),
+  layout: (layoutSet: string, index: number) => call<LayoutView>('GET', `/api/layout-sets/${encodeURIComponent(layoutSet)}/layouts/${index}`),
+  rigUrdf: async (): Promise<string> => {
+    const res = await fetch('/api/rig/urdf', { credentials: 'same-origin' });
+    if (!res.ok) throw new ApiFailure(((await res.json().catch(() => ({}))) as ApiError).error ?? `The station answered ${res.status} for the rig's URDF.`);
+    return res.text();
+  },
 };
 
 type Listener = (e: StationEvent) => void;

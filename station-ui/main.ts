@@ -1,12 +1,15 @@
 /**
  * The operator UI's entry: the always-visible status bar and E-stop, the views, and the keyboard.
- * Keys: Esc E-stop (always, even in a text field) · H hold · D damp · R run the rollout form ·
- * 1–5 views. Every view reads the one event stream; actions go through the one API client.
+ * Keys (keys.ts, with the foot pedal's F13–F15): Esc E-stop (always, even in a text field) ·
+ * S stop the rollout · H hold · D damp · R run the rollout form · 1–5 views. Every view reads the
+ * one event stream; actions go through the one API client.
  */
 import type { RigStatus, RolloutRun, StationEvent } from '../src/server/api-types.js';
 import { api, EventStream } from './api.js';
 import { RigView } from './rig/rig-view.js';
 import { RolloutsView } from './rollouts/rollouts-view.js';
+import { CompareView } from './compare/compare-view.js';
+import { actionForKey } from './keys.js';
 import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
 
 const VIEWS = ['rig', 'rollouts', 'session', 'teleop', 'compare'] as const;
@@ -28,10 +31,19 @@ function command(name: 'hold' | 'damp' | 'estop'): void {
   );
 }
 
+function stopRollout(): void {
+  api.stopRollout().then(
+    () => report('Stopping the rollout: the rig holds its pose, then damps.'),
+    (e: Error) => report(e.message, true),
+  );
+}
+
 let currentView: ViewName = 'rig';
+let onViewChange: (name: ViewName) => void = () => {};
 
 function showView(name: ViewName): void {
   currentView = name;
+  onViewChange(name);
   for (const v of VIEWS) {
     $(`view-${v}`).classList.toggle('shown', v === name);
     document.querySelector(`[data-view="${v}"]`)?.toggleAttribute('aria-current', v === name);
@@ -58,7 +70,12 @@ function showRunSummary(run: RolloutRun | null): void {
 
 function main(): void {
   const rigView = new RigView($('view-rig'), { hold: () => command('hold'), damp: () => command('damp') });
-  const rollouts = new RolloutsView($('view-rollouts'), { report });
+  const rollouts = new RolloutsView($('view-rollouts'), { report, stop: stopRollout });
+  const compare = new CompareView($('view-compare'), { report });
+  onViewChange = (name) => {
+    if (name === 'compare') compare.show().catch((e: Error) => report(e.message, true));
+    else compare.hide();
+  };
   $('estop').onclick = () => command('estop');
   for (const v of VIEWS) (document.querySelector(`[data-view="${v}"]`) as HTMLElement).onclick = () => showView(v);
   const initial = VIEWS.find((v) => `#${v}` === location.hash) ?? 'rig';
@@ -89,6 +106,7 @@ function main(): void {
           if (!latestRig) return;
           showStatus(latestRig);
           if (currentView === 'rig') rigView.show(latestRig);
+          if (currentView === 'compare') compare.showRig(latestRig);
         });
       }
     } else if (e.type === 'run') {
@@ -98,24 +116,23 @@ function main(): void {
       if (e.run.phase === 'done') report(e.run.message);
     } else if (e.type === 'rollouts-changed') {
       rollouts.reload().catch((err: Error) => report(err.message, true));
+      compare.reload().catch((err: Error) => report(err.message, true));
     }
   });
 
   document.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape') {
-      e.preventDefault();
-      command('estop');
-      return;
-    }
     const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
-    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
-    const k = e.key.toLowerCase();
-    if (k === 'h') command('hold');
-    else if (k === 'd') command('damp');
-    else if (k === 'r') {
+    const action = actionForKey({ key: e.key, typing, modifier: e.ctrlKey || e.metaKey || e.altKey });
+    if (action === null) return;
+    e.preventDefault();
+    if (action === 'estop') command('estop');
+    else if (action === 'stop-rollout') stopRollout();
+    else if (action === 'hold') command('hold');
+    else if (action === 'damp') command('damp');
+    else if (action === 'run') {
       showView('rollouts');
       rollouts.startRun();
-    } else if (/^[1-5]$/.test(k)) showView(VIEWS[Number(k) - 1]);
+    } else showView(VIEWS[action.view - 1]);
   });
 }
 

@@ -150,6 +150,8 @@ export interface ServeOptions {
   readonly signal: AbortSignal;
   /** The one line with the URL, then nothing but problems. */
   log(line: string): void;
+  /** Called once the station listens, with the URL to open (token included): the Electron shell opens its window on it. */
+  onListening?(url: string): void;
 }
 
 /** Serves until the signal aborts, then damps the rig and closes the store. */
@@ -199,6 +201,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       throw e;
     }
     opts.log(`tandem station (${parts.type}, data in ${opts.dataDir}) — open ${url}`);
+    opts.onListening?.(url);
     // Episode files a crash cut off, or a failed write stopped: said once, with the command that recovers them.
     for (const r of unfinishedRecordings(store)) {
       opts.log(`Unfinished episode file ${r.file} (${r.state === 'failed' ? (r.problem ?? 'a write failed') : 'the station stopped while recording it'}); recover it with: tandem record recover ${r.file}`);

@@ -4,6 +4,7 @@
  * Everything the UI shows comes through these types; the UI never touches the rig or the store.
  */
 import type { ArmSide, FaultKind, RigMode, SafetyEventKind } from '../rig/contract.js';
+import type { Layout } from '../tasks/types.js';
 
 /** The cookie the station sets once the URL's `?token=` has been accepted. */
 export const TOKEN_COOKIE = 'tandem_token';
@@ -204,6 +205,97 @@ export interface RolloutRun {
   readonly status: RolloutStatusWord | null;
   readonly progress: number | null;
   readonly scoreSummary: string | null;
+}
+
+// ---- compare: real vs sim for one policy on one layout set ---------------------------------
+
+/** A policy and a layout set that have stored rollouts, for the compare view's picker. */
+export interface CompareChoice {
+  readonly policy: { readonly id: number; readonly name: string; readonly spec: string };
+  readonly layoutSet: string;
+  readonly task: string | null;
+  readonly realRollouts: number;
+  readonly simRollouts: number;
+}
+
+/** One side (real or sim) of one layout. */
+export interface CompareSide {
+  /** Every stored rollout of this policy on this layout, on this side. */
+  readonly rollouts: number;
+  /** The ones that count: valid and scored. */
+  readonly counted: number;
+  /** Mean task progress over the counted ones; null when none counts. */
+  readonly meanProgress: number | null;
+  /** Invalid, aborted, or awaiting a score: listed, never averaged. */
+  readonly notCounted: number;
+}
+
+export interface CompareLayoutRow {
+  readonly layout: number;
+  readonly tier: number;
+  readonly real: CompareSide;
+  readonly sim: CompareSide;
+  /** Real minus sim mean progress, where both have counted rollouts. */
+  readonly gap: number | null;
+}
+
+/** One side of one tier (or 'all'): mean over layouts with a 95% layout-bootstrap interval (src/analysis tier-summary). */
+export interface CompareTierSide {
+  readonly layouts: number;
+  readonly rollouts: number;
+  readonly meanProgress: number;
+  readonly lower: number;
+  readonly upper: number;
+}
+
+export interface CompareTierRow {
+  readonly tier: number | 'all';
+  readonly real: CompareTierSide | null;
+  readonly sim: CompareTierSide | null;
+}
+
+export interface CompareView {
+  readonly policy: { readonly id: number; readonly name: string; readonly spec: string };
+  readonly layoutSet: { readonly sha256: string; readonly task: string; readonly layoutCount: number };
+  /** Every layout of the set, in index order, with or without rollouts. */
+  readonly layouts: readonly CompareLayoutRow[];
+  readonly tiers: readonly CompareTierRow[];
+  /** True when the real side ran on the emulated cell: a rehearsal, not a result. */
+  readonly realOnEmulatedCell: boolean;
+}
+
+/** A recorded episode's joint states, from its MCAP file (times from its first joint state). */
+export interface JointTrace {
+  readonly rolloutId: number;
+  readonly kind: 'sim' | 'real';
+  readonly status: RolloutStatusWord;
+  readonly progress: number | null;
+  /** "left_joint1" … "left_gripper", "right_…" (the file's own names). */
+  readonly jointNames: readonly string[];
+  readonly timesS: readonly number[];
+  /** One row per time, one value per joint name. */
+  readonly positions: readonly (readonly number[])[];
+}
+
+/** A real episode beside its sim twin (same policy, layout set, layout; same seed where there is one). */
+export interface ReplayView {
+  readonly real: JointTrace;
+  readonly sim: JointTrace | null;
+  /** Why there is no sim twin, in words. */
+  readonly simNote: string | null;
+  /** The joints both name (arm joints and grippers), in the real file's order. */
+  readonly errorJointNames: readonly string[];
+  /** Per real time: sim − real per error joint, rad (the sim linearly interpolated; null past its end). */
+  readonly errorRad: readonly (readonly (number | null)[])[];
+  /** Root-mean-square of each error joint over the overlap, rad. */
+  readonly rmsErrorRad: readonly (number | null)[];
+}
+
+/** One layout of a stored set, for the 3D view. */
+export interface LayoutView {
+  readonly layoutSet: string;
+  readonly task: string;
+  readonly layout: Layout;
 }
 
 // ---- the event stream (WebSocket, JSON text frames) ----------------------------------------

@@ -61,6 +61,17 @@ export function parseRunRollout(body: unknown): RunRolloutRequest {
   };
 }
 
+/** A body that must carry nothing: `{}` (the action is the path). */
+export function parseEmptyBody(body: unknown, what: string): void {
+  onlyFields(objectBody(body, what), [], what);
+}
+
+/** A layout set's SHA-256 from a URL. */
+export function parseLayoutSetSha(text: string): string {
+  if (!/^[0-9a-f]{64}$/.test(text)) throw new ApiRefusal(400, `'${text.slice(0, 80)}' is not a layout set's SHA-256 (64 hex digits), as GET /api/layout-sets lists them.`);
+  return text;
+}
+
 /** A positive integer id from a URL path segment. */
 export function parseId(text: string, what: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(text)) throw new ApiRefusal(400, `'${text}' is not a ${what} id (a whole number from 1).`);

@@ -8,7 +8,7 @@
  * stream. A rig that builds its table from the layout (the emulated cell) is created afresh for
  * each rollout through the same factory as at start-up — hardware ignores the table.
  */
-import { RigError, type Clock, type Rig, type RigCommand, type SafetyEvent } from '../rig/contract.js';
+import { RigError, type Clock, type Rig, type RigCommand, type RigModel, type SafetyEvent } from '../rig/contract.js';
 import { RealtimeClock } from '../rig/clocks.js';
 import { ControlLoop, DEFAULT_CONTROL_RATE_HZ } from '../rig/control-loop.js';
 import type { RigContext } from '../rig/registry.js';
@@ -175,13 +175,28 @@ export class RigHost {
         throw e;
       }
       this.note = null;
-      if (abort.signal.aborted) throw new RigBusyError('E-stop was pressed before the rollout started; nothing moved.');
+      if (abort.signal.aborted) throw new RigBusyError('The rollout was stopped (Stop or E-stop) before it started; nothing moved.');
       this.use = 'rollout';
       return await run(this.rig, this.clock, abort.signal);
     } finally {
       this.rolloutAbort = undefined;
       this.use = 'idle';
     }
+  }
+
+  /**
+   * Stops the rollout in flight the safe way (not an E-stop): its loop ends at the next step, the
+   * rollout holds the pose and then damps, as at any episode's end. False when none is running.
+   */
+  stopRollout(): boolean {
+    if (!this.rolloutAbort) return false;
+    this.rolloutAbort.abort();
+    return true;
+  }
+
+  /** The rig's model (joint names, limits, base poses) once it exists. */
+  model(): RigModel | undefined {
+    return this.rig?.model;
   }
 
   /** Safety events a rollout drained itself, for the status panel. */

@@ -13,6 +13,12 @@
  *   GET  /api/rollouts/ID          one rollout with its score
  *   GET  /api/run                  the rollout running now (or the last one), or null
  *   POST /api/rollouts/run         {"policy", "layoutSet", "layout", "seconds"?, "seed"?, "scoreFromCell"?}
+ *   POST /api/rollouts/stop        {}: stop the rollout in flight (the rig holds, then damps; stored as aborted)
+ *   GET  /api/compare/choices      policies × layout sets with stored rollouts
+ *   GET  /api/compare?policy=ID&layoutSet=SHA   real vs sim task progress per layout and per tier
+ *   GET  /api/compare/replay?policy=ID&layoutSet=SHA&layout=N   a recorded real episode's joint states beside its sim twin's, with the joint error
+ *   GET  /api/layout-sets/SHA/layouts/N         one layout (the 3D view)
+ *   GET  /api/rig/urdf             the rig's URDF (the 3D view's arms)
  *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -20,9 +26,13 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
-import { EVENTS_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
+import { EVENTS_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
-import { parseId, parseRigCommand, parseRunRollout, parseSampleLayoutSet } from './request-bodies.js';
+import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet } from './request-bodies.js';
+import { compareChoices, compareView } from './compare-view.js';
+import { pickReplayPair, readTrace, replayView } from './replay-view.js';
+import { EpisodeExportError } from '../record/episode-streams.js';
+import { rigToUrdf } from '../rig/urdf.js';
 import { sampleLayoutSet } from '../layouts/layout-set.js';
 import { LayoutSetError } from '../layouts/errors.js';
 import { RigBusyError, type RigHost } from './rig-host.js';
@@ -195,6 +205,12 @@ export class StationServer {
         return;
       }
       const result = await this.route(method, url, req);
+      if (typeof result.body === 'string') {
+        // Text answers (the URDF) go out as they are, not as a JSON string.
+        res.writeHead(result.status ?? 200, { ...headers, 'Content-Type': result.type ?? 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(result.body) });
+        res.end(result.body);
+        return;
+      }
       reply(result.status ?? 200, result.body);
     } catch (e) {
       if (e instanceof ApiRefusal) reply(e.status, { error: e.message } satisfies ApiError, e.status === 413 ? { Connection: 'close' } : {});
@@ -206,7 +222,7 @@ export class StationServer {
     }
   }
 
-  private async route(method: string, url: URL, req: IncomingMessage): Promise<{ status?: number; body: unknown }> {
+  private async route(method: string, url: URL, req: IncomingMessage): Promise<{ status?: number; body: unknown; type?: string }> {
     const path = url.pathname;
     const { store, views } = this.o;
     const get = method === 'GET';
@@ -219,6 +235,55 @@ export class StationServer {
       else if (command === 'hold') await this.o.rig.hold();
       else await this.o.rig.damp();
       return { body: this.o.rig.status() };
+    }
+    if (get && path === '/api/rig/urdf') {
+      const model = this.o.rig.model();
+      if (!model) throw new ApiRefusal(409, 'The rig is not set up yet, so its model is not known; press Hold, or wait for it to come up.');
+      return { body: rigToUrdf(model), type: 'application/xml; charset=utf-8' };
+    }
+    const layoutOne = /^\/api\/layout-sets\/([^/]+)\/layouts\/([^/]+)$/.exec(path);
+    if (get && layoutOne) {
+      const sha = parseLayoutSetSha(layoutOne[1]);
+      const index = layoutOne[2] === '0' ? 0 : parseId(layoutOne[2], 'layout index');
+      const set = store.loadLayoutSet(sha);
+      if (!set) throw new ApiRefusal(404, `There is no layout set ${sha.slice(0, 12)}… in the store.`);
+      const layout = set.layouts.find((l) => l.index === index);
+      if (!layout) throw new ApiRefusal(404, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}, not ${index}.`);
+      return { body: { layoutSet: sha, task: set.task, layout } satisfies LayoutView };
+    }
+    if (get && path === '/api/compare/choices') {
+      return { body: compareChoices(store.listRollouts(), (id) => this.policyView(id), views.taskOf) };
+    }
+    if (get && path === '/api/compare/replay') {
+      const policyId = parseId(url.searchParams.get('policy') ?? '', 'policy');
+      const sha = parseLayoutSetSha(url.searchParams.get('layoutSet') ?? '');
+      const layoutText = url.searchParams.get('layout') ?? '';
+      const layout = layoutText === '0' ? 0 : parseId(layoutText, 'layout index');
+      const { real, sim } = pickReplayPair(store.listRollouts({ policyId, layoutSetSha256: sha }), layout);
+      if (!real) throw new ApiRefusal(404, `No real rollout of this policy on layout ${layout} has an episode file to replay; rollouts on the rig are recorded from now on.`);
+      const read = async (r: typeof real): Promise<Awaited<ReturnType<typeof readTrace>>> => {
+        try {
+          return await readTrace(r);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT') throw new ApiRefusal(409, `Rollout ${r.id}'s episode file ${r.episodeFile} is gone from the disk.`);
+          if (e instanceof EpisodeExportError) throw new ApiRefusal(409, `Rollout ${r.id}'s episode file cannot be replayed: ${e.message}`);
+          throw e;
+        }
+      };
+      const realTrace = await read(real);
+      const simTrace = sim ? await read(sim) : null;
+      const note = sim ? null : `No recorded sim rollout of this policy on layout ${layout}: run 'tandem sim sweep --layouts FILE --policy SPEC --record DIR' on this set to get its twin.`;
+      return { body: replayView(realTrace, simTrace, note) };
+    }
+    if (get && path === '/api/compare') {
+      const policyId = parseId(url.searchParams.get('policy') ?? '', 'policy');
+      const sha = parseLayoutSetSha(url.searchParams.get('layoutSet') ?? '');
+      const set = store.loadLayoutSet(sha);
+      if (!set) throw new ApiRefusal(404, `There is no layout set ${sha.slice(0, 12)}… in the store.`);
+      if (!views.policy(policyId)) throw new ApiRefusal(404, `There is no policy ${policyId} in the store.`);
+      const rollouts = store.listRollouts({ policyId, layoutSetSha256: sha });
+      return { body: compareView({ policy: this.policyView(policyId), layoutSet: { sha256: sha, task: set.task, layouts: set.layouts }, rollouts, isCellMarker: views.isCellMarker }) };
     }
     if (get && path === '/api/layout-sets') return { body: store.listLayoutSets().map((r) => layoutSetSummary(r, views.episodeSecondsOf(r.task))) };
     if (post && path === '/api/layout-sets/sample') {
@@ -238,7 +303,7 @@ export class StationServer {
       return { body: store.listRollouts().reverse().slice(0, limit).map((r) => rolloutSummary(r, views)) };
     }
     const one = /^\/api\/rollouts\/([^/]+)$/.exec(path);
-    if (get && one && one[1] !== 'run') {
+    if (get && one && one[1] !== 'run' && one[1] !== 'stop') {
       const id = parseId(one[1], 'rollout');
       const r = store.getRollout(id);
       if (!r) throw new ApiRefusal(404, `There is no rollout ${id} in the store.`);
@@ -246,11 +311,33 @@ export class StationServer {
     }
     if (get && path === '/api/run') return { body: this.run };
     if (post && path === '/api/rollouts/run') return { status: 202, body: await this.startRun(parseRunRollout(await readJsonBody(req))) };
+    if (post && path === '/api/rollouts/stop') {
+      parseEmptyBody(await readJsonBody(req), 'A stop request');
+      return { body: this.stopRun() };
+    }
     if (path.startsWith('/api/')) {
-      const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run'];
-      if (known.includes(path) || one) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+      const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay'];
+      if (known.includes(path) || one || layoutOne) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     throw new ApiRefusal(404, `There is nothing at ${path}.`);
+  }
+
+  private policyView(id: number): { id: number; name: string; spec: string } {
+    const p = this.o.views.policy(id);
+    return { id, name: p?.name ?? `policy ${id}`, spec: p?.spec ?? '' };
+  }
+
+  /**
+   * Stop, not E-stop: the rollout's loop ends at its next step, the rig holds its pose while the
+   * table settles, then damps; the rollout is stored as aborted (stopped by the operator).
+   */
+  private stopRun(): RolloutRun {
+    const run = this.run;
+    const live = run && (run.phase === 'starting' || run.phase === 'running' || run.phase === 'storing');
+    if (!live || !this.o.rig.stopRollout()) throw new ApiRefusal(409, 'No rollout is running; there is nothing to stop.');
+    this.run = { ...run, message: 'Stopping: the rig holds its pose, then damps; the rollout is stored as aborted.' };
+    this.broadcast({ type: 'run', run: this.run });
+    return this.run;
   }
 
   private async startRun(req: RunRolloutRequest): Promise<RolloutRun> {

@@ -10,6 +10,8 @@ import { splitReason } from '../words.js';
 
 export interface RolloutsViewHooks {
   report(message: string, error?: boolean): void;
+  /** Stop the running rollout (S): the rig holds, then damps. */
+  stop(): void;
 }
 
 function statusPill(r: { status: string; progress: number | null }): HTMLElement {
@@ -213,8 +215,13 @@ export class RolloutsView {
     this.runPanel.append(
       h('div', { class: 'muted' }, `${run.policy} · layout ${run.layout} · ${run.seconds} s`),
       h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(pct), 'aria-valuemin': 0, 'aria-valuemax': 100 }, bar),
-      h('div', {}, `${run.phase === 'done' ? 'Done' : run.phase === 'failed' ? 'Failed' : run.phase === 'starting' ? 'Starting' : run.phase === 'storing' ? 'Settling' : 'Running'} — step ${run.stepsDone} of ${run.totalSteps}`),
+      h('div', {}, `${run.phase === 'done' ? (run.status === 'aborted' ? 'Stopped' : 'Done') : run.phase === 'failed' ? 'Failed' : run.phase === 'starting' ? 'Starting' : run.phase === 'storing' ? 'Settling' : 'Running'} — step ${run.stepsDone} of ${run.totalSteps}`),
     );
+    if (live) {
+      const stop = h('button', { class: 'btn stop', id: 'stop-rollout', type: 'button', title: 'Stop this rollout: the rig holds its pose, then damps (S, or the middle foot pedal)' }, 'Stop rollout', h('kbd', {}, 'S'));
+      stop.onclick = () => this.hooks.stop();
+      this.runPanel.append(h('div', { class: 'actions' }, stop));
+    }
     if (run.phase === 'done') {
       this.runPanel.append(h('div', { class: 'big', id: 'run-score' }, run.progress === null ? (run.status === 'valid' ? 'awaiting score' : String(run.status)) : `progress ${run.progress.toFixed(2)}`));
       if (run.scoreSummary) this.runPanel.append(h('div', {}, run.scoreSummary));

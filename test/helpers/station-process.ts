@@ -30,7 +30,7 @@ export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeout
     writeFileSync(file, JSON.stringify(opts.rigConfig));
     args.push('--rig-config', file);
   }
-  const child = spawn(process.execPath, args, { env: { ...process.env, PORT: '0', TANDEM_DATA: dataDir, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { env: { ...process.env, PORT: '0', TANDEM_DATA: dataDir, TANDEM_SHELL: 'browser', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

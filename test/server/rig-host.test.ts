@@ -64,7 +64,7 @@ test('E-stop while the rollout\'s rig is being set up stops the rollout before i
   assert.equal(host.status().use, 'changing');
   host.estop('test');
   created();
-  await assert.rejects(rollout, (e: unknown) => e instanceof RigBusyError && /E-stop was pressed before the rollout started; nothing moved/.test(e.message));
+  await assert.rejects(rollout, (e: unknown) => e instanceof RigBusyError && /stopped \(Stop or E-stop\) before it started; nothing moved/.test(e.message));
   assert.equal(ran, false);
   await host.close();
 });

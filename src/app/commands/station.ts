@@ -1,8 +1,10 @@
+import { resolve } from 'node:path';
 import { numberOption, type CliCommand } from '../command.js';
 import { resolveDataDir } from '../data-dir.js';
 import { UserError } from '../command.js';
 import { bringUpStation } from '../station.js';
 import { serveStation } from '../station-serve.js';
+import { findElectron, noShellLine, runElectronShell } from '../electron-shell.js';
 
 /** The station's port when PORT is not set. */
 export const DEFAULT_STATION_PORT = 8420;
@@ -21,7 +23,8 @@ const station: CliCommand = {
   help: `Usage: tandem station [--data DIR] [--rig-config FILE]
        tandem station --check [--data DIR] [--rig-config FILE] [--hold-seconds S] [--json]
 
-Serves the station until Ctrl-C (or SIGTERM): the store in the data directory, the configured rig
+Serves the station until Ctrl-C (or SIGTERM), in the Electron shell where Electron is installed
+(operator window, projector window; TANDEM_SHELL=browser skips it), else for a browser: the store in the data directory, the configured rig
 (configured, not powered, until the operator holds it or runs a rollout), the station API and the
 operator UI on 127.0.0.1:$PORT (default ${DEFAULT_STATION_PORT}; PORT=0 takes any free port). Prints one line
 with the address to open; it carries this launch's token, without which the station answers 401.
@@ -40,7 +43,17 @@ says which parts this machine cannot run (ROS 2, the Electron shell).
   async run(args, io) {
     const dataDir = resolveDataDir(args.values.data as string | undefined, io.env, io.cwd);
     if (args.values.check !== true) {
-      await serveStation({ dataDir, rigConfigFile: args.values['rig-config'] as string | undefined, port: portOf(io.env), cwd: io.cwd, signal: io.signal, log: (line) => io.out(`${line}\n`) });
+      const rigConfigFile = args.values['rig-config'] as string | undefined;
+      const port = portOf(io.env);
+      // The desktop shell where Electron is installed; the same UI on loopback where it is not.
+      const electron = findElectron(io.env);
+      if ('path' in electron) {
+        await runElectronShell({ electronPath: electron.path, dataDir, rigConfigFile: rigConfigFile && resolve(io.cwd, rigConfigFile), port, env: io.env, signal: io.signal });
+        return;
+      }
+      // Said when the shell is missing, not when the operator asked for the browser (TANDEM_SHELL=browser).
+      if (io.env.TANDEM_SHELL !== 'browser') io.out(`${noShellLine(electron)}\n`);
+      await serveStation({ dataDir, rigConfigFile, port, cwd: io.cwd, signal: io.signal, log: (line) => io.out(`${line}\n`) });
       return;
     }
     const holdSeconds = numberOption(args, 'hold-seconds', 2, 0.1, 60);

@@ -4,7 +4,7 @@
  * whole observation costs one page round trip.
  */
 import * as THREE from 'three';
-import { TableScene } from './scene-builder.js';
+import { TableScene } from '../../scene3d/table-scene.js';
 import { PAGE_OPTIONS_GLOBAL, PAGE_RENDER_FUNCTION, type PageFrame, type PageImages, type PageOptions } from './page-protocol.js';
 
 const canvas = document.createElement('canvas');

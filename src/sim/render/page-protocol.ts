@@ -2,20 +2,8 @@
  * What the Node side sends to the render page and gets back: plain JSON, no three.js types, so the
  * page stays a dumb drawer and every pose/projection number is computed (and testable) in Node.
  */
-import type { Pose3, ShapePart } from '../../tasks/geometry.js';
-
-/** A look: the parts of one rigid body in its own frame, and their colour (RGB 0–255). */
-export interface Visual {
-  readonly parts: readonly ShapePart[];
-  readonly color: readonly [number, number, number];
-}
-
-/** One drawn rigid body: a stable key (changes only when the body does) and which visual it uses. */
-export interface PageBody {
-  readonly key: string;
-  readonly visual: string;
-  readonly pose: Pose3;
-}
+import type { Pose3 } from '../../tasks/geometry.js';
+import type { SceneBody, Visual } from '../../scene3d/visual.js';
 
 /** One camera to draw, already in three.js terms. */
 export interface PageCamera {
@@ -31,7 +19,7 @@ export interface PageCamera {
 export interface PageFrame {
   /** Present when the visuals changed since the last frame (new task catalogue): replaces them all. */
   readonly visuals?: Readonly<Record<string, Visual>>;
-  readonly bodies: readonly PageBody[];
+  readonly bodies: readonly SceneBody[];
   readonly cameras: readonly PageCamera[];
 }
 

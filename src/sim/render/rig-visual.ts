@@ -6,11 +6,11 @@
  * give or take a centimetre.
  */
 import type { Pose3, ShapePart } from '../../tasks/geometry.js';
-import { TABLE_SIZE_M } from '../../tasks/station.js';
 import { YAM_CHAIN } from '../../rig/yam.js';
 import { LINK_NAMES } from '../../rig/kinematics.js';
 import { GRIPPER_GEOMETRY } from '../sim-arm.js';
-import type { Visual } from './page-protocol.js';
+import type { Visual } from '../../scene3d/visual.js';
+import { cellVisuals } from '../../scene3d/cell-visuals.js';
 
 const ARM_COLOR: readonly [number, number, number] = [58, 60, 66];
 const GRIPPER_COLOR: readonly [number, number, number] = [34, 35, 38];
@@ -66,8 +66,6 @@ export function linkVisualId(link: string): string {
   return `link:${link}`;
 }
 export const FINGER_VISUAL_ID = 'finger';
-export const TABLE_VISUAL_ID = 'table';
-export const FLOOR_VISUAL_ID = 'floor';
 
 /** Looks of the rig and the cell, by visual id. */
 export function rigVisuals(): Record<string, Visual> {
@@ -92,16 +90,7 @@ export function rigVisuals(): Record<string, Visual> {
     parts: [{ shape: { type: 'box', sizeM: FINGER_SIZE_M }, offset: { position: [0, 0, 0], quaternion: IDENTITY } }],
     color: FINGER_COLOR,
   };
-  const [tx, ty] = TABLE_SIZE_M;
-  visuals[TABLE_VISUAL_ID] = {
-    parts: [{ shape: { type: 'box', sizeM: [tx, ty, 0.03] }, offset: { position: [0, 0, -0.015], quaternion: IDENTITY } }],
-    color: [214, 206, 190],
-  };
-  visuals[FLOOR_VISUAL_ID] = {
-    parts: [{ shape: { type: 'box', sizeM: [8, 8, 0.02] }, offset: { position: [0, 0, -0.76], quaternion: IDENTITY } }],
-    color: [120, 122, 128],
-  };
-  return visuals;
+  return { ...visuals, ...cellVisuals() };
 }
 
 /** Finger centre offsets in the gripper frame for an opening (0 = closed … 1 = open), ±y. */

@@ -8,8 +8,10 @@ import type { CameraName } from '../../policy/contract.js';
 import { composeFrames, frameToPose, newFrame, poseToFrame } from '../../rig/kinematics.js';
 import type { CameraCalibration } from './camera-calibration.js';
 import { cameraPoseInTable, glCameraPose, glProjectionMatrix } from './camera-projection.js';
-import type { PageBody, PageCamera, Visual } from './page-protocol.js';
-import { FINGER_CENTRE_Z_M, FINGER_VISUAL_ID, FLOOR_VISUAL_ID, fingerOffsetsM, linkVisualId, rigVisuals, TABLE_VISUAL_ID } from './rig-visual.js';
+import type { PageCamera } from './page-protocol.js';
+import type { SceneBody, Visual } from '../../scene3d/visual.js';
+import { catalogueVisuals, cellBodies, fixtureVisualId, objectVisualId } from '../../scene3d/cell-visuals.js';
+import { FINGER_CENTRE_Z_M, FINGER_VISUAL_ID, fingerOffsetsM, linkVisualId, rigVisuals } from './rig-visual.js';
 import type { SceneSnapshot, SceneTask } from './scene-snapshot.js';
 
 /** A snapshot the renderer cannot draw, with the reason in words. */
@@ -23,17 +25,10 @@ export class SceneSnapshotError extends Error {
 /** Full stroke of the YAM linear gripper (src/rig/yam.ts). */
 const DEFAULT_STROKE_M = 0.096;
 const HALF_OPEN = 0.5;
-const ORIGIN: Pose3 = { position: [0, 0, 0], quaternion: [0, 0, 0, 1] };
-
-export const objectVisualId = (kind: string): string => `object:${kind}`;
-export const fixtureVisualId = (kind: string): string => `fixture:${kind}`;
 
 /** Every look a snapshot of this task can use: the rig, the cell and the task's catalogue. */
 export function sceneVisuals(task: SceneTask): Record<string, Visual> {
-  const visuals = rigVisuals();
-  for (const k of task.objectKinds) visuals[objectVisualId(k.id)] = { parts: k.parts, color: k.color };
-  for (const k of task.fixtureKinds) visuals[fixtureVisualId(k.id)] = { parts: k.parts, color: k.color };
-  return visuals;
+  return { ...rigVisuals(), ...catalogueVisuals(task) };
 }
 
 function checkPose(what: string, pose: Pose3): void {
@@ -48,11 +43,8 @@ function checkPose(what: string, pose: Pose3): void {
 }
 
 /** Bodies of a snapshot: cell, rig links and fingers, fixtures, objects. */
-export function snapshotBodies(snapshot: SceneSnapshot, strokeM = DEFAULT_STROKE_M): PageBody[] {
-  const bodies: PageBody[] = [
-    { key: 'cell:floor', visual: FLOOR_VISUAL_ID, pose: ORIGIN },
-    { key: 'cell:table', visual: TABLE_VISUAL_ID, pose: ORIGIN },
-  ];
+export function snapshotBodies(snapshot: SceneSnapshot, strokeM = DEFAULT_STROKE_M): SceneBody[] {
+  const bodies: SceneBody[] = cellBodies();
   const linkFrame = newFrame();
   const offset = newFrame();
   const world = newFrame();

@@ -6,7 +6,7 @@
  * All poses are in the table frame (src/tasks/geometry.ts). Pure: no Node built-ins.
  */
 import type { Pose3 } from '../../tasks/geometry.js';
-import type { FixtureKind, ObjectKind, TaskId } from '../../tasks/types.js';
+import type { SceneTask } from '../../scene3d/cell-visuals.js';
 import type { ArmSide, RigModel } from '../../rig/contract.js';
 import { DOF_PER_ARM, JOINTS_PER_ARM, stateIndex } from '../../rig/contract.js';
 import { frameToPose, LINK_NAMES, linkFramesTable } from '../../rig/kinematics.js';
@@ -24,12 +24,8 @@ export interface SnapshotBody {
   readonly pose: Pose3;
 }
 
-/** The catalogue part of a task; a TaskDefinition fits as it is. */
-export interface SceneTask {
-  readonly id: TaskId;
-  readonly objectKinds: readonly ObjectKind[];
-  readonly fixtureKinds: readonly FixtureKind[];
-}
+/** The catalogue part of a task (src/scene3d, shared with the UI's 3D view). */
+export type { SceneTask };
 
 export interface SceneSnapshot {
   readonly task: SceneTask;

@@ -1,15 +1,15 @@
 /**
  * Builds and updates a three.js scene from shape data (src/tasks/geometry.ts shapes, catalogue
- * colours, table-frame poses). Runs in the render page; has no DOM, Node or I/O dependency, so the
- * station UI's 3D view can drive the same builder from a replayed snapshot.
+ * colours, table-frame poses). Runs in the sim's and the cell's render page and in the station
+ * UI's 3D view; has no DOM, Node or I/O dependency.
  *
  * Frames: three.js world = the table frame (z up). Cylinders, cups and tubes have their axis on
  * the shape's own z and are centred on their part offset (the catalogue convention).
  */
 import * as THREE from 'three';
 import { mergeGeometries } from 'three/examples/jsm/utils/BufferGeometryUtils.js';
-import type { Shape } from '../../tasks/geometry.js';
-import type { PageBody, Visual } from './page-protocol.js';
+import type { Shape } from '../tasks/geometry.js';
+import type { SceneBody, Visual } from './visual.js';
 
 const RADIAL_SEGMENTS = 32;
 
@@ -137,7 +137,7 @@ export class TableScene {
   }
 
   /** Places every listed body; bodies not listed are removed. Throws on a visual it does not know. */
-  update(bodies: readonly PageBody[]): void {
+  update(bodies: readonly SceneBody[]): void {
     const seen = new Set<string>();
     for (const b of bodies) {
       seen.add(b.key);

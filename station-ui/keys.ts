@@ -1,0 +1,37 @@
+/**
+ * The operator's keys, and the foot pedal's. A USB foot pedal is an HID keyboard: program its
+ * pedals (with the vendor's tool, once) to send F13, F14 and F15 — keys no desk keyboard has, so a
+ * pedal never types into a field and a field never swallows a pedal. They act even while a text
+ * field has focus (hands on the arms, foot on the pedal); the letter keys do not.
+ *
+ *   key        pedal  action
+ *   Esc        F15    E-stop (always)
+ *   S          F14    stop the running rollout (the rig holds, then damps)
+ *   R          F13    run the form's rollout
+ *   H / D             hold / damp
+ *   1–5               views
+ */
+export type KeyAction = 'estop' | 'stop-rollout' | 'run' | 'hold' | 'damp' | { readonly view: number };
+
+export const PEDAL_KEYS: Readonly<Record<string, KeyAction>> = { F13: 'run', F14: 'stop-rollout', F15: 'estop' };
+
+const LETTER_KEYS: Readonly<Record<string, KeyAction>> = { s: 'stop-rollout', r: 'run', h: 'hold', d: 'damp' };
+
+export interface KeyPress {
+  readonly key: string;
+  /** Focus is in a text field, select or text area. */
+  readonly typing: boolean;
+  readonly modifier: boolean;
+}
+
+/** What a key press does, or null. */
+export function actionForKey(k: KeyPress): KeyAction | null {
+  if (k.key === 'Escape') return 'estop';
+  const pedal = PEDAL_KEYS[k.key];
+  if (pedal) return pedal;
+  if (k.typing || k.modifier) return null;
+  const lower = k.key.toLowerCase();
+  if (LETTER_KEYS[lower]) return LETTER_KEYS[lower];
+  if (/^[1-5]$/.test(k.key)) return { view: Number(k.key) };
+  return null;
+}

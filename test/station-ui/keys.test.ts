@@ -1,0 +1,20 @@
+/** Keys and foot pedal: the same actions, E-stop and the pedals even while typing, letters only outside fields. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { actionForKey, PEDAL_KEYS } from '../../station-ui/keys.js';
+
+test('pedals F13–F15 run, stop and E-stop, even while a text field has focus; letters act only outside fields', () => {
+  assert.deepEqual(PEDAL_KEYS, { F13: 'run', F14: 'stop-rollout', F15: 'estop' });
+  for (const typing of [false, true]) {
+    assert.equal(actionForKey({ key: 'Escape', typing, modifier: false }), 'estop');
+    assert.equal(actionForKey({ key: 'F15', typing, modifier: false }), 'estop');
+    assert.equal(actionForKey({ key: 'F14', typing, modifier: false }), 'stop-rollout');
+    assert.equal(actionForKey({ key: 'F13', typing, modifier: false }), 'run');
+  }
+  assert.equal(actionForKey({ key: 's', typing: false, modifier: false }), 'stop-rollout');
+  assert.equal(actionForKey({ key: 'S', typing: false, modifier: false }), 'stop-rollout');
+  assert.equal(actionForKey({ key: 's', typing: true, modifier: false }), null, 'typing an s in a policy spec stops nothing');
+  assert.equal(actionForKey({ key: 'r', typing: false, modifier: true }), null, 'Ctrl-R reloads, it does not run a rollout');
+  assert.deepEqual(actionForKey({ key: '5', typing: false, modifier: false }), { view: 5 });
+  assert.equal(actionForKey({ key: '6', typing: false, modifier: false }), null);
+});
