@@ -4,6 +4,7 @@
  * inside the station's data directory (or a test's temp directory): one folder per side, as
  * node-opcua asks — two managers on one folder would share one private key.
  */
+import './opcua-logs.js';
 import { join } from 'node:path';
 import certificateManager from 'node-opcua-certificate-manager';
 

@@ -8,7 +8,13 @@
  * nothing heard (values, keep-alives) for staleAfterMs, a heartbeat that stopped changing, an
  * input with a bad status or not reported yet. After a reconnection every input must be reported
  * afresh before it counts again.
+ *
+ * Silence is counted on the station's own responsive time: while this process's event loop is
+ * stalled (a GC pause, a busy core) the PLC's messages wait unread in the socket, so a stall must
+ * not read as the PLC going quiet. A ticker measures the loop; time it was stalled for (beyond two
+ * ticks) is not counted. A dropped connection is open at once, stall or not.
  */
+import './opcua-logs.js';
 import { performance } from 'node:perf_hooks';
 import clientPkg from 'node-opcua-client';
 import type { ClientSession, DataValue } from 'node-opcua-client';
@@ -48,6 +54,8 @@ interface InputState {
 }
 
 const CLOSED: InterlockReading = { open: false };
+/** The responsive-time ticker's period. */
+const TICK_S = 0.02;
 
 function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -73,6 +81,10 @@ export class CellPlcClient implements InterlockSource {
   private closed = false;
   private revisedKeepAliveMs = 0;
   private revisedSamplingMs: number[] = [];
+  /** Responsive time: seconds the event loop was not stalled, up to the last tick. */
+  private aliveS = 0;
+  private lastTickS: number;
+  private readonly ticker: NodeJS.Timeout;
 
   private constructor(
     private readonly client: Client,
@@ -81,7 +93,14 @@ export class CellPlcClient implements InterlockSource {
     this.endpointUrl = opts.config.endpointUrl;
     this.nowS = opts.nowS ?? (() => performance.now() / 1000);
     this.staleS = opts.config.staleAfterMs / 1000;
-    this.heardS = this.heartbeatChangedS = this.nowS();
+    this.lastTickS = this.nowS();
+    this.heardS = this.heartbeatChangedS = 0;
+    this.ticker = setInterval(() => {
+      const now = this.nowS();
+      this.aliveS += Math.min(now - this.lastTickS, 2 * TICK_S);
+      this.lastTickS = now;
+    }, TICK_S * 1000);
+    this.ticker.unref();
     for (const i of INTERLOCK_INPUTS) this.inputs.set(i, { value: undefined, good: false, status: 'not reported' });
   }
 
@@ -124,7 +143,7 @@ export class CellPlcClient implements InterlockSource {
     await client.connect(config.endpointUrl);
     this.session = await client.createSession();
     this.connected = true;
-    this.heardS = this.nowS();
+    this.heardS = this.aliveNow();
     const publishingMs = Math.max(config.samplingIntervalMs, 1);
     const sub = ClientSubscription.create(this.session, {
       requestedPublishingInterval: publishingMs,
@@ -138,7 +157,7 @@ export class CellPlcClient implements InterlockSource {
     });
     this.subscription = sub;
     sub.on('keepalive', () => {
-      this.heardS = this.nowS();
+      this.heardS = this.aliveNow();
     });
     sub.on('terminated', () => {
       if (!this.closed) this.lost();
@@ -163,7 +182,7 @@ export class CellPlcClient implements InterlockSource {
           if (typeof revised === 'number') this.revisedSamplingMs.push(revised);
         });
         item.on('changed', (dv: DataValue) => {
-          this.heardS = this.nowS();
+          this.heardS = this.aliveNow();
           onValue(dv);
           res();
         });
@@ -186,7 +205,7 @@ export class CellPlcClient implements InterlockSource {
           const v = dv.value.value as unknown;
           if (dv.statusCode.isGood() && v !== this.heartbeatValue) {
             this.heartbeatValue = v;
-            this.heartbeatChangedS = this.nowS();
+            this.heartbeatChangedS = this.aliveNow();
           }
         }),
       );
@@ -206,9 +225,14 @@ export class CellPlcClient implements InterlockSource {
     }
   }
 
+  /** Responsive time now: a stall in progress counts for at most two ticks. */
+  private aliveNow(): number {
+    return this.aliveS + Math.min(this.nowS() - this.lastTickS, 2 * TICK_S);
+  }
+
   /** The interlock now: open unless every input is reported good and safe by a PLC heard from recently. */
   current(): InterlockReading {
-    const now = this.nowS();
+    const now = this.aliveNow();
     const silentS = now - this.heardS;
     if (!this.connected || silentS > this.staleS) {
       return { open: true, reason: `The cell PLC at ${this.endpointUrl} stopped answering ${silentS.toFixed(1)} s ago; the arms are held until it is back.` };
@@ -254,6 +278,7 @@ export class CellPlcClient implements InterlockSource {
     if (this.closed) return;
     this.closed = true;
     this.connected = false;
+    clearInterval(this.ticker);
     const quietly = async (p: Promise<unknown> | undefined): Promise<void> => {
       if (!p) return;
       await withTimeout(p, 2000, 'timed out').catch(() => undefined);

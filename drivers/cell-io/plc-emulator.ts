@@ -6,6 +6,7 @@
  * On cue it opens an interlock, goes wrong the ways a PLC does (a bad status on an input, its
  * program stalls so the heartbeat freezes, the network drops), and comes back.
  */
+import './opcua-logs.js';
 import serverPkg from 'node-opcua-server';
 import clientPkg from 'node-opcua-client';
 import { certificateManagerIn } from './pki.js';

@@ -4,6 +4,7 @@
  * RolloutPhase, RigStatus, Faults (String[]), FaultCount — kept equal to a StationStateBoard.
  * Nothing here can command the station: every variable is CurrentRead only.
  */
+import './opcua-logs.js';
 import serverPkg from 'node-opcua-server';
 import clientPkg from 'node-opcua-client';
 import { certificateManagerIn } from './pki.js';
