@@ -7,8 +7,16 @@
 import { format } from 'node:util';
 import debugPkg from 'node-opcua-debug';
 
+/**
+ * Its load-time notice that Node 20 needs --security-revert for RSA PKCS#1 v1.5 concerns only the
+ * Basic128Rsa15 policy, which the cell I/O config does not offer: said to nobody.
+ */
+const IRRELEVANT = /NODE-OPCUA-W27|security-revert=CVE-2023-46809/;
+
 const toStderr = (_context: unknown, ...args: unknown[]): void => {
-  process.stderr.write(`node-opcua: ${format(...args)}\n`);
+  const text = format(...args);
+  if (IRRELEVANT.test(text)) return;
+  process.stderr.write(`node-opcua: ${text}\n`);
 };
 debugPkg.setWarningLogger(toStderr);
 debugPkg.setErrorLogger(toStderr);

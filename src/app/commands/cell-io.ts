@@ -8,10 +8,10 @@ import { join, resolve } from 'node:path';
 import { UserError, intOption, type CliCommand, type CliIo } from '../command.js';
 import { resolveDataDir } from '../data-dir.js';
 import { answerTypedCommands } from './rig.js';
-import { PlcEmulator } from '../../../drivers/cell-io/plc-emulator.js';
+import type { PlcEmulator } from '../../../drivers/cell-io/plc-emulator.js';
 import { INTERLOCK_INPUTS, type InterlockInput } from '../../../drivers/cell-io/cell-io-config.js';
 import type { StationState } from '../../../drivers/cell-io/station-state.js';
-import { openCellIo } from '../cell-io.js';
+// node-opcua takes seconds to load: only the commands that talk OPC UA load it (dynamic imports below).
 
 function dataDirOf(args: { values: Record<string, unknown> }, io: CliIo): string {
   return resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
@@ -77,6 +77,7 @@ Ctrl-C stops it.`,
     mkdirSync(pkiDir, { recursive: true });
     let plc: PlcEmulator;
     try {
+      const { PlcEmulator } = await import('../../../drivers/cell-io/plc-emulator.js');
       plc = await PlcEmulator.start({ port, pkiDir, heartbeatMs });
     } catch (e) {
       throw new UserError(`The PLC emulator could not listen on port ${port}: ${(e as Error).message}`);
@@ -113,6 +114,7 @@ Exit codes: 0 closed (safe to move), 1 open, 2 bad config or PLC unreachable.`,
     const towerWord = args.values.tower;
     const tower: Partial<StationState> | undefined = towerWord === undefined ? undefined : { idle: { rolloutPhase: 'idle' }, running: { rolloutPhase: 'running' }, stopped: { rigStatus: 'estopped' } }[String(towerWord)];
     if (towerWord !== undefined && !tower) throw new UserError(`--tower must be idle, running or stopped, not '${String(towerWord)}'.`);
+    const { openCellIo } = await import('../cell-io.js');
     const cellIo = await openCellIo(resolve(io.cwd, args.values.config), { dataDir: dataDirOf(args, io), controlHz: 1, log: (l) => io.err(`${l}\n`) });
     try {
       // Through the station state, as in a rollout: the tower light driver writes it (close() waits).

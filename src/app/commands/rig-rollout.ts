@@ -39,7 +39,7 @@ import { cellCameras, DEFAULT_CELL_CAMERA_FPS, type CellCameras } from '../../em
 import { streamCameraSource } from '../../rollout/stream-camera-source.js';
 import type { Camera } from '../../rig/camera.js';
 import type { Episode } from '../../rollout/episode.js';
-import { openCellIo, type CellIo } from '../cell-io.js';
+import type { CellIo } from '../cell-io.js';
 
 /** Exit code when the policy (server) timed out or went away mid-episode, as `tandem policy probe` uses. */
 const EXIT_POLICY_UNAVAILABLE = 3;
@@ -164,7 +164,8 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
     let cellIo: CellIo | undefined;
     try {
       // Before the rig: its safety supervisor reads the interlock from the first cycle.
-      if (typeof args.values['cell-io'] === 'string') cellIo = await openCellIo(resolve(io.cwd, args.values['cell-io']), { dataDir, controlHz: rateHz, log: (line) => io.err(`${line}\n`) });
+      // node-opcua takes seconds to load: only a rollout with cell I/O loads it.
+      if (typeof args.values['cell-io'] === 'string') cellIo = await (await import('../cell-io.js')).openCellIo(resolve(io.cwd, args.values['cell-io']), { dataDir, controlHz: rateHz, log: (line) => io.err(`${line}\n`) });
       const blank = args.values['blank-cameras'] === true;
       const clock = new RealtimeClock();
       let rig: Rig;
