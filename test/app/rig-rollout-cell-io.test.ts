@@ -1,6 +1,8 @@
-// An interlock opening mid-rollout on the emulated cell stops the arms within one control cycle,
-// through the one rollout loop: the cell's PLC is a real node-opcua server (one for the file), the
-// station's client is the rig's interlock source, the rig is the embedded yam-cell.
+// An interlock opening mid-rollout stops the arms within one control cycle, through the one
+// rollout loop: the cell's PLC is a real node-opcua server (one for the file), the station's
+// client is the rig's interlock source. The step-by-step checks run in this process on the
+// YamCanRig driver over the byte-level motor emulator (yam-emulated: no physics world to fall
+// behind real time on a loaded machine); the CLI test runs the whole thing on the emulated cell.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -15,7 +17,7 @@ import { RealtimeClock } from '../../src/rig/clocks.js';
 import { STATE_DIM, type RigState, type SafetyEvent } from '../../src/rig/contract.js';
 import { stationRigRegistry } from '../../src/app/rig-registry.js';
 import { runRigRollout, type RigRolloutResult } from '../../src/rollout/rig-rollout.js';
-import { HoldPolicy } from '../../src/rollout/hold-policy.js';
+import type { ActionChunk, EpisodeContext, Observation, Policy } from '../../src/policy/contract.js';
 import type { EpisodeRecording } from '../../src/rollout/run-episode.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { getTask } from '../../src/tasks/registry.js';
@@ -39,11 +41,31 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Sways the left arm's first joint slowly (well inside its speed limit) around where it starts: a policy whose targets the arm lags. */
+class SwayPolicy implements Policy {
+  readonly info = { name: 'test:sway', checkpointSha256: '0'.repeat(64), actionHorizon: 5, cameras: [], needsPrivilegedState: false };
+  private start: Float32Array | undefined;
+  private hz = HZ;
+  async reset(ctx: EpisodeContext): Promise<void> {
+    this.start = undefined;
+    this.hz = ctx.controlHz;
+  }
+  async infer(obs: Observation): Promise<ActionChunk> {
+    this.start ??= Float32Array.from(obs.state);
+    const actions = new Float32Array(5 * STATE_DIM);
+    for (let r = 0; r < 5; r++) {
+      actions.set(this.start, r * STATE_DIM);
+      actions[r * STATE_DIM] += 0.2 * Math.sin(2 * Math.PI * 0.5 * (obs.timeS + (r + 1) / this.hz));
+    }
+    return { horizon: 5, actions };
+  }
+}
+
 const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
 const task = getTask(set.task);
 
 /**
- * Runs a hold-policy rollout on the emulated cell with the PLC client as its interlock; at step
+ * Runs a rollout of the sway policy on the emulated motors with the PLC client as its interlock; at step
  * `cueStep` the test does `cue()` (opens the door, drops the PLC). The recording hook notes, at
  * every step, whether the client's latest value was open then — the same synchronous stretch
  * of the loop as that step's write, so "open at step k's recording" means "open at step k's write".
@@ -52,7 +74,7 @@ async function rolloutWithCue(cue: () => void | Promise<void>, cueStep = 10): Pr
   const config = parseCellIoConfig({ ...plc.config(), staleAfterMs: 400 }, 'cell-io.json');
   const client = await CellPlcClient.connect({ config, pkiDir: join(dir, 'pki'), connectTimeoutMs: 20_000 });
   const clock = new RealtimeClock();
-  const rig = await stationRigRegistry().create({ type: 'yam-cell', replyDeadlineMs: 350 }, { clock, table: { task, layout: set.layouts[0] }, interlock: client });
+  const rig = await stationRigRegistry().create({ type: 'yam-emulated', transport: 'slcan', replyDeadlineMs: 350 }, { clock, table: { task, layout: set.layouts[0] }, interlock: client });
   const openAt: boolean[] = [];
   const recorded: SafetyEvent[] = [];
   let steps = 0;
@@ -70,7 +92,7 @@ async function rolloutWithCue(cue: () => void | Promise<void>, cueStep = 10): Pr
     },
   };
   try {
-    const r = await runRigRollout({ rig, policy: new HoldPolicy(), task, layout: set.layouts[0], episodeSeconds: 2, controlHz: HZ, seed: 0, deadlineMs: 1500, clock, recording });
+    const r = await runRigRollout({ rig, policy: new SwayPolicy(), task, layout: set.layouts[0], episodeSeconds: 2, controlHz: HZ, seed: 0, deadlineMs: 1500, clock, recording });
     assert.ok(rig instanceof YamCanRig);
     return { r, openAt, recorded, stop: rig.interlockStop };
   } finally {
@@ -81,7 +103,7 @@ async function rolloutWithCue(cue: () => void | Promise<void>, cueStep = 10): Pr
 
 /**
  * The first step at whose recording the interlock read open is the episode's last step, and the
- * supervisor's own record puts the stop in that step's cycle (the hold policy runs one tick per
+ * supervisor's own record puts the stop in that step's cycle (the policy answers at once: one tick per
  * step). A value change (the door) arrives between cycles, so that cycle's write saw it and its
  * applied command is the hold; staleness grows with time, so after a drop the tick may be the one.
  */
@@ -102,13 +124,13 @@ function assertStoppedWithinOneCycle(r: RigRolloutResult, openAt: boolean[], sto
   assert.deepEqual(held, Array.from(traj.position.subarray(o, o + STATE_DIM)), 'the stop cycle sends the measured pose');
   assert.notDeepEqual(held, Array.from(traj.command.subarray(o, o + STATE_DIM)), "the policy's command of that cycle was replaced");
   for (let k = 0; k < last; k++) {
-    assert.deepEqual(Array.from(traj.applied.subarray(k * STATE_DIM, (k + 1) * STATE_DIM)), Array.from(traj.command.subarray(k * STATE_DIM, (k + 1) * STATE_DIM)), `step ${k} ran the policy's hold`);
+    assert.deepEqual(Array.from(traj.applied.subarray(k * STATE_DIM, (k + 1) * STATE_DIM)), Array.from(traj.command.subarray(k * STATE_DIM, (k + 1) * STATE_DIM)), `step ${k} ran the policy's command`);
   }
   assert.equal(r.finalMode, 'damped');
   return last;
 }
 
-test('the cell door opening mid-rollout stops the arms in the very cycle the station sees it; the episode is a safety stop with the reason in its events', async () => {
+test('the cell door opening mid-rollout (YamCanRig on emulated motors) stops the arms in the very cycle the station sees it; the episode is a safety stop with the reason in its events', async () => {
   plc.setInput('doorClosed', true);
   const { r, openAt, recorded, stop } = await rolloutWithCue(() => plc.setInput('doorClosed', false));
   plc.setInput('doorClosed', true);
