@@ -112,7 +112,7 @@ function assertStoppedWithinOneCycle(r: RigRolloutResult, openAt: boolean[], sto
   const traj = e.trajectory;
   const last = traj.steps - 1;
   assert.ok(traj.steps < 100, `stopped early (${traj.steps} of 100 steps): ${e.reason ?? e.outcome}`);
-  assert.ok(openAt.indexOf(true) > 0, `the interlock was closed when the rollout started and opened during it: ${e.reason ?? e.outcome}`);
+  assert.ok(openAt.indexOf(true) > 0, `the interlock was closed when the rollout started and opened during it (ended at step ${last}): ${e.reason ?? e.outcome}`);
   assert.equal(openAt.indexOf(true), last, `the interlock was first open at step ${openAt.indexOf(true)}; the episode's last step is ${last}`);
   assert.ok(stop, 'the supervisor recorded the stop');
   assert.equal(stop.cycle, last, `the supervisor saw the open interlock in cycle ${stop.cycle}, the step was ${last}`);
