@@ -34,6 +34,16 @@ let plc: PlcEmulator;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tandem-cell-io-rollout-'));
   plc = await PlcEmulator.start({ pkiDir: join(dir, 'pki'), heartbeatMs: 50 });
+  // The first rollout in a process pays for loading and compiling the rollout path; on a loaded
+  // machine that stalls the emulated motors' replies past their deadline. A warm-up without an
+  // interlock takes that cost; its outcome does not matter.
+  const clock = new RealtimeClock();
+  const rig = await stationRigRegistry().create({ type: 'yam-emulated', transport: 'slcan', replyDeadlineMs: 350 }, { clock });
+  try {
+    await runRigRollout({ rig, policy: new SwayPolicy(), task, layout: set.layouts[0], episodeSeconds: 0.5, controlHz: HZ, seed: 0, deadlineMs: 1500, clock });
+  } finally {
+    await rig.close?.();
+  }
 });
 
 after(async () => {
