@@ -26,6 +26,7 @@ export const ROOMS = [
   ['src/app', 'src/app/'],
   ['src/electron', 'src/electron/'],
   ['drivers/cameras', 'drivers/cameras/'],
+  ['drivers/cell-io', 'drivers/cell-io/'],
   ['drivers', 'drivers/'],
   ['ros', 'ros/'],
   ['calibration', 'calibration/'],
@@ -63,11 +64,13 @@ export const MAY_IMPORT = {
   // The station API's requests, responses and events: shared with the UI, so pure.
   'src/server/api-types': ['src/tasks', 'src/rig/contract'],
   'src/server': [...ALL_SRC],
-  'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'drivers', 'drivers/cameras', 'ros', 'calibration'],
+  'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'drivers', 'drivers/cameras', 'drivers/cell-io', 'ros', 'calibration'],
   'src/electron': ['src/app'],
   drivers: [...RIG],
   // Camera implementations (V4L2 and testsrc through ffmpeg): the Camera contract and its shared bookkeeping only.
   'drivers/cameras': [...RIG],
+  // OPC UA cell I/O (the PLC client, its emulator, the station's own server): the rig contract only.
+  'drivers/cell-io': ['src/rig/contract'],
   ros: [...RIG, 'src/record'],
   calibration: ['src/sim', 'src/record', ...RIG, 'src/tasks', 'src/layouts'],
   // The UI reuses the pure rooms; everything else it reaches through the station API.

@@ -62,7 +62,7 @@ export function createYamCanRig(config: RigConfig, context: RigContext): YamCanR
     buses[side] = new SerialCanBus({ transport, path: p, baudRate: optionalNumber(config, 'baudRate', 9600, 12_000_000) });
   }
   if (!buses.left && !buses.right) throw rigConfigError(`The yam-can rig config's 'ports' names no arm; give ports.left and/or ports.right.`);
-  return new YamCanRig({ buses, model: context.model, clock: context.clock, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350), gripperLimits: gripperLimitsOf(config) });
+  return new YamCanRig({ buses, model: context.model, clock: context.clock, safety: { interlock: context.interlock }, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350), gripperLimits: gripperLimitsOf(config) });
 }
 
 export function registerYamCanRigs(registry: RigRegistry): RigRegistry {

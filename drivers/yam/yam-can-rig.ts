@@ -28,7 +28,7 @@ import {
   type SafetyEvent,
 } from '../../src/rig/contract.js';
 import { RealtimeClock } from '../../src/rig/clocks.js';
-import { SafetySupervisor, type SafetyOptions } from '../../src/rig/safety.js';
+import { SafetySupervisor, type InterlockStop, type SafetyOptions } from '../../src/rig/safety.js';
 import { yamRigModel } from '../../src/rig/yam.js';
 import { ArmFeedForward, VENDOR_FEED_FORWARD, feedForwardFault, type FeedForwardSettings } from '../../src/rig/gravity.js';
 import type { CanBus } from '../can/bus.js';
@@ -138,6 +138,11 @@ export class YamCanRig implements Rig {
     this.gripperLimits = ARM_SIDES.map((side, a) => options.gripperLimits?.[side] ?? { closedRad: 0, openRad: this.model.arms[a].gripper.motorTravelRad });
     const ff = options.feedForward === undefined ? VENDOR_FEED_FORWARD : options.feedForward;
     this.feedForward = this.model.arms.map((arm, a) => (ff && this.links[a] ? new ArmFeedForward(arm, ff) : undefined));
+  }
+
+  /** The safety supervisor's record of the latest interlock stop since activation (which cycle saw it, write or tick). */
+  get interlockStop(): InterlockStop | undefined {
+    return this.supervisor.interlockStop;
   }
 
   /** Arms with a bus. */

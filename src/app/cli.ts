@@ -13,6 +13,7 @@ import { commands as policyCommands } from './commands/policy.js';
 import { commands as cellCommands } from './commands/cell.js';
 import { commands as recordCommands } from './commands/record.js';
 import { commands as projectorCommands } from './commands/projector.js';
+import { commands as cellIoCommands } from './commands/cell-io.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
@@ -25,6 +26,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...rigCommands,
   ...rigRolloutCommands,
   ...cellCommands,
+  ...cellIoCommands,
   ...recordCommands,
   ...policyCommands,
   ...projectorCommands,

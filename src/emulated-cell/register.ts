@@ -61,6 +61,7 @@ export async function createCellRig(config: RigConfig, context: RigContext): Pro
     rigModel: context.model,
     replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350),
     feedForward: feedForwardOf(config),
+    safety: { interlock: context.interlock },
   });
   cells.set(cell.rig, cell);
   return cell.rig;
@@ -71,6 +72,7 @@ export function createMotorsOnlyRig(config: RigConfig, context: RigContext): Rig
     transport: transportOf(config, 'slcan'),
     replyLatencyMs: optionalNumber(config, 'replyLatencyMs', 0, 100),
     clock: context.clock,
+    safety: { interlock: context.interlock },
     rig: { model: context.model, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350), feedForward: feedForwardOf(config) ?? false },
   }).rig;
 }

@@ -118,6 +118,8 @@ export type SafetyEventKind =
   | 'watchdog-damp'
   | 'fault-hold'
   | 'estop'
+  /** The cell's interlock opened (or its PLC went silent) while the arms were powered: stopped, then damped. */
+  | 'interlock-stop'
   | 'activate-refused';
 
 /** Every intervention of the safety supervisor, recorded in the episode. */
@@ -161,6 +163,22 @@ export interface Rig {
   takeSafetyEvents(): SafetyEvent[];
   /** Release the transport (serial ports, sockets) after deactivate(); optional for rigs that hold none. */
   close?(): Promise<void>;
+}
+
+/** What the cell's interlock inputs say now. `reason` is an operator's sentence when open. */
+export interface InterlockReading {
+  readonly open: boolean;
+  readonly reason?: string;
+}
+
+/**
+ * The cell's interlock (e-stop circuit, door, light curtain, the PLC itself), as the safety
+ * supervisor reads it on every write and tick. Synchronous and cheap: an implementation keeps the
+ * latest value its inputs reported and must answer "open" whenever it cannot vouch for "closed"
+ * (a dropped connection, a stale heartbeat, a bad status) — never awaiting anything here.
+ */
+export interface InterlockSource {
+  current(): InterlockReading;
 }
 
 /** Wall time on the real rig, stepped physics time in sim. Nothing else calls Date.now() in loops. */

@@ -4,7 +4,7 @@
  * src/sim, `ros` from ros/ — and the station creates whatever its config names. Production code
  * never branches on "sim", and this module imports no driver.
  */
-import { RigError, type Clock, type Rig, type RigModel } from './contract.js';
+import { RigError, type Clock, type InterlockSource, type Rig, type RigModel } from './contract.js';
 import { MirrorRig, parseMirrorConfig } from './mirror-rig.js';
 import { yamRigModel } from './yam.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
@@ -27,6 +27,11 @@ export interface RigContext {
    * of its own (the emulated cell) builds its table from it.
    */
   readonly table?: { readonly task: TaskDefinition; readonly layout: Layout; readonly placementSeed?: number };
+  /**
+   * The cell's interlock (drivers/cell-io's PLC client), handed to the rig's safety supervisor:
+   * every factory that builds a supervisor passes it on (SafetyOptions.interlock).
+   */
+  readonly interlock?: InterlockSource;
 }
 
 export type RigFactory = (config: RigConfig, context: RigContext) => Rig | Promise<Rig>;
@@ -82,7 +87,7 @@ export function registerMirrorRig(registry: RigRegistry): RigRegistry {
       clock: context.clock,
       lagS: c.lagS,
       initialPosition: c.initialPosition,
-      safety: { holdAfterMs: c.holdAfterMs, dampAfterMs: c.dampAfterMs },
+      safety: { holdAfterMs: c.holdAfterMs, dampAfterMs: c.dampAfterMs, interlock: context.interlock },
     });
   });
 }

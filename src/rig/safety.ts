@@ -8,6 +8,11 @@
  *   tick(measured, faults, nowS)      once per control cycle from Rig.tick (watchdog, faults, e-stop),
  *   hold / estop / deactivate         from the Rig methods of the same names,
  *
+ * With an interlock (SafetyOptions.interlock) every write() and tick() first asks it: open while the
+ * arms are powered is an e-stop of its own kind ('interlock-stop') — the command of that very
+ * cycle is replaced by a hold at the measured pose, the arms damp on the next tick, and activate()
+ * refuses until the interlock closes.
+ *
  * and after every call drives each arm as `drive(side)` says with the targets in `output`:
  *   'off'   motors disabled (before activation),
  *   'track' position control (MIT kp/kd) to output.position with the velocity/torque feedforward,
@@ -28,6 +33,7 @@ import {
   type ArmSide,
   type RigCommand,
   type RigFault,
+  type InterlockSource,
   type RigMode,
   type RigModel,
   type SafetyEvent,
@@ -52,6 +58,18 @@ export interface SafetyOptions {
   readonly limitBufferRad?: number;
   /** Beyond the widened limit by more than this at activation → wrong zero, refuse. Default 0.1 rad. */
   readonly wrongZeroRad?: number;
+  /** The cell's interlock, checked on every write() and tick(); absent = none (the sim, a bench). */
+  readonly interlock?: InterlockSource;
+}
+
+/** The supervisor's own record of an interlock stop: when, why, and in which of its cycles. */
+export interface InterlockStop {
+  readonly timeS: number;
+  readonly reason: string;
+  /** Ticks since activation when it was seen (0 = before the first tick). */
+  readonly cycle: number;
+  /** Seen by write() (that cycle's command was replaced by the hold) or by tick(). */
+  readonly seenBy: 'write' | 'tick';
 }
 
 export const DEFAULT_CONTROL_PERIOD_S = 1 / 250;
@@ -111,6 +129,10 @@ export class SafetySupervisor {
   private lastRejectedReason: string | undefined;
   private readonly knownFaults = new Set<string>();
   private events: SafetyEvent[] = [];
+  private readonly interlock: InterlockSource | undefined;
+  /** Ticks since the last activation: the supervisor's own cycle count. */
+  private cycles = 0;
+  private lastInterlockStop: InterlockStop | undefined;
 
   constructor(
     readonly model: RigModel,
@@ -121,6 +143,7 @@ export class SafetySupervisor {
     this.dampAfterS = (options.dampAfterMs ?? DEFAULT_DAMP_AFTER_MS) / 1000;
     this.bufferRad = options.limitBufferRad ?? YAM_LIMIT_BUFFER_RAD;
     this.wrongZeroRad = options.wrongZeroRad ?? YAM_WRONG_ZERO_RAD;
+    this.interlock = options.interlock;
     if (!(this.periodS > 0) || !(this.holdAfterS > 0) || !(this.dampAfterS >= this.holdAfterS)) {
       throw new Error('SafetySupervisor: controlPeriodS and holdAfterMs must be positive and dampAfterMs ≥ holdAfterMs.');
     }
@@ -149,6 +172,11 @@ export class SafetySupervisor {
 
   get mode(): RigMode {
     return this.currentMode;
+  }
+
+  /** The latest interlock stop since activation, or undefined. */
+  get interlockStop(): InterlockStop | undefined {
+    return this.lastInterlockStop;
   }
 
   drive(side: ArmSide): ArmDrive {
@@ -204,6 +232,10 @@ export class SafetySupervisor {
       const f = faults[0];
       this.refuse(nowS, { ...f, message: `Not activating while a fault is present: ${f.message}` });
     }
+    const interlock = this.interlock?.current();
+    if (interlock?.open) {
+      this.refuse(nowS, { kind: 'interlock', message: `Not activating while the cell's interlock is open: ${interlock.reason ?? 'the cell says it is not safe to move.'}` });
+    }
     for (let k = 0; k < STATE_DIM; k++) this.measured[k] = measured[k];
     this.holdAt(this.measured);
     this.drives[0] = this.drives[1] = 'track';
@@ -217,6 +249,8 @@ export class SafetySupervisor {
     this.estopTicks = 0;
     this.rejectedInRow = 0;
     this.lastRejectedReason = undefined;
+    this.cycles = 0;
+    this.lastInterlockStop = undefined;
   }
 
   /**
@@ -225,6 +259,7 @@ export class SafetySupervisor {
    * next call (copy to keep).
    */
   write(cmd: RigCommand, nowS: number): RigCommand {
+    this.checkInterlock(nowS, 'write');
     const resumable = this.currentMode === 'holding' && this.holdKind === 'resumable';
     if (this.currentMode !== 'active' && !resumable) {
       if (!this.droppedReported) {
@@ -296,6 +331,8 @@ export class SafetySupervisor {
    */
   tick(measured: ArrayLike<number>, faults: readonly RigFault[], nowS: number): void {
     for (let k = 0; k < STATE_DIM && k < measured.length; k++) this.measured[k] = measured[k];
+    this.checkInterlock(nowS, 'tick');
+    this.cycles++;
     const mode = this.currentMode;
     if (mode === 'estopped') {
       if (this.estopTicks++ >= 1 && (this.drives[0] !== 'off' || this.drives[1] !== 'off')) {
@@ -338,6 +375,28 @@ export class SafetySupervisor {
     this.droppedReported = false;
     const what = this.drives[0] === 'off' && this.drives[1] === 'off' ? 'Nothing is powered' : 'Arms stopped and damped';
     this.emit(nowS, 'estop', `Emergency stop: ${reason || 'no reason given'}. ${what}; activate the rig again when it is safe.`);
+  }
+
+  /**
+   * An open interlock while any arm is powered and not already stopped: the e-stop sequence (hold
+   * at the measured pose now, damp on the next tick), reported as an 'interlock-stop'. Cheap when
+   * closed: one call, no allocation.
+   */
+  private checkInterlock(nowS: number, seenBy: InterlockStop['seenBy']): void {
+    const il = this.interlock;
+    if (il === undefined) return;
+    const mode = this.currentMode;
+    if (mode !== 'active' && mode !== 'holding' && mode !== 'fault') return;
+    const reading = il.current();
+    if (!reading.open) return;
+    const reason = reading.reason ?? "The cell's interlock is open.";
+    this.holdAt(this.measured);
+    this.currentMode = 'estopped';
+    this.estopTicks = 0;
+    // The policy's command of this very cycle was replaced: the stop event says so.
+    this.droppedReported = seenBy === 'write';
+    this.lastInterlockStop = { timeS: nowS, reason, cycle: this.cycles, seenBy };
+    this.emit(nowS, 'interlock-stop', `${reason} Arms stopped at their pose, then damped; activate the rig again once the interlock is closed.`);
   }
 
   /** Damp every powered arm (an unpowered one stays off); the rig then disables the motors. */

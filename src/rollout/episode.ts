@@ -31,7 +31,8 @@ export type EpisodeOutcome =
   | 'scoring-failed'
   | 'worker-failed'
   | 'policy-unavailable'
-  | 'operator-stop';
+  | 'operator-stop'
+  | 'safety-stop';
 
 export interface OutcomeDefinition {
   readonly status: EpisodeStatus;
@@ -68,6 +69,12 @@ export const EPISODE_OUTCOMES: Readonly<Record<EpisodeOutcome, OutcomeDefinition
   },
   'policy-unavailable': { status: 'aborted', label: 'policy unavailable', meaning: 'The policy timed out, its server went away, reported an error or answered something unreadable; the rig held. An outage, not a policy failure.' },
   'operator-stop': { status: 'aborted', label: 'stopped by the operator', meaning: 'The operator stopped it (Ctrl-C, stop button); the rig held.' },
+  'safety-stop': {
+    status: 'aborted',
+    label: 'safety stop',
+    meaning:
+      "The rig's safety supervisor stopped the arms mid-episode: the cell's interlock opened (e-stop circuit, door, light curtain, or the cell PLC went silent) or the rig was e-stopped. The arms held within one control cycle, then damped; outside the policy's control, never scored.",
+  },
 };
 
 /** Where the end state comes from: privileged sim state, or the operator's entry on the real rig. */

@@ -6,7 +6,7 @@
  * have a place to go:
  * - start:  configure and activate the rig, reset the policy (through its chunk executor);
  * - step:   every control cycle (fixed rate, timed by the clock) read the rig, stop on a rig
- *           fault or an operator stop, ask the executor for this step's action (it builds an
+ *           fault, an operator stop or a safety stop (the supervisor e-stopped: an open interlock), ask the executor for this step's action (it builds an
  *           observation only when it needs one, and images only if the policy lists cameras),
  *           check the action is 14 finite numbers, write it through the rig's safety supervisor,
  *           tick the rig, record the step;
@@ -162,6 +162,20 @@ function faultReason(state: RigState): string | undefined {
   return state.faults.length > 0 ? state.faults.map((f) => f.message).join(' ') : undefined;
 }
 
+/**
+ * The supervisor stopped the arms (an open interlock, an e-stop): the episode ends there, with the
+ * supervisor's own sentence. Whatever the rig, this is its mode saying so — no branch on the rig.
+ */
+function safetyStop(run: EpisodeRun, step: number): EpisodeEnding {
+  drainEvents(run);
+  let why: string | undefined;
+  for (let i = run.safetyEvents.length - 1; i >= 0 && why === undefined; i--) {
+    const e = run.safetyEvents[i];
+    if (e.kind === 'interlock-stop' || e.kind === 'estop') why = e.message;
+  }
+  return { outcome: 'safety-stop', reason: `${why ?? 'The safety supervisor stopped the arms.'} (at step ${step} of ${run.totalSteps})` };
+}
+
 function unavailable(e: PolicyUnavailableError): EpisodeEnding {
   return { outcome: 'policy-unavailable', reason: `policy ${e.reason}: ${e.message}` };
 }
@@ -253,6 +267,8 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
     const fault = faultReason(state);
     if (fault !== undefined) return { outcome: 'rig-fault', reason: fault };
     if (signal?.aborted) return { outcome: 'operator-stop', reason: 'stopped by the operator' };
+    // Stopped between steps (a tick while the policy thought): no command of this step is sent.
+    if (state.mode === 'estopped') return safetyStop(run, step);
     let action: StepAction;
     try {
       action = await waitTicking(run, executor.step(step, tS, observeLatest));
@@ -283,6 +299,8 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
     trajectory.row[step] = action.row;
     run.steps = step + 1;
     drainEvents(run);
+    // Stopped by this step's write or tick: the step is kept (its applied command is the hold).
+    if (rig.read().mode === 'estopped') return signal?.aborted ? { outcome: 'operator-stop', reason: 'stopped by the operator' } : safetyStop(run, step);
   }
   return COMPLETED;
 }

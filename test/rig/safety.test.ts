@@ -544,3 +544,79 @@ for (const [start, make] of Object.entries(START_STATES)) {
     });
   }
 }
+
+/** An interlock the test flips by hand: what the cell PLC client looks like to the supervisor. */
+function flipInterlock(): { open: boolean; reason: string; current(): { open: boolean; reason?: string } } {
+  return {
+    open: false,
+    reason: 'The door of the cell is open.',
+    current() {
+      return this.open ? { open: true, reason: this.reason } : { open: false };
+    },
+  };
+}
+
+test('an interlock opening replaces that very cycle’s command with a hold at the measured pose, damps on the next tick, and is recorded with its cycle', () => {
+  const il = flipInterlock();
+  const s = active(home(), { interlock: il });
+  const measured = home();
+  let t = 0;
+  // Three cycles of a policy moving joint 1: accepted.
+  for (let c = 0; c < 3; c++) {
+    t += PERIOD;
+    const target = home();
+    target[0] = 0.01 * (c + 1);
+    s.write(cmd(target), t);
+    measured[0] = s.output.position[0] * 0.9; // the arm lags its target
+    s.tick(measured, noFaults, t);
+  }
+  assert.ok(s.output.position[0] > 0.02);
+  kinds(s);
+  // Cycle 3: the interlock opens before the write.
+  il.open = true;
+  t += PERIOD;
+  const far = home();
+  far[0] = 0.5;
+  const applied = s.write(cmd(far), t);
+  assert.equal(applied.position[0], measured[0], 'the applied command is the hold at the last measured pose, not the policy target');
+  assert.equal(s.mode, 'estopped');
+  assert.deepEqual(s.interlockStop, { timeS: t, reason: 'The door of the cell is open.', cycle: 3, seenBy: 'write' });
+  s.tick(measured, noFaults, t);
+  assert.equal(s.drive('left'), 'track', 'the stop cycle sends the hold');
+  t += PERIOD;
+  s.write(cmd(far), t);
+  s.tick(measured, noFaults, t);
+  assert.equal(s.drive('left'), 'damp');
+  assert.equal(s.drive('right'), 'damp');
+  assert.equal(s.output.position[0], measured[0], 'later commands stay dropped');
+  const events = s.takeEvents();
+  assert.deepEqual(events.map((e) => e.kind), ['interlock-stop'], 'one event: the stop says the command was replaced');
+  assert.match(events[0].message, /^The door of the cell is open\. Arms stopped at their pose, then damped; activate the rig again once the interlock is closed\.$/);
+  // Re-activation is refused while it stays open, allowed once it closes.
+  assert.throws(() => s.activate(measured, noFaults, t), (e: unknown) => e instanceof RigError && e.fault.kind === 'interlock' && /interlock is open: The door of the cell is open\./.test(e.message));
+  il.open = false;
+  s.activate(measured, noFaults, t);
+  assert.equal(s.mode, 'active');
+  assert.equal(s.interlockStop, undefined);
+});
+
+test('an interlock opening between commands (while a policy thinks) is stopped by the tick; a closed one changes nothing', () => {
+  const il = flipInterlock();
+  const s = active(home(), { interlock: il });
+  const withOut = active(home());
+  for (let c = 1; c <= 5; c++) {
+    const target = home();
+    target[3] = 0.004 * c;
+    const a = Float64Array.from(s.write(cmd(target), c * PERIOD).position);
+    const b = Float64Array.from(withOut.write(cmd(target), c * PERIOD).position);
+    assert.deepEqual(a, b, 'a closed interlock does not touch the commands');
+    s.tick(home(), noFaults, c * PERIOD);
+    withOut.tick(home(), noFaults, c * PERIOD);
+  }
+  il.open = true;
+  s.tick(home(), noFaults, 6 * PERIOD);
+  assert.equal(s.mode, 'estopped');
+  assert.equal(s.interlockStop?.seenBy, 'tick');
+  assert.equal(s.interlockStop?.cycle, 5);
+  assert.deepEqual(Array.from(s.output.position), Array.from(home()));
+});

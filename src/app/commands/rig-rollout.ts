@@ -39,6 +39,7 @@ import { cellCameras, DEFAULT_CELL_CAMERA_FPS, type CellCameras } from '../../em
 import { streamCameraSource } from '../../rollout/stream-camera-source.js';
 import type { Camera } from '../../rig/camera.js';
 import type { Episode } from '../../rollout/episode.js';
+import type { CellIo } from '../cell-io.js';
 
 /** Exit code when the policy (server) timed out or went away mid-episode, as `tandem policy probe` uses. */
 const EXIT_POLICY_UNAVAILABLE = 3;
@@ -93,7 +94,7 @@ function report(r: RigRolloutResult, rigType: string, rateHz: number, score: Cel
 const rollout: CliCommand = {
   path: ['rig', 'rollout'],
   summary: 'run one rollout of a policy on the rig (default the embedded emulated YAM); left for the operator to score',
-  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--score-from-cell] [--camera-fps F] [--blank-cameras] [--json]
+  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--score-from-cell] [--camera-fps F] [--blank-cameras] [--cell-io FILE] [--json]
 
 Brings the configured rig up, runs the policy through the same rollout loop and policy specs as
 'tandem sim rollout' on the wall clock, then holds, damps and closes the rig, and stores the
@@ -118,12 +119,15 @@ code policies are refused: they read object poses only a simulation has.
   --blank-cameras     feed black 224×224 frames to a policy that reads cameras, for a motors-only rig: rehearses
                       a policy server's connection and timing, not its behaviour (the emulated cell streams
                       its own camera images without it; hardware cameras are not in this build)
+  --cell-io FILE      cell I/O config (docs/cell-io.md): the cell PLC's interlocks (e-stop circuit, door, light
+                      curtain, heartbeat) over OPC UA stop the arms within one control cycle when they open or
+                      the PLC goes silent (the episode ends as a safety stop); the tower light shows the state
   --episodes DIR      where the episode file goes (default <data dir>/episodes); every rig rollout is
                       recorded: joint states at the control rate, applied commands, events, cameras
   --json              print {"status", "steps", "chunks", "achievedHz", "inferenceMs", "safetyEventsByKind", "episodeFile", …}
 
 Prints steps, achieved control rate, chunk and inference timing, safety interventions and status.
-Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad actions), 2 bad input, 3 policy timeout or disconnect,
+Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock opened) or the policy failed (bad actions), 2 bad input, 3 policy timeout or disconnect,
 130 stopped with Ctrl-C (the rig holds and damps first).`,
   options: {
     policy: { type: 'string' },
@@ -138,6 +142,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     'blank-cameras': { type: 'boolean' },
     'camera-fps': { type: 'string' },
     episodes: { type: 'string' },
+    'cell-io': { type: 'string' },
   },
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
@@ -154,19 +159,25 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     const policy = await openRigPolicy(spec, io);
     // Opened before the rig: the episode file is registered in it before its first byte.
     const store = openCommandStore(args.values, io);
-    const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd));
+    const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
+    const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(dataDir);
+    let cellIo: CellIo | undefined;
     try {
+      // Before the rig: its safety supervisor reads the interlock from the first cycle.
+      // node-opcua takes seconds to load: only a rollout with cell I/O loads it.
+      if (typeof args.values['cell-io'] === 'string') cellIo = await (await import('../cell-io.js')).openCellIo(resolve(io.cwd, args.values['cell-io']), { dataDir, controlHz: rateHz, log: (line) => io.err(`${line}\n`) });
       const blank = args.values['blank-cameras'] === true;
       const clock = new RealtimeClock();
       let rig: Rig;
       try {
         // The table is what the operator places; only the emulated cell builds anything from it.
-        rig = await stationRigRegistry().create(rigConfig, { clock, signal: io.signal, table: { task, layout, placementSeed: seed } });
+        rig = await stationRigRegistry().create(rigConfig, { clock, signal: io.signal, table: { task, layout, placementSeed: seed }, ...(cellIo ? { interlock: cellIo.plc } : {}) });
       } catch (e) {
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
       }
       let run: RolloutOnRig;
+      cellIo?.board.update({ rolloutPhase: 'running', rigStatus: 'active', faults: [] });
       try {
         run = await rolloutOnRig({
           rig,
@@ -187,10 +198,13 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
           record: { store, dir: episodesDir, spec, set },
         });
       } finally {
+        cellIo?.board.update({ rolloutPhase: 'idle', rigStatus: rig.read().mode });
         await rig.close?.();
       }
       const { result, score, cellRecord, recording } = run;
       const e = result.episode;
+      // A safety stop keeps the tower red, with its reason for the factory side, until looked at.
+      if (e.outcome === 'safety-stop') cellIo?.board.update({ rigStatus: 'estopped', faults: [e.reason ?? 'safety stop'] });
       const { rolloutId, recorded } = await storeRolloutOnRig(store, { spec, policy: policy.info, set }, run);
       const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
       if (args.values.json) {
@@ -210,6 +224,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
       }
       if (e.status === 'valid') return e.error ? 1 : 0;
       if (io.signal.aborted && e.reason === 'stopped by the operator') return EXIT_INTERRUPTED;
+      if (e.outcome === 'safety-stop') return 1;
       if (e.status === 'aborted') return EXIT_POLICY_UNAVAILABLE;
       return 1;
     } catch (e) {
@@ -218,6 +233,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault) or the policy failed (bad ac
     } finally {
       store.close();
       await policy.close?.();
+      await cellIo?.close();
     }
   },
 };

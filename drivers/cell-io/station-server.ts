@@ -1,0 +1,103 @@
+/**
+ * The station's own OPC UA server, for the factory side (an MES, a line PLC, a SCADA panel):
+ * read-only variables under Objects/Station in the server's own namespace (ns=1) — SessionId,
+ * RolloutPhase, RigStatus, Faults (String[]), FaultCount — kept equal to a StationStateBoard.
+ * Nothing here can command the station: every variable is CurrentRead only.
+ */
+import './opcua-logs.js';
+import serverPkg from 'node-opcua-server';
+import clientPkg from 'node-opcua-client';
+import { certificateManagerIn } from './pki.js';
+import type { StationState, StationStateBoard } from './station-state.js';
+
+const { OPCUAServer } = serverPkg;
+const { DataType, VariantArrayType } = clientPkg;
+type OPCUAServerInstance = InstanceType<typeof OPCUAServer>;
+type UAVariable = ReturnType<ReturnType<NonNullable<OPCUAServerInstance['engine']['addressSpace']>['getOwnNamespace']>['addVariable']>;
+
+export const STATION_NODE_IDS = {
+  sessionId: 'ns=1;s=Station.SessionId',
+  rolloutPhase: 'ns=1;s=Station.RolloutPhase',
+  rigStatus: 'ns=1;s=Station.RigStatus',
+  faults: 'ns=1;s=Station.Faults',
+  faultCount: 'ns=1;s=Station.FaultCount',
+} as const;
+
+export interface StationServerOptions {
+  readonly board: StationStateBoard;
+  /** TCP port; 0 picks a free one. */
+  readonly port: number;
+  /** The host name the endpoint advertises; default 127.0.0.1. */
+  readonly host?: string;
+  readonly pkiDir: string;
+}
+
+export class StationOpcuaServer {
+  private readonly vars = new Map<keyof typeof STATION_NODE_IDS, UAVariable>();
+  private unsubscribe: (() => void) | undefined;
+
+  private constructor(private readonly server: OPCUAServerInstance) {}
+
+  static async start(opts: StationServerOptions): Promise<StationOpcuaServer> {
+    const server = new OPCUAServer({
+      port: opts.port,
+      hostname: opts.host ?? '127.0.0.1',
+      serverCertificateManager: certificateManagerIn(opts.pkiDir, 'station-server', false),
+      userCertificateManager: certificateManagerIn(opts.pkiDir, 'station-server-users', false),
+      buildInfo: { productName: 'tandem station', manufacturerName: 'tandem' },
+      allowAnonymous: true,
+    });
+    await server.initialize();
+    const s = new StationOpcuaServer(server);
+    s.build();
+    s.show(opts.board.state);
+    s.unsubscribe = opts.board.onChange((state) => s.show(state));
+    await server.start();
+    return s;
+  }
+
+  private build(): void {
+    const addressSpace = this.server.engine.addressSpace!;
+    const ns = addressSpace.getOwnNamespace();
+    const station = ns.addObject({ organizedBy: addressSpace.rootFolder.objects, browseName: 'Station' });
+    const add = (key: keyof typeof STATION_NODE_IDS, browseName: string, dataType: 'String' | 'UInt32', valueRank = -1): void => {
+      this.vars.set(
+        key,
+        ns.addVariable({
+          componentOf: station,
+          nodeId: STATION_NODE_IDS[key].replace('ns=1;', ''),
+          browseName,
+          dataType,
+          valueRank,
+          ...(valueRank === 1 ? { arrayDimensions: [0] } : {}),
+          minimumSamplingInterval: 0,
+          accessLevel: 'CurrentRead',
+          userAccessLevel: 'CurrentRead',
+        }),
+      );
+    };
+    add('sessionId', 'SessionId', 'String');
+    add('rolloutPhase', 'RolloutPhase', 'String');
+    add('rigStatus', 'RigStatus', 'String');
+    add('faults', 'Faults', 'String', 1);
+    add('faultCount', 'FaultCount', 'UInt32');
+  }
+
+  private show(state: StationState): void {
+    const str = (key: keyof typeof STATION_NODE_IDS, value: string): void => this.vars.get(key)!.setValueFromSource({ dataType: DataType.String, value });
+    str('sessionId', state.sessionId);
+    str('rolloutPhase', state.rolloutPhase);
+    str('rigStatus', state.rigStatus);
+    this.vars.get('faults')!.setValueFromSource({ dataType: DataType.String, arrayType: VariantArrayType.Array, value: [...state.faults] });
+    this.vars.get('faultCount')!.setValueFromSource({ dataType: DataType.UInt32, value: state.faults.length });
+  }
+
+  get endpointUrl(): string {
+    return this.server.getEndpointUrl();
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    await this.server.shutdown(0);
+  }
+}
