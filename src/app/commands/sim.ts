@@ -157,7 +157,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
         recorded = await recorder?.close({ outcome: result?.episode.outcome ?? 'not-run', status: result?.episode.status ?? 'not-run' });
       }
       const e = result.episode;
-      const counts = simRolloutCounts(e);
+      const counts = simRolloutCounts(e, task, layout);
       if (args.values.json) {
         io.out(
           `${JSON.stringify({ ...episodeSummary(e), counts: counts ?? {}, layoutSet: set.sha256, simCalibration: result.calibrationSha256, cameraFrames: result.cameraFrames, wallSeconds: result.wallMs / 1000, episodeFile: recorded?.file ?? null })}\n`,
