@@ -12,12 +12,14 @@ import { commands as rigModelCommands } from './commands/rig-model.js';
 import { commands as policyCommands } from './commands/policy.js';
 import { commands as cellCommands } from './commands/cell.js';
 import { commands as recordCommands } from './commands/record.js';
+import { commands as reportCommands } from './commands/report.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
   ...layoutCommands,
   ...scoreCommands,
   ...statsCommands,
+  ...reportCommands,
   ...simCommands,
   ...simQueueCommands,
   ...rigModelCommands,

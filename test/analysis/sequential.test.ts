@@ -16,13 +16,29 @@ test('no difference: the verdict is wrong at most α of the time, however often 
   // 80 times would be wrong far more often. Seeded, so the count is reproducible.
   const rng = createRng(7);
   let wrong = 0;
+  let naiveWrong = 0;
   const runs = 600;
   for (let run = 0; run < runs; run++) {
     const xs = Array.from({ length: 80 }, () => (progress(rng, 0.6) - progress(rng, 0.6) + 1) / 2);
     const path = bettingConfidenceSequencePath(xs, 0.05, 201);
     if (path.some((b) => b.lower > 0.5 || b.upper < 0.5)) wrong += 1;
+    // The same data through a fixed-N 95% z-interval, peeked at after every pair from the 5th on.
+    let sum = 0;
+    let sumSq = 0;
+    let peekedWrong = false;
+    xs.forEach((x, i) => {
+      sum += x;
+      sumSq += x * x;
+      const n = i + 1;
+      const m = sum / n;
+      const sd = Math.sqrt(Math.max(0, sumSq / n - m * m));
+      if (n >= 5 && sd > 0 && Math.abs(m - 0.5) > (1.96 * sd) / Math.sqrt(n)) peekedWrong = true;
+    });
+    if (peekedWrong) naiveWrong += 1;
   }
   assert.ok(wrong / runs <= 0.05, `decided wrongly in ${wrong} of ${runs} runs`);
+  // The check can catch a test that is not anytime-valid: peeking at a fixed-N interval is wrong far more often.
+  assert.ok(naiveWrong / runs > 0.1, `the peeked fixed-N interval was wrong in only ${naiveWrong} of ${runs}`);
 });
 
 test('a clear difference is decided early, for the better policy, and the sentence says to stop', () => {
