@@ -27,7 +27,7 @@ body{font-family:Georgia,"Times New Roman",serif;color:#222;max-width:940px;marg
 h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc;padding-bottom:3px}
 .meta{color:#555;font-size:13px;margin-bottom:12px}.meta code{font-size:12px}
 table{border-collapse:collapse;margin:8px 0 4px;font-size:13px;font-family:Helvetica,Arial,sans-serif}
-th,td{padding:4px 9px;border-bottom:1px solid #e3e3e3;text-align:right;vertical-align:top}
+th,td{padding:4px 9px;border-bottom:1px solid #e3e3e3;text-align:right;vertical-align:top;white-space:nowrap}td.w{white-space:normal}
 th{background:#f4f4f4;font-weight:600}td.l,th.l{text-align:left}
 figure{margin:10px 0}figcaption{font-size:13px;color:#444;font-family:Helvetica,Arial,sans-serif}
 .note{font-size:13px;color:#444;font-family:Helvetica,Arial,sans-serif}.warn{background:#fff6e0;border-left:4px solid #d09a1a;padding:6px 10px}
@@ -41,7 +41,7 @@ function policyRows(r: PairedReport): string {
       const s = p.sim?.tiers.at(-1);
       const re = p.real?.tiers.at(-1);
       const simAll = p.simAllLayouts?.tiers.at(-1);
-      return `<tr><td>${i + 1}</td><td class="l">${esc(p.label)}<div class="small">${esc(p.spec)}${p.checkpointSha256 ? ` · ${short(p.checkpointSha256)}` : ''}</div></td><td>${p.pairedLayouts}</td>
+      return `<tr><td>${i + 1}</td><td class="l w">${esc(p.label)}<div class="small">${esc(p.spec)}${p.checkpointSha256 ? ` · ${short(p.checkpointSha256)}` : ''}</div></td><td>${p.pairedLayouts}</td>
 <td>${n2(s?.meanProgress)}</td><td>${s ? ci(s.progressInterval.lower, s.progressInterval.upper) : '–'}</td>
 <td>${n2(re?.meanProgress)}</td><td>${re ? ci(re.progressInterval.lower, re.progressInterval.upper) : '–'}</td>
 <td>${re ? `${re.successes}/${re.rollouts}` : '–'}</td><td>${simAll ? `${n2(simAll.meanProgress)} <span class="small">(${simAll.layouts} layouts, ${simAll.rollouts} rollouts)</span>` : '–'}</td></tr>`;
@@ -91,22 +91,23 @@ export function renderReportHtml(r: PairedReport, meta: ReportMeta): string {
   const cvRows = r.policies
     .map((p) => {
       const cv = p.controlVariate;
-      if (!cv) return `<tr><td class="l">${esc(p.label)}</td><td class="l" colspan="7">${esc(p.controlVariateUnavailable ?? 'not available')}</td></tr>`;
-      const gain = cv.widthRatio === null ? '–' : `${pct(1 - cv.widthRatio)} narrower`;
+      if (!cv) return `<tr><td class="l">${esc(p.label)}</td><td class="l w" colspan="6">${esc(p.controlVariateUnavailable ?? 'not available')}</td></tr>`;
+      // A wider interval is no gain: sim does not track the real rig well enough on these layouts; read the real-only one.
+      const gain = cv.widthRatio === null ? '–' : cv.widthRatio < 1 ? `${pct(1 - cv.widthRatio)} narrower` : `no gain (${pct(cv.widthRatio - 1)} wider): read real only`;
       return `<tr><td class="l">${esc(p.label)}</td><td>${cv.pairedLayouts} / ${cv.simLayouts}</td><td>${n2(cv.realOnly.estimate)} ${ci(cv.realOnly.lower, cv.realOnly.upper)}</td><td>${n2(cv.estimate)} ${ci(cv.lower, cv.upper)}</td><td>${n2(cv.beta)}</td><td>${gain}</td><td>${cv.equivalentRealLayouts === null ? '–' : cv.equivalentRealLayouts.toFixed(1)}</td></tr>`;
     })
     .join('');
 
   const ab = r.abComparisons.length
     ? `<table><tr><th class="l">A</th><th class="l">B</th><th>pairs</th><th>mean A − B</th><th>anytime-valid 95%</th><th class="l">verdict</th></tr>${r.abComparisons
-        .map((a) => `<tr><td class="l">${esc(a.a)}</td><td class="l">${esc(a.b)}</td><td>${a.pairs}</td><td>${n2(a.verdict.meanDifference)}</td><td>${a.pairs ? ci(a.verdict.lower, a.verdict.upper) : '–'}</td><td class="l${a.verdict.decided ? ' decided' : ''}">${esc(a.verdict.sentence)}</td></tr>`)
+        .map((a) => `<tr><td class="l">${esc(a.a)}</td><td class="l">${esc(a.b)}</td><td>${a.pairs}</td><td>${n2(a.verdict.meanDifference)}</td><td>${a.pairs ? ci(a.verdict.lower, a.verdict.upper) : '–'}</td><td class="l w${a.verdict.decided ? ' decided' : ''}">${esc(a.verdict.sentence)}</td></tr>`)
         .join('')}</table>`
     : '<p class="note">Fewer than two policies with real rollouts: no A/B comparison.</p>';
 
   const fails = r.failures.rows.filter((f) => f.sim.objects + f.real.objects > 0);
   const failTable = fails.length
     ? `<table><tr><th class="l">tier</th><th class="l">object</th><th class="l">failure pattern</th><th>sim</th><th>share of sim objects</th><th>real</th><th>share of real objects</th></tr>${fails
-        .map((f) => `<tr><td class="l">${f.tier}</td><td class="l">${esc(f.kind)}</td><td class="l">${esc(PATTERN_WORDS[f.pattern] ?? f.pattern)}</td><td>${f.sim.objects}/${f.sim.of}</td><td>${f.sim.of ? pct(f.sim.share) : '–'}</td><td>${f.real.objects}/${f.real.of}</td><td>${f.real.of ? pct(f.real.share) : '–'}</td></tr>`)
+        .map((f) => `<tr><td class="l">${f.tier}</td><td class="l">${esc(f.kind)}</td><td class="l w">${esc(PATTERN_WORDS[f.pattern] ?? f.pattern)}</td><td>${f.sim.objects}/${f.sim.of}</td><td>${f.sim.of ? pct(f.sim.share) : '–'}</td><td>${f.real.objects}/${f.real.of}</td><td>${f.real.of ? pct(f.real.share) : '–'}</td></tr>`)
         .join('')}</table>`
     : '<p class="note">No failed objects in the scored rollouts.</p>';
   const ootTable = `<table><tr><th class="l">tier</th><th>sim rollouts out of time</th><th>real rollouts out of time</th></tr>${r.failures.outOfTime

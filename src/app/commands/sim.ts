@@ -116,7 +116,8 @@ ${CALIBRATION_HELP}
   --record DIR     write the episode file (the same MCAP format as rig rollouts; stamps are sim time
                    from the rollout's start; no camera topics) into DIR
   --json           print {"progress", "counts", "valid", "status", "outcome", "finalStateHash", "simCalibration", …};
-                   counts are the task's plus "offTable", the objects that ended off the table
+                   counts are the task's plus "offTable", the objects that ended off the table, and per object
+                   kind how each object ended ("objects:knocked-over:bottle-500ml", …; docs/report.md)
 
 Exit codes: 0 ran its length, 1 invalid or aborted, or the policy's own error ended it (still scored).
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
