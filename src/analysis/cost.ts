@@ -45,6 +45,9 @@ export interface PolicyCost {
   readonly realOnlyEquivalentRollouts: number | null;
   readonly perRealRollout: number | null;
   readonly perSimRollout: number | null;
+  /** The rollouts costed. */
+  readonly realRolloutIds: readonly number[];
+  readonly simRolloutIds: readonly number[];
 }
 
 export function checkCostConfig(c: CostConfig): void {
@@ -101,5 +104,7 @@ export function costLedger(
     realOnlyEquivalentRollouts: eqRollouts,
     perRealRollout: perReal,
     perSimRollout: sim.length ? simCost / sim.length : null,
+    realRolloutIds: real.map((r) => r.id),
+    simRolloutIds: sim.map((r) => r.id),
   };
 }

@@ -94,7 +94,7 @@ export function renderReportHtml(r: PairedReport, meta: ReportMeta): string {
       if (!cv) return `<tr><td class="l">${esc(p.label)}</td><td class="l w" colspan="6">${esc(p.controlVariateUnavailable ?? 'not available')}</td></tr>`;
       // A wider interval is no gain: sim does not track the real rig well enough on these layouts; read the real-only one.
       const gain = cv.widthRatio === null ? '–' : cv.widthRatio < 1 ? `${pct(1 - cv.widthRatio)} narrower` : `no gain (${pct(cv.widthRatio - 1)} wider): read real only`;
-      return `<tr><td class="l">${esc(p.label)}</td><td>${cv.pairedLayouts} / ${cv.simLayouts}</td><td>${n2(cv.realOnly.estimate)} ${ci(cv.realOnly.lower, cv.realOnly.upper)}</td><td>${n2(cv.estimate)} ${ci(cv.lower, cv.upper)}</td><td>${n2(cv.beta)}</td><td>${gain}</td><td>${cv.equivalentRealLayouts === null ? '–' : cv.equivalentRealLayouts.toFixed(1)}</td></tr>`;
+      return `<tr><td class="l">${esc(p.label)}</td><td>${cv.pairedLayouts} / ${cv.simLayouts}</td><td>${n2(cv.realOnly.estimate)} ${ci(cv.realOnly.lower, cv.realOnly.upper)}</td><td>${n2(cv.estimate)} ${ci(cv.lower, cv.upper)}</td><td>${n2(cv.beta)}</td><td class="w">${gain}</td><td>${cv.equivalentRealLayouts === null ? '–' : cv.equivalentRealLayouts.toFixed(1)}</td></tr>`;
     })
     .join('');
 
