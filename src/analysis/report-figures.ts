@@ -195,7 +195,8 @@ function niceStep(raw: number): number {
 }
 
 export function reportFigures(report: PairedReport): Figure[] {
-  const figs = [scatterFigure(report), tierBarsFigure(report)];
+  // Nothing paired, nothing to draw: the report's text says why instead of showing empty axes.
+  const figs = report.policies.some((p) => p.real && p.sim) ? [scatterFigure(report), tierBarsFigure(report)] : [];
   if (report.policies.some((p) => p.controlVariate)) figs.push(controlVariateFigure(report));
   if (report.cost.curve.length > 0) figs.push(costFigure(report));
   return figs;

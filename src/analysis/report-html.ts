@@ -28,7 +28,7 @@ h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bott
 .meta{color:#555;font-size:13px;margin-bottom:12px}.meta code{font-size:12px}
 table{border-collapse:collapse;margin:8px 0 4px;font-size:13px;font-family:Helvetica,Arial,sans-serif}
 th,td{padding:4px 9px;border-bottom:1px solid #e3e3e3;text-align:right;vertical-align:top;white-space:nowrap}td.w{white-space:normal}
-th{background:#f4f4f4;font-weight:600}td.l,th.l{text-align:left}
+th{background:#f4f4f4;font-weight:600;white-space:normal}td.l,th.l{text-align:left}
 figure{margin:10px 0}figcaption{font-size:13px;color:#444;font-family:Helvetica,Arial,sans-serif}
 .note{font-size:13px;color:#444;font-family:Helvetica,Arial,sans-serif}.warn{background:#fff6e0;border-left:4px solid #d09a1a;padding:6px 10px}
 .decided{font-weight:600}.small{font-size:12px;color:#666}
