@@ -14,12 +14,14 @@ import { commands as cellCommands } from './commands/cell.js';
 import { commands as recordCommands } from './commands/record.js';
 import { commands as projectorCommands } from './commands/projector.js';
 import { commands as cellIoCommands } from './commands/cell-io.js';
+import { commands as reportCommands } from './commands/report.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
   ...layoutCommands,
   ...scoreCommands,
   ...statsCommands,
+  ...reportCommands,
   ...simCommands,
   ...simQueueCommands,
   ...rigModelCommands,

@@ -16,6 +16,7 @@ import type { Renderer } from './render/renderer.js';
 import { ChromiumRenderer } from './render/chromium-renderer.js';
 import { createScene, SceneError, type SimScene } from './scene.js';
 import { SimRig } from './sim-rig.js';
+import { objectOutcomeCounts, objectOutcomes } from '../tasks/object-outcomes.js';
 
 /** Control rate of sim rollouts unless asked otherwise (ALOHA-style policies run at 50 Hz). */
 export const DEFAULT_SIM_CONTROL_HZ = 50;
@@ -55,12 +56,15 @@ export interface SimRolloutResult {
 /**
  * The counts a sim rollout reports and stores: the task's own scoring counts plus `offTable`,
  * the objects that ended off the table (knocked or dropped off the edge). The task's scoring
- * does not change; undefined when the rollout was not scored.
+ * does not change; undefined when the rollout was not scored. Also, per object kind, how many
+ * objects ended each way (src/tasks/object-outcomes.ts: "objects:knocked-over:bottle-500ml").
  */
-export function simRolloutCounts(episode: Episode): Record<string, number> | undefined {
+export function simRolloutCounts(episode: Episode, task: TaskDefinition, layout: Layout): Record<string, number> | undefined {
   if (!episode.progress) return undefined;
-  const offTable = (episode.endStates ?? []).filter((e) => e.offTable === true).length;
-  return { ...episode.progress.counts, offTable };
+  const endStates = episode.endStates ?? [];
+  const offTable = endStates.filter((e) => e.offTable === true).length;
+  // How each object ended, per object kind: the failure breakdown reads these from stored rows.
+  return { ...episode.progress.counts, offTable, ...objectOutcomeCounts(objectOutcomes(task, layout, endStates)) };
 }
 
 export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRolloutResult> {

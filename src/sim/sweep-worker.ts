@@ -44,7 +44,7 @@ async function run(job: SweepJob): Promise<void> {
       reason: e.reason,
       error: e.error,
       progress: e.progress?.progress,
-      counts: simRolloutCounts(e),
+      counts: simRolloutCounts(e, task, layout),
       finalStateHash: e.finalStateHash,
       episodeSeconds: e.episodeSeconds,
       controlHz: e.controlHz,

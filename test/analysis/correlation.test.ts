@@ -46,8 +46,11 @@ test('MMRV compares strictly, as SIMPLER does: a sim tie against a real order is
 
 test('SIMPLER’s published per-task values come out of the same inputs', () => {
   // Real and SIMPLER-sim success rates of six Google-robot policies (rt-2-x, rt-1-converged, rt-1-15pct,
-  // rt-1-x, rt-1-begin, octo-base) from SIMPLER's metrics module; published: open drawer MMRV 0.000 / r 0.983,
-  // close drawer 0.123 / 0.771, move near 0.111 / 0.856.
+  // rt-1-x, rt-1-begin, octo-base): SIMPLER's published success tables as its authors ship them, REAL_PERF and
+  // SIMPLER_PERF in simpler-env/SimplerEnv simpler_env/utils/metrics.py (commit 6f5a5f7). Published per-task
+  // values (Li et al., "Evaluating Real-World Robot Manipulation Policies in Simulation", 2024, as quoted in
+  // ../shared/reference/evaluation.md; the paper's table text itself was not in the searchable corpora):
+  // open drawer MMRV 0.000 / r 0.983, close drawer 0.123 / 0.771, move near 0.111 / 0.856.
   const openDrawer = pairs([0.157, 0.601, 0.463, 0.296, 0.0, 0.009], [0.333, 0.815, 0.704, 0.519, 0.0, 0.148]);
   const closeDrawer = pairs([0.343, 0.861, 0.667, 0.891, 0.278, 0.444], [0.63, 0.926, 0.889, 0.741, 0.0, 0.519]);
   const moveNear = pairs([0.779, 0.442, 0.354, 0.317, 0.05, 0.042], [0.733, 0.633, 0.583, 0.45, 0.017, 0.35]);

@@ -39,7 +39,8 @@ test('a bottle that falls off the table edge is counted as offTable in rollout -
     assert.equal(one.code, 0, one.stderr);
     const r = JSON.parse(one.stdout);
     assert.equal(r.valid, true, 'a bottle off the table is a policy failure, not a blow-up');
-    assert.deepEqual(r.counts, { inBin: 0, target: 2, offTable: 1 });
+    // Per object kind, how each object ended: one bottle off the table, the other left where it stood.
+    assert.deepEqual(r.counts, { inBin: 0, target: 2, offTable: 1, 'objects:off-table:bottle-500ml': 1, 'objects:left-undone:bottle-500ml': 1 });
 
     assert.equal(sweep.code, 0, sweep.stderr);
     const table = sweep.stdout.split('\n');
@@ -53,8 +54,8 @@ test('a bottle that falls off the table edge is counted as offTable in rollout -
     try {
       const rows = store.listRollouts({});
       assert.deepEqual(rows.map((x) => [x.layoutIndex, x.status, x.counts]).sort(), [
-        [0, 'valid', { inBin: 0, target: 1, offTable: 0 }],
-        [1, 'valid', { inBin: 0, target: 2, offTable: 1 }],
+        [0, 'valid', { inBin: 0, target: 1, offTable: 0, 'objects:left-undone:bottle-500ml': 1 }],
+        [1, 'valid', { inBin: 0, target: 2, offTable: 1, 'objects:off-table:bottle-500ml': 1, 'objects:left-undone:bottle-500ml': 1 }],
       ]);
     } finally {
       store.close();

@@ -116,7 +116,8 @@ ${CALIBRATION_HELP}
   --record DIR     write the episode file (the same MCAP format as rig rollouts; stamps are sim time
                    from the rollout's start; no camera topics) into DIR
   --json           print {"progress", "counts", "valid", "status", "outcome", "finalStateHash", "simCalibration", …};
-                   counts are the task's plus "offTable", the objects that ended off the table
+                   counts are the task's plus "offTable", the objects that ended off the table, and per object
+                   kind how each object ended ("objects:knocked-over:bottle-500ml", …; docs/report.md)
 
 Exit codes: 0 ran its length, 1 invalid or aborted, or the policy's own error ended it (still scored).
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
@@ -157,7 +158,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
         recorded = await recorder?.close({ outcome: result?.episode.outcome ?? 'not-run', status: result?.episode.status ?? 'not-run' });
       }
       const e = result.episode;
-      const counts = simRolloutCounts(e);
+      const counts = simRolloutCounts(e, task, layout);
       if (args.values.json) {
         io.out(
           `${JSON.stringify({ ...episodeSummary(e), counts: counts ?? {}, layoutSet: set.sha256, simCalibration: result.calibrationSha256, cameraFrames: result.cameraFrames, wallSeconds: result.wallMs / 1000, episodeFile: recorded?.file ?? null })}\n`,

@@ -1,0 +1,501 @@
+/**
+ * The paired sim/real report's data: every number `tandem report` prints, draws and writes as
+ * JSON, computed from plain rollout rows (the app reads them from the store), each traceable to
+ * the rollout ids behind it. Pure: the station UI's compare view can call the same function.
+ *
+ * Pairing: a real rollout pairs with the sim rollouts of the same policy (spec + checkpoint),
+ * layout set and layout index, run with one sim calibration. Nothing is pooled silently:
+ * unscored real rollouts, invalid/aborted ones, other calibrations and unpaired policies are
+ * listed with the reason, and a comparison that cannot be made says why instead of a number.
+ */
+import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
+import { objectOutcomes, parseObjectOutcomeCounts, type ObjectOutcome } from '../tasks/object-outcomes.js';
+import { createRng } from '../layouts/random.js';
+import { quantileSorted } from './bootstrap.js';
+import { mmrv, pearson, type PolicyPair } from './correlation.js';
+import { summarizeByTier, type TierSummary } from './tier-summary.js';
+import { controlVariateMean, type ControlVariateEstimate } from './control-variate.js';
+import { sequentialVerdict, type SequentialVerdict } from './sequential.js';
+import { costLedger, DEFAULT_COST_CONFIG, type CostConfig, type PolicyCost } from './cost.js';
+
+/** What the report needs of one stored rollout. */
+export interface ReportRollout {
+  readonly id: number;
+  readonly kind: 'sim' | 'real';
+  /** Which policy (the report's key for its spec + checkpoint). */
+  readonly policy: string;
+  readonly layoutIndex: number;
+  readonly tier: number;
+  readonly status: 'valid' | 'invalid' | 'aborted';
+  /** Why it ended (EPISODE_OUTCOMES code), null when not recorded. */
+  readonly outcome: string | null;
+  readonly statusReason?: string | null;
+  /** The operator's latest score, or the sim's own; null when a valid real rollout awaits its score. */
+  readonly progress: number | null;
+  /** The calibration this side ran with: the sim calibration hash for sim, the real side's calibration set for real ('' for none). */
+  readonly calibration: string;
+  readonly durationS: number | null;
+  /** Operator time spent on this rollout (placing, resetting, scoring), when a session recorded it. */
+  readonly operatorSeconds?: number | null;
+  /** Real: the latest score's end states. */
+  readonly endStates?: readonly ObjectEndState[] | null;
+  /** Sim: the stored counts (with per-object outcome counts since they are kept). */
+  readonly counts?: Readonly<Record<string, number>> | null;
+  readonly startedAt?: string;
+}
+
+export interface ReportPolicy {
+  readonly key: string;
+  /** What people call it in the report (name, or name #id when two share a name). */
+  readonly label: string;
+  readonly spec: string;
+  readonly checkpointSha256: string | null;
+}
+
+export interface ReportInput {
+  readonly task: TaskDefinition;
+  readonly layoutSet: { readonly sha256: string; readonly layouts: readonly Layout[] };
+  readonly policies: readonly ReportPolicy[];
+  readonly rollouts: readonly ReportRollout[];
+  /** Use only sim rollouts run with this calibration (required when several are present). */
+  readonly simCalibration?: string;
+  /** Use only real rollouts with this calibration set (required when several are present). */
+  readonly realCalibration?: string;
+  readonly cost?: Partial<CostConfig>;
+  readonly seed?: number;
+  readonly resamples?: number;
+}
+
+/** A report that cannot be made as asked: one sentence an operator can act on. */
+export class ReportInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReportInputError';
+  }
+}
+
+export interface LayoutPair {
+  readonly layoutIndex: number;
+  readonly tier: number;
+  readonly sim: number | null;
+  readonly simRolloutIds: readonly number[];
+  readonly real: number | null;
+  readonly realRolloutIds: readonly number[];
+}
+
+export interface SideSummary {
+  /** Per tier and 'all'; layouts restricted as the field says. */
+  readonly tiers: readonly TierSummary[];
+  readonly rolloutIds: readonly number[];
+}
+
+export interface PolicyReport {
+  readonly key: string;
+  readonly label: string;
+  readonly spec: string;
+  readonly checkpointSha256: string | null;
+  /** Per layout: sim (repeats averaged) and real (rollouts averaged). */
+  readonly layouts: readonly LayoutPair[];
+  readonly pairedLayouts: number;
+  /** Real and sim on the paired layouts only: the numbers that are compared. */
+  readonly real: SideSummary | null;
+  readonly sim: SideSummary | null;
+  /** Sim on every layout it ran (what the control variate's second mean uses). */
+  readonly simAllLayouts: SideSummary | null;
+  readonly controlVariate: ControlVariateEstimate | null;
+  readonly controlVariateUnavailable?: string;
+  readonly cost: PolicyCost;
+}
+
+export interface RankViolation {
+  readonly policy: string;
+  readonly against: string;
+  readonly sim: number;
+  readonly againstSim: number;
+  readonly real: number;
+  readonly againstReal: number;
+  /** |real − againstReal|: what MMRV counts. */
+  readonly size: number;
+  /** True when it is the largest for `policy` (the one MMRV averages). */
+  readonly drivesMmrv: boolean;
+}
+
+export interface CorrelationReport {
+  readonly policies: number;
+  readonly pairs: readonly (PolicyPair & { readonly layouts: number })[];
+  readonly pearson: { readonly r: number | null; readonly undefinedBecause?: string; readonly lower: number | null; readonly upper: number | null };
+  readonly mmrv: { readonly value: number; readonly lower: number; readonly upper: number };
+  readonly violations: readonly RankViolation[];
+  readonly bootstrap: { readonly resamples: number; readonly used: number; readonly seed: number; readonly unit: 'layout' };
+}
+
+export interface FailureRow {
+  readonly tier: number;
+  readonly kind: string;
+  readonly pattern: ObjectOutcome;
+  readonly sim: { readonly objects: number; readonly of: number; readonly share: number; readonly rolloutIds: readonly number[] };
+  readonly real: { readonly objects: number; readonly of: number; readonly share: number; readonly rolloutIds: readonly number[] };
+}
+
+export interface OutOfTimeRow {
+  readonly tier: number;
+  readonly sim: { readonly rollouts: number; readonly of: number; readonly rolloutIds: readonly number[] };
+  readonly real: { readonly rollouts: number; readonly of: number; readonly rolloutIds: readonly number[] };
+}
+
+export interface AbComparison {
+  readonly a: string;
+  readonly b: string;
+  /** Real rollouts of both on the same layouts, in the order B's rollout finished. */
+  readonly pairs: number;
+  readonly verdict: SequentialVerdict;
+  readonly rolloutIds: readonly (readonly [number, number])[];
+}
+
+export interface SegregatedRollouts {
+  readonly awaitingScore: readonly number[];
+  readonly invalidOrAborted: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly policy: string; readonly status: string; readonly reason: string }[];
+  readonly otherCalibration: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly calibration: string }[];
+  readonly unpairedPolicies: readonly { readonly policy: string; readonly reason: string }[];
+  /** Sim rollouts stored before per-object outcome counts were kept: not in the failure breakdown. */
+  readonly simWithoutObjectCounts: readonly number[];
+}
+
+export interface PairedReport {
+  readonly task: string;
+  readonly layoutSet: string;
+  readonly simCalibration: string | null;
+  readonly realCalibration: string | null;
+  readonly seed: number;
+  readonly policies: readonly PolicyReport[];
+  readonly correlation: CorrelationReport | null;
+  readonly correlationUnavailable?: string;
+  readonly abComparisons: readonly AbComparison[];
+  readonly failures: { readonly rows: readonly FailureRow[]; readonly outOfTime: readonly OutOfTimeRow[]; readonly notes: readonly string[] };
+  readonly cost: { readonly config: CostConfig; readonly curve: readonly CostCurvePoint[] };
+  readonly segregated: SegregatedRollouts;
+}
+
+export interface CostCurvePoint {
+  readonly policy: string;
+  /** Cumulative cost through this policy (in the order given), each regime. */
+  readonly realOnlyCost: number;
+  readonly simEnabledCost: number;
+  /** Real progress: real-only mean, and the sim-enabled (control-variate) estimate. */
+  readonly realOnlyProgress: number;
+  readonly simEnabledProgress: number;
+}
+
+export const MIN_POLICIES_FOR_CORRELATION = 3;
+
+const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+const short = (h: string): string => (h === '' ? 'none' : `${h.slice(0, 12)}…`);
+
+/** The calibration to use for one side: the one given, or the only one present; refuses a mix. */
+function pickCalibration(rows: readonly ReportRollout[], kind: 'sim' | 'real', asked: string | undefined): string | null {
+  const present = [...new Set(rows.filter((r) => r.kind === kind).map((r) => r.calibration))];
+  if (asked !== undefined) {
+    if (!present.includes(asked)) throw new ReportInputError(`No ${kind} rollout of these policies ran with calibration ${short(asked)}; present: ${present.map(short).join(', ') || 'none'}.`);
+    return asked;
+  }
+  if (present.length > 1) {
+    const flag = kind === 'sim' ? '--sim-calibration' : '--real-calibration';
+    throw new ReportInputError(`The ${kind} rollouts of these policies ran with ${present.length} different calibrations (${present.map(short).join(', ')}); one comparison uses one: pick it with ${flag} SHA256.`);
+  }
+  return present[0] ?? null;
+}
+
+function tierSummary(rows: readonly ReportRollout[], seed: number): SideSummary | null {
+  if (rows.length === 0) return null;
+  return { tiers: summarizeByTier(rows.map((r) => ({ tier: r.tier, progress: r.progress!, layoutIndex: r.layoutIndex })), { seed }), rolloutIds: rows.map((r) => r.id) };
+}
+
+export function buildPairedReport(input: ReportInput): PairedReport {
+  const seed = input.seed ?? 1;
+  const resamples = input.resamples ?? 4000;
+  const costConfig: CostConfig = { ...DEFAULT_COST_CONFIG, ...input.cost };
+  const keys = new Set(input.policies.map((p) => p.key));
+  if (input.policies.length === 0) throw new ReportInputError('Name at least one policy for the report.');
+  const rows = input.rollouts.filter((r) => keys.has(r.policy));
+  const layoutCount = input.layoutSet.layouts.length;
+  for (const r of rows) {
+    if (!(r.layoutIndex >= 0 && r.layoutIndex < layoutCount)) throw new ReportInputError(`Rollout ${r.id} names layout ${r.layoutIndex}, which layout set ${short(input.layoutSet.sha256)} does not have (0 to ${layoutCount - 1}).`);
+  }
+  const invalidOrAborted = rows.filter((r) => r.status !== 'valid');
+  const valid = rows.filter((r) => r.status === 'valid');
+  const simCalibration = pickCalibration(valid, 'sim', input.simCalibration);
+  const realCalibration = pickCalibration(valid, 'real', input.realCalibration);
+  const otherCalibration = valid.filter((r) => r.calibration !== (r.kind === 'sim' ? simCalibration : realCalibration));
+  const inCalibration = valid.filter((r) => r.calibration === (r.kind === 'sim' ? simCalibration : realCalibration));
+  const awaitingScore = inCalibration.filter((r) => r.progress === null);
+  const scored = inCalibration.filter((r) => r.progress !== null);
+
+  const label = new Map(input.policies.map((p) => [p.key, p.label]));
+  const policies: PolicyReport[] = [];
+  const unpaired: { policy: string; reason: string }[] = [];
+  for (const p of input.policies) {
+    const mine = scored.filter((r) => r.policy === p.key);
+    const byLayout = new Map<number, { sim: ReportRollout[]; real: ReportRollout[] }>();
+    for (const r of mine) {
+      let e = byLayout.get(r.layoutIndex);
+      if (!e) byLayout.set(r.layoutIndex, (e = { sim: [], real: [] }));
+      e[r.kind].push(r);
+    }
+    const layouts: LayoutPair[] = [...byLayout.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([layoutIndex, e]) => ({
+        layoutIndex,
+        tier: input.layoutSet.layouts[layoutIndex].tier,
+        sim: e.sim.length ? mean(e.sim.map((r) => r.progress!)) : null,
+        simRolloutIds: e.sim.map((r) => r.id),
+        real: e.real.length ? mean(e.real.map((r) => r.progress!)) : null,
+        realRolloutIds: e.real.map((r) => r.id),
+      }));
+    const paired = layouts.filter((l) => l.sim !== null && l.real !== null);
+    const pairedSet = new Set(paired.map((l) => l.layoutIndex));
+    const realRows = mine.filter((r) => r.kind === 'real' && pairedSet.has(r.layoutIndex));
+    const simRows = mine.filter((r) => r.kind === 'sim' && pairedSet.has(r.layoutIndex));
+    const simAll = mine.filter((r) => r.kind === 'sim');
+    if (paired.length === 0) {
+      const hasSim = simAll.length > 0;
+      const hasReal = mine.some((r) => r.kind === 'real');
+      unpaired.push({
+        policy: p.label,
+        reason: !hasSim && !hasReal ? 'no scored rollouts on this layout set' : !hasSim ? 'real rollouts only, no sim sweep on this layout set' : !hasReal ? 'sim rollouts only, no scored real rollout' : 'its sim and real rollouts share no layout',
+      });
+    }
+    let controlVariate: ControlVariateEstimate | null = null;
+    let controlVariateUnavailable: string | undefined;
+    if (paired.length >= 2) {
+      const simOnly = layouts.filter((l) => l.sim !== null && l.real === null).map((l) => l.sim!);
+      controlVariate = controlVariateMean(
+        paired.map((l) => ({ real: l.real!, sim: l.sim! })),
+        simOnly,
+        { seed, resamples },
+      );
+    } else {
+      controlVariateUnavailable = `needs at least 2 layouts with both real and sim results; ${p.label} has ${paired.length}`;
+    }
+    const realAll = mine.filter((r) => r.kind === 'real');
+    policies.push({
+      key: p.key,
+      label: p.label,
+      spec: p.spec,
+      checkpointSha256: p.checkpointSha256,
+      layouts,
+      pairedLayouts: paired.length,
+      real: tierSummary(realRows, seed),
+      sim: tierSummary(simRows, seed),
+      simAllLayouts: tierSummary(simAll, seed),
+      controlVariate,
+      ...(controlVariateUnavailable ? { controlVariateUnavailable } : {}),
+      cost: costLedger(
+        realAll.map((r) => ({ id: r.id, durationS: r.durationS, operatorSeconds: r.operatorSeconds ?? null })),
+        simAll.map((r) => ({ id: r.id, durationS: r.durationS })),
+        costConfig,
+        controlVariate?.equivalentRealLayouts ?? null,
+        paired.length,
+      ),
+    });
+  }
+
+  const pairedPolicies = policies.filter((p) => p.pairedLayouts > 0);
+  let correlation: CorrelationReport | null = null;
+  let correlationUnavailable: string | undefined;
+  if (pairedPolicies.length < MIN_POLICIES_FOR_CORRELATION) {
+    correlationUnavailable = `Correlating sim with real needs at least ${MIN_POLICIES_FOR_CORRELATION} policies with paired results; ${pairedPolicies.length === 0 ? 'none has' : `only ${pairedPolicies.map((p) => p.label).join(', ')} ${pairedPolicies.length === 1 ? 'has' : 'have'}`} them.`;
+  } else {
+    correlation = correlate(pairedPolicies, seed, resamples);
+  }
+
+  return {
+    task: input.task.id,
+    layoutSet: input.layoutSet.sha256,
+    simCalibration,
+    realCalibration,
+    seed,
+    policies,
+    correlation,
+    ...(correlationUnavailable ? { correlationUnavailable } : {}),
+    abComparisons: abComparisons(pairedPolicies, scored, label),
+    failures: failureBreakdown(input.task, input.layoutSet.layouts, scored),
+    cost: { config: costConfig, curve: costCurve(policies) },
+    segregated: {
+      awaitingScore: awaitingScore.map((r) => r.id),
+      invalidOrAborted: invalidOrAborted.map((r) => ({ id: r.id, kind: r.kind, policy: label.get(r.policy) ?? r.policy, status: r.status, reason: r.statusReason ?? r.outcome ?? r.status })),
+      otherCalibration: otherCalibration.map((r) => ({ id: r.id, kind: r.kind, calibration: r.calibration })),
+      unpairedPolicies: unpaired,
+      simWithoutObjectCounts: scored.filter((r) => r.kind === 'sim' && !(r.counts && parseObjectOutcomeCounts(r.counts))).map((r) => r.id),
+    },
+  };
+}
+
+function pairedMeans(p: PolicyReport, draw?: readonly number[]): { sim: number; real: number; layouts: number } | null {
+  const paired = p.layouts.filter((l) => l.sim !== null && l.real !== null);
+  const byIndex = new Map(paired.map((l) => [l.layoutIndex, l]));
+  const chosen = draw ? draw.map((i) => byIndex.get(i)).filter((l): l is LayoutPair => l !== undefined) : paired;
+  if (chosen.length === 0) return null;
+  return { sim: mean(chosen.map((l) => l.sim!)), real: mean(chosen.map((l) => l.real!)), layouts: chosen.length };
+}
+
+/** Pearson r and MMRV over policies, with a bootstrap that resamples layouts jointly for every policy. */
+function correlate(policies: readonly PolicyReport[], seed: number, resamples: number): CorrelationReport {
+  const pairs = policies.map((p) => {
+    const m = pairedMeans(p)!;
+    return { policy: p.label, sim: m.sim, real: m.real, layouts: m.layouts };
+  });
+  const r = pearson(pairs);
+  const m = mmrv(pairs);
+  const universe = [...new Set(policies.flatMap((p) => p.layouts.filter((l) => l.sim !== null && l.real !== null).map((l) => l.layoutIndex)))].sort((a, b) => a - b);
+  const rng = createRng(seed ^ 0x5ca1ab1e);
+  const rs: number[] = [];
+  const ms: number[] = [];
+  for (let b = 0; b < resamples; b++) {
+    const draw = universe.map(() => universe[Math.floor(rng.next() * universe.length)]);
+    const rp: PolicyPair[] = [];
+    for (const p of policies) {
+      const mm = pairedMeans(p, draw);
+      if (mm) rp.push({ policy: p.label, sim: mm.sim, real: mm.real });
+    }
+    // A resample that drew none of some policy's layouts cannot say anything about it: skip it.
+    if (rp.length !== policies.length) continue;
+    ms.push(mmrv(rp));
+    const pr = pearson(rp);
+    if (pr.r !== null) rs.push(pr.r);
+  }
+  rs.sort((a, b) => a - b);
+  ms.sort((a, b) => a - b);
+  const violations: RankViolation[] = [];
+  for (const a of pairs) {
+    let worst = 0;
+    const mine: RankViolation[] = [];
+    for (const b of pairs) {
+      if (a.sim > b.sim !== a.real > b.real) {
+        const size = Math.abs(a.real - b.real);
+        worst = Math.max(worst, size);
+        mine.push({ policy: a.policy, against: b.policy, sim: a.sim, againstSim: b.sim, real: a.real, againstReal: b.real, size, drivesMmrv: false });
+      }
+    }
+    let marked = false;
+    for (const v of mine.sort((x, y) => y.size - x.size)) {
+      const drives: boolean = !marked && v.size === worst;
+      marked ||= drives;
+      violations.push({ ...v, drivesMmrv: drives });
+    }
+  }
+  return {
+    policies: pairs.length,
+    pairs,
+    pearson: { r: r.r, ...(r.undefinedBecause ? { undefinedBecause: r.undefinedBecause } : {}), lower: rs.length ? quantileSorted(rs, 0.025) : null, upper: rs.length ? quantileSorted(rs, 0.975) : null },
+    mmrv: { value: m, lower: ms.length ? quantileSorted(ms, 0.025) : m, upper: ms.length ? quantileSorted(ms, 0.975) : m },
+    violations,
+    bootstrap: { resamples, used: ms.length, seed, unit: 'layout' },
+  };
+}
+
+/**
+ * The sequential A/B verdict for neighbouring policies (by real mean) from their real rollouts
+ * on shared layouts, one pair per layout, taken in the order the later rollout of the pair ran.
+ */
+function abComparisons(policies: readonly PolicyReport[], scored: readonly ReportRollout[], label: Map<string, string>): AbComparison[] {
+  const ranked = [...policies].filter((p) => p.real).sort((x, y) => (y.real!.tiers.at(-1)!.meanProgress - x.real!.tiers.at(-1)!.meanProgress));
+  const out: AbComparison[] = [];
+  for (let i = 0; i + 1 < ranked.length; i++) {
+    const a = ranked[i];
+    const b = ranked[i + 1];
+    const realOf = (key: string) => {
+      const m = new Map<number, ReportRollout>();
+      for (const r of scored) if (r.kind === 'real' && r.policy === key && !m.has(r.layoutIndex)) m.set(r.layoutIndex, r);
+      return m;
+    };
+    const ra = realOf(a.key);
+    const rb = realOf(b.key);
+    const shared = [...ra.keys()].filter((k) => rb.has(k)).map((k) => [ra.get(k)!, rb.get(k)!] as const);
+    shared.sort((x, y) => Math.max(x[0].id, x[1].id) - Math.max(y[0].id, y[1].id));
+    const verdict = sequentialVerdict(
+      shared.map(([x, y]) => ({ a: x.progress!, b: y.progress! })),
+      { names: { a: label.get(a.key) ?? a.key, b: label.get(b.key) ?? b.key } },
+    );
+    out.push({ a: a.label, b: b.label, pairs: shared.length, verdict, rolloutIds: shared.map(([x, y]) => [x.id, y.id] as const) });
+  }
+  return out;
+}
+
+const PATTERNS: readonly ObjectOutcome[] = ['off-table', 'knocked-over', 'left-undone'];
+
+function failureBreakdown(task: TaskDefinition, layouts: readonly Layout[], scored: readonly ReportRollout[]): PairedReport['failures'] {
+  type Cell = { objects: number; rolloutIds: Set<number> };
+  const cells = new Map<string, { sim: Cell; real: Cell }>();
+  const totals = new Map<string, { sim: number; real: number }>();
+  const key = (tier: number, kind: string): string => `${tier}\u0000${kind}`;
+  const add = (r: ReportRollout, outcome: ObjectOutcome, kind: string, n: number): void => {
+    const tk = key(r.tier, kind);
+    const t = totals.get(tk) ?? { sim: 0, real: 0 };
+    if (outcome !== 'not-a-target') t[r.kind] += n;
+    totals.set(tk, t);
+    if (!PATTERNS.includes(outcome)) return;
+    const ck = `${tk}\u0000${outcome}`;
+    let c = cells.get(ck);
+    if (!c) cells.set(ck, (c = { sim: { objects: 0, rolloutIds: new Set() }, real: { objects: 0, rolloutIds: new Set() } }));
+    c[r.kind].objects += n;
+    if (n > 0) c[r.kind].rolloutIds.add(r.id);
+  };
+  const notes: string[] = [];
+  let realWithoutEndStates = 0;
+  for (const r of scored) {
+    if (r.kind === 'real') {
+      if (!r.endStates || r.endStates.length === 0) {
+        realWithoutEndStates += 1;
+        continue;
+      }
+      for (const o of objectOutcomes(task, layouts[r.layoutIndex], r.endStates)) add(r, o.outcome, o.kind, 1);
+    } else {
+      const parsed = r.counts ? parseObjectOutcomeCounts(r.counts) : undefined;
+      if (!parsed) continue;
+      for (const o of parsed) add(r, o.outcome, o.kind, o.n);
+    }
+  }
+  if (realWithoutEndStates > 0) notes.push(`${realWithoutEndStates} real rollout${realWithoutEndStates === 1 ? ' was' : 's were'} scored without per-object end states and ${realWithoutEndStates === 1 ? 'is' : 'are'} not in the breakdown.`);
+  notes.push(
+    "'Never grasped' and 'dropped in transit' cannot be told apart from an end state: both leave the object on the table, not done ('left undone'). Telling them apart needs per-object task events (grasped, released), which tandem does not record yet (a sim-v2 item).",
+  );
+  const rows: FailureRow[] = [];
+  for (const [ck, c] of cells) {
+    const [tier, kind, pattern] = ck.split('\u0000');
+    const t = totals.get(key(Number(tier), kind))!;
+    rows.push({
+      tier: Number(tier),
+      kind,
+      pattern: pattern as ObjectOutcome,
+      sim: { objects: c.sim.objects, of: t.sim, share: t.sim ? c.sim.objects / t.sim : 0, rolloutIds: [...c.sim.rolloutIds] },
+      real: { objects: c.real.objects, of: t.real, share: t.real ? c.real.objects / t.real : 0, rolloutIds: [...c.real.rolloutIds] },
+    });
+  }
+  rows.sort((a, b) => a.tier - b.tier || a.kind.localeCompare(b.kind) || Math.max(b.sim.share, b.real.share) - Math.max(a.sim.share, a.real.share));
+  // Out of time: the episode ran its full length and the task was not done.
+  const tiers = [...new Set(scored.map((r) => r.tier))].sort((a, b) => a - b);
+  const outOfTime = tiers.map((tier) => {
+    const side = (kind: 'sim' | 'real') => {
+      const all = scored.filter((r) => r.kind === kind && r.tier === tier);
+      const late = all.filter((r) => r.outcome === 'completed' && r.progress! < 1);
+      return { rollouts: late.length, of: all.length, rolloutIds: late.map((r) => r.id) };
+    };
+    return { tier, sim: side('sim'), real: side('real') };
+  });
+  return { rows, outOfTime, notes };
+}
+
+/** Policies in the order given (iterations), cumulative cost of evaluating each way. */
+function costCurve(policies: readonly PolicyReport[]): CostCurvePoint[] {
+  let realOnly = 0;
+  let simEnabled = 0;
+  const out: CostCurvePoint[] = [];
+  for (const p of policies) {
+    if (!p.real) continue;
+    realOnly += p.cost.realOnlyEquivalentCost ?? p.cost.realCost;
+    simEnabled += p.cost.realCost + p.cost.simCost;
+    const all = p.real.tiers.at(-1)!;
+    out.push({ policy: p.label, realOnlyCost: realOnly, simEnabledCost: simEnabled, realOnlyProgress: all.meanProgress, simEnabledProgress: p.controlVariate?.estimate ?? all.meanProgress });
+  }
+  return out;
+}

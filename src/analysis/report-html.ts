@@ -1,0 +1,169 @@
+/**
+ * The paired report as one self-contained HTML file: inline SVG figures, inline CSS, no scripts,
+ * nothing fetched. Every table row names the rollouts behind it in the JSON (`--json`); the HTML
+ * says how many and where they were left out.
+ */
+import type { PairedReport, PolicyReport } from './paired-report.js';
+import { escapeXml as esc, reportFigures } from './report-figures.js';
+
+export interface ReportMeta {
+  /** When it was generated (ISO 8601), from the caller's clock. */
+  readonly generatedAt: string;
+  readonly tandemVersion: string;
+  /** The store file the rollouts came from. */
+  readonly store: string;
+}
+
+const n2 = (x: number | null | undefined): string => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(2));
+const n3 = (x: number | null | undefined): string => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(3));
+const ci = (lo: number | null, hi: number | null): string => (lo === null || hi === null ? '–' : `[${n2(lo)}, ${n2(hi)}]`);
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+const short = (h: string | null): string => (h === null || h === '' ? 'none' : h.slice(0, 12));
+const money = (x: number | null, cur: string): string => (x === null ? '–' : `${x < 10 ? x.toFixed(2) : x.toFixed(0)} ${cur}`);
+const hours = (h: number): string => (h < 1 ? `${(h * 60).toFixed(1)} min` : `${h.toFixed(2)} h`);
+
+const CSS = `
+body{font-family:Georgia,"Times New Roman",serif;color:#222;max-width:940px;margin:24px auto;padding:0 20px;line-height:1.45;font-size:15px}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc;padding-bottom:3px}
+.meta{color:#555;font-size:13px;margin-bottom:12px}.meta code{font-size:12px}
+table{border-collapse:collapse;margin:8px 0 4px;font-size:13px;font-family:Helvetica,Arial,sans-serif}
+th,td{padding:4px 9px;border-bottom:1px solid #e3e3e3;text-align:right;vertical-align:top;white-space:nowrap}td.w{white-space:normal}
+th{background:#f4f4f4;font-weight:600;white-space:normal}td.l,th.l{text-align:left}
+figure{margin:10px 0}figcaption{font-size:13px;color:#444;font-family:Helvetica,Arial,sans-serif}
+.note{font-size:13px;color:#444;font-family:Helvetica,Arial,sans-serif}.warn{background:#fff6e0;border-left:4px solid #d09a1a;padding:6px 10px}
+.decided{font-weight:600}.small{font-size:12px;color:#666}
+@media print{body{margin:0}h2{break-after:avoid}figure,table{break-inside:avoid}}
+`;
+
+function policyRows(r: PairedReport): string {
+  return r.policies
+    .map((p, i) => {
+      const s = p.sim?.tiers.at(-1);
+      const re = p.real?.tiers.at(-1);
+      const simAll = p.simAllLayouts?.tiers.at(-1);
+      return `<tr><td>${i + 1}</td><td class="l w">${esc(p.label)}<div class="small">${esc(p.spec)}${p.checkpointSha256 ? ` · ${short(p.checkpointSha256)}` : ''}</div></td><td>${p.pairedLayouts}</td>
+<td>${n2(s?.meanProgress)}</td><td>${s ? ci(s.progressInterval.lower, s.progressInterval.upper) : '–'}</td>
+<td>${n2(re?.meanProgress)}</td><td>${re ? ci(re.progressInterval.lower, re.progressInterval.upper) : '–'}</td>
+<td>${re ? `${re.successes}/${re.rollouts}` : '–'}</td><td>${simAll ? `${n2(simAll.meanProgress)} <span class="small">(${simAll.layouts} layouts, ${simAll.rollouts} rollouts)</span>` : '–'}</td></tr>`;
+    })
+    .join('\n');
+}
+
+function tierTable(p: PolicyReport): string {
+  if (!p.real || !p.sim) return '';
+  const rows = p.real.tiers.map((t) => {
+    const s = p.sim!.tiers.find((q) => q.tier === t.tier);
+    return `<tr><td class="l">${t.tier === 'all' ? 'all' : `tier ${t.tier}`}</td><td>${t.layouts}</td><td>${s?.rollouts ?? 0}</td><td>${n2(s?.meanProgress)}</td><td>${s ? ci(s.progressInterval.lower, s.progressInterval.upper) : '–'}</td><td>${t.rollouts}</td><td>${n2(t.meanProgress)}</td><td>${ci(t.progressInterval.lower, t.progressInterval.upper)}</td></tr>`;
+  });
+  return `<table><tr><th class="l">${esc(p.label)}</th><th>layouts</th><th>sim rollouts</th><th>sim</th><th>95%</th><th>real rollouts</th><th>real</th><th>95%</th></tr>${rows.join('')}</table>`;
+}
+
+const PATTERN_WORDS: Record<string, string> = {
+  'off-table': 'knocked off the table',
+  'knocked-over': 'knocked over',
+  'left-undone': 'left undone (never grasped or dropped in transit)',
+};
+
+export function renderReportHtml(r: PairedReport, meta: ReportMeta): string {
+  const figs = reportFigures(r);
+  const fig = (name: string, caption: string): string => {
+    const f = figs.find((x) => x.name === name);
+    return f ? `<figure>${f.svg}<figcaption>${caption}</figcaption></figure>` : '';
+  };
+  const c = r.correlation;
+  const cur = r.cost.config.currency;
+  const seg = r.segregated;
+  const segLines: string[] = [];
+  if (seg.awaitingScore.length) segLines.push(`${seg.awaitingScore.length} real rollout(s) await an operator score and are not counted (rollouts ${seg.awaitingScore.join(', ')}).`);
+  if (seg.invalidOrAborted.length) segLines.push(`${seg.invalidOrAborted.length} invalid or aborted rollout(s) are left out: ${seg.invalidOrAborted.slice(0, 6).map((x) => `#${x.id} ${x.kind} ${x.status} (${esc(x.reason)})`).join('; ')}${seg.invalidOrAborted.length > 6 ? '; …' : ''}.`);
+  if (seg.otherCalibration.length) segLines.push(`${seg.otherCalibration.length} rollout(s) ran with another calibration and are left out (rollouts ${seg.otherCalibration.slice(0, 12).map((x) => x.id).join(', ')}${seg.otherCalibration.length > 12 ? ', …' : ''}).`);
+  for (const u of seg.unpairedPolicies) segLines.push(`${esc(u.policy)} has no paired data: ${esc(u.reason)}.`);
+  if (seg.simWithoutObjectCounts.length) segLines.push(`${seg.simWithoutObjectCounts.length} sim rollout(s) were stored before per-object outcomes were kept and are not in the failure breakdown.`);
+
+  const violations = c
+    ? c.violations.length
+      ? `<table><tr><th class="l">policy</th><th class="l">ranked the other way against</th><th>sim</th><th>sim (other)</th><th>real</th><th>real (other)</th><th>violation |Δreal|</th><th class="l">drives MMRV</th></tr>${c.violations
+          .map((v) => `<tr><td class="l">${esc(v.policy)}</td><td class="l">${esc(v.against)}</td><td>${n2(v.sim)}</td><td>${n2(v.againstSim)}</td><td>${n2(v.real)}</td><td>${n2(v.againstReal)}</td><td>${n3(v.size)}</td><td class="l">${v.drivesMmrv ? 'yes' : ''}</td></tr>`)
+          .join('')}</table>`
+      : '<p class="note">No rank violations: sim orders these policies exactly as the real rig does.</p>'
+    : '';
+
+  const cvRows = r.policies
+    .map((p) => {
+      const cv = p.controlVariate;
+      if (!cv) return `<tr><td class="l">${esc(p.label)}</td><td class="l w" colspan="6">${esc(p.controlVariateUnavailable ?? 'not available')}</td></tr>`;
+      // A wider interval is no gain: sim does not track the real rig well enough on these layouts; read the real-only one.
+      const gain = cv.widthRatio === null ? '–' : cv.widthRatio < 1 ? `${pct(1 - cv.widthRatio)} narrower` : `no gain (${pct(cv.widthRatio - 1)} wider): read real only`;
+      return `<tr><td class="l">${esc(p.label)}</td><td>${cv.pairedLayouts} / ${cv.simLayouts}</td><td>${n2(cv.realOnly.estimate)} ${ci(cv.realOnly.lower, cv.realOnly.upper)}</td><td>${n2(cv.estimate)} ${ci(cv.lower, cv.upper)}</td><td>${n2(cv.beta)}</td><td class="w">${gain}</td><td>${cv.equivalentRealLayouts === null ? '–' : cv.equivalentRealLayouts.toFixed(1)}</td></tr>`;
+    })
+    .join('');
+
+  const ab = r.abComparisons.length
+    ? `<table><tr><th class="l">A</th><th class="l">B</th><th>pairs</th><th>mean A − B</th><th>anytime-valid 95%</th><th class="l">verdict</th></tr>${r.abComparisons
+        .map((a) => `<tr><td class="l">${esc(a.a)}</td><td class="l">${esc(a.b)}</td><td>${a.pairs}</td><td>${n2(a.verdict.meanDifference)}</td><td>${a.pairs ? ci(a.verdict.lower, a.verdict.upper) : '–'}</td><td class="l w${a.verdict.decided ? ' decided' : ''}">${esc(a.verdict.sentence)}</td></tr>`)
+        .join('')}</table>`
+    : '<p class="note">Fewer than two policies with real rollouts: no A/B comparison.</p>';
+
+  const fails = r.failures.rows.filter((f) => f.sim.objects + f.real.objects > 0);
+  const failTable = fails.length
+    ? `<table><tr><th class="l">tier</th><th class="l">object</th><th class="l">failure pattern</th><th>sim</th><th>share of sim objects</th><th>real</th><th>share of real objects</th></tr>${fails
+        .map((f) => `<tr><td class="l">${f.tier}</td><td class="l">${esc(f.kind)}</td><td class="l w">${esc(PATTERN_WORDS[f.pattern] ?? f.pattern)}</td><td>${f.sim.objects}/${f.sim.of}</td><td>${f.sim.of ? pct(f.sim.share) : '–'}</td><td>${f.real.objects}/${f.real.of}</td><td>${f.real.of ? pct(f.real.share) : '–'}</td></tr>`)
+        .join('')}</table>`
+    : '<p class="note">No failed objects in the scored rollouts.</p>';
+  const ootTable = `<table><tr><th class="l">tier</th><th>sim rollouts out of time</th><th>real rollouts out of time</th></tr>${r.failures.outOfTime
+    .map((o) => `<tr><td class="l">${o.tier}</td><td>${o.sim.rollouts}/${o.sim.of}</td><td>${o.real.rollouts}/${o.real.of}</td></tr>`)
+    .join('')}</table>`;
+
+  const costRows = r.policies
+    .map((p) => {
+      const k = p.cost;
+      return `<tr><td class="l">${esc(p.label)}</td><td>${k.realRollouts}</td><td>${hours(k.robotHours)}</td><td>${hours(k.operatorHours)}${k.operatorSecondsRecorded < k.realRollouts ? '*' : ''}</td><td>${money(k.realCost, cur)}</td><td>${k.simRollouts}</td><td>${hours(k.cpuCoreHours)}</td><td>${money(k.simCost, cur)}</td><td>${money(k.realOnlyEquivalentCost, cur)}</td></tr>`;
+    })
+    .join('');
+  const cfg = r.cost.config;
+
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tandem report: ${esc(r.task)} · ${short(r.layoutSet)}</title><style>${CSS}</style></head>
+<body>
+<h1>Does sim rank these policies the way the real rig does?</h1>
+<div class="meta">Task <b>${esc(r.task)}</b> · layout set <code>${esc(r.layoutSet)}</code><br>
+sim calibration <code>${esc(short(r.simCalibration))}</code> · real calibration <code>${esc(short(r.realCalibration))}</code> · bootstrap seed ${r.seed}<br>
+generated ${esc(meta.generatedAt)} by tandem ${esc(meta.tandemVersion)} from <code>${esc(meta.store)}</code>. Every number here is in the <code>--json</code> output with the rollout ids behind it.</div>
+${segLines.length ? `<div class="warn note">${segLines.map((l) => `<div>${l}</div>`).join('')}</div>` : ''}
+
+<h2>1. Sim vs real</h2>
+${c ? `<p>Over ${c.policies} policies: Pearson <b>r = ${c.pearson.r === null ? `undefined (${esc(c.pearson.undefinedBecause ?? '')})` : n2(c.pearson.r)}</b> ${c.pearson.lower !== null ? `(95% ${ci(c.pearson.lower, c.pearson.upper)})` : ''}, <b>MMRV = ${n3(c.mmrv.value)}</b> (95% [${n3(c.mmrv.lower)}, ${n3(c.mmrv.upper)}]; 0 = sim ranks the policies as the real rig does). Intervals: percentile bootstrap over layouts, resampled jointly for all policies (${c.bootstrap.used} of ${c.bootstrap.resamples} resamples drew a layout of every policy).</p>` : `<p class="warn note">${esc(r.correlationUnavailable ?? '')}</p>`}
+${fig('sim-vs-real', 'Each point is one policy: mean task progress over the layouts it ran both in sim and on the real rig; bars are 95% bootstrap intervals over layouts; dashed: sim = real.')}
+<table><tr><th>#</th><th class="l">policy</th><th>paired layouts</th><th>sim</th><th>95%</th><th>real</th><th>95%</th><th>real full successes</th><th>sim, every layout</th></tr>
+${policyRows(r)}</table>
+
+<h2>2. Rank violations</h2>
+<p class="note">A pair of policies sim orders one way and the real rig the other. MMRV averages, over policies, the largest real-progress gap among that policy's violations.</p>
+${violations}
+
+<h2>3. Per tier</h2>
+${fig('tiers', 'Mean task progress per tier on paired layouts; whiskers are 95% bootstrap intervals over layouts.')}
+${r.policies.map(tierTable).join('\n')}
+
+<h2>4. Fewer real rollouts: sim as a control variate</h2>
+<p class="note">Real mean estimated as mean(real − β·sim) over paired layouts + β·mean(sim) over every sim layout (prediction-powered inference); β = Cov/((1 + n/N)·Var) cross-fitted over ${r.policies.find((p) => p.controlVariate)?.controlVariate?.folds ?? 5} folds; 95% percentile bootstrap, paired and sim-only layouts resampled separately, β refitted each time. "Equivalent real layouts": how many real rollouts a real-only interval would need to be as narrow.</p>
+${fig('control-variate', 'Grey: real rollouts alone. Blue: the same real rollouts with sim as a control variate.')}
+<table><tr><th class="l">policy</th><th>layouts real / sim</th><th>real only, 95%</th><th>with sim, 95%</th><th>β</th><th>interval</th><th>equivalent real layouts</th></tr>${cvRows}</table>
+
+<h2>5. Is the A/B answer already clear?</h2>
+<p class="note">Neighbouring policies by real mean, compared on the layouts both ran on the real rig, one pair per layout in the order they ran: an anytime-valid confidence sequence for the mean difference (betting, Waudby-Smith &amp; Ramdas 2024). It may be read after every pair; once it excludes 0 the session can stop.</p>
+${ab}
+
+<h2>6. How they fail</h2>
+<p class="note">Per tier and object kind, from the sim's measured end states and the operators' scored ones (pooled over the policies above).</p>
+${failTable}
+${ootTable}
+${r.failures.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
+
+<h2>7. What it cost</h2>
+${fig('cost', 'Policies in the order given. Real only: the real rollouts a real-only evaluation needs for the same interval width. Sim-enabled: the real rollouts run plus the sim sweep.')}
+<table><tr><th class="l">policy</th><th>real rollouts</th><th>robot time</th><th>operator time</th><th>real cost</th><th>sim rollouts</th><th>CPU core time</th><th>sim cost</th><th>real-only, same precision</th></tr>${costRows}</table>
+<p class="note">Prices (edit with <code>--cost FILE</code>): operator ${cfg.operatorPerHour} ${esc(cur)}/h, rig ${cfg.robotPerHour} ${esc(cur)}/h, ${cfg.cpuCorePerHour} ${esc(cur)} per CPU core-hour. Robot time is each real rollout's stored duration. *Operator time is the episode plus ${cfg.operatorOverheadS} s of placing, resetting and scoring per rollout where no session recorded it. Sim CPU time is each sweep worker's wall time (one thread holds one core; an over-count when workers outnumber cores).</p>
+</body></html>
+`;
+}

@@ -1,0 +1,218 @@
+/**
+ * `tandem report`: the paired sim/real report of several policies on one layout set, from the
+ * station store — one self-contained HTML file, optionally PNG figures and the JSON behind every
+ * number. The analysis lives in src/analysis (pure); this file reads the store and files, and
+ * turns bad input into one sentence.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { intOption, requireString, UserError, type CliCommand } from '../command.js';
+import { readLayoutSetFile, readUserFile } from './layouts.js';
+import { withCommandStore } from '../station-store.js';
+import { getTask } from '../../tasks/registry.js';
+import { buildPairedReport, ReportInputError, type PairedReport, type ReportPolicy, type ReportRollout } from '../../analysis/paired-report.js';
+import { renderReportHtml } from '../../analysis/report-html.js';
+import { reportFigures } from '../../analysis/report-figures.js';
+import { checkCostConfig, DEFAULT_COST_CONFIG, type CostConfig } from '../../analysis/cost.js';
+import { SIM_CALIBRATION_KIND } from '../../sim/calibration.js';
+import type { Store } from '../../store/store.js';
+import { tandemVersion } from '../version.js';
+
+function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<CostConfig> | undefined {
+  if (file === undefined) return undefined;
+  if (typeof file !== 'string' || file === '') throw new UserError('--cost needs a JSON file like {"operatorPerHour": 50, "robotPerHour": 20, "cpuCorePerHour": 0.05, "operatorOverheadS": 90, "currency": "USD"}.');
+  const { text } = readUserFile(io, file, 'cost config');
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`The cost config ${file} is not valid JSON (${(e as Error).message}).`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new UserError(`The cost config ${file} should be a JSON object like {"operatorPerHour": 50}.`);
+  const known = new Set(Object.keys(DEFAULT_COST_CONFIG));
+  for (const k of Object.keys(doc)) if (!known.has(k)) throw new UserError(`The cost config ${file} has '${k}', which is not a price tandem knows (${[...known].join(', ')}).`);
+  const merged = { ...DEFAULT_COST_CONFIG, ...(doc as Partial<CostConfig>) };
+  try {
+    checkCostConfig(merged);
+  } catch (e) {
+    throw new UserError(`The cost config ${file}: ${(e as Error).message}.`);
+  }
+  return doc as Partial<CostConfig>;
+}
+
+/** The policies a --policies list names: each spec's rows in the store (one per checkpoint). */
+function resolvePolicies(store: Store, specs: readonly string[]): ReportPolicy[] {
+  const all = store.listPolicies();
+  const out: ReportPolicy[] = [];
+  for (const spec of specs) {
+    const rows = all.filter((p) => p.spec === spec || String(p.id) === spec);
+    if (rows.length === 0) throw new UserError(`There is no policy '${spec}' in the store ${store.file}; known specs: ${[...new Set(all.map((p) => p.spec))].join(', ') || 'none yet'}.`);
+    for (const p of rows) {
+      if (out.some((q) => q.key === String(p.id))) throw new UserError(`Policy '${spec}' is named twice in --policies.`);
+      const sameName = all.filter((q) => q.name === p.name).length > 1;
+      out.push({ key: String(p.id), label: sameName ? `${p.name} #${p.id}` : p.name, spec: p.spec, checkpointSha256: p.checkpointSha256 });
+    }
+  }
+  return out;
+}
+
+/** Every rollout of these policies on this layout set, in the report's terms. */
+function reportRollouts(store: Store, policies: readonly ReportPolicy[], layoutSet: string): { rollouts: ReportRollout[]; otherLayoutSets: Record<string, number> } {
+  const kindOf = new Map<string, string>();
+  const calibrationKind = (sha: string): string => {
+    let k = kindOf.get(sha);
+    if (k === undefined) kindOf.set(sha, (k = store.getCalibration(sha)?.kind ?? 'unknown'));
+    return k;
+  };
+  const rollouts: ReportRollout[] = [];
+  const otherLayoutSets: Record<string, number> = {};
+  for (const p of policies) {
+    for (const r of store.listRollouts({ policyId: Number(p.key) })) {
+      if (r.layoutSetSha256 !== layoutSet) {
+        otherLayoutSets[r.layoutSetSha256] = (otherLayoutSets[r.layoutSetSha256] ?? 0) + 1;
+        continue;
+      }
+      // Sim pairs by its sim calibration; the real side by every calibration it ran with.
+      const calibration = r.kind === 'sim' ? r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(',') : r.calibrationSha256s.join(',');
+      rollouts.push({
+        id: r.id,
+        kind: r.kind,
+        policy: p.key,
+        layoutIndex: r.layoutIndex,
+        tier: r.tier,
+        status: r.status,
+        outcome: r.outcome,
+        statusReason: r.statusReason,
+        progress: r.status === 'valid' ? r.effectiveProgress : null,
+        calibration,
+        durationS: r.durationS,
+        endStates: r.latestScore?.endStates ?? null,
+        counts: r.counts,
+        startedAt: r.startedAt,
+      });
+    }
+  }
+  return { rollouts, otherLayoutSets };
+}
+
+function summaryText(r: PairedReport, htmlPath: string | undefined, pngs: readonly string[]): string {
+  const lines: string[] = [];
+  for (const p of r.policies) {
+    const s = p.sim?.tiers.at(-1);
+    const re = p.real?.tiers.at(-1);
+    lines.push(`${p.label}: ${p.pairedLayouts} paired layouts; sim ${s ? s.meanProgress.toFixed(2) : '–'}, real ${re ? re.meanProgress.toFixed(2) : '–'}${p.controlVariate ? `, real with sim ${p.controlVariate.estimate.toFixed(2)} [${p.controlVariate.lower.toFixed(2)}, ${p.controlVariate.upper.toFixed(2)}]` : ''}`);
+  }
+  if (r.correlation) {
+    const c = r.correlation;
+    lines.push(`Pearson r ${c.pearson.r === null ? 'undefined' : c.pearson.r.toFixed(3)}, MMRV ${c.mmrv.value.toFixed(3)} over ${c.policies} policies; ${c.violations.length} rank violation${c.violations.length === 1 ? '' : 's'}.`);
+  } else if (r.correlationUnavailable) lines.push(r.correlationUnavailable);
+  for (const a of r.abComparisons) lines.push(`${a.a} vs ${a.b}: ${a.verdict.sentence}`);
+  const s = r.segregated;
+  if (s.awaitingScore.length) lines.push(`Not counted: ${s.awaitingScore.length} real rollout(s) await an operator score (${s.awaitingScore.join(', ')}).`);
+  if (s.invalidOrAborted.length) lines.push(`Not counted: ${s.invalidOrAborted.length} invalid or aborted rollout(s).`);
+  if (s.otherCalibration.length) lines.push(`Not counted: ${s.otherCalibration.length} rollout(s) with another calibration.`);
+  for (const u of s.unpairedPolicies) lines.push(`${u.policy}: no paired data (${u.reason}).`);
+  if (htmlPath) lines.push(`Wrote ${htmlPath}.`);
+  for (const p of pngs) lines.push(`Wrote ${p}.`);
+  return `${lines.join('\n')}\n`;
+}
+
+const report: CliCommand = {
+  path: ['report'],
+  summary: 'the paired sim/real report of several policies: HTML (inline SVG), PNG figures, JSON',
+  help: `Usage: tandem report --policies SPEC,SPEC,… --layouts FILE [-o report.html] [--json] [--png DIR]
+                     [--sim-calibration SHA256] [--real-calibration SHA256] [--cost FILE] [--seed S]
+
+For each policy (a spec as stored, e.g. code:bottles-in-the-bin?skill=0.5, or a store id), pairs
+its real rollouts with its sim rollouts on the same layouts of the layout set, and writes one
+self-contained HTML report: sim vs real with 95% intervals, Pearson r and MMRV with bootstrap
+intervals over layouts (at least 3 policies), the rank violations, per-tier bars, the real mean
+with sim as a control variate, a sequential A/B verdict, the failure breakdown and the cost
+ledger. See docs/report.md.
+
+  --policies LIST        comma-separated policy specs (or store ids), in iteration order
+  --layouts FILE         the layout set (hash-verified); only rollouts on it are used
+  -o, --output FILE      the HTML file (default report.html)
+  --json                 print every number as JSON, each with the rollout ids behind it
+  --png DIR              also write each figure as a PNG into DIR
+  --sim-calibration SHA  use sim rollouts of this calibration only (needed when several are stored)
+  --real-calibration SHA the same for the real side's calibration set
+  --cost FILE            prices as JSON (operatorPerHour, robotPerHour, cpuCorePerHour,
+                         operatorOverheadS, currency); defaults 50, 20, 0.05, 90, USD
+  --seed S               bootstrap seed (default 1)
+
+Real rollouts awaiting a score, invalid or aborted rollouts and other calibrations are listed
+and left out, never averaged in.`,
+  options: {
+    policies: { type: 'string' },
+    layouts: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    png: { type: 'string' },
+    'sim-calibration': { type: 'string' },
+    'real-calibration': { type: 'string' },
+    cost: { type: 'string' },
+    seed: { type: 'string' },
+  },
+  async run(args, io) {
+    const specs = requireString(args, 'policies')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
+    if (specs.length === 0) throw new UserError('--policies needs at least one policy spec, e.g. --policies code:bottles-in-the-bin,code:bottles-in-the-bin?skill=0.5.');
+    const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
+    const seed = intOption(args, 'seed', 1, 0, 2 ** 31 - 1);
+    const cost = costArg(io, args.values.cost);
+    for (const flag of ['sim-calibration', 'real-calibration'] as const) {
+      const v = args.values[flag];
+      if (v !== undefined && !/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(String(v))) throw new UserError(`--${flag} must be a calibration's 64-character hex SHA-256, not '${String(v)}'.`);
+    }
+    const { data, storeFile } = await withCommandStore(args.values, io, (store) => {
+      const policies = resolvePolicies(store, specs);
+      const { rollouts, otherLayoutSets } = reportRollouts(store, policies, set.sha256);
+      try {
+        const built = buildPairedReport({
+          task: getTask(set.task),
+          layoutSet: set,
+          policies,
+          rollouts,
+          simCalibration: args.values['sim-calibration'] as string | undefined,
+          realCalibration: args.values['real-calibration'] as string | undefined,
+          cost,
+          seed,
+        });
+        return { data: { ...built, otherLayoutSets }, storeFile: store.file };
+      } catch (e) {
+        if (e instanceof ReportInputError || e instanceof RangeError) throw new UserError(e.message);
+        throw e;
+      }
+    });
+    const meta = { generatedAt: new Date().toISOString(), tandemVersion: `${tandemVersion(io.env).version} (${tandemVersion(io.env).commit})`, store: storeFile };
+    const htmlPath = resolve(io.cwd, typeof args.values.output === 'string' ? args.values.output : 'report.html');
+    try {
+      writeFileSync(htmlPath, renderReportHtml(data, meta));
+    } catch (e) {
+      throw new UserError(`Cannot write the report to ${htmlPath}: ${(e as Error).message}.`);
+    }
+    const pngs: string[] = [];
+    if (typeof args.values.png === 'string') {
+      const dir = resolve(io.cwd, args.values.png);
+      // sharp is loaded only here: other tandem commands start without it.
+      const { default: sharp } = await import('sharp');
+      try {
+        mkdirSync(dir, { recursive: true });
+        for (const f of reportFigures(data)) {
+          const file = join(dir, `${f.name}.png`);
+          await sharp(Buffer.from(f.svg), { density: 192 }).png().toFile(file);
+          pngs.push(file);
+        }
+      } catch (e) {
+        throw new UserError(`Cannot write the PNG figures into ${dir}: ${(e as Error).message}.`);
+      }
+    }
+    if (args.values.json) io.out(`${JSON.stringify({ ...data, generatedAt: meta.generatedAt, html: htmlPath, png: pngs }, null, 2)}\n`);
+    else io.out(summaryText(data, htmlPath, pngs));
+    return 0;
+  },
+};
+
+export const commands: CliCommand[] = [report];

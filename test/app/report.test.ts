@@ -1,0 +1,138 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { runCli } from '../../src/app/cli.js';
+import { openStore } from '../../src/store/store.js';
+import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+import { simCalibrationHash, simCalibrationJson, DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND } from '../../src/sim/calibration.js';
+import { calibrationFixture } from '../store/fixture-data.js';
+
+async function tandem(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { out: (x) => void (stdout += x), err: (x) => void (stderr += x), env: {}, cwd, signal: new AbortController().signal });
+  return { code, stdout, stderr };
+}
+
+const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 3], perTier: 4, seed: 21 });
+const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.5', 'code:bottles-in-the-bin?skill=0'];
+
+/**
+ * A store as sweeps and scored cell rollouts leave it: for each policy, sim on all 8 layouts (3
+ * repeats), real (scored, with end states) on the first 5; every bottle, about half, about a third. Returns the data dir.
+ */
+function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?: boolean } = {}): string {
+  const data = join(dir, 'data');
+  mkdirSync(data);
+  const store = openStore(join(data, 'tandem.sqlite'));
+  try {
+    store.putLayoutSet(set);
+    const cal = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
+    store.putCalibration({ sha256: cal, kind: SIM_CALIBRATION_KIND, version: DEFAULT_SIM_CALIBRATION.version, canonicalJson: simCalibrationJson(DEFAULT_SIM_CALIBRATION) });
+    const other = calibrationFixture(SIM_CALIBRATION_KIND, 99, { physicsStepS: 0.004 });
+    store.putCalibration(other);
+    SPECS.forEach((spec, pi) => {
+      const p = store.upsertPolicy({ spec, name: spec, checkpointSha256: null });
+      set.layouts.forEach((layout, i) => {
+        const n = layout.objects.length;
+        const clipped = [n, Math.min(n, Math.floor(n / 2) + (i % 2)), i % 3 === 0 ? 1 : 0][pi];
+        for (let rep = 0; rep < 3; rep++) {
+          store.insertRollout({
+            kind: 'sim', policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, repeatIndex: rep, episodeSeconds: 20, controlHz: 50, status: 'valid',
+            progress: clipped / n, counts: { inBin: clipped, target: n, offTable: 0, 'objects:done:bottle-500ml': clipped, 'objects:knocked-over:bottle-500ml': n - clipped },
+            calibrationSha256s: [opts.otherSimCalibration && i === 7 && rep === 0 ? other.sha256 : cal], durationS: 5,
+          });
+        }
+        if (i < 5) {
+          const id = store.insertRollout({ kind: 'real', policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', durationS: 21 });
+          const realDone = pi === 0 && i === 0 ? n - 1 : clipped;
+          const endStates = layout.objects.map((o, k) => (k < realDone ? { id: o.id, region: 'bin' } : { id: o.id, upright: o.posture === 'upright' ? false : undefined }));
+          if (!(opts.unscored && i === 4)) store.insertOperatorScore({ rolloutId: id, endStates, progress: realDone / n, counts: { inBin: realDone, target: n }, operator: 'test' });
+        }
+      });
+    });
+  } finally {
+    store.close();
+  }
+  return data;
+}
+
+function tempDir(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-report-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'set.json'), serializeLayoutSet(set));
+  return dir;
+}
+
+test('tandem report writes one self-contained HTML file, PNG figures, and JSON whose numbers trace to rollout ids', async (t) => {
+  const dir = tempDir(t);
+  const data = fillStore(dir);
+  const r = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '-o', 'out.html', '--png', 'figs', '--json', '--data', data], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const json = JSON.parse(r.stdout);
+  assert.equal(json.layoutSet, set.sha256);
+  assert.equal(json.policies.length, 3);
+  // The order the levels set is recovered on both sides, and sim ranks them as real does.
+  const real = json.policies.map((p: { real: { tiers: { meanProgress: number }[] } }) => p.real.tiers.at(-1)!.meanProgress);
+  assert.ok(real[0] > real[1] && real[1] > real[2], `real means ${real}`);
+  assert.equal(json.correlation.mmrv.value, 0);
+  // Every real rollout behind a policy's real number is a stored real rollout of that policy on a paired layout.
+  const store = openStore(join(data, 'tandem.sqlite'));
+  try {
+    for (const p of json.policies) {
+      for (const id of p.real.rolloutIds) {
+        const row = store.getRollout(id)!;
+        assert.equal(row.kind, 'real');
+        assert.equal(store.getPolicy(row.policyId)!.spec, p.spec);
+      }
+      const fromIds = p.real.rolloutIds.map((id: number) => store.getRollout(id)!.effectiveProgress!);
+      assert.ok(Math.abs(fromIds.reduce((a: number, b: number) => a + b, 0) / fromIds.length - p.real.tiers.at(-1).meanProgress) < 1e-12);
+    }
+  } finally {
+    store.close();
+  }
+  // Cost: 5 real rollouts of 21 s each, at the stated defaults: robot 21·5 s at 20/h, operator (21 + 90)·5 s at 50/h.
+  const cost = json.policies[0].cost;
+  assert.ok(Math.abs(cost.realCost - ((105 / 3600) * 20 + (555 / 3600) * 50)) < 1e-9);
+  assert.ok(Math.abs(cost.cpuCoreHours - (24 * 5) / 3600) < 1e-12);
+  // The failure breakdown is there with its sim and real sides.
+  assert.ok(json.failures.rows.some((f: { pattern: string; sim: { objects: number }; real: { objects: number } }) => f.pattern === 'knocked-over' && f.sim.objects > 0 && f.real.objects > 0));
+
+  const html = readFileSync(join(dir, 'out.html'), 'utf8');
+  assert.doesNotMatch(html, /<script|<link|src=|@import|url\(http/i, 'nothing loaded from anywhere');
+  assert.equal(html.match(/<svg /g)?.length, 4, 'scatter, tiers, control variate, cost');
+  assert.match(html, /MMRV = 0\.000/);
+  assert.match(html, /left undone \(never grasped or dropped in transit\)|knocked over/);
+  for (const name of ['sim-vs-real', 'tiers', 'control-variate', 'cost']) {
+    const meta = await sharp(join(dir, 'figs', `${name}.png`)).metadata();
+    assert.equal(meta.format, 'png');
+    assert.ok((meta.width ?? 0) >= 1000, `${name}.png is ${meta.width} px wide`);
+  }
+});
+
+test('bad input: mixed sim calibrations, unknown policies, bad cost files get one sentence; unscored real rollouts are listed, not counted', async (t) => {
+  const dir = tempDir(t);
+  const data = fillStore(dir, { otherSimCalibration: true, unscored: true });
+  const mixed = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '--data', data], dir);
+  assert.equal(mixed.code, 2, mixed.stderr);
+  assert.match(mixed.stderr, /The sim rollouts of these policies ran with 2 different calibrations \(.*\); one comparison uses one: pick it with --sim-calibration SHA256\./);
+  assert.ok(!existsSync(join(dir, 'report.html')), 'no report when the comparison is refused');
+  const cal = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
+  const chosen = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '--sim-calibration', cal, '--data', data], dir);
+  assert.equal(chosen.code, 0, chosen.stderr);
+  assert.match(chosen.stdout, /Not counted: 3 real rollout\(s\) await an operator score/);
+  assert.match(chosen.stdout, /Not counted: 3 rollout\(s\) with another calibration/);
+  assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /3 real rollout\(s\) await an operator score and are not counted/);
+
+  const unknown = await tandem(['report', '--policies', 'code:nope', '--layouts', 'set.json', '--data', data], dir);
+  assert.match(unknown.stderr, /There is no policy 'code:nope' in the store .*; known specs: code:bottles-in-the-bin/);
+  writeFileSync(join(dir, 'cost.json'), '{"operatorPerHour": -3}');
+  const badCost = await tandem(['report', '--policies', SPECS[0], '--layouts', 'set.json', '--cost', 'cost.json', '--data', data], dir);
+  assert.match(badCost.stderr, /operatorPerHour must be a number ≥ 0, not -3/);
+  const two = await tandem(['report', '--policies', SPECS.slice(0, 2).join(','), '--layouts', 'set.json', '--sim-calibration', cal, '--data', data], dir);
+  assert.equal(two.code, 0, two.stderr);
+  assert.match(two.stdout, /Correlating sim with real needs at least 3 policies with paired results; only .* have them\./);
+});
