@@ -52,7 +52,7 @@ export function readLayoutSetFile(io: CliIo, file: string, exitCode = 2): { path
 }
 
 /** Writes a file whole or not at all (temp file + rename), refusing to replace one unless asked. */
-function writeNewFile(io: CliIo, file: string, data: string | Buffer, force: boolean): string {
+export function writeNewFile(io: CliIo, file: string, data: string | Buffer, force: boolean): string {
   const path = resolve(io.cwd, file);
   if (existsSync(path) && !force) throw new UserError(`${file} already exists; choose another name or add --force to replace it.`);
   if (!existsSync(dirname(path))) throw new UserError(`The folder for ${file} does not exist; create it first.`);
