@@ -11,6 +11,7 @@ import type { ObjectEndState } from '../tasks/types.js';
 import type { OperatorStep, PlaceAnswer, ScoreAnswer, SessionOperator, Timed } from '../session/ports.js';
 import type { SessionProgress } from '../session/journal-state.js';
 import { progressLine } from '../session/journal-state.js';
+import { countQuestion } from '../session/score-entry.js';
 import { SCRIPTED_OPERATOR } from '../emulated-cell/scripted-operator.js';
 
 /**
@@ -24,6 +25,8 @@ function simulatedS(step: OperatorStep, what: 'place' | 'score' | 'reset'): numb
   const jitter = 0.8 + 0.4 * createRng(step.seed * 4 + salt + step.attempt * 16).next();
   return Math.round((base + per * n) * jitter * 10) / 10;
 }
+
+const MAX_SCRIPTED_REDOS = 4;
 
 export function scriptedOperator(log: (line: string) => void): SessionOperator {
   return {
@@ -40,8 +43,9 @@ export function scriptedOperator(log: (line: string) => void): SessionOperator {
       throw new Error(`the ${SCRIPTED_OPERATOR}'s score was refused: ${problem}`);
     },
     reset: (step) => Promise.resolve({ simulatedS: simulatedS(step, 'reset') }),
-    // A rollout cut off, stopped or e-stopped is redone; one the policy failed is its result.
-    offerRedo: (_step, why) => Promise.resolve(!why.startsWith('failed')),
+    // A rollout cut off, stopped, e-stopped or faulted by the rig is redone (a few times: a rig
+    // that keeps faulting needs a person); one the policy failed is its result.
+    offerRedo: (step, why) => Promise.resolve(why.kind !== 'policy-failed' && step.attempt < MAX_SCRIPTED_REDOS),
     paused: () => Promise.resolve(true),
     breakReminder: () => Promise.resolve({ simulatedS: 0 }),
     say: log,
@@ -108,7 +112,19 @@ export function terminalOperator(input: Readable, output: Writable, name = 'oper
     async score(step): Promise<ScoreAnswer> {
       const regions = step.task.regionIds;
       const ends: ObjectEndState[] = [];
-      output.write(`${head(step)}: ${step.run.status === 'valid' ? 'the episode ran its length' : `ended: ${step.run.reason ?? step.run.status}`}. Score each object (r = redo this rollout).\n`);
+      output.write(`${head(step)}: ${step.run.status === 'valid' ? 'the episode ran its length' : `ended: ${step.run.reason ?? step.run.status}`}. Score it (r = redo this rollout).\n`);
+      const q = countQuestion(step.task);
+      if (q) {
+        const objects = step.layout.objects.length;
+        const a = await ask(`  How many of the ${objects} objects are ${q.kind === 'region' ? `in the ${q.region}` : 'upright'}? (a number; Enter = object by object) > `);
+        if (a === undefined) return { action: 'redo', reason: 'the operator left before scoring' };
+        if (a === 'r') return { action: 'redo', reason: (await ask('  Why redo it? > ')) || 'no reason given' };
+        if (a !== '') {
+          const note = await ask('  Note (Enter for none) > ');
+          // Any text that is not a count goes to the engine, which says what a count must be.
+          return { action: 'score-count', count: /^\d+$/.test(a) ? Number(a) : NaN, ...(note ? { note } : {}) };
+        }
+      }
       for (const o of step.layout.objects) {
         for (;;) {
           const q = regions.length > 0 ? `  ${o.id}: where is it? (${regions.join(' / ')}; Enter = none of them; off = off the table) > ` : `  ${o.id}: upright? (y / n; off = off the table) > `;
@@ -142,7 +158,7 @@ export function terminalOperator(input: Readable, output: Writable, name = 'oper
       return {};
     },
     async offerRedo(step, why) {
-      const a = await ask(`${head(step)} has no score (${why}). Redo it? [Y/n] > `);
+      const a = await ask(`${head(step)} has no score (${why.kind}: ${why.reason}). Redo it? [Y/n] > `);
       return a === undefined ? true : a.toLowerCase() !== 'n';
     },
     async paused(p: SessionProgress) {

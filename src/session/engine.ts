@@ -12,6 +12,7 @@ import type { Store, SessionJournalInput, OperatorScoreInput } from '../store/st
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import { TaskInputError } from '../tasks/errors.js';
+import { endStatesFromCount } from './score-entry.js';
 import { recoverEpisodeFile } from '../record/recover.js';
 import { JOURNAL, progressLine, sessionProgress, slotStates, type SessionProgress, type SlotState } from './journal-state.js';
 import { checkPlanLayoutSet, serializeSessionPlan, specOf, type SessionPlan } from './plan.js';
@@ -190,8 +191,10 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
           continue;
         }
         let p;
+        let endStates: readonly ObjectEndState[];
         try {
-          p = task.scoreProgress(layout, a.endStates);
+          endStates = a.action === 'score-count' ? endStatesFromCount(task, layout, a.count) : a.endStates;
+          p = task.scoreProgress(layout, endStates);
         } catch (e) {
           if (e instanceof TaskInputError) {
             operator.refused(e.message);
@@ -201,7 +204,7 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
         }
         journal(
           { ...at, action: JOURNAL.scored, operatorS: took(t0, a), detail: { progress: p.progress, counts: p.counts, summary: p.summary, ...(a.note ? { note: a.note } : {}) } },
-          { rolloutId: run.rolloutId, endStates: a.endStates, progress: p.progress, counts: p.counts, operator: operator.name, note: a.note ?? null },
+          { rolloutId: run.rolloutId, endStates, progress: p.progress, counts: p.counts, operator: operator.name, note: a.note ?? null },
         );
         continue;
       }
@@ -221,7 +224,7 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
       }
       case 'decide': {
         const why = s.why!;
-        const redo = why.kind === 'abandoned' ? true : await operator.offerRedo(step, `${why.kind}: ${why.reason}`);
+        const redo = why.kind === 'abandoned' ? true : await operator.offerRedo(step, why);
         if (redo) journal({ slot: s.slot, attempt: s.attempt + 1, action: JOURNAL.redo, detail: { after: why } });
         else journal({ ...at, action: JOURNAL.closed, detail: { why } });
         continue;

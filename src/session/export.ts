@@ -45,6 +45,7 @@ export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs
         status: row?.status ?? (interrupted ? 'interrupted' : (mine.find((e) => e.action === JOURNAL.runFailed) ? 'not run' : null)),
         reason: row?.statusReason ?? (interrupted ? String(interrupted.detail.reason) : (mine.find((e) => e.action === JOURNAL.runFailed)?.detail.reason ?? null)),
         interrupted: interrupted !== undefined,
+        finalMode: typeof ran?.detail.finalMode === 'string' ? ran.detail.finalMode : null,
         episodeFile,
         episodeFileExists: episodeFile !== null && existsSync(episodeFile),
         recording: rec ? { state: rec.state, file: rec.file, recoveredFile: rec.recoveredFile, problem: rec.problem } : null,

@@ -36,6 +36,13 @@ export const JOURNAL = {
  */
 export type SlotPhase = 'show' | 'cut-off' | 'score' | 'reset' | 'decide' | 'done';
 
+/**
+ * Why an attempt ended without a score: the policy failed (timeout, disconnect: its result), the
+ * rig faulted (not the policy's doing), the station stopped mid-episode, the operator abandoned it
+ * (abort-and-redo) or pressed the e-stop, or the rig could not run it at all.
+ */
+export type UnscoredKind = 'policy-failed' | 'rig-fault' | 'interrupted' | 'abandoned' | 'estopped' | 'not-run';
+
 export interface SlotState {
   readonly slot: number;
   readonly attempt: number;
@@ -46,7 +53,7 @@ export interface SlotState {
   /** The last 'ran' entry's detail for this attempt (status, reason, table end states). */
   readonly ran?: Readonly<Record<string, unknown>>;
   /** Why the attempt ended without a score (for decide). */
-  readonly why?: { readonly kind: 'failed' | 'interrupted' | 'abandoned' | 'estopped'; readonly reason: string };
+  readonly why?: { readonly kind: UnscoredKind; readonly reason: string };
   /** Seconds of operator time on this slot, every attempt: place, score, reset. */
   readonly operatorS: { readonly place: number; readonly score: number; readonly reset: number };
   /** Wall seconds from the slot's first 'shown' to its closing entry (done slots). */
@@ -103,8 +110,11 @@ function slotState(slot: number, entries: readonly SessionJournalRecord[]): Slot
   let why: SlotState['why'];
   if (abandoned) why = { kind: 'abandoned', reason: String(abandoned.detail.reason ?? '') };
   else if (interrupted) why = { kind: 'interrupted', reason: String(interrupted.detail.reason ?? '') };
-  else if (failed) why = { kind: 'failed', reason: String(failed.detail.reason ?? '') };
-  else if (ran && ran.detail.status !== 'valid') why = { kind: ran.detail.estopped ? 'estopped' : 'failed', reason: String(ran.detail.reason ?? ran.detail.status) };
+  else if (failed) why = { kind: 'not-run', reason: String(failed.detail.reason ?? '') };
+  else if (ran && ran.detail.status !== 'valid') {
+    const kind = ran.detail.estopped ? 'estopped' : ran.detail.status === 'invalid' ? 'rig-fault' : 'policy-failed';
+    why = { kind, reason: String(ran.detail.reason ?? ran.detail.status) };
+  }
   if (why) return { ...base, phase: reset ? 'decide' : 'reset', why, ...(rolloutId != null ? { rolloutId } : {}), ...(ran ? { ran: ran.detail } : {}) };
   if (ran) return { ...base, phase: 'score', rolloutId: ran.rolloutId ?? undefined, ran: ran.detail };
   if (has(JOURNAL.running)) return { ...base, phase: 'cut-off' };

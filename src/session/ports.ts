@@ -6,7 +6,7 @@
 import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { RolloutStatus } from '../store/store.js';
-import type { SessionProgress } from './journal-state.js';
+import type { SessionProgress, UnscoredKind } from './journal-state.js';
 
 /** Shows a layout's footprints on the table, and blanks before the arms move. */
 export interface SessionProjector {
@@ -98,6 +98,8 @@ export type PlaceAnswer = ({ readonly action: 'confirm' } | { readonly action: '
 
 export type ScoreAnswer =
   | ({ readonly action: 'score'; readonly endStates: readonly ObjectEndState[]; readonly note?: string } & Timed)
+  /** A quick score by count (bottles in the bin, mugs upright): see score-entry.ts. */
+  | ({ readonly action: 'score-count'; readonly count: number; readonly note?: string } & Timed)
   | ({ readonly action: 'redo'; readonly reason: string } & Timed);
 
 export interface SessionOperator {
@@ -112,7 +114,7 @@ export interface SessionOperator {
   /** Clear the table for the next layout. */
   reset(step: OperatorStep): Promise<Timed>;
   /** The rollout could not be scored (failed, stopped, cut off by a crash): redo it? */
-  offerRedo(step: OperatorStep, why: string): Promise<boolean>;
+  offerRedo(step: OperatorStep, why: { readonly kind: UnscoredKind; readonly reason: string }): Promise<boolean>;
   /** A paused session waits here until the operator carries on (true) or stops for now (false). */
   paused(progress: SessionProgress): Promise<boolean>;
   /** Time for a break; returns once the operator carries on. */
