@@ -26,7 +26,8 @@ function simulatedS(step: OperatorStep, what: 'place' | 'score' | 'reset'): numb
   return Math.round((base + per * n) * jitter * 10) / 10;
 }
 
-const MAX_SCRIPTED_REDOS = 4;
+/** Redos of one planned rollout before the scripted operator closes it (a shared machine starves the cell's motors now and then). */
+const MAX_SCRIPTED_REDOS = 6;
 
 export function scriptedOperator(log: (line: string) => void): SessionOperator {
   return {

@@ -24,6 +24,8 @@ export interface RigSessionRunnerOptions {
   /** The emulated cell's scripted operator looks at the table after each episode. */
   readonly lookAtTable: boolean;
   readonly blankCameras: boolean;
+  /** A blind session: what comes back to the engine (and the operator) names the label, never the policy. */
+  readonly blind: boolean;
   /** Lines for the operator; a blind session gets no line that names a policy. */
   log(line: string): void;
 }
@@ -51,6 +53,17 @@ export class RigSessionRunner implements SessionRolloutRunner {
   }
 
   async run(r: SessionRunRequest): Promise<SessionRunOutcome> {
+    try {
+      return await this.runOnRig(r);
+    } catch (e) {
+      // "could not run" reaches the operator too: in a blind session, by label.
+      if (!this.o.blind || !(e instanceof Error)) throw e;
+      const name = this.policies.get(r.spec)?.info.name ?? r.spec;
+      throw new UserError(e.message.split(r.spec).join(r.label).split(name).join(r.label), e instanceof UserError ? e.exitCode : 1);
+    }
+  }
+
+  private async runOnRig(r: SessionRunRequest): Promise<SessionRunOutcome> {
     const policy = this.policies.get(r.spec);
     if (!policy) throw new Error(`the session has no open policy for ${r.label}`);
     const clock = new RealtimeClock();
@@ -88,11 +101,13 @@ export class RigSessionRunner implements SessionRolloutRunner {
     const tableEndStates = run.score?.endStates;
     const { rolloutId } = await storeRolloutOnRig(this.o.store, { spec: r.spec, policy: policy.info, set: this.o.set, sessionId: r.sessionId }, { ...run, score: undefined });
     const e = run.result.episode;
+    // The stored rollout keeps the words as they were; the operator's copy says "policy A".
+    const told = (t: string): string => (this.o.blind ? t.split(r.spec).join(r.label).split(policy.info.name).join(r.label) : t);
     return {
       rolloutId,
       status: e.status,
-      ...(e.reason ? { reason: e.reason } : {}),
-      ...(e.error ? { policyError: e.error } : {}),
+      ...(e.reason ? { reason: told(e.reason) } : {}),
+      ...(e.error ? { policyError: told(e.error) } : {}),
       ...(run.recording ? { episodeFile: run.recording.file } : {}),
       finalMode: run.result.finalMode,
       wallS: run.result.wallMs / 1000,

@@ -419,7 +419,9 @@ function storeRigRollout(
 ): number {
   const e = r.episode;
   store.putLayoutSet(r.set);
-  const policy = store.upsertPolicy({ spec: r.spec, name: r.policy.name, checkpointSha256: r.policy.checkpointSha256 });
+  // A policy server that does not report its checkpoint says 'unreported': stored as unknown, not refused after the rollout ran.
+  const checkpoint = r.policy.checkpointSha256 && /^[0-9a-f]{64}$/.test(r.policy.checkpointSha256) ? r.policy.checkpointSha256 : null;
+  const policy = store.upsertPolicy({ spec: r.spec, name: r.policy.name, checkpointSha256: checkpoint });
   if (r.cellMarker) store.putCalibration({ sha256: r.cellMarker.sha256, kind: EMULATED_CELL_KIND, version: 1, canonicalJson: r.cellMarker.json });
   const id = store.insertRollout({
     kind: 'real',

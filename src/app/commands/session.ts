@@ -189,6 +189,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
       rateHz: numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ),
       deadlineMs: intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000),
       lookAtTable: scripted,
+      blind: p.blind,
       blankCameras: args.values['blank-cameras'] === true,
       log,
     },
