@@ -27,7 +27,7 @@ function simulatedS(step: OperatorStep, what: 'place' | 'score' | 'reset'): numb
 }
 
 /** Redos of one planned rollout before the scripted operator closes it (a shared machine starves the cell's motors now and then). */
-const MAX_SCRIPTED_REDOS = 6;
+const MAX_SCRIPTED_REDOS = 10;
 
 export function scriptedOperator(log: (line: string) => void): SessionOperator {
   return {

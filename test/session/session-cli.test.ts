@@ -102,11 +102,16 @@ test('a blind two-policy session runs headless on the emulated cell with the scr
     // Each scored rollout is a real rollout of the session in the store, with its one score.
     const store = openStore(join(f.data, 'tandem.sqlite'));
     try {
+      // Rollouts the rig faulted on (a busy machine) are kept too, unscored, beside their redo.
       const rows = store.listRollouts({ sessionId: 1 });
-      assert.equal(rows.length, 4);
-      for (const row of rows) assert.equal(store.listOperatorScores(row.id).length, 1);
+      const scores = rows.map((row) => store.listOperatorScores(row.id).length);
+      assert.equal(scores.reduce((a, b) => a + b, 0), 4);
+      assert.ok(scores.every((n) => n <= 1));
+      assert.ok(rows.filter((row) => store.listOperatorScores(row.id).length === 0).every((row) => row.status !== 'valid'), 'every valid rollout is scored');
       const bySpec = new Map(rows.map((row) => [row.id, store.getPolicy(row.policyId)!.spec]));
-      for (const s of x.rollouts) assert.equal(bySpec.get(s.attempts[0].rolloutId!), x.blindKey![s.policy], 'the label ran the policy the key says');
+      for (const s of x.rollouts) {
+        for (const a of s.attempts) assert.equal(bySpec.get(a.rolloutId!), x.blindKey![s.policy], 'the label ran the policy the key says');
+      }
     } finally {
       store.close();
     }
