@@ -45,6 +45,8 @@ export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs
         status: row?.status ?? (interrupted ? 'interrupted' : (mine.find((e) => e.action === JOURNAL.runFailed) ? 'not run' : null)),
         reason: row?.statusReason ?? (interrupted ? String(interrupted.detail.reason) : (mine.find((e) => e.action === JOURNAL.runFailed)?.detail.reason ?? null)),
         interrupted: interrupted !== undefined,
+        /** A cut-off episode's recovered file(s), named when the session resumed. */
+        recoveredFiles: Array.isArray(interrupted?.detail.recovered) ? (interrupted.detail.recovered as string[]) : [],
         finalMode: typeof ran?.detail.finalMode === 'string' ? ran.detail.finalMode : null,
         episodeFile,
         episodeFileExists: episodeFile !== null && existsSync(episodeFile),

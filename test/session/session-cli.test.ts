@@ -43,6 +43,7 @@ interface ExportedAttempt {
   status: string | null;
   reason: string | null;
   interrupted: boolean;
+  recoveredFiles: string[];
   finalMode: string | null;
   episodeFile: string | null;
   episodeFileExists: boolean;
@@ -202,6 +203,8 @@ test('SIGKILL inside an episode and between two actions: session resume finishes
     assert.ok(interrupted, 'the cut-off attempt is kept, marked interrupted');
     assert.equal(interrupted.status, 'interrupted');
     assert.equal(interrupted.score, null);
+    assert.equal(interrupted.recoveredFiles.length, 1);
+    assert.ok(existsSync(interrupted.recoveredFiles[0]), 'the export names the recovered episode file, which exists');
     assert.ok(cutSlot.attempts.at(-1)!.attempt > interrupted.attempt, 'and redone');
     const store = openStore(join(f.data, 'tandem.sqlite'));
     try {
