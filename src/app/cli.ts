@@ -15,6 +15,7 @@ import { commands as recordCommands } from './commands/record.js';
 import { commands as projectorCommands } from './commands/projector.js';
 import { commands as cellIoCommands } from './commands/cell-io.js';
 import { commands as reportCommands } from './commands/report.js';
+import { commands as sessionCommands } from './commands/session.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
@@ -30,6 +31,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...cellCommands,
   ...cellIoCommands,
   ...recordCommands,
+  ...sessionCommands,
   ...policyCommands,
   ...projectorCommands,
 ];

@@ -162,6 +162,40 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX rollouts_once_per_sweep ON rollouts (sweep_id, layout_index, repeat_index) WHERE sweep_id IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    description: "evaluation sessions: each session's plan (hash-pinned) and its journal of operator actions",
+    // The journal is the session's state: replaying it says which rollout is next, which ran,
+    // which were scored. Every operator action is one row, committed before it is acknowledged;
+    // append-only like operator scores, and one score per (slot, attempt) by construction.
+    sql: `
+      CREATE TABLE session_plans (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions(id),
+        plan_sha256 TEXT NOT NULL CHECK (length(plan_sha256) = 64 AND plan_sha256 NOT GLOB '*[^0-9a-f]*'),
+        layout_set_sha256 TEXT NOT NULL REFERENCES layout_sets(sha256),
+        plan_json TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      ) STRICT;
+      CREATE TABLE session_journal (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id),
+        slot INTEGER CHECK (slot IS NULL OR slot >= 0),
+        attempt INTEGER CHECK (attempt IS NULL OR attempt >= 0),
+        action TEXT NOT NULL CHECK (length(action) > 0),
+        at TEXT NOT NULL,
+        operator_s REAL CHECK (operator_s IS NULL OR operator_s >= 0),
+        rollout_id INTEGER REFERENCES rollouts(id),
+        score_id INTEGER REFERENCES operator_scores(id),
+        detail_json TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX session_journal_by_session ON session_journal (session_id, id);
+      CREATE UNIQUE INDEX session_journal_one_score ON session_journal (session_id, slot, attempt) WHERE action = 'scored';
+      CREATE TRIGGER session_journal_no_update BEFORE UPDATE ON session_journal
+        BEGIN SELECT RAISE(ABORT, 'the session journal is append-only'); END;
+      CREATE TRIGGER session_journal_no_delete BEFORE DELETE ON session_journal
+        BEGIN SELECT RAISE(ABORT, 'the session journal is append-only'); END;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

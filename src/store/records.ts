@@ -265,3 +265,40 @@ export interface RecordingEnd {
   readonly problem?: string | null;
   readonly recoveredFile?: string | null;
 }
+
+/** A session's plan as stored: the plan file's JSON and its hash. */
+export interface SessionPlanRecord {
+  readonly sessionId: number;
+  readonly planSha256: string;
+  readonly layoutSetSha256: string;
+  readonly planJson: string;
+  readonly createdAt: string;
+}
+
+/** One operator or engine action in a session's journal. */
+export interface SessionJournalInput {
+  readonly sessionId: number;
+  /** The planned rollout it is about (absent for session-wide actions: pause, break, end). */
+  readonly slot?: number | null;
+  /** Which try of the slot (a redo is the next attempt). */
+  readonly attempt?: number | null;
+  readonly action: string;
+  readonly at?: string;
+  /** Operator seconds the action took (placing, scoring, resetting). */
+  readonly operatorS?: number | null;
+  readonly rolloutId?: number | null;
+  readonly detail?: Readonly<Record<string, unknown>>;
+}
+
+export interface SessionJournalRecord {
+  readonly id: number;
+  readonly sessionId: number;
+  readonly slot: number | null;
+  readonly attempt: number | null;
+  readonly action: string;
+  readonly at: string;
+  readonly operatorS: number | null;
+  readonly rolloutId: number | null;
+  readonly scoreId: number | null;
+  readonly detail: Readonly<Record<string, unknown>>;
+}

@@ -36,7 +36,10 @@ import type {
   RolloutRecord,
   RolloutStatus,
   SessionInput,
+  SessionJournalInput,
+  SessionJournalRecord,
   SessionKind,
+  SessionPlanRecord,
   SessionRecord,
   SweepInput,
   SweepRecord,
@@ -912,5 +915,98 @@ export class Store {
   /** Every score entered for a rollout, oldest first (the last one is in force). */
   listOperatorScores(rolloutId: number): OperatorScoreRecord[] {
     return this.guard(() => (this.sql('SELECT * FROM operator_scores WHERE rollout_id = ? ORDER BY id').all(rolloutId) as Row[]).map((r) => scoreRecord(r)));
+  }
+
+  // ---- session plans and journals ----
+
+  /** Stores a session's plan (its layout set must be in the store). */
+  putSessionPlan(input: { sessionId: number; planSha256: string; layoutSetSha256: string; planJson: string }): void {
+    if (!SHA256_HEX.test(input.planSha256)) throw new StoreError(`A session plan's hash must be 64 lowercase hex digits, not '${input.planSha256}'.`, this.file);
+    this.write(() => {
+      this.sql('INSERT INTO session_plans (session_id, plan_sha256, layout_set_sha256, plan_json, created_at) VALUES (?, ?, ?, ?, ?)').run(
+        input.sessionId,
+        input.planSha256,
+        input.layoutSetSha256,
+        input.planJson,
+        nowIso(),
+      );
+    });
+  }
+
+  getSessionPlan(sessionId: number): SessionPlanRecord | undefined {
+    const r = this.guard(() => this.sql('SELECT * FROM session_plans WHERE session_id = ?').get(sessionId) as Row | undefined);
+    return r
+      ? { sessionId: Number(r.session_id), planSha256: String(r.plan_sha256), layoutSetSha256: String(r.layout_set_sha256), planJson: String(r.plan_json), createdAt: String(r.created_at) }
+      : undefined;
+  }
+
+  /**
+   * Appends one action to a session's journal, with its operator score when the action scores a
+   * rollout: both in one transaction, committed (synchronous=FULL) before this returns — so an
+   * acknowledged score is on the disk, and a score is never kept without its journal row or twice.
+   */
+  appendSessionJournal(entry: SessionJournalInput, score?: OperatorScoreInput): SessionJournalRecord {
+    if (score) {
+      checkUnitInterval('progress', score.progress);
+      checkCounts('counts', score.counts);
+    }
+    const at = entry.at ?? nowIso();
+    const detail = entry.detail ?? {};
+    return this.write(() => {
+      let scoreId: number | null = null;
+      if (score) {
+        const r = this.sql('INSERT INTO operator_scores (rollout_id, entered_at, end_states_json, progress, counts_json, operator, note) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+          score.rolloutId,
+          score.enteredAt ?? at,
+          JSON.stringify(score.endStates),
+          score.progress,
+          JSON.stringify(score.counts),
+          score.operator ?? null,
+          score.note ?? null,
+        );
+        scoreId = Number(r.lastInsertRowid);
+      }
+      const r = this.sql('INSERT INTO session_journal (session_id, slot, attempt, action, at, operator_s, rollout_id, score_id, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+        entry.sessionId,
+        entry.slot ?? null,
+        entry.attempt ?? null,
+        entry.action,
+        at,
+        entry.operatorS ?? null,
+        entry.rolloutId ?? score?.rolloutId ?? null,
+        scoreId,
+        JSON.stringify(detail),
+      );
+      return {
+        id: Number(r.lastInsertRowid),
+        sessionId: entry.sessionId,
+        slot: entry.slot ?? null,
+        attempt: entry.attempt ?? null,
+        action: entry.action,
+        at,
+        operatorS: entry.operatorS ?? null,
+        rolloutId: entry.rolloutId ?? score?.rolloutId ?? null,
+        scoreId,
+        detail,
+      };
+    });
+  }
+
+  /** A session's journal, oldest first. */
+  listSessionJournal(sessionId: number): SessionJournalRecord[] {
+    return this.guard(() =>
+      (this.sql('SELECT * FROM session_journal WHERE session_id = ? ORDER BY id').all(sessionId) as Row[]).map((r) => ({
+        id: Number(r.id),
+        sessionId: Number(r.session_id),
+        slot: numOrNull(r.slot),
+        attempt: numOrNull(r.attempt),
+        action: String(r.action),
+        at: String(r.at),
+        operatorS: numOrNull(r.operator_s),
+        rolloutId: numOrNull(r.rollout_id),
+        scoreId: numOrNull(r.score_id),
+        detail: parseJson<Record<string, unknown>>(r.detail_json),
+      })),
+    );
   }
 }

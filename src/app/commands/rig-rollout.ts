@@ -414,7 +414,7 @@ export function scoreOf(task: TaskDefinition, layout: Layout, endStates: readonl
  */
 export async function storeRolloutOnRig(
   store: Store,
-  w: { spec: string; policy: PolicyInfo; set: LayoutSet },
+  w: { spec: string; policy: PolicyInfo; set: LayoutSet; sessionId?: number },
   run: RolloutOnRig,
 ): Promise<{ rolloutId: number; recorded: RecordingSummary | undefined }> {
   const e = run.result.episode;
@@ -431,14 +431,17 @@ export async function storeRolloutOnRig(
 /** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
 function storeRigRollout(
   store: Store,
-  r: { spec: string; policy: PolicyInfo; set: LayoutSet; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string },
+  r: { spec: string; policy: PolicyInfo; set: LayoutSet; sessionId?: number; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string },
 ): number {
   const e = r.episode;
   store.putLayoutSet(r.set);
-  const policy = store.upsertPolicy({ spec: r.spec, name: r.policy.name, checkpointSha256: r.policy.checkpointSha256 });
+  // A policy server that does not report its checkpoint says 'unreported': stored as unknown, not refused after the rollout ran.
+  const checkpoint = r.policy.checkpointSha256 && /^[0-9a-f]{64}$/.test(r.policy.checkpointSha256) ? r.policy.checkpointSha256 : null;
+  const policy = store.upsertPolicy({ spec: r.spec, name: r.policy.name, checkpointSha256: checkpoint });
   if (r.cellMarker) store.putCalibration({ sha256: r.cellMarker.sha256, kind: EMULATED_CELL_KIND, version: 1, canonicalJson: r.cellMarker.json });
   const id = store.insertRollout({
     kind: 'real',
+    sessionId: r.sessionId ?? null,
     policyId: policy.id,
     layoutSetSha256: r.set.sha256,
     layoutIndex: e.layoutIndex,

@@ -1,0 +1,319 @@
+/**
+ * `tandem session plan|run|resume|export`: an operator's evaluation session on the rig (default
+ * the embedded emulated cell) — a hash-pinned plan, the session engine (src/session) with the rig
+ * rollout path of `tandem rig rollout`, a terminal operator or the cell's scripted one, and the
+ * session's export. This file reads files and options and turns bad input into one sentence.
+ */
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import { readLayoutSetFile, readUserFile, writeNewFile } from './layouts.js';
+import { DEFAULT_DEADLINE_MS } from './rig-rollout.js';
+import { getTask } from '../../tasks/registry.js';
+import { parseLayoutSet, type LayoutSet } from '../../layouts/layout-set.js';
+import { LayoutSetError } from '../../layouts/errors.js';
+import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
+import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
+import { knownPolicySpecs } from '../../rollout/policy-registry.js';
+import { StoreError, type Store } from '../../store/store.js';
+import {
+  buildSessionPlan,
+  checkPlanLayoutSet,
+  DEFAULT_ROLLOUT_COST_S,
+  DEFAULT_SESSION_MINUTES,
+  parseSessionPlan,
+  serializeSessionPlan,
+  SessionPlanError,
+  type RolloutCostS,
+  type SessionPlan,
+} from '../../session/plan.js';
+import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../../session/engine.js';
+import { JOURNAL, progressLine, sessionProgress } from '../../session/journal-state.js';
+import { sessionExport } from '../../session/export.js';
+import { readRigConfig } from '../station.js';
+import { DEFAULT_RIG_CONFIG } from '../rig-registry.js';
+import { openCommandStore, storePath, withCommandStore } from '../station-store.js';
+import { resolveDataDir } from '../data-dir.js';
+import { defaultEpisodesDir } from '../episode-recording.js';
+import { RigSessionRunner } from '../session-runner.js';
+import { scriptedOperator, terminalOperator } from '../session-operators.js';
+
+const EXIT_STOPPED = 4;
+
+function planError<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof SessionPlanError || e instanceof LayoutSetError) throw new UserError(e.message);
+    throw e;
+  }
+}
+
+/** Per-rollout times measured in this store (earlier sessions' journals and rig rollouts), where there are enough. */
+function measuredCost(store: Store): { cost: RolloutCostS; source: 'measured' | 'defaults' } {
+  const mean = (xs: number[]): number | undefined => (xs.length >= 3 ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
+  const journal = store.listSessions().flatMap((s) => store.listSessionJournal(s.id));
+  const op = (action: string) => mean(journal.filter((e) => e.action === action && e.operatorS !== null).map((e) => e.operatorS!));
+  // A rig rollout's stored duration is its episode plus the hold and damp after it.
+  const rig = mean(store.listRollouts({ kind: 'real' }).filter((r) => r.durationS !== null).map((r) => Math.max(0, r.durationS! - r.episodeSeconds)));
+  const placeS = op(JOURNAL.placed);
+  const scoreS = op(JOURNAL.scored);
+  const resetS = op(JOURNAL.reset);
+  if (placeS === undefined || scoreS === undefined || resetS === undefined) return { cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' };
+  const r1 = (x: number): number => Math.round(x * 10) / 10;
+  return { cost: { placeS: r1(placeS), rigS: r1(rig ?? DEFAULT_ROLLOUT_COST_S.rigS), scoreS: r1(scoreS), resetS: r1(resetS) }, source: 'measured' };
+}
+
+const plan: CliCommand = {
+  path: ['session', 'plan'],
+  summary: 'plan an evaluation session: layouts × policies, fitted to the time, interleaved, optionally blind',
+  help: `Usage: tandem session plan --layouts FILE --policies SPEC,SPEC --per-layout N [--blind] [--minutes M] [--seed S] [--seconds S] -o plan.json
+
+Writes a session plan: every layout of the set (hash-pinned) × every policy × N, in a random but
+reproducible order (the seed is stored) that interleaves the policies — each block of consecutive
+rollouts runs every policy once on one layout, in a shuffled order — so fatigue and drift favour
+none. The plan is fitted to --minutes from the rollout and operator times measured in the store
+(--data; defaults before there are three of each: place ${DEFAULT_ROLLOUT_COST_S.placeS} s, rig ${DEFAULT_ROLLOUT_COST_S.rigS} s, score ${DEFAULT_ROLLOUT_COST_S.scoreS} s, reset ${DEFAULT_ROLLOUT_COST_S.resetS} s
+besides the episode): fewer rollouts per layout, or fewer layouts, with a note saying so.
+
+  --layouts FILE     layout set written by 'tandem layouts sample'
+  --policies LIST    comma-separated policy specs (${knownPolicySpecs().join(' | ')})
+  --per-layout N     rollouts of each policy on each layout
+  --blind            the operator sees "policy A", "policy B", never specs, until the session ends
+                     (the letters are drawn from the seed; the plan file holds the key — keep it from the operator)
+  --minutes M        the session's length (default ${DEFAULT_SESSION_MINUTES})
+  --seed S           the order's seed (default 0)
+  --seconds S        episode length (default the task's fixed length; shorter only for rehearsals and tests)
+  -o, --out FILE     where the plan goes (refuses to replace a file unless --force)`,
+  options: {
+    layouts: { type: 'string' },
+    policies: { type: 'string' },
+    'per-layout': { type: 'string' },
+    blind: { type: 'boolean' },
+    minutes: { type: 'string' },
+    seed: { type: 'string' },
+    seconds: { type: 'string' },
+    out: { type: 'string', short: 'o' },
+    force: { type: 'boolean' },
+  },
+  async run(args, io) {
+    const { path, set } = readLayoutSetFile(io, requireString(args, 'layouts'));
+    const specs = requireString(args, 'policies').split(',');
+    const perLayout = intOption(args, 'per-layout', undefined, 1, 10_000);
+    const minutes = numberOption(args, 'minutes', DEFAULT_SESSION_MINUTES, 1, 24 * 60);
+    const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
+    const task = getTask(set.task);
+    const episodeSeconds = numberOption(args, 'seconds', task.episodeSeconds, 0.02, 3600);
+    const out = requireString(args, 'out');
+    const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
+    // Only a store that exists: planning on a laptop makes no store.
+    const measured = existsSync(storePath(dataDir)) ? await withCommandStore(args.values, io, (s) => measuredCost(s)) : { cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' as const };
+    const p = planError(() =>
+      buildSessionPlan({ set, specs, perLayout, blind: args.values.blind === true, seed, minutes, episodeSeconds, cost: measured.cost, costSource: measured.source, layoutSetFile: path }),
+    );
+    const written = writeNewFile(io, out, serializeSessionPlan(p), args.values.force === true);
+    if (args.values.json) {
+      io.out(`${JSON.stringify({ plan: written, sha256: p.sha256, rollouts: p.rollouts.length, blind: p.blind, fit: p.fit, policies: p.policies.map((x) => x.label) })}\n`);
+      return;
+    }
+    io.out(
+      `Wrote ${written}: ${p.rollouts.length} rollouts (${p.fit.layoutsPlanned} layouts × ${p.policies.length} policies × ${p.fit.perLayout}), about ${p.fit.plannedMinutes} min ` +
+        `from ${p.fit.costSource === 'measured' ? 'times measured in the store' : 'default times'}${p.blind ? ', blind (policies shown as ' + p.policies.map((x) => x.label).join(', ') + ')' : ''}.\n` +
+        (p.fit.note ? `${p.fit.note}\n` : '') +
+        `plan ${p.sha256}\n`,
+    );
+  },
+};
+
+/** The plan's layout set: --layouts FILE, else the store's copy, else the file the plan was made from; refused if its hash differs. */
+function planLayoutSet(io: CliIo, args: ParsedCommandArgs, store: Store, p: SessionPlan): LayoutSet {
+  let set: LayoutSet | undefined;
+  let source: string;
+  if (typeof args.values.layouts === 'string') {
+    set = readLayoutSetFile(io, args.values.layouts).set;
+    source = args.values.layouts;
+  } else {
+    set = store.loadLayoutSet(p.layoutSetSha256);
+    source = 'in the store';
+    if (!set && p.layoutSetFile) {
+      const file = isAbsolute(p.layoutSetFile) ? p.layoutSetFile : resolve(io.cwd, p.layoutSetFile);
+      const { text } = readUserFile(io, file, 'layout set');
+      set = planError(() => parseLayoutSet(text, file));
+      source = file;
+    }
+    if (!set) throw new UserError(`The layout set ${p.layoutSetSha256.slice(0, 12)} of this plan is not in the store; give it with --layouts FILE.`);
+  }
+  planError(() => checkPlanLayoutSet(p, set, source));
+  return set;
+}
+
+const runOptions = {
+  layouts: { type: 'string' },
+  'rig-config': { type: 'string' },
+  'scripted-operator': { type: 'boolean' },
+  'blank-cameras': { type: 'boolean' },
+  rate: { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  'break-minutes': { type: 'string' },
+  episodes: { type: 'string' },
+} as const;
+
+const RUN_OPTIONS_HELP = `  --rig-config FILE    rig config JSON (default ${JSON.stringify(DEFAULT_RIG_CONFIG)}: the emulated cell)
+  --scripted-operator  the emulated cell's scripted operator places, confirms, scores from the end state
+                       and resets, with simulated operator seconds: the whole session runs headless
+  --layouts FILE       the plan's layout set (default: the store's copy, else the file the plan was made from)
+  --blank-cameras      black frames for a camera policy on a motors-only rig (rehearses timing only)
+  --rate HZ            control rate (default ${DEFAULT_SIM_CONTROL_HZ})
+  --timeout-ms N       per-inference deadline; past it the rig holds and the rollout is marked failed (default ${DEFAULT_DEADLINE_MS})
+  --break-minutes M    remind the operator to take a break every M minutes (default ${DEFAULT_BREAK_EVERY_S / 60})
+  --episodes DIR       where episode files go (default <data dir>/episodes)
+
+Without --scripted-operator the operator answers on this terminal (works over SSH): Enter confirms a
+placement, each object is scored in the task's terms, p pauses, s stops for now (resume later),
+e is the e-stop. Ctrl-C stops the running rollout (the rig holds, then damps); the session stays
+open: 'tandem session resume ID' carries on at the exact rollout, every score kept.
+Exit codes: 0 the session ended, 2 bad input, ${EXIT_STOPPED} stopped before its end (resumable).`;
+
+async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, sessionId: number, p: SessionPlan, set: LayoutSet): Promise<number> {
+  const rigConfig = await readRigConfig(typeof args.values['rig-config'] === 'string' ? resolve(io.cwd, args.values['rig-config']) : undefined);
+  const scripted = args.values['scripted-operator'] === true;
+  const task = getTask(set.task);
+  const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd));
+  const log = (line: string) => io.err(`${line}\n`);
+  const runner = await RigSessionRunner.open(
+    {
+      rigConfig,
+      store,
+      episodesDir,
+      set,
+      rateHz: numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ),
+      deadlineMs: intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000),
+      lookAtTable: scripted,
+      blind: p.blind,
+      blankCameras: args.values['blank-cameras'] === true,
+      log,
+    },
+    p.policies.map((x) => x.spec),
+    io,
+  );
+  const operator = scripted ? scriptedOperator(log) : terminalOperator(process.stdin, process.stderr);
+  // Tests (and the operator) wait for this line: the session is journalled from here on.
+  io.err(`Session ${sessionId}: ${p.rollouts.length} rollouts of ${p.policies.map((x) => x.label).join(', ')}; ${progressLine(sessionProgress(p, store.listSessionJournal(sessionId), Date.now()))}.\n`);
+  try {
+    const r = await runSession({
+      store,
+      sessionId,
+      plan: p,
+      set,
+      task,
+      runner,
+      operator,
+      signal: io.signal,
+      breakEveryS: numberOption(args, 'break-minutes', DEFAULT_BREAK_EVERY_S / 60, 0.01, 24 * 60) * 60,
+    });
+    if (args.values.json) io.out(`${JSON.stringify({ session: sessionId, ended: r.ended, stoppedBecause: r.stoppedBecause ?? null, progress: r.progress })}\n`);
+    else io.out(r.ended ? `Session ${sessionId} ended: ${progressLine(r.progress)}. Export it with: tandem session export ${sessionId} --json\n` : `Session ${sessionId} stopped (${r.stoppedBecause}): ${progressLine(r.progress)}. Carry on with: tandem session resume ${sessionId}\n`);
+    return r.ended ? 0 : EXIT_STOPPED;
+  } finally {
+    if ('close' in operator && typeof operator.close === 'function') operator.close();
+    await runner.close();
+  }
+}
+
+function storeErrors<T>(fn: () => Promise<T>): Promise<T> {
+  return fn().catch((e: unknown) => {
+    if (e instanceof StoreError) throw new UserError(e.message);
+    throw e;
+  });
+}
+
+const run: CliCommand = {
+  path: ['session', 'run'],
+  summary: 'run a planned evaluation session on the rig (default the emulated cell), journalled crash-safe',
+  help: `Usage: tandem session run --plan FILE [--rig-config FILE] [--scripted-operator] [options]
+
+Starts the session the plan describes, in the station store (--data), and walks every planned
+rollout: show the layout, the operator places and confirms, the projector blanks, the policy runs
+the episode on the rig (recorded, stored), the operator scores each object, resets, next. Every
+action is committed to the store before the next prompt.
+
+  --plan FILE          a plan written by 'tandem session plan'
+${RUN_OPTIONS_HELP}`,
+  options: { plan: { type: 'string' }, ...runOptions },
+  async run(args, io) {
+    const file = requireString(args, 'plan');
+    const { text } = readUserFile(io, file, 'session plan');
+    const p = planError(() => parseSessionPlan(text, file));
+    const store = openCommandStore(args.values, io);
+    try {
+      return await storeErrors(async () => {
+        const set = planLayoutSet(io, args, store, p);
+        const scripted = args.values['scripted-operator'] === true;
+        const id = startSession(store, p, set, scripted ? scriptedOperator(() => {}).name : 'operator (terminal)');
+        return runWithEngine(args, io, store, id, p, set);
+      });
+    } finally {
+      store.close();
+    }
+  },
+};
+
+const resume: CliCommand = {
+  path: ['session', 'resume'],
+  summary: 'carry on a session that stopped (a crash, Ctrl-C, stop for now) at its exact rollout',
+  help: `Usage: tandem session resume ID [--rig-config FILE] [--scripted-operator] [options]
+
+Replays the session's journal and carries on where its last committed action left it: every
+score kept, nothing scored twice. A rollout cut off mid-episode is marked interrupted, its
+episode file recovered ('tandem record recover'), and offered for redo.
+
+${RUN_OPTIONS_HELP}`,
+  options: { ...runOptions },
+  positionals: [1, 1],
+  async run(args, io) {
+    const id = Number(args.positionals[0]);
+    if (!Number.isSafeInteger(id) || id < 1) throw new UserError(`A session id is a whole number (as 'tandem session run' printed it), not '${args.positionals[0]}'.`);
+    const store = openCommandStore(args.values, io);
+    try {
+      return await storeErrors(async () => {
+        const session = store.getSession(id);
+        const stored = store.getSessionPlan(id);
+        if (!session || !stored) throw new UserError(`There is no evaluation session ${id} in the store (${store.file}).`);
+        if (session.endedAt !== null) throw new UserError(`Session ${id} ended at ${session.endedAt}; export it with: tandem session export ${id} --json`);
+        const p = planError(() => parseSessionPlan(stored.planJson, `session ${id}'s plan`));
+        const set = planLayoutSet(io, args, store, p);
+        store.appendSessionJournal({ sessionId: id, action: JOURNAL.sessionResumed });
+        return runWithEngine(args, io, store, id, p, set);
+      });
+    } finally {
+      store.close();
+    }
+  },
+};
+
+const exportCommand: CliCommand = {
+  path: ['session', 'export'],
+  summary: "a session's plan, rollouts, scores, operator time and recordings (blind key once it ended)",
+  help: `Usage: tandem session export ID --json
+
+Prints the session as JSON: its plan (policies as labels until the session ends), each planned
+rollout with its attempts, stored rollout, status, the operator's score (per-object end states,
+progress, counts, note), operator seconds (place, score, reset) and its episode file (and whether
+it exists); the session's operator hours; and, only once the session has ended, the blind key
+(which label was which policy).`,
+  options: {},
+  positionals: [1, 1],
+  async run(args, io) {
+    const id = Number(args.positionals[0]);
+    if (!Number.isSafeInteger(id) || id < 1) throw new UserError(`A session id is a whole number, not '${args.positionals[0]}'.`);
+    if (!args.values.json) throw new UserError("'tandem session export' writes JSON: add --json.");
+    await withCommandStore(args.values, io, (store) => {
+      const stored = store.getSessionPlan(id);
+      if (!stored) throw new UserError(`There is no evaluation session ${id} in the store (${store.file}).`);
+      const p = planError(() => parseSessionPlan(stored.planJson, `session ${id}'s plan`));
+      io.out(`${JSON.stringify(sessionExport(store, id, p), null, 2)}\n`);
+    });
+  },
+};
+
+export const commands: CliCommand[] = [plan, run, resume, exportCommand];

@@ -1,0 +1,117 @@
+/**
+ * The session engine's rollout on the rig: the rig from its config with the slot's layout on its
+ * table, the same rolloutOnRig / storeRolloutOnRig path as `tandem rig rollout` (recorded, stored,
+ * linked to the session), and the policies opened once for the whole session. The operator's
+ * score is the engine's to journal, so the stored rollout carries none of its own here.
+ */
+import { RealtimeClock } from '../rig/clocks.js';
+import { RigError, type Rig } from '../rig/contract.js';
+import type { Policy } from '../policy/contract.js';
+import type { LayoutSet } from '../layouts/layout-set.js';
+import type { Store } from '../store/store.js';
+import type { SessionRolloutRunner, SessionRunOutcome, SessionRunRequest } from '../session/ports.js';
+import { UserError, type CliIo } from './command.js';
+import { stationRigRegistry } from './rig-registry.js';
+import { openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
+
+export interface RigSessionRunnerOptions {
+  readonly rigConfig: unknown;
+  readonly store: Store;
+  readonly episodesDir: string;
+  readonly set: LayoutSet;
+  readonly rateHz: number;
+  readonly deadlineMs: number;
+  /** The emulated cell's scripted operator looks at the table after each episode. */
+  readonly lookAtTable: boolean;
+  readonly blankCameras: boolean;
+  /** A blind session: what comes back to the engine (and the operator) names the label, never the policy. */
+  readonly blind: boolean;
+  /** Lines for the operator; a blind session gets no line that names a policy. */
+  log(line: string): void;
+}
+
+export class RigSessionRunner implements SessionRolloutRunner {
+  private readonly policies = new Map<string, Policy>();
+
+  private constructor(private readonly o: RigSessionRunnerOptions) {}
+
+  /** Opens every policy of the plan first: a spec that does not load is refused before anything moves. */
+  static async open(o: RigSessionRunnerOptions, specs: readonly string[], io: Pick<CliIo, 'cwd'>): Promise<RigSessionRunner> {
+    const r = new RigSessionRunner(o);
+    try {
+      for (const spec of specs) r.policies.set(spec, await openRigPolicy(spec, io));
+    } catch (e) {
+      await r.close();
+      throw e;
+    }
+    return r;
+  }
+
+  async close(): Promise<void> {
+    for (const p of this.policies.values()) await p.close?.();
+    this.policies.clear();
+  }
+
+  async run(r: SessionRunRequest): Promise<SessionRunOutcome> {
+    try {
+      return await this.runOnRig(r);
+    } catch (e) {
+      // "could not run" reaches the operator too: in a blind session, by label.
+      if (!this.o.blind || !(e instanceof Error)) throw e;
+      const name = this.policies.get(r.spec)?.info.name ?? r.spec;
+      throw new UserError(e.message.split(r.spec).join(r.label).split(name).join(r.label), e instanceof UserError ? e.exitCode : 1);
+    }
+  }
+
+  private async runOnRig(r: SessionRunRequest): Promise<SessionRunOutcome> {
+    const policy = this.policies.get(r.spec);
+    if (!policy) throw new Error(`the session has no open policy for ${r.label}`);
+    const clock = new RealtimeClock();
+    const rigType = String((this.o.rigConfig as { type?: unknown }).type);
+    let rig: Rig;
+    try {
+      rig = await stationRigRegistry().create(this.o.rigConfig, { clock, signal: r.signal, table: { task: r.task, layout: r.layout, placementSeed: r.seed } });
+    } catch (e) {
+      if (e instanceof RigError) throw new UserError(e.message);
+      throw e;
+    }
+    let run;
+    try {
+      run = await rolloutOnRig({
+        rig,
+        rigType,
+        policy,
+        task: r.task,
+        layout: r.layout,
+        seconds: r.episodeSeconds,
+        rateHz: this.o.rateHz,
+        deadlineMs: this.o.deadlineMs,
+        seed: r.seed,
+        scoreFromCell: this.o.lookAtTable,
+        blankCameras: this.o.blankCameras,
+        signal: r.signal,
+        clock,
+        // rolloutOnRig names the policy in its line: the session says "policy A" instead.
+        log: () => this.o.log(`Running ${r.label} on ${rigType} for ${r.episodeSeconds} s (rollout ${r.slot + 1}).`),
+        record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set },
+      });
+    } finally {
+      await rig.close?.();
+    }
+    const tableEndStates = run.score?.endStates;
+    const { rolloutId } = await storeRolloutOnRig(this.o.store, { spec: r.spec, policy: policy.info, set: this.o.set, sessionId: r.sessionId }, { ...run, score: undefined });
+    const e = run.result.episode;
+    // The stored rollout keeps the words as they were; the operator's copy says "policy A".
+    const told = (t: string): string => (this.o.blind ? t.split(r.spec).join(r.label).split(policy.info.name).join(r.label) : t);
+    return {
+      rolloutId,
+      status: e.status,
+      ...(e.reason ? { reason: told(e.reason) } : {}),
+      ...(e.error ? { policyError: told(e.error) } : {}),
+      ...(run.recording ? { episodeFile: run.recording.file } : {}),
+      finalMode: run.result.finalMode,
+      wallS: run.result.wallMs / 1000,
+      ...(tableEndStates && e.status === 'valid' ? { tableEndStates } : {}),
+    };
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * The evaluation session engine: walks a plan's rollouts through show layout → operator places →
+ * confirm → projector blanks → the policy runs its fixed episode on the rig → operator scores per
+ * object → reset → next, with pause, break reminders, abort-and-redo and the e-stop. Every step
+ * is a journal row committed to the store before the engine moves on (and so before the operator
+ * sees the next prompt); the next step is always computed from the journal, never from memory,
+ * so a restart after a crash carries on at the exact step the last committed action left.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, basename, join } from 'node:path';
+import type { Store, SessionJournalInput, OperatorScoreInput } from '../store/store.js';
+import type { LayoutSet } from '../layouts/layout-set.js';
+import type { ObjectEndState, TaskDefinition } from '../tasks/types.js';
+import { TaskInputError } from '../tasks/errors.js';
+import { endStatesFromCount } from './score-entry.js';
+import { recoverEpisodeFile } from '../record/recover.js';
+import { JOURNAL, progressLine, sessionProgress, slotStates, type SessionProgress, type SlotState } from './journal-state.js';
+import { checkPlanLayoutSet, serializeSessionPlan, specOf, type SessionPlan } from './plan.js';
+import { NO_INTERLOCKS, NO_PROJECTOR, type InterlockSource, type OperatorStep, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
+
+export const DEFAULT_BREAK_EVERY_S = 30 * 60;
+
+export interface SessionEngineOptions {
+  readonly store: Store;
+  readonly sessionId: number;
+  readonly plan: SessionPlan;
+  readonly set: LayoutSet;
+  readonly task: TaskDefinition;
+  readonly runner: SessionRolloutRunner;
+  readonly operator: SessionOperator;
+  readonly projector?: SessionProjector;
+  readonly interlocks?: InterlockSource;
+  /** Ctrl-C: the running rollout stops (the rig holds and damps), the session stays open to resume. */
+  readonly signal: AbortSignal;
+  /** Break reminder interval; default 30 min. */
+  readonly breakEveryS?: number;
+  readonly nowMs?: () => number;
+}
+
+export interface SessionRunResult {
+  readonly ended: boolean;
+  /** Why the session stopped before its end (resume it with 'tandem session resume'). */
+  readonly stoppedBecause?: string;
+  readonly progress: SessionProgress;
+}
+
+/** Creates the session, its stored plan and its first journal row. */
+export function startSession(store: Store, plan: SessionPlan, set: LayoutSet, operator: string): number {
+  checkPlanLayoutSet(plan, set, 'given');
+  store.putLayoutSet(set);
+  const session = store.createSession({ kind: plan.blind ? 'ab-test' : 'real-eval', operator, notes: `plan ${plan.sha256}` });
+  store.putSessionPlan({ sessionId: session.id, planSha256: plan.sha256, layoutSetSha256: plan.layoutSetSha256, planJson: serializeSessionPlan(plan) });
+  store.appendSessionJournal({ sessionId: session.id, action: JOURNAL.sessionStarted, detail: { planSha256: plan.sha256 } });
+  return session.id;
+}
+
+/**
+ * Episode files the station was writing when it stopped: each one's readable prefix is recovered
+ * beside it and its store row marked recovered. At a session's resume nothing else records.
+ */
+async function recoverCutOffRecordings(store: Store): Promise<string[]> {
+  const out: string[] = [];
+  for (const r of store.listRecordings({ states: ['recording'] })) {
+    if (!existsSync(r.file)) continue;
+    const target = join(dirname(r.file), `${basename(r.file).replace(/\.mcap$/i, '')}.recovered.mcap`);
+    try {
+      const rep = await recoverEpisodeFile(r.file, target);
+      store.endRecording(r.id, { state: 'recovered', recoveredFile: rep.output ?? null, problem: rep.problem ?? null, messages: rep.keptMessages, durationS: rep.keptSeconds, bytes: rep.outputBytes });
+      out.push(rep.output ?? r.file);
+    } catch (e) {
+      store.endRecording(r.id, { state: 'failed', problem: `not recoverable: ${(e as Error).message}` });
+    }
+  }
+  return out;
+}
+
+function outcomeFromRan(rolloutId: number, d: Readonly<Record<string, unknown>>): SessionRunOutcome {
+  return {
+    rolloutId,
+    status: d.status as SessionRunOutcome['status'],
+    ...(typeof d.reason === 'string' ? { reason: d.reason } : {}),
+    ...(typeof d.episodeFile === 'string' ? { episodeFile: d.episodeFile } : {}),
+    finalMode: String(d.finalMode ?? ''),
+    wallS: Number(d.wallS ?? 0),
+    ...(Array.isArray(d.tableEndStates) ? { tableEndStates: d.tableEndStates as ObjectEndState[] } : {}),
+  };
+}
+
+export async function runSession(o: SessionEngineOptions): Promise<SessionRunResult> {
+  const { store, sessionId: id, plan, set, task, runner, operator } = o;
+  checkPlanLayoutSet(plan, set, 'given');
+  const projector = o.projector ?? NO_PROJECTOR;
+  const interlocks = o.interlocks ?? NO_INTERLOCKS;
+  const now = o.nowMs ?? Date.now;
+  const breakEveryS = o.breakEveryS ?? DEFAULT_BREAK_EVERY_S;
+  const journal = (e: Omit<SessionJournalInput, 'sessionId'>, score?: OperatorScoreInput) => store.appendSessionJournal({ sessionId: id, ...e }, score);
+  const progress = (): SessionProgress => sessionProgress(plan, store.listSessionJournal(id), now());
+  const stopped = (why: string): SessionRunResult => ({ ended: false, stoppedBecause: why, progress: progress() });
+  /** Seconds since t0, or what a simulated operator says it took. */
+  const took = (t0: number, a: { simulatedS?: number }): number => Math.round((a.simulatedS ?? (now() - t0) / 1000) * 1000) / 1000;
+
+  for (;;) {
+    if (o.signal.aborted) return stopped('stopped with Ctrl-C');
+    const entries = store.listSessionJournal(id);
+    if (entries.some((e) => e.action === JOURNAL.ended)) return { ended: true, progress: progress() };
+    const s: SlotState | undefined = slotStates(plan, entries).find((x) => x.phase !== 'done');
+    if (!s) {
+      journal({ action: JOURNAL.ended });
+      store.endSession(id);
+      const p = progress();
+      operator.say(`Session ${id} ended: ${progressLine(p)}.`);
+      return { ended: true, progress: p };
+    }
+    const planned = plan.rollouts[s.slot];
+    const layout = set.layouts[planned.layoutIndex];
+    const step: OperatorStep = { slot: s.slot, attempt: s.attempt, total: plan.rollouts.length, layout, task, label: planned.policyLabel, seed: planned.seed, progress: sessionProgress(plan, entries, now()) };
+    const at = { slot: s.slot, attempt: s.attempt };
+
+    switch (s.phase) {
+      case 'show': {
+        const blocked = interlocks.blocked();
+        if (blocked) {
+          operator.say(`The cell is not safe to run: ${blocked}. Clear it, then carry on.`);
+          journal({ action: JOURNAL.paused, detail: { reason: blocked } });
+          if (!(await operator.paused(progress()))) return stopped(blocked);
+          journal({ action: JOURNAL.resumed });
+          continue;
+        }
+        await projector.show(layout, set);
+        journal({ ...at, action: JOURNAL.shown, detail: { layoutIndex: layout.index, label: planned.policyLabel } });
+        const t0 = now();
+        const a = await operator.place(step);
+        if (a.action === 'stop') return stopped('stopped by the operator');
+        if (a.action === 'pause' || a.action === 'estop') {
+          // Nothing moves while placing; an e-stop here is journalled and the session waits.
+          journal({ action: a.action === 'pause' ? JOURNAL.paused : JOURNAL.estop, detail: {} });
+          if (!(await operator.paused(progress()))) return stopped('stopped by the operator');
+          journal({ action: JOURNAL.resumed });
+          continue;
+        }
+        journal({ ...at, action: JOURNAL.placed, operatorS: took(t0, a) });
+        // Blank before the arms move: the projection is no cue the policy should see.
+        await projector.blank();
+        journal({ ...at, action: JOURNAL.running, detail: { label: planned.policyLabel } });
+        const safety = interlocks.armed();
+        const signal = AbortSignal.any([safety, o.signal]);
+        let run: SessionRunOutcome;
+        try {
+          run = await runner.run({ sessionId: id, ...at, task, layout, spec: specOf(plan, planned.policyLabel), label: planned.policyLabel, seed: planned.seed, episodeSeconds: plan.episodeSeconds, signal });
+        } catch (e) {
+          const reason = e instanceof Error ? e.message : String(e);
+          journal({ ...at, action: JOURNAL.runFailed, detail: { reason } });
+          operator.say(`Rollout ${s.slot + 1} could not run: ${reason}`);
+          return stopped(reason);
+        }
+        journal({
+          ...at,
+          action: JOURNAL.ran,
+          rolloutId: run.rolloutId,
+          detail: {
+            status: run.status,
+            ...(run.reason ? { reason: run.reason } : {}),
+            ...(run.policyError ? { policyError: run.policyError } : {}),
+            ...(run.episodeFile ? { episodeFile: run.episodeFile } : {}),
+            finalMode: run.finalMode,
+            wallS: run.wallS,
+            ...(run.tableEndStates ? { tableEndStates: run.tableEndStates } : {}),
+            ...(safety.aborted ? { estopped: true } : {}),
+          },
+        });
+        if (run.status !== 'valid') operator.say(`Rollout ${s.slot + 1} (${planned.policyLabel}) does not count: ${run.reason ?? run.status}; the rig is ${run.finalMode}.`);
+        if (o.signal.aborted) return stopped('stopped with Ctrl-C');
+        continue;
+      }
+      case 'cut-off': {
+        // The station died during this episode: its recording is recovered, and a rollout row
+        // stored in the last moments (before its 'ran' row) is attached to this attempt.
+        const known = new Set(entries.map((e) => e.rolloutId).filter((x) => x !== null));
+        const orphan = store.listRollouts({ sessionId: id }).find((r) => !known.has(r.id));
+        const recovered = await recoverCutOffRecordings(store);
+        journal({ ...at, action: JOURNAL.interrupted, rolloutId: orphan?.id ?? null, detail: { reason: 'the station stopped during the episode', recovered } });
+        operator.say(`Rollout ${s.slot + 1} was cut off when the station stopped${recovered.length ? `; its recording was recovered (${recovered.join(', ')})` : ''}.`);
+        continue;
+      }
+      case 'score': {
+        const run = outcomeFromRan(s.rolloutId!, s.ran ?? {});
+        const t0 = now();
+        const a = await operator.score({ ...step, run });
+        if (a.action === 'redo') {
+          journal({ ...at, action: JOURNAL.abandoned, rolloutId: run.rolloutId, operatorS: took(t0, a), detail: { reason: a.reason } });
+          continue;
+        }
+        let p;
+        let endStates: readonly ObjectEndState[];
+        try {
+          endStates = a.action === 'score-count' ? endStatesFromCount(task, layout, a.count) : a.endStates;
+          p = task.scoreProgress(layout, endStates);
+        } catch (e) {
+          if (e instanceof TaskInputError) {
+            operator.refused(e.message);
+            continue;
+          }
+          throw e;
+        }
+        journal(
+          { ...at, action: JOURNAL.scored, operatorS: took(t0, a), detail: { progress: p.progress, counts: p.counts, summary: p.summary, ...(a.note ? { note: a.note } : {}) } },
+          { rolloutId: run.rolloutId, endStates, progress: p.progress, counts: p.counts, operator: operator.name, note: a.note ?? null },
+        );
+        continue;
+      }
+      case 'reset': {
+        const t0 = now();
+        const a = await operator.reset(step);
+        journal({ ...at, action: JOURNAL.reset, operatorS: took(t0, a) });
+        const last = [...store.listSessionJournal(id)].reverse().find((e) => e.action === JOURNAL.breakReminder || e.action === JOURNAL.sessionStarted || e.action === JOURNAL.sessionResumed);
+        if (last && (now() - Date.parse(last.at)) / 1000 >= breakEveryS) {
+          const p = progress();
+          const tb = now();
+          const b = await operator.breakReminder(p);
+          journal({ action: JOURNAL.breakReminder, operatorS: took(tb, b) });
+        }
+        operator.say(progressLine(progress()));
+        continue;
+      }
+      case 'decide': {
+        const why = s.why!;
+        const redo = why.kind === 'abandoned' ? true : await operator.offerRedo(step, why);
+        if (redo) journal({ slot: s.slot, attempt: s.attempt + 1, action: JOURNAL.redo, detail: { after: why } });
+        else journal({ ...at, action: JOURNAL.closed, detail: { why } });
+        continue;
+      }
+      case 'done':
+        continue;
+    }
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * What the session engine calls and the app layer provides: the projector, the cell's interlocks,
+ * the rollout on the rig, and the operator (a person at a terminal or in the UI, or the emulated
+ * cell's scripted operator). The engine knows none of their implementations.
+ */
+import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
+import type { LayoutSet } from '../layouts/layout-set.js';
+import type { RolloutStatus } from '../store/store.js';
+import type { SessionProgress, UnscoredKind } from './journal-state.js';
+
+/** Shows a layout's footprints on the table, and blanks before the arms move. */
+export interface SessionProjector {
+  /** Says what projects, for the session's log ("no projector configured"). */
+  readonly description: string;
+  show(layout: Layout, set: LayoutSet): Promise<void>;
+  blank(): Promise<void>;
+}
+
+/** A station without a projector: the operator places from the layout's printed top view. */
+export const NO_PROJECTOR: SessionProjector = {
+  description: 'no projector configured',
+  show: () => Promise.resolve(),
+  blank: () => Promise.resolve(),
+};
+
+/** The cell's e-stop and interlocks (door, light curtain) as the engine sees them. */
+export interface InterlockSource {
+  /** Aborted when the e-stop is pressed or an interlock opens; a new signal per rollout. */
+  armed(): AbortSignal;
+  /** Why the cell is not safe to run now, or undefined when it is. */
+  blocked(): string | undefined;
+}
+
+/** No cell I/O configured: nothing stops the session but the operator and Ctrl-C. */
+export const NO_INTERLOCKS: InterlockSource = {
+  armed: () => new AbortController().signal,
+  blocked: () => undefined,
+};
+
+export interface SessionRunRequest {
+  readonly sessionId: number;
+  readonly slot: number;
+  readonly attempt: number;
+  readonly task: TaskDefinition;
+  readonly layout: Layout;
+  /** The spec that runs; never shown to the operator in a blind session. */
+  readonly spec: string;
+  /** What the operator sees ("policy A"). */
+  readonly label: string;
+  readonly seed: number;
+  readonly episodeSeconds: number;
+  /** Aborted by the e-stop, an interlock or Ctrl-C: the rig holds, then damps. */
+  readonly signal: AbortSignal;
+}
+
+export interface SessionRunOutcome {
+  /** The stored rollout (linked to the session). */
+  readonly rolloutId: number;
+  readonly status: RolloutStatus;
+  /** Why it does not count (policy timeout, rig fault, stopped by the operator). */
+  readonly reason?: string;
+  readonly policyError?: string;
+  readonly episodeFile?: string;
+  /** The rig's mode after the rollout ('damped'). */
+  readonly finalMode: string;
+  readonly wallS: number;
+  /**
+   * What the table looks like after the episode, where a rig can see it (the emulated cell):
+   * kept in the journal so its scripted operator can score after a station restart, as a
+   * person would look at the table that is still there.
+   */
+  readonly tableEndStates?: readonly ObjectEndState[];
+}
+
+/** Runs one rollout on the rig and stores it; throws only when the rig could not run it at all. */
+export interface SessionRolloutRunner {
+  run(r: SessionRunRequest): Promise<SessionRunOutcome>;
+}
+
+/** What the operator is asked about: the slot, the layout and the (blind) label, and where the session is. */
+export interface OperatorStep {
+  readonly slot: number;
+  readonly attempt: number;
+  readonly total: number;
+  readonly layout: Layout;
+  readonly task: TaskDefinition;
+  readonly label: string;
+  readonly seed: number;
+  readonly progress: SessionProgress;
+}
+
+/** Seconds the operator took, when the operator is simulated (else the engine measures them). */
+export interface Timed {
+  readonly simulatedS?: number;
+}
+
+export type PlaceAnswer = ({ readonly action: 'confirm' } | { readonly action: 'pause' } | { readonly action: 'stop' } | { readonly action: 'estop' }) & Timed;
+
+export type ScoreAnswer =
+  | ({ readonly action: 'score'; readonly endStates: readonly ObjectEndState[]; readonly note?: string } & Timed)
+  /** A quick score by count (bottles in the bin, mugs upright): see score-entry.ts. */
+  | ({ readonly action: 'score-count'; readonly count: number; readonly note?: string } & Timed)
+  | ({ readonly action: 'redo'; readonly reason: string } & Timed);
+
+export interface SessionOperator {
+  /** Who scores (stored with each score). */
+  readonly name: string;
+  /** The layout is shown: place the objects, then confirm (or pause, stop for now, e-stop). */
+  place(step: OperatorStep): Promise<PlaceAnswer>;
+  /** The episode ended: score each object (or ask to redo it, with a reason). */
+  score(step: OperatorStep & { readonly run: SessionRunOutcome }): Promise<ScoreAnswer>;
+  /** The entry was refused (an impossible score): `problem` says why; the operator is asked again. */
+  refused(problem: string): void;
+  /** Clear the table for the next layout. */
+  reset(step: OperatorStep): Promise<Timed>;
+  /** The rollout could not be scored (failed, stopped, cut off by a crash): redo it? */
+  offerRedo(step: OperatorStep, why: { readonly kind: UnscoredKind; readonly reason: string }): Promise<boolean>;
+  /** A paused session waits here until the operator carries on (true) or stops for now (false). */
+  paused(progress: SessionProgress): Promise<boolean>;
+  /** Time for a break; returns once the operator carries on. */
+  breakReminder(progress: SessionProgress): Promise<Timed>;
+  /** Anything the operator should read (progress, what runs). */
+  say(line: string): void;
+}
