@@ -19,6 +19,7 @@ import {
   FEEDBACK_ID_OFFSET,
   PositionUnwrapper,
   STATUS_ENABLED,
+  STATUS_LOST_COMMUNICATION,
   describeStatus,
   isFaultStatus,
   limitAwareStartRule,
@@ -70,6 +71,7 @@ class LeaderArm {
   garbageWindowS = 0;
   garbageBytes = 0;
   implausible = 0;
+  revivedS = -Infinity;
   private unsubscribe: (() => void)[] = [];
 
   constructor(
@@ -286,8 +288,18 @@ export class YamLeader implements Leader {
         packMitInto(cmd, m.ranges, m.command.data);
       }
       link.bus.send(link.frames);
+      // A motor whose own watchdog expired while the link was down (0xD) is brought back: clear the
+      // error and enable it, at most every 100 ms. It is the leader: the torque it then applies is its
+      // own weight's compensation, what the operator's hand expects.
+      if (nowS - link.revivedS >= 0.1) {
+        const lost = link.motors.filter((m) => m.feedback.status === STATUS_LOST_COMMUNICATION);
+        if (lost.length > 0) {
+          link.revivedS = nowS;
+          link.bus.send(lost.flatMap((m) => [specialFrame(m.id, 'clear-error'), specialFrame(m.id, 'enable')]));
+          this.note(link.side, `Re-enabling the ${link.side} leader arm's joint${lost.length > 1 ? 's' : ''} ${lost.map((m) => m.id).join(', ')} after their watchdog expired (the link was down).`, nowS);
+        }
+      }
     }
-    void nowS;
   }
 
   private refresh(): void {
@@ -301,7 +313,9 @@ export class YamLeader implements Leader {
         const m = link.motors[j];
         this.position[base + j] = m.positionRad;
         if (!(m.lastReplyS >= oldest)) oldest = m.lastReplyS;
-        if (this.active && isFaultStatus(m.feedback.status)) fault ??= `The ${link.side} leader arm's joint ${j + 1} motor reports ${describeStatus(m.feedback.status)}.`;
+        // Lost communication (0xD) is the motor's own watchdog after a stall of this host: its position
+        // reports are still true and poll() re-enables it, so it does not stop the follower.
+        if (this.active && isFaultStatus(m.feedback.status) && m.feedback.status !== STATUS_LOST_COMMUNICATION) fault ??= `The ${link.side} leader arm's joint ${j + 1} motor reports ${describeStatus(m.feedback.status)}.`;
       }
       this.position[base + JOINTS_PER_ARM] = link.handleReplies > 0 ? gripperFromTrigger(link.handle.positionRad) : NaN;
       if (oldest !== this.sampleS[a] && Number.isFinite(oldest)) this.samples[a]++;

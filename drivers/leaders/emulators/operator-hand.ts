@@ -26,8 +26,12 @@ export interface HandMotion {
   buttons(t: number, arm: ArmSide): number;
 }
 
-/** The pose the cell's arms rest in, unpowered (joints 2–3 a hair above their lower stops), gripper open. */
-export const LEADER_REST_POSE: readonly number[] = [0, 0.02, 0.02, 0, 0, 0, 1, 0, 0.02, 0.02, 0, 0, 0, 1];
+/**
+ * The pose the emulated cell's arms rest in, unpowered: joints 2–3 a hair above their lower stops,
+ * the wrist (joint 4) folded under its own weight, the gripper open — where an operator lays the
+ * leader down beside it.
+ */
+export const LEADER_REST_POSE: readonly number[] = [0, 0.015, 0.015, -0.74, 0, 0, 1, 0, 0.015, 0.015, -0.74, 0, 0, 1];
 
 function buttonBits(cues: readonly ButtonCue[], t: number, arm: ArmSide): number {
   let bits = 0;
