@@ -12,6 +12,7 @@ import { commands as rigModelCommands } from './commands/rig-model.js';
 import { commands as policyCommands } from './commands/policy.js';
 import { commands as cellCommands } from './commands/cell.js';
 import { commands as recordCommands } from './commands/record.js';
+import { commands as teleopCommands } from './commands/teleop.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
@@ -25,6 +26,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...rigRolloutCommands,
   ...cellCommands,
   ...recordCommands,
+  ...teleopCommands,
   ...policyCommands,
 ];
 

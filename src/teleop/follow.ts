@@ -11,7 +11,8 @@
  *   engaging  a minimum-jerk ramp from the follower's pose to the (moving) leader over rampS, never a jump
  *   synced    the follower commands the leader's newest sample
  *   lost      the leader stopped answering (or its samples cannot be trusted): the follower holds
- *             where it was; the operator engages again once the leader is back
+ *             where it was; back within autoReengageS it re-engages by itself (ramp and distance
+ *             check), after longer the operator engages again
  * Engaging refuses, with one sentence, when the two are further apart than maxEngageGapRad.
  * The follower's gravity feed-forward is the rig's own (src/rig/gravity.ts, sent with every
  * tracking command by the driver); bilateral feedback servoes the leader toward the follower.
@@ -40,6 +41,8 @@ export interface FollowOptions {
    * then the follower keeps the last sample's pose, which is a hold.
    */
   readonly leaderTimeoutS?: number;
+  /** A leader back within this long of being lost re-engages by itself (ramp and distance check). Default 2 s; 0: never. */
+  readonly autoReengageS?: number;
   /** Bilateral feedback gain (× the leader joints' kp), 0.1–0.2 usual; undefined: off. */
   readonly bilateralGain?: number;
 }
@@ -47,6 +50,7 @@ export interface FollowOptions {
 export const DEFAULT_RAMP_S = 3;
 export const DEFAULT_MAX_ENGAGE_GAP_RAD = 0.6;
 export const DEFAULT_LEADER_TIMEOUT_S = 0.25;
+export const DEFAULT_AUTO_REENGAGE_S = 2;
 
 /** Ages of the leader samples commanded (s), the last N, for the latency bench. */
 const AGE_RING = 1 << 14;
@@ -76,6 +80,8 @@ export class LeaderFollow {
   private events: FollowEvent[] = [];
   private leaderEvents: LeaderEvent[] = [];
   private lostReported = false;
+  private lostAtS = 0;
+  private readonly autoReengageS: number;
   readonly sampleAgeS = new Float64Array(AGE_RING);
   ages = 0;
   /** Largest |follower measured − leader| over the joints, the last synced cycle (rad). */
@@ -87,6 +93,7 @@ export class LeaderFollow {
     this.maxGapRad = options.maxEngageGapRad ?? DEFAULT_MAX_ENGAGE_GAP_RAD;
     this.timeoutS = options.leaderTimeoutS ?? DEFAULT_LEADER_TIMEOUT_S;
     this.bilateralGain = options.bilateralGain;
+    this.autoReengageS = options.autoReengageS ?? DEFAULT_AUTO_REENGAGE_S;
     if (this.bilateralGain !== undefined && !(this.bilateralGain >= 0.05 && this.bilateralGain <= 0.3)) {
       throw new RangeError(`The bilateral feedback gain must be from 0.05 to 0.3 of the leader's kp (0.1–0.2 is usual), not ${this.bilateralGain}.`);
     }
@@ -169,10 +176,15 @@ export class LeaderFollow {
       this.holdHere(state);
       this.current = 'lost';
       this.lostReported = true;
+      this.lostAtS = nowS;
       this.emit(nowS, 'leader-lost', problem);
     } else if (problem === undefined && this.current === 'lost' && this.lostReported) {
       this.lostReported = false;
-      this.emit(nowS, 'leader-back', 'The leader answers again; engage sync to follow it (the follower ramps to it).');
+      // A short gap (a stalled host, a glitch on the cable) re-engages by itself, through the same
+      // ramp and distance check; after a longer one the operator decides.
+      const brief = nowS - this.lostAtS <= this.autoReengageS;
+      if (brief) this.engageRequested = true;
+      this.emit(nowS, 'leader-back', brief ? 'The leader answers again; re-engaging (the follower ramps to it).' : 'The leader answers again; engage sync to follow it (the follower ramps to it).');
     }
     if (this.engageRequested) {
       this.engageRequested = false;

@@ -295,6 +295,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
     }
   }
   if (loopError && !fatal) throw loopError;
+  if (fatal) log(fatal.sentence);
   const end: SessionEnd = fatal ? fatal.end : episode >= o.episodes ? 'done' : o.signal?.aborted ? 'interrupted' : 'operator';
   return {
     kept,

@@ -37,7 +37,7 @@ test('engaging ramps the follower to the moving leader without a jump, then it t
   rest[0] = 0.4;
   const { clock, cell, emu } = await rigAndLeader(scriptedMotion({ rest, stillS: 0.5, amplitude: 0.6 }));
   try {
-    const follow = new LeaderFollow({ leader: emu.leader, rampS: 1 });
+    const follow = new LeaderFollow({ leader: emu.leader, rampS: 1, autoReengageS: 0.3 });
     const events: FollowEvent[] = [];
     emu.startHand();
     follow.engage();
@@ -86,7 +86,7 @@ test('engaging ramps the follower to the moving leader without a jump, then it t
     const after = cell.rig.read();
     assert.equal(after.mode, 'active');
     for (const k of [0, 1, 2, 3]) assert.ok(Math.abs(after.position[k] - held[k]) < 0.03, `joint ${k} drifted ${after.position[k] - held[k]} rad while holding`);
-    // Back: engaging again is the operator's call; it ramps again.
+    // Back after longer than autoReengageS: engaging again is the operator's call.
     emu.inject({ kind: 'recover' });
     await run(follow, cell.rig, clock, 0.4);
     const back = follow.takeEvents();
