@@ -173,6 +173,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
   /** Engages (or waits for the operator to fix what refused it). False: the operator quit or something failed. */
   const ensureSynced = async (): Promise<boolean> => {
     let asked = false;
+    let retries = 0;
     for (;;) {
       if (fatal || quit) return false;
       if (follow.state === 'synced') return true;
@@ -187,6 +188,14 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
         return false;
       }
       if (a?.action === 'sync') {
+        asked = false;
+        continue;
+      }
+      if (refusal !== undefined && /stopped answering|no sample/.test(refusal) && retries < 3) {
+        // The leader was silent for a moment (a stalled host): try again by itself before asking.
+        retries++;
+        refusal = undefined;
+        await controls.next(300);
         asked = false;
         continue;
       }

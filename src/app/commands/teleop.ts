@@ -252,7 +252,18 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
     try {
       await leaderSetup.leader.configure();
       await rig.configure();
-      await rig.activate();
+      // The emulated cell's world may fall behind real time while a busy machine starts up; its
+      // fault says to activate again once it caught up (it holds the fault 1 s): up to three tries.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await rig.activate();
+          break;
+        } catch (e) {
+          if (!(e instanceof RigError && e.fault.kind === 'emulation-behind') || attempt >= 3) throw e;
+          log("The emulated cell's world fell behind real time while starting (this machine is busy); activating again once it caught up.");
+          await new Promise((r) => setTimeout(r, 1500));
+        }
+      }
       await leaderSetup.leader.activate();
     } catch (e) {
       throw new UserError((e as Error).message);
