@@ -19,6 +19,7 @@ export const ROOMS = [
   ['src/sim', 'src/sim/'],
   ['src/emulated-cell', 'src/emulated-cell/'],
   ['src/session', 'src/session/'],
+  ['src/teleop', 'src/teleop/'],
   ['src/record', 'src/record/'],
   ['src/store', 'src/store/'],
   ['src/server/api-types', 'src/server/api-types.ts'],
@@ -27,6 +28,7 @@ export const ROOMS = [
   ['src/electron', 'src/electron/'],
   ['drivers/cameras', 'drivers/cameras/'],
   ['drivers/cell-io', 'drivers/cell-io/'],
+  ['drivers/leaders', 'drivers/leaders/'],
   ['drivers', 'drivers/'],
   ['ros', 'ros/'],
   ['calibration', 'calibration/'],
@@ -59,18 +61,22 @@ export const MAY_IMPORT = {
   // tell it from hardware.
   'src/emulated-cell': [...RIG, 'src/tasks', 'src/layouts', 'src/scene3d', 'src/sim', 'src/policy', 'src/policy/contract', 'drivers'],
   'src/record': [...RIG],
+  // Teleoperation: leaders (through the src/rig Leader contract) drive a follower rig; takes are recorded.
+  'src/teleop': ['src/tasks', 'src/layouts', ...RIG, 'src/record'],
   'src/store': [],
   'src/session': ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
   // The station API's requests, responses and events: shared with the UI, so pure.
   'src/server/api-types': ['src/tasks', 'src/rig/contract'],
   'src/server': [...ALL_SRC],
-  'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'drivers', 'drivers/cameras', 'drivers/cell-io', 'ros', 'calibration'],
+  'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'src/teleop', 'drivers', 'drivers/cameras', 'drivers/cell-io', 'drivers/leaders', 'ros', 'calibration'],
   'src/electron': ['src/app'],
   drivers: [...RIG],
   // Camera implementations (V4L2 and testsrc through ffmpeg): the Camera contract and its shared bookkeeping only.
   'drivers/cameras': [...RIG],
   // OPC UA cell I/O (the PLC client, its emulator, the station's own server): the rig contract only.
   'drivers/cell-io': ['src/rig/contract'],
+  // Leader arms (YAM + teaching handle, GELLO): the Leader contract, and the CAN/Damiao stack and emulators in drivers.
+  'drivers/leaders': [...RIG, 'drivers'],
   ros: [...RIG, 'src/record'],
   calibration: ['src/sim', 'src/record', ...RIG, 'src/tasks', 'src/layouts'],
   // The UI reuses the pure rooms; everything else it reaches through the station API.

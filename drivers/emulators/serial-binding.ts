@@ -19,7 +19,7 @@ class BindingError extends Error {
 }
 
 /** One emulated USB adapter that can be plugged in and pulled out. */
-export class EmulatedAdapterDevice {
+export class EmulatedAdapterDevice implements EmulatedSerialDevice {
   adapter: AdapterEmulator;
   plugged = true;
   private port: EmulatedPort | undefined;
@@ -62,7 +62,20 @@ export class EmulatedAdapterDevice {
   }
 }
 
-class EmulatedPort implements BindingPortInterface {
+/** The byte side of an emulated USB device: what the host writes goes in, what it reads comes out. */
+export interface ByteEndpoint {
+  write(bytes: Uint8Array): void;
+  onOutput(listener: (bytes: Buffer) => void): () => void;
+}
+
+/** Anything the binding can open by path: an emulated CAN adapter, an emulated Dynamixel chain. */
+export interface EmulatedSerialDevice {
+  readonly path: string;
+  readonly plugged: boolean;
+  connect(options: Required<OpenOptions>): BindingPortInterface;
+}
+
+export class EmulatedPort implements BindingPortInterface {
   isOpen = true;
   private unplugged = false;
   private readonly rx: Buffer[] = [];
@@ -71,7 +84,7 @@ class EmulatedPort implements BindingPortInterface {
 
   constructor(
     readonly openOptions: Required<OpenOptions>,
-    private readonly adapter: AdapterEmulator,
+    private readonly adapter: ByteEndpoint,
   ) {
     this.unsubscribe = adapter.onOutput((bytes) => {
       if (!this.isOpen) return;
@@ -149,15 +162,16 @@ class EmulatedPort implements BindingPortInterface {
 
 /** The binding: a registry of emulated adapters by path. */
 export class EmulatorBinding implements BindingInterface {
-  private readonly devices = new Map<string, EmulatedAdapterDevice>();
+  private readonly devices = new Map<string, EmulatedSerialDevice>();
 
-  add(device: EmulatedAdapterDevice): EmulatedAdapterDevice {
+  add<D extends EmulatedSerialDevice>(device: D): D {
     this.devices.set(device.path, device);
     return device;
   }
 
   device(path: string): EmulatedAdapterDevice | undefined {
-    return this.devices.get(path);
+    const d = this.devices.get(path);
+    return d instanceof EmulatedAdapterDevice ? d : undefined;
   }
 
   async list(): Promise<PortInfo[]> {

@@ -16,6 +16,7 @@ import { commands as projectorCommands } from './commands/projector.js';
 import { commands as cellIoCommands } from './commands/cell-io.js';
 import { commands as reportCommands } from './commands/report.js';
 import { commands as sessionCommands } from './commands/session.js';
+import { commands as teleopCommands } from './commands/teleop.js';
 
 export const ALL_COMMANDS: readonly CliCommand[] = [
   ...stationCommands,
@@ -32,6 +33,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...cellIoCommands,
   ...recordCommands,
   ...sessionCommands,
+  ...teleopCommands,
   ...policyCommands,
   ...projectorCommands,
 ];

@@ -50,15 +50,24 @@ export class ArmGravityModel {
   private readonly halfStrokeM: number;
   private readonly com = new Float64Array(24);
 
-  /** `payloadKg`: extra mass carried at the palm centre (a teaching handle, a tool). */
+  /**
+   * `payloadKg`: extra mass carried at the palm centre (a tool held by the gripper).
+   * `toolKg`: a tool that replaces the gripper and its fingers (a leader arm's teaching handle),
+   * its mass at the palm centre; the fingers then weigh nothing.
+   */
   constructor(
     readonly arm: ArmModel,
     payloadKg = 0,
+    toolKg?: number,
   ) {
     const R = quaternionToRotation(arm.basePose.quaternion);
     // g_base = Rᵀ · (0, 0, −g): the base may be mounted tilted.
     for (let k = 0; k < 3; k++) this.g[k] = -GRAVITY_MS2 * R[6 + k];
     this.masses = [...LINK_NAMES.slice(1).map((n) => YAM_LINK_MASS_KG[n]), YAM_FINGER_MASS_KG, YAM_FINGER_MASS_KG];
+    if (toolKg !== undefined) {
+      this.masses[5] = toolKg;
+      this.masses[6] = this.masses[7] = 0;
+    }
     this.masses[5] += payloadKg;
     this.coms = [
       ...[1, 2, 3, 4, 5].map((i) => YAM_CHAIN[i].xyz.map((v) => v / 2)),

@@ -196,6 +196,46 @@ export const MIGRATIONS: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'the session journal is append-only'); END;
     `,
   },
+  {
+    version: 6,
+    description: 'teleop sessions and their takes: what was recorded, which takes were kept or discarded, and why',
+    // Self-contained: it needs only sessions (1) and recordings (3). A take's row is written when
+    // its file is opened and finished when it closes, so a stopped session resumes at its next
+    // episode (the count of kept takes), and a discarded take's file stays known where it was moved.
+    sql: `
+      CREATE TABLE teleop_sessions (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions(id),
+        task TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        leader TEXT NOT NULL,
+        follower TEXT NOT NULL,
+        cameras TEXT NOT NULL,
+        episodes INTEGER NOT NULL CHECK (episodes > 0),
+        episode_seconds REAL NOT NULL CHECK (episode_seconds > 0),
+        reset_seconds REAL NOT NULL CHECK (reset_seconds >= 0),
+        out_dir TEXT NOT NULL,
+        layout_set_sha256 TEXT,
+        layout_index INTEGER,
+        state TEXT NOT NULL CHECK (state IN ('recording', 'stopped', 'finished')),
+        problem TEXT
+      ) STRICT;
+      CREATE INDEX teleop_sessions_by_dir ON teleop_sessions (out_dir, state);
+      CREATE TABLE teleop_takes (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES teleop_sessions(session_id),
+        episode_index INTEGER NOT NULL CHECK (episode_index >= 0),
+        recording_id INTEGER NOT NULL REFERENCES recordings(id),
+        file TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('recording', 'kept', 'discarded')),
+        marks TEXT NOT NULL DEFAULT '[]',
+        discard_reason TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT
+      ) STRICT;
+      CREATE INDEX teleop_takes_by_session ON teleop_takes (session_id, episode_index);
+      CREATE UNIQUE INDEX teleop_one_kept_take ON teleop_takes (session_id, episode_index) WHERE state = 'kept';
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -302,3 +302,44 @@ export interface SessionJournalRecord {
   readonly scoreId: number | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }
+
+export type TeleopSessionState = 'recording' | 'stopped' | 'finished';
+
+export interface TeleopSessionInput {
+  readonly task: string;
+  readonly prompt: string;
+  /** What led, e.g. 'emulated-yam' or 'gello:/dev/ttyUSB0'. */
+  readonly leader: string;
+  readonly follower: string;
+  readonly cameras: string;
+  readonly episodes: number;
+  readonly episodeSeconds: number;
+  readonly resetSeconds: number;
+  readonly outDir: string;
+  readonly layoutSetSha256?: string | null;
+  readonly layoutIndex?: number | null;
+  readonly operator?: string | null;
+}
+
+export interface TeleopSessionRecord extends Required<Omit<TeleopSessionInput, 'operator'>> {
+  readonly sessionId: number;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly state: TeleopSessionState;
+  readonly problem: string | null;
+}
+
+export type TeleopTakeState = 'recording' | 'kept' | 'discarded';
+
+export interface TeleopTakeRecord {
+  readonly id: number;
+  readonly sessionId: number;
+  readonly episodeIndex: number;
+  readonly recordingId: number;
+  readonly file: string;
+  readonly state: TeleopTakeState;
+  readonly marks: readonly string[];
+  readonly discardReason: string | null;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+}

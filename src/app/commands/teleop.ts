@@ -1,0 +1,480 @@
+/**
+ * tandem teleop record — record teleoperated episodes: a leader (YAM + teaching handle, GELLO, or
+ * their emulators) drives the follower rig (default: the emulated cell) through the 250 Hz loop;
+ * one MCAP per kept episode, one teleop session in the store, --resume continues a stopped one.
+ */
+import { mkdirSync, renameSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo } from '../command.js';
+import { RigError, ARM_SIDES, type ArmSide, type Clock, type Rig } from '../../rig/contract.js';
+import type { Leader } from '../../rig/leader.js';
+import type { Camera } from '../../rig/camera.js';
+import { RealtimeClock } from '../../rig/clocks.js';
+import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
+import { CAMERA_NAMES } from '../../policy/contract.js';
+import { getTask, isTaskId } from '../../tasks/registry.js';
+import type { Layout, TaskDefinition } from '../../tasks/types.js';
+import { layoutAt, type LayoutSet } from '../../layouts/layout-set.js';
+import { StoreError, type Store } from '../../store/store.js';
+import { readRigConfig } from '../station.js';
+import { stationRigRegistry } from '../rig-registry.js';
+import { openCommandStore } from '../station-store.js';
+import { openStationRecording } from '../episode-recording.js';
+import { readLayoutSetFile } from './layouts.js';
+import { emulatedCellOf, defaultCellTable } from '../../emulated-cell/register.js';
+import { cellCameras, type CellCameras } from '../../emulated-cell/cell-cameras.js';
+import { FfmpegCamera } from '../../../drivers/cameras/ffmpeg-camera.js';
+import { SerialCanBus } from '../../../drivers/can/serial-can-bus.js';
+import { YamLeader } from '../../../drivers/leaders/yam-leader.js';
+import { GelloLeader } from '../../../drivers/leaders/gello-leader.js';
+import { createEmulatedYamLeader, type EmulatedYamLeader } from '../../../drivers/leaders/emulators/yam-leader-emulator.js';
+import { createEmulatedGello, type EmulatedGello } from '../../../drivers/leaders/emulators/gello-emulator.js';
+import { readTrajectoryFile, scriptedMotion, TrajectoryFileError, type HandMotion } from '../../../drivers/leaders/emulators/operator-hand.js';
+import { LeaderFollow, DEFAULT_MAX_ENGAGE_GAP_RAD, DEFAULT_RAMP_S } from '../../teleop/follow.js';
+import { OperatorControls } from '../../teleop/operator-controls.js';
+import { runTeleopSession, type TakeHandle, type TeleopSessionResult } from '../../teleop/teleop-session.js';
+
+export const DEFAULT_RESET_SECONDS = 10;
+
+/** A leader and, for the emulated ones, the emulator behind it (tests inject faults through it). */
+export interface LeaderSetup {
+  readonly leader: Leader;
+  readonly spec: string;
+  readonly emulated?: EmulatedYamLeader | EmulatedGello;
+}
+
+/** --leader emulated-yam | emulated-gello | yam:PORT[,PORT] | gello:PORT[,PORT] (one port: the left arm). */
+export function createLeader(spec: string, clock: Clock, hand?: HandMotion): LeaderSetup {
+  if (spec === 'emulated-yam') {
+    const emulated = createEmulatedYamLeader({ clock, hand });
+    return { leader: emulated.leader, spec, emulated };
+  }
+  if (spec === 'emulated-gello') {
+    const emulated = createEmulatedGello({ clock, hand });
+    return { leader: emulated.leader, spec, emulated };
+  }
+  const m = /^(yam|gello):(.+)$/.exec(spec);
+  if (!m) throw new UserError(`--leader must be emulated-yam, emulated-gello, yam:PORT[,PORT] or gello:PORT[,PORT] (one port per arm, left first), not '${spec}'.`);
+  const paths = m[2].split(',').map((p) => p.trim());
+  if (paths.length > 2 || paths.some((p) => p === '')) throw new UserError(`--leader ${spec}: give one serial port per arm, left first (at most two), e.g. ${m[1]}:/dev/ttyACM1,/dev/ttyACM2.`);
+  const sides: ArmSide[] = ARM_SIDES.slice(0, paths.length);
+  if (m[1] === 'yam') {
+    const buses = Object.fromEntries(sides.map((s, i) => [s, new SerialCanBus({ transport: 'slcan', path: paths[i] })]));
+    return { leader: new YamLeader({ buses, clock }), spec };
+  }
+  const ports = Object.fromEntries(sides.map((s, i) => [s, { path: paths[i] }]));
+  return { leader: new GelloLeader({ ports, clock }), spec };
+}
+
+/** --cameras none | cell | testsrc:N | v4l2:/dev/videoN,… */
+export async function openTeleopCameras(spec: string, rig: Rig, clock: Clock, fps: number): Promise<{ cameras: Camera[]; close(): Promise<void> }> {
+  if (spec === 'none') return { cameras: [], close: async () => {} };
+  const nowS = (): number => clock.nowS();
+  if (spec === 'cell') {
+    const cell = emulatedCellOf(rig);
+    if (!cell) throw new UserError("--cameras cell needs the emulated cell as the follower (--follower cell); use testsrc:N or v4l2:/dev/videoN with other rigs.");
+    const cams: CellCameras = cellCameras(cell.world, { fps, nowS });
+    const list = CAMERA_NAMES.map((n) => cams.cameras[n]);
+    try {
+      await Promise.all(list.map((c) => c.open()));
+    } catch (e) {
+      await cams.close();
+      throw new UserError(`The cell's cameras did not start: ${(e as Error).message}`);
+    }
+    return { cameras: list, close: () => cams.close() };
+  }
+  let cameras: FfmpegCamera[];
+  const t = /^testsrc:(\d+)$/.exec(spec);
+  if (t) {
+    const n = Number(t[1]);
+    if (n < 1 || n > 8) throw new UserError(`--cameras testsrc:N takes 1 to 8 cameras, not ${n}.`);
+    cameras = Array.from({ length: n }, (_, i) => new FfmpegCamera({ name: CAMERA_NAMES[i] ?? `cam_${i}`, kind: 'testsrc', width: 320, height: 240, fps }, { nowS }));
+  } else if (spec.startsWith('v4l2:')) {
+    const devices = spec.slice(5).split(',');
+    if (devices.some((d) => !d.startsWith('/dev/'))) throw new UserError(`--cameras v4l2: needs devices under /dev, comma separated (e.g. v4l2:/dev/video0,/dev/video2), not '${spec}'.`);
+    cameras = devices.map((device, i) => new FfmpegCamera({ name: CAMERA_NAMES[i] ?? `cam_${i}`, kind: 'v4l2', device, width: 640, height: 480, fps }, { nowS }));
+  } else {
+    throw new UserError(`--cameras must be none, cell, testsrc:N or v4l2:/dev/videoN[,…], not '${spec}'.`);
+  }
+  const opened: FfmpegCamera[] = [];
+  try {
+    for (const c of cameras) {
+      await c.open();
+      opened.push(c);
+    }
+  } catch (e) {
+    await Promise.all(opened.map((c) => c.close()));
+    throw new UserError((e as Error).message);
+  }
+  return { cameras, close: async () => void (await Promise.all(cameras.map((c) => c.close()))) };
+}
+
+export interface TeleopRecordOptions {
+  readonly store: Store;
+  readonly outDir: string;
+  readonly leader: string;
+  /** 'cell' or the path of a rig config file. */
+  readonly follower: string;
+  readonly gap?: string;
+  readonly cameras: string;
+  readonly cameraFps?: number;
+  /** A task id (its prompt is used) or a free-text prompt. */
+  readonly task: string;
+  readonly episodes?: number;
+  readonly seconds?: number;
+  readonly resetSeconds?: number;
+  readonly resume?: boolean;
+  readonly layout?: { readonly set: LayoutSet; readonly index: number };
+  readonly rateHz?: number;
+  readonly rampS?: number;
+  readonly maxEngageGapRad?: number;
+  readonly bilateralGain?: number;
+  /** Replayed by an emulated leader instead of its scripted motion. */
+  readonly trajectory?: string;
+  /** Keys from here (the terminal in raw mode, or any byte stream). */
+  readonly keyboard?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+  /** A foot pedal's evdev node. */
+  readonly pedal?: string;
+  readonly log: (line: string) => void;
+  readonly signal?: AbortSignal;
+  /** Called once everything is up (tests reach the emulators through it). */
+  readonly onReady?: (ctx: { leader: LeaderSetup; rig: Rig; cameras: readonly Camera[]; controls: OperatorControls }) => void;
+}
+
+export interface TeleopRecordResult {
+  readonly sessionId: number;
+  readonly session: TeleopSessionResult;
+}
+
+function takeFileName(task: string, episode: number, at = new Date()): string {
+  const stamp = at.toISOString().replace(/[-:]/g, '');
+  const slug = task.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'teleop';
+  return `${stamp}-${slug}-ep${String(episode).padStart(3, '0')}.mcap`;
+}
+
+/** The whole `teleop record` flow, callable in-process. */
+export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecordResult> {
+  const { store, log } = o;
+  const outDir = o.outDir;
+  let taskId = 'teleop';
+  let prompt = o.task;
+  let taskDef: TaskDefinition | undefined;
+  if (isTaskId(o.task)) {
+    taskDef = getTask(o.task);
+    taskId = taskDef.id;
+    prompt = taskDef.prompt;
+  }
+  let table: { task: TaskDefinition; layout: Layout } | undefined;
+  if (o.layout) {
+    try {
+      table = { task: getTask(o.layout.set.task), layout: layoutAt(o.layout.set, o.layout.index) };
+    } catch (e) {
+      throw new UserError((e as Error).message);
+    }
+    if (!taskDef) {
+      taskDef = table.task;
+      taskId = taskDef.id;
+    }
+  }
+  // Resume: the stopped session's settings, at its next episode.
+  let sessionId = 0;
+  let episodes: number;
+  let seconds: number;
+  let resetSeconds: number;
+  let firstEpisode = 0;
+  if (o.resume) {
+    const s = store.latestStoppedTeleopSession(outDir);
+    if (!s) throw new UserError(`There is no stopped teleop session recording into ${outDir} to resume; start one without --resume.`);
+    sessionId = s.sessionId;
+    episodes = o.episodes ?? s.episodes;
+    seconds = o.seconds ?? s.episodeSeconds;
+    resetSeconds = o.resetSeconds ?? s.resetSeconds;
+    prompt = s.prompt;
+    taskId = s.task;
+    firstEpisode = store.listTeleopTakes(sessionId).filter((t) => t.state === 'kept').length;
+    if (firstEpisode >= episodes) throw new UserError(`Teleop session ${sessionId} in ${outDir} already has all ${episodes} episodes; raise --episodes to record more.`);
+    store.setTeleopSessionState(sessionId, 'recording');
+    log(`Resuming teleop session ${sessionId} at episode ${firstEpisode + 1} of ${episodes}.`);
+  } else {
+    episodes = o.episodes ?? 10;
+    seconds = o.seconds ?? taskDef?.episodeSeconds ?? 30;
+    resetSeconds = o.resetSeconds ?? DEFAULT_RESET_SECONDS;
+  }
+
+  const clock = new RealtimeClock();
+  let hand: HandMotion | undefined;
+  if (o.trajectory) {
+    if (!o.leader.startsWith('emulated-')) throw new UserError('--trajectory is replayed by an emulated leader (--leader emulated-yam or emulated-gello); a real leader moves by hand.');
+    try {
+      hand = readTrajectoryFile(o.trajectory);
+    } catch (e) {
+      if (e instanceof TrajectoryFileError) throw new UserError(e.message);
+      throw e;
+    }
+  } else hand = scriptedMotion();
+  const leaderSetup = createLeader(o.leader, clock, hand);
+
+  const rigConfig = o.follower === 'cell' ? { type: 'yam-cell', transport: 'slcan', gap: o.gap ?? 'seed:0', replyDeadlineMs: 350 } : await readRigConfig(resolve(o.follower));
+  let rig: Rig;
+  try {
+    rig = await stationRigRegistry().create(rigConfig, { clock, signal: o.signal, table: table ?? defaultCellTable() });
+  } catch (e) {
+    if (e instanceof RigError) throw new UserError(e.message);
+    throw e;
+  }
+  const rigType = String((rigConfig as { type?: unknown }).type);
+  if (!o.resume) {
+    const s = store.createTeleopSession({
+      task: taskId,
+      prompt,
+      leader: o.leader,
+      follower: o.follower === 'cell' ? `cell ${o.gap ?? 'seed:0'}` : o.follower,
+      cameras: o.cameras,
+      episodes,
+      episodeSeconds: seconds,
+      resetSeconds,
+      outDir,
+      layoutSetSha256: o.layout?.set.sha256 ?? null,
+      layoutIndex: o.layout?.index ?? null,
+    });
+    sessionId = s.sessionId;
+  }
+  const controls = new OperatorControls();
+  let cams: { cameras: Camera[]; close(): Promise<void> } = { cameras: [], close: async () => {} };
+  let result: TeleopSessionResult | undefined;
+  let failure: unknown;
+  try {
+    // Cameras first: they can take seconds to start, and the emulated cell's world runs on the wall
+    // clock from the rig's first word to its motors — configure and activate follow each other.
+    cams = await openTeleopCameras(o.cameras, rig, clock, o.cameraFps ?? 10);
+    if (o.keyboard && !controls.attachKeyboard(o.keyboard)) log('The terminal cannot be put in raw mode; keys work after Enter.');
+    if (o.pedal) controls.attachPedal(o.pedal, (s) => log(s));
+    try {
+      await leaderSetup.leader.configure();
+      await rig.configure();
+      // The emulated cell's world may fall behind real time while a busy machine starts up; its
+      // fault says to activate again once it caught up (it holds the fault 1 s): up to three tries.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await rig.activate();
+          break;
+        } catch (e) {
+          if (!(e instanceof RigError && e.fault.kind === 'emulation-behind') || attempt >= 3) throw e;
+          log("The emulated cell's world fell behind real time while starting (this machine is busy); activating again once it caught up.");
+          await new Promise((r) => setTimeout(r, 1500));
+        }
+      }
+      await leaderSetup.leader.activate();
+    } catch (e) {
+      throw new UserError((e as Error).message);
+    }
+    leaderSetup.emulated?.startHand();
+    o.onReady?.({ leader: leaderSetup, rig, cameras: cams.cameras, controls });
+    log(`${leaderSetup.leader.description} → ${rigType}; ${cams.cameras.length} camera${cams.cameras.length === 1 ? '' : 's'}; session ${sessionId}, episodes ${firstEpisode + 1}–${episodes} of ${seconds} s, reset ${resetSeconds} s.`);
+    const follow = new LeaderFollow({ leader: leaderSetup.leader, rampS: o.rampS, maxEngageGapRad: o.maxEngageGapRad, bilateralGain: o.bilateralGain });
+    const rateHz = o.rateHz ?? 250;
+    result = await runTeleopSession({
+      rig,
+      clock,
+      follow,
+      controls,
+      cameras: cams.cameras,
+      episodes,
+      firstEpisode,
+      episodeSeconds: seconds,
+      resetSeconds,
+      prompt,
+      rateHz,
+      log,
+      signal: o.signal,
+      openTake: async (episodeIndex): Promise<TakeHandle> => {
+        const rec = await openStationRecording({
+          store,
+          dir: outDir,
+          kind: 'teleop',
+          fileName: takeFileName(taskId, episodeIndex),
+          rigModel: rig.model,
+          clock,
+          cameras: cams.cameras,
+          metadata: {
+            kind: 'teleop',
+            task: taskId,
+            prompt,
+            session_id: String(sessionId),
+            episode_index: String(episodeIndex),
+            leader: o.leader,
+            rig: rigType,
+            rig_model: rig.model.name,
+            layout_set_sha256: o.layout?.set.sha256 ?? '',
+            layout_index: o.layout ? String(o.layout.index) : '',
+            control_hz: String(rateHz),
+            episode_seconds: String(seconds),
+          },
+        });
+        const takeId = store.startTeleopTake({ sessionId, episodeIndex, recordingId: rec.id, file: rec.file });
+        let file = rec.file;
+        return {
+          recorder: rec.recorder,
+          get file() {
+            return file;
+          },
+          async finish(marks) {
+            const summary = await rec.finish(undefined, { outcome: 'kept', marks: JSON.stringify(marks) });
+            store.endTeleopTake(takeId, { state: 'kept', marks });
+            return summary;
+          },
+          async discard(reason) {
+            // Every byte kept: the file moves aside, the store says where and why.
+            const dir = join(outDir, 'discarded');
+            mkdirSync(dir, { recursive: true });
+            const to = join(dir, basename(file));
+            renameSync(file, to);
+            file = to;
+            store.endTeleopTake(takeId, { state: 'discarded', discardReason: reason, file: to });
+            return to;
+          },
+        };
+      },
+    });
+  } catch (e) {
+    failure = e;
+  } finally {
+    controls.close();
+    try {
+      rig.hold();
+      await rig.deactivate();
+    } catch {
+      // deactivate on a rig that never activated
+    }
+    await leaderSetup.leader.deactivate().catch(() => undefined);
+    await cams.close().catch(() => undefined);
+    await leaderSetup.leader.close().catch(() => undefined);
+    await rig.close?.().catch(() => undefined);
+  }
+  const done = result?.end === 'done';
+  const problem = result?.problem ?? (failure ? (failure as Error).message : null);
+  store.setTeleopSessionState(sessionId, done ? 'finished' : 'stopped', problem);
+  if (failure) throw failure instanceof StoreError ? new UserError(failure.message) : failure;
+  return { sessionId: sessionId, session: result! };
+}
+
+const HELP = `Usage: tandem teleop record --leader LEADER --task TASK --out DIR [options]
+
+A leader drives the follower through the 250 Hz control loop and its safety supervisor; each take
+is one MCAP episode file in DIR (a discarded take is moved to DIR/discarded, never deleted), and
+the session is one teleop session in the store. Sync engages at the start (the follower ramps to
+the leader over 3 s, or refuses if they are too far apart); between takes a reset period counts down.
+Keys (the terminal in raw mode, so it works over SSH): Space/Enter/→ start now or end early,
+←/D discard and re-record, E engage/release sync, Q/Esc stop (resume with --resume). Handle
+buttons: top = sync, second = next, second held ≥ 0.8 s = discard. A foot pedal (--pedal) sends
+the same as keys: A/← discard, B/→/Space next, C sync.
+  --leader L          emulated-yam | emulated-gello | yam:PORT[,PORT] | gello:PORT[,PORT] (one port per arm, left first)
+  --follower F        cell (the emulated cell, default) or a rig config file (JSON, e.g. {"type": "yam-can", …})
+  --gap seed:N|none   the emulated cell's hidden reality gap (default seed:0)
+  --cameras C         none | cell (the emulated cell's three) | testsrc:N | v4l2:/dev/videoN,… (default none)
+  --camera-fps F      camera frame rate (default 10)
+  --task TASK         a task id (its prompt is recorded) or the prompt itself, e.g. "put the cup on the plate"
+  --episodes N        episodes to keep (default 10)
+  --seconds S         take length (default the task's, else 30)
+  --reset S           reset period between takes (default ${DEFAULT_RESET_SECONDS})
+  --out DIR           where the episode files go
+  --layouts FILE --layout I   put this layout on the emulated cell's table (and record which it was)
+  --resume            continue the stopped session recording into DIR at its next episode
+  --bilateral G       bilateral feedback: the leader pulled toward the follower with kp × G (0.1–0.2)
+  --ramp-s S          engage ramp (default ${DEFAULT_RAMP_S}); --max-gap-rad R refuses beyond (default ${DEFAULT_MAX_ENGAGE_GAP_RAD})
+  --trajectory FILE   an emulated leader replays this joint trajectory (JSON) instead of its scripted motion
+  --pedal PATH        a foot pedal's evdev node (/dev/input/eventN, or /dev/input/by-id/…-event-kbd)
+  --rate HZ           control rate (default 250)
+  --json              print the summary as JSON`;
+
+export const teleopRecordCommand: CliCommand = {
+  path: ['teleop', 'record'],
+  summary: 'record teleoperated episodes: a leader arm drives the follower, one MCAP per kept take, a teleop session in the store',
+  help: HELP,
+  options: {
+    leader: { type: 'string' },
+    follower: { type: 'string' },
+    gap: { type: 'string' },
+    cameras: { type: 'string' },
+    'camera-fps': { type: 'string' },
+    task: { type: 'string' },
+    episodes: { type: 'string' },
+    seconds: { type: 'string' },
+    reset: { type: 'string' },
+    out: { type: 'string', short: 'o' },
+    layouts: { type: 'string' },
+    layout: { type: 'string' },
+    resume: { type: 'boolean' },
+    bilateral: { type: 'string' },
+    'ramp-s': { type: 'string' },
+    'max-gap-rad': { type: 'string' },
+    trajectory: { type: 'string' },
+    pedal: { type: 'string' },
+    rate: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(args, io: CliIo) {
+    const str = (name: string): string | undefined => (typeof args.values[name] === 'string' ? (args.values[name] as string) : undefined);
+    const leader = requireString(args, 'leader');
+    const outDir = resolve(io.cwd, requireString(args, 'out'));
+    const resume = args.values.resume === true;
+    const task = resume ? (str('task') ?? '') : requireString(args, 'task');
+    let layout: TeleopRecordOptions['layout'];
+    if (str('layouts') !== undefined) layout = { set: readLayoutSetFile(io, str('layouts')!).set, index: intOption(args, 'layout', undefined, 0, 1_000_000) };
+    const opt = (name: string, lo: number, hi: number): number | undefined => (args.values[name] === undefined ? undefined : numberOption(args, name, undefined, lo, hi));
+    const store = openCommandStore(args.values, io);
+    const stdin = process.stdin;
+    try {
+      const { sessionId, session } = await recordTeleop({
+        store,
+        outDir,
+        leader,
+        follower: str('follower') === undefined || str('follower') === 'cell' ? 'cell' : resolve(io.cwd, str('follower')!),
+        gap: str('gap'),
+        cameras: str('cameras') ?? 'none',
+        cameraFps: opt('camera-fps', 1, 60),
+        task,
+        episodes: args.values.episodes === undefined ? undefined : intOption(args, 'episodes', undefined, 1, 100_000),
+        seconds: opt('seconds', 0.5, 3600),
+        resetSeconds: opt('reset', 0, 3600),
+        resume,
+        layout,
+        rateHz: opt('rate', 10, MAX_CONTROL_RATE_HZ),
+        rampS: opt('ramp-s', 0.5, 30),
+        maxEngageGapRad: opt('max-gap-rad', 0.05, 2),
+        bilateralGain: opt('bilateral', 0.05, 0.3),
+        trajectory: str('trajectory') ? resolve(io.cwd, str('trajectory')!) : undefined,
+        keyboard: stdin,
+        pedal: str('pedal'),
+        log: (line) => io.err(`${line}\n`),
+        signal: io.signal,
+      });
+      const summary = {
+        sessionId,
+        end: session.end,
+        problem: session.problem ?? null,
+        kept: session.kept.map((k) => ({ episode: k.episodeIndex, file: k.file, marks: k.marks, messages: k.summary.messages })),
+        discarded: session.discarded.map((d) => ({ episode: d.episodeIndex, file: d.movedTo, reason: d.reason })),
+        nextEpisode: session.nextEpisode,
+        loopHz: Math.round(session.loop.achievedHz),
+        safetyEvents: session.safetyEvents,
+      };
+      if (args.values.json) io.out(`${JSON.stringify(summary)}\n`);
+      else {
+        io.out(
+          `Teleop session ${sessionId}: ${session.kept.length} episode${session.kept.length === 1 ? '' : 's'} kept, ${session.discarded.length} discarded` +
+            (session.end === 'done' ? '; done.\n' : `; stopped at episode ${session.nextEpisode + 1} — continue with --resume.\n`) +
+            session.kept.map((k) => `  ${k.file}${k.marks.length ? `  (marked: ${k.marks.join('; ')})` : ''}\n`).join('') +
+            (session.problem ? `${session.problem}\n` : ''),
+        );
+      }
+      return session.end === 'done' ? 0 : session.end === 'interrupted' || session.end === 'operator' ? 130 : 1;
+    } finally {
+      if (stdin.isTTY) stdin.setRawMode?.(false);
+      stdin.pause();
+      store.close();
+    }
+  },
+};
+
+export const commands: readonly CliCommand[] = [teleopRecordCommand];
