@@ -10,6 +10,7 @@ import type { Policy } from '../policy/contract.js';
 import { createOpenLoopExecutor } from '../policy/open-loop-executor.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { runEpisode, type CameraSource, type EpisodeRecording } from '../rollout/run-episode.js';
+import { watchTable } from '../rollout/table-watch.js';
 import { unrunEpisode, type Episode } from '../rollout/episode.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, type SimCalibration } from './calibration.js';
 import type { Renderer } from './render/renderer.js';
@@ -127,6 +128,7 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
       endState: { endStates: () => scene.endStates(), fingerprint: () => scene.fingerprint() },
       signal: opts.signal,
       recording: opts.recording,
+      taskEvents: watchTable(opts.task, opts.layout, () => scene.sightings()),
     });
     return { episode, calibrationSha256, physicsSteps: scene.steps, wallMs: performance.now() - t0, cameraFrames };
   } finally {

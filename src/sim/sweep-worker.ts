@@ -55,6 +55,7 @@ async function run(job: SweepJob): Promise<void> {
       wallMs: r.wallMs,
       observations: e.observations,
       cameraFrames: r.cameraFrames,
+      taskEvents: e.taskEvents,
       ...(relay ? { recorded: relay.calls } : {}),
     },
   });

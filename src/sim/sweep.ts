@@ -7,6 +7,7 @@
  * Stopping (the signal) sends no new jobs and asks running rollouts to stop; finished rollouts
  * are kept, stopped ones are reported as such and not returned as results.
  */
+import type { TaskEvent } from '../tasks/task-events.js';
 import type { RecordedCall } from './recording-relay.js';
 import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
@@ -47,6 +48,8 @@ export interface SweepRollout {
   readonly cameraFrames: number;
   /** Every call the rollout made on its recording (only when the sweep records). */
   readonly recorded?: readonly RecordedCall[];
+  /** What happened to each object (absent for a job that never ran). */
+  readonly taskEvents?: readonly TaskEvent[];
 }
 
 export interface SweepOptions {

@@ -455,6 +455,7 @@ export function sweepRolloutInput(r: SweepRollout, w: { policyId: number; layout
     finalStateHash: r.finalStateHash || null,
     calibrationSha256s: [w.calibrationSha256],
     durationS: r.wallMs / 1000,
+    taskEvents: r.taskEvents ?? [],
   };
 }
 
