@@ -38,6 +38,8 @@ export interface SimRolloutOptions {
   readonly renderer?: Renderer;
   /** Seeded placement noise (default on: the seed then varies the rollout like a real re-placement). */
   readonly placementNoise?: boolean;
+  /** Its size (default PLACEMENT_SIGMA_M / PLACEMENT_SIGMA_YAW_RAD; a randomization spec may widen it). */
+  readonly placementSigma?: { readonly sigmaM: number; readonly sigmaYawRad: number };
   readonly signal?: AbortSignal;
   /** Records the episode as it runs, in the same file format as rig rollouts. */
   readonly recording?: EpisodeRecording;
@@ -79,7 +81,7 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
       layout: opts.layout,
       calibration,
       startPosition: opts.startPosition,
-      placementNoise: opts.placementNoise === false ? undefined : { seed: opts.seed, sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD },
+      placementNoise: opts.placementNoise === false ? undefined : { seed: opts.seed, ...(opts.placementSigma ?? { sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD }) },
     });
   } catch (e) {
     if (!(e instanceof SceneError)) throw e;

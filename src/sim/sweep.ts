@@ -13,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { SimCalibration } from './calibration.js';
+import type { RandomizedWorld } from './randomization.js';
 import type { EpisodeOutcome, EpisodeStatus } from '../rollout/episode.js';
 
 export interface SweepJob {
@@ -20,6 +21,8 @@ export interface SweepJob {
   readonly layoutIndex: number;
   readonly repeat: number;
   readonly seed: number;
+  /** This job's own world (a domain-randomization draw); default the sweep's calibration. */
+  readonly world?: RandomizedWorld;
 }
 
 /** What a worker reports for one rollout (the trajectory stays in the worker). */
@@ -61,6 +64,8 @@ export interface SweepOptions {
   readonly seconds?: number;
   readonly controlHz?: number;
   readonly calibration?: SimCalibration;
+  /** Each job's own world (domain randomization), drawn here in the main thread. */
+  readonly worldFor?: (job: SweepJob) => RandomizedWorld;
   /** Base for relative policy paths. */
   readonly cwd: string;
   readonly signal?: AbortSignal;
@@ -116,7 +121,8 @@ export function sweepJobs(layoutSet: LayoutSet, repeats: number): SweepJob[] {
 export function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   if (!Number.isInteger(opts.repeats) || opts.repeats < 1) throw new RangeError(`repeats must be a whole number ≥ 1, not ${opts.repeats}`);
   if (!Number.isInteger(opts.workers) || opts.workers < 1) throw new RangeError(`workers must be a whole number ≥ 1, not ${opts.workers}`);
-  const jobs = sweepJobs(opts.layoutSet, opts.repeats);
+  const worldFor = opts.worldFor;
+  const jobs = sweepJobs(opts.layoutSet, opts.repeats).map((j) => (worldFor ? { ...j, world: worldFor(j) } : j));
   const total = jobs.length;
   const t0 = performance.now();
   const init: WorkerInit = { layoutSet: opts.layoutSet, policySpec: opts.policySpec, seconds: opts.seconds, controlHz: opts.controlHz, calibration: opts.calibration, cwd: opts.cwd, record: opts.record };
