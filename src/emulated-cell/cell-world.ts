@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { ARM_SIDES, type ArmSide, type RigFault, type RigModel } from '../rig/contract.js';
 import type { PrivilegedState } from '../policy/contract.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
+import type { ObjectSighting } from '../tasks/task-events.js';
 import { createScene, HOME_START_POSITION, type SimScene } from '../sim/scene.js';
 import { newMotorCommand, type MotorCommand } from '../sim/sim-arm.js';
 import type { SceneSnapshot } from '../sim/render/scene-snapshot.js';
@@ -197,6 +198,14 @@ export class CellWorld implements MotorPlant {
   endStates(): ObjectEndState[] {
     this.advanceTo(this.nowS());
     return this.sceneNow.endStates();
+  }
+
+  /**
+   * Each object as it stands now, for task events: what an overhead tracker would report. It does
+   * not advance the world (the motors' traffic does), so sampling never moves physics forward.
+   */
+  sightings(): ObjectSighting[] {
+    return this.sceneNow.sightings();
   }
 
   /** Object poses: what rehearsal code policies may read on the emulated cell. */

@@ -45,6 +45,8 @@ export const EVENT_KINDS = [
   'mark',
   /** Teleop: leader–follower sync engaged or released. */
   'sync',
+  /** What happened to an object in the task's terms (detail.task_event: grasped, released, entered-region, left-region, knocked-over, off-table, progress; object, region, arm). */
+  'task',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

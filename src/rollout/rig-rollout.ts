@@ -13,7 +13,7 @@ import type { ObjectEndState } from '../tasks/types.js';
 import { createChunkExecutor, type ChunkRecord } from '../policy/chunk-executor.js';
 import { PrivilegedStateRequiredError } from '../policy/code/privileged.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
-import { runEpisode, type CameraSource, type EpisodeRecording } from './run-episode.js';
+import { runEpisode, type CameraSource, type EpisodeRecording, type TaskEventSource } from './run-episode.js';
 import type { EndStateSource, Episode } from './episode.js';
 
 export interface RigRolloutOptions {
@@ -42,6 +42,8 @@ export interface RigRolloutOptions {
    * are returned for the caller to enter as an operator score.
    */
   readonly lookAtTable?: EndStateSource;
+  /** Per-object task events while it runs (the emulated cell's table); hardware has none yet. */
+  readonly taskEvents?: TaskEventSource;
   /** Records the episode as it runs (the station records every rig rollout). */
   readonly recording?: EpisodeRecording;
 }
@@ -121,6 +123,7 @@ export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRollout
       signal: opts.signal,
       privileged: opts.privileged,
       recording: opts.recording,
+      taskEvents: opts.taskEvents,
     });
     if (episode.status === 'valid' && opts.lookAtTable) tableEndStates = await opts.lookAtTable.endStates();
   } finally {

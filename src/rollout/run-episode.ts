@@ -19,6 +19,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { STATE_DIM, type Clock, type Rig, type RigCommand, type RigState, type SafetyEvent } from '../rig/contract.js';
 import { PolicyUnavailableError, type CameraName, type ChunkExecutor, type EpisodeContext, type Observation, type PolicyInfo, type PrivilegedState, type RgbImage, type StepAction } from '../policy/contract.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
+import { describeTaskEvent, type TaskEvent } from '../tasks/task-events.js';
 import { EPISODE_OUTCOMES, type EndStateSource, type Episode, type EpisodeOutcome, type Trajectory } from './episode.js';
 
 /** Images for the listed cameras, all from the same instant. */
@@ -36,9 +37,25 @@ export interface EpisodeRecording {
   /** The command as the rig applied it after safety clamping. */
   command(timeS: number, applied: RigCommand): void;
   safetyEvent(event: SafetyEvent): void;
-  /** A phase boundary or a policy chunk taking over, with its structured detail. */
-  event(timeS: number, kind: 'phase' | 'chunk', source: string, message: string, detail?: Record<string, unknown>): void;
+  /** A phase boundary, a policy chunk taking over, or a per-object task event, with its structured detail. */
+  event(timeS: number, kind: LoopEventKind, source: string, message: string, detail?: Record<string, unknown>): void;
 }
+
+/** The events the loop itself records (src/record's EVENT_KINDS has these and more). */
+export type LoopEventKind = 'phase' | 'chunk' | 'task';
+
+/**
+ * Watches the objects while the episode runs and says what happened to them in the task's terms
+ * (src/tasks/task-events.ts): the sim's scene, or the emulated cell's table. A rig without one
+ * (hardware, until an overhead tracker exists) simply has no task events.
+ */
+export interface TaskEventSource {
+  /** Events since the last call, at episode time timeS (seconds from step 0). Synchronous and cheap. */
+  sample(timeS: number): readonly TaskEvent[];
+}
+
+/** Task events are sampled at about this rate, whatever the control rate: a sample costs ~1–2 ms of scene queries (≈2% of a sim rollout at 10 Hz), and a grasp or a knock lasts longer than 0.1 s. */
+export const TASK_EVENT_HZ = 10;
 
 export interface RunEpisodeOptions {
   readonly rig: Rig;
@@ -60,8 +77,10 @@ export interface RunEpisodeOptions {
   readonly settleSeconds?: number;
   /** Stops the episode (aborted: stopped by the operator) after the current step. */
   readonly signal?: AbortSignal;
-  /** Records the episode as it runs (joint states, applied commands, safety events, phases, chunks). */
+  /** Records the episode as it runs (joint states, applied commands, safety events, phases, chunks, task events). */
   readonly recording?: EpisodeRecording;
+  /** Per-object task events, sampled at TASK_EVENT_HZ through the steps and the settle. */
+  readonly taskEvents?: TaskEventSource;
 }
 
 /** How a phase ended the episode: the outcome, and the sentence that goes with it. */
@@ -91,6 +110,10 @@ export interface EpisodeRun {
   observations: number;
   /** The rig state the latest step read (what an observation shows). */
   state: RigState | undefined;
+  /** Task events so far (empty without a TaskEventSource). */
+  readonly taskEvents: TaskEvent[];
+  /** Sample task events every this many control periods. */
+  readonly taskEventEvery: number;
 }
 
 /** The cameras could not give an observation its images. */
@@ -127,7 +150,28 @@ export function prepareEpisode(opts: RunEpisodeOptions): EpisodeRun {
     steps: 0,
     observations: 0,
     state: undefined,
+    taskEvents: [],
+    taskEventEvery: Math.max(1, Math.round(controlHz / TASK_EVENT_HZ)),
   };
+}
+
+/** Samples the task-event source (if any) at episode time tS and records what it saw. */
+function sampleTaskEvents(run: EpisodeRun, tS: number, clockS: number): void {
+  const source = run.opts.taskEvents;
+  if (!source) return;
+  for (const e of source.sample(tS)) {
+    run.taskEvents.push(e);
+    run.opts.recording?.event(clockS, 'task', 'table', describeTaskEvent(e), taskEventDetail(e));
+  }
+}
+
+function taskEventDetail(e: TaskEvent): Record<string, unknown> {
+  const d: Record<string, unknown> = { task_event: e.kind, episode_time_s: e.timeS };
+  if (e.objectId !== undefined) d.object = e.objectId;
+  if (e.region !== undefined) d.region = e.region;
+  if (e.arm !== undefined) d.arm = e.arm;
+  if (e.done !== undefined) Object.assign(d, { done: e.done, total: e.total, delta: e.delta });
+  return d;
 }
 
 function drainEvents(run: EpisodeRun): void {
@@ -299,6 +343,7 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
     trajectory.row[step] = action.row;
     run.steps = step + 1;
     drainEvents(run);
+    if (step % run.taskEventEvery === 0) sampleTaskEvents(run, tS, state.timeS);
     // Stopped by this step's write or tick: the step is kept (its applied command is the hold).
     if (rig.read().mode === 'estopped') return signal?.aborted ? { outcome: 'operator-stop', reason: 'stopped by the operator' } : safetyStop(run, step);
   }
@@ -318,11 +363,17 @@ export async function settleEpisode(run: EpisodeRun, ending: EpisodeEnding): Pro
   const endS = clock.nowS();
   const recording = run.opts.recording;
   recording?.event(endS, 'phase', 'rollout', `The rig holds while the world settles (${settleS} s).`, { phase: 'settle', ending: ending.outcome });
+  const stepsS = run.steps * run.periodS;
+  let tick = 0;
   for (let t = run.periodS; t <= settleS + 1e-9; t += run.periodS) {
     await clock.waitUntil(endS + t);
     rig.tick();
-    recording?.jointState(rig.read());
+    const settled = rig.read();
+    recording?.jointState(settled);
+    if (++tick % run.taskEventEvery === 0) sampleTaskEvents(run, stepsS + t, settled.timeS);
   }
+  // The last look: what the end state is scored from.
+  sampleTaskEvents(run, stepsS + settleS, clock.nowS());
   drainEvents(run);
   if (EPISODE_OUTCOMES[ending.outcome].status !== 'valid') return ending;
   const fault = faultReason(rig.read());
@@ -378,6 +429,7 @@ export async function scoreEpisode(run: EpisodeRun, ending: EpisodeEnding): Prom
     endStates: status === 'valid' ? endStates : undefined,
     trajectory: traj,
     safetyEvents: run.safetyEvents,
+    taskEvents: run.taskEvents,
     observations: run.observations,
     finalStateHash: bytesToHex(hash.digest()),
   };

@@ -5,13 +5,13 @@
  * itself (src/record is the station's), and a sim episode's messages fit in memory many times over.
  */
 import type { RigCommand, RigState, SafetyEvent } from '../rig/contract.js';
-import type { EpisodeRecording } from '../rollout/run-episode.js';
+import type { EpisodeRecording, LoopEventKind } from '../rollout/run-episode.js';
 
 export type RecordedCall =
   | { readonly k: 'state'; readonly state: RigState }
   | { readonly k: 'command'; readonly timeS: number; readonly applied: RigCommand }
   | { readonly k: 'safety'; readonly event: SafetyEvent }
-  | { readonly k: 'event'; readonly timeS: number; readonly kind: 'phase' | 'chunk'; readonly source: string; readonly message: string; readonly detail?: Record<string, unknown> };
+  | { readonly k: 'event'; readonly timeS: number; readonly kind: LoopEventKind; readonly source: string; readonly message: string; readonly detail?: Record<string, unknown> };
 
 const copy = (a: Float64Array | undefined): Float64Array | undefined => (a ? Float64Array.from(a) : undefined);
 
@@ -30,7 +30,7 @@ export class RecordingRelay implements EpisodeRecording {
     this.calls.push({ k: 'safety', event: { ...event } });
   }
 
-  event(timeS: number, kind: 'phase' | 'chunk', source: string, message: string, detail?: Record<string, unknown>): void {
+  event(timeS: number, kind: LoopEventKind, source: string, message: string, detail?: Record<string, unknown>): void {
     this.calls.push({ k: 'event', timeS, kind, source, message, detail });
   }
 }

@@ -10,7 +10,8 @@ import { LINK_NAMES } from '../rig/kinematics.js';
 import type { Pose3, TablePose } from '../tasks/geometry.js';
 import { createRng } from '../layouts/random.js';
 import { objectPose3, partsBounds } from '../tasks/footprint.js';
-import { TABLE_SIZE_M } from '../tasks/station.js';
+import { STATION_ARMS, TABLE_SIZE_M, type StationArm } from '../tasks/station.js';
+import type { ObjectSighting } from '../tasks/task-events.js';
 import type { FixtureKind, Layout, ObjectEndState, ObjectKind, TaskDefinition } from '../tasks/types.js';
 import type { SimCalibration } from './calibration.js';
 import { collidersForParts, GROUPS, quatRotate } from './colliders.js';
@@ -33,6 +34,10 @@ const THROUGH_TABLE_M = 0.03;
 const OFF_TABLE_BELOW_M = TABLE_THICKNESS_M + 0.01;
 /** Beyond this horizontal distance from the table centre (or under the floor) a body has left the scene. */
 const SCENE_HALF_M = 2;
+/** Contact distance at which a finger counts as touching an object (Rapier keeps speculative contacts a little apart). */
+const TOUCH_M = 0.002;
+/** Farther than this from a finger (body origin to body origin), an object cannot be touching it: larger than any object's half-extent plus a finger's. */
+const NEAR_HAND_M = 0.3;
 /** Joint readings this far outside the limits (beyond the vendor's buffer) mean the sim blew up. */
 const JOINT_BLOWUP_MARGIN_RAD = 0.5;
 const MAX_OBJECT_SPEED_MS = 20;
@@ -313,6 +318,45 @@ export class SimScene {
       const region = this.regionContaining(centre);
       return region === undefined ? { id: o.id, upright } : { id: o.id, region, upright };
     });
+  }
+
+  /**
+   * Each object as the task-event tracker sees it (src/tasks/task-events.ts): its end-state region
+   * and posture now, whether it left the table, and which hand pinches it — the arm whose two
+   * fingers both touch it. Read-only: it asks Rapier's narrow phase about the last step's contacts.
+   */
+  sightings(): ObjectSighting[] {
+    return this.endStates().map((e, i) => {
+      const o = this.objects[i];
+      const heldBy = e.offTable ? undefined : this.holderOf(o.body);
+      return { id: e.id, ...(e.region !== undefined ? { region: e.region } : {}), upright: e.upright === true, offTable: e.offTable === true, ...(heldBy ? { heldBy } : {}) };
+    });
+  }
+
+  private holderOf(body: RigidBody): StationArm | undefined {
+    const p = body.translation();
+    for (let a = 0; a < this.arms.length; a++) {
+      const fingers = this.arms[a].fingers;
+      if (fingers.length !== 2) continue;
+      // Contact queries cost ~20 µs a pair: skip hands nowhere near the object.
+      const f = fingers[0].translation();
+      if (Math.hypot(f.x - p.x, f.y - p.y, f.z - p.z) > NEAR_HAND_M) continue;
+      if (fingers.every((finger) => this.touching(finger, body))) return STATION_ARMS[a];
+    }
+    return undefined;
+  }
+
+  /** Whether two bodies are in contact (within TOUCH_M) after the last step. */
+  private touching(a: RigidBody, b: RigidBody): boolean {
+    let hit = false;
+    for (let i = 0; i < a.numColliders() && !hit; i++) {
+      for (let j = 0; j < b.numColliders() && !hit; j++) {
+        this.world.contactPair(a.collider(i), b.collider(j), (m) => {
+          for (let k = 0; k < m.numContacts(); k++) if (m.contactDist(k) <= TOUCH_M) hit = true;
+        });
+      }
+    }
+    return hit;
   }
 
   private regionContaining(p: readonly [number, number, number]): string | undefined {

@@ -10,6 +10,7 @@ import type { Policy } from '../policy/contract.js';
 import { createOpenLoopExecutor } from '../policy/open-loop-executor.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { runEpisode, type CameraSource, type EpisodeRecording } from '../rollout/run-episode.js';
+import { watchTable } from '../rollout/table-watch.js';
 import { unrunEpisode, type Episode } from '../rollout/episode.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, type SimCalibration } from './calibration.js';
 import type { Renderer } from './render/renderer.js';
@@ -38,6 +39,8 @@ export interface SimRolloutOptions {
   readonly renderer?: Renderer;
   /** Seeded placement noise (default on: the seed then varies the rollout like a real re-placement). */
   readonly placementNoise?: boolean;
+  /** Its size (default PLACEMENT_SIGMA_M / PLACEMENT_SIGMA_YAW_RAD; a randomization spec may widen it). */
+  readonly placementSigma?: { readonly sigmaM: number; readonly sigmaYawRad: number };
   readonly signal?: AbortSignal;
   /** Records the episode as it runs, in the same file format as rig rollouts. */
   readonly recording?: EpisodeRecording;
@@ -82,7 +85,7 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
       layout: opts.layout,
       calibration,
       startPosition: opts.startPosition,
-      placementNoise: opts.placementNoise === false ? undefined : { seed: opts.seed, sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD },
+      placementNoise: opts.placementNoise === false ? undefined : { seed: opts.seed, ...(opts.placementSigma ?? { sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD }) },
     });
   } catch (e) {
     if (!(e instanceof SceneError)) throw e;
@@ -131,6 +134,7 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
       endState: { endStates: () => scene.endStates(), fingerprint: () => scene.fingerprint() },
       signal: opts.signal,
       recording: opts.recording,
+      taskEvents: watchTable(opts.task, opts.layout, () => scene.sightings()),
     });
     return { episode, calibrationSha256, physicsSteps: scene.steps, wallMs: performance.now() - t0, cameraFrames };
   } finally {

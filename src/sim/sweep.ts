@@ -7,11 +7,13 @@
  * Stopping (the signal) sends no new jobs and asks running rollouts to stop; finished rollouts
  * are kept, stopped ones are reported as such and not returned as results.
  */
+import type { TaskEvent } from '../tasks/task-events.js';
 import type { RecordedCall } from './recording-relay.js';
 import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { SimCalibration } from './calibration.js';
+import type { RandomizedWorld } from './randomization.js';
 import type { EpisodeOutcome, EpisodeStatus } from '../rollout/episode.js';
 
 export interface SweepJob {
@@ -19,6 +21,8 @@ export interface SweepJob {
   readonly layoutIndex: number;
   readonly repeat: number;
   readonly seed: number;
+  /** This job's own world (a domain-randomization draw); default the sweep's calibration. */
+  readonly world?: RandomizedWorld;
 }
 
 /** What a worker reports for one rollout (the trajectory stays in the worker). */
@@ -47,6 +51,8 @@ export interface SweepRollout {
   readonly cameraFrames: number;
   /** Every call the rollout made on its recording (only when the sweep records). */
   readonly recorded?: readonly RecordedCall[];
+  /** What happened to each object (absent for a job that never ran). */
+  readonly taskEvents?: readonly TaskEvent[];
 }
 
 export interface SweepOptions {
@@ -58,6 +64,8 @@ export interface SweepOptions {
   readonly seconds?: number;
   readonly controlHz?: number;
   readonly calibration?: SimCalibration;
+  /** Each job's own world (domain randomization), drawn here in the main thread. */
+  readonly worldFor?: (job: SweepJob) => RandomizedWorld;
   /** Base for relative policy paths. */
   readonly cwd: string;
   readonly signal?: AbortSignal;
@@ -113,7 +121,8 @@ export function sweepJobs(layoutSet: LayoutSet, repeats: number): SweepJob[] {
 export function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   if (!Number.isInteger(opts.repeats) || opts.repeats < 1) throw new RangeError(`repeats must be a whole number ≥ 1, not ${opts.repeats}`);
   if (!Number.isInteger(opts.workers) || opts.workers < 1) throw new RangeError(`workers must be a whole number ≥ 1, not ${opts.workers}`);
-  const jobs = sweepJobs(opts.layoutSet, opts.repeats);
+  const worldFor = opts.worldFor;
+  const jobs = sweepJobs(opts.layoutSet, opts.repeats).map((j) => (worldFor ? { ...j, world: worldFor(j) } : j));
   const total = jobs.length;
   const t0 = performance.now();
   const init: WorkerInit = { layoutSet: opts.layoutSet, policySpec: opts.policySpec, seconds: opts.seconds, controlHz: opts.controlHz, calibration: opts.calibration, cwd: opts.cwd, record: opts.record };

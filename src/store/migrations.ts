@@ -236,6 +236,28 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX teleop_one_kept_take ON teleop_takes (session_id, episode_index) WHERE state = 'kept';
     `,
   },
+  {
+    version: 7,
+    description: 'task_events: per-object task events of each rollout (grasped, released, regions, knocked over, off the table, progress)',
+    // One row an event, in the order they happened: the failure breakdown counts them per tier and
+    // object, and a reward is summed from the progress rows. Kinds are checked here so a typo in a
+    // future writer fails at insert, not in a report months later.
+    sql: `
+      CREATE TABLE task_events (
+        rollout_id INTEGER NOT NULL REFERENCES rollouts(id),
+        seq INTEGER NOT NULL CHECK (seq >= 0),
+        time_s REAL NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('grasped', 'released', 'entered-region', 'left-region', 'knocked-over', 'off-table', 'progress')),
+        object_id TEXT,
+        region TEXT,
+        arm TEXT CHECK (arm IS NULL OR arm IN ('left', 'right')),
+        done INTEGER,
+        total INTEGER,
+        delta INTEGER,
+        PRIMARY KEY (rollout_id, seq)
+      ) STRICT;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

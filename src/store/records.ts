@@ -3,6 +3,7 @@
  * Timestamps are ISO 8601 UTC strings; callers may pass their own (a session's clock), else "now".
  */
 import type { ObjectEndState } from '../tasks/types.js';
+import type { TaskEvent } from '../tasks/task-events.js';
 import type { EpisodeOutcome } from '../rollout/episode.js';
 
 export type RolloutKind = 'sim' | 'real';
@@ -102,6 +103,8 @@ export interface RolloutInput {
   readonly episodeFile?: string | null;
   /** The sweep this rollout belongs to (insertSweepRollout): each (sweep, layout, repeat) is stored once. */
   readonly sweepId?: string | null;
+  /** What happened to each object while it ran (the sim's scene, the emulated cell's table), stored in the same transaction. */
+  readonly taskEvents?: readonly TaskEvent[];
 }
 
 export interface SweepInput {

@@ -12,6 +12,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import canonicalize from 'canonicalize';
 import type { LayoutSet } from '../layouts/layout-set.js';
+import type { TaskEvent } from '../tasks/task-events.js';
 import { MIGRATIONS, TANDEM_APPLICATION_ID, type Migration } from './migrations.js';
 import type {
   CalibrationInput,
@@ -827,7 +828,22 @@ export class Store {
     const id = Number(r.lastInsertRowid);
     const link = this.sql('INSERT OR IGNORE INTO rollout_calibrations (rollout_id, calibration_sha256) VALUES (?, ?)');
     for (const c of input.calibrationSha256s ?? []) link.run(id, c);
+    const event = this.sql('INSERT INTO task_events (rollout_id, seq, time_s, kind, object_id, region, arm, done, total, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    (input.taskEvents ?? []).forEach((e, seq) => event.run(id, seq, e.timeS, e.kind, e.objectId ?? null, e.region ?? null, e.arm ?? null, e.done ?? null, e.total ?? null, e.delta ?? null));
     return id;
+  }
+
+  /** A rollout's task events in the order they happened (empty when nothing watched its table). */
+  listTaskEvents(rolloutId: number): TaskEvent[] {
+    const rows = this.guard(() => this.sql('SELECT * FROM task_events WHERE rollout_id = ? ORDER BY seq').all(rolloutId) as Row[]);
+    return rows.map((r) => {
+      const e: { -readonly [K in keyof TaskEvent]: TaskEvent[K] } = { timeS: Number(r.time_s), kind: r.kind as TaskEvent['kind'] };
+      if (r.object_id !== null) e.objectId = String(r.object_id);
+      if (r.region !== null) e.region = String(r.region);
+      if (r.arm !== null) e.arm = r.arm as TaskEvent['arm'];
+      if (r.done !== null) Object.assign(e, { done: Number(r.done), total: Number(r.total), delta: Number(r.delta) });
+      return e;
+    });
   }
 
   /** Records one rollout; returns its id once committed. */

@@ -26,6 +26,7 @@ export const BOTTLES_IN_THE_BIN: TaskDefinition = {
     { tier: 5, description: 'four or five bottles, upright or lying; the bin moves within its region', minObjects: 4, maxObjects: 5, draw: { kinds: [BOTTLE.id], postures: ['upright', 'lying'], fixturesVary: true } },
   ],
   /** Bottles in the bin ÷ bottles in the layout. */
+  progressUnits: (layout) => layout.objects.length,
   scoreProgress(layout, endStates) {
     const byId = endStatesById('bottles-in-the-bin', REGIONS, layout, endStates);
     const target = layout.objects.length;

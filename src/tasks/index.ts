@@ -8,3 +8,4 @@ export * from './registry.js';
 export { BOTTLES_IN_THE_BIN } from './bottles-in-the-bin.js';
 export { MUG_FLIPPING } from './mug-flipping.js';
 export { SORT_FROM_TOTE } from './sort-from-tote.js';
+export * from './task-events.js';

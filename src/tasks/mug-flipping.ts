@@ -31,6 +31,7 @@ export const MUG_FLIPPING: TaskDefinition = {
    * upright has nothing to flip and no defined progress: scoring it is an error (tier layouts
    * never produce one).
    */
+  progressUnits: (layout) => layout.objects.filter((o) => o.posture !== 'upright').length,
   scoreProgress(layout, endStates) {
     const byId = endStatesById('mug-flipping', [], layout, endStates);
     for (const o of layout.objects) {

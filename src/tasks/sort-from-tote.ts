@@ -36,6 +36,7 @@ export const SORT_FROM_TOTE: TaskDefinition = {
     { tier: 5, description: 'forty-five medium and small parts in the tote', minObjects: 45, maxObjects: 45, draw: { kinds: [...MEDIUM, ...SMALL], postures: ['upright', 'lying'], inFixture: 'tote', fixturesVary: false } },
   ],
   /** Parts in their correct sorter slot ÷ all parts. */
+  progressUnits: (layout) => layout.objects.length,
   scoreProgress(layout, endStates) {
     const byId = endStatesById('sort-from-tote', REGIONS, layout, endStates);
     const kindById = new Map(KINDS.map((k) => [k.id, k]));

@@ -170,6 +170,12 @@ export interface TaskDefinition {
    * state names an unknown object or region, misses an object, or the layout cannot be scored.
    */
   scoreProgress(layout: Layout, endStates: readonly ObjectEndState[]): TaskProgress;
+  /**
+   * How many objects progress counts in a layout (progress = done / this): bottles and parts all
+   * count, mugs only those that start not upright. Task events turn progress into a done count
+   * with it, so a per-step reward moves in whole objects.
+   */
+  progressUnits(layout: Layout): number;
 }
 
 export type { Shape, ShapePart, TablePose, TableRect };

@@ -14,6 +14,7 @@ import { episodeSummary, openPolicyForCli, rolloutLayoutArgs } from './sim.js';
 import { RigError, type Clock, type Rig } from '../../rig/contract.js';
 import { RealtimeClock } from '../../rig/clocks.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
+import { watchTable } from '../../rollout/table-watch.js';
 import { PrivilegedStateRequiredError } from '../../policy/code/privileged.js';
 import { isCodePolicySpec, knownPolicySpecs } from '../../rollout/policy-registry.js';
 import { ThreadedPolicy } from '../../rollout/threaded-policy.js';
@@ -366,6 +367,8 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         privileged: cell && policy.info.needsPrivilegedState ? () => cell.world.privilegedState() : undefined,
         lookAtTable: scoreFromCell ? cell!.world : undefined,
         recording: recording?.recorder,
+        // The cell's table is watched as an overhead tracker would; a real rig has no tracker yet.
+        taskEvents: cell ? watchTable(task, layout, () => cell.world.sightings()) : undefined,
       });
     } catch (e) {
       if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
@@ -457,6 +460,7 @@ function storeRigRollout(
     calibrationSha256s: r.cellMarker ? [r.cellMarker.sha256] : [],
     durationS: r.result.wallMs / 1000,
     episodeFile: r.episodeFile ?? null,
+    taskEvents: e.taskEvents,
   });
   if (r.score && e.status === 'valid') {
     store.insertOperatorScore({ rolloutId: id, endStates: r.score.endStates, progress: r.score.progress, counts: r.score.counts, operator: SCRIPTED_OPERATOR });

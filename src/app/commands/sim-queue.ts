@@ -15,7 +15,8 @@ import { parseQueueUrl, QueueError, type QueueAddress } from '../../sim/queue/co
 import { checkQueue, runQueuedSweep, type QueuedSweepOptions } from '../../sim/queue/coordinator.js';
 import { isQueueSafeSpec } from '../../sim/queue/job.js';
 import { runQueueWorker } from '../../sim/queue/worker.js';
-import { progressLine, reportSweep, sweepRolloutInput, type SweepRow } from './sim.js';
+import { progressLine, reportSweep, sweepRolloutInput, type SweepRow, type SweepWorlds } from './sim.js';
+import type { HashedRandomizationSpec } from '../../sim/randomization.js';
 
 export function queueAddressArg(text: string): QueueAddress {
   try {
@@ -60,6 +61,8 @@ export interface QueuedSweepCommandInput {
   readonly seconds: number;
   readonly calibration: SimCalibration;
   readonly calibrationSha256: string;
+  readonly randomization: HashedRandomizationSpec | undefined;
+  readonly worlds: SweepWorlds;
   readonly address: QueueAddress;
   readonly attempts: number;
 }
@@ -77,7 +80,7 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
   }
   const total = set.layouts.length * input.repeats;
   const request = createHash('sha256')
-    .update(JSON.stringify({ layoutSet: set.sha256, spec, checkpoint: input.checkpointSha256, repeats: input.repeats, seconds: input.seconds, calibration: input.calibrationSha256 }))
+    .update(JSON.stringify({ layoutSet: set.sha256, spec, checkpoint: input.checkpointSha256, repeats: input.repeats, seconds: input.seconds, calibration: input.calibrationSha256, randomization: input.randomization?.sha256 ?? null }))
     .digest('hex');
   let sweep = store.findUnfinishedSweep(request, address.shown);
   if (sweep) {
@@ -108,12 +111,13 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
       repeats: input.repeats,
       seconds: input.seconds,
       calibration: input.calibration,
+      worldFor: input.worlds.worldFor,
       alreadyStored: store.sweepRolloutKeys(sweepId),
       attempts: input.attempts,
       signal: io.signal,
       onRollout: (r: SweepRollout) =>
         store.insertSweepRollout({
-          ...sweepRolloutInput(r, { policyId: input.policyId, layoutSetSha256: set.sha256, sessionId, calibrationSha256: input.calibrationSha256 }),
+          ...sweepRolloutInput(r, { policyId: input.policyId, layoutSetSha256: set.sha256, sessionId, calibrationSha256s: input.worlds.calibrationsOf(r.job.layoutIndex, r.job.repeat) }),
           sweepId,
         }).inserted,
       onProgress: (done) => draw(done),

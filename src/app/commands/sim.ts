@@ -18,7 +18,8 @@ import { PolicyLoadError } from '../../policy/errors.js';
 import { knownPolicySpecs, openPolicy, PolicySpecError } from '../../rollout/policy-registry.js';
 import type { Episode } from '../../rollout/episode.js';
 import { DEFAULT_SIM_CONTROL_HZ, runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
-import { runSweep, SweepError, type SweepRollout } from '../../sim/sweep.js';
+import { runSweep, SweepError, type SweepJob, type SweepRollout } from '../../sim/sweep.js';
+import { drawWorld, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND, type HashedRandomizationSpec, type RandomizedWorld } from '../../sim/randomization.js';
 import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, type SimCalibration } from '../../sim/calibration.js';
 import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
 import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
@@ -69,6 +70,50 @@ export function calibrationArg(args: ParsedCommandArgs, io: CliIo): SimCalibrati
   }
 }
 
+/** --randomize FILE: a domain-randomization spec (src/sim/randomization.ts), or undefined without one. */
+export function randomizeArg(args: ParsedCommandArgs, io: CliIo): HashedRandomizationSpec | undefined {
+  const file = args.values.randomize;
+  if (file === undefined) return undefined;
+  if (typeof file !== 'string' || file.length === 0) throw new UserError('--randomize needs a file name (a spec like {"format": "tandem.randomization/1", "seed": 1, "physics": {"objectMassScale": [0.8, 1.2]}}; docs/sim.md).');
+  const { path, text } = readUserFile(io, file, 'randomization spec');
+  try {
+    return parseRandomizationSpec(text, path);
+  } catch (e) {
+    if (e instanceof RandomizationSpecError) throw new UserError(e.message);
+    throw e;
+  }
+}
+
+/**
+ * Where each rollout's world comes from: the base calibration, or one draw per (layout, repeat)
+ * from a randomization spec. `calibrationsOf` stores what a rollout ran on (the drawn record and
+ * the spec it came from, both hashed) and returns the ids to link to it.
+ */
+export interface SweepWorlds {
+  readonly worldFor?: (job: SweepJob) => RandomizedWorld;
+  calibrationsOf(layoutIndex: number, repeat: number): string[];
+}
+
+export function sweepWorlds(store: Store, base: SimCalibration, randomization: HashedRandomizationSpec | undefined): SweepWorlds {
+  const baseSha = simCalibrationHash(base);
+  if (!randomization) return { calibrationsOf: () => [baseSha] };
+  store.putCalibration({ sha256: randomization.sha256, kind: RANDOMIZATION_KIND, version: 1, canonicalJson: randomization.canonicalJson });
+  return {
+    worldFor: (job) => drawWorld(base, randomization, job.layoutIndex, job.repeat),
+    calibrationsOf: (layoutIndex, repeat) => {
+      const drawn = drawWorld(base, randomization, layoutIndex, repeat).calibration;
+      const sha = simCalibrationHash(drawn);
+      store.putCalibration({ sha256: sha, kind: SIM_CALIBRATION_KIND, version: drawn.version, canonicalJson: simCalibrationJson(drawn) });
+      return [sha, randomization.sha256];
+    },
+  };
+}
+
+const RANDOMIZE_HELP = `  --randomize FILE    domain randomization: seeded [lo, hi] ranges for object mass and friction,
+                      table and finger friction, gripper force, restitution, joint damping/friction/
+                      armature, and placement noise, drawn once per rollout into its own sim
+                      calibration record (stored and linked with the rollout; docs/sim.md)`;
+
 const CALIBRATION_HELP = `  --calibration FILE  sim calibration record (JSON, the shape 'tandem sim calibration' prints);
                       default: the built-in record. Its hash is printed and stored with each rollout`;
 
@@ -102,7 +147,7 @@ export function episodeSummary(e: Episode): Record<string, unknown> {
 const rollout: CliCommand = {
   path: ['sim', 'rollout'],
   summary: 'run one sim rollout of a policy on one layout and score it',
-  help: `Usage: tandem sim rollout --layouts FILE --layout I --policy SPEC [--seconds S] [--seed K] [--calibration FILE] [--record DIR] [--json]
+  help: `Usage: tandem sim rollout --layouts FILE --layout I --policy SPEC [--seconds S] [--seed K] [--calibration FILE] [--randomize FILE] [--record DIR] [--json]
 
 Builds layout I of the (hash-verified) layout set in the Rapier sim, runs the policy through the
 same rollout loop the real rig uses, and scores task progress from the sim's end state.
@@ -113,6 +158,8 @@ same rollout loop the real rig uses, and scores task progress from the sim's end
   --seconds S      episode length (default: the task's, the same as on the real rig)
   --seed K         rollout seed: placement noise and the policy's seed (default 0)
 ${CALIBRATION_HELP}
+${RANDOMIZE_HELP}
+                      (here: the draw for this layout and --seed)
   --record DIR     write the episode file (the same MCAP format as rig rollouts; stamps are sim time
                    from the rollout's start; no camera topics) into DIR
   --json           print {"progress", "counts", "valid", "status", "outcome", "finalStateHash", "simCalibration", …};
@@ -121,11 +168,14 @@ ${CALIBRATION_HELP}
 
 Exit codes: 0 ran its length, 1 invalid or aborted, or the policy's own error ended it (still scored).
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
-  options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' }, record: { type: 'string' } },
+  options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' }, randomize: { type: 'string' }, record: { type: 'string' } },
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
-    const calibration = calibrationArg(args, io);
+    const randomization = randomizeArg(args, io);
+    const base = calibrationArg(args, io);
+    const world = randomization ? drawWorld(base, randomization, layout.index, seed) : undefined;
+    const calibration = world?.calibration ?? base;
     const spec = requireString(args, 'policy');
     const policy = await openPolicyForCli(spec, io);
     let recorder: EpisodeRecorder | undefined;
@@ -153,7 +203,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
       }
       let result;
       try {
-        result = await runSimRollout({ task, layout, policy, seed, episodeSeconds: seconds, calibration, signal: io.signal, recording: recorder });
+        result = await runSimRollout({ task, layout, policy, seed, episodeSeconds: seconds, calibration, placementSigma: world?.placement, signal: io.signal, recording: recorder });
       } finally {
         recorded = await recorder?.close({ outcome: result?.episode.outcome ?? 'not-run', status: result?.episode.status ?? 'not-run' });
       }
@@ -161,7 +211,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
       const counts = simRolloutCounts(e, task, layout);
       if (args.values.json) {
         io.out(
-          `${JSON.stringify({ ...episodeSummary(e), counts: counts ?? {}, layoutSet: set.sha256, simCalibration: result.calibrationSha256, cameraFrames: result.cameraFrames, wallSeconds: result.wallMs / 1000, episodeFile: recorded?.file ?? null })}\n`,
+          `${JSON.stringify({ ...episodeSummary(e), counts: counts ?? {}, layoutSet: set.sha256, simCalibration: result.calibrationSha256, randomization: randomization?.sha256 ?? null, cameraFrames: result.cameraFrames, wallSeconds: result.wallMs / 1000, episodeFile: recorded?.file ?? null })}\n`,
         );
       } else {
         const head = e.status === 'valid' ? (e.progress?.summary ?? 'not scored') : `${e.status}: ${e.reason ?? e.error ?? ''}`;
@@ -170,6 +220,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
         if (e.error) io.out(`policy error: ${e.error}\n`);
         io.out(`safety events ${e.safetyEvents.length}, real-time factor ${((seconds * 1000) / result.wallMs).toFixed(1)}×\nfinalStateHash ${e.finalStateHash}\n`);
         io.out(`sim calibration ${calibration.name} v${calibration.version} ${result.calibrationSha256}\n`);
+        if (randomization) io.out(`randomization ${randomization.sha256}\n`);
         io.out(recordingLine(recorded));
       }
       // A policy error is a valid, scored rollout, but the run did not go as asked: exit 1, as `rig rollout` does.
@@ -307,7 +358,7 @@ export function reportSweep(io: CliIo, json: boolean, info: SweepReportInfo, row
 const sweep: CliCommand = {
   path: ['sim', 'sweep'],
   summary: 'run every layout of a set R times in the sim on worker threads; store and summarise',
-  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W | --queue redis://HOST:PORT[/DB]] [--seconds S] [--calibration FILE] [--record DIR] [--data DIR] [--json]
+  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W | --queue redis://HOST:PORT[/DB]] [--seconds S] [--calibration FILE] [--randomize FILE] [--record DIR] [--data DIR] [--json]
 
 Runs each layout of the (hash-verified) set R times (seed = repeat index: placement noise and the
 policy's seed) on W worker threads, stores every rollout in the station store, and prints mean
@@ -329,6 +380,7 @@ policy's own bad actions ended early: valid, scored as they stood (see docs/rig-
   --attempts N     with --queue: tries per rollout before it is stored as invalid (default 3)
   --seconds S      episode length (default: the task's)
 ${CALIBRATION_HELP}
+${RANDOMIZE_HELP}
   --record DIR     write each rollout's episode file into DIR (the rig rollouts' MCAP format; no camera
                    topics), registered in the store with its rollout; not with --queue
   --json           print {"session", "rollouts", "stopped", "simCalibration", "tiers": [...]} instead of the table`,
@@ -339,6 +391,7 @@ ${CALIBRATION_HELP}
     workers: { type: 'string' },
     seconds: { type: 'string' },
     calibration: { type: 'string' },
+    randomize: { type: 'string' },
     queue: { type: 'string' },
     attempts: { type: 'string' },
     record: { type: 'string' },
@@ -356,6 +409,7 @@ ${CALIBRATION_HELP}
     const workers = intOption(args, 'workers', 1, 1, 64);
     const seconds = numberOption(args, 'seconds', task.episodeSeconds, 0.02, 3600);
     const calibration = calibrationArg(args, io);
+    const randomization = randomizeArg(args, io);
     // Open once here so a bad spec is one sentence before any worker starts.
     const probe = await openPolicyForCli(spec, io);
     const policyName = probe.info.name;
@@ -367,6 +421,7 @@ ${CALIBRATION_HELP}
       store.putLayoutSet(set);
       const policyRecord = store.upsertPolicy({ spec, name: policyName, checkpointSha256: checkpoint });
       store.putCalibration({ sha256: calibrationSha256, kind: SIM_CALIBRATION_KIND, version: calibration.version, canonicalJson: simCalibrationJson(calibration) });
+      const worlds = sweepWorlds(store, calibration, randomization);
       if (address) {
         return runQueuedSweepCommand(args, io, {
           store,
@@ -379,6 +434,8 @@ ${CALIBRATION_HELP}
           seconds,
           calibration,
           calibrationSha256,
+          randomization,
+          worlds,
           address,
           attempts,
         });
@@ -404,13 +461,14 @@ ${CALIBRATION_HELP}
           workers,
           seconds,
           calibration,
+          worldFor: worlds.worldFor,
           cwd: io.cwd,
           signal: io.signal,
           record: recordDir !== undefined,
           onRollout: (r: SweepRollout) => {
             const episodeFile = recordDir && r.recorded ? recordSweepEpisode(store, recordDir, r, { set, spec, task, seconds, calibrationSha256 }, writes) : undefined;
             const rolloutId = store.insertRollout({
-              ...sweepRolloutInput(r, { policyId: policyRecord.id, layoutSetSha256: set.sha256, sessionId: session.id, calibrationSha256: r.calibrationSha256 }),
+              ...sweepRolloutInput(r, { policyId: policyRecord.id, layoutSetSha256: set.sha256, sessionId: session.id, calibrationSha256s: worlds.calibrationsOf(r.job.layoutIndex, r.job.repeat) }),
               episodeFile: episodeFile?.file ?? null,
             });
             episodeFile?.linkTo(rolloutId);
@@ -435,7 +493,7 @@ ${CALIBRATION_HELP}
 };
 
 /** A sweep rollout as the store's row (in-process and queued sweeps store the same fields). */
-export function sweepRolloutInput(r: SweepRollout, w: { policyId: number; layoutSetSha256: string; sessionId: number; calibrationSha256: string }): RolloutInput {
+export function sweepRolloutInput(r: SweepRollout, w: { policyId: number; layoutSetSha256: string; sessionId: number; calibrationSha256s: readonly string[] }): RolloutInput {
   return {
     kind: 'sim',
     policyId: w.policyId,
@@ -454,8 +512,9 @@ export function sweepRolloutInput(r: SweepRollout, w: { policyId: number; layout
     progress: r.status === 'valid' ? (r.progress ?? null) : null,
     counts: r.status === 'valid' ? (r.counts ?? null) : null,
     finalStateHash: r.finalStateHash || null,
-    calibrationSha256s: [w.calibrationSha256],
+    calibrationSha256s: w.calibrationSha256s,
     durationS: r.wallMs / 1000,
+    taskEvents: r.taskEvents ?? [],
   };
 }
 

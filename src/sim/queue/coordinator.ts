@@ -17,7 +17,8 @@ import type { Redis } from 'ioredis';
 import type { LayoutSet } from '../../layouts/layout-set.js';
 import { serializeLayoutSet } from '../../layouts/layout-set.js';
 import { simCalibrationHash, type SimCalibration } from '../calibration.js';
-import type { SweepRollout } from '../sweep.js';
+import type { SweepJob, SweepRollout } from '../sweep.js';
+import type { RandomizedWorld } from '../randomization.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../sim-rollout.js';
 import { connectRedis, QueueError, type QueueAddress } from './connection.js';
 import { putBlob, putLayoutSetBlob } from './blobs.js';
@@ -34,6 +35,8 @@ export interface QueuedSweepOptions {
   readonly seconds: number;
   readonly controlHz?: number;
   readonly calibration: SimCalibration;
+  /** Each job's own world (domain randomization), drawn here; default the calibration above. */
+  readonly worldFor?: (job: SweepJob) => RandomizedWorld;
   /** "layout/repeat" keys already in the store (a resumed sweep): not enqueued again. */
   readonly alreadyStored: ReadonlySet<string>;
   /** Tries per job before it ends as an invalid rollout (default 3). */
@@ -147,6 +150,7 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
     for (let r = 0; r < opts.repeats; r++) {
       for (let i = 0; i < opts.layoutSet.layouts.length; i++) {
         if (collected.has(rolloutKey(i, r))) continue;
+        const world = opts.worldFor?.({ jobId: 0, layoutIndex: i, repeat: r, seed: r });
         const data: SimJobData = {
           format: SIM_JOB_FORMAT,
           tandemVersion: TANDEM_VERSION,
@@ -156,8 +160,9 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
           repeat: r,
           seed: r,
           policy,
-          calibration: opts.calibration,
-          calibrationSha256,
+          calibration: world?.calibration ?? opts.calibration,
+          calibrationSha256: world ? simCalibrationHash(world.calibration) : calibrationSha256,
+          ...(world?.placement ? { placement: world.placement } : {}),
           seconds: opts.seconds,
           ...(opts.controlHz === undefined ? {} : { controlHz: opts.controlHz }),
         };

@@ -34,6 +34,8 @@ export interface SimJobData {
   readonly policy: JobPolicy;
   readonly calibration: SimCalibration;
   readonly calibrationSha256: string;
+  /** Placement noise of a domain-randomized job (the calibration above is then its drawn world). */
+  readonly placement?: { readonly sigmaM: number; readonly sigmaYawRad: number };
   readonly seconds: number;
   readonly controlHz?: number;
 }
@@ -97,6 +99,11 @@ export function validateSimJob(data: unknown, jobId: string): SimJobData {
   }
   if (p.kind === 'onnx' && (typeof p.sha256 !== 'string' || !HEX64.test(p.sha256))) throw new JobRefusedError(`${where} names its ONNX model by no valid SHA-256.`);
   if (!isObj(data.calibration) || typeof data.calibrationSha256 !== 'string' || !HEX64.test(data.calibrationSha256)) throw new JobRefusedError(`${where} carries no sim calibration with its hash.`);
+  if (data.placement !== undefined) {
+    const pl = data.placement;
+    const ok = isObj(pl) && [pl.sigmaM, pl.sigmaYawRad].every((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 0.5);
+    if (!ok) throw new JobRefusedError(`${where} has placement noise that is not two numbers from 0 to 0.5.`);
+  }
   return data as unknown as SimJobData;
 }
 

@@ -156,7 +156,10 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       }, () => undefined);
     }, 1000);
     try {
-      const out = await thread.run({ jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed });
+      // Each job carries its own calibration (a randomized sweep draws one per job); the thread
+      // keeps the sweep's setup open and runs this job on this job's world.
+      const world = { calibration: init.calibration!, ...(data.placement ? { placement: data.placement } : {}) };
+      const out = await thread.run({ jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed, world });
       if (out.kind === 'rollout') log(`rollout ${data.sweepId} layout ${data.layoutIndex} repeat ${data.repeat}: ${out.rollout.status} (${(out.rollout.wallMs / 1000).toFixed(1)} s)`);
       return out;
     } finally {

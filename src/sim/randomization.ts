@@ -1,0 +1,176 @@
+/**
+ * Domain randomization: a spec of seeded ranges for the sim's physics and placement, drawn once
+ * per rollout into an ordinary sim calibration record. The draw depends only on the spec, the
+ * layout index and the repeat, so a rerun of the same sweep draws the same worlds, and each
+ * rollout stores the calibration it ran on (its hash, and the record in the store) like any
+ * other — any result can be reproduced from the store alone.
+ *
+ * Visual randomization (camera pose, light, colours and textures) and layout density are not in
+ * this version: a spec that asks for them is refused with a sentence rather than half-applied.
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { createRng } from '../layouts/random.js';
+import { calibrationProblem, type JointCalibration, type SimCalibration } from './calibration.js';
+
+export const RANDOMIZATION_FORMAT = 'tandem.randomization/1';
+/** The store's calibration kind for a randomization spec (linked to every rollout drawn from it). */
+export const RANDOMIZATION_KIND = 'sim-randomization';
+
+/** A closed range [lo, hi], drawn uniformly. */
+export type Range = readonly [number, number];
+
+/** Physics fields a spec may draw, each with the widest range that is still a physical table top. */
+export const PHYSICS_BOUNDS = {
+  /** Scales the catalogue's object masses: a bottle from a fifth to five times its weight. */
+  objectMassScale: [0.2, 5],
+  objectFrictionScale: [0, 3],
+  tableFriction: [0, 2],
+  fingerFriction: [0, 3],
+  gripperMaxForceN: [1, 100],
+  restitution: [0, 0.9],
+  /** Multiply every joint's damping / Coulomb friction / armature. */
+  jointDampingScale: [0, 10],
+  jointFrictionScale: [0, 10],
+  jointArmatureScale: [0, 10],
+} as const satisfies Record<string, Range>;
+export type PhysicsField = keyof typeof PHYSICS_BOUNDS;
+
+/** Placement noise: each movable object and fixture shifted by N(0, σ) per axis and turned by N(0, σ_yaw). */
+export const PLACEMENT_BOUNDS = { sigmaM: [0, 0.05], sigmaYawRad: [0, 0.5] } as const satisfies Record<string, Range>;
+
+export interface RandomizationSpec {
+  readonly format: typeof RANDOMIZATION_FORMAT;
+  /** Seeds every draw (with the layout index and the repeat). */
+  readonly seed: number;
+  readonly physics?: Partial<Record<PhysicsField, Range>>;
+  readonly placement?: { readonly sigmaM: number; readonly sigmaYawRad: number };
+}
+
+export interface HashedRandomizationSpec {
+  readonly spec: RandomizationSpec;
+  readonly canonicalJson: string;
+  readonly sha256: string;
+}
+
+export class RandomizationSpecError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RandomizationSpecError';
+  }
+}
+
+const NOT_YET: Record<string, string> = {
+  camera: 'camera-pose randomization',
+  cameras: 'camera-pose randomization',
+  light: 'light randomization',
+  lights: 'light randomization',
+  colours: 'colour and texture randomization',
+  colors: 'colour and texture randomization',
+  textures: 'colour and texture randomization',
+  density: 'layout-density randomization (a layout set is pinned by its hash: sample a denser set with tandem layouts sample instead)',
+};
+
+const isRange = (v: unknown): v is Range => Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
+
+/** Parses and checks a spec; every refusal is one sentence naming the field and its physical range. */
+export function parseRandomizationSpec(text: string, source: string): HashedRandomizationSpec {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new RandomizationSpecError(`${source} is not JSON (${(e as Error).message}); a randomization spec looks like {"format": "${RANDOMIZATION_FORMAT}", "seed": 1, "physics": {"objectMassScale": [0.8, 1.2]}}.`);
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new RandomizationSpecError(`${source} must be a JSON object with "format": "${RANDOMIZATION_FORMAT}".`);
+  const d = doc as Record<string, unknown>;
+  if (d.format !== RANDOMIZATION_FORMAT) throw new RandomizationSpecError(`${source} has format ${JSON.stringify(d.format)}; this tandem reads "${RANDOMIZATION_FORMAT}".`);
+  if (!Number.isSafeInteger(d.seed)) throw new RandomizationSpecError(`${source} needs a whole-number "seed" (every draw is seeded by it, the layout and the repeat).`);
+  for (const k of Object.keys(d)) {
+    if (k in NOT_YET) throw new RandomizationSpecError(`${source} asks for ${NOT_YET[k]}, which this version of the sim does not do; remove "${k}" (physics and placement are randomized).`);
+    if (!['format', 'seed', 'physics', 'placement'].includes(k)) throw new RandomizationSpecError(`${source} has an unknown field "${k}"; a spec has format, seed, physics and placement.`);
+  }
+  const physics: Partial<Record<PhysicsField, Range>> = {};
+  if (d.physics !== undefined) {
+    if (d.physics === null || typeof d.physics !== 'object' || Array.isArray(d.physics)) throw new RandomizationSpecError(`${source}: "physics" must be an object of [lo, hi] ranges.`);
+    for (const [k, v] of Object.entries(d.physics)) {
+      if (!(k in PHYSICS_BOUNDS)) throw new RandomizationSpecError(`${source}: physics "${k}" is not a field the sim can randomize (it can: ${Object.keys(PHYSICS_BOUNDS).join(', ')}).`);
+      const [min, max] = PHYSICS_BOUNDS[k as PhysicsField];
+      if (!isRange(v)) throw new RandomizationSpecError(`${source}: physics "${k}" must be a range [lo, hi] of two numbers, not ${JSON.stringify(v)}.`);
+      if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: physics "${k}" is [${v[0]}, ${v[1]}]; the low end must come first.`);
+      if (v[0] < min || v[1] > max) throw new RandomizationSpecError(`${source}: physics "${k}" [${v[0]}, ${v[1]}] is outside the physical range [${min}, ${max}].`);
+      if (k === 'objectMassScale' && v[0] <= 0) throw new RandomizationSpecError(`${source}: physics "objectMassScale" must stay above 0.`);
+      physics[k as PhysicsField] = [v[0], v[1]];
+    }
+  }
+  let placement: RandomizationSpec['placement'];
+  if (d.placement !== undefined) {
+    const p = d.placement as Record<string, unknown> | null;
+    if (p === null || typeof p !== 'object' || Array.isArray(p)) throw new RandomizationSpecError(`${source}: "placement" must be {"sigmaM": …, "sigmaYawRad": …}.`);
+    for (const k of Object.keys(p)) if (!(k in PLACEMENT_BOUNDS)) throw new RandomizationSpecError(`${source}: placement "${k}" is unknown; placement has sigmaM and sigmaYawRad.`);
+    const out: Record<string, number> = {};
+    for (const [k, [min, max]] of Object.entries(PLACEMENT_BOUNDS)) {
+      const v = p[k];
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw new RandomizationSpecError(`${source}: placement "${k}" must be a number from ${min} to ${max}, not ${JSON.stringify(v)}.`);
+      out[k] = v;
+    }
+    placement = { sigmaM: out.sigmaM, sigmaYawRad: out.sigmaYawRad };
+  }
+  const spec: RandomizationSpec = { format: RANDOMIZATION_FORMAT, seed: d.seed as number, ...(Object.keys(physics).length > 0 ? { physics } : {}), ...(placement ? { placement } : {}) };
+  return hashRandomizationSpec(spec);
+}
+
+export function hashRandomizationSpec(spec: RandomizationSpec): HashedRandomizationSpec {
+  const canonicalJson = canonicalize(spec)!;
+  return { spec, canonicalJson, sha256: createHash('sha256').update(canonicalJson).digest('hex') };
+}
+
+/** One rollout's world: the calibration it runs on and its placement noise. */
+export interface RandomizedWorld {
+  readonly calibration: SimCalibration;
+  readonly placement?: { readonly sigmaM: number; readonly sigmaYawRad: number };
+}
+
+/**
+ * The draw for (layout index, repeat): the base calibration with each listed field drawn
+ * uniformly from its range, named after the spec and the draw so its hash is its own. The same
+ * arguments always give the same record.
+ */
+export function drawWorld(base: SimCalibration, r: HashedRandomizationSpec, layoutIndex: number, repeat: number): RandomizedWorld {
+  // One stream per (spec seed, layout, repeat), fields drawn in the fixed order of PHYSICS_BOUNDS,
+  // so adding a field to a spec never changes another field's draw order silently: every field
+  // is drawn (and discarded when not listed).
+  const rng = createRng(mixSeed(r.spec.seed, layoutIndex, repeat));
+  const drawn: Partial<Record<PhysicsField, number>> = {};
+  for (const k of Object.keys(PHYSICS_BOUNDS) as PhysicsField[]) {
+    const u = rng.next();
+    const range = r.spec.physics?.[k];
+    if (range) drawn[k] = range[0] + (range[1] - range[0]) * u;
+  }
+  const scaleJoints = (j: JointCalibration): JointCalibration => ({
+    dampingNms: j.dampingNms * (drawn.jointDampingScale ?? 1),
+    frictionNm: j.frictionNm * (drawn.jointFrictionScale ?? 1),
+    armatureKgM2: j.armatureKgM2 * (drawn.jointArmatureScale ?? 1),
+  });
+  const calibration: SimCalibration = {
+    ...base,
+    name: `${base.name}~dr:${r.sha256.slice(0, 12)}:L${layoutIndex}R${repeat}`,
+    joints: base.joints.map(scaleJoints),
+    ...(drawn.objectMassScale !== undefined ? { objectMassScale: base.objectMassScale * drawn.objectMassScale } : {}),
+    ...(drawn.objectFrictionScale !== undefined ? { objectFrictionScale: base.objectFrictionScale * drawn.objectFrictionScale } : {}),
+    ...(drawn.tableFriction !== undefined ? { tableFriction: drawn.tableFriction } : {}),
+    ...(drawn.fingerFriction !== undefined ? { fingerFriction: drawn.fingerFriction } : {}),
+    ...(drawn.gripperMaxForceN !== undefined ? { gripperMaxForceN: drawn.gripperMaxForceN } : {}),
+    ...(drawn.restitution !== undefined ? { restitution: drawn.restitution } : {}),
+  };
+  const problem = calibrationProblem(calibration);
+  if (problem) throw new RandomizationSpecError(`The randomization drew a world the sim cannot run (${problem}); narrow the spec's ranges.`);
+  return { calibration, ...(r.spec.placement ? { placement: r.spec.placement } : {}) };
+}
+
+/** A 32-bit seed from three integers (splitmix-style finalizer), so neighbouring draws are unrelated. */
+function mixSeed(seed: number, layoutIndex: number, repeat: number): number {
+  let h = (seed ^ Math.imul(layoutIndex + 1, 0x9e3779b1) ^ Math.imul(repeat + 1, 0x85ebca77)) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d) >>> 0;
+  h = Math.imul(h ^ (h >>> 15), 0x846ca68b) >>> 0;
+  return (h ^ (h >>> 16)) >>> 0;
+}

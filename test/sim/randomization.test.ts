@@ -1,0 +1,98 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runTandem } from '../helpers/cli.js';
+import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+import { openStore } from '../../src/store/store.js';
+import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash } from '../../src/sim/calibration.js';
+import { drawWorld, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND } from '../../src/sim/randomization.js';
+
+const SPEC = { format: 'tandem.randomization/1', seed: 3, physics: { objectMassScale: [0.5, 1.5], tableFriction: [0.3, 0.9] }, placement: { sigmaM: 0.01, sigmaYawRad: 0.1 } };
+const parse = (doc: unknown) => parseRandomizationSpec(JSON.stringify(doc), 'spec.json');
+
+test('a randomization spec out of physical range, reversed, unknown or asking for what is not built is refused with a sentence naming the field', () => {
+  const refusals: [unknown, RegExp][] = [
+    [{ ...SPEC, physics: { objectMassScale: [0.5, 15] } }, /objectMassScale" \[0\.5, 15\] is outside the physical range \[0\.2, 5\]/],
+    [{ ...SPEC, physics: { tableFriction: [0.9, 0.3] } }, /tableFriction" is \[0\.9, 0\.3\]; the low end must come first/],
+    [{ ...SPEC, physics: { gravity: [9, 10] } }, /physics "gravity" is not a field the sim can randomize/],
+    [{ ...SPEC, physics: { restitution: 0.5 } }, /restitution" must be a range \[lo, hi\]/],
+    [{ ...SPEC, placement: { sigmaM: 1, sigmaYawRad: 0 } }, /placement "sigmaM" must be a number from 0 to 0\.05/],
+    [{ ...SPEC, light: { intensity: [0.5, 1] } }, /asks for light randomization, which this version of the sim does not do/],
+    [{ ...SPEC, format: 'tandem.randomization/9' }, /this tandem reads "tandem.randomization\/1"/],
+    [{ ...SPEC, seed: 1.5 }, /needs a whole-number "seed"/],
+  ];
+  for (const [doc, message] of refusals) assert.throws(() => parse(doc), (e: unknown) => e instanceof RandomizationSpecError && message.test(e.message), JSON.stringify(doc));
+  assert.throws(() => parseRandomizationSpec('{"format": ', 'spec.json'), /spec.json is not JSON/);
+});
+
+test('each (layout, repeat) draws its own world inside the ranges, the same one every time, and unlisted fields stay the base calibration', () => {
+  const r = parse(SPEC);
+  const a = drawWorld(DEFAULT_SIM_CALIBRATION, r, 2, 1);
+  assert.deepEqual(drawWorld(DEFAULT_SIM_CALIBRATION, r, 2, 1), a, 'reproducible from the spec alone');
+  const hashes = new Set<string>();
+  for (let layout = 0; layout < 10; layout++) {
+    for (let repeat = 0; repeat < 10; repeat++) {
+      const w = drawWorld(DEFAULT_SIM_CALIBRATION, r, layout, repeat);
+      hashes.add(simCalibrationHash(w.calibration));
+      assert.ok(w.calibration.objectMassScale >= 0.5 && w.calibration.objectMassScale <= 1.5);
+      assert.ok(w.calibration.tableFriction >= 0.3 && w.calibration.tableFriction <= 0.9);
+      assert.equal(w.calibration.fingerFriction, DEFAULT_SIM_CALIBRATION.fingerFriction);
+      assert.deepEqual(w.calibration.joints, DEFAULT_SIM_CALIBRATION.joints);
+      assert.deepEqual(w.placement, SPEC.placement);
+    }
+  }
+  assert.equal(hashes.size, 100, 'a world of its own per rollout');
+  const masses = [...Array(100).keys()].map((k) => drawWorld(DEFAULT_SIM_CALIBRATION, r, k, 0).calibration.objectMassScale);
+  const mean = masses.reduce((x, y) => x + y, 0) / masses.length;
+  assert.ok(Math.abs(mean - 1) < 0.1, `uniform over [0.5, 1.5]: mean ${mean}`);
+  // Listing another field leaves this field's draws as they were (fields draw in a fixed order).
+  const wider = parse({ ...SPEC, physics: { ...SPEC.physics, restitution: [0, 0.2] } });
+  assert.equal(drawWorld(DEFAULT_SIM_CALIBRATION, wider, 2, 1).calibration.objectMassScale, a.calibration.objectMassScale);
+  assert.notEqual(parse({ ...SPEC, seed: 4 }).sha256, r.sha256);
+});
+
+test('sim sweep --randomize stores each rollout with its own drawn calibration and the spec, and the same command reproduces them', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-randomize-'));
+  try {
+    const layouts = join(dir, 'bottles.json');
+    writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 2, seed: 4 })));
+    const specFile = join(dir, 'dr.json');
+    writeFileSync(specFile, JSON.stringify(SPEC));
+    const sweep = (data: string, extra: string[] = []) =>
+      runTandem(['sim', 'sweep', '--layouts', layouts, '--policy', 'code:hold', '--repeats', '2', '--workers', '2', '--seconds', '0.3', '--data', join(dir, data), ...extra]);
+    const [one, two, plain] = await Promise.all([sweep('a', ['--randomize', specFile]), sweep('b', ['--randomize', specFile]), sweep('c')]);
+    for (const r of [one, two, plain]) assert.equal(r.code, 0, r.stderr);
+    const rowsOf = (data: string) => {
+      const store = openStore(join(dir, data, 'tandem.sqlite'));
+      try {
+        return store
+          .listRollouts({ kind: 'sim' })
+          .sort((x, y) => x.layoutIndex - y.layoutIndex || x.repeatIndex - y.repeatIndex)
+          .map((row) => ({ key: `${row.layoutIndex}/${row.repeatIndex}`, hash: row.finalStateHash, cals: row.calibrationSha256s.map((c) => store.getCalibration(c)!) }));
+      } finally {
+        store.close();
+      }
+    };
+    const a = rowsOf('a');
+    const b = rowsOf('b');
+    const c = rowsOf('c');
+    assert.equal(a.length, 4);
+    const spec = parse(SPEC);
+    for (const row of a) {
+      const kinds = row.cals.map((cal) => cal.kind).sort();
+      assert.deepEqual(kinds, [RANDOMIZATION_KIND, SIM_CALIBRATION_KIND].sort());
+      assert.equal(row.cals.find((cal) => cal.kind === RANDOMIZATION_KIND)!.sha256, spec.sha256);
+      const drawn = JSON.parse(row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.canonicalJson);
+      const [layout, repeat] = row.key.split('/').map(Number);
+      assert.deepEqual(drawn, drawWorld(DEFAULT_SIM_CALIBRATION, spec, layout, repeat).calibration, 'the stored record is the draw for its layout and repeat');
+    }
+    assert.equal(new Set(a.map((row) => row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.sha256)).size, 4);
+    assert.deepEqual(b.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]), a.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]), 'the same spec reproduces every rollout');
+    assert.ok(a.some((row, i) => row.hash !== c[i].hash), 'randomized worlds are not the plain sim');
+    assert.deepEqual(c[0].cals.map((cal) => cal.kind), [SIM_CALIBRATION_KIND]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
