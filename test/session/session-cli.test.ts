@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -87,9 +87,19 @@ test('a blind two-policy session runs headless on the emulated cell with the scr
   const f = fixture();
   try {
     const plan = await planFile(f, ['--blind']);
-    const r = await runTandem(['session', 'run', '--plan', plan, '--rig-config', f.cell, '--scripted-operator', '--data', f.data], { timeoutMs: 300_000 });
+    // With the projector: footprints of each layout before placing, black before every rollout.
+    const calib = join(f.dir, 'projector.json');
+    const c = await runTandem(['projector', 'calibrate', '--points', join(PROJECT_ROOT, 'test/fixtures/projector/points.json'), '-o', calib]);
+    assert.equal(c.code, 0, c.stderr);
+    const frames = join(f.dir, 'frames');
+    const r = await runTandem(['session', 'run', '--plan', plan, '--rig-config', f.cell, '--scripted-operator', '--data', f.data, '--projector-calibration', calib, '--projector-out', frames], { timeoutMs: 300_000 });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^Session 1 ended: 4 of 4 rollouts done \(4 scored\)/);
+    assert.match(r.stderr, /Projecting with the projector to .*frames \(calibration [0-9a-f]{12}/);
+    const shown = readdirSync(frames).sort();
+    const kinds = shown.map((name) => /-(layout-\d+|blank)\.png$/.exec(name)?.[1]);
+    assert.ok(kinds.length >= 8 && kinds.length % 2 === 0, shown.join(' '));
+    kinds.forEach((k, i) => assert.equal(k === 'blank', i % 2 === 1, `frame ${i}: layout, then blank, for every attempt (${kinds.join(' ')})`));
     // Blind: what the operator read names letters, never the policies.
     assert.match(r.stderr, /Running policy A on yam-cell/);
     assert.match(r.stderr, /Running policy B on yam-cell/);
@@ -107,6 +117,7 @@ test('a blind two-policy session runs headless on the emulated cell with the scr
       const rows = store.listRollouts({ sessionId: 1 });
       const scores = rows.map((row) => store.listOperatorScores(row.id).length);
       assert.equal(scores.reduce((a, b) => a + b, 0), 4);
+      assert.equal(store.getCalibration(JSON.parse(readFileSync(calib, 'utf8')).sha256)?.kind, 'projector', 'the projector calibration the session used is stored');
       assert.ok(scores.every((n) => n <= 1));
       assert.ok(rows.filter((row) => store.listOperatorScores(row.id).length === 0).every((row) => row.status !== 'valid'), 'every valid rollout is scored');
       const bySpec = new Map(rows.map((row) => [row.id, store.getPolicy(row.policyId)!.spec]));

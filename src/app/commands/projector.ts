@@ -62,12 +62,12 @@ export function parsePointsFile(text: string, source: string): { points: Calibra
   return { points, ...(typeof obj.resolution === 'string' ? { resolution: obj.resolution } : {}) };
 }
 
-function readCalibrationFile(io: CliIo, file: string): Promise<ProjectorCalibration> {
+export function readCalibrationFile(io: CliIo, file: string): Promise<ProjectorCalibration> {
   const { text } = readUserFile(io, file, 'projector calibration');
   return projectorErrors(() => parseCalibration(text, file));
 }
 
-function pjlinkFrom(args: ParsedCommandArgs, io: CliIo): PjlinkClient | undefined {
+export function pjlinkFrom(args: ParsedCommandArgs, io: CliIo): PjlinkClient | undefined {
   const a = args.values.pjlink;
   if (typeof a !== 'string') return undefined;
   const { host, port } = (() => {

@@ -4,8 +4,14 @@
  * rollout path of `tandem rig rollout`, a terminal operator or the cell's scripted one, and the
  * session's export. This file reads files and options and turns bad input into one sentence.
  */
+import { readCalibrationFile, pjlinkFrom } from './projector.js';
+import { sessionProjector } from '../session-projector.js';
+import { LayoutProjector } from '../../../calibration/projector/layout-projector.js';
+import { PngDirectoryOutput, PngFileOutput } from '../../../calibration/projector/outputs.js';
+import { calibrationStoreInput } from '../../../calibration/projector/calibration-record.js';
+import type { SessionProjector } from '../../session/ports.js';
 import { existsSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import { readLayoutSetFile, readUserFile, writeNewFile } from './layouts.js';
 import { DEFAULT_DEADLINE_MS } from './rig-rollout.js';
@@ -156,6 +162,9 @@ const runOptions = {
   'timeout-ms': { type: 'string' },
   'break-minutes': { type: 'string' },
   episodes: { type: 'string' },
+  'projector-calibration': { type: 'string' },
+  'projector-out': { type: 'string' },
+  pjlink: { type: 'string' },
 } as const;
 
 const RUN_OPTIONS_HELP = `  --rig-config FILE    rig config JSON (default ${JSON.stringify(DEFAULT_RIG_CONFIG)}: the emulated cell)
@@ -167,6 +176,11 @@ const RUN_OPTIONS_HELP = `  --rig-config FILE    rig config JSON (default ${JSON
   --timeout-ms N       per-inference deadline; past it the rig holds and the rollout is marked failed (default ${DEFAULT_DEADLINE_MS})
   --break-minutes M    remind the operator to take a break every M minutes (default ${DEFAULT_BREAK_EVERY_S / 60})
   --episodes DIR       where episode files go (default <data dir>/episodes)
+  --projector-calibration FILE  project each layout's footprints with this calibration
+                       ('tandem projector calibrate'), black before every rollout; stored in the store
+  --projector-out PATH where the frames go: a .png file replaced each frame (what a projector window
+                       shows), or a folder of numbered frames (default <data dir>/projector.png)
+  --pjlink HOST[:PORT] AV-mute the projector over PJLink for every blank (password: $TANDEM_PJLINK_PASSWORD)
 
 Without --scripted-operator the operator answers on this terminal (works over SSH): Enter confirms a
 placement, each object is scored in the task's terms, p pauses, s stops for now (resume later),
@@ -197,6 +211,8 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
     io,
   );
   const operator = scripted ? scriptedOperator(log) : terminalOperator(process.stdin, process.stderr);
+  const projector = await projectorFor(args, io, store, log);
+  if (projector) log(`Projecting with the ${projector.description}.`);
   // Tests (and the operator) wait for this line: the session is journalled from here on.
   io.err(`Session ${sessionId}: ${p.rollouts.length} rollouts of ${p.policies.map((x) => x.label).join(', ')}; ${progressLine(sessionProgress(p, store.listSessionJournal(sessionId), Date.now()))}.\n`);
   try {
@@ -208,6 +224,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
       task,
       runner,
       operator,
+      ...(projector ? { projector } : {}),
       signal: io.signal,
       breakEveryS: numberOption(args, 'break-minutes', DEFAULT_BREAK_EVERY_S / 60, 0.01, 24 * 60) * 60,
     });
@@ -218,6 +235,22 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
     if ('close' in operator && typeof operator.close === 'function') operator.close();
     await runner.close();
   }
+}
+
+/** --projector-calibration: the layout projector the session shows footprints with (its calibration stored), or undefined. */
+async function projectorFor(args: ParsedCommandArgs, io: CliIo, store: Store, log: (line: string) => void): Promise<SessionProjector | undefined> {
+  const file = args.values['projector-calibration'];
+  if (file === undefined) {
+    if (args.values['projector-out'] !== undefined || args.values.pjlink !== undefined) throw new UserError('--projector-out and --pjlink need --projector-calibration FILE (the table-to-projector calibration).');
+    return undefined;
+  }
+  const calibration = await readCalibrationFile(io, String(file));
+  store.putCalibration(calibrationStoreInput(calibration));
+  const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
+  const out = typeof args.values['projector-out'] === 'string' ? resolve(io.cwd, args.values['projector-out']) : join(dataDir, 'projector.png');
+  const output = out.toLowerCase().endsWith('.png') ? new PngFileOutput(out) : new PngDirectoryOutput(out);
+  const control = pjlinkFrom(args, io);
+  return sessionProjector(new LayoutProjector({ calibration, output, ...(control ? { control } : {}) }), `to ${out}${control ? ' with PJLink' : ''}`, log);
 }
 
 function storeErrors<T>(fn: () => Promise<T>): Promise<T> {
