@@ -30,6 +30,7 @@ function simulatedS(step: OperatorStep, what: 'place' | 'score' | 'reset'): numb
 const MAX_SCRIPTED_REDOS = 10;
 
 export function scriptedOperator(log: (line: string) => void): SessionOperator {
+  let pausedS = 0;
   return {
     name: SCRIPTED_OPERATOR,
     place: (step) => Promise.resolve({ action: 'confirm', simulatedS: simulatedS(step, 'place') }),
@@ -47,11 +48,21 @@ export function scriptedOperator(log: (line: string) => void): SessionOperator {
     // A rollout cut off, stopped, e-stopped or faulted by the rig is redone (a few times: a rig
     // that keeps faulting needs a person); one the policy failed is its result.
     offerRedo: (step, why) => Promise.resolve(why.kind !== 'policy-failed' && step.attempt < MAX_SCRIPTED_REDOS),
-    paused: () => Promise.resolve(true),
+    // Paused because the cell is not safe (an interlock open): look again in a second, as a
+    // person would after closing the door; after a minute of it, stop for now (resumable) rather
+    // than journal pauses forever.
+    paused: async () => {
+      pausedS += 1;
+      await new Promise((r) => setTimeout(r, 1000));
+      return pausedS <= MAX_SCRIPTED_PAUSED_S;
+    },
     breakReminder: () => Promise.resolve({ simulatedS: 0 }),
     say: log,
   };
 }
+
+/** Seconds the scripted operator waits for a blocked cell before it stops the session for now. */
+const MAX_SCRIPTED_PAUSED_S = 60;
 
 /** Line-at-a-time reading that notices the end of input (Ctrl-D, a closed SSH pipe): undefined. */
 class Lines {

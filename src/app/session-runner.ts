@@ -4,6 +4,7 @@
  * linked to the session), and the policies opened once for the whole session. The operator's
  * score is the engine's to journal, so the stored rollout carries none of its own here.
  */
+import type { CellIo } from './cell-io.js';
 import { RealtimeClock } from '../rig/clocks.js';
 import { RigError, type Rig } from '../rig/contract.js';
 import type { Policy } from '../policy/contract.js';
@@ -26,6 +27,8 @@ export interface RigSessionRunnerOptions {
   readonly blankCameras: boolean;
   /** A blind session: what comes back to the engine (and the operator) names the label, never the policy. */
   readonly blind: boolean;
+  /** The cell PLC's interlocks and the station state the tower light shows (--cell-io), if configured. */
+  readonly cellIo?: CellIo;
   /** Lines for the operator; a blind session gets no line that names a policy. */
   log(line: string): void;
 }
@@ -70,12 +73,16 @@ export class RigSessionRunner implements SessionRolloutRunner {
     const rigType = String((this.o.rigConfig as { type?: unknown }).type);
     let rig: Rig;
     try {
-      rig = await stationRigRegistry().create(this.o.rigConfig, { clock, signal: r.signal, table: { task: r.task, layout: r.layout, placementSeed: r.seed } });
+      // The safety supervisor reads the interlock from the first cycle: created with the rig.
+      const interlock = this.o.cellIo?.plc;
+      rig = await stationRigRegistry().create(this.o.rigConfig, { clock, signal: r.signal, table: { task: r.task, layout: r.layout, placementSeed: r.seed }, ...(interlock ? { interlock } : {}) });
     } catch (e) {
       if (e instanceof RigError) throw new UserError(e.message);
       throw e;
     }
     let run;
+    const board = this.o.cellIo?.board;
+    board?.update({ sessionId: String(r.sessionId), rolloutPhase: 'running', rigStatus: 'active', faults: [] });
     try {
       run = await rolloutOnRig({
         rig,
@@ -96,8 +103,10 @@ export class RigSessionRunner implements SessionRolloutRunner {
         record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set },
       });
     } finally {
+      board?.update({ rolloutPhase: 'idle', rigStatus: rig.read().mode });
       await rig.close?.();
     }
+    if (run.result.episode.outcome === 'safety-stop') board?.update({ rigStatus: 'estopped', faults: [run.result.episode.reason ?? 'safety stop'] });
     const tableEndStates = run.score?.endStates;
     const { rolloutId } = await storeRolloutOnRig(this.o.store, { spec: r.spec, policy: policy.info, set: this.o.set, sessionId: r.sessionId }, { ...run, score: undefined });
     const e = run.result.episode;

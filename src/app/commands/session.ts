@@ -9,7 +9,7 @@ import { sessionProjector } from '../session-projector.js';
 import { LayoutProjector } from '../../../calibration/projector/layout-projector.js';
 import { PngDirectoryOutput, PngFileOutput } from '../../../calibration/projector/outputs.js';
 import { calibrationStoreInput } from '../../../calibration/projector/calibration-record.js';
-import type { SessionProjector } from '../../session/ports.js';
+import type { InterlockSource, SessionProjector } from '../../session/ports.js';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
@@ -165,6 +165,7 @@ const runOptions = {
   'projector-calibration': { type: 'string' },
   'projector-out': { type: 'string' },
   pjlink: { type: 'string' },
+  'cell-io': { type: 'string' },
 } as const;
 
 const RUN_OPTIONS_HELP = `  --rig-config FILE    rig config JSON (default ${JSON.stringify(DEFAULT_RIG_CONFIG)}: the emulated cell)
@@ -181,6 +182,9 @@ const RUN_OPTIONS_HELP = `  --rig-config FILE    rig config JSON (default ${JSON
   --projector-out PATH where the frames go: a .png file replaced each frame (what a projector window
                        shows), or a folder of numbered frames (default <data dir>/projector.png)
   --pjlink HOST[:PORT] AV-mute the projector over PJLink for every blank (password: $TANDEM_PJLINK_PASSWORD)
+  --cell-io FILE       the cell PLC's e-stop and interlocks over OPC UA (docs/cell-io.md): an interlock that
+                       opens mid-rollout stops the arms within one control cycle; a rollout does not
+                       start while one is open; the tower light follows the session
 
 Without --scripted-operator the operator answers on this terminal (works over SSH): Enter confirms a
 placement, each object is scored in the task's terms, p pauses, s stops for now (resume later),
@@ -194,13 +198,18 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
   const task = getTask(set.task);
   const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd));
   const log = (line: string) => io.err(`${line}\n`);
+  const dataDirForIo = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
+  const rateHz = numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
+  // node-opcua loads only when a session asks for cell I/O (seconds of start-up otherwise).
+  const cellIo = typeof args.values['cell-io'] === 'string' ? await (await import('../cell-io.js')).openCellIo(resolve(io.cwd, args.values['cell-io']), { dataDir: dataDirForIo, controlHz: rateHz, log }) : undefined;
   const runner = await RigSessionRunner.open(
     {
       rigConfig,
       store,
       episodesDir,
       set,
-      rateHz: numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ),
+      rateHz,
+      ...(cellIo ? { cellIo } : {}),
       deadlineMs: intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000),
       lookAtTable: scripted,
       blind: p.blind,
@@ -225,6 +234,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
       runner,
       operator,
       ...(projector ? { projector } : {}),
+      ...(cellIo ? { interlocks: sessionInterlocks(cellIo.plc) } : {}),
       signal: io.signal,
       breakEveryS: numberOption(args, 'break-minutes', DEFAULT_BREAK_EVERY_S / 60, 0.01, 24 * 60) * 60,
     });
@@ -234,7 +244,24 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
   } finally {
     if ('close' in operator && typeof operator.close === 'function') operator.close();
     await runner.close();
+    cellIo?.board.update({ sessionId: '', rolloutPhase: 'idle' });
+    await cellIo?.close();
   }
+}
+
+/**
+ * The session's view of the cell's interlocks: a rollout is not started while one is open. The
+ * stop itself happens in the rig's safety supervisor, which reads the same source every cycle,
+ * so the engine's signal never has to race it.
+ */
+function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } }): InterlockSource {
+  return {
+    armed: () => new AbortController().signal,
+    blocked: () => {
+      const c = plc.current();
+      return c.open ? (c.reason ?? 'an interlock of the cell is open') : undefined;
+    },
+  };
 }
 
 /** --projector-calibration: the layout projector the session shows footprints with (its calibration stored), or undefined. */
