@@ -7,6 +7,7 @@
  * Screenshots at 1280×800 and at 3840×2160 (a 4K screen without OS scaling) go to
  * test-output/station-ui/.
  */
+import { pageProblems } from '../helpers/page-problems.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -91,11 +92,7 @@ test('an operator stops a running rollout with the Stop button, then compares re
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
   });
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
+  const problems = pageProblems(page);
   await page.goto(station.url);
   await page.waitForSelector('#connection.live');
 

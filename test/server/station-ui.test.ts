@@ -5,6 +5,7 @@
  * short rollout from the form, watch it scored, and find it in the stored list. Screenshots go to
  * test-output/station-ui/ (git-ignored) for a person to look at.
  */
+import { pageProblems } from '../helpers/page-problems.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -42,11 +43,7 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
   });
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
+  const problems = pageProblems(page);
 
   await page.goto(station.url);
   assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
