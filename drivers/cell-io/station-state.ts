@@ -29,6 +29,15 @@ export class StationStateBoard {
     return this.value;
   }
 
+  /**
+   * A rollout ended: idle with the rig's mode, except that a safety stop stays red, with its
+   * reason, until someone looks — never a green flash between the stop and the red.
+   */
+  rolloutEnded(rigMode: string, episode?: { readonly outcome: string; readonly reason?: string }): void {
+    if (episode?.outcome === 'safety-stop') this.update({ rolloutPhase: 'idle', rigStatus: 'estopped', faults: [episode.reason ?? 'safety stop'] });
+    else this.update({ rolloutPhase: 'idle', rigStatus: rigMode });
+  }
+
   update(change: Partial<StationState>): void {
     const next = { ...this.value, ...change };
     if (next.sessionId === this.value.sessionId && next.rolloutPhase === this.value.rolloutPhase && next.rigStatus === this.value.rigStatus && sameList(next.faults, this.value.faults)) return;

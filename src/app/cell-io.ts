@@ -71,3 +71,4 @@ export async function openCellIo(file: string, o: { readonly dataDir: string; re
     },
   };
 }
+

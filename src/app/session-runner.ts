@@ -13,7 +13,7 @@ import type { Store } from '../store/store.js';
 import type { SessionRolloutRunner, SessionRunOutcome, SessionRunRequest } from '../session/ports.js';
 import { UserError, type CliIo } from './command.js';
 import { stationRigRegistry } from './rig-registry.js';
-import { openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
+import { openRigPolicy, rolloutOnRig, storeRolloutOnRig, type RolloutOnRig } from './commands/rig-rollout.js';
 
 export interface RigSessionRunnerOptions {
   readonly rigConfig: unknown;
@@ -81,10 +81,12 @@ export class RigSessionRunner implements SessionRolloutRunner {
       throw e;
     }
     let run;
+    /** The rollout, once it returned: what the tower light shows after it. */
+    let ended: RolloutOnRig | undefined;
     const board = this.o.cellIo?.board;
     board?.update({ sessionId: String(r.sessionId), rolloutPhase: 'running', rigStatus: 'active', faults: [] });
     try {
-      run = await rolloutOnRig({
+      run = ended = await rolloutOnRig({
         rig,
         rigType,
         policy,
@@ -103,10 +105,9 @@ export class RigSessionRunner implements SessionRolloutRunner {
         record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set },
       });
     } finally {
-      board?.update({ rolloutPhase: 'idle', rigStatus: rig.read().mode });
+      board?.rolloutEnded(rig.read().mode, ended?.result.episode);
       await rig.close?.();
     }
-    if (run.result.episode.outcome === 'safety-stop') board?.update({ rigStatus: 'estopped', faults: [run.result.episode.reason ?? 'safety stop'] });
     const tableEndStates = run.score?.endStates;
     const { rolloutId } = await storeRolloutOnRig(this.o.store, { spec: r.spec, policy: policy.info, set: this.o.set, sessionId: r.sessionId }, { ...run, score: undefined });
     const e = run.result.episode;

@@ -182,7 +182,7 @@ test('tandem rig rollout --cell-io: the door opening stops the rollout (exit 1, 
   writeFileSync(cellIo, JSON.stringify({ ...plc.config(), staleAfterMs: 400 }));
   plc.setInput('doorClosed', true);
   plc.takeTowerChanges();
-  const child = spawn(process.execPath, [BIN, 'rig', 'rollout', '--policy', 'code:hold', '--layouts', layouts, '--layout', '0', '--seconds', '4', '--rig-config', rigConfig, '--cell-io', cellIo, '--data', join(dir, 'data'), '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'rig', 'rollout', '--policy', 'code:hold', '--layouts', layouts, '--layout', '0', '--seconds', '8', '--rig-config', rigConfig, '--cell-io', cellIo, '--data', join(dir, 'data'), '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -192,13 +192,16 @@ test('tandem rig rollout --cell-io: the door opening stops the rollout (exit 1, 
     await until(() => /Running code:hold on yam-cell/.test(stderr) || child.exitCode !== null, 120_000, 20);
     assert.match(stderr, /Running code:hold on yam-cell/, stderr);
     await until(() => plc.towerLight().towerAmber, 20_000, 10);
+    // The line and the amber light come just before the rig activates (which an open door
+    // refuses, rightly): open the door well inside the 8 s episode, after activation.
+    await new Promise((r) => setTimeout(r, 2500));
     plc.setInput('doorClosed', false);
     const code = await exited;
     const out = JSON.parse(stdout);
     assert.equal(code, 1, stderr);
-    assert.equal(out.status, 'aborted');
+    assert.equal(out.status, 'aborted', stdout);
     assert.equal(out.outcome, 'safety-stop');
-    assert.match(out.reason, /^The cell door is open\. Arms stopped at their pose, then damped; activate the rig again once the interlock is closed\. \(at step \d+ of 200\)$/);
+    assert.match(out.reason, /^The cell door is open\. Arms stopped at their pose, then damped; activate the rig again once the interlock is closed\. \(at step \d+ of 400\)$/);
     assert.equal(out.finalMode, 'damped');
     assert.equal(out.safetyEventsByKind['interlock-stop'], 1);
     const lit = plc.takeTowerChanges().filter((c) => c.on).map((c) => c.output);

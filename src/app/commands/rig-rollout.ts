@@ -178,9 +178,11 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
         throw e;
       }
       let run: RolloutOnRig;
+      /** The rollout, once it returned: what the tower light shows after it. */
+      let ended: RolloutOnRig | undefined;
       cellIo?.board.update({ rolloutPhase: 'running', rigStatus: 'active', faults: [] });
       try {
-        run = await rolloutOnRig({
+        run = ended = await rolloutOnRig({
           rig,
           rigType: String(rigType),
           policy,
@@ -199,13 +201,11 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
           record: { store, dir: episodesDir, spec, set },
         });
       } finally {
-        cellIo?.board.update({ rolloutPhase: 'idle', rigStatus: rig.read().mode });
+        cellIo?.board.rolloutEnded(rig.read().mode, ended?.result.episode);
         await rig.close?.();
       }
       const { result, score, cellRecord, recording } = run;
       const e = result.episode;
-      // A safety stop keeps the tower red, with its reason for the factory side, until looked at.
-      if (e.outcome === 'safety-stop') cellIo?.board.update({ rigStatus: 'estopped', faults: [e.reason ?? 'safety stop'] });
       const { rolloutId, recorded } = await storeRolloutOnRig(store, { spec, policy: policy.info, set }, run);
       const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
       if (args.values.json) {
