@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT, runTandem } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
-import { LAYOUT_SET_FORMAT, pinLayoutSet, sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { EMULATED_CELL_KIND } from '../../src/emulated-cell/cell-truth.js';
 import { SCRIPTED_OPERATOR } from '../../src/emulated-cell/scripted-operator.js';
@@ -114,27 +114,4 @@ test('the cell truth is refused without --reveal, and printed with it', async ()
   const bad = await runTandem(['cell', 'truth', '--reveal', '--gap', 'lots']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /^The cell gap must be 'none'/);
-});
-
-test('the emulated cell\'s table is watched as an overhead tracker would: a bottle dropping off the edge is an off-table task event on the real rollout', async () => {
-  const f = fixture();
-  try {
-    const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 });
-    const layout = set.layouts[0];
-    // The same layout with its bottle's centre 3 cm past the table's far edge: it falls at once.
-    const edge = { ...layout, objects: [{ ...layout.objects[0], pose: { x: 0.53, y: 0.3, yawRad: 0 } }] };
-    writeFileSync(f.layouts, serializeLayoutSet(pinLayoutSet({ format: LAYOUT_SET_FORMAT, task: set.task, version: 1, seed: 0, tiers: [1], layouts: [edge] })));
-    const r = await runTandem(['rig', 'rollout', '--policy', 'code:hold', '--layouts', f.layouts, '--layout', '0', '--seconds', '1', '--rig-config', f.cellConfig, '--data', f.data, '--score-from-cell', '--json']);
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    const j = JSON.parse(r.stdout);
-    const store = openStore(join(f.data, 'tandem.sqlite'));
-    try {
-      const events = store.listTaskEvents(j.rolloutId);
-      assert.deepEqual(events.filter((e) => e.kind === 'off-table').map((e) => e.objectId), [layout.objects[0].id], JSON.stringify(events));
-    } finally {
-      store.close();
-    }
-  } finally {
-    rmSync(f.dir, { recursive: true, force: true });
-  }
 });
