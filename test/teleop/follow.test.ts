@@ -69,7 +69,9 @@ test('engaging ramps the follower to the moving leader without a jump, then it t
     events.push(...follow.takeEvents());
     assert.deepEqual(events.map((e) => e.kind), ['sync-engaging', 'sync-engaged'], events.map((e) => e.message).join(' | '));
     assert.equal(follow.state, 'synced');
-    assert.ok(Number.isFinite(t0) && worst < 0.03, `the ramp left its curve by ${worst.toFixed(3)} rad`);
+    // The leader starts moving 0.5 s into the 1 s ramp, so the curve's end moves too: 0.06 rad of
+    // slack for that, against the 0.4 rad a jump would show.
+    assert.ok(Number.isFinite(t0) && worst < 0.06, `the ramp left its curve by ${worst.toFixed(3)} rad`);
     // Tracking: the median over the synced cycles of the largest joint error (follower measured vs
     // the leader's sample) is small — the median, because this shared machine stalls now and then.
     errors.sort((a, b) => a - b);
