@@ -285,8 +285,8 @@ function assertNothingCommittedLost(file: string, committed: readonly number[]):
   }
 }
 
-test('a full disk (a 256 KiB tmpfs) refuses the write in one sentence; every committed rollout survives, and writes go on once there is space', async (t) => {
-  const dir = tmpfs(t, '256k');
+test('a full disk (a 512 KiB tmpfs) refuses the write in one sentence; every committed rollout survives, and writes go on once there is space', async (t) => {
+  const dir = tmpfs(t, '512k');
   if (!dir) return t.skip('needs root to mount a small tmpfs');
   const file = join(dir, 'tandem.sqlite');
   const filler = child([FILLER, file]);
