@@ -80,13 +80,11 @@ export class RigSessionRunner implements SessionRolloutRunner {
       if (e instanceof RigError) throw new UserError(e.message);
       throw e;
     }
-    let run;
-    /** The rollout, once it returned: what the tower light shows after it. */
-    let ended: RolloutOnRig | undefined;
+    let run: RolloutOnRig | undefined;
     const board = this.o.cellIo?.board;
     board?.update({ sessionId: String(r.sessionId), rolloutPhase: 'running', rigStatus: 'active', faults: [] });
     try {
-      run = ended = await rolloutOnRig({
+      run = await rolloutOnRig({
         rig,
         rigType,
         policy,
@@ -105,7 +103,7 @@ export class RigSessionRunner implements SessionRolloutRunner {
         record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set },
       });
     } finally {
-      board?.rolloutEnded(rig.read().mode, ended?.result.episode);
+      board?.rolloutEnded(rig.read().mode, run?.result.episode);
       await rig.close?.();
     }
     const tableEndStates = run.score?.endStates;

@@ -177,12 +177,10 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
       }
-      let run: RolloutOnRig;
-      /** The rollout, once it returned: what the tower light shows after it. */
-      let ended: RolloutOnRig | undefined;
+      let run: RolloutOnRig | undefined;
       cellIo?.board.update({ rolloutPhase: 'running', rigStatus: 'active', faults: [] });
       try {
-        run = ended = await rolloutOnRig({
+        run = await rolloutOnRig({
           rig,
           rigType: String(rigType),
           policy,
@@ -201,7 +199,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
           record: { store, dir: episodesDir, spec, set },
         });
       } finally {
-        cellIo?.board.rolloutEnded(rig.read().mode, ended?.result.episode);
+        cellIo?.board.rolloutEnded(rig.read().mode, run?.result.episode);
         await rig.close?.();
       }
       const { result, score, cellRecord, recording } = run;

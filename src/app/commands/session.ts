@@ -9,7 +9,7 @@ import { sessionProjector } from '../session-projector.js';
 import { LayoutProjector } from '../../../calibration/projector/layout-projector.js';
 import { PngDirectoryOutput, PngFileOutput } from '../../../calibration/projector/outputs.js';
 import { calibrationStoreInput } from '../../../calibration/projector/calibration-record.js';
-import type { InterlockSource, SessionProjector } from '../../session/ports.js';
+import { NO_INTERLOCKS, type InterlockSource, type SessionProjector } from '../../session/ports.js';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
@@ -196,12 +196,12 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
   const rigConfig = await readRigConfig(typeof args.values['rig-config'] === 'string' ? resolve(io.cwd, args.values['rig-config']) : undefined);
   const scripted = args.values['scripted-operator'] === true;
   const task = getTask(set.task);
-  const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd));
+  const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
+  const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(dataDir);
   const log = (line: string) => io.err(`${line}\n`);
-  const dataDirForIo = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
   const rateHz = numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
   // node-opcua loads only when a session asks for cell I/O (seconds of start-up otherwise).
-  const cellIo = typeof args.values['cell-io'] === 'string' ? await (await import('../cell-io.js')).openCellIo(resolve(io.cwd, args.values['cell-io']), { dataDir: dataDirForIo, controlHz: rateHz, log }) : undefined;
+  const cellIo = typeof args.values['cell-io'] === 'string' ? await (await import('../cell-io.js')).openCellIo(resolve(io.cwd, args.values['cell-io']), { dataDir, controlHz: rateHz, log }) : undefined;
   const runner = await RigSessionRunner.open(
     {
       rigConfig,
@@ -220,7 +220,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
     io,
   );
   const operator = scripted ? scriptedOperator(log) : terminalOperator(process.stdin, process.stderr);
-  const projector = await projectorFor(args, io, store, log);
+  const projector = await projectorFor(args, io, store, dataDir, log);
   if (projector) log(`Projecting with the ${projector.description}.`);
   // Tests (and the operator) wait for this line: the session is journalled from here on.
   io.err(`Session ${sessionId}: ${p.rollouts.length} rollouts of ${p.policies.map((x) => x.label).join(', ')}; ${progressLine(sessionProgress(p, store.listSessionJournal(sessionId), Date.now()))}.\n`);
@@ -256,7 +256,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
  */
 function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } }): InterlockSource {
   return {
-    armed: () => new AbortController().signal,
+    armed: NO_INTERLOCKS.armed,
     blocked: () => {
       const c = plc.current();
       return c.open ? (c.reason ?? 'an interlock of the cell is open') : undefined;
@@ -265,7 +265,7 @@ function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } 
 }
 
 /** --projector-calibration: the layout projector the session shows footprints with (its calibration stored), or undefined. */
-async function projectorFor(args: ParsedCommandArgs, io: CliIo, store: Store, log: (line: string) => void): Promise<SessionProjector | undefined> {
+async function projectorFor(args: ParsedCommandArgs, io: CliIo, store: Store, dataDir: string, log: (line: string) => void): Promise<SessionProjector | undefined> {
   const file = args.values['projector-calibration'];
   if (file === undefined) {
     if (args.values['projector-out'] !== undefined || args.values.pjlink !== undefined) throw new UserError('--projector-out and --pjlink need --projector-calibration FILE (the table-to-projector calibration).');
@@ -273,7 +273,6 @@ async function projectorFor(args: ParsedCommandArgs, io: CliIo, store: Store, lo
   }
   const calibration = await readCalibrationFile(io, String(file));
   store.putCalibration(calibrationStoreInput(calibration));
-  const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
   const out = typeof args.values['projector-out'] === 'string' ? resolve(io.cwd, args.values['projector-out']) : join(dataDir, 'projector.png');
   const output = out.toLowerCase().endsWith('.png') ? new PngFileOutput(out) : new PngDirectoryOutput(out);
   const control = pjlinkFrom(args, io);
