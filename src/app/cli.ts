@@ -11,6 +11,7 @@ import { commands as rigRolloutCommands } from './commands/rig-rollout.js';
 import { commands as rigModelCommands } from './commands/rig-model.js';
 import { commands as policyCommands } from './commands/policy.js';
 import { commands as cellCommands } from './commands/cell.js';
+import { commands as sysidCommands } from './commands/sysid.js';
 import { commands as recordCommands } from './commands/record.js';
 import { commands as projectorCommands } from './commands/projector.js';
 import { commands as cellIoCommands } from './commands/cell-io.js';
@@ -30,6 +31,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...rigCommands,
   ...rigRolloutCommands,
   ...cellCommands,
+  ...sysidCommands,
   ...cellIoCommands,
   ...recordCommands,
   ...sessionCommands,

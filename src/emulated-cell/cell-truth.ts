@@ -105,11 +105,23 @@ export function cellTruth(gap: CellGap): HashedCellTruth {
   return { truth, sha256: cellTruthHash(truth) };
 }
 
+/**
+ * The gripper motor's rotor seen at each finger through the rack: rotor inertia × (motor radians
+ * per finger metre)² ≈ 3e-5 kg·m² × 137² ≈ 0.6 kg. Without it the 70 g fingers reached ~1 m/s in
+ * a few ms under the squeeze force, and the gripper motor reported steps no DM4310 can turn —
+ * which the driver rightly drops as implausible and faults on. Every cell has it, gap 'none'
+ * included: the one way that cell's physics differ from the twin's default record, which leaves
+ * it out (the twin's results were measured without it). It also moves with the hand as the arm
+ * turns (Rapier's masses are the same in every direction), so it shows in arm motion, where
+ * system identification finds it.
+ */
+export const CELL_FINGER_REFLECTED_MASS_KG = 0.6;
+
 function noGapTruth(): CellTruth {
   return {
     format: CELL_TRUTH_FORMAT,
     gap: 'none',
-    physics: DEFAULT_SIM_CALIBRATION,
+    physics: { ...DEFAULT_SIM_CALIBRATION, fingerReflectedMassKg: CELL_FINGER_REFLECTED_MASS_KG },
     motorTorqueScale: [1, 1, 1, 1, 1, 1],
     replyLatencyMs: 0,
     cameraOffsets: Object.fromEntries(CAMERA_NAMES.map((n) => [n, ZERO_OFFSET])) as Record<CameraName, CameraPoseOffset>,
@@ -135,6 +147,7 @@ function drawTruth(seed: number): CellTruth {
     tableFriction: round6(base.tableFriction * u(RANGES.tableFriction)),
     fingerFriction: round6(base.fingerFriction * u(RANGES.fingerFriction)),
     gripperMaxForceN: round6(base.gripperMaxForceN * u(RANGES.gripperMaxForce)),
+    fingerReflectedMassKg: CELL_FINGER_REFLECTED_MASS_KG,
   };
   const motorTorqueScale = base.joints.map(() => u(RANGES.motorTorqueScale));
   const replyLatencyMs = u(RANGES.replyLatencyMs);

@@ -299,13 +299,6 @@ function lowerStops(model: RigModel): number[] {
   return model.arms[0].joints.map((j, i) => (i === 1 || i === 2 ? j.minRad + EMULATED_REST_POSE_RAD[i] : j.minRad - YAM_LIMIT_BUFFER_RAD));
 }
 
-/**
- * The gripper motor's rotor seen at each finger through the rack: rotor inertia × (motor radians
- * per finger metre)² ≈ 3e-5 kg·m² × 137² ≈ 0.6 kg. Without it the 70 g fingers reached ~1 m/s in
- * a few ms under the squeeze force, and the gripper motor reported steps no DM4310 can turn —
- * which the driver rightly drops as implausible and faults on.
- */
-const FINGER_REFLECTED_MASS_KG = 0.6;
 
 function buildScene(opts: CellWorldOptions, layout: Layout, placementSeed: number, start: ArrayLike<number>): Promise<SimScene> {
   return createScene({
@@ -316,6 +309,5 @@ function buildScene(opts: CellWorldOptions, layout: Layout, placementSeed: numbe
     startPosition: start,
     placementNoise: { seed: placementSeed, sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD },
     lowerStopsRad: lowerStops(opts.rigModel),
-    fingerReflectedMassKg: FINGER_REFLECTED_MASS_KG,
   });
 }

@@ -119,15 +119,28 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 const isRecord = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
 
+/**
+ * Fields a record may leave out (the physics then runs as without them), and their ranges: fitted
+ * records carry them, the default record does not, so its id stays the one stored rollouts carry.
+ */
+const OPTIONAL_FIELDS = ['motorTorqueScale', 'commandLatencyS', 'fingerReflectedMassKg', 'lineage'] as const;
+// Damiao torque constants differ by percents between units; half or one and a half times nominal is
+// a wrong motor, not a calibration.
+const TORQUE_SCALE_RANGE: CalibrationRange = { min: 0.5, max: 1.5, unit: '' };
+// A CAN round trip is about a millisecond; 50 ms is past the motors' own watchdog budget for a reply.
+const COMMAND_LATENCY_RANGE: CalibrationRange = { min: 0, max: 0.05, unit: 's' };
+// A DM4310's rotor through the rack is ≈ 0.6 kg at each finger; 2 kg would be a motor three times its size.
+const REFLECTED_MASS_RANGE: CalibrationRange = { min: 0, max: 2, unit: 'kg' };
+
 /** Refuses missing fields, fields of the wrong type and fields the template does not have. */
-function checkFields(where: string, template: object, value: Record<string, Json>, fail: (m: string) => never): void {
-  const known = Object.keys(template);
+function checkFields(where: string, template: object, value: Record<string, Json>, fail: (m: string) => never, optional: readonly string[] = []): void {
+  const known = [...Object.keys(template), ...optional];
   const extra = Object.keys(value).filter((k) => !known.includes(k));
   if (extra.length > 0) {
     const names = extra.map((k) => `'${where === '' ? k : `${where}.${k}`}'`).join(', ');
     fail(`${extra.length === 1 ? 'unknown field' : 'unknown fields'} ${names} (the fields are ${known.join(', ')}), refused so a misspelt field never runs the default physics`);
   }
-  for (const k of known) {
+  for (const k of Object.keys(template)) {
     const field = where === '' ? k : `${where}.${k}`;
     if (!(k in value)) fail(`field '${field}' is missing`);
     const want = typeof (template as Record<string, unknown>)[k];
@@ -136,6 +149,39 @@ function checkFields(where: string, template: object, value: Record<string, Json
       if (!Array.isArray(got)) fail(`field '${field}' must be a list, not ${typeName(got)}`);
     } else if (typeof got !== want || (want === 'object' && !isRecord(got))) {
       fail(`field '${field}' must be a ${want === 'object' ? 'JSON object' : want}, not ${typeName(got)}`);
+    }
+  }
+}
+
+function optionalFieldsProblem(value: Record<string, Json>, fail: (m: string) => never): void {
+  const scale = value.motorTorqueScale;
+  if (scale !== undefined) {
+    if (!Array.isArray(scale) || scale.length !== 6) fail(`field 'motorTorqueScale' must be a list of 6 numbers (one per arm joint), not ${typeName(scale)}${Array.isArray(scale) ? ` of ${scale.length}` : ''}`);
+    (scale as Json[]).forEach((v, i) => {
+      if (typeof v !== 'number') fail(`field 'motorTorqueScale[${i}]' must be a number, not ${typeName(v)}`);
+      const p = rangeProblem(`motorTorqueScale[${i}]`, v as number, TORQUE_SCALE_RANGE);
+      if (p) fail(p);
+    });
+  }
+  const latency = value.commandLatencyS;
+  if (latency !== undefined) {
+    if (typeof latency !== 'number') fail(`field 'commandLatencyS' must be a number, not ${typeName(latency)}`);
+    const p = rangeProblem('commandLatencyS', latency as number, COMMAND_LATENCY_RANGE);
+    if (p) fail(p);
+  }
+  const reflected = value.fingerReflectedMassKg;
+  if (reflected !== undefined) {
+    if (typeof reflected !== 'number') fail(`field 'fingerReflectedMassKg' must be a number, not ${typeName(reflected)}`);
+    const p = rangeProblem('fingerReflectedMassKg', reflected as number, REFLECTED_MASS_RANGE);
+    if (p) fail(p);
+  }
+  const lineage = value.lineage;
+  if (lineage !== undefined) {
+    if (!isRecord(lineage)) fail(`field 'lineage' must be a JSON object, not ${typeName(lineage)}`);
+    const l = lineage as Record<string, Json>;
+    if (typeof l.method !== 'string' || typeof l.fromSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(l.fromSha256)) fail(`field 'lineage' must name its 'method' and the 64-hex id 'fromSha256' of the record it started from`);
+    if (!Array.isArray(l.episodes) || !l.episodes.every((e) => isRecord(e) && typeof e.file === 'string' && typeof e.sha256 === 'string' && (e.role === 'fit' || e.role === 'holdout'))) {
+      fail(`field 'lineage.episodes' must be a list of {file, sha256, role: 'fit' or 'holdout'}`);
     }
   }
 }
@@ -159,7 +205,8 @@ export function parseSimCalibration(text: string, source: string): SimCalibratio
     fail(`not valid JSON (${why}); start from the output of 'tandem sim calibration'`);
   }
   if (!isRecord(value)) return fail(`${typeName(value)}, not a JSON object; start from the output of 'tandem sim calibration'`);
-  checkFields('', DEFAULT_SIM_CALIBRATION, value, fail);
+  checkFields('', DEFAULT_SIM_CALIBRATION, value, fail, OPTIONAL_FIELDS);
+  optionalFieldsProblem(value, fail);
   const joints = value.joints as Json[];
   const jointTemplate = DEFAULT_SIM_CALIBRATION.joints[0];
   joints.forEach((j, i) => {

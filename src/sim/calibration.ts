@@ -44,6 +44,38 @@ export interface SimCalibration {
   readonly gripperMaxForceN: number;
   /** Restitution of every contact (0 = no bounce). */
   readonly restitution: number;
+  /**
+   * Per arm joint (6): torque each motor delivers per N·m the MIT law asks of it (its true torque
+   * constant over the nominal one), the same for both arms. Absent = 1 everywhere; left out of
+   * records that do not fit it, so the default record's id stays what stored rollouts carry.
+   */
+  readonly motorTorqueScale?: readonly number[];
+  /**
+   * Delay from a command being written to the motors acting on it, seconds (bus, adapter and the
+   * motor's own reply). Absent = 0. Time-averaged over each physics step, so a fit sees a smooth
+   * effect of latencies shorter than one step.
+   */
+  readonly commandLatencyS?: number;
+  /**
+   * The gripper motor's rotor inertia seen at each finger through the rack, kg (absent: 0, the
+   * fingers move as light bodies). Rapier gives a body one mass in every direction, so this also
+   * moves with the hand when the arm turns (≈ twice this at the hand, both fingers) — in the
+   * emulated cell and the twin alike, which is why system identification can see it in arm motion.
+   */
+  readonly fingerReflectedMassKg?: number;
+  /** Where a fitted record came from (system identification); absent for hand-made records. */
+  readonly lineage?: CalibrationLineage;
+}
+
+/** The episodes and record a fitted calibration came from, and how well it tracks held-out episodes. */
+export interface CalibrationLineage {
+  /** What made it, e.g. 'tandem sysid fit'. */
+  readonly method: string;
+  /** Id (SHA-256) of the record the fit started from. */
+  readonly fromSha256: string;
+  readonly episodes: readonly { readonly file: string; readonly sha256: string; readonly role: 'fit' | 'holdout' }[];
+  /** RMS joint-angle error of the replay on the held-out episodes, per arm joint (12, policy order without grippers), rad: the start record and this one. */
+  readonly heldOutRmsRad?: { readonly before: readonly number[]; readonly after: readonly number[] };
 }
 
 export const DEFAULT_SIM_CALIBRATION: SimCalibration = {
@@ -88,6 +120,12 @@ export function simCalibrationHash(cal: SimCalibration): string {
   return createHash('sha256').update(simCalibrationJson(cal)).digest('hex');
 }
 
+/** Per joint (6): the motor torque scale a record runs (1 where it names none). */
+export function motorTorqueScales(cal: SimCalibration): readonly number[] {
+  return cal.motorTorqueScale ?? UNIT_TORQUE_SCALE;
+}
+const UNIT_TORQUE_SCALE: readonly number[] = [1, 1, 1, 1, 1, 1];
+
 /** The store's calibration kind for sim parameters. */
 export const SIM_CALIBRATION_KIND = 'sim-parameters';
 
@@ -118,5 +156,11 @@ export function calibrationProblem(cal: SimCalibration): string | undefined {
       if (!Number.isFinite(joint[k]) || joint[k] < 0) return `joints[${j}].${k} must be a finite number ≥ 0, not ${joint[k]}`;
     }
   }
+  if (cal.motorTorqueScale !== undefined) {
+    if (cal.motorTorqueScale.length !== 6) return `motorTorqueScale must list 6 arm joints, not ${cal.motorTorqueScale.length}`;
+    for (const [j, v] of cal.motorTorqueScale.entries()) if (!(Number.isFinite(v) && v > 0)) return `motorTorqueScale[${j}] must be greater than 0, not ${v}`;
+  }
+  if (cal.commandLatencyS !== undefined && !(Number.isFinite(cal.commandLatencyS) && cal.commandLatencyS >= 0)) return `commandLatencyS must be 0 or more, not ${cal.commandLatencyS}`;
+  if (cal.fingerReflectedMassKg !== undefined && !(Number.isFinite(cal.fingerReflectedMassKg) && cal.fingerReflectedMassKg >= 0)) return `fingerReflectedMassKg must be 0 or more, not ${cal.fingerReflectedMassKg}`;
   return undefined;
 }

@@ -72,7 +72,7 @@ export interface SceneOptions {
    * joints 2–3's stops a hair inside their lower limits, where a real unpowered YAM rests folded.
    */
   readonly lowerStopsRad?: readonly number[];
-  /** The gripper motor's rotor inertia seen at each finger, kg (default 0: the sim twin's fingers move as light bodies). */
+  /** The gripper motor's rotor inertia seen at each finger, kg (default: the calibration's, else 0: light fingers). */
   readonly fingerReflectedMassKg?: number;
 }
 
@@ -187,7 +187,7 @@ export class SimScene {
     if (start.length !== 14) throw new SceneError(`The start position needs 14 entries (2 × 6 joints + gripper), not ${start.length}.`);
     for (let a = 0; a < 2; a++) {
       const q0 = Array.from({ length: 6 }, (_, j) => start[a * 7 + j]);
-      this.arms.push(new SimArm(R, world, rigModel.arms[a], cal, q0, start[a * 7 + 6], opts.lowerStopsRad, opts.fingerReflectedMassKg));
+      this.arms.push(new SimArm(R, world, rigModel.arms[a], cal, q0, start[a * 7 + 6], opts.lowerStopsRad, opts.fingerReflectedMassKg ?? cal.fingerReflectedMassKg));
     }
   }
 

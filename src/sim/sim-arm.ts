@@ -22,7 +22,7 @@ import type { ArmModel } from '../rig/contract.js';
 import { linkFramesTable, rotationToQuaternion, rpyToRotation, LINK_NAMES } from '../rig/kinematics.js';
 import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LIMIT_BUFFER_RAD, YAM_LINK_MASS_KG } from '../rig/yam.js';
 import { GRIPPER_MASS_CENTRES } from '../rig/gravity.js';
-import type { SimCalibration } from './calibration.js';
+import { motorTorqueScales, type SimCalibration } from './calibration.js';
 import { GROUPS, quatMul, quatRotate } from './colliders.js';
 import type { Rapier } from './rapier.js';
 
@@ -119,6 +119,8 @@ export class SimArm {
   private readonly lowerStopRad: readonly number[];
   /** Motor radians per metre of one finger's travel. */
   private readonly gripperRatio: number;
+  /** Per joint: torque delivered per N·m asked (the calibration's motor torque scale). */
+  private readonly torqueScale: readonly number[];
 
   constructor(
     R: Rapier,
@@ -137,6 +139,7 @@ export class SimArm {
     this.fixedRot = YAM_CHAIN.map((c) => rotationToQuaternion(rpyToRotation(c.rpy)));
     this.halfStrokeM = model.gripper.strokeM / 2;
     this.gripperRatio = model.gripper.motorTravelRad / this.halfStrokeM;
+    this.torqueScale = motorTorqueScales(cal);
     const frames = linkFramesTable(model, q0);
     for (let i = 0; i < LINK_NAMES.length; i++) {
       const f = frames[i];
@@ -325,10 +328,13 @@ export class SimArm {
       const jc = this.cal.joints[i];
       const q = this.q[i];
       const dq = this.dq[i];
-      const kd = cmd.kd[i];
+      // A motor whose torque constant is off by s delivers s times every term of the law it runs
+      // (as the emulated cell's motors do), and still reports the torque it was asked for.
+      const ts = this.torqueScale[i];
+      const kd = cmd.kd[i] * ts;
       const tMax = spec.maxTorqueNm;
       // Stiffness + feedforward: applied as an explicit torque pair, clamped to the motor's range.
-      const raw = cmd.kp[i] * (cmd.q[i] - q) + cmd.tauFf[i];
+      const raw = ts * (cmd.kp[i] * (cmd.q[i] - q) + cmd.tauFf[i]);
       const over = q - (spec.maxRad + END_STOP_BEYOND_LIMIT_RAD);
       const under = q - this.lowerStopRad[i];
       const intoStop = over > 0 ? over : under < 0 ? under : 0;
@@ -345,7 +351,7 @@ export class SimArm {
       const D = kd + jc.dampingNms + friction + (intoStop !== 0 ? END_STOP_DAMPING_PER_KD * spec.kd : 0);
       this.joints[i].configureMotorVelocity((kd * cmd.dq[i]) / D + (this.dqSolver[i] - dq), D);
       const law = raw + kd * (cmd.dq[i] - dq);
-      this.effort[i] = law > tMax ? tMax : law < -tMax ? -tMax : law;
+      this.effort[i] = (law > tMax ? tMax : law < -tMax ? -tMax : law) / ts;
       const o = (i + 1) * 3;
       const p = i * 3;
       for (let k = 0; k < 3; k++) {

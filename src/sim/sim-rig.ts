@@ -41,6 +41,9 @@ export class SimRig implements Rig {
   private readonly effort = new Float64Array(STATE_DIM);
   private faults: RigFault[] = [];
   private configured = false;
+  /** Command latency (calibration), s; 0 drives the motors with the last write directly. */
+  private readonly latencyS: number;
+  private readonly delayed?: DelayedCommands;
   private readonly state: { timeS: number; mode: RigMode; position: Float64Array; velocity: Float64Array; effort: Float64Array; faults: readonly RigFault[] };
 
   constructor(options: SimRigOptions) {
@@ -50,6 +53,8 @@ export class SimRig implements Rig {
     this.gravityCompensation = options.gravityCompensation ?? true;
     this.feedForward = this.model.arms.map((arm) => new ArmFeedForward(arm, options.feedForward ?? MODEL_EXACT_FEED_FORWARD));
     this.clock = new SimClock(this);
+    this.latencyS = options.scene.opts.calibration.commandLatencyS ?? 0;
+    if (this.latencyS > 0) this.delayed = new DelayedCommands(this.latencyS, options.scene.opts.calibration.physicsStepS);
     this.measure();
     this.state = { timeS: 0, mode: 'unconfigured', position: this.position, velocity: this.velocity, effort: this.effort, faults: this.faults };
     this.updateMotors();
@@ -122,7 +127,7 @@ export class SimRig implements Rig {
         this.scene.steps = target;
         break;
       }
-      this.scene.step(this.motors);
+      this.scene.step(this.delayed ? this.delayed.at(this.scene.steps) : this.motors);
     }
   }
 
@@ -176,7 +181,101 @@ export class SimRig implements Rig {
       m.gripperKp = drive === 'track' ? arm.gripper.kp : 0;
       m.gripperKd = drive === 'off' ? 0 : arm.gripper.kd;
     }
+    this.delayed?.written(this.clock.nowS(), this.motors);
   }
+}
+
+/**
+ * The motors acting on commands `latencyS` after they were written: each physics step runs the
+ * time average, over that step, of the command stream shifted by the latency — so a latency
+ * shorter than a step weighs the old and the new command by how long each held, and the effect
+ * of the latency on the motion is smooth in its value (what a fit needs), not a whole step or none.
+ * The MIT law is linear in every command term, so averaging the terms averages the torque, except
+ * across a change of gains (activation), which lasts one step.
+ */
+class DelayedCommands {
+  /** Written commands, oldest first: from `t` on, `cmd` (per arm) was the latest write. */
+  private readonly history: { t: number; cmd: MotorCommand[] }[] = [];
+  private readonly out: MotorCommand[] = [newMotorCommand(), newMotorCommand()];
+
+  constructor(
+    private readonly latencyS: number,
+    private readonly dtS: number,
+  ) {}
+
+  written(tS: number, motors: readonly MotorCommand[]): void {
+    const last = this.history[this.history.length - 1];
+    const entry = last !== undefined && last.t === tS ? last : { t: tS, cmd: [newMotorCommand(), newMotorCommand()] };
+    for (let a = 0; a < 2; a++) copyMotorCommand(motors[a], entry.cmd[a]);
+    if (entry !== last) this.history.push(entry);
+  }
+
+  /** The commands the motors act on during physics step `step` (from step·dt to (step+1)·dt). */
+  at(step: number): MotorCommand[] {
+    const from = step * this.dtS - this.latencyS;
+    const to = from + this.dtS;
+    // Drop what ended before this window (keep the entry in force at its start).
+    while (this.history.length > 1 && this.history[1].t <= from) this.history.shift();
+    const h = this.history;
+    for (let a = 0; a < 2; a++) {
+      const o = this.out[a];
+      // Before the first write the motors ran the first command (the constructor's "off").
+      let weightSum = 0;
+      zeroMotorCommand(o);
+      for (let k = 0; k < h.length && h[k].t < to; k++) {
+        const start = k === 0 ? from : Math.max(from, h[k].t);
+        const end = k + 1 < h.length ? Math.min(to, h[k + 1].t) : to;
+        const w = end - start;
+        if (w <= 0) continue;
+        addMotorCommand(o, h[k].cmd[a], w);
+        weightSum += w;
+      }
+      if (weightSum > 0) scaleMotorCommand(o, 1 / weightSum);
+    }
+    return this.out;
+  }
+}
+
+function copyMotorCommand(from: MotorCommand, to: MotorCommand): void {
+  to.q.set(from.q);
+  to.dq.set(from.dq);
+  to.kp.set(from.kp);
+  to.kd.set(from.kd);
+  to.tauFf.set(from.tauFf);
+  to.gripper = from.gripper;
+  to.gripperKp = from.gripperKp;
+  to.gripperKd = from.gripperKd;
+}
+
+function zeroMotorCommand(m: MotorCommand): void {
+  for (const v of [m.q, m.dq, m.kp, m.kd, m.tauFf]) v.fill(0);
+  m.gripper = m.gripperKp = m.gripperKd = 0;
+}
+
+function addMotorCommand(to: MotorCommand, from: MotorCommand, w: number): void {
+  for (let j = 0; j < 6; j++) {
+    to.q[j] += w * from.q[j];
+    to.dq[j] += w * from.dq[j];
+    to.kp[j] += w * from.kp[j];
+    to.kd[j] += w * from.kd[j];
+    to.tauFf[j] += w * from.tauFf[j];
+  }
+  to.gripper += w * from.gripper;
+  to.gripperKp += w * from.gripperKp;
+  to.gripperKd += w * from.gripperKd;
+}
+
+function scaleMotorCommand(m: MotorCommand, s: number): void {
+  for (let j = 0; j < 6; j++) {
+    m.q[j] *= s;
+    m.dq[j] *= s;
+    m.kp[j] *= s;
+    m.kd[j] *= s;
+    m.tauFf[j] *= s;
+  }
+  m.gripper *= s;
+  m.gripperKp *= s;
+  m.gripperKd *= s;
 }
 
 /**

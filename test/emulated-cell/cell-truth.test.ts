@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CellGapError, cellMarkerJson, cellTruth, cellTruthHash, parseCellGap } from '../../src/emulated-cell/cell-truth.js';
+import { CELL_FINGER_REFLECTED_MASS_KG, CellGapError, cellMarkerJson, cellTruth, cellTruthHash, parseCellGap } from '../../src/emulated-cell/cell-truth.js';
 import { DEFAULT_SIM_CALIBRATION } from '../../src/sim/calibration.js';
 
-test("gap 'none' is exactly the sim twin's default physics: no torque error, no latency, cameras where calibrated", () => {
+test("gap 'none' is the sim twin's default physics but for the gripper's reflected rotor mass: no torque error, no latency, cameras where calibrated", () => {
   const { truth } = cellTruth({ kind: 'none' });
-  assert.deepEqual(truth.physics, DEFAULT_SIM_CALIBRATION);
+  assert.deepEqual(truth.physics, { ...DEFAULT_SIM_CALIBRATION, fingerReflectedMassKg: CELL_FINGER_REFLECTED_MASS_KG });
   assert.deepEqual(truth.motorTorqueScale, [1, 1, 1, 1, 1, 1]);
   assert.equal(truth.replyLatencyMs, 0);
   for (const o of Object.values(truth.cameraOffsets)) assert.deepEqual(o, { positionM: [0, 0, 0], rotationRad: [0, 0, 0] });

@@ -99,10 +99,14 @@ export function trajectoryMotion(points: readonly { t: number; q: readonly numbe
     if (!Number.isFinite(p.t) || (i > 0 && p.t <= points[i - 1].t)) throw new TrajectoryFileError(`Trajectory point ${i} has time ${String(p.t)}; times must be numbers rising from point to point.`);
     if (p.q.length !== STATE_DIM || !p.q.every(Number.isFinite)) throw new TrajectoryFileError(`Trajectory point ${i} needs ${STATE_DIM} finite numbers in q (policy order), not ${p.q.length}.`);
   });
+  // The segment last used: time only moves forward, so the search starts there (a scan from the
+  // first point on every call made a long excitation file cost more than the whole cell).
+  let last = 0;
   return {
     pose(t, out, v) {
-      let i = 0;
+      let i = last < points.length && points[last].t <= t ? last : 0;
       while (i + 1 < points.length && points[i + 1].t <= t) i++;
+      last = i;
       const a = points[i];
       const b = points[Math.min(i + 1, points.length - 1)];
       if (b === a || t <= a.t) {

@@ -150,7 +150,7 @@ the gap from recordings. Reveal it only to check them (tests, benchmarks, a lab'
     const f = (x: number): string => x.toFixed(4).replace(/\.?0+$/, '');
     io.out(
       `cell truth ${t.sha256} (gap ${t.truth.gap})\n` +
-        `  objects    mass × ${f(p.objectMassScale)}, friction × ${f(p.objectFrictionScale)}; table friction ${f(p.tableFriction)}, finger pads ${f(p.fingerFriction)}; squeeze ≤ ${f(p.gripperMaxForceN)} N\n` +
+        `  objects    mass × ${f(p.objectMassScale)}, friction × ${f(p.objectFrictionScale)}; table friction ${f(p.tableFriction)}, finger pads ${f(p.fingerFriction)}; squeeze ≤ ${f(p.gripperMaxForceN)} N; gripper rotor ${f(p.fingerReflectedMassKg ?? 0)} kg at each finger\n` +
         p.joints.map((j, i) => `  joint ${i + 1}    damping ${f(j.dampingNms)} N·m·s/rad, Coulomb ${f(j.frictionNm)} N·m, armature ${f(j.armatureKgM2)} kg·m², torque × ${f(t.truth.motorTorqueScale[i])}\n`).join('') +
         `  adapters   reply latency ${f(t.truth.replyLatencyMs)} ms\n` +
         Object.entries(t.truth.cameraOffsets).map(([n, o]) => `  ${n.padEnd(15)} offset ${o.positionM.map((v) => (v * 1000).toFixed(1)).join(', ')} mm, ${o.rotationRad.map((v) => ((v * 180) / Math.PI).toFixed(2)).join(', ')}°\n`).join(''),

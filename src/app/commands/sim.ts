@@ -57,10 +57,10 @@ export function rolloutLayoutArgs(args: ParsedCommandArgs, io: CliIo): { set: La
 }
 
 /** --calibration FILE: the sim calibration record to run on (default: the built-in one). */
-export function calibrationArg(args: ParsedCommandArgs, io: CliIo): SimCalibration {
-  const file = args.values.calibration;
+export function calibrationArg(args: ParsedCommandArgs, io: CliIo, option = 'calibration'): SimCalibration {
+  const file = args.values[option];
   if (file === undefined) return DEFAULT_SIM_CALIBRATION;
-  if (typeof file !== 'string' || file.length === 0) throw new UserError('--calibration needs a file name (save one with: tandem sim calibration > sim-calibration.json).');
+  if (typeof file !== 'string' || file.length === 0) throw new UserError(`--${option} needs a file name (save one with: tandem sim calibration > sim-calibration.json).`);
   const { text } = readUserFile(io, file, 'sim calibration');
   try {
     return parseSimCalibration(text, file);

@@ -125,6 +125,8 @@ export interface TeleopRecordOptions {
   readonly resetSeconds?: number;
   readonly resume?: boolean;
   readonly layout?: { readonly set: LayoutSet; readonly index: number };
+  /** Nothing on the emulated cell's table (system-identification takes: the arms' own motion, no contacts). */
+  readonly emptyTable?: boolean;
   readonly rateHz?: number;
   readonly rampS?: number;
   readonly maxEngageGapRad?: number;
@@ -165,6 +167,11 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
     prompt = taskDef.prompt;
   }
   let table: { task: TaskDefinition; layout: Layout } | undefined;
+  if (o.emptyTable && o.layout) throw new UserError('--empty-table and --layouts both say what is on the table; give one.');
+  if (o.emptyTable) {
+    if (o.follower !== 'cell') throw new UserError("--empty-table clears the emulated cell's table (--follower cell); clear a real table by hand.");
+    table = { task: taskDef ?? getTask('bottles-in-the-bin'), layout: { index: 0, tier: 1, fixtures: [], objects: [] } };
+  }
   if (o.layout) {
     try {
       table = { task: getTask(o.layout.set.task), layout: layoutAt(o.layout.set, o.layout.index) };
@@ -307,6 +314,8 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
             rig_model: rig.model.name,
             layout_set_sha256: o.layout?.set.sha256 ?? '',
             layout_index: o.layout ? String(o.layout.index) : '',
+            // What stood on the table: sysid replays only takes whose table was empty.
+            table: o.emptyTable ? 'empty' : o.layout ? 'layout' : o.follower === 'cell' ? 'cell-default' : 'unknown',
             control_hz: String(rateHz),
             episode_seconds: String(seconds),
           },
@@ -379,6 +388,7 @@ the same as keys: A/← discard, B/→/Space next, C sync.
   --reset S           reset period between takes (default ${DEFAULT_RESET_SECONDS})
   --out DIR           where the episode files go
   --layouts FILE --layout I   put this layout on the emulated cell's table (and record which it was)
+  --empty-table       nothing on the emulated cell's table (takes for \`tandem sysid fit\`)
   --resume            continue the stopped session recording into DIR at its next episode
   --bilateral G       bilateral feedback: the leader pulled toward the follower with kp × G (0.1–0.2)
   --ramp-s S          engage ramp (default ${DEFAULT_RAMP_S}); --max-gap-rad R refuses beyond (default ${DEFAULT_MAX_ENGAGE_GAP_RAD})
@@ -404,6 +414,7 @@ export const teleopRecordCommand: CliCommand = {
     out: { type: 'string', short: 'o' },
     layouts: { type: 'string' },
     layout: { type: 'string' },
+    'empty-table': { type: 'boolean' },
     resume: { type: 'boolean' },
     bilateral: { type: 'string' },
     'ramp-s': { type: 'string' },
@@ -439,6 +450,7 @@ export const teleopRecordCommand: CliCommand = {
         resetSeconds: opt('reset', 0, 3600),
         resume,
         layout,
+        emptyTable: args.values['empty-table'] === true,
         rateHz: opt('rate', 10, MAX_CONTROL_RATE_HZ),
         rampS: opt('ramp-s', 0.5, 30),
         maxEngageGapRad: opt('max-gap-rad', 0.05, 2),

@@ -1,0 +1,386 @@
+/**
+ * `tandem sysid fit`: from recorded episodes to a new sim calibration record.
+ *
+ * 1. Read every episode; leave out (with the reason) those the fit must not learn from.
+ * 2. Hold the last K out (by file name: the latest takes), fit on the rest.
+ * 3. Screen several starting points (the start record and seeded draws inside the bounds) in one
+ *    concurrent batch, then Levenberg–Marquardt from the best, every replay on worker threads.
+ * 4. Sensitivity from the Jacobian at the optimum: a parameter whose uncertainty spans more than
+ *    IDENTIFIABLE_SIGMA_U of its range is *not identified* and keeps its start value, said by name.
+ * 5. Before/after RMS per joint on the held-out episodes, the record with its lineage.
+ *
+ * The fit reads recordings only — never the emulated cell's truth.
+ */
+import { createRng } from '../../src/layouts/random.js';
+import type { RigModel } from '../../src/rig/contract.js';
+import { simCalibrationHash, type SimCalibration } from '../../src/sim/calibration.js';
+import { readEpisodeTrajectory, type EpisodeTrajectory } from './episode-trajectory.js';
+import { coordinateSigmas, levenbergMarquardt, type LmIteration } from './levenberg-marquardt.js';
+import { calibrationAt, fitParameters, fromUnit, toUnit, unitSlope, type FitParameter } from './parameters.js';
+import { ARM_JOINT_INDICES, replayEpisode } from './replay.js';
+import { fitPlotSvg } from './fit-plot.js';
+import { jointNames } from '../../src/record/episode-format.js';
+import { ReplayPool, type ReplayReply } from './replay-pool.js';
+
+/** A fit that cannot run; one sentence. */
+export class SysidError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SysidError';
+  }
+}
+
+/**
+ * When a parameter counts as identified by the episodes: one standard deviation below a quarter
+ * of its value (parameters on a log scale: damping, friction, armature), or below a tenth of its
+ * range (ratios and delays). Looser, and a fit on a noisy take "identifies" numbers it merely
+ * traded against each other.
+ */
+export const IDENTIFIED_RELATIVE_SIGMA = 0.25;
+export const IDENTIFIED_SIGMA_U = 0.1;
+/**
+ * The fit replays this much of each episode from its start (every episode, every evaluation);
+ * held-out errors use all of each held-out episode. Ten 6 s windows are a minute of rich motion —
+ * what the 26 parameters need — at a sixth of the cost of ten whole 20 s takes.
+ */
+export const DEFAULT_FIT_SECONDS = 6;
+/** Starting points screened before the descent (the start record is always one). */
+const DEFAULT_STARTS = 3;
+
+export interface SysidFitOptions {
+  readonly files: readonly string[];
+  readonly model: RigModel;
+  /** The record the fit starts from (and whose other fields it keeps). */
+  readonly from: SimCalibration;
+  /** Episodes held out (default: a fifth, at least one). */
+  readonly holdout?: number;
+  readonly workers?: number;
+  readonly starts?: number;
+  readonly seed?: number;
+  readonly maxIterations?: number;
+  /** Seconds of each episode the fit replays (default DEFAULT_FIT_SECONDS). */
+  readonly fitSeconds?: number;
+  readonly onProgress?: (line: string) => void;
+}
+
+export interface ParameterReport {
+  readonly name: string;
+  readonly unit: string;
+  readonly start: number;
+  readonly fitted: number;
+  /** One standard deviation, in the parameter's unit (Infinity: the episodes do not move it at all). */
+  readonly sigma: number;
+  readonly identified: boolean;
+}
+
+export interface SysidFitResult {
+  readonly calibration: SimCalibration;
+  readonly calibrationSha256: string;
+  readonly fromSha256: string;
+  readonly episodes: readonly { readonly file: string; readonly sha256: string; readonly role: 'fit' | 'holdout' }[];
+  readonly excluded: readonly { readonly file: string; readonly reason: string }[];
+  readonly parameters: readonly ParameterReport[];
+  /** Per arm joint (12, left j1…j6, right j1…j6): RMS error on the held-out episodes, rad. */
+  readonly heldOut: { readonly before: readonly number[]; readonly after: readonly number[]; readonly beforeAll: number; readonly afterAll: number };
+  readonly fitRms: { readonly before: number; readonly after: number };
+  readonly starts: readonly { readonly label: string; readonly rmsRad: number }[];
+  readonly iterations: number;
+  readonly evaluations: number;
+  readonly stopped: string;
+  readonly wallS: number;
+  /** What the fit did not touch, and why. */
+  readonly notFitted: readonly string[];
+}
+
+export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
+  const t0 = performance.now();
+  const say = o.onProgress ?? (() => {});
+  const { usable, excluded } = await readUsable(o.files, o.model);
+  const holdout = o.holdout ?? Math.max(1, Math.floor(usable.length / 5));
+  if (usable.length < holdout + 1) {
+    throw new SysidError(
+      `${usable.length} usable episode${usable.length === 1 ? '' : 's'}${excluded.length ? ` (${excluded.length} left out)` : ''} cannot be split into ${holdout} held out and at least one to fit on; record more takes or lower --holdout.`,
+    );
+  }
+  const sorted = [...usable].sort((a, b) => a.file.localeCompare(b.file));
+  const fitEps = sorted.slice(0, sorted.length - holdout);
+  const holdEps = sorted.slice(sorted.length - holdout);
+  const params = fitParameters(o.from);
+  const pool = await ReplayPool.start(
+    sorted.map((e) => e.file),
+    o.workers,
+  );
+  try {
+    const fitIdx = fitEps.map((_, i) => i);
+    const holdIdx = holdEps.map((_, i) => fitEps.length + i);
+    const residualsAt = async (points: readonly Float64Array[]): Promise<(Float64Array | undefined)[]> => {
+      const replies = await pool.replayAll(
+        points.map((u) => calibrationAt(o.from, params, u)),
+        fitIdx,
+        o.fitSeconds ?? DEFAULT_FIT_SECONDS,
+      );
+      return replies.map(concatResiduals);
+    };
+    const u0 = Float64Array.from(params, (p) => toUnit(p, p.get(o.from)));
+    // Screen starting points: the start record and seeded draws in the middle of the bounds.
+    const rng = createRng(o.seed ?? 1);
+    const startPoints = [u0, ...Array.from({ length: Math.max(0, (o.starts ?? DEFAULT_STARTS) - 1) }, () => Float64Array.from(params, () => rng.uniform(0.25, 0.75)))];
+    const startResiduals = await residualsAt(startPoints);
+    const starts = startResiduals.map((r, i) => ({ label: i === 0 ? 'start record' : `draw ${i}`, rmsRad: r ? rmsOf(r) : Infinity }));
+    say(`Starting points (fit RMS over ${fitEps.length} episodes): ${starts.map((s) => `${s.label} ${mrad(s.rmsRad)}`).join(', ')}.`);
+    let bestStart = 0;
+    starts.forEach((s, i) => {
+      if (s.rmsRad < starts[bestStart].rmsRad) bestStart = i;
+    });
+    if (!Number.isFinite(starts[bestStart].rmsRad)) throw new SysidError(`The sim cannot replay these episodes from any starting point (${firstProblem(startResiduals)}).`);
+    const groups = groupsOf(params);
+    const lm = await levenbergMarquardt(
+      {
+        dimension: params.length,
+        evaluate: residualsAt,
+        groups,
+        owns: (k, i) => params[k].joint === undefined || params[k].joint === jointOfResidual(i),
+      },
+      startPoints[bestStart],
+      {
+        maxIterations: o.maxIterations ?? 8,
+        trials: Math.max(2, pool.size),
+        onIteration: (it: LmIteration) => say(`Iteration ${it.iteration}: fit RMS ${mrad(Math.sqrt(it.cost / startResiduals[bestStart]!.length))} (${it.evaluations} evaluations, ${((performance.now() - t0) / 1000).toFixed(0)} s).`),
+      },
+    );
+    // Sensitivity: what the episodes pin down, and what they leave loose — from a full Jacobian at
+    // the optimum (every parameter alone, so correlations between joints count), with the
+    // residuals' autocorrelation taken into account (neighbouring samples are not independent).
+    say(`Sensitivity: ${params.length} replays of the fit episodes, one per parameter.`);
+    const fullJ = await fullJacobian(residualsAt, lm.u, lm.residuals);
+    const inflation = autocorrelationInflation(lm.residuals, fitSampleCounts(lm.residuals.length, fitEps.length));
+    const sigmaU = coordinateSigmas(fullJ, lm.residuals, params.length).map((x) => x * Math.sqrt(inflation));
+    const u = Float64Array.from(lm.u);
+    const reports: ParameterReport[] = params.map((p, k) => {
+      const value = fromUnit(p, lm.u[k]);
+      const sigma = sigmaU[k] * unitSlope(p, lm.u[k]);
+      const identified = p.log ? sigma < IDENTIFIED_RELATIVE_SIGMA * value : sigmaU[k] < IDENTIFIED_SIGMA_U;
+      if (!identified) u[k] = u0[k];
+      return { name: p.name, unit: p.unit, start: p.get(o.from), fitted: identified ? value : p.get(o.from), sigma, identified };
+    });
+    const fitted = calibrationAt(o.from, params, u);
+    const fromSha256 = simCalibrationHash(o.from);
+    // Held out: the start record against the fitted one, on episodes the fit never saw.
+    const [before, after] = await pool.replayAll([o.from, fitted], holdIdx);
+    const heldOut = { before: perJointRms(before), after: perJointRms(after), beforeAll: overallRms(before), afterAll: overallRms(after) };
+    const [fitAfter] = reports.some((r) => !r.identified) ? await residualsAt([u]) : [lm.residuals];
+    const episodes = [...fitEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'fit' as const })), ...holdEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'holdout' as const }))];
+    const calibration: SimCalibration = {
+      ...fitted,
+      name: `${o.from.name.replace(/-sysid(-\d+)?$/, '')}-sysid`,
+      version: o.from.version + 1,
+      lineage: {
+        method: 'tandem sysid fit',
+        fromSha256,
+        episodes: episodes.map((e) => ({ file: e.file.split('/').pop()!, sha256: e.sha256, role: e.role })),
+        heldOutRmsRad: { before: heldOut.before.map(round6), after: heldOut.after.map(round6) },
+      },
+    };
+    return {
+      calibration,
+      calibrationSha256: simCalibrationHash(calibration),
+      fromSha256,
+      episodes,
+      excluded,
+      parameters: reports,
+      heldOut,
+      fitRms: { before: starts[0].rmsRad, after: fitAfter ? rmsOf(fitAfter) : NaN },
+      starts,
+      iterations: lm.iterations,
+      evaluations: lm.evaluations + startPoints.length + params.length + 2,
+      stopped: lm.stopped,
+      wallS: (performance.now() - t0) / 1000,
+      notFitted: [
+        'gripperMaxForceN (the squeeze), objectMassScale and objectFrictionScale: the replay runs on an empty table, so no take here holds an object the efforts carry; they keep the start record’s values.',
+      ],
+    };
+  } finally {
+    await pool.close();
+  }
+}
+
+/** `tandem sysid check`: the tracking error of a calibration on episodes, without fitting. */
+export async function checkSysid(o: { files: readonly string[]; model: RigModel; calibration: SimCalibration; workers?: number }): Promise<{
+  readonly episodes: readonly { readonly file: string; readonly rmsRad: readonly number[]; readonly problem?: string }[];
+  readonly excluded: readonly { readonly file: string; readonly reason: string }[];
+  readonly perJoint: readonly number[];
+  readonly overall: number;
+}> {
+  const { usable, excluded } = await readUsable(o.files, o.model);
+  if (usable.length === 0) throw new SysidError(`None of the ${o.files.length} episode${o.files.length === 1 ? '' : 's'} can be replayed: ${excluded.map((e) => e.reason).join(' ')}`);
+  const pool = await ReplayPool.start(
+    usable.map((e) => e.file),
+    o.workers,
+  );
+  try {
+    const [replies] = await pool.replayAll(
+      [o.calibration],
+      usable.map((_, i) => i),
+    );
+    return {
+      episodes: replies.map((r, i) => ({ file: usable[i].file, rmsRad: ARM_JOINT_INDICES.map((j) => r.rmsRad[j]), problem: r.problem })),
+      excluded,
+      perJoint: perJointRms(replies),
+      overall: overallRms(replies),
+    };
+  } finally {
+    await pool.close();
+  }
+}
+
+async function readUsable(files: readonly string[], model: RigModel): Promise<{ usable: EpisodeTrajectory[]; excluded: { file: string; reason: string }[] }> {
+  if (files.length === 0) throw new SysidError('Give the episode files to fit on (MCAP takes recorded with `tandem teleop record`).');
+  const usable: EpisodeTrajectory[] = [];
+  const excluded: { file: string; reason: string }[] = [];
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    const t = await readEpisodeTrajectory(f, model);
+    const dup = seen.get(t.sha256);
+    if (dup !== undefined) {
+      excluded.push({ file: f, reason: `${f.split('/').pop()} is the same recording as ${dup.split('/').pop()} (same SHA-256): counted once.` });
+      continue;
+    }
+    seen.set(t.sha256, f);
+    if (t.exclusion) excluded.push({ file: f, reason: t.exclusion });
+    else usable.push(t);
+  }
+  return { usable, excluded };
+}
+
+/** Every column alone, in one concurrent batch (forward differences, backward at the upper bound). */
+async function fullJacobian(residualsAt: (p: readonly Float64Array[]) => Promise<(Float64Array | undefined)[]>, u: Float64Array, r: Float64Array): Promise<Float64Array> {
+  const n = u.length;
+  const h = 0.03;
+  const points = Array.from({ length: n }, (_, k) => {
+    const p = Float64Array.from(u);
+    p[k] = u[k] + h <= 1 ? u[k] + h : u[k] - h;
+    return p;
+  });
+  const rs = await residualsAt(points);
+  const J = new Float64Array(r.length * n);
+  rs.forEach((rk, k) => {
+    if (!rk) return;
+    const d = points[k][k] - u[k];
+    for (let i = 0; i < r.length; i++) J[i * n + k] = (rk[i] - r[i]) / d;
+  });
+  return J;
+}
+
+/** Residuals per episode (equal windows), for splitting the vector back into streams. */
+function fitSampleCounts(total: number, episodes: number): number[] {
+  const each = Math.floor(total / Math.max(1, episodes));
+  return Array.from({ length: episodes }, (_, i) => (i === episodes - 1 ? total - each * (episodes - 1) : each));
+}
+
+/**
+ * How much the residuals' autocorrelation inflates a parameter variance computed as if they were
+ * independent: (1 + ρ) / (1 − ρ) for the mean lag-one correlation ρ of each joint's error series
+ * (an AR(1) approximation), between 1 and 400.
+ */
+export function autocorrelationInflation(r: Float64Array, perEpisode: readonly number[]): number {
+  const width = ARM_JOINT_INDICES.length;
+  let num = 0;
+  let den = 0;
+  let start = 0;
+  for (const count of perEpisode) {
+    const samples = Math.floor(count / width);
+    for (let j = 0; j < width; j++) {
+      for (let k = 1; k < samples; k++) {
+        num += r[start + k * width + j] * r[start + (k - 1) * width + j];
+        den += r[start + (k - 1) * width + j] ** 2;
+      }
+    }
+    start += count;
+  }
+  const rho = den > 0 ? Math.max(0, Math.min(0.995, num / den)) : 0;
+  return Math.min(400, (1 + rho) / (1 - rho));
+}
+
+function groupsOf(params: readonly FitParameter[]): number[][] {
+  const byGroup = new Map<string, number[]>();
+  params.forEach((p, k) => {
+    const g = byGroup.get(p.group);
+    if (g) g.push(k);
+    else byGroup.set(p.group, [k]);
+  });
+  return [...byGroup.values()];
+}
+
+/** Residuals come 12 per sample (ARM_JOINT_INDICES): left j1…j6, right j1…j6. */
+function jointOfResidual(i: number): number {
+  return (i % ARM_JOINT_INDICES.length) % 6;
+}
+
+function concatResiduals(replies: readonly ReplayReply[]): Float64Array | undefined {
+  if (replies.some((r) => r.problem !== undefined || r.residuals.length === 0)) return undefined;
+  const n = replies.reduce((s, r) => s + r.residuals.length, 0);
+  const out = new Float64Array(n);
+  let o = 0;
+  for (const r of replies) {
+    out.set(r.residuals, o);
+    o += r.residuals.length;
+  }
+  return out;
+}
+
+function firstProblem(rs: readonly (Float64Array | undefined)[]): string {
+  return rs.every((r) => r === undefined) ? 'every replay failed' : 'some replays failed';
+}
+
+function rmsOf(r: Float64Array): number {
+  let s = 0;
+  for (let i = 0; i < r.length; i++) s += r[i] * r[i];
+  return Math.sqrt(s / Math.max(1, r.length));
+}
+
+/** Mean over episodes of each arm joint's squared RMS, rooted (episodes weigh alike). */
+function perJointRms(replies: readonly ReplayReply[]): number[] {
+  return ARM_JOINT_INDICES.map((j) => Math.sqrt(replies.reduce((s, r) => s + (r.rmsRad[j] ?? NaN) ** 2, 0) / replies.length));
+}
+
+function overallRms(replies: readonly ReplayReply[]): number {
+  const pj = perJointRms(replies);
+  return Math.sqrt(pj.reduce((s, x) => s + x * x, 0) / pj.length);
+}
+
+export function mrad(x: number): string {
+  return Number.isFinite(x) ? `${(x * 1000).toFixed(2)} mrad` : '—';
+}
+
+function round6(x: number): number {
+  return Number(x.toPrecision(6));
+}
+
+/**
+ * The plot `--plot` writes: the held-out joint with the largest error after the fit, on the first
+ * held-out episode, replayed with the start record and the fitted one (in this thread).
+ */
+export async function worstJointPlot(result: SysidFitResult, model: RigModel, from: SimCalibration): Promise<string> {
+  const held = result.episodes.find((e) => e.role === 'holdout');
+  if (!held) throw new SysidError('The fit held no episode out, so there is nothing to plot.');
+  let worst = 0;
+  result.heldOut.after.forEach((v, k) => {
+    if (v > result.heldOut.after[worst]) worst = k;
+  });
+  const j = ARM_JOINT_INDICES[worst];
+  const traj = await readEpisodeTrajectory(held.file, model);
+  const a = await replayEpisode(traj, model, from);
+  const b = await replayEpisode(traj, model, result.calibration);
+  const pick = (r: { measured: Float64Array; simulated: Float64Array }, which: 'measured' | 'simulated'): Float64Array => Float64Array.from({ length: r.measured.length / 14 }, (_, i) => r[which][i * 14 + j]);
+  const name = jointNames(model)[j];
+  return fitPlotSvg({
+    title: `${name} on held-out ${held.file.split('/').pop()}: RMS ${mrad(result.heldOut.before[worst])} → ${mrad(result.heldOut.after[worst])}`,
+    jointName: name,
+    timesS: a.timesS,
+    measured: pick(a, 'measured'),
+    before: pick(a, 'simulated'),
+    after: pick(b, 'simulated'),
+    beforeLabel: `sim, ${from.name} v${from.version}`,
+    afterLabel: `sim, ${result.calibration.name} v${result.calibration.version}`,
+  });
+}

@@ -1,0 +1,144 @@
+/**
+ * System identification of the sim twin (calibration/sysid):
+ *   tandem sysid excite   an excitation trajectory for the emulated leader (takes worth fitting on)
+ *   tandem sysid fit      episodes → a new, hashed sim calibration record with its lineage
+ *   tandem sysid check    a calibration's tracking error on episodes, without fitting
+ */
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { UserError, intOption, numberOption, requireString, type CliCommand, type CliIo } from '../command.js';
+import { yamRigModel } from '../../rig/yam.js';
+import { simCalibrationJson } from '../../sim/calibration.js';
+import { LEADER_REST_POSE } from '../../../drivers/leaders/emulators/operator-hand.js';
+import { excitationTrajectory } from '../../../calibration/sysid/excitation.js';
+import { SysidEpisodeError } from '../../../calibration/sysid/episode-trajectory.js';
+import { checkSysid, fitSysid, mrad, SysidError, worstJointPlot, type SysidFitResult } from '../../../calibration/sysid/fit.js';
+import { calibrationArg } from './sim.js';
+
+const JOINT_LABELS = ['L1', 'L2', 'L3', 'L4', 'L5', 'L6', 'R1', 'R2', 'R3', 'R4', 'R5', 'R6'];
+
+function files(args: { positionals: string[] }, io: CliIo): string[] {
+  return args.positionals.map((f) => resolve(io.cwd, f));
+}
+
+/** Sysid's own errors are one sentence for the operator. */
+async function userErrors<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    if (e instanceof SysidError || e instanceof SysidEpisodeError) throw new UserError(e.message);
+    throw e;
+  }
+}
+
+const excite: CliCommand = {
+  path: ['sysid', 'excite'],
+  summary: 'write an excitation trajectory for the emulated leader: takes rich enough to fit the sim twin on',
+  help: `Usage: tandem sysid excite --seconds S [--seed N] -o trajectory.json
+
+Lifts the arms from the leader's rest pose into free space, then moves every joint on a sum of
+sines (0.15–1.2 Hz, seeded phases) with the grippers opening and closing — fingertips kept at least
+5 cm above the table and the arms apart. Replay it on the emulated cell with
+  tandem teleop record --leader emulated-yam --trajectory trajectory.json --empty-table …
+Make S cover the whole recording: the engage ramp, every take and every reset.`,
+  options: { seconds: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string', short: 'o' } },
+  async run(args, io) {
+    const seconds = numberOption(args, 'seconds', undefined, 5, 7200);
+    const seed = intOption(args, 'seed', 1, 0, 2 ** 31 - 1);
+    const out = resolve(io.cwd, requireString(args, 'out'));
+    const t = excitationTrajectory(yamRigModel(), { seconds, seed, start: LEADER_REST_POSE });
+    writeFileSync(out, `${JSON.stringify({ points: t.points })}\n`);
+    io.err(`${t.points.length} points over ${seconds} s (amplitude × ${t.amplitudeScale.toFixed(2)}, fingertips ≥ ${(t.minTipHeightM * 100).toFixed(1)} cm above the table) → ${out}\n`);
+  },
+};
+
+const fit: CliCommand = {
+  path: ['sysid', 'fit'],
+  summary: 'fit the sim twin to recorded episodes: a new sim calibration record, checked on held-out episodes',
+  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--holdout K] [--plot fit.svg] [--workers N] [--json]
+
+Replays each episode's applied commands in the sim twin, open loop, from its recorded start pose,
+and fits joint damping, Coulomb friction, armature and motor torque scale per joint, the command
+latency and the gripper's reflected rotor mass to the measured joint angles (Levenberg–Marquardt,
+replays on N worker threads, default one per core). The last K episodes by file name (default a
+fifth, at least one) are held out: the fit never sees them, and the RMS error on them before and
+after is what says whether it worked. Parameters the episodes do not pin down keep the start value
+and are named. Episodes of another rig model, with safety holds, e-stops or gaps, or recorded with
+objects on the table are left out with the reason; a cut-off file is refused (recover it first).
+
+  --from FILE     the record to start from (default: the built-in one); its other fields are kept
+  -o FILE         where the new record goes (what --calibration takes)
+  --plot FILE     SVG of the worst held-out joint: measured, before and after`,
+  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' } },
+  positionals: [1, 10_000],
+  async run(args, io) {
+    const out = resolve(io.cwd, requireString(args, 'out'));
+    const from = calibrationArg(args, io, 'from');
+    const model = yamRigModel();
+    const r = await userErrors(() =>
+      fitSysid({
+        files: files(args, io),
+        model,
+        from,
+        holdout: args.values.holdout === undefined ? undefined : intOption(args, 'holdout', undefined, 1, 1000),
+        workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64),
+        starts: args.values.starts === undefined ? undefined : intOption(args, 'starts', undefined, 1, 16),
+        onProgress: args.values.json ? undefined : (line) => io.err(`${line}\n`),
+      }),
+    );
+    writeFileSync(out, `${JSON.stringify(JSON.parse(simCalibrationJson(r.calibration)), null, 2)}\n`);
+    if (typeof args.values.plot === 'string') writeFileSync(resolve(io.cwd, args.values.plot), await worstJointPlot(r, model, from));
+    if (args.values.json) {
+      io.out(`${JSON.stringify({ ...r, calibration: undefined, output: out })}\n`);
+      return;
+    }
+    io.out(fitSummary(r, out));
+  },
+};
+
+export function fitSummary(r: SysidFitResult, out: string): string {
+  const lines: string[] = [];
+  const held = r.episodes.filter((e) => e.role === 'holdout').length;
+  lines.push(`Fitted on ${r.episodes.length - held} episode${r.episodes.length - held === 1 ? '' : 's'}, ${held} held out, in ${r.wallS.toFixed(0)} s (${r.iterations} iterations, ${r.evaluations} evaluations; stopped: ${r.stopped}).`);
+  for (const e of r.excluded) lines.push(`  left out: ${e.reason}`);
+  lines.push(`Held-out RMS joint error: ${mrad(r.heldOut.beforeAll)} → ${mrad(r.heldOut.afterAll)} (${r.heldOut.afterAll < r.heldOut.beforeAll ? `${((1 - r.heldOut.afterAll / r.heldOut.beforeAll) * 100).toFixed(0)}% lower` : 'not lower'}).`);
+  lines.push(`  joint    ${JOINT_LABELS.map((l) => l.padStart(7)).join('')}`);
+  lines.push(`  before   ${r.heldOut.before.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}  mrad`);
+  lines.push(`  after    ${r.heldOut.after.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}  mrad`);
+  lines.push('Parameters (± one standard deviation):');
+  for (const p of r.parameters) {
+    const f = (v: number): string => Number(v.toPrecision(4)).toString();
+    lines.push(`  ${p.name.padEnd(26)} ${f(p.start).padStart(9)} → ${p.identified ? f(p.fitted).padStart(9) : '(kept)'.padStart(9)} ${p.unit.padEnd(10)} ${p.identified ? `± ${f(p.sigma)}` : `not identified by these episodes (± ${Number.isFinite(p.sigma) ? f(p.sigma) : '∞'})`}`);
+  }
+  for (const n of r.notFitted) lines.push(`Not fitted: ${n}`);
+  lines.push(`Wrote ${out}: ${r.calibration.name} v${r.calibration.version}, id ${r.calibrationSha256} (from ${r.fromSha256.slice(0, 12)}…). Run on it with --calibration ${out}.`);
+  return `${lines.join('\n')}\n`;
+}
+
+const check: CliCommand = {
+  path: ['sysid', 'check'],
+  summary: "print a sim calibration's tracking error on recorded episodes, without fitting",
+  help: `Usage: tandem sysid check [--calibration FILE] EPISODE.mcap… [--json]
+
+Replays each episode in the sim twin on the calibration (default: the built-in record) and prints
+the RMS joint-angle error per episode and per joint (free motion; the burn-in, holding and table
+contacts are left out of the number).`,
+  options: { calibration: { type: 'string' }, json: { type: 'boolean' }, workers: { type: 'string' } },
+  positionals: [1, 10_000],
+  async run(args, io) {
+    const calibration = calibrationArg(args, io);
+    const r = await userErrors(() => checkSysid({ files: files(args, io), model: yamRigModel(), calibration, workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64) }));
+    if (args.values.json) {
+      io.out(`${JSON.stringify(r)}\n`);
+      return;
+    }
+    const lines = [`${calibration.name} v${calibration.version}: RMS joint error ${mrad(r.overall)} over ${r.episodes.length} episode${r.episodes.length === 1 ? '' : 's'}.`];
+    lines.push(`  ${'episode'.padEnd(48)}${JOINT_LABELS.map((l) => l.padStart(7)).join('')}`);
+    for (const e of r.episodes) lines.push(`  ${e.file.split('/').pop()!.slice(-48).padEnd(48)}${e.problem ? `  replay failed: ${e.problem}` : e.rmsRad.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}`);
+    lines.push(`  ${'all (mrad)'.padEnd(48)}${r.perJoint.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}`);
+    for (const e of r.excluded) lines.push(`  left out: ${e.reason}`);
+    io.out(`${lines.join('\n')}\n`);
+  },
+};
+
+export const commands: CliCommand[] = [excite, fit, check];
