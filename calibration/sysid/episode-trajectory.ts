@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { TypedMcapRecord } from '@mcap/core';
-import { EPISODE_METADATA_NAME, EVENT_KINDS, TOPICS } from '../../src/record/episode-format.js';
+import { EPISODE_END_METADATA_NAME, EPISODE_METADATA_NAME, EVENT_KINDS, TOPICS } from '../../src/record/episode-format.js';
 import { decodeMessage, EpisodeFileError, scanEpisodeFile } from '../../src/record/episode-file-reader.js';
 import type { EpisodeEventMessage, JointStateMessage } from '../../src/record/ros2-messages.js';
 import { STATE_DIM, type RigModel } from '../../src/rig/contract.js';
@@ -47,6 +47,13 @@ export interface EpisodeTrajectory {
 }
 
 /**
+ * The emulated cell steps its physics on the wall clock; behind it by more than this, the recorded
+ * times no longer say when the arm did what (a real robot never lags its own physics). Its floor
+ * on this machine, quiet, is a few ms.
+ */
+const MAX_EMULATION_LAG_MS = 20;
+
+/**
  * Clamps change a command before it is applied, and the file records the command as applied: the
  * replay drives the arm with exactly what drove it. Every other intervention (hold, damp, e-stop,
  * a dropped command) moved the arm by something the file does not hold as a command.
@@ -65,6 +72,7 @@ export async function readEpisodeTrajectory(file: string, model: RigModel): Prom
   const schemas = new Map<number, string>();
   const channels = new Map<number, { topic: string; schema: string }>();
   let metadata: Record<string, string> = {};
+  let end: Record<string, string> = {};
   const states = newCollector();
   const commands = newCollector();
   const safetyEvents: { timeS: number; kind: string }[] = [];
@@ -78,6 +86,7 @@ export async function readEpisodeTrajectory(file: string, model: RigModel): Prom
         if (!channels.has(r.id)) channels.set(r.id, { topic: r.topic, schema: schemas.get(r.schemaId) ?? '' });
       } else if (r.type === 'Metadata') {
         if (r.name === EPISODE_METADATA_NAME) metadata = Object.fromEntries(r.metadata);
+        else if (r.name === EPISODE_END_METADATA_NAME) end = Object.fromEntries(r.metadata);
       } else if (r.type === 'Message') {
         const ch = channels.get(r.channelId);
         if (!ch) return;
@@ -104,16 +113,20 @@ export async function readEpisodeTrajectory(file: string, model: RigModel): Prom
   }
   const s = finish(states);
   const c = finish(commands);
-  return { file, sha256: await fileSha256(file), metadata, states: s, commands: c, safetyEvents, exclusion: exclusionOf(file, metadata, model, s, safetyEvents) };
+  return { file, sha256: await fileSha256(file), metadata, states: s, commands: c, safetyEvents, exclusion: exclusionOf(file, metadata, end, model, s, safetyEvents) };
 }
 
-function exclusionOf(file: string, metadata: Record<string, string>, model: RigModel, states: JointSamples, safety: readonly { timeS: number; kind: string }[]): string | undefined {
+function exclusionOf(file: string, metadata: Record<string, string>, end: Record<string, string>, model: RigModel, states: JointSamples, safety: readonly { timeS: number; kind: string }[]): string | undefined {
   const name = file.split('/').pop();
   if (metadata.rig_model !== model.name) {
     return `${name} was recorded on rig model '${metadata.rig_model ?? 'unknown'}', not '${model.name}': its physics are another robot's.`;
   }
   if (metadata.table === 'layout' || metadata.table === 'cell-default') {
     return `${name} was recorded with objects on the table (${metadata.table === 'layout' ? 'a layout' : "the emulated cell's default layout"}); the replay's table is empty, so every touch would read as joint error. Record sysid takes on a clear table (\`teleop record --empty-table\` on the emulated cell).`;
+  }
+  const lag = Number(end.emulation_max_lag_ms);
+  if (lag > MAX_EMULATION_LAG_MS) {
+    return `${name} was recorded while the emulated cell fell up to ${lag.toFixed(0)} ms behind real time (the machine was too busy to keep it): its timing is not a robot's. Record it again on a quieter machine.`;
   }
   const taken = safety.filter((e) => !RECORDED_CLAMPS.has(e.kind));
   if (taken.length > 0) {

@@ -89,6 +89,8 @@ export class CellWorld implements MotorPlant {
   private stepsAtStart = 0;
   private busyMs = 0;
   private maxLagS = 0;
+  /** Worst lag since takeLagPeakMs() last read it. */
+  private lagPeakS = 0;
   private behindEvents = 0;
   /** The worst lag of the current fall-behind, s (0: keeping up). */
   private behindNowS = 0;
@@ -167,6 +169,7 @@ export class CellWorld implements MotorPlant {
       else return;
     }
     if (lagS > this.maxLagS) this.maxLagS = lagS;
+    if (lagS > this.lagPeakS) this.lagPeakS = lagS;
     if (lagS > BEHIND_FAULT_S) {
       if (this.behindNowS === 0) this.behindEvents += 1;
       this.behindNowS = Math.max(this.behindNowS, lagS);
@@ -185,6 +188,13 @@ export class CellWorld implements MotorPlant {
           `so what the motors report is no longer what a real cell would do; the arms were damped. Close other work, then activate the rig again.`,
       },
     ];
+  }
+
+  /** The worst lag behind the wall clock since the last call, ms (a take's own peak: call at its start and its end). */
+  takeLagPeakMs(): number {
+    const peak = this.lagPeakS * 1000;
+    this.lagPeakS = 0;
+    return peak;
   }
 
   timing(): CellWorldTiming {

@@ -37,3 +37,18 @@ test('values the physics cannot take are refused with the field and the value', 
   // JSON has no Infinity, but 1e999 parses to it.
   refused(text({}).replace(/"fingerFriction":[^,}]+/, '"fingerFriction":1e999'), /fingerFriction must be a finite number\.$/);
 });
+
+test('fitted records may carry motor torque scales, a command latency, the reflected rotor mass and a lineage; out of range or malformed, each is refused by name', () => {
+  const lineage = { method: 'tandem sysid fit', fromSha256: simCalibrationHash(DEFAULT_SIM_CALIBRATION), episodes: [{ file: 'a.mcap', sha256: 'ab'.repeat(32), role: 'fit' }] };
+  const fitted = { motorTorqueScale: [1, 0.95, 0.97, 1, 1.02, 1], commandLatencyS: 0.0012, fingerReflectedMassKg: 0.6, lineage };
+  const cal = parseSimCalibration(text(fitted), 'cal.json');
+  assert.deepEqual(cal.motorTorqueScale, fitted.motorTorqueScale);
+  assert.equal(cal.fingerReflectedMassKg, 0.6);
+  assert.notEqual(simCalibrationHash(cal), simCalibrationHash(DEFAULT_SIM_CALIBRATION));
+  refused(text({ motorTorqueScale: [1, 1, 1] }), /field 'motorTorqueScale' must be a list of 6 numbers \(one per arm joint\), not a list of 3\.$/);
+  refused(text({ motorTorqueScale: [1, 1, 1, 1, 1, 3] }), /motorTorqueScale\[5\] must be from 0\.5 to 1\.5, not 3\.$/);
+  refused(text({ commandLatencyS: 0.5 }), /commandLatencyS must be from 0 to 0\.05 s, not 0\.5\.$/);
+  refused(text({ fingerReflectedMassKg: -1 }), /fingerReflectedMassKg must be from 0 to 2 kg, not -1\.$/);
+  refused(text({ lineage: { method: 'x', fromSha256: 'nope', episodes: [] } }), /field 'lineage' must name its 'method' and the 64-hex id 'fromSha256'/);
+  refused(text({ lineage: { ...lineage, episodes: [{ file: 'a.mcap', role: 'train' }] } }), /field 'lineage\.episodes' must be a list of \{file, sha256, role: 'fit' or 'holdout'\}/);
+});

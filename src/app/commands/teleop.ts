@@ -321,6 +321,10 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
           },
         });
         const takeId = store.startTeleopTake({ sessionId, episodeIndex, recordingId: rec.id, file: rec.file });
+        // On the emulated cell, how far its physics fell behind real time during this take: a take
+        // recorded on a machine too busy to keep the cell in real time is not a robot's timing (sysid leaves it out).
+        const cellWorld = emulatedCellOf(rig)?.world;
+        cellWorld?.takeLagPeakMs();
         let file = rec.file;
         return {
           recorder: rec.recorder,
@@ -328,7 +332,8 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
             return file;
           },
           async finish(marks) {
-            const summary = await rec.finish(undefined, { outcome: 'kept', marks: JSON.stringify(marks) });
+            const lag: Record<string, string> = cellWorld ? { emulation_max_lag_ms: cellWorld.takeLagPeakMs().toFixed(1) } : {};
+            const summary = await rec.finish(undefined, { outcome: 'kept', marks: JSON.stringify(marks), ...lag });
             store.endTeleopTake(takeId, { state: 'kept', marks });
             return summary;
           },
