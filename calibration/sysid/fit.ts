@@ -17,7 +17,7 @@ import { simCalibrationHash, type SimCalibration } from '../../src/sim/calibrati
 import { readEpisodeTrajectory, type EpisodeTrajectory } from './episode-trajectory.js';
 import { coordinateSigmas, levenbergMarquardt, type LmIteration } from './levenberg-marquardt.js';
 import { calibrationAt, fitParameters, fromUnit, toUnit, unitSlope, type FitParameter } from './parameters.js';
-import { ARM_JOINT_INDICES, replayEpisode } from './replay.js';
+import { ARM_JOINT_INDICES, REPLAY_PHASES, replayEpisode, type ReplayPhase } from './replay.js';
 import { fitPlotSvg } from './fit-plot.js';
 import { jointNames } from '../../src/record/episode-format.js';
 import { ReplayPool, type ReplayReply } from './replay-pool.js';
@@ -210,6 +210,8 @@ export async function checkSysid(o: { files: readonly string[]; model: RigModel;
   readonly excluded: readonly { readonly file: string; readonly reason: string }[];
   readonly perJoint: readonly number[];
   readonly overall: number;
+  /** Per phase over every episode: compared samples and RMS over the arm joints, rad. */
+  readonly phases: readonly { readonly phase: ReplayPhase; readonly samples: number; readonly rmsRad: number }[];
 }> {
   const { usable, excluded } = await readUsable(o.files, o.model);
   if (usable.length === 0) throw new SysidError(`None of the ${o.files.length} episode${o.files.length === 1 ? '' : 's'} can be replayed: ${excluded.map((e) => e.reason).join(' ')}`);
@@ -227,6 +229,17 @@ export async function checkSysid(o: { files: readonly string[]; model: RigModel;
       excluded,
       perJoint: perJointRms(replies),
       overall: overallRms(replies),
+      phases: REPLAY_PHASES.map((phase) => {
+        let samples = 0;
+        let sq = 0;
+        for (const r of replies) {
+          const b = r.byPhase?.[phase];
+          if (!b || b.samples === 0) continue;
+          samples += b.samples;
+          for (const j of ARM_JOINT_INDICES) sq += b.rmsRad[j] ** 2 * b.samples;
+        }
+        return { phase, samples, rmsRad: samples > 0 ? Math.sqrt(sq / (samples * ARM_JOINT_INDICES.length)) : NaN };
+      }),
     };
   } finally {
     await pool.close();

@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { SimCalibration } from '../../src/sim/calibration.js';
+import type { ReplayResult } from './replay.js';
 
 export interface ReplayWorkerInit {
   readonly files: readonly string[];
@@ -21,6 +22,8 @@ export interface ReplayReply {
   readonly id: number;
   readonly residuals: Float64Array;
   readonly rmsRad: readonly number[];
+  /** Per phase: compared samples and RMS per state index (see ReplayResult.byPhase). */
+  readonly byPhase?: ReplayResult['byPhase'];
   readonly problem?: string;
 }
 

@@ -18,7 +18,7 @@ port.on('message', (job: ReplayJob) => {
     let reply: ReplayReply;
     try {
       const r = await replayEpisode(episodes[job.episode], model, job.calibration, { seconds: job.seconds });
-      reply = { id: job.id, residuals: r.residuals, rmsRad: r.rmsRad, problem: r.problem };
+      reply = { id: job.id, residuals: r.residuals, rmsRad: r.rmsRad, byPhase: r.byPhase, problem: r.problem };
     } catch (e) {
       reply = { id: job.id, residuals: new Float64Array(0), rmsRad: [], problem: (e as Error).message };
     }

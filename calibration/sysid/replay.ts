@@ -25,9 +25,13 @@ export const BURN_IN_S = 0.5;
 export const RESIDUAL_HZ = 25;
 /** The twelve arm joints (no grippers), as indices into the 14-wide state. */
 export const ARM_JOINT_INDICES: readonly number[] = ARM_SIDES.flatMap((_, a) => Array.from({ length: JOINTS_PER_ARM }, (_, j) => a * DOF_PER_ARM + j));
-/** A gripper commanded below this (0 closed … 1 open) and measured above HOLD_OPEN_MIN is holding something. */
+/**
+ * A gripper commanded below this (0 closed … 1 open) and stopped at least HOLD_BLOCKED more open
+ * than commanded is holding something (an empty gripper closes onto its command; the margin covers
+ * its lag while closing).
+ */
 const HOLD_COMMAND_MAX = 0.5;
-const HOLD_OPEN_MIN = 0.05;
+const HOLD_BLOCKED = 0.1;
 
 /** A fingertip measured this close to the table top (m) may touch it: that sample is 'contact'. */
 const CONTACT_HEIGHT_M = 0.02;
@@ -168,7 +172,8 @@ function phaseOf(model: RigModel, position: Float64Array, i: number, command: Fl
   for (let a = 0; a < 2; a++) {
     const base = a * DOF_PER_ARM;
     const g = base + JOINTS_PER_ARM;
-    if (command[ci * STATE_DIM + g] < HOLD_COMMAND_MAX && position[i * STATE_DIM + g] > HOLD_OPEN_MIN) holding = true;
+    const commanded = command[ci * STATE_DIM + g];
+    if (commanded < HOLD_COMMAND_MAX && position[i * STATE_DIM + g] > commanded + HOLD_BLOCKED) holding = true;
     const q = Array.from(position.subarray(i * STATE_DIM + base, i * STATE_DIM + base + JOINTS_PER_ARM));
     const frames = linkFramesTable(model.arms[a], q);
     const hand = frames[frames.length - 1];

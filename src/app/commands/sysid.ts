@@ -136,6 +136,7 @@ contacts are left out of the number).`,
     lines.push(`  ${'episode'.padEnd(48)}${JOINT_LABELS.map((l) => l.padStart(7)).join('')}`);
     for (const e of r.episodes) lines.push(`  ${e.file.split('/').pop()!.slice(-48).padEnd(48)}${e.problem ? `  replay failed: ${e.problem}` : e.rmsRad.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}`);
     lines.push(`  ${'all (mrad)'.padEnd(48)}${r.perJoint.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}`);
+    lines.push(`  by phase: ${r.phases.map((p) => `${p.phase} ${p.samples} samples${p.samples > 0 ? ` ${mrad(p.rmsRad)}` : ''}`).join(', ')} (the number above is free motion)`);
     for (const e of r.excluded) lines.push(`  left out: ${e.reason}`);
     io.out(`${lines.join('\n')}\n`);
   },

@@ -35,6 +35,8 @@ test('replaying a take on the physics that recorded it reproduces the measured j
   // The compared samples start after the burn-in and are all free motion (the excitation stays off the table).
   assert.ok(same.timesS[0] >= 0.5);
   assert.equal(same.byPhase.contact.samples, 0);
+  // The excitation shuts the empty grippers: closing onto nothing is free motion, not holding.
+  assert.ok(same.byPhase.holding.samples < 0.02 * same.timesS.length, `holding ${same.byPhase.holding.samples} of ${same.timesS.length}`);
 });
 
 test("the default record's id does not change: fitted-only fields are absent from it", () => {
