@@ -17,7 +17,7 @@ export interface FitPlotInput {
 
 const W = 960;
 const H = 560;
-const M = { l: 70, r: 20, t: 50, b: 50 };
+const M = { l: 70, r: 20, t: 64, b: 50 };
 const COLOURS = { measured: '#1b1b1b', before: '#c2410c', after: '#1d4ed8' };
 
 export function fitPlotSvg(p: FitPlotInput): string {
@@ -45,19 +45,21 @@ export function fitPlotSvg(p: FitPlotInput): string {
     niceTicks(lo, hi)
       .map((v) => `<line x1="${M.l}" x2="${W - M.r}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#e5e7eb"/><text x="${M.l - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${fmt(v)}</text>`)
       .join('');
+  // Ticks on the episode's own seconds (the file's clock), not on the time since the burn-in.
   const xTicks = niceTicks(t0, t1)
-    .map((t) => `<text x="${x(t).toFixed(1)}" y="${H - M.b + 18}" text-anchor="middle">${(t - t0).toFixed(0)}</text>`)
+    .map((t) => `<line x1="${x(t).toFixed(1)}" x2="${x(t).toFixed(1)}" y1="${M.t}" y2="${H - M.b}" stroke="#f1f5f9"/><text x="${x(t).toFixed(1)}" y="${H - M.b + 18}" text-anchor="middle">${Number(t.toPrecision(6))}</text>`)
     .join('');
   const legend = [
     ['measured', COLOURS.measured],
     [p.beforeLabel, COLOURS.before],
     [p.afterLabel, COLOURS.after],
   ]
-    .map(([label, c], i) => `<rect x="${M.l + i * 260}" y="${M.t - 30}" width="14" height="3" fill="${c}"/><text x="${M.l + i * 260 + 20}" y="${M.t - 25}">${esc(label)}</text>`)
+    .map(([label, c], i) => `<rect x="${M.l + i * 260}" y="${M.t - 22}" width="14" height="3" fill="${c}"/><text x="${M.l + i * 260 + 20}" y="${M.t - 17}">${esc(label)}</text>`)
     .join('');
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
+    xTicks,
     `<text x="${M.l}" y="18" font-size="14" font-weight="bold">${esc(p.title)}</text>`,
     legend,
     ticks(yMin, yMax, yTop, (v) => v.toFixed(2)),
@@ -69,7 +71,6 @@ export function fitPlotSvg(p: FitPlotInput): string {
     `<text x="16" y="${botTop + botH / 2}" transform="rotate(-90 16 ${botTop + botH / 2})" text-anchor="middle">error (mrad)</text>`,
     line(errB, yBot, COLOURS.before),
     line(errA, yBot, COLOURS.after),
-    xTicks,
     `<text x="${(M.l + W - M.r) / 2}" y="${H - 12}" text-anchor="middle">time in the episode (s)</text>`,
     '</svg>',
   ].join('\n');
