@@ -111,6 +111,9 @@ export function nativeMujocoRate(scenes: readonly MjcfScene[], seconds: number, 
   let steps = 0;
   let version = '';
   try {
+    // testspeed does not print its version; Debian's package does.
+    const pkg = spawnSync('dpkg-query', ['-W', '-f', '${Version}', 'libmujoco-samples'], { encoding: 'utf8' });
+    version = pkg.status === 0 ? pkg.stdout.trim() : '';
     const tick = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
     scenes.forEach((scene, n) => {
       const file = join(dir, `scene-${n}.xml`);
@@ -120,7 +123,6 @@ export function nativeMujocoRate(scenes: readonly MjcfScene[], seconds: number, 
       const r = spawnSync('sh', ['-c', `mujoco-testspeed "$1" "$2" 1 0 && cat /proc/$$/stat >&2`, 'sh', file, String(nSteps)], { encoding: 'utf8' });
       wallS += (performance.now() - w0) / 1000;
       if (r.status !== 0) throw new Error(`mujoco-testspeed failed on the exported scene: ${(r.stdout + r.stderr).trim().split('\n').slice(-3).join(' ')}`);
-      version ||= /MuJoCo version\s*([\d.]+)/i.exec(r.stdout)?.[1] ?? '';
       // /proc/PID/stat: fields after the ")" of the command name; cutime and cstime are fields 16 and 17.
       const fields = r.stderr.slice(r.stderr.lastIndexOf(')') + 2).trim().split(/\s+/);
       cpuS += (Number(fields[13]) + Number(fields[14])) / tick;

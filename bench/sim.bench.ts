@@ -203,7 +203,9 @@ async function mujocoRows(tier5: LayoutSet, tandem: Measured): Promise<void> {
     } else {
       const native = nativeMujocoRate(atStep, SECONDS, step);
       console.log(line(`native MuJoCo ${native.version || '(Debian)'} testspeed, arms holding home, ${step * 1000} ms`, native));
-      const jsReplay = await mujocoJsRate(atStep, tandem.trajectories, SECONDS, step); // again, next to the native run
+      // Again, next to the native run: on a shared machine the two replays differ by tens of percent.
+      const jsReplay = await mujocoJsRate(atStep, tandem.trajectories, SECONDS, step);
+      console.log(line(`mujoco-js 0.0.7, replay again, step ${step * 1000} ms`, jsReplay));
       const estimate = rtf(jsReplay) * (rtf(native) / rtf(jsRest));
       console.log(`  native on the replay, estimated (mujoco-js replay × native/mujoco-js at rest = ${rtf(jsReplay).toFixed(2)} × ${(rtf(native) / rtf(jsRest)).toFixed(2)}): ${estimate.toFixed(2)}× per core   tandem ${(tandemRtf / estimate).toFixed(2)}× this`);
     }
