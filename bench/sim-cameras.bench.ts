@@ -4,11 +4,19 @@
  * scene with both arms moving every frame:
  *   - baseline: one camera (cam_high) per request, steady state;
  *   - three cameras in one request (what a VLA observation costs), and as three requests;
+ *   - old vs new in the same run: the canvas in the page (composited after every request, the
+ *     renderer before 2026-12) against the detached canvas (the default), CPU-ms per observation
+ *     and how many frames came back byte-identical;
  *   - the first frame of a fresh renderer (browser start + page bundle), i.e. what a camera-less
  *     policy never pays;
  *   - the same three cameras with 4× MSAA;
- *   - the Node-side share: snapshot → page frame geometry, no browser.
- * Set SIM_CAMERAS_PNG_DIR=DIR to also write the three images of the last frame as PNGs to look at.
+ *   - the Node-side share: snapshot → page frame geometry, no browser;
+ *   - where the CPU of a three-camera observation goes: per chromium process type (GPU process =
+ *     SwiftShader's rasterisation, renderer = three.js and the page's read-back, browser = the
+ *     DevTools relay of the pixels) and node, and the same observation at 224, 112 and 56 px, from
+ *     which a fixed and a per-pixel cost are fitted (what decides whether ≤ 30 CPU-ms is reachable).
+ * Set SIM_CAMERAS_PNG_DIR=DIR to also write the three images of the last frame as PNGs to look at,
+ * SIM_CAMERAS_BREAKDOWN=0 to skip the breakdown.
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +29,7 @@ import { CAMERA_NAMES, type CameraName } from '../src/policy/contract.js';
 import { yamRigModel } from '../src/rig/yam.js';
 import { BIN, BOTTLE } from '../src/tasks/catalogue.js';
 import { objectPose3 } from '../src/tasks/footprint.js';
-import { DEFAULT_CAMERA_CALIBRATION } from '../src/sim/render/camera-calibration.js';
+import { DEFAULT_CAMERA_CALIBRATION, type CameraCalibration, type CameraModel } from '../src/sim/render/camera-calibration.js';
 
 const FRAMES = Number(process.env.BENCH_FRAMES ?? 20);
 const pngDir = process.env.SIM_CAMERAS_PNG_DIR;
@@ -74,6 +82,61 @@ function cpuMs(profileDir: string | undefined): number {
   return ticks * 10 + (own.user + own.system) / 1000; // USER_HZ is 100 on Linux
 }
 
+/** CPU time (ms) so far per chromium process type (--type=…, the browser itself has none). */
+function cpuMsByProcess(profileDir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes(profileDir)) continue;
+      const type = /--type=([\w-]+)/.exec(cmd)?.[1] ?? 'browser';
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      out.set(type, (out.get(type) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // process ended meanwhile
+    }
+  }
+  return out;
+}
+
+/** The same cameras scaled to `sizePx` square (focal lengths scaled with them, so each sees the same view). */
+function calibrationAt(sizePx: number): CameraCalibration {
+  const k = sizePx / DEFAULT_CAMERA_CALIBRATION.cameras.cam_high.intrinsics.widthPx;
+  const at = (m: CameraModel): CameraModel => ({ ...m, intrinsics: { widthPx: sizePx, heightPx: sizePx, fxPx: m.intrinsics.fxPx * k, fyPx: m.intrinsics.fyPx * k, cxPx: (sizePx - 1) / 2, cyPx: (sizePx - 1) / 2 } });
+  const c = DEFAULT_CAMERA_CALIBRATION.cameras;
+  return { name: `scaled ${sizePx}`, version: 1, cameras: { cam_high: at(c.cam_high), cam_left_wrist: at(c.cam_left_wrist), cam_right_wrist: at(c.cam_right_wrist) } };
+}
+
+/** Where a three-camera observation's CPU goes, and how it scales with the image size. */
+async function costBreakdown(): Promise<void> {
+  console.log(`\nwhere the CPU of a 3-camera observation goes (${FRAMES} frames each):`);
+  const bySize: [number, number][] = [];
+  for (const size of [224, 112, 56]) {
+    const r = new ChromiumRenderer({ calibration: calibrationAt(size) });
+    await r.render(snapshot(0), CAMERA_NAMES);
+    for (let i = 0; i < 5; i++) await r.render(snapshot(i), CAMERA_NAMES);
+    const dir = (await r.runningProfileDir())!;
+    const before = cpuMsByProcess(dir);
+    const own0 = process.cpuUsage();
+    for (let i = 0; i < FRAMES; i++) await r.render(snapshot(i), CAMERA_NAMES);
+    const own = process.cpuUsage(own0);
+    const after = cpuMsByProcess(dir);
+    await r.close();
+    const parts = [...after].map(([type, ms]) => [type, (ms - (before.get(type) ?? 0)) / FRAMES] as const).filter(([, ms]) => ms >= 0.5);
+    const nodeMs = (own.user + own.system) / 1000 / FRAMES;
+    const total = parts.reduce((s, [, ms]) => s + ms, 0) + nodeMs;
+    bySize.push([3 * size * size, total]);
+    console.log(`  ${String(size).padStart(3)} px: ${total.toFixed(1).padStart(6)} CPU-ms = ${[...parts.map(([t, ms]) => `${t} ${ms.toFixed(1)}`), `node ${nodeMs.toFixed(1)}`].join(', ')}`);
+  }
+  // Least-squares line through (pixels, CPU-ms): fixed cost per observation + cost per pixel.
+  const n = bySize.length;
+  const mx = bySize.reduce((s, [x]) => s + x, 0) / n;
+  const my = bySize.reduce((s, [, y]) => s + y, 0) / n;
+  const slope = bySize.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0) / bySize.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  const fixed = my - slope * mx;
+  console.log(`  fit: ${fixed.toFixed(1)} CPU-ms fixed + ${(slope * 1e6).toFixed(0)} CPU-ns per pixel; 3 × 224² = ${(fixed + slope * 3 * 224 * 224).toFixed(1)} CPU-ms, of which pixels ${(slope * 3 * 224 * 224).toFixed(1)}`);
+}
+
 /** Median wall time per frame, and CPU time per frame (browser + this process) — the latter barely moves with machine load. */
 async function frames(r: ChromiumRenderer, cams: readonly CameraName[], separate: boolean): Promise<{ wallMs: number; cpuMs: number }> {
   const times: number[] = [];
@@ -101,16 +164,28 @@ async function main(): Promise<void> {
   }
 
   const r = new ChromiumRenderer();
-  let t0 = performance.now();
+  const t0 = performance.now();
   const first = await r.render(snapshot(0), CAMERA_NAMES);
   const coldMs = performance.now() - t0;
   await frames(r, CAMERA_NAMES, false); // warm-up: shader compiles, JIT
+  // The old way beside it, both browsers up, measured in alternating blocks so machine load hits both alike.
+  const old = new ChromiumRenderer({ attachCanvas: true });
+  await old.render(snapshot(0), CAMERA_NAMES);
+  await frames(old, CAMERA_NAMES, false);
+  const blocks: { now: { wallMs: number; cpuMs: number }; before: { wallMs: number; cpuMs: number } }[] = [];
+  for (let b = 0; b < 3; b++) blocks.push({ before: await frames(old, CAMERA_NAMES, false), now: await frames(r, CAMERA_NAMES, false) });
+  const meanOf = (k: 'now' | 'before'): { wallMs: number; cpuMs: number } => ({ wallMs: median(blocks.map((x) => x[k].wallMs)), cpuMs: blocks.reduce((s, x) => s + x[k].cpuMs, 0) / blocks.length });
+  const three = meanOf('now');
+  const threeBefore = meanOf('before');
+  let identical = 0;
+  for (let i = 0; i < FRAMES; i++) {
+    const [a, b] = [await r.render(snapshot(i), CAMERA_NAMES), await old.render(snapshot(i), CAMERA_NAMES)];
+    if (CAMERA_NAMES.every((n) => Buffer.from(a[n]!.data).equals(Buffer.from(b[n]!.data)))) identical += 1;
+  }
+  await old.close();
   const one = await frames(r, ['cam_high'], false);
-  const three = await frames(r, CAMERA_NAMES, false);
   const threeSeparate = await frames(r, CAMERA_NAMES, true);
-  t0 = performance.now();
   const last = await r.render(snapshot(FRAMES), CAMERA_NAMES);
-  void (performance.now() - t0);
   await r.close();
 
   const aa = new ChromiumRenderer({ antialias: true });
@@ -125,15 +200,18 @@ async function main(): Promise<void> {
   };
   console.log(`\n${''.padEnd(50)} ${'wall (median)'.padStart(17)} ${'vs baseline'.padStart(6)} ${''.padStart(15)} ${'CPU, all chromium processes + node'.padStart(30)}`);
   row('baseline: cam_high only, one request', one);
+  row('3 cameras, one request, canvas in the page (before)', threeBefore);
   row('3 cameras, one request (a VLA observation)', three);
   row('3 cameras, three requests', threeSeparate);
   row('3 cameras, one request, 4× MSAA', threeAa);
   row('first frame of a fresh renderer (browser start)', { wallMs: coldMs });
   row('Node-side geometry only (snapshot → page frame)', { wallMs: median(prep) });
-  console.log(`\nper camera in a batch: ${(three.wallMs / 3).toFixed(1)} ms wall, ${(three.cpuMs / 3).toFixed(1)} CPU-ms; batching saves ${(threeSeparate.wallMs - three.wallMs).toFixed(1)} ms per observation`);
+  console.log(`\ndetached canvas vs canvas in the page: ${three.cpuMs.toFixed(1)} vs ${threeBefore.cpuMs.toFixed(1)} CPU-ms per observation (${(100 * (1 - three.cpuMs / threeBefore.cpuMs)).toFixed(0)}% less), byte-identical images in ${identical} of ${FRAMES} frames`);
+  console.log(`per camera in a batch: ${(three.wallMs / 3).toFixed(1)} ms wall, ${(three.cpuMs / 3).toFixed(1)} CPU-ms; batching saves ${(threeSeparate.wallMs - three.wallMs).toFixed(1)} ms per observation`);
   console.log(`machine load while measuring: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${availableParallelism()} cores (wall times scale with it; CPU-ms much less)`);
   console.log('policies without cameras pay 0: the browser starts on the first image request.');
   if (first.cam_high === undefined) throw new Error('no image');
+  if (process.env.SIM_CAMERAS_BREAKDOWN !== '0') await costBreakdown();
 
   if (pngDir) {
     mkdirSync(pngDir, { recursive: true });

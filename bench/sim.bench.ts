@@ -10,7 +10,12 @@
  * SIM_BENCH_AGREE_PER_TIER (tier-1..3 layouts per tier in the agreement check, default 10), SIM_BENCH_AGREE_SEED (its set's seed, default 99),
  * SIM_BENCH_AGREE_SECONDS (default: the task's episode length), SIM_BENCH_CAMERAS=0 to skip the
  * camera row, SIM_BENCH_ONLY=agree (or =speed) for the agreement check (or the speed rows) alone, SIM_BENCH_FLOOR=0 to skip the
- * second fine reference (the noise floor of the agreement check).
+ * second fine reference (the noise floor of the agreement check), SIM_BENCH_ONLY=mujoco for the default row and the MuJoCo
+ * baseline alone, SIM_BENCH_MUJOCO=0 to skip that baseline.
+ *
+ * MuJoCo baseline (bench/mujoco-baseline.ts): the same tier-5 layouts exported as MJCF, stepped in
+ * mujoco-js (WebAssembly) replaying the commands tandem's rollout applied, and in Debian's native
+ * `mujoco-testspeed` when it is on PATH; tandem's real-time factor is printed beside both.
  *
  * "Per core" = simulated seconds ÷ CPU seconds this process used (process.cpuUsage), which does
  * not flatter a run on a machine whose other cores are busy; wall-clock factors are printed too.
@@ -27,6 +32,8 @@ import { DEFAULT_SIM_CALIBRATION, withCalibration, type SimCalibration } from '.
 import { runSimRollout } from '../src/sim/sim-rollout.js';
 import { runSweep } from '../src/sim/sweep.js';
 import type { Renderer } from '../src/sim/render/renderer.js';
+import type { Trajectory } from '../src/rollout/episode.js';
+import { mjcfAtStep, mujocoJsRate, nativeMujocoMissing, nativeMujocoRate, type StepRate } from './mujoco-baseline.js';
 
 const SECONDS = Number(process.env.SIM_BENCH_SECONDS ?? 20);
 const AGREE_PER_TIER = Number(process.env.SIM_BENCH_AGREE_PER_TIER ?? 10);
@@ -38,6 +45,9 @@ const WITH_CAMERAS = process.env.SIM_BENCH_CAMERAS !== '0';
 const ONLY_AGREE = process.env.SIM_BENCH_ONLY === 'agree';
 /** SIM_BENCH_ONLY=speed runs only the real-time-factor and sweep-throughput rows. */
 const ONLY_SPEED = process.env.SIM_BENCH_ONLY === 'speed';
+/** SIM_BENCH_ONLY=mujoco runs only the default row and the MuJoCo baseline beside it. */
+const ONLY_MUJOCO = process.env.SIM_BENCH_ONLY === 'mujoco';
+const WITH_MUJOCO = process.env.SIM_BENCH_MUJOCO !== '0';
 const POLICY = 'code:bottles-in-the-bin';
 const task = getTask('bottles-in-the-bin');
 const AGREE_SECONDS = Number(process.env.SIM_BENCH_AGREE_SECONDS ?? task.episodeSeconds);
@@ -52,6 +62,8 @@ interface Measured {
   readonly steps: number;
   readonly progress: number[];
   readonly statuses: string[];
+  /** Each rollout's trajectory (the MuJoCo baseline replays its applied commands). */
+  readonly trajectories: Trajectory[];
 }
 
 async function measure(layouts: readonly Layout[], cal: SimCalibration, seconds: number, policyFor: () => Promise<Policy>, renderer?: Renderer): Promise<Measured> {
@@ -60,15 +72,17 @@ async function measure(layouts: readonly Layout[], cal: SimCalibration, seconds:
   let steps = 0;
   const progress: number[] = [];
   const statuses: string[] = [];
+  const trajectories: Trajectory[] = [];
   for (const layout of layouts) {
     const policy = await policyFor();
     const r = await runSimRollout({ task, layout, policy, seed: 0, episodeSeconds: seconds, calibration: cal, renderer });
     steps += r.physicsSteps;
     progress.push(r.episode.progress?.progress ?? NaN);
     statuses.push(r.episode.status === 'valid' ? 'valid' : `${r.episode.status}: ${r.episode.reason ?? ''}`);
+    trajectories.push(r.episode.trajectory);
   }
   const c = process.cpuUsage(c0);
-  return { simS: seconds * layouts.length, cpuS: (c.user + c.system) / 1e6, wallS: (performance.now() - w0) / 1000, steps, progress, statuses };
+  return { simS: seconds * layouts.length, cpuS: (c.user + c.system) / 1e6, wallS: (performance.now() - w0) / 1000, steps, progress, statuses, trajectories };
 }
 
 function row(name: string, m: Measured, baseline?: Measured): string {
@@ -92,6 +106,11 @@ async function main(): Promise<void> {
   console.log(`tier-5 bottles scene (${tier5.layouts.map((l) => `${l.objects.length} bottles`).join(', ')}), ${POLICY}, ${SECONDS} s episodes, control 50 Hz`);
   console.log(`default calibration v${DEFAULT_SIM_CALIBRATION.version}: physics step ${(DEFAULT_SIM_CALIBRATION.physicsStepS * 1000).toFixed(1)} ms, ${DEFAULT_SIM_CALIBRATION.solverIterations} substeps, ${DEFAULT_SIM_CALIBRATION.pgsIterations} PGS passes each, sleeping ${DEFAULT_SIM_CALIBRATION.allowSleep}\n`);
 
+  if (ONLY_MUJOCO) {
+    await measure(tier5.layouts.slice(0, 1), DEFAULT_SIM_CALIBRATION, 2, codePolicy);
+    await mujocoRows(tier5, await measure(tier5.layouts, DEFAULT_SIM_CALIBRATION, SECONDS, codePolicy));
+    return;
+  }
   if (!ONLY_AGREE) await speedRows(tier5);
   if (!ONLY_SPEED) await agreement();
 }
@@ -112,11 +131,14 @@ async function speedRows(tier5: LayoutSet): Promise<void> {
     [`+ ${DEFAULT_SIM_CALIBRATION.pgsIterations} PGS passes per substep (default v${DEFAULT_SIM_CALIBRATION.version})`, DEFAULT_SIM_CALIBRATION],
   ];
   let naive: Measured | undefined;
+  let atDefault: Measured | undefined;
   for (const [name, cal] of configs) {
     const m = await measure(tier5.layouts, cal, SECONDS, codePolicy);
     naive ??= m;
+    if (cal === DEFAULT_SIM_CALIBRATION) atDefault = m;
     console.log(row(name, m, naive === m ? undefined : naive));
   }
+  if (WITH_MUJOCO && atDefault) await mujocoRows(tier5, atDefault);
 
   if (WITH_CAMERAS) {
     let renderer: Renderer | undefined;
@@ -149,6 +171,47 @@ async function speedRows(tier5: LayoutSet): Promise<void> {
     );
   }
 
+}
+
+/**
+ * tandem's default row beside MuJoCo stepping the same scenes (exported MJCF): mujoco-js replaying
+ * tandem's applied commands at MuJoCo step = tandem's physics step and = its solver substep, and
+ * native MuJoCo (mujoco-testspeed) on the resting scene beside mujoco-js on the same resting work.
+ */
+async function mujocoRows(tier5: LayoutSet, tandem: Measured): Promise<void> {
+  const rtf = (r: { simS: number; cpuS: number }): number => r.simS / r.cpuS;
+  const tandemRtf = rtf(tandem);
+  const line = (name: string, r: StepRate): string =>
+    `${name.padEnd(52)} ${rtf(r).toFixed(2).padStart(7)}× per core  ${(r.simS / r.wallS).toFixed(2).padStart(7)}× wall  ${((r.cpuS * 1e6) / r.steps).toFixed(0).padStart(5)} µs CPU/step   tandem ${(tandemRtf / rtf(r)).toFixed(2)}× this`;
+  const cal = DEFAULT_SIM_CALIBRATION;
+  const step = cal.physicsStepS;
+  const substep = step / cal.solverIterations;
+  console.log(`\nMuJoCo on the same scenes (tandem sim export-mjcf of the ${tier5.layouts.length} tier-5 layouts), beside tandem's default row: ${tandemRtf.toFixed(2)}× per core (code policy included)`);
+  try {
+    const atStep = await Promise.all(tier5.layouts.map((l) => mjcfAtStep(task, l, cal, step)));
+    const atSubstep = await Promise.all(tier5.layouts.map((l) => mjcfAtStep(task, l, cal, substep)));
+    // Warm-up: V8 compiles WebAssembly lazily and tiers hot functions up later; a whole replay
+    // first (measured: a 1 s warm-up left the next replay at 40% of its settled speed).
+    await mujocoJsRate(atStep, tandem.trajectories, SECONDS, step);
+    console.log(line(`mujoco-js 0.0.7, replay, step ${step * 1000} ms`, await mujocoJsRate(atStep, tandem.trajectories, SECONDS, step)));
+    console.log(line(`mujoco-js 0.0.7, replay, step ${substep * 1000} ms (tandem's substep)`, await mujocoJsRate(atSubstep, tandem.trajectories, SECONDS, substep)));
+    const jsRest = await mujocoJsRate(atStep, tier5.layouts.map(() => undefined), SECONDS, step);
+    console.log(line(`mujoco-js 0.0.7, arms holding home, step ${step * 1000} ms`, jsRest));
+    const missing = nativeMujocoMissing();
+    if (missing) {
+      console.log(`native MuJoCo: skipped — ${missing}`);
+    } else {
+      const native = nativeMujocoRate(atStep, SECONDS, step);
+      console.log(line(`native MuJoCo ${native.version || '(Debian)'} testspeed, arms holding home, ${step * 1000} ms`, native));
+      // Again, next to the native run: on a shared machine the two replays differ by tens of percent.
+      const jsReplay = await mujocoJsRate(atStep, tandem.trajectories, SECONDS, step);
+      console.log(line(`mujoco-js 0.0.7, replay again, step ${step * 1000} ms`, jsReplay));
+      const estimate = rtf(jsReplay) * (rtf(native) / rtf(jsRest));
+      console.log(`  native on the replay, estimated (mujoco-js replay × native/mujoco-js at rest = ${rtf(jsReplay).toFixed(2)} × ${(rtf(native) / rtf(jsRest)).toFixed(2)}): ${estimate.toFixed(2)}× per core   tandem ${(tandemRtf / estimate).toFixed(2)}× this`);
+    }
+  } catch (e) {
+    console.log(`MuJoCo baseline: failed — ${(e as Error).message}`);
+  }
 }
 
 /**

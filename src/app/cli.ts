@@ -6,6 +6,7 @@ import { commands as statsCommands } from './commands/stats.js';
 import { commands as stationCommands } from './commands/station.js';
 import { commands as simCommands } from './commands/sim.js';
 import { commands as simQueueCommands } from './commands/sim-queue.js';
+import { commands as simExportCommands } from './commands/sim-export.js';
 import { commands as rigCommands } from './commands/rig.js';
 import { commands as rigRolloutCommands } from './commands/rig-rollout.js';
 import { commands as rigModelCommands } from './commands/rig-model.js';
@@ -27,6 +28,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...reportCommands,
   ...simCommands,
   ...simQueueCommands,
+  ...simExportCommands,
   ...rigModelCommands,
   ...rigCommands,
   ...rigRolloutCommands,

@@ -48,6 +48,12 @@ export interface ChromiumRendererOptions {
   readonly startTimeoutMs?: number;
   /** 4× MSAA: smoother edges for ≈3× the draw time on SwiftShader. Default off. */
   readonly antialias?: boolean;
+  /**
+   * Draw into a canvas attached to the page, as the renderer did before 2026-12: the browser then
+   * composites it into the page after every request, for the same pixels. Default off (≈9% less
+   * CPU); kept so tests and the benchmark can compare the two in one run.
+   */
+  readonly attachCanvas?: boolean;
 }
 
 interface Session {
@@ -65,6 +71,7 @@ export class ChromiumRenderer implements Renderer {
   private readonly executablePath: string;
   private readonly startTimeoutMs: number;
   private readonly antialias: boolean;
+  private readonly attachCanvas: boolean;
   private session: Promise<Session> | undefined;
   /** Requests run one after another: the page holds one scene. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -76,6 +83,7 @@ export class ChromiumRenderer implements Renderer {
     this.executablePath = options.executablePath ?? process.env.TANDEM_CHROMIUM ?? DEFAULT_CHROMIUM_PATH;
     this.startTimeoutMs = options.startTimeoutMs ?? 60_000;
     this.antialias = options.antialias ?? false;
+    this.attachCanvas = options.attachCanvas ?? false;
   }
 
   /** How many times a browser was started (0 until the first image is asked for). */
@@ -209,7 +217,7 @@ export class ChromiumRenderer implements Renderer {
       if (!webgl2) {
         throw new RendererUnavailableError('Chromium started, but without WebGL 2 (SwiftShader): check that this chromium build ships SwiftShader (Debian\'s does).');
       }
-      const pageOptions: PageOptions = { antialias: this.antialias };
+      const pageOptions: PageOptions = { antialias: this.antialias, attachCanvas: this.attachCanvas };
       await page.evaluate(([name, o]) => {
         (window as unknown as Record<string, unknown>)[name] = o;
       }, [PAGE_OPTIONS_GLOBAL, pageOptions] as const);

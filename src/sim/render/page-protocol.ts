@@ -32,5 +32,7 @@ export const PAGE_RENDER_FUNCTION = '__tandemRenderFrame';
 /** Set on `window` before the page script runs; fixed for the page's life (WebGL context options). */
 export interface PageOptions {
   readonly antialias: boolean;
+  /** Put the drawing canvas in the page (composited every frame, as before 2026-12); default off. */
+  readonly attachCanvas: boolean;
 }
 export const PAGE_OPTIONS_GLOBAL = '__tandemRenderOptions';
