@@ -5,8 +5,9 @@
  *
  * What is measured and what is assumed:
  * - Robot time is the rollout's stored duration (wall seconds the rig ran the episode).
- * - Operator time is what a session recorded for the rollout when it did; until sessions record
- *   it, the episode itself plus `operatorOverheadS` (placing the layout, resetting, scoring).
+ * - Operator time is what the session journal recorded for the rollout (placing, standing by while
+ *   the rig runs it, scoring, resetting: src/session/operator-time.ts); for a rollout run outside
+ *   a session, the episode itself plus `operatorOverheadS` (marked as an estimate).
  * - Sim CPU time is the sweep worker's wall seconds for the rollout: one worker thread occupies
  *   one core for that long (Node 20 has no per-thread CPU clock), which is also what a cloud
  *   machine bills. On a machine with more workers than cores it over-counts; said in the report.
@@ -34,6 +35,8 @@ export interface PolicyCost {
   readonly operatorHours: number;
   /** How many real rollouts' operator time was recorded (the rest use the overhead estimate). */
   readonly operatorSecondsRecorded: number;
+  /** Per real rollout: the operator seconds costed, and whether a session journal recorded them (else the estimate). */
+  readonly operatorSeconds: readonly { readonly id: number; readonly seconds: number; readonly recorded: boolean }[];
   readonly cpuCoreHours: number;
   readonly realCost: number;
   readonly simCost: number;
@@ -77,11 +80,13 @@ export function costLedger(
   let operatorS = 0;
   let recorded = 0;
   const meanRealS = realKnown.length ? realKnown.reduce((a, b) => a + b, 0) / realKnown.length : 0;
+  const perRollout: { id: number; seconds: number; recorded: boolean }[] = [];
   for (const r of real) {
-    if (r.operatorSeconds !== null && r.operatorSeconds >= 0) {
-      operatorS += r.operatorSeconds;
-      recorded += 1;
-    } else operatorS += (r.durationS ?? meanRealS) + config.operatorOverheadS;
+    const journalled = r.operatorSeconds !== null && r.operatorSeconds >= 0;
+    const seconds = journalled ? r.operatorSeconds! : (r.durationS ?? meanRealS) + config.operatorOverheadS;
+    operatorS += seconds;
+    if (journalled) recorded += 1;
+    perRollout.push({ id: r.id, seconds, recorded: journalled });
   }
   const cpuS = fill(simKnown, sim.length);
   const realCost = (robotS / 3600) * config.robotPerHour + (operatorS / 3600) * config.operatorPerHour;
@@ -95,6 +100,7 @@ export function costLedger(
     robotHours: robotS / 3600,
     operatorHours: operatorS / 3600,
     operatorSecondsRecorded: recorded,
+    operatorSeconds: perRollout,
     cpuCoreHours: cpuS / 3600,
     realCost,
     simCost,

@@ -9,7 +9,9 @@
  * listed with the reason, and a comparison that cannot be made says why instead of a number.
  */
 import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
-import { objectOutcomes, parseObjectOutcomeCounts, type ObjectOutcome } from '../tasks/object-outcomes.js';
+import { objectOutcomes, parseObjectOutcomeCounts } from '../tasks/object-outcomes.js';
+import { classifyObjectFailures, FAILURE_PATTERNS, type FailurePattern } from '../tasks/failure-patterns.js';
+import type { TaskEvent } from '../tasks/task-events.js';
 import { createRng } from '../layouts/random.js';
 import { quantileSorted } from './bootstrap.js';
 import { mmrv, pearson, type PolicyPair } from './correlation.js';
@@ -41,6 +43,8 @@ export interface ReportRollout {
   readonly endStates?: readonly ObjectEndState[] | null;
   /** Sim: the stored counts (with per-object outcome counts since they are kept). */
   readonly counts?: Readonly<Record<string, number>> | null;
+  /** What happened to each object during the episode (empty or absent when nothing watched the table). */
+  readonly taskEvents?: readonly TaskEvent[] | null;
   readonly startedAt?: string;
 }
 
@@ -81,6 +85,8 @@ export interface LayoutPair {
   readonly simRolloutIds: readonly number[];
   readonly real: number | null;
   readonly realRolloutIds: readonly number[];
+  /** This policy's rollouts on this layout that are not counted, and why (awaiting a score, invalid or aborted, another calibration). */
+  readonly notCounted: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly why: string }[];
 }
 
 export interface SideSummary {
@@ -129,12 +135,30 @@ export interface CorrelationReport {
   readonly bootstrap: { readonly resamples: number; readonly used: number; readonly seed: number; readonly unit: 'layout' };
 }
 
+export interface FailureCell {
+  /** Objects of this kind, in this tier and side, that failed this way. */
+  readonly objects: number;
+  /** Objects of this kind, tier and side there were to do (the share's denominator). */
+  readonly of: number;
+  readonly share: number;
+  readonly rolloutIds: readonly number[];
+  /** Of `objects`, how many were classified from the end state alone (their rollout had no usable task events). */
+  readonly fromEndState: number;
+}
+
 export interface FailureRow {
   readonly tier: number;
   readonly kind: string;
-  readonly pattern: ObjectOutcome;
-  readonly sim: { readonly objects: number; readonly of: number; readonly share: number; readonly rolloutIds: readonly number[] };
-  readonly real: { readonly objects: number; readonly of: number; readonly share: number; readonly rolloutIds: readonly number[] };
+  readonly pattern: FailurePattern;
+  readonly sim: FailureCell;
+  readonly real: FailureCell;
+}
+
+/** A rollout whose objects were classified from its end state, and why not from its events. */
+export interface EndStateFallback {
+  readonly id: number;
+  readonly kind: 'sim' | 'real';
+  readonly why: string;
 }
 
 export interface OutOfTimeRow {
@@ -157,7 +181,7 @@ export interface SegregatedRollouts {
   readonly invalidOrAborted: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly policy: string; readonly status: string; readonly reason: string }[];
   readonly otherCalibration: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly calibration: string }[];
   readonly unpairedPolicies: readonly { readonly policy: string; readonly reason: string }[];
-  /** Sim rollouts stored before per-object outcome counts were kept: not in the failure breakdown. */
+  /** Sim rollouts stored before per-object outcome counts and task events were kept: not in the failure breakdown. */
   readonly simWithoutObjectCounts: readonly number[];
 }
 
@@ -171,7 +195,7 @@ export interface PairedReport {
   readonly correlation: CorrelationReport | null;
   readonly correlationUnavailable?: string;
   readonly abComparisons: readonly AbComparison[];
-  readonly failures: { readonly rows: readonly FailureRow[]; readonly outOfTime: readonly OutOfTimeRow[]; readonly notes: readonly string[] };
+  readonly failures: { readonly rows: readonly FailureRow[]; readonly outOfTime: readonly OutOfTimeRow[]; readonly fromEndState: readonly EndStateFallback[]; readonly notes: readonly string[] };
   readonly cost: { readonly config: CostConfig; readonly curve: readonly CostCurvePoint[] };
   readonly segregated: SegregatedRollouts;
 }
@@ -229,17 +253,24 @@ export function buildPairedReport(input: ReportInput): PairedReport {
   const inCalibration = valid.filter((r) => r.calibration === (r.kind === 'sim' ? simCalibration : realCalibration));
   const awaitingScore = inCalibration.filter((r) => r.progress === null);
   const scored = inCalibration.filter((r) => r.progress !== null);
+  const scoredIds = new Set(scored.map((r) => r.id));
 
   const label = new Map(input.policies.map((p) => [p.key, p.label]));
   const policies: PolicyReport[] = [];
   const unpaired: { policy: string; reason: string }[] = [];
   for (const p of input.policies) {
     const mine = scored.filter((r) => r.policy === p.key);
-    const byLayout = new Map<number, { sim: ReportRollout[]; real: ReportRollout[] }>();
-    for (const r of mine) {
-      let e = byLayout.get(r.layoutIndex);
-      if (!e) byLayout.set(r.layoutIndex, (e = { sim: [], real: [] }));
-      e[r.kind].push(r);
+    const byLayout = new Map<number, { sim: ReportRollout[]; real: ReportRollout[]; notCounted: LayoutPair['notCounted'][number][] }>();
+    const entry = (i: number) => {
+      let e = byLayout.get(i);
+      if (!e) byLayout.set(i, (e = { sim: [], real: [], notCounted: [] }));
+      return e;
+    };
+    for (const r of mine) entry(r.layoutIndex)[r.kind].push(r);
+    for (const r of rows) {
+      if (r.policy !== p.key || scoredIds.has(r.id)) continue;
+      const why = r.status !== 'valid' ? `${r.status}: ${r.statusReason ?? r.outcome ?? r.status}` : r.calibration !== (r.kind === 'sim' ? simCalibration : realCalibration) ? `ran with another calibration (${short(r.calibration)})` : 'awaits an operator score';
+      entry(r.layoutIndex).notCounted.push({ id: r.id, kind: r.kind, why });
     }
     const layouts: LayoutPair[] = [...byLayout.entries()]
       .sort((a, b) => a[0] - b[0])
@@ -250,6 +281,7 @@ export function buildPairedReport(input: ReportInput): PairedReport {
         simRolloutIds: e.sim.map((r) => r.id),
         real: e.real.length ? mean(e.real.map((r) => r.progress!)) : null,
         realRolloutIds: e.real.map((r) => r.id),
+        notCounted: e.notCounted,
       }));
     const paired = layouts.filter((l) => l.sim !== null && l.real !== null);
     const pairedSet = new Set(paired.map((l) => l.layoutIndex));
@@ -308,6 +340,7 @@ export function buildPairedReport(input: ReportInput): PairedReport {
     correlation = correlate(pairedPolicies, seed, resamples);
   }
 
+  const failures = failureBreakdown(input.task, input.layoutSet.layouts, scored);
   return {
     task: input.task.id,
     layoutSet: input.layoutSet.sha256,
@@ -318,14 +351,14 @@ export function buildPairedReport(input: ReportInput): PairedReport {
     correlation,
     ...(correlationUnavailable ? { correlationUnavailable } : {}),
     abComparisons: abComparisons(pairedPolicies, scored, label),
-    failures: failureBreakdown(input.task, input.layoutSet.layouts, scored),
+    failures: { rows: failures.rows, outOfTime: failures.outOfTime, fromEndState: failures.fromEndState, notes: failures.notes },
     cost: { config: costConfig, curve: costCurve(policies) },
     segregated: {
       awaitingScore: awaitingScore.map((r) => r.id),
       invalidOrAborted: invalidOrAborted.map((r) => ({ id: r.id, kind: r.kind, policy: label.get(r.policy) ?? r.policy, status: r.status, reason: r.statusReason ?? r.outcome ?? r.status })),
       otherCalibration: otherCalibration.map((r) => ({ id: r.id, kind: r.kind, calibration: r.calibration })),
       unpairedPolicies: unpaired,
-      simWithoutObjectCounts: scored.filter((r) => r.kind === 'sim' && !(r.counts && parseObjectOutcomeCounts(r.counts))).map((r) => r.id),
+      simWithoutObjectCounts: failures.simLeftOut,
     },
   };
 }
@@ -421,57 +454,81 @@ function abComparisons(policies: readonly PolicyReport[], scored: readonly Repor
   return out;
 }
 
-const PATTERNS: readonly ObjectOutcome[] = ['off-table', 'knocked-over', 'left-undone'];
+type FailureBreakdown = PairedReport['failures'] & { readonly simLeftOut: readonly number[] };
 
-function failureBreakdown(task: TaskDefinition, layouts: readonly Layout[], scored: readonly ReportRollout[]): PairedReport['failures'] {
-  type Cell = { objects: number; rolloutIds: Set<number> };
+function failureBreakdown(task: TaskDefinition, layouts: readonly Layout[], scored: readonly ReportRollout[]): FailureBreakdown {
+  type Cell = { objects: number; fromEndState: number; rolloutIds: Set<number> };
   const cells = new Map<string, { sim: Cell; real: Cell }>();
   const totals = new Map<string, { sim: number; real: number }>();
   const key = (tier: number, kind: string): string => `${tier}\u0000${kind}`;
-  const add = (r: ReportRollout, outcome: ObjectOutcome, kind: string, n: number): void => {
+  /** n objects of `kind` in rollout r: a target of the task (counted in the share's total), failed as `pattern` or not at all. */
+  const add = (r: ReportRollout, kind: string, n: number, target: boolean, pattern: FailurePattern | undefined, fromEndState: boolean): void => {
     const tk = key(r.tier, kind);
     const t = totals.get(tk) ?? { sim: 0, real: 0 };
-    if (outcome !== 'not-a-target') t[r.kind] += n;
+    if (target) t[r.kind] += n;
     totals.set(tk, t);
-    if (!PATTERNS.includes(outcome)) return;
-    const ck = `${tk}\u0000${outcome}`;
+    if (!pattern) return;
+    const ck = `${tk}\u0000${pattern}`;
     let c = cells.get(ck);
-    if (!c) cells.set(ck, (c = { sim: { objects: 0, rolloutIds: new Set() }, real: { objects: 0, rolloutIds: new Set() } }));
+    if (!c) cells.set(ck, (c = { sim: { objects: 0, fromEndState: 0, rolloutIds: new Set() }, real: { objects: 0, fromEndState: 0, rolloutIds: new Set() } }));
     c[r.kind].objects += n;
+    if (fromEndState) c[r.kind].fromEndState += n;
     if (n > 0) c[r.kind].rolloutIds.add(r.id);
   };
+  const endStatePattern = (o: string): FailurePattern | undefined => (o === 'off-table' || o === 'knocked-over' || o === 'left-undone' ? o : undefined);
   const notes: string[] = [];
+  const fallbacks: EndStateFallback[] = [];
   let realWithoutEndStates = 0;
+  const simLeftOut: number[] = [];
   for (const r of scored) {
+    const layout = layouts[r.layoutIndex];
+    const events = r.taskEvents ?? [];
+    const outcomeCounts = r.kind === 'sim' && r.counts ? parseObjectOutcomeCounts(r.counts) : undefined;
+    const endStates = r.kind === 'real' && r.endStates && r.endStates.length > 0 ? r.endStates : undefined;
+    let why: string;
+    if (events.length > 0) {
+      const c = classifyObjectFailures(task, layout, { events, endStates, outcomeCounts, ranFullLength: r.outcome === 'completed' });
+      if (c.ok) {
+        for (const o of c.objects) add(r, o.kind, 1, o.result !== 'not-a-target', o.result === 'done' || o.result === 'not-a-target' ? undefined : o.result, false);
+        continue;
+      }
+      why = c.why;
+    } else why = 'no task events were stored with it';
+    // The end-state classifier: where each object ended, not how it got there.
     if (r.kind === 'real') {
-      if (!r.endStates || r.endStates.length === 0) {
+      if (!endStates) {
         realWithoutEndStates += 1;
         continue;
       }
-      for (const o of objectOutcomes(task, layouts[r.layoutIndex], r.endStates)) add(r, o.outcome, o.kind, 1);
+      fallbacks.push({ id: r.id, kind: r.kind, why });
+      for (const o of objectOutcomes(task, layout, endStates)) add(r, o.kind, 1, o.outcome !== 'not-a-target', endStatePattern(o.outcome), true);
     } else {
-      const parsed = r.counts ? parseObjectOutcomeCounts(r.counts) : undefined;
-      if (!parsed) continue;
-      for (const o of parsed) add(r, o.outcome, o.kind, o.n);
+      if (!outcomeCounts) {
+        simLeftOut.push(r.id);
+        continue;
+      }
+      fallbacks.push({ id: r.id, kind: r.kind, why });
+      for (const o of outcomeCounts) add(r, o.kind, o.n, o.outcome !== 'not-a-target', endStatePattern(o.outcome), true);
     }
   }
-  if (realWithoutEndStates > 0) notes.push(`${realWithoutEndStates} real rollout${realWithoutEndStates === 1 ? ' was' : 's were'} scored without per-object end states and ${realWithoutEndStates === 1 ? 'is' : 'are'} not in the breakdown.`);
-  notes.push(
-    "'Never grasped' and 'dropped in transit' cannot be told apart from an end state: both leave the object on the table, not done ('left undone'). Telling them apart needs per-object task events (grasped, released), which tandem does not record yet (a sim-v2 item).",
-  );
+  if (realWithoutEndStates > 0) notes.push(`${realWithoutEndStates} real rollout${realWithoutEndStates === 1 ? ' was' : 's were'} scored without per-object end states and without task events, and ${realWithoutEndStates === 1 ? 'is' : 'are'} not in the breakdown.`);
+  if (simLeftOut.length > 0) notes.push(`${simLeftOut.length} sim rollout${simLeftOut.length === 1 ? ' was' : 's were'} stored before per-object outcomes and task events were kept, and ${simLeftOut.length === 1 ? 'is' : 'are'} not in the breakdown.`);
+  for (const side of ['sim', 'real'] as const) {
+    const mine = fallbacks.filter((f) => f.kind === side);
+    if (mine.length === 0) continue;
+    const whys = [...new Set(mine.map((f) => f.why))];
+    notes.push(
+      `${mine.length} ${side} rollout${mine.length === 1 ? ' is' : 's are'} classified from the end state alone (${whys.slice(0, 3).join('; ')}${whys.length > 3 ? '; …' : ''}): there 'left undone' covers both never grasped and dropped in transit. Rollout ids: ${mine.map((f) => f.id).join(', ')}.`,
+    );
+  }
   const rows: FailureRow[] = [];
   for (const [ck, c] of cells) {
     const [tier, kind, pattern] = ck.split('\u0000');
     const t = totals.get(key(Number(tier), kind))!;
-    rows.push({
-      tier: Number(tier),
-      kind,
-      pattern: pattern as ObjectOutcome,
-      sim: { objects: c.sim.objects, of: t.sim, share: t.sim ? c.sim.objects / t.sim : 0, rolloutIds: [...c.sim.rolloutIds] },
-      real: { objects: c.real.objects, of: t.real, share: t.real ? c.real.objects / t.real : 0, rolloutIds: [...c.real.rolloutIds] },
-    });
+    const cell = (side: 'sim' | 'real'): FailureCell => ({ objects: c[side].objects, of: t[side], share: t[side] ? c[side].objects / t[side] : 0, rolloutIds: [...c[side].rolloutIds], fromEndState: c[side].fromEndState });
+    rows.push({ tier: Number(tier), kind, pattern: pattern as FailurePattern, sim: cell('sim'), real: cell('real') });
   }
-  rows.sort((a, b) => a.tier - b.tier || a.kind.localeCompare(b.kind) || Math.max(b.sim.share, b.real.share) - Math.max(a.sim.share, a.real.share));
+  rows.sort((a, b) => a.tier - b.tier || a.kind.localeCompare(b.kind) || Math.max(b.sim.share, b.real.share) - Math.max(a.sim.share, a.real.share) || FAILURE_PATTERNS.indexOf(a.pattern) - FAILURE_PATTERNS.indexOf(b.pattern));
   // Out of time: the episode ran its full length and the task was not done.
   const tiers = [...new Set(scored.map((r) => r.tier))].sort((a, b) => a - b);
   const outOfTime = tiers.map((tier) => {
@@ -482,7 +539,7 @@ function failureBreakdown(task: TaskDefinition, layouts: readonly Layout[], scor
     };
     return { tier, sim: side('sim'), real: side('real') };
   });
-  return { rows, outOfTime, notes };
+  return { rows, outOfTime, fromEndState: fallbacks, simLeftOut, notes };
 }
 
 /** Policies in the order given (iterations), cumulative cost of evaluating each way. */

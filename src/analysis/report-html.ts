@@ -5,6 +5,7 @@
  */
 import type { PairedReport, PolicyReport } from './paired-report.js';
 import { escapeXml as esc, reportFigures } from './report-figures.js';
+import { FAILURE_PATTERN_WORDS } from '../tasks/failure-patterns.js';
 
 export interface ReportMeta {
   /** When it was generated (ISO 8601), from the caller's clock. */
@@ -58,12 +59,6 @@ function tierTable(p: PolicyReport): string {
   return `<table><tr><th class="l">${esc(p.label)}</th><th>layouts</th><th>sim rollouts</th><th>sim</th><th>95%</th><th>real rollouts</th><th>real</th><th>95%</th></tr>${rows.join('')}</table>`;
 }
 
-const PATTERN_WORDS: Record<string, string> = {
-  'off-table': 'knocked off the table',
-  'knocked-over': 'knocked over',
-  'left-undone': 'left undone (never grasped or dropped in transit)',
-};
-
 export function renderReportHtml(r: PairedReport, meta: ReportMeta): string {
   const figs = reportFigures(r);
   const fig = (name: string, caption: string): string => {
@@ -107,9 +102,12 @@ export function renderReportHtml(r: PairedReport, meta: ReportMeta): string {
   const fails = r.failures.rows.filter((f) => f.sim.objects + f.real.objects > 0);
   const failTable = fails.length
     ? `<table><tr><th class="l">tier</th><th class="l">object</th><th class="l">failure pattern</th><th>sim</th><th>share of sim objects</th><th>real</th><th>share of real objects</th></tr>${fails
-        .map((f) => `<tr><td class="l">${f.tier}</td><td class="l">${esc(f.kind)}</td><td class="l w">${esc(PATTERN_WORDS[f.pattern] ?? f.pattern)}</td><td>${f.sim.objects}/${f.sim.of}</td><td>${f.sim.of ? pct(f.sim.share) : '–'}</td><td>${f.real.objects}/${f.real.of}</td><td>${f.real.of ? pct(f.real.share) : '–'}</td></tr>`)
+        .map((f) => `<tr><td class="l">${f.tier}</td><td class="l">${esc(f.kind)}</td><td class="l w">${esc(FAILURE_PATTERN_WORDS[f.pattern] ?? f.pattern)}</td><td>${f.sim.objects}/${f.sim.of}${f.sim.fromEndState ? '†' : ''}</td><td>${f.sim.of ? pct(f.sim.share) : '–'}</td><td>${f.real.objects}/${f.real.of}${f.real.fromEndState ? '†' : ''}</td><td>${f.real.of ? pct(f.real.share) : '–'}</td></tr>`)
         .join('')}</table>`
     : '<p class="note">No failed objects in the scored rollouts.</p>';
+  const failKey = fails.some((f) => f.sim.fromEndState || f.real.fromEndState)
+    ? '<p class="note">† some of these objects are classified from the end state alone (their rollouts have no usable task events; listed below).</p>'
+    : '';
   const ootTable = `<table><tr><th class="l">tier</th><th>sim rollouts out of time</th><th>real rollouts out of time</th></tr>${r.failures.outOfTime
     .map((o) => `<tr><td class="l">${o.tier}</td><td>${o.sim.rollouts}/${o.sim.of}</td><td>${o.real.rollouts}/${o.real.of}</td></tr>`)
     .join('')}</table>`;
@@ -155,15 +153,16 @@ ${fig('control-variate', 'Grey: real rollouts alone. Blue: the same real rollout
 ${ab}
 
 <h2>6. How they fail</h2>
-<p class="note">Per tier and object kind, from the sim's measured end states and the operators' scored ones (pooled over the policies above).</p>
+<p class="note">Per tier and object kind, pooled over the policies above: how each object that was not done failed, read from its rollout's task events (grasped, released, entered or left a region, knocked over, off the table), with the end state (the operator's score; the sim's measured one) deciding whether it failed at all. Out of time: still in a hand when the episode ran its length.</p>
 ${failTable}
+${failKey}
 ${ootTable}
 ${r.failures.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
 
 <h2>7. What it cost</h2>
 ${fig('cost', 'Policies in the order given. Real only: the real rollouts a real-only evaluation needs for the same interval width. Sim-enabled: the real rollouts run plus the sim sweep.')}
 <table><tr><th class="l">policy</th><th>real rollouts</th><th>robot time</th><th>operator time</th><th>real cost</th><th>sim rollouts</th><th>CPU core time</th><th>sim cost</th><th>real-only, same precision</th></tr>${costRows}</table>
-<p class="note">Prices (edit with <code>--cost FILE</code>): operator ${cfg.operatorPerHour} ${esc(cur)}/h, rig ${cfg.robotPerHour} ${esc(cur)}/h, ${cfg.cpuCorePerHour} ${esc(cur)} per CPU core-hour. Robot time is each real rollout's stored duration. *Operator time is the episode plus ${cfg.operatorOverheadS} s of placing, resetting and scoring per rollout where no session recorded it. Sim CPU time is each sweep worker's wall time (one thread holds one core; an over-count when workers outnumber cores).</p>
+<p class="note">Prices (edit with <code>--cost FILE</code>): operator ${cfg.operatorPerHour} ${esc(cur)}/h, rig ${cfg.robotPerHour} ${esc(cur)}/h, ${cfg.cpuCorePerHour} ${esc(cur)} per CPU core-hour. Robot time is each real rollout's stored duration. Operator time is what each rollout's evaluation-session journal recorded: placing the layout, standing by while the rig runs it, scoring, resetting. *Where no session journal has a rollout (it ran outside a session), the episode plus ${cfg.operatorOverheadS} s of placing, resetting and scoring is assumed. Sim CPU time is each sweep worker's wall time (one thread holds one core; an over-count when workers outnumber cores).</p>
 </body></html>
 `;
 }

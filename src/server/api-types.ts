@@ -209,6 +209,19 @@ export interface RolloutRun {
 
 // ---- compare: real vs sim for one policy on one layout set ---------------------------------
 
+/**
+ * GET /api/compare/report: the paired report's data for a policy list on a layout set — exactly
+ * `tandem report --json`'s (PairedReport in src/analysis/paired-report.ts, with otherLayoutSets and
+ * operatorTime) — plus whether its real side is the emulated cell. The UI reads it with the
+ * PairedReport type from src/analysis; here it stays opaque, as this room imports no analysis.
+ */
+export interface CompareReportExtras {
+  readonly realOnEmulatedCell: boolean;
+  /** The tier of every layout of the set, by index (layouts without rollouts too). */
+  readonly layoutTiers: readonly number[];
+}
+export type CompareReport = Record<string, unknown> & CompareReportExtras;
+
 /** A policy and a layout set that have stored rollouts, for the compare view's picker. */
 export interface CompareChoice {
   readonly policy: { readonly id: number; readonly name: string; readonly spec: string };

@@ -6,7 +6,12 @@
  */
 import { summarizeByTier, type TierSummary } from '../analysis/tier-summary.js';
 import type { RolloutRecord } from '../store/records.js';
-import type { CompareChoice, CompareLayoutRow, CompareSide, CompareTierRow, CompareTierSide, CompareView } from './api-types.js';
+import type { CompareChoice, CompareLayoutRow, CompareReport, CompareSide, CompareTierRow, CompareTierSide, CompareView } from './api-types.js';
+import { ReportInputError } from '../analysis/paired-report.js';
+import type { LayoutSet } from '../layouts/layout-set.js';
+import { ApiRefusal } from './request-checks.js';
+import { parseLayoutSetSha } from './request-bodies.js';
+import type { StoredReport, StoredReportOptions } from './report-data.js';
 
 /** Bootstrap seed of the compare view's intervals: fixed, so a reload shows the same numbers. */
 const INTERVAL_SEED = 0;
@@ -68,4 +73,44 @@ export function compareChoices(rollouts: readonly RolloutRecord[], policyOf: (id
     byKey.set(key, e);
   }
   return [...byKey.values()].sort((a, b) => b.last - a.last).map((e) => ({ policy: policyOf(e.policyId), layoutSet: e.sha, task: taskOf(e.sha), realRollouts: e.real, simRollouts: e.sim }));
+}
+
+/**
+ * GET /api/compare/report?layoutSet=SHA[&policies=ID,ID,…][&simCalibration=SHA][&realCalibration=SHA]:
+ * the paired report of these policies (store ids or specs, in iteration order; default every
+ * policy with rollouts on the set, oldest first) — `tandem report --json`'s data. Pure parsing;
+ * the station builds it on its report thread.
+ */
+export function compareReportQuery(params: URLSearchParams, o: { loadLayoutSet(sha: string): LayoutSet | undefined; policiesOnSet(sha: string): readonly number[] }): StoredReportOptions {
+  const sha = parseLayoutSetSha(params.get('layoutSet') ?? '');
+  const layoutSet = o.loadLayoutSet(sha);
+  if (!layoutSet) throw new ApiRefusal(404, `There is no layout set ${sha.slice(0, 12)}… in the store.`);
+  const listed = (params.get('policies') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  const policies = listed.length > 0 ? listed : o.policiesOnSet(sha).map(String);
+  if (policies.length === 0) throw new ApiRefusal(404, `No policy has rollouts on layout set ${sha.slice(0, 12)}… yet: run rollouts on the rig and a sim sweep on it first.`);
+  const calibration = (name: string): string | undefined => {
+    const v = params.get(name);
+    if (v === null || v === '') return undefined;
+    if (!/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(v)) throw new ApiRefusal(400, `${name} must be a calibration's 64-character hex SHA-256, not '${v.slice(0, 80)}'.`);
+    return v;
+  };
+  const simCalibration = calibration('simCalibration');
+  const realCalibration = calibration('realCalibration');
+  return { policies, layoutSet, ...(simCalibration ? { simCalibration } : {}), ...(realCalibration ? { realCalibration } : {}) };
+}
+
+/** The report as the compare view gets it: a refusal in words (400) when it cannot be made as asked. */
+export async function compareReport(build: (o: StoredReportOptions) => Promise<StoredReport>, options: StoredReportOptions, isCellMarker: (sha: string) => boolean): Promise<CompareReport> {
+  let report: StoredReport;
+  try {
+    report = await build(options);
+  } catch (e) {
+    if (e instanceof ReportInputError) throw new ApiRefusal(400, e.message);
+    throw e;
+  }
+  const realOnEmulatedCell = (report.realCalibration ?? '').split(',').some((h) => h !== '' && isCellMarker(h));
+  return { ...report, realOnEmulatedCell, layoutTiers: options.layoutSet.layouts.map((l) => l.tier) };
 }

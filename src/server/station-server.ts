@@ -17,6 +17,7 @@
  *   GET  /api/compare/choices      policies × layout sets with stored rollouts
  *   GET  /api/compare?policy=ID&layoutSet=SHA   real vs sim task progress per layout and per tier
  *   GET  /api/compare/replay?policy=ID&layoutSet=SHA&layout=N   a recorded real episode's joint states beside its sim twin's, with the joint error
+ *   GET  /api/compare/report?layoutSet=SHA[&policies=ID,…][&simCalibration=SHA][&realCalibration=SHA]   the paired report's data, as 'tandem report --json'
  *   GET  /api/layout-sets/SHA/layouts/N         one layout (the 3D view)
  *   GET  /api/rig/urdf             the rig's URDF (the 3D view's arms)
  *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed
@@ -29,7 +30,8 @@ import type { Store } from '../store/store.js';
 import { EVENTS_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
 import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet } from './request-bodies.js';
-import { compareChoices, compareView } from './compare-view.js';
+import { compareChoices, compareReport, compareReportQuery, compareView } from './compare-view.js';
+import { ReportThread } from './report-thread.js';
 import { pickReplayPair, readTrace, replayView } from './replay-view.js';
 import { EpisodeExportError } from '../record/episode-streams.js';
 import { rigToUrdf } from '../rig/urdf.js';
@@ -94,6 +96,8 @@ export class StationServer {
   readonly token: string;
   private readonly http: Server;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
+  /** The compare view's paired reports are built off this thread (it also runs the rig's loop). */
+  private readonly reports: ReportThread;
   private port = 0;
   private streamTimer: NodeJS.Timeout | undefined;
   private run: RolloutRun | null = null;
@@ -102,6 +106,7 @@ export class StationServer {
   private starting = false;
 
   constructor(private readonly o: StationServerOptions) {
+    this.reports = new ReportThread(o.store.file);
     this.token = o.token ?? newToken();
     this.http = createServer((req, res) => void this.handle(req, res));
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
@@ -134,6 +139,7 @@ export class StationServer {
   /** Stops the stream and the listener; the rollout in flight (if any) is stopped by the rig host's close. */
   async close(): Promise<void> {
     clearInterval(this.streamTimer);
+    await this.reports.close();
     for (const ws of this.wss.clients) ws.close(1001, 'station shutting down');
     this.wss.close();
     this.http.closeAllConnections();
@@ -254,6 +260,10 @@ export class StationServer {
     if (get && path === '/api/compare/choices') {
       return { body: compareChoices(store.listRollouts(), (id) => this.policyView(id), views.taskOf) };
     }
+    if (get && path === '/api/compare/report') {
+      const options = compareReportQuery(url.searchParams, { loadLayoutSet: (sha) => store.loadLayoutSet(sha), policiesOnSet: (sha) => [...new Set(store.listRollouts({ layoutSetSha256: sha }).map((r) => r.policyId))].sort((a, b) => a - b) });
+      return { body: await compareReport((o) => this.reports.build(o), options, views.isCellMarker) };
+    }
     if (get && path === '/api/compare/replay') {
       const policyId = parseId(url.searchParams.get('policy') ?? '', 'policy');
       const sha = parseLayoutSetSha(url.searchParams.get('layoutSet') ?? '');
@@ -316,7 +326,7 @@ export class StationServer {
       return { body: this.stopRun() };
     }
     if (path.startsWith('/api/')) {
-      const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay'];
+      const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay', '/api/compare/report'];
       if (known.includes(path) || one || layoutOne) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     throw new ApiRefusal(404, `There is nothing at ${path}.`);

@@ -16,6 +16,7 @@ import { endStatesFromCount } from './score-entry.js';
 import { recoverEpisodeFile } from '../record/recover.js';
 import { JOURNAL, progressLine, sessionProgress, slotStates, type SessionProgress, type SlotState } from './journal-state.js';
 import { checkPlanLayoutSet, serializeSessionPlan, specOf, type SessionPlan } from './plan.js';
+import { abVerdictSoFar } from './ab-verdict.js';
 import { NO_INTERLOCKS, NO_PROJECTOR, type InterlockSource, type OperatorStep, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
 
 export const DEFAULT_BREAK_EVERY_S = 30 * 60;
@@ -98,6 +99,8 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
   const stopped = (why: string): SessionRunResult => ({ ended: false, stoppedBecause: why, progress: progress() });
   /** Seconds since t0, or what a simulated operator says it took. */
   const took = (t0: number, a: { simulatedS?: number }): number => Math.round((a.simulatedS ?? (now() - t0) / 1000) * 1000) / 1000;
+  /** Pairs the live A/B verdict was last said for (it is said again only when a pair completes). */
+  let saidPairs = 0;
 
   for (;;) {
     if (o.signal.aborted) return stopped('stopped with Ctrl-C');
@@ -220,6 +223,12 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
           journal({ action: JOURNAL.breakReminder, operatorS: took(tb, b) });
         }
         operator.say(progressLine(progress()));
+        // A two-policy session: whether the A/B answer is already clear, each time a pair completes.
+        const verdict = abVerdictSoFar(plan, store.listSessionJournal(id));
+        if (verdict && verdict.pairs > saidPairs) {
+          saidPairs = verdict.pairs;
+          operator.say(`A/B so far: ${verdict.sentence}`);
+        }
         continue;
       }
       case 'decide': {

@@ -1,20 +1,27 @@
 /**
- * The Compare view: for a policy and a layout set, real vs sim task progress side by side — per
- * tier (mean over layouts with a 95% layout-bootstrap interval) and per layout — and the chosen
- * layout in 3D. Numbers come from the station API (src/server/compare-view.ts); nothing is
- * computed here but the drawing.
+ * The Compare view: for policies on a layout set, real vs sim task progress side by side — per
+ * tier (mean over the layouts both sides ran, with 95% layout-bootstrap intervals), per layout,
+ * and across policies (Pearson r and MMRV with their intervals once three policies have paired
+ * data) — and the chosen layout in 3D with its replay. The numbers are the paired report's
+ * (GET /api/compare/report, the same as `tandem report --json`); nothing is computed here but the
+ * drawing, and what the report refuses or leaves out is said in words.
  */
-import type { CompareChoice, CompareSide, CompareTierSide, CompareView as CompareData, RigStatus } from '../../src/server/api-types.js';
+import type { LayoutPair, PolicyReport } from '../../src/analysis/paired-report.js';
+import type { TierSummary } from '../../src/analysis/tier-summary.js';
+import type { CompareChoice, RigStatus } from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { clear, h } from '../dom.js';
 import { Table3d } from './table-3d.js';
 import { ReplayPanel } from './replay-panel.js';
+import { fetchCompareReport, type CompareReportData } from './report-client.js';
 
 export interface CompareViewHooks {
   report(message: string, error?: boolean): void;
 }
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+const n2 = (x: number | null | undefined): string => (x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(2));
 
 /** A progress bar with its number beside it: the length and the figure say the same thing. */
 function bar(value: number | null, which: 'real' | 'sim', label: string): HTMLElement {
@@ -25,16 +32,23 @@ function bar(value: number | null, which: 'real' | 'sim', label: string): HTMLEl
   return h('span', { class: 'barcell' }, track, h('span', { class: 'barnum' }, value === null ? '—' : value.toFixed(2)), label ? h('span', { class: 'muted small' }, label) : null);
 }
 
-function sideCell(s: CompareSide, which: 'real' | 'sim'): HTMLTableCellElement {
-  const label = s.rollouts === 0 ? 'no rollouts' : `${s.counted} of ${s.rollouts}${s.notCounted ? ` (${s.notCounted} not counted)` : ''}`;
-  return h('td', { class: 'words' }, bar(s.meanProgress, which, label));
-}
-
-function tierCell(t: CompareTierSide | null, which: 'real' | 'sim'): HTMLTableCellElement {
+function tierCell(t: TierSummary | undefined, which: 'real' | 'sim'): HTMLTableCellElement {
   if (!t) return h('td', { class: 'muted' }, 'no scored rollouts');
   // One layout gives a zero-width interval that means nothing: say so instead of "0%–0%".
-  const interval = t.layouts > 1 ? `${pct(t.lower)}–${pct(t.upper)}` : 'no interval from one layout';
-  return h('td', { class: 'words' }, bar(t.meanProgress, which, `${interval} · ${t.layouts} layout${t.layouts === 1 ? '' : 's'}, ${t.rollouts} rollout${t.rollouts === 1 ? '' : 's'}`));
+  const interval = t.layouts > 1 ? `${pct(t.progressInterval.lower)}–${pct(t.progressInterval.upper)}` : 'no interval from one layout';
+  return h('td', { class: 'words' }, bar(t.meanProgress, which, `${interval} · ${plural(t.layouts, 'layout')}, ${plural(t.rollouts, 'rollout')}`));
+}
+
+/** One side of one layout: the counted rollouts' mean, and how many of this side's rollouts count. */
+function layoutCell(l: LayoutPair | undefined, which: 'real' | 'sim'): HTMLTableCellElement {
+  const counted = l ? (which === 'real' ? l.realRolloutIds.length : l.simRolloutIds.length) : 0;
+  const left = l ? l.notCounted.filter((n) => n.kind === which) : [];
+  const total = counted + left.length;
+  const label = total === 0 ? 'no rollouts' : `${counted} of ${total}${left.length ? ` (${left.length} not counted)` : ''}`;
+  const cell = h('td', { class: 'words' }, bar(l ? (which === 'real' ? l.real : l.sim) : null, which, label));
+  // Why each one is left out, on hover and for screen readers.
+  if (left.length) cell.title = left.map((n) => `rollout ${n.id}: ${n.why}`).join('\n');
+  return cell;
 }
 
 function gapText(g: number | null): string {
@@ -43,15 +57,22 @@ function gapText(g: number | null): string {
 }
 
 export class CompareView {
-  private readonly picker = h('select', { id: 'compare-choice' });
+  private readonly setPicker = h('select', { id: 'compare-set' });
+  private readonly policyBoxes = h('div', { id: 'compare-policies', class: 'pickrow', role: 'group', 'aria-label': 'Policies in the comparison' });
+  private readonly policyPicker = h('select', { id: 'compare-policy' });
   private readonly tiers = h('tbody');
   private readonly layouts = h('tbody');
   private readonly heading = h('p', { class: 'muted', id: 'compare-heading' }, 'Loading…');
+  private readonly refusal = h('p', { id: 'compare-refusal', role: 'alert' });
+  private readonly across = h('div', { id: 'compare-correlation' });
+  private readonly leftOut = h('div', { id: 'compare-left-out', class: 'small' });
   private readonly scene = new Table3d();
   private readonly sceneNote = h('p', { class: 'muted', id: 'compare-3d-note' }, 'Pick a layout in the table to see it on the table in 3D.');
   private readonly replay = new ReplayPanel(this.scene);
   private choices: CompareChoice[] = [];
-  private data: CompareData | null = null;
+  /** Policies the operator unticked, per layout set. */
+  private readonly unticked = new Map<string, Set<number>>();
+  private data: CompareReportData | null = null;
   private selectedLayout: number | null = null;
   private urdfLoaded = false;
   private shown = false;
@@ -60,8 +81,16 @@ export class CompareView {
     root: HTMLElement,
     private readonly hooks: CompareViewHooks,
   ) {
-    this.picker.onchange = () => void this.load().catch((e: Error) => this.hooks.report(e.message, true));
-    const tierTable = h('table', { id: 'compare-tiers' }, h('thead', {}, h('tr', {}, ...['tier', 'real (mean, 95% interval)', 'sim (mean, 95% interval)', 'real − sim'].map((t) => h('th', {}, t)))), this.tiers);
+    const failed = (e: Error): void => this.hooks.report(e.message, true);
+    this.setPicker.onchange = () => {
+      this.fillPolicies();
+      void this.load().catch(failed);
+    };
+    this.policyPicker.onchange = () => void this.drawLayouts().catch(failed);
+    this.refusal.hidden = true;
+    this.policyBoxes.style.flexWrap = 'wrap';
+    this.policyBoxes.style.marginTop = '0.5rem';
+    const tierTable = h('table', { id: 'compare-tiers' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', 'real (mean, 95% interval)', 'sim, same layouts', 'sim, every layout', 'real − sim'].map((t) => h('th', {}, t)))), this.tiers);
     const layoutTable = h('table', { id: 'compare-layouts' }, h('thead', {}, h('tr', {}, ...['layout', 'tier', 'real', 'sim', 'real − sim'].map((t) => h('th', {}, t)))), this.layouts);
     root.append(
       h(
@@ -70,9 +99,18 @@ export class CompareView {
         h(
           'div',
           {},
-          h('div', { class: 'panel' }, h('h2', {}, 'Real vs sim'), h('div', { class: 'pickrow' }, h('label', { for: 'compare-choice' }, 'Policy on layout set'), this.picker), this.heading),
+          h(
+            'div',
+            { class: 'panel' },
+            h('h2', {}, 'Real vs sim'),
+            h('div', { class: 'pickrow' }, h('label', { for: 'compare-set' }, 'Layout set'), this.setPicker),
+            this.policyBoxes,
+            this.heading,
+            this.refusal,
+          ),
+          h('div', { class: 'panel' }, h('h2', {}, 'Across policies'), this.across, this.leftOut),
           h('div', { class: 'panel' }, h('h2', {}, 'Per tier'), tierTable),
-          h('div', { class: 'panel' }, h('h2', {}, 'Per layout'), layoutTable),
+          h('div', { class: 'panel' }, h('h2', {}, 'Per layout'), h('div', { class: 'pickrow' }, h('label', { for: 'compare-policy' }, 'Policy'), this.policyPicker), layoutTable),
         ),
         h('div', {}, h('div', { class: 'panel', id: 'compare-3d' }, h('h2', {}, 'Layout in 3D'), this.scene.canvas, this.sceneNote), this.replay.root),
       ),
@@ -96,21 +134,27 @@ export class CompareView {
     this.shown = false;
   }
 
-  /** New rollouts stored: refresh the picker and the numbers (when on screen). */
+  /** New rollouts stored: refresh the pickers and the numbers (when on screen). */
   async reload(): Promise<void> {
     if (!this.shown) return;
     this.choices = await api.compareChoices();
-    const keep = this.picker.value;
-    clear(this.picker);
-    for (const c of this.choices) {
-      this.picker.append(h('option', { value: `${c.policy.id}:${c.layoutSet}` }, `${c.policy.name} · ${c.task ?? '?'} · set ${c.layoutSet.slice(0, 10)} · ${c.realRollouts} real, ${c.simRollouts} sim`));
+    const keep = this.setPicker.value;
+    clear(this.setPicker);
+    const sets = [...new Map(this.choices.map((c) => [c.layoutSet, c])).values()];
+    for (const c of sets) {
+      const mine = this.choices.filter((x) => x.layoutSet === c.layoutSet);
+      const real = mine.reduce((a, x) => a + x.realRollouts, 0);
+      const sim = mine.reduce((a, x) => a + x.simRollouts, 0);
+      this.setPicker.append(h('option', { value: c.layoutSet }, `${c.task ?? '?'} · set ${c.layoutSet.slice(0, 10)} · ${plural(mine.length, 'policy', 'policies')} · ${real} real, ${sim} sim`));
     }
-    if (this.choices.length === 0) {
-      this.picker.append(h('option', { value: '' }, 'No rollouts stored yet'));
+    if (sets.length === 0) {
+      this.setPicker.append(h('option', { value: '' }, 'No rollouts stored yet'));
+      clear(this.policyBoxes);
       this.heading.textContent = "Nothing to compare yet: run rollouts on the rig (Rollouts page) and in the sim ('tandem sim sweep --layouts … --policy …') on the same layout set.";
       return;
     }
-    if (keep && Array.from(this.picker.options).some((o) => o.value === keep)) this.picker.value = keep;
+    if (keep && sets.some((s) => s.layoutSet === keep)) this.setPicker.value = keep;
+    this.fillPolicies();
     await this.load();
   }
 
@@ -118,42 +162,163 @@ export class CompareView {
     if (this.shown) this.scene.showArms(rig);
   }
 
-  private async load(): Promise<void> {
-    const [policy, layoutSet] = this.picker.value.split(':');
-    if (!policy || !layoutSet) return;
-    const d = await api.compare(Number(policy), layoutSet);
-    this.data = d;
-    this.heading.textContent = `${d.policy.name}${d.policy.spec && d.policy.spec !== d.policy.name ? ` (${d.policy.spec})` : ''} on ${d.layoutSet.task}, set ${d.layoutSet.sha256.slice(0, 12)} (${d.layoutSet.layoutCount} layout${d.layoutSet.layoutCount === 1 ? '' : 's'}). Task progress 0–1; a rollout counts when it is valid and scored.${d.realOnEmulatedCell ? ' Real here is the emulated cell: a rehearsal, not a result.' : ''}`;
-    clear(this.tiers);
-    for (const t of d.tiers) {
-      const gap = t.real && t.sim ? t.real.meanProgress - t.sim.meanProgress : null;
-      this.tiers.append(h('tr', { class: t.tier === 'all' ? 'total' : undefined, 'data-tier': String(t.tier) }, h('td', {}, t.tier === 'all' ? 'all tiers' : `tier ${t.tier}`), tierCell(t.real, 'real'), tierCell(t.sim, 'sim'), h('td', { class: 'num' }, gapText(gap))));
+  /** One tick box per policy with rollouts on the chosen set, in store order (iterations). */
+  private fillPolicies(): void {
+    const set = this.setPicker.value;
+    const off = this.unticked.get(set) ?? new Set<number>();
+    this.unticked.set(set, off);
+    clear(this.policyBoxes);
+    const mine = this.choices.filter((c) => c.layoutSet === set).sort((a, b) => a.policy.id - b.policy.id);
+    for (const c of mine) {
+      const box = h('input', { type: 'checkbox', id: `compare-policy-${c.policy.id}`, value: c.policy.id, checked: !off.has(c.policy.id) });
+      // The stylesheet sizes every input to its row; a tick box is its own size (styles.css is not this view's).
+      box.style.width = 'auto';
+      box.style.marginRight = '0.375rem';
+      box.onchange = () => {
+        if (box.checked) off.delete(c.policy.id);
+        else off.add(c.policy.id);
+        void this.load().catch((e: Error) => this.hooks.report(e.message, true));
+      };
+      this.policyBoxes.append(h('label', { for: box.id }, box, c.policy.name));
     }
+  }
+
+  private async load(): Promise<void> {
+    const set = this.setPicker.value;
+    if (!set) return;
+    const off = this.unticked.get(set) ?? new Set<number>();
+    const policies = this.choices
+      .filter((c) => c.layoutSet === set && !off.has(c.policy.id))
+      .map((c) => c.policy.id)
+      .sort((a, b) => a - b);
+    if (policies.length === 0) {
+      this.showRefusal('Tick at least one policy to compare.');
+      return;
+    }
+    let d: CompareReportData;
+    try {
+      d = await fetchCompareReport(set, policies);
+    } catch (e) {
+      // A report that cannot be made as asked (two calibrations mixed, …): its reason, in place of the numbers.
+      this.showRefusal((e as Error).message);
+      return;
+    }
+    this.data = d;
+    this.refusal.hidden = true;
+    this.refusal.textContent = '';
+    const layoutCount = d.layoutTiers.length;
+    this.heading.textContent = `${plural(d.policies.length, 'policy', 'policies')} on ${d.task}, set ${d.layoutSet.slice(0, 12)} (${plural(layoutCount, 'layout')}). Task progress 0–1; real and sim are compared over the layouts both ran, a rollout counts when it is valid and scored.${d.realOnEmulatedCell ? ' Real here is the emulated cell: a rehearsal, not a result.' : ''}`;
+    this.drawAcross(d);
+    this.drawTiers(d);
+    const keep = this.policyPicker.value;
+    clear(this.policyPicker);
+    for (const p of d.policies) this.policyPicker.append(h('option', { value: p.key }, p.label));
+    if (keep && d.policies.some((p) => p.key === keep)) this.policyPicker.value = keep;
+    await this.drawLayouts();
+  }
+
+  private showRefusal(text: string): void {
+    this.data = null;
+    this.refusal.hidden = false;
+    this.refusal.textContent = text;
+    this.heading.textContent = 'No comparison for this choice:';
+    for (const el of [this.tiers, this.layouts, this.across, this.leftOut, this.policyPicker]) clear(el);
+    this.selectedLayout = null;
+    this.sceneNote.textContent = 'No layout picked: nothing to compare for this choice.';
+    this.replay.showNote('Nothing to replay for this choice.');
+  }
+
+  /** Pearson r and MMRV with intervals (or why not), the rank violations, the A/B verdicts, and what is left out. */
+  private drawAcross(d: CompareReportData): void {
+    clear(this.across);
+    const c = d.correlation;
+    if (c) {
+      const r = c.pearson.r === null ? `Pearson r undefined (${c.pearson.undefinedBecause ?? 'no spread'})` : `Pearson r ${c.pearson.r.toFixed(2)} [${n2(c.pearson.lower)}, ${n2(c.pearson.upper)}]`;
+      this.across.append(
+        h('p', { id: 'compare-r-mmrv', class: 'words' }, `${r} · MMRV ${c.mmrv.value.toFixed(3)} [${c.mmrv.lower.toFixed(3)}, ${c.mmrv.upper.toFixed(3)}] over ${c.policies} policies (95% bootstrap over layouts, ${c.bootstrap.used} of ${c.bootstrap.resamples} resamples usable).`),
+      );
+      if (c.violations.length === 0) this.across.append(h('p', { class: 'muted' }, 'No rank violations: sim orders these policies as the real rig does.'));
+      else {
+        const list = h('ul', { id: 'compare-violations' });
+        for (const v of c.violations.filter((x) => x.drivesMmrv)) {
+          list.append(h('li', {}, `Sim ranks ${v.policy} (${v.sim.toFixed(2)}) ${v.sim > v.againstSim ? 'above' : 'below'} ${v.against} (${v.againstSim.toFixed(2)}); the real rig the other way (${v.real.toFixed(2)} vs ${v.againstReal.toFixed(2)}, a gap of ${v.size.toFixed(2)}).`));
+        }
+        this.across.append(h('p', {}, `${plural(c.violations.length, 'rank violation')}; the largest per policy (what MMRV averages):`), list);
+      }
+    } else this.across.append(h('p', { id: 'compare-r-mmrv', class: 'words' }, d.correlationUnavailable ?? 'No correlation.'));
+    for (const a of d.abComparisons) this.across.append(h('p', { class: `small${a.verdict.decided ? ' decided' : ''}` }, `${a.a} vs ${a.b}: ${a.verdict.sentence}`));
+    clear(this.leftOut);
+    const s = d.segregated;
+    const lines: string[] = [];
+    for (const u of s.unpairedPolicies) lines.push(`${u.policy}: no paired data (${u.reason}).`);
+    if (s.awaitingScore.length) lines.push(`${plural(s.awaitingScore.length, 'real rollout')} await${s.awaitingScore.length === 1 ? 's' : ''} an operator score and ${s.awaitingScore.length === 1 ? 'is' : 'are'} not counted.`);
+    if (s.invalidOrAborted.length) lines.push(`${plural(s.invalidOrAborted.length, 'invalid or aborted rollout')} left out.`);
+    if (s.otherCalibration.length) lines.push(`${plural(s.otherCalibration.length, 'rollout')} with another calibration left out.`);
+    for (const l of lines) this.leftOut.append(h('p', { class: 'muted' }, l));
+  }
+
+  private drawTiers(d: CompareReportData): void {
+    clear(this.tiers);
+    const tierKeys: (number | 'all')[] = [...new Set(d.layoutTiers)].sort((a, b) => a - b);
+    tierKeys.push('all');
+    for (const p of d.policies) {
+      tierKeys.forEach((tier, i) => {
+        const find = (side: PolicyReport['real']): TierSummary | undefined => side?.tiers.find((t) => t.tier === tier);
+        const real = find(p.real);
+        const sim = find(p.sim);
+        const gap = real && sim ? real.meanProgress - sim.meanProgress : null;
+        this.tiers.append(
+          h(
+            'tr',
+            { class: tier === 'all' ? 'total' : undefined, 'data-tier': String(tier), 'data-policy': p.key },
+            h('td', {}, i === 0 ? p.label : ''),
+            h('td', {}, tier === 'all' ? 'all tiers' : `tier ${tier}`),
+            tierCell(real, 'real'),
+            tierCell(sim, 'sim'),
+            tierCell(find(p.simAllLayouts), 'sim'),
+            h('td', { class: 'num' }, gapText(gap)),
+          ),
+        );
+      });
+    }
+  }
+
+  /** Every layout of the set for the chosen policy. */
+  private async drawLayouts(): Promise<void> {
+    const d = this.data;
+    if (!d) return;
+    const p = d.policies.find((x) => x.key === this.policyPicker.value) ?? d.policies[0];
+    if (!p) return;
     clear(this.layouts);
-    for (const l of d.layouts) {
-      const row = h('tr', { class: `clickable${l.layout === this.selectedLayout ? ' selected' : ''}`, 'data-layout': l.layout, tabindex: 0 }, h('td', { class: 'num' }, `#${l.layout}`), h('td', { class: 'num' }, String(l.tier)), sideCell(l.real, 'real'), sideCell(l.sim, 'sim'), h('td', { class: 'num' }, gapText(l.gap)));
-      row.onclick = () => void this.pickLayout(l.layout);
+    d.layoutTiers.forEach((tier, index) => {
+      const l = p.layouts.find((x) => x.layoutIndex === index);
+      const gap = l && l.real !== null && l.sim !== null ? l.real - l.sim : null;
+      const row = h('tr', { class: `clickable${index === this.selectedLayout ? ' selected' : ''}`, 'data-layout': index, tabindex: 0 }, h('td', { class: 'num' }, `#${index}`), h('td', { class: 'num' }, String(tier)), layoutCell(l, 'real'), layoutCell(l, 'sim'), h('td', { class: 'num' }, gapText(gap)));
+      row.onclick = () => void this.pickLayout(index);
       row.onkeydown = (e) => {
-        if (e.key === 'Enter') void this.pickLayout(l.layout);
+        if (e.key === 'Enter') void this.pickLayout(index);
       };
       this.layouts.append(row);
-    }
-    const first = d.layouts.find((l) => l.real.rollouts + l.sim.rollouts > 0) ?? d.layouts[0];
-    if (first && (this.selectedLayout === null || !d.layouts.some((l) => l.layout === this.selectedLayout))) await this.pickLayout(first.layout);
-    else if (this.selectedLayout !== null) await this.pickLayout(this.selectedLayout);
+    });
+    const first = p.layouts.find((l) => l.realRolloutIds.length + l.simRolloutIds.length > 0)?.layoutIndex ?? 0;
+    if (this.selectedLayout === null || this.selectedLayout >= d.layoutTiers.length) await this.pickLayout(first);
+    else await this.pickLayout(this.selectedLayout);
   }
 
   private async pickLayout(index: number): Promise<void> {
-    if (!this.data) return;
+    const d = this.data;
+    if (!d) return;
+    const p = d.policies.find((x) => x.key === this.policyPicker.value) ?? d.policies[0];
     this.selectedLayout = index;
     this.layouts.querySelectorAll('tr').forEach((tr) => tr.classList.toggle('selected', tr.getAttribute('data-layout') === String(index)));
-    const view = await api.layout(this.data.layoutSet.sha256, index);
-    const row = this.data.layouts.find((l) => l.layout === index);
-    this.sceneNote.textContent = `Layout #${index}, tier ${view.layout.tier}: ${view.layout.objects.length} object${view.layout.objects.length === 1 ? '' : 's'}${view.layout.fixtures.length ? `, ${view.layout.fixtures.map((f) => f.kind).join(', ')}` : ''}. ${row ? `Real ${row.real.meanProgress === null ? '—' : row.real.meanProgress.toFixed(2)}, sim ${row.sim.meanProgress === null ? '—' : row.sim.meanProgress.toFixed(2)}.` : ''} Arms as the rig is now.`;
+    const view = await api.layout(d.layoutSet, index);
+    const row = p?.layouts.find((l) => l.layoutIndex === index);
+    this.sceneNote.textContent = `Layout #${index}, tier ${view.layout.tier}: ${plural(view.layout.objects.length, 'object')}${view.layout.fixtures.length ? `, ${view.layout.fixtures.map((f) => f.kind).join(', ')}` : ''}. ${row ? `Real ${n2(row.real)}, sim ${n2(row.sim)}.` : ''} Arms as the rig is now.`;
     if (!this.scene.problem) this.scene.showLayout(view);
+    if (!p) return;
     try {
-      this.replay.show(await api.replay(this.data.policy.id, this.data.layoutSet.sha256, index));
-      this.sceneNote.textContent = this.sceneNote.textContent!.replace('Arms as the rig is now.', 'Arms as recorded (replay below).');
+      this.replay.show(await api.replay(Number(p.key), d.layoutSet, index));
+      this.sceneNote.textContent = this.sceneNote.textContent.replace('Arms as the rig is now.', 'Arms as recorded (replay below).');
     } catch (e) {
       this.replay.showNote((e as Error).message);
     }

@@ -4,6 +4,7 @@ import { buildPairedReport, ReportInputError, type ReportInput, type ReportRollo
 import { mmrv, pearson } from '../../src/analysis/correlation.js';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import { getTask } from '../../src/tasks/registry.js';
+import type { TaskEvent } from '../../src/tasks/task-events.js';
 
 const task = getTask('bottles-in-the-bin');
 const set = sampleLayoutSet({ task: task.id, tiers: [1, 5], perTier: 6, seed: 3 });
@@ -103,7 +104,7 @@ test('real rollouts awaiting a score, and invalid ones, are listed and left out 
   assert.equal(after.policies[0].real!.tiers.at(-1)!.meanProgress, before.policies[0].real!.tiers.at(-1)!.meanProgress);
 });
 
-test('failure breakdown: knocked over, off the table and left undone, from real end states and sim counts, per tier and object kind', () => {
+test('failure breakdown without task events: knocked over, off the table and left undone, from real end states and sim counts, per tier and object kind', () => {
   nextId = 100;
   const layout = set.layouts.find((l) => l.tier === 5 && l.objects.filter((o) => o.posture === 'upright').length >= 2)!;
   const [a, b, ...rest] = layout.objects.filter((o) => o.posture === 'upright');
@@ -121,7 +122,65 @@ test('failure breakdown: knocked over, off the table and left undone, from real 
   assert.equal(row('off-table').real.objects, 1);
   assert.equal(row('left-undone').sim.objects, 1);
   assert.deepEqual(r.segregated.simWithoutObjectCounts, [oldSim.id]);
-  assert.ok(r.failures.notes.some((n) => /per-object task events/.test(n)));
+  // Neither has task events: both are classified from the end state, and the report says so.
+  assert.deepEqual(r.failures.fromEndState.map((f) => f.id).sort((x, y) => x - y), [real.id, sim.id]);
+  assert.equal(row('knocked-over').real.fromEndState, 1);
+  assert.equal(row('left-undone').sim.fromEndState, 1);
+  assert.ok(r.failures.notes.some((n) => /end state alone/.test(n) && /never grasped and dropped in transit/.test(n)));
   // Out of time: a completed episode that left work undone.
   assert.equal(r.failures.outOfTime.find((o) => o.tier === 5)!.real.rollouts, progress < 1 ? 1 : 0);
+});
+
+test('failure breakdown from task events: each pattern per tier and kind, sim and real side by side, traced to rollout ids', () => {
+  nextId = 200;
+  const layout = set.layouts.find((l) => l.tier === 5 && l.objects.length >= 5)!;
+  const [o1, o2, o3, o4, ...restObjects] = layout.objects.map((o) => o.id);
+  const ev = (timeS: number, kind: TaskEvent['kind'], objectId: string, extra: Partial<TaskEvent> = {}): TaskEvent => ({ timeS, kind, objectId, ...extra });
+  // Sim: o1 into the bin, o2 dropped short, o3 knocked over, o4 knocked off the table, the rest untouched.
+  const simEvents = [
+    ev(1, 'grasped', o1, { arm: 'right' }),
+    ev(2, 'entered-region', o1, { region: 'bin' }),
+    ev(2.2, 'released', o1, { arm: 'right' }),
+    ev(3, 'grasped', o2, { arm: 'right' }),
+    ev(4, 'released', o2, { arm: 'right' }),
+    ev(5, 'knocked-over', o3),
+    ev(6, 'off-table', o4),
+  ];
+  const n = layout.objects.length;
+  const simCounts = { inBin: 1, target: n, offTable: 1, 'objects:done:bottle-500ml': 1, 'objects:off-table:bottle-500ml': 1, 'objects:knocked-over:bottle-500ml': 1, 'objects:left-undone:bottle-500ml': n - 3 };
+  const sim = rollout('good', 'sim', layout.index, 1 / n, { taskEvents: simEvents, counts: simCounts });
+  // Real (the cell's tracker and the scripted operator's score): o1 still in the hand at the end, the rest untouched.
+  const endStates = layout.objects.map((o) => ({ id: o.id, upright: true }));
+  const real = rollout('good', 'real', layout.index, 0, { taskEvents: [ev(40, 'grasped', o1, { arm: 'left' })], endStates });
+  // A second real rollout without events falls back to its end state.
+  const bare = rollout('good', 'real', layout.index, 0, { endStates });
+  const r = buildPairedReport(input([sim, real, bare]));
+  const row = (pattern: string) => r.failures.rows.find((f) => f.tier === 5 && f.pattern === pattern);
+  assert.deepEqual([row('dropped-in-transit')!.sim.objects, row('dropped-in-transit')!.sim.rolloutIds], [1, [sim.id]]);
+  assert.equal(row('knocked-over')!.sim.objects, 1);
+  assert.equal(row('off-table')!.sim.objects, 1);
+  assert.equal(row('never-grasped')!.sim.objects, n - 4);
+  assert.equal(row('never-grasped')!.sim.of, n);
+  assert.equal(row('dropped-in-transit')!.real.objects, 0, 'nothing was dropped on the real side');
+  assert.deepEqual([row('out-of-time')!.real.objects, row('out-of-time')!.real.rolloutIds], [1, [real.id]]);
+  assert.equal(row('never-grasped')!.real.objects, n - 1);
+  assert.deepEqual(row('never-grasped')!.real.rolloutIds, [real.id]);
+  // The bare rollout's objects are all "left undone", marked as from the end state.
+  assert.deepEqual([row('left-undone')!.real.objects, row('left-undone')!.real.fromEndState, row('left-undone')!.real.rolloutIds], [n, n, [bare.id]]);
+  assert.equal(row('never-grasped')!.real.of, 2 * n, 'both real rollouts count in the denominator');
+  assert.deepEqual(r.failures.fromEndState, [{ id: bare.id, kind: 'real', why: 'no task events were stored with it' }]);
+  void restObjects;
+});
+
+test('sim events that disagree with the stored end-state counts fall back to the counts, with the reason', () => {
+  nextId = 300;
+  const layout = set.layouts.find((l) => l.tier === 5)!;
+  const n = layout.objects.length;
+  // The events put nothing in the bin; the end state counted one done.
+  const sim = rollout('good', 'sim', layout.index, 1 / n, { taskEvents: [{ timeS: 1, kind: 'grasped', objectId: layout.objects[0].id, arm: 'right' }], counts: { inBin: 1, target: n, offTable: 0, 'objects:done:bottle-500ml': 1, 'objects:left-undone:bottle-500ml': n - 1 } });
+  const r = buildPairedReport(input([sim]));
+  assert.equal(r.failures.fromEndState.length, 1);
+  assert.match(r.failures.fromEndState[0].why, /events have .* failing where its end state counted/);
+  assert.equal(r.failures.rows.find((f) => f.pattern === 'left-undone')!.sim.objects, n - 1);
+  assert.equal(r.failures.rows.find((f) => f.pattern === 'out-of-time'), undefined);
 });

@@ -24,7 +24,7 @@ const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.5', '
  * A store as sweeps and scored cell rollouts leave it: for each policy, sim on all 8 layouts (3
  * repeats), real (scored, with end states) on the first 5; every bottle, about half, about a third. Returns the data dir.
  */
-function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?: boolean } = {}): string {
+function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?: boolean; session?: boolean } = {}): string {
   const data = join(dir, 'data');
   mkdirSync(data);
   const store = openStore(join(data, 'tandem.sqlite'));
@@ -34,6 +34,8 @@ function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?
     store.putCalibration({ sha256: cal, kind: SIM_CALIBRATION_KIND, version: DEFAULT_SIM_CALIBRATION.version, canonicalJson: simCalibrationJson(DEFAULT_SIM_CALIBRATION) });
     const other = calibrationFixture(SIM_CALIBRATION_KIND, 99, { physicsStepS: 0.004 });
     store.putCalibration(other);
+    // With opts.session, the first policy's real rollouts ran in an evaluation session whose journal timed the operator.
+    const session = opts.session ? store.createSession({ kind: 'real-eval', operator: 'test' }) : undefined;
     SPECS.forEach((spec, pi) => {
       const p = store.upsertPolicy({ spec, name: spec, checkpointSha256: null });
       set.layouts.forEach((layout, i) => {
@@ -47,7 +49,9 @@ function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?
           });
         }
         if (i < 5) {
-          const id = store.insertRollout({ kind: 'real', policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', durationS: 21 });
+          const inSession = session && pi === 0 ? session.id : undefined;
+          const id = store.insertRollout({ kind: 'real', sessionId: inSession ?? null, policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', durationS: 21 });
+          if (inSession !== undefined) journalSlot(store, inSession, i, id);
           const realDone = pi === 0 && i === 0 ? n - 1 : clipped;
           const endStates = layout.objects.map((o, k) => (k < realDone ? { id: o.id, region: 'bin' } : { id: o.id, upright: o.posture === 'upright' ? false : undefined }));
           if (!(opts.unscored && i === 4)) store.insertOperatorScore({ rolloutId: id, endStates, progress: realDone / n, counts: { inBin: realDone, target: n }, operator: 'test' });
@@ -58,6 +62,22 @@ function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?
     store.close();
   }
   return data;
+}
+
+/**
+ * One slot's journal with known times: placed after 40 s (journalled), the rig ran 25 s after the
+ * confirm (timestamps), scored in 12 s, reset in 20 + slot s: 97 + slot operator seconds.
+ */
+function journalSlot(store: ReturnType<typeof openStore>, sessionId: number, slot: number, rolloutId: number): void {
+  const t0 = Date.parse('2026-12-01T09:00:00Z') + slot * 600_000;
+  const at = (s: number): string => new Date(t0 + s * 1000).toISOString();
+  const j = (action: string, s: number, extra: { operatorS?: number; rolloutId?: number } = {}) => store.appendSessionJournal({ sessionId, slot, attempt: 0, action, at: at(s), ...extra });
+  j('shown', 0);
+  j('placed', 40, { operatorS: 40 });
+  j('running', 40.5);
+  j('ran', 65, { rolloutId });
+  j('scored', 77, { operatorS: 12, rolloutId });
+  j('reset', 97 + slot, { operatorS: 20 + slot });
 }
 
 function tempDir(t: { after(fn: () => void): void }): string {
@@ -135,4 +155,29 @@ test('bad input: mixed sim calibrations, unknown policies, bad cost files get on
   const two = await tandem(['report', '--policies', SPECS.slice(0, 2).join(','), '--layouts', 'set.json', '--sim-calibration', cal, '--data', data], dir);
   assert.equal(two.code, 0, two.stderr);
   assert.match(two.stdout, /Correlating sim with real needs at least 3 policies with paired results; only .* have them\./);
+});
+
+test('operator seconds of rollouts run in a session come from its journal; the rest are the stated estimate, marked', async (t) => {
+  const dir = tempDir(t);
+  const data = fillStore(dir, { session: true });
+  const r = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '-o', 'out.html', '--json', '--data', data], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const json = JSON.parse(r.stdout);
+  type Op = { id: number; seconds: number; recorded: boolean };
+  const first = json.policies[0].cost;
+  assert.equal(first.operatorSecondsRecorded, 5);
+  // Slot i: 40 s placing + 25 s standing by + 12 s scoring + (20 + i) s resetting.
+  const expected = [0, 1, 2, 3, 4].map((i) => 97 + i);
+  assert.deepEqual(first.operatorSeconds.map((o: Op) => o.seconds), expected);
+  assert.ok(first.operatorSeconds.every((o: Op) => o.recorded));
+  assert.ok(Math.abs(first.operatorHours - expected.reduce((a, b) => a + b, 0) / 3600) < 1e-12);
+  // The journal rows behind each number are in the JSON.
+  assert.deepEqual(json.operatorTime.map((o: { rolloutId: number }) => o.rolloutId), first.operatorSeconds.map((o: Op) => o.id));
+  assert.deepEqual(json.operatorTime.map((o: { placeS: number; superviseS: number; scoreS: number }) => [o.placeS, o.superviseS, o.scoreS]), expected.map(() => [40, 25, 12]));
+  // Outside a session: the episode (21 s) plus the 90 s default, marked as an estimate.
+  const second = json.policies[1].cost;
+  assert.equal(second.operatorSecondsRecorded, 0);
+  assert.ok(second.operatorSeconds.every((o: Op) => !o.recorded && o.seconds === 21 + 90));
+  const html = readFileSync(join(dir, 'out.html'), 'utf8');
+  assert.match(html, /Operator time is what each rollout's evaluation-session journal recorded/);
 });

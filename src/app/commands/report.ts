@@ -9,13 +9,11 @@ import { join, resolve } from 'node:path';
 import { intOption, requireString, UserError, type CliCommand } from '../command.js';
 import { readLayoutSetFile, readUserFile } from './layouts.js';
 import { withCommandStore } from '../station-store.js';
-import { getTask } from '../../tasks/registry.js';
-import { buildPairedReport, ReportInputError, type PairedReport, type ReportPolicy, type ReportRollout } from '../../analysis/paired-report.js';
+import { ReportInputError, type PairedReport } from '../../analysis/paired-report.js';
+import { storedPairedReport } from '../../server/report-data.js';
 import { renderReportHtml } from '../../analysis/report-html.js';
 import { reportFigures } from '../../analysis/report-figures.js';
 import { checkCostConfig, DEFAULT_COST_CONFIG, type CostConfig } from '../../analysis/cost.js';
-import { SIM_CALIBRATION_KIND } from '../../sim/calibration.js';
-import type { Store } from '../../store/store.js';
 import { tandemVersion } from '../version.js';
 
 function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<CostConfig> | undefined {
@@ -38,61 +36,6 @@ function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<C
     throw new UserError(`The cost config ${file}: ${(e as Error).message}.`);
   }
   return doc as Partial<CostConfig>;
-}
-
-/** The policies a --policies list names: each spec's rows in the store (one per checkpoint). */
-function resolvePolicies(store: Store, specs: readonly string[]): ReportPolicy[] {
-  const all = store.listPolicies();
-  const out: ReportPolicy[] = [];
-  for (const spec of specs) {
-    const rows = all.filter((p) => p.spec === spec || String(p.id) === spec);
-    if (rows.length === 0) throw new UserError(`There is no policy '${spec}' in the store ${store.file}; known specs: ${[...new Set(all.map((p) => p.spec))].join(', ') || 'none yet'}.`);
-    for (const p of rows) {
-      if (out.some((q) => q.key === String(p.id))) throw new UserError(`Policy '${spec}' is named twice in --policies.`);
-      const sameName = all.filter((q) => q.name === p.name).length > 1;
-      out.push({ key: String(p.id), label: sameName ? `${p.name} #${p.id}` : p.name, spec: p.spec, checkpointSha256: p.checkpointSha256 });
-    }
-  }
-  return out;
-}
-
-/** Every rollout of these policies on this layout set, in the report's terms. */
-function reportRollouts(store: Store, policies: readonly ReportPolicy[], layoutSet: string): { rollouts: ReportRollout[]; otherLayoutSets: Record<string, number> } {
-  const kindOf = new Map<string, string>();
-  const calibrationKind = (sha: string): string => {
-    let k = kindOf.get(sha);
-    if (k === undefined) kindOf.set(sha, (k = store.getCalibration(sha)?.kind ?? 'unknown'));
-    return k;
-  };
-  const rollouts: ReportRollout[] = [];
-  const otherLayoutSets: Record<string, number> = {};
-  for (const p of policies) {
-    for (const r of store.listRollouts({ policyId: Number(p.key) })) {
-      if (r.layoutSetSha256 !== layoutSet) {
-        otherLayoutSets[r.layoutSetSha256] = (otherLayoutSets[r.layoutSetSha256] ?? 0) + 1;
-        continue;
-      }
-      // Sim pairs by its sim calibration; the real side by every calibration it ran with.
-      const calibration = r.kind === 'sim' ? r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(',') : r.calibrationSha256s.join(',');
-      rollouts.push({
-        id: r.id,
-        kind: r.kind,
-        policy: p.key,
-        layoutIndex: r.layoutIndex,
-        tier: r.tier,
-        status: r.status,
-        outcome: r.outcome,
-        statusReason: r.statusReason,
-        progress: r.status === 'valid' ? r.effectiveProgress : null,
-        calibration,
-        durationS: r.durationS,
-        endStates: r.latestScore?.endStates ?? null,
-        counts: r.counts,
-        startedAt: r.startedAt,
-      });
-    }
-  }
-  return { rollouts, otherLayoutSets };
 }
 
 function summaryText(r: PairedReport, htmlPath: string | undefined, pngs: readonly string[]): string {
@@ -167,22 +110,18 @@ and left out, never averaged in.`,
       if (v !== undefined && !/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(String(v))) throw new UserError(`--${flag} must be a calibration's 64-character hex SHA-256, not '${String(v)}'.`);
     }
     const { data, storeFile } = await withCommandStore(args.values, io, (store) => {
-      const policies = resolvePolicies(store, specs);
-      const { rollouts, otherLayoutSets } = reportRollouts(store, policies, set.sha256);
       try {
-        const built = buildPairedReport({
-          task: getTask(set.task),
+        const data = storedPairedReport(store, {
+          policies: specs,
           layoutSet: set,
-          policies,
-          rollouts,
           simCalibration: args.values['sim-calibration'] as string | undefined,
           realCalibration: args.values['real-calibration'] as string | undefined,
           cost,
           seed,
         });
-        return { data: { ...built, otherLayoutSets }, storeFile: store.file };
+        return { data, storeFile: store.file };
       } catch (e) {
-        if (e instanceof ReportInputError || e instanceof RangeError) throw new UserError(e.message);
+        if (e instanceof ReportInputError) throw new UserError(e.message);
         throw e;
       }
     });

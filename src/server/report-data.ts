@@ -1,0 +1,113 @@
+/**
+ * The paired report's data from the station store: the policies a list names, their rollouts on
+ * one layout set in the report's terms (with task events and the session journals' operator
+ * seconds), through `buildPairedReport`. One place, so `tandem report --json` and the station
+ * API's compare endpoint give the same numbers for the same store.
+ */
+import { getTask } from '../tasks/registry.js';
+import { buildPairedReport, ReportInputError, type PairedReport, type ReportPolicy, type ReportRollout } from '../analysis/paired-report.js';
+import type { CostConfig } from '../analysis/cost.js';
+import { SIM_CALIBRATION_KIND } from '../sim/calibration.js';
+import { operatorTimeByRollout, type RolloutOperatorTime } from '../session/operator-time.js';
+import type { LayoutSet } from '../layouts/layout-set.js';
+import type { Store } from '../store/store.js';
+
+export interface StoredReportOptions {
+  /** Policy specs as stored (`code:…`, `onnx:…`, `ws://…`) or store ids, in iteration order. */
+  readonly policies: readonly string[];
+  readonly layoutSet: LayoutSet;
+  readonly simCalibration?: string;
+  readonly realCalibration?: string;
+  readonly cost?: Partial<CostConfig>;
+  readonly seed?: number;
+}
+
+export type StoredReport = PairedReport & {
+  /** Rollouts of these policies on other layout sets, per set: counted and left out. */
+  readonly otherLayoutSets: Record<string, number>;
+  /** Each real rollout's operator seconds as its session journal has them (place, supervise, score, reset). */
+  readonly operatorTime: readonly RolloutOperatorTime[];
+};
+
+/** The policies a list names: each spec's rows in the store (one per checkpoint). */
+export function resolveReportPolicies(store: Store, specs: readonly string[]): ReportPolicy[] {
+  const all = store.listPolicies();
+  const out: ReportPolicy[] = [];
+  for (const spec of specs) {
+    const rows = all.filter((p) => p.spec === spec || String(p.id) === spec);
+    if (rows.length === 0) throw new ReportInputError(`There is no policy '${spec}' in the store ${store.file}; known specs: ${[...new Set(all.map((p) => p.spec))].join(', ') || 'none yet'}.`);
+    for (const p of rows) {
+      if (out.some((q) => q.key === String(p.id))) throw new ReportInputError(`Policy '${spec}' is named twice in the policy list (--policies).`);
+      const sameName = all.filter((q) => q.name === p.name).length > 1;
+      out.push({ key: String(p.id), label: sameName ? `${p.name} #${p.id}` : p.name, spec: p.spec, checkpointSha256: p.checkpointSha256 });
+    }
+  }
+  return out;
+}
+
+/** Every rollout of these policies on this layout set, in the report's terms. */
+function reportRollouts(store: Store, policies: readonly ReportPolicy[], layoutSet: string): { rollouts: ReportRollout[]; otherLayoutSets: Record<string, number>; operatorTime: RolloutOperatorTime[] } {
+  const kindOf = new Map<string, string>();
+  const calibrationKind = (sha: string): string => {
+    let k = kindOf.get(sha);
+    if (k === undefined) kindOf.set(sha, (k = store.getCalibration(sha)?.kind ?? 'unknown'));
+    return k;
+  };
+  const rollouts: ReportRollout[] = [];
+  const otherLayoutSets: Record<string, number> = {};
+  // A real rollout run in an evaluation session: its operator seconds are in that session's journal.
+  const journals = new Map<number, Map<number, RolloutOperatorTime>>();
+  const operatorTime: RolloutOperatorTime[] = [];
+  const journalled = (sessionId: number, rolloutId: number): RolloutOperatorTime | undefined => {
+    let m = journals.get(sessionId);
+    if (!m) journals.set(sessionId, (m = operatorTimeByRollout(store.listSessionJournal(sessionId))));
+    return m.get(rolloutId);
+  };
+  for (const p of policies) {
+    for (const r of store.listRollouts({ policyId: Number(p.key) })) {
+      if (r.layoutSetSha256 !== layoutSet) {
+        otherLayoutSets[r.layoutSetSha256] = (otherLayoutSets[r.layoutSetSha256] ?? 0) + 1;
+        continue;
+      }
+      const op = r.kind === 'real' && r.sessionId !== null ? journalled(r.sessionId, r.id) : undefined;
+      if (op) operatorTime.push(op);
+      // Sim pairs by its sim calibration; the real side by every calibration it ran with.
+      const calibration = r.kind === 'sim' ? r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(',') : r.calibrationSha256s.join(',');
+      rollouts.push({
+        id: r.id,
+        kind: r.kind,
+        policy: p.key,
+        layoutIndex: r.layoutIndex,
+        tier: r.tier,
+        status: r.status,
+        outcome: r.outcome,
+        statusReason: r.statusReason,
+        progress: r.status === 'valid' ? r.effectiveProgress : null,
+        calibration,
+        durationS: r.durationS,
+        operatorSeconds: op ? op.totalS : null,
+        endStates: r.latestScore?.endStates ?? null,
+        counts: r.counts,
+        taskEvents: store.listTaskEvents(r.id),
+        startedAt: r.startedAt,
+      });
+    }
+  }
+  return { rollouts, otherLayoutSets, operatorTime };
+}
+
+/** The report of these policies on this layout set; ReportInputError (one sentence) when it cannot be made as asked. */
+export function storedPairedReport(store: Store, o: StoredReportOptions): StoredReport {
+  if (o.policies.length === 0) throw new ReportInputError('Name at least one policy for the report.');
+  const policies = resolveReportPolicies(store, o.policies);
+  const { rollouts, otherLayoutSets, operatorTime } = reportRollouts(store, policies, o.layoutSet.sha256);
+  let built: PairedReport;
+  try {
+    built = buildPairedReport({ task: getTask(o.layoutSet.task), layoutSet: o.layoutSet, policies, rollouts, simCalibration: o.simCalibration, realCalibration: o.realCalibration, cost: o.cost, seed: o.seed });
+  } catch (e) {
+    // A bad price in the cost config is the caller's input too.
+    if (e instanceof RangeError) throw new ReportInputError(e.message);
+    throw e;
+  }
+  return { ...built, otherLayoutSets, operatorTime };
+}

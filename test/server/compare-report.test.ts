@@ -1,0 +1,155 @@
+/**
+ * The compare view reads the paired report: GET /api/compare/report on a real `tandem station`
+ * gives exactly `tandem report --json`'s numbers for the same store, refuses what the report
+ * refuses in the same words, and the UI (Debian chromium) shows per-tier intervals, r and MMRV
+ * once three policies have paired data, and the refusal sentence when the choice cannot be compared.
+ */
+import { pageProblems } from '../helpers/page-problems.js';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { startStation } from '../helpers/station-process.js';
+import { PROJECT_ROOT, runTandem } from '../helpers/cli.js';
+import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
+import { openStore } from '../../src/store/store.js';
+import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+import { simCalibrationHash, simCalibrationJson, DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND } from '../../src/sim/calibration.js';
+import { calibrationFixture } from '../store/fixture-data.js';
+
+const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
+const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 3], perTier: 3, seed: 5 });
+const mixed = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 2, seed: 6 });
+const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.6', 'code:bottles-in-the-bin?skill=0.3'];
+
+/** Three graded policies: sim on every layout of `set` (2 repeats), real on the first 4; on `mixed`, sim with two calibrations. */
+function fillStore(file: string): void {
+  const store = openStore(file);
+  try {
+    store.putLayoutSet(set);
+    store.putLayoutSet(mixed);
+    const cal = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
+    store.putCalibration({ sha256: cal, kind: SIM_CALIBRATION_KIND, version: DEFAULT_SIM_CALIBRATION.version, canonicalJson: simCalibrationJson(DEFAULT_SIM_CALIBRATION) });
+    const other = calibrationFixture(SIM_CALIBRATION_KIND, 98, { physicsStepS: 0.004 });
+    store.putCalibration(other);
+    SPECS.forEach((spec, pi) => {
+      const p = store.upsertPolicy({ spec, name: spec.replace('code:bottles-in-the-bin', 'bottles').replace('?skill=', ' skill '), checkpointSha256: null });
+      set.layouts.forEach((layout, i) => {
+        const n = layout.objects.length;
+        const done = Math.max(0, Math.min(n, Math.round(n * [1, 0.6, 0.3][pi]) - (i % 2)));
+        for (let rep = 0; rep < 2; rep++) {
+          store.insertRollout({
+            kind: 'sim', policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, repeatIndex: rep, episodeSeconds: 20, controlHz: 50, status: 'valid',
+            progress: done / n, counts: { inBin: done, target: n, offTable: 0, 'objects:done:bottle-500ml': done, 'objects:left-undone:bottle-500ml': n - done },
+            calibrationSha256s: [cal], durationS: 5,
+          });
+        }
+        if (i < 4) {
+          const realDone = Math.max(0, done - (pi === 2 ? 1 : 0));
+          const id = store.insertRollout({ kind: 'real', policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', durationS: 21 });
+          store.insertOperatorScore({ rolloutId: id, endStates: layout.objects.map((o, k) => (k < realDone ? { id: o.id, region: 'bin' } : { id: o.id, upright: true })), progress: realDone / n, counts: { inBin: realDone, target: n }, operator: 'test' });
+        }
+      });
+      if (pi === 0) {
+        mixed.layouts.forEach((_, i) => {
+          store.insertRollout({ kind: 'sim', policyId: p.id, layoutSetSha256: mixed.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', progress: 0.5, calibrationSha256s: [i === 0 ? cal : other.sha256], durationS: 5 });
+        });
+      }
+    });
+  } finally {
+    store.close();
+  }
+}
+
+test('the compare view reads the paired report: the same numbers as tandem report --json, its refusals in words, r and MMRV with three policies', async (t) => {
+  const station = await startStation();
+  t.after(() => station.dispose());
+  fillStore(join(station.dataDir, 'tandem.sqlite'));
+  const api = async <T>(path: string): Promise<{ status: number; data: T }> => {
+    const res = await fetch(`${station.base}${path}`, { headers: { 'x-tandem-token': station.token } });
+    return { status: res.status, data: (await res.json()) as T };
+  };
+
+  // The endpoint and the CLI on the same store, same policies, same seed: every number the same.
+  const viaApi = await api<Record<string, unknown>>(`/api/compare/report?layoutSet=${set.sha256}&policies=1,2,3`);
+  assert.equal(viaApi.status, 200, JSON.stringify(viaApi.data).slice(0, 300));
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-compare-report-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'set.json'), serializeLayoutSet(set));
+  const cli = await runTandem(['report', '--policies', SPECS.join(','), '--layouts', join(dir, 'set.json'), '-o', join(dir, 'r.html'), '--json', '--data', station.dataDir]);
+  assert.equal(cli.code, 0, cli.stderr);
+  const fromCli = JSON.parse(cli.stdout) as Record<string, unknown>;
+  for (const k of ['generatedAt', 'html', 'png']) delete fromCli[k];
+  const { realOnEmulatedCell, layoutTiers, ...report } = viaApi.data;
+  assert.deepEqual(report, fromCli);
+  assert.equal(realOnEmulatedCell, false);
+  assert.deepEqual(layoutTiers, set.layouts.map((l) => l.tier));
+  const correlation = report.correlation as { policies: number; pearson: { r: number } };
+  assert.equal(correlation.policies, 3);
+  // Without a policy list: every policy with rollouts on the set, in store order — the same report.
+  assert.deepEqual((await api<Record<string, unknown>>(`/api/compare/report?layoutSet=${set.sha256}`)).data, viaApi.data);
+
+  // Refusals: the report's own sentence, as the CLI says it.
+  const refused = await api<{ error: string }>(`/api/compare/report?layoutSet=${mixed.sha256}&policies=1`);
+  assert.equal(refused.status, 400);
+  assert.match(refused.data.error, /ran with 2 different calibrations .* pick it with --sim-calibration SHA256\./);
+  assert.equal((await api<{ error: string }>(`/api/compare/report?layoutSet=${set.sha256}&policies=99`)).status, 400);
+  assert.match((await api<{ error: string }>(`/api/compare/report?layoutSet=${set.sha256}&policies=99`)).data.error, /There is no policy '99' in the store/);
+  assert.equal((await api<{ error: string }>(`/api/compare/report?layoutSet=${'0'.repeat(64)}`)).status, 404);
+  assert.equal((await api<{ error: string }>(`/api/compare/report?layoutSet=abc`)).status, 400);
+
+  // The UI.
+  mkdirSync(SHOTS, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), 'tandem-compare-report-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  t.after(async () => {
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+  const problems = pageProblems(page);
+  await page.goto(station.url);
+  await page.waitForSelector('#connection.live');
+  await page.keyboard.press('5');
+  await page.waitForFunction((sha) => Array.from((document.getElementById('compare-set') as HTMLSelectElement).options).some((o) => o.value === sha), set.sha256, { timeout: 20_000 });
+  await page.selectOption('#compare-set', set.sha256);
+  await page.waitForFunction(() => /Pearson r/.test(document.getElementById('compare-r-mmrv')?.textContent ?? ''), undefined, { timeout: 20_000 });
+  const rText = (await page.textContent('#compare-r-mmrv')) ?? '';
+  assert.ok(rText.includes(`Pearson r ${correlation.pearson.r.toFixed(2)} [`), rText);
+  assert.match(rText, /MMRV \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] over 3 policies/);
+  // Per tier: 3 policies × (tiers 1, 3, all), each with the report's mean and interval.
+  const tierRows = await page.$$eval('#compare-tiers tr[data-tier]', (rows) => rows.map((r) => `${r.getAttribute('data-policy')}:${r.getAttribute('data-tier')}`));
+  assert.deepEqual(tierRows, ['1:1', '1:3', '1:all', '2:1', '2:3', '2:all', '3:1', '3:3', '3:all']);
+  const policies = report.policies as { key: string; real: { tiers: { tier: number | 'all'; meanProgress: number; progressInterval: { lower: number; upper: number } }[] } }[];
+  const all1 = policies[0].real.tiers.find((x) => x.tier === 'all')!;
+  const allRow = (await page.textContent('#compare-tiers tr[data-policy="1"][data-tier="all"]')) ?? '';
+  assert.ok(allRow.includes(`${all1.meanProgress.toFixed(2)}${Math.round(all1.progressInterval.lower * 100)}%–${Math.round(all1.progressInterval.upper * 100)}%`), allRow);
+  // Per layout: every layout of the set; the layouts without real rollouts say so.
+  assert.equal(await page.locator('#compare-layouts tr[data-layout]').count(), set.layouts.length);
+  assert.match((await page.textContent('#compare-layouts tr[data-layout="5"]')) ?? '', /no rollouts.*2 of 2/);
+  await page.waitForFunction(() => /episode file/.test(document.getElementById('replay-note')?.textContent ?? ''), undefined, { timeout: 20_000 });
+  assert.match((await page.textContent('#replay-note')) ?? '', /No real rollout of this policy on layout \d has an episode file/);
+  await page.screenshot({ path: join(SHOTS, 'compare-report-1280x800.png'), fullPage: true });
+
+  // Two policies ticked off: no correlation, and why.
+  await page.uncheck('#compare-policy-3');
+  await page.uncheck('#compare-policy-2');
+  await page.waitForFunction(() => /only bottles has them/.test(document.getElementById('compare-r-mmrv')?.textContent ?? ''), undefined, { timeout: 20_000 });
+  assert.match((await page.textContent('#compare-r-mmrv')) ?? '', /needs at least 3 policies with paired results/);
+  assert.equal(await page.locator('#compare-tiers tr[data-tier]').count(), 3, 'one policy left: its tiers only');
+
+  // The mixed set: the refusal in words, no numbers.
+  await page.selectOption('#compare-set', mixed.sha256);
+  await page.waitForFunction(() => !(document.getElementById('compare-refusal') as HTMLElement).hidden, undefined, { timeout: 20_000 });
+  assert.match((await page.textContent('#compare-refusal')) ?? '', /ran with 2 different calibrations/);
+  assert.equal(await page.locator('#compare-tiers tr').count(), 1, 'only the header row');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the compare view fits 1280 px wide (overflows by ${overflow} px)`);
+  await page.screenshot({ path: join(SHOTS, 'compare-refusal-1280x800.png'), fullPage: true });
+  // Chromium logs every 4xx answer; here they are answers the view shows in words (the refusal,
+  // and the replay's 404: these rollouts have no episode files). Nothing else may be logged.
+  assert.deepEqual(problems.filter((p) => !/responded with a status of 40[04]/.test(p)), [], 'no errors in the page');
+  assert.match((await page.textContent('#replay-note')) ?? '', /Nothing to replay for this choice/);
+});
