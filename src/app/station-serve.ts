@@ -29,6 +29,9 @@ import { stationRigRegistry } from './rig-registry.js';
 import { readRigConfig } from './station.js';
 import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
+import { SessionHost, type SessionParts } from '../server/session-host.js';
+import { RigSessionRunner } from './session-runner.js';
+import { measuredCost } from './commands/session.js';
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
@@ -142,6 +145,38 @@ function rolloutRunner(store: Store, host: RigHost, cwd: string, episodesDir: st
   };
 }
 
+/** The Session view's parts: the plan's policies on the station's own rig (the rig host owns it, shows it live, takes the E-stop). */
+function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: string, episodesDir: string): SessionParts {
+  return {
+    interlocks: 'no cell I/O configured: the station E-STOP stops the arms',
+    cost: () => measuredCost(store),
+    async openRunner(plan, set, log) {
+      try {
+        return await RigSessionRunner.open(
+          {
+            rigConfig,
+            store,
+            episodesDir,
+            set,
+            rateHz: DEFAULT_SIM_CONTROL_HZ,
+            deadlineMs: DEFAULT_DEADLINE_MS,
+            lookAtTable: false,
+            blankCameras: false,
+            blind: plan.blind,
+            log,
+            withRig: (table, use) => host.forRollout(table, use),
+          },
+          plan.policies.map((p) => p.spec),
+          { cwd },
+        );
+      } catch (e) {
+        if (e instanceof UserError) throw new ApiRefusal(400, e.message);
+        throw e;
+      }
+    },
+  };
+}
+
 export interface ServeOptions {
   readonly dataDir: string;
   readonly rigConfigFile?: string;
@@ -161,6 +196,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   const store = openStationStore(opts.dataDir);
   let host: RigHost | undefined;
   let server: StationServer | undefined;
+  let sessions: SessionHost | undefined;
   try {
     const parts: RigParts = {
       type: String(rigConfig.type),
@@ -177,7 +213,9 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     }
     const ui = await buildUi();
     const policySpecs = knownPolicySpecs();
+    sessions = new SessionHost(store, sessionParts(store, host, rigConfig, opts.cwd, defaultEpisodesDir(opts.dataDir)));
     server = new StationServer({
+      sessions,
       store,
       rig: host,
       rollouts: rolloutRunner(store, host, opts.cwd, defaultEpisodesDir(opts.dataDir)),
@@ -210,6 +248,8 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   } finally {
     // In order: no new requests, the rig damped (a rollout in flight is stopped first), the store closed.
     await server?.close();
+    // The session first: its rollout stops and it stays resumable; then the rig is damped.
+    await sessions?.close();
     await host?.close();
     await server?.settled();
     store.close();

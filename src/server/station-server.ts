@@ -19,7 +19,13 @@
  *   GET  /api/compare/replay?policy=ID&layoutSet=SHA&layout=N   a recorded real episode's joint states beside its sim twin's, with the joint error
  *   GET  /api/layout-sets/SHA/layouts/N         one layout (the 3D view)
  *   GET  /api/rig/urdf             the rig's URDF (the 3D view's arms)
- *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed
+ *   GET  /api/layout-sets/SHA/layouts/N/top-view.svg   the layout from above (the session's rollout card)
+ *   GET  /api/sessions             eval sessions in the store (open and ended)
+ *   POST /api/sessions             {"layoutSet", "policies", "perLayout", "blind", "minutes"?, …}: plan and start one
+ *   POST /api/sessions/ID/resume   {}: carry on a stopped session at its exact step
+ *   GET  /api/session              the session the station runs now (or null)
+ *   POST /api/session/answer       {"prompt", "answer"}: the operator's answer, acknowledged once journalled
+ *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed, session
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -28,7 +34,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
 import { EVENTS_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
-import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet } from './request-bodies.js';
+import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession } from './request-bodies.js';
+import type { SessionHost } from './session-host.js';
+import { layoutTopViewSvg } from '../layouts/top-view.js';
 import { compareChoices, compareView } from './compare-view.js';
 import { pickReplayPair, readTrace, replayView } from './replay-view.js';
 import { EpisodeExportError } from '../record/episode-streams.js';
@@ -70,6 +78,8 @@ export interface StationServerOptions {
   readonly ui: ReadonlyMap<string, UiFile>;
   readonly info: Omit<StationInfo, 'rigType'>;
   readonly views: ViewContext;
+  /** The eval session (the Session view); without it the session routes answer 404. */
+  readonly sessions?: SessionHost;
   /** Default 0: any free port. */
   readonly port?: number;
   /** Default a fresh random token. */
@@ -105,11 +115,13 @@ export class StationServer {
     this.token = o.token ?? newToken();
     this.http = createServer((req, res) => void this.handle(req, res));
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    if (o.sessions) o.sessions.publish = (session) => this.broadcast({ type: 'session', session });
     // The UI only listens; a message from a client is ignored, and a big one closes it (maxPayload).
     this.wss.on('connection', (ws: WebSocket) => {
       ws.on('error', () => {});
       this.send(ws, { type: 'hello', station: this.info(), run: this.run });
       this.send(ws, { type: 'rig', rig: this.o.rig.status() });
+      if (this.o.sessions) this.send(ws, { type: 'session', session: this.o.sessions.view() });
     });
   }
 
@@ -231,7 +243,10 @@ export class StationServer {
     if (get && path === '/api/rig') return { body: this.o.rig.status() };
     if (post && path === '/api/rig/command') {
       const { command } = parseRigCommand(await readJsonBody(req));
-      if (command === 'estop') this.o.rig.estop('the operator pressed E-stop in the station UI');
+      if (command === 'estop') {
+        this.o.rig.estop('the operator pressed E-stop in the station UI');
+        this.o.sessions?.estop();
+      }
       else if (command === 'hold') await this.o.rig.hold();
       else await this.o.rig.damp();
       return { body: this.o.rig.status() };
@@ -250,6 +265,34 @@ export class StationServer {
       const layout = set.layouts.find((l) => l.index === index);
       if (!layout) throw new ApiRefusal(404, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}, not ${index}.`);
       return { body: { layoutSet: sha, task: set.task, layout } satisfies LayoutView };
+    }
+    const topView = /^\/api\/layout-sets\/([^/]+)\/layouts\/([^/]+)\/top-view\.svg$/.exec(path);
+    if (get && topView) {
+      const sha = parseLayoutSetSha(topView[1]);
+      const index = topView[2] === '0' ? 0 : parseId(topView[2], 'layout index');
+      const set = store.loadLayoutSet(sha);
+      if (!set) throw new ApiRefusal(404, `There is no layout set ${sha.slice(0, 12)}… in the store.`);
+      if (!set.layouts.some((l) => l.index === index)) throw new ApiRefusal(404, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}, not ${index}.`);
+      return { body: layoutTopViewSvg(set, index, 900), type: 'image/svg+xml; charset=utf-8' };
+    }
+    const sessions = this.o.sessions;
+    if (sessions && path.startsWith('/api/session')) {
+      const resume = /^\/api\/sessions\/([^/]+)\/resume$/.exec(path);
+      if (get && path === '/api/sessions') return { body: sessions.list() };
+      if (get && path === '/api/session') return { body: sessions.view() };
+      if (post && path === '/api/sessions') {
+        const r = parseStartSession(await readJsonBody(req));
+        if (this.liveRun()) throw new RigBusyError('A single rollout is running; wait for it to end before starting a session.');
+        return { status: 201, body: await sessions.start(r) };
+      }
+      if (post && resume) {
+        const id = parseId(resume[1], 'session');
+        parseEmptyBody(await readJsonBody(req), 'A resume request');
+        if (this.liveRun()) throw new RigBusyError('A single rollout is running; wait for it to end before resuming a session.');
+        return { body: await sessions.resume(id) };
+      }
+      if (post && path === '/api/session/answer') return { body: { session: await sessions.answer(parseSessionAnswer(await readJsonBody(req))) } };
+      if (['/api/sessions', '/api/session', '/api/session/answer'].includes(path) || resume) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     if (get && path === '/api/compare/choices') {
       return { body: compareChoices(store.listRollouts(), (id) => this.policyView(id), views.taskOf) };
@@ -317,7 +360,7 @@ export class StationServer {
     }
     if (path.startsWith('/api/')) {
       const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay'];
-      if (known.includes(path) || one || layoutOne) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+      if (known.includes(path) || one || layoutOne || topView) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     throw new ApiRefusal(404, `There is nothing at ${path}.`);
   }
@@ -340,7 +383,12 @@ export class StationServer {
     return this.run;
   }
 
+  private liveRun(): boolean {
+    return this.starting || (this.run !== null && (this.run.phase === 'starting' || this.run.phase === 'running' || this.run.phase === 'storing'));
+  }
+
   private async startRun(req: RunRolloutRequest): Promise<RolloutRun> {
+    if (this.o.sessions?.working()) throw new RigBusyError('An eval session has the rig; run single rollouts once it is stopped or ended.');
     if (this.starting || (this.run && (this.run.phase === 'starting' || this.run.phase === 'running' || this.run.phase === 'storing'))) {
       throw new RigBusyError('A rollout is already running; wait for it to end or press E-stop.');
     }
