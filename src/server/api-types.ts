@@ -407,6 +407,8 @@ export interface SessionProgressView {
 export type SessionPhase = 'place' | 'running' | 'score' | 'reset' | 'decide' | 'paused' | 'break' | 'between' | 'stopped' | 'ended';
 
 export interface SessionView {
+  /** Grows with every view the station sends: a late HTTP answer never overwrites a newer event. */
+  readonly seq: number;
   readonly id: number;
   readonly task: string;
   readonly layoutSetSha256: string;
@@ -433,7 +435,8 @@ export type SessionAnswer =
   | { readonly action: 'stop' }
   | { readonly action: 'score'; readonly endStates: readonly { readonly id: string; readonly region?: string; readonly upright?: boolean; readonly offTable?: boolean }[]; readonly note?: string }
   | { readonly action: 'score-count'; readonly count: number; readonly note?: string }
-  | { readonly action: 'redo'; readonly reason: string }
+  /** Abort-and-redo on the score step (a reason is required there), or "redo it" when offered. */
+  | { readonly action: 'redo'; readonly reason?: string }
   | { readonly action: 'done' }
   | { readonly action: 'close' }
   | { readonly action: 'carry-on' };

@@ -142,7 +142,7 @@ export class BrowserOperator implements SessionOperator {
       }
       if (a.action === 'score-count') return { action: 'score-count', count: a.count, ...(a.note ? { note: a.note } : {}) };
       if (a.action === 'redo') {
-        if (a.reason.trim() === '') throw new ApiRefusal(400, 'Say why the rollout is redone (a reason is stored with it), then press Redo again.');
+        if (!a.reason || a.reason.trim() === '') throw new ApiRefusal(400, 'Say why the rollout is redone (a reason is stored with it), then press Redo again.');
         return { action: 'redo', reason: a.reason.trim() };
       }
       return undefined;

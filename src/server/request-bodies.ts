@@ -181,6 +181,7 @@ export function parseSessionAnswer(body: unknown): SessionAnswerRequest {
       if (typeof a.count !== 'number') throw new ApiRefusal(400, "A count score's 'count' must be a number.");
       return { prompt, answer: { action, count: a.count, ...noteOf(a) } };
     case 'redo':
+      if (a.reason === undefined) return { prompt, answer: { action } };
       if (typeof a.reason !== 'string' || a.reason.length > 500) throw new ApiRefusal(400, "A redo's 'reason' must be text of at most 500 characters.");
       return { prompt, answer: { action, reason: a.reason } };
     default:

@@ -45,6 +45,7 @@ const DEFAULT_OPERATOR = 'operator (station UI)';
 
 export class SessionHost {
   private active: Active | undefined;
+  private seq = 0;
   /** The event stream's sender (the server sets it). */
   publish: (view: SessionView | null) => void = () => {};
 
@@ -96,6 +97,7 @@ export class SessionHost {
     const planned = slot ? a.plan.rollouts[slot.slot] : undefined;
     const layout = step?.layout;
     return {
+      seq: ++this.seq,
       id: a.id,
       task: a.plan.task,
       layoutSetSha256: a.plan.layoutSetSha256,
