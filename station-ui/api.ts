@@ -2,7 +2,7 @@
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
  * The token arrived once in the URL and is now an HttpOnly cookie: requests are same-origin.
  */
-import { EVENTS_PATH, type ApiError, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import { EVENTS_PATH, type ApiError, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type TeleopControlName, type TeleopView, type StationEvent, type StationInfo } from '../src/server/api-types.js';
 
 export class ApiFailure extends Error {}
 
@@ -36,6 +36,9 @@ export const api = {
   startSession: (r: StartSessionRequest) => call<SessionView>('POST', '/api/sessions', r),
   resumeSession: (id: number) => call<SessionView>('POST', `/api/sessions/${id}/resume`, {}),
   sessionAnswer: (r: SessionAnswerRequest) => call<SessionAnswerResponse>('POST', '/api/session/answer', r),
+  teleop: () => call<TeleopView | null>('GET', '/api/teleop'),
+  startTeleop: (r: StartTeleopRequest) => call<TeleopView>('POST', '/api/teleop/start', r),
+  teleopControl: (action: TeleopControlName) => call<TeleopView>('POST', '/api/teleop/control', { action }),
   rigUrdf: async (): Promise<string> => {
     const res = await fetch('/api/rig/urdf', { credentials: 'same-origin' });
     if (!res.ok) throw new ApiFailure(((await res.json().catch(() => ({}))) as ApiError).error ?? `The station answered ${res.status} for the rig's URDF.`);

@@ -11,6 +11,7 @@ import { RigView } from './rig/rig-view.js';
 import { RolloutsView } from './rollouts/rollouts-view.js';
 import { CompareView } from './compare/compare-view.js';
 import { SessionView } from './session/session-view.js';
+import { TeleopView } from './teleop/teleop-view.js';
 import { actionForKey } from './keys.js';
 import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
 
@@ -75,6 +76,7 @@ function main(): void {
   const rollouts = new RolloutsView($('view-rollouts'), { report, stop: stopRollout });
   const compare = new CompareView($('view-compare'), { report });
   const session = new SessionView($('view-session'), { report, stop: stopRollout });
+  const teleop = new TeleopView($('view-teleop'), { report });
   onViewChange = (name) => {
     if (name === 'session') session.reload().catch((e: Error) => report(e.message, true));
     if (name === 'compare') compare.show().catch((e: Error) => report(e.message, true));
@@ -111,6 +113,7 @@ function main(): void {
           showStatus(latestRig);
           if (currentView === 'rig') rigView.show(latestRig);
           if (currentView === 'compare') compare.showRig(latestRig);
+          if (currentView === 'teleop') teleop.showRig(latestRig);
         });
       }
     } else if (e.type === 'run') {
@@ -120,6 +123,8 @@ function main(): void {
       if (e.run.phase === 'done') report(e.run.message);
     } else if (e.type === 'session') {
       session.show(e.session);
+    } else if (e.type === 'teleop') {
+      teleop.show(e.teleop);
     } else if (e.type === 'rollouts-changed') {
       rollouts.reload().catch((err: Error) => report(err.message, true));
       compare.reload().catch((err: Error) => report(err.message, true));
@@ -128,13 +133,17 @@ function main(): void {
 
   document.addEventListener('keydown', (e) => {
     const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
-    const action = actionForKey({ key: e.key, typing, modifier: e.ctrlKey || e.metaKey || e.altKey, inSession: currentView === 'session' });
+    const action = actionForKey({ key: e.key, typing, modifier: e.ctrlKey || e.metaKey || e.altKey, inSession: currentView === 'session', inTeleop: currentView === 'teleop' });
     if (action === null) return;
     // Enter on a focused button presses that button: the browser does it, not the session key too.
-    if (typeof action === 'object' && 'session' in action && action.session === 'go' && e.key === 'Enter' && e.target instanceof HTMLButtonElement) return;
+    if (e.target instanceof HTMLButtonElement && (e.key === 'Enter' || e.key === ' ') && typeof action === 'object' && ('session' in action || 'teleop' in action)) return;
     e.preventDefault();
     if (typeof action === 'object' && 'session' in action) {
       session.key(action.session);
+      return;
+    }
+    if (typeof action === 'object' && 'teleop' in action) {
+      teleop.key(action.teleop);
       return;
     }
     if (action === 'estop') command('estop');

@@ -32,6 +32,9 @@ import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js
 import { SessionHost, type SessionParts } from '../server/session-host.js';
 import { RigSessionRunner } from './session-runner.js';
 import { measuredCost } from './commands/session.js';
+import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
+import { recordTeleop } from './commands/teleop.js';
+import { join, resolve } from 'node:path';
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
@@ -177,6 +180,41 @@ function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: st
   };
 }
 
+/**
+ * The Teleop view's recorder: `tandem teleop record`'s own flow (recordTeleop) with the station's
+ * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue.
+ */
+function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string): TeleopParts {
+  return {
+    async record(req, hooks) {
+      try {
+        const r = await recordTeleop({
+          store,
+          outDir: join(dataDir, 'teleop'),
+          leader: req.leader,
+          follower,
+          cameras: req.cameras,
+          cameraFps: 5,
+          task: req.task,
+          episodes: req.episodes,
+          seconds: req.seconds,
+          ...(req.resetSeconds !== undefined ? { resetSeconds: req.resetSeconds } : {}),
+          log: hooks.log,
+          signal: hooks.signal,
+          onReady: ({ controls, sessionId }) => hooks.ready(sessionId, (action) => controls.push(action, 'the station UI')),
+          onPhase: hooks.phase,
+          onTake: hooks.take,
+          withRig: (table, use) => host.forRollout(table, use),
+        });
+        return { sessionId: r.sessionId, end: r.session.end, ...(r.session.problem ? { problem: r.session.problem } : {}) };
+      } catch (e) {
+        if (e instanceof UserError) throw new ApiRefusal(400, e.message);
+        throw e;
+      }
+    },
+  };
+}
+
 export interface ServeOptions {
   readonly dataDir: string;
   readonly rigConfigFile?: string;
@@ -197,6 +235,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   let host: RigHost | undefined;
   let server: StationServer | undefined;
   let sessions: SessionHost | undefined;
+  let teleop: TeleopHost | undefined;
   try {
     const parts: RigParts = {
       type: String(rigConfig.type),
@@ -214,8 +253,10 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     const ui = await buildUi();
     const policySpecs = knownPolicySpecs();
     sessions = new SessionHost(store, sessionParts(store, host, rigConfig, opts.cwd, defaultEpisodesDir(opts.dataDir)));
+    teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : 'cell', opts.dataDir));
     server = new StationServer({
       sessions,
+      teleop,
       store,
       rig: host,
       rollouts: rolloutRunner(store, host, opts.cwd, defaultEpisodesDir(opts.dataDir)),
@@ -250,6 +291,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     await server?.close();
     // The session first: its rollout stops and it stays resumable; then the rig is damped.
     await sessions?.close();
+    await teleop?.close();
     await host?.close();
     await server?.settled();
     store.close();

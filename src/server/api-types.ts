@@ -307,7 +307,9 @@ export type StationEvent =
   /** The store changed (a rollout stored): lists should reload. */
   | { readonly type: 'rollouts-changed' }
   /** The eval session's state changed (a new step, a prompt, a line). */
-  | SessionEvent;
+  | SessionEvent
+  /** The teleop recording's state changed (a take, a reset, a line). */
+  | TeleopEvent;
 
 // ---- eval sessions (the Session view) ------------------------------------------------------
 
@@ -453,3 +455,62 @@ export interface SessionAnswerResponse {
 }
 
 export type SessionEvent = { readonly type: 'session'; readonly session: SessionView | null };
+
+// ---- teleop recording (the Teleop view) ----------------------------------------------------
+
+export const TELEOP_LEADERS = ['emulated-yam', 'emulated-gello'] as const;
+export type TeleopLeaderName = (typeof TELEOP_LEADERS)[number];
+
+/** Starts `tandem teleop record` on the station's rig: the same take loop, its controls from the UI. */
+export interface StartTeleopRequest {
+  /** A task id (its prompt is recorded) or a free-text prompt. */
+  readonly task: string;
+  readonly episodes: number;
+  readonly seconds: number;
+  /** The reset period between takes; default 10 s. */
+  readonly resetSeconds?: number;
+  /** none | cell | testsrc:N */
+  readonly cameras: string;
+  /** The leader; the station's UI drives the emulated ones (a real leader's ports are set in its config). */
+  readonly leader: TeleopLeaderName;
+}
+
+/** The operator's buttons, as the keyboard and pedal of `tandem teleop record` send them. */
+export type TeleopControlName = 'next' | 'discard' | 'sync' | 'quit';
+export const TELEOP_CONTROLS: readonly TeleopControlName[] = ['next', 'discard', 'sync', 'quit'];
+
+export interface TeleopTakeView {
+  readonly id: number;
+  readonly episodeIndex: number;
+  readonly state: 'recording' | 'kept' | 'discarded';
+  readonly file: string;
+  readonly marks: readonly string[];
+  readonly discardReason: string | null;
+  /** Frames the cameras dropped during the take (null: no cameras, or not known in this run). */
+  readonly droppedFrames: number | null;
+  readonly framesReceived: number | null;
+  readonly startedAt: string;
+}
+
+export type TeleopPhaseName = 'starting' | 'engaging' | 'take' | 'reset' | 'stopped' | 'done' | 'failed';
+
+export interface TeleopView {
+  readonly seq: number;
+  readonly sessionId: number | null;
+  readonly phase: TeleopPhaseName;
+  readonly episodeIndex: number;
+  readonly episodes: number;
+  readonly seconds: number;
+  readonly task: string;
+  /** When the current take or reset started (station wall time) and how long it lasts. */
+  readonly phaseStartedAt: string | null;
+  readonly phaseSeconds: number | null;
+  readonly kept: number;
+  readonly takes: readonly TeleopTakeView[];
+  readonly lines: readonly string[];
+  readonly problem: string | null;
+  readonly cameras: string;
+  readonly leader: string;
+}
+
+export type TeleopEvent = { readonly type: 'teleop'; readonly teleop: TeleopView | null };

@@ -4,7 +4,7 @@
  * silently as the default.
  */
 import { TASK_IDS } from '../tasks/types.js';
-import { RIG_COMMANDS, type RigCommandRequest, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswer, type SessionAnswerRequest, type StartSessionRequest } from './api-types.js';
+import { RIG_COMMANDS, type RigCommandRequest, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswer, type SessionAnswerRequest, type StartSessionRequest, type StartTeleopRequest, TELEOP_CONTROLS, TELEOP_LEADERS, type TeleopControlName } from './api-types.js';
 import { ApiRefusal } from './request-checks.js';
 
 function objectBody(body: unknown, what: string): Record<string, unknown> {
@@ -187,4 +187,25 @@ export function parseSessionAnswer(body: unknown): SessionAnswerRequest {
     default:
       return { prompt, answer: { action } as SessionAnswer };
   }
+}
+
+export function parseStartTeleop(body: unknown): StartTeleopRequest {
+  const o = objectBody(body, 'A teleop request');
+  onlyFields(o, ['task', 'episodes', 'seconds', 'resetSeconds', 'cameras', 'leader'], 'A teleop request');
+  if (typeof o.task !== 'string' || o.task.trim() === '' || o.task.length > 300) throw new ApiRefusal(400, "'task' must be a task id (bottles-in-the-bin, …) or the prompt itself, at most 300 characters.");
+  const episodes = integerIn(o, 'episodes', 1, 10_000);
+  if (episodes === undefined) throw new ApiRefusal(400, "'episodes' (takes to keep) is missing.");
+  const seconds = numberIn(o, 'seconds', 0.5, 3600, 's');
+  if (seconds === undefined) throw new ApiRefusal(400, "'seconds' (each take's length) is missing.");
+  const resetSeconds = numberIn(o, 'resetSeconds', 0, 3600, 's');
+  if (typeof o.cameras !== 'string' || !/^(none|cell|testsrc:[1-8])$/.test(o.cameras)) throw new ApiRefusal(400, "'cameras' must be none, cell (the emulated cell's three) or testsrc:N (1 to 8).");
+  if (typeof o.leader !== 'string' || !(TELEOP_LEADERS as readonly string[]).includes(o.leader)) throw new ApiRefusal(400, `'leader' must be one of ${TELEOP_LEADERS.join(', ')}.`);
+  return { task: o.task.trim(), episodes, seconds, ...(resetSeconds !== undefined ? { resetSeconds } : {}), cameras: o.cameras, leader: o.leader as StartTeleopRequest['leader'] };
+}
+
+export function parseTeleopControl(body: unknown): TeleopControlName {
+  const o = objectBody(body, 'A teleop control');
+  onlyFields(o, ['action'], 'A teleop control');
+  if (typeof o.action !== 'string' || !(TELEOP_CONTROLS as readonly string[]).includes(o.action)) throw new ApiRefusal(400, `A teleop control's 'action' must be one of ${TELEOP_CONTROLS.join(', ')}, not ${JSON.stringify(o.action ?? null)}.`);
+  return o.action as TeleopControlName;
 }

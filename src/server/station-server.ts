@@ -25,7 +25,10 @@
  *   POST /api/sessions/ID/resume   {}: carry on a stopped session at its exact step
  *   GET  /api/session              the session the station runs now (or null)
  *   POST /api/session/answer       {"prompt", "answer"}: the operator's answer, acknowledged once journalled
- *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed, session
+ *   GET  /api/teleop               the teleop recording (or null)
+ *   POST /api/teleop/start         {"task", "episodes", "seconds", "resetSeconds"?, "cameras", "leader"}: 'tandem teleop record' on the station's rig
+ *   POST /api/teleop/control       {"action": "next" | "discard" | "sync" | "quit"}: the keys of 'tandem teleop record'
+ *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed, session, teleop
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -34,8 +37,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
 import { EVENTS_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
-import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession } from './request-bodies.js';
+import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseTeleopControl } from './request-bodies.js';
 import type { SessionHost } from './session-host.js';
+import type { TeleopHost } from './teleop-host.js';
 import { layoutTopViewSvg } from '../layouts/top-view.js';
 import { compareChoices, compareView } from './compare-view.js';
 import { pickReplayPair, readTrace, replayView } from './replay-view.js';
@@ -80,6 +84,8 @@ export interface StationServerOptions {
   readonly views: ViewContext;
   /** The eval session (the Session view); without it the session routes answer 404. */
   readonly sessions?: SessionHost;
+  /** The teleop recording (the Teleop view); without it the teleop routes answer 404. */
+  readonly teleop?: TeleopHost;
   /** Default 0: any free port. */
   readonly port?: number;
   /** Default a fresh random token. */
@@ -116,12 +122,14 @@ export class StationServer {
     this.http = createServer((req, res) => void this.handle(req, res));
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     if (o.sessions) o.sessions.publish = (session) => this.broadcast({ type: 'session', session });
+    if (o.teleop) o.teleop.publish = (teleop) => this.broadcast({ type: 'teleop', teleop });
     // The UI only listens; a message from a client is ignored, and a big one closes it (maxPayload).
     this.wss.on('connection', (ws: WebSocket) => {
       ws.on('error', () => {});
       this.send(ws, { type: 'hello', station: this.info(), run: this.run });
       this.send(ws, { type: 'rig', rig: this.o.rig.status() });
       if (this.o.sessions) this.send(ws, { type: 'session', session: this.o.sessions.view() });
+      if (this.o.teleop) this.send(ws, { type: 'teleop', teleop: this.o.teleop.view() });
     });
   }
 
@@ -282,17 +290,28 @@ export class StationServer {
       if (get && path === '/api/session') return { body: sessions.view() };
       if (post && path === '/api/sessions') {
         const r = parseStartSession(await readJsonBody(req));
-        if (this.liveRun()) throw new RigBusyError('A single rollout is running; wait for it to end before starting a session.');
+        this.refuseIfRigBusy('starting a session');
         return { status: 201, body: await sessions.start(r) };
       }
       if (post && resume) {
         const id = parseId(resume[1], 'session');
         parseEmptyBody(await readJsonBody(req), 'A resume request');
-        if (this.liveRun()) throw new RigBusyError('A single rollout is running; wait for it to end before resuming a session.');
+        this.refuseIfRigBusy('resuming a session');
         return { body: await sessions.resume(id) };
       }
       if (post && path === '/api/session/answer') return { body: { session: await sessions.answer(parseSessionAnswer(await readJsonBody(req))) } };
       if (['/api/sessions', '/api/session', '/api/session/answer'].includes(path) || resume) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+    }
+    const teleop = this.o.teleop;
+    if (teleop && path.startsWith('/api/teleop')) {
+      if (get && path === '/api/teleop') return { body: teleop.view() };
+      if (post && path === '/api/teleop/start') {
+        const r = parseStartTeleop(await readJsonBody(req));
+        this.refuseIfRigBusy('starting a teleop recording');
+        return { status: 201, body: await teleop.start(r) };
+      }
+      if (post && path === '/api/teleop/control') return { body: teleop.control(parseTeleopControl(await readJsonBody(req))) };
+      if (['/api/teleop', '/api/teleop/start', '/api/teleop/control'].includes(path)) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     if (get && path === '/api/compare/choices') {
       return { body: compareChoices(store.listRollouts(), (id) => this.policyView(id), views.taskOf) };
@@ -383,12 +402,20 @@ export class StationServer {
     return this.run;
   }
 
+  /** One user of the rig at a time: a single rollout, an eval session, or a teleop recording. */
+  private refuseIfRigBusy(what: string): void {
+    if (this.liveRun()) throw new RigBusyError(`A single rollout is running; wait for it to end before ${what}.`);
+    if (this.o.sessions?.working()) throw new RigBusyError(`An eval session has the rig; stop it for now before ${what}.`);
+    if (this.o.teleop?.working()) throw new RigBusyError(`A teleop recording has the rig; stop it (Q) before ${what}.`);
+  }
+
   private liveRun(): boolean {
     return this.starting || (this.run !== null && (this.run.phase === 'starting' || this.run.phase === 'running' || this.run.phase === 'storing'));
   }
 
   private async startRun(req: RunRolloutRequest): Promise<RolloutRun> {
     if (this.o.sessions?.working()) throw new RigBusyError('An eval session has the rig; run single rollouts once it is stopped or ended.');
+    if (this.o.teleop?.working()) throw new RigBusyError('A teleop recording has the rig; run single rollouts once it is stopped (Q).');
     if (this.starting || (this.run && (this.run.phase === 'starting' || this.run.phase === 'running' || this.run.phase === 'storing'))) {
       throw new RigBusyError('A rollout is already running; wait for it to end or press E-stop.');
     }

@@ -32,3 +32,17 @@ test('on the Session page Enter and the left pedal press the step\'s big button;
   assert.equal(actionForKey({ key: 's', typing: false, modifier: false, inSession: true }), 'stop-rollout', 'S still stops the running rollout');
   assert.deepEqual(actionForKey({ key: '3', typing: false, modifier: false, inSession: true }), { view: 3 });
 });
+
+test('on the Teleop page the keys of tandem teleop record apply (Space/→ next, ← discard, E sync, Q stop), the left pedal is next, and E-stop and the stop pedal still win', () => {
+  const k = (key: string, typing = false) => actionForKey({ key, typing, modifier: false, inTeleop: true });
+  assert.deepEqual(k(' '), { teleop: 'next' });
+  assert.deepEqual(k('ArrowRight'), { teleop: 'next' });
+  assert.deepEqual(k('ArrowLeft'), { teleop: 'discard' });
+  assert.deepEqual(k('e'), { teleop: 'sync' });
+  assert.deepEqual(k('Q'), { teleop: 'quit' });
+  assert.deepEqual(k('F13', true), { teleop: 'next' });
+  assert.equal(k('F14'), 'stop-rollout');
+  assert.equal(k('Escape', true), 'estop');
+  assert.equal(k(' ', true), null, 'a space typed into the prompt field is a space');
+  assert.equal(actionForKey({ key: ' ', typing: false, modifier: false }), null, 'Space does nothing on other pages');
+});
