@@ -21,7 +21,7 @@
  *
  * On the Teleop page (the keys of 'tandem teleop record'):
  *   Space / → / Enter  F13   start the take now / end the take or the reset early
- *   ← / Backspace            discard the take and record it again
+ *   ← / Backspace / D        discard the take and record it again (D damps when nothing records)
  *   E                        engage / release leader–follower sync
  *   Q                        stop the recording (the take in flight is kept)
  *   (F14 still stops: the follower holds, then damps.)
@@ -47,7 +47,8 @@ export interface KeyPress {
   readonly inTeleop?: boolean;
 }
 
-const TELEOP_KEYS: Readonly<Record<string, TeleopKey>> = { ' ': 'next', arrowright: 'next', enter: 'next', arrowleft: 'discard', backspace: 'discard', e: 'sync', q: 'quit' };
+// D discards, as in the terminal (its lines say so); with no recording running D damps as everywhere.
+const TELEOP_KEYS: Readonly<Record<string, TeleopKey>> = { ' ': 'next', arrowright: 'next', enter: 'next', arrowleft: 'discard', backspace: 'discard', d: 'discard', e: 'sync', q: 'quit' };
 
 const SESSION_KEYS: Readonly<Record<string, SessionKey>> = { enter: 'go', arrowup: 'count-up', '+': 'count-up', arrowdown: 'count-down', '-': 'count-down', x: 'redo', n: 'close', p: 'pause', q: 'stop-for-now' };
 

@@ -143,7 +143,7 @@ function main(): void {
       return;
     }
     if (typeof action === 'object' && 'teleop' in action) {
-      teleop.key(action.teleop);
+      if (!teleop.key(action.teleop) && e.key.toLowerCase() === 'd') command('damp');
       return;
     }
     if (action === 'estop') command('estop');

@@ -123,10 +123,11 @@ export class TeleopView {
     this.arms.append(h('p', { class: 'muted' }, `mode ${rig.mode}${rig.use === 'rollout' ? ' · the recording has the rig' : ''}`));
   }
 
-  /** A take key (keys.ts) on this page. */
-  key(action: TeleopControlName): void {
-    if (!this.state || !['engaging', 'take', 'reset'].includes(this.state.phase)) return;
+  /** A take key (keys.ts) on this page; false when no recording runs (the key is then not the recording's). */
+  key(action: TeleopControlName): boolean {
+    if (!this.state || !['engaging', 'take', 'reset'].includes(this.state.phase)) return false;
     this.control(action);
+    return true;
   }
 
   private control(action: TeleopControlName): void {

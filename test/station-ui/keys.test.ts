@@ -39,6 +39,7 @@ test('on the Teleop page the keys of tandem teleop record apply (Space/→ next,
   assert.deepEqual(k('ArrowRight'), { teleop: 'next' });
   assert.deepEqual(k('ArrowLeft'), { teleop: 'discard' });
   assert.deepEqual(k('e'), { teleop: 'sync' });
+  assert.deepEqual(k('d'), { teleop: 'discard' }, 'D discards as the terminal lines say');
   assert.deepEqual(k('Q'), { teleop: 'quit' });
   assert.deepEqual(k('F13', true), { teleop: 'next' });
   assert.equal(k('F14'), 'stop-rollout');
