@@ -12,6 +12,7 @@ import { RolloutsView } from './rollouts/rollouts-view.js';
 import { CompareView } from './compare/compare-view.js';
 import { SessionView } from './session/session-view.js';
 import { TeleopView } from './teleop/teleop-view.js';
+import { uploadsPanel } from './uploads/uploads-panel.js';
 import { actionForKey } from './keys.js';
 import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
 
@@ -77,6 +78,15 @@ function main(): void {
   const compare = new CompareView($('view-compare'), { report });
   const session = new SessionView($('view-session'), { report, stop: stopRollout });
   const teleop = new TeleopView($('view-teleop'), { report });
+  // Uploads sit with the forms that use them: under the Rollouts page's run and sample forms.
+  const uploads = uploadsPanel({
+    report,
+    uploaded: () => {
+      rollouts.reload().catch((e: Error) => report(e.message, true));
+      session.reload().catch((e: Error) => report(e.message, true));
+    },
+  });
+  (document.querySelector('#view-rollouts .grid > div:last-child') ?? $('view-rollouts')).append(uploads);
   onViewChange = (name) => {
     if (name === 'session') session.reload().catch((e: Error) => report(e.message, true));
     if (name === 'compare') compare.show().catch((e: Error) => report(e.message, true));

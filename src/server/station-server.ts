@@ -25,6 +25,7 @@
  *   POST /api/sessions/ID/resume   {}: carry on a stopped session at its exact step
  *   GET  /api/session              the session the station runs now (or null)
  *   POST /api/session/answer       {"prompt", "answer"}: the operator's answer, acknowledged once journalled
+ *   POST /api/uploads/KIND?name=F  the file as the body (layout-set, sim-calibration, policy): size-limited, validated, stored
  *   GET  /api/teleop               the teleop recording (or null)
  *   POST /api/teleop/start         {"task", "episodes", "seconds", "resetSeconds"?, "cameras", "leader"}: 'tandem teleop record' on the station's rig
  *   POST /api/teleop/control       {"action": "next" | "discard" | "sync" | "quit"}: the keys of 'tandem teleop record'
@@ -40,6 +41,8 @@ import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopba
 import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseTeleopControl } from './request-bodies.js';
 import type { SessionHost } from './session-host.js';
 import type { TeleopHost } from './teleop-host.js';
+import { readUpload, storeUpload, uploadName, UPLOAD_KINDS } from './uploads.js';
+import type { UploadKind } from './api-types.js';
 import { layoutTopViewSvg } from '../layouts/top-view.js';
 import { compareChoices, compareView } from './compare-view.js';
 import { pickReplayPair, readTrace, replayView } from './replay-view.js';
@@ -301,6 +304,16 @@ export class StationServer {
       }
       if (post && path === '/api/session/answer') return { body: { session: await sessions.answer(parseSessionAnswer(await readJsonBody(req))) } };
       if (['/api/sessions', '/api/session', '/api/session/answer'].includes(path) || resume) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+    }
+    const upload = /^\/api\/uploads\/([^/]+)$/.exec(path);
+    if (upload) {
+      const kind = upload[1] as UploadKind;
+      if (!UPLOAD_KINDS.includes(kind)) throw new ApiRefusal(404, `The station takes uploads of ${UPLOAD_KINDS.join(', ')}, not '${upload[1].slice(0, 40)}'.`);
+      if (!post) throw new ApiRefusal(405, `${method} is not allowed on ${path}; POST the file as the body.`);
+      const name = uploadName(url.searchParams.get('name'), kind);
+      const body = await readUpload(req, kind);
+      const result = await storeUpload(store, this.o.info.dataDir, kind, name, body);
+      return { status: result.inserted ? 201 : 200, body: result };
     }
     const teleop = this.o.teleop;
     if (teleop && path.startsWith('/api/teleop')) {
