@@ -89,7 +89,14 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
       assert.ok(!((await page.textContent('#view-session')) ?? '').includes('code:bottles'), 'no policy spec anywhere on the page while blind');
       assert.match((await page.textContent('#session-steps li.here')) ?? '', /Place/);
       await page.waitForFunction(() => (document.getElementById('session-top-view') as HTMLImageElement | null)?.naturalWidth === 900);
-      if (rollout === 1) await page.screenshot({ path: join(SHOTS, 'session-place-1280x800.png') });
+      if (rollout === 1) {
+        await page.screenshot({ path: join(SHOTS, 'session-place-1280x800.png') });
+        // The same step on a 4K screen without OS scaling: the root font doubles, the card with it.
+        await page.setViewportSize({ width: 3840, height: 2160 });
+        assert.ok((await page.evaluate(() => parseFloat(getComputedStyle(document.documentElement).fontSize))) >= 30, 'readable at 4K');
+        await page.screenshot({ path: join(SHOTS, 'session-place-3840x2160.png') });
+        await page.setViewportSize({ width: 1280, height: 800 });
+      }
       await page.keyboard.press('Enter');
       const next = await waitPhase(page, ['running', 'score', 'reset']);
       if (next === 'running' && rollout === 1) {
