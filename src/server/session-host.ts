@@ -120,6 +120,31 @@ export class SessionHost {
     };
   }
 
+  /**
+   * The label each rollout of a blind session still running (not ended) ran as: the Rollouts page
+   * shows "policy A" for them, never the policy, until the session ends and its key may be seen.
+   */
+  blindLabels(): Map<number, string> {
+    const out = new Map<number, string>();
+    for (const s of this.store.listSessions({ kind: 'ab-test' })) {
+      if (s.endedAt !== null) continue;
+      const stored = this.store.getSessionPlan(s.id);
+      if (!stored) continue;
+      let plan: SessionPlan;
+      try {
+        plan = parseSessionPlan(stored.planJson, `session ${s.id}'s plan`);
+      } catch {
+        continue;
+      }
+      for (const e of this.store.listSessionJournal(s.id)) {
+        if (e.rolloutId !== null && e.slot !== null && plan.rollouts[e.slot]) out.set(e.rolloutId, plan.rollouts[e.slot].policyLabel);
+      }
+      // A rollout stored in the last moments before its journal row: still the session's, still hidden.
+      for (const r of this.store.listRollouts({ sessionId: s.id })) if (!out.has(r.id)) out.set(r.id, 'a blind session\'s policy');
+    }
+    return out;
+  }
+
   /** Plans a session as 'tandem session plan' would (fitted to the minutes), stores it and starts it. */
   async start(req: StartSessionRequest): Promise<SessionView> {
     this.refuseIfWorking();

@@ -375,14 +375,15 @@ export class StationServer {
     }
     if (get && path === '/api/rollouts') {
       const limit = url.searchParams.has('limit') ? parseId(url.searchParams.get('limit') ?? '', 'limit') : 200;
-      return { body: store.listRollouts().reverse().slice(0, limit).map((r) => rolloutSummary(r, views)) };
+      const blind = this.o.sessions?.blindLabels() ?? new Map<number, string>();
+      return { body: store.listRollouts().reverse().slice(0, limit).map((r) => this.blinded(rolloutSummary(r, views), blind)) };
     }
     const one = /^\/api\/rollouts\/([^/]+)$/.exec(path);
     if (get && one && one[1] !== 'run' && one[1] !== 'stop') {
       const id = parseId(one[1], 'rollout');
       const r = store.getRollout(id);
       if (!r) throw new ApiRefusal(404, `There is no rollout ${id} in the store.`);
-      return { body: rolloutDetail(r, views) };
+      return { body: this.blinded(rolloutDetail(r, views), this.o.sessions?.blindLabels() ?? new Map<number, string>()) };
     }
     if (get && path === '/api/run') return { body: this.run };
     if (post && path === '/api/rollouts/run') return { status: 202, body: await this.startRun(parseRunRollout(await readJsonBody(req))) };
@@ -395,6 +396,18 @@ export class StationServer {
       if (known.includes(path) || one || layoutOne || topView) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     throw new ApiRefusal(404, `There is nothing at ${path}.`);
+  }
+
+  /** A rollout of a blind session that has not ended shows its label, never its policy. */
+  private blinded<T extends { id: number; policy: { id: number; name: string; spec: string } }>(r: T, labels: ReadonlyMap<number, string>): T {
+    const label = labels.get(r.id);
+    if (label === undefined) return r;
+    // Every word that names it (a reason, a policy error, an episode file's name) says the label instead.
+    let text = JSON.stringify({ ...r, policy: { id: 0, name: label, spec: '' } });
+    for (const word of [r.policy.spec, r.policy.name].filter((w) => w.length > 0).sort((a, b) => b.length - a.length)) {
+      text = text.split(JSON.stringify(word).slice(1, -1)).join(label);
+    }
+    return JSON.parse(text) as T;
   }
 
   private policyView(id: number): { id: number; name: string; spec: string } {

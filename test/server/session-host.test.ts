@@ -95,6 +95,8 @@ test('a browser session: answers acknowledged once journalled, impossible counts
     const scored = store.listSessionJournal(id).filter((e) => e.action === 'scored');
     assert.equal(scored.length, 1);
     const rolloutId = scored[0].rolloutId!;
+    // While the blind session runs, the rollouts list shows the label for its rollouts, never the policy.
+    assert.match(host.blindLabels().get(rolloutId) ?? '', /^policy [AB]$/);
     assert.deepEqual(store.listOperatorScores(rolloutId).map((s) => [s.note, s.operator]), [['one in', 'operator (station UI)']]);
 
     await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
@@ -122,6 +124,7 @@ test('a browser session: answers acknowledged once journalled, impossible counts
     assert.equal(end.progress.scored, 2);
     assert.equal(runner.specs.length, 3, 'three rollouts ran: two scored, one redone');
     assert.ok(store.getSession(id)?.endedAt, 'the session ended in the store');
+    assert.equal(host.blindLabels().size, 0, 'once the session ended its rollouts show their policies');
   } finally {
     await host.close();
     store.close();

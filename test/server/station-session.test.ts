@@ -86,6 +86,12 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
     if (at === 'place') {
       const label = (await page.textContent('#session-label')) ?? '';
       assert.match(label, /^policy [AB]$/, 'a blind session shows the label, never the spec');
+      if (rollout === 2) {
+        // Nor does the Rollouts page's list give it away while the session runs.
+        const listed = JSON.stringify(await api<unknown>('/api/rollouts'));
+        assert.ok(!listed.includes('code:'), `rollouts of a running blind session are listed by label: ${listed.slice(0, 300)}`);
+        assert.match(listed, /"name":"policy [AB]"/);
+      }
       assert.ok(!((await page.textContent('#view-session')) ?? '').includes('code:bottles'), 'no policy spec anywhere on the page while blind');
       assert.match((await page.textContent('#session-steps li.here')) ?? '', /Place/);
       await page.waitForFunction(() => (document.getElementById('session-top-view') as HTMLImageElement | null)?.naturalWidth === 900);
