@@ -2,7 +2,7 @@
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
  * The token arrived once in the URL and is now an HttpOnly cookie: requests are same-origin.
  */
-import { EVENTS_PATH, type ApiError, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import { EVENTS_PATH, type ApiError, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
 
 export class ApiFailure extends Error {}
 
@@ -31,6 +31,21 @@ export const api = {
   compare: (policy: number, layoutSet: string) => call<CompareView>('GET', `/api/compare?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}`),
   replay: (policy: number, layoutSet: string, layout: number) => call<ReplayView>('GET', `/api/compare/replay?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}&layout=${layout}`),
   layout: (layoutSet: string, index: number) => call<LayoutView>('GET', `/api/layout-sets/${encodeURIComponent(layoutSet)}/layouts/${index}`),
+  sessions: () => call<SessionSummary[]>('GET', '/api/sessions'),
+  session: () => call<SessionView | null>('GET', '/api/session'),
+  startSession: (r: StartSessionRequest) => call<SessionView>('POST', '/api/sessions', r),
+  resumeSession: (id: number) => call<SessionView>('POST', `/api/sessions/${id}/resume`, {}),
+  sessionAnswer: (r: SessionAnswerRequest) => call<SessionAnswerResponse>('POST', '/api/session/answer', r),
+  teleop: () => call<TeleopView | null>('GET', '/api/teleop'),
+  startTeleop: (r: StartTeleopRequest) => call<TeleopView>('POST', '/api/teleop/start', r),
+  teleopControl: (action: TeleopControlName) => call<TeleopView>('POST', '/api/teleop/control', { action }),
+  /** The file itself as the body (the browser streams it); the station checks and stores it. */
+  upload: async (kind: UploadKind, name: string, file: Blob): Promise<UploadResult> => {
+    const res = await fetch(`/api/uploads/${kind}?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: file, credentials: 'same-origin' });
+    const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as UploadResult | ApiError;
+    if (!res.ok) throw new ApiFailure((data as ApiError).error ?? `The station answered ${res.status}.`);
+    return data as UploadResult;
+  },
   rigUrdf: async (): Promise<string> => {
     const res = await fetch('/api/rig/urdf', { credentials: 'same-origin' });
     if (!res.ok) throw new ApiFailure(((await res.json().catch(() => ({}))) as ApiError).error ?? `The station answered ${res.status} for the rig's URDF.`);

@@ -1,7 +1,8 @@
 /**
  * The operator UI's entry: the always-visible status bar and E-stop, the views, and the keyboard.
  * Keys (keys.ts, with the foot pedal's F13–F15): Esc E-stop (always, even in a text field) ·
- * S stop the rollout · H hold · D damp · R run the rollout form · 1–5 views. Every view reads the
+ * S stop the rollout · H hold · D damp · R run the rollout form · 1–5 views; on the Session page
+ * Enter / F13 the step's big button, ↑ ↓ the count, X redo, N close, P pause, Q stop for now. Every view reads the
  * one event stream; actions go through the one API client.
  */
 import type { RigStatus, RolloutRun, StationEvent } from '../src/server/api-types.js';
@@ -9,6 +10,9 @@ import { api, EventStream } from './api.js';
 import { RigView } from './rig/rig-view.js';
 import { RolloutsView } from './rollouts/rollouts-view.js';
 import { CompareView } from './compare/compare-view.js';
+import { SessionView } from './session/session-view.js';
+import { TeleopView } from './teleop/teleop-view.js';
+import { uploadsPanel } from './uploads/uploads-panel.js';
 import { actionForKey } from './keys.js';
 import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
 
@@ -72,7 +76,19 @@ function main(): void {
   const rigView = new RigView($('view-rig'), { hold: () => command('hold'), damp: () => command('damp') });
   const rollouts = new RolloutsView($('view-rollouts'), { report, stop: stopRollout });
   const compare = new CompareView($('view-compare'), { report });
+  const session = new SessionView($('view-session'), { report, stop: stopRollout });
+  const teleop = new TeleopView($('view-teleop'), { report });
+  // Uploads sit with the forms that use them: under the Rollouts page's run and sample forms.
+  const uploads = uploadsPanel({
+    report,
+    uploaded: () => {
+      rollouts.reload().catch((e: Error) => report(e.message, true));
+      session.reload().catch((e: Error) => report(e.message, true));
+    },
+  });
+  (document.querySelector('#view-rollouts .grid > div:last-child') ?? $('view-rollouts')).append(uploads);
   onViewChange = (name) => {
+    if (name === 'session') session.reload().catch((e: Error) => report(e.message, true));
     if (name === 'compare') compare.show().catch((e: Error) => report(e.message, true));
     else compare.hide();
   };
@@ -107,6 +123,7 @@ function main(): void {
           showStatus(latestRig);
           if (currentView === 'rig') rigView.show(latestRig);
           if (currentView === 'compare') compare.showRig(latestRig);
+          if (currentView === 'teleop') teleop.showRig(latestRig);
         });
       }
     } else if (e.type === 'run') {
@@ -114,6 +131,10 @@ function main(): void {
       showRunSummary(e.run);
       if (e.run.phase === 'failed') report(e.run.message, true);
       if (e.run.phase === 'done') report(e.run.message);
+    } else if (e.type === 'session') {
+      session.show(e.session);
+    } else if (e.type === 'teleop') {
+      teleop.show(e.teleop);
     } else if (e.type === 'rollouts-changed') {
       rollouts.reload().catch((err: Error) => report(err.message, true));
       compare.reload().catch((err: Error) => report(err.message, true));
@@ -122,9 +143,19 @@ function main(): void {
 
   document.addEventListener('keydown', (e) => {
     const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
-    const action = actionForKey({ key: e.key, typing, modifier: e.ctrlKey || e.metaKey || e.altKey });
+    const action = actionForKey({ key: e.key, typing, modifier: e.ctrlKey || e.metaKey || e.altKey, inSession: currentView === 'session', inTeleop: currentView === 'teleop' });
     if (action === null) return;
+    // Enter on a focused button presses that button: the browser does it, not the session key too.
+    if (e.target instanceof HTMLButtonElement && (e.key === 'Enter' || e.key === ' ') && typeof action === 'object' && ('session' in action || 'teleop' in action)) return;
     e.preventDefault();
+    if (typeof action === 'object' && 'session' in action) {
+      session.key(action.session);
+      return;
+    }
+    if (typeof action === 'object' && 'teleop' in action) {
+      if (!teleop.key(action.teleop) && e.key.toLowerCase() === 'd') command('damp');
+      return;
+    }
     if (action === 'estop') command('estop');
     else if (action === 'stop-rollout') stopRollout();
     else if (action === 'hold') command('hold');

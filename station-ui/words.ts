@@ -14,7 +14,7 @@ export const MODE_WORDS: Record<RigMode, string> = {
 
 /** What the rig is doing, in one line under the mode. */
 export function useWords(rig: RigStatus): string {
-  if (rig.use === 'rollout') return 'a rollout has the rig';
+  if (rig.use === 'rollout') return 'a rollout, session or teleop recording has the rig';
   if (rig.use === 'changing') return 'setting the rig up…';
   if (rig.use === 'holding') return rig.mode === 'estopped' ? 'stopped by E-stop, motors damped' : 'holding its pose (press D to damp)';
   return rig.mode === 'configured' || rig.mode === 'damped' ? 'motors off (press H to hold)' : '';

@@ -6,7 +6,8 @@
  */
 import type { CellIo } from './cell-io.js';
 import { RealtimeClock } from '../rig/clocks.js';
-import { RigError, type Rig } from '../rig/contract.js';
+import { RigError, type Clock, type Rig } from '../rig/contract.js';
+import type { RigContext } from '../rig/registry.js';
 import type { Policy } from '../policy/contract.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
@@ -31,6 +32,12 @@ export interface RigSessionRunnerOptions {
   readonly cellIo?: CellIo;
   /** Lines for the operator; a blind session gets no line that names a policy. */
   log(line: string): void;
+  /**
+   * Where the rig comes from when something else owns it (the station's rig host, which also
+   * shows it live and takes the E-stop): `use` runs with that rig, and the owner keeps it after.
+   * Default: a rig created from rigConfig for each rollout and closed after it.
+   */
+  withRig?<T>(table: NonNullable<RigContext['table']>, use: (rig: Rig, clock: Clock, signal: AbortSignal) => Promise<T>): Promise<T>;
 }
 
 export class RigSessionRunner implements SessionRolloutRunner {
@@ -69,42 +76,55 @@ export class RigSessionRunner implements SessionRolloutRunner {
   private async runOnRig(r: SessionRunRequest): Promise<SessionRunOutcome> {
     const policy = this.policies.get(r.spec);
     if (!policy) throw new Error(`the session has no open policy for ${r.label}`);
-    const clock = new RealtimeClock();
     const rigType = String((this.o.rigConfig as { type?: unknown }).type);
-    let rig: Rig;
-    try {
-      // The safety supervisor reads the interlock from the first cycle: created with the rig.
-      const interlock = this.o.cellIo?.plc;
-      rig = await stationRigRegistry().create(this.o.rigConfig, { clock, signal: r.signal, table: { task: r.task, layout: r.layout, placementSeed: r.seed }, ...(interlock ? { interlock } : {}) });
-    } catch (e) {
-      if (e instanceof RigError) throw new UserError(e.message);
-      throw e;
-    }
-    let run: RolloutOnRig | undefined;
+    const table = { task: r.task, layout: r.layout, placementSeed: r.seed };
     const board = this.o.cellIo?.board;
-    board?.update({ sessionId: String(r.sessionId), rolloutPhase: 'running', rigStatus: 'active', faults: [] });
-    try {
-      run = await rolloutOnRig({
-        rig,
-        rigType,
-        policy,
-        task: r.task,
-        layout: r.layout,
-        seconds: r.episodeSeconds,
-        rateHz: this.o.rateHz,
-        deadlineMs: this.o.deadlineMs,
-        seed: r.seed,
-        scoreFromCell: this.o.lookAtTable,
-        blankCameras: this.o.blankCameras,
-        signal: r.signal,
-        clock,
-        // rolloutOnRig names the policy in its line: the session says "policy A" instead.
-        log: () => this.o.log(`Running ${r.label} on ${rigType} for ${r.episodeSeconds} s (rollout ${r.slot + 1}).`),
-        record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set },
-      });
-    } finally {
-      board?.rolloutEnded(rig.read().mode, run?.result.episode);
-      await rig.close?.();
+    const episode = async (rig: Rig, clock: Clock, signal: AbortSignal): Promise<RolloutOnRig> => {
+      let run: RolloutOnRig | undefined;
+      board?.update({ sessionId: String(r.sessionId), rolloutPhase: 'running', rigStatus: 'active', faults: [] });
+      try {
+        run = await rolloutOnRig({
+          rig,
+          rigType,
+          policy,
+          task: r.task,
+          layout: r.layout,
+          seconds: r.episodeSeconds,
+          rateHz: this.o.rateHz,
+          deadlineMs: this.o.deadlineMs,
+          seed: r.seed,
+          scoreFromCell: this.o.lookAtTable,
+          blankCameras: this.o.blankCameras,
+          signal,
+          clock,
+          // rolloutOnRig names the policy in its line: the session says "policy A" instead.
+          log: () => this.o.log(`Running ${r.label} on ${rigType} for ${r.episodeSeconds} s (rollout ${r.slot + 1}).`),
+          record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set },
+        });
+        return run;
+      } finally {
+        board?.rolloutEnded(rig.read().mode, run?.result.episode);
+      }
+    };
+    let run: RolloutOnRig;
+    if (this.o.withRig) {
+      run = await this.o.withRig(table, (rig, clock, ownerSignal) => episode(rig, clock, AbortSignal.any([r.signal, ownerSignal])));
+    } else {
+      const clock = new RealtimeClock();
+      let rig: Rig;
+      try {
+        // The safety supervisor reads the interlock from the first cycle: created with the rig.
+        const interlock = this.o.cellIo?.plc;
+        rig = await stationRigRegistry().create(this.o.rigConfig, { clock, signal: r.signal, table, ...(interlock ? { interlock } : {}) });
+      } catch (e) {
+        if (e instanceof RigError) throw new UserError(e.message);
+        throw e;
+      }
+      try {
+        run = await episode(rig, clock, r.signal);
+      } finally {
+        await rig.close?.();
+      }
     }
     const tableEndStates = run.score?.endStates;
     const { rolloutId } = await storeRolloutOnRig(this.o.store, { spec: r.spec, policy: policy.info, set: this.o.set, sessionId: r.sessionId }, { ...run, score: undefined });

@@ -29,6 +29,12 @@ import { stationRigRegistry } from './rig-registry.js';
 import { readRigConfig } from './station.js';
 import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
+import { SessionHost, type SessionParts } from '../server/session-host.js';
+import { RigSessionRunner } from './session-runner.js';
+import { measuredCost } from './commands/session.js';
+import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
+import { recordTeleop } from './commands/teleop.js';
+import { join, resolve } from 'node:path';
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
@@ -142,6 +148,73 @@ function rolloutRunner(store: Store, host: RigHost, cwd: string, episodesDir: st
   };
 }
 
+/** The Session view's parts: the plan's policies on the station's own rig (the rig host owns it, shows it live, takes the E-stop). */
+function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: string, episodesDir: string): SessionParts {
+  return {
+    interlocks: 'no cell I/O configured: the station E-STOP stops the arms',
+    cost: () => measuredCost(store),
+    async openRunner(plan, set, log) {
+      try {
+        return await RigSessionRunner.open(
+          {
+            rigConfig,
+            store,
+            episodesDir,
+            set,
+            rateHz: DEFAULT_SIM_CONTROL_HZ,
+            deadlineMs: DEFAULT_DEADLINE_MS,
+            lookAtTable: false,
+            blankCameras: false,
+            blind: plan.blind,
+            log,
+            withRig: (table, use) => host.forRollout(table, use),
+          },
+          plan.policies.map((p) => p.spec),
+          { cwd },
+        );
+      } catch (e) {
+        if (e instanceof UserError) throw new ApiRefusal(400, e.message);
+        throw e;
+      }
+    },
+  };
+}
+
+/**
+ * The Teleop view's recorder: `tandem teleop record`'s own flow (recordTeleop) with the station's
+ * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue.
+ */
+function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string): TeleopParts {
+  return {
+    async record(req, hooks) {
+      try {
+        const r = await recordTeleop({
+          store,
+          outDir: join(dataDir, 'teleop'),
+          leader: req.leader,
+          follower,
+          cameras: req.cameras,
+          cameraFps: 5,
+          task: req.task,
+          episodes: req.episodes,
+          seconds: req.seconds,
+          ...(req.resetSeconds !== undefined ? { resetSeconds: req.resetSeconds } : {}),
+          log: hooks.log,
+          signal: hooks.signal,
+          onReady: ({ controls, sessionId }) => hooks.ready(sessionId, (action) => controls.push(action, 'the station UI')),
+          onPhase: hooks.phase,
+          onTake: hooks.take,
+          withRig: (table, use) => host.forRollout(table, use),
+        });
+        return { sessionId: r.sessionId, end: r.session.end, ...(r.session.problem ? { problem: r.session.problem } : {}) };
+      } catch (e) {
+        if (e instanceof UserError) throw new ApiRefusal(400, e.message);
+        throw e;
+      }
+    },
+  };
+}
+
 export interface ServeOptions {
   readonly dataDir: string;
   readonly rigConfigFile?: string;
@@ -161,6 +234,8 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   const store = openStationStore(opts.dataDir);
   let host: RigHost | undefined;
   let server: StationServer | undefined;
+  let sessions: SessionHost | undefined;
+  let teleop: TeleopHost | undefined;
   try {
     const parts: RigParts = {
       type: String(rigConfig.type),
@@ -177,7 +252,11 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     }
     const ui = await buildUi();
     const policySpecs = knownPolicySpecs();
+    sessions = new SessionHost(store, sessionParts(store, host, rigConfig, opts.cwd, defaultEpisodesDir(opts.dataDir)));
+    teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : 'cell', opts.dataDir));
     server = new StationServer({
+      sessions,
+      teleop,
       store,
       rig: host,
       rollouts: rolloutRunner(store, host, opts.cwd, defaultEpisodesDir(opts.dataDir)),
@@ -210,6 +289,9 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   } finally {
     // In order: no new requests, the rig damped (a rollout in flight is stopped first), the store closed.
     await server?.close();
+    // The session first: its rollout stops and it stays resumable; then the rig is damped.
+    await sessions?.close();
+    await teleop?.close();
     await host?.close();
     await server?.settled();
     store.close();

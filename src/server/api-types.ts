@@ -318,4 +318,246 @@ export type StationEvent =
   | { readonly type: 'rig'; readonly rig: RigStatus }
   | { readonly type: 'run'; readonly run: RolloutRun }
   /** The store changed (a rollout stored): lists should reload. */
-  | { readonly type: 'rollouts-changed' };
+  | { readonly type: 'rollouts-changed' }
+  /** The eval session's state changed (a new step, a prompt, a line). */
+  | SessionEvent
+  /** The teleop recording's state changed (a take, a reset, a line). */
+  | TeleopEvent;
+
+// ---- eval sessions (the Session view) ------------------------------------------------------
+
+/** Plans a session (as 'tandem session plan') and starts it on the station's rig with the UI's operator. */
+export interface StartSessionRequest {
+  /** The layout set's SHA-256 (it must be in the store). */
+  readonly layoutSet: string;
+  /** Policy specs; two or more for a blind A/B session. */
+  readonly policies: readonly string[];
+  readonly perLayout: number;
+  readonly blind: boolean;
+  /** The operator's time; default 75. */
+  readonly minutes?: number;
+  readonly seed?: number;
+  /** Episode length; default the task's (shorter only for rehearsals). */
+  readonly seconds?: number;
+  /** Layout indices to use; default every layout of the set. */
+  readonly layouts?: readonly number[];
+  /** Break reminder interval, minutes; default 30. */
+  readonly breakMinutes?: number;
+  /** Who scores (stored with each score). */
+  readonly operator?: string;
+}
+
+/** An open or ended eval session in the store, for the picker. */
+export interface SessionSummary {
+  readonly id: number;
+  readonly task: string;
+  readonly layoutSetSha256: string;
+  readonly blind: boolean;
+  /** What the operator sees: "policy A" in a blind plan, else the specs. */
+  readonly labels: readonly string[];
+  readonly rollouts: number;
+  readonly done: number;
+  readonly scored: number;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly operator: string | null;
+}
+
+/** How the operator scores one object, in the task's terms. */
+export interface ObjectScoring {
+  readonly id: string;
+  readonly kind: string;
+  readonly posture: string;
+}
+
+/** The score step: a count where the task can be scored by one, and each object's choices. */
+export interface ScoringForm {
+  /** "in the bin" / "upright", or null when the task is scored object by object only. */
+  readonly count: { readonly kind: 'region'; readonly region: string } | { readonly kind: 'upright' } | null;
+  /** The task's regions an object can end in ([] for upright-scored tasks). */
+  readonly regions: readonly string[];
+  readonly objects: readonly ObjectScoring[];
+}
+
+/** What the session asks the operator now; `id` is echoed back with the answer. */
+export type SessionPrompt =
+  | { readonly id: number; readonly kind: 'place' }
+  | { readonly id: number; readonly kind: 'score'; readonly run: SessionRunView; readonly scoring: ScoringForm }
+  | { readonly id: number; readonly kind: 'reset' }
+  | { readonly id: number; readonly kind: 'offer-redo'; readonly why: { readonly kind: string; readonly reason: string } }
+  | { readonly id: number; readonly kind: 'paused' }
+  | { readonly id: number; readonly kind: 'break' };
+
+export interface SessionRunView {
+  readonly rolloutId: number;
+  readonly status: RolloutStatusWord;
+  readonly reason: string | null;
+  readonly finalMode: string;
+  readonly wallS: number;
+}
+
+/** The slot the session is on: which layout, which (blind) label, which attempt. */
+export interface SessionStepView {
+  readonly slot: number;
+  readonly attempt: number;
+  readonly total: number;
+  readonly label: string;
+  readonly layoutIndex: number;
+  readonly tier: number;
+  readonly objects: readonly ObjectScoring[];
+}
+
+export interface SessionProgressView {
+  readonly total: number;
+  readonly done: number;
+  readonly scored: number;
+  readonly closed: number;
+  readonly elapsedS: number;
+  readonly etaS: number;
+  /** Seconds until the next break reminder (null: no reminder while no session runs). */
+  readonly breakInS: number | null;
+}
+
+/** The state-machine step the session is at, in the engine's terms. */
+export type SessionPhase = 'place' | 'running' | 'score' | 'reset' | 'decide' | 'paused' | 'break' | 'between' | 'stopped' | 'ended';
+
+export interface SessionView {
+  /** Grows with every view the station sends: a late HTTP answer never overwrites a newer event. */
+  readonly seq: number;
+  readonly id: number;
+  readonly task: string;
+  readonly layoutSetSha256: string;
+  readonly blind: boolean;
+  readonly labels: readonly string[];
+  readonly episodeSeconds: number;
+  readonly phase: SessionPhase;
+  readonly step: SessionStepView | null;
+  readonly prompt: SessionPrompt | null;
+  /** While a rollout runs: when it started (station wall time, ISO) and its label. */
+  readonly running: { readonly startedAt: string; readonly label: string; readonly seconds: number } | null;
+  readonly progress: SessionProgressView;
+  /** Why it stopped before its end (resume it), when stopped. */
+  readonly stoppedBecause: string | null;
+  /** The e-stop and interlocks as the session sees them, in words. */
+  readonly safety: { readonly estopped: boolean; readonly interlocks: string };
+  /** The engine's lines for the operator, newest last (bounded). */
+  readonly lines: readonly string[];
+}
+
+export type SessionAnswer =
+  | { readonly action: 'confirm' }
+  | { readonly action: 'pause' }
+  | { readonly action: 'stop' }
+  | { readonly action: 'score'; readonly endStates: readonly { readonly id: string; readonly region?: string; readonly upright?: boolean; readonly offTable?: boolean }[]; readonly note?: string }
+  | { readonly action: 'score-count'; readonly count: number; readonly note?: string }
+  /** Abort-and-redo on the score step (a reason is required there), or "redo it" when offered. */
+  | { readonly action: 'redo'; readonly reason?: string }
+  | { readonly action: 'done' }
+  | { readonly action: 'close' }
+  | { readonly action: 'carry-on' };
+
+export interface SessionAnswerRequest {
+  /** The prompt's id: an answer to a step that has moved on is refused, not applied to the next. */
+  readonly prompt: number;
+  readonly answer: SessionAnswer;
+}
+
+/** The answer was committed to the journal (its next step is in `session`). */
+export interface SessionAnswerResponse {
+  readonly session: SessionView;
+}
+
+export type SessionEvent = { readonly type: 'session'; readonly session: SessionView | null };
+
+// ---- teleop recording (the Teleop view) ----------------------------------------------------
+
+export const TELEOP_LEADERS = ['emulated-yam', 'emulated-gello'] as const;
+export type TeleopLeaderName = (typeof TELEOP_LEADERS)[number];
+
+/** Starts `tandem teleop record` on the station's rig: the same take loop, its controls from the UI. */
+export interface StartTeleopRequest {
+  /** A task id (its prompt is recorded) or a free-text prompt. */
+  readonly task: string;
+  readonly episodes: number;
+  readonly seconds: number;
+  /** The reset period between takes; default 10 s. */
+  readonly resetSeconds?: number;
+  /** none | cell | testsrc:N */
+  readonly cameras: string;
+  /** The leader; the station's UI drives the emulated ones (a real leader's ports are set in its config). */
+  readonly leader: TeleopLeaderName;
+}
+
+/** The operator's buttons, as the keyboard and pedal of `tandem teleop record` send them. */
+export type TeleopControlName = 'next' | 'discard' | 'sync' | 'quit';
+export const TELEOP_CONTROLS: readonly TeleopControlName[] = ['next', 'discard', 'sync', 'quit'];
+
+export interface TeleopTakeView {
+  readonly id: number;
+  readonly episodeIndex: number;
+  readonly state: 'recording' | 'kept' | 'discarded';
+  readonly file: string;
+  readonly marks: readonly string[];
+  readonly discardReason: string | null;
+  /** Frames the cameras dropped during the take (null: no cameras, or not known in this run). */
+  readonly droppedFrames: number | null;
+  readonly framesReceived: number | null;
+  readonly startedAt: string;
+}
+
+export type TeleopPhaseName = 'starting' | 'engaging' | 'take' | 'reset' | 'stopped' | 'done' | 'failed';
+
+export interface TeleopView {
+  readonly seq: number;
+  readonly sessionId: number | null;
+  readonly phase: TeleopPhaseName;
+  readonly episodeIndex: number;
+  readonly episodes: number;
+  readonly seconds: number;
+  readonly task: string;
+  /** When the current take or reset started (station wall time) and how long it lasts. */
+  readonly phaseStartedAt: string | null;
+  readonly phaseSeconds: number | null;
+  readonly kept: number;
+  readonly takes: readonly TeleopTakeView[];
+  readonly lines: readonly string[];
+  readonly problem: string | null;
+  readonly cameras: string;
+  readonly leader: string;
+}
+
+export type TeleopEvent = { readonly type: 'teleop'; readonly teleop: TeleopView | null };
+
+// ---- uploads -------------------------------------------------------------------------------
+
+/** What can be uploaded, and the most bytes the station takes for each (said in the refusal). */
+export const UPLOAD_LIMITS = {
+  'layout-set': { bytes: 8 * 1024 * 1024, what: 'A layout set' },
+  'sim-calibration': { bytes: 1024 * 1024, what: 'A sim calibration' },
+  policy: { bytes: 256 * 1024 * 1024, what: 'A policy (ONNX model)' },
+} as const;
+export type UploadKind = keyof typeof UPLOAD_LIMITS;
+
+/** "8 MiB", "256 MiB", "1.5 MiB". */
+export function mib(bytes: number): string {
+  const m = bytes / (1024 * 1024);
+  return `${Number.isInteger(m) ? m : m.toFixed(1)} MiB`;
+}
+
+/** The refusal of a file over its kind's limit: the same sentence from the UI's check and the server's. */
+export function tooBigSentence(kind: UploadKind, bytes: number): string {
+  const l = UPLOAD_LIMITS[kind];
+  return `${l.what} upload is at most ${mib(l.bytes)}; this file is ${mib(bytes)}.`;
+}
+
+export interface UploadResult {
+  readonly kind: UploadKind;
+  /** The stored item's id: the layout set's or calibration's SHA-256, or the model file's. */
+  readonly sha256: string;
+  /** What it is, in words ("bottles-in-the-bin v1, 6 layouts"). */
+  readonly summary: string;
+  /** For a policy: the spec that runs it (onnx:PATH), for the rollout and session forms. */
+  readonly spec?: string;
+  /** False when the same item was in the store already. */
+  readonly inserted: boolean;
+}

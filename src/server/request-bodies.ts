@@ -4,7 +4,7 @@
  * silently as the default.
  */
 import { TASK_IDS } from '../tasks/types.js';
-import { RIG_COMMANDS, type RigCommandRequest, type RunRolloutRequest, type SampleLayoutSetRequest } from './api-types.js';
+import { RIG_COMMANDS, type RigCommandRequest, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswer, type SessionAnswerRequest, type StartSessionRequest, type StartTeleopRequest, TELEOP_CONTROLS, TELEOP_LEADERS, type TeleopControlName } from './api-types.js';
 import { ApiRefusal } from './request-checks.js';
 
 function objectBody(body: unknown, what: string): Record<string, unknown> {
@@ -90,4 +90,122 @@ export function parseSampleLayoutSet(body: unknown): SampleLayoutSetRequest {
   const seed = integerIn(o, 'seed', 0, 2 ** 31 - 1);
   if (seed === undefined) throw new ApiRefusal(400, "'seed' (a whole number; record it to reproduce the set) is missing.");
   return { task: o.task, tiers: [...new Set(o.tiers as number[])].sort((a, b) => a - b), perTier, seed };
+}
+
+const START_SESSION_FIELDS = ['layoutSet', 'policies', 'perLayout', 'blind', 'minutes', 'seed', 'seconds', 'layouts', 'breakMinutes', 'operator'] as const;
+
+function numberIn(o: Record<string, unknown>, key: string, lo: number, hi: number, unit: string): number | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < lo || v > hi) throw new ApiRefusal(400, `'${key}' must be from ${lo} to ${hi} ${unit}, not ${JSON.stringify(v)}.`);
+  return v;
+}
+
+export function parseStartSession(body: unknown): StartSessionRequest {
+  const o = objectBody(body, 'A session request');
+  onlyFields(o, START_SESSION_FIELDS, 'A session request');
+  if (typeof o.layoutSet !== 'string' || !/^[0-9a-f]{64}$/.test(o.layoutSet)) throw new ApiRefusal(400, "'layoutSet' must be a layout set's SHA-256 (64 hex digits), as GET /api/layout-sets lists them.");
+  if (!Array.isArray(o.policies) || o.policies.length === 0 || o.policies.length > 26 || !o.policies.every((p) => typeof p === 'string' && p.trim() !== '' && p.length <= 500)) {
+    throw new ApiRefusal(400, "'policies' must be a list of 1 to 26 policy specs such as code:hold or onnx:models/act.onnx.");
+  }
+  const perLayout = integerIn(o, 'perLayout', 1, 1000);
+  if (perLayout === undefined) throw new ApiRefusal(400, "'perLayout' (rollouts of each policy on each layout) is missing.");
+  if (typeof o.blind !== 'boolean') throw new ApiRefusal(400, "'blind' must be true (the operator sees \"policy A\", \"policy B\") or false.");
+  let layouts: number[] | undefined;
+  if (o.layouts !== undefined) {
+    if (!Array.isArray(o.layouts) || o.layouts.length === 0 || o.layouts.length > 10_000 || !o.layouts.every((i) => Number.isInteger(i) && i >= 0)) throw new ApiRefusal(400, "'layouts' must be a list of layout indices from 0.");
+    layouts = o.layouts as number[];
+  }
+  if (o.operator !== undefined && (typeof o.operator !== 'string' || o.operator.length > 100)) throw new ApiRefusal(400, "'operator' must be a name of at most 100 characters.");
+  const minutes = numberIn(o, 'minutes', 1, 24 * 60, 'minutes');
+  const seconds = numberIn(o, 'seconds', 0.1, 3600, 's');
+  const breakMinutes = numberIn(o, 'breakMinutes', 0.01, 24 * 60, 'minutes');
+  const seed = integerIn(o, 'seed', 0, 2 ** 31 - 1);
+  return {
+    layoutSet: o.layoutSet,
+    policies: (o.policies as string[]).map((p) => p.trim()),
+    perLayout,
+    blind: o.blind,
+    ...(minutes !== undefined ? { minutes } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(seconds !== undefined ? { seconds } : {}),
+    ...(layouts ? { layouts } : {}),
+    ...(breakMinutes !== undefined ? { breakMinutes } : {}),
+    ...(typeof o.operator === 'string' ? { operator: o.operator } : {}),
+  };
+}
+
+const ANSWER_FIELDS: Readonly<Record<SessionAnswer['action'], readonly string[]>> = {
+  confirm: [],
+  pause: [],
+  stop: [],
+  score: ['endStates', 'note'],
+  'score-count': ['count', 'note'],
+  redo: ['reason'],
+  done: [],
+  close: [],
+  'carry-on': [],
+};
+
+function noteOf(a: Record<string, unknown>): { note?: string } {
+  if (a.note === undefined || a.note === '') return {};
+  if (typeof a.note !== 'string' || a.note.length > 2000) throw new ApiRefusal(400, "A score's 'note' must be text of at most 2000 characters.");
+  return { note: a.note };
+}
+
+export function parseSessionAnswer(body: unknown): SessionAnswerRequest {
+  const o = objectBody(body, 'An answer');
+  onlyFields(o, ['prompt', 'answer'], 'An answer');
+  const prompt = integerIn(o, 'prompt', 1, Number.MAX_SAFE_INTEGER);
+  if (prompt === undefined) throw new ApiRefusal(400, "An answer's 'prompt' (the id of the step it answers) is missing.");
+  const a = objectBody(o.answer, "An answer's 'answer'");
+  const action = a.action as SessionAnswer['action'];
+  if (typeof action !== 'string' || !(action in ANSWER_FIELDS)) throw new ApiRefusal(400, `An answer's 'action' must be one of ${Object.keys(ANSWER_FIELDS).join(', ')}, not ${JSON.stringify(a.action ?? null)}.`);
+  onlyFields(a, ['action', ...ANSWER_FIELDS[action]], `A '${action}' answer`);
+  switch (action) {
+    case 'score': {
+      if (!Array.isArray(a.endStates) || a.endStates.length > 200) throw new ApiRefusal(400, "A score's 'endStates' must be a list with one entry per object.");
+      const endStates = a.endStates.map((e: unknown, i) => {
+        const x = objectBody(e, `End state ${i + 1}`);
+        onlyFields(x, ['id', 'region', 'upright', 'offTable'], `End state ${i + 1}`);
+        if (typeof x.id !== 'string' || x.id.length === 0 || x.id.length > 100) throw new ApiRefusal(400, `End state ${i + 1} needs the object's 'id'.`);
+        if (x.region !== undefined && (typeof x.region !== 'string' || x.region.length > 100)) throw new ApiRefusal(400, `${x.id}'s 'region' must be a region's id.`);
+        if (x.upright !== undefined && typeof x.upright !== 'boolean') throw new ApiRefusal(400, `${x.id}'s 'upright' must be true or false.`);
+        if (x.offTable !== undefined && typeof x.offTable !== 'boolean') throw new ApiRefusal(400, `${x.id}'s 'offTable' must be true or false.`);
+        return { id: x.id, ...(typeof x.region === 'string' ? { region: x.region } : {}), ...(typeof x.upright === 'boolean' ? { upright: x.upright } : {}), ...(x.offTable === true ? { offTable: true } : {}) };
+      });
+      return { prompt, answer: { action, endStates, ...noteOf(a) } };
+    }
+    case 'score-count':
+      // Any number reaches the engine, which says what a count must be for this layout.
+      if (typeof a.count !== 'number') throw new ApiRefusal(400, "A count score's 'count' must be a number.");
+      return { prompt, answer: { action, count: a.count, ...noteOf(a) } };
+    case 'redo':
+      if (a.reason === undefined) return { prompt, answer: { action } };
+      if (typeof a.reason !== 'string' || a.reason.length > 500) throw new ApiRefusal(400, "A redo's 'reason' must be text of at most 500 characters.");
+      return { prompt, answer: { action, reason: a.reason } };
+    default:
+      return { prompt, answer: { action } as SessionAnswer };
+  }
+}
+
+export function parseStartTeleop(body: unknown): StartTeleopRequest {
+  const o = objectBody(body, 'A teleop request');
+  onlyFields(o, ['task', 'episodes', 'seconds', 'resetSeconds', 'cameras', 'leader'], 'A teleop request');
+  if (typeof o.task !== 'string' || o.task.trim() === '' || o.task.length > 300) throw new ApiRefusal(400, "'task' must be a task id (bottles-in-the-bin, …) or the prompt itself, at most 300 characters.");
+  const episodes = integerIn(o, 'episodes', 1, 10_000);
+  if (episodes === undefined) throw new ApiRefusal(400, "'episodes' (takes to keep) is missing.");
+  const seconds = numberIn(o, 'seconds', 0.5, 3600, 's');
+  if (seconds === undefined) throw new ApiRefusal(400, "'seconds' (each take's length) is missing.");
+  const resetSeconds = numberIn(o, 'resetSeconds', 0, 3600, 's');
+  if (typeof o.cameras !== 'string' || !/^(none|cell|testsrc:[1-8])$/.test(o.cameras)) throw new ApiRefusal(400, "'cameras' must be none, cell (the emulated cell's three) or testsrc:N (1 to 8).");
+  if (typeof o.leader !== 'string' || !(TELEOP_LEADERS as readonly string[]).includes(o.leader)) throw new ApiRefusal(400, `'leader' must be one of ${TELEOP_LEADERS.join(', ')}.`);
+  return { task: o.task.trim(), episodes, seconds, ...(resetSeconds !== undefined ? { resetSeconds } : {}), cameras: o.cameras, leader: o.leader as StartTeleopRequest['leader'] };
+}
+
+export function parseTeleopControl(body: unknown): TeleopControlName {
+  const o = objectBody(body, 'A teleop control');
+  onlyFields(o, ['action'], 'A teleop control');
+  if (typeof o.action !== 'string' || !(TELEOP_CONTROLS as readonly string[]).includes(o.action)) throw new ApiRefusal(400, `A teleop control's 'action' must be one of ${TELEOP_CONTROLS.join(', ')}, not ${JSON.stringify(o.action ?? null)}.`);
+  return o.action as TeleopControlName;
 }

@@ -20,7 +20,17 @@
  *   GET  /api/compare/report?layoutSet=SHA[&policies=ID,…][&simCalibration=SHA][&realCalibration=SHA]   the paired report's data, as 'tandem report --json'
  *   GET  /api/layout-sets/SHA/layouts/N         one layout (the 3D view)
  *   GET  /api/rig/urdf             the rig's URDF (the 3D view's arms)
- *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed
+ *   GET  /api/layout-sets/SHA/layouts/N/top-view.svg   the layout from above (the session's rollout card)
+ *   GET  /api/sessions             eval sessions in the store (open and ended)
+ *   POST /api/sessions             {"layoutSet", "policies", "perLayout", "blind", "minutes"?, …}: plan and start one
+ *   POST /api/sessions/ID/resume   {}: carry on a stopped session at its exact step
+ *   GET  /api/session              the session the station runs now (or null)
+ *   POST /api/session/answer       {"prompt", "answer"}: the operator's answer, acknowledged once journalled
+ *   POST /api/uploads/KIND?name=F  the file as the body (layout-set, sim-calibration, policy): size-limited, validated, stored
+ *   GET  /api/teleop               the teleop recording (or null)
+ *   POST /api/teleop/start         {"task", "episodes", "seconds", "resetSeconds"?, "cameras", "leader"}: 'tandem teleop record' on the station's rig
+ *   POST /api/teleop/control       {"action": "next" | "discard" | "sync" | "quit"}: the keys of 'tandem teleop record'
+ *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed, session, teleop
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -29,7 +39,12 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
 import { EVENTS_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
-import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet } from './request-bodies.js';
+import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseTeleopControl } from './request-bodies.js';
+import type { SessionHost } from './session-host.js';
+import type { TeleopHost } from './teleop-host.js';
+import { readUpload, storeUpload, uploadName, UPLOAD_KINDS } from './uploads.js';
+import type { UploadKind } from './api-types.js';
+import { layoutTopViewSvg } from '../layouts/top-view.js';
 import { compareChoices, compareReport, compareReportQuery, compareView } from './compare-view.js';
 import { ReportThread } from './report-thread.js';
 import { pickReplayPair, readTrace, replayView } from './replay-view.js';
@@ -72,6 +87,10 @@ export interface StationServerOptions {
   readonly ui: ReadonlyMap<string, UiFile>;
   readonly info: Omit<StationInfo, 'rigType'>;
   readonly views: ViewContext;
+  /** The eval session (the Session view); without it the session routes answer 404. */
+  readonly sessions?: SessionHost;
+  /** The teleop recording (the Teleop view); without it the teleop routes answer 404. */
+  readonly teleop?: TeleopHost;
   /** Default 0: any free port. */
   readonly port?: number;
   /** Default a fresh random token. */
@@ -110,11 +129,15 @@ export class StationServer {
     this.token = o.token ?? newToken();
     this.http = createServer((req, res) => void this.handle(req, res));
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    if (o.sessions) o.sessions.publish = (session) => this.broadcast({ type: 'session', session });
+    if (o.teleop) o.teleop.publish = (teleop) => this.broadcast({ type: 'teleop', teleop });
     // The UI only listens; a message from a client is ignored, and a big one closes it (maxPayload).
     this.wss.on('connection', (ws: WebSocket) => {
       ws.on('error', () => {});
       this.send(ws, { type: 'hello', station: this.info(), run: this.run });
       this.send(ws, { type: 'rig', rig: this.o.rig.status() });
+      if (this.o.sessions) this.send(ws, { type: 'session', session: this.o.sessions.view() });
+      if (this.o.teleop) this.send(ws, { type: 'teleop', teleop: this.o.teleop.view() });
     });
   }
 
@@ -237,7 +260,10 @@ export class StationServer {
     if (get && path === '/api/rig') return { body: this.o.rig.status() };
     if (post && path === '/api/rig/command') {
       const { command } = parseRigCommand(await readJsonBody(req));
-      if (command === 'estop') this.o.rig.estop('the operator pressed E-stop in the station UI');
+      if (command === 'estop') {
+        this.o.rig.estop('the operator pressed E-stop in the station UI');
+        this.o.sessions?.estop();
+      }
       else if (command === 'hold') await this.o.rig.hold();
       else await this.o.rig.damp();
       return { body: this.o.rig.status() };
@@ -256,6 +282,55 @@ export class StationServer {
       const layout = set.layouts.find((l) => l.index === index);
       if (!layout) throw new ApiRefusal(404, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}, not ${index}.`);
       return { body: { layoutSet: sha, task: set.task, layout } satisfies LayoutView };
+    }
+    const topView = /^\/api\/layout-sets\/([^/]+)\/layouts\/([^/]+)\/top-view\.svg$/.exec(path);
+    if (get && topView) {
+      const sha = parseLayoutSetSha(topView[1]);
+      const index = topView[2] === '0' ? 0 : parseId(topView[2], 'layout index');
+      const set = store.loadLayoutSet(sha);
+      if (!set) throw new ApiRefusal(404, `There is no layout set ${sha.slice(0, 12)}… in the store.`);
+      if (!set.layouts.some((l) => l.index === index)) throw new ApiRefusal(404, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}, not ${index}.`);
+      return { body: layoutTopViewSvg(set, index, 900), type: 'image/svg+xml; charset=utf-8' };
+    }
+    const sessions = this.o.sessions;
+    if (sessions && path.startsWith('/api/session')) {
+      const resume = /^\/api\/sessions\/([^/]+)\/resume$/.exec(path);
+      if (get && path === '/api/sessions') return { body: sessions.list() };
+      if (get && path === '/api/session') return { body: sessions.view() };
+      if (post && path === '/api/sessions') {
+        const r = parseStartSession(await readJsonBody(req));
+        this.refuseIfRigBusy('starting a session');
+        return { status: 201, body: await sessions.start(r) };
+      }
+      if (post && resume) {
+        const id = parseId(resume[1], 'session');
+        parseEmptyBody(await readJsonBody(req), 'A resume request');
+        this.refuseIfRigBusy('resuming a session');
+        return { body: await sessions.resume(id) };
+      }
+      if (post && path === '/api/session/answer') return { body: { session: await sessions.answer(parseSessionAnswer(await readJsonBody(req))) } };
+      if (['/api/sessions', '/api/session', '/api/session/answer'].includes(path) || resume) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+    }
+    const upload = /^\/api\/uploads\/([^/]+)$/.exec(path);
+    if (upload) {
+      const kind = upload[1] as UploadKind;
+      if (!UPLOAD_KINDS.includes(kind)) throw new ApiRefusal(404, `The station takes uploads of ${UPLOAD_KINDS.join(', ')}, not '${upload[1].slice(0, 40)}'.`);
+      if (!post) throw new ApiRefusal(405, `${method} is not allowed on ${path}; POST the file as the body.`);
+      const name = uploadName(url.searchParams.get('name'), kind);
+      const body = await readUpload(req, kind);
+      const result = await storeUpload(store, this.o.info.dataDir, kind, name, body);
+      return { status: result.inserted ? 201 : 200, body: result };
+    }
+    const teleop = this.o.teleop;
+    if (teleop && path.startsWith('/api/teleop')) {
+      if (get && path === '/api/teleop') return { body: teleop.view() };
+      if (post && path === '/api/teleop/start') {
+        const r = parseStartTeleop(await readJsonBody(req));
+        this.refuseIfRigBusy('starting a teleop recording');
+        return { status: 201, body: await teleop.start(r) };
+      }
+      if (post && path === '/api/teleop/control') return { body: teleop.control(parseTeleopControl(await readJsonBody(req))) };
+      if (['/api/teleop', '/api/teleop/start', '/api/teleop/control'].includes(path)) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     if (get && path === '/api/compare/choices') {
       return { body: compareChoices(store.listRollouts(), (id) => this.policyView(id), views.taskOf) };
@@ -310,14 +385,15 @@ export class StationServer {
     }
     if (get && path === '/api/rollouts') {
       const limit = url.searchParams.has('limit') ? parseId(url.searchParams.get('limit') ?? '', 'limit') : 200;
-      return { body: store.listRollouts().reverse().slice(0, limit).map((r) => rolloutSummary(r, views)) };
+      const blind = this.o.sessions?.blindLabels() ?? new Map<number, string>();
+      return { body: store.listRollouts().reverse().slice(0, limit).map((r) => this.blinded(rolloutSummary(r, views), blind)) };
     }
     const one = /^\/api\/rollouts\/([^/]+)$/.exec(path);
     if (get && one && one[1] !== 'run' && one[1] !== 'stop') {
       const id = parseId(one[1], 'rollout');
       const r = store.getRollout(id);
       if (!r) throw new ApiRefusal(404, `There is no rollout ${id} in the store.`);
-      return { body: rolloutDetail(r, views) };
+      return { body: this.blinded(rolloutDetail(r, views), this.o.sessions?.blindLabels() ?? new Map<number, string>()) };
     }
     if (get && path === '/api/run') return { body: this.run };
     if (post && path === '/api/rollouts/run') return { status: 202, body: await this.startRun(parseRunRollout(await readJsonBody(req))) };
@@ -327,9 +403,21 @@ export class StationServer {
     }
     if (path.startsWith('/api/')) {
       const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay', '/api/compare/report'];
-      if (known.includes(path) || one || layoutOne) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+      if (known.includes(path) || one || layoutOne || topView) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     throw new ApiRefusal(404, `There is nothing at ${path}.`);
+  }
+
+  /** A rollout of a blind session that has not ended shows its label, never its policy. */
+  private blinded<T extends { id: number; policy: { id: number; name: string; spec: string } }>(r: T, labels: ReadonlyMap<number, string>): T {
+    const label = labels.get(r.id);
+    if (label === undefined) return r;
+    // Every word that names it (a reason, a policy error, an episode file's name) says the label instead.
+    let text = JSON.stringify({ ...r, policy: { id: 0, name: label, spec: '' } });
+    for (const word of [r.policy.spec, r.policy.name].filter((w) => w.length > 0).sort((a, b) => b.length - a.length)) {
+      text = text.split(JSON.stringify(word).slice(1, -1)).join(label);
+    }
+    return JSON.parse(text) as T;
   }
 
   private policyView(id: number): { id: number; name: string; spec: string } {
@@ -350,7 +438,20 @@ export class StationServer {
     return this.run;
   }
 
+  /** One user of the rig at a time: a single rollout, an eval session, or a teleop recording. */
+  private refuseIfRigBusy(what: string): void {
+    if (this.liveRun()) throw new RigBusyError(`A single rollout is running; wait for it to end before ${what}.`);
+    if (this.o.sessions?.working()) throw new RigBusyError(`An eval session has the rig; stop it for now before ${what}.`);
+    if (this.o.teleop?.working()) throw new RigBusyError(`A teleop recording has the rig; stop it (Q) before ${what}.`);
+  }
+
+  private liveRun(): boolean {
+    return this.starting || (this.run !== null && (this.run.phase === 'starting' || this.run.phase === 'running' || this.run.phase === 'storing'));
+  }
+
   private async startRun(req: RunRolloutRequest): Promise<RolloutRun> {
+    if (this.o.sessions?.working()) throw new RigBusyError('An eval session has the rig; run single rollouts once it is stopped or ended.');
+    if (this.o.teleop?.working()) throw new RigBusyError('A teleop recording has the rig; run single rollouts once it is stopped (Q).');
     if (this.starting || (this.run && (this.run.phase === 'starting' || this.run.phase === 'running' || this.run.phase === 'storing'))) {
       throw new RigBusyError('A rollout is already running; wait for it to end or press E-stop.');
     }

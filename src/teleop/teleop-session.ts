@@ -48,7 +48,11 @@ export interface TeleopSessionOptions {
   readonly log: (line: string) => void;
   /** Aborted: the take in flight ends (kept, marked) and the session stops, resumable. */
   readonly signal?: AbortSignal;
+  /** Where the session is, for a UI: engaging sync, recording a take, or the reset between takes (with its seconds). */
+  readonly onPhase?: (phase: TeleopPhase, episodeIndex: number, seconds?: number) => void;
 }
+
+export type TeleopPhase = 'engaging' | 'take' | 'reset';
 
 export interface TakeReport {
   readonly episodeIndex: number;
@@ -239,8 +243,10 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
 
   try {
     while (episode < o.episodes && !quit && !fatal) {
+      o.onPhase?.('engaging', episode);
       if (!(await ensureSynced())) break;
       take = await o.openTake(episode);
+      o.onPhase?.('take', episode, o.episodeSeconds);
       marks = [];
       const t0 = clock.nowS();
       take.recorder.event(t0, 'phase', 'teleop', `Take of episode ${episode + 1} started.`, { phase: 'take', episode_index: episode, prompt: o.prompt });
@@ -271,6 +277,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
       if (quit || fatal) break;
       if (episode >= o.episodes) break;
       // Reset period: the follower keeps tracking (the operator resets the scene with it), countdown on the terminal.
+      o.onPhase?.('reset', episode, o.resetSeconds);
       log(`Reset the scene: next episode in ${o.resetSeconds} s (Space/→ starts it now${lastKept ? ', ← or D discards the last take' : ''}, Q stops).`);
       const a = await waitUntil(clock.nowS() + o.resetSeconds, (left) => left <= 5 && log(`  ${left}…`));
       if (a === 'quit') quit = true;

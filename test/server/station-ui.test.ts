@@ -108,6 +108,6 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => /E-stop sent/.test(document.getElementById('message')?.textContent ?? ''));
   await page.keyboard.press('3');
-  assert.match((await page.textContent('#view-session')) ?? '', /arrive with issue 13/);
+  assert.match((await page.textContent('#view-session')) ?? '', /Plan a session/);
   assert.deepEqual(problems, [], 'no errors in the page');
 });

@@ -56,7 +56,7 @@ function planError<T>(fn: () => T): T {
 }
 
 /** Per-rollout times measured in this store (earlier sessions' journals and rig rollouts), where there are enough. */
-function measuredCost(store: Store): { cost: RolloutCostS; source: 'measured' | 'defaults' } {
+export function measuredCost(store: Store): { cost: RolloutCostS; source: 'measured' | 'defaults' } {
   const mean = (xs: number[]): number | undefined => (xs.length >= 3 ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
   const journal = store.listSessions().flatMap((s) => store.listSessionJournal(s.id));
   const op = (action: string) => mean(journal.filter((e) => e.action === action && e.operatorS !== null).map((e) => e.operatorS!));

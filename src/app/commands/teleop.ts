@@ -10,6 +10,8 @@ import { RigError, ARM_SIDES, type ArmSide, type Clock, type Rig } from '../../r
 import type { Leader } from '../../rig/leader.js';
 import type { Camera } from '../../rig/camera.js';
 import { RealtimeClock } from '../../rig/clocks.js';
+import type { RigContext } from '../../rig/registry.js';
+import type { RecordingSummary } from '../../record/episode-recorder.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
 import { CAMERA_NAMES } from '../../policy/contract.js';
 import { getTask, isTaskId } from '../../tasks/registry.js';
@@ -32,7 +34,7 @@ import { createEmulatedGello, type EmulatedGello } from '../../../drivers/leader
 import { readTrajectoryFile, scriptedMotion, TrajectoryFileError, type HandMotion } from '../../../drivers/leaders/emulators/operator-hand.js';
 import { LeaderFollow, DEFAULT_MAX_ENGAGE_GAP_RAD, DEFAULT_RAMP_S } from '../../teleop/follow.js';
 import { OperatorControls } from '../../teleop/operator-controls.js';
-import { runTeleopSession, type TakeHandle, type TeleopSessionResult } from '../../teleop/teleop-session.js';
+import { runTeleopSession, type TakeHandle, type TeleopSessionOptions, type TeleopSessionResult } from '../../teleop/teleop-session.js';
 
 export const DEFAULT_RESET_SECONDS = 10;
 
@@ -139,8 +141,18 @@ export interface TeleopRecordOptions {
   readonly pedal?: string;
   readonly log: (line: string) => void;
   readonly signal?: AbortSignal;
-  /** Called once everything is up (tests reach the emulators through it). */
-  readonly onReady?: (ctx: { leader: LeaderSetup; rig: Rig; cameras: readonly Camera[]; controls: OperatorControls }) => void;
+  /** Called once everything is up (tests reach the emulators through it; the station UI pushes its buttons into `controls`). */
+  readonly onReady?: (ctx: { leader: LeaderSetup; rig: Rig; cameras: readonly Camera[]; controls: OperatorControls; sessionId: number }) => void;
+  /** Where the session is (engaging, a take, the reset), as runTeleopSession reports it. */
+  readonly onPhase?: TeleopSessionOptions['onPhase'];
+  /** Each take as it is kept or discarded, with its cameras' frame counters (the station's episode list). */
+  readonly onTake?: (take: { readonly episodeIndex: number; readonly file: string; readonly state: 'kept' | 'discarded'; readonly cameraCounters?: RecordingSummary['cameraCounters'] }) => void;
+  /**
+   * Where the follower comes from when something else owns it (the station's rig host, which
+   * shows it live and takes the E-stop): `use` runs with that rig and its clock, and the owner
+   * keeps it after. Default: a rig created from the follower's config, closed at the end.
+   */
+  readonly withRig?: <T>(table: NonNullable<RigContext['table']>, use: (rig: Rig, clock: Clock, signal: AbortSignal) => Promise<T>) => Promise<T>;
 }
 
 export interface TeleopRecordResult {
@@ -208,7 +220,6 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
     resetSeconds = o.resetSeconds ?? DEFAULT_RESET_SECONDS;
   }
 
-  const clock = new RealtimeClock();
   let hand: HandMotion | undefined;
   if (o.trajectory) {
     if (!o.leader.startsWith('emulated-')) throw new UserError('--trajectory is replayed by an emulated leader (--leader emulated-yam or emulated-gello); a real leader moves by hand.');
@@ -219,19 +230,47 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
       throw e;
     }
   } else hand = scriptedMotion();
-  const leaderSetup = createLeader(o.leader, clock, hand);
-
   const rigConfig = o.follower === 'cell' ? { type: 'yam-cell', transport: 'slcan', gap: o.gap ?? 'seed:0', replyDeadlineMs: 350 } : await readRigConfig(resolve(o.follower));
+  const rigType = String((rigConfig as { type?: unknown }).type);
+  const onTable = table ?? defaultCellTable();
+  const settings = { taskId, prompt, episodes, seconds, resetSeconds, firstEpisode, rigType };
+  if (o.withRig) {
+    return o.withRig(onTable, (rig, clock, ownerSignal) => recordOnFollower(o, rig, clock, o.signal ? AbortSignal.any([o.signal, ownerSignal]) : ownerSignal, hand, sessionId, settings, false));
+  }
+  const clock = new RealtimeClock();
   let rig: Rig;
   try {
-    rig = await stationRigRegistry().create(rigConfig, { clock, signal: o.signal, table: table ?? defaultCellTable() });
+    rig = await stationRigRegistry().create(rigConfig, { clock, signal: o.signal, table: onTable });
   } catch (e) {
     if (e instanceof RigError) throw new UserError(e.message);
     throw e;
   }
-  const rigType = String((rigConfig as { type?: unknown }).type);
+  return recordOnFollower(o, rig, clock, o.signal, hand, sessionId, settings, true);
+}
+
+/** The take loop on a follower that is up (created here, or lent by the station's rig host). */
+async function recordOnFollower(
+  o: TeleopRecordOptions,
+  rig: Rig,
+  clock: Clock,
+  signal: AbortSignal | undefined,
+  hand: HandMotion,
+  resumedSessionId: number,
+  s: { taskId: string; prompt: string; episodes: number; seconds: number; resetSeconds: number; firstEpisode: number; rigType: string },
+  closeRig: boolean,
+): Promise<TeleopRecordResult> {
+  const { store, log, outDir } = o;
+  const { taskId, prompt, episodes, seconds, resetSeconds, firstEpisode, rigType } = s;
+  let sessionId = resumedSessionId;
+  let leaderSetup: LeaderSetup;
+  try {
+    leaderSetup = createLeader(o.leader, clock, hand);
+  } catch (e) {
+    if (closeRig) await rig.close?.().catch(() => undefined);
+    throw e;
+  }
   if (!o.resume) {
-    const s = store.createTeleopSession({
+    const created = store.createTeleopSession({
       task: taskId,
       prompt,
       leader: o.leader,
@@ -244,7 +283,7 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
       layoutSetSha256: o.layout?.set.sha256 ?? null,
       layoutIndex: o.layout?.index ?? null,
     });
-    sessionId = s.sessionId;
+    sessionId = created.sessionId;
   }
   const controls = new OperatorControls();
   let cams: { cameras: Camera[]; close(): Promise<void> } = { cameras: [], close: async () => {} };
@@ -276,7 +315,7 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
       throw new UserError((e as Error).message);
     }
     leaderSetup.emulated?.startHand();
-    o.onReady?.({ leader: leaderSetup, rig, cameras: cams.cameras, controls });
+    o.onReady?.({ leader: leaderSetup, rig, cameras: cams.cameras, controls, sessionId });
     log(`${leaderSetup.leader.description} → ${rigType}; ${cams.cameras.length} camera${cams.cameras.length === 1 ? '' : 's'}; session ${sessionId}, episodes ${firstEpisode + 1}–${episodes} of ${seconds} s, reset ${resetSeconds} s.`);
     const follow = new LeaderFollow({ leader: leaderSetup.leader, rampS: o.rampS, maxEngageGapRad: o.maxEngageGapRad, bilateralGain: o.bilateralGain });
     const rateHz = o.rateHz ?? 250;
@@ -293,7 +332,8 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
       prompt,
       rateHz,
       log,
-      signal: o.signal,
+      signal,
+      ...(o.onPhase ? { onPhase: o.onPhase } : {}),
       openTake: async (episodeIndex): Promise<TakeHandle> => {
         const rec = await openStationRecording({
           store,
@@ -326,6 +366,7 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
         const cellWorld = emulatedCellOf(rig)?.world;
         cellWorld?.takeLagPeakMs();
         let file = rec.file;
+        let counters: RecordingSummary['cameraCounters'] | undefined;
         return {
           recorder: rec.recorder,
           get file() {
@@ -335,6 +376,8 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
             const lag: Record<string, string> = cellWorld ? { emulation_max_lag_ms: cellWorld.takeLagPeakMs().toFixed(1) } : {};
             const summary = await rec.finish(undefined, { outcome: 'kept', marks: JSON.stringify(marks), ...lag });
             store.endTeleopTake(takeId, { state: 'kept', marks });
+            counters = summary.cameraCounters;
+            o.onTake?.({ episodeIndex, file, state: 'kept', cameraCounters: counters });
             return summary;
           },
           async discard(reason) {
@@ -345,6 +388,7 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
             renameSync(file, to);
             file = to;
             store.endTeleopTake(takeId, { state: 'discarded', discardReason: reason, file: to });
+            o.onTake?.({ episodeIndex, file: to, state: 'discarded', ...(counters ? { cameraCounters: counters } : {}) });
             return to;
           },
         };
@@ -363,7 +407,7 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
     await leaderSetup.leader.deactivate().catch(() => undefined);
     await cams.close().catch(() => undefined);
     await leaderSetup.leader.close().catch(() => undefined);
-    await rig.close?.().catch(() => undefined);
+    if (closeRig) await rig.close?.().catch(() => undefined);
   }
   const done = result?.end === 'done';
   const problem = result?.problem ?? (failure ? (failure as Error).message : null);

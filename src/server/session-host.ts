@@ -1,0 +1,290 @@
+/**
+ * The station's eval session: at most one at a time, run by the session engine (src/session) with
+ * the UI's operator (browser-operator.ts) and the composition root's rollout runner on the
+ * station's rig. This file plans and starts or resumes sessions, keeps the view the UI shows, and
+ * ties the station's E-stop to the engine's interlock signal — no state machine of its own.
+ */
+import type { Store } from '../store/store.js';
+import type { LayoutSet } from '../layouts/layout-set.js';
+import { getTask } from '../tasks/registry.js';
+import { buildSessionPlan, checkPlanLayoutSet, parseSessionPlan, SessionPlanError, type RolloutCostS, type SessionPlan } from '../session/plan.js';
+import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
+import { JOURNAL, sessionProgress, slotStates } from '../session/journal-state.js';
+import type { InterlockSource, SessionRolloutRunner } from '../session/ports.js';
+import type { SessionAnswerRequest, SessionPhase, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
+import { BrowserOperator, OperatorGone } from './browser-operator.js';
+import { ApiRefusal } from './request-checks.js';
+import { RigBusyError } from './rig-host.js';
+
+/** What the composition root provides: the rig runner for a plan's policies. */
+export interface SessionParts {
+  /** Opens the plan's policies on the station's rig; a spec that does not load throws one sentence (ApiRefusal 400). */
+  openRunner(plan: SessionPlan, set: LayoutSet, log: (line: string) => void): Promise<SessionRolloutRunner & { close(): Promise<void> }>;
+  /** Per-rollout times measured in the store, for fitting a plan to the minutes. */
+  cost(): { readonly cost: RolloutCostS; readonly source: 'measured' | 'defaults' };
+  /** What the session can say about the cell's interlocks ("no cell I/O configured"). */
+  readonly interlocks: string;
+}
+
+interface Active {
+  readonly id: number;
+  readonly plan: SessionPlan;
+  readonly operator: BrowserOperator;
+  readonly breakEveryS: number;
+  running: { startedAt: string; label: string; seconds: number } | null;
+  estopped: boolean;
+  state: 'working' | 'stopped' | 'ended';
+  stoppedBecause: string | null;
+  done: Promise<void>;
+  abort: AbortController;
+  /** The current rollout's safety signal: the station's E-stop aborts it. */
+  safety: AbortController | undefined;
+}
+
+const DEFAULT_OPERATOR = 'operator (station UI)';
+
+export class SessionHost {
+  private active: Active | undefined;
+  private seq = 0;
+  /** The event stream's sender (the server sets it). */
+  publish: (view: SessionView | null) => void = () => {};
+
+  constructor(
+    private readonly store: Store,
+    private readonly parts: SessionParts,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** True while a session's engine is working (a single rollout must not take the rig then). */
+  working(): boolean {
+    return this.active?.state === 'working';
+  }
+
+  list(): SessionSummary[] {
+    const out: SessionSummary[] = [];
+    for (const s of this.store.listSessions()) {
+      if (s.kind !== 'real-eval' && s.kind !== 'ab-test') continue;
+      const stored = this.store.getSessionPlan(s.id);
+      if (!stored) continue;
+      let plan: SessionPlan;
+      try {
+        plan = parseSessionPlan(stored.planJson, `session ${s.id}'s plan`);
+      } catch {
+        continue;
+      }
+      const p = sessionProgress(plan, this.store.listSessionJournal(s.id), this.now());
+      out.push({ id: s.id, task: plan.task, layoutSetSha256: plan.layoutSetSha256, blind: plan.blind, labels: plan.policies.map((x) => x.label), rollouts: p.total, done: p.done, scored: p.scored, startedAt: s.startedAt, endedAt: s.endedAt, operator: s.operator });
+    }
+    return out.reverse();
+  }
+
+  view(): SessionView | null {
+    const a = this.active;
+    if (!a) return null;
+    const journal = this.store.listSessionJournal(a.id);
+    const p = sessionProgress(a.plan, journal, this.now());
+    const prompt = a.operator.prompt ?? null;
+    const step = a.operator.step;
+    const slot = p.current !== undefined ? slotStates(a.plan, journal)[p.current] : undefined;
+    let phase: SessionPhase;
+    if (a.state === 'ended' || p.ended) phase = 'ended';
+    else if (a.state === 'stopped') phase = 'stopped';
+    else if (a.running) phase = 'running';
+    else if (prompt) phase = prompt.kind === 'offer-redo' ? 'decide' : prompt.kind;
+    else phase = 'between';
+    const last = [...journal].reverse().find((e) => e.action === JOURNAL.breakReminder || e.action === JOURNAL.sessionStarted || e.action === JOURNAL.sessionResumed);
+    const breakInS = last && a.state === 'working' ? Math.max(0, a.breakEveryS - (this.now() - Date.parse(last.at)) / 1000) : null;
+    const planned = slot ? a.plan.rollouts[slot.slot] : undefined;
+    const layout = step?.layout;
+    return {
+      seq: ++this.seq,
+      id: a.id,
+      task: a.plan.task,
+      layoutSetSha256: a.plan.layoutSetSha256,
+      blind: a.plan.blind,
+      labels: a.plan.policies.map((x) => x.label),
+      episodeSeconds: a.plan.episodeSeconds,
+      phase,
+      step:
+        step && layout
+          ? { slot: step.slot, attempt: step.attempt, total: step.total, label: step.label, layoutIndex: layout.index, tier: layout.tier, objects: layout.objects.map((o) => ({ id: o.id, kind: o.kind, posture: o.posture })) }
+          : planned && slot
+            ? { slot: slot.slot, attempt: slot.attempt, total: p.total, label: planned.policyLabel, layoutIndex: planned.layoutIndex, tier: -1, objects: [] }
+            : null,
+      prompt,
+      running: a.running,
+      progress: { total: p.total, done: p.done, scored: p.scored, closed: p.closed, elapsedS: p.elapsedS, etaS: p.etaS, breakInS },
+      stoppedBecause: a.stoppedBecause,
+      safety: { estopped: a.estopped, interlocks: this.parts.interlocks },
+      lines: [...a.operator.lines],
+    };
+  }
+
+  /**
+   * The label each rollout of a blind session still running (not ended) ran as: the Rollouts page
+   * shows "policy A" for them, never the policy, until the session ends and its key may be seen.
+   */
+  blindLabels(): Map<number, string> {
+    const out = new Map<number, string>();
+    for (const s of this.store.listSessions({ kind: 'ab-test' })) {
+      if (s.endedAt !== null) continue;
+      const stored = this.store.getSessionPlan(s.id);
+      if (!stored) continue;
+      let plan: SessionPlan;
+      try {
+        plan = parseSessionPlan(stored.planJson, `session ${s.id}'s plan`);
+      } catch {
+        continue;
+      }
+      for (const e of this.store.listSessionJournal(s.id)) {
+        if (e.rolloutId !== null && e.slot !== null && plan.rollouts[e.slot]) out.set(e.rolloutId, plan.rollouts[e.slot].policyLabel);
+      }
+      // A rollout stored in the last moments before its journal row: still the session's, still hidden.
+      for (const r of this.store.listRollouts({ sessionId: s.id })) if (!out.has(r.id)) out.set(r.id, 'a blind session\'s policy');
+    }
+    return out;
+  }
+
+  /** Plans a session as 'tandem session plan' would (fitted to the minutes), stores it and starts it. */
+  async start(req: StartSessionRequest): Promise<SessionView> {
+    this.refuseIfWorking();
+    const set = this.store.loadLayoutSet(req.layoutSet);
+    if (!set) throw new ApiRefusal(400, `There is no layout set ${req.layoutSet.slice(0, 12)}… in the store; sample or upload one first.`);
+    const task = getTask(set.task);
+    const { cost, source } = this.parts.cost();
+    let plan: SessionPlan;
+    try {
+      plan = buildSessionPlan({
+        set,
+        specs: req.policies,
+        perLayout: req.perLayout,
+        blind: req.blind,
+        seed: req.seed ?? 0,
+        ...(req.minutes !== undefined ? { minutes: req.minutes } : {}),
+        ...(req.layouts ? { layouts: req.layouts } : {}),
+        episodeSeconds: req.seconds ?? task.episodeSeconds,
+        cost,
+        costSource: source,
+      });
+    } catch (e) {
+      if (e instanceof SessionPlanError) throw new ApiRefusal(400, e.message);
+      throw e;
+    }
+    const operator = req.operator?.trim() || DEFAULT_OPERATOR;
+    // Policies open before the session exists: a spec that does not load leaves nothing behind.
+    const opened = await this.openRunner(plan, set);
+    const id = startSession(this.store, plan, set, operator);
+    return this.begin(id, plan, set, operator, opened, (req.breakMinutes ?? DEFAULT_BREAK_EVERY_S / 60) * 60);
+  }
+
+  /** Carries on a stopped session at its exact step (as 'tandem session resume'). */
+  async resume(id: number, breakMinutes?: number): Promise<SessionView> {
+    this.refuseIfWorking();
+    const session = this.store.getSession(id);
+    const stored = this.store.getSessionPlan(id);
+    if (!session || !stored) throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
+    if (session.endedAt !== null) throw new ApiRefusal(409, `Session ${id} ended at ${session.endedAt}; export it with: tandem session export ${id} --json`);
+    let plan: SessionPlan;
+    try {
+      plan = parseSessionPlan(stored.planJson, `session ${id}'s plan`);
+    } catch (e) {
+      if (e instanceof SessionPlanError) throw new ApiRefusal(409, e.message);
+      throw e;
+    }
+    const set = this.store.loadLayoutSet(plan.layoutSetSha256);
+    if (!set) throw new ApiRefusal(409, `Session ${id}'s layout set ${plan.layoutSetSha256.slice(0, 12)}… is not in the store; upload it, then resume.`);
+    checkPlanLayoutSet(plan, set, 'in the store');
+    const opened = await this.openRunner(plan, set);
+    this.store.appendSessionJournal({ sessionId: id, action: JOURNAL.sessionResumed });
+    return this.begin(id, plan, set, session.operator ?? DEFAULT_OPERATOR, opened, (breakMinutes ?? DEFAULT_BREAK_EVERY_S / 60) * 60);
+  }
+
+  /** The operator's answer, resolved once the engine has committed it to the journal. */
+  async answer(req: SessionAnswerRequest): Promise<SessionView> {
+    const a = this.active;
+    if (!a || a.state !== 'working') throw new ApiRefusal(409, 'No session is running; start one, or resume a stopped one.');
+    await a.operator.answer(req.prompt, req.answer);
+    return this.view()!;
+  }
+
+  /**
+   * The station's E-stop: the rollout in flight ends (journalled e-stopped, offered for redo); while
+   * the operator places, the engine journals the e-stop and waits.
+   */
+  estop(): void {
+    const a = this.active;
+    if (!a || a.state !== 'working') return;
+    a.estopped = true;
+    a.safety?.abort();
+    a.operator.estop();
+    this.changed();
+  }
+
+  /** Shutdown: the rollout stops (the rig holds, then damps), a waiting prompt is withdrawn; the session stays resumable. */
+  async close(): Promise<void> {
+    const a = this.active;
+    if (!a) return;
+    a.abort.abort();
+    a.operator.withdraw();
+    await a.done;
+  }
+
+  private refuseIfWorking(): void {
+    if (this.working()) throw new RigBusyError(`Session ${this.active!.id} is running; stop it for now (pause, then stop) before starting another.`);
+  }
+
+  private async openRunner(plan: SessionPlan, set: LayoutSet): Promise<SessionRolloutRunner & { close(): Promise<void> }> {
+    // The runner's lines go to the session's operator once it exists.
+    return this.parts.openRunner(plan, set, (line) => this.active?.operator.say(line));
+  }
+
+  private changed(): void {
+    this.publish(this.view());
+  }
+
+  private begin(id: number, plan: SessionPlan, set: LayoutSet, operatorName: string, runner: SessionRolloutRunner & { close(): Promise<void> }, breakEveryS: number): SessionView {
+    const operator = new BrowserOperator(operatorName, () => this.changed());
+    const a: Active = { id, plan, operator, breakEveryS, running: null, estopped: false, state: 'working', stoppedBecause: null, done: Promise.resolve(), abort: new AbortController(), safety: undefined };
+    this.active = a;
+    const interlocks: InterlockSource = {
+      armed: () => {
+        operator.settle();
+        a.safety = new AbortController();
+        a.estopped = false;
+        return a.safety.signal;
+      },
+      blocked: () => undefined,
+    };
+    const counted: SessionRolloutRunner = {
+      run: async (r) => {
+        operator.settle();
+        a.running = { startedAt: new Date(this.now()).toISOString(), label: r.label, seconds: r.episodeSeconds };
+        this.changed();
+        try {
+          return await runner.run(r);
+        } finally {
+          a.running = null;
+          this.changed();
+        }
+      },
+    };
+    a.done = runSession({ store: this.store, sessionId: id, plan, set, task: getTask(set.task), runner: counted, operator, interlocks, signal: a.abort.signal, breakEveryS })
+      .then(
+        (r) => {
+          a.state = r.ended ? 'ended' : 'stopped';
+          a.stoppedBecause = r.stoppedBecause ?? null;
+        },
+        (e: unknown) => {
+          a.state = 'stopped';
+          a.stoppedBecause = e instanceof OperatorGone ? 'the station stopped' : `the session failed: ${(e as Error).message ?? String(e)}`;
+        },
+      )
+      .finally(async () => {
+        operator.settle();
+        await runner.close();
+        this.changed();
+      });
+    this.changed();
+    return this.view()!;
+  }
+}

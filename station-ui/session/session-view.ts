@@ -1,0 +1,444 @@
+/**
+ * The Session view: plan and start an eval session (or resume one), then work it — the current
+ * rollout card (layout from above, the state-machine step, one big button per step), scoring in
+ * the task's terms, progress / ETA / break, the E-stop and interlocks, the engine's lines. The
+ * station's session engine asks; this view only shows its prompt and sends the answer. An answer
+ * the engine refuses (an impossible count) comes back as its one sentence and nothing is stored.
+ */
+import type { LayoutSetSummary, ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, SessionView as SessionState } from '../../src/server/api-types.js';
+import { api } from '../api.js';
+import { ago, clear, h } from '../dom.js';
+import type { SessionKey } from '../keys.js';
+import { splitReason } from '../words.js';
+
+export interface SessionViewHooks {
+  report(message: string, error?: boolean): void;
+  /** Stop the running rollout (S): it ends aborted and is offered for redo. */
+  stop(): void;
+}
+
+const STEPS: readonly { readonly phase: readonly string[]; readonly words: string }[] = [
+  { phase: ['place'], words: 'Place' },
+  { phase: ['running'], words: 'Policy runs' },
+  { phase: ['score'], words: 'Score' },
+  { phase: ['reset', 'decide'], words: 'Clear the table' },
+];
+
+const min = (s: number): string => (s < 90 ? `${Math.round(s)} s` : `${Math.round(s / 60)} min`);
+
+export class SessionView {
+  private readonly planPanel = h('div', { class: 'panel', id: 'session-plan' });
+  private readonly card = h('div', { class: 'panel session-card', id: 'session-card' });
+  private readonly setSelect = h('select', { id: 'session-layout-set' });
+  private readonly policiesInput = h('input', { id: 'session-policies', autocomplete: 'off', value: 'code:hold,code:bottles-in-the-bin' });
+  private readonly perLayoutInput = h('input', { id: 'session-per-layout', type: 'number', min: 1, value: 1 });
+  private readonly blindInput = h('input', { id: 'session-blind', type: 'checkbox', checked: true });
+  private readonly minutesInput = h('input', { id: 'session-minutes', type: 'number', min: 1, value: 75 });
+  private readonly secondsInput = h('input', { id: 'session-seconds', type: 'number', min: 0.1, step: 0.1 });
+  private readonly seedInput = h('input', { id: 'session-seed', type: 'number', min: 0, value: 0 });
+  private readonly operatorInput = h('input', { id: 'session-operator', autocomplete: 'off', placeholder: 'your name (stored with each score)' });
+  private readonly sessionsList = h('div', { id: 'session-list' });
+  private readonly sessionsPanel = h('div', { class: 'panel', id: 'session-store' }, h('h2', {}, 'Sessions in the store'), this.sessionsList);
+  private readonly sideLive = h('div');
+  private readonly side = h('div', { id: 'session-side' }, this.sideLive, this.sessionsPanel);
+  private state: SessionState | null = null;
+  private sets: LayoutSetSummary[] = [];
+  /** The count being entered on the score step, kept across redraws of the same prompt. */
+  private count = 0;
+  private countPrompt = -1;
+  private ends = new Map<string, { region?: string; upright?: boolean; offTable?: boolean }>();
+  /** The note and redo reason being typed: kept across redraws (every event redraws the card). */
+  private note = '';
+  /** Scoring object by object rather than by a count (the count is then not shown, so it cannot be mistaken for the score). */
+  private objectWise = false;
+  private reason = '';
+  private busy = false;
+  /** The engine's refusal of the last answer (shown until an answer is taken). */
+  private refusal = '';
+  private tick: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    root: HTMLElement,
+    private readonly hooks: SessionViewHooks,
+  ) {
+    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.card, this.planPanel), this.side));
+    this.buildPlanForm();
+    this.show(null);
+  }
+
+  async reload(): Promise<void> {
+    const [sets, sessions] = await Promise.all([api.layoutSets(), api.sessions()]);
+    this.sets = sets;
+    const keep = this.setSelect.value;
+    clear(this.setSelect);
+    for (const s of sets) this.setSelect.append(h('option', { value: s.sha256 }, `${s.task} v${s.version} · ${s.layoutCount} layouts · ${s.sha256.slice(0, 10)}`));
+    if (sets.length === 0) this.setSelect.append(h('option', { value: '' }, 'No layout sets yet: sample one on Rollouts'));
+    if (keep && sets.some((s) => s.sha256 === keep)) this.setSelect.value = keep;
+    if (!this.secondsInput.value) this.secondsInput.value = String(sets.find((s) => s.sha256 === this.setSelect.value)?.episodeSeconds ?? '');
+    this.showSessions(sessions);
+  }
+
+  /** The session's state from the event stream (null: none on this station since it started). */
+  show(s: SessionState | null): void {
+    // An answer's HTTP reply can arrive after the events that followed it: the newer view wins.
+    if (s && this.state && s.id === this.state.id && s.seq < this.state.seq) return;
+    this.state = s;
+    if (s?.prompt?.kind === 'score' && s.prompt.id !== this.countPrompt) {
+      this.countPrompt = s.prompt.id;
+      this.count = 0;
+      this.ends = new Map();
+      this.note = '';
+      this.reason = '';
+      this.objectWise = false;
+    }
+    const working = s !== null && s.phase !== 'stopped' && s.phase !== 'ended';
+    this.planPanel.hidden = working;
+    // The same question while the operator types in it: leave the card (and the caret) alone.
+    const typing = document.activeElement instanceof HTMLInputElement && this.card.contains(document.activeElement);
+    const samePrompt = s?.prompt?.id !== undefined && s.prompt.id === this.drawnPrompt;
+    if (!(typing && samePrompt)) this.drawCard();
+    this.drawSide();
+    // The running rollout's bar moves with the wall clock; nothing else redraws on a timer.
+    if (s && (s.phase === 'ended' || s.phase === 'stopped') && this.drawnPhase !== s.phase) void this.reload().catch(() => {});
+    this.drawnPhase = s?.phase;
+    clearInterval(this.tick);
+    if (s?.phase === 'running') this.tick = setInterval(() => this.drawCard(), 500);
+  }
+
+  /** A step key (keys.ts) on this page. */
+  key(k: SessionKey): void {
+    const p = this.state?.prompt;
+    if (k === 'stop-for-now') {
+      if (p?.kind === 'place' || p?.kind === 'paused') this.send({ action: 'stop' });
+      return;
+    }
+    if (!p) return;
+    if (k === 'go') {
+      if (p.kind === 'place') this.send({ action: 'confirm' });
+      else if (p.kind === 'score') this.saveScore(p.scoring);
+      else if (p.kind === 'reset') this.send({ action: 'done' });
+      else if (p.kind === 'offer-redo') this.send({ action: 'redo' });
+      else this.send({ action: 'carry-on' });
+    } else if (k === 'pause' && p.kind === 'place') this.send({ action: 'pause' });
+    else if (k === 'close' && p.kind === 'offer-redo') this.send({ action: 'close' });
+    else if (k === 'redo' && p.kind === 'score') document.getElementById('session-redo-reason')?.focus();
+    else if ((k === 'count-up' || k === 'count-down') && p.kind === 'score') {
+      const n = this.state?.step?.objects.length ?? 0;
+      this.count = Math.max(0, Math.min(n, this.count + (k === 'count-up' ? 1 : -1)));
+      this.drawCard();
+    }
+  }
+
+  private send(answer: SessionAnswer): void {
+    const p = this.state?.prompt;
+    if (!p || this.busy) return;
+    this.busy = true;
+    api.sessionAnswer({ prompt: p.id, answer }).then(
+      (r) => {
+        this.busy = false;
+        this.refusal = '';
+        this.hooks.report(answer.action === 'score' || answer.action === 'score-count' ? 'Score stored.' : '');
+        this.show(r.session);
+      },
+      (e: Error) => {
+        this.busy = false;
+        this.refusal = e.message;
+        this.hooks.report(e.message, true);
+        this.drawCard();
+      },
+    );
+  }
+
+  private saveScore(f: ScoringForm): void {
+    const note = this.note.trim();
+    if (f.count !== null && !this.objectWise) {
+      this.send({ action: 'score-count', count: this.count, ...(note ? { note } : {}) });
+      return;
+    }
+    const endStates = f.objects.map((o) => ({ id: o.id, ...(this.ends.get(o.id) ?? (f.regions.length === 0 ? { upright: false } : {})) }));
+    this.send({ action: 'score', endStates, ...(note ? { note } : {}) });
+  }
+
+  private buildPlanForm(): void {
+    const start = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'session-start' }, 'Start the session');
+    const form = h(
+      'form',
+      { class: 'run', id: 'session-form' },
+      h('label', { for: 'session-layout-set' }, 'Layout set'),
+      this.setSelect,
+      h('label', { for: 'session-policies' }, 'Policies'),
+      this.policiesInput,
+      h('div', { class: 'hint' }, 'comma-separated specs: code:NAME, onnx:path.onnx, ws://host:port'),
+      h('label', { for: 'session-per-layout' }, 'Per layout'),
+      this.perLayoutInput,
+      h('label', { for: 'session-blind' }, 'Blind'),
+      h('div', { class: 'check' }, this.blindInput, h('span', { class: 'muted' }, 'show "policy A", "policy B" — never the specs — until the session ends')),
+      h('label', { for: 'session-minutes' }, 'Minutes'),
+      this.minutesInput,
+      h('label', { for: 'session-seconds' }, 'Episode s'),
+      this.secondsInput,
+      h('label', { for: 'session-seed' }, 'Seed'),
+      this.seedInput,
+      h('label', { for: 'session-operator' }, 'Operator'),
+      this.operatorInput,
+      h('span'),
+      h('div', { class: 'actions' }, start),
+    );
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      const seconds = Number(this.secondsInput.value);
+      api
+        .startSession({
+          layoutSet: this.setSelect.value,
+          policies: this.policiesInput.value.split(',').map((x) => x.trim()).filter((x) => x !== ''),
+          perLayout: Number(this.perLayoutInput.value),
+          blind: this.blindInput.checked,
+          minutes: Number(this.minutesInput.value),
+          ...(this.secondsInput.value ? { seconds } : {}),
+          seed: Number(this.seedInput.value || 0),
+          ...(this.operatorInput.value.trim() ? { operator: this.operatorInput.value.trim() } : {}),
+        })
+        .then(
+          (s) => {
+            this.hooks.report(`Session ${s.id} started: ${s.progress.total} rollouts of ${s.labels.join(', ')}.`);
+            this.show(s);
+          },
+          (err: Error) => this.hooks.report(err.message, true),
+        );
+    };
+    this.planPanel.append(h('h2', {}, 'Plan a session'), form);
+  }
+
+  private showSessions(list: SessionSummary[]): void {
+    clear(this.sessionsList);
+    if (list.length === 0) this.sessionsList.append(h('p', { class: 'muted' }, 'None yet.'));
+    for (const s of list.slice(0, 8)) {
+      const row = h('div', { class: 'session-row', 'data-session': s.id }, h('span', { class: 'num' }, `#${s.id}`), h('span', {}, `${s.task} · ${s.labels.join(' vs ')} · ${s.done}/${s.rollouts} done · ${ago(s.startedAt)}`));
+      if (s.endedAt === null) {
+        const resume = h('button', { class: 'btn', type: 'button' }, 'Resume');
+        resume.onclick = () =>
+          api.resumeSession(s.id).then(
+            (v) => this.show(v),
+            (e: Error) => this.hooks.report(e.message, true),
+          );
+        row.append(resume);
+      } else row.append(h('span', { class: 'pill idle' }, 'ended'));
+      this.sessionsList.append(row);
+    }
+  }
+
+  private drawnPrompt: number | undefined;
+  private drawnPhase: string | undefined;
+
+  private drawCard(): void {
+    clear(this.card);
+    const s = this.state;
+    this.drawnPrompt = s?.prompt?.id;
+    this.card.hidden = s === null;
+    if (!s) return;
+    const st = s.step;
+    this.card.setAttribute('data-phase', s.phase);
+    this.card.append(
+      h(
+        'div',
+        { class: 'card-head' },
+        h('div', { class: 'card-title', id: 'session-title' }, st ? `Rollout ${st.slot + 1} of ${st.total}` : `Session ${s.id}`),
+        st ? h('div', { class: 'label-pill', id: 'session-label', title: s.blind ? 'Blind session: which policy this is stays hidden until the session ends' : '' }, st.label) : null,
+        st ? h('div', { class: 'muted' }, `layout ${st.layoutIndex}${st.tier >= 0 ? ` · tier ${st.tier}` : ''}${st.attempt > 0 ? ` · redo ${st.attempt}` : ''}`) : null,
+      ),
+    );
+    // The state machine's steps, the current one marked in words and weight (not colour alone).
+    const over = s.phase === 'ended' || s.phase === 'stopped';
+    if (!over) this.card.append(
+      h(
+        'ol',
+        { class: 'steps', id: 'session-steps' },
+        ...STEPS.map((x) => {
+          const here = x.phase.includes(s.phase);
+          return h('li', { class: here ? 'here' : '', 'aria-current': here ? 'step' : undefined }, here ? `▶ ${x.words}` : x.words);
+        }),
+      ),
+    );
+    const body = h('div', { class: `card-body${over ? ' no-image' : ''}` });
+    if (st && !over) body.append(h('img', { class: 'top-view', id: 'session-top-view', alt: `Layout ${st.layoutIndex} from above`, src: `/api/layout-sets/${s.layoutSetSha256}/layouts/${st.layoutIndex}/top-view.svg` }));
+    body.append(this.stepPanel(s));
+    this.card.append(body);
+  }
+
+  private stepPanel(s: SessionState): HTMLElement {
+    const box = h('div', { class: 'step-panel', id: 'session-step' });
+    const p = s.prompt;
+    const big = (id: string, text: string, key: string, answer: SessionAnswer | (() => void), cls = 'primary'): HTMLElement => {
+      const b = h('button', { class: `btn ${cls} big-btn`, id, type: 'button' }, text, h('kbd', {}, key));
+      b.onclick = () => (typeof answer === 'function' ? answer() : this.send(answer));
+      return b;
+    };
+    box.append(h('div', { class: 'refusal', id: 'session-refusal', role: 'alert' }, this.refusal));
+    if (s.phase === 'ended') {
+      box.append(h('div', { class: 'big' }, 'Session ended'), h('p', {}, `${s.progress.scored} of ${s.progress.total} rollouts scored. Export it with: tandem session export ${s.id} --json`));
+    } else if (s.phase === 'stopped') {
+      box.append(h('div', { class: 'big' }, 'Stopped for now'), h('p', {}, `${s.stoppedBecause ?? ''}. Every score is kept; resume it from the list below.`));
+    } else if (s.phase === 'running' && s.running) {
+      const t = (Date.now() - Date.parse(s.running.startedAt)) / 1000;
+      const pct = Math.min(100, (100 * t) / s.running.seconds);
+      const bar = h('div');
+      bar.style.width = `${pct.toFixed(1)}%`;
+      box.append(
+        h('div', { class: 'big' }, `${s.running.label} is running`),
+        h('p', { class: 'muted' }, 'Hands off the table. The projector is black.'),
+        h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(pct) }, bar),
+        h('div', {}, `${Math.min(t, s.running.seconds).toFixed(0)} of ${s.running.seconds} s`),
+        h('div', { class: 'actions' }, big('session-abort', 'Abort rollout', 'S', () => this.hooks.stop(), 'stop')),
+      );
+    } else if (!p) {
+      box.append(h('div', { class: 'big muted' }, 'One moment…'), h('p', { class: 'muted' }, 'The station is storing the last step.'));
+    } else if (p.kind === 'place') {
+      const objects = s.step?.objects ?? [];
+      box.append(
+        h('div', { class: 'big' }, 'Place the objects'),
+        h('ul', { class: 'objects' }, ...objects.map((o) => h('li', {}, `${o.id}`, h('span', { class: 'muted' }, ` ${o.posture}`)))),
+        h('div', { class: 'actions' }, big('session-confirm', 'Placed — start the policy', 'Enter', { action: 'confirm' })),
+        h('div', { class: 'actions secondary' }, big('session-pause', 'Pause', 'P', { action: 'pause' }, ''), big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, '')),
+      );
+    } else if (p.kind === 'score') box.append(this.scoreForm(s, p));
+    else if (p.kind === 'reset') {
+      box.append(h('div', { class: 'big' }, 'Clear the table'), h('p', {}, 'Take every object off the table for the next layout.'), h('div', { class: 'actions' }, big('session-reset-done', 'Table is clear', 'Enter', { action: 'done' })));
+    } else if (p.kind === 'offer-redo') {
+      box.append(
+        h('div', { class: 'big' }, 'This rollout has no score'),
+        this.why(p.why),
+        h('div', { class: 'actions' }, big('session-redo-yes', 'Redo it', 'Enter', { action: 'redo' }), big('session-redo-close', 'Close it unscored', 'N', { action: 'close' }, '')),
+      );
+    } else if (p.kind === 'paused') {
+      box.append(
+        h('div', { class: 'big' }, s.safety.estopped ? 'E-stopped — paused' : 'Paused'),
+        h('p', {}, s.safety.estopped ? 'Release the E-stop and check the cell before you carry on.' : 'Nothing moves while paused.'),
+        h('div', { class: 'actions' }, big('session-carry-on', 'Carry on', 'Enter', { action: 'carry-on' }), big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, '')),
+      );
+    } else if (p.kind === 'break') {
+      box.append(h('div', { class: 'big' }, 'Time for a break'), h('p', {}, 'Step away for a few minutes; the session waits.'), h('div', { class: 'actions' }, big('session-carry-on', "I'm back", 'Enter', { action: 'carry-on' })));
+    }
+    return box;
+  }
+
+  /** Why a rollout has no score: fourteen motors that stopped answering are one line, not fourteen. */
+  private why(w: { kind: string; reason: string }): HTMLElement {
+    const { head, lines } = splitReason(w.reason);
+    const words = { 'policy-failed': 'The policy failed', 'rig-fault': 'The rig faulted', interrupted: 'Cut off', abandoned: 'Aborted by the operator', estopped: 'E-stopped', 'not-run': 'It could not run' }[w.kind] ?? w.kind;
+    return h('div', { class: 'reason bad', id: 'session-why' }, h('div', { class: 'reason-head' }, `${words}${head ? ` — ${head}` : ''}:`), lines.length === 1 ? h('div', {}, lines[0]) : h('ul', {}, ...lines.map((l) => h('li', {}, l))));
+  }
+
+  private scoreForm(s: SessionState, p: Extract<SessionPrompt, { kind: 'score' }>): HTMLElement {
+    const f = p.scoring;
+    const n = f.objects.length;
+    // novalidate: the engine's own check (the terminal operator's too) says what a count can be, in one sentence.
+    const form = h('form', { id: 'session-score-form', class: 'score-form', novalidate: true });
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      this.saveScore(f);
+    };
+    const ran = p.run.status === 'valid' ? `The episode ran its ${s.episodeSeconds} s.` : `It ended early: ${p.run.reason ?? p.run.status}.`;
+    form.append(h('div', { class: 'big' }, 'Score the table'), h('p', { class: 'muted' }, `${ran} Rollout ${p.run.rolloutId}.`));
+    const objectWise = f.count === null || this.objectWise;
+    if (f.count && !objectWise) {
+      const what = f.count.kind === 'region' ? `in the ${f.count.region}` : 'upright';
+      const input = h('input', { id: 'session-count', type: 'number', min: 0, max: n, step: 1, value: this.count, inputmode: 'numeric' });
+      input.oninput = () => (this.count = Number(input.value));
+      const minus = h('button', { class: 'btn count-btn', type: 'button', id: 'session-count-down', 'aria-label': 'one fewer' }, '−');
+      const plus = h('button', { class: 'btn count-btn', type: 'button', id: 'session-count-up', 'aria-label': 'one more' }, '+');
+      minus.onclick = () => this.key('count-down');
+      plus.onclick = () => this.key('count-up');
+      form.append(h('label', { for: 'session-count', class: 'count-q' }, n === 1 ? `Is the object ${what}? Count it: 0 or 1.` : `How many of the ${n} objects are ${what}?`), h('div', { class: 'count-row' }, minus, input, plus, h('span', { class: 'muted' }, `of ${n}  (↑ ↓)`)));
+    }
+    // Object by object: the task's own terms (regions, or upright), plus off the table.
+    const rows = f.objects.map((o) => {
+      const choices: { label: string; end: { region?: string; upright?: boolean; offTable?: boolean } }[] =
+        f.regions.length > 0
+          ? [...f.regions.map((r) => ({ label: `in ${r}`, end: { region: r } })), { label: 'elsewhere', end: {} }, { label: 'off the table', end: { offTable: true } }]
+          : [
+              { label: 'upright', end: { upright: true } },
+              { label: 'not upright', end: { upright: false } },
+              { label: 'off the table', end: { offTable: true } },
+            ];
+      const cur = JSON.stringify(this.ends.get(o.id) ?? choices[choices.length - 2].end);
+      const group = h('div', { class: 'choice-row', role: 'radiogroup', 'aria-label': o.id });
+      for (const c of choices) {
+        const on = JSON.stringify(c.end) === cur;
+        const b = h('button', { type: 'button', class: `choice${on ? ' on' : ''}`, 'aria-pressed': on ? 'true' : 'false', 'data-object': o.id, 'data-choice': c.label }, on ? `✓ ${c.label}` : c.label);
+        b.onclick = () => {
+          this.ends.set(o.id, c.end);
+          this.drawCard();
+        };
+        group.append(b);
+      }
+      return h('div', { class: 'object-score' }, h('span', { class: 'object-id' }, o.id), group);
+    });
+    if (f.count) {
+      const toggle = h('button', { type: 'button', class: 'linkish', id: 'session-objects-toggle' }, objectWise ? '← Score by a count instead' : 'Object by object instead →');
+      toggle.onclick = () => {
+        this.objectWise = !this.objectWise;
+        this.drawCard();
+      };
+      form.append(toggle);
+    }
+    if (objectWise) form.append(h('div', { id: 'session-objects', class: 'objects-score' }, ...rows));
+    const noteInput = h('input', { id: 'session-note', autocomplete: 'off', value: this.note });
+    noteInput.oninput = () => (this.note = noteInput.value);
+    form.append(h('label', { for: 'session-note', class: 'muted' }, 'Note (optional)'), noteInput);
+    const save = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'session-save-score' }, 'Save score', h('kbd', {}, 'Enter'));
+    const reason = h('input', { id: 'session-redo-reason', autocomplete: 'off', value: this.reason, placeholder: 'why redo it? (e.g. a bottle fell before the start)' });
+    reason.oninput = () => (this.reason = reason.value);
+    const redo = h('button', { class: 'btn', type: 'button', id: 'session-redo' }, 'Abort & redo', h('kbd', {}, 'X'));
+    redo.onclick = () => this.send({ action: 'redo', reason: reason.value });
+    reason.onkeydown = (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        this.send({ action: 'redo', reason: reason.value });
+      }
+    };
+    form.append(h('div', { class: 'actions' }, save), h('div', { class: 'redo-row' }, reason, redo));
+    return form;
+  }
+
+  private drawSide(): void {
+    clear(this.sideLive);
+    const s = this.state;
+    // While a session works the picker is not needed; stopped or ended, it is how to resume.
+    this.sessionsPanel.hidden = s !== null && s.phase !== 'stopped' && s.phase !== 'ended';
+    if (!s) return;
+    const pr = s.progress;
+    const pct = pr.total > 0 ? (100 * pr.done) / pr.total : 0;
+    const bar = h('div');
+    bar.style.width = `${pct.toFixed(1)}%`;
+    this.sideLive.append(
+      h(
+        'div',
+        { class: 'panel', id: 'session-progress' },
+        h('h2', {}, `Session ${s.id} · ${s.task}`),
+        h('div', { class: 'big' }, `${pr.done} of ${pr.total} done`),
+        h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(pct) }, bar),
+        h(
+          'dl',
+          { class: 'kv' },
+          h('dt', {}, 'scored'),
+          h('dd', {}, `${pr.scored}${pr.closed ? ` (${pr.closed} closed unscored)` : ''}`),
+          h('dt', {}, 'elapsed'),
+          h('dd', {}, min(pr.elapsedS)),
+          h('dt', {}, 'left'),
+          h('dd', { id: 'session-eta' }, `about ${min(pr.etaS)}`),
+          h('dt', {}, 'break'),
+          h('dd', { id: 'session-break' }, pr.breakInS === null ? '—' : pr.breakInS <= 0 ? 'due after this rollout' : `in ${min(pr.breakInS)}`),
+          h('dt', {}, 'policies'),
+          h('dd', {}, `${s.labels.join(', ')}${s.blind ? ' (blind)' : ''}`),
+        ),
+      ),
+      h(
+        'div',
+        { class: 'panel', id: 'session-safety' },
+        h('h2', {}, 'Safety'),
+        h('ul', { class: 'faults' }, h('li', { class: s.safety.estopped ? '' : 'none' }, s.safety.estopped ? 'E-STOP pressed: the rollout was stopped; check the cell.' : 'E-stop: not pressed (Esc or the right pedal)'), h('li', { class: 'none' }, `Interlocks: ${s.safety.interlocks}`)),
+      ),
+      h('div', { class: 'panel', id: 'session-lines' }, h('h2', {}, 'Log'), h('ul', { class: 'lines' }, ...s.lines.slice(-6).map((l) => h('li', {}, l)))),
+    );
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * The Teleop view: start `tandem teleop record` on the station's rig with an (emulated) leader,
+ * watch the follower's joints live, drive the takes with the same buttons as its keys — next,
+ * discard and re-record, sync, stop — and see every take with its cameras' dropped frames.
+ */
+import type { RigStatus, TeleopControlName, TeleopView as TeleopState } from '../../src/server/api-types.js';
+import { TASK_IDS } from '../../src/tasks/types.js';
+import { api } from '../api.js';
+import { clear, h } from '../dom.js';
+
+export interface TeleopViewHooks {
+  report(message: string, error?: boolean): void;
+}
+
+const JOINTS = ['joint 1', 'joint 2', 'joint 3', 'joint 4', 'joint 5', 'joint 6', 'gripper'];
+const deg = (rad: number): string => `${((rad * 180) / Math.PI).toFixed(1)}°`;
+
+export class TeleopView {
+  private readonly form: HTMLFormElement;
+  private readonly live = h('div', { class: 'panel teleop-live', id: 'teleop-live' });
+  private readonly arms = h('div', { class: 'panel', id: 'teleop-arms' });
+  private readonly takes = h('div', { class: 'panel', id: 'teleop-takes' });
+  private readonly taskInput = h('input', { id: 'teleop-task', list: 'teleop-tasks', autocomplete: 'off', value: 'bottles-in-the-bin' });
+  private readonly episodesInput = h('input', { id: 'teleop-episodes', type: 'number', min: 1, value: 10 });
+  private readonly secondsInput = h('input', { id: 'teleop-seconds', type: 'number', min: 0.5, step: 0.5, value: 20 });
+  private readonly resetInput = h('input', { id: 'teleop-reset', type: 'number', min: 0, value: 10 });
+  private readonly camerasSelect = h('select', { id: 'teleop-cameras' }, h('option', { value: 'none' }, 'none'), h('option', { value: 'cell' }, "the emulated cell's three"), h('option', { value: 'testsrc:1' }, 'one test pattern'), h('option', { value: 'testsrc:3' }, 'three test patterns'));
+  private readonly leaderSelect = h('select', { id: 'teleop-leader' }, h('option', { value: 'emulated-yam' }, 'emulated YAM leader + teaching handle'), h('option', { value: 'emulated-gello' }, 'emulated GELLO'));
+  private state: TeleopState | null = null;
+  private tick: ReturnType<typeof setInterval> | undefined;
+  private lastRig: RigStatus | undefined;
+
+  constructor(
+    root: HTMLElement,
+    private readonly hooks: TeleopViewHooks,
+  ) {
+    const start = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'teleop-start' }, 'Start recording');
+    this.form = h(
+      'form',
+      { class: 'run', id: 'teleop-form' },
+      h('label', { for: 'teleop-task' }, 'Task'),
+      this.taskInput,
+      h('div', { class: 'hint' }, 'a task id, or the prompt itself ("put the cup on the plate")'),
+      h('label', { for: 'teleop-episodes' }, 'Episodes'),
+      this.episodesInput,
+      h('label', { for: 'teleop-seconds' }, 'Take s'),
+      this.secondsInput,
+      h('label', { for: 'teleop-reset' }, 'Reset s'),
+      this.resetInput,
+      h('label', { for: 'teleop-cameras' }, 'Cameras'),
+      this.camerasSelect,
+      h('label', { for: 'teleop-leader' }, 'Leader'),
+      this.leaderSelect,
+      h('span'),
+      h('div', { class: 'actions' }, start),
+    );
+    this.form.onsubmit = (e) => {
+      e.preventDefault();
+      this.hooks.report('Starting: the rig comes up and the follower ramps to the leader…');
+      api
+        .startTeleop({
+          task: this.taskInput.value,
+          episodes: Number(this.episodesInput.value),
+          seconds: Number(this.secondsInput.value),
+          resetSeconds: Number(this.resetInput.value),
+          cameras: this.camerasSelect.value,
+          leader: this.leaderSelect.value as 'emulated-yam' | 'emulated-gello',
+        })
+        .then(
+          (v) => {
+            this.hooks.report(`Teleop session ${v.sessionId ?? ''} is recording.`);
+            this.show(v);
+          },
+          (err: Error) => this.hooks.report(err.message, true),
+        );
+    };
+    root.append(
+      h(
+        'div',
+        { class: 'grid session-grid' },
+        h('div', {}, this.live, h('div', { class: 'panel', id: 'teleop-plan' }, h('h2', {}, 'Record teleop episodes'), this.form, h('datalist', { id: 'teleop-tasks' }, ...TASK_IDS.map((t) => h('option', { value: t })))), this.takes),
+        h('div', {}, this.arms),
+      ),
+    );
+    this.show(null);
+  }
+
+  show(s: TeleopState | null): void {
+    if (s && this.state && s.seq < this.state.seq && s.sessionId === this.state.sessionId) return;
+    this.state = s;
+    const working = s !== null && ['starting', 'engaging', 'take', 'reset'].includes(s.phase);
+    (document.getElementById('teleop-plan') ?? this.form).hidden = working;
+    this.drawLive();
+    this.drawTakes();
+    clearInterval(this.tick);
+    if (s && (s.phase === 'take' || s.phase === 'reset')) this.tick = setInterval(() => this.drawLive(), 250);
+  }
+
+  /** The follower's joints, live from the rig stream (drawn only while the page is shown). */
+  showRig(rig: RigStatus): void {
+    this.lastRig = rig;
+    clear(this.arms);
+    this.arms.append(h('h2', {}, 'Follower arms, live'));
+    const q = rig.position;
+    if (q.length < 14) {
+      this.arms.append(h('p', { class: 'muted' }, rig.note ?? 'No joint state yet.'));
+      return;
+    }
+    for (const [side, off] of [
+      ['left', 0],
+      ['right', 7],
+    ] as const) {
+      const rows = JOINTS.map((j, i) => {
+        const v = q[off + i];
+        const bar = h('div', { class: 'jbar-fill' });
+        // Joints over ±π, the gripper over 0..1 of its range: where the arm is at a glance.
+        const frac = i === 6 ? Math.max(0, Math.min(1, v)) : Math.max(0, Math.min(1, (v + Math.PI) / (2 * Math.PI)));
+        bar.style.left = `${(frac * 100).toFixed(1)}%`;
+        return h('div', { class: 'jrow', 'data-joint': `${side} ${j}` }, h('span', { class: 'jname' }, j), h('div', { class: 'jbar' }, bar), h('span', { class: 'num' }, i === 6 ? v.toFixed(2) : deg(v)));
+      });
+      this.arms.append(h('h3', {}, `${side} arm`), ...rows);
+    }
+    this.arms.append(h('p', { class: 'muted' }, `mode ${rig.mode}${rig.use === 'rollout' ? ' · the recording has the rig' : ''}`));
+  }
+
+  /** A take key (keys.ts) on this page; false when no recording runs (the key is then not the recording's). */
+  key(action: TeleopControlName): boolean {
+    if (!this.state || !['engaging', 'take', 'reset'].includes(this.state.phase)) return false;
+    this.control(action);
+    return true;
+  }
+
+  private control(action: TeleopControlName): void {
+    api.teleopControl(action).then(
+      (v) => this.show(v),
+      (e: Error) => this.hooks.report(e.message, true),
+    );
+  }
+
+  private drawLive(): void {
+    clear(this.live);
+    const s = this.state;
+    this.live.hidden = s === null;
+    if (!s) return;
+    this.live.setAttribute('data-phase', s.phase);
+    const left = s.phaseStartedAt && s.phaseSeconds !== null ? Math.max(0, s.phaseSeconds - (Date.now() - Date.parse(s.phaseStartedAt)) / 1000) : null;
+    const ep = `episode ${Math.min(s.episodeIndex + 1, s.episodes)} of ${s.episodes}`;
+    const headline: Record<string, string> = {
+      starting: 'Starting — the rig comes up…',
+      engaging: `Engaging sync for ${ep}`,
+      take: `● Recording ${ep}`,
+      reset: `Reset the scene — next take in ${left === null ? '' : Math.ceil(left)} s`,
+      stopped: 'Stopped',
+      done: `Done — ${s.kept} episode${s.kept === 1 ? '' : 's'} kept`,
+      failed: 'The recording failed',
+    };
+    this.live.append(h('div', { class: 'card-head' }, h('div', { class: 'card-title', id: 'teleop-phase' }, headline[s.phase]), h('div', { class: 'muted' }, `session ${s.sessionId ?? '…'} · "${s.task}" · ${s.kept} kept`)));
+    if (s.phase === 'take' && left !== null) {
+      const pct = Math.min(100, (100 * (s.phaseSeconds! - left)) / s.phaseSeconds!);
+      const bar = h('div');
+      bar.style.width = `${pct.toFixed(1)}%`;
+      this.live.append(h('div', { class: 'progress rec' }, bar), h('div', {}, `${left.toFixed(0)} s left of ${s.phaseSeconds} s`));
+    }
+    if (s.problem) this.live.append(h('div', { class: 'reason bad' }, s.problem));
+    if (s.phase === 'stopped' && s.kept < s.episodes) this.live.append(h('p', { class: 'muted' }, `${s.kept} of ${s.episodes} kept; record the rest with: tandem teleop record --resume --out <data dir>/teleop (every take is kept).`));
+    const btn = (id: string, text: string, key: string, action: TeleopControlName, cls = ''): HTMLElement => {
+      const b = h('button', { class: `btn big-btn ${cls}`, type: 'button', id }, text, h('kbd', {}, key));
+      b.onclick = () => this.control(action);
+      return b;
+    };
+    if (['engaging', 'take', 'reset'].includes(s.phase)) {
+      this.live.append(
+        h(
+          'div',
+          { class: 'actions' },
+          btn('teleop-next', s.phase === 'take' ? 'End take' : 'Start take now', 'Space', 'next', 'primary'),
+          btn('teleop-discard', s.phase === 'take' ? 'Discard & re-record' : 'Discard last take', '←', 'discard'),
+          btn('teleop-sync', 'Sync on / off', 'E', 'sync'),
+          btn('teleop-quit', 'Stop recording', 'Q', 'quit'),
+        ),
+      );
+    }
+    this.live.append(h('ul', { class: 'lines', id: 'teleop-lines' }, ...s.lines.slice(-5).map((l) => h('li', {}, l))));
+    if (this.lastRig) this.showRig(this.lastRig);
+  }
+
+  private drawTakes(): void {
+    clear(this.takes);
+    const s = this.state;
+    this.takes.hidden = s === null;
+    if (!s) return;
+    const body = h('tbody');
+    for (const t of s.takes) {
+      body.append(
+        h(
+          'tr',
+          { 'data-take': t.id, 'data-state': t.state },
+          h('td', { class: 'num' }, String(t.episodeIndex + 1)),
+          h('td', {}, h('span', { class: `pill ${t.state === 'kept' ? 'ok' : t.state === 'discarded' ? 'idle' : 'warn'}` }, t.state)),
+          h('td', { class: 'num' }, t.droppedFrames === null ? (s.cameras === 'none' ? 'no cameras' : '—') : String(t.droppedFrames)),
+          h('td', { class: 'num' }, t.framesReceived === null ? '—' : String(t.framesReceived)),
+          h('td', { class: 'words' }, t.marks.length ? t.marks.join('; ') : t.discardReason ?? ''),
+          h('td', { class: 'words mono' }, t.file.split('/').slice(-2).join('/')),
+        ),
+      );
+    }
+    if (s.takes.length === 0) body.append(h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No takes yet.')));
+    this.takes.append(
+      h('h2', {}, 'Takes'),
+      h('table', { id: 'teleop-take-table' }, h('thead', {}, h('tr', {}, ...['episode', 'state', 'dropped frames', 'frames', 'marks', 'file'].map((x) => h('th', {}, x)))), body),
+    );
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The station's session through its host and the browser operator, on a real store file and the
+ * real session engine: the operator's answers are acknowledged only once journalled, a count the
+ * layout cannot have is refused in one sentence (nothing stored), a stale answer is refused, a
+ * blind session's view never names a policy, abort-and-redo keeps its reason, and the station's
+ * E-stop while placing is journalled. The runner stores a real rollout row without a rig (the rig
+ * path runs end to end in station-session.test.ts).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { DEFAULT_ROLLOUT_COST_S } from '../../src/session/plan.js';
+import type { SessionRolloutRunner } from '../../src/session/ports.js';
+import { SessionHost } from '../../src/server/session-host.js';
+import { ApiRefusal } from '../../src/server/request-checks.js';
+import type { SessionView } from '../../src/server/api-types.js';
+
+const SET = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 11 });
+
+function rowRunner(store: Store): SessionRolloutRunner & { close(): Promise<void>; specs: string[] } {
+  const specs: string[] = [];
+  return {
+    specs,
+    close: () => Promise.resolve(),
+    run(r) {
+      specs.push(r.spec);
+      const policy = store.upsertPolicy({ spec: r.spec, name: r.spec });
+      const id = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: SET.sha256, layoutIndex: r.layout.index, episodeSeconds: r.episodeSeconds, controlHz: 50, status: 'valid', statusReason: null });
+      return Promise.resolve({ rolloutId: id, status: 'valid', finalMode: 'damped', wallS: 0.01 });
+    },
+  };
+}
+
+function setup(): { store: Store; host: SessionHost; views: SessionView[]; runner: ReturnType<typeof rowRunner>; done: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-session-host-'));
+  const store = openStore(join(dir, 'tandem.sqlite'));
+  store.putLayoutSet(SET);
+  const runner = rowRunner(store);
+  const host = new SessionHost(store, { interlocks: 'none here', cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }), openRunner: () => Promise.resolve(runner) });
+  const views: SessionView[] = [];
+  host.publish = (v) => v && views.push(v);
+  return { store, host, views, runner, done: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Waits until the session asks `kind` (the engine runs between answers). */
+async function asked(host: SessionHost, kind: string): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const p = host.view()?.prompt;
+    if (p?.kind === kind) return p.id;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`the session never asked ${kind}; it is at ${host.view()?.phase}`);
+}
+
+const actions = (store: Store, id: number): string[] => store.listSessionJournal(id).map((e) => e.action);
+
+test('a browser session: answers acknowledged once journalled, impossible counts refused in one sentence, stale answers refused, blind labels only', async () => {
+  const { store, host, runner, done } = setup();
+  try {
+    const v = await host.start({ layoutSet: SET.sha256, policies: ['code:hold', 'code:bottles-in-the-bin'], perLayout: 1, blind: true, seconds: 1, layouts: [0] });
+    assert.deepEqual(v.labels, ['policy A', 'policy B']);
+    const id = v.id;
+    const place = await asked(host, 'place');
+    const view = host.view()!;
+    assert.equal(view.phase, 'place');
+    assert.match(view.step!.label, /^policy [AB]$/);
+    assert.ok(!JSON.stringify(view).includes('code:'), 'a blind session view names no policy spec');
+
+    await host.answer({ prompt: place, answer: { action: 'confirm' } });
+    assert.ok(actions(store, id).includes('placed'), 'confirm acknowledged after its journal row');
+    // The same prompt again: it has moved on; nothing is applied to the next step.
+    await assert.rejects(host.answer({ prompt: place, answer: { action: 'confirm' } }), (e: unknown) => e instanceof ApiRefusal && e.status === 409);
+
+    const score = await asked(host, 'score');
+    const sv = host.view()!;
+    assert.equal(sv.prompt?.kind, 'score');
+    const objects = SET.layouts[0].objects.length;
+    if (sv.prompt?.kind === 'score') assert.deepEqual(sv.prompt.scoring.count, { kind: 'region', region: 'bin' });
+    await assert.rejects(host.answer({ prompt: score, answer: { action: 'score-count', count: objects + 1 } }), (e: unknown) => {
+      assert.ok(e instanceof ApiRefusal && e.status === 400);
+      assert.match(e.message, new RegExp(`^Not stored: Layout 0 has ${objects} objects?: ${objects + 1} cannot be in the bin; enter a whole number from 0 to ${objects}\\.$`));
+      return true;
+    });
+    assert.equal(store.listSessionJournal(id).filter((e) => e.action === 'scored').length, 0, 'nothing stored for the refused count');
+    // Asked again (a new prompt id), the good count is committed with its score before the answer returns.
+    const again = await asked(host, 'score');
+    assert.notEqual(again, score);
+    const wrong = host.answer({ prompt: again, answer: { action: 'done' } });
+    await assert.rejects(wrong, (e: unknown) => e instanceof ApiRefusal && /takes score, score-count or redo/.test(e.message));
+    await host.answer({ prompt: again, answer: { action: 'score-count', count: 1, note: 'one in' } });
+    const scored = store.listSessionJournal(id).filter((e) => e.action === 'scored');
+    assert.equal(scored.length, 1);
+    const rolloutId = scored[0].rolloutId!;
+    // While the blind session runs, the rollouts list shows the label for its rollouts, never the policy.
+    assert.match(host.blindLabels().get(rolloutId) ?? '', /^policy [AB]$/);
+    assert.deepEqual(store.listOperatorScores(rolloutId).map((s) => [s.note, s.operator]), [['one in', 'operator (station UI)']]);
+
+    await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
+    // Second rollout: abort-and-redo with a reason, then an e-stop while placing the redo.
+    await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
+    const s2 = await asked(host, 'score');
+    await assert.rejects(host.answer({ prompt: s2, answer: { action: 'redo', reason: '  ' } }), /Say why/);
+    await host.answer({ prompt: s2, answer: { action: 'redo', reason: 'bottle fell off before the start' } });
+    const abandoned = store.listSessionJournal(id).find((e) => e.action === 'abandoned');
+    assert.equal(abandoned?.detail.reason, 'bottle fell off before the start');
+    // The table is cleared first, then the same slot is placed again as a redo.
+    await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
+    await asked(host, 'place');
+    assert.equal(host.view()?.step?.attempt, 1);
+    host.estop();
+    const paused = await asked(host, 'paused');
+    assert.ok(actions(store, id).includes('estop'), 'the e-stop while placing is journalled');
+    await host.answer({ prompt: paused, answer: { action: 'carry-on' } });
+    await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
+    await host.answer({ prompt: await asked(host, 'score'), answer: { action: 'score', endStates: SET.layouts[0].objects.map((o) => ({ id: o.id, region: 'bin' })) } });
+    await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
+    for (let i = 0; i < 200 && host.view()?.phase !== 'ended'; i++) await new Promise((r) => setTimeout(r, 5));
+    const end = host.view()!;
+    assert.equal(end.phase, 'ended');
+    assert.equal(end.progress.scored, 2);
+    assert.equal(runner.specs.length, 3, 'three rollouts ran: two scored, one redone');
+    assert.ok(store.getSession(id)?.endedAt, 'the session ended in the store');
+    assert.equal(host.blindLabels().size, 0, 'once the session ended its rollouts show their policies');
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});
+
+test('stop for now leaves the session resumable at its exact step; a bad plan is refused before anything is stored', async () => {
+  const { store, host, done } = setup();
+  try {
+    await assert.rejects(host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: true }), (e: unknown) => e instanceof ApiRefusal && /blind session needs at least two policies/.test(e.message));
+    assert.equal(store.listSessions().length, 0);
+    const v = await host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: false, seconds: 1, layouts: [0, 1] });
+    await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
+    await host.answer({ prompt: await asked(host, 'score'), answer: { action: 'score-count', count: 0 } });
+    await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
+    await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'stop' } });
+    assert.equal(host.view()?.phase, 'stopped');
+    assert.equal(host.working(), false);
+    assert.deepEqual(host.list().map((s) => [s.id, s.done, s.endedAt]), [[v.id, 1, null]]);
+    await host.resume(v.id);
+    assert.equal(await asked(host, 'place') > 0, true);
+    assert.equal(host.view()?.step?.slot, 1, 'resumed at the second rollout, the first kept');
+    await assert.rejects(host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: false }), /is running/);
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});

@@ -1,0 +1,172 @@
+/**
+ * End to end in Debian's headless chromium against a real `tandem station` on the emulated cell:
+ * an operator plans a blind two-policy session on the Session page, and works two rollouts with
+ * the keyboard — places (Enter), watches the policy run, scores (a count the layout cannot have
+ * is refused in one sentence and nothing is stored; then a count; the second object by object),
+ * clears the table — until the session ends. The journal and the stored scores are checked
+ * through the API. Screenshots (1280×800 and 3840×2160) go to test-output/station-ui/.
+ */
+import { pageProblems } from '../helpers/page-problems.js';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+import { startStation } from '../helpers/station-process.js';
+import { PROJECT_ROOT } from '../helpers/cli.js';
+import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
+import { TOKEN_HEADER, type LayoutSetSummary, type RolloutDetail, type SessionSummary } from '../../src/server/api-types.js';
+
+const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
+/** A starved machine stops the cell's motors answering: the rollout is invalid (rig fault), which the session offers to redo. */
+const STARVED = /not answered for|fell .* behind real time|loss of communication|could not be set up/;
+
+const phase = (page: Page): Promise<string | null> => page.getAttribute('#session-card', 'data-phase');
+
+/** Waits for the session to ask for one of `phases` (a rollout runs in between). */
+async function waitPhase(page: Page, phases: readonly string[], timeout = 120_000): Promise<string> {
+  await page.waitForFunction((ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''), phases, { timeout });
+  return (await phase(page))!;
+}
+
+test('an operator works a blind session in chromium on the emulated cell: two rollouts placed, run and scored with the keyboard, an impossible count refused', async (t) => {
+  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 } });
+  t.after(() => station.dispose());
+  mkdirSync(SHOTS, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), 'tandem-station-session-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  t.after(async () => {
+    if (!page.isClosed()) {
+      await page.screenshot({ path: join(SHOTS, 'session-last-state.png'), fullPage: true }).catch(() => {});
+      t.diagnostic(`page message: ${await page.textContent('#message').catch(() => '?')}; card: ${await page.textContent('#session-card').catch(() => '?')}`);
+    }
+    t.diagnostic(`station stderr: ${station.stderr()}`);
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+  const problems = pageProblems(page);
+  const api = async <T>(path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${station.base}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { [TOKEN_HEADER]: station.token, 'Content-Type': 'application/json', Origin: station.base }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const data = (await res.json()) as T;
+    assert.ok(res.ok, `${path}: ${JSON.stringify(data)}`);
+    return data;
+  };
+  // One layout of tier 1: a blind plan of two policies once each is two rollouts.
+  const set = await api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
+
+  await page.goto(station.url);
+  await page.waitForSelector('#connection.live');
+  await page.keyboard.press('3');
+  await page.waitForFunction((sha) => Array.from((document.getElementById('session-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha), set.sha256);
+  await page.selectOption('#session-layout-set', set.sha256);
+  await page.fill('#session-policies', 'code:hold, code:bottles-in-the-bin');
+  await page.fill('#session-seconds', '3');
+  await page.fill('#session-operator', 'Ada (e2e)');
+  assert.equal(await page.isChecked('#session-blind'), true, 'blind is the default');
+  await page.screenshot({ path: join(SHOTS, 'session-plan.png') });
+  await page.click('#session-start');
+
+  const objects = (await api<{ layout: { objects: unknown[] } }>(`/api/layout-sets/${set.sha256}/layouts/0`)).layout.objects.length;
+  const scoredRollouts: number[] = [];
+  let redos = 0;
+  for (let rollout = 1; rollout <= 2; ) {
+    const at = await waitPhase(page, ['place', 'reset', 'decide', 'score', 'ended']);
+    if (at === 'ended') break;
+    if (at === 'reset' || at === 'decide') {
+      // Only an unscored rollout (the starved cell faulted it) comes here before its score.
+      const why = (await page.textContent('#session-step')) ?? '';
+      if (at === 'decide') assert.match(why, STARVED, `the only unscored rollout accepted is a starved machine's: ${why}`);
+      assert.ok(redos++ < 4, `the cell kept faulting: ${why}`);
+      t.diagnostic(`redo (${at}): ${why}`);
+      await page.keyboard.press('Enter');
+      continue;
+    }
+    if (at === 'place') {
+      const label = (await page.textContent('#session-label')) ?? '';
+      assert.match(label, /^policy [AB]$/, 'a blind session shows the label, never the spec');
+      if (rollout === 2) {
+        // Nor does the Rollouts page's list give it away while the session runs.
+        const listed = JSON.stringify(await api<unknown>('/api/rollouts'));
+        assert.ok(!listed.includes('code:'), `rollouts of a running blind session are listed by label: ${listed.slice(0, 300)}`);
+        assert.match(listed, /"name":"policy [AB]"/);
+      }
+      assert.ok(!((await page.textContent('#view-session')) ?? '').includes('code:bottles'), 'no policy spec anywhere on the page while blind');
+      assert.match((await page.textContent('#session-steps li.here')) ?? '', /Place/);
+      await page.waitForFunction(() => (document.getElementById('session-top-view') as HTMLImageElement | null)?.naturalWidth === 900);
+      if (rollout === 1) {
+        await page.screenshot({ path: join(SHOTS, 'session-place-1280x800.png') });
+        // The same step on a 4K screen without OS scaling: the root font doubles, the card with it.
+        await page.setViewportSize({ width: 3840, height: 2160 });
+        assert.ok((await page.evaluate(() => parseFloat(getComputedStyle(document.documentElement).fontSize))) >= 30, 'readable at 4K');
+        await page.screenshot({ path: join(SHOTS, 'session-place-3840x2160.png') });
+        await page.setViewportSize({ width: 1280, height: 800 });
+      }
+      await page.keyboard.press('Enter');
+      const next = await waitPhase(page, ['running', 'score', 'reset']);
+      if (next === 'running' && rollout === 1) {
+        assert.match((await page.textContent('#session-step')) ?? '', /policy [AB] is running/);
+        await page.screenshot({ path: join(SHOTS, 'session-running.png') });
+      }
+      continue;
+    }
+    // Score.
+    assert.match((await page.textContent('#session-step')) ?? '', objects === 1 ? /Is the object in the bin\? Count it: 0 or 1\./ : new RegExp(`How many of the ${objects} objects are in the bin\\?`));
+    if (rollout === 1) {
+      await page.fill('#session-count', String(objects + 1));
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => (document.getElementById('session-refusal')?.textContent ?? '') !== '');
+      const refusal = (await page.textContent('#session-refusal')) ?? '';
+      assert.match(refusal, new RegExp(`^Not stored: Layout 0 has ${objects} objects?: ${objects + 1} cannot be in the bin; enter a whole number from 0 to ${objects}\\.$`));
+      await page.screenshot({ path: join(SHOTS, 'session-score-refused.png') });
+      await waitPhase(page, ['score']);
+      await page.locator('#session-card .card-title').click(); // out of the field: the arrow keys are the count
+      // ↑ past the layout's objects stays at its count; ↓ brings it back: this one scores 0 with a note.
+      for (let i = 0; i <= objects; i++) await page.keyboard.press('ArrowUp');
+      await page.waitForFunction((n) => (document.getElementById('session-count') as HTMLInputElement | null)?.value === String(n), objects);
+      for (let i = 0; i < objects; i++) await page.keyboard.press('ArrowDown');
+      await page.waitForFunction(() => (document.getElementById('session-count') as HTMLInputElement | null)?.value === '0');
+      await page.fill('#session-note', 'one bottle in');
+      await page.locator('#session-card .card-title').click();
+      await page.keyboard.press('Enter');
+    } else {
+      // Object by object: every object in the bin, with the task's own region name.
+      await page.click('#session-objects-toggle');
+      assert.equal(await page.locator('#session-count').count(), 0, 'object by object, the count is not shown (it is not what is saved)');
+      for (let i = 0; i < objects; i++) {
+        await page.locator('#session-objects .choice[data-choice="in bin"]').nth(i).click();
+      }
+      await page.screenshot({ path: join(SHOTS, 'session-score-objects.png') });
+      await page.click('#session-save-score');
+    }
+    await waitPhase(page, ['reset']);
+    scoredRollouts.push(rollout);
+    await page.keyboard.press('Enter');
+    rollout++;
+  }
+  await waitPhase(page, ['ended']);
+  await page.screenshot({ path: join(SHOTS, 'session-ended.png') });
+  assert.match((await page.textContent('#session-progress')) ?? '', /2 of 2 done/);
+
+  // The store has both scores, by the named operator, with the count's note; nothing for the refused count.
+  const [s] = await api<SessionSummary[]>('/api/sessions');
+  assert.equal(s.scored, 2);
+  assert.notEqual(s.endedAt, null);
+  const rollouts = await api<{ id: number; status: string }[]>('/api/rollouts');
+  const valid = rollouts.filter((r) => r.status === 'valid');
+  assert.equal(valid.length, 2, 'two valid rollouts stored');
+  const details = await Promise.all(valid.map((r) => api<RolloutDetail>(`/api/rollouts/${r.id}`)));
+  const scores = details.map((d) => d.score).sort((a, b) => (a!.progress ?? 0) - (b!.progress ?? 0));
+  assert.deepEqual(scores.map((x) => x?.operator), ['Ada (e2e)', 'Ada (e2e)']);
+  assert.equal(scores[0]!.note, 'one bottle in');
+  assert.equal(scores[0]!.progress, 0);
+  assert.equal(scores[1]!.progress, 1);
+
+  // Readable at 4K: the same card, twice the size, no horizontal scroll at 1280.
+  assert.ok((await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)) <= 0, 'no horizontal scroll at 1280×800');
+  await page.setViewportSize({ width: 3840, height: 2160 });
+  await page.screenshot({ path: join(SHOTS, 'session-ended-3840x2160.png') });
+  // The one 400 is the refused count (chromium logs every refused request).
+  assert.deepEqual(problems, ['Failed to load resource: the server responded with a status of 400 (Bad Request)'], 'no errors in the page but the refused count');
+});
