@@ -108,7 +108,10 @@ export function fitSummary(r: SysidFitResult, out: string): string {
   lines.push('Parameters (± one standard deviation):');
   for (const p of r.parameters) {
     const f = (v: number): string => Number(v.toPrecision(4)).toString();
-    lines.push(`  ${p.name.padEnd(26)} ${f(p.start).padStart(9)} → ${p.identified ? f(p.fitted).padStart(9) : '(kept)'.padStart(9)} ${p.unit.padEnd(10)} ${p.identified ? `± ${f(p.sigma)}` : `not identified by these episodes (± ${Number.isFinite(p.sigma) ? f(p.sigma) : '∞'})`}`);
+    const sd = Number.isFinite(p.sigma) ? f(p.sigma) : '∞';
+    const shown = p.identified || p.minor ? f(p.fitted) : '(kept)';
+    const note = p.identified ? `± ${sd}` : p.minor ? `± ${sd}, fitted but carries under 2% of the gain: not a physical estimate` : `not identified by these episodes (± ${sd})`;
+    lines.push(`  ${p.name.padEnd(26)} ${f(p.start).padStart(9)} → ${shown.padStart(9)} ${p.unit.padEnd(10)} ${note}`);
   }
   for (const n of r.notFitted) lines.push(`Not fitted: ${n}`);
   lines.push(`Wrote ${out}: ${r.calibration.name} v${r.calibration.version}, id ${r.calibrationSha256} (from ${r.fromSha256.slice(0, 12)}…). Run on it with --calibration ${out}.`);

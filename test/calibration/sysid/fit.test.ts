@@ -33,7 +33,8 @@ test('a fit on sim takes of known physics recovers what the takes pin down, and 
   // The hand's extra moving mass dominates the gap: found, and within 15 % of the truth.
   assert.ok(p.fingerReflectedMassKg.identified, 'reflected mass identified');
   assert.ok(Math.abs(p.fingerReflectedMassKg.fitted - 0.6) < 0.09, `reflected mass ${p.fingerReflectedMassKg.fitted}`);
-  assert.ok(p['joint2.motorTorqueScale'].identified && Math.abs(p['joint2.motorTorqueScale'].fitted - 0.93) < Math.abs(1 - 0.93), `joint 2 torque ${p['joint2.motorTorqueScale'].fitted}`);
+  // Pinned down (a physical estimate, or a precise one beside the hand mass's much larger share of the gain).
+  assert.ok((p['joint2.motorTorqueScale'].identified || p['joint2.motorTorqueScale'].minor) && Math.abs(p['joint2.motorTorqueScale'].fitted - 0.93) < Math.abs(1 - 0.93), `joint 2 torque ${p['joint2.motorTorqueScale'].fitted}`);
   // Every identified parameter sits within three of its stated standard deviations of the truth (or closer than it started).
   const truthOf = (name: string): number => {
     const m = /^joint(\d)\.(\w+)$/.exec(name);
@@ -47,8 +48,8 @@ test('a fit on sim takes of known physics recovers what the takes pin down, and 
     const t = truthOf(x.name);
     assert.ok(Math.abs(x.fitted - t) <= Math.max(3 * x.sigma, Math.abs(x.start - t)), `${x.name}: ${x.fitted} ± ${x.sigma}, truth ${t}, start ${x.start}`);
   }
-  // What is not identified keeps the start record's value.
-  for (const x of r.parameters.filter((q) => !q.identified)) assert.equal(x.fitted, x.start, x.name);
+  // What the episodes do not pin down keeps the start record's value.
+  for (const x of r.parameters.filter((q) => !q.identified && !q.minor)) assert.equal(x.fitted, x.start, x.name);
   // The record: valid for --calibration, versioned, hashed, with its lineage.
   const text = simCalibrationJson(r.calibration);
   const back = parseSimCalibration(text, 'fit.json');
