@@ -167,7 +167,7 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
     // residuals' autocorrelation taken into account (neighbouring samples are not independent).
     say(`Sensitivity: ${params.length} replays of the fit episodes, one per parameter.`);
     const fullJ = await fullJacobian(residualsAt, lm.u, lm.residuals);
-    const inflation = autocorrelationInflation(lm.residuals, fitSampleCounts(episodeLengths, lm.residuals.length, fitEps.length));
+    const inflation = autocorrelationInflation(lm.residuals, episodeLengths);
     const sigmaAr = coordinateSigmas(fullJ, lm.residuals, params.length).map((x) => x * Math.sqrt(inflation));
     // The data's own verdict on top of the model's: how far each parameter would move if one
     // episode were left out (a one-step delete-one jackknife). Where the model cannot quite match
@@ -348,13 +348,6 @@ export function jackknifeSigmas(J: Float64Array, r: Float64Array, n: number, len
     out[k] = Math.sqrt(((E - 1) / E) * deltas.reduce((s, d) => s + (d[k] - mean) ** 2, 0));
   }
   return out;
-}
-
-/** Residuals per episode, for splitting the vector back into streams. */
-function fitSampleCounts(lengths: readonly number[], total: number, episodes: number): number[] {
-  if (lengths.length === episodes && lengths.reduce((a, b) => a + b, 0) === total) return [...lengths];
-  const each = Math.floor(total / Math.max(1, episodes));
-  return Array.from({ length: episodes }, (_, i) => (i === episodes - 1 ? total - each * (episodes - 1) : each));
 }
 
 /**

@@ -60,18 +60,23 @@ export class SessionHost {
     return this.active?.state === 'working';
   }
 
+  /** A stored session's plan, or undefined when it has none or it no longer parses (listed as nothing, never thrown). */
+  private storedPlan(sessionId: number): SessionPlan | undefined {
+    const stored = this.store.getSessionPlan(sessionId);
+    if (!stored) return undefined;
+    try {
+      return parseSessionPlan(stored.planJson, `session ${sessionId}'s plan`);
+    } catch {
+      return undefined;
+    }
+  }
+
   list(): SessionSummary[] {
     const out: SessionSummary[] = [];
     for (const s of this.store.listSessions()) {
       if (s.kind !== 'real-eval' && s.kind !== 'ab-test') continue;
-      const stored = this.store.getSessionPlan(s.id);
-      if (!stored) continue;
-      let plan: SessionPlan;
-      try {
-        plan = parseSessionPlan(stored.planJson, `session ${s.id}'s plan`);
-      } catch {
-        continue;
-      }
+      const plan = this.storedPlan(s.id);
+      if (!plan) continue;
       const p = sessionProgress(plan, this.store.listSessionJournal(s.id), this.now());
       out.push({ id: s.id, task: plan.task, layoutSetSha256: plan.layoutSetSha256, blind: plan.blind, labels: plan.policies.map((x) => x.label), rollouts: p.total, done: p.done, scored: p.scored, startedAt: s.startedAt, endedAt: s.endedAt, operator: s.operator });
     }
@@ -128,14 +133,8 @@ export class SessionHost {
     const out = new Map<number, string>();
     for (const s of this.store.listSessions({ kind: 'ab-test' })) {
       if (s.endedAt !== null) continue;
-      const stored = this.store.getSessionPlan(s.id);
-      if (!stored) continue;
-      let plan: SessionPlan;
-      try {
-        plan = parseSessionPlan(stored.planJson, `session ${s.id}'s plan`);
-      } catch {
-        continue;
-      }
+      const plan = this.storedPlan(s.id);
+      if (!plan) continue;
       for (const e of this.store.listSessionJournal(s.id)) {
         if (e.rolloutId !== null && e.slot !== null && plan.rollouts[e.slot]) out.set(e.rolloutId, plan.rollouts[e.slot].policyLabel);
       }
