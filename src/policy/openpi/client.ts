@@ -30,6 +30,8 @@ type Pending = { resolve: (bytes: Uint8Array) => void; reject: (e: Error) => voi
 
 const RETRY_DELAY_MS = 200;
 
+const NO_ANSWER = 'no answer';
+
 function describe(e: unknown): string {
   const err = e as NodeJS.ErrnoException;
   if (err?.code === 'ECONNREFUSED') return 'connection refused';
@@ -196,7 +198,7 @@ export class OpenpiClientPolicy implements Policy {
     if (this.ws && this.ws.readyState === WebSocket.OPEN) return;
     this.drop();
     const deadline = performance.now() + this.connectTimeoutMs;
-    let lastError = 'no answer';
+    let lastError = NO_ANSWER;
     for (;;) {
       const left = deadline - performance.now();
       if (left <= 0) break;
@@ -207,7 +209,10 @@ export class OpenpiClientPolicy implements Policy {
         // Refused connections are retried (the server may be starting, as openpi's client waits too);
         // anything the server said is final.
         if (e instanceof PolicyUnavailableError && e.reason !== 'disconnected') throw e;
-        lastError = e instanceof PolicyUnavailableError ? e.message : describe(e);
+        const reason = e instanceof PolicyUnavailableError ? e.message : describe(e);
+        // The last attempt gets only what is left of the deadline, so under load it can time out before the
+        // refusal arrives; a timeout then says less than the refusal heard before it, which is kept.
+        if (!/handshake has timed out/.test(reason) || lastError === NO_ANSWER) lastError = reason;
       }
       await new Promise((r) => setTimeout(r, Math.min(RETRY_DELAY_MS, Math.max(0, deadline - performance.now()))));
     }
