@@ -62,6 +62,10 @@ function showStatus(rig: RigStatus): void {
   mode.textContent = MODE_WORDS[rig.mode];
   const faults = groupedFaults(rig.faults.map((f) => f.message));
   $('rig-summary').textContent = `${rig.type} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
+  // An open interlock is said in the status bar on every page: nothing on the cell starts until it closes.
+  const lock = $('interlock');
+  lock.hidden = !rig.interlock?.open;
+  lock.textContent = rig.interlock?.open ? `Interlock ${rig.interlock.words}` : '';
 }
 
 function showRunSummary(run: RolloutRun | null): void {
@@ -135,6 +139,8 @@ function main(): void {
       session.show(e.session);
     } else if (e.type === 'teleop') {
       teleop.show(e.teleop);
+    } else if (e.type === 'projector') {
+      session.showProjector(e.projector);
     } else if (e.type === 'rollouts-changed') {
       rollouts.reload().catch((err: Error) => report(err.message, true));
       compare.reload().catch((err: Error) => report(err.message, true));

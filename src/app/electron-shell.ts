@@ -34,7 +34,24 @@ export function noShellLine(lookup: { readonly missing: string }): string {
   return `Electron is not installed here (${lookup.missing}); serving the same operator UI on loopback — open the address below in a browser.`;
 }
 
-export interface ShellLaunch {
+/** The cell's parts of a station (absolute paths), passed to the shell's main process in its environment. */
+export interface CellParts {
+  readonly projectorCalibrationFile?: string;
+  readonly pjlink?: string;
+  readonly cellIoFile?: string;
+}
+
+/** The environment variables the shell's main process reads CellParts from. */
+export const CELL_PART_ENV = { projectorCalibrationFile: 'TANDEM_PROJECTOR_CALIBRATION', pjlink: 'TANDEM_PJLINK', cellIoFile: 'TANDEM_CELL_IO' } as const satisfies Record<keyof CellParts, string>;
+
+/** CellParts back from the shell's environment (main.ts). */
+export function cellPartsFromEnv(env: NodeJS.ProcessEnv): CellParts {
+  const out: { -readonly [K in keyof CellParts]: string } = {};
+  for (const [key, name] of Object.entries(CELL_PART_ENV) as [keyof CellParts, string][]) if (env[name]) out[key] = env[name];
+  return out;
+}
+
+export interface ShellLaunch extends CellParts {
   readonly electronPath: string;
   readonly dataDir: string;
   readonly rigConfigFile?: string;
@@ -48,6 +65,11 @@ export async function runElectronShell(o: ShellLaunch): Promise<void> {
   const env: NodeJS.ProcessEnv = { ...o.env, TANDEM_DATA: o.dataDir, PORT: String(o.port) };
   delete env.ELECTRON_RUN_AS_NODE; // it would start Electron as a plain Node, without windows
   if (o.rigConfigFile) env.TANDEM_RIG_CONFIG = o.rigConfigFile;
+  for (const [key, name] of Object.entries(CELL_PART_ENV) as [keyof CellParts, string][]) {
+    const value = o[key];
+    if (value) env[name] = value;
+    else delete env[name];
+  }
   const child = spawn(o.electronPath, [ELECTRON_MAIN_ENTRY], { env, stdio: 'inherit' });
   const stop = (): void => void child.kill('SIGTERM');
   o.signal.addEventListener('abort', stop, { once: true });

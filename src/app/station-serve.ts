@@ -31,12 +31,18 @@ import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRolloutOnRig } f
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 import { SessionHost, type SessionParts } from '../server/session-host.js';
 import { RigSessionRunner } from './session-runner.js';
-import { measuredCost } from './commands/session.js';
+import { measuredCost, sessionInterlocks } from './commands/session.js';
 import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
 import { recordTeleop } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
+import type { CellIo } from './cell-io.js';
+import type { SessionProjector } from '../session/ports.js';
+import { openStationProjector } from './station-projector.js';
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
+
+/** How often the Session view's interlock words are re-read (the rig's own stop does not wait for this). */
+const SAFETY_REFRESH_MS = 250;
 
 /** Per-motor reports of a YamCanRig (hardware or the emulated cell); other rigs report none. */
 function motorReports(rig: Rig, nowS: number): MotorStatus[] {
@@ -148,10 +154,28 @@ function rolloutRunner(store: Store, host: RigHost, cwd: string, episodesDir: st
   };
 }
 
-/** The Session view's parts: the plan's policies on the station's own rig (the rig host owns it, shows it live, takes the E-stop). */
-function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: string, episodesDir: string): SessionParts {
+/** The cell's interlocks in the session's words: the PLC's reading now, or that there is no cell I/O. */
+function interlockReading(cellIo: CellIo): { open: boolean; words: string } {
+  const c = cellIo.plc.current();
+  return c.open
+    ? { open: true, words: `OPEN — ${(c.reason ?? 'an interlock of the cell is open').replace(/\.$/, '')}; nothing starts until it closes` }
+    : { open: false, words: `closed (cell PLC ${cellIo.config.endpointUrl}): e-stop circuit, door and light curtain report safe` };
+}
+
+function interlockWords(cellIo: CellIo | undefined): () => string {
+  if (!cellIo) return () => 'no cell I/O configured: the station E-STOP stops the arms';
+  return () => interlockReading(cellIo).words;
+}
+
+/**
+ * The Session view's parts: the plan's policies on the station's own rig (the rig host owns it,
+ * shows it live, takes the E-stop), the cell's interlocks and tower light, the projector.
+ */
+function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined): SessionParts {
   return {
-    interlocks: 'no cell I/O configured: the station E-STOP stops the arms',
+    interlocks: interlockWords(cellIo),
+    ...(cellIo ? { blocked: sessionInterlocks(cellIo.plc).blocked } : {}),
+    ...(projector ? { projector } : {}),
     cost: () => measuredCost(store),
     async openRunner(plan, set, log) {
       try {
@@ -166,6 +190,7 @@ function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: st
             lookAtTable: false,
             blankCameras: false,
             blind: plan.blind,
+            ...(cellIo ? { cellIo } : {}),
             log,
             withRig: (table, use) => host.forRollout(table, use),
           },
@@ -225,6 +250,16 @@ export interface ServeOptions {
   log(line: string): void;
   /** Called once the station listens, with the URL to open (token included): the Electron shell opens its window on it. */
   onListening?(url: string): void;
+  /** A calibration from 'tandem projector calibrate': sessions project each layout's footprints with it. */
+  readonly projectorCalibrationFile?: string;
+  /** HOST[:PORT] of a PJLink projector, AV-muted for every blank. */
+  readonly pjlink?: string;
+  /** The cell PLC's e-stop and interlocks over OPC UA (docs/cell-io.md): the rig stops when one opens. */
+  readonly cellIoFile?: string;
+  /** $TANDEM_PJLINK_PASSWORD. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Every projector frame as it goes out (the Electron shell's projector window); null is black. */
+  onProjectorFrame?(png: Buffer | null): void;
 }
 
 /** Serves until the signal aborts, then damps the rig and closes the store. */
@@ -236,12 +271,25 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   let server: StationServer | undefined;
   let sessions: SessionHost | undefined;
   let teleop: TeleopHost | undefined;
+  let cellIo: CellIo | undefined;
+  let safetyTimer: NodeJS.Timeout | undefined;
   try {
+    const env = opts.env ?? {};
+    // node-opcua loads only when the station is asked for cell I/O (seconds of start-up otherwise).
+    // Opened before the rig: its safety supervisor reads the interlock from the first cycle.
+    if (opts.cellIoFile !== undefined) cellIo = await (await import('./cell-io.js')).openCellIo(resolve(opts.cwd, opts.cellIoFile), { dataDir: opts.dataDir, controlHz: DEFAULT_SIM_CONTROL_HZ, log: opts.log });
+    const projector = await openStationProjector({ ...(opts.projectorCalibrationFile !== undefined ? { calibrationFile: opts.projectorCalibrationFile } : {}), ...(opts.pjlink !== undefined ? { pjlink: opts.pjlink } : {}), cwd: opts.cwd, env, store, say: opts.log });
+    if (opts.onProjectorFrame) {
+      const show = opts.onProjectorFrame;
+      projector.feed.onChange((s) => show(s.showing === 'layout' ? projector.feed.frame() : null));
+    }
+    const interlock = cellIo?.plc;
     const parts: RigParts = {
       type: String(rigConfig.type),
-      create: async (context) => await registry.create(rigConfig, { ...context, signal: opts.signal }),
+      create: async (context) => await registry.create(rigConfig, { ...context, signal: opts.signal, ...(interlock ? { interlock } : {}) }),
       motors: motorReports,
       cell: cellStatus,
+      ...(cellIo ? { interlock: () => interlockReading(cellIo!) } : {}),
     };
     host = new RigHost(parts);
     try {
@@ -252,11 +300,12 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     }
     const ui = await buildUi();
     const policySpecs = knownPolicySpecs();
-    sessions = new SessionHost(store, sessionParts(store, host, rigConfig, opts.cwd, defaultEpisodesDir(opts.dataDir)));
+    sessions = new SessionHost(store, sessionParts(store, host, rigConfig, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
     teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : 'cell', opts.dataDir));
     server = new StationServer({
       sessions,
       teleop,
+      projector: projector.feed,
       store,
       rig: host,
       rollouts: rolloutRunner(store, host, opts.cwd, defaultEpisodesDir(opts.dataDir)),
@@ -280,6 +329,10 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       throw e;
     }
     opts.log(`tandem station (${parts.type}, data in ${opts.dataDir}) — open ${url}`);
+    if (cellIo) {
+      const s = sessions;
+      safetyTimer = setInterval(() => s.refreshSafety(), SAFETY_REFRESH_MS);
+    }
     opts.onListening?.(url);
     // Episode files a crash cut off, or a failed write stopped: said once, with the command that recovers them.
     for (const r of unfinishedRecordings(store)) {
@@ -287,6 +340,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     }
     if (!opts.signal.aborted) await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
   } finally {
+    clearInterval(safetyTimer);
     // In order: no new requests, the rig damped (a rollout in flight is stopped first), the store closed.
     await server?.close();
     // The session first: its rollout stops and it stays resumable; then the rig is damped.
@@ -294,6 +348,8 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     await teleop?.close();
     await host?.close();
     await server?.settled();
+    cellIo?.board.update({ sessionId: '', rolloutPhase: 'idle' });
+    await cellIo?.close();
     store.close();
   }
 }

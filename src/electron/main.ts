@@ -15,6 +15,7 @@ import { app, BrowserWindow, ipcMain, screen, session, type IpcMainInvokeEvent }
 import { serveStation } from '../app/station-serve.js';
 import { resolveDataDir } from '../app/data-dir.js';
 import { DEFAULT_STATION_PORT } from '../app/commands/station.js';
+import { cellPartsFromEnv } from '../app/electron-shell.js';
 import { chooseProjectorDisplay, checkProjectorImage, parseShellConfig, type ShellConfig } from './projector-display.js';
 import { SHELL_CHANNELS, type ShellInfo } from './shell-api.js';
 import { isStationSender, mayNavigate, operatorWindowOptions, permissionDecision, projectorWindowOptions, stationOrigin, windowOpenDecision } from './window-security.js';
@@ -103,6 +104,10 @@ async function main(): Promise<void> {
   const served = serveStation({
     dataDir,
     rigConfigFile: process.env.TANDEM_RIG_CONFIG,
+    ...cellPartsFromEnv(process.env),
+    env: process.env,
+    // The station's own frames go straight to the projector window: no renderer in between.
+    onProjectorFrame: (png) => projector?.webContents.send(SHELL_CHANNELS.projectorImage, png ? `data:image/png;base64,${png.toString('base64')}` : null),
     port,
     cwd: process.cwd(),
     signal: abort.signal,

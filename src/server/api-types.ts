@@ -85,6 +85,8 @@ export interface RigStatus {
   /** Newest last, bounded. */
   readonly recentEvents: readonly SafetyEventView[];
   readonly cell: CellStatus | null;
+  /** The cell PLC's interlocks (e-stop circuit, door, light curtain), or null without cell I/O. */
+  readonly interlock: { readonly open: boolean; readonly words: string } | null;
   /** What the rig cannot do now and why, when a command would be refused (e.g. a rollout runs). */
   readonly note: string | null;
 }
@@ -322,7 +324,31 @@ export type StationEvent =
   /** The eval session's state changed (a new step, a prompt, a line). */
   | SessionEvent
   /** The teleop recording's state changed (a take, a reset, a line). */
-  | TeleopEvent;
+  | TeleopEvent
+  /** The projector shows a new frame (its PNG at PROJECTOR_FRAME_PATH). */
+  | { readonly type: 'projector'; readonly projector: ProjectorState };
+
+// ---- the projector (the session's layout footprints on the table) ---------------------------
+
+/** The last projector frame's PNG (black when none has gone out yet). */
+export const PROJECTOR_FRAME_PATH = '/api/projector/frame.png';
+/** The page a browser on the projector's display shows full screen (the Electron shell has its own window). */
+export const PROJECTOR_PAGE_PATH = '/projector';
+
+export interface ProjectorState {
+  /** False when the station was started without a projector calibration: nothing is projected. */
+  readonly configured: boolean;
+  /** The projector and its calibration, or what to do to get one, in words. */
+  readonly description: string;
+  /** Counts frames; the page reloads the frame when it changes. 0 = nothing shown yet. */
+  readonly seq: number;
+  /** What is on the table now: a layout's footprints, black, or nothing sent yet. */
+  readonly showing: 'layout' | 'black' | 'nothing';
+  readonly layoutSetSha256: string | null;
+  readonly layoutIndex: number | null;
+  /** The last PJLink trouble (the frame went out, the projector may not show it), or null. */
+  readonly problem: string | null;
+}
 
 // ---- eval sessions (the Session view) ------------------------------------------------------
 

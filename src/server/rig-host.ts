@@ -24,6 +24,8 @@ export interface RigParts {
   motors(rig: Rig, nowS: number): MotorStatus[];
   /** The emulated cell's own numbers, when the rig is one. */
   cell(rig: Rig): CellStatus | null;
+  /** The cell PLC's interlocks now (the rig's supervisor reads the same source); absent without cell I/O. */
+  interlock?(): { readonly open: boolean; readonly words: string };
 }
 
 /** A command the rig cannot take now; its message says why and what to do. */
@@ -78,7 +80,7 @@ export class RigHost {
   status(): RigStatus {
     const rig = this.rig;
     if (!rig) {
-      return { type: this.parts.type, mode: 'unconfigured', use: this.use, position: [], motors: [], faults: [], recentEvents: [...this.events], cell: null, note: this.note ?? 'The rig is being set up.' };
+      return { type: this.parts.type, mode: 'unconfigured', use: this.use, position: [], motors: [], faults: [], recentEvents: [...this.events], cell: null, interlock: this.parts.interlock?.() ?? null, note: this.note ?? 'The rig is being set up.' };
     }
     // While a rollout runs its loop drains the events; between rollouts the host does.
     if (this.use !== 'rollout' && this.use !== 'changing') this.keepEvents(rig.takeSafetyEvents());
@@ -92,6 +94,7 @@ export class RigHost {
       faults: s.faults.map((f) => ({ kind: f.kind, ...(f.arm ? { arm: f.arm } : {}), ...(f.joint !== undefined ? { joint: f.joint } : {}), message: f.message })),
       recentEvents: [...this.events],
       cell: this.parts.cell(rig),
+      interlock: this.parts.interlock?.() ?? null,
       note: this.use === 'rollout' ? 'A rollout has the rig; E-stop stops it.' : this.note,
     };
   }

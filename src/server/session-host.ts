@@ -10,7 +10,7 @@ import { getTask } from '../tasks/registry.js';
 import { buildSessionPlan, checkPlanLayoutSet, parseSessionPlan, SessionPlanError, type RolloutCostS, type SessionPlan } from '../session/plan.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
 import { JOURNAL, sessionProgress, slotStates } from '../session/journal-state.js';
-import type { InterlockSource, SessionRolloutRunner } from '../session/ports.js';
+import type { InterlockSource, SessionProjector, SessionRolloutRunner } from '../session/ports.js';
 import type { SessionAnswerRequest, SessionPhase, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
 import { BrowserOperator, OperatorGone } from './browser-operator.js';
 import { ApiRefusal } from './request-checks.js';
@@ -22,8 +22,15 @@ export interface SessionParts {
   openRunner(plan: SessionPlan, set: LayoutSet, log: (line: string) => void): Promise<SessionRolloutRunner & { close(): Promise<void> }>;
   /** Per-rollout times measured in the store, for fitting a plan to the minutes. */
   cost(): { readonly cost: RolloutCostS; readonly source: 'measured' | 'defaults' };
-  /** What the session can say about the cell's interlocks ("no cell I/O configured"). */
-  readonly interlocks: string;
+  /** The cell's interlocks now, in words ("door open", "no cell I/O configured"). */
+  interlocks(): string;
+  /**
+   * Why the cell is not safe to start a rollout now (the PLC's reason), or undefined. The stop
+   * mid-rollout is the rig's own safety supervisor's, which reads the PLC every cycle.
+   */
+  blocked?(): string | undefined;
+  /** Shows each layout's footprints and blanks before the arms move; absent: no projector. */
+  readonly projector?: SessionProjector;
 }
 
 interface Active {
@@ -54,6 +61,19 @@ export class SessionHost {
     private readonly parts: SessionParts,
     private readonly now: () => number = Date.now,
   ) {}
+
+  private shownInterlocks = '';
+
+  /**
+   * Publishes the view when the interlocks' words changed. The station calls this on a timer: a
+   * PLC that goes silent is a change in time, not an event, and the panel must not show "closed".
+   */
+  refreshSafety(): void {
+    const words = this.parts.interlocks();
+    if (words === this.shownInterlocks) return;
+    this.shownInterlocks = words;
+    if (this.active) this.changed();
+  }
 
   /** True while a session's engine is working (a single rollout must not take the rig then). */
   working(): boolean {
@@ -120,7 +140,7 @@ export class SessionHost {
       running: a.running,
       progress: { total: p.total, done: p.done, scored: p.scored, closed: p.closed, elapsedS: p.elapsedS, etaS: p.etaS, breakInS },
       stoppedBecause: a.stoppedBecause,
-      safety: { estopped: a.estopped, interlocks: this.parts.interlocks },
+      safety: { estopped: a.estopped, interlocks: this.parts.interlocks() },
       lines: [...a.operator.lines],
     };
   }
@@ -252,7 +272,7 @@ export class SessionHost {
         a.estopped = false;
         return a.safety.signal;
       },
-      blocked: () => undefined,
+      blocked: () => this.parts.blocked?.(),
     };
     const counted: SessionRolloutRunner = {
       run: async (r) => {
@@ -267,7 +287,7 @@ export class SessionHost {
         }
       },
     };
-    a.done = runSession({ store: this.store, sessionId: id, plan, set, task: getTask(set.task), runner: counted, operator, interlocks, signal: a.abort.signal, breakEveryS })
+    a.done = runSession({ store: this.store, sessionId: id, plan, set, task: getTask(set.task), runner: counted, operator, interlocks, ...(this.parts.projector ? { projector: this.parts.projector } : {}), signal: a.abort.signal, breakEveryS })
       .then(
         (r) => {
           a.state = r.ended ? 'ended' : 'stopped';

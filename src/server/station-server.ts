@@ -30,14 +30,16 @@
  *   GET  /api/teleop               the teleop recording (or null)
  *   POST /api/teleop/start         {"task", "episodes", "seconds", "resetSeconds"?, "cameras", "leader"}: 'tandem teleop record' on the station's rig
  *   POST /api/teleop/control       {"action": "next" | "discard" | "sync" | "quit"}: the keys of 'tandem teleop record'
- *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed, session, teleop
+ *   GET  /api/projector            what the projector shows (layout footprints, black) and with which calibration
+ *   GET  /api/projector/frame.png  the frame on the table now (black before the first); the /projector page shows it
+ *   WS   /api/events               hello, rig state at RIG_STREAM_HZ, run progress, rollouts-changed, session, teleop, projector
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
-import { EVENTS_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
+import { EVENTS_PATH, PROJECTOR_FRAME_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type ProjectorState, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
 import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseTeleopControl } from './request-bodies.js';
 import type { SessionHost } from './session-host.js';
@@ -80,6 +82,15 @@ export interface RolloutRunner {
   prepare(req: RunRolloutRequest): Promise<PreparedRollout>;
 }
 
+/** What the server knows of the projector: the composition root's feed of frames (it renders them). */
+export interface ProjectorFeed {
+  state(): ProjectorState;
+  /** The PNG on the table now: black before the first frame. */
+  frame(): Buffer;
+  /** Called with every new frame's state (the server sends it on the event stream). */
+  onChange(listener: (state: ProjectorState) => void): void;
+}
+
 export interface StationServerOptions {
   readonly store: Store;
   readonly rig: RigHost;
@@ -91,6 +102,8 @@ export interface StationServerOptions {
   readonly sessions?: SessionHost;
   /** The teleop recording (the Teleop view); without it the teleop routes answer 404. */
   readonly teleop?: TeleopHost;
+  /** The projector's frames; without it the projector routes answer 404. */
+  readonly projector?: ProjectorFeed;
   /** Default 0: any free port. */
   readonly port?: number;
   /** Default a fresh random token. */
@@ -131,6 +144,7 @@ export class StationServer {
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     if (o.sessions) o.sessions.publish = (session) => this.broadcast({ type: 'session', session });
     if (o.teleop) o.teleop.publish = (teleop) => this.broadcast({ type: 'teleop', teleop });
+    o.projector?.onChange((projector) => this.broadcast({ type: 'projector', projector }));
     // The UI only listens; a message from a client is ignored, and a big one closes it (maxPayload).
     this.wss.on('connection', (ws: WebSocket) => {
       ws.on('error', () => {});
@@ -138,6 +152,7 @@ export class StationServer {
       this.send(ws, { type: 'rig', rig: this.o.rig.status() });
       if (this.o.sessions) this.send(ws, { type: 'session', session: this.o.sessions.view() });
       if (this.o.teleop) this.send(ws, { type: 'teleop', teleop: this.o.teleop.view() });
+      if (this.o.projector) this.send(ws, { type: 'projector', projector: this.o.projector.state() });
     });
   }
 
@@ -234,6 +249,11 @@ export class StationServer {
         return;
       }
       const result = await this.route(method, url, req);
+      if (Buffer.isBuffer(result.body)) {
+        res.writeHead(result.status ?? 200, { ...headers, 'Content-Type': result.type ?? 'application/octet-stream', 'Content-Length': result.body.length });
+        res.end(result.body);
+        return;
+      }
       if (typeof result.body === 'string') {
         // Text answers (the URDF) go out as they are, not as a JSON string.
         res.writeHead(result.status ?? 200, { ...headers, 'Content-Type': result.type ?? 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(result.body) });
@@ -291,6 +311,12 @@ export class StationServer {
       if (!set) throw new ApiRefusal(404, `There is no layout set ${sha.slice(0, 12)}… in the store.`);
       if (!set.layouts.some((l) => l.index === index)) throw new ApiRefusal(404, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}, not ${index}.`);
       return { body: layoutTopViewSvg(set, index, 900), type: 'image/svg+xml; charset=utf-8' };
+    }
+    const projector = this.o.projector;
+    if (projector && path.startsWith('/api/projector')) {
+      if (get && path === '/api/projector') return { body: projector.state() };
+      if (get && path === PROJECTOR_FRAME_PATH) return { body: projector.frame(), type: 'image/png' };
+      if (path === '/api/projector' || path === PROJECTOR_FRAME_PATH) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     const sessions = this.o.sessions;
     if (sessions && path.startsWith('/api/session')) {

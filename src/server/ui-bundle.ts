@@ -5,8 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { PROJECTOR_PAGE_PATH } from './api-types.js';
 
 const UI_DIR = fileURLToPath(new URL('../../station-ui/', import.meta.url));
+const PROJECTOR_CSS = fileURLToPath(new URL('../electron/projector.css', import.meta.url));
 
 export interface UiFile {
   readonly type: string;
@@ -15,7 +17,8 @@ export interface UiFile {
 
 export async function buildUi(): Promise<Map<string, UiFile>> {
   const out = await build({
-    entryPoints: [`${UI_DIR}main.ts`],
+    entryPoints: { app: `${UI_DIR}main.ts`, projector: `${UI_DIR}projector/projector-page.ts` },
+    outdir: '/',
     bundle: true,
     write: false,
     format: 'esm',
@@ -25,10 +28,15 @@ export async function buildUi(): Promise<Map<string, UiFile>> {
     minify: false,
     logLevel: 'silent',
   });
-  const [html, css] = await Promise.all([readFile(`${UI_DIR}index.html`), readFile(`${UI_DIR}styles.css`)]);
+  const js = (name: string): Buffer => Buffer.from(out.outputFiles.find((f) => f.path === `/${name}.js`)!.contents);
+  // The projector page's look is the Electron projector window's (one stylesheet for both).
+  const [html, css, projectorHtml, projectorCss] = await Promise.all([readFile(`${UI_DIR}index.html`), readFile(`${UI_DIR}styles.css`), readFile(`${UI_DIR}projector/projector.html`), readFile(PROJECTOR_CSS)]);
   return new Map<string, UiFile>([
     ['/', { type: 'text/html; charset=utf-8', body: html }],
-    ['/app.js', { type: 'text/javascript; charset=utf-8', body: Buffer.from(out.outputFiles[0].contents) }],
+    ['/app.js', { type: 'text/javascript; charset=utf-8', body: js('app') }],
     ['/app.css', { type: 'text/css; charset=utf-8', body: css }],
+    [PROJECTOR_PAGE_PATH, { type: 'text/html; charset=utf-8', body: projectorHtml }],
+    ['/projector.js', { type: 'text/javascript; charset=utf-8', body: js('projector') }],
+    ['/projector.css', { type: 'text/css; charset=utf-8', body: projectorCss }],
   ]);
 }

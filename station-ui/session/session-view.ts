@@ -5,7 +5,7 @@
  * station's session engine asks; this view only shows its prompt and sends the answer. An answer
  * the engine refuses (an impossible count) comes back as its one sentence and nothing is stored.
  */
-import type { LayoutSetSummary, ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, SessionView as SessionState } from '../../src/server/api-types.js';
+import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState } from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { ago, clear, h } from '../dom.js';
 import type { SessionKey } from '../keys.js';
@@ -56,6 +56,7 @@ export class SessionView {
   /** The engine's refusal of the last answer (shown until an answer is taken). */
   private refusal = '';
   private tick: ReturnType<typeof setInterval> | undefined;
+  private projector: ProjectorState | null = null;
 
   constructor(
     root: HTMLElement,
@@ -103,6 +104,12 @@ export class SessionView {
     this.drawnPhase = s?.phase;
     clearInterval(this.tick);
     if (s?.phase === 'running') this.tick = setInterval(() => this.drawCard(), 500);
+  }
+
+  /** What the projector shows (the event stream's projector events). */
+  showProjector(p: ProjectorState): void {
+    this.projector = p;
+    this.drawSide();
   }
 
   /** A step key (keys.ts) on this page. */
@@ -400,6 +407,20 @@ export class SessionView {
     return form;
   }
 
+  private projectorPanel(): HTMLElement {
+    const p = this.projector;
+    const now = !p ? 'connecting…' : !p.configured ? p.description : p.showing === 'layout' ? `layout ${p.layoutIndex ?? '?'}'s footprints on the table` : p.showing === 'black' ? 'black (the arms may move)' : 'nothing shown yet (black)';
+    // In the Electron shell the projector has its own window; in a browser, a page on the projector's display.
+    const shell = 'tandemShell' in window;
+    return h(
+      'div',
+      { class: 'panel', id: 'session-projector' },
+      h('h2', {}, 'Projector'),
+      h('ul', { class: 'faults' }, h('li', { class: 'none' }, now), ...(p?.configured ? [h('li', { class: 'none' }, p.description)] : []), ...(p?.problem ? [h('li', {}, p.problem)] : [])),
+      ...(p?.configured && !shell ? [h('p', {}, h('a', { href: PROJECTOR_PAGE_PATH, target: '_blank', rel: 'noopener', id: 'open-projector' }, 'Open the projector page'), ' on the projector’s display, full screen (F11).')] : []),
+    );
+  }
+
   private drawSide(): void {
     clear(this.sideLive);
     const s = this.state;
@@ -436,8 +457,14 @@ export class SessionView {
         'div',
         { class: 'panel', id: 'session-safety' },
         h('h2', {}, 'Safety'),
-        h('ul', { class: 'faults' }, h('li', { class: s.safety.estopped ? '' : 'none' }, s.safety.estopped ? 'E-STOP pressed: the rollout was stopped; check the cell.' : 'E-stop: not pressed (Esc or the right pedal)'), h('li', { class: 'none' }, `Interlocks: ${s.safety.interlocks}`)),
+        h(
+          'ul',
+          { class: 'faults' },
+          h('li', { class: s.safety.estopped ? '' : 'none' }, s.safety.estopped ? 'E-STOP pressed: the rollout was stopped; check the cell.' : 'E-stop: not pressed (Esc or the right pedal)'),
+          h('li', { class: s.safety.interlocks.startsWith('OPEN') ? '' : 'none', id: 'session-interlocks' }, `Interlocks: ${s.safety.interlocks}`),
+        ),
       ),
+      this.projectorPanel(),
       h('div', { class: 'panel', id: 'session-lines' }, h('h2', {}, 'Log'), h('ul', { class: 'lines' }, ...s.lines.slice(-6).map((l) => h('li', {}, l)))),
     );
   }

@@ -22,7 +22,7 @@ export interface StationProcess {
   dispose(): Promise<void>;
 }
 
-export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number; rigConfig?: unknown } = {}): Promise<StationProcess> {
+export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number; rigConfig?: unknown; args?: readonly string[] } = {}): Promise<StationProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tandem-station-serve-'));
   const args = [BIN, 'station'];
   if (opts.rigConfig !== undefined) {
@@ -30,6 +30,7 @@ export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeout
     writeFileSync(file, JSON.stringify(opts.rigConfig));
     args.push('--rig-config', file);
   }
+  args.push(...(opts.args ?? []));
   const child = spawn(process.execPath, args, { env: { ...process.env, PORT: '0', TANDEM_DATA: dataDir, TANDEM_SHELL: 'browser', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';

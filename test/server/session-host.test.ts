@@ -40,7 +40,7 @@ function setup(): { store: Store; host: SessionHost; views: SessionView[]; runne
   const store = openStore(join(dir, 'tandem.sqlite'));
   store.putLayoutSet(SET);
   const runner = rowRunner(store);
-  const host = new SessionHost(store, { interlocks: 'none here', cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }), openRunner: () => Promise.resolve(runner) });
+  const host = new SessionHost(store, { interlocks: () => 'none here', cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }), openRunner: () => Promise.resolve(runner) });
   const views: SessionView[] = [];
   host.publish = (v) => v && views.push(v);
   return { store, host, views, runner, done: () => rmSync(dir, { recursive: true, force: true }) };

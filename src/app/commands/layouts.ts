@@ -31,7 +31,7 @@ function shown(io: CliIo, path: string): string {
 }
 
 /** Reads a text file the user named, or a UserError saying why not. */
-export function readUserFile(io: CliIo, file: string, what: string): { path: string; text: string } {
+export function readUserFile(io: Pick<CliIo, 'cwd'>, file: string, what: string): { path: string; text: string } {
   const path = resolve(io.cwd, file);
   try {
     if (statSync(path).isDirectory()) throw new UserError(`${file} is a folder, not a ${what} file.`);

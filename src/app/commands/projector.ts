@@ -62,22 +62,26 @@ export function parsePointsFile(text: string, source: string): { points: Calibra
   return { points, ...(typeof obj.resolution === 'string' ? { resolution: obj.resolution } : {}) };
 }
 
-export function readCalibrationFile(io: CliIo, file: string): Promise<ProjectorCalibration> {
+export function readCalibrationFile(io: Pick<CliIo, 'cwd'>, file: string): Promise<ProjectorCalibration> {
   const { text } = readUserFile(io, file, 'projector calibration');
   return projectorErrors(() => parseCalibration(text, file));
 }
 
 export function pjlinkFrom(args: ParsedCommandArgs, io: CliIo): PjlinkClient | undefined {
   const a = args.values.pjlink;
-  if (typeof a !== 'string') return undefined;
+  return typeof a === 'string' ? pjlinkClient(a, io.env) : undefined;
+}
+
+/** A PJLink client for HOST[:PORT] (password: $TANDEM_PJLINK_PASSWORD); a bad address is one UserError sentence. */
+export function pjlinkClient(address: string, env: NodeJS.ProcessEnv): PjlinkClient {
   const { host, port } = (() => {
     try {
-      return parsePjlinkAddress(a);
+      return parsePjlinkAddress(address);
     } catch (e) {
       throw new UserError(`--pjlink: ${(e as Error).message}`);
     }
   })();
-  const password = io.env.TANDEM_PJLINK_PASSWORD;
+  const password = env.TANDEM_PJLINK_PASSWORD;
   return new PjlinkClient({ host, port, ...(password ? { password } : {}), timeoutMs: 5000 });
 }
 

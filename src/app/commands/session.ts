@@ -254,7 +254,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
  * stop itself happens in the rig's safety supervisor, which reads the same source every cycle,
  * so the engine's signal never has to race it.
  */
-function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } }): InterlockSource {
+export function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } }): InterlockSource {
   return {
     armed: NO_INTERLOCKS.armed,
     blocked: () => {

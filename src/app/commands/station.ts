@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
-import { numberOption, type CliCommand } from '../command.js';
+import { numberOption, type CliCommand, type ParsedCommandArgs } from '../command.js';
 import { resolveDataDir } from '../data-dir.js';
 import { UserError } from '../command.js';
 import { bringUpStation } from '../station.js';
 import { serveStation } from '../station-serve.js';
-import { findElectron, noShellLine, runElectronShell } from '../electron-shell.js';
+import { findElectron, noShellLine, runElectronShell, type CellParts } from '../electron-shell.js';
 
 /** The station's port when PORT is not set. */
 export const DEFAULT_STATION_PORT = 8420;
@@ -17,10 +17,19 @@ function portOf(env: NodeJS.ProcessEnv): number {
   return port;
 }
 
+/** The cell's parts a served station takes (files resolved here, so the Electron shell gets absolute paths). */
+function stationCellOptions(args: ParsedCommandArgs, cwd: string): CellParts {
+  const v = args.values;
+  const file = (name: string): string | undefined => (typeof v[name] === 'string' ? resolve(cwd, v[name] as string) : undefined);
+  const projector = file('projector-calibration');
+  const cellIo = file('cell-io');
+  return { ...(projector ? { projectorCalibrationFile: projector } : {}), ...(typeof v.pjlink === 'string' ? { pjlink: v.pjlink } : {}), ...(cellIo ? { cellIoFile: cellIo } : {}) };
+}
+
 const station: CliCommand = {
   path: ['station'],
   summary: 'serve the station: API and operator UI on loopback (embedded default rig: the emulated cell); --check reports what runs and exits',
-  help: `Usage: tandem station [--data DIR] [--rig-config FILE]
+  help: `Usage: tandem station [--data DIR] [--rig-config FILE] [--projector-calibration FILE [--pjlink HOST[:PORT]]] [--cell-io FILE]
        tandem station --check [--data DIR] [--rig-config FILE] [--hold-seconds S] [--json]
 
 Serves the station until Ctrl-C (or SIGTERM), in the Electron shell where Electron is installed
@@ -38,22 +47,31 @@ says which parts this machine cannot run (ROS 2, the Electron shell).
 
   --rig-config FILE   JSON rig config, e.g. {"type": "yam-can", "transport": "slcan",
                       "ports": {"left": "/dev/ttyACM0", "right": "/dev/ttyACM1"}}
+  --projector-calibration FILE  sessions project each layout's footprints with this calibration
+                      ('tandem projector calibrate') and black before every rollout: in the Electron
+                      shell's projector window, or a browser full screen on the projector's display at
+                      /projector (the address printed, with /projector in place of /)
+  --pjlink HOST[:PORT] AV-mute the projector over PJLink for every blank (password: $TANDEM_PJLINK_PASSWORD)
+  --cell-io FILE      the cell PLC's e-stop and interlocks over OPC UA (docs/cell-io.md): an interlock that
+                      opens stops the arms (every rollout, session and teleop take), a session starts no
+                      rollout while one is open, and the tower light follows the station
   --hold-seconds S    how long to hold the pose (0.1 to 60, default 2)`,
-  options: { 'rig-config': { type: 'string' }, 'hold-seconds': { type: 'string' }, check: { type: 'boolean' } },
+  options: { 'rig-config': { type: 'string' }, 'hold-seconds': { type: 'string' }, check: { type: 'boolean' }, 'projector-calibration': { type: 'string' }, pjlink: { type: 'string' }, 'cell-io': { type: 'string' } },
   async run(args, io) {
     const dataDir = resolveDataDir(args.values.data as string | undefined, io.env, io.cwd);
     if (args.values.check !== true) {
       const rigConfigFile = args.values['rig-config'] as string | undefined;
       const port = portOf(io.env);
+      const cell = stationCellOptions(args, io.cwd);
       // The desktop shell where Electron is installed; the same UI on loopback where it is not.
       const electron = findElectron(io.env);
       if ('path' in electron) {
-        await runElectronShell({ electronPath: electron.path, dataDir, rigConfigFile: rigConfigFile && resolve(io.cwd, rigConfigFile), port, env: io.env, signal: io.signal });
+        await runElectronShell({ electronPath: electron.path, dataDir, rigConfigFile: rigConfigFile && resolve(io.cwd, rigConfigFile), ...cell, port, env: io.env, signal: io.signal });
         return;
       }
       // Said when the shell is missing, not when the operator asked for the browser (TANDEM_SHELL=browser).
       if (io.env.TANDEM_SHELL !== 'browser') io.out(`${noShellLine(electron)}\n`);
-      await serveStation({ dataDir, rigConfigFile, port, cwd: io.cwd, signal: io.signal, log: (line) => io.out(`${line}\n`) });
+      await serveStation({ dataDir, rigConfigFile, ...cell, port, cwd: io.cwd, env: io.env, signal: io.signal, log: (line) => io.out(`${line}\n`) });
       return;
     }
     const holdSeconds = numberOption(args, 'hold-seconds', 2, 0.1, 60);
