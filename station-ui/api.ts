@@ -2,7 +2,7 @@
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
  * The token arrived once in the URL and is now an HttpOnly cookie: requests are same-origin.
  */
-import { EVENTS_PATH, type ApiError, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
 
 export class ApiFailure extends Error {}
 
@@ -21,6 +21,7 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pr
 export const api = {
   info: () => call<StationInfo>('GET', '/api/info'),
   rigCommand: (command: RigCommandName) => call<unknown>('POST', '/api/rig/command', { command }),
+  calibrations: () => call<CalibrationsView>('GET', '/api/calibrations'),
   layoutSets: () => call<LayoutSetSummary[]>('GET', '/api/layout-sets'),
   sampleLayoutSet: (r: SampleLayoutSetRequest) => call<LayoutSetSummary>('POST', '/api/layout-sets/sample', r),
   rollouts: () => call<RolloutSummary[]>('GET', '/api/rollouts'),

@@ -91,7 +91,9 @@ function main(): void {
     },
   });
   (document.querySelector('#view-rollouts .grid > div:last-child') ?? $('view-rollouts')).append(uploads);
+  const loadCalibrations = (): void => void api.calibrations().then((c) => rigView.showCalibrations(c), (e: Error) => report(e.message, true));
   onViewChange = (name) => {
+    if (name === 'rig') loadCalibrations();
     if (name === 'session') session.reload().catch((e: Error) => report(e.message, true));
     if (name === 'compare') compare.show().catch((e: Error) => report(e.message, true));
     else compare.hide();

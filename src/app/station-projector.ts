@@ -83,6 +83,8 @@ export interface StationProjector {
   readonly feed: StationProjectorFeed;
   /** The session engine's port; undefined without a calibration (the engine's NO_PROJECTOR then). */
   readonly session?: SessionProjector;
+  /** The calibration it projects with. */
+  readonly calibration?: { readonly version: number; readonly sha256: string };
 }
 
 /** Reads the calibration (stored, as a session's CLI does) and builds the feed; a bad file is one UserError sentence. */
@@ -103,5 +105,5 @@ export async function openStationProjector(o: StationProjectorOptions): Promise<
   });
   // In the session port's own words (calibration hash and RMS error).
   feed.describe(session.description);
-  return { feed, session };
+  return { feed, session, calibration: { version: calibration.version, sha256: calibration.sha256 } };
 }

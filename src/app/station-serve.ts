@@ -13,7 +13,7 @@ import { getTask } from '../tasks/registry.js';
 import { knownPolicySpecs } from '../rollout/policy-registry.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../sim/sim-rollout.js';
 import type { Store } from '../store/store.js';
-import type { CellStatus, MotorStatus, RunRolloutRequest } from '../server/api-types.js';
+import type { CalibrationInUse, CellStatus, MotorStatus, RunRolloutRequest } from '../server/api-types.js';
 import { RigHost, type RigParts } from '../server/rig-host.js';
 import { ApiRefusal } from '../server/request-checks.js';
 import { StationServer, type PreparedRollout, type RolloutRunner } from '../server/station-server.js';
@@ -37,7 +37,9 @@ import { recordTeleop } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
 import type { CellIo } from './cell-io.js';
 import type { SessionProjector } from '../session/ports.js';
-import { openStationProjector } from './station-projector.js';
+import { openStationProjector, type StationProjector } from './station-projector.js';
+import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash } from '../sim/calibration.js';
+import { cameraCalibrationSha256, DEFAULT_CAMERA_CALIBRATION } from '../sim/render/camera-calibration.js';
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
@@ -78,6 +80,32 @@ function cellStatus(rig: Rig): CellStatus | null {
   if (!cell) return null;
   const t = cell.world.timing();
   return { task: cell.task.id, tier: cell.layout.tier, objects: cell.layout.objects.length, busyFraction: t.busyFraction, marginX: num(t.marginX), maxLagMs: t.maxLagMs, behindEvents: t.behindEvents };
+}
+
+/** The calibrations the station runs with now, for the Rig page (the store's own list is added by the server). */
+function calibrationsInUse(host: RigHost, rigType: string, store: Store, projector: StationProjector): () => CalibrationInUse[] {
+  const sim = DEFAULT_SIM_CALIBRATION;
+  const simSha = simCalibrationHash(sim);
+  const cameras = DEFAULT_CAMERA_CALIBRATION;
+  const camerasSha = cameraCalibrationSha256(cameras);
+  return () => {
+    const model = host.model();
+    const fitted = store.latestCalibration(SIM_CALIBRATION_KIND);
+    return [
+      { what: 'rig model', name: model?.name ?? 'not known until the rig is up', version: null, sha256: null, note: `the ${rigType} rig config's model: joint limits, gains, links` },
+      {
+        what: 'sim twin physics',
+        name: sim.name,
+        version: sim.version,
+        sha256: simSha,
+        note: fitted && fitted.sha256 !== simSha ? `the default; the store's newest (v${fitted.version}, ${fitted.sha256.slice(0, 12)}…) runs where a sweep or report names it (--calibration)` : 'the default; a sweep or report may name another (--calibration)',
+      },
+      { what: 'sim cameras', name: cameras.name, version: cameras.version, sha256: camerasSha, note: 'intrinsics and mounts of cam_high and the wrist cameras' },
+      projector.calibration
+        ? { what: 'projector', name: 'projector homography', version: projector.calibration.version, sha256: projector.calibration.sha256, note: projector.feed.state().description }
+        : { what: 'projector', name: 'none', version: null, sha256: null, note: projector.feed.state().description },
+    ];
+  };
 }
 
 /** Counts the loop's waits: runEpisode waits once per control step, so this is its progress. */
@@ -306,6 +334,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       sessions,
       teleop,
       projector: projector.feed,
+      calibrationsInUse: calibrationsInUse(host, parts.type, store, projector),
       store,
       rig: host,
       rollouts: rolloutRunner(store, host, opts.cwd, defaultEpisodesDir(opts.dataDir)),

@@ -328,6 +328,26 @@ export type StationEvent =
   /** The projector shows a new frame (its PNG at PROJECTOR_FRAME_PATH). */
   | { readonly type: 'projector'; readonly projector: ProjectorState };
 
+// ---- calibrations (the Rig page) -----------------------------------------------------------
+
+/** A calibration the station runs with now. */
+export interface CalibrationInUse {
+  /** What it calibrates: "rig model", "sim twin physics", "sim cameras", "projector". */
+  readonly what: string;
+  /** Its name (and version), or "none" with what to do. */
+  readonly name: string;
+  readonly version: number | null;
+  readonly sha256: string | null;
+  /** Where it comes from, or what to know about it, in words. */
+  readonly note: string;
+}
+
+export interface CalibrationsView {
+  readonly inUse: readonly CalibrationInUse[];
+  /** Per kind in the store: how many, and the newest. */
+  readonly stored: readonly { readonly kind: string; readonly count: number; readonly newest: { readonly sha256: string; readonly version: number; readonly createdAt: string } }[];
+}
+
 // ---- the projector (the session's layout footprints on the table) ---------------------------
 
 /** The last projector frame's PNG (black when none has gone out yet). */

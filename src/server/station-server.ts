@@ -6,6 +6,7 @@
  *
  *   GET  /api/info                 station, rig type, policy specs
  *   GET  /api/rig                  rig status (mode, motors, faults in words, cell margin)
+ *   GET  /api/calibrations         the calibrations in use (rig model, sim twin, cameras, projector) and the store's per kind
  *   POST /api/rig/command          {"command": "hold" | "damp" | "estop"}
  *   GET  /api/layout-sets          layout sets in the store
  *   POST /api/layout-sets/sample   {"task", "tiers", "perTier", "seed"}: draw one (as 'tandem layouts sample') into the store
@@ -39,7 +40,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
-import { EVENTS_PATH, PROJECTOR_FRAME_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type ProjectorState, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
+import { EVENTS_PATH, PROJECTOR_FRAME_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type ProjectorState, type CalibrationInUse, type CalibrationsView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
 import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseTeleopControl } from './request-bodies.js';
 import type { SessionHost } from './session-host.js';
@@ -104,6 +105,8 @@ export interface StationServerOptions {
   readonly teleop?: TeleopHost;
   /** The projector's frames; without it the projector routes answer 404. */
   readonly projector?: ProjectorFeed;
+  /** The calibrations the station runs with (the composition root knows them); the store's are added here. */
+  readonly calibrationsInUse?: () => readonly CalibrationInUse[];
   /** Default 0: any free port. */
   readonly port?: number;
   /** Default a fresh random token. */
@@ -278,6 +281,7 @@ export class StationServer {
     const post = method === 'POST';
     if (get && path === '/api/info') return { body: this.info() };
     if (get && path === '/api/rig') return { body: this.o.rig.status() };
+    if (get && path === '/api/calibrations') return { body: { inUse: this.o.calibrationsInUse?.() ?? [], stored: store.calibrationKinds() } satisfies CalibrationsView };
     if (post && path === '/api/rig/command') {
       const { command } = parseRigCommand(await readJsonBody(req));
       if (command === 'estop') {
@@ -428,7 +432,7 @@ export class StationServer {
       return { body: this.stopRun() };
     }
     if (path.startsWith('/api/')) {
-      const known = ['/api/info', '/api/rig', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay', '/api/compare/report'];
+      const known = ['/api/info', '/api/rig', '/api/calibrations', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay', '/api/compare/report'];
       if (known.includes(path) || one || layoutOne || topView) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     throw new ApiRefusal(404, `There is nothing at ${path}.`);

@@ -611,6 +611,15 @@ export class Store {
       : undefined;
   }
 
+  /** Per kind: how many calibrations the store holds and its newest (by version, then time). */
+  calibrationKinds(): { kind: string; count: number; newest: Omit<CalibrationRecord, 'canonicalJson'> }[] {
+    const rows = this.guard(() => this.sql('SELECT kind, COUNT(*) AS n FROM calibrations GROUP BY kind ORDER BY kind').all() as Row[]);
+    return rows.map((r) => {
+      const { canonicalJson: _json, ...newest } = this.latestCalibration(String(r.kind))!;
+      return { kind: String(r.kind), count: Number(r.n), newest };
+    });
+  }
+
   /** The newest calibration of a kind (by version, then time), e.g. the projector homography in force. */
   latestCalibration(kind: string): CalibrationRecord | undefined {
     const r = this.guard(

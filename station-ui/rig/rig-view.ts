@@ -1,8 +1,9 @@
 /**
- * The Rig view: every motor's state and temperature, faults in words, the rig's controls, and
- * the emulated cell's real-time margin. Reads the event stream only.
+ * The Rig view: every motor's state and temperature, faults in words, the rig's controls, the
+ * emulated cell's real-time margin (all from the event stream), and the calibrations in use and
+ * in the store (asked for when the page is shown).
  */
-import type { MotorStatus, RigStatus } from '../../src/server/api-types.js';
+import type { CalibrationsView, MotorStatus, RigStatus } from '../../src/server/api-types.js';
 import { clear, fixed, h, stamp } from '../dom.js';
 import { groupedFaults, MODE_WORDS, useWords } from '../words.js';
 
@@ -41,6 +42,7 @@ export class RigView {
   private readonly events = h('ul', { class: 'faults events' });
   private readonly cell = h('dl', { class: 'kv' });
   private readonly state = h('dl', { class: 'kv' });
+  private readonly calibrations = h('div', { id: 'rig-calibrations' }, h('p', { class: 'muted' }, 'Loading…'));
   private readonly holdBtn = h('button', { class: 'btn primary', id: 'hold' }, 'Hold pose', h('kbd', {}, 'H'));
   private readonly dampBtn = h('button', { class: 'btn', id: 'damp' }, 'Damp', h('kbd', {}, 'D'));
 
@@ -65,9 +67,21 @@ export class RigView {
           h('div', { class: 'panel' }, h('h2', {}, 'Faults'), this.faults),
           h('div', { class: 'panel' }, h('h2', {}, 'Emulated cell'), this.cell),
           h('div', { class: 'panel' }, h('h2', {}, 'Safety events'), this.events),
+          h('div', { class: 'panel' }, h('h2', {}, 'Calibrations'), this.calibrations),
         ),
       ),
     );
+  }
+
+  showCalibrations(c: CalibrationsView): void {
+    clear(this.calibrations);
+    const id = (sha: string | null, version: number | null): string => [version !== null ? `v${version}` : '', sha ? `${sha.slice(0, 12)}…` : ''].filter(Boolean).join(' · ');
+    const inUse = h('dl', { class: 'kv' });
+    for (const u of c.inUse) inUse.append(h('dt', {}, u.what), h('dd', { title: u.sha256 ?? '' }, `${u.name}${id(u.sha256, u.version) ? ` (${id(u.sha256, u.version)})` : ''}`, h('div', { class: 'muted' }, u.note)));
+    const stored = h('dl', { class: 'kv' });
+    for (const k of c.stored) stored.append(h('dt', {}, k.kind), h('dd', { title: k.newest.sha256 }, `${k.count} stored; newest ${id(k.newest.sha256, k.newest.version)}, ${stamp(k.newest.createdAt)}`));
+    if (c.stored.length === 0) stored.append(h('dt', {}, '—'), h('dd', {}, 'None stored yet.'));
+    this.calibrations.append(h('h3', {}, 'In use'), inUse, h('h3', {}, 'In the store'), stored);
   }
 
   show(rig: RigStatus): void {

@@ -23,7 +23,7 @@ import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chrom
 import { PlcEmulator } from '../../drivers/cell-io/plc-emulator.js';
 import { calibrateProjector, serializeCalibration } from '../../calibration/projector/calibration-record.js';
 import { RESOLUTION, simulateAlignment, TABLE_FIDUCIALS_MM, trueHomography } from '../calibration/projector/projector-geometry.js';
-import { PROJECTOR_FRAME_PATH, PROJECTOR_PAGE_PATH, TOKEN_HEADER, type LayoutSetSummary, type ProjectorState, type RigStatus, type RolloutDetail, type SessionView } from '../../src/server/api-types.js';
+import { PROJECTOR_FRAME_PATH, PROJECTOR_PAGE_PATH, TOKEN_HEADER, type CalibrationsView, type LayoutSetSummary, type ProjectorState, type RigStatus, type RolloutDetail, type SessionView } from '../../src/server/api-types.js';
 
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 
@@ -35,7 +35,7 @@ async function waitFor(cond: () => Promise<boolean>, timeoutMs: number, pollMs: 
   }
 }
 
-test('station with a projector and cell I/O: an open door holds the session with nothing projected; closed, the footprints show, black before the arms move, and a door opened mid-rollout stops it', async (t) => {
+test('station with a projector and cell I/O: the Rig page names the calibrations; an open door holds the session with nothing projected; closed, the footprints show, black before the arms move, and a door opened mid-rollout stops it', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-station-cell-parts-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const plc = await PlcEmulator.start({ pkiDir: join(dir, 'pki'), heartbeatMs: 50 });
@@ -83,6 +83,13 @@ test('station with a projector and cell I/O: an open door holds the session with
   await page.waitForSelector('#connection.live');
   await page.waitForFunction(() => !(document.getElementById('interlock') as HTMLElement).hidden);
   assert.match((await page.textContent('#interlock')) ?? '', /door/i, 'the status bar says the door is open');
+  // The Rig page names the calibrations the station runs with, and the store's (the projector's was stored at start).
+  const cals = await api<CalibrationsView>('/api/calibrations');
+  assert.equal(cals.inUse.find((c) => c.what === 'projector')?.sha256, calibration.sha256);
+  assert.equal(cals.stored.find((k) => k.kind === 'projector')?.newest.sha256, calibration.sha256);
+  assert.match(cals.inUse.find((c) => c.what === 'sim twin physics')?.name ?? '', /\S/);
+  await page.waitForFunction((sha) => (document.getElementById('rig-calibrations')?.textContent ?? '').includes(sha), calibration.sha256.slice(0, 12));
+  await page.screenshot({ path: join(SHOTS, 'rig-calibrations.png'), fullPage: true });
   // The projector's page, as a second window on the projector's display (the cookie carries the token).
   const wall = await browser.newPage();
   await wall.setViewportSize({ width: 960, height: 540 });
