@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TOKEN_HEADER } from '../../src/server/api-types.js';
 
 const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
 
@@ -20,6 +21,8 @@ export interface StationProcess {
   stop(timeoutMs?: number): Promise<number | null>;
   /** Stops (if running) and removes the data folder. */
   dispose(): Promise<void>;
+  /** GET (no body) or POST (JSON body) with the token, as the UI's page would; a non-2xx answer fails with its body. */
+  api<T>(path: string, body?: unknown): Promise<T>;
 }
 
 export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number; rigConfig?: unknown; args?: readonly string[] } = {}): Promise<StationProcess> {
@@ -76,6 +79,13 @@ export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeout
     async dispose() {
       await stop();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+    async api<T>(path: string, body?: unknown): Promise<T> {
+      const base = `${u.protocol}//${u.host}`;
+      const res = await fetch(`${base}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { [TOKEN_HEADER]: u.searchParams.get('token')!, 'Content-Type': 'application/json', Origin: base }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const data = (await res.json()) as T;
+      if (!res.ok) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(data)}`);
+      return data;
     },
   };
 }

@@ -49,12 +49,7 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
 
   const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 }, args: ['--projector-calibration', calibrationFile, '--cell-io', cellIo] });
   t.after(() => station.dispose());
-  const api = async <T>(path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${station.base}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { [TOKEN_HEADER]: station.token, 'Content-Type': 'application/json', Origin: station.base }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const data = (await res.json()) as T;
-    assert.ok(res.ok, `${path}: ${JSON.stringify(data)}`);
-    return data;
-  };
+  const api = <T>(path: string, body?: unknown): Promise<T> => station.api<T>(path, body);
   const session = (): Promise<SessionView> => api<SessionView>('/api/session');
   const projector = (): Promise<ProjectorState> => api<ProjectorState>('/api/projector');
   const answer = async (kind: string, a: unknown): Promise<void> => {

@@ -16,7 +16,7 @@ import { chromium, type Page } from 'playwright-core';
 import { startStation } from '../helpers/station-process.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
 import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
-import { TOKEN_HEADER, type LayoutSetSummary, type RolloutDetail, type SessionSummary } from '../../src/server/api-types.js';
+import type { LayoutSetSummary, RolloutDetail, SessionSummary } from '../../src/server/api-types.js';
 
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 /** A starved machine stops the cell's motors answering: the rollout is invalid (rig fault), which the session offers to redo. */
@@ -47,12 +47,7 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
     rmSync(profile, { recursive: true, force: true });
   });
   const problems = pageProblems(page);
-  const api = async <T>(path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${station.base}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { [TOKEN_HEADER]: station.token, 'Content-Type': 'application/json', Origin: station.base }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const data = (await res.json()) as T;
-    assert.ok(res.ok, `${path}: ${JSON.stringify(data)}`);
-    return data;
-  };
+  const api = <T>(path: string, body?: unknown): Promise<T> => station.api<T>(path, body);
   // One layout of tier 1: a blind plan of two policies once each is two rollouts.
   const set = await api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
 
