@@ -35,6 +35,8 @@ import { measuredCost } from './commands/session.js';
 import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
 import { recordTeleop } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
+import { FoxgloveLiveError, FoxgloveLiveServer } from '../server/foxglove-live.js';
+import type { FoxgloveListen } from './foxglove-options.js';
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
@@ -225,6 +227,33 @@ export interface ServeOptions {
   log(line: string): void;
   /** Called once the station listens, with the URL to open (token included): the Electron shell opens its window on it. */
   onListening?(url: string): void;
+  /** Serve the live rig state to Foxglove there too (off when absent: no port opened). */
+  readonly foxglove?: FoxgloveListen;
+}
+
+/** Object and fixture poses on the emulated cell's table (a rehearsal view: hardware has no tracker). */
+function cellBodies(rig: Rig) {
+  const cell = emulatedCellOf(rig);
+  if (!cell) return null;
+  const p = cell.world.privilegedState();
+  return [...p.fixtures, ...p.objects];
+}
+
+async function serveFoxglove(listen: FoxgloveListen, host: RigHost): Promise<FoxgloveLiveServer> {
+  try {
+    const live = new FoxgloveLiveServer({ source: host, port: listen.port, host: listen.host, allowRemote: listen.allowRemote, name: `tandem station (${host.type})`, metadata: { rigType: host.type } });
+    await live.listen().catch(async (e: unknown) => {
+      await live.close();
+      throw e;
+    });
+    return live;
+  } catch (e) {
+    if (e instanceof FoxgloveLiveError) throw new UserError(e.message);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UserError(`The Foxglove port ${listen.port} is taken (a ROS foxglove_bridge?); pick another with --foxglove-port, or 0 for any.`);
+    if (code === 'EADDRNOTAVAIL') throw new UserError(`This machine has no address ${listen.host} to serve the Foxglove live view on; use 127.0.0.1.`);
+    throw e;
+  }
 }
 
 /** Serves until the signal aborts, then damps the rig and closes the store. */
@@ -236,12 +265,14 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   let server: StationServer | undefined;
   let sessions: SessionHost | undefined;
   let teleop: TeleopHost | undefined;
+  let live: FoxgloveLiveServer | undefined;
   try {
     const parts: RigParts = {
       type: String(rigConfig.type),
       create: async (context) => await registry.create(rigConfig, { ...context, signal: opts.signal }),
       motors: motorReports,
       cell: cellStatus,
+      bodies: cellBodies,
     };
     host = new RigHost(parts);
     try {
@@ -280,6 +311,10 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       throw e;
     }
     opts.log(`tandem station (${parts.type}, data in ${opts.dataDir}) — open ${url}`);
+    if (opts.foxglove) {
+      live = await serveFoxglove(opts.foxglove, host);
+      opts.log(`Foxglove live view on ${live.url} (Foxglove: Open connection → Foxglove WebSocket; read only, no token)`);
+    }
     opts.onListening?.(url);
     // Episode files a crash cut off, or a failed write stopped: said once, with the command that recovers them.
     for (const r of unfinishedRecordings(store)) {
@@ -288,6 +323,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     if (!opts.signal.aborted) await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
   } finally {
     // In order: no new requests, the rig damped (a rollout in flight is stopped first), the store closed.
+    await live?.close();
     await server?.close();
     // The session first: its rollout stops and it stays resumable; then the rig is damped.
     await sessions?.close();

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, ipcMain, screen, session, type IpcMainInvokeEvent } from 'electron';
 import { serveStation } from '../app/station-serve.js';
 import { resolveDataDir } from '../app/data-dir.js';
+import { foxgloveListenOf } from '../app/foxglove-options.js';
 import { DEFAULT_STATION_PORT } from '../app/commands/station.js';
 import { chooseProjectorDisplay, checkProjectorImage, parseShellConfig, type ShellConfig } from './projector-display.js';
 import { SHELL_CHANNELS, type ShellInfo } from './shell-api.js';
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
     dataDir,
     rigConfigFile: process.env.TANDEM_RIG_CONFIG,
     port,
+    foxglove: foxgloveListenOf({}, process.env),
     cwd: process.cwd(),
     signal: abort.signal,
     log,
