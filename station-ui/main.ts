@@ -89,6 +89,7 @@ function main(): void {
   (document.querySelector('#view-rollouts .grid > div:last-child') ?? $('view-rollouts')).append(uploads);
   onViewChange = (name) => {
     if (name === 'session') session.reload().catch((e: Error) => report(e.message, true));
+    if (name === 'teleop') teleop.reload().catch((e: Error) => report(e.message, true));
     if (name === 'compare') compare.show().catch((e: Error) => report(e.message, true));
     else compare.hide();
   };

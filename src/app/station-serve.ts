@@ -9,11 +9,11 @@ import { RigError } from '../rig/contract.js';
 import type { RigConfig } from '../rig/registry.js';
 import { layoutAt } from '../layouts/layout-set.js';
 import { LayoutSetError } from '../layouts/errors.js';
-import { getTask } from '../tasks/registry.js';
+import { getTask, isTaskId } from '../tasks/registry.js';
 import { knownPolicySpecs } from '../rollout/policy-registry.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../sim/sim-rollout.js';
 import type { Store } from '../store/store.js';
-import type { CellStatus, MotorStatus, RunRolloutRequest } from '../server/api-types.js';
+import { TELEOP_LEADERS, type CellStatus, type MotorStatus, type RunRolloutRequest } from '../server/api-types.js';
 import { RigHost, type RigParts } from '../server/rig-host.js';
 import { ApiRefusal } from '../server/request-checks.js';
 import { StationServer, type PreparedRollout, type RolloutRunner } from '../server/station-server.js';
@@ -184,15 +184,54 @@ function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: st
 
 /**
  * The Teleop view's recorder: `tandem teleop record`'s own flow (recordTeleop) with the station's
- * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue.
+ * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue; a
+ * stored layout on the cell's table, and `--resume` of the newest stopped session there.
  */
 function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string): TeleopParts {
+  const outDir = join(dataDir, 'teleop');
+  // How recordTeleop names this follower in the session row (a resumed session must be on the same one).
+  const recordedFollower = follower === 'cell' ? 'cell seed:0' : follower;
+  const layoutOf = (sha: string, index: number) => {
+    const set = store.loadLayoutSet(sha);
+    if (!set) throw new ApiRefusal(400, `There is no layout set ${sha.slice(0, 12)}… in the store; sample or upload one on the Rollouts page.`);
+    if (!Number.isInteger(index) || index < 0 || index >= set.layouts.length) throw new ApiRefusal(400, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}; there is no layout ${index}.`);
+    return { set, index };
+  };
   return {
-    async record(req, hooks) {
+    resumable() {
+      const s = store.latestStoppedTeleopSession(outDir);
+      if (!s) return null;
+      const kept = store.listTeleopTakes(s.sessionId).filter((t) => t.state === 'kept').length;
+      const cli = `carry it on with: tandem teleop record --resume --out ${outDir}`;
+      let blocked: string | null = null;
+      if (!(TELEOP_LEADERS as readonly string[]).includes(s.leader)) blocked = `Teleop session ${s.sessionId} was led by '${s.leader}', which the station page does not drive; ${cli} --leader ${s.leader}.`;
+      else if (!/^(none|cell|testsrc:[1-8])$/.test(s.cameras)) blocked = `Teleop session ${s.sessionId} records cameras '${s.cameras}', which the station page does not open; ${cli} --cameras ${s.cameras}.`;
+      else if (s.follower !== recordedFollower) blocked = `Teleop session ${s.sessionId} was recorded on follower '${s.follower}', not on this station's rig ('${recordedFollower}'); ${cli} --follower ….`;
+      else if (s.layoutSetSha256 !== null && !store.loadLayoutSet(s.layoutSetSha256)) blocked = `Teleop session ${s.sessionId} had layout set ${s.layoutSetSha256.slice(0, 12)}… on the table, which is not in the store; upload it on the Rollouts page first.`;
+      return {
+        sessionId: s.sessionId,
+        task: s.task,
+        prompt: s.prompt,
+        kept,
+        episodes: s.episodes,
+        seconds: s.episodeSeconds,
+        resetSeconds: s.resetSeconds,
+        leader: s.leader,
+        cameras: s.cameras,
+        layoutSet: s.layoutSetSha256,
+        layout: s.layoutIndex,
+        startedAt: s.startedAt,
+        blocked,
+      };
+    },
+    async record(req, hooks, resume) {
+      const layout = req.layoutSet !== undefined && req.layout !== undefined ? layoutOf(req.layoutSet, req.layout) : undefined;
+      if (layout && isTaskId(req.task) && req.task !== layout.set.task) throw new ApiRefusal(400, `Layout set ${layout.set.sha256.slice(0, 12)}… is drawn for ${layout.set.task}, not ${req.task}; pick a ${req.task} set, or that task.`);
+      if (resume && store.latestStoppedTeleopSession(outDir)?.sessionId !== resume.sessionId) throw new ApiRefusal(409, `Teleop session ${resume.sessionId} is no longer the one to resume; reload the page.`);
       try {
         const r = await recordTeleop({
           store,
-          outDir: join(dataDir, 'teleop'),
+          outDir,
           leader: req.leader,
           follower,
           cameras: req.cameras,
@@ -201,6 +240,8 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
           episodes: req.episodes,
           seconds: req.seconds,
           ...(req.resetSeconds !== undefined ? { resetSeconds: req.resetSeconds } : {}),
+          ...(layout ? { layout } : {}),
+          ...(resume ? { resume: true } : {}),
           log: hooks.log,
           signal: hooks.signal,
           onReady: ({ controls, sessionId }) => hooks.ready(sessionId, (action) => controls.push(action, 'the station UI')),
