@@ -54,7 +54,7 @@ test('an operator records teleop episodes in chromium on the emulated cell: a st
   await page.waitForSelector(`#teleop-layout-set option[value="${set.sha256}"]`, { state: 'attached' });
   await page.fill('#teleop-episodes', '2');
   await page.fill('#teleop-seconds', '6');
-  await page.fill('#teleop-reset', '6');
+  await page.fill('#teleop-reset', '4');
   await page.selectOption('#teleop-cameras', 'testsrc:1');
   await page.selectOption('#teleop-layout-set', set.sha256);
   await page.fill('#teleop-layout', '1');
@@ -83,7 +83,7 @@ test('an operator records teleop episodes in chromium on the emulated cell: a st
   assert.equal(await phase(), 'stopped', (await page.textContent('#teleop-live')) ?? '');
   await page.waitForSelector('#teleop-resume-btn');
   const offer = (await page.textContent('#teleop-resume-what')) ?? '';
-  assert.match(offer, /: 1 of 2 episodes kept — "bottles-in-the-bin", 6 s takes, 6 s resets, emulated-yam, cameras testsrc:1, layout 1 of set/);
+  assert.match(offer, /: 1 of 2 episodes kept — "bottles-in-the-bin", 6 s takes, 4 s resets, emulated-yam, cameras testsrc:1, layout 1 of set/);
   await page.screenshot({ path: join(SHOTS, 'teleop-stopped.png') });
   const stopped = (await (await fetch(`${station.base}/api/teleop`, { headers })).json()) as TeleopView;
 
