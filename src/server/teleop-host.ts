@@ -39,8 +39,6 @@ interface Active {
   phaseSeconds: number | null;
   problem: string | null;
   readonly lines: string[];
-  /** Frame counters of the takes this run recorded, by file. */
-  readonly counters: Map<string, { received: number; dropped: number }>;
   push: ((a: TeleopControlName) => void) | undefined;
   readonly abort: AbortController;
   done: Promise<void>;
@@ -49,6 +47,8 @@ interface Active {
 export class TeleopHost {
   private active: Active | undefined;
   private seq = 0;
+  /** Frame counters of the takes this station recorded, by file: kept across runs, so a resumed session still shows its earlier takes'. */
+  private readonly counters = new Map<string, { received: number; dropped: number }>();
   publish: (view: TeleopView | null) => void = () => {};
 
   constructor(
@@ -65,7 +65,7 @@ export class TeleopHost {
     const a = this.active;
     if (!a) return null;
     const takes: TeleopTakeView[] = a.sessionId === null ? [] : this.store.listTeleopTakes(a.sessionId).map((t) => {
-      const c = a.counters.get(t.file);
+      const c = this.counters.get(t.file);
       return { id: t.id, episodeIndex: t.episodeIndex, state: t.state, file: t.file, marks: t.marks, discardReason: t.discardReason, droppedFrames: c ? c.dropped : null, framesReceived: c ? c.received : null, startedAt: t.startedAt };
     });
     return {
@@ -126,7 +126,7 @@ export class TeleopHost {
   }
 
   private async run(req: StartTeleopRequest, resume: { readonly sessionId: number } | undefined): Promise<TeleopView> {
-    const a: Active = { req, resumed: resume !== undefined, sessionId: resume?.sessionId ?? null, phase: 'starting', episodeIndex: 0, phaseStartedAt: null, phaseSeconds: null, problem: null, lines: [], counters: new Map(), push: undefined, abort: new AbortController(), done: Promise.resolve() };
+    const a: Active = { req, resumed: resume !== undefined, sessionId: resume?.sessionId ?? null, phase: 'starting', episodeIndex: 0, phaseStartedAt: null, phaseSeconds: null, problem: null, lines: [], push: undefined, abort: new AbortController(), done: Promise.resolve() };
     this.active = a;
     const changed = (): void => this.publish(this.view());
     let startedResolve: () => void = () => {};
@@ -154,7 +154,7 @@ export class TeleopHost {
       take: (t) => {
         if (t.cameraCounters) {
           const all = Object.values(t.cameraCounters);
-          a.counters.set(t.file, { received: all.reduce((n, c) => n + c.received, 0), dropped: all.reduce((n, c) => n + c.dropped, 0) });
+          this.counters.set(t.file, { received: all.reduce((n, c) => n + c.received, 0), dropped: all.reduce((n, c) => n + c.dropped, 0) });
         }
         changed();
       },

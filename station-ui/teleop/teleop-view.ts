@@ -98,7 +98,8 @@ export class TeleopView {
       h(
         'div',
         { class: 'grid session-grid' },
-        h('div', {}, this.live, this.resumePanel, h('div', { class: 'panel', id: 'teleop-plan' }, h('h2', {}, 'Record teleop episodes'), this.form, h('datalist', { id: 'teleop-tasks' }, ...TASK_IDS.map((t) => h('option', { value: t })))), this.takes),
+        // The takes sit right under the recording (what the operator checks after a stop), the plan form last.
+        h('div', {}, this.live, this.resumePanel, this.takes, h('div', { class: 'panel', id: 'teleop-plan' }, h('h2', {}, 'Record teleop episodes'), this.form, h('datalist', { id: 'teleop-tasks' }, ...TASK_IDS.map((t) => h('option', { value: t }))))),
         h('div', {}, this.arms),
       ),
     );

@@ -105,6 +105,7 @@ test('an operator records teleop episodes in chromium on the emulated cell: a st
   assert.equal(v.resumed, true);
   assert.deepEqual(v.takes.map((x) => [x.episodeIndex, x.state]), [[0, 'discarded'], [0, 'kept'], [1, 'kept']]);
   const resumedTake = v.takes[2];
+  assert.ok((v.takes[1].framesReceived ?? 0) > 0, `the take kept before the stop still shows its frame counters: ${JSON.stringify(v.takes[1])}`);
   assert.ok(resumedTake.framesReceived !== null && resumedTake.framesReceived > 0, `the resumed take's camera delivered frames: ${JSON.stringify(resumedTake)}`);
   assert.equal(typeof resumedTake.droppedFrames, 'number');
   for (const kept of [v.takes[1], resumedTake]) {
