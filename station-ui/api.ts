@@ -2,7 +2,7 @@
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
  * The token arrived once in the URL and is now an HttpOnly cookie: requests are same-origin.
  */
-import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, type TeleopResumable, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
 
 export class ApiFailure extends Error {}
 
@@ -39,6 +39,8 @@ export const api = {
   sessionAnswer: (r: SessionAnswerRequest) => call<SessionAnswerResponse>('POST', '/api/session/answer', r),
   teleop: () => call<TeleopView | null>('GET', '/api/teleop'),
   startTeleop: (r: StartTeleopRequest) => call<TeleopView>('POST', '/api/teleop/start', r),
+  teleopResumable: () => call<TeleopResumable | null>('GET', '/api/teleop/resumable'),
+  resumeTeleop: (r: ResumeTeleopRequest) => call<TeleopView>('POST', '/api/teleop/resume', r),
   teleopControl: (action: TeleopControlName) => call<TeleopView>('POST', '/api/teleop/control', { action }),
   /** The file itself as the body (the browser streams it); the station checks and stores it. */
   upload: async (kind: UploadKind, name: string, file: Blob): Promise<UploadResult> => {

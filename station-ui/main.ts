@@ -95,6 +95,7 @@ function main(): void {
   onViewChange = (name) => {
     if (name === 'rig') loadCalibrations();
     if (name === 'session') session.reload().catch((e: Error) => report(e.message, true));
+    if (name === 'teleop') teleop.reload().catch((e: Error) => report(e.message, true));
     if (name === 'compare') compare.show().catch((e: Error) => report(e.message, true));
     else compare.hide();
   };

@@ -9,11 +9,11 @@ import { RigError } from '../rig/contract.js';
 import type { RigConfig } from '../rig/registry.js';
 import { layoutAt } from '../layouts/layout-set.js';
 import { LayoutSetError } from '../layouts/errors.js';
-import { getTask } from '../tasks/registry.js';
+import { getTask, isTaskId } from '../tasks/registry.js';
 import { knownPolicySpecs } from '../rollout/policy-registry.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../sim/sim-rollout.js';
 import type { Store } from '../store/store.js';
-import type { CalibrationInUse, CellStatus, MotorStatus, RunRolloutRequest } from '../server/api-types.js';
+import { TELEOP_LEADERS, type CalibrationInUse, type CellStatus, type MotorStatus, type RunRolloutRequest } from '../server/api-types.js';
 import { RigHost, type RigParts } from '../server/rig-host.js';
 import { ApiRefusal } from '../server/request-checks.js';
 import { StationServer, type PreparedRollout, type RolloutRunner } from '../server/station-server.js';
@@ -40,6 +40,8 @@ import type { SessionProjector } from '../session/ports.js';
 import { openStationProjector, type StationProjector } from './station-projector.js';
 import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash } from '../sim/calibration.js';
 import { cameraCalibrationSha256, DEFAULT_CAMERA_CALIBRATION } from '../sim/render/camera-calibration.js';
+import { FoxgloveLiveError, FoxgloveLiveServer } from '../server/foxglove-live.js';
+import type { FoxgloveListen } from './foxglove-options.js';
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
@@ -235,15 +237,54 @@ function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: st
 
 /**
  * The Teleop view's recorder: `tandem teleop record`'s own flow (recordTeleop) with the station's
- * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue.
+ * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue; a
+ * stored layout on the cell's table, and `--resume` of the newest stopped session there.
  */
 function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string): TeleopParts {
+  const outDir = join(dataDir, 'teleop');
+  // How recordTeleop names this follower in the session row (a resumed session must be on the same one).
+  const recordedFollower = follower === 'cell' ? 'cell seed:0' : follower;
+  const layoutOf = (sha: string, index: number) => {
+    const set = store.loadLayoutSet(sha);
+    if (!set) throw new ApiRefusal(400, `There is no layout set ${sha.slice(0, 12)}… in the store; sample or upload one on the Rollouts page.`);
+    if (!Number.isInteger(index) || index < 0 || index >= set.layouts.length) throw new ApiRefusal(400, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}; there is no layout ${index}.`);
+    return { set, index };
+  };
   return {
-    async record(req, hooks) {
+    resumable() {
+      const s = store.latestStoppedTeleopSession(outDir);
+      if (!s) return null;
+      const kept = store.listTeleopTakes(s.sessionId).filter((t) => t.state === 'kept').length;
+      const cli = `carry it on with: tandem teleop record --resume --out ${outDir}`;
+      let blocked: string | null = null;
+      if (!(TELEOP_LEADERS as readonly string[]).includes(s.leader)) blocked = `Teleop session ${s.sessionId} was led by '${s.leader}', which the station page does not drive; ${cli} --leader ${s.leader}.`;
+      else if (!/^(none|cell|testsrc:[1-8])$/.test(s.cameras)) blocked = `Teleop session ${s.sessionId} records cameras '${s.cameras}', which the station page does not open; ${cli} --cameras ${s.cameras}.`;
+      else if (s.follower !== recordedFollower) blocked = `Teleop session ${s.sessionId} was recorded on follower '${s.follower}', not on this station's rig ('${recordedFollower}'); ${cli} --follower ….`;
+      else if (s.layoutSetSha256 !== null && !store.loadLayoutSet(s.layoutSetSha256)) blocked = `Teleop session ${s.sessionId} had layout set ${s.layoutSetSha256.slice(0, 12)}… on the table, which is not in the store; upload it on the Rollouts page first.`;
+      return {
+        sessionId: s.sessionId,
+        task: s.task,
+        prompt: s.prompt,
+        kept,
+        episodes: s.episodes,
+        seconds: s.episodeSeconds,
+        resetSeconds: s.resetSeconds,
+        leader: s.leader,
+        cameras: s.cameras,
+        layoutSet: s.layoutSetSha256,
+        layout: s.layoutIndex,
+        startedAt: s.startedAt,
+        blocked,
+      };
+    },
+    async record(req, hooks, resume) {
+      const layout = req.layoutSet !== undefined && req.layout !== undefined ? layoutOf(req.layoutSet, req.layout) : undefined;
+      if (layout && isTaskId(req.task) && req.task !== layout.set.task) throw new ApiRefusal(400, `Layout set ${layout.set.sha256.slice(0, 12)}… is drawn for ${layout.set.task}, not ${req.task}; pick a ${req.task} set, or that task.`);
+      if (resume && store.latestStoppedTeleopSession(outDir)?.sessionId !== resume.sessionId) throw new ApiRefusal(409, `Teleop session ${resume.sessionId} is no longer the one to resume; reload the page.`);
       try {
         const r = await recordTeleop({
           store,
-          outDir: join(dataDir, 'teleop'),
+          outDir,
           leader: req.leader,
           follower,
           cameras: req.cameras,
@@ -252,6 +293,8 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
           episodes: req.episodes,
           seconds: req.seconds,
           ...(req.resetSeconds !== undefined ? { resetSeconds: req.resetSeconds } : {}),
+          ...(layout ? { layout } : {}),
+          ...(resume ? { resume: true } : {}),
           log: hooks.log,
           signal: hooks.signal,
           onReady: ({ controls, sessionId }) => hooks.ready(sessionId, (action) => controls.push(action, 'the station UI')),
@@ -288,6 +331,33 @@ export interface ServeOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Every projector frame as it goes out (the Electron shell's projector window); null is black. */
   onProjectorFrame?(png: Buffer | null): void;
+  /** Serve the live rig state to Foxglove there too (off when absent: no port opened). */
+  readonly foxglove?: FoxgloveListen;
+}
+
+/** Object and fixture poses on the emulated cell's table (a rehearsal view: hardware has no tracker). */
+function cellBodies(rig: Rig) {
+  const cell = emulatedCellOf(rig);
+  if (!cell) return null;
+  const p = cell.world.privilegedState();
+  return [...p.fixtures, ...p.objects];
+}
+
+async function serveFoxglove(listen: FoxgloveListen, host: RigHost): Promise<FoxgloveLiveServer> {
+  try {
+    const live = new FoxgloveLiveServer({ source: host, port: listen.port, host: listen.host, allowRemote: listen.allowRemote, name: `tandem station (${host.type})`, metadata: { rigType: host.type } });
+    await live.listen().catch(async (e: unknown) => {
+      await live.close();
+      throw e;
+    });
+    return live;
+  } catch (e) {
+    if (e instanceof FoxgloveLiveError) throw new UserError(e.message);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UserError(`The Foxglove port ${listen.port} is taken (a ROS foxglove_bridge?); pick another with --foxglove-port, or 0 for any.`);
+    if (code === 'EADDRNOTAVAIL') throw new UserError(`This machine has no address ${listen.host} to serve the Foxglove live view on; use 127.0.0.1.`);
+    throw e;
+  }
 }
 
 /** Serves until the signal aborts, then damps the rig and closes the store. */
@@ -301,6 +371,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   let teleop: TeleopHost | undefined;
   let cellIo: CellIo | undefined;
   let safetyTimer: NodeJS.Timeout | undefined;
+  let live: FoxgloveLiveServer | undefined;
   try {
     const env = opts.env ?? {};
     // node-opcua loads only when the station is asked for cell I/O (seconds of start-up otherwise).
@@ -318,6 +389,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       motors: motorReports,
       cell: cellStatus,
       ...(cellIo ? { interlock: () => interlockReading(cellIo!) } : {}),
+      bodies: cellBodies,
     };
     host = new RigHost(parts);
     try {
@@ -362,6 +434,10 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       const s = sessions;
       safetyTimer = setInterval(() => s.refreshSafety(), SAFETY_REFRESH_MS);
     }
+    if (opts.foxglove) {
+      live = await serveFoxglove(opts.foxglove, host);
+      opts.log(`Foxglove live view on ${live.url} (Foxglove: Open connection → Foxglove WebSocket; read only, no token)`);
+    }
     opts.onListening?.(url);
     // Episode files a crash cut off, or a failed write stopped: said once, with the command that recovers them.
     for (const r of unfinishedRecordings(store)) {
@@ -371,6 +447,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   } finally {
     clearInterval(safetyTimer);
     // In order: no new requests, the rig damped (a rollout in flight is stopped first), the store closed.
+    await live?.close();
     await server?.close();
     // The session first: its rollout stops and it stays resumable; then the rig is damped.
     await sessions?.close();

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, ipcMain, screen, session, type IpcMainInvokeEvent } from 'electron';
 import { serveStation } from '../app/station-serve.js';
 import { resolveDataDir } from '../app/data-dir.js';
+import { foxgloveListenOf } from '../app/foxglove-options.js';
 import { DEFAULT_STATION_PORT } from '../app/commands/station.js';
 import { cellPartsFromEnv } from '../app/electron-shell.js';
 import { chooseProjectorDisplay, checkProjectorImage, parseShellConfig, type ShellConfig } from './projector-display.js';
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
     // The station's own frames go straight to the projector window: no renderer in between.
     onProjectorFrame: (png) => projector?.webContents.send(SHELL_CHANNELS.projectorImage, png ? `data:image/png;base64,${png.toString('base64')}` : null),
     port,
+    foxglove: foxgloveListenOf({}, process.env),
     cwd: process.cwd(),
     signal: abort.signal,
     log,

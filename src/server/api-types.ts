@@ -532,6 +532,35 @@ export interface StartTeleopRequest {
   readonly cameras: string;
   /** The leader; the station's UI drives the emulated ones (a real leader's ports are set in its config). */
   readonly leader: TeleopLeaderName;
+  /** A stored layout set (SHA-256) and index to put on the emulated cell's table, recorded with every take; both or neither (neither: the cell's default table). */
+  readonly layoutSet?: string;
+  readonly layout?: number;
+}
+
+/** Carries on a stopped teleop recording at its next episode, as 'tandem teleop record --resume'. */
+export interface ResumeTeleopRequest {
+  /** The stopped session (the one GET /api/teleop/resumable names: a stale page cannot resume another). */
+  readonly sessionId: number;
+  /** More episodes than the session planned (default: its own count). */
+  readonly episodes?: number;
+}
+
+/** The teleop session 'tandem teleop record --resume' would carry on in the station's teleop folder. */
+export interface TeleopResumable {
+  readonly sessionId: number;
+  readonly task: string;
+  readonly prompt: string;
+  readonly kept: number;
+  readonly episodes: number;
+  readonly seconds: number;
+  readonly resetSeconds: number;
+  readonly leader: string;
+  readonly cameras: string;
+  readonly layoutSet: string | null;
+  readonly layout: number | null;
+  readonly startedAt: string;
+  /** Why the station cannot carry it on from the page (e.g. a leader it does not drive), or null. */
+  readonly blocked: string | null;
 }
 
 /** The operator's buttons, as the keyboard and pedal of `tandem teleop record` send them. */
@@ -570,6 +599,11 @@ export interface TeleopView {
   readonly problem: string | null;
   readonly cameras: string;
   readonly leader: string;
+  /** The stored layout on the table (null: the cell's default table). */
+  readonly layoutSet: string | null;
+  readonly layout: number | null;
+  /** This run carries on a stopped session. */
+  readonly resumed: boolean;
 }
 
 export type TeleopEvent = { readonly type: 'teleop'; readonly teleop: TeleopView | null };

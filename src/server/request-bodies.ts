@@ -4,7 +4,7 @@
  * silently as the default.
  */
 import { TASK_IDS } from '../tasks/types.js';
-import { RIG_COMMANDS, type RigCommandRequest, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswer, type SessionAnswerRequest, type StartSessionRequest, type StartTeleopRequest, TELEOP_CONTROLS, TELEOP_LEADERS, type TeleopControlName } from './api-types.js';
+import { RIG_COMMANDS, type RigCommandRequest, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswer, type SessionAnswerRequest, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, TELEOP_CONTROLS, TELEOP_LEADERS, type TeleopControlName } from './api-types.js';
 import { ApiRefusal } from './request-checks.js';
 
 function objectBody(body: unknown, what: string): Record<string, unknown> {
@@ -191,7 +191,7 @@ export function parseSessionAnswer(body: unknown): SessionAnswerRequest {
 
 export function parseStartTeleop(body: unknown): StartTeleopRequest {
   const o = objectBody(body, 'A teleop request');
-  onlyFields(o, ['task', 'episodes', 'seconds', 'resetSeconds', 'cameras', 'leader'], 'A teleop request');
+  onlyFields(o, ['task', 'episodes', 'seconds', 'resetSeconds', 'cameras', 'leader', 'layoutSet', 'layout'], 'A teleop request');
   if (typeof o.task !== 'string' || o.task.trim() === '' || o.task.length > 300) throw new ApiRefusal(400, "'task' must be a task id (bottles-in-the-bin, …) or the prompt itself, at most 300 characters.");
   const episodes = integerIn(o, 'episodes', 1, 10_000);
   if (episodes === undefined) throw new ApiRefusal(400, "'episodes' (takes to keep) is missing.");
@@ -200,7 +200,27 @@ export function parseStartTeleop(body: unknown): StartTeleopRequest {
   const resetSeconds = numberIn(o, 'resetSeconds', 0, 3600, 's');
   if (typeof o.cameras !== 'string' || !/^(none|cell|testsrc:[1-8])$/.test(o.cameras)) throw new ApiRefusal(400, "'cameras' must be none, cell (the emulated cell's three) or testsrc:N (1 to 8).");
   if (typeof o.leader !== 'string' || !(TELEOP_LEADERS as readonly string[]).includes(o.leader)) throw new ApiRefusal(400, `'leader' must be one of ${TELEOP_LEADERS.join(', ')}.`);
-  return { task: o.task.trim(), episodes, seconds, ...(resetSeconds !== undefined ? { resetSeconds } : {}), cameras: o.cameras, leader: o.leader as StartTeleopRequest['leader'] };
+  if ((o.layoutSet === undefined) !== (o.layout === undefined)) throw new ApiRefusal(400, "A teleop request names a table layout with both 'layoutSet' and 'layout' (its index), or neither for the cell's default table.");
+  if (o.layoutSet !== undefined && (typeof o.layoutSet !== 'string' || !/^[0-9a-f]{64}$/.test(o.layoutSet))) throw new ApiRefusal(400, "'layoutSet' must be a layout set's SHA-256 (64 hex digits), as GET /api/layout-sets lists them.");
+  const layout = integerIn(o, 'layout', 0, 1_000_000);
+  return {
+    task: o.task.trim(),
+    episodes,
+    seconds,
+    ...(resetSeconds !== undefined ? { resetSeconds } : {}),
+    cameras: o.cameras,
+    leader: o.leader as StartTeleopRequest['leader'],
+    ...(layout !== undefined ? { layoutSet: o.layoutSet as string, layout } : {}),
+  };
+}
+
+export function parseResumeTeleop(body: unknown): ResumeTeleopRequest {
+  const o = objectBody(body, 'A teleop resume');
+  onlyFields(o, ['sessionId', 'episodes'], 'A teleop resume');
+  const sessionId = integerIn(o, 'sessionId', 1, Number.MAX_SAFE_INTEGER);
+  if (sessionId === undefined) throw new ApiRefusal(400, "'sessionId' (the stopped teleop session, as GET /api/teleop/resumable names it) is missing.");
+  const episodes = integerIn(o, 'episodes', 1, 10_000);
+  return { sessionId, ...(episodes !== undefined ? { episodes } : {}) };
 }
 
 export function parseTeleopControl(body: unknown): TeleopControlName {

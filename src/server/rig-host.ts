@@ -12,6 +12,8 @@ import { RigError, type Clock, type Rig, type RigCommand, type RigModel, type Sa
 import { RealtimeClock } from '../rig/clocks.js';
 import { ControlLoop, DEFAULT_CONTROL_RATE_HZ } from '../rig/control-loop.js';
 import type { RigContext } from '../rig/registry.js';
+import type { PrivilegedObjectState } from '../policy/contract.js';
+import type { LiveRigReading } from './live-messages.js';
 import type { CellStatus, MotorStatus, RigStatus, RigUse, SafetyEventView } from './api-types.js';
 
 /** What the composition root knows about the configured rig type. */
@@ -26,6 +28,8 @@ export interface RigParts {
   cell(rig: Rig): CellStatus | null;
   /** The cell PLC's interlocks now (the rig's supervisor reads the same source); absent without cell I/O. */
   interlock?(): { readonly open: boolean; readonly words: string };
+  /** Object and fixture poses (table frame) for the live view, where the rig has them (the emulated cell). */
+  bodies?(rig: Rig): readonly PrivilegedObjectState[] | null;
 }
 
 /** A command the rig cannot take now; its message says why and what to do. */
@@ -97,6 +101,18 @@ export class RigHost {
       interlock: this.parts.interlock?.() ?? null,
       note: this.use === 'rollout' ? 'A rollout has the rig; E-stop stops it.' : this.note,
     };
+  }
+
+  /**
+   * The rig's latest state for a live view (Foxglove): only reads — no safety events drained, no
+   * command — so it is safe during a rollout too. Undefined while there is no rig.
+   */
+  live(): LiveRigReading | undefined {
+    const rig = this.rig;
+    if (!rig) return undefined;
+    const state = rig.read();
+    const ageS = this.clock.nowS() - state.timeS; // NaN before the rig's first reading
+    return { model: rig.model, state, ageS: Number.isFinite(ageS) ? Math.max(0, ageS) : 0, bodies: this.parts.bodies?.(rig) ?? null };
   }
 
   /** Enables the motors and holds the current pose under the control loop until damped. */

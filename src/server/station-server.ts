@@ -29,7 +29,9 @@
  *   POST /api/session/answer       {"prompt", "answer"}: the operator's answer, acknowledged once journalled
  *   POST /api/uploads/KIND?name=F  the file as the body (layout-set, sim-calibration, policy): size-limited, validated, stored
  *   GET  /api/teleop               the teleop recording (or null)
- *   POST /api/teleop/start         {"task", "episodes", "seconds", "resetSeconds"?, "cameras", "leader"}: 'tandem teleop record' on the station's rig
+ *   POST /api/teleop/start         {"task", "episodes", "seconds", "resetSeconds"?, "cameras", "leader", "layoutSet"?, "layout"?}: 'tandem teleop record' on the station's rig
+ *   GET  /api/teleop/resumable     the stopped teleop session '--resume' would carry on (or null)
+ *   POST /api/teleop/resume        {"sessionId", "episodes"?}: carry it on at its next episode, as 'tandem teleop record --resume'
  *   POST /api/teleop/control       {"action": "next" | "discard" | "sync" | "quit"}: the keys of 'tandem teleop record'
  *   GET  /api/projector            what the projector shows (layout footprints, black) and with which calibration
  *   GET  /api/projector/frame.png  the frame on the table now (black before the first); the /projector page shows it
@@ -42,7 +44,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
 import { EVENTS_PATH, PROJECTOR_FRAME_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type ProjectorState, type CalibrationInUse, type CalibrationsView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
-import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseTeleopControl } from './request-bodies.js';
+import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseResumeTeleop, parseTeleopControl } from './request-bodies.js';
 import type { SessionHost } from './session-host.js';
 import type { TeleopHost } from './teleop-host.js';
 import { readUpload, storeUpload, uploadName, UPLOAD_KINDS } from './uploads.js';
@@ -359,8 +361,14 @@ export class StationServer {
         this.refuseIfRigBusy('starting a teleop recording');
         return { status: 201, body: await teleop.start(r) };
       }
+      if (get && path === '/api/teleop/resumable') return { body: teleop.resumable() };
+      if (post && path === '/api/teleop/resume') {
+        const r = parseResumeTeleop(await readJsonBody(req));
+        this.refuseIfRigBusy('resuming a teleop recording');
+        return { status: 201, body: await teleop.resume(r) };
+      }
       if (post && path === '/api/teleop/control') return { body: teleop.control(parseTeleopControl(await readJsonBody(req))) };
-      if (['/api/teleop', '/api/teleop/start', '/api/teleop/control'].includes(path)) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+      if (['/api/teleop', '/api/teleop/start', '/api/teleop/resumable', '/api/teleop/resume', '/api/teleop/control'].includes(path)) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     if (get && path === '/api/compare/choices') {
       return { body: compareChoices(store.listRollouts(), (id) => this.policyView(id), views.taskOf) };

@@ -5,7 +5,7 @@
  * keeps the view the UI shows (phase, takes with their dropped frames, lines); it runs no loop.
  */
 import type { Store } from '../store/store.js';
-import type { StartTeleopRequest, TeleopControlName, TeleopPhaseName, TeleopTakeView, TeleopView } from './api-types.js';
+import type { ResumeTeleopRequest, StartTeleopRequest, TeleopControlName, TeleopLeaderName, TeleopPhaseName, TeleopResumable, TeleopTakeView, TeleopView } from './api-types.js';
 import { ApiRefusal } from './request-checks.js';
 import { RigBusyError } from './rig-host.js';
 
@@ -20,12 +20,18 @@ export interface TeleopHooks {
 }
 
 export interface TeleopParts {
-  /** Runs one teleop recording on the station's rig until it ends; throws one sentence (ApiRefusal 400) for bad input. */
-  record(req: StartTeleopRequest, hooks: TeleopHooks): Promise<{ sessionId: number; end: string; problem?: string }>;
+  /**
+   * Runs one teleop recording on the station's rig until it ends; throws one sentence (ApiRefusal
+   * 400) for bad input. With `resume`, carries that stopped session on at its next episode.
+   */
+  record(req: StartTeleopRequest, hooks: TeleopHooks, resume?: { readonly sessionId: number }): Promise<{ sessionId: number; end: string; problem?: string }>;
+  /** The stopped session `--resume` would carry on in the station's teleop folder, or null. */
+  resumable(): TeleopResumable | null;
 }
 
 interface Active {
   readonly req: StartTeleopRequest;
+  readonly resumed: boolean;
   sessionId: number | null;
   phase: TeleopPhaseName;
   episodeIndex: number;
@@ -33,8 +39,6 @@ interface Active {
   phaseSeconds: number | null;
   problem: string | null;
   readonly lines: string[];
-  /** Frame counters of the takes this run recorded, by file. */
-  readonly counters: Map<string, { received: number; dropped: number }>;
   push: ((a: TeleopControlName) => void) | undefined;
   readonly abort: AbortController;
   done: Promise<void>;
@@ -43,6 +47,8 @@ interface Active {
 export class TeleopHost {
   private active: Active | undefined;
   private seq = 0;
+  /** Frame counters of the takes this station recorded, by file: kept across runs, so a resumed session still shows its earlier takes'. */
+  private readonly counters = new Map<string, { received: number; dropped: number }>();
   publish: (view: TeleopView | null) => void = () => {};
 
   constructor(
@@ -59,7 +65,7 @@ export class TeleopHost {
     const a = this.active;
     if (!a) return null;
     const takes: TeleopTakeView[] = a.sessionId === null ? [] : this.store.listTeleopTakes(a.sessionId).map((t) => {
-      const c = a.counters.get(t.file);
+      const c = this.counters.get(t.file);
       return { id: t.id, episodeIndex: t.episodeIndex, state: t.state, file: t.file, marks: t.marks, discardReason: t.discardReason, droppedFrames: c ? c.dropped : null, framesReceived: c ? c.received : null, startedAt: t.startedAt };
     });
     return {
@@ -78,13 +84,49 @@ export class TeleopHost {
       problem: a.problem,
       cameras: a.req.cameras,
       leader: a.req.leader,
+      layoutSet: a.req.layoutSet ?? null,
+      layout: a.req.layout ?? null,
+      resumed: a.resumed,
     };
+  }
+
+  /** The stopped session the page can carry on (none while a recording runs: it has the rig). */
+  resumable(): TeleopResumable | null {
+    return this.working() ? null : this.parts.resumable();
+  }
+
+  /**
+   * Carries on the stopped session at its next episode with its own settings (task, take and reset
+   * lengths, leader, cameras, layout), as `tandem teleop record --resume`.
+   */
+  async resume(r: ResumeTeleopRequest): Promise<TeleopView> {
+    if (this.working()) throw new RigBusyError('A teleop recording is running; stop it (Q) before resuming another.');
+    const s = this.parts.resumable();
+    if (!s) throw new ApiRefusal(409, 'There is no stopped teleop session to resume; start a new recording.');
+    if (s.sessionId !== r.sessionId) throw new ApiRefusal(409, `Teleop session ${r.sessionId} is not the one to resume: the newest stopped one is session ${s.sessionId} (reload the page).`);
+    if (s.blocked) throw new ApiRefusal(409, s.blocked);
+    const episodes = r.episodes ?? s.episodes;
+    if (episodes <= s.kept) throw new ApiRefusal(400, `Teleop session ${s.sessionId} already has ${s.kept} kept episode${s.kept === 1 ? '' : 's'}; ask for more than ${s.kept} episodes to record more.`);
+    const req: StartTeleopRequest = {
+      task: s.task === 'teleop' ? s.prompt : s.task,
+      episodes,
+      seconds: s.seconds,
+      resetSeconds: s.resetSeconds,
+      cameras: s.cameras,
+      leader: s.leader as TeleopLeaderName, // blocked above unless the page drives it
+      ...(s.layoutSet !== null && s.layout !== null ? { layoutSet: s.layoutSet, layout: s.layout } : {}),
+    };
+    return this.run(req, { sessionId: s.sessionId });
   }
 
   /** Starts a recording; resolves once it runs (or with its one-sentence refusal). */
   async start(req: StartTeleopRequest): Promise<TeleopView> {
     if (this.working()) throw new RigBusyError('A teleop recording is running; stop it (Q) before starting another.');
-    const a: Active = { req, sessionId: null, phase: 'starting', episodeIndex: 0, phaseStartedAt: null, phaseSeconds: null, problem: null, lines: [], counters: new Map(), push: undefined, abort: new AbortController(), done: Promise.resolve() };
+    return this.run(req, undefined);
+  }
+
+  private async run(req: StartTeleopRequest, resume: { readonly sessionId: number } | undefined): Promise<TeleopView> {
+    const a: Active = { req, resumed: resume !== undefined, sessionId: resume?.sessionId ?? null, phase: 'starting', episodeIndex: 0, phaseStartedAt: null, phaseSeconds: null, problem: null, lines: [], push: undefined, abort: new AbortController(), done: Promise.resolve() };
     this.active = a;
     const changed = (): void => this.publish(this.view());
     let startedResolve: () => void = () => {};
@@ -112,14 +154,14 @@ export class TeleopHost {
       take: (t) => {
         if (t.cameraCounters) {
           const all = Object.values(t.cameraCounters);
-          a.counters.set(t.file, { received: all.reduce((n, c) => n + c.received, 0), dropped: all.reduce((n, c) => n + c.dropped, 0) });
+          this.counters.set(t.file, { received: all.reduce((n, c) => n + c.received, 0), dropped: all.reduce((n, c) => n + c.dropped, 0) });
         }
         changed();
       },
     };
     let failure: unknown;
     a.done = this.parts
-      .record(req, hooks)
+      .record(req, hooks, resume)
       .then(
         (r) => {
           a.sessionId = r.sessionId;

@@ -1,9 +1,10 @@
 /**
  * The Teleop view: start `tandem teleop record` on the station's rig with an (emulated) leader,
- * watch the follower's joints live, drive the takes with the same buttons as its keys — next,
- * discard and re-record, sync, stop — and see every take with its cameras' dropped frames.
+ * a stored layout on the table if asked, watch the follower's joints live, drive the takes with
+ * the same buttons as its keys — next, discard and re-record, sync, stop — see every take with its
+ * cameras' dropped frames, and carry a stopped session on (`--resume`) from the page.
  */
-import type { RigStatus, TeleopControlName, TeleopView as TeleopState } from '../../src/server/api-types.js';
+import type { LayoutSetSummary, RigStatus, TeleopControlName, TeleopResumable, TeleopView as TeleopState } from '../../src/server/api-types.js';
 import { TASK_IDS } from '../../src/tasks/types.js';
 import { api } from '../api.js';
 import { clear, h } from '../dom.js';
@@ -26,6 +27,11 @@ export class TeleopView {
   private readonly resetInput = h('input', { id: 'teleop-reset', type: 'number', min: 0, value: 10 });
   private readonly camerasSelect = h('select', { id: 'teleop-cameras' }, h('option', { value: 'none' }, 'none'), h('option', { value: 'cell' }, "the emulated cell's three"), h('option', { value: 'testsrc:1' }, 'one test pattern'), h('option', { value: 'testsrc:3' }, 'three test patterns'));
   private readonly leaderSelect = h('select', { id: 'teleop-leader' }, h('option', { value: 'emulated-yam' }, 'emulated YAM leader + teaching handle'), h('option', { value: 'emulated-gello' }, 'emulated GELLO'));
+  private readonly setSelect = h('select', { id: 'teleop-layout-set' }, h('option', { value: '' }, "the cell's default table"));
+  private readonly layoutInput = h('input', { id: 'teleop-layout', type: 'number', min: 0, value: 0, disabled: true });
+  private readonly resumePanel = h('div', { class: 'panel', id: 'teleop-resume', hidden: true });
+  private sets: LayoutSetSummary[] = [];
+  private resumable: TeleopResumable | null = null;
   private state: TeleopState | null = null;
   private tick: ReturnType<typeof setInterval> | undefined;
   private lastRig: RigStatus | undefined;
@@ -51,12 +57,25 @@ export class TeleopView {
       this.camerasSelect,
       h('label', { for: 'teleop-leader' }, 'Leader'),
       this.leaderSelect,
+      h('label', { for: 'teleop-layout-set' }, 'Table'),
+      this.setSelect,
+      h('label', { for: 'teleop-layout' }, 'Layout'),
+      this.layoutInput,
+      h('div', { class: 'hint' }, "a stored layout set's layout on the emulated cell's table, recorded with every take"),
       h('span'),
       h('div', { class: 'actions' }, start),
     );
+    this.setSelect.onchange = () => {
+      const set = this.sets.find((x) => x.sha256 === this.setSelect.value);
+      this.layoutInput.disabled = !set;
+      this.layoutInput.max = String(set ? set.layoutCount - 1 : 0);
+      // The set's own task: a layout is drawn for one task.
+      if (set) this.taskInput.value = set.task;
+    };
     this.form.onsubmit = (e) => {
       e.preventDefault();
       this.hooks.report('Starting: the rig comes up and the follower ramps to the leader…');
+      const layoutSet = this.setSelect.value;
       api
         .startTeleop({
           task: this.taskInput.value,
@@ -65,6 +84,7 @@ export class TeleopView {
           resetSeconds: Number(this.resetInput.value),
           cameras: this.camerasSelect.value,
           leader: this.leaderSelect.value as 'emulated-yam' | 'emulated-gello',
+          ...(layoutSet ? { layoutSet, layout: Number(this.layoutInput.value) } : {}),
         })
         .then(
           (v) => {
@@ -78,18 +98,37 @@ export class TeleopView {
       h(
         'div',
         { class: 'grid session-grid' },
-        h('div', {}, this.live, h('div', { class: 'panel', id: 'teleop-plan' }, h('h2', {}, 'Record teleop episodes'), this.form, h('datalist', { id: 'teleop-tasks' }, ...TASK_IDS.map((t) => h('option', { value: t })))), this.takes),
+        // The takes sit right under the recording (what the operator checks after a stop), the plan form last.
+        h('div', {}, this.live, this.resumePanel, this.takes, h('div', { class: 'panel', id: 'teleop-plan' }, h('h2', {}, 'Record teleop episodes'), this.form, h('datalist', { id: 'teleop-tasks' }, ...TASK_IDS.map((t) => h('option', { value: t }))))),
         h('div', {}, this.arms),
       ),
     );
     this.show(null);
   }
 
+  /** The stored layout sets for the Table choice and the session a Resume would carry on. */
+  async reload(): Promise<void> {
+    const [sets, resumable] = await Promise.all([api.layoutSets(), api.teleopResumable()]);
+    this.sets = sets;
+    const keep = this.setSelect.value;
+    clear(this.setSelect);
+    this.setSelect.append(h('option', { value: '' }, "the cell's default table"));
+    for (const x of sets) this.setSelect.append(h('option', { value: x.sha256 }, `${x.task} v${x.version} · ${x.layoutCount} layouts · tiers ${x.tiers.join(',')} · ${x.sha256.slice(0, 10)}`));
+    this.setSelect.value = sets.some((x) => x.sha256 === keep) ? keep : '';
+    this.layoutInput.disabled = this.setSelect.value === '';
+    this.resumable = resumable;
+    this.drawResume();
+  }
+
   show(s: TeleopState | null): void {
     if (s && this.state && s.seq < this.state.seq && s.sessionId === this.state.sessionId) return;
+    const was = this.state?.phase;
     this.state = s;
     const working = s !== null && ['starting', 'engaging', 'take', 'reset'].includes(s.phase);
     (document.getElementById('teleop-plan') ?? this.form).hidden = working;
+    // A recording just ended (or the page just learnt of one): what can be resumed has changed.
+    if (s && !working && was !== s.phase) this.reload().catch((e: Error) => this.hooks.report(e.message, true));
+    this.drawResume();
     this.drawLive();
     this.drawTakes();
     clearInterval(this.tick);
@@ -154,7 +193,8 @@ export class TeleopView {
       done: `Done — ${s.kept} episode${s.kept === 1 ? '' : 's'} kept`,
       failed: 'The recording failed',
     };
-    this.live.append(h('div', { class: 'card-head' }, h('div', { class: 'card-title', id: 'teleop-phase' }, headline[s.phase]), h('div', { class: 'muted' }, `session ${s.sessionId ?? '…'} · "${s.task}" · ${s.kept} kept`)));
+    const table = s.layoutSet !== null ? ` · layout ${s.layout} of set ${s.layoutSet.slice(0, 10)}` : '';
+    this.live.append(h('div', { class: 'card-head' }, h('div', { class: 'card-title', id: 'teleop-phase' }, headline[s.phase]), h('div', { class: 'muted' }, `session ${s.sessionId ?? '…'}${s.resumed ? ' (resumed)' : ''} · "${s.task}"${table} · ${s.kept} kept`)));
     if (s.phase === 'take' && left !== null) {
       const pct = Math.min(100, (100 * (s.phaseSeconds! - left)) / s.phaseSeconds!);
       const bar = h('div');
@@ -162,7 +202,7 @@ export class TeleopView {
       this.live.append(h('div', { class: 'progress rec' }, bar), h('div', {}, `${left.toFixed(0)} s left of ${s.phaseSeconds} s`));
     }
     if (s.problem) this.live.append(h('div', { class: 'reason bad' }, s.problem));
-    if (s.phase === 'stopped' && s.kept < s.episodes) this.live.append(h('p', { class: 'muted' }, `${s.kept} of ${s.episodes} kept; record the rest with: tandem teleop record --resume --out <data dir>/teleop (every take is kept).`));
+    if (s.phase === 'stopped' && s.kept < s.episodes) this.live.append(h('p', { class: 'muted' }, `${s.kept} of ${s.episodes} kept (every take is kept); carry on with Resume below.`));
     const btn = (id: string, text: string, key: string, action: TeleopControlName, cls = ''): HTMLElement => {
       const b = h('button', { class: `btn big-btn ${cls}`, type: 'button', id }, text, h('kbd', {}, key));
       b.onclick = () => this.control(action);
@@ -182,6 +222,47 @@ export class TeleopView {
     }
     this.live.append(h('ul', { class: 'lines', id: 'teleop-lines' }, ...s.lines.slice(-5).map((l) => h('li', {}, l))));
     if (this.lastRig) this.showRig(this.lastRig);
+  }
+
+  /** The stopped session `--resume` would carry on, with its settings and a button; hidden while recording. */
+  private drawResume(): void {
+    clear(this.resumePanel);
+    const r = this.resumable;
+    const working = this.state !== null && ['starting', 'engaging', 'take', 'reset'].includes(this.state.phase);
+    this.resumePanel.hidden = r === null || working;
+    if (!r || working) return;
+    const episodes = h('input', { id: 'teleop-resume-episodes', type: 'number', min: r.kept + 1, value: Math.max(r.episodes, r.kept + 1) });
+    const btn = h('button', { class: 'btn primary big-btn', type: 'button', id: 'teleop-resume-btn' }, `Resume session ${r.sessionId}`);
+    btn.onclick = () => {
+      btn.disabled = true;
+      this.hooks.report(`Resuming teleop session ${r.sessionId} at episode ${r.kept + 1}…`);
+      api.resumeTeleop({ sessionId: r.sessionId, episodes: Number(episodes.value) }).then(
+        (v) => {
+          this.hooks.report(`Teleop session ${r.sessionId} is recording again from episode ${r.kept + 1}.`);
+          this.resumable = null;
+          this.show(v);
+        },
+        (e: Error) => {
+          btn.disabled = false;
+          this.hooks.report(e.message, true);
+        },
+      );
+    };
+    const table = r.layoutSet !== null ? `layout ${r.layout} of set ${r.layoutSet.slice(0, 10)}` : "the cell's default table";
+    this.resumePanel.append(
+      h('h2', {}, 'Carry on a stopped recording'),
+      h('p', { id: 'teleop-resume-what' }, `Session ${r.sessionId}: ${r.kept} of ${r.episodes} episodes kept — "${r.task === 'teleop' ? r.prompt : r.task}", ${r.seconds} s takes, ${r.resetSeconds} s resets, ${r.leader}, cameras ${r.cameras}, ${table}.`),
+    );
+    if (r.blocked) {
+      this.resumePanel.append(h('div', { class: 'reason bad' }, r.blocked));
+      return;
+    }
+    const form = h('form', { class: 'run' }, h('label', { for: 'teleop-resume-episodes' }, 'Episodes'), episodes, h('div', { class: 'hint' }, 'in all, kept ones included: raise it to record more'), h('span'), h('div', { class: 'actions' }, btn));
+    form.onsubmit = (e) => {
+      e.preventDefault(); // Enter in the field resumes, as the button does
+      if (!btn.disabled) btn.click();
+    };
+    this.resumePanel.append(form);
   }
 
   private drawTakes(): void {
