@@ -235,8 +235,9 @@ export class CompareView {
    * A picker for each of sim calibration, real calibration and episode length that has more than
    * one stored value (or a pick): the report refuses a mix and names them; here they are offered.
    */
-  private showNarrowing(choices: ReportChoices | undefined): void {
+  private showNarrowing(choices: ReportChoices | undefined): string[] {
     const picked = this.narrowing();
+    const toPick: string[] = [];
     for (const f of NARROW_FIELDS) {
       const { wrap, select } = this.narrowPickers.get(f.field)!;
       const options = choices ? narrowOptions(choices, f.field) : [];
@@ -247,7 +248,9 @@ export class CompareView {
       for (const o of options) select.append(h('option', { value: o.value }, o.text));
       if (current !== '' && !options.some((o) => o.value === current)) select.append(h('option', { value: current }, `${f.field === 'episodeSeconds' ? `${current} s` : shortSha(current)} · none stored`));
       select.value = current;
+      if (options.length > 1 && current === '') toPick.push(`'${f.label}'`);
     }
+    return toPick;
   }
 
   private async load(): Promise<void> {
@@ -268,8 +271,9 @@ export class CompareView {
     } catch (e) {
       // A report that cannot be made as asked (two calibrations mixed, …): its reason, in place of
       // the numbers, and for a mix the pickers that make it answerable.
-      this.showNarrowing(e instanceof CompareRefusal ? e.choices : undefined);
-      this.showRefusal((e as Error).message);
+      const toPick = this.showNarrowing(e instanceof CompareRefusal ? e.choices : undefined);
+      // The sentence names the CLI's flag; in this view the picker is the way.
+      this.showRefusal(`${(e as Error).message}${toPick.length ? ` Here: pick one under ${toPick.join(' and ')} above.` : ''}`);
       return;
     }
     this.showNarrowing(d.choices);

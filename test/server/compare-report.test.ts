@@ -168,6 +168,7 @@ test('the compare view reads the paired report: the same numbers as tandem repor
   const offered = await page.$$eval('#compare-sim-calibration option', (os) => os.map((o) => [(o as HTMLOptionElement).value, o.textContent ?? '']));
   assert.deepEqual(offered.map(([v]) => v).sort(), ['', cal, otherCalibration.sha256].sort());
   assert.ok(offered.some(([v, text]) => v === cal && text === `${cal.slice(0, 12)}… · 1 sim rollout`), JSON.stringify(offered));
+  assert.match((await page.textContent('#compare-refusal')) ?? '', /Here: pick one under 'Sim calibration' above\.$/);
   await page.screenshot({ path: join(SHOTS, 'compare-refusal-1280x800.png'), fullPage: true });
   // Picking one: the report of that calibration, the other listed as left out.
   await page.selectOption('#compare-sim-calibration', cal);
