@@ -4,9 +4,10 @@
  * the rollout ids behind it. Pure: the station UI's compare view can call the same function.
  *
  * Pairing: a real rollout pairs with the sim rollouts of the same policy (spec + checkpoint),
- * layout set and layout index, run with one sim calibration. Nothing is pooled silently:
- * unscored real rollouts, invalid/aborted ones, other calibrations and unpaired policies are
- * listed with the reason, and a comparison that cannot be made says why instead of a number.
+ * layout set and layout index, run with one sim calibration and the same episode length.
+ * Nothing is pooled silently: unscored real rollouts, invalid/aborted ones, other calibrations,
+ * other episode lengths and unpaired policies are listed with the reason, and a comparison that
+ * cannot be made says why instead of a number.
  */
 import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import { objectOutcomes, parseObjectOutcomeCounts } from '../tasks/object-outcomes.js';
@@ -37,6 +38,8 @@ export interface ReportRollout {
   /** The calibration this side ran with: the sim calibration hash for sim, the real side's calibration set for real ('' for none). */
   readonly calibration: string;
   readonly durationS: number | null;
+  /** The episode length it was run for (not how long it took): a 60 s sweep and 12 s real rollouts measure different tasks. */
+  readonly episodeSeconds: number;
   /** Operator time spent on this rollout (placing, resetting, scoring), when a session recorded it. */
   readonly operatorSeconds?: number | null;
   /** Real: the latest score's end states. */
@@ -65,14 +68,30 @@ export interface ReportInput {
   readonly simCalibration?: string;
   /** Use only real rollouts with this calibration set (required when several are present). */
   readonly realCalibration?: string;
+  /** Use only rollouts run for this episode length (required when several are present). */
+  readonly episodeSeconds?: number;
   readonly cost?: Partial<CostConfig>;
   readonly seed?: number;
   readonly resamples?: number;
 }
 
-/** A report that cannot be made as asked: one sentence an operator can act on. */
+/**
+ * What a comparison can be narrowed to: every sim calibration, real calibration set and episode
+ * length among the valid rollouts of these policies, with how many rollouts each has. The report
+ * carries it, and so does a refusal of a mix, so the compare view can offer the choice.
+ */
+export interface ReportChoices {
+  readonly simCalibrations: readonly { readonly value: string; readonly rollouts: number }[];
+  readonly realCalibrations: readonly { readonly value: string; readonly rollouts: number }[];
+  readonly episodeSeconds: readonly { readonly value: number; readonly sim: number; readonly real: number }[];
+}
+
+/** A report that cannot be made as asked: one sentence an operator can act on (and, for a mix, what to pick from). */
 export class ReportInputError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly choices?: ReportChoices,
+  ) {
     super(message);
     this.name = 'ReportInputError';
   }
@@ -180,6 +199,10 @@ export interface SegregatedRollouts {
   readonly awaitingScore: readonly number[];
   readonly invalidOrAborted: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly policy: string; readonly status: string; readonly reason: string }[];
   readonly otherCalibration: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly calibration: string }[];
+  /** Valid rollouts run for another episode length than the comparison's: never pooled. */
+  readonly otherEpisodeLength: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly episodeSeconds: number }[];
+  /** Which were left out for their episode length and why, in one sentence; null when none was. */
+  readonly otherEpisodeLengthSentence: string | null;
   readonly unpairedPolicies: readonly { readonly policy: string; readonly reason: string }[];
   /** Sim rollouts stored before per-object outcome counts and task events were kept: not in the failure breakdown. */
   readonly simWithoutObjectCounts: readonly number[];
@@ -190,6 +213,10 @@ export interface PairedReport {
   readonly layoutSet: string;
   readonly simCalibration: string | null;
   readonly realCalibration: string | null;
+  /** The one episode length compared (null when there is no valid rollout). */
+  readonly episodeSeconds: number | null;
+  /** What else is stored for these policies on this set: calibrations and episode lengths to pick from. */
+  readonly choices: ReportChoices;
   readonly seed: number;
   readonly policies: readonly PolicyReport[];
   readonly correlation: CorrelationReport | null;
@@ -215,18 +242,66 @@ export const MIN_POLICIES_FOR_CORRELATION = 3;
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 const short = (h: string): string => (h === '' ? 'none' : `${h.slice(0, 12)}…`);
 
+const seconds = (s: number): string => `${Number(s.toFixed(3))} s`;
+
+function reportChoices(valid: readonly ReportRollout[], sameCalibration: readonly ReportRollout[]): ReportChoices {
+  const calibrations = (kind: 'sim' | 'real') => {
+    const n = new Map<string, number>();
+    for (const r of valid) if (r.kind === kind) n.set(r.calibration, (n.get(r.calibration) ?? 0) + 1);
+    return [...n].map(([value, rollouts]) => ({ value, rollouts }));
+  };
+  const lengths = new Map<number, { sim: number; real: number }>();
+  for (const r of sameCalibration) {
+    const e = lengths.get(r.episodeSeconds) ?? { sim: 0, real: 0 };
+    e[r.kind] += 1;
+    lengths.set(r.episodeSeconds, e);
+  }
+  const episodeSeconds = [...lengths].sort((a, b) => a[0] - b[0]).map(([value, n]) => ({ value, ...n }));
+  return { simCalibrations: calibrations('sim'), realCalibrations: calibrations('real'), episodeSeconds };
+}
+
 /** The calibration to use for one side: the one given, or the only one present; refuses a mix. */
 function pickCalibration(rows: readonly ReportRollout[], kind: 'sim' | 'real', asked: string | undefined): string | null {
   const present = [...new Set(rows.filter((r) => r.kind === kind).map((r) => r.calibration))];
   if (asked !== undefined) {
-    if (!present.includes(asked)) throw new ReportInputError(`No ${kind} rollout of these policies ran with calibration ${short(asked)}; present: ${present.map(short).join(', ') || 'none'}.`);
+    if (!present.includes(asked)) throw new ReportInputError(`No ${kind} rollout of these policies ran with calibration ${short(asked)}; present: ${present.map(short).join(', ') || 'none'}.`, reportChoices(rows, rows));
     return asked;
   }
   if (present.length > 1) {
     const flag = kind === 'sim' ? '--sim-calibration' : '--real-calibration';
-    throw new ReportInputError(`The ${kind} rollouts of these policies ran with ${present.length} different calibrations (${present.map(short).join(', ')}); one comparison uses one: pick it with ${flag} SHA256.`);
+    throw new ReportInputError(`The ${kind} rollouts of these policies ran with ${present.length} different calibrations (${present.map(short).join(', ')}); one comparison uses one: pick it with ${flag} SHA256.`, reportChoices(rows, rows));
   }
   return present[0] ?? null;
+}
+
+/**
+ * The episode length compared: the one given, or the only one present; refuses a mix. Both
+ * sides must share it — a rollout of another length is a different task (more time to finish,
+ * other failures), so a 60 s sweep never pairs with 12 s real rollouts.
+ */
+function pickEpisodeSeconds(choices: ReportChoices, asked: number | undefined): number | null {
+  const present = choices.episodeSeconds;
+  const which = (e: ReportChoices['episodeSeconds'][number]): string => `${seconds(e.value)}: ${[e.sim ? `${e.sim} sim` : '', e.real ? `${e.real} real` : ''].filter(Boolean).join(', ')}`;
+  if (asked !== undefined) {
+    if (!present.some((e) => e.value === asked)) throw new ReportInputError(`No rollout of these policies ran ${seconds(asked)} episodes; present: ${present.map(which).join('; ') || 'none'}.`, choices);
+    return asked;
+  }
+  if (present.length > 1) {
+    throw new ReportInputError(`The rollouts of these policies ran with ${present.length} different episode lengths (${present.map(which).join('; ')}); one comparison uses one: pick it with --episode-seconds S.`, choices);
+  }
+  return present[0]?.value ?? null;
+}
+
+/** The one sentence of what was left out for its episode length, and why. */
+function otherEpisodeLengthSentence(left: readonly ReportRollout[], compared: number | null): string | null {
+  if (left.length === 0 || compared === null) return null;
+  const groups = new Map<string, number[]>();
+  for (const r of left) {
+    const k = `${r.kind} rollout(s) of ${seconds(r.episodeSeconds)}`;
+    groups.set(k, [...(groups.get(k) ?? []), r.id]);
+  }
+  const parts = [...groups].map(([k, ids]) => `${ids.length} ${k} (${ids.slice(0, 12).join(', ')}${ids.length > 12 ? ', …' : ''})`);
+  return `Left out: ${parts.join(' and ')}, because this comparison is of ${seconds(compared)} episodes and results of different episode lengths are never pooled.`;
 }
 
 function tierSummary(rows: readonly ReportRollout[], seed: number): SideSummary | null {
@@ -251,8 +326,12 @@ export function buildPairedReport(input: ReportInput): PairedReport {
   const realCalibration = pickCalibration(valid, 'real', input.realCalibration);
   const otherCalibration = valid.filter((r) => r.calibration !== (r.kind === 'sim' ? simCalibration : realCalibration));
   const inCalibration = valid.filter((r) => r.calibration === (r.kind === 'sim' ? simCalibration : realCalibration));
-  const awaitingScore = inCalibration.filter((r) => r.progress === null);
-  const scored = inCalibration.filter((r) => r.progress !== null);
+  const choices = reportChoices(valid, inCalibration);
+  const episodeSeconds = pickEpisodeSeconds(choices, input.episodeSeconds);
+  const otherEpisodeLength = inCalibration.filter((r) => r.episodeSeconds !== episodeSeconds);
+  const compared = inCalibration.filter((r) => r.episodeSeconds === episodeSeconds);
+  const awaitingScore = compared.filter((r) => r.progress === null);
+  const scored = compared.filter((r) => r.progress !== null);
   const scoredIds = new Set(scored.map((r) => r.id));
 
   const label = new Map(input.policies.map((p) => [p.key, p.label]));
@@ -269,7 +348,14 @@ export function buildPairedReport(input: ReportInput): PairedReport {
     for (const r of mine) entry(r.layoutIndex)[r.kind].push(r);
     for (const r of rows) {
       if (r.policy !== p.key || scoredIds.has(r.id)) continue;
-      const why = r.status !== 'valid' ? `${r.status}: ${r.statusReason ?? r.outcome ?? r.status}` : r.calibration !== (r.kind === 'sim' ? simCalibration : realCalibration) ? `ran with another calibration (${short(r.calibration)})` : 'awaits an operator score';
+      const why =
+        r.status !== 'valid'
+          ? `${r.status}: ${r.statusReason ?? r.outcome ?? r.status}`
+          : r.calibration !== (r.kind === 'sim' ? simCalibration : realCalibration)
+            ? `ran with another calibration (${short(r.calibration)})`
+            : r.episodeSeconds !== episodeSeconds
+              ? `ran ${seconds(r.episodeSeconds)} episodes, not this comparison's ${seconds(episodeSeconds ?? 0)}`
+              : 'awaits an operator score';
       entry(r.layoutIndex).notCounted.push({ id: r.id, kind: r.kind, why });
     }
     const layouts: LayoutPair[] = [...byLayout.entries()]
@@ -346,6 +432,8 @@ export function buildPairedReport(input: ReportInput): PairedReport {
     layoutSet: input.layoutSet.sha256,
     simCalibration,
     realCalibration,
+    episodeSeconds,
+    choices,
     seed,
     policies,
     correlation,
@@ -357,6 +445,8 @@ export function buildPairedReport(input: ReportInput): PairedReport {
       awaitingScore: awaitingScore.map((r) => r.id),
       invalidOrAborted: invalidOrAborted.map((r) => ({ id: r.id, kind: r.kind, policy: label.get(r.policy) ?? r.policy, status: r.status, reason: r.statusReason ?? r.outcome ?? r.status })),
       otherCalibration: otherCalibration.map((r) => ({ id: r.id, kind: r.kind, calibration: r.calibration })),
+      otherEpisodeLength: otherEpisodeLength.map((r) => ({ id: r.id, kind: r.kind, episodeSeconds: r.episodeSeconds })),
+      otherEpisodeLengthSentence: otherEpisodeLengthSentence(otherEpisodeLength, episodeSeconds),
       unpairedPolicies: unpaired,
       simWithoutObjectCounts: failures.simLeftOut,
     },

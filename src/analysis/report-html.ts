@@ -72,6 +72,7 @@ export function renderReportHtml(r: PairedReport, meta: ReportMeta): string {
   if (seg.awaitingScore.length) segLines.push(`${seg.awaitingScore.length} real rollout(s) await an operator score and are not counted (rollouts ${seg.awaitingScore.join(', ')}).`);
   if (seg.invalidOrAborted.length) segLines.push(`${seg.invalidOrAborted.length} invalid or aborted rollout(s) are left out: ${seg.invalidOrAborted.slice(0, 6).map((x) => `#${x.id} ${x.kind} ${x.status} (${esc(x.reason)})`).join('; ')}${seg.invalidOrAborted.length > 6 ? '; …' : ''}.`);
   if (seg.otherCalibration.length) segLines.push(`${seg.otherCalibration.length} rollout(s) ran with another calibration and are left out (rollouts ${seg.otherCalibration.slice(0, 12).map((x) => x.id).join(', ')}${seg.otherCalibration.length > 12 ? ', …' : ''}).`);
+  if (seg.otherEpisodeLengthSentence) segLines.push(esc(seg.otherEpisodeLengthSentence));
   for (const u of seg.unpairedPolicies) segLines.push(`${esc(u.policy)} has no paired data: ${esc(u.reason)}.`);
   if (seg.simWithoutObjectCounts.length) segLines.push(`${seg.simWithoutObjectCounts.length} sim rollout(s) were stored before per-object outcomes were kept and are not in the failure breakdown.`);
 

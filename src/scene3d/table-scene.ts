@@ -104,14 +104,33 @@ function disposeTree(root: THREE.Object3D): void {
  * The table-side lighting: a soft sky/ground fill plus one sun from above and behind the arms, so
  * tops are brighter than sides (shape reads in the image) without shadows' cost.
  */
-function addLights(scene: THREE.Scene): void {
-  scene.add(new THREE.HemisphereLight(0xffffff, 0x6b6259, 1.6));
-  const sun = new THREE.DirectionalLight(0xffffff, 1.8);
-  sun.position.set(-0.6, 0.4, 1.5);
+const SKY_INTENSITY = 1.6;
+const SUN_INTENSITY = 1.8;
+const FILL_INTENSITY = 0.5;
+const SUN_POSITION: readonly [number, number, number] = [-0.6, 0.4, 1.5];
+
+interface Lights {
+  readonly sky: THREE.HemisphereLight;
+  readonly sun: THREE.DirectionalLight;
+  readonly fill: THREE.DirectionalLight;
+}
+
+function addLights(scene: THREE.Scene): Lights {
+  const sky = new THREE.HemisphereLight(0xffffff, 0x6b6259, SKY_INTENSITY);
+  scene.add(sky);
+  const sun = new THREE.DirectionalLight(0xffffff, SUN_INTENSITY);
+  sun.position.set(...SUN_POSITION);
   scene.add(sun);
-  const fill = new THREE.DirectionalLight(0xffffff, 0.5);
+  const fill = new THREE.DirectionalLight(0xffffff, FILL_INTENSITY);
   fill.position.set(1.0, -0.8, 0.8);
   scene.add(fill);
+  return { sky, sun, fill };
+}
+
+/** Another light for the same scene (domain randomization): every lamp scaled, the sun moved. */
+export interface TableLight {
+  readonly intensityScale: number;
+  readonly sunPosition: readonly [number, number, number];
 }
 
 /** The scene: visuals by id, bodies by key, updated in place frame after frame. */
@@ -119,11 +138,21 @@ export class TableScene {
   readonly scene = new THREE.Scene();
   private visuals: Readonly<Record<string, Visual>> = {};
   private readonly bodies = new Map<string, { visual: string; object: THREE.Object3D }>();
+  private readonly lights: Lights;
 
   constructor(background: readonly [number, number, number] = [200, 204, 210]) {
     const [r, g, b] = background;
     this.scene.background = new THREE.Color().setRGB(r / 255, g / 255, b / 255, THREE.SRGBColorSpace);
-    addLights(this.scene);
+    this.lights = addLights(this.scene);
+  }
+
+  /** Sets the light; undefined restores the default one exactly (the same numbers, the same pixels). */
+  setLight(light: TableLight | undefined): void {
+    const k = light?.intensityScale ?? 1;
+    this.lights.sky.intensity = SKY_INTENSITY * k;
+    this.lights.sun.intensity = SUN_INTENSITY * k;
+    this.lights.fill.intensity = FILL_INTENSITY * k;
+    this.lights.sun.position.set(...(light?.sunPosition ?? SUN_POSITION));
   }
 
   /** Replaces the catalogue of looks; bodies drawn with an old look are rebuilt on the next update. */

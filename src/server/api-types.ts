@@ -20,6 +20,11 @@ export const RIG_STREAM_HZ = 20;
 /** Every error response: one sentence an operator can act on. */
 export interface ApiError {
   readonly error: string;
+  /**
+   * When a request mixes what cannot be mixed (the compare report's calibrations or episode
+   * lengths), what is stored to pick from: ReportChoices of src/analysis/paired-report.ts.
+   */
+  readonly choices?: Record<string, unknown>;
 }
 
 /** One motor as its driver reports it (rigs without per-motor reports list none). */

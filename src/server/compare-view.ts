@@ -76,7 +76,7 @@ export function compareChoices(rollouts: readonly RolloutRecord[], policyOf: (id
 }
 
 /**
- * GET /api/compare/report?layoutSet=SHA[&policies=ID,ID,…][&simCalibration=SHA][&realCalibration=SHA]:
+ * GET /api/compare/report?layoutSet=SHA[&policies=ID,ID,…][&simCalibration=SHA][&realCalibration=SHA][&episodeSeconds=S]:
  * the paired report of these policies (store ids or specs, in iteration order; default every
  * policy with rollouts on the set, oldest first) — `tandem report --json`'s data. Pure parsing;
  * the station builds it on its report thread.
@@ -99,7 +99,10 @@ export function compareReportQuery(params: URLSearchParams, o: { loadLayoutSet(s
   };
   const simCalibration = calibration('simCalibration');
   const realCalibration = calibration('realCalibration');
-  return { policies, layoutSet, ...(simCalibration ? { simCalibration } : {}), ...(realCalibration ? { realCalibration } : {}) };
+  const seconds = params.get('episodeSeconds');
+  const episodeSeconds = seconds === null || seconds === '' ? undefined : Number(seconds);
+  if (episodeSeconds !== undefined && !(Number.isFinite(episodeSeconds) && episodeSeconds > 0)) throw new ApiRefusal(400, `episodeSeconds must be a positive number of seconds, not '${String(seconds).slice(0, 80)}'.`);
+  return { policies, layoutSet, ...(simCalibration ? { simCalibration } : {}), ...(realCalibration ? { realCalibration } : {}), ...(episodeSeconds !== undefined ? { episodeSeconds } : {}) };
 }
 
 /** The report as the compare view gets it: a refusal in words (400) when it cannot be made as asked. */
@@ -108,7 +111,7 @@ export async function compareReport(build: (o: StoredReportOptions) => Promise<S
   try {
     report = await build(options);
   } catch (e) {
-    if (e instanceof ReportInputError) throw new ApiRefusal(400, e.message);
+    if (e instanceof ReportInputError) throw new ApiRefusal(400, e.message, e.choices ? { ...e.choices } : undefined);
     throw e;
   }
   const realOnEmulatedCell = (report.realCalibration ?? '').split(',').some((h) => h !== '' && isCellMarker(h));

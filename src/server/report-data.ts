@@ -18,6 +18,8 @@ export interface StoredReportOptions {
   readonly layoutSet: LayoutSet;
   readonly simCalibration?: string;
   readonly realCalibration?: string;
+  /** Compare rollouts of this episode length only (needed when several are stored). */
+  readonly episodeSeconds?: number;
   readonly cost?: Partial<CostConfig>;
   readonly seed?: number;
 }
@@ -85,6 +87,7 @@ function reportRollouts(store: Store, policies: readonly ReportPolicy[], layoutS
         progress: r.status === 'valid' ? r.effectiveProgress : null,
         calibration,
         durationS: r.durationS,
+        episodeSeconds: r.episodeSeconds,
         operatorSeconds: op ? op.totalS : null,
         endStates: r.latestScore?.endStates ?? null,
         counts: r.counts,
@@ -103,7 +106,7 @@ export function storedPairedReport(store: Store, o: StoredReportOptions): Stored
   const { rollouts, otherLayoutSets, operatorTime } = reportRollouts(store, policies, o.layoutSet.sha256);
   let built: PairedReport;
   try {
-    built = buildPairedReport({ task: getTask(o.layoutSet.task), layoutSet: o.layoutSet, policies, rollouts, simCalibration: o.simCalibration, realCalibration: o.realCalibration, cost: o.cost, seed: o.seed });
+    built = buildPairedReport({ task: getTask(o.layoutSet.task), layoutSet: o.layoutSet, policies, rollouts, simCalibration: o.simCalibration, realCalibration: o.realCalibration, episodeSeconds: o.episodeSeconds, cost: o.cost, seed: o.seed });
   } catch (e) {
     // A bad price in the cost config is the caller's input too.
     if (e instanceof RangeError) throw new ReportInputError(e.message);

@@ -15,7 +15,7 @@ port.on('message', (m: ToReportThread) => {
     if (!store) stores.set(m.storeFile, (store = openStore(m.storeFile, { create: false })));
     reply = { id: m.id, ok: true, report: storedPairedReport(store, m.options) };
   } catch (e) {
-    reply = { id: m.id, ok: false, inputError: e instanceof ReportInputError, message: e instanceof Error ? e.message : String(e) };
+    reply = { id: m.id, ok: false, inputError: e instanceof ReportInputError, message: e instanceof Error ? e.message : String(e), ...(e instanceof ReportInputError && e.choices ? { choices: e.choices } : {}) };
   }
   port.postMessage(reply);
 });

@@ -6,11 +6,11 @@
  * started on the first request, then kept.
  */
 import { Worker } from 'node:worker_threads';
-import { ReportInputError } from '../analysis/paired-report.js';
+import { ReportInputError, type ReportChoices } from '../analysis/paired-report.js';
 import type { StoredReport, StoredReportOptions } from './report-data.js';
 
 export type ToReportThread = { readonly id: number; readonly storeFile: string; readonly options: StoredReportOptions };
-export type FromReportThread = { readonly id: number; readonly ok: true; readonly report: StoredReport } | { readonly id: number; readonly ok: false; readonly inputError: boolean; readonly message: string };
+export type FromReportThread = { readonly id: number; readonly ok: true; readonly report: StoredReport } | { readonly id: number; readonly ok: false; readonly inputError: boolean; readonly message: string; readonly choices?: ReportChoices };
 
 export class ReportThread {
   private worker: Worker | undefined;
@@ -45,7 +45,7 @@ export class ReportThread {
       if (!p) return;
       this.pending.delete(m.id);
       if (m.ok) p.resolve(m.report);
-      else p.reject(m.inputError ? new ReportInputError(m.message) : new Error(m.message));
+      else p.reject(m.inputError ? new ReportInputError(m.message, m.choices) : new Error(m.message));
     });
     const gone = (why: string): void => {
       if (this.worker === w) this.worker = undefined;

@@ -12,6 +12,8 @@ export class ApiRefusal extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** What the client may pick from to make the request answerable (ApiError.choices). */
+    readonly choices?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'ApiRefusal';

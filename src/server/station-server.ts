@@ -18,7 +18,7 @@
  *   GET  /api/compare/choices      policies × layout sets with stored rollouts
  *   GET  /api/compare?policy=ID&layoutSet=SHA   real vs sim task progress per layout and per tier
  *   GET  /api/compare/replay?policy=ID&layoutSet=SHA&layout=N   a recorded real episode's joint states beside its sim twin's, with the joint error
- *   GET  /api/compare/report?layoutSet=SHA[&policies=ID,…][&simCalibration=SHA][&realCalibration=SHA]   the paired report's data, as 'tandem report --json'
+ *   GET  /api/compare/report?layoutSet=SHA[&policies=ID,…][&simCalibration=SHA][&realCalibration=SHA][&episodeSeconds=S]   the paired report's data, as 'tandem report --json'
  *   GET  /api/layout-sets/SHA/layouts/N         one layout (the 3D view)
  *   GET  /api/rig/urdf             the rig's URDF (the 3D view's arms)
  *   GET  /api/layout-sets/SHA/layouts/N/top-view.svg   the layout from above (the session's rollout card)
@@ -267,7 +267,7 @@ export class StationServer {
       }
       reply(result.status ?? 200, result.body);
     } catch (e) {
-      if (e instanceof ApiRefusal) reply(e.status, { error: e.message } satisfies ApiError, e.status === 413 ? { Connection: 'close' } : {});
+      if (e instanceof ApiRefusal) reply(e.status, { error: e.message, ...(e.choices ? { choices: e.choices } : {}) } satisfies ApiError, e.status === 413 ? { Connection: 'close' } : {});
       else if (e instanceof RigBusyError) reply(409, { error: e.message } satisfies ApiError);
       else {
         this.o.logError?.(e);

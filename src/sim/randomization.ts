@@ -1,21 +1,26 @@
 /**
  * Domain randomization: a spec of seeded ranges for the sim's physics and placement, drawn once
- * per rollout into an ordinary sim calibration record. The draw depends only on the spec, the
- * layout index and the repeat, so a rerun of the same sweep draws the same worlds, and each
- * rollout stores the calibration it ran on (its hash, and the record in the store) like any
- * other — any result can be reproduced from the store alone.
+ * per rollout into an ordinary sim calibration record, and for what its cameras see (camera pose,
+ * light, colours), drawn into a look record the renderer applies. The draw depends only on the
+ * spec, the layout index and the repeat, so a rerun of the same sweep draws the same worlds, and
+ * each rollout stores the records it ran on (their hashes, and the records in the store) like
+ * any other calibration — any result can be reproduced from the store alone.
  *
- * Visual randomization (camera pose, light, colours and textures) and layout density are not in
- * this version: a spec that asks for them is refused with a sentence rather than half-applied.
+ * Textures and layout density are not in this version: a spec that asks for them is refused
+ * with a sentence rather than half-applied.
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { createRng } from '../layouts/random.js';
 import { calibrationProblem, type JointCalibration, type SimCalibration } from './calibration.js';
+import { CAMERA_NAMES, type CameraName } from '../policy/contract.js';
+import type { CameraOffset, SceneLook, Vec3 } from './render/scene-look.js';
 
 export const RANDOMIZATION_FORMAT = 'tandem.randomization/1';
 /** The store's calibration kind for a randomization spec (linked to every rollout drawn from it). */
 export const RANDOMIZATION_KIND = 'sim-randomization';
+/** The store's calibration kind for one rollout's drawn look (camera poses, light, colours). */
+export const SIM_LOOK_KIND = 'sim-look';
 
 /** A closed range [lo, hi], drawn uniformly. */
 export type Range = readonly [number, number];
@@ -39,12 +44,36 @@ export type PhysicsField = keyof typeof PHYSICS_BOUNDS;
 /** Placement noise: each movable object and fixture shifted by N(0, σ) per axis and turned by N(0, σ_yaw). */
 export const PLACEMENT_BOUNDS = { sigmaM: [0, 0.05], sigmaYawRad: [0, 0.5] } as const satisfies Record<string, Range>;
 
+/**
+ * What the cameras see, each a [lo, hi] range drawn uniformly — per camera and axis, per colour
+ * channel — and bounded so the picture stays the same cell: cameras nudged, not moved elsewhere;
+ * the light still over the table; colours still recognisably theirs.
+ */
+export const VISUAL_BOUNDS = {
+  /** Each camera's offset along its own x, y, z (metres). */
+  cameraPositionM: [-0.05, 0.05],
+  /** Each camera's turn about its own x, y, z (radians, ±5.7°). */
+  cameraAngleRad: [-0.1, 0.1],
+  /** Scales every lamp. */
+  lightIntensityScale: [0.3, 2],
+  /** Turns the sun about the vertical (radians). */
+  lightAzimuthRad: [-1, 1],
+  /** Tilts the sun up or down (radians; it stays above the table). */
+  lightElevationRad: [-0.5, 0.4],
+  /** Multiplies each colour channel of every object and fixture. */
+  objectColorScale: [0.5, 1.5],
+  /** Multiplies each colour channel of the table top. */
+  tableColorScale: [0.5, 1.5],
+} as const satisfies Record<string, Range>;
+export type VisualField = keyof typeof VISUAL_BOUNDS;
+
 export interface RandomizationSpec {
   readonly format: typeof RANDOMIZATION_FORMAT;
   /** Seeds every draw (with the layout index and the repeat). */
   readonly seed: number;
   readonly physics?: Partial<Record<PhysicsField, Range>>;
   readonly placement?: { readonly sigmaM: number; readonly sigmaYawRad: number };
+  readonly visual?: Partial<Record<VisualField, Range>>;
 }
 
 export interface HashedRandomizationSpec {
@@ -61,13 +90,7 @@ export class RandomizationSpecError extends Error {
 }
 
 const NOT_YET: Record<string, string> = {
-  camera: 'camera-pose randomization',
-  cameras: 'camera-pose randomization',
-  light: 'light randomization',
-  lights: 'light randomization',
-  colours: 'colour and texture randomization',
-  colors: 'colour and texture randomization',
-  textures: 'colour and texture randomization',
+  textures: 'texture randomization (colours are randomized under "visual")',
   density: 'layout-density randomization (a layout set is pinned by its hash: sample a denser set with tandem layouts sample instead)',
 };
 
@@ -87,7 +110,8 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   if (!Number.isSafeInteger(d.seed)) throw new RandomizationSpecError(`${source} needs a whole-number "seed" (every draw is seeded by it, the layout and the repeat).`);
   for (const k of Object.keys(d)) {
     if (k in NOT_YET) throw new RandomizationSpecError(`${source} asks for ${NOT_YET[k]}, which this version of the sim does not do; remove "${k}" (physics and placement are randomized).`);
-    if (!['format', 'seed', 'physics', 'placement'].includes(k)) throw new RandomizationSpecError(`${source} has an unknown field "${k}"; a spec has format, seed, physics and placement.`);
+    if (['camera', 'cameras', 'light', 'lights', 'colours', 'colors'].includes(k)) throw new RandomizationSpecError(`${source} has "${k}" at the top; camera, light and colour ranges go under "visual" (${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
+    if (!['format', 'seed', 'physics', 'placement', 'visual'].includes(k)) throw new RandomizationSpecError(`${source} has an unknown field "${k}"; a spec has format, seed, physics, placement and visual.`);
   }
   const physics: Partial<Record<PhysicsField, Range>> = {};
   if (d.physics !== undefined) {
@@ -115,7 +139,25 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
     }
     placement = { sigmaM: out.sigmaM, sigmaYawRad: out.sigmaYawRad };
   }
-  const spec: RandomizationSpec = { format: RANDOMIZATION_FORMAT, seed: d.seed as number, ...(Object.keys(physics).length > 0 ? { physics } : {}), ...(placement ? { placement } : {}) };
+  const visual: Partial<Record<VisualField, Range>> = {};
+  if (d.visual !== undefined) {
+    if (d.visual === null || typeof d.visual !== 'object' || Array.isArray(d.visual)) throw new RandomizationSpecError(`${source}: "visual" must be an object of [lo, hi] ranges.`);
+    for (const [k, v] of Object.entries(d.visual)) {
+      if (!(k in VISUAL_BOUNDS)) throw new RandomizationSpecError(`${source}: visual "${k}" is not a field the sim cameras can randomize (they can: ${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
+      const [min, max] = VISUAL_BOUNDS[k as VisualField];
+      if (!isRange(v)) throw new RandomizationSpecError(`${source}: visual "${k}" must be a range [lo, hi] of two numbers, not ${JSON.stringify(v)}.`);
+      if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: visual "${k}" is [${v[0]}, ${v[1]}]; the low end must come first.`);
+      if (v[0] < min || v[1] > max) throw new RandomizationSpecError(`${source}: visual "${k}" [${v[0]}, ${v[1]}] is outside the range that keeps the picture the same cell [${min}, ${max}].`);
+      visual[k as VisualField] = [v[0], v[1]];
+    }
+  }
+  const spec: RandomizationSpec = {
+    format: RANDOMIZATION_FORMAT,
+    seed: d.seed as number,
+    ...(Object.keys(physics).length > 0 ? { physics } : {}),
+    ...(placement ? { placement } : {}),
+    ...(Object.keys(visual).length > 0 ? { visual } : {}),
+  };
   return hashRandomizationSpec(spec);
 }
 
@@ -124,10 +166,11 @@ export function hashRandomizationSpec(spec: RandomizationSpec): HashedRandomizat
   return { spec, canonicalJson, sha256: createHash('sha256').update(canonicalJson).digest('hex') };
 }
 
-/** One rollout's world: the calibration it runs on and its placement noise. */
+/** One rollout's world: the calibration it runs on, its placement noise, and how its cameras see it. */
 export interface RandomizedWorld {
   readonly calibration: SimCalibration;
   readonly placement?: { readonly sigmaM: number; readonly sigmaYawRad: number };
+  readonly look?: SceneLook;
 }
 
 /**
@@ -164,7 +207,52 @@ export function drawWorld(base: SimCalibration, r: HashedRandomizationSpec, layo
   };
   const problem = calibrationProblem(calibration);
   if (problem) throw new RandomizationSpecError(`The randomization drew a world the sim cannot run (${problem}); narrow the spec's ranges.`);
-  return { calibration, ...(r.spec.placement ? { placement: r.spec.placement } : {}) };
+  const look = drawLook(r, layoutIndex, repeat);
+  return { calibration, ...(r.spec.placement ? { placement: r.spec.placement } : {}), ...(look ? { look } : {}) };
+}
+
+/**
+ * The look for (layout index, repeat): its own random stream (so visual fields never shift a
+ * physics draw, and physics fields never shift a visual one), every value drawn in a fixed order
+ * — per camera position and angle, then light, then colours — and kept only where the spec lists
+ * it. Undefined when the spec has no visual ranges: the default picture.
+ */
+export function drawLook(r: HashedRandomizationSpec, layoutIndex: number, repeat: number): SceneLook | undefined {
+  const v = r.spec.visual;
+  if (!v) return undefined;
+  const rng = createRng(mixSeed(r.spec.seed ^ 0x1f0c4a5d, layoutIndex, repeat));
+  const draw = (range: Range | undefined): number | undefined => {
+    const u = rng.next();
+    return range ? range[0] + (range[1] - range[0]) * u : undefined;
+  };
+  const triple = (range: Range | undefined): Vec3 | undefined => {
+    const t = [draw(range), draw(range), draw(range)];
+    return range ? (t as unknown as Vec3) : undefined;
+  };
+  const cameras: Partial<Record<CameraName, CameraOffset>> = {};
+  for (const name of CAMERA_NAMES) {
+    const positionM = triple(v.cameraPositionM) ?? [0, 0, 0];
+    const rotationRad = triple(v.cameraAngleRad) ?? [0, 0, 0];
+    if (v.cameraPositionM || v.cameraAngleRad) cameras[name] = { positionM, rotationRad };
+  }
+  const intensityScale = draw(v.lightIntensityScale);
+  const sunAzimuthRad = draw(v.lightAzimuthRad);
+  const sunElevationRad = draw(v.lightElevationRad);
+  const objectColorScale = triple(v.objectColorScale);
+  const tableColorScale = triple(v.tableColorScale);
+  const lit = intensityScale !== undefined || sunAzimuthRad !== undefined || sunElevationRad !== undefined;
+  return {
+    ...(Object.keys(cameras).length > 0 ? { cameras } : {}),
+    ...(lit ? { light: { intensityScale: intensityScale ?? 1, sunAzimuthRad: sunAzimuthRad ?? 0, sunElevationRad: sunElevationRad ?? 0 } } : {}),
+    ...(objectColorScale ? { objectColorScale } : {}),
+    ...(tableColorScale ? { tableColorScale } : {}),
+  };
+}
+
+/** A drawn look as a store record: canonical JSON and its SHA-256, linked to the rollout that used it. */
+export function lookRecord(look: SceneLook): { readonly sha256: string; readonly kind: typeof SIM_LOOK_KIND; readonly version: 1; readonly canonicalJson: string } {
+  const canonicalJson = canonicalize(look)!;
+  return { sha256: createHash('sha256').update(canonicalJson).digest('hex'), kind: SIM_LOOK_KIND, version: 1, canonicalJson };
 }
 
 /** A 32-bit seed from three integers (splitmix-style finalizer), so neighbouring draws are unrelated. */

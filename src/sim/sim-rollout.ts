@@ -14,6 +14,7 @@ import { watchTable } from '../rollout/table-watch.js';
 import { unrunEpisode, type Episode } from '../rollout/episode.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, type SimCalibration } from './calibration.js';
 import type { Renderer } from './render/renderer.js';
+import type { SceneLook } from './render/scene-look.js';
 import { ChromiumRenderer } from './render/chromium-renderer.js';
 import { createScene, SceneError, type SimScene } from './scene.js';
 import { SimRig } from './sim-rig.js';
@@ -37,6 +38,8 @@ export interface SimRolloutOptions {
   readonly startPosition?: ArrayLike<number>;
   /** Images for policies that list cameras; never touched for those that list none. */
   readonly renderer?: Renderer;
+  /** How the cameras see this rollout (a domain-randomization draw); the pictures only, never the physics. */
+  readonly look?: SceneLook;
   /** Seeded placement noise (default on: the seed then varies the rollout like a real re-placement). */
   readonly placementNoise?: boolean;
   /** Its size (default PLACEMENT_SIGMA_M / PLACEMENT_SIGMA_YAW_RAD; a randomization spec may widen it). */
@@ -113,7 +116,7 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
     const cameras: CameraSource | undefined = renderer
       ? {
           capture: async (names) => {
-            const images = await renderer.render(scene.snapshot(), names);
+            const images = await renderer.render(scene.snapshot(), names, opts.look);
             cameraFrames += Object.keys(images).length;
             return images;
           },

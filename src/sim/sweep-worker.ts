@@ -26,7 +26,7 @@ async function run(job: SweepJob): Promise<void> {
   const layout = init.layoutSet.layouts[job.layoutIndex];
   running = new AbortController();
   const relay = init.record ? new RecordingRelay() : undefined;
-  const r = await runSimRollout({ task, layout, policy: policy!, seed: job.seed, episodeSeconds: init.seconds, controlHz: init.controlHz, calibration: job.world?.calibration ?? init.calibration, placementSigma: job.world?.placement, renderer, signal: running.signal, recording: relay });
+  const r = await runSimRollout({ task, layout, policy: policy!, seed: job.seed, episodeSeconds: init.seconds, controlHz: init.controlHz, calibration: job.world?.calibration ?? init.calibration, placementSigma: job.world?.placement, look: job.world?.look, renderer, signal: running.signal, recording: relay });
   const stopped = running.signal.aborted;
   running = undefined;
   if (stopped) {

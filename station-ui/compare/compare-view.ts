@@ -6,14 +6,14 @@
  * (GET /api/compare/report, the same as `tandem report --json`); nothing is computed here but the
  * drawing, and what the report refuses or leaves out is said in words.
  */
-import type { LayoutPair, PolicyReport } from '../../src/analysis/paired-report.js';
+import type { LayoutPair, PolicyReport, ReportChoices } from '../../src/analysis/paired-report.js';
 import type { TierSummary } from '../../src/analysis/tier-summary.js';
 import type { CompareChoice, RigStatus } from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { clear, h } from '../dom.js';
 import { Table3d } from './table-3d.js';
 import { ReplayPanel } from './replay-panel.js';
-import { fetchCompareReport, type CompareReportData } from './report-client.js';
+import { CompareRefusal, fetchCompareReport, type CompareNarrowing, type CompareReportData } from './report-client.js';
 
 export interface CompareViewHooks {
   report(message: string, error?: boolean): void;
@@ -51,6 +51,23 @@ function layoutCell(l: LayoutPair | undefined, which: 'real' | 'sim'): HTMLTable
   return cell;
 }
 
+type NarrowField = keyof CompareNarrowing;
+const NARROW_FIELDS: readonly { field: NarrowField; label: string; id: string }[] = [
+  { field: 'simCalibration', label: 'Sim calibration', id: 'compare-sim-calibration' },
+  { field: 'realCalibration', label: 'Real calibration', id: 'compare-real-calibration' },
+  { field: 'episodeSeconds', label: 'Episode length', id: 'compare-episode-seconds' },
+];
+const shortSha = (v: string): string => (v === '' ? 'none' : v.split(',').map((x) => `${x.slice(0, 12)}…`).join(' + '));
+
+/** The values one picker offers, in the report's words: what it is and how many rollouts ran with it. */
+function narrowOptions(c: ReportChoices, field: NarrowField): { value: string; text: string }[] {
+  if (field === 'episodeSeconds') {
+    return c.episodeSeconds.map((e) => ({ value: String(e.value), text: `${e.value} s episodes · ${[e.sim ? `${e.sim} sim` : '', e.real ? `${e.real} real` : ''].filter(Boolean).join(', ')}` }));
+  }
+  const side = field === 'simCalibration' ? 'sim' : 'real';
+  return (field === 'simCalibration' ? c.simCalibrations : c.realCalibrations).map((x) => ({ value: x.value, text: `${shortSha(x.value)} · ${plural(x.rollouts, `${side} rollout`)}` }));
+}
+
 function gapText(g: number | null): string {
   if (g === null) return '—';
   return `${g >= 0 ? '+' : '−'}${Math.abs(g).toFixed(2)}`;
@@ -64,6 +81,11 @@ export class CompareView {
   private readonly layouts = h('tbody');
   private readonly heading = h('p', { class: 'muted', id: 'compare-heading' }, 'Loading…');
   private readonly refusal = h('p', { id: 'compare-refusal', role: 'alert' });
+  /** Which calibration (per side) and episode length to compare, where several are stored. */
+  private readonly narrowPickers = new Map<NarrowField, { wrap: HTMLElement; select: HTMLSelectElement }>();
+  private readonly narrowRow = h('div', { id: 'compare-narrow', class: 'pickrow', role: 'group', 'aria-label': 'Calibration and episode length compared' });
+  /** The operator's picks, per layout set. */
+  private readonly narrowed = new Map<string, CompareNarrowing>();
   private readonly across = h('div', { id: 'compare-correlation' });
   private readonly leftOut = h('div', { id: 'compare-left-out', class: 'small' });
   private readonly scene = new Table3d();
@@ -88,6 +110,24 @@ export class CompareView {
     };
     this.policyPicker.onchange = () => void this.drawLayouts().catch(failed);
     this.refusal.hidden = true;
+    this.narrowRow.style.flexWrap = 'wrap';
+    this.narrowRow.style.marginTop = '0.5rem';
+    for (const f of NARROW_FIELDS) {
+      const select = h('select', { id: f.id });
+      select.style.width = 'auto';
+      const wrap = h('span', { class: 'pickrow' }, h('label', { for: f.id }, f.label), select);
+      // Not the hidden attribute: the row's display: flex would override it.
+      wrap.style.display = 'none';
+      select.onchange = () => {
+        const mine = this.narrowing();
+        if (select.value === '') delete mine[f.field];
+        else if (f.field === 'episodeSeconds') mine.episodeSeconds = Number(select.value);
+        else mine[f.field] = select.value;
+        void this.load().catch(failed);
+      };
+      this.narrowPickers.set(f.field, { wrap, select });
+      this.narrowRow.append(wrap);
+    }
     this.policyBoxes.style.flexWrap = 'wrap';
     this.policyBoxes.style.marginTop = '0.5rem';
     const tierTable = h('table', { id: 'compare-tiers' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', 'real (mean, 95% interval)', 'sim, same layouts', 'sim, every layout', 'real − sim'].map((t) => h('th', {}, t)))), this.tiers);
@@ -105,6 +145,7 @@ export class CompareView {
             h('h2', {}, 'Real vs sim'),
             h('div', { class: 'pickrow' }, h('label', { for: 'compare-set' }, 'Layout set'), this.setPicker),
             this.policyBoxes,
+            this.narrowRow,
             this.heading,
             this.refusal,
           ),
@@ -183,6 +224,35 @@ export class CompareView {
     }
   }
 
+  private narrowing(): CompareNarrowing {
+    const set = this.setPicker.value;
+    let n = this.narrowed.get(set);
+    if (!n) this.narrowed.set(set, (n = {}));
+    return n;
+  }
+
+  /**
+   * A picker for each of sim calibration, real calibration and episode length that has more than
+   * one stored value (or a pick): the report refuses a mix and names them; here they are offered.
+   */
+  private showNarrowing(choices: ReportChoices | undefined): string[] {
+    const picked = this.narrowing();
+    const toPick: string[] = [];
+    for (const f of NARROW_FIELDS) {
+      const { wrap, select } = this.narrowPickers.get(f.field)!;
+      const options = choices ? narrowOptions(choices, f.field) : [];
+      const current = picked[f.field] === undefined ? '' : String(picked[f.field]);
+      wrap.style.display = options.length <= 1 && current === '' ? 'none' : '';
+      clear(select);
+      if (current === '') select.append(h('option', { value: '' }, `pick one of ${options.length}`));
+      for (const o of options) select.append(h('option', { value: o.value }, o.text));
+      if (current !== '' && !options.some((o) => o.value === current)) select.append(h('option', { value: current }, `${f.field === 'episodeSeconds' ? `${current} s` : shortSha(current)} · none stored`));
+      select.value = current;
+      if (options.length > 1 && current === '') toPick.push(`'${f.label}'`);
+    }
+    return toPick;
+  }
+
   private async load(): Promise<void> {
     const set = this.setPicker.value;
     if (!set) return;
@@ -197,12 +267,16 @@ export class CompareView {
     }
     let d: CompareReportData;
     try {
-      d = await fetchCompareReport(set, policies);
+      d = await fetchCompareReport(set, policies, this.narrowing());
     } catch (e) {
-      // A report that cannot be made as asked (two calibrations mixed, …): its reason, in place of the numbers.
-      this.showRefusal((e as Error).message);
+      // A report that cannot be made as asked (two calibrations mixed, …): its reason, in place of
+      // the numbers, and for a mix the pickers that make it answerable.
+      const toPick = this.showNarrowing(e instanceof CompareRefusal ? e.choices : undefined);
+      // The sentence names the CLI's flag; in this view the picker is the way.
+      this.showRefusal(`${(e as Error).message}${toPick.length ? ` Here: pick one under ${toPick.join(' and ')} above.` : ''}`);
       return;
     }
+    this.showNarrowing(d.choices);
     this.data = d;
     this.refusal.hidden = true;
     this.refusal.textContent = '';
@@ -254,6 +328,7 @@ export class CompareView {
     if (s.awaitingScore.length) lines.push(`${plural(s.awaitingScore.length, 'real rollout')} await${s.awaitingScore.length === 1 ? 's' : ''} an operator score and ${s.awaitingScore.length === 1 ? 'is' : 'are'} not counted.`);
     if (s.invalidOrAborted.length) lines.push(`${plural(s.invalidOrAborted.length, 'invalid or aborted rollout')} left out.`);
     if (s.otherCalibration.length) lines.push(`${plural(s.otherCalibration.length, 'rollout')} with another calibration left out.`);
+    if (s.otherEpisodeLengthSentence) lines.push(s.otherEpisodeLengthSentence);
     for (const l of lines) this.leftOut.append(h('p', { class: 'muted' }, l));
   }
 

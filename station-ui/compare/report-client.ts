@@ -2,19 +2,43 @@
  * The compare view's request for the paired report (GET /api/compare/report): the same data as
  * `tandem report --json`, typed with src/analysis's PairedReport. Same-origin like every request
  * of station-ui/api.ts, and its refusals arrive the same way: an ApiFailure with the station's
- * sentence (a report that cannot be made as asked says why, in words).
+ * sentence (a report that cannot be made as asked says why, in words) — for a mix of calibrations
+ * or episode lengths, with what is stored to pick from.
  */
-import type { PairedReport } from '../../src/analysis/paired-report.js';
+import type { PairedReport, ReportChoices } from '../../src/analysis/paired-report.js';
 import type { ApiError, CompareReportExtras } from '../../src/server/api-types.js';
 import { ApiFailure } from '../api.js';
 
 export type CompareReportData = PairedReport & CompareReportExtras;
 
-export async function fetchCompareReport(layoutSet: string, policies: readonly number[]): Promise<CompareReportData> {
+/** What one comparison is narrowed to: unset fields are left to the report (the only one stored). */
+export interface CompareNarrowing {
+  simCalibration?: string;
+  realCalibration?: string;
+  episodeSeconds?: number;
+}
+
+/** A refusal of the report; `choices` when the operator can make it answerable by picking one. */
+export class CompareRefusal extends ApiFailure {
+  constructor(
+    message: string,
+    readonly choices?: ReportChoices,
+  ) {
+    super(message);
+  }
+}
+
+export async function fetchCompareReport(layoutSet: string, policies: readonly number[], narrowing: CompareNarrowing = {}): Promise<CompareReportData> {
   const q = new URLSearchParams({ layoutSet });
   if (policies.length > 0) q.set('policies', policies.join(','));
+  if (narrowing.simCalibration) q.set('simCalibration', narrowing.simCalibration);
+  if (narrowing.realCalibration) q.set('realCalibration', narrowing.realCalibration);
+  if (narrowing.episodeSeconds !== undefined) q.set('episodeSeconds', String(narrowing.episodeSeconds));
   const res = await fetch(`/api/compare/report?${q.toString()}`, { credentials: 'same-origin' });
   const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as CompareReportData | ApiError;
-  if (!res.ok) throw new ApiFailure((data as ApiError).error ?? `The station answered ${res.status}.`);
+  if (!res.ok) {
+    const e = data as ApiError;
+    throw new CompareRefusal(e.error ?? `The station answered ${res.status}.`, e.choices as ReportChoices | undefined);
+  }
   return data as CompareReportData;
 }

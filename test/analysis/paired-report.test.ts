@@ -13,7 +13,7 @@ const OTHER_CAL = 'b'.repeat(64);
 
 let nextId = 1;
 function rollout(policy: string, kind: 'sim' | 'real', layoutIndex: number, progress: number | null, extra: Partial<ReportRollout> = {}): ReportRollout {
-  return { id: nextId++, kind, policy, layoutIndex, tier: set.layouts[layoutIndex].tier, status: 'valid', outcome: 'completed', progress, calibration: kind === 'sim' ? SIM_CAL : '', durationS: kind === 'sim' ? 4 : 60, ...extra };
+  return { id: nextId++, kind, policy, layoutIndex, tier: set.layouts[layoutIndex].tier, status: 'valid', outcome: 'completed', progress, calibration: kind === 'sim' ? SIM_CAL : '', durationS: kind === 'sim' ? 4 : 60, episodeSeconds: 60, ...extra };
 }
 
 /** Three policies: sim on all 12 layouts (2 repeats), real on the first 6; real = sim − gap per layout. */

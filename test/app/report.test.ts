@@ -24,7 +24,7 @@ const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.5', '
  * A store as sweeps and scored cell rollouts leave it: for each policy, sim on all 8 layouts (3
  * repeats), real (scored, with end states) on the first 5; every bottle, about half, about a third. Returns the data dir.
  */
-function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?: boolean; session?: boolean } = {}): string {
+function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?: boolean; session?: boolean; simSeconds?: (layout: number, repeat: number) => number; realSeconds?: number } = {}): string {
   const data = join(dir, 'data');
   mkdirSync(data);
   const store = openStore(join(data, 'tandem.sqlite'));
@@ -43,14 +43,14 @@ function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?
         const clipped = [n, Math.min(n, Math.floor(n / 2) + (i % 2)), i % 3 === 0 ? 1 : 0][pi];
         for (let rep = 0; rep < 3; rep++) {
           store.insertRollout({
-            kind: 'sim', policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, repeatIndex: rep, episodeSeconds: 20, controlHz: 50, status: 'valid',
+            kind: 'sim', policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, repeatIndex: rep, episodeSeconds: opts.simSeconds?.(i, rep) ?? 20, controlHz: 50, status: 'valid',
             progress: clipped / n, counts: { inBin: clipped, target: n, offTable: 0, 'objects:done:bottle-500ml': clipped, 'objects:knocked-over:bottle-500ml': n - clipped },
             calibrationSha256s: [opts.otherSimCalibration && i === 7 && rep === 0 ? other.sha256 : cal], durationS: 5,
           });
         }
         if (i < 5) {
           const inSession = session && pi === 0 ? session.id : undefined;
-          const id = store.insertRollout({ kind: 'real', sessionId: inSession ?? null, policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', durationS: 21 });
+          const id = store.insertRollout({ kind: 'real', sessionId: inSession ?? null, policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, episodeSeconds: opts.realSeconds ?? 20, controlHz: 50, status: 'valid', durationS: 21 });
           if (inSession !== undefined) journalSlot(store, inSession, i, id);
           const realDone = pi === 0 && i === 0 ? n - 1 : clipped;
           const endStates = layout.objects.map((o, k) => (k < realDone ? { id: o.id, region: 'bin' } : { id: o.id, upright: o.posture === 'upright' ? false : undefined }));
@@ -180,4 +180,55 @@ test('operator seconds of rollouts run in a session come from its journal; the r
   assert.ok(second.operatorSeconds.every((o: Op) => !o.recorded && o.seconds === 21 + 90));
   const html = readFileSync(join(dir, 'out.html'), 'utf8');
   assert.match(html, /Operator time is what each rollout's evaluation-session journal recorded/);
+});
+
+test('rollouts of different episode lengths are never pooled: a 60 s sweep beside 12 s real rollouts is refused in one sentence, and picking one length leaves the other side unpaired', async (t) => {
+  const dir = tempDir(t);
+  // The sweep ran 60 s episodes, the real rollouts 12 s: different tasks, not a pair.
+  const data = fillStore(dir, { simSeconds: () => 60, realSeconds: 12 });
+  const mixed = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '--json', '--data', data], dir);
+  assert.equal(mixed.code, 2, mixed.stdout);
+  assert.match(mixed.stderr, /The rollouts of these policies ran with 2 different episode lengths \(12 s: 15 real; 60 s: 72 sim\); one comparison uses one: pick it with --episode-seconds S\./);
+  assert.ok(!existsSync(join(dir, 'report.html')), 'no report when the comparison is refused');
+  const absent = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '--episode-seconds', '30', '--data', data], dir);
+  assert.equal(absent.code, 2);
+  assert.match(absent.stderr, /No rollout of these policies ran 30 s episodes; present: 12 s: 15 real; 60 s: 72 sim\./);
+  const real = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '--episode-seconds', '12', '--json', '--data', data], dir);
+  assert.equal(real.code, 0, real.stderr);
+  const json = JSON.parse(real.stdout);
+  assert.equal(json.segregated.otherEpisodeLength.length, 72);
+  assert.deepEqual(json.segregated.unpairedPolicies.map((u: { reason: string }) => u.reason), SPECS.map(() => 'real rollouts only, no sim sweep on this layout set'));
+  assert.equal(json.correlation, null);
+  const bad = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '--episode-seconds', 'long', '--data', data], dir);
+  assert.match(bad.stderr, /--episode-seconds must be a positive number of seconds/);
+});
+
+test('with --episode-seconds the rollouts of other lengths are left out, named in one sentence and in --json, never in a number', async (t) => {
+  const dir = tempDir(t);
+  // Repeat 2 of layouts 0–2 ran 60 s episodes; everything else 20 s.
+  const data = fillStore(dir, { simSeconds: (i, rep) => (rep === 2 && i < 3 ? 60 : 20) });
+  const r = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '--episode-seconds', '20', '-o', 'out.html', '--json', '--data', data], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const json = JSON.parse(r.stdout);
+  assert.equal(json.episodeSeconds, 20);
+  const store = openStore(join(data, 'tandem.sqlite'));
+  try {
+    const long = store.listRollouts().filter((x) => x.episodeSeconds === 60).map((x) => x.id).sort((a, b) => a - b);
+    assert.equal(long.length, 9, '3 policies × 3 layouts');
+    assert.deepEqual(json.segregated.otherEpisodeLength.map((x: { id: number }) => x.id).sort((a: number, b: number) => a - b), long);
+    assert.ok(json.segregated.otherEpisodeLength.every((x: { kind: string; episodeSeconds: number }) => x.kind === 'sim' && x.episodeSeconds === 60));
+    // None of them is behind any number: not in a side's ids, listed as not counted on its layout with why.
+    for (const p of json.policies) {
+      for (const side of [p.sim, p.real, p.simAllLayouts]) for (const id of side.rolloutIds) assert.equal(store.getRollout(id)!.episodeSeconds, 20, `rollout ${id} in ${p.spec}`);
+      for (const l of p.layouts) for (const n of l.notCounted) assert.match(n.why, /ran 60 s episodes, not this comparison's 20 s/);
+    }
+    assert.deepEqual(json.choices.episodeSeconds, [{ value: 20, sim: 63, real: 15 }, { value: 60, sim: 9, real: 0 }]);
+  } finally {
+    store.close();
+  }
+  const sentence = json.segregated.otherEpisodeLengthSentence as string;
+  assert.match(sentence, /^Left out: 9 sim rollout\(s\) of 60 s \([\d, ]+\), because this comparison is of 20 s episodes and results of different episode lengths are never pooled\.$/);
+  assert.ok(readFileSync(join(dir, 'out.html'), 'utf8').includes(sentence), 'the HTML says it');
+  const text = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '--episode-seconds', '20', '-o', 'out.html', '--data', data], dir);
+  assert.ok(text.stdout.includes(sentence), text.stdout);
 });

@@ -22,6 +22,7 @@ import { calibrationFixture } from '../store/fixture-data.js';
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 3], perTier: 3, seed: 5 });
 const mixed = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 2, seed: 6 });
+const otherCalibration = calibrationFixture(SIM_CALIBRATION_KIND, 98, { physicsStepS: 0.004 });
 const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.6', 'code:bottles-in-the-bin?skill=0.3'];
 
 /** Three graded policies: sim on every layout of `set` (2 repeats), real on the first 4; on `mixed`, sim with two calibrations. */
@@ -32,7 +33,7 @@ function fillStore(file: string): void {
     store.putLayoutSet(mixed);
     const cal = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
     store.putCalibration({ sha256: cal, kind: SIM_CALIBRATION_KIND, version: DEFAULT_SIM_CALIBRATION.version, canonicalJson: simCalibrationJson(DEFAULT_SIM_CALIBRATION) });
-    const other = calibrationFixture(SIM_CALIBRATION_KIND, 98, { physicsStepS: 0.004 });
+    const other = otherCalibration;
     store.putCalibration(other);
     SPECS.forEach((spec, pi) => {
       const p = store.upsertPolicy({ spec, name: spec.replace('code:bottles-in-the-bin', 'bottles').replace('?skill=', ' skill '), checkpointSha256: null });
@@ -95,6 +96,21 @@ test('the compare view reads the paired report: the same numbers as tandem repor
   const refused = await api<{ error: string }>(`/api/compare/report?layoutSet=${mixed.sha256}&policies=1`);
   assert.equal(refused.status, 400);
   assert.match(refused.data.error, /ran with 2 different calibrations .* pick it with --sim-calibration SHA256\./);
+  // The refusal names what is stored to pick from; a pick makes it the CLI's --sim-calibration report.
+  const cal = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
+  const refusedChoices = (refused.data as unknown as { choices: { simCalibrations: { value: string; rollouts: number }[] } }).choices;
+  assert.deepEqual(refusedChoices.simCalibrations.map((c) => c.value).sort(), [cal, otherCalibration.sha256].sort());
+  assert.deepEqual(refusedChoices.simCalibrations.map((c) => c.rollouts), [1, 1]);
+  const picked = await api<Record<string, unknown>>(`/api/compare/report?layoutSet=${mixed.sha256}&policies=1&simCalibration=${cal}`);
+  assert.equal(picked.status, 200, JSON.stringify(picked.data).slice(0, 300));
+  writeFileSync(join(dir, 'mixed.json'), serializeLayoutSet(mixed));
+  const cliPicked = await runTandem(['report', '--policies', SPECS[0], '--layouts', join(dir, 'mixed.json'), '--sim-calibration', cal, '-o', join(dir, 'm.html'), '--json', '--data', station.dataDir]);
+  assert.equal(cliPicked.code, 0, cliPicked.stderr);
+  const fromCliPicked = JSON.parse(cliPicked.stdout) as Record<string, unknown>;
+  for (const k of ['generatedAt', 'html', 'png']) delete fromCliPicked[k];
+  const { realOnEmulatedCell: _cell, layoutTiers: _tiers, ...pickedReport } = picked.data;
+  assert.deepEqual(pickedReport, fromCliPicked);
+  assert.equal((await api<{ error: string }>(`/api/compare/report?layoutSet=${mixed.sha256}&policies=1&episodeSeconds=-1`)).status, 400);
   assert.equal((await api<{ error: string }>(`/api/compare/report?layoutSet=${set.sha256}&policies=99`)).status, 400);
   assert.match((await api<{ error: string }>(`/api/compare/report?layoutSet=${set.sha256}&policies=99`)).data.error, /There is no policy '99' in the store/);
   assert.equal((await api<{ error: string }>(`/api/compare/report?layoutSet=${'0'.repeat(64)}`)).status, 404);
@@ -145,11 +161,34 @@ test('the compare view reads the paired report: the same numbers as tandem repor
   await page.waitForFunction(() => !(document.getElementById('compare-refusal') as HTMLElement).hidden, undefined, { timeout: 20_000 });
   assert.match((await page.textContent('#compare-refusal')) ?? '', /ran with 2 different calibrations/);
   assert.equal(await page.locator('#compare-tiers tr').count(), 1, 'only the header row');
+  assert.match((await page.textContent('#replay-note')) ?? '', /Nothing to replay for this choice/);
+  // The calibration picker: the two stored sim calibrations, none picked yet; nothing else to pick.
+  assert.ok(await page.isVisible('#compare-sim-calibration'), 'a sim calibration picker for the mix');
+  assert.ok(!(await page.isVisible('#compare-real-calibration')) && !(await page.isVisible('#compare-episode-seconds')), 'one real calibration set and one episode length: no picker for them');
+  const offered = await page.$$eval('#compare-sim-calibration option', (os) => os.map((o) => [(o as HTMLOptionElement).value, o.textContent ?? '']));
+  assert.deepEqual(offered.map(([v]) => v).sort(), ['', cal, otherCalibration.sha256].sort());
+  assert.ok(offered.some(([v, text]) => v === cal && text === `${cal.slice(0, 12)}… · 1 sim rollout`), JSON.stringify(offered));
+  assert.match((await page.textContent('#compare-refusal')) ?? '', /Here: pick one under 'Sim calibration' above\.$/);
+  await page.screenshot({ path: join(SHOTS, 'compare-refusal-1280x800.png'), fullPage: true });
+  // Picking one: the report of that calibration, the other listed as left out.
+  await page.selectOption('#compare-sim-calibration', cal);
+  await page.waitForFunction(() => (document.getElementById('compare-refusal') as HTMLElement).hidden, undefined, { timeout: 20_000 });
+  const pickedTiers = await page.$$eval('#compare-tiers tr[data-tier]', (rows) => rows.map((r) => `${r.getAttribute('data-policy')}:${r.getAttribute('data-tier')}`));
+  assert.deepEqual(pickedTiers, ['1:2', '1:all']);
+  assert.match((await page.textContent('#compare-left-out')) ?? '', /1 rollout with another calibration left out\./);
+  assert.equal(await page.inputValue('#compare-sim-calibration'), cal, 'the pick stays shown, to switch');
+  const simAll = (pickedReport.policies as { simAllLayouts: { tiers: { tier: number | 'all'; meanProgress: number }[] } }[])[0].simAllLayouts.tiers.find((x) => x.tier === 'all')!;
+  assert.ok(((await page.textContent('#compare-tiers tr[data-tier="all"]')) ?? '').includes(simAll.meanProgress.toFixed(2)), 'sim over every layout: the picked calibration\'s rollout');
+  await page.screenshot({ path: join(SHOTS, 'compare-calibration-picked-1280x800.png'), fullPage: true });
+  // Back to the set with one calibration: no picker.
+  await page.selectOption('#compare-set', set.sha256);
+  await page.waitForFunction(() => document.querySelector('#compare-tiers tr[data-tier="3"]') !== null, undefined, { timeout: 20_000 });
+  assert.ok(!(await page.isVisible('#compare-sim-calibration')), 'one sim calibration: no picker');
+  await page.selectOption('#compare-set', mixed.sha256);
+  await page.waitForFunction((c) => (document.getElementById('compare-sim-calibration') as HTMLSelectElement).value === c && (document.getElementById('compare-refusal') as HTMLElement).hidden, cal, { timeout: 20_000 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the compare view fits 1280 px wide (overflows by ${overflow} px)`);
-  await page.screenshot({ path: join(SHOTS, 'compare-refusal-1280x800.png'), fullPage: true });
   // Chromium logs every 4xx answer; here they are answers the view shows in words (the refusal,
   // and the replay's 404: these rollouts have no episode files). Nothing else may be logged.
   assert.deepEqual(problems.filter((p) => !/responded with a status of 40[04]/.test(p)), [], 'no errors in the page');
-  assert.match((await page.textContent('#replay-note')) ?? '', /Nothing to replay for this choice/);
 });

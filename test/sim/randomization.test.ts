@@ -7,7 +7,7 @@ import { runTandem } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash } from '../../src/sim/calibration.js';
-import { drawWorld, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND } from '../../src/sim/randomization.js';
+import { drawLook, drawWorld, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND, SIM_LOOK_KIND } from '../../src/sim/randomization.js';
 
 const SPEC = { format: 'tandem.randomization/1', seed: 3, physics: { objectMassScale: [0.5, 1.5], tableFriction: [0.3, 0.9] }, placement: { sigmaM: 0.01, sigmaYawRad: 0.1 } };
 const parse = (doc: unknown) => parseRandomizationSpec(JSON.stringify(doc), 'spec.json');
@@ -19,7 +19,13 @@ test('a randomization spec out of physical range, reversed, unknown or asking fo
     [{ ...SPEC, physics: { gravity: [9, 10] } }, /physics "gravity" is not a field the sim can randomize/],
     [{ ...SPEC, physics: { restitution: 0.5 } }, /restitution" must be a range \[lo, hi\]/],
     [{ ...SPEC, placement: { sigmaM: 1, sigmaYawRad: 0 } }, /placement "sigmaM" must be a number from 0 to 0\.05/],
-    [{ ...SPEC, light: { intensity: [0.5, 1] } }, /asks for light randomization, which this version of the sim does not do/],
+    [{ ...SPEC, light: { intensity: [0.5, 1] } }, /has "light" at the top; camera, light and colour ranges go under "visual"/],
+    [{ ...SPEC, textures: ['wood'] }, /asks for texture randomization .*, which this version of the sim does not do/],
+    [{ ...SPEC, visual: { cameraPositionM: [-0.2, 0.2] } }, /visual "cameraPositionM" \[-0\.2, 0\.2\] is outside the range that keeps the picture the same cell \[-0\.05, 0\.05\]/],
+    [{ ...SPEC, visual: { lightIntensityScale: [0, 1] } }, /visual "lightIntensityScale" \[0, 1\] is outside the range .* \[0\.3, 2\]/],
+    [{ ...SPEC, visual: { objectColorScale: [1.2, 0.8] } }, /visual "objectColorScale" is \[1\.2, 0\.8\]; the low end must come first/],
+    [{ ...SPEC, visual: { fogDensity: [0, 1] } }, /visual "fogDensity" is not a field the sim cameras can randomize/],
+    [{ ...SPEC, visual: { cameraAngleRad: 0.05 } }, /visual "cameraAngleRad" must be a range \[lo, hi\]/],
     [{ ...SPEC, format: 'tandem.randomization/9' }, /this tandem reads "tandem.randomization\/1"/],
     [{ ...SPEC, seed: 1.5 }, /needs a whole-number "seed"/],
   ];
@@ -92,6 +98,82 @@ test('sim sweep --randomize stores each rollout with its own drawn calibration a
     assert.deepEqual(b.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]), a.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]), 'the same spec reproduces every rollout');
     assert.ok(a.some((row, i) => row.hash !== c[i].hash), 'randomized worlds are not the plain sim');
     assert.deepEqual(c[0].cals.map((cal) => cal.kind), [SIM_CALIBRATION_KIND]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const VISUAL = { cameraPositionM: [-0.02, 0.02], cameraAngleRad: [-0.05, 0.05], lightIntensityScale: [0.6, 1.4], lightAzimuthRad: [-0.8, 0.8], lightElevationRad: [-0.3, 0.3], objectColorScale: [0.6, 1.4], tableColorScale: [0.7, 1.3] };
+
+test('visual ranges: each (layout, repeat) draws its own look inside them, the same one every time, and never shifts a physics draw', () => {
+  const r = parse({ ...SPEC, visual: VISUAL });
+  const look = drawLook(r, 2, 1)!;
+  assert.deepEqual(drawLook(r, 2, 1), look, 'the same spec, layout and repeat draw the same look');
+  assert.deepEqual(drawWorld(DEFAULT_SIM_CALIBRATION, r, 2, 1).look, look, 'the world carries it');
+  const keys = new Set<string>();
+  for (let layout = 0; layout < 5; layout++) {
+    for (let repeat = 0; repeat < 5; repeat++) {
+      const l = drawLook(r, layout, repeat)!;
+      keys.add(JSON.stringify(l));
+      for (const cam of ['cam_high', 'cam_left_wrist', 'cam_right_wrist'] as const) {
+        assert.ok(l.cameras![cam]!.positionM.every((x) => x >= -0.02 && x <= 0.02));
+        assert.ok(l.cameras![cam]!.rotationRad.every((x) => x >= -0.05 && x <= 0.05));
+      }
+      assert.ok(l.light!.intensityScale >= 0.6 && l.light!.intensityScale <= 1.4);
+      assert.ok(l.objectColorScale!.every((x) => x >= 0.6 && x <= 1.4) && l.tableColorScale!.every((x) => x >= 0.7 && x <= 1.3));
+    }
+  }
+  assert.equal(keys.size, 25, 'different layouts and repeats draw different looks');
+  assert.notDeepEqual(drawLook(r, 2, 0), look, 'another repeat of the same layout looks different');
+  // The physics: the same spec without visual ranges draws the same world, field for field.
+  const physicsOnly = parse(SPEC);
+  for (let k = 0; k < 10; k++) {
+    const a = drawWorld(DEFAULT_SIM_CALIBRATION, r, k, k % 3);
+    const b = drawWorld(DEFAULT_SIM_CALIBRATION, physicsOnly, k, k % 3);
+    assert.deepEqual({ ...a.calibration, name: '' }, { ...b.calibration, name: '' }, 'visual ranges change no physics number');
+    assert.deepEqual(a.placement, b.placement);
+  }
+  assert.equal(drawLook(physicsOnly, 2, 1), undefined, 'no visual ranges: the default picture');
+  // Only the listed fields: light alone leaves the cameras and colours as calibrated.
+  const lightOnly = drawLook(parse({ ...SPEC, visual: { lightIntensityScale: [0.5, 0.5] } }), 0, 0)!;
+  assert.deepEqual(lightOnly, { light: { intensityScale: 0.5, sunAzimuthRad: 0, sunElevationRad: 0 } });
+});
+
+test('sim sweep --randomize with visual ranges stores each rollout\'s drawn look as its own record, and the physics is the physics-only sweep\'s', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-randomize-look-'));
+  try {
+    const layouts = join(dir, 'bottles.json');
+    writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 2, seed: 4 })));
+    writeFileSync(join(dir, 'looks.json'), JSON.stringify({ ...SPEC, visual: VISUAL }));
+    writeFileSync(join(dir, 'physics.json'), JSON.stringify(SPEC));
+    const sweep = (data: string, spec: string) =>
+      runTandem(['sim', 'sweep', '--layouts', layouts, '--policy', 'code:hold', '--repeats', '2', '--workers', '1', '--seconds', '0.3', '--randomize', join(dir, spec), '--data', join(dir, data)]);
+    for (const r of [await sweep('v', 'looks.json'), await sweep('p', 'physics.json')]) assert.equal(r.code, 0, r.stderr);
+    const rowsOf = (data: string) => {
+      const store = openStore(join(dir, data, 'tandem.sqlite'));
+      try {
+        return store
+          .listRollouts({ kind: 'sim' })
+          .sort((x, y) => x.layoutIndex - y.layoutIndex || x.repeatIndex - y.repeatIndex)
+          .map((row) => ({ layout: row.layoutIndex, repeat: row.repeatIndex, hash: row.finalStateHash, cals: row.calibrationSha256s.map((c) => store.getCalibration(c)!) }));
+      } finally {
+        store.close();
+      }
+    };
+    const v = rowsOf('v');
+    const p = rowsOf('p');
+    assert.equal(v.length, 4);
+    const spec = parse({ ...SPEC, visual: VISUAL });
+    for (const [i, row] of v.entries()) {
+      const look = row.cals.find((c) => c.kind === SIM_LOOK_KIND);
+      assert.ok(look, `rollout ${row.layout}/${row.repeat} links its look`);
+      assert.deepEqual(JSON.parse(look.canonicalJson), drawLook(spec, row.layout, row.repeat), 'the stored look is the draw for its layout and repeat');
+      // Same physics draw, same end state: the look touched only the pictures.
+      const sim = (r: typeof row) => r.cals.find((c) => c.kind === SIM_CALIBRATION_KIND)!;
+      assert.deepEqual({ ...JSON.parse(sim(row).canonicalJson), name: '' }, { ...JSON.parse(sim(p[i]).canonicalJson), name: '' });
+      assert.equal(row.hash, p[i].hash, `rollout ${row.layout}/${row.repeat} ends in the physics-only sweep's state`);
+    }
+    assert.equal(new Set(v.map((row) => row.cals.find((c) => c.kind === SIM_LOOK_KIND)!.sha256)).size, 4, 'a look of its own per rollout');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -54,6 +54,7 @@ function summaryText(r: PairedReport, htmlPath: string | undefined, pngs: readon
   if (s.awaitingScore.length) lines.push(`Not counted: ${s.awaitingScore.length} real rollout(s) await an operator score (${s.awaitingScore.join(', ')}).`);
   if (s.invalidOrAborted.length) lines.push(`Not counted: ${s.invalidOrAborted.length} invalid or aborted rollout(s).`);
   if (s.otherCalibration.length) lines.push(`Not counted: ${s.otherCalibration.length} rollout(s) with another calibration.`);
+  if (s.otherEpisodeLengthSentence) lines.push(s.otherEpisodeLengthSentence);
   for (const u of s.unpairedPolicies) lines.push(`${u.policy}: no paired data (${u.reason}).`);
   if (htmlPath) lines.push(`Wrote ${htmlPath}.`);
   for (const p of pngs) lines.push(`Wrote ${p}.`);
@@ -64,7 +65,8 @@ const report: CliCommand = {
   path: ['report'],
   summary: 'the paired sim/real report of several policies: HTML (inline SVG), PNG figures, JSON',
   help: `Usage: tandem report --policies SPEC,SPEC,… --layouts FILE [-o report.html] [--json] [--png DIR]
-                     [--sim-calibration SHA256] [--real-calibration SHA256] [--cost FILE] [--seed S]
+                     [--sim-calibration SHA256] [--real-calibration SHA256] [--episode-seconds S]
+                     [--cost FILE] [--seed S]
 
 For each policy (a spec as stored, e.g. code:bottles-in-the-bin?skill=0.5, or a store id), pairs
 its real rollouts with its sim rollouts on the same layouts of the layout set, and writes one
@@ -80,12 +82,14 @@ ledger. See docs/report.md.
   --png DIR              also write each figure as a PNG into DIR
   --sim-calibration SHA  use sim rollouts of this calibration only (needed when several are stored)
   --real-calibration SHA the same for the real side's calibration set
+  --episode-seconds S    compare rollouts of this episode length only (needed when several are
+                         stored: a 60 s sweep never pairs with 12 s real rollouts)
   --cost FILE            prices as JSON (operatorPerHour, robotPerHour, cpuCorePerHour,
                          operatorOverheadS, currency); defaults 50, 20, 0.05, 90, USD
   --seed S               bootstrap seed (default 1)
 
-Real rollouts awaiting a score, invalid or aborted rollouts and other calibrations are listed
-and left out, never averaged in.`,
+Real rollouts awaiting a score, invalid or aborted rollouts, other calibrations and other
+episode lengths are listed and left out, never averaged in.`,
   options: {
     policies: { type: 'string' },
     layouts: { type: 'string' },
@@ -93,6 +97,7 @@ and left out, never averaged in.`,
     png: { type: 'string' },
     'sim-calibration': { type: 'string' },
     'real-calibration': { type: 'string' },
+    'episode-seconds': { type: 'string' },
     cost: { type: 'string' },
     seed: { type: 'string' },
   },
@@ -109,6 +114,9 @@ and left out, never averaged in.`,
       const v = args.values[flag];
       if (v !== undefined && !/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(String(v))) throw new UserError(`--${flag} must be a calibration's 64-character hex SHA-256, not '${String(v)}'.`);
     }
+    const episodeArg = args.values['episode-seconds'];
+    const episodeSeconds = episodeArg === undefined ? undefined : Number(episodeArg);
+    if (episodeSeconds !== undefined && !(Number.isFinite(episodeSeconds) && episodeSeconds > 0)) throw new UserError(`--episode-seconds must be a positive number of seconds, e.g. --episode-seconds 12, not '${String(episodeArg)}'.`);
     const { data, storeFile } = await withCommandStore(args.values, io, (store) => {
       try {
         const data = storedPairedReport(store, {
@@ -116,6 +124,7 @@ and left out, never averaged in.`,
           layoutSet: set,
           simCalibration: args.values['sim-calibration'] as string | undefined,
           realCalibration: args.values['real-calibration'] as string | undefined,
+          episodeSeconds,
           cost,
           seed,
         });

@@ -19,7 +19,7 @@ import { knownPolicySpecs, openPolicy, PolicySpecError } from '../../rollout/pol
 import type { Episode } from '../../rollout/episode.js';
 import { DEFAULT_SIM_CONTROL_HZ, runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
 import { runSweep, SweepError, type SweepJob, type SweepRollout } from '../../sim/sweep.js';
-import { drawWorld, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND, type HashedRandomizationSpec, type RandomizedWorld } from '../../sim/randomization.js';
+import { drawLook, drawWorld, lookRecord, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND, type HashedRandomizationSpec, type RandomizedWorld } from '../../sim/randomization.js';
 import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, type SimCalibration } from '../../sim/calibration.js';
 import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
 import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
@@ -104,15 +104,21 @@ export function sweepWorlds(store: Store, base: SimCalibration, randomization: H
       const drawn = drawWorld(base, randomization, layoutIndex, repeat).calibration;
       const sha = simCalibrationHash(drawn);
       store.putCalibration({ sha256: sha, kind: SIM_CALIBRATION_KIND, version: drawn.version, canonicalJson: simCalibrationJson(drawn) });
-      return [sha, randomization.sha256];
+      // The look its cameras drew with, as its own record: the pictures reproduce from the store too.
+      const look = drawLook(randomization, layoutIndex, repeat);
+      if (!look) return [sha, randomization.sha256];
+      const lr = lookRecord(look);
+      store.putCalibration(lr);
+      return [sha, lr.sha256, randomization.sha256];
     },
   };
 }
 
 const RANDOMIZE_HELP = `  --randomize FILE    domain randomization: seeded [lo, hi] ranges for object mass and friction,
                       table and finger friction, gripper force, restitution, joint damping/friction/
-                      armature, and placement noise, drawn once per rollout into its own sim
-                      calibration record (stored and linked with the rollout; docs/sim.md)`;
+                      armature, placement noise, and ("visual") camera pose, light and colours,
+                      drawn once per rollout into its own sim calibration and look records
+                      (stored and linked with the rollout; docs/sim.md)`;
 
 const CALIBRATION_HELP = `  --calibration FILE  sim calibration record (JSON, the shape 'tandem sim calibration' prints);
                       default: the built-in record. Its hash is printed and stored with each rollout`;
@@ -203,7 +209,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
       }
       let result;
       try {
-        result = await runSimRollout({ task, layout, policy, seed, episodeSeconds: seconds, calibration, placementSigma: world?.placement, signal: io.signal, recording: recorder });
+        result = await runSimRollout({ task, layout, policy, seed, episodeSeconds: seconds, calibration, placementSigma: world?.placement, look: world?.look, signal: io.signal, recording: recorder });
       } finally {
         recorded = await recorder?.close({ outcome: result?.episode.outcome ?? 'not-run', status: result?.episode.status ?? 'not-run' });
       }

@@ -163,6 +163,7 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
           calibration: world?.calibration ?? opts.calibration,
           calibrationSha256: world ? simCalibrationHash(world.calibration) : calibrationSha256,
           ...(world?.placement ? { placement: world.placement } : {}),
+          ...(world?.look ? { look: world.look } : {}),
           seconds: opts.seconds,
           ...(opts.controlHz === undefined ? {} : { controlHz: opts.controlHz }),
         };

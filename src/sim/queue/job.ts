@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { SimCalibration } from '../calibration.js';
 import type { SweepRollout } from '../sweep.js';
+import type { SceneLook } from '../render/scene-look.js';
 
 /** The queue every tandem worker takes sim rollouts from (one per Redis database). */
 export const SIM_QUEUE_NAME = 'tandem-sim';
@@ -36,6 +37,8 @@ export interface SimJobData {
   readonly calibrationSha256: string;
   /** Placement noise of a domain-randomized job (the calibration above is then its drawn world). */
   readonly placement?: { readonly sigmaM: number; readonly sigmaYawRad: number };
+  /** How a domain-randomized job's cameras see it (src/sim/render/scene-look.ts). */
+  readonly look?: SceneLook;
   readonly seconds: number;
   readonly controlHz?: number;
 }
@@ -104,6 +107,9 @@ export function validateSimJob(data: unknown, jobId: string): SimJobData {
     const ok = isObj(pl) && [pl.sigmaM, pl.sigmaYawRad].every((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 0.5);
     if (!ok) throw new JobRefusedError(`${where} has placement noise that is not two numbers from 0 to 0.5.`);
   }
+  // A look only moves cameras, lamps and colours a little; anything but small finite numbers is not one.
+  const smallNumbers = (v: unknown): boolean => (typeof v === 'number' ? Number.isFinite(v) && Math.abs(v) <= 10 : isObj(v) || Array.isArray(v) ? Object.values(v).every(smallNumbers) : false);
+  if (data.look !== undefined && !(isObj(data.look) && smallNumbers(data.look))) throw new JobRefusedError(`${where} has a camera look that is not an object of small numbers.`);
   return data as unknown as SimJobData;
 }
 

@@ -158,7 +158,7 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     try {
       // Each job carries its own calibration (a randomized sweep draws one per job); the thread
       // keeps the sweep's setup open and runs this job on this job's world.
-      const world = { calibration: init.calibration!, ...(data.placement ? { placement: data.placement } : {}) };
+      const world = { calibration: init.calibration!, ...(data.placement ? { placement: data.placement } : {}), ...(data.look ? { look: data.look } : {}) };
       const out = await thread.run({ jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed, world });
       if (out.kind === 'rollout') log(`rollout ${data.sweepId} layout ${data.layoutIndex} repeat ${data.repeat}: ${out.rollout.status} (${(out.rollout.wallMs / 1000).toFixed(1)} s)`);
       return out;

@@ -14,6 +14,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { CameraName, RgbImage } from '../../policy/contract.js';
 import { DEFAULT_CAMERA_CALIBRATION, hashCameraCalibration, type CameraCalibration, type HashedCameraCalibration } from './camera-calibration.js';
 import { renderPageScript } from './page-bundle.js';
+import { lookedCameraCalibration, lookedVisuals, pageLight, type SceneLook } from './scene-look.js';
 import { PAGE_OPTIONS_GLOBAL, PAGE_RENDER_FUNCTION, type PageFrame, type PageImages, type PageOptions } from './page-protocol.js';
 import type { Visual } from '../../scene3d/visual.js';
 import type { Renderer } from './renderer.js';
@@ -76,6 +77,8 @@ export class ChromiumRenderer implements Renderer {
   /** Requests run one after another: the page holds one scene. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly visualsByTask = new WeakMap<SceneTask, { visuals: Record<string, Visual>; key: string }>();
+  private readonly lookedVisuals = new WeakMap<SceneLook, WeakMap<SceneTask, { visuals: Record<string, Visual>; key: string }>>();
+  private readonly lookedCalibrations = new WeakMap<SceneLook, CameraCalibration>();
   private starts = 0;
 
   constructor(options: ChromiumRendererOptions = {}) {
@@ -98,9 +101,9 @@ export class ChromiumRenderer implements Renderer {
     return s && !s.closed ? s.userDataDir : undefined;
   }
 
-  render(snapshot: SceneSnapshot, cameras: readonly CameraName[]): Promise<Partial<Record<CameraName, RgbImage>>> {
+  render(snapshot: SceneSnapshot, cameras: readonly CameraName[], look?: SceneLook): Promise<Partial<Record<CameraName, RgbImage>>> {
     if (cameras.length === 0) return Promise.resolve({});
-    const run = this.queue.then(() => this.renderNow(snapshot, cameras));
+    const run = this.queue.then(() => this.renderNow(snapshot, cameras, look));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -117,13 +120,14 @@ export class ChromiumRenderer implements Renderer {
     return done;
   }
 
-  private async renderNow(snapshot: SceneSnapshot, cameras: readonly CameraName[]): Promise<Partial<Record<CameraName, RgbImage>>> {
+  private async renderNow(snapshot: SceneSnapshot, cameras: readonly CameraName[], look: SceneLook | undefined): Promise<Partial<Record<CameraName, RgbImage>>> {
     // Geometry first: a bad snapshot is refused before any browser work.
     const bodies = snapshotBodies(snapshot);
-    const pageCameras = snapshotCameras(snapshot, this.calibration.calibration, cameras);
-    const { visuals, key } = this.visualsFor(snapshot.task);
+    const pageCameras = snapshotCameras(snapshot, this.lookedCalibration(look), cameras);
+    const { visuals, key } = this.visualsFor(snapshot.task, look);
     const session = await this.ensureSession();
-    const frame: PageFrame = { bodies, cameras: pageCameras, ...(session.visualsKey === key ? {} : { visuals }) };
+    const light = pageLight(look);
+    const frame: PageFrame = { bodies, cameras: pageCameras, ...(session.visualsKey === key ? {} : { visuals }), ...(light ? { light } : {}) };
     let images: PageImages;
     try {
       images = await session.page.evaluate(([fn, f]) => (window as unknown as Record<string, (x: PageFrame) => PageImages>)[fn](f), [PAGE_RENDER_FUNCTION, frame] as const);
@@ -148,14 +152,30 @@ export class ChromiumRenderer implements Renderer {
     return out;
   }
 
-  private visualsFor(task: SceneTask): { visuals: Record<string, Visual>; key: string } {
+  private visualsFor(task: SceneTask, look: SceneLook | undefined): { visuals: Record<string, Visual>; key: string } {
     let v = this.visualsByTask.get(task);
     if (!v) {
       const visuals = sceneVisuals(task);
       v = { visuals, key: JSON.stringify(visuals) };
       this.visualsByTask.set(task, v);
     }
-    return v;
+    if (!look?.objectColorScale && !look?.tableColorScale) return v;
+    // A rollout's colours: computed once per look (a rollout renders many frames with one look).
+    let byLook = this.lookedVisuals.get(look);
+    if (!byLook) this.lookedVisuals.set(look, (byLook = new WeakMap()));
+    let lv = byLook.get(task);
+    if (!lv) {
+      const visuals = lookedVisuals(v.visuals, look);
+      byLook.set(task, (lv = { visuals, key: JSON.stringify(visuals) }));
+    }
+    return lv;
+  }
+
+  private lookedCalibration(look: SceneLook | undefined): CameraCalibration {
+    if (!look?.cameras) return this.calibration.calibration;
+    let c = this.lookedCalibrations.get(look);
+    if (!c) this.lookedCalibrations.set(look, (c = lookedCameraCalibration(this.calibration.calibration, look)));
+    return c;
   }
 
   private async ensureSession(): Promise<Session> {

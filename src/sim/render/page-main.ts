@@ -36,6 +36,7 @@ function toBase64(bytes: Uint8Array): string {
 function renderFrame(frame: PageFrame): PageImages {
   if (frame.visuals) table.setVisuals(frame.visuals);
   table.update(frame.bodies);
+  table.setLight(frame.light);
   const gl = renderer.getContext();
   const out: PageImages = {};
   for (const cam of frame.cameras) {

@@ -4,6 +4,7 @@
  */
 import type { Pose3 } from '../../tasks/geometry.js';
 import type { SceneBody, Visual } from '../../scene3d/visual.js';
+import type { TableLight } from '../../scene3d/table-scene.js';
 
 /** One camera to draw, already in three.js terms. */
 export interface PageCamera {
@@ -21,6 +22,8 @@ export interface PageFrame {
   readonly visuals?: Readonly<Record<string, Visual>>;
   readonly bodies: readonly SceneBody[];
   readonly cameras: readonly PageCamera[];
+  /** The light of this frame (a randomized look); absent: the default light. */
+  readonly light?: TableLight;
 }
 
 /** Per camera: raw RGB bytes, row-major from the top-left pixel, base64. */
