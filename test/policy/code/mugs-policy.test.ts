@@ -38,24 +38,35 @@ test('objects other than mugs are refused by name', () => {
   assert.throws(() => readMugs({ objects: [{ id: 'bottle-1', kind: 'bottle-500ml', position: [0, 0, 0], quaternion: [0, 0, 0, 1] }], fixtures: [] }), /object 'bottle-1' is a 'bottle-500ml'/);
 });
 
-test('a lying mug whose rim points away from the right arm is planned to stand: the release holds it upright, rim up', () => {
-  // Lying along +x (its rim toward the far edge of the table), the handle toward −y; the right arm's side.
-  const mugs = readMugs({ objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [-0.05, -0.2, 0.041], quaternion: [0, r, 0, r] }], fixtures: [] });
-  assert.equal(mugs[0].posture, 'lying');
-  const task = planNextFlip(mugs, mugs, arms, seeds);
-  assert.equal(task.kind, 'flip', task.kind === 'idle' ? task.reason : '');
-  if (task.kind !== 'flip') return;
-  assert.equal(task.place.goal, 'upright');
-  // The hand at the release, as the arm's own kinematics put it, carries the mug's axis to vertical.
+/** The mug's axis at the planned release, through the arm's own forward kinematics at the planned joints. */
+function axisAtRelease(task: Extract<ReturnType<typeof planNextFlip>, { kind: 'flip' }>): [number, number, number] {
   const reach = arms.find((a) => a.side === task.side)!;
   const tool = reach.toolAt(task.place.q);
+  const cross = (u: readonly number[], v: readonly number[]) => [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
   const { approach, closing } = task.grasp.toolInMug;
-  const b = [approach[1] * closing[2] - approach[2] * closing[1], approach[2] * closing[0] - approach[0] * closing[2], approach[0] * closing[1] - approach[1] * closing[0]] as const;
-  // The mug's axis (0, 0, 1) in the tool basis is (approach_z, closing_z, b_z) of the mug frame.
-  const axisInTool = [approach[2], closing[2], b[2]] as const;
-  const tb = [tool.approach[1] * tool.closing[2] - tool.approach[2] * tool.closing[1], tool.approach[2] * tool.closing[0] - tool.approach[0] * tool.closing[2], tool.approach[0] * tool.closing[1] - tool.approach[1] * tool.closing[0]] as const;
-  const axisAtRelease = [0, 1, 2].map((i) => axisInTool[0] * tool.approach[i] + axisInTool[1] * tool.closing[i] + axisInTool[2] * tb[i]) as [number, number, number];
-  assert.ok(dot(axisAtRelease, [0, 0, 1]) > 0.99, `axis at release ${axisAtRelease.map((v) => v.toFixed(2))}`);
+  // The mug's own z in the tool basis (approach, closing, approach × closing) stays fixed while it is held.
+  const b = cross(approach, closing);
+  const tb = cross(tool.approach, tool.closing);
+  return [0, 1, 2].map((i) => approach[2] * tool.approach[i] + closing[2] * tool.closing[i] + b[2] * tb[i]) as [number, number, number];
+}
+
+test('a lying mug, whichever way it points, is only ever planned to stand rim up (never turned the wrong way round by the wrist)', () => {
+  let planned = 0;
+  for (let k = 0; k < 12; k++) {
+    const yaw = (k * Math.PI) / 6;
+    // Lying (a quarter turn about its own y), then turned about the vertical: rim toward `yaw`.
+    const q = [-Math.sin(yaw / 2) * r, Math.cos(yaw / 2) * r, Math.sin(yaw / 2) * r, Math.cos(yaw / 2) * r] as const;
+    const mugs = readMugs({ objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [-0.05, -0.12, 0.041], quaternion: q }], fixtures: [] });
+    assert.equal(mugs[0].posture, 'lying');
+    const task = planNextFlip(mugs, mugs, arms, seeds, {}, false);
+    if (task.kind !== 'flip') continue;
+    planned++;
+    assert.equal(task.place.goal, 'upright');
+    const axis = axisAtRelease(task);
+    assert.ok(dot(axis, [0, 0, 1]) > 0.99, `rim toward ${yaw.toFixed(2)} rad: the axis at release is ${axis.map((v) => v.toFixed(2))}`);
+  }
+  // The arms reach some of these: the assertion above is not vacuous.
+  assert.ok(planned >= 3, `only ${planned} of 12 planned`);
 });
 
 test('with every mug upright there is nothing to plan: the policy idles', () => {
