@@ -17,6 +17,8 @@ import { add, norm, scale, sub, type Vec3 } from './frames.js';
 import { binShape, bottleInBin, bottleShape, viewBin, viewBottle, type BinView, type BottleView } from './geometry.js';
 import { ArmMotion, DEFAULT_MOTION_LIMITS, maxAbsDiff, type MotionLimits } from './motion.js';
 import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js';
+import { AT_POSE_RAD, parkPose, transit } from './arm-moves.js';
+import { SETTLED_STEP_RAD, TrackingCorrection } from './tracking-correction.js';
 
 export const BOTTLES_POLICY_NAME = 'code:bottles-in-the-bin';
 /** Bumped whenever the policy's behaviour changes: it feeds the policy's checkpoint hash. */
@@ -49,10 +51,7 @@ const MISS_PROBABILITY_AT_ZERO_SKILL = 0.6;
 const MISS_OFFSET_M = 0.03;
 const SLOPPINESS_AT_ZERO_SKILL_M = 0.006;
 
-/** Parked: arm raised and turned outward, clear of the table's middle and the other arm's work. */
-export function parkPose(side: ArmSide): Float64Array {
-  return new Float64Array([side === 'left' ? 1.2 : -1.2, 0.5, 0.5, 0, 0, 0]);
-}
+export { parkPose } from './arm-moves.js';
 
 const GRIPPER_OPEN = 1;
 const GRIPPER_CLOSED = 0;
@@ -65,8 +64,6 @@ const IN_HAND_TOLERANCE_M = 0.06;
 /** How far the bottle may have moved before the grasp for the plan still to hold. */
 const MOVED_TOLERANCE_M = 0.03;
 const IDLE_REPLAN_S = 1;
-/** An arm whose every joint is this close to a pose is there already (no move is planned). */
-const AT_POSE_RAD = 0.05;
 /**
  * Tool speeds of the lift and of the nudge's moves to and from the bin wall, m/s. The episode
  * has a fixed length (the same as on the real rig); at the slow default line speed a tier-2/3
@@ -74,12 +71,6 @@ const AT_POSE_RAD = 0.05;
  */
 const LIFT_SPEED_MS = 0.15;
 const NUDGE_APPROACH_SPEED_MS = 0.2;
-/** A chunk whose rows move no joint more than this counts as holding still. */
-const SETTLED_STEP_RAD = 0.002;
-const BIAS_GAIN = 0.6;
-const MAX_BIAS_RAD = 0.15;
-/** Largest correction change per chunk (spread over its rows: ≤ 0.75 rad/s at 10 rows, 50 Hz). */
-const MAX_BIAS_STEP_RAD = 0.03;
 /** Hold at the pre-grasp long enough for the tracking correction to converge. */
 const PRE_GRASP_SETTLE_S = 0.6;
 /** Height above the pre-grasp from which the arm descends onto it. */
@@ -110,9 +101,8 @@ export class BottlesPolicy implements Policy {
   private idleUntilS = -Infinity;
   private readonly attempts = new Map<string, number>();
   private nudges = 0;
-  /** Per-arm joint offsets added to the plan's targets (see updateTrackingBias). */
-  private readonly bias: Record<ArmSide, Float64Array> = { left: new Float64Array(6), right: new Float64Array(6) };
-  private readonly prevBias: Record<ArmSide, Float64Array> = { left: new Float64Array(6), right: new Float64Array(6) };
+  /** Per-arm joint offsets added to the plan's targets (src/policy/code/tracking-correction.ts). */
+  private readonly tracking = new TrackingCorrection();
   private lastChunkSettled = false;
   /** What the policy did, in words (tests and the docs' examples read it). */
   readonly log: string[] = [];
@@ -151,10 +141,7 @@ export class BottlesPolicy implements Policy {
     this.attempts.clear();
     this.nudges = 0;
     this.log.length = 0;
-    this.bias.left.fill(0);
-    this.bias.right.fill(0);
-    this.prevBias.left.fill(0);
-    this.prevBias.right.fill(0);
+    this.tracking.reset();
     this.lastChunkSettled = false;
     this.skillRng = mulberry32(ctx.seed ^ 0x5eed);
   }
@@ -179,7 +166,7 @@ export class BottlesPolicy implements Policy {
     if (this.plan && this.plan.step * (1 / this.controlHz) >= this.plan.motion.durationS) this.plan = undefined;
     if (!this.plan && obs.timeS >= this.idleUntilS) this.startNextTask(obs, scene);
 
-    this.updateTrackingBias(obs);
+    this.tracking.update(this.lastChunkSettled, this.command, obs.state);
 
     const H = this.opts.actionHorizon;
     const actions = new Float32Array(H * STATE_DIM);
@@ -196,41 +183,10 @@ export class BottlesPolicy implements Policy {
         this.command[base + 6] = g;
       }
       actions.set(this.command, r * STATE_DIM);
-      // The correction changes gradually over the chunk, never as a step.
-      const f = (r + 1) / H;
-      for (const side of ['left', 'right'] as const) {
-        const bias = this.bias[side];
-        const prev = this.prevBias[side];
-        const base = r * STATE_DIM + stateIndex(side, 0);
-        const joints = (this.rigModel as RigModel).arms[side === 'left' ? 0 : 1].joints;
-        for (let i = 0; i < 6; i++) {
-          const v = actions[base + i] + prev[i] + (bias[i] - prev[i]) * f;
-          actions[base + i] = Math.min(joints[i].maxRad, Math.max(joints[i].minRad, v));
-        }
-      }
+      this.tracking.apply(actions, r, H, this.rigModel as RigModel);
     }
     this.lastChunkSettled = maxRowStep < SETTLED_STEP_RAD;
     return { horizon: H, actions };
-  }
-
-  /**
-   * Integral action at the policy level: while the commanded pose holds still, the rig's
-   * steady-state error (Coulomb friction, payload, imperfect gravity feedforward — about 1–2 cm
-   * at the fingers) is measured and added to later targets, so grasps land where planned.
-   */
-  private updateTrackingBias(obs: Observation): void {
-    this.prevBias.left.set(this.bias.left);
-    this.prevBias.right.set(this.bias.right);
-    if (!this.lastChunkSettled || !this.command) return;
-    for (const side of ['left', 'right'] as const) {
-      const base = stateIndex(side, 0);
-      const bias = this.bias[side];
-      for (let i = 0; i < 6; i++) {
-        const e = this.command[base + i] - obs.state[base + i];
-        const step = Math.max(-MAX_BIAS_STEP_RAD, Math.min(MAX_BIAS_STEP_RAD, BIAS_GAIN * e));
-        bias[i] = Math.max(-MAX_BIAS_RAD, Math.min(MAX_BIAS_RAD, bias[i] + step));
-      }
-    }
   }
 
   private armState(side: ArmSide): { q: Float64Array; gripper: number } {
@@ -390,26 +346,6 @@ export class BottlesPolicy implements Policy {
     transit(motion, parkPose(plan.side));
     this.plan = { task, side: plan.side, motion, step: 0, checked: new Set(['park-only']) };
   }
-}
-
-/** Joints 2–6 of the raised pose: the fingers 0.3 m above the table, above every bottle. */
-const RAISED_Q = [0.5, 0.5, 0, 0, 0] as const;
-
-/**
- * Moves between distant poses over the top: raise the arm where it is, turn the base joint
- * while raised, then go down to the target. A straight joint-space swing from the park pose
- * sweeps the forearm through the bottles near the bases.
- */
-function transit(motion: ArmMotion, target: ArrayLike<number>, gripper?: number): ArmMotion {
-  const from = motion.endQ;
-  const far = Math.abs(from[0] - target[0]) > 0.25;
-  if (far) {
-    const raisedHere = [from[0], ...RAISED_Q];
-    const raisedThere = [target[0], ...RAISED_Q];
-    if (maxAbsDiff(raisedHere, from) > AT_POSE_RAD) motion.moveTo(raisedHere, { gripper });
-    motion.moveTo(raisedThere, { gripper });
-  }
-  return motion.moveTo(target, { gripper });
 }
 
 interface Scene {
