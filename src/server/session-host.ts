@@ -164,6 +164,16 @@ export class SessionHost {
     return out;
   }
 
+  /** The policy specs of blind sessions still running, each with its session: not to be compared until it ends. */
+  blindSpecs(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const s of this.store.listSessions({ kind: 'ab-test' })) {
+      if (s.endedAt !== null) continue;
+      for (const p of this.storedPlan(s.id)?.policies ?? []) out.set(p.spec, s.id);
+    }
+    return out;
+  }
+
   /** Plans a session as 'tandem session plan' would (fitted to the minutes), stores it and starts it. */
   async start(req: StartSessionRequest): Promise<SessionView> {
     this.refuseIfWorking();

@@ -371,14 +371,18 @@ export class StationServer {
       if (['/api/teleop', '/api/teleop/start', '/api/teleop/resumable', '/api/teleop/resume', '/api/teleop/control'].includes(path)) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     if (get && path === '/api/compare/choices') {
-      return { body: compareChoices(store.listRollouts(), (id) => this.policyView(id), views.taskOf) };
+      const specs = this.o.sessions?.blindSpecs() ?? new Map<string, number>();
+      const blind = (policyId: number): boolean => specs.has(views.policy(policyId)?.spec ?? '');
+      return { body: compareChoices(store.listRollouts().filter((r) => !blind(r.policyId)), (id) => this.policyView(id), views.taskOf) };
     }
     if (get && path === '/api/compare/report') {
       const options = compareReportQuery(url.searchParams, { loadLayoutSet: (sha) => store.loadLayoutSet(sha), policiesOnSet: (sha) => [...new Set(store.listRollouts({ layoutSetSha256: sha }).map((r) => r.policyId))].sort((a, b) => a - b) });
+      for (const p of options.policies) this.refuseIfBlind(p);
       return { body: await compareReport((o) => this.reports.build(o), options, views.isCellMarker) };
     }
     if (get && path === '/api/compare/replay') {
       const policyId = parseId(url.searchParams.get('policy') ?? '', 'policy');
+      this.refuseIfBlind(String(policyId));
       const sha = parseLayoutSetSha(url.searchParams.get('layoutSet') ?? '');
       const layoutText = url.searchParams.get('layout') ?? '';
       const layout = layoutText === '0' ? 0 : parseId(layoutText, 'layout index');
@@ -405,6 +409,7 @@ export class StationServer {
       const set = store.loadLayoutSet(sha);
       if (!set) throw new ApiRefusal(404, `There is no layout set ${sha.slice(0, 12)}… in the store.`);
       if (!views.policy(policyId)) throw new ApiRefusal(404, `There is no policy ${policyId} in the store.`);
+      this.refuseIfBlind(String(policyId));
       const rollouts = store.listRollouts({ policyId, layoutSetSha256: sha });
       return { body: compareView({ policy: this.policyView(policyId), layoutSet: { sha256: sha, task: set.task, layouts: set.layouts }, rollouts, isCellMarker: views.isCellMarker }) };
     }
@@ -444,6 +449,18 @@ export class StationServer {
       if (known.includes(path) || one || layoutOne || topView) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     throw new ApiRefusal(404, `There is nothing at ${path}.`);
+  }
+
+  /**
+   * Compare leaves the rollouts of blind sessions still running out of its picker's counts and
+   * refuses to compare those sessions' policies until they end: a count or a progress per policy
+   * (even an empty one) would say which label is which.
+   */
+  private refuseIfBlind(policy: string): void {
+    const specs = this.o.sessions?.blindSpecs() ?? new Map<string, number>();
+    const spec = /^\d+$/.test(policy) ? this.o.views.policy(Number(policy))?.spec : policy;
+    const session = spec === undefined ? undefined : specs.get(spec);
+    if (session !== undefined) throw new ApiRefusal(409, `Policy ${policy} runs in blind session ${session}, which has not ended: comparing it now would show which label it is. Compare it once the session ends.`);
   }
 
   /** A rollout of a blind session that has not ended shows its label, never its policy. */

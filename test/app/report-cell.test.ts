@@ -18,6 +18,8 @@ const SECONDS = '30';
 const STARVED = [
   { pattern: /fell .* behind real time/, why: 'the emulated cell fell behind real time' },
   { pattern: /loss of communication/, why: "a cell motor's watchdog expired (loss of communication: the starved driver wrote late)" },
+  // The driver's side of the same starvation: the cell's motors answered too late for its reply deadline.
+  { pattern: /has not answered for \d+ ms/, why: "a cell motor's replies came later than the driver's deadline (the starved cell answered late)" },
 ];
 
 test('after a sim sweep and scored cell rollouts of three graded policies, the report never inverts their known order (and the sim separates best from worst)', { timeout: 900_000 }, async (t) => {

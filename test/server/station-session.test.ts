@@ -16,7 +16,7 @@ import { chromium, type Page } from 'playwright-core';
 import { startStation } from '../helpers/station-process.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
 import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
-import type { LayoutSetSummary, RolloutDetail, SessionSummary } from '../../src/server/api-types.js';
+import { TOKEN_HEADER, type LayoutSetSummary, type RolloutDetail, type SessionSummary } from '../../src/server/api-types.js';
 
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 /** A starved machine stops the cell's motors answering: the rollout is invalid (rig fault), which the session offers to redo. */
@@ -86,6 +86,15 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
         const listed = JSON.stringify(await api<unknown>('/api/rollouts'));
         assert.ok(!listed.includes('code:'), `rollouts of a running blind session are listed by label: ${listed.slice(0, 300)}`);
         assert.match(listed, /"name":"policy [AB]"/);
+        // Nor does Compare: its picker counts none of the session's rollouts, and the policy that
+        // ran cannot be compared (its real progress would say which label it is) until the end.
+        assert.deepEqual(await api<unknown[]>('/api/compare/choices'), [], 'the picker counts no rollout of the running blind session');
+        const answers = await Promise.all([1, 2].map(async (id) => {
+          const res = await fetch(`${station.base}/api/compare?policy=${id}&layoutSet=${set.sha256}`, { headers: { [TOKEN_HEADER]: station.token } });
+          return { status: res.status, body: JSON.stringify(await res.json()) };
+        }));
+        assert.ok(answers.some((a) => a.status === 409 && /blind session .* has not ended/.test(a.body)), JSON.stringify(answers));
+        assert.ok(answers.every((a) => a.status !== 200), `no comparison of a policy of the running blind session: ${JSON.stringify(answers)}`);
       }
       assert.ok(!((await page.textContent('#view-session')) ?? '').includes('code:bottles'), 'no policy spec anywhere on the page while blind');
       assert.match((await page.textContent('#session-steps li.here')) ?? '', /Place/);
