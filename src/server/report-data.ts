@@ -8,6 +8,7 @@ import { getTask } from '../tasks/registry.js';
 import { buildPairedReport, ReportInputError, type PairedReport, type ReportPolicy, type ReportRollout } from '../analysis/paired-report.js';
 import type { CostConfig } from '../analysis/cost.js';
 import { SIM_CALIBRATION_KIND } from '../sim/calibration.js';
+import { RANDOMIZATION_KIND } from '../sim/randomization.js';
 import { operatorTimeByRollout, type RolloutOperatorTime } from '../session/operator-time.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
@@ -73,8 +74,11 @@ function reportRollouts(store: Store, policies: readonly ReportPolicy[], layoutS
       }
       const op = r.kind === 'real' && r.sessionId !== null ? journalled(r.sessionId, r.id) : undefined;
       if (op) operatorTime.push(op);
-      // Sim pairs by its sim calibration; the real side by every calibration it ran with.
-      const calibration = r.kind === 'sim' ? r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(',') : r.calibrationSha256s.join(',');
+      // Sim pairs by its sim calibration; the real side by every calibration it ran with. A
+      // randomized sweep's rollouts each ran their own drawn record (stored with each): they are
+      // one condition, named by the spec they were drawn from.
+      const spec = r.kind === 'sim' ? r.calibrationSha256s.find((c) => calibrationKind(c) === RANDOMIZATION_KIND) : undefined;
+      const calibration = r.kind === 'sim' ? (spec ?? r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(',')) : r.calibrationSha256s.join(',');
       rollouts.push({
         id: r.id,
         kind: r.kind,

@@ -8,6 +8,7 @@ import { runCli } from '../../src/app/cli.js';
 import { openStore } from '../../src/store/store.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { simCalibrationHash, simCalibrationJson, DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND } from '../../src/sim/calibration.js';
+import { RANDOMIZATION_KIND } from '../../src/sim/randomization.js';
 import { calibrationFixture } from '../store/fixture-data.js';
 
 async function tandem(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -24,7 +25,7 @@ const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.5', '
  * A store as sweeps and scored cell rollouts leave it: for each policy, sim on all 8 layouts (3
  * repeats), real (scored, with end states) on the first 5; every bottle, about half, about a third. Returns the data dir.
  */
-function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?: boolean; session?: boolean; simSeconds?: (layout: number, repeat: number) => number; realSeconds?: number } = {}): string {
+function fillStore(dir: string, opts: { randomized?: boolean; otherSimCalibration?: boolean; unscored?: boolean; session?: boolean; simSeconds?: (layout: number, repeat: number) => number; realSeconds?: number } = {}): string {
   const data = join(dir, 'data');
   mkdirSync(data);
   const store = openStore(join(data, 'tandem.sqlite'));
@@ -34,6 +35,16 @@ function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?
     store.putCalibration({ sha256: cal, kind: SIM_CALIBRATION_KIND, version: DEFAULT_SIM_CALIBRATION.version, canonicalJson: simCalibrationJson(DEFAULT_SIM_CALIBRATION) });
     const other = calibrationFixture(SIM_CALIBRATION_KIND, 99, { physicsStepS: 0.004 });
     store.putCalibration(other);
+    // opts.randomized: every sim rollout ran its own drawn record, linked with the spec it was drawn from (as sim sweep --randomize stores them).
+    const spec = calibrationFixture(RANDOMIZATION_KIND, 1, { format: 'tandem.randomization/1', seed: 3, physics: { tableFriction: [0.3, 0.9] } });
+    if (opts.randomized) store.putCalibration(spec);
+    let draws = 0;
+    const simCalibrations = (i: number, rep: number): string[] => {
+      if (!opts.randomized) return [opts.otherSimCalibration && i === 7 && rep === 0 ? other.sha256 : cal];
+      const drawn = calibrationFixture(SIM_CALIBRATION_KIND, 1, { drawn: (draws += 1), tableFriction: 0.3 + draws / 100 });
+      store.putCalibration(drawn);
+      return [drawn.sha256, spec.sha256];
+    };
     // With opts.session, the first policy's real rollouts ran in an evaluation session whose journal timed the operator.
     const session = opts.session ? store.createSession({ kind: 'real-eval', operator: 'test' }) : undefined;
     SPECS.forEach((spec, pi) => {
@@ -45,7 +56,7 @@ function fillStore(dir: string, opts: { otherSimCalibration?: boolean; unscored?
           store.insertRollout({
             kind: 'sim', policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, repeatIndex: rep, episodeSeconds: opts.simSeconds?.(i, rep) ?? 20, controlHz: 50, status: 'valid',
             progress: clipped / n, counts: { inBin: clipped, target: n, offTable: 0, 'objects:done:bottle-500ml': clipped, 'objects:knocked-over:bottle-500ml': n - clipped },
-            calibrationSha256s: [opts.otherSimCalibration && i === 7 && rep === 0 ? other.sha256 : cal], durationS: 5,
+            calibrationSha256s: simCalibrations(i, rep), durationS: 5,
           });
         }
         if (i < 5) {
@@ -155,6 +166,23 @@ test('bad input: mixed sim calibrations, unknown policies, bad cost files get on
   const two = await tandem(['report', '--policies', SPECS.slice(0, 2).join(','), '--layouts', 'set.json', '--sim-calibration', cal, '--data', data], dir);
   assert.equal(two.code, 0, two.stderr);
   assert.match(two.stdout, /Correlating sim with real needs at least 3 policies with paired results; only .* have them\./);
+});
+
+test('a randomized sweep pairs as one condition — the spec its worlds were drawn from — not one calibration per drawn world', async (t) => {
+  const dir = tempDir(t);
+  const data = fillStore(dir, { randomized: true });
+  const r = await tandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '--data', data, '--json'], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout) as { simCalibration: string; policies: { sim: { rollouts?: number } }[]; choices: { simCalibrations: { value: string; rollouts: number }[] } };
+  const store = openStore(join(data, 'tandem.sqlite'));
+  let specSha: string;
+  try {
+    specSha = store.latestCalibration(RANDOMIZATION_KIND)!.sha256;
+  } finally {
+    store.close();
+  }
+  assert.equal(report.simCalibration, specSha, 'the comparison names the randomization spec');
+  assert.deepEqual(report.choices.simCalibrations.map((c) => [c.value, c.rollouts]), [[specSha, SPECS.length * set.layouts.length * 3]], 'all 72 drawn worlds are one choice');
 });
 
 test('operator seconds of rollouts run in a session come from its journal; the rest are the stated estimate, marked', async (t) => {
