@@ -8,7 +8,7 @@
  * same plan.
  */
 import type { ArmSide, RigModel } from '../../rig/contract.js';
-import { DOF_PER_ARM, STATE_DIM, stateIndex } from '../../rig/contract.js';
+import { DOF_PER_ARM, stateIndex } from '../../rig/contract.js';
 import type { ActionChunk, EpisodeContext, Observation, Policy, PolicyInfo, PrivilegedState } from '../contract.js';
 import { armReach, type ArmReach } from './arm-reach.js';
 import { fromToolBasis } from './bottle-grasps.js';
@@ -18,7 +18,8 @@ import { binShape, bottleInBin, bottleShape, viewBin, viewBottle, type BinView, 
 import { ArmMotion, DEFAULT_MOTION_LIMITS, maxAbsDiff, type MotionLimits } from './motion.js';
 import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js';
 import { AT_POSE_RAD, parkPose, transit } from './arm-moves.js';
-import { SETTLED_STEP_RAD, TrackingCorrection } from './tracking-correction.js';
+import { TrackingCorrection } from './tracking-correction.js';
+import { commandInLimits, writeChunk } from './chunk-writer.js';
 
 export const BOTTLES_POLICY_NAME = 'code:bottles-in-the-bin';
 /** Bumped whenever the policy's behaviour changes: it feeds the policy's checkpoint hash. */
@@ -150,17 +151,8 @@ export class BottlesPolicy implements Policy {
     if (!obs.privileged) throw new PrivilegedStateRequiredError(BOTTLES_POLICY_NAME);
     if (this.arms.length === 0) throw new Error(`${BOTTLES_POLICY_NAME}: infer was called before reset.`);
     const scene = readScene(obs.privileged);
-    if (!this.command) {
-      // Start from where the arms are, inside the limits (a reading a hair past a limit would
-      // otherwise be sent back as a target the safety supervisor must clamp).
-      this.command = Float64Array.from(obs.state);
-      for (const [a, arm] of (this.rigModel as RigModel).arms.entries()) {
-        arm.joints.forEach((j, i) => {
-          const k = a * DOF_PER_ARM + i;
-          (this.command as Float64Array)[k] = Math.min(j.maxRad, Math.max(j.minRad, (this.command as Float64Array)[k]));
-        });
-      }
-    }
+    // Start from where the arms are, inside the limits.
+    if (!this.command) this.command = commandInLimits(obs.state, this.rigModel as RigModel);
 
     if (this.plan) this.checkPlan(this.plan, obs, scene);
     if (this.plan && this.plan.step * (1 / this.controlHz) >= this.plan.motion.durationS) this.plan = undefined;
@@ -169,23 +161,8 @@ export class BottlesPolicy implements Policy {
     this.tracking.update(this.lastChunkSettled, this.command, obs.state);
 
     const H = this.opts.actionHorizon;
-    const actions = new Float32Array(H * STATE_DIM);
-    const q = new Float64Array(6);
-    let maxRowStep = 0;
-    for (let r = 0; r < H; r++) {
-      if (this.plan) {
-        const p = this.plan;
-        p.step += 1;
-        const g = p.motion.sample(p.step / this.controlHz, q);
-        const base = stateIndex(p.side, 0);
-        for (let i = 0; i < 6; i++) maxRowStep = Math.max(maxRowStep, Math.abs(q[i] - this.command[base + i]));
-        this.command.set(q, base);
-        this.command[base + 6] = g;
-      }
-      actions.set(this.command, r * STATE_DIM);
-      this.tracking.apply(actions, r, H, this.rigModel as RigModel);
-    }
-    this.lastChunkSettled = maxRowStep < SETTLED_STEP_RAD;
+    const { actions, settled } = writeChunk({ plan: this.plan, command: this.command, horizon: H, controlHz: this.controlHz, tracking: this.tracking, rigModel: this.rigModel as RigModel });
+    this.lastChunkSettled = settled;
     return { horizon: H, actions };
   }
 

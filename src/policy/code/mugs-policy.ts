@@ -9,7 +9,7 @@
  * waits parked. Deterministic: the same state gives the same plan.
  */
 import type { ArmSide, RigModel } from '../../rig/contract.js';
-import { DOF_PER_ARM, STATE_DIM, stateIndex } from '../../rig/contract.js';
+import { DOF_PER_ARM, stateIndex } from '../../rig/contract.js';
 import type { ActionChunk, EpisodeContext, Observation, Policy, PolicyInfo, PrivilegedState } from '../contract.js';
 import { armReach, type ArmReach } from './arm-reach.js';
 import { AT_POSE_RAD, parkPose, transit } from './arm-moves.js';
@@ -20,7 +20,8 @@ import { mugShape, viewMug, type MugView } from './mug-geometry.js';
 import { planNextFlip, type FlipTask, type MugPlannerOptions } from './mugs-planner.js';
 import { ArmMotion, DEFAULT_MOTION_LIMITS, maxAbsDiff, type MotionLimits } from './motion.js';
 import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js';
-import { SETTLED_STEP_RAD, TrackingCorrection } from './tracking-correction.js';
+import { TrackingCorrection } from './tracking-correction.js';
+import { commandInLimits, writeChunk } from './chunk-writer.js';
 
 export const MUGS_POLICY_NAME = 'code:mug-flipping';
 /** Bumped whenever the policy's behaviour changes: it feeds the policy's checkpoint hash. */
@@ -120,40 +121,16 @@ export class MugsPolicy implements Policy {
     if (!obs.privileged) throw new PrivilegedStateRequiredError(MUGS_POLICY_NAME);
     if (this.arms.length === 0) throw new Error(`${MUGS_POLICY_NAME}: infer was called before reset.`);
     const mugs = readMugs(obs.privileged);
-    if (!this.command) {
-      // Start from where the arms are, inside the limits.
-      const command = Float64Array.from(obs.state);
-      for (const [a, arm] of (this.rigModel as RigModel).arms.entries()) {
-        arm.joints.forEach((j, i) => {
-          const k = a * DOF_PER_ARM + i;
-          command[k] = Math.min(j.maxRad, Math.max(j.minRad, command[k]));
-        });
-      }
-      this.command = command;
-    }
+    // Start from where the arms are, inside the limits.
+    if (!this.command) this.command = commandInLimits(obs.state, this.rigModel as RigModel);
     if (this.plan) this.checkPlan(this.plan, obs, mugs);
     if (this.plan && this.plan.step / this.controlHz >= this.plan.motion.durationS) this.plan = undefined;
     if (!this.plan && obs.timeS >= this.idleUntilS) this.startNextTask(obs, mugs);
 
     this.tracking.update(this.lastChunkSettled, this.command, obs.state);
     const H = this.opts.actionHorizon;
-    const actions = new Float32Array(H * STATE_DIM);
-    const q = new Float64Array(6);
-    let maxRowStep = 0;
-    for (let r = 0; r < H; r++) {
-      if (this.plan) {
-        const p = this.plan;
-        p.step += 1;
-        const g = p.motion.sample(p.step / this.controlHz, q);
-        const base = stateIndex(p.side, 0);
-        for (let i = 0; i < 6; i++) maxRowStep = Math.max(maxRowStep, Math.abs(q[i] - this.command[base + i]));
-        this.command.set(q, base);
-        this.command[base + 6] = g;
-      }
-      actions.set(this.command, r * STATE_DIM);
-      this.tracking.apply(actions, r, H, this.rigModel as RigModel);
-    }
-    this.lastChunkSettled = maxRowStep < SETTLED_STEP_RAD;
+    const { actions, settled } = writeChunk({ plan: this.plan, command: this.command, horizon: H, controlHz: this.controlHz, tracking: this.tracking, rigModel: this.rigModel as RigModel });
+    this.lastChunkSettled = settled;
     return { horizon: H, actions };
   }
 
