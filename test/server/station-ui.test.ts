@@ -57,6 +57,7 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
 
   // H holds. On a machine too busy to run the cell's physics in real time the cell says so and the
   // rig refuses to activate (correctly); an operator presses H again once that fault has cleared.
+  let refusals = 0;
   for (let attempt = 1; ; attempt++) {
     await page.keyboard.press('h');
     await page.waitForFunction(() => document.getElementById('rig-mode')?.textContent === 'ACTIVE' || /Not activating/.test(document.getElementById('message')?.textContent ?? ''));
@@ -65,7 +66,13 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
     assert.match(refusal, /emulated cell's physics fell .* behind real time/, 'the only refusal accepted here is the machine being too busy');
     assert.ok(attempt < 4, `the cell stayed behind real time: ${refusal}`);
     t.diagnostic(`hold refused (machine busy), attempt ${attempt}: ${refusal}`);
-    await page.waitForFunction(() => !/fault/.test(document.getElementById('rig-summary')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    refusals += 1;
+    // The cell's fault clears a second after it catches up, but the rig reports the refusal's
+    // faults until it is asked again (motors off, nothing re-reads them): as the message says,
+    // the operator waits, then presses H again.
+    await new Promise((r) => setTimeout(r, 2000));
+    // …once the rig host is done damping after the refusal (H while it changes is refused with a 409).
+    await page.waitForFunction(() => !(document.getElementById('hold') as HTMLButtonElement | null)?.disabled);
     await page.evaluate(() => (document.getElementById('message')!.textContent = ''));
   }
   await page.waitForFunction(() => document.querySelector('#motor-table tr[data-motor="right gripper"]')?.textContent?.includes('enabled') ?? false);
@@ -109,5 +116,6 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
   await page.waitForFunction(() => /E-stop sent/.test(document.getElementById('message')?.textContent ?? ''));
   await page.keyboard.press('3');
   assert.match((await page.textContent('#view-session')) ?? '', /Plan a session/);
-  assert.deepEqual(problems, [], 'no errors in the page');
+  // A hold the station refused (the busy-machine path above) is its 409, which the browser logs; nothing else may be.
+  assert.deepEqual(problems.filter((p, i) => !(i < refusals && /status of 409/.test(p))), [], 'no errors in the page');
 });
