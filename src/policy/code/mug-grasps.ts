@@ -7,6 +7,7 @@
 import type { ArmReach, ToolTarget } from './arm-reach.js';
 import { add, cross, dot, normalize, scale, sub, type Vec3 } from './frames.js';
 import { horizontal } from './geometry.js';
+import { toToolBasis } from './bottle-grasps.js';
 import { dirInMugFrame, fromFrame, inMugFrame, pathTouchesMugs, type MugView } from './mug-geometry.js';
 
 export type MugGraspStyle = 'lying-top' | 'upside-down-top';
@@ -178,8 +179,6 @@ export function* planMugGrasps(mug: MugView, others: readonly MugView[], reach: 
     if (!lift || !qLift) continue;
     // The hand may touch the mug it takes, never the others; at the grasp it must be off the table.
     if (poseTouches(reach, qPre, pre, others) || poseTouches(reach, qGrasp, t, others) || pathTouchesMugs(others, reach.skeletonAt(qLift), LINK_CLEARANCE_M)) continue;
-    const b = cross(t.approach, t.closing);
-    const rel = sub(mug.centre, t.position);
     yield {
       mugId: mug.id,
       side: reach.side,
@@ -191,7 +190,7 @@ export function* planMugGrasps(mug: MugView, others: readonly MugView[], reach: 
       qGrasp,
       qLift,
       toolInMug: { position: inMugFrame(mug, t.position), approach: dirInMugFrame(mug, t.approach), closing: dirInMugFrame(mug, t.closing) },
-      centreInTool: [dot(rel, t.approach), dot(rel, t.closing), dot(rel, b)],
+      centreInTool: toToolBasis(t, sub(mug.centre, t.position)),
     };
   }
 }
