@@ -17,20 +17,28 @@
  *   the MIT law τ = kp(q*−q) − kd·dq with τff = 0 and dq* = 0;
  * - fingers: slide joints whose coordinate is the opening per finger (m), each driven like the sim's
  *   gripper motor (its kp, kd through the transmission, force limited to the calibration's squeeze);
+ * - what system identification fits (docs/sysid.md): a joint's `motorTorqueScale` s scales every term
+ *   of its servo (kp·s, kd·s; the clamp stays the motor's torque, as in the sim); the gripper rotor's
+ *   reflected mass rides on each finger body as the sim carries it (Rapier spreads a body's extra
+ *   mass like its collider's: here, the finger geom's mass) and, as in the sim, has no weight of its
+ *   own: `gravcomp` cancels exactly that share of the finger's gravity (MuJoCo ≥ 2.3; written only
+ *   when the record has the mass, so the built-in record's file still loads in Debian's 2.2.2);
  * - contacts: MuJoCo's contype/conaffinity bits reproduce the sim's groups (an arm never collides with
  *   itself, everything else collides);
  * - the integrator is `implicit` (damping and the motors' kv implicit, as Rapier's velocity motors
  *   make them in the sim) at the calibration's physics step.
  * Not carried over: Rapier averages two surfaces' frictions where MuJoCo takes the larger; Rapier's
  * solver substeps and sleeping have no MuJoCo counterpart; the vendor driver's gravity feed-forward
- * is the rig's command, not the scene's.
+ * is the rig's command, not the scene's; the record's `commandLatencyS` is a delay of the commands
+ * (SimRig holds each back that long), which MuJoCo's actuators have no attribute for: it is written
+ * as a comment, for whoever drives the file to delay `ctrl` by.
  */
 import type { Collider, RigidBody } from '@dimforge/rapier3d-deterministic-compat';
 import type { RigModel } from '../rig/contract.js';
 import { LINK_NAMES, rotationToQuaternion, rpyToRotation } from '../rig/kinematics.js';
 import { YAM_CHAIN, YAM_LIMIT_BUFFER_RAD } from '../rig/yam.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
-import type { SimCalibration } from './calibration.js';
+import { motorTorqueScales, type SimCalibration } from './calibration.js';
 import { GROUP, quatMul, quatRotate } from './colliders.js';
 import { loadRapier } from './rapier.js';
 import { SimScene } from './scene.js';
@@ -78,6 +86,7 @@ export function sceneToMjcf(scene: SimScene, title: string): MjcfScene {
   w.line(`<mujoco model="${esc(title)}">`);
   w.indent(() => {
     w.line(`<!-- tandem sim scene: ${esc(title)}; sim calibration ${esc(cal.name)} v${cal.version} -->`);
+    if ((cal.commandLatencyS ?? 0) > 0) w.line(`<!-- command latency ${num(cal.commandLatencyS ?? 0)} s: apply each ctrl that long after it is computed (the sim's SimRig does) -->`);
     w.line('<compiler angle="radian"/>');
     w.line(`<option timestep="${num(cal.physicsStepS)}" gravity="0 0 ${num(scene.world.gravity.z)}" integrator="implicit"/>`);
     w.line('<worldbody>');
@@ -106,15 +115,19 @@ export function sceneToMjcf(scene: SimScene, title: string): MjcfScene {
           geomsOf(w, o.body, o.id);
         });
       }
-      for (const arm of scene.arms) writeArm(w, arm, cal, armJoints);
+      const reflected = scene.opts.fingerReflectedMassKg ?? cal.fingerReflectedMassKg ?? 0;
+      for (const arm of scene.arms) writeArm(w, arm, cal, reflected, armJoints);
     });
     w.line('</worldbody>');
     w.line('<actuator>');
     w.indent(() => {
       for (const arm of scene.arms) {
         const side = arm.model.side;
-        arm.model.joints.forEach((j) => {
-          w.line(motor(`${j.name}_motor`, j.name, j.kp, j.kd, j.maxTorqueNm, [j.minRad, j.maxRad]));
+        const torqueScale = motorTorqueScales(cal);
+        arm.model.joints.forEach((j, i) => {
+          // A motor whose torque constant is off by s delivers s times every term of its law (sim-arm.ts applyDrive).
+          const s = torqueScale[i];
+          w.line(motor(`${j.name}_motor`, j.name, j.kp * s, j.kd * s, j.maxTorqueNm, [j.minRad, j.maxRad]));
         });
         const g = arm.model.gripper;
         const halfStroke = g.strokeM / 2;
@@ -150,7 +163,7 @@ function motor(name: string, joint: string, kp: number, kv: number, maxForce: nu
  * One arm as a nested body tree: base_link fixed where the sim put it, each link at its chain
  * joint's origin in its parent (q = 0), fingers on slide joints in the gripper body.
  */
-function writeArm(w: XmlWriter, arm: SimArm, cal: SimCalibration, armJoints: string[]): void {
+function writeArm(w: XmlWriter, arm: SimArm, cal: SimCalibration, reflectedMassKg: number, armJoints: string[]): void {
   const side = arm.model.side;
   const name = (i: number): string => `${side}_${LINK_NAMES[i]}`;
   const q0 = Array.from(arm.q);
@@ -170,7 +183,7 @@ function writeArm(w: XmlWriter, arm: SimArm, cal: SimCalibration, armJoints: str
       }
       geomsOf(w, arm.links[i], name(i));
       if (i < 6) open(i + 1);
-      else writeFingers(w, arm);
+      else writeFingers(w, arm, reflectedMassKg);
     });
   };
   if (q0.some((q) => Math.abs(q) > 1e-9)) {
@@ -180,7 +193,7 @@ function writeArm(w: XmlWriter, arm: SimArm, cal: SimCalibration, armJoints: str
   open(0);
 }
 
-function writeFingers(w: XmlWriter, arm: SimArm): void {
+function writeFingers(w: XmlWriter, arm: SimArm, reflectedMassKg: number): void {
   const side = arm.model.side;
   const gripper = arm.links[6];
   const halfStroke = arm.model.gripper.strokeM / 2;
@@ -189,17 +202,35 @@ function writeFingers(w: XmlWriter, arm: SimArm): void {
     const sign = k === 0 ? 1 : -1;
     const local = relativePose(gripper, finger);
     const name = `${side}_finger_${FINGERS[k]}`;
+    // The gripper rotor's reflected mass: what the sim adds to the finger body beyond its collider
+    // (sim-arm.ts setAdditionalMass; Rapier folds it into body.mass() only at the first step, so
+    // it is read where the scene took it). The sim gives it no weight (the rotor's weight is the
+    // gripper's), so gravcomp takes back exactly its share of the finger's gravity.
+    const extra = reflectedMassKg;
+    const total = colliderMass(finger) + extra;
+    const weightless = extra > 0 ? ` gravcomp="${num(extra / total)}"` : '';
     w.body(name, local, () => {
       // Coordinate = this finger's opening (m): ref is the opening it was built at.
       w.line(`<joint name="${name}" type="slide" axis="0 ${sign} 0" ref="${num(opening)}" limited="true" range="0 ${num(halfStroke + 0.002)}"/>`);
-      geomsOf(w, finger, name);
-    });
+      geomsOf(w, finger, name, extra);
+    }, weightless);
   });
 }
 
-/** The body's colliders as geoms in its frame: shape, size, pose, mass, friction, contact bits. */
-function geomsOf(w: XmlWriter, body: RigidBody, owner: string): void {
+function colliderMass(body: RigidBody): number {
+  let m = 0;
+  for (let i = 0; i < body.numColliders(); i++) m += body.collider(i).mass();
+  return m;
+}
+
+/**
+ * The body's colliders as geoms in its frame: shape, size, pose, mass, friction, contact bits.
+ * `extraMassKg` (the body's mass beyond its colliders') goes onto its one collider, as Rapier
+ * spreads it: by the collider's shape.
+ */
+function geomsOf(w: XmlWriter, body: RigidBody, owner: string, extraMassKg = 0): void {
   const fixed = body.isFixed();
+  if (extraMassKg > 0 && body.numColliders() !== 1) throw new Error(`MJCF export can put extra mass only on a body with one collider; '${owner}' has ${body.numColliders()}.`);
   for (let i = 0; i < body.numColliders(); i++) {
     const c = body.collider(i);
     const name = `${owner}_g${i}`;
@@ -207,7 +238,7 @@ function geomsOf(w: XmlWriter, body: RigidBody, owner: string): void {
     const r = c.rotationWrtParent() ?? { x: 0, y: 0, z: 0, w: 1 };
     const pos: Vec3 = [t.x, t.y, t.z];
     const rot: Quat = [r.x, r.y, r.z, r.w];
-    const mass = fixed ? '' : ` mass="${num(c.mass())}"`;
+    const mass = fixed ? '' : ` mass="${num(c.mass() + extraMassKg)}"`;
     const common = `${contactBits(c)} friction="${num(c.friction())} 0.005 0.0001"${mass}`;
     const type = c.shapeType();
     if (type === SHAPE_CUBOID) {
@@ -289,8 +320,8 @@ class XmlWriter {
     f();
     this.depth -= 1;
   }
-  body(name: string, pose: { position: Vec3; quaternion: Quat }, inside: () => void): void {
-    this.line(`<body name="${esc(name)}" pos="${vec(pose.position)}" quat="${quat(pose.quaternion)}">`);
+  body(name: string, pose: { position: Vec3; quaternion: Quat }, inside: () => void, attributes = ''): void {
+    this.line(`<body name="${esc(name)}" pos="${vec(pose.position)}" quat="${quat(pose.quaternion)}"${attributes}>`);
     this.indent(inside);
     this.line('</body>');
   }

@@ -5,7 +5,7 @@ import { yamRigModel, YAM_LIMIT_BUFFER_RAD } from '../../src/rig/yam.js';
 import { linkFramesTable, LINK_NAMES } from '../../src/rig/kinematics.js';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import { getTask } from '../../src/tasks/registry.js';
-import { DEFAULT_SIM_CALIBRATION, withCalibration } from '../../src/sim/calibration.js';
+import { DEFAULT_SIM_CALIBRATION, withCalibration, type SimCalibration } from '../../src/sim/calibration.js';
 import { exportMjcf, type MjcfScene } from '../../src/sim/mjcf-export.js';
 import { createScene, SceneError } from '../../src/sim/scene.js';
 import { newMotorCommand } from '../../src/sim/sim-arm.js';
@@ -131,13 +131,15 @@ test('after a second of MuJoCo stepping every object still rests on the table (n
   }
 });
 
-test('an arm holding a pose under its MIT motors (kp, kd, no feed-forward) sags to the same angles in MuJoCo as in the sim', async () => {
-  // Gravity pulls each joint off its target until kp·Δq carries the weight: the sag measures the
-  // link masses, centres of mass, motor gains and joint friction together.
+/**
+ * Both arms hold `target` under their MIT motors (kp, kd, no feed-forward) for a second, in the sim
+ * (by default) and in MuJoCo on the exported file: gravity pulls each joint off its target until kp·Δq carries
+ * the weight, so the sag measures the link masses, centres of mass, motor gains and joint friction
+ * together. Returns both sets of angles and the sim's sag.
+ */
+async function holdInBoth(cal: SimCalibration, seconds = 1): Promise<{ simQ: number[]; mjQ: number[]; sag: number[]; rows: string[] }> {
   const layout: Layout = { index: 0, tier: 1, fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0.1, y: -0.3, yawRad: 0 } }], objects: [] };
-  const target = [0.3, 1.2, 1.0, -0.4, 0.5, 0.7, -0.5, 0.8, 0.6, 0.3, -0.2, 1.1];
-  const seconds = 1;
-  const cal = DEFAULT_SIM_CALIBRATION;
+  const target = HOLD_TARGET;
 
   const scene = await createScene({ rigModel: rig, task: bottles, layout, calibration: cal, startPosition: [...target.slice(0, 6), 1, ...target.slice(6), 1] });
   const cmds = rig.arms.map((arm, a) => {
@@ -156,7 +158,7 @@ test('an arm holding a pose under its MIT motors (kp, kd, no feed-forward) sags 
   const simQ = scene.arms.flatMap((arm) => Array.from(arm.q));
   scene.free();
 
-  const s = await exported(bottles, layout);
+  const s = await exported(bottles, layout, cal);
   const { m, d } = loadXml(s.xml);
   const jointNames = rig.arms.flatMap((a) => a.joints.map((j) => j.name));
   jointNames.forEach((n, i) => {
@@ -168,12 +170,42 @@ test('an arm holding a pose under its MIT motors (kp, kd, no feed-forward) sags 
   const mjQ = jointNames.map((n) => d.qpos[m.jnt_qposadr[id(m, JOINT, n)]]);
 
   const sag = simQ.map((q, i) => Math.abs(q - target[i]));
-  // The hold must actually load the joints, or agreement would say nothing.
-  assert.ok(Math.max(...sag) > 0.02, `largest sag in the sim only ${Math.max(...sag).toFixed(4)} rad`);
-  const TOLERANCE_RAD = 0.005;
   const rows = jointNames.map((n, i) => `${n} target ${target[i].toFixed(3)} sim ${simQ[i].toFixed(4)} MuJoCo ${mjQ[i].toFixed(4)}`);
-  const worst = Math.max(...mjQ.map((q, i) => Math.abs(q - simQ[i])));
-  assert.ok(worst < TOLERANCE_RAD, `MuJoCo and the sim differ by up to ${worst.toFixed(4)} rad:\n${rows.join('\n')}`);
+  return { simQ, mjQ, sag, rows };
+}
+
+const HOLD_TARGET = [0.3, 1.2, 1.0, -0.4, 0.5, 0.7, -0.5, 0.8, 0.6, 0.3, -0.2, 1.1];
+const HOLD_TOLERANCE_RAD = 0.005;
+
+function assertSameHold(r: { simQ: number[]; mjQ: number[]; sag: number[]; rows: string[] }): void {
+  // The hold must actually load the joints, or agreement would say nothing.
+  assert.ok(Math.max(...r.sag) > 0.02, `largest sag in the sim only ${Math.max(...r.sag).toFixed(4)} rad`);
+  const worst = Math.max(...r.mjQ.map((q, i) => Math.abs(q - r.simQ[i])));
+  assert.ok(worst < HOLD_TOLERANCE_RAD, `MuJoCo and the sim differ by up to ${worst.toFixed(4)} rad:\n${r.rows.join('\n')}`);
+}
+
+test('an arm holding a pose under its MIT motors (kp, kd, no feed-forward) sags to the same angles in MuJoCo as in the sim', async () => {
+  assertSameHold(await holdInBoth(DEFAULT_SIM_CALIBRATION));
+});
+
+test("a record fitted by sysid (weaker motors, the gripper rotor's reflected mass) holds the same in MuJoCo as in the sim", async () => {
+  // What `tandem sysid fit` writes: torque scales below 1 on the shoulder and elbow (they sag
+  // more) and 0.6 kg of rotor mass at each finger that moves with the hand but weighs nothing.
+  const fitted = withCalibration(DEFAULT_SIM_CALIBRATION, { motorTorqueScale: [1, 0.75, 0.8, 0.9, 1, 1], fingerReflectedMassKg: 0.6 });
+  // Three seconds: the heavier hand is still swinging slightly at one (the two engines' transients
+  // then differ by a few mrad); the settled hold is what the masses, gains and gravity decide.
+  const r = await holdInBoth(fitted, 3);
+  const plain = await holdInBoth(DEFAULT_SIM_CALIBRATION, 3);
+  // The fitted fields change the hold, or the comparison would not test them.
+  const moved = Math.max(...r.simQ.map((q, i) => Math.abs(q - plain.simQ[i])));
+  assert.ok(moved > 0.01, `the fitted record moves the sim's hold by only ${moved.toFixed(4)} rad`);
+  assertSameHold(r);
+  const s = await exported(bottles, { index: 0, tier: 1, fixtures: [], objects: [] }, fitted);
+  const { m } = loadXml(s.xml);
+  const finger = id(m, BODY, 'left_finger_a');
+  const plainFinger = loadXml((await exported(bottles, { index: 0, tier: 1, fixtures: [], objects: [] })).xml);
+  // The rotor's mass rides on the finger (so the hand is as heavy to turn as in the sim).
+  assert.ok(Math.abs(m.body_mass[finger] - plainFinger.m.body_mass[id(plainFinger.m, BODY, 'left_finger_a')] - 0.6) < 1e-4, `finger mass ${m.body_mass[finger]}`);
 });
 
 test('a layout the sim cannot build is refused with the sim’s own sentence, not exported', async () => {
