@@ -260,16 +260,28 @@ function reportChoices(valid: readonly ReportRollout[], sameCalibration: readonl
   return { simCalibrations: calibrations('sim'), realCalibrations: calibrations('real'), episodeSeconds };
 }
 
+/** At most this many calibrations are named in a sentence; the rest are counted (the choices list has them all). */
+const NAMED_CALIBRATIONS = 4;
+
+/** Short hashes, the most-used first, the first few named and the rest counted: "a…, b… and 70 more". */
+function someCalibrations(hashes: readonly string[], rows: readonly ReportRollout[], kind: 'sim' | 'real'): string {
+  const uses = new Map<string, number>();
+  for (const r of rows) if (r.kind === kind) uses.set(r.calibration, (uses.get(r.calibration) ?? 0) + 1);
+  const ordered = [...hashes].sort((a, b) => (uses.get(b) ?? 0) - (uses.get(a) ?? 0));
+  const named = ordered.slice(0, NAMED_CALIBRATIONS).map(short).join(', ');
+  return ordered.length > NAMED_CALIBRATIONS ? `${named} and ${ordered.length - NAMED_CALIBRATIONS} more` : named;
+}
+
 /** The calibration to use for one side: the one given, or the only one present; refuses a mix. */
 function pickCalibration(rows: readonly ReportRollout[], kind: 'sim' | 'real', asked: string | undefined): string | null {
   const present = [...new Set(rows.filter((r) => r.kind === kind).map((r) => r.calibration))];
   if (asked !== undefined) {
-    if (!present.includes(asked)) throw new ReportInputError(`No ${kind} rollout of these policies ran with calibration ${short(asked)}; present: ${present.map(short).join(', ') || 'none'}.`, reportChoices(rows, rows));
+    if (!present.includes(asked)) throw new ReportInputError(`No ${kind} rollout of these policies ran with calibration ${short(asked)}; present: ${someCalibrations(present, rows, kind) || 'none'}.`, reportChoices(rows, rows));
     return asked;
   }
   if (present.length > 1) {
     const flag = kind === 'sim' ? '--sim-calibration' : '--real-calibration';
-    throw new ReportInputError(`The ${kind} rollouts of these policies ran with ${present.length} different calibrations (${present.map(short).join(', ')}); one comparison uses one: pick it with ${flag} SHA256.`, reportChoices(rows, rows));
+    throw new ReportInputError(`The ${kind} rollouts of these policies ran with ${present.length} different calibrations (${someCalibrations(present, rows, kind)}); one comparison uses one: pick it with ${flag} SHA256.`, reportChoices(rows, rows));
   }
   return present[0] ?? null;
 }

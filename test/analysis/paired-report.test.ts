@@ -92,6 +92,22 @@ test('mixed sim calibrations are refused, or one is chosen and the others are li
   assert.throws(() => buildPairedReport(input(mixed, { simCalibration: 'c'.repeat(64) })), /No sim rollout of these policies ran with calibration cccccccccccc/);
 });
 
+test('a refusal over many calibrations names the most-used few and counts the rest (a randomized sweep drew one per rollout)', () => {
+  const rows = threePolicies();
+  // Every sim rollout of 'mid' with a calibration of its own; the rest keep SIM_CAL, the most used.
+  let n = 0;
+  const many = rows.map((x) => (x.kind === 'sim' && x.policy === 'mid' ? { ...x, calibration: (n++).toString(16).padStart(64, 'd') } : x));
+  assert.ok(n > 6, `only ${n} drawn calibrations`);
+  assert.throws(
+    () => buildPairedReport(input(many)),
+    (e: unknown) => {
+      const m = (e as Error).message;
+      assert.match(m, new RegExp(`ran with ${n + 1} different calibrations \\(${SIM_CAL.slice(0, 12)}…, [0-9a-f]{12}…, [0-9a-f]{12}…, [0-9a-f]{12}… and ${n + 1 - 4} more\\); one comparison uses one`));
+      return true;
+    },
+  );
+});
+
 test('real rollouts awaiting a score, and invalid ones, are listed and left out of every number', () => {
   const rows = threePolicies();
   const before = buildPairedReport(input(rows));
