@@ -100,6 +100,8 @@ export class YamCanRig implements Rig {
   /** Motors have been enabled by activate() and not yet disabled. */
   private motorsEnabled = false;
   private faults: readonly RigFault[] = [];
+  /** The external faults last read (the part of `faults` that came from `options.externalFaults`). */
+  private externalNow: readonly RigFault[] = [];
   private lastTickS = NaN;
   // Per-arm command scratch (7 motors), reused every cycle.
   private readonly cmdPos = new Float64Array(MOTORS_PER_ARM);
@@ -285,6 +287,7 @@ export class YamCanRig implements Rig {
 
   /** The latest state: one object whose buffers are refreshed every tick (copy to keep). No allocation. */
   read(): RigState {
+    if (!this.motorsEnabled) this.refreshDampedFaults();
     const st = this.state;
     st.timeS = this.refreshedS;
     st.mode = this.supervisor.mode;
@@ -445,10 +448,29 @@ export class YamCanRig implements Rig {
     this.ffFaults = faults ?? NONE;
   }
 
+  /**
+   * Damped, nothing ticks the rig and its motors speak only when spoken to, so a refused
+   * activation's faults would stand until the next one — the status kept saying "the cell fell
+   * behind real time" long after it had caught up. External faults cost no bus traffic: re-read
+   * them here, so one that has cleared leaves the status by itself. Motor faults stay until an
+   * activation asks the motors again (only they can say they cleared).
+   */
+  private refreshDampedFaults(): void {
+    const read = this.options.externalFaults;
+    if (!read) return;
+    const x = read();
+    const prev = this.externalNow;
+    if (x.length === prev.length && x.every((f, i) => f.message === prev[i].message)) return;
+    const own = this.faults.filter((f) => !prev.includes(f));
+    this.externalNow = x;
+    this.faults = own.length === 0 && x.length === 0 ? NONE : [...own, ...x];
+  }
+
   private collectFaults(now: number, expectEnabled: boolean): readonly RigFault[] {
     const l = this.links[0]?.faults(now, this.replyDeadlineS, expectEnabled) ?? NONE;
     const r = this.links[1]?.faults(now, this.replyDeadlineS, expectEnabled) ?? NONE;
     const x = this.options.externalFaults?.() ?? NONE;
+    this.externalNow = x;
     const f = this.ffFaults;
     if (l.length === 0 && r.length === 0 && x.length === 0 && f.length === 0) return NONE;
     return [...l, ...r, ...x, ...f];

@@ -24,6 +24,12 @@ async function holdFor(y: Yam, seconds: number): Promise<void> {
   }
 }
 
+/** Holds until the rig reports `mode` (a busy host may deliver the motor's status a few cycles late), at most `seconds`. */
+async function holdUntilMode(y: Yam, mode: string, seconds: number): Promise<void> {
+  const end = y.rig.clock.nowS() + seconds;
+  while (y.rig.read().mode !== mode && y.rig.clock.nowS() < end) await holdFor(y, 0.02);
+}
+
 /** The MIT command in force on every motor of an arm, as the emulated motors hold it. */
 function commands(y: Yam, side: ArmSide): Readonly<MitCommand>[] {
   return MOTORS.map((id) => y.devices[side]!.bus.motor(id).lastCommand);
@@ -174,7 +180,7 @@ test('a gripper that faults during calibration stops it with the fault named, an
 test('a fault that survives clear-error refuses re-activation: the faulted arm stays damped (kp = 0), the healthy arm holds', async () => {
   await withActiveEmulatedRig({}, async (y) => {
     y.devices.right!.bus.inject({ kind: 'status', motor: 2, status: 0xc, survivesClearError: true });
-    await holdFor(y, 0.05);
+    await holdUntilMode(y, 'fault', 1);
     assert.equal(y.rig.read().mode, 'fault');
     await assert.rejects(y.rig.activate(), (e: unknown) => {
       assert.ok(e instanceof RigError);
@@ -254,4 +260,24 @@ test('through an adapter with reply latency, a late reply to the last MIT comman
       assert.equal(y.rig.read().mode, 'active');
     });
   }
+});
+
+test('damped after a refused activation, an external fault that has cleared (the emulated cell caught up) leaves the status by itself', async () => {
+  // What the station's status bar reads between rollouts: nothing ticks a damped rig.
+  let behind = true;
+  const behindFault = { kind: 'bus-error' as const, message: "The emulated cell's world fell 381 ms behind real time (this machine is busy); the arms were damped. Wait until it keeps up, then activate the rig again." };
+  await withEmulatedRig({ rig: { externalFaults: () => (behind ? [behindFault] : []) } }, async (y) => {
+    await y.rig.configure();
+    await assert.rejects(y.rig.activate(), (e: unknown) => e instanceof RigError && /fell 381 ms behind real time/.test(e.message));
+    assert.deepEqual(y.rig.read().faults.map((f) => f.message), [behindFault.message]);
+    behind = false;
+    assert.deepEqual(y.rig.read().faults, [], 'the cleared external fault still shows');
+    assert.notEqual(y.rig.read().mode, 'active', 'clearing the status does not power anything');
+    behind = true;
+    assert.deepEqual(y.rig.read().faults.map((f) => f.message), [behindFault.message], 'a new fall-behind shows again');
+    behind = false;
+    await y.rig.activate();
+    assert.equal(y.rig.read().mode, 'active');
+    assert.deepEqual(y.rig.read().faults, []);
+  });
 });
