@@ -128,6 +128,8 @@ export class TeleopView {
     (document.getElementById('teleop-plan') ?? this.form).hidden = working;
     // A recording just ended (or the page just learnt of one): what can be resumed has changed.
     if (s && !working && was !== s.phase) this.reload().catch((e: Error) => this.hooks.report(e.message, true));
+    // The bottom line said "… is recording." since Start or Resume: say how it ended instead.
+    if (s && !working && was !== undefined && was !== s.phase) this.hooks.report(endedLine(s), s.phase === 'failed');
     this.drawResume();
     this.drawLive();
     this.drawTakes();
@@ -291,4 +293,13 @@ export class TeleopView {
       h('table', { id: 'teleop-take-table' }, h('thead', {}, h('tr', {}, ...['episode', 'state', 'dropped frames', 'frames', 'marks', 'file'].map((x) => h('th', {}, x)))), body),
     );
   }
+}
+
+/** The bottom line once a recording has ended: how, and what was kept. */
+function endedLine(s: TeleopState): string {
+  const session = `Teleop session ${s.sessionId ?? ''}`;
+  const kept = `${s.kept} of ${s.episodes} episode${s.episodes === 1 ? '' : 's'} kept`;
+  if (s.phase === 'done') return `${session} is done: ${kept}.`;
+  if (s.phase === 'stopped') return `${session} stopped: ${kept}; Resume carries on at episode ${s.kept + 1}.`;
+  return `${session} failed: ${s.problem ?? 'see the log above'} (${kept}).`;
 }

@@ -81,6 +81,8 @@ test('an operator records teleop episodes in chromium on the emulated cell: a st
   await page.keyboard.press('q');
   await page.waitForFunction(() => ['stopped', 'done', 'failed'].includes(document.getElementById('teleop-live')?.getAttribute('data-phase') ?? ''), undefined, { timeout: 60_000 });
   assert.equal(await phase(), 'stopped', (await page.textContent('#teleop-live')) ?? '');
+  // The bottom line no longer says the session is recording.
+  assert.match((await page.textContent('#message')) ?? '', /^Teleop session \d+ stopped: 1 of 2 episodes kept; Resume carries on at episode 2\.$/);
   await page.waitForSelector('#teleop-resume-btn');
   const offer = (await page.textContent('#teleop-resume-what')) ?? '';
   assert.match(offer, /: 1 of 2 episodes kept — "bottles-in-the-bin", 6 s takes, 4 s resets, emulated-yam, cameras testsrc:1, layout 1 of set/);
@@ -97,6 +99,7 @@ test('an operator records teleop episodes in chromium on the emulated cell: a st
   await page.waitForFunction(() => ['done', 'stopped', 'failed'].includes(document.getElementById('teleop-live')?.getAttribute('data-phase') ?? ''), undefined, { timeout: 90_000 });
   await page.screenshot({ path: join(SHOTS, 'teleop-done.png') });
   assert.equal(await phase(), 'done', (await page.textContent('#teleop-live')) ?? '');
+  assert.match((await page.textContent('#message')) ?? '', /^Teleop session \d+ is done: 2 of 2 episodes kept\.$/);
   assert.equal(await page.isHidden('#teleop-resume'), true, 'a finished session is not offered for resume');
 
   const res = await fetch(`${station.base}/api/teleop`, { headers });
