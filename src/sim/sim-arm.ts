@@ -17,7 +17,7 @@
  * The fingers are stiff (kp·r² ≈ 2e5 N/m per finger), so they use Rapier's implicit position
  * motor; a prismatic joint's coordinate is unambiguous (translation along the axis).
  */
-import type { ImpulseJoint, MultibodyJoint, RigidBody, UnitImpulseJoint, World } from '@dimforge/rapier3d-deterministic-compat';
+import type { ImpulseJoint, RigidBody, UnitImpulseJoint, World } from '@dimforge/rapier3d-deterministic-compat';
 import type { ArmModel } from '../rig/contract.js';
 import { linkFramesTable, rotationToQuaternion, rpyToRotation, LINK_NAMES } from '../rig/kinematics.js';
 import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LIMIT_BUFFER_RAD, YAM_LINK_MASS_KG } from '../rig/yam.js';
@@ -84,8 +84,7 @@ export class SimArm {
   readonly links: RigidBody[] = [];
   readonly fingers: RigidBody[] = [];
   private readonly joints: UnitImpulseJoint[] = [];
-  /** The chain's joints when the calibration asks for a multibody arm (then `joints` is empty). */
-  private readonly multibodyJoints: MultibodyJoint[] = [];
+  /** The chain is one multibody (calibration armJoints), not six impulse joints (then `joints` is empty). */
   private readonly multibody: boolean;
   /**
    * Per link: the rotation from its body's frame to the link's kinematic frame (identity on the
@@ -117,7 +116,7 @@ export class SimArm {
   /** Torque per link body (7 × xyz) accumulated for one step. */
   private readonly torqueScratch = new Float64Array(21);
   /**
-   * Mass (kg) and centre of mass in the body's own frame of each carried body: links 1..6 then
+   * Mass (kg) and centre of mass in its link's frame of each carried body: links 1..6 then
    * the two fingers (the order gravityTorque sums over).
    */
   private readonly carriedMass = new Float64Array(8);
@@ -246,9 +245,7 @@ export class SimArm {
       const data = R.JointData.revoluteWithAxes({ x: anchor1[0], y: anchor1[1], z: anchor1[2] }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: c.axis[0], y: c.axis[1], z: c.axis[2] });
       this.qUnwrapped[i] = q0[i];
       if (this.multibody) {
-        const joint = world.createMultibodyJoint(data, this.links[i], this.links[i + 1], true);
-        joint.setContactsEnabled(false);
-        this.multibodyJoints.push(joint);
+        world.createMultibodyJoint(data, this.links[i], this.links[i + 1], true).setContactsEnabled(false);
         continue;
       }
       const joint = world.createImpulseJoint(data, this.links[i], this.links[i + 1], true) as UnitImpulseJoint;
@@ -608,7 +605,7 @@ export class SimArm {
     return [r[i * 4], r[i * 4 + 1], r[i * 4 + 2], r[i * 4 + 3]];
   }
 
-  /** All the arm's joints, for removal or inspection. */
+  /** All the arm's impulse joints (a multibody arm's: the fingers' only), for removal or inspection. */
   allJoints(): ImpulseJoint[] {
     return [...this.joints, ...this.fingerJoints];
   }
