@@ -14,7 +14,7 @@
  * baseline alone, SIM_BENCH_MUJOCO=0 to skip that baseline. SIM_BENCH_ONLY=arms: the default row beside the arms on
  * multibody joints (calibration armJoints 'multibody') at 4, 2 and 1 substeps, each with its ratio to the default, and
  * MuJoCo's rows beside them; SIM_BENCH_ONLY=agree-multibody: the agreement check with the multibody candidate
- * (4 ms × 1; SIM_BENCH_MULTIBODY_STEP_MS, SIM_BENCH_MULTIBODY_SUBSTEPS) in the default's place.
+ * (4 ms × 1; SIM_BENCH_MULTIBODY_STEP_MS, SIM_BENCH_MULTIBODY_SUBSTEPS, SIM_BENCH_MULTIBODY_PGS) in the default's place.
  *
  * MuJoCo baseline (bench/mujoco-baseline.ts): the same tier-5 layouts exported as MJCF, stepped in
  * mujoco-js (WebAssembly) replaying the commands tandem's rollout applied, and in Debian's native
@@ -69,6 +69,7 @@ const MULTIBODY = withCalibration(DEFAULT_SIM_CALIBRATION, {
   armJoints: 'multibody',
   solverIterations: Number(process.env.SIM_BENCH_MULTIBODY_SUBSTEPS ?? 1),
   physicsStepS: Number(process.env.SIM_BENCH_MULTIBODY_STEP_MS ?? 4) / 1000,
+  pgsIterations: Number(process.env.SIM_BENCH_MULTIBODY_PGS ?? DEFAULT_SIM_CALIBRATION.pgsIterations),
 });
 
 interface Measured {
@@ -195,13 +196,15 @@ async function speedRows(tier5: LayoutSet): Promise<void> {
 async function armRows(tier5: LayoutSet): Promise<void> {
   await measure(tier5.layouts.slice(0, 1), DEFAULT_SIM_CALIBRATION, 2, codePolicy);
   await measure(tier5.layouts.slice(0, 1), MULTIBODY, 2, codePolicy);
-  const mb = (substeps: number, stepMs = 4): SimCalibration => withCalibration(DEFAULT_SIM_CALIBRATION, { armJoints: 'multibody', solverIterations: substeps, physicsStepS: stepMs / 1000 });
+  const mb = (substeps: number, stepMs = 4, pgs = DEFAULT_SIM_CALIBRATION.pgsIterations): SimCalibration =>
+    withCalibration(DEFAULT_SIM_CALIBRATION, { armJoints: 'multibody', solverIterations: substeps, physicsStepS: stepMs / 1000, pgsIterations: pgs });
   const configs: [string, SimCalibration][] = [
     [`default v${DEFAULT_SIM_CALIBRATION.version} (impulse joints, 4 ms × ${DEFAULT_SIM_CALIBRATION.solverIterations})`, DEFAULT_SIM_CALIBRATION],
     ['multibody arms, 4 ms × 4', mb(4)],
     ['multibody arms, 4 ms × 2', mb(2)],
     ['multibody arms, 4 ms × 1', mb(1)],
-    ['multibody arms, 8 ms × 1', mb(1, 8)],
+    ['multibody arms, 4 ms × 1, 2 PGS passes', mb(1, 4, 2)],
+    ['multibody arms, 8 ms × 1 (grasps fail: docs/sim.md)', mb(1, 8)],
     ['impulse arms, 4 ms × 1 (for scale: tracks badly)', withCalibration(DEFAULT_SIM_CALIBRATION, { solverIterations: 1 })],
   ];
   let base: Measured | undefined;
@@ -213,7 +216,7 @@ async function armRows(tier5: LayoutSet): Promise<void> {
     console.log(`${row(name, m).padEnd(118)} ${base === m ? '' : `${(m.simS / m.cpuS / (base.simS / base.cpuS)).toFixed(2)}× default`}  progress ${m.progress.map((p) => p.toFixed(2)).join(' ')}${m.statuses.some((x) => x !== 'valid') ? `  ${m.statuses.join('; ')}` : ''}`);
   }
   // MuJoCo replays the default's commands; the multibody rows' factors are set beside the same rates.
-  if (WITH_MUJOCO && base) await mujocoRows(tier5, base, rows.slice(1, 5));
+  if (WITH_MUJOCO && base) await mujocoRows(tier5, base, rows.slice(1, 6));
 }
 
 /**
