@@ -12,7 +12,7 @@
  * camera row, SIM_BENCH_ONLY=agree (or =speed) for the agreement check (or the speed rows) alone, SIM_BENCH_FLOOR=0 to skip the
  * second fine reference (the noise floor of the agreement check), SIM_BENCH_ONLY=mujoco for the default row and the MuJoCo
  * baseline alone, SIM_BENCH_MUJOCO=0 to skip that baseline. SIM_BENCH_ONLY=arms: the default row beside the arms on
- * multibody joints (calibration armJoints 'multibody') at 4, 2 and 1 substeps, each with its ratio to the default, and
+ * multibody joints (calibration armJoints 'multibody') at 4, 2 and 1 substeps (and 2 PGS passes, and 8 ms), each with its ratio to the default, and
  * MuJoCo's rows beside them; SIM_BENCH_ONLY=agree-multibody: the agreement check with the multibody candidate
  * (4 ms × 1; SIM_BENCH_MULTIBODY_STEP_MS, SIM_BENCH_MULTIBODY_SUBSTEPS, SIM_BENCH_MULTIBODY_PGS) in the default's place.
  *
