@@ -16,6 +16,12 @@
  *
  * The fingers are stiff (kp·r² ≈ 2e5 N/m per finger), so they use Rapier's implicit position
  * motor; a prismatic joint's coordinate is unambiguous (translation along the axis).
+ *
+ * With calibration armJoints 'multibody' the six revolute joints are one Rapier multibody
+ * (reduced coordinates: exact joints at any substep) instead. rapier.js gives multibody joints no
+ * motor, so the damping above is solved here in joint space (addMultibodyDamping), and no way to
+ * set a coordinate, so the link bodies are turned about their axes to start at q0 (bodyToLink).
+ * docs/sim.md "Multibody arms" has the measurements.
  */
 import type { ImpulseJoint, RigidBody, UnitImpulseJoint, World } from '@dimforge/rapier3d-deterministic-compat';
 import type { ArmModel } from '../rig/contract.js';
