@@ -123,7 +123,7 @@ const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v)
  * Fields a record may leave out (the physics then runs as without them), and their ranges: fitted
  * records carry them, the default record does not, so its id stays the one stored rollouts carry.
  */
-const OPTIONAL_FIELDS = ['motorTorqueScale', 'commandLatencyS', 'fingerReflectedMassKg', 'lineage'] as const;
+const OPTIONAL_FIELDS = ['motorTorqueScale', 'commandLatencyS', 'fingerReflectedMassKg', 'armJoints', 'lineage'] as const;
 // Damiao torque constants differ by percents between units; half or one and a half times nominal is
 // a wrong motor, not a calibration.
 const TORQUE_SCALE_RANGE: CalibrationRange = { min: 0.5, max: 1.5, unit: '' };
@@ -175,6 +175,8 @@ function optionalFieldsProblem(value: Record<string, Json>, fail: (m: string) =>
     const p = rangeProblem('fingerReflectedMassKg', reflected as number, REFLECTED_MASS_RANGE);
     if (p) fail(p);
   }
+  const armJoints = value.armJoints;
+  if (armJoints !== undefined && armJoints !== 'impulse' && armJoints !== 'multibody') fail(`field 'armJoints' must be 'impulse' or 'multibody', not ${typeof armJoints === 'string' ? `'${armJoints}'` : typeName(armJoints)}`);
   const lineage = value.lineage;
   if (lineage !== undefined) {
     if (!isRecord(lineage)) fail(`field 'lineage' must be a JSON object, not ${typeName(lineage)}`);

@@ -63,6 +63,13 @@ export interface SimCalibration {
    * emulated cell and the twin alike, which is why system identification can see it in arm motion.
    */
   readonly fingerReflectedMassKg?: number;
+  /**
+   * How the arms' chains are jointed in Rapier. Absent or 'impulse': six revolute impulse joints
+   * per arm, damping in Rapier's implicit velocity motor (what every stored result ran). 'multibody':
+   * an experiment (issue 17 item 4, docs/sim.md): the six revolute joints as one reduced-coordinate
+   * multibody, driven by explicit torques (rapier.js 0.21 gives multibody joints no motors).
+   */
+  readonly armJoints?: 'impulse' | 'multibody';
   /** Where a fitted record came from (system identification); absent for hand-made records. */
   readonly lineage?: CalibrationLineage;
 }
@@ -162,5 +169,6 @@ export function calibrationProblem(cal: SimCalibration): string | undefined {
   }
   if (cal.commandLatencyS !== undefined && !(Number.isFinite(cal.commandLatencyS) && cal.commandLatencyS >= 0)) return `commandLatencyS must be 0 or more, not ${cal.commandLatencyS}`;
   if (cal.fingerReflectedMassKg !== undefined && !(Number.isFinite(cal.fingerReflectedMassKg) && cal.fingerReflectedMassKg >= 0)) return `fingerReflectedMassKg must be 0 or more, not ${cal.fingerReflectedMassKg}`;
+  if (cal.armJoints !== undefined && cal.armJoints !== 'impulse' && cal.armJoints !== 'multibody') return `armJoints must be 'impulse' or 'multibody', not ${String(cal.armJoints)}`;
   return undefined;
 }

@@ -181,7 +181,7 @@ function writeArm(w: XmlWriter, arm: SimArm, cal: SimCalibration, reflectedMassK
         );
         armJoints.push(spec.name);
       }
-      geomsOf(w, arm.links[i], name(i));
+      geomsOf(w, arm.links[i], name(i), 0, arm.bodyToLinkRotation(i));
       if (i < 6) open(i + 1);
       else writeFingers(w, arm, reflectedMassKg);
     });
@@ -200,7 +200,12 @@ function writeFingers(w: XmlWriter, arm: SimArm, reflectedMassKg: number): void 
   const opening = arm.fingerOpeningM;
   arm.fingers.forEach((finger, k) => {
     const sign = k === 0 ? 1 : -1;
-    const local = relativePose(gripper, finger);
+    // In link frames: a multibody arm's gripper body is turned about its joint axis (SimArm
+    // bodyToLink), and the fingers' bodies with it; the slide axis below is in the link's frame.
+    const toLink = arm.bodyToLinkRotation(6);
+    const rel = relativePose(gripper, finger);
+    const fromLink: Quat = [-toLink[0], -toLink[1], -toLink[2], toLink[3]];
+    const local = { position: quatRotate(fromLink, rel.position), quaternion: quatMul(quatMul(fromLink, rel.quaternion), toLink) };
     const name = `${side}_finger_${FINGERS[k]}`;
     // The gripper rotor's reflected mass: what the sim adds to the finger body beyond its collider
     // (sim-arm.ts setAdditionalMass; Rapier folds it into body.mass() only at the first step, so
@@ -212,7 +217,7 @@ function writeFingers(w: XmlWriter, arm: SimArm, reflectedMassKg: number): void 
     w.body(name, local, () => {
       // Coordinate = this finger's opening (m): ref is the opening it was built at.
       w.line(`<joint name="${name}" type="slide" axis="0 ${sign} 0" ref="${num(opening)}" limited="true" range="0 ${num(halfStroke + 0.002)}"/>`);
-      geomsOf(w, finger, name, extra);
+      geomsOf(w, finger, name, extra, toLink);
     }, weightless);
   });
 }
@@ -228,7 +233,8 @@ function colliderMass(body: RigidBody): number {
  * `extraMassKg` (the body's mass beyond its colliders') goes onto its one collider, as Rapier
  * spreads it: by the collider's shape.
  */
-function geomsOf(w: XmlWriter, body: RigidBody, owner: string, extraMassKg = 0): void {
+function geomsOf(w: XmlWriter, body: RigidBody, owner: string, extraMassKg = 0, bodyToLink: Quat = [0, 0, 0, 1]): void {
+  const fromLink: Quat = [-bodyToLink[0], -bodyToLink[1], -bodyToLink[2], bodyToLink[3]];
   const fixed = body.isFixed();
   if (extraMassKg > 0 && body.numColliders() !== 1) throw new Error(`MJCF export can put extra mass only on a body with one collider; '${owner}' has ${body.numColliders()}.`);
   for (let i = 0; i < body.numColliders(); i++) {
@@ -236,8 +242,9 @@ function geomsOf(w: XmlWriter, body: RigidBody, owner: string, extraMassKg = 0):
     const name = `${owner}_g${i}`;
     const t = c.translationWrtParent() ?? { x: 0, y: 0, z: 0 };
     const r = c.rotationWrtParent() ?? { x: 0, y: 0, z: 0, w: 1 };
-    const pos: Vec3 = [t.x, t.y, t.z];
-    const rot: Quat = [r.x, r.y, r.z, r.w];
+    // In the frame the MJCF body is written in (the link's, where the Rapier body is turned from it).
+    const pos: Vec3 = quatRotate(fromLink, [t.x, t.y, t.z]);
+    const rot: Quat = quatMul(fromLink, [r.x, r.y, r.z, r.w]);
     const mass = fixed ? '' : ` mass="${num(c.mass() + extraMassKg)}"`;
     const common = `${contactBits(c)} friction="${num(c.friction())} 0.005 0.0001"${mass}`;
     const type = c.shapeType();

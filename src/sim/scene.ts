@@ -273,7 +273,8 @@ export class SimScene {
     const links: { name: string; pose: Pose3 }[] = [];
     const grippers: Partial<Record<'left' | 'right', number>> = {};
     for (const arm of this.arms) {
-      arm.links.forEach((b, i) => links.push({ name: `${arm.model.side}_${LINK_NAMES[i]}`, pose: poseOf(b) }));
+      // The link's kinematic frame, not its body's: a multibody arm's bodies are turned about their joint axes (SimArm.bodyToLink).
+      arm.links.forEach((b, i) => links.push({ name: `${arm.model.side}_${LINK_NAMES[i]}`, pose: { position: poseOf(b).position, quaternion: arm.linkRotation(i) } }));
       grippers[arm.model.side] = arm.gripperPosition();
     }
     return {

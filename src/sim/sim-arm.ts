@@ -16,6 +16,12 @@
  *
  * The fingers are stiff (kp·r² ≈ 2e5 N/m per finger), so they use Rapier's implicit position
  * motor; a prismatic joint's coordinate is unambiguous (translation along the axis).
+ *
+ * With calibration armJoints 'multibody' the six revolute joints are one Rapier multibody
+ * (reduced coordinates: exact joints at any substep) instead. rapier.js gives multibody joints no
+ * motor, so the damping above is solved here in joint space (addMultibodyDamping), and no way to
+ * set a coordinate, so the link bodies are turned about their axes to start at q0 (bodyToLink).
+ * docs/sim.md "Multibody arms" has the measurements.
  */
 import type { ImpulseJoint, RigidBody, UnitImpulseJoint, World } from '@dimforge/rapier3d-deterministic-compat';
 import type { ArmModel } from '../rig/contract.js';
@@ -55,6 +61,12 @@ const END_STOP_BEYOND_LIMIT_RAD = YAM_LIMIT_BUFFER_RAD;
 const END_STOP_STIFFNESS_PER_KP = 10;
 const END_STOP_DAMPING_PER_KD = 2;
 const UNWRAP_TWO_PI = 2 * Math.PI;
+/**
+ * Multibody arm (calibration armJoints 'multibody', an experiment): Rapier gives every multibody
+ * degree of freedom an implicit damping of 0.1 N·m·s/rad that rapier.js 0.21 cannot change (measured:
+ * a free joint under a constant torque τ settles at τ / 0.1 rad/s); the law's damping is reduced by it.
+ */
+const MULTIBODY_BUILTIN_DAMPING_NMS = 0.1;
 
 export interface MotorCommand {
   /** Per arm joint (6): target position/velocity, gains, feedforward torque. */
@@ -78,6 +90,16 @@ export class SimArm {
   readonly links: RigidBody[] = [];
   readonly fingers: RigidBody[] = [];
   private readonly joints: UnitImpulseJoint[] = [];
+  /** The chain is one multibody (calibration armJoints), not six impulse joints (then `joints` is empty). */
+  private readonly multibody: boolean;
+  /**
+   * Per link: the rotation from its body's frame to the link's kinematic frame (identity on the
+   * impulse arm). A multibody starts every joint at coordinate 0, where Rapier's joint frames
+   * (derived from the axes alone) coincide; each multibody link's body is turned about its joint
+   * axis so that coordinate 0 is the start angle q0, and everything in body coordinates
+   * (colliders, mass frames, anchors) is given through this rotation.
+   */
+  private readonly bodyToLink: Quat[] = [];
   private readonly fingerJoints: UnitImpulseJoint[] = [];
   /** Parent link's frame → child's zero-angle frame rotation, per joint. */
   private readonly fixedRot: Quat[];
@@ -100,7 +122,7 @@ export class SimArm {
   /** Torque per link body (7 × xyz) accumulated for one step. */
   private readonly torqueScratch = new Float64Array(21);
   /**
-   * Mass (kg) and centre of mass in the body's own frame of each carried body: links 1..6 then
+   * Mass (kg) and centre of mass in its link's frame of each carried body: links 1..6 then
    * the two fingers (the order gravityTorque sums over).
    */
   private readonly carriedMass = new Float64Array(8);
@@ -110,6 +132,19 @@ export class SimArm {
   /** Joint torques that hold the arm against gravity, at the last reading (see gravityTorque). */
   private readonly holdTorque = new Float64Array(6);
   private readonly comScratch = new Float64Array(24);
+  /** Per joint, this step: the explicit torque (stiffness, gravity, end stop) and, on a multibody arm, the damping D and its target v. */
+  private readonly drive = new Float64Array(6);
+  private readonly dampingD = new Float64Array(6);
+  private readonly dampingV = new Float64Array(6);
+  /** Multibody arm: each carried body's principal inertia (8 × xyz) and its principal frame in the link's frame. */
+  private readonly carriedInertia = new Float64Array(24);
+  private readonly carriedInertiaFrame: Quat[] = [];
+  private readonly massScratch = new Float64Array(36);
+  private readonly solveScratch = new Float64Array(36);
+  private readonly rhsScratch = new Float64Array(6);
+  private readonly inertiaScratch = new Float64Array(9);
+  private readonly linScratch = new Float64Array(18);
+  private readonly angScratch = new Float64Array(18);
   private readonly gravityZ: number;
   /** Finger opening per finger (m) and its velocity. */
   fingerOpeningM = 0;
@@ -140,10 +175,23 @@ export class SimArm {
     this.halfStrokeM = model.gripper.strokeM / 2;
     this.gripperRatio = model.gripper.motorTravelRad / this.halfStrokeM;
     this.torqueScale = motorTorqueScales(cal);
+    this.multibody = cal.armJoints === 'multibody';
     const frames = linkFramesTable(model, q0);
+    const toLink = this.bodyToLink;
+    toLink.push([0, 0, 0, 1]);
+    for (let i = 0; i < 6; i++) toLink.push(this.multibody ? multibodyBodyToLink(R, this.fixedRot[i], toLink[i], YAM_CHAIN[i].axis, q0[i]) : [0, 0, 0, 1]);
     for (let i = 0; i < LINK_NAMES.length; i++) {
       const f = frames[i];
-      const rot = rotationToQuaternion(f.rotation);
+      const rot = turn(rotationToQuaternion(f.rotation), conj(toLink[i]));
+      // Body-frame coordinates of a point or rotation given in the link's frame (body = link · bodyToLink⁻¹).
+      const inBody = (v: readonly [number, number, number]): { x: number; y: number; z: number } => {
+        const w = rotate(toLink[i], v);
+        return { x: w[0], y: w[1], z: w[2] };
+      };
+      const rotInBody = (r: Quat): { x: number; y: number; z: number; w: number } => {
+        const w = turn(toLink[i], r);
+        return { x: w[0], y: w[1], z: w[2], w: w[3] };
+      };
       const desc = (i === 0 ? R.RigidBodyDesc.fixed() : R.RigidBodyDesc.dynamic())
         .setTranslation(f.position[0], f.position[1], f.position[2])
         .setRotation({ x: rot[0], y: rot[1], z: rot[2], w: rot[3] })
@@ -160,10 +208,11 @@ export class SimArm {
         // Capsule along the segment origin → next joint, built on Rapier's y axis then turned onto it.
         const dir: [number, number, number] = [end[0] / len, end[1] / len, end[2] / len];
         const q = quatBetweenY(dir);
+        const c = inBody([end[0] / 2, end[1] / 2, end[2] / 2]);
         world.createCollider(
           R.ColliderDesc.capsule(Math.max(len / 2 - r, 0.001), r)
-            .setTranslation(end[0] / 2, end[1] / 2, end[2] / 2)
-            .setRotation({ x: q[0], y: q[1], z: q[2], w: q[3] })
+            .setTranslation(c.x, c.y, c.z)
+            .setRotation(rotInBody(q))
             .setMass(mass)
             .setCollisionGroups(GROUPS.armLink[model.side]),
           body,
@@ -171,7 +220,10 @@ export class SimArm {
       } else {
         const g = GRIPPER_GEOMETRY;
         world.createCollider(
-          R.ColliderDesc.cuboid(g.palmHalfM[0], g.palmHalfM[1], g.palmHalfM[2]).setTranslation(0, 0, g.palmCentreZM).setMass(mass).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand[model.side]),
+          R.ColliderDesc.cuboid(g.palmHalfM[0], g.palmHalfM[1], g.palmHalfM[2])
+            .setTranslation(...xyz(inBody([0, 0, g.palmCentreZM])))
+            .setRotation(rotInBody([0, 0, 0, 1]))
+            .setMass(mass).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand[model.side]),
           body,
         );
       }
@@ -180,12 +232,12 @@ export class SimArm {
         // about y and z never enters the true dynamics. Rapier's impulse solver, though, sees
         // link1's tiny inertia there when it passes joint 2's torque on, and loses most of it;
         // a large off-axis inertia restores the conditioning without changing the physics.
-        body.setAdditionalMassProperties(0, { x: 0, y: 0, z: 0 }, { x: cal.joints[0].armatureKgM2, y: LINK1_OFF_AXIS_INERTIA_KGM2, z: LINK1_OFF_AXIS_INERTIA_KGM2 }, { x: 0, y: 0, z: 0, w: 1 }, false);
+        body.setAdditionalMassProperties(0, { x: 0, y: 0, z: 0 }, { x: cal.joints[0].armatureKgM2, y: LINK1_OFF_AXIS_INERTIA_KGM2, z: LINK1_OFF_AXIS_INERTIA_KGM2 }, rotInBody([0, 0, 0, 1]), false);
       } else if (i >= 2) {
         const arm = cal.joints[i - 1].armatureKgM2;
         // Reflected rotor inertia about the joint axis only (principal frame turned so x = axis).
         const qa = quatBetweenX(YAM_CHAIN[i - 1].axis);
-        body.setAdditionalMassProperties(0, { x: 0, y: 0, z: 0 }, { x: arm, y: 1e-9, z: 1e-9 }, { x: qa[0], y: qa[1], z: qa[2], w: qa[3] }, false);
+        body.setAdditionalMassProperties(0, { x: 0, y: 0, z: 0 }, { x: arm, y: 1e-9, z: 1e-9 }, rotInBody(qa), false);
       }
       this.links.push(body);
     }
@@ -193,14 +245,20 @@ export class SimArm {
     this.linkRot.set([br.x, br.y, br.z, br.w], 0);
     for (let i = 0; i < 6; i++) {
       const c = YAM_CHAIN[i];
-      const axis1 = quatRotate(this.fixedRot[i], c.axis);
-      const data = R.JointData.revoluteWithAxes({ x: c.xyz[0], y: c.xyz[1], z: c.xyz[2] }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: c.axis[0], y: c.axis[1], z: c.axis[2] });
+      const axis1 = rotate(toLink[i], quatRotate(this.fixedRot[i], c.axis));
+      const anchor1 = rotate(toLink[i], c.xyz);
+      // The child's body turns about this very axis (bodyToLink), so the axis reads the same in its body frame.
+      const data = R.JointData.revoluteWithAxes({ x: anchor1[0], y: anchor1[1], z: anchor1[2] }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: c.axis[0], y: c.axis[1], z: c.axis[2] });
+      this.qUnwrapped[i] = q0[i];
+      if (this.multibody) {
+        world.createMultibodyJoint(data, this.links[i], this.links[i + 1], true).setContactsEnabled(false);
+        continue;
+      }
       const joint = world.createImpulseJoint(data, this.links[i], this.links[i + 1], true) as UnitImpulseJoint;
       joint.configureMotorModel(R.MotorModel.ForceBased);
       joint.setMotorMaxForce(model.joints[i].maxTorqueNm);
       joint.setContactsEnabled(false);
       this.joints.push(joint);
-      this.qUnwrapped[i] = q0[i];
     }
     this.readJoints();
     this.dq.fill(0);
@@ -208,7 +266,13 @@ export class SimArm {
     const gripperBody = this.links[6];
     const gt = gripperBody.translation();
     const gr = gripperBody.rotation();
-    const gq: Quat = [gr.x, gr.y, gr.z, gr.w];
+    const toGripper = toLink[6];
+    // Link-frame rotation of the gripper; the fingers' bodies share the gripper body's frame.
+    const gq: Quat = turn([gr.x, gr.y, gr.z, gr.w], toGripper);
+    const inGripperBody = (v: readonly [number, number, number]): { x: number; y: number; z: number } => {
+      const w = rotate(toGripper, v);
+      return { x: w[0], y: w[1], z: w[2] };
+    };
     const s0 = clamp01(gripper0) * this.halfStrokeM;
     const g = GRIPPER_GEOMETRY;
     for (const sign of [1, -1]) {
@@ -223,10 +287,12 @@ export class SimArm {
           .setAdditionalMass(fingerReflectedMassKg),
       );
       world.createCollider(
-        R.ColliderDesc.cuboid(g.fingerHalfM[0], g.fingerHalfM[1], g.fingerHalfM[2]).setMass(YAM_FINGER_MASS_KG).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand[model.side]),
+        R.ColliderDesc.cuboid(g.fingerHalfM[0], g.fingerHalfM[1], g.fingerHalfM[2])
+          .setRotation(quatObj(toGripper))
+          .setMass(YAM_FINGER_MASS_KG).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand[model.side]),
         body,
       );
-      const data = R.JointData.prismatic({ x: 0, y: sign * g.fingerHalfM[1], z: g.fingerCentreZM }, { x: 0, y: 0, z: 0 }, { x: 0, y: sign, z: 0 });
+      const data = R.JointData.prismatic(inGripperBody([0, sign * g.fingerHalfM[1], g.fingerCentreZM]), { x: 0, y: 0, z: 0 }, inGripperBody([0, sign, 0]));
       data.limitsEnabled = true;
       data.limits = [0, this.halfStrokeM + 0.002];
       const joint = world.createImpulseJoint(data, gripperBody, body, true) as UnitImpulseJoint;
@@ -238,10 +304,15 @@ export class SimArm {
     const base = this.links[0].translation();
     this.linkOrigin.set([base.x, base.y, base.z], 0);
     [...this.links.slice(1), ...this.fingers].forEach((b, k) => {
-      const c = b.localCom();
+      const lc = b.localCom();
+      const c = rotate(conj(toLink[k < 6 ? k + 1 : 6]), [lc.x, lc.y, lc.z]);
       // The fingers' reflected rotor mass resists their motion only: the rotor's weight is the gripper's.
       this.carriedMass[k] = k >= 6 && fingerReflectedMassKg > 0 ? YAM_FINGER_MASS_KG : b.mass();
-      this.carriedCom.set([c.x, c.y, c.z], k * 3);
+      this.carriedCom.set(c, k * 3);
+      const pi = b.principalInertia();
+      const pf = b.principalInertiaLocalFrame();
+      this.carriedInertia.set([pi.x, pi.y, pi.z], k * 3);
+      this.carriedInertiaFrame.push(turn(conj(toLink[k < 6 ? k + 1 : 6]), [pf.x, pf.y, pf.z, pf.w]));
     });
     this.readJoints();
   }
@@ -258,10 +329,14 @@ export class SimArm {
     for (let b = 1; b < 7; b++) {
       const body = this.links[b];
       const r = body.rotation();
-      rot[b * 4] = r.x;
-      rot[b * 4 + 1] = r.y;
-      rot[b * 4 + 2] = r.z;
-      rot[b * 4 + 3] = r.w;
+      if (this.multibody) {
+        rot.set(quatMul([r.x, r.y, r.z, r.w], this.bodyToLink[b]), b * 4);
+      } else {
+        rot[b * 4] = r.x;
+        rot[b * 4 + 1] = r.y;
+        rot[b * 4 + 2] = r.z;
+        rot[b * 4 + 3] = r.w;
+      }
       const w = body.angvel();
       av[b * 3] = w.x;
       av[b * 3 + 1] = w.y;
@@ -349,13 +424,20 @@ export class SimArm {
       const friction = jc.frictionNm / Math.max(Math.abs(dq), FRICTION_VELOCITY_EPS);
       // In the stop, damping (implicit, so always stable) takes most of the impact's energy.
       const D = kd + jc.dampingNms + friction + (intoStop !== 0 ? END_STOP_DAMPING_PER_KD * spec.kd : 0);
-      this.joints[i].configureMotorVelocity((kd * cmd.dq[i]) / D + (this.dqSolver[i] - dq), D);
+      this.drive[i] = stiffness;
+      if (this.multibody) {
+        this.dampingD[i] = D;
+        this.dampingV[i] = (kd * cmd.dq[i]) / D;
+      } else this.joints[i].configureMotorVelocity((kd * cmd.dq[i]) / D + (this.dqSolver[i] - dq), D);
       const law = raw + kd * (cmd.dq[i] - dq);
       this.effort[i] = (law > tMax ? tMax : law < -tMax ? -tMax : law) / ts;
+    }
+    if (this.multibody) this.addMultibodyDamping();
+    for (let i = 0; i < 6; i++) {
       const o = (i + 1) * 3;
       const p = i * 3;
       for (let k = 0; k < 3; k++) {
-        const t = stiffness * this.axisWorld[p + k];
+        const t = this.drive[i] * this.axisWorld[p + k];
         torques[o + k] += t;
         torques[p + k] -= t;
       }
@@ -381,6 +463,84 @@ export class SimArm {
     }
     const force = Math.max(-maxForce, Math.min(maxForce, kpLin * (target - this.fingerOpeningM) - kdLin * this.fingerVelocityMs));
     this.gripperEffortNm = (2 * force) / this.gripperRatio;
+  }
+
+  /**
+   * The damping torques D·(v − dq⁺) of a multibody arm, added to `drive` and held over the next
+   * step. Rapier has no motor on multibody joints here, so the implicit velocity motor of the
+   * impulse arm is done by hand: one linearly implicit step of the chain's joint-space dynamics,
+   *     (M + h·D)·dq⁺ = M·dq + h·(τ + D·v),
+   * with M the joint-space mass matrix of the measured pose (links, armature, fingers carried by
+   * the gripper) and τ the stiffness torques; contacts and Coriolis terms are left out of this
+   * prediction (Rapier applies them). Rapier's own multibody damping already supplies part of D.
+   */
+  private addMultibodyDamping(): void {
+    const h = this.cal.physicsStepS;
+    const M = this.jointMass();
+    const A = this.solveScratch;
+    const b = this.rhsScratch;
+    for (let i = 0; i < 6; i++) {
+      let mdq = 0;
+      for (let j = 0; j < 6; j++) {
+        A[i * 6 + j] = M[i * 6 + j];
+        mdq += M[i * 6 + j] * this.dqSolver[j];
+      }
+      A[i * 6 + i] += h * this.dampingD[i];
+      b[i] = mdq + h * (this.drive[i] + this.dampingD[i] * this.dampingV[i]);
+    }
+    choleskySolve6(A, b);
+    for (let i = 0; i < 6; i++) {
+      const D = this.dampingD[i];
+      const v = this.dampingV[i];
+      const explicit = Math.max(D - MULTIBODY_BUILTIN_DAMPING_NMS, 0);
+      const t = explicit * (v - b[i]) + MULTIBODY_BUILTIN_DAMPING_NMS * v;
+      const tMax = this.model.joints[i].maxTorqueNm;
+      this.drive[i] += t > tMax ? tMax : t < -tMax ? -tMax : t;
+    }
+  }
+
+  /**
+   * Joint-space mass matrix (6×6, row-major) at the last reading: Σ over the carried bodies of
+   * m·Jvᵀ·Jv + Jωᵀ·I·Jω, where joint j moves every body it carries (links j+1.., the fingers) about
+   * its axis through its origin.
+   */
+  private jointMass(): Float64Array {
+    const M = this.massScratch;
+    M.fill(0);
+    const ax = this.axisWorld;
+    const org = this.linkOrigin;
+    const com = this.comScratch;
+    const rot = this.linkRot;
+    const Iw = this.inertiaScratch;
+    const lin = this.linScratch;
+    const ang = this.angScratch;
+    for (let k = 0; k < 8; k++) {
+      // The body's inertia in the world: its link's rotation times its inertia in the link frame.
+      const p = (k < 6 ? k + 1 : 6) * 4;
+      const q: Quat = quatMul([rot[p], rot[p + 1], rot[p + 2], rot[p + 3]], this.carriedInertiaFrame[k]);
+      worldInertia(q, this.carriedInertia, k * 3, Iw);
+      const m = this.carriedMass[k];
+      const n = Math.min(k, 5) + 1; // joints 0..min(k,5) carry body k
+      for (let j = 0; j < n; j++) {
+        const a0 = ax[j * 3], a1 = ax[j * 3 + 1], a2 = ax[j * 3 + 2];
+        const o = (j + 1) * 3;
+        const r0 = com[k * 3] - org[o], r1 = com[k * 3 + 1] - org[o + 1], r2 = com[k * 3 + 2] - org[o + 2];
+        lin[j * 3] = a1 * r2 - a2 * r1;
+        lin[j * 3 + 1] = a2 * r0 - a0 * r2;
+        lin[j * 3 + 2] = a0 * r1 - a1 * r0;
+        ang[j * 3] = Iw[0] * a0 + Iw[1] * a1 + Iw[2] * a2;
+        ang[j * 3 + 1] = Iw[3] * a0 + Iw[4] * a1 + Iw[5] * a2;
+        ang[j * 3 + 2] = Iw[6] * a0 + Iw[7] * a1 + Iw[8] * a2;
+      }
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j <= i; j++) {
+          const v = m * (lin[i * 3] * lin[j * 3] + lin[i * 3 + 1] * lin[j * 3 + 1] + lin[i * 3 + 2] * lin[j * 3 + 2]) + ax[i * 3] * ang[j * 3] + ax[i * 3 + 1] * ang[j * 3 + 1] + ax[i * 3 + 2] * ang[j * 3 + 2];
+          M[i * 6 + j] += v;
+          if (i !== j) M[j * 6 + i] += v;
+        }
+      }
+    }
+    return M;
   }
 
   /**
@@ -423,6 +583,7 @@ export class SimArm {
       }
       com[k * 3] = org[o] + w[0];
       com[k * 3 + 1] = org[o + 1] + w[1];
+      com[k * 3 + 2] = org[o + 2] + w[2];
     }
     for (let j = 0; j < 6; j++) {
       const o = (j + 1) * 3;
@@ -439,10 +600,113 @@ export class SimArm {
     }
   }
 
-  /** All the arm's joints, for removal or inspection. */
+  /** Link i's kinematic frame in its body's frame (identity on the impulse arm); the fingers' bodies share the gripper's (i = 6). */
+  bodyToLinkRotation(i: number): Quat {
+    return this.bodyToLink[i];
+  }
+
+  /** Link i's rotation (xyzw) in its kinematic frame, as of the last reading (the base: its body's). */
+  linkRotation(i: number): Quat {
+    const r = this.linkRot;
+    return [r[i * 4], r[i * 4 + 1], r[i * 4 + 2], r[i * 4 + 3]];
+  }
+
+  /** All the arm's impulse joints (a multibody arm's: the fingers' only), for removal or inspection. */
   allJoints(): ImpulseJoint[] {
     return [...this.joints, ...this.fingerJoints];
   }
+}
+
+/**
+ * bodyToLink of a multibody arm's child link: a turn about the joint axis `axis` (child link frame)
+ * such that the joint's coordinate 0 is the angle q0. Rapier builds a revolute joint's frames from
+ * its axes alone, and rapier.js cannot set a multibody coordinate, so the offset between coordinate
+ * 0 and the kinematic angle is measured on a two-body probe (parent fixed at identity, stepped once
+ * at rest, where the multibody puts the child at coordinate 0) rather than re-derived from Rapier's
+ * basis convention.
+ */
+function multibodyBodyToLink(R: Rapier, fixedRot: Quat, parentToLink: Quat, axis: readonly [number, number, number], q0: number): Quat {
+  const world = new R.World({ x: 0, y: 0, z: 0 });
+  try {
+    // Parent body frame at identity, so its link frame is parentToLink; the child at angle 0, probe body turned by nothing.
+    const childAt0 = quatMul(parentToLink, fixedRot);
+    const parent = world.createRigidBody(R.RigidBodyDesc.fixed());
+    const child = world.createRigidBody(R.RigidBodyDesc.dynamic().setRotation(quatObj(childAt0)));
+    world.createCollider(R.ColliderDesc.ball(0.01).setMass(1), child);
+    const axis1 = quatRotate(parentToLink, quatRotate(fixedRot, axis));
+    world.createMultibodyJoint(R.JointData.revoluteWithAxes({ x: 0, y: 0, z: 0 }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: axis[0], y: axis[1], z: axis[2] }), parent, child, true);
+    world.step();
+    const r = child.rotation();
+    // The kinematic angle where the coordinate is 0: the twist about the axis from angle 0's pose.
+    const rel = quatMul(conj(childAt0), [r.x, r.y, r.z, r.w]);
+    const mu = 2 * Math.atan2(rel[0] * axis[0] + rel[1] * axis[1] + rel[2] * axis[2], rel[3]);
+    // Turning the child's body by −(q0 − mu) about the axis moves coordinate 0 to q0 (the body frame is link · bodyToLink⁻¹).
+    const half = (q0 - mu) / 2;
+    return [axis[0] * Math.sin(half), axis[1] * Math.sin(half), axis[2] * Math.sin(half), Math.cos(half)];
+  } finally {
+    world.free();
+  }
+}
+
+/** out (3×3 row-major) = R(q)·diag(d[at..at+2])·R(q)ᵀ. */
+function worldInertia(q: Quat, d: Float64Array, at: number, out: Float64Array): void {
+  const [x, y, z, w] = q;
+  const r = [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w), 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w), 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)];
+  for (let i = 0; i < 3; i++) {
+    for (let j = 0; j < 3; j++) out[i * 3 + j] = r[i * 3] * d[at] * r[j * 3] + r[i * 3 + 1] * d[at + 1] * r[j * 3 + 1] + r[i * 3 + 2] * d[at + 2] * r[j * 3 + 2];
+  }
+}
+
+/** Solves A·x = b in place (b becomes x) for a symmetric positive definite 6×6 A (row-major; overwritten). */
+function choleskySolve6(A: Float64Array, b: Float64Array): void {
+  for (let j = 0; j < 6; j++) {
+    let d = A[j * 6 + j];
+    for (let k = 0; k < j; k++) d -= A[j * 6 + k] * A[j * 6 + k];
+    const l = Math.sqrt(d);
+    A[j * 6 + j] = l;
+    for (let i = j + 1; i < 6; i++) {
+      let s = A[i * 6 + j];
+      for (let k = 0; k < j; k++) s -= A[i * 6 + k] * A[j * 6 + k];
+      A[i * 6 + j] = s / l;
+    }
+  }
+  for (let i = 0; i < 6; i++) {
+    let s = b[i];
+    for (let k = 0; k < i; k++) s -= A[i * 6 + k] * b[k];
+    b[i] = s / A[i * 6 + i];
+  }
+  for (let i = 5; i >= 0; i--) {
+    let s = b[i];
+    for (let k = i + 1; k < 6; k++) s -= A[k * 6 + i] * b[k];
+    b[i] = s / A[i * 6 + i];
+  }
+}
+
+/**
+ * q·r and q·v, returning the operand itself when q is the identity: the impulse arm's bodies are its
+ * links' frames, and its numbers stay bit-for-bit what they were before multibody arms existed
+ * (an identity product can still flip the sign of a zero).
+ */
+function turn(a: Quat, b: Quat): Quat {
+  if (isIdentity(b)) return a;
+  if (isIdentity(a)) return b;
+  return quatMul(a, b);
+}
+function rotate(q: Quat, v: readonly [number, number, number]): [number, number, number] {
+  return isIdentity(q) ? [v[0], v[1], v[2]] : quatRotate(q, v);
+}
+function isIdentity(q: Quat): boolean {
+  return q[3] === 1 && q[0] === 0 && q[1] === 0 && q[2] === 0;
+}
+
+function conj(q: Quat): Quat {
+  return [-q[0], -q[1], -q[2], q[3]];
+}
+function quatObj(q: Quat): { x: number; y: number; z: number; w: number } {
+  return { x: q[0], y: q[1], z: q[2], w: q[3] };
+}
+function xyz(v: { x: number; y: number; z: number }): [number, number, number] {
+  return [v.x, v.y, v.z];
 }
 
 function clamp01(x: number): number {

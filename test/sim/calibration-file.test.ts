@@ -52,3 +52,11 @@ test('fitted records may carry motor torque scales, a command latency, the refle
   refused(text({ lineage: { method: 'x', fromSha256: 'nope', episodes: [] } }), /field 'lineage' must name its 'method' and the 64-hex id 'fromSha256'/);
   refused(text({ lineage: { ...lineage, episodes: [{ file: 'a.mcap', role: 'train' }] } }), /field 'lineage\.episodes' must be a list of \{file, sha256, role: 'fit' or 'holdout'\}/);
 });
+
+test('a record may put the arms on multibody joints (armJoints, an experiment); any other value is refused by name', () => {
+  const cal = parseSimCalibration(text({ armJoints: 'multibody' }), 'cal.json');
+  assert.equal(cal.armJoints, 'multibody');
+  assert.notEqual(simCalibrationHash(cal), simCalibrationHash(DEFAULT_SIM_CALIBRATION));
+  refused(text({ armJoints: 'featherstone' }), /field 'armJoints' must be 'impulse' or 'multibody', not 'featherstone'\.$/);
+  refused(text({ armJoints: 1 }), /field 'armJoints' must be 'impulse' or 'multibody', not a number\.$/);
+});
