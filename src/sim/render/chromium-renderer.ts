@@ -63,6 +63,12 @@ export interface ChromiumRendererOptions {
    * either way; `raw` is kept so tests and the benchmark can compare the two in one run.
    */
   readonly transfer?: PageTransfer;
+  /**
+   * Draw the floor's underside in every frame, as before 2026-12. By default it is left out when
+   * no camera can see it (≈15% of SwiftShader's work; the same pixels, see page-main.ts); kept so
+   * tests and the benchmark can compare the two in one run.
+   */
+  readonly floorUnderside?: boolean;
 }
 
 interface Session {
@@ -82,6 +88,7 @@ export class ChromiumRenderer implements Renderer {
   private readonly antialias: boolean;
   private readonly attachCanvas: boolean;
   private readonly transfer: PageTransfer;
+  private readonly floorUnderside: boolean;
   private session: Promise<Session> | undefined;
   /** Requests run one after another: the page holds one scene. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -97,6 +104,7 @@ export class ChromiumRenderer implements Renderer {
     this.antialias = options.antialias ?? false;
     this.attachCanvas = options.attachCanvas ?? false;
     this.transfer = options.transfer ?? 'deflate';
+    this.floorUnderside = options.floorUnderside ?? false;
   }
 
   /** How many times a browser was started (0 until the first image is asked for). */
@@ -239,7 +247,7 @@ export class ChromiumRenderer implements Renderer {
       if (!webgl2) {
         throw new RendererUnavailableError('Chromium started, but without WebGL 2 (SwiftShader): check that this chromium build ships SwiftShader (Debian\'s does).');
       }
-      const pageOptions: PageOptions = { antialias: this.antialias, attachCanvas: this.attachCanvas, transfer: this.transfer };
+      const pageOptions: PageOptions = { antialias: this.antialias, attachCanvas: this.attachCanvas, transfer: this.transfer, floorUnderside: this.floorUnderside };
       await page.evaluate(([name, o]) => {
         (window as unknown as Record<string, unknown>)[name] = o;
       }, [PAGE_OPTIONS_GLOBAL, pageOptions] as const);

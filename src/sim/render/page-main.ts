@@ -5,11 +5,13 @@
  */
 import * as THREE from 'three';
 import { TableScene } from '../../scene3d/table-scene.js';
-import { frameFromJson, PAGE_OPTIONS_GLOBAL, PAGE_RENDER_FUNCTION, type PageOptions, type PageResult } from './page-protocol.js';
+import { FLOOR_BODY_KEY } from '../../scene3d/cell-visuals.js';
+import { floorUndersideHidden } from './floor-underside.js';
+import { frameFromJson, PAGE_OPTIONS_GLOBAL, PAGE_RENDER_FUNCTION, type PageCamera, type PageOptions, type PageResult } from './page-protocol.js';
 
 // Set by the host before this script runs. MSAA smooths edges but costs ≈3× on SwiftShader, so it
 // is opt-in; either way SwiftShader is deterministic (same input, same bytes).
-const options = (window as unknown as Record<string, PageOptions | undefined>)[PAGE_OPTIONS_GLOBAL] ?? { antialias: false, attachCanvas: false, transfer: 'deflate' };
+const options = (window as unknown as Record<string, PageOptions | undefined>)[PAGE_OPTIONS_GLOBAL] ?? { antialias: false, attachCanvas: false, transfer: 'deflate', floorUnderside: false };
 const canvas = document.createElement('canvas');
 // A canvas outside the document is never composited into the page: the GPU process (SwiftShader)
 // then only draws the cameras, ≈9% less CPU per observation, the same pixels read back
@@ -45,11 +47,27 @@ async function deflateRaw(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
   return new Uint8Array(await new Response(deflate.readable).arrayBuffer());
 }
 
+// A box's index runs face by face: +x, −x, +y, −y, +z, −z (three.js BoxGeometry), 6 per face.
+const BOX_INDICES = 36;
+const BOX_INDICES_WITHOUT_BOTTOM = 30;
+const floorBox = new THREE.Box3();
+
+/** Leaves out the floor's underside when no camera of the frame can see it (floor-underside.ts says why that changes no pixel). */
+function drawFloorUnderside(cameras: readonly PageCamera[]): void {
+  const floor = table.object(FLOOR_BODY_KEY)?.children[0];
+  if (!(floor instanceof THREE.Mesh) || floor.geometry.index?.count !== BOX_INDICES) return;
+  floor.updateMatrixWorld(true);
+  const hidden = !options.floorUnderside && floorUndersideHidden(floorBox.setFromObject(floor), cameras);
+  // The faces before the underside are drawn as before, in the same order.
+  floor.geometry.setDrawRange(0, hidden ? BOX_INDICES_WITHOUT_BOTTOM : BOX_INDICES);
+}
+
 function renderFrame(frameJson: string): PageResult | Promise<PageResult> {
   const frame = frameFromJson(frameJson);
   if (frame.visuals) table.setVisuals(frame.visuals);
   table.update(frame.bodies);
   table.setLight(frame.light);
+  drawFloorUnderside(frame.cameras);
   const gl = renderer.getContext();
   // Every camera's RGB in one buffer, in the frame's camera order: one transfer per observation.
   const rgb = new Uint8Array(frame.cameras.reduce((n, c) => n + c.widthPx * c.heightPx * 3, 0));

@@ -54,6 +54,8 @@ export interface PageOptions {
   /** Put the drawing canvas in the page (composited every frame, as before 2026-12); default off. */
   readonly attachCanvas: boolean;
   readonly transfer: PageTransfer;
+  /** Draw the floor's underside even when no camera can see it (as before 2026-12); default off. */
+  readonly floorUnderside: boolean;
 }
 export const PAGE_OPTIONS_GLOBAL = '__tandemRenderOptions';
 
