@@ -42,8 +42,9 @@ function toBase64(bytes: Uint8Array): string {
 async function deflateRaw(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
   const deflate = new CompressionStream('deflate-raw');
   const writer = deflate.writable.getWriter();
-  void writer.write(bytes);
-  void writer.close();
+  // A failed write or close also fails the readable side, which is what this awaits.
+  writer.write(bytes).catch(() => undefined);
+  writer.close().catch(() => undefined);
   return new Uint8Array(await new Response(deflate.readable).arrayBuffer());
 }
 
@@ -56,7 +57,7 @@ const floorBox = new THREE.Box3();
 function drawFloorUnderside(cameras: readonly PageCamera[]): void {
   const floor = table.object(FLOOR_BODY_KEY)?.children[0];
   if (!(floor instanceof THREE.Mesh) || floor.geometry.index?.count !== BOX_INDICES) return;
-  floor.updateMatrixWorld(true);
+  floor.updateWorldMatrix(true, false); // its group's pose too: render() has not updated them yet
   const hidden = !options.floorUnderside && floorUndersideHidden(floorBox.setFromObject(floor), cameras);
   // The faces before the underside are drawn as before, in the same order.
   floor.geometry.setDrawRange(0, hidden ? BOX_INDICES_WITHOUT_BOTTOM : BOX_INDICES);
