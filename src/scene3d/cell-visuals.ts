@@ -10,6 +10,8 @@ import type { SceneBody, Visual } from './visual.js';
 
 export const TABLE_VISUAL_ID = 'table';
 export const FLOOR_VISUAL_ID = 'floor';
+/** The floor's body key in every scene drawn from cellBodies(). */
+export const FLOOR_BODY_KEY = 'cell:floor';
 export const objectVisualId = (kind: string): string => `object:${kind}`;
 export const fixtureVisualId = (kind: string): string => `fixture:${kind}`;
 
@@ -41,7 +43,7 @@ export function cellVisuals(): Record<string, Visual> {
 /** The cell's fixed bodies: the floor and the table. */
 export function cellBodies(): SceneBody[] {
   return [
-    { key: 'cell:floor', visual: FLOOR_VISUAL_ID, pose: ORIGIN },
+    { key: FLOOR_BODY_KEY, visual: FLOOR_VISUAL_ID, pose: ORIGIN },
     { key: 'cell:table', visual: TABLE_VISUAL_ID, pose: ORIGIN },
   ];
 }

@@ -155,6 +155,11 @@ export class TableScene {
     this.lights.sun.position.set(...(light?.sunPosition ?? SUN_POSITION));
   }
 
+  /** The three.js object drawing a body, or undefined: for a renderer's own tuning of what it draws. */
+  object(key: string): THREE.Object3D | undefined {
+    return this.bodies.get(key)?.object;
+  }
+
   /** Replaces the catalogue of looks; bodies drawn with an old look are rebuilt on the next update. */
   setVisuals(visuals: Readonly<Record<string, Visual>>): void {
     this.visuals = visuals;

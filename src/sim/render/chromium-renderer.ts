@@ -4,10 +4,11 @@
  *
  * Lazy: constructing costs nothing; the browser starts on the first image request, so policies
  * without cameras never pay for it. `close()` ends the browser and removes its profile directory.
- * All cameras of one request are drawn in one page round trip and read back as raw RGB (no image
- * codec on the way, so nothing lossy).
+ * All cameras of one request are drawn in one page round trip and read back as raw RGB, deflated
+ * for the trip (lossless: no image codec on the way).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { inflateRawSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -15,7 +16,7 @@ import type { CameraName, RgbImage } from '../../policy/contract.js';
 import { DEFAULT_CAMERA_CALIBRATION, hashCameraCalibration, type CameraCalibration, type HashedCameraCalibration } from './camera-calibration.js';
 import { renderPageScript } from './page-bundle.js';
 import { lookedCameraCalibration, lookedVisuals, pageLight, type SceneLook } from './scene-look.js';
-import { PAGE_OPTIONS_GLOBAL, PAGE_RENDER_FUNCTION, type PageFrame, type PageImages, type PageOptions } from './page-protocol.js';
+import { frameToJson, PAGE_OPTIONS_GLOBAL, PAGE_RENDER_FUNCTION, type PageCamera, type PageFrame, type PageOptions, type PageResult, type PageTransfer } from './page-protocol.js';
 import type { Visual } from '../../scene3d/visual.js';
 import type { Renderer } from './renderer.js';
 import { RendererUnavailableError } from './renderer.js';
@@ -55,6 +56,19 @@ export interface ChromiumRendererOptions {
    * CPU); kept so tests and the benchmark can compare the two in one run.
    */
   readonly attachCanvas?: boolean;
+  /**
+   * How the pixels come back from the page: `deflate` (default) — all cameras in one deflated
+   * buffer, ≈15× fewer bytes through the DevTools protocol, which was ≈13 CPU-ms of a 224 px
+   * observation; `raw` — base64 of the raw RGB per camera, as before 2026-12. The same pixels
+   * either way; `raw` is kept so tests and the benchmark can compare the two in one run.
+   */
+  readonly transfer?: PageTransfer;
+  /**
+   * Draw the floor's underside in every frame, as before 2026-12. By default it is left out when
+   * no camera can see it (≈15% of SwiftShader's work; the same pixels, see page-main.ts); kept so
+   * tests and the benchmark can compare the two in one run.
+   */
+  readonly floorUnderside?: boolean;
 }
 
 interface Session {
@@ -73,6 +87,8 @@ export class ChromiumRenderer implements Renderer {
   private readonly startTimeoutMs: number;
   private readonly antialias: boolean;
   private readonly attachCanvas: boolean;
+  private readonly transfer: PageTransfer;
+  private readonly floorUnderside: boolean;
   private session: Promise<Session> | undefined;
   /** Requests run one after another: the page holds one scene. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -87,6 +103,8 @@ export class ChromiumRenderer implements Renderer {
     this.startTimeoutMs = options.startTimeoutMs ?? 60_000;
     this.antialias = options.antialias ?? false;
     this.attachCanvas = options.attachCanvas ?? false;
+    this.transfer = options.transfer ?? 'deflate';
+    this.floorUnderside = options.floorUnderside ?? false;
   }
 
   /** How many times a browser was started (0 until the first image is asked for). */
@@ -128,9 +146,9 @@ export class ChromiumRenderer implements Renderer {
     const session = await this.ensureSession();
     const light = pageLight(look);
     const frame: PageFrame = { bodies, cameras: pageCameras, ...(session.visualsKey === key ? {} : { visuals }), ...(light ? { light } : {}) };
-    let images: PageImages;
+    let result: PageResult;
     try {
-      images = await session.page.evaluate(([fn, f]) => (window as unknown as Record<string, (x: PageFrame) => PageImages>)[fn](f), [PAGE_RENDER_FUNCTION, frame] as const);
+      result = await session.page.evaluate(([fn, f]) => (window as unknown as Record<string, (json: string) => PageResult | Promise<PageResult>>)[fn](f), [PAGE_RENDER_FUNCTION, frameToJson(frame)] as const);
     } catch (err) {
       session.visualsKey = undefined;
       if (session.closed) {
@@ -141,15 +159,7 @@ export class ChromiumRenderer implements Renderer {
       throw new Error(`The sim cameras could not draw ${cameras.join(', ')}: ${(err as Error).message.split('\n')[0]}`);
     }
     session.visualsKey = key;
-    const out: Partial<Record<CameraName, RgbImage>> = {};
-    for (const cam of pageCameras) {
-      const data = new Uint8Array(Buffer.from(images[cam.name] ?? '', 'base64'));
-      if (data.length !== cam.widthPx * cam.heightPx * 3) {
-        throw new Error(`The sim camera ${cam.name} returned ${data.length} bytes, not ${cam.widthPx}×${cam.heightPx}×3.`);
-      }
-      out[cam.name as CameraName] = { width: cam.widthPx, height: cam.heightPx, data };
-    }
-    return out;
+    return typeof result === 'string' ? splitImages(result, pageCameras) : rawImages(result, pageCameras);
   }
 
   private visualsFor(task: SceneTask, look: SceneLook | undefined): { visuals: Record<string, Visual>; key: string } {
@@ -237,7 +247,7 @@ export class ChromiumRenderer implements Renderer {
       if (!webgl2) {
         throw new RendererUnavailableError('Chromium started, but without WebGL 2 (SwiftShader): check that this chromium build ships SwiftShader (Debian\'s does).');
       }
-      const pageOptions: PageOptions = { antialias: this.antialias, attachCanvas: this.attachCanvas };
+      const pageOptions: PageOptions = { antialias: this.antialias, attachCanvas: this.attachCanvas, transfer: this.transfer, floorUnderside: this.floorUnderside };
       await page.evaluate(([name, o]) => {
         (window as unknown as Record<string, unknown>)[name] = o;
       }, [PAGE_OPTIONS_GLOBAL, pageOptions] as const);
@@ -251,6 +261,42 @@ export class ChromiumRenderer implements Renderer {
     }
     return session;
   }
+}
+
+/** The images from one deflated buffer holding every camera's RGB in request order. */
+function splitImages(deflatedBase64: string, cameras: readonly PageCamera[]): Partial<Record<CameraName, RgbImage>> {
+  const expected = cameras.reduce((n, c) => n + c.widthPx * c.heightPx * 3, 0);
+  let all: Buffer;
+  try {
+    all = inflateRawSync(Buffer.from(deflatedBase64, 'base64'));
+  } catch (err) {
+    throw new Error(`The sim cameras ${cameras.map((c) => c.name).join(', ')} returned pixels that do not inflate: ${(err as Error).message}`);
+  }
+  if (all.length !== expected) {
+    throw new Error(`The sim cameras ${cameras.map((c) => c.name).join(', ')} returned ${all.length} bytes, not ${cameras.map((c) => `${c.widthPx}×${c.heightPx}×3`).join(' + ')}.`);
+  }
+  const out: Partial<Record<CameraName, RgbImage>> = {};
+  let at = 0;
+  for (const cam of cameras) {
+    const n = cam.widthPx * cam.heightPx * 3;
+    // A copy per image: each owns its buffer (a recorder may transfer data.buffer to a worker).
+    out[cam.name as CameraName] = { width: cam.widthPx, height: cam.heightPx, data: new Uint8Array(all.subarray(at, at + n)) };
+    at += n;
+  }
+  return out;
+}
+
+/** The images from per-camera base64 (the `raw` transfer). */
+function rawImages(images: Record<string, string>, cameras: readonly PageCamera[]): Partial<Record<CameraName, RgbImage>> {
+  const out: Partial<Record<CameraName, RgbImage>> = {};
+  for (const cam of cameras) {
+    const data = new Uint8Array(Buffer.from(images[cam.name] ?? '', 'base64'));
+    if (data.length !== cam.widthPx * cam.heightPx * 3) {
+      throw new Error(`The sim camera ${cam.name} returned ${data.length} bytes, not ${cam.widthPx}×${cam.heightPx}×3.`);
+    }
+    out[cam.name as CameraName] = { width: cam.widthPx, height: cam.heightPx, data };
+  }
+  return out;
 }
 
 async function endSession(s: Session): Promise<void> {
