@@ -7,6 +7,11 @@
  * `tandem record recover`; an episode of another rig model, with safety interventions, or with
  * gaps in its joint states is *excluded with the reason* (`exclusion`), so a fit over a folder of
  * takes uses the good ones and says which it left out and why.
+ *
+ * What stood on the table: a take names its layout by the layout set's SHA-256 and the index (the
+ * file does not hold the set). Given that set (`--layouts FILE`), the replay places the layout; a
+ * take whose set is not given is refused naming the flag; a take whose layout the file does not
+ * name at all (the emulated cell's default table) is left out.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -15,6 +20,8 @@ import { EPISODE_END_METADATA_NAME, EPISODE_METADATA_NAME, EVENT_KINDS, TOPICS }
 import { decodeMessage, EpisodeFileError, scanEpisodeFile } from '../../src/record/episode-file-reader.js';
 import type { EpisodeEventMessage, JointStateMessage } from '../../src/record/ros2-messages.js';
 import { STATE_DIM, type RigModel } from '../../src/rig/contract.js';
+import { layoutAt, type LayoutSet } from '../../src/layouts/layout-set.js';
+import type { Layout } from '../../src/tasks/types.js';
 import { DEFAULT_HOLD_AFTER_MS } from '../../src/rig/safety.js';
 
 /** An episode file sysid cannot read at all; the message is one sentence. */
@@ -42,8 +49,23 @@ export interface EpisodeTrajectory {
   readonly commands: JointSamples;
   /** Safety interventions recorded in the episode: time and kind. */
   readonly safetyEvents: readonly { readonly timeS: number; readonly kind: string }[];
+  /** The layout that stood on the table (placed in the replay), or undefined for a clear table. */
+  readonly table?: EpisodeTable;
   /** Why the fit must not use this episode (one sentence), or undefined. */
   readonly exclusion?: string;
+}
+
+export interface EpisodeTable {
+  /** The task whose catalogue the layout's objects come from. */
+  readonly task: string;
+  readonly layout: Layout;
+  /** The layout set's SHA-256 (what the file names). */
+  readonly layoutSetSha256: string;
+}
+
+export interface ReadEpisodeOptions {
+  /** Layout sets the takes' layouts may come from (a take names its set by SHA-256 only). */
+  readonly layoutSets?: readonly LayoutSet[];
 }
 
 /**
@@ -68,7 +90,7 @@ const RECORDED_CLAMPS = new Set(['position-clamped', 'velocity-clamped', 'torque
 const MAX_GAP_S = DEFAULT_HOLD_AFTER_MS / 1000;
 
 /** Reads an episode for sysid. Throws SysidEpisodeError for a file that cannot be read (cut off, not an episode). */
-export async function readEpisodeTrajectory(file: string, model: RigModel): Promise<EpisodeTrajectory> {
+export async function readEpisodeTrajectory(file: string, model: RigModel, options: ReadEpisodeOptions = {}): Promise<EpisodeTrajectory> {
   const schemas = new Map<number, string>();
   const channels = new Map<number, { topic: string; schema: string }>();
   let metadata: Record<string, string> = {};
@@ -113,7 +135,30 @@ export async function readEpisodeTrajectory(file: string, model: RigModel): Prom
   }
   const s = finish(states);
   const c = finish(commands);
-  return { file, sha256: await fileSha256(file), metadata, states: s, commands: c, safetyEvents, exclusion: exclusionOf(file, metadata, end, model, s, safetyEvents) };
+  const table = tableOf(file, metadata, options.layoutSets ?? []);
+  return { file, sha256: await fileSha256(file), metadata, states: s, commands: c, safetyEvents, table, exclusion: exclusionOf(file, metadata, end, model, s, safetyEvents) };
+}
+
+/**
+ * The layout on the take's table: teleop takes say `table: layout`, rollouts (sim and rig) name a
+ * layout set without saying `table`. Throws SysidEpisodeError when the take names a set not given.
+ */
+function tableOf(file: string, metadata: Record<string, string>, sets: readonly LayoutSet[]): EpisodeTable | undefined {
+  const sha = metadata.layout_set_sha256 ?? '';
+  const onTable = metadata.table === 'layout' || (metadata.table === undefined && sha !== '');
+  if (!onTable) return undefined;
+  const name = file.split('/').pop();
+  const set = sets.find((x) => x.sha256 === sha);
+  const index = Number(metadata.layout_index);
+  if (!set) {
+    throw new SysidEpisodeError(
+      `${name} was recorded with layout ${metadata.layout_index || '?'} of layout set ${sha.slice(0, 12) || '(unnamed)'}… on the table, which the file names only by its SHA-256; give that set's file with --layouts FILE so the replay can place it.`,
+    );
+  }
+  if (!Number.isInteger(index) || index < 0 || index >= set.layouts.length) {
+    throw new SysidEpisodeError(`${name} names layout ${metadata.layout_index} of layout set ${sha.slice(0, 12)}…, which holds ${set.layouts.length}; it was not recorded with this set.`);
+  }
+  return { task: set.task, layout: layoutAt(set, index), layoutSetSha256: sha };
 }
 
 function exclusionOf(file: string, metadata: Record<string, string>, end: Record<string, string>, model: RigModel, states: JointSamples, safety: readonly { timeS: number; kind: string }[]): string | undefined {
@@ -121,8 +166,8 @@ function exclusionOf(file: string, metadata: Record<string, string>, end: Record
   if (metadata.rig_model !== model.name) {
     return `${name} was recorded on rig model '${metadata.rig_model ?? 'unknown'}', not '${model.name}': its physics are another robot's.`;
   }
-  if (metadata.table === 'layout' || metadata.table === 'cell-default') {
-    return `${name} was recorded with objects on the table (${metadata.table === 'layout' ? 'a layout' : "the emulated cell's default layout"}); the replay's table is empty, so every touch would read as joint error. Record sysid takes on a clear table (\`teleop record --empty-table\` on the emulated cell).`;
+  if (metadata.table === 'cell-default') {
+    return `${name} was recorded with the emulated cell's default layout on the table, which the file does not name, so the replay cannot place it; record with \`--layouts FILE --layout I\` (or \`--empty-table\`) for takes sysid can use.`;
   }
   const lag = Number(end.emulation_max_lag_ms);
   if (lag > MAX_EMULATION_LAG_MS) {

@@ -62,7 +62,7 @@ test('motor torque scale and command latency change the motion the way a weaker,
 test('episodes the fit must not learn from are left out with the reason; a cut-off file is refused naming record recover', async () => {
   const cases: [string, Parameters<typeof recordSimTake>[0], RegExp][] = [
     ['other-model.mcap', { file: '', calibration: ROBOT, seconds: 1, seed: 2, metadata: { rig_model: 'aloha' } }, /recorded on rig model 'aloha', not 'yam-bimanual'/],
-    ['objects.mcap', { file: '', calibration: ROBOT, seconds: 1, seed: 2, metadata: { table: 'layout' } }, /objects on the table.*--empty-table/],
+    ['cell-default.mcap', { file: '', calibration: ROBOT, seconds: 1, seed: 2, metadata: { table: 'cell-default' } }, /the emulated cell's default layout on the table, which the file does not name.*--layouts FILE --layout I/],
     ['gap.mcap', { file: '', calibration: ROBOT, seconds: 1.5, seed: 2, gap: { atS: 0.6, forS: 0.3 } }, /gap in its joint states at 0\.\d+ s \(longer than the 100 ms command watchdog\)/],
     ['held.mcap', { file: '', calibration: ROBOT, seconds: 1, seed: 2, safety: [{ timeS: 0.5, kind: 'watchdog-hold', message: 'no command for 100 ms' }] }, /1 safety intervention that took the arm from its commands \(watchdog-hold/],
   ];
