@@ -49,6 +49,8 @@ export interface EpisodeTrajectory {
   readonly commands: JointSamples;
   /** Safety interventions recorded in the episode: time and kind. */
   readonly safetyEvents: readonly { readonly timeS: number; readonly kind: string }[];
+  /** Replay from the first command at this time (s, the file's clock): after the take's last watchdog hold. Undefined: from its first command. */
+  readonly replayFromS?: number;
   /** The layout that stood on the table (placed in the replay), or undefined for a clear table. */
   readonly table?: EpisodeTable;
   /** Why the fit must not use this episode (one sentence), or undefined. */
@@ -88,6 +90,8 @@ const RECORDED_CLAMPS = new Set(['position-clamped', 'velocity-clamped', 'torque
  * by something the file does not record as a command.
  */
 const MAX_GAP_S = DEFAULT_HOLD_AFTER_MS / 1000;
+/** A take replayed from after its watchdog holds needs at least this much left. */
+const MIN_RESUMED_S = 4;
 
 /** Reads an episode for sysid. Throws SysidEpisodeError for a file that cannot be read (cut off, not an episode). */
 export async function readEpisodeTrajectory(file: string, model: RigModel, options: ReadEpisodeOptions = {}): Promise<EpisodeTrajectory> {
@@ -136,7 +140,25 @@ export async function readEpisodeTrajectory(file: string, model: RigModel, optio
   const s = finish(states);
   const c = finish(commands);
   const table = tableOf(file, metadata, options.layoutSets ?? []);
-  return { file, sha256: await fileSha256(file), metadata, states: s, commands: c, safetyEvents, table, exclusion: exclusionOf(file, metadata, end, model, s, safetyEvents) };
+  const replayFromS = resumeAfterHolds(safetyEvents, c);
+  const replayed = replayFromS === undefined ? safetyEvents : safetyEvents.filter((e) => e.timeS >= replayFromS);
+  return { file, sha256: await fileSha256(file), metadata, states: s, commands: c, safetyEvents, table, replayFromS, exclusion: exclusionOf(file, metadata, end, model, s, replayed, replayFromS) };
+}
+
+/**
+ * A take whose only interventions are watchdog holds (a policy's first plan outlasting the 100 ms
+ * watchdog, say) is replayable after the last one: the hold ends with the next command the file
+ * records, and from there what drove the arm is in the file again. Undefined when there is none,
+ * or when less than MIN_RESUMED_S of commands follows.
+ */
+function resumeAfterHolds(safety: readonly { timeS: number; kind: string }[], commands: JointSamples): number | undefined {
+  const taken = safety.filter((e) => !RECORDED_CLAMPS.has(e.kind));
+  if (taken.length === 0 || taken.some((e) => e.kind !== 'watchdog-hold')) return undefined;
+  const last = taken[taken.length - 1].timeS;
+  const n = commands.timesS.length;
+  let k = 0;
+  while (k < n && commands.timesS[k] <= last) k++;
+  return k < n && commands.timesS[n - 1] - commands.timesS[k] >= MIN_RESUMED_S ? commands.timesS[k] : undefined;
 }
 
 /**
@@ -161,7 +183,7 @@ function tableOf(file: string, metadata: Record<string, string>, sets: readonly 
   return { task: set.task, layout: layoutAt(set, index), layoutSetSha256: sha };
 }
 
-function exclusionOf(file: string, metadata: Record<string, string>, end: Record<string, string>, model: RigModel, states: JointSamples, safety: readonly { timeS: number; kind: string }[]): string | undefined {
+function exclusionOf(file: string, metadata: Record<string, string>, end: Record<string, string>, model: RigModel, states: JointSamples, safety: readonly { timeS: number; kind: string }[], fromS = -Infinity): string | undefined {
   const name = file.split('/').pop();
   if (metadata.rig_model !== model.name) {
     return `${name} was recorded on rig model '${metadata.rig_model ?? 'unknown'}', not '${model.name}': its physics are another robot's.`;
@@ -180,7 +202,9 @@ function exclusionOf(file: string, metadata: Record<string, string>, end: Record
   }
   let worst = 0;
   let at = 0;
+  // Only what the replay covers: a take replayed after its watchdog holds may have a gap in them.
   for (let i = 1; i < states.timesS.length; i++) {
+    if (states.timesS[i - 1] < fromS) continue;
     const d = states.timesS[i] - states.timesS[i - 1];
     if (d > worst) [worst, at] = [d, states.timesS[i - 1]];
   }

@@ -95,7 +95,7 @@ export interface SysidFitResult {
   readonly episodes: readonly { readonly file: string; readonly sha256: string; readonly role: 'fit' | 'holdout' }[];
   readonly excluded: readonly { readonly file: string; readonly reason: string }[];
   readonly parameters: readonly ParameterReport[];
-  /** Per arm joint (12, left j1…j6, right j1…j6): RMS error on the held-out episodes, rad (free motion); `holding`: over their holding samples (arm joints), when they hold objects. */
+  /** Per arm joint (12, left j1…j6, right j1…j6): RMS error on the held-out episodes, rad (free motion); `holding`: over their holding samples (the pitch joints 2–4, HOLDING_JOINT_INDICES), when they hold objects. */
   readonly heldOut: {
     readonly before: readonly number[];
     readonly after: readonly number[];
@@ -315,23 +315,23 @@ async function fitHeldObjects(c: {
   return { calibration: calibrationAt(c.joints, fitParams, u), reports: [...reports, ...unfit], leftOut, notFitted: [] };
 }
 
-/** RMS over the arm joints of the holding samples of the held-out replays (start record, fitted), or undefined when none holds anything. */
+/** RMS over the pitch joints (what the objects' fit reads) of the holding samples of the held-out replays (start record, fitted), or undefined when none holds anything. */
 function holdingRms(before: readonly ReplayReply[], after: readonly ReplayReply[]): { samples: number; before: number; after: number } | undefined {
-  const b = phaseRms(before, 'holding');
-  return b.samples > 0 ? { samples: b.samples, before: b.rmsRad, after: phaseRms(after, 'holding').rmsRad } : undefined;
+  const b = phaseRms(before, 'holding', HOLDING_JOINT_INDICES);
+  return b.samples > 0 ? { samples: b.samples, before: b.rmsRad, after: phaseRms(after, 'holding', HOLDING_JOINT_INDICES).rmsRad } : undefined;
 }
 
-/** One phase's samples over the replies, and their RMS over the arm joints. */
-function phaseRms(replies: readonly ReplayReply[], phase: ReplayPhase): { samples: number; rmsRad: number } {
+/** One phase's samples over the replies, and their RMS over the given joints (default the arm joints). */
+function phaseRms(replies: readonly ReplayReply[], phase: ReplayPhase, joints: readonly number[] = ARM_JOINT_INDICES): { samples: number; rmsRad: number } {
   let samples = 0;
   let sq = 0;
   for (const r of replies) {
     const b = r.byPhase?.[phase];
     if (!b || b.samples === 0) continue;
     samples += b.samples;
-    for (const j of ARM_JOINT_INDICES) sq += b.rmsRad[j] ** 2 * b.samples;
+    for (const j of joints) sq += b.rmsRad[j] ** 2 * b.samples;
   }
-  return { samples, rmsRad: samples > 0 ? Math.sqrt(sq / (samples * ARM_JOINT_INDICES.length)) : NaN };
+  return { samples, rmsRad: samples > 0 ? Math.sqrt(sq / (samples * joints.length)) : NaN };
 }
 
 /** `tandem sysid check`: the tracking error of a calibration on episodes, without fitting. */

@@ -91,7 +91,8 @@ const EMPTY_TABLE_TASK = 'bottles-in-the-bin';
 
 export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, calibration: SimCalibration, options: ReplayOptions = {}): Promise<ReplayResult> {
   const { states, commands } = traj;
-  const t0 = commands.timesS[0];
+  const k0 = firstReplayedCommand(traj);
+  const t0 = commands.timesS[k0];
   // Start from the last measured state at or before the first command (the pose the rig held then).
   let s0 = 0;
   while (s0 + 1 < states.timesS.length && states.timesS[s0 + 1] <= t0) s0++;
@@ -124,7 +125,7 @@ export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, ca
     };
     const endS = options.seconds ?? Infinity;
     let lastCommandS = 0;
-    for (let k = 0; k < commands.timesS.length && problem === undefined; k++) {
+    for (let k = k0; k < commands.timesS.length && problem === undefined; k++) {
       const tc = commands.timesS[k] - t0;
       if (tc > endS) break;
       lastCommandS = tc;
@@ -220,7 +221,7 @@ function summarise(traj: EpisodeTrajectory, model: RigModel, sim: Float64Array, 
 /** Last measured holding sample's time from the first command (s), or undefined when the episode holds nothing after the burn-in: how far a replay must run to see every holding sample. */
 export function holdingEndS(traj: EpisodeTrajectory, model: RigModel): number | undefined {
   const { states, commands } = traj;
-  const t0 = commands.timesS[0];
+  const t0 = commands.timesS[firstReplayedCommand(traj)];
   let ci = 0;
   let end: number | undefined;
   for (let i = 0; i < states.timesS.length; i++) {
@@ -229,6 +230,15 @@ export function holdingEndS(traj: EpisodeTrajectory, model: RigModel): number | 
     if (t - t0 >= BURN_IN_S && phaseOf(model, states.position, i, commands.position, ci) === 1) end = t - t0;
   }
   return end;
+}
+
+/** The first command the replay writes: the take's first, or the first after its last watchdog hold (EpisodeTrajectory.replayFromS). */
+function firstReplayedCommand(traj: EpisodeTrajectory): number {
+  const from = traj.replayFromS;
+  if (from === undefined) return 0;
+  let k = 0;
+  while (k + 1 < traj.commands.timesS.length && traj.commands.timesS[k] < from) k++;
+  return k;
 }
 
 /** Arm a's gripper was commanded shut and stopped open on something (measured). */

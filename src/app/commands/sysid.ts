@@ -81,7 +81,8 @@ The last K episodes by file name (default a fifth, at least one) are held out: t
 them, and the RMS error on them before and after (free motion, and holding) is what says whether it
 worked. Parameters the episodes do not pin down keep the start value and are named. Episodes of
 another rig model, with safety holds, e-stops or gaps, or recorded on a table the file does not
-name are left out with the reason; a replay that loses a held object has its holding samples left
+name are left out with the reason (one whose only interventions are watchdog holds is replayed
+from the first command after the last, when at least 4 s follow); a replay that loses a held object has its holding samples left
 out; a cut-off file is refused (recover it first).
 
   --from FILE     the record to start from (default: the built-in one); its other fields are kept
@@ -127,7 +128,7 @@ export function fitSummary(r: SysidFitResult, out: string): string {
   lines.push(`  before   ${r.heldOut.before.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}  mrad`);
   lines.push(`  after    ${r.heldOut.after.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}  mrad`);
   const h = r.heldOut.holding;
-  if (h) lines.push(`Held-out RMS joint error while holding objects (${h.samples} samples): ${mrad(h.before)} → ${mrad(h.after)}.`);
+  if (h) lines.push(`Held-out RMS error of the pitch joints (2–4) while holding objects (${h.samples} samples): ${mrad(h.before)} → ${mrad(h.after)}.`);
   for (const e of r.holdingLeftOut) lines.push(`  holding left out: ${e.reason}`);
   lines.push('Parameters (± one standard deviation):');
   for (const p of r.parameters) {

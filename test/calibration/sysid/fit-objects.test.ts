@@ -68,13 +68,14 @@ test('takes holding a bottle, replayed with their layout: the fitted object mass
   assert.ok(r.heldOut.afterAll < 1e-3, `held-out free RMS ${r.heldOut.afterAll}`);
 });
 
-test('a take recorded with a layout: refused without its layout set (naming --layouts); a replay that drops the held object says so', async () => {
+test('a take recorded with a layout: refused without its layout set (naming --layouts); a replay that drops the held object says so', async (t) => {
   await assert.rejects(readEpisodeTrajectory(files[0], model), (e: unknown) => e instanceof SysidEpisodeError && /layout 0 of layout set [0-9a-f]{12}… on the table.*give that set's file with --layouts FILE/.test(e.message));
   const traj = await readEpisodeTrajectory(files[0], model, { layoutSets: [set] });
   assert.equal(traj.exclusion, undefined);
   assert.equal(traj.table?.layout.objects.length, 1);
   // Fingers that cannot grip (no friction) drop the bottle the rig held: the replay names it.
   const slippery = await replayEpisode(traj, model, { ...ROBOT, fingerFriction: 0, objectFrictionScale: 0 });
+  t.diagnostic(slippery.lostObject ?? 'not lost');
   assert.match(slippery.lostObject ?? '', /lost the object the (left|right) gripper held on the rig .*first at \d+\.\d\d s/);
   const same = await replayEpisode(traj, model, ROBOT);
   assert.equal(same.lostObject, undefined);
