@@ -7,6 +7,11 @@
  * `tandem record recover`; an episode of another rig model, with safety interventions, or with
  * gaps in its joint states is *excluded with the reason* (`exclusion`), so a fit over a folder of
  * takes uses the good ones and says which it left out and why.
+ *
+ * What stood on the table: a take names its layout by the layout set's SHA-256 and the index (the
+ * file does not hold the set). Given that set (`--layouts FILE`), the replay places the layout; a
+ * take whose set is not given is refused naming the flag; a take whose layout the file does not
+ * name at all (the emulated cell's default table) is left out.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -15,6 +20,8 @@ import { EPISODE_END_METADATA_NAME, EPISODE_METADATA_NAME, EVENT_KINDS, TOPICS }
 import { decodeMessage, EpisodeFileError, scanEpisodeFile } from '../../src/record/episode-file-reader.js';
 import type { EpisodeEventMessage, JointStateMessage } from '../../src/record/ros2-messages.js';
 import { STATE_DIM, type RigModel } from '../../src/rig/contract.js';
+import { layoutAt, type LayoutSet } from '../../src/layouts/layout-set.js';
+import type { Layout } from '../../src/tasks/types.js';
 import { DEFAULT_HOLD_AFTER_MS } from '../../src/rig/safety.js';
 
 /** An episode file sysid cannot read at all; the message is one sentence. */
@@ -42,8 +49,25 @@ export interface EpisodeTrajectory {
   readonly commands: JointSamples;
   /** Safety interventions recorded in the episode: time and kind. */
   readonly safetyEvents: readonly { readonly timeS: number; readonly kind: string }[];
+  /** Replay from the first command at this time (s, the file's clock): after the take's last watchdog hold. Undefined: from its first command. */
+  readonly replayFromS?: number;
+  /** The layout that stood on the table (placed in the replay), or undefined for a clear table. */
+  readonly table?: EpisodeTable;
   /** Why the fit must not use this episode (one sentence), or undefined. */
   readonly exclusion?: string;
+}
+
+export interface EpisodeTable {
+  /** The task whose catalogue the layout's objects come from. */
+  readonly task: string;
+  readonly layout: Layout;
+  /** The layout set's SHA-256 (what the file names). */
+  readonly layoutSetSha256: string;
+}
+
+export interface ReadEpisodeOptions {
+  /** Layout sets the takes' layouts may come from (a take names its set by SHA-256 only). */
+  readonly layoutSets?: readonly LayoutSet[];
 }
 
 /**
@@ -66,9 +90,11 @@ const RECORDED_CLAMPS = new Set(['position-clamped', 'velocity-clamped', 'torque
  * by something the file does not record as a command.
  */
 const MAX_GAP_S = DEFAULT_HOLD_AFTER_MS / 1000;
+/** A take replayed from after its watchdog holds needs at least this much left. */
+const MIN_RESUMED_S = 4;
 
 /** Reads an episode for sysid. Throws SysidEpisodeError for a file that cannot be read (cut off, not an episode). */
-export async function readEpisodeTrajectory(file: string, model: RigModel): Promise<EpisodeTrajectory> {
+export async function readEpisodeTrajectory(file: string, model: RigModel, options: ReadEpisodeOptions = {}): Promise<EpisodeTrajectory> {
   const schemas = new Map<number, string>();
   const channels = new Map<number, { topic: string; schema: string }>();
   let metadata: Record<string, string> = {};
@@ -113,16 +139,57 @@ export async function readEpisodeTrajectory(file: string, model: RigModel): Prom
   }
   const s = finish(states);
   const c = finish(commands);
-  return { file, sha256: await fileSha256(file), metadata, states: s, commands: c, safetyEvents, exclusion: exclusionOf(file, metadata, end, model, s, safetyEvents) };
+  const table = tableOf(file, metadata, options.layoutSets ?? []);
+  const replayFromS = resumeAfterHolds(safetyEvents, c);
+  const replayed = replayFromS === undefined ? safetyEvents : safetyEvents.filter((e) => e.timeS >= replayFromS);
+  return { file, sha256: await fileSha256(file), metadata, states: s, commands: c, safetyEvents, table, replayFromS, exclusion: exclusionOf(file, metadata, end, model, s, replayed, replayFromS) };
 }
 
-function exclusionOf(file: string, metadata: Record<string, string>, end: Record<string, string>, model: RigModel, states: JointSamples, safety: readonly { timeS: number; kind: string }[]): string | undefined {
+/**
+ * A take whose only interventions are watchdog holds (a policy's first plan outlasting the 100 ms
+ * watchdog, say) is replayable after the last one: the hold ends with the next command the file
+ * records, and from there what drove the arm is in the file again. Undefined when there is none,
+ * or when less than MIN_RESUMED_S of commands follows.
+ */
+function resumeAfterHolds(safety: readonly { timeS: number; kind: string }[], commands: JointSamples): number | undefined {
+  const taken = safety.filter((e) => !RECORDED_CLAMPS.has(e.kind));
+  if (taken.length === 0 || taken.some((e) => e.kind !== 'watchdog-hold')) return undefined;
+  const last = taken[taken.length - 1].timeS;
+  const n = commands.timesS.length;
+  let k = 0;
+  while (k < n && commands.timesS[k] <= last) k++;
+  return k < n && commands.timesS[n - 1] - commands.timesS[k] >= MIN_RESUMED_S ? commands.timesS[k] : undefined;
+}
+
+/**
+ * The layout on the take's table: teleop takes say `table: layout`, rollouts (sim and rig) name a
+ * layout set without saying `table`. Throws SysidEpisodeError when the take names a set not given.
+ */
+function tableOf(file: string, metadata: Record<string, string>, sets: readonly LayoutSet[]): EpisodeTable | undefined {
+  const sha = metadata.layout_set_sha256 ?? '';
+  const onTable = metadata.table === 'layout' || (metadata.table === undefined && sha !== '');
+  if (!onTable) return undefined;
+  const name = file.split('/').pop();
+  const set = sets.find((x) => x.sha256 === sha);
+  const index = Number(metadata.layout_index);
+  if (!set) {
+    throw new SysidEpisodeError(
+      `${name} was recorded with layout ${metadata.layout_index || '?'} of layout set ${sha.slice(0, 12) || '(unnamed)'}… on the table, which the file names only by its SHA-256; give that set's file with --layouts FILE so the replay can place it.`,
+    );
+  }
+  if (!Number.isInteger(index) || index < 0 || index >= set.layouts.length) {
+    throw new SysidEpisodeError(`${name} names layout ${metadata.layout_index} of layout set ${sha.slice(0, 12)}…, which holds ${set.layouts.length}; it was not recorded with this set.`);
+  }
+  return { task: set.task, layout: layoutAt(set, index), layoutSetSha256: sha };
+}
+
+function exclusionOf(file: string, metadata: Record<string, string>, end: Record<string, string>, model: RigModel, states: JointSamples, safety: readonly { timeS: number; kind: string }[], fromS = -Infinity): string | undefined {
   const name = file.split('/').pop();
   if (metadata.rig_model !== model.name) {
     return `${name} was recorded on rig model '${metadata.rig_model ?? 'unknown'}', not '${model.name}': its physics are another robot's.`;
   }
-  if (metadata.table === 'layout' || metadata.table === 'cell-default') {
-    return `${name} was recorded with objects on the table (${metadata.table === 'layout' ? 'a layout' : "the emulated cell's default layout"}); the replay's table is empty, so every touch would read as joint error. Record sysid takes on a clear table (\`teleop record --empty-table\` on the emulated cell).`;
+  if (metadata.table === 'cell-default') {
+    return `${name} was recorded with the emulated cell's default layout on the table, which the file does not name, so the replay cannot place it; record with \`--layouts FILE --layout I\` (or \`--empty-table\`) for takes sysid can use.`;
   }
   const lag = Number(end.emulation_max_lag_ms);
   if (lag > MAX_EMULATION_LAG_MS) {
@@ -135,7 +202,9 @@ function exclusionOf(file: string, metadata: Record<string, string>, end: Record
   }
   let worst = 0;
   let at = 0;
+  // Only what the replay covers: a take replayed after its watchdog holds may have a gap in them.
   for (let i = 1; i < states.timesS.length; i++) {
+    if (states.timesS[i - 1] < fromS) continue;
     const d = states.timesS[i] - states.timesS[i - 1];
     if (d > worst) [worst, at] = [d, states.timesS[i - 1]];
   }

@@ -106,3 +106,28 @@ export function calibrationAt(base: SimCalibration, params: readonly FitParamete
   params.forEach((p, k) => p.set(c, Number(fromUnit(p, u[k]).toPrecision(6))));
   return c;
 }
+
+/**
+ * What takes that hold objects may carry, fitted on the holding samples with the joints held: the
+ * objects' mass scale, and the grasp's squeeze and frictions (which set how the object sits and
+ * slips in the fingers). Bounds: a factor 2 either side for the mass (bottles filled by hand), 3
+ * for the squeeze and frictions; never outside SIM_CALIBRATION_RANGES.
+ */
+export function objectParameters(base: SimCalibration): FitParameter[] {
+  const scaled = (name: 'gripperMaxForceN' | 'objectFrictionScale' | 'fingerFriction', unit: string, factor: number): FitParameter => ({
+    name,
+    unit,
+    lo: base[name] / factor,
+    hi: base[name] * factor,
+    log: true,
+    group: name,
+    get: (c) => c[name],
+    set: (c, x) => void (c[name] = x),
+  });
+  return [
+    { name: 'objectMassScale', unit: '', lo: base.objectMassScale / 2, hi: base.objectMassScale * 2, log: false, group: 'objectMassScale', get: (c) => c.objectMassScale, set: (c, x) => void (c.objectMassScale = x) },
+    scaled('gripperMaxForceN', 'N', 3),
+    scaled('objectFrictionScale', '', 3),
+    scaled('fingerFriction', '', 3),
+  ];
+}

@@ -6,10 +6,13 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { SimCalibration } from '../../src/sim/calibration.js';
+import type { LayoutSet } from '../../src/layouts/layout-set.js';
 import type { ReplayResult } from './replay.js';
 
 export interface ReplayWorkerInit {
   readonly files: readonly string[];
+  /** The layout sets the files' layouts come from (see readEpisodeTrajectory). */
+  readonly layoutSets?: readonly LayoutSet[];
 }
 export interface ReplayJob {
   readonly id: number;
@@ -21,6 +24,9 @@ export interface ReplayJob {
 export interface ReplayReply {
   readonly id: number;
   readonly residuals: Float64Array;
+  /** Residuals over the holding samples (see ReplayResult.holdingResiduals). */
+  readonly holdingResiduals?: Float64Array;
+  readonly lostObject?: string;
   readonly rmsRad: readonly number[];
   /** Per phase: compared samples and RMS per state index (see ReplayResult.byPhase). */
   readonly byPhase?: ReplayResult['byPhase'];
@@ -38,9 +44,9 @@ export class ReplayPool {
   private constructor() {}
 
   /** Starts `workers` threads (default: one per core), each having read every file. */
-  static async start(files: readonly string[], workers = availableParallelism()): Promise<ReplayPool> {
+  static async start(files: readonly string[], workers = availableParallelism(), layoutSets: readonly LayoutSet[] = []): Promise<ReplayPool> {
     const pool = new ReplayPool();
-    const init: ReplayWorkerInit = { files };
+    const init: ReplayWorkerInit = { files, layoutSets };
     await Promise.all(
       Array.from({ length: Math.max(1, workers) }, () => {
         const w = new Worker(new URL('./replay-worker-entry.mjs', import.meta.url), { workerData: init });
@@ -73,8 +79,8 @@ export class ReplayPool {
     return this.workers.length;
   }
 
-  /** Replays every episode in `episodes` under every calibration; replies[c][e]. */
-  async replayAll(calibrations: readonly SimCalibration[], episodes: readonly number[], seconds?: number): Promise<ReplayReply[][]> {
+  /** Replays every episode in `episodes` under every calibration (for `seconds`, one for all or one per episode); replies[c][e]. */
+  async replayAll(calibrations: readonly SimCalibration[], episodes: readonly number[], seconds?: number | readonly number[]): Promise<ReplayReply[][]> {
     if (this.failure) throw this.failure;
     const out = calibrations.map(() => new Array<ReplayReply>(episodes.length));
     const waits: Promise<void>[] = [];
@@ -89,7 +95,7 @@ export class ReplayPool {
             });
           }),
         );
-        this.queue.push({ id, episode, calibration, seconds });
+        this.queue.push({ id, episode, calibration, seconds: typeof seconds === 'number' || seconds === undefined ? seconds : seconds[e] });
       });
     });
     this.dispatch();

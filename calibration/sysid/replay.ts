@@ -7,9 +7,13 @@
  * "Open loop" means the commands are the recording's, not recomputed: nothing the sim does changes
  * what is sent. The motors' own PD law still closes the loop inside each joint, as on the robot.
  *
- * The table is empty (no objects, no fixtures): a sysid take is free motion of the arms, and the
- * replay cannot know where a teleoperated object went. Samples where a gripper held something
- * (commanded shut, stopped open on it) are marked 'holding' and reported apart.
+ * The table is what the take had on it: empty, or its layout (objects and fixtures) placed where
+ * the layout puts them — open loop, the arms grasp the objects as on the rig as long as they track.
+ * Samples where a gripper held something (commanded shut, stopped open on it) are marked 'holding'
+ * and give their own residuals: the held object's weight loads the arm (the driver's gravity
+ * feed-forward does not know it), so they carry its mass. A replay whose simulated gripper closed
+ * where the measured one held has lost the object (`lostObject`): its holding residuals say nothing
+ * about the mass.
  */
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type RigModel } from '../../src/rig/contract.js';
 import { createScene } from '../../src/sim/scene.js';
@@ -26,12 +30,23 @@ export const RESIDUAL_HZ = 25;
 /** The twelve arm joints (no grippers), as indices into the 14-wide state. */
 export const ARM_JOINT_INDICES: readonly number[] = ARM_SIDES.flatMap((_, a) => Array.from({ length: JOINTS_PER_ARM }, (_, j) => a * DOF_PER_ARM + j));
 /**
+ * The joints whose holding residuals carry a held object's weight: each arm's three parallel pitch
+ * joints (2–4, horizontal axes), loaded by it through the arm's length. Joint 1 (vertical) and the
+ * wrist's yaw and roll (5–6) feel it only through where it sits in the fingers, which a replay
+ * reproduces to millimetres at best: on sim takes of known physics, ±10 % of the object mass moved
+ * their holding samples by as much off any trend as along it, where joints 2–4 moved along it
+ * (bend under a seventh of the slope).
+ */
+export const HOLDING_JOINT_INDICES: readonly number[] = ARM_SIDES.flatMap((_, a) => [1, 2, 3].map((j) => a * DOF_PER_ARM + j));
+/**
  * A gripper commanded below this (0 closed … 1 open) and stopped at least HOLD_BLOCKED more open
  * than commanded is holding something (an empty gripper closes onto its command; the margin covers
  * its lag while closing).
  */
 const HOLD_COMMAND_MAX = 0.5;
 const HOLD_BLOCKED = 0.1;
+/** The replay lost a held object when its simulated gripper closed onto its command on more than this share of the measured holding samples. */
+const LOST_SHARE = 0.1;
 
 /** A fingertip measured this close to the table top (m) may touch it: that sample is 'contact'. */
 const CONTACT_HEIGHT_M = 0.02;
@@ -54,8 +69,12 @@ export interface ReplayResult {
   readonly rmsRad: readonly number[];
   /** The same per phase, with the sample count (NaN where a phase has none). */
   readonly byPhase: Readonly<Record<ReplayPhase, { readonly samples: number; readonly rmsRad: readonly number[] }>>;
-  /** Fit residuals (measured − simulated, rad) of the arm joints at RESIDUAL_HZ, free-motion samples only. */
+  /** Fit residuals (measured − simulated, rad) of the arm joints at RESIDUAL_HZ, free-motion samples only (on a table with objects: those before the first grasp or table contact). */
   readonly residuals: Float64Array;
+  /** The same over the holding samples, of the pitch joints (HOLDING_JOINT_INDICES: the held object's weight in them). */
+  readonly holdingResiduals: Float64Array;
+  /** The measured gripper held an object the simulated one dropped or never caught: why, in one sentence. */
+  readonly lostObject?: string;
   /** The sim became unstable or faulted: why (the replay stopped there). */
   readonly problem?: string;
 }
@@ -67,15 +86,19 @@ export interface ReplayOptions {
 
 /** An empty table: the replay is of the arms alone. */
 const EMPTY_TABLE = { index: 0, tier: 1, fixtures: [], objects: [] } as const;
+/** The task whose scene an empty-table replay builds (any: nothing of it is placed). */
+const EMPTY_TABLE_TASK = 'bottles-in-the-bin';
 
 export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, calibration: SimCalibration, options: ReplayOptions = {}): Promise<ReplayResult> {
   const { states, commands } = traj;
-  const t0 = commands.timesS[0];
+  const k0 = firstReplayedCommand(traj);
+  const t0 = commands.timesS[k0];
   // Start from the last measured state at or before the first command (the pose the rig held then).
   let s0 = 0;
   while (s0 + 1 < states.timesS.length && states.timesS[s0 + 1] <= t0) s0++;
   const start = states.position.subarray(s0 * STATE_DIM, (s0 + 1) * STATE_DIM);
-  const scene = await createScene({ rigModel: model, task: getTask('bottles-in-the-bin'), layout: EMPTY_TABLE, calibration, startPosition: start });
+  // The layout where it says (no placement noise: where an operator really put each object is not recorded).
+  const scene = await createScene({ rigModel: model, task: getTask(traj.table?.task ?? EMPTY_TABLE_TASK), layout: traj.table?.layout ?? EMPTY_TABLE, calibration, startPosition: start });
   try {
     const rig = new SimRig({ scene });
     await rig.configure();
@@ -102,7 +125,7 @@ export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, ca
     };
     const endS = options.seconds ?? Infinity;
     let lastCommandS = 0;
-    for (let k = 0; k < commands.timesS.length && problem === undefined; k++) {
+    for (let k = k0; k < commands.timesS.length && problem === undefined; k++) {
       const tc = commands.timesS[k] - t0;
       if (tc > endS) break;
       lastCommandS = tc;
@@ -142,7 +165,13 @@ function summarise(traj: EpisodeTrajectory, model: RigModel, sim: Float64Array, 
   const count = REPLAY_PHASES.map(() => 0);
   let ci = 0;
   const residuals: number[] = [];
+  const holdingResiduals: number[] = [];
   let nextResidualT = -Infinity;
+  let nextHoldingT = -Infinity;
+  let objectsMoved = false;
+  const held = [0, 0];
+  const dropped = [0, 0];
+  const droppedAt = [NaN, NaN];
   idx.forEach((i, k) => {
     const t = states.timesS[i];
     timesS[k] = t;
@@ -151,19 +180,72 @@ function summarise(traj: EpisodeTrajectory, model: RigModel, sim: Float64Array, 
     while (ci + 1 < commands.timesS.length && commands.timesS[ci + 1] <= t) ci++;
     const ph = phaseOf(model, states.position, i, commands.position, ci);
     phase[k] = ph;
+    if (ph === 1) {
+      for (let a = 0; a < 2; a++) {
+        if (!holdsAt(states.position, i, commands.position, ci, a)) continue;
+        held[a] += 1;
+        const g = a * DOF_PER_ARM + JOINTS_PER_ARM;
+        if (simulated[k * STATE_DIM + g] <= commands.position[ci * STATE_DIM + g] + HOLD_BLOCKED) {
+          dropped[a] += 1;
+          if (Number.isNaN(droppedAt[a])) droppedAt[a] = t;
+        }
+      }
+      if (t >= nextHoldingT) {
+        nextHoldingT = t + 1 / RESIDUAL_HZ - 1e-9;
+        for (const j of HOLDING_JOINT_INDICES) holdingResiduals.push(measured[k * STATE_DIM + j] - simulated[k * STATE_DIM + j]);
+      }
+    }
     count[ph] += 1;
     for (let j = 0; j < STATE_DIM; j++) {
       const d = measured[k * STATE_DIM + j] - simulated[k * STATE_DIM + j];
       sq[ph][j] += d * d;
     }
-    if (ph === 0 && t >= nextResidualT) {
+    // On a table with objects, free motion counts until the first grasp or table contact: after it
+    // the objects may stand elsewhere in the replay than on the rig (held apart, below).
+    if (ph !== 0 && traj.table) objectsMoved = true;
+    if (ph === 0 && !objectsMoved && t >= nextResidualT) {
       nextResidualT = t + 1 / RESIDUAL_HZ - 1e-9;
       for (const j of ARM_JOINT_INDICES) residuals.push(measured[k * STATE_DIM + j] - simulated[k * STATE_DIM + j]);
     }
   });
   const rms = (p: number): number[] => Array.from(sq[p], (s) => (count[p] > 0 ? Math.sqrt(s / count[p]) : NaN));
   const byPhase = { free: { samples: count[0], rmsRad: rms(0) }, holding: { samples: count[1], rmsRad: rms(1) }, contact: { samples: count[2], rmsRad: rms(2) } };
-  return { timesS, measured, simulated, phase, rmsRad: rms(0), byPhase, residuals: Float64Array.from(residuals), problem };
+  const lost = [0, 1].find((a) => held[a] > 0 && dropped[a] > LOST_SHARE * held[a]);
+  const lostObject =
+    lost === undefined
+      ? undefined
+      : `the replay of ${traj.file.split('/').pop()} lost the object the ${ARM_SIDES[lost]} gripper held on the rig (the simulated gripper closed on ${((dropped[lost] / held[lost]) * 100).toFixed(0)}% of the holding samples, first at ${droppedAt[lost].toFixed(2)} s): its holding samples say nothing about the object.`;
+  return { timesS, measured, simulated, phase, rmsRad: rms(0), byPhase, residuals: Float64Array.from(residuals), holdingResiduals: Float64Array.from(holdingResiduals), lostObject, problem };
+}
+
+/** Last measured holding sample's time from the first command (s), or undefined when the episode holds nothing after the burn-in: how far a replay must run to see every holding sample. */
+export function holdingEndS(traj: EpisodeTrajectory, model: RigModel): number | undefined {
+  const { states, commands } = traj;
+  const t0 = commands.timesS[firstReplayedCommand(traj)];
+  let ci = 0;
+  let end: number | undefined;
+  for (let i = 0; i < states.timesS.length; i++) {
+    const t = states.timesS[i];
+    while (ci + 1 < commands.timesS.length && commands.timesS[ci + 1] <= t) ci++;
+    if (t - t0 >= BURN_IN_S && phaseOf(model, states.position, i, commands.position, ci) === 1) end = t - t0;
+  }
+  return end;
+}
+
+/** The first command the replay writes: the take's first, or the first after its last watchdog hold (EpisodeTrajectory.replayFromS). */
+function firstReplayedCommand(traj: EpisodeTrajectory): number {
+  const from = traj.replayFromS;
+  if (from === undefined) return 0;
+  let k = 0;
+  while (k + 1 < traj.commands.timesS.length && traj.commands.timesS[k] < from) k++;
+  return k;
+}
+
+/** Arm a's gripper was commanded shut and stopped open on something (measured). */
+function holdsAt(position: Float64Array, i: number, command: Float64Array, ci: number, a: number): boolean {
+  const g = a * DOF_PER_ARM + JOINTS_PER_ARM;
+  const commanded = command[ci * STATE_DIM + g];
+  return commanded < HOLD_COMMAND_MAX && position[i * STATE_DIM + g] > commanded + HOLD_BLOCKED;
 }
 
 /** The phase of state sample i, from what was measured and commanded (never from the sim, so every calibration sees the same samples). */
@@ -171,9 +253,7 @@ function phaseOf(model: RigModel, position: Float64Array, i: number, command: Fl
   let holding = false;
   for (let a = 0; a < 2; a++) {
     const base = a * DOF_PER_ARM;
-    const g = base + JOINTS_PER_ARM;
-    const commanded = command[ci * STATE_DIM + g];
-    if (commanded < HOLD_COMMAND_MAX && position[i * STATE_DIM + g] > commanded + HOLD_BLOCKED) holding = true;
+    if (holdsAt(position, i, command, ci, a)) holding = true;
     const q = Array.from(position.subarray(i * STATE_DIM + base, i * STATE_DIM + base + JOINTS_PER_ARM));
     const frames = linkFramesTable(model.arms[a], q);
     const hand = frames[frames.length - 1];

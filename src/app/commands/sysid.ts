@@ -14,12 +14,25 @@ import { excitationTrajectory } from '../../../calibration/sysid/excitation.js';
 import { SysidEpisodeError } from '../../../calibration/sysid/episode-trajectory.js';
 import { checkSysid, fitSysid, mrad, SysidError, worstJointPlot, type SysidFitResult } from '../../../calibration/sysid/fit.js';
 import { calibrationArg } from './sim.js';
+import { readLayoutSetFile } from './layouts.js';
+import type { LayoutSet } from '../../layouts/layout-set.js';
 
 const JOINT_LABELS = ['L1', 'L2', 'L3', 'L4', 'L5', 'L6', 'R1', 'R2', 'R3', 'R4', 'R5', 'R6'];
 
 function files(args: { positionals: string[] }, io: CliIo): string[] {
   return args.positionals.map((f) => resolve(io.cwd, f));
 }
+
+/** --layouts FILE (repeatable): the layout sets takes recorded with a layout name by SHA-256. */
+function layoutSets(args: { values: Record<string, unknown> }, io: CliIo): LayoutSet[] {
+  const v = args.values.layouts;
+  const list = v === undefined ? [] : Array.isArray(v) ? v : [v];
+  return list.map((f) => readLayoutSetFile(io, String(f)).set);
+}
+
+const LAYOUTS_HELP = `  --layouts FILE  a layout set (repeatable) that takes recorded with a layout on the table came from;
+                  the file names the set only by its SHA-256, and the replay places the layout's
+                  objects and fixtures where it says. A take whose set is not given is refused.`;
 
 /** Sysid's own errors are one sentence for the operator. */
 async function userErrors<T>(f: () => Promise<T>): Promise<T> {
@@ -55,31 +68,40 @@ Make S cover the whole recording: the engage ramp, every take and every reset.`,
 const fit: CliCommand = {
   path: ['sysid', 'fit'],
   summary: 'fit the sim twin to recorded episodes: a new sim calibration record, checked on held-out episodes',
-  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--holdout K] [--plot fit.svg] [--workers N] [--json]
+  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--layouts FILE…] [--holdout K] [--plot fit.svg] [--workers N] [--json]
 
 Replays each episode's applied commands in the sim twin, open loop, from its recorded start pose,
 and fits joint damping, Coulomb friction, armature and motor torque scale per joint, the command
-latency and the gripper's reflected rotor mass to the measured joint angles (Levenberg–Marquardt,
-replays on N worker threads, default one per core). The last K episodes by file name (default a
-fifth, at least one) are held out: the fit never sees them, and the RMS error on them before and
-after is what says whether it worked. Parameters the episodes do not pin down keep the start value
-and are named. Episodes of another rig model, with safety holds, e-stops or gaps, or recorded with
-objects on the table are left out with the reason; a cut-off file is refused (recover it first).
+latency and the gripper's reflected rotor mass to the measured joint angles in free motion
+(Levenberg–Marquardt, replays on N worker threads, default one per core). Then, on takes that hold
+objects with their layout replayed, the joints held as fitted: the holding samples (the held
+object's weight sags the arm) screen the objects' mass scale, the squeeze and the object and finger
+frictions, and each is fitted only when it moves the held arm along a trend (in practice the mass).
+The last K episodes by file name (default a fifth, at least one) are held out: the fit never sees
+them, and the RMS error on them before and after (free motion, and holding) is what says whether it
+worked. Parameters the episodes do not pin down keep the start value and are named. Episodes of
+another rig model, with safety holds, e-stops or gaps, or recorded on a table the file does not
+name are left out with the reason (one whose only interventions are watchdog holds is replayed
+from the first command after the last, when at least 4 s follow); a replay that loses a held object has its holding samples left
+out; a cut-off file is refused (recover it first).
 
   --from FILE     the record to start from (default: the built-in one); its other fields are kept
+${LAYOUTS_HELP}
   -o FILE         where the new record goes (what --calibration takes)
   --plot FILE     SVG of the worst held-out joint: measured, before and after`,
-  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' } },
+  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' } },
   positionals: [1, 10_000],
   async run(args, io) {
     const out = resolve(io.cwd, requireString(args, 'out'));
     const from = calibrationArg(args, io, 'from');
+    const sets = layoutSets(args, io);
     const model = yamRigModel();
     const r = await userErrors(() =>
       fitSysid({
         files: files(args, io),
         model,
         from,
+        layoutSets: sets,
         holdout: args.values.holdout === undefined ? undefined : intOption(args, 'holdout', undefined, 1, 1000),
         workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64),
         starts: args.values.starts === undefined ? undefined : intOption(args, 'starts', undefined, 1, 16),
@@ -87,7 +109,7 @@ objects on the table are left out with the reason; a cut-off file is refused (re
       }),
     );
     writeFileSync(out, `${JSON.stringify(JSON.parse(simCalibrationJson(r.calibration)), null, 2)}\n`);
-    if (typeof args.values.plot === 'string') writeFileSync(resolve(io.cwd, args.values.plot), await worstJointPlot(r, model, from));
+    if (typeof args.values.plot === 'string') writeFileSync(resolve(io.cwd, args.values.plot), await worstJointPlot(r, model, from, sets));
     if (args.values.json) {
       io.out(`${JSON.stringify({ ...r, calibration: undefined, output: out })}\n`);
       return;
@@ -105,12 +127,15 @@ export function fitSummary(r: SysidFitResult, out: string): string {
   lines.push(`  joint    ${JOINT_LABELS.map((l) => l.padStart(7)).join('')}`);
   lines.push(`  before   ${r.heldOut.before.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}  mrad`);
   lines.push(`  after    ${r.heldOut.after.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}  mrad`);
+  const h = r.heldOut.holding;
+  if (h) lines.push(`Held-out RMS error of the pitch joints (2–4) while holding objects (${h.samples} samples): ${mrad(h.before)} → ${mrad(h.after)}.`);
+  for (const e of r.holdingLeftOut) lines.push(`  holding left out: ${e.reason}`);
   lines.push('Parameters (± one standard deviation):');
   for (const p of r.parameters) {
     const f = (v: number): string => Number(v.toPrecision(4)).toString();
     const sd = Number.isFinite(p.sigma) ? f(p.sigma) : '∞';
     const shown = p.identified || p.minor ? f(p.fitted) : '(kept)';
-    const note = p.identified ? `± ${sd}` : p.minor ? `± ${sd}, fitted but carries under 2% of the gain: not a physical estimate` : `not identified by these episodes (± ${sd})`;
+    const note = p.note ?? (p.identified ? `± ${sd}` : p.minor ? `± ${sd}, fitted but carries under 2% of the gain: not a physical estimate` : `not identified by these episodes (± ${sd})`);
     lines.push(`  ${p.name.padEnd(26)} ${f(p.start).padStart(9)} → ${shown.padStart(9)} ${p.unit.padEnd(10)} ${note}`);
   }
   for (const n of r.notFitted) lines.push(`Not fitted: ${n}`);
@@ -121,16 +146,19 @@ export function fitSummary(r: SysidFitResult, out: string): string {
 const check: CliCommand = {
   path: ['sysid', 'check'],
   summary: "print a sim calibration's tracking error on recorded episodes, without fitting",
-  help: `Usage: tandem sysid check [--calibration FILE] EPISODE.mcap… [--json]
+  help: `Usage: tandem sysid check [--calibration FILE] [--layouts FILE…] EPISODE.mcap… [--json]
 
-Replays each episode in the sim twin on the calibration (default: the built-in record) and prints
-the RMS joint-angle error per episode and per joint (free motion; the burn-in, holding and table
-contacts are left out of the number).`,
-  options: { calibration: { type: 'string' }, json: { type: 'boolean' }, workers: { type: 'string' } },
+Replays each episode in the sim twin on the calibration (default: the built-in record), with the
+layout on the table where the take had one, and prints the RMS joint-angle error per episode and
+per joint (free motion; the burn-in, holding and table contacts are left out of the number, and
+reported per phase beneath), and any held object the replay lost.
+
+${LAYOUTS_HELP}`,
+  options: { calibration: { type: 'string' }, layouts: { type: 'string', multiple: true }, json: { type: 'boolean' }, workers: { type: 'string' } },
   positionals: [1, 10_000],
   async run(args, io) {
     const calibration = calibrationArg(args, io);
-    const r = await userErrors(() => checkSysid({ files: files(args, io), model: yamRigModel(), calibration, workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64) }));
+    const r = await userErrors(() => checkSysid({ files: files(args, io), model: yamRigModel(), calibration, layoutSets: layoutSets(args, io), workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64) }));
     if (args.values.json) {
       io.out(`${JSON.stringify(r)}\n`);
       return;
@@ -140,6 +168,7 @@ contacts are left out of the number).`,
     for (const e of r.episodes) lines.push(`  ${e.file.split('/').pop()!.slice(-48).padEnd(48)}${e.problem ? `  replay failed: ${e.problem}` : e.rmsRad.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}`);
     lines.push(`  ${'all (mrad)'.padEnd(48)}${r.perJoint.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}`);
     lines.push(`  by phase: ${r.phases.map((p) => `${p.phase} ${p.samples} samples${p.samples > 0 ? ` ${mrad(p.rmsRad)}` : ''}`).join(', ')} (the number above is free motion)`);
+    for (const e of r.episodes) if (e.lostObject) lines.push(`  holding: ${e.lostObject}`);
     for (const e of r.excluded) lines.push(`  left out: ${e.reason}`);
     io.out(`${lines.join('\n')}\n`);
   },

@@ -436,7 +436,8 @@ the same as keys: A/← discard, B/→/Space next, C sync.
   --seconds S         take length (default the task's, else 30)
   --reset S           reset period between takes (default ${DEFAULT_RESET_SECONDS})
   --out DIR           where the episode files go
-  --layouts FILE --layout I   put this layout on the emulated cell's table (and record which it was)
+  --layouts FILE --layout I   put this layout on the emulated cell's table (and record which it was;
+                      \`tandem sysid fit --layouts FILE\` replays it and fits the objects' mass on the takes)
   --empty-table       nothing on the emulated cell's table (takes for \`tandem sysid fit\`)
   --resume            continue the stopped session recording into DIR at its next episode
   --bilateral G       bilateral feedback: the leader pulled toward the follower with kp × G (0.1–0.2)

@@ -62,7 +62,7 @@ test('motor torque scale and command latency change the motion the way a weaker,
 test('episodes the fit must not learn from are left out with the reason; a cut-off file is refused naming record recover', async () => {
   const cases: [string, Parameters<typeof recordSimTake>[0], RegExp][] = [
     ['other-model.mcap', { file: '', calibration: ROBOT, seconds: 1, seed: 2, metadata: { rig_model: 'aloha' } }, /recorded on rig model 'aloha', not 'yam-bimanual'/],
-    ['objects.mcap', { file: '', calibration: ROBOT, seconds: 1, seed: 2, metadata: { table: 'layout' } }, /objects on the table.*--empty-table/],
+    ['cell-default.mcap', { file: '', calibration: ROBOT, seconds: 1, seed: 2, metadata: { table: 'cell-default' } }, /the emulated cell's default layout on the table, which the file does not name.*--layouts FILE --layout I/],
     ['gap.mcap', { file: '', calibration: ROBOT, seconds: 1.5, seed: 2, gap: { atS: 0.6, forS: 0.3 } }, /gap in its joint states at 0\.\d+ s \(longer than the 100 ms command watchdog\)/],
     ['held.mcap', { file: '', calibration: ROBOT, seconds: 1, seed: 2, safety: [{ timeS: 0.5, kind: 'watchdog-hold', message: 'no command for 100 ms' }] }, /1 safety intervention that took the arm from its commands \(watchdog-hold/],
   ];
@@ -72,6 +72,16 @@ test('episodes the fit must not learn from are left out with the reason; a cut-o
     const t = await readEpisodeTrajectory(file, model);
     assert.match(t.exclusion ?? '', why, name);
   }
+  // Watchdog holds only (a policy's first plan outlasting the watchdog): replayed from the first
+  // command after the last one, when enough of the take follows; its physics still reproduce.
+  const resumed = join(dir, 'resumed.mcap');
+  await recordSimTake({ file: resumed, calibration: ROBOT, seconds: 6, seed: 2, safety: [{ timeS: 0.3, kind: 'watchdog-hold', message: 'no command for 100 ms' }] });
+  const rt = await readEpisodeTrajectory(resumed, model);
+  assert.equal(rt.exclusion, undefined);
+  assert.ok(rt.replayFromS !== undefined && rt.replayFromS > 0.3 && rt.replayFromS < 0.35, `replayed from ${rt.replayFromS}`);
+  const rr = await replayEpisode(rt, model, ROBOT);
+  assert.ok(rr.timesS[0] >= rt.replayFromS + 0.5, `first compared sample ${rr.timesS[0]}`);
+  assert.ok(armRms(rr.rmsRad) < 1e-4, `resumed replay ${armRms(rr.rmsRad)} rad`);
   // A clamp is recorded as applied: the episode stays usable.
   const clamped = join(dir, 'clamped.mcap');
   await recordSimTake({ file: clamped, calibration: ROBOT, seconds: 1, seed: 2, safety: [{ timeS: 0.5, kind: 'velocity-clamped', message: 'clamped' }] });

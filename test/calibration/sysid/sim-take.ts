@@ -7,7 +7,11 @@ import { EpisodeRecorder } from '../../../src/record/episode-recorder.js';
 import { yamRigModel } from '../../../src/rig/yam.js';
 import { createScene } from '../../../src/sim/scene.js';
 import { SimRig } from '../../../src/sim/sim-rig.js';
-import type { SimCalibration } from '../../../src/sim/calibration.js';
+import { simCalibrationHash, type SimCalibration } from '../../../src/sim/calibration.js';
+import { DEFAULT_SIM_CONTROL_HZ, runSimRollout } from '../../../src/sim/sim-rollout.js';
+import { layoutAt, type LayoutSet } from '../../../src/layouts/layout-set.js';
+import { openPolicy } from '../../../src/rollout/policy-registry.js';
+import { openSimEpisodeRecorder } from '../../../src/app/episode-recording.js';
 import type { SafetyEvent } from '../../../src/rig/contract.js';
 import { getTask } from '../../../src/tasks/registry.js';
 import { EXCITATION_CENTRE_RAD, excitationTrajectory } from '../../../calibration/sysid/excitation.js';
@@ -63,4 +67,43 @@ export async function recordSimTake(o: SimTakeSpec): Promise<void> {
   const summary = await rec.close({ outcome: 'kept' });
   scene.free();
   if (summary.status !== 'finished') throw new Error(`sim take not finished: ${summary.failure}`);
+}
+
+export interface SimRolloutTakeSpec {
+  readonly file: string;
+  /** The "robot": the physics the take is recorded on. */
+  readonly calibration: SimCalibration;
+  readonly set: LayoutSet;
+  readonly layoutIndex: number;
+  readonly seconds: number;
+  /** Default code:bottles-in-the-bin, which grasps each bottle, lifts it and carries it to the bin. */
+  readonly policySpec?: string;
+}
+
+/**
+ * A take that holds objects: a code policy's sim rollout on a layout, recorded by the real
+ * recorder as `tandem sim rollout --record` records it (the file names the layout set by its
+ * SHA-256 and the index). No placement noise: the objects stand where the layout says, as the
+ * replay places them.
+ */
+export async function recordSimRolloutTake(o: SimRolloutTakeSpec): Promise<void> {
+  const task = getTask(o.set.task);
+  const layout = layoutAt(o.set, o.layoutIndex);
+  const spec = o.policySpec ?? 'code:bottles-in-the-bin';
+  const policy = await openPolicy(spec, { cwd: process.cwd() });
+  const recorder = await openSimEpisodeRecorder(o.file, {
+    task,
+    layoutSetSha256: o.set.sha256,
+    layout,
+    policySpec: spec,
+    policy: policy.info,
+    calibrationSha256: simCalibrationHash(o.calibration),
+    controlHz: DEFAULT_SIM_CONTROL_HZ,
+    episodeSeconds: o.seconds,
+    seed: 0,
+  });
+  const r = await runSimRollout({ task, layout, policy, seed: 0, episodeSeconds: o.seconds, calibration: o.calibration, placementNoise: false, recording: recorder });
+  const summary = await recorder.close({ outcome: r.episode.outcome, status: r.episode.status });
+  await policy.close?.();
+  if (summary.status !== 'finished') throw new Error(`sim rollout take not finished: ${summary.failure}`);
 }
