@@ -20,6 +20,7 @@ import { coordinateSigmas, levenbergMarquardt, normalEquations, solveLinear, typ
 import { calibrationAt, fitParameters, fromUnit, objectParameters, toUnit, unitSlope, type FitParameter } from './parameters.js';
 import { ARM_JOINT_INDICES, HOLDING_JOINT_INDICES, holdingEndS, REPLAY_PHASES, replayEpisode, type ReplayPhase } from './replay.js';
 import { fitPlotSvg } from './fit-plot.js';
+import { basename } from 'node:path';
 import { jointNames } from '../../src/record/episode-format.js';
 import { ReplayPool, type ReplayReply } from './replay-pool.js';
 
@@ -139,6 +140,8 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
     const holdIdx = holdEps.map((_, i) => fitEps.length + i);
     // Residuals per fit episode (set by the data alone: the same for every calibration).
     let episodeLengths: number[] = [];
+    /** What made a replay fail, in words, the first time one did (for the refusal below). */
+    let replayProblem: string | undefined;
     const residualsAt = async (points: readonly Float64Array[]): Promise<(Float64Array | undefined)[]> => {
       const replies = await pool.replayAll(
         points.map((u) => calibrationAt(o.from, params, u)),
@@ -146,7 +149,9 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
         o.fitSeconds ?? DEFAULT_FIT_SECONDS,
       );
       const ok = replies.find((rs) => rs.every((r) => r.problem === undefined));
-      if (ok) episodeLengths = ok.map((r) => r.residuals.length);
+      // An episode without samples of the phase is no jackknife unit: it adds nothing to leave out.
+      if (ok) episodeLengths = ok.map((r) => r.residuals.length).filter((n) => n > 0);
+      replayProblem ??= replyProblem(replies, fitEps.map((e) => e.file), 'free-motion');
       return replies.map((rs) => concatResiduals(rs));
     };
     const u0 = Float64Array.from(params, (p) => toUnit(p, p.get(o.from)));
@@ -160,7 +165,7 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
     starts.forEach((s, i) => {
       if (s.rmsRad < starts[bestStart].rmsRad) bestStart = i;
     });
-    if (!Number.isFinite(starts[bestStart].rmsRad)) throw new SysidError(`The sim cannot replay these episodes from any starting point (${firstProblem(startResiduals)}).`);
+    if (!Number.isFinite(starts[bestStart].rmsRad)) throw new SysidError(`The sim cannot replay these episodes from any starting point (${firstProblem(startResiduals)}${replayProblem ? `: ${replayProblem}` : ''}).`);
     const groups = groupsOf(params);
     const lm = await levenbergMarquardt(
       {
@@ -523,9 +528,15 @@ function jointOfResidual(i: number): number {
   return (i % ARM_JOINT_INDICES.length) % 6;
 }
 
-function concatResiduals(replies: readonly ReplayReply[], which: 'residuals' | 'holdingResiduals' = 'residuals'): Float64Array | undefined {
+/**
+ * One evaluation's residuals, episode after episode; undefined when a replay failed or nothing was
+ * compared. An episode with no samples of the phase (a rollout that grasps right after the
+ * burn-in has no free motion in the window) adds none: the phases come from the measurements, so
+ * it adds none at every point, and the vector keeps its length.
+ */
+export function concatResiduals(replies: readonly ReplayReply[], which: 'residuals' | 'holdingResiduals' = 'residuals'): Float64Array | undefined {
   const parts = replies.map((r) => r[which] ?? new Float64Array(0));
-  if (replies.some((r, i) => r.problem !== undefined || parts[i].length === 0)) return undefined;
+  if (replies.some((r) => r.problem !== undefined) || parts.every((p) => p.length === 0)) return undefined;
   const out = new Float64Array(parts.reduce((s, r) => s + r.length, 0));
   let o = 0;
   for (const r of parts) {
@@ -533,6 +544,16 @@ function concatResiduals(replies: readonly ReplayReply[], which: 'residuals' | '
     o += r.length;
   }
   return out;
+}
+
+/** The first failed replay of an evaluation batch, or a batch with nothing to compare, in words. */
+function replyProblem(batches: readonly (readonly ReplayReply[])[], files: readonly string[], phase: string): string | undefined {
+  for (const rs of batches) {
+    const i = rs.findIndex((r) => r.problem !== undefined);
+    if (i >= 0) return `${basename(files[i] ?? '')}: ${rs[i].problem}`;
+  }
+  if (batches.length > 0 && batches.every((rs) => rs.every((r) => r.residuals.length === 0))) return `no episode has ${phase} samples in the fitted window`;
+  return undefined;
 }
 
 function firstProblem(rs: readonly (Float64Array | undefined)[]): string {
