@@ -6,6 +6,7 @@
  */
 import type { JointCalibration, SimCalibration } from '../../src/sim/calibration.js';
 import { motorTorqueScales } from '../../src/sim/calibration.js';
+import { SIM_CALIBRATION_RANGES } from '../../src/sim/calibration-file.js';
 
 export interface FitParameter {
   /** As a user reads it: 'joint2.dampingNms', 'commandLatencyS'. */
@@ -30,6 +31,16 @@ export type MutableCalibration = {
 const DECADE = 10;
 
 /**
+ * Bounds built around a start value, kept inside what a calibration file may hold
+ * (SIM_CALIBRATION_RANGES): a fit that ended beyond them would write a record `--calibration`
+ * refuses (fingerFriction 1.2 × 3 = 3.6 against the file's 3).
+ */
+function inRange(key: string, lo: number, hi: number): { lo: number; hi: number } {
+  const r = SIM_CALIBRATION_RANGES[key];
+  return r ? { lo: Math.max(lo, r.min), hi: Math.min(hi, r.max) } : { lo, hi };
+}
+
+/**
  * The set: per arm joint damping, Coulomb friction, armature and motor torque scale; command
  * latency; the gripper's reflected rotor mass (seen in arm motion, see SimCalibration). Bounds are
  * taken around `base` (the record the fit starts from) and never leave SIM_CALIBRATION_RANGES.
@@ -47,8 +58,7 @@ export function fitParameters(base: SimCalibration): FitParameter[] {
       out.push({
         name: `joint${i + 1}.${key}`,
         unit,
-        lo: Math.max(floor / DECADE, v / DECADE),
-        hi: v * DECADE,
+        ...inRange(`joints.${key}`, Math.max(floor / DECADE, v / DECADE), v * DECADE),
         log: true,
         joint: i,
         group: key,
@@ -117,15 +127,14 @@ export function objectParameters(base: SimCalibration): FitParameter[] {
   const scaled = (name: 'gripperMaxForceN' | 'objectFrictionScale' | 'fingerFriction', unit: string, factor: number): FitParameter => ({
     name,
     unit,
-    lo: base[name] / factor,
-    hi: base[name] * factor,
+    ...inRange(name, base[name] / factor, base[name] * factor),
     log: true,
     group: name,
     get: (c) => c[name],
     set: (c, x) => void (c[name] = x),
   });
   return [
-    { name: 'objectMassScale', unit: '', lo: base.objectMassScale / 2, hi: base.objectMassScale * 2, log: false, group: 'objectMassScale', get: (c) => c.objectMassScale, set: (c, x) => void (c.objectMassScale = x) },
+    { name: 'objectMassScale', unit: '', ...inRange('objectMassScale', base.objectMassScale / 2, base.objectMassScale * 2), log: false, group: 'objectMassScale', get: (c) => c.objectMassScale, set: (c, x) => void (c.objectMassScale = x) },
     scaled('gripperMaxForceN', 'N', 3),
     scaled('objectFrictionScale', '', 3),
     scaled('fingerFriction', '', 3),
