@@ -25,6 +25,11 @@ export function quatMul(a: Quat, b: Quat): [number, number, number, number] {
   ];
 }
 
+/** The inverse of a unit quaternion (xyzw). */
+export function quatConj(q: Quat): [number, number, number, number] {
+  return [-q[0], -q[1], -q[2], q[3]];
+}
+
 export function quatRotate(q: Quat, v: Vec3): [number, number, number] {
   const [x, y, z, w] = q;
   const tx = 2 * (y * v[2] - z * v[1]);

@@ -39,7 +39,7 @@ import { LINK_NAMES, rotationToQuaternion, rpyToRotation } from '../rig/kinemati
 import { YAM_CHAIN, YAM_LIMIT_BUFFER_RAD } from '../rig/yam.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { motorTorqueScales, type SimCalibration } from './calibration.js';
-import { GROUP, quatMul, quatRotate } from './colliders.js';
+import { GROUP, quatConj, quatMul, quatRotate } from './colliders.js';
 import { loadRapier } from './rapier.js';
 import { SimScene } from './scene.js';
 import type { SimArm } from './sim-arm.js';
@@ -204,7 +204,7 @@ function writeFingers(w: XmlWriter, arm: SimArm, reflectedMassKg: number): void 
     // bodyToLink), and the fingers' bodies with it; the slide axis below is in the link's frame.
     const toLink = arm.bodyToLinkRotation(6);
     const rel = relativePose(gripper, finger);
-    const fromLink: Quat = [-toLink[0], -toLink[1], -toLink[2], toLink[3]];
+    const fromLink = quatConj(toLink);
     const local = { position: quatRotate(fromLink, rel.position), quaternion: quatMul(quatMul(fromLink, rel.quaternion), toLink) };
     const name = `${side}_finger_${FINGERS[k]}`;
     // The gripper rotor's reflected mass: what the sim adds to the finger body beyond its collider
@@ -234,7 +234,7 @@ function colliderMass(body: RigidBody): number {
  * spreads it: by the collider's shape.
  */
 function geomsOf(w: XmlWriter, body: RigidBody, owner: string, extraMassKg = 0, bodyToLink: Quat = [0, 0, 0, 1]): void {
-  const fromLink: Quat = [-bodyToLink[0], -bodyToLink[1], -bodyToLink[2], bodyToLink[3]];
+  const fromLink = quatConj(bodyToLink);
   const fixed = body.isFixed();
   if (extraMassKg > 0 && body.numColliders() !== 1) throw new Error(`MJCF export can put extra mass only on a body with one collider; '${owner}' has ${body.numColliders()}.`);
   for (let i = 0; i < body.numColliders(); i++) {
@@ -296,7 +296,7 @@ function poseOfBody(b: RigidBody): { position: Vec3; quaternion: Quat } {
 function relativePose(parent: RigidBody, child: RigidBody): { position: Vec3; quaternion: Quat } {
   const p = poseOfBody(parent);
   const c = poseOfBody(child);
-  const inv: Quat = [-p.quaternion[0], -p.quaternion[1], -p.quaternion[2], p.quaternion[3]];
+  const inv = quatConj(p.quaternion);
   return {
     position: quatRotate(inv, [c.position[0] - p.position[0], c.position[1] - p.position[1], c.position[2] - p.position[2]]),
     quaternion: quatMul(inv, c.quaternion),

@@ -29,7 +29,7 @@ import { linkFramesTable, rotationToQuaternion, rpyToRotation, LINK_NAMES } from
 import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LIMIT_BUFFER_RAD, YAM_LINK_MASS_KG } from '../rig/yam.js';
 import { GRIPPER_MASS_CENTRES } from '../rig/gravity.js';
 import { motorTorqueScales, type SimCalibration } from './calibration.js';
-import { GROUPS, quatMul, quatRotate } from './colliders.js';
+import { GROUPS, quatConj, quatMul, quatRotate } from './colliders.js';
 import type { Rapier } from './rapier.js';
 
 type Quat = readonly [number, number, number, number];
@@ -182,7 +182,7 @@ export class SimArm {
     for (let i = 0; i < 6; i++) toLink.push(this.multibody ? multibodyBodyToLink(R, this.fixedRot[i], toLink[i], YAM_CHAIN[i].axis, q0[i]) : [0, 0, 0, 1]);
     for (let i = 0; i < LINK_NAMES.length; i++) {
       const f = frames[i];
-      const rot = turn(rotationToQuaternion(f.rotation), conj(toLink[i]));
+      const rot = turn(rotationToQuaternion(f.rotation), quatConj(toLink[i]));
       // Body-frame coordinates of a point or rotation given in the link's frame (body = link · bodyToLink⁻¹).
       const inBody = (v: readonly [number, number, number]): { x: number; y: number; z: number } => {
         const w = rotate(toLink[i], v);
@@ -305,14 +305,15 @@ export class SimArm {
     this.linkOrigin.set([base.x, base.y, base.z], 0);
     [...this.links.slice(1), ...this.fingers].forEach((b, k) => {
       const lc = b.localCom();
-      const c = rotate(conj(toLink[k < 6 ? k + 1 : 6]), [lc.x, lc.y, lc.z]);
+      const fromLink = quatConj(toLink[k < 6 ? k + 1 : 6]);
+      const c = rotate(fromLink, [lc.x, lc.y, lc.z]);
       // The fingers' reflected rotor mass resists their motion only: the rotor's weight is the gripper's.
       this.carriedMass[k] = k >= 6 && fingerReflectedMassKg > 0 ? YAM_FINGER_MASS_KG : b.mass();
       this.carriedCom.set(c, k * 3);
       const pi = b.principalInertia();
       const pf = b.principalInertiaLocalFrame();
       this.carriedInertia.set([pi.x, pi.y, pi.z], k * 3);
-      this.carriedInertiaFrame.push(turn(conj(toLink[k < 6 ? k + 1 : 6]), [pf.x, pf.y, pf.z, pf.w]));
+      this.carriedInertiaFrame.push(turn(fromLink, [pf.x, pf.y, pf.z, pf.w]));
     });
     this.readJoints();
   }
@@ -638,7 +639,7 @@ function multibodyBodyToLink(R: Rapier, fixedRot: Quat, parentToLink: Quat, axis
     world.step();
     const r = child.rotation();
     // The kinematic angle where the coordinate is 0: the twist about the axis from angle 0's pose.
-    const rel = quatMul(conj(childAt0), [r.x, r.y, r.z, r.w]);
+    const rel = quatMul(quatConj(childAt0), [r.x, r.y, r.z, r.w]);
     const mu = 2 * Math.atan2(rel[0] * axis[0] + rel[1] * axis[1] + rel[2] * axis[2], rel[3]);
     // Turning the child's body by −(q0 − mu) about the axis moves coordinate 0 to q0 (the body frame is link · bodyToLink⁻¹).
     const half = (q0 - mu) / 2;
@@ -699,9 +700,6 @@ function isIdentity(q: Quat): boolean {
   return q[3] === 1 && q[0] === 0 && q[1] === 0 && q[2] === 0;
 }
 
-function conj(q: Quat): Quat {
-  return [-q[0], -q[1], -q[2], q[3]];
-}
 function quatObj(q: Quat): { x: number; y: number; z: number; w: number } {
   return { x: q[0], y: q[1], z: q[2], w: q[3] };
 }
