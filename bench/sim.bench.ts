@@ -65,12 +65,16 @@ const FINE_ALT = withCalibration(FINE, { pgsIterations: 1 });
  * substep, so it is measured at fewer substeps than the impulse default needs; this is the one the
  * agreement check runs (docs/sim.md, "Multibody arms").
  */
-const MULTIBODY = withCalibration(DEFAULT_SIM_CALIBRATION, {
-  armJoints: 'multibody',
-  solverIterations: Number(process.env.SIM_BENCH_MULTIBODY_SUBSTEPS ?? 1),
-  physicsStepS: Number(process.env.SIM_BENCH_MULTIBODY_STEP_MS ?? 4) / 1000,
-  pgsIterations: Number(process.env.SIM_BENCH_MULTIBODY_PGS ?? DEFAULT_SIM_CALIBRATION.pgsIterations),
-});
+const MULTIBODY = multibodyArms(
+  Number(process.env.SIM_BENCH_MULTIBODY_SUBSTEPS ?? 1),
+  Number(process.env.SIM_BENCH_MULTIBODY_STEP_MS ?? 4),
+  Number(process.env.SIM_BENCH_MULTIBODY_PGS ?? DEFAULT_SIM_CALIBRATION.pgsIterations),
+);
+
+/** The default record with multibody arms at this step (ms), substeps and PGS passes. */
+function multibodyArms(substeps: number, stepMs = 4, pgs = DEFAULT_SIM_CALIBRATION.pgsIterations): SimCalibration {
+  return withCalibration(DEFAULT_SIM_CALIBRATION, { armJoints: 'multibody', solverIterations: substeps, physicsStepS: stepMs / 1000, pgsIterations: pgs });
+}
 
 interface Measured {
   readonly simS: number;
@@ -196,15 +200,13 @@ async function speedRows(tier5: LayoutSet): Promise<void> {
 async function armRows(tier5: LayoutSet): Promise<void> {
   await measure(tier5.layouts.slice(0, 1), DEFAULT_SIM_CALIBRATION, 2, codePolicy);
   await measure(tier5.layouts.slice(0, 1), MULTIBODY, 2, codePolicy);
-  const mb = (substeps: number, stepMs = 4, pgs = DEFAULT_SIM_CALIBRATION.pgsIterations): SimCalibration =>
-    withCalibration(DEFAULT_SIM_CALIBRATION, { armJoints: 'multibody', solverIterations: substeps, physicsStepS: stepMs / 1000, pgsIterations: pgs });
   const configs: [string, SimCalibration][] = [
     [`default v${DEFAULT_SIM_CALIBRATION.version} (impulse joints, 4 ms × ${DEFAULT_SIM_CALIBRATION.solverIterations})`, DEFAULT_SIM_CALIBRATION],
-    ['multibody arms, 4 ms × 4', mb(4)],
-    ['multibody arms, 4 ms × 2', mb(2)],
-    ['multibody arms, 4 ms × 1', mb(1)],
-    ['multibody arms, 4 ms × 1, 2 PGS passes', mb(1, 4, 2)],
-    ['multibody arms, 8 ms × 1 (grasps fail: docs/sim.md)', mb(1, 8)],
+    ['multibody arms, 4 ms × 4', multibodyArms(4)],
+    ['multibody arms, 4 ms × 2', multibodyArms(2)],
+    ['multibody arms, 4 ms × 1', multibodyArms(1)],
+    ['multibody arms, 4 ms × 1, 2 PGS passes', multibodyArms(1, 4, 2)],
+    ['multibody arms, 8 ms × 1 (grasps fail: docs/sim.md)', multibodyArms(1, 8)],
     ['impulse arms, 4 ms × 1 (for scale: tracks badly)', withCalibration(DEFAULT_SIM_CALIBRATION, { solverIterations: 1 })],
   ];
   let base: Measured | undefined;
