@@ -92,34 +92,73 @@ export function checkPostOrigin(req: IncomingMessage, port: number): void {
   if (origin !== undefined && !allowedOrigins(port).includes(origin)) throw new ApiRefusal(403, `Requests from ${origin} are refused; only the station's own page may change the station.`);
 }
 
+/** How much of a refused body the station reads and drops, and for how long, before it cuts the client off. */
+const DRAIN_LIMIT = { bytes: 64 * 1024 * 1024, ms: 10_000 };
+
+/**
+ * Reads the rest of a refused body and drops it, so the client — still sending — reads the
+ * refusal: answered and closed mid-upload, a browser or fetch sees a broken pipe ("fetch failed")
+ * instead of the sentence that says why. A client still sending after DRAIN_LIMIT is cut off.
+ */
+export async function dropRestOfBody(req: IncomingMessage): Promise<void> {
+  if (req.complete || req.destroyed) return;
+  await new Promise<void>((resolve) => {
+    let seen = 0;
+    const done = (): void => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', done).off('error', done).off('close', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      seen += chunk.length;
+      if (seen > DRAIN_LIMIT.bytes) done();
+    };
+    const timer = setTimeout(done, DRAIN_LIMIT.ms);
+    req.on('data', onData).once('end', done).once('error', done).once('close', done);
+    req.resume();
+  });
+}
+
+/**
+ * Reads a body of at most `limit` bytes. Over it (declared or as it arrives) the rest is read and
+ * dropped, never kept, and the refusal is a 413 with `tooBig(bytes)`'s sentence.
+ */
+export async function readLimitedBody(req: IncomingMessage, limit: number, tooBig: (bytes: number, declared: boolean) => string): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > limit) {
+    await dropRestOfBody(req);
+    throw new ApiRefusal(413, tooBig(declared, true));
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const over = await new Promise<boolean>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData).off('end', onEnd);
+      resolve(true);
+    };
+    const onEnd = (): void => resolve(false);
+    req.on('data', onData).once('end', onEnd).once('error', reject);
+  });
+  if (over) {
+    await dropRestOfBody(req);
+    throw new ApiRefusal(413, tooBig(size, false));
+  }
+  return Buffer.concat(chunks);
+}
+
 /** Reads a JSON body of at most MAX_BODY_BYTES; refuses other content types, bigger bodies and bad JSON. */
 export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json') throw new ApiRefusal(415, 'The station API takes JSON bodies: send Content-Type: application/json.');
-  const declared = Number(req.headers['content-length'] ?? NaN);
-  if (declared > MAX_BODY_BYTES) {
-    req.resume();
-    throw new ApiRefusal(413, `The request body is ${declared} bytes; the station API takes at most ${MAX_BODY_BYTES}.`);
-  }
-  const chunks: Buffer[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) {
-        chunks.push(chunk);
-        return;
-      }
-      // Refuse now; the rest of the body is read and dropped, never kept.
-      req.off('data', onData);
-      req.resume();
-      reject(new ApiRefusal(413, `The request body is over ${MAX_BODY_BYTES} bytes, the most the station API takes.`));
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve());
-    req.once('error', reject);
-  });
-  const text = Buffer.concat(chunks).toString('utf8');
+  const body = await readLimitedBody(req, MAX_BODY_BYTES, (bytes, declared) =>
+    declared ? `The request body is ${bytes} bytes; the station API takes at most ${MAX_BODY_BYTES}.` : `The request body is over ${MAX_BODY_BYTES} bytes, the most the station API takes.`,
+  );
+  const text = body.toString('utf8');
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -16,7 +16,7 @@ import { SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson } from '..
 import { OnnxPolicy } from '../policy/onnx/onnx-policy.js';
 import { PolicyLoadError } from '../policy/errors.js';
 import { tooBigSentence, UPLOAD_LIMITS, type UploadKind, type UploadResult } from './api-types.js';
-import { ApiRefusal } from './request-checks.js';
+import { ApiRefusal, readLimitedBody } from './request-checks.js';
 
 export const UPLOAD_KINDS = Object.keys(UPLOAD_LIMITS) as UploadKind[];
 
@@ -29,30 +29,7 @@ export function uploadName(raw: string | null, kind: UploadKind): string {
 
 /** Reads the body, refusing it once it passes the kind's limit (the rest is read and dropped, never kept). */
 export async function readUpload(req: IncomingMessage, kind: UploadKind): Promise<Buffer> {
-  const limit = UPLOAD_LIMITS[kind].bytes;
-  const declared = Number(req.headers['content-length'] ?? NaN);
-  if (declared > limit) {
-    req.resume();
-    throw new ApiRefusal(413, tooBigSentence(kind, declared));
-  }
-  const chunks: Buffer[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      req.off('data', onData);
-      req.resume();
-      reject(new ApiRefusal(413, tooBigSentence(kind, size)));
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve());
-    req.once('error', reject);
-  });
-  const body = Buffer.concat(chunks);
+  const body = await readLimitedBody(req, UPLOAD_LIMITS[kind].bytes, (bytes) => tooBigSentence(kind, bytes));
   if (body.length === 0) throw new ApiRefusal(400, `${UPLOAD_LIMITS[kind].what} upload arrived empty; choose the file again.`);
   return body;
 }

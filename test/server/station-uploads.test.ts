@@ -9,6 +9,7 @@ import { pageProblems } from '../helpers/page-problems.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -23,6 +24,34 @@ import { buildLinearPolicyModel } from '../policy/onnx-model.js';
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 /** One line that ends as a sentence ends (the station's refusals; file names may start them in lower case). */
 const oneSentence = (s: string): boolean => /\.$/.test(s) && !s.includes('\n');
+
+/**
+ * Sends `bytes` zero bytes in 256 KiB pieces, a few milliseconds apart, as a browser on a slower
+ * link does, and resolves with the answer; a broken pipe or reset before the answer rejects.
+ */
+function sendSlowly(url: string, headers: Record<string, string>, bytes: number, declare: boolean): Promise<{ status: number; error: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { ...headers, ...(declare ? { 'Content-Length': String(bytes) } : {}) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, error: (JSON.parse(text) as ApiError).error }));
+    });
+    req.on('error', reject);
+    const piece = Buffer.alloc(256 * 1024);
+    let sent = 0;
+    const next = (): void => {
+      if (sent >= bytes) {
+        req.end();
+        return;
+      }
+      const n = Math.min(piece.length, bytes - sent);
+      sent += n;
+      req.write(n === piece.length ? piece : piece.subarray(0, n));
+      setTimeout(next, 3);
+    };
+    next();
+  });
+}
 
 test('uploads: valid layout sets, sim calibrations and ONNX policies are stored; hash mismatches, bad files and oversize bodies are refused in one sentence, storing nothing', async (t) => {
   const station = await startStation();
@@ -56,6 +85,14 @@ test('uploads: valid layout sets, sim calibrations and ONNX policies are stored;
   const big = await post('layout-set', 'huge.json', new Uint8Array(8 * 1024 * 1024 + 1));
   assert.equal(big.status, 413);
   assert.equal(big.data.error, 'A layout set upload is at most 8 MiB; this file is 8.0 MiB.');
+  // Still sending when the limit is passed, declared or not: the client reads the refusal, not a broken pipe.
+  const headers = { [TOKEN_HEADER]: station.token, Origin: station.base, 'Content-Type': 'application/octet-stream' };
+  const slowDeclared = await sendSlowly(`${station.base}/api/uploads/layout-set?name=huge.json`, headers, 10 * 1024 * 1024, true);
+  assert.deepEqual(slowDeclared, { status: 413, error: 'A layout set upload is at most 8 MiB; this file is 10 MiB.' });
+  const slowChunked = await sendSlowly(`${station.base}/api/uploads/layout-set?name=huge.json`, headers, 10 * 1024 * 1024, false);
+  assert.equal(slowChunked.status, 413);
+  assert.match(slowChunked.error, /^A layout set upload is at most 8 MiB; this file is 8\.\d MiB\.$/);
+  assert.equal((await sets()).length, 1, 'nothing stored for the refused uploads');
 
   // A sim calibration: the parser's sentence for a bad one, stored when good.
   const cal = await post('sim-calibration', 'sim.json', simCalibrationJson(DEFAULT_SIM_CALIBRATION));
