@@ -297,7 +297,10 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
           ...(resume ? { resume: true } : {}),
           log: hooks.log,
           signal: hooks.signal,
-          onReady: ({ controls, sessionId }) => hooks.ready(sessionId, (action) => controls.push(action, 'the station UI')),
+          onReady: ({ controls, sessionId }) => {
+            controls.attend('the station UI');
+            hooks.ready(sessionId, (action) => controls.push(action, 'the station UI'));
+          },
           onPhase: hooks.phase,
           onTake: hooks.take,
           withRig: (table, use) => host.forRollout(table, use),

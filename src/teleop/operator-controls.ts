@@ -34,12 +34,22 @@ export class OperatorControls {
   private waiter: (() => void) | undefined;
   private readonly cleanups: (() => void)[] = [];
   private readonly pressedAt = new Map<string, number>();
+  /** Who can still answer a question (a refused engage): the keyboard until its stream ends, a pedal, a person at the handle or the station UI. */
+  private readonly attendants = new Set<string>();
+
+  /** A person who can act through these controls is there (the station UI, a hand-moved leader's buttons). */
+  attend(who: string): void {
+    this.attendants.add(who);
+  }
+
+  /** Whether anyone can still act: false once stdin has ended and no pedal, handle or UI is attached. */
+  get attended(): boolean {
+    return this.attendants.size > 0;
+  }
 
   push(action: OperatorAction, from: string): void {
     this.queue.push({ action, from });
-    const w = this.waiter;
-    this.waiter = undefined;
-    w?.();
+    this.wake();
   }
 
   /** The oldest action not yet taken, if any. */
@@ -94,10 +104,16 @@ export class OperatorControls {
     const onData = (chunk: Buffer | string): void => {
       for (const a of keysToActions(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)) this.push(a, 'keyboard');
     };
-    input.on('data', onData);
+    // A pipe that ends (a script's stdin, /dev/null) can answer nothing more.
+    const onEnd = (): void => {
+      this.attendants.delete('keyboard');
+      this.wake();
+    };
+    this.attendants.add('keyboard');
+    input.on('data', onData).once('end', onEnd);
     input.resume();
     this.cleanups.push(() => {
-      input.off('data', onData);
+      input.off('data', onData).off('end', onEnd);
       if (tty) input.setRawMode!(false);
       input.pause();
     });
@@ -117,15 +133,23 @@ export class OperatorControls {
       const a = PEDAL_KEYS.get(code);
       if (a) this.push(a, 'pedal');
     });
+    this.attendants.add('pedal');
     stream.on('data', (chunk) => parser.push(chunk as Buffer));
-    stream.on('error', (e) =>
-      onProblem(`The pedal at ${path} cannot be read (${e.message}); check that it is plugged in and that this user may read it (the 'input' group), or use the keyboard.`),
-    );
+    stream.on('error', (e) => {
+      this.attendants.delete('pedal');
+      onProblem(`The pedal at ${path} cannot be read (${e.message}); check that it is plugged in and that this user may read it (the 'input' group), or use the keyboard.`);
+      this.wake();
+    });
     this.cleanups.push(() => stream.destroy());
   }
 
   close(): void {
     for (const c of this.cleanups.splice(0)) c();
+    this.wake();
+  }
+
+  /** Ends a pending next() early (it resolves with whatever is queued, perhaps nothing). */
+  private wake(): void {
     const w = this.waiter;
     this.waiter = undefined;
     w?.();

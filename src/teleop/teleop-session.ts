@@ -61,7 +61,7 @@ export interface TakeReport {
   readonly summary: RecordingSummary;
 }
 
-export type SessionEnd = 'done' | 'operator' | 'camera-lost' | 'follower-fault' | 'interrupted';
+export type SessionEnd = 'done' | 'operator' | 'camera-lost' | 'follower-fault' | 'interrupted' | 'unattended';
 
 export interface TeleopSessionResult {
   readonly kept: readonly TakeReport[];
@@ -205,8 +205,14 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
       }
       if (refusal !== undefined) {
         log(`${refusal} Press E (or the handle's top button) to engage again, Q to stop.`);
+        const refused = refusal;
         refusal = undefined;
         for (;;) {
+          if (!controls.attended) {
+            // Nobody can press E: waiting would hang a scripted run forever.
+            fatal ??= { end: 'unattended', sentence: `${refused} Nobody can answer (the keyboard's input has ended and no pedal, hand-moved leader or station page is attached), so the session stops here; the takes so far are kept — continue with --resume.` };
+            return false;
+          }
           const b = await controls.next(1000);
           if (fatal) return false;
           if (b?.action === 'quit') {

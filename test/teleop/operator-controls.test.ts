@@ -23,6 +23,21 @@ test('a byte stream (stdin over SSH, a pipe) feeds the controls; a TTY is put in
   assert.deepEqual(keys.raw, [true, false]);
 });
 
+test('the controls know when nobody can answer: stdin at its end with no pedal, handle or station page', async () => {
+  const c = new OperatorControls();
+  assert.equal(c.attended, false, 'nothing attached');
+  const keys = new PassThrough();
+  c.attachKeyboard(keys);
+  assert.equal(c.attended, true);
+  const waiting = c.next(60_000);
+  keys.end();
+  assert.equal(await waiting, undefined, 'the end of the input wakes a waiting session');
+  assert.equal(c.attended, false);
+  c.attend('the station UI');
+  assert.equal(c.attended, true);
+  c.close();
+});
+
 test('a foot pedal read from its evdev node: presses count, releases and auto-repeat do not', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'pedal-'));
   try {

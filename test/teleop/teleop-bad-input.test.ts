@@ -96,6 +96,26 @@ test('a leader far from the follower at engage is refused in one sentence; nothi
   }
 });
 
+test('refused at engage with nobody to answer (stdin ended, an emulated leader, no pedal): the session stops in one sentence instead of waiting forever', { timeout: 300_000 }, async () => {
+  const w = workspace();
+  const lines: string[] = [];
+  const far = [...LEADER_REST_POSE];
+  far[8] = 1.2;
+  const traj = join(w.dir, 'far.json');
+  writeFileSync(traj, JSON.stringify({ points: [{ t: 0, q: far }] }));
+  const keys = new PassThrough();
+  keys.end(); // a script's stdin at EOF, as with `< /dev/null`
+  try {
+    const { sessionId, session } = await recordTeleop({ ...base(w.store, w.out, lines, {}), trajectory: traj, keyboard: keys });
+    assert.equal(session.end, 'unattended', lines.join('\n'));
+    assert.match(session.problem ?? '', /^Not engaging: .* Nobody can answer \(the keyboard's input has ended and no pedal, hand-moved leader or station page is attached\), so the session stops here; the takes so far are kept — continue with --resume\.$/);
+    assert.equal(session.kept.length, 0);
+    assert.equal(w.store.getTeleopSession(sessionId)?.state, 'stopped');
+  } finally {
+    w.done();
+  }
+});
+
 test('garbage floods the leader line mid-take: dropped, the leader is untrusted, the follower holds, the take is kept and marked', { timeout: 300_000 }, async () => {
   const w = workspace();
   const lines: string[] = [];

@@ -295,6 +295,8 @@ async function recordOnFollower(
     cams = await openTeleopCameras(o.cameras, rig, clock, o.cameraFps ?? 10);
     if (o.keyboard && !controls.attachKeyboard(o.keyboard)) log('The terminal cannot be put in raw mode; keys work after Enter.');
     if (o.pedal) controls.attachPedal(o.pedal, (s) => log(s));
+    // A hand-moved leader has a person at its buttons; an emulated one has nobody.
+    if (!leaderSetup.emulated) controls.attend("the leader's buttons");
     try {
       await leaderSetup.leader.configure();
       await rig.configure();
