@@ -16,7 +16,7 @@ import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { connectRedis, parseQueueUrl } from '../../src/sim/queue/connection.js';
-import { blobKey } from '../../src/sim/queue/blobs.js';
+import { BLOB_TTL_S, blobKey, layoutSetKey } from '../../src/sim/queue/blobs.js';
 import { SIM_QUEUE_NAME, TANDEM_VERSION } from '../../src/sim/queue/job.js';
 import { queueVersionKey } from '../../src/sim/queue/keys.js';
 import { buildLinearPolicyModel } from '../policy/onnx-model.js';
@@ -210,6 +210,11 @@ test('a model whose bytes in Redis do not match its hash ends as an invalid roll
   await until(async () => (await queue.getJobCounts('waiting')).waiting === 1, 30_000);
   const [job] = await queue.getJobs(['waiting'], 0, 0, true);
   const sha = (job.data as { policy: { sha256: string } }).policy.sha256;
+  // The weights and the layout set expire a week after the sweep that put them, not never.
+  for (const key of [blobKey(sha), layoutSetKey((job.data as { layoutSetSha256: string }).layoutSetSha256)]) {
+    const ttl = await client.ttl(key);
+    assert.ok(ttl > BLOB_TTL_S - 600 && ttl <= BLOB_TTL_S, `${key} expires in ${ttl} s`);
+  }
   await client.set(blobKey(sha), Buffer.from('not the model'));
   // A hostile job: a policy path from the job itself.
   await queue.add('sim-rollout', { ...job.data, sweepId: 'hostile', policy: { kind: 'spec', spec: 'onnx:/etc/passwd' } }, { jobId: 'hostile-0-0', attempts: 3 });

@@ -15,10 +15,27 @@ export function sha256Hex(bytes: Uint8Array | string): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
+/**
+ * How long a blob outlives the last sweep that put or used it — the same week a job nobody
+ * collects is kept — so weights and layout sets of finished sweeps do not fill Redis for ever.
+ */
+export const BLOB_TTL_S = 7 * 24 * 3600;
+
+/** Stores `value` under `key` once (a blob never changes under its name) and starts its week again. */
+async function putOnce(redis: Redis, key: string, value: Buffer | string): Promise<void> {
+  const set = await redis.set(key, value, 'EX', BLOB_TTL_S, 'NX');
+  if (set === null) await redis.expire(key, BLOB_TTL_S);
+}
+
+/** Starts the blobs' week again (a coordinator still collecting keeps what its jobs read). */
+export async function keepBlobs(redis: Redis, keys: readonly string[]): Promise<void> {
+  for (const key of keys) await redis.expire(key, BLOB_TTL_S);
+}
+
 /** Stores bytes under their hash (once: a blob never changes under its name). Returns the hash. */
 export async function putBlob(redis: Redis, bytes: Uint8Array | string): Promise<string> {
   const sha256 = sha256Hex(bytes);
-  await redis.set(blobKey(sha256), Buffer.from(bytes), 'NX');
+  await putOnce(redis, blobKey(sha256), Buffer.from(bytes));
   return sha256;
 }
 
@@ -42,7 +59,7 @@ export function layoutSetKey(sha256: string): string {
 }
 
 export async function putLayoutSetBlob(redis: Redis, sha256: string, text: string): Promise<void> {
-  await redis.set(layoutSetKey(sha256), text, 'NX');
+  await putOnce(redis, layoutSetKey(sha256), text);
 }
 
 /** The layout set's text, unchecked: the caller parses it, which verifies its hash. */

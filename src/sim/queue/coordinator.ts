@@ -21,7 +21,7 @@ import type { SweepJob, SweepRollout } from '../sweep.js';
 import type { RandomizedWorld } from '../randomization.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../sim-rollout.js';
 import { connectRedis, QueueError, type QueueAddress } from './connection.js';
-import { putBlob, putLayoutSetBlob } from './blobs.js';
+import { blobKey, keepBlobs, layoutSetKey, putBlob, putLayoutSetBlob } from './blobs.js';
 import { rolloutKey, simJobId, SIM_JOB_FORMAT, SIM_QUEUE_NAME, TANDEM_VERSION, type JobPolicy, type SimJobData, type SimJobResult } from './job.js';
 import { queueVersionKey, sweepStoppedKey } from './keys.js';
 
@@ -145,6 +145,8 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
     await claimQueueVersion(redis, queue, opts.address);
     await putLayoutSetBlob(redis, opts.layoutSet.sha256, serializeLayoutSet(opts.layoutSet));
     const policy: JobPolicy = opts.policy.kind === 'spec' ? opts.policy : { kind: 'onnx', sha256: await putBlob(redis, opts.policy.bytes) };
+    const blobKeys = [layoutSetKey(opts.layoutSet.sha256), ...(policy.kind === 'onnx' ? [blobKey(policy.sha256)] : [])];
+    let keptAt = performance.now();
     const jobs = [];
     // Repeat-major, as in-process: a stopped sweep covers the layouts evenly.
     for (let r = 0; r < opts.repeats; r++) {
@@ -227,6 +229,11 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
       }
       if (progressed) {
         idleSince = performance.now();
+        if (idleSince - keptAt > 3600_000) {
+          // A sweep longer than the blobs' week must not lose them under its last jobs.
+          await keepBlobs(redis, blobKeys);
+          keptAt = idleSince;
+        }
         opts.onProgress?.(collected.size, total);
         continue;
       }
