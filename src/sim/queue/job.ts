@@ -12,7 +12,7 @@ import type { SceneLook } from '../render/scene-look.js';
 /** The queue every tandem worker takes sim rollouts from (one per Redis database). */
 export const SIM_QUEUE_NAME = 'tandem-sim';
 /** The payload's own format; a change to its fields bumps it. */
-export const SIM_JOB_FORMAT = 'tandem.sim-job/1';
+export const SIM_JOB_FORMAT = 'tandem.sim-job/2';
 /** The tandem version that wrote a job: workers run only jobs of their own version (same physics, same results). */
 export const TANDEM_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -41,6 +41,8 @@ export interface SimJobData {
   readonly look?: SceneLook;
   readonly seconds: number;
   readonly controlHz?: number;
+  /** Keep the rollout's recording calls and put them in the queue's store for the coordinator's episode file (recording-blob.ts). */
+  readonly record?: true;
 }
 
 /** A job a worker refuses: one sentence, naming the job. */
@@ -110,8 +112,18 @@ export function validateSimJob(data: unknown, jobId: string): SimJobData {
   // A look only moves cameras, lamps and colours a little; anything but small finite numbers is not one.
   const smallNumbers = (v: unknown): boolean => (typeof v === 'number' ? Number.isFinite(v) && Math.abs(v) <= 10 : isObj(v) || Array.isArray(v) ? Object.values(v).every(smallNumbers) : false);
   if (data.look !== undefined && !(isObj(data.look) && smallNumbers(data.look))) throw new JobRefusedError(`${where} has a camera look that is not an object of small numbers.`);
+  if (data.record !== undefined && data.record !== true) throw new JobRefusedError(`${where} has record ${JSON.stringify(data.record)}; it is true or absent.`);
   return data as unknown as SimJobData;
 }
 
-/** What a worker returns for a job: the rollout, or that its sweep was stopped before it ran to the end. */
-export type SimJobResult = { readonly kind: 'rollout'; readonly rollout: SweepRollout } | { readonly kind: 'stopped' };
+/**
+ * Where a recorded rollout's calls went: the queue's store, under their hash (recording-blob.ts),
+ * or nowhere, with the sentence saying why (too big to travel).
+ */
+export type RecordingRef = { readonly sha256: string; readonly bytes: number } | { readonly refused: string };
+
+/**
+ * What a worker returns for a job: the rollout (without its recording calls: a result stays
+ * small, the calls travel as a blob), or that its sweep was stopped before it ran to the end.
+ */
+export type SimJobResult = { readonly kind: 'rollout'; readonly rollout: SweepRollout; readonly recording?: RecordingRef } | { readonly kind: 'stopped' };

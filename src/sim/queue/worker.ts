@@ -17,9 +17,11 @@ import type { LayoutSet } from '../../layouts/layout-set.js';
 import { CalibrationFileError, parseSimCalibration } from '../calibration-file.js';
 import { simCalibrationHash } from '../calibration.js';
 import type { WorkerInit } from '../sweep.js';
+import type { RecordedCall } from '../recording-relay.js';
 import { connectRedis, QueueError, type QueueAddress } from './connection.js';
 import { getLayoutSetBlob, getVerifiedBlob, sha256Hex } from './blobs.js';
-import { JobRefusedError, SIM_QUEUE_NAME, TANDEM_VERSION, validateSimJob, type SimJobData, type SimJobResult } from './job.js';
+import { JobRefusedError, SIM_QUEUE_NAME, TANDEM_VERSION, validateSimJob, type RecordingRef, type SimJobData, type SimJobResult } from './job.js';
+import { encodeRecording, putRecordingBlob, RecordingBlobError } from './recording-blob.js';
 import { RolloutThread } from './rollout-thread.js';
 import { queueVersionKey, sweepStoppedKey } from './keys.js';
 
@@ -100,7 +102,7 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     }
     if (simCalibrationHash(calibration) !== data.calibrationSha256) throw new JobRefusedError(`The job's sim calibration does not hash to the ${data.calibrationSha256.slice(0, 12)}… it claims.`);
     const policySpec = data.policy.kind === 'spec' ? data.policy.spec : `onnx:${await modelFileFor(data.policy.sha256)}`;
-    return { layoutSet, policySpec, seconds: data.seconds, controlHz: data.controlHz, calibration, cwd: modelDir };
+    return { layoutSet, policySpec, seconds: data.seconds, controlHz: data.controlHz, calibration, cwd: modelDir, record: data.record === true };
   };
 
   /** A free thread with this setup open, else a new one (replacing an idle thread of another setup). */
@@ -146,7 +148,7 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       throw e;
     }
     log(`rollout ${data.sweepId} layout ${data.layoutIndex} repeat ${data.repeat}: started (job ${String(job.id)})`);
-    const key = `${data.sweepId}|${init.policySpec}`;
+    const key = `${data.sweepId}|${init.policySpec}|${init.record ? 'record' : ''}`;
     const thread = await threadFor(key, init);
     thread.busy = true;
     // The coordinator's Ctrl-C stops its sweep: a rollout of it still running here stops too.
@@ -160,12 +162,33 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       // keeps the sweep's setup open and runs this job on this job's world.
       const world = { calibration: init.calibration!, ...(data.placement ? { placement: data.placement } : {}), ...(data.look ? { look: data.look } : {}) };
       const out = await thread.run({ jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed, world });
-      if (out.kind === 'rollout') log(`rollout ${data.sweepId} layout ${data.layoutIndex} repeat ${data.repeat}: ${out.rollout.status} (${(out.rollout.wallMs / 1000).toFixed(1)} s)`);
-      return out;
+      if (out.kind !== 'rollout') return out;
+      log(`rollout ${data.sweepId} layout ${data.layoutIndex} repeat ${data.repeat}: ${out.rollout.status} (${(out.rollout.wallMs / 1000).toFixed(1)} s)`);
+      // The calls never go into BullMQ's result: they travel as a blob the result names.
+      const { recorded, ...rollout } = out.rollout;
+      if (!data.record) return { kind: 'rollout', rollout };
+      return { kind: 'rollout', rollout, recording: await storeRecording(data, recorded) };
     } finally {
       clearInterval(watch);
       thread.busy = false;
     }
+  };
+
+  /** A recorded rollout's calls into the queue's store, or the sentence saying why they are not there. */
+  const storeRecording = async (data: SimJobData, calls: readonly RecordedCall[] | undefined): Promise<RecordingRef> => {
+    if (!calls) return { refused: 'its rollout thread kept no recording.' };
+    let bytes: Buffer;
+    try {
+      bytes = await encodeRecording({ sweepId: data.sweepId, layoutIndex: data.layoutIndex, repeat: data.repeat }, calls);
+    } catch (e) {
+      if (e instanceof RecordingBlobError) {
+        log(`rollout ${data.sweepId} layout ${data.layoutIndex} repeat ${data.repeat}: not recorded: ${e.message}`);
+        return { refused: e.message };
+      }
+      throw e;
+    }
+    // A Redis that fails here fails the job, which is retried: the rollout reruns and records again.
+    return { sha256: await putRecordingBlob(redis, bytes), bytes: bytes.length };
   };
 
   const workerConnection = redis.duplicate();
