@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,10 @@ import { BLOB_TTL_S, blobKey, layoutSetKey } from '../../src/sim/queue/blobs.js'
 import { SIM_QUEUE_NAME, TANDEM_VERSION } from '../../src/sim/queue/job.js';
 import { queueVersionKey } from '../../src/sim/queue/keys.js';
 import { buildLinearPolicyModel } from '../policy/onnx-model.js';
+import { readIndexed, type IndexedEpisode } from '../helpers/mcap.js';
+import { TOPICS } from '../../src/record/episode-format.js';
+import { recordingKey } from '../../src/sim/queue/recording-blob.js';
+import type { SimJobResult } from '../../src/sim/queue/job.js';
 
 const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
 
@@ -318,4 +322,133 @@ test('Ctrl-C on the coordinator stops the sweep as on one machine: finished roll
   } finally {
     store.close();
   }
+});
+
+/** Each stored rollout's episode file (layout/repeat → file or null), and the recordings' state and link. */
+function storedEpisodes(data: string): Map<string, { file: string | null; state?: string; linked?: boolean }> {
+  const store = openStore(join(data, 'tandem.sqlite'));
+  try {
+    return new Map(
+      store.listRollouts({}).map((r) => {
+        const rec = r.episodeFile === null ? undefined : store.findRecordingByFile(r.episodeFile);
+        return [`${r.layoutIndex}/${r.repeatIndex}`, { file: r.episodeFile, state: rec?.state, linked: rec ? rec.rolloutId === r.id : undefined }];
+      }),
+    );
+  } finally {
+    store.close();
+  }
+}
+
+/** An episode's messages without what depends on when its file was opened (header stamps, absolute log times). */
+function comparable(ep: IndexedEpisode): Record<string, unknown[]> {
+  const strip = (v: unknown): unknown => {
+    if (Array.isArray(v) || ArrayBuffer.isView(v)) return Array.from(v as ArrayLike<unknown>, strip);
+    if (typeof v !== 'object' || v === null) return v;
+    return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'header' && k !== 'stamp').map(([k, x]) => [k, strip(x)]));
+  };
+  const first = [...ep.byTopic.values()].flat().reduce((m, x) => (x.logTime < m ? x.logTime : m), BigInt(Number.MAX_SAFE_INTEGER) * 1000n);
+  return Object.fromEntries([...ep.byTopic].sort(([a], [b]) => a.localeCompare(b)).map(([topic, list]) => [topic, list.map((m) => ({ dt: m.logTime - first, message: strip(m.message) }))]));
+}
+
+test('a queued sweep with --record writes one episode file per rollout, message for message the one a sweep on this machine writes, and leaves no recording in Redis', async (t) => {
+  const { dir, file, data } = setup([1, 2]);
+  const redis = await startRedisServer();
+  const { client, close } = await queueFor(redis);
+  const procs: Running[] = [];
+  t.after(async () => {
+    for (const p of procs) await stopProcess(p);
+    await close();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  // A policy that moves the arms, so the joint states say something.
+  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:bottles-in-the-bin', '--seconds', '2', '--json'];
+  const local = await runTandem([...sweepArgs, '--workers', '1', '--data', join(dir, 'local'), '--record', join(dir, 'local-episodes')]);
+  assert.equal(local.code, 0, local.stderr);
+  const worker = start(['sim', 'worker', '--queue', redis.url]);
+  procs.push(worker);
+  const queued = await runTandem([...sweepArgs, '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes')]);
+  assert.equal(queued.code, 0, queued.stderr);
+  const out = JSON.parse(queued.stdout);
+  assert.equal(out.rollouts, 2);
+  assert.equal(out.episodeFiles, 2);
+  assert.equal(out.withoutEpisodeFile, 0);
+  assert.equal(readdirSync(join(dir, 'episodes')).length, 2, 'one file per rollout');
+  const mine = storedEpisodes(data);
+  const theirs = storedEpisodes(join(dir, 'local'));
+  assert.deepEqual([...mine.keys()].sort(), ['0/0', '1/0']);
+  for (const [key, ep] of mine) {
+    assert.equal(ep.state, 'finished', key);
+    assert.equal(ep.linked, true, `${key}: the recording is linked to its rollout`);
+    const a = await readIndexed(ep.file!);
+    const b = await readIndexed(theirs.get(key)!.file!);
+    const count = (e: IndexedEpisode) => Object.fromEntries([...e.byTopic].map(([topic, list]) => [topic, list.length]).sort());
+    assert.deepEqual(count(a), count(b), `${key}: messages per topic`);
+    assert.equal(a.byTopic.get(TOPICS.jointCommands)!.length, 100, '2 s at 50 Hz');
+    const last = (e: IndexedEpisode) => e.byTopic.get(TOPICS.jointStates)!.at(-1)!.message;
+    assert.deepEqual(comparable(a), comparable(b), `${key}: every message, and when it came in the episode`);
+    assert.deepEqual(last(a).position, last(b).position, `${key}: the final joint state`);
+    assert.notDeepEqual(last(a).position, a.byTopic.get(TOPICS.jointStates)![0].message.position, 'the arms moved');
+    // Everything but when the file was opened.
+    const meta = (e: IndexedEpisode) => new Map([...e.metadata.get('tandem.episode')!].filter(([k]) => k !== 'unix_offset_s'));
+    assert.deepEqual(meta(a), meta(b), `${key}: what ran, on what`);
+  }
+  assert.deepEqual(await client.keys('tandem:recording:*'), [], 'each recording left Redis once its file was written');
+});
+
+test('a resumed recording sweep writes the files of what it collects; a recording changed or gone in Redis leaves its rollout stored without a file, and one sentence says why', async (t) => {
+  const { dir, file, data } = setup([1, 2, 3]);
+  const redis = await startRedisServer();
+  const { client, queue, close } = await queueFor(redis);
+  const procs: Running[] = [];
+  t.after(async () => {
+    for (const p of procs) await stopProcess(p);
+    await close();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--seconds', '0.5', '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes'), '--json'];
+  const first = start(sweepArgs);
+  procs.push(first);
+  await until(async () => (await queue.getJobCounts('waiting')).waiting === 3, 30_000);
+  first.child.kill('SIGKILL');
+  await first.exited;
+  assert.ok((await queue.getJobs(['waiting'], 0, -1, true)).every((j) => (j.data as { record?: boolean }).record === true), 'each job asks its worker to record');
+  procs.push(start(['sim', 'worker', '--queue', redis.url]));
+  await until(async () => (await queue.getJobCounts('completed')).completed === 3, 60_000);
+  const shaOf = new Map<number, string>();
+  for (const job of await queue.getJobs(['completed'], 0, -1, true)) {
+    const result = job.returnvalue as SimJobResult;
+    assert.equal(result.kind, 'rollout');
+    assert.ok(result.kind === 'rollout' && result.rollout.recorded === undefined && result.recording && 'sha256' in result.recording, 'the result names the recording; the calls are not in it');
+    assert.ok(JSON.stringify(result).length < 8000, `a small result (${JSON.stringify(result).length} characters)`);
+    const { sha256, bytes } = result.recording as { sha256: string; bytes: number };
+    assert.equal((await client.getBuffer(recordingKey(sha256)))?.length, bytes);
+    const ttl = await client.ttl(recordingKey(sha256));
+    assert.ok(ttl > BLOB_TTL_S - 600 && ttl <= BLOB_TTL_S, `the recording expires as an uncollected job does (in ${ttl} s)`);
+    shaOf.set((job.data as { layoutIndex: number }).layoutIndex, sha256);
+  }
+  assert.equal(new Set(shaOf.values()).size, 3, 'each rollout its own blob, though code:hold moves no arm');
+  await client.set(recordingKey(shaOf.get(0)!), Buffer.from('changed in Redis'));
+  await client.del(recordingKey(shaOf.get(1)!));
+  const second = await runTandem(sweepArgs);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stderr, /Resuming sweep \S+ \(session 1\): 0 of 3 rollouts already stored/);
+  assert.match(second.stderr, /\nLayout 0 repeat 0 is stored without its episode file: its recording in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged\.\n/);
+  assert.match(second.stderr, /\nLayout 1 repeat 0 is stored without its episode file: its recording [0-9a-f]{12}… is not in the queue's store \(expired, or removed\)\.\n/);
+  const out = JSON.parse(second.stdout);
+  assert.equal(out.rollouts, 3);
+  assert.equal(out.episodeFiles, 1);
+  assert.equal(out.withoutEpisodeFile, 2);
+  const episodes = storedEpisodes(data);
+  assert.equal(episodes.get('0/0')!.file, null);
+  assert.equal(episodes.get('1/0')!.file, null);
+  const written = episodes.get('2/0')!;
+  assert.equal(written.state, 'finished');
+  assert.equal(written.linked, true);
+  assert.equal((await readIndexed(written.file!)).byTopic.get(TOPICS.jointCommands)!.length, 25, '0.5 s at 50 Hz');
+  assert.deepEqual(readdirSync(join(dir, 'episodes')), [written.file!.split('/').at(-1)], 'no file for the two it could not check');
+  assert.deepEqual(await client.keys('tandem:recording:*'), [], 'no recording left behind');
+  const left = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
+  assert.deepEqual(Object.values(left), [0, 0, 0, 0, 0]);
 });

@@ -15,7 +15,9 @@ import { parseQueueUrl, QueueError, type QueueAddress } from '../../sim/queue/co
 import { checkQueue, runQueuedSweep, type QueuedSweepOptions } from '../../sim/queue/coordinator.js';
 import { isQueueSafeSpec } from '../../sim/queue/job.js';
 import { runQueueWorker } from '../../sim/queue/worker.js';
-import { progressLine, reportSweep, sweepRolloutInput, type SweepRow, type SweepWorlds } from './sim.js';
+import { EpisodeWrites, progressLine, recordSweepEpisode, reportSweep, sweepRolloutInput, type SweepRow, type SweepWorlds } from './sim.js';
+import type { CollectedRecording } from '../../sim/queue/coordinator.js';
+import type { TaskDefinition } from '../../tasks/types.js';
 import type { HashedRandomizationSpec } from '../../sim/randomization.js';
 
 export function queueAddressArg(text: string): QueueAddress {
@@ -65,6 +67,9 @@ export interface QueuedSweepCommandInput {
   readonly worlds: SweepWorlds;
   readonly address: QueueAddress;
   readonly attempts: number;
+  /** --record DIR: each rollout's episode file goes here (written by this process from the worker's recording). */
+  readonly recordDir?: string;
+  readonly task: TaskDefinition;
 }
 
 /** The coordinator: resumes an unfinished sweep of the same request on the same queue, else starts one. */
@@ -80,7 +85,19 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
   }
   const total = set.layouts.length * input.repeats;
   const request = createHash('sha256')
-    .update(JSON.stringify({ layoutSet: set.sha256, spec, checkpoint: input.checkpointSha256, repeats: input.repeats, seconds: input.seconds, calibration: input.calibrationSha256, randomization: input.randomization?.sha256 ?? null }))
+    .update(
+      JSON.stringify({
+        layoutSet: set.sha256,
+        spec,
+        checkpoint: input.checkpointSha256,
+        repeats: input.repeats,
+        seconds: input.seconds,
+        calibration: input.calibrationSha256,
+        randomization: input.randomization?.sha256 ?? null,
+        // A sweep that records is another request: resumed without --record, half its rollouts would have files.
+        ...(input.recordDir === undefined ? {} : { record: true }),
+      }),
+    )
     .digest('hex');
   let sweep = store.findUnfinishedSweep(request, address.shown);
   if (sweep) {
@@ -101,6 +118,31 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
     lastDraw = now;
     io.err(`\r${progressLine(done, total, (now - startMs) / 1000)}`);
   };
+  const { recordDir } = input;
+  const writes = new EpisodeWrites(io);
+  let episodeFiles = 0;
+  let withoutFile = 0;
+  /** Stores one collected rollout; with --record, its episode file is finished first, then the row links it. */
+  const onRollout = async (r: SweepRollout, recording?: CollectedRecording): Promise<boolean> => {
+    const row = {
+      ...sweepRolloutInput(r, { policyId: input.policyId, layoutSetSha256: set.sha256, sessionId, calibrationSha256s: input.worlds.calibrationsOf(r.job.layoutIndex, r.job.repeat) }),
+      sweepId,
+    };
+    if (recordDir === undefined || recording === undefined) return store.insertSweepRollout(row).inserted;
+    if ('problem' in recording) {
+      withoutFile += 1;
+      io.err(`\nLayout ${r.job.layoutIndex} repeat ${r.job.repeat} is stored without its episode file: ${recording.problem}\n`);
+      return store.insertSweepRollout(row).inserted;
+    }
+    const episode = recordSweepEpisode(store, recordDir, { ...r, recorded: recording.calls }, { set, spec, task: input.task, seconds: input.seconds, calibrationSha256: input.calibrationSha256 }, writes);
+    const written = await episode.written;
+    const stored = store.insertSweepRollout({ ...row, episodeFile: written ? episode.file : null });
+    if (written) {
+      episode.linkTo(stored.id);
+      episodeFiles += 1;
+    } else withoutFile += 1;
+    return stored.inserted;
+  };
   let outcome;
   try {
     outcome = await runQueuedSweep({
@@ -115,15 +157,13 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
       alreadyStored: store.sweepRolloutKeys(sweepId),
       attempts: input.attempts,
       signal: io.signal,
-      onRollout: (r: SweepRollout) =>
-        store.insertSweepRollout({
-          ...sweepRolloutInput(r, { policyId: input.policyId, layoutSetSha256: set.sha256, sessionId, calibrationSha256s: input.worlds.calibrationsOf(r.job.layoutIndex, r.job.repeat) }),
-          sweepId,
-        }).inserted,
+      record: recordDir !== undefined,
+      onRollout,
       onProgress: (done) => draw(done),
       onNoWorkers: () => io.err(`\nNo worker is taking jobs from ${address.shown} yet; start one with: tandem sim worker --queue ${address.shown}\n`),
     });
   } catch (e) {
+    await writes.done();
     io.err('\n');
     // The session stays open: the same command again resumes this sweep.
     if (e instanceof QueueError) throw new UserError(`${e.message} The sweep (session ${sessionId}) keeps what it stored; run the same command again to resume it.`);
@@ -145,10 +185,20 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
       stopped: outcome.stopped,
       calibrationSha256: input.calibrationSha256,
       wallMs: outcome.wallMs,
-      extraJson: { queue: address.shown, sweep: sweepId, collected: outcome.rollouts.length, duplicates: outcome.duplicates },
+      extraJson: {
+        queue: address.shown,
+        sweep: sweepId,
+        collected: outcome.rollouts.length,
+        duplicates: outcome.duplicates,
+        // Of the rollouts this run collected: episode files written, and rollouts stored without one (each said on stderr).
+        ...(recordDir === undefined ? {} : { episodeFiles, withoutEpisodeFile: withoutFile }),
+      },
     },
     rows,
   );
+  if (recordDir !== undefined && args.values.json !== true) {
+    io.out(`${episodeFiles} episode file${episodeFiles === 1 ? '' : 's'} written into ${recordDir}${withoutFile > 0 ? `; ${withoutFile} rollout${withoutFile === 1 ? '' : 's'} stored without one (each said why on stderr)` : ''}.\n`);
+  }
   return outcome.stopped ? 130 : 0;
 }
 

@@ -388,7 +388,10 @@ policy's own bad actions ended early: valid, scored as they stood (see docs/rig-
 ${CALIBRATION_HELP}
 ${RANDOMIZE_HELP}
   --record DIR     write each rollout's episode file into DIR (the rig rollouts' MCAP format; no camera
-                   topics), registered in the store with its rollout; not with --queue
+                   topics), registered in the store with its rollout. With --queue, workers send each
+                   rollout's recording through Redis (by its SHA-256, checked; at most 256 MiB packed)
+                   and this process writes the file; a recording that does not arrive intact leaves
+                   its rollout stored without a file, and one sentence says why
   --json           print {"session", "rollouts", "stopped", "simCalibration", "tiers": [...]} instead of the table`,
   options: {
     layouts: { type: 'string' },
@@ -405,8 +408,15 @@ ${RANDOMIZE_HELP}
   async run(args, io) {
     const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
     const queueUrl = args.values.queue;
-    if (queueUrl !== undefined && args.values.record !== undefined) throw new UserError('--record is for a sweep on this machine (its workers hand each episode back to this process); a queued sweep does not record episode files yet.');
     const recordDir = typeof args.values.record === 'string' ? resolve(io.cwd, args.values.record) : undefined;
+    if (recordDir !== undefined) {
+      // Before any rollout runs: a folder that cannot be made is one sentence, not a sweep of missing files.
+      try {
+        mkdirSync(recordDir, { recursive: true });
+      } catch (e) {
+        throw new UserError(`Cannot record into ${recordDir}: ${(e as Error).message}.`);
+      }
+    }
     if (queueUrl !== undefined && args.values.workers !== undefined) throw new UserError("--workers is for a sweep on this machine's threads; with --queue, start 'tandem sim worker' processes instead.");
     const address = queueUrl === undefined ? undefined : queueAddressArg(String(queueUrl));
     const task = getTask(set.task);
@@ -444,6 +454,8 @@ ${RANDOMIZE_HELP}
           worlds,
           address,
           attempts,
+          recordDir,
+          task,
         });
       }
       const session = store.createSession({ kind: 'sim-sweep', notes: `${spec} on ${set.task} v${set.version} (${set.sha256.slice(0, 12)}…), ${repeats} repeat(s), ${seconds} s` });
@@ -525,15 +537,22 @@ export function sweepRolloutInput(r: SweepRollout, w: { policyId: number; layout
 }
 
 /** The sweep's episode files, written one after the other on the main thread as rollouts come back. */
-class EpisodeWrites {
+export class EpisodeWrites {
   private chain: Promise<void> = Promise.resolve();
   problems = 0;
   constructor(private readonly io: CliIo) {}
-  add(work: () => Promise<void>): void {
-    this.chain = this.chain.then(work).catch((e: unknown) => {
-      this.problems += 1;
-      this.io.err(`\nAn episode file could not be written: ${(e as Error).message}\n`);
-    });
+  /** Queues one file's work; resolves true once it is written, false when it failed (said on stderr). */
+  add(work: () => Promise<void>): Promise<boolean> {
+    const written = this.chain.then(work).then(
+      () => true,
+      (e: unknown) => {
+        this.problems += 1;
+        this.io.err(`\nAn episode file could not be written: ${(e as Error).message}\n`);
+        return false;
+      },
+    );
+    this.chain = written.then(() => undefined);
+    return written;
   }
   done(): Promise<void> {
     return this.chain;
@@ -542,20 +561,22 @@ class EpisodeWrites {
 
 /**
  * One sweep rollout's episode file: registered in the store now (before its first byte), written
- * from the calls its worker kept, finished and linked to its rollout row.
+ * from the calls its worker kept, finished and linked to its rollout row. `written` resolves once
+ * the file is finished (true) or could not be (false); linkTo may come before or after that.
  */
-function recordSweepEpisode(
+export function recordSweepEpisode(
   store: Store,
   dir: string,
   r: SweepRollout,
   w: { set: LayoutSet; spec: string; task: TaskDefinition; seconds: number; calibrationSha256: string },
   writes: EpisodeWrites,
-): { file: string; linkTo(rolloutId: number): void } {
+): { file: string; written: Promise<boolean>; linkTo(rolloutId: number): void } {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, episodeFileName({ task: w.task.id, layoutIndex: r.job.layoutIndex, policyName: `sim-r${r.job.repeat}-${r.policyName}` }));
   const id = store.startRecording({ file, kind: 'rollout' });
   let rolloutId: number | undefined;
-  writes.add(async () => {
+  let ended = false;
+  const written = writes.add(async () => {
     const rec = await openSimEpisodeRecorder(file, {
       task: w.task,
       layoutSetSha256: w.set.sha256,
@@ -570,12 +591,15 @@ function recordSweepEpisode(
     replayRecording(r.recorded!, rec);
     const summary = await rec.close({ outcome: r.outcome, status: r.status });
     store.endRecording(id, recordingEnd(summary));
+    ended = true;
     if (rolloutId !== undefined) store.linkRecording(id, rolloutId);
   });
   return {
     file,
+    written,
     linkTo(idOfRollout) {
       rolloutId = idOfRollout;
+      if (ended) store.linkRecording(id, idOfRollout);
     },
   };
 }

@@ -22,8 +22,16 @@ import type { RandomizedWorld } from '../randomization.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../sim-rollout.js';
 import { connectRedis, QueueError, type QueueAddress } from './connection.js';
 import { blobKey, keepBlobs, layoutSetKey, putBlob, putLayoutSetBlob } from './blobs.js';
-import { rolloutKey, simJobId, SIM_JOB_FORMAT, SIM_QUEUE_NAME, TANDEM_VERSION, type JobPolicy, type SimJobData, type SimJobResult } from './job.js';
+import { rolloutKey, simJobId, SIM_JOB_FORMAT, SIM_QUEUE_NAME, TANDEM_VERSION, type JobPolicy, type RecordingRef, type SimJobData, type SimJobResult } from './job.js';
 import { queueVersionKey, sweepStoppedKey } from './keys.js';
+import { decodeRecording, deleteRecordingBlob, getRecordingBlob, RECORDING_LIMIT_BYTES, RecordingBlobError } from './recording-blob.js';
+import type { RecordedCall } from '../recording-relay.js';
+
+/**
+ * A collected rollout's recording (a sweep that records): its calls, fetched from the queue's
+ * store and checked, or the one sentence saying why there are none.
+ */
+export type CollectedRecording = { readonly calls: readonly RecordedCall[] } | { readonly problem: string };
 
 export interface QueuedSweepOptions {
   readonly address: QueueAddress;
@@ -42,8 +50,15 @@ export interface QueuedSweepOptions {
   /** Tries per job before it ends as an invalid rollout (default 3). */
   readonly attempts?: number;
   readonly signal?: AbortSignal;
-  /** Store one collected rollout; return false when the store already had it (a duplicate delivery). */
-  readonly onRollout: (r: SweepRollout) => boolean;
+  /** Workers keep each rollout's recording calls; onRollout gets them (or why not) to write its episode file. */
+  readonly record?: boolean;
+  /**
+   * Store one collected rollout; return false when the store already had it (a duplicate
+   * delivery). When the sweep records, a rollout not collected before comes with its recording
+   * (one a worker ran; not a failed job): the job and its blob leave Redis once this resolves,
+   * so write the episode file before resolving — a coordinator killed meanwhile collects it again.
+   */
+  readonly onRollout: (r: SweepRollout, recording?: CollectedRecording) => boolean | Promise<boolean>;
   readonly onProgress?: (done: number, total: number) => void;
   /** Said once when no worker is listening on the queue. */
   readonly onNoWorkers?: () => void;
@@ -85,6 +100,21 @@ function failedRollout(data: SimJobData, tier: number, attempts: number, reason:
 }
 
 const STATUSES = new Set(['valid', 'invalid', 'aborted']);
+
+/** A finished job's recording from the queue's store, checked against its hash and its rollout; never throws a RecordingBlobError. */
+async function collectRecording(redis: Redis, data: SimJobData, ref: RecordingRef | undefined): Promise<CollectedRecording> {
+  if (ref === undefined || ref === null || typeof ref !== 'object') return { problem: 'its worker returned no recording (a worker of an older tandem?).' };
+  if ('refused' in ref) return { problem: typeof ref.refused === 'string' ? ref.refused : 'its worker did not record it.' };
+  if (typeof ref.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(ref.sha256)) return { problem: 'its worker named its recording by no valid SHA-256.' };
+  if (!(Number.isSafeInteger(ref.bytes) && ref.bytes <= RECORDING_LIMIT_BYTES)) return { problem: `its worker says its recording is ${String(ref.bytes)} bytes; a queued rollout's is at most ${RECORDING_LIMIT_BYTES}.` };
+  try {
+    const bytes = await getRecordingBlob(redis, ref.sha256);
+    return { calls: await decodeRecording(bytes, { sweepId: data.sweepId, layoutIndex: data.layoutIndex, repeat: data.repeat }) };
+  } catch (e) {
+    if (e instanceof RecordingBlobError) return { problem: e.message };
+    throw e;
+  }
+}
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -168,6 +198,7 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
           ...(world?.look ? { look: world.look } : {}),
           seconds: opts.seconds,
           ...(opts.controlHz === undefined ? {} : { controlHz: opts.controlHz }),
+          ...(opts.record ? { record: true as const } : {}),
         };
         jobs.push({
           name: 'sim-rollout',
@@ -200,14 +231,21 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
       ];
       let progressed = false;
       for (const { job, failed } of finished) {
+        // Writing episode files makes a batch slow to collect: Ctrl-C does not wait for the rest of it.
+        if (opts.signal?.aborted) break;
         const data = job.data as SimJobData | undefined;
         if (data?.sweepId !== opts.sweepId || !Number.isSafeInteger(data.layoutIndex) || data.layoutIndex >= opts.layoutSet.layouts.length) continue;
         const tier = opts.layoutSet.layouts[data.layoutIndex].tier;
         let rollout: SweepRollout | undefined;
+        let recordingSha: string | undefined;
+        let recordingOf: (() => Promise<CollectedRecording>) | undefined;
         if (!failed) {
           const result = job.returnvalue as SimJobResult | null;
+          const ref = result?.kind === 'rollout' ? result.recording : undefined;
+          if (ref && 'sha256' in ref && typeof ref.sha256 === 'string' && /^[0-9a-f]{64}$/.test(ref.sha256)) recordingSha = ref.sha256;
           if (result?.kind === 'rollout' && STATUSES.has(result.rollout?.status) && result.rollout.tier === tier) {
             rollout = { ...result.rollout, job: { jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed } };
+            if (opts.record) recordingOf = () => collectRecording(redis, data, ref);
           } else if (result?.kind !== 'stopped') {
             rollout = failedRollout(data, tier, job.attemptsMade, 'the worker returned no readable rollout', opts.seconds, controlHz, calibrationSha256);
           }
@@ -217,7 +255,9 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
         if (rollout) {
           const key = rolloutKey(data.layoutIndex, data.repeat);
           // Stored first, removed from Redis after: a crash between the two collects it again, and the store keeps one.
-          const isNew = opts.onRollout(rollout);
+          // A (layout, repeat) already stored is a duplicate delivery: its recording is not fetched.
+          const recording = recordingOf && !collected.has(key) ? await recordingOf() : undefined;
+          const isNew = await opts.onRollout(rollout, recording);
           if (isNew) rollouts.push(rollout);
           else duplicates += 1;
           if (!collected.has(key)) {
@@ -225,6 +265,8 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
             progressed = true;
           }
         }
+        // The recording leaves before its job: killed between the two, the job is collected again as a duplicate.
+        if (recordingSha) await deleteRecordingBlob(redis, recordingSha).catch(() => undefined);
         await queue.remove(String(job.id)).catch(() => undefined);
       }
       if (progressed) {
