@@ -289,10 +289,10 @@ test('an unreachable Redis, a refused password and a queue of another tandem ver
   }
 });
 
-test('Ctrl-C on the coordinator stops the sweep as on one machine: finished rollouts stay stored, unstarted jobs leave the queue, exit 130', async (t) => {
+test('Ctrl-C on the coordinator stops the sweep as on one machine: finished rollouts stay stored (recorded, with their files), unstarted jobs leave the queue, exit 130', async (t) => {
   const { dir, file, data } = setup([1, 2, 3]);
   const redis = await startRedisServer();
-  const { queue, close } = await queueFor(redis);
+  const { client, queue, close } = await queueFor(redis);
   const procs: Running[] = [];
   t.after(async () => {
     for (const p of procs) await stopProcess(p);
@@ -300,7 +300,7 @@ test('Ctrl-C on the coordinator stops the sweep as on one machine: finished roll
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '2', '--queue', redis.url, '--data', data, '--json'];
+  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '2', '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes'), '--json'];
   const worker = start(['sim', 'worker', '--queue', redis.url]);
   procs.push(worker);
   await worker.waitFor(/rollout thread/);
@@ -313,6 +313,10 @@ test('Ctrl-C on the coordinator stops the sweep as on one machine: finished roll
   assert.equal(out.stopped, true);
   assert.ok(out.rollouts >= 1 && out.rollouts < 6, `${out.rollouts} of 6 stored`);
   assert.equal(storedHashes(data).rows, out.rollouts, 'what it reports is what is stored');
+  assert.equal(out.episodeFiles, out.rollouts, 'each stored rollout has its file');
+  for (const [key, ep] of storedEpisodes(data)) assert.equal(ep.state, 'finished', key);
+  // The worker stops the rollout it was running within a second; a stopped rollout leaves no recording.
+  await until(async () => (await client.keys('tandem:recording:*')).length === 0, 10_000);
   const left = await queue.getJobCounts('waiting', 'delayed', 'prioritized');
   assert.deepEqual(Object.values(left), [0, 0, 0], 'no job of the stopped sweep is left for a worker to start');
   // Its session ended: the same command starts a new sweep rather than resuming this one.
@@ -396,7 +400,7 @@ test('a queued sweep with --record writes one episode file per rollout, message 
   assert.deepEqual(await client.keys('tandem:recording:*'), [], 'each recording left Redis once its file was written');
 });
 
-test('a resumed recording sweep writes the files of what it collects; a recording changed or gone in Redis leaves its rollout stored without a file, and one sentence says why', async (t) => {
+test('a resumed recording sweep writes the files of what it collects; a recording changed, gone or refused as too big leaves its rollout stored without a file, and one sentence says why', async (t) => {
   const { dir, file, data } = setup([1, 2, 3]);
   const redis = await startRedisServer();
   const { client, queue, close } = await queueFor(redis);
@@ -407,16 +411,17 @@ test('a resumed recording sweep writes the files of what it collects; a recordin
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--seconds', '0.5', '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes'), '--json'];
+  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '0.5', '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes'), '--json'];
   const first = start(sweepArgs);
   procs.push(first);
-  await until(async () => (await queue.getJobCounts('waiting')).waiting === 3, 30_000);
+  await until(async () => (await queue.getJobCounts('waiting')).waiting === 6, 30_000);
   first.child.kill('SIGKILL');
   await first.exited;
   assert.ok((await queue.getJobs(['waiting'], 0, -1, true)).every((j) => (j.data as { record?: boolean }).record === true), 'each job asks its worker to record');
   procs.push(start(['sim', 'worker', '--queue', redis.url]));
-  await until(async () => (await queue.getJobCounts('completed')).completed === 3, 60_000);
-  const shaOf = new Map<number, string>();
+  await until(async () => (await queue.getJobCounts('completed')).completed === 6, 60_000);
+  const shaOf = new Map<string, string>();
+  const jobOf = new Map<string, string>();
   for (const job of await queue.getJobs(['completed'], 0, -1, true)) {
     const result = job.returnvalue as SimJobResult;
     assert.equal(result.kind, 'rollout');
@@ -426,28 +431,41 @@ test('a resumed recording sweep writes the files of what it collects; a recordin
     assert.equal((await client.getBuffer(recordingKey(sha256)))?.length, bytes);
     const ttl = await client.ttl(recordingKey(sha256));
     assert.ok(ttl > BLOB_TTL_S - 600 && ttl <= BLOB_TTL_S, `the recording expires as an uncollected job does (in ${ttl} s)`);
-    shaOf.set((job.data as { layoutIndex: number }).layoutIndex, sha256);
+    const { layoutIndex, repeat } = job.data as { layoutIndex: number; repeat: number };
+    shaOf.set(`${layoutIndex}/${repeat}`, sha256);
+    jobOf.set(`${layoutIndex}/${repeat}`, String(job.id));
   }
-  assert.equal(new Set(shaOf.values()).size, 3, 'each rollout its own blob, though code:hold moves no arm');
-  await client.set(recordingKey(shaOf.get(0)!), Buffer.from('changed in Redis'));
-  await client.del(recordingKey(shaOf.get(1)!));
+  assert.equal(new Set(shaOf.values()).size, 6, 'each rollout its own blob, though code:hold moves no arm');
+  await client.set(recordingKey(shaOf.get('0/0')!), Buffer.from('changed in Redis'));
+  await client.del(recordingKey(shaOf.get('1/0')!));
+  // What a worker returns for a recording over the limit: no blob, the sentence.
+  const tooBig = 'its recording packs to 300.0 MiB, over the 256 MiB a queued rollout may carry; run it in a sweep on one machine (--workers) to record it, or shorten --seconds.';
+  const jobKey = `bull:${SIM_QUEUE_NAME}:${jobOf.get('2/0')!}`;
+  const result = JSON.parse((await client.hget(jobKey, 'returnvalue'))!) as Record<string, unknown>;
+  await client.hset(jobKey, 'returnvalue', JSON.stringify({ ...result, recording: { refused: tooBig } }));
+  await client.del(recordingKey(shaOf.get('2/0')!));
   const second = await runTandem(sweepArgs);
   assert.equal(second.code, 0, second.stderr);
-  assert.match(second.stderr, /Resuming sweep \S+ \(session 1\): 0 of 3 rollouts already stored/);
+  assert.match(second.stderr, /Resuming sweep \S+ \(session 1\): 0 of 6 rollouts already stored/);
   assert.match(second.stderr, /\nLayout 0 repeat 0 is stored without its episode file: its recording in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged\.\n/);
   assert.match(second.stderr, /\nLayout 1 repeat 0 is stored without its episode file: its recording [0-9a-f]{12}… is not in the queue's store \(expired, or removed\)\.\n/);
+  assert.ok(second.stderr.includes(`\nLayout 2 repeat 0 is stored without its episode file: ${tooBig}\n`), second.stderr);
   const out = JSON.parse(second.stdout);
-  assert.equal(out.rollouts, 3);
-  assert.equal(out.episodeFiles, 1);
-  assert.equal(out.withoutEpisodeFile, 2);
+  assert.equal(out.rollouts, 6);
+  assert.equal(out.episodeFiles, 3);
+  assert.equal(out.withoutEpisodeFile, 3);
   const episodes = storedEpisodes(data);
-  assert.equal(episodes.get('0/0')!.file, null);
-  assert.equal(episodes.get('1/0')!.file, null);
-  const written = episodes.get('2/0')!;
-  assert.equal(written.state, 'finished');
-  assert.equal(written.linked, true);
-  assert.equal((await readIndexed(written.file!)).byTopic.get(TOPICS.jointCommands)!.length, 25, '0.5 s at 50 Hz');
-  assert.deepEqual(readdirSync(join(dir, 'episodes')), [written.file!.split('/').at(-1)], 'no file for the two it could not check');
+  assert.equal(episodes.size, 6, 'every rollout stored');
+  for (const key of ['0/0', '1/0', '2/0']) assert.equal(episodes.get(key)!.file, null, key);
+  const files: string[] = [];
+  for (const key of ['0/1', '1/1', '2/1']) {
+    const written = episodes.get(key)!;
+    assert.equal(written.state, 'finished', key);
+    assert.equal(written.linked, true, key);
+    assert.equal((await readIndexed(written.file!)).byTopic.get(TOPICS.jointCommands)!.length, 25, '0.5 s at 50 Hz');
+    files.push(written.file!.split('/').at(-1)!);
+  }
+  assert.deepEqual(readdirSync(join(dir, 'episodes')).sort(), files.sort(), 'no file for the three it could not write');
   assert.deepEqual(await client.keys('tandem:recording:*'), [], 'no recording left behind');
   const left = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
   assert.deepEqual(Object.values(left), [0, 0, 0, 0, 0]);

@@ -290,7 +290,15 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
       await redis.set(sweepStoppedKey(opts.sweepId), '1', 'EX', 7 * 24 * 3600);
       for (let r = 0; r < opts.repeats; r++) {
         for (let i = 0; i < opts.layoutSet.layouts.length; i++) {
-          if (!collected.has(rolloutKey(i, r))) await queue.remove(simJobId(opts.sweepId, i, r)).catch(() => undefined);
+          if (collected.has(rolloutKey(i, r))) continue;
+          const id = simJobId(opts.sweepId, i, r);
+          if (opts.record) {
+            // A rollout that finished but is not collected takes its recording with it.
+            const result = (await queue.getJob(id).catch(() => undefined))?.returnvalue as SimJobResult | null | undefined;
+            const ref = result?.kind === 'rollout' ? result.recording : undefined;
+            if (ref && 'sha256' in ref && typeof ref.sha256 === 'string') await deleteRecordingBlob(redis, ref.sha256).catch(() => undefined);
+          }
+          await queue.remove(id).catch(() => undefined);
         }
       }
     }

@@ -167,6 +167,8 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       // The calls never go into BullMQ's result: they travel as a blob the result names.
       const { recorded, ...rollout } = out.rollout;
       if (!data.record) return { kind: 'rollout', rollout };
+      // A sweep stopped while this rollout ran to its end collects nothing more: no blob to leave behind.
+      if ((await redis.exists(sweepStoppedKey(data.sweepId))) === 1) return { kind: 'rollout', rollout, recording: { refused: 'its sweep was stopped before it was collected.' } };
       return { kind: 'rollout', rollout, recording: await storeRecording(data, recorded) };
     } finally {
       clearInterval(watch);
