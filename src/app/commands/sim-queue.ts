@@ -137,10 +137,11 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
     const episode = recordSweepEpisode(store, recordDir, { ...r, recorded: recording.calls }, { set, spec, task: input.task, seconds: input.seconds, calibrationSha256: input.calibrationSha256 }, writes);
     const written = await episode.written;
     const stored = store.insertSweepRollout({ ...row, episodeFile: written ? episode.file : null });
-    if (written) {
+    // Not new (never expected: the coordinator fetches no recording for a rollout it has): the file stays unlinked.
+    if (written && stored.inserted) {
       episode.linkTo(stored.id);
       episodeFiles += 1;
-    } else withoutFile += 1;
+    } else if (!written) withoutFile += 1;
     return stored.inserted;
   };
   let outcome;
@@ -210,8 +211,9 @@ const worker: CliCommand = {
 Runs the rollouts that 'tandem sim sweep --queue' coordinators put on the queue, N at a time on
 rollout threads, until Ctrl-C (which finishes the rollouts in flight). It needs only the queue:
 layout sets and ONNX models come through Redis by their SHA-256 and are checked on arrival;
-a job naming anything else (a file, a module) is refused. Give a password as
-redis://:PASSWORD@HOST:PORT. See docs/distributed-sweeps.md.
+a job naming anything else (a file, a module) is refused. For a sweep with --record, it puts
+each rollout's recording into Redis for the coordinator, which writes the episode file. Give a
+password as redis://:PASSWORD@HOST:PORT. See docs/distributed-sweeps.md.
 
   --queue URL        the sweep queue's Redis
   --concurrency N    rollouts at once (default 1; one per core is the most that helps)
