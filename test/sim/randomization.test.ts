@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { readIndexed } from '../helpers/mcap.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,7 +69,7 @@ test('sim sweep --randomize stores each rollout with its own drawn calibration a
     writeFileSync(specFile, JSON.stringify(SPEC));
     const sweep = (data: string, extra: string[] = []) =>
       runTandem(['sim', 'sweep', '--layouts', layouts, '--policy', 'code:hold', '--repeats', '2', '--workers', '2', '--seconds', '0.3', '--data', join(dir, data), ...extra]);
-    const [one, two, plain] = await Promise.all([sweep('a', ['--randomize', specFile]), sweep('b', ['--randomize', specFile]), sweep('c')]);
+    const [one, two, plain] = await Promise.all([sweep('a', ['--randomize', specFile]), sweep('b', ['--randomize', specFile, '--record', join(dir, 'episodes')]), sweep('c')]);
     for (const r of [one, two, plain]) assert.equal(r.code, 0, r.stderr);
     const rowsOf = (data: string) => {
       const store = openStore(join(dir, data, 'tandem.sqlite'));
@@ -76,7 +77,7 @@ test('sim sweep --randomize stores each rollout with its own drawn calibration a
         return store
           .listRollouts({ kind: 'sim' })
           .sort((x, y) => x.layoutIndex - y.layoutIndex || x.repeatIndex - y.repeatIndex)
-          .map((row) => ({ key: `${row.layoutIndex}/${row.repeatIndex}`, hash: row.finalStateHash, cals: row.calibrationSha256s.map((c) => store.getCalibration(c)!) }));
+          .map((row) => ({ key: `${row.layoutIndex}/${row.repeatIndex}`, hash: row.finalStateHash, cals: row.calibrationSha256s.map((c) => store.getCalibration(c)!), file: row.episodeFile }));
       } finally {
         store.close();
       }
@@ -97,6 +98,11 @@ test('sim sweep --randomize stores each rollout with its own drawn calibration a
     assert.equal(new Set(a.map((row) => row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.sha256)).size, 4);
     assert.deepEqual(b.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]), a.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]), 'the same spec reproduces every rollout');
     assert.ok(a.some((row, i) => row.hash !== c[i].hash), 'randomized worlds are not the plain sim');
+    // Each recorded episode names the drawn record it ran on, as the store does (not the sweep's base).
+    for (const row of b) {
+      const meta = (await readIndexed(row.file!)).metadata.get('tandem.episode')!;
+      assert.equal(meta.get('calibrations'), `sim:${row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.sha256}`, row.key);
+    }
     assert.deepEqual(c[0].cals.map((cal) => cal.kind), [SIM_CALIBRATION_KIND]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -134,7 +134,7 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
       io.err(`\nLayout ${r.job.layoutIndex} repeat ${r.job.repeat} is stored without its episode file: ${recording.problem}\n`);
       return store.insertSweepRollout(row).inserted;
     }
-    const episode = recordSweepEpisode(store, recordDir, { ...r, recorded: recording.calls }, { set, spec, task: input.task, seconds: input.seconds, calibrationSha256: input.calibrationSha256 }, writes);
+    const episode = recordSweepEpisode(store, recordDir, { ...r, recorded: recording.calls }, { set, spec, task: input.task, seconds: input.seconds }, writes);
     const written = await episode.written;
     const stored = store.insertSweepRollout({ ...row, episodeFile: written ? episode.file : null });
     // Not new (never expected: the coordinator fetches no recording for a rollout it has): the file stays unlinked.

@@ -484,7 +484,7 @@ ${RANDOMIZE_HELP}
           signal: io.signal,
           record: recordDir !== undefined,
           onRollout: (r: SweepRollout) => {
-            const episodeFile = recordDir && r.recorded ? recordSweepEpisode(store, recordDir, r, { set, spec, task, seconds, calibrationSha256 }, writes) : undefined;
+            const episodeFile = recordDir && r.recorded ? recordSweepEpisode(store, recordDir, r, { set, spec, task, seconds }, writes) : undefined;
             const rolloutId = store.insertRollout({
               ...sweepRolloutInput(r, { policyId: policyRecord.id, layoutSetSha256: set.sha256, sessionId: session.id, calibrationSha256s: worlds.calibrationsOf(r.job.layoutIndex, r.job.repeat) }),
               episodeFile: episodeFile?.file ?? null,
@@ -568,7 +568,7 @@ export function recordSweepEpisode(
   store: Store,
   dir: string,
   r: SweepRollout,
-  w: { set: LayoutSet; spec: string; task: TaskDefinition; seconds: number; calibrationSha256: string },
+  w: { set: LayoutSet; spec: string; task: TaskDefinition; seconds: number },
   writes: EpisodeWrites,
 ): { file: string; written: Promise<boolean>; linkTo(rolloutId: number): void } {
   mkdirSync(dir, { recursive: true });
@@ -583,7 +583,8 @@ export function recordSweepEpisode(
       layout: { index: r.job.layoutIndex, tier: r.tier },
       policySpec: w.spec,
       policy: { name: r.policyName, checkpointSha256: r.policyCheckpointSha256 },
-      calibrationSha256: w.calibrationSha256,
+      // The record this rollout ran on: with --randomize, its own drawn one, not the sweep's base.
+      calibrationSha256: r.calibrationSha256,
       controlHz: r.controlHz,
       episodeSeconds: w.seconds,
       seed: r.job.seed,
