@@ -26,6 +26,8 @@ export interface HandoverParams {
   readonly rimDepthM: number;
   /** The cup's wall: the receiver's pads' middle sits in the middle of it. */
   readonly wallM: number;
+  /** Leans of the receiver's approach from the mug's axis along the rim (about its closing). */
+  readonly rimLeansRad: readonly number[];
   /** How far the receiver's pre-grasp stands back from the rim grasp, along the mug's axis. */
   readonly takePreM: number;
   /** How far the giver backs off along its approach after letting go. */
@@ -51,6 +53,7 @@ export interface HandoverParams {
 export const DEFAULT_HANDOVER_PARAMS: HandoverParams = {
   rimDepthM: 0.02,
   wallM: 0.005,
+  rimLeansRad: [0, 0.4, -0.4],
   takePreM: 0.1,
   giverBackM: 0.08,
   spotsXZ: [[-0.15, 0.3], [-0.15, 0.25], [-0.25, 0.3], [-0.05, 0.3], [-0.25, 0.25], [-0.15, 0.35], [0.05, 0.3]],
@@ -295,16 +298,20 @@ export function planReceive(
   const sweet: Vec3 = [b[0] + 0.32, b[1] - Math.sign(b[1]) * 0.06, 0];
   const centres: Vec3[] = [mug.centre, add(scale(mug.centre, 0.5), scale(sweet, 0.5)), sweet];
   // The receiver stands the mug up: its rim grasp held fixed, the mug's final frame standing.
-  const place = planMugPlace({ toolInMug: take.toolInMug, qLift: take.qGrasp }, mug, others, receiver, 'upright', placeParams, undefined, centres);
+  // Held by the rim the mug hangs below the hand: it is turned upright only 7 cm above its release.
+  const place = planMugPlace({ toolInMug: take.toolInMug, qLift: take.qGrasp }, mug, others, receiver, 'upright', { ...placeParams, aboveM: Math.min(placeParams.aboveM, 0.07) }, undefined, centres);
   return place ? { take, place } : undefined;
 }
 
 /** The receiver's rim grasp at the handover frame f: on the side away from the handle, the approach from rim to base. */
 function planTake(f: MugFrame, rimR: number, h: number, receiver: ArmReach, seed: ArrayLike<number>, giverSkeleton: readonly Vec3[], giverHand: Target, others: readonly MugView[], params: HandoverParams): HandoverTake | undefined {
-  for (const angle of RIM_ANGLES_RAD) {
+  for (const angle of RIM_ANGLES_RAD) for (const lean of params.rimLeansRad) {
     const radialInMug: Vec3 = [Math.cos(angle), Math.sin(angle), 0];
+    const tangent: Vec3 = [-Math.sin(angle), Math.cos(angle), 0];
     const position: Vec3 = [rimR * radialInMug[0], rimR * radialInMug[1], h - params.rimDepthM];
-    const asked = toolFromMug(f, { position, approach: [0, 0, -1], closing: radialInMug });
+    // Leaning along the rim keeps the pads parallel to the wall.
+    const approach: Vec3 = [tangent[0] * Math.sin(lean), tangent[1] * Math.sin(lean), -Math.cos(lean)];
+    const asked = toolFromMug(f, { position, approach, closing: radialInMug });
     // Coming from the receiver's side: the approach must point away from its base.
     const radial = horizontal(sub(asked.position, receiver.basePosition)) ?? [1, 0, 0];
     if (dot(horizontal(asked.approach) ?? radial, radial) < 0) continue;
@@ -312,7 +319,7 @@ function planTake(f: MugFrame, rimR: number, h: number, receiver: ArmReach, seed
     if (!qGrasp) continue;
     // Either closing straddles the wall alike; the release below checks the one the IK chose.
     const grasp: Target = { ...asked, closing: receiver.toolAt(qGrasp).closing };
-    const toolInMug: ToolInMug = { position, approach: [0, 0, -1], closing: dirIn(f, grasp.closing) };
+    const toolInMug: ToolInMug = { position, approach, closing: dirIn(f, grasp.closing) };
     let pre: Target | undefined;
     let qPre: Float64Array | undefined;
     for (const back of [params.takePreM, 0.7 * params.takePreM]) {

@@ -54,12 +54,14 @@ const LIFT_SPEED_MS = 0.12;
 const PLACE_SPEED_MS = 0.08;
 const PRE_GRASP_SETTLE_S = 0.6;
 /** The receiver's fingers in over the rim, slowly: the wall is 5 mm thick. */
-const TAKE_SPEED_MS = 0.06;
+const TAKE_SPEED_MS = 0.08;
 const PRESENT_SETTLE_S = 0.5;
 const HOVER_HEIGHT_M = 0.08;
 /** After letting go: back off along the approach, then up, clear of the mug just placed. */
 const BACK_OFF_M = 0.07;
 const RISE_M = 0.1;
+/** After a rim release: out of the cup and clear of its rim. */
+const RIM_BACK_OFF_M = 0.1;
 
 interface ActivePlan {
   readonly task: FlipTask | HandoverTask | undefined;
@@ -295,8 +297,9 @@ export class MugsPolicy implements Policy {
     d.moveTo(place.qAbove, { carry: true });
     if (!d.lineTo(receiver, place.target, { speedMS: PLACE_SPEED_MS })) d.moveTo(place.q, { fine: true });
     d.gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S, 0.3).mark('released');
-    const back = { ...place.target, position: sub(place.target.position, scale(place.target.approach, BACK_OFF_M)) };
-    if (d.lineTo(receiver, back)) d.lineTo(receiver, { ...back, position: add(back.position, [0, 0, RISE_M]) });
+    // Out of the cup along the approach (the inner finger is inside it), then clear above.
+    const back = { ...place.target, position: sub(place.target.position, scale(place.target.approach, RIM_BACK_OFF_M)) };
+    if (!d.lineTo(receiver, back)) d.lineTo(receiver, { ...place.target, position: add(place.target.position, [0, 0, RIM_BACK_OFF_M]) });
     const phase = (side: ArmSide, motion: ArmMotion, holds?: ActivePlan['holds']): ActivePlan => ({ task, side, motion, step: 0, checked: new Set(), holds });
     return [phase(task.receiver, b), phase(task.side, c, new Map([['handed', { side: task.receiver, centreInTool: take.centreInTool }]])), phase(task.receiver, d)];
   }

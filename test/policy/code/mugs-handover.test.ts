@@ -45,7 +45,7 @@ test('an upside-down mug in the middle of the table is planned as a two-arm hand
   const f = mugFromTool(giver.toolAt(task.qPresent), task.grasp.toolInMug);
   assert.ok(Math.abs(f.z[2]) < 0.6, `mug axis at the handover ${f.z.map((v) => v.toFixed(2))}`);
   assert.ok(f.origin[2] > 0.15, 'the mug is handed over in the air');
-  assert.ok(dot(task.take.grasp.approach, f.z) < -0.99, 'the receiver comes in from the rim along the axis');
+  assert.ok(dot(task.take.grasp.approach, f.z) < -0.9, 'the receiver comes in from the rim along the axis');
   // The two arms keep apart, and the two hands do not overlap.
   assert.ok(polylineDistance(giver.skeletonAt(task.qPresent), receiver.skeletonAt(task.take.qGrasp)) >= 0.06);
   assert.equal(handsOverlap(giver.toolAt(task.qPresent), receiver.toolAt(task.take.qGrasp)), false);
