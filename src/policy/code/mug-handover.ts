@@ -298,8 +298,9 @@ export function planReceive(
   const sweet: Vec3 = [b[0] + 0.32, b[1] - Math.sign(b[1]) * 0.06, 0];
   const centres: Vec3[] = [mug.centre, add(scale(mug.centre, 0.5), scale(sweet, 0.5)), sweet];
   // The receiver stands the mug up: its rim grasp held fixed, the mug's final frame standing.
-  // Held by the rim the mug hangs below the hand: it is turned upright only 7 cm above its release.
-  const place = planMugPlace({ toolInMug: take.toolInMug, qLift: take.qGrasp }, mug, others, receiver, 'upright', { ...placeParams, aboveM: Math.min(placeParams.aboveM, 0.07) }, undefined, centres);
+  // Held by the rim the mug hangs below the hand, a little askew: it is turned upright only 7 cm
+  // above its release and set down onto the table (not dropped from 12 mm, where one landed tilted).
+  const place = planMugPlace({ toolInMug: take.toolInMug, qLift: take.qGrasp }, mug, others, receiver, 'upright', { ...placeParams, aboveM: Math.min(placeParams.aboveM, 0.07), dropM: 0 }, undefined, centres);
   return place ? { take, place } : undefined;
 }
 

@@ -62,6 +62,8 @@ const BACK_OFF_M = 0.07;
 const RISE_M = 0.1;
 /** After a rim release: out of the cup and clear of its rim. */
 const RIM_BACK_OFF_M = 0.1;
+/** The giver, out of the mug's end after the handover, rises this much before it waits. */
+const GIVER_RISE_M = 0.1;
 
 interface ActivePlan {
   readonly task: FlipTask | HandoverTask | undefined;
@@ -254,7 +256,7 @@ export class MugsPolicy implements Policy {
   /**
    * The handover as four one-arm phases (the other arm holds still in each): the giver picks,
    * lifts and presents the mug; the receiver comes in along the mug's axis and closes on the rim;
-   * the giver lets go, backs out and parks; the receiver stands the mug on the table and lets go.
+   * the giver lets go, backs out and rises; the receiver stands the mug on the table and lets go.
    */
   private startHandover(task: HandoverTask, mugs: MugView[]): void {
     const giver = this.reachOf(task.side);
@@ -276,7 +278,7 @@ export class MugsPolicy implements Policy {
     };
   }
 
-  /** The receiver comes in and closes on the rim; the giver lets go, backs out, parks; the receiver stands the mug up. */
+  /** The receiver comes in and closes on the rim; the giver lets go, backs out and rises; the receiver stands the mug up. */
   private receivePhases(task: HandoverTask, take: HandoverTake, place: MugPlace, giverQ: Float64Array): ActivePlan[] {
     const giver = this.reachOf(task.side);
     const receiver = this.reachOf(task.receiver);
@@ -291,17 +293,20 @@ export class MugsPolicy implements Policy {
       const q = giver.solve(task.giverBack, giverQ);
       if (q) c.moveTo(q, { fine: true });
     }
+    // Then up, clear of the mug, and no farther: a transit to the park from beside the mug swept
+    // the hand through it and knocked it off the table. The giver parks when a later task needs it to.
+    c.lineTo(giver, { ...task.giverBack, position: add(task.giverBack.position, [0, 0, GIVER_RISE_M]) });
     c.mark('handed');
-    transit(c, parkPose(task.side));
     const d = new ArmMotion({ q: b.endQ, gripper: GRIPPER_CLOSED }, this.opts.motion);
-    d.moveTo(place.qAbove, { carry: true });
+    d.moveTo(place.qAbove, { carry: true }).mark('above');
     if (!d.lineTo(receiver, place.target, { speedMS: PLACE_SPEED_MS })) d.moveTo(place.q, { fine: true });
     d.gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S, 0.3).mark('released');
     // Out of the cup along the approach (the inner finger is inside it), then clear above.
     const back = { ...place.target, position: sub(place.target.position, scale(place.target.approach, RIM_BACK_OFF_M)) };
     if (!d.lineTo(receiver, back)) d.lineTo(receiver, { ...place.target, position: add(place.target.position, [0, 0, RIM_BACK_OFF_M]) });
     const phase = (side: ArmSide, motion: ArmMotion, holds?: ActivePlan['holds']): ActivePlan => ({ task, side, motion, step: 0, checked: new Set(), holds });
-    return [phase(task.receiver, b), phase(task.side, c, new Map([['handed', { side: task.receiver, centreInTool: take.centreInTool }]])), phase(task.receiver, d)];
+    const receiverHolds = { side: task.receiver, centreInTool: take.centreInTool };
+    return [phase(task.receiver, b), phase(task.side, c, new Map([['handed', receiverHolds]])), phase(task.receiver, d, new Map([['above', receiverHolds]]))];
   }
 
   /**
