@@ -254,9 +254,10 @@ export function planHandover(
           if (f2.z[2] < -0.3 || f2.z[2] > 0.75 || dot(horizontal(f2.z) ?? [0, 0, 0], across) < 0.3) continue;
           const giverSkeleton = giver.skeletonAt(qPresent);
           if (pathTouchesMugs(others, giverSkeleton, LINK_CLEARANCE_M)) continue;
-          // Out of the mug's end along its approach, or failing that straight up (the fingers, above and below the body, open clear of it).
+          // Straight out of the fingers' grip, back along the approach (straight up, a finger under
+          // the body lifted the mug out of the receiver's pinch).
           let giverBack: Target | undefined;
-          for (const back of [scale(present.approach, -params.giverBackM), scale(present.approach, -0.6 * params.giverBackM), [0, 0, params.giverBackM] as Vec3]) {
+          for (const back of [scale(present.approach, -params.giverBackM), scale(present.approach, -0.75 * params.giverBackM)]) {
             const t: Target = { ...present, position: add(present.position, back) };
             if (giver.solve(t, qPresent)) {
               giverBack = t;

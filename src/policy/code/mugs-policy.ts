@@ -289,13 +289,15 @@ export class MugsPolicy implements Policy {
     b.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, 0.4);
     const c = new ArmMotion({ q: giverQ, gripper: GRIPPER_CLOSED }, this.opts.motion);
     c.gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S, 0.2);
-    if (!c.lineTo(giver, task.giverBack)) {
+    let out = c.lineTo(giver, task.giverBack);
+    if (!out) {
       const q = giver.solve(task.giverBack, giverQ);
       if (q) c.moveTo(q, { fine: true });
+      out = q !== undefined;
     }
     // Then up, clear of the mug, and no farther: a transit to the park from beside the mug swept
     // the hand through it and knocked it off the table. The giver parks when a later task needs it to.
-    c.lineTo(giver, { ...task.giverBack, position: add(task.giverBack.position, [0, 0, GIVER_RISE_M]) });
+    if (out) c.lineTo(giver, { ...task.giverBack, position: add(task.giverBack.position, [0, 0, GIVER_RISE_M]) });
     c.mark('handed');
     const d = new ArmMotion({ q: b.endQ, gripper: GRIPPER_CLOSED }, this.opts.motion);
     d.moveTo(place.qAbove, { carry: true }).mark('above');

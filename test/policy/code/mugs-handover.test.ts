@@ -52,7 +52,7 @@ test('an upside-down mug in the middle of the table is planned as a two-arm hand
   // Held by the rim as planned, at the release the mug stands rim up (the receiver's FK at the planned joints).
   const atRelease = mugFromTool(receiver.toolAt(task.place.q), task.take.toolInMug);
   assert.ok(atRelease.z[2] > 0.99, `mug axis at the release ${atRelease.z.map((v) => v.toFixed(2))}`);
-  assert.ok(atRelease.origin[2] > 0 && atRelease.origin[2] < 0.03, 'let go just above the table');
+  assert.ok(atRelease.origin[2] > -0.002 && atRelease.origin[2] < 0.03, `set down on the table (base at ${atRelease.origin[2].toFixed(3)} m)`);
 });
 
 test('with the handover switched off (or unplannable) the upside-down mug is laid on its side first, as before', () => {
