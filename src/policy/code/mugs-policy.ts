@@ -4,9 +4,11 @@
  * before the grasp? did the fingers meet it? is it in the hand after the lift?), and when the
  * plan is done or broken plans the next flip from the current state: a lying mug is taken from
  * above across its body, lifted, turned a quarter so it stands, set down and let go; an
- * upside-down mug is taken from the side, turned a quarter and laid on its side, to be stood up
- * by a later pick (the YAM wrist cannot turn half a circle). One arm moves at a time; the other
- * waits parked. Deterministic: the same state gives the same plan.
+ * upside-down mug is handed over in the air (one arm lifts and tilts it, the other takes it by the
+ * rim and sets it upright: mug-handover.ts), or, when no handover can be planned, taken from above,
+ * turned a quarter and laid on its side, to be stood up by a later pick (the YAM wrist cannot turn
+ * half a circle). One arm moves at a time; the other waits parked (in a handover, holds still).
+ * Deterministic: the same state gives the same plan.
  */
 import type { ArmSide, RigModel } from '../../rig/contract.js';
 import { DOF_PER_ARM, stateIndex } from '../../rig/contract.js';
