@@ -10,7 +10,7 @@ import { horizontal } from './geometry.js';
 import { toToolBasis } from './bottle-grasps.js';
 import { dirInMugFrame, fromFrame, inMugFrame, pathTouchesMugs, type MugView } from './mug-geometry.js';
 
-export type MugGraspStyle = 'lying-top' | 'upside-down-top';
+export type MugGraspStyle = 'lying-top' | 'upside-down-top' | 'upside-down-side';
 
 export interface MugGraspParams {
   /** How far the pre-grasp stands back along the approach. */
@@ -159,8 +159,15 @@ export function poseTouches(reach: ArmReach, q: ArrayLike<number>, t: Target, ot
  * The candidate grasps whose pre-grasp, grasp and lift the arm reaches clear of the other mugs,
  * in the order tried, each with the closing it was asked for (see mugGraspCandidates).
  */
-export function* planMugGrasps(mug: MugView, others: readonly MugView[], reach: ArmReach, seed: ArrayLike<number>, params: MugGraspParams = DEFAULT_MUG_GRASP_PARAMS): Generator<MugGrasp> {
-  for (const c of mugGraspCandidates(mug, reach.basePosition, params)) {
+export function* planMugGrasps(
+  mug: MugView,
+  others: readonly MugView[],
+  reach: ArmReach,
+  seed: ArrayLike<number>,
+  params: MugGraspParams = DEFAULT_MUG_GRASP_PARAMS,
+  candidates: readonly { style: MugGraspStyle; target: Target }[] = mugGraspCandidates(mug, reach.basePosition, params),
+): Generator<MugGrasp> {
+  for (const c of candidates) {
     const qGrasp = reach.solve(c.target, seed);
     if (!qGrasp || dot(reach.toolAt(qGrasp).closing, c.target.closing) < 0.9) continue;
     const actual = reach.toolAt(qGrasp);
@@ -244,16 +251,18 @@ const SPOT_OFFSETS: readonly Vec3[] = [[0, 0, 0], ...[0, 1, 2, 3, 4, 5, 6, 7].ma
  * Where to put the hand so the held mug ends in `goal` on the table: the mug's final frame is
  * tried at every yaw about the vertical (a standing mug is round; a lying one may point any way)
  * and the hand follows it rigidly (the grasp's tool-in-mug frame). The release is ranked by how
- * naturally the arm holds it — the approach pointing away from the base.
+ * naturally the arm holds it — the approach pointing away from the base. Spots are tried around
+ * each of `centres` in turn (default: where the mug is).
  */
 export function planMugPlace(
-  grasp: MugGrasp,
+  grasp: Pick<MugGrasp, 'toolInMug' | 'qLift'>,
   mug: MugView,
   others: readonly MugView[],
   reach: ArmReach,
   goal: PlaceGoal,
   params: PlaceParams = DEFAULT_PLACE_PARAMS,
   accept: (final: MugFrame, spot: Vec3) => boolean = () => true,
+  centres: readonly Vec3[] = [mug.centre],
 ): MugPlace | undefined {
   const r = mug.shape.radiusM;
   const h = mug.shape.heightM;
@@ -264,8 +273,8 @@ export function planMugPlace(
     }
     return true;
   });
-  for (const off of SPOT_OFFSETS) {
-    const spot: Vec3 = [mug.centre[0] + off[0], mug.centre[1] + off[1], 0];
+  for (const centre of centres) for (const off of SPOT_OFFSETS) {
+    const spot: Vec3 = [centre[0] + off[0], centre[1] + off[1], 0];
     if (!clear(spot)) continue;
     const options: { target: Target; score: number; spot: Vec3 }[] = [];
     for (const yaw of YAWS) {

@@ -1,7 +1,8 @@
 /**
  * The task-level planner of the mug policy: which mug next, with which arm, grasp and release.
- * A lying mug is stood up in one pick; an upside-down mug is first laid on its side (the YAM
- * wrist cannot turn a mug half a circle in one grasp), and a later pick stands it up. Pure: it
+ * A lying mug is stood up in one pick; an upside-down mug is handed from one arm to the other in
+ * the air and stood up (mug-handover.ts), or, when no handover can be planned, first laid on its
+ * side (the YAM wrist cannot turn a mug half a circle in one grasp) and stood up by a later pick. Pure: it
  * reads the privileged scene and asks each arm's IK; it does no timing and keeps no state.
  */
 import type { ArmSide } from '../../rig/contract.js';
@@ -10,6 +11,7 @@ import { planMugGrasps, planMugPlace, DEFAULT_MUG_GRASP_PARAMS, DEFAULT_PLACE_PA
 import type { MugView } from './mug-geometry.js';
 import type { MugFrame } from './mug-grasps.js';
 import { distXY, dot, sub, type Vec3 } from './frames.js';
+import { planHandover, DEFAULT_HANDOVER_PARAMS, type HandoverParams, type HandoverTask } from './mug-handover.js';
 import { horizontal } from './geometry.js';
 
 export interface FlipTask {
@@ -23,11 +25,17 @@ export interface IdleTask {
   readonly kind: 'idle';
   readonly reason: string;
 }
-export type MugTask = FlipTask | IdleTask;
+export type MugTask = FlipTask | HandoverTask | IdleTask;
 
 export interface MugPlannerOptions {
   readonly grasp?: MugGraspParams;
   readonly place?: PlaceParams;
+  /**
+   * Stand an upside-down mug up in one two-arm handover (mug-handover.ts) when one can be
+   * planned; the lay-down and a later stand-up remain the fallback. Default true.
+   */
+  readonly handover?: boolean;
+  readonly handoverParams?: HandoverParams;
   /** Horizontal distance from a base beyond which an arm is not even asked. */
   readonly maxReachM?: number;
 }
@@ -59,8 +67,20 @@ export function planNextFlip(
     }
   }
   pairs.sort((a, b) => rank(a.mug) - rank(b.mug) || a.d - b.d || (a.mug.id < b.mug.id ? -1 : a.mug.id > b.mug.id ? 1 : 0) || (a.arm.side < b.arm.side ? -1 : 1));
-  for (const { mug, arm } of pairs) {
+  let handoversTried = false;
+  for (const [i, { mug, arm }] of pairs.entries()) {
     const others = mugs.filter((m) => m.id !== mug.id);
+    // Before the first upside-down mug is laid down, every upside-down mug gets its handover tried, by either arm.
+    if (mug.posture === 'upside-down' && opts.handover !== false && !handoversTried) {
+      handoversTried = true;
+      for (const p of pairs.slice(i)) {
+        const receiver = arms.find((a) => a.side !== p.arm.side);
+        if (!receiver || p.mug.posture !== 'upside-down') continue;
+        const rest = mugs.filter((m) => m.id !== p.mug.id);
+        const task = planHandover(p.mug, rest, p.arm, receiver, { giver: seeds[p.arm.side], receiver: seeds[receiver.side] }, opts.handoverParams ?? DEFAULT_HANDOVER_PARAMS, opts.grasp ?? DEFAULT_MUG_GRASP_PARAMS, opts.place ?? DEFAULT_PLACE_PARAMS);
+        if (task) return task;
+      }
+    }
     const goal = mug.posture === 'lying' ? 'upright' : 'lying';
     // An upside-down mug is laid down where some arm can stand it up next, if any release allows.
     const filters = goal === 'lying' ? [standableBySomeArm(arms), undefined] : [undefined];

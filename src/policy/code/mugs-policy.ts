@@ -4,9 +4,11 @@
  * before the grasp? did the fingers meet it? is it in the hand after the lift?), and when the
  * plan is done or broken plans the next flip from the current state: a lying mug is taken from
  * above across its body, lifted, turned a quarter so it stands, set down and let go; an
- * upside-down mug is taken from the side, turned a quarter and laid on its side, to be stood up
- * by a later pick (the YAM wrist cannot turn half a circle). One arm moves at a time; the other
- * waits parked. Deterministic: the same state gives the same plan.
+ * upside-down mug is handed over in the air (one arm lifts and tilts it, the other takes it by the
+ * rim and sets it upright: mug-handover.ts), or, when no handover can be planned, taken from above,
+ * turned a quarter and laid on its side, to be stood up by a later pick (the YAM wrist cannot turn
+ * half a circle). One arm moves at a time; the other waits parked (in a handover, holds still).
+ * Deterministic: the same state gives the same plan.
  */
 import type { ArmSide, RigModel } from '../../rig/contract.js';
 import { DOF_PER_ARM, stateIndex } from '../../rig/contract.js';
@@ -15,9 +17,10 @@ import { armReach, type ArmReach } from './arm-reach.js';
 import { AT_POSE_RAD, parkPose, transit } from './arm-moves.js';
 import { fromToolBasis } from './bottle-grasps.js';
 import { add, norm, scale, sub, type Vec3 } from './frames.js';
-import { MUG_OPEN_GRIPPER } from './mug-grasps.js';
+import { MUG_OPEN_GRIPPER, type MugPlace } from './mug-grasps.js';
 import { mugShape, viewMug, type MugView } from './mug-geometry.js';
 import { planNextFlip, type FlipTask, type MugPlannerOptions } from './mugs-planner.js';
+import { planReceive, type HandoverTake, type HandoverTask } from './mug-handover.js';
 import { ArmMotion, DEFAULT_MOTION_LIMITS, maxAbsDiff, type MotionLimits } from './motion.js';
 import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js';
 import { TrackingCorrection } from './tracking-correction.js';
@@ -25,7 +28,7 @@ import { commandInLimits, writeChunk } from './chunk-writer.js';
 
 export const MUGS_POLICY_NAME = 'code:mug-flipping';
 /** Bumped whenever the policy's behaviour changes: it feeds the policy's checkpoint hash. */
-export const MUGS_POLICY_VERSION = 1;
+export const MUGS_POLICY_VERSION = 2;
 
 export interface MugsPolicyOptions {
   /** Rows per action chunk (the policy re-reads the world after each chunk). Default 10. */
@@ -52,18 +55,30 @@ const LIFT_SPEED_MS = 0.12;
 /** The last few centimetres down to the release, slow, so the mug lands rather than drops. */
 const PLACE_SPEED_MS = 0.08;
 const PRE_GRASP_SETTLE_S = 0.6;
+/** The receiver's fingers in over the rim, slowly: the wall is 5 mm thick. */
+const TAKE_SPEED_MS = 0.08;
+const PRESENT_SETTLE_S = 0.5;
 const HOVER_HEIGHT_M = 0.08;
 /** After letting go: back off along the approach, then up, clear of the mug just placed. */
 const BACK_OFF_M = 0.07;
 const RISE_M = 0.1;
+/** After a rim release: out of the cup and clear of its rim. */
+const RIM_BACK_OFF_M = 0.1;
+/** The giver, out of the mug's end after the handover, rises this much before it waits. */
+const GIVER_RISE_M = 0.1;
 
 interface ActivePlan {
-  readonly task: FlipTask | undefined;
+  readonly task: FlipTask | HandoverTask | undefined;
   readonly side: ArmSide;
   readonly motion: ArmMotion;
   step: number;
   readonly checked: Set<string>;
+  /** Where the mug was when planned: checked until the fingers close ('closed'). */
   readonly mugCentre?: Vec3;
+  /** At these marks the mug must hang in this arm's hand, its centre here in the tool basis. */
+  readonly holds?: ReadonlyMap<string, { readonly side: ArmSide; readonly centreInTool: Vec3 }>;
+  /** The phases that follow, each one arm's (the handover: giver, receiver, giver, receiver). */
+  readonly next?: readonly ActivePlan[];
 }
 
 export class MugsPolicy implements Policy {
@@ -124,7 +139,12 @@ export class MugsPolicy implements Policy {
     // Start from where the arms are, inside the limits.
     if (!this.command) this.command = commandInLimits(obs.state, this.rigModel as RigModel);
     if (this.plan) this.checkPlan(this.plan, obs, mugs);
-    if (this.plan && this.plan.step / this.controlHz >= this.plan.motion.durationS) this.plan = undefined;
+    if (this.plan && this.plan.step / this.controlHz >= this.plan.motion.durationS) {
+      const done = this.plan;
+      const [next, ...rest] = done.next ?? [];
+      this.plan = next ? { ...next, next: rest } : undefined;
+      if (done.task?.kind === 'handover' && done.motion.marks.has('presented')) this.retake(done.task, obs, mugs);
+    }
     if (!this.plan && obs.timeS >= this.idleUntilS) this.startNextTask(obs, mugs);
 
     this.tracking.update(this.lastChunkSettled, this.command, obs.state);
@@ -195,9 +215,30 @@ export class MugsPolicy implements Policy {
       this.log.push(`${obs.timeS.toFixed(2)}s park ${other} arm`);
       return;
     }
+    if (task.kind === 'handover') {
+      this.startHandover(task, mugs);
+      this.log.push(`${obs.timeS.toFixed(2)}s hand over ${task.mugId} from the ${task.side} arm to the ${task.receiver} arm (${task.grasp.style} grasp, rim grasp)`);
+      return;
+    }
     const reach = this.reachOf(side);
     const motion = new ArmMotion(this.armState(side), this.opts.motion);
     const { grasp: g, place } = task;
+    this.pick(motion, reach, g);
+    // Turn the mug above its release, then straight down onto the table.
+    motion.moveTo(place.qAbove, { carry: true });
+    if (!motion.lineTo(reach, place.target, { speedMS: PLACE_SPEED_MS })) motion.moveTo(place.q, { fine: true });
+    motion.gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S, 0.3).mark('released');
+    const back = { ...place.target, position: sub(place.target.position, scale(place.target.approach, BACK_OFF_M)) };
+    if (motion.lineTo(reach, back)) {
+      motion.lineTo(reach, { ...back, position: add(back.position, [0, 0, RISE_M]) });
+    }
+    const mug = mugs.find((m) => m.id === task.mugId) as MugView;
+    this.plan = { task, side, motion, step: 0, checked: new Set(), mugCentre: mug.centre, holds: new Map([['lifted', { side, centreInTool: g.centreInTool }]]) };
+    this.log.push(`${obs.timeS.toFixed(2)}s ${place.goal === 'upright' ? 'stand up' : 'lay on its side'} ${task.mugId} with the ${side} arm (${g.style} grasp)`);
+  }
+
+  /** Hover, down to the pre-grasp, settle, in, close, lift: the pick every task starts with. */
+  private pick(motion: ArmMotion, reach: ArmReach, g: FlipTask['grasp']): void {
     // Down onto the pre-grasp from above, so the swing passes over the mugs.
     const hover = { ...g.pre, position: add(g.pre.position, [0, 0, HOVER_HEIGHT_M]) };
     const qHover = reach.solve(hover, g.qPre);
@@ -212,17 +253,87 @@ export class MugsPolicy implements Policy {
     motion.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, 0.3).mark('closed');
     if (!motion.lineTo(reach, g.lift, { speedMS: LIFT_SPEED_MS })) motion.moveTo(g.qLift, { fine: true });
     motion.mark('lifted');
-    // Turn the mug above its release, then straight down onto the table.
-    motion.moveTo(place.qAbove, { carry: true });
-    if (!motion.lineTo(reach, place.target, { speedMS: PLACE_SPEED_MS })) motion.moveTo(place.q, { fine: true });
-    motion.gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S, 0.3).mark('released');
-    const back = { ...place.target, position: sub(place.target.position, scale(place.target.approach, BACK_OFF_M)) };
-    if (motion.lineTo(reach, back)) {
-      motion.lineTo(reach, { ...back, position: add(back.position, [0, 0, RISE_M]) });
-    }
+  }
+
+  /**
+   * The handover as four one-arm phases (the other arm holds still in each): the giver picks,
+   * lifts and presents the mug; the receiver comes in along the mug's axis and closes on the rim;
+   * the giver lets go, backs out and rises; the receiver stands the mug on the table and lets go.
+   */
+  private startHandover(task: HandoverTask, mugs: MugView[]): void {
+    const giver = this.reachOf(task.side);
     const mug = mugs.find((m) => m.id === task.mugId) as MugView;
-    this.plan = { task, side, motion, step: 0, checked: new Set(), mugCentre: mug.centre };
-    this.log.push(`${obs.timeS.toFixed(2)}s ${place.goal === 'upright' ? 'stand up' : 'lay on its side'} ${task.mugId} with the ${side} arm (${g.style} grasp)`);
+    const a = new ArmMotion(this.armState(task.side), this.opts.motion);
+    this.pick(a, giver, task.grasp);
+    // Presented, held still a moment so the mug stops swinging before it is looked at again.
+    a.moveTo(task.qPresent, { carry: true }).gripperTo(GRIPPER_CLOSED, 0.1, PRESENT_SETTLE_S).mark('presented');
+    const giverHolds = { side: task.side, centreInTool: task.grasp.centreInTool };
+    this.plan = {
+      task,
+      side: task.side,
+      motion: a,
+      step: 0,
+      checked: new Set(),
+      mugCentre: mug.centre,
+      holds: new Map([['lifted', giverHolds], ['presented', giverHolds]]),
+      next: this.receivePhases(task, task.take, task.place, a.endQ),
+    };
+  }
+
+  /** The receiver comes in and closes on the rim; the giver lets go, backs out and rises; the receiver stands the mug up. */
+  private receivePhases(task: HandoverTask, take: HandoverTake, place: MugPlace, giverQ: Float64Array): ActivePlan[] {
+    const giver = this.reachOf(task.side);
+    const receiver = this.reachOf(task.receiver);
+    const b = new ArmMotion(this.armState(task.receiver), this.opts.motion);
+    transit(b, take.qPre, MUG_OPEN_GRIPPER);
+    b.gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S, PRE_GRASP_SETTLE_S);
+    if (!b.lineTo(receiver, take.grasp, { speedMS: TAKE_SPEED_MS })) b.moveTo(take.qGrasp, { fine: true });
+    b.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, 0.4);
+    const c = new ArmMotion({ q: giverQ, gripper: GRIPPER_CLOSED }, this.opts.motion);
+    c.gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S, 0.2);
+    let out = c.lineTo(giver, task.giverBack);
+    if (!out) {
+      const q = giver.solve(task.giverBack, giverQ);
+      if (q) c.moveTo(q, { fine: true });
+      out = q !== undefined;
+    }
+    // Then up, clear of the mug, and no farther: a transit to the park from beside the mug swept
+    // the hand through it and knocked it off the table. The giver parks when a later task needs it to.
+    if (out) c.lineTo(giver, { ...task.giverBack, position: add(task.giverBack.position, [0, 0, GIVER_RISE_M]) });
+    c.mark('handed');
+    const d = new ArmMotion({ q: b.endQ, gripper: GRIPPER_CLOSED }, this.opts.motion);
+    d.moveTo(place.qAbove, { carry: true }).mark('above');
+    if (!d.lineTo(receiver, place.target, { speedMS: PLACE_SPEED_MS })) d.moveTo(place.q, { fine: true });
+    d.gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S, 0.3).mark('released');
+    // Out of the cup along the approach (the inner finger is inside it), then clear above.
+    const back = { ...place.target, position: sub(place.target.position, scale(place.target.approach, RIM_BACK_OFF_M)) };
+    if (!d.lineTo(receiver, back)) d.lineTo(receiver, { ...place.target, position: add(place.target.position, [0, 0, RIM_BACK_OFF_M]) });
+    const phase = (side: ArmSide, motion: ArmMotion, holds?: ActivePlan['holds']): ActivePlan => ({ task, side, motion, step: 0, checked: new Set(), holds });
+    const receiverHolds = { side: task.receiver, centreInTool: take.centreInTool };
+    return [phase(task.receiver, b), phase(task.side, c, new Map([['handed', receiverHolds]])), phase(task.receiver, d, new Map([['above', receiverHolds]]))];
+  }
+
+  /**
+   * The giver has presented the mug: the receiver's grasp and release are planned again from the
+   * mug as it is seen in the giver's hand (it settles a few degrees and centimetres off the plan,
+   * and the rim's wall is 5 mm thick). When none is found, the plan made at the start stands.
+   */
+  private retake(task: HandoverTask, obs: Observation, mugs: MugView[]): void {
+    const mug = mugs.find((m) => m.id === task.mugId);
+    if (!mug || !this.plan) return;
+    const giver = this.reachOf(task.side);
+    const qGiver = obs.state.subarray(stateIndex(task.side, 0), stateIndex(task.side, 0) + 6);
+    const tool = giver.toolAt(qGiver);
+    const others = mugs.filter((m) => m.id !== mug.id);
+    const where = { ...mug, centre: [task.place.spotXY[0], task.place.spotXY[1], 0] as Vec3 };
+    const r = planReceive(where, { x: mug.x, y: mug.y, z: mug.z, origin: mug.base }, this.reachOf(task.receiver), task.take.qGrasp, giver.skeletonAt(qGiver), tool, others, this.opts.planner.handoverParams);
+    if (!r) {
+      this.log.push(`${obs.timeS.toFixed(2)}s take ${task.mugId} as planned (no rim grasp found from the mug as held)`);
+      return;
+    }
+    const [first, ...rest] = this.receivePhases(task, r.take, r.place, this.armState(task.side).q);
+    this.plan = { ...first, next: rest };
+    this.log.push(`${obs.timeS.toFixed(2)}s take ${task.mugId} by the rim as held (${(norm(sub(r.take.grasp.position, task.take.grasp.position)) * 100).toFixed(1)} cm from the plan)`);
   }
 
   /** Checks the marks the plan has passed; on a broken plan, lets go, backs off upward and parks. */
@@ -243,12 +354,14 @@ export class MugsPolicy implements Policy {
         failure = `the ${plan.side} gripper closed on nothing`;
         countsAsAttempt = true;
       }
-    } else if (passed('lifted')) {
-      plan.checked.add('lifted');
-      const tool = this.reachOf(plan.side).toolAt(obs.state.subarray(stateIndex(plan.side, 0), stateIndex(plan.side, 0) + 6));
-      const expected = add(tool.position, fromToolBasis(tool.approach, tool.closing, task.grasp.centreInTool));
+    } else if ([...(plan.holds?.keys() ?? [])].some(passed)) {
+      const name = [...(plan.holds?.keys() ?? [])].find(passed) as string;
+      plan.checked.add(name);
+      const hold = plan.holds?.get(name) as { side: ArmSide; centreInTool: Vec3 };
+      const tool = this.reachOf(hold.side).toolAt(obs.state.subarray(stateIndex(hold.side, 0), stateIndex(hold.side, 0) + 6));
+      const expected = add(tool.position, fromToolBasis(tool.approach, tool.closing, hold.centreInTool));
       if (norm(sub(mug.centre, expected)) > IN_HAND_TOLERANCE_M) {
-        failure = `${task.mugId} is not in the ${plan.side} hand after the lift`;
+        failure = `${task.mugId} is not in the ${hold.side} hand at '${name}' (${(norm(sub(mug.centre, expected)) * 100).toFixed(1)} cm off, ${mug.posture})`;
         countsAsAttempt = true;
       }
     } else if (passed('released')) {
@@ -264,7 +377,23 @@ export class MugsPolicy implements Policy {
     const tool = reach.toolAt(cur.q);
     motion.lineTo(reach, { position: add(tool.position, [0, 0, 0.06]), approach: tool.approach, closing: tool.closing });
     transit(motion, parkPose(plan.side));
-    this.plan = { task: undefined, side: plan.side, motion, step: 0, checked: new Set() };
+    this.plan = { task: undefined, side: plan.side, motion, step: 0, checked: new Set(), next: this.recoverOther(plan.side) };
+  }
+
+  /**
+   * In a handover the other arm may be out too, its fingers in the mug's rim: it opens, backs out
+   * along its approach and parks after the failing arm has.
+   */
+  private recoverOther(side: ArmSide): ActivePlan[] {
+    const other: ArmSide = side === 'left' ? 'right' : 'left';
+    const cur = this.armState(other);
+    if (maxAbsDiff(parkPose(other), cur.q) <= AT_POSE_RAD) return [];
+    const reach = this.reachOf(other);
+    const motion = new ArmMotion(cur, this.opts.motion).gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S);
+    const tool = reach.toolAt(cur.q);
+    motion.lineTo(reach, { position: sub(tool.position, scale(tool.approach, 0.06)), approach: tool.approach, closing: tool.closing });
+    transit(motion, parkPose(other));
+    return [{ task: undefined, side: other, motion, step: 0, checked: new Set() }];
   }
 }
 
