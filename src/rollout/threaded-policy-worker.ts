@@ -1,7 +1,7 @@
-/** The worker side of ThreadedPolicy: opens the policy a spec names and answers reset/infer/close. */
+/** The worker side of ThreadedPolicy: opens the policy a spec names (in this thread) and answers reset/infer/close. */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Policy } from '../policy/contract.js';
-import { openPolicy } from './policy-registry.js';
+import { openPolicyHere } from './policy-registry.js';
 import type { FromPolicyWorker, ToPolicyWorker } from './threaded-policy.js';
 
 const port = parentPort!;
@@ -11,7 +11,7 @@ const failure = (e: unknown): string => (e instanceof Error ? e.message : String
 
 let policy: Policy;
 try {
-  policy = await openPolicy(spec, { cwd });
+  policy = await openPolicyHere(spec, { cwd });
   send({ type: 'ready', info: policy.info });
 } catch (e) {
   send({ type: 'open-failed', message: failure(e) });

@@ -16,8 +16,7 @@ import { RealtimeClock } from '../../rig/clocks.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
 import { watchTable } from '../../rollout/table-watch.js';
 import { PrivilegedStateRequiredError } from '../../policy/code/privileged.js';
-import { isCodePolicySpec, knownPolicySpecs } from '../../rollout/policy-registry.js';
-import { ThreadedPolicy } from '../../rollout/threaded-policy.js';
+import { knownPolicySpecs } from '../../rollout/policy-registry.js';
 import type { CameraSource } from '../../rollout/run-episode.js';
 import type { CameraName, Policy, PolicyInfo, RgbImage } from '../../policy/contract.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../../tasks/types.js';
@@ -384,17 +383,11 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
 }
 
 /**
- * Opens a policy for a rig rollout. Code policies plan synchronously (up to ~0.1 s per chunk): in
- * this thread that would starve the rig's control loop, so they run in a worker (the spec was
- * checked by opening it here first).
+ * Opens a policy for a rig rollout: the same registry as the sim, so a code policy plans in its
+ * worker thread here as there (openPolicy), never on the thread of the rig's control loop.
  */
 export async function openRigPolicy(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
-  let policy = await openPolicyForCli(spec, io);
-  if (isCodePolicySpec(spec)) {
-    await policy.close?.();
-    policy = await ThreadedPolicy.open(spec, { cwd: io.cwd });
-  }
-  return policy;
+  return openPolicyForCli(spec, io);
 }
 
 export interface CellScore {
