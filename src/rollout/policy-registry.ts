@@ -7,7 +7,7 @@ import type { Policy } from '../policy/contract.js';
 import { CodePolicySpecError, codePolicies, parseCodePolicySpec } from '../policy/code/index.js';
 import { isRuntimePolicySpec, openPolicySpec, type PolicySpecOptions } from '../policy/spec.js';
 import { HOLD_POLICY_NAME, HoldPolicy } from './hold-policy.js';
-import { ThreadedPolicy } from './threaded-policy.js';
+import { ThreadedPolicy, type ThreadedPolicyOptions } from './threaded-policy.js';
 
 /** A spec that names no policy tandem knows: one sentence listing what it does know. */
 export class PolicySpecError extends Error {
@@ -30,10 +30,11 @@ export function knownPolicySpecs(): string[] {
 /**
  * Opens the policy a spec names; throws PolicySpecError for an unknown spec. A planning code
  * policy runs in a worker thread (ThreadedPolicy), wherever it runs — sim, sweep or rig — so the
- * rollout loop's thread never plans: one wrapper on every path, and the sim proves it.
+ * rollout loop's thread never plans: one wrapper on every path, and the sim proves it. `warmUp`
+ * (wall-clock rigs) see ThreadedPolicyOptions.
  */
-export async function openPolicy(spec: string, opts: PolicySpecOptions): Promise<Policy> {
-  if (codePolicyName(spec) !== undefined) return ThreadedPolicy.open(spec, { cwd: opts.cwd });
+export async function openPolicy(spec: string, opts: PolicySpecOptions & Pick<ThreadedPolicyOptions, 'warmUp'>): Promise<Policy> {
+  if (codePolicyName(spec) !== undefined) return ThreadedPolicy.open(spec, { cwd: opts.cwd, warmUp: opts.warmUp });
   return openPolicyHere(spec, opts);
 }
 

@@ -49,6 +49,19 @@ export interface ThreadedPolicyOptions {
   readonly answerTimeoutMs?: number;
   /** The worker's entry module (tests give one that misbehaves). Default: threaded-policy-entry.mjs. */
   readonly entry?: URL;
+  /**
+   * A module the worker runs before it says ready: its `warmUpPolicy(spec, open)` drives throwaway
+   * instances of the policy (`open()` makes one) so the first plans of the real one are not the
+   * slow, unoptimised ones. Only latency changes, never an answer: the real instance is opened
+   * afresh afterwards. Wall-clock rigs want it (a cold first plan outlasts the 100 ms watchdog);
+   * the sim, where time waits for the policy, does not need it.
+   */
+  readonly warmUp?: URL;
+}
+
+/** What a warm-up module (ThreadedPolicyOptions.warmUp) exports. */
+export interface PolicyWarmUpModule {
+  warmUpPolicy(spec: string, open: () => Promise<Policy>): Promise<void>;
 }
 
 interface Pending {
@@ -90,7 +103,7 @@ export class ThreadedPolicy implements Policy {
   /** Opens the policy `spec` names (any spec openPolicyHere takes) in a new worker thread. */
   static open(spec: string, opts: ThreadedPolicyOptions): Promise<ThreadedPolicy> {
     const entry = opts.entry ?? new URL('./threaded-policy-entry.mjs', import.meta.url);
-    const worker = new Worker(entry, { workerData: { spec, cwd: opts.cwd } });
+    const worker = new Worker(entry, { workerData: { spec, cwd: opts.cwd, warmUp: opts.warmUp?.href } });
     return new Promise((resolve, reject) => {
       const fail = (why: string): void => {
         worker.off('message', onMessage);

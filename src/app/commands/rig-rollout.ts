@@ -25,6 +25,7 @@ import type { Store } from '../../store/store.js';
 import { blackImage } from '../../policy/image.js';
 import { assertRunsOnRig, runRigRollout, type RigRolloutResult } from '../../rollout/rig-rollout.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
+import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
 import { readRigConfig } from '../station.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
@@ -383,11 +384,12 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
 }
 
 /**
- * Opens a policy for a rig rollout: the same registry as the sim, so a code policy plans in its
- * worker thread here as there (openPolicy), never on the thread of the rig's control loop.
+ * Opens a policy for a rig rollout: the same registry and worker thread as the sim, so a code
+ * policy never plans on the thread of the rig's control loop. On the wall clock its worker is
+ * warmed up first (POLICY_WARM_UP): a cold first plan outlasts the supervisor's 100 ms watchdog.
  */
 export async function openRigPolicy(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
-  return openPolicyForCli(spec, io);
+  return openPolicyForCli(spec, io, { warmUp: POLICY_WARM_UP });
 }
 
 export interface CellScore {
