@@ -141,7 +141,7 @@ export class ThreadedPolicy implements Policy {
       if (!this.gone) {
         // A worker busy planning (its inference given up by the rollout's deadline) answers no close: a short grace, then it is ended.
         let grace: NodeJS.Timeout | undefined;
-        const closed = this.call({ type: 'close', id: 0 }, 'its close', undefined).catch(() => {});
+        const closed = this.call({ type: 'close', id: 0 }, 'its close', null).catch(() => {});
         await Promise.race([closed, new Promise<void>((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))]);
         clearTimeout(grace);
       }
@@ -151,13 +151,13 @@ export class ThreadedPolicy implements Policy {
     return this.closing;
   }
 
-  /** Sends one request; unanswered after `timeoutMs` (none: undefined), the worker counts as hung and is terminated. */
-  private call(msg: ToPolicyWorker, what: string, timeoutMs: number | undefined = this.answerTimeoutMs): Promise<FromPolicyWorker> {
+  /** Sends one request; unanswered after `timeoutMs` (null: no limit), the worker counts as hung and is terminated. */
+  private call(msg: ToPolicyWorker, what: string, timeoutMs: number | null = this.answerTimeoutMs): Promise<FromPolicyWorker> {
     if (this.gone) return Promise.reject(this.gone);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer =
-        timeoutMs === undefined
+        timeoutMs === null
           ? undefined
           : setTimeout(() => {
               this.stop(new PolicyUnavailableError(`Policy ${this.info.name} did not answer ${what} within ${timeoutMs} ms; its worker thread was stopped.`, 'timeout'));
