@@ -23,7 +23,7 @@ import type { Layout } from '../src/tasks/types.js';
 import { RealtimeClock } from '../src/rig/clocks.js';
 import { ControlLoop } from '../src/rig/control-loop.js';
 import { openPolicy } from '../src/rollout/policy-registry.js';
-import { ThreadedPolicy } from '../src/rollout/threaded-policy.js';
+import { POLICY_WARM_UP } from '../src/sim/policy-warm-up.js';
 import { runRigRollout } from '../src/rollout/rig-rollout.js';
 import { runSimRollout } from '../src/sim/sim-rollout.js';
 import { createEmulatedCell } from '../src/emulated-cell/emulated-cell.js';
@@ -106,14 +106,15 @@ function trajectoryRms(a: Run, b: Run): number {
 async function cellRun(layout: Layout, spec: string, seed: number, gap: CellGap): Promise<Run> {
   const clock = new RealtimeClock();
   const cell = await createEmulatedCell({ task, layout, gap, clock, placementSeed: seed, replyDeadlineMs: 350 });
-  const policy = await ThreadedPolicy.open(spec, { cwd: process.cwd() });
+  // As `tandem rig rollout` opens it: warmed up, so its first plans stay inside the 100 ms watchdog.
+  const policy = await openPolicy(spec, { cwd: process.cwd(), warmUp: POLICY_WARM_UP });
   try {
     const r = await runRigRollout({ rig: cell.rig, policy, task, layout, episodeSeconds: SECONDS, controlHz: 50, seed, deadlineMs: 1500, clock, privileged: () => cell.world.privilegedState(), lookAtTable: cell.world });
     const t = { trajectory: r.episode.trajectory.position, steps: r.episode.trajectory.steps };
     if (!r.tableEndStates) return { progress: NaN, note: `${r.episode.status}: ${r.episode.reason ?? ''}`.slice(0, 90), ...t };
     return { progress: task.scoreProgress(layout, r.tableEndStates).progress, note: '', ...t };
   } finally {
-    await policy.close();
+    await policy.close?.();
     await cell.close();
   }
 }

@@ -7,6 +7,7 @@ import type { Policy } from '../policy/contract.js';
 import { CodePolicySpecError, codePolicies, parseCodePolicySpec } from '../policy/code/index.js';
 import { isRuntimePolicySpec, openPolicySpec, type PolicySpecOptions } from '../policy/spec.js';
 import { HOLD_POLICY_NAME, HoldPolicy } from './hold-policy.js';
+import { ThreadedPolicy, type ThreadedPolicyOptions } from './threaded-policy.js';
 
 /** A spec that names no policy tandem knows: one sentence listing what it does know. */
 export class PolicySpecError extends Error {
@@ -26,26 +27,36 @@ export function knownPolicySpecs(): string[] {
   return [...codePolicyNames().map((n) => `code:${n}`), 'code:NAME?skill=0.4 (a graded variant)', 'onnx:path/to/model.onnx', 'ws://host:port'];
 }
 
-/** True when the spec runs only in the sim (reads privileged state). */
-export function isCodePolicySpec(spec: string): boolean {
-  return spec.startsWith('code:');
+/**
+ * Opens the policy a spec names; throws PolicySpecError for an unknown spec. A planning code
+ * policy runs in a worker thread (ThreadedPolicy), wherever it runs — sim, sweep or rig — so the
+ * rollout loop's thread never plans: one wrapper on every path, and the sim proves it. `warmUp`
+ * (wall-clock rigs) see ThreadedPolicyOptions.
+ */
+export async function openPolicy(spec: string, opts: PolicySpecOptions & Pick<ThreadedPolicyOptions, 'warmUp'>): Promise<Policy> {
+  if (codePolicyName(spec) !== undefined) return ThreadedPolicy.open(spec, { cwd: opts.cwd, warmUp: opts.warmUp });
+  return openPolicyHere(spec, opts);
 }
 
-/** Opens the policy a spec names; throws PolicySpecError for an unknown spec. */
-export async function openPolicy(spec: string, opts: PolicySpecOptions): Promise<Policy> {
-  if (spec.startsWith('code:')) {
-    if (spec === HOLD_POLICY_NAME) return new HoldPolicy();
-    let parsed;
-    try {
-      parsed = parseCodePolicySpec(spec)!;
-    } catch (e) {
-      if (e instanceof CodePolicySpecError) throw new PolicySpecError(e.message);
-      throw e;
-    }
-    const make = codePolicies[parsed.name];
-    if (make) return make(parsed.options);
-    throw unknown(spec);
+/** The code policy a `code:NAME[?…]` spec plans with (not code:hold); undefined for other specs. Unknown names and parameters are one sentence. */
+function codePolicyName(spec: string): string | undefined {
+  if (!spec.startsWith('code:') || spec === HOLD_POLICY_NAME) return undefined;
+  let parsed;
+  try {
+    parsed = parseCodePolicySpec(spec)!;
+  } catch (e) {
+    if (e instanceof CodePolicySpecError) throw new PolicySpecError(e.message);
+    throw e;
   }
+  if (!codePolicies[parsed.name]) throw unknown(spec);
+  return parsed.name;
+}
+
+/** Opens the policy a spec names in this thread (the policy worker's own side; openPolicy for everyone else). */
+export async function openPolicyHere(spec: string, opts: PolicySpecOptions): Promise<Policy> {
+  if (spec === HOLD_POLICY_NAME) return new HoldPolicy();
+  const name = codePolicyName(spec);
+  if (name !== undefined) return codePolicies[name](parseCodePolicySpec(spec)!.options);
   if (isRuntimePolicySpec(spec)) return openPolicySpec(spec, opts);
   throw unknown(spec);
 }

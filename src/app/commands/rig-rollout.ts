@@ -16,8 +16,7 @@ import { RealtimeClock } from '../../rig/clocks.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
 import { watchTable } from '../../rollout/table-watch.js';
 import { PrivilegedStateRequiredError } from '../../policy/code/privileged.js';
-import { isCodePolicySpec, knownPolicySpecs } from '../../rollout/policy-registry.js';
-import { ThreadedPolicy } from '../../rollout/threaded-policy.js';
+import { knownPolicySpecs } from '../../rollout/policy-registry.js';
 import type { CameraSource } from '../../rollout/run-episode.js';
 import type { CameraName, Policy, PolicyInfo, RgbImage } from '../../policy/contract.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../../tasks/types.js';
@@ -26,6 +25,7 @@ import type { Store } from '../../store/store.js';
 import { blackImage } from '../../policy/image.js';
 import { assertRunsOnRig, runRigRollout, type RigRolloutResult } from '../../rollout/rig-rollout.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
+import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
 import { readRigConfig } from '../station.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
@@ -384,17 +384,12 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
 }
 
 /**
- * Opens a policy for a rig rollout. Code policies plan synchronously (up to ~0.1 s per chunk): in
- * this thread that would starve the rig's control loop, so they run in a worker (the spec was
- * checked by opening it here first).
+ * Opens a policy for a rig rollout: the same registry and worker thread as the sim, so a code
+ * policy never plans on the thread of the rig's control loop. On the wall clock its worker is
+ * warmed up first (POLICY_WARM_UP): a cold first plan outlasts the supervisor's 100 ms watchdog.
  */
 export async function openRigPolicy(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
-  let policy = await openPolicyForCli(spec, io);
-  if (isCodePolicySpec(spec)) {
-    await policy.close?.();
-    policy = await ThreadedPolicy.open(spec, { cwd: io.cwd });
-  }
-  return policy;
+  return openPolicyForCli(spec, io, { warmUp: POLICY_WARM_UP });
 }
 
 export interface CellScore {

@@ -30,10 +30,10 @@ import { replayRecording } from '../../sim/recording-relay.js';
 import type { RolloutInput, Store } from '../../store/store.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../record/episode-recorder.js';
 
-/** Opens a policy spec, or a UserError with one sentence. */
-export async function openPolicyForCli(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
+/** Opens a policy spec, or a UserError with one sentence. `warmUp`: see ThreadedPolicyOptions (wall-clock rigs). */
+export async function openPolicyForCli(spec: string, io: Pick<CliIo, 'cwd'>, opts: { warmUp?: URL } = {}): Promise<Policy> {
   try {
-    return await openPolicy(spec, { cwd: io.cwd });
+    return await openPolicy(spec, { cwd: io.cwd, warmUp: opts.warmUp });
   } catch (e) {
     if (e instanceof PolicySpecError || e instanceof PolicyLoadError || e instanceof PolicyUnavailableError) throw new UserError(e.message);
     throw e;
