@@ -2,7 +2,8 @@
  * One rollout on a real (or emulated) rig: the same loop as the sim (runEpisode), on wall time,
  * with a chunk executor that logs every inference. The rig has no privileged end state, so the
  * episode is recorded unscored ("awaiting operator score"); code policies are refused because
- * they read object poses only the sim has. Afterwards the rig holds (inside runEpisode), is
+ * they read object poses only the sim has — unless the rig offers them (the emulated cell's world,
+ * `privileged`). Afterwards the rig holds (inside runEpisode), is
  * deactivated (damped) and closed — also when the policy times out or the operator stops.
  */
 import { performance } from 'node:perf_hooks';
