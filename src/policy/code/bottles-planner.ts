@@ -7,7 +7,7 @@ import type { ArmSide } from '../../rig/contract.js';
 import type { ArmReach, ToolTarget } from './arm-reach.js';
 import { planCarry, planGrasp, type BottleGrasp, type CarryPlan, type GraspParams, DEFAULT_GRASP_PARAMS } from './bottle-grasps.js';
 import { add, distXY, dot, normalize, scale, sub, type Vec3 } from './frames.js';
-import { fromBinFrame, horizontal, type BinView, type BottleView } from './geometry.js';
+import { fromBinFrame, horizontal, inBinFrame, type BinView, type BottleView } from './geometry.js';
 import { maxAbsDiff } from './motion.js';
 
 export interface PickTask {
@@ -120,12 +120,17 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
   const graspableBy = first.graspableBy;
   if (allowNudge) {
     for (const forArm of graspableBy) {
-      const nudge = planBinNudge(scene.bin, forArm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M);
+      const nudge = planBinNudge(scene.bin, forArm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M, [], scene.bottles);
       if (nudge) return nudge;
     }
     // No push helps: let the stretched arms try after all.
     const second = tryPicks(inputs, () => true);
     if (second.pick) return second.pick;
+    // Nothing else left to do: push the bin even where it shoves a bottle on its way.
+    for (const forArm of graspableBy) {
+      const nudge = planBinNudge(scene.bin, forArm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M);
+      if (nudge) return nudge;
+    }
   }
   if (graspableBy.length === 0) return { kind: 'idle', reason: 'no remaining bottle is within reach of either arm' };
   return { kind: 'idle', reason: allowNudge ? 'the bin is out of reach and cannot be nudged closer' : 'the bin is out of reach and no more pushes are allowed' };
@@ -146,7 +151,7 @@ function nudgeFirst({ scene, arms, seeds, opts }: PlanInputs, canDrop: (arm: Arm
   for (const arm of needy) {
     const needsIt = scene.bottles.some((b) => !keep.some((k) => graspable(b, k)) && graspable(b, arm));
     if (!needsIt) continue;
-    const nudge = planBinNudge(scene.bin, arm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M, keep);
+    const nudge = planBinNudge(scene.bin, arm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M, keep, scene.bottles);
     if (nudge) return nudge;
   }
   return undefined;
@@ -214,6 +219,38 @@ function tryPicksWith({ scene, arms, seeds, opts }: PlanInputs, mayCarry: (arm: 
 }
 
 /**
+ * How much farther than the drop needs the bin is pushed: the closed fingers start 1.5 cm off
+ * the wall and the bin lags them, and at 4 cm (v2) a push often fell short and was followed by
+ * a second and third one.
+ */
+const PUSH_MARGIN_M = 0.08;
+/** Margin kept between the pushed bin's outside and a bottle's body. */
+const PUSH_CLEARANCE_M = 0.02;
+
+/**
+ * How far the bin can be pushed along `dir` (unit, horizontal) before its outside comes within
+ * PUSH_CLEARANCE_M of a bottle's body, checked every centimetre up to `limitM`. Bottles that are
+ * that close already before the push (inside the bin, leaning on it) are left out.
+ */
+export function clearPushM(bin: BinView, dir: Vec3, bottles: readonly BottleView[], limitM: number): number {
+  const touches = (b: BottleView, shift: number): boolean => {
+    const moved: BinView = { ...bin, base: add(bin.base, scale(dir, shift)) };
+    const hx = bin.shape.outerM[0] / 2 + b.shape.radiusM + PUSH_CLEARANCE_M;
+    const hy = bin.shape.outerM[1] / 2 + b.shape.radiusM + PUSH_CLEARANCE_M;
+    for (let k = 0; k <= 10; k++) {
+      const p = inBinFrame(moved, add(b.base, scale(b.axis, (b.shape.heightM * k) / 10)));
+      if (Math.abs(p[0]) <= hx && Math.abs(p[1]) <= hy && p[2] <= bin.shape.outerM[2] + b.shape.radiusM) return true;
+    }
+    return false;
+  };
+  const inWay = bottles.filter((b) => !touches(b, 0));
+  for (let d = 0.01; d <= limitM + 1e-9; d += 0.01) {
+    if (inWay.some((b) => touches(b, d))) return d - 0.01;
+  }
+  return limitM;
+}
+
+/**
  * Pushes the bin toward `forArm`'s drop sweet spot with closed fingers pressed against the
  * inside of the wall that faces that way — reachable where the outside of the far wall is not.
  * The push is as short as makes the drop reachable (plus a margin), or as long as the pushing
@@ -226,6 +263,7 @@ export function planBinNudge(
   seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
   maxPushM = MAX_PUSH_M,
   keep: readonly ArmReach[] = [],
+  obstacles: readonly BottleView[] = [],
 ): NudgeTask | undefined {
   const goal = dropSweetSpot(forArm, arms);
   const toGoal = sub(goal, [bin.base[0], bin.base[1], 0]);
@@ -252,18 +290,24 @@ export function planBinNudge(
   // Fingertips (2 cm below the tool point) clear the rim by 2.5 cm.
   const aboveZ = bin.rimZ + 0.045;
 
-  // Shortest push after which forArm (and every arm in `keep`) can drop, plus a margin.
+  // Shortest push after which forArm (and every arm in `keep`) can drop.
   let needed: number | undefined;
   for (let d = 0.04; d <= Math.min(maxPushM, goalDist) + 1e-9; d += 0.04) {
     const at = add(bin.base, scale(dir, d));
     if ([forArm, ...keep].every((a) => dropReachable(a, bin, at, seeds[a.side]))) {
-      needed = Math.min(d + 0.04, goalDist);
+      needed = d;
       break;
     }
   }
   // A push that must keep other arms in reach is made only when one does; otherwise go as far as allowed.
   if (needed === undefined && keep.length > 0) return undefined;
-  const distance = needed ?? Math.min(maxPushM, goalDist);
+  // The bin stops short of the bottles standing or lying in its way: pushed into them, it knocked
+  // upright bottles over and set lying ones rolling off the table. A push cut short of what the
+  // drop needs is not made (the next plan would ask for it again); the margin is cut to what is clear.
+  const clear = clearPushM(bin, dir, obstacles, Math.min(maxPushM, goalDist));
+  if (needed !== undefined && needed > clear) return undefined;
+  const distance = needed !== undefined ? Math.min(needed + PUSH_MARGIN_M, goalDist, clear) : Math.min(maxPushM, goalDist, clear);
+  if (distance < 0.04) return undefined;
   // The pusher: the arm the bin is for if it can, else the other.
   const candidates = [forArm, ...arms.filter((a) => a !== forArm)];
   for (const arm of candidates) {

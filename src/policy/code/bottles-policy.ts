@@ -23,7 +23,7 @@ import { commandInLimits, writeChunk } from './chunk-writer.js';
 
 export const BOTTLES_POLICY_NAME = 'code:bottles-in-the-bin';
 /** Bumped whenever the policy's behaviour changes: it feeds the policy's checkpoint hash. */
-export const BOTTLES_POLICY_VERSION = 2;
+export const BOTTLES_POLICY_VERSION = 3;
 
 export interface BottlesPolicyOptions {
   /** Rows per action chunk (the policy re-reads the world after each chunk). Default 10. */
@@ -72,8 +72,30 @@ const IDLE_REPLAN_S = 1;
  */
 const LIFT_SPEED_MS = 0.15;
 const NUDGE_APPROACH_SPEED_MS = 0.2;
-/** Hold at the pre-grasp long enough for the tracking correction to converge. */
-const PRE_GRASP_SETTLE_S = 0.6;
+/** The push itself (v2: 0.08 m/s; the bin is empty when pushed first, and 0.15 measured no worse on tiers 4–5). */
+const NUDGE_PUSH_SPEED_MS = 0.15;
+/**
+ * Speeds relative to the motion limits (so a graded variant stays proportionally slower): the
+ * descent from the hover at 2× the line speed, the approach onto the bottle at 1.5×, the back-off
+ * from the drop at 1× (at 2× two bottles on tiers 1–3 landed beside the bin); the joint-space
+ * budget of lines near bottles at 1.5× the fine speed (lines there were limited by it, not by
+ * their tool speed), and 5/3× for the nudge's lines (the bin is empty, no bottle is near the
+ * fingers). Measured together on tiers 1–5 (docs/code-policies.md).
+ */
+const HOVER_LINE_SPEED = 2;
+const APPROACH_LINE_SPEED = 1.5;
+const BACK_OFF_LINE_SPEED = 1;
+const PICK_FINE_SPEED = 1.5;
+const NUDGE_FINE_SPEED = 5 / 3;
+/** A bottle whose centre is this far below the table top has fallen off the table. */
+const OFF_TABLE_BELOW_Z_M = -0.02;
+/**
+ * Hold at the pre-grasp for the tracking correction to converge (v2: a 0.7 s gripper "opening"
+ * of the already open gripper plus 0.6 s; the correction carries over from earlier holds).
+ */
+const PRE_GRASP_SETTLE_S = 0.3;
+/** Hold after closing, before the lift. */
+const CLOSED_HOLD_S = 0.2;
 /** Height above the pre-grasp from which the arm descends onto it. */
 const HOVER_HEIGHT_M = 0.08;
 
@@ -183,12 +205,15 @@ export class BottlesPolicy implements Policy {
   private startNextTask(obs: Observation, scene: Scene): void {
     const bin = scene.bin;
     const inBin = new Set(bin ? scene.bottles.filter((b) => bottleInBin(bin, b)) : []);
-    const remaining = scene.bottles.filter((b) => !inBin.has(b) && (this.attempts.get(b.id) ?? 0) < this.opts.maxAttemptsPerBottle);
+    // A bottle below the table top has fallen off it: no arm reaches it (3 attempts on one cost ≈ 30 s).
+    const offTable = new Set(scene.bottles.filter((b) => b.centre[2] < OFF_TABLE_BELOW_Z_M));
+    const remaining = scene.bottles.filter((b) => !inBin.has(b) && !offTable.has(b) && (this.attempts.get(b.id) ?? 0) < this.opts.maxAttemptsPerBottle);
     let task: BottlesTask;
     if (!bin) task = { kind: 'idle', reason: 'the scene has no bin' };
     else if (remaining.length === 0) {
-      const left = scene.bottles.filter((b) => !inBin.has(b)).map((b) => b.id);
-      task = { kind: 'idle', reason: left.length === 0 ? 'every bottle is in the bin' : `gave up on ${left.join(', ')} after ${this.opts.maxAttemptsPerBottle} attempts each` };
+      const left = scene.bottles.filter((b) => !inBin.has(b) && !offTable.has(b)).map((b) => b.id);
+      const gone = [...offTable].map((b) => b.id);
+      task = { kind: 'idle', reason: left.length === 0 ? (gone.length === 0 ? 'every bottle is in the bin' : `every bottle on the table is in the bin (${gone.join(', ')} off the table)`) : `gave up on ${left.join(', ')} after ${this.opts.maxAttemptsPerBottle} attempts each` };
     }
     else task = planNextTask({ bottles: remaining, bin, inBin: [...inBin].map((b) => b.centre) }, this.arms, this.seeds(), { ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges });
     if (task.kind === 'idle') {
@@ -220,7 +245,8 @@ export class BottlesPolicy implements Policy {
     }
     const reach = this.reachOf(side);
     const start = this.armState(side);
-    const motion = new ArmMotion(start, this.opts.motion);
+    const limits = this.opts.motion;
+    const motion = new ArmMotion(start, { ...limits, fineSpeedRadS: limits.fineSpeedRadS * (task.kind === 'pick' ? PICK_FINE_SPEED : NUDGE_FINE_SPEED) });
     if (task.kind === 'pick') {
       const g = this.opts.skill < 1 ? this.degradeGrasp(task.grasp, task.bottleId, obs.timeS) : task.grasp;
       // Come down onto the pre-grasp from above so the swing from the park pose passes over the bottles.
@@ -228,24 +254,30 @@ export class BottlesPolicy implements Policy {
       const qHover = reach.solve(hover, g.qPre);
       if (qHover) {
         transit(motion, qHover, GRIPPER_OPEN);
-        if (!motion.lineTo(reach, g.pre)) motion.moveTo(g.qPre, { fine: true });
+        if (!motion.lineTo(reach, g.pre, { speedMS: limits.lineSpeedMS * HOVER_LINE_SPEED })) motion.moveTo(g.qPre, { fine: true });
       } else {
         transit(motion, g.qPre, GRIPPER_OPEN);
       }
-      motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S, PRE_GRASP_SETTLE_S).mark('pre');
-      if (!motion.lineTo(reach, g.grasp)) motion.moveTo(g.qGrasp, { fine: true });
-      motion.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, 0.3).mark('closed');
-      if (!motion.lineTo(reach, g.lift, { speedMS: LIFT_SPEED_MS })) motion.moveTo(g.qLift, { fine: true });
-      motion.mark('lifted');
-      // Straight up to the carry's height first: the hanging bottle's base then clears the bin's
-      // rim and the bottles around it while the arm swings across (a joint-space swing from the
-      // lift rose gradually and dragged the bottle through the rim or a neighbour).
+      // The gripper is open already (the transit opened it): hold still for the settle only.
+      motion.gripperTo(GRIPPER_OPEN, PRE_GRASP_SETTLE_S).mark('pre');
+      if (!motion.lineTo(reach, g.grasp, { speedMS: limits.lineSpeedMS * APPROACH_LINE_SPEED })) motion.moveTo(g.qGrasp, { fine: true });
+      motion.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, CLOSED_HOLD_S).mark('closed');
+      // Straight up to the carry's height: the hanging bottle's base then clears the bin's rim and
+      // the bottles around it while the arm swings across (a joint-space swing from the lift rose
+      // gradually and dragged the bottle through the rim or a neighbour). One line from the grasp
+      // (v2 stopped at the 12 cm lift first); the in-hand check is made at its top.
       const high = { ...g.lift, position: [g.lift.position[0], g.lift.position[1], Math.max(g.lift.position[2], task.carry.target.position[2])] as Vec3 };
-      if (high.position[2] > g.lift.position[2] + 0.01) motion.lineTo(reach, high, { speedMS: LIFT_SPEED_MS });
+      if (high.position[2] > g.lift.position[2] + 0.01 && motion.lineTo(reach, high, { speedMS: LIFT_SPEED_MS })) {
+        motion.mark('lifted');
+      } else {
+        if (!motion.lineTo(reach, g.lift, { speedMS: LIFT_SPEED_MS })) motion.moveTo(g.qLift, { fine: true });
+        motion.mark('lifted');
+        if (high.position[2] > g.lift.position[2] + 0.01) motion.lineTo(reach, high, { speedMS: LIFT_SPEED_MS });
+      }
       motion.moveTo(task.carry.q, { carry: true });
       motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S, 0.2).mark('released');
       const back = { ...task.carry.target, position: sub(task.carry.target.position, scale(task.carry.target.approach, 0.06)) };
-      motion.lineTo(reach, back);
+      motion.lineTo(reach, back, { speedMS: limits.lineSpeedMS * BACK_OFF_LINE_SPEED });
       // The arm stays above the bin: its next pick starts from there (over the top when far), and
       // if the other arm is next, it is parked first. A return to park after every pick cost
       // ≈ 4 s of the episode per bottle.
@@ -256,9 +288,11 @@ export class BottlesPolicy implements Policy {
       const [above, contact, end, up] = task.waypoints;
       transit(motion, above.q, GRIPPER_CLOSED);
       if (!motion.lineTo(reach, contact.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(contact.q, { fine: true });
-      if (!motion.lineTo(reach, end.target, { speedMS: 0.08 })) motion.moveTo(end.q, { fine: true });
+      if (!motion.lineTo(reach, end.target, { speedMS: NUDGE_PUSH_SPEED_MS })) motion.moveTo(end.q, { fine: true });
       if (!motion.lineTo(reach, up.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(up.q, { fine: true });
-      transit(motion, parkPose(side), GRIPPER_OPEN);
+      // The pusher stays above the bin (v2 went to its park: ≈ 2.4 s); it is parked before the
+      // other arm starts a task, like after a drop.
+      motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S);
       this.nudges += 1;
       this.plan = { task, side, motion, step: 0, checked: new Set() };
       this.log.push(`${obs.timeS.toFixed(2)}s nudge the bin ${(task.distanceM * 100).toFixed(0)} cm with the ${side} arm, for the ${task.forSide} arm`);

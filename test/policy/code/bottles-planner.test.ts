@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { yamRigModel } from '../../../src/rig/yam.js';
 import { armReach } from '../../../src/policy/code/arm-reach.js';
 import { binShape, bottleShape, viewBin, viewBottle, type BottleView } from '../../../src/policy/code/geometry.js';
-import { assignmentOrder, dropReachable, planBinNudge, planNextTask } from '../../../src/policy/code/bottles-planner.js';
+import { assignmentOrder, clearPushM, dropReachable, planBinNudge, planNextTask } from '../../../src/policy/code/bottles-planner.js';
 import { parkPose } from '../../../src/policy/code/bottles-policy.js';
 import { maxAbsDiff } from '../../../src/policy/code/motion.js';
 import { createRng } from '../../../src/layouts/random.js';
@@ -109,6 +109,39 @@ test('an empty bin is nudged before the first pick when a bottle needs the other
   const later = planNextTask({ bottles: [mine, theirs], bin, inBin: [[bin.base[0], bin.base[1], 0.1]] }, arms, seeds);
   assert.equal(later.kind, 'pick');
   if (later.kind === 'pick') assert.equal(later.bottleId, 'bottle-1');
+});
+
+test('the bin is pushed no farther than keeps it 2 cm off the bottles in its way', () => {
+  const bin = binAt(0.1, -0.3); // outer half-width 0.11: its +y side at y = −0.19
+  const ahead = bottleAt('bottle-1', 0.1, -0.05, 'upright');
+  // The side comes within 2 cm of the body (radius 32.5 mm) after 8.75 cm: 8 cm is the last clear centimetre.
+  assert.ok(Math.abs(clearPushM(bin, [0, 1, 0], [ahead], 0.3) - 0.08) < 1e-9);
+  // Beside the path, behind the bin, or already against it: not in the way.
+  const aside = bottleAt('bottle-2', 0.4, -0.05, 'upright');
+  const behind = bottleAt('bottle-3', 0.1, -0.5, 'upright');
+  const against = bottleAt('bottle-4', 0.1, -0.16, 'upright');
+  assert.equal(clearPushM(bin, [0, 1, 0], [aside, behind, against], 0.3), 0.3);
+  // A lying bottle counts along its whole length: only its cap end reaches into the path.
+  const lying = bottleAt('bottle-5', 0.32, -0.05, 'lying', Math.PI);
+  assert.ok(clearPushM(bin, [0, 1, 0], [lying], 0.3) < 0.3);
+});
+
+test('the first push is not made through a bottle in its way: the free arm picks instead', () => {
+  const bin = binAt(0.1, -0.3);
+  const mine = bottleAt('bottle-1', -0.15, -0.1, 'upright');
+  const theirs = bottleAt('bottle-2', -0.19, 0.3, 'upright');
+  const free = planNextTask({ bottles: [mine, theirs], bin }, arms, seeds);
+  assert.equal(free.kind, 'nudge-bin');
+  if (free.kind !== 'nudge-bin') return;
+  // A bottle standing where that push would take the bin.
+  const at = [bin.base[0] + free.directionXY[0] * free.distanceM, bin.base[1] + free.directionXY[1] * free.distanceM];
+  const inWay = bottleAt('bottle-3', at[0] + free.directionXY[0] * 0.13, at[1] + free.directionXY[1] * 0.13, 'upright');
+  const task = planNextTask({ bottles: [mine, theirs, inWay], bin }, arms, seeds);
+  if (task.kind === 'nudge-bin') {
+    assert.ok(clearPushM(bin, task.directionXY, [inWay], task.distanceM) >= task.distanceM - 1e-9, `push of ${task.distanceM} m into bottle-3`);
+  } else {
+    assert.equal(task.kind, 'pick');
+  }
 });
 
 test('a bin the right arm already reaches is not nudged for a right-side bottle', () => {
