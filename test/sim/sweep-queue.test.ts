@@ -3,7 +3,7 @@
  * coordinators and `tandem sim worker` processes, the real store. Episodes are short and the
  * sets small: the machine these run on has two cores.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -119,6 +119,21 @@ async function queueFor(redis: RedisServer) {
   return { client, queue, close };
 }
 
+/** A layout set, a redis-server and a queue client for one test; the processes it pushes to `procs` are stopped after it. */
+async function queueSweep(t: TestContext, tiers: number[]) {
+  const { dir, file, data } = setup(tiers);
+  const redis = await startRedisServer();
+  const { client, queue, close } = await queueFor(redis);
+  const procs: Running[] = [];
+  t.after(async () => {
+    for (const p of procs) await stopProcess(p);
+    await close();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, file, data, redis, client, queue, procs };
+}
+
 test('a sweep over two worker processes stores exactly the in-process sweep\'s rollouts, with the same final states, though one worker is SIGKILLed mid-rollout', async (t) => {
   const { dir, file, data } = setup([1, 2, 3]);
   const redis = await startRedisServer();
@@ -156,16 +171,7 @@ test('a sweep over two worker processes stores exactly the in-process sweep\'s r
 });
 
 test('a coordinator SIGKILLed mid-sweep: the same command resumes collecting, and a duplicated job stores one row', async (t) => {
-  const { dir, file, data } = setup([1, 2]);
-  const redis = await startRedisServer();
-  const { queue, close } = await queueFor(redis);
-  const procs: Running[] = [];
-  t.after(async () => {
-    for (const p of procs) await stopProcess(p);
-    await close();
-    await redis.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { file, data, redis, procs, queue } = await queueSweep(t, [1, 2]);
   const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '0.5', '--queue', redis.url, '--data', data, '--json'];
   const first = start(sweepArgs);
   procs.push(first);
@@ -196,16 +202,7 @@ test('a coordinator SIGKILLed mid-sweep: the same command resumes collecting, an
 });
 
 test('a model whose bytes in Redis do not match its hash ends as an invalid rollout saying so; a job naming a file is refused', async (t) => {
-  const { dir, file, data } = setup([1]);
-  const redis = await startRedisServer();
-  const { client, queue, close } = await queueFor(redis);
-  const procs: Running[] = [];
-  t.after(async () => {
-    for (const p of procs) await stopProcess(p);
-    await close();
-    await redis.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, file, data, redis, procs, client, queue } = await queueSweep(t, [1]);
   const model = buildLinearPolicyModel({ horizon: 5, cameras: [] });
   const modelFile = join(dir, 'model.onnx');
   writeFileSync(modelFile, model.bytes);
@@ -290,16 +287,7 @@ test('an unreachable Redis, a refused password and a queue of another tandem ver
 });
 
 test('Ctrl-C on the coordinator stops the sweep as on one machine: finished rollouts stay stored (recorded, with their files), unstarted jobs leave the queue, exit 130', async (t) => {
-  const { dir, file, data } = setup([1, 2, 3]);
-  const redis = await startRedisServer();
-  const { client, queue, close } = await queueFor(redis);
-  const procs: Running[] = [];
-  t.after(async () => {
-    for (const p of procs) await stopProcess(p);
-    await close();
-    await redis.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, file, data, redis, procs, client, queue } = await queueSweep(t, [1, 2, 3]);
   const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '2', '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes'), '--json'];
   const worker = start(['sim', 'worker', '--queue', redis.url]);
   procs.push(worker);
@@ -355,16 +343,7 @@ function comparable(ep: IndexedEpisode): Record<string, unknown[]> {
 }
 
 test('a queued sweep with --record writes one episode file per rollout, message for message the one a sweep on this machine writes, and leaves no recording in Redis', async (t) => {
-  const { dir, file, data } = setup([1, 2]);
-  const redis = await startRedisServer();
-  const { client, close } = await queueFor(redis);
-  const procs: Running[] = [];
-  t.after(async () => {
-    for (const p of procs) await stopProcess(p);
-    await close();
-    await redis.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, file, data, redis, procs, client } = await queueSweep(t, [1, 2]);
   // A policy that moves the arms, so the joint states say something.
   const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:bottles-in-the-bin', '--seconds', '2', '--json'];
   const local = await runTandem([...sweepArgs, '--workers', '1', '--data', join(dir, 'local'), '--record', join(dir, 'local-episodes')]);
@@ -401,16 +380,7 @@ test('a queued sweep with --record writes one episode file per rollout, message 
 });
 
 test('a resumed recording sweep writes the files of what it collects; a recording changed, gone or refused as too big leaves its rollout stored without a file, and one sentence says why', async (t) => {
-  const { dir, file, data } = setup([1, 2, 3]);
-  const redis = await startRedisServer();
-  const { client, queue, close } = await queueFor(redis);
-  const procs: Running[] = [];
-  t.after(async () => {
-    for (const p of procs) await stopProcess(p);
-    await close();
-    await redis.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, file, data, redis, procs, client, queue } = await queueSweep(t, [1, 2, 3]);
   const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '0.5', '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes'), '--json'];
   const first = start(sweepArgs);
   procs.push(first);
