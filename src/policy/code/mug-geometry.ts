@@ -83,21 +83,28 @@ export function distanceToMug(m: MugView, p: Vec3): number {
 }
 
 /**
- * True when a path through `points` (an arm's skeleton or a hand's outline, table frame) passes
- * within `radiusM` of any of the mugs, sampled every 1 cm. The code policies have no collision
- * checker; this keeps a planned pose from sweeping a mug it is not handling.
+ * Whether `test` holds at some point of the path through `points`, sampled every 1 cm along each
+ * segment (a lone point is its own path). Stops at the first point that passes.
  */
-export function pathTouchesMugs(mugs: readonly MugView[], points: readonly Vec3[], radiusM: number): boolean {
-  if (mugs.length === 0) return false;
+export function somePathPoint(points: readonly Vec3[], test: (p: Vec3) => boolean): boolean {
   for (let i = 0; i < points.length; i++) {
     const a = points[i === 0 ? 0 : i - 1];
     const b = points[i];
     const n = Math.max(1, Math.ceil(Math.hypot(b[0] - a[0], b[1] - a[1], b[2] - a[2]) / 0.01));
     for (let k = 0; k <= n; k++) {
       const t = k / n;
-      const p: Vec3 = [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t];
-      for (const m of mugs) if (distanceToMug(m, p) < radiusM) return true;
+      if (test([a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t])) return true;
     }
   }
   return false;
+}
+
+/**
+ * True when a path through `points` (an arm's skeleton or a hand's outline, table frame) passes
+ * within `radiusM` of any of the mugs, sampled every 1 cm. The code policies have no collision
+ * checker; this keeps a planned pose from sweeping a mug it is not handling.
+ */
+export function pathTouchesMugs(mugs: readonly MugView[], points: readonly Vec3[], radiusM: number): boolean {
+  if (mugs.length === 0) return false;
+  return somePathPoint(points, (p) => mugs.some((m) => distanceToMug(m, p) < radiusM));
 }

@@ -74,8 +74,9 @@ function handOutline(openHalfM: number): Vec3[] {
 }
 /** Half the gap between the fingers when the policy opens them for a mug (0.93 of the 96 mm stroke). */
 export const MUG_OPEN_GRIPPER = 0.93;
-const OPEN_HALF_M = (0.096 * MUG_OPEN_GRIPPER) / 2;
-const OUTLINE = handOutline(OPEN_HALF_M);
+/** Half the open fingers' gap, m. */
+export const MUG_OPEN_HALF_M = (0.096 * MUG_OPEN_GRIPPER) / 2;
+const OUTLINE = handOutline(MUG_OPEN_HALF_M);
 
 /** The hand's outline at a tool target, table frame. */
 export function handPoints(t: ToolTarget & { closing: Vec3 }): Vec3[] {
@@ -90,6 +91,23 @@ export interface ToolInMug {
   readonly position: Vec3;
   readonly approach: Vec3;
   readonly closing: Vec3;
+}
+
+/** The hand holding a mug whose frame is f by the grasp `t` (table frame). */
+export function toolFromMug(f: MugFrame, t: ToolInMug): Target {
+  return {
+    position: add(f.origin, fromFrame(f.x, f.y, f.z, t.position)),
+    approach: normalize(fromFrame(f.x, f.y, f.z, t.approach)),
+    closing: normalize(fromFrame(f.x, f.y, f.z, t.closing)),
+  };
+}
+
+/**
+ * Whether the arm at q closes the way `closing` asks. The IK treats the two fingers as alike; for
+ * a held mug they are not: closing the other way round is the hand turned half a circle.
+ */
+export function closingMatches(reach: ArmReach, q: ArrayLike<number>, closing: Vec3): boolean {
+  return dot(reach.toolAt(q).closing, closing) >= 0.9;
 }
 
 export interface MugGrasp {
@@ -169,18 +187,18 @@ export function* planMugGrasps(
 ): Generator<MugGrasp> {
   for (const c of candidates) {
     const qGrasp = reach.solve(c.target, seed);
-    if (!qGrasp || dot(reach.toolAt(qGrasp).closing, c.target.closing) < 0.9) continue;
+    if (!qGrasp || !closingMatches(reach, qGrasp, c.target.closing)) continue;
     const actual = reach.toolAt(qGrasp);
     const t: Target = { ...c.target, closing: actual.closing };
     const pre: Target = { ...t, position: sub(t.position, scale(t.approach, params.preDistanceM)) };
     const qPre = reach.solve(pre, qGrasp);
-    if (!qPre || dot(reach.toolAt(qPre).closing, t.closing) < 0.9) continue;
+    if (!qPre || !closingMatches(reach, qPre, t.closing)) continue;
     let lift: Target | undefined;
     let qLift: Float64Array | undefined;
     for (const dz of params.liftHeightsM) {
       lift = { ...t, position: add(t.position, [0, 0, dz]) };
       qLift = reach.solve(lift, qGrasp);
-      if (qLift && dot(reach.toolAt(qLift).closing, t.closing) >= 0.9) break;
+      if (qLift && closingMatches(reach, qLift, t.closing)) break;
       qLift = undefined;
     }
     if (!lift || !qLift) continue;
@@ -295,11 +313,9 @@ export function planMugPlace(
       }
       for (const f of frames) {
         if (!accept(f, spot)) continue;
-        const approach = normalize(fromFrame(f.x, f.y, f.z, grasp.toolInMug.approach));
-        const closing = normalize(fromFrame(f.x, f.y, f.z, grasp.toolInMug.closing));
-        const position = add(f.origin, fromFrame(f.x, f.y, f.z, grasp.toolInMug.position));
-        const radial = horizontal(sub(position, reach.basePosition)) ?? [1, 0, 0];
-        options.push({ target: { position, approach, closing }, score: dot(approach, radial) - 0.5 * Math.max(0, approach[2]), spot });
+        const target = toolFromMug(f, grasp.toolInMug);
+        const radial = horizontal(sub(target.position, reach.basePosition)) ?? [1, 0, 0];
+        options.push({ target, score: dot(target.approach, radial) - 0.5 * Math.max(0, target.approach[2]), spot });
       }
     }
     options.sort((a, b) => b.score - a.score);
@@ -308,10 +324,10 @@ export function planMugPlace(
       const q = reach.solve(o.target, grasp.qLift);
       // The IK treats the two fingers as alike; for a held mug they are not: closing the other
       // way round would be the hand turned half a circle, and the mug with it (upside down).
-      if (!q || dot(reach.toolAt(q).closing, o.target.closing) < 0.9) continue;
+      if (!q || !closingMatches(reach, q, o.target.closing)) continue;
       const above: Target = { ...o.target, position: add(o.target.position, [0, 0, params.aboveM]) };
       const qAbove = reach.solve(above, q);
-      if (!qAbove || dot(reach.toolAt(qAbove).closing, o.target.closing) < 0.9) continue;
+      if (!qAbove || !closingMatches(reach, qAbove, o.target.closing)) continue;
       if (poseTouches(reach, q, o.target, others) || pathTouchesMugs(others, reach.skeletonAt(qAbove), LINK_CLEARANCE_M)) continue;
       return { goal, target: o.target, q, above, qAbove, spotXY: o.spot };
     }

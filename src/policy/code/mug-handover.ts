@@ -1,23 +1,19 @@
 /**
  * The two-arm in-air handover of an upside-down mug (the reference lab's way): the giver takes
- * it from above by the upturned base (the lay-down's grasp), lifts it and turns it so its axis
- * lies level, rim toward the other arm, its own closing vertical; the receiver takes it by the
- * rim (one finger inside the cup, one outside, on the side away from the handle), the giver lets
- * go and parks, and the receiver sets the mug down standing. The YAM wrist cannot turn a mug half
- * a circle; between them the two arms do, each turning it a quarter. Pure: geometry plus each
- * arm's IK.
- *
- * Why the giver's closing is vertical at the handover: held just below its base, a mug whose
- * axis lies level pivots about the line between the pads when that line is level (it did so in
- * the lay-downs); with the pads above and below the body, the weight's turn is taken by the
- * fingers' length along the axis instead.
+ * it from the side across the body, away from the handle (sideGraspCandidates: held near its mass
+ * centre the mug keeps its attitude; the lay-down's top grasp by the upturned base let it slip or
+ * pivot), lifts it and presents it between the arms, axis near level, rim toward the other arm;
+ * the receiver takes it by the rim (one finger inside the cup, one outside), the giver lets go and
+ * backs straight out of its grip, and the receiver sets the mug down standing. The YAM wrist
+ * cannot turn a mug half a circle; between them the two arms do, each turning it a quarter. Pure:
+ * geometry plus each arm's IK.
  */
 import type { ArmReach, ToolTarget } from './arm-reach.js';
 import { add, cross, dot, normalize, scale, sub, type Vec3 } from './frames.js';
 import { horizontal } from './geometry.js';
 import { fromToolBasis, toToolBasis } from './bottle-grasps.js';
-import { fromFrame, pathTouchesMugs, type MugView } from './mug-geometry.js';
-import { handPoints, planMugGrasps, planMugPlace, DEFAULT_MUG_GRASP_PARAMS, DEFAULT_PLACE_PARAMS, type MugFrame, type MugGrasp, type MugGraspParams, type MugGraspStyle, type MugPlace, type PlaceParams, type ToolInMug } from './mug-grasps.js';
+import { dirInMugFrame, pathTouchesMugs, somePathPoint, type MugView } from './mug-geometry.js';
+import { closingMatches, handPoints, MUG_OPEN_HALF_M, planMugGrasps, planMugPlace, toolFromMug, DEFAULT_MUG_GRASP_PARAMS, DEFAULT_PLACE_PARAMS, type MugFrame, type MugGrasp, type MugGraspParams, type MugGraspStyle, type MugPlace, type PlaceParams, type ToolInMug } from './mug-grasps.js';
 
 type Target = ToolTarget & { closing: Vec3 };
 
@@ -112,14 +108,6 @@ function handoverFrame(c: Vec3, z: Vec3, roll: number, h: number): MugFrame {
   return { x, y, z, origin: sub(c, scale(z, h / 2)) };
 }
 
-function toolFromMug(f: MugFrame, t: ToolInMug): Target {
-  return {
-    position: add(f.origin, fromFrame(f.x, f.y, f.z, t.position)),
-    approach: normalize(fromFrame(f.x, f.y, f.z, t.approach)),
-    closing: normalize(fromFrame(f.x, f.y, f.z, t.closing)),
-  };
-}
-
 /** The mug's frame from the hand holding it (the inverse of toolFromMug). */
 export function mugFromTool(t: Target, inMug: ToolInMug): MugFrame {
   const b = cross(inMug.approach, inMug.closing);
@@ -131,18 +119,13 @@ export function mugFromTool(t: Target, inMug: ToolInMug): MugFrame {
   return { x, y, z, origin };
 }
 
-const dirIn = (f: MugFrame, v: Vec3): Vec3 => [dot(v, f.x), dot(v, f.y), dot(v, f.z)];
-
 /** Smallest distance between two polylines, sampled every 1 cm along `a`. */
 export function polylineDistance(a: readonly Vec3[], b: readonly Vec3[]): number {
   let best = Infinity;
-  for (let i = 1; i < a.length; i++) {
-    const n = Math.max(1, Math.ceil(Math.hypot(a[i][0] - a[i - 1][0], a[i][1] - a[i - 1][1], a[i][2] - a[i - 1][2]) / 0.01));
-    for (let k = 0; k <= n; k++) {
-      const p = add(a[i - 1], scale(sub(a[i], a[i - 1]), k / n));
-      for (let j = 1; j < b.length; j++) best = Math.min(best, pointSegment(p, b[j - 1], b[j]));
-    }
-  }
+  somePathPoint(a, (p) => {
+    for (let j = 1; j < b.length; j++) best = Math.min(best, pointSegment(p, b[j - 1], b[j]));
+    return false;
+  });
   return best;
 }
 function pointSegment(p: Vec3, a: Vec3, b: Vec3): number {
@@ -182,12 +165,10 @@ export function sideGraspCandidates(mug: MugView, basePosition: Vec3, params: Ha
   return out.sort((a, b) => rank(b.target) - rank(a.target));
 }
 
-/** Half the open fingers' gap (0.93 of the 96 mm stroke). */
-const OPEN_HALF_M = (0.096 * 0.93) / 2;
 /** Boxes a hand takes in its tool basis (approach, closing, approach × closing), open: two fingers and the palm, each [lo, hi] per axis. */
 const HAND_BOXES: readonly (readonly [Vec3, Vec3])[] = [
-  [[-0.04, OPEN_HALF_M - 0.002, -0.013], [0.022, OPEN_HALF_M + 0.014, 0.013]],
-  [[-0.04, -OPEN_HALF_M - 0.014, -0.013], [0.022, -OPEN_HALF_M + 0.002, 0.013]],
+  [[-0.04, MUG_OPEN_HALF_M - 0.002, -0.013], [0.022, MUG_OPEN_HALF_M + 0.014, 0.013]],
+  [[-0.04, -MUG_OPEN_HALF_M - 0.014, -0.013], [0.022, -MUG_OPEN_HALF_M + 0.002, 0.013]],
   [[-0.13, -0.065, -0.035], [-0.035, 0.065, 0.035]],
 ];
 /** Points sampled over the hand boxes' surfaces and insides, tool basis. */
@@ -210,8 +191,6 @@ export function handsOverlap(a: Target, b: Target): boolean {
   const world = (t: Target, v: Vec3): Vec3 => add(t.position, fromToolBasis(t.approach, t.closing, v));
   return HAND_SAMPLES.some((v) => inside(world(a, v), b)) || HAND_SAMPLES.some((v) => inside(world(b, v), a));
 }
-
-const closingMatches = (reach: ArmReach, q: ArrayLike<number>, closing: Vec3): boolean => dot(reach.toolAt(q).closing, closing) >= 0.9;
 
 /**
  * A handover of the upside-down `mug` from `giver` to `receiver`, or undefined when none of the
@@ -321,7 +300,7 @@ function planTake(f: MugFrame, rimR: number, h: number, receiver: ArmReach, seed
     if (!qGrasp) continue;
     // Either closing straddles the wall alike; the release below checks the one the IK chose.
     const grasp: Target = { ...asked, closing: receiver.toolAt(qGrasp).closing };
-    const toolInMug: ToolInMug = { position, approach, closing: dirIn(f, grasp.closing) };
+    const toolInMug: ToolInMug = { position, approach, closing: dirInMugFrame(f, grasp.closing) };
     let pre: Target | undefined;
     let qPre: Float64Array | undefined;
     for (const back of [params.takePreM, 0.7 * params.takePreM]) {
