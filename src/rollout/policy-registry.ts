@@ -4,7 +4,7 @@
  * and sessions accept the same specs and an unknown one gets the same sentence everywhere.
  */
 import type { Policy } from '../policy/contract.js';
-import { CodePolicySpecError, codePolicies, parseCodePolicySpec } from '../policy/code/index.js';
+import { CodePolicySpecError, codePolicies, parseCodePolicySpec, type CodePolicyOptions } from '../policy/code/index.js';
 import { isRuntimePolicySpec, openPolicySpec, type PolicySpecOptions } from '../policy/spec.js';
 import { HOLD_POLICY_NAME, HoldPolicy } from './hold-policy.js';
 import { ThreadedPolicy, type ThreadedPolicyOptions } from './threaded-policy.js';
@@ -34,12 +34,12 @@ export function knownPolicySpecs(): string[] {
  * (wall-clock rigs) see ThreadedPolicyOptions.
  */
 export async function openPolicy(spec: string, opts: PolicySpecOptions & Pick<ThreadedPolicyOptions, 'warmUp'>): Promise<Policy> {
-  if (codePolicyName(spec) !== undefined) return ThreadedPolicy.open(spec, { cwd: opts.cwd, warmUp: opts.warmUp });
+  if (codePolicyOf(spec) !== undefined) return ThreadedPolicy.open(spec, { cwd: opts.cwd, warmUp: opts.warmUp });
   return openPolicyHere(spec, opts);
 }
 
-/** The code policy a `code:NAME[?…]` spec plans with (not code:hold); undefined for other specs. Unknown names and parameters are one sentence. */
-function codePolicyName(spec: string): string | undefined {
+/** The code policy a `code:NAME[?…]` spec plans with (not code:hold), parsed; undefined for other specs. Unknown names and parameters are one sentence. */
+function codePolicyOf(spec: string): { name: string; options: CodePolicyOptions } | undefined {
   if (!spec.startsWith('code:') || spec === HOLD_POLICY_NAME) return undefined;
   let parsed;
   try {
@@ -49,14 +49,14 @@ function codePolicyName(spec: string): string | undefined {
     throw e;
   }
   if (!codePolicies[parsed.name]) throw unknown(spec);
-  return parsed.name;
+  return parsed;
 }
 
 /** Opens the policy a spec names in this thread (the policy worker's own side; openPolicy for everyone else). */
 export async function openPolicyHere(spec: string, opts: PolicySpecOptions): Promise<Policy> {
   if (spec === HOLD_POLICY_NAME) return new HoldPolicy();
-  const name = codePolicyName(spec);
-  if (name !== undefined) return codePolicies[name](parseCodePolicySpec(spec)!.options);
+  const code = codePolicyOf(spec);
+  if (code !== undefined) return codePolicies[code.name](code.options);
   if (isRuntimePolicySpec(spec)) return openPolicySpec(spec, opts);
   throw unknown(spec);
 }

@@ -9,6 +9,7 @@
  */
 import { sampleLayoutSet } from '../layouts/layout-set.js';
 import type { Policy } from '../policy/contract.js';
+import { parseCodePolicySpec } from '../policy/code/index.js';
 import { getTask, isTaskId } from '../tasks/registry.js';
 import { runSimRollout } from './sim-rollout.js';
 
@@ -20,8 +21,8 @@ export const WARM_UP_SECONDS = 10;
 
 export async function warmUpPolicy(spec: string, open: () => Promise<Policy>): Promise<void> {
   // A code policy is named after its task (code:bottles-in-the-bin?skill=0.3 → bottles-in-the-bin).
-  const taskId = spec.replace(/^code:/, '').split('?')[0];
-  if (!isTaskId(taskId)) return;
+  const taskId = parseCodePolicySpec(spec)?.name;
+  if (taskId === undefined || !isTaskId(taskId)) return;
   const task = getTask(taskId);
   const layout = sampleLayoutSet({ task: task.id, tiers: [1], perTier: 1, seed: 1 }).layouts[0];
   const policy = await open();
