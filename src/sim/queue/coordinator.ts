@@ -116,6 +116,12 @@ async function collectRecording(redis: Redis, data: SimJobData, ref: RecordingRe
   }
 }
 
+/** The hash of the recording blob a finished job's result names, when it names a well-formed one. */
+function recordingBlobOf(result: SimJobResult | null | undefined): string | undefined {
+  const ref = result?.kind === 'rollout' ? result.recording : undefined;
+  return ref && 'sha256' in ref && typeof ref.sha256 === 'string' && /^[0-9a-f]{64}$/.test(ref.sha256) ? ref.sha256 : undefined;
+}
+
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(done, ms);
@@ -242,7 +248,7 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
         if (!failed) {
           const result = job.returnvalue as SimJobResult | null;
           const ref = result?.kind === 'rollout' ? result.recording : undefined;
-          if (ref && 'sha256' in ref && typeof ref.sha256 === 'string' && /^[0-9a-f]{64}$/.test(ref.sha256)) recordingSha = ref.sha256;
+          recordingSha = recordingBlobOf(result);
           if (result?.kind === 'rollout' && STATUSES.has(result.rollout?.status) && result.rollout.tier === tier) {
             rollout = { ...result.rollout, job: { jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed } };
             if (opts.record) recordingOf = () => collectRecording(redis, data, ref);
@@ -294,9 +300,8 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
           const id = simJobId(opts.sweepId, i, r);
           if (opts.record) {
             // A rollout that finished but is not collected takes its recording with it.
-            const result = (await queue.getJob(id).catch(() => undefined))?.returnvalue as SimJobResult | null | undefined;
-            const ref = result?.kind === 'rollout' ? result.recording : undefined;
-            if (ref && 'sha256' in ref && typeof ref.sha256 === 'string') await deleteRecordingBlob(redis, ref.sha256).catch(() => undefined);
+            const sha = recordingBlobOf((await queue.getJob(id).catch(() => undefined))?.returnvalue as SimJobResult | null | undefined);
+            if (sha) await deleteRecordingBlob(redis, sha).catch(() => undefined);
           }
           await queue.remove(id).catch(() => undefined);
         }
