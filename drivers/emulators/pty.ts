@@ -8,6 +8,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { SerialPort } from 'serialport';
+import { SerialPortStream } from '@serialport/stream';
+import type { BindingInterface } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import type { CanTransport } from '../can/bus.js';
 import { AdapterEmulator } from './adapter-emulator.js';
 import { YamBusEmulator, type YamBusEmulatorOptions } from './yam-bus-emulator.js';
@@ -20,13 +22,15 @@ export interface PtyEmulatorOptions {
   readonly emulator?: YamBusEmulatorOptions;
   /** The socat executable. */
   readonly socat?: string;
+  /** How to open the emulator's end (default the native binding; a worker thread passes drivers/can/tty-binding). */
+  readonly binding?: BindingInterface;
 }
 
 export class PtyEmulator {
   readonly bus: YamBusEmulator;
   adapter: AdapterEmulator;
   private socat: ChildProcess | undefined;
-  private port: SerialPort | undefined;
+  private port: SerialPort | SerialPortStream | undefined;
   private stopped = false;
 
   private constructor(private readonly options: PtyEmulatorOptions) {
@@ -78,7 +82,8 @@ export class PtyEmulator {
         }
       }, 10);
     });
-    const port = new SerialPort({ path: this.emulatorLink, baudRate: 921600, autoOpen: false });
+    const settings = { path: this.emulatorLink, baudRate: 921600, autoOpen: false } as const;
+    const port = this.options.binding ? new SerialPortStream({ ...settings, binding: this.options.binding }) : new SerialPort(settings);
     await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
     this.port = port;
     const adapter = this.adapter;

@@ -1,0 +1,34 @@
+/**
+ * The YAM's rig thread: opens the serial ports here, builds YamCanRig (with its safety supervisor)
+ * from the same config the registry validated on the main thread, and runs the motor loop
+ * (src/rig/rig-thread-loop.ts) until the main thread closes it.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { RigModel } from '../../src/rig/contract.js';
+import type { RigConfig } from '../../src/rig/registry.js';
+import { RigThreadMemory } from '../../src/rig/rig-thread-memory.js';
+import { RigThreadClock, SharedInterlock, serveRigThread, type RigThreadPort } from '../../src/rig/rig-thread-loop.js';
+import { ttyBinding } from '../can/tty-binding.js';
+import { createYamCanRig, type YamCanThreadExtras } from './register.js';
+
+/** What the main thread sends (see createThreadedYamCanRig). */
+export interface YamRigThreadInit {
+  readonly config: RigConfig;
+  readonly model: RigModel;
+  readonly extras: YamCanThreadExtras;
+}
+
+const data = workerData as { buffer: SharedArrayBuffer; init: YamRigThreadInit; rateHz: number; hasInterlock: boolean };
+const memory = new RigThreadMemory(data.buffer);
+const clock = new RigThreadClock(memory);
+const rig = createYamCanRig(data.init.config, { clock, model: data.init.model, ...(data.hasInterlock ? { interlock: new SharedInterlock(memory) } : {}) }, { ...data.init.extras, controlPeriodS: 1 / data.rateHz }, ttyBinding);
+const framesOut: [number, number] = [0, 0];
+await serveRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, {
+  rateHz: data.rateHz,
+  diagnostics: () => rig.diagnostics(),
+  framesOut: () => {
+    framesOut[0] = rig.link('left')?.bus.stats.framesOut ?? 0;
+    framesOut[1] = rig.link('right')?.bus.stats.framesOut ?? 0;
+    return framesOut;
+  },
+});

@@ -1,0 +1,238 @@
+/**
+ * The main thread's Rig for a rig that runs in its own thread (src/rig/rig-thread-loop.ts): the
+ * same contract, so the rollout loop, sessions and `rig hold` cannot tell it from an in-thread rig.
+ *
+ * - write / hold / estop go through shared memory (src/rig/rig-thread-memory.ts) and wake the rig
+ *   thread, which serves them at once; the call then waits (bounded, Atomics.wait) for the rig
+ *   thread to say it is done, so write() returns what the supervisor really applied and read()
+ *   right after shows the new mode — the contract's synchronous answers, at the cost of one
+ *   thread hand-off (tens of microseconds) on the main thread, never on the motors' side.
+ * - read() copies the latest state the rig thread published; tick() is empty: the rig thread
+ *   ticks itself at the motor rate whatever this thread does.
+ * - configure / activate / deactivate / close cross a message channel; a RigError comes back as
+ *   the same RigError (kind, arm, joint, sentence).
+ * - The e-stop word is written directly into shared memory: the rig thread reads it every cycle
+ *   and when it wakes, without waiting for this thread's event loop.
+ * - The cell's interlock (if any) is mirrored into shared memory by a timer here and on every
+ *   call; the rig thread treats a reading it cannot trust (older than INTERLOCK_STALE_MS) as open.
+ * - If the rig thread dies, read() reports one fault sentence and the motors — no longer
+ *   commanded — damp by their own watchdog.
+ */
+import { Worker } from 'node:worker_threads';
+import { STATE_DIM, RigError, type Clock, type InterlockSource, type Rig, type RigCommand, type RigFault, type RigModel, type RigState, type SafetyEvent } from './contract.js';
+import { RIG_MODES, RigThreadMemory, ST, errorFromMessage } from './rig-thread-memory.js';
+import { epochNowS, type RigThreadReply, type RigThreadRequest, type RigThreadStats } from './rig-thread-loop.js';
+
+export interface RigThreadOptions {
+  readonly model: RigModel;
+  /** The worker's entry module (registers the TypeScript loader, then builds the rig). */
+  readonly entry: URL;
+  /** What the entry needs to build its rig (structured-cloneable). */
+  readonly init: unknown;
+  /** The motor loop's rate, Hz. */
+  readonly rateHz: number;
+  /** The station's clock (wall time): state and event times are given on it. */
+  readonly clock: Clock;
+  readonly interlock?: InterlockSource;
+  /** How long write/hold/estop wait for the rig thread to answer before returning what is known. Default 20 ms. */
+  readonly answerTimeoutMs?: number;
+}
+
+const INTERLOCK_MIRROR_MS = 5;
+
+export class RigThreadProxy implements Rig {
+  readonly model: RigModel;
+  /** The rig thread (exposed for diagnostics and for tests that kill it). */
+  readonly worker: Worker;
+  private readonly memory = new RigThreadMemory();
+  private readonly clock: Clock;
+  private readonly answerTimeoutMs: number;
+  private readonly stateCopy = new Float64Array(RigThreadMemory.stateDoubles());
+  private readonly position = new Float64Array(STATE_DIM);
+  private readonly velocity = new Float64Array(STATE_DIM);
+  private readonly effort = new Float64Array(STATE_DIM);
+  private readonly applied = { position: new Float64Array(STATE_DIM), velocity: new Float64Array(STATE_DIM), torqueNm: new Float64Array(STATE_DIM) };
+  private readonly state: { timeS: number; mode: RigState['mode']; position: Float64Array; velocity: Float64Array; effort: Float64Array; faults: readonly RigFault[] } = {
+    timeS: 0,
+    mode: 'unconfigured',
+    position: this.position,
+    velocity: this.velocity,
+    effort: this.effort,
+    faults: [],
+  };
+  private faultsVersion = 0;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly ready: Promise<void>;
+  private stopped: RigFault | undefined;
+  private workerError: string | undefined;
+  private closed = false;
+  private readonly interlock: InterlockSource | undefined;
+  private interlockTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(options: RigThreadOptions) {
+    this.model = options.model;
+    this.clock = options.clock;
+    this.answerTimeoutMs = options.answerTimeoutMs ?? 20;
+    this.interlock = options.interlock;
+    if (this.interlock) {
+      this.mirrorInterlock();
+      this.interlockTimer = setInterval(() => this.mirrorInterlock(), INTERLOCK_MIRROR_MS);
+    }
+    this.worker = new Worker(options.entry, { workerData: { buffer: this.memory.buffer, init: options.init, rateHz: options.rateHz, hasInterlock: this.interlock !== undefined } });
+    let readyResolve!: () => void;
+    this.ready = new Promise((resolve) => (readyResolve = resolve));
+    this.worker.on('message', (m: RigThreadReply | { ready: true }) => {
+      if ('ready' in m) {
+        readyResolve();
+        return;
+      }
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.ok) p.resolve(m.value);
+      else p.reject(errorFromMessage(m.error));
+    });
+    this.worker.on('error', (e) => {
+      this.workerError = e.message;
+    });
+    this.worker.on('exit', (code) => {
+      if (this.interlockTimer) clearInterval(this.interlockTimer);
+      readyResolve();
+      if (this.closed) return;
+      const why = this.workerError ? `: ${this.workerError.replace(/[.\s]+$/, '')}` : ` (exit code ${code})`;
+      const message = `The rig thread stopped${why}, so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue.`;
+      this.stopped = { kind: 'no-reply', message };
+      for (const p of this.pending.values()) p.reject(new RigError(message, this.stopped));
+      this.pending.clear();
+    });
+  }
+
+  async configure(): Promise<void> {
+    await this.call('configure');
+  }
+
+  async activate(): Promise<void> {
+    await this.call('activate');
+  }
+
+  async deactivate(): Promise<void> {
+    // A dead rig thread commands nothing: its motors already damp by their own watchdog.
+    if (this.stopped) return;
+    await this.call('deactivate');
+  }
+
+  /** The rig thread's own loop statistics (rate, jitter, watchdog holds, command age). */
+  async loopStats(): Promise<RigThreadStats> {
+    return (await this.call('stats')) as RigThreadStats;
+  }
+
+  /** The rig's diagnostics, as the rig in the thread gives them. */
+  async diagnostics(): Promise<unknown> {
+    return this.call('diagnostics');
+  }
+
+  /** Frames the rig thread has sent per arm (from the latest published state). */
+  framesOut(): [number, number] {
+    this.refresh();
+    return [this.stateCopy[ST.FRAMES_OUT_LEFT], this.stateCopy[ST.FRAMES_OUT_RIGHT]];
+  }
+
+  read(): RigState {
+    this.refresh();
+    return this.state;
+  }
+
+  write(cmd: RigCommand): RigCommand {
+    if (this.stopped) return this.applied;
+    this.mirrorInterlock();
+    this.memory.writeCommand(cmd);
+    this.answered(this.memory.request());
+    return this.applied;
+  }
+
+  /** Empty: the rig thread ticks itself every motor cycle. */
+  tick(): void {}
+
+  hold(): void {
+    if (this.stopped) return;
+    this.memory.requestHold();
+    this.answered(this.memory.request());
+  }
+
+  estop(reason: string): void {
+    this.memory.requestEstop(reason);
+    if (this.stopped) return;
+    this.answered(this.memory.request());
+  }
+
+  takeSafetyEvents(): SafetyEvent[] {
+    const events = this.memory.drainEvents();
+    if (events.length === 0) return events;
+    const offsetS = this.clock.nowS() - epochNowS();
+    return events.map((e) => ({ ...e, timeS: e.timeS + offsetS }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    try {
+      if (!this.stopped) await this.call('close');
+    } finally {
+      this.closed = true;
+      if (this.interlockTimer) clearInterval(this.interlockTimer);
+      await this.worker.terminate();
+    }
+  }
+
+  private async call(op: RigThreadRequest['op']): Promise<unknown> {
+    await this.ready;
+    if (this.stopped) throw new RigError(this.stopped.message, this.stopped);
+    if (this.closed) throw new Error('This rig is closed.');
+    const id = this.nextId++;
+    const answer = new Promise<unknown>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    this.worker.postMessage({ id, op } satisfies RigThreadRequest);
+    // Wake the rig thread from its sleep so the message is read now, not at the next cycle.
+    this.memory.request();
+    return answer;
+  }
+
+  /** Waits (bounded) for the rig thread to serve request n, then copies what it published. */
+  private answered(n: number): void {
+    this.memory.awaitServed(n, this.answerTimeoutMs);
+    this.refresh();
+  }
+
+  private refresh(): void {
+    if (this.stopped) {
+      this.state.mode = 'fault';
+      this.state.faults = [this.stopped];
+      this.state.timeS = this.clock.nowS();
+      return;
+    }
+    const { ok, faultsVersion } = this.memory.readState(this.stateCopy);
+    if (!ok) return;
+    const s = this.stateCopy;
+    for (let k = 0; k < STATE_DIM; k++) {
+      this.position[k] = s[ST.POSITION + k];
+      this.velocity[k] = s[ST.VELOCITY + k];
+      this.effort[k] = s[ST.EFFORT + k];
+      this.applied.position[k] = s[ST.APPLIED_POSITION + k];
+      this.applied.velocity[k] = s[ST.APPLIED_VELOCITY + k];
+      this.applied.torqueNm[k] = s[ST.APPLIED_TORQUE + k];
+    }
+    // The rig thread stamps its state on the epoch; give it on this station's clock.
+    this.state.timeS = s[ST.TIME] === 0 ? this.clock.nowS() : s[ST.TIME] + (this.clock.nowS() - epochNowS());
+    this.state.mode = RIG_MODES[s[ST.MODE]] ?? 'fault';
+    if (faultsVersion !== this.faultsVersion) {
+      this.faultsVersion = faultsVersion;
+      this.state.faults = this.memory.readFaults();
+    }
+  }
+
+  private mirrorInterlock(): void {
+    const il = this.interlock;
+    if (!il) return;
+    const r = il.current();
+    this.memory.writeInterlock(r.open, r.reason, epochNowS() * 1000);
+  }
+}

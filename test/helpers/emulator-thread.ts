@@ -1,0 +1,92 @@
+/**
+ * Two emulated YAM arms on socat ptys, run in their own thread (emulator-thread-worker.ts), for
+ * tests and benchmarks that block the main thread: what the motors received, and whether any of
+ * them damped by its own watchdog, is recorded where the block cannot reach.
+ */
+import { Worker } from 'node:worker_threads';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ArmSide } from '../../src/rig/contract.js';
+import type { CanTransport } from '../../drivers/can/bus.js';
+import type { EmulatedBusFault } from '../../drivers/emulators/yam-bus-emulator.js';
+
+export interface EmulatorThreadInit {
+  readonly transport: CanTransport;
+  readonly links: Partial<Record<ArmSide, string>>;
+  readonly replyLatencyMs?: number;
+}
+
+export interface EmulatorThreadRequest {
+  readonly id: number;
+  readonly op: 'status' | 'reset-records' | 'inject' | 'stop';
+  readonly side?: ArmSide;
+  readonly fault?: EmulatedBusFault;
+}
+
+/** One motor as the emulator saw it. */
+export interface MotorRecord {
+  readonly id: number;
+  /** Damiao status nibble now (1 enabled, 0 disabled, 0xD lost communication = watchdog damping). */
+  readonly status: number;
+  readonly kp: number;
+  readonly kd: number;
+  /** MIT frames received since the last reset. */
+  readonly mits: number;
+  /** Longest time between two MIT frames while the motor was enabled, ms (emulator thread's clock). */
+  readonly longestGapMs: number;
+  /** The motor's own watchdog tripped (it damped itself) since the last reset. */
+  readonly everLost: boolean;
+}
+
+export interface EmulatorStatus {
+  readonly motors: Partial<Record<ArmSide, MotorRecord[]>>;
+  readonly framesReceived: Partial<Record<ArmSide, number>>;
+}
+
+export interface EmulatorThread {
+  readonly links: Record<ArmSide, string>;
+  status(): Promise<EmulatorStatus>;
+  resetRecords(): Promise<void>;
+  inject(side: ArmSide, fault: EmulatedBusFault): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startEmulatorThread(options: { transport?: CanTransport; replyLatencyMs?: number } = {}): Promise<EmulatorThread> {
+  const dir = mkdtempSync(join(tmpdir(), 'yam-emu-'));
+  const links = { left: join(dir, 'left'), right: join(dir, 'right') };
+  const worker = new Worker(new URL('./emulator-thread-entry.mjs', import.meta.url), { workerData: { transport: options.transport ?? 'slcan', links, replyLatencyMs: options.replyLatencyMs } satisfies EmulatorThreadInit });
+  const pending = new Map<number, (v: unknown) => void>();
+  let nextId = 1;
+  let failed: Error | undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.on('message', (m: { ready?: true; id?: number; value?: unknown }) => {
+      if (m.ready) resolve();
+      else pending.get(m.id!)?.(m.value);
+    });
+    worker.on('error', (e) => {
+      failed = e;
+      reject(e);
+    });
+  });
+  await ready;
+  const call = (op: EmulatorThreadRequest['op'], extra: Partial<EmulatorThreadRequest> = {}): Promise<unknown> => {
+    if (failed) return Promise.reject(failed);
+    const id = nextId++;
+    return new Promise((resolve) => {
+      pending.set(id, resolve);
+      worker.postMessage({ id, op, ...extra });
+    });
+  };
+  return {
+    links,
+    status: () => call('status') as Promise<EmulatorStatus>,
+    resetRecords: async () => void (await call('reset-records')),
+    inject: async (side, fault) => void (await call('inject', { side, fault })),
+    stop: async () => {
+      await call('stop');
+      await worker.terminate();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
