@@ -137,6 +137,15 @@ export class ControlLoop {
     return this.stats();
   }
 
+  /** Forget the statistics so far (a rig thread counts from activation, not from start-up). */
+  resetStats(): void {
+    this.cycles = 0;
+    this.late = 0;
+    this.overruns = 0;
+    this.maxJitterS = 0;
+    this.startS = this.lastS = this.clock.nowS();
+  }
+
   /** Ask a running loop to stop after the current cycle. */
   stop(): void {
     this.stopRequested = true;

@@ -271,6 +271,11 @@ export async function serveRigThread(rig: Rig, clock: RigThreadClock, memory: Ri
         void lifecycle(async () => {
           await rig.activate();
           lastCommandS = clock.nowS();
+          // The loop's statistics describe the motors' loop while they are powered.
+          loop.resetStats();
+          longestAgeS = 0;
+          watchdogHolds = 0;
+          commands = 0;
         });
         break;
       case 'deactivate':

@@ -21,21 +21,25 @@ interface Rec {
 }
 const records = new Map<string, Rec>();
 
-for (const [side, link] of Object.entries(init.links) as [ArmSide, string][]) {
-  const emu = await PtyEmulator.start({ transport: init.transport, link, binding: ttyBinding, replyLatencyMs: init.replyLatencyMs });
-  arms.set(side, emu);
-  for (const m of emu.bus.motors.values()) {
-    const rec: Rec = { lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false };
-    records.set(`${side}/${m.id}`, rec);
-    m.onMit(() => {
-      const now = performance.now();
-      // Gaps count only while the motor is powered: that is when a gap lets its watchdog trip.
-      if (m.status === STATUS_ENABLED && rec.lastMitMs === rec.lastMitMs) rec.longestGapMs = Math.max(rec.longestGapMs, now - rec.lastMitMs);
-      rec.lastMitMs = now;
-      rec.mits++;
-    });
+/** Fresh arms (motors at rest, no faults, records cleared) on the same links. */
+async function startArms(): Promise<void> {
+  for (const [side, link] of Object.entries(init.links) as [ArmSide, string][]) {
+    const emu = await PtyEmulator.start({ transport: init.transport, link, binding: ttyBinding, replyLatencyMs: init.replyLatencyMs });
+    arms.set(side, emu);
+    for (const m of emu.bus.motors.values()) {
+      const rec: Rec = { lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false };
+      records.set(`${side}/${m.id}`, rec);
+      m.onMit(() => {
+        const now = performance.now();
+        // Gaps count only while the motor is powered: that is when a gap lets its watchdog trip.
+        if (m.status === STATUS_ENABLED && rec.lastMitMs === rec.lastMitMs) rec.longestGapMs = Math.max(rec.longestGapMs, now - rec.lastMitMs);
+        rec.lastMitMs = now;
+        rec.mits++;
+      });
+    }
   }
 }
+await startArms();
 
 // The motor watchdog is judged when the motor next hears something; look every 5 ms as well so a
 // motor left alone is seen damping on time.
@@ -71,6 +75,12 @@ parentPort!.on('message', (m: EmulatorThreadRequest) => {
         return;
       case 'inject':
         arms.get(m.side!)!.bus.inject(m.fault as EmulatedBusFault);
+        parentPort!.postMessage({ id: m.id });
+        return;
+      case 'reset':
+        for (const emu of arms.values()) await emu.stop();
+        arms.clear();
+        await startArms();
         parentPort!.postMessage({ id: m.id });
         return;
       case 'stop':

@@ -19,7 +19,7 @@ export interface EmulatorThreadInit {
 
 export interface EmulatorThreadRequest {
   readonly id: number;
-  readonly op: 'status' | 'reset-records' | 'inject' | 'stop';
+  readonly op: 'status' | 'reset-records' | 'reset' | 'inject' | 'stop';
   readonly side?: ArmSide;
   readonly fault?: EmulatedBusFault;
 }
@@ -48,6 +48,10 @@ export interface EmulatorThread {
   readonly links: Record<ArmSide, string>;
   status(): Promise<EmulatorStatus>;
   resetRecords(): Promise<void>;
+  /** Fresh arms on the same ptys: motors at rest, disabled, no faults (between tests). */
+  reset(): Promise<void>;
+  /** What each arm's motors are doing now (the Rig contract suite's probe), once `framesOut` frames have reached them. */
+  drives(framesOut: readonly [number, number]): Promise<Record<ArmSide, 'off' | 'stiff' | 'damp'>>;
   inject(side: ArmSide, fault: EmulatedBusFault): Promise<void>;
   stop(): Promise<void>;
 }
@@ -82,6 +86,22 @@ export async function startEmulatorThread(options: { transport?: CanTransport; r
     links,
     status: () => call('status') as Promise<EmulatorStatus>,
     resetRecords: async () => void (await call('reset-records')),
+    reset: async () => void (await call('reset')),
+    drives: async (framesOut) => {
+      const end = performance.now() + 200;
+      let st = (await call('status')) as EmulatorStatus;
+      const delivered = (): boolean => (st.framesReceived.left ?? 0) >= framesOut[0] && (st.framesReceived.right ?? 0) >= framesOut[1];
+      while (!delivered() && performance.now() < end) {
+        await new Promise((r) => setTimeout(r, 2));
+        st = (await call('status')) as EmulatorStatus;
+      }
+      const of = (side: ArmSide): 'off' | 'stiff' | 'damp' => {
+        const enabled = (st.motors[side] ?? []).filter((m) => m.status === 1);
+        if (enabled.length === 0 || enabled.every((m) => m.kp === 0 && m.kd === 0)) return 'off';
+        return enabled.some((m) => m.kp > 0) ? 'stiff' : 'damp';
+      };
+      return { left: of('left'), right: of('right') };
+    },
     inject: async (side, fault) => void (await call('inject', { side, fault })),
     stop: async () => {
       await call('stop');

@@ -14,6 +14,8 @@ import { CAN_TRANSPORTS, type CanTransport } from '../../../drivers/can/bus.js';
 import { DEFAULT_BAUD, SerialCanBus } from '../../../drivers/can/serial-can-bus.js';
 import { probeMotors, type ProbedMotor } from '../../../drivers/yam/probe.js';
 import { YamCanRig } from '../../../drivers/yam/yam-can-rig.js';
+import { createThreadedYamCanRig } from '../../../drivers/yam/register.js';
+import type { RigThreadProxy } from '../../rig/rig-thread-proxy.js';
 import { PtyEmulator } from '../../../drivers/emulators/pty.js';
 import { FEEDBACK_ID_OFFSET, specialFrame, statusName } from '../../../drivers/damiao/protocol.js';
 import { createInterface } from 'node:readline';
@@ -142,10 +144,20 @@ ${BUS_HELP}
     const seconds = numberOption(args, 'seconds', undefined, 0.1, 3600);
     const rateHz = intOption(args, 'rate', 250, 1, MAX_CONTROL_RATE_HZ);
     const replyDeadlineMs = intOption(args, 'reply-deadline-ms', 100, 5, 350);
-    const bus = busFor(args);
-    await openBus(bus);
+    const transport = transportOption(args);
+    const port = requireString(args, 'port');
+    const baudRate = intOption(args, 'baud', DEFAULT_BAUD[transport], 9600, 12_000_000);
     const clock = new RealtimeClock();
-    const rig = new YamCanRig({ buses: { [side]: bus }, clock, replyDeadlineMs, safety: { controlPeriodS: 1 / rateHz } });
+    // The motors' loop runs in the rig thread: a busy or stalled main thread cannot starve them.
+    // Bring-up commands do not reconnect: an unplug ends them with a message.
+    let rig: RigThreadProxy;
+    try {
+      rig = createThreadedYamCanRig({ type: 'yam-can', transport, ports: { [side]: port }, baudRate, replyDeadlineMs }, { clock }, { rateHz, reconnectIntervalMs: 0 });
+    } catch (e) {
+      if (e instanceof RigError) throw new UserError(e.message);
+      throw e;
+    }
+    const description = `${transport === 'slcan' ? 'SLCAN adapter' : 'Damiao USB-CAN adapter'} on ${port}`;
     let activated = false;
     try {
       try {
@@ -170,23 +182,28 @@ ${BUS_HELP}
           return holdPose;
         },
       });
-      io.out(`Holding the ${side} arm on the ${bus.description} at ${rateHz} Hz for ${seconds} s…\n`);
-      const stats = await loop.run({ untilS: clock.nowS() + seconds, signal: io.signal });
-      // One more cycle so the supervisor has latched the fault and the hold has gone out.
-      rig.tick();
+      io.out(`Holding the ${side} arm on the ${description} at ${rateHz} Hz for ${seconds} s…\n`);
+      await loop.run({ untilS: clock.nowS() + seconds, signal: io.signal });
+      // The motors' own loop (in the rig thread) is what the report is about.
+      const stats = await rig.loopStats().catch(() => undefined);
+      const diag = ((await rig.diagnostics().catch(() => undefined)) as ReturnType<YamCanRig['diagnostics']> | undefined)?.[0];
       const events = rig.takeSafetyEvents();
       await rig.deactivate();
       activated = false;
-      const diag = rig.diagnostics()[0];
+      if (!stats || !diag) {
+        throw new UserError(`The hold stopped on a fault: ${faultText ?? rig.read().faults.map((f) => f.message).join(' ')}`, 1);
+      }
       const report = {
         arm: side,
-        port: bus.description,
+        port: description,
         rateHz,
         achievedHz: stats.achievedHz,
         cycles: stats.cycles,
         lateCycles: stats.lateCycles,
         overruns: stats.overruns,
         jitterMs: { p50: stats.jitterP50Ms, p99: stats.jitterP99Ms, max: stats.jitterMaxMs },
+        watchdogHolds: stats.watchdogHolds,
+        longestCommandAgeMs: stats.longestCommandAgeMs,
         missedReplies: diag.missedReplies,
         garbageBytes: diag.bus.garbageBytes,
         rejectedFrames: diag.bus.rejectedFrames,
@@ -198,7 +215,8 @@ ${BUS_HELP}
       else {
         io.out(
           `Loop: ${stats.cycles} cycles, ${stats.achievedHz.toFixed(1)} Hz achieved (target ${rateHz}); jitter p50 ${stats.jitterP50Ms.toFixed(3)} ms, p99 ${stats.jitterP99Ms.toFixed(3)} ms, max ${stats.jitterMaxMs.toFixed(3)} ms; ` +
-            `${stats.lateCycles} late cycles, ${stats.overruns} overruns; ${diag.missedReplies} replies later than one cycle.\n`,
+            `${stats.lateCycles} late cycles, ${stats.overruns} overruns; ${diag.missedReplies} replies later than one cycle; ` +
+            `${stats.watchdogHolds} watchdog holds (commands from this process older than the supervisor's watchdog).\n`,
         );
         io.out(
           `Bus: ${diag.bus.garbageBytes} bytes dropped that were not frames, ${diag.bus.rejectedFrames} impossible frames rejected, ${diag.implausibleReports} motor reports dropped as implausible.\n`,

@@ -1,0 +1,108 @@
+// The rig thread keeps the motors commanded whatever the station's main thread does — judged by
+// the emulated motors themselves (in a thread of their own, over socat ptys): a main thread that
+// blocks for 500 ms at a time never lets a motor's own 400 ms watchdog trip; a rig thread that is
+// killed leaves the motors uncommanded, so they damp by that watchdog, and the main thread says so
+// in one sentence.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { RealtimeClock } from '../../src/rig/clocks.js';
+import { ControlLoop } from '../../src/rig/control-loop.js';
+import { ARM_SIDES, type RigCommand } from '../../src/rig/contract.js';
+import { createThreadedYamCanRig } from '../../drivers/yam/register.js';
+import { startEmulatorThread, type EmulatorStatus, type EmulatorThread } from '../helpers/emulator-thread.js';
+
+let emu: EmulatorThread;
+before(async () => {
+  emu = await startEmulatorThread();
+});
+after(async () => {
+  await emu.stop();
+});
+
+function busyMs(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+function motors(st: EmulatorStatus) {
+  return ARM_SIDES.flatMap((side) => (st.motors[side] ?? []).map((m) => ({ side, ...m })));
+}
+
+test('a main thread blocked 500 ms at a time (as `rig hold` runs) never starves the motors: none damps by its own watchdog', async () => {
+  await emu.reset();
+  const clock = new RealtimeClock();
+  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock });
+  try {
+    await rig.configure();
+    await rig.activate();
+    await emu.resetRecords();
+    const hold: RigCommand = { position: Float64Array.from(rig.read().position) };
+    // `rig hold`'s loop on this thread, which blocks 500 ms three times, 0.2 s apart.
+    const startS = clock.nowS();
+    let blocks = 0;
+    const loop = new ControlLoop({
+      rig,
+      clock,
+      source: (_state, _cycle, nowS) => {
+        if (blocks < 3 && nowS - startS > 0.2 + blocks * 0.7) {
+          blocks++;
+          busyMs(500);
+        }
+        return hold;
+      },
+    });
+    await loop.run({ untilS: startS + 2.4 });
+    assert.equal(blocks, 3);
+    const st = await emu.status();
+    for (const m of motors(st)) {
+      assert.equal(m.everLost, false, `the ${m.side} motor ${m.id} damped by its own watchdog: it went ${m.longestGapMs.toFixed(0)} ms without a command`);
+      assert.equal(m.status, 1, `the ${m.side} motor ${m.id} is still enabled`);
+      assert.ok(m.kp > 0, `the ${m.side} motor ${m.id} still holds stiffly`);
+    }
+    const state = rig.read();
+    assert.deepEqual(state.faults, [], 'no fault');
+    assert.equal(state.mode, 'active', 'back to following commands after the last block');
+    // The blocks were real, and the supervisor saw the commands go stale: it held, as designed.
+    const stats = await rig.loopStats();
+    assert.ok(stats.watchdogHolds >= 3, `the supervisor held at each block (${stats.watchdogHolds} holds)`);
+    await rig.deactivate();
+  } finally {
+    await rig.close();
+  }
+});
+
+test('the rig thread killed mid-hold: the motors damp by their own watchdog and the main thread says so in one sentence', async () => {
+  await emu.reset();
+  const clock = new RealtimeClock();
+  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock });
+  try {
+    await rig.configure();
+    await rig.activate();
+    const hold: RigCommand = { position: Float64Array.from(rig.read().position) };
+    const loop = new ControlLoop({ rig, clock, source: () => hold });
+    await loop.run({ untilS: clock.nowS() + 0.3 });
+    await emu.resetRecords();
+    assert.ok(motors(await emu.status()).every((m) => m.status === 1), 'every motor enabled before the kill');
+    await rig.worker.terminate();
+    // The main thread goes on writing, as a rollout would; nothing reaches the motors any more.
+    await loop.run({ untilS: clock.nowS() + 0.2 });
+    const end = performance.now() + 3000;
+    let st = await emu.status();
+    while (!motors(st).every((m) => m.everLost) && performance.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+      st = await emu.status();
+    }
+    for (const m of motors(st)) assert.equal(m.everLost, true, `the ${m.side} motor ${m.id} damped by its own watchdog (status ${m.status})`);
+    const state = rig.read();
+    assert.equal(state.mode, 'fault');
+    assert.equal(state.faults.length, 1, 'one fault');
+    const sentence = state.faults[0].message;
+    assert.match(sentence, /^The rig thread stopped .*damp by their own watchdog.*\.$/);
+    assert.equal(sentence.split(/[.!?]\s+[A-Z]/).length, 1, `one sentence: ${sentence}`);
+    // Bringing the rig up again is refused with the same sentence; putting it away does not hang.
+    await assert.rejects(rig.activate(), (e: Error) => e.message === sentence);
+    await rig.deactivate();
+  } finally {
+    await rig.close();
+  }
+});
