@@ -160,8 +160,7 @@ export class RigThreadMemory {
   /** Main: publish a command as the latest; copies it (no allocation). */
   writeCommand(cmd: RigCommand): void {
     const c = this.cmd;
-    const seq = Atomics.add(this.ctl, CTL.CMD_SEQ, 1); // now odd
-    void seq;
+    Atomics.add(this.ctl, CTL.CMD_SEQ, 1); // now odd
     const p = cmd.position;
     const n = p?.length ?? 0;
     // A malformed command crosses as it is (NaN-padded to the slot): the supervisor rejects it there.
@@ -204,10 +203,15 @@ export class RigThreadMemory {
     Atomics.add(this.ctl, CTL.HOLD_COUNT, 1);
   }
 
-  /** Any thread: an e-stop request; the rig thread reads it on its next cycle (or at once if waiting). */
-  requestEstop(reason: string): void {
+  /**
+   * Any thread (the UI's request handler, a pedal reader, the PLC client): an e-stop. The rig thread
+   * serves it the moment it wakes, and checks for one every cycle; nothing here waits for the main
+   * thread's event loop. Returns the request number (see awaitServed).
+   */
+  requestEstop(reason: string): number {
     Atomics.store(this.ctl, CTL.ESTOP_REASON_LENGTH, writeText(this.estopText, reason));
     Atomics.add(this.ctl, CTL.ESTOP_COUNT, 1);
+    return this.request();
   }
 
   estopReason(): string {

@@ -161,9 +161,18 @@ export class RigThreadProxy implements Rig {
   }
 
   estop(reason: string): void {
-    this.memory.requestEstop(reason);
+    const n = this.memory.requestEstop(reason);
     if (this.stopped) return;
-    this.answered(this.memory.request());
+    this.answered(n);
+  }
+
+  /**
+   * The shared memory the rig thread reads every cycle: hand it to another thread (a pedal reader,
+   * the PLC client) and `new RigThreadMemory(buffer).requestEstop(reason)` there stops the arms
+   * without this thread's event loop.
+   */
+  get sharedMemory(): SharedArrayBuffer {
+    return this.memory.buffer;
   }
 
   takeSafetyEvents(): SafetyEvent[] {

@@ -4,6 +4,7 @@
 // killed leaves the motors uncommanded, so they damp by that watchdog, and the main thread says so
 // in one sentence.
 import { test, after, before } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import assert from 'node:assert/strict';
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import { ControlLoop } from '../../src/rig/control-loop.js';
@@ -103,6 +104,49 @@ test('the rig thread killed mid-hold: the motors damp by their own watchdog and 
     await assert.rejects(rig.activate(), (e: Error) => e.message === sentence);
     await rig.deactivate();
   } finally {
+    await rig.close();
+  }
+});
+
+test('an e-stop from another thread (a foot pedal) reaches the rig thread through shared memory and damps the arms while the main thread is blocked', async () => {
+  await emu.reset();
+  const clock = new RealtimeClock();
+  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock });
+  const go = new SharedArrayBuffer(4);
+  const pedal = new Worker(
+    `const { workerData, parentPort } = require('node:worker_threads');
+     (async () => {
+       (await import('tsx/esm/api')).register();
+       const { RigThreadMemory } = await import(workerData.memoryUrl);
+       const memory = new RigThreadMemory(workerData.buffer);
+       parentPort.postMessage('ready');
+       Atomics.wait(new Int32Array(workerData.go), 0, 0);
+       memory.requestEstop('the foot pedal was pressed');
+     })();`,
+    { eval: true, workerData: { buffer: rig.sharedMemory, go, memoryUrl: new URL('../../src/rig/rig-thread-memory.ts', import.meta.url).href } },
+  );
+  try {
+    await new Promise((resolve) => pedal.once('message', resolve));
+    await rig.configure();
+    await rig.activate();
+    const hold: RigCommand = { position: Float64Array.from(rig.read().position) };
+    await new ControlLoop({ rig, clock, source: () => hold }).run({ untilS: clock.nowS() + 0.2 });
+    await emu.resetRecords();
+    await clock.waitUntil(clock.nowS() + 0.05);
+    // Press the pedal, then block this thread: the stop must not wait for it.
+    const blockStart = performance.timeOrigin + performance.now();
+    Atomics.store(new Int32Array(go), 0, 1);
+    Atomics.notify(new Int32Array(go), 0);
+    busyMs(400);
+    const blockEnd = performance.timeOrigin + performance.now();
+    const st = await emu.status();
+    for (const m of motors(st)) {
+      assert.ok(m.dampedAtEpochMs > blockStart && m.dampedAtEpochMs < blockEnd, `the ${m.side} motor ${m.id} was damped while this thread was blocked (${(m.dampedAtEpochMs - blockStart).toFixed(0)} ms into a 400 ms block)`);
+    }
+    assert.equal(rig.read().mode, 'estopped');
+    assert.ok(rig.takeSafetyEvents().some((e) => e.kind === 'estop' && /the foot pedal was pressed/.test(e.message)), 'the e-stop event carries the pedal’s reason');
+  } finally {
+    await pedal.terminate();
     await rig.close();
   }
 });

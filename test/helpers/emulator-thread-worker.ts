@@ -14,6 +14,9 @@ import type { EmulatorThreadInit, EmulatorThreadRequest, MotorRecord } from './e
 const init = workerData as EmulatorThreadInit;
 const arms = new Map<ArmSide, PtyEmulator>();
 interface Rec {
+  /** Epoch ms of the first command without stiffness after stiff ones (an e-stop's damping reaching the motor). */
+  dampedAtEpochMs: number;
+  stiff: boolean;
   lastMitMs: number;
   longestGapMs: number;
   mits: number;
@@ -27,10 +30,12 @@ async function startArms(): Promise<void> {
     const emu = await PtyEmulator.start({ transport: init.transport, link, binding: ttyBinding, replyLatencyMs: init.replyLatencyMs });
     arms.set(side, emu);
     for (const m of emu.bus.motors.values()) {
-      const rec: Rec = { lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false };
+      const rec: Rec = { dampedAtEpochMs: NaN, stiff: false, lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false };
       records.set(`${side}/${m.id}`, rec);
-      m.onMit(() => {
+      m.onMit((command, accepted) => {
         const now = performance.now();
+        if (accepted && command.kp > 0) rec.stiff = true;
+        else if (accepted && rec.stiff && rec.dampedAtEpochMs !== rec.dampedAtEpochMs) rec.dampedAtEpochMs = performance.timeOrigin + now;
         // Gaps count only while the motor is powered: that is when a gap lets its watchdog trip.
         if (m.status === STATUS_ENABLED && rec.lastMitMs === rec.lastMitMs) rec.longestGapMs = Math.max(rec.longestGapMs, now - rec.lastMitMs);
         rec.lastMitMs = now;
@@ -57,7 +62,7 @@ function status(): Record<string, unknown> {
     out[side] = [...emu.bus.motors.values()].map((m) => {
       const r = records.get(`${side}/${m.id}`)!;
       if (m.status === STATUS_LOST_COMMUNICATION) r.everLost = true;
-      return { id: m.id, status: m.status, kp: m.lastCommand.kp, kd: m.lastCommand.kd, mits: r.mits, longestGapMs: r.longestGapMs, everLost: r.everLost };
+      return { id: m.id, status: m.status, kp: m.lastCommand.kp, kd: m.lastCommand.kd, mits: r.mits, longestGapMs: r.longestGapMs, everLost: r.everLost, dampedAtEpochMs: r.dampedAtEpochMs };
     });
   }
   return { motors: out, framesReceived: Object.fromEntries([...arms].map(([s, e]) => [s, e.bus.framesReceived])) };
@@ -70,7 +75,7 @@ parentPort!.on('message', (m: EmulatorThreadRequest) => {
         parentPort!.postMessage({ id: m.id, value: status() });
         return;
       case 'reset-records':
-        for (const r of records.values()) Object.assign(r, { lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false });
+        for (const r of records.values()) Object.assign(r, { dampedAtEpochMs: NaN, stiff: false, lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false });
         parentPort!.postMessage({ id: m.id });
         return;
       case 'inject':

@@ -37,6 +37,8 @@ export interface MotorRecord {
   readonly longestGapMs: number;
   /** The motor's own watchdog tripped (it damped itself) since the last reset. */
   readonly everLost: boolean;
+  /** When (epoch ms) the motor first got a command without stiffness after stiff ones since the last reset; NaN if never. */
+  readonly dampedAtEpochMs: number;
 }
 
 export interface EmulatorStatus {
