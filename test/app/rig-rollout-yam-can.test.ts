@@ -28,6 +28,8 @@ test('rig rollout on yam-can: the policy runs through the rig thread over socat 
     assert.equal(out.rig, 'yam-can');
     assert.equal(out.steps, 50, '1 s at 50 Hz');
     assert.equal(out.finalMode, 'damped');
+    // The seeded linear model asks for far-off targets: the supervisor in the rig thread clamps them, and says so.
+    assert.ok((out.safetyEventsByKind['position-clamped'] ?? 0) + (out.safetyEventsByKind['velocity-clamped'] ?? 0) > 0, JSON.stringify(out.safetyEventsByKind));
     const st = await emu.status();
     for (const side of ['left', 'right'] as const) {
       for (const m of st.motors[side]!) {

@@ -24,8 +24,14 @@ describeRigContract('YamCanRig in its rig thread, over socat ptys', async () => 
   return {
     rig,
     clock,
-    // The rig thread ticks itself every cycle: letting time pass is all the control loop would add.
-    advance: (seconds: number) => clock.waitUntil(clock.nowS() + seconds),
+    // The rig thread ticks itself every cycle: let the time pass, then wait (at most 1 s) until the
+    // rig thread has ticked past it — a loaded machine may run it a few milliseconds late.
+    advance: async (seconds: number) => {
+      const target = clock.nowS() + seconds;
+      await clock.waitUntil(target);
+      const end = target + 1;
+      while (rig.read().timeS < target && clock.nowS() < end) await new Promise((r) => setTimeout(r, 1));
+    },
     dispose: () => rig.close(),
     motors: () => emu.drives(rig.framesOut()),
     // Over-current on joint 3; the rig clears it itself on activate() (clear-error round).

@@ -17,6 +17,7 @@ interface Rec {
   /** Epoch ms of the first command without stiffness after stiff ones (an e-stop's damping reaching the motor). */
   dampedAtEpochMs: number;
   stiff: boolean;
+  enabledAtLast: boolean;
   lastMitMs: number;
   longestGapMs: number;
   mits: number;
@@ -30,15 +31,16 @@ async function startArms(): Promise<void> {
     const emu = await PtyEmulator.start({ transport: init.transport, link, binding: ttyBinding, replyLatencyMs: init.replyLatencyMs });
     arms.set(side, emu);
     for (const m of emu.bus.motors.values()) {
-      const rec: Rec = { dampedAtEpochMs: NaN, stiff: false, lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false };
+      const rec: Rec = { dampedAtEpochMs: NaN, stiff: false, enabledAtLast: false, lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false };
       records.set(`${side}/${m.id}`, rec);
       m.onMit((command, accepted) => {
         const now = performance.now();
         if (accepted && command.kp > 0) rec.stiff = true;
         else if (accepted && rec.stiff && rec.dampedAtEpochMs !== rec.dampedAtEpochMs) rec.dampedAtEpochMs = performance.timeOrigin + now;
-        // Gaps count only while the motor is powered: that is when a gap lets its watchdog trip.
-        if (m.status === STATUS_ENABLED && rec.lastMitMs === rec.lastMitMs) rec.longestGapMs = Math.max(rec.longestGapMs, now - rec.lastMitMs);
+        // Gaps count from a command the motor took while powered: that is when a gap lets its watchdog trip.
+        if (rec.enabledAtLast && rec.lastMitMs === rec.lastMitMs) rec.longestGapMs = Math.max(rec.longestGapMs, now - rec.lastMitMs);
         rec.lastMitMs = now;
+        rec.enabledAtLast = accepted;
         rec.mits++;
       });
     }
@@ -75,7 +77,7 @@ parentPort!.on('message', (m: EmulatorThreadRequest) => {
         parentPort!.postMessage({ id: m.id, value: status() });
         return;
       case 'reset-records':
-        for (const r of records.values()) Object.assign(r, { dampedAtEpochMs: NaN, stiff: false, lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false });
+        for (const r of records.values()) Object.assign(r, { dampedAtEpochMs: NaN, stiff: false, enabledAtLast: false, lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false });
         parentPort!.postMessage({ id: m.id });
         return;
       case 'inject':
