@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import assert from 'node:assert/strict';
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import { ControlLoop } from '../../src/rig/control-loop.js';
-import { ARM_SIDES, type RigCommand } from '../../src/rig/contract.js';
+import { ARM_SIDES, type InterlockReading, type InterlockSource, type RigCommand } from '../../src/rig/contract.js';
 import { createThreadedYamCanRig } from '../../drivers/yam/register.js';
 import { startEmulatorThread, type EmulatorStatus, type EmulatorThread } from '../helpers/emulator-thread.js';
 
@@ -147,6 +147,45 @@ test('an e-stop from another thread (a foot pedal) reaches the rig thread throug
     assert.ok(rig.takeSafetyEvents().some((e) => e.kind === 'estop' && /the foot pedal was pressed/.test(e.message)), 'the e-stop event carries the pedal’s reason');
   } finally {
     await pedal.terminate();
+    await rig.close();
+  }
+});
+
+test('the cell interlock reaches the rig thread: opening it stops and damps the arms with its reason; an interlock the station cannot vouch for (main thread blocked over 1 s) reads open', async () => {
+  await emu.reset();
+  const clock = new RealtimeClock();
+  // The PLC client's contract (drivers/cell-io): the latest reading, synchronous.
+  let reading: InterlockReading = { open: false };
+  const interlock: InterlockSource = { current: () => reading };
+  const bringUp = async () => {
+    const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock, interlock });
+    await rig.configure();
+    await rig.activate();
+    rig.takeSafetyEvents();
+    return rig;
+  };
+  let rig = await bringUp();
+  try {
+    const hold: RigCommand = { position: Float64Array.from(rig.read().position) };
+    const loop = new ControlLoop({ rig, clock, source: () => hold });
+    await loop.run({ untilS: clock.nowS() + 0.2 });
+    reading = { open: true, reason: 'The cell door is open.' };
+    await loop.run({ untilS: clock.nowS() + 0.2 });
+    assert.equal(rig.read().mode, 'estopped');
+    const stop = rig.takeSafetyEvents().find((e) => e.kind === 'interlock-stop');
+    assert.match(stop?.message ?? '', /^The cell door is open\. Arms stopped/);
+    const st = await emu.status();
+    assert.ok(motors(st).every((m) => m.status === 1 && m.kp === 0), 'every motor only damps');
+    await rig.close();
+
+    reading = { open: false };
+    await emu.reset();
+    rig = await bringUp();
+    busyMs(1300);
+    await clock.waitUntil(clock.nowS() + 0.05);
+    assert.equal(rig.read().mode, 'estopped', 'a stale interlock reading stopped the arms');
+    assert.ok(rig.takeSafetyEvents().some((e) => e.kind === 'interlock-stop' && /has not confirmed the cell's interlock/.test(e.message)));
+  } finally {
     await rig.close();
   }
 });
