@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PtyEmulator } from '../../drivers/emulators/pty.js';
 import { ttyBinding } from '../../drivers/can/tty-binding.js';
-import { STATUS_ENABLED, STATUS_LOST_COMMUNICATION } from '../../drivers/damiao/protocol.js';
+import { STATUS_LOST_COMMUNICATION } from '../../drivers/damiao/protocol.js';
 import type { ArmSide } from '../../src/rig/contract.js';
 import type { EmulatedBusFault } from '../../drivers/emulators/yam-bus-emulator.js';
 import type { EmulatorThreadInit, EmulatorThreadRequest, MotorRecord } from './emulator-thread.js';
