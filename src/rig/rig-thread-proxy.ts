@@ -67,6 +67,8 @@ export class RigThreadProxy implements Rig {
   private stopped: RigFault | undefined;
   private workerError: string | undefined;
   private closed = false;
+  /** The worker has exited, for whatever reason: nothing it is asked will be answered. */
+  private exited = false;
   private readonly interlock: InterlockSource | undefined;
   private interlockTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -97,6 +99,7 @@ export class RigThreadProxy implements Rig {
       this.workerError = e.message;
     });
     this.worker.on('exit', (code) => {
+      this.exited = true;
       if (this.interlockTimer) clearInterval(this.interlockTimer);
       readyResolve();
       if (this.closed) return;
@@ -185,7 +188,7 @@ export class RigThreadProxy implements Rig {
   async close(): Promise<void> {
     if (this.closed) return;
     try {
-      if (!this.stopped) await this.call('close');
+      if (!this.stopped && !this.exited) await this.call('close');
     } finally {
       this.closed = true;
       if (this.interlockTimer) clearInterval(this.interlockTimer);
@@ -196,7 +199,7 @@ export class RigThreadProxy implements Rig {
   private async call(op: RigThreadRequest['op']): Promise<unknown> {
     await this.ready;
     if (this.stopped) throw new RigError(this.stopped.message, this.stopped);
-    if (this.closed) throw new Error('This rig is closed.');
+    if (this.closed || this.exited) throw new Error('This rig is closed.');
     const id = this.nextId++;
     const answer = new Promise<unknown>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     this.worker.postMessage({ id, op } satisfies RigThreadRequest);
