@@ -348,7 +348,7 @@ function cellBodies(rig: Rig) {
 
 async function serveFoxglove(listen: FoxgloveListen, host: RigHost): Promise<FoxgloveLiveServer> {
   try {
-    const live = new FoxgloveLiveServer({ source: host, port: listen.port, host: listen.host, allowRemote: listen.allowRemote, name: `tandem station (${host.type})`, metadata: { rigType: host.type } });
+    const live = new FoxgloveLiveServer({ source: host, port: listen.port, host: listen.host, allowRemote: listen.allowRemote, allowedOrigins: listen.allowedOrigins, name: `tandem station (${host.type})`, metadata: { rigType: host.type } });
     await live.listen().catch(async (e: unknown) => {
       await live.close();
       throw e;

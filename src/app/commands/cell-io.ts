@@ -23,7 +23,7 @@ const INPUT_WORD: Record<string, InterlockInput> = { door: 'doorClosed', curtain
 export async function plcCommand(plc: PlcEmulator, line: string): Promise<string> {
   const [word, state] = line.split(/\s+/);
   if (word === '') return '';
-  const input = INPUT_WORD[word];
+  const input = Object.hasOwn(INPUT_WORD, word) ? INPUT_WORD[word] : undefined;
   if (input) {
     const safe = { closed: true, clear: true, release: true, ok: true }[state as string];
     const unsafe = { open: false, broken: false, press: false }[state as string];
