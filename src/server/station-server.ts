@@ -116,11 +116,14 @@ export interface StationServerOptions {
   readonly token?: string;
   /** An event-stream client's unsent bytes past this and it is disconnected; default 1 MiB. */
   readonly sendBudgetBytes?: number;
+  /** A request whose headers and body have not all arrived by then is answered 408 and closed; default 30 s. */
+  readonly requestTimeoutMs?: number;
   /** Unexpected errors (a bug, not bad input): logged, answered with a 500 sentence. */
   readonly logError?: (e: unknown) => void;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 function securityHeaders(port: number): Record<string, string> {
   return {
@@ -153,7 +156,9 @@ export class StationServer {
   constructor(private readonly o: StationServerOptions) {
     this.reports = new ReportThread(o.store.file);
     this.token = o.token ?? newToken();
-    this.http = createServer((req, res) => void this.handle(req, res));
+    // A slow body holds a connection for at most this long (Node's default is 300 s).
+    const requestTimeout = o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.http = createServer({ requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.round(requestTimeout / 4))) }, (req, res) => void this.handle(req, res));
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     if (o.sessions) o.sessions.publish = (session) => this.broadcast({ type: 'session', session });
     if (o.teleop) o.teleop.publish = (teleop) => this.broadcast({ type: 'teleop', teleop });

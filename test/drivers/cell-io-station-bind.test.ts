@@ -10,6 +10,7 @@ import clientPkg from 'node-opcua-client';
 import { parseCellIoConfig, CellIoConfigError } from '../../drivers/cell-io/cell-io-config.js';
 import { StationStateBoard } from '../../drivers/cell-io/station-state.js';
 import { StationOpcuaServer } from '../../drivers/cell-io/station-server.js';
+import { PlcEmulator } from '../../drivers/cell-io/plc-emulator.js';
 import { certificateManagerIn } from '../../drivers/cell-io/pki.js';
 import { isLoopbackAddress, listeningAddresses } from '../helpers/listening.js';
 
@@ -31,6 +32,17 @@ test("without a host the station's OPC UA server listens on loopback only", asyn
     assert.deepEqual(addresses.filter((a) => !isLoopbackAddress(a)), [], `bound to ${addresses.join(', ')}`);
   } finally {
     await station.stop();
+  }
+});
+
+test('the PLC emulator listens on loopback only too', async () => {
+  const plc = await PlcEmulator.start({ pkiDir: join(dir, 'pki') });
+  try {
+    const addresses = listeningAddresses(portOf(plc.endpointUrl));
+    assert.ok(addresses.length > 0);
+    assert.deepEqual(addresses.filter((a) => !isLoopbackAddress(a)), [], `bound to ${addresses.join(', ')}`);
+  } finally {
+    await plc.stop();
   }
 });
 

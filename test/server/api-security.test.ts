@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { startStation, type StationProcess } from '../helpers/station-process.js';
@@ -65,7 +66,8 @@ function openStream(url: string, headers: Record<string, string>, protocols: str
 }
 
 test('the station API refuses requests without its token, from the wrong origin, and bodies it cannot take; SIGTERM shuts it down cleanly', async (t) => {
-  const station: StationProcess = await startStation();
+  // A short request timeout (the default is 30 s) so the slow-body check below takes two seconds.
+  const station: StationProcess = await startStation({ env: { TANDEM_REQUEST_TIMEOUT_MS: '2000' } });
   t.after(() => station.dispose());
   const { base, token } = station;
   const auth = { 'x-tandem-token': token };
@@ -167,6 +169,22 @@ test('the station API refuses requests without its token, from the wrong origin,
     const rig = JSON.parse((await call(base, '/api/rig', { headers: auth })).body);
     assert.equal(rig.mode, 'configured');
     assert.equal(rig.use, 'idle');
+  });
+
+  await t.test('a request body that stops arriving is answered 408 and the connection closed, not held for minutes', async () => {
+    const port = Number(new URL(base).port);
+    const socket = connect(port, '127.0.0.1');
+    t.after(() => socket.destroy());
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(`POST /api/rig/command HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nx-tandem-token: ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"comm`);
+    // Bounded wait only so a broken server fails the test instead of hanging it.
+    const cut = await Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 20_000))]);
+    assert.ok(cut, 'the station still holds the half-sent request');
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    const rig = JSON.parse((await call(base, '/api/rig', { headers: auth })).body);
+    assert.equal(rig.mode, 'configured', 'nothing was done');
   });
 
   await t.test('SIGTERM mid-rollout: the rollout stops, is stored as stopped, and the station exits 0', async () => {
