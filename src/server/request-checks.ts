@@ -158,7 +158,9 @@ export async function readLimitedBody(req: IncomingMessage, limit: number, tooBi
       resolve(true);
     };
     const onEnd = (): void => resolve(false);
-    req.on('data', onData).once('end', onEnd).once('error', reject);
+    // Cut off (the request timeout, a client gone): nothing more will come. Settled already, a no-op.
+    const onClose = (): void => reject(new ApiRefusal(400, 'The request ended before its body arrived.'));
+    req.on('data', onData).once('end', onEnd).once('error', reject).once('close', onClose);
   });
   if (over) {
     await dropRestOfBody(req);
