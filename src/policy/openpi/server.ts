@@ -130,9 +130,15 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
         ws.close(1011, ERROR_CLOSE_REASON);
       }
     };
+    // Fair share under load: a connection is read no further while a request of its own waits, so
+    // a client that floods large frames holds one request in memory, not all it sent, and takes
+    // its turn at the model like every other connection.
+    let waiting = 0;
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       const receivedAt = performance.now();
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+      waiting += 1;
+      if (waiting === 1) ws.pause();
       // Strict request/response per connection: handle messages in order.
       chain = chain.then(async () => {
         if (failed) return;
@@ -159,6 +165,9 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
           prevTotalMs = performance.now() - receivedAt;
         } catch (e) {
           fail(`tandem policy server: ${e instanceof WireFormatError ? `the observation could not be read: ${e.message}.` : (e as Error).message}`);
+        } finally {
+          waiting -= 1;
+          if (waiting === 0 && ws.readyState === WebSocket.OPEN) ws.resume();
         }
       });
     });
