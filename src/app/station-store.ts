@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, type CliIo } from './command.js';
 import { resolveDataDir } from './data-dir.js';
@@ -19,9 +19,9 @@ export function storePath(dataDir: string): string {
  */
 export function openStationStore(dataDir: string): Store {
   try {
-    // The operator's results, episodes and uploaded models: this user's only (0700).
+    // The operator's results, episodes and uploaded models: this user's only (0700). A folder that
+    // exists already is left as it is: it may be one the operator chose and shares on purpose.
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    keepPrivate(dataDir, 0o700);
   } catch (e) {
     throw new UserError(`Cannot create the data folder ${dataDir}: ${(e as Error).message}. Pass --data DIR or set TANDEM_DATA to a writable folder.`);
   }
@@ -31,12 +31,6 @@ export function openStationStore(dataDir: string): Store {
     if (e instanceof StoreError) throw new UserError(e.message);
     throw e;
   }
-}
-
-/** Tightens a folder or file this user owns that others could read (made by an older tandem, or a wide umask). */
-function keepPrivate(path: string, mode: number): void {
-  const st = statSync(path);
-  if (typeof process.getuid === 'function' && st.uid === process.getuid() && (st.mode & 0o777 & ~mode) !== 0) chmodSync(path, mode);
 }
 
 /** The store for a CLI command: `--data DIR`, else TANDEM_DATA, else the per-user default. */
