@@ -50,35 +50,51 @@ async function episodeBytes(): Promise<Uint8Array> {
   return w.bytes();
 }
 
-test('a damaged episode file is recovered to a finished file or refused in one sentence', async (t) => {
+async function recoverOrRefuse(dir: string, bytes: Uint8Array, run: number, what: string): Promise<boolean> {
+  const input = join(dir, `in-${run}.mcap`);
+  const output = join(dir, `out-${run}.mcap`);
+  writeFileSync(input, bytes);
+  let report;
+  try {
+    report = await recoverEpisodeFile(input, output);
+  } catch (e) {
+    assert.ok(e instanceof EpisodeFileError || e instanceof RecordingError, `${what}: threw ${(e as Error)?.name}: ${(e as Error)?.message}`);
+    assert.ok(!e.message.includes('\n'), e.message);
+    assert.equal(existsSync(output), false, 'no half-written output is left');
+    return false;
+  }
+  assert.ok(report.keptMessages <= MESSAGES);
+  if (report.output !== undefined) {
+    const scan = await scanEpisodeFile(output, () => undefined);
+    assert.equal(scan.complete, true, `${what}: the recovered file is finished (${scan.problem})`);
+  }
+  return true;
+}
+
+test('an episode file cut at any byte past its header is recovered to a finished file', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-recover-fuzz-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const whole = await episodeBytes();
+  let run = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.noBias(fc.integer({ min: 100, max: whole.length - 1 })), async (cut) => {
+      assert.equal(await recoverOrRefuse(dir, whole.slice(0, cut), ++run, `cut at ${cut}`), true, `cut at ${cut} was refused`);
+    }),
+    { seed: SEED, numRuns: 60 },
+  );
+});
+
+test('an episode file cut anywhere with bytes flipped anywhere is recovered or refused in one sentence', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-recover-fuzz-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const whole = await episodeBytes();
   let run = 0;
   let recovered = 0;
   await fc.assert(
-    fc.asyncProperty(fc.nat({ max: whole.length }), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { maxLength: 3 }), async (cut, flips) => {
+    fc.asyncProperty(fc.noBias(fc.integer({ min: 0, max: whole.length })), fc.array(fc.tuple(fc.noBias(fc.nat({ max: whole.length })), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 3 }), async (cut, flips) => {
       const bytes = whole.slice(0, cut);
       for (const [at, x] of flips) if (bytes.length > 0) bytes[at % bytes.length] ^= x;
-      run += 1;
-      const input = join(dir, `in-${run}.mcap`);
-      const output = join(dir, `out-${run}.mcap`);
-      writeFileSync(input, bytes);
-      let report;
-      try {
-        report = await recoverEpisodeFile(input, output);
-      } catch (e) {
-        assert.ok(e instanceof EpisodeFileError || e instanceof RecordingError, `cut ${cut}, flips ${JSON.stringify(flips)}: threw ${(e as Error)?.name}: ${(e as Error)?.message}`);
-        assert.ok(!e.message.includes('\n'), e.message);
-        assert.equal(existsSync(output), false, 'no half-written output is left');
-        return;
-      }
-      assert.ok(report.keptMessages <= MESSAGES);
-      if (report.output !== undefined) {
-        recovered += 1;
-        const scan = await scanEpisodeFile(output, () => undefined);
-        assert.equal(scan.complete, true, `the recovered file is finished (${scan.problem})`);
-      }
+      if (await recoverOrRefuse(dir, bytes, ++run, `cut ${cut}, flips ${JSON.stringify(flips)}`)) recovered += 1;
     }),
     { seed: SEED, numRuns: 120 },
   );

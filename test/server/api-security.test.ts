@@ -76,7 +76,7 @@ test('the station API refuses requests without its token, from the wrong origin,
   // The token rides in the fragment, which a browser never sends to a server.
   assert.match(station.url, /^http:\/\/127\.0\.0\.1:\d+\/#token=[A-Za-z0-9_-]{43}$/);
 
-  await t.test('no token, or a wrong one: 401 with a sentence from the API; the UI's files hold no secret and load without it', async () => {
+  await t.test('no token, or a wrong one: 401 with a sentence from the API; the UI files hold no secret and load without it', async () => {
     for (const path of ['/api/rig', '/api/rollouts', '/api/events']) {
       const r = await call(base, path);
       assert.equal(r.status, 401, path);
