@@ -11,9 +11,14 @@ const { file, name } = workerData as ToOnnxCheck;
 async function check(): Promise<FromOnnxCheck> {
   const bytes = await readFile(file);
   const external = checkNoExternalData(bytes);
-  if (!external.ok) return { ok: false, reason: `The model ${name} is refused: ${external.reason}.` };
+  // Not a model at all: onnxruntime's own refusal says so in the words the CLI uses.
+  if (!external.ok && !external.undecodable) return { ok: false, reason: `The model ${name} is refused: ${external.reason}.` };
   try {
     const policy = await OnnxPolicy.load(file, { optimize: false });
+    if (!external.ok) {
+      await policy.close();
+      return { ok: false, reason: `The model ${name} is refused: ${external.reason}.` };
+    }
     const sha256 = policy.info.checkpointSha256;
     await policy.close();
     return { ok: true, sha256 };

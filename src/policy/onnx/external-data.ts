@@ -9,7 +9,7 @@ import onnxProto from 'onnx-proto';
 const { onnx } = onnxProto;
 const EXTERNAL = onnx.TensorProto.DataLocation.EXTERNAL;
 
-export type OnnxBytesCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+export type OnnxBytesCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string; /** The bytes did not decode as a ModelProto at all. */ readonly undecodable?: true };
 
 /**
  * Decodes the model and walks every message in it (graphs, subgraphs in attributes, functions,
@@ -21,7 +21,7 @@ export function checkNoExternalData(bytes: Uint8Array): OnnxBytesCheck {
   try {
     model = onnx.ModelProto.decode(bytes);
   } catch (e) {
-    return { ok: false, reason: `it is not an ONNX model (${(e as Error).message.replace(/\s+/g, ' ').slice(0, 120)})` };
+    return { ok: false, undecodable: true, reason: `it could not be read as an ONNX model to check it for external data (${(e as Error).message.replace(/\s+/g, ' ').slice(0, 120)})` };
   }
   const stack: unknown[] = [model];
   while (stack.length > 0) {
