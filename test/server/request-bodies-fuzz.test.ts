@@ -55,11 +55,13 @@ function mutated(valid: Record<string, unknown>): fc.Arbitrary<Record<string, un
       add: fc.array(fc.tuple(protoName, hostile), { maxLength: 3 }),
       revalue: fc.array(fc.tuple(keys.length ? fc.constantFrom(...keys) : fc.constant('x'), fc.oneof(protoName, hostile)), { maxLength: 3 }),
       nested: fc.array(fc.tuple(protoName, fc.oneof(protoName, hostile)), { maxLength: 2 }),
+      // The nested answer's own fields (its action first of all) revalued by prototype names.
+      innerRevalue: fc.array(fc.tuple(fc.constantFrom('action', 'endStates', 'count', 'reason', 'note'), fc.oneof(protoName, hostile)), { maxLength: 2 }),
     })
-    .map(({ add, revalue, nested }) => {
+    .map(({ add, revalue, nested, innerRevalue }) => {
       const body: Record<string, unknown> = JSON.parse(JSON.stringify(valid)) as Record<string, unknown>;
       for (const [k, v] of revalue) body[k] = v;
-      for (const [k, v] of nested) {
+      for (const [k, v] of [...nested, ...innerRevalue]) {
         const inner = body.answer;
         if (inner && typeof inner === 'object' && !Array.isArray(inner)) (inner as Record<string, unknown>)[k] = v;
       }
