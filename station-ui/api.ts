@@ -1,17 +1,18 @@
 /**
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
- * The token arrived once in the URL and is now an HttpOnly cookie: requests are same-origin.
+ * Every request carries the launch token in its header (token.ts); the event stream offers it as a subprotocol.
  */
 import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, type TeleopResumable, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import { eventProtocols, tokenHeaders } from './token.js';
 
 export class ApiFailure extends Error {}
 
 async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   const res = await fetch(path, {
     method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    headers: body === undefined ? tokenHeaders() : { ...tokenHeaders(), 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'same-origin',
+    credentials: 'omit',
   });
   const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as T | ApiError;
   if (!res.ok) throw new ApiFailure((data as ApiError).error ?? `The station answered ${res.status}.`);
@@ -44,13 +45,13 @@ export const api = {
   teleopControl: (action: TeleopControlName) => call<TeleopView>('POST', '/api/teleop/control', { action }),
   /** The file itself as the body (the browser streams it); the station checks and stores it. */
   upload: async (kind: UploadKind, name: string, file: Blob): Promise<UploadResult> => {
-    const res = await fetch(`/api/uploads/${kind}?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: file, credentials: 'same-origin' });
+    const res = await fetch(`/api/uploads/${kind}?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { ...tokenHeaders(), 'Content-Type': 'application/octet-stream' }, body: file, credentials: 'omit' });
     const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as UploadResult | ApiError;
     if (!res.ok) throw new ApiFailure((data as ApiError).error ?? `The station answered ${res.status}.`);
     return data as UploadResult;
   },
   rigUrdf: async (): Promise<string> => {
-    const res = await fetch('/api/rig/urdf', { credentials: 'same-origin' });
+    const res = await fetch('/api/rig/urdf', { headers: tokenHeaders(), credentials: 'omit' });
     if (!res.ok) throw new ApiFailure(((await res.json().catch(() => ({}))) as ApiError).error ?? `The station answered ${res.status} for the rig's URDF.`);
     return res.text();
   },
@@ -76,7 +77,7 @@ export class EventStream {
   }
 
   private connect(): void {
-    const ws = new WebSocket(`ws://${location.host}${EVENTS_PATH}`);
+    const ws = new WebSocket(`ws://${location.host}${EVENTS_PATH}`, eventProtocols());
     ws.onopen = () => this.statusListeners.forEach((l) => l(true));
     ws.onmessage = (m) => {
       const e = JSON.parse(String(m.data)) as StationEvent;

@@ -14,6 +14,7 @@ import { SessionView } from './session/session-view.js';
 import { TeleopView } from './teleop/teleop-view.js';
 import { uploadsPanel } from './uploads/uploads-panel.js';
 import { actionForKey } from './keys.js';
+import { fragmentFor } from './token.js';
 import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
 
 const VIEWS = ['rig', 'rollouts', 'session', 'teleop', 'compare'] as const;
@@ -53,7 +54,7 @@ function showView(name: ViewName): void {
     document.querySelector(`[data-view="${v}"]`)?.toggleAttribute('aria-current', v === name);
     if (v === name) document.querySelector(`[data-view="${v}"]`)?.setAttribute('aria-current', 'page');
   }
-  history.replaceState(null, '', `#${name}`);
+  history.replaceState(null, '', fragmentFor(name));
 }
 
 function showStatus(rig: RigStatus): void {
@@ -101,7 +102,7 @@ function main(): void {
   };
   $('estop').onclick = () => command('estop');
   for (const v of VIEWS) (document.querySelector(`[data-view="${v}"]`) as HTMLElement).onclick = () => showView(v);
-  const initial = VIEWS.find((v) => `#${v}` === location.hash) ?? 'rig';
+  const initial = VIEWS.find((v) => location.hash.replace(/^#/, '').split('&').includes(v)) ?? 'rig';
   showView(initial);
 
   let latestRig: RigStatus | undefined;

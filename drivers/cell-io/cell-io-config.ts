@@ -51,7 +51,7 @@ export interface CellIoConfig {
   /** The PKI folder (own certificate, trusted/rejected PLC certificates); default <data dir>/cell-io-pki. */
   readonly pkiDir?: string;
   /** The station's own OPC UA server for the factory side; absent = not served. */
-  readonly station?: { readonly port: number; readonly host: string };
+  readonly station?: StationServerConfig;
 }
 
 export class CellIoConfigError extends Error {
@@ -63,6 +63,20 @@ export class CellIoConfigError extends Error {
 
 export const DEFAULT_SAMPLING_INTERVAL_MS = 10;
 export const DEFAULT_STALE_AFTER_MS = 500;
+
+/** The station's own OPC UA server: where it binds, and off loopback the one user it lets in. */
+export interface StationServerConfig {
+  readonly port: number;
+  /** The address it binds; default 127.0.0.1. */
+  readonly host: string;
+  /** Required off loopback: no anonymous session, no security None there. */
+  readonly user?: { readonly name: string; readonly passwordFile: string };
+}
+
+/** True for a host name or address that only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
 
 /** True for 127.x, ::1 and localhost: the only hosts security mode None is accepted for by default. */
 export function isLoopbackEndpoint(endpointUrl: string): boolean {
@@ -125,7 +139,16 @@ export function parseCellIoConfig(raw: unknown, file = '(inline)', baseDir = '.'
     if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) fail(file, `has station.port ${JSON.stringify(port)}; give a TCP port (0 for any free one).`);
     const host = st.host ?? '127.0.0.1';
     if (!str(host)) fail(file, 'has a station.host that is not a host name.');
-    station = { port, host };
+    let user: StationServerConfig['user'];
+    if (st.user !== undefined) {
+      const u = st.user as Record<string, unknown>;
+      if (u === null || typeof u !== 'object' || !str(u.name) || !str(u.passwordFile)) fail(file, 'has a station.user without "name" and "passwordFile" (a file holding the password).');
+      user = { name: u.name, passwordFile: resolve(baseDir, u.passwordFile) };
+    }
+    if (!isLoopbackHost(host) && !user) {
+      fail(file, `serves the station's OPC UA server on ${host}, off this machine, without a user; add "user": {"name": …, "passwordFile": …} to "station" (anonymous sessions are refused off loopback).`);
+    }
+    station = { port, host, ...(user ? { user } : {}) };
   }
   if (c.pkiDir !== undefined && !str(c.pkiDir)) fail(file, 'has a pkiDir that is not a folder name.');
   return {

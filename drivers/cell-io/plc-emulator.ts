@@ -55,7 +55,9 @@ export class PlcEmulator {
   static async start(opts: PlcEmulatorOptions): Promise<PlcEmulator> {
     const server = new OPCUAServer({
       port: opts.port ?? 0,
-      // The endpoint the station is pointed at: loopback, not whatever this machine is called.
+      // The endpoint the station is pointed at: loopback, not whatever this machine is called. node-opcua
+      // binds `host` (and only advertises `hostname`): without it, every interface.
+      host: '127.0.0.1',
       hostname: '127.0.0.1',
       serverCertificateManager: certificateManagerIn(opts.pkiDir, 'plc-emulator', true),
       userCertificateManager: certificateManagerIn(opts.pkiDir, 'plc-emulator-users', true),

@@ -3,15 +3,21 @@
  * read-only variables under Objects/Station in the server's own namespace (ns=1) — SessionId,
  * RolloutPhase, RigStatus, Faults (String[]), FaultCount — kept equal to a StationStateBoard.
  * Nothing here can command the station: every variable is CurrentRead only.
+ *
+ * It binds 127.0.0.1 unless a host is given. Off loopback a user is required, and with one it lets in
+ * only that user, over Sign or SignAndEncrypt: no anonymous session and no security None, since the state of the cell
+ * would otherwise be readable (and its ten sessions taken) by anything on the network.
  */
 import './opcua-logs.js';
 import serverPkg from 'node-opcua-server';
 import clientPkg from 'node-opcua-client';
+import { timingSafeEqual } from 'node:crypto';
 import { certificateManagerIn } from './pki.js';
+import { isLoopbackHost } from './cell-io-config.js';
 import type { StationState, StationStateBoard } from './station-state.js';
 
 const { OPCUAServer } = serverPkg;
-const { DataType, VariantArrayType } = clientPkg;
+const { DataType, VariantArrayType, MessageSecurityMode, SecurityPolicy } = clientPkg;
 type OPCUAServerInstance = InstanceType<typeof OPCUAServer>;
 type UAVariable = ReturnType<ReturnType<NonNullable<OPCUAServerInstance['engine']['addressSpace']>['getOwnNamespace']>['addVariable']>;
 
@@ -27,9 +33,17 @@ export interface StationServerOptions {
   readonly board: StationStateBoard;
   /** TCP port; 0 picks a free one. */
   readonly port: number;
-  /** The host name the endpoint advertises; default 127.0.0.1. */
+  /** The address it binds (and advertises); default 127.0.0.1. */
   readonly host?: string;
+  /** The one user let in; required off loopback. */
+  readonly user?: { readonly name: string; readonly password: string };
   readonly pkiDir: string;
+}
+
+function samePassword(given: string, password: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(password);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export class StationOpcuaServer {
@@ -39,13 +53,27 @@ export class StationOpcuaServer {
   private constructor(private readonly server: OPCUAServerInstance) {}
 
   static async start(opts: StationServerOptions): Promise<StationOpcuaServer> {
+    const host = opts.host ?? '127.0.0.1';
+    const loopback = isLoopbackHost(host);
+    if (!loopback && !opts.user) throw new Error(`it would listen on ${host}, off this machine, with no user configured; anonymous sessions are refused off loopback`);
+    const user = opts.user;
     const server = new OPCUAServer({
       port: opts.port,
-      hostname: opts.host ?? '127.0.0.1',
+      // node-opcua binds `host` (and only advertises `hostname`): without it, every interface.
+      host,
+      hostname: host,
       serverCertificateManager: certificateManagerIn(opts.pkiDir, 'station-server', false),
       userCertificateManager: certificateManagerIn(opts.pkiDir, 'station-server-users', false),
       buildInfo: { productName: 'tandem station', manufacturerName: 'tandem' },
-      allowAnonymous: true,
+      // With a user (required off loopback): that user only, signed or encrypted.
+      allowAnonymous: !user,
+      ...(!user
+        ? {}
+        : {
+            securityModes: [MessageSecurityMode.Sign, MessageSecurityMode.SignAndEncrypt],
+            securityPolicies: [SecurityPolicy.Basic256Sha256, SecurityPolicy.Aes128_Sha256_RsaOaep, SecurityPolicy.Aes256_Sha256_RsaPss],
+          }),
+      ...(user ? { userManager: { isValidUser: (name: string, password: string) => name === user.name && samePassword(password, user.password) } } : {}),
     });
     await server.initialize();
     const s = new StationOpcuaServer(server);

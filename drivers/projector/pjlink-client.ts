@@ -15,9 +15,9 @@ import {
   formatCommand,
   parseErrorStatus,
   parseReply,
+  powerStateOf,
   pjlinkDigest,
   PJLINK_PORT,
-  POWER_STATES,
   type ErrorStatus,
   type PjlinkBody,
   type PowerState,
@@ -156,7 +156,7 @@ export class PjlinkClient {
 
   async powerState(): Promise<PowerState> {
     const r = await this.command('POWR', '?');
-    const state = POWER_STATES[r as keyof typeof POWER_STATES];
+    const state = powerStateOf(r);
     if (!state) throw new PjlinkError(`${this.where} answered '${r}' for its power state, which PJLink does not define.`, 'protocol');
     return state;
   }

@@ -27,6 +27,11 @@ export type PjlinkErrorCode = 'ERR1' | 'ERR2' | 'ERR3' | 'ERR4';
 export const POWER_STATES = { '0': 'standby', '1': 'on', '2': 'cooling', '3': 'warming-up' } as const;
 export type PowerState = (typeof POWER_STATES)[keyof typeof POWER_STATES];
 
+/** The power state a `POWR ?` result names, or undefined for anything PJLink does not define (own keys only: a projector cannot answer 'constructor'). */
+export function powerStateOf(result: string): PowerState | undefined {
+  return Object.hasOwn(POWER_STATES, result) ? POWER_STATES[result as keyof typeof POWER_STATES] : undefined;
+}
+
 /** AVMT parameters: video (1x), audio (2x), both (3x); x = 1 mute on, 0 off. */
 export const AV_MUTE_ON = '31';
 export const AV_MUTE_OFF = '30';

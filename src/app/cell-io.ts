@@ -4,6 +4,7 @@
  * light following the station state, and — when the config names a port — the station's own
  * OPC UA server for the factory side. Bad input and an unreachable PLC are one UserError sentence.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from './command.js';
 import { CellIoConfigError, readCellIoConfig, type CellIoConfig } from '../../drivers/cell-io/cell-io-config.js';
@@ -52,7 +53,8 @@ export async function openCellIo(file: string, o: { readonly dataDir: string; re
   const tower = new TowerLightDriver(plc, board, o.log);
   let station: StationOpcuaServer | undefined;
   try {
-    if (config.station) station = await StationOpcuaServer.start({ board, port: config.station.port, host: config.station.host, pkiDir });
+    const st = config.station;
+    if (st) station = await StationOpcuaServer.start({ board, port: st.port, host: st.host, ...(st.user ? { user: { name: st.user.name, password: readFileSync(st.user.passwordFile, 'utf8').trim() } } : {}), pkiDir });
   } catch (e) {
     tower.close();
     await plc.close();

@@ -346,9 +346,18 @@ function cellBodies(rig: Rig) {
   return [...p.fixtures, ...p.objects];
 }
 
+/** TANDEM_REQUEST_TIMEOUT_MS: how long a request's headers and body may take to arrive (default 30 s). */
+function requestTimeoutOf(env: NodeJS.ProcessEnv): { requestTimeoutMs?: number } {
+  const text = env.TANDEM_REQUEST_TIMEOUT_MS;
+  if (text === undefined || text === '') return {};
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000) throw new UserError(`TANDEM_REQUEST_TIMEOUT_MS must be milliseconds from 100 to 3600000, not '${text}'.`);
+  return { requestTimeoutMs: ms };
+}
+
 async function serveFoxglove(listen: FoxgloveListen, host: RigHost): Promise<FoxgloveLiveServer> {
   try {
-    const live = new FoxgloveLiveServer({ source: host, port: listen.port, host: listen.host, allowRemote: listen.allowRemote, name: `tandem station (${host.type})`, metadata: { rigType: host.type } });
+    const live = new FoxgloveLiveServer({ source: host, port: listen.port, host: listen.host, allowRemote: listen.allowRemote, allowedOrigins: listen.allowedOrigins, name: `tandem station (${host.type})`, metadata: { rigType: host.type } });
     await live.listen().catch(async (e: unknown) => {
       await live.close();
       throw e;
@@ -422,6 +431,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
         episodeSecondsOf: (task) => getTask(task).episodeSeconds,
       },
       port: opts.port,
+      ...requestTimeoutOf(env),
       logError: (e) => opts.log(`station error: ${(e as Error).stack ?? String(e)}`),
     });
     let url: string;

@@ -19,7 +19,9 @@ export function storePath(dataDir: string): string {
  */
 export function openStationStore(dataDir: string): Store {
   try {
-    mkdirSync(dataDir, { recursive: true });
+    // The operator's results, episodes and uploaded models: this user's only (0700). A folder that
+    // exists already is left as it is: it may be one the operator chose and shares on purpose.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (e) {
     throw new UserError(`Cannot create the data folder ${dataDir}: ${(e as Error).message}. Pass --data DIR or set TANDEM_DATA to a writable folder.`);
   }

@@ -66,6 +66,8 @@ async function main(): Promise<void> {
     };
     contents.on('will-navigate', guard);
     contents.on('will-redirect', guard);
+    // Sub-frames too: will-navigate sees only the main frame.
+    contents.on('will-frame-navigate', (details) => guard(details, details.url));
     contents.on('will-attach-webview', (event) => event.preventDefault());
   });
 
@@ -116,9 +118,11 @@ async function main(): Promise<void> {
     log,
     onListening: (url) => {
       origin = stationOrigin(url);
-      operator = new BrowserWindow(operatorWindowOptions(preloads.operator));
+      operator = new BrowserWindow(operatorWindowOptions(preloads.operator, app.isPackaged));
       operator.once('ready-to-show', () => operator?.show());
       operator.on('closed', () => abort.abort()); // closing the console shuts the station down in order
+      // The station's URL carries its token in the fragment: the page keeps it in memory and sends
+      // it as a header (never a cookie, which would reach every server on 127.0.0.1).
       void operator.loadURL(url);
     },
   });

@@ -9,8 +9,12 @@
  */
 import type { BrowserWindowConstructorOptions, WebPreferences } from 'electron';
 
-/** The renderer cannot reach Node: isolated, sandboxed, no Node integration, no webviews. */
-export function lockedWebPreferences(preloadPath: string): WebPreferences {
+/**
+ * The renderer cannot reach Node: isolated, sandboxed, no Node integration, no webviews. DevTools
+ * only in a development run (`packaged` false): in an installed shell they would hand anyone at the
+ * console the page's token and a script prompt on the station's origin.
+ */
+export function lockedWebPreferences(preloadPath: string, packaged = true): WebPreferences {
   return {
     preload: preloadPath,
     contextIsolation: true,
@@ -27,12 +31,12 @@ export function lockedWebPreferences(preloadPath: string): WebPreferences {
     spellcheck: false,
     navigateOnDragDrop: false,
     autoplayPolicy: 'user-gesture-required',
-    devTools: true,
+    devTools: !packaged,
   };
 }
 
 /** The operator console: a normal window, big enough for the UI's 1280×800 layout. */
-export function operatorWindowOptions(preloadPath: string): BrowserWindowConstructorOptions {
+export function operatorWindowOptions(preloadPath: string, packaged = true): BrowserWindowConstructorOptions {
   return {
     width: 1280,
     height: 800,
@@ -42,7 +46,7 @@ export function operatorWindowOptions(preloadPath: string): BrowserWindowConstru
     backgroundColor: '#f4f5f7',
     show: false,
     autoHideMenuBar: true,
-    webPreferences: lockedWebPreferences(preloadPath),
+    webPreferences: lockedWebPreferences(preloadPath, packaged),
   };
 }
 
@@ -91,8 +95,8 @@ export function stationOrigin(stationUrl: string): string {
 }
 
 /**
- * Whether a web contents may navigate to `url`: only within the station's own origin (the token
- * redirect and the views), or the projector page's own file. Everything else — a link in a
+ * Whether a web contents — or any frame in it (will-frame-navigate) — may navigate to `url`: only
+ * within the station's own origin (the old-link redirect and the views), or the projector page's own file. Everything else — a link in a
  * rollout's text, a dragged-in file, an attacker's page — is refused.
  */
 export function mayNavigate(url: string, allowed: { readonly stationOrigin: string; readonly projectorPage: string }): boolean {

@@ -6,10 +6,24 @@
 import type { ArmSide, FaultKind, RigMode, SafetyEventKind } from '../rig/contract.js';
 import type { Layout } from '../tasks/types.js';
 
-/** The cookie the station sets once the URL's `?token=` has been accepted. */
-export const TOKEN_COOKIE = 'tandem_token';
-/** Or send the token in this header (scripts, tests). */
+/**
+ * Every API request carries the launch token in this header. The page reads it from the URL's
+ * fragment (`#token=…`, never sent to a server) and keeps it in memory — never in a cookie, which
+ * any other server on 127.0.0.1 would receive (cookies are not isolated by port).
+ */
 export const TOKEN_HEADER = 'x-tandem-token';
+/** The event stream's WebSocket subprotocol; the server answers with it. */
+export const EVENTS_PROTOCOL = 'tandem-events';
+/** A browser cannot set headers on a WebSocket: it offers the token as a second subprotocol with this prefix. */
+export const TOKEN_PROTOCOL_PREFIX = 'tandem-token.';
+
+/** The launch token in a fragment (`#token=…`, or a view before it: `#rig&token=…`), or undefined. */
+export function tokenInFragment(hash: string): string | undefined {
+  for (const part of hash.replace(/^#/, '').split('&')) {
+    if (part.startsWith('token=') && /^[A-Za-z0-9_-]+$/.test(part.slice(6))) return part.slice(6);
+  }
+  return undefined;
+}
 /** Largest request body the API reads; anything bigger is refused before it is parsed. */
 export const MAX_BODY_BYTES = 16 * 1024;
 /** The WebSocket path of the event stream. */

@@ -23,8 +23,13 @@
  *     u8 opcode 0x01 · u32 LE subscription id · u64 LE receive time (unix ns) · CDR payload
  *
  * Channels and their encoders are live-messages.ts. Messages go out at `rateHz` (default 30),
- * encoded once per channel per tick and only for channels someone subscribed to; a client whose
- * socket backs up past 1 MiB skips ticks rather than buffering without bound.
+ * encoded once per channel per tick and only for channels someone subscribed to.
+ *
+ * Limits, since any page in a browser on this machine could otherwise read the arms: an upgrade
+ * must carry no Origin (the desktop apps, scripts) or one of `allowedOrigins` (default the Foxglove
+ * and Lichtblick apps and file://); a client whose unsent bytes pass `sendBudgetBytes` is
+ * disconnected (send-budget.ts); each request gets at most one status reply, however many ids it
+ * names.
  *
  * Binds 127.0.0.1 by default; a non-loopback address is refused unless `allowRemote` is set
  * (the joint stream then reaches anyone on that network: there is no token on this port).
@@ -35,6 +40,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { rosTime } from '../record/ros2-messages.js';
 import { LIVE_CHANNELS, type LiveChannel, type LiveRigReading } from './live-messages.js';
+import { DEFAULT_SEND_BUDGET_BYTES, sendWithinBudget } from './send-budget.js';
 
 /** The subprotocols accepted, preferred first. */
 export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
@@ -45,8 +51,15 @@ const MESSAGE_DATA = 0x01;
 const STATUS_INFO = 0;
 const STATUS_WARNING = 1;
 const STATUS_ERROR = 2;
-const MAX_BUFFERED_BYTES = 1 << 20;
 const UINT32_MAX = 0xffffffff;
+/** How many of a request's bad entries a status names; the rest are counted. */
+const NAMED_IN_STATUS = 5;
+
+/**
+ * The browser origins the live view answers by default: the Foxglove and Lichtblick web apps and
+ * desktop pages (file://). Requests with no Origin (desktop apps' own sockets, scripts) are let in.
+ */
+export const DEFAULT_FOXGLOVE_ORIGINS: readonly string[] = ['file://', 'https://app.foxglove.dev', 'https://studio.foxglove.dev', 'https://lichtblick-suite.github.io'];
 
 /** Where the live view gets the rig's state; undefined while there is no rig (being re-created for a rollout). */
 export interface LiveRigSource {
@@ -65,6 +78,10 @@ export interface FoxgloveLiveOptions {
   /** The name viewers show for the connection, e.g. "tandem station (yam-cell)". */
   readonly name?: string;
   readonly metadata?: Readonly<Record<string, string>>;
+  /** Browser origins let in (a request without Origin always is); default DEFAULT_FOXGLOVE_ORIGINS. */
+  readonly allowedOrigins?: readonly string[];
+  /** A client's unsent bytes past this and it is disconnected; default 1 MiB. */
+  readonly sendBudgetBytes?: number;
 }
 
 /** The live view cannot be served as asked; the message says what to change. */
@@ -102,6 +119,12 @@ interface Client {
   readonly subscriptions: Map<number, number>;
 }
 
+/** The first few items, and how many more: a status stays one short sentence whatever it reports. */
+function summary(items: readonly string[]): string {
+  const named = items.slice(0, NAMED_IN_STATUS).join(', ');
+  return items.length > NAMED_IN_STATUS ? `${named} and ${items.length - NAMED_IN_STATUS} more` : named;
+}
+
 const isUint32 = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= UINT32_MAX;
 
 /** Unix time now, nanoseconds (sub-millisecond through the monotonic clock's origin). */
@@ -117,11 +140,16 @@ export class FoxgloveLiveServer {
   private readonly sessionId = String(Date.now());
   private timer: NodeJS.Timeout | undefined;
   private port = 0;
+  private readonly origins: ReadonlySet<string>;
+  private readonly budget: number;
+  private slowDropped = 0;
   /** The last failure to read or encode, said once to the clients rather than every tick. */
   private lastProblem: string | undefined;
 
   constructor(private readonly o: FoxgloveLiveOptions) {
     this.host = o.host ?? '127.0.0.1';
+    this.origins = new Set(o.allowedOrigins ?? DEFAULT_FOXGLOVE_ORIGINS);
+    this.budget = o.sendBudgetBytes ?? DEFAULT_SEND_BUDGET_BYTES;
     if (!isLoopbackHost(this.host) && !o.allowRemote) {
       throw new FoxgloveLiveError(`The Foxglove live view binds loopback only; ${this.host} is not loopback. Use 127.0.0.1, or allow it explicitly (--foxglove-allow-remote) knowing anyone on that network can then read the arm state.`);
     }
@@ -153,6 +181,11 @@ export class FoxgloveLiveServer {
     return `ws://${host}:${this.port}`;
   }
 
+  /** Clients connected now, and how many were disconnected for not reading. */
+  get clientCounts(): { connected: number; droppedSlow: number } {
+    return { connected: this.clients.size, droppedSlow: this.slowDropped };
+  }
+
   async close(): Promise<void> {
     clearInterval(this.timer);
     for (const c of this.clients) c.ws.close(1001, 'station shutting down');
@@ -176,6 +209,12 @@ export class FoxgloveLiveServer {
         .map((p) => p.trim())
         .filter((p) => p !== ''),
     );
+    const origin = req.headers.origin;
+    if (origin !== undefined && !this.origins.has(origin)) {
+      const body = `The Foxglove live view refuses pages from ${origin.slice(0, 200)}; open it from the Foxglove or Lichtblick app, or add that origin to the allowed ones.\n`;
+      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return;
+    }
     if (!pickSubprotocol(offered)) {
       const body = `This is a Foxglove WebSocket live view: connect with subprotocol ${FOXGLOVE_SUBPROTOCOLS.join(' or ')} (Foxglove: Open connection → Foxglove WebSocket).\n`;
       socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
@@ -202,7 +241,11 @@ export class FoxgloveLiveServer {
   }
 
   private sendJson(ws: WebSocket, body: unknown): void {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(body));
+    this.send(ws, JSON.stringify(body));
+  }
+
+  private send(ws: WebSocket, data: string | Buffer): boolean {
+    return sendWithinBudget(ws, data, this.budget, () => (this.slowDropped += 1));
   }
 
   private received(client: Client, data: RawData, isBinary: boolean): void {
@@ -222,7 +265,7 @@ export class FoxgloveLiveServer {
     if (op === 'subscribe') this.subscribe(client, (m as { subscriptions?: unknown }).subscriptions);
     else if (op === 'unsubscribe') this.unsubscribe(client, (m as { subscriptionIds?: unknown }).subscriptionIds);
     else if (op === 'clientInfo') return; // a newer client naming itself: nothing to do
-    else this.status(ws, STATUS_WARNING, `This live view does not offer '${String(op)}': it publishes the rig's channels and takes only subscribe and unsubscribe.`);
+    else this.status(ws, STATUS_WARNING, `This live view does not offer '${String(op).slice(0, 64)}': it publishes the rig's channels and takes only subscribe and unsubscribe.`);
   }
 
   private subscribe(client: Client, list: unknown): void {
@@ -230,26 +273,35 @@ export class FoxgloveLiveServer {
       this.status(client.ws, STATUS_ERROR, 'A subscribe needs "subscriptions": [{"id", "channelId"}, …].');
       return;
     }
+    // One status for the whole request, naming the first few problems: a request of thousands of
+    // bad entries must not become thousands of replies.
+    const problems: string[] = [];
+    let level = STATUS_INFO;
+    const problem = (l: number, words: string): void => {
+      level = Math.max(level, l);
+      problems.push(words);
+    };
     for (const s of list as unknown[]) {
       const { id, channelId } = (typeof s === 'object' && s !== null ? s : {}) as { id?: unknown; channelId?: unknown };
       if (!isUint32(id) || !isUint32(channelId)) {
-        this.status(client.ws, STATUS_ERROR, `Subscription ${JSON.stringify(s)} is not {"id": uint32, "channelId": uint32}; ignored.`);
+        problem(STATUS_ERROR, `${JSON.stringify(s)?.slice(0, 64) ?? String(s)} is not {"id": uint32, "channelId": uint32}`);
         continue;
       }
       if (channelId < 1 || channelId > LIVE_CHANNELS.length) {
-        this.status(client.ws, STATUS_WARNING, `There is no channel ${channelId}; the advertised ones are 1 to ${LIVE_CHANNELS.length}.`);
+        problem(STATUS_WARNING, `there is no channel ${channelId} (the advertised ones are 1 to ${LIVE_CHANNELS.length})`);
         continue;
       }
       if (client.subscriptions.has(id)) {
-        this.status(client.ws, STATUS_ERROR, `Subscription id ${id} is already in use; unsubscribe it first. Ignored.`);
+        problem(STATUS_ERROR, `subscription id ${id} is already in use (unsubscribe it first)`);
         continue;
       }
       if ([...client.subscriptions.values()].includes(channelId)) {
-        this.status(client.ws, STATUS_WARNING, `Channel ${channelId} (${LIVE_CHANNELS[channelId - 1].topic}) is already subscribed on this connection; one subscription per channel. Ignored.`);
+        problem(STATUS_WARNING, `channel ${channelId} (${LIVE_CHANNELS[channelId - 1].topic}) is already subscribed on this connection (one subscription per channel)`);
         continue;
       }
       client.subscriptions.set(id, channelId);
     }
+    if (problems.length > 0) this.status(client.ws, level, `Ignored ${problems.length} of ${list.length} subscription${list.length === 1 ? '' : 's'}: ${summary(problems)}.`);
   }
 
   private unsubscribe(client: Client, ids: unknown): void {
@@ -257,9 +309,11 @@ export class FoxgloveLiveServer {
       this.status(client.ws, STATUS_ERROR, 'An unsubscribe needs "subscriptionIds": [id, …].');
       return;
     }
+    const unknown: string[] = [];
     for (const id of ids as unknown[]) {
-      if (!client.subscriptions.delete(id as number)) this.status(client.ws, STATUS_INFO, `There was no subscription ${JSON.stringify(id)} to end.`);
+      if (!isUint32(id) || !client.subscriptions.delete(id)) unknown.push(JSON.stringify(id)?.slice(0, 32) ?? String(id));
     }
+    if (unknown.length > 0) this.status(client.ws, STATUS_INFO, `There was no subscription ${summary(unknown)} to end.`);
   }
 
   /** A failure here must not stop the station (this runs on a timer): it is told to the viewers instead. */
@@ -287,8 +341,9 @@ export class FoxgloveLiveServer {
     const payloads = new Map<number, Uint8Array>();
     for (const id of wanted) payloads.set(id, (LIVE_CHANNELS[id - 1] as LiveChannel).encode(reading, stamp));
     for (const c of this.clients) {
-      if (c.ws.readyState !== c.ws.OPEN || c.ws.bufferedAmount > MAX_BUFFERED_BYTES) continue;
-      for (const [subscriptionId, channelId] of c.subscriptions) c.ws.send(messageDataFrame(subscriptionId, receiveNs, payloads.get(channelId)!));
+      for (const [subscriptionId, channelId] of c.subscriptions) {
+        if (!this.send(c.ws, messageDataFrame(subscriptionId, receiveNs, payloads.get(channelId)!))) break;
+      }
     }
   }
 }

@@ -160,7 +160,7 @@ export function parseSessionAnswer(body: unknown): SessionAnswerRequest {
   if (prompt === undefined) throw new ApiRefusal(400, "An answer's 'prompt' (the id of the step it answers) is missing.");
   const a = objectBody(o.answer, "An answer's 'answer'");
   const action = a.action as SessionAnswer['action'];
-  if (typeof action !== 'string' || !(action in ANSWER_FIELDS)) throw new ApiRefusal(400, `An answer's 'action' must be one of ${Object.keys(ANSWER_FIELDS).join(', ')}, not ${JSON.stringify(a.action ?? null)}.`);
+  if (typeof action !== 'string' || !Object.hasOwn(ANSWER_FIELDS, action)) throw new ApiRefusal(400, `An answer's 'action' must be one of ${Object.keys(ANSWER_FIELDS).join(', ')}, not ${JSON.stringify(a.action ?? null)}.`);
   onlyFields(a, ['action', ...ANSWER_FIELDS[action]], `A '${action}' answer`);
   switch (action) {
     case 'score': {

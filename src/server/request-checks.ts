@@ -1,12 +1,12 @@
 /**
  * What every request to the station API must pass before it is looked at: a loopback peer, a Host
- * that names this station (DNS rebinding), the launch token (URL once, then a cookie or header),
+ * that names this station (DNS rebinding), the launch token (a header, or a WebSocket subprotocol),
  * for state changes a same-origin JSON body within the size limit, and for the event stream an
  * Origin of this station. Each refusal is one sentence with its HTTP status.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { MAX_BODY_BYTES, TOKEN_COOKIE, TOKEN_HEADER } from './api-types.js';
+import { MAX_BODY_BYTES, TOKEN_HEADER, TOKEN_PROTOCOL_PREFIX } from './api-types.js';
 
 export class ApiRefusal extends Error {
   constructor(
@@ -37,16 +37,6 @@ function sameToken(given: string, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function cookieToken(req: IncomingMessage): string | undefined {
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === TOKEN_COOKIE) return v.join('=');
-  }
-  return undefined;
-}
-
 export interface StationOrigin {
   readonly port: number;
   readonly token: string;
@@ -61,22 +51,48 @@ export function allowedOrigins(port: number): string[] {
   return hostsOf(port).map((h) => `http://${h}`);
 }
 
-/**
- * Loopback peer, Host header, token. Returns where the token came from: 'query' means the caller
- * should set the cookie (and drop the token from the address bar).
- */
-export function checkRequest(req: IncomingMessage, url: URL, o: StationOrigin): 'query' | 'cookie' | 'header' {
+/** A loopback peer and a Host that names this station (DNS rebinding): asked of every request, the UI's files too. */
+export function checkPeerAndHost(req: IncomingMessage, port: number): void {
   if (!isLoopback(req.socket.remoteAddress)) throw new ApiRefusal(403, 'The station API answers only on this machine (loopback).');
   const host = req.headers.host ?? '';
-  if (!hostsOf(o.port).includes(host)) throw new ApiRefusal(403, `The station API does not answer for the host '${host}'; open the address the station printed.`);
+  if (!hostsOf(port).includes(host)) throw new ApiRefusal(403, `The station API does not answer for the host '${host}'; open the address the station printed.`);
+}
+
+/** The token a WebSocket upgrade offers as a subprotocol (browsers cannot set its headers). */
+function protocolToken(req: IncomingMessage): string | undefined {
+  const offered = req.headers['sec-websocket-protocol'];
+  if (typeof offered !== 'string') return undefined;
+  for (const p of offered.split(',')) {
+    const name = p.trim();
+    if (name.startsWith(TOKEN_PROTOCOL_PREFIX)) return name.slice(TOKEN_PROTOCOL_PREFIX.length);
+  }
+  return undefined;
+}
+
+/**
+ * Loopback peer, Host header, and the token — in the header, or for a WebSocket upgrade as a
+ * subprotocol. Never a cookie (one set by anything on 127.0.0.1 reaches every port) and never the
+ * query (it would land in logs and history).
+ */
+export function checkRequest(req: IncomingMessage, _url: URL, o: StationOrigin): 'header' | 'protocol' {
+  checkPeerAndHost(req, o.port);
   const fromHeader = req.headers[TOKEN_HEADER];
   if (typeof fromHeader === 'string' && sameToken(fromHeader, o.token)) return 'header';
-  const fromCookie = cookieToken(req);
-  if (fromCookie !== undefined && sameToken(fromCookie, o.token)) return 'cookie';
-  const fromQuery = url.searchParams.get('token');
-  if (fromQuery !== null && sameToken(fromQuery, o.token)) return 'query';
-  const given = fromHeader !== undefined || fromCookie !== undefined || fromQuery !== null;
+  const fromProtocol = protocolToken(req);
+  if (fromProtocol !== undefined && sameToken(fromProtocol, o.token)) return 'protocol';
+  const given = fromHeader !== undefined || fromProtocol !== undefined;
   throw new ApiRefusal(401, given ? 'Wrong station token: open the address the station printed at start-up (each launch has a new token).' : 'This station needs its token: open the address the station printed at start-up, which carries it.');
+}
+
+/**
+ * An old-style link (`/?token=…`) to one of the UI's pages: the address to send the browser to,
+ * the token moved into the fragment (which the browser never sends). No cookie is set.
+ */
+export function fragmentRedirect(url: URL, token: string): string | undefined {
+  const given = url.searchParams.get('token');
+  if (given === null) return undefined;
+  if (!sameToken(given, token)) throw new ApiRefusal(401, 'Wrong station token: open the address the station printed at start-up (each launch has a new token).');
+  return `${url.pathname}#token=${token}`;
 }
 
 /** A WebSocket upgrade must also come from a page of this station. */
@@ -142,7 +158,9 @@ export async function readLimitedBody(req: IncomingMessage, limit: number, tooBi
       resolve(true);
     };
     const onEnd = (): void => resolve(false);
-    req.on('data', onData).once('end', onEnd).once('error', reject);
+    // Cut off (the request timeout, a client gone): nothing more will come. Settled already, a no-op.
+    const onClose = (): void => reject(new ApiRefusal(400, 'The request ended before its body arrived.'));
+    req.on('data', onData).once('end', onEnd).once('error', reject).once('close', onClose);
   });
   if (over) {
     await dropRestOfBody(req);

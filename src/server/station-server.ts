@@ -42,8 +42,8 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
-import { EVENTS_PATH, PROJECTOR_FRAME_PATH, RIG_STREAM_HZ, TOKEN_COOKIE, type ApiError, type LayoutView, type ProjectorState, type CalibrationInUse, type CalibrationsView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
-import { ApiRefusal, checkPostOrigin, checkRequest, checkUpgradeOrigin, isLoopback, newToken, readJsonBody } from './request-checks.js';
+import { EVENTS_PATH, PROJECTOR_FRAME_PATH, RIG_STREAM_HZ, EVENTS_PROTOCOL, type ApiError, type LayoutView, type ProjectorState, type CalibrationInUse, type CalibrationsView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
+import { ApiRefusal, checkPeerAndHost, checkPostOrigin, checkRequest, checkUpgradeOrigin, fragmentRedirect, isLoopback, newToken, readJsonBody } from './request-checks.js';
 import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseResumeTeleop, parseTeleopControl } from './request-bodies.js';
 import type { SessionHost } from './session-host.js';
 import type { TeleopHost } from './teleop-host.js';
@@ -60,6 +60,7 @@ import { LayoutSetError } from '../layouts/errors.js';
 import { RigBusyError, type RigHost } from './rig-host.js';
 import { layoutSetSummary, rolloutDetail, rolloutSummary, type ViewContext } from './store-views.js';
 import type { UiFile } from './ui-bundle.js';
+import { DEFAULT_SEND_BUDGET_BYTES, sendWithinBudget } from './send-budget.js';
 
 /** A rollout checked and ready to run (its policy open); made by RolloutRunner.prepare. */
 export interface PreparedRollout {
@@ -113,15 +114,20 @@ export interface StationServerOptions {
   readonly port?: number;
   /** Default a fresh random token. */
   readonly token?: string;
+  /** An event-stream client's unsent bytes past this and it is disconnected; default 1 MiB. */
+  readonly sendBudgetBytes?: number;
+  /** A request whose headers and body have not all arrived by then is answered 408 and closed; default 30 s. */
+  readonly requestTimeoutMs?: number;
   /** Unexpected errors (a bug, not bad input): logged, answered with a 500 sentence. */
   readonly logError?: (e: unknown) => void;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 function securityHeaders(port: number): Record<string, string> {
   return {
-    'Content-Security-Policy': `default-src 'self'; connect-src 'self' ws://127.0.0.1:${port} ws://localhost:${port}; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+    'Content-Security-Policy': `default-src 'self'; connect-src 'self' ws://127.0.0.1:${port} ws://localhost:${port}; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
     'Referrer-Policy': 'no-referrer',
@@ -132,7 +138,12 @@ function securityHeaders(port: number): Record<string, string> {
 export class StationServer {
   readonly token: string;
   private readonly http: Server;
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 1024,
+    // The page offers the event protocol and its token; the answer names only the former.
+    handleProtocols: (offered) => (offered.has(EVENTS_PROTOCOL) ? EVENTS_PROTOCOL : false),
+  });
   /** The compare view's paired reports are built off this thread (it also runs the rig's loop). */
   private readonly reports: ReportThread;
   private port = 0;
@@ -145,7 +156,9 @@ export class StationServer {
   constructor(private readonly o: StationServerOptions) {
     this.reports = new ReportThread(o.store.file);
     this.token = o.token ?? newToken();
-    this.http = createServer((req, res) => void this.handle(req, res));
+    // A slow body holds a connection for at most this long (Node's default is 300 s).
+    const requestTimeout = o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.http = createServer({ requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.round(requestTimeout / 4))) }, (req, res) => void this.handle(req, res));
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     if (o.sessions) o.sessions.publish = (session) => this.broadcast({ type: 'session', session });
     if (o.teleop) o.teleop.publish = (teleop) => this.broadcast({ type: 'teleop', teleop });
@@ -175,8 +188,9 @@ export class StationServer {
     return this.url;
   }
 
+  /** The page's address with the token in its fragment, which the browser never sends to a server. */
   get url(): string {
-    return `http://127.0.0.1:${this.port}/?token=${this.token}`;
+    return `http://127.0.0.1:${this.port}/#token=${this.token}`;
   }
 
   /** Stops the stream and the listener; the rollout in flight (if any) is stopped by the rig host's close. */
@@ -199,14 +213,14 @@ export class StationServer {
   }
 
   private send(ws: WebSocket, event: StationEvent): void {
-    // A stalled client is skipped rather than buffered without bound.
-    if (ws.readyState === ws.OPEN && ws.bufferedAmount < 1 << 20) ws.send(JSON.stringify(event));
+    // A client that stops reading is disconnected at its budget rather than buffered without bound.
+    sendWithinBudget(ws, JSON.stringify(event), this.o.sendBudgetBytes ?? DEFAULT_SEND_BUDGET_BYTES);
   }
 
   private broadcast(event: StationEvent): void {
     if (this.wss.clients.size === 0) return;
     const text = JSON.stringify(event);
-    for (const ws of this.wss.clients) if (ws.readyState === ws.OPEN && ws.bufferedAmount < 1 << 20) ws.send(text);
+    for (const ws of this.wss.clients) sendWithinBudget(ws, text, this.o.sendBudgetBytes ?? DEFAULT_SEND_BUDGET_BYTES);
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -238,21 +252,24 @@ export class StationServer {
     };
     try {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      const via = checkRequest(req, url, { port: this.port, token: this.token });
       const method = req.method ?? 'GET';
-      if (via === 'query') {
-        // Keep the token out of the address bar and history: a cookie for this origin only.
-        res.writeHead(303, { ...headers, Location: url.pathname, 'Set-Cookie': `${TOKEN_COOKIE}=${this.token}; Path=/; HttpOnly; SameSite=Strict` });
-        res.end();
-        return;
-      }
-      if (method === 'POST') checkPostOrigin(req, this.port);
+      // The UI's own files hold no secret: they load without the token, which the page then reads
+      // from its fragment and sends with every API request.
       const file = method === 'GET' ? this.o.ui.get(url.pathname) : undefined;
       if (file) {
+        checkPeerAndHost(req, this.port);
+        const moved = fragmentRedirect(url, this.token);
+        if (moved !== undefined) {
+          res.writeHead(303, { ...headers, Location: moved });
+          res.end();
+          return;
+        }
         res.writeHead(200, { ...headers, 'Content-Type': file.type, 'Content-Length': file.body.length });
         res.end(file.body);
         return;
       }
+      checkRequest(req, url, { port: this.port, token: this.token });
+      if (method === 'POST') checkPostOrigin(req, this.port);
       const result = await this.route(method, url, req);
       if (Buffer.isBuffer(result.body)) {
         res.writeHead(result.status ?? 200, { ...headers, 'Content-Type': result.type ?? 'application/octet-stream', 'Content-Length': result.body.length });

@@ -2,7 +2,7 @@
  * Uploads through the API: layout sets, sim calibrations and policies (ONNX models). Each is
  * size-limited before it is read whole (the limit said in the refusal), checked with the same
  * validator the CLI uses — the layout set's own hash, the sim calibration file parser, onnxruntime
- * loading the model — and only then stored. A refusal is one sentence and stores nothing.
+ * loading the model (in a capped worker, external data refused) — and only then stored. A refusal is one sentence and stores nothing.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -13,8 +13,7 @@ import { parseLayoutSet } from '../layouts/layout-set.js';
 import { LayoutSetError } from '../layouts/errors.js';
 import { CalibrationFileError, parseSimCalibration } from '../sim/calibration-file.js';
 import { SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson } from '../sim/calibration.js';
-import { OnnxPolicy } from '../policy/onnx/onnx-policy.js';
-import { PolicyLoadError } from '../policy/errors.js';
+import { checkOnnxUpload, DEFAULT_ONNX_UPLOAD_LIMITS, type OnnxUploadLimits } from './onnx-upload-check.js';
 import { tooBigSentence, UPLOAD_LIMITS, type UploadKind, type UploadResult } from './api-types.js';
 import { ApiRefusal, readLimitedBody } from './request-checks.js';
 
@@ -34,7 +33,7 @@ export async function readUpload(req: IncomingMessage, kind: UploadKind): Promis
   return body;
 }
 
-export async function storeUpload(store: Store, dataDir: string, kind: UploadKind, name: string, body: Buffer): Promise<UploadResult> {
+export async function storeUpload(store: Store, dataDir: string, kind: UploadKind, name: string, body: Buffer, limits: OnnxUploadLimits = DEFAULT_ONNX_UPLOAD_LIMITS): Promise<UploadResult> {
   if (kind === 'layout-set') {
     let set;
     try {
@@ -60,19 +59,17 @@ export async function storeUpload(store: Store, dataDir: string, kind: UploadKin
   }
   // A policy: written beside the others, loaded by onnxruntime as a rollout would load it, kept only if it loads.
   const dir = join(dataDir, 'policies');
-  await mkdir(dir, { recursive: true });
+  // Uploaded models are the operator's: readable by this user only.
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   const temp = join(dir, `.upload-${randomBytes(6).toString('hex')}.onnx`);
-  await writeFile(temp, body);
-  let policy: OnnxPolicy;
-  try {
-    policy = await OnnxPolicy.load(temp);
-  } catch (e) {
+  await writeFile(temp, body, { mode: 0o600 });
+  // Checked in a worker with a heap cap and a time limit (onnx-upload-check.ts): an upload is untrusted.
+  const checked = await checkOnnxUpload(temp, name, limits);
+  if (!checked.ok) {
     await rm(temp, { force: true });
-    if (e instanceof PolicyLoadError) throw new ApiRefusal(400, e.message.split(temp).join(name).split('.upload-').join(''));
-    throw e;
+    throw new ApiRefusal(400, checked.reason.split(temp).join(name).split('.upload-').join(''));
   }
-  const sha256 = policy.info.checkpointSha256;
-  await policy.close();
+  const sha256 = checked.sha256;
   const file = join(dir, `${sha256.slice(0, 12)}-${name}`);
   await rename(temp, file);
   const spec = `onnx:${file}`;

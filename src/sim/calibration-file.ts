@@ -142,7 +142,7 @@ function checkFields(where: string, template: object, value: Record<string, Json
   }
   for (const k of Object.keys(template)) {
     const field = where === '' ? k : `${where}.${k}`;
-    if (!(k in value)) fail(`field '${field}' is missing`);
+    if (!Object.hasOwn(value, k)) fail(`field '${field}' is missing`);
     const want = typeof (template as Record<string, unknown>)[k];
     const got = value[k];
     if (Array.isArray((template as Record<string, unknown>)[k])) {

@@ -109,7 +109,7 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   if (d.format !== RANDOMIZATION_FORMAT) throw new RandomizationSpecError(`${source} has format ${JSON.stringify(d.format)}; this tandem reads "${RANDOMIZATION_FORMAT}".`);
   if (!Number.isSafeInteger(d.seed)) throw new RandomizationSpecError(`${source} needs a whole-number "seed" (every draw is seeded by it, the layout and the repeat).`);
   for (const k of Object.keys(d)) {
-    if (k in NOT_YET) throw new RandomizationSpecError(`${source} asks for ${NOT_YET[k]}, which this version of the sim does not do; remove "${k}" (physics and placement are randomized).`);
+    if (Object.hasOwn(NOT_YET, k)) throw new RandomizationSpecError(`${source} asks for ${NOT_YET[k]}, which this version of the sim does not do; remove "${k}" (physics and placement are randomized).`);
     if (['camera', 'cameras', 'light', 'lights', 'colours', 'colors'].includes(k)) throw new RandomizationSpecError(`${source} has "${k}" at the top; camera, light and colour ranges go under "visual" (${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
     if (!['format', 'seed', 'physics', 'placement', 'visual'].includes(k)) throw new RandomizationSpecError(`${source} has an unknown field "${k}"; a spec has format, seed, physics, placement and visual.`);
   }
@@ -117,7 +117,7 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   if (d.physics !== undefined) {
     if (d.physics === null || typeof d.physics !== 'object' || Array.isArray(d.physics)) throw new RandomizationSpecError(`${source}: "physics" must be an object of [lo, hi] ranges.`);
     for (const [k, v] of Object.entries(d.physics)) {
-      if (!(k in PHYSICS_BOUNDS)) throw new RandomizationSpecError(`${source}: physics "${k}" is not a field the sim can randomize (it can: ${Object.keys(PHYSICS_BOUNDS).join(', ')}).`);
+      if (!Object.hasOwn(PHYSICS_BOUNDS, k)) throw new RandomizationSpecError(`${source}: physics "${k}" is not a field the sim can randomize (it can: ${Object.keys(PHYSICS_BOUNDS).join(', ')}).`);
       const [min, max] = PHYSICS_BOUNDS[k as PhysicsField];
       if (!isRange(v)) throw new RandomizationSpecError(`${source}: physics "${k}" must be a range [lo, hi] of two numbers, not ${JSON.stringify(v)}.`);
       if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: physics "${k}" is [${v[0]}, ${v[1]}]; the low end must come first.`);
@@ -130,7 +130,7 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   if (d.placement !== undefined) {
     const p = d.placement as Record<string, unknown> | null;
     if (p === null || typeof p !== 'object' || Array.isArray(p)) throw new RandomizationSpecError(`${source}: "placement" must be {"sigmaM": …, "sigmaYawRad": …}.`);
-    for (const k of Object.keys(p)) if (!(k in PLACEMENT_BOUNDS)) throw new RandomizationSpecError(`${source}: placement "${k}" is unknown; placement has sigmaM and sigmaYawRad.`);
+    for (const k of Object.keys(p)) if (!Object.hasOwn(PLACEMENT_BOUNDS, k)) throw new RandomizationSpecError(`${source}: placement "${k}" is unknown; placement has sigmaM and sigmaYawRad.`);
     const out: Record<string, number> = {};
     for (const [k, [min, max]] of Object.entries(PLACEMENT_BOUNDS)) {
       const v = p[k];
@@ -143,7 +143,7 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   if (d.visual !== undefined) {
     if (d.visual === null || typeof d.visual !== 'object' || Array.isArray(d.visual)) throw new RandomizationSpecError(`${source}: "visual" must be an object of [lo, hi] ranges.`);
     for (const [k, v] of Object.entries(d.visual)) {
-      if (!(k in VISUAL_BOUNDS)) throw new RandomizationSpecError(`${source}: visual "${k}" is not a field the sim cameras can randomize (they can: ${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
+      if (!Object.hasOwn(VISUAL_BOUNDS, k)) throw new RandomizationSpecError(`${source}: visual "${k}" is not a field the sim cameras can randomize (they can: ${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
       const [min, max] = VISUAL_BOUNDS[k as VisualField];
       if (!isRange(v)) throw new RandomizationSpecError(`${source}: visual "${k}" must be a range [lo, hi] of two numbers, not ${JSON.stringify(v)}.`);
       if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: visual "${k}" is [${v[0]}, ${v[1]}]; the low end must come first.`);

@@ -7,7 +7,7 @@
  * acknowledges an operator's score, the score survives a crash or a power cut.
  */
 import { createHash } from 'node:crypto';
-import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import canonicalize from 'canonicalize';
@@ -163,6 +163,8 @@ function unwritableBecause(file: string): { cause: string; fix: string } | undef
 export function openStore(file: string, options: OpenStoreOptions = {}): Store {
   let db: Database.Database;
   try {
+    // Created 0600 before SQLite opens it: its WAL and shared-memory files take the database's mode.
+    if (options.create !== false && file !== ':memory:' && file !== '' && !existsSync(file)) closeSync(openSync(file, 'a', 0o600));
     db = new Database(file, { fileMustExist: options.create === false });
   } catch (e) {
     const why = unwritableBecause(file);

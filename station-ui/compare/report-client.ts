@@ -8,6 +8,7 @@
 import type { PairedReport, ReportChoices } from '../../src/analysis/paired-report.js';
 import type { ApiError, CompareReportExtras } from '../../src/server/api-types.js';
 import { ApiFailure } from '../api.js';
+import { tokenHeaders } from '../token.js';
 
 export type CompareReportData = PairedReport & CompareReportExtras;
 
@@ -34,7 +35,7 @@ export async function fetchCompareReport(layoutSet: string, policies: readonly n
   if (narrowing.simCalibration) q.set('simCalibration', narrowing.simCalibration);
   if (narrowing.realCalibration) q.set('realCalibration', narrowing.realCalibration);
   if (narrowing.episodeSeconds !== undefined) q.set('episodeSeconds', String(narrowing.episodeSeconds));
-  const res = await fetch(`/api/compare/report?${q.toString()}`, { credentials: 'same-origin' });
+  const res = await fetch(`/api/compare/report?${q.toString()}`, { headers: tokenHeaders(), credentials: 'omit' });
   const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as CompareReportData | ApiError;
   if (!res.ok) {
     const e = data as ApiError;

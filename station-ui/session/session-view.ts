@@ -7,6 +7,7 @@
  */
 import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState } from '../../src/server/api-types.js';
 import { api } from '../api.js';
+import { loadApiImage, stationLink } from '../token.js';
 import { ago, clear, h } from '../dom.js';
 import type { SessionKey } from '../keys.js';
 import { splitReason } from '../words.js';
@@ -267,7 +268,12 @@ export class SessionView {
       ),
     );
     const body = h('div', { class: `card-body${over ? ' no-image' : ''}` });
-    if (st && !over) body.append(h('img', { class: 'top-view', id: 'session-top-view', alt: `Layout ${st.layoutIndex} from above`, src: `/api/layout-sets/${s.layoutSetSha256}/layouts/${st.layoutIndex}/top-view.svg` }));
+    if (st && !over) {
+      const img = h('img', { class: 'top-view', id: 'session-top-view', alt: `Layout ${st.layoutIndex} from above` });
+      // Fetched with the token (an <img src> cannot send it); a failed load leaves the alt text.
+      loadApiImage(img, `/api/layout-sets/${s.layoutSetSha256}/layouts/${st.layoutIndex}/top-view.svg`, true).catch(() => {});
+      body.append(img);
+    }
     body.append(this.stepPanel(s));
     this.card.append(body);
   }
@@ -417,7 +423,7 @@ export class SessionView {
       { class: 'panel', id: 'session-projector' },
       h('h2', {}, 'Projector'),
       h('ul', { class: 'faults' }, h('li', { class: 'none' }, now), ...(p?.configured ? [h('li', { class: 'none' }, p.description)] : []), ...(p?.problem ? [h('li', {}, p.problem)] : [])),
-      ...(p?.configured && !shell ? [h('p', {}, h('a', { href: PROJECTOR_PAGE_PATH, target: '_blank', rel: 'noopener', id: 'open-projector' }, 'Open the projector page'), ' on the projector’s display, full screen (F11).')] : []),
+      ...(p?.configured && !shell ? [h('p', {}, h('a', { href: stationLink(PROJECTOR_PAGE_PATH), target: '_blank', rel: 'noopener', id: 'open-projector' }, 'Open the projector page'), ' on the projector’s display, full screen (F11).')] : []),
     );
   }
 

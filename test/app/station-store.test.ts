@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserError } from '../../src/app/command.js';
@@ -51,4 +51,19 @@ test('withCommandStore closes the store and turns store problems into UserErrors
     withCommandStore({ data: dir }, { env: {}, cwd: dir }, (store) => store.endSession(404)),
     (e: unknown) => e instanceof UserError && /no session 404/.test(e.message),
   );
+});
+
+test('a new data folder is this user\'s only (0700) and the store file and its WAL are 0600', (t) => {
+  const parent = tempDir(t);
+  const dataDir = join(parent, 'station', 'data');
+  const store = openStationStore(dataDir);
+  try {
+    store.listPolicies();
+    assert.equal(statSync(dataDir).mode & 0o777, 0o700);
+    assert.equal(statSync(join(parent, 'station')).mode & 0o777, 0o700, 'every folder it created');
+    for (const f of ['tandem.sqlite', 'tandem.sqlite-wal']) if (existsSync(join(dataDir, f))) assert.equal(statSync(join(dataDir, f)).mode & 0o777, 0o600, f);
+    assert.ok(existsSync(join(dataDir, 'tandem.sqlite-wal')), 'the WAL exists while the store is open');
+  } finally {
+    store.close();
+  }
 });

@@ -32,6 +32,30 @@ test('every window is isolated, sandboxed and without Node integration, with the
   assert.equal(lockedWebPreferences('/x.cjs').preload, '/x.cjs');
 });
 
+test('devTools are off in a packaged shell (the default) and on only in a development run', () => {
+  assert.equal(operatorWindowOptions('/p/preload.cjs').webPreferences!.devTools, false);
+  assert.equal(operatorWindowOptions('/p/preload.cjs', true).webPreferences!.devTools, false);
+  assert.equal(operatorWindowOptions('/p/preload.cjs', false).webPreferences!.devTools, true);
+});
+
+test('the packaged binary has its fuses set: no RunAsNode, encrypted cookies, app only from its asar', () => {
+  const yml = readFileSync(join(PROJECT_ROOT, 'electron-builder.yml'), 'utf8');
+  const block = /^electronFuses:\n((?:[ ]+.*\n)+)/m.exec(yml)?.[1] ?? '';
+  const fuses = new Map(block.split('\n').filter((l) => l.trim()).map((l) => l.trim().split(/:\s*/) as [string, string]));
+  assert.equal(fuses.get('runAsNode'), 'false');
+  assert.equal(fuses.get('enableCookieEncryption'), 'true');
+  assert.equal(fuses.get('onlyLoadAppFromAsar'), 'true');
+  assert.equal(fuses.get('enableNodeOptionsEnvironmentVariable'), 'false');
+  assert.equal(fuses.get('enableNodeCliInspectArguments'), 'false');
+  assert.equal(fuses.get('enableEmbeddedAsarIntegrityValidation'), 'true');
+});
+
+test('every frame navigation is guarded, not only the main frame', () => {
+  const main = readFileSync(join(PROJECT_ROOT, 'src/electron/main.ts'), 'utf8');
+  for (const event of ['will-navigate', 'will-redirect', 'will-frame-navigate']) assert.match(main, new RegExp(`contents\\.on\\('${event}'`), event);
+  assert.match(main, /operatorWindowOptions\(preloads\.operator, app\.isPackaged\)/);
+});
+
 test('the projector window covers its display exactly, full screen, black, and never takes focus', () => {
   const o = projectorWindowOptions('/p/projector.cjs', { x: 1920, y: 0, width: 3840, height: 2160 });
   assert.deepEqual([o.x, o.y, o.width, o.height], [1920, 0, 3840, 2160]);
@@ -43,7 +67,7 @@ test('the projector window covers its display exactly, full screen, black, and n
 });
 
 test('renderers navigate only within the station origin or to the projector page; windows and permissions are refused', () => {
-  const allowed = { stationOrigin: stationOrigin('http://127.0.0.1:8420/?token=abc'), projectorPage: 'file:///opt/tandem/src/electron/projector.html' };
+  const allowed = { stationOrigin: stationOrigin('http://127.0.0.1:8420/#token=abc'), projectorPage: 'file:///opt/tandem/src/electron/projector.html' };
   assert.equal(allowed.stationOrigin, 'http://127.0.0.1:8420');
   assert.equal(mayNavigate('http://127.0.0.1:8420/#rollouts', allowed), true);
   assert.equal(mayNavigate('http://127.0.0.1:8420/', allowed), true);

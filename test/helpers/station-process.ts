@@ -4,13 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TOKEN_HEADER } from '../../src/server/api-types.js';
+import { TOKEN_HEADER, tokenInFragment } from '../../src/server/api-types.js';
 
 const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
 
 export interface StationProcess {
   readonly child: ChildProcess;
-  /** The line's URL, token included. */
+  /** The line's URL, the token in its fragment. */
   readonly url: string;
   readonly base: string;
   readonly token: string;
@@ -43,7 +43,7 @@ export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeout
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the station printed no URL in time; stdout: ${out} stderr: ${err}`)), opts.startTimeoutMs ?? 90_000);
     const check = (): void => {
-      const m = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(out);
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/#token=[A-Za-z0-9_-]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);
@@ -56,6 +56,7 @@ export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeout
     });
   });
   const u = new URL(url);
+  const token = tokenInFragment(u.hash)!;
   let stopped: Promise<number | null> | undefined;
   const stop = (timeoutMs = 30_000): Promise<number | null> => {
     stopped ??= (async () => {
@@ -71,7 +72,7 @@ export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeout
     child,
     url,
     base: `${u.protocol}//${u.host}`,
-    token: u.searchParams.get('token')!,
+    token,
     dataDir,
     stdout: () => out,
     stderr: () => err,
@@ -82,7 +83,7 @@ export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeout
     },
     async api<T>(path: string, body?: unknown): Promise<T> {
       const base = `${u.protocol}//${u.host}`;
-      const res = await fetch(`${base}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { [TOKEN_HEADER]: u.searchParams.get('token')!, 'Content-Type': 'application/json', Origin: base }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${base}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { [TOKEN_HEADER]: token, 'Content-Type': 'application/json', Origin: base }, body: body === undefined ? undefined : JSON.stringify(body) });
       const data = (await res.json()) as T;
       if (!res.ok) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(data)}`);
       return data;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WebSocket } from 'ws';
 import { runTandem } from '../helpers/cli.js';
 import { createChunkExecutor } from '../../src/policy/chunk-executor.js';
 import { OpenpiClientPolicy } from '../../src/policy/openpi/client.js';
@@ -70,6 +71,20 @@ test('a server that requires an API key refuses a probe without it', async () =>
     const without = await runTandem(['policy', 'probe', server.url]);
     assert.equal(without.code, 3);
     assert.match(without.stderr, /refused the API key \(HTTP 401\); pass the key the server was started with/);
+    // A browser page (it sends an Origin) may not drive the policy, key or not.
+    const fromPage = await new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(server.url, { headers: { origin: 'http://evil.example', authorization: 'Api-Key k3y' } });
+      ws.once('unexpected-response', (_req, res) => {
+        resolve(res.statusCode ?? 0);
+        ws.terminate();
+      });
+      ws.once('open', () => {
+        resolve(101);
+        ws.close();
+      });
+      ws.once('error', reject);
+    });
+    assert.equal(fromPage, 403);
     const busy = await runTandem(['policy', 'serve', '--policy', `onnx:${modelPath}`, '--port', server.url.split(':').pop()!]);
     assert.equal(busy.code, 2);
     assert.match(busy.stderr, /Port \d+ on 127\.0\.0\.1 is already in use; pick another with --port\./);
@@ -77,6 +92,13 @@ test('a server that requires an API key refuses a probe without it', async () =>
     server.child.kill('SIGINT');
     await server.exited;
   }
+});
+
+test('serving off loopback without an API key is refused in one sentence, before anything listens', async () => {
+  const r = await runTandem(['policy', 'serve', '--policy', `onnx:${modelPath}`, '--port', '0', '--host', '0.0.0.0'], { env: { TANDEM_POLICY_API_KEY: '' } });
+  assert.equal(r.code, 2);
+  assert.equal(r.stderr, 'Serving on 0.0.0.0 lets other machines drive the policy, so it needs --api-key KEY (or $TANDEM_POLICY_API_KEY); without one, serve on 127.0.0.1.\n');
+  assert.equal(r.stdout, '');
 });
 
 async function probeFake(behaviour: Behaviour, extra: string[] = []) {

@@ -174,11 +174,11 @@ test('requests the live view does not offer get a status sentence and the connec
   };
   let n = statusCount();
   client.ws.send(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 1, channelId: 99 }] }));
-  assert.match((await lastStatus(n)).message, /no channel 99; the advertised ones are 1 to 4/);
+  assert.match((await lastStatus(n)).message, /Ignored 1 of 1 subscription: there is no channel 99 \(the advertised ones are 1 to 4\)/);
   client.subscribe(1, channels[0].id);
   n = statusCount();
   client.ws.send(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 1, channelId: channels[1].id }] }));
-  assert.match((await lastStatus(n)).message, /Subscription id 1 is already in use/);
+  assert.match((await lastStatus(n)).message, /subscription id 1 is already in use/);
   n = statusCount();
   client.ws.send(JSON.stringify({ op: 'setParameters', parameters: [{ name: 'x', value: 1 }] }));
   assert.match((await lastStatus(n)).message, /does not offer 'setParameters'/);

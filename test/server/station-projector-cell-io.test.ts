@@ -85,10 +85,10 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   assert.match(cals.inUse.find((c) => c.what === 'sim twin physics')?.name ?? '', /\S/);
   await page.waitForFunction((sha) => (document.getElementById('rig-calibrations')?.textContent ?? '').includes(sha), calibration.sha256.slice(0, 12));
   await page.screenshot({ path: join(SHOTS, 'rig-calibrations.png'), fullPage: true });
-  // The projector's page, as a second window on the projector's display (the cookie carries the token).
+  // The projector's page, as a second window on the projector's display (its address's fragment carries the token).
   const wall = await browser.newPage();
   await wall.setViewportSize({ width: 960, height: 540 });
-  await wall.goto(`${station.base}${PROJECTOR_PAGE_PATH}`);
+  await wall.goto(`${station.base}${PROJECTOR_PAGE_PATH}#token=${station.token}`);
   await wall.waitForFunction(() => document.body.dataset.showing === 'nothing');
 
   const set = await api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });

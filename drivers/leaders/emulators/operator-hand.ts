@@ -130,20 +130,38 @@ export function trajectoryMotion(points: readonly { t: number; q: readonly numbe
 }
 
 export function readTrajectoryFile(file: string): HandMotion {
-  let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new TrajectoryFileError(`Cannot read the trajectory file ${file}: ${(e as Error).message}.`);
   }
-  const o = json as { points?: unknown; buttons?: unknown };
-  if (!o || !Array.isArray(o.points)) throw new TrajectoryFileError(`The trajectory file ${file} needs a "points" array of {"t": seconds, "q": [${STATE_DIM} numbers]}.`);
-  const cues = Array.isArray(o.buttons) ? (o.buttons as ButtonCue[]) : [];
-  for (const c of cues) {
-    if (!ARM_SIDES.includes(c.arm) || !(c.button === 0 || c.button === 1) || !Number.isFinite(c.t)) throw new TrajectoryFileError(`The trajectory file ${file} has a button cue that is not {"t": s, "arm": "left"|"right", "button": 0|1}.`);
-  }
+  return parseTrajectory(text, file);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A trajectory file's text as a hand motion; anything else is one TrajectoryFileError sentence naming `file`. */
+export function parseTrajectory(text: string, file: string): HandMotion {
+  let json: unknown;
   try {
-    return trajectoryMotion(o.points as { t: number; q: number[] }[], cues);
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new TrajectoryFileError(`Cannot read the trajectory file ${file}: ${(e as Error).message}.`);
+  }
+  const o = isObject(json) ? json : {};
+  if (!Array.isArray(o.points)) throw new TrajectoryFileError(`The trajectory file ${file} needs a "points" array of {"t": seconds, "q": [${STATE_DIM} numbers]}.`);
+  const cues = Array.isArray(o.buttons) ? (o.buttons as unknown[]) : [];
+  for (const c of cues) {
+    if (!isObject(c) || !ARM_SIDES.includes(c.arm as ArmSide) || !(c.button === 0 || c.button === 1) || typeof c.t !== 'number' || !Number.isFinite(c.t)) throw new TrajectoryFileError(`The trajectory file ${file} has a button cue that is not {"t": s, "arm": "left"|"right", "button": 0|1}.`);
+  }
+  (o.points as unknown[]).forEach((p, i) => {
+    if (!isObject(p) || typeof p.t !== 'number' || !Array.isArray(p.q) || !p.q.every((x) => typeof x === 'number')) {
+      throw new TrajectoryFileError(`${file}: trajectory point ${i} is not {"t": seconds, "q": [${STATE_DIM} numbers]}.`);
+    }
+  });
+  try {
+    return trajectoryMotion(o.points as { t: number; q: number[] }[], cues as unknown as ButtonCue[]);
   } catch (e) {
     throw new TrajectoryFileError(`${file}: ${(e as Error).message}`);
   }

@@ -23,10 +23,11 @@ const INPUT_WORD: Record<string, InterlockInput> = { door: 'doorClosed', curtain
 export async function plcCommand(plc: PlcEmulator, line: string): Promise<string> {
   const [word, state] = line.split(/\s+/);
   if (word === '') return '';
-  const input = INPUT_WORD[word];
+  const input = Object.hasOwn(INPUT_WORD, word) ? INPUT_WORD[word] : undefined;
   if (input) {
-    const safe = { closed: true, clear: true, release: true, ok: true }[state as string];
-    const unsafe = { open: false, broken: false, press: false }[state as string];
+    const own = (o: Record<string, boolean>, k: string | undefined): boolean | undefined => (k !== undefined && Object.hasOwn(o, k) ? o[k] : undefined);
+    const safe = own({ closed: true, clear: true, release: true, ok: true }, state);
+    const unsafe = own({ open: false, broken: false, press: false }, state);
     if (state === 'bad') {
       plc.setInputBad(input);
       return `${word} reports BadDeviceFailure`;

@@ -114,8 +114,9 @@ as openpi does: metadata message first, msgpack-numpy requests/responses, GET /h
 text frame followed by close 1011. Stops on Ctrl-C.
 
   --port P                 port (default 8000, openpi's; 0 picks a free one and prints it)
-  --host H                 interface (default 127.0.0.1; 0.0.0.0 serves other machines)
-  --api-key KEY            require 'Authorization: Api-Key KEY' (default: $TANDEM_POLICY_API_KEY, else none)
+  --host H                 interface (default 127.0.0.1; 0.0.0.0 serves other machines, and then needs --api-key)
+  --api-key KEY            require 'Authorization: Api-Key KEY' (default: $TANDEM_POLICY_API_KEY, else none on loopback)
+Browser pages (any request with an Origin) are refused.
   --added-latency-ms N     wait N ms before each answer, to rehearse a heavier model's latency
   --max-image-side N       largest image height/width a request may carry (default 1024, at most 8192);
                            bounds every request before it is read (larger messages: close 1009)
@@ -141,8 +142,10 @@ one sentence as a text frame, then close 1011, as openpi's server reports errors
     const maxImageSide = intOption(args, 'max-image-side', 1024, 16, 8192);
     const host = typeof args.values.host === 'string' ? args.values.host : '127.0.0.1';
     const apiKey = typeof args.values['api-key'] === 'string' ? args.values['api-key'] : io.env.TANDEM_POLICY_API_KEY;
+    const { openHostRefusal, startPolicyServer } = await import('../../policy/openpi/server.js');
+    const refusal = openHostRefusal(host, apiKey || undefined);
+    if (refusal) throw new UserError(refusal);
     const policy = await openFromArgs(spec, { ...args, values: { ...args.values, 'api-key': undefined } }, io);
-    const { startPolicyServer } = await import('../../policy/openpi/server.js');
     let server;
     try {
       server = await startPolicyServer({

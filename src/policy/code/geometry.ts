@@ -33,10 +33,10 @@ const DEFAULT_BOTTLE: BottleShape = BOTTLES['bottle-500ml'];
 const DEFAULT_BIN: BinShape = BINS.bin;
 
 export function bottleShape(kind: string): BottleShape | undefined {
-  return BOTTLES[kind] ?? (/bottle/i.test(kind) ? DEFAULT_BOTTLE : undefined);
+  return (Object.hasOwn(BOTTLES, kind) ? BOTTLES[kind] : undefined) ?? (/bottle/i.test(kind) ? DEFAULT_BOTTLE : undefined);
 }
 export function binShape(kind: string): BinShape | undefined {
-  return BINS[kind] ?? (/bin/i.test(kind) ? DEFAULT_BIN : undefined);
+  return (Object.hasOwn(BINS, kind) ? BINS[kind] : undefined) ?? (/bin/i.test(kind) ? DEFAULT_BIN : undefined);
 }
 
 export type BottlePosture = 'upright' | 'lying' | 'upside-down' | 'tilted';

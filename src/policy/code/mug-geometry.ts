@@ -21,7 +21,7 @@ const MUGS: Readonly<Record<string, MugShape>> = {
 };
 
 export function mugShape(kind: string): MugShape | undefined {
-  return MUGS[kind] ?? (/mug/i.test(kind) ? MUGS['mug-350ml'] : undefined);
+  return (Object.hasOwn(MUGS, kind) ? MUGS[kind] : undefined) ?? (/mug/i.test(kind) ? MUGS['mug-350ml'] : undefined);
 }
 
 export type MugPosture = 'upright' | 'lying' | 'upside-down' | 'tilted';

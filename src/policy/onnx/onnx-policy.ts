@@ -108,7 +108,7 @@ export class OnnxPolicy implements Policy {
   }
 
   /** Loads and checks the model; throws PolicyLoadError with one sentence on anything tandem cannot run. */
-  static async load(path: string, opts: { threads?: number } = {}): Promise<OnnxPolicy> {
+  static async load(path: string, opts: { threads?: number; /** Default true; false opens it without folding constants (checking an untrusted model). */ optimize?: boolean } = {}): Promise<OnnxPolicy> {
     const file = basename(path);
     let bytes: Buffer;
     try {
@@ -121,7 +121,7 @@ export class OnnxPolicy implements Policy {
     let session: ort.InferenceSession;
     try {
       session = await ort.InferenceSession.create(bytes, {
-        graphOptimizationLevel: 'all',
+        graphOptimizationLevel: opts.optimize === false ? 'disabled' : 'all',
         // One thread by default: small policies gain little from parallel kernels, and a thread
         // pool competing with the control loop for cores cost 10+ ms per round trip when served
         // on a busy 2-core machine (bench/policy.bench.ts). Large models: raise `threads`.

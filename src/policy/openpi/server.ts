@@ -2,8 +2,9 @@
  * The tandem policy server: serves any tandem Policy over the openpi websocket protocol, so
  * openpi clients and tandem's own client (many sim workers at once) share one loaded model.
  * Behaves as openpi's `websocket_policy_server.py`: metadata first, strict request/response,
- * `GET /healthz` → 200, an error is a text frame then close 1011. Adds an optional API-key
- * check (openpi leaves that to a proxy).
+ * `GET /healthz` → 200, an error is a text frame then close 1011. Adds an API-key check (openpi
+ * leaves that to a proxy), required off loopback, and refuses browser pages (any Origin not
+ * allowed): a page on another site must not drive the model.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -34,6 +35,19 @@ export interface PolicyServerOptions {
   readonly maxImageSide?: number;
   /** One line per notable event (connections, errors). */
   readonly log?: (line: string) => void;
+  /** Browser origins that may connect; default none (openpi clients send no Origin). */
+  readonly allowedOrigins?: readonly string[];
+}
+
+/** A host only this machine reaches: the one place the server runs without an API key. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Why `policy serve` will not start on `host` without an API key, or undefined when it may. */
+export function openHostRefusal(host: string, apiKey: string | undefined): string | undefined {
+  if (isLoopbackHost(host) || apiKey) return undefined;
+  return `Serving on ${host} lets other machines drive the policy, so it needs --api-key KEY (or $TANDEM_POLICY_API_KEY); without one, serve on 127.0.0.1.`;
 }
 
 export interface RunningPolicyServer {
@@ -55,6 +69,9 @@ function keyMatches(header: string | undefined, key: string): boolean {
 export async function startPolicyServer(opts: PolicyServerOptions): Promise<RunningPolicyServer> {
   const { policy } = opts;
   const log = opts.log ?? (() => {});
+  const refusal = openHostRefusal(opts.host ?? '127.0.0.1', opts.apiKey);
+  if (refusal) throw new Error(refusal);
+  const allowedOrigins = new Set(opts.allowedOrigins ?? []);
   if (opts.resetContext) await policy.reset(opts.resetContext);
   const info = policy.info;
   const metadata: Record<string, WireValue> = {
@@ -82,6 +99,13 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload });
 
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => {});
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowedOrigins.has(origin)) {
+      log(`refused a connection from ${req.socket.remoteAddress ?? '?'}: a page from ${origin} may not use this policy server`);
+      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nThis policy server refuses pages from ${origin.slice(0, 200)}.\n`);
+      return;
+    }
     if (opts.apiKey !== undefined && !keyMatches(req.headers.authorization, opts.apiKey)) {
       log(`refused a connection from ${req.socket.remoteAddress ?? '?'}: wrong or missing API key`);
       socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nMissing or wrong Authorization: Api-Key header.\n');
@@ -106,9 +130,15 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
         ws.close(1011, ERROR_CLOSE_REASON);
       }
     };
+    // Fair share under load: a connection is read no further while a request of its own waits, so
+    // a client that floods large frames holds one request in memory, not all it sent, and takes
+    // its turn at the model like every other connection.
+    let waiting = 0;
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       const receivedAt = performance.now();
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+      waiting += 1;
+      if (waiting === 1) ws.pause();
       // Strict request/response per connection: handle messages in order.
       chain = chain.then(async () => {
         if (failed) return;
@@ -135,6 +165,9 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
           prevTotalMs = performance.now() - receivedAt;
         } catch (e) {
           fail(`tandem policy server: ${e instanceof WireFormatError ? `the observation could not be read: ${e.message}.` : (e as Error).message}`);
+        } finally {
+          waiting -= 1;
+          if (waiting === 0 && ws.readyState === WebSocket.OPEN) ws.resume();
         }
       });
     });

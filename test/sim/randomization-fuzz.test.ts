@@ -1,0 +1,40 @@
+/**
+ * Property test of the randomization spec parser (fast-check, fixed seed): any JSON, and any edit
+ * of a valid spec with prototype names and out-of-range values, is a spec or one
+ * RandomizationSpecError sentence — never a TypeError from an inherited property.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_FORMAT } from '../../src/sim/randomization.js';
+
+const SEED = 7;
+
+function readOrRefuse(text: string): void {
+  try {
+    parseRandomizationSpec(text, 'spec.json');
+  } catch (e) {
+    assert.ok(e instanceof RandomizationSpecError, `threw ${(e as Error)?.name}: ${(e as Error)?.message}`);
+    assert.ok(!e.message.includes('\n') && !/function |\[native code\]/.test(e.message), e.message);
+  }
+}
+
+const key = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'objectMassScale', 'friction', 'sigmaM', 'sigmaYawRad', 'lightIntensity', 'cameras', 'lights'), fc.string({ maxLength: 8 }));
+const value = fc.oneof(fc.tuple(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.double({ noNaN: true, noDefaultInfinity: true })), fc.double({ min: -1, max: 2, noNaN: true }), fc.constant(null), fc.string({ maxLength: 4 }), fc.array(fc.integer(), { maxLength: 3 }));
+const section = fc.dictionary(key, value, { maxKeys: 4 });
+
+test('any spec-shaped JSON with prototype names and wild values: a spec or one sentence', () => {
+  fc.assert(
+    fc.property(fc.record({ seed: fc.oneof(fc.integer(), fc.constant(1.5)), physics: fc.option(section), placement: fc.option(section), visual: fc.option(section), extra: fc.option(fc.tuple(key, value)) }), (r) => {
+      const parts = [`"format": ${JSON.stringify(RANDOMIZATION_FORMAT)}`, `"seed": ${r.seed}`];
+      for (const s of ['physics', 'placement', 'visual'] as const) {
+        const sec = r[s];
+        if (sec) parts.push(`${JSON.stringify(s)}: {${Object.entries(sec).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(', ')}}`);
+      }
+      if (r.extra) parts.push(`${JSON.stringify(r.extra[0])}: ${JSON.stringify(r.extra[1])}`);
+      readOrRefuse(`{${parts.join(', ')}}`);
+    }),
+    { seed: SEED, numRuns: 600 },
+  );
+  fc.assert(fc.property(fc.oneof(fc.json({ maxDepth: 4 }), fc.string({ maxLength: 80 })), readOrRefuse), { seed: SEED, numRuns: 300 });
+});
