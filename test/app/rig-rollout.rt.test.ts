@@ -20,9 +20,10 @@ function fixture(): { dir: string; layouts: string; model: string; rigConfig: st
   writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })));
   const model = join(dir, 'policy.onnx');
   writeFileSync(model, buildLinearPolicyModel({ horizon: HORIZON, seed: 3, cameras: [] }).bytes);
-  // The embedded emulated YAM on virtual time, with the driver's production reply deadline.
+  // The embedded emulated YAM, with the longest motor-reply deadline the driver accepts: this test
+  // machine's cores are shared, and a starved process should not read as a silent motor.
   const rigConfig = join(dir, 'rig.json');
-  writeFileSync(rigConfig, JSON.stringify({ type: 'yam-emulated', transport: 'slcan', clock: 'virtual' }));
+  writeFileSync(rigConfig, JSON.stringify({ type: 'yam-emulated', transport: 'slcan', replyDeadlineMs: 350 }));
   return { dir, layouts, model, rigConfig };
 }
 
