@@ -1,14 +1,24 @@
 #!/usr/bin/env node
-// Node 20's test runner takes no globs, so we find the test files ourselves.
-// One test file at a time: the driver and control-loop tests measure real-time behaviour, and on a
-// 2-core machine a sim sweep in a neighbouring file starves them into false faults.
-// Usage: node scripts/run-tests.mjs [path-prefix ...]   (default: every test/**/*.test.ts)
+// Runs the tests in two tiers (docs/testing.md):
+//   1. every test that controls its own clock (`*.test.ts`), as many files at once as the machine
+//      has cores: they cannot starve, so a busy neighbour only makes them slower;
+//   2. the real-time tier (`*.rt.test.ts`): tests that truly need the wall clock (a driver over
+//      ptys, the control loop's timing, ffmpeg, the cell interlock…), one file at a time, after the
+//      first tier, so nothing of ours competes with them for the CPU.
+// The tier is the file name, nothing guessed at run time. Each tier prints node's own summary
+// lines; a last block adds them up (what CI reads), and any failure in either tier exits non-zero.
+// Usage: node scripts/run-tests.mjs [path-prefix ...] [--tier=clocked|rt] [--node-test-flag ...]
+//   TANDEM_TEST_CONCURRENCY=N overrides the first tier's file concurrency (default: the core count).
 import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const RT_SUFFIX = '.rt.test.ts';
+
 function walk(dir) {
   const out = [];
   for (const name of readdirSync(dir)) {
@@ -19,8 +29,15 @@ function walk(dir) {
   }
   return out;
 }
-const prefixes = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-const passThrough = process.argv.slice(2).filter((a) => a.startsWith('--'));
+
+const args = process.argv.slice(2);
+const tierArg = args.find((a) => a.startsWith('--tier='))?.slice('--tier='.length);
+if (tierArg !== undefined && tierArg !== 'clocked' && tierArg !== 'rt') {
+  console.error(`--tier must be 'clocked' or 'rt', not '${tierArg}'.`);
+  process.exit(2);
+}
+const prefixes = args.filter((a) => !a.startsWith('--'));
+const passThrough = args.filter((a) => a.startsWith('--') && !a.startsWith('--tier='));
 const files = walk(join(root, 'test'))
   .filter((f) => prefixes.length === 0 || prefixes.some((p) => f.startsWith(p)))
   .sort();
@@ -28,8 +45,58 @@ if (files.length === 0) {
   console.error(`no test files match ${prefixes.join(' ') || 'test/'}`);
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=1', ...passThrough, ...files], {
-  cwd: root,
-  stdio: 'inherit',
-});
-process.exit(r.status ?? 1);
+const envConcurrency = Number(process.env.TANDEM_TEST_CONCURRENCY);
+const concurrency = Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : Math.max(1, availableParallelism());
+
+const tiers = [
+  { name: 'clocked', title: `tests on their own clock, ${concurrency} files at a time`, files: files.filter((f) => !f.endsWith(RT_SUFFIX)), concurrency },
+  { name: 'rt', title: 'real-time tier, one file at a time', files: files.filter((f) => f.endsWith(RT_SUFFIX)), concurrency: 1 },
+].filter((t) => t.files.length > 0 && (tierArg === undefined || t.name === tierArg));
+
+// node's summary lines: "ℹ tests 12" (spec reporter) or "# tests 12" (tap).
+const SUMMARY = /^(?:ℹ|#) (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ([\d.]+)\s*$/;
+
+function runTier(tier) {
+  return new Promise((resolve) => {
+    console.log(`\n▶ ${tier.title}: ${tier.files.length} files`);
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${tier.concurrency}`, ...passThrough, ...tier.files], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const counts = {};
+    let pending = '';
+    const scan = (text) => {
+      for (const line of text.split('\n')) {
+        const m = SUMMARY.exec(line);
+        if (m) counts[m[1]] = Number(m[2]);
+      }
+    };
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      const text = pending + chunk.toString('utf8');
+      const cut = text.lastIndexOf('\n');
+      scan(text.slice(0, cut + 1));
+      pending = text.slice(cut + 1);
+    });
+    child.on('close', (code, signal) => {
+      scan(pending);
+      const seconds = (performance.now() - t0) / 1000;
+      console.log(`■ ${tier.name} tier: ${seconds.toFixed(1)} s wall, exit ${code ?? signal}`);
+      resolve({ tier, code: code ?? 1, counts, seconds });
+    });
+  });
+}
+
+const results = [];
+for (const tier of tiers) results.push(await runTier(tier));
+
+if (results.length > 1) {
+  console.log('\n■ all tiers');
+  for (const key of ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo']) {
+    console.log(`ℹ ${key} ${results.reduce((s, r) => s + (r.counts[key] ?? 0), 0)}`);
+  }
+  console.log(`ℹ duration_ms ${(results.reduce((s, r) => s + r.seconds, 0) * 1000).toFixed(3)}`);
+  for (const r of results) console.log(`ℹ tier ${r.tier.name}: ${r.tier.files.length} files, ${r.seconds.toFixed(1)} s, fail ${r.counts.fail ?? '?'}`);
+}
+process.exit(results.some((r) => r.code !== 0) ? 1 : 0);

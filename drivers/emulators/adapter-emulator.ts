@@ -5,6 +5,8 @@
  */
 import type { CanTransport } from '../can/bus.js';
 import type { CanFrame } from '../can/frame.js';
+import type { ClockTimer } from '../../src/rig/contract.js';
+import { wallTimer } from '../../src/rig/clocks.js';
 import { SLCAN_ERROR, SLCAN_OK, SLCAN_TX_OK, SlcanAdapterDecoder, encodeSlcanFrame } from '../can/slcan-codec.js';
 import { DamiaoAdapterDecoder, encodeDamiaoRx } from '../can/damiao-usb-codec.js';
 import type { YamBusEmulator } from './yam-bus-emulator.js';
@@ -12,6 +14,8 @@ import type { YamBusEmulator } from './yam-bus-emulator.js';
 export interface AdapterEmulatorOptions {
   /** Delay between a command reaching the bus and its reply leaving the adapter, ms. */
   readonly replyLatencyMs?: number;
+  /** The timer the latency runs on (default the wall clock's); a virtual clock's passive timer in tests on virtual time. */
+  readonly timer?: ClockTimer;
 }
 
 export class AdapterEmulator {
@@ -20,7 +24,8 @@ export class AdapterEmulator {
   private channelOpen: boolean;
   private readonly decoder: { push(chunk: Uint8Array): void };
   private readonly outputs = new Set<(bytes: Buffer) => void>();
-  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly timers = new Set<() => void>();
+  private readonly timer: ClockTimer;
   /** Bytes produced while handling one chunk; flushed together. */
   private immediate: Buffer[] = [];
   private delayed: Buffer[] = [];
@@ -34,6 +39,7 @@ export class AdapterEmulator {
     options: AdapterEmulatorOptions = {},
   ) {
     this.replyLatencyMs = options.replyLatencyMs ?? 0;
+    this.timer = options.timer ?? wallTimer;
     this.channelOpen = transport === 'damiao';
     if (transport === 'slcan') {
       this.decoder = new SlcanAdapterDecoder((e) => {
@@ -72,11 +78,11 @@ export class AdapterEmulator {
       this.delayed = [];
       if (this.replyLatencyMs <= 0) this.emit(out);
       else {
-        const t = setTimeout(() => {
-          this.timers.delete(t);
+        const cancel = this.timer(this.replyLatencyMs, () => {
+          this.timers.delete(cancel);
           this.emit(out);
-        }, this.replyLatencyMs);
-        this.timers.add(t);
+        });
+        this.timers.add(cancel);
       }
     }
   }
@@ -97,7 +103,7 @@ export class AdapterEmulator {
   }
 
   dispose(): void {
-    for (const t of this.timers) clearTimeout(t);
+    for (const cancel of this.timers) cancel();
     this.timers.clear();
   }
 

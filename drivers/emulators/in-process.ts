@@ -7,6 +7,7 @@ import { ARM_SIDES } from '../../src/rig/contract.js';
 import type { SafetyOptions } from '../../src/rig/safety.js';
 import type { CanTransport } from '../can/bus.js';
 import { SerialCanBus } from '../can/serial-can-bus.js';
+import { VirtualClock } from '../../src/rig/clocks.js';
 import { YamCanRig, type YamCanRigOptions } from '../yam/yam-can-rig.js';
 import { EmulatedAdapterDevice, EmulatorBinding } from './serial-binding.js';
 import { YamBusEmulator, type YamBusEmulatorOptions } from './yam-bus-emulator.js';
@@ -43,13 +44,18 @@ export function createEmulatedYam(options: EmulatedYamOptions = {}): EmulatedYam
   const binding = new EmulatorBinding();
   const devices: Partial<Record<ArmSide, EmulatedAdapterDevice>> = {};
   const buses: Partial<Record<ArmSide, SerialCanBus>> = {};
+  const clock = options.clock ?? options.rig?.clock;
+  // The motors read the rig's clock (a world they move must read the same one); on virtual time an
+  // adapter's latency waits on it without moving it.
+  const virtual = clock instanceof VirtualClock ? clock : undefined;
   for (const side of options.arms ?? ARM_SIDES) {
-    const bus = new YamBusEmulator(perArm(options.emulator, side));
-    devices[side] = binding.add(new EmulatedAdapterDevice(emulatedPath(side), transport, bus, { replyLatencyMs: options.replyLatencyMs }));
+    const emulator = perArm(options.emulator, side);
+    const bus = new YamBusEmulator(clock ? { nowS: () => clock.nowS(), ...emulator } : emulator);
+    devices[side] = binding.add(new EmulatedAdapterDevice(emulatedPath(side), transport, bus, { replyLatencyMs: options.replyLatencyMs, timer: virtual?.passiveTimer }));
     buses[side] = new SerialCanBus({ transport, path: emulatedPath(side), binding, reconnectIntervalMs: 50 });
   }
   // The lumped emulator's motors carry no arm (gravity off by default): a gravity feed-forward
   // would push them, so none unless asked for. The emulated cell, whose arms weigh, asks.
-  const rig = new YamCanRig({ feedForward: false, ...options.rig, buses, clock: options.clock ?? options.rig?.clock, safety: options.safety ?? options.rig?.safety });
+  const rig = new YamCanRig({ feedForward: false, ...options.rig, buses, clock, safety: options.safety ?? options.rig?.safety });
   return { rig, binding, devices, buses };
 }

@@ -6,6 +6,7 @@
  */
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import type { CanTransport } from '../can/bus.js';
+import type { ClockTimer } from '../../src/rig/contract.js';
 import { AdapterEmulator } from './adapter-emulator.js';
 import type { YamBusEmulator } from './yam-bus-emulator.js';
 
@@ -24,15 +25,17 @@ export class EmulatedAdapterDevice implements EmulatedSerialDevice {
   plugged = true;
   private port: EmulatedPort | undefined;
   private replyLatencyMs: number;
+  private readonly timer: ClockTimer | undefined;
 
   constructor(
     readonly path: string,
     readonly transport: CanTransport,
     readonly bus: YamBusEmulator,
-    options: { replyLatencyMs?: number } = {},
+    options: { replyLatencyMs?: number; timer?: ClockTimer } = {},
   ) {
     this.replyLatencyMs = options.replyLatencyMs ?? 0;
-    this.adapter = new AdapterEmulator(transport, bus, { replyLatencyMs: this.replyLatencyMs });
+    this.timer = options.timer;
+    this.adapter = new AdapterEmulator(transport, bus, { replyLatencyMs: this.replyLatencyMs, timer: this.timer });
   }
 
   setReplyLatencyMs(ms: number): void {
@@ -50,7 +53,7 @@ export class EmulatedAdapterDevice implements EmulatedSerialDevice {
 
   /** The adapter comes back powered up fresh (SLCAN channel closed); the motors kept their state. */
   replug(): void {
-    this.adapter = new AdapterEmulator(this.transport, this.bus, { replyLatencyMs: this.replyLatencyMs });
+    this.adapter = new AdapterEmulator(this.transport, this.bus, { replyLatencyMs: this.replyLatencyMs, timer: this.timer });
     this.plugged = true;
   }
 

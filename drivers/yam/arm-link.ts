@@ -4,7 +4,8 @@
  * replies from unexpected IDs, and sends one batch of commands per cycle. No timers: the rig's tick
  * and its async lifecycle steps drive it.
  */
-import type { ArmModel, ArmSide, MotorModelId, RigFault } from '../../src/rig/contract.js';
+import type { ArmModel, ArmSide, ClockTimer, MotorModelId, RigFault } from '../../src/rig/contract.js';
+import { wallTimer } from '../../src/rig/clocks.js';
 import { MOTOR_RANGES, type MotorRanges } from '../../src/rig/motors.js';
 import { YAM_LIMIT_BUFFER_RAD } from '../../src/rig/yam.js';
 import type { CanBus, CanBusEvent } from '../can/bus.js';
@@ -102,7 +103,7 @@ export class ArmLink {
     readonly arm: ArmModel,
     readonly bus: CanBus,
     private readonly nowS: () => number,
-    private readonly options: { garbageBytesPerSecondLimit: number },
+    private readonly options: { garbageBytesPerSecondLimit: number; timer?: ClockTimer },
   ) {
     const models: MotorModelId[] = [...arm.joints.map((j) => j.motor), arm.gripper.motor];
     this.motors = models.map((model, i) => {
@@ -192,6 +193,7 @@ export class ArmLink {
         const p = this.pendingRegisters[at];
         this.pendingRegisters.splice(at, 1);
         p.resolve(parseRegisterReply(f.data)?.value ?? NaN);
+        for (const w of this.replyWaiters) w();
       }
       return;
     }
@@ -267,7 +269,7 @@ export class ArmLink {
   async identify(timeoutMs: number, graceMs = 10): Promise<{ silent: number[]; duplicated: number[] }> {
     const before = this.motors.map((m) => m.replies);
     const silent = await this.special('disable', timeoutMs);
-    await new Promise((resolve) => setTimeout(resolve, graceMs));
+    await new Promise<void>((resolve) => (this.options.timer ?? wallTimer)(graceMs, resolve));
     const duplicated = this.motors.flatMap((m, i) => (m.replies - before[i] > 1 ? [i] : []));
     return { silent, duplicated };
   }
@@ -281,7 +283,7 @@ export class ArmLink {
       return entry;
     });
     this.send(indices.map((i) => registerReadFrame(this.motors[i].id, rid)));
-    await this.waitFor(() => values.every((v) => !Number.isNaN(v)), timeoutMs, true);
+    await this.waitFor(() => values.every((v) => !Number.isNaN(v)), timeoutMs);
     this.pendingRegisters = this.pendingRegisters.filter((p) => !pending.includes(p));
     return values;
   }
@@ -291,30 +293,27 @@ export class ArmLink {
     const entry: PendingRegister = { motorId: this.motors[index].id, rid, resolve: () => (answered = true) };
     this.pendingRegisters.push(entry);
     this.send([registerWriteFrame(this.motors[index].id, rid, value)]);
-    await this.waitFor(() => answered, timeoutMs, true);
+    await this.waitFor(() => answered, timeoutMs);
     this.pendingRegisters = this.pendingRegisters.filter((p) => p !== entry);
     return answered;
   }
 
   /** Resolves when `done()` or after timeoutMs. Lifecycle steps only; the hot path never waits. */
-  private waitFor(done: () => boolean, timeoutMs: number, pollRegisters = false): Promise<void> {
+  private waitFor(done: () => boolean, timeoutMs: number): Promise<void> {
     if (done()) return Promise.resolve();
     return new Promise((resolve) => {
-      let poll: ReturnType<typeof setInterval> | undefined;
       const check = () => {
         if (!done()) return;
         finish();
       };
       const finish = () => {
-        clearTimeout(timer);
-        clearInterval(poll);
+        cancel();
         this.replyWaiters.delete(check);
         resolve();
       };
+      // Feedback and register answers both call the waiters.
       this.replyWaiters.add(check);
-      // Register answers resolve through pendingRegisters, not feedback: poll those briefly.
-      if (pollRegisters) poll = setInterval(check, 1);
-      const timer = setTimeout(finish, timeoutMs);
+      const cancel = (this.options.timer ?? wallTimer)(timeoutMs, finish);
     });
   }
 

@@ -27,7 +27,7 @@ import {
   type RigState,
   type SafetyEvent,
 } from '../../src/rig/contract.js';
-import { RealtimeClock } from '../../src/rig/clocks.js';
+import { RealtimeClock, timerOf } from '../../src/rig/clocks.js';
 import { SafetySupervisor, type InterlockStop, type SafetyOptions } from '../../src/rig/safety.js';
 import { yamRigModel } from '../../src/rig/yam.js';
 import { ArmFeedForward, VENDOR_FEED_FORWARD, feedForwardFault, type FeedForwardSettings } from '../../src/rig/gravity.js';
@@ -135,7 +135,7 @@ export class YamCanRig implements Rig {
     const now = () => this.clock.nowS();
     this.links = ARM_SIDES.map((side, a) => {
       const bus = options.buses[side];
-      return bus ? new ArmLink(side, this.model.arms[a], bus, now, { garbageBytesPerSecondLimit: options.garbageBytesPerSecondLimit ?? 2000 }) : undefined;
+      return bus ? new ArmLink(side, this.model.arms[a], bus, now, { garbageBytesPerSecondLimit: options.garbageBytesPerSecondLimit ?? 2000, timer: timerOf(this.clock) }) : undefined;
     });
     this.gripperLimits = ARM_SIDES.map((side, a) => options.gripperLimits?.[side] ?? { closedRad: 0, openRad: this.model.arms[a].gripper.motorTravelRad });
     const ff = options.feedForward === undefined ? VENDOR_FEED_FORWARD : options.feedForward;

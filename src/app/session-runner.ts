@@ -5,7 +5,6 @@
  * score is the engine's to journal, so the stored rollout carries none of its own here.
  */
 import type { CellIo } from './cell-io.js';
-import { RealtimeClock } from '../rig/clocks.js';
 import { RigError, type Clock, type Rig } from '../rig/contract.js';
 import type { RigContext } from '../rig/registry.js';
 import type { Policy } from '../policy/contract.js';
@@ -13,7 +12,7 @@ import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
 import type { SessionRolloutRunner, SessionRunOutcome, SessionRunRequest } from '../session/ports.js';
 import { UserError, type CliIo } from './command.js';
-import { stationRigRegistry } from './rig-registry.js';
+import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
 import { openRigPolicy, rolloutOnRig, storeRolloutOnRig, type RolloutOnRig } from './commands/rig-rollout.js';
 
 export interface RigSessionRunnerOptions {
@@ -110,9 +109,10 @@ export class RigSessionRunner implements SessionRolloutRunner {
     if (this.o.withRig) {
       run = await this.o.withRig(table, (rig, clock, ownerSignal) => episode(rig, clock, AbortSignal.any([r.signal, ownerSignal])));
     } else {
-      const clock = new RealtimeClock();
       let rig: Rig;
+      let clock: Clock;
       try {
+        clock = clockForRigConfig(this.o.rigConfig);
         // The safety supervisor reads the interlock from the first cycle: created with the rig.
         const interlock = this.o.cellIo?.plc;
         rig = await stationRigRegistry().create(this.o.rigConfig, { clock, signal: r.signal, table, ...(interlock ? { interlock } : {}) });

@@ -57,6 +57,12 @@ export interface CellWorldOptions {
   readonly placementSeed: number;
   /** Wall time, seconds (default performance.now()). The bus emulators must read the same clock. */
   readonly nowS?: () => number;
+  /**
+   * False on virtual time (nowS stands still unless the host waits on it): then nothing steps the
+   * world in the background and a call catches up in full — there is no event loop to keep
+   * responsive, since time cannot move meanwhile. Default true (wall time).
+   */
+  readonly timePassesByItself?: boolean;
   /** Arm pose the cell starts in (policy order, 14). Default: home, grippers open, before it settles. */
   readonly startPosition?: ArrayLike<number>;
 }
@@ -139,6 +145,7 @@ export class CellWorld implements MotorPlant {
     this.t0S = this.nowS();
     this.stepsAtStart = this.sceneNow.steps;
     this.busyMs = 0;
+    if (this.opts.timePassesByItself === false) return;
     this.timer = setInterval(() => this.advanceTo(this.nowS()), TIMER_PERIOD_MS);
     this.timer.unref();
   }
@@ -150,7 +157,7 @@ export class CellWorld implements MotorPlant {
     // the world, and the host's own start-up (loading code, opening ports) costs it nothing.
     if (!(this.t0S === this.t0S)) this.startClock();
     const target = this.stepsAtStart + Math.floor((nowS - this.t0S) / this.dtS + 1e-9);
-    let n = Math.min(target - this.sceneNow.steps, MAX_STEPS_PER_CALL);
+    let n = this.opts.timePassesByItself === false ? target - this.sceneNow.steps : Math.min(target - this.sceneNow.steps, MAX_STEPS_PER_CALL);
     if (n <= 0) return;
     this.stepping = true;
     const t = performance.now();

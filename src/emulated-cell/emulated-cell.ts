@@ -70,7 +70,7 @@ export interface CellCore {
   faults(): readonly RigFault[];
 }
 
-async function createCore(opts: EmulatedCellOptions): Promise<CellCore> {
+async function createCore(opts: EmulatedCellOptions, clock?: Clock): Promise<CellCore> {
   const truth = cellTruth(opts.gap);
   const world = await CellWorld.create({
     rigModel: opts.rigModel ?? yamRigModel(),
@@ -78,6 +78,8 @@ async function createCore(opts: EmulatedCellOptions): Promise<CellCore> {
     layout: opts.layout,
     truth,
     placementSeed: opts.placementSeed ?? 0,
+    // The world, the motors and the rig read one clock: the wall clock's, or virtual time in tests.
+    ...(clock ? { nowS: () => clock.nowS(), timePassesByItself: clock.passesWhileAwaiting !== false } : {}),
   });
   const inputs = new CellInputs();
   return {
@@ -113,7 +115,7 @@ export interface EmulatedCellRigOptions extends EmulatedCellOptions {
 
 /** The cell with the station's YamCanRig on it, through the in-process serialport binding. */
 export async function createEmulatedCell(opts: EmulatedCellRigOptions): Promise<EmulatedCell> {
-  const core = await createCore(opts);
+  const core = await createCore(opts, opts.clock);
   const { world, truth } = core;
   const emulated = createEmulatedYam({
     transport: opts.transport ?? 'slcan',

@@ -8,7 +8,8 @@
  *       motors only: YamCanRig on the lumped byte-level emulator (protocol and timing work)
  * Both are returned configured-but-closed, like the hardware rig.
  */
-import type { Rig } from '../rig/contract.js';
+import type { Clock, Rig } from '../rig/contract.js';
+import { RealtimeClock, VirtualClock } from '../rig/clocks.js';
 import type { RigConfig, RigContext, RigRegistry } from '../rig/registry.js';
 import { feedForwardProblem, type FeedForwardSettings } from '../rig/gravity.js';
 import { sampleLayoutSet } from '../layouts/layout-set.js';
@@ -32,6 +33,29 @@ export function defaultCellTable(): NonNullable<RigContext['table']> {
   return { task: getTask(set.task), layout: set.layouts[0] };
 }
 
+/** Rig types that are all in this process, so they can run on virtual time. */
+const VIRTUAL_TIME_RIGS = new Set(['yam-cell', 'yam-emulated']);
+
+/**
+ * The clock a rig config asks for: the wall clock, or with `clock: 'virtual'` (the emulated rigs
+ * only) virtual time — the world, its motors, the adapters' latency, the driver's deadlines and
+ * the control loop all jump from event to event, as fast as the CPU allows, and cannot fall behind
+ * on a busy machine. Tests use it; nothing else about the rig changes.
+ */
+export function clockForRigConfig(rigConfig: unknown): Clock {
+  const config = (typeof rigConfig === 'object' && rigConfig !== null ? rigConfig : {}) as Partial<RigConfig>;
+  const c = config.clock;
+  if (c === undefined || c === 'wall') return new RealtimeClock();
+  if (c !== 'virtual') throw rigConfigError(`The ${config.type} rig config's 'clock' must be 'wall' or 'virtual', not ${JSON.stringify(c)}.`);
+  if (!VIRTUAL_TIME_RIGS.has(String(config.type))) throw rigConfigError(`Only the emulated rigs (${[...VIRTUAL_TIME_RIGS].join(', ')}) run on virtual time; a ${config.type} rig moves in real time. Remove 'clock' from its config.`);
+  return new VirtualClock();
+}
+
+/** A config asking for virtual time must be created with the VirtualClock clockForRigConfig gave. */
+function checkClock(config: RigConfig, context: RigContext): void {
+  if (config.clock === 'virtual' && !(context.clock instanceof VirtualClock)) throw rigConfigError(`The ${config.type} rig config asks for virtual time, but this command drives the rig on the wall clock; remove 'clock' from the config.`);
+}
+
 const cells = new WeakMap<Rig, EmulatedCell>();
 
 /** The emulated cell a rig runs on, or undefined for every other rig (hardware, sim, motors-only). */
@@ -40,6 +64,7 @@ export function emulatedCellOf(rig: Rig): EmulatedCell | undefined {
 }
 
 export async function createCellRig(config: RigConfig, context: RigContext): Promise<Rig> {
+  checkClock(config, context);
   let gap = DEFAULT_CELL_GAP;
   if (config.gap !== undefined) {
     if (typeof config.gap !== 'string') throw rigConfigError(`The yam-cell rig config's 'gap' must be 'none' or 'seed:N', not ${JSON.stringify(config.gap)}.`);
@@ -68,6 +93,7 @@ export async function createCellRig(config: RigConfig, context: RigContext): Pro
 }
 
 export function createMotorsOnlyRig(config: RigConfig, context: RigContext): Rig {
+  checkClock(config, context);
   return createEmulatedYam({
     transport: transportOf(config, 'slcan'),
     replyLatencyMs: optionalNumber(config, 'replyLatencyMs', 0, 100),

@@ -7,7 +7,7 @@
  *                  advances a simulation to it first) — deterministic, as fast as the CPU allows.
  */
 import { performance } from 'node:perf_hooks';
-import type { Clock } from './contract.js';
+import type { Clock, ClockTimer } from './contract.js';
 
 /**
  * Wall time from performance.now() (monotonic; Date.now() can jump with NTP).
@@ -126,3 +126,117 @@ export class SteppedClock implements Clock {
   }
 }
 const RESOLVED = Promise.resolve();
+
+/** The wall clock's timer: setTimeout. */
+export const wallTimer: ClockTimer = (delayMs, fn) => {
+  const t = setTimeout(fn, delayMs);
+  return () => clearTimeout(t);
+};
+
+/** The timer that runs on `clock`'s time (the wall clock's setTimeout unless the clock has its own). */
+export function timerOf(clock: Clock | undefined): ClockTimer {
+  return clock?.timer ?? wallTimer;
+}
+
+/** Event-loop turns a VirtualClock lets pass before each step, so what the last event started settles first. */
+const SETTLE_TURNS = 2;
+
+interface VirtualEvent {
+  readonly tS: number;
+  readonly seq: number;
+  readonly fn: () => void;
+  /** Moves time to itself (a waiter, a timeout); a passive event only fires once time gets there. */
+  readonly drives: boolean;
+  done: boolean;
+}
+
+/**
+ * Virtual time for a cell that is all in this process (the emulated cell: its world, its bus
+ * emulators, the adapters' latency, the driver's deadlines): time jumps from one event to the
+ * next — waitUntil deadlines and timer expiries — and stands still otherwise, so a rollout runs as
+ * fast as the CPU allows and can never fall behind, however busy the machine.
+ *
+ * Before each step it lets SETTLE_TURNS event-loop turns pass, so whatever the last event set off
+ * (bytes through the in-process serial binding, a reply's promise chain) has run before time moves
+ * on; events fire one at a time in (time, order scheduled). Only waiters and `timer` timeouts move
+ * time; `passiveTimer` (an adapter's reply latency) fires when time reaches it but never pulls time
+ * forward by itself, so time stands still while the loop awaits a policy, as on a SteppedClock.
+ * Nothing here reads the wall clock.
+ */
+export class VirtualClock implements Clock {
+  readonly passesWhileAwaiting = false;
+  private t: number;
+  private seq = 0;
+  /** Pending events, sorted by (tS, seq). */
+  private events: VirtualEvent[] = [];
+  private driving = 0;
+  private pumping = false;
+  private turns = 0;
+  private readonly onTurn = (): void => this.turn();
+
+  readonly timer: ClockTimer = (delayMs, fn) => this.schedule(this.t + Math.max(0, delayMs) / 1000, fn, true);
+  /** A timer that fires when time reaches it but never moves time by itself. */
+  readonly passiveTimer: ClockTimer = (delayMs, fn) => this.schedule(this.t + Math.max(0, delayMs) / 1000, fn, false);
+
+  constructor(startS = 0) {
+    this.t = startS;
+  }
+
+  nowS(): number {
+    return this.t;
+  }
+
+  waitUntil(tS: number): Promise<void> {
+    if (tS <= this.t) return RESOLVED;
+    return new Promise<void>((resolve) => {
+      this.schedule(tS, resolve, true);
+    });
+  }
+
+  /** Pending events that move time (waiters and timeouts). */
+  get pending(): number {
+    return this.driving;
+  }
+
+  private schedule(tS: number, fn: () => void, drives: boolean): () => void {
+    const ev: VirtualEvent = { tS, seq: this.seq++, fn, drives, done: false };
+    let i = this.events.length;
+    while (i > 0 && this.events[i - 1].tS > tS) i--;
+    this.events.splice(i, 0, ev);
+    if (drives) {
+      this.driving++;
+      this.kick();
+    }
+    return () => this.cancel(ev);
+  }
+
+  private cancel(ev: VirtualEvent): void {
+    if (ev.done) return;
+    ev.done = true;
+    if (ev.drives) this.driving--;
+    const i = this.events.indexOf(ev);
+    if (i >= 0) this.events.splice(i, 1);
+  }
+
+  private kick(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    this.turns = 0;
+    setImmediate(this.onTurn);
+  }
+
+  private turn(): void {
+    if (++this.turns < SETTLE_TURNS) {
+      setImmediate(this.onTurn);
+      return;
+    }
+    this.pumping = false;
+    if (this.driving === 0) return;
+    const ev = this.events.shift()!;
+    ev.done = true;
+    if (ev.drives) this.driving--;
+    if (ev.tS > this.t) this.t = ev.tS;
+    if (this.driving > 0) this.kick();
+    ev.fn();
+  }
+}

@@ -193,7 +193,15 @@ export interface Clock {
    * time stands still until waitUntil, so results never depend on how long inference took.
    */
   readonly passesWhileAwaiting?: boolean;
+  /**
+   * Timers on this clock's time, for what must wait on it besides the loop (a driver's reply
+   * deadlines, an emulated adapter's latency). Absent: the wall clock's own setTimeout.
+   */
+  readonly timer?: ClockTimer;
 }
+
+/** Calls `fn` once `delayMs` of the clock's time has passed; returns the cancel. */
+export type ClockTimer = (delayMs: number, fn: () => void) => () => void;
 
 /** An error an operator can act on; `fault` carries the structured reason. */
 export class RigError extends Error {

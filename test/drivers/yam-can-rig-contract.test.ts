@@ -1,9 +1,8 @@
 // The shared Rig contract suite against YamCanRig on the byte-level emulator (in-process serialport
-// binding), once per adapter framing. Real time: the emulator's motors move in wall-clock time, so
-// the reply deadline is the widened 350 ms the other real-time tests use (the 100 ms default
-// tripped on this shared machine's event-loop stalls — a timing symptom, not a contract failure).
+// binding), once per adapter framing, on virtual time with the production 100 ms reply deadline
+// (the wall-clock driver over ptys: test/drivers/rig-cli-pty.rt.test.ts).
 // The motor probe reads what the emulated motors hold: enabled or not, and the gain in force.
-import { RealtimeClock } from '../../src/rig/clocks.js';
+import { VirtualClock } from '../../src/rig/clocks.js';
 import type { ArmSide } from '../../src/rig/contract.js';
 import { describeRigContract, tickThrough } from '../rig/contract-suite.js';
 import { emulatedMotorDrives } from '../helpers/emulated-yam.js';
@@ -12,8 +11,8 @@ import type { CanTransport } from '../../drivers/can/bus.js';
 
 for (const transport of ['slcan', 'damiao'] as CanTransport[]) {
   describeRigContract(`YamCanRig over ${transport} on the emulator`, async () => {
-    const clock = new RealtimeClock();
-    const y = createEmulatedYam({ transport, clock, rig: { replyDeadlineMs: 350 } });
+    const clock = new VirtualClock();
+    const y = createEmulatedYam({ transport, clock });
     return {
       rig: y.rig,
       clock,

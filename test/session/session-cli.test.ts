@@ -16,8 +16,8 @@ import { SCRIPTED_OPERATOR } from '../../src/emulated-cell/scripted-operator.js'
 
 /**
  * Two tier-1 layouts (one bottle each) and two camera-less policies that answer fast on a busy
- * machine: holding still, and a seeded linear ONNX model. The emulated cell with the longest
- * motor-reply deadline the driver accepts (shared test cores).
+ * machine: holding still, and a seeded linear ONNX model. The emulated cell on virtual time
+ * (`clock: 'virtual'`), with the driver's production reply deadline.
  */
 function fixture(): { dir: string; layouts: string; data: string; cell: string; specs: string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-session-'));
@@ -26,7 +26,7 @@ function fixture(): { dir: string; layouts: string; data: string; cell: string; 
   const model = join(dir, 'policy.onnx');
   writeFileSync(model, buildLinearPolicyModel({ horizon: 10, seed: 3, cameras: [] }).bytes);
   const cell = join(dir, 'cell.json');
-  writeFileSync(cell, JSON.stringify({ type: 'yam-cell', gap: 'seed:5', replyDeadlineMs: 350 }));
+  writeFileSync(cell, JSON.stringify({ type: 'yam-cell', gap: 'seed:5', clock: 'virtual' }));
   return { dir, layouts, data: join(dir, 'data'), cell, specs: ['code:hold', `onnx:${model}`] };
 }
 
@@ -113,7 +113,7 @@ test('a blind two-policy session runs headless on the emulated cell with the scr
     // Each scored rollout is a real rollout of the session in the store, with its one score.
     const store = openStore(join(f.data, 'tandem.sqlite'));
     try {
-      // Rollouts the rig faulted on (a busy machine) are kept too, unscored, beside their redo.
+      // Rollouts the rig faulted on are kept too, unscored, beside their redo.
       const rows = store.listRollouts({ sessionId: 1 });
       const scores = rows.map((row) => store.listOperatorScores(row.id).length);
       assert.equal(scores.reduce((a, b) => a + b, 0), 4);

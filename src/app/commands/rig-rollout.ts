@@ -12,7 +12,6 @@ import { resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo } from '../command.js';
 import { episodeSummary, openPolicyForCli, rolloutLayoutArgs } from './sim.js';
 import { RigError, type Clock, type Rig } from '../../rig/contract.js';
-import { RealtimeClock } from '../../rig/clocks.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
 import { watchTable } from '../../rollout/table-watch.js';
 import { PrivilegedStateRequiredError } from '../../policy/code/privileged.js';
@@ -27,7 +26,7 @@ import { assertRunsOnRig, runRigRollout, type RigRolloutResult } from '../../rol
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
 import { readRigConfig } from '../station.js';
-import { DEFAULT_RIG_CONFIG, stationRigRegistry } from '../rig-registry.js';
+import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
 import { defaultEpisodesDir, episodeFileName, openStationRecording, recordingLine, rolloutMetadata, type StationRecording } from '../episode-recording.js';
@@ -168,9 +167,10 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
       // node-opcua takes seconds to load: only a rollout with cell I/O loads it.
       if (typeof args.values['cell-io'] === 'string') cellIo = await (await import('../cell-io.js')).openCellIo(resolve(io.cwd, args.values['cell-io']), { dataDir, controlHz: rateHz, log: (line) => io.err(`${line}\n`) });
       const blank = args.values['blank-cameras'] === true;
-      const clock = new RealtimeClock();
       let rig: Rig;
+      let clock: Clock;
       try {
+        clock = clockForRigConfig(rigConfig);
         // The table is what the operator places; only the emulated cell builds anything from it.
         rig = await stationRigRegistry().create(rigConfig, { clock, signal: io.signal, table: { task, layout, placementSeed: seed }, ...(cellIo ? { interlock: cellIo.plc } : {}) });
       } catch (e) {

@@ -9,7 +9,6 @@ import { intOption, numberOption, requireString, UserError, type CliCommand, typ
 import { RigError, ARM_SIDES, type ArmSide, type Clock, type Rig } from '../../rig/contract.js';
 import type { Leader } from '../../rig/leader.js';
 import type { Camera } from '../../rig/camera.js';
-import { RealtimeClock } from '../../rig/clocks.js';
 import type { RigContext } from '../../rig/registry.js';
 import type { RecordingSummary } from '../../record/episode-recorder.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
@@ -19,7 +18,7 @@ import type { Layout, TaskDefinition } from '../../tasks/types.js';
 import { layoutAt, type LayoutSet } from '../../layouts/layout-set.js';
 import { StoreError, type Store } from '../../store/store.js';
 import { readRigConfig } from '../station.js';
-import { stationRigRegistry } from '../rig-registry.js';
+import { clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { openStationRecording } from '../episode-recording.js';
 import { readLayoutSetFile } from './layouts.js';
@@ -237,9 +236,10 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
   if (o.withRig) {
     return o.withRig(onTable, (rig, clock, ownerSignal) => recordOnFollower(o, rig, clock, o.signal ? AbortSignal.any([o.signal, ownerSignal]) : ownerSignal, hand, sessionId, settings, false));
   }
-  const clock = new RealtimeClock();
   let rig: Rig;
+  let clock: Clock;
   try {
+    clock = clockForRigConfig(rigConfig);
     rig = await stationRigRegistry().create(rigConfig, { clock, signal: o.signal, table: onTable });
   } catch (e) {
     if (e instanceof RigError) throw new UserError(e.message);
