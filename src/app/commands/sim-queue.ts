@@ -163,6 +163,7 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
       onRollout,
       onProgress: (done) => draw(done),
       onNoWorkers: () => io.err(`\nNo worker is taking jobs from ${address.shown} yet; start one with: tandem sim worker --queue ${address.shown}\n`),
+      log: (line) => io.err(`\n${line}\n`),
     });
   } catch (e) {
     await writes.done();
@@ -173,7 +174,8 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
   }
   draw(outcome.stored, true);
   io.err('\n');
-  store.endSession(sessionId, outcome.stopped ? { notes: `${store.getSession(sessionId)?.notes ?? ''}; stopped at ${outcome.stored} of ${total}` } : {});
+  // Stopped without Redis, the sweep's jobs are still queued: its session stays open for the same command to resume.
+  if (!outcome.stoppedWithoutRedis) store.endSession(sessionId, outcome.stopped ? { notes: `${store.getSession(sessionId)?.notes ?? ''}; stopped at ${outcome.stored} of ${total}` } : {});
   const rows = store.listRollouts({ sessionId }).map(rowOf);
   reportSweep(
     io,
@@ -200,6 +202,12 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
   );
   if (recordDir !== undefined && args.values.json !== true) {
     io.out(`${episodeFiles} episode file${episodeFiles === 1 ? '' : 's'} written into ${recordDir}${withoutFile > 0 ? `; ${withoutFile} rollout${withoutFile === 1 ? '' : 's'} stored without one (each said why on stderr)` : ''}.\n`);
+  }
+  if (outcome.stoppedWithoutRedis) {
+    io.err(
+      `Stopped with Redis at ${address.shown} unreachable: ${outcome.stored} of ${total} rollouts are stored (session ${sessionId}) and the rest stay queued; once Redis is back, run the same command again to resume the sweep.\n`,
+    );
+    return 1;
   }
   return outcome.stopped ? 130 : 0;
 }
