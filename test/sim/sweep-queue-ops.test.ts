@@ -169,7 +169,8 @@ test('Redis restarted mid-sweep (its queue lost): worker and coordinator each sa
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '2', '--json'];
+  // Rollouts of about a second each: Redis goes away while the sweep is under way.
+  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '30', '--json'];
   const local = await runTandem([...sweepArgs, '--workers', '1', '--data', join(dir, 'local')]);
   assert.equal(local.code, 0, local.stderr);
   const expected = storedHashes(join(dir, 'local'));
@@ -179,7 +180,8 @@ test('Redis restarted mid-sweep (its queue lost): worker and coordinator each sa
   await worker.waitFor(/rollout thread/);
   const coordinator = start([...sweepArgs, '--queue', redis.url, '--data', data]);
   procs.push(coordinator);
-  await until(() => storedHashes(data).rows >= 1, 60_000);
+  // One rollout done, the next under way: Redis stops, and comes back empty after a while.
+  await worker.waitFor(/^job \S+ \(.*\): started$/m, 2, 60_000);
   await redis.stop();
   await Promise.all([worker.waitFor(/is unreachable/), coordinator.waitFor(/is unreachable/)]);
   await new Promise((r) => setTimeout(r, 1500));

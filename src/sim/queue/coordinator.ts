@@ -27,6 +27,7 @@ import type { RandomizedWorld } from '../randomization.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../sim-rollout.js';
 import { connectRedis, QueueError, unreachableReason, type QueueAddress } from './connection.js';
 import { RedisLink } from './redis-link.js';
+import { orStop, STOPPED, within } from './bounded.js';
 import { blobKey, keepBlobs, layoutSetKey, putBlob, putLayoutSetBlob } from './blobs.js';
 import { rolloutKey, simJobId, SIM_JOB_FORMAT, SIM_QUEUE_NAME, TANDEM_VERSION, type JobPolicy, type RecordingRef, type SimJobData, type SimJobResult } from './job.js';
 import { queueVersionKey, sweepStoppedKey } from './keys.js';
@@ -86,38 +87,6 @@ export interface QueuedSweepOutcome {
   readonly wallMs: number;
   /** Stopped while Redis could not be reached: the sweep's jobs are still queued, the sweep can be resumed. */
   readonly stoppedWithoutRedis: boolean;
-}
-
-/** What a Redis call raced against the stop returns when the stop came first. */
-const STOPPED = Symbol('stopped');
-
-/** The call's value, or STOPPED as soon as the signal fires: a Redis that is gone cannot hold a stop. */
-function orStop<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof STOPPED> {
-  // The call may still fail after the stop (its connection closed): nobody waits for it then.
-  p.catch(() => undefined);
-  if (!signal) return p;
-  if (signal.aborted) return Promise.resolve(STOPPED);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => resolve(STOPPED);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
-/** The call's value, or undefined after `ms` (the stop's cleanup with a Redis that goes away during it). */
-function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  p.catch(() => undefined);
-  let t: NodeJS.Timeout | undefined;
-  return Promise.race([p.finally(() => clearTimeout(t)), new Promise<undefined>((resolve) => (t = setTimeout(() => resolve(undefined), ms)))]);
 }
 
 function jobLabel(data: SimJobData): string {
@@ -296,6 +265,8 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
       }
       if (requeue) {
         requeue = false;
+        // Workers reconnect too: give them the same few seconds before saying none is there.
+        idleSince = performance.now();
         if ((await orStop(enqueue(), signal)) === STOPPED) continue;
       }
       // Asked apart: a job that failed an attempt and then succeeded still carries its old failedReason.

@@ -25,6 +25,7 @@ import type { WorkerInit } from '../sweep.js';
 import type { RecordedCall } from '../recording-relay.js';
 import { connectRedis, QueueError, REDIS_RETRY_MS, unreachableReason, type QueueAddress } from './connection.js';
 import { RedisLink } from './redis-link.js';
+import { orStop, STOPPED, within } from './bounded.js';
 import { serveWorkerHealth, type HealthServer, type WorkerHealth } from './worker-health.js';
 import { getLayoutSetBlob, getVerifiedBlob, sha256Hex } from './blobs.js';
 import { JobRefusedError, SIM_QUEUE_NAME, TANDEM_VERSION, validateSimJob, type RecordingRef, type SimJobData, type SimJobResult } from './job.js';
@@ -83,12 +84,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Settles with the promise, or with undefined after `ms`: a stop never waits on Redis longer than that. */
-function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let t: NodeJS.Timeout | undefined;
-  return Promise.race([p.finally(() => clearTimeout(t)), new Promise<undefined>((resolve) => (t = setTimeout(() => resolve(undefined), ms)))]);
-}
-
 /** A job this worker holds now. */
 interface RunningJob {
   readonly id: string;
@@ -98,6 +93,8 @@ interface RunningJob {
   thread?: RolloutThread;
   /** How its stop ended: back on the queue, or left to BullMQ's lock expiry. */
   released?: boolean;
+  /** Its lock could not be renewed: the queue no longer counts it as this worker's. */
+  lost?: boolean;
 }
 
 /** Runs until the signal: returns how many jobs it finished. Throws QueueError when Redis cannot be used. */
@@ -108,6 +105,7 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
   const layoutSets = new Map<string, LayoutSet>();
   const threads: RolloutThread[] = [];
   const running = new Map<string, RunningJob>();
+  const labels = new Map<string, string>();
   const jobsInFlight = new Set<Promise<unknown>>();
   let completed = 0;
   let failed = 0;
@@ -143,25 +141,35 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     health = await serveWorkerHealth(opts.health.host, opts.health.port, status);
     opts.onHealthListening?.(health.port);
   }
-  const stoppedBefore = (why: string): QueueWorkerSummary => ({ completed, failed, clean: !gaveUp, stopped: why });
+  const stoppedBefore = (): QueueWorkerSummary => ({
+    completed,
+    failed,
+    clean: !gaveUp,
+    stopped: gaveUp
+      ? `Worker gave up: Redis at ${opts.address.shown} stayed unreachable for ${(opts.giveUpAfterMs ?? 0) / 1000} s (--give-up-after); no job was running.`
+      : `Worker stopped before Redis at ${opts.address.shown} answered; no job was running.`,
+  });
   try {
     // A worker may start before its Redis (a machine booting, a container started first): it waits, and says so once.
     let redis: Redis | undefined;
     while (redis === undefined) {
+      // A host that does not answer holds an attempt up to its connect timeout: a stop does not wait for it.
+      const attempt = connectRedis(opts.address);
+      let got;
       try {
-        redis = await connectRedis(opts.address);
+        got = await orStop(attempt, stopping.signal);
       } catch (e) {
         if (!(e instanceof QueueError) || e.unreachable === undefined) throw e;
         link.failed(new Error(e.unreachable === 'connection refused' ? 'ECONNREFUSED' : e.message));
         await sleep(REDIS_RETRY_MS, stopping.signal);
-        if (stopping.signal.aborted) {
-          return stoppedBefore(
-            gaveUp
-              ? `Worker gave up: Redis at ${opts.address.shown} stayed unreachable for ${(opts.giveUpAfterMs ?? 0) / 1000} s (--give-up-after); no job was running.`
-              : `Worker stopped before Redis at ${opts.address.shown} answered; no job was running.`,
-          );
-        }
+        if (stopping.signal.aborted) return stoppedBefore();
+        continue;
       }
+      if (got === STOPPED) {
+        attempt.then((r) => r.disconnect(), () => undefined);
+        return stoppedBefore();
+      }
+      redis = got;
     }
     link.back();
     return await work(redis);
@@ -172,7 +180,11 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
   }
 
   async function work(redis: Redis): Promise<QueueWorkerSummary> {
-    const stamp = await redis.get(queueVersionKey());
+    const stamp = await orStop(redis.get(queueVersionKey()), stopping.signal);
+    if (stamp === STOPPED) {
+      redis.disconnect();
+      return stoppedBefore();
+    }
     if (stamp !== null && stamp !== TANDEM_VERSION) {
       redis.disconnect();
       throw new QueueError(`The queue at ${opts.address.shown} holds jobs of tandem ${stamp}; this worker is tandem ${TANDEM_VERSION}: start a tandem ${stamp} worker for them.`);
@@ -274,6 +286,9 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       }
       const held: RunningJob = { id: String(job.id), label: jobLabel(String(job.id), data), data, startedMs: Date.now() };
       running.set(held.id, held);
+      labels.set(held.id, held.label);
+      // BullMQ may speak of a job after it left this worker (a result refused): its label stays a while.
+      if (labels.size > 256) labels.delete(labels.keys().next().value!);
       const settled = run(job, token, data, held).finally(() => running.delete(held.id));
       jobsInFlight.add(settled);
       void settled.catch(() => undefined).finally(() => jobsInFlight.delete(settled));
@@ -315,6 +330,8 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
         } catch (e) {
           // Our own stop terminated the thread: that is no failure of the job.
           if (stopping.signal.aborted) return await release(job, token, held);
+          // A lost claim terminated it: the job is the queue's again; BullMQ moves nothing for this error.
+          if (held.lost) throw new WaitingError();
           throw e;
         }
         if (out.kind !== 'rollout') {
@@ -362,6 +379,8 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       // A worker killed mid-rollout leaves its job stalled: it goes back to the queue once; killed
       // twice, it fails (and ends in the store as an invalid rollout with that reason).
       maxStalledCount: 2,
+      // After a connection error BullMQ waits this long before fetching again (15 s by default): as long as a reconnect attempt.
+      runRetryDelay: REDIS_RETRY_MS,
     });
     worker.on('completed', () => (completed += 1));
     worker.on('failed', (job, e) => {
@@ -369,11 +388,33 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       failed += 1;
       log(`${job ? (running.get(String(job.id))?.label ?? `job ${String(job.id)}`) : 'a job'}: failed (attempt ${job?.attemptsMade ?? '?'}): ${e.message}`);
     });
-    // Connection errors are the link's to say, once; anything else is one line.
+    // A job whose lock lapsed (Redis away longer than the lock, or back without its data) may
+    // already be another worker's: its result would be refused, so its rollout stops now.
+    const lostClaims = new Set<string>();
+    const claimLost = (id: string, why: string): void => {
+      if (lostClaims.has(id)) return;
+      lostClaims.add(id);
+      const held = running.get(id);
+      if (held) {
+        held.lost = true;
+        void held.thread?.terminate();
+      }
+      log(`${labels.get(id) ?? `job ${id}`}: ${why}; the queue hands the job out again`);
+    };
+    worker.on('lockRenewalFailed', (ids: string[]) => {
+      for (const id of ids) claimLost(String(id), `its claim on the queue lapsed, so its rollout stops here`);
+    });
+    // Connection errors are the link's to say, once; a lost claim is said once per job; anything else is one line.
     worker.on('error', (e) => {
       if (stopping.signal.aborted) return;
       if (unreachableReason(e) !== undefined) {
         link.failed(e);
+        return;
+      }
+      if (/^could not renew lock for job /.test(e.message)) return;
+      const missing = /^Missing (?:lock|key) for job (\S+?)\.? (\w+)$/.exec(e.message);
+      if (missing) {
+        claimLost(missing[1], `its claim on the queue lapsed before its result could be handed in (BullMQ ${missing[2]}), so the result is dropped`);
         return;
       }
       log(`queue worker: ${e.message.split('\n')[0]}`);
