@@ -160,7 +160,7 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
         got = await orStop(attempt, stopping.signal);
       } catch (e) {
         if (!(e instanceof QueueError) || e.unreachable === undefined) throw e;
-        link.failed(new Error(e.unreachable === 'connection refused' ? 'ECONNREFUSED' : e.message));
+        link.failed(e);
         await sleep(REDIS_RETRY_MS, stopping.signal);
         if (stopping.signal.aborted) return stoppedBefore();
         continue;
@@ -386,7 +386,7 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     worker.on('failed', (job, e) => {
       if (e instanceof DelayedError || e.name === 'DelayedError' || e.name === 'WaitingError') return;
       failed += 1;
-      log(`${job ? (running.get(String(job.id))?.label ?? `job ${String(job.id)}`) : 'a job'}: failed (attempt ${job?.attemptsMade ?? '?'}): ${e.message}`);
+      log(`${job ? (labels.get(String(job.id)) ?? `job ${String(job.id)}`) : 'a job'}: failed (attempt ${job?.attemptsMade ?? '?'}): ${e.message.split('\n')[0]}`);
     });
     // A job whose lock lapsed (Redis away longer than the lock, or back without its data) may
     // already be another worker's: its result would be refused, so its rollout stops now.
