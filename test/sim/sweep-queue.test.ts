@@ -333,9 +333,9 @@ test('a resumed recording sweep writes the files of what it collects; a recordin
   const second = await runTandem(sweepArgs);
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stderr, /Resuming sweep \S+ \(session 1\): 0 of 6 rollouts already stored/);
-  assert.match(second.stderr, /\nLayout 0 repeat 0 is stored without its episode file: its recording in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged\.\n/);
-  assert.match(second.stderr, /\nLayout 1 repeat 0 is stored without its episode file: its recording [0-9a-f]{12}… is not in the queue's store \(expired, or removed\)\.\n/);
-  assert.ok(second.stderr.includes(`\nLayout 2 repeat 0 is stored without its episode file: ${tooBig}\n`), second.stderr);
+  assert.match(second.stderr, /\njob \S+-0-0 \(layout 0 repeat 0, code:hold\): stored without its episode file: its recording in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged\.\n/);
+  assert.match(second.stderr, /\njob \S+-1-0 \(layout 1 repeat 0, code:hold\): stored without its episode file: its recording [0-9a-f]{12}… is not in the queue's store \(expired, or removed\)\.\n/);
+  assert.ok(second.stderr.includes(`\njob ${jobOf.get('2/0')!} (layout 2 repeat 0, code:hold): stored without its episode file: ${tooBig}\n`), second.stderr);
   const out = JSON.parse(second.stdout);
   assert.equal(out.rollouts, 6);
   assert.equal(out.episodeFiles, 3);

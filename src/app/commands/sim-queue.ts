@@ -13,7 +13,7 @@ import type { SimCalibration } from '../../sim/calibration.js';
 import type { SweepRollout } from '../../sim/sweep.js';
 import { parseQueueUrl, QueueError, type QueueAddress } from '../../sim/queue/connection.js';
 import { checkQueue, runQueuedSweep, type QueuedSweepOptions } from '../../sim/queue/coordinator.js';
-import { isQueueSafeSpec } from '../../sim/queue/job.js';
+import { isQueueSafeSpec, simJobId } from '../../sim/queue/job.js';
 import { runQueueWorker } from '../../sim/queue/worker.js';
 import { HealthPortError } from '../../sim/queue/worker-health.js';
 import { EpisodeWrites, progressLine, recordSweepEpisode, reportSweep, sweepRolloutInput, type SweepRow, type SweepWorlds } from './sim.js';
@@ -132,7 +132,7 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
     if (recordDir === undefined || recording === undefined) return store.insertSweepRollout(row).inserted;
     if ('problem' in recording) {
       withoutFile += 1;
-      io.err(`\nLayout ${r.job.layoutIndex} repeat ${r.job.repeat} is stored without its episode file: ${recording.problem}\n`);
+      io.err(`\njob ${simJobId(sweepId, r.job.layoutIndex, r.job.repeat)} (layout ${r.job.layoutIndex} repeat ${r.job.repeat}, ${spec}): stored without its episode file: ${recording.problem}\n`);
       return store.insertSweepRollout(row).inserted;
     }
     const episode = recordSweepEpisode(store, recordDir, { ...r, recorded: recording.calls }, { set, spec, task: input.task, seconds: input.seconds }, writes);
