@@ -19,11 +19,13 @@ import { openStore } from '../../src/store/store.js';
 
 const STOP_BOUND_MS = 5000;
 
-/** Sends the signal and resolves with the exit code and how long the process took to end. */
+/** Sends the signal and resolves with the exit code and how long the process took to end (SIGKILLed after 20 s, as a process manager would). */
 async function signalAndTime(p: Running, signal: NodeJS.Signals): Promise<{ code: number; ms: number }> {
   const t0 = Date.now();
   p.child.kill(signal);
+  const kill = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
   const code = await p.exited;
+  clearTimeout(kill);
   return { code, ms: Date.now() - t0 };
 }
 
@@ -186,7 +188,9 @@ test('Redis restarted mid-sweep (its queue lost): worker and coordinator each sa
   await Promise.all([worker.waitFor(/is unreachable/), coordinator.waitFor(/is unreachable/)]);
   await new Promise((r) => setTimeout(r, 1500));
   redis = await startRedisServer({ port: redis.port });
+  const stuck = setTimeout(() => coordinator.child.kill('SIGKILL'), 90_000);
   assert.equal(await coordinator.exited, 0, coordinator.stderr());
+  clearTimeout(stuck);
   const out = JSON.parse(coordinator.stdout());
   assert.equal(out.rollouts, 4);
   assert.equal(out.stopped, false);
