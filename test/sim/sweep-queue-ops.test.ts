@@ -216,7 +216,9 @@ test('--give-up-after: a worker whose Redis stays away ends with exit 1 and one 
   await worker.waitFor(/rollout thread/);
   const t0 = Date.now();
   await redis.stop();
+  const stuck = setTimeout(() => worker.child.kill('SIGKILL'), 20_000);
   const code = await worker.exited;
+  clearTimeout(stuck);
   const ms = Date.now() - t0;
   assert.equal(code, 1, worker.stderr());
   assert.ok(ms >= 2000 && ms < 2000 + STOP_BOUND_MS, `gave up after ${ms} ms`);
