@@ -1,6 +1,8 @@
 /**
  * A real redis-server (Debian's, installed by .ci/run) on a free loopback port with its own temp
- * dir and no persistence, for the distributed-sweep tests. Stopped with stop().
+ * dir and no persistence, for the distributed-sweep tests. Stopped with stop(). Given a port, it
+ * listens there (a Redis restarted where its clients look for it); given a dir, it keeps an
+ * append-only file there that a restart in the same dir reads back.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,10 +27,10 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startRedisServer(opts: { password?: string } = {}): Promise<RedisServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'tandem-redis-'));
-  const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'];
+export async function startRedisServer(opts: { password?: string; port?: number; persistDir?: string } = {}): Promise<RedisServer> {
+  const dir = opts.persistDir ?? mkdtempSync(join(tmpdir(), 'tandem-redis-'));
+  const port = opts.port ?? (await freePort());
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', opts.persistDir ? 'yes' : 'no', '--dir', dir, '--daemonize', 'no'];
   if (opts.password) args.push('--requirepass', opts.password);
   const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
@@ -60,7 +62,7 @@ export async function startRedisServer(opts: { password?: string } = {}): Promis
         child.kill('SIGTERM');
         await exited;
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (!opts.persistDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -5,15 +5,12 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { runTandem, PROJECT_ROOT } from '../helpers/cli.js';
+import { runTandem } from '../helpers/cli.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
-import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+import { setup, start, stopProcess, storedHashes, until, type Running } from '../helpers/queue-sweep.js';
 import { openStore } from '../../src/store/store.js';
 import { connectRedis, parseQueueUrl } from '../../src/sim/queue/connection.js';
 import { BLOB_TTL_S, blobKey, layoutSetKey } from '../../src/sim/queue/blobs.js';
@@ -24,87 +21,6 @@ import { readIndexed, type IndexedEpisode } from '../helpers/mcap.js';
 import { TOPICS } from '../../src/record/episode-format.js';
 import { recordingKey } from '../../src/sim/queue/recording-blob.js';
 import type { SimJobResult } from '../../src/sim/queue/job.js';
-
-const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
-
-interface Running {
-  readonly child: ChildProcess;
-  stderr(): string;
-  stdout(): string;
-  /** Resolves when stderr matches (every match counted) `count` times. */
-  waitFor(re: RegExp, count?: number, timeoutMs?: number): Promise<void>;
-  readonly exited: Promise<number>;
-}
-
-function start(args: readonly string[]): Running {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : -1))));
-  return {
-    child,
-    stderr: () => err,
-    stdout: () => out,
-    exited,
-    waitFor: (re, count = 1, timeoutMs = 60_000) =>
-      new Promise<void>((resolve, reject) => {
-        const t0 = Date.now();
-        const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
-        const poll = setInterval(() => {
-          if ((err.match(g) ?? []).length >= count) {
-            clearInterval(poll);
-            resolve();
-          } else if (Date.now() - t0 > timeoutMs || child.exitCode !== null) {
-            clearInterval(poll);
-            reject(new Error(`no ${count}× ${re} in stderr:\n${err}`));
-          }
-        }, 20);
-      }),
-  };
-}
-
-async function stopProcess(r: Running): Promise<void> {
-  if (r.child.exitCode === null && r.child.signalCode === null) {
-    r.child.kill('SIGINT');
-    const timer = setTimeout(() => r.child.kill('SIGKILL'), 15_000);
-    await r.exited;
-    clearTimeout(timer);
-  }
-}
-
-function until(cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const t0 = Date.now();
-  return new Promise((resolve, reject) => {
-    const tick = async (): Promise<void> => {
-      if (await cond()) return resolve();
-      if (Date.now() - t0 > timeoutMs) return reject(new Error('condition not met in time'));
-      setTimeout(() => void tick(), 50);
-    };
-    void tick();
-  });
-}
-
-function setup(tiers: number[]): { dir: string; file: string; data: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'tandem-queue-'));
-  const file = join(dir, 'bottles.json');
-  writeFileSync(file, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers, perTier: 1, seed: 5 })));
-  return { dir, file, data: join(dir, 'data') };
-}
-
-/** (layout/repeat → final-state hash) of every rollout in a data dir's store, and the row count. */
-function storedHashes(data: string): { rows: number; hashes: Map<string, string | null>; sessions: number } {
-  // Before the coordinator has created its store there is nothing stored yet.
-  if (!existsSync(join(data, 'tandem.sqlite'))) return { rows: 0, hashes: new Map(), sessions: 0 };
-  const store = openStore(join(data, 'tandem.sqlite'));
-  try {
-    const rows = store.listRollouts({});
-    return { rows: rows.length, hashes: new Map(rows.map((r) => [`${r.layoutIndex}/${r.repeatIndex}`, r.finalStateHash])), sessions: store.listSessions({}).length };
-  } finally {
-    store.close();
-  }
-}
 
 /** The test's own view of the queue, through BullMQ, and a plain client for Redis itself. */
 async function queueFor(redis: RedisServer) {
@@ -156,15 +72,15 @@ test('a sweep over two worker processes stores exactly the in-process sweep\'s r
   const coordinator = start([...sweepArgs, '--queue', redis.url, '--data', data]);
   // W1 finishes a rollout, starts its next one, and dies in the middle of it.
   await w1.waitFor(/: valid \(/, 1, 90_000);
-  await w1.waitFor(/: started \(job /, 2, 90_000);
-  const killedJob = [...w1.stderr().matchAll(/started \(job ([^)]+)\)/g)][1][1];
+  await w1.waitFor(/^job \S+ \(.*\): started$/m, 2, 90_000);
+  const killedJob = [...w1.stderr().matchAll(/^job (\S+) \(.*\): started$/gm)][1][1];
   w1.child.kill('SIGKILL');
   const code = await coordinator.exited;
   assert.equal(code, 0, coordinator.stderr());
   const out = JSON.parse(coordinator.stdout());
   assert.equal(out.rollouts, 6);
   assert.equal(out.stopped, false);
-  assert.match(w2.stderr(), new RegExp(`started \\(job ${killedJob}\\)`), 'the killed job was run again by the other worker');
+  assert.match(w2.stderr(), new RegExp(`^job ${killedJob} \\(layout \\d repeat \\d, code:hold\\): started$`, 'm'), 'the killed job was run again by the other worker');
   const got = storedHashes(data);
   assert.equal(got.rows, 6, 'one row per (layout, repeat), the killed attempt left none');
   assert.deepEqual(Object.fromEntries([...got.hashes].sort()), Object.fromEntries([...expected.hashes].sort()), 'each (layout, repeat) ends in the in-process sweep\'s final state');
@@ -417,9 +333,9 @@ test('a resumed recording sweep writes the files of what it collects; a recordin
   const second = await runTandem(sweepArgs);
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stderr, /Resuming sweep \S+ \(session 1\): 0 of 6 rollouts already stored/);
-  assert.match(second.stderr, /\nLayout 0 repeat 0 is stored without its episode file: its recording in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged\.\n/);
-  assert.match(second.stderr, /\nLayout 1 repeat 0 is stored without its episode file: its recording [0-9a-f]{12}… is not in the queue's store \(expired, or removed\)\.\n/);
-  assert.ok(second.stderr.includes(`\nLayout 2 repeat 0 is stored without its episode file: ${tooBig}\n`), second.stderr);
+  assert.match(second.stderr, /\njob \S+-0-0 \(layout 0 repeat 0, code:hold\): stored without its episode file: its recording in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged\.\n/);
+  assert.match(second.stderr, /\njob \S+-1-0 \(layout 1 repeat 0, code:hold\): stored without its episode file: its recording [0-9a-f]{12}… is not in the queue's store \(expired, or removed\)\.\n/);
+  assert.ok(second.stderr.includes(`\njob ${jobOf.get('2/0')!} (layout 2 repeat 0, code:hold): stored without its episode file: ${tooBig}\n`), second.stderr);
   const out = JSON.parse(second.stdout);
   assert.equal(out.rollouts, 6);
   assert.equal(out.episodeFiles, 3);

@@ -13,8 +13,9 @@ import type { SimCalibration } from '../../sim/calibration.js';
 import type { SweepRollout } from '../../sim/sweep.js';
 import { parseQueueUrl, QueueError, type QueueAddress } from '../../sim/queue/connection.js';
 import { checkQueue, runQueuedSweep, type QueuedSweepOptions } from '../../sim/queue/coordinator.js';
-import { isQueueSafeSpec } from '../../sim/queue/job.js';
+import { isQueueSafeSpec, simJobId } from '../../sim/queue/job.js';
 import { runQueueWorker } from '../../sim/queue/worker.js';
+import { HealthPortError } from '../../sim/queue/worker-health.js';
 import { EpisodeWrites, progressLine, recordSweepEpisode, reportSweep, sweepRolloutInput, type SweepRow, type SweepWorlds } from './sim.js';
 import type { CollectedRecording } from '../../sim/queue/coordinator.js';
 import type { TaskDefinition } from '../../tasks/types.js';
@@ -131,7 +132,7 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
     if (recordDir === undefined || recording === undefined) return store.insertSweepRollout(row).inserted;
     if ('problem' in recording) {
       withoutFile += 1;
-      io.err(`\nLayout ${r.job.layoutIndex} repeat ${r.job.repeat} is stored without its episode file: ${recording.problem}\n`);
+      io.err(`\njob ${simJobId(sweepId, r.job.layoutIndex, r.job.repeat)} (layout ${r.job.layoutIndex} repeat ${r.job.repeat}, ${spec}): stored without its episode file: ${recording.problem}\n`);
       return store.insertSweepRollout(row).inserted;
     }
     const episode = recordSweepEpisode(store, recordDir, { ...r, recorded: recording.calls }, { set, spec, task: input.task, seconds: input.seconds }, writes);
@@ -162,6 +163,7 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
       onRollout,
       onProgress: (done) => draw(done),
       onNoWorkers: () => io.err(`\nNo worker is taking jobs from ${address.shown} yet; start one with: tandem sim worker --queue ${address.shown}\n`),
+      log: (line) => io.err(`\n${line}\n`),
     });
   } catch (e) {
     await writes.done();
@@ -172,7 +174,8 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
   }
   draw(outcome.stored, true);
   io.err('\n');
-  store.endSession(sessionId, outcome.stopped ? { notes: `${store.getSession(sessionId)?.notes ?? ''}; stopped at ${outcome.stored} of ${total}` } : {});
+  // Stopped without Redis, the sweep's jobs are still queued: its session stays open for the same command to resume.
+  if (!outcome.stoppedWithoutRedis) store.endSession(sessionId, outcome.stopped ? { notes: `${store.getSession(sessionId)?.notes ?? ''}; stopped at ${outcome.stored} of ${total}` } : {});
   const rows = store.listRollouts({ sessionId }).map(rowOf);
   reportSweep(
     io,
@@ -200,39 +203,76 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
   if (recordDir !== undefined && args.values.json !== true) {
     io.out(`${episodeFiles} episode file${episodeFiles === 1 ? '' : 's'} written into ${recordDir}${withoutFile > 0 ? `; ${withoutFile} rollout${withoutFile === 1 ? '' : 's'} stored without one (each said why on stderr)` : ''}.\n`);
   }
+  if (outcome.stoppedWithoutRedis) {
+    io.err(
+      `Stopped with Redis at ${address.shown} unreachable: ${outcome.stored} of ${total} rollouts are stored (session ${sessionId}) and the rest stay queued; once Redis is back, run the same command again to resume the sweep.\n`,
+    );
+    return 1;
+  }
   return outcome.stopped ? 130 : 0;
+}
+
+/** --health-port P or HOST:P (loopback unless a host is given). */
+function healthArg(text: string | undefined): { host: string; port: number } | undefined {
+  if (text === undefined) return undefined;
+  const m = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) throw new UserError(`--health-port '${text}' is not a port; write PORT (on 127.0.0.1) or HOST:PORT.`);
+  return { host: m[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1', port };
 }
 
 const worker: CliCommand = {
   path: ['sim', 'worker'],
   summary: 'take sim rollouts from a sweep queue (Redis) and run them, on any machine',
   help: `Usage: tandem sim worker --queue redis://HOST:PORT[/DB] [--concurrency N] [--lock-seconds S]
+                         [--give-up-after S] [--health-port [HOST:]PORT]
 
 Runs the rollouts that 'tandem sim sweep --queue' coordinators put on the queue, N at a time on
-rollout threads, until Ctrl-C (which finishes the rollouts in flight). It needs only the queue:
+rollout threads, until SIGTERM or Ctrl-C. It needs only the queue:
 layout sets and ONNX models come through Redis by their SHA-256 and are checked on arrival;
 a job naming anything else (a file, a module) is refused. For a sweep with --record, it puts
 each rollout's recording into Redis for the coordinator, which writes the episode file. Give a
 password as redis://:PASSWORD@HOST:PORT. See docs/distributed-sweeps.md.
 
-  --queue URL        the sweep queue's Redis
-  --concurrency N    rollouts at once (default 1; one per core is the most that helps)
-  --lock-seconds S   how long a job stays claimed by a worker that stops answering before
-                     another takes it (default 30)`,
-  options: { queue: { type: 'string' }, concurrency: { type: 'string' }, 'lock-seconds': { type: 'string' } },
+SIGTERM or Ctrl-C stops it within a few seconds whatever Redis does: running rollouts end, their
+jobs go back to the queue (or, with Redis unreachable, to another worker once their lock lapses).
+Exit 0 on a clean stop, 1 when it left a job claimed or gave up on Redis. A Redis that goes away
+is said once, and once more when it is back.
+
+  --queue URL          the sweep queue's Redis
+  --concurrency N      rollouts at once (default 1; one per core is the most that helps)
+  --lock-seconds S     how long a job stays claimed by a worker that stops answering before
+                       another takes it (default 30)
+  --give-up-after S    stop (exit 1) when Redis has been unreachable S seconds (default: keep retrying)
+  --health-port P      answer GET /health and /ready over HTTP on 127.0.0.1:P (or HOST:P)`,
+  options: { queue: { type: 'string' }, concurrency: { type: 'string' }, 'lock-seconds': { type: 'string' }, 'give-up-after': { type: 'string' }, 'health-port': { type: 'string' } },
   async run(args, io) {
     const address = queueAddressArg(requireString(args, 'queue'));
     const concurrency = intOption(args, 'concurrency', 1, 1, 64);
     const lockSeconds = numberOption(args, 'lock-seconds', 30, 1, 3600);
+    const giveUpAfter = args.values['give-up-after'] === undefined ? undefined : numberOption(args, 'give-up-after', undefined, 1, 7 * 24 * 3600);
+    const health = healthArg(args.values['health-port'] as string | undefined);
     let summary;
     try {
-      summary = await runQueueWorker({ address, concurrency, lockMs: lockSeconds * 1000, signal: io.signal, log: (line) => io.err(`${line}\n`) });
+      summary = await runQueueWorker({
+        address,
+        concurrency,
+        lockMs: lockSeconds * 1000,
+        signal: io.signal,
+        log: (line) => io.err(`${line}\n`),
+        ...(giveUpAfter === undefined ? {} : { giveUpAfterMs: giveUpAfter * 1000 }),
+        ...(health === undefined ? {} : { health, onHealthListening: (port: number) => io.err(`Health probes: http://${health.host.includes(':') ? `[${health.host}]` : health.host}:${port}/health and /ready\n`) }),
+      });
     } catch (e) {
-      if (e instanceof QueueError) throw new UserError(e.message);
+      if (e instanceof QueueError || e instanceof HealthPortError) throw new UserError(e.message);
       throw e;
     }
-    io.out(`${summary.completed} job${summary.completed === 1 ? '' : 's'} done, ${summary.failed} failed.\n`);
-    return summary.refusedVersion !== undefined ? 2 : 0;
+    if (summary.refusedVersion !== undefined) {
+      io.out(`${summary.completed} job${summary.completed === 1 ? '' : 's'} done, ${summary.failed} failed.\n`);
+      return 2;
+    }
+    io.err(`${summary.stopped}\n`);
+    return summary.clean ? 0 : 1;
   },
 };
 

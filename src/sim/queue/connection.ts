@@ -7,10 +7,37 @@ import { Redis } from 'ioredis';
 
 /** A queue that cannot be used: one sentence an operator can act on. */
 export class QueueError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Set when nothing answered at the address (as opposed to a refused password): trying again later may work. */
+    readonly unreachable?: string,
+  ) {
     super(message);
     this.name = 'QueueError';
   }
+}
+
+/** How often a connection that was up tries again once Redis is gone, ms. */
+export const REDIS_RETRY_MS = 1000;
+
+/** Why a socket could not reach Redis, in a few words ("connection refused"); undefined when the error is not about reaching it. */
+export function unreachableReason(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  const message = e instanceof Error ? e.message : String(e);
+  const words: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host not found',
+    ETIMEDOUT: 'timed out',
+    EHOSTUNREACH: 'host unreachable',
+    ENETUNREACH: 'network unreachable',
+    EPIPE: 'connection closed',
+  };
+  if (typeof code === 'string' && code in words) return words[code];
+  for (const [c, w] of Object.entries(words)) if (message.includes(c)) return w;
+  if (/Connection is closed|Stream isn't writeable|connect timed out|Socket closed unexpectedly/i.test(message)) return 'connection closed';
+  return undefined;
 }
 
 export interface QueueAddress {
@@ -80,8 +107,11 @@ export async function connectRedis(address: QueueAddress, opts: { connectTimeout
     // BullMQ's blocking commands wait as long as they must; it requires this.
     maxRetriesPerRequest: null,
     connectTimeout: opts.connectTimeoutMs ?? 5000,
-    // Before the first answer: fail at once, with the sentence below. After: keep reconnecting.
-    retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null),
+    // A socket to a Redis that is gone never closes cleanly: its end is not waited for (ioredis holds the process 2 s by default).
+    disconnectTimeout: 200,
+    // Before the first answer: fail at once, with the sentence below. After: keep reconnecting at
+    // a steady pace (redis-link.ts says once that Redis is gone, and once that it is back).
+    retryStrategy: () => (connected ? REDIS_RETRY_MS : null),
   });
   // The socket's own error (ECONNREFUSED, WRONGPASS) arrives here; connect() then only says
   // "Connection is closed". Later reconnect errors surface as the callers' own failures.
@@ -96,6 +126,6 @@ export async function connectRedis(address: QueueAddress, opts: { connectTimeout
     return client;
   } catch (e) {
     client.disconnect();
-    throw new QueueError(describe(lastError ?? e, address));
+    throw new QueueError(describe(lastError ?? e, address), /WRONGPASS|NOAUTH|invalid password|Authentication required/i.test(String(lastError ?? e)) ? undefined : unreachableReason(lastError ?? e));
   }
 }

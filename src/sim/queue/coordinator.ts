@@ -9,7 +9,12 @@
  * store keeps one row per (sweep, layout, repeat), and `onRollout` says whether a result was new.
  *
  * Stopping (the signal) removes the sweep's jobs no worker has started, marks the sweep stopped
- * so workers stop its running rollouts, and returns what was collected.
+ * so workers stop its running rollouts, and returns what was collected. With Redis unreachable
+ * the stop waits for nothing: the jobs stay queued, and the same command resumes the sweep.
+ *
+ * A Redis that goes away mid-sweep is said once and waited for; back, it may have lost what it
+ * held (no persistence): the coordinator queues again every job it has not collected, which adds
+ * nothing for a job Redis still has.
  */
 import { performance } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
@@ -20,7 +25,9 @@ import { simCalibrationHash, type SimCalibration } from '../calibration.js';
 import type { SweepJob, SweepRollout } from '../sweep.js';
 import type { RandomizedWorld } from '../randomization.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../sim-rollout.js';
-import { connectRedis, QueueError, type QueueAddress } from './connection.js';
+import { connectRedis, QueueError, unreachableReason, type QueueAddress } from './connection.js';
+import { RedisLink } from './redis-link.js';
+import { orStop, STOPPED, within } from './bounded.js';
 import { blobKey, keepBlobs, layoutSetKey, putBlob, putLayoutSetBlob } from './blobs.js';
 import { rolloutKey, simJobId, SIM_JOB_FORMAT, SIM_QUEUE_NAME, TANDEM_VERSION, type JobPolicy, type RecordingRef, type SimJobData, type SimJobResult } from './job.js';
 import { queueVersionKey, sweepStoppedKey } from './keys.js';
@@ -64,6 +71,8 @@ export interface QueuedSweepOptions {
   readonly onNoWorkers?: () => void;
   /** How often to look for finished jobs, ms (default 200). */
   readonly pollMs?: number;
+  /** One line per event: Redis lost and back, a job stored as failed. */
+  readonly log?: (line: string) => void;
 }
 
 export interface QueuedSweepOutcome {
@@ -76,6 +85,13 @@ export interface QueuedSweepOutcome {
   /** Results that arrived for a (layout, repeat) already stored, and were dropped. */
   readonly duplicates: number;
   readonly wallMs: number;
+  /** Stopped while Redis could not be reached: the sweep's jobs are still queued, the sweep can be resumed. */
+  readonly stoppedWithoutRedis: boolean;
+}
+
+function jobLabel(data: SimJobData): string {
+  const policy = data.policy.kind === 'spec' ? data.policy.spec : `onnx:${data.policy.sha256.slice(0, 12)}…`;
+  return `job ${simJobId(data.sweepId, data.layoutIndex, data.repeat)} (layout ${data.layoutIndex} repeat ${data.repeat}, ${policy})`;
 }
 
 /** The rollout the store keeps for a job that failed every attempt (a poison job, or a worker killed each time). */
@@ -170,75 +186,98 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
   const attempts = opts.attempts ?? 3;
   const calibrationSha256 = simCalibrationHash(opts.calibration);
   const controlHz = opts.controlHz ?? DEFAULT_SIM_CONTROL_HZ;
+  const log = opts.log ?? (() => undefined);
   const redis = await connectRedis(opts.address);
   const queueConnection = redis.duplicate();
+  let requeue = false;
+  const link = new RedisLink({ address: opts.address, log, onBack: () => (requeue = true) });
+  link.watch(redis);
+  link.watch(queueConnection);
   const queue = new Queue(SIM_QUEUE_NAME, { connection: queueConnection });
+  // Connection errors are the link's to say, once.
+  queue.on('error', (e: Error) => {
+    if (unreachableReason(e) !== undefined) link.failed(e);
+    else log(`queue: ${e.message.split('\n')[0]}`);
+  });
   const rollouts: SweepRollout[] = [];
   const collected = new Set(opts.alreadyStored);
   let duplicates = 0;
   let stopped = false;
+  let stoppedWithoutRedis = false;
+  const signal = opts.signal;
   try {
-    await claimQueueVersion(redis, queue, opts.address);
-    await putLayoutSetBlob(redis, opts.layoutSet.sha256, serializeLayoutSet(opts.layoutSet));
-    const policy: JobPolicy = opts.policy.kind === 'spec' ? opts.policy : { kind: 'onnx', sha256: await putBlob(redis, opts.policy.bytes) };
+    let policy: JobPolicy = opts.policy.kind === 'spec' ? opts.policy : { kind: 'onnx', sha256: '' };
+    /** Stamps the queue, puts the blobs, and adds every job not collected yet (one already queued is not added twice). */
+    const enqueue = async (): Promise<void> => {
+      await claimQueueVersion(redis, queue, opts.address);
+      await putLayoutSetBlob(redis, opts.layoutSet.sha256, serializeLayoutSet(opts.layoutSet));
+      if (opts.policy.kind === 'onnx') policy = { kind: 'onnx', sha256: await putBlob(redis, opts.policy.bytes) };
+      const jobs = [];
+      // Repeat-major, as in-process: a stopped sweep covers the layouts evenly.
+      for (let r = 0; r < opts.repeats; r++) {
+        for (let i = 0; i < opts.layoutSet.layouts.length; i++) {
+          if (collected.has(rolloutKey(i, r))) continue;
+          const world = opts.worldFor?.({ jobId: 0, layoutIndex: i, repeat: r, seed: r });
+          const data: SimJobData = {
+            format: SIM_JOB_FORMAT,
+            tandemVersion: TANDEM_VERSION,
+            sweepId: opts.sweepId,
+            layoutSetSha256: opts.layoutSet.sha256,
+            layoutIndex: i,
+            repeat: r,
+            seed: r,
+            policy,
+            calibration: world?.calibration ?? opts.calibration,
+            calibrationSha256: world ? simCalibrationHash(world.calibration) : calibrationSha256,
+            ...(world?.placement ? { placement: world.placement } : {}),
+            ...(world?.look ? { look: world.look } : {}),
+            seconds: opts.seconds,
+            ...(opts.controlHz === undefined ? {} : { controlHz: opts.controlHz }),
+            ...(opts.record ? { record: true as const } : {}),
+          };
+          jobs.push({
+            name: 'sim-rollout',
+            data,
+            opts: {
+              jobId: simJobId(opts.sweepId, i, r),
+              attempts,
+              backoff: { type: 'exponential', delay: 500 },
+              // Kept until collected; a week bounds what a sweep nobody resumes leaves in Redis.
+              removeOnComplete: { age: 7 * 24 * 3600 },
+              removeOnFail: { age: 7 * 24 * 3600 },
+            },
+          });
+        }
+      }
+      // addBulk with known ids adds nothing for a job already queued (a resumed sweep, a Redis that kept its data).
+      for (let k = 0; k < jobs.length; k += 500) await queue.addBulk(jobs.slice(k, k + 500));
+    };
+    if ((await orStop(enqueue(), signal)) === STOPPED) stopped = true;
     const blobKeys = [layoutSetKey(opts.layoutSet.sha256), ...(policy.kind === 'onnx' ? [blobKey(policy.sha256)] : [])];
     let keptAt = performance.now();
-    const jobs = [];
-    // Repeat-major, as in-process: a stopped sweep covers the layouts evenly.
-    for (let r = 0; r < opts.repeats; r++) {
-      for (let i = 0; i < opts.layoutSet.layouts.length; i++) {
-        if (collected.has(rolloutKey(i, r))) continue;
-        const world = opts.worldFor?.({ jobId: 0, layoutIndex: i, repeat: r, seed: r });
-        const data: SimJobData = {
-          format: SIM_JOB_FORMAT,
-          tandemVersion: TANDEM_VERSION,
-          sweepId: opts.sweepId,
-          layoutSetSha256: opts.layoutSet.sha256,
-          layoutIndex: i,
-          repeat: r,
-          seed: r,
-          policy,
-          calibration: world?.calibration ?? opts.calibration,
-          calibrationSha256: world ? simCalibrationHash(world.calibration) : calibrationSha256,
-          ...(world?.placement ? { placement: world.placement } : {}),
-          ...(world?.look ? { look: world.look } : {}),
-          seconds: opts.seconds,
-          ...(opts.controlHz === undefined ? {} : { controlHz: opts.controlHz }),
-          ...(opts.record ? { record: true as const } : {}),
-        };
-        jobs.push({
-          name: 'sim-rollout',
-          data,
-          opts: {
-            jobId: simJobId(opts.sweepId, i, r),
-            attempts,
-            backoff: { type: 'exponential', delay: 500 },
-            // Kept until collected; a week bounds what a sweep nobody resumes leaves in Redis.
-            removeOnComplete: { age: 7 * 24 * 3600 },
-            removeOnFail: { age: 7 * 24 * 3600 },
-          },
-        });
-      }
-    }
-    // addBulk with known ids adds nothing for a job already queued (a resumed sweep).
-    for (let k = 0; k < jobs.length; k += 500) await queue.addBulk(jobs.slice(k, k + 500));
     opts.onProgress?.(collected.size, total);
     let warnedNoWorkers = false;
     let idleSince = performance.now();
-    while (collected.size < total) {
-      if (opts.signal?.aborted) {
+    while (!stopped && collected.size < total) {
+      if (signal?.aborted) {
         stopped = true;
         break;
       }
+      if (requeue) {
+        requeue = false;
+        // Workers reconnect too: give them the same few seconds before saying none is there.
+        idleSince = performance.now();
+        if ((await orStop(enqueue(), signal)) === STOPPED) continue;
+      }
       // Asked apart: a job that failed an attempt and then succeeded still carries its old failedReason.
-      const finished = [
-        ...(await queue.getJobs(['completed'], 0, 499, true)).map((job) => ({ job, failed: false })),
-        ...(await queue.getJobs(['failed'], 0, 499, true)).map((job) => ({ job, failed: true })),
-      ];
+      const completedJobs = await orStop(queue.getJobs(['completed'], 0, 499, true), signal);
+      const failedJobs = completedJobs === STOPPED ? STOPPED : await orStop(queue.getJobs(['failed'], 0, 499, true), signal);
+      if (completedJobs === STOPPED || failedJobs === STOPPED) continue;
+      const finished = [...completedJobs.map((job) => ({ job, failed: false })), ...failedJobs.map((job) => ({ job, failed: true }))];
       let progressed = false;
       for (const { job, failed } of finished) {
         // Writing episode files makes a batch slow to collect: Ctrl-C does not wait for the rest of it.
-        if (opts.signal?.aborted) break;
+        if (signal?.aborted) break;
         const data = job.data as SimJobData | undefined;
         if (data?.sweepId !== opts.sweepId || !Number.isSafeInteger(data.layoutIndex) || data.layoutIndex >= opts.layoutSet.layouts.length) continue;
         const tier = opts.layoutSet.layouts[data.layoutIndex].tier;
@@ -262,55 +301,65 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
           const key = rolloutKey(data.layoutIndex, data.repeat);
           // Stored first, removed from Redis after: a crash between the two collects it again, and the store keeps one.
           // A (layout, repeat) already stored is a duplicate delivery: its recording is not fetched.
-          const recording = recordingOf && !collected.has(key) ? await recordingOf() : undefined;
+          const recording = recordingOf && !collected.has(key) ? await orStop(recordingOf(), signal) : undefined;
+          if (recording === STOPPED) break;
           const isNew = await opts.onRollout(rollout, recording);
           if (isNew) rollouts.push(rollout);
           else duplicates += 1;
+          if (isNew && rollout.outcome === 'worker-failed') log(`${jobLabel(data)}: stored invalid: ${rollout.reason ?? 'the job failed'}`);
           if (!collected.has(key)) {
             collected.add(key);
             progressed = true;
           }
         }
         // The recording leaves before its job: killed between the two, the job is collected again as a duplicate.
-        if (recordingSha) await deleteRecordingBlob(redis, recordingSha).catch(() => undefined);
-        await queue.remove(String(job.id)).catch(() => undefined);
+        if (recordingSha) await orStop(deleteRecordingBlob(redis, recordingSha).catch(() => undefined), signal);
+        await orStop(queue.remove(String(job.id)).catch(() => undefined), signal);
       }
       if (progressed) {
         idleSince = performance.now();
         if (idleSince - keptAt > 3600_000) {
           // A sweep longer than the blobs' week must not lose them under its last jobs.
-          await keepBlobs(redis, blobKeys);
+          await orStop(keepBlobs(redis, blobKeys), signal);
           keptAt = idleSince;
         }
         opts.onProgress?.(collected.size, total);
         continue;
       }
-      if (!warnedNoWorkers && performance.now() - idleSince > 3000 && (await queue.getWorkersCount()) === 0) {
+      if (!warnedNoWorkers && link.reachable && performance.now() - idleSince > 3000 && (await orStop(queue.getWorkersCount(), signal)) === 0) {
         warnedNoWorkers = true;
         opts.onNoWorkers?.();
       }
-      await sleep(opts.pollMs ?? 200, opts.signal);
+      await sleep(opts.pollMs ?? 200, signal);
     }
-    if (stopped) {
+    if (stopped && !link.reachable) stoppedWithoutRedis = true;
+    else if (stopped) {
       // Workers skip and stop the sweep's jobs; the ones nobody has started leave the queue now.
-      await redis.set(sweepStoppedKey(opts.sweepId), '1', 'EX', 7 * 24 * 3600);
-      for (let r = 0; r < opts.repeats; r++) {
-        for (let i = 0; i < opts.layoutSet.layouts.length; i++) {
-          if (collected.has(rolloutKey(i, r))) continue;
-          const id = simJobId(opts.sweepId, i, r);
-          if (opts.record) {
-            // A rollout that finished but is not collected takes its recording with it.
-            const sha = recordingBlobOf((await queue.getJob(id).catch(() => undefined))?.returnvalue as SimJobResult | null | undefined);
-            if (sha) await deleteRecordingBlob(redis, sha).catch(() => undefined);
+      // Bounded: a Redis that goes away meanwhile leaves them queued, as a stop without Redis does.
+      const cleanup = async (): Promise<void> => {
+        await redis.set(sweepStoppedKey(opts.sweepId), '1', 'EX', 7 * 24 * 3600);
+        for (let r = 0; r < opts.repeats; r++) {
+          for (let i = 0; i < opts.layoutSet.layouts.length; i++) {
+            if (collected.has(rolloutKey(i, r))) continue;
+            const id = simJobId(opts.sweepId, i, r);
+            if (opts.record) {
+              // A rollout that finished but is not collected takes its recording with it.
+              const sha = recordingBlobOf((await queue.getJob(id).catch(() => undefined))?.returnvalue as SimJobResult | null | undefined);
+              if (sha) await deleteRecordingBlob(redis, sha).catch(() => undefined);
+            }
+            await queue.remove(id).catch(() => undefined);
           }
-          await queue.remove(id).catch(() => undefined);
         }
-      }
+        return undefined;
+      };
+      const done = await within(cleanup().then(() => true), 3000);
+      if (done !== true) stoppedWithoutRedis = true;
     }
   } finally {
-    await queue.close().catch(() => undefined);
+    link.close();
+    await within(queue.close().catch(() => undefined), 1000);
     queueConnection.disconnect();
     redis.disconnect();
   }
-  return { rollouts, total, stored: collected.size, stopped, duplicates, wallMs: performance.now() - t0 };
+  return { rollouts, total, stored: collected.size, stopped, duplicates, wallMs: performance.now() - t0, stoppedWithoutRedis };
 }

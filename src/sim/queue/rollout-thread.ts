@@ -76,6 +76,12 @@ export class RolloutThread {
     if (this.alive) this.worker.postMessage({ type: 'stop' } satisfies ToWorker);
   }
 
+  /** Ends the thread at once, whatever its rollout is doing (a worker's stop); a pending run rejects. */
+  async terminate(): Promise<void> {
+    if (!this.alive) return;
+    await this.worker.terminate();
+  }
+
   async close(): Promise<void> {
     if (!this.alive) return;
     this.worker.postMessage({ type: 'exit' } satisfies ToWorker);
