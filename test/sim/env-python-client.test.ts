@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { PROJECT_ROOT, runTandem } from '../helpers/cli.js';
 
 // The Python vector-env client (clients/python/tandem_env, stdlib + websockets + msgpack) against a
-// running `tandem sim serve-env`: it steps N environments K steps with seeded random joint targets,
-// and the rewards it saw add up to what the server's task events imply. The issue's 16 envs ×
+// running `tandem sim serve-env`: it steps N environments K steps, the left arms scooping parts out
+// of the tote and dropping them beside the sorter, and the rewards it saw add up to what the server's task events imply. The issue's 16 envs ×
 // 10 000 steps is the same command with bigger numbers (docs/env-server.md).
 
 /** Debian's python3 (python3-websockets, python3-msgpack); a pyenv shim on PATH may lack them. */
@@ -26,7 +26,7 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ cod
   });
 }
 
-test('a Python client steps 4 sort-from-tote envs 400 steps; the rewards it saw equal the sum the task events imply', async () => {
+test('a Python client steps 4 sort-from-tote envs 600 steps; the rewards it saw equal the sum the task events imply', async () => {
   const server = spawn(process.execPath, [BIN, 'sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '4', '--workers', '2', '--port', '0'], { cwd: PROJECT_ROOT });
   let out = '';
   let err = '';
@@ -41,14 +41,14 @@ test('a Python client steps 4 sort-from-tote envs 400 steps; the rewards it saw 
       });
       void exited.then((code) => reject(new Error(`serve-env exited (${code}) before serving: ${err}`)));
     });
-    const r = await run(PYTHON, ['-m', 'tandem_env.reward_check', url, '--steps', '400', '--seed', '5', '--tier', '2', '--hold', '20', '--episode-seconds', '3'], { PYTHONPATH: join(PROJECT_ROOT, 'clients', 'python') });
+    const r = await run(PYTHON, ['-m', 'tandem_env.reward_check', url, '--steps', '600', '--seed', '5', '--tier', '2', '--episode-seconds', '6'], { PYTHONPATH: join(PROJECT_ROOT, 'clients', 'python') });
     assert.equal(r.code, 0, `reward_check: ${r.stdout}${r.stderr}`);
     const summary = JSON.parse(r.stdout.trim().split('\n').pop()!) as { envs: number; steps: number; reward_sum: number; event_sum: number; episodes_ended: number; events: Record<string, number> };
     assert.equal(summary.envs, 4);
-    assert.equal(summary.steps, 400);
+    assert.equal(summary.steps, 600);
     assert.equal(summary.reward_sum, summary.event_sum);
-    assert.ok((summary.events['knocked-out'] ?? 0) > 0, `the random arms knocked parts out (events: ${JSON.stringify(summary.events)}), so the sum is not trivially zero`);
-    assert.equal(summary.episodes_ended, 4 * 2, 'each env ran two 3 s episodes (150 steps) in 400 steps, autoreset between');
+    assert.ok((summary.events['knocked-out'] ?? 0) > 0, `the scooping arms knocked parts out (events: ${JSON.stringify(summary.events)}), so the sum is not trivially zero`);
+    assert.equal(summary.episodes_ended, 4 * 2, 'each env ran two 6 s episodes (300 steps) in 600 steps, autoreset between');
     // Bad input from Python: one sentence, and the client can go on.
     const bad = await run(PYTHON, ['-c', `
 import sys
