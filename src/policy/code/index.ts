@@ -5,12 +5,14 @@
 import type { Policy } from '../contract.js';
 import { BottlesPolicy, type BottlesPolicyOptions } from './bottles-policy.js';
 import { MugsPolicy } from './mugs-policy.js';
+import { SortPolicy } from './sort-policy.js';
 
 export type CodePolicyOptions = BottlesPolicyOptions;
 
 export const codePolicies: Readonly<Record<string, (opts?: CodePolicyOptions) => Policy>> = {
   'bottles-in-the-bin': (opts) => new BottlesPolicy(opts),
   'mug-flipping': (opts) => new MugsPolicy({ actionHorizon: opts?.actionHorizon, motion: opts?.motion, skill: opts?.skill }),
+  'sort-from-tote': (opts) => new SortPolicy({ actionHorizon: opts?.actionHorizon, motion: opts?.motion, skill: opts?.skill }),
 };
 
 /** A `code:NAME[?skill=S]` spec that names a code policy but asks for something it cannot be. */
@@ -43,4 +45,5 @@ export function codePolicyFromSpec(spec: string, opts?: CodePolicyOptions): Poli
 
 export { BottlesPolicy, BOTTLES_POLICY_NAME, parkPose } from './bottles-policy.js';
 export { MugsPolicy, MUGS_POLICY_NAME, MUGS_POLICY_VERSION } from './mugs-policy.js';
+export { SortPolicy, SORT_POLICY_NAME, SORT_POLICY_VERSION } from './sort-policy.js';
 export { PrivilegedStateRequiredError } from './privileged.js';

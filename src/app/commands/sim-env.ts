@@ -1,0 +1,86 @@
+/**
+ * `tandem sim serve-env`: the sim as N parallel RL environments for an external trainer
+ * (src/sim/env, docs/env-server.md). This file reads the options and turns bad input into one sentence.
+ */
+import { intOption, numberOption, requireString, UserError, type CliCommand } from '../command.js';
+import { isTaskId, getTask } from '../../tasks/registry.js';
+import { TASK_IDS } from '../../tasks/types.js';
+import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
+import { randomizeArg } from './sim.js';
+
+const serveEnv: CliCommand = {
+  path: ['sim', 'serve-env'],
+  summary: 'serve N sim environments of a task to an RL trainer (WebSocket + msgpack)',
+  help: `Usage: tandem sim serve-env --task T --envs N [--port P] [--host H] [--workers W] [--control-hz HZ] [--randomize FILE] [--idle-seconds S]
+
+Serves N environments of task T on worker threads over a WebSocket (msgpack, arrays in openpi's
+msgpack_numpy encoding; the protocol is docs/env-server.md). Each connection gets its own N
+environments: 'reset {seed, tier?, layout?, options?}' → '{obs, info}', 'step {actions:
+float32[N,14]}' → '{obs, reward[N], terminated[N], truncated[N], info}' with autoreset and the
+task's events in info. Deterministic per seed. A Python client: clients/python/tandem_env.
+
+  --task T            ${TASK_IDS.join(', ')}
+  --envs N            environments per connection (1–1024)
+  --port P            port (default 8765; 0 picks a free one and prints it)
+  --host H            address to bind (default 127.0.0.1; 0.0.0.0 serves other machines)
+  --workers W         worker threads the environments are spread over (default min(N, 2))
+  --control-hz HZ     steps per simulated second (default ${DEFAULT_SIM_CONTROL_HZ}, the policy rate)
+  --randomize FILE    domain randomization spec (docs/sim.md): each episode draws its world from its seed
+  --idle-seconds S    close a connection that sends nothing for S seconds (default 300)
+
+Images are not served yet: observations are the rig's 14-d state.`,
+  options: {
+    task: { type: 'string' },
+    envs: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    workers: { type: 'string' },
+    'control-hz': { type: 'string' },
+    randomize: { type: 'string' },
+    'idle-seconds': { type: 'string' },
+    cameras: { type: 'string' },
+  },
+  async run(args, io) {
+    const taskId = requireString(args, 'task');
+    if (!isTaskId(taskId)) throw new UserError(`Unknown task '${taskId}'. Known tasks: ${TASK_IDS.join(', ')}.`);
+    const task = getTask(taskId);
+    if (args.values.cameras !== undefined) throw new UserError('--cameras is not served yet: the env server sends the rig\'s 14-d state only; leave --cameras out.');
+    const envs = intOption(args, 'envs', undefined, 1, 1024);
+    const port = intOption(args, 'port', 8765, 0, 65535);
+    const workers = intOption(args, 'workers', Math.min(envs, 2), 1, 64);
+    const controlHz = numberOption(args, 'control-hz', DEFAULT_SIM_CONTROL_HZ, 1, 1000);
+    const idleSeconds = numberOption(args, 'idle-seconds', 300, 0.1, 86_400);
+    const host = typeof args.values.host === 'string' ? args.values.host : '127.0.0.1';
+    const randomization = randomizeArg(args, io);
+    const { startEnvServer } = await import('../../sim/env/env-server.js');
+    let server;
+    try {
+      server = await startEnvServer({
+        task,
+        envs,
+        port,
+        host,
+        workers,
+        controlHz,
+        idleSeconds,
+        ...(randomization ? { randomizationJson: randomization.canonicalJson, randomizationSha256: randomization.sha256 } : {}),
+        log: (line) => io.err(`${line}\n`),
+      });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new UserError(`Port ${port} on ${host} is already in use; pick another with --port.`);
+      if (code === 'EACCES') throw new UserError(`Not allowed to listen on port ${port}; pick a port above 1023 with --port.`);
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UserError(`Cannot listen on host '${host}'; it is not an address of this machine.`);
+      throw e;
+    }
+    io.out(`Serving ${envs} ${task.id} environment${envs === 1 ? '' : 's'} per connection on ${server.url} (${server.workers} worker thread${server.workers === 1 ? '' : 's'}, ${controlHz} Hz${randomization ? `, randomized by ${randomization.sha256.slice(0, 12)}` : ''}) — stop with Ctrl-C.\n`);
+    await new Promise<void>((resolve) => {
+      if (io.signal.aborted) resolve();
+      else io.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await server.close();
+    io.out('Stopped.\n');
+  },
+};
+
+export const commands: CliCommand[] = [serveEnv];
