@@ -7,7 +7,7 @@
  * Hand-written rather than a schema library: the shape is taken from the default record itself,
  * so the check can never drift from the type, and the messages name fields the way a user edits them.
  */
-import { calibrationProblem, DEFAULT_SIM_CALIBRATION, type SimCalibration } from './calibration.js';
+import { calibrationProblem, DEFAULT_SIM_CALIBRATION, engineNameProblem, type SimCalibration } from './calibration.js';
 
 /** A calibration file that cannot be used; the message is one sentence. */
 export class CalibrationFileError extends Error {
@@ -123,7 +123,7 @@ const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v)
  * Fields a record may leave out (the physics then runs as without them), and their ranges: fitted
  * records carry them, the default record does not, so its id stays the one stored rollouts carry.
  */
-const OPTIONAL_FIELDS = ['motorTorqueScale', 'commandLatencyS', 'fingerReflectedMassKg', 'armJoints', 'lineage'] as const;
+const OPTIONAL_FIELDS = ['motorTorqueScale', 'commandLatencyS', 'fingerReflectedMassKg', 'armJoints', 'engine', 'lineage'] as const;
 // Damiao torque constants differ by percents between units; half or one and a half times nominal is
 // a wrong motor, not a calibration.
 const TORQUE_SCALE_RANGE: CalibrationRange = { min: 0.5, max: 1.5, unit: '' };
@@ -177,6 +177,10 @@ function optionalFieldsProblem(value: Record<string, Json>, fail: (m: string) =>
   }
   const armJoints = value.armJoints;
   if (armJoints !== undefined && armJoints !== 'impulse' && armJoints !== 'multibody') fail(`field 'armJoints' must be 'impulse' or 'multibody', not ${typeof armJoints === 'string' ? `'${armJoints}'` : typeName(armJoints)}`);
+  if (value.engine !== undefined) {
+    const p = engineNameProblem(value.engine);
+    if (p !== undefined) fail(`field '${p.replace(/^engine/, "engine'")}`);
+  }
   const lineage = value.lineage;
   if (lineage !== undefined) {
     if (!isRecord(lineage)) fail(`field 'lineage' must be a JSON object, not ${typeName(lineage)}`);

@@ -70,6 +70,12 @@ export interface SimCalibration {
    * multibody, driven by explicit torques (rapier.js 0.21 gives multibody joints no motors).
    */
   readonly armJoints?: 'impulse' | 'multibody';
+  /**
+   * Which physics engine runs the record. Absent or 'rapier': the Rapier world of src/sim/scene.ts
+   * (what every stored result ran; left out so those records keep their ids). 'mujoco': MuJoCo 3
+   * (mujoco-js) on the scene the MJCF exporter writes for the layout (src/sim/mujoco, docs/sim.md).
+   */
+  readonly engine?: SimEngine;
   /** Where a fitted record came from (system identification); absent for hand-made records. */
   readonly lineage?: CalibrationLineage;
 }
@@ -83,6 +89,31 @@ export interface CalibrationLineage {
   readonly episodes: readonly { readonly file: string; readonly sha256: string; readonly role: 'fit' | 'holdout' }[];
   /** RMS joint-angle error of the replay on the held-out episodes, per arm joint (12, policy order without grippers), rad: the start record and this one. */
   readonly heldOutRmsRad?: { readonly before: readonly number[]; readonly after: readonly number[] };
+}
+
+/** The physics engines a sim calibration can name. */
+export const SIM_ENGINES = ['rapier', 'mujoco'] as const;
+export type SimEngine = (typeof SIM_ENGINES)[number];
+
+/** The engine a record runs on (absent: Rapier). */
+export function simEngineOf(cal: SimCalibration): SimEngine {
+  return cal.engine ?? 'rapier';
+}
+
+/**
+ * The record on another engine (`--engine`): 'rapier' drops the field, so a Rapier record keeps
+ * the id it had before engines were named; 'mujoco' sets it, which is another id.
+ */
+export function withEngine(cal: SimCalibration, engine: SimEngine): SimCalibration {
+  const rest: { -readonly [K in keyof SimCalibration]: SimCalibration[K] } = { ...cal };
+  delete rest.engine;
+  return engine === 'rapier' ? rest : { ...rest, engine };
+}
+
+/** Why `value` names no engine (a sentence without its full stop), or undefined. */
+export function engineNameProblem(value: unknown): string | undefined {
+  if ((SIM_ENGINES as readonly unknown[]).includes(value)) return undefined;
+  return `engine must be ${SIM_ENGINES.map((e) => `'${e}'`).join(' or ')}, not ${typeof value === 'string' ? `'${value}'` : String(value)}`;
 }
 
 export const DEFAULT_SIM_CALIBRATION: SimCalibration = {
@@ -170,5 +201,12 @@ export function calibrationProblem(cal: SimCalibration): string | undefined {
   if (cal.commandLatencyS !== undefined && !(Number.isFinite(cal.commandLatencyS) && cal.commandLatencyS >= 0)) return `commandLatencyS must be 0 or more, not ${cal.commandLatencyS}`;
   if (cal.fingerReflectedMassKg !== undefined && !(Number.isFinite(cal.fingerReflectedMassKg) && cal.fingerReflectedMassKg >= 0)) return `fingerReflectedMassKg must be 0 or more, not ${cal.fingerReflectedMassKg}`;
   if (cal.armJoints !== undefined && cal.armJoints !== 'impulse' && cal.armJoints !== 'multibody') return `armJoints must be 'impulse' or 'multibody', not ${String(cal.armJoints)}`;
+  if (cal.engine !== undefined) {
+    const p = engineNameProblem(cal.engine);
+    if (p !== undefined) return p;
+  }
+  // A MuJoCo arm is always a reduced-coordinate chain of hinges; Rapier's multibody arms are an
+  // experiment of that engine's, which MuJoCo cannot be asked to run any other way.
+  if (cal.engine === 'mujoco' && cal.armJoints === 'multibody') return `armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent (its arms are always hinge chains): leave armJoints out for engine 'mujoco'`;
   return undefined;
 }

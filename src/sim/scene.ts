@@ -20,28 +20,28 @@ import { SimArm, type MotorCommand } from './sim-arm.js';
 import type { SceneSnapshot } from './render/scene-snapshot.js';
 
 export const GRAVITY_Z = -9.81;
-const TABLE_THICKNESS_M = 0.04;
+export const TABLE_THICKNESS_M = 0.04;
 /** Floor under the table (wide enough to be unbounded in practice), so nothing falls forever. */
-const FLOOR_Z_M = -0.75;
+export const FLOOR_Z_M = -0.75;
 const FLOOR_HALF_M = 50;
 /** An object this far below the table top while above the table has gone through it. */
-const THROUGH_TABLE_M = 0.03;
+export const THROUGH_TABLE_M = 0.03;
 /**
  * An object whose centre is this far below the table top (more than the top's thickness) and
  * outside its footprint has fallen off the edge: it is off the table — a policy failure, scored
  * in no region — and is frozen there so it stops costing solver time and cannot roll anywhere.
  */
-const OFF_TABLE_BELOW_M = TABLE_THICKNESS_M + 0.01;
+export const OFF_TABLE_BELOW_M = TABLE_THICKNESS_M + 0.01;
 /** Beyond this horizontal distance from the table centre (or under the floor) a body has left the scene. */
-const SCENE_HALF_M = 2;
+export const SCENE_HALF_M = 2;
 /** Contact distance at which a finger counts as touching an object (Rapier keeps speculative contacts a little apart). */
 const TOUCH_M = 0.002;
 /** Farther than this from a finger (body origin to body origin), an object cannot be touching it: larger than any object's half-extent plus a finger's. */
-const NEAR_HAND_M = 0.3;
+export const NEAR_HAND_M = 0.3;
 /** Joint readings this far outside the limits (beyond the vendor's buffer) mean the sim blew up. */
-const JOINT_BLOWUP_MARGIN_RAD = 0.5;
-const MAX_OBJECT_SPEED_MS = 20;
-const MAX_JOINT_SPEED_RADS = 100;
+export const JOINT_BLOWUP_MARGIN_RAD = 0.5;
+export const MAX_OBJECT_SPEED_MS = 20;
+export const MAX_JOINT_SPEED_RADS = 100;
 /** A mug counts as upright when its axis is within this angle of vertical. */
 export const UPRIGHT_TILT_RAD = (20 * Math.PI) / 180;
 
@@ -398,7 +398,7 @@ function privileged(o: SceneThing): PrivilegedThing {
   return { id: o.id, kind: o.kind, position: p.position, quaternion: p.quaternion };
 }
 
-function boundsCentre(parts: ObjectKind['parts']): [number, number, number] {
+export function boundsCentre(parts: ObjectKind['parts']): [number, number, number] {
   const b = partsBounds(parts);
   return [(b.min[0] + b.max[0]) / 2, (b.min[1] + b.max[1]) / 2, (b.min[2] + b.max[2]) / 2];
 }

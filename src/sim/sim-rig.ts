@@ -14,10 +14,10 @@ import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type Clock, type Rig
 import { SafetySupervisor, type SafetyOptions } from '../rig/safety.js';
 import { ArmFeedForward, MODEL_EXACT_FEED_FORWARD, feedForwardFault, type FeedForwardSettings } from '../rig/gravity.js';
 import { newMotorCommand, type MotorCommand } from './sim-arm.js';
-import type { SimScene } from './scene.js';
+import type { PhysicsScene } from './physics-scene.js';
 
 export interface SimRigOptions {
-  readonly scene: SimScene;
+  readonly scene: PhysicsScene;
   readonly safety?: SafetyOptions;
   /** Add the torque feed-forward (gravity compensation) to τff while tracking, as the YAM driver does. Default true. */
   readonly gravityCompensation?: boolean;
@@ -27,7 +27,7 @@ export interface SimRigOptions {
 
 export class SimRig implements Rig {
   readonly model: RigModel;
-  readonly scene: SimScene;
+  readonly scene: PhysicsScene;
   readonly clock: SimClock;
   private readonly supervisor: SafetySupervisor;
   private readonly gravityCompensation: boolean;

@@ -16,7 +16,9 @@ import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, type SimCalibration } from
 import type { Renderer } from './render/renderer.js';
 import type { SceneLook } from './render/scene-look.js';
 import { ChromiumRenderer } from './render/chromium-renderer.js';
-import { createScene, SceneError, type SimScene } from './scene.js';
+import { SceneError } from './scene.js';
+import { createEngineScene } from './engine-scene.js';
+import type { PhysicsScene } from './physics-scene.js';
 import { SimRig } from './sim-rig.js';
 import { objectOutcomeCounts, objectOutcomes } from '../tasks/object-outcomes.js';
 
@@ -80,9 +82,9 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
   const episodeSeconds = opts.episodeSeconds ?? opts.task.episodeSeconds;
   const rigModel = opts.rigModel ?? yamRigModel();
   const t0 = performance.now();
-  let scene: SimScene;
+  let scene: PhysicsScene;
   try {
-    scene = await createScene({
+    scene = await createEngineScene({
       rigModel,
       task: opts.task,
       layout: opts.layout,

@@ -20,7 +20,7 @@ import type { Episode } from '../../rollout/episode.js';
 import { DEFAULT_SIM_CONTROL_HZ, runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
 import { runSweep, SweepError, type SweepJob, type SweepRollout } from '../../sim/sweep.js';
 import { drawLook, drawWorld, lookRecord, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND, type HashedRandomizationSpec, type RandomizedWorld } from '../../sim/randomization.js';
-import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, type SimCalibration } from '../../sim/calibration.js';
+import { calibrationProblem, DEFAULT_SIM_CALIBRATION, engineNameProblem, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, withEngine, type SimCalibration, type SimEngine } from '../../sim/calibration.js';
 import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
 import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { withCommandStore } from '../station-store.js';
@@ -56,18 +56,31 @@ export function rolloutLayoutArgs(args: ParsedCommandArgs, io: CliIo): { set: La
   return { set, layout, task, seconds };
 }
 
-/** --calibration FILE: the sim calibration record to run on (default: the built-in one). */
+/**
+ * --calibration FILE: the sim calibration record to run on (default: the built-in one), then
+ * --engine E (where the command takes it) as shorthand for that record's `engine` field.
+ */
 export function calibrationArg(args: ParsedCommandArgs, io: CliIo, option = 'calibration'): SimCalibration {
   const file = args.values[option];
-  if (file === undefined) return DEFAULT_SIM_CALIBRATION;
-  if (typeof file !== 'string' || file.length === 0) throw new UserError(`--${option} needs a file name (save one with: tandem sim calibration > sim-calibration.json).`);
-  const { text } = readUserFile(io, file, 'sim calibration');
-  try {
-    return parseSimCalibration(text, file);
-  } catch (e) {
-    if (e instanceof CalibrationFileError) throw new UserError(e.message);
-    throw e;
+  let cal = DEFAULT_SIM_CALIBRATION;
+  if (file !== undefined) {
+    if (typeof file !== 'string' || file.length === 0) throw new UserError(`--${option} needs a file name (save one with: tandem sim calibration > sim-calibration.json).`);
+    const { text } = readUserFile(io, file, 'sim calibration');
+    try {
+      cal = parseSimCalibration(text, file);
+    } catch (e) {
+      if (e instanceof CalibrationFileError) throw new UserError(e.message);
+      throw e;
+    }
   }
+  const engine = args.values.engine;
+  if (engine === undefined) return cal;
+  const wrong = engineNameProblem(engine);
+  if (wrong !== undefined) throw new UserError(`--${wrong}.`);
+  const onEngine = withEngine(cal, engine as SimEngine);
+  const problem = calibrationProblem(onEngine);
+  if (problem !== undefined) throw new UserError(`With --engine ${String(engine)}, the sim calibration${file === undefined ? '' : ` ${String(file)}`}: ${problem}.`);
+  return onEngine;
 }
 
 /** --randomize FILE: a domain-randomization spec (src/sim/randomization.ts), or undefined without one. */
@@ -121,7 +134,9 @@ const RANDOMIZE_HELP = `  --randomize FILE    domain randomization: seeded [lo, 
                       (stored and linked with the rollout; docs/sim.md)`;
 
 const CALIBRATION_HELP = `  --calibration FILE  sim calibration record (JSON, the shape 'tandem sim calibration' prints);
-                      default: the built-in record. Its hash is printed and stored with each rollout`;
+                      default: the built-in record. Its hash is printed and stored with each rollout
+  --engine E          rapier | mujoco: the physics engine (shorthand for the record's "engine" field;
+                      rapier, the default, leaves the field out; mujoco is another record, another id)`;
 
 /** The JSON line a rollout prints. */
 export function episodeSummary(e: Episode): Record<string, unknown> {
@@ -153,10 +168,11 @@ export function episodeSummary(e: Episode): Record<string, unknown> {
 const rollout: CliCommand = {
   path: ['sim', 'rollout'],
   summary: 'run one sim rollout of a policy on one layout and score it',
-  help: `Usage: tandem sim rollout --layouts FILE --layout I --policy SPEC [--seconds S] [--seed K] [--calibration FILE] [--randomize FILE] [--record DIR] [--json]
+  help: `Usage: tandem sim rollout --layouts FILE --layout I --policy SPEC [--seconds S] [--seed K] [--calibration FILE] [--engine E] [--randomize FILE] [--record DIR] [--json]
 
-Builds layout I of the (hash-verified) layout set in the Rapier sim, runs the policy through the
-same rollout loop the real rig uses, and scores task progress from the sim's end state.
+Builds layout I of the (hash-verified) layout set in the sim (Rapier; MuJoCo with --engine mujoco),
+runs the policy through the same rollout loop the real rig uses, and scores task progress from
+the sim's end state.
 
   --layouts FILE   layout set written by 'tandem layouts sample'
   --layout I       layout index (0-based)
@@ -174,7 +190,7 @@ ${RANDOMIZE_HELP}
 
 Exit codes: 0 ran its length, 1 invalid or aborted, or the policy's own error ended it (still scored).
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
-  options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' }, randomize: { type: 'string' }, record: { type: 'string' } },
+  options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' }, engine: { type: 'string' }, randomize: { type: 'string' }, record: { type: 'string' } },
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
@@ -364,7 +380,7 @@ export function reportSweep(io: CliIo, json: boolean, info: SweepReportInfo, row
 const sweep: CliCommand = {
   path: ['sim', 'sweep'],
   summary: 'run every layout of a set R times in the sim on worker threads; store and summarise',
-  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W | --queue redis://HOST:PORT[/DB]] [--seconds S] [--calibration FILE] [--randomize FILE] [--record DIR] [--data DIR] [--json]
+  help: `Usage: tandem sim sweep --layouts FILE --policy SPEC [--repeats R] [--workers W | --queue redis://HOST:PORT[/DB]] [--seconds S] [--calibration FILE] [--engine E] [--randomize FILE] [--record DIR] [--data DIR] [--json]
 
 Runs each layout of the (hash-verified) set R times (seed = repeat index: placement noise and the
 policy's seed) on W worker threads, stores every rollout in the station store, and prints mean
@@ -400,6 +416,7 @@ ${RANDOMIZE_HELP}
     workers: { type: 'string' },
     seconds: { type: 'string' },
     calibration: { type: 'string' },
+    engine: { type: 'string' },
     randomize: { type: 'string' },
     queue: { type: 'string' },
     attempts: { type: 'string' },
@@ -608,7 +625,7 @@ export function recordSweepEpisode(
 const calibrationCommand: CliCommand = {
   path: ['sim', 'calibration'],
   summary: 'print the sim calibration record as JSON (save, edit, pass back with --calibration)',
-  help: `Usage: tandem sim calibration [--calibration FILE]
+  help: `Usage: tandem sim calibration [--calibration FILE] [--engine E]
 
 Prints the built-in sim calibration record (physics step, solver iterations, joint damping,
 friction and armature, object scales, frictions, gripper force, restitution) as JSON on stdout,
@@ -617,8 +634,9 @@ it, and pass it to 'tandem sim rollout' or 'tandem sim sweep' with --calibration
 
   tandem sim calibration > sim-calibration.json
 
-  --calibration FILE  check FILE instead and print it (the same checks rollouts make) with its id`,
-  options: { calibration: { type: 'string' } },
+  --calibration FILE  check FILE instead and print it (the same checks rollouts make) with its id
+  --engine E          rapier | mujoco: the record on that physics engine (its "engine" field)`,
+  options: { calibration: { type: 'string' }, engine: { type: 'string' } },
   run(args, io) {
     const calibration = calibrationArg(args, io);
     io.out(`${JSON.stringify(calibration, null, 2)}\n`);

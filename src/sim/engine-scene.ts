@@ -1,0 +1,13 @@
+/**
+ * The physics world a sim calibration names: Rapier (src/sim/scene.ts) or MuJoCo 3
+ * (src/sim/mujoco). The one place that asks which engine runs; SimRig and the rollout loop see a
+ * PhysicsScene either way.
+ */
+import { simEngineOf } from './calibration.js';
+import { createMujocoScene } from './mujoco/mujoco-scene.js';
+import type { PhysicsScene } from './physics-scene.js';
+import { createScene, type SceneOptions } from './scene.js';
+
+export function createEngineScene(opts: SceneOptions): Promise<PhysicsScene> {
+  return simEngineOf(opts.calibration) === 'mujoco' ? createMujocoScene(opts) : createScene(opts);
+}

@@ -1,0 +1,141 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runTandem } from '../helpers/cli.js';
+import { describeRigContract, tickThrough } from '../rig/contract-suite.js';
+import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+import { yamRigModel } from '../../src/rig/yam.js';
+import { BOTTLES_IN_THE_BIN } from '../../src/tasks/index.js';
+import { BottlesPolicy } from '../../src/policy/code/index.js';
+import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, simCalibrationJson, withCalibration, withEngine } from '../../src/sim/calibration.js';
+import { parseSimCalibration } from '../../src/sim/calibration-file.js';
+import { createEngineScene } from '../../src/sim/engine-scene.js';
+import { runSimRollout } from '../../src/sim/sim-rollout.js';
+import { SimRig } from '../../src/sim/sim-rig.js';
+
+const MUJOCO = withEngine(DEFAULT_SIM_CALIBRATION, 'mujoco');
+const BIN_ONLY = { index: 0, tier: 1, fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0, y: -0.3, yawRad: 0 } }], objects: [] };
+/** A reach forward on both arms: the shoulders and elbows carry the arm's weight. */
+const REACH = [0.2, 0.9, 0.9, -0.3, 0.2, 0, 0.5, -0.2, 0.9, 0.9, -0.3, -0.2, 0, 0.5];
+
+test('the engine is a field of the sim calibration record: absent is Rapier with the id stored rollouts carry, mujoco is another id, anything else is one sentence', () => {
+  const plain = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
+  assert.equal(simCalibrationHash(withEngine(DEFAULT_SIM_CALIBRATION, 'rapier')), plain, 'rapier leaves the record as it was');
+  assert.equal(simCalibrationHash(withEngine(MUJOCO, 'rapier')), plain, 'and takes a mujoco record back to it');
+  assert.ok(!simCalibrationJson(DEFAULT_SIM_CALIBRATION).includes('engine'));
+  assert.notEqual(simCalibrationHash(MUJOCO), plain);
+  const saved = simCalibrationJson(MUJOCO);
+  assert.equal(simCalibrationHash(parseSimCalibration(saved, 'mujoco.json')), simCalibrationHash(MUJOCO), 'a saved mujoco record reads back as itself');
+  assert.throws(() => parseSimCalibration(saved.replace('"mujoco"', '"bullet"'), 'c.json'), {
+    message: "The sim calibration file c.json: field 'engine' must be 'rapier' or 'mujoco', not 'bullet'.",
+  });
+  assert.throws(() => parseSimCalibration(simCalibrationJson({ ...MUJOCO, armJoints: 'multibody' }), 'c.json'), {
+    message: /^The sim calibration file c\.json: armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent [^\n]*\.$/,
+  });
+});
+
+test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the same final state in this process and in two others; the Rapier run of it differs', async () => {
+  const set = sampleLayoutSet({ task: BOTTLES_IN_THE_BIN.id, tiers: [1], perTier: 1, seed: 11 });
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-mujoco-'));
+  try {
+    const file = join(dir, 'bottles.json');
+    writeFileSync(file, serializeLayoutSet(set));
+    const args = (engine: string) => ['sim', 'rollout', '--layouts', file, '--layout', '0', '--policy', 'code:bottles-in-the-bin', '--seconds', '2', '--seed', '3', '--engine', engine, '--json'];
+    const children = Promise.all([runTandem(args('mujoco')), runTandem(args('mujoco')), runTandem(args('rapier'))]);
+    const here = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout: set.layouts[0], policy: new BottlesPolicy(), seed: 3, episodeSeconds: 2, calibration: MUJOCO });
+    const again = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout: set.layouts[0], policy: new BottlesPolicy(), seed: 3, episodeSeconds: 2, calibration: MUJOCO });
+    assert.equal(here.episode.status, 'valid', here.episode.reason);
+    assert.equal(here.calibrationSha256, simCalibrationHash(MUJOCO));
+    // The policy moved the arms: the trajectory is not a hold.
+    const t = here.episode.trajectory;
+    const moved = Math.abs(t.position[(t.steps - 1) * 14 + 1] - t.position[1]);
+    assert.ok(moved > 0.05, `shoulder moved ${moved} rad`);
+    assert.equal(again.episode.finalStateHash, here.episode.finalStateHash, 'bit-identical in one process');
+    const [a, b, r] = await children;
+    for (const c of [a, b, r]) assert.equal(c.code, 0, c.stderr);
+    const [ja, jb, jr] = [a, b, r].map((c) => JSON.parse(c.stdout));
+    assert.equal(ja.simCalibration, simCalibrationHash(MUJOCO));
+    assert.equal(jr.simCalibration, simCalibrationHash(DEFAULT_SIM_CALIBRATION), '--engine rapier is the default record');
+    assert.equal(ja.finalStateHash, here.episode.finalStateHash, 'bit-identical across processes');
+    assert.equal(jb.finalStateHash, ja.finalStateHash);
+    assert.notEqual(jr.finalStateHash, ja.finalStateHash, 'the other engine is other physics');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('bad engine input is one sentence before anything runs', async () => {
+  const unknown = await runTandem(['sim', 'calibration', '--engine', 'bullet']);
+  assert.equal(unknown.code, 2);
+  assert.equal(unknown.stdout, '');
+  assert.equal(unknown.stderr, "--engine must be 'rapier' or 'mujoco', not 'bullet'.\n");
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-mujoco-'));
+  try {
+    const file = join(dir, 'multibody.json');
+    writeFileSync(file, JSON.stringify(withCalibration(DEFAULT_SIM_CALIBRATION, { armJoints: 'multibody' })));
+    const r = await runTandem(['sim', 'calibration', '--calibration', file, '--engine', 'mujoco']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^With --engine mujoco, the sim calibration \S+multibody\.json: armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent [^\n]*\.\n$/);
+    const ok = await runTandem(['sim', 'calibration', '--engine', 'mujoco']);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(JSON.parse(ok.stdout).engine, 'mujoco');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('MuJoCo arms under the MIT law: with the driver\'s gravity feed-forward they hold a reach; without it they sag as far as the Rapier arms do', async () => {
+  const hold = async (calibration: typeof MUJOCO, gravityCompensation: boolean): Promise<Float64Array> => {
+    const scene = await createEngineScene({ rigModel: yamRigModel(), task: BOTTLES_IN_THE_BIN, layout: BIN_ONLY, calibration, startPosition: REACH });
+    try {
+      const rig = new SimRig({ scene, gravityCompensation });
+      await rig.configure();
+      await rig.activate();
+      const cmd = { position: Float64Array.from(REACH) };
+      for (let k = 1; k <= 50; k++) {
+        rig.write(cmd);
+        await rig.clock.waitUntil(k * 0.02);
+        rig.tick();
+      }
+      assert.deepEqual(rig.read().faults, []);
+      return Float64Array.from(rig.read().position);
+    } finally {
+      scene.free();
+    }
+  };
+  const held = await hold(MUJOCO, true);
+  const err = (q: Float64Array) => Math.max(...REACH.map((r, i) => (i % 7 === 6 ? 0 : Math.abs(q[i] - r))));
+  assert.ok(err(held) < 0.01, `held within ${err(held)} rad`);
+  const [sagM, sagR] = [await hold(MUJOCO, false), await hold(DEFAULT_SIM_CALIBRATION, false)];
+  assert.ok(err(sagM) > 0.03, `without feed-forward the reach sags (${err(sagM)} rad)`);
+  const apart = Math.max(...REACH.map((_, i) => (i % 7 === 6 ? 0 : Math.abs(sagM[i] - sagR[i]))));
+  assert.ok(apart < 0.01, `MuJoCo and Rapier sag alike (${apart} rad apart)`);
+});
+
+// The same contract suite as the Rapier SimRig, the mirror and the CAN rig.
+describeRigContract('SimRig on MuJoCo', async () => {
+  const scene = await createEngineScene({
+    rigModel: yamRigModel(),
+    task: BOTTLES_IN_THE_BIN,
+    layout: BIN_ONLY,
+    calibration: MUJOCO,
+    startPosition: [0, 0.8, 0.8, 0, 0, 0, 0.5, 0, 0.8, 0.8, 0, 0, 0, 0.5],
+  });
+  const rig = new SimRig({ scene });
+  const motor = (a: number) => {
+    const m = rig['motors'][a];
+    if (m.kp.some((k) => k > 0) || m.gripperKp > 0) return 'stiff' as const;
+    return m.kd.some((k) => k > 0) || m.gripperKd > 0 ? ('damp' as const) : ('off' as const);
+  };
+  return {
+    rig,
+    clock: rig.clock,
+    advance: (s) => tickThrough(rig, rig.clock, s),
+    dispose: async () => scene.free(),
+    motors: async () => ({ left: motor(0), right: motor(1) }),
+    injectFault: (side) => (rig['faults'] = [...rig['faults'], { kind: 'motor-fault', arm: side, joint: 2, message: `The ${side} arm joint 3 motor reports over-current.` }]),
+    clearFaults: () => (rig['faults'] = []),
+  };
+});
