@@ -6,7 +6,6 @@
  */
 import type { Clock, Rig } from '../rig/contract.js';
 import { RigError } from '../rig/contract.js';
-import type { RigConfig } from '../rig/registry.js';
 import { layoutAt } from '../layouts/layout-set.js';
 import { LayoutSetError } from '../layouts/errors.js';
 import { getTask, isTaskId } from '../tasks/registry.js';
@@ -27,6 +26,7 @@ import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { stationRigRegistry } from './rig-registry.js';
 import { readRigConfig } from './station.js';
+import { cellIoSourceOf, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
 import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 import { SessionHost, type SessionParts } from '../server/session-host.js';
@@ -130,7 +130,7 @@ class StepCountingClock implements Clock {
   }
 }
 
-function rolloutRunner(store: Store, host: RigHost, cwd: string, episodesDir: string): RolloutRunner {
+function rolloutRunner(store: Store, host: RigHost, station: StationConfig, cwd: string, episodesDir: string): RolloutRunner {
   return {
     async prepare(req: RunRolloutRequest): Promise<PreparedRollout> {
       const set = store.loadLayoutSet(req.layoutSet);
@@ -164,7 +164,7 @@ function rolloutRunner(store: Store, host: RigHost, cwd: string, episodesDir: st
           try {
             const run = await host.forRollout({ task, layout, placementSeed: seed }, (rig, clock, signal) => {
               onPhase(`The rig is up with layout ${req.layout} on its table; starting ${policy.info.name}.`);
-              return rolloutOnRig({ rig, rigType: host.type, policy, task, layout, seconds, rateHz, deadlineMs: DEFAULT_DEADLINE_MS, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
+              return rolloutOnRig({ rig, rigType: host.type, station, policy, task, layout, seconds, rateHz, deadlineMs: DEFAULT_DEADLINE_MS, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
             });
             const e = run.result.episode;
             host.keepEvents(e.safetyEvents);
@@ -201,7 +201,7 @@ function interlockWords(cellIo: CellIo | undefined): () => string {
  * The Session view's parts: the plan's policies on the station's own rig (the rig host owns it,
  * shows it live, takes the E-stop), the cell's interlocks and tower light, the projector.
  */
-function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined): SessionParts {
+function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined): SessionParts {
   return {
     interlocks: interlockWords(cellIo),
     ...(cellIo ? { blocked: sessionInterlocks(cellIo.plc).blocked } : {}),
@@ -211,7 +211,7 @@ function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: st
       try {
         return await RigSessionRunner.open(
           {
-            rigConfig,
+            station,
             store,
             episodesDir,
             set,
@@ -316,6 +316,8 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
 
 export interface ServeOptions {
   readonly dataDir: string;
+  /** The station config (--station-config); without one, the rig config file (or the embedded default) alone. */
+  readonly station?: StationConfig;
   readonly rigConfigFile?: string;
   readonly port: number;
   readonly cwd: string;
@@ -365,7 +367,7 @@ async function serveFoxglove(listen: FoxgloveListen, host: RigHost): Promise<Fox
 
 /** Serves until the signal aborts, then damps the rig and closes the store. */
 export async function serveStation(opts: ServeOptions): Promise<void> {
-  const rigConfig = (await readRigConfig(opts.rigConfigFile)) as RigConfig;
+  const configured = opts.station ?? stationConfigOfRig(await readRigConfig(opts.rigConfigFile), opts.rigConfigFile ?? 'the embedded default (the emulated cell)');
   const registry = stationRigRegistry();
   const store = openStationStore(opts.dataDir);
   let host: RigHost | undefined;
@@ -376,11 +378,16 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   let safetyTimer: NodeJS.Timeout | undefined;
   let live: FoxgloveLiveServer | undefined;
   try {
+    const station: StationConfig = { ...configured, rig: rigConfigWithGrippers(configured, store) };
+    const rigConfig = station.rig;
+    const cellIoFrom = cellIoSourceOf(station, opts.cellIoFile === undefined ? undefined : resolve(opts.cwd, opts.cellIoFile));
+    const projectorFile = opts.projectorCalibrationFile ?? station.projector?.calibration;
+    const pjlink = opts.pjlink ?? station.projector?.pjlink;
     const env = opts.env ?? {};
     // node-opcua loads only when the station is asked for cell I/O (seconds of start-up otherwise).
     // Opened before the rig: its safety supervisor reads the interlock from the first cycle.
-    if (opts.cellIoFile !== undefined) cellIo = await (await import('./cell-io.js')).openCellIo(resolve(opts.cwd, opts.cellIoFile), { dataDir: opts.dataDir, controlHz: DEFAULT_SIM_CONTROL_HZ, log: opts.log });
-    const projector = await openStationProjector({ ...(opts.projectorCalibrationFile !== undefined ? { calibrationFile: opts.projectorCalibrationFile } : {}), ...(opts.pjlink !== undefined ? { pjlink: opts.pjlink } : {}), cwd: opts.cwd, env, store, say: opts.log });
+    if (cellIoFrom !== undefined) cellIo = await (await import('./cell-io.js')).openCellIo(cellIoFrom, { dataDir: opts.dataDir, controlHz: DEFAULT_SIM_CONTROL_HZ, log: opts.log });
+    const projector = await openStationProjector({ ...(projectorFile !== undefined ? { calibrationFile: projectorFile } : {}), ...(pjlink !== undefined ? { pjlink } : {}), cwd: opts.cwd, env, store, say: opts.log });
     if (opts.onProjectorFrame) {
       const show = opts.onProjectorFrame;
       projector.feed.onChange((s) => show(s.showing === 'layout' ? projector.feed.frame() : null));
@@ -403,7 +410,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     }
     const ui = await buildUi();
     const policySpecs = knownPolicySpecs();
-    sessions = new SessionHost(store, sessionParts(store, host, rigConfig, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
+    sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
     teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : 'cell', opts.dataDir));
     server = new StationServer({
       sessions,
@@ -412,7 +419,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       calibrationsInUse: calibrationsInUse(host, parts.type, store, projector),
       store,
       rig: host,
-      rollouts: rolloutRunner(store, host, opts.cwd, defaultEpisodesDir(opts.dataDir)),
+      rollouts: rolloutRunner(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir)),
       ui,
       info: { dataDir: opts.dataDir, startedAt: new Date().toISOString(), policySpecs, defaultPolicy: 'code:bottles-in-the-bin' },
       views: {

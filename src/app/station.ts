@@ -14,6 +14,7 @@ import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from './rig-registry.js';
 import { emulatedCellOf } from '../emulated-cell/register.js';
+import type { StationConfig } from './station-config.js';
 
 export interface StationReport {
   dataDir: string;
@@ -28,7 +29,7 @@ export interface StationReport {
 
 export interface StationOptions {
   dataDir: string;
-  rigConfigFile?: string;
+  station: StationConfig;
   holdSeconds: number;
   signal: AbortSignal;
   log(line: string): void;
@@ -73,7 +74,7 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
   store.close();
   log(`store     ${storeFile} (${layoutSets} layout sets)`);
 
-  const rigConfig = await readRigConfig(opts.rigConfigFile);
+  const rigConfig = opts.station.rig;
   const clock = new RealtimeClock();
   const registry = stationRigRegistry();
   let rig: Rig;
