@@ -80,6 +80,7 @@ test('an ONNX image policy runs on yam-can with the configured cameras; the epis
     }
     assert.ok((timing.at(-1)!.message as { observation_to_action_s: number }).observation_to_action_s > 0, 'later rows of a chunk act on an older observation');
     const meta = ep.metadata.get('tandem.episode')!;
+    assert.equal(meta.get('rehearsal'), 'false', 'real cameras on a real rig: a result');
     assert.match(meta.get('cameras')!, /cam_high=ffmpeg testsrc2 160x120@15 jpeg; cam_left_wrist=.*; cam_right_wrist=/);
   });
 });
@@ -104,6 +105,29 @@ test('bad camera setups are refused in one sentence before any motor is enabled'
     for (const x of [noHigh, missing, twice, u]) assert.doesNotMatch(x.stderr, /\n\s+at /, 'no stack trace');
     assert.equal(enabled(emus), false, 'no motor was enabled');
     assert.equal(emus.left.bus.motor(1).status, 0);
+
+    // Black frames instead of cam_high: it runs, its wrist cameras are recorded, and it is a rehearsal everywhere.
+    const blank = await runTandem(rolloutArgs(stationConfig(emus, CAMERAS.slice(1)), data, ['--blank-cameras', '--seconds', '0.5']));
+    assert.equal(blank.code, 0, blank.stderr);
+    const b = JSON.parse(blank.stdout);
+    assert.equal(b.rehearsal, 'a rehearsal, not a result: the policy saw black frames (--blank-cameras)');
+    const ep = await readIndexed(b.episodeFile);
+    assert.equal(ep.metadata.get('tandem.episode')!.get('rehearsal'), 'true');
+    assert.ok((ep.byTopic.get('/cameras/cam_left_wrist/image/compressed') ?? []).length > 0);
+    const store = openStore(join(data, 'tandem.sqlite'));
+    try {
+      assert.deepEqual(store.listRollouts({ kind: 'real' }).map((r) => r.rehearsal), [true]);
+      assert.equal(store.listRollouts({ rehearsal: false }).length, 0);
+    } finally {
+      store.close();
+    }
+    const report = (extra: string[]) => runTandem(['report', '--policies', `onnx:${model}`, '--layouts', layouts, '-o', join(dir, 'r.html'), '--json', '--data', data, ...extra]);
+    const left = await report([]);
+    assert.equal(left.code, 0, left.stderr);
+    assert.equal(JSON.parse(left.stdout).rehearsalsLeftOut, 1, 'a rehearsal is not a result');
+    const counted = await report(['--include-rehearsals']);
+    assert.equal(counted.code, 0, counted.stderr);
+    assert.equal(JSON.parse(counted.stdout).rehearsalsLeftOut, 0);
   });
 });
 

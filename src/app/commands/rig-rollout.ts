@@ -206,10 +206,10 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
         cellIo?.board.rolloutEnded(rig.read().mode, run?.result.episode);
         await rig.close?.();
       }
-      const { result, score, cellRecord, recording } = run;
+      const { result, score, recording } = run;
       const e = result.episode;
       const { rolloutId, recorded } = await storeRolloutOnRig(store, { spec, policy: policy.info, set }, run);
-      const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
+      const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, rehearsal: run.rehearsal ?? null, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
       if (args.values.json) {
         io.out(`${JSON.stringify({ ...out, layoutSet: set.sha256 })}\n`);
       } else {
@@ -221,7 +221,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
             `steps ${e.trajectory.steps} at ${out.achievedHz} Hz achieved (asked ${rateHz} Hz; wake late p50 ${out.wakeLateP50Ms} ms, p99 ${out.wakeLateP99Ms} ms, ${result.timing.lateSteps} late steps)\n` +
             `chunks ${String(out.chunks)} of ${String(out.horizon ?? '?')} rows; inference p50 ${(out.inferenceMs as { p50: number }).p50} ms, max ${(out.inferenceMs as { max: number }).max} ms; loop waited max ${(out.waitedMs as { max: number }).max} ms\n` +
             `safety events ${e.safetyEvents.length}${kinds.length ? ` (${kinds.join(', ')})` : ''}; rig ${result.finalMode} after the rollout\n` +
-            `stored as rollout ${rolloutId}${cellRecord ? ' (emulated cell: a rehearsal, not a result)' : ''}\n` +
+            `stored as rollout ${rolloutId}${run.rehearsal ? ` (${run.rehearsal})` : ''}\n` +
             recordingLine(recorded),
         );
       }
@@ -280,6 +280,8 @@ export interface RolloutOnRig {
   readonly cellRecord?: { readonly sha256: string; readonly json: string };
   /** The episode file, still open for its rollout id: the caller stores the rollout, then finish()es it. */
   readonly recording?: StationRecording;
+  /** Why this rollout is a rehearsal, not a result (black frames, the emulated cell); absent for a result. */
+  readonly rehearsal?: string;
 }
 
 /**
@@ -306,6 +308,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
   let opened: StationCameras | undefined;
   let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
   let recording: StationRecording | undefined;
+  let rehearsal: string | undefined;
   try {
     const configured = rolloutCameras(o.station, policy.info, o.cameraFps ?? DEFAULT_CELL_CAMERA_FPS);
     // Before anything opens or moves: a policy reading a camera the station does not have.
@@ -325,6 +328,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     } else {
       cellRecord = cellMarker(cell.truth);
     }
+    rehearsal = rehearsalOf(blank && policy.info.cameras.length > 0, cell !== undefined);
     // Every configured camera streams (and is recorded), before the rig is powered: a camera's
     // start-up (ffmpeg, a USB device, the cell's browser) outlasts the motors' own 400 ms watchdog.
     opened = await openStationCameras(configured, { rig, clock, source: o.station.source });
@@ -355,6 +359,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
           controlHz: rateHz,
           episodeSeconds: seconds,
           seed,
+          rehearsal,
         }),
       });
     }
@@ -391,7 +396,13 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     await opened?.close();
   }
   const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
-  return { result, ...(score ? { score } : {}), ...(cellRecord ? { cellRecord } : {}), ...(recording ? { recording } : {}) };
+  return { result, ...(score ? { score } : {}), ...(cellRecord ? { cellRecord } : {}), ...(recording ? { recording } : {}), ...(rehearsal ? { rehearsal } : {}) };
+}
+
+/** Why a rollout is a rehearsal (its policy saw black frames, or it ran on the emulated cell), or undefined for a result. */
+function rehearsalOf(blankFrames: boolean, onCell: boolean): string | undefined {
+  const why = [blankFrames ? 'the policy saw black frames (--blank-cameras)' : '', onCell ? 'it ran on the emulated cell' : ''].filter(Boolean);
+  return why.length ? `a rehearsal, not a result: ${why.join(' and ')}` : undefined;
 }
 
 /**
@@ -428,7 +439,7 @@ export async function storeRolloutOnRig(
   let rolloutId: number | undefined;
   let recorded: RecordingSummary | undefined;
   try {
-    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.cellRecord, score: run.score, episodeFile: run.recording?.file });
+    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.cellRecord, score: run.score, episodeFile: run.recording?.file, rehearsal: run.rehearsal !== undefined });
   } finally {
     recorded = await run.recording?.finish(rolloutId, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps) });
   }
@@ -438,7 +449,7 @@ export async function storeRolloutOnRig(
 /** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
 function storeRigRollout(
   store: Store,
-  r: { spec: string; policy: PolicyInfo; set: LayoutSet; sessionId?: number; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string },
+  r: { spec: string; policy: PolicyInfo; set: LayoutSet; sessionId?: number; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string; rehearsal: boolean },
 ): number {
   const e = r.episode;
   store.putLayoutSet(r.set);
@@ -465,6 +476,7 @@ function storeRigRollout(
     durationS: r.result.wallMs / 1000,
     episodeFile: r.episodeFile ?? null,
     taskEvents: e.taskEvents,
+    rehearsal: r.rehearsal,
   });
   if (r.score && e.status === 'valid') {
     store.insertOperatorScore({ rolloutId: id, endStates: r.score.endStates, progress: r.score.progress, counts: r.score.counts, operator: SCRIPTED_OPERATOR });
