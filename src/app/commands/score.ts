@@ -1,9 +1,11 @@
 /** `tandem score`: task progress of one layout from per-object end states (sim or operator). */
-import { intOption, requireString, UserError, type CliCommand } from '../command.js';
+import { intOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import { layoutAt } from '../../layouts/layout-set.js';
 import { getTask } from '../../tasks/registry.js';
 import type { ObjectEndState } from '../../tasks/types.js';
 import { asUserError, readLayoutSetFile, readUserFile } from './layouts.js';
+import { withCommandStore } from '../station-store.js';
+import { StoreError, type Store } from '../../store/store.js';
 
 /** End states as a list, or {"objects": [...]}; anything else is one sentence. */
 function parseEndStates(text: string, file: string): ObjectEndState[] {
@@ -22,6 +24,7 @@ const score: CliCommand = {
   path: ['score'],
   summary: 'task progress of one layout from per-object end states',
   help: `Usage: tandem score --layout-set FILE --layout I --end-state FILE [--json]
+       tandem score --rollout ID --end-state FILE [--reason TEXT] [--operator NAME] [--json]
 
 Scores how far an episode got, exactly as the reference lab defines task progress:
   bottles-in-the-bin  bottles in the bin ÷ bottles in the layout
@@ -38,9 +41,16 @@ or {"objects": [...]} around the same list.
   --layout-set FILE  a layout set (its hash is verified)
   --layout I         layout index (0-based)
   --end-state FILE   the end states
-  --json             print {"task", "layoutSet", "version", "layout", "tier", "progress", "counts", "summary"}`,
-  options: { 'layout-set': { type: 'string' }, layout: { type: 'string' }, 'end-state': { type: 'string' } },
+  --rollout ID       score a stored rig rollout (its layout from the store) and keep the score in the
+                     store (--data) as the operator's: one score per rollout; a second one needs
+                     --reason, and the earlier score is kept beside it
+  --reason TEXT      why a scored rollout is scored again
+  --operator NAME    who scored it (default $USER)
+  --json             print {"task", "layoutSet", "version", "layout", "tier", "progress", "counts", "summary"}
+                     (with --rollout also "rollout", "scoreId", "rescored")`,
+  options: { 'layout-set': { type: 'string' }, layout: { type: 'string' }, 'end-state': { type: 'string' }, rollout: { type: 'string' }, reason: { type: 'string' }, operator: { type: 'string' } },
   async run(args, io) {
+    if (args.values.rollout !== undefined) return scoreRollout(args, io);
     const { set } = readLayoutSetFile(io, requireString(args, 'layout-set'));
     const index = intOption(args, 'layout', undefined, 0, Number.MAX_SAFE_INTEGER);
     const endFile = requireString(args, 'end-state');
@@ -59,5 +69,48 @@ or {"objects": [...]} around the same list.
     }
   },
 };
+
+/** `tandem score --rollout ID`: the operator's score of one stored rig rollout, kept in the store. */
+async function scoreRollout(args: ParsedCommandArgs, io: CliIo): Promise<number> {
+  if (args.values['layout-set'] !== undefined || args.values.layout !== undefined) throw new UserError('--rollout takes its layout from the store; leave out --layout-set and --layout.');
+  const id = intOption(args, 'rollout', undefined, 1, Number.MAX_SAFE_INTEGER);
+  const endFile = requireString(args, 'end-state');
+  const reason = typeof args.values.reason === 'string' ? args.values.reason.trim() : undefined;
+  if (reason === '') throw new UserError('--reason needs a few words saying why the rollout is scored again.');
+  const operator = typeof args.values.operator === 'string' ? args.values.operator : (io.env.USER ?? null);
+  const { text } = readUserFile(io, endFile, 'end-state');
+  const endStates = parseEndStates(text, endFile);
+  return withCommandStore(args.values, io, (store: Store) => {
+    const r = store.getRollout(id);
+    if (!r) throw new UserError(`There is no rollout ${id} in the store ${store.file}; 'tandem rig rollout' prints the id of each rollout it stores.`);
+    if (r.kind !== 'real') throw new UserError(`Rollout ${id} ran in the sim, which scores it from its own end state; only rig rollouts take an operator's score.`);
+    if (r.status !== 'valid') throw new UserError(`Rollout ${id} is ${r.status}${r.statusReason ? ` (${r.statusReason.replace(/\.$/, '')})` : ''}; invalid and aborted rollouts are never scored.`);
+    if (r.sessionId !== null) throw new UserError(`Rollout ${id} belongs to session ${r.sessionId}, whose journal keeps its scores; score it in that session ('tandem session resume ${r.sessionId}' or the Session page).`);
+    const earlier = store.listOperatorScores(id);
+    if (earlier.length > 0 && reason === undefined) {
+      const last = earlier[earlier.length - 1];
+      throw new UserError(`Rollout ${id} was scored ${last.progress.toFixed(2)} already (${last.enteredAt}${last.operator ? ` by ${last.operator}` : ''}); to score it again, say why with --reason "…" (the earlier score is kept).`);
+    }
+    const set = store.loadLayoutSet(r.layoutSetSha256);
+    if (!set) throw new UserError(`Rollout ${id}'s layout set ${r.layoutSetSha256.slice(0, 12)}… is not in the store; it cannot be scored against its layout.`);
+    const layout = asUserError(() => layoutAt(set, r.layoutIndex));
+    const task = getTask(set.task);
+    const progress = asUserError(() => task.scoreProgress(layout, endStates));
+    let scoreId: number;
+    try {
+      scoreId = store.insertOperatorScore({ rolloutId: id, endStates, progress: progress.progress, counts: progress.counts, operator, note: reason ?? null });
+    } catch (e) {
+      if (e instanceof StoreError) throw new UserError(e.message);
+      throw e;
+    }
+    const rescored = earlier.length > 0;
+    if (args.values.json) {
+      io.out(`${JSON.stringify({ rollout: id, scoreId, rescored, rehearsal: r.rehearsal, task: task.id, layoutSet: set.sha256, version: set.version, layout: r.layoutIndex, tier: layout.tier, progress: progress.progress, counts: progress.counts, summary: progress.summary })}\n`);
+    } else {
+      io.out(`Rollout ${id} (${task.id} layout ${r.layoutIndex}, tier ${layout.tier}) ${rescored ? 're-scored' : 'scored'} ${progress.progress.toFixed(3)}: ${progress.summary}${r.rehearsal ? ' (a rehearsal, not a result)' : ''}\n`);
+    }
+    return 0;
+  });
+}
 
 export const commands: CliCommand[] = [score];
