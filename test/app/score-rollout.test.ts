@@ -9,13 +9,14 @@ import { PROJECT_ROOT } from '../helpers/cli.js';
 import { runInProcess } from '../layouts/cli-in-process.js';
 import type { LayoutSet } from '../../src/layouts/layout-set.js';
 import { openStationStore } from '../../src/app/station-store.js';
+import { startStation } from '../helpers/station-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-score-rollout-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const set = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/layouts/bottles-golden.json'), 'utf8')) as LayoutSet;
 const data = join(dir, 'data');
 
-function seed(): { valid: number; invalid: number; sim: number; inSession: number } {
+function seed(data: string): { valid: number; invalid: number; sim: number; inSession: number } {
   const store = openStationStore(data);
   try {
     store.putLayoutSet(set);
@@ -34,7 +35,7 @@ function seed(): { valid: number; invalid: number; sim: number; inSession: numbe
 }
 
 test('a rig rollout is scored once from an end-state file; again only with a reason; never when invalid, sim or a session\'s', async () => {
-  const ids = seed();
+  const ids = seed(data);
   const layout = set.layouts[2];
   const n = layout.objects.length;
   const ends = join(dir, 'ends.json');
@@ -79,5 +80,35 @@ test('a rig rollout is scored once from an end-state file; again only with a rea
     for (const id of [ids.invalid, ids.sim, ids.inSession]) assert.equal(store.listOperatorScores(id).length, 0);
   } finally {
     store.close();
+  }
+});
+
+test('the Rollouts page scores a single rig rollout through the API: a count, a re-score only with a reason', async () => {
+  const station = await startStation({ rigConfig: { type: 'mirror' } });
+  try {
+    const ids = seed(station.dataDir);
+    const n = set.layouts[2].objects.length;
+    const post = async (path: string, body: unknown): Promise<{ status: number; data: Record<string, unknown> }> => {
+      const res = await fetch(`${station.base}${path}`, { method: 'POST', headers: { 'X-Tandem-Token': station.token, 'Content-Type': 'application/json', Origin: station.base }, body: JSON.stringify(body) });
+      return { status: res.status, data: (await res.json()) as Record<string, unknown> };
+    };
+    const first = await post(`/api/rollouts/${ids.valid}/score`, { count: n - 1, operator: 'ana' });
+    assert.equal(first.status, 201, JSON.stringify(first.data));
+    assert.equal(first.data.progress, (n - 1) / n);
+    const again = await post(`/api/rollouts/${ids.valid}/score`, { count: n });
+    assert.equal(again.status, 409);
+    assert.match(String(again.data.error), new RegExp(`^Rollout ${ids.valid} was scored .* already .*; to score it again, say why with a reason \\(the earlier score is kept\\)\\.$`));
+    const rescored = await post(`/api/rollouts/${ids.valid}/score`, { count: n, reason: 'miscounted' });
+    assert.equal(rescored.status, 201, JSON.stringify(rescored.data));
+    assert.equal(rescored.data.rescored, true);
+    const detail = await station.api<{ progress: number; rehearsal: boolean; sessionId: number | null }>(`/api/rollouts/${ids.valid}`);
+    assert.deepEqual([detail.progress, detail.rehearsal, detail.sessionId], [1, false, null]);
+    assert.equal((await post(`/api/rollouts/${ids.invalid}/score`, { count: 1 })).status, 409);
+    assert.equal((await post(`/api/rollouts/999/score`, { count: 1 })).status, 404);
+    const both = await post(`/api/rollouts/${ids.valid}/score`, { count: 1, endStates: [] });
+    assert.equal(both.status, 400);
+    assert.match(String(both.data.error), /either 'endStates' \(each object\) or 'count'/);
+  } finally {
+    await station.dispose();
   }
 });

@@ -5,7 +5,7 @@ import { getTask } from '../../tasks/registry.js';
 import type { ObjectEndState } from '../../tasks/types.js';
 import { asUserError, readLayoutSetFile, readUserFile } from './layouts.js';
 import { withCommandStore } from '../station-store.js';
-import { StoreError, type Store } from '../../store/store.js';
+import { RolloutScoreRefusal, scoreStoredRollout, type RolloutScored } from '../../session/rollout-score.js';
 
 /** End states as a list, or {"objects": [...]}; anything else is one sentence. */
 function parseEndStates(text: string, file: string): ObjectEndState[] {
@@ -75,40 +75,20 @@ async function scoreRollout(args: ParsedCommandArgs, io: CliIo): Promise<number>
   if (args.values['layout-set'] !== undefined || args.values.layout !== undefined) throw new UserError('--rollout takes its layout from the store; leave out --layout-set and --layout.');
   const id = intOption(args, 'rollout', undefined, 1, Number.MAX_SAFE_INTEGER);
   const endFile = requireString(args, 'end-state');
-  const reason = typeof args.values.reason === 'string' ? args.values.reason.trim() : undefined;
-  if (reason === '') throw new UserError('--reason needs a few words saying why the rollout is scored again.');
+  const reason = typeof args.values.reason === 'string' ? args.values.reason : undefined;
   const operator = typeof args.values.operator === 'string' ? args.values.operator : (io.env.USER ?? null);
   const { text } = readUserFile(io, endFile, 'end-state');
   const endStates = parseEndStates(text, endFile);
-  return withCommandStore(args.values, io, (store: Store) => {
-    const r = store.getRollout(id);
-    if (!r) throw new UserError(`There is no rollout ${id} in the store ${store.file}; 'tandem rig rollout' prints the id of each rollout it stores.`);
-    if (r.kind !== 'real') throw new UserError(`Rollout ${id} ran in the sim, which scores it from its own end state; only rig rollouts take an operator's score.`);
-    if (r.status !== 'valid') throw new UserError(`Rollout ${id} is ${r.status}${r.statusReason ? ` (${r.statusReason.replace(/\.$/, '')})` : ''}; invalid and aborted rollouts are never scored.`);
-    if (r.sessionId !== null) throw new UserError(`Rollout ${id} belongs to session ${r.sessionId}, whose journal keeps its scores; score it in that session ('tandem session resume ${r.sessionId}' or the Session page).`);
-    const earlier = store.listOperatorScores(id);
-    if (earlier.length > 0 && reason === undefined) {
-      const last = earlier[earlier.length - 1];
-      throw new UserError(`Rollout ${id} was scored ${last.progress.toFixed(2)} already (${last.enteredAt}${last.operator ? ` by ${last.operator}` : ''}); to score it again, say why with --reason "…" (the earlier score is kept).`);
-    }
-    const set = store.loadLayoutSet(r.layoutSetSha256);
-    if (!set) throw new UserError(`Rollout ${id}'s layout set ${r.layoutSetSha256.slice(0, 12)}… is not in the store; it cannot be scored against its layout.`);
-    const layout = asUserError(() => layoutAt(set, r.layoutIndex));
-    const task = getTask(set.task);
-    const progress = asUserError(() => task.scoreProgress(layout, endStates));
-    let scoreId: number;
+  return withCommandStore(args.values, io, (store) => {
+    let s: RolloutScored;
     try {
-      scoreId = store.insertOperatorScore({ rolloutId: id, endStates, progress: progress.progress, counts: progress.counts, operator, note: reason ?? null });
+      s = scoreStoredRollout(store, { rolloutId: id, endStates, ...(reason !== undefined ? { reason } : {}), operator });
     } catch (e) {
-      if (e instanceof StoreError) throw new UserError(e.message);
+      if (e instanceof RolloutScoreRefusal) throw new UserError(e.message.replace('say why with a reason', 'say why with --reason "…"'));
       throw e;
     }
-    const rescored = earlier.length > 0;
-    if (args.values.json) {
-      io.out(`${JSON.stringify({ rollout: id, scoreId, rescored, rehearsal: r.rehearsal, task: task.id, layoutSet: set.sha256, version: set.version, layout: r.layoutIndex, tier: layout.tier, progress: progress.progress, counts: progress.counts, summary: progress.summary })}\n`);
-    } else {
-      io.out(`Rollout ${id} (${task.id} layout ${r.layoutIndex}, tier ${layout.tier}) ${rescored ? 're-scored' : 'scored'} ${progress.progress.toFixed(3)}: ${progress.summary}${r.rehearsal ? ' (a rehearsal, not a result)' : ''}\n`);
-    }
+    if (args.values.json) io.out(`${JSON.stringify({ rollout: s.rolloutId, scoreId: s.scoreId, rescored: s.rescored, rehearsal: s.rehearsal, task: s.task, layoutSet: s.layoutSet, version: s.version, layout: s.layout, tier: s.tier, progress: s.progress, counts: s.counts, summary: s.summary })}\n`);
+    else io.out(`Rollout ${id} (${s.task} layout ${s.layout}, tier ${s.tier}) ${s.rescored ? 're-scored' : 'scored'} ${s.progress.toFixed(3)}: ${s.summary}${s.rehearsal ? ' (a rehearsal, not a result)' : ''}\n`);
     return 0;
   });
 }
