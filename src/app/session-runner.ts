@@ -59,6 +59,11 @@ export class RigSessionRunner implements SessionRolloutRunner {
     return r;
   }
 
+  /** What each opened policy reads, by spec (for the pre-flight). */
+  policyInfo(spec: string): Policy['info'] | undefined {
+    return this.policies.get(spec)?.info;
+  }
+
   async close(): Promise<void> {
     for (const p of this.policies.values()) await p.close?.();
     this.policies.clear();

@@ -26,6 +26,7 @@ import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { stationRigRegistry } from './rig-registry.js';
 import { readRigConfig } from './station.js';
+import { preflight } from './preflight.js';
 import { cellIoSourceOf, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
 import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
@@ -226,7 +227,15 @@ function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: 
           },
           plan.policies.map((p) => p.spec),
           { cwd },
-        );
+        ).then(async (runner) => {
+          try {
+            await preflight({ station, policies: plan.policies.map((p) => ({ ...runner.policyInfo(p.spec)!, ...(plan.blind ? { name: p.label } : {}) })), blankCameras: false });
+          } catch (e) {
+            await runner.close();
+            throw e;
+          }
+          return runner;
+        });
       } catch (e) {
         if (e instanceof UserError) throw new ApiRefusal(400, e.message);
         throw e;

@@ -36,6 +36,7 @@ import {
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../../session/engine.js';
 import { JOURNAL, progressLine, sessionProgress } from '../../session/journal-state.js';
 import { sessionExport } from '../../session/export.js';
+import { preflight } from '../preflight.js';
 import { cellIoSourceOf, rigConfigWithGrippers, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs } from '../station-config.js';
 import { DEFAULT_RIG_CONFIG } from '../rig-registry.js';
 import { openCommandStore, storePath, withCommandStore } from '../station-store.js';
@@ -221,6 +222,19 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
     p.policies.map((x) => x.spec),
     io,
   );
+  try {
+    // Before the operator places anything; a blind session names its policies by label only.
+    await preflight({
+      station,
+      policies: p.policies.map((x) => ({ ...runner.policyInfo(x.spec)!, ...(p.blind ? { name: x.label } : {}) })),
+      blankCameras: args.values['blank-cameras'] === true,
+      // Open interlocks are not refused here: the session waits for them to close (sessionInterlocks).
+    });
+  } catch (e) {
+    await runner.close();
+    await cellIo?.close();
+    throw e;
+  }
   const operator = scripted ? scriptedOperator(log) : terminalOperator(process.stdin, process.stderr);
   const projector = await projectorFor(args, io, store, dataDir, log);
   if (projector) log(`Projecting with the ${projector.description}.`);
