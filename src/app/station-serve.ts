@@ -249,7 +249,7 @@ function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: 
  * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue; a
  * stored layout on the cell's table, and `--resume` of the newest stopped session there.
  */
-function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string): TeleopParts {
+function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string, station: StationConfig | undefined): TeleopParts {
   const outDir = join(dataDir, 'teleop');
   // How recordTeleop names this follower in the session row (a resumed session must be on the same one).
   const recordedFollower = follower === 'cell' ? 'cell seed:0' : follower;
@@ -296,6 +296,8 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
           outDir,
           leader: req.leader,
           follower,
+          // A station config names the follower's rig and the cameras every take records.
+          ...(station ? { station } : {}),
           cameras: req.cameras,
           cameraFps: 5,
           task: req.task,
@@ -420,7 +422,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     const ui = await buildUi();
     const policySpecs = knownPolicySpecs();
     sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
-    teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : 'cell', opts.dataDir));
+    teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : opts.station ? opts.station.source : 'cell', opts.dataDir, opts.station ? station : undefined));
     server = new StationServer({
       sessions,
       teleop,

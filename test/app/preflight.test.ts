@@ -29,3 +29,24 @@ test('pre-flight names every problem at once, before anything is placed: a camer
   assert.deepEqual(await preflightProblems({ station, policies: [policy('policy B', ['cam_right_wrist'])], blankCameras: true }), [], 'black frames need no camera');
   await assert.rejects(preflight({ station, policies: [policy('policy B', ['cam_right_wrist', 'cam_left_wrist'])], blankCameras: false }), /^UserError: Pre-flight found 2 problems before anything is placed:\n- /);
 });
+
+test('teleop with a station config: an emulated leader is refused on real arms in one sentence, before anything opens', async () => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { openStore } = await import('../../src/store/store.js');
+  const { recordTeleop } = await import('../../src/app/commands/teleop.js');
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-teleop-station-'));
+  const store = openStore(join(dir, 'tandem.sqlite'));
+  try {
+    const station = parseStationConfig({ version: 1, rig: RIG, cameras: [{ name: 'cam_high', source: 'testsrc' }], leader: { kind: 'emulated-yam' } }, 'station.json', '/');
+    await assert.rejects(
+      recordTeleop({ store, outDir: join(dir, 'takes'), leader: 'emulated-yam', follower: station.source, station, cameras: 'cam_high=testsrc', task: 'bottles-in-the-bin', episodes: 1, seconds: 1, log: () => {} }),
+      (e: Error) => e.message === "The emulated-yam leader moves by a script, and would drive the real arms of the yam-can rig with nobody at the leader; use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader).",
+    );
+    assert.equal(store.listRecordings({ states: ['recording', 'failed', 'finished'] }).length, 0, 'nothing was recorded or opened');
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
