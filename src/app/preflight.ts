@@ -10,7 +10,8 @@ import type { Camera } from '../rig/camera.js';
 import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';
 import type { CellIo } from './cell-io.js';
 import { UserError } from './command.js';
-import { missingPolicyCameras, type StationConfig } from './station-config.js';
+import { missingPolicyCameras, rolloutCameras, type StationConfig } from './station-config.js';
+import { DEFAULT_CELL_CAMERA_FPS } from '../emulated-cell/cell-cameras.js';
 
 export interface PreflightOptions {
   readonly station: StationConfig;
@@ -27,7 +28,7 @@ export async function preflightProblems(o: PreflightOptions): Promise<string[]> 
   const problems: string[] = [];
   if (!o.blankCameras) {
     for (const p of o.policies) {
-      const missing = missingPolicyCameras(o.station, p);
+      const missing = missingPolicyCameras({ ...o.station, cameras: rolloutCameras(o.station, p, DEFAULT_CELL_CAMERA_FPS) }, p);
       if (missing) problems.push(missing);
     }
   }

@@ -248,3 +248,13 @@ export function cellIoSourceOf(config: StationConfig, cellIoFile: string | undef
   if (cellIoFile !== undefined) return cellIoFile;
   return config.cellIo ? { config: config.cellIo, where: `${config.source} cellIo` } : undefined;
 }
+
+/**
+ * The cameras a rollout opens and records. A station config names its cameras; a rig config alone
+ * (--rig-config) names none, and on the emulated cell gets the cell's own cameras the policy reads,
+ * as before the station config existed.
+ */
+export function rolloutCameras(station: StationConfig, policy: { readonly cameras: readonly CameraName[] }, cellFps: number): readonly CameraConfig[] {
+  if (station.cameras.length > 0 || station.rig.type !== 'yam-cell') return station.cameras;
+  return policy.cameras.map((name) => ({ name, kind: 'cell' as const, fps: cellFps }));
+}

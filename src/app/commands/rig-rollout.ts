@@ -37,8 +37,7 @@ import { cellMarker, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.j
 import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
 import { DEFAULT_CELL_CAMERA_FPS } from '../../emulated-cell/cell-cameras.js';
 import { streamCameraSource } from '../../rollout/stream-camera-source.js';
-import type { CameraConfig } from '../../../drivers/cameras/camera-config.js';
-import { cellIoSourceOf, missingPolicyCameras, rigConfigWithGrippers, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs, type StationConfig } from '../station-config.js';
+import { cellIoSourceOf, missingPolicyCameras, rolloutCameras, rigConfigWithGrippers, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs, type StationConfig } from '../station-config.js';
 import { openStationCameras, type StationCameras } from '../station-cameras.js';
 import type { Episode } from '../../rollout/episode.js';
 import type { CellIo } from '../cell-io.js';
@@ -282,16 +281,6 @@ export interface RolloutOnRig {
   readonly recording?: StationRecording;
   /** Why this rollout is a rehearsal, not a result (black frames, the emulated cell); absent for a result. */
   readonly rehearsal?: string;
-}
-
-/**
- * The cameras a rollout opens and records. A station config names its cameras; a rig config alone
- * (--rig-config) names none, and on the emulated cell gets the cell's own cameras the policy reads,
- * as before the station config existed.
- */
-export function rolloutCameras(station: StationConfig, policy: PolicyInfo, cellFps: number): readonly CameraConfig[] {
-  if (station.cameras.length > 0 || station.rig.type !== 'yam-cell') return station.cameras;
-  return policy.cameras.map((name) => ({ name, kind: 'cell' as const, fps: cellFps }));
 }
 
 /**
