@@ -15,6 +15,7 @@ import { openStationStore } from './station-store.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from './rig-registry.js';
 import { emulatedCellOf } from '../emulated-cell/register.js';
 import type { StationConfig } from './station-config.js';
+import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';
 
 export interface StationReport {
   dataDir: string;
@@ -111,6 +112,25 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
         `its world used ${(cellReport.busyFraction * 100).toFixed(0)}% of a core (${cellReport.marginX.toFixed(1)}× real-time margin)`,
     );
   }
+
+  // Every configured camera (but the cell's, drawn from a rollout's own world) streams, or says why not.
+  const cameraLines: string[] = [];
+  for (const c of opts.station.cameras) {
+    if (c.kind === 'cell') {
+      cameraLines.push(`${c.name} (the emulated cell's renderer, opened with each rollout)`);
+      continue;
+    }
+    const cam = new FfmpegCamera(c);
+    try {
+      await cam.open();
+      cameraLines.push(`${c.name} ${c.width}×${c.height} @ ${c.fps} fps streaming`);
+    } catch (e) {
+      throw new UserError(e instanceof Error ? e.message : String(e), 1);
+    } finally {
+      await cam.close();
+    }
+  }
+  log(`cameras   ${cameraLines.length ? cameraLines.join('; ') : 'none configured'}`);
 
   const rapier = await loadRapier();
   const calibrationSha256 = simCalibrationHash(DEFAULT_SIM_CALIBRATION);

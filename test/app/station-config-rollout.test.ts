@@ -165,3 +165,16 @@ test('a camera that stalls mid-rollout ends it invalid with the camera and the t
     }
   });
 });
+
+test('station --check --station-config says each configured camera streams, or why not', async () => {
+  const data = join(dir, 'data-check');
+  const cfg = join(dir, 'check.json');
+  writeFileSync(cfg, JSON.stringify({ version: 1, rig: { type: 'mirror' }, cameras: [CAMERAS[0]] }));
+  const ok = await runTandem(['station', '--check', '--station-config', cfg, '--data', data, '--hold-seconds', '0.2']);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /\n {2}cameras {3}cam_high 160×120 @ 15 fps streaming\n/);
+  writeFileSync(cfg, JSON.stringify({ version: 1, rig: { type: 'mirror' }, cameras: [{ name: 'cam_high', source: 'v4l2:/dev/video95' }] }));
+  const bad = await runTandem(['station', '--check', '--station-config', cfg, '--data', data, '--hold-seconds', '0.2']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /^Camera cam_high: there is no video device \/dev\/video95; /);
+});
