@@ -75,6 +75,25 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
   store.close();
   log(`store     ${storeFile} (${layoutSets} layout sets)`);
 
+  // Before the rig: every configured camera (but the cell's, drawn from a rollout's own world) streams, or says why not.
+  const cameraLines: string[] = [];
+  for (const c of opts.station.cameras) {
+    if (c.kind === 'cell') {
+      cameraLines.push(`${c.name} (the emulated cell's renderer, opened with each rollout)`);
+      continue;
+    }
+    const cam = new FfmpegCamera(c);
+    try {
+      await cam.open();
+      cameraLines.push(`${c.name} ${c.width}×${c.height} @ ${c.fps} fps streaming`);
+    } catch (e) {
+      throw new UserError(e instanceof Error ? e.message : String(e), 1);
+    } finally {
+      await cam.close();
+    }
+  }
+  log(`cameras   ${cameraLines.length ? cameraLines.join('; ') : 'none configured'}`);
+
   const rigConfig = opts.station.rig;
   const clock = new RealtimeClock();
   const registry = stationRigRegistry();
@@ -112,25 +131,6 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
         `its world used ${(cellReport.busyFraction * 100).toFixed(0)}% of a core (${cellReport.marginX.toFixed(1)}× real-time margin)`,
     );
   }
-
-  // Every configured camera (but the cell's, drawn from a rollout's own world) streams, or says why not.
-  const cameraLines: string[] = [];
-  for (const c of opts.station.cameras) {
-    if (c.kind === 'cell') {
-      cameraLines.push(`${c.name} (the emulated cell's renderer, opened with each rollout)`);
-      continue;
-    }
-    const cam = new FfmpegCamera(c);
-    try {
-      await cam.open();
-      cameraLines.push(`${c.name} ${c.width}×${c.height} @ ${c.fps} fps streaming`);
-    } catch (e) {
-      throw new UserError(e instanceof Error ? e.message : String(e), 1);
-    } finally {
-      await cam.close();
-    }
-  }
-  log(`cameras   ${cameraLines.length ? cameraLines.join('; ') : 'none configured'}`);
 
   const rapier = await loadRapier();
   const calibrationSha256 = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
