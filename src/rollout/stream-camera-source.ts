@@ -27,7 +27,7 @@ export interface StreamCameraSourceOptions {
    * The oldest a camera's newest frame may be when an observation takes it. Default: 4 periods of
    * the camera's rate, at least 0.25 s — a frame that old shows a world the arms have left.
    */
-  readonly maxFrameAgeS?: number;
+  readonly maxFrameAgeS?: number | ((camera: CameraName) => number | undefined);
   /** The clock frames are stamped on (the rig's); needed for the age bound. Default: no age bound. */
   readonly nowS?: () => number;
 }
@@ -52,7 +52,8 @@ export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>,
       const nowS = options.nowS;
       if (nowS) {
         const ageS = nowS() - f.arrivalS;
-        const boundS = options.maxFrameAgeS ?? defaultMaxFrameAgeS(cam.info.fps);
+        const asked = typeof options.maxFrameAgeS === 'function' ? options.maxFrameAgeS(name) : options.maxFrameAgeS;
+        const boundS = asked ?? defaultMaxFrameAgeS(cam.info.fps);
         if (ageS > boundS) throw new Error(`camera ${name} (${cam.info.source}) sent no frame for ${(ageS * 1000).toFixed(0)} ms, longer than the ${(boundS * 1000).toFixed(0)} ms an observation may wait; check its cable and that nothing else loads it`);
       }
       return f;

@@ -42,6 +42,8 @@ import { openStationCameras, type StationCameras } from '../station-cameras.js';
 import type { Episode } from '../../rollout/episode.js';
 import type { CellIo } from '../cell-io.js';
 
+/** How old the emulated cell's newest frame may be at an observation (its cameras are lost after 5 s without one). */
+const CELL_MAX_FRAME_AGE_S = 5;
 /** Exit code when the policy (server) timed out or went away mid-episode, as `tandem policy probe` uses. */
 const EXIT_POLICY_UNAVAILABLE = 3;
 const EXIT_INTERRUPTED = 130;
@@ -323,7 +325,10 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     opened = await openStationCameras(configured, { rig, clock, source: o.station.source });
     if (!blank && policy.info.cameras.length > 0) {
       const streams = Object.fromEntries(policy.info.cameras.map((n) => [n, opened!.byName[n]]));
-      cameras = streamCameraSource(streams, { nowS: () => clock.nowS() });
+      // The cell's renderer shares this machine's cores and may stall a frame for a second, as its
+      // cameras' own 5 s stall watchdog allows; a hardware camera's frame is stale after 4 periods.
+      const cellCameras = new Set(configured.filter((c) => c.kind === 'cell').map((c) => c.name));
+      cameras = streamCameraSource(streams, { nowS: () => clock.nowS(), maxFrameAgeS: (n) => (cellCameras.has(n) ? CELL_MAX_FRAME_AGE_S : undefined) });
     }
     if (o.record) {
       recording = await openStationRecording({
