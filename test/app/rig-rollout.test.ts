@@ -134,7 +134,8 @@ test('a policy server that never answers: the rig holds, the rollout is aborted 
     const text = await runTandem(rigArgs(f, server.url, ['--timeout-ms', '400', '--blank-cameras']).filter((a) => a !== '--json'));
     assert.equal(text.code, 3);
     assert.match(text.stdout, /: aborted: policy timeout: /);
-    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout \d+\nrecorded .*\.mcap \(/);
+    // Black frames: stored, and said to be, a rehearsal.
+    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout \d+ \(a rehearsal, not a result: the policy saw black frames \(--blank-cameras\)\)\nrecorded .*\.mcap \(/);
   } finally {
     server.child.kill('SIGINT');
     await server.exited;
