@@ -2,7 +2,7 @@
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
  * Every request carries the launch token in its header (token.ts); the event stream offers it as a subprotocol.
  */
-import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, type TeleopResumable, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type RolloutScoreRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, type TeleopResumable, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
 import { eventProtocols, tokenHeaders } from './token.js';
 
 export class ApiFailure extends Error {}
@@ -29,6 +29,7 @@ export const api = {
   rollout: (id: number) => call<RolloutDetail>('GET', `/api/rollouts/${id}`),
   run: (r: RunRolloutRequest) => call<RolloutRun>('POST', '/api/rollouts/run', r),
   stopRollout: () => call<RolloutRun>('POST', '/api/rollouts/stop', {}),
+  scoreRollout: (id: number, r: RolloutScoreRequest) => call<{ progress: number; summary: string; rescored: boolean }>('POST', `/api/rollouts/${id}/score`, r),
   compareChoices: () => call<CompareChoice[]>('GET', '/api/compare/choices'),
   compare: (policy: number, layoutSet: string) => call<CompareView>('GET', `/api/compare?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}`),
   replay: (policy: number, layoutSet: string, layout: number) => call<ReplayView>('GET', `/api/compare/replay?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}&layout=${layout}`),

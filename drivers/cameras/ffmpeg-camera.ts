@@ -18,7 +18,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { CameraOpenError, StreamingCamera, type StreamingCameraOptions } from '../../src/rig/streaming-camera.js';
-import type { CameraConfig } from './camera-config.js';
+import type { FfmpegCameraConfig } from './camera-config.js';
 import { JpegSplitter } from './jpeg-splitter.js';
 
 export const DEFAULT_FFMPEG_PATH = '/usr/bin/ffmpeg';
@@ -41,7 +41,7 @@ export interface FfmpegCameraOptions extends StreamingCameraOptions {
 }
 
 /** The ffmpeg arguments for a camera (exported so docs and tests can show the exact command). */
-export function ffmpegArgs(config: CameraConfig, options: Pick<FfmpegCameraOptions, 'pattern' | 'quality' | 'sourceFilter'> = {}): string[] {
+export function ffmpegArgs(config: FfmpegCameraConfig, options: Pick<FfmpegCameraOptions, 'pattern' | 'quality' | 'sourceFilter'> = {}): string[] {
   const common = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:3', '-stats_period', '0.5'];
   const size = `${config.width}x${config.height}`;
   if (config.kind === 'v4l2') {
@@ -84,7 +84,7 @@ export class FfmpegCamera extends StreamingCamera {
   private brokenFrames = 0;
 
   constructor(
-    readonly config: CameraConfig,
+    readonly config: FfmpegCameraConfig,
     private readonly options: FfmpegCameraOptions = {},
   ) {
     super(

@@ -29,10 +29,12 @@ export function cellIoPkiDir(dataDir: string): string {
   return join(dataDir, 'cell-io-pki');
 }
 
-export async function openCellIo(file: string, o: { readonly dataDir: string; readonly controlHz: number; readonly log: (line: string) => void }): Promise<CellIo> {
+/** Opens the cell I/O of a config file (--cell-io FILE) or of a config already read (the station config's cellIo). */
+export async function openCellIo(from: string | { readonly config: CellIoConfig; readonly where: string }, o: { readonly dataDir: string; readonly controlHz: number; readonly log: (line: string) => void }): Promise<CellIo> {
   let config: CellIoConfig;
+  const file = typeof from === 'string' ? from : from.where;
   try {
-    config = readCellIoConfig(file);
+    config = typeof from === 'string' ? readCellIoConfig(from) : from.config;
   } catch (e) {
     if (e instanceof CellIoConfigError) throw new UserError(e.message);
     throw e;

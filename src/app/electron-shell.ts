@@ -55,6 +55,7 @@ export interface ShellLaunch extends CellParts {
   readonly electronPath: string;
   readonly dataDir: string;
   readonly rigConfigFile?: string;
+  readonly stationConfigFile?: string;
   readonly port: number;
   readonly env: NodeJS.ProcessEnv;
   readonly signal: AbortSignal;
@@ -65,6 +66,7 @@ export async function runElectronShell(o: ShellLaunch): Promise<void> {
   const env: NodeJS.ProcessEnv = { ...o.env, TANDEM_DATA: o.dataDir, PORT: String(o.port) };
   delete env.ELECTRON_RUN_AS_NODE; // it would start Electron as a plain Node, without windows
   if (o.rigConfigFile) env.TANDEM_RIG_CONFIG = o.rigConfigFile;
+  if (o.stationConfigFile) env.TANDEM_STATION_CONFIG = o.stationConfigFile;
   for (const [key, name] of Object.entries(CELL_PART_ENV) as [keyof CellParts, string][]) {
     const value = o[key];
     if (value) env[name] = value;

@@ -41,6 +41,8 @@ export function rolloutMetadata(r: {
   controlHz: number;
   episodeSeconds: number;
   seed: number;
+  /** Why the rollout is a rehearsal, not a result (absent: a result). */
+  rehearsal?: string;
 }): Record<string, string> {
   return {
     kind: r.kind,
@@ -59,6 +61,8 @@ export function rolloutMetadata(r: {
     control_hz: String(r.controlHz),
     episode_seconds: String(r.episodeSeconds),
     seed: String(r.seed),
+    rehearsal: r.rehearsal ? 'true' : 'false',
+    ...(r.rehearsal ? { rehearsal_reason: r.rehearsal } : {}),
   };
 }
 

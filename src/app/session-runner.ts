@@ -13,10 +13,12 @@ import type { Store } from '../store/store.js';
 import type { SessionRolloutRunner, SessionRunOutcome, SessionRunRequest } from '../session/ports.js';
 import { UserError, type CliIo } from './command.js';
 import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
+import type { StationConfig } from './station-config.js';
 import { openRigPolicy, rolloutOnRig, storeRolloutOnRig, type RolloutOnRig } from './commands/rig-rollout.js';
 
 export interface RigSessionRunnerOptions {
-  readonly rigConfig: unknown;
+  /** The station config: its rig (gripper calibrations applied) and the cameras every rollout opens and records. */
+  readonly station: StationConfig;
   readonly store: Store;
   readonly episodesDir: string;
   readonly set: LayoutSet;
@@ -34,7 +36,7 @@ export interface RigSessionRunnerOptions {
   /**
    * Where the rig comes from when something else owns it (the station's rig host, which also
    * shows it live and takes the E-stop): `use` runs with that rig, and the owner keeps it after.
-   * Default: a rig created from rigConfig for each rollout and closed after it.
+   * Default: a rig created from the station config's rig for each rollout and closed after it.
    */
   withRig?<T>(table: NonNullable<RigContext['table']>, use: (rig: Rig, clock: Clock, signal: AbortSignal) => Promise<T>): Promise<T>;
 }
@@ -56,6 +58,11 @@ export class RigSessionRunner implements SessionRolloutRunner {
     return r;
   }
 
+  /** What each opened policy reads, by spec (for the pre-flight). */
+  policyInfo(spec: string): Policy['info'] | undefined {
+    return this.policies.get(spec)?.info;
+  }
+
   async close(): Promise<void> {
     for (const p of this.policies.values()) await p.close?.();
     this.policies.clear();
@@ -75,7 +82,7 @@ export class RigSessionRunner implements SessionRolloutRunner {
   private async runOnRig(r: SessionRunRequest): Promise<SessionRunOutcome> {
     const policy = this.policies.get(r.spec);
     if (!policy) throw new Error(`the session has no open policy for ${r.label}`);
-    const rigType = String((this.o.rigConfig as { type?: unknown }).type);
+    const rigType = this.o.station.rig.type;
     const table = { task: r.task, layout: r.layout, placementSeed: r.seed };
     const board = this.o.cellIo?.board;
     const episode = async (rig: Rig, clock: Clock, signal: AbortSignal): Promise<RolloutOnRig> => {
@@ -85,6 +92,7 @@ export class RigSessionRunner implements SessionRolloutRunner {
         run = await rolloutOnRig({
           rig,
           rigType,
+          station: this.o.station,
           policy,
           task: r.task,
           layout: r.layout,
@@ -112,10 +120,10 @@ export class RigSessionRunner implements SessionRolloutRunner {
       let rig: Rig;
       let clock: Clock;
       try {
-        clock = clockForRigConfig(this.o.rigConfig);
+        clock = clockForRigConfig(this.o.station.rig);
         // The safety supervisor reads the interlock from the first cycle: created with the rig.
         const interlock = this.o.cellIo?.plc;
-        rig = await stationRigRegistry().create(this.o.rigConfig, { clock, signal: r.signal, table, ...(interlock ? { interlock } : {}) });
+        rig = await stationRigRegistry().create(this.o.station.rig, { clock, signal: r.signal, table, ...(interlock ? { interlock } : {}) });
       } catch (e) {
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;

@@ -6,7 +6,6 @@
  */
 import type { Clock, Rig } from '../rig/contract.js';
 import { RigError } from '../rig/contract.js';
-import type { RigConfig } from '../rig/registry.js';
 import { layoutAt } from '../layouts/layout-set.js';
 import { LayoutSetError } from '../layouts/errors.js';
 import { getTask, isTaskId } from '../tasks/registry.js';
@@ -27,6 +26,8 @@ import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { stationRigRegistry } from './rig-registry.js';
 import { readRigConfig } from './station.js';
+import { preflight } from './preflight.js';
+import { cellIoSourceOf, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
 import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 import { SessionHost, type SessionParts } from '../server/session-host.js';
@@ -130,7 +131,7 @@ class StepCountingClock implements Clock {
   }
 }
 
-function rolloutRunner(store: Store, host: RigHost, cwd: string, episodesDir: string): RolloutRunner {
+function rolloutRunner(store: Store, host: RigHost, station: StationConfig, cwd: string, episodesDir: string): RolloutRunner {
   return {
     async prepare(req: RunRolloutRequest): Promise<PreparedRollout> {
       const set = store.loadLayoutSet(req.layoutSet);
@@ -164,7 +165,7 @@ function rolloutRunner(store: Store, host: RigHost, cwd: string, episodesDir: st
           try {
             const run = await host.forRollout({ task, layout, placementSeed: seed }, (rig, clock, signal) => {
               onPhase(`The rig is up with layout ${req.layout} on its table; starting ${policy.info.name}.`);
-              return rolloutOnRig({ rig, rigType: host.type, policy, task, layout, seconds, rateHz, deadlineMs: DEFAULT_DEADLINE_MS, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
+              return rolloutOnRig({ rig, rigType: host.type, station, policy, task, layout, seconds, rateHz, deadlineMs: DEFAULT_DEADLINE_MS, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
             });
             const e = run.result.episode;
             host.keepEvents(e.safetyEvents);
@@ -201,7 +202,7 @@ function interlockWords(cellIo: CellIo | undefined): () => string {
  * The Session view's parts: the plan's policies on the station's own rig (the rig host owns it,
  * shows it live, takes the E-stop), the cell's interlocks and tower light, the projector.
  */
-function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined): SessionParts {
+function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined): SessionParts {
   return {
     interlocks: interlockWords(cellIo),
     ...(cellIo ? { blocked: sessionInterlocks(cellIo.plc).blocked } : {}),
@@ -211,7 +212,7 @@ function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: st
       try {
         return await RigSessionRunner.open(
           {
-            rigConfig,
+            station,
             store,
             episodesDir,
             set,
@@ -226,7 +227,15 @@ function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: st
           },
           plan.policies.map((p) => p.spec),
           { cwd },
-        );
+        ).then(async (runner) => {
+          try {
+            await preflight({ station, policies: plan.policies.map((p) => ({ ...runner.policyInfo(p.spec)!, ...(plan.blind ? { name: p.label } : {}) })), blankCameras: false });
+          } catch (e) {
+            await runner.close();
+            throw e;
+          }
+          return runner;
+        });
       } catch (e) {
         if (e instanceof UserError) throw new ApiRefusal(400, e.message);
         throw e;
@@ -240,7 +249,7 @@ function sessionParts(store: Store, host: RigHost, rigConfig: RigConfig, cwd: st
  * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue; a
  * stored layout on the cell's table, and `--resume` of the newest stopped session there.
  */
-function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string): TeleopParts {
+function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string, station: StationConfig | undefined): TeleopParts {
   const outDir = join(dataDir, 'teleop');
   // How recordTeleop names this follower in the session row (a resumed session must be on the same one).
   const recordedFollower = follower === 'cell' ? 'cell seed:0' : follower;
@@ -287,6 +296,8 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
           outDir,
           leader: req.leader,
           follower,
+          // A station config names the follower's rig and the cameras every take records.
+          ...(station ? { station } : {}),
           cameras: req.cameras,
           cameraFps: 5,
           task: req.task,
@@ -316,6 +327,8 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
 
 export interface ServeOptions {
   readonly dataDir: string;
+  /** The station config (--station-config); without one, the rig config file (or the embedded default) alone. */
+  readonly station?: StationConfig;
   readonly rigConfigFile?: string;
   readonly port: number;
   readonly cwd: string;
@@ -374,7 +387,7 @@ async function serveFoxglove(listen: FoxgloveListen, host: RigHost): Promise<Fox
 
 /** Serves until the signal aborts, then damps the rig and closes the store. */
 export async function serveStation(opts: ServeOptions): Promise<void> {
-  const rigConfig = (await readRigConfig(opts.rigConfigFile)) as RigConfig;
+  const configured = opts.station ?? stationConfigOfRig(await readRigConfig(opts.rigConfigFile), opts.rigConfigFile ?? 'the embedded default (the emulated cell)');
   const registry = stationRigRegistry();
   const store = openStationStore(opts.dataDir);
   let host: RigHost | undefined;
@@ -385,11 +398,16 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   let safetyTimer: NodeJS.Timeout | undefined;
   let live: FoxgloveLiveServer | undefined;
   try {
+    const station: StationConfig = { ...configured, rig: rigConfigWithGrippers(configured, store) };
+    const rigConfig = station.rig;
+    const cellIoFrom = cellIoSourceOf(station, opts.cellIoFile === undefined ? undefined : resolve(opts.cwd, opts.cellIoFile));
+    const projectorFile = opts.projectorCalibrationFile ?? station.projector?.calibration;
+    const pjlink = opts.pjlink ?? station.projector?.pjlink;
     const env = opts.env ?? {};
     // node-opcua loads only when the station is asked for cell I/O (seconds of start-up otherwise).
     // Opened before the rig: its safety supervisor reads the interlock from the first cycle.
-    if (opts.cellIoFile !== undefined) cellIo = await (await import('./cell-io.js')).openCellIo(resolve(opts.cwd, opts.cellIoFile), { dataDir: opts.dataDir, controlHz: DEFAULT_SIM_CONTROL_HZ, log: opts.log });
-    const projector = await openStationProjector({ ...(opts.projectorCalibrationFile !== undefined ? { calibrationFile: opts.projectorCalibrationFile } : {}), ...(opts.pjlink !== undefined ? { pjlink: opts.pjlink } : {}), cwd: opts.cwd, env, store, say: opts.log });
+    if (cellIoFrom !== undefined) cellIo = await (await import('./cell-io.js')).openCellIo(cellIoFrom, { dataDir: opts.dataDir, controlHz: DEFAULT_SIM_CONTROL_HZ, log: opts.log });
+    const projector = await openStationProjector({ ...(projectorFile !== undefined ? { calibrationFile: projectorFile } : {}), ...(pjlink !== undefined ? { pjlink } : {}), cwd: opts.cwd, env, store, say: opts.log });
     if (opts.onProjectorFrame) {
       const show = opts.onProjectorFrame;
       projector.feed.onChange((s) => show(s.showing === 'layout' ? projector.feed.frame() : null));
@@ -412,8 +430,8 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     }
     const ui = await buildUi();
     const policySpecs = knownPolicySpecs();
-    sessions = new SessionHost(store, sessionParts(store, host, rigConfig, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
-    teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : 'cell', opts.dataDir));
+    sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
+    teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : opts.station ? opts.station.source : 'cell', opts.dataDir, opts.station ? station : undefined));
     server = new StationServer({
       sessions,
       teleop,
@@ -421,7 +439,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       calibrationsInUse: calibrationsInUse(host, parts.type, store, projector),
       store,
       rig: host,
-      rollouts: rolloutRunner(store, host, opts.cwd, defaultEpisodesDir(opts.dataDir)),
+      rollouts: rolloutRunner(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir)),
       ui,
       info: { dataDir: opts.dataDir, startedAt: new Date().toISOString(), policySpecs, defaultPolicy: 'code:bottles-in-the-bin' },
       views: {

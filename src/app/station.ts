@@ -14,6 +14,8 @@ import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { DEFAULT_RIG_CONFIG, stationRigRegistry } from './rig-registry.js';
 import { emulatedCellOf } from '../emulated-cell/register.js';
+import type { StationConfig } from './station-config.js';
+import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';
 
 export interface StationReport {
   dataDir: string;
@@ -28,7 +30,7 @@ export interface StationReport {
 
 export interface StationOptions {
   dataDir: string;
-  rigConfigFile?: string;
+  station: StationConfig;
   holdSeconds: number;
   signal: AbortSignal;
   log(line: string): void;
@@ -73,7 +75,26 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
   store.close();
   log(`store     ${storeFile} (${layoutSets} layout sets)`);
 
-  const rigConfig = await readRigConfig(opts.rigConfigFile);
+  // Before the rig: every configured camera (but the cell's, drawn from a rollout's own world) streams, or says why not.
+  const cameraLines: string[] = [];
+  for (const c of opts.station.cameras) {
+    if (c.kind === 'cell') {
+      cameraLines.push(`${c.name} (the emulated cell's renderer, opened with each rollout)`);
+      continue;
+    }
+    const cam = new FfmpegCamera(c);
+    try {
+      await cam.open();
+      cameraLines.push(`${c.name} ${c.width}×${c.height} @ ${c.fps} fps streaming`);
+    } catch (e) {
+      throw new UserError(e instanceof Error ? e.message : String(e), 1);
+    } finally {
+      await cam.close();
+    }
+  }
+  log(`cameras   ${cameraLines.length ? cameraLines.join('; ') : 'none configured'}`);
+
+  const rigConfig = opts.station.rig;
   const clock = new RealtimeClock();
   const registry = stationRigRegistry();
   let rig: Rig;

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, ipcMain, screen, session, type IpcMainInvokeEvent } from 'electron';
 import { serveStation } from '../app/station-serve.js';
+import { readStationConfig } from '../app/station-config.js';
 import { resolveDataDir } from '../app/data-dir.js';
 import { foxgloveListenOf } from '../app/foxglove-options.js';
 import { DEFAULT_STATION_PORT } from '../app/commands/station.js';
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
   const served = serveStation({
     dataDir,
     rigConfigFile: process.env.TANDEM_RIG_CONFIG,
+    ...(process.env.TANDEM_STATION_CONFIG ? { station: readStationConfig(process.env.TANDEM_STATION_CONFIG) } : {}),
     ...cellPartsFromEnv(process.env),
     env: process.env,
     // The station's own frames go straight to the projector window: no renderer in between.

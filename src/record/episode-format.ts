@@ -12,6 +12,8 @@ export const TOPICS = {
   jointCommands: '/joint_commands',
   /** tandem_msgs/msg/EpisodeEvent: safety interventions, chunk boundaries, phases, cameras lost, operator marks. */
   events: '/tandem/events',
+  /** tandem_msgs/msg/StepTiming: per control step, the age of the action's observation and of its camera frames, and camera drops. */
+  stepTiming: '/tandem/step_timing',
 } as const;
 
 const CAMERA_PREFIX = '/cameras/';

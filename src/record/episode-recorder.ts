@@ -18,6 +18,14 @@ import { CDR, SCHEMAS, offeredQosYaml, rosTime, type SchemaKey } from './ros2-me
 import { EPISODE_METADATA_NAME, EPISODE_END_METADATA_NAME, TOPICS, cameraTopic, jointNames, type EventKind } from './episode-format.js';
 import type { ChannelSpec, FromWriter, QueuedMessage, ToWriter } from './writer-protocol.js';
 
+/** One control step's timing, as the rollout loop hands it over (src/rollout's StepTiming has this shape). */
+export interface StepTimingRecord {
+  readonly step: number;
+  readonly chunkIndex: number;
+  readonly observationToActionS: number;
+  readonly frames: readonly { readonly camera: string; readonly ageS: number; readonly dropped: number }[];
+}
+
 export const RECORDER_LIBRARY = 'tandem episode recorder (@mcap/core)';
 
 /** How long encoded messages wait to be handed over in one batch. */
@@ -154,6 +162,7 @@ export class EpisodeRecorder {
     channel(TOPICS.jointStates, 'jointState', 10);
     channel(TOPICS.jointCommands, 'jointState', 10);
     channel(TOPICS.events, 'event', 100);
+    channel(TOPICS.stepTiming, 'stepTiming', 10);
     for (const cam of opts.cameras ?? []) channel(cameraTopic(cam.name), 'compressedImage', 5);
     const cameras = (opts.cameras ?? []).map((c) => `${c.name}=${c.source} ${c.width}x${c.height}@${c.fps} ${c.format}`).join('; ');
     const reply = rec.next();
@@ -297,6 +306,21 @@ export class EpisodeRecorder {
     if (!this.accepting()) return;
     const data = CDR.writer.event.writeMessage({ header: this.header(timeS, ''), kind, source, message, detail_json: JSON.stringify(detail) });
     this.enqueue(TOPICS.events, timeS, data);
+  }
+
+  /** One control step's timing: the age of the observation behind its action, and of that observation's camera frames. */
+  stepTiming(timeS: number, t: StepTimingRecord): void {
+    if (!this.accepting()) return;
+    const data = CDR.writer.stepTiming.writeMessage({
+      header: this.header(timeS, ''),
+      step: t.step,
+      chunk_index: t.chunkIndex,
+      observation_to_action_s: t.observationToActionS,
+      camera: t.frames.map((f) => f.camera),
+      frame_age_s: Float64Array.from(t.frames, (f) => f.ageS),
+      dropped: Uint32Array.from(t.frames, (f) => f.dropped),
+    });
+    this.enqueue(TOPICS.stepTiming, timeS, data);
   }
 
   /** A safety supervisor's intervention, as an event. */

@@ -30,6 +30,14 @@ const HEADER_DEPS: [string, string][] = [
  */
 const EVENT = 'std_msgs/Header header\nstring kind\nstring source\nstring message\nstring detail_json\n';
 
+/**
+ * tandem_msgs/msg/StepTiming — one control step of a policy rollout, on `/tandem/step_timing`:
+ * which chunk (and so which observation) its action came from, how long ago that observation read
+ * the state when this step's command went out, and per camera the age of the frame it used and
+ * the camera's dropped frames so far (parallel arrays, in the policy's camera order).
+ */
+const STEP_TIMING = 'std_msgs/Header header\nuint32 step\nuint32 chunk_index\nfloat64 observation_to_action_s\nstring[] camera\nfloat64[] frame_age_s\nuint32[] dropped\n';
+
 export const SCHEMAS = {
   jointState: {
     name: 'sensor_msgs/msg/JointState',
@@ -42,6 +50,10 @@ export const SCHEMAS = {
   event: {
     name: 'tandem_msgs/msg/EpisodeEvent',
     text: withDependencies(EVENT, HEADER_DEPS),
+  },
+  stepTiming: {
+    name: 'tandem_msgs/msg/StepTiming',
+    text: withDependencies(STEP_TIMING, HEADER_DEPS),
   },
 } as const;
 
@@ -83,17 +95,19 @@ function definitions(key: SchemaKey) {
   return parse(SCHEMAS[key].text, { ros2: true });
 }
 
-/** Writers and readers for the three schemas, built once. */
+/** Writers and readers for the schemas, built once. */
 export const CDR = {
   writer: {
     jointState: new MessageWriter(definitions('jointState')),
     compressedImage: new MessageWriter(definitions('compressedImage')),
     event: new MessageWriter(definitions('event')),
+    stepTiming: new MessageWriter(definitions('stepTiming')),
   },
   reader: {
     jointState: new MessageReader(definitions('jointState')),
     compressedImage: new MessageReader(definitions('compressedImage')),
     event: new MessageReader(definitions('event')),
+    stepTiming: new MessageReader(definitions('stepTiming')),
   },
 } as const;
 

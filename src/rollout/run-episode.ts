@@ -22,9 +22,28 @@ import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { describeTaskEvent, type TaskEvent } from '../tasks/task-events.js';
 import { EPISODE_OUTCOMES, type EndStateSource, type Episode, type EpisodeOutcome, type Trajectory } from './episode.js';
 
+/** A camera frame an observation used: how old it was when the observation took it, and the camera's drops so far. */
+export interface ObservedFrame {
+  readonly camera: string;
+  readonly ageS: number;
+  readonly dropped: number;
+}
+
 /** Images for the listed cameras, all from the same instant. */
 export interface CameraSource {
   capture(cameras: readonly CameraName[]): Promise<Partial<Record<CameraName, RgbImage>>>;
+  /** The frames the last capture used (streaming cameras); absent where images are drawn on demand (the sim's renderer). */
+  lastCapture?(): readonly ObservedFrame[];
+}
+
+/** What one control step's action was built from, for the episode file's step timing. */
+export interface StepTiming {
+  readonly step: number;
+  readonly chunkIndex: number;
+  /** From the observation's state read to this step's command write: how stale the action's input is. */
+  readonly observationToActionS: number;
+  /** The camera frames that observation used. */
+  readonly frames: readonly ObservedFrame[];
 }
 
 /**
@@ -39,6 +58,8 @@ export interface EpisodeRecording {
   safetyEvent(event: SafetyEvent): void;
   /** A phase boundary, a policy chunk taking over, or a per-object task event, with its structured detail. */
   event(timeS: number, kind: LoopEventKind, source: string, message: string, detail?: Record<string, unknown>): void;
+  /** Every control step: how old the action's observation and its camera frames were when the command went out. */
+  stepTiming(timeS: number, timing: StepTiming): void;
 }
 
 /** The events the loop itself records (src/record's EVENT_KINDS has these and more). */
@@ -110,6 +131,8 @@ export interface EpisodeRun {
   observations: number;
   /** The rig state the latest step read (what an observation shows). */
   state: RigState | undefined;
+  /** Per observation (= per chunk, in order): the clock time of its state and the camera frames it used. */
+  readonly observed: { readonly stateTimeS: number; readonly frames: readonly ObservedFrame[] }[];
   /** Task events so far (empty without a TaskEventSource). */
   readonly taskEvents: TaskEvent[];
   /** Sample task events every this many control periods. */
@@ -150,6 +173,7 @@ export function prepareEpisode(opts: RunEpisodeOptions): EpisodeRun {
     steps: 0,
     observations: 0,
     state: undefined,
+    observed: [],
     taskEvents: [],
     taskEventEvery: Math.max(1, Math.round(controlHz / TASK_EVENT_HZ)),
   };
@@ -254,13 +278,16 @@ async function observe(run: EpisodeRun): Promise<Observation> {
   const state = run.state!;
   run.observations += 1;
   let images = {};
+  let frames: readonly ObservedFrame[] = [];
   if (policy.cameras.length > 0) {
     try {
       images = await cameras!.capture(policy.cameras);
     } catch (e) {
       throw new CameraFailure(messageOf(e));
     }
+    frames = cameras!.lastCapture?.() ?? [];
   }
+  run.observed.push({ stateTimeS: state.timeS, frames });
   return {
     timeS: state.timeS - run.startS,
     state: Float32Array.from(state.position),
@@ -283,10 +310,10 @@ function actionProblem(action: StepAction, policyName: string): string | undefin
   return undefined;
 }
 
-function classifyStepFailure(e: unknown, step: number, totalSteps: number): EpisodeEnding {
+function classifyStepFailure(e: unknown, step: number, totalSteps: number, tS: number): EpisodeEnding {
   if (e instanceof PolicyUnavailableError) return unavailable(e);
   // Not the policy's doing: without its images the episode says nothing about the policy.
-  if (e instanceof CameraFailure) return { outcome: 'cameras-failed', reason: `The cameras failed, so the policy got no images: ${e.message}` };
+  if (e instanceof CameraFailure) return { outcome: 'cameras-failed', reason: `The cameras failed at ${tS.toFixed(2)} s into the episode (step ${step} of ${totalSteps}), so the policy got no images: ${e.message}` };
   return { outcome: 'policy-error', policyError: policyErrorAt(messageOf(e), step, totalSteps) };
 }
 
@@ -317,7 +344,7 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
     try {
       action = await waitTicking(run, executor.step(step, tS, observeLatest));
     } catch (e) {
-      return classifyStepFailure(e, step, totalSteps);
+      return classifyStepFailure(e, step, totalSteps, tS);
     }
     const problem = actionProblem(action, policy.name);
     if (problem !== undefined) return { outcome: 'policy-error', policyError: policyErrorAt(problem, step, totalSteps) };
@@ -325,8 +352,11 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
     const applied = rig.write(cmd);
     rig.tick();
     if (recording) {
+      const writtenS = clock.nowS();
       recording.jointState(state);
-      recording.command(clock.nowS(), applied);
+      recording.command(writtenS, applied);
+      const observed = run.observed[action.chunkIndex];
+      if (observed) recording.stepTiming(writtenS, { step, chunkIndex: action.chunkIndex, observationToActionS: writtenS - observed.stateTimeS, frames: observed.frames });
       if (action.chunkIndex !== lastChunk) {
         lastChunk = action.chunkIndex;
         recording.event(state.timeS, 'chunk', 'policy', `Chunk ${action.chunkIndex} took over at step ${step}.`, { chunk_index: action.chunkIndex, step });

@@ -5,14 +5,15 @@
  * looks at what they last delivered, so an observation never waits for a camera's next frame
  * (except for the very first one).
  *
- * A lost camera fails the observation with the camera's own reason: a policy that reads a camera
- * cannot be fed a stale or invented image (the rollout ends as "cameras failed"). Policies that
- * read no camera never touch this.
+ * A lost camera fails the observation with the camera's own reason, and so does a newest frame
+ * older than the bound (a camera that stalls without being declared lost yet): a policy that reads
+ * a camera cannot be fed a stale or invented image (the rollout ends as "cameras failed"). Policies
+ * that read no camera never touch this.
  */
 import sharp from 'sharp';
 import type { CameraName, RgbImage } from '../policy/contract.js';
 import type { Camera, CameraFrame } from '../rig/camera.js';
-import type { CameraSource } from './run-episode.js';
+import type { CameraSource, ObservedFrame } from './run-episode.js';
 
 export interface StreamCameraSourceOptions {
   /**
@@ -22,11 +23,24 @@ export interface StreamCameraSourceOptions {
   readonly size?: { readonly width: number; readonly height: number };
   /** How long an observation waits for a camera's first frame. Default 10 s. */
   readonly firstFrameTimeoutS?: number;
+  /**
+   * The oldest a camera's newest frame may be when an observation takes it. Default: 4 periods of
+   * the camera's rate, at least 0.25 s — a frame that old shows a world the arms have left.
+   */
+  readonly maxFrameAgeS?: number | ((camera: CameraName) => number | undefined);
+  /** The clock frames are stamped on (the rig's); needed for the age bound. Default: no age bound. */
+  readonly nowS?: () => number;
+}
+
+/** The default age bound for a camera streaming at `fps`. */
+export function defaultMaxFrameAgeS(fps: number): number {
+  return Math.max(0.25, 4 / fps);
 }
 
 export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>, options: StreamCameraSourceOptions = {}): CameraSource {
   const decoded = new Map<CameraName, { seq: number; image: Promise<RgbImage> }>();
   const timeoutMs = (options.firstFrameTimeoutS ?? 10) * 1000;
+  let last: ObservedFrame[] = [];
 
   async function frameOf(name: CameraName): Promise<CameraFrame> {
     const cam = cameras[name];
@@ -34,7 +48,16 @@ export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>,
     if (cam.status === 'lost') throw new Error(cam.lostReason ?? `camera ${name} is lost`);
     if (cam.status === 'closed') throw new Error(`Camera ${name} (${cam.info.source}) is not open.`);
     const f = cam.latest();
-    if (f) return f;
+    if (f) {
+      const nowS = options.nowS;
+      if (nowS) {
+        const ageS = nowS() - f.arrivalS;
+        const asked = typeof options.maxFrameAgeS === 'function' ? options.maxFrameAgeS(name) : options.maxFrameAgeS;
+        const boundS = asked ?? defaultMaxFrameAgeS(cam.info.fps);
+        if (ageS > boundS) throw new Error(`camera ${name} (${cam.info.source}) sent no frame for ${(ageS * 1000).toFixed(0)} ms, longer than the ${(boundS * 1000).toFixed(0)} ms an observation may wait; check its cable and that nothing else loads it`);
+      }
+      return f;
+    }
     return new Promise<CameraFrame>((resolve, reject) => {
       const t = setTimeout(() => {
         stop();
@@ -68,9 +91,12 @@ export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>,
   return {
     async capture(names: readonly CameraName[]): Promise<Partial<Record<CameraName, RgbImage>>> {
       const frames = await Promise.all(names.map(frameOf));
+      const takenS = options.nowS?.();
+      last = frames.map((f, i) => ({ camera: names[i], ageS: takenS === undefined ? 0 : takenS - f.arrivalS, dropped: cameras[names[i]]!.counters().dropped }));
       const images = await Promise.all(names.map((n, i) => imageOf(n, frames[i])));
       return Object.fromEntries(names.map((n, i) => [n, images[i]]));
     },
+    lastCapture: () => last,
   };
 }
 

@@ -157,6 +157,18 @@ export interface RolloutSummary {
   readonly controlHz: number;
   /** True for rollouts on the emulated cell: a rehearsal, not a result. */
   readonly emulatedCell: boolean;
+  /** A rehearsal, not a result (black camera frames, the emulated cell): reports leave it out unless asked. */
+  readonly rehearsal: boolean;
+  /** The evaluation session it ran in (scored there), or null for a single rollout. */
+  readonly sessionId: number | null;
+}
+
+/** POST /api/rollouts/ID/score: per-object end states, or a count (objects in the task's region, or upright); a re-score needs a reason. */
+export interface RolloutScoreRequest {
+  readonly endStates?: readonly { readonly id: string; readonly region?: string; readonly upright?: boolean }[];
+  readonly count?: number;
+  readonly reason?: string;
+  readonly operator?: string;
 }
 
 export interface RolloutDetail extends RolloutSummary {

@@ -102,7 +102,9 @@ export function compareReportQuery(params: URLSearchParams, o: { loadLayoutSet(s
   const seconds = params.get('episodeSeconds');
   const episodeSeconds = seconds === null || seconds === '' ? undefined : Number(seconds);
   if (episodeSeconds !== undefined && !(Number.isFinite(episodeSeconds) && episodeSeconds > 0)) throw new ApiRefusal(400, `episodeSeconds must be a positive number of seconds, not '${String(seconds).slice(0, 80)}'.`);
-  return { policies, layoutSet, ...(simCalibration ? { simCalibration } : {}), ...(realCalibration ? { realCalibration } : {}), ...(episodeSeconds !== undefined ? { episodeSeconds } : {}) };
+  // Rehearsals (black frames, the emulated cell) count as results only when asked.
+  const includeRehearsals = params.get('rehearsals') === 'include';
+  return { policies, layoutSet, ...(simCalibration ? { simCalibration } : {}), ...(realCalibration ? { realCalibration } : {}), ...(episodeSeconds !== undefined ? { episodeSeconds } : {}), ...(includeRehearsals ? { includeRehearsals } : {}) };
 }
 
 /** The report as the compare view gets it: a refusal in words (400) when it cannot be made as asked. */

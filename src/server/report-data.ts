@@ -23,11 +23,15 @@ export interface StoredReportOptions {
   readonly episodeSeconds?: number;
   readonly cost?: Partial<CostConfig>;
   readonly seed?: number;
+  /** Count rehearsals (black camera frames, the emulated cell) as results too. Default: left out. */
+  readonly includeRehearsals?: boolean;
 }
 
 export type StoredReport = PairedReport & {
   /** Rollouts of these policies on other layout sets, per set: counted and left out. */
   readonly otherLayoutSets: Record<string, number>;
+  /** Rehearsals on this layout set (black camera frames, the emulated cell): counted and left out unless asked. */
+  readonly rehearsalsLeftOut: number;
   /** Each real rollout's operator seconds as its session journal has them (place, supervise, score, reset). */
   readonly operatorTime: readonly RolloutOperatorTime[];
 };
@@ -49,7 +53,12 @@ export function resolveReportPolicies(store: Store, specs: readonly string[]): R
 }
 
 /** Every rollout of these policies on this layout set, in the report's terms. */
-function reportRollouts(store: Store, policies: readonly ReportPolicy[], layoutSet: string): { rollouts: ReportRollout[]; otherLayoutSets: Record<string, number>; operatorTime: RolloutOperatorTime[] } {
+function reportRollouts(
+  store: Store,
+  policies: readonly ReportPolicy[],
+  layoutSet: string,
+  includeRehearsals: boolean,
+): { rollouts: ReportRollout[]; otherLayoutSets: Record<string, number>; operatorTime: RolloutOperatorTime[]; rehearsalsLeftOut: number } {
   const kindOf = new Map<string, string>();
   const calibrationKind = (sha: string): string => {
     let k = kindOf.get(sha);
@@ -61,6 +70,7 @@ function reportRollouts(store: Store, policies: readonly ReportPolicy[], layoutS
   // A real rollout run in an evaluation session: its operator seconds are in that session's journal.
   const journals = new Map<number, Map<number, RolloutOperatorTime>>();
   const operatorTime: RolloutOperatorTime[] = [];
+  let rehearsalsLeftOut = 0;
   const journalled = (sessionId: number, rolloutId: number): RolloutOperatorTime | undefined => {
     let m = journals.get(sessionId);
     if (!m) journals.set(sessionId, (m = operatorTimeByRollout(store.listSessionJournal(sessionId))));
@@ -70,6 +80,10 @@ function reportRollouts(store: Store, policies: readonly ReportPolicy[], layoutS
     for (const r of store.listRollouts({ policyId: Number(p.key) })) {
       if (r.layoutSetSha256 !== layoutSet) {
         otherLayoutSets[r.layoutSetSha256] = (otherLayoutSets[r.layoutSetSha256] ?? 0) + 1;
+        continue;
+      }
+      if (r.rehearsal && !includeRehearsals) {
+        rehearsalsLeftOut += 1;
         continue;
       }
       const op = r.kind === 'real' && r.sessionId !== null ? journalled(r.sessionId, r.id) : undefined;
@@ -100,14 +114,14 @@ function reportRollouts(store: Store, policies: readonly ReportPolicy[], layoutS
       });
     }
   }
-  return { rollouts, otherLayoutSets, operatorTime };
+  return { rollouts, otherLayoutSets, operatorTime, rehearsalsLeftOut };
 }
 
 /** The report of these policies on this layout set; ReportInputError (one sentence) when it cannot be made as asked. */
 export function storedPairedReport(store: Store, o: StoredReportOptions): StoredReport {
   if (o.policies.length === 0) throw new ReportInputError('Name at least one policy for the report.');
   const policies = resolveReportPolicies(store, o.policies);
-  const { rollouts, otherLayoutSets, operatorTime } = reportRollouts(store, policies, o.layoutSet.sha256);
+  const { rollouts, otherLayoutSets, operatorTime, rehearsalsLeftOut } = reportRollouts(store, policies, o.layoutSet.sha256, o.includeRehearsals === true);
   let built: PairedReport;
   try {
     built = buildPairedReport({ task: getTask(o.layoutSet.task), layoutSet: o.layoutSet, policies, rollouts, simCalibration: o.simCalibration, realCalibration: o.realCalibration, episodeSeconds: o.episodeSeconds, cost: o.cost, seed: o.seed });
@@ -116,5 +130,5 @@ export function storedPairedReport(store: Store, o: StoredReportOptions): Stored
     if (e instanceof RangeError) throw new ReportInputError(e.message);
     throw e;
   }
-  return { ...built, otherLayoutSets, operatorTime };
+  return { ...built, otherLayoutSets, operatorTime, rehearsalsLeftOut };
 }

@@ -229,3 +229,28 @@ export function parseTeleopControl(body: unknown): TeleopControlName {
   if (typeof o.action !== 'string' || !(TELEOP_CONTROLS as readonly string[]).includes(o.action)) throw new ApiRefusal(400, `A teleop control's 'action' must be one of ${TELEOP_CONTROLS.join(', ')}, not ${JSON.stringify(o.action ?? null)}.`);
   return o.action as TeleopControlName;
 }
+
+/** POST /api/rollouts/ID/score: {"endStates": [{"id", "region"?, "upright"?}, …] | "count": N, "reason"?, "operator"?}. */
+export function parseRolloutScore(body: unknown): { endStates?: { id: string; region?: string; upright?: boolean }[]; count?: number; reason?: string; operator?: string } {
+  const o = objectBody(body, 'A score');
+  onlyFields(o, ['endStates', 'count', 'reason', 'operator'], 'A score');
+  if ((o.endStates === undefined) === (o.count === undefined)) throw new ApiRefusal(400, `A score gives either 'endStates' (each object) or 'count' (objects in the region, or upright), not ${o.count === undefined ? 'neither' : 'both'}.`);
+  const count = integerIn(o, 'count', 0, 1000);
+  let endStates: { id: string; region?: string; upright?: boolean }[] | undefined;
+  if (o.endStates !== undefined) {
+    if (!Array.isArray(o.endStates) || o.endStates.length > 1000) throw new ApiRefusal(400, `A score's 'endStates' must be a list of objects like {"id": "bottle-1", "region": "bin"}.`);
+    endStates = o.endStates.map((e: unknown, i) => {
+      if (typeof e !== 'object' || e === null || Array.isArray(e)) throw new ApiRefusal(400, `endStates[${i}] must be an object like {"id": "bottle-1", "region": "bin"}.`);
+      const x = e as Record<string, unknown>;
+      onlyFields(x, ['id', 'region', 'upright'], `endStates[${i}]`);
+      if (typeof x.id !== 'string' || x.id === '' || x.id.length > 100) throw new ApiRefusal(400, `endStates[${i}] needs the object's 'id' (e.g. "bottle-1").`);
+      if (x.region !== undefined && (typeof x.region !== 'string' || x.region.length > 100)) throw new ApiRefusal(400, `endStates[${i}].region must be a region name such as "bin".`);
+      if (x.upright !== undefined && typeof x.upright !== 'boolean') throw new ApiRefusal(400, `endStates[${i}].upright must be true or false.`);
+      return { id: x.id, ...(x.region !== undefined ? { region: x.region as string } : {}), ...(x.upright !== undefined ? { upright: x.upright as boolean } : {}) };
+    });
+  }
+  for (const k of ['reason', 'operator'] as const) {
+    if (o[k] !== undefined && (typeof o[k] !== 'string' || (o[k] as string).length > 500)) throw new ApiRefusal(400, `A score's '${k}' must be text (at most 500 characters).`);
+  }
+  return { ...(endStates ? { endStates } : {}), ...(count !== undefined ? { count } : {}), ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...(typeof o.operator === 'string' ? { operator: o.operator } : {}) };
+}

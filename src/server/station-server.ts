@@ -15,6 +15,7 @@
  *   GET  /api/run                  the rollout running now (or the last one), or null
  *   POST /api/rollouts/run         {"policy", "layoutSet", "layout", "seconds"?, "seed"?, "scoreFromCell"?}
  *   POST /api/rollouts/stop        {}: stop the rollout in flight (the rig holds, then damps; stored as aborted)
+ *   POST /api/rollouts/ID/score    {"endStates", "reason"?, "operator"?}: the operator's score of a rig rollout (a re-score needs a reason)
  *   GET  /api/compare/choices      policies × layout sets with stored rollouts
  *   GET  /api/compare?policy=ID&layoutSet=SHA   real vs sim task progress per layout and per tier
  *   GET  /api/compare/replay?policy=ID&layoutSet=SHA&layout=N   a recorded real episode's joint states beside its sim twin's, with the joint error
@@ -44,7 +45,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
 import { EVENTS_PATH, PROJECTOR_FRAME_PATH, RIG_STREAM_HZ, EVENTS_PROTOCOL, type ApiError, type LayoutView, type ProjectorState, type CalibrationInUse, type CalibrationsView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPeerAndHost, checkPostOrigin, checkRequest, checkUpgradeOrigin, fragmentRedirect, isLoopback, newToken, readJsonBody } from './request-checks.js';
-import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseResumeTeleop, parseTeleopControl } from './request-bodies.js';
+import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseRolloutScore, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseResumeTeleop, parseTeleopControl } from './request-bodies.js';
 import type { SessionHost } from './session-host.js';
 import type { TeleopHost } from './teleop-host.js';
 import { readUpload, storeUpload, uploadName, UPLOAD_KINDS } from './uploads.js';
@@ -61,6 +62,7 @@ import { RigBusyError, type RigHost } from './rig-host.js';
 import { layoutSetSummary, rolloutDetail, rolloutSummary, type ViewContext } from './store-views.js';
 import type { UiFile } from './ui-bundle.js';
 import { DEFAULT_SEND_BUDGET_BYTES, sendWithinBudget } from './send-budget.js';
+import { RolloutScoreRefusal, scoreStoredRollout } from '../session/rollout-score.js';
 
 /** A rollout checked and ready to run (its policy open); made by RolloutRunner.prepare. */
 export interface PreparedRollout {
@@ -454,6 +456,17 @@ export class StationServer {
       const r = store.getRollout(id);
       if (!r) throw new ApiRefusal(404, `There is no rollout ${id} in the store.`);
       return { body: this.blinded(rolloutDetail(r, views), this.o.sessions?.blindLabels() ?? new Map<number, string>()) };
+    }
+    const scoring = /^\/api\/rollouts\/([^/]+)\/score$/.exec(path);
+    if (post && scoring) {
+      const id = parseId(scoring[1], 'rollout');
+      const body = parseRolloutScore(await readJsonBody(req));
+      try {
+        return { status: 201, body: scoreStoredRollout(store, { rolloutId: id, ...body }) };
+      } catch (e) {
+        if (e instanceof RolloutScoreRefusal) throw new ApiRefusal(e.message.startsWith('There is no rollout') ? 404 : 409, e.message);
+        throw e;
+      }
     }
     if (get && path === '/api/run') return { body: this.run };
     if (post && path === '/api/rollouts/run') return { status: 202, body: await this.startRun(parseRunRollout(await readJsonBody(req))) };

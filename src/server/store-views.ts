@@ -42,6 +42,8 @@ export function rolloutSummary(r: RolloutRecord, ctx: ViewContext): RolloutSumma
     episodeSeconds: r.episodeSeconds,
     controlHz: r.controlHz,
     emulatedCell: r.calibrationSha256s.some((h) => ctx.isCellMarker(h)),
+    rehearsal: r.rehearsal,
+    sessionId: r.sessionId,
   };
 }
 

@@ -5,13 +5,14 @@
  * itself (src/record is the station's), and a sim episode's messages fit in memory many times over.
  */
 import type { RigCommand, RigState, SafetyEvent } from '../rig/contract.js';
-import type { EpisodeRecording, LoopEventKind } from '../rollout/run-episode.js';
+import type { EpisodeRecording, LoopEventKind, StepTiming } from '../rollout/run-episode.js';
 
 export type RecordedCall =
   | { readonly k: 'state'; readonly state: RigState }
   | { readonly k: 'command'; readonly timeS: number; readonly applied: RigCommand }
   | { readonly k: 'safety'; readonly event: SafetyEvent }
-  | { readonly k: 'event'; readonly timeS: number; readonly kind: LoopEventKind; readonly source: string; readonly message: string; readonly detail?: Record<string, unknown> };
+  | { readonly k: 'event'; readonly timeS: number; readonly kind: LoopEventKind; readonly source: string; readonly message: string; readonly detail?: Record<string, unknown> }
+  | { readonly k: 'timing'; readonly timeS: number; readonly timing: StepTiming };
 
 const copy = (a: Float64Array | undefined): Float64Array | undefined => (a ? Float64Array.from(a) : undefined);
 
@@ -33,6 +34,10 @@ export class RecordingRelay implements EpisodeRecording {
   event(timeS: number, kind: LoopEventKind, source: string, message: string, detail?: Record<string, unknown>): void {
     this.calls.push({ k: 'event', timeS, kind, source, message, detail });
   }
+
+  stepTiming(timeS: number, timing: StepTiming): void {
+    this.calls.push({ k: 'timing', timeS, timing });
+  }
 }
 
 /** Plays recorded calls into a recording, in the order they were made. */
@@ -41,6 +46,7 @@ export function replayRecording(calls: readonly RecordedCall[], to: EpisodeRecor
     if (c.k === 'state') to.jointState(c.state);
     else if (c.k === 'command') to.command(c.timeS, c.applied);
     else if (c.k === 'safety') to.safetyEvent(c.event);
+    else if (c.k === 'timing') to.stepTiming(c.timeS, c.timing);
     else to.event(c.timeS, c.kind, c.source, c.message, c.detail);
   }
 }

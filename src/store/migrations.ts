@@ -258,6 +258,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 8,
+    description: 'rollouts.rehearsal: a rollout that is a rehearsal, not a result (blank cameras, the emulated cell)',
+    // Reports and the compare view leave rehearsals out unless asked. Rollouts stored before this
+    // marked the emulated cell only by its calibration record: those become rehearsals here.
+    sql: `
+      ALTER TABLE rollouts ADD COLUMN rehearsal INTEGER NOT NULL DEFAULT 0 CHECK (rehearsal IN (0, 1));
+      UPDATE rollouts SET rehearsal = 1 WHERE id IN (
+        SELECT rc.rollout_id FROM rollout_calibrations rc JOIN calibrations c ON c.sha256 = rc.calibration_sha256 WHERE c.kind = 'emulated-cell');
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

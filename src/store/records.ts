@@ -105,6 +105,8 @@ export interface RolloutInput {
   readonly sweepId?: string | null;
   /** What happened to each object while it ran (the sim's scene, the emulated cell's table), stored in the same transaction. */
   readonly taskEvents?: readonly TaskEvent[];
+  /** A rehearsal, not a result (black camera frames, the emulated cell): reports leave it out unless asked. */
+  readonly rehearsal?: boolean;
 }
 
 export interface SweepInput {
@@ -164,6 +166,8 @@ export interface RolloutRecord {
   readonly latestScore: OperatorScoreRecord | null;
   /** The latest operator score's progress where there is one, else the rollout's own progress. */
   readonly effectiveProgress: number | null;
+  /** A rehearsal, not a result (black camera frames, the emulated cell). */
+  readonly rehearsal: boolean;
 }
 
 export interface RolloutFilter {
@@ -173,6 +177,8 @@ export interface RolloutFilter {
   readonly sessionId?: number;
   readonly status?: RolloutStatus;
   readonly tier?: number;
+  /** true: rehearsals only; false: results only; absent: both. */
+  readonly rehearsal?: boolean;
 }
 
 /** One layout's rollouts for one policy and kind, aggregated in SQL (for reports over large sweeps). */

@@ -396,6 +396,7 @@ function rolloutWhere(filter: RolloutFilter, prefix: string): { where: string; p
     ['session_id', filter.sessionId],
     ['status', filter.status],
     ['tier', filter.tier],
+    ['rehearsal', filter.rehearsal === undefined ? undefined : filter.rehearsal ? 1 : 0],
   ] as const) {
     if (value === undefined) continue;
     clauses.push(`${prefix}${column} = ?`);
@@ -810,8 +811,8 @@ export class Store {
   private insertRolloutRow(input: RolloutInput, tier: number): number {
     const r = this.sql(
         `INSERT INTO rollouts (session_id, kind, policy_id, layout_set_sha256, layout_index, tier, seed, repeat_index, episode_seconds, control_hz,
-           status, outcome, status_reason, policy_error, progress, counts_json, final_state_hash, started_at, duration_s, episode_file, sweep_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           status, outcome, status_reason, policy_error, progress, counts_json, final_state_hash, started_at, duration_s, episode_file, sweep_id, rehearsal)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         input.sessionId ?? null,
@@ -835,6 +836,7 @@ export class Store {
         input.durationS ?? null,
         input.episodeFile ?? null,
         input.sweepId ?? null,
+        input.rehearsal ? 1 : 0,
       );
     const id = Number(r.lastInsertRowid);
     const link = this.sql('INSERT OR IGNORE INTO rollout_calibrations (rollout_id, calibration_sha256) VALUES (?, ?)');
@@ -981,6 +983,7 @@ export class Store {
       sweepId: r.sweep_id == null ? null : String(r.sweep_id),
       latestScore,
       effectiveProgress: latestScore ? latestScore.progress : progress,
+      rehearsal: Number(r.rehearsal) === 1,
     };
   }
 

@@ -35,6 +35,8 @@ export async function fetchCompareReport(layoutSet: string, policies: readonly n
   if (narrowing.simCalibration) q.set('simCalibration', narrowing.simCalibration);
   if (narrowing.realCalibration) q.set('realCalibration', narrowing.realCalibration);
   if (narrowing.episodeSeconds !== undefined) q.set('episodeSeconds', String(narrowing.episodeSeconds));
+  // The view says itself when the real side is the emulated cell (a rehearsal, not a result).
+  q.set('rehearsals', 'include');
   const res = await fetch(`/api/compare/report?${q.toString()}`, { headers: tokenHeaders(), credentials: 'omit' });
   const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as CompareReportData | ApiError;
   if (!res.ok) {

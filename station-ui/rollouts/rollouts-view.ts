@@ -169,8 +169,37 @@ export class RolloutsView {
         h('dd', {}, r.emulatedCell ? 'the emulated cell — a rehearsal, not a result' : r.kind === 'real' ? 'the rig' : 'the sim'),
         h('dt', {}, 'recording'),
         h('dd', {}, r.episodeFile ? h('code', { title: 'Open it with tandem record inspect, Foxglove or ros2 bag' }, r.episodeFile) : 'none'),
+        ...(r.rehearsal ? [h('dt', {}, 'counts as'), h('dd', {}, 'a rehearsal, not a result')] : []),
       ),
     );
+    // A single rig rollout is scored here; a session's rollouts are scored in their session.
+    if (r.kind === 'real' && r.status === 'valid' && r.sessionId === null) this.detail.append(this.scoreForm(r));
+  }
+
+  /** The operator's score of a rig rollout: how many objects ended in the region (or upright); a re-score needs a reason. */
+  private scoreForm(r: RolloutDetail): HTMLElement {
+    const count = h('input', { id: 'score-count', name: 'count', type: 'number', min: 0, required: true });
+    const reason = h('input', { id: 'score-reason', name: 'reason', type: 'text', placeholder: r.score ? 'why it is scored again (required)' : 'only for a re-score' });
+    const form = h(
+      'form',
+      { class: 'run', id: 'score-form' },
+      h('label', { for: 'score-count' }, r.task === 'mug-flipping' ? 'Mugs upright' : 'Objects in the bin'),
+      count,
+      h('label', { for: 'score-reason' }, 'Reason'),
+      reason,
+      h('button', { class: 'btn primary', id: 'score-rollout', type: 'submit' }, r.score ? 'Score again' : 'Score'),
+    );
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      api.scoreRollout(r.id, { count: Number(count.value), ...(reason.value.trim() ? { reason: reason.value.trim() } : {}) }).then(
+        (s) => {
+          this.hooks.report(`Rollout ${r.id} ${s.rescored ? 're-scored' : 'scored'} ${s.progress.toFixed(2)}: ${s.summary}`);
+          void api.rollout(r.id).then((d) => this.showDetail(d));
+        },
+        (e: Error) => this.hooks.report(e.message, true),
+      );
+    });
+    return form;
   }
 
   /** Runs the form's rollout (the R key). */

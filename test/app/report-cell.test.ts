@@ -38,7 +38,7 @@ test('after a sim sweep and scored cell rollouts of three graded policies, the r
       assert.equal(out.status, 'valid', r.stdout);
     }
   }
-  const report = await runTandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '-o', 'report.html', '--json', '--data', data], { cwd: dir });
+  const report = await runTandem(['report', '--policies', SPECS.join(','), '--layouts', 'set.json', '-o', 'report.html', '--json', '--include-rehearsals', '--data', data], { cwd: dir });
   assert.equal(report.code, 0, report.stderr);
   const json = JSON.parse(report.stdout);
   type P = { spec: string; pairedLayouts: number; real: { tiers: { meanProgress: number }[] }; simAllLayouts: { tiers: { meanProgress: number }[] } };

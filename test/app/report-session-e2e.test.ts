@@ -58,7 +58,7 @@ test('after a sim sweep and a scripted session on the emulated cell, every numbe
   assert.equal(run.code, 0, run.stdout + run.stderr);
   assert.match(run.stdout, /ended: 4 of 4 rollouts done \(4 scored\)/);
 
-  const rep = await runTandem(['report', '--policies', SPECS.join(','), '--layouts', layouts, '-o', join(dir, 'report.html'), '--json', '--data', data]);
+  const rep = await runTandem(['report', '--policies', SPECS.join(','), '--layouts', layouts, '-o', join(dir, 'report.html'), '--json', '--include-rehearsals', '--data', data]);
   assert.equal(rep.code, 0, rep.stderr);
   const r = JSON.parse(rep.stdout) as Report;
 

@@ -99,6 +99,7 @@ async function rolloutWithCue(cue: () => void | Promise<void>, cueStep = 10): Pr
       if (++steps === cueStep) void cue();
     },
     command: () => {},
+    stepTiming: () => {},
     safetyEvent: (e) => recorded.push(e),
     event: (_t, kind, _src, _msg, detail) => {
       if (kind === 'phase' && detail?.phase === 'settle') settling = true;

@@ -83,10 +83,10 @@ test('a ws:// policy served by `tandem policy serve` runs on the emulated rig', 
   const f = fixture();
   const server = await startServeProcess(['--policy', `onnx:${f.model}`, '--port', '0']);
   try {
-    // openpi always carries the top camera: without a camera driver the rig refuses, or rehearses with black frames.
+    // openpi always carries the top camera: a rig config alone has no cameras, so the rig refuses, or rehearses with black frames.
     const refused = await runTandem(rigArgs(f, server.url));
     assert.equal(refused.code, 2);
-    assert.match(refused.stderr, /^Policy onnx:policy\.onnx reads cameras \(cam_high\), and this build has no rig camera driver; .*--blank-cameras/);
+    assert.match(refused.stderr, /^Policy onnx:policy\.onnx reads camera cam_high, which the station config .*rig\.json does not have \(it has no cameras\); add it to 'cameras', or rehearse with --blank-cameras/);
     const r = await runTandem(rigArgs(f, server.url, ['--blank-cameras']));
     assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout);
@@ -134,7 +134,8 @@ test('a policy server that never answers: the rig holds, the rollout is aborted 
     const text = await runTandem(rigArgs(f, server.url, ['--timeout-ms', '400', '--blank-cameras']).filter((a) => a !== '--json'));
     assert.equal(text.code, 3);
     assert.match(text.stdout, /: aborted: policy timeout: /);
-    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout \d+\nrecorded .*\.mcap \(/);
+    // Black frames: stored, and said to be, a rehearsal.
+    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout \d+ \(a rehearsal, not a result: the policy saw black frames \(--blank-cameras\)\)\nrecorded .*\.mcap \(/);
   } finally {
     server.child.kill('SIGINT');
     await server.exited;

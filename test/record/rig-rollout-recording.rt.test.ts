@@ -57,7 +57,9 @@ test('a rig rollout on the emulated cell leaves an episode file: joint states ev
       const rec = store.findRecordingByFile(j.episodeFile)!;
       assert.equal(rec.state, 'finished');
       assert.equal(rec.rolloutId, j.rolloutId);
-      assert.equal(rec.messages, states.length + commands.length + events.length);
+      const timing = ep.byTopic.get(TOPICS.stepTiming) ?? [];
+      assert.equal(timing.length, j.steps, 'one step-timing record per control step');
+      assert.equal(rec.messages, states.length + commands.length + events.length + timing.length);
     } finally {
       store.close();
     }

@@ -156,7 +156,7 @@ test('cameras that fail mid-episode make the rollout invalid (not a scored polic
   };
   const e = await simEpisode(bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' }]), looking, { cameras });
   assert.equal(e.status, 'invalid');
-  assert.match(e.reason ?? '', /^The cameras failed, so the policy got no images: the renderer process exited/);
+  assert.match(e.reason ?? '', /^The cameras failed at \d+\.\d\d s into the episode \(step \d+ of \d+\), so the policy got no images: the renderer process exited/);
   assert.equal(e.trajectory.steps, 5, 'it stopped at the first observation without images');
   assert.equal(e.progress, undefined);
 });

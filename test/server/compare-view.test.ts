@@ -9,7 +9,7 @@ function rollout(kind: 'real' | 'sim', layoutIndex: number, tier: number, progre
   return {
     id: nextId++, sessionId: null, kind, policyId: 1, layoutSetSha256: 'a'.repeat(64), layoutIndex, tier, seed: 0, repeatIndex: 0, episodeSeconds: 30, controlHz: 50,
     status, outcome: null, statusReason: null, policyError: null, progress, counts: null, finalStateHash: null, calibrationSha256s: cell ? ['c'.repeat(64)] : [],
-    startedAt: '2026-12-01T00:00:00Z', durationS: 30, episodeFile: null, sweepId: null, latestScore: null, effectiveProgress: progress,
+    startedAt: '2026-12-01T00:00:00Z', durationS: 30, episodeFile: null, sweepId: null, latestScore: null, effectiveProgress: progress, rehearsal: cell,
   };
 }
 

@@ -7,7 +7,7 @@ import type { RolloutRecord } from '../../src/store/records.js';
 function rec(id: number, kind: 'real' | 'sim', layoutIndex: number, o: Partial<RolloutRecord> = {}): RolloutRecord {
   return {
     id, sessionId: null, kind, policyId: 1, layoutSetSha256: 'a'.repeat(64), layoutIndex, tier: 1, seed: 0, repeatIndex: 0, episodeSeconds: 3, controlHz: 50, status: 'valid', outcome: null,
-    statusReason: null, policyError: null, progress: 0.5, counts: null, finalStateHash: null, calibrationSha256s: [], startedAt: '', durationS: 3, episodeFile: `/e/${id}.mcap`, sweepId: null, latestScore: null, effectiveProgress: 0.5, ...o,
+    statusReason: null, policyError: null, progress: 0.5, counts: null, finalStateHash: null, calibrationSha256s: [], startedAt: '', durationS: 3, episodeFile: `/e/${id}.mcap`, sweepId: null, latestScore: null, effectiveProgress: 0.5, rehearsal: false, ...o,
   };
 }
 

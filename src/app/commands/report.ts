@@ -66,7 +66,7 @@ const report: CliCommand = {
   summary: 'the paired sim/real report of several policies: HTML (inline SVG), PNG figures, JSON',
   help: `Usage: tandem report --policies SPEC,SPEC,… --layouts FILE [-o report.html] [--json] [--png DIR]
                      [--sim-calibration SHA256] [--real-calibration SHA256] [--episode-seconds S]
-                     [--cost FILE] [--seed S]
+                     [--cost FILE] [--seed S] [--include-rehearsals]
 
 For each policy (a spec as stored, e.g. code:bottles-in-the-bin?skill=0.5, or a store id), pairs
 its real rollouts with its sim rollouts on the same layouts of the layout set, and writes one
@@ -87,6 +87,8 @@ ledger. See docs/report.md.
   --cost FILE            prices as JSON (operatorPerHour, robotPerHour, cpuCorePerHour,
                          operatorOverheadS, currency); defaults 50, 20, 0.05, 90, USD
   --seed S               bootstrap seed (default 1)
+  --include-rehearsals   count rehearsals as results too: rollouts whose policy saw black frames
+                         (--blank-cameras) or that ran on the emulated cell (left out by default)
 
 Real rollouts awaiting a score, invalid or aborted rollouts, other calibrations and other
 episode lengths are listed and left out, never averaged in.`,
@@ -100,6 +102,7 @@ episode lengths are listed and left out, never averaged in.`,
     'episode-seconds': { type: 'string' },
     cost: { type: 'string' },
     seed: { type: 'string' },
+    'include-rehearsals': { type: 'boolean' },
   },
   async run(args, io) {
     const specs = requireString(args, 'policies')
@@ -127,6 +130,7 @@ episode lengths are listed and left out, never averaged in.`,
           episodeSeconds,
           cost,
           seed,
+          includeRehearsals: args.values['include-rehearsals'] === true,
         });
         return { data, storeFile: store.file };
       } catch (e) {

@@ -25,7 +25,6 @@ import { blackImage } from '../../policy/image.js';
 import { assertRunsOnRig, runRigRollout, type RigRolloutResult } from '../../rollout/rig-rollout.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
-import { readRigConfig } from '../station.js';
 import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
@@ -35,12 +34,15 @@ import { StoreError } from '../../store/store.js';
 import { emulatedCellOf } from '../../emulated-cell/register.js';
 import { cellMarker, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
 import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
-import { cellCameras, DEFAULT_CELL_CAMERA_FPS, type CellCameras } from '../../emulated-cell/cell-cameras.js';
+import { DEFAULT_CELL_CAMERA_FPS } from '../../emulated-cell/cell-cameras.js';
 import { streamCameraSource } from '../../rollout/stream-camera-source.js';
-import type { Camera } from '../../rig/camera.js';
+import { cellIoSourceOf, missingPolicyCameras, rolloutCameras, rigConfigWithGrippers, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs, type StationConfig } from '../station-config.js';
+import { openStationCameras, type StationCameras } from '../station-cameras.js';
 import type { Episode } from '../../rollout/episode.js';
 import type { CellIo } from '../cell-io.js';
 
+/** How old the emulated cell's newest frame may be at an observation (its cameras are lost after 5 s without one). */
+const CELL_MAX_FRAME_AGE_S = 5;
 /** Exit code when the policy (server) timed out or went away mid-episode, as `tandem policy probe` uses. */
 const EXIT_POLICY_UNAVAILABLE = 3;
 const EXIT_INTERRUPTED = 130;
@@ -94,7 +96,7 @@ function report(r: RigRolloutResult, rigType: string, rateHz: number, score: Cel
 const rollout: CliCommand = {
   path: ['rig', 'rollout'],
   summary: 'run one rollout of a policy on the rig (default the embedded emulated YAM); left for the operator to score',
-  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--score-from-cell] [--camera-fps F] [--blank-cameras] [--cell-io FILE] [--json]
+  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--station-config FILE | --rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--score-from-cell] [--camera-fps F] [--blank-cameras] [--cell-io FILE] [--json]
 
 Brings the configured rig up, runs the policy through the same rollout loop and policy specs as
 'tandem sim rollout' on the wall clock, then holds, damps and closes the rig, and stores the
@@ -109,16 +111,17 @@ code policies are refused: they read object poses only a simulation has.
   --layouts FILE      layout set written by 'tandem layouts sample' (the operator places layout I)
   --layout I          layout index (0-based)
   --seconds S         episode length (default: the task's, the same as in the sim)
-  --rig-config FILE   rig config JSON (default ${JSON.stringify(DEFAULT_RIG_CONFIG)}: no hardware)
+${STATION_CONFIG_HELP}
+                      (default ${JSON.stringify(DEFAULT_RIG_CONFIG)}: no hardware)
   --rate HZ           control rate (default ${DEFAULT_SIM_CONTROL_HZ}, the sim's)
   --timeout-ms N      per-inference deadline; past it the rig holds and the rollout is aborted (default ${DEFAULT_DEADLINE_MS})
   --seed K            the policy's seed (default 0)
   --score-from-cell   the emulated cell's scripted operator scores the end state (stored as an operator score)
-  --camera-fps F      frame rate of the emulated cell's cameras (default ${DEFAULT_CELL_CAMERA_FPS}); each observation
-                      gets the newest frame of each camera the policy reads, and the episode file records them
-  --blank-cameras     feed black 224×224 frames to a policy that reads cameras, for a motors-only rig: rehearses
-                      a policy server's connection and timing, not its behaviour (the emulated cell streams
-                      its own camera images without it; hardware cameras are not in this build)
+  --camera-fps F      frame rate of the emulated cell's cameras with --rig-config (default ${DEFAULT_CELL_CAMERA_FPS}); a
+                      station config sets each camera's own fps. Each observation gets the newest frame of
+                      each camera the policy reads; the episode file records every configured camera
+  --blank-cameras     feed black 224×224 frames to a policy that reads cameras: rehearses a policy server's
+                      connection and timing, not its behaviour (the station config's cameras are still recorded)
   --cell-io FILE      cell I/O config (docs/cell-io.md): the cell PLC's interlocks (e-stop circuit, door, light
                       curtain, heartbeat) over OPC UA stop the arms within one control cycle when they open or
                       the PLC goes silent (the episode ends as a safety stop); the tower light shows the state
@@ -134,7 +137,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
     layouts: { type: 'string' },
     layout: { type: 'string' },
     seconds: { type: 'string' },
-    'rig-config': { type: 'string' },
+    ...STATION_CONFIG_OPTIONS,
     rate: { type: 'string' },
     'timeout-ms': { type: 'string' },
     seed: { type: 'string' },
@@ -150,9 +153,9 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
     const deadlineMs = intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
     const cameraFps = numberOption(args, 'camera-fps', DEFAULT_CELL_CAMERA_FPS, 1, 60);
-    const configFile = typeof args.values['rig-config'] === 'string' ? resolve(io.cwd, args.values['rig-config']) : undefined;
-    const rigConfig = await readRigConfig(configFile);
-    const rigType = (rigConfig as { type?: unknown }).type;
+    const station = await stationConfigFromArgs(args.values, io.cwd);
+    const rigType = station.rig.type;
+    const cellIoFrom = cellIoSourceOf(station, typeof args.values['cell-io'] === 'string' ? resolve(io.cwd, args.values['cell-io']) : undefined);
 
     const spec = requireString(args, 'policy');
     const scoreFromCell = args.values['score-from-cell'] === true;
@@ -165,7 +168,8 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
     try {
       // Before the rig: its safety supervisor reads the interlock from the first cycle.
       // node-opcua takes seconds to load: only a rollout with cell I/O loads it.
-      if (typeof args.values['cell-io'] === 'string') cellIo = await (await import('../cell-io.js')).openCellIo(resolve(io.cwd, args.values['cell-io']), { dataDir, controlHz: rateHz, log: (line) => io.err(`${line}\n`) });
+      if (cellIoFrom !== undefined) cellIo = await (await import('../cell-io.js')).openCellIo(cellIoFrom, { dataDir, controlHz: rateHz, log: (line) => io.err(`${line}\n`) });
+      const rigConfig = rigConfigWithGrippers(station, store);
       const blank = args.values['blank-cameras'] === true;
       let rig: Rig;
       let clock: Clock;
@@ -183,6 +187,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
         run = await rolloutOnRig({
           rig,
           rigType: String(rigType),
+          station,
           policy,
           task,
           layout,
@@ -202,10 +207,10 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
         cellIo?.board.rolloutEnded(rig.read().mode, run?.result.episode);
         await rig.close?.();
       }
-      const { result, score, cellRecord, recording } = run;
+      const { result, score, recording } = run;
       const e = result.episode;
       const { rolloutId, recorded } = await storeRolloutOnRig(store, { spec, policy: policy.info, set }, run);
-      const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
+      const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, rehearsal: run.rehearsal ?? null, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
       if (args.values.json) {
         io.out(`${JSON.stringify({ ...out, layoutSet: set.sha256 })}\n`);
       } else {
@@ -217,7 +222,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
             `steps ${e.trajectory.steps} at ${out.achievedHz} Hz achieved (asked ${rateHz} Hz; wake late p50 ${out.wakeLateP50Ms} ms, p99 ${out.wakeLateP99Ms} ms, ${result.timing.lateSteps} late steps)\n` +
             `chunks ${String(out.chunks)} of ${String(out.horizon ?? '?')} rows; inference p50 ${(out.inferenceMs as { p50: number }).p50} ms, max ${(out.inferenceMs as { max: number }).max} ms; loop waited max ${(out.waitedMs as { max: number }).max} ms\n` +
             `safety events ${e.safetyEvents.length}${kinds.length ? ` (${kinds.join(', ')})` : ''}; rig ${result.finalMode} after the rollout\n` +
-            `stored as rollout ${rolloutId}${cellRecord ? ' (emulated cell: a rehearsal, not a result)' : ''}\n` +
+            `stored as rollout ${rolloutId}${run.rehearsal ? ` (${run.rehearsal})` : ''}\n` +
             recordingLine(recorded),
         );
       }
@@ -246,6 +251,8 @@ function recordingReport(r: RecordingSummary | undefined): Record<string, unknow
 export interface RolloutOnRigOptions {
   readonly rig: Rig;
   readonly rigType: string;
+  /** The station config the rig came from: its cameras are opened, fed to the policy and recorded. */
+  readonly station: StationConfig;
   readonly policy: Policy;
   readonly task: TaskDefinition;
   readonly layout: Layout;
@@ -260,7 +267,7 @@ export interface RolloutOnRigOptions {
   readonly signal: AbortSignal;
   /** The clock the rig reads. */
   readonly clock: Clock;
-  /** Frame rate of the emulated cell's cameras. Default DEFAULT_CELL_CAMERA_FPS. */
+  /** Frame rate of the emulated cell's cameras when the station config is a rig config alone (--rig-config). Default DEFAULT_CELL_CAMERA_FPS. */
   readonly cameraFps?: number;
   /** Records the episode: the file is registered in `store` and opened in `dir` once the rollout is sure to run. */
   readonly record?: { readonly store: Store; readonly dir: string; readonly spec: string; readonly set: LayoutSet };
@@ -274,42 +281,33 @@ export interface RolloutOnRig {
   readonly cellRecord?: { readonly sha256: string; readonly json: string };
   /** The episode file, still open for its rollout id: the caller stores the rollout, then finish()es it. */
   readonly recording?: StationRecording;
+  /** Why this rollout is a rehearsal, not a result (black frames, the emulated cell); absent for a result. */
+  readonly rehearsal?: string;
 }
 
 /**
- * One rollout on a rig the caller created and will close: cameras (the cell's own, or black frames),
- * the hardware refusal of code policies, the loop, and the scripted operator's score on the cell.
- * Shared by \`tandem rig rollout\` and the station API. The rig ends damped (runRigRollout).
+ * One rollout on a rig the caller created and will close: every configured camera opened and
+ * recorded, the newest frame of each camera the policy reads fed to it (or black frames), the
+ * hardware refusal of code policies, the loop, and the scripted operator's score on the cell.
+ * Shared by \`tandem rig rollout\`, sessions and the station API. The rig ends damped (runRigRollout).
  */
 export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig> {
   const { rig, rigType, policy, task, layout, seconds, rateHz, deadlineMs, seed, scoreFromCell, clock } = o;
   const blank = o.blankCameras;
   let result: RigRolloutResult;
   let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
-  let cellCams: CellCameras | undefined;
-  /** The cameras streaming in this rollout: the episode file records every frame they give. */
-  let streaming: Camera[] = [];
+  let opened: StationCameras | undefined;
   let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
   let recording: StationRecording | undefined;
+  let rehearsal: string | undefined;
   try {
-    const cell = emulatedCellOf(rig);
+    const configured = rolloutCameras(o.station, policy.info, o.cameraFps ?? DEFAULT_CELL_CAMERA_FPS);
+    // Before anything opens or moves: a policy reading a camera the station does not have.
     if (policy.info.cameras.length > 0 && !blank) {
-      // The emulated cell has cameras of its own; hardware cameras are not in this build.
-      if (!cell) {
-        throw new UserError(
-          `Policy ${policy.info.name} reads cameras (${policy.info.cameras.join(', ')}), and this build has no rig camera driver; run it in the sim with 'tandem sim rollout', on the emulated cell (rig type yam-cell), or rehearse with --blank-cameras (black frames).`,
-        );
-      }
-      // The cell's cameras stream on the rig's clock, as hardware cameras would; the policy
-      // gets the newest frame of each. Only the cameras it reads are drawn.
-      const cams = cellCameras(cell.world, { fps: o.cameraFps ?? DEFAULT_CELL_CAMERA_FPS, nowS: () => clock.nowS() });
-      cellCams = cams;
-      // Start the browser and its page now, before the rig is powered: their start-up blocks
-      // this thread for longer than the motors' own 400 ms watchdog.
-      await Promise.all(policy.info.cameras.map((n) => cams.cameras[n].open()));
-      cameras = streamCameraSource(cams.cameras);
-      streaming = policy.info.cameras.map((n) => cams.cameras[n]);
+      const missing = missingPolicyCameras({ ...o.station, cameras: configured }, policy.info);
+      if (missing) throw new UserError(missing);
     }
+    const cell = emulatedCellOf(rig);
     if (scoreFromCell && !cell) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
     if (!cell) {
       try {
@@ -321,6 +319,17 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     } else {
       cellRecord = cellMarker(cell.truth);
     }
+    rehearsal = rehearsalOf(blank && policy.info.cameras.length > 0, cell !== undefined);
+    // Every configured camera streams (and is recorded), before the rig is powered: a camera's
+    // start-up (ffmpeg, a USB device, the cell's browser) outlasts the motors' own 400 ms watchdog.
+    opened = await openStationCameras(configured, { rig, clock, source: o.station.source });
+    if (!blank && policy.info.cameras.length > 0) {
+      const streams = Object.fromEntries(policy.info.cameras.map((n) => [n, opened!.byName[n]]));
+      // The cell's renderer shares this machine's cores and may stall a frame for a second, as its
+      // cameras' own 5 s stall watchdog allows; a hardware camera's frame is stale after 4 periods.
+      const cellCameras = new Set(configured.filter((c) => c.kind === 'cell').map((c) => c.name));
+      cameras = streamCameraSource(streams, { nowS: () => clock.nowS(), maxFrameAgeS: (n) => (cellCameras.has(n) ? CELL_MAX_FRAME_AGE_S : undefined) });
+    }
     if (o.record) {
       recording = await openStationRecording({
         store: o.record.store,
@@ -329,7 +338,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         fileName: episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: policy.info.name }),
         rigModel: rig.model,
         clock,
-        cameras: streaming,
+        cameras: opened.list,
         metadata: rolloutMetadata({
           kind: 'real',
           task,
@@ -344,6 +353,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
           controlHz: rateHz,
           episodeSeconds: seconds,
           seed,
+          rehearsal,
         }),
       });
     }
@@ -377,10 +387,16 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     await recording?.finish(undefined, { outcome: 'not-run', reason: e instanceof Error ? e.message : String(e) });
     throw e;
   } finally {
-    await cellCams?.close();
+    await opened?.close();
   }
   const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
-  return { result, ...(score ? { score } : {}), ...(cellRecord ? { cellRecord } : {}), ...(recording ? { recording } : {}) };
+  return { result, ...(score ? { score } : {}), ...(cellRecord ? { cellRecord } : {}), ...(recording ? { recording } : {}), ...(rehearsal ? { rehearsal } : {}) };
+}
+
+/** Why a rollout is a rehearsal (its policy saw black frames, or it ran on the emulated cell), or undefined for a result. */
+function rehearsalOf(blankFrames: boolean, onCell: boolean): string | undefined {
+  const why = [blankFrames ? 'the policy saw black frames (--blank-cameras)' : '', onCell ? 'it ran on the emulated cell' : ''].filter(Boolean);
+  return why.length ? `a rehearsal, not a result: ${why.join(' and ')}` : undefined;
 }
 
 /**
@@ -417,7 +433,7 @@ export async function storeRolloutOnRig(
   let rolloutId: number | undefined;
   let recorded: RecordingSummary | undefined;
   try {
-    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.cellRecord, score: run.score, episodeFile: run.recording?.file });
+    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.cellRecord, score: run.score, episodeFile: run.recording?.file, rehearsal: run.rehearsal !== undefined });
   } finally {
     recorded = await run.recording?.finish(rolloutId, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps) });
   }
@@ -427,7 +443,7 @@ export async function storeRolloutOnRig(
 /** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
 function storeRigRollout(
   store: Store,
-  r: { spec: string; policy: PolicyInfo; set: LayoutSet; sessionId?: number; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string },
+  r: { spec: string; policy: PolicyInfo; set: LayoutSet; sessionId?: number; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string; rehearsal: boolean },
 ): number {
   const e = r.episode;
   store.putLayoutSet(r.set);
@@ -454,6 +470,7 @@ function storeRigRollout(
     durationS: r.result.wallMs / 1000,
     episodeFile: r.episodeFile ?? null,
     taskEvents: e.taskEvents,
+    rehearsal: r.rehearsal,
   });
   if (r.score && e.status === 'valid') {
     store.insertOperatorScore({ rolloutId: id, endStates: r.score.endStates, progress: r.score.progress, counts: r.score.counts, operator: SCRIPTED_OPERATOR });

@@ -36,7 +36,8 @@ import {
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../../session/engine.js';
 import { JOURNAL, progressLine, sessionProgress } from '../../session/journal-state.js';
 import { sessionExport } from '../../session/export.js';
-import { readRigConfig } from '../station.js';
+import { preflight } from '../preflight.js';
+import { cellIoSourceOf, rigConfigWithGrippers, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs } from '../station-config.js';
 import { DEFAULT_RIG_CONFIG } from '../rig-registry.js';
 import { openCommandStore, storePath, withCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
@@ -155,7 +156,7 @@ function planLayoutSet(io: CliIo, args: ParsedCommandArgs, store: Store, p: Sess
 
 const runOptions = {
   layouts: { type: 'string' },
-  'rig-config': { type: 'string' },
+  ...STATION_CONFIG_OPTIONS,
   'scripted-operator': { type: 'boolean' },
   'blank-cameras': { type: 'boolean' },
   rate: { type: 'string' },
@@ -168,11 +169,12 @@ const runOptions = {
   'cell-io': { type: 'string' },
 } as const;
 
-const RUN_OPTIONS_HELP = `  --rig-config FILE    rig config JSON (default ${JSON.stringify(DEFAULT_RIG_CONFIG)}: the emulated cell)
+const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
+                       (default ${JSON.stringify(DEFAULT_RIG_CONFIG)}: the emulated cell)
   --scripted-operator  the emulated cell's scripted operator places, confirms, scores from the end state
                        and resets, with simulated operator seconds: the whole session runs headless
   --layouts FILE       the plan's layout set (default: the store's copy, else the file the plan was made from)
-  --blank-cameras      black frames for a camera policy on a motors-only rig (rehearses timing only)
+  --blank-cameras      black frames for a camera policy (rehearses timing only; stored as a rehearsal)
   --rate HZ            control rate (default ${DEFAULT_SIM_CONTROL_HZ})
   --timeout-ms N       per-inference deadline; past it the rig holds and the rollout is marked failed (default ${DEFAULT_DEADLINE_MS})
   --break-minutes M    remind the operator to take a break every M minutes (default ${DEFAULT_BREAK_EVERY_S / 60})
@@ -193,7 +195,8 @@ open: 'tandem session resume ID' carries on at the exact rollout, every score ke
 Exit codes: 0 the session ended, 2 bad input, ${EXIT_STOPPED} stopped before its end (resumable).`;
 
 async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, sessionId: number, p: SessionPlan, set: LayoutSet): Promise<number> {
-  const rigConfig = await readRigConfig(typeof args.values['rig-config'] === 'string' ? resolve(io.cwd, args.values['rig-config']) : undefined);
+  const station = await stationConfigFromArgs(args.values, io.cwd);
+  const cellIoFrom = cellIoSourceOf(station, typeof args.values['cell-io'] === 'string' ? resolve(io.cwd, args.values['cell-io']) : undefined);
   const scripted = args.values['scripted-operator'] === true;
   const task = getTask(set.task);
   const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
@@ -201,10 +204,10 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
   const log = (line: string) => io.err(`${line}\n`);
   const rateHz = numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
   // node-opcua loads only when a session asks for cell I/O (seconds of start-up otherwise).
-  const cellIo = typeof args.values['cell-io'] === 'string' ? await (await import('../cell-io.js')).openCellIo(resolve(io.cwd, args.values['cell-io']), { dataDir, controlHz: rateHz, log }) : undefined;
+  const cellIo = cellIoFrom !== undefined ? await (await import('../cell-io.js')).openCellIo(cellIoFrom, { dataDir, controlHz: rateHz, log }) : undefined;
   const runner = await RigSessionRunner.open(
     {
-      rigConfig,
+      station: { ...station, rig: rigConfigWithGrippers(station, store) },
       store,
       episodesDir,
       set,
@@ -219,6 +222,19 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
     p.policies.map((x) => x.spec),
     io,
   );
+  try {
+    // Before the operator places anything; a blind session names its policies by label only.
+    await preflight({
+      station,
+      policies: p.policies.map((x) => ({ ...runner.policyInfo(x.spec)!, ...(p.blind ? { name: x.label } : {}) })),
+      blankCameras: args.values['blank-cameras'] === true,
+      // Open interlocks are not refused here: the session waits for them to close (sessionInterlocks).
+    });
+  } catch (e) {
+    await runner.close();
+    await cellIo?.close();
+    throw e;
+  }
   const operator = scripted ? scriptedOperator(log) : terminalOperator(process.stdin, process.stderr);
   const projector = await projectorFor(args, io, store, dataDir, log);
   if (projector) log(`Projecting with the ${projector.description}.`);
@@ -289,7 +305,7 @@ function storeErrors<T>(fn: () => Promise<T>): Promise<T> {
 const run: CliCommand = {
   path: ['session', 'run'],
   summary: 'run a planned evaluation session on the rig (default the emulated cell), journalled crash-safe',
-  help: `Usage: tandem session run --plan FILE [--rig-config FILE] [--scripted-operator] [options]
+  help: `Usage: tandem session run --plan FILE [--station-config FILE | --rig-config FILE] [--scripted-operator] [options]
 
 Starts the session the plan describes, in the station store (--data), and walks every planned
 rollout: show the layout, the operator places and confirms, the projector blanks, the policy runs
@@ -320,7 +336,7 @@ ${RUN_OPTIONS_HELP}`,
 const resume: CliCommand = {
   path: ['session', 'resume'],
   summary: 'carry on a session that stopped (a crash, Ctrl-C, stop for now) at its exact rollout',
-  help: `Usage: tandem session resume ID [--rig-config FILE] [--scripted-operator] [options]
+  help: `Usage: tandem session resume ID [--station-config FILE | --rig-config FILE] [--scripted-operator] [options]
 
 Replays the session's journal and carries on where its last committed action left it: every
 score kept, nothing scored twice. A rollout cut off mid-episode is marked interrupted, its

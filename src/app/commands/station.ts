@@ -3,6 +3,7 @@ import { numberOption, type CliCommand, type ParsedCommandArgs } from '../comman
 import { resolveDataDir } from '../data-dir.js';
 import { UserError } from '../command.js';
 import { bringUpStation } from '../station.js';
+import { CELL_PRESET, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs } from '../station-config.js';
 import { serveStation } from '../station-serve.js';
 import { findElectron, noShellLine, runElectronShell, type CellParts } from '../electron-shell.js';
 import { foxgloveEnv, foxgloveListenOf } from '../foxglove-options.js';
@@ -30,9 +31,9 @@ function stationCellOptions(args: ParsedCommandArgs, cwd: string): CellParts {
 const station: CliCommand = {
   path: ['station'],
   summary: 'serve the station: API and operator UI on loopback (embedded default rig: the emulated cell); --check reports what runs and exits',
-  help: `Usage: tandem station [--data DIR] [--rig-config FILE] [--projector-calibration FILE [--pjlink HOST[:PORT]]] [--cell-io FILE]
+  help: `Usage: tandem station [--data DIR] [--station-config FILE | --rig-config FILE] [--projector-calibration FILE [--pjlink HOST[:PORT]]] [--cell-io FILE]
                       [--foxglove-port N [--foxglove-host ADDR --foxglove-allow-remote]]
-       tandem station --check [--data DIR] [--rig-config FILE] [--hold-seconds S] [--json]
+       tandem station --check [--data DIR] [--station-config FILE | --rig-config FILE] [--hold-seconds S] [--json]
 
 Serves the station until Ctrl-C (or SIGTERM), in the Electron shell where Electron is installed
 (operator window, projector window; TANDEM_SHELL=browser skips it), else for a browser: the store in the data directory, the configured rig
@@ -52,7 +53,8 @@ says which parts this machine cannot run (ROS 2, the Electron shell).
                       off unless asked. Read only, no token.
   --foxglove-host ADDR bind the live view elsewhere than 127.0.0.1: refused unless
                       --foxglove-allow-remote too (anyone on that network can then read it)
-  --rig-config FILE   JSON rig config, e.g. {"type": "yam-can", "transport": "slcan",
+${STATION_CONFIG_HELP}
+                      e.g. a rig {"type": "yam-can", "transport": "slcan",
                       "ports": {"left": "/dev/ttyACM0", "right": "/dev/ttyACM1"}}
   --projector-calibration FILE  sessions project each layout's footprints with this calibration
                       ('tandem projector calibrate') and black before every rollout: in the Electron
@@ -63,23 +65,26 @@ says which parts this machine cannot run (ROS 2, the Electron shell).
                       opens stops the arms (every rollout, session and teleop take), a session starts no
                       rollout while one is open, and the tower light follows the station
   --hold-seconds S    how long to hold the pose (0.1 to 60, default 2)`,
-  options: { 'rig-config': { type: 'string' }, 'hold-seconds': { type: 'string' }, check: { type: 'boolean' }, 'projector-calibration': { type: 'string' }, pjlink: { type: 'string' }, 'cell-io': { type: 'string' }, 'foxglove-port': { type: 'string' }, 'foxglove-host': { type: 'string' }, 'foxglove-allow-remote': { type: 'boolean' } },
+  options: { ...STATION_CONFIG_OPTIONS, 'hold-seconds': { type: 'string' }, check: { type: 'boolean' }, 'projector-calibration': { type: 'string' }, pjlink: { type: 'string' }, 'cell-io': { type: 'string' }, 'foxglove-port': { type: 'string' }, 'foxglove-host': { type: 'string' }, 'foxglove-allow-remote': { type: 'boolean' } },
   async run(args, io) {
     const dataDir = resolveDataDir(args.values.data as string | undefined, io.env, io.cwd);
     if (args.values.check !== true) {
       const rigConfigFile = args.values['rig-config'] as string | undefined;
+      const stationConfigFile = args.values['station-config'] as string | undefined;
+      // Read and checked here: a bad station config is one sentence before anything starts.
+      const stationConfig = await stationConfigFromArgs(args.values, io.cwd);
       const port = portOf(io.env);
       const cell = stationCellOptions(args, io.cwd);
       const foxglove = foxgloveListenOf({ port: args.values['foxglove-port'] as string | undefined, host: args.values['foxglove-host'] as string | undefined, allowRemote: args.values['foxglove-allow-remote'] === true }, io.env);
       // The desktop shell where Electron is installed; the same UI on loopback where it is not.
       const electron = findElectron(io.env);
       if ('path' in electron) {
-        await runElectronShell({ electronPath: electron.path, dataDir, rigConfigFile: rigConfigFile && resolve(io.cwd, rigConfigFile), ...cell, port, env: { ...io.env, ...foxgloveEnv(foxglove) }, signal: io.signal });
+        await runElectronShell({ electronPath: electron.path, dataDir, rigConfigFile: rigConfigFile && resolve(io.cwd, rigConfigFile), stationConfigFile: stationConfigFile && (stationConfigFile === CELL_PRESET ? stationConfigFile : resolve(io.cwd, stationConfigFile)), ...cell, port, env: { ...io.env, ...foxgloveEnv(foxglove) }, signal: io.signal });
         return;
       }
       // Said when the shell is missing, not when the operator asked for the browser (TANDEM_SHELL=browser).
       if (io.env.TANDEM_SHELL !== 'browser') io.out(`${noShellLine(electron)}\n`);
-      await serveStation({ dataDir, rigConfigFile, ...cell, port, cwd: io.cwd, env: io.env, signal: io.signal, log: (line) => io.out(`${line}\n`), ...(foxglove ? { foxglove } : {}) });
+      await serveStation({ dataDir, station: stationConfig, ...cell, port, cwd: io.cwd, env: io.env, signal: io.signal, log: (line) => io.out(`${line}\n`), ...(foxglove ? { foxglove } : {}) });
       return;
     }
     const holdSeconds = numberOption(args, 'hold-seconds', 2, 0.1, 60);
@@ -87,7 +92,7 @@ says which parts this machine cannot run (ROS 2, the Electron shell).
     if (!json) io.out(`tandem station — data in ${dataDir}\n`);
     const report = await bringUpStation({
       dataDir,
-      rigConfigFile: args.values['rig-config'] as string | undefined,
+      station: await stationConfigFromArgs(args.values, io.cwd),
       holdSeconds,
       signal: io.signal,
       log: (line) => {

@@ -25,6 +25,9 @@ import { readLayoutSetFile } from './layouts.js';
 import { emulatedCellOf, defaultCellTable } from '../../emulated-cell/register.js';
 import { cellCameras, type CellCameras } from '../../emulated-cell/cell-cameras.js';
 import { FfmpegCamera } from '../../../drivers/cameras/ffmpeg-camera.js';
+import { cameraSourceOf } from '../../../drivers/cameras/camera-config.js';
+import { leaderSpecOf, rigConfigWithGrippers, stationConfigFromArgs, type StationConfig } from '../station-config.js';
+import { openStationCameras } from '../station-cameras.js';
 import { SerialCanBus } from '../../../drivers/can/serial-can-bus.js';
 import { YamLeader } from '../../../drivers/leaders/yam-leader.js';
 import { GelloLeader } from '../../../drivers/leaders/gello-leader.js';
@@ -110,12 +113,17 @@ export async function openTeleopCameras(spec: string, rig: Rig, clock: Clock, fp
   return { cameras, close: async () => void (await Promise.all(cameras.map((c) => c.close()))) };
 }
 
+/** Followers that are not real arms: an emulated leader may drive them. */
+const EMULATED_FOLLOWERS: readonly string[] = ['yam-cell', 'yam-emulated', 'mirror'];
+
 export interface TeleopRecordOptions {
   readonly store: Store;
   readonly outDir: string;
   readonly leader: string;
-  /** 'cell' or the path of a rig config file. */
+  /** 'cell' or the path of a rig config file (ignored with a station config). */
   readonly follower: string;
+  /** The station config (--station-config): its rig is the follower and its cameras are recorded. */
+  readonly station?: StationConfig;
   readonly gap?: string;
   readonly cameras: string;
   readonly cameraFps?: number;
@@ -229,8 +237,12 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
       throw e;
     }
   } else hand = scriptedMotion();
-  const rigConfig = o.follower === 'cell' ? { type: 'yam-cell', transport: 'slcan', gap: o.gap ?? 'seed:0', replyDeadlineMs: 350 } : await readRigConfig(resolve(o.follower));
+  const rigConfig = o.station ? o.station.rig : o.follower === 'cell' ? { type: 'yam-cell', transport: 'slcan', gap: o.gap ?? 'seed:0', replyDeadlineMs: 350 } : await readRigConfig(resolve(o.follower));
   const rigType = String((rigConfig as { type?: unknown }).type);
+  // An emulated leader moves by a script: on real arms nobody would be holding the leader.
+  if (o.leader.startsWith('emulated-') && !EMULATED_FOLLOWERS.includes(rigType)) {
+    throw new UserError(`The ${o.leader} leader moves by a script, and would drive the real arms of the ${rigType} rig with nobody at the leader; use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader).`);
+  }
   const onTable = table ?? defaultCellTable();
   const settings = { taskId, prompt, episodes, seconds, resetSeconds, firstEpisode, rigType };
   if (o.withRig) {
@@ -292,7 +304,10 @@ async function recordOnFollower(
   try {
     // Cameras first: they can take seconds to start, and the emulated cell's world runs on the wall
     // clock from the rig's first word to its motors — configure and activate follow each other.
-    cams = await openTeleopCameras(o.cameras, rig, clock, o.cameraFps ?? 10);
+    if (o.station) {
+      const opened = await openStationCameras(o.station.cameras, { rig, clock, source: o.station.source });
+      cams = { cameras: [...opened.list], close: () => opened.close() };
+    } else cams = await openTeleopCameras(o.cameras, rig, clock, o.cameraFps ?? 10);
     if (o.keyboard && !controls.attachKeyboard(o.keyboard)) log('The terminal cannot be put in raw mode; keys work after Enter.');
     if (o.pedal) controls.attachPedal(o.pedal, (s) => log(s));
     // A hand-moved leader has a person at its buttons; an emulated one has nobody.
@@ -430,6 +445,9 @@ buttons: top = sync, second = next, second held ≥ 0.8 s = discard. A foot peda
 the same as keys: A/← discard, B/→/Space next, C sync.
   --leader L          emulated-yam | emulated-gello | yam:PORT[,PORT] | gello:PORT[,PORT] (one port per arm, left first)
   --follower F        cell (the emulated cell, default) or a rig config file (JSON, e.g. {"type": "yam-can", …})
+  --station-config FILE  the station config (docs/station-config.md): its rig is the follower, its cameras
+                      are recorded, its leader is the default --leader; an emulated leader is refused
+                      on real arms
   --gap seed:N|none   the emulated cell's hidden reality gap (default seed:0)
   --cameras C         none | cell (the emulated cell's three) | testsrc:N | v4l2:/dev/videoN,… (default none)
   --camera-fps F      camera frame rate (default 10)
@@ -456,6 +474,7 @@ export const teleopRecordCommand: CliCommand = {
   options: {
     leader: { type: 'string' },
     follower: { type: 'string' },
+    'station-config': { type: 'string' },
     gap: { type: 'string' },
     cameras: { type: 'string' },
     'camera-fps': { type: 'string' },
@@ -478,7 +497,9 @@ export const teleopRecordCommand: CliCommand = {
   },
   async run(args, io: CliIo) {
     const str = (name: string): string | undefined => (typeof args.values[name] === 'string' ? (args.values[name] as string) : undefined);
-    const leader = requireString(args, 'leader');
+    const station = typeof args.values['station-config'] === 'string' ? await stationConfigFromArgs(args.values, io.cwd) : undefined;
+    if (station && (str('follower') !== undefined || str('cameras') !== undefined)) throw new UserError('--station-config names the follower and the cameras; leave out --follower and --cameras.');
+    const leader = str('leader') ?? (station?.leader ? leaderSpecOf(station.leader) : requireString(args, 'leader'));
     const outDir = resolve(io.cwd, requireString(args, 'out'));
     const resume = args.values.resume === true;
     const task = resume ? (str('task') ?? '') : requireString(args, 'task');
@@ -492,9 +513,10 @@ export const teleopRecordCommand: CliCommand = {
         store,
         outDir,
         leader,
-        follower: str('follower') === undefined || str('follower') === 'cell' ? 'cell' : resolve(io.cwd, str('follower')!),
+        follower: station ? station.source : str('follower') === undefined || str('follower') === 'cell' ? 'cell' : resolve(io.cwd, str('follower')!),
+        ...(station ? { station: { ...station, rig: rigConfigWithGrippers(station, store) } } : {}),
         gap: str('gap'),
-        cameras: str('cameras') ?? 'none',
+        cameras: station ? station.cameras.map((c) => `${c.name}=${cameraSourceOf(c)}`).join(',') || 'none' : (str('cameras') ?? 'none'),
         cameraFps: opt('camera-fps', 1, 60),
         task,
         episodes: args.values.episodes === undefined ? undefined : intOption(args, 'episodes', undefined, 1, 100_000),

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { FfmpegCamera, ffmpegArgs } from '../../../drivers/cameras/ffmpeg-camera.js';
-import type { CameraConfig } from '../../../drivers/cameras/camera-config.js';
+import type { FfmpegCameraConfig } from '../../../drivers/cameras/camera-config.js';
 import type { CameraFrame } from '../../../src/rig/camera.js';
 import { until } from '../../helpers/until.js';
 
-const testsrc = (over: Partial<CameraConfig> = {}): CameraConfig => ({ name: 'cam_high', kind: 'testsrc', width: 224, height: 224, fps: 10, ...over });
+const testsrc = (over: Partial<FfmpegCameraConfig> = {}): FfmpegCameraConfig => ({ name: 'cam_high', kind: 'testsrc', width: 224, height: 224, fps: 10, ...over });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** True while a process with this id exists at all — a zombie (exited, never reaped) counts. */
