@@ -17,6 +17,7 @@ import { commands as recordCommands } from './commands/record.js';
 import { commands as projectorCommands } from './commands/projector.js';
 import { commands as cellIoCommands } from './commands/cell-io.js';
 import { commands as reportCommands } from './commands/report.js';
+import { commands as diagnoseCommands } from './commands/diagnose.js';
 import { commands as sessionCommands } from './commands/session.js';
 import { commands as teleopCommands } from './commands/teleop.js';
 
@@ -26,6 +27,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...scoreCommands,
   ...statsCommands,
   ...reportCommands,
+  ...diagnoseCommands,
   ...simCommands,
   ...simQueueCommands,
   ...simExportCommands,
