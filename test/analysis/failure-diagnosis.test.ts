@@ -12,7 +12,7 @@ import type { TaskEvent } from '../../src/tasks/task-events.js';
 import type { Layout } from '../../src/tasks/types.js';
 
 const task = getTask('bottles-in-the-bin');
-const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 4, 5], perTier: 3, seed: 7 });
+const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 4, 5], perTier: 3, seed: 18 });
 const crowded = (l: Layout, id: string): boolean => {
   const o = l.objects.find((x) => x.id === id)!;
   return l.objects.some((q) => q !== o && Math.hypot(q.pose.x - o.pose.x, q.pose.y - o.pose.y) < CROWDED_RADIUS_M);
