@@ -7,6 +7,7 @@ import { commands as stationCommands } from './commands/station.js';
 import { commands as simCommands } from './commands/sim.js';
 import { commands as simQueueCommands } from './commands/sim-queue.js';
 import { commands as simExportCommands } from './commands/sim-export.js';
+import { commands as simGenerateCommands } from './commands/sim-generate.js';
 import { commands as rigCommands } from './commands/rig.js';
 import { commands as rigRolloutCommands } from './commands/rig-rollout.js';
 import { commands as rigModelCommands } from './commands/rig-model.js';
@@ -31,6 +32,7 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...simCommands,
   ...simQueueCommands,
   ...simExportCommands,
+  ...simGenerateCommands,
   ...rigModelCommands,
   ...rigCommands,
   ...rigRolloutCommands,
