@@ -168,8 +168,13 @@ observation.state and action only (--cameras is refused with a sentence).`,
     if (done.length > 0 && !args.values.json) io.err(`Resuming ${out}: ${kept} kept of ${done.length} attempts${removed ? `, ${removed} unfinished file${removed === 1 ? '' : 's'} dropped` : ''}.\n`);
 
     const policy = await openPolicyForCli(spec, io);
+    // Rejections by kind (their numbers masked), for the summary and the stop sentence.
     const rejected = new Map<string, number>();
-    for (const a of done) if (!a.kept && a.reason) rejected.set(a.reason.replace(/\d+\.\d+/g, 'P'), (rejected.get(a.reason.replace(/\d+\.\d+/g, 'P')) ?? 0) + 1);
+    const tally = (reason: string): void => {
+      const k = reason.replace(/\d+\.\d+/g, 'P');
+      rejected.set(k, (rejected.get(k) ?? 0) + 1);
+    };
+    for (const a of done) if (!a.kept && a.reason) tally(a.reason);
     let stop: { code: number; sentence: string } | undefined;
     try {
       while (kept < episodes) {
@@ -229,7 +234,7 @@ observation.state and action only (--cameras is refused with a sentence).`,
         else rmSync(partial, { force: true });
         appendAttempt(attemptsFile, { attempt, layoutIndex: at.layoutIndex, seed: at.seed, kept: verdict.kept, ...(verdict.reason ? { reason: verdict.reason } : {}), progress: e.progress?.progress ?? null, ...(file ? { file } : {}) });
         if (verdict.kept) kept += 1;
-        else rejected.set(verdict.reason!.replace(/\d+\.\d+/g, 'P'), (rejected.get(verdict.reason!.replace(/\d+\.\d+/g, 'P')) ?? 0) + 1);
+        else tally(verdict.reason!);
         if (!args.values.json) io.err(`attempt ${attempt} (layout ${at.layoutIndex}, seed ${at.seed}): ${verdict.kept ? 'kept' : `rejected, ${verdict.reason}`} — ${kept}/${episodes} kept\n`);
         attempt += 1;
       }
