@@ -110,6 +110,8 @@ export interface ConditionEffect {
   readonly cohensH: number;
   /** The interval excludes 0. */
   readonly clear: boolean;
+  /** The tiers with objects that have the condition. */
+  readonly tiers: readonly number[];
 }
 
 export interface FailureDiagnosis {
@@ -252,6 +254,7 @@ function conditionEffects(cases: readonly ObjectCase[], outcome: 'any-failure' |
       upper: ci.upper,
       cohensH: 2 * Math.asin(Math.sqrt(p1)) - 2 * Math.asin(Math.sqrt(p2)),
       clear: ci.lower > 0 || ci.upper < 0,
+      tiers: [...new Set(yes.map((c) => c.rollout.tier))].sort((a, b) => a - b),
     });
   }
   return out.sort((a, b) => Number(b.clear) - Number(a.clear) || Math.abs(b.cohensH) - Math.abs(a.cohensH));
@@ -315,10 +318,13 @@ export function diagnoseFailures(input: DiagnosisInput): FailureDiagnosis {
     const topConditions = conditionEffects(cases, first.pattern, confidence);
     const rolloutIds = [...new Set(cases.filter((c) => c.result === first.pattern).map((c) => c.rollout.id))].sort((a, b) => a - b);
     const lead = topConditions.find((c) => c.clear && c.riskDifference > 0);
+    const anyLead = conditions.find((c) => c.clear && c.riskDifference > 0);
+    const short = (c: ConditionEffect): string => c.words.replace(/ \(.*\)$/, '');
     const pct = (x: number): string => `${Math.round(100 * x)}%`;
     const sentence =
       `Most frequent: ${first.words}, in ${pct(first.pooled.rate)} of rollouts [${pct(first.pooled.lower)}, ${pct(first.pooled.upper)}], worst on tier${topTiers.length === 1 ? '' : 's'} ${topTiers.join(', ')}` +
-      (lead ? `; objects ${lead.words.replace(/ \(.*\)$/, '')} fail this way ${pct(lead.withCondition.rate)} vs ${pct(lead.without.rate)} otherwise (h = ${lead.cohensH.toFixed(2)}).` : '; no start condition clearly predicts it.');
+      (lead ? `; objects ${short(lead)} fail this way ${pct(lead.withCondition.rate)} vs ${pct(lead.without.rate)} otherwise (h = ${lead.cohensH.toFixed(2)})` : '; no start condition clearly predicts it') +
+      (anyLead && anyLead.condition !== lead?.condition ? `; of all failures, objects ${short(anyLead)} fail ${pct(anyLead.withCondition.rate)} vs ${pct(anyLead.without.rate)} (h = ${anyLead.cohensH.toFixed(2)}).` : '.');
     top = { pattern: first.pattern, words: first.words, tiers: topTiers, conditions: topConditions, rolloutIds, sentence };
   }
   return {

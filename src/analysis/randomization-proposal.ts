@@ -51,12 +51,20 @@ const PHYSICS_FOR: Partial<Record<FailurePattern, { readonly physics: Readonly<R
   'left-undone': { physics: { objectFrictionScale: [0.7, 1.3] }, placement: { sigmaM: 0.01, sigmaYawRad: 0.2 }, why: 'objects left undone (no events to tell how): friction and placement noise' },
 };
 
-/** The lead condition: the clearest positive predictor of the top pattern, else of any failure. */
+/** Conditions the layout sampler can put into layouts. */
+const SAMPLED: readonly ConditionEffect['condition'][] = ['crowded', 'lying'];
+const positive = (cs: readonly ConditionEffect[]): ConditionEffect[] => cs.filter((c) => c.clear && c.riskDifference > 0);
+
+/**
+ * The conditions to aim at, strongest first: those that clearly predict the top pattern; and when
+ * none of them is one the layout sampler controls, the sampled ones that clearly predict any
+ * failure (a weakness often shows as several patterns — a missed grasp of a crowded bottle can
+ * knock it over as well as leave it).
+ */
 function leadConditions(d: FailureDiagnosis): ConditionEffect[] {
-  const top = d.top!;
-  const positive = (cs: readonly ConditionEffect[]) => cs.filter((c) => c.clear && c.riskDifference > 0);
-  const forTop = positive(top.conditions);
-  return forTop.length > 0 ? forTop : positive(d.conditions);
+  const forTop = positive(d.top!.conditions);
+  if (forTop.some((c) => SAMPLED.includes(c.condition))) return forTop;
+  return [...forTop, ...positive(d.conditions).filter((c) => SAMPLED.includes(c.condition))];
 }
 
 export function proposeRandomization(d: FailureDiagnosis): RandomizationProposal {
@@ -66,14 +74,19 @@ export function proposeRandomization(d: FailureDiagnosis): RandomizationProposal
   const rationale: string[] = [top.sentence];
   const crowded = leads.find((c) => c.condition === 'crowded');
   const lying = leads.find((c) => c.condition === 'lying');
+  // A layout focus only on tiers whose layouts had the condition (a tier-1 layout has one object: never crowded).
+  const focused = [crowded, lying].filter((c): c is ConditionEffect => c !== undefined);
+  const tiers = focused.length === 0 ? top.tiers : top.tiers.filter((t) => focused.every((c) => c.tiers.includes(t)));
   const layouts = {
-    tiers: top.tiers,
+    tiers: tiers.length > 0 ? tiers : top.tiers,
     ...(crowded ? { minCrowdedObjects: 2, crowdedRadiusM: CROWDED_RADIUS_M } : {}),
     ...(lying ? { minLyingObjects: 1 } : {}),
   };
-  if (crowded) rationale.push(`Layouts: tier${top.tiers.length === 1 ? '' : 's'} ${top.tiers.join(', ')} with at least 2 crowded objects each (${crowded.words}: ${Math.round(100 * crowded.withCondition.rate)}% fail vs ${Math.round(100 * crowded.without.rate)}%).`);
-  if (lying) rationale.push(`Layouts: at least one lying object each (${Math.round(100 * lying.withCondition.rate)}% of lying objects fail vs ${Math.round(100 * lying.without.rate)}%).`);
-  if (!crowded && !lying) rationale.push(`Layouts: tier${top.tiers.length === 1 ? '' : 's'} ${top.tiers.join(', ')}, where it happens; no start condition the sampler controls predicts it clearly.`);
+  const tierWords = `tier${layouts.tiers.length === 1 ? '' : 's'} ${layouts.tiers.join(', ')}`;
+  const what = (c: ConditionEffect): string => (c.outcome === 'any-failure' ? 'fail' : `fail this way`);
+  if (crowded) rationale.push(`Layouts: ${tierWords} with at least 2 crowded objects each (${crowded.words}: ${Math.round(100 * crowded.withCondition.rate)}% ${what(crowded)} vs ${Math.round(100 * crowded.without.rate)}%).`);
+  if (lying) rationale.push(`Layouts: at least one lying object each (${Math.round(100 * lying.withCondition.rate)}% of lying objects ${what(lying)} vs ${Math.round(100 * lying.without.rate)}%).`);
+  if (!crowded && !lying) rationale.push(`Layouts: ${tierWords}, where it happens; no start condition the sampler controls predicts it clearly.`);
   const far = leads.find((c) => c.condition === 'far-from-bin');
   if (far) rationale.push(`Objects far from the bin fail more (${Math.round(100 * far.withCondition.rate)}% vs ${Math.round(100 * far.without.rate)}%); the layout sampler does not place by bin distance, so it is not in the spec.`);
   const arm = leads.find((c) => c.condition === 'left-arm');
@@ -81,13 +94,14 @@ export function proposeRandomization(d: FailureDiagnosis): RandomizationProposal
   const p = PHYSICS_FOR[top.pattern] ?? { physics: {}, why: '' };
   if (p.why) rationale.push(`Physics: ${p.why}.`);
   rationale.push('Cameras and light: nudged around the failing scenes (±2 cm, ±0.05 rad, light ×0.6–1.5), as a learned policy sees them.');
-  const condition = leads[0]?.condition ?? null;
+  // The condition the spec aims at: the sampled one when there is one, else the strongest.
+  const condition = (crowded ?? lying ?? leads[0])?.condition ?? null;
   return {
     physics: p.physics,
     placement: p.placement ?? null,
     visual: VISUAL_AROUND_FAILURES,
     layouts,
-    lineage: { policy: d.policy, layoutSet: d.layoutSet, pattern: top.pattern, tiers: top.tiers, condition, sentence: top.sentence, rolloutIds: top.rolloutIds },
+    lineage: { policy: d.policy, layoutSet: d.layoutSet, pattern: top.pattern, tiers: layouts.tiers, condition, sentence: top.sentence, rolloutIds: top.rolloutIds },
     rationale,
   };
 }

@@ -52,6 +52,7 @@ test('on sim rollouts of a policy that misses crowded bottles, diagnose names th
     assert.equal(proposed.code, 0, proposed.stderr);
     const spec = parseRandomizationSpec(readFileSync(join(dir, 'spec.json'), 'utf8'), 'spec.json');
     assert.deepEqual(spec.spec.layouts, { tiers: [4], minCrowdedObjects: 2, crowdedRadiusM: 0.15 });
+    assert.equal(spec.spec.lineage?.condition, 'crowded');
     assert.equal(spec.spec.lineage?.pattern, 'never-grasped');
     assert.equal(spec.spec.lineage?.layoutSet, set.sha256);
     assert.deepEqual(spec.spec.lineage?.rolloutIds, d.top.rolloutIds);

@@ -56,7 +56,7 @@ test('sim generate keeps episodes into MCAPs and a LeRobot dataset with their so
     assert.equal(frames.length, info.total_frames);
     assert.deepEqual([...new Set(frames.map((f) => Number(f.episode_index)))], [0, 1, 2]);
     // 3 s at 30 fps per episode (the resampler may drop the last tick).
-    assert.ok(eps.every((e) => Number(e.length) >= 85 && Number(e.length) <= 90), JSON.stringify(eps.map((e) => e.length)));
+    assert.ok(eps.every((e) => Number(e.length) >= 85 && Number(e.length) <= 90), eps.map((e) => Number(e.length)).join(", "));
     assert.equal((frames[0]['observation.state'] as number[]).length, 14);
 
     const other = await tandem(['sim', 'generate', '--policy', 'code:hold', '--layouts', 'set.json', '--seconds', '3', '--out', 'gen', '--episodes', '4'], dir);
