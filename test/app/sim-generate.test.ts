@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
@@ -31,10 +31,11 @@ test('sim generate keeps episodes into MCAPs and a LeRobot dataset with their so
     assert.equal(first.code, 0, first.stderr);
     assert.deepEqual(attempts(join(dir, 'gen')).map((a) => [a.attempt, a.kept]), [[0, true], [1, true]]);
 
-    // A kill leaves a half-written file, or a finished file whose line was never written: both are made again.
+    // A kill leaves a half-written file, a finished file whose line was never written, or half a line: each attempt is made again.
     const episodes = join(dir, 'gen', 'episodes');
     writeFileSync(join(episodes, 'attempt-000002-L0.mcap.partial'), 'half');
     writeFileSync(join(episodes, 'attempt-000002-L0.mcap'), 'unlisted');
+    appendFileSync(join(dir, 'gen', 'attempts.jsonl'), '{"attempt": 2, "layoutIn');
     const resumed = await tandem([...base, '--episodes', '3'], dir);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stderr, /^Resuming .*gen: 2 kept of 2 attempts, 2 unfinished files dropped\.\n/);

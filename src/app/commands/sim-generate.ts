@@ -35,6 +35,23 @@ interface AttemptLine {
 
 const isDiskFull = (text: string | undefined): boolean => text !== undefined && /ENOSPC|no space left/i.test(text);
 
+/** Writes a small file whole or not at all (temp file, fsync, rename). */
+function writeWhole(file: string, text: string): void {
+  const tmp = `${file}.tmp`;
+  const fd = openSync(tmp, 'w');
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+}
+
+/**
+ * The attempts file's lines. Only its last line can be cut short (a kill mid-write): that attempt
+ * is made again, and the file is rewritten without it so the next line starts clean.
+ */
 function readAttempts(file: string): AttemptLine[] {
   if (!existsSync(file)) return [];
   const lines = readFileSync(file, 'utf8').split('\n');
@@ -44,9 +61,8 @@ function readAttempts(file: string): AttemptLine[] {
     try {
       out.push(JSON.parse(line) as AttemptLine);
     } catch {
-      // Only the last line can be cut short (a kill mid-write): that attempt is made again.
-      if (i >= lines.length - 2) break;
-      throw new UserError(`${file} line ${i + 1} is not JSON; it was changed by hand — move the folder aside and generate into a new --out.`);
+      if (i < lines.length - 1) throw new UserError(`${file} line ${i + 1} is not JSON; it was changed by hand — move the folder aside and generate into a new --out.`);
+      writeWhole(file, out.map((a) => `${JSON.stringify(a)}\n`).join(''));
     }
   }
   return out;
@@ -140,14 +156,16 @@ observation.state and action only (--cameras is refused with a sentence).`,
       throw new UserError(`Cannot create ${episodesDir}: ${(e as Error).message}.`);
     }
     if (existsSync(runFile)) {
-      const before = JSON.parse(readFileSync(runFile, 'utf8')) as Record<string, unknown>;
+      let before: Record<string, unknown>;
+      try {
+        before = JSON.parse(readFileSync(runFile, 'utf8')) as Record<string, unknown>;
+      } catch {
+        throw new UserError(`${runFile} is not JSON; it was changed by hand — move the folder aside and generate into a new --out.`);
+      }
       const differs = Object.keys(identity).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(identity[k as keyof typeof identity]));
       if (differs.length > 0) throw new UserError(`${out} holds a generation with another ${differs.join(', ')}; resume it with its own arguments, or generate into a new --out.`);
     } else {
-      const fd = openSync(runFile, 'w');
-      writeSync(fd, `${JSON.stringify(identity, null, 2)}\n`);
-      fsyncSync(fd);
-      closeSync(fd);
+      writeWhole(runFile, `${JSON.stringify(identity, null, 2)}\n`);
     }
 
     // Resume: what the attempts file lists stands; anything else in episodes/ is from an attempt
