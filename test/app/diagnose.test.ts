@@ -18,7 +18,11 @@ async function tandem(args: string[], cwd: string): Promise<{ code: number; stdo
 
 /**
  * Tier 1 (one bottle, never crowded) and tier 4 (every layout of this seed has crowded bottles and
- * lone ones). The graded policy misses every grasp of a crowded bottle: its known weakness.
+ * lone ones). The graded policy misses every grasp of a crowded bottle: its known weakness. On
+ * these layouts the scripted policy at full skill also leaves its crowded bottles (it finds no
+ * clearance-aware grasp for them), so this test shows diagnose naming crowding end to end on real
+ * sim rollouts, not that it tells the graded weakness from the base policy's (the pure test does
+ * that with events where only the weakness fails).
  */
 const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 4], perTier: 2, seed: 11 });
 const WEAK = 'code:bottles-in-the-bin?dense-miss=1';
