@@ -8,6 +8,7 @@ import { commands as simCommands } from './commands/sim.js';
 import { commands as simQueueCommands } from './commands/sim-queue.js';
 import { commands as simExportCommands } from './commands/sim-export.js';
 import { commands as simEnvCommands } from './commands/sim-env.js';
+import { commands as simGenerateCommands } from './commands/sim-generate.js';
 import { commands as rigCommands } from './commands/rig.js';
 import { commands as rigRolloutCommands } from './commands/rig-rollout.js';
 import { commands as rigModelCommands } from './commands/rig-model.js';
@@ -18,6 +19,7 @@ import { commands as recordCommands } from './commands/record.js';
 import { commands as projectorCommands } from './commands/projector.js';
 import { commands as cellIoCommands } from './commands/cell-io.js';
 import { commands as reportCommands } from './commands/report.js';
+import { commands as diagnoseCommands } from './commands/diagnose.js';
 import { commands as sessionCommands } from './commands/session.js';
 import { commands as teleopCommands } from './commands/teleop.js';
 
@@ -27,10 +29,12 @@ export const ALL_COMMANDS: readonly CliCommand[] = [
   ...scoreCommands,
   ...statsCommands,
   ...reportCommands,
+  ...diagnoseCommands,
   ...simCommands,
   ...simQueueCommands,
   ...simExportCommands,
   ...simEnvCommands,
+  ...simGenerateCommands,
   ...rigModelCommands,
   ...rigCommands,
   ...rigRolloutCommands,

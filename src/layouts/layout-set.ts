@@ -13,6 +13,7 @@ import { TASK_IDS, type Layout, type LayoutFixture, type LayoutObject, type Post
 import { LayoutSetError } from './errors.js';
 import { createRng } from './random.js';
 import { sampleLayouts, TIER_MAX, TIER_MIN } from './sample.js';
+import type { LayoutFocusRule } from './focus.js';
 
 export const LAYOUT_SET_FORMAT = 'tandem.layout-set/1';
 
@@ -64,6 +65,8 @@ export interface SampleLayoutSetOptions {
   readonly tiers: readonly number[];
   readonly perTier: number;
   readonly seed: number;
+  /** Keep only layouts with this many crowded or lying objects (a guided randomization's layouts). */
+  readonly focus?: LayoutFocusRule;
 }
 
 /** Samples and pins version 1 of a layout set. */
@@ -72,7 +75,7 @@ export function sampleLayoutSet(opts: SampleLayoutSetOptions): LayoutSet {
   checkTiers(opts.tiers, 'The requested tiers');
   if (!Number.isSafeInteger(opts.perTier) || opts.perTier < 1) throw new LayoutSetError(`Layouts per tier must be a whole number of at least 1, not ${opts.perTier}.`);
   if (!Number.isSafeInteger(opts.seed) || opts.seed < 0) throw new LayoutSetError(`The seed must be a whole number of 0 or more, not ${opts.seed}.`);
-  const layouts = sampleLayouts(task, opts.tiers, opts.perTier, createRng(opts.seed));
+  const layouts = sampleLayouts(task, opts.tiers, opts.perTier, createRng(opts.seed), opts.focus);
   return pinLayoutSet({ format: LAYOUT_SET_FORMAT, task: task.id, version: 1, seed: opts.seed, tiers: [...opts.tiers], layouts });
 }
 

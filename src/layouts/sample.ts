@@ -11,6 +11,7 @@ import { categoryOf } from '../tasks/catalogue.js';
 import { fixtureKindOf, objectKindOf } from '../tasks/registry.js';
 import type { FixtureKind, Layout, LayoutFixture, TableRect, LayoutObject, ObjectKind, Posture, TablePose, TaskDefinition, TierSpec } from '../tasks/types.js';
 import { LayoutSetError } from './errors.js';
+import { FOCUS_DRAWS, focusAccepts, focusWords, type LayoutFocusRule } from './focus.js';
 import type { Rng } from './random.js';
 
 export const TIER_MIN = 1;
@@ -198,12 +199,27 @@ export function sampleLayout(task: TaskDefinition, tier: number, index: number, 
   );
 }
 
-/** perTier layouts for each tier in order; every layout draws from its own fork of the seed's stream. */
-export function sampleLayouts(task: TaskDefinition, tiers: readonly number[], perTier: number, rng: Rng): Layout[] {
+/**
+ * perTier layouts for each tier in order; every layout draws from its own fork of the seed's
+ * stream. With a focus, each layout is drawn again (new forks) until it passes the focus.
+ */
+export function sampleLayouts(task: TaskDefinition, tiers: readonly number[], perTier: number, rng: Rng, focus?: LayoutFocusRule): Layout[] {
   const layouts: Layout[] = [];
   for (const tier of tiers) {
     tierSpec(task, tier);
-    for (let i = 0; i < perTier; i++) layouts.push(sampleLayout(task, tier, layouts.length, rng.fork()));
+    for (let i = 0; i < perTier; i++) {
+      if (!focus) {
+        layouts.push(sampleLayout(task, tier, layouts.length, rng.fork()));
+        continue;
+      }
+      let found: Layout | undefined;
+      for (let draw = 0; draw < FOCUS_DRAWS && !found; draw++) {
+        const l = sampleLayout(task, tier, layouts.length, rng.fork());
+        if (focusAccepts(focus, l)) found = l;
+      }
+      if (!found) throw new LayoutSetError(`No tier ${tier} layout of ${task.id} in ${FOCUS_DRAWS} draws has ${focusWords(focus)}; ask for fewer, or for higher tiers.`);
+      layouts.push(found);
+    }
   }
   return layouts;
 }

@@ -468,6 +468,8 @@ async function writeMeta(root: string, m: MetaInput): Promise<void> {
   columns.push({ name: 'tandem/source_file', type: 'string', data: m.episodes.map((e) => e.file) });
   columns.push({ name: 'tandem/start_in_file_s', type: 'float64', data: m.episodes.map((e) => e.startInFileS) });
   columns.push({ name: 'tandem/repeated_samples', type: 'int64', data: m.episodes.map((e) => Object.values(e.lateTicks).reduce((a, b) => a + b, 0)) });
+  // Where each episode's actions came from, so a co-training mix of sim and real can be weighed or filtered.
+  columns.push({ name: 'tandem/source', type: 'string', data: m.plans.map((p) => episodeSource(p.streams.metadata)) });
   await writeParquetFile(join(meta, 'episodes', 'chunk-000', 'file-000.parquet'), { columns });
 
   // Tasks: pandas reads the `task` column back as the frame's index (LeRobot looks tasks up by it).
@@ -483,6 +485,23 @@ async function writeMeta(root: string, m: MetaInput): Promise<void> {
   await writeFile(join(meta, 'stats.json'), `${JSON.stringify(stats, null, 4)}\n`, { flag: 'wx' });
   // info.json last: a dataset folder with an info.json is a finished one.
   await writeFile(join(meta, 'info.json'), `${JSON.stringify(info, null, 4)}\n`, { flag: 'wx' });
+}
+
+/** The data sources a dataset's episodes come from. */
+export const EPISODE_SOURCES = ['sim-privileged', 'sim-policy', 'real-teleop', 'real-policy'] as const;
+export type EpisodeSource = (typeof EPISODE_SOURCES)[number];
+
+/**
+ * An episode's source from its file's metadata: its own `source` when it names one, else a
+ * teleop take is real-teleop, a sim rollout of a privileged code policy sim-privileged, any
+ * other sim rollout sim-policy, a rollout on the rig real-policy.
+ */
+export function episodeSource(metadata: Readonly<Record<string, string>>): EpisodeSource {
+  const own = metadata.source as EpisodeSource | undefined;
+  if (own && EPISODE_SOURCES.includes(own)) return own;
+  if (metadata.kind === 'teleop') return 'real-teleop';
+  if (metadata.kind === 'sim') return (metadata.policy_spec ?? '').startsWith('code:') ? 'sim-privileged' : 'sim-policy';
+  return 'real-policy';
 }
 
 /** The 'pandas' schema metadata pyarrow writes for a frame indexed by `task` with one int64 column. */

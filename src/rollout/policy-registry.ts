@@ -24,7 +24,7 @@ function codePolicyNames(): string[] {
 
 /** The specs this registry accepts, for help texts and error messages. */
 export function knownPolicySpecs(): string[] {
-  return [...codePolicyNames().map((n) => `code:${n}`), 'code:NAME?skill=0.4 (a graded variant)', 'onnx:path/to/model.onnx', 'ws://host:port'];
+  return [...codePolicyNames().map((n) => `code:${n}`), 'code:NAME?skill=0.4 (a graded variant)', 'code:bottles-in-the-bin?dense-miss=0.8 (misses crowded bottles)', 'onnx:path/to/model.onnx', 'ws://host:port'];
 }
 
 /**
@@ -49,6 +49,7 @@ function codePolicyOf(spec: string): { name: string; options: CodePolicyOptions 
     throw e;
   }
   if (!codePolicies[parsed.name]) throw unknown(spec);
+  if (parsed.options.denseMiss !== undefined && parsed.name !== 'bottles-in-the-bin') throw new PolicySpecError(`'${spec}': only code:bottles-in-the-bin has a dense-miss variant.`);
   return parsed;
 }
 

@@ -6,8 +6,13 @@
  * each rollout stores the records it ran on (their hashes, and the records in the store) like
  * any other calibration — any result can be reproduced from the store alone.
  *
- * Textures and layout density are not in this version: a spec that asks for them is refused
- * with a sentence rather than half-applied.
+ * Layout density and posture are drawn through the layout sampler, not here: a spec's `layouts`
+ * section (which tiers, how many crowded or lying objects a layout must have) is what
+ * `tandem layouts sample --randomize SPEC` and `tandem sim generate --randomize SPEC` sample by; a
+ * layout set, once pinned by its hash, is never changed. A spec may carry its `lineage` (the
+ * diagnosis that proposed it and the rollouts behind it); it is part of the hash, never drawn.
+ * Textures are not in this version: a spec that asks for them is refused with a sentence rather
+ * than half-applied, and so is a spec that randomizes nothing.
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
@@ -67,6 +72,29 @@ export const VISUAL_BOUNDS = {
 } as const satisfies Record<string, Range>;
 export type VisualField = keyof typeof VISUAL_BOUNDS;
 
+/**
+ * Which layouts to sample: tiers, and at least how many objects of each layout must start crowded
+ * (another object's centre within `crowdedRadiusM`) or lying. Drawn by the seeded layout sampler
+ * with rejection, so the layouts stay ones the task's tier rules allow.
+ */
+export interface LayoutFocus {
+  readonly tiers: readonly number[];
+  readonly minCrowdedObjects?: number;
+  readonly crowdedRadiusM?: number;
+  readonly minLyingObjects?: number;
+}
+
+/** Where a proposed spec came from: the diagnosis and the rollouts behind it. */
+export interface RandomizationLineage {
+  readonly policy: string;
+  readonly layoutSet: string;
+  readonly pattern: string;
+  readonly tiers: readonly number[];
+  readonly condition: string | null;
+  readonly sentence: string;
+  readonly rolloutIds: readonly number[];
+}
+
 export interface RandomizationSpec {
   readonly format: typeof RANDOMIZATION_FORMAT;
   /** Seeds every draw (with the layout index and the repeat). */
@@ -74,7 +102,12 @@ export interface RandomizationSpec {
   readonly physics?: Partial<Record<PhysicsField, Range>>;
   readonly placement?: { readonly sigmaM: number; readonly sigmaYawRad: number };
   readonly visual?: Partial<Record<VisualField, Range>>;
+  readonly layouts?: LayoutFocus;
+  readonly lineage?: RandomizationLineage;
 }
+
+/** The widest crowding radius a layout focus may ask for (a tier-5 table is about 60 × 80 cm). */
+export const MAX_CROWDED_RADIUS_M = 0.3;
 
 export interface HashedRandomizationSpec {
   readonly spec: RandomizationSpec;
@@ -91,7 +124,7 @@ export class RandomizationSpecError extends Error {
 
 const NOT_YET: Record<string, string> = {
   textures: 'texture randomization (colours are randomized under "visual")',
-  density: 'layout-density randomization (a layout set is pinned by its hash: sample a denser set with tandem layouts sample instead)',
+  density: 'layout density at the top (it goes under "layouts": {"tiers": [4, 5], "minCrowdedObjects": 2})',
 };
 
 const isRange = (v: unknown): v is Range => Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
@@ -111,7 +144,7 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   for (const k of Object.keys(d)) {
     if (Object.hasOwn(NOT_YET, k)) throw new RandomizationSpecError(`${source} asks for ${NOT_YET[k]}, which this version of the sim does not do; remove "${k}" (physics and placement are randomized).`);
     if (['camera', 'cameras', 'light', 'lights', 'colours', 'colors'].includes(k)) throw new RandomizationSpecError(`${source} has "${k}" at the top; camera, light and colour ranges go under "visual" (${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
-    if (!['format', 'seed', 'physics', 'placement', 'visual'].includes(k)) throw new RandomizationSpecError(`${source} has an unknown field "${k}"; a spec has format, seed, physics, placement and visual.`);
+    if (!['format', 'seed', 'physics', 'placement', 'visual', 'layouts', 'lineage'].includes(k)) throw new RandomizationSpecError(`${source} has an unknown field "${k}"; a spec has format, seed, physics, placement, visual, layouts and lineage.`);
   }
   const physics: Partial<Record<PhysicsField, Range>> = {};
   if (d.physics !== undefined) {
@@ -151,14 +184,78 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
       visual[k as VisualField] = [v[0], v[1]];
     }
   }
+  const layouts = d.layouts === undefined ? undefined : parseLayoutFocus(d.layouts, source);
+  const lineage = d.lineage === undefined ? undefined : parseLineage(d.lineage, source);
   const spec: RandomizationSpec = {
     format: RANDOMIZATION_FORMAT,
     seed: d.seed as number,
     ...(Object.keys(physics).length > 0 ? { physics } : {}),
     ...(placement ? { placement } : {}),
     ...(Object.keys(visual).length > 0 ? { visual } : {}),
+    ...(layouts ? { layouts } : {}),
+    ...(lineage ? { lineage } : {}),
   };
+  const nothing = randomizesNothing(spec);
+  if (nothing) throw new RandomizationSpecError(`${source} randomizes nothing (${nothing}); give at least one range under physics or visual, a placement sigma above 0, or a layouts section that asks for crowded or lying objects.`);
   return hashRandomizationSpec(spec);
+}
+
+/** Why a spec draws every world the same as without it, or undefined when something varies. */
+export function randomizesNothing(spec: RandomizationSpec): string | undefined {
+  const varies = (r: Range): boolean => r[1] > r[0];
+  const physics = Object.values(spec.physics ?? {}).some(varies);
+  const visual = Object.values(spec.visual ?? {}).some(varies);
+  const placement = spec.placement !== undefined && (spec.placement.sigmaM > 0 || spec.placement.sigmaYawRad > 0);
+  const l = spec.layouts;
+  const layouts = l !== undefined && ((l.minCrowdedObjects ?? 0) > 0 || (l.minLyingObjects ?? 0) > 0);
+  if (physics || visual || placement || layouts) return undefined;
+  const fixed = [...Object.entries(spec.physics ?? {}), ...Object.entries(spec.visual ?? {})].filter(([, r]) => !varies(r)).map(([k]) => k);
+  return fixed.length > 0 ? `every range is a single value: ${fixed.join(', ')}` : 'no range, no placement noise and no layout focus';
+}
+
+function parseLayoutFocus(v: unknown, source: string): LayoutFocus {
+  const example = '{"tiers": [4, 5], "minCrowdedObjects": 2, "crowdedRadiusM": 0.15, "minLyingObjects": 1}';
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new RandomizationSpecError(`${source}: "layouts" must be an object like ${example}.`);
+  const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (!['tiers', 'minCrowdedObjects', 'crowdedRadiusM', 'minLyingObjects'].includes(k)) throw new RandomizationSpecError(`${source}: layouts "${k}" is unknown; layouts has tiers, minCrowdedObjects, crowdedRadiusM and minLyingObjects.`);
+  const tiers = o.tiers;
+  if (!Array.isArray(tiers) || tiers.length === 0 || !tiers.every((t) => Number.isSafeInteger(t) && t >= 1 && t <= 5)) throw new RandomizationSpecError(`${source}: layouts "tiers" must be a list of tiers from 1 to 5 like [4, 5], not ${JSON.stringify(tiers)}.`);
+  const count = (k: string): number | undefined => {
+    const x = o[k];
+    if (x === undefined) return undefined;
+    if (!Number.isSafeInteger(x) || (x as number) < 0 || (x as number) > 20) throw new RandomizationSpecError(`${source}: layouts "${k}" must be a whole number of objects from 0 to 20, not ${JSON.stringify(x)}.`);
+    return x as number;
+  };
+  const minCrowdedObjects = count('minCrowdedObjects');
+  const minLyingObjects = count('minLyingObjects');
+  const r = o.crowdedRadiusM;
+  if (r !== undefined && !(typeof r === 'number' && r > 0 && r <= MAX_CROWDED_RADIUS_M)) throw new RandomizationSpecError(`${source}: layouts "crowdedRadiusM" must be a distance above 0 and at most ${MAX_CROWDED_RADIUS_M} m, not ${JSON.stringify(r)}.`);
+  return {
+    tiers: [...new Set(tiers as number[])].sort((a, b) => a - b),
+    ...(minCrowdedObjects !== undefined ? { minCrowdedObjects } : {}),
+    ...(r !== undefined ? { crowdedRadiusM: r as number } : {}),
+    ...(minLyingObjects !== undefined ? { minLyingObjects } : {}),
+  };
+}
+
+function parseLineage(v: unknown, source: string): RandomizationLineage {
+  const o = v as Record<string, unknown> | null;
+  const ok =
+    o !== null &&
+    typeof o === 'object' &&
+    !Array.isArray(o) &&
+    typeof o.policy === 'string' &&
+    typeof o.layoutSet === 'string' &&
+    typeof o.pattern === 'string' &&
+    typeof o.sentence === 'string' &&
+    (o.condition === null || typeof o.condition === 'string') &&
+    Array.isArray(o.tiers) &&
+    o.tiers.every((t) => Number.isSafeInteger(t)) &&
+    Array.isArray(o.rolloutIds) &&
+    o.rolloutIds.every((t) => Number.isSafeInteger(t));
+  if (!ok) throw new RandomizationSpecError(`${source}: "lineage" must say which diagnosis proposed it: policy, layoutSet, pattern, tiers, condition, sentence and rolloutIds (as tandem diagnose --propose-randomization writes it).`);
+  const l = o as unknown as RandomizationLineage;
+  return { policy: l.policy, layoutSet: l.layoutSet, pattern: l.pattern, tiers: [...l.tiers], condition: l.condition, sentence: l.sentence, rolloutIds: [...l.rolloutIds] };
 }
 
 export function hashRandomizationSpec(spec: RandomizationSpec): HashedRandomizationSpec {

@@ -11,6 +11,7 @@ import { LayoutSetError } from '../../layouts/errors.js';
 import { TIER_MAX, TIER_MIN } from '../../layouts/sample.js';
 import { layoutTopViewSvg } from '../../layouts/top-view.js';
 import { layoutProblems } from '../../layouts/geometry-check.js';
+import { parseRandomizationSpec, RandomizationSpecError, type LayoutFocus } from '../../sim/randomization.js';
 import { getTask } from '../../tasks/registry.js';
 import { TaskInputError } from '../../tasks/errors.js';
 
@@ -80,10 +81,25 @@ const outputOf = (args: ParsedCommandArgs): string => {
   return o;
 };
 
+/** The layouts section of a randomization spec file; refuses a spec without one. */
+function layoutFocusOf(io: CliIo, file: string): LayoutFocus {
+  const { path, text } = readUserFile(io, file, 'randomization spec');
+  let parsed;
+  try {
+    parsed = parseRandomizationSpec(text, shown(io, path));
+  } catch (e) {
+    if (e instanceof RandomizationSpecError) throw new UserError(e.message);
+    throw e;
+  }
+  const focus = parsed.spec.layouts;
+  if (!focus) throw new UserError(`${file} has no "layouts" section, so it says nothing about which layouts to sample; its physics and visual ranges apply to sweeps (tandem sim sweep --randomize).`);
+  return focus;
+}
+
 const sample: CliCommand = {
   path: ['layouts', 'sample'],
   summary: 'sample a hash-pinned layout set for a task',
-  help: `Usage: tandem layouts sample --task TASK --per-tier N --seed S [--tiers 1,2,3] -o FILE [--force] [--json]
+  help: `Usage: tandem layouts sample --task TASK --per-tier N --seed S [--tiers 1,2,3] [--randomize SPEC] -o FILE [--force] [--json]
 
 Draws N layouts per tier (objects in the workspace, apart, within reach of an arm), freezes
 them with a SHA-256 and writes the set as JSON. The same task, tiers, N and seed give a
@@ -94,16 +110,20 @@ byte-identical file on any machine.
   --seed S         whole number; record it to reproduce the set
   --tiers LIST     comma-separated tiers from 1 to 5 (default 1,2,3,4,5)
   -o, --output F   file to write; an existing file is kept unless --force
-  --force          replace an existing output file`,
-  options: { task: { type: 'string' }, 'per-tier': { type: 'string' }, seed: { type: 'string' }, tiers: { type: 'string' }, output: { type: 'string', short: 'o' }, force: { type: 'boolean' } },
+  --force          replace an existing output file
+  --randomize SPEC a randomization spec with a "layouts" section (as tandem diagnose
+                   --propose-randomization writes): its tiers (unless --tiers) and only layouts
+                   with its crowded / lying objects`,
+  options: { task: { type: 'string' }, 'per-tier': { type: 'string' }, seed: { type: 'string' }, tiers: { type: 'string' }, output: { type: 'string', short: 'o' }, force: { type: 'boolean' }, randomize: { type: 'string' } },
   async run(args, io) {
     const task = requireString(args, 'task');
     const perTier = intOption(args, 'per-tier', undefined, 1, 1000);
     const seed = intOption(args, 'seed', undefined, 0, Number.MAX_SAFE_INTEGER);
-    const tiers = parseTiers(args.values.tiers);
+    const focus = typeof args.values.randomize === 'string' ? layoutFocusOf(io, args.values.randomize) : undefined;
+    const tiers = focus && args.values.tiers === undefined ? [...focus.tiers] : parseTiers(args.values.tiers);
     const out = outputOf(args);
     if (existsSync(resolve(io.cwd, out)) && args.values.force !== true) throw new UserError(`${out} already exists; choose another name or add --force to replace it.`);
-    const set = asUserError(() => sampleLayoutSet({ task, tiers, perTier, seed }));
+    const set = asUserError(() => sampleLayoutSet({ task, tiers, perTier, seed, ...(focus ? { focus } : {}) }));
     const path = writeNewFile(io, out, serializeLayoutSet(set), args.values.force === true);
     if (args.values.json) {
       io.out(`${JSON.stringify({ file: path, task: set.task, version: set.version, seed, tiers, layouts: set.layouts.length, sha256: set.sha256 })}\n`);

@@ -41,12 +41,23 @@ export interface BottlesPolicyOptions {
    * (speeds × (0.6 + 0.4 × skill)). Seeded by the episode's seed: the same seed misses the same way.
    */
   readonly skill?: number;
+  /**
+   * 0 (default): none. Above 0, a graded variant with one known weakness, for rehearsing failure
+   * diagnosis: each grasp of a bottle with another bottle within DENSE_NEIGHBOUR_RADIUS_M misses
+   * (the hand 3 cm off) with this probability, seeded by the episode's seed; a bottle standing
+   * alone is grasped as designed.
+   */
+  readonly denseMiss?: number;
 }
 
-/** `code:bottles-in-the-bin` or, for a graded variant, `code:bottles-in-the-bin?skill=0.4`. */
-export function bottlesPolicyName(skill: number): string {
-  return skill === 1 ? BOTTLES_POLICY_NAME : `${BOTTLES_POLICY_NAME}?skill=${skill}`;
+/** `code:bottles-in-the-bin`, or a graded variant such as `code:bottles-in-the-bin?skill=0.4` or `?dense-miss=0.8`. */
+export function bottlesPolicyName(skill: number, denseMiss = 0): string {
+  const query = [skill === 1 ? '' : `skill=${skill}`, denseMiss === 0 ? '' : `dense-miss=${denseMiss}`].filter(Boolean).join('&');
+  return query === '' ? BOTTLES_POLICY_NAME : `${BOTTLES_POLICY_NAME}?${query}`;
 }
+
+/** A bottle with another bottle's centre this close counts as crowded (the dense-miss variant's weakness). */
+export const DENSE_NEIGHBOUR_RADIUS_M = 0.15;
 
 const MISS_PROBABILITY_AT_ZERO_SKILL = 0.6;
 const MISS_OFFSET_M = 0.03;
@@ -116,6 +127,8 @@ export class BottlesPolicy implements Policy {
   private readonly opts: Required<Omit<BottlesPolicyOptions, 'planner'>> & { planner: PlannerOptions };
   /** The graded variant's own randomness (misses, sloppiness), reseeded per episode. */
   private skillRng: () => number = () => 0.5;
+  /** The dense-miss variant's own stream, so it never shifts the skill variant's draws. */
+  private denseRng: () => number = () => 0.5;
   private arms: ArmReach[] = [];
   private rigModel: RigModel | undefined;
   private controlHz = 50;
@@ -133,17 +146,20 @@ export class BottlesPolicy implements Policy {
   constructor(opts: BottlesPolicyOptions = {}) {
     const skill = opts.skill ?? 1;
     if (!(skill >= 0 && skill <= 1)) throw new RangeError(`${BOTTLES_POLICY_NAME}: skill must be from 0 to 1, not ${skill}.`);
+    const denseMiss = opts.denseMiss ?? 0;
+    if (!(denseMiss >= 0 && denseMiss <= 1)) throw new RangeError(`${BOTTLES_POLICY_NAME}: dense-miss must be from 0 to 1, not ${denseMiss}.`);
     const motion = opts.motion ?? DEFAULT_MOTION_LIMITS;
     const pace = 0.6 + 0.4 * skill;
     this.opts = {
       skill,
+      denseMiss,
       actionHorizon: opts.actionHorizon ?? 10,
       motion: skill === 1 ? motion : { ...motion, freeSpeedRadS: motion.freeSpeedRadS * pace, fineSpeedRadS: motion.fineSpeedRadS * pace, carrySpeedRadS: motion.carrySpeedRadS * pace, lineSpeedMS: motion.lineSpeedMS * pace },
       planner: opts.planner ?? {},
       maxAttemptsPerBottle: opts.maxAttemptsPerBottle ?? 3,
       maxNudges: opts.maxNudges ?? 4,
     };
-    const name = bottlesPolicyName(skill);
+    const name = bottlesPolicyName(skill, denseMiss);
     this.info = {
       name,
       checkpointSha256: codePolicySha256(name, BOTTLES_POLICY_VERSION),
@@ -167,6 +183,7 @@ export class BottlesPolicy implements Policy {
     this.tracking.reset();
     this.lastChunkSettled = false;
     this.skillRng = mulberry32(ctx.seed ^ 0x5eed);
+    this.denseRng = mulberry32(ctx.seed ^ 0xde05e);
   }
 
   async infer(obs: Observation): Promise<ActionChunk> {
@@ -248,7 +265,8 @@ export class BottlesPolicy implements Policy {
     const limits = this.opts.motion;
     const motion = new ArmMotion(start, { ...limits, fineSpeedRadS: limits.fineSpeedRadS * (task.kind === 'pick' ? PICK_FINE_SPEED : NUDGE_FINE_SPEED) });
     if (task.kind === 'pick') {
-      const g = this.opts.skill < 1 ? this.degradeGrasp(task.grasp, task.bottleId, obs.timeS) : task.grasp;
+      const graded = this.opts.skill < 1 ? this.degradeGrasp(task.grasp, task.bottleId, obs.timeS) : task.grasp;
+      const g = this.opts.denseMiss > 0 ? this.crowdedMiss(graded, task.bottleId, scene, obs.timeS) : graded;
       // Come down onto the pre-grasp from above so the swing from the park pose passes over the bottles.
       const hover = { ...g.pre, position: add(g.pre.position, [0, 0, HOVER_HEIGHT_M]) };
       const qHover = reach.solve(hover, g.qPre);
@@ -312,6 +330,21 @@ export class BottlesPolicy implements Policy {
       offsetM = SLOPPINESS_AT_ZERO_SKILL_M * (1 - this.opts.skill) * Math.abs(Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r()));
     }
     const d: Vec3 = [offsetM * Math.cos(angle), offsetM * Math.sin(angle), 0];
+    const shift = <T extends { position: Vec3 }>(p: T): T => ({ ...p, position: add(p.position, d) });
+    return { ...g, pre: shift(g.pre), grasp: shift(g.grasp), lift: shift(g.lift) };
+  }
+
+  /** The dense-miss variant's hand: a seeded 3 cm miss of a bottle that has a neighbour within DENSE_NEIGHBOUR_RADIUS_M. */
+  private crowdedMiss(g: PickTask['grasp'], bottleId: string, scene: Scene, timeS: number): PickTask['grasp'] {
+    const me = scene.bottles.find((b) => b.id === bottleId);
+    if (!me) return g;
+    const crowded = scene.bottles.some((b) => b !== me && Math.hypot(b.centre[0] - me.centre[0], b.centre[1] - me.centre[1]) < DENSE_NEIGHBOUR_RADIUS_M);
+    if (!crowded) return g;
+    const r = this.denseRng;
+    const angle = 2 * Math.PI * r();
+    if (r() >= this.opts.denseMiss) return g;
+    this.log.push(`${timeS.toFixed(2)}s (dense-miss ${this.opts.denseMiss}) misses crowded ${bottleId} by ${(MISS_OFFSET_M * 100).toFixed(0)} cm`);
+    const d: Vec3 = [MISS_OFFSET_M * Math.cos(angle), MISS_OFFSET_M * Math.sin(angle), 0];
     const shift = <T extends { position: Vec3 }>(p: T): T => ({ ...p, position: add(p.position, d) });
     return { ...g, pre: shift(g.pre), grasp: shift(g.grasp), lift: shift(g.lift) };
   }

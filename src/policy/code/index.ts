@@ -24,16 +24,22 @@ export class CodePolicySpecError extends Error {
 }
 
 /**
- * `code:NAME` or `code:NAME?skill=S` (a graded variant, S from 0 to 1) → its name and options;
+ * `code:NAME`, `code:NAME?skill=S` (a graded variant, S from 0 to 1), `code:NAME?dense-miss=P`
+ * (misses crowded bottles with probability P), or both joined by `&` → its name and options;
  * undefined when the spec is not a code spec. Unknown parameters are one sentence.
  */
 export function parseCodePolicySpec(spec: string): { name: string; options: CodePolicyOptions } | undefined {
   if (!spec.startsWith('code:')) return undefined;
   const [name, query] = spec.slice('code:'.length).split('?', 2) as [string, string | undefined];
   if (query === undefined) return { name, options: {} };
-  const m = /^skill=(0(\.\d+)?|1(\.0+)?)$/.exec(query);
-  if (!m) throw new CodePolicySpecError(`'${spec}' asks for '${query}'; a code policy takes only ?skill=S with S from 0 to 1 (e.g. code:${name}?skill=0.4).`);
-  return { name, options: { skill: Number(m[1]) } };
+  const options: { skill?: number; denseMiss?: number } = {};
+  for (const part of query.split('&')) {
+    const m = /^(skill|dense-miss)=(0(\.\d+)?|1(\.0+)?)$/.exec(part);
+    const key = m?.[1] === 'skill' ? 'skill' : 'denseMiss';
+    if (!m || options[key] !== undefined) throw new CodePolicySpecError(`'${spec}' asks for '${part}'; a code policy takes ?skill=S and ?dense-miss=P (each once, from 0 to 1, joined by &; e.g. code:${name}?skill=0.4).`);
+    options[key] = Number(m[2]);
+  }
+  return { name, options };
 }
 
 /** The code policy a spec like `code:bottles-in-the-bin` names, or undefined when there is none. */
