@@ -396,6 +396,8 @@ export interface StartSessionRequest {
   readonly breakMinutes?: number;
   /** Who scores (stored with each score). */
   readonly operator?: string;
+  /** The page's id for this click: a repeat (double click, retried request) is refused, not run twice. */
+  readonly requestId?: string;
 }
 
 /** An open or ended eval session in the store, for the picker. */

@@ -7,7 +7,7 @@
  */
 import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState } from '../../src/server/api-types.js';
 import { api } from '../api.js';
-import { ago, clear, h } from '../dom.js';
+import { agoEl, clear, h } from '../dom.js';
 import type { SessionKey } from '../keys.js';
 import { splitReason } from '../words.js';
 
@@ -35,7 +35,7 @@ export class SessionView {
   private readonly blindInput = h('input', { id: 'session-blind', type: 'checkbox', checked: true });
   private readonly minutesInput = h('input', { id: 'session-minutes', type: 'number', min: 1, value: 75 });
   private readonly secondsInput = h('input', { id: 'session-seconds', type: 'number', min: 0.1, step: 0.1 });
-  private readonly seedInput = h('input', { id: 'session-seed', type: 'number', min: 0, value: 0 });
+  private readonly seedInput = h('input', { id: 'session-seed', type: 'number', min: 0, placeholder: 'new at random' });
   private readonly operatorInput = h('input', { id: 'session-operator', autocomplete: 'off', placeholder: 'your name (stored with each score)' });
   private readonly sessionsList = h('div', { id: 'session-list' });
   private readonly sessionsPanel = h('div', { class: 'panel', id: 'session-store' }, h('h2', {}, 'Sessions in the store'), this.sessionsList);
@@ -193,16 +193,22 @@ export class SessionView {
     );
     form.onsubmit = (e) => {
       e.preventDefault();
+      // One click, one session: the button stays off until the answer, and the request's id makes a
+      // repeat (a retried request) a refusal on the station rather than a second session.
+      if (start.disabled) return;
+      start.disabled = true;
       const seconds = Number(this.secondsInput.value);
       api
         .startSession({
+          requestId: crypto.randomUUID(),
           layoutSet: this.setSelect.value,
           policies: this.policiesInput.value.split(',').map((x) => x.trim()).filter((x) => x !== ''),
           perLayout: Number(this.perLayoutInput.value),
           blind: this.blindInput.checked,
           minutes: Number(this.minutesInput.value),
           ...(this.secondsInput.value ? { seconds } : {}),
-          seed: Number(this.seedInput.value || 0),
+          // Empty: the station draws a fresh seed, so two sessions of the same policies get different letters.
+          ...(this.seedInput.value.trim() !== '' ? { seed: Number(this.seedInput.value) } : {}),
           ...(this.operatorInput.value.trim() ? { operator: this.operatorInput.value.trim() } : {}),
         })
         .then(
@@ -211,7 +217,8 @@ export class SessionView {
             this.show(s);
           },
           (err: Error) => this.hooks.report(err.message, true),
-        );
+        )
+        .finally(() => (start.disabled = false));
     };
     this.planPanel.append(h('h2', {}, 'Plan a session'), form);
   }
@@ -220,18 +227,50 @@ export class SessionView {
     clear(this.sessionsList);
     if (list.length === 0) this.sessionsList.append(h('p', { class: 'muted' }, 'None yet.'));
     for (const s of list.slice(0, 8)) {
-      const row = h('div', { class: 'session-row', 'data-session': s.id }, h('span', { class: 'num' }, `#${s.id}`), h('span', {}, `${s.task} · ${s.labels.join(' vs ')} · ${s.done}/${s.rollouts} done · ${ago(s.startedAt)}`));
+      const row = h('div', { class: 'session-row', 'data-session': s.id }, h('span', { class: 'num' }, `#${s.id}`), h('span', {}, `${s.task} · ${s.labels.join(' vs ')} · ${s.done}/${s.rollouts} done · `, agoEl(s.startedAt)));
       if (s.endedAt === null) {
-        const resume = h('button', { class: 'btn', type: 'button' }, 'Resume');
-        resume.onclick = () =>
-          api.resumeSession(s.id).then(
-            (v) => this.show(v),
-            (e: Error) => this.hooks.report(e.message, true),
-          );
-        row.append(resume);
+        const resume = h('button', { class: 'btn', type: 'button', 'data-action': 'resume' }, 'Resume');
+        const requestId = crypto.randomUUID();
+        resume.onclick = () => {
+          if (resume.disabled) return;
+          resume.disabled = true;
+          api
+            .resumeSession(s.id, requestId)
+            .then(
+              (v) => this.show(v),
+              (e: Error) => this.hooks.report(e.message, true),
+            )
+            .finally(() => (resume.disabled = false));
+        };
+        // An open session that will not be finished (an orphan, a plan gone wrong) is ended here, with a reason.
+        const end = h('button', { class: 'btn', type: 'button', 'data-action': 'end' }, 'End…');
+        end.onclick = () => this.askEnd(row, s.id);
+        row.append(resume, end);
       } else row.append(h('span', { class: 'pill idle' }, 'ended'));
       this.sessionsList.append(row);
     }
+  }
+
+  /** Asks for the reason in the row itself (no modal: nothing may block an e-stop), then ends the session. */
+  private askEnd(row: HTMLElement, id: number): void {
+    if (row.querySelector('.end-reason')) return;
+    const reason = h('input', { class: 'end-reason', autocomplete: 'off', placeholder: 'why end it here? (journalled)', 'aria-label': `Why end session ${id}` });
+    const confirm = h('button', { class: 'btn', type: 'button', 'data-action': 'confirm-end' }, 'End session');
+    const send = (): void => {
+      api.endSession(id, reason.value).then(
+        () => {
+          this.hooks.report(`Session ${id} ended: ${reason.value.trim()}.`);
+          void this.reload();
+        },
+        (e: Error) => this.hooks.report(e.message, true),
+      );
+    };
+    confirm.onclick = send;
+    reason.onkeydown = (e) => {
+      if (e.key === 'Enter') send();
+    };
+    row.append(reason, confirm);
+    reason.focus();
   }
 
   private drawnPrompt: number | undefined;
@@ -292,7 +331,7 @@ export class SessionView {
       bar.style.width = `${pct.toFixed(1)}%`;
       box.append(
         h('div', { class: 'big' }, `${s.running.label} is running`),
-        h('p', { class: 'muted' }, 'Hands off the table. The projector is black.'),
+        h('p', { class: 'muted' }, this.projector?.configured ? 'Hands off the table. The projector is black.' : 'Hands off the table.'),
         h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(pct) }, bar),
         h('div', {}, `${Math.min(t, s.running.seconds).toFixed(0)} of ${s.running.seconds} s`),
         h('div', { class: 'actions' }, big('session-abort', 'Abort rollout', 'S', () => this.hooks.stop(), 'stop')),
@@ -319,7 +358,7 @@ export class SessionView {
     } else if (p.kind === 'paused') {
       box.append(
         h('div', { class: 'big' }, s.safety.estopped ? 'E-stopped — paused' : 'Paused'),
-        h('p', {}, s.safety.estopped ? 'Release the E-stop and check the cell before you carry on.' : 'Nothing moves while paused.'),
+        h('p', {}, s.safety.estopped ? 'The E-stop stopped the arms. Check the cell — and release the E-stop button if one was pressed — before you carry on.' : 'Nothing moves while paused.'),
         h('div', { class: 'actions' }, big('session-carry-on', 'Carry on', 'Enter', { action: 'carry-on' }), big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, '')),
       );
     } else if (p.kind === 'break') {
@@ -331,7 +370,7 @@ export class SessionView {
   /** Why a rollout has no score: fourteen motors that stopped answering are one line, not fourteen. */
   private why(w: { kind: string; reason: string }): HTMLElement {
     const { head, lines } = splitReason(w.reason);
-    const words = { 'policy-failed': 'The policy failed', 'rig-fault': 'The rig faulted', interrupted: 'Cut off', abandoned: 'Aborted by the operator', estopped: 'E-stopped', 'not-run': 'It could not run' }[w.kind] ?? w.kind;
+    const words = { 'policy-failed': 'The policy failed', 'rig-fault': 'The rig faulted', interrupted: 'Cut off', abandoned: 'Aborted by the operator', estopped: 'E-stopped', stopped: 'Stopped by the operator', 'not-run': 'It could not run' }[w.kind] ?? w.kind;
     return h('div', { class: 'reason bad', id: 'session-why' }, h('div', { class: 'reason-head' }, `${words}${head ? ` — ${head}` : ''}:`), lines.length === 1 ? h('div', {}, lines[0]) : h('ul', {}, ...lines.map((l) => h('li', {}, l))));
   }
 
