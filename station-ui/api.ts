@@ -2,7 +2,7 @@
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
  * The token arrived once in the URL and is now an HttpOnly cookie: requests are same-origin.
  */
-import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, type TeleopResumable, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionResults, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, type TeleopResumable, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
 
 export class ApiFailure extends Error {}
 
@@ -36,6 +36,7 @@ export const api = {
   session: () => call<SessionView | null>('GET', '/api/session'),
   startSession: (r: StartSessionRequest) => call<SessionView>('POST', '/api/sessions', r),
   resumeSession: (id: number, requestId: string) => call<SessionView>('POST', `/api/sessions/${id}/resume`, { requestId }),
+  sessionResults: (id: number) => call<SessionResults>('GET', `/api/sessions/${id}/results`),
   endSession: (id: number, reason: string) => call<SessionSummary>('POST', `/api/sessions/${id}/end`, { reason }),
   sessionAnswer: (r: SessionAnswerRequest) => call<SessionAnswerResponse>('POST', '/api/session/answer', r),
   teleop: () => call<TeleopView | null>('GET', '/api/teleop'),

@@ -12,7 +12,8 @@ import { buildSessionPlan, checkPlanLayoutSet, parseSessionPlan, SessionPlanErro
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
 import { JOURNAL, sessionProgress, slotStates } from '../session/journal-state.js';
 import { OPERATOR_STOP, type InterlockSource, type SessionProjector, type SessionRolloutRunner } from '../session/ports.js';
-import type { SessionAnswerRequest, SessionPhase, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
+import type { SessionAnswerRequest, SessionPhase, SessionResults, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
+import { sessionResults } from './session-results.js';
 import { BrowserOperator, OperatorGone } from './browser-operator.js';
 import { ApiRefusal } from './request-checks.js';
 import { RigBusyError } from './rig-host.js';
@@ -268,6 +269,16 @@ export class SessionHost {
       this.changed();
     }
     return this.list().find((s) => s.id === id)!;
+  }
+
+  /** A session's results so far (the current one live, any stored one); a blind key only once it ended. */
+  results(id: number): SessionResults {
+    const session = this.store.getSession(id);
+    const plan = session ? this.storedPlan(id) : undefined;
+    if (!session || !plan) throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
+    const set = this.store.loadLayoutSet(plan.layoutSetSha256);
+    const tierOf = (i: number): number => set?.layouts[i]?.tier ?? 0;
+    return sessionResults(plan, this.store.listSessionJournal(id), tierOf, session.endedAt !== null);
   }
 
   /**

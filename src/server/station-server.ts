@@ -26,6 +26,7 @@
  *   POST /api/sessions             {"layoutSet", "policies", "perLayout", "blind", "minutes"?, …}: plan and start one
  *   POST /api/sessions/ID/resume   {"requestId"?}: carry on a stopped session at its exact step
  *   POST /api/sessions/ID/end      {"reason"}: end a session that is not running (journalled with the reason)
+ *   GET  /api/sessions/ID/results  per policy and tier the progress with intervals, the A/B verdict, the scored episodes, the blind key once ended
  *   GET  /api/session              the session the station runs now (or null)
  *   POST /api/session/answer       {"prompt", "answer"}: the operator's answer, acknowledged once journalled
  *   POST /api/uploads/KIND?name=F  the file as the body (layout-set, sim-calibration, policy): size-limited, validated, stored
@@ -343,6 +344,8 @@ export class StationServer {
     if (sessions && path.startsWith('/api/session')) {
       const resume = /^\/api\/sessions\/([^/]+)\/resume$/.exec(path);
       const end = /^\/api\/sessions\/([^/]+)\/end$/.exec(path);
+      const results = /^\/api\/sessions\/([^/]+)\/results$/.exec(path);
+      if (get && results) return { body: sessions.results(parseId(results[1], 'session')) };
       if (get && path === '/api/sessions') return { body: sessions.list() };
       if (get && path === '/api/session') return { body: sessions.view() };
       if (post && path === '/api/sessions') {
@@ -361,7 +364,7 @@ export class StationServer {
         return { body: sessions.end(id, parseEndSession(await readJsonBody(req)).reason) };
       }
       if (post && path === '/api/session/answer') return { body: { session: await sessions.answer(parseSessionAnswer(await readJsonBody(req))) } };
-      if (['/api/sessions', '/api/session', '/api/session/answer'].includes(path) || resume || end) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+      if (['/api/sessions', '/api/session', '/api/session/answer'].includes(path) || resume || end || results) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     const upload = /^\/api\/uploads\/([^/]+)$/.exec(path);
     if (upload) {

@@ -5,7 +5,7 @@
  * station's session engine asks; this view only shows its prompt and sends the answer. An answer
  * the engine refuses (an impossible count) comes back as its one sentence and nothing is stored.
  */
-import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState } from '../../src/server/api-types.js';
+import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState, type SessionResults } from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { agoEl, clear, h } from '../dom.js';
 import type { SessionKey } from '../keys.js';
@@ -40,7 +40,10 @@ export class SessionView {
   private readonly sessionsList = h('div', { id: 'session-list' });
   private readonly sessionsPanel = h('div', { class: 'panel', id: 'session-store' }, h('h2', {}, 'Sessions in the store'), this.sessionsList);
   private readonly sideLive = h('div');
-  private readonly side = h('div', { id: 'session-side' }, this.sideLive, this.sessionsPanel);
+  private readonly resultsPanel = h('div', { class: 'panel', id: 'session-results', hidden: true });
+  private readonly side = h('div', { id: 'session-side' }, this.sideLive, this.resultsPanel, this.sessionsPanel);
+  /** The session whose results are shown, and the scored count they were fetched at (refetched when it changes). */
+  private resultsOf: { id: number; scored: number } | undefined;
   private state: SessionState | null = null;
   private sets: LayoutSetSummary[] = [];
   /** The count being entered on the score step, kept across redraws of the same prompt. */
@@ -99,6 +102,7 @@ export class SessionView {
     const samePrompt = s?.prompt?.id !== undefined && s.prompt.id === this.drawnPrompt;
     if (!(typing && samePrompt)) this.drawCard();
     this.drawSide();
+    if (s && (this.resultsOf?.id !== s.id || this.resultsOf.scored !== s.progress.scored || (s.phase === 'ended' && this.drawnPhase !== 'ended'))) this.showResults(s.id, s.progress.scored);
     // The running rollout's bar moves with the wall clock; nothing else redraws on a timer.
     if (s && (s.phase === 'ended' || s.phase === 'stopped') && this.drawnPhase !== s.phase) void this.reload().catch(() => {});
     this.drawnPhase = s?.phase;
@@ -242,13 +246,31 @@ export class SessionView {
             )
             .finally(() => (resume.disabled = false));
         };
+        const results = h('button', { class: 'btn', type: 'button', 'data-action': 'results' }, 'Results');
+        results.onclick = () => this.showResults(s.id, s.done);
+        row.append(results);
         // An open session that will not be finished (an orphan, a plan gone wrong) is ended here, with a reason.
         const end = h('button', { class: 'btn', type: 'button', 'data-action': 'end' }, 'End…');
         end.onclick = () => this.askEnd(row, s.id);
         row.append(resume, end);
-      } else row.append(h('span', { class: 'pill idle' }, 'ended'));
+      } else {
+        const results = h('button', { class: 'btn', type: 'button', 'data-action': 'results' }, 'Results');
+        results.onclick = () => this.showResults(s.id, s.done);
+        row.append(h('span', { class: 'pill idle' }, 'ended'), results);
+      }
       this.sessionsList.append(row);
     }
+  }
+
+  /** Fetches and draws a session's results (per policy and tier with intervals, the A/B verdict, the key once ended). */
+  private showResults(id: number, scored: number): void {
+    this.resultsOf = { id, scored };
+    api.sessionResults(id).then(
+      (r) => {
+        if (this.resultsOf?.id === id) drawResults(this.resultsPanel, id, r);
+      },
+      (e: Error) => this.hooks.report(e.message, true),
+    );
   }
 
   /** Asks for the reason in the row itself (no modal: nothing may block an e-stop), then ends the session. */
@@ -507,4 +529,45 @@ export class SessionView {
       h('div', { class: 'panel', id: 'session-lines' }, h('h2', {}, 'Log'), h('ul', { class: 'lines' }, ...s.lines.slice(-6).map((l) => h('li', {}, l)))),
     );
   }
+}
+
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
+/** The Results panel: readable from the desk, printable (Ctrl-P prints this panel alone). */
+function drawResults(panel: HTMLElement, id: number, r: SessionResults): void {
+  clear(panel);
+  panel.hidden = false;
+  const name = (label: string): string => (r.key?.[label] ? `${label} = ${r.key[label]}` : label);
+  const verdict = r.verdict
+    ? h('div', { class: `verdict ${r.verdict.decided ? 'decided' : ''}`, id: 'session-verdict' }, h('div', { class: 'big' }, r.verdict.sentence), h('div', { class: 'muted' }, `${r.verdict.pairs} pair${r.verdict.pairs === 1 ? '' : 's'} scored; difference ${r.verdict.meanDifference >= 0 ? '+' : ''}${Number.isFinite(r.verdict.meanDifference) ? r.verdict.meanDifference.toFixed(2) : '—'} (95% anytime-valid bounds ${r.verdict.lower.toFixed(2)} to ${r.verdict.upper.toFixed(2)})`))
+    : h('p', { class: 'muted' }, r.policies.length === 2 ? 'No pair scored yet.' : 'An A/B verdict needs exactly two policies.');
+  const table = h('table', { class: 'results' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', 'scored', 'mean progress', '95% interval'].map((t) => h('th', {}, t)))));
+  const body = h('tbody');
+  for (const p of r.policies) {
+    if (p.tiers.length === 0) body.append(h('tr', {}, h('td', {}, name(p.label)), h('td', {}, '—'), h('td', { class: 'num' }, '0'), h('td', {}, '—'), h('td', {}, '—')));
+    p.tiers.forEach((t, i) => {
+      const all = t.tier === 'all';
+      body.append(
+        h(
+          'tr',
+          { class: all ? 'total' : undefined },
+          h('td', {}, i === 0 ? name(p.label) : ''),
+          h('td', {}, all ? 'all' : `tier ${t.tier}`),
+          h('td', { class: 'num' }, String(t.rollouts)),
+          h('td', { class: 'num' }, pct(t.meanProgress)),
+          h('td', { class: 'num' }, t.layouts > 1 ? `${pct(t.progressInterval.lower)} – ${pct(t.progressInterval.upper)}` : 'one layout: no interval'),
+        ),
+      );
+    });
+  }
+  table.append(body);
+  const key = r.key ? h('dl', { class: 'kv', id: 'session-key' }, ...Object.entries(r.key).flatMap(([label, spec]) => [h('dt', {}, label), h('dd', {}, spec)])) : h('p', { class: 'muted', id: 'session-key' }, 'The blind key is shown once the session has ended.');
+  const episodes = h('ul', { class: 'lines' }, ...r.episodes.map((e) => h('li', {}, `rollout ${e.slot + 1} · ${e.label} · layout ${e.layoutIndex} (tier ${e.tier}) · ${pct(e.progress)}${e.rolloutId !== null ? ` · stored as rollout ${e.rolloutId} (Rollouts page)` : ''}`)));
+  const print = h('button', { class: 'btn', type: 'button', id: 'session-results-print' }, 'Print');
+  print.onclick = () => {
+    document.body.classList.add('print-results');
+    window.print();
+    document.body.classList.remove('print-results');
+  };
+  panel.append(h('h2', {}, `Results · session ${id}${r.ended ? ' (ended)' : ' (so far)'}`), verdict, table, h('h3', {}, r.blind ? 'Blind key' : 'Policies'), key, h('details', {}, h('summary', {}, `Scored episodes (${r.episodes.length})`), episodes), h('div', { class: 'actions' }, print));
 }

@@ -247,3 +247,55 @@ test('a session that will not be finished is ended from the station with a reaso
     done();
   }
 });
+
+test("a session's results at the station: per policy and tier with intervals and the A/B verdict as scores arrive; the blind key only once it has ended", async () => {
+  const { store, host, done } = setup();
+  try {
+    const v = await host.start({ ...TWO, layouts: [0, 1] });
+    assert.equal(host.results(v.id).episodes.length, 0);
+    // Score every rollout: policy A's bottle in the bin each time, policy B's never.
+    for (let i = 0; i < 4; i++) {
+      await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
+      await asked(host, 'score');
+      const label = host.view()!.step!.label;
+      await host.answer({ prompt: host.view()!.prompt!.id, answer: { action: 'score-count', count: label === 'policy A' ? 1 : 0 } });
+      await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
+    }
+    for (let i = 0; i < 200 && host.view()?.phase !== 'ended'; i++) await new Promise((r) => setTimeout(r, 5));
+    const r = host.results(v.id);
+    assert.equal(r.ended, true);
+    assert.deepEqual(r.policies.map((p) => [p.label, p.scored]), [['policy A', 2], ['policy B', 2]]);
+    const all = (label: string) => r.policies.find((p) => p.label === label)!.tiers.find((t) => t.tier === 'all')!;
+    assert.equal(all('policy A').meanProgress, 1);
+    assert.equal(all('policy B').meanProgress, 0);
+    assert.equal(all('policy A').layouts, 2, 'the interval rests on the two layouts');
+    assert.equal(r.verdict?.pairs, 2);
+    assert.equal(Math.abs(r.verdict!.meanDifference), 1, 'A always 1, B always 0');
+    assert.match(r.verdict!.sentence, /^Not clear yet after 2 pairs/, 'two pairs are too few for the anytime-valid test to decide');
+    assert.ok(r.episodes.every((e) => e.rolloutId !== null && store.getRollout(e.rolloutId) !== undefined), 'each scored episode names its stored rollout');
+    assert.deepEqual(Object.keys(r.key ?? {}).sort(), ['policy A', 'policy B'], 'the key once ended');
+    assert.ok(r.policies.every((p) => p.spec !== undefined));
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});
+
+test('while a blind session is open its results name no policy: no key, no spec', async () => {
+  const { store, host, done } = setup();
+  try {
+    const v = await host.start(TWO);
+    await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
+    await host.answer({ prompt: await asked(host, 'score'), answer: { action: 'score-count', count: 1 } });
+    const r = host.results(v.id);
+    assert.equal(r.key, null);
+    assert.ok(r.policies.every((p) => p.spec === undefined));
+    assert.doesNotMatch(JSON.stringify(r), /code:/);
+    assert.throws(() => host.results(999), (e: unknown) => e instanceof ApiRefusal && e.status === 404);
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});
