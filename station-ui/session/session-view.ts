@@ -41,7 +41,7 @@ export class SessionView {
   private readonly sessionsPanel = h('div', { class: 'panel', id: 'session-store' }, h('h2', {}, 'Sessions in the store'), this.sessionsList);
   private readonly sideLive = h('div');
   private readonly resultsPanel = h('div', { class: 'panel', id: 'session-results', hidden: true });
-  private readonly side = h('div', { id: 'session-side' }, this.sideLive, this.resultsPanel, this.sessionsPanel);
+  private readonly side = h('div', { id: 'session-side' }, this.sideLive, this.sessionsPanel);
   /** The session whose results are shown, and the scored count they were fetched at (refetched when it changes). */
   private resultsOf: { id: number; scored: number } | undefined;
   private state: SessionState | null = null;
@@ -65,7 +65,7 @@ export class SessionView {
     root: HTMLElement,
     private readonly hooks: SessionViewHooks,
   ) {
-    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.card, this.planPanel), this.side));
+    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.card, this.resultsPanel, this.planPanel), this.side));
     this.buildPlanForm();
     this.show(null);
   }
@@ -538,7 +538,7 @@ function drawResults(panel: HTMLElement, id: number, r: SessionResults): void {
   clear(panel);
   panel.hidden = false;
   const name = (label: string): string => (r.key?.[label] ? `${label} = ${r.key[label]}` : label);
-  const verdict = r.verdict
+  const verdict = r.verdict && r.verdict.pairs > 0
     ? h('div', { class: `verdict ${r.verdict.decided ? 'decided' : ''}`, id: 'session-verdict' }, h('div', { class: 'big' }, r.verdict.sentence), h('div', { class: 'muted' }, `${r.verdict.pairs} pair${r.verdict.pairs === 1 ? '' : 's'} scored; difference ${r.verdict.meanDifference >= 0 ? '+' : ''}${Number.isFinite(r.verdict.meanDifference) ? r.verdict.meanDifference.toFixed(2) : '—'} (95% anytime-valid bounds ${r.verdict.lower.toFixed(2)} to ${r.verdict.upper.toFixed(2)})`))
     : h('p', { class: 'muted' }, r.policies.length === 2 ? 'No pair scored yet.' : 'An A/B verdict needs exactly two policies.');
   const table = h('table', { class: 'results' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', 'scored', 'mean progress', '95% interval'].map((t) => h('th', {}, t)))));
