@@ -66,7 +66,7 @@ export const MAY_IMPORT = {
   'src/store': [],
   'src/session': ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
   // The station API's requests, responses and events: shared with the UI, so pure.
-  'src/server/api-types': ['src/tasks', 'src/rig/contract'],
+  'src/server/api-types': ['src/tasks', 'src/rig/contract', 'src/analysis'],
   'src/server': [...ALL_SRC],
   'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'src/teleop', 'drivers', 'drivers/cameras', 'drivers/cell-io', 'drivers/leaders', 'ros', 'calibration'],
   'src/electron': ['src/app'],

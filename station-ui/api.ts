@@ -2,7 +2,7 @@
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
  * Every request carries the launch token in its header (token.ts); the event stream offers it as a subprotocol.
  */
-import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type RolloutScoreRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, type TeleopResumable, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type RolloutScoreRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionResults, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, type TeleopResumable, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
 import { eventProtocols, tokenHeaders } from './token.js';
 
 export class ApiFailure extends Error {}
@@ -37,7 +37,9 @@ export const api = {
   sessions: () => call<SessionSummary[]>('GET', '/api/sessions'),
   session: () => call<SessionView | null>('GET', '/api/session'),
   startSession: (r: StartSessionRequest) => call<SessionView>('POST', '/api/sessions', r),
-  resumeSession: (id: number) => call<SessionView>('POST', `/api/sessions/${id}/resume`, {}),
+  resumeSession: (id: number, requestId: string) => call<SessionView>('POST', `/api/sessions/${id}/resume`, { requestId }),
+  sessionResults: (id: number) => call<SessionResults>('GET', `/api/sessions/${id}/results`),
+  endSession: (id: number, reason: string) => call<SessionSummary>('POST', `/api/sessions/${id}/end`, { reason }),
   sessionAnswer: (r: SessionAnswerRequest) => call<SessionAnswerResponse>('POST', '/api/session/answer', r),
   teleop: () => call<TeleopView | null>('GET', '/api/teleop'),
   startTeleop: (r: StartTeleopRequest) => call<TeleopView>('POST', '/api/teleop/start', r),

@@ -25,6 +25,19 @@ export function ago(iso: string): string {
   return stamp(iso);
 }
 
+/**
+ * A relative time that keeps ageing on screen: "just now" becomes "2 min ago" without a reload
+ * (refreshAges, on a timer, rewrites every one of them from its stamp).
+ */
+export function agoEl(iso: string): HTMLTimeElement {
+  return h('time', { datetime: iso, 'data-ago': iso, title: stamp(iso) }, ago(iso));
+}
+
+/** Rewrites every agoEl under `root` from its stamp. */
+export function refreshAges(root: ParentNode = document): void {
+  for (const el of Array.from(root.querySelectorAll<HTMLElement>('time[data-ago]'))) el.textContent = ago(el.dataset.ago!);
+}
+
 /** "2026-12-01 13:24:43" in local time: unambiguous in any locale. */
 export function stamp(iso: string): string {
   const d = new Date(iso);

@@ -5,7 +5,7 @@
  * Enter / F13 the step's big button, ↑ ↓ the count, X redo, N close, P pause, Q stop for now. Every view reads the
  * one event stream; actions go through the one API client.
  */
-import type { RigStatus, RolloutRun, StationEvent } from '../src/server/api-types.js';
+import type { RigStatus, RolloutRun, SessionView as SessionState, StationEvent } from '../src/server/api-types.js';
 import { api, EventStream } from './api.js';
 import { RigView } from './rig/rig-view.js';
 import { RolloutsView } from './rollouts/rollouts-view.js';
@@ -13,6 +13,7 @@ import { CompareView } from './compare/compare-view.js';
 import { SessionView } from './session/session-view.js';
 import { TeleopView } from './teleop/teleop-view.js';
 import { uploadsPanel } from './uploads/uploads-panel.js';
+import { refreshAges } from './dom.js';
 import { actionForKey } from './keys.js';
 import { fragmentFor } from './token.js';
 import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
@@ -77,6 +78,14 @@ function showRunSummary(run: RolloutRun | null): void {
   else el.textContent = `Rollout: ${run.policy}, step ${run.stepsDone}/${run.totalSteps}`;
 }
 
+/** The status bar during a session: what runs now, or how far the session is — never a stale single rollout. */
+function showSessionSummary(s: SessionState | null): void {
+  if (!s || s.phase === 'ended' || s.phase === 'stopped') return;
+  const el = $('run-summary');
+  const at = `${s.progress.done} of ${s.progress.total} done`;
+  el.textContent = s.running ? `Session ${s.id}: ${s.running.label} running · ${at}` : `Session ${s.id}: ${at}`;
+}
+
 function main(): void {
   const rigView = new RigView($('view-rig'), { hold: () => command('hold'), damp: () => command('damp') });
   const rollouts = new RolloutsView($('view-rollouts'), { report, stop: stopRollout });
@@ -107,6 +116,8 @@ function main(): void {
 
   let latestRig: RigStatus | undefined;
   let drawPending = false;
+  // "just now" ages on screen without a reload.
+  setInterval(() => refreshAges(), 15_000);
   const stream = new EventStream();
   stream.onConnection((live) => {
     const c = $('connection');
@@ -141,6 +152,7 @@ function main(): void {
       if (e.run.phase === 'done') report(e.run.message);
     } else if (e.type === 'session') {
       session.show(e.session);
+      showSessionSummary(e.session);
     } else if (e.type === 'teleop') {
       teleop.show(e.teleop);
     } else if (e.type === 'projector') {

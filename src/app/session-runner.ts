@@ -106,7 +106,8 @@ export class RigSessionRunner implements SessionRolloutRunner {
           clock,
           // rolloutOnRig names the policy in its line: the session says "policy A" instead.
           log: () => this.o.log(`Running ${r.label} on ${rigType} for ${r.episodeSeconds} s (rollout ${r.slot + 1}).`),
-          record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set },
+          // Blind: the file is named by session, slot and attempt; the plan's key maps the slot to its policy.
+          record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set, ...(this.o.blind ? { fileLabel: `session${r.sessionId}-slot${r.slot + 1}-attempt${r.attempt + 1}` } : {}) },
         });
         return run;
       } finally {

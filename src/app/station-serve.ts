@@ -36,6 +36,7 @@ import { measuredCost, sessionInterlocks } from './commands/session.js';
 import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
 import { recordTeleop } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
 import type { CellIo } from './cell-io.js';
 import type { SessionProjector } from '../session/ports.js';
 import { openStationProjector, type StationProjector } from './station-projector.js';
@@ -385,6 +386,15 @@ async function serveFoxglove(listen: FoxgloveListen, host: RigHost): Promise<Fox
   }
 }
 
+/** Where a running station's address (with its launch token) is kept for the operator: the data folder, readable by its owner only. */
+export const STATION_ADDRESS_FILE = 'station-address.txt';
+
+function writeStationAddress(dataDir: string, url: string): string {
+  const file = join(dataDir, STATION_ADDRESS_FILE);
+  writeFileSync(file, `${url}\n`, { mode: 0o600 });
+  return file;
+}
+
 /** Serves until the signal aborts, then damps the rig and closes the store. */
 export async function serveStation(opts: ServeOptions): Promise<void> {
   const configured = opts.station ?? stationConfigOfRig(await readRigConfig(opts.rigConfigFile), opts.rigConfigFile ?? 'the embedded default (the emulated cell)');
@@ -397,6 +407,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   let cellIo: CellIo | undefined;
   let safetyTimer: NodeJS.Timeout | undefined;
   let live: FoxgloveLiveServer | undefined;
+  let addressFile: string | undefined;
   try {
     const station: StationConfig = { ...configured, rig: rigConfigWithGrippers(configured, store) };
     const rigConfig = station.rig;
@@ -461,6 +472,8 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       throw e;
     }
     opts.log(`tandem station (${parts.type}, data in ${opts.dataDir}) — open ${url}`);
+    // A page left open across a restart learns the new address here (its token changed): the page says where to look.
+    addressFile = writeStationAddress(opts.dataDir, url);
     if (cellIo) {
       const s = sessions;
       safetyTimer = setInterval(() => s.refreshSafety(), SAFETY_REFRESH_MS);
@@ -476,6 +489,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     }
     if (!opts.signal.aborted) await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
   } finally {
+    if (addressFile) rmSync(addressFile, { force: true });
     clearInterval(safetyTimer);
     // In order: no new requests, the rig damped (a rollout in flight is stopped first), the store closed.
     await live?.close();

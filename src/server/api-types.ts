@@ -5,6 +5,8 @@
  */
 import type { ArmSide, FaultKind, RigMode, SafetyEventKind } from '../rig/contract.js';
 import type { Layout } from '../tasks/types.js';
+import type { TierSummary } from '../analysis/tier-summary.js';
+import type { SequentialVerdict } from '../analysis/sequential.js';
 
 /**
  * Every API request carries the launch token in this header. The page reads it from the URL's
@@ -422,6 +424,40 @@ export interface StartSessionRequest {
   readonly breakMinutes?: number;
   /** Who scores (stored with each score). */
   readonly operator?: string;
+  /** The page's id for this click: a repeat (double click, retried request) is refused, not run twice. */
+  readonly requestId?: string;
+}
+
+/** GET /api/sessions/ID/results: what the session has shown so far, on screen and printable. */
+export interface PolicyResult {
+  readonly label: string;
+  /** The policy, once a blind session has ended (always for an open-label one). */
+  readonly spec?: string;
+  readonly scored: number;
+  /** Per tier present, then 'all'; empty before the first score. */
+  readonly tiers: readonly TierSummary[];
+}
+
+export interface ScoredEpisode {
+  readonly slot: number;
+  readonly attempt: number;
+  readonly label: string;
+  readonly layoutIndex: number;
+  readonly tier: number;
+  readonly rolloutId: number | null;
+  readonly progress: number;
+  readonly summary: string;
+}
+
+export interface SessionResults {
+  readonly ended: boolean;
+  readonly blind: boolean;
+  readonly policies: readonly PolicyResult[];
+  /** Two-policy sessions only. */
+  readonly verdict: SequentialVerdict | null;
+  readonly episodes: readonly ScoredEpisode[];
+  /** label → spec, once the session has ended (blind), or always (open label). */
+  readonly key: Readonly<Record<string, string>> | null;
 }
 
 /** An open or ended eval session in the store, for the picker. */

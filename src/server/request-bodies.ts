@@ -92,7 +92,7 @@ export function parseSampleLayoutSet(body: unknown): SampleLayoutSetRequest {
   return { task: o.task, tiers: [...new Set(o.tiers as number[])].sort((a, b) => a - b), perTier, seed };
 }
 
-const START_SESSION_FIELDS = ['layoutSet', 'policies', 'perLayout', 'blind', 'minutes', 'seed', 'seconds', 'layouts', 'breakMinutes', 'operator'] as const;
+const START_SESSION_FIELDS = ['layoutSet', 'policies', 'perLayout', 'blind', 'minutes', 'seed', 'seconds', 'layouts', 'breakMinutes', 'operator', 'requestId'] as const;
 
 function numberIn(o: Record<string, unknown>, key: string, lo: number, hi: number, unit: string): number | undefined {
   const v = o[key];
@@ -132,7 +132,30 @@ export function parseStartSession(body: unknown): StartSessionRequest {
     ...(layouts ? { layouts } : {}),
     ...(breakMinutes !== undefined ? { breakMinutes } : {}),
     ...(typeof o.operator === 'string' ? { operator: o.operator } : {}),
+    ...optionalRequestId(o),
   };
+}
+
+/** A page's id for one click of a start or resume: the same id twice is one request, not two. */
+function optionalRequestId(o: Record<string, unknown>): { requestId?: string } {
+  if (o.requestId === undefined) return {};
+  if (typeof o.requestId !== 'string' || !/^[A-Za-z0-9_-]{8,64}$/.test(o.requestId)) throw new ApiRefusal(400, "'requestId' must be 8 to 64 letters, digits, '-' or '_' (the page makes one per click).");
+  return { requestId: o.requestId };
+}
+
+/** A resume request: {} or {"requestId"}. */
+export function parseResumeSession(body: unknown): { requestId?: string } {
+  const o = objectBody(body, 'A resume request');
+  onlyFields(o, ['requestId'], 'A resume request');
+  return optionalRequestId(o);
+}
+
+/** Ending a session that is not running: the operator's reason, journalled. */
+export function parseEndSession(body: unknown): { reason: string } {
+  const o = objectBody(body, 'An end-session request');
+  onlyFields(o, ['reason'], 'An end-session request');
+  if (typeof o.reason !== 'string' || o.reason.trim().length < 3 || o.reason.length > 500) throw new ApiRefusal(400, "'reason' must say in 3 to 500 characters why the session ends here (it is journalled).");
+  return { reason: o.reason.trim() };
 }
 
 const ANSWER_FIELDS: Readonly<Record<SessionAnswer['action'], readonly string[]>> = {

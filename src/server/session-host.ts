@@ -4,14 +4,16 @@
  * station's rig. This file plans and starts or resumes sessions, keeps the view the UI shows, and
  * ties the station's E-stop to the engine's interlock signal — no state machine of its own.
  */
+import { randomInt } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import { getTask } from '../tasks/registry.js';
 import { buildSessionPlan, checkPlanLayoutSet, parseSessionPlan, SessionPlanError, type RolloutCostS, type SessionPlan } from '../session/plan.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
 import { JOURNAL, sessionProgress, slotStates } from '../session/journal-state.js';
-import type { InterlockSource, SessionProjector, SessionRolloutRunner } from '../session/ports.js';
-import type { SessionAnswerRequest, SessionPhase, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
+import { OPERATOR_STOP, type InterlockSource, type SessionProjector, type SessionRolloutRunner } from '../session/ports.js';
+import type { SessionAnswerRequest, SessionPhase, SessionResults, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
+import { sessionResults } from './session-results.js';
 import { BrowserOperator, OperatorGone } from './browser-operator.js';
 import { ApiRefusal } from './request-checks.js';
 import { RigBusyError } from './rig-host.js';
@@ -50,9 +52,16 @@ interface Active {
 
 const DEFAULT_OPERATOR = 'operator (station UI)';
 
+/** How many start/resume request ids are remembered to refuse a repeat (a double click, a retried request). */
+const REMEMBERED_REQUESTS = 200;
+
 export class SessionHost {
   private active: Active | undefined;
   private seq = 0;
+  /** A start or resume in flight (its policies opening): a second one is refused, not run beside it. */
+  private opening: string | undefined;
+  /** Request ids already acted on, with what they did, so a repeated click says so instead of acting twice. */
+  private readonly requests = new Map<string, string>();
   /** The event stream's sender (the server sets it). */
   publish: (view: SessionView | null) => void = () => {};
 
@@ -176,7 +185,12 @@ export class SessionHost {
 
   /** Plans a session as 'tandem session plan' would (fitted to the minutes), stores it and starts it. */
   async start(req: StartSessionRequest): Promise<SessionView> {
+    this.refuseRepeat(req.requestId);
     this.refuseIfWorking();
+    return this.exclusively('starting a session', () => this.startNow(req));
+  }
+
+  private async startNow(req: StartSessionRequest): Promise<SessionView> {
     const set = this.store.loadLayoutSet(req.layoutSet);
     if (!set) throw new ApiRefusal(400, `There is no layout set ${req.layoutSet.slice(0, 12)}… in the store; sample or upload one first.`);
     const task = getTask(set.task);
@@ -188,7 +202,9 @@ export class SessionHost {
         specs: req.policies,
         perLayout: req.perLayout,
         blind: req.blind,
-        seed: req.seed ?? 0,
+        // A fresh seed per plan unless one is given: the same policies in the next session get
+        // another letter assignment, so revealing one session's key unblinds no other.
+        seed: req.seed ?? randomInt(0, 2 ** 31 - 1),
         ...(req.minutes !== undefined ? { minutes: req.minutes } : {}),
         ...(req.layouts ? { layouts: req.layouts } : {}),
         episodeSeconds: req.seconds ?? task.episodeSeconds,
@@ -203,12 +219,18 @@ export class SessionHost {
     // Policies open before the session exists: a spec that does not load leaves nothing behind.
     const opened = await this.openRunner(plan, set);
     const id = startSession(this.store, plan, set, operator);
+    this.remember(req.requestId, `started session ${id}`);
     return this.begin(id, plan, set, operator, opened, (req.breakMinutes ?? DEFAULT_BREAK_EVERY_S / 60) * 60);
   }
 
   /** Carries on a stopped session at its exact step (as 'tandem session resume'). */
-  async resume(id: number, breakMinutes?: number): Promise<SessionView> {
+  async resume(id: number, breakMinutes?: number, requestId?: string): Promise<SessionView> {
+    this.refuseRepeat(requestId);
     this.refuseIfWorking();
+    return this.exclusively(`resuming session ${id}`, () => this.resumeNow(id, breakMinutes, requestId));
+  }
+
+  private async resumeNow(id: number, breakMinutes: number | undefined, requestId: string | undefined): Promise<SessionView> {
     const session = this.store.getSession(id);
     const stored = this.store.getSessionPlan(id);
     if (!session || !stored) throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
@@ -225,7 +247,52 @@ export class SessionHost {
     checkPlanLayoutSet(plan, set, 'in the store');
     const opened = await this.openRunner(plan, set);
     this.store.appendSessionJournal({ sessionId: id, action: JOURNAL.sessionResumed });
+    this.remember(requestId, `resumed session ${id}`);
     return this.begin(id, plan, set, session.operator ?? DEFAULT_OPERATOR, opened, (breakMinutes ?? DEFAULT_BREAK_EVERY_S / 60) * 60);
+  }
+
+  /**
+   * Ends a session that is not running (stopped for now, or left open by a crash) with the
+   * operator's reason, journalled: its scored rollouts stay results, its unfinished slots are not
+   * run, and a blind session's key may then be seen.
+   */
+  end(id: number, reason: string): SessionSummary {
+    const session = this.store.getSession(id);
+    if (!session || !this.store.getSessionPlan(id)) throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
+    if (session.endedAt !== null) throw new ApiRefusal(409, `Session ${id} already ended at ${session.endedAt}.`);
+    if (this.active?.id === id && this.active.state === 'working') throw new ApiRefusal(409, `Session ${id} is running; stop it for now (Q) first, then end it.`);
+    if (this.opening !== undefined) throw new ApiRefusal(409, `The station is ${this.opening}; wait for it, then end session ${id}.`);
+    this.store.appendSessionJournal({ sessionId: id, action: JOURNAL.ended, detail: { byOperator: true, reason } });
+    this.store.endSession(id);
+    if (this.active?.id === id) {
+      this.active.state = 'ended';
+      this.changed();
+    }
+    return this.list().find((s) => s.id === id)!;
+  }
+
+  /** A session's results so far (the current one live, any stored one); a blind key only once it ended. */
+  results(id: number): SessionResults {
+    const session = this.store.getSession(id);
+    const plan = session ? this.storedPlan(id) : undefined;
+    if (!session || !plan) throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
+    const set = this.store.loadLayoutSet(plan.layoutSetSha256);
+    const tierOf = (i: number): number => set?.layouts[i]?.tier ?? 0;
+    return sessionResults(plan, this.store.listSessionJournal(id), tierOf, session.endedAt !== null);
+  }
+
+  /**
+   * The operator's Abort (S, the card's button) during a session rollout: the rollout stops at its
+   * next step (the rig holds, then damps), is stored unscored as stopped by the operator, and the
+   * session offers it for redo. False when no session rollout is running.
+   */
+  stopRollout(): boolean {
+    const a = this.active;
+    if (!a || a.state !== 'working' || !a.running || !a.safety || a.safety.signal.aborted) return false;
+    a.safety.abort(OPERATOR_STOP);
+    a.operator.say(`Stopping rollout ${a.running.label === '' ? '' : `(${a.running.label}) `}at the operator's request: the rig holds its pose, then damps; it is stored unscored and offered for redo.`);
+    this.changed();
+    return true;
   }
 
   /** The operator's answer, resolved once the engine has committed it to the journal. */
@@ -256,6 +323,28 @@ export class SessionHost {
     a.abort.abort();
     a.operator.withdraw();
     await a.done;
+  }
+
+  private refuseRepeat(requestId: string | undefined): void {
+    const done = requestId === undefined ? undefined : this.requests.get(requestId);
+    if (done !== undefined) throw new ApiRefusal(409, `This request was already received and ${done}; it was not done twice.`);
+  }
+
+  private remember(requestId: string | undefined, what: string): void {
+    if (requestId === undefined) return;
+    this.requests.set(requestId, what);
+    if (this.requests.size > REMEMBERED_REQUESTS) this.requests.delete(this.requests.keys().next().value!);
+  }
+
+  /** One start or resume at a time: a double click's second request finds the first still opening its policies. */
+  private async exclusively<T>(what: string, work: () => Promise<T>): Promise<T> {
+    if (this.opening !== undefined) throw new ApiRefusal(409, `The station is already ${this.opening}; this second request was not acted on.`);
+    this.opening = what;
+    try {
+      return await work();
+    } finally {
+      this.opening = undefined;
+    }
   }
 
   private refuseIfWorking(): void {

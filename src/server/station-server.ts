@@ -14,7 +14,7 @@
  *   GET  /api/rollouts/ID          one rollout with its score
  *   GET  /api/run                  the rollout running now (or the last one), or null
  *   POST /api/rollouts/run         {"policy", "layoutSet", "layout", "seconds"?, "seed"?, "scoreFromCell"?}
- *   POST /api/rollouts/stop        {}: stop the rollout in flight (the rig holds, then damps; stored as aborted)
+ *   POST /api/rollouts/stop        {}: stop the rollout in flight, single or a session's (the rig holds, then damps; stored as aborted)
  *   POST /api/rollouts/ID/score    {"endStates", "reason"?, "operator"?}: the operator's score of a rig rollout (a re-score needs a reason)
  *   GET  /api/compare/choices      policies × layout sets with stored rollouts
  *   GET  /api/compare?policy=ID&layoutSet=SHA   real vs sim task progress per layout and per tier
@@ -25,7 +25,9 @@
  *   GET  /api/layout-sets/SHA/layouts/N/top-view.svg   the layout from above (the session's rollout card)
  *   GET  /api/sessions             eval sessions in the store (open and ended)
  *   POST /api/sessions             {"layoutSet", "policies", "perLayout", "blind", "minutes"?, …}: plan and start one
- *   POST /api/sessions/ID/resume   {}: carry on a stopped session at its exact step
+ *   POST /api/sessions/ID/resume   {"requestId"?}: carry on a stopped session at its exact step
+ *   POST /api/sessions/ID/end      {"reason"}: end a session that is not running (journalled with the reason)
+ *   GET  /api/sessions/ID/results  per policy and tier the progress with intervals, the A/B verdict, the scored episodes, the blind key once ended
  *   GET  /api/session              the session the station runs now (or null)
  *   POST /api/session/answer       {"prompt", "answer"}: the operator's answer, acknowledged once journalled
  *   POST /api/uploads/KIND?name=F  the file as the body (layout-set, sim-calibration, policy): size-limited, validated, stored
@@ -45,7 +47,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
 import { EVENTS_PATH, PROJECTOR_FRAME_PATH, RIG_STREAM_HZ, EVENTS_PROTOCOL, type ApiError, type LayoutView, type ProjectorState, type CalibrationInUse, type CalibrationsView, type RolloutRun, type RunRolloutRequest, type StationEvent, type StationInfo } from './api-types.js';
 import { ApiRefusal, checkPeerAndHost, checkPostOrigin, checkRequest, checkUpgradeOrigin, fragmentRedirect, isLoopback, newToken, readJsonBody } from './request-checks.js';
-import { parseEmptyBody, parseId, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseRolloutScore, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseResumeTeleop, parseTeleopControl } from './request-bodies.js';
+import { parseEmptyBody, parseEndSession, parseId, parseResumeSession, parseLayoutSetSha, parseRigCommand, parseRunRollout, parseRolloutScore, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseResumeTeleop, parseTeleopControl } from './request-bodies.js';
 import type { SessionHost } from './session-host.js';
 import type { TeleopHost } from './teleop-host.js';
 import { readUpload, storeUpload, uploadName, UPLOAD_KINDS } from './uploads.js';
@@ -162,7 +164,16 @@ export class StationServer {
     const requestTimeout = o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.http = createServer({ requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.round(requestTimeout / 4))) }, (req, res) => void this.handle(req, res));
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
-    if (o.sessions) o.sessions.publish = (session) => this.broadcast({ type: 'session', session });
+    if (o.sessions) {
+      let wasRunning = false;
+      o.sessions.publish = (session) => {
+        this.broadcast({ type: 'session', session });
+        // A session rollout just ended and is stored: the Rollouts list and Compare follow, as after a single run.
+        const running = session?.running != null;
+        if (wasRunning && !running) this.broadcast({ type: 'rollouts-changed' });
+        wasRunning = running;
+      };
+    }
     if (o.teleop) o.teleop.publish = (teleop) => this.broadcast({ type: 'teleop', teleop });
     o.projector?.onChange((projector) => this.broadcast({ type: 'projector', projector }));
     // The UI only listens; a message from a client is ignored, and a big one closes it (maxPayload).
@@ -309,8 +320,13 @@ export class StationServer {
         this.o.rig.estop('the operator pressed E-stop in the station UI');
         this.o.sessions?.estop();
       }
-      else if (command === 'hold') await this.o.rig.hold();
-      else await this.o.rig.damp();
+      else {
+        // A session owns the arms between its rollouts too (the operator places around them): hold
+        // and damp there would move or drop them under the session's feet. E-stop always acts.
+        if (this.o.sessions?.working()) throw new RigBusyError(`An eval session has the arms; ${command === 'hold' ? 'Hold' : 'Damp'} is not available until it is stopped for now (Q). Use Abort (S) to stop a rollout, or E-stop (Esc).`);
+        if (command === 'hold') await this.o.rig.hold();
+        else await this.o.rig.damp();
+      }
       return { body: this.o.rig.status() };
     }
     if (get && path === '/api/rig/urdf') {
@@ -346,6 +362,9 @@ export class StationServer {
     const sessions = this.o.sessions;
     if (sessions && path.startsWith('/api/session')) {
       const resume = /^\/api\/sessions\/([^/]+)\/resume$/.exec(path);
+      const end = /^\/api\/sessions\/([^/]+)\/end$/.exec(path);
+      const results = /^\/api\/sessions\/([^/]+)\/results$/.exec(path);
+      if (get && results) return { body: sessions.results(parseId(results[1], 'session')) };
       if (get && path === '/api/sessions') return { body: sessions.list() };
       if (get && path === '/api/session') return { body: sessions.view() };
       if (post && path === '/api/sessions') {
@@ -355,12 +374,16 @@ export class StationServer {
       }
       if (post && resume) {
         const id = parseId(resume[1], 'session');
-        parseEmptyBody(await readJsonBody(req), 'A resume request');
+        const { requestId } = parseResumeSession(await readJsonBody(req));
         this.refuseIfRigBusy('resuming a session');
-        return { body: await sessions.resume(id) };
+        return { body: await sessions.resume(id, undefined, requestId) };
+      }
+      if (post && end) {
+        const id = parseId(end[1], 'session');
+        return { body: sessions.end(id, parseEndSession(await readJsonBody(req)).reason) };
       }
       if (post && path === '/api/session/answer') return { body: { session: await sessions.answer(parseSessionAnswer(await readJsonBody(req))) } };
-      if (['/api/sessions', '/api/session', '/api/session/answer'].includes(path) || resume) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
+      if (['/api/sessions', '/api/session', '/api/session/answer'].includes(path) || resume || end || results) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     const upload = /^\/api\/uploads\/([^/]+)$/.exec(path);
     if (upload) {
@@ -472,6 +495,7 @@ export class StationServer {
     if (post && path === '/api/rollouts/run') return { status: 202, body: await this.startRun(parseRunRollout(await readJsonBody(req))) };
     if (post && path === '/api/rollouts/stop') {
       parseEmptyBody(await readJsonBody(req), 'A stop request');
+      if (this.o.sessions?.stopRollout()) return { status: 202, body: this.run };
       return { body: this.stopRun() };
     }
     if (path.startsWith('/api/')) {

@@ -17,7 +17,7 @@ import { recoverEpisodeFile } from '../record/recover.js';
 import { JOURNAL, progressLine, sessionProgress, slotStates, type SessionProgress, type SlotState } from './journal-state.js';
 import { checkPlanLayoutSet, serializeSessionPlan, specOf, type SessionPlan } from './plan.js';
 import { abVerdictSoFar } from './ab-verdict.js';
-import { NO_INTERLOCKS, NO_PROJECTOR, type InterlockSource, type OperatorStep, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
+import { NO_INTERLOCKS, NO_PROJECTOR, OPERATOR_STOP, type InterlockSource, type OperatorStep, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
 
 export const DEFAULT_BREAK_EVERY_S = 30 * 60;
 
@@ -168,7 +168,7 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
             finalMode: run.finalMode,
             wallS: run.wallS,
             ...(run.tableEndStates ? { tableEndStates: run.tableEndStates } : {}),
-            ...(safety.aborted ? { estopped: true } : {}),
+            ...(safety.aborted ? (safety.reason === OPERATOR_STOP ? { stoppedByOperator: true } : { estopped: true }) : {}),
           },
         });
         if (run.status !== 'valid') operator.say(`Rollout ${s.slot + 1} (${planned.policyLabel}) does not count: ${run.reason ?? run.status}; the rig is ${run.finalMode}.`);

@@ -41,7 +41,7 @@ export type SlotPhase = 'show' | 'cut-off' | 'score' | 'reset' | 'decide' | 'don
  * rig faulted (not the policy's doing), the station stopped mid-episode, the operator abandoned it
  * (abort-and-redo) or pressed the e-stop, or the rig could not run it at all.
  */
-export type UnscoredKind = 'policy-failed' | 'rig-fault' | 'interrupted' | 'abandoned' | 'estopped' | 'not-run';
+export type UnscoredKind = 'policy-failed' | 'rig-fault' | 'interrupted' | 'abandoned' | 'estopped' | 'stopped' | 'not-run';
 
 export interface SlotState {
   readonly slot: number;
@@ -112,7 +112,7 @@ function slotState(slot: number, entries: readonly SessionJournalRecord[]): Slot
   else if (interrupted) why = { kind: 'interrupted', reason: String(interrupted.detail.reason ?? '') };
   else if (failed) why = { kind: 'not-run', reason: String(failed.detail.reason ?? '') };
   else if (ran && ran.detail.status !== 'valid') {
-    const kind = ran.detail.estopped ? 'estopped' : ran.detail.status === 'invalid' ? 'rig-fault' : 'policy-failed';
+    const kind = ran.detail.estopped ? 'estopped' : ran.detail.stoppedByOperator ? 'stopped' : ran.detail.status === 'invalid' ? 'rig-fault' : 'policy-failed';
     why = { kind, reason: String(ran.detail.reason ?? ran.detail.status) };
   }
   if (why) return { ...base, phase: reset ? 'decide' : 'reset', why, ...(rolloutId != null ? { rolloutId } : {}), ...(ran ? { ran: ran.detail } : {}) };

@@ -31,6 +31,12 @@ export interface InterlockSource {
   blocked(): string | undefined;
 }
 
+/**
+ * The reason an operator's Abort (S, the card's button) gives the rollout's safety signal: the
+ * rollout ends as stopped by the operator, not e-stopped, and the session offers it for redo.
+ */
+export const OPERATOR_STOP = 'stopped by the operator';
+
 /** No cell I/O configured: nothing stops the session but the operator and Ctrl-C. */
 export const NO_INTERLOCKS: InterlockSource = {
   armed: () => new AbortController().signal,

@@ -36,6 +36,18 @@ function motorRow(m: MotorStatus): HTMLTableRowElement {
   );
 }
 
+const MOTOR_COLUMNS: readonly (readonly [string, string])[] = [
+  ['motor', 'joint or gripper of this arm'],
+  ['CAN', 'the motor\'s CAN id on its bus'],
+  ['model', 'Damiao motor model'],
+  ['pos rad', 'position, radians'],
+  ['vel rad/s', 'velocity, radians per second'],
+  ['torque N·m', 'measured torque'],
+  ['driver °C', 'the motor driver\'s power stage (MOSFET) temperature'],
+  ['motor °C', 'the rotor (winding) temperature'],
+  ['status', 'enabled, disabled or faulted'],
+];
+
 export class RigView {
   private readonly motors = h('tbody');
   private readonly faults = h('ul', { class: 'faults' });
@@ -52,7 +64,8 @@ export class RigView {
     const table = h(
       'table',
       { id: 'motor-table' },
-      h('thead', {}, h('tr', {}, ...['motor', 'CAN', 'model', 'pos rad', 'vel rad/s', 'torque N·m', 'MOSFET', 'rotor', 'status'].map((t) => h('th', {}, t)))),
+      // Words an operator reads from the desk; the hardware names stay in each header's tooltip.
+      h('thead', {}, h('tr', {}, ...MOTOR_COLUMNS.map(([t, detail]) => h('th', { title: detail }, t)))),
       this.motors,
     );
     root.append(
@@ -114,8 +127,8 @@ export class RigView {
       this.cell.append(
         h('dt', {}, 'table'),
         h('dd', {}, `${c.task}, tier ${c.tier}, ${c.objects} objects`),
-        h('dt', {}, 'real-time margin'),
-        h('dd', {}, c.marginX === null ? 'not measured yet' : `${c.marginX.toFixed(1)}× (world uses ${(c.busyFraction * 100).toFixed(0)}% of a core)`),
+        h('dt', { title: 'how much faster than real time the emulated world could run on this machine' }, 'keeping up'),
+        h('dd', {}, c.marginX === null ? 'not measured yet' : `${c.marginX >= 1.5 ? 'yes' : c.marginX >= 1 ? 'only just' : 'no — the machine is too busy'} (${c.marginX.toFixed(1)}× real time; the world uses ${(c.busyFraction * 100).toFixed(0)}% of a core)`),
         h('dt', {}, 'worst lag'),
         h('dd', {}, `${c.maxLagMs.toFixed(0)} ms${c.behindEvents ? `, fell behind ${c.behindEvents}×` : ''}`),
       );

@@ -5,7 +5,7 @@
 import type { LayoutSetSummary, RolloutDetail, RolloutRun, RolloutSummary, StationInfo } from '../../src/server/api-types.js';
 import { TASK_IDS } from '../../src/tasks/types.js';
 import { api } from '../api.js';
-import { ago, clear, fixed, h, stamp } from '../dom.js';
+import { agoEl, clear, fixed, h, stamp } from '../dom.js';
 import { splitReason } from '../words.js';
 
 export interface RolloutsViewHooks {
@@ -120,7 +120,7 @@ export class RolloutsView {
         'tr',
         { class: `clickable${r.id === this.selected ? ' selected' : ''}`, 'data-rollout': r.id, tabindex: 0 },
         h('td', { class: 'num' }, String(r.id)),
-        h('td', {}, ago(r.startedAt)),
+        h('td', {}, agoEl(r.startedAt)),
         h('td', {}, r.policy.name),
         h('td', { title: r.task ?? '' }, `#${r.layoutIndex} · tier ${r.tier}`),
         h('td', {}, statusPill(r), r.emulatedCell ? h('span', { class: 'pill idle', title: 'Ran on the emulated cell: a rehearsal, not a result' }, 'cell') : null),
@@ -162,7 +162,7 @@ export class RolloutsView {
         h('dt', {}, 'task progress'),
         h('dd', {}, r.progress === null ? 'awaiting an operator score' : `${r.progress.toFixed(2)} (${counts})`),
         h('dt', {}, 'scored by'),
-        h('dd', {}, r.score ? `${r.score.operator ?? 'an operator'}, ${ago(r.score.enteredAt)}` : '—'),
+        h('dd', {}, ...(r.score ? [`${r.score.operator ?? 'an operator'}, `, agoEl(r.score.enteredAt)] : ['—'])),
         h('dt', {}, 'ran'),
         h('dd', {}, `${stamp(r.startedAt)}, ${fixed(r.durationS, 1)} s wall for a ${r.episodeSeconds} s episode at ${r.controlHz} Hz`),
         h('dt', {}, 'where'),

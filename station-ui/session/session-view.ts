@@ -5,10 +5,10 @@
  * station's session engine asks; this view only shows its prompt and sends the answer. An answer
  * the engine refuses (an impossible count) comes back as its one sentence and nothing is stored.
  */
-import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState } from '../../src/server/api-types.js';
+import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState, type SessionResults } from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { loadApiImage, stationLink } from '../token.js';
-import { ago, clear, h } from '../dom.js';
+import { agoEl, clear, h } from '../dom.js';
 import type { SessionKey } from '../keys.js';
 import { splitReason } from '../words.js';
 
@@ -36,12 +36,15 @@ export class SessionView {
   private readonly blindInput = h('input', { id: 'session-blind', type: 'checkbox', checked: true });
   private readonly minutesInput = h('input', { id: 'session-minutes', type: 'number', min: 1, value: 75 });
   private readonly secondsInput = h('input', { id: 'session-seconds', type: 'number', min: 0.1, step: 0.1 });
-  private readonly seedInput = h('input', { id: 'session-seed', type: 'number', min: 0, value: 0 });
+  private readonly seedInput = h('input', { id: 'session-seed', type: 'number', min: 0, placeholder: 'new at random' });
   private readonly operatorInput = h('input', { id: 'session-operator', autocomplete: 'off', placeholder: 'your name (stored with each score)' });
   private readonly sessionsList = h('div', { id: 'session-list' });
   private readonly sessionsPanel = h('div', { class: 'panel', id: 'session-store' }, h('h2', {}, 'Sessions in the store'), this.sessionsList);
   private readonly sideLive = h('div');
+  private readonly resultsPanel = h('div', { class: 'panel', id: 'session-results', hidden: true });
   private readonly side = h('div', { id: 'session-side' }, this.sideLive, this.sessionsPanel);
+  /** The session whose results are shown, and the scored count they were fetched at (refetched when it changes). */
+  private resultsOf: { id: number; scored: number } | undefined;
   private state: SessionState | null = null;
   private sets: LayoutSetSummary[] = [];
   /** The count being entered on the score step, kept across redraws of the same prompt. */
@@ -63,7 +66,7 @@ export class SessionView {
     root: HTMLElement,
     private readonly hooks: SessionViewHooks,
   ) {
-    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.card, this.planPanel), this.side));
+    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.card, this.resultsPanel, this.planPanel), this.side));
     this.buildPlanForm();
     this.show(null);
   }
@@ -100,6 +103,7 @@ export class SessionView {
     const samePrompt = s?.prompt?.id !== undefined && s.prompt.id === this.drawnPrompt;
     if (!(typing && samePrompt)) this.drawCard();
     this.drawSide();
+    if (s && (this.resultsOf?.id !== s.id || this.resultsOf.scored !== s.progress.scored || (s.phase === 'ended' && this.drawnPhase !== 'ended'))) this.showResults(s.id, s.progress.scored);
     // The running rollout's bar moves with the wall clock; nothing else redraws on a timer.
     if (s && (s.phase === 'ended' || s.phase === 'stopped') && this.drawnPhase !== s.phase) void this.reload().catch(() => {});
     this.drawnPhase = s?.phase;
@@ -194,16 +198,22 @@ export class SessionView {
     );
     form.onsubmit = (e) => {
       e.preventDefault();
+      // One click, one session: the button stays off until the answer, and the request's id makes a
+      // repeat (a retried request) a refusal on the station rather than a second session.
+      if (start.disabled) return;
+      start.disabled = true;
       const seconds = Number(this.secondsInput.value);
       api
         .startSession({
+          requestId: crypto.randomUUID(),
           layoutSet: this.setSelect.value,
           policies: this.policiesInput.value.split(',').map((x) => x.trim()).filter((x) => x !== ''),
           perLayout: Number(this.perLayoutInput.value),
           blind: this.blindInput.checked,
           minutes: Number(this.minutesInput.value),
           ...(this.secondsInput.value ? { seconds } : {}),
-          seed: Number(this.seedInput.value || 0),
+          // Empty: the station draws a fresh seed, so two sessions of the same policies get different letters.
+          ...(this.seedInput.value.trim() !== '' ? { seed: Number(this.seedInput.value) } : {}),
           ...(this.operatorInput.value.trim() ? { operator: this.operatorInput.value.trim() } : {}),
         })
         .then(
@@ -212,7 +222,8 @@ export class SessionView {
             this.show(s);
           },
           (err: Error) => this.hooks.report(err.message, true),
-        );
+        )
+        .finally(() => (start.disabled = false));
     };
     this.planPanel.append(h('h2', {}, 'Plan a session'), form);
   }
@@ -221,18 +232,68 @@ export class SessionView {
     clear(this.sessionsList);
     if (list.length === 0) this.sessionsList.append(h('p', { class: 'muted' }, 'None yet.'));
     for (const s of list.slice(0, 8)) {
-      const row = h('div', { class: 'session-row', 'data-session': s.id }, h('span', { class: 'num' }, `#${s.id}`), h('span', {}, `${s.task} · ${s.labels.join(' vs ')} · ${s.done}/${s.rollouts} done · ${ago(s.startedAt)}`));
+      const row = h('div', { class: 'session-row', 'data-session': s.id }, h('span', { class: 'num' }, `#${s.id}`), h('span', {}, `${s.task} · ${s.labels.join(' vs ')} · ${s.done}/${s.rollouts} done · `, agoEl(s.startedAt)));
       if (s.endedAt === null) {
-        const resume = h('button', { class: 'btn', type: 'button' }, 'Resume');
-        resume.onclick = () =>
-          api.resumeSession(s.id).then(
-            (v) => this.show(v),
-            (e: Error) => this.hooks.report(e.message, true),
-          );
-        row.append(resume);
-      } else row.append(h('span', { class: 'pill idle' }, 'ended'));
+        const resume = h('button', { class: 'btn', type: 'button', 'data-action': 'resume' }, 'Resume');
+        const requestId = crypto.randomUUID();
+        resume.onclick = () => {
+          if (resume.disabled) return;
+          resume.disabled = true;
+          api
+            .resumeSession(s.id, requestId)
+            .then(
+              (v) => this.show(v),
+              (e: Error) => this.hooks.report(e.message, true),
+            )
+            .finally(() => (resume.disabled = false));
+        };
+        const results = h('button', { class: 'btn', type: 'button', 'data-action': 'results' }, 'Results');
+        results.onclick = () => this.showResults(s.id, s.done);
+        row.append(results);
+        // An open session that will not be finished (an orphan, a plan gone wrong) is ended here, with a reason.
+        const end = h('button', { class: 'btn', type: 'button', 'data-action': 'end' }, 'End…');
+        end.onclick = () => this.askEnd(row, s.id);
+        row.append(resume, end);
+      } else {
+        const results = h('button', { class: 'btn', type: 'button', 'data-action': 'results' }, 'Results');
+        results.onclick = () => this.showResults(s.id, s.done);
+        row.append(h('span', { class: 'pill idle' }, 'ended'), results);
+      }
       this.sessionsList.append(row);
     }
+  }
+
+  /** Fetches and draws a session's results (per policy and tier with intervals, the A/B verdict, the key once ended). */
+  private showResults(id: number, scored: number): void {
+    this.resultsOf = { id, scored };
+    api.sessionResults(id).then(
+      (r) => {
+        if (this.resultsOf?.id === id) drawResults(this.resultsPanel, id, r);
+      },
+      (e: Error) => this.hooks.report(e.message, true),
+    );
+  }
+
+  /** Asks for the reason in the row itself (no modal: nothing may block an e-stop), then ends the session. */
+  private askEnd(row: HTMLElement, id: number): void {
+    if (row.querySelector('.end-reason')) return;
+    const reason = h('input', { class: 'end-reason', autocomplete: 'off', placeholder: 'why end it here? (journalled)', 'aria-label': `Why end session ${id}` });
+    const confirm = h('button', { class: 'btn', type: 'button', 'data-action': 'confirm-end' }, 'End session');
+    const send = (): void => {
+      api.endSession(id, reason.value).then(
+        () => {
+          this.hooks.report(`Session ${id} ended: ${reason.value.trim()}.`);
+          void this.reload();
+        },
+        (e: Error) => this.hooks.report(e.message, true),
+      );
+    };
+    confirm.onclick = send;
+    reason.onkeydown = (e) => {
+      if (e.key === 'Enter') send();
+    };
+    row.append(reason, confirm);
+    reason.focus();
   }
 
   private drawnPrompt: number | undefined;
@@ -298,7 +359,7 @@ export class SessionView {
       bar.style.width = `${pct.toFixed(1)}%`;
       box.append(
         h('div', { class: 'big' }, `${s.running.label} is running`),
-        h('p', { class: 'muted' }, 'Hands off the table. The projector is black.'),
+        h('p', { class: 'muted' }, this.projector?.configured ? 'Hands off the table. The projector is black.' : 'Hands off the table.'),
         h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(pct) }, bar),
         h('div', {}, `${Math.min(t, s.running.seconds).toFixed(0)} of ${s.running.seconds} s`),
         h('div', { class: 'actions' }, big('session-abort', 'Abort rollout', 'S', () => this.hooks.stop(), 'stop')),
@@ -325,7 +386,7 @@ export class SessionView {
     } else if (p.kind === 'paused') {
       box.append(
         h('div', { class: 'big' }, s.safety.estopped ? 'E-stopped — paused' : 'Paused'),
-        h('p', {}, s.safety.estopped ? 'Release the E-stop and check the cell before you carry on.' : 'Nothing moves while paused.'),
+        h('p', {}, s.safety.estopped ? 'The E-stop stopped the arms. Check the cell — and release the E-stop button if one was pressed — before you carry on.' : 'Nothing moves while paused.'),
         h('div', { class: 'actions' }, big('session-carry-on', 'Carry on', 'Enter', { action: 'carry-on' }), big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, '')),
       );
     } else if (p.kind === 'break') {
@@ -337,7 +398,7 @@ export class SessionView {
   /** Why a rollout has no score: fourteen motors that stopped answering are one line, not fourteen. */
   private why(w: { kind: string; reason: string }): HTMLElement {
     const { head, lines } = splitReason(w.reason);
-    const words = { 'policy-failed': 'The policy failed', 'rig-fault': 'The rig faulted', interrupted: 'Cut off', abandoned: 'Aborted by the operator', estopped: 'E-stopped', 'not-run': 'It could not run' }[w.kind] ?? w.kind;
+    const words = { 'policy-failed': 'The policy failed', 'rig-fault': 'The rig faulted', interrupted: 'Cut off', abandoned: 'Aborted by the operator', estopped: 'E-stopped', stopped: 'Stopped by the operator', 'not-run': 'It could not run' }[w.kind] ?? w.kind;
     return h('div', { class: 'reason bad', id: 'session-why' }, h('div', { class: 'reason-head' }, `${words}${head ? ` — ${head}` : ''}:`), lines.length === 1 ? h('div', {}, lines[0]) : h('ul', {}, ...lines.map((l) => h('li', {}, l))));
   }
 
@@ -474,4 +535,45 @@ export class SessionView {
       h('div', { class: 'panel', id: 'session-lines' }, h('h2', {}, 'Log'), h('ul', { class: 'lines' }, ...s.lines.slice(-6).map((l) => h('li', {}, l)))),
     );
   }
+}
+
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
+/** The Results panel: readable from the desk, printable (Ctrl-P prints this panel alone). */
+function drawResults(panel: HTMLElement, id: number, r: SessionResults): void {
+  clear(panel);
+  panel.hidden = false;
+  const name = (label: string): string => (r.key?.[label] ? `${label} = ${r.key[label]}` : label);
+  const verdict = r.verdict && r.verdict.pairs > 0
+    ? h('div', { class: `verdict ${r.verdict.decided ? 'decided' : ''}`, id: 'session-verdict' }, h('div', { class: 'big' }, r.verdict.sentence), h('div', { class: 'muted' }, `${r.verdict.pairs} pair${r.verdict.pairs === 1 ? '' : 's'} scored; difference ${r.verdict.meanDifference >= 0 ? '+' : ''}${Number.isFinite(r.verdict.meanDifference) ? r.verdict.meanDifference.toFixed(2) : '—'} (95% anytime-valid bounds ${r.verdict.lower.toFixed(2)} to ${r.verdict.upper.toFixed(2)})`))
+    : h('p', { class: 'muted' }, r.policies.length === 2 ? 'No pair scored yet.' : 'An A/B verdict needs exactly two policies.');
+  const table = h('table', { class: 'results' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', 'scored', 'mean progress', '95% interval'].map((t) => h('th', {}, t)))));
+  const body = h('tbody');
+  for (const p of r.policies) {
+    if (p.tiers.length === 0) body.append(h('tr', {}, h('td', {}, name(p.label)), h('td', {}, '—'), h('td', { class: 'num' }, '0'), h('td', {}, '—'), h('td', {}, '—')));
+    p.tiers.forEach((t, i) => {
+      const all = t.tier === 'all';
+      body.append(
+        h(
+          'tr',
+          { class: all ? 'total' : undefined },
+          h('td', {}, i === 0 ? name(p.label) : ''),
+          h('td', {}, all ? 'all' : `tier ${t.tier}`),
+          h('td', { class: 'num' }, String(t.rollouts)),
+          h('td', { class: 'num' }, pct(t.meanProgress)),
+          h('td', { class: 'num' }, t.layouts > 1 ? `${pct(t.progressInterval.lower)} – ${pct(t.progressInterval.upper)}` : 'one layout: no interval'),
+        ),
+      );
+    });
+  }
+  table.append(body);
+  const key = r.key ? h('dl', { class: 'kv', id: 'session-key' }, ...Object.entries(r.key).flatMap(([label, spec]) => [h('dt', {}, label), h('dd', {}, spec)])) : h('p', { class: 'muted', id: 'session-key' }, 'The blind key is shown once the session has ended.');
+  const episodes = h('ul', { class: 'lines' }, ...r.episodes.map((e) => h('li', {}, `rollout ${e.slot + 1} · ${e.label} · layout ${e.layoutIndex} (tier ${e.tier}) · ${pct(e.progress)}${e.rolloutId !== null ? ` · stored as rollout ${e.rolloutId} (Rollouts page)` : ''}`)));
+  const print = h('button', { class: 'btn', type: 'button', id: 'session-results-print' }, 'Print');
+  print.onclick = () => {
+    document.body.classList.add('print-results');
+    window.print();
+    document.body.classList.remove('print-results');
+  };
+  panel.append(h('h2', {}, `Results · session ${id}${r.ended ? ' (ended)' : ' (so far)'}`), verdict, table, h('h3', {}, r.blind ? 'Blind key' : 'Policies'), key, h('details', {}, h('summary', {}, `Scored episodes (${r.episodes.length})`), episodes), h('div', { class: 'actions' }, print));
 }

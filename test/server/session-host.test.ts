@@ -155,3 +155,147 @@ test('stop for now leaves the session resumable at its exact step; a bad plan is
     done();
   }
 });
+
+/** A runner whose episode runs until its signal aborts (the operator's Abort or the E-stop), then stores it aborted. */
+function untilStopped(store: Store): SessionRolloutRunner & { close(): Promise<void> } {
+  return {
+    close: () => Promise.resolve(),
+    async run(r) {
+      await new Promise<void>((resolve) => (r.signal.aborted ? resolve() : r.signal.addEventListener('abort', () => resolve(), { once: true })));
+      const policy = store.upsertPolicy({ spec: r.spec, name: r.spec });
+      const id = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: SET.sha256, layoutIndex: r.layout.index, episodeSeconds: r.episodeSeconds, controlHz: 50, status: 'aborted', statusReason: 'stopped by the operator' });
+      return { rolloutId: id, status: 'aborted', reason: 'stopped by the operator', finalMode: 'damped', wallS: 0.01 };
+    },
+  };
+}
+
+const TWO = { layoutSet: SET.sha256, policies: ['code:hold', 'code:bottles-in-the-bin'], perLayout: 1, blind: true, seconds: 1, layouts: [0] } as const;
+
+test('a double-clicked start stores one session: the second request is refused in one sentence, and a repeated request id is refused after the first finished', async () => {
+  const { store, host, done } = setup();
+  try {
+    const [first, second] = await Promise.allSettled([host.start({ ...TWO, requestId: 'click-0001' }), host.start({ ...TWO, requestId: 'click-0002' })]);
+    assert.equal(first.status, 'fulfilled');
+    assert.equal(second.status, 'rejected');
+    const refusal = (second as PromiseRejectedResult).reason as ApiRefusal;
+    assert.ok(refusal instanceof ApiRefusal && refusal.status === 409, String(refusal));
+    assert.match(refusal.message, /already starting a session; this second request was not acted on/);
+    assert.equal(store.listSessions().length, 1, 'one session stored, no orphan');
+    await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'stop' } });
+    await assert.rejects(host.start({ ...TWO, requestId: 'click-0001' }), (e: unknown) => e instanceof ApiRefusal && /already received and started session \d+/.test(e.message));
+    // Resume: a concurrent second click is refused the same way, so the journal has one resume.
+    const id = (first as PromiseFulfilledResult<SessionView>).value.id;
+    const resumes = await Promise.allSettled([host.resume(id, undefined, 'resume-0001'), host.resume(id, undefined, 'resume-0002')]);
+    assert.deepEqual(resumes.map((r) => r.status), ['fulfilled', 'rejected']);
+    assert.equal(actions(store, id).filter((a) => a === 'session-resumed').length, 1);
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});
+
+test("Abort during a session rollout stops it: stored unscored as stopped by the operator, journalled so, offered for redo — not e-stopped, and nothing else is running to stop", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-session-host-abort-'));
+  const store = openStore(join(dir, 'tandem.sqlite'));
+  store.putLayoutSet(SET);
+  const host = new SessionHost(store, { interlocks: () => 'none here', cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }), openRunner: () => Promise.resolve(untilStopped(store)) });
+  try {
+    assert.equal(host.stopRollout(), false, 'no session: nothing to stop');
+    const v = await host.start({ ...TWO, policies: ['code:hold'], blind: false });
+    await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
+    for (let i = 0; i < 200 && host.view()?.phase !== 'running'; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(host.view()?.phase, 'running');
+    assert.equal(host.stopRollout(), true);
+    assert.equal(host.stopRollout(), false, 'a second Abort finds it already stopping');
+    await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
+    const redo = await asked(host, 'offer-redo');
+    const prompt = host.view()!.prompt as { why?: { kind: string; reason: string } };
+    assert.equal(prompt.why?.kind, 'stopped');
+    const ran = store.listSessionJournal(v.id).find((e) => e.action === 'ran')!;
+    assert.equal(ran.detail.stoppedByOperator, true);
+    assert.equal(ran.detail.estopped, undefined, 'an Abort is not an E-stop');
+    assert.equal(store.getRollout(ran.rolloutId!)?.status, 'aborted');
+    assert.equal(store.listSessionJournal(v.id).filter((e) => e.action === 'scored').length, 0, 'unscored');
+    await host.answer({ prompt: redo, answer: { action: 'redo' } });
+    await asked(host, 'place');
+    assert.equal(host.view()?.step?.attempt, 1, 'the same slot again, as its second attempt');
+  } finally {
+    await host.close();
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a session that will not be finished is ended from the station with a reason, journalled; a running one is refused; plans without a seed draw a fresh one', async () => {
+  const { store, host, done } = setup();
+  try {
+    const a = await host.start(TWO);
+    assert.throws(() => host.end(a.id, 'wrong policies'), (e: unknown) => e instanceof ApiRefusal && e.status === 409 && /is running; stop it for now \(Q\) first/.test(e.message));
+    await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'stop' } });
+    const ended = host.end(a.id, 'wrong policies in the plan');
+    assert.notEqual(ended.endedAt, null);
+    const last = store.listSessionJournal(a.id).at(-1)!;
+    assert.deepEqual([last.action, last.detail.reason], ['ended', 'wrong policies in the plan']);
+    assert.throws(() => host.end(a.id, 'again'), /already ended/);
+    const b = await host.start(TWO);
+    const seeds = [a.id, b.id].map((id) => (JSON.parse(store.getSessionPlan(id)!.planJson) as { seed: number }).seed);
+    assert.notEqual(seeds[0], seeds[1], 'two plans of the same policies without a seed get different seeds (and so their own letters)');
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});
+
+test("a session's results at the station: per policy and tier with intervals and the A/B verdict as scores arrive; the blind key only once it has ended", async () => {
+  const { store, host, done } = setup();
+  try {
+    const v = await host.start({ ...TWO, layouts: [0, 1] });
+    assert.equal(host.results(v.id).episodes.length, 0);
+    // Score every rollout: policy A's bottle in the bin each time, policy B's never.
+    for (let i = 0; i < 4; i++) {
+      await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
+      await asked(host, 'score');
+      const label = host.view()!.step!.label;
+      await host.answer({ prompt: host.view()!.prompt!.id, answer: { action: 'score-count', count: label === 'policy A' ? 1 : 0 } });
+      await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
+    }
+    for (let i = 0; i < 200 && host.view()?.phase !== 'ended'; i++) await new Promise((r) => setTimeout(r, 5));
+    const r = host.results(v.id);
+    assert.equal(r.ended, true);
+    assert.deepEqual(r.policies.map((p) => [p.label, p.scored]), [['policy A', 2], ['policy B', 2]]);
+    const all = (label: string) => r.policies.find((p) => p.label === label)!.tiers.find((t) => t.tier === 'all')!;
+    assert.equal(all('policy A').meanProgress, 1);
+    assert.equal(all('policy B').meanProgress, 0);
+    assert.equal(all('policy A').layouts, 2, 'the interval rests on the two layouts');
+    assert.equal(r.verdict?.pairs, 2);
+    assert.equal(Math.abs(r.verdict!.meanDifference), 1, 'A always 1, B always 0');
+    assert.match(r.verdict!.sentence, /^Not clear yet after 2 pairs/, 'two pairs are too few for the anytime-valid test to decide');
+    assert.ok(r.episodes.every((e) => e.rolloutId !== null && store.getRollout(e.rolloutId) !== undefined), 'each scored episode names its stored rollout');
+    assert.deepEqual(Object.keys(r.key ?? {}).sort(), ['policy A', 'policy B'], 'the key once ended');
+    assert.ok(r.policies.every((p) => p.spec !== undefined));
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});
+
+test('while a blind session is open its results name no policy: no key, no spec', async () => {
+  const { store, host, done } = setup();
+  try {
+    const v = await host.start(TWO);
+    await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
+    await host.answer({ prompt: await asked(host, 'score'), answer: { action: 'score-count', count: 1 } });
+    const r = host.results(v.id);
+    assert.equal(r.key, null);
+    assert.ok(r.policies.every((p) => p.spec === undefined));
+    assert.doesNotMatch(JSON.stringify(r), /code:/);
+    assert.throws(() => host.results(999), (e: unknown) => e instanceof ApiRefusal && e.status === 404);
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});

@@ -53,7 +53,7 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
   assert.equal(await page.textContent('#rig-mode'), 'READY · OFF');
   const firstMotor = await page.textContent('#motor-table tr[data-motor="left arm joint 1"]');
   assert.match(firstMotor ?? '', /DM4340.*°C.*disabled/);
-  assert.match((await page.textContent('#view-rig')) ?? '', /real-time margin/);
+  assert.match((await page.textContent('#view-rig')) ?? '', /keeping up/);
 
   // H holds. On a machine too busy to run the cell's physics in real time the cell says so and the
   // rig refuses to activate (correctly); an operator presses H again once that fault has cleared.

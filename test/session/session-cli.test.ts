@@ -150,6 +150,25 @@ test('while a blind session runs, export hides which label is which policy', asy
   }
 });
 
+test("a blind session's episode files are named by session, slot and attempt, never by policy, so a path shown or exported mid-session unblinds nothing", async () => {
+  const f = fixture();
+  try {
+    const plan = await planFile(f, ['--blind']);
+    // Placed (Enter), the first rollout runs; the operator leaves at its score (end of input): the session stops for now.
+    const r = await runTandem(['session', 'run', '--plan', plan, '--rig-config', f.cell, '--data', f.data], { input: '\n' });
+    assert.equal(r.code, 4, r.stdout + r.stderr);
+    const x = await exported(f);
+    const files = x.rollouts.flatMap((s) => s.attempts.map((a) => a.episodeFile)).filter((p): p is string => p !== null);
+    assert.ok(files.length >= 1, `a rollout was recorded: ${JSON.stringify(x.rollouts[0])}`);
+    for (const file of files) {
+      assert.match(file, /-L\d+-session1-slot\d+-attempt\d+\.mcap$/);
+      assert.doesNotMatch(file, /hold|policy/, 'no policy name in the file name');
+    }
+  } finally {
+    rmSync(f.dir, { recursive: true, force: true });
+  }
+});
+
 /** Spawns `tandem ARGS` and collects its stderr; resolves with its exit. */
 function spawnTandem(args: string[]): { child: ChildProcess; err: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
   const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -270,7 +270,11 @@ export interface RolloutOnRigOptions {
   /** Frame rate of the emulated cell's cameras when the station config is a rig config alone (--rig-config). Default DEFAULT_CELL_CAMERA_FPS. */
   readonly cameraFps?: number;
   /** Records the episode: the file is registered in `store` and opened in `dir` once the rollout is sure to run. */
-  readonly record?: { readonly store: Store; readonly dir: string; readonly spec: string; readonly set: LayoutSet };
+  /**
+   * Records the episode. `fileLabel` names the file in place of the policy: a blind session's files
+   * say their slot, so a path shown or exported mid-session names no policy.
+   */
+  readonly record?: { readonly store: Store; readonly dir: string; readonly spec: string; readonly set: LayoutSet; readonly fileLabel?: string };
   /** Says what runs and how to stop it, once the rollout starts. */
   log(line: string): void;
 }
@@ -335,7 +339,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         store: o.record.store,
         dir: o.record.dir,
         kind: 'rollout',
-        fileName: episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: policy.info.name }),
+        fileName: episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: o.record.fileLabel ?? policy.info.name }),
         rigModel: rig.model,
         clock,
         cameras: opened.list,

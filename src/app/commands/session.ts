@@ -4,6 +4,7 @@
  * rollout path of `tandem rig rollout`, a terminal operator or the cell's scripted one, and the
  * session's export. This file reads files and options and turns bad input into one sentence.
  */
+import { randomInt } from 'node:crypto';
 import { readCalibrationFile, pjlinkFrom } from './projector.js';
 import { sessionProjector } from '../session-projector.js';
 import { LayoutProjector } from '../../../calibration/projector/layout-projector.js';
@@ -89,7 +90,8 @@ besides the episode): fewer rollouts per layout, or fewer layouts, with a note s
   --blind            the operator sees "policy A", "policy B", never specs, until the session ends
                      (the letters are drawn from the seed; the plan file holds the key — keep it from the operator)
   --minutes M        the session's length (default ${DEFAULT_SESSION_MINUTES})
-  --seed S           the order's seed (default 0)
+  --seed S           the order's and the letters' seed (default: a fresh random one, stored in the plan,
+                     so two sessions of the same policies never share a blind key)
   --seconds S        episode length (default the task's fixed length; shorter only for rehearsals and tests)
   -o, --out FILE     where the plan goes (refuses to replace a file unless --force)`,
   options: {
@@ -108,7 +110,7 @@ besides the episode): fewer rollouts per layout, or fewer layouts, with a note s
     const specs = requireString(args, 'policies').split(',');
     const perLayout = intOption(args, 'per-layout', undefined, 1, 10_000);
     const minutes = numberOption(args, 'minutes', DEFAULT_SESSION_MINUTES, 1, 24 * 60);
-    const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
+    const seed = intOption(args, 'seed', randomInt(0, 2 ** 31 - 1), 0, 2 ** 31 - 1);
     const task = getTask(set.task);
     const episodeSeconds = numberOption(args, 'seconds', task.episodeSeconds, 0.02, 3600);
     const out = requireString(args, 'out');

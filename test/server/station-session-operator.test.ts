@@ -1,0 +1,104 @@
+/**
+ * End to end in Debian's headless chromium against a real `tandem station` on the emulated cell,
+ * the operator's hard moments in a blind session: a double-clicked start (one session), Hold
+ * pressed while the session owns the arms (refused, said where the operator looks), Abort (S) of
+ * a running rollout (stored unscored as stopped by the operator, offered for redo, redone), stop
+ * for now, then the session ended from the page with a reason and its Results panel with the blind
+ * key. Screenshots go to test-output/station-ui/.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+import { startStation } from '../helpers/station-process.js';
+import { PROJECT_ROOT } from '../helpers/cli.js';
+import { pageProblems } from '../helpers/page-problems.js';
+import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
+import type { LayoutSetSummary, SessionSummary } from '../../src/server/api-types.js';
+
+const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
+
+async function waitPhase(page: Page, phases: readonly string[], timeout = 120_000): Promise<string> {
+  await page.waitForFunction((ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''), phases, { timeout });
+  return (await page.getAttribute('#session-card', 'data-phase'))!;
+}
+
+/** The message region is on screen (inside the viewport) and says `text`. */
+async function toldOnScreen(page: Page, text: RegExp): Promise<void> {
+  await page.waitForFunction((src) => new RegExp(src).test(document.getElementById('message')?.textContent ?? ''), text.source);
+  const box = await page.locator('#message').boundingBox();
+  const view = page.viewportSize()!;
+  assert.ok(box && box.y >= 0 && box.y + box.height <= view.height, `the message is inside the viewport: ${JSON.stringify(box)} in ${JSON.stringify(view)}`);
+}
+
+test('an operator in chromium: a double-clicked start makes one session, Hold is refused while the session owns the arms, Abort stops a rollout for a redo, and the ended session shows its results and key', async (t) => {
+  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 } });
+  t.after(() => station.dispose());
+  mkdirSync(SHOTS, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), 'tandem-station-operator-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  t.after(async () => {
+    if (!page.isClosed()) await page.screenshot({ path: join(SHOTS, 'operator-last-state.png'), fullPage: true }).catch(() => {});
+    t.diagnostic(`station stderr: ${station.stderr()}`);
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+  const problems = pageProblems(page);
+  const set = await station.api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
+
+  await page.goto(station.url);
+  await page.waitForSelector('#connection.live');
+  await page.keyboard.press('3');
+  await page.waitForFunction((sha) => Array.from((document.getElementById('session-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha), set.sha256);
+  await page.selectOption('#session-layout-set', set.sha256);
+  await page.fill('#session-policies', 'code:hold, code:bottles-in-the-bin');
+  await page.fill('#session-seconds', '8');
+  await page.dblclick('#session-start');
+  await waitPhase(page, ['place']);
+  assert.equal((await station.api<SessionSummary[]>('/api/sessions')).length, 1, 'a double click starts one session');
+
+  // H while placing: the session owns the arms; the refusal is said on screen.
+  await page.locator('#session-card .card-title').click();
+  await page.keyboard.press('h');
+  await toldOnScreen(page, /An eval session has the arms; Hold is not available/);
+  await page.screenshot({ path: join(SHOTS, 'operator-hold-refused.png') });
+
+  // Placed; the policy runs; S aborts it.
+  await page.keyboard.press('Enter');
+  await waitPhase(page, ['running']);
+  await page.keyboard.press('s');
+  await toldOnScreen(page, /Stopping the rollout/);
+  // Stopped: the operator clears the table, then is offered the redo with the reason.
+  assert.equal(await waitPhase(page, ['reset']), 'reset');
+  await page.keyboard.press('Enter');
+  await waitPhase(page, ['decide']);
+  assert.match((await page.textContent('#session-step')) ?? '', /Stopped by the operator/);
+  await page.screenshot({ path: join(SHOTS, 'operator-abort-redo.png') });
+  await page.keyboard.press('Enter');
+  await waitPhase(page, ['place']);
+  const [s] = await station.api<SessionSummary[]>('/api/sessions');
+  const stored = await station.api<{ status: string; statusReason: string | null }[]>('/api/rollouts');
+  assert.deepEqual(stored.map((r) => [r.status, r.statusReason]), [['aborted', 'stopped by the operator']], 'the aborted rollout is stored, unscored');
+
+  // Stop for now, then end it from the list with a reason: the Results panel shows the key.
+  await page.keyboard.press('q');
+  await waitPhase(page, ['stopped']);
+  const row = page.locator(`#session-list .session-row[data-session="${s.id}"]`);
+  await row.locator('[data-action="end"]').click();
+  await row.locator('.end-reason').fill('rehearsal: stopped early on purpose');
+  await row.locator('[data-action="confirm-end"]').click();
+  await toldOnScreen(page, /Session \d+ ended: rehearsal: stopped early on purpose/);
+  await page.locator(`#session-list .session-row[data-session="${s.id}"] [data-action="results"]`).click();
+  await page.waitForFunction(() => /\(ended\)/.test(document.querySelector('#session-results h2')?.textContent ?? ''));
+  const key = (await page.textContent('#session-key')) ?? '';
+  assert.match(key, /policy A.*code:/s, 'the key once ended');
+  await page.screenshot({ path: join(SHOTS, 'operator-results.png'), fullPage: true });
+
+  const ended = (await station.api<SessionSummary[]>('/api/sessions')).find((x) => x.id === s.id)!;
+  assert.notEqual(ended.endedAt, null);
+  // The refused Hold is the one 409 the page logged.
+  assert.deepEqual(problems, ['Failed to load resource: the server responded with a status of 409 (Conflict)']);
+});
