@@ -386,6 +386,9 @@ async function serveFoxglove(listen: FoxgloveListen, host: RigHost): Promise<Fox
   }
 }
 
+/** How the embedded default (no config given) names itself; teleop records it as the cell follower. */
+const DEFAULT_STATION_SOURCE = 'the embedded default (the emulated cell)';
+
 /** Where a running station's address (with its launch token) is kept for the operator: the data folder, readable by its owner only. */
 export const STATION_ADDRESS_FILE = 'station-address.txt';
 
@@ -397,7 +400,7 @@ function writeStationAddress(dataDir: string, url: string): string {
 
 /** Serves until the signal aborts, then damps the rig and closes the store. */
 export async function serveStation(opts: ServeOptions): Promise<void> {
-  const configured = opts.station ?? stationConfigOfRig(await readRigConfig(opts.rigConfigFile), opts.rigConfigFile ?? 'the embedded default (the emulated cell)');
+  const configured = opts.station ?? stationConfigOfRig(await readRigConfig(opts.rigConfigFile), opts.rigConfigFile ?? DEFAULT_STATION_SOURCE);
   const registry = stationRigRegistry();
   const store = openStationStore(opts.dataDir);
   let host: RigHost | undefined;
@@ -442,7 +445,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     const ui = await buildUi();
     const policySpecs = knownPolicySpecs();
     sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
-    teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : opts.station ? opts.station.source : 'cell', opts.dataDir, opts.station ? station : undefined));
+    teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : opts.station && opts.station.source !== DEFAULT_STATION_SOURCE ? opts.station.source : 'cell', opts.dataDir, opts.station ? station : undefined));
     server = new StationServer({
       sessions,
       teleop,
