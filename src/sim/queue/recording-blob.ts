@@ -83,6 +83,8 @@ function isCall(c: unknown): c is RecordedCall {
     return isNum(c.timeS) && isObj(a) && isF64(a.position) && (a.velocity === undefined || isF64(a.velocity)) && (a.torqueNm === undefined || isF64(a.torqueNm));
   }
   if (c.k === 'safety') return isObj(c.event) && isNum(c.event.timeS);
+  // The per-step timing (observation-to-action latency, camera frame ages) every rollout records.
+  if (c.k === 'timing') return isNum(c.timeS) && isObj(c.timing);
   if (c.k === 'event') return isNum(c.timeS) && typeof c.kind === 'string' && typeof c.source === 'string' && typeof c.message === 'string' && (c.detail === undefined || isObj(c.detail));
   return false;
 }
