@@ -5,7 +5,7 @@ import { makeRule } from './scripts/eslint-rooms.js';
 const root = fileURLToPath(new URL('.', import.meta.url));
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'station-ui/dist/**', 'test-output/**', '**/*.d.ts'] },
+  { ignores: ['node_modules/**', 'dist/**', 'build/**', 'build.tmp-*/**', 'station-ui/dist/**', 'test-output/**', '**/*.d.ts'] },
   {
     files: ['**/*.ts', '**/*.js', '**/*.mjs'],
     languageOptions: { parser: tseslint.parser, ecmaVersion: 2022, sourceType: 'module' },

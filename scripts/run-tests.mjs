@@ -9,12 +9,13 @@
 // lines; a last block adds them up (what CI reads), and any failure in either tier exits non-zero.
 // Usage: node scripts/run-tests.mjs [path-prefix ...] [--tier=clocked|rt] [--node-test-flag ...]
 //   TANDEM_TEST_CONCURRENCY=N overrides the first tier's file concurrency (default: the core count).
-import { readdirSync, statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { buildRuntime, fresh } from './runtime-build.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const RT_SUFFIX = '.rt.test.ts';
@@ -56,11 +57,28 @@ const tiers = [
 // node's summary lines: "ℹ tests 12" (spec reporter) or "# tests 12" (tap).
 const SUMMARY = /^(?:ℹ|#) (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ([\d.]+)\s*$/;
 
+// The slowest files of a tier, by the summed time of their top-level tests: where CI's minutes go.
+function printSlowest(tier, timesFile) {
+  let rows = [];
+  try {
+    rows = readFileSync(timesFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => l.split('\t'));
+  } catch {
+    return;
+  }
+  rows.sort((a, b) => Number(b[0]) - Number(a[0]));
+  const total = rows.reduce((s, r) => s + Number(r[0]), 0);
+  console.log(`ℹ ${tier.name} tier, slowest files (top-level tests' time; all ${rows.length} files: ${total.toFixed(0)} s):`);
+  for (const [sec, file] of rows.slice(0, 15)) console.log(`ℹ   ${sec.padStart(6)} s  ${relative(root, file)}`);
+}
+
 function runTier(tier) {
   return new Promise((resolve) => {
     console.log(`\n▶ ${tier.title}: ${tier.files.length} files`);
     const t0 = performance.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${tier.concurrency}`, ...passThrough, ...tier.files], {
+    const timesDir = mkdtempSync(join(tmpdir(), 'tandem-test-times-'));
+    const timesFile = join(timesDir, 'files.tsv');
+    const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts/file-times-reporter.mjs')}`, `--test-reporter-destination=${timesFile}`];
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...reporters, `--test-concurrency=${tier.concurrency}`, ...passThrough, ...tier.files], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -82,10 +100,20 @@ function runTier(tier) {
     child.on('close', (code, signal) => {
       scan(pending);
       const seconds = (performance.now() - t0) / 1000;
+      printSlowest(tier, timesFile);
+      rmSync(timesDir, { recursive: true, force: true });
       console.log(`■ ${tier.name} tier: ${seconds.toFixed(1)} s wall, exit ${code ?? signal}`);
       resolve({ tier, code: code ?? 1, counts, seconds });
     });
   });
+}
+
+// The CLI the tests start runs the prebuilt runtime when it is fresh (scripts/runtime-build.mjs):
+// built here once, so hundreds of CLI starts do not each pay tsx's ≈2 s of loading.
+if (!fresh()) {
+  const t0 = performance.now();
+  const n = await buildRuntime();
+  console.log(`built the CLI's runtime (build/): ${n} files in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
 const results = [];

@@ -34,7 +34,7 @@ import { SessionHost, type SessionParts } from '../server/session-host.js';
 import { RigSessionRunner } from './session-runner.js';
 import { measuredCost, sessionInterlocks } from './commands/session.js';
 import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
-import { recordTeleop } from './commands/teleop.js';
+import { recordTeleop, teleopCamerasOf } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
 import { rmSync, writeFileSync } from 'node:fs';
 import type { CellIo } from './cell-io.js';
@@ -299,7 +299,7 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
           follower,
           // A station config names the follower's rig and the cameras every take records.
           ...(station ? { station } : {}),
-          cameras: req.cameras,
+          cameras: teleopCamerasOf(station, req.cameras),
           cameraFps: 5,
           task: req.task,
           episodes: req.episodes,

@@ -304,7 +304,8 @@ test('a full disk (a 512 KiB tmpfs) refuses the write in one sentence; every com
 test('a file-size limit (ulimit -f) refuses the write in one sentence; every committed rollout survives', { skip: process.platform !== 'linux' && 'uses bash ulimit' }, async (t) => {
   const file = join(tempDir(t), 'tandem.sqlite');
   // SIGXFSZ ignored, as a daemon would: the write then fails with EFBIG instead of killing the process.
-  const filler = spawn('bash', ['-c', `trap '' XFSZ; ulimit -f 256; exec "${process.execPath}" --import tsx "${FILLER}" "${file}"`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // 1 MiB: a new store's schema and migrations alone pass through more than 256 KiB of write-ahead log.
+  const filler = spawn('bash', ['-c', `trap '' XFSZ; ulimit -f 1024; exec "${process.execPath}" --import tsx "${FILLER}" "${file}"`], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   filler.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));

@@ -113,6 +113,14 @@ export async function openTeleopCameras(spec: string, rig: Rig, clock: Clock, fp
   return { cameras, close: async () => void (await Promise.all(cameras.map((c) => c.close()))) };
 }
 
+/**
+ * The cameras a teleop session records, as its session row names them: a station config's own
+ * cameras when it names any, else the operator's choice (`--cameras`, or the station page's).
+ */
+export function teleopCamerasOf(station: StationConfig | undefined, chosen: string): string {
+  return station && station.cameras.length > 0 ? station.cameras.map((c) => `${c.name}=${cameraSourceOf(c)}`).join(',') : chosen;
+}
+
 /** Followers that are not real arms: an emulated leader may drive them. */
 const EMULATED_FOLLOWERS: readonly string[] = ['yam-cell', 'yam-emulated', 'mirror'];
 
@@ -304,7 +312,9 @@ async function recordOnFollower(
   try {
     // Cameras first: they can take seconds to start, and the emulated cell's world runs on the wall
     // clock from the rig's first word to its motors — configure and activate follow each other.
-    if (o.station) {
+    // A station config that names cameras records those; one made from a rig config alone names
+    // none, and the operator's --cameras (or the page's choice) applies.
+    if (o.station && o.station.cameras.length > 0) {
       const opened = await openStationCameras(o.station.cameras, { rig, clock, source: o.station.source });
       cams = { cameras: [...opened.list], close: () => opened.close() };
     } else cams = await openTeleopCameras(o.cameras, rig, clock, o.cameraFps ?? 10);
@@ -516,7 +526,7 @@ export const teleopRecordCommand: CliCommand = {
         follower: station ? station.source : str('follower') === undefined || str('follower') === 'cell' ? 'cell' : resolve(io.cwd, str('follower')!),
         ...(station ? { station: { ...station, rig: rigConfigWithGrippers(station, store) } } : {}),
         gap: str('gap'),
-        cameras: station ? station.cameras.map((c) => `${c.name}=${cameraSourceOf(c)}`).join(',') || 'none' : (str('cameras') ?? 'none'),
+        cameras: teleopCamerasOf(station, str('cameras') ?? 'none'),
         cameraFps: opt('camera-fps', 1, 60),
         task,
         episodes: args.values.episodes === undefined ? undefined : intOption(args, 'episodes', undefined, 1, 100_000),

@@ -129,6 +129,9 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
         ws.send(message);
         ws.close(1011, ERROR_CLOSE_REASON);
       }
+      // Read again (a waiting request paused the socket): the client's answering close frame must
+      // reach us, or both ends wait out ws's 30 s close timeout before the connection ends.
+      ws.resume();
     };
     // Fair share under load: a connection is read no further while a request of its own waits, so
     // a client that floods large frames holds one request in memory, not all it sent, and takes

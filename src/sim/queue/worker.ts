@@ -29,7 +29,7 @@ import { orStop, STOPPED, within } from './bounded.js';
 import { serveWorkerHealth, type HealthServer, type WorkerHealth } from './worker-health.js';
 import { getLayoutSetBlob, getVerifiedBlob, sha256Hex } from './blobs.js';
 import { JobRefusedError, SIM_QUEUE_NAME, TANDEM_VERSION, validateSimJob, type RecordingRef, type SimJobData, type SimJobResult } from './job.js';
-import { encodeRecording, putRecordingBlob, RecordingBlobError } from './recording-blob.js';
+import { deleteRecordingBlob, encodeRecording, putRecordingBlob, RecordingBlobError } from './recording-blob.js';
 import { RolloutThread } from './rollout-thread.js';
 import { queueVersionKey, sweepStoppedKey } from './keys.js';
 
@@ -344,7 +344,15 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
         if (!data.record) return { kind: 'rollout', rollout };
         // A sweep stopped while this rollout ran to its end collects nothing more: no blob to leave behind.
         if ((await redis.exists(sweepStoppedKey(data.sweepId))) === 1) return { kind: 'rollout', rollout, recording: { refused: 'its sweep was stopped before it was collected.' } };
-        return { kind: 'rollout', rollout, recording: await storeRecording(data, recorded, held.label) };
+        const recording = await storeRecording(data, recorded, held.label);
+        // Stopped while the recording was encoded and stored (long on a busy machine): nobody will
+        // collect it, so it goes now rather than lie in Redis until it expires. What is left is a
+        // stop landing in the one round trip between the store and this check.
+        if ('sha256' in recording && (await redis.exists(sweepStoppedKey(data.sweepId))) === 1) {
+          await deleteRecordingBlob(redis, recording.sha256);
+          return { kind: 'rollout', rollout, recording: { refused: 'its sweep was stopped before it was collected.' } };
+        }
+        return { kind: 'rollout', rollout, recording };
       } finally {
         clearInterval(watch);
         thread.busy = false;
