@@ -196,7 +196,6 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
   let table: { task: TaskDefinition; layout: Layout } | undefined;
   if (o.emptyTable && o.layout) throw new UserError('--empty-table and --layouts both say what is on the table; give one.');
   if (o.emptyTable) {
-    if (o.follower !== 'cell') throw new UserError("--empty-table clears the emulated cell's table (--follower cell); clear a real table by hand.");
     table = { task: taskDef ?? getTask('bottles-in-the-bin'), layout: { index: 0, tier: 1, fixtures: [], objects: [] } };
   }
   if (o.layout) {
@@ -247,6 +246,8 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
   } else hand = scriptedMotion();
   const rigConfig = o.station ? o.station.rig : o.follower === 'cell' ? { type: 'yam-cell', transport: 'slcan', gap: o.gap ?? 'seed:0', replyDeadlineMs: 350 } : await readRigConfig(resolve(o.follower));
   const rigType = String((rigConfig as { type?: unknown }).type);
+  // The cell's table is cleared by the emulator (--follower cell, or a yam-cell rig config, e.g. on virtual time).
+  if (o.emptyTable && rigType !== 'yam-cell') throw new UserError("--empty-table clears the emulated cell's table (--follower cell, or a yam-cell rig config); clear a real table by hand.");
   // An emulated leader moves by a script: on real arms nobody would be holding the leader.
   if (o.leader.startsWith('emulated-') && !EMULATED_FOLLOWERS.includes(rigType)) {
     throw new UserError(`The ${o.leader} leader moves by a script, and would drive the real arms of the ${rigType} rig with nobody at the leader; use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader).`);

@@ -2,12 +2,12 @@
  * System identification proven on the emulated cell: teleop takes recorded through the real
  * drivers on a gapped cell (seed 3), `tandem sysid fit` on them, and the fit checked against the
  * cell's hidden truth — which only this test reads, after the fit (the fit never sees it).
- * `teleop record --empty-table` takes only `--follower cell`, which runs on the wall clock: so this
- * file is in the real-time tier, run alone, and a take the fit leaves out is a failure.
+ * The follower is the gapped cell on virtual time (a yam-cell rig config with clock "virtual"):
+ * its takes do not depend on how busy the machine is, and a take the fit leaves out is a failure.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runTandem } from '../helpers/cli.js';
@@ -28,8 +28,9 @@ test('teleop takes on a gapped cell → sysid fit: held-out error at least halve
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const excite = await runTandem(['sysid', 'excite', '--seconds', '90', '--seed', '1', '-o', 'traj.json'], { cwd: dir });
   assert.equal(excite.code, 0, excite.stderr);
+  writeFileSync(join(dir, 'cell.json'), JSON.stringify({ type: 'yam-cell', transport: 'slcan', gap: `seed:${GAP}`, clock: 'virtual' }));
   const rec = await runTandem(
-    ['teleop', 'record', '--leader', 'emulated-yam', '--gap', `seed:${GAP}`, '--task', 'bottles-in-the-bin', '--empty-table', '--trajectory', 'traj.json', '--episodes', String(TAKES), '--seconds', '8', '--reset', '0.5', '--out', 'takes', '--data', 'data'],
+    ['teleop', 'record', '--leader', 'emulated-yam', '--follower', 'cell.json', '--task', 'bottles-in-the-bin', '--empty-table', '--trajectory', 'traj.json', '--episodes', String(TAKES), '--seconds', '8', '--reset', '0.5', '--out', 'takes', '--data', 'data'],
     { cwd: dir, timeoutMs: 240_000 },
   );
   assert.equal(rec.code, 0, rec.stderr);
