@@ -15,7 +15,7 @@ import { runTandem } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 
 const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.6', 'code:bottles-in-the-bin?skill=0.3'];
-const SECONDS = '30';
+const SECONDS = '20';
 
 test('after a sim sweep and scored cell rollouts of three graded policies, the report never inverts their known order (and the sim separates best from worst)', { timeout: 900_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-report-cell-'));

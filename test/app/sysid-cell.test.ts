@@ -14,7 +14,7 @@ import { runTandem } from '../helpers/cli.js';
 import { cellTruth } from '../../src/emulated-cell/cell-truth.js';
 
 const GAP = 3;
-const TAKES = 5;
+const TAKES = 4;
 
 interface FitJson {
   heldOut: { beforeAll: number; afterAll: number; before: number[]; after: number[] };
@@ -30,7 +30,7 @@ test('teleop takes on a gapped cell → sysid fit: held-out error at least halve
   assert.equal(excite.code, 0, excite.stderr);
   writeFileSync(join(dir, 'cell.json'), JSON.stringify({ type: 'yam-cell', transport: 'slcan', gap: `seed:${GAP}`, clock: 'virtual' }));
   const rec = await runTandem(
-    ['teleop', 'record', '--leader', 'emulated-yam', '--follower', 'cell.json', '--task', 'bottles-in-the-bin', '--empty-table', '--trajectory', 'traj.json', '--episodes', String(TAKES), '--seconds', '8', '--reset', '0.5', '--out', 'takes', '--data', 'data'],
+    ['teleop', 'record', '--leader', 'emulated-yam', '--follower', 'cell.json', '--task', 'bottles-in-the-bin', '--empty-table', '--trajectory', 'traj.json', '--episodes', String(TAKES), '--seconds', '6', '--reset', '0.5', '--out', 'takes', '--data', 'data'],
     { cwd: dir, timeoutMs: 240_000 },
   );
   assert.equal(rec.code, 0, rec.stderr);
