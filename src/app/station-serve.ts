@@ -24,7 +24,7 @@ import { EMULATED_CELL_KIND } from '../emulated-cell/cell-truth.js';
 import { SCRIPTED_OPERATOR } from '../emulated-cell/scripted-operator.js';
 import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
-import { stationRigRegistry } from './rig-registry.js';
+import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
 import { readRigConfig } from './station.js';
 import { preflight } from './preflight.js';
 import { cellIoSourceOf, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
@@ -429,6 +429,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     const interlock = cellIo?.plc;
     const parts: RigParts = {
       type: String(rigConfig.type),
+      clock: () => clockForRigConfig(rigConfig),
       create: async (context) => await registry.create(rigConfig, { ...context, signal: opts.signal, ...(interlock ? { interlock } : {}) }),
       motors: motorReports,
       cell: cellStatus,

@@ -4,15 +4,14 @@
  * API and operator UI attach here when they land.
  */
 import { readFile } from 'node:fs/promises';
-import { RigError, type Rig, type RigCommand } from '../rig/contract.js';
-import { RealtimeClock } from '../rig/clocks.js';
+import { RigError, type Clock, type Rig, type RigCommand } from '../rig/contract.js';
 import { ControlLoop, DEFAULT_CONTROL_RATE_HZ } from '../rig/control-loop.js';
 import { loadRapier } from '../sim/rapier.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../sim/calibration.js';
 import { loadRos } from '../../ros/rclnodejs-loader.js';
 import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
-import { DEFAULT_RIG_CONFIG, stationRigRegistry } from './rig-registry.js';
+import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry } from './rig-registry.js';
 import { emulatedCellOf } from '../emulated-cell/register.js';
 import type { StationConfig } from './station-config.js';
 import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';
@@ -53,7 +52,7 @@ export async function readRigConfig(file: string | undefined): Promise<unknown> 
 }
 
 /** Holds the rig's current pose for a moment under the real control loop, then damps it. */
-async function holdBriefly(rig: Rig, clock: RealtimeClock, seconds: number, signal: AbortSignal): Promise<StationReport['rig']> {
+async function holdBriefly(rig: Rig, clock: Clock, seconds: number, signal: AbortSignal): Promise<StationReport['rig']> {
   await rig.configure();
   await rig.activate();
   try {
@@ -95,7 +94,8 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
   log(`cameras   ${cameraLines.length ? cameraLines.join('; ') : 'none configured'}`);
 
   const rigConfig = opts.station.rig;
-  const clock = new RealtimeClock();
+  // The rig config's clock: the wall clock, or (the emulated cell) virtual time, paced or not.
+  const clock = clockForRigConfig(rigConfig);
   const registry = stationRigRegistry();
   let rig: Rig;
   try {

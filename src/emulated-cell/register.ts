@@ -40,20 +40,22 @@ const VIRTUAL_TIME_RIGS = new Set(['yam-cell', 'yam-emulated']);
  * The clock a rig config asks for: the wall clock, or with `clock: 'virtual'` (the emulated rigs
  * only) virtual time — the world, its motors, the adapters' latency, the driver's deadlines and
  * the control loop all jump from event to event, as fast as the CPU allows, and cannot fall behind
- * on a busy machine. Tests use it; nothing else about the rig changes.
+ * on a busy machine. Tests use it; nothing else about the rig changes. `clock: 'paced'` is virtual
+ * time that never runs ahead of the wall clock: the station on the emulated cell looks as it would
+ * on a real rig, and a busy machine slows it down instead of making it miss deadlines.
  */
 export function clockForRigConfig(rigConfig: unknown): Clock {
   const config = (typeof rigConfig === 'object' && rigConfig !== null ? rigConfig : {}) as Partial<RigConfig>;
   const c = config.clock;
   if (c === undefined || c === 'wall') return new RealtimeClock();
-  if (c !== 'virtual') throw rigConfigError(`The ${config.type} rig config's 'clock' must be 'wall' or 'virtual', not ${JSON.stringify(c)}.`);
+  if (c !== 'virtual' && c !== 'paced') throw rigConfigError(`The ${config.type} rig config's 'clock' must be 'wall', 'virtual' or 'paced', not ${JSON.stringify(c)}.`);
   if (!VIRTUAL_TIME_RIGS.has(String(config.type))) throw rigConfigError(`Only the emulated rigs (${[...VIRTUAL_TIME_RIGS].join(', ')}) run on virtual time; a ${config.type} rig moves in real time. Remove 'clock' from its config.`);
-  return new VirtualClock();
+  return new VirtualClock(0, { paced: c === 'paced' });
 }
 
 /** A config asking for virtual time must be created with the VirtualClock clockForRigConfig gave. */
 function checkClock(config: RigConfig, context: RigContext): void {
-  if (config.clock === 'virtual' && !(context.clock instanceof VirtualClock)) throw rigConfigError(`The ${config.type} rig config asks for virtual time, but this command drives the rig on the wall clock; remove 'clock' from the config.`);
+  if ((config.clock === 'virtual' || config.clock === 'paced') && !(context.clock instanceof VirtualClock)) throw rigConfigError(`The ${config.type} rig config asks for virtual time, but this command drives the rig on the wall clock; remove 'clock' from the config.`);
 }
 
 const cells = new WeakMap<Rig, EmulatedCell>();

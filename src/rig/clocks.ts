@@ -138,6 +138,9 @@ export function timerOf(clock: Clock | undefined): ClockTimer {
   return clock?.timer ?? wallTimer;
 }
 
+/** How far a paced VirtualClock may lag the wall clock before it re-anchors (slows down) instead of catching up. */
+const PACED_SLACK_MS = 20;
+
 /** Event-loop turns a VirtualClock lets pass before each step, so what the last event started settles first. */
 const SETTLE_TURNS = 2;
 
@@ -161,7 +164,7 @@ interface VirtualEvent {
  * on; events fire one at a time in (time, order scheduled). Only waiters and `timer` timeouts move
  * time; `passiveTimer` (an adapter's reply latency) fires when time reaches it but never pulls time
  * forward by itself, so time stands still while the loop awaits a policy, as on a SteppedClock.
- * Nothing here reads the wall clock.
+ * Unpaced, nothing here reads the wall clock; paced (see the constructor), it only waits for it.
  */
 export class VirtualClock implements Clock {
   readonly passesWhileAwaiting = false;
@@ -173,13 +176,28 @@ export class VirtualClock implements Clock {
   private pumping = false;
   private turns = 0;
   private readonly onTurn = (): void => this.turn();
+  /** Paced: the wall time (performance.now(), ms) at which virtual time `anchorS` was reached. */
+  private anchorMs = 0;
+  private anchorS = 0;
+  private sleeping: ReturnType<typeof setTimeout> | undefined;
+  private readonly paced: boolean;
 
   readonly timer: ClockTimer = (delayMs, fn) => this.schedule(this.t + Math.max(0, delayMs) / 1000, fn, true);
   /** A timer that fires when time reaches it but never moves time by itself. */
   readonly passiveTimer: ClockTimer = (delayMs, fn) => this.schedule(this.t + Math.max(0, delayMs) / 1000, fn, false);
 
-  constructor(startS = 0) {
+  /**
+   * `paced`: time never runs ahead of the wall clock (an event at virtual time t fires no earlier
+   * than t after the clock started, as on a real rig), but when the machine is busy it falls
+   * behind instead of hurrying to catch up — a starved process sees time slow down, never a
+   * deadline missed. For a station an operator watches on the emulated cell; unpaced for tests and
+   * sweeps, which want the answer as fast as the CPU gives it.
+   */
+  constructor(startS = 0, opts: { readonly paced?: boolean } = {}) {
     this.t = startS;
+    this.paced = opts.paced === true;
+    this.anchorS = startS;
+    this.anchorMs = performance.now();
   }
 
   nowS(): number {
@@ -205,6 +223,8 @@ export class VirtualClock implements Clock {
     this.events.splice(i, 0, ev);
     if (drives) {
       this.driving++;
+      // Paced and asleep until a later event: this one may be due sooner.
+      if (this.sleeping !== undefined) this.wake();
       this.kick();
     }
     return () => this.cancel(ev);
@@ -232,11 +252,37 @@ export class VirtualClock implements Clock {
     }
     this.pumping = false;
     if (this.driving === 0) return;
+    if (this.paced && this.events[0].tS > this.t && this.waitForWall(this.events[0].tS)) return;
     const ev = this.events.shift()!;
     ev.done = true;
     if (ev.drives) this.driving--;
     if (ev.tS > this.t) this.t = ev.tS;
     if (this.driving > 0) this.kick();
     ev.fn();
+  }
+
+  /** Paced: true (and a wake-up set) when virtual time `tS` is still ahead of the wall clock. */
+  private waitForWall(tS: number): boolean {
+    const nowMs = performance.now();
+    const dueMs = this.anchorMs + (tS - this.anchorS) * 1000;
+    if (dueMs - nowMs >= 0.25) {
+      this.pumping = true;
+      this.sleeping = setTimeout(() => this.wake(), dueMs - nowMs);
+      return true;
+    }
+    // Behind the wall clock by more than a blink (a busy machine, a long synchronous task, an
+    // idle clock): re-anchor, so time slows down rather than rushing through what it owes.
+    if (nowMs - dueMs > PACED_SLACK_MS) {
+      this.anchorMs = nowMs;
+      this.anchorS = tS;
+    }
+    return false;
+  }
+
+  private wake(): void {
+    if (this.sleeping !== undefined) clearTimeout(this.sleeping);
+    this.sleeping = undefined;
+    this.pumping = false;
+    if (this.driving > 0) this.kick();
   }
 }

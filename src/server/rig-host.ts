@@ -20,6 +20,8 @@ import type { CellStatus, MotorStatus, RigStatus, RigUse, SafetyEventView } from
 export interface RigParts {
   /** The config's type, e.g. "yam-cell". */
   readonly type: string;
+  /** A fresh clock for each rig this host creates: the rig config's (the wall clock, or paced virtual time on the emulated cell). Default: the wall clock. */
+  clock?(): Clock;
   /** Creates the rig (not yet configured) on the given clock, with the table about to be placed. */
   create(context: Pick<RigContext, 'clock' | 'table'>): Promise<Rig>;
   /** Per-motor reports, where the driver has them. */
@@ -68,7 +70,7 @@ export class RigHost {
    * reason shown in the status, so the operator can fix it and press Hold.
    */
   async start(): Promise<void> {
-    this.clock = new RealtimeClock();
+    this.clock = this.parts.clock?.() ?? new RealtimeClock();
     this.rig = await this.parts.create({ clock: this.clock });
     try {
       await this.rig.configure();
@@ -186,7 +188,7 @@ export class RigHost {
   private async runRollout<T>(table: NonNullable<RigContext['table']>, run: (rig: Rig, clock: Clock, signal: AbortSignal) => Promise<T>, abort: AbortController): Promise<T> {
     try {
       await this.release();
-      this.clock = new RealtimeClock();
+      this.clock = this.parts.clock?.() ?? new RealtimeClock();
       try {
         this.rig = await this.parts.create({ clock: this.clock, table });
       } catch (e) {

@@ -8,39 +8,20 @@
  * ones with their layout in the file, the resumed one with its dropped-frame count, the discarded
  * one moved aside. Screenshots go to test-output/station-ui/.
  */
-import { pageProblems } from '../helpers/page-problems.js';
+import { openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { startStation } from '../helpers/station-process.js';
-import { PROJECT_ROOT } from '../helpers/cli.js';
-import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
 import { TOKEN_HEADER, type LayoutSetSummary, type RigStatus, type TeleopView } from '../../src/server/api-types.js';
 import { readIndexed } from '../helpers/mcap.js';
 import { EPISODE_METADATA_NAME } from '../../src/record/episode-format.js';
 
-const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
-
 test('an operator records teleop episodes in chromium on the emulated cell: a stored layout on the table, live joints, a discarded take re-recorded, stopped with Q and resumed from the page', async (t) => {
   const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 } });
   t.after(() => station.dispose());
-  mkdirSync(SHOTS, { recursive: true });
-  const profile = mkdtempSync(join(tmpdir(), 'tandem-station-teleop-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  t.after(async () => {
-    if (!page.isClosed()) {
-      await page.screenshot({ path: join(SHOTS, 'teleop-last-state.png'), fullPage: true }).catch(() => {});
-      t.diagnostic(`page message: ${await page.textContent('#message').catch(() => '?')}; live: ${await page.textContent('#teleop-live').catch(() => '?')}`);
-    }
-    t.diagnostic(`station stderr: ${station.stderr()}`);
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
-  const problems = pageProblems(page);
+  const { page, problems } = await openStationPage(t, station, 'teleop', async (p) => `page message: ${await p.textContent('#message')}; live: ${await p.textContent('#teleop-live')}`);
   const headers = { [TOKEN_HEADER]: station.token, 'content-type': 'application/json' };
   // A one-bottle tier-1 set: the cell's default table is tier 3 with two bottles, so the layout shows.
   const sampled = await fetch(`${station.base}/api/layout-sets/sample`, { method: 'POST', headers, body: JSON.stringify({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 11 }) });

@@ -23,7 +23,7 @@ const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 const POLICY = 'code:bottles-in-the-bin';
 
 test('an operator stops a running rollout with the Stop button, then compares real and sim on the layout set', async (t) => {
-  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 } });
+  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' } });
   t.after(() => station.dispose());
   const api = async <T>(path: string, body?: unknown): Promise<{ status: number; data: T }> => {
     const res = await fetch(`${station.base}${path}`, {

@@ -47,7 +47,7 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   writeFileSync(calibrationFile, serializeCalibration(calibration));
   plc.setInput('doorClosed', false);
 
-  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 }, args: ['--projector-calibration', calibrationFile, '--cell-io', cellIo] });
+  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' }, args: ['--projector-calibration', calibrationFile, '--cell-io', cellIo] });
   t.after(() => station.dispose());
   const api = <T>(path: string, body?: unknown): Promise<T> => station.api<T>(path, body);
   const session = (): Promise<SessionView> => api<SessionView>('/api/session');

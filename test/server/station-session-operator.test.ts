@@ -8,17 +8,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startStation } from '../helpers/station-process.js';
-import { PROJECT_ROOT } from '../helpers/cli.js';
-import { pageProblems } from '../helpers/page-problems.js';
-import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
+import { openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
 import type { LayoutSetSummary, SessionSummary } from '../../src/server/api-types.js';
-
-const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 
 async function waitPhase(page: Page, phases: readonly string[], timeout = 120_000): Promise<string> {
   await page.waitForFunction((ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''), phases, { timeout });
@@ -34,19 +28,9 @@ async function toldOnScreen(page: Page, text: RegExp): Promise<void> {
 }
 
 test('an operator in chromium: a double-clicked start makes one session, Hold is refused while the session owns the arms, Abort stops a rollout for a redo, and the ended session shows its results and key', async (t) => {
-  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 } });
+  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' } });
   t.after(() => station.dispose());
-  mkdirSync(SHOTS, { recursive: true });
-  const profile = mkdtempSync(join(tmpdir(), 'tandem-station-operator-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  t.after(async () => {
-    if (!page.isClosed()) await page.screenshot({ path: join(SHOTS, 'operator-last-state.png'), fullPage: true }).catch(() => {});
-    t.diagnostic(`station stderr: ${station.stderr()}`);
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
-  const problems = pageProblems(page);
+  const { page, problems } = await openStationPage(t, station, 'operator');
   const set = await station.api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
 
   await page.goto(station.url);

@@ -6,19 +6,14 @@
  * clears the table — until the session ends. The journal and the stored scores are checked
  * through the API. Screenshots (1280×800 and 3840×2160) go to test-output/station-ui/.
  */
-import { pageProblems } from '../helpers/page-problems.js';
+import { openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startStation } from '../helpers/station-process.js';
-import { PROJECT_ROOT } from '../helpers/cli.js';
-import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
 import { TOKEN_HEADER, type LayoutSetSummary, type RolloutDetail, type SessionSummary } from '../../src/server/api-types.js';
 
-const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 /** A starved machine stops the cell's motors answering: the rollout is invalid (rig fault), which the session offers to redo. */
 const STARVED = /not answered for|fell .* behind real time|loss of communication|could not be set up/;
 
@@ -31,22 +26,9 @@ async function waitPhase(page: Page, phases: readonly string[], timeout = 120_00
 }
 
 test('an operator works a blind session in chromium on the emulated cell: two rollouts placed, run and scored with the keyboard, an impossible count refused', async (t) => {
-  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 } });
+  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' } });
   t.after(() => station.dispose());
-  mkdirSync(SHOTS, { recursive: true });
-  const profile = mkdtempSync(join(tmpdir(), 'tandem-station-session-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  t.after(async () => {
-    if (!page.isClosed()) {
-      await page.screenshot({ path: join(SHOTS, 'session-last-state.png'), fullPage: true }).catch(() => {});
-      t.diagnostic(`page message: ${await page.textContent('#message').catch(() => '?')}; card: ${await page.textContent('#session-card').catch(() => '?')}`);
-    }
-    t.diagnostic(`station stderr: ${station.stderr()}`);
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
-  const problems = pageProblems(page);
+  const { page, problems } = await openStationPage(t, station, 'session', async (p) => `page message: ${await p.textContent('#message')}; card: ${await p.textContent('#session-card')}`);
   const api = <T>(path: string, body?: unknown): Promise<T> => station.api<T>(path, body);
   // One layout of tier 1: a blind plan of two policies once each is two rollouts.
   const set = await api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });

@@ -5,45 +5,18 @@
  * short rollout from the form, watch it scored, and find it in the stored list. Screenshots go to
  * test-output/station-ui/ (git-ignored) for a person to look at.
  */
-import { pageProblems } from '../helpers/page-problems.js';
+import { openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { startStation } from '../helpers/station-process.js';
-import { PROJECT_ROOT } from '../helpers/cli.js';
-import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
-
-const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 
 test('an operator opens the station in chromium, holds the rig, and runs a rollout on the emulated cell that comes back scored', async (t) => {
-  // The emulated cell with the longest motor-reply deadline the driver accepts (as the rig-rollout
-  // tests use): chromium, the station and the policy worker share this machine's cores, and a
-  // starved process should not read as silent motors.
-  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 } });
+  // The emulated cell on paced virtual time: chromium, the station and the policy worker share this
+  // machine's cores, and a starved station slows down rather than reading as silent motors.
+  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' } });
   t.after(() => station.dispose());
-  mkdirSync(SHOTS, { recursive: true });
-  const profile = mkdtempSync(join(tmpdir(), 'tandem-station-ui-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: DEFAULT_CHROMIUM_PATH,
-    headless: true,
-    args: [...CHROMIUM_ARGS],
-    viewport: { width: 1280, height: 800 },
-  });
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  t.after(async () => {
-    // What the page showed last, and the station's own words (useful when a step failed).
-    if (!page.isClosed()) {
-      await page.screenshot({ path: join(SHOTS, 'last-state.png'), fullPage: true }).catch(() => {});
-      t.diagnostic(`page message: ${await page.textContent('#message').catch(() => '?')}; run: ${await page.textContent('#run-panel').catch(() => '?')}`);
-    }
-    t.diagnostic(`station stderr: ${station.stderr()}`);
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
-  const problems = pageProblems(page);
+  const { page, problems } = await openStationPage(t, station, 'station', async (p) => `page message: ${await p.textContent('#message')}; run: ${await p.textContent('#run-panel')}`);
 
   await page.goto(station.url);
   assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
