@@ -7,9 +7,9 @@
 //      first tier, so nothing of ours competes with them for the CPU.
 // The tier is the file name, nothing guessed at run time. Each tier prints node's own summary
 // lines; a last block adds them up (what CI reads), and any failure in either tier exits non-zero.
-// Usage: node scripts/run-tests.mjs [path-prefix ...] [--tier=clocked|rt] [--node-test-flag ...]
+// Usage: node scripts/run-tests.mjs [path-prefix ...] [--tier=clocked|rt] [--record-durations] [--node-test-flag ...]
 //   TANDEM_TEST_CONCURRENCY=N overrides the first tier's file concurrency (default: the core count).
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -38,10 +38,27 @@ if (tierArg !== undefined && tierArg !== 'clocked' && tierArg !== 'rt') {
   process.exit(2);
 }
 const prefixes = args.filter((a) => !a.startsWith('--'));
-const passThrough = args.filter((a) => a.startsWith('--') && !a.startsWith('--tier='));
+const recordDurations = args.includes('--record-durations');
+const passThrough = args.filter((a) => a.startsWith('--') && !a.startsWith('--tier=') && a !== '--record-durations');
 const files = walk(join(root, 'test'))
   .filter((f) => prefixes.length === 0 || prefixes.some((p) => f.startsWith(p)))
   .sort();
+
+// Each file's time in an earlier full run (`--record-durations` writes it): the clocked tier starts
+// the longest files first, so no long file starts last and runs alone while the other cores idle.
+// A file without a recorded time (new) counts as UNRECORDED_S. Order is all it changes.
+const DURATIONS = join(root, 'test', 'durations.tsv');
+const durations = new Map();
+try {
+  for (const line of readFileSync(DURATIONS, 'utf8').split('\n')) {
+    const [file, sec] = line.split('\t');
+    if (file && Number.isFinite(Number(sec))) durations.set(file, Number(sec));
+  }
+} catch {
+  // no recorded durations: alphabetical order
+}
+const UNRECORDED_S = 5;
+const longestFirst = (list) => [...list].sort((a, b) => (durations.get(b) ?? UNRECORDED_S) - (durations.get(a) ?? UNRECORDED_S) || a.localeCompare(b));
 if (files.length === 0) {
   console.error(`no test files match ${prefixes.join(' ') || 'test/'}`);
   process.exit(1);
@@ -50,7 +67,7 @@ const envConcurrency = Number(process.env.TANDEM_TEST_CONCURRENCY);
 const concurrency = Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : Math.max(1, availableParallelism());
 
 const tiers = [
-  { name: 'clocked', title: `tests on their own clock, ${concurrency} files at a time`, files: files.filter((f) => !f.endsWith(RT_SUFFIX)), concurrency },
+  { name: 'clocked', title: `tests on their own clock, ${concurrency} files at a time`, files: longestFirst(files.filter((f) => !f.endsWith(RT_SUFFIX))), concurrency },
   { name: 'rt', title: 'real-time tier, one file at a time', files: files.filter((f) => f.endsWith(RT_SUFFIX)), concurrency: 1 },
 ].filter((t) => t.files.length > 0 && (tierArg === undefined || t.name === tierArg));
 
@@ -63,12 +80,13 @@ function printSlowest(tier, timesFile) {
   try {
     rows = readFileSync(timesFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => l.split('\t'));
   } catch {
-    return;
+    return [];
   }
   rows.sort((a, b) => Number(b[0]) - Number(a[0]));
   const total = rows.reduce((s, r) => s + Number(r[0]), 0);
   console.log(`ℹ ${tier.name} tier, slowest files (top-level tests' time; all ${rows.length} files: ${total.toFixed(0)} s):`);
   for (const [sec, file] of rows.slice(0, 15)) console.log(`ℹ   ${sec.padStart(6)} s  ${relative(root, file)}`);
+  return rows.map(([sec, file]) => [relative(root, file), Number(sec)]);
 }
 
 function runTier(tier) {
@@ -100,10 +118,10 @@ function runTier(tier) {
     child.on('close', (code, signal) => {
       scan(pending);
       const seconds = (performance.now() - t0) / 1000;
-      printSlowest(tier, timesFile);
+      const fileTimes = printSlowest(tier, timesFile);
       rmSync(timesDir, { recursive: true, force: true });
       console.log(`■ ${tier.name} tier: ${seconds.toFixed(1)} s wall, exit ${code ?? signal}`);
-      resolve({ tier, code: code ?? 1, counts, seconds });
+      resolve({ tier, code: code ?? 1, counts, seconds, fileTimes });
     });
   });
 }
@@ -127,4 +145,18 @@ if (results.length > 1) {
   console.log(`ℹ duration_ms ${(results.reduce((s, r) => s + r.seconds, 0) * 1000).toFixed(3)}`);
   for (const r of results) console.log(`ℹ tier ${r.tier.name}: ${r.tier.files.length} files, ${r.seconds.toFixed(1)} s, fail ${r.counts.fail ?? '?'}`);
 }
+if (recordDurations) {
+  for (const r of results) for (const [file, sec] of r.fileTimes) durations.set(file, sec);
+  const kept = [...durations].filter(([file]) => files.includes(file) || statSafe(join(root, file))).sort(([a], [b]) => a.localeCompare(b));
+  writeFileSync(DURATIONS, kept.map(([file, sec]) => `${file}\t${sec.toFixed(1)}\n`).join(''));
+  console.log(`recorded ${kept.length} files' durations in ${relative(root, DURATIONS)}`);
+}
 process.exit(results.some((r) => r.code !== 0) ? 1 : 0);
+
+function statSafe(p) {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -88,7 +88,7 @@ export function fresh(root = ROOT, buildInputs = [fileURLToPath(import.meta.url)
   return readFileSync(stamp, 'utf8') === stampText(root);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && !(process.argv.includes('--if-stale') && fresh())) {
   const t0 = performance.now();
   const n = await buildRuntime();
   if (!process.argv.includes('--quiet')) console.log(`built ${relative(ROOT, BUILD_DIR)}/: ${n} TypeScript files transpiled in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
