@@ -37,3 +37,13 @@ export async function openStationPage(
   });
   return { page, problems: pageProblems(page) };
 }
+
+/** The Sessions page (key 3) with layout set `setSha256` chosen and `policies` typed: where the session e2e tests start. */
+export async function fillSessionPlan(page: Page, stationUrl: string, setSha256: string, policies: string): Promise<void> {
+  await page.goto(stationUrl);
+  await page.waitForSelector('#connection.live');
+  await page.keyboard.press('3');
+  await page.waitForFunction((sha) => Array.from((document.getElementById('session-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha), setSha256);
+  await page.selectOption('#session-layout-set', setSha256);
+  await page.fill('#session-policies', policies);
+}

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startStation } from '../helpers/station-process.js';
-import { openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
+import { fillSessionPlan, openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
 import type { LayoutSetSummary, SessionSummary } from '../../src/server/api-types.js';
 
 async function waitPhase(page: Page, phases: readonly string[], timeout = 120_000): Promise<string> {
@@ -33,12 +33,7 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   const { page, problems } = await openStationPage(t, station, 'operator');
   const set = await station.api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
 
-  await page.goto(station.url);
-  await page.waitForSelector('#connection.live');
-  await page.keyboard.press('3');
-  await page.waitForFunction((sha) => Array.from((document.getElementById('session-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha), set.sha256);
-  await page.selectOption('#session-layout-set', set.sha256);
-  await page.fill('#session-policies', 'code:hold, code:bottles-in-the-bin');
+  await fillSessionPlan(page, station.url, set.sha256, 'code:hold, code:bottles-in-the-bin');
   await page.fill('#session-seconds', '8');
   await page.dblclick('#session-start');
   await waitPhase(page, ['place']);

@@ -6,7 +6,7 @@
  * clears the table — until the session ends. The journal and the stored scores are checked
  * through the API. Screenshots (1280×800 and 3840×2160) go to test-output/station-ui/.
  */
-import { openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
+import { fillSessionPlan, openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -33,12 +33,7 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
   // One layout of tier 1: a blind plan of two policies once each is two rollouts.
   const set = await api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
 
-  await page.goto(station.url);
-  await page.waitForSelector('#connection.live');
-  await page.keyboard.press('3');
-  await page.waitForFunction((sha) => Array.from((document.getElementById('session-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha), set.sha256);
-  await page.selectOption('#session-layout-set', set.sha256);
-  await page.fill('#session-policies', 'code:hold, code:bottles-in-the-bin');
+  await fillSessionPlan(page, station.url, set.sha256, 'code:hold, code:bottles-in-the-bin');
   await page.fill('#session-seconds', '3');
   await page.fill('#session-operator', 'Ada (e2e)');
   assert.equal(await page.isChecked('#session-blind'), true, 'blind is the default');

@@ -196,13 +196,13 @@ test('SIGKILL inside an episode and between two actions: session resume finishes
   const cutAfterMs = rng.int(300, 1200);
   try {
     const plan = await planFile(f, ['--blind'], '3');
-    // Paced virtual time: a 3 s episode lasts at least 3 s of wall time, so a kill 0.3–1.2 s into it
-    // lands inside it however fast the machine is (unpaced, it may already be over).
+    const runArgs = ['--rig-config', f.cell, '--scripted-operator', '--data', f.data];
+    // 1. Killed during rollout `cutRollout`'s episode. On paced virtual time: a 3 s episode lasts at
+    // least 3 s of wall time, so a kill 0.3–1.2 s into it lands inside it however fast the machine
+    // is (unpaced, it may already be over). The same cell, so the resumes below run unpaced.
     const paced = join(f.dir, 'cell-paced.json');
     writeFileSync(paced, JSON.stringify({ type: 'yam-cell', gap: 'seed:5', clock: 'paced' }));
-    const runArgs = ['--rig-config', paced, '--scripted-operator', '--data', f.data];
-    // 1. Killed during rollout `cutRollout`'s episode.
-    const first = spawnTandem(['session', 'run', '--plan', plan, ...runArgs]);
+    const first = spawnTandem(['session', 'run', '--plan', plan, '--rig-config', paced, '--scripted-operator', '--data', f.data]);
     await until(() => first.err().includes(`(rollout ${cutRollout}).`), 240_000);
     await new Promise((r) => setTimeout(r, cutAfterMs));
     first.child.kill('SIGKILL');
