@@ -16,6 +16,7 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { ReadStream, isatty } from 'node:tty';
+import { SerialReadQueue } from './serial-read-queue.js';
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 
 class TtyBindingError extends Error {
@@ -29,9 +30,8 @@ class TtyBindingError extends Error {
 
 class TtyPort implements BindingPortInterface {
   isOpen = true;
-  private readonly rx: Buffer[] = [];
+  private readonly rx = new SerialReadQueue();
   private failed: Error | undefined;
-  private pendingRead: { buffer: Buffer; offset: number; length: number; resolve: (r: { buffer: Buffer; bytesRead: number }) => void; reject: (e: Error) => void } | undefined;
   private readonly stream: ReadStream;
 
   constructor(
@@ -40,49 +40,20 @@ class TtyPort implements BindingPortInterface {
   ) {
     // The tty handle re-opens the device for itself onto this descriptor and owns it from here.
     this.stream = new ReadStream(fd);
-    this.stream.on('data', (chunk: Buffer) => {
-      this.rx.push(chunk);
-      this.serveRead();
-    });
+    this.stream.on('data', (chunk: Buffer) => this.rx.push(chunk));
     const fail = (e: Error): void => {
       if (!this.isOpen) return;
       this.failed = new TtyBindingError(`${e.message || 'EIO: i/o error'}; the device at ${openOptions.path} went away`);
-      this.rejectPending(this.failed);
+      this.rx.rejectPending(this.failed);
     };
     this.stream.on('error', fail);
     this.stream.on('end', () => fail(new Error('EIO: i/o error, the device closed')));
   }
 
-  private rejectPending(e: Error): void {
-    const r = this.pendingRead;
-    this.pendingRead = undefined;
-    r?.reject(e);
-  }
-
-  private serveRead(): void {
-    const r = this.pendingRead;
-    if (!r || this.rx.length === 0) return;
-    this.pendingRead = undefined;
-    let n = 0;
-    while (n < r.length && this.rx.length > 0) {
-      const head = this.rx[0];
-      const take = Math.min(head.length, r.length - n);
-      head.copy(r.buffer, r.offset + n, 0, take);
-      n += take;
-      if (take === head.length) this.rx.shift();
-      else this.rx[0] = head.subarray(take);
-    }
-    r.resolve({ buffer: r.buffer, bytesRead: n });
-  }
-
   read(buffer: Buffer, offset: number, length: number): Promise<{ buffer: Buffer; bytesRead: number }> {
     if (!this.isOpen) return Promise.reject(new TtyBindingError('Port is not open', true));
     if (this.failed) return Promise.reject(this.failed);
-    if (this.pendingRead) return Promise.reject(new Error('a read is already pending'));
-    return new Promise((resolve, reject) => {
-      this.pendingRead = { buffer, offset, length, resolve, reject };
-      this.serveRead();
-    });
+    return this.rx.read(buffer, offset, length);
   }
 
   async write(buffer: Buffer): Promise<void> {
@@ -103,7 +74,7 @@ class TtyPort implements BindingPortInterface {
   async close(): Promise<void> {
     if (!this.isOpen) throw new Error('Port is not open');
     this.isOpen = false;
-    this.rejectPending(new TtyBindingError('Port is closed', true));
+    this.rx.rejectPending(new TtyBindingError('Port is closed', true));
     this.stream.destroy();
   }
 
@@ -116,7 +87,7 @@ class TtyPort implements BindingPortInterface {
     return { baudRate: this.openOptions.baudRate };
   }
   async flush(): Promise<void> {
-    this.rx.length = 0;
+    this.rx.clear();
   }
   async drain(): Promise<void> {}
 }

@@ -6,6 +6,7 @@
  */
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import type { CanTransport } from '../can/bus.js';
+import { SerialReadQueue } from '../can/serial-read-queue.js';
 import type { ClockTimer } from '../../src/rig/contract.js';
 import { AdapterEmulator } from './adapter-emulator.js';
 import type { YamBusEmulator } from './yam-bus-emulator.js';
@@ -81,8 +82,7 @@ export interface EmulatedSerialDevice {
 export class EmulatedPort implements BindingPortInterface {
   isOpen = true;
   private unplugged = false;
-  private readonly rx: Buffer[] = [];
-  private pendingRead: { buffer: Buffer; offset: number; length: number; resolve: (r: { buffer: Buffer; bytesRead: number }) => void; reject: (e: Error) => void } | undefined;
+  private readonly rx = new SerialReadQueue();
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -90,36 +90,14 @@ export class EmulatedPort implements BindingPortInterface {
     private readonly adapter: ByteEndpoint,
   ) {
     this.unsubscribe = adapter.onOutput((bytes) => {
-      if (!this.isOpen) return;
-      this.rx.push(bytes);
-      this.serveRead();
+      if (this.isOpen) this.rx.push(bytes);
     });
-  }
-
-  private serveRead(): void {
-    const r = this.pendingRead;
-    if (!r || this.rx.length === 0) return;
-    this.pendingRead = undefined;
-    let n = 0;
-    while (n < r.length && this.rx.length > 0) {
-      const head = this.rx[0];
-      const take = Math.min(head.length, r.length - n);
-      head.copy(r.buffer, r.offset + n, 0, take);
-      n += take;
-      if (take === head.length) this.rx.shift();
-      else this.rx[0] = head.subarray(take);
-    }
-    r.resolve({ buffer: r.buffer, bytesRead: n });
   }
 
   read(buffer: Buffer, offset: number, length: number): Promise<{ buffer: Buffer; bytesRead: number }> {
     if (!this.isOpen) return Promise.reject(new BindingError('Port is not open', true));
     if (this.unplugged) return Promise.reject(new BindingError('EIO: i/o error, device unplugged'));
-    if (this.pendingRead) return Promise.reject(new Error('a read is already pending'));
-    return new Promise((resolve, reject) => {
-      this.pendingRead = { buffer, offset, length, resolve, reject };
-      this.serveRead();
-    });
+    return this.rx.read(buffer, offset, length);
   }
 
   async write(buffer: Buffer): Promise<void> {
@@ -133,9 +111,7 @@ export class EmulatedPort implements BindingPortInterface {
     if (!this.isOpen) throw new Error('Port is not open');
     this.isOpen = false;
     if (!this.unplugged) this.unsubscribe();
-    const r = this.pendingRead;
-    this.pendingRead = undefined;
-    r?.reject(new BindingError('Port is closed', true));
+    this.rx.rejectPending(new BindingError('Port is closed', true));
   }
 
   /** An unplug: in-flight reads fail with a non-canceled error, which the stream treats as a disconnect. */
@@ -144,9 +120,7 @@ export class EmulatedPort implements BindingPortInterface {
     // Like a real tty: the descriptor stays open (isOpen) until the stream closes it; I/O fails.
     this.unplugged = true;
     this.unsubscribe();
-    const r = this.pendingRead;
-    this.pendingRead = undefined;
-    r?.reject(new BindingError('EIO: i/o error, device unplugged'));
+    this.rx.rejectPending(new BindingError('EIO: i/o error, device unplugged'));
   }
 
   async update(): Promise<void> {}
@@ -158,7 +132,7 @@ export class EmulatedPort implements BindingPortInterface {
     return { baudRate: this.openOptions.baudRate };
   }
   async flush(): Promise<void> {
-    this.rx.length = 0;
+    this.rx.clear();
   }
   async drain(): Promise<void> {}
 }
