@@ -14,6 +14,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import type { EpisodeContext, Policy } from '../contract.js';
 import { packOpenpi, WireFormatError, type WireValue } from './msgpack-numpy.js';
 import { DEFAULT_MAX_IMAGE_SIDE, decodeObservation, encodeResult, maxRequestBytes } from './wire.js';
+import { closeWebSocketService } from './ws-shutdown.js';
 
 export interface PolicyServerOptions {
   readonly policy: Policy;
@@ -196,18 +197,7 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
     url: `ws://${host.includes(':') ? `[${host}]` : host}:${port}`,
     served: () => served,
     async close() {
-      for (const ws of wss.clients) ws.close(1001, 'policy server shutting down');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          for (const ws of wss.clients) ws.terminate();
-        }, 500);
-        wss.close(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await closeWebSocketService(http, wss, 'policy server shutting down');
     },
   };
 }

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { NdArray, packOpenpi, unpackOpenpi, WireFormatError, type WireValue } from '../../policy/openpi/msgpack-numpy.js';
+import { closeWebSocketService } from '../../policy/openpi/ws-shutdown.js';
 import { STATE_DIM } from '../../rig/contract.js';
 import type { TaskDefinition } from '../../tasks/types.js';
 import { yamRigModel } from '../../rig/yam.js';
@@ -224,18 +225,7 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     url: `ws://${host.includes(':') ? `[${host}]` : host}:${port}`,
     workers,
     async close() {
-      for (const ws of wss.clients) ws.close(1001, 'env server shutting down');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          for (const ws of wss.clients) ws.terminate();
-        }, 500);
-        wss.close(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await closeWebSocketService(http, wss, 'env server shutting down');
       await pool.close();
     },
   };
