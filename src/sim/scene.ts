@@ -18,6 +18,7 @@ import { collidersForParts, GROUPS, quatRotate } from './colliders.js';
 import { loadRapier, type Rapier } from './rapier.js';
 import { SimArm, type MotorCommand } from './sim-arm.js';
 import type { SceneSnapshot } from './render/scene-snapshot.js';
+import type { PhysicsArm } from './physics-scene.js';
 
 export const GRAVITY_Z = -9.81;
 export const TABLE_THICKNESS_M = 0.04;
@@ -42,6 +43,24 @@ export const NEAR_HAND_M = 0.3;
 export const JOINT_BLOWUP_MARGIN_RAD = 0.5;
 export const MAX_OBJECT_SPEED_MS = 20;
 export const MAX_JOINT_SPEED_RADS = 100;
+
+/**
+ * Why an arm's state can no longer be trusted — a NaN, a joint far outside its limits or spinning
+ * — or undefined: the same judgement whichever engine (Rapier, MuJoCo) moved it.
+ */
+export function armInstability(arm: Pick<PhysicsArm, 'q' | 'dq' | 'model'> & { readonly fingerOpeningM: number }): string | undefined {
+  for (let j = 0; j < 6; j++) {
+    const q = arm.q[j];
+    const spec = arm.model.joints[j];
+    if (!Number.isFinite(q) || !Number.isFinite(arm.dq[j])) return `${spec.name} reads NaN`;
+    if (q < spec.minRad - JOINT_BLOWUP_MARGIN_RAD || q > spec.maxRad + JOINT_BLOWUP_MARGIN_RAD) {
+      return `${spec.name} is at ${q.toFixed(2)} rad, far outside its limits [${spec.minRad.toFixed(2)}, ${spec.maxRad.toFixed(2)}]`;
+    }
+    if (Math.abs(arm.dq[j]) > MAX_JOINT_SPEED_RADS) return `${spec.name} spins at ${arm.dq[j].toFixed(0)} rad/s`;
+  }
+  if (!Number.isFinite(arm.fingerOpeningM)) return `${arm.model.gripper.name} reads NaN`;
+  return undefined;
+}
 /** A mug counts as upright when its axis is within this angle of vertical. */
 export const UPRIGHT_TILT_RAD = (20 * Math.PI) / 180;
 
@@ -238,16 +257,8 @@ export class SimScene {
   /** Why the simulation can no longer be trusted (NaN, objects through the table, joints far outside limits), or undefined. */
   instability(): string | undefined {
     for (const arm of this.arms) {
-      for (let j = 0; j < 6; j++) {
-        const q = arm.q[j];
-        const spec = arm.model.joints[j];
-        if (!Number.isFinite(q) || !Number.isFinite(arm.dq[j])) return `${spec.name} reads NaN`;
-        if (q < spec.minRad - JOINT_BLOWUP_MARGIN_RAD || q > spec.maxRad + JOINT_BLOWUP_MARGIN_RAD) {
-          return `${spec.name} is at ${q.toFixed(2)} rad, far outside its limits [${spec.minRad.toFixed(2)}, ${spec.maxRad.toFixed(2)}]`;
-        }
-        if (Math.abs(arm.dq[j]) > MAX_JOINT_SPEED_RADS) return `${spec.name} spins at ${arm.dq[j].toFixed(0)} rad/s`;
-      }
-      if (!Number.isFinite(arm.fingerOpeningM)) return `${arm.model.gripper.name} reads NaN`;
+      const why = armInstability(arm);
+      if (why) return why;
     }
     for (const o of [...this.objects, ...this.fixtures]) {
       const t = o.body.translation();

@@ -27,11 +27,10 @@ import type { PhysicsArm, PhysicsScene } from '../physics-scene.js';
 import { loadRapier } from '../rapier.js';
 import type { SceneSnapshot } from '../render/scene-snapshot.js';
 import {
+  armInstability,
   boundsCentre,
   FLOOR_Z_M,
   HOME_START_POSITION,
-  JOINT_BLOWUP_MARGIN_RAD,
-  MAX_JOINT_SPEED_RADS,
   MAX_OBJECT_SPEED_MS,
   NEAR_HAND_M,
   OFF_TABLE_BELOW_M,
@@ -226,16 +225,8 @@ export class MujocoScene implements PhysicsScene {
     const dt = this.opts.calibration.physicsStepS;
     if (Math.abs(this.data.time - this.steps * dt) > dt / 2) return 'MuJoCo met a NaN or huge acceleration and reset the state';
     for (const arm of this.arms) {
-      for (let j = 0; j < 6; j++) {
-        const q = arm.q[j];
-        const spec = arm.model.joints[j];
-        if (!Number.isFinite(q) || !Number.isFinite(arm.dq[j])) return `${spec.name} reads NaN`;
-        if (q < spec.minRad - JOINT_BLOWUP_MARGIN_RAD || q > spec.maxRad + JOINT_BLOWUP_MARGIN_RAD) {
-          return `${spec.name} is at ${q.toFixed(2)} rad, far outside its limits [${spec.minRad.toFixed(2)}, ${spec.maxRad.toFixed(2)}]`;
-        }
-        if (Math.abs(arm.dq[j]) > MAX_JOINT_SPEED_RADS) return `${spec.name} spins at ${arm.dq[j].toFixed(0)} rad/s`;
-      }
-      if (!Number.isFinite(arm.fingerOpeningM)) return `${arm.model.gripper.name} reads NaN`;
+      const why = armInstability(arm);
+      if (why) return why;
     }
     const qpos = this.data.qpos as Float64Array;
     const qvel = this.data.qvel as Float64Array;
