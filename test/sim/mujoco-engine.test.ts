@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runTandem } from '../helpers/cli.js';
-import { describeRigContract, tickThrough } from '../rig/contract-suite.js';
+import { describeRigContract } from '../rig/contract-suite.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { yamRigModel } from '../../src/rig/yam.js';
 import { BOTTLES_IN_THE_BIN } from '../../src/tasks/index.js';
@@ -14,6 +14,7 @@ import { parseSimCalibration } from '../../src/sim/calibration-file.js';
 import { createEngineScene } from '../../src/sim/engine-scene.js';
 import { runSimRollout } from '../../src/sim/sim-rollout.js';
 import { SimRig } from '../../src/sim/sim-rig.js';
+import { simRigUnderTest } from './sim-rig-under-test.js';
 
 const MUJOCO = withEngine(DEFAULT_SIM_CALIBRATION, 'mujoco');
 const BIN_ONLY = { index: 0, tier: 1, fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0, y: -0.3, yawRad: 0 } }], objects: [] };
@@ -123,19 +124,5 @@ describeRigContract('SimRig on MuJoCo', async () => {
     calibration: MUJOCO,
     startPosition: [0, 0.8, 0.8, 0, 0, 0, 0.5, 0, 0.8, 0.8, 0, 0, 0, 0.5],
   });
-  const rig = new SimRig({ scene });
-  const motor = (a: number) => {
-    const m = rig['motors'][a];
-    if (m.kp.some((k) => k > 0) || m.gripperKp > 0) return 'stiff' as const;
-    return m.kd.some((k) => k > 0) || m.gripperKd > 0 ? ('damp' as const) : ('off' as const);
-  };
-  return {
-    rig,
-    clock: rig.clock,
-    advance: (s) => tickThrough(rig, rig.clock, s),
-    dispose: async () => scene.free(),
-    motors: async () => ({ left: motor(0), right: motor(1) }),
-    injectFault: (side) => (rig['faults'] = [...rig['faults'], { kind: 'motor-fault', arm: side, joint: 2, message: `The ${side} arm joint 3 motor reports over-current.` }]),
-    clearFaults: () => (rig['faults'] = []),
-  };
+  return simRigUnderTest(scene);
 });
