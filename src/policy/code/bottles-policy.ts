@@ -20,6 +20,7 @@ import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js'
 import { AT_POSE_RAD, parkPose, transit } from './arm-moves.js';
 import { TrackingCorrection } from './tracking-correction.js';
 import { commandInLimits, writeChunk } from './chunk-writer.js';
+import { mulberry32 } from './seeded-random.js';
 
 export const BOTTLES_POLICY_NAME = 'code:bottles-in-the-bin';
 /** Bumped whenever the policy's behaviour changes: it feeds the policy's checkpoint hash. */
@@ -411,20 +412,4 @@ export function readScene(state: PrivilegedState): Scene {
     if (shape && !bin) bin = viewBin(f, shape);
   }
   return { bottles, bin };
-}
-
-/**
- * mulberry32: a small seeded generator, so a graded variant misses the same way for the same seed.
- * The project's generator (src/layouts/random.ts createRng) is out of this room's reach: src/policy
- * may import only the rig and policy contracts and src/rig.
- */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -25,6 +25,7 @@ import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js'
 import { AT_POSE_RAD, parkPose, transit } from './arm-moves.js';
 import { TrackingCorrection } from './tracking-correction.js';
 import { commandInLimits, writeChunk } from './chunk-writer.js';
+import { mulberry32 } from './seeded-random.js';
 import { inSlot, inTote, partShape, slotCentre, viewPart, type PartCategory, type PartView } from './part-geometry.js';
 
 export const SORT_POLICY_NAME = 'code:sort-from-tote';
@@ -365,16 +366,4 @@ export function readSortScene(state: PrivilegedState): Scene {
     return f ? { position: f.position as Vec3, quaternion: f.quaternion } : undefined;
   };
   return { parts, tote: find('tote'), sorter: find('sorter') };
-}
-
-/** mulberry32 (see bottles-policy.ts: the project's generator is out of this room's reach). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
