@@ -15,7 +15,6 @@ import { startStation } from '../helpers/station-process.js';
 import { TOKEN_HEADER, type LayoutSetSummary, type RolloutDetail, type SessionSummary } from '../../src/server/api-types.js';
 
 /** A starved machine stops the cell's motors answering: the rollout is invalid (rig fault), which the session offers to redo. */
-const STARVED = /not answered for|fell .* behind real time|loss of communication|could not be set up/;
 
 const phase = (page: Page): Promise<string | null> => page.getAttribute('#session-card', 'data-phase');
 
@@ -42,18 +41,13 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
 
   const objects = (await api<{ layout: { objects: unknown[] } }>(`/api/layout-sets/${set.sha256}/layouts/0`)).layout.objects.length;
   const scoredRollouts: number[] = [];
-  let redos = 0;
   for (let rollout = 1; rollout <= 2; ) {
     const at = await waitPhase(page, ['place', 'reset', 'decide', 'score', 'ended']);
     if (at === 'ended') break;
     if (at === 'reset' || at === 'decide') {
-      // Only an unscored rollout (the starved cell faulted it) comes here before its score.
-      const why = (await page.textContent('#session-step')) ?? '';
-      if (at === 'decide') assert.match(why, STARVED, `the only unscored rollout accepted is a starved machine's: ${why}`);
-      assert.ok(redos++ < 4, `the cell kept faulting: ${why}`);
-      t.diagnostic(`redo (${at}): ${why}`);
-      await page.keyboard.press('Enter');
-      continue;
+      // Only an unscored rollout comes here before its score; on paced virtual time the cell cannot
+      // starve, so that is a failure, with the station's words for it.
+      assert.fail(`rollout ${rollout} ended unscored (${at}): ${(await page.textContent('#session-step')) ?? ''}`);
     }
     if (at === 'place') {
       const label = (await page.textContent('#session-label')) ?? '';
@@ -92,8 +86,10 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
       }
       continue;
     }
-    // Score.
-    assert.match((await page.textContent('#session-step')) ?? '', objects === 1 ? /Is the object in the bin\? Count it: 0 or 1\./ : new RegExp(`How many of the ${objects} objects are in the bin\\?`));
+    // Score: the prompt follows "One moment… the station is storing the last step" once the rollout is stored.
+    const prompt = objects === 1 ? /Is the object in the bin\? Count it: 0 or 1\./ : new RegExp(`How many of the ${objects} objects are in the bin\\?`);
+    await page.waitForFunction((src) => new RegExp(src).test(document.getElementById('session-step')?.textContent ?? ''), prompt.source, { timeout: 30_000 });
+    assert.match((await page.textContent('#session-step')) ?? '', prompt);
     if (rollout === 1) {
       await page.fill('#session-count', String(objects + 1));
       await page.keyboard.press('Enter');
