@@ -1,66 +1,62 @@
 import { parseArgs } from 'node:util';
 import { UserError, type CliCommand, type CliIo } from './command.js';
-import { commands as layoutCommands } from './commands/layouts.js';
-import { commands as scoreCommands } from './commands/score.js';
-import { commands as statsCommands } from './commands/stats.js';
-import { commands as stationCommands } from './commands/station.js';
-import { commands as simCommands } from './commands/sim.js';
-import { commands as simQueueCommands } from './commands/sim-queue.js';
-import { commands as simExportCommands } from './commands/sim-export.js';
-import { commands as simEnvCommands } from './commands/sim-env.js';
-import { commands as simGenerateCommands } from './commands/sim-generate.js';
-import { commands as rigCommands } from './commands/rig.js';
-import { commands as rigRolloutCommands } from './commands/rig-rollout.js';
-import { commands as rigModelCommands } from './commands/rig-model.js';
-import { commands as policyCommands } from './commands/policy.js';
-import { commands as cellCommands } from './commands/cell.js';
-import { commands as sysidCommands } from './commands/sysid.js';
-import { commands as recordCommands } from './commands/record.js';
-import { commands as projectorCommands } from './commands/projector.js';
-import { commands as cellIoCommands } from './commands/cell-io.js';
-import { commands as reportCommands } from './commands/report.js';
-import { commands as diagnoseCommands } from './commands/diagnose.js';
-import { commands as sessionCommands } from './commands/session.js';
-import { commands as teleopCommands } from './commands/teleop.js';
-
-export const ALL_COMMANDS: readonly CliCommand[] = [
-  ...stationCommands,
-  ...layoutCommands,
-  ...scoreCommands,
-  ...statsCommands,
-  ...reportCommands,
-  ...diagnoseCommands,
-  ...simCommands,
-  ...simQueueCommands,
-  ...simExportCommands,
-  ...simEnvCommands,
-  ...simGenerateCommands,
-  ...rigModelCommands,
-  ...rigCommands,
-  ...rigRolloutCommands,
-  ...cellCommands,
-  ...sysidCommands,
-  ...cellIoCommands,
-  ...recordCommands,
-  ...sessionCommands,
-  ...teleopCommands,
-  ...policyCommands,
-  ...projectorCommands,
+/**
+ * The command modules by the words their commands start with. A module is imported only when a
+ * command under its prefix is run: the heavy ones pull in Rapier, node-opcua or playwright, and a
+ * `tandem layouts` or `tandem rig hold` should not pay for them (the tests and the station's
+ * scripts start the CLI hundreds of times). `tandem --help` imports them all.
+ */
+type CommandModule = { readonly commands: readonly CliCommand[] };
+const COMMAND_MODULES: readonly { readonly prefix: readonly string[]; readonly load: () => Promise<CommandModule> }[] = [
+  { prefix: ['station'], load: () => import('./commands/station.js') },
+  { prefix: ['layouts'], load: () => import('./commands/layouts.js') },
+  { prefix: ['score'], load: () => import('./commands/score.js') },
+  { prefix: ['stats'], load: () => import('./commands/stats.js') },
+  { prefix: ['report'], load: () => import('./commands/report.js') },
+  { prefix: ['diagnose'], load: () => import('./commands/diagnose.js') },
+  { prefix: ['sim'], load: () => import('./commands/sim.js') },
+  { prefix: ['sim', 'worker'], load: () => import('./commands/sim-queue.js') },
+  { prefix: ['sim', 'export-mjcf'], load: () => import('./commands/sim-export.js') },
+  { prefix: ['sim', 'serve-env'], load: () => import('./commands/sim-env.js') },
+  { prefix: ['sim', 'generate'], load: () => import('./commands/sim-generate.js') },
+  { prefix: ['rig', 'urdf'], load: () => import('./commands/rig-model.js') },
+  { prefix: ['rig'], load: () => import('./commands/rig.js') },
+  { prefix: ['rig', 'rollout'], load: () => import('./commands/rig-rollout.js') },
+  { prefix: ['cell'], load: () => import('./commands/cell.js') },
+  { prefix: ['sysid'], load: () => import('./commands/sysid.js') },
+  { prefix: ['cell-io'], load: () => import('./commands/cell-io.js') },
+  { prefix: ['record'], load: () => import('./commands/record.js') },
+  { prefix: ['session'], load: () => import('./commands/session.js') },
+  { prefix: ['teleop'], load: () => import('./commands/teleop.js') },
+  { prefix: ['policy'], load: () => import('./commands/policy.js') },
+  { prefix: ['projector'], load: () => import('./commands/projector.js') },
 ];
+
+/** The commands of the modules `which` selects, in the order above. */
+export async function loadCommands(which: (prefix: readonly string[]) => boolean = () => true): Promise<CliCommand[]> {
+  const listed = COMMAND_MODULES.filter((m) => which(m.prefix));
+  const modules = await Promise.all(listed.map(async (m) => ({ prefix: m.prefix, commands: (await m.load()).commands })));
+  for (const m of modules) {
+    // A command outside its module's prefix would be unreachable: say so to the developer at once.
+    const stray = m.commands.find((c) => !m.prefix.every((w, i) => c.path[i] === w));
+    if (stray) throw new Error(`command 'tandem ${stray.path.join(' ')}' is in a module listed under '${m.prefix.join(' ')}'`);
+  }
+  return modules.flatMap((m) => m.commands);
+}
 
 const GLOBAL_HELP = `  --data DIR   station data directory (default: $TANDEM_DATA, else a per-user folder)
   --json       machine-readable output where the command offers it
   -h, --help   show help for a command`;
 
-function overview(): string {
-  const width = Math.max(...ALL_COMMANDS.map((c) => c.path.join(' ').length));
-  const lines = ALL_COMMANDS.map((c) => `  tandem ${c.path.join(' ').padEnd(width)}  ${c.summary}`);
+function overview(all: readonly CliCommand[]): string {
+  const width = Math.max(...all.map((c) => c.path.join(' ').length));
+  const lines = all.map((c) => `  tandem ${c.path.join(' ').padEnd(width)}  ${c.summary}`);
   return `tandem — station software for the two-arm YAM rig\n\nUsage: tandem <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nOptions for every command:\n${GLOBAL_HELP}\n`;
 }
 
-function findCommand(argv: readonly string[]): { command: CliCommand; rest: string[] } | undefined {
+function findCommand(candidates: readonly CliCommand[], argv: readonly string[]): { command: CliCommand; rest: string[] } | undefined {
   let best: CliCommand | undefined;
-  for (const c of ALL_COMMANDS) {
+  for (const c of candidates) {
     if (c.path.every((w, i) => argv[i] === w) && (!best || c.path.length > best.path.length)) best = c;
   }
   return best ? { command: best, rest: argv.slice(best.path.length) } : undefined;
@@ -68,12 +64,12 @@ function findCommand(argv: readonly string[]): { command: CliCommand; rest: stri
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    io.out(overview());
+    io.out(overview(await loadCommands()));
     return 0;
   }
-  const found = findCommand(argv);
+  const found = findCommand(await loadCommands((prefix) => prefix.every((w, i) => argv[i] === w)), argv);
   if (!found) {
-    const group = ALL_COMMANDS.filter((c) => c.path[0] === argv[0]);
+    const group = await loadCommands((prefix) => prefix[0] === argv[0]);
     if (group.length > 0) {
       io.err(`'${argv.join(' ')}' is not a tandem command. Commands under '${argv[0]}':\n${group.map((c) => `  tandem ${c.path.join(' ')}  ${c.summary}`).join('\n')}\n`);
     } else {
