@@ -3,8 +3,10 @@
 //   1. every test that controls its own clock (`*.test.ts`), as many files at once as the machine
 //      has cores: they cannot starve, so a busy neighbour only makes them slower;
 //   2. the real-time tier (`*.rt.test.ts`): tests that truly need the wall clock (a driver over
-//      ptys, the control loop's timing, ffmpeg, the cell interlock…), one file at a time, after the
-//      first tier, so nothing of ours competes with them for the CPU.
+//      ptys, the control loop's timing, ffmpeg, the cell interlock…), one file at a time.
+// Both tiers run at once: the clocked tier at a lower CPU priority (nice 10, inherited by every
+// process it starts), so the real-time tier's processes take the CPU whenever they want it and the
+// clocked tier — which cannot starve, only slow down — fills the rest. Its lines come prefixed `rt│`.
 // The tier is the file name, nothing guessed at run time. Each tier prints node's own summary
 // lines; a last block adds them up (what CI reads), and any failure in either tier exits non-zero.
 // Usage: node scripts/run-tests.mjs [path-prefix ...] [--tier=clocked|rt] [--record-durations] [--node-test-flag ...]
@@ -66,9 +68,12 @@ if (files.length === 0) {
 const envConcurrency = Number(process.env.TANDEM_TEST_CONCURRENCY);
 const concurrency = Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : Math.max(1, availableParallelism());
 
+// How much less CPU the clocked tier is given than the real-time tier (nice(1) increment: at 10 the
+// kernel weights a real-time tier process ≈ 9× a clocked one when they share a core).
+const CLOCKED_NICE = 10;
 const tiers = [
-  { name: 'clocked', title: `tests on their own clock, ${concurrency} files at a time`, files: longestFirst(files.filter((f) => !f.endsWith(RT_SUFFIX))), concurrency },
-  { name: 'rt', title: 'real-time tier, one file at a time', files: files.filter((f) => f.endsWith(RT_SUFFIX)), concurrency: 1 },
+  { name: 'clocked', title: `tests on their own clock, ${concurrency} files at a time, at nice ${CLOCKED_NICE}`, files: longestFirst(files.filter((f) => !f.endsWith(RT_SUFFIX))), concurrency, nice: CLOCKED_NICE, tag: '' },
+  { name: 'rt', title: 'real-time tier, one file at a time', files: files.filter((f) => f.endsWith(RT_SUFFIX)), concurrency: 1, nice: 0, tag: 'rt│ ' },
 ].filter((t) => t.files.length > 0 && (tierArg === undefined || t.name === tierArg));
 
 // node's summary lines: "ℹ tests 12" (spec reporter) or "# tests 12" (tap).
@@ -96,10 +101,11 @@ function runTier(tier) {
     const timesDir = mkdtempSync(join(tmpdir(), 'tandem-test-times-'));
     const timesFile = join(timesDir, 'files.tsv');
     const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts/file-times-reporter.mjs')}`, `--test-reporter-destination=${timesFile}`];
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...reporters, `--test-concurrency=${tier.concurrency}`, ...passThrough, ...tier.files], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const argv = [process.execPath, '--import', 'tsx', '--test', ...reporters, `--test-concurrency=${tier.concurrency}`, ...passThrough, ...tier.files];
+    // nice(1) rather than setPriority after the spawn: the priority holds from the first instruction.
+    const [cmd, ...rest] = tier.nice > 0 ? ['nice', '-n', String(tier.nice), ...argv] : argv;
+    const child = spawn(cmd, rest, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const say = (line) => console.log(`${tier.tag}${line}`);
     const counts = {};
     let pending = '';
     const scan = (text) => {
@@ -108,14 +114,17 @@ function runTier(tier) {
         if (m) counts[m[1]] = Number(m[2]);
       }
     };
+    // Whole lines only, so the two tiers' output interleaves line by line.
     child.stdout.on('data', (chunk) => {
-      process.stdout.write(chunk);
       const text = pending + chunk.toString('utf8');
       const cut = text.lastIndexOf('\n');
-      scan(text.slice(0, cut + 1));
+      const lines = text.slice(0, cut + 1);
+      if (lines) process.stdout.write(tier.tag ? lines.replace(/^(?=.)/gm, tier.tag) : lines);
+      scan(lines);
       pending = text.slice(cut + 1);
     });
     child.on('close', (code, signal) => {
+      if (pending) say(pending);
       scan(pending);
       const seconds = (performance.now() - t0) / 1000;
       const fileTimes = printSlowest(tier, timesFile);
@@ -134,15 +143,16 @@ if (!fresh()) {
   console.log(`built the CLI's runtime (build/): ${n} files in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
-const results = [];
-for (const tier of tiers) results.push(await runTier(tier));
+const started = performance.now();
+const results = await Promise.all(tiers.map((tier) => runTier(tier)));
+const wallSeconds = (performance.now() - started) / 1000;
 
 if (results.length > 1) {
   console.log('\n■ all tiers');
   for (const key of ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo']) {
     console.log(`ℹ ${key} ${results.reduce((s, r) => s + (r.counts[key] ?? 0), 0)}`);
   }
-  console.log(`ℹ duration_ms ${(results.reduce((s, r) => s + r.seconds, 0) * 1000).toFixed(3)}`);
+  console.log(`ℹ duration_ms ${(wallSeconds * 1000).toFixed(3)}`);
   for (const r of results) console.log(`ℹ tier ${r.tier.name}: ${r.tier.files.length} files, ${r.seconds.toFixed(1)} s, fail ${r.counts.fail ?? '?'}`);
 }
 if (recordDurations) {
