@@ -59,14 +59,16 @@ test('rollouts holding bottles on a gapped cell → sysid fit --layouts: the obj
   assert.deepEqual(c.excluded, [], 'every take is usable');
   assert.equal(files.length, 5, `2 takes and 3 rollouts: ${files.join(', ')}`);
   assert.ok(usableHolding.length >= 2, `at least two rollouts hold their bottle throughout: ${c.episodes.map((e) => `${e.file} ${e.lostObject ?? ''}`).join('; ')}`);
-  const fit = await runTandem(['sysid', 'fit', '--layouts', 'set.json', ...c.episodes.map((e) => e.file), '--holdout', '1', '-o', 'fit.json', '--json'], { cwd: dir, timeoutMs: 900_000 });
+  // A quicker fit than the default (4 iterations, one start), on 2 workers so the descent is the
+  // same on every machine (the LM tries one step size per worker).
+  const fit = await runTandem(['sysid', 'fit', '--layouts', 'set.json', ...c.episodes.map((e) => e.file), '--holdout', '1', '--iterations', '4', '--starts', '1', '--workers', '2', '-o', 'fit.json', '--json'], { cwd: dir, timeoutMs: 900_000 });
   assert.equal(fit.code, 0, fit.stderr);
   const r = JSON.parse(fit.stdout) as FitJson;
   const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));
   const truth = cellTruth({ kind: 'seed', seed: GAP }).truth.physics;
   const mass = p.objectMassScale;
   t.diagnostic(`objectMassScale ${mass.start} → ${mass.fitted} ± ${mass.sigma} (truth ${truth.objectMassScale}); held-out holding ${r.heldOut.holding?.before} → ${r.heldOut.holding?.after}`);
-  // The object mass: identified, and closer to the truth than the catalogue's (runs: 1.13 against 1.18).
+  // The object mass: identified, and closer to the truth than the catalogue's (runs: 1.23 against 1.18; 1.17 with the default 8 iterations).
   assert.ok(mass.identified, `objectMassScale not identified: ${mass.note ?? ''}`);
   assert.ok(Math.abs(mass.fitted - truth.objectMassScale) < Math.abs(mass.start - truth.objectMassScale) / 2, `objectMassScale ${mass.fitted}, truth ${truth.objectMassScale}`);
   // On the held-out rollout, while it holds the bottle, the pitch joints track at least twice as well.

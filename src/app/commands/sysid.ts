@@ -68,7 +68,7 @@ Make S cover the whole recording: the engage ramp, every take and every reset.`,
 const fit: CliCommand = {
   path: ['sysid', 'fit'],
   summary: 'fit the sim twin to recorded episodes: a new sim calibration record, checked on held-out episodes',
-  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--layouts FILE…] [--holdout K] [--plot fit.svg] [--workers N] [--json]
+  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--layouts FILE…] [--holdout K] [--iterations N] [--starts N] [--plot fit.svg] [--workers N] [--json]
 
 Replays each episode's applied commands in the sim twin, open loop, from its recorded start pose,
 and fits joint damping, Coulomb friction, armature and motor torque scale per joint, the command
@@ -88,8 +88,10 @@ out; a cut-off file is refused (recover it first).
   --from FILE     the record to start from (default: the built-in one); its other fields are kept
 ${LAYOUTS_HELP}
   -o FILE         where the new record goes (what --calibration takes)
+  --iterations N  at most N Levenberg–Marquardt iterations per stage (default 8; fewer: a quicker, rougher fit)
+  --starts N      starting points screened before the descent, the start record among them (default 3)
   --plot FILE     SVG of the worst held-out joint: measured, before and after`,
-  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' } },
+  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' }, iterations: { type: 'string' } },
   positionals: [1, 10_000],
   async run(args, io) {
     const out = resolve(io.cwd, requireString(args, 'out'));
@@ -105,6 +107,7 @@ ${LAYOUTS_HELP}
         holdout: args.values.holdout === undefined ? undefined : intOption(args, 'holdout', undefined, 1, 1000),
         workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64),
         starts: args.values.starts === undefined ? undefined : intOption(args, 'starts', undefined, 1, 16),
+        maxIterations: args.values.iterations === undefined ? undefined : intOption(args, 'iterations', undefined, 1, 100),
         onProgress: args.values.json ? undefined : (line) => io.err(`${line}\n`),
       }),
     );
