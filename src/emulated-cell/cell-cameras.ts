@@ -14,12 +14,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import sharp from 'sharp';
 import { quatMul } from '../sim/colliders.js';
 import { ChromiumRenderer } from '../sim/render/chromium-renderer.js';
 import { DEFAULT_CAMERA_CALIBRATION, type CameraCalibration, type CameraModel } from '../sim/render/camera-calibration.js';
 import type { Renderer } from '../sim/render/renderer.js';
 import { CAMERA_NAMES, type CameraName, type RgbImage } from '../policy/contract.js';
+import { imageCodec } from '../policy/image.js';
 import type { Camera } from '../rig/camera.js';
 import { StreamingCamera } from '../rig/streaming-camera.js';
 import type { CameraPoseOffset, HashedCellTruth } from './cell-truth.js';
@@ -221,6 +221,7 @@ class CellCameraTicker {
 }
 
 async function encodeJpeg(image: RgbImage, quality: number): Promise<Uint8Array> {
+  const sharp = await imageCodec();
   const b = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } }).jpeg({ quality }).toBuffer();
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }

@@ -1,6 +1,17 @@
 /** Image preparation shared by the ONNX policy and the openpi client: resize with sharp, reorder to CHW. */
-import sharp from 'sharp';
 import type { RgbImage } from './contract.js';
+
+type Sharp = (typeof import('sharp'))['default'];
+let codec: Promise<Sharp> | undefined;
+
+/**
+ * sharp (libvips), loaded once on first use: it takes ≈ 0.2 s, and most commands touch no image.
+ * What reads camera frames during a rollout calls this when it is set up, so no observation waits
+ * for the load.
+ */
+export function imageCodec(): Promise<Sharp> {
+  return (codec ??= import('sharp').then((m) => m.default));
+}
 
 /**
  * Resizes to width×height keeping the aspect ratio and padding with black, like openpi's
@@ -9,6 +20,7 @@ import type { RgbImage } from './contract.js';
  */
 export async function resizeWithPad(image: RgbImage, width: number, height: number): Promise<RgbImage> {
   if (image.width === width && image.height === height) return image;
+  const sharp = await imageCodec();
   const data = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
     .resize(width, height, { fit: 'contain', background: { r: 0, g: 0, b: 0 }, kernel: 'lanczos3' })
     .raw()

@@ -9,7 +9,6 @@
  * int(width / 150)-th pixel once the larger side is ≥ 300), and keeps per-channel stats over all
  * pixels of the sample, scaled to [0, 1], shaped (3, 1, 1); count is the number of sampled frames.
  */
-import sharp from 'sharp';
 
 export interface FeatureStats {
   readonly min: number[];
@@ -96,6 +95,7 @@ export class ImageStatsAccumulator {
 
   /** Adds one decoded frame `times` times (a repeated frame sampled twice counts twice). */
   async add(jpeg: Uint8Array, times = 1): Promise<void> {
+    const { default: sharp } = await import('sharp');
     const { data, info } = await sharp(jpeg).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
     const { width, height, channels } = info;
     const step = Math.max(width, height) < 300 ? 1 : Math.floor((width > height ? width : height) / 150);

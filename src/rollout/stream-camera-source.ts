@@ -10,8 +10,8 @@
  * a camera cannot be fed a stale or invented image (the rollout ends as "cameras failed"). Policies
  * that read no camera never touch this.
  */
-import sharp from 'sharp';
 import type { CameraName, RgbImage } from '../policy/contract.js';
+import { imageCodec } from '../policy/image.js';
 import type { Camera, CameraFrame } from '../rig/camera.js';
 import type { CameraSource, ObservedFrame } from './run-episode.js';
 
@@ -38,6 +38,7 @@ export function defaultMaxFrameAgeS(fps: number): number {
 }
 
 export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>, options: StreamCameraSourceOptions = {}): CameraSource {
+  void imageCodec(); // loading now, while the cameras start, not at the first observation
   const decoded = new Map<CameraName, { seq: number; image: Promise<RgbImage> }>();
   const timeoutMs = (options.firstFrameTimeoutS ?? 10) * 1000;
   let last: ObservedFrame[] = [];
@@ -102,6 +103,7 @@ export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>,
 
 /** A frame as an 8-bit RGB image (sharp, off the main thread), resized if a size is asked for. */
 async function decode(frame: CameraFrame, size: StreamCameraSourceOptions['size']): Promise<RgbImage> {
+  const sharp = await imageCodec();
   const input = frame.format === 'jpeg' ? sharp(frame.data) : sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } });
   let img = input.removeAlpha().toColourspace('srgb');
   if (size && (size.width !== frame.width || size.height !== frame.height)) {

@@ -4,7 +4,6 @@
  */
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import sharp from 'sharp';
 import { intOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import { bumpLayoutSet, layoutAt, parseLayoutSet, sampleLayoutSet, serializeLayoutSet, type LayoutSet } from '../../layouts/layout-set.js';
 import { LayoutSetError } from '../../layouts/errors.js';
@@ -191,6 +190,7 @@ and a caption with the tier and the set's hash prefix.
     const out = outputOf(args);
     const layout = asUserError(() => layoutAt(set, index));
     const svg = layoutTopViewSvg(set, index, size);
+    const { default: sharp } = await import('sharp');
     const png = await sharp(Buffer.from(svg)).png().toBuffer();
     writeNewFile(io, out, png, args.values.force === true);
     if (args.values.json) io.out(`${JSON.stringify({ file: resolve(io.cwd, out), layout: index, tier: layout.tier, sizePx: size, sha256: set.sha256 })}\n`);

@@ -24,7 +24,6 @@ import { calibrationProblem, DEFAULT_SIM_CALIBRATION, engineNameProblem, SIM_CAL
 import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
 import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { withCommandStore } from '../station-store.js';
-import { queueAddressArg, runQueuedSweepCommand } from './sim-queue.js';
 import { episodeFileName, openSimEpisodeRecorder, recordingEnd, recordingLine } from '../episode-recording.js';
 import { replayRecording } from '../../sim/recording-relay.js';
 import type { RolloutInput, Store } from '../../store/store.js';
@@ -435,7 +434,9 @@ ${RANDOMIZE_HELP}
       }
     }
     if (queueUrl !== undefined && args.values.workers !== undefined) throw new UserError("--workers is for a sweep on this machine's threads; with --queue, start 'tandem sim worker' processes instead.");
-    const address = queueUrl === undefined ? undefined : queueAddressArg(String(queueUrl));
+    // The queue's module loads bullmq and ioredis (≈ 350 files): only a sweep with --queue pays for it.
+    const queue = queueUrl === undefined ? undefined : await import('./sim-queue.js');
+    const address = queue?.queueAddressArg(String(queueUrl));
     const task = getTask(set.task);
     const spec = requireString(args, 'policy');
     const repeats = intOption(args, 'repeats', 1, 1, 100_000);
@@ -455,8 +456,8 @@ ${RANDOMIZE_HELP}
       const policyRecord = store.upsertPolicy({ spec, name: policyName, checkpointSha256: checkpoint });
       store.putCalibration({ sha256: calibrationSha256, kind: SIM_CALIBRATION_KIND, version: calibration.version, canonicalJson: simCalibrationJson(calibration) });
       const worlds = sweepWorlds(store, calibration, randomization);
-      if (address) {
-        return runQueuedSweepCommand(args, io, {
+      if (address && queue) {
+        return queue.runQueuedSweepCommand(args, io, {
           store,
           set,
           spec,
