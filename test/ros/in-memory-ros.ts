@@ -43,6 +43,8 @@ export class FakeYamRosDriver {
   readonly position: Float64Array;
   private target: Float64Array;
   estopped = false;
+  /** A driver that stopped publishing (crashed, or its network went): how a ROS 2 stack shows a fault. */
+  silent = false;
   private readonly pub: { publish(msg: unknown): void };
   private timeS = 0;
   trajectories = 0;
@@ -87,6 +89,7 @@ export class FakeYamRosDriver {
   }
 
   publish(): void {
+    if (this.silent) return;
     const msg: JointStateMsg = { header: { stamp: toRosTime(this.timeS), frame_id: '' }, name: this.names, position: Array.from(this.position), velocity: this.names.map(() => 0), effort: this.names.map(() => 0) };
     this.pub.publish(msg);
   }

@@ -23,9 +23,21 @@ function rosRigUnderTest() {
   return { rig, clock, driver, graph };
 }
 
+// A fault, as a ROS 2 stack shows one: its driver stops publishing JointState (RosRig sees no
+// per-arm motor errors, so the fault is the whole rig's); cleared when it publishes again.
 describeRigContract('RosRig over an in-memory ROS graph', async () => {
-  const { rig, clock } = rosRigUnderTest();
-  return { rig, clock, advance: (s: number) => tickThrough(rig, clock, s), dispose: async () => {} };
+  const { rig, clock, driver } = rosRigUnderTest();
+  return {
+    rig,
+    clock,
+    advance: (s: number) => tickThrough(rig, clock, s),
+    dispose: async () => {},
+    injectFault: () => void (driver.silent = true),
+    clearFaults: () => {
+      driver.silent = false;
+      driver.publish();
+    },
+  };
 });
 
 test('RosRig publishes only supervised targets, and damps through the emergency_stop service', async () => {
