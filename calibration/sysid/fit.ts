@@ -71,6 +71,11 @@ export interface SysidFitOptions {
   readonly fitSeconds?: number;
   /** The layout sets of takes recorded with a layout on the table (`--layouts`): the replay places it. */
   readonly layoutSets?: readonly LayoutSet[];
+  /**
+   * Fit only the held objects, the joints kept as `from` has them (`--objects-only`): for a record
+   * whose joints an earlier fit already identified, when new objects or new holding takes come.
+   */
+  readonly objectsOnly?: boolean;
   readonly onProgress?: (line: string) => void;
 }
 
@@ -155,6 +160,63 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
       return replies.map((rs) => concatResiduals(rs));
     };
     const u0 = Float64Array.from(params, (p) => toUnit(p, p.get(o.from)));
+    /** The second stage and the hold-out, after the joints' stage (fitted, or kept with --objects-only). */
+    const finish = async (j: {
+      reports: ParameterReport[];
+      u: Float64Array;
+      lm: { readonly u: Float64Array; readonly residuals: Float64Array; readonly iterations: number; readonly stopped: string };
+      starts: SysidFitResult['starts'];
+      /** Replays so far (the hold-out's two are added here). */
+      evaluations: number;
+    }): Promise<SysidFitResult> => {
+      const { reports, u, lm, starts, evaluations } = j;
+      // Second stage: the held objects, on the holding samples, with the joints as fitted.
+      const objects = await fitHeldObjects({ pool, model: o.model, from: o.from, joints: calibrationAt(o.from, params, u), fitEps, say, maxIterations: o.maxIterations ?? 8, trials: Math.max(2, pool.size) });
+      const fitted = objects.calibration;
+      const fromSha256 = simCalibrationHash(o.from);
+      // Held out: the start record against the fitted one, on episodes the fit never saw.
+      const [before, after] = await pool.replayAll([o.from, fitted], holdIdx);
+      const heldOut = { before: perJointRms(before), after: perJointRms(after), beforeAll: overallRms(before), afterAll: overallRms(after), holding: holdingRms(before, after) };
+      const [fitAfter] = u.some((x, k) => x !== lm.u[k]) ? await residualsAt([u]) : [lm.residuals];
+      const episodes = [...fitEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'fit' as const })), ...holdEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'holdout' as const }))];
+      const calibration: SimCalibration = {
+        ...fitted,
+        name: `${o.from.name.replace(/-sysid(-\d+)?$/, '')}-sysid`,
+        version: o.from.version + 1,
+        lineage: {
+          method: 'tandem sysid fit',
+          fromSha256,
+          episodes: episodes.map((e) => ({ file: e.file.split('/').pop()!, sha256: e.sha256, role: e.role })),
+          heldOutRmsRad: { before: heldOut.before.map(round6), after: heldOut.after.map(round6) },
+        },
+      };
+      return {
+        calibration,
+        calibrationSha256: simCalibrationHash(calibration),
+        fromSha256,
+        episodes,
+        excluded,
+        parameters: [...reports, ...objects.reports],
+        holdingLeftOut: objects.leftOut,
+        heldOut,
+        fitRms: { before: starts[0].rmsRad, after: fitAfter ? rmsOf(fitAfter) : NaN },
+        starts,
+        iterations: lm.iterations,
+        evaluations: evaluations + 2,
+        stopped: lm.stopped,
+        wallS: (performance.now() - t0) / 1000,
+        notFitted: objects.notFitted,
+      };
+    };
+    /** The joints as `from` has them; the objects fitted and the hold-out judged as in a full fit. */
+    const fitObjectsOnly = async (): Promise<SysidFitResult> => {
+      const [start] = await residualsAt([u0]);
+      if (!start) throw new SysidError(`The sim cannot replay these episodes with the start record${replayProblem ? `: ${replayProblem}` : ''}.`);
+      const kept = 'kept from the start record (--objects-only)';
+      const reports = params.map((p) => ({ name: p.name, unit: p.unit, start: p.get(o.from), fitted: p.get(o.from), sigma: Infinity, identified: false, minor: false, note: kept }));
+      return finish({ reports, u: u0, lm: { u: u0, residuals: start, iterations: 0, stopped: 'the joints were kept (--objects-only)' }, starts: [{ label: 'start record', rmsRad: rmsOf(start) }], evaluations: 1 });
+    };
+    if (o.objectsOnly) return await fitObjectsOnly();
     // Screen starting points: the start record and seeded draws in the middle of the bounds.
     const rng = createRng(o.seed ?? 1);
     const startPoints = [u0, ...Array.from({ length: Math.max(0, (o.starts ?? DEFAULT_STARTS) - 1) }, () => Float64Array.from(params, () => rng.uniform(0.25, 0.75)))];
@@ -184,43 +246,7 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
     // Sensitivity: what the episodes pin down, and what they leave loose.
     say(`Sensitivity: ${params.length} replays of the fit episodes, one per parameter.`);
     const { reports, u } = await identify(params, o.from, residualsAt, u0, lm, startResiduals[bestStart]!, episodeLengths);
-    // Second stage: the held objects, on the holding samples, with the joints as fitted.
-    const objects = await fitHeldObjects({ pool, model: o.model, from: o.from, joints: calibrationAt(o.from, params, u), fitEps, say, maxIterations: o.maxIterations ?? 8, trials: Math.max(2, pool.size) });
-    const fitted = objects.calibration;
-    const fromSha256 = simCalibrationHash(o.from);
-    // Held out: the start record against the fitted one, on episodes the fit never saw.
-    const [before, after] = await pool.replayAll([o.from, fitted], holdIdx);
-    const heldOut = { before: perJointRms(before), after: perJointRms(after), beforeAll: overallRms(before), afterAll: overallRms(after), holding: holdingRms(before, after) };
-    const [fitAfter] = u.some((x, k) => x !== lm.u[k]) ? await residualsAt([u]) : [lm.residuals];
-    const episodes = [...fitEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'fit' as const })), ...holdEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'holdout' as const }))];
-    const calibration: SimCalibration = {
-      ...fitted,
-      name: `${o.from.name.replace(/-sysid(-\d+)?$/, '')}-sysid`,
-      version: o.from.version + 1,
-      lineage: {
-        method: 'tandem sysid fit',
-        fromSha256,
-        episodes: episodes.map((e) => ({ file: e.file.split('/').pop()!, sha256: e.sha256, role: e.role })),
-        heldOutRmsRad: { before: heldOut.before.map(round6), after: heldOut.after.map(round6) },
-      },
-    };
-    return {
-      calibration,
-      calibrationSha256: simCalibrationHash(calibration),
-      fromSha256,
-      episodes,
-      excluded,
-      parameters: [...reports, ...objects.reports],
-      holdingLeftOut: objects.leftOut,
-      heldOut,
-      fitRms: { before: starts[0].rmsRad, after: fitAfter ? rmsOf(fitAfter) : NaN },
-      starts,
-      iterations: lm.iterations,
-      evaluations: lm.evaluations + startPoints.length + params.length + 2,
-      stopped: lm.stopped,
-      wallS: (performance.now() - t0) / 1000,
-      notFitted: objects.notFitted,
-    };
+    return await finish({ reports, u, lm, starts, evaluations: lm.evaluations + startPoints.length + params.length });
   } finally {
     await pool.close();
   }

@@ -57,15 +57,23 @@ export class OperatorControls {
     return this.queue.shift();
   }
 
-  /** Resolves with the next action, or undefined after timeoutMs (or at once when the signal is aborted). */
-  async next(timeoutMs: number, signal?: AbortSignal): Promise<ActionNote | undefined> {
+  /**
+   * Resolves with the next action, or undefined once `until` passes (a number: wall milliseconds; a
+   * promise: when it settles — a session waits on its rig clock this way, so on virtual time its
+   * takes last exactly their length) or at once when the signal is aborted.
+   */
+  async next(until: number | Promise<unknown>, signal?: AbortSignal): Promise<ActionNote | undefined> {
     const ready = this.take();
     if (ready || signal?.aborted) return ready;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, Math.max(0, timeoutMs));
+      let settled = false;
+      const timer = typeof until === 'number' ? setTimeout(done, Math.max(0, until)) : undefined;
+      if (typeof until !== 'number') void until.then(done, done);
       const onAbort = (): void => done();
       signal?.addEventListener('abort', onAbort, { once: true });
       function done(): void {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         resolve();

@@ -103,6 +103,9 @@ const POLL_MS = 50;
 
 export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopSessionResult> {
   const { clock, follow, controls, log } = o;
+  // Every wait is on the rig's clock, never the wall's: on virtual time a take then lasts exactly
+  // its length and the session is the same run after run, however fast the machine is.
+  const after = (ms: number): Promise<void> => clock.waitUntil(clock.nowS() + ms / 1000);
   const startedS = clock.nowS();
   let take: TakeHandle | undefined;
   let marks: string[] = [];
@@ -186,7 +189,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
         follow.engage();
         asked = true;
       }
-      const a = await controls.next(POLL_MS);
+      const a = await controls.next(after(POLL_MS));
       if (a?.action === 'quit') {
         quit = true;
         return false;
@@ -199,7 +202,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
         // The leader was silent for a moment (a stalled host): try again by itself before asking.
         retries++;
         refusal = undefined;
-        await controls.next(300);
+        await controls.next(after(300));
         asked = false;
         continue;
       }
@@ -213,7 +216,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
             fatal ??= { end: 'unattended', sentence: `${refused} Nobody can answer (the keyboard's input has ended and no pedal, hand-moved leader or station page is attached), so the session stops here; the takes so far are kept — continue with --resume.` };
             return false;
           }
-          const b = await controls.next(1000);
+          const b = await controls.next(after(1000));
           if (fatal) return false;
           if (b?.action === 'quit') {
             quit = true;
@@ -236,7 +239,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
         lastShown = Math.ceil(left);
         countdown(lastShown);
       }
-      const a = await controls.next(Math.min(left * 1000, POLL_MS * 4));
+      const a = await controls.next(clock.waitUntil(Math.min(untilS, clock.nowS() + (POLL_MS * 4) / 1000)));
       if (fatal) return 'quit';
       if (!a) continue;
       if (a.action === 'sync') {
@@ -306,7 +309,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
     o.signal?.removeEventListener('abort', onAbort);
     // The follower holds where it is before the loop stops; the caller then deactivates it.
     follow.release();
-    await new Promise((r) => setTimeout(r, 20));
+    await after(20);
     loop.stop();
     await loopRun.catch(() => undefined);
     try {

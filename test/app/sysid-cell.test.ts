@@ -1,55 +1,71 @@
 /**
- * System identification proven on the emulated cell: teleop takes recorded through the real
- * drivers on a gapped cell (seed 3), `tandem sysid fit` on them, and the fit checked against the
- * cell's hidden truth — which only this test reads, after the fit (the fit never sees it).
- * The follower is the gapped cell on virtual time (a yam-cell rig config with clock "virtual"):
- * its takes do not depend on how busy the machine is, and a take the fit leaves out is a failure.
+ * System identification proven on the emulated cell, end to end through the real drivers: on a
+ * cell whose arms and objects differ from the catalogue (gap seed 6: torque constants, the hand's
+ * reflected mass, bottles 18 % heavier), free-motion teleop takes on a clear table and code-policy
+ * rollouts that grasp, lift and carry a bottle; `tandem sysid check` and `tandem sysid fit
+ * --layouts` on them; the fit checked against the cell's hidden truth, which only this test reads,
+ * after the fit (the fit never sees it). Takes and rollouts run on virtual time (`clock:
+ * 'virtual'`): they do not depend on how busy the machine is, so every step must succeed and every
+ * take be usable.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runTandem } from '../helpers/cli.js';
 import { cellTruth } from '../../src/emulated-cell/cell-truth.js';
 
-const GAP = 3;
-const TAKES = 4;
+const GAP = 6;
 
 interface FitJson {
-  heldOut: { beforeAll: number; afterAll: number; before: number[]; after: number[] };
-  parameters: { name: string; start: number; fitted: number; sigma: number; identified: boolean; minor: boolean }[];
+  heldOut: { beforeAll: number; afterAll: number; holding?: { samples: number; before: number; after: number } };
+  parameters: { name: string; start: number; fitted: number; sigma: number; identified: boolean; minor: boolean; note?: string }[];
   excluded: { file: string; reason: string }[];
   calibrationSha256: string;
 }
 
-test('teleop takes on a gapped cell → sysid fit: held-out error at least halves and what the fit identifies moves toward the cell truth', { timeout: 1_200_000 }, async (t) => {
+test('free-motion takes and rollouts holding bottles on a gapped cell → sysid fit: held-out errors fall, the hand and the object mass move toward the cell truth', { timeout: 1_200_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-sysid-cell-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const excite = await runTandem(['sysid', 'excite', '--seconds', '90', '--seed', '1', '-o', 'traj.json'], { cwd: dir });
-  assert.equal(excite.code, 0, excite.stderr);
-  writeFileSync(join(dir, 'cell.json'), JSON.stringify({ type: 'yam-cell', transport: 'slcan', gap: `seed:${GAP}`, clock: 'virtual' }));
-  const rec = await runTandem(
-    ['teleop', 'record', '--leader', 'emulated-yam', '--follower', 'cell.json', '--task', 'bottles-in-the-bin', '--empty-table', '--trajectory', 'traj.json', '--episodes', String(TAKES), '--seconds', '6', '--reset', '0.5', '--out', 'takes', '--data', 'data'],
-    { cwd: dir, timeoutMs: 240_000 },
-  );
-  assert.equal(rec.code, 0, rec.stderr);
-  const files = readdirSync(join(dir, 'takes')).filter((f) => f.endsWith('.mcap')).map((f) => join('takes', f));
-  assert.equal(files.length, TAKES, `one episode file per take: ${files.join(', ')}`);
-  const check = await runTandem(['sysid', 'check', ...files, '--json'], { cwd: dir, timeoutMs: 300_000 });
-  assert.equal(check.code, 0, check.stderr);
-  const c = JSON.parse(check.stdout) as { episodes: { file: string }[]; excluded: { reason: string }[] };
+  const run = async (args: string[], timeoutMs = 240_000) => {
+    const r = await runTandem(args, { cwd: dir, timeoutMs });
+    assert.equal(r.code, 0, `${args.slice(0, 2).join(' ')}: exit ${r.code}: ${r.stderr}`);
+    return r;
+  };
+  await run(['layouts', 'sample', '--task', 'bottles-in-the-bin', '--tiers', '1', '--per-tier', '3', '--seed', '17', '-o', 'set.json']);
+  writeFileSync(join(dir, 'cell.json'), JSON.stringify({ type: 'yam-cell', gap: `seed:${GAP}`, clock: 'virtual' }));
+  await run(['sysid', 'excite', '--seconds', '60', '--seed', '1', '-o', 'traj.json']);
+  await run(['teleop', 'record', '--leader', 'emulated-yam', '--follower', 'cell.json', '--task', 'bottles-in-the-bin', '--empty-table', '--trajectory', 'traj.json', '--episodes', '2', '--seconds', '6', '--reset', '0.5', '--out', 'takes', '--data', 'data']);
+  for (let i = 0; i < 3; i++) {
+    await run(['rig', 'rollout', '--rig-config', 'cell.json', '--layouts', 'set.json', '--layout', String(i), '--policy', 'code:bottles-in-the-bin', '--seconds', '19', '--episodes', 'rollouts', '--data', 'data', '--json']);
+  }
+  // Free-motion takes first by name, the rollouts after (the last is held out).
+  mkdirSync(join(dir, 'fit'));
+  const copy = (from: string, prefix: string): string[] =>
+    existsSync(join(dir, from))
+      ? readdirSync(join(dir, from))
+          .filter((f) => f.endsWith('.mcap'))
+          .sort()
+          .map((f, k) => {
+            copyFileSync(join(dir, from, f), join(dir, 'fit', `${prefix}-${k}.mcap`));
+            return `fit/${prefix}-${k}.mcap`;
+          })
+      : [];
+  const files = [...copy('takes', 'a-free'), ...copy('rollouts', 'b-hold')];
+  assert.equal(files.length, 5, `2 takes and 3 rollouts: ${files.join(', ')}`);
+  const check = await run(['sysid', 'check', '--layouts', 'set.json', ...files, '--json'], 300_000);
+  const c = JSON.parse(check.stdout) as { episodes: { file: string; lostObject?: string }[]; excluded: { reason: string }[] };
+  const usableHolding = c.episodes.filter((e) => /b-hold/.test(e.file) && !e.lostObject);
+  t.diagnostic(`usable: ${c.episodes.map((e) => e.file.split('/').pop()).join(', ')}; left out: ${c.excluded.map((e) => e.reason).join(' ')}`);
   assert.deepEqual(c.excluded, [], 'every take is usable');
-  const usable = c.episodes.map((e) => e.file);
-  // A quicker fit than the default (4 iterations, one start), on 2 workers so the descent is the
-  // same on every machine (the LM tries one step size per worker).
-  const fit = await runTandem(['sysid', 'fit', ...usable, '--holdout', '1', '--iterations', '4', '--starts', '1', '--workers', '2', '-o', 'fit.json', '--plot', 'fit.svg', '--json'], { cwd: dir, timeoutMs: 900_000 });
-  assert.equal(fit.code, 0, fit.stderr);
+  assert.ok(usableHolding.length >= 2, `at least two rollouts hold their bottle throughout: ${c.episodes.map((e) => `${e.file} ${e.lostObject ?? ''}`).join('; ')}`);
+  // One start instead of three, on 2 workers so the descent is the same on every machine (the LM
+  // tries one step size per worker). With 4 iterations the object mass came out 1.21–1.28 (the
+  // bound below is 1.26): the default 8 it is.
+  const fit = await run(['sysid', 'fit', '--layouts', 'set.json', ...c.episodes.map((e) => e.file), '--holdout', '1', '--starts', '1', '--workers', '2', '-o', 'fit.json', '--plot', 'fit.svg', '--json'], 900_000);
   const r = JSON.parse(fit.stdout) as FitJson;
-  t.diagnostic(`held out: ${(r.heldOut.beforeAll * 1000).toFixed(2)} → ${(r.heldOut.afterAll * 1000).toFixed(2)} mrad on ${usable.length} usable takes`);
-  // (a) Held-out tracking error at least halves.
-  assert.ok(r.heldOut.afterAll <= r.heldOut.beforeAll / 2, `held-out RMS ${r.heldOut.beforeAll} → ${r.heldOut.afterAll}`);
-  // (b) Against the truth the fit never read.
+  const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));
   const truth = cellTruth({ kind: 'seed', seed: GAP }).truth;
   const truthOf = (name: string): number => {
     const m = /^joint(\d)\.(\w+)$/.exec(name);
@@ -59,25 +75,38 @@ test('teleop takes on a gapped cell → sysid fit: held-out error at least halve
     }
     if (name === 'commandLatencyS') return truth.replyLatencyMs / 1000;
     if (name === 'fingerReflectedMassKg') return truth.physics.fingerReflectedMassKg ?? 0;
+    if (name === 'objectMassScale') return truth.physics.objectMassScale;
     throw new Error(`no truth for ${name}`);
   };
-  const identified = r.parameters.filter((p) => p.identified);
-  t.diagnostic(`identified: ${identified.map((p) => `${p.name} ${p.start} → ${p.fitted.toPrecision(3)} ± ${p.sigma.toPrecision(2)} (truth ${truthOf(p.name).toPrecision(3)})`).join('; ')}`);
-  const reflected = r.parameters.find((p) => p.name === 'fingerReflectedMassKg')!;
-  // The gap's largest part: found, within a quarter of the truth (runs on this machine: 0.51–0.62 kg against 0.60).
+  const identified = r.parameters.filter((x) => x.identified);
+  t.diagnostic(`held out: ${(r.heldOut.beforeAll * 1000).toFixed(2)} → ${(r.heldOut.afterAll * 1000).toFixed(2)} mrad; holding ${r.heldOut.holding?.before} → ${r.heldOut.holding?.after}`);
+  t.diagnostic(`identified: ${identified.map((x) => `${x.name} ${x.start} → ${x.fitted.toPrecision(3)} ± ${x.sigma.toPrecision(2)} (truth ${truthOf(x.name).toPrecision(3)})`).join('; ')}`);
+  // Held-out tracking error (free motion, all joints) at least halves.
+  assert.ok(r.heldOut.afterAll <= r.heldOut.beforeAll / 2, `held-out RMS ${r.heldOut.beforeAll} → ${r.heldOut.afterAll}`);
+  // The gap's largest arm part, the hand's reflected mass: found, within a quarter of the truth (runs: 0.62 against 0.60).
+  const reflected = p.fingerReflectedMassKg;
   assert.ok(reflected.identified && Math.abs(reflected.fitted - truthOf(reflected.name)) < 0.25 * truthOf(reflected.name), `reflected mass ${reflected.fitted}`);
-  // The parameters that carry the gap (the hand's moving mass, the loaded joints' torque constants,
-  // the latency when identified): each closer to the truth than it started, or within 3σ of it.
-  // Not asserted one by one: the wrist's small damping and armature terms. On the cell they come out
-  // "identified" yet several σ off, consistently across takes — they soak up what the twin does not
-  // model (the MIT frames' quantisation, the adapters' reply timing); docs/sysid.md says so.
-  for (const p of identified.filter((q) => /^(fingerReflectedMassKg|joint[234]\.motorTorqueScale|commandLatencyS)$/.test(q.name))) {
-    const tv = truthOf(p.name);
-    assert.ok(Math.abs(p.fitted - tv) <= Math.max(3 * p.sigma, Math.abs(p.start - tv)), `${p.name}: ${p.fitted} ± ${p.sigma} is neither closer to the truth ${tv} than ${p.start} nor within 3σ of it`);
+  // The parameters that carry the gap, when identified: each closer to the truth than it started,
+  // or within 3σ of it. Not asserted one by one: the wrist's small damping and armature terms. On
+  // the cell they come out "identified" yet several σ off, consistently across takes — they soak up
+  // what the twin does not model (the MIT frames' quantisation, the adapters' reply timing); docs/sysid.md says so.
+  for (const x of identified.filter((q) => /^(fingerReflectedMassKg|joint[234]\.motorTorqueScale|commandLatencyS)$/.test(q.name))) {
+    const tv = truthOf(x.name);
+    assert.ok(Math.abs(x.fitted - tv) <= Math.max(3 * x.sigma, Math.abs(x.start - tv)), `${x.name}: ${x.fitted} ± ${x.sigma} is neither closer to the truth ${tv} than ${x.start} nor within 3σ of it`);
+  }
+  // The object mass: identified, and at least halfway from the catalogue to the truth (runs: 1.17 against 1.18).
+  const mass = p.objectMassScale;
+  assert.ok(mass.identified, `objectMassScale not identified: ${mass.note ?? ''}`);
+  assert.ok(Math.abs(mass.fitted - truthOf(mass.name)) < Math.abs(mass.start - truthOf(mass.name)) / 2, `objectMassScale ${mass.fitted}, truth ${truthOf(mass.name)}`);
+  // On the held-out rollout, while it holds the bottle, the pitch joints track at least twice as well.
+  const h = r.heldOut.holding;
+  assert.ok(h && h.after < h.before / 2, `held-out holding RMS ${h?.before} → ${h?.after}`);
+  // What the takes do not identify keeps the start record's value and is named with the reason.
+  for (const name of ['gripperMaxForceN', 'objectFrictionScale', 'fingerFriction']) {
+    if (!p[name].identified) assert.equal(p[name].fitted, p[name].start, name);
   }
   // The record is one `--calibration` takes, and the plot names the joint it shows.
-  const cal = await runTandem(['sim', 'calibration', '--calibration', 'fit.json'], { cwd: dir });
-  assert.equal(cal.code, 0, cal.stderr);
+  const cal = await run(['sim', 'calibration', '--calibration', 'fit.json']);
   assert.match(cal.stderr + cal.stdout, new RegExp(r.calibrationSha256));
   const svg = readFileSync(join(dir, 'fit.svg'), 'utf8');
   assert.match(svg, /^<svg[\s\S]*(left|right)_joint\d on held-out [\s\S]*<\/svg>$/);

@@ -68,7 +68,7 @@ Make S cover the whole recording: the engage ramp, every take and every reset.`,
 const fit: CliCommand = {
   path: ['sysid', 'fit'],
   summary: 'fit the sim twin to recorded episodes: a new sim calibration record, checked on held-out episodes',
-  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--layouts FILE…] [--holdout K] [--iterations N] [--starts N] [--plot fit.svg] [--workers N] [--json]
+  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--layouts FILE…] [--holdout K] [--iterations N] [--starts N] [--objects-only] [--plot fit.svg] [--workers N] [--json]
 
 Replays each episode's applied commands in the sim twin, open loop, from its recorded start pose,
 and fits joint damping, Coulomb friction, armature and motor torque scale per joint, the command
@@ -90,8 +90,10 @@ ${LAYOUTS_HELP}
   -o FILE         where the new record goes (what --calibration takes)
   --iterations N  at most N Levenberg–Marquardt iterations per stage (default 8; fewer: a quicker, rougher fit)
   --starts N      starting points screened before the descent, the start record among them (default 3)
+  --objects-only  keep the joints as --from has them (an earlier fit) and fit only the held objects:
+                  for new objects or new holding takes on arms already identified
   --plot FILE     SVG of the worst held-out joint: measured, before and after`,
-  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' }, iterations: { type: 'string' } },
+  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' }, iterations: { type: 'string' }, 'objects-only': { type: 'boolean' } },
   positionals: [1, 10_000],
   async run(args, io) {
     const out = resolve(io.cwd, requireString(args, 'out'));
@@ -108,6 +110,7 @@ ${LAYOUTS_HELP}
         workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64),
         starts: args.values.starts === undefined ? undefined : intOption(args, 'starts', undefined, 1, 16),
         maxIterations: args.values.iterations === undefined ? undefined : intOption(args, 'iterations', undefined, 1, 100),
+        objectsOnly: args.values['objects-only'] === true,
         onProgress: args.values.json ? undefined : (line) => io.err(`${line}\n`),
       }),
     );
