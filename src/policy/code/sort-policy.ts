@@ -1,12 +1,13 @@
 /**
  * `code:sort-from-tote` — the privileged scripted policy for sort-from-tote. Each chunk it reads
  * part poses from the sim, checks the running plan against them (did the part move before the
- * grasp? did the fingers close on something? is it in the hand after the lift?), and when the
+ * grasp? did it rise with the hand in the lift?), and when the
  * plan is done or broken plans the next pick from the current state:
  *
  * - the left arm (the tote is its) picks parts from the tote, the topmost first, larger before
  *   smaller, each top-down across its shank (screws, bolts lying) or across its outer diameter
- *   (nuts, rings), and drops it into its slot from just above the rim;
+ *   (nuts, rings) with the closing direction and lean where the open hand clears the tote's walls
+ *   and the other parts (hand-clearance.ts), and drops it into its slot from just above the rim;
  * - bearing rings — and nuts, where the left arm cannot reach above the nut slot — are handed to
  *   the right arm through the sorter's bolt slot, which both arms reach: the left arm sets the part
  *   down there (still inside the target region: no knock-out), the right arm picks it up from
@@ -16,7 +17,7 @@
  * plan. Graded variants (`?skill=S`) miss and move slower, seeded by the episode's seed.
  */
 import type { ArmSide, RigModel } from '../../rig/contract.js';
-import { DOF_PER_ARM, stateIndex } from '../../rig/contract.js';
+import { stateIndex } from '../../rig/contract.js';
 import type { ActionChunk, EpisodeContext, Observation, Policy, PolicyInfo, PrivilegedState } from '../contract.js';
 import { armReach, type ArmReach, type ToolTarget } from './arm-reach.js';
 import { add, norm, rotate, sub, type Vec3 } from './frames.js';
