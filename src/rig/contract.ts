@@ -185,7 +185,7 @@ export interface InterlockSource {
 export interface Clock {
   /** Seconds since the clock's epoch. */
   nowS(): number;
-  /** Resolves once the clock reaches tS (sim: steps physics up to tS). */
+  /** Resolves once the clock reaches tS (sim: steps physics up to tS). The wall clocks serve one waiter at a time (the control loop); virtual time serves any number. */
   waitUntil(tS: number): Promise<void>;
   /**
    * True when time passes on its own while the loop awaits something else (wall time): the loop

@@ -103,9 +103,10 @@ const POLL_MS = 50;
 
 export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopSessionResult> {
   const { clock, follow, controls, log } = o;
-  // Every wait is on the rig's clock, never the wall's: on virtual time a take then lasts exactly
-  // its length and the session is the same run after run, however fast the machine is.
-  const after = (ms: number): Promise<void> => clock.waitUntil(clock.nowS() + ms / 1000);
+  // On virtual time every wait is on the rig's clock (it takes many waiters): a take then lasts
+  // exactly its length however fast the machine is. Where time passes by itself it is the wall's,
+  // whose clock serves one waiter, the control loop: a timer is the same wait there.
+  const after = (ms: number): Promise<void> => (clock.passesWhileAwaiting === false ? clock.waitUntil(clock.nowS() + ms / 1000) : new Promise((r) => setTimeout(r, ms)));
   const startedS = clock.nowS();
   let take: TakeHandle | undefined;
   let marks: string[] = [];
@@ -239,7 +240,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
         lastShown = Math.ceil(left);
         countdown(lastShown);
       }
-      const a = await controls.next(clock.waitUntil(Math.min(untilS, clock.nowS() + (POLL_MS * 4) / 1000)));
+      const a = await controls.next(after(Math.min(left * 1000, POLL_MS * 4)));
       if (fatal) return 'quit';
       if (!a) continue;
       if (a.action === 'sync') {

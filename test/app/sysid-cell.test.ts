@@ -36,24 +36,25 @@ test('free-motion takes and rollouts holding bottles on a gapped cell → sysid 
   await run(['layouts', 'sample', '--task', 'bottles-in-the-bin', '--tiers', '1', '--per-tier', '3', '--seed', '17', '-o', 'set.json']);
   writeFileSync(join(dir, 'cell.json'), JSON.stringify({ type: 'yam-cell', gap: `seed:${GAP}`, clock: 'virtual' }));
   await run(['sysid', 'excite', '--seconds', '60', '--seed', '1', '-o', 'traj.json']);
-  await run(['teleop', 'record', '--leader', 'emulated-yam', '--follower', 'cell.json', '--task', 'bottles-in-the-bin', '--empty-table', '--trajectory', 'traj.json', '--episodes', '2', '--seconds', '6', '--reset', '0.5', '--out', 'takes', '--data', 'data']);
+  await run(['teleop', 'record', '--leader', 'emulated-yam', '--follower', 'cell.json', '--task', 'bottles-in-the-bin', '--empty-table', '--trajectory', 'traj.json', '--episodes', '3', '--seconds', '6', '--reset', '0.5', '--out', 'takes', '--data', 'data']);
   for (let i = 0; i < 3; i++) {
     await run(['rig', 'rollout', '--rig-config', 'cell.json', '--layouts', 'set.json', '--layout', String(i), '--policy', 'code:bottles-in-the-bin', '--seconds', '19', '--episodes', 'rollouts', '--data', 'data', '--json']);
   }
-  // Free-motion takes first by name, the rollouts after (the last is held out).
+  // Named so that the fit holds out the last two by name: a rollout holding its bottle (b-hold-2)
+  // and a free take (c-free-0); it fits on two free takes and two rollouts.
   mkdirSync(join(dir, 'fit'));
-  const copy = (from: string, prefix: string): string[] =>
+  const copy = (from: string, names: (k: number) => string): string[] =>
     existsSync(join(dir, from))
       ? readdirSync(join(dir, from))
           .filter((f) => f.endsWith('.mcap'))
           .sort()
           .map((f, k) => {
-            copyFileSync(join(dir, from, f), join(dir, 'fit', `${prefix}-${k}.mcap`));
-            return `fit/${prefix}-${k}.mcap`;
+            copyFileSync(join(dir, from, f), join(dir, 'fit', `${names(k)}.mcap`));
+            return `fit/${names(k)}.mcap`;
           })
       : [];
-  const files = [...copy('takes', 'a-free'), ...copy('rollouts', 'b-hold')];
-  assert.equal(files.length, 5, `2 takes and 3 rollouts: ${files.join(', ')}`);
+  const files = [...copy('takes', (k) => (k < 2 ? `a-free-${k}` : `c-free-${k - 2}`)), ...copy('rollouts', (k) => `b-hold-${k}`)];
+  assert.equal(files.length, 6, `3 takes and 3 rollouts: ${files.join(', ')}`);
   const check = await run(['sysid', 'check', '--layouts', 'set.json', ...files, '--json'], 300_000);
   const c = JSON.parse(check.stdout) as { episodes: { file: string; lostObject?: string }[]; excluded: { reason: string }[] };
   const usableHolding = c.episodes.filter((e) => /b-hold/.test(e.file) && !e.lostObject);
@@ -63,7 +64,7 @@ test('free-motion takes and rollouts holding bottles on a gapped cell → sysid 
   // One start instead of three, on 2 workers so the descent is the same on every machine (the LM
   // tries one step size per worker). With 4 iterations the object mass came out 1.21–1.28 (the
   // bound below is 1.26): the default 8 it is.
-  const fit = await run(['sysid', 'fit', '--layouts', 'set.json', ...c.episodes.map((e) => e.file), '--holdout', '1', '--starts', '1', '--workers', '2', '-o', 'fit.json', '--plot', 'fit.svg', '--json'], 900_000);
+  const fit = await run(['sysid', 'fit', '--layouts', 'set.json', ...c.episodes.map((e) => e.file), '--holdout', '2', '--starts', '1', '--workers', '2', '-o', 'fit.json', '--plot', 'fit.svg', '--json'], 900_000);
   const r = JSON.parse(fit.stdout) as FitJson;
   const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));
   const truth = cellTruth({ kind: 'seed', seed: GAP }).truth;
@@ -81,7 +82,7 @@ test('free-motion takes and rollouts holding bottles on a gapped cell → sysid 
   const identified = r.parameters.filter((x) => x.identified);
   t.diagnostic(`held out: ${(r.heldOut.beforeAll * 1000).toFixed(2)} → ${(r.heldOut.afterAll * 1000).toFixed(2)} mrad; holding ${r.heldOut.holding?.before} → ${r.heldOut.holding?.after}`);
   t.diagnostic(`identified: ${identified.map((x) => `${x.name} ${x.start} → ${x.fitted.toPrecision(3)} ± ${x.sigma.toPrecision(2)} (truth ${truthOf(x.name).toPrecision(3)})`).join('; ')}`);
-  // Held-out tracking error (free motion, all joints) at least halves.
+  // Held-out tracking error (the free take and the rollout, all joints) at least halves.
   assert.ok(r.heldOut.afterAll <= r.heldOut.beforeAll / 2, `held-out RMS ${r.heldOut.beforeAll} → ${r.heldOut.afterAll}`);
   // The gap's largest arm part, the hand's reflected mass: found, within a quarter of the truth (runs: 0.62 against 0.60).
   const reflected = p.fingerReflectedMassKg;
