@@ -5,7 +5,9 @@
  * "Not stored — the station is not answering", never "Failed to fetch"; the E-stop says it was
  * not sent. The station is started again on the same port and data folder (a new key): the tab
  * says it was restarted and where its new address is kept, and stops asking (no loop of refused
- * requests); the address in that file opens a working page. Screenshots go to test-output/station-ui/.
+ * requests); the address in that file, pasted into the tab, opens a working page whose Session page
+ * flags the session the crash cut off (at its score step) and resumes it there. Screenshots go to
+ * test-output/station-ui/.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,5 +72,13 @@ test('a station killed under an open tab: the tab says so and how to reopen, Sav
   await page.goto(readFileSync(addressFile, 'utf8').trim());
   await page.waitForSelector('#connection.live');
   assert.equal(await page.isHidden('#station-lost'), true);
+  // The Session page flags the session the crash cut off, where it was, and resumes it at its score.
+  await page.keyboard.press('3');
+  await said(page, '#session-interrupted', /Session 1 was interrupted.*Rollout 1 of 1 had run and was waiting for its score/);
+  assert.match((await page.textContent('#session-list')) ?? '', /interrupted/);
+  await page.screenshot({ path: join(SHOTS, 'reconnect-session-interrupted.png') });
+  await page.click('#session-interrupted [data-action="resume"]');
+  await page.waitForSelector('#session-save-score', { timeout: 30_000 });
+  assert.equal(await page.isHidden('#session-interrupted'), true, 'the flag goes once the session is worked again');
   assert.ok(!problems.some((p) => /Failed to fetch/.test(p)), problems.join('\n'));
 });
