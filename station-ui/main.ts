@@ -16,7 +16,7 @@ import { uploadsPanel } from './uploads/uploads-panel.js';
 import { h, refreshAges } from './dom.js';
 import { actionForKey } from './keys.js';
 import { fragmentFor } from './token.js';
-import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
+import { groupedFaults, modeWords, splitReason, useWords } from './words.js';
 
 const VIEWS = ['rig', 'rollouts', 'session', 'teleop', 'compare'] as const;
 type ViewName = (typeof VIEWS)[number];
@@ -104,8 +104,9 @@ function showView(name: ViewName): void {
 
 function showStatus(rig: RigStatus): void {
   const mode = $('rig-mode');
-  mode.dataset.mode = rig.mode;
-  mode.textContent = MODE_WORDS[rig.mode];
+  const shown = modeWords(rig);
+  mode.dataset.mode = shown.mode;
+  mode.textContent = shown.words;
   const faults = groupedFaults(rig.faults.map((f) => f.message));
   $('rig-summary').textContent = `${rig.type} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
   // An open interlock is said in the status bar on every page: nothing on the cell starts until it closes.

@@ -12,8 +12,20 @@ export const MODE_WORDS: Record<RigMode, string> = {
   fault: 'FAULT',
 };
 
+/**
+ * The rig's mode as the status bar shows it. While a rollout sets the rig up (the cell re-created
+ * for its table, then configured, before the loop activates it) the rig's own mode reads "not
+ * connected" or "off" for a moment — true of the rig, wrong for the operator: the arms are about
+ * to move. That is said as SETTING UP.
+ */
+export function modeWords(rig: Pick<RigStatus, 'mode' | 'use'>): { readonly mode: RigMode | 'setting-up'; readonly words: string } {
+  if ((rig.use === 'changing' || rig.use === 'rollout') && (rig.mode === 'unconfigured' || rig.mode === 'configured')) return { mode: 'setting-up', words: 'SETTING UP' };
+  return { mode: rig.mode, words: MODE_WORDS[rig.mode] };
+}
+
 /** What the rig is doing, in one line under the mode. */
 export function useWords(rig: RigStatus): string {
+  if (rig.use === 'rollout' && (rig.mode === 'unconfigured' || rig.mode === 'configured')) return 'setting the rig up for a rollout: the arms will move';
   if (rig.use === 'rollout') return 'a rollout, session or teleop recording has the rig';
   if (rig.use === 'changing') return 'setting the rig up…';
   if (rig.use === 'holding') return rig.mode === 'estopped' ? 'stopped by E-stop, motors damped' : 'holding its pose (press D to damp)';
