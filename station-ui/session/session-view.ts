@@ -58,7 +58,12 @@ export class SessionView {
   /** Scoring object by object rather than by a count (the count is then not shown, so it cannot be mistaken for the score). */
   private objectWise = false;
   private reason = '';
-  private busy = false;
+  /**
+   * The prompt an answer is on its way for: a second press on it is dropped (one click, one
+   * answer). The engine's next prompt can arrive on the event stream before that answer's reply
+   * does — a press on the new prompt is then for it, and is sent.
+   */
+  private answering: number | undefined;
   /** The engine's refusal of the last answer (shown until an answer is taken). */
   private refusal = '';
   private tick: ReturnType<typeof setInterval> | undefined;
@@ -146,17 +151,18 @@ export class SessionView {
 
   private send(answer: SessionAnswer): void {
     const p = this.state?.prompt;
-    if (!p || this.busy) return;
-    this.busy = true;
+    if (!p || this.answering === p.id) return;
+    const sent = p.id;
+    this.answering = sent;
     api.sessionAnswer({ prompt: p.id, answer }).then(
       (r) => {
-        this.busy = false;
+        if (this.answering === sent) this.answering = undefined;
         this.refusal = '';
         this.hooks.report(answer.action === 'score' || answer.action === 'score-count' ? 'Score stored.' : '');
         this.show(r.session);
       },
       (e: Error) => {
-        this.busy = false;
+        if (this.answering === sent) this.answering = undefined;
         this.refusal = e.message;
         this.hooks.report(e.message, true);
         this.drawCard();
