@@ -16,7 +16,7 @@ import { uploadsPanel } from './uploads/uploads-panel.js';
 import { h, refreshAges } from './dom.js';
 import { actionForKey } from './keys.js';
 import { fragmentFor } from './token.js';
-import { groupedFaults, modeWords, splitReason, useWords } from './words.js';
+import { groupedFaults, modeWords, rigWords, splitReason, useWords } from './words.js';
 
 const VIEWS = ['rig', 'rollouts', 'session', 'teleop', 'compare'] as const;
 type ViewName = (typeof VIEWS)[number];
@@ -108,7 +108,7 @@ function showStatus(rig: RigStatus): void {
   mode.dataset.mode = shown.mode;
   mode.textContent = shown.words;
   const faults = groupedFaults(rig.faults.map((f) => f.message));
-  $('rig-summary').textContent = `${rig.type} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
+  $('rig-summary').textContent = `${rigWords(rig.type)} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
   // An open interlock is said in the status bar on every page: nothing on the cell starts until it closes.
   const lock = $('interlock');
   lock.hidden = !rig.interlock?.open;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { groupedFaults, modeWords, splitReason, useWords } from '../../station-ui/words.js';
+import { groupedFaults, modeWords, rigWords, splitReason, useWords } from '../../station-ui/words.js';
 import type { RigStatus } from '../../src/server/api-types.js';
 
 const lost = (name: string) => `The ${name} motor reports loss of communication (its watchdog expired); check the CAN cable and the adapter.`;
@@ -44,4 +44,11 @@ test("a rollout setting the rig up reads SETTING UP, not the new rig's NOT CONNE
   assert.deepEqual(modeWords(rig('damped', 'rollout')), { mode: 'damped', words: 'DAMPED · OFF' }, 'after the episode the rollout damps it');
   assert.deepEqual(modeWords(rig('configured', 'idle')), { mode: 'configured', words: 'READY · OFF' });
   assert.deepEqual(modeWords(rig('unconfigured', 'idle')), { mode: 'unconfigured', words: 'NOT CONNECTED' }, 'a rig that did not come up');
+});
+
+test("the status bar names the rig in words, not its config type; an unknown type (or a prototype's key) is shown as it is", () => {
+  assert.equal(rigWords('yam-cell'), 'emulated cell (no hardware)');
+  assert.equal(rigWords('yam-can'), 'YAM arms');
+  assert.equal(rigWords('some-new-rig'), 'some-new-rig');
+  assert.equal(rigWords('toString'), 'toString');
 });
