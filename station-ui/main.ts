@@ -176,6 +176,11 @@ function main(): void {
       document.body.classList.remove('link-lost');
       rollouts.reload().catch((e: Error) => report(e.message, true));
     } else {
+      if (!lostSince) {
+        session.freeze();
+        const run = $('run-summary');
+        if (run.textContent) run.textContent = `Last known: ${run.textContent}`;
+      }
       lostSince ??= new Date();
       showLinkLost(state, info, lostSince);
     }

@@ -119,6 +119,11 @@ export class SessionView {
     if (s?.phase === 'running') this.tick = setInterval(() => this.drawCard(), 500);
   }
 
+  /** The station is gone: the running rollout's bar stops moving (it would show time passing on a rollout nobody runs). */
+  freeze(): void {
+    clearInterval(this.tick);
+  }
+
   /** What the projector shows (the event stream's projector events). */
   showProjector(p: ProjectorState): void {
     this.projector = p;
@@ -441,6 +446,9 @@ export class SessionView {
   private why(w: { kind: string; reason: string }): HTMLElement {
     const { head, lines } = splitReason(w.reason);
     const words = { 'policy-failed': 'The policy failed', 'rig-fault': 'The rig faulted', interrupted: 'Cut off', abandoned: 'Aborted by the operator', estopped: 'E-stopped', stopped: 'Stopped by the operator', 'not-run': 'It could not run' }[w.kind] ?? w.kind;
+    // A reason that only repeats the heading ("Stopped by the operator: stopped by the operator") is said once.
+    const same = !head && lines.length === 1 && lines[0].replace(/\.$/, '').toLowerCase() === words.toLowerCase();
+    if (same) return h('div', { class: 'reason bad', id: 'session-why' }, h('div', { class: 'reason-head' }, `${words}.`));
     return h('div', { class: 'reason bad', id: 'session-why' }, h('div', { class: 'reason-head' }, `${words}${head ? ` — ${head}` : ''}:`), lines.length === 1 ? h('div', {}, lines[0]) : h('ul', {}, ...lines.map((l) => h('li', {}, l))));
   }
 

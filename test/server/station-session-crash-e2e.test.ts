@@ -66,6 +66,7 @@ test("an operator's blind session through a station crash: double-clicked start,
   await page.keyboard.press('Enter');
   await waitPhase(page, ['decide']);
   await said(page, '#session-step', /Stopped by the operator/);
+  assert.equal(await page.textContent('#session-why'), 'Stopped by the operator.', 'the reason is said once, not twice');
   await shot(page, '3-aborted-offer-redo');
   await page.keyboard.press('Enter');
 
@@ -76,6 +77,10 @@ test("an operator's blind session through a station crash: double-clicked start,
   await page.waitForTimeout(800);
   first.child.kill('SIGKILL');
   await said(page, '#station-lost', /The station is not answering/);
+  assert.match((await page.textContent('#run-summary')) ?? '', /^Last known: Session \d+: policy [AB] running/, 'the status bar does not say the rollout still runs');
+  const frozen = await page.textContent('#session-card');
+  await page.waitForTimeout(1200);
+  assert.equal(await page.textContent('#session-card'), frozen, 'the running bar stops moving once the station is gone');
   await shot(page, '4-station-killed');
 
   // Started again (same port, same data folder, a new key): the old tab says so and where the address is.
