@@ -5,18 +5,18 @@
  * Enter / F13 the step's big button, ↑ ↓ the count, X redo, N close, P pause, Q stop for now. Every view reads the
  * one event stream; actions go through the one API client.
  */
-import type { RigStatus, RolloutRun, SessionView as SessionState, StationEvent } from '../src/server/api-types.js';
-import { api, EventStream } from './api.js';
+import type { RigStatus, RolloutRun, SessionView as SessionState, StationEvent, StationInfo } from '../src/server/api-types.js';
+import { api, EventStream, StationUnreachable, type LinkState } from './api.js';
 import { RigView } from './rig/rig-view.js';
 import { RolloutsView } from './rollouts/rollouts-view.js';
 import { CompareView } from './compare/compare-view.js';
 import { SessionView } from './session/session-view.js';
 import { TeleopView } from './teleop/teleop-view.js';
 import { uploadsPanel } from './uploads/uploads-panel.js';
-import { refreshAges } from './dom.js';
+import { h, refreshAges } from './dom.js';
 import { actionForKey } from './keys.js';
 import { fragmentFor } from './token.js';
-import { groupedFaults, MODE_WORDS, splitReason, useWords } from './words.js';
+import { groupedFaults, modeWords, rigWords, splitReason, useWords } from './words.js';
 
 const VIEWS = ['rig', 'rollouts', 'session', 'teleop', 'compare'] as const;
 type ViewName = (typeof VIEWS)[number];
@@ -33,8 +33,52 @@ function report(message: string, error = false): void {
 function command(name: 'hold' | 'damp' | 'estop'): void {
   api.rigCommand(name).then(
     () => report(name === 'estop' ? 'E-stop sent: the arms stop, then damp.' : name === 'hold' ? 'Holding the current pose.' : 'Damped: motors off.'),
-    (e: Error) => report(e.message, true),
+    // The software E-stop could not reach the station: the cell's own button is what stops the arms now.
+    (e: Error) => report(name === 'estop' && e instanceof StationUnreachable ? `${e.message} Press the cell's hardware E-stop.` : e.message, true),
   );
+}
+
+/** Where a running station keeps its address (src/app/station-serve.ts STATION_ADDRESS_FILE), for the operator to open. */
+const ADDRESS_FILE = 'station-address.txt';
+
+/**
+ * The page has lost the station: said in words at the top of every view, with what to do. The
+ * page cannot learn a restarted station's new key by itself (only the operator's account may read
+ * it, in the address file), so it says where the new address is rather than retrying forever.
+ */
+function showLinkLost(state: Exclude<LinkState, 'live'>, info: StationInfo | undefined, since: Date): void {
+  const el = $('station-lost');
+  const file = info ? `${info.dataDir.replace(/\/+$/, '')}/${ADDRESS_FILE}` : `${ADDRESS_FILE} in the station's data folder`;
+  const at = since.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+  const head =
+    state === 'lost'
+      ? `The station is not answering (since ${at}): it stopped or crashed.`
+      : info
+        ? 'The station was restarted: open its new address.'
+        : 'This page has no key for the station: open the address it printed.';
+  const lines =
+    state === 'lost'
+      ? [
+          'Nothing you press on this page reaches it — to stop the arms use the cell\'s hardware E-stop.',
+          'When it runs again (npm start), open the address it prints (paste it into this tab); it is also kept in:',
+        ]
+      : [
+          'Each start of the station has a new key, and this page holds the old one, so it cannot reach the new station — nothing on this page is stored any more.',
+          'Open the address the station printed when it started (paste it into this tab); it is also kept in a file only the station\'s user can read:',
+        ];
+  el.replaceChildren(
+    h('div', { class: 'lost-head' }, head),
+    ...lines.map((l) => h('p', {}, l)),
+    h('code', { id: 'station-address-file' }, `cat ${file}`),
+    h('p', { class: 'muted' }, 'Open sessions are kept in the store: resume one on the Session page (key 3) of the new address.'),
+  );
+  el.dataset.state = state;
+  el.hidden = false;
+  document.body.classList.add('link-lost');
+  const mode = $('rig-mode');
+  mode.dataset.mode = 'unknown';
+  mode.textContent = 'NO STATION';
+  $('rig-summary').textContent = "the rig's state is unknown: this page has lost the station";
 }
 
 function stopRollout(): void {
@@ -60,10 +104,11 @@ function showView(name: ViewName): void {
 
 function showStatus(rig: RigStatus): void {
   const mode = $('rig-mode');
-  mode.dataset.mode = rig.mode;
-  mode.textContent = MODE_WORDS[rig.mode];
+  const shown = modeWords(rig);
+  mode.dataset.mode = shown.mode;
+  mode.textContent = shown.words;
   const faults = groupedFaults(rig.faults.map((f) => f.message));
-  $('rig-summary').textContent = `${rig.type} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
+  $('rig-summary').textContent = `${rigWords(rig.type)} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
   // An open interlock is said in the status bar on every page: nothing on the cell starts until it closes.
   const lock = $('interlock');
   lock.hidden = !rig.interlock?.open;
@@ -119,14 +164,30 @@ function main(): void {
   // "just now" ages on screen without a reload.
   setInterval(() => refreshAges(), 15_000);
   const stream = new EventStream();
-  stream.onConnection((live) => {
+  let info: StationInfo | undefined;
+  let lostSince: Date | undefined;
+  stream.onConnection((state) => {
     const c = $('connection');
-    c.textContent = live ? 'live' : 'offline — reconnecting…';
-    c.classList.toggle('live', live);
-    if (live) rollouts.reload().catch((e: Error) => report(e.message, true));
+    c.textContent = state === 'live' ? 'live' : state === 'lost' ? 'station not answering — trying again' : 'station restarted — open its new address';
+    c.classList.toggle('live', state === 'live');
+    if (state === 'live') {
+      lostSince = undefined;
+      $('station-lost').hidden = true;
+      document.body.classList.remove('link-lost');
+      rollouts.reload().catch((e: Error) => report(e.message, true));
+    } else {
+      if (!lostSince) {
+        session.freeze();
+        const run = $('run-summary');
+        if (run.textContent) run.textContent = `Last known: ${run.textContent}`;
+      }
+      lostSince ??= new Date();
+      showLinkLost(state, info, lostSince);
+    }
   });
   stream.on((e: StationEvent) => {
     if (e.type === 'hello') {
+      info = e.station;
       rollouts.setInfo(e.station);
       rollouts.showRun(e.run);
       showRunSummary(e.run);
@@ -138,7 +199,8 @@ function main(): void {
         drawPending = true;
         requestAnimationFrame(() => {
           drawPending = false;
-          if (!latestRig) return;
+          // A frame drawn after the link dropped would show a rig state nobody is reading any more.
+          if (!latestRig || lostSince) return;
           showStatus(latestRig);
           if (currentView === 'rig') rigView.show(latestRig);
           if (currentView === 'compare') compare.showRig(latestRig);

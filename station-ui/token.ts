@@ -8,6 +8,18 @@ import { EVENTS_PROTOCOL, TOKEN_HEADER, TOKEN_PROTOCOL_PREFIX, tokenInFragment }
 
 const token = tokenInFragment(location.hash) ?? '';
 
+// A new address pasted into this tab (a restarted station's: another key) changes only the
+// fragment, which a browser does not load: the page starts again with the new key.
+window.addEventListener('hashchange', () => {
+  const now = tokenInFragment(location.hash);
+  if (now && now !== token) location.reload();
+});
+
+/** Whether this page was opened with a key (the address the station printed carries one). */
+export function hasToken(): boolean {
+  return token !== '';
+}
+
 /** The headers that carry the token. */
 export function tokenHeaders(): Record<string, string> {
   return token ? { [TOKEN_HEADER]: token } : {};

@@ -12,8 +12,33 @@ export const MODE_WORDS: Record<RigMode, string> = {
   fault: 'FAULT',
 };
 
+/**
+ * The rig's mode as the status bar shows it. While a rollout sets the rig up (the cell re-created
+ * for its table, then configured, before the loop activates it) the rig's own mode reads "not
+ * connected" or "off" for a moment — true of the rig, wrong for the operator: the arms are about
+ * to move. That is said as SETTING UP.
+ */
+export function modeWords(rig: Pick<RigStatus, 'mode' | 'use'>): { readonly mode: RigMode | 'setting-up'; readonly words: string } {
+  if ((rig.use === 'changing' || rig.use === 'rollout') && (rig.mode === 'unconfigured' || rig.mode === 'configured')) return { mode: 'setting-up', words: 'SETTING UP' };
+  return { mode: rig.mode, words: MODE_WORDS[rig.mode] };
+}
+
+/** The rig types the station knows (src/app/rig-registry.ts), as an operator calls them; another type is shown as it is. */
+const RIG_WORDS: Readonly<Record<string, string>> = {
+  'yam-can': 'YAM arms',
+  'yam-cell': 'emulated cell (no hardware)',
+  'yam-emulated': 'emulated motors (no hardware)',
+  mirror: 'no hardware (commands mirrored)',
+};
+
+/** The rig in an operator's words: "emulated cell (no hardware)", not the config's "yam-cell". */
+export function rigWords(type: string): string {
+  return Object.hasOwn(RIG_WORDS, type) ? RIG_WORDS[type] : type;
+}
+
 /** What the rig is doing, in one line under the mode. */
 export function useWords(rig: RigStatus): string {
+  if (rig.use === 'rollout' && (rig.mode === 'unconfigured' || rig.mode === 'configured')) return 'setting the rig up for a rollout: the arms will move';
   if (rig.use === 'rollout') return 'a rollout, session or teleop recording has the rig';
   if (rig.use === 'changing') return 'setting the rig up…';
   if (rig.use === 'holding') return rig.mode === 'estopped' ? 'stopped by E-stop, motors damped' : 'holding its pose (press D to damp)';

@@ -475,9 +475,10 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       if (code === 'EADDRINUSE') throw new UserError(`Port ${opts.port} is taken (another station?); set PORT to a free one, or PORT=0 for any.`);
       throw e;
     }
-    opts.log(`tandem station (${parts.type}, data in ${opts.dataDir}) — open ${url}`);
-    // A page left open across a restart learns the new address here (its token changed): the page says where to look.
+    // A page left open across a restart says to look here for the new address (its key changed).
+    // Written before the line is printed: whoever sees the line finds the file already current.
     addressFile = writeStationAddress(opts.dataDir, url);
+    opts.log(`tandem station (${parts.type}, data in ${opts.dataDir}) — open ${url}`);
     if (cellIo) {
       const s = sessions;
       safetyTimer = setInterval(() => s.refreshSafety(), SAFETY_REFRESH_MS);

@@ -474,6 +474,11 @@ export interface SessionSummary {
   readonly startedAt: string;
   readonly endedAt: string | null;
   readonly operator: string | null;
+  /**
+   * An open session the station stopped without stopping it (killed, crashed): where it was, in
+   * words ("Rollout 2 of 4 was running …"), and when its last step was journalled; null otherwise.
+   */
+  readonly interrupted: { readonly at: string; readonly words: string } | null;
 }
 
 /** How the operator scores one object, in the task's terms. */

@@ -10,7 +10,7 @@ import type { LayoutSet } from '../layouts/layout-set.js';
 import { getTask } from '../tasks/registry.js';
 import { buildSessionPlan, checkPlanLayoutSet, parseSessionPlan, SessionPlanError, type RolloutCostS, type SessionPlan } from '../session/plan.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
-import { JOURNAL, sessionProgress, slotStates } from '../session/journal-state.js';
+import { interruption, JOURNAL, sessionProgress, slotStates, type SlotPhase } from '../session/journal-state.js';
 import { OPERATOR_STOP, type InterlockSource, type SessionProjector, type SessionRolloutRunner } from '../session/ports.js';
 import type { SessionAnswerRequest, SessionPhase, SessionResults, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
 import { sessionResults } from './session-results.js';
@@ -51,6 +51,24 @@ interface Active {
 }
 
 const DEFAULT_OPERATOR = 'operator (station UI)';
+
+/** Where an interrupted session was, in an operator's words, and what resuming it does. */
+function interruptedWords(cut: { readonly slot?: number; readonly phase?: SlotPhase }, total: number): string {
+  if (cut.slot === undefined) return 'Every rollout was done; resume it to close it.';
+  const n = `Rollout ${cut.slot + 1} of ${total}`;
+  switch (cut.phase) {
+    case 'cut-off':
+      return `${n} was running: on resume it is marked cut off (its recording recovered) and offered for redo.`;
+    case 'score':
+      return `${n} had run and was waiting for its score: score it on resume.`;
+    case 'reset':
+      return `${n} was scored; the table was being cleared.`;
+    case 'decide':
+      return `${n} ended without a score: redo or close it on resume.`;
+    default:
+      return `${n} was being placed: on resume its layout is shown again.`;
+  }
+}
 
 /** How many start/resume request ids are remembered to refuse a repeat (a double click, a retried request). */
 const REMEMBERED_REQUESTS = 200;
@@ -106,8 +124,12 @@ export class SessionHost {
       if (s.kind !== 'real-eval' && s.kind !== 'ab-test') continue;
       const plan = this.storedPlan(s.id);
       if (!plan) continue;
-      const p = sessionProgress(plan, this.store.listSessionJournal(s.id), this.now());
-      out.push({ id: s.id, task: plan.task, layoutSetSha256: plan.layoutSetSha256, blind: plan.blind, labels: plan.policies.map((x) => x.label), rollouts: p.total, done: p.done, scored: p.scored, startedAt: s.startedAt, endedAt: s.endedAt, operator: s.operator });
+      const journal = this.store.listSessionJournal(s.id);
+      const p = sessionProgress(plan, journal, this.now());
+      // The session this station is working on is not interrupted, whatever its journal's last row.
+      const cut = this.active?.id === s.id && this.active.state === 'working' ? undefined : interruption(plan, journal);
+      const interrupted = cut ? { at: cut.at, words: interruptedWords(cut, p.total) } : null;
+      out.push({ id: s.id, task: plan.task, layoutSetSha256: plan.layoutSetSha256, blind: plan.blind, labels: plan.policies.map((x) => x.label), rollouts: p.total, done: p.done, scored: p.scored, startedAt: s.startedAt, endedAt: s.endedAt, operator: s.operator, interrupted });
     }
     return out.reverse();
   }
@@ -395,6 +417,8 @@ export class SessionHost {
         (e: unknown) => {
           a.state = 'stopped';
           a.stoppedBecause = e instanceof OperatorGone ? 'the station stopped' : `the session failed: ${(e as Error).message ?? String(e)}`;
+          // A shutdown that withdrew the operator's prompt stops the session knowingly: journalled, so it is not shown as interrupted.
+          if (e instanceof OperatorGone) this.store.appendSessionJournal({ sessionId: id, action: JOURNAL.stopped, detail: { reason: 'the station was shut down' } });
         },
       )
       .finally(async () => {

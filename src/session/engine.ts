@@ -96,7 +96,11 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
   const breakEveryS = o.breakEveryS ?? DEFAULT_BREAK_EVERY_S;
   const journal = (e: Omit<SessionJournalInput, 'sessionId'>, score?: OperatorScoreInput) => store.appendSessionJournal({ sessionId: id, ...e }, score);
   const progress = (): SessionProgress => sessionProgress(plan, store.listSessionJournal(id), now());
-  const stopped = (why: string): SessionRunResult => ({ ended: false, stoppedBecause: why, progress: progress() });
+  const stopped = (why: string): SessionRunResult => {
+    // Journalled, so a session stopped on purpose is never mistaken for one a crash cut off.
+    journal({ action: JOURNAL.stopped, detail: { reason: why } });
+    return { ended: false, stoppedBecause: why, progress: progress() };
+  };
   /** Seconds since t0, or what a simulated operator says it took. */
   const took = (t0: number, a: { simulatedS?: number }): number => Math.round((a.simulatedS ?? (now() - t0) / 1000) * 1000) / 1000;
   /** Pairs the live A/B verdict was last said for (it is said again only when a pair completes). */

@@ -26,6 +26,8 @@ export const JOURNAL = {
   paused: 'paused',
   resumed: 'resumed',
   breakReminder: 'break-reminder',
+  /** The engine stopped the session, knowing it (the operator's "stop for now", Ctrl-C, a failure): resumable, not interrupted. */
+  stopped: 'stopped',
   ended: 'ended',
 } as const;
 
@@ -148,4 +150,16 @@ export function sessionProgress(plan: SessionPlan, journal: readonly SessionJour
 export function progressLine(p: SessionProgress): string {
   const min = (s: number): string => `${Math.round(s / 60)} min`;
   return `${p.done} of ${p.total} rollouts done (${p.scored} scored${p.closed ? `, ${p.closed} closed unscored` : ''}), ${min(p.elapsedS)} elapsed, about ${min(p.etaS)} left`;
+}
+
+/**
+ * Where an open session was when the station stopped without stopping it (killed, crashed, power
+ * lost): its journal neither ends nor ends in a 'stopped' row. Undefined for an ended session and
+ * for one stopped knowingly. `slot`/`phase`: the slot it was on and how far that slot had got.
+ */
+export function interruption(plan: SessionPlan, journal: readonly SessionJournalRecord[]): { readonly at: string; readonly slot?: number; readonly phase?: SlotPhase } | undefined {
+  const last = journal.at(-1);
+  if (!last || last.action === JOURNAL.stopped || journal.some((e) => e.action === JOURNAL.ended)) return undefined;
+  const current = slotStates(plan, journal).find((s) => s.phase !== 'done');
+  return { at: last.at, ...(current ? { slot: current.slot, phase: current.phase } : {}) };
 }

@@ -68,6 +68,16 @@ function narrowOptions(c: ReportChoices, field: NarrowField): { value: string; t
   return (field === 'simCalibration' ? c.simCalibrations : c.realCalibrations).map((x) => ({ value: x.value, text: `${shortSha(x.value)} · ${plural(x.rollouts, `${side} rollout`)}` }));
 }
 
+/**
+ * The episode length compared when several are stored and the operator has not picked one: the
+ * one most rollouts ran (on a tie, the longer — short test rollouts are the usual odd ones out).
+ */
+export function commonEpisodeLength(lengths: ReportChoices['episodeSeconds']): ReportChoices['episodeSeconds'][number] | undefined {
+  return [...lengths].sort((a, b) => b.sim + b.real - (a.sim + a.real) || b.value - a.value)[0];
+}
+
+const sideCounts = (e: ReportChoices['episodeSeconds'][number]): string => [e.real ? `${e.real} real` : '', e.sim ? `${e.sim} sim` : ''].filter(Boolean).join(', ');
+
 function gapText(g: number | null): string {
   if (g === null) return '—';
   return `${g >= 0 ? '+' : '−'}${Math.abs(g).toFixed(2)}`;
@@ -81,6 +91,8 @@ export class CompareView {
   private readonly layouts = h('tbody');
   private readonly heading = h('p', { class: 'muted', id: 'compare-heading' }, 'Loading…');
   private readonly refusal = h('p', { id: 'compare-refusal', role: 'alert' });
+  /** Which episode length is compared when several are stored, and what the others are, in words. */
+  private readonly lengthNote = h('p', { id: 'compare-length-note', class: 'muted', hidden: true });
   /** Which calibration (per side) and episode length to compare, where several are stored. */
   private readonly narrowPickers = new Map<NarrowField, { wrap: HTMLElement; select: HTMLSelectElement }>();
   private readonly narrowRow = h('div', { id: 'compare-narrow', class: 'pickrow', role: 'group', 'aria-label': 'Calibration and episode length compared' });
@@ -146,6 +158,7 @@ export class CompareView {
             h('div', { class: 'pickrow' }, h('label', { for: 'compare-set' }, 'Layout set'), this.setPicker),
             this.policyBoxes,
             this.narrowRow,
+            this.lengthNote,
             this.heading,
             this.refusal,
           ),
@@ -235,8 +248,8 @@ export class CompareView {
    * A picker for each of sim calibration, real calibration and episode length that has more than
    * one stored value (or a pick): the report refuses a mix and names them; here they are offered.
    */
-  private showNarrowing(choices: ReportChoices | undefined): string[] {
-    const picked = this.narrowing();
+  private showNarrowing(choices: ReportChoices | undefined, defaults: CompareNarrowing = {}): string[] {
+    const picked = { ...defaults, ...this.narrowing() };
     const toPick: string[] = [];
     for (const f of NARROW_FIELDS) {
       const { wrap, select } = this.narrowPickers.get(f.field)!;
@@ -266,17 +279,32 @@ export class CompareView {
       return;
     }
     let d: CompareReportData;
+    const picked = this.narrowing();
+    // Several episode lengths and none picked: the most common is compared, the others said in words.
+    let byDefault: CompareNarrowing = {};
+    this.lengthNote.hidden = true;
     try {
-      d = await fetchCompareReport(set, policies, this.narrowing());
+      try {
+        d = await fetchCompareReport(set, policies, picked);
+      } catch (e) {
+        const lengths = e instanceof CompareRefusal ? (e.choices?.episodeSeconds ?? []) : [];
+        const common = commonEpisodeLength(lengths);
+        if (picked.episodeSeconds !== undefined || lengths.length < 2 || !common) throw e;
+        byDefault = { episodeSeconds: common.value };
+        d = await fetchCompareReport(set, policies, { ...picked, ...byDefault });
+        const others = lengths.filter((x) => x.value !== common.value).map((x) => `${x.value} s episodes (${sideCounts(x)})`);
+        this.lengthNote.textContent = `Compared: ${common.value} s episodes, the length most of these rollouts ran (${sideCounts(common)}). Also stored, not in these numbers: ${others.join('; ')} — results of different episode lengths are never pooled; pick another under 'Episode length' to compare those.`;
+        this.lengthNote.hidden = false;
+      }
     } catch (e) {
       // A report that cannot be made as asked (two calibrations mixed, …): its reason, in place of
       // the numbers, and for a mix the pickers that make it answerable.
-      const toPick = this.showNarrowing(e instanceof CompareRefusal ? e.choices : undefined);
+      const toPick = this.showNarrowing(e instanceof CompareRefusal ? e.choices : undefined, byDefault);
       // The sentence names the CLI's flag; in this view the picker is the way.
       this.showRefusal(`${(e as Error).message}${toPick.length ? ` Here: pick one under ${toPick.join(' and ')} above.` : ''}`);
       return;
     }
-    this.showNarrowing(d.choices);
+    this.showNarrowing(d.choices, byDefault);
     this.data = d;
     this.refusal.hidden = true;
     this.refusal.textContent = '';

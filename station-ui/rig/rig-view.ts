@@ -5,7 +5,7 @@
  */
 import type { CalibrationsView, MotorStatus, RigStatus } from '../../src/server/api-types.js';
 import { clear, fixed, h, stamp } from '../dom.js';
-import { groupedFaults, MODE_WORDS, useWords } from '../words.js';
+import { groupedFaults, modeWords, rigWords, useWords } from '../words.js';
 
 export interface RigViewActions {
   hold(): void;
@@ -118,7 +118,7 @@ export class RigView {
     if (rig.note) this.faults.append(h('li', {}, rig.note));
 
     clear(this.state);
-    this.state.append(h('dt', {}, 'mode'), h('dd', {}, MODE_WORDS[rig.mode]), h('dt', {}, 'doing'), h('dd', {}, useWords(rig) || '—'), h('dt', {}, 'rig'), h('dd', {}, rig.type));
+    this.state.append(h('dt', {}, 'mode'), h('dd', {}, modeWords(rig).words), h('dt', {}, 'doing'), h('dd', {}, useWords(rig) || '—'), h('dt', {}, 'rig'), h('dd', { title: `rig config type: ${rig.type}` }, rigWords(rig.type)));
 
     clear(this.cell);
     if (!rig.cell) this.cell.append(h('dt', {}, '—'), h('dd', {}, 'Not an emulated cell: hardware.'));

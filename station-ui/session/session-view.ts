@@ -8,7 +8,7 @@
 import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState, type SessionResults } from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { loadApiImage, stationLink } from '../token.js';
-import { agoEl, clear, h } from '../dom.js';
+import { agoEl, clear, h, stamp } from '../dom.js';
 import type { SessionKey } from '../keys.js';
 import { splitReason } from '../words.js';
 
@@ -42,6 +42,8 @@ export class SessionView {
   private readonly sessionsPanel = h('div', { class: 'panel', id: 'session-store' }, h('h2', {}, 'Sessions in the store'), this.sessionsList);
   private readonly sideLive = h('div');
   private readonly resultsPanel = h('div', { class: 'panel', id: 'session-results', hidden: true });
+  /** Sessions a crash left open (not stopped for now): flagged above everything, with resume and end. */
+  private readonly interruptedPanel = h('div', { id: 'session-interrupted' });
   private readonly side = h('div', { id: 'session-side' }, this.sideLive, this.sessionsPanel);
   /** The session whose results are shown, and the scored count they were fetched at (refetched when it changes). */
   private resultsOf: { id: number; scored: number } | undefined;
@@ -56,7 +58,12 @@ export class SessionView {
   /** Scoring object by object rather than by a count (the count is then not shown, so it cannot be mistaken for the score). */
   private objectWise = false;
   private reason = '';
-  private busy = false;
+  /**
+   * The prompt an answer is on its way for: a second press on it is dropped (one click, one
+   * answer). The engine's next prompt can arrive on the event stream before that answer's reply
+   * does — a press on the new prompt is then for it, and is sent.
+   */
+  private answering: number | undefined;
   /** The engine's refusal of the last answer (shown until an answer is taken). */
   private refusal = '';
   private tick: ReturnType<typeof setInterval> | undefined;
@@ -66,7 +73,7 @@ export class SessionView {
     root: HTMLElement,
     private readonly hooks: SessionViewHooks,
   ) {
-    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.card, this.resultsPanel, this.planPanel), this.side));
+    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.interruptedPanel, this.card, this.resultsPanel, this.planPanel), this.side));
     this.buildPlanForm();
     this.show(null);
   }
@@ -98,6 +105,7 @@ export class SessionView {
     }
     const working = s !== null && s.phase !== 'stopped' && s.phase !== 'ended';
     this.planPanel.hidden = working;
+    this.interruptedPanel.hidden = working;
     // The same question while the operator types in it: leave the card (and the caret) alone.
     const typing = document.activeElement instanceof HTMLInputElement && this.card.contains(document.activeElement);
     const samePrompt = s?.prompt?.id !== undefined && s.prompt.id === this.drawnPrompt;
@@ -109,6 +117,11 @@ export class SessionView {
     this.drawnPhase = s?.phase;
     clearInterval(this.tick);
     if (s?.phase === 'running') this.tick = setInterval(() => this.drawCard(), 500);
+  }
+
+  /** The station is gone: the running rollout's bar stops moving (it would show time passing on a rollout nobody runs). */
+  freeze(): void {
+    clearInterval(this.tick);
   }
 
   /** What the projector shows (the event stream's projector events). */
@@ -143,17 +156,18 @@ export class SessionView {
 
   private send(answer: SessionAnswer): void {
     const p = this.state?.prompt;
-    if (!p || this.busy) return;
-    this.busy = true;
+    if (!p || this.answering === p.id) return;
+    const sent = p.id;
+    this.answering = sent;
     api.sessionAnswer({ prompt: p.id, answer }).then(
       (r) => {
-        this.busy = false;
+        if (this.answering === sent) this.answering = undefined;
         this.refusal = '';
         this.hooks.report(answer.action === 'score' || answer.action === 'score-count' ? 'Score stored.' : '');
         this.show(r.session);
       },
       (e: Error) => {
-        this.busy = false;
+        if (this.answering === sent) this.answering = undefined;
         this.refusal = e.message;
         this.hooks.report(e.message, true);
         this.drawCard();
@@ -228,25 +242,58 @@ export class SessionView {
     this.planPanel.append(h('h2', {}, 'Plan a session'), form);
   }
 
+  /** A Resume button for session `id`: one request id per button, so a double click resumes once. */
+  private resumeButton(id: number, words: string, primary = false): HTMLButtonElement {
+    const resume = h('button', { class: primary ? 'btn primary big-btn' : 'btn', type: 'button', 'data-action': 'resume' }, words);
+    const requestId = crypto.randomUUID();
+    resume.onclick = () => {
+      if (resume.disabled) return;
+      resume.disabled = true;
+      api
+        .resumeSession(id, requestId)
+        .then(
+          (v) => {
+            this.hooks.report(`Session ${id} resumed.`);
+            this.show(v);
+            void this.reload().catch(() => {});
+          },
+          (e: Error) => this.hooks.report(e.message, true),
+        )
+        .finally(() => (resume.disabled = false));
+    };
+    return resume;
+  }
+
+  /** Open sessions a crash cut off, flagged with where each was; hidden while a session is worked. */
+  private showInterrupted(list: SessionSummary[]): void {
+    clear(this.interruptedPanel);
+    const working = this.state !== null && this.state.phase !== 'stopped' && this.state.phase !== 'ended';
+    const cut = working ? [] : list.filter((s) => s.endedAt === null && s.interrupted !== null);
+    for (const s of cut) {
+      const box = h(
+        'div',
+        { class: 'panel interrupted', 'data-session': s.id, role: 'alert' },
+        h('div', { class: 'big' }, `Session ${s.id} was interrupted`),
+        h('p', {}, `The station stopped without closing it (a crash, a kill or a power cut); its last step was journalled at ${stamp(s.interrupted!.at)}. ${s.interrupted!.words} Every score stored before is kept (${s.scored} of ${s.rollouts}).`),
+        h('p', { class: 'muted' }, `${s.task} · ${s.labels.join(' vs ')}${s.blind ? ' (blind)' : ''}`),
+      );
+      const end = h('button', { class: 'btn', type: 'button', 'data-action': 'end' }, 'End it…');
+      const actions = h('div', { class: 'actions' }, this.resumeButton(s.id, `Resume session ${s.id}`, true), end);
+      end.onclick = () => this.askEnd(actions, s.id);
+      box.append(actions);
+      this.interruptedPanel.append(box);
+    }
+  }
+
   private showSessions(list: SessionSummary[]): void {
+    this.showInterrupted(list);
     clear(this.sessionsList);
     if (list.length === 0) this.sessionsList.append(h('p', { class: 'muted' }, 'None yet.'));
     for (const s of list.slice(0, 8)) {
       const row = h('div', { class: 'session-row', 'data-session': s.id }, h('span', { class: 'num' }, `#${s.id}`), h('span', {}, `${s.task} · ${s.labels.join(' vs ')} · ${s.done}/${s.rollouts} done · `, agoEl(s.startedAt)));
       if (s.endedAt === null) {
-        const resume = h('button', { class: 'btn', type: 'button', 'data-action': 'resume' }, 'Resume');
-        const requestId = crypto.randomUUID();
-        resume.onclick = () => {
-          if (resume.disabled) return;
-          resume.disabled = true;
-          api
-            .resumeSession(s.id, requestId)
-            .then(
-              (v) => this.show(v),
-              (e: Error) => this.hooks.report(e.message, true),
-            )
-            .finally(() => (resume.disabled = false));
-        };
+        if (s.interrupted) row.append(h('span', { class: 'pill bad', title: s.interrupted.words }, 'interrupted'));
+        const resume = this.resumeButton(s.id, 'Resume');
         const results = h('button', { class: 'btn', type: 'button', 'data-action': 'results' }, 'Results');
         results.onclick = () => this.showResults(s.id, s.done);
         row.append(results);
@@ -399,6 +446,9 @@ export class SessionView {
   private why(w: { kind: string; reason: string }): HTMLElement {
     const { head, lines } = splitReason(w.reason);
     const words = { 'policy-failed': 'The policy failed', 'rig-fault': 'The rig faulted', interrupted: 'Cut off', abandoned: 'Aborted by the operator', estopped: 'E-stopped', stopped: 'Stopped by the operator', 'not-run': 'It could not run' }[w.kind] ?? w.kind;
+    // A reason that only repeats the heading ("Stopped by the operator: stopped by the operator") is said once.
+    const same = !head && lines.length === 1 && lines[0].replace(/\.$/, '').toLowerCase() === words.toLowerCase();
+    if (same) return h('div', { class: 'reason bad', id: 'session-why' }, h('div', { class: 'reason-head' }, `${words}.`));
     return h('div', { class: 'reason bad', id: 'session-why' }, h('div', { class: 'reason-head' }, `${words}${head ? ` — ${head}` : ''}:`), lines.length === 1 ? h('div', {}, lines[0]) : h('ul', {}, ...lines.map((l) => h('li', {}, l))));
   }
 

@@ -25,8 +25,9 @@ export interface StationProcess {
   api<T>(path: string, body?: unknown): Promise<T>;
 }
 
-export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number; rigConfig?: unknown; args?: readonly string[] } = {}): Promise<StationProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'tandem-station-serve-'));
+/** `dataDir`: a data folder to start in (a restart after a crash); default a new one. */
+export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number; rigConfig?: unknown; args?: readonly string[]; dataDir?: string } = {}): Promise<StationProcess> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'tandem-station-serve-'));
   const args = [BIN, 'station'];
   if (opts.rigConfig !== undefined) {
     const file = join(dataDir, 'rig.json');

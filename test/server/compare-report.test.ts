@@ -22,6 +22,8 @@ import { calibrationFixture } from '../store/fixture-data.js';
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 3], perTier: 3, seed: 5 });
 const mixed = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 2, seed: 6 });
+/** Mostly 20 s rollouts and one short 3 s test rollout: Compare compares the 20 s ones and says so. */
+const lengths = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 7 });
 const otherCalibration = calibrationFixture(SIM_CALIBRATION_KIND, 98, { physicsStepS: 0.004 });
 const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.6', 'code:bottles-in-the-bin?skill=0.3'];
 
@@ -31,6 +33,7 @@ function fillStore(file: string): void {
   try {
     store.putLayoutSet(set);
     store.putLayoutSet(mixed);
+    store.putLayoutSet(lengths);
     const cal = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
     store.putCalibration({ sha256: cal, kind: SIM_CALIBRATION_KIND, version: DEFAULT_SIM_CALIBRATION.version, canonicalJson: simCalibrationJson(DEFAULT_SIM_CALIBRATION) });
     const other = otherCalibration;
@@ -54,6 +57,13 @@ function fillStore(file: string): void {
         }
       });
       if (pi === 0) {
+        lengths.layouts.forEach((layout, i) => {
+          store.insertRollout({ kind: 'sim', policyId: p.id, layoutSetSha256: lengths.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', progress: 0, counts: { inBin: 0, target: layout.objects.length }, calibrationSha256s: [cal], durationS: 5 });
+          for (const seconds of i === 0 ? [20, 3] : [20]) {
+            const id = store.insertRollout({ kind: 'real', policyId: p.id, layoutSetSha256: lengths.sha256, layoutIndex: i, episodeSeconds: seconds, controlHz: 50, status: 'valid', durationS: seconds + 1 });
+            store.insertOperatorScore({ rolloutId: id, endStates: layout.objects.map((o) => ({ id: o.id, upright: true })), progress: 0, counts: { inBin: 0, target: layout.objects.length }, operator: 'test' });
+          }
+        });
         mixed.layouts.forEach((_, i) => {
           store.insertRollout({ kind: 'sim', policyId: p.id, layoutSetSha256: mixed.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', progress: 0.5, calibrationSha256s: [i === 0 ? cal : other.sha256], durationS: 5 });
         });
@@ -186,6 +196,21 @@ test('the compare view reads the paired report: the same numbers as tandem repor
   assert.ok(!(await page.isVisible('#compare-sim-calibration')), 'one sim calibration: no picker');
   await page.selectOption('#compare-set', mixed.sha256);
   await page.waitForFunction((c) => (document.getElementById('compare-sim-calibration') as HTMLSelectElement).value === c && (document.getElementById('compare-refusal') as HTMLElement).hidden, cal, { timeout: 20_000 });
+  // Several episode lengths (a short test rollout among 20 s ones): the most common is compared by
+  // default, the other said in words, and the picker switches to it.
+  await page.selectOption('#compare-set', lengths.sha256);
+  await page.waitForFunction(() => !(document.getElementById('compare-length-note') as HTMLElement).hidden, undefined, { timeout: 20_000 });
+  assert.equal(await page.isHidden('#compare-refusal'), true, 'no refusal: a comparison is shown');
+  assert.equal(
+    await page.textContent('#compare-length-note'),
+    "Compared: 20 s episodes, the length most of these rollouts ran (2 real, 2 sim). Also stored, not in these numbers: 3 s episodes (1 real) — results of different episode lengths are never pooled; pick another under 'Episode length' to compare those.",
+  );
+  assert.equal(await page.inputValue('#compare-episode-seconds'), '20');
+  assert.equal(await page.locator('#compare-tiers tr[data-tier]').count(), 2, 'the 20 s numbers: tier 1 and all');
+  await page.screenshot({ path: join(SHOTS, 'compare-episode-length-default-1280x800.png'), fullPage: true });
+  await page.selectOption('#compare-episode-seconds', '3');
+  await page.waitForFunction(() => (document.getElementById('compare-length-note') as HTMLElement).hidden, undefined, { timeout: 20_000 });
+  assert.equal(await page.inputValue('#compare-episode-seconds'), '3', 'the pick stays shown');
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the compare view fits 1280 px wide (overflows by ${overflow} px)`);
   // Chromium logs every 4xx answer; here they are answers the view shows in words (the refusal,

@@ -299,3 +299,43 @@ test('while a blind session is open its results name no policy: no key, no spec'
     done();
   }
 });
+
+test('a session the station stopped without stopping it (a crash) is listed as interrupted, with where it was; one stopped for now or by a shutdown is not', async () => {
+  const { store, host, runner, done } = setup();
+  const after = (): SessionHost => new SessionHost(store, { interlocks: () => 'none here', cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }), openRunner: () => Promise.resolve(runner) });
+  try {
+    const v = await host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: false, seconds: 1, layouts: [0, 1] });
+    const place = await asked(host, 'place');
+    assert.equal(host.list()[0].interrupted, null, 'the session being worked is not interrupted');
+    await host.answer({ prompt: place, answer: { action: 'confirm' } });
+    await asked(host, 'score');
+    // The station is killed here: a new station on the same store finds the session cut off at its score.
+    const [cut] = after().list();
+    assert.equal(cut.id, v.id);
+    assert.equal(cut.interrupted?.words, 'Rollout 1 of 2 had run and was waiting for its score: score it on resume.');
+    assert.equal(cut.interrupted?.at, store.listSessionJournal(v.id).at(-1)!.at);
+
+    // Stopped on purpose (the shutdown's withdrawn prompt): not interrupted.
+    await host.close();
+    assert.equal(after().list()[0].interrupted, null, 'a shutdown stops the session knowingly');
+    assert.equal(actions(store, v.id).at(-1), 'stopped');
+
+    // Resumed, then killed while placing the next layout: interrupted again, at that step.
+    const resumed = after();
+    await resumed.resume(v.id);
+    const score = await asked(resumed, 'score');
+    await resumed.answer({ prompt: score, answer: { action: 'score-count', count: 0 } });
+    await resumed.answer({ prompt: await asked(resumed, 'reset'), answer: { action: 'done' } });
+    await asked(resumed, 'place');
+    assert.equal(after().list()[0].interrupted?.words, 'Rollout 2 of 2 was being placed: on resume its layout is shown again.');
+    // The operator's stop for now: not interrupted.
+    await resumed.answer({ prompt: await asked(resumed, 'place'), answer: { action: 'stop' } });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(after().list()[0].interrupted, null);
+    assert.deepEqual(store.listSessionJournal(v.id).at(-1)!.detail, { reason: 'stopped by the operator' });
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { groupedFaults, splitReason } from '../../station-ui/words.js';
+import { groupedFaults, modeWords, rigWords, splitReason, useWords } from '../../station-ui/words.js';
+import type { RigStatus } from '../../src/server/api-types.js';
 
 const lost = (name: string) => `The ${name} motor reports loss of communication (its watchdog expired); check the CAN cable and the adapter.`;
 
@@ -30,4 +31,24 @@ test('motors silent alike group although each has its own CAN ID', () => {
   assert.deepEqual(groupedFaults([silent('left arm joint 1', 1), silent('left arm joint 2', 2), silent('right gripper', 7)]), [
     '3 motors (left arm joint 1, left arm joint 2, right gripper): each has not answered for 309 ms; check its power and CAN cable.',
   ]);
+});
+
+test("a rollout setting the rig up reads SETTING UP, not the new rig's NOT CONNECTED or READY · OFF; idle and running rigs read their own mode", () => {
+  const rig = (mode: RigStatus['mode'], use: RigStatus['use']): RigStatus => ({ type: 'yam-cell', mode, use, position: [], motors: [], faults: [], recentEvents: [], cell: null, interlock: null, note: null });
+  // What the station's event stream says while a session rollout starts (measured: changing, then the rollout's new rig unconfigured, then active).
+  assert.deepEqual(modeWords(rig('unconfigured', 'changing')), { mode: 'setting-up', words: 'SETTING UP' });
+  assert.deepEqual(modeWords(rig('unconfigured', 'rollout')), { mode: 'setting-up', words: 'SETTING UP' });
+  assert.deepEqual(modeWords(rig('configured', 'rollout')), { mode: 'setting-up', words: 'SETTING UP' });
+  assert.match(useWords(rig('configured', 'rollout')), /the arms will move/);
+  assert.deepEqual(modeWords(rig('active', 'rollout')), { mode: 'active', words: 'ACTIVE' });
+  assert.deepEqual(modeWords(rig('damped', 'rollout')), { mode: 'damped', words: 'DAMPED · OFF' }, 'after the episode the rollout damps it');
+  assert.deepEqual(modeWords(rig('configured', 'idle')), { mode: 'configured', words: 'READY · OFF' });
+  assert.deepEqual(modeWords(rig('unconfigured', 'idle')), { mode: 'unconfigured', words: 'NOT CONNECTED' }, 'a rig that did not come up');
+});
+
+test("the status bar names the rig in words, not its config type; an unknown type (or a prototype's key) is shown as it is", () => {
+  assert.equal(rigWords('yam-cell'), 'emulated cell (no hardware)');
+  assert.equal(rigWords('yam-can'), 'YAM arms');
+  assert.equal(rigWords('some-new-rig'), 'some-new-rig');
+  assert.equal(rigWords('toString'), 'toString');
 });
