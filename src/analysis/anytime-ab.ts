@@ -37,6 +37,8 @@ export interface AnytimeOptions {
   readonly grid?: number;
   /** Forecast the pairs still needed (default true); off, the sentence says only "keep going". */
   readonly forecast?: boolean;
+  /** The session ended (all run, some unscored, or ended by the operator): no more pairs are coming. */
+  readonly ended?: boolean;
 }
 
 /**
@@ -113,8 +115,10 @@ export function anytimeComparison(diffs: readonly number[], o: AnytimeOptions): 
     const y = Math.max(Math.abs(now.lower), Math.abs(now.upper));
     return { ...base, kind: held, stop: true, estimate, ...now, morePairs: null, pairsSaved: saved, sentence: `No difference larger than ${y.toFixed(2)} between ${names.a} and ${names.b} (${range}) after ${n} pair${n === 1 ? '' : 's'}: you may stop.` };
   }
-  if (n >= o.maxPairs) {
-    return { ...base, kind: 'undecided', stop: true, estimate, ...now, morePairs: null, pairsSaved: 0, sentence: `The plan's ${o.maxPairs} pairs are done without a verdict: ${names.b} − ${names.a} is ${signed(estimate)} (${range}).` };
+  if (n >= o.maxPairs || o.ended) {
+    const done = n >= o.maxPairs ? `The plan's ${o.maxPairs} pairs are done` : `The session ended after ${n} of the plan's ${o.maxPairs} pairs`;
+    const where = n === 0 ? 'no pair was scored' : `${names.b} − ${names.a} is ${signed(estimate)} (${range})`;
+    return { ...base, kind: 'undecided', stop: true, estimate, ...now, morePairs: null, pairsSaved: 0, sentence: `${done} without a verdict: ${where}.` };
   }
   const more = o.forecast === false ? null : forecastMorePairs(xs, o);
   const sofar = n === 0 ? 'No pairs yet' : `Not clear yet after ${n} pair${n === 1 ? '' : 's'}: ${names.b} − ${names.a} is ${signed(estimate)} (${range})`;

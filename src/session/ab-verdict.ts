@@ -27,7 +27,8 @@ export function analysisSoFar(plan: SessionPlan, journal: readonly SessionJourna
   const ap = plan.analysis;
   if (!ap) return undefined;
   const diffs = scoredPairs(plan, journal).map((p) => metricValue(ap.metric, p.b) - metricValue(ap.metric, p.a));
-  return anytimeComparison(diffs, { alpha: ap.alpha, margin: ap.margin, stoppingRule: ap.stoppingRule, maxPairs: ap.maxPairs, names: { a: ap.a, b: ap.b } });
+  const ended = journal.some((e) => e.action === JOURNAL.ended);
+  return anytimeComparison(diffs, { alpha: ap.alpha, margin: ap.margin, stoppingRule: ap.stoppingRule, maxPairs: ap.maxPairs, names: { a: ap.a, b: ap.b }, ended });
 }
 
 /** Both policies' progress per completed block, in the order the later of the two was scored. */

@@ -91,7 +91,7 @@ function checkBody(b: AnalysisPlanBody): void {
     checkAnytimeOptions({ alpha: b.alpha, margin: b.margin, stoppingRule: b.stoppingRule, maxPairs: b.maxPairs });
   } catch (e) {
     const m = (e as Error).message;
-    throw new AnalysisPlanError(`${m[0].toUpperCase()}${m.slice(1)}.`);
+    throw new AnalysisPlanError(`${m.startsWith('α') ? m : `${m[0].toUpperCase()}${m.slice(1)}`}.`);
   }
   if (!ANALYSIS_METRICS.includes(b.metric)) throw new AnalysisPlanError(`The analysis metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${String(b.metric)}'.`);
 }

@@ -99,6 +99,10 @@ test('the words: B better, A better, no difference — each "you may stop" with 
   const undecided = anytimeComparison([1, -1, 1, -1], { ...OPTS, maxPairs: 4, names });
   assert.equal(undecided.kind, 'undecided');
   assert.match(undecided.sentence, /^The plan's 4 pairs are done without a verdict/);
+  // A session that ended short of its pairs (slots closed unscored) is undecided too, not "about N more".
+  const short = anytimeComparison([1, 1], { ...OPTS, maxPairs: 12, names, ended: true });
+  assert.equal(short.kind, 'undecided');
+  assert.match(short.sentence, /^The session ended after 2 of the plan's 12 pairs without a verdict: policy B − policy A is \+1\.00 /);
 });
 
 test('"about N more pairs" is what the sequence needs if the next pairs look like these', () => {
