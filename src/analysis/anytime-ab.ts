@@ -42,6 +42,30 @@ export interface AnytimeOptions {
 }
 
 /**
+ * A session's pre-registered analysis as the report shows it: the plan's terms, the verdict over
+ * its scored pairs, and what stopping early saved against the fixed-N plan.
+ */
+export interface PreregisteredAnalysisSummary {
+  readonly session: number;
+  readonly analysisSha256: string;
+  readonly metric: string;
+  readonly alpha: number;
+  readonly margin: number;
+  readonly stoppingRule: StoppingRule;
+  readonly a: string;
+  readonly b: string;
+  readonly verdict: AnytimeComparison;
+  readonly stoppedEarly: boolean;
+  /** The fixed-N plan's rollouts, those run (done slots), and those stopping early saved. */
+  readonly plannedRollouts: number;
+  readonly rolloutsRun: number;
+  readonly rolloutsSaved: number;
+  /** Station time the saved rollouts would have taken, at the session's own mean seconds per rollout. */
+  readonly minutesSaved: number;
+  readonly sentence: string;
+}
+
+/**
  * b-better / a-better: the sequence excludes 0. no-difference: it lies within ±margin.
  * continue: neither yet. undecided: the plan's maximum pairs are done with neither.
  */

@@ -7,6 +7,7 @@ import type { ArmSide, FaultKind, RigMode, SafetyEventKind } from '../rig/contra
 import type { Layout } from '../tasks/types.js';
 import type { TierSummary } from '../analysis/tier-summary.js';
 import type { SequentialVerdict } from '../analysis/sequential.js';
+import type { AnytimeComparison } from '../analysis/anytime-ab.js';
 
 /**
  * Every API request carries the launch token in this header. The page reads it from the URL's
@@ -455,6 +456,11 @@ export interface SessionResults {
   readonly policies: readonly PolicyResult[];
   /** Two-policy sessions only. */
   readonly verdict: SequentialVerdict | null;
+  /**
+   * The plan's pre-registered analysis after every scored pair (null without one): B − A, its
+   * anytime-valid bounds, the verdict in words; and whether the session stopped early by it.
+   */
+  readonly analysis: (AnytimeComparison & { readonly analysisSha256: string; readonly stoppedEarly: boolean }) | null;
   readonly episodes: readonly ScoredEpisode[];
   /** label → spec, once the session has ended (blind), or always (open label). */
   readonly key: Readonly<Record<string, string>> | null;

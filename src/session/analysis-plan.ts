@@ -107,10 +107,10 @@ export function checkAnalysisPlan(v: unknown, source: string): AnalysisPlan {
   return p as AnalysisPlan;
 }
 
-/** "task progress, α 0.05, at most 12 pairs, stop on a difference or none larger than 0.10". */
+/** "task progress, α 0.05, at most 12 pairs, stop on a difference or on none larger than 0.10; analysis 3f2a…". */
 export function describeAnalysisPlan(p: AnalysisPlan): string {
   const rule = p.stoppingRule === 'difference' ? 'stop on a difference' : `stop on a difference or on none larger than ${p.margin.toFixed(2)}`;
-  return `${p.metric === 'task-progress' ? 'task progress' : 'full success'}, α ${p.alpha}, at most ${p.maxPairs} pairs, ${rule} (analysis ${p.sha256.slice(0, 12)})`;
+  return `${p.metric === 'task-progress' ? 'task progress' : 'full success'}, α ${p.alpha}, at most ${p.maxPairs} pairs, ${rule}; analysis ${p.sha256.slice(0, 12)}`;
 }
 
 /** A pair's value under the metric: task progress as scored, or 1 for a full success. */

@@ -37,7 +37,7 @@ test('a strong and a weak code policy with --stop-early: the session ends itself
 
   const pre = await runTandem(['session', 'preregister', '--plan', plan, '--alpha', '0.1', '--data', data]);
   assert.equal(pre.code, 0, pre.stderr);
-  assert.match(pre.stdout, /pre-registered analysis: task progress, α 0\.1, at most 12 pairs, stop on a difference or on none larger than 0\.10 \(analysis [0-9a-f]{12}\)\./);
+  assert.match(pre.stdout, /pre-registered analysis: task progress, α 0\.1, at most 12 pairs, stop on a difference or on none larger than 0\.10; analysis [0-9a-f]{12}\./);
   const analysisSha = JSON.parse(readFileSync(plan, 'utf8')).analysis.sha256 as string;
 
   const run = await runTandem(['session', 'run', '--plan', plan, '--rig-config', cell, '--scripted-operator', '--data', data, '--stop-early'], { timeoutMs: 420_000 });
@@ -68,10 +68,25 @@ test('a strong and a weak code policy with --stop-early: the session ends itself
     store.close();
   }
 
+  // The report shows the pre-registered analysis and the saving, and refuses another α or metric.
+  const rep = await runTandem(['report', '--policies', SPECS.join(','), '--layouts', layouts, '--include-rehearsals', '--session', '1', '--alpha', '0.1', '-o', join(dir, 'report.html'), '--json', '--data', data]);
+  assert.equal(rep.code, 0, rep.stderr);
+  const prereg = JSON.parse(rep.stdout).preregistered;
+  assert.deepEqual([prereg.stoppedEarly, prereg.rolloutsSaved, prereg.rolloutsRun, prereg.plannedRollouts, prereg.verdict.pairs, prereg.analysisSha256], [true, saved, 2 * pairs, 24, pairs, analysisSha]);
+  assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), new RegExp(`Pre-registered A/B analysis \\(session 1\\).*${saved} rollouts \\(≈`, 's'));
+  for (const [flag, value, says] of [
+    ['--alpha', '0.05', /^Session 1 pre-registered α 0\.1 \(task progress, .*\); a report at α 0\.05 is not the pre-registered analysis: give --alpha 0\.1 or leave it out\.\n$/],
+    ['--metric', 'full-success', /^Session 1 pre-registered the metric task-progress \(.*\); a report on full-success is not the pre-registered analysis: give --metric task-progress or leave it out\.\n$/],
+  ] as const) {
+    const refused = await runTandem(['report', '--policies', SPECS.join(','), '--layouts', layouts, '--include-rehearsals', '--session', '1', flag, value, '-o', join(dir, 'refused.html'), '--data', data]);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, says);
+  }
+
   // After the first rollout, the analysis of this plan cannot change: one sentence, the file untouched.
   const before = readFileSync(plan, 'utf8');
   const late = await runTandem(['session', 'preregister', '--plan', plan, '--alpha', '0.2', '--data', data]);
   assert.equal(late.code, 2, late.stderr);
-  assert.match(late.stderr, /^Session 1 has already run rollouts of this plan under its pre-registered analysis \(task progress, α 0\.1, .*\), so its analysis cannot change after the first rollout: plan a new session \(another --seed\) to analyse it differently\.\n$/);
+  assert.match(late.stderr, /^Session 1 has already run rollouts of this plan under its pre-registered analysis \(task progress, α 0\.1, .*; analysis [0-9a-f]{12}\), so its analysis cannot change after the first rollout: plan a new session \(another --seed\) to analyse it differently\.\n$/);
   assert.equal(readFileSync(plan, 'utf8'), before);
 });
