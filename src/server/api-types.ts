@@ -427,6 +427,10 @@ export interface StartSessionRequest {
   readonly operator?: string;
   /** The page's id for this click: a repeat (double click, retried request) is refused, not run twice. */
   readonly requestId?: string;
+  /** Pre-register the A/B analysis (two policies): fixed in the plan before the first rollout. */
+  readonly analysis?: { readonly metric?: 'task-progress' | 'full-success'; readonly alpha?: number; readonly margin?: number; readonly stoppingRule?: 'difference' | 'difference-or-no-difference' };
+  /** End the session by itself once the analysis's stopping rule holds (needs `analysis`). */
+  readonly stopEarly?: boolean;
 }
 
 /** GET /api/sessions/ID/results: what the session has shown so far, on screen and printable. */

@@ -56,12 +56,12 @@ export interface SessionRunResult {
 }
 
 /** Creates the session, its stored plan and its first journal row. */
-export function startSession(store: Store, plan: SessionPlan, set: LayoutSet, operator: string): number {
+export function startSession(store: Store, plan: SessionPlan, set: LayoutSet, operator: string, options: { readonly stopEarly?: boolean } = {}): number {
   checkPlanLayoutSet(plan, set, 'given');
   store.putLayoutSet(set);
   const session = store.createSession({ kind: plan.blind ? 'ab-test' : 'real-eval', operator, notes: `plan ${plan.sha256}` });
   store.putSessionPlan({ sessionId: session.id, planSha256: plan.sha256, layoutSetSha256: plan.layoutSetSha256, planJson: serializeSessionPlan(plan) });
-  store.appendSessionJournal({ sessionId: session.id, action: JOURNAL.sessionStarted, detail: { planSha256: plan.sha256 } });
+  store.appendSessionJournal({ sessionId: session.id, action: JOURNAL.sessionStarted, detail: { planSha256: plan.sha256, ...(plan.analysis ? { analysisSha256: plan.analysis.sha256 } : {}), ...(options.stopEarly ? { stopEarly: true } : {}) } });
   return session.id;
 }
 

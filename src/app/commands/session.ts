@@ -441,7 +441,7 @@ ${RUN_OPTIONS_HELP}`,
         refuseStopEarlyWithoutAnalysis(args, p, file);
         const set = planLayoutSet(io, args, store, p);
         const scripted = args.values['scripted-operator'] === true;
-        const id = startSession(store, p, set, scripted ? scriptedOperator(() => {}).name : 'operator (terminal)');
+        const id = startSession(store, p, set, scripted ? scriptedOperator(() => {}).name : 'operator (terminal)', { stopEarly: args.values['stop-early'] === true });
         return runWithEngine(args, io, store, id, p, set);
       });
     } finally {
