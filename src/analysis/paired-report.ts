@@ -9,6 +9,7 @@
  * other episode lengths and unpaired policies are listed with the reason, and a comparison that
  * cannot be made says why instead of a number.
  */
+import type { PreregisteredAnalysisSummary } from './anytime-ab.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import { objectOutcomes, parseObjectOutcomeCounts } from '../tasks/object-outcomes.js';
 import { classifyObjectFailures, FAILURE_PATTERNS, type FailurePattern } from '../tasks/failure-patterns.js';
@@ -225,6 +226,8 @@ export interface PairedReport {
   readonly failures: { readonly rows: readonly FailureRow[]; readonly outOfTime: readonly OutOfTimeRow[]; readonly fromEndState: readonly EndStateFallback[]; readonly notes: readonly string[] };
   readonly cost: { readonly config: CostConfig; readonly curve: readonly CostCurvePoint[] };
   readonly segregated: SegregatedRollouts;
+  /** A session's pre-registered A/B analysis, when the report was asked for one (tandem report --session). */
+  readonly preregistered?: PreregisteredAnalysisSummary;
 }
 
 export interface CostCurvePoint {

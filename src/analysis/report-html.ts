@@ -100,6 +100,13 @@ export function renderReportHtml(r: PairedReport, meta: ReportMeta): string {
         .join('')}</table>`
     : '<p class="note">Fewer than two policies with real rollouts: no A/B comparison.</p>';
 
+  const pre = r.preregistered;
+  const preregistered = pre
+    ? `<h3>Pre-registered A/B analysis (session ${pre.session})</h3><p class="note">Analysis plan <code>${esc(short(pre.analysisSha256))}</code>, fixed before the first rollout: ${esc(pre.metric)}, α ${pre.alpha}, at most ${pre.verdict.maxPairs} pairs, stopping rule ${esc(pre.stoppingRule)} (margin ${n2(pre.margin)}); anytime-valid betting confidence sequence on ${esc(pre.b)} − ${esc(pre.a)}.</p>` +
+      `<table><tr><th>pairs</th><th>mean ${esc(pre.b)} − ${esc(pre.a)}</th><th>anytime-valid ${Math.round((1 - pre.alpha) * 100)}%</th><th class="l">verdict</th><th>rollouts run / planned</th><th>saved</th></tr>` +
+      `<tr><td>${pre.verdict.pairs} / ${pre.verdict.maxPairs}</td><td>${pre.verdict.pairs ? n2(pre.verdict.estimate) : '–'}</td><td>${ci(pre.verdict.lower, pre.verdict.upper)}</td><td class="l w${pre.verdict.stop ? ' decided' : ''}">${esc(pre.verdict.sentence)}</td><td>${pre.rolloutsRun} / ${pre.plannedRollouts}</td><td>${pre.stoppedEarly ? `${pre.rolloutsSaved} rollouts (≈ ${pre.minutesSaved} min)` : 'not stopped early'}</td></tr></table>`
+    : '';
+
   const fails = r.failures.rows.filter((f) => f.sim.objects + f.real.objects > 0);
   const failTable = fails.length
     ? `<table><tr><th class="l">tier</th><th class="l">object</th><th class="l">failure pattern</th><th>sim</th><th>share of sim objects</th><th>real</th><th>share of real objects</th></tr>${fails
@@ -152,6 +159,7 @@ ${fig('control-variate', 'Grey: real rollouts alone. Blue: the same real rollout
 <h2>5. Is the A/B answer already clear?</h2>
 <p class="note">Neighbouring policies by real mean, compared on the layouts both ran on the real rig, one pair per layout in the order they ran: an anytime-valid confidence sequence for the mean difference (betting, Waudby-Smith &amp; Ramdas 2024). It may be read after every pair; once it excludes 0 the session can stop.</p>
 ${ab}
+${preregistered}
 
 <h2>6. How they fail</h2>
 <p class="note">Per tier and object kind, pooled over the policies above: how each object that was not done failed, read from its rollout's task events (grasped, released, entered or left a region, knocked over, off the table), with the end state (the operator's score; the sim's measured one) deciding whether it failed at all. Out of time: still in a hand when the episode ran its length.</p>

@@ -7,6 +7,7 @@ import type { ArmSide, FaultKind, RigMode, SafetyEventKind } from '../rig/contra
 import type { Layout } from '../tasks/types.js';
 import type { TierSummary } from '../analysis/tier-summary.js';
 import type { SequentialVerdict } from '../analysis/sequential.js';
+import type { AnytimeComparison } from '../analysis/anytime-ab.js';
 
 /**
  * Every API request carries the launch token in this header. The page reads it from the URL's
@@ -426,6 +427,10 @@ export interface StartSessionRequest {
   readonly operator?: string;
   /** The page's id for this click: a repeat (double click, retried request) is refused, not run twice. */
   readonly requestId?: string;
+  /** Pre-register the A/B analysis (two policies): fixed in the plan before the first rollout. */
+  readonly analysis?: { readonly metric?: 'task-progress' | 'full-success'; readonly alpha?: number; readonly margin?: number; readonly stoppingRule?: 'difference' | 'difference-or-no-difference' };
+  /** End the session by itself once the analysis's stopping rule holds (needs `analysis`). */
+  readonly stopEarly?: boolean;
 }
 
 /** GET /api/sessions/ID/results: what the session has shown so far, on screen and printable. */
@@ -455,6 +460,11 @@ export interface SessionResults {
   readonly policies: readonly PolicyResult[];
   /** Two-policy sessions only. */
   readonly verdict: SequentialVerdict | null;
+  /**
+   * The plan's pre-registered analysis after every scored pair (null without one): B − A, its
+   * anytime-valid bounds, the verdict in words; and whether the session stopped early by it.
+   */
+  readonly analysis: (AnytimeComparison & { readonly analysisSha256: string; readonly stoppedEarly: boolean }) | null;
   readonly episodes: readonly ScoredEpisode[];
   /** label → spec, once the session has ended (blind), or always (open label). */
   readonly key: Readonly<Record<string, string>> | null;

@@ -12,6 +12,7 @@ import { RANDOMIZATION_KIND } from '../sim/randomization.js';
 import { operatorTimeByRollout, type RolloutOperatorTime } from '../session/operator-time.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
+import { preregisteredAnalysis, PreregistrationError, type AskedAnalysis } from '../session/analysis-report.js';
 
 export interface StoredReportOptions {
   /** Policy specs as stored (`code:…`, `onnx:…`, `ws://…`) or store ids, in iteration order. */
@@ -25,6 +26,8 @@ export interface StoredReportOptions {
   readonly seed?: number;
   /** Count rehearsals (black camera frames, the emulated cell) as results too. Default: left out. */
   readonly includeRehearsals?: boolean;
+  /** A session's pre-registered analysis to show, and the metric and α the report was asked for (refused if not the plan's). */
+  readonly preregistered?: AskedAnalysis;
 }
 
 export type StoredReport = PairedReport & {
@@ -130,5 +133,14 @@ export function storedPairedReport(store: Store, o: StoredReportOptions): Stored
     if (e instanceof RangeError) throw new ReportInputError(e.message);
     throw e;
   }
-  return { ...built, otherLayoutSets, operatorTime, rehearsalsLeftOut };
+  let preregistered;
+  if (o.preregistered) {
+    try {
+      preregistered = preregisteredAnalysis(store, o.preregistered);
+    } catch (e) {
+      if (e instanceof PreregistrationError) throw new ReportInputError(e.message);
+      throw e;
+    }
+  }
+  return { ...built, ...(preregistered ? { preregistered } : {}), otherLayoutSets, operatorTime, rehearsalsLeftOut };
 }

@@ -92,13 +92,25 @@ export function parseSampleLayoutSet(body: unknown): SampleLayoutSetRequest {
   return { task: o.task, tiers: [...new Set(o.tiers as number[])].sort((a, b) => a - b), perTier, seed };
 }
 
-const START_SESSION_FIELDS = ['layoutSet', 'policies', 'perLayout', 'blind', 'minutes', 'seed', 'seconds', 'layouts', 'breakMinutes', 'operator', 'requestId'] as const;
+const START_SESSION_FIELDS = ['layoutSet', 'policies', 'perLayout', 'blind', 'minutes', 'seed', 'seconds', 'layouts', 'breakMinutes', 'operator', 'requestId', 'analysis', 'stopEarly'] as const;
 
 function numberIn(o: Record<string, unknown>, key: string, lo: number, hi: number, unit: string): number | undefined {
   const v = o[key];
   if (v === undefined) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < lo || v > hi) throw new ApiRefusal(400, `'${key}' must be from ${lo} to ${hi} ${unit}, not ${JSON.stringify(v)}.`);
   return v;
+}
+
+/** A start request's pre-registered analysis: the fields' types here; their ranges are the plan's to refuse. */
+function parseAnalysisRequest(v: unknown): StartSessionRequest['analysis'] {
+  if (v === undefined) return undefined;
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ApiRefusal(400, "'analysis' must be an object like {\"metric\": \"task-progress\", \"alpha\": 0.05, \"margin\": 0.1, \"stoppingRule\": \"difference-or-no-difference\"}.");
+  const a = v as Record<string, unknown>;
+  onlyFields(a, ['metric', 'alpha', 'margin', 'stoppingRule'] as const, "The request's 'analysis'");
+  if (a.metric !== undefined && a.metric !== 'task-progress' && a.metric !== 'full-success') throw new ApiRefusal(400, "'analysis.metric' must be task-progress or full-success.");
+  if (a.stoppingRule !== undefined && a.stoppingRule !== 'difference' && a.stoppingRule !== 'difference-or-no-difference') throw new ApiRefusal(400, "'analysis.stoppingRule' must be difference or difference-or-no-difference.");
+  for (const k of ['alpha', 'margin'] as const) if (a[k] !== undefined && (typeof a[k] !== 'number' || !Number.isFinite(a[k]))) throw new ApiRefusal(400, `'analysis.${k}' must be a number.`);
+  return a as NonNullable<StartSessionRequest['analysis']>;
 }
 
 export function parseStartSession(body: unknown): StartSessionRequest {
@@ -121,7 +133,12 @@ export function parseStartSession(body: unknown): StartSessionRequest {
   const seconds = numberIn(o, 'seconds', 0.1, 3600, 's');
   const breakMinutes = numberIn(o, 'breakMinutes', 0.01, 24 * 60, 'minutes');
   const seed = integerIn(o, 'seed', 0, 2 ** 31 - 1);
+  const analysis = parseAnalysisRequest(o.analysis);
+  if (o.stopEarly !== undefined && typeof o.stopEarly !== 'boolean') throw new ApiRefusal(400, "'stopEarly' must be true or false.");
+  if (o.stopEarly === true && !analysis) throw new ApiRefusal(400, "'stopEarly' needs a pre-registered analysis plan: add 'analysis' (e.g. {\"alpha\": 0.05}).");
   return {
+    ...(analysis ? { analysis } : {}),
+    ...(o.stopEarly === true ? { stopEarly: true } : {}),
     layoutSet: o.layoutSet,
     policies: (o.policies as string[]).map((p) => p.trim()),
     perLayout,

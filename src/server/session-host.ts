@@ -232,6 +232,7 @@ export class SessionHost {
         episodeSeconds: req.seconds ?? task.episodeSeconds,
         cost,
         costSource: source,
+        ...(req.analysis ? { analysis: req.analysis } : {}),
       });
     } catch (e) {
       if (e instanceof SessionPlanError) throw new ApiRefusal(400, e.message);
@@ -240,7 +241,7 @@ export class SessionHost {
     const operator = req.operator?.trim() || DEFAULT_OPERATOR;
     // Policies open before the session exists: a spec that does not load leaves nothing behind.
     const opened = await this.openRunner(plan, set);
-    const id = startSession(this.store, plan, set, operator);
+    const id = startSession(this.store, plan, set, operator, { stopEarly: req.stopEarly === true });
     this.remember(req.requestId, `started session ${id}`);
     return this.begin(id, plan, set, operator, opened, (req.breakMinutes ?? DEFAULT_BREAK_EVERY_S / 60) * 60);
   }
@@ -408,7 +409,9 @@ export class SessionHost {
         }
       },
     };
-    a.done = runSession({ store: this.store, sessionId: id, plan, set, task: getTask(set.task), runner: counted, operator, interlocks, ...(this.parts.projector ? { projector: this.parts.projector } : {}), signal: a.abort.signal, breakEveryS })
+    // A session started to stop early does so after a resume too (its first journal row says so).
+    const stopEarly = plan.analysis !== undefined && this.store.listSessionJournal(id).some((e) => e.action === JOURNAL.sessionStarted && e.detail.stopEarly === true);
+    a.done = runSession({ store: this.store, sessionId: id, plan, set, task: getTask(set.task), runner: counted, operator, interlocks, ...(this.parts.projector ? { projector: this.parts.projector } : {}), signal: a.abort.signal, breakEveryS, stopEarly })
       .then(
         (r) => {
           a.state = r.ended ? 'ended' : 'stopped';

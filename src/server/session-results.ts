@@ -7,7 +7,7 @@
  */
 import { summarizeByTier } from '../analysis/tier-summary.js';
 import type { SessionJournalRecord } from '../store/store.js';
-import { abVerdictSoFar } from '../session/ab-verdict.js';
+import { abVerdictSoFar, analysisSoFar } from '../session/ab-verdict.js';
 import { JOURNAL } from '../session/journal-state.js';
 import type { SessionPlan } from '../session/plan.js';
 import type { PolicyResult, ScoredEpisode, SessionResults } from './api-types.js';
@@ -41,6 +41,7 @@ export function sessionResults(plan: SessionPlan, journal: readonly SessionJourn
     blind: plan.blind,
     policies,
     verdict: abVerdictSoFar(plan, journal) ?? null,
+    analysis: plan.analysis ? { ...analysisSoFar(plan, journal)!, analysisSha256: plan.analysis.sha256, stoppedEarly: journal.some((e) => e.action === JOURNAL.stoppedEarly) } : null,
     episodes,
     key: reveal ? Object.fromEntries(plan.policies.map((p) => [p.label, p.spec])) : null,
   };

@@ -16,7 +16,8 @@ import { endStatesFromCount } from './score-entry.js';
 import { recoverEpisodeFile } from '../record/recover.js';
 import { JOURNAL, progressLine, sessionProgress, slotStates, type SessionProgress, type SlotState } from './journal-state.js';
 import { checkPlanLayoutSet, serializeSessionPlan, specOf, type SessionPlan } from './plan.js';
-import { abVerdictSoFar } from './ab-verdict.js';
+import { abVerdictSoFar, analysisSoFar } from './ab-verdict.js';
+import type { AnytimeComparison } from '../analysis/anytime-ab.js';
 import { NO_INTERLOCKS, NO_PROJECTOR, OPERATOR_STOP, type InterlockSource, type OperatorStep, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
 
 export const DEFAULT_BREAK_EVERY_S = 30 * 60;
@@ -35,6 +36,11 @@ export interface SessionEngineOptions {
   readonly signal: AbortSignal;
   /** Break reminder interval; default 30 min. */
   readonly breakEveryS?: number;
+  /**
+   * End the session by itself once the plan's pre-registered stopping rule holds (journalled as
+   * stopped early); needs a plan with an analysis plan. Without it the engine only says so.
+   */
+  readonly stopEarly?: boolean;
   readonly nowMs?: () => number;
 }
 
@@ -43,15 +49,19 @@ export interface SessionRunResult {
   /** Why the session stopped before its end (resume it with 'tandem session resume'). */
   readonly stoppedBecause?: string;
   readonly progress: SessionProgress;
+  /** The pre-registered analysis at the end (plans with one): the verdict, and the pairs saved when it stopped early. */
+  readonly analysis?: AnytimeComparison;
+  /** True when the stopping rule ended the session before its planned end. */
+  readonly stoppedEarly?: boolean;
 }
 
 /** Creates the session, its stored plan and its first journal row. */
-export function startSession(store: Store, plan: SessionPlan, set: LayoutSet, operator: string): number {
+export function startSession(store: Store, plan: SessionPlan, set: LayoutSet, operator: string, options: { readonly stopEarly?: boolean } = {}): number {
   checkPlanLayoutSet(plan, set, 'given');
   store.putLayoutSet(set);
   const session = store.createSession({ kind: plan.blind ? 'ab-test' : 'real-eval', operator, notes: `plan ${plan.sha256}` });
   store.putSessionPlan({ sessionId: session.id, planSha256: plan.sha256, layoutSetSha256: plan.layoutSetSha256, planJson: serializeSessionPlan(plan) });
-  store.appendSessionJournal({ sessionId: session.id, action: JOURNAL.sessionStarted, detail: { planSha256: plan.sha256 } });
+  store.appendSessionJournal({ sessionId: session.id, action: JOURNAL.sessionStarted, detail: { planSha256: plan.sha256, ...(plan.analysis ? { analysisSha256: plan.analysis.sha256 } : {}), ...(options.stopEarly ? { stopEarly: true } : {}) } });
   return session.id;
 }
 
@@ -90,16 +100,21 @@ function outcomeFromRan(rolloutId: number, d: Readonly<Record<string, unknown>>)
 export async function runSession(o: SessionEngineOptions): Promise<SessionRunResult> {
   const { store, sessionId: id, plan, set, task, runner, operator } = o;
   checkPlanLayoutSet(plan, set, 'given');
+  if (o.stopEarly && !plan.analysis) throw new Error('stopping early needs a plan with a pre-registered analysis plan');
   const projector = o.projector ?? NO_PROJECTOR;
   const interlocks = o.interlocks ?? NO_INTERLOCKS;
   const now = o.nowMs ?? Date.now;
   const breakEveryS = o.breakEveryS ?? DEFAULT_BREAK_EVERY_S;
   const journal = (e: Omit<SessionJournalInput, 'sessionId'>, score?: OperatorScoreInput) => store.appendSessionJournal({ sessionId: id, ...e }, score);
   const progress = (): SessionProgress => sessionProgress(plan, store.listSessionJournal(id), now());
+  const analysis = (): { analysis?: AnytimeComparison } => {
+    const a = analysisSoFar(plan, store.listSessionJournal(id));
+    return a ? { analysis: a } : {};
+  };
   const stopped = (why: string): SessionRunResult => {
     // Journalled, so a session stopped on purpose is never mistaken for one a crash cut off.
     journal({ action: JOURNAL.stopped, detail: { reason: why } });
-    return { ended: false, stoppedBecause: why, progress: progress() };
+    return { ended: false, stoppedBecause: why, progress: progress(), ...analysis() };
   };
   /** Seconds since t0, or what a simulated operator says it took. */
   const took = (t0: number, a: { simulatedS?: number }): number => Math.round((a.simulatedS ?? (now() - t0) / 1000) * 1000) / 1000;
@@ -109,14 +124,29 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
   for (;;) {
     if (o.signal.aborted) return stopped('stopped with Ctrl-C');
     const entries = store.listSessionJournal(id);
-    if (entries.some((e) => e.action === JOURNAL.ended)) return { ended: true, progress: progress() };
+    if (entries.some((e) => e.action === JOURNAL.ended)) return { ended: true, progress: progress(), ...analysis(), stoppedEarly: entries.some((e) => e.action === JOURNAL.stoppedEarly) };
     const s: SlotState | undefined = slotStates(plan, entries).find((x) => x.phase !== 'done');
     if (!s) {
       journal({ action: JOURNAL.ended });
       store.endSession(id);
       const p = progress();
       operator.say(`Session ${id} ended: ${progressLine(p)}.`);
-      return { ended: true, progress: p };
+      return { ended: true, progress: p, ...analysis() };
+    }
+    // The stopping rule is checked before a slot is shown, so a session resumed after the rule held
+    // stops too; a decided verdict ends the session here, the rest of the plan saved.
+    const verdictNow = o.stopEarly && s.phase === 'show' ? analysisSoFar(plan, entries) : undefined;
+    if (verdictNow?.stop && verdictNow.kind !== 'undecided') {
+      const rolloutsSaved = plan.rollouts.length - sessionProgress(plan, entries, now()).done;
+      journal({
+        action: JOURNAL.stoppedEarly,
+        detail: { analysisSha256: plan.analysis!.sha256, kind: verdictNow.kind, pairs: verdictNow.pairs, maxPairs: verdictNow.maxPairs, pairsSaved: verdictNow.pairsSaved, rolloutsSaved, estimate: verdictNow.estimate, lower: verdictNow.lower, upper: verdictNow.upper, sentence: verdictNow.sentence },
+      });
+      journal({ action: JOURNAL.ended, detail: { stoppedEarly: true } });
+      store.endSession(id);
+      const p = progress();
+      operator.say(`Session ${id} stopped early by its pre-registered rule: ${verdictNow.sentence} ${rolloutsSaved} of the plan's ${plan.rollouts.length} rollouts saved (${verdictNow.pairsSaved} of ${verdictNow.maxPairs} pairs).`);
+      return { ended: true, progress: p, analysis: verdictNow, stoppedEarly: true };
     }
     const planned = plan.rollouts[s.slot];
     const layout = set.layouts[planned.layoutIndex];
@@ -227,11 +257,13 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
           journal({ action: JOURNAL.breakReminder, operatorS: took(tb, b) });
         }
         operator.say(progressLine(progress()));
-        // A two-policy session: whether the A/B answer is already clear, each time a pair completes.
-        const verdict = abVerdictSoFar(plan, store.listSessionJournal(id));
+        // A two-policy session: whether the A/B answer is already clear, each time a pair completes —
+        // by the pre-registered analysis when the plan has one.
+        const pre = analysisSoFar(plan, store.listSessionJournal(id));
+        const verdict = pre ?? abVerdictSoFar(plan, store.listSessionJournal(id));
         if (verdict && verdict.pairs > saidPairs) {
           saidPairs = verdict.pairs;
-          operator.say(`A/B so far: ${verdict.sentence}`);
+          operator.say(pre ? `Pre-registered analysis: ${pre.sentence}` : `A/B so far: ${verdict.sentence}`);
         }
         continue;
       }

@@ -8,6 +8,8 @@ import { existsSync } from 'node:fs';
 import type { Store } from '../store/store.js';
 import { JOURNAL, sessionProgress, slotStates, type SessionProgress } from './journal-state.js';
 import type { SessionPlan } from './plan.js';
+import { analysisSoFar } from './ab-verdict.js';
+import type { AnytimeComparison } from '../analysis/anytime-ab.js';
 
 export interface SessionExport {
   readonly session: { readonly id: number; readonly kind: string; readonly startedAt: string; readonly endedAt: string | null; readonly operator: string | null };
@@ -17,6 +19,11 @@ export interface SessionExport {
   readonly progress: SessionProgress;
   readonly operatorHours: number;
   readonly rollouts: readonly Record<string, unknown>[];
+  /**
+   * The pre-registered analysis (plans with one): the verdict over the scored pairs, whether the
+   * session stopped early by it, and the rollouts that saved against the fixed-N plan.
+   */
+  readonly analysis: { readonly verdict: AnytimeComparison; readonly stoppedEarly: boolean; readonly rolloutsSaved: number } | null;
 }
 
 export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs = Date.now()): SessionExport {
@@ -78,5 +85,13 @@ export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs
     progress,
     operatorHours: Math.round((progress.operatorS / 3600) * 1000) / 1000,
     rollouts,
+    analysis: analysisOf(plan, journal, progress),
   };
+}
+
+function analysisOf(plan: SessionPlan, journal: Parameters<typeof analysisSoFar>[1], progress: SessionProgress): SessionExport['analysis'] {
+  const verdict = analysisSoFar(plan, journal);
+  if (!verdict) return null;
+  const stoppedEarly = journal.some((e) => e.action === JOURNAL.stoppedEarly);
+  return { verdict, stoppedEarly, rolloutsSaved: stoppedEarly ? progress.total - progress.done : 0 };
 }

@@ -28,6 +28,8 @@ export const JOURNAL = {
   breakReminder: 'break-reminder',
   /** The engine stopped the session, knowing it (the operator's "stop for now", Ctrl-C, a failure): resumable, not interrupted. */
   stopped: 'stopped',
+  /** The pre-registered stopping rule held and the session was run with --stop-early: it ends here. */
+  stoppedEarly: 'stopped-early',
   ended: 'ended',
 } as const;
 
@@ -140,7 +142,8 @@ export function sessionProgress(plan: SessionPlan, journal: readonly SessionJour
     closed: done.filter((s) => s.outcome === 'closed').length,
     ...(current !== undefined ? { current } : {}),
     elapsedS,
-    etaS: (states.length - done.length) * perSlotS,
+    // An ended session (all done, ended by the operator, or stopped early) has nothing left to run.
+    etaS: endedAt !== undefined ? 0 : (states.length - done.length) * perSlotS,
     operatorS: states.reduce((a, s) => a + s.operatorS.place + s.operatorS.score + s.operatorS.reset, 0),
     ended: endedAt !== undefined,
   };

@@ -12,6 +12,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { createRng, type Rng } from '../layouts/random.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
+import { AnalysisPlanError, buildAnalysisPlan, checkAnalysisPlan, type AnalysisPlan, type AnalysisPlanOptions } from './analysis-plan.js';
 
 export const SESSION_PLAN_FORMAT = 'tandem.session-plan/1';
 export const DEFAULT_SESSION_MINUTES = 75;
@@ -82,6 +83,8 @@ export interface SessionPlanBody {
     readonly note?: string;
   };
   readonly rollouts: readonly PlannedRollout[];
+  /** The pre-registered A/B analysis (two-policy plans), pinned by the plan's hash; absent: none. */
+  readonly analysis?: AnalysisPlan;
 }
 
 export interface SessionPlan extends SessionPlanBody {
@@ -103,6 +106,8 @@ export interface PlanOptions {
   readonly cost?: RolloutCostS;
   readonly costSource?: 'measured' | 'defaults';
   readonly layoutSetFile?: string;
+  /** Pre-register the A/B analysis (two policies only). */
+  readonly analysis?: AnalysisPlanOptions;
 }
 
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -207,7 +212,38 @@ export function buildSessionPlan(o: PlanOptions): SessionPlan {
       ...(note ? { note } : {}),
     },
     rollouts,
+    ...(o.analysis ? { analysis: analysisError(() => buildAnalysisPlan(o.analysis!, policies.map((p) => p.label), plannedPairs(rollouts))) } : {}),
   };
+  return { ...body, sha256: planHash(body) };
+}
+
+function analysisError<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof AnalysisPlanError) throw new SessionPlanError(e.message);
+    throw e;
+  }
+}
+
+/** Pairs a two-policy plan runs: one per block (each block runs every policy once on one layout). */
+export function plannedPairs(rollouts: readonly PlannedRollout[]): number {
+  return new Set(rollouts.map((r) => r.block)).size;
+}
+
+/**
+ * The plan's rollouts without its analysis: two plans with the same identity run the same
+ * rollouts, so a session of one is a session of the other for pre-registration's sake.
+ */
+export function rolloutPlanIdentity(plan: SessionPlanBody): string {
+  const { analysis: _analysis, ...rest } = plan;
+  return planHash(rest);
+}
+
+/** The plan with its analysis plan set (or replaced), hashed again. */
+export function withAnalysisPlan(plan: SessionPlan, o: AnalysisPlanOptions): SessionPlan {
+  const { sha256: _old, analysis: _analysis, ...rest } = plan;
+  const body: SessionPlanBody = { ...rest, analysis: analysisError(() => buildAnalysisPlan(o, plan.policies.map((p) => p.label), plannedPairs(plan.rollouts))) };
   return { ...body, sha256: planHash(body) };
 }
 
@@ -229,6 +265,7 @@ export function parseSessionPlan(text: string, source: string): SessionPlan {
   }
   const actual = planHash(p as SessionPlanBody);
   if (actual !== p.sha256) throw new SessionPlanError(`${source} was changed after it was written (its hash is ${actual.slice(0, 12)}, it says ${p.sha256.slice(0, 12)}); write a new plan with 'tandem session plan' rather than editing one.`);
+  if (p.analysis !== undefined) analysisError(() => checkAnalysisPlan(p.analysis, source));
   return p as SessionPlan;
 }
 

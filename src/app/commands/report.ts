@@ -15,6 +15,24 @@ import { renderReportHtml } from '../../analysis/report-html.js';
 import { reportFigures } from '../../analysis/report-figures.js';
 import { checkCostConfig, DEFAULT_COST_CONFIG, type CostConfig } from '../../analysis/cost.js';
 import { tandemVersion } from '../version.js';
+import { ANALYSIS_METRICS, type AnalysisMetric } from '../../session/analysis-plan.js';
+import type { AskedAnalysis } from '../../session/analysis-report.js';
+
+/** --session ID [--alpha A] [--metric M]: the session's pre-registered analysis, checked against what is asked. */
+function preregisteredArg(args: Parameters<CliCommand['run']>[0]): AskedAnalysis | undefined {
+  const v = args.values;
+  if (v.session === undefined) {
+    if (v.alpha !== undefined || v.metric !== undefined) throw new UserError("--alpha and --metric check a session's pre-registered analysis: give the session with --session ID.");
+    return undefined;
+  }
+  const session = Number(v.session);
+  if (!Number.isSafeInteger(session) || session < 1) throw new UserError(`--session takes a session id (a whole number, as 'tandem session run' printed it), not '${String(v.session)}'.`);
+  const alpha = v.alpha === undefined ? undefined : Number(v.alpha);
+  if (alpha !== undefined && !(alpha > 0 && alpha < 0.5)) throw new UserError(`--alpha must be a number between 0 and 0.5, e.g. --alpha 0.05, not '${String(v.alpha)}'.`);
+  const metric = v.metric === undefined ? undefined : String(v.metric);
+  if (metric !== undefined && !(ANALYSIS_METRICS as readonly string[]).includes(metric)) throw new UserError(`--metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${metric}'.`);
+  return { session, ...(alpha !== undefined ? { alpha } : {}), ...(metric !== undefined ? { metric: metric as AnalysisMetric } : {}) };
+}
 
 function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<CostConfig> | undefined {
   if (file === undefined) return undefined;
@@ -50,6 +68,7 @@ function summaryText(r: PairedReport, htmlPath: string | undefined, pngs: readon
     lines.push(`Pearson r ${c.pearson.r === null ? 'undefined' : c.pearson.r.toFixed(3)}, MMRV ${c.mmrv.value.toFixed(3)} over ${c.policies} policies; ${c.violations.length} rank violation${c.violations.length === 1 ? '' : 's'}.`);
   } else if (r.correlationUnavailable) lines.push(r.correlationUnavailable);
   for (const a of r.abComparisons) lines.push(`${a.a} vs ${a.b}: ${a.verdict.sentence}`);
+  if (r.preregistered) lines.push(r.preregistered.sentence);
   const s = r.segregated;
   if (s.awaitingScore.length) lines.push(`Not counted: ${s.awaitingScore.length} real rollout(s) await an operator score (${s.awaitingScore.join(', ')}).`);
   if (s.invalidOrAborted.length) lines.push(`Not counted: ${s.invalidOrAborted.length} invalid or aborted rollout(s).`);
@@ -67,6 +86,7 @@ const report: CliCommand = {
   help: `Usage: tandem report --policies SPEC,SPEC,… --layouts FILE [-o report.html] [--json] [--png DIR]
                      [--sim-calibration SHA256] [--real-calibration SHA256] [--episode-seconds S]
                      [--cost FILE] [--seed S] [--include-rehearsals]
+                     [--session ID [--alpha A] [--metric M]]
 
 For each policy (a spec as stored, e.g. code:bottles-in-the-bin?skill=0.5, or a store id), pairs
 its real rollouts with its sim rollouts on the same layouts of the layout set, and writes one
@@ -89,6 +109,9 @@ ledger. See docs/report.md.
   --seed S               bootstrap seed (default 1)
   --include-rehearsals   count rehearsals as results too: rollouts whose policy saw black frames
                          (--blank-cameras) or that ran on the emulated cell (left out by default)
+  --session ID           add the session's pre-registered A/B analysis: its verdict by the plan's own
+                         metric and α, and the rollouts stopping early saved against the fixed-N plan
+  --alpha A, --metric M  what the analysis is expected to be: refused unless they are the plan's
 
 Real rollouts awaiting a score, invalid or aborted rollouts, other calibrations and other
 episode lengths are listed and left out, never averaged in.`,
@@ -103,6 +126,9 @@ episode lengths are listed and left out, never averaged in.`,
     cost: { type: 'string' },
     seed: { type: 'string' },
     'include-rehearsals': { type: 'boolean' },
+    session: { type: 'string' },
+    alpha: { type: 'string' },
+    metric: { type: 'string' },
   },
   async run(args, io) {
     const specs = requireString(args, 'policies')
@@ -113,6 +139,7 @@ episode lengths are listed and left out, never averaged in.`,
     const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
     const seed = intOption(args, 'seed', 1, 0, 2 ** 31 - 1);
     const cost = costArg(io, args.values.cost);
+    const preregistered = preregisteredArg(args);
     for (const flag of ['sim-calibration', 'real-calibration'] as const) {
       const v = args.values[flag];
       if (v !== undefined && !/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(String(v))) throw new UserError(`--${flag} must be a calibration's 64-character hex SHA-256, not '${String(v)}'.`);
@@ -131,6 +158,7 @@ episode lengths are listed and left out, never averaged in.`,
           cost,
           seed,
           includeRehearsals: args.values['include-rehearsals'] === true,
+          ...(preregistered ? { preregistered } : {}),
         });
         return { data, storeFile: store.file };
       } catch (e) {

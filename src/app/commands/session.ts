@@ -31,9 +31,14 @@ import {
   parseSessionPlan,
   serializeSessionPlan,
   SessionPlanError,
+  rolloutPlanIdentity,
+  withAnalysisPlan,
   type RolloutCostS,
   type SessionPlan,
 } from '../../session/plan.js';
+import { ANALYSIS_METRICS, DEFAULT_ANALYSIS, describeAnalysisPlan, type AnalysisMetric, type AnalysisPlanOptions } from '../../session/analysis-plan.js';
+import { STOPPING_RULES, type StoppingRule } from '../../analysis/anytime-ab.js';
+import { analysisSoFar } from '../../session/ab-verdict.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../../session/engine.js';
 import { JOURNAL, progressLine, sessionProgress } from '../../session/journal-state.js';
 import { sessionExport } from '../../session/export.js';
@@ -72,6 +77,87 @@ export function measuredCost(store: Store): { cost: RolloutCostS; source: 'measu
   return { cost: { placeS: r1(placeS), rigS: r1(rig ?? DEFAULT_ROLLOUT_COST_S.rigS), scoreS: r1(scoreS), resetS: r1(resetS) }, source: 'measured' };
 }
 
+const ANALYSIS_OPTIONS = {
+  preregister: { type: 'boolean' },
+  metric: { type: 'string' },
+  alpha: { type: 'string' },
+  margin: { type: 'string' },
+  'stop-rule': { type: 'string' },
+} as const;
+
+const ANALYSIS_HELP = `  --preregister       pre-register the analysis with the defaults below
+  --metric M          ${ANALYSIS_METRICS.join(' | ')} (default ${DEFAULT_ANALYSIS.metric}: the task's partial credit per object)
+  --alpha A           error level, valid at every look (default ${DEFAULT_ANALYSIS.alpha})
+  --margin D          |B − A| within D counts as no difference (default ${DEFAULT_ANALYSIS.margin})
+  --stop-rule R       ${STOPPING_RULES.join(' | ')} (default ${DEFAULT_ANALYSIS.stoppingRule})
+                      The maximum number of pairs is the plan's (one per layout and repeat).`;
+
+/** The analysis plan options given, or undefined when none is (no analysis plan). */
+function analysisOptions(args: ParsedCommandArgs): AnalysisPlanOptions | undefined {
+  const v = args.values;
+  if (v.preregister !== true && v.metric === undefined && v.alpha === undefined && v.margin === undefined && v['stop-rule'] === undefined) return undefined;
+  const metric = v.metric === undefined ? DEFAULT_ANALYSIS.metric : String(v.metric);
+  if (!(ANALYSIS_METRICS as readonly string[]).includes(metric)) throw new UserError(`--metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${metric}'.`);
+  const rule = v['stop-rule'] === undefined ? DEFAULT_ANALYSIS.stoppingRule : String(v['stop-rule']);
+  if (!(STOPPING_RULES as readonly string[]).includes(rule)) throw new UserError(`--stop-rule is one of ${STOPPING_RULES.join(', ')}, not '${rule}'.`);
+  return {
+    metric: metric as AnalysisMetric,
+    alpha: numberOption(args, 'alpha', DEFAULT_ANALYSIS.alpha, 0.0001, 0.4999),
+    margin: numberOption(args, 'margin', DEFAULT_ANALYSIS.margin, 0.001, 0.999),
+    stoppingRule: rule as StoppingRule,
+  };
+}
+
+/**
+ * The refusal for changing a plan's analysis once a rollout of it has run: a session in the store
+ * with the same rollouts (the plan's identity without its analysis) that has started one.
+ */
+export function refuseLateAnalysisChange(store: Store, p: SessionPlan): void {
+  const identity = rolloutPlanIdentity(p);
+  for (const s of store.listSessions()) {
+    const stored = store.getSessionPlan(s.id);
+    if (!stored) continue;
+    let other: SessionPlan;
+    try {
+      other = parseSessionPlan(stored.planJson, `session ${s.id}'s plan`);
+    } catch {
+      continue;
+    }
+    if (rolloutPlanIdentity(other) !== identity) continue;
+    if (!store.listSessionJournal(s.id).some((e) => e.action === JOURNAL.running)) continue;
+    throw new UserError(
+      `Session ${s.id} has already run rollouts of this plan${other.analysis ? ` under its pre-registered analysis (${describeAnalysisPlan(other.analysis)})` : ' with no analysis plan'}, so its analysis cannot change after the first rollout: plan a new session (another --seed) to analyse it differently.`,
+    );
+  }
+}
+
+const preregister: CliCommand = {
+  path: ['session', 'preregister'],
+  summary: "pre-register a two-policy plan's A/B analysis (metric, α, stopping rule) before its first rollout",
+  help: `Usage: tandem session preregister --plan FILE [--metric M] [--alpha A] [--margin D] [--stop-rule R] [-o FILE]
+
+Writes the analysis plan into the session plan (the plan's hash then covers it) — how the A/B
+comparison will be judged, fixed before any rollout is seen. Refused once a session in the store
+(--data) has run a rollout of this plan: the analysis cannot be chosen after seeing data.
+
+  --plan FILE         a two-policy plan written by 'tandem session plan'
+${ANALYSIS_HELP}
+  -o, --out FILE      write the pre-registered plan here (default: replace --plan FILE)`,
+  options: { plan: { type: 'string' }, out: { type: 'string', short: 'o' }, force: { type: 'boolean' }, ...ANALYSIS_OPTIONS },
+  async run(args, io) {
+    const file = requireString(args, 'plan');
+    const { text } = readUserFile(io, file, 'session plan');
+    const p = planError(() => parseSessionPlan(text, file));
+    const o = analysisOptions(args) ?? {};
+    const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
+    if (existsSync(storePath(dataDir))) await withCommandStore(args.values, io, (store) => refuseLateAnalysisChange(store, p));
+    const next = planError(() => withAnalysisPlan(p, o));
+    const out = typeof args.values.out === 'string' ? args.values.out : file;
+    const written = writeNewFile(io, out, serializeSessionPlan(next), args.values.force === true || out === file);
+    io.out(`Wrote ${written}: pre-registered analysis: ${describeAnalysisPlan(next.analysis!)}.\nplan ${next.sha256}\n`);
+  },
+};
+
 const plan: CliCommand = {
   path: ['session', 'plan'],
   summary: 'plan an evaluation session: layouts × policies, fitted to the time, interleaved, optionally blind',
@@ -93,8 +179,13 @@ besides the episode): fewer rollouts per layout, or fewer layouts, with a note s
   --seed S           the order's and the letters' seed (default: a fresh random one, stored in the plan,
                      so two sessions of the same policies never share a blind key)
   --seconds S        episode length (default the task's fixed length; shorter only for rehearsals and tests)
-  -o, --out FILE     where the plan goes (refuses to replace a file unless --force)`,
+  -o, --out FILE     where the plan goes (refuses to replace a file unless --force)
+
+Pre-registering the A/B analysis (two policies; any of these options adds it to the plan, hashed
+with it before the first rollout — see 'tandem session preregister' and docs/evaluation.md):
+${ANALYSIS_HELP}`,
   options: {
+    ...ANALYSIS_OPTIONS,
     layouts: { type: 'string' },
     policies: { type: 'string' },
     'per-layout': { type: 'string' },
@@ -117,8 +208,9 @@ besides the episode): fewer rollouts per layout, or fewer layouts, with a note s
     const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
     // Only a store that exists: planning on a laptop makes no store.
     const measured = existsSync(storePath(dataDir)) ? await withCommandStore(args.values, io, (s) => measuredCost(s)) : { cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' as const };
+    const analysis = analysisOptions(args);
     const p = planError(() =>
-      buildSessionPlan({ set, specs, perLayout, blind: args.values.blind === true, seed, minutes, episodeSeconds, cost: measured.cost, costSource: measured.source, layoutSetFile: path }),
+      buildSessionPlan({ set, specs, perLayout, blind: args.values.blind === true, seed, minutes, episodeSeconds, cost: measured.cost, costSource: measured.source, layoutSetFile: path, ...(analysis ? { analysis } : {}) }),
     );
     const written = writeNewFile(io, out, serializeSessionPlan(p), args.values.force === true);
     if (args.values.json) {
@@ -129,6 +221,7 @@ besides the episode): fewer rollouts per layout, or fewer layouts, with a note s
       `Wrote ${written}: ${p.rollouts.length} rollouts (${p.fit.layoutsPlanned} layouts × ${p.policies.length} policies × ${p.fit.perLayout}), about ${p.fit.plannedMinutes} min ` +
         `from ${p.fit.costSource === 'measured' ? 'times measured in the store' : 'default times'}${p.blind ? ', blind (policies shown as ' + p.policies.map((x) => x.label).join(', ') + ')' : ''}.\n` +
         (p.fit.note ? `${p.fit.note}\n` : '') +
+        (p.analysis ? `Pre-registered analysis: ${describeAnalysisPlan(p.analysis)}.\n` : '') +
         `plan ${p.sha256}\n`,
     );
   },
@@ -169,6 +262,7 @@ const runOptions = {
   'projector-out': { type: 'string' },
   pjlink: { type: 'string' },
   'cell-io': { type: 'string' },
+  'stop-early': { type: 'boolean' },
 } as const;
 
 const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
@@ -186,6 +280,8 @@ const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
   --projector-out PATH where the frames go: a .png file replaced each frame (what a projector window
                        shows), or a folder of numbered frames (default <data dir>/projector.png)
   --pjlink HOST[:PORT] AV-mute the projector over PJLink for every blank (password: $TANDEM_PJLINK_PASSWORD)
+  --stop-early         end the session by itself once the plan's pre-registered stopping rule holds
+                       (journalled as stopped early; the rollouts saved against the plan are said)
   --cell-io FILE       the cell PLC's e-stop and interlocks over OPC UA (docs/cell-io.md): an interlock that
                        opens mid-rollout stops the arms within one control cycle; a rollout does not
                        start while one is open; the tower light follows the session
@@ -197,6 +293,7 @@ open: 'tandem session resume ID' carries on at the exact rollout, every score ke
 Exit codes: 0 the session ended, 2 bad input, ${EXIT_STOPPED} stopped before its end (resumable).`;
 
 async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, sessionId: number, p: SessionPlan, set: LayoutSet): Promise<number> {
+  const stopEarly = args.values['stop-early'] === true;
   const station = await stationConfigFromArgs(args.values, io.cwd);
   const cellIoFrom = cellIoSourceOf(station, typeof args.values['cell-io'] === 'string' ? resolve(io.cwd, args.values['cell-io']) : undefined);
   const scripted = args.values['scripted-operator'] === true;
@@ -255,9 +352,20 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
       ...(cellIo ? { interlocks: sessionInterlocks(cellIo.plc) } : {}),
       signal: io.signal,
       breakEveryS: numberOption(args, 'break-minutes', DEFAULT_BREAK_EVERY_S / 60, 0.01, 24 * 60) * 60,
+      stopEarly,
     });
-    if (args.values.json) io.out(`${JSON.stringify({ session: sessionId, ended: r.ended, stoppedBecause: r.stoppedBecause ?? null, progress: r.progress })}\n`);
-    else io.out(r.ended ? `Session ${sessionId} ended: ${progressLine(r.progress)}. Export it with: tandem session export ${sessionId} --json\n` : `Session ${sessionId} stopped (${r.stoppedBecause}): ${progressLine(r.progress)}. Carry on with: tandem session resume ${sessionId}\n`);
+    const rolloutsSaved = r.stoppedEarly ? p.rollouts.length - r.progress.done : 0;
+    if (args.values.json) {
+      io.out(`${JSON.stringify({ session: sessionId, ended: r.ended, stoppedBecause: r.stoppedBecause ?? null, stoppedEarly: r.stoppedEarly === true, rolloutsSaved, analysis: r.analysis ?? null, progress: r.progress })}\n`);
+    } else {
+      const how = r.stoppedEarly ? `stopped early (${r.analysis!.pairs} of ${r.analysis!.maxPairs} pairs; ${rolloutsSaved} of ${p.rollouts.length} planned rollouts saved)` : 'ended';
+      const verdict = r.analysis ? ` ${r.analysis.sentence}` : '';
+      io.out(
+        r.ended
+          ? `Session ${sessionId} ${how}: ${progressLine(r.progress)}.${verdict} Export it with: tandem session export ${sessionId} --json\n`
+          : `Session ${sessionId} stopped (${r.stoppedBecause}): ${progressLine(r.progress)}.${verdict} Carry on with: tandem session resume ${sessionId}\n`,
+      );
+    }
     return r.ended ? 0 : EXIT_STOPPED;
   } finally {
     if ('close' in operator && typeof operator.close === 'function') operator.close();
@@ -297,6 +405,12 @@ async function projectorFor(args: ParsedCommandArgs, io: CliIo, store: Store, da
   return sessionProjector(new LayoutProjector({ calibration, output, ...(control ? { control } : {}) }), `to ${out}${control ? ' with PJLink' : ''}`, log);
 }
 
+function refuseStopEarlyWithoutAnalysis(args: ParsedCommandArgs, p: SessionPlan, source: string): void {
+  if (args.values['stop-early'] === true && !p.analysis) {
+    throw new UserError(`--stop-early needs a pre-registered analysis plan, and ${source} has none: add one before the first rollout with 'tandem session preregister --plan FILE'.`);
+  }
+}
+
 function storeErrors<T>(fn: () => Promise<T>): Promise<T> {
   return fn().catch((e: unknown) => {
     if (e instanceof StoreError) throw new UserError(e.message);
@@ -324,9 +438,10 @@ ${RUN_OPTIONS_HELP}`,
     const store = openCommandStore(args.values, io);
     try {
       return await storeErrors(async () => {
+        refuseStopEarlyWithoutAnalysis(args, p, file);
         const set = planLayoutSet(io, args, store, p);
         const scripted = args.values['scripted-operator'] === true;
-        const id = startSession(store, p, set, scripted ? scriptedOperator(() => {}).name : 'operator (terminal)');
+        const id = startSession(store, p, set, scripted ? scriptedOperator(() => {}).name : 'operator (terminal)', { stopEarly: args.values['stop-early'] === true });
         return runWithEngine(args, io, store, id, p, set);
       });
     } finally {
@@ -358,6 +473,7 @@ ${RUN_OPTIONS_HELP}`,
         if (!session || !stored) throw new UserError(`There is no evaluation session ${id} in the store (${store.file}).`);
         if (session.endedAt !== null) throw new UserError(`Session ${id} ended at ${session.endedAt}; export it with: tandem session export ${id} --json`);
         const p = planError(() => parseSessionPlan(stored.planJson, `session ${id}'s plan`));
+        refuseStopEarlyWithoutAnalysis(args, p, `session ${id}'s plan`);
         const set = planLayoutSet(io, args, store, p);
         store.appendSessionJournal({ sessionId: id, action: JOURNAL.sessionResumed });
         return runWithEngine(args, io, store, id, p, set);
@@ -393,4 +509,4 @@ it exists); the session's operator hours; and, only once the session has ended, 
   },
 };
 
-export const commands: CliCommand[] = [plan, run, resume, exportCommand];
+export const commands: CliCommand[] = [plan, preregister, run, resume, exportCommand];
