@@ -38,7 +38,6 @@ import {
 } from '../../session/plan.js';
 import { ANALYSIS_METRICS, DEFAULT_ANALYSIS, describeAnalysisPlan, type AnalysisMetric, type AnalysisPlanOptions } from '../../session/analysis-plan.js';
 import { STOPPING_RULES, type StoppingRule } from '../../analysis/anytime-ab.js';
-import { analysisSoFar } from '../../session/ab-verdict.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../../session/engine.js';
 import { JOURNAL, progressLine, sessionProgress } from '../../session/journal-state.js';
 import { sessionExport } from '../../session/export.js';
