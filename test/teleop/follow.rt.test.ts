@@ -74,9 +74,11 @@ test('engaging ramps the follower to the moving leader without a jump, then it t
     assert.ok(Number.isFinite(t0) && worst < 0.06, `the ramp left its curve by ${worst.toFixed(3)} rad`);
     // Tracking: the median over the synced cycles of the largest joint error (follower measured vs
     // the leader's sample) is small — the median, because this shared machine stalls now and then.
+    // It is 0.079–0.080 rad here, idle or loaded (the follower's lag behind a moving leader); a
+    // follower that did not track would be off by the leader's 0.45 rad.
     errors.sort((a, b) => a - b);
     assert.ok(errors.length > 100, `${errors.length} synced cycles`);
-    assert.ok(errors[errors.length >> 1] < 0.08, `median tracking error ${errors[errors.length >> 1].toFixed(3)} rad`);
+    assert.ok(errors[errors.length >> 1] < 0.1, `median tracking error ${errors[errors.length >> 1].toFixed(3)} rad`);
     // The leader goes silent: the follower holds where it was (it keeps being commanded, so no watchdog damp).
     emu.inject({ kind: 'silence' });
     await run(follow, cell.rig, clock, 0.6);
