@@ -40,7 +40,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 test('takes holding a bottle, replayed with their layout: the fitted object mass moves to the truth and the held-out holding error falls', async (t) => {
   // The joints are the twin's own (the takes' physics differs only in the objects): kept as they
   // are, as a lab does once an earlier fit has identified its arms (--objects-only).
-  const r = await fitSysid({ files, model, from: DEFAULT_SIM_CALIBRATION, layoutSets: [set], holdout: 1, workers: 2, maxIterations: 3, fitSeconds: 4, objectsOnly: true });
+  const r = await fitSysid({ files, model, from: DEFAULT_SIM_CALIBRATION, layoutSets: [set], holdout: 1, workers: 2, maxIterations: 2, fitSeconds: 4, objectsOnly: true });
   assert.deepEqual(r.excluded, []);
   assert.deepEqual(r.holdingLeftOut, []);
   const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));

@@ -27,7 +27,7 @@ before(async () => {
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('a fit on sim takes of known physics recovers what the takes pin down, and halves the held-out error at least', async () => {
-  const r = await fitSysid({ files, model, from: DEFAULT_SIM_CALIBRATION, holdout: 1, workers: 2, maxIterations: 6, fitSeconds: 4 });
+  const r = await fitSysid({ files, model, from: DEFAULT_SIM_CALIBRATION, holdout: 1, workers: 2, maxIterations: 4, fitSeconds: 4 });
   assert.ok(r.heldOut.afterAll < r.heldOut.beforeAll / 2, `held out ${r.heldOut.beforeAll} → ${r.heldOut.afterAll}`);
   const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));
   // The hand's extra moving mass dominates the gap: found, and within 15 % of the truth.
