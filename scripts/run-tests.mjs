@@ -66,9 +66,7 @@ if (files.length === 0) {
   process.exit(1);
 }
 const envConcurrency = Number(process.env.TANDEM_TEST_CONCURRENCY);
-// One file more than the machine has cores: the paced station tests and chromium spend part of
-// their time waiting on the wall clock, and a file that computes fills those gaps.
-const concurrency = Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : availableParallelism() + 1;
+const concurrency = Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : Math.max(1, availableParallelism());
 
 // How much less CPU the clocked tier is given than the real-time tier (nice(1) increment: at 10 the
 // kernel weights a real-time tier process ≈ 9× a clocked one when they share a core).

@@ -50,7 +50,7 @@ export class RigSessionRunner implements SessionRolloutRunner {
   static async open(o: RigSessionRunnerOptions, specs: readonly string[], io: Pick<CliIo, 'cwd'>): Promise<RigSessionRunner> {
     const r = new RigSessionRunner(o);
     try {
-      for (const spec of specs) r.policies.set(spec, await openRigPolicy(spec, io, o.station.rig));
+      for (const spec of specs) r.policies.set(spec, await openRigPolicy(spec, io));
     } catch (e) {
       await r.close();
       throw e;

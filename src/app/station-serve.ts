@@ -150,7 +150,7 @@ function rolloutRunner(store: Store, host: RigHost, station: StationConfig, cwd:
       const scoreFromCell = req.scoreFromCell ?? host.type === 'yam-cell';
       let policy;
       try {
-        policy = await openRigPolicy(req.policy, { cwd }, station.rig);
+        policy = await openRigPolicy(req.policy, { cwd });
       } catch (e) {
         if (e instanceof UserError) throw new ApiRefusal(400, e.message);
         throw e;

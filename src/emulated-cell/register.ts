@@ -53,12 +53,6 @@ export function clockForRigConfig(rigConfig: unknown): Clock {
   return new VirtualClock(0, { paced: c === 'paced' });
 }
 
-/** True when the rig config runs on virtual time, where time stands still while the loop awaits a policy. */
-export function timeStandsStillWhileAwaiting(rigConfig: unknown): boolean {
-  const c = typeof rigConfig === 'object' && rigConfig !== null ? (rigConfig as Partial<RigConfig>).clock : undefined;
-  return c === 'virtual' || c === 'paced';
-}
-
 /** A config asking for virtual time must be created with the VirtualClock clockForRigConfig gave. */
 function checkClock(config: RigConfig, context: RigContext): void {
   if ((config.clock === 'virtual' || config.clock === 'paced') && !(context.clock instanceof VirtualClock)) throw rigConfigError(`The ${config.type} rig config asks for virtual time, but this command drives the rig on the wall clock; remove 'clock' from the config.`);

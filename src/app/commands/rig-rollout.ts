@@ -25,7 +25,7 @@ import { blackImage } from '../../policy/image.js';
 import { assertRunsOnRig, runRigRollout, type RigRolloutResult } from '../../rollout/rig-rollout.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
-import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry, timeStandsStillWhileAwaiting } from '../rig-registry.js';
+import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
 import { defaultEpisodesDir, episodeFileName, openStationRecording, recordingLine, rolloutMetadata, type StationRecording } from '../episode-recording.js';
@@ -159,7 +159,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
 
     const spec = requireString(args, 'policy');
     const scoreFromCell = args.values['score-from-cell'] === true;
-    const policy = await openRigPolicy(spec, io, station.rig);
+    const policy = await openRigPolicy(spec, io);
     // Opened before the rig: the episode file is registered in it before its first byte.
     const store = openCommandStore(args.values, io);
     const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
@@ -404,14 +404,14 @@ function rehearsalOf(blankFrames: boolean, onCell: boolean): string | undefined 
 }
 
 /**
- * Opens a policy for a rollout on the rig `rigConfig` describes: the same registry and worker
- * thread as the sim, so a code policy never plans on the thread of the rig's control loop. Where
- * time passes while the loop awaits the policy (the wall clock), its worker is warmed up first
- * (POLICY_WARM_UP): a cold first plan outlasts the supervisor's 100 ms watchdog. On virtual time
- * no plan can be late, and the warm-up (a 10 s sim episode) would only cost the start.
+ * Opens a policy for a rig rollout: the same registry and worker thread as the sim, so a code
+ * policy never plans on the thread of the rig's control loop. Its worker is warmed up first
+ * (POLICY_WARM_UP): a cold first plan outlasts the supervisor's 100 ms watchdog on the wall clock,
+ * and on virtual time the chunk deadline (wall clock on purpose: a hung server hangs in real time)
+ * still bounds a cold plan on a starved machine.
  */
-export async function openRigPolicy(spec: string, io: Pick<CliIo, 'cwd'>, rigConfig: unknown): Promise<Policy> {
-  return openPolicyForCli(spec, io, timeStandsStillWhileAwaiting(rigConfig) ? {} : { warmUp: POLICY_WARM_UP });
+export async function openRigPolicy(spec: string, io: Pick<CliIo, 'cwd'>): Promise<Policy> {
+  return openPolicyForCli(spec, io, { warmUp: POLICY_WARM_UP });
 }
 
 export interface CellScore {
