@@ -6,7 +6,7 @@ import { partShape, viewPart } from '../../../src/policy/code/part-geometry.js';
 import { GRIPPER_GEOMETRY } from '../../../src/sim/sim-arm.js';
 import { runSimRollout } from '../../../src/sim/sim-rollout.js';
 import { SORT_FROM_TOTE } from '../../../src/tasks/index.js';
-import type { Layout } from '../../../src/tasks/types.js';
+import { ONE_BOLT_LAYOUT } from '../../helpers/sort-replay.js';
 
 // code:sort-from-tote end to end through the one rollout loop (SimRig in Rapier, the task's own
 // scoring). Tier tables over sampled layouts are measured with `tandem sim sweep`
@@ -41,15 +41,7 @@ test('the open hand over a nut 40 mm from the tote wall fits with the fingers cl
 });
 
 test('through runEpisode on SimRig, the left arm picks a bolt from the tote and drops it in the bolt slot', async () => {
-  const layout: Layout = {
-    index: 0,
-    tier: 1,
-    fixtures: [
-      { id: 'tote', kind: 'tote', pose: { x: -0.05, y: 0.32, yawRad: 0 } },
-      { id: 'sorter', kind: 'sorter', pose: { x: -0.1, y: -0.105, yawRad: 0 } },
-    ],
-    objects: [{ id: 'bolt-1', kind: 'bolt-m8x40', posture: 'lying', pose: { x: -0.05, y: 0.32, yawRad: 0.3 }, inFixture: 'tote' }],
-  };
+  const layout = ONE_BOLT_LAYOUT;
   const policy = new SortPolicy();
   const { episode } = await runSimRollout({ task: SORT_FROM_TOTE, layout, policy, seed: 0, episodeSeconds: 14 });
   assert.equal(episode.status, 'valid', episode.reason);
