@@ -14,19 +14,10 @@ import {
   tableToBase,
 } from '../../src/rig/kinematics.js';
 import { YAM_HOME_EE_POSITION_M, YAM_JOINT_LIMITS_RAD, yamArm } from '../../src/rig/yam.js';
+import { mulberry32 } from '../../src/policy/code/seeded-random.js';
 
 function randomQ(rand: () => number, margin = 0.05): Float64Array {
   return Float64Array.from(YAM_JOINT_LIMITS_RAD, ([lo, hi]) => lo + margin + rand() * (hi - lo - 2 * margin));
-}
-function mulberry(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -115,7 +106,7 @@ test('table-frame FK goes through the arm base pose', () => {
 });
 
 test('the Jacobian matches finite differences of FK (position and orientation)', () => {
-  const rand = mulberry(7);
+  const rand = mulberry32(7);
   const tool = [0.01, -0.02, -0.12];
   for (let trial = 0; trial < 20; trial++) {
     const q = randomQ(rand);
@@ -143,7 +134,7 @@ test('the Jacobian matches finite differences of FK (position and orientation)',
 });
 
 test('IK round-trips random reachable full poses within limits', () => {
-  const rand = mulberry(42);
+  const rand = mulberry32(42);
   let solved = 0;
   const trials = 40;
   for (let t = 0; t < trials; t++) {
@@ -163,7 +154,7 @@ test('IK round-trips random reachable full poses within limits', () => {
 });
 
 test('IK with an approach axis only: the gripper points where asked, rotation about it is free', () => {
-  const rand = mulberry(3);
+  const rand = mulberry32(3);
   let solved = 0;
   for (let t = 0; t < 20; t++) {
     const target = forwardKinematics(randomQ(rand));
@@ -206,7 +197,7 @@ test('IK uses the given seed first (staying near the current pose) and is determ
 
 test('roll-pitch-yaw converts both ways (URDF origins), including at gimbal lock', async () => {
   const { rotationToRpy, rpyToRotation } = await import('../../src/rig/kinematics.js');
-  const rand = mulberry(11);
+  const rand = mulberry32(11);
   const cases: [number, number, number][] = [[0, Math.PI / 2, Math.PI], [0.3, -Math.PI / 2, 1.0]];
   for (let i = 0; i < 50; i++) cases.push([(rand() - 0.5) * 6, (rand() - 0.5) * 3, (rand() - 0.5) * 6]);
   for (const rpy of cases) {
