@@ -10,7 +10,7 @@ import { openStore, type SessionJournalRecord } from '../../src/store/store.js';
 import { buildSessionPlan } from '../../src/session/plan.js';
 import { abVerdictSoFar } from '../../src/session/ab-verdict.js';
 import { runSession, startSession } from '../../src/session/engine.js';
-import type { OperatorStep, SessionOperator, SessionRolloutRunner } from '../../src/session/ports.js';
+import { bottlesScoringOperator, rowRunner } from '../helpers/scripted-session.js';
 
 const SET = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 12, seed: 4 });
 const TASK = getTask(SET.task);
@@ -54,27 +54,10 @@ test('the engine says the A/B verdict after each completed pair, and that the se
   try {
     const plan = buildSessionPlan({ set: SET, specs: ['code:hold', 'code:bottles-in-the-bin'], perLayout: 1, blind: true, seed: 3, episodeSeconds: 1 });
     const sessionId = startSession(store, plan, SET, 'scripted');
-    const runner: SessionRolloutRunner = {
-      run(r) {
-        const policy = store.upsertPolicy({ spec: r.spec, name: r.spec });
-        const rolloutId = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: SET.sha256, layoutIndex: r.layout.index, episodeSeconds: 1, controlHz: 50, status: 'valid' });
-        return Promise.resolve({ rolloutId, status: 'valid', finalMode: 'damped', wallS: 0.01 });
-      },
-    };
+    const runner = rowRunner(store, SET);
     const said: string[] = [];
     // The bottles policy (whatever its label) scores every bottle, hold none.
-    const done = (step: OperatorStep): boolean => plan.policies.find((p) => p.label === step.label)!.spec === 'code:bottles-in-the-bin';
-    const operator: SessionOperator = {
-      name: 'scripted',
-      say: (line) => void said.push(line),
-      refused: (m) => assert.fail(m),
-      place: () => Promise.resolve({ action: 'confirm', simulatedS: 1 }),
-      score: (step) => Promise.resolve({ action: 'score-count', count: done(step) ? step.layout.objects.length : 0, simulatedS: 1 }),
-      reset: () => Promise.resolve({ simulatedS: 1 }),
-      offerRedo: () => Promise.resolve(false),
-      paused: () => Promise.resolve(true),
-      breakReminder: () => Promise.resolve({ simulatedS: 0 }),
-    };
+    const operator = bottlesScoringOperator(plan, said);
     const r = await runSession({ store, sessionId, plan, set: SET, task: TASK, runner, operator, signal: new AbortController().signal });
     assert.equal(r.ended, true);
     const ab = said.filter((l) => l.startsWith('A/B so far: '));

@@ -11,41 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import { getTask } from '../../src/tasks/registry.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore } from '../../src/store/store.js';
 import { buildSessionPlan, parseSessionPlan, planHash, plannedPairs, rolloutPlanIdentity, serializeSessionPlan, SessionPlanError, withAnalysisPlan } from '../../src/session/plan.js';
 import { runSession, startSession } from '../../src/session/engine.js';
 import { sessionExport } from '../../src/session/export.js';
-import type { OperatorStep, SessionOperator, SessionRolloutRunner } from '../../src/session/ports.js';
+import { bottlesScoringOperator, rowRunner } from '../helpers/scripted-session.js';
 
 const SET = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 8, seed: 4 });
 const TASK = getTask(SET.task);
 const SPECS = ['code:hold', 'code:bottles-in-the-bin'];
 
-function rowRunner(store: Store): SessionRolloutRunner {
-  return {
-    run(r) {
-      const policy = store.upsertPolicy({ spec: r.spec, name: r.spec });
-      const rolloutId = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: SET.sha256, layoutIndex: r.layout.index, episodeSeconds: 1, controlHz: 50, status: 'valid' });
-      return Promise.resolve({ rolloutId, status: 'valid', finalMode: 'damped', wallS: 0.01 });
-    },
-  };
-}
-
-/** Scores every bottle for the bottles policy, none for hold. */
-function scriptedOperator(plan: ReturnType<typeof buildSessionPlan>, said: string[]): SessionOperator {
-  const done = (step: OperatorStep): boolean => plan.policies.find((p) => p.label === step.label)!.spec === 'code:bottles-in-the-bin';
-  return {
-    name: 'scripted',
-    say: (line) => void said.push(line),
-    refused: (m) => assert.fail(m),
-    place: () => Promise.resolve({ action: 'confirm', simulatedS: 1 }),
-    score: (step) => Promise.resolve({ action: 'score-count', count: done(step) ? step.layout.objects.length : 0, simulatedS: 1 }),
-    reset: () => Promise.resolve({ simulatedS: 1 }),
-    offerRedo: () => Promise.resolve(false),
-    paused: () => Promise.resolve(true),
-    breakReminder: () => Promise.resolve({ simulatedS: 0 }),
-  };
-}
 
 test('the analysis plan is part of the plan: hashed with it, its own hash, maximum pairs from the plan; an edited one is refused', () => {
   const plain = buildSessionPlan({ set: SET, specs: SPECS, perLayout: 2, blind: true, seed: 3, episodeSeconds: 1 });
@@ -80,7 +55,7 @@ test('with stopEarly the engine ends the session at the boundary, journalled, sa
     for (const stopEarly of [true, false]) {
       const sessionId = startSession(store, plan, SET, 'scripted');
       const said: string[] = [];
-      const r = await runSession({ store, sessionId, plan, set: SET, task: TASK, runner: rowRunner(store), operator: scriptedOperator(plan, said), signal: new AbortController().signal, stopEarly });
+      const r = await runSession({ store, sessionId, plan, set: SET, task: TASK, runner: rowRunner(store, SET), operator: bottlesScoringOperator(plan, said), signal: new AbortController().signal, stopEarly });
       const lines = said.filter((l) => l.startsWith('Pre-registered analysis: '));
       assert.match(lines[0], /Not clear yet after 1 pair: policy B − policy A is [+-]1\.00 \(90% anytime-valid -1\.00 to \+1\.00\); about \d+ more pairs at the least\.$/);
       assert.match(lines[3], /Not clear yet after 4 pairs: .*; about \d+ more pairs?\.$/);
