@@ -105,8 +105,9 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
   const { clock, follow, controls, log } = o;
   // On virtual time every wait is on the rig's clock (it takes many waiters): a take then lasts
   // exactly its length however fast the machine is. Where time passes by itself it is the wall's,
-  // whose clock serves one waiter, the control loop: a timer is the same wait there.
-  const after = (ms: number): Promise<void> => (clock.passesWhileAwaiting === false ? clock.waitUntil(clock.nowS() + ms / 1000) : new Promise((r) => setTimeout(r, ms)));
+  // whose clock serves one waiter, the control loop: a wall timer (cancelled when an action comes
+  // first) is the same wait there.
+  const after = (ms: number): number | Promise<void> => (clock.passesWhileAwaiting === false ? clock.waitUntil(clock.nowS() + ms / 1000) : ms);
   const startedS = clock.nowS();
   let take: TakeHandle | undefined;
   let marks: string[] = [];
@@ -310,7 +311,8 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
     o.signal?.removeEventListener('abort', onAbort);
     // The follower holds where it is before the loop stops; the caller then deactivates it.
     follow.release();
-    await after(20);
+    const settle = after(20);
+    await (typeof settle === 'number' ? new Promise((r) => setTimeout(r, settle)) : settle);
     loop.stop();
     await loopRun.catch(() => undefined);
     try {
