@@ -20,7 +20,7 @@ import { createScene } from '../../src/sim/scene.js';
 import { SimRig } from '../../src/sim/sim-rig.js';
 import type { SimCalibration } from '../../src/sim/calibration.js';
 import { getTask } from '../../src/tasks/registry.js';
-import { linkFramesTable } from '../../src/rig/kinematics.js';
+import { forwardKinematicsTable, newFrame } from '../../src/rig/kinematics.js';
 import type { EpisodeTrajectory } from './episode-trajectory.js';
 
 /** The first stretch of every replay is not compared: the sim starts at rest where the arm was already moving; the motors' PD law pulls it onto the recorded motion within this. */
@@ -154,6 +154,7 @@ export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, ca
 
 function summarise(traj: EpisodeTrajectory, model: RigModel, sim: Float64Array, compared: Uint8Array, problem: string | undefined): ReplayResult {
   const { states, commands } = traj;
+  const phases = phasesOf(traj, model);
   const idx: number[] = [];
   for (let i = 0; i < compared.length; i++) if (compared[i]) idx.push(i);
   const n = idx.length;
@@ -178,7 +179,7 @@ function summarise(traj: EpisodeTrajectory, model: RigModel, sim: Float64Array, 
     measured.set(states.position.subarray(i * STATE_DIM, (i + 1) * STATE_DIM), k * STATE_DIM);
     simulated.set(sim.subarray(i * STATE_DIM, (i + 1) * STATE_DIM), k * STATE_DIM);
     while (ci + 1 < commands.timesS.length && commands.timesS[ci + 1] <= t) ci++;
-    const ph = phaseOf(model, states.position, i, commands.position, ci);
+    const ph = phases[i];
     phase[k] = ph;
     if (ph === 1) {
       for (let a = 0; a < 2; a++) {
@@ -222,12 +223,11 @@ function summarise(traj: EpisodeTrajectory, model: RigModel, sim: Float64Array, 
 export function holdingEndS(traj: EpisodeTrajectory, model: RigModel): number | undefined {
   const { states, commands } = traj;
   const t0 = commands.timesS[firstReplayedCommand(traj)];
-  let ci = 0;
+  const phases = phasesOf(traj, model);
   let end: number | undefined;
   for (let i = 0; i < states.timesS.length; i++) {
     const t = states.timesS[i];
-    while (ci + 1 < commands.timesS.length && commands.timesS[ci + 1] <= t) ci++;
-    if (t - t0 >= BURN_IN_S && phaseOf(model, states.position, i, commands.position, ci) === 1) end = t - t0;
+    if (t - t0 >= BURN_IN_S && phases[i] === 1) end = t - t0;
   }
   return end;
 }
@@ -248,15 +248,33 @@ function holdsAt(position: Float64Array, i: number, command: Float64Array, ci: n
   return commanded < HOLD_COMMAND_MAX && position[i * STATE_DIM + g] > commanded + HOLD_BLOCKED;
 }
 
-/** The phase of state sample i, from what was measured and commanded (never from the sim, so every calibration sees the same samples). */
+/**
+ * The phase of every state sample, from what was measured and commanded (never from the sim, so
+ * every calibration sees the same samples): computed once per episode, not once per replay — a
+ * fit replays each episode hundreds of times.
+ */
+const PHASES = new WeakMap<EpisodeTrajectory, { readonly model: RigModel; readonly phases: Uint8Array }>();
+function phasesOf(traj: EpisodeTrajectory, model: RigModel): Uint8Array {
+  const known = PHASES.get(traj);
+  if (known && known.model === model) return known.phases;
+  const { states, commands } = traj;
+  const phases = new Uint8Array(states.timesS.length);
+  let ci = 0;
+  for (let i = 0; i < phases.length; i++) {
+    while (ci + 1 < commands.timesS.length && commands.timesS[ci + 1] <= states.timesS[i]) ci++;
+    phases[i] = phaseOf(model, states.position, i, commands.position, ci);
+  }
+  PHASES.set(traj, { model, phases });
+  return phases;
+}
+
+const HAND = newFrame();
 function phaseOf(model: RigModel, position: Float64Array, i: number, command: Float64Array, ci: number): number {
   let holding = false;
   for (let a = 0; a < 2; a++) {
     const base = a * DOF_PER_ARM;
     if (holdsAt(position, i, command, ci, a)) holding = true;
-    const q = Array.from(position.subarray(i * STATE_DIM + base, i * STATE_DIM + base + JOINTS_PER_ARM));
-    const frames = linkFramesTable(model.arms[a], q);
-    const hand = frames[frames.length - 1];
+    const hand = forwardKinematicsTable(model.arms[a], position.subarray(i * STATE_DIM + base, i * STATE_DIM + base + JOINTS_PER_ARM), HAND);
     const tipZ = hand.position[2] + hand.rotation[8] * TIP_OFFSET_M - model.arms[a].basePose.position[2];
     if (tipZ < CONTACT_HEIGHT_M) return 2;
   }

@@ -2,7 +2,7 @@
  * System identification proven on the emulated cell, end to end through the real drivers: on a
  * cell whose arms and objects differ from the catalogue (gap seed 6: torque constants, the hand's
  * reflected mass, bottles 18 % heavier), free-motion teleop takes on a clear table and code-policy
- * rollouts that grasp, lift and carry a bottle; `tandem sysid check` and `tandem sysid fit
+ * rollouts that grasp, lift and carry a bottle; `tandem sysid fit
  * --layouts` on them; the fit checked against the cell's hidden truth, which only this test reads,
  * after the fit (the fit never sees it). Takes and rollouts run on virtual time (`clock:
  * 'virtual'`): they do not depend on how busy the machine is, so every step must succeed and every
@@ -22,6 +22,7 @@ interface FitJson {
   heldOut: { beforeAll: number; afterAll: number; holding?: { samples: number; before: number; after: number } };
   parameters: { name: string; start: number; fitted: number; sigma: number; identified: boolean; minor: boolean; note?: string }[];
   excluded: { file: string; reason: string }[];
+  holdingLeftOut: { file: string; reason: string }[];
   calibrationSha256: string;
 }
 
@@ -55,17 +56,14 @@ test('free-motion takes and rollouts holding bottles on a gapped cell → sysid 
       : [];
   const files = [...copy('takes', (k) => (k < 2 ? `a-free-${k}` : `c-free-${k - 2}`)), ...copy('rollouts', (k) => `b-hold-${k}`)];
   assert.equal(files.length, 6, `3 takes and 3 rollouts: ${files.join(', ')}`);
-  const check = await run(['sysid', 'check', '--layouts', 'set.json', ...files, '--json'], 300_000);
-  const c = JSON.parse(check.stdout) as { episodes: { file: string; lostObject?: string }[]; excluded: { reason: string }[] };
-  const usableHolding = c.episodes.filter((e) => /b-hold/.test(e.file) && !e.lostObject);
-  t.diagnostic(`usable: ${c.episodes.map((e) => e.file.split('/').pop()).join(', ')}; left out: ${c.excluded.map((e) => e.reason).join(' ')}`);
-  assert.deepEqual(c.excluded, [], 'every take is usable');
-  assert.ok(usableHolding.length >= 2, `at least two rollouts hold their bottle throughout: ${c.episodes.map((e) => `${e.file} ${e.lostObject ?? ''}`).join('; ')}`);
   // One start instead of three, on 2 workers so the descent is the same on every machine (the LM
-  // tries one step size per worker). With 4 iterations the object mass came out 1.21–1.28 (the
-  // bound below is 1.26): the default 8 it is.
-  const fit = await run(['sysid', 'fit', '--layouts', 'set.json', ...c.episodes.map((e) => e.file), '--holdout', '2', '--starts', '1', '--workers', '2', '-o', 'fit.json', '--plot', 'fit.svg', '--json'], 900_000);
+  // tries one step size per worker), at 5 iterations: the joints' error falls little after the
+  // fifth (2.96 → 2.88 mrad by the eighth) and the object mass is where 8 put it (1.16 vs 1.15).
+  const fit = await run(['sysid', 'fit', '--layouts', 'set.json', ...files, '--holdout', '2', '--starts', '1', '--iterations', '5', '--workers', '2', '-o', 'fit.json', '--plot', 'fit.svg', '--json'], 900_000);
   const r = JSON.parse(fit.stdout) as FitJson;
+  // Every take is usable and every rollout held its bottle in the replay (what `sysid check` says).
+  assert.deepEqual(r.excluded, [], 'every take is usable');
+  assert.deepEqual(r.holdingLeftOut, [], 'every rollout holds its bottle throughout its replay');
   const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));
   const truth = cellTruth({ kind: 'seed', seed: GAP }).truth;
   const truthOf = (name: string): number => {
