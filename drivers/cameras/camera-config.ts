@@ -53,16 +53,33 @@ export class CameraConfigError extends Error {
 
 const KNOWN_FIELDS = new Set(['name', 'source', 'width', 'height', 'fps', 'format']);
 
+/** A value as a sentence quotes it: its JSON cut to 60 characters; one too deeply nested to print is named, not printed. */
+function quoted(v: unknown): string {
+  let s: string | undefined;
+  try {
+    s = JSON.stringify(v);
+  } catch {
+    return Array.isArray(v) ? 'a list nested too deeply to show' : 'an object nested too deeply to show';
+  }
+  if (s === undefined) return String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
+}
+
+/** A field name as a sentence quotes it: cut to 40 characters. */
+function named(k: string): string {
+  return k.length > 40 ? `${k.slice(0, 37)}…` : k;
+}
+
 /** Validates one camera config (parsed JSON); `where` names it in errors (e.g. "cameras[0]"). */
 export function parseCameraConfig(json: unknown, where = 'camera config'): CameraConfig {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new CameraConfigError(`The ${where} must be a JSON object like {"name": "cam_high", "source": "v4l2:/dev/video0"}.`);
   const o = json as Record<string, unknown>;
   if (typeof o.name !== 'string' || !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/.test(o.name)) {
-    throw new CameraConfigError(`The ${where} needs a 'name' of letters, digits and _ . - (e.g. "cam_high"), not ${JSON.stringify(o.name)}.`);
+    throw new CameraConfigError(`The ${where} needs a 'name' of letters, digits and _ . - (e.g. "cam_high"), not ${quoted(o.name)}.`);
   }
   const name = o.name;
   const unknown = Object.keys(o).filter((k) => !KNOWN_FIELDS.has(k));
-  if (unknown.length > 0) throw new CameraConfigError(`Camera ${name}: unknown field ${unknown.map((k) => `'${k}'`).join(', ')}; remove it (known: ${[...KNOWN_FIELDS].join(', ')}).`);
+  if (unknown.length > 0) throw new CameraConfigError(`Camera ${name}: unknown field ${unknown.map((k) => `'${named(k)}'`).join(', ')}; remove it (known: ${[...KNOWN_FIELDS].join(', ')}).`);
   const source = o.source;
   let kind: CameraKind;
   let device: string | undefined;
@@ -71,28 +88,28 @@ export function parseCameraConfig(json: unknown, where = 'camera config'): Camer
     kind = 'v4l2';
     device = source.slice('v4l2:'.length);
     if (!device.startsWith('/dev/') || device.length <= '/dev/'.length) {
-      throw new CameraConfigError(`Camera ${name}: a v4l2 'source' names a device under /dev (e.g. "v4l2:/dev/video0" or "v4l2:/dev/v4l/by-id/…"), not ${JSON.stringify(source)}.`);
+      throw new CameraConfigError(`Camera ${name}: a v4l2 'source' names a device under /dev (e.g. "v4l2:/dev/video0" or "v4l2:/dev/v4l/by-id/…"), not ${quoted(source)}.`);
     }
   } else {
-    throw new CameraConfigError(`Camera ${name}: 'source' must be "v4l2:/dev/videoN", "testsrc" or "cell", not ${JSON.stringify(source)}.`);
+    throw new CameraConfigError(`Camera ${name}: 'source' must be "v4l2:/dev/videoN", "testsrc" or "cell", not ${quoted(source)}.`);
   }
   if (o.format !== undefined && o.format !== 'mjpeg') {
-    throw new CameraConfigError(`Camera ${name}: 'format' must be "mjpeg" (the recorder stores the camera's own JPEG frames), not ${JSON.stringify(o.format)}; set the camera to MJPEG or leave 'format' out.`);
+    throw new CameraConfigError(`Camera ${name}: 'format' must be "mjpeg" (the recorder stores the camera's own JPEG frames), not ${quoted(o.format)}; set the camera to MJPEG or leave 'format' out.`);
   }
   const side = (field: 'width' | 'height'): number | undefined => {
     const v = o[field];
     if (v === undefined) return undefined;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 16 || v > MAX_SIDE_PX || v % 2 !== 0) {
-      throw new CameraConfigError(`Camera ${name}: '${field}' must be an even whole number of pixels from 16 to ${MAX_SIDE_PX}, not ${JSON.stringify(v)}.`);
+      throw new CameraConfigError(`Camera ${name}: '${field}' must be an even whole number of pixels from 16 to ${MAX_SIDE_PX}, not ${quoted(v)}.`);
     }
     return v;
   };
   const width = side('width');
   const height = side('height');
   const maxFps = kind === 'cell' ? MAX_CELL_FPS : MAX_FPS;
-  const fps = o.fps ?? (kind === 'cell' ? DEFAULT_CELL_CAMERA_CONFIG_FPS : DEFAULT_CAMERA_FPS);
+  const fps = o.fps === undefined ? (kind === 'cell' ? DEFAULT_CELL_CAMERA_CONFIG_FPS : DEFAULT_CAMERA_FPS) : o.fps;
   if (typeof fps !== 'number' || !Number.isFinite(fps) || fps < 1 || fps > maxFps) {
-    throw new CameraConfigError(`Camera ${name}: 'fps' must be a number from 1 to ${maxFps} frames per second, not ${JSON.stringify(o.fps)}.`);
+    throw new CameraConfigError(`Camera ${name}: 'fps' must be a number from 1 to ${maxFps} frames per second, not ${quoted(o.fps)}.`);
   }
   if (kind === 'cell') {
     if (o.format !== undefined) throw new CameraConfigError(`Camera ${name}: a cell camera has no 'format' (the cell's renderer encodes JPEG); remove it.`);

@@ -19,8 +19,9 @@ import { performance } from 'node:perf_hooks';
 import clientPkg from 'node-opcua-client';
 import type { ClientSession, DataValue } from 'node-opcua-client';
 import type { InterlockReading, InterlockSource } from '../../src/rig/contract.js';
-import { INPUT_WORDS, INTERLOCK_INPUTS, TOWER_OUTPUTS, type CellIoConfig, type InterlockInput, type TowerOutput } from './cell-io-config.js';
+import { INTERLOCK_INPUTS, TOWER_OUTPUTS, type CellIoConfig, type InterlockInput, type TowerOutput } from './cell-io-config.js';
 import { certificateManagerIn } from './pki.js';
+import { heartbeatKeyOf, inputReportOf, interlockOfInputs, type InputReport } from './plc-values.js';
 import type { TowerLight } from './tower-light.js';
 
 const { OPCUAClient, ClientSubscription, ClientMonitoredItem, AttributeIds, TimestampsToReturn, MessageSecurityMode, SecurityPolicy, DataType } = clientPkg;
@@ -47,13 +48,6 @@ export interface CellPlcClientOptions {
   readonly log?: (line: string) => void;
 }
 
-interface InputState {
-  value: boolean | undefined;
-  good: boolean;
-  status: string;
-}
-
-const CLOSED: InterlockReading = { open: false };
 /** The responsive-time ticker's period. */
 const TICK_S = 0.02;
 
@@ -71,11 +65,11 @@ export class CellPlcClient implements InterlockSource {
   readonly endpointUrl: string;
   private readonly nowS: () => number;
   private readonly staleS: number;
-  private readonly inputs = new Map<InterlockInput, InputState>();
+  private readonly inputs = new Map<InterlockInput, InputReport>();
   private connected = false;
   private heardS: number;
   private heartbeatChangedS: number;
-  private heartbeatValue: unknown = undefined;
+  private heartbeatKey: string | undefined = undefined;
   private session: Session | undefined;
   private subscription: Subscription | undefined;
   private closed = false;
@@ -191,20 +185,16 @@ export class CellPlcClient implements InterlockSource {
     for (const input of INTERLOCK_INPUTS) {
       firstValues.push(
         monitor(config.nodes[input], (dv) => {
-          const st = this.inputs.get(input)!;
-          st.good = dv.statusCode.isGood();
-          st.status = dv.statusCode.name;
-          st.value = dv.value.dataType === DataType.Boolean ? dv.value.value === true : undefined;
-          if (st.good && st.value === undefined) st.status = `a ${DataType[dv.value.dataType]} instead of a Boolean`;
+          this.inputs.set(input, inputReportOf(dv));
         }),
       );
     }
     if (config.nodes.heartbeat) {
       firstValues.push(
         monitor(config.nodes.heartbeat, (dv) => {
-          const v = dv.value.value as unknown;
-          if (dv.statusCode.isGood() && v !== this.heartbeatValue) {
-            this.heartbeatValue = v;
+          const key = heartbeatKeyOf(dv);
+          if (key !== undefined && key !== this.heartbeatKey) {
+            this.heartbeatKey = key;
             this.heartbeatChangedS = this.aliveNow();
           }
         }),
@@ -218,11 +208,7 @@ export class CellPlcClient implements InterlockSource {
     if (this.connected) this.opts.log?.(`The cell PLC at ${this.endpointUrl} stopped answering; the arms are held until it is back.`);
     this.connected = false;
     // Values from before the drop say nothing about now: each must be reported afresh.
-    for (const st of this.inputs.values()) {
-      st.value = undefined;
-      st.good = false;
-      st.status = 'not reported since the connection came back';
-    }
+    for (const input of INTERLOCK_INPUTS) this.inputs.set(input, { value: undefined, good: false, status: 'not reported since the connection came back' });
   }
 
   /** Responsive time now: a stall in progress counts for at most two ticks. */
@@ -240,15 +226,7 @@ export class CellPlcClient implements InterlockSource {
     if (this.opts.config.nodes.heartbeat && now - this.heartbeatChangedS > this.staleS) {
       return { open: true, reason: `The cell PLC at ${this.endpointUrl} answers, but its heartbeat has not changed for ${(now - this.heartbeatChangedS).toFixed(1)} s (its program may have stopped); the arms are held until it runs again.` };
     }
-    for (const input of INTERLOCK_INPUTS) {
-      const st = this.inputs.get(input)!;
-      const words = INPUT_WORDS[input];
-      if (st.value === undefined || !st.good) {
-        return { open: true, reason: `The cell PLC at ${this.endpointUrl} reports ${words.what} as ${st.status}, so the station treats it as open.` };
-      }
-      if (!st.value) return { open: true, reason: words.open };
-    }
-    return CLOSED;
+    return interlockOfInputs(this.endpointUrl, this.inputs);
   }
 
   /** Each input's latest value and status, for bring-up and the station's status. */

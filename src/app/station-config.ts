@@ -55,6 +55,23 @@ export interface StationConfig {
 
 const KNOWN_FIELDS = ['version', 'rig', 'cameras', 'leader', 'projector', 'cellIo', 'gripperCalibrations'] as const;
 
+/** A value as a sentence quotes it: its JSON cut to 60 characters; one too deeply nested to print is named, not printed. */
+function quoted(v: unknown): string {
+  let s: string | undefined;
+  try {
+    s = JSON.stringify(v);
+  } catch {
+    return Array.isArray(v) ? 'a list nested too deeply to show' : 'an object nested too deeply to show';
+  }
+  if (s === undefined) return String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
+}
+
+/** A field name as a sentence quotes it: cut to 40 characters. */
+function named(k: string): string {
+  return k.length > 40 ? `${k.slice(0, 37)}…` : k;
+}
+
 /** The emulated cell: its rig and the three cameras it renders (what a lab rehearses on). */
 export function cellPreset(): StationConfig {
   return {
@@ -85,8 +102,8 @@ function parseLeader(raw: unknown, source: string): LeaderConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(source, `has a 'leader' that is not an object; write e.g. {"kind": "yam", "ports": ["/dev/ttyACM2", "/dev/ttyACM3"]}.`);
   const o = raw as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => k !== 'kind' && k !== 'ports');
-  if (extra.length) fail(source, `has unknown field leader.${extra[0]}; remove it (a leader has 'kind' and 'ports').`);
-  if (!LEADER_KINDS.includes(o.kind as LeaderKind)) fail(source, `has leader.kind ${JSON.stringify(o.kind)}; use one of ${LEADER_KINDS.join(', ')}.`);
+  if (extra.length) fail(source, `has unknown field leader.${named(extra[0])}; remove it (a leader has 'kind' and 'ports').`);
+  if (!LEADER_KINDS.includes(o.kind as LeaderKind)) fail(source, `has leader.kind ${quoted(o.kind)}; use one of ${LEADER_KINDS.join(', ')}.`);
   const kind = o.kind as LeaderKind;
   if (kind.startsWith('emulated-')) {
     if (o.ports !== undefined) fail(source, `gives ports to the ${kind} leader, which runs in the station; remove leader.ports or use kind "${kind.slice('emulated-'.length)}".`);
@@ -103,11 +120,11 @@ function parseProjector(raw: unknown, source: string, baseDir: string): Projecto
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(source, `has a 'projector' that is not an object; write e.g. {"calibration": "projector.json", "pjlink": "192.168.0.20"}.`);
   const o = raw as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => !['calibration', 'pjlink', 'display'].includes(k));
-  if (extra.length) fail(source, `has unknown field projector.${extra[0]}; remove it (a projector has 'calibration', 'pjlink' and 'display').`);
+  if (extra.length) fail(source, `has unknown field projector.${named(extra[0])}; remove it (a projector has 'calibration', 'pjlink' and 'display').`);
   if (typeof o.calibration !== 'string' || o.calibration === '') fail(source, `needs projector.calibration: the file 'tandem projector calibrate' wrote.`);
-  if (o.pjlink !== undefined && (typeof o.pjlink !== 'string' || !/^[^\s:]+(:\d{1,5})?$/.test(o.pjlink))) fail(source, `has projector.pjlink ${JSON.stringify(o.pjlink)}; write HOST or HOST:PORT.`);
+  if (o.pjlink !== undefined && (typeof o.pjlink !== 'string' || !/^[^\s:]+(:\d{1,5})?$/.test(o.pjlink))) fail(source, `has projector.pjlink ${quoted(o.pjlink)}; write HOST or HOST:PORT.`);
   if (o.display !== undefined && (typeof o.display !== 'number' || !Number.isInteger(o.display) || o.display < 0 || o.display > 16)) {
-    fail(source, `has projector.display ${JSON.stringify(o.display)}; give the display's index (0 is the primary display).`);
+    fail(source, `has projector.display ${quoted(o.display)}; give the display's index (0 is the primary display).`);
   }
   return { calibration: resolve(baseDir, o.calibration), ...(o.pjlink !== undefined ? { pjlink: o.pjlink as string } : {}), ...(o.display !== undefined ? { display: o.display as number } : {}) };
 }
@@ -127,8 +144,8 @@ function parseGrippers(raw: unknown, source: string): Partial<Record<ArmSide, st
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(source, `has a 'gripperCalibrations' that is not an object; write {"left": SHA256, "right": SHA256} with ids 'tandem rig calibrate-gripper' printed.`);
   const out: Partial<Record<ArmSide, string>> = {};
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-    if (!(ARM_SIDES as readonly string[]).includes(k)) fail(source, `has gripperCalibrations.${k}; the arms are ${ARM_SIDES.join(' and ')}.`);
-    if (typeof v !== 'string' || !/^[0-9a-f]{64}$/.test(v)) fail(source, `has gripperCalibrations.${k} ${JSON.stringify(v)}; give the calibration's 64-hex sha256 ('tandem rig calibrate-gripper --json' prints it).`);
+    if (!(ARM_SIDES as readonly string[]).includes(k)) fail(source, `has gripperCalibrations.${named(k)}; the arms are ${ARM_SIDES.join(' and ')}.`);
+    if (typeof v !== 'string' || !/^[0-9a-f]{64}$/.test(v)) fail(source, `has gripperCalibrations.${k} ${quoted(v)}; give the calibration's 64-hex sha256 ('tandem rig calibrate-gripper --json' prints it).`);
     out[k as ArmSide] = v;
   }
   return out;
@@ -139,8 +156,8 @@ export function parseStationConfig(raw: unknown, source: string, baseDir: string
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(source, `must be a JSON object like {"version": ${STATION_CONFIG_VERSION}, "rig": {…}, "cameras": […]}.`);
   const o = raw as Record<string, unknown>;
   const unknown = Object.keys(o).filter((k) => !(KNOWN_FIELDS as readonly string[]).includes(k));
-  if (unknown.length) fail(source, `has unknown field '${unknown[0]}'; remove it (known: ${KNOWN_FIELDS.join(', ')}).`);
-  if (o.version !== STATION_CONFIG_VERSION) fail(source, `has version ${JSON.stringify(o.version)}; this station reads "version": ${STATION_CONFIG_VERSION}.`);
+  if (unknown.length) fail(source, `has unknown field '${named(unknown[0])}'; remove it (known: ${KNOWN_FIELDS.join(', ')}).`);
+  if (o.version !== STATION_CONFIG_VERSION) fail(source, `has version ${quoted(o.version)}; this station reads "version": ${STATION_CONFIG_VERSION}.`);
   const rig = checkRig(o.rig, source);
   let cameras: CameraConfig[] = [];
   if (o.cameras !== undefined) {

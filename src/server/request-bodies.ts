@@ -7,6 +7,23 @@ import { TASK_IDS } from '../tasks/types.js';
 import { RIG_COMMANDS, type RigCommandRequest, type RunRolloutRequest, type SampleLayoutSetRequest, type SessionAnswer, type SessionAnswerRequest, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, TELEOP_CONTROLS, TELEOP_LEADERS, type TeleopControlName } from './api-types.js';
 import { ApiRefusal } from './request-checks.js';
 
+/** A value as a sentence quotes it: its JSON cut to 60 characters; one too deeply nested to print is named, not printed. */
+function quoted(v: unknown): string {
+  let s: string | undefined;
+  try {
+    s = JSON.stringify(v);
+  } catch {
+    return Array.isArray(v) ? 'a list nested too deeply to show' : 'an object nested too deeply to show';
+  }
+  if (s === undefined) return String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
+}
+
+/** A field name as a sentence quotes it: cut to 40 characters. */
+function named(k: string): string {
+  return k.length > 40 ? `${k.slice(0, 37)}…` : k;
+}
+
 function objectBody(body: unknown, what: string): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiRefusal(400, `${what} must be a JSON object.`);
   return body as Record<string, unknown>;
@@ -14,14 +31,14 @@ function objectBody(body: unknown, what: string): Record<string, unknown> {
 
 function onlyFields(o: Record<string, unknown>, allowed: readonly string[], what: string): void {
   const extra = Object.keys(o).filter((k) => !allowed.includes(k));
-  if (extra.length > 0) throw new ApiRefusal(400, `${what} has unknown field${extra.length > 1 ? 's' : ''} ${extra.map((k) => `'${k}'`).join(', ')}; it takes ${allowed.join(', ')}.`);
+  if (extra.length > 0) throw new ApiRefusal(400, `${what} has unknown field${extra.length > 1 ? 's' : ''} ${extra.slice(0, 3).map((k) => `'${named(k)}'`).join(', ')}${extra.length > 3 ? ` and ${extra.length - 3} more` : ''}; it takes ${allowed.join(', ')}.`);
 }
 
 export function parseRigCommand(body: unknown): RigCommandRequest {
   const o = objectBody(body, 'A rig command');
   onlyFields(o, ['command'], 'A rig command');
   if (typeof o.command !== 'string' || !(RIG_COMMANDS as readonly string[]).includes(o.command)) {
-    throw new ApiRefusal(400, `A rig command's 'command' must be one of ${RIG_COMMANDS.join(', ')}, not ${JSON.stringify(o.command ?? null)}.`);
+    throw new ApiRefusal(400, `A rig command's 'command' must be one of ${RIG_COMMANDS.join(', ')}, not ${quoted(o.command ?? null)}.`);
   }
   return { command: o.command as RigCommandRequest['command'] };
 }
@@ -31,7 +48,7 @@ const RUN_FIELDS = ['policy', 'layoutSet', 'layout', 'seconds', 'seed', 'scoreFr
 function integerIn(o: Record<string, unknown>, key: string, lo: number, hi: number): number | undefined {
   const v = o[key];
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw new ApiRefusal(400, `'${key}' must be a whole number from ${lo} to ${hi}, not ${JSON.stringify(v)}.`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw new ApiRefusal(400, `'${key}' must be a whole number from ${lo} to ${hi}, not ${quoted(v)}.`);
   return v;
 }
 
@@ -46,7 +63,7 @@ export function parseRunRollout(body: unknown): RunRolloutRequest {
   if (layout === undefined) throw new ApiRefusal(400, "'layout' (the layout's index in its set, from 0) is missing.");
   let seconds: number | undefined;
   if (o.seconds !== undefined) {
-    if (typeof o.seconds !== 'number' || !Number.isFinite(o.seconds) || o.seconds < 0.1 || o.seconds > 3600) throw new ApiRefusal(400, `'seconds' must be from 0.1 to 3600, not ${JSON.stringify(o.seconds)}.`);
+    if (typeof o.seconds !== 'number' || !Number.isFinite(o.seconds) || o.seconds < 0.1 || o.seconds > 3600) throw new ApiRefusal(400, `'seconds' must be from 0.1 to 3600, not ${quoted(o.seconds)}.`);
     seconds = o.seconds;
   }
   const seed = integerIn(o, 'seed', 0, 2 ** 31 - 1);
@@ -81,7 +98,7 @@ export function parseId(text: string, what: string): number {
 export function parseSampleLayoutSet(body: unknown): SampleLayoutSetRequest {
   const o = objectBody(body, 'A layout-set request');
   onlyFields(o, ['task', 'tiers', 'perTier', 'seed'], 'A layout-set request');
-  if (typeof o.task !== 'string' || !(TASK_IDS as readonly string[]).includes(o.task)) throw new ApiRefusal(400, `'task' must be one of ${TASK_IDS.join(', ')}, not ${JSON.stringify(o.task ?? null)}.`);
+  if (typeof o.task !== 'string' || !(TASK_IDS as readonly string[]).includes(o.task)) throw new ApiRefusal(400, `'task' must be one of ${TASK_IDS.join(', ')}, not ${quoted(o.task ?? null)}.`);
   if (!Array.isArray(o.tiers) || o.tiers.length === 0 || o.tiers.length > 5 || !o.tiers.every((t) => Number.isInteger(t) && t >= 1 && t <= 5)) {
     throw new ApiRefusal(400, "'tiers' must be a list of tiers from 1 to 5, e.g. [1, 2].");
   }
@@ -97,7 +114,7 @@ const START_SESSION_FIELDS = ['layoutSet', 'policies', 'perLayout', 'blind', 'mi
 function numberIn(o: Record<string, unknown>, key: string, lo: number, hi: number, unit: string): number | undefined {
   const v = o[key];
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < lo || v > hi) throw new ApiRefusal(400, `'${key}' must be from ${lo} to ${hi} ${unit}, not ${JSON.stringify(v)}.`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < lo || v > hi) throw new ApiRefusal(400, `'${key}' must be from ${lo} to ${hi} ${unit}, not ${quoted(v)}.`);
   return v;
 }
 
@@ -200,7 +217,7 @@ export function parseSessionAnswer(body: unknown): SessionAnswerRequest {
   if (prompt === undefined) throw new ApiRefusal(400, "An answer's 'prompt' (the id of the step it answers) is missing.");
   const a = objectBody(o.answer, "An answer's 'answer'");
   const action = a.action as SessionAnswer['action'];
-  if (typeof action !== 'string' || !Object.hasOwn(ANSWER_FIELDS, action)) throw new ApiRefusal(400, `An answer's 'action' must be one of ${Object.keys(ANSWER_FIELDS).join(', ')}, not ${JSON.stringify(a.action ?? null)}.`);
+  if (typeof action !== 'string' || !Object.hasOwn(ANSWER_FIELDS, action)) throw new ApiRefusal(400, `An answer's 'action' must be one of ${Object.keys(ANSWER_FIELDS).join(', ')}, not ${quoted(a.action ?? null)}.`);
   onlyFields(a, ['action', ...ANSWER_FIELDS[action]], `A '${action}' answer`);
   switch (action) {
     case 'score': {
@@ -266,7 +283,7 @@ export function parseResumeTeleop(body: unknown): ResumeTeleopRequest {
 export function parseTeleopControl(body: unknown): TeleopControlName {
   const o = objectBody(body, 'A teleop control');
   onlyFields(o, ['action'], 'A teleop control');
-  if (typeof o.action !== 'string' || !(TELEOP_CONTROLS as readonly string[]).includes(o.action)) throw new ApiRefusal(400, `A teleop control's 'action' must be one of ${TELEOP_CONTROLS.join(', ')}, not ${JSON.stringify(o.action ?? null)}.`);
+  if (typeof o.action !== 'string' || !(TELEOP_CONTROLS as readonly string[]).includes(o.action)) throw new ApiRefusal(400, `A teleop control's 'action' must be one of ${TELEOP_CONTROLS.join(', ')}, not ${quoted(o.action ?? null)}.`);
   return o.action as TeleopControlName;
 }
 

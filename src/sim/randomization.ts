@@ -127,6 +127,23 @@ const NOT_YET: Record<string, string> = {
   density: 'layout density at the top (it goes under "layouts": {"tiers": [4, 5], "minCrowdedObjects": 2})',
 };
 
+/** A value as a sentence quotes it: its JSON cut to 60 characters; one too deeply nested to print is named, not printed. */
+function quoted(v: unknown): string {
+  let s: string | undefined;
+  try {
+    s = JSON.stringify(v);
+  } catch {
+    return Array.isArray(v) ? 'a list nested too deeply to show' : 'an object nested too deeply to show';
+  }
+  if (s === undefined) return String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
+}
+
+/** A field name as a sentence quotes it: cut to 40 characters. */
+function named(k: string): string {
+  return k.length > 40 ? `${k.slice(0, 37)}…` : k;
+}
+
 const isRange = (v: unknown): v is Range => Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
 
 /** Parses and checks a spec; every refusal is one sentence naming the field and its physical range. */
@@ -139,22 +156,22 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new RandomizationSpecError(`${source} must be a JSON object with "format": "${RANDOMIZATION_FORMAT}".`);
   const d = doc as Record<string, unknown>;
-  if (d.format !== RANDOMIZATION_FORMAT) throw new RandomizationSpecError(`${source} has format ${JSON.stringify(d.format)}; this tandem reads "${RANDOMIZATION_FORMAT}".`);
+  if (d.format !== RANDOMIZATION_FORMAT) throw new RandomizationSpecError(`${source} has format ${quoted(d.format)}; this tandem reads "${RANDOMIZATION_FORMAT}".`);
   if (!Number.isSafeInteger(d.seed)) throw new RandomizationSpecError(`${source} needs a whole-number "seed" (every draw is seeded by it, the layout and the repeat).`);
   for (const k of Object.keys(d)) {
-    if (Object.hasOwn(NOT_YET, k)) throw new RandomizationSpecError(`${source} asks for ${NOT_YET[k]}, which this version of the sim does not do; remove "${k}" (physics and placement are randomized).`);
-    if (['camera', 'cameras', 'light', 'lights', 'colours', 'colors'].includes(k)) throw new RandomizationSpecError(`${source} has "${k}" at the top; camera, light and colour ranges go under "visual" (${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
-    if (!['format', 'seed', 'physics', 'placement', 'visual', 'layouts', 'lineage'].includes(k)) throw new RandomizationSpecError(`${source} has an unknown field "${k}"; a spec has format, seed, physics, placement, visual, layouts and lineage.`);
+    if (Object.hasOwn(NOT_YET, k)) throw new RandomizationSpecError(`${source} asks for ${NOT_YET[k]}, which this version of the sim does not do; remove "${named(k)}" (physics and placement are randomized).`);
+    if (['camera', 'cameras', 'light', 'lights', 'colours', 'colors'].includes(k)) throw new RandomizationSpecError(`${source} has "${named(k)}" at the top; camera, light and colour ranges go under "visual" (${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
+    if (!['format', 'seed', 'physics', 'placement', 'visual', 'layouts', 'lineage'].includes(k)) throw new RandomizationSpecError(`${source} has an unknown field "${named(k)}"; a spec has format, seed, physics, placement, visual, layouts and lineage.`);
   }
   const physics: Partial<Record<PhysicsField, Range>> = {};
   if (d.physics !== undefined) {
     if (d.physics === null || typeof d.physics !== 'object' || Array.isArray(d.physics)) throw new RandomizationSpecError(`${source}: "physics" must be an object of [lo, hi] ranges.`);
     for (const [k, v] of Object.entries(d.physics)) {
-      if (!Object.hasOwn(PHYSICS_BOUNDS, k)) throw new RandomizationSpecError(`${source}: physics "${k}" is not a field the sim can randomize (it can: ${Object.keys(PHYSICS_BOUNDS).join(', ')}).`);
+      if (!Object.hasOwn(PHYSICS_BOUNDS, k)) throw new RandomizationSpecError(`${source}: physics "${named(k)}" is not a field the sim can randomize (it can: ${Object.keys(PHYSICS_BOUNDS).join(', ')}).`);
       const [min, max] = PHYSICS_BOUNDS[k as PhysicsField];
-      if (!isRange(v)) throw new RandomizationSpecError(`${source}: physics "${k}" must be a range [lo, hi] of two numbers, not ${JSON.stringify(v)}.`);
-      if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: physics "${k}" is [${v[0]}, ${v[1]}]; the low end must come first.`);
-      if (v[0] < min || v[1] > max) throw new RandomizationSpecError(`${source}: physics "${k}" [${v[0]}, ${v[1]}] is outside the physical range [${min}, ${max}].`);
+      if (!isRange(v)) throw new RandomizationSpecError(`${source}: physics "${named(k)}" must be a range [lo, hi] of two numbers, not ${quoted(v)}.`);
+      if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: physics "${named(k)}" is [${v[0]}, ${v[1]}]; the low end must come first.`);
+      if (v[0] < min || v[1] > max) throw new RandomizationSpecError(`${source}: physics "${named(k)}" [${v[0]}, ${v[1]}] is outside the physical range [${min}, ${max}].`);
       if (k === 'objectMassScale' && v[0] <= 0) throw new RandomizationSpecError(`${source}: physics "objectMassScale" must stay above 0.`);
       physics[k as PhysicsField] = [v[0], v[1]];
     }
@@ -163,11 +180,11 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   if (d.placement !== undefined) {
     const p = d.placement as Record<string, unknown> | null;
     if (p === null || typeof p !== 'object' || Array.isArray(p)) throw new RandomizationSpecError(`${source}: "placement" must be {"sigmaM": …, "sigmaYawRad": …}.`);
-    for (const k of Object.keys(p)) if (!Object.hasOwn(PLACEMENT_BOUNDS, k)) throw new RandomizationSpecError(`${source}: placement "${k}" is unknown; placement has sigmaM and sigmaYawRad.`);
+    for (const k of Object.keys(p)) if (!Object.hasOwn(PLACEMENT_BOUNDS, k)) throw new RandomizationSpecError(`${source}: placement "${named(k)}" is unknown; placement has sigmaM and sigmaYawRad.`);
     const out: Record<string, number> = {};
     for (const [k, [min, max]] of Object.entries(PLACEMENT_BOUNDS)) {
       const v = p[k];
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw new RandomizationSpecError(`${source}: placement "${k}" must be a number from ${min} to ${max}, not ${JSON.stringify(v)}.`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw new RandomizationSpecError(`${source}: placement "${named(k)}" must be a number from ${min} to ${max}, not ${quoted(v)}.`);
       out[k] = v;
     }
     placement = { sigmaM: out.sigmaM, sigmaYawRad: out.sigmaYawRad };
@@ -176,11 +193,11 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   if (d.visual !== undefined) {
     if (d.visual === null || typeof d.visual !== 'object' || Array.isArray(d.visual)) throw new RandomizationSpecError(`${source}: "visual" must be an object of [lo, hi] ranges.`);
     for (const [k, v] of Object.entries(d.visual)) {
-      if (!Object.hasOwn(VISUAL_BOUNDS, k)) throw new RandomizationSpecError(`${source}: visual "${k}" is not a field the sim cameras can randomize (they can: ${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
+      if (!Object.hasOwn(VISUAL_BOUNDS, k)) throw new RandomizationSpecError(`${source}: visual "${named(k)}" is not a field the sim cameras can randomize (they can: ${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
       const [min, max] = VISUAL_BOUNDS[k as VisualField];
-      if (!isRange(v)) throw new RandomizationSpecError(`${source}: visual "${k}" must be a range [lo, hi] of two numbers, not ${JSON.stringify(v)}.`);
-      if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: visual "${k}" is [${v[0]}, ${v[1]}]; the low end must come first.`);
-      if (v[0] < min || v[1] > max) throw new RandomizationSpecError(`${source}: visual "${k}" [${v[0]}, ${v[1]}] is outside the range that keeps the picture the same cell [${min}, ${max}].`);
+      if (!isRange(v)) throw new RandomizationSpecError(`${source}: visual "${named(k)}" must be a range [lo, hi] of two numbers, not ${quoted(v)}.`);
+      if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: visual "${named(k)}" is [${v[0]}, ${v[1]}]; the low end must come first.`);
+      if (v[0] < min || v[1] > max) throw new RandomizationSpecError(`${source}: visual "${named(k)}" [${v[0]}, ${v[1]}] is outside the range that keeps the picture the same cell [${min}, ${max}].`);
       visual[k as VisualField] = [v[0], v[1]];
     }
   }
@@ -217,19 +234,19 @@ function parseLayoutFocus(v: unknown, source: string): LayoutFocus {
   const example = '{"tiers": [4, 5], "minCrowdedObjects": 2, "crowdedRadiusM": 0.15, "minLyingObjects": 1}';
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new RandomizationSpecError(`${source}: "layouts" must be an object like ${example}.`);
   const o = v as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!['tiers', 'minCrowdedObjects', 'crowdedRadiusM', 'minLyingObjects'].includes(k)) throw new RandomizationSpecError(`${source}: layouts "${k}" is unknown; layouts has tiers, minCrowdedObjects, crowdedRadiusM and minLyingObjects.`);
+  for (const k of Object.keys(o)) if (!['tiers', 'minCrowdedObjects', 'crowdedRadiusM', 'minLyingObjects'].includes(k)) throw new RandomizationSpecError(`${source}: layouts "${named(k)}" is unknown; layouts has tiers, minCrowdedObjects, crowdedRadiusM and minLyingObjects.`);
   const tiers = o.tiers;
-  if (!Array.isArray(tiers) || tiers.length === 0 || !tiers.every((t) => Number.isSafeInteger(t) && t >= 1 && t <= 5)) throw new RandomizationSpecError(`${source}: layouts "tiers" must be a list of tiers from 1 to 5 like [4, 5], not ${JSON.stringify(tiers)}.`);
+  if (!Array.isArray(tiers) || tiers.length === 0 || !tiers.every((t) => Number.isSafeInteger(t) && t >= 1 && t <= 5)) throw new RandomizationSpecError(`${source}: layouts "tiers" must be a list of tiers from 1 to 5 like [4, 5], not ${quoted(tiers)}.`);
   const count = (k: string): number | undefined => {
     const x = o[k];
     if (x === undefined) return undefined;
-    if (!Number.isSafeInteger(x) || (x as number) < 0 || (x as number) > 20) throw new RandomizationSpecError(`${source}: layouts "${k}" must be a whole number of objects from 0 to 20, not ${JSON.stringify(x)}.`);
+    if (!Number.isSafeInteger(x) || (x as number) < 0 || (x as number) > 20) throw new RandomizationSpecError(`${source}: layouts "${named(k)}" must be a whole number of objects from 0 to 20, not ${quoted(x)}.`);
     return x as number;
   };
   const minCrowdedObjects = count('minCrowdedObjects');
   const minLyingObjects = count('minLyingObjects');
   const r = o.crowdedRadiusM;
-  if (r !== undefined && !(typeof r === 'number' && r > 0 && r <= MAX_CROWDED_RADIUS_M)) throw new RandomizationSpecError(`${source}: layouts "crowdedRadiusM" must be a distance above 0 and at most ${MAX_CROWDED_RADIUS_M} m, not ${JSON.stringify(r)}.`);
+  if (r !== undefined && !(typeof r === 'number' && r > 0 && r <= MAX_CROWDED_RADIUS_M)) throw new RandomizationSpecError(`${source}: layouts "crowdedRadiusM" must be a distance above 0 and at most ${MAX_CROWDED_RADIUS_M} m, not ${quoted(r)}.`);
   return {
     tiers: [...new Set(tiers as number[])].sort((a, b) => a - b),
     ...(minCrowdedObjects !== undefined ? { minCrowdedObjects } : {}),

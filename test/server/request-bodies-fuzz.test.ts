@@ -1,15 +1,20 @@
 /**
  * Every API body parser against bodies built from valid ones with JavaScript's own property names
- * (`__proto__`, `constructor`, `toString`, …) as keys and values, parsed from JSON text as the
- * server does: each is read or refused as a 400 ApiRefusal of one sentence — never another error,
- * which the server would answer as a 500. fast-check with a fixed seed, so a failure reproduces.
+ * (`__proto__`, `constructor`, `toString`, …) as keys and values, and with values nested as deep as
+ * a 16 KiB body allows, parsed from JSON text as the server does: each is read or refused as a 400
+ * ApiRefusal of one sentence — never another error, which the server would answer as a 500.
+ * fast-check with a fixed seed, so a failure reproduces; a checked-in corpus in
+ * test/fixtures/fuzz/api-bodies.json.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { ApiRefusal } from '../../src/server/request-checks.js';
 import { parseEmptyBody, parseId, parseLayoutSetSha, parseResumeTeleop, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseTeleopControl } from '../../src/server/request-bodies.js';
 import { uploadName, UPLOAD_KINDS } from '../../src/server/uploads.js';
+import { PROJECT_ROOT } from '../helpers/cli.js';
 
 const SEED = 31;
 const PROTO_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', '__defineGetter__', '__lookupGetter__'] as const;
@@ -70,6 +75,37 @@ function mutated(valid: Record<string, unknown>): fc.Arbitrary<Record<string, un
       return JSON.parse(text) as Record<string, unknown>;
     });
 }
+
+test('the checked-in corpus reads as recorded', () => {
+  const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/api-bodies.json'), 'utf8')) as { name: string; parser: string; text: string; ok: boolean }[];
+  for (const c of corpus) {
+    const parsers = PARSERS.filter((p) => p.name === c.parser || p.name.startsWith(`${c.parser} (`));
+    assert.ok(parsers.length > 0, `${c.name}: no parser ${c.parser}`);
+    const body = JSON.parse(c.text) as unknown;
+    let ok = true;
+    refusedAs400(c.name, c.text.slice(0, 80), () => {
+      try {
+        parsers[0].parse(body);
+      } catch (e) {
+        ok = false;
+        throw e;
+      }
+    });
+    assert.equal(ok, c.ok, c.name);
+  }
+});
+
+test('every API body parser: a value nested as deep as a 16 KiB body allows is a 400, not a stack overflow (a 500)', () => {
+  const deep = JSON.parse('['.repeat(8000) + ']'.repeat(8000)) as unknown;
+  for (const p of PARSERS) {
+    const valid = (): Record<string, unknown> => JSON.parse(JSON.stringify(p.valid)) as Record<string, unknown>;
+    for (const key of Object.keys(p.valid)) refusedAs400(`${p.name}, ${key} nested 8000 deep`, key, () => p.parse({ ...valid(), [key]: deep }));
+    const inner = p.valid.answer as Record<string, unknown> | undefined;
+    for (const innerKey of Object.keys(inner ?? {})) {
+      refusedAs400(`${p.name}, answer.${innerKey} nested 8000 deep`, innerKey, () => p.parse({ ...valid(), answer: { ...inner, [innerKey]: deep } }));
+    }
+  }
+});
 
 test('every API body parser: valid bodies are read', () => {
   for (const p of PARSERS) assert.doesNotThrow(() => p.parse(JSON.parse(JSON.stringify(p.valid))), p.name);

@@ -172,8 +172,15 @@ test('bad input: one error message each, the connection stays usable, and anothe
   });
 });
 
-test('a client that goes quiet past the idle limit gets one error message and is closed; the server serves the next', async () => {
-  await withServer({ envs: 1, idleSeconds: 0.3 }, async (server) => {
+test('a client that goes quiet past the idle limit gets one error message and is closed; the server serves the next; a browser page is refused', async () => {
+  await withServer({ envs: 1, idleSeconds: 0.3 }, async (server, logs) => {
+    // Any web page open in a browser on this machine could reach 127.0.0.1: it sends an Origin, a trainer does not.
+    const page = new WebSocket(server.url, { headers: { origin: 'https://evil.example' } });
+    const refused = await new Promise<number>((resolve) => page.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)).once('open', () => resolve(101)));
+    page.on('error', () => {});
+    page.terminate();
+    assert.equal(refused, 403, 'a browser page was let in');
+    assert.ok(logs.some((l) => /refused a connection .*a page from https:\/\/evil\.example may not use this env server/.test(l)), logs.join('\n'));
     const { client } = await Client.open(server.url);
     assert.equal((await client.ask({ type: 'reset', seed: 1, tier: 1 })).type, 'reset');
     const msg = await client.next();

@@ -4,7 +4,8 @@
  * gets its own N environments on the shared worker threads; requests are strictly one at a time
  * per connection. A bad request is one error message on its socket and the connection stays
  * usable; a client that goes quiet too long, or stops reading its answers, gets one error message
- * and is closed, its environments freed. No client can stop the server or touch another's envs.
+ * and is closed, its environments freed. No client can stop the server or touch another's envs,
+ * and no browser page can connect (any Origin is refused).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -77,7 +78,17 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     }
     res.writeHead(426, { 'content-type': 'text/plain' }).end('This is a tandem env server: connect with a websocket (docs/env-server.md), or GET /healthz.\n');
   });
-  const wss = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: maxRequestBytes(opts.envs) });
+  const wss = new WebSocketServer({
+    server: http,
+    perMessageDeflate: false,
+    maxPayload: maxRequestBytes(opts.envs),
+    // Trainers are programs and send no Origin; a browser page always does, and may not drive the sims.
+    verifyClient: (info: { origin?: string; req: IncomingMessage }, done: (ok: boolean, code?: number, message?: string) => void) => {
+      if (info.origin === undefined) return done(true);
+      log(`refused a connection from ${info.req.socket.remoteAddress ?? '?'}: a page from ${info.origin.slice(0, 200)} may not use this env server`);
+      done(false, 403, 'This env server refuses browser pages.');
+    },
+  });
   let nextConnection = 1;
 
   wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
