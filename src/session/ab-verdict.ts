@@ -31,13 +31,13 @@ export function abVerdictSoFar(plan: SessionPlan, journal: readonly SessionJourn
   if (!isOver(journal, opts.over)) return v;
   const n = v.pairs;
   const pairs = `${n} pair${n === 1 ? '' : 's'}`;
-  const range = `the difference in mean progress (${a} − ${b}) lies in [${f2(v.lower)}, ${f2(v.upper)}] (${Math.round((1 - v.alpha) * 1000) / 10}%, valid at every look)`;
+  const bounds = `${Math.round((1 - v.alpha) * 1000) / 10}% bounds ${f2(v.lower)} to ${f2(v.upper)}, valid at every look`;
   if (n === 0) return { ...v, sentence: `The session is over with no pair scored: there is nothing to compare ${a} and ${b} on.` };
   if (v.decided) {
     const [w, l] = v.winner === 'a' ? [a, b] : [b, a];
-    return { ...v, sentence: `The session is over: after ${pairs}, ${w} beats ${l}; ${range}.` };
+    return { ...v, sentence: `The session is over: after ${pairs}, ${w} beats ${l} (${a} − ${b} ${f2(v.meanDifference)}, ${bounds}).` };
   }
-  return { ...v, sentence: `The session is over: after ${pairs} no difference between ${a} and ${b} is clear (mean ${a} − ${b} ${f2(v.meanDifference)}); ${range}. Telling them apart needs more pairs, in a new session.` };
+  return { ...v, sentence: `The session is over: after ${pairs} no difference between ${a} and ${b} is clear (${a} − ${b} ${f2(v.meanDifference)}, ${bounds}). Telling them apart needs more pairs, in a new session.` };
 }
 
 /**

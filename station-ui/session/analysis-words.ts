@@ -30,7 +30,7 @@ const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 
 /** `names`: the plan's first and second policy (a and b of B − A), as the session shows them. `ended`: the session is over. */
 export function analysisWords(x: SessionAnalysis, names: { readonly a: string; readonly b: string }, ended: boolean): AnalysisWords {
   const level = `${Math.round((1 - x.alpha) * 1000) / 10}%`;
-  const estimate = `${names.b} − ${names.a}: ${x.pairs === 0 ? 'no pair yet' : `${signed(x.estimate)} so far`}`;
+  const estimate = `${names.b} − ${names.a}: ${x.pairs === 0 ? (ended ? 'no pair scored' : 'no pair yet') : ended ? signed(x.estimate) : `${signed(x.estimate)} so far`}`;
   const range = `${level} confidence sequence: ${signed(x.lower)} to ${signed(x.upper)} (valid at every look)`;
   const pairs = `${x.pairs} of the plan's ${plural(x.maxPairs, 'pair')} scored`;
   const stoppedHere = x.stoppedEarly ? `The session stopped itself here, by its pre-registered rule: ${plural(x.pairsSaved, 'pair')} of the plan not needed.` : ended ? 'The session is over.' : null;
@@ -44,7 +44,7 @@ export function analysisWords(x: SessionAnalysis, names: { readonly a: string; r
     return { state: 'stop', headline: ended ? `No difference larger than ${y}.` : `No difference larger than ${y}: you may stop.`, estimate, range, pairs, outcome: stoppedHere };
   }
   if (x.kind === 'undecided') {
-    const why = x.pairs >= x.maxPairs ? `the plan's ${plural(x.maxPairs, 'pair')} are done` : `the session ended after ${x.pairs} of the plan's ${plural(x.maxPairs, 'pair')}`;
+    const why = x.pairs >= x.maxPairs ? `the plan's ${plural(x.maxPairs, 'pair')} ${x.maxPairs === 1 ? 'is' : 'are'} done` : `the session ended after ${x.pairs} of the plan's ${plural(x.maxPairs, 'pair')}`;
     return { state: 'undecided', headline: `No verdict: ${why} and neither rule holds.`, estimate, range, pairs, outcome: ended ? 'The session is over.' : null };
   }
   const left = x.maxPairs - x.pairs;

@@ -214,14 +214,8 @@ export class SessionView {
       h('label', { for: 'session-operator' }, 'Operator'),
       this.operatorInput,
       h('label', { for: 'session-preregister' }, 'A/B analysis'),
-      h(
-        'div',
-        { class: 'check' },
-        this.preregisterInput,
-        h('span', { class: 'muted' }, 'pre-register it (two policies): task progress, α '),
-        this.alphaInput,
-        h('span', { class: 'muted' }, ' — fixed before the first rollout; the page says after every pair whether you may stop'),
-      ),
+      h('div', { class: 'check' }, this.preregisterInput, h('span', { class: 'muted' }, 'pre-register it: task progress at α'), this.alphaInput),
+      h('div', { class: 'hint' }, 'two policies; fixed before the first rollout, then after every pair this page says whether you may stop'),
       h('label', { for: 'session-stop-early' }, 'Stop early'),
       h('div', { class: 'check' }, this.stopEarlyInput, h('span', { class: 'muted' }, 'end the session by itself once the pre-registered rule holds')),
       h('span'),
@@ -381,7 +375,7 @@ export class SessionView {
       h(
         'div',
         { class: 'card-head' },
-        h('div', { class: 'card-title', id: 'session-title' }, st ? `Rollout ${st.slot + 1} of ${st.total}` : `Session ${s.id}`),
+        h('div', { class: 'card-title', id: 'session-title' }, st ? `Rollout ${st.slot + 1} of ${st.total}` : s.phase === 'ended' ? `Session ${s.id} ended` : `Session ${s.id}`),
         st ? h('div', { class: 'label-pill', id: 'session-label', title: s.blind ? 'Blind session: which policy this is stays hidden until the session ends' : '' }, st.label) : null,
         st ? h('div', { class: 'muted' }, `layout ${st.layoutIndex}${st.tier >= 0 ? ` · tier ${st.tier}` : ''}${st.attempt > 0 ? ` · redo ${st.attempt}` : ''}`) : null,
       ),
@@ -420,8 +414,7 @@ export class SessionView {
     box.append(h('div', { class: 'refusal', id: 'session-refusal', role: 'alert' }, this.refusal));
     if (s.phase === 'ended') {
       box.append(
-        h('div', { class: 'big' }, 'Session ended'),
-        h('p', {}, `${s.progress.scored} of ${s.progress.total} rollouts scored. The results${s.blind ? ' and the blind key' : ''} are below.`),
+        h('p', { class: 'lead' }, `${s.progress.scored} of ${s.progress.total} rollouts scored. The results${s.blind ? ' and the blind key' : ''} are below.`),
         h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, `For analysis outside the station, export it in a terminal: tandem session export ${s.id} --json`)),
       );
     } else if (s.phase === 'stopped') {
@@ -634,9 +627,12 @@ function drawResults(panel: HTMLElement, id: number, r: SessionResults): void {
   clear(panel);
   panel.hidden = false;
   const name = (label: string): string => (r.key?.[label] ? `${label} = ${r.key[label]}` : label);
-  const verdict = r.verdict && r.verdict.pairs > 0
+  // A pre-registered analysis is the session's verdict (its own panel, B − A by the plan's rule): not a second one here.
+  const verdict = r.analysis
+    ? h('p', { class: 'muted', id: 'session-verdict' }, `The A/B verdict is the pre-registered analysis above (${r.policies[1]?.label ?? 'B'} − ${r.policies[0]?.label ?? 'A'}, by the rule fixed before the first rollout).`)
+    : r.verdict && r.verdict.pairs > 0
     ? h('div', { class: `verdict ${r.verdict.decided ? 'decided' : ''}`, id: 'session-verdict' }, h('div', { class: 'big' }, r.verdict.sentence), h('div', { class: 'muted' }, `${r.verdict.pairs} pair${r.verdict.pairs === 1 ? '' : 's'} scored; ${r.policies[0]?.label ?? 'A'} − ${r.policies[1]?.label ?? 'B'} ${r.verdict.meanDifference >= 0 ? '+' : ''}${Number.isFinite(r.verdict.meanDifference) ? r.verdict.meanDifference.toFixed(2) : '—'} (95% anytime-valid bounds ${r.verdict.lower.toFixed(2)} to ${r.verdict.upper.toFixed(2)})`))
-    : h('p', { class: 'muted' }, r.policies.length === 2 ? 'No pair scored yet.' : 'An A/B verdict needs exactly two policies.');
+    : h('p', { class: 'muted', id: 'session-verdict' }, r.policies.length !== 2 ? 'An A/B verdict needs exactly two policies.' : r.ended ? 'No pair was scored: the session ended with nothing to compare.' : 'No pair scored yet.');
   const table = h('table', { class: 'results' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', 'scored', 'mean progress', '95% interval'].map((t) => h('th', {}, t)))));
   const body = h('tbody');
   for (const p of r.policies) {
