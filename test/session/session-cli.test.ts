@@ -203,7 +203,7 @@ test('SIGKILL inside an episode and between two actions: session resume finishes
     const paced = join(f.dir, 'cell-paced.json');
     writeFileSync(paced, JSON.stringify({ type: 'yam-cell', gap: 'seed:5', clock: 'paced' }));
     const first = spawnTandem(['session', 'run', '--plan', plan, '--rig-config', paced, '--scripted-operator', '--data', f.data]);
-    await until(() => first.err().includes(`(rollout ${cutRollout}).`), 240_000);
+    await until(() => first.err().includes(`Rollout ${cutRollout}: `), 240_000);
     await new Promise((r) => setTimeout(r, cutAfterMs));
     first.child.kill('SIGKILL');
     assert.equal((await first.exited).signal, 'SIGKILL');
