@@ -1,6 +1,6 @@
 /** The rig's states in an operator's words. */
 import type { RigMode } from '../src/rig/contract.js';
-import type { RigStatus } from '../src/server/api-types.js';
+import { rigTypeWords, type RigStatus } from '../src/server/api-types.js';
 
 export const MODE_WORDS: Record<RigMode, string> = {
   unconfigured: 'NOT CONNECTED',
@@ -23,18 +23,8 @@ export function modeWords(rig: Pick<RigStatus, 'mode' | 'use'>): { readonly mode
   return { mode: rig.mode, words: MODE_WORDS[rig.mode] };
 }
 
-/** The rig types the station knows (src/app/rig-registry.ts), as an operator calls them; another type is shown as it is. */
-const RIG_WORDS: Readonly<Record<string, string>> = {
-  'yam-can': 'YAM arms',
-  'yam-cell': 'emulated cell (no hardware)',
-  'yam-emulated': 'emulated motors (no hardware)',
-  mirror: 'no hardware (commands mirrored)',
-};
-
 /** The rig in an operator's words: "emulated cell (no hardware)", not the config's "yam-cell". */
-export function rigWords(type: string): string {
-  return Object.hasOwn(RIG_WORDS, type) ? RIG_WORDS[type] : type;
-}
+export const rigWords = rigTypeWords;
 
 /** What the rig is doing, in one line under the mode. */
 export function useWords(rig: RigStatus): string {

@@ -11,6 +11,7 @@ import type { Policy } from '../policy/contract.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
 import type { SessionRolloutRunner, SessionRunOutcome, SessionRunRequest } from '../session/ports.js';
+import { rigTypeWords } from '../server/api-types.js';
 import { UserError, type CliIo } from './command.js';
 import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
 import type { StationConfig } from './station-config.js';
@@ -105,7 +106,7 @@ export class RigSessionRunner implements SessionRolloutRunner {
           signal,
           clock,
           // rolloutOnRig names the policy in its line: the session says "policy A" instead.
-          log: () => this.o.log(`Running ${r.label} on ${rigType} for ${r.episodeSeconds} s (rollout ${r.slot + 1}).`),
+          log: () => this.o.log(`Rollout ${r.slot + 1}: ${r.label} runs for ${r.episodeSeconds} s — rig: ${rigTypeWords(String(rigType))}.`),
           // Blind: the file is named by session, slot and attempt; the plan's key maps the slot to its policy.
           record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set, ...(this.o.blind ? { fileLabel: `session${r.sessionId}-slot${r.slot + 1}-attempt${r.attempt + 1}` } : {}) },
         });

@@ -27,6 +27,22 @@ export function tokenInFragment(hash: string): string | undefined {
   }
   return undefined;
 }
+/** The rig types the station knows (src/app/rig-registry.ts), as an operator calls them. */
+const RIG_TYPE_WORDS: Readonly<Record<string, string>> = {
+  'yam-can': 'YAM arms',
+  'yam-cell': 'emulated cell (no hardware)',
+  'yam-emulated': 'emulated motors (no hardware)',
+  mirror: 'no hardware (commands mirrored)',
+};
+
+/**
+ * The rig in an operator's words — "emulated cell (no hardware)", not the config's "yam-cell" — for
+ * the page and the station's own lines alike; a type it does not know is shown as it is.
+ */
+export function rigTypeWords(type: string): string {
+  return Object.hasOwn(RIG_TYPE_WORDS, type) ? RIG_TYPE_WORDS[type] : type;
+}
+
 /** Largest request body the API reads; anything bigger is refused before it is parsed. */
 export const MAX_BODY_BYTES = 16 * 1024;
 /** The WebSocket path of the event stream. */

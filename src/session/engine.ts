@@ -259,8 +259,11 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
         operator.say(progressLine(progress()));
         // A two-policy session: whether the A/B answer is already clear, each time a pair completes —
         // by the pre-registered analysis when the plan has one.
-        const pre = analysisSoFar(plan, store.listSessionJournal(id));
-        const verdict = pre ?? abVerdictSoFar(plan, store.listSessionJournal(id));
+        // After the last slot no pair can come: the verdict says the session is over, not "keep going".
+        const after = store.listSessionJournal(id);
+        const over = slotStates(plan, after).every((x) => x.phase === 'done');
+        const pre = analysisSoFar(plan, after, { over });
+        const verdict = pre ?? abVerdictSoFar(plan, after, { over });
         if (verdict && verdict.pairs > saidPairs) {
           saidPairs = verdict.pairs;
           operator.say(pre ? `Pre-registered analysis: ${pre.sentence}` : `A/B so far: ${verdict.sentence}`);

@@ -11,6 +11,7 @@ import { loadApiImage, stationLink } from '../token.js';
 import { agoEl, clear, h, stamp } from '../dom.js';
 import type { SessionKey } from '../keys.js';
 import { splitReason } from '../words.js';
+import { analysisWords, type SessionAnalysis } from './analysis-words.js';
 
 export interface SessionViewHooks {
   report(message: string, error?: boolean): void;
@@ -38,10 +39,15 @@ export class SessionView {
   private readonly secondsInput = h('input', { id: 'session-seconds', type: 'number', min: 0.1, step: 0.1 });
   private readonly seedInput = h('input', { id: 'session-seed', type: 'number', min: 0, placeholder: 'new at random' });
   private readonly operatorInput = h('input', { id: 'session-operator', autocomplete: 'off', placeholder: 'your name (stored with each score)' });
+  private readonly preregisterInput = h('input', { id: 'session-preregister', type: 'checkbox' });
+  private readonly alphaInput = h('input', { id: 'session-alpha', type: 'number', min: 0.01, max: 0.49, step: 0.01, value: 0.05, 'aria-label': 'α (error rate)' });
+  private readonly stopEarlyInput = h('input', { id: 'session-stop-early', type: 'checkbox' });
   private readonly sessionsList = h('div', { id: 'session-list' });
   private readonly sessionsPanel = h('div', { class: 'panel', id: 'session-store' }, h('h2', {}, 'Sessions in the store'), this.sessionsList);
   private readonly sideLive = h('div');
   private readonly resultsPanel = h('div', { class: 'panel', id: 'session-results', hidden: true });
+  /** The pre-registered A/B analysis after every scored pair (sessions planned with one). */
+  private readonly analysisPanel = h('div', { class: 'panel', id: 'session-analysis', hidden: true, 'aria-live': 'polite' });
   /** Sessions a crash left open (not stopped for now): flagged above everything, with resume and end. */
   private readonly interruptedPanel = h('div', { id: 'session-interrupted' });
   private readonly side = h('div', { id: 'session-side' }, this.sideLive, this.sessionsPanel);
@@ -73,7 +79,7 @@ export class SessionView {
     root: HTMLElement,
     private readonly hooks: SessionViewHooks,
   ) {
-    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.interruptedPanel, this.card, this.resultsPanel, this.planPanel), this.side));
+    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.interruptedPanel, this.card, this.analysisPanel, this.resultsPanel, this.planPanel), this.side));
     this.buildPlanForm();
     this.show(null);
   }
@@ -207,6 +213,11 @@ export class SessionView {
       this.seedInput,
       h('label', { for: 'session-operator' }, 'Operator'),
       this.operatorInput,
+      h('label', { for: 'session-preregister' }, 'A/B analysis'),
+      h('div', { class: 'check' }, this.preregisterInput, h('span', { class: 'muted' }, 'pre-register it: task progress at α'), this.alphaInput),
+      h('div', { class: 'hint' }, 'two policies; fixed before the first rollout, then after every pair this page says whether you may stop'),
+      h('label', { for: 'session-stop-early' }, 'Stop early'),
+      h('div', { class: 'check' }, this.stopEarlyInput, h('span', { class: 'muted' }, 'end the session by itself once the pre-registered rule holds')),
       h('span'),
       h('div', { class: 'actions' }, start),
     );
@@ -229,6 +240,9 @@ export class SessionView {
           // Empty: the station draws a fresh seed, so two sessions of the same policies get different letters.
           ...(this.seedInput.value.trim() !== '' ? { seed: Number(this.seedInput.value) } : {}),
           ...(this.operatorInput.value.trim() ? { operator: this.operatorInput.value.trim() } : {}),
+          // Stopping early needs the analysis it stops by: ticking it pre-registers one.
+          ...(this.preregisterInput.checked || this.stopEarlyInput.checked ? { analysis: { alpha: Number(this.alphaInput.value) } } : {}),
+          ...(this.stopEarlyInput.checked ? { stopEarly: true } : {}),
         })
         .then(
           (s) => {
@@ -315,7 +329,9 @@ export class SessionView {
     this.resultsOf = { id, scored };
     api.sessionResults(id).then(
       (r) => {
-        if (this.resultsOf?.id === id) drawResults(this.resultsPanel, id, r);
+        if (this.resultsOf?.id !== id) return;
+        drawResults(this.resultsPanel, id, r);
+        drawAnalysis(this.analysisPanel, id, r);
       },
       (e: Error) => this.hooks.report(e.message, true),
     );
@@ -352,13 +368,14 @@ export class SessionView {
     this.drawnPrompt = s?.prompt?.id;
     this.card.hidden = s === null;
     if (!s) return;
-    const st = s.step;
+    // An ended session has no current rollout: the card names the session, not a rollout or a policy.
+    const st = s.phase === 'ended' ? null : s.step;
     this.card.setAttribute('data-phase', s.phase);
     this.card.append(
       h(
         'div',
         { class: 'card-head' },
-        h('div', { class: 'card-title', id: 'session-title' }, st ? `Rollout ${st.slot + 1} of ${st.total}` : `Session ${s.id}`),
+        h('div', { class: 'card-title', id: 'session-title' }, st ? `Rollout ${st.slot + 1} of ${st.total}` : s.phase === 'ended' ? `Session ${s.id} ended` : `Session ${s.id}`),
         st ? h('div', { class: 'label-pill', id: 'session-label', title: s.blind ? 'Blind session: which policy this is stays hidden until the session ends' : '' }, st.label) : null,
         st ? h('div', { class: 'muted' }, `layout ${st.layoutIndex}${st.tier >= 0 ? ` · tier ${st.tier}` : ''}${st.attempt > 0 ? ` · redo ${st.attempt}` : ''}`) : null,
       ),
@@ -396,7 +413,10 @@ export class SessionView {
     };
     box.append(h('div', { class: 'refusal', id: 'session-refusal', role: 'alert' }, this.refusal));
     if (s.phase === 'ended') {
-      box.append(h('div', { class: 'big' }, 'Session ended'), h('p', {}, `${s.progress.scored} of ${s.progress.total} rollouts scored. Export it with: tandem session export ${s.id} --json`));
+      box.append(
+        h('p', { class: 'lead' }, `${s.progress.scored} of ${s.progress.total} rollouts scored. The results${s.blind ? ' and the blind key' : ''} are below.`),
+        h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, `For analysis outside the station, export it in a terminal: tandem session export ${s.id} --json`)),
+      );
     } else if (s.phase === 'stopped') {
       box.append(h('div', { class: 'big' }, 'Stopped for now'), h('p', {}, `${s.stoppedBecause ?? ''}. Every score is kept; resume it from the list below.`));
     } else if (s.phase === 'running' && s.running) {
@@ -526,16 +546,29 @@ export class SessionView {
 
   private projectorPanel(): HTMLElement {
     const p = this.projector;
-    const now = !p ? 'connecting…' : !p.configured ? p.description : p.showing === 'layout' ? `layout ${p.layoutIndex ?? '?'}'s footprints on the table` : p.showing === 'black' ? 'black (the arms may move)' : 'nothing shown yet (black)';
     // In the Electron shell the projector has its own window; in a browser, a page on the projector's display.
     const shell = 'tandemShell' in window;
-    return h(
-      'div',
-      { class: 'panel', id: 'session-projector' },
-      h('h2', {}, 'Projector'),
-      h('ul', { class: 'faults' }, h('li', { class: 'none' }, now), ...(p?.configured ? [h('li', { class: 'none' }, p.description)] : []), ...(p?.problem ? [h('li', {}, p.problem)] : [])),
-      ...(p?.configured && !shell ? [h('p', {}, h('a', { href: stationLink(PROJECTOR_PAGE_PATH), target: '_blank', rel: 'noopener', id: 'open-projector' }, 'Open the projector page'), ' on the projector’s display, full screen (F11).')] : []),
+    const panel = h('div', { class: 'panel', id: 'session-projector' }, h('h2', {}, 'Projector'));
+    if (!p) {
+      panel.append(h('p', { class: 'muted' }, 'connecting…'));
+      return panel;
+    }
+    if (!p.configured) {
+      // What to do about it is a terminal's job: a plain sentence first, the commands behind "details".
+      panel.append(
+        h('p', { id: 'session-projector-now' }, 'No projector is set up: place each layout from its picture on the card.'),
+        h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, p.description)),
+      );
+      return panel;
+    }
+    const now = p.showing === 'layout' ? `Showing layout ${p.layoutIndex ?? '?'}'s footprints on the table.` : p.showing === 'black' ? 'Black: the arms may move.' : 'Nothing shown yet (black).';
+    panel.append(
+      h('p', { id: 'session-projector-now' }, now),
+      ...(p.problem ? [h('ul', { class: 'faults' }, h('li', {}, p.problem))] : []),
+      ...(!shell ? [h('p', {}, h('a', { href: stationLink(PROJECTOR_PAGE_PATH), target: '_blank', rel: 'noopener', id: 'open-projector' }, 'Open the projector page'), ' on the projector’s display, full screen (F11).')] : []),
+      h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, p.description)),
     );
+    return panel;
   }
 
   private drawSide(): void {
@@ -594,9 +627,12 @@ function drawResults(panel: HTMLElement, id: number, r: SessionResults): void {
   clear(panel);
   panel.hidden = false;
   const name = (label: string): string => (r.key?.[label] ? `${label} = ${r.key[label]}` : label);
-  const verdict = r.verdict && r.verdict.pairs > 0
-    ? h('div', { class: `verdict ${r.verdict.decided ? 'decided' : ''}`, id: 'session-verdict' }, h('div', { class: 'big' }, r.verdict.sentence), h('div', { class: 'muted' }, `${r.verdict.pairs} pair${r.verdict.pairs === 1 ? '' : 's'} scored; difference ${r.verdict.meanDifference >= 0 ? '+' : ''}${Number.isFinite(r.verdict.meanDifference) ? r.verdict.meanDifference.toFixed(2) : '—'} (95% anytime-valid bounds ${r.verdict.lower.toFixed(2)} to ${r.verdict.upper.toFixed(2)})`))
-    : h('p', { class: 'muted' }, r.policies.length === 2 ? 'No pair scored yet.' : 'An A/B verdict needs exactly two policies.');
+  // A pre-registered analysis is the session's verdict (its own panel, B − A by the plan's rule): not a second one here.
+  const verdict = r.analysis
+    ? h('p', { class: 'muted', id: 'session-verdict' }, `The A/B verdict is the pre-registered analysis above (${r.policies[1]?.label ?? 'B'} − ${r.policies[0]?.label ?? 'A'}, by the rule fixed before the first rollout).`)
+    : r.verdict && r.verdict.pairs > 0
+    ? h('div', { class: `verdict ${r.verdict.decided ? 'decided' : ''}`, id: 'session-verdict' }, h('div', { class: 'big' }, r.verdict.sentence), h('div', { class: 'muted' }, `${r.verdict.pairs} pair${r.verdict.pairs === 1 ? '' : 's'} scored; ${r.policies[0]?.label ?? 'A'} − ${r.policies[1]?.label ?? 'B'} ${r.verdict.meanDifference >= 0 ? '+' : ''}${Number.isFinite(r.verdict.meanDifference) ? r.verdict.meanDifference.toFixed(2) : '—'} (95% anytime-valid bounds ${r.verdict.lower.toFixed(2)} to ${r.verdict.upper.toFixed(2)})`))
+    : h('p', { class: 'muted', id: 'session-verdict' }, r.policies.length !== 2 ? 'An A/B verdict needs exactly two policies.' : r.ended ? 'No pair was scored: the session ended with nothing to compare.' : 'No pair scored yet.');
   const table = h('table', { class: 'results' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', 'scored', 'mean progress', '95% interval'].map((t) => h('th', {}, t)))));
   const body = h('tbody');
   for (const p of r.policies) {
@@ -626,4 +662,50 @@ function drawResults(panel: HTMLElement, id: number, r: SessionResults): void {
     document.body.classList.remove('print-results');
   };
   panel.append(h('h2', {}, `Results · session ${id}${r.ended ? ' (ended)' : ' (so far)'}`), verdict, table, h('h3', {}, r.blind ? 'Blind key' : 'Policies'), key, h('details', {}, h('summary', {}, `Scored episodes (${r.episodes.length})`), episodes), h('div', { class: 'actions' }, print));
+}
+
+/** Where a value of B − A sits on the panel's −1…+1 scale, in percent of its width. */
+const along = (x: number): string => `${(((Math.max(-1, Math.min(1, x)) + 1) / 2) * 100).toFixed(1)}%`;
+
+/**
+ * The pre-registered analysis panel: the headline in words, the running B − A estimate on a −1…+1
+ * scale with its confidence sequence as a bar (zero and the no-difference margin marked), and the
+ * numbers. The words carry everything; the picture is for a glance from the desk.
+ */
+function drawAnalysis(panel: HTMLElement, id: number, r: SessionResults): void {
+  clear(panel);
+  const x: SessionAnalysis | null = r.analysis;
+  panel.hidden = x === null;
+  if (!x || r.policies.length !== 2) return;
+  const names = { a: r.policies[0].label, b: r.policies[1].label };
+  const w = analysisWords(x, names, r.ended);
+  panel.setAttribute('data-state', w.state);
+  const scale = h('div', { class: 'cs-scale', 'aria-hidden': 'true' });
+  if (x.stoppingRule === 'difference-or-no-difference') {
+    const band = h('div', { class: 'cs-margin' });
+    band.style.left = along(-x.margin);
+    band.style.width = `${(x.margin * 100).toFixed(1)}%`;
+    scale.append(band);
+  }
+  const zero = h('div', { class: 'cs-zero' });
+  zero.style.left = along(0);
+  scale.append(zero);
+  if (x.pairs > 0) {
+    const bar = h('div', { class: 'cs-bar' });
+    bar.style.left = along(x.lower);
+    bar.style.width = `${(((Math.min(1, x.upper) - Math.max(-1, x.lower)) / 2) * 100).toFixed(1)}%`;
+    const dot = h('div', { class: 'cs-dot' });
+    dot.style.left = along(x.estimate);
+    scale.append(bar, dot);
+  }
+  const ends = h('div', { class: 'cs-ends muted', 'aria-hidden': 'true' }, h('span', {}, `−1 (${names.a} better)`), h('span', {}, '0'), h('span', {}, `+1 (${names.b} better)`));
+  panel.append(
+    h('h2', {}, `Pre-registered A/B analysis · session ${id}`),
+    h('div', { class: 'big', id: 'session-analysis-headline' }, w.headline),
+    ...(w.outcome ? [h('p', { id: 'session-analysis-outcome' }, w.outcome)] : []),
+    scale,
+    ends,
+    h('dl', { class: 'kv', id: 'session-analysis-numbers' }, h('dt', {}, 'estimate'), h('dd', {}, w.estimate), h('dt', {}, 'bounds'), h('dd', {}, w.range), h('dt', {}, 'pairs'), h('dd', {}, w.pairs)),
+    h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, `${x.sentence} Rule: ${x.stoppingRule === 'difference' ? 'stop on a difference' : `stop on a difference, or on none larger than ${x.margin.toFixed(2)}`}; α ${x.alpha}; betting confidence sequence on the paired differences; analysis ${x.analysisSha256.slice(0, 12)}.`)),
+  );
 }

@@ -18,10 +18,11 @@ import type { SessionRolloutRunner } from '../../src/session/ports.js';
 import { SessionHost } from '../../src/server/session-host.js';
 import { ApiRefusal } from '../../src/server/request-checks.js';
 import type { SessionView } from '../../src/server/api-types.js';
+import { parseStartSession } from '../../src/server/request-bodies.js';
 
 const SET = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 11 });
 
-function rowRunner(store: Store): SessionRolloutRunner & { close(): Promise<void>; specs: string[] } {
+function rowRunner(store: Store, set = SET): SessionRolloutRunner & { close(): Promise<void>; specs: string[] } {
   const specs: string[] = [];
   return {
     specs,
@@ -29,17 +30,18 @@ function rowRunner(store: Store): SessionRolloutRunner & { close(): Promise<void
     run(r) {
       specs.push(r.spec);
       const policy = store.upsertPolicy({ spec: r.spec, name: r.spec });
-      const id = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: SET.sha256, layoutIndex: r.layout.index, episodeSeconds: r.episodeSeconds, controlHz: 50, status: 'valid', statusReason: null });
+      const id = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: set.sha256, layoutIndex: r.layout.index, episodeSeconds: r.episodeSeconds, controlHz: 50, status: 'valid', statusReason: null });
       return Promise.resolve({ rolloutId: id, status: 'valid', finalMode: 'damped', wallS: 0.01 });
     },
   };
 }
 
-function setup(): { store: Store; host: SessionHost; views: SessionView[]; runner: ReturnType<typeof rowRunner>; done: () => void } {
+/** `set`: the layout set the sessions run on (stored, and named by every rollout row the runner stores). */
+function setup(set = SET): { store: Store; host: SessionHost; views: SessionView[]; runner: ReturnType<typeof rowRunner>; done: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-session-host-'));
   const store = openStore(join(dir, 'tandem.sqlite'));
-  store.putLayoutSet(SET);
-  const runner = rowRunner(store);
+  store.putLayoutSet(set);
+  const runner = rowRunner(store, set);
   const host = new SessionHost(store, { interlocks: () => 'none here', cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }), openRunner: () => Promise.resolve(runner) });
   const views: SessionView[] = [];
   host.publish = (v) => v && views.push(v);
@@ -260,6 +262,8 @@ test("a session's results at the station: per policy and tier with intervals and
       const label = host.view()!.step!.label;
       await host.answer({ prompt: host.view()!.prompt!.id, answer: { action: 'score-count', count: label === 'policy A' ? 1 : 0 } });
       await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
+      // One pair in, one to come: the verdict so far says to go on.
+      if (i === 1) assert.match(host.results(v.id).verdict!.sentence, /^Not clear yet after 1 pair .*Keep going\.$/);
     }
     for (let i = 0; i < 200 && host.view()?.phase !== 'ended'; i++) await new Promise((r) => setTimeout(r, 5));
     const r = host.results(v.id);
@@ -271,7 +275,11 @@ test("a session's results at the station: per policy and tier with intervals and
     assert.equal(all('policy A').layouts, 2, 'the interval rests on the two layouts');
     assert.equal(r.verdict?.pairs, 2);
     assert.equal(Math.abs(r.verdict!.meanDifference), 1, 'A always 1, B always 0');
-    assert.match(r.verdict!.sentence, /^Not clear yet after 2 pairs/, 'two pairs are too few for the anytime-valid test to decide');
+    // Two pairs are too few for the anytime-valid test to decide, and none can come: it says so, never "keep going".
+    assert.equal(r.verdict!.sentence, 'The session is over: after 2 pairs no difference between policy A and policy B is clear (policy A − policy B +1.00, 95% bounds -1.00 to +1.00, valid at every look). Telling them apart needs more pairs, in a new session.');
+    // The station's last words on it say the same.
+    assert.ok(host.view()!.lines.some((l) => /^A\/B so far: The session is over: after 2 pairs/.test(l)), host.view()!.lines.join('\n'));
+    assert.ok(!host.view()!.lines.some((l) => /Keep going/.test(l) && /after 2 pairs/.test(l)), host.view()!.lines.join('\n'));
     assert.ok(r.episodes.every((e) => e.rolloutId !== null && store.getRollout(e.rolloutId) !== undefined), 'each scored episode names its stored rollout');
     assert.deepEqual(Object.keys(r.key ?? {}).sort(), ['policy A', 'policy B'], 'the key once ended');
     assert.ok(r.policies.every((p) => p.spec !== undefined));
@@ -333,6 +341,50 @@ test('a session the station stopped without stopping it (a crash) is listed as i
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(after().list()[0].interrupted, null);
     assert.deepEqual(store.listSessionJournal(v.id).at(-1)!.detail, { reason: 'stopped by the operator' });
+  } finally {
+    await host.close();
+    store.close();
+    done();
+  }
+});
+
+test('a station session with a pre-registered analysis and stopEarly ends itself at the boundary, journalled stopped-early; its results carry the verdict; stopEarly alone is refused', async () => {
+  // Twelve one-bottle layouts once each: 12 pairs planned.
+  const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 12, seed: 4 });
+  const { store, host, done } = setup(set);
+  try {
+    const specs = ['code:hold', 'code:bottles-in-the-bin'];
+    assert.throws(() => parseStartSession({ layoutSet: set.sha256, policies: specs, perLayout: 1, blind: true, stopEarly: true }), (e: unknown) => e instanceof ApiRefusal && e.status === 400 && /^'stopEarly' needs a pre-registered analysis plan/.test(e.message));
+    const v = await host.start(parseStartSession({ layoutSet: set.sha256, policies: specs, perLayout: 1, blind: true, seconds: 1, analysis: { alpha: 0.1 }, stopEarly: true }));
+    const id = v.id;
+    const spec = (label: string): string => (JSON.parse(store.getSessionPlan(id)!.planJson) as { policies: { label: string; spec: string }[] }).policies.find((p) => p.label === label)!.spec;
+    // The operator scores the bottle in the bin for the bottles policy, never for hold — until the
+    // session stops being worked (ended, or stopped: then the assertions below say why).
+    let answered = 0;
+    while (host.working()) {
+      const p = host.view()?.prompt;
+      if (!p) {
+        await new Promise((r) => setTimeout(r, 2));
+        continue;
+      }
+      assert.ok(answered++ < 200, `the session asks more than the plan's 24 rollouts need: at ${p.kind}, ${actions(store, id).slice(-4).join(', ')}`);
+      const answer = p.kind === 'place' ? { action: 'confirm' as const } : p.kind === 'score' ? { action: 'score-count' as const, count: spec(host.view()!.step!.label) === 'code:bottles-in-the-bin' ? 1 : 0 } : { action: 'done' as const };
+      await host.answer({ prompt: p.id, answer });
+    }
+    assert.equal(host.view()!.phase, 'ended', `the session ended rather than stopped: ${host.view()!.stoppedBecause}`);
+    const r = host.results(id);
+    assert.ok(r.analysis, 'the results carry the pre-registered analysis');
+    assert.deepEqual([r.analysis.stop, r.analysis.stoppedEarly, r.analysis.maxPairs], [true, true, 12]);
+    assert.ok(r.analysis.pairs < 12 && r.analysis.pairsSaved === 12 - r.analysis.pairs, JSON.stringify(r.analysis));
+    // Blind: the verdict names the letters; the key, shown now that it ended, says the bottles policy won.
+    const winner = /^policy ([AB]) is better than policy [AB] by 1\.00 .*: you may stop\.$/.exec(r.analysis.sentence);
+    assert.ok(winner, r.analysis.sentence);
+    assert.equal(r.analysis.kind, `${winner[1].toLowerCase()}-better`);
+    assert.equal(r.key?.[`policy ${winner[1]}`], 'code:bottles-in-the-bin');
+    const journal = actions(store, id);
+    assert.deepEqual(journal.slice(-2), ['stopped-early', 'ended']);
+    assert.equal(journal.filter((a) => a === 'ran').length, 2 * r.analysis.pairs, 'no rollout ran past the boundary');
+    assert.ok(host.view()!.lines.some((l) => /stopped early by its pre-registered rule/.test(l)));
   } finally {
     await host.close();
     store.close();

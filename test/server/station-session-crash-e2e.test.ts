@@ -6,7 +6,10 @@
  * station is not answering, then that it was restarted and where its new address is kept; the
  * operator pastes that address into the tab, finds the session flagged as interrupted, resumes it
  * (the cut-off rollout is offered for redo), finishes it, and reads the A/B verdict and the blind
- * key in the Results view. Every step is a screenshot in test-output/station-ui/ (session-e2e-*.png).
+ * key in the Results view. Once it has ended the card and the verdict say so (never "keep going"),
+ * the log names the rig in the operator's words (no rig type id), and the projector's terminal
+ * commands wait behind "details". Every step is a screenshot in test-output/station-ui/
+ * (session-e2e-*.png).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,6 +55,10 @@ test("an operator's blind session through a station crash: double-clicked start,
   await page.fill('#session-seconds', '3');
   await page.dblclick('#session-start');
   await waitPhase(page, ['place']);
+  // No projector: a plain sentence; the terminal commands wait behind "details".
+  assert.equal(await page.locator('#session-projector-now').innerText(), 'No projector is set up: place each layout from its picture on the card.');
+  assert.equal(await page.locator('#session-projector details p').isVisible(), false, 'the commands are folded away');
+  assert.match(await page.locator('#session-projector details p').textContent() ?? '', /tandem projector calibrate/);
   const sessions = await first.api<SessionSummary[]>('/api/sessions');
   assert.equal(sessions.length, 1, 'a double click starts one session');
   const id = sessions[0].id;
@@ -114,6 +121,17 @@ test("an operator's blind session through a station crash: double-clicked start,
   // The Results view: the A/B verdict and, now that it ended, the blind key.
   await said(page, '#session-results h2', /\(ended\)/);
   await said(page, '#session-verdict', /1 pair scored/);
+  // Ended: the card names the session, not a rollout or a policy; the verdict says it is over and what the data shows.
+  assert.equal(await page.locator('#session-title').innerText(), `Session ${id} ended`);
+  assert.equal(await page.locator('#session-label').count(), 0, 'no policy pill on an ended card');
+  const verdict = await page.locator('#session-verdict').innerText();
+  assert.match(verdict, /^The session is over: after 1 pair no difference between policy A and policy B is clear \(policy A − policy B [+-]\d\.\d\d, 95% bounds/);
+  assert.doesNotMatch(verdict, /Keep going/i);
+  assert.equal(await page.locator('#session-analysis').isVisible(), false, 'no pre-registered analysis in this plan: no panel for one');
+  // The log names the rig as the operator knows it, never by its config type.
+  const log = await page.locator('#session-lines').innerText();
+  assert.match(log, /Rollout 2: policy [AB] runs for 3 s — rig: emulated cell \(no hardware\)\./);
+  assert.doesNotMatch(await page.locator('#view-session').innerText(), /yam-cell/);
   const key = (await page.textContent('#session-key')) ?? '';
   assert.match(key, /policy A\s*code:(hold|bottles-in-the-bin)/);
   assert.match(key, /policy B\s*code:(hold|bottles-in-the-bin)/);

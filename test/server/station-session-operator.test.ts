@@ -4,15 +4,30 @@
  * pressed while the session owns the arms (refused, said where the operator looks), Abort (S) of
  * a running rollout (stored unscored as stopped by the operator, offered for redo, redone), stop
  * for now, then the session ended from the page with a reason and its Results panel with the blind
- * key. Screenshots go to test-output/station-ui/.
+ * key. Two sessions from an earlier hour are in the data folder (run in-process with a scripted
+ * operator, pre-registered A/B analysis): the one that stopped itself by its rule reads "policy X
+ * is better by 1.00" and what stopping saved; the one stopped for now after three pairs reads
+ * "about N more pairs", letters only (still blind). Screenshots go to test-output/station-ui/.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { startStation } from '../helpers/station-process.js';
+import { seedSession } from '../helpers/scripted-session.js';
+import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
+import { openStore } from '../../src/store/store.js';
 import { fillSessionPlan, openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
-import type { LayoutSetSummary, SessionSummary } from '../../src/server/api-types.js';
+import type { LayoutSetSummary, RolloutSummary, SessionSummary } from '../../src/server/api-types.js';
+
+/** The pre-registered analysis panel says `text` (the Results of session `id`, opened from the list). */
+async function analysisOf(page: Page, id: number): Promise<string> {
+  await page.locator(`#session-list .session-row[data-session="${id}"] [data-action="results"]`).click();
+  await page.waitForFunction((n) => (document.querySelector('#session-analysis h2')?.textContent ?? '').endsWith(`session ${n}`) && !(document.getElementById('session-analysis') as HTMLElement).hidden, id);
+  return (await page.locator('#session-analysis').innerText()).replace(/\s+/g, ' ');
+}
 
 async function waitPhase(page: Page, phases: readonly string[], timeout = 120_000): Promise<string> {
   await page.waitForFunction((ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''), phases, { timeout });
@@ -28,7 +43,16 @@ async function toldOnScreen(page: Page, text: RegExp): Promise<void> {
 }
 
 test('an operator in chromium: a double-clicked start makes one session, Hold is refused while the session owns the arms, Abort stops a rollout for a redo, and the ended session shows its results and key', async (t) => {
-  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' } });
+  // The earlier hour's sessions, blind, strong (bottles) vs weak (hold) policy with an analysis at α 0.1:
+  // 6 layouts twice = 12 pairs planned; one stopped itself by its rule, one stopped for now after 3 pairs.
+  const dataDir = mkdtempSync(join(tmpdir(), 'tandem-station-serve-'));
+  const earlier = openStore(join(dataDir, 'tandem.sqlite'));
+  const earlierSet = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 6, seed: 11 });
+  const plan = { specs: ['code:hold', 'code:bottles-in-the-bin'], perLayout: 2, seed: 3, analysis: { alpha: 0.1 } };
+  const decided = await seedSession(earlier, earlierSet, { ...plan, stopEarly: true });
+  const going = await seedSession(earlier, earlierSet, { ...plan, stopAfter: 6 });
+  earlier.close();
+  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' }, dataDir });
   t.after(() => station.dispose());
   const { page, problems } = await openStationPage(t, station, 'operator');
   const set = await station.api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
@@ -37,7 +61,7 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   await page.fill('#session-seconds', '8');
   await page.dblclick('#session-start');
   await waitPhase(page, ['place']);
-  assert.equal((await station.api<SessionSummary[]>('/api/sessions')).length, 1, 'a double click starts one session');
+  assert.equal((await station.api<SessionSummary[]>('/api/sessions')).length, 3, 'a double click starts one session (beside the two from earlier)');
 
   // H while placing: the session owns the arms; the refusal is said on screen.
   await page.locator('#session-card .card-title').click();
@@ -59,7 +83,7 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   await page.keyboard.press('Enter');
   await waitPhase(page, ['place']);
   const [s] = await station.api<SessionSummary[]>('/api/sessions');
-  const stored = await station.api<{ status: string; statusReason: string | null }[]>('/api/rollouts');
+  const stored = (await station.api<RolloutSummary[]>('/api/rollouts')).filter((r) => r.sessionId === s.id);
   assert.deepEqual(stored.map((r) => [r.status, r.statusReason]), [['aborted', 'stopped by the operator']], 'the aborted rollout is stored, unscored');
 
   // Stop for now, then end it from the list with a reason: the Results panel shows the key.
@@ -75,6 +99,27 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   const key = (await page.textContent('#session-key')) ?? '';
   assert.match(key, /policy A.*code:/s, 'the key once ended');
   await page.screenshot({ path: join(SHOTS, 'operator-results.png'), fullPage: true });
+  // Its plan had no pre-registered analysis: no analysis panel.
+  assert.equal(await page.locator('#session-analysis').isVisible(), false);
+
+  // The earlier session that stopped itself: which letter won, by how much, and what stopping saved.
+  const won = await analysisOf(page, decided.id);
+  const letter = /policy ([AB]) is better by 1\.00\./.exec(won)?.[1];
+  assert.ok(letter, won);
+  assert.equal(decided.plan.policies.find((p) => p.label === `policy ${letter}`)?.spec, 'code:bottles-in-the-bin', 'the strong policy wins');
+  assert.match(won, /The session stopped itself here, by its pre-registered rule: 4 pairs of the plan not needed\./);
+  assert.match(won, new RegExp(`policy B − policy A: ${letter === 'B' ? '\\+' : '−'}1\\.00 bounds`), 'ended: the estimate, not "so far"');
+  assert.match(won, /90% confidence sequence: [+−]\d\.\d\d to [+−]\d\.\d\d \(valid at every look\)/);
+  assert.match(won, /8 of the plan's 12 pairs scored/);
+  assert.doesNotMatch(won, /you may stop/, 'an ended session is not told it may stop');
+  await page.locator('#session-analysis').screenshot({ path: join(SHOTS, 'operator-analysis-stopped-early.png') });
+  // The one stopped for now after three pairs: still blind, so letters only, and how many more pairs.
+  const open = await analysisOf(page, going.id);
+  assert.match(open, /Not clear yet\. About \d+ more pairs?\./);
+  assert.match(open, /3 of the plan's 12 pairs scored/);
+  assert.match(open, /policy B − policy A: [+−]1\.00 so far/);
+  assert.doesNotMatch(await page.locator('#session-analysis, #session-results').allInnerTexts().then((t) => t.join(' ')), /code:/, 'an open blind session names no policy');
+  await page.screenshot({ path: join(SHOTS, 'operator-analysis-going.png'), fullPage: true });
 
   const ended = (await station.api<SessionSummary[]>('/api/sessions')).find((x) => x.id === s.id)!;
   assert.notEqual(ended.endedAt, null);

@@ -3,7 +3,9 @@
  * an operator plans a blind two-policy session on the Session page, and works two rollouts with
  * the keyboard — places (Enter), watches the policy run, scores (a count the layout cannot have
  * is refused in one sentence and nothing is stored; then a count; the second object by object),
- * clears the table — until the session ends. The journal and the stored scores are checked
+ * clears the table — until the session ends. The plan pre-registers its A/B analysis from the
+ * form: its panel is on the page from the first step (letters only) and says after the pair, when
+ * the session ends, that it ended without a verdict. The journal and the stored scores are checked
  * through the API. Screenshots (1280×800 and 3840×2160) go to test-output/station-ui/.
  */
 import { fillSessionPlan, openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
@@ -35,6 +37,7 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
   await fillSessionPlan(page, station.url, set.sha256, 'code:hold, code:bottles-in-the-bin');
   await page.fill('#session-seconds', '3');
   await page.fill('#session-operator', 'Ada (e2e)');
+  await page.check('#session-preregister');
   assert.equal(await page.isChecked('#session-blind'), true, 'blind is the default');
   await page.screenshot({ path: join(SHOTS, 'session-plan.png') });
   await page.click('#session-start');
@@ -71,6 +74,9 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
       assert.match((await page.textContent('#session-steps li.here')) ?? '', /Place/);
       await page.waitForFunction(() => (document.getElementById('session-top-view') as HTMLImageElement | null)?.naturalWidth === 900);
       if (rollout === 1) {
+        // The pre-registered analysis before any pair: one pair planned, so no rule can hold in it.
+        await page.waitForFunction(() => /^No pair scored yet\./.test(document.getElementById('session-analysis-headline')?.textContent ?? ''));
+        assert.match(await page.locator('#session-analysis').innerText(), /0 of the plan's 1 pair scored/);
         await page.screenshot({ path: join(SHOTS, 'session-place-1280x800.png') });
         // The same step on a 4K screen without OS scaling: the root font doubles, the card with it.
         await page.setViewportSize({ width: 3840, height: 2160 });
@@ -123,7 +129,13 @@ test('an operator works a blind session in chromium on the emulated cell: two ro
     rollout++;
   }
   await waitPhase(page, ['ended']);
-  await page.screenshot({ path: join(SHOTS, 'session-ended.png') });
+  // The pair is in (one scored 0, the other 1) and the session is over: the analysis says so, B − A by letters.
+  await page.waitForFunction(() => /^No verdict: /.test(document.getElementById('session-analysis-headline')?.textContent ?? ''));
+  const analysis = (await page.locator('#session-analysis').innerText()).replace(/\s+/g, ' ');
+  assert.match(analysis, /No verdict: the plan's 1 pair is done and neither rule holds\. The session is over\./);
+  assert.match(analysis, /policy B − policy A: [+−]1\.00 bounds 95% confidence sequence: −1\.00 to \+1\.00 \(valid at every look\) pairs 1 of the plan's 1 pair scored/);
+  assert.match((await page.textContent('#session-verdict')) ?? '', /^The A\/B verdict is the pre-registered analysis above/, 'one verdict on the page, not two');
+  await page.screenshot({ path: join(SHOTS, 'session-ended.png'), fullPage: true });
   assert.match((await page.textContent('#session-progress')) ?? '', /2 of 2 done/);
 
   // The store has both scores, by the named operator, with the count's note; nothing for the refused count.

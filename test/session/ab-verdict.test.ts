@@ -64,7 +64,9 @@ test('the engine says the A/B verdict after each completed pair, and that the se
     assert.equal(ab.length, 12, 'one line per completed pair');
     assert.match(ab[0], /Not clear yet after 1 pair/);
     const winner = plan.policies.find((p) => p.spec === 'code:bottles-in-the-bin')!.label;
-    assert.match(ab.at(-1)!, new RegExp(`Decided after \\d+ pairs: ${winner} beats .*You can stop\\.`));
+    assert.match(ab.at(-2)!, new RegExp(`Decided after \\d+ pairs: ${winner} beats .*You can stop\\.`));
+    // After the last pair no pair can come: the line says the session is over, and what the scores show.
+    assert.match(ab.at(-1)!, new RegExp(`^A/B so far: The session is over: after 12 pairs, ${winner} beats policy [AB] \\(`));
     assert.doesNotMatch(ab.join('\n'), /code:/, 'a blind session names the labels only');
   } finally {
     store.close();

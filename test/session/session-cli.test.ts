@@ -101,8 +101,8 @@ test('a blind two-policy session runs headless on the emulated cell with the scr
     assert.ok(kinds.length >= 8 && kinds.length % 2 === 0, shown.join(' '));
     kinds.forEach((k, i) => assert.equal(k === 'blank', i % 2 === 1, `frame ${i}: layout, then blank, for every attempt (${kinds.join(' ')})`));
     // Blind: what the operator read names letters, never the policies.
-    assert.match(r.stderr, /Running policy A on yam-cell/);
-    assert.match(r.stderr, /Running policy B on yam-cell/);
+    assert.match(r.stderr, /Rollout \d+: policy A runs for [\d.]+ s — rig: emulated cell \(no hardware\)\./);
+    assert.match(r.stderr, /Rollout \d+: policy B runs for [\d.]+ s — rig: emulated cell \(no hardware\)\./);
     // (onnxruntime's own warnings name itself, not the policy.)
     assert.doesNotMatch(r.stderr + r.stdout, /code:hold|onnx:|policy\.onnx/);
     const x = await exported(f);
@@ -203,7 +203,7 @@ test('SIGKILL inside an episode and between two actions: session resume finishes
     const paced = join(f.dir, 'cell-paced.json');
     writeFileSync(paced, JSON.stringify({ type: 'yam-cell', gap: 'seed:5', clock: 'paced' }));
     const first = spawnTandem(['session', 'run', '--plan', plan, '--rig-config', paced, '--scripted-operator', '--data', f.data]);
-    await until(() => first.err().includes(`(rollout ${cutRollout}).`), 240_000);
+    await until(() => first.err().includes(`Rollout ${cutRollout}: `), 240_000);
     await new Promise((r) => setTimeout(r, cutAfterMs));
     first.child.kill('SIGKILL');
     assert.equal((await first.exited).signal, 'SIGKILL');
