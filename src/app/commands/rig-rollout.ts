@@ -40,6 +40,7 @@ import { cellIoSourceOf, missingPolicyCameras, rolloutCameras, rigConfigWithGrip
 import { openStationCameras, type StationCameras } from '../station-cameras.js';
 import type { Episode } from '../../rollout/episode.js';
 import type { CellIo } from '../cell-io.js';
+import { rigCyclesOf } from '../../rig/rig-cycle-ring.js';
 
 /** How old the emulated cell's newest frame may be at an observation (its cameras are lost after 5 s without one). */
 const CELL_MAX_FRAME_AGE_S = 5;
@@ -244,7 +245,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
 
 function recordingReport(r: RecordingSummary | undefined): Record<string, unknown> | null {
   if (!r) return null;
-  return { status: r.status, failure: r.failure ?? null, messages: r.messages, bytes: r.bytes, closeMs: round(r.closeMs, 1), messagesByTopic: r.messagesByTopic };
+  return { status: r.status, failure: r.failure ?? null, messages: r.messages, bytes: r.bytes, closeMs: round(r.closeMs, 1), messagesByTopic: r.messagesByTopic, rigCycles: r.rigCycles ?? null, problems: r.problems };
 }
 
 /** What rolloutOnRig needs: a rig created (with the layout's table) but not yet brought up, and an open policy. */
@@ -335,6 +336,8 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
       cameras = streamCameraSource(streams, { nowS: () => clock.nowS(), maxFrameAgeS: (n) => (cellCameras.has(n) ? CELL_MAX_FRAME_AGE_S : undefined) });
     }
     if (o.record) {
+      // A rig thread's every motor cycle goes in the file too, drained off the motors' path.
+      const rigCycles = rigCyclesOf(rig);
       recording = await openStationRecording({
         store: o.record.store,
         dir: o.record.dir,
@@ -343,6 +346,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         rigModel: rig.model,
         clock,
         cameras: opened.list,
+        ...(rigCycles ? { rigCycles } : {}),
         metadata: rolloutMetadata({
           kind: 'real',
           task,
