@@ -114,7 +114,9 @@ export class RigHost {
    */
   private refreshLoop(rig: Rig): RigLoopView | null {
     if (rig.loopStats) {
-      if (!this.loopAsked) {
+      // Its statistics start at activation: before that the loop only listens to unpowered motors.
+      const mode = rig.read().mode;
+      if (!this.loopAsked && mode !== 'unconfigured' && mode !== 'configured') {
         this.loopAsked = true;
         rig
           .loopStats()
