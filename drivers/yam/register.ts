@@ -86,14 +86,14 @@ export function createYamCanRig(config: RigConfig, context: RigContext, extras: 
  * The YAM in its own rig thread: the config is checked here (one sentence on the main thread, as
  * in-thread), then the thread opens the ports and runs the motor loop at `rateHz`.
  */
-export function createThreadedYamCanRig(config: RigConfig, context: RigContext, options: { rateHz?: number } & YamCanThreadExtras = {}): RigThreadProxy {
+export function createThreadedYamCanRig(config: RigConfig, context: RigContext, options: { rateHz?: number; cycleRingCapacity?: number } & YamCanThreadExtras = {}): RigThreadProxy {
   const rateHz = options.rateHz ?? DEFAULT_CONTROL_RATE_HZ;
   const extras: YamCanThreadExtras = { ...(options.reconnectIntervalMs !== undefined ? { reconnectIntervalMs: options.reconnectIntervalMs } : {}) };
   // Checks the config (ports, transport, numbers) without opening anything.
   createYamCanRig(config, { clock: context.clock, model: context.model }, extras);
   const model = context.model ?? yamRigModel();
   const init: YamRigThreadInit = { config: { ...config }, model, extras };
-  return new RigThreadProxy({ model, entry: new URL('./rig-thread-entry.mjs', import.meta.url), init, rateHz, clock: context.clock, interlock: context.interlock });
+  return new RigThreadProxy({ model, entry: new URL('./rig-thread-entry.mjs', import.meta.url), init, rateHz, clock: context.clock, interlock: context.interlock, ...(options.cycleRingCapacity !== undefined ? { cycleRingCapacity: options.cycleRingCapacity } : {}) });
 }
 
 export function registerYamCanRigs(registry: RigRegistry): RigRegistry {

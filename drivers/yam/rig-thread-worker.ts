@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { RigModel } from '../../src/rig/contract.js';
 import type { RigConfig } from '../../src/rig/registry.js';
 import { RigThreadMemory } from '../../src/rig/rig-thread-memory.js';
+import { RigCycleRing } from '../../src/rig/rig-cycle-ring.js';
 import { RigThreadClock, SharedInterlock, serveRigThread, type RigThreadPort } from '../../src/rig/rig-thread-loop.js';
 import { ttyBinding } from '../can/tty-binding.js';
 import { createYamCanRig, type YamCanThreadExtras } from './register.js';
@@ -18,13 +19,14 @@ export interface YamRigThreadInit {
   readonly extras: YamCanThreadExtras;
 }
 
-const data = workerData as { buffer: SharedArrayBuffer; init: YamRigThreadInit; rateHz: number; hasInterlock: boolean };
+const data = workerData as { buffer: SharedArrayBuffer; init: YamRigThreadInit; rateHz: number; hasInterlock: boolean; cycles: SharedArrayBuffer };
 const memory = new RigThreadMemory(data.buffer);
 const clock = new RigThreadClock(memory);
 const rig = createYamCanRig(data.init.config, { clock, model: data.init.model, ...(data.hasInterlock ? { interlock: new SharedInterlock(memory) } : {}) }, { ...data.init.extras, controlPeriodS: 1 / data.rateHz }, ttyBinding);
 const framesOut: [number, number] = [0, 0];
 await serveRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, {
   rateHz: data.rateHz,
+  cycles: new RigCycleRing(data.cycles),
   diagnostics: () => rig.diagnostics(),
   framesOut: () => {
     framesOut[0] = rig.link('left')?.bus.stats.framesOut ?? 0;

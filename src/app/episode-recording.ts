@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock, RigModel } from '../rig/contract.js';
+import type { RigCycleSource } from '../rig/rig-cycle-ring.js';
 import type { Camera } from '../rig/camera.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../record/episode-recorder.js';
 import type { RecordingEnd, RecordingKind, RecordingRecord, Store } from '../store/store.js';
@@ -99,7 +100,7 @@ export function recordingEnd(summary: RecordingSummary): RecordingEnd {
 export function recordingLine(r: RecordingSummary | undefined): string {
   if (!r) return '';
   if (r.status !== 'finished') return `RECORDING PROBLEM: ${r.failure ?? 'the episode file is not finished'}\n`;
-  return `recorded ${r.file} (${(r.bytes / 1048576).toFixed(1)} MiB, ${r.messages} messages, closed in ${r.closeMs.toFixed(0)} ms)\n`;
+  return `recorded ${r.file} (${(r.bytes / 1048576).toFixed(1)} MiB, ${r.messages} messages, closed in ${r.closeMs.toFixed(0)} ms)\n${r.problems.map((p) => `RECORDING PROBLEM: ${p}\n`).join('')}`;
 }
 
 export interface EpisodeRecordingOptions {
@@ -112,6 +113,8 @@ export interface EpisodeRecordingOptions {
   readonly cameras?: readonly Camera[];
   /** What the episode is (task, layout set and index, policy, rig, calibrations, operator …). */
   readonly metadata: Readonly<Record<string, string>>;
+  /** A rig thread's motor cycles, recorded every one (rigCyclesOf(rig)). */
+  readonly rigCycles?: ReturnType<RigCycleSource['rigCycles']>;
 }
 
 export interface StationRecording {
@@ -141,6 +144,7 @@ export async function openStationRecording(o: EpisodeRecordingOptions): Promise<
       metadata: { ...o.metadata, tandem_version: version, tandem_commit: commit, started_at: new Date().toISOString() },
       // Stamps in Unix time, as ROS tools expect; the rig clock's own time is kept beside it.
       unixOffsetS: Date.now() / 1000 - o.clock.nowS(),
+      ...(o.rigCycles ? { rigCycles: o.rigCycles } : {}),
     });
   } catch (e) {
     o.store.endRecording(id, { state: 'failed', problem: (e as Error).message });

@@ -14,6 +14,8 @@ export const TOPICS = {
   events: '/tandem/events',
   /** tandem_msgs/msg/StepTiming: per control step, the age of the action's observation and of its camera frames, and camera drops. */
   stepTiming: '/tandem/step_timing',
+  /** tandem_msgs/msg/RigCycle: every motor cycle of a rig that runs in its own thread (state and the command sent), numbered. */
+  rigCycles: '/tandem/rig_cycles',
 } as const;
 
 const CAMERA_PREFIX = '/cameras/';
@@ -47,6 +49,8 @@ export const EVENT_KINDS = [
   'mark',
   /** Teleop: leader–follower sync engaged or released. */
   'sync',
+  /** The recording itself: what it lacks and why (rig cycles the recorder could not keep). */
+  'recorder',
   /** What happened to an object in the task's terms (detail.task_event: grasped, released, entered-region, left-region, knocked-over, off-table, progress; object, region, arm). */
   'task',
 ] as const;

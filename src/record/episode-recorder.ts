@@ -14,6 +14,7 @@
 import { Worker } from 'node:worker_threads';
 import type { RigCommand, RigModel, RigState, SafetyEvent } from '../rig/contract.js';
 import type { Camera, CameraCounters, CameraFrame, CameraInfo } from '../rig/camera.js';
+import type { RigCycle, RigCycleSource } from '../rig/rig-cycle-ring.js';
 import { CDR, SCHEMAS, offeredQosYaml, rosTime, type SchemaKey } from './ros2-messages.js';
 import { EPISODE_METADATA_NAME, EPISODE_END_METADATA_NAME, TOPICS, cameraTopic, jointNames, type EventKind } from './episode-format.js';
 import type { ChannelSpec, FromWriter, QueuedMessage, ToWriter } from './writer-protocol.js';
@@ -93,6 +94,12 @@ export interface EpisodeRecorderOptions {
   readonly chunkBytes?: number;
   /** Queued bytes the disk may fall behind by before the recording stops (the disk is too slow). Default 512 MiB. */
   readonly maxQueuedBytes?: number;
+  /**
+   * A rig thread's ring of motor cycles (src/rig/rig-cycle-ring.ts): every cycle is recorded on
+   * /tandem/rig_cycles, drained off the rig thread's path; cycles the ring had to drop are counted
+   * and said in words (an event, the end metadata, the summary's problems).
+   */
+  readonly rigCycles?: ReturnType<RigCycleSource['rigCycles']>;
 }
 
 export type RecorderStatus = 'recording' | 'failed' | 'finished';
@@ -112,7 +119,14 @@ export interface RecordingSummary {
   readonly closeMs: number;
   readonly messagesByTopic: Readonly<Record<string, number>>;
   readonly cameraCounters: Readonly<Record<string, CameraCounters>>;
+  /** The rig thread's motor cycles: recorded, and lost (the ring was full); absent without a rig thread. */
+  readonly rigCycles?: { readonly recorded: number; readonly lost: number };
+  /** What the finished file lacks, one sentence each (it is still a good file). */
+  readonly problems: readonly string[];
 }
+
+/** How often the rig thread's cycle ring is drained (it holds seconds of cycles). */
+const CYCLE_DRAIN_MS = 50;
 
 export class EpisodeRecorder {
   private readonly thread = WriterThread.get();
@@ -139,6 +153,9 @@ export class EpisodeRecorder {
   private cameraCounters: Record<string, CameraCounters> = {};
   private waiters: ((m: FromWriter) => void)[] = [];
   private drainWaiters: (() => void)[] = [];
+  private cycleTimer: NodeJS.Timeout | undefined;
+  private cyclesRecorded = 0;
+  private readonly problems: string[] = [];
 
   private constructor(private readonly opts: EpisodeRecorderOptions) {
     this.names = jointNames(opts.rigModel);
@@ -163,6 +180,7 @@ export class EpisodeRecorder {
     channel(TOPICS.jointCommands, 'jointState', 10);
     channel(TOPICS.events, 'event', 100);
     channel(TOPICS.stepTiming, 'stepTiming', 10);
+    if (opts.rigCycles) channel(TOPICS.rigCycles, 'rigCycle', 100);
     for (const cam of opts.cameras ?? []) channel(cameraTopic(cam.name), 'compressedImage', 5);
     const cameras = (opts.cameras ?? []).map((c) => `${c.name}=${c.source} ${c.width}x${c.height}@${c.fps} ${c.format}`).join('; ');
     const reply = rec.next();
@@ -181,6 +199,10 @@ export class EpisodeRecorder {
     if (m.type !== 'opened') {
       rec.thread.detach(rec.id);
       throw new RecordingError(`Cannot create the episode file ${opts.file}: ${m.type === 'open-failed' || m.type === 'failed' ? m.reason : 'the writer did not answer'}.`);
+    }
+    if (opts.rigCycles) {
+      opts.rigCycles.ring.start();
+      rec.cycleTimer = setInterval(() => rec.drainCycles(), CYCLE_DRAIN_MS);
     }
     return rec;
   }
@@ -323,6 +345,50 @@ export class EpisodeRecorder {
     this.enqueue(TOPICS.stepTiming, timeS, data);
   }
 
+  /** Records every cycle the rig thread kept since the last drain. */
+  private drainCycles(): void {
+    const feed = this.opts.rigCycles;
+    if (!feed) return;
+    const offsetS = feed.clockOffsetS();
+    feed.ring.drain((c) => this.rigCycle(c, offsetS));
+  }
+
+  private rigCycle(c: RigCycle, offsetS: number): void {
+    if (!this.accepting()) return;
+    const timeS = c.timeS + offsetS;
+    const data = CDR.writer.rigCycle.writeMessage({
+      header: this.header(timeS, ''),
+      cycle: c.cycle,
+      mode: c.mode,
+      position: c.position,
+      velocity: c.velocity,
+      effort: c.effort,
+      applied_position: c.appliedPosition,
+      applied_velocity: c.appliedVelocity,
+      applied_effort: c.appliedTorque,
+    });
+    this.cyclesRecorded++;
+    this.enqueue(TOPICS.rigCycles, timeS, data);
+  }
+
+  /** The rig cycles the ring had to drop, said once when the recording closes. */
+  private closeCycles(): void {
+    const feed = this.opts.rigCycles;
+    if (!feed) return;
+    if (this.cycleTimer) clearInterval(this.cycleTimer);
+    this.cycleTimer = undefined;
+    feed.ring.stop();
+    this.drainCycles();
+    const lost = feed.ring.lost;
+    if (lost === 0) return;
+    const ring = feed.ring.capacity;
+    const problem =
+      `The recording lacks ${lost} of the rig thread's motor cycles (${(lost / feed.rateHz).toFixed(2)} s at ${feed.rateHz} Hz) because the station's main thread did not empty ` +
+      `their ring (${ring} cycles, ${(ring / feed.rateHz).toFixed(1)} s) in time; the motors were commanded throughout, only their record has gaps (see the cycle numbers).`;
+    this.problems.push(problem);
+    this.event(this.lastLogTime === undefined ? 0 : Number(this.lastLogTime - this.offsetNs) / 1e9, 'recorder', 'rig thread', problem, { rig_cycles_lost: lost, ring_cycles: ring });
+  }
+
   /** A safety supervisor's intervention, as an event. */
   safetyEvent(e: SafetyEvent): void {
     const source = e.arm === undefined ? 'rig' : e.joint === undefined ? e.arm : `${e.arm}/${e.joint}`;
@@ -372,6 +438,8 @@ export class EpisodeRecorder {
       closeMs,
       messagesByTopic: { ...this.byTopic },
       cameraCounters: { ...this.cameraCounters },
+      ...(this.opts.rigCycles ? { rigCycles: { recorded: this.cyclesRecorded, lost: this.opts.rigCycles.ring.lost } } : {}),
+      problems: [...this.problems],
     };
   }
 
@@ -384,8 +452,14 @@ export class EpisodeRecorder {
     const t0 = performance.now();
     for (const unsubscribe of this.cameraSubscriptions.splice(0)) unsubscribe();
     for (const cam of this.attachedCameras) this.cameraCounters[cam.info.name] = cam.counters();
+    this.closeCycles();
     this.post();
     const counters = Object.fromEntries(Object.entries(this.cameraCounters).map(([k, v]) => [`camera.${k}`, JSON.stringify(v)]));
+    if (this.opts.rigCycles) {
+      counters.rig_cycles_recorded = String(this.cyclesRecorded);
+      counters.rig_cycles_lost = String(this.opts.rigCycles.ring.lost);
+      if (this.problems.length > 0) counters.rig_cycles_problem = this.problems[this.problems.length - 1];
+    }
     const reply = this.next();
     this.thread.send({ type: 'close', id: this.id, metadataName: EPISODE_END_METADATA_NAME, metadata: { ...end, ...counters } });
     const m = await reply;

@@ -38,6 +38,16 @@ const EVENT = 'std_msgs/Header header\nstring kind\nstring source\nstring messag
  */
 const STEP_TIMING = 'std_msgs/Header header\nuint32 step\nuint32 chunk_index\nfloat64 observation_to_action_s\nstring[] camera\nfloat64[] frame_age_s\nuint32[] dropped\n';
 
+/**
+ * tandem_msgs/msg/RigCycle — one cycle of a rig thread's motor loop (250 Hz by default), on
+ * `/tandem/rig_cycles`: its number (consecutive: a gap is a cycle the recording lacks), the rig's
+ * mode, the state it measured and the command its safety supervisor sent, 14 entries each in
+ * policy order (the file's joint_names); applied_velocity / applied_effort are empty when the
+ * cycle sent no feed-forward.
+ */
+const RIG_CYCLE =
+  'std_msgs/Header header\nuint32 cycle\nstring mode\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\nfloat64[] applied_position\nfloat64[] applied_velocity\nfloat64[] applied_effort\n';
+
 export const SCHEMAS = {
   jointState: {
     name: 'sensor_msgs/msg/JointState',
@@ -54,6 +64,10 @@ export const SCHEMAS = {
   stepTiming: {
     name: 'tandem_msgs/msg/StepTiming',
     text: withDependencies(STEP_TIMING, HEADER_DEPS),
+  },
+  rigCycle: {
+    name: 'tandem_msgs/msg/RigCycle',
+    text: withDependencies(RIG_CYCLE, HEADER_DEPS),
   },
 } as const;
 
@@ -102,12 +116,14 @@ export const CDR = {
     compressedImage: new MessageWriter(definitions('compressedImage')),
     event: new MessageWriter(definitions('event')),
     stepTiming: new MessageWriter(definitions('stepTiming')),
+    rigCycle: new MessageWriter(definitions('rigCycle')),
   },
   reader: {
     jointState: new MessageReader(definitions('jointState')),
     compressedImage: new MessageReader(definitions('compressedImage')),
     event: new MessageReader(definitions('event')),
     stepTiming: new MessageReader(definitions('stepTiming')),
+    rigCycle: new MessageReader(definitions('rigCycle')),
   },
 } as const;
 

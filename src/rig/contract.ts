@@ -163,6 +163,29 @@ export interface Rig {
   takeSafetyEvents(): SafetyEvent[];
   /** Release the transport (serial ports, sockets) after deactivate(); optional for rigs that hold none. */
   close?(): Promise<void>;
+  /**
+   * The statistics of the rig's own motor loop since it was last activated, for a rig that runs one
+   * (a rig thread); absent where the caller's control loop is the motor loop.
+   */
+  loopStats?(): Promise<MotorLoopStats>;
+}
+
+/** What a motor loop measured about itself (src/rig/control-loop.ts's LoopStats, and the supervisor's side). */
+export interface MotorLoopStats {
+  readonly rateHz: number;
+  readonly cycles: number;
+  readonly achievedHz: number;
+  /** Woke more than half a period after the deadline. */
+  readonly lateCycles: number;
+  /** Work ran past the next deadline. */
+  readonly overruns: number;
+  readonly jitterP50Ms: number;
+  readonly jitterP99Ms: number;
+  readonly jitterMaxMs: number;
+  /** Times the supervisor's watchdog held because the commands went stale. */
+  readonly watchdogHolds: number;
+  /** The oldest the latest command got while the rig was active, ms. */
+  readonly longestCommandAgeMs: number;
 }
 
 /** What the cell's interlock inputs say now. `reason` is an operator's sentence when open. */

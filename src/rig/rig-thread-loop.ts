@@ -19,6 +19,7 @@
 import { ControlLoop, type LoopStats } from './control-loop.js';
 import { STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigState, type InterlockReading, type InterlockSource } from './contract.js';
 import { CTL, RIG_MODES, RigThreadMemory, ST, errorToMessage, type RigErrorMessage } from './rig-thread-memory.js';
+import type { RigCycleRing } from './rig-cycle-ring.js';
 
 /** A lifecycle or query call from the main thread. */
 export interface RigThreadRequest {
@@ -125,6 +126,8 @@ export interface ServeOptions {
   readonly diagnostics?: () => unknown;
   /** Frames sent per arm so far, published with the state (tests wait for them to reach the motors). */
   readonly framesOut?: () => readonly [number, number];
+  /** Where every cycle's state and sent command go for the recorder (src/rig/rig-cycle-ring.ts). */
+  readonly cycles?: RigCycleRing;
 }
 
 /**
@@ -148,6 +151,7 @@ export async function serveRigThread(rig: Rig, clock: RigThreadClock, memory: Ri
   let longestAgeS = 0;
   let lastFaults: readonly RigFault[] | undefined;
   let cycles = 0;
+  const ring = options.cycles;
 
   const drainEvents = (): void => {
     const events = rig.takeSafetyEvents();
@@ -240,6 +244,7 @@ export async function serveRigThread(rig: Rig, clock: RigThreadClock, memory: Ri
         if (age > longestAgeS) longestAgeS = age;
       }
       publish(state);
+      ring?.push(cycles, state, applied);
     },
   };
   const loop = new ControlLoop({ rig: ticking, clock, rateHz: options.rateHz });

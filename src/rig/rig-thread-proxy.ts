@@ -21,6 +21,7 @@
 import { Worker } from 'node:worker_threads';
 import { STATE_DIM, RigError, type Clock, type InterlockSource, type Rig, type RigCommand, type RigFault, type RigModel, type RigState, type SafetyEvent } from './contract.js';
 import { RIG_MODES, RigThreadMemory, ST, errorFromMessage } from './rig-thread-memory.js';
+import { RigCycleRing, cycleRingCapacity, type RigCycleSource } from './rig-cycle-ring.js';
 import { epochNowS, type RigThreadReply, type RigThreadRequest, type RigThreadStats } from './rig-thread-loop.js';
 
 export interface RigThreadOptions {
@@ -36,15 +37,19 @@ export interface RigThreadOptions {
   readonly interlock?: InterlockSource;
   /** How long write/hold/estop wait for the rig thread to answer before returning what is known. Default 20 ms. */
   readonly answerTimeoutMs?: number;
+  /** Cycles the recorder's ring holds (default CYCLE_RING_SECONDS of cycles at rateHz). */
+  readonly cycleRingCapacity?: number;
 }
 
 const INTERLOCK_MIRROR_MS = 5;
 
-export class RigThreadProxy implements Rig {
+export class RigThreadProxy implements Rig, RigCycleSource {
   readonly model: RigModel;
   /** The rig thread (exposed for diagnostics and for tests that kill it). */
   readonly worker: Worker;
   private readonly memory = new RigThreadMemory();
+  private readonly cycles: RigCycleRing;
+  private readonly rateHz: number;
   private readonly clock: Clock;
   private readonly answerTimeoutMs: number;
   private readonly stateCopy = new Float64Array(RigThreadMemory.stateDoubles());
@@ -81,7 +86,9 @@ export class RigThreadProxy implements Rig {
       this.mirrorInterlock();
       this.interlockTimer = setInterval(() => this.mirrorInterlock(), INTERLOCK_MIRROR_MS);
     }
-    this.worker = new Worker(options.entry, { workerData: { buffer: this.memory.buffer, init: options.init, rateHz: options.rateHz, hasInterlock: this.interlock !== undefined } });
+    this.rateHz = options.rateHz;
+    this.cycles = new RigCycleRing(options.cycleRingCapacity ?? cycleRingCapacity(options.rateHz));
+    this.worker = new Worker(options.entry, { workerData: { buffer: this.memory.buffer, init: options.init, rateHz: options.rateHz, hasInterlock: this.interlock !== undefined, cycles: this.cycles.buffer } });
     let readyResolve!: () => void;
     this.ready = new Promise((resolve) => (readyResolve = resolve));
     this.worker.on('message', (m: RigThreadReply | { ready: true }) => {
@@ -176,6 +183,11 @@ export class RigThreadProxy implements Rig {
    */
   get sharedMemory(): SharedArrayBuffer {
     return this.memory.buffer;
+  }
+
+  /** Every motor cycle the rig thread ran, for the recorder; stamps are epoch seconds (add clockOffsetS for this station's clock). */
+  rigCycles(): { readonly ring: RigCycleRing; readonly rateHz: number; clockOffsetS(): number } {
+    return { ring: this.cycles, rateHz: this.rateHz, clockOffsetS: () => this.clock.nowS() - epochNowS() };
   }
 
   takeSafetyEvents(): SafetyEvent[] {

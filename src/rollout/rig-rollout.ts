@@ -7,7 +7,7 @@
  * deactivated (damped) and closed — also when the policy times out or the operator stops.
  */
 import { performance } from 'node:perf_hooks';
-import type { Clock, Rig, RigMode, SafetyEventKind } from '../rig/contract.js';
+import type { Clock, MotorLoopStats, Rig, RigMode, SafetyEventKind } from '../rig/contract.js';
 import { RealtimeClock } from '../rig/clocks.js';
 import type { Policy, PrivilegedState } from '../policy/contract.js';
 import type { ObjectEndState } from '../tasks/types.js';
@@ -60,9 +60,19 @@ export interface RigRolloutTiming {
   readonly lateSteps: number;
 }
 
+/**
+ * The loop that drove the motors during the episode: the rig's own (a rig thread, at the motor
+ * rate) where it runs one, else the rollout's steps themselves (measured on their wake-ups).
+ */
+export interface EpisodeLoopStats extends MotorLoopStats {
+  readonly measuredBy: 'rig thread' | 'rollout loop';
+}
+
 export interface RigRolloutResult {
   readonly episode: Episode;
   readonly timing: RigRolloutTiming;
+  /** For the episode's end metadata and the Rig page. */
+  readonly loop: EpisodeLoopStats;
   readonly chunks: readonly ChunkRecord[];
   readonly safetyEventsByKind: Partial<Record<SafetyEventKind, number>>;
   /** The rig's mode after deactivate(): 'damped' unless the driver could not say. */
@@ -109,6 +119,7 @@ export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRollout
   const t0 = performance.now();
   let episode: Episode;
   let tableEndStates: readonly ObjectEndState[] | undefined;
+  let motorLoop: MotorLoopStats | undefined;
   try {
     episode = await runEpisode({
       rig,
@@ -128,6 +139,8 @@ export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRollout
     });
     if (episode.status === 'valid' && opts.lookAtTable) tableEndStates = await opts.lookAtTable.endStates();
   } finally {
+    // The motors' own loop, measured up to the end of the settle (before it damps).
+    motorLoop = await rig.loopStats?.().catch(() => undefined);
     // runEpisode ends in a hold; damp before the transport goes away, whatever happened.
     await rig.deactivate();
   }
@@ -147,5 +160,47 @@ export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRollout
   };
   const safetyEventsByKind: Partial<Record<SafetyEventKind, number>> = {};
   for (const e of episode.safetyEvents) safetyEventsByKind[e.kind] = (safetyEventsByKind[e.kind] ?? 0) + 1;
-  return { episode, timing, chunks: executor.chunks(), safetyEventsByKind, finalMode, wallMs, ...(tableEndStates ? { tableEndStates } : {}) };
+  let longestGapS = 0;
+  for (let i = 1; i < wake.length; i++) longestGapS = Math.max(longestGapS, wake[i] - wake[i - 1]);
+  const loop: EpisodeLoopStats = motorLoop
+    ? { ...pickMotorLoopStats(motorLoop), measuredBy: 'rig thread' }
+    : {
+        measuredBy: 'rollout loop',
+        rateHz: controlHz,
+        cycles: steps,
+        achievedHz: timing.achievedHz,
+        lateCycles: timing.lateSteps,
+        overruns: late.filter((s) => s > 1 / controlHz).length,
+        jitterP50Ms: timing.wakeLateP50Ms,
+        jitterP99Ms: timing.wakeLateP99Ms,
+        jitterMaxMs: timing.wakeLateMaxMs,
+        watchdogHolds: episode.safetyEvents.filter((e) => e.kind === 'watchdog-hold').length,
+        // One command per step: the longest time between two steps' writes.
+        longestCommandAgeMs: longestGapS * 1000,
+      };
+  return { episode, timing, loop, chunks: executor.chunks(), safetyEventsByKind, finalMode, wallMs, ...(tableEndStates ? { tableEndStates } : {}) };
+}
+
+/** The MotorLoopStats fields of a richer record (a rig thread's also counts commands and dropped events). */
+export function pickMotorLoopStats(s: MotorLoopStats): MotorLoopStats {
+  const { rateHz, cycles, achievedHz, lateCycles, overruns, jitterP50Ms, jitterP99Ms, jitterMaxMs, watchdogHolds, longestCommandAgeMs } = s;
+  return { rateHz, cycles, achievedHz, lateCycles, overruns, jitterP50Ms, jitterP99Ms, jitterMaxMs, watchdogHolds, longestCommandAgeMs };
+}
+
+/** The end-metadata record of an episode's loop statistics (numbers rounded to what they can say). */
+export function loopStatsMetadata(l: EpisodeLoopStats): Record<string, string> {
+  const r = (x: number, d: number): number => Number(x.toFixed(d));
+  return {
+    loop_stats: JSON.stringify({
+      measured_by: l.measuredBy,
+      rate_hz: l.rateHz,
+      cycles: l.cycles,
+      achieved_hz: r(l.achievedHz, 2),
+      late_cycles: l.lateCycles,
+      overruns: l.overruns,
+      jitter_ms: { p50: r(l.jitterP50Ms, 3), p99: r(l.jitterP99Ms, 3), max: r(l.jitterMaxMs, 3) },
+      watchdog_holds: l.watchdogHolds,
+      longest_command_age_ms: r(l.longestCommandAgeMs, 1),
+    }),
+  };
 }

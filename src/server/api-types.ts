@@ -127,6 +127,25 @@ export interface RigStatus {
   readonly interlock: { readonly open: boolean; readonly words: string } | null;
   /** What the rig cannot do now and why, when a command would be refused (e.g. a rollout runs). */
   readonly note: string | null;
+  /** The motor loop's statistics, once a loop has run: the rig thread's own, or the station's hold loop. */
+  readonly loop: RigLoopView | null;
+}
+
+/** What the motor loop measured about itself (since the rig was last activated, or the hold began). */
+export interface RigLoopView {
+  /** Whose loop: the rig's own thread ('rig thread') or the station's hold loop on its main thread ('hold loop'). */
+  readonly measuredBy: 'rig thread' | 'hold loop';
+  readonly rateHz: number;
+  readonly cycles: number;
+  readonly achievedHz: number;
+  readonly lateCycles: number;
+  readonly overruns: number;
+  readonly jitterP50Ms: number;
+  readonly jitterP99Ms: number;
+  readonly jitterMaxMs: number;
+  /** Null where the loop does not count them (the hold loop; its holds are listed as safety events). */
+  readonly watchdogHolds: number | null;
+  readonly longestCommandAgeMs: number | null;
 }
 
 export interface StationInfo {

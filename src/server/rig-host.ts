@@ -14,7 +14,7 @@ import { ControlLoop, DEFAULT_CONTROL_RATE_HZ } from '../rig/control-loop.js';
 import type { RigContext } from '../rig/registry.js';
 import type { PrivilegedObjectState } from '../policy/contract.js';
 import type { LiveRigReading } from './live-messages.js';
-import type { CellStatus, MotorStatus, RigStatus, RigUse, SafetyEventView } from './api-types.js';
+import type { CellStatus, MotorStatus, RigLoopView, RigStatus, RigUse, SafetyEventView } from './api-types.js';
 
 /** What the composition root knows about the configured rig type. */
 export interface RigParts {
@@ -57,6 +57,8 @@ export class RigHost {
   private rolloutAbort: AbortController | undefined;
   private rolloutDone: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private loopView: RigLoopView | null = null;
+  private loopAsked = false;
 
   constructor(private readonly parts: RigParts) {}
 
@@ -86,7 +88,7 @@ export class RigHost {
   status(): RigStatus {
     const rig = this.rig;
     if (!rig) {
-      return { type: this.parts.type, mode: 'unconfigured', use: this.use, position: [], motors: [], faults: [], recentEvents: [...this.events], cell: null, interlock: this.parts.interlock?.() ?? null, note: this.note ?? 'The rig is being set up.' };
+      return { type: this.parts.type, mode: 'unconfigured', use: this.use, position: [], motors: [], faults: [], recentEvents: [...this.events], cell: null, interlock: this.parts.interlock?.() ?? null, note: this.note ?? 'The rig is being set up.', loop: this.loopView };
     }
     // While a rollout runs its loop drains the events; between rollouts the host does.
     if (this.use !== 'rollout' && this.use !== 'changing') this.keepEvents(rig.takeSafetyEvents());
@@ -102,7 +104,33 @@ export class RigHost {
       cell: this.parts.cell(rig),
       interlock: this.parts.interlock?.() ?? null,
       note: this.use === 'rollout' ? 'A rollout has the rig; E-stop stops it.' : this.note,
+      loop: this.refreshLoop(rig),
     };
+  }
+
+  /**
+   * The motor loop's statistics: a rig thread's own (asked for now, shown from the next status on,
+   * so status() never waits), else the hold loop's while it runs; the last ones seen otherwise.
+   */
+  private refreshLoop(rig: Rig): RigLoopView | null {
+    if (rig.loopStats) {
+      // Its statistics start at activation: before that the loop only listens to unpowered motors.
+      const mode = rig.read().mode;
+      if (!this.loopAsked && mode !== 'unconfigured' && mode !== 'configured') {
+        this.loopAsked = true;
+        rig
+          .loopStats()
+          .then((s) => {
+            if (s.cycles > 0) this.loopView = { measuredBy: 'rig thread', rateHz: s.rateHz, cycles: s.cycles, achievedHz: s.achievedHz, lateCycles: s.lateCycles, overruns: s.overruns, jitterP50Ms: s.jitterP50Ms, jitterP99Ms: s.jitterP99Ms, jitterMaxMs: s.jitterMaxMs, watchdogHolds: s.watchdogHolds, longestCommandAgeMs: s.longestCommandAgeMs };
+          })
+          .catch(() => {})
+          .finally(() => (this.loopAsked = false));
+      }
+    } else if (this.loop) {
+      const s = this.loop.stats();
+      if (s.cycles > 0) this.loopView = { measuredBy: 'hold loop', ...s, watchdogHolds: null, longestCommandAgeMs: null };
+    }
+    return this.loopView;
   }
 
   /**

@@ -1,9 +1,9 @@
 /**
  * The Rig view: every motor's state and temperature, faults in words, the rig's controls, the
- * emulated cell's real-time margin (all from the event stream), and the calibrations in use and
- * in the store (asked for when the page is shown).
+ * motor loop's statistics, the emulated cell's real-time margin (all from the event stream), and
+ * the calibrations in use and in the store (asked for when the page is shown).
  */
-import type { CalibrationsView, MotorStatus, RigStatus } from '../../src/server/api-types.js';
+import type { CalibrationsView, MotorStatus, RigLoopView, RigStatus } from '../../src/server/api-types.js';
 import { clear, fixed, h, stamp } from '../dom.js';
 import { groupedFaults, modeWords, rigWords, useWords } from '../words.js';
 
@@ -48,11 +48,41 @@ const MOTOR_COLUMNS: readonly (readonly [string, string])[] = [
   ['status', 'enabled, disabled or faulted'],
 ];
 
+/** A loop keeps up when it runs within 1% of its rate and its p99 wake-up is under a millisecond. */
+function loopVerdict(l: RigLoopView): string {
+  if (l.achievedHz >= l.rateHz * 0.99 && l.jitterP99Ms < 1) return 'keeping up';
+  return l.achievedHz < l.rateHz * 0.95 ? 'falling behind — the machine is too busy' : 'late now and then';
+}
+
+function showLoop(dl: HTMLElement, l: RigLoopView | null): void {
+  clear(dl);
+  if (!l) {
+    dl.append(h('dt', {}, '—'), h('dd', {}, 'No loop has run yet: press Hold pose.'));
+    return;
+  }
+  const where = l.measuredBy === 'rig thread' ? 'the rig thread (the motors do not wait for the station)' : "the station's hold loop";
+  dl.append(
+    h('dt', {}, 'rate'),
+    h('dd', {}, `${fixed(l.achievedHz, 1)} Hz of ${l.rateHz} Hz — ${loopVerdict(l)}`),
+    h('dt', { title: 'how late each cycle woke after its deadline' }, 'jitter'),
+    h('dd', {}, `p50 ${fixed(l.jitterP50Ms, 2)} ms, p99 ${fixed(l.jitterP99Ms, 2)} ms, max ${fixed(l.jitterMaxMs, 2)} ms`),
+    h('dt', { title: 'cycles that woke over half a period late; cycles whose work ran past the next deadline' }, 'late / overruns'),
+    h('dd', {}, `${l.lateCycles} late, ${l.overruns} overruns in ${l.cycles} cycles`),
+    h('dt', { title: "times the safety supervisor held because the station's commands went stale" }, 'watchdog holds'),
+    h('dd', {}, l.watchdogHolds === null ? '— (listed under Safety events)' : String(l.watchdogHolds)),
+    h('dt', { title: 'the oldest the latest command got while the motors were on' }, 'longest command age'),
+    h('dd', {}, l.longestCommandAgeMs === null ? '—' : `${fixed(l.longestCommandAgeMs, 0)} ms`),
+    h('dt', {}, 'measured by'),
+    h('dd', {}, where),
+  );
+}
+
 export class RigView {
   private readonly motors = h('tbody');
   private readonly faults = h('ul', { class: 'faults' });
   private readonly events = h('ul', { class: 'faults events' });
   private readonly cell = h('dl', { class: 'kv' });
+  private readonly loop = h('dl', { class: 'kv', id: 'motor-loop' });
   private readonly state = h('dl', { class: 'kv' });
   private readonly calibrations = h('div', { id: 'rig-calibrations' }, h('p', { class: 'muted' }, 'Loading…'));
   private readonly holdBtn = h('button', { class: 'btn primary', id: 'hold' }, 'Hold pose', h('kbd', {}, 'H'));
@@ -78,6 +108,7 @@ export class RigView {
           {},
           h('div', { class: 'panel' }, h('h2', {}, 'Controls'), h('div', { class: 'actions' }, this.holdBtn, this.dampBtn), h('h3', {}, 'State'), this.state),
           h('div', { class: 'panel' }, h('h2', {}, 'Faults'), this.faults),
+          h('div', { class: 'panel' }, h('h2', { title: 'what the loop that commands the motors measured about itself since the rig was last activated' }, 'Motor loop'), this.loop),
           h('div', { class: 'panel' }, h('h2', {}, 'Emulated cell'), this.cell),
           h('div', { class: 'panel' }, h('h2', {}, 'Safety events'), this.events),
           h('div', { class: 'panel' }, h('h2', {}, 'Calibrations'), this.calibrations),
@@ -119,6 +150,8 @@ export class RigView {
 
     clear(this.state);
     this.state.append(h('dt', {}, 'mode'), h('dd', {}, modeWords(rig).words), h('dt', {}, 'doing'), h('dd', {}, useWords(rig) || '—'), h('dt', {}, 'rig'), h('dd', { title: `rig config type: ${rig.type}` }, rigWords(rig.type)));
+
+    showLoop(this.loop, rig.loop);
 
     clear(this.cell);
     if (!rig.cell) this.cell.append(h('dt', {}, '—'), h('dd', {}, 'Not an emulated cell: hardware.'));

@@ -34,7 +34,7 @@ test('motors silent alike group although each has its own CAN ID', () => {
 });
 
 test("a rollout setting the rig up reads SETTING UP, not the new rig's NOT CONNECTED or READY · OFF; idle and running rigs read their own mode", () => {
-  const rig = (mode: RigStatus['mode'], use: RigStatus['use']): RigStatus => ({ type: 'yam-cell', mode, use, position: [], motors: [], faults: [], recentEvents: [], cell: null, interlock: null, note: null });
+  const rig = (mode: RigStatus['mode'], use: RigStatus['use']): RigStatus => ({ type: 'yam-cell', mode, use, position: [], motors: [], faults: [], recentEvents: [], cell: null, interlock: null, note: null, loop: null });
   // What the station's event stream says while a session rollout starts (measured: changing, then the rollout's new rig unconfigured, then active).
   assert.deepEqual(modeWords(rig('unconfigured', 'changing')), { mode: 'setting-up', words: 'SETTING UP' });
   assert.deepEqual(modeWords(rig('unconfigured', 'rollout')), { mode: 'setting-up', words: 'SETTING UP' });

@@ -22,7 +22,7 @@ import type { Layout, ObjectEndState, TaskDefinition } from '../../tasks/types.j
 import type { LayoutSet } from '../../layouts/layout-set.js';
 import type { Store } from '../../store/store.js';
 import { blackImage } from '../../policy/image.js';
-import { assertRunsOnRig, runRigRollout, type RigRolloutResult } from '../../rollout/rig-rollout.js';
+import { assertRunsOnRig, loopStatsMetadata, runRigRollout, type RigRolloutResult } from '../../rollout/rig-rollout.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
 import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
@@ -40,6 +40,7 @@ import { cellIoSourceOf, missingPolicyCameras, rolloutCameras, rigConfigWithGrip
 import { openStationCameras, type StationCameras } from '../station-cameras.js';
 import type { Episode } from '../../rollout/episode.js';
 import type { CellIo } from '../cell-io.js';
+import { rigCyclesOf } from '../../rig/rig-cycle-ring.js';
 
 /** How old the emulated cell's newest frame may be at an observation (its cameras are lost after 5 s without one). */
 const CELL_MAX_FRAME_AGE_S = 5;
@@ -89,6 +90,7 @@ function report(r: RigRolloutResult, rigType: string, rateHz: number, score: Cel
     inferenceMs: { p50: round(percentile(latency, 0.5)), max: round(latency[latency.length - 1] ?? 0) },
     waitedMs: { p50: round(percentile(waited, 0.5)), max: round(waited[waited.length - 1] ?? 0) },
     safetyEventsByKind: r.safetyEventsByKind,
+    motorLoop: JSON.parse(loopStatsMetadata(r.loop).loop_stats) as unknown,
     wallSeconds: round(r.wallMs / 1000, 3),
   };
 }
@@ -221,6 +223,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
             (e.error ? `policy error: ${e.error}\n` : '') +
             `steps ${e.trajectory.steps} at ${out.achievedHz} Hz achieved (asked ${rateHz} Hz; wake late p50 ${out.wakeLateP50Ms} ms, p99 ${out.wakeLateP99Ms} ms, ${result.timing.lateSteps} late steps)\n` +
             `chunks ${String(out.chunks)} of ${String(out.horizon ?? '?')} rows; inference p50 ${(out.inferenceMs as { p50: number }).p50} ms, max ${(out.inferenceMs as { max: number }).max} ms; loop waited max ${(out.waitedMs as { max: number }).max} ms\n` +
+            `${loopLine(result.loop)}\n` +
             `safety events ${e.safetyEvents.length}${kinds.length ? ` (${kinds.join(', ')})` : ''}; rig ${result.finalMode} after the rollout\n` +
             `stored as rollout ${rolloutId}${run.rehearsal ? ` (${run.rehearsal})` : ''}\n` +
             recordingLine(recorded),
@@ -242,9 +245,17 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
   },
 };
 
+/** The motor loop's statistics in one line (the rig thread's, or the rollout's own steps). */
+export function loopLine(l: RigRolloutResult['loop']): string {
+  return (
+    `motor loop (${l.measuredBy}): ${l.achievedHz.toFixed(1)} Hz achieved of ${l.rateHz}; jitter p50 ${l.jitterP50Ms.toFixed(2)} ms, p99 ${l.jitterP99Ms.toFixed(2)} ms, max ${l.jitterMaxMs.toFixed(2)} ms; ` +
+    `${l.lateCycles} late cycles, ${l.overruns} overruns, ${l.watchdogHolds} watchdog holds; longest command age ${l.longestCommandAgeMs.toFixed(0)} ms`
+  );
+}
+
 function recordingReport(r: RecordingSummary | undefined): Record<string, unknown> | null {
   if (!r) return null;
-  return { status: r.status, failure: r.failure ?? null, messages: r.messages, bytes: r.bytes, closeMs: round(r.closeMs, 1), messagesByTopic: r.messagesByTopic };
+  return { status: r.status, failure: r.failure ?? null, messages: r.messages, bytes: r.bytes, closeMs: round(r.closeMs, 1), messagesByTopic: r.messagesByTopic, rigCycles: r.rigCycles ?? null, problems: r.problems };
 }
 
 /** What rolloutOnRig needs: a rig created (with the layout's table) but not yet brought up, and an open policy. */
@@ -335,6 +346,8 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
       cameras = streamCameraSource(streams, { nowS: () => clock.nowS(), maxFrameAgeS: (n) => (cellCameras.has(n) ? CELL_MAX_FRAME_AGE_S : undefined) });
     }
     if (o.record) {
+      // A rig thread's every motor cycle goes in the file too, drained off the motors' path.
+      const rigCycles = rigCyclesOf(rig);
       recording = await openStationRecording({
         store: o.record.store,
         dir: o.record.dir,
@@ -343,6 +356,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         rigModel: rig.model,
         clock,
         cameras: opened.list,
+        ...(rigCycles ? { rigCycles } : {}),
         metadata: rolloutMetadata({
           kind: 'real',
           task,
@@ -441,7 +455,7 @@ export async function storeRolloutOnRig(
   try {
     rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.cellRecord, score: run.score, episodeFile: run.recording?.file, rehearsal: run.rehearsal !== undefined });
   } finally {
-    recorded = await run.recording?.finish(rolloutId, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps) });
+    recorded = await run.recording?.finish(rolloutId, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps), ...loopStatsMetadata(run.result.loop) });
   }
   return { rolloutId, recorded };
 }

@@ -20,6 +20,8 @@ import { StoreError, type Store } from '../../store/store.js';
 import { readRigConfig } from '../station.js';
 import { clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
+import { rigCyclesOf } from '../../rig/rig-cycle-ring.js';
+import { loopStatsMetadata, pickMotorLoopStats } from '../../rollout/rig-rollout.js';
 import { openStationRecording } from '../episode-recording.js';
 import { readLayoutSetFile } from './layouts.js';
 import { emulatedCellOf, defaultCellTable } from '../../emulated-cell/register.js';
@@ -363,6 +365,7 @@ async function recordOnFollower(
       signal,
       ...(o.onPhase ? { onPhase: o.onPhase } : {}),
       openTake: async (episodeIndex): Promise<TakeHandle> => {
+        const rigCycles = rigCyclesOf(rig);
         const rec = await openStationRecording({
           store,
           dir: outDir,
@@ -371,6 +374,8 @@ async function recordOnFollower(
           rigModel: rig.model,
           clock,
           cameras: cams.cameras,
+          // A rig thread's every motor cycle goes in the take too, drained off the motors' path.
+          ...(rigCycles ? { rigCycles } : {}),
           metadata: {
             kind: 'teleop',
             task: taskId,
@@ -402,7 +407,10 @@ async function recordOnFollower(
           },
           async finish(marks) {
             const lag: Record<string, string> = cellWorld ? { emulation_max_lag_ms: cellWorld.takeLagPeakMs().toFixed(1) } : {};
-            const summary = await rec.finish(undefined, { outcome: 'kept', marks: JSON.stringify(marks), ...lag });
+            // A rig thread's own motor loop (since the rig was activated) goes with the take.
+            const motorLoop = await rig.loopStats?.().catch(() => undefined);
+            const loop = motorLoop ? loopStatsMetadata({ ...pickMotorLoopStats(motorLoop), measuredBy: 'rig thread' }) : {};
+            const summary = await rec.finish(undefined, { outcome: 'kept', marks: JSON.stringify(marks), ...lag, ...loop });
             store.endTeleopTake(takeId, { state: 'kept', marks });
             counters = summary.cameraCounters;
             o.onTake?.({ episodeIndex, file, state: 'kept', cameraCounters: counters });
