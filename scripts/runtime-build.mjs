@@ -11,7 +11,7 @@
 // bin/tandem.js runs build/ only while it is newer than every source file (fresh()); a fresh
 // clone, an edited or added file, or TANDEM_FROM_SOURCE=1 runs the sources through tsx as before.
 // `npm test` and `npm start` build first (npm run build, ≈2 s).
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,8 +35,8 @@ function sourceFiles(root) {
 }
 
 /** What the stamp says: the sources the build was made from (a deleted one makes it stale). */
-function stampText(root) {
-  return `${sourceFiles(root).map((f) => relative(root, f)).join('\n')}\n`;
+function stampText(root, files = sourceFiles(root)) {
+  return `${files.map((f) => relative(root, f)).join('\n')}\n`;
 }
 
 /** A worker entry registers tsx and imports its TypeScript worker: built, it imports the .js beside it. */
@@ -53,7 +53,11 @@ export async function buildRuntime(root = ROOT) {
   const tmp = `${out0}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   let transpiled = 0;
-  for (const file of sourceFiles(root)) {
+  // The file list and the time are taken before the first file is read: a source added or edited
+  // while the build runs (a checkout, a merge) leaves the build stale instead of half new.
+  const startedS = Date.now() / 1000;
+  const files = sourceFiles(root);
+  for (const file of files) {
     const rel = relative(root, file);
     const out = join(tmp, rel);
     mkdirSync(dirname(out), { recursive: true });
@@ -68,7 +72,8 @@ export async function buildRuntime(root = ROOT) {
   }
   // version.ts and the queue's job read the package.json two or three folders up, as in the sources.
   copyFileSync(join(root, 'package.json'), join(tmp, 'package.json'));
-  writeFileSync(join(tmp, STAMP_NAME), stampText(root));
+  writeFileSync(join(tmp, STAMP_NAME), stampText(root, files));
+  utimesSync(join(tmp, STAMP_NAME), startedS, startedS);
   rmSync(out0, { recursive: true, force: true });
   renameSync(tmp, out0);
   return transpiled;
