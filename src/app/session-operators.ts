@@ -85,10 +85,22 @@ class Lines {
       this.waiting = undefined;
     });
   }
-  next(): Promise<string | undefined> {
+  /** The next line; undefined at the end of input, or when `signal` aborts first (no line is taken then). */
+  next(signal?: AbortSignal): Promise<string | undefined> {
     if (this.queue.length > 0) return Promise.resolve(this.queue.shift());
-    if (this.closed) return Promise.resolve(undefined);
-    return new Promise((r) => (this.waiting = r));
+    if (this.closed || signal?.aborted) return Promise.resolve(undefined);
+    return new Promise((r) => {
+      this.waiting = r;
+      signal?.addEventListener(
+        'abort',
+        () => {
+          if (this.waiting !== r) return;
+          this.waiting = undefined;
+          r(undefined);
+        },
+        { once: true },
+      );
+    });
   }
   close(): void {
     this.rl.close();
@@ -119,6 +131,17 @@ export function terminalOperator(input: Readable, output: Writable, name = 'oper
         if (a === 'p') return { action: 'pause' };
         if (a === 'e') return { action: 'estop' };
         output.write(`  '${a}' is not an answer here: Enter, p, s or e.\n`);
+      }
+    },
+    async watchRun(step, mark, signal): Promise<void> {
+      output.write(`  Running. Each time an object is done, press Enter (or type its id, then Enter): its time to success.\n`);
+      const ids = new Set(step.layout.objects.map((o) => o.id));
+      for (;;) {
+        const l = await lines.next(signal);
+        if (l === undefined || signal.aborted) return;
+        const id = l.trim();
+        if (id !== '' && !ids.has(id)) output.write(`  '${id}' is not an object of this layout (${[...ids].join(', ')}): marked done without a name.\n`);
+        mark(ids.has(id) ? { objectId: id } : {});
       }
     },
     async score(step): Promise<ScoreAnswer> {

@@ -10,6 +10,7 @@ import type { CostConfig } from '../analysis/cost.js';
 import { SIM_CALIBRATION_KIND } from '../sim/calibration.js';
 import { RANDOMIZATION_KIND } from '../sim/randomization.js';
 import { operatorTimeByRollout, type RolloutOperatorTime } from '../session/operator-time.js';
+import { doneMarksByRollout, type DoneMarkRecord } from '../session/done-marks.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
 import { preregisteredAnalysis, PreregistrationError, type AskedAnalysis } from '../session/analysis-report.js';
@@ -74,9 +75,14 @@ function reportRollouts(
   const journals = new Map<number, Map<number, RolloutOperatorTime>>();
   const operatorTime: RolloutOperatorTime[] = [];
   let rehearsalsLeftOut = 0;
+  const marksBySession = new Map<number, Map<number, DoneMarkRecord[]>>();
   const journalled = (sessionId: number, rolloutId: number): RolloutOperatorTime | undefined => {
     let m = journals.get(sessionId);
-    if (!m) journals.set(sessionId, (m = operatorTimeByRollout(store.listSessionJournal(sessionId))));
+    if (!m) {
+      const journal = store.listSessionJournal(sessionId);
+      journals.set(sessionId, (m = operatorTimeByRollout(journal)));
+      marksBySession.set(sessionId, doneMarksByRollout(journal));
+    }
     return m.get(rolloutId);
   };
   for (const p of policies) {
@@ -113,6 +119,7 @@ function reportRollouts(
         endStates: r.latestScore?.endStates ?? null,
         counts: r.counts,
         taskEvents: store.listTaskEvents(r.id),
+        doneMarks: r.kind === 'real' && r.sessionId !== null ? (marksBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
         startedAt: r.startedAt,
       });
     }

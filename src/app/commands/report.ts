@@ -12,6 +12,7 @@ import { withCommandStore } from '../station-store.js';
 import { ReportInputError, type PairedReport } from '../../analysis/paired-report.js';
 import { storedPairedReport } from '../../server/report-data.js';
 import { renderReportHtml } from '../../analysis/report-html.js';
+import type { ThroughputSummary } from '../../analysis/object-times.js';
 import { reportFigures } from '../../analysis/report-figures.js';
 import { checkCostConfig, DEFAULT_COST_CONFIG, type CostConfig } from '../../analysis/cost.js';
 import { tandemVersion } from '../version.js';
@@ -56,12 +57,27 @@ function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<C
   return doc as Partial<CostConfig>;
 }
 
+const duration = (s: number): string => (s < 60 ? `${s.toFixed(1)} s` : s < 3600 ? `${(s / 60).toFixed(1)} min` : `${(s / 3600).toFixed(2)} h`);
+
+/** Units per hour, MTBF and time to success in one line, beside the policy's progress. */
+function throughputLine(t: ThroughputSummary): string {
+  const uph = t.unitsPerHour === null ? '–' : t.unitsPerHour.toFixed(t.unitsPerHour < 10 ? 1 : 0);
+  const mtbf = t.mtbfHours === null ? 'no failure' : `MTBF ${duration(t.mtbfHours * 3600)}`;
+  const tts = t.medianS === null ? 'no time to success' : `median time to success ${t.medianS.toFixed(1)} s${t.halfDoneS === null ? '' : `, half the objects done by ${t.halfDoneS.toFixed(1)} s`}`;
+  const untimed = t.untimedRolloutIds.length ? ` (${t.untimedRolloutIds.length} rollout(s) without times)` : '';
+  return `${t.unitsDone}/${t.units} objects, ${uph} units/h, ${mtbf}, ${tts}${untimed}`;
+}
+
 function summaryText(r: PairedReport, htmlPath: string | undefined, pngs: readonly string[]): string {
   const lines: string[] = [];
   for (const p of r.policies) {
     const s = p.sim?.tiers.at(-1);
     const re = p.real?.tiers.at(-1);
     lines.push(`${p.label}: ${p.pairedLayouts} paired layouts; sim ${s ? s.meanProgress.toFixed(2) : '–'}, real ${re ? re.meanProgress.toFixed(2) : '–'}${p.controlVariate ? `, real with sim ${p.controlVariate.estimate.toFixed(2)} [${p.controlVariate.lower.toFixed(2)}, ${p.controlVariate.upper.toFixed(2)}]` : ''}`);
+    for (const side of ['sim', 'real'] as const) {
+      const t = p.throughput[side];
+      if (t) lines.push(`  ${side}: ${throughputLine(t)}`);
+    }
   }
   if (r.correlation) {
     const c = r.correlation;
