@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { intOption, requireString, UserError, type CliCommand } from '../command.js';
 import { readLayoutSetFile, readUserFile } from './layouts.js';
 import { withCommandStore } from '../station-store.js';
-import { ReportInputError, type PairedReport } from '../../analysis/paired-report.js';
+import { ReportInputError } from '../../analysis/paired-report.js';
 import { storedPairedReport, type StoredReport } from '../../server/report-data.js';
 import { checkDriftThresholds, DEFAULT_DRIFT_THRESHOLDS, type DriftThresholds } from '../../analysis/sim-drift.js';
 import { readStationConfig, CELL_PRESET } from '../station-config.js';
