@@ -217,11 +217,11 @@ export function timeToSuccessFigure(report: PairedReport): Figure {
       }
       pts.push(`${px(X(top))},${px(Y(prev))}`);
       parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="2"${side === 'sim' ? ' stroke-dasharray="6 4"' : ''} points="${pts.join(' ')}"/>`);
-      parts.push(line(x0 + w + 16, ly, x0 + w + 40, ly, colour, 2, side === 'sim' ? '6 4' : undefined), text(x0 + w + 46, ly + 4, `${p.label.slice(0, 14)} ${side}`, { size: 10 }));
+      parts.push(line(x0 + w + 16, ly, x0 + w + 40, ly, colour, 2, side === 'sim' ? '6 4' : undefined), text(x0 + w + 46, ly + 4, `${p.label.length > 24 ? `…${p.label.slice(-23)}` : p.label} ${side}`, { size: 10 }));
       ly += 16;
     }
   });
-  return { name: 'time-to-success', title, svg: svg(W + 40, y0 + h + 50, parts.join(''), title) };
+  return { name: 'time-to-success', title, svg: svg(W + 110, y0 + h + 50, parts.join(''), title) };
 }
 
 function niceStep(raw: number): number {
