@@ -12,7 +12,8 @@
 import type { PreregisteredAnalysisSummary } from './anytime-ab.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import { objectOutcomes, parseObjectOutcomeCounts } from '../tasks/object-outcomes.js';
-import { classifyObjectFailures, FAILURE_PATTERNS, type FailurePattern } from '../tasks/failure-patterns.js';
+import { classifyObjectFailures, FAILURE_PATTERNS, targetRegion, type FailurePattern } from '../tasks/failure-patterns.js';
+import { throughputSummary, type ThroughputSummary, type TimedRollout } from './object-times.js';
 import type { TaskEvent } from '../tasks/task-events.js';
 import { createRng } from '../layouts/random.js';
 import { quantileSorted } from './bootstrap.js';
@@ -49,6 +50,8 @@ export interface ReportRollout {
   readonly counts?: Readonly<Record<string, number>> | null;
   /** What happened to each object during the episode (empty or absent when nothing watched the table). */
   readonly taskEvents?: readonly TaskEvent[] | null;
+  /** A session rollout's "object done" marks (episode seconds), the operator's keypress while the rig ran it. */
+  readonly doneMarks?: readonly { readonly tS: number; readonly objectId?: string }[] | null;
   readonly startedAt?: string;
 }
 
@@ -131,6 +134,8 @@ export interface PolicyReport {
   readonly controlVariate: ControlVariateEstimate | null;
   readonly controlVariateUnavailable?: string;
   readonly cost: PolicyCost;
+  /** Units per hour, mean time between failures and time to success per object, over every scored rollout of the comparison. */
+  readonly throughput: { readonly sim: ThroughputSummary | null; readonly real: ThroughputSummary | null };
 }
 
 export interface RankViolation {
@@ -410,6 +415,7 @@ export function buildPairedReport(input: ReportInput): PairedReport {
       controlVariateUnavailable = `needs at least 2 layouts with both real and sim results; ${p.label} has ${paired.length}`;
     }
     const realAll = mine.filter((r) => r.kind === 'real');
+    const timed = (side: readonly ReportRollout[]): ThroughputSummary | null => (side.length ? throughputSummary(side.map((r) => timedRollout(input.task, input.layoutSet.layouts[r.layoutIndex], r))) : null);
     policies.push({
       key: p.key,
       label: p.label,
@@ -429,6 +435,7 @@ export function buildPairedReport(input: ReportInput): PairedReport {
         controlVariate?.equivalentRealLayouts ?? null,
         paired.length,
       ),
+      throughput: { sim: timed(simAll), real: timed(realAll) },
     });
   }
 
@@ -465,6 +472,25 @@ export function buildPairedReport(input: ReportInput): PairedReport {
       unpairedPolicies: unpaired,
       simWithoutObjectCounts: failures.simLeftOut,
     },
+  };
+}
+
+/** A scored rollout in the throughput's terms: its units, how many the score counts done, and where their times come from. */
+function timedRollout(task: TaskDefinition, layout: Layout, r: ReportRollout): TimedRollout {
+  const units = task.progressUnits(layout);
+  const byId = new Map(layout.objects.map((o) => [o.id, o]));
+  return {
+    id: r.id,
+    units,
+    done: Math.round(r.progress! * units),
+    episodeSeconds: r.episodeSeconds,
+    taskEvents: r.taskEvents ?? null,
+    doneMarks: r.doneMarks ?? null,
+    targetRegionOf: (id) => {
+      const o = byId.get(id);
+      return o ? targetRegion(task, o) : undefined;
+    },
+    kindOf: (id) => byId.get(id)?.kind,
   };
 }
 

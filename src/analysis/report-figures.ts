@@ -188,6 +188,42 @@ export function costFigure(report: PairedReport): Figure {
   return { name: 'cost', title, svg: svg(W, y0 + h + 50, parts.join(''), title) };
 }
 
+/** Time-to-success curves: the share of units done by each episode second, per policy; sim dashed, real solid. */
+export function timeToSuccessFigure(report: PairedReport): Figure {
+  const title = 'Time to success: share of objects done by each second of the episode';
+  const x0 = 70;
+  const y0 = 20;
+  const w = 440;
+  const h = 260;
+  const xMax = Math.max(1, report.episodeSeconds ?? 0, ...report.policies.flatMap((p) => [p.throughput.sim, p.throughput.real].flatMap((t) => (t ? t.curve.map((c) => c.tS) : []))));
+  const step = niceStep(xMax / 4);
+  const top = Math.ceil(xMax / step) * step;
+  const X = (v: number): number => x0 + (v / top) * w;
+  const Y = (v: number): number => y0 + h - v * h;
+  const ticks = Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
+  const parts = [axes({ x0, y0, w, h, xMax: top, xTicks: ticks, xFmt: (v) => `${v.toFixed(0)} s`, xLabel: 'episode time', yLabel: 'objects done (share)' })];
+  let ly = 30;
+  report.policies.forEach((p, i) => {
+    const colour = PALETTE[i % PALETTE.length];
+    for (const side of ['real', 'sim'] as const) {
+      const t = p.throughput[side];
+      if (!t || t.times.length === 0) continue;
+      // A step function held to the episode's end: the share stays where the last success left it.
+      const pts: string[] = [];
+      let prev = 0;
+      for (const c of t.curve) {
+        pts.push(`${px(X(c.tS))},${px(Y(prev))}`, `${px(X(c.tS))},${px(Y(c.fraction))}`);
+        prev = c.fraction;
+      }
+      pts.push(`${px(X(top))},${px(Y(prev))}`);
+      parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="2"${side === 'sim' ? ' stroke-dasharray="6 4"' : ''} points="${pts.join(' ')}"/>`);
+      parts.push(line(x0 + w + 16, ly, x0 + w + 40, ly, colour, 2, side === 'sim' ? '6 4' : undefined), text(x0 + w + 46, ly + 4, `${p.label.length > 24 ? `…${p.label.slice(-23)}` : p.label} ${side}`, { size: 10 }));
+      ly += 16;
+    }
+  });
+  return { name: 'time-to-success', title, svg: svg(W + 110, y0 + h + 50, parts.join(''), title) };
+}
+
 function niceStep(raw: number): number {
   const p = 10 ** Math.floor(Math.log10(raw));
   for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= raw) return m * p;
@@ -199,5 +235,6 @@ export function reportFigures(report: PairedReport): Figure[] {
   const figs = report.policies.some((p) => p.real && p.sim) ? [scatterFigure(report), tierBarsFigure(report)] : [];
   if (report.policies.some((p) => p.controlVariate)) figs.push(controlVariateFigure(report));
   if (report.cost.curve.length > 0) figs.push(costFigure(report));
+  if (report.policies.some((p) => (p.throughput.sim?.times.length ?? 0) + (p.throughput.real?.times.length ?? 0) > 0)) figs.push(timeToSuccessFigure(report));
   return figs;
 }

@@ -6,6 +6,7 @@
 import type { PairedReport, PolicyReport } from './paired-report.js';
 import { escapeXml as esc, reportFigures } from './report-figures.js';
 import { FAILURE_PATTERN_WORDS } from '../tasks/failure-patterns.js';
+import type { SimDrift } from './sim-drift.js';
 
 export interface ReportMeta {
   /** When it was generated (ISO 8601), from the caller's clock. */
@@ -59,7 +60,7 @@ function tierTable(p: PolicyReport): string {
   return `<table><tr><th class="l">${esc(p.label)}</th><th>layouts</th><th>sim rollouts</th><th>sim</th><th>95%</th><th>real rollouts</th><th>real</th><th>95%</th></tr>${rows.join('')}</table>`;
 }
 
-export function renderReportHtml(r: PairedReport, meta: ReportMeta): string {
+export function renderReportHtml(r: PairedReport & { readonly simDrift?: SimDrift }, meta: ReportMeta): string {
   const figs = reportFigures(r);
   const fig = (name: string, caption: string): string => {
     const f = figs.find((x) => x.name === name);
@@ -127,6 +128,27 @@ export function renderReportHtml(r: PairedReport, meta: ReportMeta): string {
     })
     .join('');
   const cfg = r.cost.config;
+  const d = r.simDrift;
+  const driftSection = d
+    ? `
+<h2>9. Is the sim twin drifting?</h2>
+<p class="${d.alarm ? 'warn note' : 'note'}">${esc(d.sentence)}</p>
+<p class="note">Every policy with scored rollouts on this layout set, each real evaluation (a session, or a day of rollouts outside one) in time order, pooled with the ${d.thresholds.windowEvaluations - 1} before it, against the sim calibration <code>${esc(short(d.simCalibration))}</code> (the newest sim rollout's): Pearson r and MMRV across the policies' sim and real means, and their mean |sim − real|. Alarm thresholds: r &lt; ${d.thresholds.minPearson}, MMRV &gt; ${d.thresholds.maxMmrv}, mean |sim − real| &gt; ${d.thresholds.maxMeanAbsGap} (station config <code>simDrift</code>, or <code>--drift-*</code>).${d.unpairedRealRollouts ? ` ${d.unpairedRealRollouts} real rollout(s) have no sim result of that calibration on their layout and are not tracked.` : ''}</p>
+${d.points.length ? `<table><tr><th class="l">evaluation</th><th class="l">date</th><th>policies</th><th>Pearson r</th><th>MMRV</th><th>mean |sim − real|</th><th class="l">status</th></tr>${d.points
+          .map((p) => `<tr><td class="l">${esc(p.evaluation.name)}</td><td class="l">${esc(p.evaluation.lastAt.slice(0, 10))}</td><td>${p.pairs.length}</td><td>${p.pearson === null ? '–' : n2(p.pearson)}</td><td>${p.mmrv === null ? '–' : n3(p.mmrv)}</td><td>${n3(p.meanAbsGap)}</td><td class="l">${p.status === 'drift' ? `<b>beyond: ${p.breaches.map((b) => esc(b.metric)).join(', ')}</b>` : 'ok'}</td></tr>`)
+          .join('')}</table>` : ''}`
+    : '';
+  const perHour = (x: number | null): string => (x === null ? '–' : x < 10 ? x.toFixed(1) : x.toFixed(0));
+  const seconds = (x: number | null): string => (x === null ? '–' : `${x.toFixed(1)} s`);
+  const throughputRows = r.policies
+    .flatMap((p) =>
+      (['sim', 'real'] as const).map((side) => {
+        const t = p.throughput[side];
+        if (!t) return '';
+        return `<tr><td class="l">${esc(p.label)}</td><td class="l">${side}</td><td>${t.rollouts}</td><td>${t.unitsDone}/${t.units}</td><td>${perHour(t.unitsPerHour)}</td><td>${t.failures}</td><td>${t.mtbfHours === null ? 'no failure' : hours(t.mtbfHours)}</td><td>${seconds(t.medianS)}</td><td>${seconds(t.halfDoneS)}</td><td>${t.timedRollouts}/${t.rollouts}</td></tr>`;
+      }),
+    )
+    .join('');
 
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>tandem report: ${esc(r.task)} · ${short(r.layoutSet)}</title><style>${CSS}</style></head>
@@ -168,10 +190,16 @@ ${failKey}
 ${ootTable}
 ${r.failures.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
 
-<h2>7. What it cost</h2>
+<h2>7. Throughput and time to success</h2>
+<p class="note">Per object, when it became done for good: from the rollout's task events (the done count's last rise to it; sim and the emulated cell), else from the operator's "object done" marks during a session rollout, as many as the score counts done. Units per hour: objects done ÷ busy time, where a rollout that did every object is busy until its last success and any other for its whole episode. Mean time between failures: busy time ÷ objects not done. Over every scored rollout of the comparison (not only paired layouts); rollouts without times count in both, not in the curve.</p>
+${fig('time-to-success', 'Share of all target objects (of the rollouts with times) done by each second of the episode; real solid, sim dashed.')}
+<table><tr><th class="l">policy</th><th class="l">side</th><th>rollouts</th><th>objects done</th><th>units per hour</th><th>failures</th><th>mean time between failures</th><th>median time to success</th><th>half done by</th><th>rollouts with times</th></tr>${throughputRows}</table>
+
+<h2>8. What it cost</h2>
 ${fig('cost', 'Policies in the order given. Real only: the real rollouts a real-only evaluation needs for the same interval width. Sim-enabled: the real rollouts run plus the sim sweep.')}
 <table><tr><th class="l">policy</th><th>real rollouts</th><th>robot time</th><th>operator time</th><th>real cost</th><th>sim rollouts</th><th>CPU core time</th><th>sim cost</th><th>real-only, same precision</th></tr>${costRows}</table>
 <p class="note">Prices (edit with <code>--cost FILE</code>): operator ${cfg.operatorPerHour} ${esc(cur)}/h, rig ${cfg.robotPerHour} ${esc(cur)}/h, ${cfg.cpuCorePerHour} ${esc(cur)} per CPU core-hour. Robot time is each real rollout's stored duration. Operator time is what each rollout's evaluation-session journal recorded: placing the layout, standing by while the rig runs it, scoring, resetting. *Where no session journal has a rollout (it ran outside a session), the episode plus ${cfg.operatorOverheadS} s of placing, resetting and scoring is assumed. Sim CPU time is each sweep worker's wall time (one thread holds one core; an over-count when workers outnumber cores).</p>
+${driftSection}
 </body></html>
 `;
 }

@@ -68,11 +68,17 @@ const MAX_SCRIPTED_PAUSED_S = 60;
 class Lines {
   private readonly queue: string[] = [];
   private waiting: ((l: string | undefined) => void) | undefined;
+  /** Takes every line typed from now on, ahead of the prompts, until the signal aborts. */
+  private watcher: ((l: string) => void) | undefined;
   private closed = false;
   private readonly rl: Interface;
   constructor(input: Readable) {
     this.rl = createInterface({ input, terminal: false });
     this.rl.on('line', (l) => {
+      if (this.watcher) {
+        this.watcher(l);
+        return;
+      }
       if (this.waiting) {
         const w = this.waiting;
         this.waiting = undefined;
@@ -90,6 +96,12 @@ class Lines {
     if (this.closed) return Promise.resolve(undefined);
     return new Promise((r) => (this.waiting = r));
   }
+  /** Every line typed from now until `signal` aborts goes to `take` (lines typed ahead stay for the prompts). */
+  watch(take: (l: string) => void, signal: AbortSignal): void {
+    if (signal.aborted) return;
+    this.watcher = take;
+    signal.addEventListener('abort', () => void (this.watcher === take && (this.watcher = undefined)), { once: true });
+  }
   close(): void {
     this.rl.close();
   }
@@ -99,8 +111,13 @@ export interface TerminalOperator extends SessionOperator {
   close(): void;
 }
 
-/** A person at the terminal: every answer is a line on stdin. End of input stops the session for now. */
-export function terminalOperator(input: Readable, output: Writable, name = 'operator (terminal)'): TerminalOperator {
+/**
+ * A person at the terminal: every answer is a line on stdin. End of input stops the session for now.
+ * `marks`: while the rig runs, a line typed then marks an object done (its time to success); on by
+ * default only when stdin is a terminal — answers piped in ahead are never taken for marks.
+ */
+export function terminalOperator(input: Readable, output: Writable, name = 'operator (terminal)', options: { readonly marks?: boolean } = {}): TerminalOperator {
+  const marks = options.marks ?? (input as Readable & { isTTY?: boolean }).isTTY === true;
   const lines = new Lines(input);
   const ask = async (q: string): Promise<string | undefined> => {
     output.write(q);
@@ -120,6 +137,16 @@ export function terminalOperator(input: Readable, output: Writable, name = 'oper
         if (a === 'e') return { action: 'estop' };
         output.write(`  '${a}' is not an answer here: Enter, p, s or e.\n`);
       }
+    },
+    watchRun(step, mark, signal): void {
+      if (!marks) return;
+      output.write(`  Running. Each time an object is done, press Enter (or type its id, then Enter): its time to success.\n`);
+      const ids = new Set(step.layout.objects.map((o) => o.id));
+      lines.watch((l) => {
+        const id = l.trim();
+        if (id !== '' && !ids.has(id)) output.write(`  '${id}' is not an object of this layout (${[...ids].join(', ')}): marked done without a name.\n`);
+        mark(ids.has(id) ? { objectId: id } : {});
+      }, signal);
     },
     async score(step): Promise<ScoreAnswer> {
       const regions = step.task.regionIds;

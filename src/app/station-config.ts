@@ -15,6 +15,7 @@ import { ARM_SIDES, type ArmSide } from '../rig/contract.js';
 import type { RigConfig } from '../rig/registry.js';
 import { CAMERA_NAMES, type CameraName } from '../policy/contract.js';
 import { UserError } from './command.js';
+import { checkDriftThresholds, type DriftThresholds } from '../analysis/sim-drift.js';
 import { DEFAULT_RIG_CONFIG } from './rig-registry.js';
 import { readRigConfig } from './station.js';
 
@@ -51,9 +52,11 @@ export interface StationConfig {
   readonly cellIo?: CellIoConfig;
   /** Stored 'yam-gripper-limits' calibrations (sha256) applied to each arm's gripper. */
   readonly gripperCalibrations?: Partial<Record<ArmSide, string>>;
+  /** The sim-twin drift alarm's thresholds (docs/evaluation.md); unset ones keep their defaults. */
+  readonly simDrift?: Partial<DriftThresholds>;
 }
 
-const KNOWN_FIELDS = ['version', 'rig', 'cameras', 'leader', 'projector', 'cellIo', 'gripperCalibrations'] as const;
+const KNOWN_FIELDS = ['version', 'rig', 'cameras', 'leader', 'projector', 'cellIo', 'gripperCalibrations', 'simDrift'] as const;
 
 /** A value as a sentence quotes it: its JSON cut to 60 characters; one too deeply nested to print is named, not printed. */
 function quoted(v: unknown): string {
@@ -151,6 +154,15 @@ function parseGrippers(raw: unknown, source: string): Partial<Record<ArmSide, st
   return out;
 }
 
+function parseSimDrift(raw: unknown, source: string): Partial<DriftThresholds> {
+  try {
+    return checkDriftThresholds(raw, "'simDrift'");
+  } catch (e) {
+    if (e instanceof RangeError) fail(source, `is wrong: ${e.message}.`);
+    throw e;
+  }
+}
+
 /** Checks a parsed station config; relative file names in it are resolved against `baseDir`. */
 export function parseStationConfig(raw: unknown, source: string, baseDir: string): StationConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(source, `must be a JSON object like {"version": ${STATION_CONFIG_VERSION}, "rig": {…}, "cameras": […]}.`);
@@ -177,6 +189,7 @@ export function parseStationConfig(raw: unknown, source: string, baseDir: string
     ...(o.projector !== undefined ? { projector: parseProjector(o.projector, source, baseDir) } : {}),
     ...(o.cellIo !== undefined ? { cellIo: parseCellIo(o.cellIo, source, baseDir) } : {}),
     ...(o.gripperCalibrations !== undefined ? { gripperCalibrations: parseGrippers(o.gripperCalibrations, source) } : {}),
+    ...(o.simDrift !== undefined ? { simDrift: parseSimDrift(o.simDrift, source) } : {}),
   };
 }
 

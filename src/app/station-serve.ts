@@ -448,6 +448,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
     teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : opts.station && opts.station.source !== DEFAULT_STATION_SOURCE ? opts.station.source : 'cell', opts.dataDir, opts.station ? station : undefined));
     server = new StationServer({
+      ...(station.simDrift ? { simDrift: station.simDrift } : {}),
       sessions,
       teleop,
       projector: projector.feed,

@@ -10,8 +10,10 @@ import type { CostConfig } from '../analysis/cost.js';
 import { SIM_CALIBRATION_KIND } from '../sim/calibration.js';
 import { RANDOMIZATION_KIND } from '../sim/randomization.js';
 import { operatorTimeByRollout, type RolloutOperatorTime } from '../session/operator-time.js';
+import { doneMarksByRollout, type DoneMarkRecord } from '../session/done-marks.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
+import { DEFAULT_DRIFT_THRESHOLDS, simDrift, type DriftRollout, type DriftThresholds, type SimDrift } from '../analysis/sim-drift.js';
 import { preregisteredAnalysis, PreregistrationError, type AskedAnalysis } from '../session/analysis-report.js';
 
 export interface StoredReportOptions {
@@ -28,6 +30,8 @@ export interface StoredReportOptions {
   readonly includeRehearsals?: boolean;
   /** A session's pre-registered analysis to show, and the metric and α the report was asked for (refused if not the plan's). */
   readonly preregistered?: AskedAnalysis;
+  /** The drift alarm's thresholds (defaults: DEFAULT_DRIFT_THRESHOLDS). */
+  readonly driftThresholds?: Partial<DriftThresholds>;
 }
 
 export type StoredReport = PairedReport & {
@@ -37,6 +41,8 @@ export type StoredReport = PairedReport & {
   readonly rehearsalsLeftOut: number;
   /** Each real rollout's operator seconds as its session journal has them (place, supervise, score, reset). */
   readonly operatorTime: readonly RolloutOperatorTime[];
+  /** The sim twin's agreement with the rig on this layout set, evaluation after evaluation, over every policy on it, and the alarm. */
+  readonly simDrift: SimDrift;
 };
 
 /** The policies a list names: each spec's rows in the store (one per checkpoint). */
@@ -74,9 +80,14 @@ function reportRollouts(
   const journals = new Map<number, Map<number, RolloutOperatorTime>>();
   const operatorTime: RolloutOperatorTime[] = [];
   let rehearsalsLeftOut = 0;
+  const marksBySession = new Map<number, Map<number, DoneMarkRecord[]>>();
   const journalled = (sessionId: number, rolloutId: number): RolloutOperatorTime | undefined => {
     let m = journals.get(sessionId);
-    if (!m) journals.set(sessionId, (m = operatorTimeByRollout(store.listSessionJournal(sessionId))));
+    if (!m) {
+      const journal = store.listSessionJournal(sessionId);
+      journals.set(sessionId, (m = operatorTimeByRollout(journal)));
+      marksBySession.set(sessionId, doneMarksByRollout(journal));
+    }
     return m.get(rolloutId);
   };
   for (const p of policies) {
@@ -113,11 +124,72 @@ function reportRollouts(
         endStates: r.latestScore?.endStates ?? null,
         counts: r.counts,
         taskEvents: store.listTaskEvents(r.id),
+        doneMarks: r.kind === 'real' && r.sessionId !== null ? (marksBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
         startedAt: r.startedAt,
       });
     }
   }
   return { rollouts, otherLayoutSets, operatorTime, rehearsalsLeftOut };
+}
+
+/** The calibration a rollout's side pairs by: a sim rollout's sim calibration (a randomized sweep: its spec), the real side's whole set. */
+function calibrationOf(store: Store, kindOf: Map<string, string>, r: { readonly kind: 'sim' | 'real'; readonly calibrationSha256s: readonly string[] }): string {
+  const calibrationKind = (sha: string): string => {
+    let k = kindOf.get(sha);
+    if (k === undefined) kindOf.set(sha, (k = store.getCalibration(sha)?.kind ?? 'unknown'));
+    return k;
+  };
+  if (r.kind === 'real') return r.calibrationSha256s.join(',');
+  return r.calibrationSha256s.find((c) => calibrationKind(c) === RANDOMIZATION_KIND) ?? r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(',');
+}
+
+export interface StoredDriftOptions {
+  readonly thresholds?: Partial<DriftThresholds>;
+  /** Track against this sim calibration; default the one the newest sim rollout on the set ran with. */
+  readonly simCalibration?: string;
+  /** Count rehearsals (black camera frames, the emulated cell) too. Default: left out, as in the report. */
+  readonly includeRehearsals?: boolean;
+  /** Policies whose rollouts are left out (a blind session still running must not show its results). */
+  readonly excludePolicyIds?: ReadonlySet<number>;
+}
+
+/** The sim-twin drift of one layout set, over every policy with valid scored rollouts on it. */
+export function storedSimDrift(store: Store, layoutSetSha256: string, o: StoredDriftOptions = {}): SimDrift {
+  const kindOf = new Map<string, string>();
+  const policies = store.listPolicies();
+  const label = (id: number): string => {
+    const p = policies.find((x) => x.id === id);
+    if (!p) return String(id);
+    return policies.filter((q) => q.name === p.name).length > 1 ? `${p.name} #${p.id}` : p.name;
+  };
+  const rows: DriftRollout[] = [];
+  for (const r of store.listRollouts({ layoutSetSha256 })) {
+    if (r.status !== 'valid' || r.effectiveProgress === null) continue;
+    if (r.rehearsal && !o.includeRehearsals) continue;
+    if (o.excludePolicyIds?.has(r.policyId)) continue;
+    rows.push({ id: r.id, kind: r.kind, policy: String(r.policyId), label: label(r.policyId), layoutIndex: r.layoutIndex, episodeSeconds: r.episodeSeconds, progress: r.effectiveProgress, calibration: calibrationOf(store, kindOf, r), sessionId: r.sessionId, startedAt: r.startedAt });
+  }
+  return simDrift(rows, { ...(o.thresholds ? { thresholds: o.thresholds } : {}), ...(o.simCalibration ? { simCalibration: o.simCalibration } : {}) });
+}
+
+/** The drift of every layout set with real rollouts: what the Rig page shows (GET /api/rig/sim-drift). */
+export interface StationSimDrift {
+  readonly thresholds: DriftThresholds;
+  readonly layoutSets: readonly { readonly layoutSet: string; readonly task: string; readonly drift: SimDrift }[];
+  /** The alarms' sentences, one per layout set whose sim no longer agrees with the rig. */
+  readonly alarms: readonly { readonly layoutSet: string; readonly task: string; readonly sentence: string; readonly since: string }[];
+}
+
+export function stationSimDrift(store: Store, o: Omit<StoredDriftOptions, 'simCalibration'> = {}): StationSimDrift {
+  const layoutSets = store
+    .listLayoutSets()
+    .filter((ls) => store.listRollouts({ layoutSetSha256: ls.sha256, kind: 'real' }).length > 0)
+    .map((ls) => ({ layoutSet: ls.sha256, task: ls.task, drift: storedSimDrift(store, ls.sha256, o) }));
+  return {
+    thresholds: { ...DEFAULT_DRIFT_THRESHOLDS, ...o.thresholds },
+    layoutSets,
+    alarms: layoutSets.flatMap((l) => (l.drift.alarm ? [{ layoutSet: l.layoutSet, task: l.task, sentence: l.drift.alarm.sentence, since: l.drift.alarm.sinceAt }] : [])),
+  };
 }
 
 /** The report of these policies on this layout set; ReportInputError (one sentence) when it cannot be made as asked. */
@@ -142,5 +214,6 @@ export function storedPairedReport(store: Store, o: StoredReportOptions): Stored
       throw e;
     }
   }
-  return { ...built, ...(preregistered ? { preregistered } : {}), otherLayoutSets, operatorTime, rehearsalsLeftOut };
+  const drift = storedSimDrift(store, o.layoutSet.sha256, { ...(o.driftThresholds ? { thresholds: o.driftThresholds } : {}), includeRehearsals: o.includeRehearsals === true });
+  return { ...built, ...(preregistered ? { preregistered } : {}), otherLayoutSets, operatorTime, rehearsalsLeftOut, simDrift: drift };
 }

@@ -2,7 +2,7 @@
 import { parentPort } from 'node:worker_threads';
 import { ReportInputError } from '../analysis/paired-report.js';
 import { openStore, type Store } from '../store/store.js';
-import { storedPairedReport } from './report-data.js';
+import { stationSimDrift, storedPairedReport } from './report-data.js';
 import type { FromReportThread, ToReportThread } from './report-thread.js';
 
 const port = parentPort!;
@@ -13,7 +13,7 @@ port.on('message', (m: ToReportThread) => {
   try {
     let store = stores.get(m.storeFile);
     if (!store) stores.set(m.storeFile, (store = openStore(m.storeFile, { create: false })));
-    reply = { id: m.id, ok: true, report: storedPairedReport(store, m.options) };
+    reply = 'drift' in m ? { id: m.id, ok: true, drift: stationSimDrift(store, { ...(m.drift.thresholds ? { thresholds: m.drift.thresholds } : {}), excludePolicyIds: new Set(m.drift.excludePolicyIds) }) } : { id: m.id, ok: true, report: storedPairedReport(store, m.options) };
   } catch (e) {
     reply = { id: m.id, ok: false, inputError: e instanceof ReportInputError, message: e instanceof Error ? e.message : String(e), ...(e instanceof ReportInputError && e.choices ? { choices: e.choices } : {}) };
   }

@@ -7,25 +7,39 @@
  */
 import { Worker } from 'node:worker_threads';
 import { ReportInputError, type ReportChoices } from '../analysis/paired-report.js';
-import type { StoredReport, StoredReportOptions } from './report-data.js';
+import type { StationSimDrift, StoredReport, StoredReportOptions } from './report-data.js';
+import type { DriftThresholds } from '../analysis/sim-drift.js';
 
-export type ToReportThread = { readonly id: number; readonly storeFile: string; readonly options: StoredReportOptions };
-export type FromReportThread = { readonly id: number; readonly ok: true; readonly report: StoredReport } | { readonly id: number; readonly ok: false; readonly inputError: boolean; readonly message: string; readonly choices?: ReportChoices };
+export type DriftRequest = { readonly thresholds?: Partial<DriftThresholds>; readonly excludePolicyIds: readonly number[] };
+export type ToReportThread = { readonly id: number; readonly storeFile: string; readonly options: StoredReportOptions } | { readonly id: number; readonly storeFile: string; readonly drift: DriftRequest };
+export type FromReportThread =
+  | { readonly id: number; readonly ok: true; readonly report: StoredReport }
+  | { readonly id: number; readonly ok: true; readonly drift: StationSimDrift }
+  | { readonly id: number; readonly ok: false; readonly inputError: boolean; readonly message: string; readonly choices?: ReportChoices };
 
 export class ReportThread {
   private worker: Worker | undefined;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: StoredReport) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (r: never) => void; reject: (e: Error) => void }>();
 
   constructor(private readonly storeFile: string) {}
 
   /** The report; rejects with ReportInputError (one sentence for the operator) when it cannot be made as asked. */
   build(options: StoredReportOptions): Promise<StoredReport> {
+    return this.ask<StoredReport>((id) => ({ id, storeFile: this.storeFile, options }));
+  }
+
+  /** The sim-twin drift of every layout set with real rollouts (the Rig page's alarm). */
+  drift(request: DriftRequest): Promise<StationSimDrift> {
+    return this.ask<StationSimDrift>((id) => ({ id, storeFile: this.storeFile, drift: request }));
+  }
+
+  private ask<T>(message: (id: number) => ToReportThread): Promise<T> {
     const w = this.started();
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      w.postMessage({ id, storeFile: this.storeFile, options } satisfies ToReportThread);
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (r: never) => void, reject });
+      w.postMessage(message(id));
     });
   }
 
@@ -44,7 +58,7 @@ export class ReportThread {
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
-      if (m.ok) p.resolve(m.report);
+      if (m.ok) p.resolve(('report' in m ? m.report : m.drift) as never);
       else p.reject(m.inputError ? new ReportInputError(m.message, m.choices) : new Error(m.message));
     });
     const gone = (why: string): void => {

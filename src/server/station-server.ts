@@ -22,6 +22,7 @@
  *   GET  /api/compare/report?layoutSet=SHA[&policies=ID,…][&simCalibration=SHA][&realCalibration=SHA][&episodeSeconds=S]   the paired report's data, as 'tandem report --json'
  *   GET  /api/layout-sets/SHA/layouts/N         one layout (the 3D view)
  *   GET  /api/rig/urdf             the rig's URDF (the 3D view's arms)
+ *   GET  /api/rig/sim-drift        per layout set, the sim twin's agreement with the rig evaluation after evaluation, and the drift alarms
  *   GET  /api/layout-sets/SHA/layouts/N/top-view.svg   the layout from above (the session's rollout card)
  *   GET  /api/sessions             eval sessions in the store (open and ended)
  *   POST /api/sessions             {"layoutSet", "policies", "perLayout", "blind", "minutes"?, …}: plan and start one
@@ -58,6 +59,7 @@ import { ReportThread } from './report-thread.js';
 import { pickReplayPair, readTrace, replayView } from './replay-view.js';
 import { EpisodeExportError } from '../record/episode-streams.js';
 import { rigToUrdf } from '../rig/urdf.js';
+import type { DriftThresholds } from '../analysis/sim-drift.js';
 import { sampleLayoutSet } from '../layouts/layout-set.js';
 import { LayoutSetError } from '../layouts/errors.js';
 import { RigBusyError, type RigHost } from './rig-host.js';
@@ -114,6 +116,8 @@ export interface StationServerOptions {
   readonly projector?: ProjectorFeed;
   /** The calibrations the station runs with (the composition root knows them); the store's are added here. */
   readonly calibrationsInUse?: () => readonly CalibrationInUse[];
+  /** The sim-twin drift alarm's thresholds (the station config's 'simDrift'); unset ones keep their defaults. */
+  readonly simDrift?: Partial<DriftThresholds>;
   /** Default 0: any free port. */
   readonly port?: number;
   /** Default a fresh random token. */
@@ -329,6 +333,12 @@ export class StationServer {
       }
       return { body: this.o.rig.status() };
     }
+    if (get && path === '/api/rig/sim-drift') {
+      // A blind session still running keeps its policies' results to itself, as compare does.
+      const blind = this.o.sessions?.blindSpecs() ?? new Map<string, number>();
+      const excludePolicyIds = store.listPolicies().filter((p) => blind.has(p.spec)).map((p) => p.id);
+      return { body: await this.reports.drift({ ...(this.o.simDrift ? { thresholds: this.o.simDrift } : {}), excludePolicyIds }) };
+    }
     if (get && path === '/api/rig/urdf') {
       const model = this.o.rig.model();
       if (!model) throw new ApiRefusal(409, 'The rig is not set up yet, so its model is not known; press Hold, or wait for it to come up.');
@@ -499,7 +509,7 @@ export class StationServer {
       return { body: this.stopRun() };
     }
     if (path.startsWith('/api/')) {
-      const known = ['/api/info', '/api/rig', '/api/calibrations', '/api/rig/command', '/api/rig/urdf', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay', '/api/compare/report'];
+      const known = ['/api/info', '/api/rig', '/api/calibrations', '/api/rig/command', '/api/rig/urdf', '/api/rig/sim-drift', '/api/layout-sets', '/api/layout-sets/sample', '/api/rollouts', '/api/run', '/api/rollouts/run', '/api/rollouts/stop', '/api/compare', '/api/compare/choices', '/api/compare/replay', '/api/compare/report'];
       if (known.includes(path) || one || layoutOne || topView) throw new ApiRefusal(405, `${method} is not allowed on ${path}.`);
     }
     throw new ApiRefusal(404, `There is nothing at ${path}.`);

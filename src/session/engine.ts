@@ -17,6 +17,7 @@ import { recoverEpisodeFile } from '../record/recover.js';
 import { JOURNAL, progressLine, sessionProgress, slotStates, type SessionProgress, type SlotState } from './journal-state.js';
 import { checkPlanLayoutSet, serializeSessionPlan, specOf, type SessionPlan } from './plan.js';
 import { abVerdictSoFar, analysisSoFar } from './ab-verdict.js';
+import { doneMarksOf } from './done-marks.js';
 import type { AnytimeComparison } from '../analysis/anytime-ab.js';
 import { NO_INTERLOCKS, NO_PROJECTOR, OPERATOR_STOP, type InterlockSource, type OperatorStep, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
 
@@ -182,14 +183,29 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
         const safety = interlocks.armed();
         const signal = AbortSignal.any([safety, o.signal]);
         let run: SessionRunOutcome;
+        // The operator's "object done" marks while the rig runs: each journalled at once with its
+        // episode second (the time to success the report reads), so a crash keeps them too.
+        const watching = new AbortController();
+        const tRun = now();
+        operator.watchRun?.(
+          step,
+          (m) => {
+            if (watching.signal.aborted) return;
+            const tS = Math.min(plan.episodeSeconds, Math.max(0, m.simulatedTS ?? (now() - tRun) / 1000));
+            journal({ ...at, action: JOURNAL.objectDone, detail: { tS: Math.round(tS * 1000) / 1000, ...(m.objectId ? { objectId: m.objectId } : {}) } });
+          },
+          watching.signal,
+        );
         try {
           run = await runner.run({ sessionId: id, ...at, task, layout, spec: specOf(plan, planned.policyLabel), label: planned.policyLabel, seed: planned.seed, episodeSeconds: plan.episodeSeconds, signal });
         } catch (e) {
+          watching.abort();
           const reason = e instanceof Error ? e.message : String(e);
           journal({ ...at, action: JOURNAL.runFailed, detail: { reason } });
           operator.say(`Rollout ${s.slot + 1} could not run: ${reason}`);
           return stopped(reason);
         }
+        watching.abort();
         journal({
           ...at,
           action: JOURNAL.ran,
@@ -239,8 +255,9 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
           }
           throw e;
         }
+        const marks = doneMarksOf(entries, at);
         journal(
-          { ...at, action: JOURNAL.scored, operatorS: took(t0, a), detail: { progress: p.progress, counts: p.counts, summary: p.summary, ...(a.note ? { note: a.note } : {}) } },
+          { ...at, action: JOURNAL.scored, operatorS: took(t0, a), detail: { progress: p.progress, counts: p.counts, summary: p.summary, ...(a.note ? { note: a.note } : {}), ...(marks.length ? { doneMarks: marks } : {}) } },
           { rolloutId: run.rolloutId, endStates, progress: p.progress, counts: p.counts, operator: operator.name, note: a.note ?? null },
         );
         continue;

@@ -14,6 +14,8 @@ export const JOURNAL = {
   shown: 'shown',
   placed: 'placed',
   running: 'running',
+  /** The operator marked an object done while the rig ran the rollout (its episode second): the object's time to success. */
+  objectDone: 'object-done',
   ran: 'ran',
   runFailed: 'run-failed',
   interrupted: 'interrupted',

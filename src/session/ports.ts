@@ -108,11 +108,25 @@ export type ScoreAnswer =
   | ({ readonly action: 'score-count'; readonly count: number; readonly note?: string } & Timed)
   | ({ readonly action: 'redo'; readonly reason: string } & Timed);
 
+/** The operator's "this object is done" while the rig runs a rollout (a keypress, a pedal, a button). */
+export interface DoneMark {
+  /** The object, when the operator named it. */
+  readonly objectId?: string;
+  /** Episode seconds the operator says it was done at (a simulated operator); else the engine's clock since the rollout started. */
+  readonly simulatedTS?: number;
+}
+
 export interface SessionOperator {
   /** Who scores (stored with each score). */
   readonly name: string;
   /** The layout is shown: place the objects, then confirm (or pause, stop for now, e-stop). */
   place(step: OperatorStep): Promise<PlaceAnswer>;
+  /**
+   * The rig runs the rollout: the operator may mark each object as it is done (`mark`), until
+   * `signal` aborts when the episode ends. Optional: an operator without it gives no times, and the
+   * report counts its rollouts' objects without them.
+   */
+  watchRun?(step: OperatorStep, mark: (m: DoneMark) => void, signal: AbortSignal): void;
   /** The episode ended: score each object (or ask to redo it, with a reason). */
   score(step: OperatorStep & { readonly run: SessionRunOutcome }): Promise<ScoreAnswer>;
   /** The entry was refused (an impossible score): `problem` says why; the operator is asked again. */

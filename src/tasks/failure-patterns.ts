@@ -64,7 +64,7 @@ export interface FailureInput {
 export type FailureClassification = { readonly ok: true; readonly objects: readonly ObjectFailureRow[] } | { readonly ok: false; readonly why: string };
 
 /** The region an object is done in, for tasks scored by region; undefined for mug-flipping (done = upright). */
-function targetRegion(task: TaskDefinition, o: LayoutObject): string | undefined {
+export function targetRegion(task: TaskDefinition, o: LayoutObject): string | undefined {
   if (task.id === 'bottles-in-the-bin') return 'bin';
   if (task.id === 'mug-flipping') return undefined;
   const kind = objectKindOf(task, o.kind);

@@ -38,7 +38,7 @@ test('every bad field is one sentence naming the field and what to do', () => {
     [[], /^The station config station\.json must be a JSON object like \{"version": 1/],
     [{ version: 2, rig: RIG }, /^The station config station\.json has version 2; this station reads "version": 1\.$/],
     [{ version: 1 }, /needs 'rig': an object with a 'type'/],
-    [{ version: 1, rig: RIG, camera: [] }, /^The station config station\.json has unknown field 'camera'; remove it \(known: version, rig, cameras, leader, projector, cellIo, gripperCalibrations\)\.$/],
+    [{ version: 1, rig: RIG, camera: [] }, /^The station config station\.json has unknown field 'camera'; remove it \(known: version, rig, cameras, leader, projector, cellIo, gripperCalibrations, simDrift\)\.$/],
     [{ version: 1, rig: RIG, cameras: {} }, /is wrong: 'cameras' must be a JSON array of cameras/],
     [{ version: 1, rig: RIG, cameras: [{ name: 'a', source: 'usb0' }] }, /is wrong: Camera a: 'source' must be "v4l2:\/dev\/videoN", "testsrc" or "cell", not "usb0"\.$/],
     [{ version: 1, rig: RIG, cameras: [{ name: 'a', source: 'v4l2:video0' }] }, /Camera a: a v4l2 'source' names a device under \/dev/],

@@ -9,9 +9,12 @@ import { join, resolve } from 'node:path';
 import { intOption, requireString, UserError, type CliCommand } from '../command.js';
 import { readLayoutSetFile, readUserFile } from './layouts.js';
 import { withCommandStore } from '../station-store.js';
-import { ReportInputError, type PairedReport } from '../../analysis/paired-report.js';
-import { storedPairedReport } from '../../server/report-data.js';
+import { ReportInputError } from '../../analysis/paired-report.js';
+import { storedPairedReport, type StoredReport } from '../../server/report-data.js';
+import { checkDriftThresholds, DEFAULT_DRIFT_THRESHOLDS, type DriftThresholds } from '../../analysis/sim-drift.js';
+import { readStationConfig, CELL_PRESET } from '../station-config.js';
 import { renderReportHtml } from '../../analysis/report-html.js';
+import type { ThroughputSummary } from '../../analysis/object-times.js';
 import { reportFigures } from '../../analysis/report-figures.js';
 import { checkCostConfig, DEFAULT_COST_CONFIG, type CostConfig } from '../../analysis/cost.js';
 import { tandemVersion } from '../version.js';
@@ -32,6 +35,32 @@ function preregisteredArg(args: Parameters<CliCommand['run']>[0]): AskedAnalysis
   const metric = v.metric === undefined ? undefined : String(v.metric);
   if (metric !== undefined && !(ANALYSIS_METRICS as readonly string[]).includes(metric)) throw new UserError(`--metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${metric}'.`);
   return { session, ...(alpha !== undefined ? { alpha } : {}), ...(metric !== undefined ? { metric: metric as AnalysisMetric } : {}) };
+}
+
+/** The drift alarm's thresholds: the station config's 'simDrift', then each --drift-* flag over it. */
+function driftArg(args: Parameters<CliCommand['run']>[0], io: Parameters<CliCommand['run']>[1]): Partial<DriftThresholds> {
+  const v = args.values;
+  const file = v['station-config'];
+  const station = typeof file === 'string' ? readStationConfig(file === CELL_PRESET ? CELL_PRESET : resolve(io.cwd, file)) : undefined;
+  const out: Record<string, number> = { ...(station?.simDrift ?? {}) };
+  const flags = [
+    ['drift-min-r', 'minPearson', 'a number from -1 to 1, e.g. --drift-min-r 0.7'],
+    ['drift-max-mmrv', 'maxMmrv', 'a number from 0 to 1, e.g. --drift-max-mmrv 0.15'],
+    ['drift-max-gap', 'maxMeanAbsGap', 'a number from 0 to 1, e.g. --drift-max-gap 0.25'],
+    ['drift-window', 'windowEvaluations', 'a whole number of evaluations of at least 1, e.g. --drift-window 3'],
+  ] as const;
+  for (const [flag, key, range] of flags) {
+    const raw = v[flag];
+    if (raw === undefined) continue;
+    const x = String(raw).trim() === '' ? NaN : Number(raw);
+    try {
+      checkDriftThresholds({ [key]: x }, `--${flag}`);
+    } catch {
+      throw new UserError(`--${flag} must be ${range}, not '${String(raw)}'.`);
+    }
+    out[key] = x;
+  }
+  return out as Partial<DriftThresholds>;
 }
 
 function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<CostConfig> | undefined {
@@ -56,12 +85,27 @@ function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<C
   return doc as Partial<CostConfig>;
 }
 
-function summaryText(r: PairedReport, htmlPath: string | undefined, pngs: readonly string[]): string {
+const duration = (s: number): string => (s < 60 ? `${s.toFixed(1)} s` : s < 3600 ? `${(s / 60).toFixed(1)} min` : `${(s / 3600).toFixed(2)} h`);
+
+/** Units per hour, MTBF and time to success in one line, beside the policy's progress. */
+function throughputLine(t: ThroughputSummary): string {
+  const uph = t.unitsPerHour === null ? '–' : t.unitsPerHour.toFixed(t.unitsPerHour < 10 ? 1 : 0);
+  const mtbf = t.mtbfHours === null ? 'no failure' : `MTBF ${duration(t.mtbfHours * 3600)}`;
+  const tts = t.medianS === null ? 'no time to success' : `median time to success ${t.medianS.toFixed(1)} s${t.halfDoneS === null ? '' : `, half the objects done by ${t.halfDoneS.toFixed(1)} s`}`;
+  const untimed = t.untimedRolloutIds.length ? ` (${t.untimedRolloutIds.length} rollout(s) without times)` : '';
+  return `${t.unitsDone}/${t.units} objects, ${uph} units/h, ${mtbf}, ${tts}${untimed}`;
+}
+
+function summaryText(r: StoredReport, htmlPath: string | undefined, pngs: readonly string[]): string {
   const lines: string[] = [];
   for (const p of r.policies) {
     const s = p.sim?.tiers.at(-1);
     const re = p.real?.tiers.at(-1);
     lines.push(`${p.label}: ${p.pairedLayouts} paired layouts; sim ${s ? s.meanProgress.toFixed(2) : '–'}, real ${re ? re.meanProgress.toFixed(2) : '–'}${p.controlVariate ? `, real with sim ${p.controlVariate.estimate.toFixed(2)} [${p.controlVariate.lower.toFixed(2)}, ${p.controlVariate.upper.toFixed(2)}]` : ''}`);
+    for (const side of ['sim', 'real'] as const) {
+      const t = p.throughput[side];
+      if (t) lines.push(`  ${side}: ${throughputLine(t)}`);
+    }
   }
   if (r.correlation) {
     const c = r.correlation;
@@ -69,6 +113,7 @@ function summaryText(r: PairedReport, htmlPath: string | undefined, pngs: readon
   } else if (r.correlationUnavailable) lines.push(r.correlationUnavailable);
   for (const a of r.abComparisons) lines.push(`${a.a} vs ${a.b}: ${a.verdict.sentence}`);
   if (r.preregistered) lines.push(r.preregistered.sentence);
+  lines.push(r.simDrift.sentence);
   const s = r.segregated;
   if (s.awaitingScore.length) lines.push(`Not counted: ${s.awaitingScore.length} real rollout(s) await an operator score (${s.awaitingScore.join(', ')}).`);
   if (s.invalidOrAborted.length) lines.push(`Not counted: ${s.invalidOrAborted.length} invalid or aborted rollout(s).`);
@@ -87,6 +132,7 @@ const report: CliCommand = {
                      [--sim-calibration SHA256] [--real-calibration SHA256] [--episode-seconds S]
                      [--cost FILE] [--seed S] [--include-rehearsals]
                      [--session ID [--alpha A] [--metric M]]
+                     [--station-config FILE] [--drift-min-r R] [--drift-max-mmrv M] [--drift-max-gap G] [--drift-window N]
 
 For each policy (a spec as stored, e.g. code:bottles-in-the-bin?skill=0.5, or a store id), pairs
 its real rollouts with its sim rollouts on the same layouts of the layout set, and writes one
@@ -113,6 +159,14 @@ ledger. See docs/report.md.
                          metric and α, and the rollouts stopping early saved against the fixed-N plan
   --alpha A, --metric M  what the analysis is expected to be: refused unless they are the plan's
 
+The sim-twin drift alarm (every policy on the layout set, each real evaluation against the newest
+sim calibration): thresholds from the station config's "simDrift", or these flags
+  --station-config FILE  read "simDrift" from it (the thresholds the station's Rig page uses)
+  --drift-min-r R        alarm when Pearson r across policies falls below R (default ${DEFAULT_DRIFT_THRESHOLDS.minPearson})
+  --drift-max-mmrv M     alarm when MMRV rises above M (default ${DEFAULT_DRIFT_THRESHOLDS.maxMmrv})
+  --drift-max-gap G      alarm when the mean |sim − real| of the policies' means rises above G (default ${DEFAULT_DRIFT_THRESHOLDS.maxMeanAbsGap})
+  --drift-window N       evaluations (sessions, or days of rollouts outside one) pooled per point (default ${DEFAULT_DRIFT_THRESHOLDS.windowEvaluations})
+
 Real rollouts awaiting a score, invalid or aborted rollouts, other calibrations and other
 episode lengths are listed and left out, never averaged in.`,
   options: {
@@ -129,6 +183,11 @@ episode lengths are listed and left out, never averaged in.`,
     session: { type: 'string' },
     alpha: { type: 'string' },
     metric: { type: 'string' },
+    'station-config': { type: 'string' },
+    'drift-min-r': { type: 'string' },
+    'drift-max-mmrv': { type: 'string' },
+    'drift-max-gap': { type: 'string' },
+    'drift-window': { type: 'string' },
   },
   async run(args, io) {
     const specs = requireString(args, 'policies')
@@ -140,6 +199,7 @@ episode lengths are listed and left out, never averaged in.`,
     const seed = intOption(args, 'seed', 1, 0, 2 ** 31 - 1);
     const cost = costArg(io, args.values.cost);
     const preregistered = preregisteredArg(args);
+    const driftThresholds = driftArg(args, io);
     for (const flag of ['sim-calibration', 'real-calibration'] as const) {
       const v = args.values[flag];
       if (v !== undefined && !/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(String(v))) throw new UserError(`--${flag} must be a calibration's 64-character hex SHA-256, not '${String(v)}'.`);
@@ -159,6 +219,7 @@ episode lengths are listed and left out, never averaged in.`,
           seed,
           includeRehearsals: args.values['include-rehearsals'] === true,
           ...(preregistered ? { preregistered } : {}),
+          driftThresholds,
         });
         return { data, storeFile: store.file };
       } catch (e) {
