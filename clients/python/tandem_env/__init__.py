@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import array
 import asyncio
+import inspect
 import sys
 from typing import Any, Sequence
 
@@ -94,11 +95,17 @@ def _ndarray_f32(rows: Any, n: int, width: int) -> dict:
 class VectorEnv:
     """N environments of one task, stepped together (Gymnasium vector-env style, autoreset)."""
 
-    def __init__(self, url: str, *, open_timeout: float = 30.0) -> None:
+    def __init__(self, url: str, *, open_timeout: float = 30.0, api_key: str | None = None) -> None:
         self._loop = asyncio.new_event_loop()
+        options: dict[str, Any] = {}
+        if api_key:
+            # The header's keyword is extra_headers up to websockets 13, additional_headers after.
+            params = inspect.signature(websockets.connect).parameters
+            options["additional_headers" if "additional_headers" in params else "extra_headers"] = {"Authorization": f"Api-Key {api_key}"}
+
         async def _open() -> Any:
             # websockets' client binds to the loop running it, so it is made inside this loop.
-            return await websockets.connect(url, max_size=None, compression=None, open_timeout=open_timeout)
+            return await websockets.connect(url, max_size=None, compression=None, open_timeout=open_timeout, **options)
 
         self._ws = self._run(_open())
         hello = self._recv()

@@ -12,7 +12,7 @@ import { isLoopbackHost } from '../../server/foxglove-live.js';
 const serveEnv: CliCommand = {
   path: ['sim', 'serve-env'],
   summary: 'serve N sim environments of a task to an RL trainer (WebSocket + msgpack)',
-  help: `Usage: tandem sim serve-env --task T --envs N [--port P] [--host H [--allow-remote]] [--workers W] [--control-hz HZ] [--randomize FILE] [--idle-seconds S]
+  help: `Usage: tandem sim serve-env --task T --envs N [--port P] [--host H] [--api-key KEY] [--workers W] [--control-hz HZ] [--randomize FILE] [--idle-seconds S]
 
 Serves N environments of task T on worker threads over a WebSocket (msgpack, arrays in openpi's
 msgpack_numpy encoding; the protocol is docs/env-server.md). Each connection gets its own N
@@ -23,8 +23,8 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
   --task T            ${TASK_IDS.join(', ')}
   --envs N            environments per connection (1–1024)
   --port P            port (default 8765; 0 picks a free one and prints it)
-  --host H            address to bind (default 127.0.0.1); another needs --allow-remote
-  --allow-remote      serve an address off loopback, e.g. 0.0.0.0 (no authentication: anyone on that network can run sims)
+  --host H            address to bind (default 127.0.0.1); another (e.g. 0.0.0.0) needs --api-key
+  --api-key KEY       require 'Authorization: Api-Key KEY' of every trainer (default: $TANDEM_ENV_API_KEY, else none on loopback)
   --workers W         worker threads the environments are spread over (default min(N, 2))
   --control-hz HZ     steps per simulated second (default ${DEFAULT_SIM_CONTROL_HZ}, the policy rate)
   --randomize FILE    domain randomization spec (docs/sim.md): each episode draws its world from its seed
@@ -36,7 +36,7 @@ Images are not served yet: observations are the rig's 14-d state.`,
     envs: { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
-    'allow-remote': { type: 'boolean' },
+    'api-key': { type: 'string' },
     workers: { type: 'string' },
     'control-hz': { type: 'string' },
     randomize: { type: 'string' },
@@ -54,8 +54,10 @@ Images are not served yet: observations are the rig's 14-d state.`,
     const controlHz = numberOption(args, 'control-hz', DEFAULT_SIM_CONTROL_HZ, 1, 1000);
     const idleSeconds = numberOption(args, 'idle-seconds', 300, 0.1, 86_400);
     const host = typeof args.values.host === 'string' ? args.values.host : '127.0.0.1';
-    if (!isLoopbackHost(host) && args.values['allow-remote'] !== true) {
-      throw new UserError(`The env server has no authentication, so it binds loopback only; ${host.slice(0, 100)} is not loopback. Use 127.0.0.1 (a trainer elsewhere can reach it over an SSH tunnel), or add --allow-remote knowing anyone on that network can then run sims on this machine.`);
+    const apiKey = typeof args.values['api-key'] === 'string' ? args.values['api-key'] : io.env.TANDEM_ENV_API_KEY || undefined;
+    if (apiKey !== undefined && apiKey.length < 16) throw new UserError('--api-key must be at least 16 characters (a guessable key is no lock): generate one, e.g. with openssl rand -hex 16.');
+    if (!isLoopbackHost(host) && apiKey === undefined) {
+      throw new UserError(`Serving on ${host.slice(0, 100)} lets other machines run sims here, so it needs --api-key KEY (or $TANDEM_ENV_API_KEY); without one, serve on 127.0.0.1 (a trainer elsewhere can reach it over an SSH tunnel).`);
     }
     const randomization = randomizeArg(args, io);
     const { startEnvServer } = await import('../../sim/env/env-server.js');
@@ -66,6 +68,7 @@ Images are not served yet: observations are the rig's 14-d state.`,
         envs,
         port,
         host,
+        ...(apiKey !== undefined ? { apiKey } : {}),
         workers,
         controlHz,
         idleSeconds,

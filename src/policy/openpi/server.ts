@@ -61,7 +61,7 @@ export interface RunningPolicyServer {
 
 const ERROR_CLOSE_REASON = 'Internal server error. Traceback included in previous frame.';
 
-function keyMatches(header: string | undefined, key: string): boolean {
+export function keyMatches(header: string | undefined, key: string): boolean {
   const want = Buffer.from(`Api-Key ${key}`);
   const got = Buffer.from(header ?? '');
   return got.length === want.length && timingSafeEqual(got, want);

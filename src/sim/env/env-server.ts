@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { NdArray, packOpenpi, unpackOpenpi, WireFormatError, type WireValue } from '../../policy/openpi/msgpack-numpy.js';
 import { closeWebSocketService } from '../../policy/openpi/ws-shutdown.js';
+import { keyMatches } from '../../policy/openpi/server.js';
 import { STATE_DIM } from '../../rig/contract.js';
 import type { TaskDefinition } from '../../tasks/types.js';
 import { yamRigModel } from '../../rig/yam.js';
@@ -27,6 +28,8 @@ export interface EnvServerOptions {
   readonly port: number;
   /** Default 127.0.0.1. */
   readonly host?: string;
+  /** When set, a connection must send 'Authorization: Api-Key KEY' (required off loopback by `sim serve-env`). */
+  readonly apiKey?: string;
   /** Worker threads (default min(envs, 2)). */
   readonly workers?: number;
   readonly controlHz: number;
@@ -84,9 +87,15 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     maxPayload: maxRequestBytes(opts.envs),
     // Trainers are programs and send no Origin; a browser page always does, and may not drive the sims.
     verifyClient: (info: { origin?: string; req: IncomingMessage }, done: (ok: boolean, code?: number, message?: string) => void) => {
-      if (info.origin === undefined) return done(true);
-      log(`refused a connection from ${info.req.socket.remoteAddress ?? '?'}: a page from ${info.origin.slice(0, 200)} may not use this env server`);
-      done(false, 403, 'This env server refuses browser pages.');
+      if (info.origin !== undefined) {
+        log(`refused a connection from ${info.req.socket.remoteAddress ?? '?'}: a page from ${info.origin.slice(0, 200)} may not use this env server`);
+        return done(false, 403, 'This env server refuses browser pages.');
+      }
+      if (opts.apiKey !== undefined && !keyMatches(info.req.headers.authorization, opts.apiKey)) {
+        log(`refused a connection from ${info.req.socket.remoteAddress ?? '?'}: no valid API key`);
+        return done(false, 401, 'This env server needs its API key: send Authorization: Api-Key KEY.');
+      }
+      done(true);
     },
   });
   let nextConnection = 1;
