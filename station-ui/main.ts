@@ -135,7 +135,14 @@ function main(): void {
   const rigView = new RigView($('view-rig'), { hold: () => command('hold'), damp: () => command('damp') });
   const rollouts = new RolloutsView($('view-rollouts'), { report, stop: stopRollout });
   const compare = new CompareView($('view-compare'), { report });
-  const session = new SessionView($('view-session'), { report, stop: stopRollout });
+  const session = new SessionView($('view-session'), {
+    report,
+    stop: stopRollout,
+    openRollout: (id) => {
+      showView('rollouts');
+      rollouts.select(id).catch((e: Error) => report(e.message, true));
+    },
+  });
   const teleop = new TeleopView($('view-teleop'), { report });
   // Uploads sit with the forms that use them: under the Rollouts page's run and sample forms.
   const uploads = uploadsPanel({

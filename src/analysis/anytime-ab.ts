@@ -140,7 +140,7 @@ export function anytimeComparison(diffs: readonly number[], o: AnytimeOptions): 
     return { ...base, kind: held, stop: true, estimate, ...now, morePairs: null, pairsSaved: saved, sentence: `No difference larger than ${y.toFixed(2)} between ${names.a} and ${names.b} (${range}) after ${n} pair${n === 1 ? '' : 's'}: you may stop.` };
   }
   if (n >= o.maxPairs || o.ended) {
-    const done = n >= o.maxPairs ? `The plan's ${o.maxPairs} pairs are done` : `The session ended after ${n} of the plan's ${o.maxPairs} pairs`;
+    const done = n >= o.maxPairs ? (o.maxPairs === 1 ? "The plan's one pair is done" : `The plan's ${o.maxPairs} pairs are done`) : `The session ended after ${n} of the plan's ${o.maxPairs} pair${o.maxPairs === 1 ? '' : 's'}`;
     const where = n === 0 ? 'no pair was scored' : `${names.b} − ${names.a} is ${signed(estimate)} (${range})`;
     return { ...base, kind: 'undecided', stop: true, estimate, ...now, morePairs: null, pairsSaved: 0, sentence: `${done} without a verdict: ${where}.` };
   }

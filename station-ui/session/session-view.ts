@@ -17,6 +17,8 @@ export interface SessionViewHooks {
   report(message: string, error?: boolean): void;
   /** Stop the running rollout (S): it ends aborted and is offered for redo. */
   stop(): void;
+  /** Show a stored rollout (its detail and recording) on the Rollouts page. */
+  openRollout?(id: number): void;
 }
 
 const STEPS: readonly { readonly phase: readonly string[]; readonly words: string }[] = [
@@ -330,7 +332,7 @@ export class SessionView {
     api.sessionResults(id).then(
       (r) => {
         if (this.resultsOf?.id !== id) return;
-        drawResults(this.resultsPanel, id, r);
+        drawResults(this.resultsPanel, id, r, this.hooks.openRollout);
         drawAnalysis(this.analysisPanel, id, r);
       },
       (e: Error) => this.hooks.report(e.message, true),
@@ -623,7 +625,7 @@ export class SessionView {
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 /** The Results panel: readable from the desk, printable (Ctrl-P prints this panel alone). */
-function drawResults(panel: HTMLElement, id: number, r: SessionResults): void {
+function drawResults(panel: HTMLElement, id: number, r: SessionResults, openRollout?: (id: number) => void): void {
   clear(panel);
   panel.hidden = false;
   const name = (label: string): string => (r.key?.[label] ? `${label} = ${r.key[label]}` : label);
@@ -654,7 +656,20 @@ function drawResults(panel: HTMLElement, id: number, r: SessionResults): void {
   }
   table.append(body);
   const key = r.key ? h('dl', { class: 'kv', id: 'session-key' }, ...Object.entries(r.key).flatMap(([label, spec]) => [h('dt', {}, label), h('dd', {}, spec)])) : h('p', { class: 'muted', id: 'session-key' }, 'The blind key is shown once the session has ended.');
-  const episodes = h('ul', { class: 'lines' }, ...r.episodes.map((e) => h('li', {}, `rollout ${e.slot + 1} · ${e.label} · layout ${e.layoutIndex} (tier ${e.tier}) · ${pct(e.progress)}${e.rolloutId !== null ? ` · stored as rollout ${e.rolloutId} (Rollouts page)` : ''}`)));
+  const episodes = h(
+    'ul',
+    { class: 'lines' },
+    ...r.episodes.map((e) => {
+      const line = h('li', {}, `rollout ${e.slot + 1} · ${e.label} · layout ${e.layoutIndex} (tier ${e.tier}) · ${pct(e.progress)}`);
+      if (e.rolloutId !== null && openRollout) {
+        const id = e.rolloutId;
+        const open = h('button', { class: 'link', type: 'button', 'data-open-rollout': id }, `open stored rollout ${id}`);
+        open.onclick = () => openRollout(id);
+        line.append(' · ', open);
+      } else if (e.rolloutId !== null) line.append(` · stored as rollout ${e.rolloutId} (Rollouts page)`);
+      return line;
+    }),
+  );
   const print = h('button', { class: 'btn', type: 'button', id: 'session-results-print' }, 'Print');
   print.onclick = () => {
     document.body.classList.add('print-results');

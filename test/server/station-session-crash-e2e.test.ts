@@ -136,6 +136,14 @@ test("an operator's blind session through a station crash: double-clicked start,
   assert.match(key, /policy A\s*code:(hold|bottles-in-the-bin)/);
   assert.match(key, /policy B\s*code:(hold|bottles-in-the-bin)/);
   await page.screenshot({ path: join(SHOTS, 'session-e2e-8-results.png'), fullPage: true });
+  // Each episode opens its stored rollout (its detail and recording) from the Results view.
+  await page.locator('#session-results details summary').click();
+  const open = page.locator('#session-results [data-open-rollout]').first();
+  const rolloutId = await open.getAttribute('data-open-rollout');
+  await open.click();
+  await said(page, '#rollout-detail h2', new RegExp(`^Rollout ${rolloutId}$`));
+  assert.match(await page.locator('#rollout-detail').innerText(), /recording\s*\S+\.mcap/);
+  await page.screenshot({ path: join(SHOTS, 'session-e2e-9-rollout-from-results.png'), fullPage: true });
 
   // What the store kept: the aborted and the cut-off attempts unscored, two scored rollouts, the session ended.
   const ended = (await second.api<SessionSummary[]>('/api/sessions')).find((s) => s.id === id)!;
