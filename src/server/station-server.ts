@@ -170,12 +170,16 @@ export class StationServer {
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     if (o.sessions) {
       let wasRunning = false;
+      let wasScoring = false;
       o.sessions.publish = (session) => {
         this.broadcast({ type: 'session', session });
-        // A session rollout just ended and is stored: the Rollouts list and Compare follow, as after a single run.
+        // A session rollout just ended and is stored, or its score was just stored (the score step
+        // is over): the Rollouts list and Compare follow, as after a single run.
         const running = session?.running != null;
-        if (wasRunning && !running) this.broadcast({ type: 'rollouts-changed' });
+        const scoring = session?.phase === 'score';
+        if ((wasRunning && !running) || (wasScoring && !scoring)) this.broadcast({ type: 'rollouts-changed' });
         wasRunning = running;
+        wasScoring = scoring;
       };
     }
     if (o.teleop) o.teleop.publish = (teleop) => this.broadcast({ type: 'teleop', teleop });

@@ -144,6 +144,11 @@ test("an operator's blind session through a station crash: double-clicked start,
   await said(page, '#rollout-detail h2', new RegExp(`^Rollout ${rolloutId}$`));
   assert.match(await page.locator('#rollout-detail').innerText(), /recording\s*\S+\.mcap/);
   await page.screenshot({ path: join(SHOTS, 'session-e2e-9-rollout-from-results.png'), fullPage: true });
+  // The Rollouts list followed the session: no scored rollout still reads "awaiting score".
+  const stored = await second.api<RolloutSummary[]>('/api/rollouts');
+  for (const r of stored.filter((x) => x.progress !== null)) {
+    await said(page, `#view-rollouts tr[data-rollout="${r.id}"]`, /\d\.\d\d/);
+  }
 
   // What the store kept: the aborted and the cut-off attempts unscored, two scored rollouts, the session ended.
   const ended = (await second.api<SessionSummary[]>('/api/sessions')).find((s) => s.id === id)!;
