@@ -12,6 +12,7 @@
 import { SerialPort } from 'serialport';
 import { SerialPortStream } from '@serialport/stream';
 import type { BindingInterface } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import { timerOf } from '../../src/rig/clocks.js';
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type ArmSide, type Clock } from '../../src/rig/contract.js';
 import type { Leader, LeaderEvent, LeaderReading } from '../../src/rig/leader.js';
 import { ADDR_PRESENT_VELOCITY, INST_STATUS, PRESENT_READ_LENGTH, PacketDecoder, RAD_PER_TICK, int32le, syncReadPacket } from './dynamixel-protocol.js';
@@ -169,13 +170,14 @@ export class GelloLeader implements Leader {
         this.note(link.side, link.problem, this.clock.nowS());
       });
       link.port = port;
-      // One round must come back complete before we trust the chain.
-      const start = performance.now();
+      // One round must come back complete before we trust the chain; waited on the rig's clock
+      // (on virtual time a wall-clock wait lets an unknown amount of the cell's time pass).
+      const startS = this.clock.nowS();
       const before = link.rounds;
-      while (link.rounds === before && performance.now() - start < 1000) {
+      while (link.rounds === before && this.clock.nowS() - startS < 1) {
         link.answeredThisRound = 0;
         port.write(this.request);
-        await new Promise((r) => setTimeout(r, 60));
+        await new Promise<void>((r) => timerOf(this.clock)(60, r));
       }
       if (link.rounds === before) {
         const silent = link.ticks.reduce<number[]>((acc, t, i) => (Number.isNaN(t) ? [...acc, i + 1] : acc), []);

@@ -8,6 +8,7 @@
  * Every poll sends one MIT command per motor and one handle request, in one write; replies update
  * the newest sample in place as they arrive (latest value wins). No timers of its own.
  */
+import { timerOf } from '../../src/rig/clocks.js';
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type ArmModel, type ArmSide, type Clock } from '../../src/rig/contract.js';
 import type { Leader, LeaderEvent, LeaderReading } from '../../src/rig/leader.js';
 import { MOTOR_RANGES, type MotorRanges } from '../../src/rig/motors.js';
@@ -248,9 +249,11 @@ export class YamLeader implements Leader {
       const handleBefore = link.handleReplies;
       const pending = silent.length === 0 ? [0, 1, 2, 3, 4, 5, HANDLE_SILENT] : silent;
       link.bus.send(pending.map((i) => (typeof i === 'number' ? specialFrame(link.motors[i].id, command) : handleRequestFrame())));
-      const start = performance.now();
-      while (performance.now() - start < this.requestTimeoutMs) {
-        await new Promise((r) => setTimeout(r, 2));
+      // On the rig's clock, not the wall's: on virtual time a wall-clock wait lets an unknown amount
+      // of the cell's time pass (its hold loop runs on), so two takes would start differently.
+      const startS = this.clock.nowS();
+      while ((this.clock.nowS() - startS) * 1000 < this.requestTimeoutMs) {
+        await new Promise<void>((r) => timerOf(this.clock)(2, r));
         silent = link.silentSince(before, handleBefore).filter((i) => pending.includes(i));
         if (silent.length === 0) return;
       }

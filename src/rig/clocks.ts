@@ -181,6 +181,8 @@ export class VirtualClock implements Clock {
   private anchorS = 0;
   private sleeping: ReturnType<typeof setTimeout> | undefined;
   private readonly paced: boolean;
+  /** Pieces of work time stands still for (standStill). */
+  private stillFor = 0;
 
   readonly timer: ClockTimer = (delayMs, fn) => this.schedule(this.t + Math.max(0, delayMs) / 1000, fn, true);
   /** A timer that fires when time reaches it but never moves time by itself. */
@@ -208,6 +210,13 @@ export class VirtualClock implements Clock {
     if (tS <= this.t) return RESOLVED;
     return new Promise<void>((resolve) => {
       this.schedule(tS, resolve, true);
+    });
+  }
+
+  standStill<T>(work: Promise<T>): Promise<T> {
+    this.stillFor++;
+    return work.finally(() => {
+      if (--this.stillFor === 0 && this.driving > 0) this.kick();
     });
   }
 
@@ -251,7 +260,7 @@ export class VirtualClock implements Clock {
       return;
     }
     this.pumping = false;
-    if (this.driving === 0) return;
+    if (this.driving === 0 || this.stillFor > 0) return;
     if (this.paced && this.events[0].tS > this.t && this.waitForWall(this.events[0].tS)) return;
     const ev = this.events.shift()!;
     ev.done = true;

@@ -221,6 +221,12 @@ export interface Clock {
    * deadlines, an emulated adapter's latency). Absent: the wall clock's own setTimeout.
    */
   readonly timer?: ClockTimer;
+  /**
+   * Time stands still until `work` settles (virtual time only; a wall clock's time passes
+   * regardless, so it has none): what the caller awaits between two phases — a file opened or
+   * finished between takes — then takes none of the rig's time, whatever the disk did.
+   */
+  standStill?<T>(work: Promise<T>): Promise<T>;
 }
 
 /** Calls `fn` once `delayMs` of the clock's time has passed; returns the cancel. */

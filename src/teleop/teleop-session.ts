@@ -108,6 +108,9 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
   // whose clock serves one waiter, the control loop: a wall timer (cancelled when an action comes
   // first) is the same wait there.
   const after = (ms: number): number | Promise<void> => (clock.passesWhileAwaiting === false ? clock.waitUntil(clock.nowS() + ms / 1000) : ms);
+  // Opening and finishing a take's file takes none of the rig's time where time can stand still
+  // (virtual time): otherwise the disk's speed would decide where the next take starts.
+  const still = <T>(work: Promise<T>): Promise<T> => clock.standStill?.(work) ?? work;
   const startedS = clock.nowS();
   let take: TakeHandle | undefined;
   let marks: string[] = [];
@@ -256,7 +259,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
     while (episode < o.episodes && !quit && !fatal) {
       o.onPhase?.('engaging', episode);
       if (!(await ensureSynced())) break;
-      take = await o.openTake(episode);
+      take = await still(o.openTake(episode));
       o.onPhase?.('take', episode, o.episodeSeconds);
       marks = [];
       const t0 = clock.nowS();
@@ -272,11 +275,11 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
       recorded.event(clock.nowS(), 'phase', 'teleop', ended === 'discard' ? 'Take discarded by the operator.' : 'Take ended.', { phase: 'end', episode_index: episode, discarded: ended === 'discard' });
       take = undefined;
       const takeMarks = [...marks];
-      const summary = await current.finish(takeMarks);
+      const summary = await still(current.finish(takeMarks));
       const report: TakeReport = { episodeIndex: episode, file: current.file, marks: takeMarks, summary };
       let lastKept: (TakeReport & { handle: TakeHandle }) | undefined;
       if (ended === 'discard') {
-        const movedTo = await current.discard('discarded by the operator during the take');
+        const movedTo = await still(current.discard('discarded by the operator during the take'));
         discarded.push({ ...report, movedTo, reason: 'discarded by the operator during the take' });
         log(`Discarded the take of episode ${episode + 1} (kept aside as ${movedTo}); recording it again.`);
       } else {
@@ -293,7 +296,7 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
       const a = await waitUntil(clock.nowS() + o.resetSeconds, (left) => left <= 5 && log(`  ${left}…`));
       if (a === 'quit') quit = true;
       else if (a === 'discard' && lastKept) {
-        const movedTo = await lastKept.handle.discard('discarded by the operator in the reset after it');
+        const movedTo = await still(lastKept.handle.discard('discarded by the operator in the reset after it'));
         kept.pop();
         discarded.push({ ...lastKept, movedTo, reason: 'discarded by the operator in the reset after it' });
         episode--;

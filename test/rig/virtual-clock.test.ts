@@ -60,3 +60,27 @@ test('paced, an event scheduled while the clock sleeps toward a later one fires 
   await far;
   assert.equal(clock.nowS(), 3);
 });
+
+test('time stands still while a piece of work runs (standStill), however long it takes, and moves on once it settles', async () => {
+  const clock = new VirtualClock();
+  // A loop that keeps time moving, as a rig's control loop does between takes.
+  let running = true;
+  const loop = (async () => {
+    while (running) await clock.waitUntil(clock.nowS() + 0.004);
+  })();
+  try {
+    await clock.waitUntil(1);
+    const before = clock.nowS();
+    // Work that takes wall time (a file opened on a slow disk).
+    const seenWhileStill = await clock.standStill(new Promise<number>((resolve) => setTimeout(() => resolve(clock.nowS()), 50)));
+    assert.equal(seenWhileStill, before, 'no virtual time passed while the work ran');
+    await clock.waitUntil(clock.nowS() + 0.5);
+    assert.ok(clock.nowS() >= before + 0.5, 'time moves again after the work settled');
+    // A rejected piece of work releases the clock too.
+    await assert.rejects(clock.standStill(Promise.reject(new Error('disk full'))), /disk full/);
+    await clock.waitUntil(clock.nowS() + 0.1);
+  } finally {
+    running = false;
+    await loop;
+  }
+});

@@ -145,7 +145,9 @@ export function createEmulatedGello(o: { clock: Clock; arms?: readonly ArmSide[]
     leader,
     binding,
     chains,
-    startHand: () => void start(),
+    startHand: () => {
+      startS = o.clock.nowS();
+    },
     inject(fault, arms = o.arms ?? ARM_SIDES) {
       for (const side of arms) chains[side]?.inject(fault);
     },

@@ -117,7 +117,11 @@ export interface EmulatedYamLeader {
   readonly binding: EmulatorBinding;
   readonly buses: Partial<Record<ArmSide, YamLeaderBusEmulator>>;
   readonly devices: Partial<Record<ArmSide, EmulatedAdapterDevice>>;
-  /** Starts the hand's script now (it starts at the first use otherwise). */
+  /**
+   * (Re)starts the hand's script now; until the first call it runs from the first use. Teleop calls
+   * it once the rig and the leader are active, so a take's hand motion does not depend on how long
+   * bringing them up took.
+   */
   startHand(): void;
   /** The hand's pose now (policy order). */
   handPose(): Float64Array;
@@ -153,7 +157,9 @@ export function createEmulatedYamLeader(o: EmulatedYamLeaderOptions): EmulatedYa
     binding,
     buses: emulators,
     devices,
-    startHand: () => void start(),
+    startHand: () => {
+      startS = o.clock.nowS();
+    },
     handPose: () => Float64Array.from(anyPlant.poseAt(nowS())),
     inject(fault, arms = o.arms ?? ARM_SIDES) {
       for (const side of arms) {
