@@ -96,8 +96,17 @@ test('leader emulate --kind yam on a Damiao USB-CAN pty: teleop record with --le
     assert.match(leader.out(), /Emulated YAM leader with its teaching handle \(damiao\): left arm on .*yam-leader-left\./);
     const spec = `yam:damiao:${link}`;
     assert.match(leader.out(), new RegExp(`Try: tandem teleop record --leader ${spec.replace(/[/.]/g, '\\$&')} `));
+    // The wrong framing first: SLCAN asked of the Damiao adapter is one sentence that says how to name it.
+    const wrong = await runTandem(['teleop', 'record', '--leader', `yam:${link}`, '--follower', rigConfig, '--task', 'bottles-in-the-bin', '--episodes', '1', '--out', join(dir, 'wrong'), '--data', join(dir, 'data')]);
+    assert.equal(wrong.code, 2, wrong.stderr);
+    assert.match(wrong.stderr, /^The left leader arm's bus cannot be opened: The SLCAN adapter on \S+ did not answer the SLCAN command 'C' within \d+ ms\. Is it an SLCAN adapter \(e\.g\. CANable with slcan firmware\)\? For a Damiao USB-CAN adapter write --leader yam:damiao:PORT \(in a station config, leader\.transport "damiao"\)\.\n$/);
     const file = await recordOneTake(spec, 'yam-takes', 3);
     await assertLeaderDriven(file, spec);
+    // Faults typed at the emulator, as an operator rehearsing bad input would.
+    leader.child.stdin.write('status\ncrc-errors 3\nright silence\nleft garbage\n');
+    await until(() => /the left arm sent a burst of garbage bytes/.test(leader.out()) && /This leader has no right arm\./.test(leader.out()), 10_000);
+    assert.match(leader.out(), /left arm: \d+ frames answered/);
+    assert.match(leader.out(), /crc-errors is a GELLO fault \(Dynamixel packets carry a CRC\); the YAM leader speaks CAN\./);
   } finally {
     code = await leader.stop();
   }
@@ -124,6 +133,8 @@ test('leader emulate --kind gello: teleop record with --leader gello:PTY drives 
   try {
     const file = await recordOneTake(`gello:${link}`, 'gello-takes', 2.5);
     await assertLeaderDriven(file, `gello:${link}`);
+    leader.child.stdin.write('crc-errors 5\n');
+    await until(() => /the leader sends the next 5 packets with a wrong CRC/.test(leader.out()), 10_000);
   } finally {
     code = await leader.stop();
   }
