@@ -157,6 +157,8 @@ export interface TeleopRecordOptions {
   readonly bilateralGain?: number;
   /** Replayed by an emulated leader instead of its scripted motion. */
   readonly trajectory?: string;
+  /** How this caller's operator gets a real leader, ending the refusal of an emulated one on real arms (default: the command's flags). */
+  readonly realLeaderAdvice?: string;
   /** Keys from here (the terminal in raw mode, or any byte stream). */
   readonly keyboard?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
   /** A foot pedal's evdev node. */
@@ -257,7 +259,7 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
   if (o.emptyTable && rigType !== 'yam-cell') throw new UserError("--empty-table clears the emulated cell's table (--follower cell, or a yam-cell rig config); clear a real table by hand.");
   // An emulated leader moves by a script: on real arms nobody would be holding the leader.
   if (o.leader.startsWith('emulated-') && !EMULATED_FOLLOWERS.includes(rigType)) {
-    throw new UserError(`The ${o.leader} leader moves by a script, and would drive the real arms of the ${rigType} rig with nobody at the leader; use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader).`);
+    throw new UserError(`The ${o.leader} leader moves by a script, and would drive the real arms of the ${rigType} rig with nobody at the leader; ${o.realLeaderAdvice ?? "use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader)."}`);
   }
   const onTable = table ?? defaultCellTable();
   const settings = { taskId, prompt, episodes, seconds, resetSeconds, firstEpisode, rigType };
