@@ -24,6 +24,8 @@ export interface SerialCanBusOptions {
   readonly setupTimeoutMs?: number;
   /** How often to try reopening after an unplug. 0 disables reconnecting. */
   readonly reconnectIntervalMs?: number;
+  /** What to check when an SLCAN adapter does not answer its setup, in the words of whoever chose the framing. */
+  readonly wrongFramingHint?: string;
 }
 
 export const DEFAULT_BAUD: Readonly<Record<CanTransport, number>> = { slcan: 115200, damiao: 921600 };
@@ -163,7 +165,7 @@ export class SerialCanBus implements CanBus {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.ackWaiter = undefined;
-        reject(new Error(`The ${this.description} did not answer the SLCAN command '${text}' within ${timeoutMs} ms. Is it an SLCAN adapter (e.g. CANable with slcan firmware) and is --transport right?`));
+        reject(new Error(`The ${this.description} did not answer the SLCAN command '${text}' within ${timeoutMs} ms. ${this.options.wrongFramingHint ?? 'Is it an SLCAN adapter (e.g. CANable with slcan firmware) and is --transport right?'}`));
       }, timeoutMs);
       this.ackWaiter = (ok) => {
         clearTimeout(timer);

@@ -28,6 +28,7 @@ const COMMAND_MODULES: readonly { readonly prefix: readonly string[]; readonly l
   { prefix: ['record'], load: () => import('./commands/record.js') },
   { prefix: ['session'], load: () => import('./commands/session.js') },
   { prefix: ['teleop'], load: () => import('./commands/teleop.js') },
+  { prefix: ['leader'], load: () => import('./commands/leader.js') },
   { prefix: ['policy'], load: () => import('./commands/policy.js') },
   { prefix: ['projector'], load: () => import('./commands/projector.js') },
 ];

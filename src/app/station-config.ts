@@ -12,6 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { CameraConfigError, parseCameraConfigs, type CameraConfig } from '../../drivers/cameras/camera-config.js';
 import { CellIoConfigError, parseCellIoConfig, readCellIoConfig, type CellIoConfig } from '../../drivers/cell-io/cell-io-config.js';
 import { ARM_SIDES, type ArmSide } from '../rig/contract.js';
+import { CAN_TRANSPORTS, type CanTransport } from '../../drivers/can/bus.js';
 import type { RigConfig } from '../rig/registry.js';
 import { CAMERA_NAMES, type CameraName } from '../policy/contract.js';
 import { UserError } from './command.js';
@@ -30,6 +31,8 @@ export interface LeaderConfig {
   readonly kind: LeaderKind;
   /** One serial port per arm, left first (real leaders only). */
   readonly ports: readonly string[];
+  /** The YAM leader's CAN adapters: SLCAN (default) or Damiao USB-CAN, as the follower's 'transport'. */
+  readonly transport?: CanTransport;
 }
 
 export interface ProjectorConfig {
@@ -104,10 +107,12 @@ function checkRig(rig: unknown, source: string): RigConfig {
 function parseLeader(raw: unknown, source: string): LeaderConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(source, `has a 'leader' that is not an object; write e.g. {"kind": "yam", "ports": ["/dev/ttyACM2", "/dev/ttyACM3"]}.`);
   const o = raw as Record<string, unknown>;
-  const extra = Object.keys(o).filter((k) => k !== 'kind' && k !== 'ports');
-  if (extra.length) fail(source, `has unknown field leader.${named(extra[0])}; remove it (a leader has 'kind' and 'ports').`);
+  const extra = Object.keys(o).filter((k) => k !== 'kind' && k !== 'ports' && k !== 'transport');
+  if (extra.length) fail(source, `has unknown field leader.${named(extra[0])}; remove it (a leader has 'kind', 'ports' and, for yam, 'transport').`);
   if (!LEADER_KINDS.includes(o.kind as LeaderKind)) fail(source, `has leader.kind ${quoted(o.kind)}; use one of ${LEADER_KINDS.join(', ')}.`);
   const kind = o.kind as LeaderKind;
+  if (o.transport !== undefined && kind !== 'yam') fail(source, `gives a transport to the ${kind} leader; leader.transport is the YAM leader's CAN adapter framing (slcan or damiao), so remove it.`);
+  if (o.transport !== undefined && !(CAN_TRANSPORTS as readonly unknown[]).includes(o.transport)) fail(source, `has leader.transport ${quoted(o.transport)}; use slcan (CANable) or damiao (Damiao USB-CAN).`);
   if (kind.startsWith('emulated-')) {
     if (o.ports !== undefined) fail(source, `gives ports to the ${kind} leader, which runs in the station; remove leader.ports or use kind "${kind.slice('emulated-'.length)}".`);
     return { kind, ports: [] };
@@ -116,7 +121,7 @@ function parseLeader(raw: unknown, source: string): LeaderConfig {
   if (!Array.isArray(ports) || ports.length < 1 || ports.length > 2 || ports.some((p) => typeof p !== 'string' || !p.startsWith('/'))) {
     fail(source, `needs leader.ports: one serial device path per arm, left first (e.g. ["/dev/ttyACM2", "/dev/ttyACM3"]).`);
   }
-  return { kind, ports: ports as string[] };
+  return { kind, ports: ports as string[], ...(o.transport !== undefined ? { transport: o.transport as CanTransport } : {}) };
 }
 
 function parseProjector(raw: unknown, source: string, baseDir: string): ProjectorConfig {
@@ -213,7 +218,7 @@ export function readStationConfig(file: string): StationConfig {
 
 /** The leader as `tandem teleop record --leader` spells it. */
 export function leaderSpecOf(l: LeaderConfig): string {
-  return l.kind.startsWith('emulated-') ? l.kind : `${l.kind}:${l.ports.join(',')}`;
+  return l.kind.startsWith('emulated-') ? l.kind : `${l.kind}:${l.transport === 'damiao' ? 'damiao:' : ''}${l.ports.join(',')}`;
 }
 
 /** The cameras a policy reads that the config lacks: one sentence, or undefined when all are there. */

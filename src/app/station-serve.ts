@@ -316,6 +316,8 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
           onPhase: hooks.phase,
           onTake: hooks.take,
           withRig: (table, use) => host.forRollout(table, use),
+          // The page offers the emulated leaders only: a real one is recorded from a terminal.
+          realLeaderAdvice: "this page drives only emulated leaders, so record with the real leader from a terminal: tandem teleop record --leader yam:PORT,PORT (or gello:PORT,PORT, or --station-config FILE with its 'leader').",
         });
         return { sessionId: r.sessionId, end: r.session.end, ...(r.session.problem ? { problem: r.session.problem } : {}) };
       } catch (e) {

@@ -127,16 +127,26 @@ export interface EmulatedGello {
   inject(fault: GelloFault, arms?: readonly ArmSide[]): void;
 }
 
-export function createEmulatedGello(o: { clock: Clock; arms?: readonly ArmSide[]; hand?: HandMotion }): EmulatedGello {
+/** One hand's GELLO chains, one per arm, however they are reached (the in-process binding, a pty). */
+export function createGelloChains(o: { readonly nowS: () => number; readonly arms?: readonly ArmSide[]; readonly hand?: HandMotion }): { chains: Partial<Record<ArmSide, GelloChainEmulator>>; startHand(): void } {
   const hand = o.hand ?? scriptedMotion();
-  const binding = new EmulatorBinding();
   const chains: Partial<Record<ArmSide, GelloChainEmulator>> = {};
   let startS = NaN;
-  const start = (): number => (Number.isNaN(startS) ? (startS = o.clock.nowS()) : startS);
+  const start = (): number => (Number.isNaN(startS) ? (startS = o.nowS()) : startS);
+  for (const side of o.arms ?? ARM_SIDES) chains[side] = new GelloChainEmulator(side, hand, o.nowS, start);
+  return {
+    chains,
+    startHand: () => {
+      startS = o.nowS();
+    },
+  };
+}
+
+export function createEmulatedGello(o: { clock: Clock; arms?: readonly ArmSide[]; hand?: HandMotion }): EmulatedGello {
+  const binding = new EmulatorBinding();
+  const { chains, startHand } = createGelloChains({ nowS: () => o.clock.nowS(), arms: o.arms, hand: o.hand });
   const ports: Partial<Record<ArmSide, { path: string }>> = {};
-  for (const side of o.arms ?? ARM_SIDES) {
-    const chain = new GelloChainEmulator(side, hand, () => o.clock.nowS(), start);
-    chains[side] = chain;
+  for (const [side, chain] of Object.entries(chains) as [ArmSide, GelloChainEmulator][]) {
     binding.add(new EmulatedGelloDevice(emulatedGelloPath(side), chain));
     ports[side] = { path: emulatedGelloPath(side) };
   }
@@ -145,9 +155,7 @@ export function createEmulatedGello(o: { clock: Clock; arms?: readonly ArmSide[]
     leader,
     binding,
     chains,
-    startHand: () => {
-      startS = o.clock.nowS();
-    },
+    startHand,
     inject(fault, arms = o.arms ?? ARM_SIDES) {
       for (const side of arms) chains[side]?.inject(fault);
     },

@@ -132,48 +132,68 @@ export function emulatedLeaderPath(side: ArmSide): string {
   return `/emulated/yam-leader-${side}`;
 }
 
+/** The leader arms' buses (motors moved by one hand, and each arm's handle), however they are reached. */
+export interface YamLeaderArms {
+  readonly buses: Partial<Record<ArmSide, YamLeaderBusEmulator>>;
+  /**
+   * (Re)starts the hand's script now; until the first call it runs from when a host first talks to the leader. Teleop calls
+   * it once the rig and the leader are active, so a take's hand motion does not depend on how long
+   * bringing them up took.
+   */
+  startHand(): void;
+  /** The hand's pose now (policy order). */
+  handPose(): Float64Array;
+}
+
+export function createYamLeaderArms(o: { readonly nowS: () => number; readonly arms?: readonly ArmSide[]; readonly hand?: HandMotion }): YamLeaderArms {
+  const hand = o.hand ?? scriptedMotion();
+  const buses: Partial<Record<ArmSide, YamLeaderBusEmulator>> = {};
+  let startS = NaN;
+  const start = (): number => (Number.isNaN(startS) ? (startS = o.nowS()) : startS);
+  for (const side of o.arms ?? ARM_SIDES) buses[side] = new YamLeaderBusEmulator(new HandPlant(hand, side, start), hand, side, start, o.nowS);
+  const anyPlant = Object.values(buses)[0]!.plant;
+  return {
+    buses,
+    startHand: () => {
+      startS = o.nowS();
+    },
+    handPose: () => Float64Array.from(anyPlant.poseAt(o.nowS())) };
+}
+
+/** Bytes that are no frame in either framing (never SLCAN's 't' or CR, never the Damiao trailer 0x55): every one is dropped as garbage. */
+export function leaderGarbage(n = 64): Uint8Array {
+  const junk = new Uint8Array(n);
+  for (let i = 0; i < n; i++) junk[i] = 0x80 + ((i * 37) & 0x3f);
+  return junk;
+}
+
 /** Emulated YAM leader arms through the in-process serialport binding: the real SerialCanBus and YamLeader above it. */
 export function createEmulatedYamLeader(o: EmulatedYamLeaderOptions): EmulatedYamLeader {
   const transport = o.transport ?? 'slcan';
-  const hand = o.hand ?? scriptedMotion();
   const binding = new EmulatorBinding();
   const devices: Partial<Record<ArmSide, EmulatedAdapterDevice>> = {};
-  const emulators: Partial<Record<ArmSide, YamLeaderBusEmulator>> = {};
   const hostBuses: Partial<Record<ArmSide, SerialCanBus>> = {};
-  let startS = NaN;
-  const start = (): number => (Number.isNaN(startS) ? (startS = o.clock.nowS()) : startS);
-  const nowS = (): number => o.clock.nowS();
-  for (const side of o.arms ?? ARM_SIDES) {
-    const plant = new HandPlant(hand, side, start);
-    const bus = new YamLeaderBusEmulator(plant, hand, side, start, nowS);
-    emulators[side] = bus;
+  const arms = createYamLeaderArms({ nowS: () => o.clock.nowS(), arms: o.arms, hand: o.hand });
+  const emulators = arms.buses;
+  for (const [side, bus] of Object.entries(emulators) as [ArmSide, YamLeaderBusEmulator][]) {
     devices[side] = binding.add(new EmulatedAdapterDevice(emulatedLeaderPath(side), transport, bus, { replyLatencyMs: o.replyLatencyMs }));
     hostBuses[side] = new SerialCanBus({ transport, path: emulatedLeaderPath(side), binding, reconnectIntervalMs: 50 });
   }
   const leader = new YamLeader({ buses: hostBuses, clock: o.clock });
-  const anyPlant = Object.values(emulators)[0]!.plant;
   return {
     leader,
     binding,
     buses: emulators,
     devices,
-    startHand: () => {
-      startS = o.clock.nowS();
-    },
-    handPose: () => Float64Array.from(anyPlant.poseAt(nowS())),
-    inject(fault, arms = o.arms ?? ARM_SIDES) {
-      for (const side of arms) {
+    startHand: arms.startHand,
+    handPose: arms.handPose,
+    inject(fault, which = o.arms ?? ARM_SIDES) {
+      for (const side of which) {
         const bus = emulators[side];
         if (!bus) continue;
         if (fault.kind === 'silence') bus.silent = true;
         else if (fault.kind === 'recover') bus.silent = false;
-        else {
-          const n = fault.bytes ?? 64;
-          const junk = new Uint8Array(n);
-          // Bytes SLCAN never sends (no 't', no CR) so every one is dropped as garbage, none taken for a frame.
-          for (let i = 0; i < n; i++) junk[i] = 0x80 + ((i * 37) & 0x3f);
-          devices[side]!.adapter.injectGarbage(junk);
-        }
+        else devices[side]!.adapter.injectGarbage(leaderGarbage(fault.bytes));
       }
     },
   };

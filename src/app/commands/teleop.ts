@@ -49,7 +49,9 @@ export interface LeaderSetup {
   readonly emulated?: EmulatedYamLeader | EmulatedGello;
 }
 
-/** --leader emulated-yam | emulated-gello | yam:PORT[,PORT] | gello:PORT[,PORT] (one port: the left arm). */
+const WRONG_LEADER_FRAMING = 'Is it an SLCAN adapter (e.g. CANable with slcan firmware)? For a Damiao USB-CAN adapter write --leader yam:damiao:PORT (in a station config, leader.transport "damiao").';
+
+/** --leader emulated-yam | emulated-gello | yam:[slcan:|damiao:]PORT[,PORT] | gello:PORT[,PORT] (one port: the left arm). */
 export function createLeader(spec: string, clock: Clock, hand?: HandMotion): LeaderSetup {
   if (spec === 'emulated-yam') {
     const emulated = createEmulatedYamLeader({ clock, hand });
@@ -59,15 +61,18 @@ export function createLeader(spec: string, clock: Clock, hand?: HandMotion): Lea
     const emulated = createEmulatedGello({ clock, hand });
     return { leader: emulated.leader, spec, emulated };
   }
-  const m = /^(yam|gello):(.+)$/.exec(spec);
-  if (!m) throw new UserError(`--leader must be emulated-yam, emulated-gello, yam:PORT[,PORT] or gello:PORT[,PORT] (one port per arm, left first), not '${spec}'.`);
-  const paths = m[2].split(',').map((p) => p.trim());
-  if (paths.length > 2 || paths.some((p) => p === '')) throw new UserError(`--leader ${spec}: give one serial port per arm, left first (at most two), e.g. ${m[1]}:/dev/ttyACM1,/dev/ttyACM2.`);
+  const m = /^(yam|gello):(?:(slcan|damiao):)?(.+)$/.exec(spec);
+  if (!m) throw new UserError(`--leader must be emulated-yam, emulated-gello, yam:PORT[,PORT] (yam:damiao:PORT[,PORT] for Damiao USB-CAN adapters) or gello:PORT[,PORT] (one port per arm, left first), not '${spec}'.`);
+  const [, kind, transport, portList] = m;
+  const paths = portList.split(',').map((p) => p.trim());
+  if (paths.length > 2 || paths.some((p) => p === '')) throw new UserError(`--leader ${spec}: give one serial port per arm, left first (at most two), e.g. ${kind}:/dev/ttyACM1,/dev/ttyACM2.`);
   const sides: ArmSide[] = ARM_SIDES.slice(0, paths.length);
-  if (m[1] === 'yam') {
-    const buses = Object.fromEntries(sides.map((s, i) => [s, new SerialCanBus({ transport: 'slcan', path: paths[i] })]));
+  if (kind === 'yam') {
+    // The follower's CAN transports: SLCAN (CANable) or the Damiao USB-CAN adapter, at their own baud rates.
+    const buses = Object.fromEntries(sides.map((s, i) => [s, new SerialCanBus({ transport: transport === 'damiao' ? 'damiao' : 'slcan', path: paths[i], wrongFramingHint: WRONG_LEADER_FRAMING })]));
     return { leader: new YamLeader({ buses, clock }), spec };
   }
+  if (transport !== undefined) throw new UserError(`--leader ${spec}: a GELLO speaks Dynamixel on its own serial line, not ${transport}; write gello:PORT[,PORT].`);
   const ports = Object.fromEntries(sides.map((s, i) => [s, { path: paths[i] }]));
   return { leader: new GelloLeader({ ports, clock }), spec };
 }
@@ -152,6 +157,8 @@ export interface TeleopRecordOptions {
   readonly bilateralGain?: number;
   /** Replayed by an emulated leader instead of its scripted motion. */
   readonly trajectory?: string;
+  /** How this caller's operator gets a real leader, ending the refusal of an emulated one on real arms (default: the command's flags). */
+  readonly realLeaderAdvice?: string;
   /** Keys from here (the terminal in raw mode, or any byte stream). */
   readonly keyboard?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
   /** A foot pedal's evdev node. */
@@ -252,7 +259,7 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
   if (o.emptyTable && rigType !== 'yam-cell') throw new UserError("--empty-table clears the emulated cell's table (--follower cell, or a yam-cell rig config); clear a real table by hand.");
   // An emulated leader moves by a script: on real arms nobody would be holding the leader.
   if (o.leader.startsWith('emulated-') && !EMULATED_FOLLOWERS.includes(rigType)) {
-    throw new UserError(`The ${o.leader} leader moves by a script, and would drive the real arms of the ${rigType} rig with nobody at the leader; use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader).`);
+    throw new UserError(`The ${o.leader} leader moves by a script, and would drive the real arms of the ${rigType} rig with nobody at the leader; ${o.realLeaderAdvice ?? "use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader)."}`);
   }
   const onTable = table ?? defaultCellTable();
   const settings = { taskId, prompt, episodes, seconds, resetSeconds, firstEpisode, rigType };
@@ -462,7 +469,9 @@ Keys (the terminal in raw mode, so it works over SSH): Space/Enter/→ start now
 ←/D discard and re-record, E engage/release sync, Q/Esc stop (resume with --resume). Handle
 buttons: top = sync, second = next, second held ≥ 0.8 s = discard. A foot pedal (--pedal) sends
 the same as keys: A/← discard, B/→/Space next, C sync.
-  --leader L          emulated-yam | emulated-gello | yam:PORT[,PORT] | gello:PORT[,PORT] (one port per arm, left first)
+  --leader L          emulated-yam | emulated-gello | yam:PORT[,PORT] (SLCAN adapters; yam:damiao:PORT[,PORT] for
+                      Damiao USB-CAN) | gello:PORT[,PORT] (one port per arm, left first; 'tandem leader emulate'
+                      serves an emulated one on ptys)
   --follower F        cell (the emulated cell, default) or a rig config file (JSON, e.g. {"type": "yam-can", …})
   --station-config FILE  the station config (docs/station-config.md): its rig is the follower, its cameras
                       are recorded, its leader is the default --leader; an emulated leader is refused
