@@ -3,8 +3,8 @@
 // blocks for 500 ms at a time, under `rig hold`'s loop or a policy rollout, never lets a motor's own
 // 400 ms watchdog trip (the 20 ms figure is the bench's: bench/rig-isolation.bench.ts); a stalled
 // rollout ends by its policy deadline, never by a starved motor; a rig thread that is killed
-// leaves the motors uncommanded, so they damp by that watchdog, and the main thread says so in one
-// sentence; a pulled adapter reads as the same RigFault sentences as with the rig in-thread.
+// or hangs leaves the motors uncommanded, so they damp by that watchdog, and the main thread says so
+// in one sentence; a pulled adapter reads as the same RigFault sentences as with the rig in-thread.
 import { test, after, before } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import assert from 'node:assert/strict';
@@ -13,6 +13,9 @@ import { ControlLoop } from '../../src/rig/control-loop.js';
 import { ARM_SIDES, type InterlockReading, type InterlockSource, type Rig, type RigCommand, type RigFault } from '../../src/rig/contract.js';
 import type { RigConfig } from '../../src/rig/registry.js';
 import { createThreadedYamCanRig, createYamCanRig } from '../../drivers/yam/register.js';
+import type { YamRigThreadInit } from '../../drivers/yam/rig-thread-worker.js';
+import { RigThreadProxy } from '../../src/rig/rig-thread-proxy.js';
+import { yamRigModel } from '../../src/rig/yam.js';
 import type { ActionChunk, EpisodeContext, Observation, Policy } from '../../src/policy/contract.js';
 import { OpenpiClientPolicy } from '../../src/policy/openpi/client.js';
 import { blackImage } from '../../src/policy/image.js';
@@ -186,6 +189,45 @@ test('the rig thread killed mid-hold: the motors damp by their own watchdog and 
     // Bringing the rig up again is refused with the same sentence; putting it away does not hang.
     await assert.rejects(rig.activate(), (e: Error) => e.message === sentence);
     await rig.deactivate();
+  } finally {
+    await rig.close();
+  }
+});
+
+test('a rig thread that hangs mid-hold: within about a second the main thread says so in one sentence and ends it; the motors damp by their own watchdog', async () => {
+  await emu.reset();
+  const clock = new RealtimeClock();
+  const config: RigConfig = { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 };
+  const model = yamRigModel();
+  const init: YamRigThreadInit = { config, model, extras: {} };
+  const rig = new RigThreadProxy({ model, entry: new URL('../helpers/hanging-rig-thread-entry.mjs', import.meta.url), init, rateHz: 250, clock });
+  try {
+    await rig.configure();
+    await rig.activate();
+    const hold: RigCommand = { position: Float64Array.from(rig.read().position) };
+    await new ControlLoop({ rig, clock, source: () => hold }).run({ untilS: clock.nowS() + 0.3 });
+    await emu.resetRecords();
+    rig.worker.postMessage({ op: 'hang' });
+    const hungAtS = clock.nowS();
+    // The main thread goes on as a rollout would, until the rig reads as faulted.
+    const loop = new ControlLoop({
+      rig,
+      clock,
+      source: (state) => {
+        if (state.mode === 'fault') loop.stop();
+        return hold;
+      },
+    });
+    await loop.run({ untilS: clock.nowS() + 5 });
+    const state = rig.read();
+    assert.equal(state.mode, 'fault', `still ${state.mode} ${(clock.nowS() - hungAtS).toFixed(1)} s after the rig thread hung`);
+    assert.equal(state.faults.length, 1, 'one fault');
+    const sentence = state.faults[0].message;
+    assert.match(sentence, /^The rig thread has not run its motor loop for \d+ ms \(it hangs\), so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue\.$/);
+    assert.equal(sentence.split(/[.!?]\s+[A-Z]/).length, 1, `one sentence: ${sentence}`);
+    const st = await emu.status();
+    for (const m of motors(st)) assert.equal(m.everLost, true, `the ${m.side} motor ${m.id} damped by its own watchdog (status ${m.status})`);
+    await assert.rejects(rig.activate(), (e: Error) => e.message === sentence);
   } finally {
     await rig.close();
   }
