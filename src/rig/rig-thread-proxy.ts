@@ -48,6 +48,8 @@ const INTERLOCK_MIRROR_MS = 5;
  * own 400 ms watchdog, and a thread that is only descheduled on a busy machine is back long before.
  */
 export const RIG_THREAD_SILENT_MS = 1000;
+/** Looks further apart than this mean this thread was away itself (blocked, starved, the process suspended): the watch starts over. */
+const LOOK_GAP_S = 0.25;
 /** How long close() waits for the rig thread to release its ports before ending it. */
 const CLOSE_GRACE_MS = 3000;
 
@@ -87,6 +89,7 @@ export class RigThreadProxy implements Rig, RigCycleSource {
   private cyclesSeen = -1;
   /** When (epoch s) this thread last saw the cycle count move. */
   private cyclesMovedAtS = NaN;
+  private lastLookS = NaN;
   private readonly interlock: InterlockSource | undefined;
   private interlockTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -281,13 +284,17 @@ export class RigThreadProxy implements Rig, RigCycleSource {
   }
 
   /**
-   * Whether the rig thread's motor loop has stood still for RIG_THREAD_SILENT_MS, judged between two
-   * looks of this thread (a main thread that was itself blocked sees the count moved on). A hung
-   * thread is ended, so it cannot wake later and command motors the station has given up on.
+   * Whether the rig thread's motor loop has stood still for RIG_THREAD_SILENT_MS while this thread
+   * kept looking (looks under LOOK_GAP_S apart): a main thread that was blocked sees the count moved
+   * on, and one that was away with the whole process (suspended, starved) gives the rig thread its
+   * turn before judging. A hung thread is ended, so it cannot wake later and command motors the
+   * station has given up on.
    */
   private hangs(cycles: number): boolean {
     const nowS = epochNowS();
-    if (cycles !== this.cyclesSeen) {
+    const away = !(nowS - this.lastLookS < LOOK_GAP_S);
+    this.lastLookS = nowS;
+    if (cycles !== this.cyclesSeen || away) {
       this.cyclesSeen = cycles;
       this.cyclesMovedAtS = nowS;
       return false;
