@@ -50,6 +50,13 @@ export interface MotorChannel {
   positionRad: number;
   /** Time of the last feedback, seconds (NaN: never). */
   lastReplyS: number;
+  /** When the latest command this motor answers with feedback (MIT or special) was sent, rig clock seconds (NaN: never). */
+  commandSentS: number;
+  /**
+   * The last trusted feedback was sampled no earlier than this: when the command it answered went
+   * out (its read time if none had). Plausibility is measured from here, not from the read.
+   */
+  lastReplySampledFromS: number;
   /** Feedback count; a cycle's reply has arrived when it moved past the count at send time. */
   replies: number;
   /** MIT and special commands sent (each answered by one feedback frame), for pairing replies with requests. */
@@ -118,6 +125,8 @@ export class ArmLink {
         feedback: { status: 0, idNibble: 0, positionRad: 0, velocityRadS: 0, torqueNm: 0, mosfetTempC: 0, rotorTempC: 0 },
         positionRad: NaN,
         lastReplyS: NaN,
+        commandSentS: NaN,
+        lastReplySampledFromS: NaN,
         replies: 0,
         requests: 0,
         repliesAtSend: 0,
@@ -212,7 +221,10 @@ export class ArmLink {
     const now = this.nowS();
     if (m.unwrapper.started && !Number.isNaN(m.lastReplyS)) {
       const step = rawStepRad(m.feedback.positionRad, scratchFeedback.positionRad, m.ranges.pMaxRad);
-      const elapsedS = now - m.lastReplyS;
+      // Over the time this rig measured between the two samples at the latest: from when it sent the
+      // command the last trusted reply answered. Read times alone shrink it whenever this thread was
+      // descheduled before reading that reply and then read the next one on time.
+      const elapsedS = now - m.lastReplySampledFromS;
       if (Math.abs(step) > maxPositionStepRad(m.ranges, elapsedS)) {
         this.implausible(m, `a position step of ${step.toFixed(3)} rad in ${Math.round(elapsedS * 1000)} ms, more than it can move`);
         return;
@@ -222,6 +234,7 @@ export class ArmLink {
     Object.assign(m.feedback, scratchFeedback);
     m.positionRad = m.unwrapper.update(m.feedback.positionRad);
     m.lastReplyS = now;
+    m.lastReplySampledFromS = m.commandSentS < now ? m.commandSentS : now;
     m.replies++;
     for (const w of this.replyWaiters) w();
   }
@@ -254,7 +267,11 @@ export class ArmLink {
     // pass for this command's answer. So wait until every request sent to the motor so far is
     // answered — at most STRAGGLER_GRACE_MS past the first reply, since a reply lost earlier (a
     // dropped frame, an unplugged adapter) never comes; then the count starts over.
-    for (const i of indices) this.motors[i].requests++;
+    const sentS = this.nowS();
+    for (const i of indices) {
+      this.motors[i].requests++;
+      this.motors[i].commandSentS = sentS;
+    }
     this.send(indices.map((i) => specialFrame(this.motors[i].id, command)));
     await this.waitFor(() => indices.every((i, k) => this.motors[i].replies > before[k]), timeoutMs);
     await this.waitFor(() => indices.every((i) => this.motors[i].replies >= this.motors[i].requests), STRAGGLER_GRACE_MS);
@@ -327,8 +344,10 @@ export class ArmLink {
    */
   sendMit(positionRad: ArrayLike<number>, velocityRadS: ArrayLike<number>, kp: ArrayLike<number>, kd: ArrayLike<number>, torqueNm: ArrayLike<number>): boolean {
     this.stats.cycles++;
+    const sentS = this.nowS();
     for (let i = 0; i < MOTORS_PER_ARM; i++) {
       const m = this.motors[i];
+      m.commandSentS = sentS;
       if (m.replies === m.repliesAtSend && this.stats.cycles > 1) {
         this.stats.missedReplies++;
         m.missedInRow++;

@@ -15,8 +15,9 @@
  *   and when it wakes, without waiting for this thread's event loop.
  * - The cell's interlock (if any) is mirrored into shared memory by a timer here and on every
  *   call; the rig thread treats a reading it cannot trust (older than INTERLOCK_STALE_MS) as open.
- * - If the rig thread dies, read() reports one fault sentence and the motors — no longer
- *   commanded — damp by their own watchdog.
+ * - If the rig thread dies, or hangs (its motor loop has not run for RIG_THREAD_SILENT_MS, seen
+ *   from the cycle count it publishes: then it is ended), read() reports one fault sentence and
+ *   the motors — no longer commanded — damp by their own watchdog.
  */
 import { Worker } from 'node:worker_threads';
 import { STATE_DIM, RigError, type Clock, type InterlockSource, type Rig, type RigCommand, type RigFault, type RigModel, type RigState, type SafetyEvent } from './contract.js';
@@ -42,6 +43,15 @@ export interface RigThreadOptions {
 }
 
 const INTERLOCK_MIRROR_MS = 5;
+/**
+ * A rig thread whose motor loop has not run for this long hangs: its motors have damped by their
+ * own 400 ms watchdog, and a thread that is only descheduled on a busy machine is back long before.
+ */
+export const RIG_THREAD_SILENT_MS = 1000;
+/** Looks further apart than this mean this thread was away itself (blocked, starved, the process suspended): the watch starts over. */
+const LOOK_GAP_S = 0.25;
+/** How long close() waits for the rig thread to release its ports before ending it. */
+const CLOSE_GRACE_MS = 3000;
 
 export class RigThreadProxy implements Rig, RigCycleSource {
   readonly model: RigModel;
@@ -74,6 +84,12 @@ export class RigThreadProxy implements Rig, RigCycleSource {
   private closed = false;
   /** The worker has exited, for whatever reason: nothing it is asked will be answered. */
   private exited = false;
+  /** The rig thread said it is ready: from then on its motor loop runs, and its cycle count moves. */
+  private running = false;
+  private cyclesSeen = -1;
+  /** When (epoch s) this thread last saw the cycle count move. */
+  private cyclesMovedAtS = NaN;
+  private lastLookS = NaN;
   private readonly interlock: InterlockSource | undefined;
   private interlockTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -93,6 +109,7 @@ export class RigThreadProxy implements Rig, RigCycleSource {
     this.ready = new Promise((resolve) => (readyResolve = resolve));
     this.worker.on('message', (m: RigThreadReply | { ready: true }) => {
       if ('ready' in m) {
+        this.running = true;
         readyResolve();
         return;
       }
@@ -109,13 +126,17 @@ export class RigThreadProxy implements Rig, RigCycleSource {
       this.exited = true;
       if (this.interlockTimer) clearInterval(this.interlockTimer);
       readyResolve();
-      if (this.closed) return;
+      if (this.closed || this.stopped) return;
       const why = this.workerError ? `: ${this.workerError.replace(/[.\s]+$/, '')}` : ` (exit code ${code})`;
-      const message = `The rig thread stopped${why}, so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue.`;
-      this.stopped = { kind: 'no-reply', message };
-      for (const p of this.pending.values()) p.reject(new RigError(message, this.stopped));
-      this.pending.clear();
+      this.stop(`The rig thread stopped${why}, so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue.`);
     });
+  }
+
+  /** The rig thread is gone (or given up on): one sentence from now on, and every waiting call refused with it. */
+  private stop(message: string): void {
+    this.stopped = { kind: 'no-reply', message };
+    for (const p of this.pending.values()) p.reject(new RigError(message, this.stopped));
+    this.pending.clear();
   }
 
   async configure(): Promise<void> {
@@ -199,9 +220,14 @@ export class RigThreadProxy implements Rig, RigCycleSource {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // Closing stops the motor loop before the ports are released: that stillness is no hang.
+    this.running = false;
+    let grace: ReturnType<typeof setTimeout> | undefined;
     try {
-      if (!this.stopped && !this.exited) await this.call('close');
+      // A rig thread that cannot answer (hung) is ended all the same: putting a rig away never hangs.
+      if (!this.stopped && !this.exited) await Promise.race([this.call('close'), new Promise<void>((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))]);
     } finally {
+      clearTimeout(grace);
       this.closed = true;
       if (this.interlockTimer) clearInterval(this.interlockTimer);
       await this.worker.terminate();
@@ -236,6 +262,10 @@ export class RigThreadProxy implements Rig, RigCycleSource {
     const { ok, faultsVersion } = this.memory.readState(this.stateCopy);
     if (!ok) return;
     const s = this.stateCopy;
+    if (this.running && !this.closed && this.hangs(s[ST.CYCLES])) {
+      this.refresh();
+      return;
+    }
     for (let k = 0; k < STATE_DIM; k++) {
       this.position[k] = s[ST.POSITION + k];
       this.velocity[k] = s[ST.VELOCITY + k];
@@ -251,6 +281,29 @@ export class RigThreadProxy implements Rig, RigCycleSource {
       this.faultsVersion = faultsVersion;
       this.state.faults = this.memory.readFaults();
     }
+  }
+
+  /**
+   * Whether the rig thread's motor loop has stood still for RIG_THREAD_SILENT_MS while this thread
+   * kept looking (looks under LOOK_GAP_S apart): a main thread that was blocked sees the count moved
+   * on, and one that was away with the whole process (suspended, starved) gives the rig thread its
+   * turn before judging. A hung thread is ended, so it cannot wake later and command motors the
+   * station has given up on.
+   */
+  private hangs(cycles: number): boolean {
+    const nowS = epochNowS();
+    const away = !(nowS - this.lastLookS < LOOK_GAP_S);
+    this.lastLookS = nowS;
+    if (cycles !== this.cyclesSeen || away) {
+      this.cyclesSeen = cycles;
+      this.cyclesMovedAtS = nowS;
+      return false;
+    }
+    const stillMs = (nowS - this.cyclesMovedAtS) * 1000;
+    if (!(stillMs > RIG_THREAD_SILENT_MS)) return false;
+    this.stop(`The rig thread has not run its motor loop for ${Math.round(stillMs)} ms (it hangs), so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue.`);
+    void this.worker.terminate();
+    return true;
   }
 
   private mirrorInterlock(): void {

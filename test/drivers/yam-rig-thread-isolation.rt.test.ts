@@ -1,15 +1,30 @@
 // The rig thread keeps the motors commanded whatever the station's main thread does — judged by
 // the emulated motors themselves (in a thread of their own, over socat ptys): a main thread that
-// blocks for 500 ms at a time never lets a motor's own 400 ms watchdog trip; a rig thread that is
-// killed leaves the motors uncommanded, so they damp by that watchdog, and the main thread says so
-// in one sentence.
+// blocks for 500 ms at a time, under `rig hold`'s loop or a policy rollout, never lets a motor's own
+// 400 ms watchdog trip (the 20 ms figure is the bench's: bench/rig-isolation.bench.ts); a stalled
+// rollout ends by its policy deadline, never by a starved motor; a rig thread that is killed
+// or hangs leaves the motors uncommanded, so they damp by that watchdog, and the main thread says so
+// in one sentence; a pulled adapter reads as the same RigFault sentences as with the rig in-thread.
 import { test, after, before } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import assert from 'node:assert/strict';
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import { ControlLoop } from '../../src/rig/control-loop.js';
-import { ARM_SIDES, type InterlockReading, type InterlockSource, type RigCommand } from '../../src/rig/contract.js';
-import { createThreadedYamCanRig } from '../../drivers/yam/register.js';
+import { ARM_SIDES, type InterlockReading, type InterlockSource, type Rig, type RigCommand, type RigFault } from '../../src/rig/contract.js';
+import type { RigConfig } from '../../src/rig/registry.js';
+import { createThreadedYamCanRig, createYamCanRig } from '../../drivers/yam/register.js';
+import type { YamRigThreadInit } from '../../drivers/yam/rig-thread-worker.js';
+import { RigThreadProxy } from '../../src/rig/rig-thread-proxy.js';
+import { yamRigModel } from '../../src/rig/yam.js';
+import type { ActionChunk, EpisodeContext, Observation, Policy } from '../../src/policy/contract.js';
+import { OpenpiClientPolicy } from '../../src/policy/openpi/client.js';
+import { blackImage } from '../../src/policy/image.js';
+import { runRigRollout } from '../../src/rollout/rig-rollout.js';
+import type { CameraSource } from '../../src/rollout/run-episode.js';
+import { BOTTLES_IN_THE_BIN } from '../../src/tasks/index.js';
+import type { Layout } from '../../src/tasks/types.js';
+import { startFakeOpenpiServer } from '../policy/openpi-fakes.js';
+import { until } from '../helpers/until.js';
 import { startEmulatorThread, type EmulatorStatus, type EmulatorThread } from '../helpers/emulator-thread.js';
 
 let emu: EmulatorThread;
@@ -72,6 +87,77 @@ test('a main thread blocked 500 ms at a time (as `rig hold` runs) never starves 
   }
 });
 
+/**
+ * A policy answering over a websocket (an openpi server), while the station's main thread gets busy
+ * for 500 ms at chosen inferences — a GC pause, a big synchronous request, a slow client.
+ */
+class MainThreadBusyAt implements Policy {
+  inferences = 0;
+  blocks = 0;
+  constructor(
+    private readonly inner: Policy,
+    /** Busy once the answer is in: the steps go on, half a second late. */
+    private readonly withAnswerInHand: readonly number[],
+    /** Busy while the answer is on its way: the deadline comes due during the block, and its timer is served before the socket is read. */
+    private readonly whileAwaitingAnswer: number,
+  ) {}
+  get info() {
+    return this.inner.info;
+  }
+  reset(ctx: EpisodeContext): Promise<void> {
+    return this.inner.reset(ctx);
+  }
+  async infer(obs: Observation): Promise<ActionChunk> {
+    const n = this.inferences++;
+    if (n === this.whileAwaitingAnswer) {
+      setImmediate(() => {
+        this.blocks++;
+        busyMs(500);
+      });
+    }
+    const chunk = await this.inner.infer(obs);
+    if (this.withAnswerInHand.includes(n)) {
+      this.blocks++;
+      busyMs(500);
+    }
+    return chunk;
+  }
+}
+
+test('a rig rollout whose main thread is blocked 500 ms at a time: every motor stays commanded (none damps by its own watchdog), the supervisor holds at each block, and the rollout ends by its policy deadline, not by a starved motor', async () => {
+  await emu.reset();
+  const clock = new RealtimeClock();
+  const server = await startFakeOpenpiServer('answer', 10);
+  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock });
+  const remote = await OpenpiClientPolicy.connect({ url: server.url });
+  // Chunks of 10 at 50 Hz: inference n at step 10·n. Busy after answers 1 and 3, then during inference 5.
+  const policy = new MainThreadBusyAt(remote, [1, 3], 5);
+  try {
+    await emu.resetRecords();
+    const layout: Layout = { index: 0, tier: 1, fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0, y: -0.3, yawRad: 0 } }], objects: [] };
+    // openpi always carries the cameras: black frames, as `tandem rig rollout --blank-cameras` feeds.
+    const cameras: CameraSource = { capture: async (names) => Object.fromEntries(names.map((n) => [n, blackImage(224, 224)])) };
+    const r = await runRigRollout({ rig, policy, cameras, task: BOTTLES_IN_THE_BIN, layout, episodeSeconds: 2, controlHz: 50, seed: 0, deadlineMs: 400, clock });
+    assert.equal(r.episode.outcome, 'policy-unavailable', `${r.episode.outcome}: ${r.episode.reason ?? ''}`);
+    assert.equal(policy.blocks, 3, 'the main thread was blocked three times');
+    assert.match(r.episode.reason ?? '', /did not answer within 400 ms \(chunk 5, observed at step 50\)/);
+    assert.equal(r.episode.trajectory.steps, 50, 'the two blocks with the answer in hand cost no step');
+    assert.equal(r.finalMode, 'damped');
+    assert.equal(r.loop.measuredBy, 'rig thread');
+    assert.ok(r.loop.watchdogHolds >= 3, `the supervisor held at each block (${r.loop.watchdogHolds} holds)`);
+    const st = await emu.status();
+    for (const m of motors(st)) {
+      assert.ok(m.mits > 0, `the ${m.side} motor ${m.id} was commanded`);
+      assert.equal(m.everLost, false, `the ${m.side} motor ${m.id} damped by its own watchdog: it went ${m.longestGapMs.toFixed(0)} ms without a command`);
+      assert.ok(m.longestGapMs < 400, `the ${m.side} motor ${m.id} went ${m.longestGapMs.toFixed(0)} ms without a command`);
+    }
+  } finally {
+    await remote.close();
+    await server.close();
+    await rig.close();
+  }
+});
+
 test('the rig thread killed mid-hold: the motors damp by their own watchdog and the main thread says so in one sentence', async () => {
   await emu.reset();
   const clock = new RealtimeClock();
@@ -103,6 +189,45 @@ test('the rig thread killed mid-hold: the motors damp by their own watchdog and 
     // Bringing the rig up again is refused with the same sentence; putting it away does not hang.
     await assert.rejects(rig.activate(), (e: Error) => e.message === sentence);
     await rig.deactivate();
+  } finally {
+    await rig.close();
+  }
+});
+
+test('a rig thread that hangs mid-hold: within about a second the main thread says so in one sentence and ends it; the motors damp by their own watchdog', async () => {
+  await emu.reset();
+  const clock = new RealtimeClock();
+  const config: RigConfig = { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 };
+  const model = yamRigModel();
+  const init: YamRigThreadInit = { config, model, extras: {} };
+  const rig = new RigThreadProxy({ model, entry: new URL('../helpers/hanging-rig-thread-entry.mjs', import.meta.url), init, rateHz: 250, clock });
+  try {
+    await rig.configure();
+    await rig.activate();
+    const hold: RigCommand = { position: Float64Array.from(rig.read().position) };
+    await new ControlLoop({ rig, clock, source: () => hold }).run({ untilS: clock.nowS() + 0.3 });
+    await emu.resetRecords();
+    rig.worker.postMessage({ op: 'hang' });
+    const hungAtS = clock.nowS();
+    // The main thread goes on as a rollout would, until the rig reads as faulted.
+    const loop = new ControlLoop({
+      rig,
+      clock,
+      source: (state) => {
+        if (state.mode === 'fault') loop.stop();
+        return hold;
+      },
+    });
+    await loop.run({ untilS: clock.nowS() + 5 });
+    const state = rig.read();
+    assert.equal(state.mode, 'fault', `still ${state.mode} ${(clock.nowS() - hungAtS).toFixed(1)} s after the rig thread hung`);
+    assert.equal(state.faults.length, 1, 'one fault');
+    const sentence = state.faults[0].message;
+    assert.match(sentence, /^The rig thread has not run its motor loop for \d+ ms \(it hangs\), so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue\.$/);
+    assert.equal(sentence.split(/[.!?]\s+[A-Z]/).length, 1, `one sentence: ${sentence}`);
+    const st = await emu.status();
+    for (const m of motors(st)) assert.equal(m.everLost, true, `the ${m.side} motor ${m.id} damped by its own watchdog (status ${m.status})`);
+    await assert.rejects(rig.activate(), (e: Error) => e.message === sentence);
   } finally {
     await rig.close();
   }
@@ -185,6 +310,82 @@ test('the cell interlock reaches the rig thread: opening it stops and damps the 
     await clock.waitUntil(clock.nowS() + 0.05);
     assert.equal(rig.read().mode, 'estopped', 'a stale interlock reading stopped the arms');
     assert.ok(rig.takeSafetyEvents().some((e) => e.kind === 'interlock-stop' && /has not confirmed the cell's interlock/.test(e.message)));
+  } finally {
+    await rig.close();
+  }
+});
+
+/** Holds with `rig` until the left arm's adapter, pulled mid-hold, shows as a fault; what an operator then reads. */
+async function pullTheLeftAdapter(rig: Rig, clock: RealtimeClock): Promise<{ faults: RigFault[]; faultHold: string | undefined }> {
+  await rig.configure();
+  await rig.activate();
+  rig.takeSafetyEvents();
+  const hold: RigCommand = { position: Float64Array.from(rig.read().position) };
+  let cycles = 0;
+  let pulled = false;
+  const loop = new ControlLoop({
+    rig,
+    clock,
+    source: (state) => {
+      cycles++;
+      if (pulled && state.faults.length > 0) loop.stop();
+      return hold;
+    },
+  });
+  const running = loop.run({ untilS: clock.nowS() + 10 });
+  await until(() => cycles >= 50, 5000);
+  await emu.unplug('left');
+  pulled = true;
+  await running;
+  const faults = rig.read().faults.map((f) => ({ ...f }));
+  const faultHold = rig.takeSafetyEvents().find((e) => e.kind === 'fault-hold')?.message;
+  return { faults, faultHold };
+}
+
+/** Activates `rig` once its left adapter is back and the bus has reopened by itself. */
+async function activateOnceReconnected(rig: Rig, clock: RealtimeClock): Promise<void> {
+  const end = clock.nowS() + 5;
+  for (;;) {
+    try {
+      await rig.activate();
+      return;
+    } catch (e) {
+      if (clock.nowS() > end) throw e;
+      await clock.waitUntil(clock.nowS() + 0.05);
+    }
+  }
+}
+
+test('an adapter pulled while the rig thread runs: the operator reads the same RigFault sentences as with the rig in-thread, and the rig activates again once it is back', async () => {
+  await emu.reset();
+  const clock = new RealtimeClock();
+  const config: RigConfig = { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 };
+  // Today's rig on this thread (the native serialport binding): what an operator reads.
+  const inThread = createYamCanRig(config, { clock });
+  let expected: Awaited<ReturnType<typeof pullTheLeftAdapter>>;
+  try {
+    expected = await pullTheLeftAdapter(inThread, clock);
+    await emu.replug('left');
+    await activateOnceReconnected(inThread, clock);
+    await inThread.deactivate();
+  } finally {
+    await inThread.close();
+  }
+  assert.equal(expected.faults.length, 1, JSON.stringify(expected.faults));
+  assert.match(expected.faults[0].message, /^The SLCAN adapter on \S+left disconnected \(unplugged or closed\); motors without commands fall back to their own watchdog\. Plug it back in; the station reconnects by itself, then activate the rig again\.$/);
+
+  await emu.reset();
+  const rig = createThreadedYamCanRig(config, { clock });
+  try {
+    const got = await pullTheLeftAdapter(rig, clock);
+    assert.deepEqual(got.faults, expected.faults);
+    assert.equal(got.faultHold, expected.faultHold);
+    assert.equal(rig.read().mode, 'fault');
+    await emu.replug('left');
+    await activateOnceReconnected(rig, clock);
+    assert.equal(rig.read().mode, 'active');
+    assert.deepEqual(rig.read().faults, []);
+    await rig.deactivate();
   } finally {
     await rig.close();
   }

@@ -84,6 +84,14 @@ parentPort!.on('message', (m: EmulatorThreadRequest) => {
         arms.get(m.side!)!.bus.inject(m.fault as EmulatedBusFault);
         parentPort!.postMessage({ id: m.id });
         return;
+      case 'unplug':
+        await arms.get(m.side!)!.unplug();
+        parentPort!.postMessage({ id: m.id });
+        return;
+      case 'replug':
+        await arms.get(m.side!)!.replug();
+        parentPort!.postMessage({ id: m.id });
+        return;
       case 'reset':
         for (const emu of arms.values()) await emu.stop();
         arms.clear();

@@ -19,7 +19,7 @@ export interface EmulatorThreadInit {
 
 export interface EmulatorThreadRequest {
   readonly id: number;
-  readonly op: 'status' | 'reset-records' | 'reset' | 'inject' | 'stop';
+  readonly op: 'status' | 'reset-records' | 'reset' | 'inject' | 'unplug' | 'replug' | 'stop';
   readonly side?: ArmSide;
   readonly fault?: EmulatedBusFault;
 }
@@ -55,6 +55,10 @@ export interface EmulatorThread {
   /** What each arm's motors are doing now (the Rig contract suite's probe), once `framesOut` frames have reached them. */
   drives(framesOut: readonly [number, number]): Promise<Record<ArmSide, 'off' | 'stiff' | 'damp'>>;
   inject(side: ArmSide, fault: EmulatedBusFault): Promise<void>;
+  /** The arm's adapter is pulled: socat exits, so the host's port fails as with a USB cable pulled. */
+  unplug(side: ArmSide): Promise<void>;
+  /** The adapter is back on the same path (fresh, its channel closed); the motors kept their state. */
+  replug(side: ArmSide): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -105,6 +109,8 @@ export async function startEmulatorThread(options: { transport?: CanTransport; r
       return { left: of('left'), right: of('right') };
     },
     inject: async (side, fault) => void (await call('inject', { side, fault })),
+    unplug: async (side) => void (await call('unplug', { side })),
+    replug: async (side) => void (await call('replug', { side })),
     stop: async () => {
       await call('stop');
       await worker.terminate();

@@ -1,4 +1,4 @@
-/** Misbehaving openpi servers (real websockets on loopback) for client and CLI tests. */
+/** openpi servers (real websockets on loopback) for client and CLI tests: one that answers, and misbehaving ones. */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -7,6 +7,7 @@ import { packOpenpi } from '../../src/policy/openpi/msgpack-numpy.js';
 import { encodeResult } from '../../src/policy/openpi/wire.js';
 
 export type Behaviour =
+  | 'answer' // answers every request at once with rows of 0.1 rad
   | 'hang' // metadata, then never answers
   | 'garbage-metadata' // first frame is not msgpack
   | 'garbage-answer' // answers with bytes that are not msgpack
