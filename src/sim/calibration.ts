@@ -104,7 +104,7 @@ export type SimEngine = (typeof SIM_ENGINES)[number];
 
 /**
  * The MuJoCo scene this code builds. 1: MuJoCo's default contacts, the servos' kv in the implicit
- * step even when clamped (grasps did not hold); 2: stiff finger-pad contacts, elliptic cones, a
+ * step even when clamped (grasps did not hold); 2: stiff finger-pad contacts, elliptic cones, multiccd, a
  * clamped servo as its constant force (docs/sim.md "Two engines").
  */
 export const MUJOCO_SCENE_VERSION = 2;

@@ -89,8 +89,10 @@ export function sceneToMjcf(scene: SimScene, title: string): MjcfScene {
     if ((cal.commandLatencyS ?? 0) > 0) w.line(`<!-- command latency ${num(cal.commandLatencyS ?? 0)} s: apply each ctrl that long after it is computed (the sim's SimRig does) -->`);
     w.line('<compiler angle="radian"/>');
     // Elliptic friction cones with impratio 10: friction as stiff as the finger pads' normal
-    // contact below, so a squeezed bottle does not creep down the fingers (docs/sim.md).
-    w.line(`<option timestep="${num(cal.physicsStepS)}" gravity="0 0 ${num(scene.world.gravity.z)}" integrator="implicit" cone="elliptic" impratio="10"/>`);
+    // contact below, so a squeezed bottle does not creep down the fingers. multiccd: several
+    // contact points between convex shapes, where one point let a lying bottle walk across the
+    // table by itself and pivot out of a pinch (docs/sim.md).
+    w.line(`<option timestep="${num(cal.physicsStepS)}" gravity="0 0 ${num(scene.world.gravity.z)}" integrator="implicit" cone="elliptic" impratio="10"><flag multiccd="enable"/></option>`);
     w.line('<worldbody>');
     w.indent(() => {
       const owned = new Set<number>();
