@@ -123,7 +123,7 @@ const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v)
  * Fields a record may leave out (the physics then runs as without them), and their ranges: fitted
  * records carry them, the default record does not, so its id stays the one stored rollouts carry.
  */
-const OPTIONAL_FIELDS = ['motorTorqueScale', 'commandLatencyS', 'fingerReflectedMassKg', 'armJoints', 'engine', 'lineage'] as const;
+const OPTIONAL_FIELDS = ['motorTorqueScale', 'commandLatencyS', 'fingerReflectedMassKg', 'armJoints', 'engine', 'engineVersion', 'lineage'] as const;
 // Damiao torque constants differ by percents between units; half or one and a half times nominal is
 // a wrong motor, not a calibration.
 const TORQUE_SCALE_RANGE: CalibrationRange = { min: 0.5, max: 1.5, unit: '' };
@@ -181,6 +181,7 @@ function optionalFieldsProblem(value: Record<string, Json>, fail: (m: string) =>
     const p = engineNameProblem(value.engine);
     if (p !== undefined) fail(`field '${p.replace(/^engine/, "engine'")}`);
   }
+  if (value.engineVersion !== undefined && !(typeof value.engineVersion === 'number' && Number.isInteger(value.engineVersion))) fail(`field 'engineVersion' must be a whole number, not ${typeName(value.engineVersion)}`);
   const lineage = value.lineage;
   if (lineage !== undefined) {
     if (!isRecord(lineage)) fail(`field 'lineage' must be a JSON object, not ${typeName(lineage)}`);

@@ -76,6 +76,13 @@ export interface SimCalibration {
    * (mujoco-js) on the scene the MJCF exporter writes for the layout (src/sim/mujoco, docs/sim.md).
    */
   readonly engine?: SimEngine;
+  /**
+   * The version of the scene the engine builds, on engines other than Rapier (whose physics the
+   * record's own `version` names): each change of MuJoCo's contacts or drive bumps it, so results
+   * of different physics never share an id. A MuJoCo record must name the current one
+   * (MUJOCO_SCENE_VERSION); `withEngine` writes it.
+   */
+  readonly engineVersion?: number;
   /** Where a fitted record came from (system identification); absent for hand-made records. */
   readonly lineage?: CalibrationLineage;
 }
@@ -95,6 +102,13 @@ export interface CalibrationLineage {
 export const SIM_ENGINES = ['rapier', 'mujoco'] as const;
 export type SimEngine = (typeof SIM_ENGINES)[number];
 
+/**
+ * The MuJoCo scene this code builds. 1: MuJoCo's default contacts, the servos' kv in the implicit
+ * step even when clamped (grasps did not hold); 2: stiff finger-pad contacts, elliptic cones, multiccd, a
+ * clamped servo as its constant force (docs/sim.md "Two engines").
+ */
+export const MUJOCO_SCENE_VERSION = 2;
+
 /** The engine a record runs on (absent: Rapier). */
 export function simEngineOf(cal: SimCalibration): SimEngine {
   return cal.engine ?? 'rapier';
@@ -107,7 +121,8 @@ export function simEngineOf(cal: SimCalibration): SimEngine {
 export function withEngine(cal: SimCalibration, engine: SimEngine): SimCalibration {
   const rest: { -readonly [K in keyof SimCalibration]: SimCalibration[K] } = { ...cal };
   delete rest.engine;
-  return engine === 'rapier' ? rest : { ...rest, engine };
+  delete rest.engineVersion;
+  return engine === 'rapier' ? rest : { ...rest, engine, engineVersion: MUJOCO_SCENE_VERSION };
 }
 
 /** Why `value` names no engine (a sentence without its full stop), or undefined. */
@@ -205,6 +220,10 @@ export function calibrationProblem(cal: SimCalibration): string | undefined {
     const p = engineNameProblem(cal.engine);
     if (p !== undefined) return p;
   }
+  if (cal.engine === 'mujoco' && cal.engineVersion !== MUJOCO_SCENE_VERSION) {
+    return `engineVersion must be ${MUJOCO_SCENE_VERSION} with engine 'mujoco', not ${cal.engineVersion ?? 'absent'}: this tandem builds MuJoCo scene ${MUJOCO_SCENE_VERSION} only (scene 1's grasps did not hold); pass --engine mujoco or set the field`;
+  }
+  if (cal.engine !== 'mujoco' && cal.engineVersion !== undefined) return `engineVersion names a MuJoCo scene version; leave it out for engine '${simEngineOf(cal)}'`;
   // A MuJoCo arm is always a reduced-coordinate chain of hinges; Rapier's multibody arms are an
   // experiment of that engine's, which MuJoCo cannot be asked to run any other way.
   if (cal.engine === 'mujoco' && cal.armJoints === 'multibody') return `armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent (its arms are always hinge chains): leave armJoints out for engine 'mujoco'`;

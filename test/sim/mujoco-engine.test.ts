@@ -9,7 +9,7 @@ import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-se
 import { yamRigModel } from '../../src/rig/yam.js';
 import { BOTTLES_IN_THE_BIN } from '../../src/tasks/index.js';
 import { BottlesPolicy } from '../../src/policy/code/index.js';
-import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, simCalibrationJson, withCalibration, withEngine } from '../../src/sim/calibration.js';
+import { DEFAULT_SIM_CALIBRATION, MUJOCO_SCENE_VERSION, simCalibrationHash, simCalibrationJson, withCalibration, withEngine } from '../../src/sim/calibration.js';
 import { parseSimCalibration } from '../../src/sim/calibration-file.js';
 import { createEngineScene } from '../../src/sim/engine-scene.js';
 import { runSimRollout } from '../../src/sim/sim-rollout.js';
@@ -27,10 +27,18 @@ test('the engine is a field of the sim calibration record: absent is Rapier with
   assert.equal(simCalibrationHash(withEngine(MUJOCO, 'rapier')), plain, 'and takes a mujoco record back to it');
   assert.ok(!simCalibrationJson(DEFAULT_SIM_CALIBRATION).includes('engine'));
   assert.notEqual(simCalibrationHash(MUJOCO), plain);
+  assert.equal(MUJOCO.engineVersion, MUJOCO_SCENE_VERSION, 'a mujoco record names the MuJoCo scene it runs');
   const saved = simCalibrationJson(MUJOCO);
   assert.equal(simCalibrationHash(parseSimCalibration(saved, 'mujoco.json')), simCalibrationHash(MUJOCO), 'a saved mujoco record reads back as itself');
   assert.throws(() => parseSimCalibration(saved.replace('"mujoco"', '"bullet"'), 'c.json'), {
     message: "The sim calibration file c.json: field 'engine' must be 'rapier' or 'mujoco', not 'bullet'.",
+  });
+  const { engineVersion: _, ...sceneOne } = MUJOCO;
+  assert.throws(() => parseSimCalibration(simCalibrationJson(sceneOne), 'old.json'), {
+    message: `The sim calibration file old.json: engineVersion must be ${MUJOCO_SCENE_VERSION} with engine 'mujoco', not absent: this tandem builds MuJoCo scene ${MUJOCO_SCENE_VERSION} only (scene 1's grasps did not hold); pass --engine mujoco or set the field.`,
+  });
+  assert.throws(() => parseSimCalibration(simCalibrationJson(withCalibration(DEFAULT_SIM_CALIBRATION, { engineVersion: 2 })), 'r.json'), {
+    message: "The sim calibration file r.json: engineVersion names a MuJoCo scene version; leave it out for engine 'rapier'.",
   });
   assert.throws(() => parseSimCalibration(simCalibrationJson({ ...MUJOCO, armJoints: 'multibody' }), 'c.json'), {
     message: /^The sim calibration file c\.json: armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent [^\n]*\.$/,
@@ -65,6 +73,15 @@ test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the sa
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('on MuJoCo the code policy\'s grasps hold: the tier-1 bottle goes into the bin, as on Rapier', async () => {
+  // A clamped finger servo kept its kv in MuJoCo's implicit step and soft default contacts let the
+  // 15 N squeeze sink the fingers through the bottle: 0 progress on every layout before.
+  const set = sampleLayoutSet({ task: BOTTLES_IN_THE_BIN.id, tiers: [1], perTier: 1, seed: 11 });
+  const r = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout: set.layouts[0], policy: new BottlesPolicy(), seed: 3, episodeSeconds: 30, calibration: MUJOCO });
+  assert.equal(r.episode.status, 'valid', r.episode.reason);
+  assert.equal(r.episode.progress?.progress, 1, r.episode.progress?.summary);
 });
 
 test('bad engine input is one sentence before anything runs', async () => {

@@ -20,7 +20,7 @@ import type { Pose3 } from '../../tasks/geometry.js';
 import { STATION_ARMS, TABLE_SIZE_M, type StationArm } from '../../tasks/station.js';
 import type { ObjectSighting } from '../../tasks/task-events.js';
 import type { FixtureKind, ObjectEndState } from '../../tasks/types.js';
-import { motorTorqueScales } from '../calibration.js';
+import { motorTorqueScales, MUJOCO_SCENE_VERSION } from '../calibration.js';
 import { quatRotate } from '../colliders.js';
 import { sceneToMjcf } from '../mjcf-export.js';
 import type { PhysicsArm, PhysicsScene } from '../physics-scene.js';
@@ -53,6 +53,7 @@ const MIN_FINGER_KD = 1e-3;
 export async function createMujocoScene(opts: SceneOptions): Promise<MujocoScene> {
   const start = opts.startPosition ?? HOME_START_POSITION;
   if (start.length !== 14) throw new SceneError(`The start position needs 14 entries (2 × 6 joints + gripper), not ${start.length}.`);
+  if (opts.calibration.engineVersion !== MUJOCO_SCENE_VERSION) throw new SceneError(`The sim calibration names MuJoCo scene ${opts.calibration.engineVersion ?? '(none)'}; this tandem builds scene ${MUJOCO_SCENE_VERSION} (withEngine writes it).`);
   if (opts.lowerStopsRad !== undefined) throw new SceneError('The mujoco engine takes its end stops from the joint limits; moved lower stops (the emulated cell\'s) need the rapier engine.');
   const [R, mj] = await Promise.all([loadRapier(), loadMujoco()]);
   // The exporter writes arms at their zero pose with open grippers; the start pose is set below.
@@ -73,6 +74,14 @@ export async function createMujocoScene(opts: SceneOptions): Promise<MujocoScene
     throw new SceneError(`MuJoCo cannot compile the scene of layout ${opts.layout.index} (${String(e).replace(/\s+/g, ' ').slice(0, 200)}).`);
   }
   return new MujocoScene(mj, model, opts, start);
+}
+
+interface MujocoArrays {
+  readonly qpos: Float64Array;
+  readonly qvel: Float64Array;
+  readonly xpos: Float64Array;
+  readonly xquat: Float64Array;
+  readonly bias: Float64Array;
 }
 
 interface Thing {
@@ -100,6 +109,7 @@ export class MujocoScene implements PhysicsScene {
   /** Static poses of fixed fixtures (body id → pose). */
   private readonly staticPose = new Map<number, Pose3>();
   private readonly geomBody: Int32Array;
+  private arrays: MujocoArrays | undefined;
   private readonly bodyObject = new Map<number, number>();
 
   constructor(
@@ -162,11 +172,9 @@ export class MujocoScene implements PhysicsScene {
   }
 
   step(commands: readonly MotorCommand[]): void {
-    const m = this.model;
-    const d = this.data;
-    const bias = m.actuator_biasprm as Float64Array;
+    const bias = this.views().bias;
     for (let a = 0; a < this.arms.length; a++) this.arms[a].applyDrive(commands[a], bias);
-    this.mj.mj_step(m, d);
+    this.mj.mj_step(this.model, this.data);
     if (this.frozen.size > 0) this.holdFrozen();
     this.measure();
     this.retireFallen();
@@ -174,15 +182,34 @@ export class MujocoScene implements PhysicsScene {
     this.timeS = this.steps * this.opts.calibration.physicsStepS;
   }
 
+  /**
+   * Typed views on MuJoCo's arrays. Each embind getter builds a new view (microseconds and garbage,
+   * several times a step), so they are kept; WebAssembly memory that grows detaches them (length
+   * 0), and then they are taken again.
+   */
+  private views(): MujocoArrays {
+    if (this.arrays === undefined || this.arrays.qpos.length === 0) {
+      const d = this.data;
+      const m = this.model;
+      this.arrays = {
+        qpos: d.qpos as Float64Array,
+        qvel: d.qvel as Float64Array,
+        xpos: d.xpos as Float64Array,
+        xquat: d.xquat as Float64Array,
+        bias: m.actuator_biasprm as Float64Array,
+      };
+    }
+    return this.arrays;
+  }
+
   private measure(): void {
-    const qpos = this.data.qpos as Float64Array;
-    const qvel = this.data.qvel as Float64Array;
+    const { qpos, qvel } = this.views();
     for (const arm of this.arms) arm.read(qpos, qvel);
   }
 
   /** Like the Rapier scene's: a body that left the table is frozen where it left and collides with nothing. */
   private retireFallen(): void {
-    const qpos = this.data.qpos as Float64Array;
+    const { qpos } = this.views();
     for (const things of [this.objects, this.fixtures]) {
       for (const o of things) {
         if (o.qposAdr < 0 || this.offTable.has(o.id)) continue;
@@ -207,8 +234,7 @@ export class MujocoScene implements PhysicsScene {
   }
 
   private holdFrozen(): void {
-    const qpos = this.data.qpos as Float64Array;
-    const qvel = this.data.qvel as Float64Array;
+    const { qpos, qvel } = this.views();
     for (const [o, pose] of this.frozen) {
       qpos.set(pose, o.qposAdr);
       qvel.fill(0, o.dofAdr, o.dofAdr + 6);
@@ -228,13 +254,24 @@ export class MujocoScene implements PhysicsScene {
       const why = armInstability(arm);
       if (why) return why;
     }
-    const qpos = this.data.qpos as Float64Array;
-    const qvel = this.data.qvel as Float64Array;
-    for (const o of [...this.objects, ...this.fixtures]) {
+    const { qpos, qvel } = this.views();
+    for (const things of [this.objects, this.fixtures]) {
+      const why = this.thingInstability(things, qpos, qvel);
+      if (why) return why;
+    }
+    return undefined;
+  }
+
+  private thingInstability(things: readonly Thing[], qpos: Float64Array, qvel: Float64Array): string | undefined {
+    for (const o of things) {
       if (o.qposAdr < 0) continue;
-      const [x, y, z] = [qpos[o.qposAdr], qpos[o.qposAdr + 1], qpos[o.qposAdr + 2]];
-      const [vx, vy, vz] = [qvel[o.dofAdr], qvel[o.dofAdr + 1], qvel[o.dofAdr + 2]];
-      if (![x, y, z, vx, vy, vz].every(Number.isFinite)) return `'${o.id}' has a NaN pose`;
+      const x = qpos[o.qposAdr];
+      const y = qpos[o.qposAdr + 1];
+      const z = qpos[o.qposAdr + 2];
+      const vx = qvel[o.dofAdr];
+      const vy = qvel[o.dofAdr + 1];
+      const vz = qvel[o.dofAdr + 2];
+      if (!(Number.isFinite(x) && Number.isFinite(y) && Number.isFinite(z) && Number.isFinite(vx) && Number.isFinite(vy) && Number.isFinite(vz))) return `'${o.id}' has a NaN pose`;
       if (this.offTable.has(o.id)) continue;
       const overTable = Math.abs(x) < this.tableHalf[0] - 0.02 && Math.abs(y) < this.tableHalf[1] - 0.02;
       if (overTable && z < -THROUGH_TABLE_M) return `'${o.id}' went through the table (z = ${z.toFixed(3)} m)`;
@@ -247,7 +284,7 @@ export class MujocoScene implements PhysicsScene {
   /** A body's pose: a free body's from its coordinates, a fixed one's as built. */
   private poseOf(t: Thing): Pose3 {
     if (t.qposAdr < 0) return this.staticPose.get(t.body)!;
-    const q = this.data.qpos as Float64Array;
+    const q = this.views().qpos;
     const a = t.qposAdr;
     // MuJoCo's quaternions are w first; the scene's are x, y, z, w.
     return { position: [q[a], q[a + 1], q[a + 2]], quaternion: [q[a + 4], q[a + 5], q[a + 6], q[a + 3]] };
@@ -264,8 +301,7 @@ export class MujocoScene implements PhysicsScene {
   /** Link frames from MuJoCo's forward kinematics of the current state (the MJCF bodies are the link frames). */
   snapshot(): SceneSnapshot {
     this.mj.mj_kinematics(this.model, this.data);
-    const xpos = this.data.xpos as Float64Array;
-    const xquat = this.data.xquat as Float64Array;
+    const { xpos, xquat } = this.views();
     const links: { name: string; pose: Pose3 }[] = [];
     const grippers: Partial<Record<'left' | 'right', number>> = {};
     for (const arm of this.arms) {
@@ -283,8 +319,7 @@ export class MujocoScene implements PhysicsScene {
 
   /** The whole state: time, every coordinate and velocity. */
   fingerprint(): Float64Array {
-    const qpos = this.data.qpos as Float64Array;
-    const qvel = this.data.qvel as Float64Array;
+    const { qpos, qvel } = this.views();
     const out = new Float64Array(1 + qpos.length + qvel.length);
     out[0] = this.data.time;
     out.set(qpos, 1);
@@ -315,10 +350,9 @@ export class MujocoScene implements PhysicsScene {
   /** Per object, the arm both of whose fingers touch it (MuJoCo's contacts of the last step). */
   private holders(): (StationArm | undefined)[] {
     const out: (StationArm | undefined)[] = this.objects.map(() => undefined);
-    const qpos = this.data.qpos as Float64Array;
     // Reading contacts costs an object per contact: skip it when no object is near a hand (finger
     // positions from the last step's kinematics, well inside the margin).
-    const xpos = this.data.xpos as Float64Array;
+    const { qpos, xpos } = this.views();
     const near = this.arms.some((arm) => {
       const f = arm.fingerBodies[0] * 3;
       return this.objects.some((o) => o.qposAdr >= 0 && Math.hypot(xpos[f] - qpos[o.qposAdr], xpos[f + 1] - qpos[o.qposAdr + 1], xpos[f + 2] - qpos[o.qposAdr + 2]) <= NEAR_HAND_M);
@@ -375,6 +409,17 @@ export class MujocoScene implements PhysicsScene {
   }
 }
 
+/**
+ * One servo's affine bias: the law `offset − kp·q − kd·dq` while it is inside its force range,
+ * else the constant force it is clamped to (no kp, no kd for the implicit step to see).
+ */
+function setServo(bias: Float64Array, actuator: number, inside: boolean, clamped: number, offset: number, kp: number, kd: number): void {
+  const b = actuator * 10;
+  bias[b] = inside ? offset : clamped;
+  bias[b + 1] = inside ? -kp : 0;
+  bias[b + 2] = inside ? -kd : 0;
+}
+
 function poseAt(xpos: Float64Array, xquat: Float64Array, body: number): Pose3 {
   return {
     position: [xpos[body * 3], xpos[body * 3 + 1], xpos[body * 3 + 2]],
@@ -389,6 +434,9 @@ class MujocoArm implements PhysicsArm {
   readonly effort = new Float64Array(6);
   fingerOpeningM = 0;
   fingerVelocityMs = 0;
+  /** Each finger's own opening (m) and rate: the two fingers are driven separately. */
+  private readonly fingerQ = new Float64Array(2);
+  private readonly fingerDq = new Float64Array(2);
   gripperEffortNm = 0;
   private readonly halfStrokeM: number;
   private readonly gripperRatio: number;
@@ -425,34 +473,42 @@ class MujocoArm implements PhysicsArm {
       this.q[j] = qpos[this.qposAdr[j]];
       this.dq[j] = qvel[this.dofAdr[j]];
     }
-    this.fingerOpeningM = (qpos[this.fingerQposAdr[0]] + qpos[this.fingerQposAdr[1]]) / 2;
-    this.fingerVelocityMs = (qvel[this.fingerDofAdr[0]] + qvel[this.fingerDofAdr[1]]) / 2;
+    for (let k = 0; k < 2; k++) {
+      this.fingerQ[k] = qpos[this.fingerQposAdr[k]];
+      this.fingerDq[k] = qvel[this.fingerDofAdr[k]];
+    }
+    this.fingerOpeningM = (this.fingerQ[0] + this.fingerQ[1]) / 2;
+    this.fingerVelocityMs = (this.fingerDq[0] + this.fingerDq[1]) / 2;
   }
 
-  /** The MIT law for `cmd` as each servo's affine bias (gain 0), and the finger drive. */
+  /**
+   * The MIT law for `cmd` as each servo's affine bias (gain 0), and the finger drive. A law that
+   * saturates at the current state is written as its constant limit: MuJoCo 3.3's implicit
+   * integrator keeps a servo's kv in the step's mass matrix even when the force range clamps it
+   * (later MuJoCo skips it), and a clamped finger then answered contacts as if it weighed 270 times
+   * its 70 g — the 15 N squeeze drove the fingers through a bottle (docs/sim.md).
+   */
   applyDrive(cmd: MotorCommand, bias: Float64Array): void {
     for (let j = 0; j < 6; j++) {
       const s = this.torqueScale[j];
       const kp = cmd.kp[j] * s;
       const kd = cmd.kd[j] * s;
-      const b = this.actuators[j] * 10;
-      bias[b] = kp * cmd.q[j] + kd * cmd.dq[j] + s * cmd.tauFf[j];
-      bias[b + 1] = -kp;
-      bias[b + 2] = -kd;
       const tMax = this.model.joints[j].maxTorqueNm;
       const law = kp * (cmd.q[j] - this.q[j]) + kd * (cmd.dq[j] - this.dq[j]) + s * cmd.tauFf[j];
-      this.effort[j] = (law > tMax ? tMax : law < -tMax ? -tMax : law) / s;
+      const clamped = law > tMax ? tMax : law < -tMax ? -tMax : law;
+      setServo(bias, this.actuators[j], law === clamped, clamped, kp * cmd.q[j] + kd * cmd.dq[j] + s * cmd.tauFf[j], kp, kd);
+      this.effort[j] = clamped / s;
     }
     const r2 = this.gripperRatio * this.gripperRatio;
     const kp = (cmd.gripperKp * r2) / 2;
     const kd = Math.max((cmd.gripperKd * r2) / 2, MIN_FINGER_KD);
     const target = Math.min(Math.max(cmd.gripper, 0), 1) * this.halfStrokeM;
-    for (const act of this.fingerActuators) {
-      bias[act * 10] = kp * target;
-      bias[act * 10 + 1] = -kp;
-      bias[act * 10 + 2] = -kd;
-    }
     const fMax = this.maxFingerForceN;
+    for (let k = 0; k < 2; k++) {
+      const law = kp * (target - this.fingerQ[k]) - kd * this.fingerDq[k];
+      const clamped = Math.max(-fMax, Math.min(fMax, law));
+      setServo(bias, this.fingerActuators[k], law === clamped, clamped, kp * target, kp, kd);
+    }
     const force = Math.max(-fMax, Math.min(fMax, kp * (target - this.fingerOpeningM) - kd * this.fingerVelocityMs));
     this.gripperEffortNm = (2 * force) / this.gripperRatio;
   }
