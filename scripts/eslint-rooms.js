@@ -9,6 +9,7 @@ import path from 'node:path';
 export const ROOMS = [
   ['src/rig/contract', 'src/rig/contract.ts'],
   ['src/policy/contract', 'src/policy/contract.ts'],
+  ['src/pose', 'src/pose/'],
   ['src/tasks', 'src/tasks/'],
   ['src/layouts', 'src/layouts/'],
   ['src/analysis', 'src/analysis/'],
@@ -39,34 +40,37 @@ export const ROOMS = [
 ];
 
 const RIG = ['src/rig', 'src/rig/contract'];
-const ALL_SRC = ['src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/session', 'src/record', 'src/store', 'src/server/api-types', 'src/server'];
+// Quaternions and rotations: below every room that places things in 3D, so each can use the one copy.
+const POSE = 'src/pose';
+const ALL_SRC = [POSE, 'src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/session', 'src/record', 'src/store', 'src/server/api-types', 'src/server'];
 
 /** room → rooms it may import values from (itself always allowed). */
 export const MAY_IMPORT = {
-  'src/tasks': [],
-  'src/layouts': ['src/tasks'],
-  'src/analysis': ['src/tasks', 'src/layouts'],
-  'src/rig/contract': ['src/tasks'],
-  'src/rig': ['src/tasks', 'src/rig/contract'],
+  'src/pose': [],
+  'src/tasks': [POSE],
+  'src/layouts': [POSE, 'src/tasks'],
+  'src/analysis': [POSE, 'src/tasks', 'src/layouts'],
+  'src/rig/contract': [POSE, 'src/tasks'],
+  'src/rig': [POSE, 'src/tasks', 'src/rig/contract'],
   'src/policy/contract': ['src/rig/contract'],
   // Privileged code policies solve grasps with the rig's own kinematics (src/rig/kinematics.ts).
-  'src/policy': ['src/rig/contract', 'src/policy/contract', 'src/rig'],
+  'src/policy': [POSE, 'src/rig/contract', 'src/policy/contract', 'src/rig'],
   // The three.js description of rig + layout, shared by the sim cameras, the cell cameras and the UI.
-  'src/scene3d': ['src/tasks', 'src/rig/contract'],
-  'src/rollout': [...RIG, 'src/policy', 'src/policy/contract', 'src/tasks'],
+  'src/scene3d': [POSE, 'src/tasks', 'src/rig/contract'],
+  'src/rollout': [POSE, ...RIG, 'src/policy', 'src/policy/contract', 'src/tasks'],
   // Sweeps (worker threads) live in sim and run the one rollout loop with a policy.
-  'src/sim': [...RIG, 'src/tasks', 'src/layouts', 'src/scene3d', 'src/policy', 'src/policy/contract', 'src/rollout'],
+  'src/sim': [POSE, ...RIG, 'src/tasks', 'src/layouts', 'src/scene3d', 'src/policy', 'src/policy/contract', 'src/rollout'],
   // The stand-in for the physical cell: bus emulators (drivers) driving a sim world. Only the
   // composition root, tests and benchmarks import it, so nothing in the station's stack can
   // tell it from hardware.
-  'src/emulated-cell': [...RIG, 'src/tasks', 'src/layouts', 'src/scene3d', 'src/sim', 'src/policy', 'src/policy/contract', 'drivers'],
+  'src/emulated-cell': [POSE, ...RIG, 'src/tasks', 'src/layouts', 'src/scene3d', 'src/sim', 'src/policy', 'src/policy/contract', 'drivers'],
   'src/record': [...RIG],
   // Teleoperation: leaders (through the src/rig Leader contract) drive a follower rig; takes are recorded.
-  'src/teleop': ['src/tasks', 'src/layouts', ...RIG, 'src/record'],
+  'src/teleop': [POSE, 'src/tasks', 'src/layouts', ...RIG, 'src/record'],
   'src/store': [],
-  'src/session': ['src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
+  'src/session': [POSE, 'src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
   // The station API's requests, responses and events: shared with the UI, so pure.
-  'src/server/api-types': ['src/tasks', 'src/rig/contract', 'src/analysis'],
+  'src/server/api-types': [POSE, 'src/tasks', 'src/rig/contract', 'src/analysis'],
   'src/server': [...ALL_SRC],
   'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'src/teleop', 'drivers', 'drivers/cameras', 'drivers/cell-io', 'drivers/leaders', 'ros', 'calibration'],
   'src/electron': ['src/app'],
@@ -78,9 +82,9 @@ export const MAY_IMPORT = {
   // Leader arms (YAM + teaching handle, GELLO): the Leader contract, and the CAN/Damiao stack and emulators in drivers.
   'drivers/leaders': [...RIG, 'drivers'],
   ros: [...RIG, 'src/record'],
-  calibration: ['src/sim', 'src/record', ...RIG, 'src/tasks', 'src/layouts'],
+  calibration: [POSE, 'src/sim', 'src/record', ...RIG, 'src/tasks', 'src/layouts'],
   // The UI reuses the pure rooms; everything else it reaches through the station API.
-  'station-ui': ['src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', 'src/server/api-types'],
+  'station-ui': [POSE, 'src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', 'src/server/api-types'],
   test: null, // anything
   bench: null,
   scripts: null,
@@ -95,7 +99,7 @@ export const TYPES_FROM = {
 };
 
 /** Pure rooms: no Node built-ins, so the UI can reuse them. */
-export const PURE = new Set(['src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', 'src/rig/contract', 'src/policy/contract', 'src/server/api-types', 'station-ui']);
+export const PURE = new Set([POSE, 'src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', 'src/rig/contract', 'src/policy/contract', 'src/server/api-types', 'station-ui']);
 
 const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 

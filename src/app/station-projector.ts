@@ -6,7 +6,7 @@
  * is projected and the state says how to get one.
  */
 import type { ProjectorState } from '../server/api-types.js';
-import type { ProjectorFeed } from '../server/station-server.js';
+import type { ProjectorFeed } from '../server/projector-feed.js';
 import type { SessionProjector } from '../session/ports.js';
 import type { Store } from '../store/store.js';
 import { LayoutProjector } from '../../calibration/projector/layout-projector.js';

@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { quatMul } from '../sim/colliders.js';
+import { quatMul } from '../pose/quaternion.js';
 import { ChromiumRenderer } from '../sim/render/chromium-renderer.js';
 import { DEFAULT_CAMERA_CALIBRATION, type CameraCalibration, type CameraModel } from '../sim/render/camera-calibration.js';
 import type { Renderer } from '../sim/render/renderer.js';

@@ -3,6 +3,7 @@
  * places it: what every 3D drawing of the table shares (sim cameras, cell cameras, the UI).
  */
 import type { Pose3 } from '../tasks/geometry.js';
+import { quatFromYaw } from '../pose/quaternion.js';
 import { objectPose3 } from '../tasks/footprint.js';
 import { TABLE_SIZE_M } from '../tasks/station.js';
 import type { FixtureKind, Layout, ObjectKind, TaskId } from '../tasks/types.js';
@@ -65,8 +66,7 @@ export function layoutBodies(task: SceneTask, layout: Layout): SceneBody[] {
   const bodies: SceneBody[] = [];
   for (const f of layout.fixtures) {
     if (!task.fixtureKinds.some((k) => k.id === f.kind)) throw new Error(`Fixture "${f.id}" is of kind "${f.kind}", which task ${task.id} does not define.`);
-    const yaw = f.pose.yawRad / 2;
-    bodies.push({ key: `fixture:${f.id}`, visual: fixtureVisualId(f.kind), pose: { position: [f.pose.x, f.pose.y, 0], quaternion: [0, 0, Math.sin(yaw), Math.cos(yaw)] } });
+    bodies.push({ key: `fixture:${f.id}`, visual: fixtureVisualId(f.kind), pose: { position: [f.pose.x, f.pose.y, 0], quaternion: quatFromYaw(f.pose.yawRad) } });
   }
   for (const o of layout.objects) {
     const kind = task.objectKinds.find((k) => k.id === o.kind);

@@ -7,36 +7,13 @@
 import type { ColliderDesc } from '@dimforge/rapier3d-deterministic-compat';
 import type { Pose3, Shape, ShapePart } from '../tasks/geometry.js';
 import type { Rapier } from './rapier.js';
+import { quatFromYaw, quatMul, quatRotate, type Quat, type Vec3 } from '../pose/quaternion.js';
 
-type Quat = readonly [number, number, number, number];
-type Vec3 = readonly [number, number, number];
 
 /** Wall segments used to approximate a round hollow shape; 12 keeps a bottle from wedging between flats. */
 const ROUND_WALL_SEGMENTS = 12;
 /** Turns Rapier's y-up cylinder so its axis is the shape's z. */
 const Y_TO_Z: Quat = [Math.SQRT1_2, 0, 0, Math.SQRT1_2];
-
-export function quatMul(a: Quat, b: Quat): [number, number, number, number] {
-  return [
-    a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
-    a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
-    a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
-    a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2],
-  ];
-}
-
-/** The inverse of a unit quaternion (xyzw). */
-export function quatConj(q: Quat): [number, number, number, number] {
-  return [-q[0], -q[1], -q[2], q[3]];
-}
-
-export function quatRotate(q: Quat, v: Vec3): [number, number, number] {
-  const [x, y, z, w] = q;
-  const tx = 2 * (y * v[2] - z * v[1]);
-  const ty = 2 * (z * v[0] - x * v[2]);
-  const tz = 2 * (x * v[1] - y * v[0]);
-  return [v[0] + w * tx + (y * tz - z * ty), v[1] + w * ty + (z * tx - x * tz), v[2] + w * tz + (x * ty - y * tx)];
-}
 
 /** One primitive in the shape's own frame (centre of its bounding box at the origin). */
 interface Primitive {
@@ -59,7 +36,7 @@ function ring(outerR: number, innerR: number, halfH: number, zCentre: number): P
       kind: 'box',
       half: [wall / 2, halfLen, halfH],
       position: [midR * Math.cos(a), midR * Math.sin(a), zCentre],
-      rotation: [0, 0, Math.sin(a / 2), Math.cos(a / 2)],
+      rotation: quatFromYaw(a),
     });
   }
   return out;

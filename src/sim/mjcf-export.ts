@@ -39,7 +39,8 @@ import { LINK_NAMES, rotationToQuaternion, rpyToRotation } from '../rig/kinemati
 import { YAM_CHAIN, YAM_LIMIT_BUFFER_RAD } from '../rig/yam.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { motorTorqueScales, type SimCalibration } from './calibration.js';
-import { GROUP, quatConj, quatMul, quatRotate } from './colliders.js';
+import { GROUP } from './colliders.js';
+import { quatConj, quatMul, quatRotate } from '../pose/quaternion.js';
 import { loadRapier } from './rapier.js';
 import { SimScene } from './scene.js';
 import type { SimArm } from './sim-arm.js';

@@ -14,7 +14,8 @@ import { STATION_ARMS, TABLE_SIZE_M, type StationArm } from '../tasks/station.js
 import type { ObjectSighting } from '../tasks/task-events.js';
 import type { FixtureKind, Layout, ObjectEndState, ObjectKind, TaskDefinition } from '../tasks/types.js';
 import type { SimCalibration } from './calibration.js';
-import { collidersForParts, GROUPS, quatRotate } from './colliders.js';
+import { collidersForParts, GROUPS } from './colliders.js';
+import { quatFromYaw, quatRotate } from '../pose/quaternion.js';
 import { loadRapier, type Rapier } from './rapier.js';
 import { SimArm, type MotorCommand } from './sim-arm.js';
 import type { SceneSnapshot } from './render/scene-snapshot.js';
@@ -172,7 +173,7 @@ export class SimScene {
     for (const lf of layout.fixtures) {
       const kind = this.fixtureKinds.get(lf.kind)!;
       const f = { ...lf, pose: jitter(lf.pose, kind.movable) };
-      const yawQ = [0, 0, Math.sin(f.pose.yawRad / 2), Math.cos(f.pose.yawRad / 2)] as const;
+      const yawQ = quatFromYaw(f.pose.yawRad);
       const desc = (kind.movable ? R.RigidBodyDesc.dynamic() : R.RigidBodyDesc.fixed())
         .setTranslation(f.pose.x, f.pose.y, 0.0005)
         .setRotation({ x: yawQ[0], y: yawQ[1], z: yawQ[2], w: yawQ[3] })

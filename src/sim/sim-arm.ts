@@ -29,7 +29,8 @@ import { linkFramesTable, rotationToQuaternion, rpyToRotation, LINK_NAMES } from
 import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LIMIT_BUFFER_RAD, YAM_LINK_MASS_KG } from '../rig/yam.js';
 import { GRIPPER_MASS_CENTRES } from '../rig/gravity.js';
 import { motorTorqueScales, type SimCalibration } from './calibration.js';
-import { GROUPS, quatConj, quatMul, quatRotate } from './colliders.js';
+import { GROUPS } from './colliders.js';
+import { quatConj, quatMul, quatRotate } from '../pose/quaternion.js';
 import type { Rapier } from './rapier.js';
 
 type Quat = readonly [number, number, number, number];
@@ -349,7 +350,7 @@ export class SimArm {
       const c = (i + 1) * 4;
       const zero = quatMul([rot[p], rot[p + 1], rot[p + 2], rot[p + 3]], this.fixedRot[i]);
       const cq: Quat = [rot[c], rot[c + 1], rot[c + 2], rot[c + 3]];
-      const rel = quatMul([-zero[0], -zero[1], -zero[2], zero[3]], cq);
+      const rel = quatMul(quatConj(zero), cq);
       const a = YAM_CHAIN[i].axis;
       let angle = 2 * Math.atan2(rel[0] * a[0] + rel[1] * a[1] + rel[2] * a[2], rel[3]);
       // Unwrap against the previous reading so joint 1 (range > π on one side) stays continuous.
@@ -372,7 +373,7 @@ export class SimArm {
     if (this.fingers.length === 2) {
       const gt = this.links[6].translation();
       const gq: Quat = [rot[24], rot[25], rot[26], rot[27]];
-      const inv: Quat = [-gq[0], -gq[1], -gq[2], gq[3]];
+      const inv = quatConj(gq);
       let s = 0;
       for (let k = 0; k < 2; k++) {
         const ft = this.fingers[k].translation();

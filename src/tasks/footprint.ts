@@ -10,6 +10,7 @@
  *   points along yaw; (x, y) is under the middle of the axis. Own +y (a mug's handle side)
  *   stays horizontal, so nothing sticks into the table.
  */
+import { quatFromYaw, quatMul, quatRotate } from '../pose/quaternion.js';
 import type { Pose3, ShapePart, TablePose, TableRect } from './geometry.js';
 import type { FixtureKind, ObjectKind, Posture } from './types.js';
 
@@ -26,15 +27,6 @@ export interface OrientedRect {
 export interface Bounds3 {
   readonly min: readonly [number, number, number];
   readonly max: readonly [number, number, number];
-}
-
-function rotate(q: readonly [number, number, number, number], v: readonly [number, number, number]): [number, number, number] {
-  const [x, y, z, w] = q;
-  // v' = v + 2w(q×v) + 2 q×(q×v)
-  const tx = 2 * (y * v[2] - z * v[1]);
-  const ty = 2 * (z * v[0] - x * v[2]);
-  const tz = 2 * (x * v[1] - y * v[0]);
-  return [v[0] + w * tx + (y * tz - z * ty), v[1] + w * ty + (z * tx - x * tz), v[2] + w * tz + (x * ty - y * tx)];
 }
 
 function partHalfExtents(part: ShapePart): [number, number, number] {
@@ -63,7 +55,7 @@ export function partsBounds(parts: readonly ShapePart[]): Bounds3 {
     for (const sx of [-1, 1]) {
       for (const sy of [-1, 1]) {
         for (const sz of [-1, 1]) {
-          const c = rotate(part.offset.quaternion, [sx * h[0], sy * h[1], sz * h[2]]);
+          const c = quatRotate(part.offset.quaternion, [sx * h[0], sy * h[1], sz * h[2]]);
           for (let i = 0; i < 3; i++) {
             const v = c[i] + part.offset.position[i];
             if (v < min[i]) min[i] = v;
@@ -108,22 +100,15 @@ export function fixtureFootprint(kind: FixtureKind, pose: TablePose): OrientedRe
   return { cx: pose.x, cy: pose.y, halfX: kind.footprintHalfM[0], halfY: kind.footprintHalfM[1], yawRad: pose.yawRad };
 }
 
-type Quat = readonly [number, number, number, number];
-function mul(a: Quat, b: Quat): [number, number, number, number] {
-  const [ax, ay, az, aw] = a;
-  const [bx, by, bz, bw] = b;
-  return [aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz];
-}
-
 /**
  * The 3D pose of an object's own origin (centre of its base, upright frame) for a layout pose and
  * posture, resting on the table (z = 0). What the sim instantiates.
  */
 export function objectPose3(kind: ObjectKind, posture: Posture, pose: TablePose): Pose3 {
   const b = partsBounds(kind.parts);
-  const yawQ: Quat = [0, 0, Math.sin(pose.yawRad / 2), Math.cos(pose.yawRad / 2)];
+  const yawQ = quatFromYaw(pose.yawRad);
   if (posture === 'upside-down') {
-    return { position: [pose.x, pose.y, b.max[2]], quaternion: mul(yawQ, [1, 0, 0, 0]) };
+    return { position: [pose.x, pose.y, b.max[2]], quaternion: quatMul(yawQ, [1, 0, 0, 0]) };
   }
   if (posture === 'lying') {
     const h = b.max[2];
@@ -131,7 +116,7 @@ export function objectPose3(kind: ObjectKind, posture: Posture, pose: TablePose)
     // After the quarter turn about own y, own +x points down: the body rests at height max x.
     return {
       position: [pose.x - Math.cos(pose.yawRad) * (h / 2), pose.y - Math.sin(pose.yawRad) * (h / 2), b.max[0]],
-      quaternion: mul(yawQ, [0, r, 0, r]),
+      quaternion: quatMul(yawQ, [0, r, 0, r]),
     };
   }
   return { position: [pose.x, pose.y, 0], quaternion: yawQ };

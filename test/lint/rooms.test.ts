@@ -64,3 +64,14 @@ test('the UI takes the station API types (a pure room) and nothing else of the s
   assert.equal(pure.length, 1);
   assert.match(pure[0], /pure room/);
 });
+
+test('pose is a pure room below every room that places things in 3D: tasks, policy and sim import it, it imports none of them', async () => {
+  for (const from of ['src/tasks/x.ts', 'src/policy/code/x.ts', 'src/sim/x.ts', 'src/scene3d/x.ts']) {
+    const up = from.split('/').length - 2;
+    assert.deepEqual(await lintAs(from, `import { quatMul } from '${'../'.repeat(up)}pose/quaternion.js';\nexport const m = quatMul;\n`), [], from);
+  }
+  const msgs = await lintAs('src/pose/x.ts', "import { TASK_IDS } from '../tasks/types.js';\nexport const t = TASK_IDS;\n");
+  assert.equal(msgs.length, 1);
+  assert.match(msgs[0], /src\/pose may not import src\/tasks/);
+  assert.match((await lintAs('src/pose/x.ts', "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n"))[0] ?? '', /pure room/);
+});

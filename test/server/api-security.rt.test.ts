@@ -141,6 +141,39 @@ test('the station API refuses requests without its token, from the wrong origin,
     assert.equal(cookie.status, 401, 'the stream takes no cookie either');
   });
 
+  await t.test('a path that is there for another method is 405, a path with nothing there 404, each in a sentence', async () => {
+    const wrongMethod: [string, string][] = [
+      ['GET', '/api/rig/command'],
+      ['DELETE', '/api/rig'],
+      ['GET', '/api/rollouts/run'],
+      ['GET', '/api/rollouts/stop'],
+      ['PUT', '/api/rollouts/7'],
+      ['GET', '/api/rollouts/7/score'],
+      ['GET', '/api/layout-sets/sample'],
+      ['DELETE', '/api/sessions'],
+      ['GET', '/api/sessions/3/resume'],
+      ['GET', '/api/session/answer'],
+      ['GET', '/api/teleop/start'],
+      ['PUT', '/api/projector'],
+    ];
+    for (const [method, path] of wrongMethod) {
+      const r = await call(base, path, { method, headers: auth });
+      assert.equal(r.status, 405, `${method} ${path}: ${r.body}`);
+      assert.equal(errorOf(r), `${method} is not allowed on ${path}.`);
+    }
+    const upload = await call(base, '/api/uploads/policy?name=p.onnx', { headers: auth });
+    assert.equal(upload.status, 405);
+    assert.equal(errorOf(upload), 'GET is not allowed on /api/uploads/policy; POST the file as the body.');
+    const firmware = await call(base, '/api/uploads/firmware', { headers: auth });
+    assert.equal(firmware.status, 404, 'an upload kind the station does not take is nothing there, whatever the method');
+    assert.match(errorOf(firmware), /^The station takes uploads of layout-set, .*not 'firmware'\.$/);
+    for (const path of ['/api/nothing', '/api/rollouts/7/replay', '/api/sessions/3', '/no-such-page']) {
+      const r = await call(base, path, { headers: auth });
+      assert.equal(r.status, 404, path);
+      assert.equal(errorOf(r), `There is nothing at ${path}.`);
+    }
+  });
+
   await t.test('bodies: oversized, not JSON, wrong type, unknown or bad fields, cross-origin — each a sentence, nothing done', async () => {
     const post = (body: string | Buffer, headers: Record<string, string> = {}) => call(base, '/api/rig/command', { method: 'POST', headers: { ...auth, 'content-type': 'application/json', ...headers }, body });
     const big = await post(Buffer.alloc(64 * 1024, 0x20));

@@ -6,7 +6,7 @@ import { SortEventTracker, sortReturnFromEvents } from '../../src/tasks/sort-fro
 import { DEFAULT_SIM_CALIBRATION } from '../../src/sim/calibration.js';
 import { createScene, HOME_START_POSITION, type SimScene } from '../../src/sim/scene.js';
 import { SimRig } from '../../src/sim/sim-rig.js';
-import { quatRotate } from '../../src/sim/colliders.js';
+import { quatRotate } from '../../src/pose/quaternion.js';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import type { Layout, LayoutObject } from '../../src/tasks/types.js';
 

@@ -35,7 +35,7 @@ test('a new store migrates from empty to the latest schema, in WAL mode with for
   assert.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
   // foreign keys: a rollout row pointing at nothing is refused by SQLite itself, not only by our checks
   assert.throws(() =>
-    (store as unknown as { db: Database.Database }).db
+    (store as unknown as { c: { db: Database.Database } }).c.db
       .prepare("INSERT INTO rollouts (kind, policy_id, layout_set_sha256, layout_index, tier, episode_seconds, control_hz, status, started_at) VALUES ('sim', 99, 'x', 0, 1, 60, 30, 'valid', 'now')")
       .run(),
   /FOREIGN KEY/);
@@ -278,7 +278,7 @@ test('a version-1 store upgrades to rollout outcomes: a valid rollout\'s policy 
   const { set, policy } = seeded(v1);
   // Rows as the version-1 sweep wrote them: a policy error went into status_reason of a valid rollout.
   const base = { kind: 'sim' as const, policyId: policy.id, layoutSetSha256: set.sha256, episodeSeconds: 60, controlHz: 30 };
-  const raw = (v1 as unknown as { db: Database.Database }).db;
+  const raw = (v1 as unknown as { c: { db: Database.Database } }).c.db;
   const insert = raw.prepare('INSERT INTO rollouts (kind, policy_id, layout_set_sha256, layout_index, tier, episode_seconds, control_hz, status, status_reason, progress, started_at) VALUES (?, ?, ?, ?, 1, 60, 30, ?, ?, ?, ?)');
   insert.run(base.kind, policy.id, set.sha256, 0, 'valid', null, 1, '2026-11-01T00:00:00.000Z');
   insert.run(base.kind, policy.id, set.sha256, 0, 'valid', 'Policy act answered NaN at action row 0, entry 5', 0.25, '2026-11-01T00:00:01.000Z');

@@ -5,7 +5,8 @@
  * an object's origin at the centre of its base when upright.
  */
 import type { PrivilegedObjectState } from '../contract.js';
-import { add, dot, rotate, scale, sub, type Quat, type Vec3 } from './frames.js';
+import { add, dot, scale, sub, type Quat, type Vec3 } from './frames.js';
+import { quatRotate } from '../../pose/quaternion.js';
 
 export interface BottleShape {
   /** Body radius and overall height (base to cap). */
@@ -71,14 +72,14 @@ const UPRIGHT_COS = Math.cos((25 * Math.PI) / 180);
 const LYING_SIN = Math.sin((25 * Math.PI) / 180);
 
 export function viewBottle(o: PrivilegedObjectState, shape: BottleShape): BottleView {
-  const axis = rotate(o.quaternion, [0, 0, 1]);
+  const axis = quatRotate(o.quaternion, [0, 0, 1]);
   const base: Vec3 = [o.position[0], o.position[1], o.position[2]];
   const posture: BottlePosture = axis[2] >= UPRIGHT_COS ? 'upright' : axis[2] <= -UPRIGHT_COS ? 'upside-down' : Math.abs(axis[2]) <= LYING_SIN ? 'lying' : 'tilted';
   return { id: o.id, shape, base, axis, centre: add(base, scale(axis, shape.heightM / 2)), posture };
 }
 
 export function viewBin(o: PrivilegedObjectState, shape: BinShape): BinView {
-  const xAxis = rotate(o.quaternion, [1, 0, 0]);
+  const xAxis = quatRotate(o.quaternion, [1, 0, 0]);
   return {
     id: o.id,
     shape,

@@ -12,7 +12,8 @@
  */
 import type { PartView } from './part-geometry.js';
 import { TOTE_INSIDE_HALF_M } from './part-geometry.js';
-import { add, cross, dot, normalize, rotate, scale, sub, type Quat, type Vec3 } from './frames.js';
+import { add, cross, dot, normalize, scale, sub, type Quat, type Vec3 } from './frames.js';
+import { quatRotate, quatConj } from '../../pose/quaternion.js';
 
 /**
  * The hand's collision boxes in the gripper frame: the sim twin's GRIPPER_GEOMETRY (src/sim/sim-arm.ts),
@@ -75,10 +76,10 @@ export function handClearance(pose: HandPose, scene: ClearanceScene): number {
   let least = Infinity;
   const pts = handPoints(pose);
   const tote = scene.tote;
-  const inv: Quat | undefined = tote ? [-tote.quaternion[0], -tote.quaternion[1], -tote.quaternion[2], tote.quaternion[3]] : undefined;
+  const inv: Quat | undefined = tote ? quatConj(tote.quaternion) : undefined;
   for (const p of pts) {
     if (tote && inv) {
-      const l = rotate(inv, sub(p, tote.position));
+      const l = quatRotate(inv, sub(p, tote.position));
       const ax = Math.abs(l[0]);
       const ay = Math.abs(l[1]);
       const [hx, hy] = TOTE_INSIDE_HALF_M;

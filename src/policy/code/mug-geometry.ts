@@ -5,7 +5,8 @@
  * the centre of its base, its own z the axis from base to rim, its own +y the handle's side.
  */
 import type { PrivilegedObjectState } from '../contract.js';
-import { add, rotate, scale, sub, type Vec3 } from './frames.js';
+import { add, scale, sub, type Vec3 } from './frames.js';
+import { quatRotate } from '../../pose/quaternion.js';
 
 export interface MugShape {
   readonly radiusM: number;
@@ -46,9 +47,9 @@ const UPRIGHT_COS = Math.cos((20 * Math.PI) / 180);
 const LYING_SIN = Math.sin((25 * Math.PI) / 180);
 
 export function viewMug(o: PrivilegedObjectState, shape: MugShape): MugView {
-  const x = rotate(o.quaternion, [1, 0, 0]);
-  const y = rotate(o.quaternion, [0, 1, 0]);
-  const z = rotate(o.quaternion, [0, 0, 1]);
+  const x = quatRotate(o.quaternion, [1, 0, 0]);
+  const y = quatRotate(o.quaternion, [0, 1, 0]);
+  const z = quatRotate(o.quaternion, [0, 0, 1]);
   const base: Vec3 = [o.position[0], o.position[1], o.position[2]];
   const posture: MugPosture = z[2] >= UPRIGHT_COS ? 'upright' : z[2] <= -UPRIGHT_COS ? 'upside-down' : Math.abs(z[2]) <= LYING_SIN ? 'lying' : 'tilted';
   return { id: o.id, shape, base, x, y, z, centre: add(base, scale(z, shape.heightM / 2)), posture };

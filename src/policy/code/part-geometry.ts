@@ -5,7 +5,8 @@
  * tubes). Table frame, z up; a part's origin is the centre of its base when upright (its axis +z).
  */
 import type { PrivilegedObjectState } from '../contract.js';
-import { add, rotate, type Vec3 } from './frames.js';
+import { add, type Vec3 } from './frames.js';
+import { quatRotate } from '../../pose/quaternion.js';
 
 export type PartCategory = 'screw' | 'bolt' | 'nut' | 'bearing-ring';
 
@@ -58,7 +59,7 @@ export interface PartView {
 
 export function viewPart(o: PrivilegedObjectState, shape: PartShape): PartView {
   const origin = o.position as Vec3;
-  const axis = rotate(o.quaternion as readonly [number, number, number, number], [0, 0, 1]);
+  const axis = quatRotate(o.quaternion as readonly [number, number, number, number], [0, 0, 1]);
   return { id: o.id, kind: o.kind, shape, origin, axis, gripPoint: add(origin, [axis[0] * shape.gripAlongAxisM, axis[1] * shape.gripAlongAxisM, axis[2] * shape.gripAlongAxisM]), axisVertical: Math.abs(axis[2]) > Math.cos(Math.PI / 6) };
 }
 
@@ -74,7 +75,7 @@ export const TOTE_FLOOR_Z_M = 0.005;
 /** The centre of a slot's floor (table frame), from the sorter's pose. */
 export function slotCentre(sorter: { position: Vec3; quaternion: readonly [number, number, number, number] }, category: PartCategory): Vec3 {
   const i = SORTER_SLOTS.indexOf(category);
-  return add(sorter.position, rotate(sorter.quaternion, [0, (1.5 - i) * SLOT_PITCH_M, 0.004]));
+  return add(sorter.position, quatRotate(sorter.quaternion, [0, (1.5 - i) * SLOT_PITCH_M, 0.004]));
 }
 
 /** Whether a point lies inside a slot (in its footprint, below its rim). */

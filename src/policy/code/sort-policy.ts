@@ -20,7 +20,8 @@ import type { ArmSide, RigModel } from '../../rig/contract.js';
 import { stateIndex } from '../../rig/contract.js';
 import type { ActionChunk, EpisodeContext, Observation, Policy, PolicyInfo, PrivilegedState } from '../contract.js';
 import { armReach, type ArmReach, type ToolTarget } from './arm-reach.js';
-import { add, norm, rotate, sub, type Vec3 } from './frames.js';
+import { add, norm, sub, type Vec3 } from './frames.js';
+import { quatRotate } from '../../pose/quaternion.js';
 import { handClearance } from './hand-clearance.js';
 import { ArmMotion, DEFAULT_MOTION_LIMITS, maxAbsDiff, type MotionLimits } from './motion.js';
 import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js';
@@ -254,7 +255,7 @@ export class SortPolicy implements Policy {
     const out = sub(grip, reach.basePosition);
     const outXY = Math.hypot(out[0], out[1]) || 1;
     const leans: Vec3[] = [[out[0] / outXY, out[1] / outXY, 0]];
-    if (scene.tote) for (const d of [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0]] as const) leans.push(rotate(scene.tote.quaternion, d));
+    if (scene.tote) for (const d of [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0]] as const) leans.push(quatRotate(scene.tote.quaternion, d));
     const closings: Vec3[] = closing ? [closing] : Array.from({ length: CLOSING_YAWS }, (_, k) => [Math.cos((Math.PI * k) / CLOSING_YAWS), Math.sin((Math.PI * k) / CLOSING_YAWS), 0] as Vec3);
     const clearanceScene = { tote: scene.tote, others: scene.parts.filter((p) => p.id !== part.id) };
     const halfOpeningM = (open * this.strokeM) / 2;

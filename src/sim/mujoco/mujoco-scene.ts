@@ -21,7 +21,7 @@ import { STATION_ARMS, TABLE_SIZE_M, type StationArm } from '../../tasks/station
 import type { ObjectSighting } from '../../tasks/task-events.js';
 import type { FixtureKind, ObjectEndState } from '../../tasks/types.js';
 import { motorTorqueScales, MUJOCO_SCENE_VERSION } from '../calibration.js';
-import { quatRotate } from '../colliders.js';
+import { quatConj, quatRotate } from '../../pose/quaternion.js';
 import { sceneToMjcf } from '../mjcf-export.js';
 import type { PhysicsArm, PhysicsScene } from '../physics-scene.js';
 import { loadRapier } from '../rapier.js';
@@ -395,7 +395,7 @@ export class MujocoScene implements PhysicsScene {
       const pose = this.poseOf(f);
       const r = pose.quaternion;
       const t = pose.position;
-      const local = quatRotate([-r[0], -r[1], -r[2], r[3]], [p[0] - t[0], p[1] - t[1], p[2] - t[2]]);
+      const local = quatRotate(quatConj(r), [p[0] - t[0], p[1] - t[1], p[2] - t[2]]);
       for (const region of kind.regions) {
         if ([0, 1, 2].every((i) => Math.abs(local[i] - region.centerM[i]) <= region.sizeM[i] / 2)) return region.id;
       }
