@@ -21,6 +21,7 @@ import type { Renderer } from '../sim/render/renderer.js';
 import { CAMERA_NAMES, type CameraName, type RgbImage } from '../policy/contract.js';
 import { imageCodec } from '../policy/image.js';
 import type { Camera } from '../rig/camera.js';
+import type { Clock } from '../rig/contract.js';
 import { StreamingCamera } from '../rig/streaming-camera.js';
 import type { CameraPoseOffset, HashedCellTruth } from './cell-truth.js';
 import type { CellWorld } from './cell-world.js';
@@ -65,6 +66,13 @@ export interface CellCameraOptions {
   readonly jpegQuality?: number;
   /** The station clock frames are stamped on (the rig's); default performance.now() in seconds. */
   readonly nowS?: () => number;
+  /**
+   * A clock whose time can stand still (virtual time): each frame is drawn at its tick's time on it,
+   * with time standing still while it is drawn and encoded, so a take records every frame of its
+   * length however slowly this machine draws (none dropped, the same frames every run). Without
+   * one, ticks follow `nowS` on wall-clock timers and frames that drawing overran are dropped.
+   */
+  readonly clock?: Pick<Clock, 'waitUntil' | 'standStill'>;
   /** No frame for this long → lost. Default 5 s: a busy 2-core machine can stall a render for a second. */
   readonly stallTimeoutS?: number;
   /** Chromium to draw with (default the sim's: /usr/bin/chromium or $TANDEM_CHROMIUM). */
@@ -156,6 +164,7 @@ class CellCameraTicker {
     private readonly nowS: () => number,
     /** Lowers the renderer's priority once it runs (a no-op for renderers that are not our chromium). */
     private readonly yieldRenderer: () => Promise<void>,
+    private readonly clock?: Pick<Clock, 'waitUntil' | 'standStill'>,
   ) {}
 
   join(cam: RenderedCamera): void {
@@ -183,12 +192,16 @@ class CellCameraTicker {
         const capturedS = this.nowS();
         const r0 = performance.now();
         let jpegs: Uint8Array[];
-        try {
+        const draw = async (): Promise<Uint8Array[]> => {
           const images = await this.renderer.render(this.world.snapshot(), cams.map((c) => c.cameraName));
           const e0 = performance.now();
           this.renderMs += e0 - r0;
-          jpegs = await Promise.all(cams.map((c) => encodeJpeg(images[c.cameraName]!, this.quality)));
+          const out = await Promise.all(cams.map((c) => encodeJpeg(images[c.cameraName]!, this.quality)));
           this.encodeMs += performance.now() - e0;
+          return out;
+        };
+        try {
+          jpegs = await (this.clock?.standStill?.(draw()) ?? draw());
         } catch (e) {
           const why = e instanceof Error ? e.message : String(e);
           for (const c of cams) c.fail(`camera ${c.cameraName} (emulated cell renderer) stopped: ${why}; the episode goes on without it`);
@@ -211,8 +224,11 @@ class CellCameraTicker {
         if (doneS > t0 + (k + 1.5) * this.periodS) j = Math.ceil((doneS - t0) / this.periodS);
         if (j - k - 1 > 0) for (const c of cams) c.skipped(j - k - 1);
         k = j;
-        const waitMs = (t0 + k * this.periodS - this.nowS()) * 1000;
-        if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
+        if (this.clock?.standStill) await this.clock.waitUntil(t0 + k * this.periodS);
+        else {
+          const waitMs = (t0 + k * this.periodS - this.nowS()) * 1000;
+          if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
+        }
       }
     } finally {
       this.running = false;
@@ -257,7 +273,7 @@ export function cellCameras(world: CellWorld, options: CellCameraOptions = {}): 
     const dir = await renderer.runningProfileDir();
     if (dir) renice(dir, niceness);
   };
-  const ticker = new CellCameraTicker(world, renderer, 1 / fps, quality, nowS, yieldRenderer);
+  const ticker = new CellCameraTicker(world, renderer, 1 / fps, quality, nowS, yieldRenderer, options.clock);
   const models = renderer.calibration.calibration.cameras;
   const cameras = Object.fromEntries(CAMERA_NAMES.map((n) => [n, new RenderedCamera(n, models[n], fps, ticker, { ...options, nowS })])) as Record<CameraName, RenderedCamera>;
   return {

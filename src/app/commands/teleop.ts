@@ -84,7 +84,7 @@ export async function openTeleopCameras(spec: string, rig: Rig, clock: Clock, fp
   if (spec === 'cell') {
     const cell = emulatedCellOf(rig);
     if (!cell) throw new UserError("--cameras cell needs the emulated cell as the follower (--follower cell); use testsrc:N or v4l2:/dev/videoN with other rigs.");
-    const cams: CellCameras = cellCameras(cell.world, { fps, nowS });
+    const cams: CellCameras = cellCameras(cell.world, { fps, nowS, clock });
     const list = CAMERA_NAMES.map((n) => cams.cameras[n]);
     try {
       await Promise.all(list.map((c) => c.open()));
