@@ -12,7 +12,7 @@
 import { SerialPort } from 'serialport';
 import { SerialPortStream } from '@serialport/stream';
 import type { BindingInterface } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
-import { timerOf } from '../../src/rig/clocks.js';
+import { sleepOn, timerOf } from '../../src/rig/clocks.js';
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type ArmSide, type Clock } from '../../src/rig/contract.js';
 import type { Leader, LeaderEvent, LeaderReading } from '../../src/rig/leader.js';
 import { ADDR_PRESENT_VELOCITY, INST_STATUS, PRESENT_READ_LENGTH, PacketDecoder, RAD_PER_TICK, int32le, syncReadPacket } from './dynamixel-protocol.js';
@@ -177,7 +177,7 @@ export class GelloLeader implements Leader {
       while (link.rounds === before && this.clock.nowS() - startS < 1) {
         link.answeredThisRound = 0;
         port.write(this.request);
-        await new Promise<void>((r) => timerOf(this.clock)(60, r));
+        await sleepOn(timerOf(this.clock), 60);
       }
       if (link.rounds === before) {
         const silent = link.ticks.reduce<number[]>((acc, t, i) => (Number.isNaN(t) ? [...acc, i + 1] : acc), []);

@@ -8,7 +8,7 @@
  * Every poll sends one MIT command per motor and one handle request, in one write; replies update
  * the newest sample in place as they arrive (latest value wins). No timers of its own.
  */
-import { timerOf } from '../../src/rig/clocks.js';
+import { sleepOn, timerOf } from '../../src/rig/clocks.js';
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type ArmModel, type ArmSide, type Clock } from '../../src/rig/contract.js';
 import type { Leader, LeaderEvent, LeaderReading } from '../../src/rig/leader.js';
 import { MOTOR_RANGES, type MotorRanges } from '../../src/rig/motors.js';
@@ -253,7 +253,7 @@ export class YamLeader implements Leader {
       // of the cell's time pass (its hold loop runs on), so two takes would start differently.
       const startS = this.clock.nowS();
       while ((this.clock.nowS() - startS) * 1000 < this.requestTimeoutMs) {
-        await new Promise<void>((r) => timerOf(this.clock)(2, r));
+        await sleepOn(timerOf(this.clock), 2);
         silent = link.silentSince(before, handleBefore).filter((i) => pending.includes(i));
         if (silent.length === 0) return;
       }

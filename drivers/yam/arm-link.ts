@@ -5,7 +5,7 @@
  * and its async lifecycle steps drive it.
  */
 import type { ArmModel, ArmSide, ClockTimer, MotorModelId, RigFault } from '../../src/rig/contract.js';
-import { wallTimer } from '../../src/rig/clocks.js';
+import { sleepOn, wallTimer } from '../../src/rig/clocks.js';
 import { MOTOR_RANGES, type MotorRanges } from '../../src/rig/motors.js';
 import { YAM_LIMIT_BUFFER_RAD } from '../../src/rig/yam.js';
 import type { CanBus, CanBusEvent } from '../can/bus.js';
@@ -286,7 +286,7 @@ export class ArmLink {
   async identify(timeoutMs: number, graceMs = 10): Promise<{ silent: number[]; duplicated: number[] }> {
     const before = this.motors.map((m) => m.replies);
     const silent = await this.special('disable', timeoutMs);
-    await new Promise<void>((resolve) => (this.options.timer ?? wallTimer)(graceMs, resolve));
+    await sleepOn(this.options.timer ?? wallTimer, graceMs);
     const duplicated = this.motors.flatMap((m, i) => (m.replies - before[i] > 1 ? [i] : []));
     return { silent, duplicated };
   }

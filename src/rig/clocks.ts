@@ -133,6 +133,11 @@ export const wallTimer: ClockTimer = (delayMs, fn) => {
   return () => clearTimeout(t);
 };
 
+/** Resolves once `delayMs` has passed on `timer`'s time. */
+export function sleepOn(timer: ClockTimer, delayMs: number): Promise<void> {
+  return new Promise<void>((resolve) => timer(delayMs, resolve));
+}
+
 /** The timer that runs on `clock`'s time (the wall clock's setTimeout unless the clock has its own). */
 export function timerOf(clock: Clock | undefined): ClockTimer {
   return clock?.timer ?? wallTimer;
