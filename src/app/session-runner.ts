@@ -24,7 +24,8 @@ export interface RigSessionRunnerOptions {
   readonly episodesDir: string;
   readonly set: LayoutSet;
   readonly rateHz: number;
-  readonly deadlineMs: number;
+  /** Default: the rollout's clock decides (policyDeadlineMs). */
+  readonly deadlineMs?: number;
   /** The emulated cell's scripted operator looks at the table after each episode. */
   readonly lookAtTable: boolean;
   readonly blankCameras: boolean;

@@ -29,7 +29,7 @@ import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
 import { readRigConfig } from './station.js';
 import { preflight } from './preflight.js';
 import { cellIoSourceOf, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
-import { DEFAULT_DEADLINE_MS, openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
+import { openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 import { SessionHost, type SessionParts } from '../server/session-host.js';
 import { RigSessionRunner } from './session-runner.js';
@@ -167,7 +167,7 @@ function rolloutRunner(store: Store, host: RigHost, station: StationConfig, cwd:
           try {
             const run = await host.forRollout({ task, layout, placementSeed: seed }, (rig, clock, signal) => {
               onPhase(`The rig is up with layout ${req.layout} on its table; starting ${policy.info.name}.`);
-              return rolloutOnRig({ rig, rigType: host.type, station, policy, task, layout, seconds, rateHz, deadlineMs: DEFAULT_DEADLINE_MS, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
+              return rolloutOnRig({ rig, rigType: host.type, station, policy, task, layout, seconds, rateHz, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
             });
             const e = run.result.episode;
             host.keepEvents(e.safetyEvents);
@@ -219,7 +219,6 @@ function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: 
             episodesDir,
             set,
             rateHz: DEFAULT_SIM_CONTROL_HZ,
-            deadlineMs: DEFAULT_DEADLINE_MS,
             lookAtTable: false,
             blankCameras: false,
             blind: plan.blind,

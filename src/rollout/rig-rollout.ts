@@ -25,8 +25,11 @@ export interface RigRolloutOptions {
   readonly episodeSeconds: number;
   readonly controlHz: number;
   readonly seed: number;
-  /** Wall-clock deadline per inference; past it the episode is aborted (policy timeout) and the rig holds. */
-  readonly deadlineMs: number;
+  /**
+   * Wall-clock deadline per inference; past it the episode is aborted (policy timeout) and the rig
+   * holds. Default: policyDeadlineMs(clock).
+   */
+  readonly deadlineMs?: number;
   readonly signal?: AbortSignal;
   /** Images for policies that list cameras. */
   readonly cameras?: CameraSource;
@@ -111,11 +114,26 @@ export function assertRunsOnRig(policy: Policy): void {
   if (policy.info.needsPrivilegedState) throw new PrivilegedStateRequiredError(policy.info.name);
 }
 
+/** Below the safety supervisor's 2 s watchdog damp: a stalled policy aborts while the arm still holds. */
+export const DEFAULT_DEADLINE_MS = 1500;
+/**
+ * On a clock that stands still while the policy is awaited (virtual time) no arm waits on the
+ * policy and its latency costs the episode nothing: the deadline only tells a hung policy from a
+ * slow or busy machine, so it is long — a short one would end rollouts because the machine is busy.
+ */
+export const STANDSTILL_DEADLINE_MS = 30_000;
+
+/** The per-inference deadline a rollout on this clock gets unless one is given. */
+export function policyDeadlineMs(clock: Pick<Clock, 'passesWhileAwaiting'> | undefined, given?: number): number {
+  // No clock means the wall clock (runRigRollout's default).
+  return given ?? (clock === undefined || clock.passesWhileAwaiting === true ? DEFAULT_DEADLINE_MS : STANDSTILL_DEADLINE_MS);
+}
+
 export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRolloutResult> {
   if (!opts.privileged) assertRunsOnRig(opts.policy);
   const { rig, controlHz } = opts;
   const clock = new MeasuredClock(opts.clock ?? new RealtimeClock());
-  const executor = createChunkExecutor(opts.policy, { deadlineMs: opts.deadlineMs });
+  const executor = createChunkExecutor(opts.policy, { deadlineMs: policyDeadlineMs(opts.clock, opts.deadlineMs) });
   const t0 = performance.now();
   let episode: Episode;
   let tableEndStates: readonly ObjectEndState[] | undefined;

@@ -56,21 +56,12 @@ test('an operator stops a running rollout with the Stop button, then compares re
       await new Promise((res) => setTimeout(res, 250));
     }
   };
-  // On a machine too busy for the cell's motors to answer in time the rollout is (rightly) invalid
-  // with the motors named; that, and only that, is tried again — it is stored and listed as not counted.
-  let first: RolloutRun;
-  let runs = 0;
-  for (;;) {
-    runs += 1;
-    assert.equal((await api('/api/rollouts/run', { policy: POLICY, layoutSet, layout: 0, seconds: 3 })).status, 202);
-    first = await waitRun((r) => r.runId === runs && (r.phase === 'done' || r.phase === 'failed'), 120_000);
-    assert.equal(first.phase, 'done', first.message);
-    if (first.status === 'valid') break;
-    assert.match(first.message, /loss of communication|has not answered|behind real time \(this machine is too busy|did not answer within \d+ ms/, 'the only failure accepted here is a starved machine');
-    assert.ok(runs < 5, `the machine stayed too busy for the cell: ${first.message.slice(0, 300)}`);
-    t.diagnostic(`rollout ${runs} invalid (machine busy): ${first.message.slice(0, 200)}`);
-    await new Promise((res) => setTimeout(res, 3000));
-  }
+  // On paced virtual time the cell cannot starve and the policy's slowness costs the episode
+  // nothing: the rollout is valid however busy the machine.
+  assert.equal((await api('/api/rollouts/run', { policy: POLICY, layoutSet, layout: 0, seconds: 3 })).status, 202);
+  const first = await waitRun((r) => r.runId === 1 && (r.phase === 'done' || r.phase === 'failed'), 120_000);
+  assert.equal(first.phase, 'done', first.message);
+  assert.equal(first.status, 'valid', first.message);
   assert.notEqual(first.progress, null);
   const stopWithout = await api<{ error: string }>('/api/rollouts/stop', {});
   assert.equal(stopWithout.status, 409);
@@ -108,7 +99,7 @@ test('an operator stops a running rollout with the Stop button, then compares re
   await page.screenshot({ path: join(SHOTS, 'stop-button.png') });
   await page.click('#stop-rollout');
   await page.waitForFunction(() => document.getElementById('run-panel')?.dataset.phase === 'done', undefined, { timeout: 60_000 });
-  const stopped = await waitRun((r) => r.runId === runs + 1 && r.phase === 'done', 5_000);
+  const stopped = await waitRun((r) => r.runId === 2 && r.phase === 'done', 5_000);
   assert.equal(stopped.status, 'aborted', stopped.message);
   assert.match(stopped.message, /stopped by the operator/);
   assert.ok(stopped.stepsDone < stopped.totalSteps / 2, `stopped early: step ${stopped.stepsDone} of ${stopped.totalSteps}`);
@@ -119,7 +110,7 @@ test('an operator stops a running rollout with the Stop button, then compares re
   // Compare: layout 0 has the scored real rollout (the stopped one listed, not averaged) and its sim twin.
   await page.keyboard.press('5');
   await page.waitForFunction(() => document.querySelectorAll('#compare-layouts tr[data-layout]').length === 2, undefined, { timeout: 20_000 });
-  const realCount = `1 of ${runs + 1} (${runs} not counted)`;
+  const realCount = '1 of 2 (1 not counted)';
   await page.waitForFunction((c) => document.querySelector('#compare-layouts tr[data-layout="0"]')?.textContent?.includes(c) ?? false, realCount);
   const row0 = (await page.textContent('#compare-layouts tr[data-layout="0"]')) ?? '';
   assert.ok(row0.includes(`${first.progress!.toFixed(2)}${realCount}`), `real: the finished rollout's score; the stopped one not averaged: ${row0}`);

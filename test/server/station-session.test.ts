@@ -16,8 +16,6 @@ import type { Page } from 'playwright-core';
 import { startStation } from '../helpers/station-process.js';
 import { TOKEN_HEADER, type LayoutSetSummary, type RolloutDetail, type SessionSummary } from '../../src/server/api-types.js';
 
-/** A starved machine stops the cell's motors answering: the rollout is invalid (rig fault), which the session offers to redo. */
-
 const phase = (page: Page): Promise<string | null> => page.getAttribute('#session-card', 'data-phase');
 
 /** Waits for the session to ask for one of `phases` (a rollout runs in between). */

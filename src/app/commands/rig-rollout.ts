@@ -9,7 +9,7 @@
  * input into one sentence.
  */
 import { resolve } from 'node:path';
-import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo } from '../command.js';
+import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import { episodeSummary, openPolicyForCli, rolloutLayoutArgs } from './sim.js';
 import { RigError, type Clock, type Rig } from '../../rig/contract.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
@@ -22,7 +22,7 @@ import type { Layout, ObjectEndState, TaskDefinition } from '../../tasks/types.j
 import type { LayoutSet } from '../../layouts/layout-set.js';
 import type { Store } from '../../store/store.js';
 import { blackImage } from '../../policy/image.js';
-import { assertRunsOnRig, loopStatsMetadata, runRigRollout, type RigRolloutResult } from '../../rollout/rig-rollout.js';
+import { assertRunsOnRig, DEFAULT_DEADLINE_MS, loopStatsMetadata, runRigRollout, STANDSTILL_DEADLINE_MS, type RigRolloutResult } from '../../rollout/rig-rollout.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
 import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
@@ -47,8 +47,11 @@ const CELL_MAX_FRAME_AGE_S = 5;
 /** Exit code when the policy (server) timed out or went away mid-episode, as `tandem policy probe` uses. */
 const EXIT_POLICY_UNAVAILABLE = 3;
 const EXIT_INTERRUPTED = 130;
-/** Below the safety supervisor's 2 s watchdog damp: a stalled policy aborts while the arm still holds. */
-export const DEFAULT_DEADLINE_MS = 1500;
+
+/** `--timeout-ms N`, or undefined: the rollout's clock decides (policyDeadlineMs). */
+export function timeoutOption(args: ParsedCommandArgs): number | undefined {
+  return args.values['timeout-ms'] === undefined ? undefined : intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000);
+}
 
 function percentile(sorted: readonly number[], q: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -116,7 +119,7 @@ code policies are refused: they read object poses only a simulation has.
 ${STATION_CONFIG_HELP}
                       (default ${JSON.stringify(DEFAULT_RIG_CONFIG)}: no hardware)
   --rate HZ           control rate (default ${DEFAULT_SIM_CONTROL_HZ}, the sim's)
-  --timeout-ms N      per-inference deadline; past it the rig holds and the rollout is aborted (default ${DEFAULT_DEADLINE_MS})
+  --timeout-ms N      per-inference deadline; past it the rig holds and the rollout is aborted (default ${DEFAULT_DEADLINE_MS}; ${STANDSTILL_DEADLINE_MS} on the virtual-time cell, where no arm waits on the policy)
   --seed K            the policy's seed (default 0)
   --score-from-cell   the emulated cell's scripted operator scores the end state (stored as an operator score)
   --camera-fps F      frame rate of the emulated cell's cameras with --rig-config (default ${DEFAULT_CELL_CAMERA_FPS}); a
@@ -152,7 +155,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
     const rateHz = numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
-    const deadlineMs = intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000);
+    const deadlineMs = timeoutOption(args);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
     const cameraFps = numberOption(args, 'camera-fps', DEFAULT_CELL_CAMERA_FPS, 1, 60);
     const station = await stationConfigFromArgs(args.values, io.cwd);
@@ -269,7 +272,8 @@ export interface RolloutOnRigOptions {
   readonly layout: Layout;
   readonly seconds: number;
   readonly rateHz: number;
-  readonly deadlineMs: number;
+  /** Default: policyDeadlineMs(clock). */
+  readonly deadlineMs?: number;
   readonly seed: number;
   /** The emulated cell's scripted operator scores the end state (UserError on any other rig). */
   readonly scoreFromCell: boolean;

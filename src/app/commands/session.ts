@@ -15,7 +15,8 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import { readLayoutSetFile, readUserFile, writeNewFile } from './layouts.js';
-import { DEFAULT_DEADLINE_MS } from './rig-rollout.js';
+import { timeoutOption } from './rig-rollout.js';
+import { DEFAULT_DEADLINE_MS, STANDSTILL_DEADLINE_MS } from '../../rollout/rig-rollout.js';
 import { getTask } from '../../tasks/registry.js';
 import { parseLayoutSet, type LayoutSet } from '../../layouts/layout-set.js';
 import { LayoutSetError } from '../../layouts/errors.js';
@@ -271,7 +272,7 @@ const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
   --layouts FILE       the plan's layout set (default: the store's copy, else the file the plan was made from)
   --blank-cameras      black frames for a camera policy (rehearses timing only; stored as a rehearsal)
   --rate HZ            control rate (default ${DEFAULT_SIM_CONTROL_HZ})
-  --timeout-ms N       per-inference deadline; past it the rig holds and the rollout is marked failed (default ${DEFAULT_DEADLINE_MS})
+  --timeout-ms N       per-inference deadline; past it the rig holds and the rollout is marked failed (default ${DEFAULT_DEADLINE_MS}; ${STANDSTILL_DEADLINE_MS} on the virtual-time cell, where no arm waits on the policy)
   --break-minutes M    remind the operator to take a break every M minutes (default ${DEFAULT_BREAK_EVERY_S / 60})
   --episodes DIR       where episode files go (default <data dir>/episodes)
   --projector-calibration FILE  project each layout's footprints with this calibration
@@ -311,7 +312,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
       set,
       rateHz,
       ...(cellIo ? { cellIo } : {}),
-      deadlineMs: intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000),
+      deadlineMs: timeoutOption(args),
       lookAtTable: scripted,
       blind: p.blind,
       blankCameras: args.values['blank-cameras'] === true,
