@@ -22,10 +22,18 @@ export function runTandem(args: readonly string[], opts: { cwd?: string; env?: N
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+    // A hang guard, not a speed limit: on a busy machine (two CPU burners beside the suite) a
+    // command may take several times its quiet-machine time and must still pass.
+    const timeoutMs = opts.timeoutMs ?? 300_000;
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
+      if (killed) stderr += `\n[test helper: tandem ${args.slice(0, 2).join(' ')} killed after ${timeoutMs / 1000} s without ending]`;
       resolveRun({ code: code ?? -1, stdout, stderr });
     });
     child.stdin.end(opts.input ?? '');

@@ -44,7 +44,7 @@ test('a recording killed with SIGKILL is recovered to a readable, finished file 
   try {
     const file = join(dir, 'killed.mcap');
     const c = startChild([file, 'until-killed']);
-    await until(() => c.lines.some((l) => (l as unknown as Progress).atS > 2.5), 30_000);
+    await until(() => c.lines.some((l) => (l as unknown as Progress).atS > 2.5), 120_000);
     c.child.kill('SIGKILL');
     await c.exited;
     const progress = c.lines as unknown as Progress[];

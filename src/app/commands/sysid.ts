@@ -12,7 +12,7 @@ import { simCalibrationJson } from '../../sim/calibration.js';
 import { LEADER_REST_POSE } from '../../../drivers/leaders/emulators/operator-hand.js';
 import { excitationTrajectory } from '../../../calibration/sysid/excitation.js';
 import { SysidEpisodeError } from '../../../calibration/sysid/episode-trajectory.js';
-import { checkSysid, fitSysid, mrad, SysidError, worstJointPlot, type SysidFitResult } from '../../../calibration/sysid/fit.js';
+import { checkSysid, DEFAULT_FIT_SECONDS, fitSysid, mrad, SysidError, worstJointPlot, type SysidFitResult } from '../../../calibration/sysid/fit.js';
 import { calibrationArg } from './sim.js';
 import { readLayoutSetFile } from './layouts.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';
@@ -68,7 +68,7 @@ Make S cover the whole recording: the engage ramp, every take and every reset.`,
 const fit: CliCommand = {
   path: ['sysid', 'fit'],
   summary: 'fit the sim twin to recorded episodes: a new sim calibration record, checked on held-out episodes',
-  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--layouts FILE…] [--holdout K] [--iterations N] [--starts N] [--objects-only] [--plot fit.svg] [--workers N] [--json]
+  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--layouts FILE…] [--holdout K] [--iterations N] [--fit-seconds S] [--starts N] [--objects-only] [--plot fit.svg] [--workers N] [--json]
 
 Replays each episode's applied commands in the sim twin, open loop, from its recorded start pose,
 and fits joint damping, Coulomb friction, armature and motor torque scale per joint, the command
@@ -89,11 +89,13 @@ out; a cut-off file is refused (recover it first).
 ${LAYOUTS_HELP}
   -o FILE         where the new record goes (what --calibration takes)
   --iterations N  at most N Levenberg–Marquardt iterations per stage (default 8; fewer: a quicker, rougher fit)
+  --fit-seconds S seconds of each fitted episode the descent replays (default ${DEFAULT_FIT_SECONDS}; fewer: quicker,
+                  on less motion); held-out episodes are always replayed whole
   --starts N      starting points screened before the descent, the start record among them (default 3)
   --objects-only  keep the joints as --from has them (an earlier fit) and fit only the held objects:
                   for new objects or new holding takes on arms already identified
   --plot FILE     SVG of the worst held-out joint: measured, before and after`,
-  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' }, iterations: { type: 'string' }, 'objects-only': { type: 'boolean' } },
+  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' }, iterations: { type: 'string' }, 'fit-seconds': { type: 'string' }, 'objects-only': { type: 'boolean' } },
   positionals: [1, 10_000],
   async run(args, io) {
     const out = resolve(io.cwd, requireString(args, 'out'));
@@ -110,6 +112,7 @@ ${LAYOUTS_HELP}
         workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64),
         starts: args.values.starts === undefined ? undefined : intOption(args, 'starts', undefined, 1, 16),
         maxIterations: args.values.iterations === undefined ? undefined : intOption(args, 'iterations', undefined, 1, 100),
+        fitSeconds: args.values['fit-seconds'] === undefined ? undefined : numberOption(args, 'fit-seconds', undefined, 1, 3600),
         objectsOnly: args.values['objects-only'] === true,
         onProgress: args.values.json ? undefined : (line) => io.err(`${line}\n`),
       }),
