@@ -111,7 +111,7 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     const send = (value: Record<string, unknown>): void => {
       if (closed || ws.readyState !== WebSocket.OPEN) return;
       if (ws.bufferedAmount > maxUnread) {
-        drop(`it left ${(ws.bufferedAmount / 2 ** 20).toFixed(0)} MiB of answers unread (at most ${(maxUnread / 2 ** 20).toFixed(0)} MiB); read each answer before sending the next request`);
+        drop(`it left ${bytesInWords(ws.bufferedAmount)} of answers unread (at most ${bytesInWords(maxUnread)}); read each answer before sending the next request`);
         return;
       }
       ws.send(packOpenpi(value), { binary: true });
@@ -124,7 +124,7 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     const drop = (why: string): void => {
       if (closed) return;
       const message = `The env server closed this connection: ${why}.`;
-      log(`${owner}: ${message}`);
+      log(`${owner}: ${message}${hasEnvs ? `; its ${opts.envs} environments were freed` : ''}`);
       if (ws.readyState === WebSocket.OPEN) ws.send(packOpenpi({ type: 'error', message }), { binary: true });
       closed = true;
       ws.close(1008, 'closed by the env server');
@@ -249,6 +249,11 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
       await pool.close();
     },
   };
+}
+
+/** A byte count in the unit that keeps it readable: 256 KiB, not 0 MiB. */
+function bytesInWords(bytes: number): string {
+  return bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(0)} MiB` : `${(bytes / 2 ** 10).toFixed(0)} KiB`;
 }
 
 function episodeInfo(e: EnvEpisodeInfo): WireValue {
