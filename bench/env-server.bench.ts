@@ -9,7 +9,12 @@
  *   npm run bench -- env-server
  *
  * Sizes (env): ENV_BENCH_ENVS (envs per connection, default 8), ENV_BENCH_STEPS (steps per row,
- * default 300), ENV_BENCH_TIER (default 3: 15 parts in the tote).
+ * default 300), ENV_BENCH_TIER (default 3: 15 parts in the tote), ENV_BENCH_MAX_WORKERS (the "N
+ * workers" row, default max(4, cores): more threads than cores shows where the cores run out),
+ * ENV_BENCH_CAMERA_STEPS (steps of the rows with cam_high drawn for every env, default 40; 0 skips
+ * them). Camera rows count chromium's CPU only through its wall time: the browser is another
+ * process, so their steps/s per core is this process's share and the wall rate is what a trainer
+ * gets.
  * "Per core" = env steps ÷ CPU seconds of this process, all its threads (process.cpuUsage), so a
  * busy machine does not flatter or punish it; wall-clock rates are printed too.
  */
@@ -21,10 +26,13 @@ import { SORT_FROM_TOTE } from '../src/tasks/index.js';
 import { startEnvServer } from '../src/sim/env/env-server.js';
 import { SimEnv } from '../src/sim/env/sim-env.js';
 import { HOME_START_POSITION } from '../src/sim/scene.js';
+import type { CameraName } from '../src/policy/contract.js';
 
 const ENVS = Number(process.env.ENV_BENCH_ENVS ?? 8);
 const STEPS = Number(process.env.ENV_BENCH_STEPS ?? 300);
 const TIER = Number(process.env.ENV_BENCH_TIER ?? 3);
+const MAX_WORKERS = Number(process.env.ENV_BENCH_MAX_WORKERS ?? Math.max(4, os.cpus().length));
+const CAMERA_STEPS = Number(process.env.ENV_BENCH_CAMERA_STEPS ?? 40);
 const HZ = 50;
 
 /** Seeded actions: the left arm sweeping through the tote (parts move, events happen), the right holding. */
@@ -78,8 +86,10 @@ async function inProcess(): Promise<void> {
   env.free();
 }
 
-async function served(workers: number): Promise<void> {
-  const server = await startEnvServer({ task: SORT_FROM_TOTE, envs: ENVS, port: 0, workers, controlHz: HZ });
+async function served(workers: number, cameras: readonly CameraName[] = []): Promise<Row | undefined> {
+  const steps = cameras.length > 0 ? CAMERA_STEPS : STEPS;
+  if (steps === 0) return undefined;
+  const server = await startEnvServer({ task: SORT_FROM_TOTE, envs: ENVS, port: 0, workers, controlHz: HZ, cameras });
   try {
     const ws = new WebSocket(server.url);
     const inbox: ((m: Record<string, WireValue>) => void)[] = [];
@@ -95,13 +105,16 @@ async function served(workers: number): Promise<void> {
     };
     const reset = await ask({ type: 'reset', seed: 1, tier: TIER });
     if (reset.type !== 'reset') throw new Error(JSON.stringify(reset));
-    await measure(`server, ${ENVS} envs, ${workers} worker${workers === 1 ? '' : 's'}`, ENVS * STEPS, async () => {
-      for (let k = 0; k < STEPS; k++) {
+    // The first step draws in a fresh browser (start-up): measured rows start after it.
+    if (cameras.length > 0) await ask({ type: 'step', actions: NdArray.float32(actionsAt(0, ENVS), [ENVS, 14]) });
+    await measure(`server, ${ENVS} envs, ${workers} worker${workers === 1 ? '' : 's'}${cameras.length > 0 ? `, ${cameras.join('+')}` : ''}`, ENVS * steps, async () => {
+      for (let k = 0; k < steps; k++) {
         const s = await ask({ type: 'step', actions: NdArray.float32(actionsAt(k, ENVS), [ENVS, 14]) });
         if (s.type !== 'step') throw new Error(JSON.stringify(s));
       }
     });
     ws.close();
+    return rows[rows.length - 1];
   } finally {
     await server.close();
   }
@@ -109,11 +122,16 @@ async function served(workers: number): Promise<void> {
 
 console.log(`sort-from-tote tier ${TIER}, ${HZ} Hz policy rate; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 await inProcess();
-await served(1);
-if (os.cpus().length >= 2) await served(2);
-const [full, physics, one, two] = rows;
+const [full, physics] = rows;
+const one = (await served(1))!;
+const two = os.cpus().length >= 2 ? await served(2) : undefined;
+const many = MAX_WORKERS > 2 ? await served(MAX_WORKERS) : undefined;
+const camOne = await served(1, ['cam_high']);
+const camTwo = os.cpus().length >= 2 ? await served(2, ['cam_high']) : undefined;
 const eventsShare = 1 - full.envSteps / full.cpuS / (physics.envSteps / physics.cpuS);
 console.log(`\nper env step: ${((full.cpuS / full.envSteps) * 1000).toFixed(2)} ms CPU in-process, of which physics ${((physics.cpuS / physics.envSteps) * 1000).toFixed(2)} ms and task events ${(eventsShare * 100).toFixed(0)} %`);
 console.log(`server overhead per env step (1 worker): ${(((one.cpuS / one.envSteps) - (full.cpuS / full.envSteps)) * 1000).toFixed(2)} ms CPU (msgpack, socket, thread hops)`);
 if (two) console.log(`2 workers vs 1: ${((two.envSteps / two.wallS) / (one.envSteps / one.wallS)).toFixed(2)}× wall throughput, ${((two.envSteps / two.cpuS) / (one.envSteps / one.cpuS)).toFixed(2)}× per core`);
+if (many) console.log(`${MAX_WORKERS} workers vs 2 on ${os.cpus().length} cores: ${((many.envSteps / many.wallS) / ((two ?? one).envSteps / (two ?? one).wallS)).toFixed(2)}× wall throughput`);
+if (camOne) console.log(`with cam_high (224 px) for every env: ${(camOne.envSteps / camOne.wallS).toFixed(0)} steps/s wall on 1 worker (${((camOne.envSteps / camOne.wallS) / (one.envSteps / one.wallS) * 100).toFixed(0)} % of without), ${((camOne.wallS / camOne.envSteps - one.wallS / one.envSteps) * 1000).toFixed(1)} ms wall more per env step${camTwo ? `; 2 workers ${(camTwo.envSteps / camTwo.wallS).toFixed(0)} steps/s wall` : ''}`);
 console.log(`real-time factor per core: ${((full.envSteps / HZ) / full.cpuS).toFixed(1)}× (sim seconds per CPU second)`);

@@ -87,4 +87,7 @@ test('serve-env refuses bad options with one sentence', async () => {
   const n = await runTandem(['sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '0']);
   assert.notEqual(n.code, 0);
   assert.doesNotMatch(n.stderr, /at .*\.(ts|js):\d+/);
+  const cam = await runTandem(['sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '1', '--cameras', 'cam_high,cam_top']);
+  assert.notEqual(cam.code, 0);
+  assert.equal(cam.stderr, "Unknown camera 'cam_top' in --cameras; the sim's cameras are cam_high, cam_left_wrist, cam_right_wrist.\n");
 });

@@ -36,6 +36,10 @@ class Client {
     });
     return { client, hello: await client.next() };
   }
+  /** Every message received and not yet read (after the socket closed: all it got). */
+  drain(): Msg[] {
+    return this.inbox.splice(0);
+  }
   next(): Promise<Msg> {
     const m = this.inbox.shift();
     if (m) return Promise.resolve(m);
@@ -68,9 +72,13 @@ const sweep = (n: number, k: number): NdArray => {
 };
 const floats = (v: WireValue): number[] => Array.from((v as NdArray).toFloat32());
 
-async function withServer(opts: { envs: number; idleSeconds?: number }, body: (s: RunningEnvServer, logs: string[]) => Promise<void>): Promise<void> {
+async function withServer(opts: { envs: number; idleSeconds?: number; maxUnreadBytes?: number; onLog?: (line: string) => void }, body: (s: RunningEnvServer, logs: string[]) => Promise<void>): Promise<void> {
   const logs: string[] = [];
-  const server = await startEnvServer({ task: SORT_FROM_TOTE, envs: opts.envs, port: 0, workers: 1, controlHz: 50, idleSeconds: opts.idleSeconds, log: (l) => logs.push(l) });
+  const log = (l: string): void => {
+    logs.push(l);
+    opts.onLog?.(l);
+  };
+  const server = await startEnvServer({ task: SORT_FROM_TOTE, envs: opts.envs, port: 0, workers: 1, controlHz: 50, idleSeconds: opts.idleSeconds, maxUnreadBytes: opts.maxUnreadBytes, log });
   try {
     await body(server, logs);
   } finally {
@@ -148,6 +156,14 @@ test('bad input: one error message each, the connection stays usable, and anothe
     await expectError({ type: 'step' }, /step needs "actions"/);
     await expectError({ type: 'jump' }, /Unknown request type "jump"/);
     await expectError({ type: 'reset', seed: -1 }, /reset needs "seed"/);
+    // A value named in an error is described in a few words, never echoed: a 1 MB field must not come back (and into the server's log) as a 1–6 MB "sentence".
+    const big = new Uint8Array(2 ** 20).fill(7);
+    const long = 'x'.repeat(100_000);
+    await expectError({ type: 'reset', seed: big }, /^reset needs "seed", a whole number from 0 to 2\^32, not 1048576 raw bytes\.$/);
+    await expectError({ type: 'reset', seed: 1, tier: big }, /^Unknown tier 1048576 raw bytes for sort-from-tote/);
+    await expectError({ type: 'reset', seed: 1, options: { episode_seconds: long } }, /^"episode_seconds" must be from 0\.02 to 3600 s, not "x{40}…"\.$/);
+    await expectError({ type: 'reset', seed: 1, options: { [long]: 1 } }, /^Unknown reset option "x{40}…"; the one option is "episode_seconds"\.$/);
+    await expectError({ type: long }, /^Unknown request type "x{40}…"; send "reset" or "step"\.$/);
     await expectError({ type: 'reset', seed: 1, layout: { index: 0, tier: 1, fixtures: [], objects: [{ id: 'x', kind: 'bottle-500ml', posture: 'upright', pose: { x: 0, y: 0, yawRad: 0 } }] } }, /bottle-500ml/);
     bad.ws.send('hello', { binary: false });
     const text = await bad.next();
@@ -167,6 +183,8 @@ test('bad input: one error message each, the connection stays usable, and anothe
     assert.equal(after.type, 'step');
     assert.ok(logs.some((l) => /disconnected mid-episode; its 2 environments were freed/.test(l)), logs.join('\n'));
     assert.equal(errors.every((e) => !e.includes('\n') && !/at .*\.ts:\d+/.test(e)), true, 'errors are one sentence, no stack');
+    assert.ok(errors.every((e) => e.length < 300), `errors are short: ${errors.map((e) => e.length).join(', ')}`);
+    assert.ok(logs.every((l) => l.length < 400), 'log lines are short');
     other.ws.close();
     await other.closed;
   });
@@ -191,5 +209,44 @@ test('a client that goes quiet past the idle limit gets one error message and is
     assert.equal((await next.ask({ type: 'reset', seed: 1, tier: 1 })).type, 'reset');
     next.ws.close();
     await next.closed;
+  });
+});
+
+// ≈ 5 CPU-s: the kernel takes a few MiB of a non-reading client's answers before any stay unread
+// in the server, so the slow client sends tens of thousands of small requests, each refused
+// without touching the sim (NaN actions), while the other client steps once per round of them.
+test('a slow client that stops reading its answers gets one error message and is closed when they pile up; its envs are freed; another client stepping meanwhile is unaffected', async () => {
+  let dropped: () => void = () => {};
+  const droppedLogged = new Promise<void>((resolve) => (dropped = resolve));
+  await withServer({ envs: 1, maxUnreadBytes: 256 * 1024, onLog: (l) => /closed this connection: it left/.test(l) && dropped() }, async (server, logs) => {
+    const { client: other } = await Client.open(server.url);
+    const { client: slow } = await Client.open(server.url);
+    assert.equal((await other.ask({ type: 'reset', seed: 3, tier: 1 })).type, 'reset');
+    assert.equal((await slow.ask({ type: 'reset', seed: 4, tier: 1 })).type, 'reset');
+    slow.ws.pause();
+    let stopped = false;
+    void droppedLogged.then(() => (stopped = true));
+    const nan = new Float32Array(14).fill(Number.NaN);
+    const request = packOpenpi({ type: 'step', actions: NdArray.float32(nan, [1, 14]) });
+    let rounds = 0;
+    while (!stopped) {
+      // ≈ 20 MiB of refusals: far past what the kernel buffers, so a server without the limit fails here instead of looping on.
+      if (rounds === 200) assert.fail(`200 000 answers left unread and the server has not closed the connection: ${logs.slice(-2).join(' | ')}`);
+      for (let k = 0; k < 1000; k++) slow.ws.send(request);
+      const s = await other.ask({ type: 'step', actions: home(1) });
+      assert.equal(s.type, 'step', JSON.stringify(s).slice(0, 200));
+      rounds += 1;
+    }
+    slow.ws.resume();
+    assert.equal(await slow.closed, 1008);
+    // What piled up: one refusal per request, then one error that says why it was closed.
+    const got = slow.drain();
+    assert.ok(got.slice(0, -1).every((m) => m.type === 'error' && /non-finite value/.test(m.message as string)));
+    assert.match(got[got.length - 1].message as string, /^The env server closed this connection: it left \d+ KiB of answers unread \(at most 256 KiB\); read each answer before sending the next request\.$/);
+    assert.ok(logs.some((l) => /c2: The env server closed this connection: .*; its 1 environments were freed/.test(l)), logs.slice(-3).join('\n'));
+    assert.ok(rounds > 1, `the other client stepped during the flood (${rounds} rounds)`);
+    assert.equal((await other.ask({ type: 'step', actions: home(1) })).type, 'step', 'the other client steps on after the slow one was closed');
+    other.ws.close();
+    await other.closed;
   });
 });

@@ -8,11 +8,12 @@ import { TASK_IDS } from '../../tasks/types.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { randomizeArg } from './sim.js';
 import { isLoopbackHost } from '../../server/foxglove-live.js';
+import { CAMERA_NAMES, type CameraName } from '../../policy/contract.js';
 
 const serveEnv: CliCommand = {
   path: ['sim', 'serve-env'],
   summary: 'serve N sim environments of a task to an RL trainer (WebSocket + msgpack)',
-  help: `Usage: tandem sim serve-env --task T --envs N [--port P] [--host H] [--api-key KEY] [--workers W] [--control-hz HZ] [--randomize FILE] [--idle-seconds S]
+  help: `Usage: tandem sim serve-env --task T --envs N [--port P] [--host H] [--api-key KEY] [--workers W] [--control-hz HZ] [--randomize FILE] [--cameras LIST] [--idle-seconds S]
 
 Serves N environments of task T on worker threads over a WebSocket (msgpack, arrays in openpi's
 msgpack_numpy encoding; the protocol is docs/env-server.md). Each connection gets its own N
@@ -28,9 +29,10 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
   --workers W         worker threads the environments are spread over (default min(N, 2))
   --control-hz HZ     steps per simulated second (default ${DEFAULT_SIM_CONTROL_HZ}, the policy rate)
   --randomize FILE    domain randomization spec (docs/sim.md): each episode draws its world from its seed
-  --idle-seconds S    close a connection that sends nothing for S seconds (default 300)
-
-Images are not served yet: observations are the rig's 14-d state.`,
+  --cameras LIST      comma-separated sim cameras (${CAMERA_NAMES.join(', ')}) drawn into every
+                      observation as obs.images[camera], uint8 [N, H, W, 3] (headless chromium, one per
+                      worker); without it observations are the rig's 14-d state only
+  --idle-seconds S    close a connection that sends nothing for S seconds (default 300)`,
   options: {
     task: { type: 'string' },
     envs: { type: 'string' },
@@ -47,7 +49,7 @@ Images are not served yet: observations are the rig's 14-d state.`,
     const taskId = requireString(args, 'task');
     if (!isTaskId(taskId)) throw new UserError(`Unknown task '${taskId}'. Known tasks: ${TASK_IDS.join(', ')}.`);
     const task = getTask(taskId);
-    if (args.values.cameras !== undefined) throw new UserError('--cameras is not served yet: the env server sends the rig\'s 14-d state only; leave --cameras out.');
+    const cameras = camerasArg(args.values.cameras);
     const envs = intOption(args, 'envs', undefined, 1, 1024);
     const port = intOption(args, 'port', 8765, 0, 65535);
     const workers = intOption(args, 'workers', Math.min(envs, 2), 1, 64);
@@ -72,6 +74,7 @@ Images are not served yet: observations are the rig's 14-d state.`,
         workers,
         controlHz,
         idleSeconds,
+        cameras,
         ...(randomization ? { randomizationJson: randomization.canonicalJson, randomizationSha256: randomization.sha256 } : {}),
         log: (line) => io.err(`${line}\n`),
       });
@@ -82,7 +85,7 @@ Images are not served yet: observations are the rig's 14-d state.`,
       if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UserError(`Cannot listen on host '${host}'; it is not an address of this machine.`);
       throw e;
     }
-    io.out(`Serving ${envs} ${task.id} environment${envs === 1 ? '' : 's'} per connection on ${server.url} (${server.workers} worker thread${server.workers === 1 ? '' : 's'}, ${controlHz} Hz${randomization ? `, randomized by ${randomization.sha256.slice(0, 12)}` : ''}) — stop with Ctrl-C.\n`);
+    io.out(`Serving ${envs} ${task.id} environment${envs === 1 ? '' : 's'} per connection on ${server.url} (${server.workers} worker thread${server.workers === 1 ? '' : 's'}, ${controlHz} Hz${cameras.length > 0 ? `, cameras ${cameras.join(', ')}` : ''}${randomization ? `, randomized by ${randomization.sha256.slice(0, 12)}` : ''}) — stop with Ctrl-C.\n`);
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) resolve();
       else io.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -91,5 +94,19 @@ Images are not served yet: observations are the rig's 14-d state.`,
     io.out('Stopped.\n');
   },
 };
+
+/** --cameras a,b: known camera names, each once. */
+function camerasArg(value: unknown): CameraName[] {
+  if (value === undefined) return [];
+  const names = String(value).split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  if (names.length === 0) throw new UserError(`--cameras needs camera names: ${CAMERA_NAMES.join(', ')}.`);
+  const out: CameraName[] = [];
+  for (const n of names) {
+    const cam = CAMERA_NAMES.find((c) => c === n);
+    if (!cam) throw new UserError(`Unknown camera '${n.slice(0, 40)}' in --cameras; the sim's cameras are ${CAMERA_NAMES.join(', ')}.`);
+    if (!out.includes(cam)) out.push(cam);
+  }
+  return out;
+}
 
 export const commands: CliCommand[] = [serveEnv];

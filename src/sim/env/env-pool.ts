@@ -7,7 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import { STATE_DIM } from '../../rig/contract.js';
 import type { EnvEpisodeInfo } from './sim-env.js';
-import type { EnvWorkerInit, FromEnvWorker, ToEnvWorker, WorkerReset, WorkerStep } from './env-worker-protocol.js';
+import type { EnvImages, EnvWorkerInit, FromEnvWorker, ToEnvWorker, WorkerReset, WorkerStep } from './env-worker-protocol.js';
 
 const ENTRY = new URL('./env-worker-entry.mjs', import.meta.url);
 
@@ -86,7 +86,7 @@ export class EnvPool {
   private readonly workers: EnvWorker[];
 
   private constructor(opts: EnvPoolOptions) {
-    const init: EnvWorkerInit = { taskId: opts.taskId, controlHz: opts.controlHz, ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}) };
+    const init: EnvWorkerInit = { taskId: opts.taskId, controlHz: opts.controlHz, ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}), ...(opts.cameras?.length ? { cameras: opts.cameras } : {}) };
     this.workers = Array.from({ length: opts.workers }, () => new EnvWorker(init));
   }
 
@@ -106,11 +106,12 @@ export class EnvPool {
   }
 
   /** Resets a connection's n envs (keys `${owner}:${i}`); states in env order. */
-  async reset(owner: string, n: number, params: (i: number) => Omit<WorkerReset, 'key'>): Promise<{ states: Float32Array; infos: EnvEpisodeInfo[] }> {
+  async reset(owner: string, n: number, params: (i: number) => Omit<WorkerReset, 'key'>): Promise<{ states: Float32Array; infos: EnvEpisodeInfo[]; images: (EnvImages | undefined)[] }> {
     const parts = this.split(owner, n);
     const answers = await Promise.all(parts.map(({ w, envs }) => (envs.length === 0 ? undefined : this.workers[w].request({ type: 'reset', envs: envs.map((i) => ({ key: `${owner}:${i}`, ...params(i) })) }))));
     const states = new Float32Array(n * STATE_DIM);
     const infos: EnvEpisodeInfo[] = new Array<EnvEpisodeInfo>(n);
+    const images: (EnvImages | undefined)[] = new Array<EnvImages | undefined>(n);
     parts.forEach(({ envs }, k) => {
       const a = answers[k];
       if (!a) return;
@@ -119,9 +120,10 @@ export class EnvPool {
       envs.forEach((i, j) => {
         states.set(a.states.subarray(j * STATE_DIM, (j + 1) * STATE_DIM), i * STATE_DIM);
         infos[i] = a.infos[j];
+        images[i] = a.images?.[j];
       });
     });
-    return { states, infos };
+    return { states, infos, images };
   }
 
   /** One step of a connection's n envs; actions float32[n × 14]. */

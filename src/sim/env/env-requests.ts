@@ -2,7 +2,7 @@
  * The env server's requests, checked at the boundary: each bad request is one sentence for the
  * client (what was wrong, what to send instead), never a crash.
  */
-import { NdArray, type WireValue } from '../../policy/openpi/msgpack-numpy.js';
+import { describeWireValue, NdArray, type WireValue } from '../../policy/openpi/msgpack-numpy.js';
 import { STATE_DIM } from '../../rig/contract.js';
 import { LAYOUT_SET_FORMAT, parseLayoutSet } from '../../layouts/layout-set.js';
 import { LayoutSetError } from '../../layouts/errors.js';
@@ -38,16 +38,16 @@ export function parseEnvRequest(msg: WireValue, task: TaskDefinition, envs: numb
   if (!isMap(msg)) throw new EnvProtocolError('A request is a msgpack map with a "type" of "reset" or "step".');
   if (msg.type === 'reset') return parseReset(msg, task);
   if (msg.type === 'step') return parseStep(msg, envs);
-  throw new EnvProtocolError(`Unknown request type ${JSON.stringify(typeof msg.type === 'string' ? msg.type : String(msg.type))}; send "reset" or "step".`);
+  throw new EnvProtocolError(`Unknown request type ${describeWireValue(msg.type)}; send "reset" or "step".`);
 }
 
 function parseReset(msg: Record<string, WireValue>, task: TaskDefinition): ResetRequest {
   const seed = msg.seed;
-  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0 || seed > 2 ** 32) throw new EnvProtocolError(`reset needs "seed", a whole number from 0 to 2^32, not ${JSON.stringify(seed ?? null)}.`);
+  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0 || seed > 2 ** 32) throw new EnvProtocolError(`reset needs "seed", a whole number from 0 to 2^32, not ${describeWireValue(seed)}.`);
   const tiers = task.tiers.map((t) => t.tier);
   let tier: number | undefined;
   if (msg.tier !== undefined && msg.tier !== null) {
-    if (typeof msg.tier !== 'number' || !tiers.includes(msg.tier)) throw new EnvProtocolError(`Unknown tier ${JSON.stringify(msg.tier)} for ${task.id}; its tiers are ${tiers.join(', ')} (or leave "tier" out to draw one per episode).`);
+    if (typeof msg.tier !== 'number' || !tiers.includes(msg.tier)) throw new EnvProtocolError(`Unknown tier ${describeWireValue(msg.tier)} for ${task.id}; its tiers are ${tiers.join(', ')} (or leave "tier" out to draw one per episode).`);
     tier = msg.tier;
   }
   let layout: Layout | undefined;
@@ -56,10 +56,10 @@ function parseReset(msg: Record<string, WireValue>, task: TaskDefinition): Reset
   const options = msg.options;
   if (options !== undefined && options !== null) {
     if (!isMap(options)) throw new EnvProtocolError('reset "options" is a map, e.g. {"episode_seconds": 30}.');
-    for (const k of Object.keys(options)) if (k !== 'episode_seconds') throw new EnvProtocolError(`Unknown reset option "${k}"; the one option is "episode_seconds".`);
+    for (const k of Object.keys(options)) if (k !== 'episode_seconds') throw new EnvProtocolError(`Unknown reset option ${describeWireValue(k)}; the one option is "episode_seconds".`);
     const s = options.episode_seconds;
     if (s !== undefined) {
-      if (typeof s !== 'number' || !(s >= 0.02 && s <= 3600)) throw new EnvProtocolError(`"episode_seconds" must be from 0.02 to 3600 s, not ${JSON.stringify(s)}.`);
+      if (typeof s !== 'number' || !(s >= 0.02 && s <= 3600)) throw new EnvProtocolError(`"episode_seconds" must be from 0.02 to 3600 s, not ${describeWireValue(s)}.`);
       episodeSeconds = s;
     }
   }

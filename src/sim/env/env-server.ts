@@ -15,6 +15,8 @@ import { closeWebSocketService } from '../../policy/openpi/ws-shutdown.js';
 import { keyMatches } from '../../policy/openpi/server.js';
 import { STATE_DIM } from '../../rig/contract.js';
 import type { TaskDefinition } from '../../tasks/types.js';
+import type { CameraName } from '../../policy/contract.js';
+import type { EnvImages } from './env-worker-protocol.js';
 import { yamRigModel } from '../../rig/yam.js';
 import { EnvPool, EnvRequestError, type PoolStep } from './env-pool.js';
 import { EnvProtocolError, parseEnvRequest, type ResetRequest } from './env-requests.js';
@@ -36,6 +38,8 @@ export interface EnvServerOptions {
   /** Canonical JSON of a randomization spec (--randomize). */
   readonly randomizationJson?: string;
   readonly randomizationSha256?: string;
+  /** Cameras drawn into every observation (obs.images), in the sim's chromium renderer; none: state only. */
+  readonly cameras?: readonly CameraName[];
   /** A connection with no request for this long is closed (default 300 s). */
   readonly idleSeconds?: number;
   /** A connection with more unread answer bytes than this is closed (default 64 MiB). */
@@ -56,7 +60,8 @@ const maxRequestBytes = (envs: number): number => 1 * 2 ** 20 + envs * STATE_DIM
 export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnvServer> {
   const log = opts.log ?? (() => {});
   const workers = opts.workers ?? Math.min(opts.envs, 2);
-  const pool = await EnvPool.start({ taskId: opts.task.id, controlHz: opts.controlHz, workers, ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}) });
+  const cameras = opts.cameras ?? [];
+  const pool = await EnvPool.start({ taskId: opts.task.id, controlHz: opts.controlHz, workers, cameras, ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}) });
   const idleMs = (opts.idleSeconds ?? 300) * 1000;
   const maxUnread = opts.maxUnreadBytes ?? 64 * 2 ** 20;
   const hello = packOpenpi({
@@ -70,6 +75,7 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     tiers: opts.task.tiers.map((t) => t.tier),
     episode_seconds: opts.task.episodeSeconds,
     randomization_sha256: opts.randomizationSha256 ?? null,
+    cameras: [...cameras],
     // Per action entry (policy order: 6 joints then the gripper, 0 closed to 1 open, per arm).
     action_low: yamRigModel().arms.flatMap((a) => [...a.joints.map((j) => j.minRad), 0]),
     action_high: yamRigModel().arms.flatMap((a) => [...a.joints.map((j) => j.maxRad), 1]),
@@ -111,7 +117,7 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     const send = (value: Record<string, unknown>): void => {
       if (closed || ws.readyState !== WebSocket.OPEN) return;
       if (ws.bufferedAmount > maxUnread) {
-        drop(`it left ${(ws.bufferedAmount / 2 ** 20).toFixed(0)} MiB of answers unread (at most ${(maxUnread / 2 ** 20).toFixed(0)} MiB); read each answer before sending the next request`);
+        drop(`it left ${bytesInWords(ws.bufferedAmount)} of answers unread (at most ${bytesInWords(maxUnread)}); read each answer before sending the next request`);
         return;
       }
       ws.send(packOpenpi(value), { binary: true });
@@ -124,7 +130,7 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     const drop = (why: string): void => {
       if (closed) return;
       const message = `The env server closed this connection: ${why}.`;
-      log(`${owner}: ${message}`);
+      log(`${owner}: ${message}${hasEnvs ? `; its ${opts.envs} environments were freed` : ''}`);
       if (ws.readyState === WebSocket.OPEN) ws.send(packOpenpi({ type: 'error', message }), { binary: true });
       closed = true;
       ws.close(1008, 'closed by the env server');
@@ -180,13 +186,13 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
 
     async function reset(r: ResetRequest): Promise<void> {
       hasEnvs = true;
-      const { states, infos } = await pool.reset(owner, opts.envs, (i) => ({
+      const { states, infos, images } = await pool.reset(owner, opts.envs, (i) => ({
         seed: r.seed + i,
         ...(r.tier !== undefined ? { tier: r.tier } : {}),
         ...(r.layout ? { layout: r.layout } : {}),
         ...(r.episodeSeconds !== undefined ? { episodeSeconds: r.episodeSeconds } : {}),
       }));
-      send({ type: 'reset', obs: { state: NdArray.float32(states, [opts.envs, STATE_DIM]) }, info: { episode: infos.map(episodeInfo) } });
+      send({ type: 'reset', obs: observation(states, images), info: { episode: infos.map(episodeInfo) } });
     }
 
     ws.on('close', () => {
@@ -197,6 +203,27 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     });
     ws.on('error', (e) => log(`${owner} failed: ${e.message}`));
   });
+
+  /** The policy contract's observation for N envs: state [N, 14] and, with cameras, each camera's images uint8 [N, H, W, 3]. */
+  function observation(states: Float32Array, images: readonly (EnvImages | undefined)[]): Record<string, WireValue> {
+    const obs: Record<string, WireValue> = { state: NdArray.float32(states, [opts.envs, STATE_DIM]) };
+    if (cameras.length === 0) return obs;
+    const byCamera: Record<string, WireValue> = {};
+    for (const cam of cameras) {
+      const first = images[0]?.[cam];
+      if (!first) throw new Error(`camera ${cam} drew no image`);
+      const size = first.width * first.height * 3;
+      const all = new Uint8Array(opts.envs * size);
+      images.forEach((i, k) => {
+        const img = i?.[cam];
+        if (!img || img.data.length !== size) throw new Error(`camera ${cam} of env ${k} drew no ${first.width}×${first.height} image`);
+        all.set(img.data, k * size);
+      });
+      byCamera[cam] = new NdArray('|u1', [opts.envs, first.height, first.width, 3], all);
+    }
+    obs.images = byCamera;
+    return obs;
+  }
 
   function stepAnswer(s: PoolStep): Record<string, unknown> {
     const n = opts.envs;
@@ -220,7 +247,7 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     });
     return {
       type: 'step',
-      obs: { state: NdArray.float32(s.states, [n, STATE_DIM]) },
+      obs: observation(s.states, s.results.map((r) => r.images)),
       reward: NdArray.float32(reward, [n]),
       terminated: new NdArray('|b1', [n], terminated),
       truncated: new NdArray('|b1', [n], truncated),
@@ -249,6 +276,11 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
       await pool.close();
     },
   };
+}
+
+/** A byte count in the unit that keeps it readable: 256 KiB, not 0 MiB. */
+function bytesInWords(bytes: number): string {
+  return bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(0)} MiB` : `${(bytes / 2 ** 10).toFixed(0)} KiB`;
 }
 
 function episodeInfo(e: EnvEpisodeInfo): WireValue {

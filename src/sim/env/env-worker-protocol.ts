@@ -1,4 +1,5 @@
 /** Messages between the env pool (main thread) and its worker threads. */
+import type { CameraName, RgbImage } from '../../policy/contract.js';
 import type { Layout } from '../../tasks/types.js';
 import type { EnvEpisodeInfo } from './sim-env.js';
 import type { EnvEvent } from './task-reward.js';
@@ -8,7 +9,12 @@ export interface EnvWorkerInit {
   readonly controlHz: number;
   /** Canonical JSON of a randomization spec, or absent. */
   readonly randomizationJson?: string;
+  /** Cameras drawn for every observation (none: state only). */
+  readonly cameras?: readonly CameraName[];
 }
+
+/** One env's camera images for one observation, by camera. */
+export type EnvImages = Partial<Record<CameraName, RgbImage>>;
 
 export interface WorkerReset {
   readonly key: string;
@@ -27,6 +33,8 @@ export type ToEnvWorker =
 /** One env's step as a worker reports it. With autoreset, an ended episode's last state is in `final`. */
 export interface WorkerStep {
   readonly state: Float32Array;
+  /** The observation's images (after an autoreset: the next episode's first), when the server draws cameras. */
+  readonly images?: EnvImages;
   readonly reward: number;
   readonly terminated: boolean;
   readonly truncated: boolean;
@@ -40,7 +48,7 @@ export interface WorkerStep {
 
 export type FromEnvWorker =
   | { readonly type: 'ready' }
-  | { readonly type: 'reset'; readonly id: number; readonly states: Float32Array; readonly infos: EnvEpisodeInfo[] }
+  | { readonly type: 'reset'; readonly id: number; readonly states: Float32Array; readonly infos: EnvEpisodeInfo[]; readonly images?: EnvImages[] }
   | { readonly type: 'step'; readonly id: number; readonly results: WorkerStep[] }
   | { readonly type: 'error'; readonly id: number; readonly message: string }
   | { readonly type: 'fatal'; readonly message: string };

@@ -9,8 +9,10 @@ import { getTask } from '../../tasks/registry.js';
 import { STATE_DIM } from '../../rig/contract.js';
 import { parseRandomizationSpec } from '../randomization.js';
 import { SceneError } from '../scene.js';
+import { ChromiumRenderer } from '../render/chromium-renderer.js';
+import { RendererUnavailableError } from '../render/renderer.js';
 import { SimEnv, type EnvResetParams } from './sim-env.js';
-import type { EnvWorkerInit, FromEnvWorker, ToEnvWorker, WorkerStep } from './env-worker-protocol.js';
+import type { EnvImages, EnvWorkerInit, FromEnvWorker, ToEnvWorker, WorkerStep } from './env-worker-protocol.js';
 
 /** Seeds of one env's successive episodes are this far apart (a prime, so envs' seeds never meet in practice). */
 export const EPISODE_SEED_STRIDE = 1_000_003;
@@ -20,6 +22,23 @@ const port = parentPort!;
 const post = (m: FromEnvWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(m, transfer);
 const task = getTask(init.taskId);
 const randomization = init.randomizationJson ? parseRandomizationSpec(init.randomizationJson, 'the server\'s --randomize') : undefined;
+const cameras = init.cameras ?? [];
+/** One browser per worker, started on the first image (its page holds one scene at a time, so the envs take turns). */
+const renderer = cameras.length > 0 ? new ChromiumRenderer() : undefined;
+
+/** The env's cameras as they see it now; none without --cameras. */
+async function imagesOf(env: SimEnv): Promise<EnvImages | undefined> {
+  if (!renderer) return undefined;
+  const images = await renderer.render(env.snapshot(), cameras, env.look);
+  return images;
+}
+
+/** Buffers to move, not copy, to the main thread. */
+function imageBuffers(images: readonly (EnvImages | undefined)[]): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  for (const i of images) for (const img of Object.values(i ?? {})) if (img && img.data.byteOffset === 0 && img.data.byteLength === img.data.buffer.byteLength) out.add(img.data.buffer as ArrayBuffer);
+  return [...out];
+}
 
 interface Held {
   readonly env: SimEnv;
@@ -33,6 +52,7 @@ const envs = new Map<string, Held>();
 async function reset(m: Extract<ToEnvWorker, { type: 'reset' }>): Promise<void> {
   const states = new Float32Array(m.envs.length * STATE_DIM);
   const infos = [];
+  const images: EnvImages[] = [];
   try {
     for (let i = 0; i < m.envs.length; i++) {
       const r = m.envs[i];
@@ -48,18 +68,29 @@ async function reset(m: Extract<ToEnvWorker, { type: 'reset' }>): Promise<void> 
       const out = await held.env.reset(r);
       states.set(out.state, i * STATE_DIM);
       infos.push(out.info);
+      const shot = await imagesOf(held.env);
+      if (shot) images.push(shot);
     }
   } catch (e) {
-    if (e instanceof SceneError) {
+    if (e instanceof SceneError || e instanceof RendererUnavailableError) {
       post({ type: 'error', id: m.id, message: e.message });
       return;
     }
     throw e;
   }
-  post({ type: 'reset', id: m.id, states, infos }, [states.buffer]);
+  post({ type: 'reset', id: m.id, states, infos, ...(renderer ? { images } : {}) }, [states.buffer, ...imageBuffers(images)]);
 }
 
 async function step(m: Extract<ToEnvWorker, { type: 'step' }>): Promise<void> {
+  try {
+    await stepEnvs(m);
+  } catch (e) {
+    if (!(e instanceof RendererUnavailableError)) throw e;
+    post({ type: 'error', id: m.id, message: e.message });
+  }
+}
+
+async function stepEnvs(m: Extract<ToEnvWorker, { type: 'step' }>): Promise<void> {
   const results: WorkerStep[] = [];
   for (let i = 0; i < m.keys.length; i++) {
     const held = envs.get(m.keys[i]);
@@ -71,7 +102,8 @@ async function step(m: Extract<ToEnvWorker, { type: 'step' }>): Promise<void> {
     held.return += r.reward;
     held.length += 1;
     if (!r.terminated && !r.truncated) {
-      results.push(r);
+      const shot = await imagesOf(held.env);
+      results.push(shot ? { ...r, images: shot } : r);
       continue;
     }
     const ended = { episode: held.env.episode!, return: held.return, length: held.length, finalState: r.state };
@@ -79,9 +111,10 @@ async function step(m: Extract<ToEnvWorker, { type: 'step' }>): Promise<void> {
     held.return = 0;
     held.length = 0;
     const next = await held.env.reset({ ...held.params, seed: held.params.seed + EPISODE_SEED_STRIDE * held.episodes });
-    results.push({ ...r, state: next.state, ended, next: next.info });
+    const shot = await imagesOf(held.env);
+    results.push({ ...r, state: next.state, ended, next: next.info, ...(shot ? { images: shot } : {}) });
   }
-  post({ type: 'step', id: m.id, results });
+  post({ type: 'step', id: m.id, results }, imageBuffers(results.map((r) => r.images)));
 }
 
 let queue: Promise<void> = Promise.resolve();
@@ -103,8 +136,9 @@ port.on('message', (m: ToEnvWorker) => {
       });
       break;
     case 'close':
-      void queue.then(() => {
+      void queue.then(async () => {
         for (const h of envs.values()) h.env.free();
+        await renderer?.close();
         port.close();
       });
       break;

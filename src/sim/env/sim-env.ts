@@ -17,6 +17,8 @@ import type { Layout, TaskDefinition } from '../../tasks/types.js';
 import { DEFAULT_SIM_CALIBRATION, type SimCalibration } from '../calibration.js';
 import { drawWorld, type HashedRandomizationSpec } from '../randomization.js';
 import { createScene, HOME_START_POSITION, type SimScene } from '../scene.js';
+import type { SceneSnapshot } from '../render/scene-snapshot.js';
+import type { SceneLook } from '../render/scene-look.js';
 import { SimRig } from '../sim-rig.js';
 import { PLACEMENT_SIGMA_M, PLACEMENT_SIGMA_YAW_RAD } from '../sim-rollout.js';
 import { taskReward, type EnvEvent, type TaskReward } from './task-reward.js';
@@ -71,6 +73,8 @@ export class SimEnv {
   private readonly command = new Float64Array(STATE_DIM);
   private readonly rigModel: RigModel;
   episode: EnvEpisodeInfo | undefined;
+  /** How the cameras see this episode (a randomization's visual draw), or undefined. */
+  look: SceneLook | undefined;
 
   constructor(private readonly config: SimEnvConfig) {
     this.dt = 1 / config.controlHz;
@@ -87,6 +91,7 @@ export class SimEnv {
     const base = this.config.calibration ?? DEFAULT_SIM_CALIBRATION;
     const world = this.config.randomization ? drawWorld(base, this.config.randomization, p.seed % 0x7fffffff, 0) : undefined;
     const sigma = world?.placement ?? { sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD };
+    this.look = world?.look;
     this.scene = await createScene({ rigModel: this.rigModel, task, layout, calibration: world?.calibration ?? base, placementNoise: { seed: p.seed, ...sigma } });
     this.rig = new SimRig({ scene: this.scene, safety: { controlPeriodS: this.dt } });
     await this.rig.configure();
@@ -115,6 +120,12 @@ export class SimEnv {
     const terminated = fault !== undefined || this.reward.allDone();
     const truncated = !terminated && this.steps >= this.episodeSteps;
     return { state: this.state(), reward, terminated, truncated, events, ...(fault ? { invalid: fault.message } : {}) };
+  }
+
+  /** The scene as it is now, for the cameras. */
+  snapshot(): SceneSnapshot {
+    if (!this.scene) throw new Error('snapshot before reset');
+    return this.scene.snapshot();
   }
 
   /** A step without task events or reward (benchmarks: what physics alone costs). */
