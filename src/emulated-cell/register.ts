@@ -92,7 +92,7 @@ export async function createCellRig(config: RigConfig, context: RigContext): Pro
   // On the wall clock the cell runs as hardware does: its world in a thread of its own, the rig in
   // a rig thread. Virtual time keeps everything on one thread, where one clock orders every event.
   if (!(context.clock instanceof VirtualClock)) {
-    const cell = await createThreadedCell({ ...common, clock: context.clock, ...(context.interlock ? { interlock: context.interlock } : {}) });
+    const cell = await createThreadedCell({ ...common, clock: context.clock, ...(context.interlock ? { interlock: context.interlock } : {}), ...(context.signal ? { signal: context.signal } : {}) });
     cells.set(cell.rig, cell);
     return cell.rig;
   }

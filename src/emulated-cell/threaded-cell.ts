@@ -34,6 +34,8 @@ export interface ThreadedCellOptions extends EmulatedCellOptions {
   readonly interlock?: InterlockSource;
   /** The motor loop's rate in the rig thread. Default DEFAULT_CONTROL_RATE_HZ. */
   readonly rateHz?: number;
+  /** Aborted when the station shuts down while the cell is still starting: the cell's thread is ended, nothing is left running. */
+  readonly signal?: AbortSignal;
 }
 
 export interface ThreadedCell extends CellOfRig {
@@ -43,11 +45,16 @@ export interface ThreadedCell extends CellOfRig {
   readonly thread: Worker;
 }
 
+function stoppedWhileStarting(): Error {
+  return new Error('The station stopped while the emulated cell was starting; nothing moved.');
+}
+
 /** How long closing waits for the cell's thread to free its world before ending it. */
 const CLOSE_GRACE_MS = 2000;
 
 /** Starts the cell's thread (its world settled), then the rig thread speaking to it; the rig comes back configured-but-closed. */
 export async function createThreadedCell(opts: ThreadedCellOptions): Promise<ThreadedCell> {
+  if (opts.signal?.aborted) throw stoppedWhileStarting();
   const model: RigModel = opts.rigModel ?? yamRigModel();
   const wires = Object.fromEntries(ARM_SIDES.map((side) => [side, new MessageChannel()])) as Record<ArmSide, MessageChannel>;
   const cellInit: CellThreadInit = {
@@ -60,6 +67,7 @@ export async function createThreadedCell(opts: ThreadedCellOptions): Promise<Thr
     ports: { left: wires.left.port1, right: wires.right.port1 },
   };
   const thread = new Worker(new URL('./cell-thread-entry.mjs', import.meta.url), { workerData: cellInit, transferList: [wires.left.port1, wires.right.port1] });
+  // Starting takes seconds on a busy machine (modules, physics): a station shutting down meanwhile ends it.
   const ready = await new Promise<Extract<CellThreadMessage, { ready: true }>>((resolve, reject) => {
     const onMessage = (m: CellThreadMessage): void => {
       if (!('ready' in m)) return;
@@ -74,14 +82,21 @@ export async function createThreadedCell(opts: ThreadedCellOptions): Promise<Thr
       off();
       reject(new Error(`The emulated cell's thread ended before it was ready (exit code ${code}).`));
     };
+    const onAbort = (): void => {
+      off();
+      void thread.terminate();
+      reject(stoppedWhileStarting());
+    };
     const off = (): void => {
       thread.off('message', onMessage);
       thread.off('error', onError);
       thread.off('exit', onExit);
+      opts.signal?.removeEventListener('abort', onAbort);
     };
     thread.on('message', onMessage);
     thread.on('error', onError);
     thread.on('exit', onExit);
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
   });
   const memory = new CellThreadMemory(ready.layout, ready.buffer);
   const stopCell = async (): Promise<void> => {
