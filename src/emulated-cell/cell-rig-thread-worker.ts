@@ -3,7 +3,7 @@
  * fixed-rate motor loop (src/rig/rig-thread-loop.ts), speaking SLCAN or Damiao USB-CAN bytes to
  * the adapters in the cell's thread over MessagePorts — as the yam-can rig thread speaks to USB
  * adapters. The cell's own faults (its world falling behind real time) come from the shared memory
- * the cell's thread publishes, read every tick as a real cell's interlock inputs would be.
+ * the cell's thread writes, read every tick as a real cell's interlock inputs would be.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { ARM_SIDES, type ArmSide, type RigFault, type RigModel } from '../rig/contract.js';
@@ -16,7 +16,7 @@ import { SerialCanBus } from '../../drivers/can/serial-can-bus.js';
 import { MessagePortBinding } from '../../drivers/emulators/port-binding.js';
 import { emulatedPath } from '../../drivers/emulators/in-process.js';
 import { YamCanRig } from '../../drivers/yam/yam-can-rig.js';
-import { CS, CellThreadMemory, emulationBehindFault, type CellThreadLayout } from './cell-thread-memory.js';
+import { CellBehindWord, emulationBehindFault } from './cell-thread-memory.js';
 
 /** What the main thread sends (see createThreadedCell). */
 export interface CellRigThreadInit {
@@ -26,26 +26,24 @@ export interface CellRigThreadInit {
   readonly feedForward: FeedForwardSettings | false;
   /** The adapters' host ends, per arm. */
   readonly ports: Record<ArmSide, MessagePort>;
-  readonly cell: { readonly buffer: SharedArrayBuffer; readonly layout: CellThreadLayout };
+  /** How far the cell's world is behind real time (CellBehindWord). */
+  readonly behind: SharedArrayBuffer;
 }
 
 const data = workerData as { buffer: SharedArrayBuffer; init: CellRigThreadInit; rateHz: number; hasInterlock: boolean; cycles: SharedArrayBuffer };
 const init = data.init;
 const memory = new RigThreadMemory(data.buffer);
 const clock = new RigThreadClock(memory);
-const cell = new CellThreadMemory(init.cell.layout, init.cell.buffer);
-const cellNow = new Float64Array(cell.doubles());
+const behind = new CellBehindWord(init.behind);
 const NO_FAULTS: readonly RigFault[] = [];
 let behindMs = 0;
 let behindFault: readonly RigFault[] = NO_FAULTS;
 /** The cell's faults: allocation-free while the world keeps up, one sentence per new fall-behind figure. */
 function cellFaults(): readonly RigFault[] {
-  if (cell.read(cellNow)) {
-    const ms = cellNow[CS.BEHIND_NOW_MS];
-    if (ms !== behindMs) {
-      behindMs = ms;
-      behindFault = ms > 0 ? [emulationBehindFault(ms)] : NO_FAULTS;
-    }
+  const ms = behind.get();
+  if (ms !== behindMs) {
+    behindMs = ms;
+    behindFault = ms > 0 ? [emulationBehindFault(ms)] : NO_FAULTS;
   }
   return behindFault;
 }

@@ -125,6 +125,28 @@ export class CellThreadMemory {
   }
 }
 
+/**
+ * The one thing the rig thread needs of the cell: how far its world is behind real time now, in
+ * whole ms (0 while it keeps up), in a word of its own — allocated before either thread starts, so
+ * the two threads start side by side.
+ */
+export class CellBehindWord {
+  private readonly word: Int32Array;
+
+  constructor(readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(4)) {
+    this.word = new Int32Array(buffer, 0, 1);
+  }
+
+  /** The cell's thread. */
+  set(behindMs: number): void {
+    Atomics.store(this.word, 0, Math.ceil(behindMs));
+  }
+
+  get(): number {
+    return Atomics.load(this.word, 0);
+  }
+}
+
 /** The world's fall-behind as a fault sentence (the same wherever the world runs). */
 export function emulationBehindFault(behindMs: number): RigFault {
   return {

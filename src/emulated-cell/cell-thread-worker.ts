@@ -18,7 +18,7 @@ import { YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
 import { serveAdapterOnPort } from '../../drivers/emulators/port-binding.js';
 import { cellTruth, type CellGap } from './cell-truth.js';
 import { CellWorld } from './cell-world.js';
-import { CS, CellThreadMemory, type CellThreadLayout } from './cell-thread-memory.js';
+import { CS, CellBehindWord, CellThreadMemory, type CellThreadLayout } from './cell-thread-memory.js';
 
 /** What the main thread sends (see createThreadedCell). */
 export interface CellThreadInit {
@@ -30,6 +30,8 @@ export interface CellThreadInit {
   readonly transport: CanTransport;
   /** The adapters' device ends, per arm. */
   readonly ports: Record<ArmSide, MessagePort>;
+  /** Where the rig thread reads how far the world is behind real time (CellBehindWord). */
+  readonly behind: SharedArrayBuffer;
 }
 
 export type CellThreadMessage = { readonly ready: true; readonly layout: CellThreadLayout; readonly buffer: SharedArrayBuffer } | { readonly closed: true };
@@ -77,6 +79,7 @@ const layout: CellThreadLayout = {
   regions,
 };
 const memory = new CellThreadMemory(layout);
+const behind = new CellBehindWord(init.behind);
 let lagPeakTakes = memory.lagPeakTakes;
 
 function pose(slot: Float64Array, at: number, p: { position: readonly number[]; quaternion: readonly number[] }): void {
@@ -116,6 +119,7 @@ function publish(): void {
   slot[CS.BEHIND_EVENTS] = t.behindEvents;
   slot[CS.LAG_PEAK_MS] = world.lagPeakMs();
   slot[CS.BEHIND_NOW_MS] = world.behindNowMs();
+  behind.set(world.behindNowMs());
   slot[CS.WATCHDOG_TRIPS] = watchdogTrips;
   slot[CS.LONGEST_COMMAND_GAP_MS] = longestGapS * 1000;
   slot[CS.GRIPPER_LEFT] = snap.grippers?.left ?? NaN;

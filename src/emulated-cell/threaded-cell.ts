@@ -19,7 +19,7 @@ import { MODEL_EXACT_FEED_FORWARD, type FeedForwardSettings } from '../rig/gravi
 import { RigThreadProxy } from '../rig/rig-thread-proxy.js';
 import type { CanTransport } from '../../drivers/can/bus.js';
 import { cellTruth } from './cell-truth.js';
-import { CellThreadMemory } from './cell-thread-memory.js';
+import { CellBehindWord, CellThreadMemory } from './cell-thread-memory.js';
 import type { CellThreadInit, CellThreadMessage } from './cell-thread-worker.js';
 import type { CellRigThreadInit } from './cell-rig-thread-worker.js';
 import type { CellOfRig, EmulatedCellOptions } from './emulated-cell.js';
@@ -52,11 +52,16 @@ function stoppedWhileStarting(): Error {
 /** How long closing waits for the cell's thread to free its world before ending it. */
 const CLOSE_GRACE_MS = 2000;
 
-/** Starts the cell's thread (its world settled), then the rig thread speaking to it; the rig comes back configured-but-closed. */
+/**
+ * Starts the cell's thread and the rig thread side by side (each loads its own modules, so
+ * together they start in about the time of the slower one) and returns once the cell serves its
+ * adapters; the rig comes back configured-but-closed.
+ */
 export async function createThreadedCell(opts: ThreadedCellOptions): Promise<ThreadedCell> {
   if (opts.signal?.aborted) throw stoppedWhileStarting();
   const model: RigModel = opts.rigModel ?? yamRigModel();
   const wires = Object.fromEntries(ARM_SIDES.map((side) => [side, new MessageChannel()])) as Record<ArmSide, MessageChannel>;
+  const behind = new CellBehindWord();
   const cellInit: CellThreadInit = {
     taskId: opts.task.id,
     layout: opts.layout,
@@ -65,40 +70,9 @@ export async function createThreadedCell(opts: ThreadedCellOptions): Promise<Thr
     rigModel: model,
     transport: opts.transport,
     ports: { left: wires.left.port1, right: wires.right.port1 },
+    behind: behind.buffer,
   };
   const thread = new Worker(new URL('./cell-thread-entry.mjs', import.meta.url), { workerData: cellInit, transferList: [wires.left.port1, wires.right.port1] });
-  // Starting takes seconds on a busy machine (modules, physics): a station shutting down meanwhile ends it.
-  const ready = await new Promise<Extract<CellThreadMessage, { ready: true }>>((resolve, reject) => {
-    const onMessage = (m: CellThreadMessage): void => {
-      if (!('ready' in m)) return;
-      off();
-      resolve(m);
-    };
-    const onError = (e: Error): void => {
-      off();
-      reject(new Error(`The emulated cell's thread did not start: ${e.message}`));
-    };
-    const onExit = (code: number): void => {
-      off();
-      reject(new Error(`The emulated cell's thread ended before it was ready (exit code ${code}).`));
-    };
-    const onAbort = (): void => {
-      off();
-      void thread.terminate();
-      reject(stoppedWhileStarting());
-    };
-    const off = (): void => {
-      thread.off('message', onMessage);
-      thread.off('error', onError);
-      thread.off('exit', onExit);
-      opts.signal?.removeEventListener('abort', onAbort);
-    };
-    thread.on('message', onMessage);
-    thread.on('error', onError);
-    thread.on('exit', onExit);
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-  });
-  const memory = new CellThreadMemory(ready.layout, ready.buffer);
   const stopCell = async (): Promise<void> => {
     let grace: ReturnType<typeof setTimeout> | undefined;
     const closed = new Promise<void>((resolve) => {
@@ -118,7 +92,7 @@ export async function createThreadedCell(opts: ThreadedCellOptions): Promise<Thr
     ...(opts.replyDeadlineMs !== undefined ? { replyDeadlineMs: opts.replyDeadlineMs } : {}),
     feedForward: opts.feedForward ?? MODEL_EXACT_FEED_FORWARD,
     ports: { left: wires.left.port2, right: wires.right.port2 },
-    cell: { buffer: ready.buffer, layout: ready.layout },
+    behind: behind.buffer,
   };
   let rig: RigThreadProxy;
   try {
@@ -136,6 +110,44 @@ export async function createThreadedCell(opts: ThreadedCellOptions): Promise<Thr
     await stopCell();
     throw e;
   }
+  // Starting takes seconds on a busy machine (modules, physics): a station shutting down meanwhile ends both threads.
+  let ready: Extract<CellThreadMessage, { ready: true }>;
+  try {
+    ready = await new Promise((resolve, reject) => {
+      const onMessage = (m: CellThreadMessage): void => {
+        if (!('ready' in m)) return;
+        off();
+        resolve(m);
+      };
+      const onError = (e: Error): void => {
+        off();
+        reject(new Error(`The emulated cell's thread did not start: ${e.message}`));
+      };
+      const onExit = (code: number): void => {
+        off();
+        reject(new Error(`The emulated cell's thread ended before it was ready (exit code ${code}).`));
+      };
+      const onAbort = (): void => {
+        off();
+        reject(stoppedWhileStarting());
+      };
+      const off = (): void => {
+        thread.off('message', onMessage);
+        thread.off('error', onError);
+        thread.off('exit', onExit);
+        opts.signal?.removeEventListener('abort', onAbort);
+      };
+      thread.on('message', onMessage);
+      thread.on('error', onError);
+      thread.on('exit', onExit);
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  } catch (e) {
+    // Neither thread has done anything yet: end both at once (a graceful close would wait for them to load).
+    await Promise.all([rig.worker.terminate(), thread.terminate()]);
+    throw e;
+  }
+  const memory = new CellThreadMemory(ready.layout, ready.buffer);
   const truth = cellTruth(opts.gap);
   return { rig, world: new SharedCellWorld(memory, truth, opts.task), truth, task: opts.task, layout: opts.layout, thread };
 }
