@@ -1,7 +1,7 @@
 /**
  * Registry entries for the emulated rigs, for the composition root (src/app) to add — here, not in
  * drivers/yam, so the real driver's folder never ships its stand-in:
- *   {type: 'yam-cell', transport?: 'slcan'|'damiao', gap?: 'none'|'seed:N', replyDeadlineMs?, feedForward?}
+ *   {type: 'yam-cell', transport?: 'slcan'|'damiao', gap?: 'none'|'seed:N', replyDeadlineMs?, feedForward?, threaded?: boolean}
  *       the station's embedded default: YamCanRig on the emulated cell (arms, objects, a hidden
  *       reality gap), with the rollout's layout on its table (a bottles layout when none is given)
  *   {type: 'yam-emulated', transport?, replyLatencyMs?, replyDeadlineMs?}
@@ -89,9 +89,13 @@ export async function createCellRig(config: RigConfig, context: RigContext): Pro
     replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350),
     feedForward: feedForwardOf(config),
   };
-  // On the wall clock the cell runs as hardware does: its world in a thread of its own, the rig in
-  // a rig thread. Virtual time keeps everything on one thread, where one clock orders every event.
-  if (!(context.clock instanceof VirtualClock)) {
+  // `threaded: true`: the cell runs as hardware does, its world in a thread of its own and the rig
+  // in a rig thread (wall clock only; virtual time keeps everything on one thread, where one clock
+  // orders every event). Not yet the default: docs/emulated-cell.md says what is left.
+  const threaded = config.threaded;
+  if (threaded !== undefined && typeof threaded !== 'boolean') throw rigConfigError(`The yam-cell rig config's 'threaded' must be true or false, not ${JSON.stringify(threaded)}.`);
+  if (threaded === true && context.clock instanceof VirtualClock) throw rigConfigError("The yam-cell rig config asks for 'threaded' and virtual time; virtual time keeps the cell in one thread (one clock orders every event), so remove one of them.");
+  if (threaded === true) {
     const cell = await createThreadedCell({ ...common, clock: context.clock, ...(context.interlock ? { interlock: context.interlock } : {}), ...(context.signal ? { signal: context.signal } : {}) });
     cells.set(cell.rig, cell);
     return cell.rig;

@@ -19,7 +19,7 @@ function busyMs(ms: number): void {
 
 test('a main thread blocked 500 ms at a time neither stops the wall-clock cell\'s world nor starves its motors', async (t) => {
   const clock = new RealtimeClock();
-  const rig = await createCellRig({ type: 'yam-cell', transport: 'slcan', gap: 'none', replyDeadlineMs: 350 }, { clock });
+  const rig = await createCellRig({ type: 'yam-cell', transport: 'slcan', gap: 'none', replyDeadlineMs: 350, threaded: true }, { clock });
   try {
     const cell = emulatedCellOf(rig)!;
     await rig.configure();
