@@ -24,7 +24,7 @@ import type { Camera } from '../rig/camera.js';
 import type { Clock } from '../rig/contract.js';
 import { StreamingCamera } from '../rig/streaming-camera.js';
 import type { CameraPoseOffset, HashedCellTruth } from './cell-truth.js';
-import type { CellWorld } from './cell-world.js';
+import type { CellWorldView } from './cell-world.js';
 
 /** A small rotation about the mount frame's x, y, z (radians) as a quaternion (xyzw), composed z·y·x. */
 function smallRotation(r: readonly [number, number, number]): [number, number, number, number] {
@@ -157,7 +157,7 @@ class CellCameraTicker {
   private encodeMs = 0;
 
   constructor(
-    private readonly world: CellWorld,
+    private readonly world: CellWorldView,
     private readonly renderer: Renderer,
     private readonly periodS: number,
     private readonly quality: number,
@@ -259,7 +259,7 @@ function renice(marker: string, niceness: number): void {
 }
 
 /** The cell's cameras through a Chromium renderer of their own (started when the first camera opens). */
-export function cellCameras(world: CellWorld, options: CellCameraOptions = {}): CellCameras {
+export function cellCameras(world: CellWorldView, options: CellCameraOptions = {}): CellCameras {
   const fps = options.fps ?? DEFAULT_CELL_CAMERA_FPS;
   if (!(fps > 0 && fps <= 60)) throw new Error(`The cell's camera rate must be from 0 to 60 frames per second, not ${fps}.`);
   const quality = options.jpegQuality ?? DEFAULT_CELL_JPEG_QUALITY;

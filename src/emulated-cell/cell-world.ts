@@ -24,6 +24,7 @@ import type { MotorPlant } from '../../drivers/emulators/emulated-motor.js';
 import { EMULATED_REST_POSE_RAD, GRIPPER_MOTOR_ID, type YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
 import { YAM_LIMIT_BUFFER_RAD } from '../rig/yam.js';
 import type { HashedCellTruth } from './cell-truth.js';
+import { emulationBehindFault } from './cell-thread-memory.js';
 
 /** Stepping this far behind the wall clock is a fault: more than a GC pause, less than the motors' own 400 ms watchdog. */
 export const BEHIND_FAULT_S = 0.25;
@@ -83,7 +84,22 @@ export interface CellWorldTiming {
   readonly behindEvents: number;
 }
 
-export class CellWorld implements MotorPlant {
+/**
+ * What the station may see of the cell's world besides its motors — the table as a tracker and the
+ * cameras see it, and how the world keeps up — whichever thread the world runs in (CellWorld in
+ * this one; SharedCellWorld reading what the cell's own thread publishes).
+ */
+export interface CellWorldView {
+  readonly truth: HashedCellTruth;
+  timing(): CellWorldTiming;
+  takeLagPeakMs(): number;
+  endStates(): ObjectEndState[];
+  sightings(): ObjectSighting[];
+  privilegedState(): PrivilegedState;
+  snapshot(): SceneSnapshot;
+}
+
+export class CellWorld implements MotorPlant, CellWorldView {
   private sceneNow: SimScene;
   private readonly buses: Partial<Record<ArmSide, YamBusEmulator>> = {};
   private readonly commands: MotorCommand[] = [newMotorCommand(), newMotorCommand()];
@@ -187,14 +203,22 @@ export class CellWorld implements MotorPlant {
   /** Faults the cell raises itself (beyond its motors'): the world falling behind real time. */
   faults(): readonly RigFault[] {
     if (this.behindNowS === 0) return NO_FAULTS;
-    return [
-      {
-        kind: 'emulation-behind',
-        message:
-          `The emulated cell's physics fell ${(this.behindNowS * 1000).toFixed(0)} ms behind real time (this machine is too busy to run it), ` +
-          `so what the motors report is no longer what a real cell would do; the arms were damped. Close other work, then activate the rig again.`,
-      },
-    ];
+    return [emulationBehindFault(this.behindNowS * 1000)];
+  }
+
+  /** The current fall-behind's worst lag, ms (0 while the world keeps up): what faults() reports. */
+  behindNowMs(): number {
+    return this.behindNowS * 1000;
+  }
+
+  /** The worst lag since takeLagPeakMs() last read it, ms, without starting a new peak. */
+  lagPeakMs(): number {
+    return this.lagPeakS * 1000;
+  }
+
+  /** Whether the world's clock runs (a host has spoken to a motor). */
+  get running(): boolean {
+    return this.t0S === this.t0S;
   }
 
   /** The worst lag behind the wall clock since the last call, ms (a take's own peak: call at its start and its end). */

@@ -18,7 +18,7 @@ import { PtyEmulator } from '../../drivers/emulators/pty.js';
 import type { YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
 import type { YamCanRig } from '../../drivers/yam/yam-can-rig.js';
 import { cellTruth, type CellGap, type HashedCellTruth } from './cell-truth.js';
-import { CellWorld } from './cell-world.js';
+import { CellWorld, type CellWorldView } from './cell-world.js';
 
 export interface EmulatedCellOptions {
   readonly task: TaskDefinition;
@@ -94,6 +94,17 @@ async function createCore(opts: EmulatedCellOptions, clock?: Clock): Promise<Cel
       return a.length === 0 ? b : b.length === 0 ? a : [...a, ...b];
     },
   };
+}
+
+/**
+ * What the composition root may see of the cell a rig runs on, whichever thread its world is in:
+ * its table, its hidden truth's hash, how its world keeps up.
+ */
+export interface CellOfRig {
+  readonly world: CellWorldView;
+  readonly truth: HashedCellTruth;
+  readonly task: TaskDefinition;
+  readonly layout: Layout;
 }
 
 export interface EmulatedCell extends CellCore {

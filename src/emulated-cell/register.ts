@@ -1,7 +1,7 @@
 /**
  * Registry entries for the emulated rigs, for the composition root (src/app) to add — here, not in
  * drivers/yam, so the real driver's folder never ships its stand-in:
- *   {type: 'yam-cell', transport?: 'slcan'|'damiao', gap?: 'none'|'seed:N', replyDeadlineMs?, feedForward?}
+ *   {type: 'yam-cell', transport?: 'slcan'|'damiao', gap?: 'none'|'seed:N', replyDeadlineMs?, feedForward?, threaded?: boolean}
  *       the station's embedded default: YamCanRig on the emulated cell (arms, objects, a hidden
  *       reality gap), with the rollout's layout on its table (a bottles layout when none is given)
  *   {type: 'yam-emulated', transport?, replyLatencyMs?, replyDeadlineMs?}
@@ -17,7 +17,8 @@ import { getTask } from '../tasks/registry.js';
 import { optionalNumber, rigConfigError, transportOf } from '../../drivers/yam/register.js';
 import { createEmulatedYam } from '../../drivers/emulators/in-process.js';
 import { CellGapError, DEFAULT_CELL_GAP, parseCellGap } from './cell-truth.js';
-import { createEmulatedCell, type EmulatedCell } from './emulated-cell.js';
+import { createEmulatedCell, type CellOfRig } from './emulated-cell.js';
+import { createThreadedCell } from './threaded-cell.js';
 
 function feedForwardOf(config: RigConfig): FeedForwardSettings | false | undefined {
   const f = config.feedForward;
@@ -58,10 +59,10 @@ function checkClock(config: RigConfig, context: RigContext): void {
   if ((config.clock === 'virtual' || config.clock === 'paced') && !(context.clock instanceof VirtualClock)) throw rigConfigError(`The ${config.type} rig config asks for virtual time, but this command drives the rig on the wall clock; remove 'clock' from the config.`);
 }
 
-const cells = new WeakMap<Rig, EmulatedCell>();
+const cells = new WeakMap<Rig, CellOfRig>();
 
 /** The emulated cell a rig runs on, or undefined for every other rig (hardware, sim, motors-only). */
-export function emulatedCellOf(rig: Rig): EmulatedCell | undefined {
+export function emulatedCellOf(rig: Rig): CellOfRig | undefined {
   return cells.get(rig);
 }
 
@@ -78,18 +79,28 @@ export async function createCellRig(config: RigConfig, context: RigContext): Pro
     }
   }
   const table = context.table ?? defaultCellTable();
-  const cell = await createEmulatedCell({
+  const common = {
     task: table.task,
     layout: table.layout,
     placementSeed: table.placementSeed ?? 0,
     gap,
     transport: transportOf(config, 'slcan'),
-    clock: context.clock,
     rigModel: context.model,
     replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350),
     feedForward: feedForwardOf(config),
-    safety: { interlock: context.interlock },
-  });
+  };
+  // `threaded: true`: the cell runs as hardware does, its world in a thread of its own and the rig
+  // in a rig thread (wall clock only; virtual time keeps everything on one thread, where one clock
+  // orders every event). Not yet the default: docs/emulated-cell.md says what is left.
+  const threaded = config.threaded;
+  if (threaded !== undefined && typeof threaded !== 'boolean') throw rigConfigError(`The yam-cell rig config's 'threaded' must be true or false, not ${JSON.stringify(threaded)}.`);
+  if (threaded === true && context.clock instanceof VirtualClock) throw rigConfigError("The yam-cell rig config asks for 'threaded' and virtual time; virtual time keeps the cell in one thread (one clock orders every event), so remove one of them.");
+  if (threaded === true) {
+    const cell = await createThreadedCell({ ...common, clock: context.clock, ...(context.interlock ? { interlock: context.interlock } : {}), ...(context.signal ? { signal: context.signal } : {}) });
+    cells.set(cell.rig, cell);
+    return cell.rig;
+  }
+  const cell = await createEmulatedCell({ ...common, clock: context.clock, safety: { interlock: context.interlock } });
   cells.set(cell.rig, cell);
   return cell.rig;
 }

@@ -232,7 +232,10 @@ export async function serveRigThread(rig: Rig, clock: RigThreadClock, memory: Ri
     takeSafetyEvents: () => rig.takeSafetyEvents(),
     tick: () => {
       cycles++;
-      if (!clock.busy) {
+      // A rig not yet configured has nothing to command and has heard no motor: ticking it would
+      // publish unknown (NaN) joints where an in-thread rig, not ticked before configure, reads its
+      // initial state.
+      if (!clock.busy && rig.read().mode !== 'unconfigured') {
         // An e-stop written while the loop was working is served before this cycle's output.
         if (Atomics.load(ctl, CTL.ESTOP_COUNT) !== seenEstop) serveShared();
         rig.tick();

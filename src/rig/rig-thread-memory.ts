@@ -105,6 +105,20 @@ function readText(src: Uint8Array, length: number): string {
   return decoder.decode(src.slice(0, length));
 }
 
+/**
+ * The faults as JSON that fits the slot: when every arm's motors fault at once their sentences can
+ * outgrow it, and a cut text would not parse; the first ones are kept whole and the last says how
+ * many more there were.
+ */
+function faultsJson(faults: readonly RigFault[]): string {
+  let json = JSON.stringify(faults);
+  for (let keep = faults.length - 1; encoder.encode(json).length > FAULTS_BYTES && keep >= 0; keep--) {
+    const more = faults.length - keep;
+    json = JSON.stringify([...faults.slice(0, keep), { kind: faults[keep].kind, message: `…and ${more} more fault${more === 1 ? '' : 's'} (the rig's diagnostics list them all).` }]);
+  }
+  return json;
+}
+
 /** Views over one rig thread's SharedArrayBuffer; both threads build one over the same buffer. */
 export class RigThreadMemory {
   readonly ctl: Int32Array;
@@ -266,7 +280,7 @@ export class RigThreadMemory {
 
   /** Rig thread, inside begin/endState: the current faults, when they changed. */
   writeFaults(faults: readonly RigFault[]): void {
-    Atomics.store(this.ctl, CTL.FAULTS_LENGTH, writeText(this.faultsText, JSON.stringify(faults)));
+    Atomics.store(this.ctl, CTL.FAULTS_LENGTH, writeText(this.faultsText, faultsJson(faults)));
     Atomics.add(this.ctl, CTL.FAULTS_VERSION, 1);
   }
 

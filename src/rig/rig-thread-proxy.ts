@@ -19,7 +19,7 @@
  *   from the cycle count it publishes: then it is ended), read() reports one fault sentence and
  *   the motors — no longer commanded — damp by their own watchdog.
  */
-import { Worker } from 'node:worker_threads';
+import { Worker, type TransferListItem } from 'node:worker_threads';
 import { STATE_DIM, RigError, type Clock, type InterlockSource, type Rig, type RigCommand, type RigFault, type RigModel, type RigState, type SafetyEvent } from './contract.js';
 import { RIG_MODES, RigThreadMemory, ST, errorFromMessage } from './rig-thread-memory.js';
 import { RigCycleRing, cycleRingCapacity, type RigCycleSource } from './rig-cycle-ring.js';
@@ -40,6 +40,10 @@ export interface RigThreadOptions {
   readonly answerTimeoutMs?: number;
   /** Cycles the recorder's ring holds (default CYCLE_RING_SECONDS of cycles at rateHz). */
   readonly cycleRingCapacity?: number;
+  /** What `init` hands over to the rig thread (MessagePorts to its devices). */
+  readonly transferList?: readonly TransferListItem[];
+  /** After the rig thread has released its ports and ended: put away what it stood on (the emulated cell's thread). */
+  readonly onClose?: () => Promise<void>;
 }
 
 const INTERLOCK_MIRROR_MS = 5;
@@ -92,6 +96,7 @@ export class RigThreadProxy implements Rig, RigCycleSource {
   private lastLookS = NaN;
   private readonly interlock: InterlockSource | undefined;
   private interlockTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly onClose: (() => Promise<void>) | undefined;
 
   constructor(options: RigThreadOptions) {
     this.model = options.model;
@@ -104,7 +109,11 @@ export class RigThreadProxy implements Rig, RigCycleSource {
     }
     this.rateHz = options.rateHz;
     this.cycles = new RigCycleRing(options.cycleRingCapacity ?? cycleRingCapacity(options.rateHz));
-    this.worker = new Worker(options.entry, { workerData: { buffer: this.memory.buffer, init: options.init, rateHz: options.rateHz, hasInterlock: this.interlock !== undefined, cycles: this.cycles.buffer } });
+    this.onClose = options.onClose;
+    this.worker = new Worker(options.entry, {
+      workerData: { buffer: this.memory.buffer, init: options.init, rateHz: options.rateHz, hasInterlock: this.interlock !== undefined, cycles: this.cycles.buffer },
+      ...(options.transferList ? { transferList: [...options.transferList] } : {}),
+    });
     let readyResolve!: () => void;
     this.ready = new Promise((resolve) => (readyResolve = resolve));
     this.worker.on('message', (m: RigThreadReply | { ready: true }) => {
@@ -231,6 +240,7 @@ export class RigThreadProxy implements Rig, RigCycleSource {
       this.closed = true;
       if (this.interlockTimer) clearInterval(this.interlockTimer);
       await this.worker.terminate();
+      await this.onClose?.();
     }
   }
 

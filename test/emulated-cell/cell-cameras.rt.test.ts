@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { cellCameraMounting, cellCameras } from '../../src/emulated-cell/cell-cameras.js';
-import { createEmulatedCell } from '../../src/emulated-cell/emulated-cell.js';
+import { createThreadedCell } from '../../src/emulated-cell/threaded-cell.js';
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import { runRigRollout } from '../../src/rollout/rig-rollout.js';
 import { streamCameraSource } from '../../src/rollout/stream-camera-source.js';
@@ -131,10 +131,10 @@ test("the cell's cameras stream JPEG frames of its own world through its true mo
   assert.equal(cams.cameras.cam_high.status, 'closed');
 });
 
-test('a camera policy on the emulated cell observes real images from the streams: the cell drawn, not black frames', async () => {
+test('a camera policy on the emulated cell observes real images from the streams: the cell drawn (from the snapshot its own thread publishes), not black frames', async () => {
   const clock = new RealtimeClock();
   const task = getTask(set.task);
-  const cell = await createEmulatedCell({ task, layout: set.layouts[0], gap: { kind: 'seed', seed: 2 }, clock, replyDeadlineMs: 350 });
+  const cell = await createThreadedCell({ task, layout: set.layouts[0], gap: { kind: 'seed', seed: 2 }, transport: 'slcan', clock, replyDeadlineMs: 350 });
   const cams = cellCameras(cell.world, { fps: 10, nowS: () => clock.nowS() });
   const got: { spread: number; width: number; timeS: number }[] = [];
   const looking: Policy = {
@@ -161,7 +161,7 @@ test('a camera policy on the emulated cell observes real images from the streams
     assert.ok(cams.cameras.cam_high.counters().received >= 5, 'the camera streamed through the episode');
   } finally {
     await cams.close();
-    await cell.close();
+    await cell.rig.close();
   }
 });
 
