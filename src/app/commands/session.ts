@@ -288,7 +288,7 @@ const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
                        (journalled as stopped early; the rollouts saved against the plan are said)
   --placement-max-mm N, --placement-max-deg D  the placement check before start: the overhead camera
                        (cam_high) against the sim twin's picture of the layout; an object further off
-                       is named and the start refused until it is placed again (default ${DEFAULT_PLACEMENT_THRESHOLDS.maxErrorMm} mm, ${DEFAULT_PLACEMENT_THRESHOLDS.maxErrorDeg}°).
+                       is named and the start refused until it is placed again (default: station config placementCheck, else ${DEFAULT_PLACEMENT_THRESHOLDS.maxErrorMm} mm, ${DEFAULT_PLACEMENT_THRESHOLDS.maxErrorDeg}°).
                        Without a calibrated overhead camera the rollout runs unchecked (journalled so)
   --placement-error-mm N  with --scripted-operator: its first placement of each rollout puts the first
                        object N mm off its outline (placed again, it goes on it)
@@ -316,7 +316,8 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
   const cellIo = cellIoFrom !== undefined ? await (await import('../cell-io.js')).openCellIo(cellIoFrom, { dataDir, controlHz: rateHz, log }) : undefined;
   const placementErrorMm = numberOption(args, 'placement-error-mm', 0, 0, 1000);
   if (placementErrorMm > 0 && !scripted) throw new UserError('--placement-error-mm is how far the scripted operator misplaces an object: it needs --scripted-operator.');
-  const thresholds = { maxErrorMm: numberOption(args, 'placement-max-mm', DEFAULT_PLACEMENT_THRESHOLDS.maxErrorMm, 0.1, 1000), maxErrorDeg: numberOption(args, 'placement-max-deg', DEFAULT_PLACEMENT_THRESHOLDS.maxErrorDeg, 0.1, 180) };
+  const configured = { ...DEFAULT_PLACEMENT_THRESHOLDS, ...station.placementCheck };
+  const thresholds = { maxErrorMm: numberOption(args, 'placement-max-mm', configured.maxErrorMm, 0.1, 1000), maxErrorDeg: numberOption(args, 'placement-max-deg', configured.maxErrorDeg, 0.1, 180) };
   const hands = scripted ? new ScriptedHands(placementErrorMm) : undefined;
   const runner = await RigSessionRunner.open(
     {
