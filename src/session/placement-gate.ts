@@ -84,3 +84,14 @@ export function placementJournalDetail(check: PlacementCheck, t: PlacementThresh
       }
     : { checked: false, pass: true, reason: check.reason, sentence: v.sentence };
 }
+
+/** What the placement check said before each rollout the journal ran (its 'ran' row's `placement`), by rollout id. */
+export function placementByRollout(journal: readonly { readonly action: string; readonly rolloutId: number | null; readonly detail: Readonly<Record<string, unknown>> }[]): Map<number, { checked: boolean; maxErrorMm?: number | null; maxErrorDeg?: number }> {
+  const out = new Map<number, { checked: boolean; maxErrorMm?: number | null; maxErrorDeg?: number }>();
+  for (const e of journal) {
+    const p = e.detail.placement as Record<string, unknown> | undefined;
+    if (e.action !== 'ran' || e.rolloutId === null || !p || typeof p !== 'object') continue;
+    out.set(e.rolloutId, p.checked === true ? { checked: true, maxErrorMm: typeof p.maxErrorMm === 'number' ? p.maxErrorMm : null, ...(typeof p.maxErrorDeg === 'number' ? { maxErrorDeg: p.maxErrorDeg } : {}) } : { checked: false });
+  }
+  return out;
+}
