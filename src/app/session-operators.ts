@@ -133,7 +133,6 @@ export function terminalOperator(input: Readable, output: Writable, name = 'oper
     name,
     async place(step): Promise<PlaceAnswer> {
       const ids = step.layout.objects.map((o) => `${o.id} ${o.posture}`).join(', ');
-      if (step.placementRefused) output.write(`  Not started: ${step.placementRefused.sentence}\n`);
       for (;;) {
         const a = await ask(`${head(step)}: place ${ids} as projected.\n  Enter = placed, go; p = pause; s = stop for now; e = e-stop > `);
         if (a === undefined || a === 's') return { action: 'stop' };
