@@ -13,6 +13,7 @@ import type { PreregisteredAnalysisSummary } from './anytime-ab.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import { objectOutcomes, parseObjectOutcomeCounts } from '../tasks/object-outcomes.js';
 import { classifyObjectFailures, FAILURE_PATTERNS, targetRegion, type FailurePattern } from '../tasks/failure-patterns.js';
+import { placementCovariate, type PlacementCovariate, type RolloutPlacement } from './placement-covariate.js';
 import { throughputSummary, type ThroughputSummary, type TimedRollout } from './object-times.js';
 import type { TaskEvent } from '../tasks/task-events.js';
 import { createRng } from '../layouts/random.js';
@@ -52,6 +53,8 @@ export interface ReportRollout {
   readonly taskEvents?: readonly TaskEvent[] | null;
   /** A session rollout's "object done" marks (episode seconds), the operator's keypress while the rig ran it. */
   readonly doneMarks?: readonly { readonly tS: number; readonly objectId?: string }[] | null;
+  /** A session rollout's placement check before start (src/session/placement-gate.ts). */
+  readonly placement?: RolloutPlacement | null;
   readonly startedAt?: string;
 }
 
@@ -136,6 +139,8 @@ export interface PolicyReport {
   readonly cost: PolicyCost;
   /** Units per hour, mean time between failures and time to success per object, over every scored rollout of the comparison. */
   readonly throughput: { readonly sim: ThroughputSummary | null; readonly real: ThroughputSummary | null };
+  /** The placement check's errors before its real rollouts, as a covariate of their progress (null: none was checked or marked unchecked). */
+  readonly placement: PlacementCovariate | null;
 }
 
 export interface RankViolation {
@@ -436,6 +441,7 @@ export function buildPairedReport(input: ReportInput): PairedReport {
         paired.length,
       ),
       throughput: { sim: timed(simAll), real: timed(realAll) },
+      placement: placementCovariate(realAll),
     });
   }
 

@@ -29,11 +29,15 @@ function simulatedS(step: OperatorStep, what: 'place' | 'score' | 'reset'): numb
 /** Redos of one planned rollout before the scripted operator closes it (a shared machine starves the cell's motors now and then). */
 const MAX_SCRIPTED_REDOS = 10;
 
-export function scriptedOperator(log: (line: string) => void): SessionOperator {
+/** `hands`: what the operator really puts on the table (`--placement-error-mm`); default exactly the layout, within the cell's placement noise. */
+export function scriptedOperator(log: (line: string) => void, hands?: { placed(step: OperatorStep): void }): SessionOperator {
   let pausedS = 0;
   return {
     name: SCRIPTED_OPERATOR,
-    place: (step) => Promise.resolve({ action: 'confirm', simulatedS: simulatedS(step, 'place') }),
+    place(step) {
+      hands?.placed(step);
+      return Promise.resolve({ action: 'confirm', simulatedS: simulatedS(step, 'place') });
+    },
     score(step): Promise<ScoreAnswer> {
       const seen = step.run.tableEndStates;
       // The cell shows its table after every valid episode; without it there is nothing to look at.

@@ -33,6 +33,8 @@ export interface RigSessionRunnerOptions {
   readonly blind: boolean;
   /** The cell PLC's interlocks and the station state the tower light shows (--cell-io), if configured. */
   readonly cellIo?: CellIo;
+  /** What is really on the table for a rollout (the emulated cell's scripted hands); default the layout as planned. */
+  readonly tableLayout?: (r: SessionRunRequest) => SessionRunRequest['layout'];
   /** Lines for the operator; a blind session gets no line that names a policy. */
   log(line: string): void;
   /**
@@ -85,7 +87,8 @@ export class RigSessionRunner implements SessionRolloutRunner {
     const policy = this.policies.get(r.spec);
     if (!policy) throw new Error(`the session has no open policy for ${r.label}`);
     const rigType = this.o.station.rig.type;
-    const table = { task: r.task, layout: r.layout, placementSeed: r.seed };
+    // The table as placed (a world of its own builds it; hardware ignores it); the rollout is still scored against the plan's layout.
+    const table = { task: r.task, layout: this.o.tableLayout ? this.o.tableLayout(r) : r.layout, placementSeed: r.seed };
     const board = this.o.cellIo?.board;
     const episode = async (rig: Rig, clock: Clock, signal: AbortSignal): Promise<RolloutOnRig> => {
       let run: RolloutOnRig | undefined;

@@ -17,6 +17,7 @@ import type { RigConfig } from '../rig/registry.js';
 import { CAMERA_NAMES, type CameraName } from '../policy/contract.js';
 import { UserError } from './command.js';
 import { checkDriftThresholds, type DriftThresholds } from '../analysis/sim-drift.js';
+import type { PlacementThresholds } from '../session/placement-gate.js';
 import { DEFAULT_RIG_CONFIG } from './rig-registry.js';
 import { readRigConfig } from './station.js';
 
@@ -57,9 +58,11 @@ export interface StationConfig {
   readonly gripperCalibrations?: Partial<Record<ArmSide, string>>;
   /** The sim-twin drift alarm's thresholds (docs/evaluation.md); unset ones keep their defaults. */
   readonly simDrift?: Partial<DriftThresholds>;
+  /** The placement check's limits before start (docs/evaluation.md); unset ones keep 10 mm / 10°. */
+  readonly placementCheck?: Partial<PlacementThresholds>;
 }
 
-const KNOWN_FIELDS = ['version', 'rig', 'cameras', 'leader', 'projector', 'cellIo', 'gripperCalibrations', 'simDrift'] as const;
+const KNOWN_FIELDS = ['version', 'rig', 'cameras', 'leader', 'projector', 'cellIo', 'gripperCalibrations', 'simDrift', 'placementCheck'] as const;
 
 /** A value as a sentence quotes it: its JSON cut to 60 characters; one too deeply nested to print is named, not printed. */
 function quoted(v: unknown): string {
@@ -168,6 +171,21 @@ function parseSimDrift(raw: unknown, source: string): Partial<DriftThresholds> {
   }
 }
 
+function parsePlacementCheck(raw: unknown, source: string): Partial<PlacementThresholds> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(source, `has a 'placementCheck' that is not an object; write e.g. {"maxErrorMm": 10, "maxErrorDeg": 10}.`);
+  const o = raw as Record<string, unknown>;
+  const extra = Object.keys(o).filter((k) => !['maxErrorMm', 'maxErrorDeg'].includes(k));
+  if (extra.length) fail(source, `has unknown field placementCheck.${named(extra[0])}; remove it (a placement check has 'maxErrorMm' and 'maxErrorDeg').`);
+  const out: { maxErrorMm?: number; maxErrorDeg?: number } = {};
+  for (const [k, max] of [['maxErrorMm', 1000], ['maxErrorDeg', 180]] as const) {
+    const v = o[k];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > max) fail(source, `has placementCheck.${k} ${quoted(v)}; give a number above 0 and at most ${max}.`);
+    out[k] = v;
+  }
+  return out;
+}
+
 /** Checks a parsed station config; relative file names in it are resolved against `baseDir`. */
 export function parseStationConfig(raw: unknown, source: string, baseDir: string): StationConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(source, `must be a JSON object like {"version": ${STATION_CONFIG_VERSION}, "rig": {…}, "cameras": […]}.`);
@@ -195,6 +213,7 @@ export function parseStationConfig(raw: unknown, source: string, baseDir: string
     ...(o.cellIo !== undefined ? { cellIo: parseCellIo(o.cellIo, source, baseDir) } : {}),
     ...(o.gripperCalibrations !== undefined ? { gripperCalibrations: parseGrippers(o.gripperCalibrations, source) } : {}),
     ...(o.simDrift !== undefined ? { simDrift: parseSimDrift(o.simDrift, source) } : {}),
+    ...(o.placementCheck !== undefined ? { placementCheck: parsePlacementCheck(o.placementCheck, source) } : {}),
   };
 }
 

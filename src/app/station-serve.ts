@@ -39,7 +39,9 @@ import { recordTeleop, teleopCamerasOf } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
 import { rmSync, writeFileSync } from 'node:fs';
 import type { CellIo } from './cell-io.js';
-import type { SessionProjector } from '../session/ports.js';
+import type { PlacementGate, SessionProjector } from '../session/ports.js';
+import { DEFAULT_PLACEMENT_THRESHOLDS } from '../session/placement-gate.js';
+import { stationPlacementGate } from './placement-check.js';
 import { openStationProjector, type StationProjector } from './station-projector.js';
 import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash } from '../sim/calibration.js';
 import { cameraCalibrationSha256, DEFAULT_CAMERA_CALIBRATION } from '../sim/render/camera-calibration.js';
@@ -204,8 +206,9 @@ function interlockWords(cellIo: CellIo | undefined): () => string {
  * The Session view's parts: the plan's policies on the station's own rig (the rig host owns it,
  * shows it live, takes the E-stop), the cell's interlocks and tower light, the projector.
  */
-function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined): SessionParts {
+function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined, placement: PlacementGate): SessionParts {
   return {
+    placement,
     interlocks: interlockWords(cellIo),
     ...(cellIo ? { blocked: sessionInterlocks(cellIo.plc).blocked } : {}),
     ...(projector ? { projector } : {}),
@@ -408,6 +411,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   let host: RigHost | undefined;
   let server: StationServer | undefined;
   let sessions: SessionHost | undefined;
+  let placement: ReturnType<typeof stationPlacementGate> | undefined;
   let teleop: TeleopHost | undefined;
   let cellIo: CellIo | undefined;
   let safetyTimer: NodeJS.Timeout | undefined;
@@ -447,7 +451,8 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     }
     const ui = await buildUi();
     const policySpecs = knownPolicySpecs();
-    sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
+    placement = stationPlacementGate(station, { thresholds: { ...DEFAULT_PLACEMENT_THRESHOLDS, ...station.placementCheck } });
+    sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session, placement.gate));
     teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : opts.station && opts.station.source !== DEFAULT_STATION_SOURCE ? opts.station.source : 'cell', opts.dataDir, opts.station ? station : undefined));
     server = new StationServer({
       ...(station.simDrift ? { simDrift: station.simDrift } : {}),
@@ -504,6 +509,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     await server?.close();
     // The session first: its rollout stops and it stays resumable; then the rig is damped.
     await sessions?.close();
+    await placement?.close();
     await teleop?.close();
     await host?.close();
     await server?.settled();

@@ -341,7 +341,21 @@ function lowerStops(model: RigModel): number[] {
 }
 
 
-function buildScene(opts: CellWorldOptions, layout: Layout, placementSeed: number, start: ArrayLike<number>): Promise<SimScene> {
+/**
+ * The cell's table as the operator left it, before anything moves: the scene the world is built
+ * from (same placement noise, same arms at rest), as a snapshot its overhead camera can be drawn
+ * from at the placement check. `layout` is what the operator really put down.
+ */
+export async function cellTableSnapshot(opts: Pick<CellWorldOptions, 'rigModel' | 'task' | 'layout' | 'truth' | 'placementSeed' | 'startPosition'>): Promise<SceneSnapshot> {
+  const scene = await buildScene(opts, opts.layout, opts.placementSeed, opts.startPosition ?? HOME_START_POSITION);
+  try {
+    return scene.snapshot();
+  } finally {
+    scene.free();
+  }
+}
+
+function buildScene(opts: Pick<CellWorldOptions, 'rigModel' | 'task' | 'truth'>, layout: Layout, placementSeed: number, start: ArrayLike<number>): Promise<SimScene> {
   return createScene({
     rigModel: opts.rigModel,
     task: opts.task,

@@ -543,8 +543,16 @@ export interface ScoringForm {
 }
 
 /** What the session asks the operator now; `id` is echoed back with the answer. */
+export interface PlacementRefusalView {
+  readonly object: string;
+  readonly sentence: string;
+  /** errorMm null: not seen near its outline; errorDeg absent: round from above. */
+  readonly objects: readonly { readonly id: string; readonly errorMm: number | null; readonly errorDeg?: number }[];
+}
+
 export type SessionPrompt =
-  | { readonly id: number; readonly kind: 'place' }
+  /** `placement`: the check refused the last placement — the object to move, the sentence, each object's measured error. */
+  | { readonly id: number; readonly kind: 'place'; readonly placement?: PlacementRefusalView }
   | { readonly id: number; readonly kind: 'score'; readonly run: SessionRunView; readonly scoring: ScoringForm }
   | { readonly id: number; readonly kind: 'reset' }
   | { readonly id: number; readonly kind: 'offer-redo'; readonly why: { readonly kind: string; readonly reason: string } }

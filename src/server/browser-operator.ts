@@ -122,7 +122,7 @@ export class BrowserOperator implements SessionOperator {
   }
 
   place(step: OperatorStep): Promise<PlaceAnswer> {
-    return this.ask<PlaceAnswer>('place', step, {}, (a) => {
+    return this.ask<PlaceAnswer>('place', step, step.placementRefused ? { placement: step.placementRefused } : {}, (a) => {
       if (a.action === 'confirm' || a.action === 'pause' || a.action === 'stop') return { action: a.action };
       return undefined;
     });

@@ -11,6 +11,7 @@ import { SIM_CALIBRATION_KIND } from '../sim/calibration.js';
 import { RANDOMIZATION_KIND } from '../sim/randomization.js';
 import { operatorTimeByRollout, type RolloutOperatorTime } from '../session/operator-time.js';
 import { doneMarksByRollout, type DoneMarkRecord } from '../session/done-marks.js';
+import { placementByRollout } from '../session/placement-gate.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_DRIFT_THRESHOLDS, simDrift, type DriftRollout, type DriftThresholds, type SimDrift } from '../analysis/sim-drift.js';
@@ -81,12 +82,14 @@ function reportRollouts(
   const operatorTime: RolloutOperatorTime[] = [];
   let rehearsalsLeftOut = 0;
   const marksBySession = new Map<number, Map<number, DoneMarkRecord[]>>();
+  const placementBySession = new Map<number, ReturnType<typeof placementByRollout>>();
   const journalled = (sessionId: number, rolloutId: number): RolloutOperatorTime | undefined => {
     let m = journals.get(sessionId);
     if (!m) {
       const journal = store.listSessionJournal(sessionId);
       journals.set(sessionId, (m = operatorTimeByRollout(journal)));
       marksBySession.set(sessionId, doneMarksByRollout(journal));
+      placementBySession.set(sessionId, placementByRollout(journal));
     }
     return m.get(rolloutId);
   };
@@ -125,6 +128,7 @@ function reportRollouts(
         counts: r.counts,
         taskEvents: store.listTaskEvents(r.id),
         doneMarks: r.kind === 'real' && r.sessionId !== null ? (marksBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
+        placement: r.kind === 'real' && r.sessionId !== null ? (placementBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
         startedAt: r.startedAt,
       });
     }

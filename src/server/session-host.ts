@@ -11,7 +11,7 @@ import { getTask } from '../tasks/registry.js';
 import { buildSessionPlan, checkPlanLayoutSet, parseSessionPlan, SessionPlanError, type RolloutCostS, type SessionPlan } from '../session/plan.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
 import { interruption, JOURNAL, sessionProgress, slotStates, type SlotPhase } from '../session/journal-state.js';
-import { OPERATOR_STOP, type InterlockSource, type SessionProjector, type SessionRolloutRunner } from '../session/ports.js';
+import { OPERATOR_STOP, type InterlockSource, type PlacementGate, type SessionProjector, type SessionRolloutRunner } from '../session/ports.js';
 import type { SessionAnswerRequest, SessionPhase, SessionResults, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
 import { sessionResults } from './session-results.js';
 import { BrowserOperator, OperatorGone } from './browser-operator.js';
@@ -33,6 +33,8 @@ export interface SessionParts {
   blocked?(): string | undefined;
   /** Shows each layout's footprints and blanks before the arms move; absent: no projector. */
   readonly projector?: SessionProjector;
+  /** The placement check before start (the overhead camera against the twin); absent: nothing checked. */
+  readonly placement?: PlacementGate;
 }
 
 interface Active {
@@ -411,7 +413,7 @@ export class SessionHost {
     };
     // A session started to stop early does so after a resume too (its first journal row says so).
     const stopEarly = plan.analysis !== undefined && this.store.listSessionJournal(id).some((e) => e.action === JOURNAL.sessionStarted && e.detail.stopEarly === true);
-    a.done = runSession({ store: this.store, sessionId: id, plan, set, task: getTask(set.task), runner: counted, operator, interlocks, ...(this.parts.projector ? { projector: this.parts.projector } : {}), signal: a.abort.signal, breakEveryS, stopEarly })
+    a.done = runSession({ store: this.store, sessionId: id, plan, set, task: getTask(set.task), runner: counted, operator, interlocks, ...(this.parts.projector ? { projector: this.parts.projector } : {}), ...(this.parts.placement ? { placement: this.parts.placement } : {}), signal: a.abort.signal, breakEveryS, stopEarly })
       .then(
         (r) => {
           a.state = r.ended ? 'ended' : 'stopped';

@@ -19,7 +19,8 @@ import { checkPlanLayoutSet, serializeSessionPlan, specOf, type SessionPlan } fr
 import { abVerdictSoFar, analysisSoFar } from './ab-verdict.js';
 import { doneMarksOf } from './done-marks.js';
 import type { AnytimeComparison } from '../analysis/anytime-ab.js';
-import { NO_INTERLOCKS, NO_PROJECTOR, OPERATOR_STOP, type InterlockSource, type OperatorStep, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
+import { placementJournalDetail, placementVerdict, type PlacementCheck } from './placement-gate.js';
+import { NO_INTERLOCKS, NO_PROJECTOR, OPERATOR_STOP, type InterlockSource, type OperatorStep, type PlacementGate, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
 
 export const DEFAULT_BREAK_EVERY_S = 30 * 60;
 
@@ -33,6 +34,12 @@ export interface SessionEngineOptions {
   readonly operator: SessionOperator;
   readonly projector?: SessionProjector;
   readonly interlocks?: InterlockSource;
+  /**
+   * The placement check before start: after the operator confirms, the overhead camera's frame is
+   * compared with the twin's picture of the layout; over the threshold the start is refused with the
+   * object named and the operator places again. Without it nothing is checked (nor journalled).
+   */
+  readonly placement?: PlacementGate;
   /** Ctrl-C: the running rollout stops (the rig holds and damps), the session stays open to resume. */
   readonly signal: AbortSignal;
   /** Break reminder interval; default 30 min. */
@@ -98,6 +105,19 @@ function outcomeFromRan(rolloutId: number, d: Readonly<Record<string, unknown>>)
   };
 }
 
+/** The check's numbers kept on the rollout's 'ran' row: checked or not, the worst errors, the calibration. */
+function placementSummary(d: Record<string, unknown>): Record<string, unknown> {
+  return d.checked ? { checked: true, maxErrorMm: d.maxErrorMm, maxErrorDeg: d.maxErrorDeg, calibrationSha256: d.calibrationSha256, objects: d.objects } : { checked: false, reason: d.reason };
+}
+
+/** The refusal the operator is placing again after (this attempt's last check, when it refused), for the prompt and the card. */
+function lastRefusedPlacement(entries: readonly { action: string; slot: number | null; attempt: number | null; detail: Readonly<Record<string, unknown>> }[], slot: number, attempt: number): OperatorStep['placementRefused'] {
+  const mine = entries.filter((e) => e.slot === slot && (e.attempt ?? 0) === attempt && (e.action === JOURNAL.placementChecked || e.action === JOURNAL.placed));
+  const last = mine.at(-1);
+  if (!last || last.action !== JOURNAL.placementChecked || last.detail.pass !== false) return undefined;
+  return { object: String(last.detail.object ?? ''), sentence: String(last.detail.sentence ?? ''), objects: (last.detail.objects ?? []) as NonNullable<OperatorStep['placementRefused']>['objects'] };
+}
+
 export async function runSession(o: SessionEngineOptions): Promise<SessionRunResult> {
   const { store, sessionId: id, plan, set, task, runner, operator } = o;
   checkPlanLayoutSet(plan, set, 'given');
@@ -151,7 +171,18 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
     }
     const planned = plan.rollouts[s.slot];
     const layout = set.layouts[planned.layoutIndex];
-    const step: OperatorStep = { slot: s.slot, attempt: s.attempt, total: plan.rollouts.length, layout, task, label: planned.policyLabel, seed: planned.seed, progress: sessionProgress(plan, entries, now()) };
+    const refusedPlacement = lastRefusedPlacement(entries, s.slot, s.attempt);
+    const step: OperatorStep = {
+      slot: s.slot,
+      attempt: s.attempt,
+      total: plan.rollouts.length,
+      layout,
+      task,
+      label: planned.policyLabel,
+      seed: planned.seed,
+      progress: sessionProgress(plan, entries, now()),
+      ...(refusedPlacement ? { placementRefused: refusedPlacement } : {}),
+    };
     const at = { slot: s.slot, attempt: s.attempt };
 
     switch (s.phase) {
@@ -175,6 +206,25 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
           if (!(await operator.paused(progress()))) return stopped('stopped by the operator');
           journal({ action: JOURNAL.resumed });
           continue;
+        }
+        let placement: Record<string, unknown> | undefined;
+        if (o.placement) {
+          let check: PlacementCheck;
+          try {
+            check = await o.placement.check(step);
+          } catch (e) {
+            // A camera or renderer that fails is no reason to stop the session: the gate says why, the rollout runs unchecked.
+            check = { checked: false, reason: `the placement check failed (${e instanceof Error ? e.message : String(e)})` };
+          }
+          const v = placementVerdict(check, o.placement.thresholds);
+          placement = placementJournalDetail(check, o.placement.thresholds, v);
+          operator.say(v.sentence);
+          if (!v.pass) {
+            // Refused before anything moves: the slot stays at 'show', the operator places again (the time spent counts as placing).
+            journal({ ...at, action: JOURNAL.placementChecked, operatorS: took(t0, a), detail: placement });
+            continue;
+          }
+          journal({ ...at, action: JOURNAL.placementChecked, detail: placement });
         }
         journal({ ...at, action: JOURNAL.placed, operatorS: took(t0, a) });
         // Blank before the arms move: the projection is no cue the policy should see.
@@ -218,6 +268,8 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
             finalMode: run.finalMode,
             wallS: run.wallS,
             ...(run.tableEndStates ? { tableEndStates: run.tableEndStates } : {}),
+            // The placement the rollout started from (its errors a covariate of the result).
+            ...(placement ? { placement: placementSummary(placement) } : {}),
             ...(safety.aborted ? (safety.reason === OPERATOR_STOP ? { stoppedByOperator: true } : { estopped: true }) : {}),
           },
         });

@@ -12,6 +12,8 @@ export const JOURNAL = {
   sessionStarted: 'session-started',
   sessionResumed: 'session-resumed',
   shown: 'shown',
+  /** The placement check's measurement before start (refused: the slot stays at 'show'; passed or unchecked: 'placed' follows). */
+  placementChecked: 'placement-checked',
   placed: 'placed',
   running: 'running',
   /** The operator marked an object done while the rig ran the rollout (its episode second): the object's time to success. */
@@ -91,7 +93,7 @@ function slotState(slot: number, entries: readonly SessionJournalRecord[]): Slot
   const op = { place: 0, score: 0, reset: 0 };
   for (const e of entries) {
     const s = e.operatorS ?? 0;
-    if (e.action === JOURNAL.placed) op.place += s;
+    if (e.action === JOURNAL.placed || e.action === JOURNAL.placementChecked) op.place += s;
     else if (e.action === JOURNAL.scored) op.score += s;
     else if (e.action === JOURNAL.reset) op.reset += s;
   }

@@ -7,6 +7,7 @@ import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { RolloutStatus } from '../store/store.js';
 import type { SessionProgress, UnscoredKind } from './journal-state.js';
+import type { PlacementCheck, PlacementThresholds } from './placement-gate.js';
 
 /** Shows a layout's footprints on the table, and blanks before the arms move. */
 export interface SessionProjector {
@@ -93,6 +94,8 @@ export interface OperatorStep {
   readonly label: string;
   readonly seed: number;
   readonly progress: SessionProgress;
+  /** The placement check refused the last placement of this attempt: the object to move and why (the operator places again). */
+  readonly placementRefused?: { readonly object: string; readonly sentence: string; readonly objects: readonly { readonly id: string; readonly errorMm: number | null; readonly errorDeg?: number }[] };
 }
 
 /** Seconds the operator took, when the operator is simulated (else the engine measures them). */
@@ -141,4 +144,14 @@ export interface SessionOperator {
   breakReminder(progress: SessionProgress): Promise<Timed>;
   /** Anything the operator should read (progress, what runs). */
   say(line: string): void;
+}
+
+/**
+ * The placement check before start: the overhead camera's frame against the sim twin's picture of
+ * the layout from the same calibrated camera. `check` never throws for a missing or uncalibrated
+ * camera: it answers `{checked: false, reason}`, and the rollout runs unchecked.
+ */
+export interface PlacementGate {
+  readonly thresholds: PlacementThresholds;
+  check(step: OperatorStep): Promise<PlacementCheck>;
 }

@@ -437,9 +437,21 @@ export class SessionView {
       box.append(h('div', { class: 'big muted' }, 'One moment…'), h('p', { class: 'muted' }, 'The station is storing the last step.'));
     } else if (p.kind === 'place') {
       const objects = s.step?.objects ?? [];
+      // The placement check refused the last placement: the object to move is named and marked, with what was measured.
+      const refused = p.placement;
+      const measured = (id: string): string => {
+        const m = refused?.objects.find((x) => x.id === id);
+        if (!m) return '';
+        return m.errorMm === null ? ' — not seen on its outline' : ` — ${m.errorMm.toFixed(1)} mm${m.errorDeg !== undefined ? `, ${m.errorDeg.toFixed(1)}°` : ''} off`;
+      };
       box.append(
-        h('div', { class: 'big' }, 'Place the objects'),
-        h('ul', { class: 'objects' }, ...objects.map((o) => h('li', {}, `${o.id}`, h('span', { class: 'muted' }, ` ${o.posture}`)))),
+        h('div', { class: 'big' }, refused ? 'Place it again' : 'Place the objects'),
+        ...(refused ? [h('div', { class: 'reason bad', id: 'session-placement', role: 'alert' }, h('div', { class: 'reason-head' }, 'Not started — the placement check:'), h('div', {}, refused.sentence))] : []),
+        h(
+          'ul',
+          { class: 'objects' },
+          ...objects.map((o) => h('li', refused?.object === o.id ? { class: 'misplaced' } : {}, `${o.id}`, h('span', { class: 'muted' }, ` ${o.posture}`), refused ? h('span', { class: refused.object === o.id ? 'bad' : 'muted' }, measured(o.id)) : '')),
+        ),
         h('div', { class: 'actions' }, big('session-confirm', 'Placed — start the policy', 'Enter', { action: 'confirm' })),
         h('div', { class: 'actions secondary' }, big('session-pause', 'Pause', 'P', { action: 'pause' }, ''), big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, '')),
       );

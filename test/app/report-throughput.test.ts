@@ -67,7 +67,8 @@ function fillStore(dir: string): { data: string; ids: Record<string, number> } {
     j('placed');
     j('running');
     for (const tS of [7, 1, 3]) j('object-done', { detail: { tS } });
-    j('ran', { rolloutId: ids.r2, detail: { status: 'valid' } });
+    // The placement check measured its worst object 4.2 mm off before it started.
+    j('ran', { rolloutId: ids.r2, detail: { status: 'valid', placement: { checked: true, maxErrorMm: 4.2, maxErrorDeg: 1.5, calibrationSha256: '0'.repeat(64) } } });
     j('scored', { rolloutId: ids.r2 });
     store.insertOperatorScore({ rolloutId: ids.r2, endStates: endStates(1, ['bottle-1', 'bottle-2']), progress: 1, counts: { inBin: 2, target: 2 }, operator: 'test' });
     // Real, outside any session, no events: scored 1 of 2, with no time for it.
@@ -115,9 +116,13 @@ test('tandem report: time to success per object from task events and operator ma
   close(real.medianS, 4, 'real median');
   assert.equal(real.halfDoneS, 7, '3 of the 5 timed units are done at 7 s');
 
+  // The placement check as a covariate: only the session rollout carries one (the others ran outside a session).
+  assert.deepEqual(policy.placement, { rollouts: 1, checked: 1, unchecked: 0, meanMaxErrorMm: 4.2, worstMaxErrorMm: 4.2, errorProgressR: null, sentence: 'placement checked before 1 of 1 rollouts; worst object 4.2 mm off on average, 4.2 mm at most' });
+
   // The text summary says it beside the policy's progress; the HTML has the section and its curve.
   const text = await tandem(['report', '--policies', SPEC, '--layouts', 'set.json', '-o', 'out.html', '--data', data], dir);
   assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /\n {2}real: placement checked before 1 of 1 rollouts; worst object 4\.2 mm off on average, 4\.2 mm at most\n/);
   assert.match(text.stdout, /\n {2}real: 4\/7 objects, 306 units\/h, MTBF 15\.7 s, median time to success 4\.0 s, half the objects done by 7\.0 s \(1 rollout\(s\) without times\)/);
   const html = readFileSync(join(dir, 'out.html'), 'utf8');
   assert.match(html, /<h2>7\. Throughput and time to success<\/h2>/);

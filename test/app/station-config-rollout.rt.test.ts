@@ -101,7 +101,7 @@ test('bad camera setups are refused in one sentence before any motor is enabled'
     writeFileSync(unknown, JSON.stringify({ version: 1, rig: { type: 'yam-can' }, camera: [] }));
     const u = await runTandem(rolloutArgs(unknown, data));
     assert.equal(u.code, 2);
-    assert.match(u.stderr, /^The station config .*unknown\.json has unknown field 'camera'; remove it \(known: version, rig, cameras, leader, projector, cellIo, gripperCalibrations, simDrift\)\.\n$/);
+    assert.match(u.stderr, /^The station config .*unknown\.json has unknown field 'camera'; remove it \(known: version, rig, cameras, leader, projector, cellIo, gripperCalibrations, simDrift, placementCheck\)\.\n$/);
     for (const x of [noHigh, missing, twice, u]) assert.doesNotMatch(x.stderr, /\n\s+at /, 'no stack trace');
     assert.equal(enabled(emus), false, 'no motor was enabled');
     assert.equal(emus.left.bus.motor(1).status, 0);

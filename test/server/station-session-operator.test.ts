@@ -7,7 +7,9 @@
  * key. Two sessions from an earlier hour are in the data folder (run in-process with a scripted
  * operator, pre-registered A/B analysis): the one that stopped itself by its rule reads "policy X
  * is better by 1.00" and what stopping saved; the one stopped for now after three pairs reads
- * "about N more pairs", letters only (still blind). Screenshots go to test-output/station-ui/.
+ * "about N more pairs", letters only (still blind). A third, stopped for now after the placement
+ * check refused its placement, resumes to a card that names the object to move, marks it and says
+ * what was measured. Screenshots go to test-output/station-ui/.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +18,13 @@ import type { Page } from 'playwright-core';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { startStation } from '../helpers/station-process.js';
-import { seedSession } from '../helpers/scripted-session.js';
+import { bottlesScoringOperator, rowRunner, seedSession } from '../helpers/scripted-session.js';
+import { buildSessionPlan } from '../../src/session/plan.js';
+import { runSession, startSession } from '../../src/session/engine.js';
+import { getTask } from '../../src/tasks/registry.js';
+import type { LayoutSet } from '../../src/layouts/layout-set.js';
+import type { Store } from '../../src/store/store.js';
+import type { PlacementGate } from '../../src/session/ports.js';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { fillSessionPlan, openStationPage, STATION_SHOTS as SHOTS } from '../helpers/station-page.js';
@@ -27,6 +35,26 @@ async function analysisOf(page: Page, id: number): Promise<string> {
   await page.locator(`#session-list .session-row[data-session="${id}"] [data-action="results"]`).click();
   await page.waitForFunction((n) => (document.querySelector('#session-analysis h2')?.textContent ?? '').endsWith(`session ${n}`) && !(document.getElementById('session-analysis') as HTMLElement).hidden, id);
   return (await page.locator('#session-analysis').innerText()).replace(/\s+/g, ' ');
+}
+
+/**
+ * A session stopped for now right after the placement check refused its first placement (bottle-1
+ * 21.3 mm off): what the station resumes to. The gate's measurement is given here; measuring is
+ * test/session/placement-gate.test.ts's.
+ */
+async function seedRefusedPlacement(store: Store, set: LayoutSet): Promise<{ id: number; object: string }> {
+  const plan = buildSessionPlan({ set, specs: ['code:hold'], perLayout: 1, blind: false, seed: 4, episodeSeconds: 1, layouts: [0] });
+  const id = startSession(store, plan, set, 'seeded');
+  const [a, b] = set.layouts[0].objects;
+  const gate: PlacementGate = {
+    thresholds: { maxErrorMm: 10, maxErrorDeg: 10 },
+    check: () => Promise.resolve({ checked: true, camera: 'cam_high', calibrationSha256: '0'.repeat(64), objects: [{ id: a.id, errorMm: 21.3, shiftMm: [21.3, 0.4] }, { id: b.id, errorMm: 2.1, shiftMm: [-1.2, 1.7] }] }),
+  };
+  let places = 0;
+  const base = bottlesScoringOperator(plan, []);
+  const operator = { ...base, place: () => Promise.resolve(places++ === 0 ? ({ action: 'confirm', simulatedS: 20 } as const) : ({ action: 'stop' } as const)) };
+  await runSession({ store, sessionId: id, plan, set, task: getTask(set.task), runner: rowRunner(store, set), operator, placement: gate, signal: new AbortController().signal });
+  return { id, object: a.id };
 }
 
 async function waitPhase(page: Page, phases: readonly string[], timeout = 120_000): Promise<string> {
@@ -51,6 +79,7 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   const plan = { specs: ['code:hold', 'code:bottles-in-the-bin'], perLayout: 2, seed: 3, analysis: { alpha: 0.1 } };
   const decided = await seedSession(earlier, earlierSet, { ...plan, stopEarly: true });
   const going = await seedSession(earlier, earlierSet, { ...plan, stopAfter: 6 });
+  const misplaced = await seedRefusedPlacement(earlier, sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 1, seed: 11 }));
   earlier.close();
   const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' }, dataDir });
   t.after(() => station.dispose());
@@ -61,7 +90,7 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   await page.fill('#session-seconds', '8');
   await page.dblclick('#session-start');
   await waitPhase(page, ['place']);
-  assert.equal((await station.api<SessionSummary[]>('/api/sessions')).length, 3, 'a double click starts one session (beside the two from earlier)');
+  assert.equal((await station.api<SessionSummary[]>('/api/sessions')).length, 4, 'a double click starts one session (beside the three from earlier)');
 
   // H while placing: the session owns the arms; the refusal is said on screen.
   await page.locator('#session-card .card-title').click();
@@ -120,6 +149,17 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   assert.match(open, /policy B − policy A: [+−]1\.00 so far/);
   assert.doesNotMatch(await page.locator('#session-analysis, #session-results').allInnerTexts().then((t) => t.join(' ')), /code:/, 'an open blind session names no policy');
   await page.screenshot({ path: join(SHOTS, 'operator-analysis-going.png'), fullPage: true });
+
+  // The session whose placement the check refused: resumed, the card names the object to move, marks it, and says what was measured.
+  await page.locator(`#session-list .session-row[data-session="${misplaced.id}"] [data-action="resume"]`).click();
+  await waitPhase(page, ['place']);
+  const refusal = (await page.locator('#session-placement').innerText()).replace(/\s+/g, ' ');
+  assert.equal(refusal, `Not started — the placement check: ${misplaced.object} is 21.3 mm from where the layout puts it (limit 10 mm): move it onto its outline, then confirm again.`);
+  assert.equal((await page.locator('#session-step li.misplaced').innerText()).replace(/\s+/g, ' '), `${misplaced.object} upright — 21.3 mm off`);
+  assert.equal(await page.locator('#session-step li').count(), 2);
+  await page.locator('#session-card').screenshot({ path: join(SHOTS, 'operator-placement-refused.png') });
+  await page.keyboard.press('q');
+  await waitPhase(page, ['stopped']);
 
   const ended = (await station.api<SessionSummary[]>('/api/sessions')).find((x) => x.id === s.id)!;
   assert.notEqual(ended.endedAt, null);

@@ -106,6 +106,7 @@ function summaryText(r: StoredReport, htmlPath: string | undefined, pngs: readon
       const t = p.throughput[side];
       if (t) lines.push(`  ${side}: ${throughputLine(t)}`);
     }
+    if (p.placement) lines.push(`  real: ${p.placement.sentence}`);
   }
   if (r.correlation) {
     const c = r.correlation;

@@ -10,7 +10,7 @@ import { sessionProjector } from '../session-projector.js';
 import { LayoutProjector } from '../../../calibration/projector/layout-projector.js';
 import { PngDirectoryOutput, PngFileOutput } from '../../../calibration/projector/outputs.js';
 import { calibrationStoreInput } from '../../../calibration/projector/calibration-record.js';
-import { NO_INTERLOCKS, type InterlockSource, type SessionProjector } from '../../session/ports.js';
+import { NO_INTERLOCKS, type InterlockSource, type SessionProjector, type SessionRunRequest } from '../../session/ports.js';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
@@ -50,6 +50,8 @@ import { resolveDataDir } from '../data-dir.js';
 import { defaultEpisodesDir } from '../episode-recording.js';
 import { RigSessionRunner } from '../session-runner.js';
 import { scriptedOperator, terminalOperator } from '../session-operators.js';
+import { ScriptedHands, stationPlacementGate } from '../placement-check.js';
+import { DEFAULT_PLACEMENT_THRESHOLDS } from '../../session/placement-gate.js';
 
 const EXIT_STOPPED = 4;
 
@@ -263,6 +265,9 @@ const runOptions = {
   pjlink: { type: 'string' },
   'cell-io': { type: 'string' },
   'stop-early': { type: 'boolean' },
+  'placement-error-mm': { type: 'string' },
+  'placement-max-mm': { type: 'string' },
+  'placement-max-deg': { type: 'string' },
 } as const;
 
 const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
@@ -282,6 +287,12 @@ const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
   --pjlink HOST[:PORT] AV-mute the projector over PJLink for every blank (password: $TANDEM_PJLINK_PASSWORD)
   --stop-early         end the session by itself once the plan's pre-registered stopping rule holds
                        (journalled as stopped early; the rollouts saved against the plan are said)
+  --placement-max-mm N, --placement-max-deg D  the placement check before start: the overhead camera
+                       (cam_high) against the sim twin's picture of the layout; an object further off
+                       is named and the start refused until it is placed again (default: station config placementCheck, else ${DEFAULT_PLACEMENT_THRESHOLDS.maxErrorMm} mm, ${DEFAULT_PLACEMENT_THRESHOLDS.maxErrorDeg}°).
+                       Without a calibrated overhead camera the rollout runs unchecked (journalled so)
+  --placement-error-mm N  with --scripted-operator: its first placement of each rollout puts the first
+                       object N mm off its outline (placed again, it goes on it)
   --cell-io FILE       the cell PLC's e-stop and interlocks over OPC UA (docs/cell-io.md): an interlock that
                        opens mid-rollout stops the arms within one control cycle; a rollout does not
                        start while one is open; the tower light follows the session
@@ -304,6 +315,11 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
   const rateHz = numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
   // node-opcua loads only when a session asks for cell I/O (seconds of start-up otherwise).
   const cellIo = cellIoFrom !== undefined ? await (await import('../cell-io.js')).openCellIo(cellIoFrom, { dataDir, controlHz: rateHz, log }) : undefined;
+  const placementErrorMm = numberOption(args, 'placement-error-mm', 0, 0, 1000);
+  if (placementErrorMm > 0 && !scripted) throw new UserError('--placement-error-mm is how far the scripted operator misplaces an object: it needs --scripted-operator.');
+  const configured = { ...DEFAULT_PLACEMENT_THRESHOLDS, ...station.placementCheck };
+  const thresholds = { maxErrorMm: numberOption(args, 'placement-max-mm', configured.maxErrorMm, 0.1, 1000), maxErrorDeg: numberOption(args, 'placement-max-deg', configured.maxErrorDeg, 0.1, 180) };
+  const hands = scripted ? new ScriptedHands(placementErrorMm) : undefined;
   const runner = await RigSessionRunner.open(
     {
       station: { ...station, rig: rigConfigWithGrippers(station, store) },
@@ -314,6 +330,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
       ...(cellIo ? { cellIo } : {}),
       deadlineMs: timeoutOption(args),
       lookAtTable: scripted,
+      ...(hands ? { tableLayout: (r: SessionRunRequest) => hands.onTable(r, r.layout) } : {}),
       blind: p.blind,
       blankCameras: args.values['blank-cameras'] === true,
       log,
@@ -334,7 +351,8 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
     await cellIo?.close();
     throw e;
   }
-  const operator = scripted ? scriptedOperator(log) : terminalOperator(process.stdin, process.stderr);
+  const operator = scripted ? scriptedOperator(log, hands) : terminalOperator(process.stdin, process.stderr);
+  const placement = stationPlacementGate(station, { thresholds, ...(hands ? { hands } : {}) });
   const projector = await projectorFor(args, io, store, dataDir, log);
   if (projector) log(`Projecting with the ${projector.description}.`);
   // Tests (and the operator) wait for this line: the session is journalled from here on.
@@ -350,6 +368,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
       operator,
       ...(projector ? { projector } : {}),
       ...(cellIo ? { interlocks: sessionInterlocks(cellIo.plc) } : {}),
+      placement: placement.gate,
       signal: io.signal,
       breakEveryS: numberOption(args, 'break-minutes', DEFAULT_BREAK_EVERY_S / 60, 0.01, 24 * 60) * 60,
       stopEarly,
@@ -369,6 +388,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
     return r.ended ? 0 : EXIT_STOPPED;
   } finally {
     if ('close' in operator && typeof operator.close === 'function') operator.close();
+    await placement.close();
     await runner.close();
     cellIo?.board.update({ sessionId: '', rolloutPhase: 'idle' });
     await cellIo?.close();
