@@ -7,8 +7,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { RigModel } from '../../src/rig/contract.js';
 import type { RigConfig } from '../../src/rig/registry.js';
 import { RigThreadMemory } from '../../src/rig/rig-thread-memory.js';
-import { RigCycleRing } from '../../src/rig/rig-cycle-ring.js';
-import { RigThreadClock, SharedInterlock, serveRigThread, type RigThreadPort } from '../../src/rig/rig-thread-loop.js';
+import { RigThreadClock, SharedInterlock, type RigThreadPort } from '../../src/rig/rig-thread-loop.js';
+import { serveYamRigThread } from './serve-yam-rig-thread.js';
 import { ttyBinding } from '../can/tty-binding.js';
 import { createYamCanRig, type YamCanThreadExtras } from './register.js';
 
@@ -23,14 +23,4 @@ const data = workerData as { buffer: SharedArrayBuffer; init: YamRigThreadInit; 
 const memory = new RigThreadMemory(data.buffer);
 const clock = new RigThreadClock(memory);
 const rig = createYamCanRig(data.init.config, { clock, model: data.init.model, ...(data.hasInterlock ? { interlock: new SharedInterlock(memory) } : {}) }, { ...data.init.extras, controlPeriodS: 1 / data.rateHz }, ttyBinding);
-const framesOut: [number, number] = [0, 0];
-await serveRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, {
-  rateHz: data.rateHz,
-  cycles: new RigCycleRing(data.cycles),
-  diagnostics: () => rig.diagnostics(),
-  framesOut: () => {
-    framesOut[0] = rig.link('left')?.bus.stats.framesOut ?? 0;
-    framesOut[1] = rig.link('right')?.bus.stats.framesOut ?? 0;
-    return framesOut;
-  },
-});
+await serveYamRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, { rateHz: data.rateHz, cycles: data.cycles });

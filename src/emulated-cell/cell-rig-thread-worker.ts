@@ -9,13 +9,13 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { ARM_SIDES, type ArmSide, type RigFault, type RigModel } from '../rig/contract.js';
 import type { FeedForwardSettings } from '../rig/gravity.js';
 import { RigThreadMemory } from '../rig/rig-thread-memory.js';
-import { RigCycleRing } from '../rig/rig-cycle-ring.js';
-import { RigThreadClock, SharedInterlock, serveRigThread, type RigThreadPort } from '../rig/rig-thread-loop.js';
+import { RigThreadClock, SharedInterlock, type RigThreadPort } from '../rig/rig-thread-loop.js';
 import type { CanTransport } from '../../drivers/can/bus.js';
 import { SerialCanBus } from '../../drivers/can/serial-can-bus.js';
 import { MessagePortBinding } from '../../drivers/emulators/port-binding.js';
 import { emulatedPath } from '../../drivers/emulators/in-process.js';
 import { YamCanRig } from '../../drivers/yam/yam-can-rig.js';
+import { serveYamRigThread } from '../../drivers/yam/serve-yam-rig-thread.js';
 import { CellBehindWord, emulationBehindFault } from './cell-thread-memory.js';
 
 /** What the main thread sends (see createThreadedCell). */
@@ -59,14 +59,4 @@ const rig = new YamCanRig({
   feedForward: init.feedForward,
   externalFaults: cellFaults,
 });
-const framesOut: [number, number] = [0, 0];
-await serveRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, {
-  rateHz: data.rateHz,
-  cycles: new RigCycleRing(data.cycles),
-  diagnostics: () => rig.diagnostics(),
-  framesOut: () => {
-    framesOut[0] = rig.link('left')?.bus.stats.framesOut ?? 0;
-    framesOut[1] = rig.link('right')?.bus.stats.framesOut ?? 0;
-    return framesOut;
-  },
-});
+await serveYamRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, { rateHz: data.rateHz, cycles: data.cycles });
