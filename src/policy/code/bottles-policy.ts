@@ -2,10 +2,10 @@
  * `code:bottles-in-the-bin` — the privileged scripted two-arm policy the lab uses to generate
  * sim demonstrations. Each chunk it reads object poses from the sim, checks the running plan
  * against them (did the bottle move before the grasp? is it in the hand after the lift?), and
- * when an arm's plan is done or broken, plans that arm's next task from the current state: pick
- * a bottle with the arm that reaches it, or nudge the bin into reach first. Both arms work at
- * once, each kept clear of everything the other will do, and they use the bin by turns.
- * Deterministic: no randomness, the same state gives the same plan.
+ * when the plan is done or broken, plans the next task from the current state: pick a bottle
+ * with the arm that reaches it (one arm moves at a time; the other waits parked to its side),
+ * or nudge the bin into reach first. Deterministic: no randomness, the same state gives the
+ * same plan.
  */
 import type { ArmSide, RigModel } from '../../rig/contract.js';
 import { DOF_PER_ARM, STATE_DIM, stateIndex } from '../../rig/contract.js';
