@@ -60,12 +60,10 @@ export interface PlannerOptions {
    */
   readonly comfortableOnly?: boolean;
   /**
-   * Bin first for both arms, so both can work at once: the bin (empty, or with one bottle inside)
-   * is pushed where both arms drop comfortably as soon as the stretched arm has a bottle on its
-   * own side (nearer its base than the other's), not only when a bottle needs it; a push toward
-   * the sweet spot that runs into bottles is tried straight across the table too; and when
-   * bottles block it, the arm that drops picks those first. Default false (the bin is pushed
-   * first only when a bottle needs the stretched arm, and only while empty).
+   * Bin first for both arms: the empty bin is pushed where both arms drop comfortably as soon as
+   * the stretched arm has a bottle on its own side (nearer its base than the other's), not only
+   * when a bottle needs it — so both arms can work at once. Default false (the bin is pushed
+   * only when a bottle needs the stretched arm).
    */
   readonly binForBoth?: boolean;
 }
