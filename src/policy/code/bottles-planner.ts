@@ -124,19 +124,9 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
   // Bin first: while it is still empty, push it to where the arm some bottle needs can drop too.
   // A push with bottles inside shoves them about (the fingers press the wall from inside, and
   // a bottle lying against it tips out over the rim); done first, it moves an empty box.
-  // For both arms, a bin with a bottle or two inside is still pushed (else the stretched arm
-  // waits for the last pushes, and its side's bottles for the other arm).
-  if (allowNudge && (scene.inBin?.length ?? 0) <= (opts.binForBoth === true ? BIN_FOR_BOTH_MAX_INSIDE : 0)) {
+  if (allowNudge && (scene.inBin?.length ?? 0) === 0) {
     const nudge = nudgeFirst(inputs, (arm) => comfortable.get(arm.side) === true);
     if (nudge) return nudge;
-    if (opts.binForBoth === true) {
-      // The push is blocked by bottles in the bin's way: the arm that drops picks those first.
-      const blockers = pushBlockers(scene, arms, (arm) => comfortable.get(arm.side) === true);
-      if (blockers.length > 0) {
-        const pick = tryPicks({ ...inputs, scene: { ...scene, bottles: blockers } }, (arm) => comfortable.get(arm.side) === true).pick;
-        if (pick) return pick;
-      }
-    }
   }
   const first = tryPicks(inputs, (arm) => !(allowNudge || opts.comfortableOnly === true) || comfortable.get(arm.side) === true);
   if (first.pick) return first.pick;
@@ -179,29 +169,6 @@ function nudgeFirst({ scene, arms, seeds, opts }: PlanInputs, canDrop: (arm: Arm
     if (nudge) return nudge;
   }
   return undefined;
-}
-
-/** With `binForBoth`, the bin is pushed toward the stretched arm while it holds at most this many bottles. */
-const BIN_FOR_BOTH_MAX_INSIDE = 1;
-
-/**
- * The bottles in the way of the push that would bring the bin into a stretched arm's comfortable
- * reach (toward its drop sweet spot, up to the longest push), for an arm with a bottle on its side.
- */
-function pushBlockers(scene: BottlesScene, arms: readonly ArmReach[], canDrop: (arm: ArmReach) => boolean): BottleView[] {
-  const keep = arms.filter(canDrop);
-  const out = new Set<BottleView>();
-  for (const arm of arms.filter((a) => !canDrop(a))) {
-    if (!scene.bottles.some((b) => keep.every((k) => distXY(b.centre, arm.basePosition) < distXY(b.centre, k.basePosition)))) continue;
-    const goal = dropSweetSpot(arm, arms);
-    const to = sub(goal, [scene.bin.base[0], scene.bin.base[1], 0]);
-    const dist = Math.hypot(to[0], to[1]);
-    if (dist < 0.02) continue;
-    const dir: Vec3 = [to[0] / dist, to[1] / dist, 0];
-    const limit = Math.min(MAX_PUSH_M, dist);
-    for (const b of scene.bottles) if (clearPushM(scene.bin, dir, [b], limit) < limit) out.add(b);
-  }
-  return [...out];
 }
 
 /**

@@ -139,8 +139,6 @@ interface ActivePlan {
   readonly deliverPreview?: ArmMotion;
   /** The deliver, made once this arm holds the bin; it starts when the fetch ends. */
   next?: ArmMotion;
-  /** The arm took the bin with the plan: its fetch passes where the other arm's deliver would. */
-  binFromStart?: boolean;
 }
 
 const SIDES = ['left', 'right'] as const;
@@ -309,7 +307,7 @@ export class BottlesPolicy implements Policy {
       return { all: still, own: still };
     }
     const rest = sweptByMotion(reach, p.motion, p.step / this.controlHz);
-    if (p.kind === 'nudge' || p.phase === 'deliver' || p.binFromStart === true) return { all: p.next ?? p.deliverPreview ? [...rest, ...sweptByMotion(reach, (p.next ?? p.deliverPreview) as ArmMotion)] : rest, own: [] };
+    if (p.kind === 'nudge' || p.phase === 'deliver') return { all: rest, own: [] };
     if (p.kind === 'move') return { all: rest, own: rest };
     const deliver = p.next ?? p.deliverPreview;
     const bin = deliver ? sweptByMotion(reach, deliver) : [];
@@ -401,17 +399,7 @@ export class BottlesPolicy implements Policy {
       if (task.kind !== 'pick') break;
       const plan = this.pickPlan(task, scene, obs.timeS);
       const reach = this.reachOf(side);
-      const fetch = sweptByMotion(reach, plan.motion);
-      const deliver = plan.deliverPreview ? sweptByMotion(reach, plan.deliverPreview) : [];
-      if (this.clearOfOther(side, fetch, deliver)) {
-        this.startPlan(plan, obs);
-        return;
-      }
-      // The fetch passes where the other arm's deliver would (a bottle beside the bin): take the
-      // bin for the whole pick, if it is free and the pick keeps clear of the other's fetch.
-      if (this.binHolder === undefined && this.clearOfOther(side, [], [...fetch, ...deliver])) {
-        this.binHolder = side;
-        plan.binFromStart = true;
+      if (this.clearOfOther(side, sweptByMotion(reach, plan.motion), plan.deliverPreview ? sweptByMotion(reach, plan.deliverPreview) : [])) {
         this.startPlan(plan, obs);
         return;
       }
