@@ -10,14 +10,6 @@ export function parkPose(side: ArmSide): Float64Array {
   return new Float64Array([side === 'left' ? 1.2 : -1.2, 0.5, 0.5, 0, 0, 0]);
 }
 
-/**
- * Raised (fingers 0.3 m up, near its base) and turned a little outward over the arm's own side:
- * out of the bin and out of the other arm's way, nearer the table's middle than the park.
- */
-export function clearPose(side: ArmSide): Float64Array {
-  return new Float64Array([side === 'left' ? 0.5 : -0.5, 0.5, 0.5, 0, 0, 0]);
-}
-
 /** An arm whose every joint is this close to a pose is there already (no move is planned). */
 export const AT_POSE_RAD = 0.05;
 

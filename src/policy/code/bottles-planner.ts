@@ -53,19 +53,6 @@ export interface PlannerOptions {
   readonly maxPushM?: number;
   /** False once the episode's pushes are used up. Default true. */
   readonly allowNudge?: boolean;
-  /**
-   * Only arms that drop into the bin without stretching may carry, even with `allowNudge` false:
-   * an arm planning alone while the other works must leave the push (and the stretched carries
-   * it would avoid) to a plan made with both arms free. Default false.
-   */
-  readonly comfortableOnly?: boolean;
-  /**
-   * Bin first for both arms: the empty bin is pushed where both arms drop comfortably as soon as
-   * the stretched arm has a bottle on its own side (nearer its base than the other's), not only
-   * when a bottle needs it — so both arms can work at once. Default false (the bin is pushed
-   * only when a bottle needs the stretched arm).
-   */
-  readonly binForBoth?: boolean;
 }
 
 const MAX_REACH_M = 0.62;
@@ -128,12 +115,12 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
     const nudge = nudgeFirst(inputs, (arm) => comfortable.get(arm.side) === true);
     if (nudge) return nudge;
   }
-  const first = tryPicks(inputs, (arm) => !(allowNudge || opts.comfortableOnly === true) || comfortable.get(arm.side) === true);
+  const first = tryPicks(inputs, (arm) => !allowNudge || comfortable.get(arm.side) === true);
   if (first.pick) return first.pick;
   const graspableBy = first.graspableBy;
   if (allowNudge) {
     for (const forArm of graspableBy) {
-      const nudge = planBinNudge(scene.bin, forArm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M, [], scene.bottles, opts.binForBoth === true);
+      const nudge = planBinNudge(scene.bin, forArm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M, [], scene.bottles);
       if (nudge) return nudge;
     }
     // No push helps: let the stretched arms try after all.
@@ -162,10 +149,9 @@ function nudgeFirst({ scene, arms, seeds, opts }: PlanInputs, canDrop: (arm: Arm
   const graspable = (bottle: BottleView, arm: ArmReach): boolean =>
     distXY(bottle.centre, arm.basePosition) <= maxReach && planGrasp(bottle, arm, seeds[arm.side], graspParams, scene.bin) !== undefined;
   for (const arm of needy) {
-    const onItsSide = (b: BottleView): boolean => opts.binForBoth === true && keep.every((k) => distXY(b.centre, arm.basePosition) < distXY(b.centre, k.basePosition));
-    const needsIt = scene.bottles.some((b) => (onItsSide(b) || !keep.some((k) => graspable(b, k))) && graspable(b, arm));
+    const needsIt = scene.bottles.some((b) => !keep.some((k) => graspable(b, k)) && graspable(b, arm));
     if (!needsIt) continue;
-    const nudge = planBinNudge(scene.bin, arm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M, keep, scene.bottles, opts.binForBoth === true);
+    const nudge = planBinNudge(scene.bin, arm, arms, seeds, opts.maxPushM ?? MAX_PUSH_M, keep, scene.bottles);
     if (nudge) return nudge;
   }
   return undefined;
@@ -216,28 +202,20 @@ function tryPicksWith({ scene, arms, seeds, opts }: PlanInputs, mayCarry: (arm: 
     const grasp = planGrasp(bottle, arm, seeds[arm.side], graspParams, scene.bin);
     if (!grasp) continue;
     if (mayCarry(arm)) {
-      const best = planDrop(grasp, bottle, scene.bin, arm, scene.inBin ?? []);
+      // The clearest drop spot (dropPoints' order); for a lying bottle, the one where the hand
+      // turns least from its grasp attitude, the clearest among equals.
+      const enough = grasp.style === 'side' ? SAME_TURN_RAD : Infinity;
+      let best: CarryPlan | undefined;
+      for (const dropAt of dropPoints(scene.bin, scene.inBin ?? [])) {
+        const carry = planCarry(grasp, bottle.shape.radiusM, bottle.shape.heightM, scene.bin, arm, undefined, dropAt);
+        if (carry && (!best || carry.turnRad < best.turnRad - SAME_TURN_RAD)) best = carry;
+        if (best && best.turnRad <= enough) break;
+      }
       if (best) return { kind: 'pick', bottleId: bottle.id, side: arm.side, grasp, carry: best };
     }
     if (!graspableBy.includes(arm)) graspableBy.push(arm);
   }
   return undefined;
-}
-
-/**
- * The release for a grasped bottle: the clearest drop spot (dropPoints' order); for a lying
- * bottle, the one where the hand turns least from its grasp attitude, the clearest among equals.
- * `inBin` also holds the spots the other arm is about to drop on.
- */
-export function planDrop(grasp: BottleGrasp, bottle: BottleView, bin: BinView, arm: ArmReach, inBin: readonly Vec3[]): CarryPlan | undefined {
-  const enough = grasp.style === 'side' ? SAME_TURN_RAD : Infinity;
-  let best: CarryPlan | undefined;
-  for (const dropAt of dropPoints(bin, inBin)) {
-    const carry = planCarry(grasp, bottle.shape.radiusM, bottle.shape.heightM, bin, arm, undefined, dropAt);
-    if (carry && (!best || carry.turnRad < best.turnRad - SAME_TURN_RAD)) best = carry;
-    if (best && best.turnRad <= enough) break;
-  }
-  return best;
 }
 
 /**
@@ -286,29 +264,8 @@ export function planBinNudge(
   maxPushM = MAX_PUSH_M,
   keep: readonly ArmReach[] = [],
   obstacles: readonly BottleView[] = [],
-  lateral = false,
 ): NudgeTask | undefined {
-  const sweet = dropSweetSpot(forArm, arms);
-  // With `lateral`, a push straight across the table (the bin keeps its distance from the bases'
-  // line) is tried when the one toward the sweet spot runs into bottles.
-  const goals: Vec3[] = lateral ? [sweet, [bin.base[0], sweet[1], 0]] : [sweet];
-  for (const goal of goals) {
-    const nudge = planBinNudgeToward(goal, bin, forArm, arms, seeds, maxPushM, keep, obstacles);
-    if (nudge) return nudge;
-  }
-  return undefined;
-}
-
-function planBinNudgeToward(
-  goal: Vec3,
-  bin: BinView,
-  forArm: ArmReach,
-  arms: readonly ArmReach[],
-  seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
-  maxPushM: number,
-  keep: readonly ArmReach[],
-  obstacles: readonly BottleView[],
-): NudgeTask | undefined {
+  const goal = dropSweetSpot(forArm, arms);
   const toGoal = sub(goal, [bin.base[0], bin.base[1], 0]);
   const goalDist = Math.hypot(toGoal[0], toGoal[1]);
   if (goalDist < 0.02) return undefined;

@@ -8,24 +8,23 @@
  * same plan.
  */
 import type { ArmSide, RigModel } from '../../rig/contract.js';
-import { DOF_PER_ARM, STATE_DIM, stateIndex } from '../../rig/contract.js';
+import { DOF_PER_ARM, stateIndex } from '../../rig/contract.js';
 import type { ActionChunk, EpisodeContext, Observation, Policy, PolicyInfo, PrivilegedState } from '../contract.js';
 import { armReach, type ArmReach } from './arm-reach.js';
-import { fromToolBasis, type CarryPlan } from './bottle-grasps.js';
-import { planDrop, planNextTask, type BottlesTask, type NudgeTask, type PickTask, type PlannerOptions } from './bottles-planner.js';
-import { sweptAtPose, sweptByMotion, sweptDistance } from './arm-separation.js';
+import { fromToolBasis } from './bottle-grasps.js';
+import { planNextTask, type BottlesTask, type NudgeTask, type PickTask, type PlannerOptions } from './bottles-planner.js';
 import { add, norm, scale, sub, type Vec3 } from './frames.js';
 import { binShape, bottleInBin, bottleShape, viewBin, viewBottle, type BinView, type BottleView } from './geometry.js';
 import { ArmMotion, DEFAULT_MOTION_LIMITS, maxAbsDiff, type MotionLimits } from './motion.js';
 import { PrivilegedStateRequiredError, codePolicySha256 } from './privileged.js';
-import { AT_POSE_RAD, clearPose, parkPose, transit } from './arm-moves.js';
-import { SETTLED_STEP_RAD, TrackingCorrection } from './tracking-correction.js';
-import { commandInLimits } from './chunk-writer.js';
+import { AT_POSE_RAD, parkPose, transit } from './arm-moves.js';
+import { TrackingCorrection } from './tracking-correction.js';
+import { commandInLimits, writeChunk } from './chunk-writer.js';
 import { mulberry32 } from './seeded-random.js';
 
 export const BOTTLES_POLICY_NAME = 'code:bottles-in-the-bin';
 /** Bumped whenever the policy's behaviour changes: it feeds the policy's checkpoint hash. */
-export const BOTTLES_POLICY_VERSION = 4;
+export const BOTTLES_POLICY_VERSION = 3;
 
 export interface BottlesPolicyOptions {
   /** Rows per action chunk (the policy re-reads the world after each chunk). Default 10. */
@@ -65,7 +64,7 @@ const MISS_PROBABILITY_AT_ZERO_SKILL = 0.6;
 const MISS_OFFSET_M = 0.03;
 const SLOPPINESS_AT_ZERO_SKILL_M = 0.006;
 
-export { clearPose, parkPose } from './arm-moves.js';
+export { parkPose } from './arm-moves.js';
 
 const GRIPPER_OPEN = 1;
 const GRIPPER_CLOSED = 0;
@@ -112,37 +111,17 @@ const CLOSED_HOLD_S = 0.2;
 /** Height above the pre-grasp from which the arm descends onto it. */
 const HOVER_HEIGHT_M = 0.08;
 
-/** Two arms closer than this anywhere along their plans (link centre lines, tool points) may touch. */
-const ARM_SEPARATION_M = 0.14;
-/** An arm that found nothing it may do beside the other's work asks again after this long. */
-const BUSY_REPLAN_S = 0.4;
-
-/**
- * What an arm is doing. A pick is made of a fetch (to the bottle, grasp, straight up to the carry's
- * height) and a deliver (carry, release, back off, clear the bin) planned when the arm holds the
- * bin: the arms share the bin by turns, and each drop is aimed at the bin as it is then.
- */
 interface ActivePlan {
-  readonly kind: 'pick' | 'nudge' | 'move';
-  readonly task?: PickTask | NudgeTask;
+  readonly task: PickTask | NudgeTask;
   readonly side: ArmSide;
-  motion: ArmMotion;
-  /** Time from the motion's start already emitted, in control steps. */
+  readonly motion: ArmMotion;
+  /** Time from the plan's start already emitted, in control steps. */
   step: number;
   /** Marks already checked. */
   readonly checked: Set<string>;
   /** The bottle's centre when the plan was made (picks). */
   readonly bottleCentre?: Vec3;
-  /** Picks: 'fetch' until the deliver starts. */
-  phase: 'fetch' | 'deliver';
-  /** The deliver as first planned: what the other arm's plans are kept clear of until it is made. */
-  readonly deliverPreview?: ArmMotion;
-  /** The deliver, made once this arm holds the bin; it starts when the fetch ends. */
-  next?: ArmMotion;
 }
-
-const SIDES = ['left', 'right'] as const;
-const otherSide = (side: ArmSide): ArmSide => (side === 'left' ? 'right' : 'left');
 
 export class BottlesPolicy implements Policy {
   readonly info: PolicyInfo;
@@ -155,16 +134,13 @@ export class BottlesPolicy implements Policy {
   private rigModel: RigModel | undefined;
   private controlHz = 50;
   private command: Float64Array | undefined;
-  /** Each arm's running plan: both arms work at once, each on its own side of the table. */
-  private readonly plans: Record<ArmSide, ActivePlan | undefined> = { left: undefined, right: undefined };
-  private readonly idleUntilS: Record<ArmSide, number> = { left: -Infinity, right: -Infinity };
-  /** The arm whose hand may be over the bin (carrying, releasing, pushing); the other waits its turn. */
-  private binHolder: ArmSide | undefined;
+  private plan: ActivePlan | undefined;
+  private idleUntilS = -Infinity;
   private readonly attempts = new Map<string, number>();
   private nudges = 0;
   /** Per-arm joint offsets added to the plan's targets (src/policy/code/tracking-correction.ts). */
   private readonly tracking = new TrackingCorrection();
-  private lastChunkSettled: Record<ArmSide, boolean> = { left: false, right: false };
+  private lastChunkSettled = false;
   /** What the policy did, in words (tests and the docs' examples read it). */
   readonly log: string[] = [];
 
@@ -200,16 +176,13 @@ export class BottlesPolicy implements Policy {
     this.rigModel = ctx.rigModel;
     this.controlHz = ctx.controlHz;
     this.command = undefined;
-    for (const side of SIDES) {
-      this.plans[side] = undefined;
-      this.idleUntilS[side] = -Infinity;
-    }
-    this.binHolder = undefined;
+    this.plan = undefined;
+    this.idleUntilS = -Infinity;
     this.attempts.clear();
     this.nudges = 0;
     this.log.length = 0;
     this.tracking.reset();
-    this.lastChunkSettled = { left: false, right: false };
+    this.lastChunkSettled = false;
     this.skillRng = mulberry32(ctx.seed ^ 0x5eed);
     this.denseRng = mulberry32(ctx.seed ^ 0xde05e);
   }
@@ -220,68 +193,17 @@ export class BottlesPolicy implements Policy {
     const scene = readScene(obs.privileged);
     // Start from where the arms are, inside the limits.
     if (!this.command) this.command = commandInLimits(obs.state, this.rigModel as RigModel);
-    const H = this.opts.actionHorizon;
-    const chunkS = H / this.controlHz;
 
-    for (const side of SIDES) {
-      const plan = this.plans[side];
-      if (plan) this.checkPlan(plan, obs, scene);
-    }
-    for (const side of SIDES) {
-      const plan = this.plans[side];
-      if (!plan) continue;
-      const tS = plan.step / this.controlHz;
-      if (this.binHolder === side && (plan.phase === 'deliver' || plan.kind === 'nudge') && tS >= (plan.motion.marks.get('bin-clear') ?? Infinity)) this.binHolder = undefined;
-      if (plan.kind === 'pick' && plan.phase === 'fetch') {
-        // The fetch ends within this chunk: take the bin if it is free and plan the deliver, which
-        // follows without a pause; otherwise the arm holds the bottle up where it is.
-        if (!plan.next && tS + chunkS >= plan.motion.durationS && (this.binHolder === undefined || this.binHolder === side)) {
-          this.binHolder = side;
-          plan.next = this.planDeliver(plan, scene);
-          if (tS > plan.motion.durationS + 0.05) this.log.push(`${obs.timeS.toFixed(2)}s the ${side} arm has the bin after waiting ${(tS - plan.motion.durationS).toFixed(1)} s`);
-        }
-        continue;
-      }
-      if (tS >= plan.motion.durationS) {
-        this.plans[side] = undefined;
-        if (this.binHolder === side) this.binHolder = undefined;
-      }
-    }
-    this.planFreeArms(obs, scene);
+    if (this.plan) this.checkPlan(this.plan, obs, scene);
+    if (this.plan && this.plan.step * (1 / this.controlHz) >= this.plan.motion.durationS) this.plan = undefined;
+    if (!this.plan && obs.timeS >= this.idleUntilS) this.startNextTask(obs, scene);
 
     this.tracking.update(this.lastChunkSettled, this.command, obs.state);
-    const { actions, settled } = this.writeChunk(H);
+
+    const H = this.opts.actionHorizon;
+    const { actions, settled } = writeChunk({ plan: this.plan, command: this.command, horizon: H, controlHz: this.controlHz, tracking: this.tracking, rigModel: this.rigModel as RigModel });
     this.lastChunkSettled = settled;
     return { horizon: H, actions };
-  }
-
-  /** H rows of 14 targets: each arm follows its own plan (or keeps its command), the tracking correction on top. */
-  private writeChunk(H: number): { actions: Float32Array; settled: Record<ArmSide, boolean> } {
-    const command = this.command as Float64Array;
-    const actions = new Float32Array(H * STATE_DIM);
-    const q = new Float64Array(6);
-    const maxStep: Record<ArmSide, number> = { left: 0, right: 0 };
-    for (let r = 0; r < H; r++) {
-      for (const side of SIDES) {
-        const p = this.plans[side];
-        if (!p) continue;
-        if (p.next && p.step / this.controlHz >= p.motion.durationS) {
-          p.motion = p.next;
-          p.next = undefined;
-          p.step = 0;
-          p.phase = 'deliver';
-        }
-        p.step += 1;
-        const g = p.motion.sample(p.step / this.controlHz, q);
-        const base = stateIndex(side, 0);
-        for (let i = 0; i < 6; i++) maxStep[side] = Math.max(maxStep[side], Math.abs(q[i] - command[base + i]));
-        command.set(q, base);
-        command[base + 6] = g;
-      }
-      actions.set(command, r * STATE_DIM);
-      this.tracking.apply(actions, r, H, this.rigModel as RigModel);
-    }
-    return { actions, settled: { left: maxStep.left < SETTLED_STEP_RAD, right: maxStep.right < SETTLED_STEP_RAD } };
   }
 
   private armState(side: ArmSide): { q: Float64Array; gripper: number } {
@@ -298,209 +220,102 @@ export class BottlesPolicy implements Policy {
     return this.arms.find((a) => a.side === side) as ArmReach;
   }
 
-  /** What an arm will sweep from now on: `all` of it, and the part outside its turn at the bin (`own`). */
-  private sweptOf(side: ArmSide): { all: Vec3[][]; own: Vec3[][] } {
-    const reach = this.reachOf(side);
-    const p = this.plans[side];
-    if (!p) {
-      const still = sweptAtPose(reach, this.armState(side).q);
-      return { all: still, own: still };
-    }
-    const rest = sweptByMotion(reach, p.motion, p.step / this.controlHz);
-    if (p.kind === 'nudge' || p.phase === 'deliver') return { all: rest, own: [] };
-    if (p.kind === 'move') return { all: rest, own: rest };
-    const deliver = p.next ?? p.deliverPreview;
-    const bin = deliver ? sweptByMotion(reach, deliver) : [];
-    return { all: [...rest, ...bin], own: rest };
-  }
-
-  /**
-   * Whether a new plan for `side` keeps clear of everything the other arm does from now on. The
-   * two arms' turns at the bin are not compared: the bin is theirs one at a time.
-   */
-  private clearOfOther(side: ArmSide, own: Vec3[][], atBin: Vec3[][]): boolean {
-    const other = this.sweptOf(otherSide(side));
-    if (own.length > 0 && sweptDistance(own, other.all) < ARM_SEPARATION_M) return false;
-    if (atBin.length > 0 && other.own.length > 0 && sweptDistance(atBin, other.own) < ARM_SEPARATION_M) return false;
-    return true;
-  }
-
-  private remainingBottles(scene: Scene): { remaining: BottleView[]; inBin: Set<BottleView>; offTable: Set<BottleView> } {
+  private startNextTask(obs: Observation, scene: Scene): void {
     const bin = scene.bin;
     const inBin = new Set(bin ? scene.bottles.filter((b) => bottleInBin(bin, b)) : []);
     // A bottle below the table top has fallen off it: no arm reaches it (3 attempts on one cost ≈ 30 s).
     const offTable = new Set(scene.bottles.filter((b) => b.centre[2] < OFF_TABLE_BELOW_Z_M));
     const remaining = scene.bottles.filter((b) => !inBin.has(b) && !offTable.has(b) && (this.attempts.get(b.id) ?? 0) < this.opts.maxAttemptsPerBottle);
-    return { remaining, inBin, offTable };
-  }
-
-  /** Plans for every arm without a plan: both free → the two-arm planner; one free → a pick beside the other's work. */
-  private planFreeArms(obs: Observation, scene: Scene): void {
-    const free = SIDES.filter((s) => !this.plans[s] && obs.timeS >= this.idleUntilS[s]);
-    if (free.length === 0) return;
-    if (free.length === 2) this.planBothFree(obs, scene);
-    else if (this.plans[otherSide(free[0])]) this.planBeside(free[0], obs, scene);
-  }
-
-  private planBothFree(obs: Observation, scene: Scene): void {
-    const bin = scene.bin;
-    const { remaining, inBin, offTable } = this.remainingBottles(scene);
     let task: BottlesTask;
     if (!bin) task = { kind: 'idle', reason: 'the scene has no bin' };
     else if (remaining.length === 0) {
       const left = scene.bottles.filter((b) => !inBin.has(b) && !offTable.has(b)).map((b) => b.id);
       const gone = [...offTable].map((b) => b.id);
       task = { kind: 'idle', reason: left.length === 0 ? (gone.length === 0 ? 'every bottle is in the bin' : `every bottle on the table is in the bin (${gone.join(', ')} off the table)`) : `gave up on ${left.join(', ')} after ${this.opts.maxAttemptsPerBottle} attempts each` };
-    } else task = planNextTask({ bottles: remaining, bin, inBin: [...inBin].map((b) => b.centre) }, this.arms, this.seeds(), { binForBoth: true, ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges });
+    }
+    else task = planNextTask({ bottles: remaining, bin, inBin: [...inBin].map((b) => b.centre) }, this.arms, this.seeds(), { ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges });
     if (task.kind === 'idle') {
       const line = `idle: ${task.reason}`;
       if (!this.log[this.log.length - 1]?.endsWith(line)) this.log.push(`${obs.timeS.toFixed(2)}s ${line}`);
+      this.idleUntilS = obs.timeS + IDLE_REPLAN_S;
       // Both arms go (or stay) parked while there is nothing to do.
-      for (const side of SIDES) {
-        this.idleUntilS[side] = obs.timeS + IDLE_REPLAN_S;
+      for (const side of ['left', 'right'] as const) {
         const park = parkPose(side);
         const cur = this.armState(side);
-        if (maxAbsDiff(park, cur.q) > AT_POSE_RAD) this.plans[side] = this.movePlan(side, transit(new ArmMotion(cur, this.opts.motion), park));
+        if (maxAbsDiff(park, cur.q) > AT_POSE_RAD) {
+          const motion = transit(new ArmMotion(cur, this.opts.motion), park);
+          this.plan = { task: { kind: 'nudge-bin', side, directionXY: [0, 0, 0], distanceM: 0, waypoints: [], forSide: side }, side, motion, step: 0, checked: new Set() };
+          return;
+        }
       }
       return;
     }
-    const plan = task.kind === 'pick' ? this.pickPlan(task, scene, obs.timeS) : this.nudgePlan(task);
     const side = task.side;
-    const other = otherSide(side);
-    const still = sweptAtPose(this.reachOf(other), this.armState(other).q);
-    const mine = [...sweptByMotion(this.reachOf(side), plan.motion), ...(plan.deliverPreview ? sweptByMotion(this.reachOf(side), plan.deliverPreview) : [])];
-    if (sweptDistance(mine, still) < ARM_SEPARATION_M) {
-      // The other arm is in the way where it waits: out of the way first (to its clear pose, or to
-      // its park from there); this arm plans again once it is.
-      const cur = this.armState(other);
-      const toClear = maxAbsDiff(cur.q, clearPose(other)) > AT_POSE_RAD;
-      const target = toClear ? clearPose(other) : parkPose(other);
-      if (maxAbsDiff(cur.q, target) > AT_POSE_RAD) {
-        this.plans[other] = this.movePlan(other, transit(new ArmMotion(cur, this.opts.motion), target));
-        this.log.push(`${obs.timeS.toFixed(2)}s ${toClear ? 'clear' : 'park'} ${other} arm`);
-        return;
-      }
+    const other: ArmSide = side === 'left' ? 'right' : 'left';
+    // The other arm first goes to its park if it is not there (one arm moves at a time).
+    const otherNow = this.armState(other);
+    const otherPark = parkPose(other);
+    if (maxAbsDiff(otherPark, otherNow.q) > AT_POSE_RAD) {
+      const motion = transit(new ArmMotion(otherNow, this.opts.motion), otherPark);
+      this.plan = { task, side: other, motion, step: 0, checked: new Set(['park-only']) };
+      this.log.push(`${obs.timeS.toFixed(2)}s park ${other} arm`);
+      return;
     }
-    this.startPlan(plan, obs);
-  }
-
-  /** A pick for `side` while the other arm works: on its own, no push, kept clear of the other arm. */
-  private planBeside(side: ArmSide, obs: Observation, scene: Scene): void {
-    const bin = scene.bin;
-    if (!bin) return;
-    const other = this.plans[otherSide(side)];
-    const { remaining, inBin } = this.remainingBottles(scene);
-    const taken = other?.kind === 'pick' && other.task?.kind === 'pick' ? other.task.bottleId : undefined;
-    const skip = new Set<string>(taken ? [taken] : []);
-    for (let tries = 0; tries < 3; tries++) {
-      const bottles = remaining.filter((b) => !skip.has(b.id));
-      if (bottles.length === 0) break;
-      const task = planNextTask({ bottles, bin, inBin: [...inBin].map((b) => b.centre) }, [this.reachOf(side)], this.seeds(), { ...this.opts.planner, allowNudge: false, comfortableOnly: this.nudges < this.opts.maxNudges });
-      if (task.kind !== 'pick') break;
-      const plan = this.pickPlan(task, scene, obs.timeS);
-      const reach = this.reachOf(side);
-      if (this.clearOfOther(side, sweptByMotion(reach, plan.motion), plan.deliverPreview ? sweptByMotion(reach, plan.deliverPreview) : [])) {
-        this.startPlan(plan, obs);
-        return;
-      }
-      skip.add(task.bottleId);
-    }
-    this.idleUntilS[side] = obs.timeS + BUSY_REPLAN_S;
-  }
-
-  private startPlan(plan: ActivePlan, obs: Observation): void {
-    const task = plan.task as PickTask | NudgeTask;
-    this.plans[plan.side] = plan;
+    const reach = this.reachOf(side);
+    const start = this.armState(side);
+    const limits = this.opts.motion;
+    const motion = new ArmMotion(start, { ...limits, fineSpeedRadS: limits.fineSpeedRadS * (task.kind === 'pick' ? PICK_FINE_SPEED : NUDGE_FINE_SPEED) });
     if (task.kind === 'pick') {
-      this.log.push(`${obs.timeS.toFixed(2)}s pick ${task.bottleId} with the ${plan.side} arm (${task.grasp.style} grasp, tilt ${task.grasp.tiltRad.toFixed(2)} rad)`);
+      const graded = this.opts.skill < 1 ? this.degradeGrasp(task.grasp, task.bottleId, obs.timeS) : task.grasp;
+      const g = this.opts.denseMiss > 0 ? this.crowdedMiss(graded, task.bottleId, scene, obs.timeS) : graded;
+      // Come down onto the pre-grasp from above so the swing from the park pose passes over the bottles.
+      const hover = { ...g.pre, position: add(g.pre.position, [0, 0, HOVER_HEIGHT_M]) };
+      const qHover = reach.solve(hover, g.qPre);
+      if (qHover) {
+        transit(motion, qHover, GRIPPER_OPEN);
+        if (!motion.lineTo(reach, g.pre, { speedMS: limits.lineSpeedMS * HOVER_LINE_SPEED })) motion.moveTo(g.qPre, { fine: true });
+      } else {
+        transit(motion, g.qPre, GRIPPER_OPEN);
+      }
+      // The gripper is open already (the transit opened it): hold still for the settle only.
+      motion.gripperTo(GRIPPER_OPEN, PRE_GRASP_SETTLE_S).mark('pre');
+      if (!motion.lineTo(reach, g.grasp, { speedMS: limits.lineSpeedMS * APPROACH_LINE_SPEED })) motion.moveTo(g.qGrasp, { fine: true });
+      motion.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, CLOSED_HOLD_S).mark('closed');
+      // Straight up to the carry's height: the hanging bottle's base then clears the bin's rim and
+      // the bottles around it while the arm swings across (a joint-space swing from the lift rose
+      // gradually and dragged the bottle through the rim or a neighbour). One line from the grasp
+      // (v2 stopped at the 12 cm lift first); the in-hand check is made at its top.
+      const high = { ...g.lift, position: [g.lift.position[0], g.lift.position[1], Math.max(g.lift.position[2], task.carry.target.position[2])] as Vec3 };
+      if (high.position[2] > g.lift.position[2] + 0.01 && motion.lineTo(reach, high, { speedMS: LIFT_SPEED_MS })) {
+        motion.mark('lifted');
+      } else {
+        if (!motion.lineTo(reach, g.lift, { speedMS: LIFT_SPEED_MS })) motion.moveTo(g.qLift, { fine: true });
+        motion.mark('lifted');
+        if (high.position[2] > g.lift.position[2] + 0.01) motion.lineTo(reach, high, { speedMS: LIFT_SPEED_MS });
+      }
+      motion.moveTo(task.carry.q, { carry: true });
+      motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S, 0.2).mark('released');
+      const back = { ...task.carry.target, position: sub(task.carry.target.position, scale(task.carry.target.approach, 0.06)) };
+      motion.lineTo(reach, back, { speedMS: limits.lineSpeedMS * BACK_OFF_LINE_SPEED });
+      // The arm stays above the bin: its next pick starts from there (over the top when far), and
+      // if the other arm is next, it is parked first. A return to park after every pick cost
+      // ≈ 4 s of the episode per bottle.
+      const bottle = scene.bottles.find((b) => b.id === task.bottleId) as BottleView;
+      this.plan = { task, side, motion, step: 0, checked: new Set(), bottleCentre: bottle.centre };
+      this.log.push(`${obs.timeS.toFixed(2)}s pick ${task.bottleId} with the ${side} arm (${g.style} grasp, tilt ${g.tiltRad.toFixed(2)} rad)`);
     } else {
-      this.binHolder = plan.side;
+      const [above, contact, end, up] = task.waypoints;
+      transit(motion, above.q, GRIPPER_CLOSED);
+      if (!motion.lineTo(reach, contact.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(contact.q, { fine: true });
+      if (!motion.lineTo(reach, end.target, { speedMS: NUDGE_PUSH_SPEED_MS })) motion.moveTo(end.q, { fine: true });
+      if (!motion.lineTo(reach, up.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(up.q, { fine: true });
+      // The pusher stays above the bin (v2 went to its park: ≈ 2.4 s); it is parked before the
+      // other arm starts a task, like after a drop.
+      motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S);
       this.nudges += 1;
-      this.log.push(`${obs.timeS.toFixed(2)}s nudge the bin ${(task.distanceM * 100).toFixed(0)} cm with the ${plan.side} arm, for the ${task.forSide} arm`);
+      this.plan = { task, side, motion, step: 0, checked: new Set() };
+      this.log.push(`${obs.timeS.toFixed(2)}s nudge the bin ${(task.distanceM * 100).toFixed(0)} cm with the ${side} arm, for the ${task.forSide} arm`);
     }
-  }
-
-  private movePlan(side: ArmSide, motion: ArmMotion): ActivePlan {
-    return { kind: 'move', side, motion, step: 0, checked: new Set(), phase: 'fetch' };
-  }
-
-  /** The fetch (to the bottle, grasp, up to the carry's height), and the deliver as planned now. */
-  private pickPlan(task: PickTask, scene: Scene, timeS: number): ActivePlan {
-    const side = task.side;
-    const reach = this.reachOf(side);
-    const limits = this.opts.motion;
-    const motion = new ArmMotion(this.armState(side), { ...limits, fineSpeedRadS: limits.fineSpeedRadS * PICK_FINE_SPEED });
-    const graded = this.opts.skill < 1 ? this.degradeGrasp(task.grasp, task.bottleId, timeS) : task.grasp;
-    const g = this.opts.denseMiss > 0 ? this.crowdedMiss(graded, task.bottleId, scene, timeS) : graded;
-    // Come down onto the pre-grasp from above so the swing from the park pose passes over the bottles.
-    const hover = { ...g.pre, position: add(g.pre.position, [0, 0, HOVER_HEIGHT_M]) };
-    const qHover = reach.solve(hover, g.qPre);
-    if (qHover) {
-      transit(motion, qHover, GRIPPER_OPEN);
-      if (!motion.lineTo(reach, g.pre, { speedMS: limits.lineSpeedMS * HOVER_LINE_SPEED })) motion.moveTo(g.qPre, { fine: true });
-    } else {
-      transit(motion, g.qPre, GRIPPER_OPEN);
-    }
-    // The gripper is open already (the transit opened it): hold still for the settle only.
-    motion.gripperTo(GRIPPER_OPEN, PRE_GRASP_SETTLE_S).mark('pre');
-    if (!motion.lineTo(reach, g.grasp, { speedMS: limits.lineSpeedMS * APPROACH_LINE_SPEED })) motion.moveTo(g.qGrasp, { fine: true });
-    motion.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, CLOSED_HOLD_S).mark('closed');
-    // Straight up to the carry's height: the hanging bottle's base then clears the bin's rim and
-    // the bottles around it while the arm swings across (a joint-space swing from the lift rose
-    // gradually and dragged the bottle through the rim or a neighbour). One line from the grasp;
-    // the in-hand check is made at its top.
-    const high = { ...g.lift, position: [g.lift.position[0], g.lift.position[1], Math.max(g.lift.position[2], task.carry.target.position[2])] as Vec3 };
-    if (high.position[2] > g.lift.position[2] + 0.01 && motion.lineTo(reach, high, { speedMS: LIFT_SPEED_MS })) {
-      motion.mark('lifted');
-    } else {
-      if (!motion.lineTo(reach, g.lift, { speedMS: LIFT_SPEED_MS })) motion.moveTo(g.qLift, { fine: true });
-      motion.mark('lifted');
-      if (high.position[2] > g.lift.position[2] + 0.01) motion.lineTo(reach, high, { speedMS: LIFT_SPEED_MS });
-    }
-    const bottle = scene.bottles.find((b) => b.id === task.bottleId) as BottleView;
-    const deliverPreview = this.deliverMotion(side, motion.endQ, task.carry);
-    return { kind: 'pick', task: { ...task, grasp: g }, side, motion, step: 0, checked: new Set(), bottleCentre: bottle.centre, phase: 'fetch', deliverPreview };
-  }
-
-  /** Carry, release, back off, and clear the bin (to the arm's clear pose: the other arm's turn may come next). */
-  private deliverMotion(side: ArmSide, from: Float64Array, carry: CarryPlan): ArmMotion {
-    const reach = this.reachOf(side);
-    const motion = new ArmMotion({ q: from, gripper: GRIPPER_CLOSED }, this.opts.motion);
-    motion.moveTo(carry.q, { carry: true });
-    motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S, 0.2).mark('released');
-    const back = { ...carry.target, position: sub(carry.target.position, scale(carry.target.approach, 0.06)) };
-    motion.lineTo(reach, back, { speedMS: this.opts.motion.lineSpeedMS * BACK_OFF_LINE_SPEED });
-    transit(motion, clearPose(side));
-    return motion.mark('bin-clear');
-  }
-
-  /** The deliver for a fetched bottle, aimed at the bin as it is now (the other arm may have dropped meanwhile). */
-  private planDeliver(plan: ActivePlan, scene: Scene): ArmMotion {
-    const task = plan.task as PickTask;
-    const bottle = scene.bottles.find((b) => b.id === task.bottleId);
-    const bin = scene.bin;
-    let carry = task.carry;
-    if (bottle && bin) {
-      const inBin = scene.bottles.filter((b) => b !== bottle && bottleInBin(bin, b)).map((b) => b.centre);
-      carry = planDrop(task.grasp, bottle, bin, this.reachOf(plan.side), inBin) ?? carry;
-    }
-    return this.deliverMotion(plan.side, plan.motion.endQ, carry);
-  }
-
-  private nudgePlan(task: NudgeTask): ActivePlan {
-    const side = task.side;
-    const reach = this.reachOf(side);
-    const limits = this.opts.motion;
-    const motion = new ArmMotion(this.armState(side), { ...limits, fineSpeedRadS: limits.fineSpeedRadS * NUDGE_FINE_SPEED });
-    const [above, contact, end, up] = task.waypoints;
-    transit(motion, above.q, GRIPPER_CLOSED);
-    if (!motion.lineTo(reach, contact.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(contact.q, { fine: true });
-    if (!motion.lineTo(reach, end.target, { speedMS: NUDGE_PUSH_SPEED_MS })) motion.moveTo(end.q, { fine: true });
-    if (!motion.lineTo(reach, up.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(up.q, { fine: true });
-    motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S);
-    transit(motion, clearPose(side));
-    motion.mark('bin-clear');
-    return { kind: 'nudge', task, side, motion, step: 0, checked: new Set(), phase: 'fetch' };
   }
 
   /** The graded variant's hand: a seeded miss or a sloppy offset of the whole approach, as a worse operator of the arm would. */
@@ -535,13 +350,13 @@ export class BottlesPolicy implements Policy {
     return { ...g, pre: shift(g.pre), grasp: shift(g.grasp), lift: shift(g.lift) };
   }
 
-  /** Checks the marks the plan has passed; on a broken plan, recovers and lets a later chunk replan. */
+  /** Checks the marks the plan has passed; on a broken plan, recovers and lets the next chunk replan. */
   private checkPlan(plan: ActivePlan, obs: Observation, scene: Scene): void {
-    if (plan.kind !== 'pick') return;
-    const task = plan.task as PickTask;
+    if (plan.task.kind !== 'pick' || plan.checked.has('park-only')) return;
+    const task = plan.task;
     const tS = plan.step / this.controlHz;
     const bottle = scene.bottles.find((b) => b.id === task.bottleId);
-    const passed = (name: string) => plan.phase === 'fetch' && !plan.checked.has(name) && tS >= (plan.motion.marks.get(name) ?? Infinity);
+    const passed = (name: string) => !plan.checked.has(name) && tS >= (plan.motion.marks.get(name) ?? Infinity);
     let failure: string | undefined;
     let countsAsAttempt = false;
     if (!bottle) failure = `${task.bottleId} is gone from the scene`;
@@ -554,7 +369,7 @@ export class BottlesPolicy implements Policy {
         failure = `the ${plan.side} gripper closed on nothing`;
         countsAsAttempt = true;
       }
-    } else if (passed('lifted') || (plan.phase === 'deliver' && !plan.checked.has('lifted'))) {
+    } else if (passed('lifted')) {
       plan.checked.add('lifted');
       const reach = this.reachOf(plan.side);
       const tool = reach.toolAt(obs.state.subarray(stateIndex(plan.side, 0), stateIndex(plan.side, 0) + 6));
@@ -567,15 +382,14 @@ export class BottlesPolicy implements Policy {
     if (!failure) return;
     if (countsAsAttempt) this.attempts.set(task.bottleId, (this.attempts.get(task.bottleId) ?? 0) + 1);
     this.log.push(`${obs.timeS.toFixed(2)}s replan: ${failure}`);
-    if (this.binHolder === plan.side) this.binHolder = undefined;
-    // Recover: open, back off upward, go to the clear pose. A later chunk plans afresh.
+    // Recover: open, back off upward, park. The next chunk after that plans afresh.
     const reach = this.reachOf(plan.side);
     const cur = this.armState(plan.side);
     const motion = new ArmMotion(cur, this.opts.motion).gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S);
     const tool = reach.toolAt(cur.q);
     motion.lineTo(reach, { position: add(tool.position, [0, 0, 0.06]), approach: tool.approach, closing: tool.closing });
-    transit(motion, clearPose(plan.side));
-    this.plans[plan.side] = this.movePlan(plan.side, motion);
+    transit(motion, parkPose(plan.side));
+    this.plan = { task, side: plan.side, motion, step: 0, checked: new Set(['park-only']) };
   }
 }
 

@@ -26,16 +26,12 @@ export class TrackingCorrection {
     }
   }
 
-  /**
-   * Before each chunk: when the last chunk held still, the error between command and measurement
-   * feeds the correction — for both arms together, or per arm when each follows its own plan.
-   */
-  update(lastChunkSettled: boolean | Readonly<Record<ArmSide, boolean>>, command: Float64Array | undefined, state: ArrayLike<number>): void {
+  /** Before each chunk: when the last chunk held still, the error between command and measurement feeds the correction. */
+  update(lastChunkSettled: boolean, command: Float64Array | undefined, state: ArrayLike<number>): void {
     this.prevBias.left.set(this.bias.left);
     this.prevBias.right.set(this.bias.right);
-    if (!command) return;
+    if (!lastChunkSettled || !command) return;
     for (const side of ['left', 'right'] as const) {
-      if (!(typeof lastChunkSettled === 'boolean' ? lastChunkSettled : lastChunkSettled[side])) continue;
       const base = stateIndex(side, 0);
       const bias = this.bias[side];
       for (let i = 0; i < 6; i++) {
