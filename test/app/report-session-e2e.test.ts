@@ -48,13 +48,13 @@ test('after a sim sweep and a scripted session on the emulated cell, every numbe
   writeFileSync(cell, JSON.stringify({ type: 'yam-cell', gap: 'seed:5', clock: 'virtual' }));
 
   for (const spec of SPECS) {
-    const sweep = await runTandem(['sim', 'sweep', '--layouts', layouts, '--policy', spec, '--seconds', SECONDS, '--workers', '1', '--data', data], { timeoutMs: 180_000 });
+    const sweep = await runTandem(['sim', 'sweep', '--layouts', layouts, '--policy', spec, '--seconds', SECONDS, '--workers', '1', '--data', data]);
     assert.equal(sweep.code, 0, sweep.stderr);
   }
   const plan = join(dir, 'plan.json');
   const planned = await runTandem(['session', 'plan', '--layouts', layouts, '--policies', SPECS.join(','), '--per-layout', '1', '--seconds', SECONDS, '--seed', '5', '-o', plan, '--data', data]);
   assert.equal(planned.code, 0, planned.stderr);
-  const run = await runTandem(['session', 'run', '--plan', plan, '--rig-config', cell, '--scripted-operator', '--data', data], { timeoutMs: 420_000 });
+  const run = await runTandem(['session', 'run', '--plan', plan, '--rig-config', cell, '--scripted-operator', '--data', data]);
   assert.equal(run.code, 0, run.stdout + run.stderr);
   assert.match(run.stdout, /ended: 4 of 4 rollouts done \(4 scored\)/);
 

@@ -24,7 +24,7 @@ export function runTandem(args: readonly string[], opts: { cwd?: string; env?: N
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     // A hang guard, not a speed limit: on a busy machine (two CPU burners beside the suite) a
     // command may take several times its quiet-machine time and must still pass.
-    const timeoutMs = opts.timeoutMs ?? 300_000;
+    const timeoutMs = opts.timeoutMs ?? 600_000;
     let killed = false;
     const timer = setTimeout(() => {
       killed = true;

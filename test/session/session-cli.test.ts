@@ -92,7 +92,7 @@ test('a blind two-policy session runs headless on the emulated cell with the scr
     const c = await runTandem(['projector', 'calibrate', '--points', join(PROJECT_ROOT, 'test/fixtures/projector/points.json'), '-o', calib]);
     assert.equal(c.code, 0, c.stderr);
     const frames = join(f.dir, 'frames');
-    const r = await runTandem(['session', 'run', '--plan', plan, '--rig-config', f.cell, '--scripted-operator', '--data', f.data, '--projector-calibration', calib, '--projector-out', frames], { timeoutMs: 300_000 });
+    const r = await runTandem(['session', 'run', '--plan', plan, '--rig-config', f.cell, '--scripted-operator', '--data', f.data, '--projector-calibration', calib, '--projector-out', frames]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^Session 1 ended: 4 of 4 rollouts done \(4 scored\)/);
     assert.match(r.stderr, /Projecting with the projector to .*frames \(calibration [0-9a-f]{12}/);
@@ -221,7 +221,7 @@ test('SIGKILL inside an episode and between two actions: session resume finishes
     const lastScore = afterKill.filter((e) => e.action === 'scored').at(-1)!;
 
     // 3. Resumed to the end.
-    const third = await runTandem(['session', 'resume', '1', ...runArgs], { timeoutMs: 300_000 });
+    const third = await runTandem(['session', 'resume', '1', ...runArgs]);
     assert.equal(third.code, 0, third.stdout + third.stderr);
     const all = journal(f.data);
     // Where the last committed action left it: a scored slot carries on at its reset, never re-scored.
@@ -297,7 +297,7 @@ test('a policy server that hangs mid-session: its rollout is marked failed with 
     writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })));
     const p = await runTandem(['session', 'plan', '--layouts', layouts, '--policies', `code:hold,${server.url}`, '--per-layout', '1', '--seconds', '1', '-o', out]);
     assert.equal(p.code, 0, p.stderr);
-    const r = await runTandem(['session', 'run', '--plan', out, '--rig-config', f.cell, '--scripted-operator', '--blank-cameras', '--timeout-ms', '800', '--data', f.data], { timeoutMs: 120_000 });
+    const r = await runTandem(['session', 'run', '--plan', out, '--rig-config', f.cell, '--scripted-operator', '--blank-cameras', '--timeout-ms', '800', '--data', f.data]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^Session 1 ended: 2 of 2 rollouts done \(1 scored, 1 closed unscored\)/);
     const x = await exported(f);

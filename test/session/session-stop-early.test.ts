@@ -40,7 +40,7 @@ test('a strong and a weak code policy with --stop-early: the session ends itself
   assert.match(pre.stdout, /pre-registered analysis: task progress, α 0\.1, at most 12 pairs, stop on a difference or on none larger than 0\.10; analysis [0-9a-f]{12}\./);
   const analysisSha = JSON.parse(readFileSync(plan, 'utf8')).analysis.sha256 as string;
 
-  const run = await runTandem(['session', 'run', '--plan', plan, '--rig-config', cell, '--scripted-operator', '--data', data, '--stop-early'], { timeoutMs: 420_000 });
+  const run = await runTandem(['session', 'run', '--plan', plan, '--rig-config', cell, '--scripted-operator', '--data', data, '--stop-early']);
   assert.equal(run.code, 0, run.stdout + run.stderr);
   const m = /^Session 1 stopped early \((\d+) of 12 pairs; (\d+) of 24 planned rollouts saved\): (\d+) of 24 rollouts done \((\d+) scored\).*\. (policy [AB]) is better than (policy [AB]) by 1\.00 \(90% anytime-valid \+0\.\d\d to \+1\.00\) after \1 pairs: you may stop\. Export it with/.exec(run.stdout);
   assert.ok(m, run.stdout + run.stderr);

@@ -96,7 +96,7 @@ test('three teleop episodes on the emulated cell with three cameras, one discard
 
     // A LeRobot export of the three, through the CLI a user runs.
     const ds = join(dir, 'dataset');
-    const r = await runTandem(['record', 'export', '--format', 'lerobot', '--codec', 'h264', '--fps', '5', '--out', ds, ...files.map((f) => join(out, f))], { timeoutMs: 300_000 });
+    const r = await runTandem(['record', 'export', '--format', 'lerobot', '--codec', 'h264', '--fps', '5', '--out', ds, ...files.map((f) => join(out, f))]);
     assert.equal(r.code, 0, r.stderr);
     const info = JSON.parse(readFileSync(join(ds, 'meta', 'info.json'), 'utf8'));
     assert.equal(info.total_episodes, 3);
