@@ -196,6 +196,7 @@ function main(): void {
     if (e.type === 'hello') {
       info = e.station;
       rollouts.setInfo(e.station);
+      teleop.setInfo(e.station);
       rollouts.showRun(e.run);
       showRunSummary(e.run);
     } else if (e.type === 'rig') {
