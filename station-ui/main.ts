@@ -197,6 +197,7 @@ function main(): void {
       info = e.station;
       rollouts.setInfo(e.station);
       teleop.setInfo(e.station);
+      session.setInfo(e.station);
       rollouts.showRun(e.run);
       showRunSummary(e.run);
     } else if (e.type === 'rig') {

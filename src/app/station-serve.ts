@@ -469,7 +469,10 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       throw e;
     }
     const ui = await buildUi();
-    const policySpecs = knownPolicySpecs();
+    // Code policies plan from object poses only the emulated cell knows: on any other rig the
+    // rollout form neither suggests nor starts with one (it would be refused).
+    const seesObjects = parts.type === 'yam-cell';
+    const policySpecs = knownPolicySpecs().filter((s) => seesObjects || !s.startsWith('code:'));
     sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session));
     teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : opts.station && opts.station.source !== DEFAULT_STATION_SOURCE ? opts.station.source : 'cell', opts.dataDir, opts.station ? station : undefined));
     server = new StationServer({
@@ -482,7 +485,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       rig: host,
       rollouts: rolloutRunner(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir)),
       ui,
-      info: { dataDir: opts.dataDir, startedAt: new Date().toISOString(), policySpecs, defaultPolicy: 'code:bottles-in-the-bin', teleop: teleopChoices(opts.station ? station : undefined, parts.type) },
+      info: { dataDir: opts.dataDir, startedAt: new Date().toISOString(), policySpecs, defaultPolicy: seesObjects ? 'code:bottles-in-the-bin' : '', teleop: teleopChoices(opts.station ? station : undefined, parts.type) },
       views: {
         policy: (id) => store.getPolicy(id),
         taskOf: (sha) => store.getLayoutSet(sha)?.task ?? null,
