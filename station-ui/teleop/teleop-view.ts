@@ -32,6 +32,9 @@ export class TeleopView {
   private readonly camerasHint = h('div', { class: 'hint', id: 'teleop-cameras-hint', hidden: true });
   private readonly startBtn = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'teleop-start' }, 'Start recording');
   private readonly setSelect = h('select', { id: 'teleop-layout-set' }, h('option', { value: '' }, "the cell's default table"));
+  private readonly tableHint = h('div', { class: 'hint', id: 'teleop-table-hint' }, "a stored layout set's layout on the emulated cell's table, recorded with every take");
+  /** What "no layout" means here: the emulated cell's own table, or (real arms) whatever the operator set out. */
+  private noLayoutWords = "the cell's default table";
   private readonly layoutInput = h('input', { id: 'teleop-layout', type: 'number', min: 0, value: 0, disabled: true });
   private readonly resumePanel = h('div', { class: 'panel', id: 'teleop-resume', hidden: true });
   private sets: LayoutSetSummary[] = [];
@@ -67,7 +70,7 @@ export class TeleopView {
       this.setSelect,
       h('label', { for: 'teleop-layout' }, 'Layout'),
       this.layoutInput,
-      h('div', { class: 'hint' }, "a stored layout set's layout on the emulated cell's table, recorded with every take"),
+      this.tableHint,
       h('span'),
       h('div', { class: 'actions' }, start),
     );
@@ -130,6 +133,11 @@ export class TeleopView {
       : info.teleop.leaders[0].value === 'station'
         ? "the leader the station config names; move it by hand, its handle's buttons work as the keys"
         : 'moved by a script: for rehearsing on the emulated rig';
+    // Real arms have no emulated table: a layout is what the operator set out, recorded with each take.
+    const cell = info.rigType === 'yam-cell';
+    this.noLayoutWords = cell ? "the cell's default table" : 'none recorded';
+    if (this.setSelect.options[0]?.value === '') this.setSelect.options[0].textContent = this.noLayoutWords;
+    this.tableHint.textContent = cell ? "a stored layout set's layout on the emulated cell's table, recorded with every take" : "the stored layout set's layout you set out on the table, recorded with every take";
     this.camerasSelect.disabled = info.teleop.cameras !== null;
     this.camerasSelect.hidden = info.teleop.cameras !== null;
     this.camerasHint.hidden = info.teleop.cameras === null;
@@ -142,7 +150,7 @@ export class TeleopView {
     this.sets = sets;
     const keep = this.setSelect.value;
     clear(this.setSelect);
-    this.setSelect.append(h('option', { value: '' }, "the cell's default table"));
+    this.setSelect.append(h('option', { value: '' }, this.noLayoutWords));
     for (const x of sets) this.setSelect.append(h('option', { value: x.sha256 }, `${x.task} v${x.version} · ${x.layoutCount} layouts · tiers ${x.tiers.join(',')} · ${x.sha256.slice(0, 10)}`));
     this.setSelect.value = sets.some((x) => x.sha256 === keep) ? keep : '';
     this.layoutInput.disabled = this.setSelect.value === '';
@@ -280,7 +288,7 @@ export class TeleopView {
         },
       );
     };
-    const table = r.layoutSet !== null ? `layout ${r.layout} of set ${r.layoutSet.slice(0, 10)}` : "the cell's default table";
+    const table = r.layoutSet !== null ? `layout ${r.layout} of set ${r.layoutSet.slice(0, 10)}` : this.noLayoutWords;
     this.resumePanel.append(
       h('h2', {}, 'Carry on a stopped recording'),
       h('p', { id: 'teleop-resume-what' }, `Session ${r.sessionId}: ${r.kept} of ${r.episodes} episodes kept — "${r.task === 'teleop' ? r.prompt : r.task}", ${r.seconds} s takes, ${r.resetSeconds} s resets, ${r.leader}, cameras ${r.cameras}, ${table}.`),

@@ -121,7 +121,7 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
       version: 1,
       // The emulators share this machine with chromium and the station: a starved emulator should not read as a silent motor.
       rig: { type: 'yam-can', transport: 'slcan', ports: arms, replyDeadlineMs: 350 },
-      cameras: CAMERAS.map((name) => ({ name, source: 'testsrc', width: 160, height: 120, fps: 15 })),
+      cameras: CAMERAS.map((name) => ({ name, source: 'testsrc', width: 160, height: 120, fps: 10 })),
       leader: { kind: 'yam', ports: leaderLinks },
       projector: { calibration: 'projector.json', pjlink },
       cellIo: 'cell-io.json',
@@ -218,7 +218,7 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
     assert.equal((await projector()).showing, 'black');
     assert.equal(await avMuted(), true, 'the projector is AV-muted from the start of the rollout');
     const at = await phase(['score', 'reset', 'decide']);
-    assert.equal(at, 'score', `rollout ${rollout} ended unscored: ${(await page.textContent('#session-step')) ?? ''}`);
+    assert.equal(at, 'score', `rollout ${rollout} ended unscored: ${(await session()).lines.slice(-2).join(' | ')}`);
     await page.waitForSelector('#session-count');
     await page.fill('#session-count', String(rollout - 1));
     await page.locator('#session-card .card-title').click();
@@ -239,7 +239,7 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
     assert.deepEqual([d.status, d.kind, d.rehearsal], ['valid', 'real', false], JSON.stringify(d));
     assert.equal(d.score?.operator, 'Ada (stand-in)');
     specs.push(d.policy.spec);
-    // 2 s at 15 fps, and every configured camera, not only the one the policy reads.
+    // 2 s at 10 fps, and every configured camera, not only the one the policy reads.
     const ep = await assertThreeCameras(d.episodeFile!, `session rollout ${r.id}`, 10);
     assert.ok((ep.byTopic.get('/tandem/step_timing') ?? []).length >= 90, 'each step’s timing is in the file');
   }
