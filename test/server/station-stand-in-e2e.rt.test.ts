@@ -35,6 +35,8 @@ import { PROJECTOR_FRAME_PATH, TOKEN_HEADER, type LayoutSetSummary, type Project
 import { EPISODE_METADATA_NAME } from '../../src/record/episode-format.js';
 
 const CAMERAS = ['cam_high', 'cam_left_wrist', 'cam_right_wrist'];
+/** The tower light as the PLC emulator's `status` prints it: amber alone, the arms may move. */
+const AMBER = JSON.stringify({ towerRed: false, towerAmber: true, towerGreen: false });
 
 interface Part {
   out(): string;
@@ -210,8 +212,11 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
     }
     await page.keyboard.press('Enter');
     const next = await phase(['running', 'score', 'reset', 'decide']);
-    if (next === 'running' && towerWhileRunning === undefined) {
-      towerWhileRunning = await tower();
+    if (next === 'running' && towerWhileRunning !== AMBER) {
+      // The session says "running" as it asks for the rig; the light turns amber once the rig is
+      // lent and the episode starts: read it (from the PLC) until then, or until the rollout ended.
+      do towerWhileRunning = await tower();
+      while (towerWhileRunning !== AMBER && (await page.getAttribute('#session-card', 'data-phase')) === 'running');
       await page.screenshot({ path: join(SHOTS, 'stand-in-session-running.png'), fullPage: true });
     }
     // Black before the arms moved, until the next placement: the frame and the projector's AV mute.
@@ -227,7 +232,7 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
     await page.keyboard.press('Enter');
   }
   await phase(['ended']);
-  assert.equal(towerWhileRunning, JSON.stringify({ red: false, amber: true, green: false }), 'the tower light said the arms may move while a rollout ran');
+  assert.equal(towerWhileRunning, AMBER, 'the tower light said the arms may move while a rollout ran');
   await page.screenshot({ path: join(SHOTS, 'stand-in-session-ended.png'), fullPage: true });
   const [ended] = await api<SessionSummary[]>('/api/sessions');
   assert.equal(ended.scored, 2);
