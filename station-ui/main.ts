@@ -196,6 +196,8 @@ function main(): void {
     if (e.type === 'hello') {
       info = e.station;
       rollouts.setInfo(e.station);
+      teleop.setInfo(e.station);
+      session.setInfo(e.station);
       rollouts.showRun(e.run);
       showRunSummary(e.run);
     } else if (e.type === 'rig') {

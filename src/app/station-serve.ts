@@ -12,7 +12,7 @@ import { getTask, isTaskId } from '../tasks/registry.js';
 import { knownPolicySpecs } from '../rollout/policy-registry.js';
 import { DEFAULT_SIM_CONTROL_HZ } from '../sim/sim-rollout.js';
 import type { Store } from '../store/store.js';
-import { TELEOP_LEADERS, type CalibrationInUse, type CellStatus, type MotorStatus, type RunRolloutRequest } from '../server/api-types.js';
+import { TELEOP_LEADERS, type TeleopChoices, type CalibrationInUse, type CellStatus, type MotorStatus, type RunRolloutRequest } from '../server/api-types.js';
 import { RigHost, type RigParts } from '../server/rig-host.js';
 import { ApiRefusal } from '../server/request-checks.js';
 import { StationServer } from '../server/station-server.js';
@@ -28,14 +28,14 @@ import { openStationStore } from './station-store.js';
 import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
 import { readRigConfig } from './station.js';
 import { preflight } from './preflight.js';
-import { cellIoSourceOf, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
+import { cellIoSourceOf, leaderSpecOf, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
 import { openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 import { SessionHost, type SessionParts } from '../server/session-host.js';
 import { RigSessionRunner } from './session-runner.js';
 import { measuredCost, sessionInterlocks } from './commands/session.js';
 import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
-import { recordTeleop, teleopCamerasOf } from './commands/teleop.js';
+import { EMULATED_FOLLOWERS, recordTeleop, teleopCamerasOf } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
 import { rmSync, writeFileSync } from 'node:fs';
 import type { CellIo } from './cell-io.js';
@@ -249,12 +249,32 @@ function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: 
 }
 
 /**
+ * What the Teleop page offers: the station config's leader when it names one, the script-moved
+ * emulated leaders only on an emulated rig (nobody would hold them on real arms), and the config's
+ * cameras when it names any (every take records those).
+ */
+function teleopChoices(station: StationConfig | undefined, rigType: string): TeleopChoices {
+  const leaders: { value: TeleopChoices['leaders'][number]['value']; words: string }[] = [];
+  const l = station?.leader;
+  if (l) {
+    const kind = l.kind === 'yam' ? 'YAM leader + teaching handle' : l.kind === 'gello' ? 'GELLO' : `${l.kind} (moves by a script)`;
+    const ports = l.kind.startsWith('emulated-') ? '' : ` on ${l.ports.join(', ')}${l.kind === 'yam' ? ` (${l.transport === 'damiao' ? 'Damiao USB-CAN' : 'SLCAN'})` : ''}`;
+    leaders.push({ value: 'station', words: `the station's ${kind}${ports}` });
+  }
+  if (EMULATED_FOLLOWERS.includes(rigType)) leaders.push({ value: 'emulated-yam', words: 'emulated YAM leader + teaching handle' }, { value: 'emulated-gello', words: 'emulated GELLO' });
+  const cameras = station && station.cameras.length > 0 ? station.cameras.map((c) => c.name).join(', ') : null;
+  return { leaders, cameras };
+}
+
+/**
  * The Teleop view's recorder: `tandem teleop record`'s own flow (recordTeleop) with the station's
  * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue; a
  * stored layout on the cell's table, and `--resume` of the newest stopped session there.
  */
 function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string, station: StationConfig | undefined): TeleopParts {
   const outDir = join(dataDir, 'teleop');
+  // The station config's own leader, as the session row names it (its ports).
+  const stationLeader = station?.leader ? leaderSpecOf(station.leader) : undefined;
   // How recordTeleop names this follower in the session row (a resumed session must be on the same one).
   const recordedFollower = follower === 'cell' ? 'cell seed:0' : follower;
   const layoutOf = (sha: string, index: number) => {
@@ -270,7 +290,7 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
       const kept = store.listTeleopTakes(s.sessionId).filter((t) => t.state === 'kept').length;
       const cli = `carry it on with: tandem teleop record --resume --out ${outDir}`;
       let blocked: string | null = null;
-      if (!(TELEOP_LEADERS as readonly string[]).includes(s.leader)) blocked = `Teleop session ${s.sessionId} was led by '${s.leader}', which the station page does not drive; ${cli} --leader ${s.leader}.`;
+      if (!(TELEOP_LEADERS as readonly string[]).includes(s.leader) && s.leader !== stationLeader) blocked = `Teleop session ${s.sessionId} was led by '${s.leader}', which is not this station's leader${stationLeader ? ` (${stationLeader})` : ''}; ${cli} --leader ${s.leader}.`;
       else if (!/^(none|cell|testsrc:[1-8])$/.test(s.cameras)) blocked = `Teleop session ${s.sessionId} records cameras '${s.cameras}', which the station page does not open; ${cli} --cameras ${s.cameras}.`;
       else if (s.follower !== recordedFollower) blocked = `Teleop session ${s.sessionId} was recorded on follower '${s.follower}', not on this station's rig ('${recordedFollower}'); ${cli} --follower ….`;
       else if (s.layoutSetSha256 !== null && !store.loadLayoutSet(s.layoutSetSha256)) blocked = `Teleop session ${s.sessionId} had layout set ${s.layoutSetSha256.slice(0, 12)}… on the table, which is not in the store; upload it on the Rollouts page first.`;
@@ -294,11 +314,12 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
       const layout = req.layoutSet !== undefined && req.layout !== undefined ? layoutOf(req.layoutSet, req.layout) : undefined;
       if (layout && isTaskId(req.task) && req.task !== layout.set.task) throw new ApiRefusal(400, `Layout set ${layout.set.sha256.slice(0, 12)}… is drawn for ${layout.set.task}, not ${req.task}; pick a ${req.task} set, or that task.`);
       if (resume && store.latestStoppedTeleopSession(outDir)?.sessionId !== resume.sessionId) throw new ApiRefusal(409, `Teleop session ${resume.sessionId} is no longer the one to resume; reload the page.`);
+      if (req.leader === 'station' && stationLeader === undefined) throw new ApiRefusal(400, "This station's config names no leader; add 'leader' to the station config (docs/station-config.md) and restart the station.");
       try {
         const r = await recordTeleop({
           store,
           outDir,
-          leader: req.leader,
+          leader: req.leader === 'station' ? stationLeader! : req.leader,
           follower,
           // A station config names the follower's rig and the cameras every take records.
           ...(station ? { station } : {}),
@@ -319,8 +340,9 @@ function teleopParts(store: Store, host: RigHost, follower: string, dataDir: str
           onPhase: hooks.phase,
           onTake: hooks.take,
           withRig: (table, use) => host.forRollout(table, use),
-          // The page offers the emulated leaders only: a real one is recorded from a terminal.
-          realLeaderAdvice: "this page drives only emulated leaders, so record with the real leader from a terminal: tandem teleop record --leader yam:PORT,PORT (or gello:PORT,PORT, or --station-config FILE with its 'leader').",
+          realLeaderAdvice: stationLeader
+            ? `pick the station's own leader (${stationLeader}) on this page.`
+            : "name the real leader in the station config ('leader', docs/station-config.md), restart the station with --station-config FILE and pick it on this page.",
         });
         return { sessionId: r.sessionId, end: r.session.end, ...(r.session.problem ? { problem: r.session.problem } : {}) };
       } catch (e) {
@@ -450,7 +472,10 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       throw e;
     }
     const ui = await buildUi();
-    const policySpecs = knownPolicySpecs();
+    // Code policies plan from object poses only the emulated cell knows: on any other rig the
+    // rollout form neither suggests nor starts with one (it would be refused).
+    const seesObjects = parts.type === 'yam-cell';
+    const policySpecs = knownPolicySpecs().filter((s) => seesObjects || !s.startsWith('code:'));
     placement = stationPlacementGate(station, { thresholds: { ...DEFAULT_PLACEMENT_THRESHOLDS, ...station.placementCheck } });
     sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session, placement.gate));
     teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : opts.station && opts.station.source !== DEFAULT_STATION_SOURCE ? opts.station.source : 'cell', opts.dataDir, opts.station ? station : undefined));
@@ -464,7 +489,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       rig: host,
       rollouts: rolloutRunner(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir)),
       ui,
-      info: { dataDir: opts.dataDir, startedAt: new Date().toISOString(), policySpecs, defaultPolicy: 'code:bottles-in-the-bin' },
+      info: { dataDir: opts.dataDir, startedAt: new Date().toISOString(), policySpecs, defaultPolicy: seesObjects ? 'code:bottles-in-the-bin' : '', teleop: teleopChoices(opts.station ? station : undefined, parts.type) },
       views: {
         policy: (id) => store.getPolicy(id),
         taskOf: (sha) => store.getLayoutSet(sha)?.task ?? null,

@@ -156,6 +156,15 @@ export interface StationInfo {
   readonly policySpecs: readonly string[];
   /** What the rollout form offers first. */
   readonly defaultPolicy: string;
+  /** What the Teleop page can start on this station. */
+  readonly teleop: TeleopChoices;
+}
+
+/** The leaders the Teleop page offers (only those this rig may be driven by), and the cameras a take records. */
+export interface TeleopChoices {
+  readonly leaders: readonly { readonly value: TeleopLeaderName; readonly words: string }[];
+  /** The station config's cameras in words when it names any (every take records those; the page's choice does not apply), else null. */
+  readonly cameras: string | null;
 }
 
 export interface LayoutSetSummary {
@@ -642,7 +651,8 @@ export type SessionEvent = { readonly type: 'session'; readonly session: Session
 
 // ---- teleop recording (the Teleop view) ----------------------------------------------------
 
-export const TELEOP_LEADERS = ['emulated-yam', 'emulated-gello'] as const;
+/** 'station': the station config's own leader (a real YAM or GELLO on its ports); the emulated ones move by a script, for emulated rigs only. */
+export const TELEOP_LEADERS = ['station', 'emulated-yam', 'emulated-gello'] as const;
 export type TeleopLeaderName = (typeof TELEOP_LEADERS)[number];
 
 /** Starts `tandem teleop record` on the station's rig: the same take loop, its controls from the UI. */
@@ -655,7 +665,7 @@ export interface StartTeleopRequest {
   readonly resetSeconds?: number;
   /** none | cell | testsrc:N */
   readonly cameras: string;
-  /** The leader; the station's UI drives the emulated ones (a real leader's ports are set in its config). */
+  /** The leader: the station config's ('station'; its ports are set there) or an emulated one on an emulated rig. */
   readonly leader: TeleopLeaderName;
   /** A stored layout set (SHA-256) and index to put on the emulated cell's table, recorded with every take; both or neither (neither: the cell's default table). */
   readonly layoutSet?: string;

@@ -113,7 +113,8 @@ export class TeleopHost {
       seconds: s.seconds,
       resetSeconds: s.resetSeconds,
       cameras: s.cameras,
-      leader: s.leader as TeleopLeaderName, // blocked above unless the page drives it
+      // Not blocked above: an emulated leader, or the one the station config names (recorded by its ports).
+      leader: (s.leader.startsWith('emulated-') ? s.leader : 'station') as TeleopLeaderName,
       ...(s.layoutSet !== null && s.layout !== null ? { layoutSet: s.layoutSet, layout: s.layout } : {}),
     };
     return this.run(req, { sessionId: s.sessionId });

@@ -5,7 +5,7 @@
  * station's session engine asks; this view only shows its prompt and sends the answer. An answer
  * the engine refuses (an impossible count) comes back as its one sentence and nothing is stored.
  */
-import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState, type SessionResults } from '../../src/server/api-types.js';
+import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState, type SessionResults, type StationInfo } from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { loadApiImage, stationLink } from '../token.js';
 import { agoEl, clear, h, stamp } from '../dom.js';
@@ -34,7 +34,7 @@ export class SessionView {
   private readonly planPanel = h('div', { class: 'panel', id: 'session-plan' });
   private readonly card = h('div', { class: 'panel session-card', id: 'session-card' });
   private readonly setSelect = h('select', { id: 'session-layout-set' });
-  private readonly policiesInput = h('input', { id: 'session-policies', autocomplete: 'off', value: 'code:hold,code:bottles-in-the-bin' });
+  private readonly policiesInput = h('input', { id: 'session-policies', autocomplete: 'off', value: 'code:hold,code:bottles-in-the-bin', placeholder: 'onnx:model-a.onnx, ws://policy-server:8000' });
   private readonly perLayoutInput = h('input', { id: 'session-per-layout', type: 'number', min: 1, value: 1 });
   private readonly blindInput = h('input', { id: 'session-blind', type: 'checkbox', checked: true });
   private readonly minutesInput = h('input', { id: 'session-minutes', type: 'number', min: 1, value: 75 });
@@ -84,6 +84,11 @@ export class SessionView {
     root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.interruptedPanel, this.card, this.analysisPanel, this.resultsPanel, this.planPanel), this.side));
     this.buildPlanForm();
     this.show(null);
+  }
+
+  /** The policies field starts with code policies only where they can run (the emulated cell): elsewhere it starts empty. */
+  setInfo(info: StationInfo): void {
+    if (!info.policySpecs.some((x) => x.startsWith('code:')) && this.policiesInput.value === this.policiesInput.defaultValue) this.policiesInput.value = '';
   }
 
   async reload(): Promise<void> {

@@ -1,10 +1,11 @@
 /**
- * The Teleop view: start `tandem teleop record` on the station's rig with an (emulated) leader,
+ * The Teleop view: start `tandem teleop record` on the station's rig with the station config's
+ * leader (or, on an emulated rig, an emulated one),
  * a stored layout on the table if asked, watch the follower's joints live, drive the takes with
  * the same buttons as its keys — next, discard and re-record, sync, stop — see every take with its
  * cameras' dropped frames, and carry a stopped session on (`--resume`) from the page.
  */
-import type { LayoutSetSummary, RigStatus, TeleopControlName, TeleopResumable, TeleopView as TeleopState } from '../../src/server/api-types.js';
+import type { LayoutSetSummary, RigStatus, StationInfo, TeleopControlName, TeleopLeaderName, TeleopResumable, TeleopView as TeleopState } from '../../src/server/api-types.js';
 import { TASK_IDS } from '../../src/tasks/types.js';
 import { api } from '../api.js';
 import { clear, h } from '../dom.js';
@@ -26,8 +27,14 @@ export class TeleopView {
   private readonly secondsInput = h('input', { id: 'teleop-seconds', type: 'number', min: 0.5, step: 0.5, value: 20 });
   private readonly resetInput = h('input', { id: 'teleop-reset', type: 'number', min: 0, value: 10 });
   private readonly camerasSelect = h('select', { id: 'teleop-cameras' }, h('option', { value: 'none' }, 'none'), h('option', { value: 'cell' }, "the emulated cell's three"), h('option', { value: 'testsrc:1' }, 'one test pattern'), h('option', { value: 'testsrc:3' }, 'three test patterns'));
-  private readonly leaderSelect = h('select', { id: 'teleop-leader' }, h('option', { value: 'emulated-yam' }, 'emulated YAM leader + teaching handle'), h('option', { value: 'emulated-gello' }, 'emulated GELLO'));
+  private readonly leaderSelect = h('select', { id: 'teleop-leader' });
+  private readonly leaderHint = h('div', { class: 'hint', id: 'teleop-leader-hint' });
+  private readonly camerasHint = h('div', { class: 'hint', id: 'teleop-cameras-hint', hidden: true });
+  private readonly startBtn = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'teleop-start' }, 'Start recording');
   private readonly setSelect = h('select', { id: 'teleop-layout-set' }, h('option', { value: '' }, "the cell's default table"));
+  private readonly tableHint = h('div', { class: 'hint', id: 'teleop-table-hint' }, "a stored layout set's layout on the emulated cell's table, recorded with every take");
+  /** What "no layout" means here: the emulated cell's own table, or (real arms) whatever the operator set out. */
+  private noLayoutWords = "the cell's default table";
   private readonly layoutInput = h('input', { id: 'teleop-layout', type: 'number', min: 0, value: 0, disabled: true });
   private readonly resumePanel = h('div', { class: 'panel', id: 'teleop-resume', hidden: true });
   private sets: LayoutSetSummary[] = [];
@@ -40,7 +47,7 @@ export class TeleopView {
     root: HTMLElement,
     private readonly hooks: TeleopViewHooks,
   ) {
-    const start = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'teleop-start' }, 'Start recording');
+    const start = this.startBtn;
     this.form = h(
       'form',
       { class: 'run', id: 'teleop-form' },
@@ -55,13 +62,15 @@ export class TeleopView {
       this.resetInput,
       h('label', { for: 'teleop-cameras' }, 'Cameras'),
       this.camerasSelect,
+      this.camerasHint,
       h('label', { for: 'teleop-leader' }, 'Leader'),
       this.leaderSelect,
+      this.leaderHint,
       h('label', { for: 'teleop-layout-set' }, 'Table'),
       this.setSelect,
       h('label', { for: 'teleop-layout' }, 'Layout'),
       this.layoutInput,
-      h('div', { class: 'hint' }, "a stored layout set's layout on the emulated cell's table, recorded with every take"),
+      this.tableHint,
       h('span'),
       h('div', { class: 'actions' }, start),
     );
@@ -83,7 +92,7 @@ export class TeleopView {
           seconds: Number(this.secondsInput.value),
           resetSeconds: Number(this.resetInput.value),
           cameras: this.camerasSelect.value,
-          leader: this.leaderSelect.value as 'emulated-yam' | 'emulated-gello',
+          leader: this.leaderSelect.value as TeleopLeaderName,
           ...(layoutSet ? { layoutSet, layout: Number(this.layoutInput.value) } : {}),
         })
         .then(
@@ -106,13 +115,42 @@ export class TeleopView {
     this.show(null);
   }
 
+  /**
+   * What this station offers: its config's leader (on real arms the only one; the script-moved
+   * emulated leaders only on an emulated rig) and, when its config names cameras, those cameras
+   * in place of the page's choice.
+   */
+  setInfo(info: StationInfo): void {
+    const keep = this.leaderSelect.value;
+    clear(this.leaderSelect);
+    for (const l of info.teleop.leaders) this.leaderSelect.append(h('option', { value: l.value }, l.words));
+    if (info.teleop.leaders.some((l) => l.value === keep)) this.leaderSelect.value = keep;
+    const none = info.teleop.leaders.length === 0;
+    this.leaderSelect.disabled = none;
+    this.startBtn.disabled = none;
+    this.leaderHint.textContent = none
+      ? `This ${info.rigType} station has no leader to record with: name one in the station config ('leader', docs/station-config.md) and restart the station with --station-config FILE.`
+      : info.teleop.leaders[0].value === 'station'
+        ? "the leader the station config names; move it by hand, its handle's buttons work as the keys"
+        : 'moved by a script: for rehearsing on the emulated rig';
+    // Real arms have no emulated table: a layout is what the operator set out, recorded with each take.
+    const cell = info.rigType === 'yam-cell';
+    this.noLayoutWords = cell ? "the cell's default table" : 'none recorded';
+    if (this.setSelect.options[0]?.value === '') this.setSelect.options[0].textContent = this.noLayoutWords;
+    this.tableHint.textContent = cell ? "a stored layout set's layout on the emulated cell's table, recorded with every take" : "the stored layout set's layout you set out on the table, recorded with every take";
+    this.camerasSelect.disabled = info.teleop.cameras !== null;
+    this.camerasSelect.hidden = info.teleop.cameras !== null;
+    this.camerasHint.hidden = info.teleop.cameras === null;
+    this.camerasHint.textContent = info.teleop.cameras === null ? '' : `the station config's: ${info.teleop.cameras} (every take records them)`;
+  }
+
   /** The stored layout sets for the Table choice and the session a Resume would carry on. */
   async reload(): Promise<void> {
     const [sets, resumable] = await Promise.all([api.layoutSets(), api.teleopResumable()]);
     this.sets = sets;
     const keep = this.setSelect.value;
     clear(this.setSelect);
-    this.setSelect.append(h('option', { value: '' }, "the cell's default table"));
+    this.setSelect.append(h('option', { value: '' }, this.noLayoutWords));
     for (const x of sets) this.setSelect.append(h('option', { value: x.sha256 }, `${x.task} v${x.version} · ${x.layoutCount} layouts · tiers ${x.tiers.join(',')} · ${x.sha256.slice(0, 10)}`));
     this.setSelect.value = sets.some((x) => x.sha256 === keep) ? keep : '';
     this.layoutInput.disabled = this.setSelect.value === '';
@@ -250,7 +288,7 @@ export class TeleopView {
         },
       );
     };
-    const table = r.layoutSet !== null ? `layout ${r.layout} of set ${r.layoutSet.slice(0, 10)}` : "the cell's default table";
+    const table = r.layoutSet !== null ? `layout ${r.layout} of set ${r.layoutSet.slice(0, 10)}` : this.noLayoutWords;
     this.resumePanel.append(
       h('h2', {}, 'Carry on a stopped recording'),
       h('p', { id: 'teleop-resume-what' }, `Session ${r.sessionId}: ${r.kept} of ${r.episodes} episodes kept — "${r.task === 'teleop' ? r.prompt : r.task}", ${r.seconds} s takes, ${r.resetSeconds} s resets, ${r.leader}, cameras ${r.cameras}, ${table}.`),

@@ -79,7 +79,7 @@ test('the Teleop page names the stopped session to resume and refuses a stale id
   db2.close();
   const g = await get<TeleopResumable>('/api/teleop/resumable');
   assert.equal(g.sessionId, gello);
-  assert.match(g.blocked ?? '', new RegExp(`Teleop session ${gello} was led by 'gello:/dev/ttyUSB0', which the station page does not drive; carry it on with: tandem teleop record --resume --out .*/teleop --leader gello:/dev/ttyUSB0\\.`));
+  assert.match(g.blocked ?? '', new RegExp(`Teleop session ${gello} was led by 'gello:/dev/ttyUSB0', which is not this station's leader; carry it on with: tandem teleop record --resume --out .*/teleop --leader gello:/dev/ttyUSB0\\.`));
   const refused = await post('/api/teleop/resume', { sessionId: gello });
   assert.equal(refused.status, 409);
   assert.equal(refused.error, g.blocked);

@@ -129,7 +129,7 @@ export function teleopCamerasOf(station: StationConfig | undefined, chosen: stri
 }
 
 /** Followers that are not real arms: an emulated leader may drive them. */
-const EMULATED_FOLLOWERS: readonly string[] = ['yam-cell', 'yam-emulated', 'mirror'];
+export const EMULATED_FOLLOWERS: readonly string[] = ['yam-cell', 'yam-emulated', 'mirror'];
 
 export interface TeleopRecordOptions {
   readonly store: Store;
