@@ -246,8 +246,11 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
     specs.push(d.policy.spec);
     // 2 s at 10 fps, and every configured camera, not only the one the policy reads.
     const ep = await assertThreeCameras(d.episodeFile!, `session rollout ${r.id}`, 10);
+    // Every step the loop ran has its timing row (how many it ran in 2 s is the machine's speed,
+    // not the contract: a loop that falls behind on the wall clock runs fewer).
     const timing = (ep.byTopic.get('/tandem/step_timing') ?? []).length;
-    assert.ok(timing >= 90, `each step’s timing is in the file: ${timing} rows for a 2 s rollout at 50 Hz in ${d.episodeFile}`);
+    const commands = (ep.byTopic.get('/joint_commands') ?? []).length;
+    assert.ok(commands > 0 && timing === commands, `each step’s timing is in the file: ${timing} timing rows for ${commands} commanded steps in ${d.episodeFile}`);
   }
   // The blind key, once the session ended: one rollout of each policy.
   assert.equal(specs.filter((x) => x.endsWith('image-a.onnx')).length, 1, JSON.stringify(specs));
