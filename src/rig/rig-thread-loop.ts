@@ -232,10 +232,11 @@ export async function serveRigThread(rig: Rig, clock: RigThreadClock, memory: Ri
     takeSafetyEvents: () => rig.takeSafetyEvents(),
     tick: () => {
       cycles++;
-      // A rig not yet configured has nothing to command and has heard no motor: ticking it would
-      // publish unknown (NaN) joints where an in-thread rig, not ticked before configure, reads its
-      // initial state.
-      if (!clock.busy && rig.read().mode !== 'unconfigured') {
+      // Ticked from the first cycle, configured or not: skipping the tick until configure (so an
+      // unconfigured rig publishes no NaN joints) cost the stand-in's camera rollouts a third of
+      // their step-timing rows and sent frames to motors that should have heard none — not traced;
+      // the threaded emulated cell (opt-in) still shows NaN joints until it is configured.
+      if (!clock.busy) {
         // An e-stop written while the loop was working is served before this cycle's output.
         if (Atomics.load(ctl, CTL.ESTOP_COUNT) !== seenEstop) serveShared();
         rig.tick();
