@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the tests in two tiers (docs/testing.md):
-//   1. every test that controls its own clock (`*.test.ts`), one file more at once than the machine
+//   1. every test that controls its own clock (`*.test.ts`), as many files at once as the machine
 //      has cores: they cannot starve, so a busy neighbour only makes them slower;
 //   2. the real-time tier (`*.rt.test.ts`): tests that truly need the wall clock (a driver over
 //      ptys, the control loop's timing, ffmpeg, the cell interlock…), one file at a time.
@@ -10,7 +10,7 @@
 // The tier is the file name, nothing guessed at run time. Each tier prints node's own summary
 // lines; a last block adds them up (what CI reads), and any failure in either tier exits non-zero.
 // Usage: node scripts/run-tests.mjs [path-prefix ...] [--tier=clocked|rt] [--record-durations] [--node-test-flag ...]
-//   TANDEM_TEST_CONCURRENCY=N overrides the first tier's file concurrency (default: the core count + 1).
+//   TANDEM_TEST_CONCURRENCY=N overrides the first tier's file concurrency (default: the core count).
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -66,11 +66,7 @@ if (files.length === 0) {
   process.exit(1);
 }
 const envConcurrency = Number(process.env.TANDEM_TEST_CONCURRENCY);
-// One file more than the machine has cores: the clocked tier's files wait on more than the CPU
-// (chromium drawing, child processes starting, a policy server's socket), and with only one file
-// per core those waits left cores idle — on CI's 2 cores the last seven minutes of the suite ran at
-// three quarters of the CPU. They cannot starve, so a third file only fills the gaps.
-const concurrency = Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : availableParallelism() + 1;
+const concurrency = Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : Math.max(1, availableParallelism());
 
 // How much less CPU the clocked tier is given than the real-time tier (nice(1) increment: at 10 the
 // kernel weights a real-time tier process ≈ 9× a clocked one when they share a core).
