@@ -190,12 +190,17 @@ export class TeleopView {
       ['right', 7],
     ] as const) {
       const rows = JOINTS.map((j, i) => {
-        const v = q[off + i];
+        // A joint no motor has reported yet (a rig not configured) arrives as null — JSON has no
+        // NaN — and is shown as unknown, not as 0.
+        const raw: unknown = q[off + i];
+        const v = typeof raw === 'number' && Number.isFinite(raw) ? raw : undefined;
         const bar = h('div', { class: 'jbar-fill' });
+        if (v === undefined) bar.style.display = 'none';
         // Joints over ±π, the gripper over 0..1 of its range: where the arm is at a glance.
-        const frac = i === 6 ? Math.max(0, Math.min(1, v)) : Math.max(0, Math.min(1, (v + Math.PI) / (2 * Math.PI)));
+        const frac = v === undefined ? 0 : i === 6 ? Math.max(0, Math.min(1, v)) : Math.max(0, Math.min(1, (v + Math.PI) / (2 * Math.PI)));
         bar.style.left = `${(frac * 100).toFixed(1)}%`;
-        return h('div', { class: 'jrow', 'data-joint': `${side} ${j}` }, h('span', { class: 'jname' }, j), h('div', { class: 'jbar' }, bar), h('span', { class: 'num' }, i === 6 ? v.toFixed(2) : deg(v)));
+        const num = v === undefined ? '—' : i === 6 ? v.toFixed(2) : deg(v);
+        return h('div', { class: 'jrow', 'data-joint': `${side} ${j}` }, h('span', { class: 'jname' }, j), h('div', { class: 'jbar' }, bar), h('span', { class: 'num' }, num));
       });
       this.arms.append(h('h3', {}, `${side} arm`), ...rows);
     }
