@@ -1,5 +1,5 @@
 /** Policies in the store: one row per (spec, checkpoint hash); renaming keeps the id and its results. */
-import { nowIso, SHA256_HEX, type Row } from './columns.js';
+import { nowIso, type Row, SHA256_HEX, strOrNull } from './columns.js';
 import type { StoreConnection } from './connection.js';
 import type { PolicyInput, PolicyRecord } from './records.js';
 
@@ -8,7 +8,7 @@ function policyRecord(r: Row): PolicyRecord {
     id: Number(r.id),
     spec: String(r.spec),
     name: String(r.name),
-    checkpointSha256: r.checkpoint_sha256 == null ? null : String(r.checkpoint_sha256),
+    checkpointSha256: strOrNull(r.checkpoint_sha256),
     createdAt: String(r.created_at),
   };
 }

@@ -4,7 +4,7 @@
  * Reads join the score in force (the newest operator score) into each rollout.
  */
 import type { TaskEvent } from '../tasks/task-events.js';
-import { checkCounts, checkUnitInterval, nowIso, parseJson, type Row } from './columns.js';
+import { checkCounts, checkUnitInterval, nowIso, numOrNull, parseJson, type Row, strOrNull } from './columns.js';
 import type { StoreConnection } from './connection.js';
 import type { Calibrations } from './calibrations.js';
 import type { LayoutSets } from './layout-sets.js';
@@ -227,31 +227,31 @@ export class Rollouts {
 
   private rolloutRecord(r: Row): RolloutRecord {
     const latestScore = r.s_id == null ? null : scoreRecord(r, 's_');
-    const progress = r.progress == null ? null : Number(r.progress);
+    const progress = numOrNull(r.progress);
     return {
       id: Number(r.id),
-      sessionId: r.session_id == null ? null : Number(r.session_id),
+      sessionId: numOrNull(r.session_id),
       kind: r.kind as RolloutRecord['kind'],
       policyId: Number(r.policy_id),
       layoutSetSha256: String(r.layout_set_sha256),
       layoutIndex: Number(r.layout_index),
       tier: Number(r.tier),
-      seed: r.seed == null ? null : Number(r.seed),
+      seed: numOrNull(r.seed),
       repeatIndex: Number(r.repeat_index),
       episodeSeconds: Number(r.episode_seconds),
       controlHz: Number(r.control_hz),
       status: r.status as RolloutRecord['status'],
       outcome: r.outcome == null ? null : (String(r.outcome) as RolloutOutcome),
-      statusReason: r.status_reason == null ? null : String(r.status_reason),
-      policyError: r.policy_error == null ? null : String(r.policy_error),
+      statusReason: strOrNull(r.status_reason),
+      policyError: strOrNull(r.policy_error),
       progress,
       counts: r.counts_json == null ? null : parseJson<Counts>(r.counts_json),
-      finalStateHash: r.final_state_hash == null ? null : String(r.final_state_hash),
+      finalStateHash: strOrNull(r.final_state_hash),
       calibrationSha256s: r.calibrations == null ? [] : String(r.calibrations).split(',').sort(),
       startedAt: String(r.started_at),
-      durationS: r.duration_s == null ? null : Number(r.duration_s),
-      episodeFile: r.episode_file == null ? null : String(r.episode_file),
-      sweepId: r.sweep_id == null ? null : String(r.sweep_id),
+      durationS: numOrNull(r.duration_s),
+      episodeFile: strOrNull(r.episode_file),
+      sweepId: strOrNull(r.sweep_id),
       latestScore,
       effectiveProgress: latestScore ? latestScore.progress : progress,
       rehearsal: Number(r.rehearsal) === 1,

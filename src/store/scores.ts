@@ -2,7 +2,7 @@
  * Operator scores in the store: append-only (the database refuses UPDATE and DELETE), so a
  * correction is a later row and the newest row of a rollout is the score in force.
  */
-import { checkCounts, checkUnitInterval, nowIso, parseJson, type Row } from './columns.js';
+import { checkCounts, checkUnitInterval, nowIso, parseJson, type Row, strOrNull } from './columns.js';
 import type { StoreConnection } from './connection.js';
 import type { Counts, OperatorScoreInput, OperatorScoreRecord } from './records.js';
 
@@ -15,8 +15,8 @@ export function scoreRecord(r: Row, prefix = ''): OperatorScoreRecord {
     endStates: parseJson(r[`${prefix}end_states_json`]),
     progress: Number(r[`${prefix}progress`]),
     counts: parseJson<Counts>(r[`${prefix}counts_json`]),
-    operator: r[`${prefix}operator`] == null ? null : String(r[`${prefix}operator`]),
-    note: r[`${prefix}note`] == null ? null : String(r[`${prefix}note`]),
+    operator: strOrNull(r[`${prefix}operator`]),
+    note: strOrNull(r[`${prefix}note`]),
   };
 }
 

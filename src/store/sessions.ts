@@ -1,5 +1,5 @@
 /** Sessions in the store: real evaluations, sim sweeps, A/B tests, teleop recordings; start, end, operator, notes. */
-import { nowIso, type Row } from './columns.js';
+import { nowIso, type Row, strOrNull } from './columns.js';
 import type { StoreConnection } from './connection.js';
 import type { SessionInput, SessionKind, SessionRecord } from './records.js';
 
@@ -8,9 +8,9 @@ function sessionRecord(r: Row): SessionRecord {
     id: Number(r.id),
     kind: String(r.kind) as SessionKind,
     startedAt: String(r.started_at),
-    endedAt: r.ended_at == null ? null : String(r.ended_at),
-    operator: r.operator == null ? null : String(r.operator),
-    notes: r.notes == null ? null : String(r.notes),
+    endedAt: strOrNull(r.ended_at),
+    operator: strOrNull(r.operator),
+    notes: strOrNull(r.notes),
   };
 }
 

@@ -2,7 +2,7 @@
  * Sim sweeps in the store: a sweep's id is what its queued jobs carry, and its rollouts are kept
  * once per (sweep, layout, repeat) however often a job queue delivers them.
  */
-import { nowIso, SHA256_HEX, type Row } from './columns.js';
+import { nowIso, type Row, SHA256_HEX, strOrNull } from './columns.js';
 import type { StoreConnection } from './connection.js';
 import type { RolloutInput, SweepInput, SweepRecord } from './records.js';
 import type { Rollouts } from './rollouts.js';
@@ -13,7 +13,7 @@ function sweepRecord(r: Row): SweepRecord {
     id: String(r.id),
     sessionId: Number(r.session_id),
     requestSha256: String(r.request_sha256),
-    queue: r.queue == null ? null : String(r.queue),
+    queue: strOrNull(r.queue),
     total: Number(r.total),
     createdAt: String(r.created_at),
   };

@@ -3,7 +3,7 @@
  * teleop_sessions row), whether it can be resumed, and its takes (kept with marks, or discarded
  * with why).
  */
-import { nowIso, type Row } from './columns.js';
+import { nowIso, numOrNull, parseJson, type Row, strOrNull } from './columns.js';
 import type { StoreConnection } from './connection.js';
 import type { TeleopSessionInput, TeleopSessionRecord, TeleopSessionState, TeleopTakeRecord, TeleopTakeState } from './records.js';
 import type { Sessions } from './sessions.js';
@@ -20,12 +20,12 @@ function teleopSessionRecord(r: Row): TeleopSessionRecord {
     episodeSeconds: Number(r.episode_seconds),
     resetSeconds: Number(r.reset_seconds),
     outDir: String(r.out_dir),
-    layoutSetSha256: r.layout_set_sha256 == null ? null : String(r.layout_set_sha256),
-    layoutIndex: r.layout_index == null ? null : Number(r.layout_index),
+    layoutSetSha256: strOrNull(r.layout_set_sha256),
+    layoutIndex: numOrNull(r.layout_index),
     startedAt: String(r.started_at),
-    endedAt: r.ended_at == null ? null : String(r.ended_at),
+    endedAt: strOrNull(r.ended_at),
     state: r.state as TeleopSessionState,
-    problem: r.problem == null ? null : String(r.problem),
+    problem: strOrNull(r.problem),
   };
 }
 
@@ -37,10 +37,10 @@ function teleopTakeRecord(r: Row): TeleopTakeRecord {
     recordingId: Number(r.recording_id),
     file: String(r.file),
     state: r.state as TeleopTakeState,
-    marks: JSON.parse(String(r.marks)) as string[],
-    discardReason: r.discard_reason == null ? null : String(r.discard_reason),
+    marks: parseJson<string[]>(r.marks),
+    discardReason: strOrNull(r.discard_reason),
     startedAt: String(r.started_at),
-    endedAt: r.ended_at == null ? null : String(r.ended_at),
+    endedAt: strOrNull(r.ended_at),
   };
 }
 
