@@ -234,8 +234,8 @@ export async function serveRigThread(rig: Rig, clock: RigThreadClock, memory: Ri
       cycles++;
       // Ticked from the first cycle, configured or not: skipping the tick until configure (so an
       // unconfigured rig publishes no NaN joints) cost the stand-in's camera rollouts a third of
-      // their step-timing rows and sent frames to motors that should have heard none — not traced;
-      // the threaded emulated cell (opt-in) still shows NaN joints until it is configured.
+      // their step-timing rows and sent frames to motors that should have heard none — not traced.
+      // Until configure its joints are NaN, which readers show as unknown (the Teleop page: '—').
       if (!clock.busy) {
         // An e-stop written while the loop was working is served before this cycle's output.
         if (Atomics.load(ctl, CTL.ESTOP_COUNT) !== seenEstop) serveShared();
