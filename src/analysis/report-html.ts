@@ -7,6 +7,7 @@ import type { PairedReport, PolicyReport } from './paired-report.js';
 import { escapeXml as esc, reportFigures } from './report-figures.js';
 import { FAILURE_PATTERN_WORDS } from '../tasks/failure-patterns.js';
 import type { SimDrift } from './sim-drift.js';
+import { crossEngineSection } from './cross-engine-html.js';
 
 export interface ReportMeta {
   /** When it was generated (ISO 8601), from the caller's clock. */
@@ -60,7 +61,7 @@ function tierTable(p: PolicyReport): string {
   return `<table><tr><th class="l">${esc(p.label)}</th><th>layouts</th><th>sim rollouts</th><th>sim</th><th>95%</th><th>real rollouts</th><th>real</th><th>95%</th></tr>${rows.join('')}</table>`;
 }
 
-export function renderReportHtml(r: PairedReport & { readonly simDrift?: SimDrift }, meta: ReportMeta): string {
+export function renderReportHtml(r: PairedReport & { readonly simDrift?: SimDrift } & Parameters<typeof crossEngineSection>[0], meta: ReportMeta): string {
   const figs = reportFigures(r);
   const fig = (name: string, caption: string): string => {
     const f = figs.find((x) => x.name === name);
@@ -200,6 +201,7 @@ ${fig('cost', 'Policies in the order given. Real only: the real rollouts a real-
 <table><tr><th class="l">policy</th><th>real rollouts</th><th>robot time</th><th>operator time</th><th>real cost</th><th>sim rollouts</th><th>CPU core time</th><th>sim cost</th><th>real-only, same precision</th></tr>${costRows}</table>
 <p class="note">Prices (edit with <code>--cost FILE</code>): operator ${cfg.operatorPerHour} ${esc(cur)}/h, rig ${cfg.robotPerHour} ${esc(cur)}/h, ${cfg.cpuCorePerHour} ${esc(cur)} per CPU core-hour. Robot time is each real rollout's stored duration. Operator time is what each rollout's evaluation-session journal recorded: placing the layout, standing by while the rig runs it, scoring, resetting. *Where no session journal has a rollout (it ran outside a session), the episode plus ${cfg.operatorOverheadS} s of placing, resetting and scoring is assumed. Sim CPU time is each sweep worker's wall time (one thread holds one core; an over-count when workers outnumber cores).</p>
 ${driftSection}
+${crossEngineSection(r, '10. Does the verdict survive another physics engine?')}
 </body></html>
 `;
 }

@@ -16,6 +16,7 @@ import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_DRIFT_THRESHOLDS, simDrift, type DriftRollout, type DriftThresholds, type SimDrift } from '../analysis/sim-drift.js';
 import { preregisteredAnalysis, PreregistrationError, type AskedAnalysis } from '../session/analysis-report.js';
+import { defaultSimCalibration, simEnginesOf, storedCrossEngine, type StoredCrossEngine } from './cross-engine-data.js';
 
 export interface StoredReportOptions {
   /** Policy specs as stored (`code:…`, `onnx:…`, `ws://…`) or store ids, in iteration order. */
@@ -44,6 +45,9 @@ export type StoredReport = PairedReport & {
   readonly operatorTime: readonly RolloutOperatorTime[];
   /** The sim twin's agreement with the rig on this layout set, evaluation after evaluation, over every policy on it, and the alarm. */
   readonly simDrift: SimDrift;
+  /** The same policies swept on both physics engines: their agreement (null: no other engine ran, or, with the reason, cannot be paired). */
+  readonly crossEngine: StoredCrossEngine | null;
+  readonly crossEngineUnavailable?: string;
 };
 
 /** The policies a list names: each spec's rows in the store (one per checkpoint). */
@@ -201,9 +205,12 @@ export function storedPairedReport(store: Store, o: StoredReportOptions): Stored
   if (o.policies.length === 0) throw new ReportInputError('Name at least one policy for the report.');
   const policies = resolveReportPolicies(store, o.policies);
   const { rollouts, otherLayoutSets, operatorTime, rehearsalsLeftOut } = reportRollouts(store, policies, o.layoutSet.sha256, o.includeRehearsals === true);
+  const engines = simEnginesOf(store, rollouts.filter((r) => r.kind === 'sim'));
+  // Sweeps on both engines: the report compares Rapier's with real unless asked otherwise.
+  const simCalibration = o.simCalibration ?? defaultSimCalibration(rollouts, engines);
   let built: PairedReport;
   try {
-    built = buildPairedReport({ task: getTask(o.layoutSet.task), layoutSet: o.layoutSet, policies, rollouts, simCalibration: o.simCalibration, realCalibration: o.realCalibration, episodeSeconds: o.episodeSeconds, cost: o.cost, seed: o.seed });
+    built = buildPairedReport({ task: getTask(o.layoutSet.task), layoutSet: o.layoutSet, policies, rollouts, simCalibration, realCalibration: o.realCalibration, episodeSeconds: o.episodeSeconds, cost: o.cost, seed: o.seed });
   } catch (e) {
     // A bad price in the cost config is the caller's input too.
     if (e instanceof RangeError) throw new ReportInputError(e.message);
@@ -219,5 +226,6 @@ export function storedPairedReport(store: Store, o: StoredReportOptions): Stored
     }
   }
   const drift = storedSimDrift(store, o.layoutSet.sha256, { ...(o.driftThresholds ? { thresholds: o.driftThresholds } : {}), includeRehearsals: o.includeRehearsals === true });
-  return { ...built, ...(preregistered ? { preregistered } : {}), otherLayoutSets, operatorTime, rehearsalsLeftOut, simDrift: drift };
+  const crossEngine = storedCrossEngine(rollouts, engines, { layouts: o.layoutSet.layouts, policies, simCalibration: built.simCalibration, realCalibration: built.realCalibration, episodeSeconds: built.episodeSeconds });
+  return { ...built, ...(preregistered ? { preregistered } : {}), otherLayoutSets, operatorTime, rehearsalsLeftOut, simDrift: drift, ...crossEngine };
 }

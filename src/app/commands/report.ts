@@ -15,6 +15,7 @@ import { checkDriftThresholds, DEFAULT_DRIFT_THRESHOLDS, type DriftThresholds } 
 import { readStationConfig, CELL_PRESET } from '../station-config.js';
 import { renderReportHtml } from '../../analysis/report-html.js';
 import type { ThroughputSummary } from '../../analysis/object-times.js';
+import type { EngineAgreement } from '../../analysis/cross-engine.js';
 import { reportFigures } from '../../analysis/report-figures.js';
 import { checkCostConfig, DEFAULT_COST_CONFIG, type CostConfig } from '../../analysis/cost.js';
 import { tandemVersion } from '../version.js';
@@ -96,6 +97,27 @@ function throughputLine(t: ThroughputSummary): string {
   return `${t.unitsDone}/${t.units} objects, ${uph} units/h, ${mtbf}, ${tts}${untimed}`;
 }
 
+const rOf = (a: EngineAgreement): string => (a.pearson === null ? `not measured (${a.unavailable ?? ''})` : `r ${a.pearson.r === null ? 'undefined' : a.pearson.r.toFixed(3)}, MMRV ${a.mmrv!.toFixed(3)} over ${a.pairs.length} policies`);
+
+/** Both engines on this set: each policy's progress on each (all tiers), the agreement, and the pairs they order differently. */
+function crossEngineLines(r: StoredReport): string[] {
+  const x = r.crossEngine;
+  if (!x) return r.crossEngineUnavailable ? [r.crossEngineUnavailable] : [];
+  const [a, b] = x.engines.map((e) => e.engine);
+  const lines = [`Engines: ${x.sentence}`];
+  for (const p of x.progress.filter((q) => q.tier === 'all')) {
+    const engines = p.engines ? `${a} ${p.engines[0].progress.toFixed(2)}, ${b} ${p.engines[1].progress.toFixed(2)} (${p.engines[0].layouts} layouts)` : `not on both engines`;
+    lines.push(`  ${p.policy}: ${engines}${p.real ? `; real ${p.real.progress.toFixed(2)} (${p.real.layouts} layouts with both engines)` : ''}`);
+  }
+  const all = x.tiers.find((t) => t.tier === 'all');
+  if (all) for (const g of [all.engines, ...all.real]) lines.push(`  ${g.of} against ${g.against}: ${rOf(g)}`);
+  for (const d of all?.orderedDifferently ?? []) {
+    const real = d.real ? `; real ${d.real.a.toFixed(2)} vs ${d.real.b.toFixed(2)}${d.realSidesWith === 'neither' ? ', a tie' : `, as ${d.realSidesWith}`}` : '';
+    lines.push(`  ordered differently: ${d.a} vs ${d.b}: ${a} ${d.engines[0].a.toFixed(2)} vs ${d.engines[0].b.toFixed(2)}, ${b} ${d.engines[1].a.toFixed(2)} vs ${d.engines[1].b.toFixed(2)}${real}`);
+  }
+  return lines;
+}
+
 function summaryText(r: StoredReport, htmlPath: string | undefined, pngs: readonly string[]): string {
   const lines: string[] = [];
   for (const p of r.policies) {
@@ -115,6 +137,7 @@ function summaryText(r: StoredReport, htmlPath: string | undefined, pngs: readon
   for (const a of r.abComparisons) lines.push(`${a.a} vs ${a.b}: ${a.verdict.sentence}`);
   if (r.preregistered) lines.push(r.preregistered.sentence);
   lines.push(r.simDrift.sentence);
+  lines.push(...crossEngineLines(r));
   const s = r.segregated;
   if (s.awaitingScore.length) lines.push(`Not counted: ${s.awaitingScore.length} real rollout(s) await an operator score (${s.awaitingScore.join(', ')}).`);
   if (s.invalidOrAborted.length) lines.push(`Not counted: ${s.invalidOrAborted.length} invalid or aborted rollout(s).`);
