@@ -1,7 +1,8 @@
 /**
  * Open-loop replay: the sim twin driven by a recorded episode's applied commands at their recorded
  * times, from its recorded start pose, through the same SimRig (safety supervisor, gravity
- * feed-forward as the YAM driver adds it) every sim rollout uses — then the simulated joint angles
+ * feed-forward as the YAM driver adds it) every sim rollout uses, on the physics engine the
+ * calibration record names — then the simulated joint angles
  * beside the measured ones at every recorded state time.
  *
  * "Open loop" means the commands are the recording's, not recomputed: nothing the sim does changes
@@ -16,7 +17,7 @@
  * about the mass.
  */
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type RigModel } from '../../src/rig/contract.js';
-import { createScene } from '../../src/sim/scene.js';
+import { createEngineScene } from '../../src/sim/engine-scene.js';
 import { SimRig } from '../../src/sim/sim-rig.js';
 import type { SimCalibration } from '../../src/sim/calibration.js';
 import { getTask } from '../../src/tasks/registry.js';
@@ -98,7 +99,8 @@ export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, ca
   while (s0 + 1 < states.timesS.length && states.timesS[s0 + 1] <= t0) s0++;
   const start = states.position.subarray(s0 * STATE_DIM, (s0 + 1) * STATE_DIM);
   // The layout where it says (no placement noise: where an operator really put each object is not recorded).
-  const scene = await createScene({ rigModel: model, task: getTask(traj.table?.task ?? EMPTY_TABLE_TASK), layout: traj.table?.layout ?? EMPTY_TABLE, calibration, startPosition: start });
+  // On the engine the record names: a fit of a MuJoCo record replays MuJoCo.
+  const scene = await createEngineScene({ rigModel: model, task: getTask(traj.table?.task ?? EMPTY_TABLE_TASK), layout: traj.table?.layout ?? EMPTY_TABLE, calibration, startPosition: start });
   try {
     const rig = new SimRig({ scene });
     await rig.configure();

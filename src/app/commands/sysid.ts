@@ -68,7 +68,7 @@ Make S cover the whole recording: the engage ramp, every take and every reset.`,
 const fit: CliCommand = {
   path: ['sysid', 'fit'],
   summary: 'fit the sim twin to recorded episodes: a new sim calibration record, checked on held-out episodes',
-  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--layouts FILE…] [--holdout K] [--iterations N] [--fit-seconds S] [--starts N] [--objects-only] [--plot fit.svg] [--workers N] [--json]
+  help: `Usage: tandem sysid fit EPISODE.mcap… -o calib.json [--from FILE] [--engine E] [--layouts FILE…] [--holdout K] [--iterations N] [--fit-seconds S] [--starts N] [--objects-only] [--plot fit.svg] [--workers N] [--json]
 
 Replays each episode's applied commands in the sim twin, open loop, from its recorded start pose,
 and fits joint damping, Coulomb friction, armature and motor torque scale per joint, the command
@@ -86,6 +86,8 @@ from the first command after the last, when at least 4 s follow); a replay that 
 out; a cut-off file is refused (recover it first).
 
   --from FILE     the record to start from (default: the built-in one); its other fields are kept
+  --engine E      rapier | mujoco: fit that physics engine (the start record's "engine" field;
+                  the replays run on the engine the record names)
 ${LAYOUTS_HELP}
   -o FILE         where the new record goes (what --calibration takes)
   --iterations N  at most N Levenberg–Marquardt iterations per stage (default 8; fewer: a quicker, rougher fit)
@@ -95,7 +97,7 @@ ${LAYOUTS_HELP}
   --objects-only  keep the joints as --from has them (an earlier fit) and fit only the held objects:
                   for new objects or new holding takes on arms already identified
   --plot FILE     SVG of the worst held-out joint: measured, before and after`,
-  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' }, iterations: { type: 'string' }, 'fit-seconds': { type: 'string' }, 'objects-only': { type: 'boolean' } },
+  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, engine: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' }, iterations: { type: 'string' }, 'fit-seconds': { type: 'string' }, 'objects-only': { type: 'boolean' } },
   positionals: [1, 10_000],
   async run(args, io) {
     const out = resolve(io.cwd, requireString(args, 'out'));
@@ -155,15 +157,16 @@ export function fitSummary(r: SysidFitResult, out: string): string {
 const check: CliCommand = {
   path: ['sysid', 'check'],
   summary: "print a sim calibration's tracking error on recorded episodes, without fitting",
-  help: `Usage: tandem sysid check [--calibration FILE] [--layouts FILE…] EPISODE.mcap… [--json]
+  help: `Usage: tandem sysid check [--calibration FILE] [--engine E] [--layouts FILE…] EPISODE.mcap… [--json]
 
 Replays each episode in the sim twin on the calibration (default: the built-in record), with the
 layout on the table where the take had one, and prints the RMS joint-angle error per episode and
 per joint (free motion; the burn-in, holding and table contacts are left out of the number, and
-reported per phase beneath), and any held object the replay lost.
+reported per phase beneath), and any held object the replay lost. --engine rapier|mujoco replays
+on that physics engine (the record's "engine" field).
 
 ${LAYOUTS_HELP}`,
-  options: { calibration: { type: 'string' }, layouts: { type: 'string', multiple: true }, json: { type: 'boolean' }, workers: { type: 'string' } },
+  options: { calibration: { type: 'string' }, engine: { type: 'string' }, layouts: { type: 'string', multiple: true }, json: { type: 'boolean' }, workers: { type: 'string' } },
   positionals: [1, 10_000],
   async run(args, io) {
     const calibration = calibrationArg(args, io);

@@ -5,7 +5,7 @@
  */
 import { EpisodeRecorder } from '../../../src/record/episode-recorder.js';
 import { yamRigModel } from '../../../src/rig/yam.js';
-import { createScene } from '../../../src/sim/scene.js';
+import { createEngineScene } from '../../../src/sim/engine-scene.js';
 import { SimRig } from '../../../src/sim/sim-rig.js';
 import { simCalibrationHash, type SimCalibration } from '../../../src/sim/calibration.js';
 import { DEFAULT_SIM_CONTROL_HZ, runSimRollout } from '../../../src/sim/sim-rollout.js';
@@ -33,7 +33,7 @@ export interface SimTakeSpec {
 export async function recordSimTake(o: SimTakeSpec): Promise<void> {
   const model = yamRigModel();
   const traj = excitationTrajectory(model, { seconds: o.seconds + 1, seed: o.seed, start: CENTRE_POSE });
-  const scene = await createScene({ rigModel: model, task: getTask('bottles-in-the-bin'), layout: { index: 0, tier: 1, fixtures: [], objects: [] }, calibration: o.calibration, startPosition: CENTRE_POSE });
+  const scene = await createEngineScene({ rigModel: model, task: getTask('bottles-in-the-bin'), layout: { index: 0, tier: 1, fixtures: [], objects: [] }, calibration: o.calibration, startPosition: CENTRE_POSE });
   const rig = new SimRig({ scene });
   await rig.configure();
   await rig.activate();
