@@ -13,6 +13,7 @@ import { api } from '../api.js';
 import { clear, h } from '../dom.js';
 import { Table3d } from './table-3d.js';
 import { ReplayPanel } from './replay-panel.js';
+import { CrossEnginePanel } from './cross-engine-panel.js';
 import { CompareRefusal, fetchCompareReport, type CompareNarrowing, type CompareReportData } from './report-client.js';
 
 export interface CompareViewHooks {
@@ -100,6 +101,7 @@ export class CompareView {
   private readonly narrowed = new Map<string, CompareNarrowing>();
   private readonly across = h('div', { id: 'compare-correlation' });
   private readonly leftOut = h('div', { id: 'compare-left-out', class: 'small' });
+  private readonly engines = new CrossEnginePanel();
   private readonly scene = new Table3d();
   private readonly sceneNote = h('p', { class: 'muted', id: 'compare-3d-note' }, 'Pick a layout in the table to see it on the table in 3D.');
   private readonly replay = new ReplayPanel(this.scene);
@@ -163,6 +165,7 @@ export class CompareView {
             this.refusal,
           ),
           h('div', { class: 'panel' }, h('h2', {}, 'Across policies'), this.across, this.leftOut),
+          this.engines.root,
           h('div', { class: 'panel' }, h('h2', {}, 'Per tier'), tierTable),
           h('div', { class: 'panel' }, h('h2', {}, 'Per layout'), h('div', { class: 'pickrow' }, h('label', { for: 'compare-policy' }, 'Policy'), this.policyPicker), layoutTable),
         ),
@@ -311,6 +314,7 @@ export class CompareView {
     const layoutCount = d.layoutTiers.length;
     this.heading.textContent = `${plural(d.policies.length, 'policy', 'policies')} on ${d.task}, set ${d.layoutSet.slice(0, 12)} (${plural(layoutCount, 'layout')}). Task progress 0–1; real and sim are compared over the layouts both ran, a rollout counts when it is valid and scored.${d.realOnEmulatedCell ? ' Real here is the emulated cell: a rehearsal, not a result.' : ''}`;
     this.drawAcross(d);
+    this.engines.show(d);
     this.drawTiers(d);
     const keep = this.policyPicker.value;
     clear(this.policyPicker);
@@ -325,6 +329,7 @@ export class CompareView {
     this.refusal.textContent = text;
     this.heading.textContent = 'No comparison for this choice:';
     for (const el of [this.tiers, this.layouts, this.across, this.leftOut, this.policyPicker]) clear(el);
+    this.engines.show(null);
     this.selectedLayout = null;
     this.sceneNote.textContent = 'No layout picked: nothing to compare for this choice.';
     this.replay.showNote('Nothing to replay for this choice.');

@@ -9,8 +9,10 @@ import type { PairedReport, ReportChoices } from '../../src/analysis/paired-repo
 import type { ApiError, CompareReportExtras } from '../../src/server/api-types.js';
 import { ApiFailure } from '../api.js';
 import { tokenHeaders } from '../token.js';
+import type { CrossEngineData } from './cross-engine-panel.js';
 
-export type CompareReportData = PairedReport & CompareReportExtras;
+/** The paired report, and beside it the engines' agreement when the policies were swept on both. */
+export type CompareReportData = PairedReport & CompareReportExtras & CrossEngineData;
 
 /** What one comparison is narrowed to: unset fields are left to the report (the only one stored). */
 export interface CompareNarrowing {

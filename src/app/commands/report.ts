@@ -191,6 +191,11 @@ sim calibration): thresholds from the station config's "simDrift", or these flag
   --drift-max-gap G      alarm when the mean |sim − real| of the policies' means rises above G (default ${DEFAULT_DRIFT_THRESHOLDS.maxMeanAbsGap})
   --drift-window N       evaluations (sessions, or days of rollouts outside one) pooled per point (default ${DEFAULT_DRIFT_THRESHOLDS.windowEvaluations})
 
+Sweeps of these policies on both physics engines (one sim calibration per engine): the report
+compares Rapier's with real and adds the engines' agreement — per policy and tier the progress on
+each, their Pearson r and MMRV against each other and against real, and every pair of policies
+they order differently (docs/report.md section 7).
+
 Real rollouts awaiting a score, invalid or aborted rollouts, other calibrations and other
 episode lengths are listed and left out, never averaged in.`,
   options: {
