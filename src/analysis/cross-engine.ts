@@ -162,7 +162,8 @@ export function crossEngineAgreement(input: CrossEngineInput): CrossEngineReport
   const tiers: (number | 'all')[] = [...new Set(input.layouts.map((l) => l.tier))].sort((a, b) => a - b);
   tiers.push('all');
   const inTier = (tier: number | 'all') => (i: number): boolean => tier === 'all' || input.layouts[i]?.tier === tier;
-  const progress: CrossEngineProgressRow[] = [];
+  // Per policy in the order given, its tiers in order: the way the report's tables read.
+  const progress = new Map<string, CrossEngineProgressRow[]>(input.policies.map((p) => [p.key, []]));
   const tierReports: CrossEngineTier[] = [];
   for (const tier of tiers) {
     const enginePairs: (PolicyPair & { layouts: number })[] = [];
@@ -177,7 +178,7 @@ export function crossEngineAgreement(input: CrossEngineInput): CrossEngineReport
       const ea = sideOver(a, both);
       const eb = sideOver(b, both);
       const row: CrossEngineProgressRow = { policy: p.label, tier, engines: ea && eb ? [ea, eb] : null, real: sideOver(real, all3) };
-      if (row.engines || row.real) progress.push(row);
+      if (row.engines || row.real) progress.get(p.key)!.push(row);
       if (ea && eb) enginePairs.push({ policy: p.label, sim: eb.progress, real: ea.progress, layouts: both.length });
       if (all3.length > 0) {
         const r = sideOver(real, all3)!.progress;
@@ -218,7 +219,7 @@ export function crossEngineAgreement(input: CrossEngineInput): CrossEngineReport
       orderedDifferently,
     });
   }
-  return { engines: input.engines, progress, tiers: tierReports, sentence: verdictSentence(input.engines, tierReports.find((t) => t.tier === 'all')) };
+  return { engines: input.engines, progress: [...progress.values()].flat(), tiers: tierReports, sentence: verdictSentence(input.engines, tierReports.find((t) => t.tier === 'all')) };
 }
 
 function verdictSentence(engines: readonly [EngineSide, EngineSide], all: CrossEngineTier | undefined): string {

@@ -307,7 +307,8 @@ export class CompareView {
       this.showRefusal(`${(e as Error).message}${toPick.length ? ` Here: pick one under ${toPick.join(' and ')} above.` : ''}`);
       return;
     }
-    this.showNarrowing(d.choices, byDefault);
+    // Both engines stored: the report compared one record with real without being asked; show which.
+    this.showNarrowing(d.choices, d.crossEngine && d.simCalibration ? { ...byDefault, simCalibration: d.simCalibration } : byDefault);
     this.data = d;
     this.refusal.hidden = true;
     this.refusal.textContent = '';

@@ -76,6 +76,8 @@ test('per policy and tier: each engine over the layouts both ran, real over the 
   // Tier 2: layout 2 is the only one both engines ran.
   assert.deepEqual([q(2).engines![0].layouts, q(2).real!.layouts], [1, 1]);
   assert.deepEqual(r.tiers.map((t) => t.tier), [1, 2, 'all']);
+  // Each policy's rows together, its tiers in order.
+  assert.deepEqual(r.progress.map((x) => `${x.policy}:${x.tier}`), ['P', 'Q', 'R'].flatMap((k) => [1, 2, 'all'].map((t) => `policy ${k}:${t}`)));
 });
 
 test('the engines against each other and against real: Pearson r, MMRV and every pair they order differently, with the engine real sides with', () => {

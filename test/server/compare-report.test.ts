@@ -16,7 +16,7 @@ import { PROJECT_ROOT, runTandem } from '../helpers/cli.js';
 import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
 import { openStore } from '../../src/store/store.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
-import { simCalibrationHash, simCalibrationJson, DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND } from '../../src/sim/calibration.js';
+import { simCalibrationHash, simCalibrationJson, DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, withEngine } from '../../src/sim/calibration.js';
 import { calibrationFixture } from '../store/fixture-data.js';
 
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
@@ -24,6 +24,9 @@ const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 3], perTier
 const mixed = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 2, seed: 6 });
 /** Mostly 20 s rollouts and one short 3 s test rollout: Compare compares the 20 s ones and says so. */
 const lengths = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 7 });
+/** The same three policies swept by Rapier and by MuJoCo (the same record on each), with real rollouts: the engines swap the last two. */
+const engines = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 3, seed: 9 });
+const MUJOCO = withEngine(DEFAULT_SIM_CALIBRATION, 'mujoco');
 const otherCalibration = calibrationFixture(SIM_CALIBRATION_KIND, 98, { physicsStepS: 0.004 });
 const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.6', 'code:bottles-in-the-bin?skill=0.3'];
 
@@ -34,6 +37,8 @@ function fillStore(file: string): void {
     store.putLayoutSet(set);
     store.putLayoutSet(mixed);
     store.putLayoutSet(lengths);
+    store.putLayoutSet(engines);
+    store.putCalibration({ sha256: simCalibrationHash(MUJOCO), kind: SIM_CALIBRATION_KIND, version: MUJOCO.version, canonicalJson: simCalibrationJson(MUJOCO) });
     const cal = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
     store.putCalibration({ sha256: cal, kind: SIM_CALIBRATION_KIND, version: DEFAULT_SIM_CALIBRATION.version, canonicalJson: simCalibrationJson(DEFAULT_SIM_CALIBRATION) });
     const other = otherCalibration;
@@ -55,6 +60,14 @@ function fillStore(file: string): void {
           const id = store.insertRollout({ kind: 'real', policyId: p.id, layoutSetSha256: set.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', durationS: 21 });
           store.insertOperatorScore({ rolloutId: id, endStates: layout.objects.map((o, k) => (k < realDone ? { id: o.id, region: 'bin' } : { id: o.id, upright: true })), progress: realDone / n, counts: { inBin: realDone, target: n }, operator: 'test' });
         }
+      });
+      engines.layouts.forEach((layout, i) => {
+        const target = layout.objects.length;
+        for (const [c, progress] of [[cal, [0.9, 0.6, 0.3][pi]], [simCalibrationHash(MUJOCO), [0.9, 0.2, 0.4][pi]]] as const) {
+          store.insertRollout({ kind: 'sim', policyId: p.id, layoutSetSha256: engines.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', progress, counts: { inBin: 0, target }, calibrationSha256s: [c], durationS: 5 });
+        }
+        const id = store.insertRollout({ kind: 'real', policyId: p.id, layoutSetSha256: engines.sha256, layoutIndex: i, episodeSeconds: 20, controlHz: 50, status: 'valid', durationS: 21 });
+        store.insertOperatorScore({ rolloutId: id, endStates: layout.objects.map((o) => ({ id: o.id, upright: true })), progress: [0.8, 0.5, 0.2][pi], counts: { inBin: 0, target }, operator: 'test' });
       });
       if (pi === 0) {
         lengths.layouts.forEach((layout, i) => {
@@ -141,7 +154,8 @@ test('the compare view reads the paired report: the same numbers as tandem repor
   await page.keyboard.press('5');
   await page.waitForFunction((sha) => Array.from((document.getElementById('compare-set') as HTMLSelectElement).options).some((o) => o.value === sha), set.sha256, { timeout: 20_000 });
   await page.selectOption('#compare-set', set.sha256);
-  await page.waitForFunction(() => /Pearson r/.test(document.getElementById('compare-r-mmrv')?.textContent ?? ''), undefined, { timeout: 20_000 });
+  // The set's own numbers, not those of the set shown first (the engines set also has r and MMRV).
+  await page.waitForFunction((sha) => (document.getElementById('compare-heading')?.textContent ?? '').includes(`set ${sha.slice(0, 12)}`) && /Pearson r/.test(document.getElementById('compare-r-mmrv')?.textContent ?? ''), set.sha256, { timeout: 20_000 });
   const rText = (await page.textContent('#compare-r-mmrv')) ?? '';
   assert.ok(rText.includes(`Pearson r ${correlation.pearson.r.toFixed(2)} [`), rText);
   assert.match(rText, /MMRV \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] over 3 policies/);
@@ -158,6 +172,20 @@ test('the compare view reads the paired report: the same numbers as tandem repor
   await page.waitForFunction(() => /episode file/.test(document.getElementById('replay-note')?.textContent ?? ''), undefined, { timeout: 20_000 });
   assert.match((await page.textContent('#replay-note')) ?? '', /No real rollout of this policy on layout \d has an episode file/);
   await page.screenshot({ path: join(SHOTS, 'compare-report-1280x800.png'), fullPage: true });
+  assert.ok(await page.isHidden('#compare-engines'), 'one engine: no cross-engine panel');
+
+  // Sweeps on both engines: Rapier's compared with real, and the engines' agreement beside it.
+  await page.selectOption('#compare-set', engines.sha256);
+  await page.waitForSelector('#compare-engines-verdict', { timeout: 20_000 });
+  assert.equal(await page.textContent('#compare-engines-verdict'), 'rapier and mujoco order 1 pair of the 3 policies differently (bottles skill 0.6 and bottles skill 0.3): where they disagree, the sim\'s verdict depends on the engine.');
+  assert.equal(await page.textContent('#compare-engines-disagree li'), 'bottles skill 0.6 vs bottles skill 0.3: rapier 0.60 vs 0.30, mujoco 0.20 vs 0.40. The real rig: 0.50 vs 0.20, as rapier orders them.');
+  assert.match((await page.textContent('#compare-engines')) ?? '', /mujoco against rapier: Pearson r -?\d\.\d\d · MMRV 0\.200 over 3 policies\.rapier against real: Pearson r 1\.00 · MMRV 0\.000/);
+  // The first policy's row over all tiers: each engine, real, and the layouts behind them.
+  assert.equal(await page.textContent('#compare-engines-tiers tr[data-tier="all"]'), 'all tiers0.900.900.803 / 3');
+  assert.equal(await page.inputValue('#compare-sim-calibration'), cal, 'the picker shows the record compared with real: Rapier\'s');
+  await page.screenshot({ path: join(SHOTS, 'compare-engines-1280x800.png'), fullPage: true });
+  await page.selectOption('#compare-set', set.sha256);
+  await page.waitForFunction(() => (document.getElementById('compare-engines') as HTMLElement).hidden && /Pearson r/.test(document.getElementById('compare-r-mmrv')?.textContent ?? ''), undefined, { timeout: 20_000 });
 
   // Two policies ticked off: no correlation, and why.
   await page.uncheck('#compare-policy-3');
