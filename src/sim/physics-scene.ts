@@ -9,7 +9,7 @@ import type { ObjectSighting } from '../tasks/task-events.js';
 import type { ObjectEndState } from '../tasks/types.js';
 import type { SceneSnapshot } from './render/scene-snapshot.js';
 import type { PrivilegedThing, SceneOptions } from './scene.js';
-import type { MotorCommand } from './sim-arm.js';
+import type { MotorCommand } from './arm/motor-command.js';
 
 /** One arm as the rig reads it after each physics step. */
 export interface PhysicsArm {

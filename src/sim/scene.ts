@@ -17,7 +17,8 @@ import type { SimCalibration } from './calibration.js';
 import { collidersForParts, GROUPS } from './colliders.js';
 import { quatFromYaw, quatRotate } from '../pose/quaternion.js';
 import { loadRapier, type Rapier } from './rapier.js';
-import { SimArm, type MotorCommand } from './sim-arm.js';
+import { SimArm } from './arm/sim-arm.js';
+import type { MotorCommand } from './arm/motor-command.js';
 import type { SceneSnapshot } from './render/scene-snapshot.js';
 import type { PhysicsArm } from './physics-scene.js';
 

@@ -42,11 +42,11 @@ import {
   type PrivilegedThing,
   type SceneOptions,
 } from '../scene.js';
-import type { MotorCommand } from '../sim-arm.js';
+import type { MotorCommand } from '../arm/motor-command.js';
 import { compileMjcf, loadMujoco, type MjData, type MjModel, type Mujoco } from './mujoco-runtime.js';
 
 const FINGERS = ['a', 'b'] as const;
-/** Finger damping floor, as the Rapier path's position motor (sim-arm.ts). */
+/** Finger damping floor, as the Rapier path's position motor (arm/sim-arm.ts). */
 const MIN_FINGER_KD = 1e-3;
 
 /** Builds the layout's scene in MuJoCo; a layout the sim or the MJCF writer cannot express is a SceneError (one sentence). */
