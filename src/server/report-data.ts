@@ -14,6 +14,7 @@ import { doneMarksByRollout, type DoneMarkRecord } from '../session/done-marks.j
 import { placementByRollout } from '../session/placement-gate.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
+import type { StoredReportExtras } from './api/compare.js';
 import { DEFAULT_DRIFT_THRESHOLDS, simDrift, type DriftRollout, type DriftThresholds, type SimDrift } from '../analysis/sim-drift.js';
 import { preregisteredAnalysis, PreregistrationError, type AskedAnalysis } from '../session/analysis-report.js';
 
@@ -35,16 +36,7 @@ export interface StoredReportOptions {
   readonly driftThresholds?: Partial<DriftThresholds>;
 }
 
-export type StoredReport = PairedReport & {
-  /** Rollouts of these policies on other layout sets, per set: counted and left out. */
-  readonly otherLayoutSets: Record<string, number>;
-  /** Rehearsals on this layout set (black camera frames, the emulated cell): counted and left out unless asked. */
-  readonly rehearsalsLeftOut: number;
-  /** Each real rollout's operator seconds as its session journal has them (place, supervise, score, reset). */
-  readonly operatorTime: readonly RolloutOperatorTime[];
-  /** The sim twin's agreement with the rig on this layout set, evaluation after evaluation, over every policy on it, and the alarm. */
-  readonly simDrift: SimDrift;
-};
+export type StoredReport = PairedReport & StoredReportExtras;
 
 /** The policies a list names: each spec's rows in the store (one per checkpoint). */
 export function resolveReportPolicies(store: Store, specs: readonly string[]): ReportPolicy[] {
