@@ -10,7 +10,8 @@ import { sessionProjector } from '../session-projector.js';
 import { LayoutProjector } from '../../../calibration/projector/layout-projector.js';
 import { PngDirectoryOutput, PngFileOutput } from '../../../calibration/projector/outputs.js';
 import { calibrationStoreInput } from '../../../calibration/projector/calibration-record.js';
-import { NO_INTERLOCKS, type InterlockSource, type SessionProjector, type SessionRunRequest } from '../../session/ports.js';
+import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
+import { NO_GATE, type SessionGate, type SessionProjector, type SessionRunRequest } from '../../session/ports.js';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
@@ -21,7 +22,6 @@ import { getTask } from '../../tasks/registry.js';
 import { parseLayoutSet, type LayoutSet } from '../../layouts/layout-set.js';
 import { LayoutSetError } from '../../layouts/errors.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
-import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { knownPolicySpecs } from '../../rollout/policy-registry.js';
 import { StoreError, type Store } from '../../store/store.js';
 import {
@@ -400,9 +400,9 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
  * stop itself happens in the rig's safety supervisor, which reads the same source every cycle,
  * so the engine's signal never has to race it.
  */
-export function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } }): InterlockSource {
+export function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } }): SessionGate {
   return {
-    armed: NO_INTERLOCKS.armed,
+    armed: NO_GATE.armed,
     blocked: () => {
       const c = plc.current();
       return c.open ? (c.reason ?? 'an interlock of the cell is open') : undefined;
