@@ -3,6 +3,7 @@
  * every layout R times on worker threads (`sim sweep`). The work lives in src/sim and
  * src/rollout; this file reads files, opens the store and turns bad input into one sentence.
  */
+import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EpisodeWrites, recordSweepEpisode, sweepRolloutInput } from '../sweep-episodes.js';
@@ -19,7 +20,7 @@ import { PolicyUnavailableError } from '../../policy/contract.js';
 import { PolicyLoadError } from '../../policy/errors.js';
 import { knownPolicySpecs, openPolicy, PolicySpecError } from '../../rollout/policy-registry.js';
 import type { Episode } from '../../rollout/episode.js';
-import { DEFAULT_SIM_CONTROL_HZ, runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
+import { runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
 import { runSweep, SweepError, type SweepJob, type SweepRollout } from '../../sim/sweep.js';
 import { drawLook, drawWorld, lookRecord, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND, type HashedRandomizationSpec, type RandomizedWorld } from '../../sim/randomization.js';
 import { calibrationProblem, DEFAULT_SIM_CALIBRATION, engineNameProblem, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, withEngine, type SimCalibration, type SimEngine } from '../../sim/calibration.js';
@@ -213,7 +214,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
             policySpec: spec,
             policy: policy.info,
             calibrationSha256: simCalibrationHash(calibration),
-            controlHz: DEFAULT_SIM_CONTROL_HZ,
+            controlHz: EPISODE_CONTROL_HZ,
             episodeSeconds: seconds,
             seed,
           });
