@@ -22,7 +22,7 @@ import { YamCanRig } from '../../drivers/yam/yam-can-rig.js';
 import { describeStatus, isFaultStatus, statusName } from '../../drivers/damiao/protocol.js';
 import { emulatedCellOf } from '../emulated-cell/register.js';
 import { EMULATED_CELL_KIND } from '../emulated-cell/cell-truth.js';
-import { SCRIPTED_OPERATOR } from '../emulated-cell/scripted-operator.js';
+import { SCRIPTED_OPERATOR } from './session-operators.js';
 import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';

@@ -33,7 +33,7 @@ import type { RecordingSummary } from '../../record/episode-recorder.js';
 import { StoreError } from '../../store/store.js';
 import { emulatedCellOf } from '../../emulated-cell/register.js';
 import { cellMarker, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
-import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
+import { SCRIPTED_OPERATOR } from '../session-operators.js';
 import { DEFAULT_CELL_CAMERA_FPS } from '../../emulated-cell/cell-cameras.js';
 import { streamCameraSource } from '../../rollout/stream-camera-source.js';
 import { cellIoSourceOf, missingPolicyCameras, rolloutCameras, rigConfigWithGrippers, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs, type StationConfig } from '../station-config.js';
