@@ -28,7 +28,7 @@ import { runRigRollout } from '../src/rollout/rig-rollout.js';
 import { runSimRollout } from '../src/sim/sim-rollout.js';
 import { createEmulatedCell } from '../src/emulated-cell/emulated-cell.js';
 import { createScene } from '../src/sim/scene.js';
-import { newMotorCommand } from '../src/sim/sim-arm.js';
+import { newMotorCommand } from '../src/sim/arm/motor-command.js';
 import { cellTruth, type CellGap } from '../src/emulated-cell/cell-truth.js';
 import { yamRigModel } from '../src/rig/yam.js';
 

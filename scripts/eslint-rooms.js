@@ -24,6 +24,7 @@ export const ROOMS = [
   ['src/record', 'src/record/'],
   ['src/store', 'src/store/'],
   ['src/server/api-types', 'src/server/api-types.ts'],
+  ['src/server/api-types', 'src/server/api/'],
   ['src/server', 'src/server/'],
   ['src/app', 'src/app/'],
   ['src/electron', 'src/electron/'],
@@ -96,6 +97,8 @@ export const TYPES_FROM = {
   'src/policy/contract': ['src/rig/contract'],
   'src/policy': [...RIG],
   'station-ui': ['src/server', 'src/rig/contract'],
+  // The compare report carries each real rollout's operator time as the session journal counts it.
+  'src/server/api-types': ['src/session'],
 };
 
 /** Pure rooms: no Node built-ins, so the UI can reuse them. */

@@ -22,7 +22,7 @@ const LIFT_S = 4;
 const EASE_IN_S = 2;
 /** No fingertip lower than this above the table top (m): contacts are another phase, not what a free-motion fit should see. */
 export const MIN_TIP_HEIGHT_M = 0.05;
-/** Fingertips sit this far along the gripper's approach axis (src/sim/sim-arm.ts GRIPPER_GEOMETRY). */
+/** Fingertips sit this far along the gripper's approach axis (src/sim/arm/geometry.ts GRIPPER_GEOMETRY). */
 const TIP_OFFSET_M = -0.14;
 
 export interface ExcitationOptions {

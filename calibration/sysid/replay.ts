@@ -51,7 +51,7 @@ const LOST_SHARE = 0.1;
 
 /** A fingertip measured this close to the table top (m) may touch it: that sample is 'contact'. */
 const CONTACT_HEIGHT_M = 0.02;
-/** Fingertips along the gripper's approach axis (src/sim/sim-arm.ts GRIPPER_GEOMETRY). */
+/** Fingertips along the gripper's approach axis (src/sim/arm/geometry.ts GRIPPER_GEOMETRY). */
 const TIP_OFFSET_M = -0.14;
 
 /** Free motion; a gripper holding something; a fingertip at the table (from the measured pose). */

@@ -18,7 +18,7 @@ import './opcua-logs.js';
 import { performance } from 'node:perf_hooks';
 import clientPkg from 'node-opcua-client';
 import type { ClientSession, DataValue } from 'node-opcua-client';
-import type { InterlockReading, InterlockSource } from '../../src/rig/contract.js';
+import type { InterlockReading, CellInterlock } from '../../src/rig/contract.js';
 import { INTERLOCK_INPUTS, TOWER_OUTPUTS, type CellIoConfig, type InterlockInput, type TowerOutput } from './cell-io-config.js';
 import { certificateManagerIn } from './pki.js';
 import { heartbeatKeyOf, inputReportOf, interlockOfInputs, type InputReport } from './plc-values.js';
@@ -61,7 +61,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> 
   ]);
 }
 
-export class CellPlcClient implements InterlockSource {
+export class CellPlcClient implements CellInterlock {
   readonly endpointUrl: string;
   private readonly nowS: () => number;
   private readonly staleS: number;

@@ -10,7 +10,7 @@
  * supervisor and the 250 Hz motor loop keep going whatever the station's main thread is doing; the
  * station holds a RigThreadProxy with the same Rig contract.
  */
-import { ARM_SIDES, RigError, type ArmSide } from '../../src/rig/contract.js';
+import { ARM_SIDES, RigError, type ArmSide, type RigModel } from '../../src/rig/contract.js';
 import type { RigConfig, RigContext, RigRegistry } from '../../src/rig/registry.js';
 import { CAN_TRANSPORTS, type CanTransport } from '../can/bus.js';
 import { SerialCanBus } from '../can/serial-can-bus.js';
@@ -19,7 +19,6 @@ import { YamCanRig, type GripperLimits } from './yam-can-rig.js';
 import { DEFAULT_CONTROL_RATE_HZ } from '../../src/rig/control-loop.js';
 import { RigThreadProxy } from '../../src/rig/rig-thread-proxy.js';
 import { yamRigModel } from '../../src/rig/yam.js';
-import type { YamRigThreadInit } from './rig-thread-worker.js';
 
 /** A rig config value the factory cannot use: one sentence, as a config-mismatch RigError. */
 export function rigConfigError(message: string): RigError {
@@ -64,6 +63,13 @@ export interface YamCanThreadExtras {
   readonly controlPeriodS?: number;
   /** 0: an unplugged adapter ends the run (bring-up commands); default: reconnect. */
   readonly reconnectIntervalMs?: number;
+}
+
+/** What the main thread sends (createThreadedYamCanRig) to the rig thread (rig-thread-worker.ts). */
+export interface YamRigThreadInit {
+  readonly config: RigConfig;
+  readonly model: RigModel;
+  readonly extras: YamCanThreadExtras;
 }
 
 /** `binding`: how the ports are opened (default the native one; the rig thread passes drivers/can/tty-binding). */

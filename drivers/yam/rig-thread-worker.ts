@@ -4,20 +4,11 @@
  * (src/rig/rig-thread-loop.ts) until the main thread closes it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { RigModel } from '../../src/rig/contract.js';
-import type { RigConfig } from '../../src/rig/registry.js';
 import { RigThreadMemory } from '../../src/rig/rig-thread-memory.js';
 import { RigThreadClock, SharedInterlock, type RigThreadPort } from '../../src/rig/rig-thread-loop.js';
 import { serveYamRigThread } from './serve-yam-rig-thread.js';
 import { ttyBinding } from '../can/tty-binding.js';
-import { createYamCanRig, type YamCanThreadExtras } from './register.js';
-
-/** What the main thread sends (see createThreadedYamCanRig). */
-export interface YamRigThreadInit {
-  readonly config: RigConfig;
-  readonly model: RigModel;
-  readonly extras: YamCanThreadExtras;
-}
+import { createYamCanRig, type YamRigThreadInit } from './register.js';
 
 const data = workerData as { buffer: SharedArrayBuffer; init: YamRigThreadInit; rateHz: number; hasInterlock: boolean; cycles: SharedArrayBuffer };
 const memory = new RigThreadMemory(data.buffer);

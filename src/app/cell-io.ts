@@ -10,7 +10,7 @@ import { UserError } from './command.js';
 import { CellIoConfigError, readCellIoConfig, type CellIoConfig } from '../../drivers/cell-io/cell-io-config.js';
 import { CellIoError, CellPlcClient } from '../../drivers/cell-io/plc-client.js';
 import { StationStateBoard } from '../../drivers/cell-io/station-state.js';
-import { StationOpcuaServer } from '../../drivers/cell-io/station-server.js';
+import { StationOpcuaServer } from '../../drivers/cell-io/station-opcua-server.js';
 import { TowerLightDriver } from '../../drivers/cell-io/tower-light-driver.js';
 
 export interface CellIo {

@@ -12,7 +12,14 @@ import type { OperatorStep, PlaceAnswer, ScoreAnswer, SessionOperator, Timed } f
 import type { SessionProgress } from '../session/journal-state.js';
 import { progressLine } from '../session/journal-state.js';
 import { countQuestion } from '../session/score-entry.js';
-import { SCRIPTED_OPERATOR } from '../emulated-cell/scripted-operator.js';
+
+/**
+ * The emulated cell's scripted operator's name, as stored with its scores (the session's and a
+ * single rollout's alike): it places a layout from its projected outlines (the cell world does,
+ * with seeded placement noise) and scores a rollout from each object's end state on the cell's
+ * table, in the task's own terms — the same shape a human operator enters.
+ */
+export const SCRIPTED_OPERATOR = 'scripted operator (emulated cell)';
 
 /**
  * Simulated seconds, seeded by the rollout's seed: a person takes longer for more objects, and

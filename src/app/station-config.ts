@@ -8,6 +8,7 @@
  * field and what to do, and unknown fields are refused (a typo must not silently drop a camera).
  */
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { CameraConfigError, parseCameraConfigs, type CameraConfig } from '../../drivers/cameras/camera-config.js';
 import { CellIoConfigError, parseCellIoConfig, readCellIoConfig, type CellIoConfig } from '../../drivers/cell-io/cell-io-config.js';
@@ -19,7 +20,6 @@ import { UserError } from './command.js';
 import { checkDriftThresholds, type DriftThresholds } from '../analysis/sim-drift.js';
 import type { PlacementThresholds } from '../session/placement-gate.js';
 import { DEFAULT_RIG_CONFIG } from './rig-registry.js';
-import { readRigConfig } from './station.js';
 
 export const STATION_CONFIG_VERSION = 1;
 /** `--station-config cell`: the embedded emulated cell with its three cameras. */
@@ -311,4 +311,20 @@ export function cellIoSourceOf(config: StationConfig, cellIoFile: string | undef
 export function rolloutCameras(station: StationConfig, policy: { readonly cameras: readonly CameraName[] }, cellFps: number): readonly CameraConfig[] {
   if (station.cameras.length > 0 || station.rig.type !== 'yam-cell') return station.cameras;
   return policy.cameras.map((name) => ({ name, kind: 'cell' as const, fps: cellFps }));
+}
+
+/** The rig config file's JSON, or the embedded default (`yam-emulated`) without one. */
+export async function readRigConfig(file: string | undefined): Promise<unknown> {
+  if (!file) return DEFAULT_RIG_CONFIG;
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new UserError(`Cannot read the rig config ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}.`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UserError(`The rig config ${file} is not valid JSON.`);
+  }
 }

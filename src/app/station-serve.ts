@@ -4,13 +4,13 @@
  * YamCanRig's motor reports and the emulated cell's numbers), rollouts through the same code as
  * `tandem rig rollout`, the store — and shuts them down in order: rig damped, store closed.
  */
+import { EPISODE_CONTROL_HZ } from '../rollout/run-episode.js';
 import type { Clock, Rig } from '../rig/contract.js';
 import { RigError } from '../rig/contract.js';
 import { layoutAt } from '../layouts/layout-set.js';
 import { LayoutSetError } from '../layouts/errors.js';
 import { getTask, isTaskId } from '../tasks/registry.js';
 import { knownPolicySpecs } from '../rollout/policy-registry.js';
-import { DEFAULT_SIM_CONTROL_HZ } from '../sim/sim-rollout.js';
 import type { Store } from '../store/store.js';
 import { TELEOP_LEADERS, type TeleopChoices, type CalibrationInUse, type CellStatus, type MotorStatus, type RunRolloutRequest } from '../server/api-types.js';
 import { RigHost, type RigParts } from '../server/rig-host.js';
@@ -22,13 +22,12 @@ import { YamCanRig } from '../../drivers/yam/yam-can-rig.js';
 import { describeStatus, isFaultStatus, statusName } from '../../drivers/damiao/protocol.js';
 import { emulatedCellOf } from '../emulated-cell/register.js';
 import { EMULATED_CELL_KIND } from '../emulated-cell/cell-truth.js';
-import { SCRIPTED_OPERATOR } from '../emulated-cell/scripted-operator.js';
+import { SCRIPTED_OPERATOR } from './session-operators.js';
 import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
-import { readRigConfig } from './station.js';
 import { preflight } from './preflight.js';
-import { cellIoSourceOf, leaderSpecOf, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
+import { cellIoSourceOf, leaderSpecOf, readRigConfig, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
 import { openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 import { SessionHost, type SessionParts } from '../server/session-host.js';
@@ -158,7 +157,7 @@ function rolloutRunner(store: Store, host: RigHost, station: StationConfig, cwd:
         if (e instanceof UserError) throw new ApiRefusal(400, e.message);
         throw e;
       }
-      const rateHz = DEFAULT_SIM_CONTROL_HZ;
+      const rateHz = EPISODE_CONTROL_HZ;
       return {
         policy: req.policy,
         layoutSet: set.sha256,
@@ -221,7 +220,7 @@ function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: 
             store,
             episodesDir,
             set,
-            rateHz: DEFAULT_SIM_CONTROL_HZ,
+            rateHz: EPISODE_CONTROL_HZ,
             lookAtTable: false,
             blankCameras: false,
             blind: plan.blind,
@@ -448,7 +447,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     const env = opts.env ?? {};
     // node-opcua loads only when the station is asked for cell I/O (seconds of start-up otherwise).
     // Opened before the rig: its safety supervisor reads the interlock from the first cycle.
-    if (cellIoFrom !== undefined) cellIo = await (await import('./cell-io.js')).openCellIo(cellIoFrom, { dataDir: opts.dataDir, controlHz: DEFAULT_SIM_CONTROL_HZ, log: opts.log });
+    if (cellIoFrom !== undefined) cellIo = await (await import('./cell-io.js')).openCellIo(cellIoFrom, { dataDir: opts.dataDir, controlHz: EPISODE_CONTROL_HZ, log: opts.log });
     const projector = await openStationProjector({ ...(projectorFile !== undefined ? { calibrationFile: projectorFile } : {}), ...(pjlink !== undefined ? { pjlink } : {}), cwd: opts.cwd, env, store, say: opts.log });
     if (opts.onProjectorFrame) {
       const show = opts.onProjectorFrame;

@@ -3,7 +3,6 @@
  * control loop, check the sim twin, and say plainly what this machine cannot run. The station
  * API and operator UI attach here when they land.
  */
-import { readFile } from 'node:fs/promises';
 import { RigError, type Clock, type Rig, type RigCommand } from '../rig/contract.js';
 import { ControlLoop, DEFAULT_CONTROL_RATE_HZ } from '../rig/control-loop.js';
 import { loadRapier } from '../sim/rapier.js';
@@ -11,7 +10,7 @@ import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../sim/calibration.
 import { loadRos } from '../../ros/rclnodejs-loader.js';
 import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
-import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry } from './rig-registry.js';
+import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
 import { emulatedCellOf } from '../emulated-cell/register.js';
 import type { StationConfig } from './station-config.js';
 import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';
@@ -33,22 +32,6 @@ export interface StationOptions {
   holdSeconds: number;
   signal: AbortSignal;
   log(line: string): void;
-}
-
-/** The rig config file's JSON, or the embedded default (`yam-emulated`) without one. */
-export async function readRigConfig(file: string | undefined): Promise<unknown> {
-  if (!file) return DEFAULT_RIG_CONFIG;
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    throw new UserError(`Cannot read the rig config ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}.`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UserError(`The rig config ${file} is not valid JSON.`);
-  }
 }
 
 /** Holds the rig's current pose for a moment under the real control loop, then damps it. */

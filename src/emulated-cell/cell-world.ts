@@ -17,7 +17,7 @@ import type { PrivilegedState } from '../policy/contract.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import type { ObjectSighting } from '../tasks/task-events.js';
 import { createScene, HOME_START_POSITION, type SimScene } from '../sim/scene.js';
-import { newMotorCommand, type MotorCommand } from '../sim/sim-arm.js';
+import { newMotorCommand, type MotorCommand } from '../sim/arm/motor-command.js';
 import type { SceneSnapshot } from '../sim/render/scene-snapshot.js';
 import { PLACEMENT_SIGMA_M, PLACEMENT_SIGMA_YAW_RAD } from '../sim/sim-rollout.js';
 import type { MotorPlant } from '../../drivers/emulators/emulated-motor.js';

@@ -12,7 +12,7 @@
  * making the order of events depend on scheduling.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { ARM_SIDES, type ArmSide, type Clock, type InterlockSource, type RigModel } from '../rig/contract.js';
+import { ARM_SIDES, type ArmSide, type Clock, type CellInterlock, type RigModel } from '../rig/contract.js';
 import { yamRigModel } from '../rig/yam.js';
 import { DEFAULT_CONTROL_RATE_HZ } from '../rig/control-loop.js';
 import { MODEL_EXACT_FEED_FORWARD, type FeedForwardSettings } from '../rig/gravity.js';
@@ -31,7 +31,7 @@ export interface ThreadedCellOptions extends EmulatedCellOptions {
   readonly clock: Clock;
   readonly replyDeadlineMs?: number;
   readonly feedForward?: FeedForwardSettings | false;
-  readonly interlock?: InterlockSource;
+  readonly interlock?: CellInterlock;
   /** The motor loop's rate in the rig thread. Default DEFAULT_CONTROL_RATE_HZ. */
   readonly rateHz?: number;
   /** Aborted when the station shuts down while the cell is still starting: the cell's thread is ended, nothing is left running. */

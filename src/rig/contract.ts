@@ -200,7 +200,7 @@ export interface InterlockReading {
  * latest value its inputs reported and must answer "open" whenever it cannot vouch for "closed"
  * (a dropped connection, a stale heartbeat, a bad status) — never awaiting anything here.
  */
-export interface InterlockSource {
+export interface CellInterlock {
   current(): InterlockReading;
 }
 

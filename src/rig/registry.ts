@@ -4,7 +4,7 @@
  * src/sim, `ros` from ros/ — and the station creates whatever its config names. Production code
  * never branches on "sim", and this module imports no driver.
  */
-import { RigError, type Clock, type InterlockSource, type Rig, type RigModel } from './contract.js';
+import { RigError, type Clock, type CellInterlock, type Rig, type RigModel } from './contract.js';
 import { MirrorRig, parseMirrorConfig } from './mirror-rig.js';
 import { yamRigModel } from './yam.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
@@ -31,7 +31,7 @@ export interface RigContext {
    * The cell's interlock (drivers/cell-io's PLC client), handed to the rig's safety supervisor:
    * every factory that builds a supervisor passes it on (SafetyOptions.interlock).
    */
-  readonly interlock?: InterlockSource;
+  readonly interlock?: CellInterlock;
 }
 
 export type RigFactory = (config: RigConfig, context: RigContext) => Rig | Promise<Rig>;

@@ -17,7 +17,7 @@
  * modes, as it is in-thread while activate() runs.
  */
 import { ControlLoop, type LoopStats } from './control-loop.js';
-import { STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigState, type InterlockReading, type InterlockSource } from './contract.js';
+import { STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigState, type InterlockReading, type CellInterlock } from './contract.js';
 import { CTL, RIG_MODES, RigThreadMemory, ST, errorToMessage, type RigErrorMessage } from './rig-thread-memory.js';
 import type { RigCycleRing } from './rig-cycle-ring.js';
 
@@ -56,7 +56,7 @@ export interface RigThreadPort {
 export const INTERLOCK_STALE_MS = 1000;
 
 /** The cell's interlock as the main thread mirrors it into shared memory (stale reads as open). */
-export class SharedInterlock implements InterlockSource {
+export class SharedInterlock implements CellInterlock {
   private readonly sample = new Float64Array(2);
   private static readonly CLOSED: InterlockReading = { open: false };
 

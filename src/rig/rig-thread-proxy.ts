@@ -20,7 +20,7 @@
  *   the motors — no longer commanded — damp by their own watchdog.
  */
 import { Worker, type TransferListItem } from 'node:worker_threads';
-import { STATE_DIM, RigError, type Clock, type InterlockSource, type Rig, type RigCommand, type RigFault, type RigModel, type RigState, type SafetyEvent } from './contract.js';
+import { STATE_DIM, RigError, type Clock, type CellInterlock, type Rig, type RigCommand, type RigFault, type RigModel, type RigState, type SafetyEvent } from './contract.js';
 import { RIG_MODES, RigThreadMemory, ST, errorFromMessage } from './rig-thread-memory.js';
 import { RigCycleRing, cycleRingCapacity, type RigCycleSource } from './rig-cycle-ring.js';
 import { epochNowS, type RigThreadReply, type RigThreadRequest, type RigThreadStats } from './rig-thread-loop.js';
@@ -35,7 +35,7 @@ export interface RigThreadOptions {
   readonly rateHz: number;
   /** The station's clock (wall time): state and event times are given on it. */
   readonly clock: Clock;
-  readonly interlock?: InterlockSource;
+  readonly interlock?: CellInterlock;
   /** How long write/hold/estop wait for the rig thread to answer before returning what is known. Default 20 ms. */
   readonly answerTimeoutMs?: number;
   /** Cycles the recorder's ring holds (default CYCLE_RING_SECONDS of cycles at rateHz). */
@@ -94,7 +94,7 @@ export class RigThreadProxy implements Rig, RigCycleSource {
   /** When (epoch s) this thread last saw the cycle count move. */
   private cyclesMovedAtS = NaN;
   private lastLookS = NaN;
-  private readonly interlock: InterlockSource | undefined;
+  private readonly interlock: CellInterlock | undefined;
   private interlockTimer: ReturnType<typeof setInterval> | undefined;
   private readonly onClose: (() => Promise<void>) | undefined;
 

@@ -33,7 +33,7 @@ import {
   type ArmSide,
   type RigCommand,
   type RigFault,
-  type InterlockSource,
+  type CellInterlock,
   type RigMode,
   type RigModel,
   type SafetyEvent,
@@ -59,7 +59,7 @@ export interface SafetyOptions {
   /** Beyond the widened limit by more than this at activation → wrong zero, refuse. Default 0.1 rad. */
   readonly wrongZeroRad?: number;
   /** The cell's interlock, checked on every write() and tick(); absent = none (the sim, a bench). */
-  readonly interlock?: InterlockSource;
+  readonly interlock?: CellInterlock;
 }
 
 /** The supervisor's own record of an interlock stop: when, why, and in which of its cycles. */
@@ -129,7 +129,7 @@ export class SafetySupervisor {
   private lastRejectedReason: string | undefined;
   private readonly knownFaults = new Set<string>();
   private events: SafetyEvent[] = [];
-  private readonly interlock: InterlockSource | undefined;
+  private readonly interlock: CellInterlock | undefined;
   /** Ticks since the last activation: the supervisor's own cycle count. */
   private cycles = 0;
   private lastInterlockStop: InterlockStop | undefined;

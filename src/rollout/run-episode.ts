@@ -78,6 +78,12 @@ export interface TaskEventSource {
 /** Task events are sampled at about this rate, whatever the control rate: a sample costs ~1–2 ms of scene queries (≈2% of a sim rollout at 10 Hz), and a grasp or a knock lasts longer than 0.1 s. */
 export const TASK_EVENT_HZ = 10;
 
+/**
+ * The policy rate of an episode, on the rig and in the sim alike, unless asked otherwise
+ * (ALOHA-style policies run at 50 Hz). Paired sim and real rollouts then run at the same rate.
+ */
+export const EPISODE_CONTROL_HZ = 50;
+
 export interface RunEpisodeOptions {
   readonly rig: Rig;
   readonly executor: ChunkExecutor;

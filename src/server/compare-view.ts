@@ -113,7 +113,7 @@ export async function compareReport(build: (o: StoredReportOptions) => Promise<S
   try {
     report = await build(options);
   } catch (e) {
-    if (e instanceof ReportInputError) throw new ApiRefusal(400, e.message, e.choices ? { ...e.choices } : undefined);
+    if (e instanceof ReportInputError) throw new ApiRefusal(400, e.message, e.choices);
     throw e;
   }
   const realOnEmulatedCell = (report.realCalibration ?? '').split(',').some((h) => h !== '' && isCellMarker(h));

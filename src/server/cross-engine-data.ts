@@ -7,11 +7,9 @@ import { crossEngineAgreement, type CrossEngineReport } from '../analysis/cross-
 import type { ReportRollout } from '../analysis/paired-report.js';
 import { SIM_CALIBRATION_KIND, SIM_ENGINES, simCalibrationHash, simEngineOf, withEngine, type SimCalibration, type SimEngine } from '../sim/calibration.js';
 import type { Store } from '../store/store.js';
+import type { StoredCrossEngine } from './api/compare.js';
 
-export type StoredCrossEngine = CrossEngineReport & {
-  /** True when the two records differ only in their engine (one is the other's `withEngine`); false when the other engine's only record differs in more. */
-  readonly sameRecordOtherwise: boolean;
-};
+export type { StoredCrossEngine };
 
 /** The engine of each plain sim calibration these rollouts ran (a randomization spec or an unknown hash has none). */
 export function simEnginesOf(store: Store, rollouts: readonly ReportRollout[]): Map<string, { engine: SimEngine; record: SimCalibration }> {

@@ -14,6 +14,7 @@ import { doneMarksByRollout, type DoneMarkRecord } from '../session/done-marks.j
 import { placementByRollout } from '../session/placement-gate.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
+import type { StoredReportExtras } from './api/compare.js';
 import { DEFAULT_DRIFT_THRESHOLDS, simDrift, type DriftRollout, type DriftThresholds, type SimDrift } from '../analysis/sim-drift.js';
 import { preregisteredAnalysis, PreregistrationError, type AskedAnalysis } from '../session/analysis-report.js';
 import { defaultSimCalibration, simEnginesOf, storedCrossEngine, type StoredCrossEngine } from './cross-engine-data.js';
@@ -36,19 +37,7 @@ export interface StoredReportOptions {
   readonly driftThresholds?: Partial<DriftThresholds>;
 }
 
-export type StoredReport = PairedReport & {
-  /** Rollouts of these policies on other layout sets, per set: counted and left out. */
-  readonly otherLayoutSets: Record<string, number>;
-  /** Rehearsals on this layout set (black camera frames, the emulated cell): counted and left out unless asked. */
-  readonly rehearsalsLeftOut: number;
-  /** Each real rollout's operator seconds as its session journal has them (place, supervise, score, reset). */
-  readonly operatorTime: readonly RolloutOperatorTime[];
-  /** The sim twin's agreement with the rig on this layout set, evaluation after evaluation, over every policy on it, and the alarm. */
-  readonly simDrift: SimDrift;
-  /** The same policies swept on both physics engines: their agreement (null: no other engine ran, or, with the reason, cannot be paired). */
-  readonly crossEngine: StoredCrossEngine | null;
-  readonly crossEngineUnavailable?: string;
-};
+export type StoredReport = PairedReport & StoredReportExtras;
 
 /** The policies a list names: each spec's rows in the store (one per checkpoint). */
 export function resolveReportPolicies(store: Store, specs: readonly string[]): ReportPolicy[] {

@@ -4,6 +4,7 @@
  * for state changes a same-origin JSON body within the size limit, and for the event stream an
  * Origin of this station. Each refusal is one sentence with its HTTP status.
  */
+import type { ReportChoices } from '../analysis/paired-report.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { MAX_BODY_BYTES, TOKEN_HEADER, TOKEN_PROTOCOL_PREFIX } from './api-types.js';
@@ -13,7 +14,7 @@ export class ApiRefusal extends Error {
     readonly status: number,
     message: string,
     /** What the client may pick from to make the request answerable (ApiError.choices). */
-    readonly choices?: Record<string, unknown>,
+    readonly choices?: ReportChoices,
   ) {
     super(message);
     this.name = 'ApiRefusal';

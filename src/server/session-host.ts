@@ -11,7 +11,7 @@ import { getTask } from '../tasks/registry.js';
 import { buildSessionPlan, checkPlanLayoutSet, parseSessionPlan, SessionPlanError, type RolloutCostS, type SessionPlan } from '../session/plan.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
 import { interruption, JOURNAL, sessionProgress, slotStates, type SlotPhase } from '../session/journal-state.js';
-import { OPERATOR_STOP, type InterlockSource, type PlacementGate, type SessionProjector, type SessionRolloutRunner } from '../session/ports.js';
+import { OPERATOR_STOP, type SessionGate, type PlacementGate, type SessionProjector, type SessionRolloutRunner } from '../session/ports.js';
 import type { SessionAnswerRequest, SessionPhase, SessionResults, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
 import { sessionResults } from './session-results.js';
 import { BrowserOperator, OperatorGone } from './browser-operator.js';
@@ -389,7 +389,7 @@ export class SessionHost {
     const operator = new BrowserOperator(operatorName, () => this.changed());
     const a: Active = { id, plan, operator, breakEveryS, running: null, estopped: false, state: 'working', stoppedBecause: null, done: Promise.resolve(), abort: new AbortController(), safety: undefined };
     this.active = a;
-    const interlocks: InterlockSource = {
+    const interlocks: SessionGate = {
       armed: () => {
         operator.settle();
         a.safety = new AbortController();

@@ -20,7 +20,7 @@ import { abVerdictSoFar, analysisSoFar } from './ab-verdict.js';
 import { doneMarksOf } from './done-marks.js';
 import type { AnytimeComparison } from '../analysis/anytime-ab.js';
 import { placementJournalDetail, placementVerdict, type PlacementCheck } from './placement-gate.js';
-import { NO_INTERLOCKS, NO_PROJECTOR, OPERATOR_STOP, type InterlockSource, type OperatorStep, type PlacementGate, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
+import { NO_GATE, NO_PROJECTOR, OPERATOR_STOP, type SessionGate, type OperatorStep, type PlacementGate, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
 
 export const DEFAULT_BREAK_EVERY_S = 30 * 60;
 
@@ -33,7 +33,7 @@ export interface SessionEngineOptions {
   readonly runner: SessionRolloutRunner;
   readonly operator: SessionOperator;
   readonly projector?: SessionProjector;
-  readonly interlocks?: InterlockSource;
+  readonly interlocks?: SessionGate;
   /**
    * The placement check before start: after the operator confirms, the overhead camera's frame is
    * compared with the twin's picture of the layout; over the threshold the start is refused with the
@@ -123,7 +123,7 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
   checkPlanLayoutSet(plan, set, 'given');
   if (o.stopEarly && !plan.analysis) throw new Error('stopping early needs a plan with a pre-registered analysis plan');
   const projector = o.projector ?? NO_PROJECTOR;
-  const interlocks = o.interlocks ?? NO_INTERLOCKS;
+  const interlocks = o.interlocks ?? NO_GATE;
   const now = o.nowMs ?? Date.now;
   const breakEveryS = o.breakEveryS ?? DEFAULT_BREAK_EVERY_S;
   const journal = (e: Omit<SessionJournalInput, 'sessionId'>, score?: OperatorScoreInput) => store.appendSessionJournal({ sessionId: id, ...e }, score);

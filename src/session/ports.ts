@@ -24,8 +24,12 @@ export const NO_PROJECTOR: SessionProjector = {
   blank: () => Promise.resolve(),
 };
 
-/** The cell's e-stop and interlocks (door, light curtain) as the engine sees them. */
-export interface InterlockSource {
+/**
+ * Whether the session may run a rollout now: the cell's e-stop and interlocks (door, light curtain)
+ * as the engine sees them — a signal that aborts the running rollout, and a reason not to start one.
+ * (The rig's safety supervisor reads the same cell through src/rig's CellInterlock.)
+ */
+export interface SessionGate {
   /** Aborted when the e-stop is pressed or an interlock opens; a new signal per rollout. */
   armed(): AbortSignal;
   /** Why the cell is not safe to run now, or undefined when it is. */
@@ -39,7 +43,7 @@ export interface InterlockSource {
 export const OPERATOR_STOP = 'stopped by the operator';
 
 /** No cell I/O configured: nothing stops the session but the operator and Ctrl-C. */
-export const NO_INTERLOCKS: InterlockSource = {
+export const NO_GATE: SessionGate = {
   armed: () => new AbortController().signal,
   blocked: () => undefined,
 };

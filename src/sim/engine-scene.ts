@@ -5,8 +5,8 @@
  */
 import { simEngineOf } from './calibration.js';
 import { createMujocoScene } from './mujoco/mujoco-scene.js';
-import type { PhysicsScene } from './physics-scene.js';
-import { createScene, type SceneOptions } from './scene.js';
+import type { PhysicsScene, SceneOptions } from './physics-scene.js';
+import { createScene } from './scene.js';
 
 export function createEngineScene(opts: SceneOptions): Promise<PhysicsScene> {
   return simEngineOf(opts.calibration) === 'mujoco' ? createMujocoScene(opts) : createScene(opts);

@@ -43,7 +43,7 @@ import { GROUP } from './colliders.js';
 import { quatConj, quatMul, quatRotate } from '../pose/quaternion.js';
 import { loadRapier } from './rapier.js';
 import { SimScene } from './scene.js';
-import type { SimArm } from './sim-arm.js';
+import type { SimArm } from './arm/sim-arm.js';
 
 type Vec3 = readonly [number, number, number];
 type Quat = readonly [number, number, number, number];
@@ -130,13 +130,13 @@ export function sceneToMjcf(scene: SimScene, title: string): MjcfScene {
         const side = arm.model.side;
         const torqueScale = motorTorqueScales(cal);
         arm.model.joints.forEach((j, i) => {
-          // A motor whose torque constant is off by s delivers s times every term of its law (sim-arm.ts applyDrive).
+          // A motor whose torque constant is off by s delivers s times every term of its law (arm/sim-arm.ts applyDrive).
           const s = torqueScale[i];
           w.line(motor(`${j.name}_motor`, j.name, j.kp * s, j.kd * s, j.maxTorqueNm, [j.minRad, j.maxRad]));
         });
         const g = arm.model.gripper;
         const halfStroke = g.strokeM / 2;
-        // The sim's finger drive (sim-arm.ts applyDrive): the gripper motor's gains seen at one
+        // The sim's finger drive (arm/sim-arm.ts applyDrive): the gripper motor's gains seen at one
         // finger through the transmission, force limited to the calibration's squeeze.
         const ratio = g.motorTravelRad / halfStroke;
         const kp = (g.kp * ratio * ratio) / 2;
@@ -213,7 +213,7 @@ function writeFingers(w: XmlWriter, arm: SimArm, reflectedMassKg: number, physic
     const local = { position: quatRotate(fromLink, rel.position), quaternion: quatMul(quatMul(fromLink, rel.quaternion), toLink) };
     const name = `${side}_finger_${FINGERS[k]}`;
     // The gripper rotor's reflected mass: what the sim adds to the finger body beyond its collider
-    // (sim-arm.ts setAdditionalMass; Rapier folds it into body.mass() only at the first step, so
+    // (arm/sim-arm.ts setAdditionalMass; Rapier folds it into body.mass() only at the first step, so
     // it is read where the scene took it). The sim gives it no weight (the rotor's weight is the
     // gripper's), so gravcomp takes back exactly its share of the finger's gravity.
     const extra = reflectedMassKg;

@@ -5,21 +5,20 @@
  * privileged end state (for scoring) and whether the simulation has blown up.
  */
 import type { RigidBody, World } from '@dimforge/rapier3d-deterministic-compat';
-import type { RigModel } from '../rig/contract.js';
 import { LINK_NAMES } from '../rig/kinematics.js';
 import type { Pose3, TablePose } from '../tasks/geometry.js';
 import { createRng } from '../layouts/random.js';
 import { objectPose3, partsBounds } from '../tasks/footprint.js';
 import { STATION_ARMS, TABLE_SIZE_M, type StationArm } from '../tasks/station.js';
 import type { ObjectSighting } from '../tasks/task-events.js';
-import type { FixtureKind, Layout, ObjectEndState, ObjectKind, TaskDefinition } from '../tasks/types.js';
-import type { SimCalibration } from './calibration.js';
+import type { FixtureKind, ObjectEndState, ObjectKind } from '../tasks/types.js';
 import { collidersForParts, GROUPS } from './colliders.js';
 import { quatFromYaw, quatRotate } from '../pose/quaternion.js';
 import { loadRapier, type Rapier } from './rapier.js';
-import { SimArm, type MotorCommand } from './sim-arm.js';
+import { SimArm } from './arm/sim-arm.js';
+import type { MotorCommand } from './arm/motor-command.js';
 import type { SceneSnapshot } from './render/scene-snapshot.js';
-import type { PhysicsArm } from './physics-scene.js';
+import type { PhysicsArm, PrivilegedThing, SceneOptions } from './physics-scene.js';
 
 export const GRAVITY_Z = -9.81;
 export const TABLE_THICKNESS_M = 0.04;
@@ -71,29 +70,6 @@ export class SceneError extends Error {
     super(message);
     this.name = 'SceneError';
   }
-}
-
-export interface SceneOptions {
-  readonly rigModel: RigModel;
-  readonly task: TaskDefinition;
-  readonly layout: Layout;
-  readonly calibration: SimCalibration;
-  /** Start state, policy order (14): 6 joints + gripper per arm. Default: home pose, grippers open. */
-  readonly startPosition?: ArrayLike<number>;
-  /**
-   * Per-rollout placement noise, like an operator placing to projected cues (≈2 mm): each object
-   * and movable fixture is shifted by N(0, sigmaM) per axis and turned by N(0, sigmaYawRad).
-   * Seeded, so the same seed places the same way. Default: none.
-   */
-  readonly placementNoise?: { readonly seed: number; readonly sigmaM: number; readonly sigmaYawRad: number };
-  /**
-   * Per arm joint (6): where each joint's lower mechanical stop sits. Default the limits widened by
-   * the vendor's clamping buffer (the sim twin's arms are always powered). The emulated cell puts
-   * joints 2–3's stops a hair inside their lower limits, where a real unpowered YAM rests folded.
-   */
-  readonly lowerStopsRad?: readonly number[];
-  /** The gripper motor's rotor inertia seen at each finger, kg (default: the calibration's, else 0: light fingers). */
-  readonly fingerReflectedMassKg?: number;
 }
 
 export interface PosedThing {
@@ -392,12 +368,6 @@ export class SimScene {
   }
 }
 
-export interface PrivilegedThing {
-  readonly id: string;
-  readonly kind: string;
-  readonly position: readonly [number, number, number];
-  readonly quaternion: readonly [number, number, number, number];
-}
 
 function poseOf(b: RigidBody): Pose3 {
   const t = b.translation();

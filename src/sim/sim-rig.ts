@@ -13,7 +13,7 @@
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigMode, type RigModel, type RigState, type SafetyEvent } from '../rig/contract.js';
 import { SafetySupervisor, type SafetyOptions } from '../rig/safety.js';
 import { ArmFeedForward, MODEL_EXACT_FEED_FORWARD, feedForwardFault, type FeedForwardSettings } from '../rig/gravity.js';
-import { newMotorCommand, type MotorCommand } from './sim-arm.js';
+import { newMotorCommand, type MotorCommand } from './arm/motor-command.js';
 import type { PhysicsScene } from './physics-scene.js';
 
 export interface SimRigOptions {

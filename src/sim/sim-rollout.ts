@@ -9,7 +9,7 @@ import { yamRigModel } from '../rig/yam.js';
 import type { Policy } from '../policy/contract.js';
 import { createOpenLoopExecutor } from '../policy/open-loop-executor.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
-import { runEpisode, type CameraSource, type EpisodeRecording } from '../rollout/run-episode.js';
+import { runEpisode, type CameraSource, type EpisodeRecording, EPISODE_CONTROL_HZ } from '../rollout/run-episode.js';
 import { watchTable } from '../rollout/table-watch.js';
 import { unrunEpisode, type Episode } from '../rollout/episode.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash, type SimCalibration } from './calibration.js';
@@ -22,8 +22,6 @@ import type { PhysicsScene } from './physics-scene.js';
 import { SimRig } from './sim-rig.js';
 import { objectOutcomeCounts, objectOutcomes } from '../tasks/object-outcomes.js';
 
-/** Control rate of sim rollouts unless asked otherwise (ALOHA-style policies run at 50 Hz). */
-export const DEFAULT_SIM_CONTROL_HZ = 50;
 /** Operators place to projected cues with ≈2 mm standard deviation (reference lab). */
 export const PLACEMENT_SIGMA_M = 0.002;
 export const PLACEMENT_SIGMA_YAW_RAD = 0.02;
@@ -78,7 +76,7 @@ export function simRolloutCounts(episode: Episode, task: TaskDefinition, layout:
 export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRolloutResult> {
   const calibration = opts.calibration ?? DEFAULT_SIM_CALIBRATION;
   const calibrationSha256 = simCalibrationHash(calibration);
-  const controlHz = opts.controlHz ?? DEFAULT_SIM_CONTROL_HZ;
+  const controlHz = opts.controlHz ?? EPISODE_CONTROL_HZ;
   const episodeSeconds = opts.episodeSeconds ?? opts.task.episodeSeconds;
   const rigModel = opts.rigModel ?? yamRigModel();
   const t0 = performance.now();

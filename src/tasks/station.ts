@@ -27,7 +27,7 @@ export const ARM_BASE_YAW_RAD = 0;
  * Where each arm is at its home/start pose (all joints zero), on the table plane: no object is
  * placed there, or the first motion drags it (the bin's old home put the right fingertips 0.17 m up
  * inside its near wall). Derived once from the home FK (src/rig/kinematics.ts on the chain in
- * yam.ts) and the sim's gripper geometry (src/sim/sim-arm.ts): the arm folds back over its base
+ * yam.ts) and the sim's gripper geometry (src/sim/arm/geometry.ts): the arm folds back over its base
  * with the gripper pointing +x, its frame 0.111 m in front of the base axis and 0.174 m up; the
  * fingertips reach 0.251 m in front of the base and span ±0.06 m in y when fully open; the links
  * (radius ≤ 0.045 m) span ±0.08 m in y and fold 0.29 m behind the base, past the near edge. With

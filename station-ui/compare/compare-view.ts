@@ -8,7 +8,7 @@
  */
 import type { LayoutPair, PolicyReport, ReportChoices } from '../../src/analysis/paired-report.js';
 import type { TierSummary } from '../../src/analysis/tier-summary.js';
-import type { CompareChoice, RigStatus } from '../../src/server/api-types.js';
+import type { CompareChoice, CompareReport, RigStatus } from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { clear, h } from '../dom.js';
 import { Table3d } from './table-3d.js';
@@ -108,7 +108,7 @@ export class CompareView {
   private choices: CompareChoice[] = [];
   /** Policies the operator unticked, per layout set. */
   private readonly unticked = new Map<string, Set<number>>();
-  private data: CompareReportData | null = null;
+  private data: CompareReport | null = null;
   private selectedLayout: number | null = null;
   private urdfLoaded = false;
   private shown = false;
@@ -281,7 +281,7 @@ export class CompareView {
       this.showRefusal('Tick at least one policy to compare.');
       return;
     }
-    let d: CompareReportData;
+    let d: CompareReport;
     const picked = this.narrowing();
     // Several episode lengths and none picked: the most common is compared, the others said in words.
     let byDefault: CompareNarrowing = {};
@@ -337,7 +337,7 @@ export class CompareView {
   }
 
   /** Pearson r and MMRV with intervals (or why not), the rank violations, the A/B verdicts, and what is left out. */
-  private drawAcross(d: CompareReportData): void {
+  private drawAcross(d: CompareReport): void {
     clear(this.across);
     const c = d.correlation;
     if (c) {
@@ -366,7 +366,7 @@ export class CompareView {
     for (const l of lines) this.leftOut.append(h('p', { class: 'muted' }, l));
   }
 
-  private drawTiers(d: CompareReportData): void {
+  private drawTiers(d: CompareReport): void {
     clear(this.tiers);
     const tierKeys: (number | 'all')[] = [...new Set(d.layoutTiers)].sort((a, b) => a - b);
     tierKeys.push('all');

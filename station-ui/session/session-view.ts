@@ -5,13 +5,13 @@
  * station's session engine asks; this view only shows its prompt and sends the answer. An answer
  * the engine refuses (an impossible count) comes back as its one sentence and nothing is stored.
  */
-import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionPrompt, SessionSummary, type SessionView as SessionState, type SessionResults, type StationInfo } from '../../src/server/api-types.js';
+import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionSummary, type SessionView as SessionState, type StationInfo } from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { loadApiImage, stationLink } from '../token.js';
 import { agoEl, clear, h, stamp } from '../dom.js';
 import type { SessionKey } from '../keys.js';
-import { splitReason } from '../words.js';
-import { analysisWords, type SessionAnalysis } from './analysis-words.js';
+import { drawAnalysis, drawResults } from './session-results.js';
+import { newScoreDraft, noScoreReason, scoreAnswer, scoreForm } from './score-form.js';
 
 export interface SessionViewHooks {
   report(message: string, error?: boolean): void;
@@ -57,15 +57,9 @@ export class SessionView {
   private resultsOf: { id: number; scored: number } | undefined;
   private state: SessionState | null = null;
   private sets: LayoutSetSummary[] = [];
-  /** The count being entered on the score step, kept across redraws of the same prompt. */
-  private count = 0;
+  /** What is entered on the score step, kept across redraws of the same prompt. */
+  private draft = newScoreDraft();
   private countPrompt = -1;
-  private ends = new Map<string, { region?: string; upright?: boolean; offTable?: boolean }>();
-  /** The note and redo reason being typed: kept across redraws (every event redraws the card). */
-  private note = '';
-  /** Scoring object by object rather than by a count (the count is then not shown, so it cannot be mistaken for the score). */
-  private objectWise = false;
-  private reason = '';
   /**
    * The prompt an answer is on its way for: a second press on it is dropped (one click, one
    * answer). The engine's next prompt can arrive on the event stream before that answer's reply
@@ -110,11 +104,7 @@ export class SessionView {
     this.state = s;
     if (s?.prompt?.kind === 'score' && s.prompt.id !== this.countPrompt) {
       this.countPrompt = s.prompt.id;
-      this.count = 0;
-      this.ends = new Map();
-      this.note = '';
-      this.reason = '';
-      this.objectWise = false;
+      this.draft = newScoreDraft();
     }
     const working = s !== null && s.phase !== 'stopped' && s.phase !== 'ended';
     this.planPanel.hidden = working;
@@ -162,7 +152,7 @@ export class SessionView {
     else if (k === 'redo' && p.kind === 'score') document.getElementById('session-redo-reason')?.focus();
     else if ((k === 'count-up' || k === 'count-down') && p.kind === 'score') {
       const n = this.state?.step?.objects.length ?? 0;
-      this.count = Math.max(0, Math.min(n, this.count + (k === 'count-up' ? 1 : -1)));
+      this.draft.count = Math.max(0, Math.min(n, this.draft.count + (k === 'count-up' ? 1 : -1)));
       this.drawCard();
     }
   }
@@ -189,14 +179,9 @@ export class SessionView {
   }
 
   private saveScore(f: ScoringForm): void {
-    const note = this.note.trim();
-    if (f.count !== null && !this.objectWise) {
-      this.send({ action: 'score-count', count: this.count, ...(note ? { note } : {}) });
-      return;
-    }
-    const endStates = f.objects.map((o) => ({ id: o.id, ...(this.ends.get(o.id) ?? (f.regions.length === 0 ? { upright: false } : {})) }));
-    this.send({ action: 'score', endStates, ...(note ? { note } : {}) });
+    this.send(scoreAnswer(f, this.draft));
   }
+
 
   private buildPlanForm(): void {
     const start = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'session-start' }, 'Start the session');
@@ -460,13 +445,13 @@ export class SessionView {
         h('div', { class: 'actions' }, big('session-confirm', 'Placed — start the policy', 'Enter', { action: 'confirm' })),
         h('div', { class: 'actions secondary' }, big('session-pause', 'Pause', 'P', { action: 'pause' }, ''), big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, '')),
       );
-    } else if (p.kind === 'score') box.append(this.scoreForm(s, p));
+    } else if (p.kind === 'score') box.append(scoreForm(s, p, this.draft, { save: (f) => this.saveScore(f), key: (k) => this.key(k), send: (a) => this.send(a), redraw: () => this.drawCard() }));
     else if (p.kind === 'reset') {
       box.append(h('div', { class: 'big' }, 'Clear the table'), h('p', {}, 'Take every object off the table for the next layout.'), h('div', { class: 'actions' }, big('session-reset-done', 'Table is clear', 'Enter', { action: 'done' })));
     } else if (p.kind === 'offer-redo') {
       box.append(
         h('div', { class: 'big' }, 'This rollout has no score'),
-        this.why(p.why),
+        noScoreReason(p.why),
         h('div', { class: 'actions' }, big('session-redo-yes', 'Redo it', 'Enter', { action: 'redo' }), big('session-redo-close', 'Close it unscored', 'N', { action: 'close' }, '')),
       );
     } else if (p.kind === 'paused') {
@@ -481,87 +466,7 @@ export class SessionView {
     return box;
   }
 
-  /** Why a rollout has no score: fourteen motors that stopped answering are one line, not fourteen. */
-  private why(w: { kind: string; reason: string }): HTMLElement {
-    const { head, lines } = splitReason(w.reason);
-    const words = { 'policy-failed': 'The policy failed', 'rig-fault': 'The rig faulted', interrupted: 'Cut off', abandoned: 'Aborted by the operator', estopped: 'E-stopped', stopped: 'Stopped by the operator', 'not-run': 'It could not run' }[w.kind] ?? w.kind;
-    // A reason that only repeats the heading ("Stopped by the operator: stopped by the operator") is said once.
-    const same = !head && lines.length === 1 && lines[0].replace(/\.$/, '').toLowerCase() === words.toLowerCase();
-    if (same) return h('div', { class: 'reason bad', id: 'session-why' }, h('div', { class: 'reason-head' }, `${words}.`));
-    return h('div', { class: 'reason bad', id: 'session-why' }, h('div', { class: 'reason-head' }, `${words}${head ? ` — ${head}` : ''}:`), lines.length === 1 ? h('div', {}, lines[0]) : h('ul', {}, ...lines.map((l) => h('li', {}, l))));
-  }
 
-  private scoreForm(s: SessionState, p: Extract<SessionPrompt, { kind: 'score' }>): HTMLElement {
-    const f = p.scoring;
-    const n = f.objects.length;
-    // novalidate: the engine's own check (the terminal operator's too) says what a count can be, in one sentence.
-    const form = h('form', { id: 'session-score-form', class: 'score-form', novalidate: true });
-    form.onsubmit = (e) => {
-      e.preventDefault();
-      this.saveScore(f);
-    };
-    const ran = p.run.status === 'valid' ? `The episode ran its ${s.episodeSeconds} s.` : `It ended early: ${p.run.reason ?? p.run.status}.`;
-    form.append(h('div', { class: 'big' }, 'Score the table'), h('p', { class: 'muted' }, `${ran} Rollout ${p.run.rolloutId}.`));
-    const objectWise = f.count === null || this.objectWise;
-    if (f.count && !objectWise) {
-      const what = f.count.kind === 'region' ? `in the ${f.count.region}` : 'upright';
-      const input = h('input', { id: 'session-count', type: 'number', min: 0, max: n, step: 1, value: this.count, inputmode: 'numeric' });
-      input.oninput = () => (this.count = Number(input.value));
-      const minus = h('button', { class: 'btn count-btn', type: 'button', id: 'session-count-down', 'aria-label': 'one fewer' }, '−');
-      const plus = h('button', { class: 'btn count-btn', type: 'button', id: 'session-count-up', 'aria-label': 'one more' }, '+');
-      minus.onclick = () => this.key('count-down');
-      plus.onclick = () => this.key('count-up');
-      form.append(h('label', { for: 'session-count', class: 'count-q' }, n === 1 ? `Is the object ${what}? Count it: 0 or 1.` : `How many of the ${n} objects are ${what}?`), h('div', { class: 'count-row' }, minus, input, plus, h('span', { class: 'muted' }, `of ${n}  (↑ ↓)`)));
-    }
-    // Object by object: the task's own terms (regions, or upright), plus off the table.
-    const rows = f.objects.map((o) => {
-      const choices: { label: string; end: { region?: string; upright?: boolean; offTable?: boolean } }[] =
-        f.regions.length > 0
-          ? [...f.regions.map((r) => ({ label: `in ${r}`, end: { region: r } })), { label: 'elsewhere', end: {} }, { label: 'off the table', end: { offTable: true } }]
-          : [
-              { label: 'upright', end: { upright: true } },
-              { label: 'not upright', end: { upright: false } },
-              { label: 'off the table', end: { offTable: true } },
-            ];
-      const cur = JSON.stringify(this.ends.get(o.id) ?? choices[choices.length - 2].end);
-      const group = h('div', { class: 'choice-row', role: 'radiogroup', 'aria-label': o.id });
-      for (const c of choices) {
-        const on = JSON.stringify(c.end) === cur;
-        const b = h('button', { type: 'button', class: `choice${on ? ' on' : ''}`, 'aria-pressed': on ? 'true' : 'false', 'data-object': o.id, 'data-choice': c.label }, on ? `✓ ${c.label}` : c.label);
-        b.onclick = () => {
-          this.ends.set(o.id, c.end);
-          this.drawCard();
-        };
-        group.append(b);
-      }
-      return h('div', { class: 'object-score' }, h('span', { class: 'object-id' }, o.id), group);
-    });
-    if (f.count) {
-      const toggle = h('button', { type: 'button', class: 'linkish', id: 'session-objects-toggle' }, objectWise ? '← Score by a count instead' : 'Object by object instead →');
-      toggle.onclick = () => {
-        this.objectWise = !this.objectWise;
-        this.drawCard();
-      };
-      form.append(toggle);
-    }
-    if (objectWise) form.append(h('div', { id: 'session-objects', class: 'objects-score' }, ...rows));
-    const noteInput = h('input', { id: 'session-note', autocomplete: 'off', value: this.note });
-    noteInput.oninput = () => (this.note = noteInput.value);
-    form.append(h('label', { for: 'session-note', class: 'muted' }, 'Note (optional)'), noteInput);
-    const save = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'session-save-score' }, 'Save score', h('kbd', {}, 'Enter'));
-    const reason = h('input', { id: 'session-redo-reason', autocomplete: 'off', value: this.reason, placeholder: 'why redo it? (e.g. a bottle fell before the start)' });
-    reason.oninput = () => (this.reason = reason.value);
-    const redo = h('button', { class: 'btn', type: 'button', id: 'session-redo' }, 'Abort & redo', h('kbd', {}, 'X'));
-    redo.onclick = () => this.send({ action: 'redo', reason: reason.value });
-    reason.onkeydown = (e) => {
-      if (e.key === 'Enter') {
-        e.preventDefault();
-        this.send({ action: 'redo', reason: reason.value });
-      }
-    };
-    form.append(h('div', { class: 'actions' }, save), h('div', { class: 'redo-row' }, reason, redo));
-    return form;
-  }
 
   private projectorPanel(): HTMLElement {
     const p = this.projector;
@@ -637,107 +542,4 @@ export class SessionView {
       h('div', { class: 'panel', id: 'session-lines' }, h('h2', {}, 'Log'), h('ul', { class: 'lines' }, ...s.lines.slice(-6).map((l) => h('li', {}, l)))),
     );
   }
-}
-
-const pct = (x: number): string => `${Math.round(x * 100)}%`;
-
-/** The Results panel: readable from the desk, printable (Ctrl-P prints this panel alone). */
-function drawResults(panel: HTMLElement, id: number, r: SessionResults, openRollout?: (id: number) => void): void {
-  clear(panel);
-  panel.hidden = false;
-  const name = (label: string): string => (r.key?.[label] ? `${label} = ${r.key[label]}` : label);
-  // A pre-registered analysis is the session's verdict (its own panel, B − A by the plan's rule): not a second one here.
-  const verdict = r.analysis
-    ? h('p', { class: 'muted', id: 'session-verdict' }, `The A/B verdict is the pre-registered analysis above (${r.policies[1]?.label ?? 'B'} − ${r.policies[0]?.label ?? 'A'}, by the rule fixed before the first rollout).`)
-    : r.verdict && r.verdict.pairs > 0
-    ? h('div', { class: `verdict ${r.verdict.decided ? 'decided' : ''}`, id: 'session-verdict' }, h('div', { class: 'big' }, r.verdict.sentence), h('div', { class: 'muted' }, `${r.verdict.pairs} pair${r.verdict.pairs === 1 ? '' : 's'} scored; ${r.policies[0]?.label ?? 'A'} − ${r.policies[1]?.label ?? 'B'} ${r.verdict.meanDifference >= 0 ? '+' : ''}${Number.isFinite(r.verdict.meanDifference) ? r.verdict.meanDifference.toFixed(2) : '—'} (95% anytime-valid bounds ${r.verdict.lower.toFixed(2)} to ${r.verdict.upper.toFixed(2)})`))
-    : h('p', { class: 'muted', id: 'session-verdict' }, r.policies.length !== 2 ? 'An A/B verdict needs exactly two policies.' : r.ended ? 'No pair was scored: the session ended with nothing to compare.' : 'No pair scored yet.');
-  const table = h('table', { class: 'results' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', 'scored', 'mean progress', '95% interval'].map((t) => h('th', {}, t)))));
-  const body = h('tbody');
-  for (const p of r.policies) {
-    if (p.tiers.length === 0) body.append(h('tr', {}, h('td', {}, name(p.label)), h('td', {}, '—'), h('td', { class: 'num' }, '0'), h('td', {}, '—'), h('td', {}, '—')));
-    p.tiers.forEach((t, i) => {
-      const all = t.tier === 'all';
-      body.append(
-        h(
-          'tr',
-          { class: all ? 'total' : undefined },
-          h('td', {}, i === 0 ? name(p.label) : ''),
-          h('td', {}, all ? 'all' : `tier ${t.tier}`),
-          h('td', { class: 'num' }, String(t.rollouts)),
-          h('td', { class: 'num' }, pct(t.meanProgress)),
-          h('td', { class: 'num' }, t.layouts > 1 ? `${pct(t.progressInterval.lower)} – ${pct(t.progressInterval.upper)}` : 'one layout: no interval'),
-        ),
-      );
-    });
-  }
-  table.append(body);
-  const key = r.key ? h('dl', { class: 'kv', id: 'session-key' }, ...Object.entries(r.key).flatMap(([label, spec]) => [h('dt', {}, label), h('dd', {}, spec)])) : h('p', { class: 'muted', id: 'session-key' }, 'The blind key is shown once the session has ended.');
-  const episodes = h(
-    'ul',
-    { class: 'lines' },
-    ...r.episodes.map((e) => {
-      const line = h('li', {}, `rollout ${e.slot + 1} · ${e.label} · layout ${e.layoutIndex} (tier ${e.tier}) · ${pct(e.progress)}`);
-      if (e.rolloutId !== null && openRollout) {
-        const id = e.rolloutId;
-        const open = h('button', { class: 'link', type: 'button', 'data-open-rollout': id }, `open stored rollout ${id}`);
-        open.onclick = () => openRollout(id);
-        line.append(' · ', open);
-      } else if (e.rolloutId !== null) line.append(` · stored as rollout ${e.rolloutId} (Rollouts page)`);
-      return line;
-    }),
-  );
-  const print = h('button', { class: 'btn', type: 'button', id: 'session-results-print' }, 'Print');
-  print.onclick = () => {
-    document.body.classList.add('print-results');
-    window.print();
-    document.body.classList.remove('print-results');
-  };
-  panel.append(h('h2', {}, `Results · session ${id}${r.ended ? ' (ended)' : ' (so far)'}`), verdict, table, h('h3', {}, r.blind ? 'Blind key' : 'Policies'), key, h('details', {}, h('summary', {}, `Scored episodes (${r.episodes.length})`), episodes), h('div', { class: 'actions' }, print));
-}
-
-/** Where a value of B − A sits on the panel's −1…+1 scale, in percent of its width. */
-const along = (x: number): string => `${(((Math.max(-1, Math.min(1, x)) + 1) / 2) * 100).toFixed(1)}%`;
-
-/**
- * The pre-registered analysis panel: the headline in words, the running B − A estimate on a −1…+1
- * scale with its confidence sequence as a bar (zero and the no-difference margin marked), and the
- * numbers. The words carry everything; the picture is for a glance from the desk.
- */
-function drawAnalysis(panel: HTMLElement, id: number, r: SessionResults): void {
-  clear(panel);
-  const x: SessionAnalysis | null = r.analysis;
-  panel.hidden = x === null;
-  if (!x || r.policies.length !== 2) return;
-  const names = { a: r.policies[0].label, b: r.policies[1].label };
-  const w = analysisWords(x, names, r.ended);
-  panel.setAttribute('data-state', w.state);
-  const scale = h('div', { class: 'cs-scale', 'aria-hidden': 'true' });
-  if (x.stoppingRule === 'difference-or-no-difference') {
-    const band = h('div', { class: 'cs-margin' });
-    band.style.left = along(-x.margin);
-    band.style.width = `${(x.margin * 100).toFixed(1)}%`;
-    scale.append(band);
-  }
-  const zero = h('div', { class: 'cs-zero' });
-  zero.style.left = along(0);
-  scale.append(zero);
-  if (x.pairs > 0) {
-    const bar = h('div', { class: 'cs-bar' });
-    bar.style.left = along(x.lower);
-    bar.style.width = `${(((Math.min(1, x.upper) - Math.max(-1, x.lower)) / 2) * 100).toFixed(1)}%`;
-    const dot = h('div', { class: 'cs-dot' });
-    dot.style.left = along(x.estimate);
-    scale.append(bar, dot);
-  }
-  const ends = h('div', { class: 'cs-ends muted', 'aria-hidden': 'true' }, h('span', {}, `−1 (${names.a} better)`), h('span', {}, '0'), h('span', {}, `+1 (${names.b} better)`));
-  panel.append(
-    h('h2', {}, `Pre-registered A/B analysis · session ${id}`),
-    h('div', { class: 'big', id: 'session-analysis-headline' }, w.headline),
-    ...(w.outcome ? [h('p', { id: 'session-analysis-outcome' }, w.outcome)] : []),
-    scale,
-    ends,
-    h('dl', { class: 'kv', id: 'session-analysis-numbers' }, h('dt', {}, 'estimate'), h('dd', {}, w.estimate), h('dt', {}, 'bounds'), h('dd', {}, w.range), h('dt', {}, 'pairs'), h('dd', {}, w.pairs)),
-    h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, `${x.sentence} Rule: ${x.stoppingRule === 'difference' ? 'stop on a difference' : `stop on a difference, or on none larger than ${x.margin.toFixed(2)}`}; α ${x.alpha}; betting confidence sequence on the paired differences; analysis ${x.analysisSha256.slice(0, 12)}.`)),
-  );
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import clientPkg from 'node-opcua-client';
 import { parseCellIoConfig, CellIoConfigError } from '../../drivers/cell-io/cell-io-config.js';
 import { StationStateBoard } from '../../drivers/cell-io/station-state.js';
-import { StationOpcuaServer } from '../../drivers/cell-io/station-server.js';
+import { StationOpcuaServer } from '../../drivers/cell-io/station-opcua-server.js';
 import { PlcEmulator } from '../../drivers/cell-io/plc-emulator.js';
 import { certificateManagerIn } from '../../drivers/cell-io/pki.js';
 import { isLoopbackAddress, listeningAddresses } from '../helpers/listening.js';

@@ -11,7 +11,7 @@ import { PlcEmulator } from '../../drivers/cell-io/plc-emulator.js';
 import { CellPlcClient } from '../../drivers/cell-io/plc-client.js';
 import { CellIoConfigError, parseCellIoConfig, type CellIoConfig } from '../../drivers/cell-io/cell-io-config.js';
 import { StationStateBoard } from '../../drivers/cell-io/station-state.js';
-import { StationOpcuaServer, STATION_NODE_IDS } from '../../drivers/cell-io/station-server.js';
+import { StationOpcuaServer, STATION_NODE_IDS } from '../../drivers/cell-io/station-opcua-server.js';
 import { TowerLightDriver } from '../../drivers/cell-io/tower-light-driver.js';
 import { certificateManagerIn } from '../../drivers/cell-io/pki.js';
 import { until } from '../helpers/until.js';

@@ -10,10 +10,9 @@ import { Worker } from 'node:worker_threads';
 import assert from 'node:assert/strict';
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import { ControlLoop } from '../../src/rig/control-loop.js';
-import { ARM_SIDES, type InterlockReading, type InterlockSource, type Rig, type RigCommand, type RigFault } from '../../src/rig/contract.js';
+import { ARM_SIDES, type InterlockReading, type CellInterlock, type Rig, type RigCommand, type RigFault } from '../../src/rig/contract.js';
 import type { RigConfig } from '../../src/rig/registry.js';
-import { createThreadedYamCanRig, createYamCanRig } from '../../drivers/yam/register.js';
-import type { YamRigThreadInit } from '../../drivers/yam/rig-thread-worker.js';
+import { createThreadedYamCanRig, createYamCanRig, type YamRigThreadInit } from '../../drivers/yam/register.js';
 import { RigThreadProxy } from '../../src/rig/rig-thread-proxy.js';
 import { yamRigModel } from '../../src/rig/yam.js';
 import type { ActionChunk, EpisodeContext, Observation, Policy } from '../../src/policy/contract.js';
@@ -281,7 +280,7 @@ test('the cell interlock reaches the rig thread: opening it stops and damps the 
   const clock = new RealtimeClock();
   // The PLC client's contract (drivers/cell-io): the latest reading, synchronous.
   let reading: InterlockReading = { open: false };
-  const interlock: InterlockSource = { current: () => reading };
+  const interlock: CellInterlock = { current: () => reading };
   const bringUp = async () => {
     const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock, interlock });
     await rig.configure();

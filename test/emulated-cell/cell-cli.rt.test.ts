@@ -9,7 +9,7 @@ import { until } from '../helpers/until.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { EMULATED_CELL_KIND } from '../../src/emulated-cell/cell-truth.js';
-import { SCRIPTED_OPERATOR } from '../../src/emulated-cell/scripted-operator.js';
+import { SCRIPTED_OPERATOR } from '../../src/app/session-operators.js';
 
 function fixture(): { dir: string; layouts: string; cellConfig: string; motorsConfig: string; data: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-cell-cli-'));

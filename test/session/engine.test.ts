@@ -15,7 +15,7 @@ import { openStore, type Store } from '../../src/store/store.js';
 import { buildSessionPlan } from '../../src/session/plan.js';
 import { runSession, startSession } from '../../src/session/engine.js';
 import { sessionProgress, slotStates } from '../../src/session/journal-state.js';
-import type { InterlockSource, SessionRolloutRunner, SessionRunRequest } from '../../src/session/ports.js';
+import type { SessionGate, SessionRolloutRunner, SessionRunRequest } from '../../src/session/ports.js';
 import { terminalOperator } from '../../src/app/session-operators.js';
 
 const SET = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 11 });
@@ -116,7 +116,7 @@ test('the e-stop mid-episode stops the rollout (marked e-stopped, not scored); t
   const { dir, store, id, plan } = setup();
   try {
     const estop = new AbortController();
-    const interlocks: InterlockSource = { armed: () => estop.signal, blocked: () => undefined };
+    const interlocks: SessionGate = { armed: () => estop.signal, blocked: () => undefined };
     // Slot 0: Enter (placed) → e-stop during the episode → Enter (reset) → n (no redo). Slot 1 scored.
     const { op } = operatorWith(['', '', 'n', '', '0', '', '']);
     const runner = rowRunner(store, (r) => {

@@ -12,7 +12,7 @@ import { startFakeOpenpiServer } from '../policy/openpi-fakes.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { createRng } from '../../src/layouts/random.js';
 import { openStore } from '../../src/store/store.js';
-import { SCRIPTED_OPERATOR } from '../../src/emulated-cell/scripted-operator.js';
+import { SCRIPTED_OPERATOR } from '../../src/app/session-operators.js';
 
 /**
  * Two tier-1 layouts (one bottle each) and two camera-less policies that answer fast on a busy

@@ -8,7 +8,7 @@ import { getTask } from '../../src/tasks/registry.js';
 import { DEFAULT_SIM_CALIBRATION, withCalibration, type SimCalibration } from '../../src/sim/calibration.js';
 import { exportMjcf, type MjcfScene } from '../../src/sim/mjcf-export.js';
 import { createScene, SceneError } from '../../src/sim/scene.js';
-import { newMotorCommand } from '../../src/sim/sim-arm.js';
+import { newMotorCommand } from '../../src/sim/arm/motor-command.js';
 import type { Layout, TaskDefinition } from '../../src/tasks/types.js';
 
 // The exported MJCF loaded in real MuJoCo 3 (WebAssembly): what someone stepping the twin's scene

@@ -2,14 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { yamRigModel } from '../../src/rig/yam.js';
 import { linkFramesTable } from '../../src/rig/kinematics.js';
-import { GRIPPER_GEOMETRY as G, LINK_RADIUS_M } from '../../src/sim/sim-arm.js';
+import { GRIPPER_GEOMETRY as G, LINK_RADIUS_M } from '../../src/sim/arm/geometry.js';
 import { ARM_HOME_KEEP_OUT, TABLE_RECT, type StationArm } from '../../src/tasks/station.js';
 import { fixtureFootprint, rectsOverlap } from '../../src/tasks/footprint.js';
 import { allTasks, fixtureKindOf } from '../../src/tasks/registry.js';
 import { armKeepOutsFor } from '../../src/layouts/sample.js';
 import { ARM_BASE_XY_M, ARM_HOME_CLEAR_HEIGHT_M, ARM_HOME_RAISED_FROM_M } from '../../src/tasks/station.js';
 
-/** Points bounding everything the arm occupies at home (joints zero), from FK: each link's capsule as the sim builds it (sim-arm.ts), gripper palm and fully open fingers. */
+/** Points bounding everything the arm occupies at home (joints zero), from FK: each link's capsule as the sim builds it (src/sim/arm/sim-arm.ts), gripper palm and fully open fingers. */
 function homeFootprintPoints(side: StationArm): [number, number, number][] {
   const arm = yamRigModel().arms.find((a) => a.side === side)!;
   const frames = linkFramesTable(arm, [0, 0, 0, 0, 0, 0]);

@@ -13,7 +13,7 @@ import { layoutAt } from '../../layouts/layout-set.js';
 import { CellGapError, DEFAULT_CELL_GAP, cellTruth, cellTruthJson, formatCellGap, parseCellGap, type CellGap } from '../../emulated-cell/cell-truth.js';
 import { serveCellOnPtys, type PtyCell } from '../../emulated-cell/emulated-cell.js';
 import { defaultCellTable } from '../../emulated-cell/register.js';
-import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
+import { SCRIPTED_OPERATOR } from '../session-operators.js';
 import { readLayoutSetFile } from './layouts.js';
 import { answerTypedCommands, emulatorCommand, transportOption } from './rig.js';
 

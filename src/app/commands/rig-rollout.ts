@@ -8,6 +8,7 @@
  * src/rollout/rig-rollout.ts; this file reads files, brings the rig up, stores, and turns bad
  * input into one sentence.
  */
+import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
 import { resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import { episodeSummary, openPolicyForCli, rolloutLayoutArgs } from './sim.js';
@@ -23,7 +24,6 @@ import type { LayoutSet } from '../../layouts/layout-set.js';
 import type { Store } from '../../store/store.js';
 import { blackImage } from '../../policy/image.js';
 import { assertRunsOnRig, DEFAULT_DEADLINE_MS, loopStatsMetadata, runRigRollout, STANDSTILL_DEADLINE_MS, type RigRolloutResult } from '../../rollout/rig-rollout.js';
-import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
 import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
@@ -33,7 +33,7 @@ import type { RecordingSummary } from '../../record/episode-recorder.js';
 import { StoreError } from '../../store/store.js';
 import { emulatedCellOf } from '../../emulated-cell/register.js';
 import { cellMarker, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
-import { SCRIPTED_OPERATOR } from '../../emulated-cell/scripted-operator.js';
+import { SCRIPTED_OPERATOR } from '../session-operators.js';
 import { DEFAULT_CELL_CAMERA_FPS } from '../../emulated-cell/cell-cameras.js';
 import { streamCameraSource } from '../../rollout/stream-camera-source.js';
 import { cellIoSourceOf, missingPolicyCameras, rolloutCameras, rigConfigWithGrippers, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs, type StationConfig } from '../station-config.js';
@@ -118,7 +118,7 @@ code policies are refused: they read object poses only a simulation has.
   --seconds S         episode length (default: the task's, the same as in the sim)
 ${STATION_CONFIG_HELP}
                       (default ${JSON.stringify(DEFAULT_RIG_CONFIG)}: no hardware)
-  --rate HZ           control rate (default ${DEFAULT_SIM_CONTROL_HZ}, the sim's)
+  --rate HZ           control rate (default ${EPISODE_CONTROL_HZ}, the sim's too)
   --timeout-ms N      per-inference deadline; past it the rig holds and the rollout is aborted (default ${DEFAULT_DEADLINE_MS}; ${STANDSTILL_DEADLINE_MS} on the virtual-time cell, where no arm waits on the policy)
   --seed K            the policy's seed (default 0)
   --score-from-cell   the emulated cell's scripted operator scores the end state (stored as an operator score)
@@ -154,7 +154,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
   },
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
-    const rateHz = numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
+    const rateHz = numberOption(args, 'rate', EPISODE_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
     const deadlineMs = timeoutOption(args);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
     const cameraFps = numberOption(args, 'camera-fps', DEFAULT_CELL_CAMERA_FPS, 1, 60);

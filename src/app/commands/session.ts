@@ -4,13 +4,14 @@
  * rollout path of `tandem rig rollout`, a terminal operator or the cell's scripted one, and the
  * session's export. This file reads files and options and turns bad input into one sentence.
  */
+import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
 import { randomInt } from 'node:crypto';
 import { readCalibrationFile, pjlinkFrom } from './projector.js';
 import { sessionProjector } from '../session-projector.js';
 import { LayoutProjector } from '../../../calibration/projector/layout-projector.js';
 import { PngDirectoryOutput, PngFileOutput } from '../../../calibration/projector/outputs.js';
 import { calibrationStoreInput } from '../../../calibration/projector/calibration-record.js';
-import { NO_INTERLOCKS, type InterlockSource, type SessionProjector, type SessionRunRequest } from '../../session/ports.js';
+import { NO_GATE, type SessionGate, type SessionProjector, type SessionRunRequest } from '../../session/ports.js';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
@@ -21,7 +22,6 @@ import { getTask } from '../../tasks/registry.js';
 import { parseLayoutSet, type LayoutSet } from '../../layouts/layout-set.js';
 import { LayoutSetError } from '../../layouts/errors.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
-import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { knownPolicySpecs } from '../../rollout/policy-registry.js';
 import { StoreError, type Store } from '../../store/store.js';
 import {
@@ -276,7 +276,7 @@ const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
                        and resets, with simulated operator seconds: the whole session runs headless
   --layouts FILE       the plan's layout set (default: the store's copy, else the file the plan was made from)
   --blank-cameras      black frames for a camera policy (rehearses timing only; stored as a rehearsal)
-  --rate HZ            control rate (default ${DEFAULT_SIM_CONTROL_HZ})
+  --rate HZ            control rate (default ${EPISODE_CONTROL_HZ})
   --timeout-ms N       per-inference deadline; past it the rig holds and the rollout is marked failed (default ${DEFAULT_DEADLINE_MS}; ${STANDSTILL_DEADLINE_MS} on the virtual-time cell, where no arm waits on the policy)
   --break-minutes M    remind the operator to take a break every M minutes (default ${DEFAULT_BREAK_EVERY_S / 60})
   --episodes DIR       where episode files go (default <data dir>/episodes)
@@ -312,7 +312,7 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
   const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
   const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(dataDir);
   const log = (line: string) => io.err(`${line}\n`);
-  const rateHz = numberOption(args, 'rate', DEFAULT_SIM_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
+  const rateHz = numberOption(args, 'rate', EPISODE_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
   // node-opcua loads only when a session asks for cell I/O (seconds of start-up otherwise).
   const cellIo = cellIoFrom !== undefined ? await (await import('../cell-io.js')).openCellIo(cellIoFrom, { dataDir, controlHz: rateHz, log }) : undefined;
   const placementErrorMm = numberOption(args, 'placement-error-mm', 0, 0, 1000);
@@ -400,9 +400,9 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
  * stop itself happens in the rig's safety supervisor, which reads the same source every cycle,
  * so the engine's signal never has to race it.
  */
-export function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } }): InterlockSource {
+export function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } }): SessionGate {
   return {
-    armed: NO_INTERLOCKS.armed,
+    armed: NO_GATE.armed,
     blocked: () => {
       const c = plc.current();
       return c.open ? (c.reason ?? 'an interlock of the cell is open') : undefined;

@@ -2,10 +2,10 @@
  * `tandem sim serve-env`: the sim as N parallel RL environments for an external trainer
  * (src/sim/env, docs/env-server.md). This file reads the options and turns bad input into one sentence.
  */
+import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
 import { intOption, numberOption, requireString, UserError, type CliCommand } from '../command.js';
 import { isTaskId, getTask } from '../../tasks/registry.js';
 import { TASK_IDS } from '../../tasks/types.js';
-import { DEFAULT_SIM_CONTROL_HZ } from '../../sim/sim-rollout.js';
 import { randomizeArg } from './sim.js';
 import { isLoopbackHost } from '../../server/foxglove-live.js';
 import { CAMERA_NAMES, type CameraName } from '../../policy/contract.js';
@@ -27,7 +27,7 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
   --host H            address to bind (default 127.0.0.1); another (e.g. 0.0.0.0) needs --api-key
   --api-key KEY       require 'Authorization: Api-Key KEY' of every trainer (default: $TANDEM_ENV_API_KEY, else none on loopback)
   --workers W         worker threads the environments are spread over (default min(N, 2))
-  --control-hz HZ     steps per simulated second (default ${DEFAULT_SIM_CONTROL_HZ}, the policy rate)
+  --control-hz HZ     steps per simulated second (default ${EPISODE_CONTROL_HZ}, the policy rate)
   --randomize FILE    domain randomization spec (docs/sim.md): each episode draws its world from its seed
   --cameras LIST      comma-separated sim cameras (${CAMERA_NAMES.join(', ')}) drawn into every
                       observation as obs.images[camera], uint8 [N, H, W, 3] (headless chromium, one per
@@ -53,7 +53,7 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
     const envs = intOption(args, 'envs', undefined, 1, 1024);
     const port = intOption(args, 'port', 8765, 0, 65535);
     const workers = intOption(args, 'workers', Math.min(envs, 2), 1, 64);
-    const controlHz = numberOption(args, 'control-hz', DEFAULT_SIM_CONTROL_HZ, 1, 1000);
+    const controlHz = numberOption(args, 'control-hz', EPISODE_CONTROL_HZ, 1, 1000);
     const idleSeconds = numberOption(args, 'idle-seconds', 300, 0.1, 86_400);
     const host = typeof args.values.host === 'string' ? args.values.host : '127.0.0.1';
     const apiKey = typeof args.values['api-key'] === 'string' ? args.values['api-key'] : io.env.TANDEM_ENV_API_KEY || undefined;

@@ -7,13 +7,14 @@
  * started again drops what was half-written and carries on at the next attempt — no duplicate,
  * no missing episode.
  */
+import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo } from '../command.js';
 import { readLayoutSetFile, readUserFile } from './layouts.js';
 import { calibrationArg, openPolicyForCli } from './sim.js';
 import { openSimEpisodeRecorder } from '../episode-recording.js';
-import { DEFAULT_SIM_CONTROL_HZ, runSimRollout } from '../../sim/sim-rollout.js';
+import { runSimRollout } from '../../sim/sim-rollout.js';
 import { drawWorld, parseRandomizationSpec, RandomizationSpecError, type HashedRandomizationSpec } from '../../sim/randomization.js';
 import { simCalibrationHash } from '../../sim/calibration.js';
 import { attemptAt, attemptBound, judgeEpisode, type KeepRule } from '../../sim/generation.js';
@@ -218,7 +219,7 @@ observation.state and action only (--cameras is refused with a sentence).`,
         let recorded: RecordingSummary | undefined;
         let result;
         try {
-          recorder = await openSimEpisodeRecorder(partial, { task, layoutSetSha256: set.sha256, layout, policySpec: spec, policy: policy.info, calibrationSha256: simCalibrationHash(calibration), controlHz: DEFAULT_SIM_CONTROL_HZ, episodeSeconds: seconds, seed: at.seed });
+          recorder = await openSimEpisodeRecorder(partial, { task, layoutSetSha256: set.sha256, layout, policySpec: spec, policy: policy.info, calibrationSha256: simCalibrationHash(calibration), controlHz: EPISODE_CONTROL_HZ, episodeSeconds: seconds, seed: at.seed });
           try {
             result = await runSimRollout({ task, layout, policy, seed: at.seed, episodeSeconds: seconds, calibration, placementSigma: world?.placement, look: world?.look, signal: io.signal, recording: recorder });
           } finally {

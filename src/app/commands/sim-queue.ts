@@ -16,7 +16,9 @@ import { checkQueue, runQueuedSweep, type QueuedSweepOptions } from '../../sim/q
 import { isQueueSafeSpec, simJobId } from '../../sim/queue/job.js';
 import { runQueueWorker } from '../../sim/queue/worker.js';
 import { HealthPortError } from '../../sim/queue/worker-health.js';
-import { EpisodeWrites, progressLine, recordSweepEpisode, reportSweep, sweepRolloutInput, type SweepRow, type SweepWorlds } from './sim.js';
+import type { SweepWorlds } from './sim.js';
+import { EpisodeWrites, recordSweepEpisode, sweepRolloutInput } from '../sweep-episodes.js';
+import { progressLine, reportSweep, type SweepRow } from '../sweep-report.js';
 import type { CollectedRecording } from '../../sim/queue/coordinator.js';
 import type { TaskDefinition } from '../../tasks/types.js';
 import type { HashedRandomizationSpec } from '../../sim/randomization.js';

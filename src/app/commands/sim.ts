@@ -3,8 +3,11 @@
  * every layout R times on worker threads (`sim sweep`). The work lives in src/sim and
  * src/rollout; this file reads files, opens the store and turns bad input into one sentence.
  */
+import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { EpisodeWrites, recordSweepEpisode, sweepRolloutInput } from '../sweep-episodes.js';
+import { progressLine, reportSweep, sweepRowOf } from '../sweep-report.js';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import type { Layout, TaskDefinition } from '../../tasks/types.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';
@@ -17,16 +20,14 @@ import { PolicyUnavailableError } from '../../policy/contract.js';
 import { PolicyLoadError } from '../../policy/errors.js';
 import { knownPolicySpecs, openPolicy, PolicySpecError } from '../../rollout/policy-registry.js';
 import type { Episode } from '../../rollout/episode.js';
-import { DEFAULT_SIM_CONTROL_HZ, runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
+import { runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
 import { runSweep, SweepError, type SweepJob, type SweepRollout } from '../../sim/sweep.js';
 import { drawLook, drawWorld, lookRecord, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND, type HashedRandomizationSpec, type RandomizedWorld } from '../../sim/randomization.js';
 import { calibrationProblem, DEFAULT_SIM_CALIBRATION, engineNameProblem, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, withEngine, type SimCalibration, type SimEngine } from '../../sim/calibration.js';
 import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
-import { summarizeByTier, type TierSummary } from '../../analysis/tier-summary.js';
 import { withCommandStore } from '../station-store.js';
-import { episodeFileName, openSimEpisodeRecorder, recordingEnd, recordingLine } from '../episode-recording.js';
-import { replayRecording } from '../../sim/recording-relay.js';
-import type { RolloutInput, Store } from '../../store/store.js';
+import { episodeFileName, openSimEpisodeRecorder, recordingLine } from '../episode-recording.js';
+import type { Store } from '../../store/store.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../record/episode-recorder.js';
 
 /** Opens a policy spec, or a UserError with one sentence. `warmUp`: see ThreadedPolicyOptions (wall-clock rigs). */
@@ -213,7 +214,7 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
             policySpec: spec,
             policy: policy.info,
             calibrationSha256: simCalibrationHash(calibration),
-            controlHz: DEFAULT_SIM_CONTROL_HZ,
+            controlHz: EPISODE_CONTROL_HZ,
             episodeSeconds: seconds,
             seed,
           });
@@ -251,130 +252,6 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
     }
   },
 };
-
-/** "12/40 ▕█████     ▏ 0.8 rollouts/s, ETA 35 s" — one line, redrawn in place on stderr. */
-export function progressLine(done: number, total: number, elapsedS: number): string {
-  const width = 24;
-  const filled = Math.round((width * done) / Math.max(total, 1));
-  const rate = elapsedS > 0 ? done / elapsedS : 0;
-  const etaS = rate > 0 ? (total - done) / rate : NaN;
-  const eta = Number.isFinite(etaS) ? (etaS >= 90 ? `${Math.round(etaS / 60)} min` : `${Math.round(etaS)} s`) : '…';
-  return `${done}/${total} ▕${'█'.repeat(filled)}${' '.repeat(width - filled)}▏ ${rate.toFixed(2)} rollouts/s, ETA ${eta}`;
-}
-
-/** Per tier (and 'all'), the sum of a number over the tier's rollouts. */
-function perTier(values: Iterable<readonly [number, number]>): (tier: number | 'all') => number {
-  const byTier = new Map<number, number>();
-  for (const [tier, v] of values) byTier.set(tier, (byTier.get(tier) ?? 0) + v);
-  return (tier) => (tier === 'all' ? [...byTier.values()].reduce((a, b) => a + b, 0) : (byTier.get(tier) ?? 0));
-}
-
-interface TierCounts {
-  readonly policyErrors: (tier: number | 'all') => number;
-  readonly invalid: (tier: number | 'all') => number;
-  readonly aborted: (tier: number | 'all') => number;
-  readonly offTable: (tier: number | 'all') => number;
-}
-
-/**
- * The sweep's per-tier table. "policy errors" are valid, scored rollouts the policy's own error
- * ended early (inside the progress numbers); "invalid" and "aborted" are left out of them.
- */
-export function tierTable(summaries: readonly TierSummary[], counts: TierCounts): string {
-  const lines = ['tier  layouts  rollouts  mean progress  95% interval    policy errors  invalid  aborted  objects off table'];
-  for (const s of summaries) {
-    lines.push(
-      `${String(s.tier).padEnd(4)}  ${String(s.layouts).padStart(7)}  ${String(s.rollouts).padStart(8)}  ${s.meanProgress.toFixed(3).padStart(13)}  [${s.progressInterval.lower.toFixed(3)}, ${s.progressInterval.upper.toFixed(3)}]  ${String(counts.policyErrors(s.tier)).padStart(13)}  ${String(counts.invalid(s.tier)).padStart(7)}  ${String(counts.aborted(s.tier)).padStart(7)}  ${String(counts.offTable(s.tier)).padStart(17)}`,
-    );
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/** What the sweep's summary needs of one rollout: from a worker's result, or a stored row. */
-export interface SweepRow {
-  readonly layoutIndex: number;
-  readonly tier: number;
-  readonly status: SweepRollout['status'];
-  readonly outcome: SweepRollout['outcome'] | null;
-  readonly reason?: string;
-  readonly error?: string;
-  readonly progress?: number;
-  readonly counts?: Record<string, number>;
-}
-
-function sweepRowOf(r: SweepRollout): SweepRow {
-  return { layoutIndex: r.job.layoutIndex, tier: r.tier, status: r.status, outcome: r.outcome, reason: r.reason, error: r.error, progress: r.progress, counts: r.counts };
-}
-
-export interface SweepReportInfo {
-  readonly sessionId: number;
-  readonly set: LayoutSet;
-  readonly spec: string;
-  readonly policyName: string;
-  readonly total: number;
-  readonly stopped: boolean;
-  readonly calibrationSha256: string;
-  readonly wallMs: number;
-  /** Extra fields of the --json line (the queued sweep's). */
-  readonly extraJson?: Record<string, unknown>;
-}
-
-/** Prints a sweep's outcome: the per-tier table and the reasons (or one JSON line). */
-export function reportSweep(io: CliIo, json: boolean, info: SweepReportInfo, rows: readonly SweepRow[]): void {
-  const { set, total } = info;
-  const scored = rows.filter((r) => r.status === 'valid' && r.progress !== undefined);
-  const countOf = (keep: (r: SweepRow) => boolean) => perTier(rows.filter(keep).map((r) => [r.tier, 1] as const));
-  const counts: TierCounts = {
-    policyErrors: countOf((r) => r.outcome === 'policy-error'),
-    invalid: countOf((r) => r.status === 'invalid'),
-    aborted: countOf((r) => r.status === 'aborted'),
-    offTable: perTier(scored.map((r) => [r.tier, r.counts?.offTable ?? 0] as const)),
-  };
-  const offTable = counts.offTable;
-  const summaries = summarizeByTier(
-    scored.map((r) => ({ tier: r.tier, progress: r.progress!, layoutIndex: r.layoutIndex })),
-    { seed: 0 },
-  );
-  if (json) {
-    io.out(
-      `${JSON.stringify({
-        session: info.sessionId,
-        layoutSet: set.sha256,
-        policy: info.spec,
-        rollouts: rows.length,
-        total,
-        stopped: info.stopped,
-        invalid: rows.filter((r) => r.status === 'invalid').length,
-        aborted: rows.filter((r) => r.status === 'aborted').length,
-        policyErrors: rows.filter((r) => r.outcome === 'policy-error').length,
-        simCalibration: info.calibrationSha256,
-        wallSeconds: info.wallMs / 1000,
-        ...info.extraJson,
-        tiers: summaries.map((s) => ({
-          tier: s.tier,
-          layouts: s.layouts,
-          rollouts: s.rollouts,
-          meanProgress: s.meanProgress,
-          low: s.progressInterval.lower,
-          high: s.progressInterval.upper,
-          successes: s.successes,
-          policyErrors: counts.policyErrors(s.tier),
-          invalid: counts.invalid(s.tier),
-          aborted: counts.aborted(s.tier),
-          offTable: offTable(s.tier),
-        })),
-      })}\n`,
-    );
-  } else {
-    io.out(`${info.stopped ? `Stopped: ${rows.length} of ${total}` : `${total}`} rollouts of ${info.policyName} on ${set.task} stored as session ${info.sessionId} (${(info.wallMs / 1000).toFixed(1)} s).\n`);
-    if (summaries.length > 0) io.out(tierTable(summaries, counts));
-    else io.out('No valid rollouts to summarise.\n');
-    const reasons = [...new Set(rows.filter((r) => r.status !== 'valid').map((r) => `${r.status}: ${r.reason ?? r.outcome}`))];
-    for (const reason of reasons.slice(0, 5)) io.out(`not scored, ${reason}\n`);
-    const errors = [...new Set(rows.filter((r) => r.error !== undefined).map((r) => r.error))];
-    for (const error of errors.slice(0, 5)) io.out(`policy error (scored as it stood): ${error}\n`);
-  }
-}
 
 const sweep: CliCommand = {
   path: ['sim', 'sweep'],
@@ -527,101 +404,6 @@ ${RANDOMIZE_HELP}
     });
   },
 };
-
-/** A sweep rollout as the store's row (in-process and queued sweeps store the same fields). */
-export function sweepRolloutInput(r: SweepRollout, w: { policyId: number; layoutSetSha256: string; sessionId: number; calibrationSha256s: readonly string[] }): RolloutInput {
-  return {
-    kind: 'sim',
-    policyId: w.policyId,
-    layoutSetSha256: w.layoutSetSha256,
-    layoutIndex: r.job.layoutIndex,
-    tier: r.tier,
-    sessionId: w.sessionId,
-    seed: r.job.seed,
-    repeatIndex: r.job.repeat,
-    episodeSeconds: r.episodeSeconds,
-    controlHz: r.controlHz,
-    status: r.status,
-    outcome: r.outcome,
-    statusReason: r.reason ?? null,
-    policyError: r.error ?? null,
-    progress: r.status === 'valid' ? (r.progress ?? null) : null,
-    counts: r.status === 'valid' ? (r.counts ?? null) : null,
-    finalStateHash: r.finalStateHash || null,
-    calibrationSha256s: w.calibrationSha256s,
-    durationS: r.wallMs / 1000,
-    taskEvents: r.taskEvents ?? [],
-  };
-}
-
-/** The sweep's episode files, written one after the other on the main thread as rollouts come back. */
-export class EpisodeWrites {
-  private chain: Promise<void> = Promise.resolve();
-  problems = 0;
-  constructor(private readonly io: CliIo) {}
-  /** Queues one file's work; resolves true once it is written, false when it failed (said on stderr). */
-  add(work: () => Promise<void>): Promise<boolean> {
-    const written = this.chain.then(work).then(
-      () => true,
-      (e: unknown) => {
-        this.problems += 1;
-        this.io.err(`\nAn episode file could not be written: ${(e as Error).message}\n`);
-        return false;
-      },
-    );
-    this.chain = written.then(() => undefined);
-    return written;
-  }
-  done(): Promise<void> {
-    return this.chain;
-  }
-}
-
-/**
- * One sweep rollout's episode file: registered in the store now (before its first byte), written
- * from the calls its worker kept, finished and linked to its rollout row. `written` resolves once
- * the file is finished (true) or could not be (false); linkTo may come before or after that.
- */
-export function recordSweepEpisode(
-  store: Store,
-  dir: string,
-  r: SweepRollout,
-  w: { set: LayoutSet; spec: string; task: TaskDefinition; seconds: number },
-  writes: EpisodeWrites,
-): { file: string; written: Promise<boolean>; linkTo(rolloutId: number): void } {
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, episodeFileName({ task: w.task.id, layoutIndex: r.job.layoutIndex, policyName: `sim-r${r.job.repeat}-${r.policyName}` }));
-  const id = store.startRecording({ file, kind: 'rollout' });
-  let rolloutId: number | undefined;
-  let ended = false;
-  const written = writes.add(async () => {
-    const rec = await openSimEpisodeRecorder(file, {
-      task: w.task,
-      layoutSetSha256: w.set.sha256,
-      layout: { index: r.job.layoutIndex, tier: r.tier },
-      policySpec: w.spec,
-      policy: { name: r.policyName, checkpointSha256: r.policyCheckpointSha256 },
-      // The record this rollout ran on: with --randomize, its own drawn one, not the sweep's base.
-      calibrationSha256: r.calibrationSha256,
-      controlHz: r.controlHz,
-      episodeSeconds: w.seconds,
-      seed: r.job.seed,
-    });
-    replayRecording(r.recorded!, rec);
-    const summary = await rec.close({ outcome: r.outcome, status: r.status });
-    store.endRecording(id, recordingEnd(summary));
-    ended = true;
-    if (rolloutId !== undefined) store.linkRecording(id, rolloutId);
-  });
-  return {
-    file,
-    written,
-    linkTo(idOfRollout) {
-      rolloutId = idOfRollout;
-      if (ended) store.linkRecording(id, idOfRollout);
-    },
-  };
-}
 
 const calibrationCommand: CliCommand = {
   path: ['sim', 'calibration'],

@@ -17,7 +17,7 @@ import { getTask, isTaskId } from '../../tasks/registry.js';
 import type { Layout, TaskDefinition } from '../../tasks/types.js';
 import { layoutAt, type LayoutSet } from '../../layouts/layout-set.js';
 import { StoreError, type Store } from '../../store/store.js';
-import { readRigConfig } from '../station.js';
+import { readRigConfig } from '../station-config.js';
 import { clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { rigCyclesOf } from '../../rig/rig-cycle-ring.js';

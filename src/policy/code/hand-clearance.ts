@@ -16,7 +16,7 @@ import { add, cross, dot, normalize, scale, sub, type Quat, type Vec3 } from './
 import { quatRotate, quatConj } from '../../pose/quaternion.js';
 
 /**
- * The hand's collision boxes in the gripper frame: the sim twin's GRIPPER_GEOMETRY (src/sim/sim-arm.ts),
+ * The hand's collision boxes in the gripper frame: the sim twin's GRIPPER_GEOMETRY (src/sim/arm/geometry.ts),
  * which models the real hand (a test keeps the two equal).
  */
 export const HAND_BOXES = {

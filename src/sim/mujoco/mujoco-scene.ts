@@ -23,7 +23,7 @@ import type { FixtureKind, ObjectEndState } from '../../tasks/types.js';
 import { motorTorqueScales, MUJOCO_SCENE_VERSION } from '../calibration.js';
 import { quatConj, quatRotate } from '../../pose/quaternion.js';
 import { sceneToMjcf } from '../mjcf-export.js';
-import type { PhysicsArm, PhysicsScene } from '../physics-scene.js';
+import type { PhysicsArm, PhysicsScene, PrivilegedThing, SceneOptions } from '../physics-scene.js';
 import { loadRapier } from '../rapier.js';
 import type { SceneSnapshot } from '../render/scene-snapshot.js';
 import {
@@ -39,14 +39,12 @@ import {
   SimScene,
   THROUGH_TABLE_M,
   UPRIGHT_TILT_RAD,
-  type PrivilegedThing,
-  type SceneOptions,
 } from '../scene.js';
-import type { MotorCommand } from '../sim-arm.js';
+import type { MotorCommand } from '../arm/motor-command.js';
 import { compileMjcf, loadMujoco, type MjData, type MjModel, type Mujoco } from './mujoco-runtime.js';
 
 const FINGERS = ['a', 'b'] as const;
-/** Finger damping floor, as the Rapier path's position motor (sim-arm.ts). */
+/** Finger damping floor, as the Rapier path's position motor (arm/sim-arm.ts). */
 const MIN_FINGER_KD = 1e-3;
 
 /** Builds the layout's scene in MuJoCo; a layout the sim or the MJCF writer cannot express is a SceneError (one sentence). */

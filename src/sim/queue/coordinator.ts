@@ -16,6 +16,7 @@
  * held (no persistence): the coordinator queues again every job it has not collected, which adds
  * nothing for a job Redis still has.
  */
+import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
 import { performance } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -24,7 +25,6 @@ import { serializeLayoutSet } from '../../layouts/layout-set.js';
 import { simCalibrationHash, type SimCalibration } from '../calibration.js';
 import type { SweepJob, SweepRollout } from '../sweep.js';
 import type { RandomizedWorld } from '../randomization.js';
-import { DEFAULT_SIM_CONTROL_HZ } from '../sim-rollout.js';
 import { connectRedis, QueueError, unreachableReason, type QueueAddress } from './connection.js';
 import { RedisLink } from './redis-link.js';
 import { orStop, STOPPED, within } from './bounded.js';
@@ -185,7 +185,7 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
   const total = opts.layoutSet.layouts.length * opts.repeats;
   const attempts = opts.attempts ?? 3;
   const calibrationSha256 = simCalibrationHash(opts.calibration);
-  const controlHz = opts.controlHz ?? DEFAULT_SIM_CONTROL_HZ;
+  const controlHz = opts.controlHz ?? EPISODE_CONTROL_HZ;
   const log = opts.log ?? (() => undefined);
   const redis = await connectRedis(opts.address);
   const queueConnection = redis.duplicate();

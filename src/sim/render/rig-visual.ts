@@ -8,7 +8,7 @@
 import type { Pose3, ShapePart } from '../../tasks/geometry.js';
 import { YAM_CHAIN } from '../../rig/yam.js';
 import { LINK_NAMES } from '../../rig/kinematics.js';
-import { GRIPPER_GEOMETRY } from '../sim-arm.js';
+import { GRIPPER_GEOMETRY } from '../arm/geometry.js';
 import type { Visual } from '../../scene3d/visual.js';
 import { cellVisuals } from '../../scene3d/cell-visuals.js';
 
@@ -17,7 +17,7 @@ const GRIPPER_COLOR: readonly [number, number, number] = [34, 35, 38];
 const FINGER_COLOR: readonly [number, number, number] = [178, 180, 184];
 
 /**
- * Link radius, metres, by link name — the sim's capsule radii (src/sim/sim-arm.ts), so the cameras
+ * Link radius, metres, by link name — the sim's capsule radii (src/sim/arm/geometry.ts), so the cameras
  * see the arm exactly as thick as the physics treats it.
  */
 const LINK_RADIUS_M: Readonly<Record<string, number>> = {

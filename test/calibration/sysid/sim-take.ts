@@ -3,12 +3,13 @@
  * SimRig on a given calibration (the "robot"), driven at 250 Hz through the excitation trajectory,
  * recorded by the real EpisodeRecorder as a teleop take would be.
  */
+import { EPISODE_CONTROL_HZ } from '../../../src/rollout/run-episode.js';
 import { EpisodeRecorder } from '../../../src/record/episode-recorder.js';
 import { yamRigModel } from '../../../src/rig/yam.js';
 import { createEngineScene } from '../../../src/sim/engine-scene.js';
 import { SimRig } from '../../../src/sim/sim-rig.js';
 import { simCalibrationHash, type SimCalibration } from '../../../src/sim/calibration.js';
-import { DEFAULT_SIM_CONTROL_HZ, runSimRollout } from '../../../src/sim/sim-rollout.js';
+import { runSimRollout } from '../../../src/sim/sim-rollout.js';
 import { layoutAt, type LayoutSet } from '../../../src/layouts/layout-set.js';
 import { openPolicy } from '../../../src/rollout/policy-registry.js';
 import { openSimEpisodeRecorder } from '../../../src/app/episode-recording.js';
@@ -98,7 +99,7 @@ export async function recordSimRolloutTake(o: SimRolloutTakeSpec): Promise<void>
     policySpec: spec,
     policy: policy.info,
     calibrationSha256: simCalibrationHash(o.calibration),
-    controlHz: DEFAULT_SIM_CONTROL_HZ,
+    controlHz: EPISODE_CONTROL_HZ,
     episodeSeconds: o.seconds,
     seed: 0,
   });

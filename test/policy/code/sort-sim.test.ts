@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { SortPolicy, codePolicyFromSpec } from '../../../src/policy/code/index.js';
 import { HAND_BOXES, handClearance } from '../../../src/policy/code/hand-clearance.js';
 import { partShape, viewPart } from '../../../src/policy/code/part-geometry.js';
-import { GRIPPER_GEOMETRY } from '../../../src/sim/sim-arm.js';
+import { GRIPPER_GEOMETRY } from '../../../src/sim/arm/geometry.js';
 import { runSimRollout } from '../../../src/sim/sim-rollout.js';
 import { SORT_FROM_TOTE } from '../../../src/tasks/index.js';
 import { ONE_BOLT_LAYOUT } from '../../helpers/sort-replay.js';

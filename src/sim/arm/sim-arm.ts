@@ -1,6 +1,6 @@
 /**
- * One YAM arm in Rapier: fixed base, six links on revolute impulse joints, the gripper body and
- * two fingers on prismatic joints, built from the chain in src/rig/yam.ts at joint angles q0.
+ * One YAM arm in Rapier: fixed base, six links on revolute joints, the gripper body and two
+ * fingers on prismatic joints, built from the chain in src/rig/yam.ts at joint angles q0.
  *
  * Joint drive: the real motors run the MIT law τ = kp(q*−q) + kd(dq*−dq) + τff, clamped to the
  * motor's torque range. We evaluate the stiffness and feedforward terms ourselves from the
@@ -17,40 +17,27 @@
  * The fingers are stiff (kp·r² ≈ 2e5 N/m per finger), so they use Rapier's implicit position
  * motor; a prismatic joint's coordinate is unambiguous (translation along the axis).
  *
- * With calibration armJoints 'multibody' the six revolute joints are one Rapier multibody
- * (reduced coordinates: exact joints at any substep) instead. rapier.js gives multibody joints no
- * motor, so the damping above is solved here in joint space (addMultibodyDamping), and no way to
- * set a coordinate, so the link bodies are turned about their axes to start at q0 (bodyToLink).
- * docs/sim.md "Multibody arms" has the measurements.
+ * How the six revolute joints are made and damped is the joint model's (joint-model.ts): impulse
+ * joints with the velocity motor above (impulse-arm.ts), or with calibration armJoints 'multibody'
+ * one reduced-coordinate multibody whose damping is solved in joint space (multibody-arm.ts).
  */
 import type { ImpulseJoint, RigidBody, UnitImpulseJoint, World } from '@dimforge/rapier3d-deterministic-compat';
-import type { ArmModel } from '../rig/contract.js';
-import { linkFramesTable, rotationToQuaternion, rpyToRotation, LINK_NAMES } from '../rig/kinematics.js';
-import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LIMIT_BUFFER_RAD, YAM_LINK_MASS_KG } from '../rig/yam.js';
-import { GRIPPER_MASS_CENTRES } from '../rig/gravity.js';
-import { motorTorqueScales, type SimCalibration } from './calibration.js';
-import { GROUPS } from './colliders.js';
-import { quatConj, quatMul, quatRotate } from '../pose/quaternion.js';
-import type { Rapier } from './rapier.js';
+import type { ArmModel } from '../../rig/contract.js';
+import { linkFramesTable, rotationToQuaternion, rpyToRotation, LINK_NAMES } from '../../rig/kinematics.js';
+import { YAM_CHAIN, YAM_FINGER_MASS_KG, YAM_LIMIT_BUFFER_RAD, YAM_LINK_MASS_KG } from '../../rig/yam.js';
+import { motorTorqueScales, type SimCalibration } from '../calibration.js';
+import { GROUPS } from '../colliders.js';
+import { quatConj, quatMul, quatRotate, type Quat } from '../../pose/quaternion.js';
+import type { Rapier } from '../rapier.js';
+import { quatBetweenX, quatBetweenY, quatObj, rotate, turn, xyz } from './body-frames.js';
+import { GRIPPER_GEOMETRY, LINK_RADIUS_M } from './geometry.js';
+import { ImpulseArmJoints } from './impulse-arm.js';
+import type { ArmJointModel, ArmReading } from './joint-model.js';
+import type { MotorCommand } from './motor-command.js';
+import { MultibodyArmJoints } from './multibody-arm.js';
 
-type Quat = readonly [number, number, number, number];
-
-/**
- * Gripper geometry in the gripper frame (approach −z, fingers open along ±y). Body centres are the
- * rig's gravity model's (src/rig/gravity.ts), so the arms weigh in the sim what the rigs' gravity
- * feed-forward says they weigh.
- */
-export const GRIPPER_GEOMETRY = {
-  palmHalfM: [0.03, 0.06, 0.04] as const,
-  palmCentreZM: GRIPPER_MASS_CENTRES.palmZM,
-  fingerHalfM: [0.012, GRIPPER_MASS_CENTRES.fingerHalfThicknessM, 0.03] as const,
-  /** Finger centre along the approach axis; fingertips at −0.14, the pads meet around −0.12. */
-  fingerCentreZM: GRIPPER_MASS_CENTRES.fingerZM,
-} as const;
-
-/** See the constructor: conditions the solver, physically irrelevant. */
+/** See buildLinks: conditions the solver, physically irrelevant. */
 const LINK1_OFF_AXIS_INERTIA_KGM2 = 0.5;
-export const LINK_RADIUS_M = [0.045, 0.04, 0.035, 0.03, 0.03, 0.03];
 const FRICTION_VELOCITY_EPS = 0.02;
 /**
  * Mechanical end stops, modelled as a stiff one-sided spring beyond each joint's limit widened by
@@ -62,37 +49,18 @@ const END_STOP_BEYOND_LIMIT_RAD = YAM_LIMIT_BUFFER_RAD;
 const END_STOP_STIFFNESS_PER_KP = 10;
 const END_STOP_DAMPING_PER_KD = 2;
 const UNWRAP_TWO_PI = 2 * Math.PI;
-/**
- * Multibody arm (calibration armJoints 'multibody', an experiment): Rapier gives every multibody
- * degree of freedom an implicit damping of 0.1 N·m·s/rad that rapier.js 0.21 cannot change (measured:
- * a free joint under a constant torque τ settles at τ / 0.1 rad/s); the law's damping is reduced by it.
- */
-const MULTIBODY_BUILTIN_DAMPING_NMS = 0.1;
 
-export interface MotorCommand {
-  /** Per arm joint (6): target position/velocity, gains, feedforward torque. */
-  readonly q: Float64Array;
-  readonly dq: Float64Array;
-  readonly kp: Float64Array;
-  readonly kd: Float64Array;
-  readonly tauFf: Float64Array;
-  /** Gripper, normalised 0 closed … 1 open, and the motor gains (kp = 0: limp). */
-  gripper: number;
-  gripperKp: number;
-  gripperKd: number;
-}
+/** The joint model a calibration's armJoints names. */
+const JOINT_MODELS: Readonly<Record<NonNullable<SimCalibration['armJoints']>, (arm: ArmReading) => ArmJointModel>> = {
+  impulse: (arm) => new ImpulseArmJoints(arm.model),
+  multibody: (arm) => new MultibodyArmJoints(arm),
+};
 
-export function newMotorCommand(): MotorCommand {
-  return { q: new Float64Array(6), dq: new Float64Array(6), kp: new Float64Array(6), kd: new Float64Array(6), tauFf: new Float64Array(6), gripper: 1, gripperKp: 0, gripperKd: 0 };
-}
-
-export class SimArm {
+export class SimArm implements ArmReading {
   /** base_link, link1..link5, gripper (the same order as kinematics LINK_NAMES). */
   readonly links: RigidBody[] = [];
   readonly fingers: RigidBody[] = [];
-  private readonly joints: UnitImpulseJoint[] = [];
-  /** The chain is one multibody (calibration armJoints), not six impulse joints (then `joints` is empty). */
-  private readonly multibody: boolean;
+  private readonly jointModel: ArmJointModel;
   /**
    * Per link: the rotation from its body's frame to the link's kinematic frame (identity on the
    * impulse arm). A multibody starts every joint at coordinate 0, where Rapier's joint frames
@@ -108,16 +76,16 @@ export class SimArm {
   readonly q = new Float64Array(6);
   readonly dq = new Float64Array(6);
   /** Relative angular velocity of the bodies about each axis, as the solver sees it. */
-  private readonly dqSolver = new Float64Array(6);
+  readonly dqSolver = new Float64Array(6);
   /** False until the first step: before it, q has no history to difference. */
   private primed = false;
   /** Torque each joint motor applied at the last step (the MIT law, clamped), N·m. */
   readonly effort = new Float64Array(6);
   /** Link rotations (7 × xyzw) and angular velocities (7 × xyz) read once per step; base fixed. */
-  private readonly linkRot = new Float64Array(28);
+  readonly linkRot = new Float64Array(28);
   private readonly linkAngvel = new Float64Array(21);
   /** Each joint's axis in the world, from the last reading. */
-  private readonly axisWorld = new Float64Array(18);
+  readonly axisWorld = new Float64Array(18);
   /** Last finger motor setting (target, kp, kd): Rapier is told only when it changes. */
   private readonly fingerMotor = new Float64Array([NaN, NaN, NaN]);
   /** Torque per link body (7 × xyz) accumulated for one step. */
@@ -126,26 +94,16 @@ export class SimArm {
    * Mass (kg) and centre of mass in its link's frame of each carried body: links 1..6 then
    * the two fingers (the order gravityTorque sums over).
    */
-  private readonly carriedMass = new Float64Array(8);
+  readonly carriedMass = new Float64Array(8);
   private readonly carriedCom = new Float64Array(24);
   /** Link frame origins in the world (7 × xyz), from the base pose and the measured rotations. */
-  private readonly linkOrigin = new Float64Array(21);
+  readonly linkOrigin = new Float64Array(21);
   /** Joint torques that hold the arm against gravity, at the last reading (see gravityTorque). */
   private readonly holdTorque = new Float64Array(6);
-  private readonly comScratch = new Float64Array(24);
-  /** Per joint, this step: the explicit torque (stiffness, gravity, end stop) and, on a multibody arm, the damping D and its target v. */
+  /** The carried bodies' centres of mass in the world (8 × xyz), at the last reading. */
+  readonly carriedComWorld = new Float64Array(24);
+  /** Per joint, this step: the explicit torque (stiffness, gravity, end stop, and what the joint model adds). */
   private readonly drive = new Float64Array(6);
-  private readonly dampingD = new Float64Array(6);
-  private readonly dampingV = new Float64Array(6);
-  /** Multibody arm: each carried body's principal inertia (8 × xyz) and its principal frame in the link's frame. */
-  private readonly carriedInertia = new Float64Array(24);
-  private readonly carriedInertiaFrame: Quat[] = [];
-  private readonly massScratch = new Float64Array(36);
-  private readonly solveScratch = new Float64Array(36);
-  private readonly rhsScratch = new Float64Array(6);
-  private readonly inertiaScratch = new Float64Array(9);
-  private readonly linScratch = new Float64Array(18);
-  private readonly angScratch = new Float64Array(18);
   private readonly gravityZ: number;
   /** Finger opening per finger (m) and its velocity. */
   fingerOpeningM = 0;
@@ -157,6 +115,7 @@ export class SimArm {
   private readonly gripperRatio: number;
   /** Per joint: torque delivered per N·m asked (the calibration's motor torque scale). */
   private readonly torqueScale: readonly number[];
+  readonly physicsStepS: number;
 
   constructor(
     R: Rapier,
@@ -172,15 +131,29 @@ export class SimArm {
   ) {
     this.lowerStopRad = model.joints.map((j, i) => lowerStopsRad?.[i] ?? j.minRad - END_STOP_BEYOND_LIMIT_RAD);
     this.gravityZ = world.gravity.z;
+    this.physicsStepS = cal.physicsStepS;
     this.fixedRot = YAM_CHAIN.map((c) => rotationToQuaternion(rpyToRotation(c.rpy)));
     this.halfStrokeM = model.gripper.strokeM / 2;
     this.gripperRatio = model.gripper.motorTravelRad / this.halfStrokeM;
     this.torqueScale = motorTorqueScales(cal);
-    this.multibody = cal.armJoints === 'multibody';
-    const frames = linkFramesTable(model, q0);
+    this.jointModel = JOINT_MODELS[cal.armJoints ?? 'impulse'](this);
     const toLink = this.bodyToLink;
     toLink.push([0, 0, 0, 1]);
-    for (let i = 0; i < 6; i++) toLink.push(this.multibody ? multibodyBodyToLink(R, this.fixedRot[i], toLink[i], YAM_CHAIN[i].axis, q0[i]) : [0, 0, 0, 1]);
+    for (let i = 0; i < 6; i++) toLink.push(this.jointModel.bodyToLink(R, this.fixedRot[i], toLink[i], YAM_CHAIN[i].axis, q0[i]));
+    this.buildLinks(R, world, q0);
+    this.connectLinks(R, world, q0);
+    this.readJoints();
+    this.dq.fill(0);
+    this.buildFingers(R, world, gripper0, fingerReflectedMassKg);
+    this.carryBodies(fingerReflectedMassKg);
+    this.readJoints();
+  }
+
+  /** The base and link bodies at q0, with their colliders and reflected rotor inertia. */
+  private buildLinks(R: Rapier, world: World, q0: ArrayLike<number>): void {
+    const { model, cal } = this;
+    const toLink = this.bodyToLink;
+    const frames = linkFramesTable(model, q0);
     for (let i = 0; i < LINK_NAMES.length; i++) {
       const f = frames[i];
       const rot = turn(rotationToQuaternion(f.rotation), quatConj(toLink[i]));
@@ -242,6 +215,11 @@ export class SimArm {
       }
       this.links.push(body);
     }
+  }
+
+  /** The six revolute joints, through the joint model. */
+  private connectLinks(R: Rapier, world: World, q0: ArrayLike<number>): void {
+    const toLink = this.bodyToLink;
     const br = this.links[0].rotation();
     this.linkRot.set([br.x, br.y, br.z, br.w], 0);
     for (let i = 0; i < 6; i++) {
@@ -251,23 +229,17 @@ export class SimArm {
       // The child's body turns about this very axis (bodyToLink), so the axis reads the same in its body frame.
       const data = R.JointData.revoluteWithAxes({ x: anchor1[0], y: anchor1[1], z: anchor1[2] }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: c.axis[0], y: c.axis[1], z: c.axis[2] });
       this.qUnwrapped[i] = q0[i];
-      if (this.multibody) {
-        world.createMultibodyJoint(data, this.links[i], this.links[i + 1], true).setContactsEnabled(false);
-        continue;
-      }
-      const joint = world.createImpulseJoint(data, this.links[i], this.links[i + 1], true) as UnitImpulseJoint;
-      joint.configureMotorModel(R.MotorModel.ForceBased);
-      joint.setMotorMaxForce(model.joints[i].maxTorqueNm);
-      joint.setContactsEnabled(false);
-      this.joints.push(joint);
+      this.jointModel.connect(R, world, i, data, this.links[i], this.links[i + 1]);
     }
-    this.readJoints();
-    this.dq.fill(0);
-    // Fingers: body frames at the gripper frame shifted along ±y by (half thickness + opening).
+  }
+
+  /** Fingers: body frames at the gripper frame shifted along ±y by (half thickness + opening). */
+  private buildFingers(R: Rapier, world: World, gripper0: number, fingerReflectedMassKg: number): void {
+    const { model, cal } = this;
     const gripperBody = this.links[6];
     const gt = gripperBody.translation();
     const gr = gripperBody.rotation();
-    const toGripper = toLink[6];
+    const toGripper = this.bodyToLink[6];
     // Link-frame rotation of the gripper; the fingers' bodies share the gripper body's frame.
     const gq: Quat = turn([gr.x, gr.y, gr.z, gr.w], toGripper);
     const inGripperBody = (v: readonly [number, number, number]): { x: number; y: number; z: number } => {
@@ -302,6 +274,11 @@ export class SimArm {
       this.fingers.push(body);
       this.fingerJoints.push(joint);
     }
+  }
+
+  /** Each carried body's mass and centre of mass in its link's frame, for gravityTorque (and the joint model's). */
+  private carryBodies(fingerReflectedMassKg: number): void {
+    const toLink = this.bodyToLink;
     const base = this.links[0].translation();
     this.linkOrigin.set([base.x, base.y, base.z], 0);
     [...this.links.slice(1), ...this.fingers].forEach((b, k) => {
@@ -311,12 +288,8 @@ export class SimArm {
       // The fingers' reflected rotor mass resists their motion only: the rotor's weight is the gripper's.
       this.carriedMass[k] = k >= 6 && fingerReflectedMassKg > 0 ? YAM_FINGER_MASS_KG : b.mass();
       this.carriedCom.set(c, k * 3);
-      const pi = b.principalInertia();
-      const pf = b.principalInertiaLocalFrame();
-      this.carriedInertia.set([pi.x, pi.y, pi.z], k * 3);
-      this.carriedInertiaFrame.push(turn(fromLink, [pf.x, pf.y, pf.z, pf.w]));
+      this.jointModel.carry(k, b, fromLink);
     });
-    this.readJoints();
   }
 
   /**
@@ -331,14 +304,7 @@ export class SimArm {
     for (let b = 1; b < 7; b++) {
       const body = this.links[b];
       const r = body.rotation();
-      if (this.multibody) {
-        rot.set(quatMul([r.x, r.y, r.z, r.w], this.bodyToLink[b]), b * 4);
-      } else {
-        rot[b * 4] = r.x;
-        rot[b * 4 + 1] = r.y;
-        rot[b * 4 + 2] = r.z;
-        rot[b * 4 + 3] = r.w;
-      }
+      this.jointModel.readLinkRotation(b, r, this.bodyToLink[b], rot);
       const w = body.angvel();
       av[b * 3] = w.x;
       av[b * 3 + 1] = w.y;
@@ -427,14 +393,11 @@ export class SimArm {
       // In the stop, damping (implicit, so always stable) takes most of the impact's energy.
       const D = kd + jc.dampingNms + friction + (intoStop !== 0 ? END_STOP_DAMPING_PER_KD * spec.kd : 0);
       this.drive[i] = stiffness;
-      if (this.multibody) {
-        this.dampingD[i] = D;
-        this.dampingV[i] = (kd * cmd.dq[i]) / D;
-      } else this.joints[i].configureMotorVelocity((kd * cmd.dq[i]) / D + (this.dqSolver[i] - dq), D);
+      this.jointModel.damp(i, D, (kd * cmd.dq[i]) / D, this.dqSolver[i] - dq);
       const law = raw + kd * (cmd.dq[i] - dq);
       this.effort[i] = (law > tMax ? tMax : law < -tMax ? -tMax : law) / ts;
     }
-    if (this.multibody) this.addMultibodyDamping();
+    this.jointModel.finishDrive(this.drive);
     for (let i = 0; i < 6; i++) {
       const o = (i + 1) * 3;
       const p = i * 3;
@@ -468,84 +431,6 @@ export class SimArm {
   }
 
   /**
-   * The damping torques D·(v − dq⁺) of a multibody arm, added to `drive` and held over the next
-   * step. Rapier has no motor on multibody joints here, so the implicit velocity motor of the
-   * impulse arm is done by hand: one linearly implicit step of the chain's joint-space dynamics,
-   *     (M + h·D)·dq⁺ = M·dq + h·(τ + D·v),
-   * with M the joint-space mass matrix of the measured pose (links, armature, fingers carried by
-   * the gripper) and τ the stiffness torques; contacts and Coriolis terms are left out of this
-   * prediction (Rapier applies them). Rapier's own multibody damping already supplies part of D.
-   */
-  private addMultibodyDamping(): void {
-    const h = this.cal.physicsStepS;
-    const M = this.jointMass();
-    const A = this.solveScratch;
-    const b = this.rhsScratch;
-    for (let i = 0; i < 6; i++) {
-      let mdq = 0;
-      for (let j = 0; j < 6; j++) {
-        A[i * 6 + j] = M[i * 6 + j];
-        mdq += M[i * 6 + j] * this.dqSolver[j];
-      }
-      A[i * 6 + i] += h * this.dampingD[i];
-      b[i] = mdq + h * (this.drive[i] + this.dampingD[i] * this.dampingV[i]);
-    }
-    choleskySolve6(A, b);
-    for (let i = 0; i < 6; i++) {
-      const D = this.dampingD[i];
-      const v = this.dampingV[i];
-      const explicit = Math.max(D - MULTIBODY_BUILTIN_DAMPING_NMS, 0);
-      const t = explicit * (v - b[i]) + MULTIBODY_BUILTIN_DAMPING_NMS * v;
-      const tMax = this.model.joints[i].maxTorqueNm;
-      this.drive[i] += t > tMax ? tMax : t < -tMax ? -tMax : t;
-    }
-  }
-
-  /**
-   * Joint-space mass matrix (6×6, row-major) at the last reading: Σ over the carried bodies of
-   * m·Jvᵀ·Jv + Jωᵀ·I·Jω, where joint j moves every body it carries (links j+1.., the fingers) about
-   * its axis through its origin.
-   */
-  private jointMass(): Float64Array {
-    const M = this.massScratch;
-    M.fill(0);
-    const ax = this.axisWorld;
-    const org = this.linkOrigin;
-    const com = this.comScratch;
-    const rot = this.linkRot;
-    const Iw = this.inertiaScratch;
-    const lin = this.linScratch;
-    const ang = this.angScratch;
-    for (let k = 0; k < 8; k++) {
-      // The body's inertia in the world: its link's rotation times its inertia in the link frame.
-      const p = (k < 6 ? k + 1 : 6) * 4;
-      const q: Quat = quatMul([rot[p], rot[p + 1], rot[p + 2], rot[p + 3]], this.carriedInertiaFrame[k]);
-      worldInertia(q, this.carriedInertia, k * 3, Iw);
-      const m = this.carriedMass[k];
-      const n = Math.min(k, 5) + 1; // joints 0..min(k,5) carry body k
-      for (let j = 0; j < n; j++) {
-        const a0 = ax[j * 3], a1 = ax[j * 3 + 1], a2 = ax[j * 3 + 2];
-        const o = (j + 1) * 3;
-        const r0 = com[k * 3] - org[o], r1 = com[k * 3 + 1] - org[o + 1], r2 = com[k * 3 + 2] - org[o + 2];
-        lin[j * 3] = a1 * r2 - a2 * r1;
-        lin[j * 3 + 1] = a2 * r0 - a0 * r2;
-        lin[j * 3 + 2] = a0 * r1 - a1 * r0;
-        ang[j * 3] = Iw[0] * a0 + Iw[1] * a1 + Iw[2] * a2;
-        ang[j * 3 + 1] = Iw[3] * a0 + Iw[4] * a1 + Iw[5] * a2;
-        ang[j * 3 + 2] = Iw[6] * a0 + Iw[7] * a1 + Iw[8] * a2;
-      }
-      for (let i = 0; i < n; i++) {
-        for (let j = 0; j <= i; j++) {
-          const v = m * (lin[i * 3] * lin[j * 3] + lin[i * 3 + 1] * lin[j * 3 + 1] + lin[i * 3 + 2] * lin[j * 3 + 2]) + ax[i * 3] * ang[j * 3] + ax[i * 3 + 1] * ang[j * 3 + 1] + ax[i * 3 + 2] * ang[j * 3 + 2];
-          M[i * 6 + j] += v;
-          if (i !== j) M[j * 6 + i] += v;
-        }
-      }
-    }
-    return M;
-  }
-
-  /**
    * Torque each joint must supply to hold the arm still against gravity (what the YAM driver
    * sends as τff), at the last reading: for joint j, −Σ over the bodies it carries of
    * ((com − origin_j) × m·g) · axis_j.
@@ -567,7 +452,7 @@ export class SimArm {
       org[(i + 1) * 3 + 1] = org[i * 3 + 1] + off[1];
       org[(i + 1) * 3 + 2] = org[i * 3 + 2] + off[2];
     }
-    const com = this.comScratch;
+    const com = this.carriedComWorld;
     const gq: Quat = [rot[24], rot[25], rot[26], rot[27]];
     for (let k = 0; k < 8; k++) {
       const c: [number, number, number] = [this.carriedCom[k * 3], this.carriedCom[k * 3 + 1], this.carriedCom[k * 3 + 2]];
@@ -615,120 +500,10 @@ export class SimArm {
 
   /** All the arm's impulse joints (a multibody arm's: the fingers' only), for removal or inspection. */
   allJoints(): ImpulseJoint[] {
-    return [...this.joints, ...this.fingerJoints];
+    return [...this.jointModel.joints, ...this.fingerJoints];
   }
-}
-
-/**
- * bodyToLink of a multibody arm's child link: a turn about the joint axis `axis` (child link frame)
- * such that the joint's coordinate 0 is the angle q0. Rapier builds a revolute joint's frames from
- * its axes alone, and rapier.js cannot set a multibody coordinate, so the offset between coordinate
- * 0 and the kinematic angle is measured on a two-body probe (parent fixed at identity, stepped once
- * at rest, where the multibody puts the child at coordinate 0) rather than re-derived from Rapier's
- * basis convention.
- */
-function multibodyBodyToLink(R: Rapier, fixedRot: Quat, parentToLink: Quat, axis: readonly [number, number, number], q0: number): Quat {
-  const world = new R.World({ x: 0, y: 0, z: 0 });
-  try {
-    // Parent body frame at identity, so its link frame is parentToLink; the child at angle 0, probe body turned by nothing.
-    const childAt0 = quatMul(parentToLink, fixedRot);
-    const parent = world.createRigidBody(R.RigidBodyDesc.fixed());
-    const child = world.createRigidBody(R.RigidBodyDesc.dynamic().setRotation(quatObj(childAt0)));
-    world.createCollider(R.ColliderDesc.ball(0.01).setMass(1), child);
-    const axis1 = quatRotate(parentToLink, quatRotate(fixedRot, axis));
-    world.createMultibodyJoint(R.JointData.revoluteWithAxes({ x: 0, y: 0, z: 0 }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: axis[0], y: axis[1], z: axis[2] }), parent, child, true);
-    world.step();
-    const r = child.rotation();
-    // The kinematic angle where the coordinate is 0: the twist about the axis from angle 0's pose.
-    const rel = quatMul(quatConj(childAt0), [r.x, r.y, r.z, r.w]);
-    const mu = 2 * Math.atan2(rel[0] * axis[0] + rel[1] * axis[1] + rel[2] * axis[2], rel[3]);
-    // Turning the child's body by −(q0 − mu) about the axis moves coordinate 0 to q0 (the body frame is link · bodyToLink⁻¹).
-    const half = (q0 - mu) / 2;
-    return [axis[0] * Math.sin(half), axis[1] * Math.sin(half), axis[2] * Math.sin(half), Math.cos(half)];
-  } finally {
-    world.free();
-  }
-}
-
-/** out (3×3 row-major) = R(q)·diag(d[at..at+2])·R(q)ᵀ. */
-function worldInertia(q: Quat, d: Float64Array, at: number, out: Float64Array): void {
-  const [x, y, z, w] = q;
-  const r = [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w), 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w), 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)];
-  for (let i = 0; i < 3; i++) {
-    for (let j = 0; j < 3; j++) out[i * 3 + j] = r[i * 3] * d[at] * r[j * 3] + r[i * 3 + 1] * d[at + 1] * r[j * 3 + 1] + r[i * 3 + 2] * d[at + 2] * r[j * 3 + 2];
-  }
-}
-
-/** Solves A·x = b in place (b becomes x) for a symmetric positive definite 6×6 A (row-major; overwritten). */
-function choleskySolve6(A: Float64Array, b: Float64Array): void {
-  for (let j = 0; j < 6; j++) {
-    let d = A[j * 6 + j];
-    for (let k = 0; k < j; k++) d -= A[j * 6 + k] * A[j * 6 + k];
-    const l = Math.sqrt(d);
-    A[j * 6 + j] = l;
-    for (let i = j + 1; i < 6; i++) {
-      let s = A[i * 6 + j];
-      for (let k = 0; k < j; k++) s -= A[i * 6 + k] * A[j * 6 + k];
-      A[i * 6 + j] = s / l;
-    }
-  }
-  for (let i = 0; i < 6; i++) {
-    let s = b[i];
-    for (let k = 0; k < i; k++) s -= A[i * 6 + k] * b[k];
-    b[i] = s / A[i * 6 + i];
-  }
-  for (let i = 5; i >= 0; i--) {
-    let s = b[i];
-    for (let k = i + 1; k < 6; k++) s -= A[k * 6 + i] * b[k];
-    b[i] = s / A[i * 6 + i];
-  }
-}
-
-/**
- * q·r and q·v, returning the operand itself when q is the identity: the impulse arm's bodies are its
- * links' frames, and its numbers stay bit-for-bit what they were before multibody arms existed
- * (an identity product can still flip the sign of a zero).
- */
-function turn(a: Quat, b: Quat): Quat {
-  if (isIdentity(b)) return a;
-  if (isIdentity(a)) return b;
-  return quatMul(a, b);
-}
-function rotate(q: Quat, v: readonly [number, number, number]): [number, number, number] {
-  return isIdentity(q) ? [v[0], v[1], v[2]] : quatRotate(q, v);
-}
-function isIdentity(q: Quat): boolean {
-  return q[3] === 1 && q[0] === 0 && q[1] === 0 && q[2] === 0;
-}
-
-function quatObj(q: Quat): { x: number; y: number; z: number; w: number } {
-  return { x: q[0], y: q[1], z: q[2], w: q[3] };
-}
-function xyz(v: { x: number; y: number; z: number }): [number, number, number] {
-  return [v.x, v.y, v.z];
 }
 
 function clamp01(x: number): number {
   return x < 0 ? 0 : x > 1 ? 1 : x;
-}
-
-/** Shortest rotation taking +y to the unit vector d. */
-function quatBetweenY(d: readonly [number, number, number]): Quat {
-  return quatBetween([0, 1, 0], d);
-}
-function quatBetweenX(d: readonly [number, number, number]): Quat {
-  return quatBetween([1, 0, 0], d);
-}
-function quatBetween(a: readonly [number, number, number], b: readonly [number, number, number]): Quat {
-  const d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-  if (d < -0.999999) {
-    // Opposite: half a turn about any axis perpendicular to a.
-    const p = Math.abs(a[0]) < 0.9 ? [0, -a[2], a[1]] : [-a[2], 0, a[0]];
-    const n = Math.hypot(p[0], p[1], p[2]);
-    return [p[0] / n, p[1] / n, p[2] / n, 0];
-  }
-  const c: [number, number, number] = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
-  const w = 1 + d;
-  const n = Math.hypot(c[0], c[1], c[2], w);
-  return [c[0] / n, c[1] / n, c[2] / n, w / n];
 }

@@ -29,7 +29,7 @@ export const STATION_NODE_IDS = {
   faultCount: 'ns=1;s=Station.FaultCount',
 } as const;
 
-export interface StationServerOptions {
+export interface StationOpcuaServerOptions {
   readonly board: StationStateBoard;
   /** TCP port; 0 picks a free one. */
   readonly port: number;
@@ -52,7 +52,7 @@ export class StationOpcuaServer {
 
   private constructor(private readonly server: OPCUAServerInstance) {}
 
-  static async start(opts: StationServerOptions): Promise<StationOpcuaServer> {
+  static async start(opts: StationOpcuaServerOptions): Promise<StationOpcuaServer> {
     const host = opts.host ?? '127.0.0.1';
     const loopback = isLoopbackHost(host);
     if (!loopback && !opts.user) throw new Error(`it would listen on ${host}, off this machine, with no user configured; anonymous sessions are refused off loopback`);
