@@ -18,11 +18,20 @@ export interface TakeoverNote {
   readonly message: string;
 }
 
+/** How long a toggle waits at the start of a rollout for the leader's first answer. */
+const WAIT_FOR_LEADER_S = 0.5;
+
 export class LeaderTakeover {
   private toggles = 0;
+  /** The leader's sample count and the time at the rollout's first step (-1: not yet). */
+  private firstSamples = -1;
+  private firstS = 0;
   private notes: TakeoverNote[] = [];
 
-  constructor(readonly follow: LeaderFollow) {}
+  constructor(
+    readonly follow: LeaderFollow,
+    private readonly o: { readonly log?: (line: string) => void } = {},
+  ) {}
 
   /** Whether the operator drives now (sync engaging, engaged, or holding for a lost leader). */
   get driving(): boolean {
@@ -35,13 +44,26 @@ export class LeaderTakeover {
   }
 
   command(state: RigState, nowS: number, lastCommand: ArrayLike<number>): RigCommand | undefined {
-    for (; this.toggles > 0; this.toggles--) {
+    // Nothing polls the leader between its activation and the rollout's first step (the rig comes up
+    // meanwhile), so its sample is old then: a toggle waits until the leader answered a poll of this
+    // rollout — or, silent for longer than it may be, is refused in the teleop engage rule's words.
+    const r = this.follow.leader.latest();
+    const samples = r.samples[0] + r.samples[1];
+    if (this.firstSamples < 0) {
+      this.firstSamples = samples;
+      this.firstS = nowS;
+    }
+    const heard = samples > this.firstSamples || nowS - this.firstS > WAIT_FOR_LEADER_S;
+    for (; heard && this.toggles > 0; this.toggles--) {
       // The ramp to the leader starts where the policy last aimed the arms, not where they lag behind it.
       if (this.follow.state === 'released') this.follow.engage(lastCommand);
       else this.follow.release();
     }
     const cmd = this.follow.source(state, 0, nowS);
-    for (const e of this.follow.takeEvents()) this.notes.push(noteOf(e));
+    for (const e of this.follow.takeEvents()) {
+      this.notes.push(noteOf(e));
+      this.o.log?.(takeoverWords(e));
+    }
     // The handle's top button toggles too; its press takes effect on the next step.
     for (const e of this.follow.takeLeaderEvents()) if (e.kind === 'button' && e.button === 0 && e.pressed) this.toggle();
     return this.follow.state === 'released' ? undefined : cmd;
@@ -52,6 +74,14 @@ export class LeaderTakeover {
     this.notes = [];
     return n;
   }
+}
+
+/** The follower's sync events in a takeover's terms (the operator reads them in the terminal). */
+function takeoverWords(e: FollowEvent): string {
+  if (e.kind === 'sync-engaging') return `Taking over: the policy pauses; ${e.message.charAt(0).toLowerCase()}${e.message.slice(1)}`;
+  if (e.kind === 'sync-engaged') return 'Taken over: the follower tracks the leader. Press E or the top button to give back.';
+  if (e.kind === 'sync-released') return 'Given back: the policy resumes from here.';
+  return e.message;
 }
 
 function noteOf(e: FollowEvent): TakeoverNote {
