@@ -55,6 +55,8 @@ export interface ReportRollout {
   readonly doneMarks?: readonly { readonly tS: number; readonly objectId?: string }[] | null;
   /** A session rollout's placement check before start (src/session/placement-gate.ts). */
   readonly placement?: RolloutPlacement | null;
+  /** Times the operator took over with the leader arm (an assisted rollout); absent or null: none recorded. */
+  readonly assists?: number | null;
   readonly startedAt?: string;
 }
 
@@ -497,6 +499,7 @@ function timedRollout(task: TaskDefinition, layout: Layout, r: ReportRollout): T
       return o ? targetRegion(task, o) : undefined;
     },
     kindOf: (id) => byId.get(id)?.kind,
+    assists: r.assists ?? 0,
   };
 }
 

@@ -145,7 +145,7 @@ ${d.points.length ? `<table><tr><th class="l">evaluation</th><th class="l">date<
       (['sim', 'real'] as const).map((side) => {
         const t = p.throughput[side];
         if (!t) return '';
-        return `<tr><td class="l">${esc(p.label)}</td><td class="l">${side}</td><td>${t.rollouts}</td><td>${t.unitsDone}/${t.units}</td><td>${perHour(t.unitsPerHour)}</td><td>${t.failures}</td><td>${t.mtbfHours === null ? 'no failure' : hours(t.mtbfHours)}</td><td>${seconds(t.medianS)}</td><td>${seconds(t.halfDoneS)}</td><td>${t.timedRollouts}/${t.rollouts}</td></tr>`;
+        return `<tr><td class="l">${esc(p.label)}</td><td class="l">${side}</td><td>${t.rollouts}</td><td>${t.unitsDone}/${t.units}</td><td>${perHour(t.unitsPerHour)}</td><td>${t.failures}</td><td>${t.mtbfHours === null ? 'no failure' : hours(t.mtbfHours)}</td><td>${t.assists === 0 ? 'none' : `${t.assists} in ${t.assistedRollouts} (${perHour(t.assistsPerHour)}/h)`}</td><td>${t.mtbaHours === null ? '–' : hours(t.mtbaHours)}</td><td>${seconds(t.medianS)}</td><td>${seconds(t.halfDoneS)}</td><td>${t.timedRollouts}/${t.rollouts}</td></tr>`;
       }),
     )
     .join('');
@@ -193,7 +193,7 @@ ${r.failures.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
 <h2>7. Throughput and time to success</h2>
 <p class="note">Per object, when it became done for good: from the rollout's task events (the done count's last rise to it; sim and the emulated cell), else from the operator's "object done" marks during a session rollout, as many as the score counts done. Units per hour: objects done ÷ busy time, where a rollout that did every object is busy until its last success and any other for its whole episode. Mean time between failures: busy time ÷ objects not done. Over every scored rollout of the comparison (not only paired layouts); rollouts without times count in both, not in the curve.</p>
 ${fig('time-to-success', 'Share of all target objects (of the rollouts with times) done by each second of the episode; real solid, sim dashed.')}
-<table><tr><th class="l">policy</th><th class="l">side</th><th>rollouts</th><th>objects done</th><th>units per hour</th><th>failures</th><th>mean time between failures</th><th>median time to success</th><th>half done by</th><th>rollouts with times</th></tr>${throughputRows}</table>
+<table><tr><th class="l">policy</th><th class="l">side</th><th>rollouts</th><th>objects done</th><th>units per hour</th><th>failures</th><th>mean time between failures</th><th>operator assists</th><th>mean time between assists</th><th>median time to success</th><th>half done by</th><th>rollouts with times</th></tr>${throughputRows}</table>
 
 <h2>8. What it cost</h2>
 ${fig('cost', 'Policies in the order given. Real only: the real rollouts a real-only evaluation needs for the same interval width. Sim-enabled: the real rollouts run plus the sim sweep.')}

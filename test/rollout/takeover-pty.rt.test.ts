@@ -14,6 +14,7 @@ import { until } from '../helpers/until.js';
 import { readIndexed } from '../helpers/mcap.js';
 import { startEmulatorThread, type EmulatorThread } from '../helpers/emulator-thread.js';
 import { TOPICS } from '../../src/record/episode-format.js';
+import { openStore } from '../../src/store/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-takeover-pty-'));
 let follower: EmulatorThread;
@@ -62,11 +63,20 @@ test('on yam-can over ptys with `tandem leader emulate`, E takes over a rig roll
     await seen(/^Given back: the policy resumes from here\./m);
     const code = await rollout.closed;
     assert.equal(code, 0, rollout.err());
-    const r = JSON.parse(rollout.out()) as { status: string; takeovers: { startS: number; endS: number; steps: number; open: boolean }[]; episodeFile: string };
+    const r = JSON.parse(rollout.out()) as { status: string; rolloutId: number; takeovers: { startS: number; endS: number; steps: number; open: boolean }[]; episodeFile: string };
     assert.equal(r.status, 'valid');
     assert.equal(r.takeovers.length, 1, JSON.stringify(r.takeovers));
     const [span] = r.takeovers;
     assert.equal(span.open, false);
+    // The store keeps the stretch with the rollout: the report counts it as an assist.
+    const store = openStore(join(dir, 'data', 'tandem.sqlite'));
+    try {
+      const stored = store.listTakeovers(r.rolloutId);
+      assert.equal(stored.length, 1);
+      assert.ok(Math.abs(stored[0].startS - span.startS) < 1e-3 && Math.abs(stored[0].endS - span.endS) < 1e-3 && !stored[0].open, JSON.stringify(stored));
+    } finally {
+      store.close();
+    }
     const ep = await readIndexed(r.episodeFile);
     const events = (ep.byTopic.get(TOPICS.events) ?? []).map((e) => e.message as { kind: string; message: string; detail_json: string });
     const marks = events.filter((e) => e.kind === 'takeover').map((e) => (JSON.parse(e.detail_json) as { takeover: string }).takeover);

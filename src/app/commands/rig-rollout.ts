@@ -525,6 +525,7 @@ function storeRigRollout(
     episodeFile: r.episodeFile ?? null,
     taskEvents: e.taskEvents,
     rehearsal: r.rehearsal,
+    takeovers: e.takeovers.map((t) => ({ startS: t.startS, endS: t.endS, open: t.open })),
   });
   if (r.score && e.status === 'valid') {
     store.insertOperatorScore({ rolloutId: id, endStates: r.score.endStates, progress: r.score.progress, counts: r.score.counts, operator: SCRIPTED_OPERATOR });
