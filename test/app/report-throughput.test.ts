@@ -132,6 +132,9 @@ test('tandem report: time to success per object from task events and operator ma
   const html = readFileSync(join(dir, 'out.html'), 'utf8');
   assert.match(html, /<h2>7\. Throughput and time to success<\/h2>/);
   assert.match(html, /<th>mean time between assists<\/th>/);
+  // The placement errors in the HTML too, beside the text's sentence.
+  assert.match(html, /<h3>Placement before start<\/h3>/);
+  assert.match(html, /<tr><td class="l">[^<]+<\/td><td>1\/1<\/td><td>0<\/td><td>4\.2 mm<\/td><td>4\.2 mm<\/td><td>–<\/td><\/tr>/);
   assert.match(html, /<td>2 in 1 \(153\/h\)<\/td><td>[^<]+<\/td>/);
   assert.match(html, /aria-label="Time to success: share of objects done by each second of the episode"/);
 });
