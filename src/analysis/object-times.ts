@@ -29,6 +29,8 @@ export interface TimedRollout {
   readonly targetRegionOf?: (objectId: string) => string | undefined;
   /** Object kind by id, for naming a timed unit. */
   readonly kindOf?: (objectId: string) => string | undefined;
+  /** Times the operator took over with the leader arm during it (an assisted rollout); absent: none recorded. */
+  readonly assists?: number;
 }
 
 export interface UnitTime {
@@ -62,6 +64,11 @@ export interface ThroughputSummary {
   readonly unitsPerHour: number | null;
   /** Mean time between failures, hours: busyHours ÷ failures; null with no failure. */
   readonly mtbfHours: number | null;
+  /** Operator takeovers (PhAIL's assists), the rollouts with any, assists per busy hour and the mean time between assists (hours; null with none). */
+  readonly assists: number;
+  readonly assistedRollouts: number;
+  readonly assistsPerHour: number | null;
+  readonly mtbaHours: number | null;
   /** Rollouts with times (events or marks), and how many units they had to do. */
   readonly timedRollouts: number;
   readonly timedUnits: number;
@@ -132,11 +139,15 @@ export function throughputSummary(rollouts: readonly TimedRollout[]): Throughput
   let unitsDone = 0;
   let busyS = 0;
   let timedUnits = 0;
+  let assists = 0;
+  let assistedRollouts = 0;
   const times: UnitTime[] = [];
   const untimed: number[] = [];
   for (const r of rollouts) {
     units += r.units;
     unitsDone += r.done;
+    assists += r.assists ?? 0;
+    if ((r.assists ?? 0) > 0) assistedRollouts += 1;
     const ts = rolloutTimes(r);
     if (ts === null) untimed.push(r.id);
     else {
@@ -165,6 +176,10 @@ export function throughputSummary(rollouts: readonly TimedRollout[]): Throughput
     busyHours,
     unitsPerHour: busyHours > 0 ? unitsDone / busyHours : null,
     mtbfHours: failures > 0 ? busyHours / failures : null,
+    assists,
+    assistedRollouts,
+    assistsPerHour: busyHours > 0 ? assists / busyHours : null,
+    mtbaHours: assists > 0 ? busyHours / assists : null,
     timedRollouts: rollouts.length - untimed.length,
     timedUnits,
     untimedRolloutIds: untimed,

@@ -45,6 +45,8 @@ export interface ReportRollout {
   readonly doneMarks?: readonly { readonly tS: number; readonly objectId?: string }[] | null;
   /** A session rollout's placement check before start (src/session/placement-gate.ts). */
   readonly placement?: RolloutPlacement | null;
+  /** Times the operator took over with the leader arm (an assisted rollout); absent or null: none recorded. */
+  readonly assists?: number | null;
   readonly startedAt?: string;
 }
 

@@ -271,6 +271,7 @@ function timedRollout(task: TaskDefinition, layout: Layout, r: ReportRollout): T
       return o ? targetRegion(task, o) : undefined;
     },
     kindOf: (id) => byId.get(id)?.kind,
+    assists: r.assists ?? 0,
   };
 }
 

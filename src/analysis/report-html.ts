@@ -146,10 +146,23 @@ ${d.points.length ? `<table><tr><th class="l">evaluation</th><th class="l">date<
       (['sim', 'real'] as const).map((side) => {
         const t = p.throughput[side];
         if (!t) return '';
-        return `<tr><td class="l">${esc(p.label)}</td><td class="l">${side}</td><td>${t.rollouts}</td><td>${t.unitsDone}/${t.units}</td><td>${perHour(t.unitsPerHour)}</td><td>${t.failures}</td><td>${t.mtbfHours === null ? 'no failure' : hours(t.mtbfHours)}</td><td>${seconds(t.medianS)}</td><td>${seconds(t.halfDoneS)}</td><td>${t.timedRollouts}/${t.rollouts}</td></tr>`;
+        return `<tr><td class="l">${esc(p.label)}</td><td class="l">${side}</td><td>${t.rollouts}</td><td>${t.unitsDone}/${t.units}</td><td>${perHour(t.unitsPerHour)}</td><td>${t.failures}</td><td>${t.mtbfHours === null ? 'no failure' : hours(t.mtbfHours)}</td><td>${t.assists === 0 ? 'none' : `${t.assists} in ${t.assistedRollouts} (${perHour(t.assistsPerHour)}/h)`}</td><td>${t.mtbaHours === null ? '–' : hours(t.mtbaHours)}</td><td>${seconds(t.medianS)}</td><td>${seconds(t.halfDoneS)}</td><td>${t.timedRollouts}/${t.rollouts}</td></tr>`;
       }),
     )
     .join('');
+  const mm = (x: number | null): string => (x === null ? '–' : `${x.toFixed(1)} mm`);
+  const placementRows = r.policies
+    .filter((p) => p.placement)
+    .map((p) => {
+      const c = p.placement!;
+      return `<tr><td class="l">${esc(p.label)}</td><td>${c.checked}/${c.rollouts}</td><td>${c.unchecked}</td><td>${mm(c.meanMaxErrorMm)}</td><td>${mm(c.worstMaxErrorMm)}</td><td>${c.errorProgressR === null ? '–' : n2(c.errorProgressR)}</td></tr>`;
+    })
+    .join('');
+  const placement = placementRows
+    ? `<h3>Placement before start</h3>
+<p class="note">The placement check before each session rollout on the rig: the worst object's error between the overhead camera's frame and the sim twin's picture of the layout, as a covariate of progress (Pearson r of that error against the rollout's progress, over checked and scored rollouts; – below 3 or without spread). Unchecked: no calibrated overhead camera; the operator ran it unchecked.</p>
+<table><tr><th class="l">policy</th><th>checked</th><th>unchecked</th><th>worst object, mean</th><th>worst object, max</th><th>r against progress</th></tr>${placementRows}</table>`
+    : '';
 
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>tandem report: ${esc(r.task)} · ${short(r.layoutSet)}</title><style>${CSS}</style></head>
@@ -194,7 +207,8 @@ ${r.failures.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
 <h2>7. Throughput and time to success</h2>
 <p class="note">Per object, when it became done for good: from the rollout's task events (the done count's last rise to it; sim and the emulated cell), else from the operator's "object done" marks during a session rollout, as many as the score counts done. Units per hour: objects done ÷ busy time, where a rollout that did every object is busy until its last success and any other for its whole episode. Mean time between failures: busy time ÷ objects not done. Over every scored rollout of the comparison (not only paired layouts); rollouts without times count in both, not in the curve.</p>
 ${fig('time-to-success', 'Share of all target objects (of the rollouts with times) done by each second of the episode; real solid, sim dashed.')}
-<table><tr><th class="l">policy</th><th class="l">side</th><th>rollouts</th><th>objects done</th><th>units per hour</th><th>failures</th><th>mean time between failures</th><th>median time to success</th><th>half done by</th><th>rollouts with times</th></tr>${throughputRows}</table>
+<table><tr><th class="l">policy</th><th class="l">side</th><th>rollouts</th><th>objects done</th><th>units per hour</th><th>failures</th><th>mean time between failures</th><th>operator assists</th><th>mean time between assists</th><th>median time to success</th><th>half done by</th><th>rollouts with times</th></tr>${throughputRows}</table>
+${placement}
 
 <h2>8. What it cost</h2>
 ${fig('cost', 'Policies in the order given. Real only: the real rollouts a real-only evaluation needs for the same interval width. Sim-enabled: the real rollouts run plus the sim sweep.')}

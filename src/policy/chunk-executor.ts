@@ -199,6 +199,12 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
       return { position, chunkIndex: c.index, row };
     },
 
+    replanNow() {
+      discardInflight();
+      current = undefined;
+      kept = [];
+    },
+
     chunks: () => log,
   };
 }

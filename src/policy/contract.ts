@@ -120,4 +120,9 @@ export interface StepAction {
 export interface ChunkExecutor {
   reset(ctx: EpisodeContext): Promise<void>;
   step(stepIndex: number, tS: number, observe: () => Promise<Observation>): Promise<StepAction>;
+  /**
+   * The operator drove the rig for a while (a takeover) and gives back: the chunk in hand, and any
+   * inference in flight, were planned from a world that is gone, so the next step observes afresh.
+   */
+  replanNow(): void;
 }

@@ -36,5 +36,8 @@ export function createOpenLoopExecutor(policy: Policy, opts: { rowsPerChunk?: nu
       row += 1;
       return action;
     },
+    replanNow() {
+      chunk = undefined;
+    },
   };
 }

@@ -49,6 +49,8 @@ export const EVENT_KINDS = [
   'mark',
   /** Teleop: leader–follower sync engaged or released. */
   'sync',
+  /** A policy rollout: the operator took over with the leader (detail.takeover: start) or gave back (end), or the takeover input's own notes (sync-refused, leader-lost …). */
+  'takeover',
   /** The recording itself: what it lacks and why (rig cycles the recorder could not keep). */
   'recorder',
   /** What happened to an object in the task's terms (detail.task_event: grasped, released, entered-region, left-region, knocked-over, off-table, progress; object, region, arm). */

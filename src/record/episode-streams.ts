@@ -8,7 +8,7 @@
 import type { TypedMcapRecord } from '@mcap/core';
 import { cameraOfTopic, EPISODE_METADATA_NAME, TOPICS } from './episode-format.js';
 import { decodeMessage, EpisodeFileError, scanEpisodeFile } from './episode-file-reader.js';
-import type { CompressedImageMessage, JointStateMessage } from './ros2-messages.js';
+import type { CompressedImageMessage, EpisodeEventMessage, JointStateMessage } from './ros2-messages.js';
 
 export interface JointStream {
   readonly timesS: Float64Array;
@@ -32,6 +32,8 @@ export interface EpisodeStreams {
   readonly cameras: ReadonlyMap<string, CameraStream>;
   /** logTime (ns) of the file's first message: time 0 of the streams. */
   readonly originNs: bigint;
+  /** The stretches the operator drove with the leader during a policy rollout ('takeover' events), in stream seconds. */
+  readonly interventions: readonly { readonly startS: number; readonly endS: number }[];
 }
 
 interface Collected {
@@ -82,6 +84,8 @@ export async function readEpisodeStreams(file: string): Promise<EpisodeStreams> 
   const cameraTimes = new Map<string, number[]>();
   let names: string[] | undefined;
   let originNs: bigint | undefined;
+  const interventions: { startS: number; endS: number }[] = [];
+  let interventionFrom: number | undefined;
   const joint = (into: Collected, topic: string, m: JointStateMessage, t: number): void => {
     if (names === undefined) names = [...m.name];
     if (m.position.length !== names.length) {
@@ -113,6 +117,18 @@ export async function readEpisodeStreams(file: string): Promise<EpisodeStreams> 
             if (m) joint(ch.topic === TOPICS.jointStates ? states : commands, ch.topic, m, t);
             break;
           }
+          if (ch.topic === TOPICS.events) {
+            const m = decodeMessage(ch.schema, r.data) as EpisodeEventMessage | undefined;
+            if (m?.kind === 'takeover') {
+              const phase = takeoverPhase(m.detail_json);
+              if (phase === 'start') interventionFrom ??= t;
+              else if (phase === 'end' && interventionFrom !== undefined) {
+                interventions.push({ startS: interventionFrom, endS: t });
+                interventionFrom = undefined;
+              }
+            }
+            break;
+          }
           const camera = cameraOfTopic(ch.topic);
           if (camera !== undefined) {
             let list = cameraTimes.get(camera);
@@ -140,6 +156,8 @@ export async function readEpisodeStreams(file: string): Promise<EpisodeStreams> 
   if (commands.times.length === 0) {
     throw new EpisodeExportError(`${file} holds no applied commands (${TOPICS.jointCommands}), so it has no action to train on; it cannot be exported.`);
   }
+  // The operator still drove when the steps ended: the stretch runs to the last state.
+  if (interventionFrom !== undefined) interventions.push({ startS: interventionFrom, endS: states.times.reduce((a, b) => Math.max(a, b), interventionFrom) + 1e-9 });
   const cameras = new Map<string, CameraStream>();
   for (const [name, times] of [...cameraTimes.entries()].sort(([a], [b]) => a.localeCompare(b))) cameras.set(name, sortedCamera(times));
   return {
@@ -150,6 +168,7 @@ export async function readEpisodeStreams(file: string): Promise<EpisodeStreams> 
     commands: sortedJoints(commands, jointNames.length),
     cameras,
     originNs: originNs ?? 0n,
+    interventions,
   };
 }
 
@@ -179,4 +198,14 @@ export async function streamCameraFrames(file: string, streams: EpisodeStreams, 
       await frame(ch.camera, cam.sortedIndexOfFileOrder[n], m.data);
     }
   });
+}
+
+/** A 'takeover' event's phase (start, end, or a note), or undefined when its detail is unreadable. */
+function takeoverPhase(detailJson: string): string | undefined {
+  try {
+    const d = JSON.parse(detailJson || '{}') as { takeover?: unknown };
+    return typeof d.takeover === 'string' ? d.takeover : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -67,6 +67,8 @@ export interface ExportedEpisode {
   readonly lateTicks: Readonly<Record<string, number>>;
   /** Why the episode ends before its file does, in words. */
   readonly cut: string | undefined;
+  /** Frames the operator drove (an HG-DAgger correction); 0 where nobody took over. */
+  readonly interventionFrames: number;
 }
 
 export interface LeRobotExportReport {
@@ -163,6 +165,8 @@ interface EpisodePlan {
 interface EpisodeOutput {
   readonly state: Float32Array;
   readonly action: Float32Array;
+  /** Per frame: 1 where the operator drove (a takeover), 0 where the policy did. */
+  readonly intervention: Int32Array;
   readonly stats: Record<string, FeatureStats>;
 }
 
@@ -294,6 +298,7 @@ export async function exportLeRobot(opts: LeRobotExportOptions): Promise<LeRobot
       const state = pickRows(plan.streams.states, picks[0].index, width);
       const action = pickRows(plan.streams.commands, picks[1].index, width);
       const frameIndex = Array.from({ length: n }, (_, k) => k);
+      const intervention = interventionFrames(plan.streams.interventions, plan.ticks.startS, n, fps);
       const stats: Record<string, FeatureStats> = {
         'observation.state': vectorStats(state, n, width),
         action: vectorStats(action, n, width),
@@ -303,10 +308,11 @@ export async function exportLeRobot(opts: LeRobotExportOptions): Promise<LeRobot
         episode_index: scalarStats(frameIndex.map(() => episodeIndex)),
         index: scalarStats(frameIndex.map((k) => index + k)),
         task_index: scalarStats(frameIndex.map(() => plan.taskIndex)),
+        intervention: scalarStats(Array.from(intervention)),
       };
-      outputs.push({ state, action, stats });
+      outputs.push({ state, action, intervention, stats });
       const lateTicks = Object.fromEntries(picks.filter((p) => p.lateTicks > 0).map((p) => [p.name, p.lateTicks]));
-      episodes.push({ episodeIndex, file: plan.streams.file, task: plan.task, frames: n, startInFileS: plan.ticks.startS, lateTicks, cut: cuts.get(plan) });
+      episodes.push({ episodeIndex, file: plan.streams.file, task: plan.task, frames: n, startInFileS: plan.ticks.startS, lateTicks, cut: cuts.get(plan), interventionFrames: intervention.reduce((a, b) => a + b, 0) });
       index += n;
       const late = Object.entries(lateTicks).map(([s, c]) => `${s} ${c}`).join(', ');
       progress(`episode ${episodeIndex}: ${plan.streams.file} → ${n} frames (${(n / fps).toFixed(2)} s)${late ? `, repeated samples: ${late}` : ''}${cuts.has(plan) ? `; ${cuts.get(plan)}` : ''}`);
@@ -339,6 +345,7 @@ async function writeData(root: string, plans: readonly EpisodePlan[], outputs: r
   const episodeIndex: number[] = [];
   const index: number[] = [];
   const taskIndex: number[] = [];
+  const intervention: number[] = [];
   plans.forEach((plan, ep) => {
     const o = outputs[ep];
     for (let k = 0; k < plan.ticks.ticks; k++) {
@@ -349,6 +356,7 @@ async function writeData(root: string, plans: readonly EpisodePlan[], outputs: r
       episodeIndex.push(ep);
       index.push(index.length);
       taskIndex.push(plan.taskIndex);
+      intervention.push(o.intervention[k]);
     }
   });
   await mkdir(join(root, 'data', 'chunk-000'), { recursive: true });
@@ -361,8 +369,20 @@ async function writeData(root: string, plans: readonly EpisodePlan[], outputs: r
       { name: 'episode_index', type: 'int64', data: episodeIndex },
       { name: 'index', type: 'int64', data: index },
       { name: 'task_index', type: 'int64', data: taskIndex },
+      { name: 'intervention', type: 'int64', data: intervention },
     ],
   });
+}
+
+/** 1 for each frame (tick k at startS + k / fps) inside a stretch the operator drove. */
+function interventionFrames(spans: EpisodeStreams['interventions'], startS: number, n: number, fps: number): Int32Array {
+  const out = new Int32Array(n);
+  for (const s of spans) {
+    const from = Math.max(0, Math.ceil((s.startS - startS) * fps - 1e-9));
+    const to = Math.min(n, Math.ceil((s.endS - startS) * fps - 1e-9));
+    out.fill(1, from, Math.max(from, to));
+  }
+  return out;
 }
 
 interface MetaInput {
@@ -411,6 +431,8 @@ async function writeMeta(root: string, m: MetaInput): Promise<void> {
     episode_index: SCALAR('int64'),
     index: SCALAR('int64'),
     task_index: SCALAR('int64'),
+    // HG-DAgger's label: the frames a person drove are the corrections to fine-tune on.
+    intervention: SCALAR('int64'),
   };
   const info = {
     codebase_version: LEROBOT_CODEBASE_VERSION,

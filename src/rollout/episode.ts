@@ -5,6 +5,7 @@
 import type { SafetyEvent } from '../rig/contract.js';
 import type { ObjectEndState, TaskProgress } from '../tasks/types.js';
 import type { TaskEvent } from '../tasks/task-events.js';
+import type { TakeoverSpan } from './operator-takeover.js';
 
 /**
  * valid: the episode says something about the policy and is scored (from the end state as the
@@ -123,6 +124,8 @@ export interface Episode {
   readonly safetyEvents: readonly SafetyEvent[];
   /** What happened to each object, in the task's terms (empty where nothing watched the table). */
   readonly taskEvents: readonly TaskEvent[];
+  /** The stretches the operator drove with a leader arm (empty when nobody took over): such a rollout is assisted. */
+  readonly takeovers: readonly TakeoverSpan[];
   /** Observations built for the policy (images rendered only for these). */
   readonly observations: number;
   /** SHA-256 over the trajectory, final rig state and the end-state fingerprint. */
@@ -143,5 +146,5 @@ export function unrunEpisode(fields: {
   policyCheckpointSha256: string;
 }): Episode {
   const empty: Trajectory = { steps: 0, timeS: new Float64Array(0), position: new Float32Array(0), command: new Float32Array(0), applied: new Float32Array(0), chunkIndex: new Int32Array(0), row: new Int32Array(0) };
-  return { ...fields, status: EPISODE_OUTCOMES[fields.outcome].status, trajectory: empty, safetyEvents: [], taskEvents: [], observations: 0, finalStateHash: '' };
+  return { ...fields, status: EPISODE_OUTCOMES[fields.outcome].status, trajectory: empty, safetyEvents: [], taskEvents: [], takeovers: [], observations: 0, finalStateHash: '' };
 }

@@ -16,6 +16,7 @@ import { PrivilegedStateRequiredError } from '../policy/code/privileged.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { runEpisode, type CameraSource, type EpisodeRecording, type TaskEventSource } from './run-episode.js';
 import type { EndStateSource, Episode } from './episode.js';
+import type { OperatorTakeover } from './operator-takeover.js';
 
 export interface RigRolloutOptions {
   readonly rig: Rig;
@@ -50,6 +51,8 @@ export interface RigRolloutOptions {
   readonly taskEvents?: TaskEventSource;
   /** Records the episode as it runs (the station records every rig rollout). */
   readonly recording?: EpisodeRecording;
+  /** The operator's takeover with a leader arm (operator-takeover.ts). */
+  readonly takeover?: OperatorTakeover;
 }
 
 export interface RigRolloutTiming {
@@ -154,6 +157,7 @@ export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRollout
       privileged: opts.privileged,
       recording: opts.recording,
       taskEvents: opts.taskEvents,
+      takeover: opts.takeover,
     });
     if (episode.status === 'valid' && opts.lookAtTable) tableEndStates = await opts.lookAtTable.endStates();
   } finally {

@@ -21,6 +21,7 @@ import { PolicyUnavailableError, type CameraName, type ChunkExecutor, type Episo
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { describeTaskEvent, type TaskEvent } from '../tasks/task-events.js';
 import { EPISODE_OUTCOMES, type EndStateSource, type Episode, type EpisodeOutcome, type Trajectory } from './episode.js';
+import { DEFAULT_HAND_BACK_S, minimumJerk, type OperatorTakeover, type TakeoverSpan } from './operator-takeover.js';
 
 /** A camera frame an observation used: how old it was when the observation took it, and the camera's drops so far. */
 export interface ObservedFrame {
@@ -63,7 +64,7 @@ export interface EpisodeRecording {
 }
 
 /** The events the loop itself records (src/record's EVENT_KINDS has these and more). */
-export type LoopEventKind = 'phase' | 'chunk' | 'task';
+export type LoopEventKind = 'phase' | 'chunk' | 'task' | 'takeover';
 
 /**
  * Watches the objects while the episode runs and says what happened to them in the task's terms
@@ -108,6 +109,10 @@ export interface RunEpisodeOptions {
   readonly recording?: EpisodeRecording;
   /** Per-object task events, sampled at TASK_EVENT_HZ through the steps and the settle. */
   readonly taskEvents?: TaskEventSource;
+  /** The operator's takeover with a leader arm (operator-takeover.ts): asked every step, before the policy. */
+  readonly takeover?: OperatorTakeover;
+  /** After a give-back the policy's commands are blended in from the operator's last pose over this long. Default DEFAULT_HAND_BACK_S. */
+  readonly handBackSeconds?: number;
 }
 
 /** How a phase ended the episode: the outcome, and the sentence that goes with it. */
@@ -143,6 +148,10 @@ export interface EpisodeRun {
   readonly taskEvents: TaskEvent[];
   /** Sample task events every this many control periods. */
   readonly taskEventEvery: number;
+  /** The stretches the operator drove (empty without a takeover input). */
+  readonly takeovers: TakeoverSpan[];
+  /** The step the operator took over at while the operator drives; -1 while the policy does. */
+  operatorFrom: number;
 }
 
 /** The cameras could not give an observation its images. */
@@ -182,6 +191,8 @@ export function prepareEpisode(opts: RunEpisodeOptions): EpisodeRun {
     observed: [],
     taskEvents: [],
     taskEventEvery: Math.max(1, Math.round(controlHz / TASK_EVENT_HZ)),
+    takeovers: [],
+    operatorFrom: -1,
   };
 }
 
@@ -329,12 +340,28 @@ function policyErrorAt(message: string, step: number, totalSteps: number): strin
 
 /** Step phase: the control loop. Returns how it ended: completed, or the first reason to stop. */
 export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
+  try {
+    return await stepLoop(run);
+  } finally {
+    // However the steps ended, a stretch the operator was still driving ends with them.
+    if (run.operatorFrom >= 0) endTakeover(run, run.steps, true);
+  }
+}
+
+async function stepLoop(run: EpisodeRun): Promise<EpisodeEnding> {
   const { rig, executor, clock, policy, signal } = run.opts;
   const { trajectory, periodS, totalSteps } = run;
   const command = new Float64Array(STATE_DIM);
   const cmd = { position: command };
   const observeLatest = (): Promise<Observation> => observe(run);
   const recording = run.opts.recording;
+  const takeover = run.opts.takeover;
+  const handBackSteps = Math.max(1, Math.round((run.opts.handBackSeconds ?? DEFAULT_HAND_BACK_S) / periodS));
+  /** Where a give-back's blend starts (-1: none in progress). */
+  let handBackAt = -1;
+  const handBackFrom = new Float64Array(STATE_DIM);
+  const lastApplied = new Float64Array(STATE_DIM);
+  const operatorAction = { position: new Float32Array(STATE_DIM) };
   let lastChunk = -1;
   for (let step = 0; step < totalSteps; step++) {
     const tS = step * periodS;
@@ -346,16 +373,47 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
     if (signal?.aborted) return { outcome: 'operator-stop', reason: 'stopped by the operator' };
     // Stopped between steps (a tick while the policy thought): no command of this step is sent.
     if (state.mode === 'estopped') return safetyStop(run, step);
+    if (step === 0) lastApplied.set(state.position);
+    const operator = takeover?.command(state, clock.nowS(), lastApplied);
+    if (takeover) recordTakeoverNotes(run, takeover);
     let action: StepAction;
-    try {
-      action = await waitTicking(run, executor.step(step, tS, observeLatest));
-    } catch (e) {
-      return classifyStepFailure(e, step, totalSteps, tS);
+    if (operator !== undefined) {
+      if (run.operatorFrom < 0) {
+        run.operatorFrom = step;
+        recording?.event(state.timeS, 'takeover', 'operator', `The operator took over at ${tS.toFixed(2)} s (step ${step}); the policy pauses.`, { takeover: 'start', step, episode_time_s: tS });
+      }
+      // The operator's steps carry no chunk: -1 marks them in the trajectory.
+      action = { position: operatorAction.position, chunkIndex: -1, row: -1 };
+      operatorAction.position.set(operator.position);
+    } else {
+      if (run.operatorFrom >= 0) {
+        const from = run.operatorFrom;
+        endTakeover(run, step, false);
+        recording?.event(state.timeS, 'takeover', 'operator', `The operator gave back at ${tS.toFixed(2)} s (step ${step}, after ${((step - from) * periodS).toFixed(2)} s); the policy resumes from here.`, { takeover: 'end', step, episode_time_s: tS });
+        executor.replanNow();
+        handBackAt = step;
+        handBackFrom.set(lastApplied);
+      }
+      try {
+        action = await waitTicking(run, executor.step(step, tS, observeLatest));
+      } catch (e) {
+        return classifyStepFailure(e, step, totalSteps, tS);
+      }
+      const problem = actionProblem(action, policy.name);
+      if (problem !== undefined) return { outcome: 'policy-error', policyError: policyErrorAt(problem, step, totalSteps) };
     }
-    const problem = actionProblem(action, policy.name);
-    if (problem !== undefined) return { outcome: 'policy-error', policyError: policyErrorAt(problem, step, totalSteps) };
     for (let k = 0; k < STATE_DIM; k++) command[k] = action.position[k];
+    if (handBackAt >= 0 && run.operatorFrom < 0) {
+      // Given back: the policy's command blends in from where the operator left the arms.
+      const u = (step - handBackAt + 1) / handBackSteps;
+      if (u >= 1) handBackAt = -1;
+      else {
+        const a = minimumJerk(u);
+        for (let k = 0; k < STATE_DIM; k++) command[k] = handBackFrom[k] + a * (command[k] - handBackFrom[k]);
+      }
+    }
     const applied = rig.write(cmd);
+    for (let k = 0; k < STATE_DIM; k++) lastApplied[k] = applied.position[k];
     rig.tick();
     if (recording) {
       const writtenS = clock.nowS();
@@ -363,7 +421,7 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
       recording.command(writtenS, applied);
       const observed = run.observed[action.chunkIndex];
       if (observed) recording.stepTiming(writtenS, { step, chunkIndex: action.chunkIndex, observationToActionS: writtenS - observed.stateTimeS, frames: observed.frames });
-      if (action.chunkIndex !== lastChunk) {
+      if (action.chunkIndex !== lastChunk && action.chunkIndex >= 0) {
         lastChunk = action.chunkIndex;
         recording.event(state.timeS, 'chunk', 'policy', `Chunk ${action.chunkIndex} took over at step ${step}.`, { chunk_index: action.chunkIndex, step });
       }
@@ -384,6 +442,19 @@ export async function stepEpisode(run: EpisodeRun): Promise<EpisodeEnding> {
     if (rig.read().mode === 'estopped') return signal?.aborted ? { outcome: 'operator-stop', reason: 'stopped by the operator' } : safetyStop(run, step);
   }
   return COMPLETED;
+}
+
+/** Closes the operator's stretch at `step` (the first step not theirs). */
+function endTakeover(run: EpisodeRun, step: number, open: boolean): void {
+  run.takeovers.push({ startS: run.operatorFrom * run.periodS, endS: step * run.periodS, steps: step - run.operatorFrom, open });
+  run.operatorFrom = -1;
+}
+
+function recordTakeoverNotes(run: EpisodeRun, takeover: OperatorTakeover): void {
+  const notes = takeover.takeNotes();
+  const recording = run.opts.recording;
+  if (!recording) return;
+  for (const n of notes) recording.event(n.timeS, 'takeover', 'operator', n.message, { takeover: n.kind });
 }
 
 /**
@@ -466,6 +537,7 @@ export async function scoreEpisode(run: EpisodeRun, ending: EpisodeEnding): Prom
     trajectory: traj,
     safetyEvents: run.safetyEvents,
     taskEvents: run.taskEvents,
+    takeovers: run.takeovers,
     observations: run.observations,
     finalStateHash: bytesToHex(hash.digest()),
   };

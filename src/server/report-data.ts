@@ -122,6 +122,7 @@ function reportRollouts(
         taskEvents: store.listTaskEvents(r.id),
         doneMarks: r.kind === 'real' && r.sessionId !== null ? (marksBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
         placement: r.kind === 'real' && r.sessionId !== null ? (placementBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
+        assists: r.kind === 'real' ? store.listTakeovers(r.id).length : null,
         startedAt: r.startedAt,
       });
     }

@@ -269,6 +269,22 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT rc.rollout_id FROM rollout_calibrations rc JOIN calibrations c ON c.sha256 = rc.calibration_sha256 WHERE c.kind = 'emulated-cell');
     `,
   },
+  {
+    version: 9,
+    description: 'rollout_takeovers: the stretches of a policy rollout the operator drove with the leader arm (an assisted rollout)',
+    // One row a stretch, in episode seconds: the report counts assists per hour and the mean time
+    // between them; export marks the frames they cover as interventions.
+    sql: `
+      CREATE TABLE rollout_takeovers (
+        rollout_id INTEGER NOT NULL REFERENCES rollouts(id),
+        seq INTEGER NOT NULL CHECK (seq >= 0),
+        start_s REAL NOT NULL CHECK (start_s >= 0),
+        end_s REAL NOT NULL CHECK (end_s >= start_s),
+        open INTEGER NOT NULL CHECK (open IN (0, 1)),
+        PRIMARY KEY (rollout_id, seq)
+      ) STRICT;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -107,6 +107,15 @@ export interface RolloutInput {
   readonly taskEvents?: readonly TaskEvent[];
   /** A rehearsal, not a result (black camera frames, the emulated cell): reports leave it out unless asked. */
   readonly rehearsal?: boolean;
+  /** The stretches the operator drove with the leader (src/rollout/operator-takeover.ts): an assisted rollout. */
+  readonly takeovers?: readonly TakeoverRecord[];
+}
+
+/** One stretch of a rollout the operator drove, in episode seconds; open: the episode ended with the operator still driving. */
+export interface TakeoverRecord {
+  readonly startS: number;
+  readonly endS: number;
+  readonly open: boolean;
 }
 
 export interface SweepInput {

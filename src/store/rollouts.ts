@@ -9,7 +9,7 @@ import type { StoreConnection } from './connection.js';
 import type { Calibrations } from './calibrations.js';
 import type { LayoutSets } from './layout-sets.js';
 import type { Policies } from './policies.js';
-import type { Counts, LayoutOutcomeRow, OutcomeCountRow, RolloutFilter, RolloutInput, RolloutKind, RolloutOutcome, RolloutRecord, RolloutStatus } from './records.js';
+import type { Counts, LayoutOutcomeRow, OutcomeCountRow, RolloutFilter, RolloutInput, RolloutKind, RolloutOutcome, RolloutRecord, RolloutStatus, TakeoverRecord } from './records.js';
 import { scoreRecord } from './scores.js';
 import type { Sessions } from './sessions.js';
 
@@ -128,7 +128,15 @@ export class Rollouts {
     for (const sha of input.calibrationSha256s ?? []) link.run(id, sha);
     const event = this.c.sql('INSERT INTO task_events (rollout_id, seq, time_s, kind, object_id, region, arm, done, total, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     (input.taskEvents ?? []).forEach((e, seq) => event.run(id, seq, e.timeS, e.kind, e.objectId ?? null, e.region ?? null, e.arm ?? null, e.done ?? null, e.total ?? null, e.delta ?? null));
+    const takeover = this.c.sql('INSERT INTO rollout_takeovers (rollout_id, seq, start_s, end_s, open) VALUES (?, ?, ?, ?, ?)');
+    (input.takeovers ?? []).forEach((t, seq) => takeover.run(id, seq, t.startS, t.endS, t.open ? 1 : 0));
     return id;
+  }
+
+  /** The stretches the operator drove in a rollout, in order (empty: nobody took over). */
+  listTakeovers(rolloutId: number): TakeoverRecord[] {
+    const rows = this.c.guard(() => this.c.sql('SELECT start_s, end_s, open FROM rollout_takeovers WHERE rollout_id = ? ORDER BY seq').all(rolloutId) as Row[]);
+    return rows.map((r) => ({ startS: Number(r.start_s), endS: Number(r.end_s), open: Number(r.open) === 1 }));
   }
 
   /** A rollout's task events in the order they happened (empty when nothing watched its table). */

@@ -194,6 +194,11 @@ export class Store {
   listTaskEvents(rolloutId: number): TaskEvent[] {
     return this.rollouts.listTaskEvents(rolloutId);
   }
+
+  /** The stretches the operator drove with the leader in a rollout (empty: nobody took over). */
+  listTakeovers(rolloutId: number): R.TakeoverRecord[] {
+    return this.rollouts.listTakeovers(rolloutId);
+  }
   layoutOutcomes(filter: R.RolloutFilter = {}): R.LayoutOutcomeRow[] {
     return this.rollouts.layoutOutcomes(filter);
   }

@@ -69,6 +69,7 @@ export class LeaderFollow {
   private readonly bilateralGain: number | undefined;
   private current: SyncState = 'released';
   private engageRequested = false;
+  private engageFrom: Float64Array | undefined;
   private releaseRequested = false;
   private rampStartS = 0;
   private readonly hold = new Float64Array(STATE_DIM);
@@ -104,9 +105,14 @@ export class LeaderFollow {
     return this.current;
   }
 
-  /** Engage (or re-engage) on the next cycle: ramps, or refuses with a 'sync-refused' event. */
-  engage(): void {
+  /**
+   * Engage (or re-engage) on the next cycle: ramps, or refuses with a 'sync-refused' event. The ramp
+   * starts from `from` when given (where something else last commanded the follower: a policy
+   * handing over), else from the follower's measured pose.
+   */
+  engage(from?: ArrayLike<number>): void {
     this.engageRequested = true;
+    this.engageFrom = from ? Float64Array.from(from) : undefined;
   }
 
   release(): void {
@@ -188,6 +194,8 @@ export class LeaderFollow {
     }
     if (this.engageRequested) {
       this.engageRequested = false;
+      const from = this.engageFrom;
+      this.engageFrom = undefined;
       if (problem !== undefined) {
         this.emit(nowS, 'sync-refused', `Not engaging: ${problem.charAt(0).toLowerCase()}${problem.slice(1)}`);
       } else if (this.current === 'released' || this.current === 'lost') {
@@ -199,7 +207,7 @@ export class LeaderFollow {
             `Not engaging: the leader's ${entryName(gap.k)} is ${gap.rad.toFixed(2)} rad from the follower's (more than ${this.maxGapRad.toFixed(2)} rad); move the leader to the follower's pose, then engage again.`,
           );
         } else {
-          this.rampFrom.set(state.position);
+          this.rampFrom.set(from ?? state.position);
           this.rampStartS = nowS;
           this.current = 'engaging';
           this.emit(nowS, 'sync-engaging', `Engaging sync: the follower ramps to the leader over ${this.rampS} s.`);

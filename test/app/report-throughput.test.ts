@@ -61,7 +61,8 @@ function fillStore(dir: string): { data: string; ids: Record<string, number> } {
     // Real on hardware, in a session: no events; the operator marked at 7 s, 1 s (an object that
     // then came out again) and 3 s; scored 2 of 2, so the last two marks are its times: 3 s and 7 s.
     const session = store.createSession({ kind: 'real-eval', operator: 'test' });
-    ids.r2 = store.insertRollout({ ...common, kind: 'real', sessionId: session.id, layoutIndex: 1, durationS: 21 });
+    // The operator took over twice with the leader arm (an assisted rollout), the second time to the end.
+    ids.r2 = store.insertRollout({ ...common, kind: 'real', sessionId: session.id, layoutIndex: 1, durationS: 21, takeovers: [{ startS: 2, endS: 4.5, open: false }, { startS: 12, endS: 20, open: true }] });
     const j = (action: string, extra: { rolloutId?: number; detail?: Record<string, unknown> } = {}) => store.appendSessionJournal({ sessionId: session.id, slot: 0, attempt: 0, action, ...extra });
     j('shown');
     j('placed');
@@ -114,6 +115,10 @@ test('tandem report: time to success per object from task events and operator ma
   close(real.unitsPerHour, (4 * 3600) / 47, 'real units per hour');
   close(real.mtbfHours, 47 / 3600 / 3, 'real MTBF');
   close(real.medianS, 4, 'real median');
+  // Assists (operator takeovers): two, both in r2, over the same 47 busy seconds; none in the sim.
+  assert.deepEqual([real.assists, real.assistedRollouts, sim.assists, sim.mtbaHours], [2, 1, 0, null]);
+  close(real.mtbaHours, 47 / 3600 / 2, 'real mean time between assists');
+  close(real.assistsPerHour, (2 * 3600) / 47, 'real assists per hour');
   assert.equal(real.halfDoneS, 7, '3 of the 5 timed units are done at 7 s');
 
   // The placement check as a covariate: only the session rollout carries one (the others ran outside a session).
@@ -123,8 +128,13 @@ test('tandem report: time to success per object from task events and operator ma
   const text = await tandem(['report', '--policies', SPEC, '--layouts', 'set.json', '-o', 'out.html', '--data', data], dir);
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /\n {2}real: placement checked before 1 of 1 rollouts; worst object 4\.2 mm off on average, 4\.2 mm at most\n/);
-  assert.match(text.stdout, /\n {2}real: 4\/7 objects, 306 units\/h, MTBF 15\.7 s, median time to success 4\.0 s, half the objects done by 7\.0 s \(1 rollout\(s\) without times\)/);
+  assert.match(text.stdout, /\n {2}real: 4\/7 objects, 306 units\/h, MTBF 15\.7 s, 2 assists in 1 rollout \(MTBA 23\.5 s\), median time to success 4\.0 s, half the objects done by 7\.0 s \(1 rollout\(s\) without times\)/);
   const html = readFileSync(join(dir, 'out.html'), 'utf8');
   assert.match(html, /<h2>7\. Throughput and time to success<\/h2>/);
+  assert.match(html, /<th>mean time between assists<\/th>/);
+  // The placement errors in the HTML too, beside the text's sentence.
+  assert.match(html, /<h3>Placement before start<\/h3>/);
+  assert.match(html, /<tr><td class="l">[^<]+<\/td><td>1\/1<\/td><td>0<\/td><td>4\.2 mm<\/td><td>4\.2 mm<\/td><td>–<\/td><\/tr>/);
+  assert.match(html, /<td>2 in 1 \(153\/h\)<\/td><td>[^<]+<\/td>/);
   assert.match(html, /aria-label="Time to success: share of objects done by each second of the episode"/);
 });

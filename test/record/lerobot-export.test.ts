@@ -60,7 +60,8 @@ test('two episodes with three cameras export to a LeRobot v3.0 dataset that Duck
     const a = join(dir, 'a.mcap');
     const b = join(dir, 'b.mcap');
     const epA = await writeSyntheticEpisode({ file: a, durationS: 2.5, cameraPhaseS: 0.011, metadata: { prompt: 'put the bottles in the bin', task: 'bottles-in-the-bin', robot_type: 'yam-bimanual' } });
-    const epB = await writeSyntheticEpisode({ file: b, durationS: 3.0, cameraPhaseS: 0.019, metadata: { task: 'flip the mug' } });
+    // In B the operator took over from 1 s to 2 s: those frames are the correction (HG-DAgger's intervention label).
+    const epB = await writeSyntheticEpisode({ file: b, durationS: 3.0, cameraPhaseS: 0.019, metadata: { task: 'flip the mug' }, takeover: [1, 2] });
     const out = join(dir, 'dataset');
     const report = await exportLeRobot({ episodes: [a, b], out, fps: FPS });
     assert.ok(!existsSync(`${out}.partial`), 'the partial folder is renamed away');
@@ -86,7 +87,7 @@ test('two episodes with three cameras export to a LeRobot v3.0 dataset that Duck
     const names = jointNames(yamRigModel());
     assert.deepEqual(info.features['observation.state'], { dtype: 'float32', shape: [14], names });
     assert.deepEqual(info.features.action, { dtype: 'float32', shape: [14], names });
-    for (const k of ['frame_index', 'episode_index', 'index', 'task_index']) assert.deepEqual(info.features[k], { dtype: 'int64', shape: [1], names: null });
+    for (const k of ['frame_index', 'episode_index', 'index', 'task_index', 'intervention']) assert.deepEqual(info.features[k], { dtype: 'int64', shape: [1], names: null });
     assert.equal(info.features.timestamp.dtype, 'float32');
     for (const cam of CAMERAS) {
       const f = info.features[`observation.images.${cam}`];
@@ -116,7 +117,8 @@ test('two episodes with three cameras export to a LeRobot v3.0 dataset that Duck
     let row = 0;
     for (const [e, [ep, ticks]] of eps.entries()) {
       for (let k = 0; k < ticks.times.length; k++, row++) {
-        const r = rows[row] as { episode_index: string; frame_index: string; task_index: string; timestamp: number; 'observation.state': number[]; action: number[] };
+        const r = rows[row] as { episode_index: string; frame_index: string; task_index: string; intervention: string; timestamp: number; 'observation.state': number[]; action: number[] };
+        assert.equal(Number(r.intervention), e === 1 && ticks.times[k] >= 1 && ticks.times[k] < 2 ? 1 : 0, `episode ${e} frame ${k} at ${ticks.times[k]} s`);
         assert.equal(Number(r.episode_index), e);
         assert.equal(Number(r.frame_index), k);
         assert.equal(Number(r.task_index), e);
@@ -133,7 +135,7 @@ test('two episodes with three cameras export to a LeRobot v3.0 dataset that Duck
     const md = await parquetMetadataAsync(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
     assert.equal(Number(md.num_rows), total);
     const leaves = md.schema.filter((s) => s.type).map((s) => `${s.name}:${s.type}`);
-    assert.deepEqual(leaves, ['element:FLOAT', 'element:FLOAT', 'timestamp:FLOAT', 'frame_index:INT64', 'episode_index:INT64', 'index:INT64', 'task_index:INT64']);
+    assert.deepEqual(leaves, ['element:FLOAT', 'element:FLOAT', 'timestamp:FLOAT', 'frame_index:INT64', 'episode_index:INT64', 'index:INT64', 'task_index:INT64', 'intervention:INT64']);
 
     // episodes parquet: boundaries, tasks, video times.
     const episodes = await query(`select * from read_parquet('${join(out, 'meta', 'episodes', 'chunk-000', 'file-000.parquet')}') order by episode_index`);
@@ -241,7 +243,7 @@ test('code-policy sim episodes without cameras export as a dataset without video
     const report = await exportLeRobot({ episodes: [a], out, fps: 50, ffmpeg: '/nonexistent/ffmpeg' });
     const info = JSON.parse(readFileSync(join(out, 'meta', 'info.json'), 'utf8'));
     assert.equal(info.video_path, null);
-    assert.deepEqual(Object.keys(info.features), ['observation.state', 'action', 'timestamp', 'frame_index', 'episode_index', 'index', 'task_index']);
+    assert.deepEqual(Object.keys(info.features), ['observation.state', 'action', 'timestamp', 'frame_index', 'episode_index', 'index', 'task_index', 'intervention']);
     assert.ok(!existsSync(join(out, 'videos')));
     const last = newestAtOrBefore(ep.stateTimesS, ep.stateTimesS.at(-1)!);
     assert.equal(report.totalFrames, Math.floor((ep.stateTimesS[last] - ep.commandTimesS[0]) * 50 + 1e-6) + 1);

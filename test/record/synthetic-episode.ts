@@ -24,6 +24,8 @@ export interface SyntheticEpisodeSpec {
   /** Frames of a camera left out: [camera, first frame, count]. */
   readonly dropFrames?: readonly [string, number, number][];
   readonly metadata?: Record<string, string>;
+  /** The operator took over from the policy at the first time and gave back at the second ('takeover' events). */
+  readonly takeover?: readonly [number, number];
   /** Frame size (default WIDTH × HEIGHT). */
   readonly size?: { width: number; height: number };
 }
@@ -107,6 +109,11 @@ export async function writeSyntheticEpisode(spec: SyntheticEpisodeSpec): Promise
       frames[it.camera!].timesS.push(fileTime(it.t));
       frames[it.camera!].numbers.push(it.n!);
     }
+  }
+  if (spec.takeover) {
+    const [from, to] = spec.takeover;
+    rec.event(from, 'takeover', 'operator', 'The operator took over.', { takeover: 'start' });
+    rec.event(to, 'takeover', 'operator', 'The operator gave back.', { takeover: 'end' });
   }
   const summary = await rec.close({ outcome: 'completed' });
   if (summary.status !== 'finished') throw new Error(`synthetic episode not finished: ${summary.failure}`);

@@ -247,6 +247,7 @@ test('an executor handing the loop a short or non-finite action is stopped by th
       const a = await inner.step(i, tS, observe);
       return i === 3 ? bad(a) : a;
     },
+    replanNow: () => inner.replanNow(),
   });
   const short = await simEpisode(ONE_BOTTLE(), policy, { executor: sloppy((a) => ({ ...a, position: a.position.subarray(0, 13) })) });
   assertOutcome(short, 'policy-error');

@@ -92,9 +92,10 @@ const duration = (s: number): string => (s < 60 ? `${s.toFixed(1)} s` : s < 3600
 function throughputLine(t: ThroughputSummary): string {
   const uph = t.unitsPerHour === null ? '–' : t.unitsPerHour.toFixed(t.unitsPerHour < 10 ? 1 : 0);
   const mtbf = t.mtbfHours === null ? 'no failure' : `MTBF ${duration(t.mtbfHours * 3600)}`;
+  const assisted = t.assists === 0 ? '' : `, ${t.assists} assist${t.assists === 1 ? '' : 's'} in ${t.assistedRollouts} rollout${t.assistedRollouts === 1 ? '' : 's'} (MTBA ${duration(t.mtbaHours! * 3600)})`;
   const tts = t.medianS === null ? 'no time to success' : `median time to success ${t.medianS.toFixed(1)} s${t.halfDoneS === null ? '' : `, half the objects done by ${t.halfDoneS.toFixed(1)} s`}`;
   const untimed = t.untimedRolloutIds.length ? ` (${t.untimedRolloutIds.length} rollout(s) without times)` : '';
-  return `${t.unitsDone}/${t.units} objects, ${uph} units/h, ${mtbf}, ${tts}${untimed}`;
+  return `${t.unitsDone}/${t.units} objects, ${uph} units/h, ${mtbf}${assisted}, ${tts}${untimed}`;
 }
 
 const rOf = (a: EngineAgreement): string => (a.pearson === null ? `not measured (${a.unavailable ?? ''})` : `r ${a.pearson.r === null ? 'undefined' : a.pearson.r.toFixed(3)}, MMRV ${a.mmrv!.toFixed(3)} over ${a.pairs.length} policies`);

@@ -40,6 +40,9 @@ import { cellIoSourceOf, missingPolicyCameras, rolloutCameras, rigConfigWithGrip
 import { openStationCameras, type StationCameras } from '../station-cameras.js';
 import type { Episode } from '../../rollout/episode.js';
 import type { CellIo } from '../cell-io.js';
+import type { OperatorTakeover } from '../../rollout/operator-takeover.js';
+import { DEFAULT_RAMP_S } from '../../teleop/follow.js';
+import { openTakeoverLeader, type TakeoverLeader } from '../takeover-leader.js';
 import { rigCyclesOf } from '../../rig/rig-cycle-ring.js';
 
 /** How old the emulated cell's newest frame may be at an observation (its cameras are lost after 5 s without one). */
@@ -93,6 +96,8 @@ function report(r: RigRolloutResult, rigType: string, rateHz: number, score: Cel
     inferenceMs: { p50: round(percentile(latency, 0.5)), max: round(latency[latency.length - 1] ?? 0) },
     waitedMs: { p50: round(percentile(waited, 0.5)), max: round(waited[waited.length - 1] ?? 0) },
     safetyEventsByKind: r.safetyEventsByKind,
+    // The stretches the operator drove: an assisted rollout.
+    takeovers: e.takeovers.map((t) => ({ startS: round(t.startS, 3), endS: round(t.endS, 3), steps: t.steps, open: t.open })),
     motorLoop: JSON.parse(loopStatsMetadata(r.loop).loop_stats) as unknown,
     wallSeconds: round(r.wallMs / 1000, 3),
   };
@@ -101,7 +106,7 @@ function report(r: RigRolloutResult, rigType: string, rateHz: number, score: Cel
 const rollout: CliCommand = {
   path: ['rig', 'rollout'],
   summary: 'run one rollout of a policy on the rig (default the embedded emulated YAM); left for the operator to score',
-  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--station-config FILE | --rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--score-from-cell] [--camera-fps F] [--blank-cameras] [--cell-io FILE] [--json]
+  help: `Usage: tandem rig rollout --policy SPEC --layouts FILE --layout I [--seconds S] [--station-config FILE | --rig-config FILE] [--rate HZ] [--timeout-ms N] [--seed K] [--score-from-cell] [--camera-fps F] [--blank-cameras] [--cell-io FILE] [--leader SPEC [--ramp-s S]] [--json]
 
 Brings the configured rig up, runs the policy through the same rollout loop and policy specs as
 'tandem sim rollout' on the wall clock, then holds, damps and closes the rig, and stores the
@@ -132,6 +137,11 @@ ${STATION_CONFIG_HELP}
                       the PLC goes silent (the episode ends as a safety stop); the tower light shows the state
   --episodes DIR      where the episode file goes (default <data dir>/episodes); every rig rollout is
                       recorded: joint states at the control rate, applied commands, events, cameras
+  --leader SPEC       a leader arm to take over with (as 'teleop record --leader': emulated-yam, yam:[damiao:]PORT[,PORT],
+                      gello:PORT[,PORT]): E on the keyboard or the handle's top button takes over from the policy
+                      (it pauses; the follower ramps to the leader, refused while they are far apart) and gives back
+                      (the policy resumes from a fresh observation, blended in over 1 s); each stretch is recorded
+  --ramp-s S          the ramp from the policy's last command to the leader when taking over (default ${DEFAULT_RAMP_S})
   --json              print {"status", "steps", "chunks", "achievedHz", "inferenceMs", "safetyEventsByKind", "episodeFile", …}
 
 Prints steps, achieved control rate, chunk and inference timing, safety interventions and status.
@@ -151,6 +161,8 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
     'camera-fps': { type: 'string' },
     episodes: { type: 'string' },
     'cell-io': { type: 'string' },
+    leader: { type: 'string' },
+    'ramp-s': { type: 'string' },
   },
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
@@ -162,6 +174,8 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
     const rigType = station.rig.type;
     const cellIoFrom = cellIoSourceOf(station, typeof args.values['cell-io'] === 'string' ? resolve(io.cwd, args.values['cell-io']) : undefined);
 
+    const leaderSpec = typeof args.values.leader === 'string' ? args.values.leader : undefined;
+    const rampS = numberOption(args, 'ramp-s', DEFAULT_RAMP_S, 0.1, 10);
     const spec = requireString(args, 'policy');
     const scoreFromCell = args.values['score-from-cell'] === true;
     const policy = await openRigPolicy(spec, io);
@@ -170,6 +184,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
     const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
     const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(dataDir);
     let cellIo: CellIo | undefined;
+    let takeoverLeader: TakeoverLeader | undefined;
     try {
       // Before the rig: its safety supervisor reads the interlock from the first cycle.
       // node-opcua takes seconds to load: only a rollout with cell I/O loads it.
@@ -187,6 +202,15 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
         throw e;
       }
       let run: RolloutOnRig | undefined;
+      try {
+        if (leaderSpec !== undefined) {
+          takeoverLeader = await openTakeoverLeader({ spec: leaderSpec, clock, rampS, keyboard: process.stdin, log: (line) => io.err(`${line}\n`) });
+          io.err(`${takeoverLeader.description}: press E (or the handle's top button) to take over from the policy, and again to give back.\n`);
+        }
+      } catch (e) {
+        await rig.close?.();
+        throw e;
+      }
       cellIo?.board.update({ rolloutPhase: 'running', rigStatus: 'active', faults: [] });
       try {
         run = await rolloutOnRig({
@@ -207,8 +231,10 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
           clock,
           log: (line) => io.err(`${line}\n`),
           record: { store, dir: episodesDir, spec, set },
+          ...(takeoverLeader ? { takeover: takeoverLeader.takeover } : {}),
         });
       } finally {
+        await takeoverLeader?.close();
         cellIo?.board.rolloutEnded(rig.read().mode, run?.result.episode);
         await rig.close?.();
       }
@@ -227,6 +253,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
             `steps ${e.trajectory.steps} at ${out.achievedHz} Hz achieved (asked ${rateHz} Hz; wake late p50 ${out.wakeLateP50Ms} ms, p99 ${out.wakeLateP99Ms} ms, ${result.timing.lateSteps} late steps)\n` +
             `chunks ${String(out.chunks)} of ${String(out.horizon ?? '?')} rows; inference p50 ${(out.inferenceMs as { p50: number }).p50} ms, max ${(out.inferenceMs as { max: number }).max} ms; loop waited max ${(out.waitedMs as { max: number }).max} ms\n` +
             `${loopLine(result.loop)}\n` +
+            (e.takeovers.length ? `assisted: the operator took over ${e.takeovers.length} time${e.takeovers.length === 1 ? '' : 's'} (${e.takeovers.map((t) => `${t.startS.toFixed(2)}–${t.endS.toFixed(2)} s`).join(', ')})\n` : '') +
             `safety events ${e.safetyEvents.length}${kinds.length ? ` (${kinds.join(', ')})` : ''}; rig ${result.finalMode} after the rollout\n` +
             `stored as rollout ${rolloutId}${run.rehearsal ? ` (${run.rehearsal})` : ''}\n` +
             recordingLine(recorded),
@@ -292,6 +319,8 @@ export interface RolloutOnRigOptions {
   readonly record?: { readonly store: Store; readonly dir: string; readonly spec: string; readonly set: LayoutSet; readonly fileLabel?: string };
   /** Says what runs and how to stop it, once the rollout starts. */
   log(line: string): void;
+  /** The operator's takeover with a leader arm (src/rollout/operator-takeover.ts). */
+  readonly takeover?: OperatorTakeover;
 }
 
 export interface RolloutOnRig {
@@ -399,6 +428,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         recording: recording?.recorder,
         // The cell's table is watched as an overhead tracker would; a real rig has no tracker yet.
         taskEvents: cell ? watchTable(task, layout, () => cell.world.sightings()) : undefined,
+        takeover: o.takeover,
       });
     } catch (e) {
       if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
@@ -495,6 +525,7 @@ function storeRigRollout(
     episodeFile: r.episodeFile ?? null,
     taskEvents: e.taskEvents,
     rehearsal: r.rehearsal,
+    takeovers: e.takeovers.map((t) => ({ startS: t.startS, endS: t.endS, open: t.open })),
   });
   if (r.score && e.status === 'valid') {
     store.insertOperatorScore({ rolloutId: id, endStates: r.score.endStates, progress: r.score.progress, counts: r.score.counts, operator: SCRIPTED_OPERATOR });
