@@ -301,7 +301,8 @@ export interface RolloutOnRigOptions {
 export interface RolloutOnRig {
   readonly result: RigRolloutResult;
   readonly score?: CellScore;
-  readonly cellRecord?: { readonly kind: string; readonly sha256: string; readonly json: string };
+  /** The rig's hashed record the rollout names among its calibrations (the emulated cell's hidden physics). */
+  readonly rigMarker?: { readonly kind: string; readonly sha256: string; readonly json: string };
   /** The episode file, still open for its rollout id: the caller stores the rollout, then finish()es it. */
   readonly recording?: StationRecording;
   /** Why this rollout is a rehearsal, not a result (black frames, the emulated cell); absent for a result. */
@@ -320,7 +321,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
   let result: RigRolloutResult;
   let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
   let opened: StationCameras | undefined;
-  let cellRecord: { readonly kind: string; readonly sha256: string; readonly json: string } | undefined;
+  let rigMarker: { readonly kind: string; readonly sha256: string; readonly json: string } | undefined;
   let recording: StationRecording | undefined;
   let rehearsal: string | undefined;
   try {
@@ -343,7 +344,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         throw e;
       }
     }
-    cellRecord = services.marker;
+    rigMarker = services.marker;
     rehearsal = rehearsalOf(blank && policy.info.cameras.length > 0, services.rehearsal);
     // Every configured camera streams (and is recorded), before the rig is powered: a camera's
     // start-up (ffmpeg, a USB device, the cell's browser) outlasts the motors' own 400 ms watchdog.
@@ -418,7 +419,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     await opened?.close();
   }
   const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
-  return { result, ...(score ? { score } : {}), ...(cellRecord ? { cellRecord } : {}), ...(recording ? { recording } : {}), ...(rehearsal ? { rehearsal } : {}) };
+  return { result, ...(score ? { score } : {}), ...(rigMarker ? { rigMarker } : {}), ...(recording ? { recording } : {}), ...(rehearsal ? { rehearsal } : {}) };
 }
 
 /** Why a rollout is a rehearsal (its policy saw black frames, or its rig's services say why: the emulated cell), or undefined for a result. */
@@ -463,7 +464,7 @@ export async function storeRolloutOnRig(
   let rolloutId: number | undefined;
   let recorded: RecordingSummary | undefined;
   try {
-    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.cellRecord, score: run.score, episodeFile: run.recording?.file, rehearsal: run.rehearsal !== undefined });
+    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.rigMarker, score: run.score, episodeFile: run.recording?.file, rehearsal: run.rehearsal !== undefined });
   } finally {
     recorded = await run.recording?.finish(rolloutId, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps), ...loopStatsMetadata(run.result.loop) });
   }
