@@ -105,7 +105,7 @@ export async function startBusyStation(): Promise<BusyStation> {
   const bodies = Array.from({ length: 200 }, (_, i) => ({ id: `object-${i}`, kind: 'bottle', position: [i / 1000, 0, 0.02] as [number, number, number], quaternion: [0, 0, 0, 1] as [number, number, number, number] }));
   const host = new RigHost({
     type: 'mirror',
-    create: ({ clock }) => Promise.resolve(new MirrorRig({ model: yamRigModel(), clock })),
+    create: ({ clock }) => Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock }), services: undefined }),
     motors: () => [],
     cell: () => null,
     bodies: () => bodies,

@@ -30,6 +30,7 @@ import { cellTableSnapshot } from '../emulated-cell/cell-world.js';
 import { cellCameraMounting } from '../emulated-cell/cell-cameras.js';
 import { cellTruth, DEFAULT_CELL_GAP, parseCellGap } from '../emulated-cell/cell-truth.js';
 import type { StationConfig } from './station-config.js';
+import { rigKindOf } from './station-rig.js';
 
 /** The camera the check looks with. */
 export const OVERHEAD_CAMERA = 'cam_high';
@@ -134,7 +135,7 @@ export function stationPlacementGate(station: StationConfig, o: StationGateOptio
   const thresholds = o.thresholds ?? DEFAULT_PLACEMENT_THRESHOLDS;
   const cam = station.cameras.find((c) => c.name === OVERHEAD_CAMERA);
   if (!cam) return { gate: uncheckedPlacementGate(`the station has no overhead camera (${OVERHEAD_CAMERA}) in its config`, thresholds), close: () => Promise.resolve() };
-  if (cam.kind !== 'cell' || station.rig.type !== 'yam-cell') {
+  if (cam.kind !== 'cell' || !rigKindOf(station.rig).ownWorld) {
     return {
       gate: uncheckedPlacementGate(`the overhead camera ${OVERHEAD_CAMERA} has no camera↔table calibration to measure placement with (the projector-pattern calibration is not built yet)`, thresholds),
       close: () => Promise.resolve(),

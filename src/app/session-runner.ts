@@ -13,7 +13,9 @@ import type { Store } from '../store/store.js';
 import type { SessionRolloutRunner, SessionRunOutcome, SessionRunRequest } from '../session/ports.js';
 import { rigTypeWords } from '../server/api-types.js';
 import { UserError, type CliIo } from './command.js';
-import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
+import { clockForRigConfig } from './rig-registry.js';
+import { createStationRig } from './station-rig.js';
+import type { RigServices } from './services/rig-services.js';
 import type { StationConfig } from './station-config.js';
 import { openRigPolicy, rolloutOnRig, storeRolloutOnRig, type RolloutOnRig } from './commands/rig-rollout.js';
 
@@ -42,7 +44,7 @@ export interface RigSessionRunnerOptions {
    * shows it live and takes the E-stop): `use` runs with that rig, and the owner keeps it after.
    * Default: a rig created from the station config's rig for each rollout and closed after it.
    */
-  withRig?<T>(table: NonNullable<RigContext['table']>, use: (rig: Rig, clock: Clock, signal: AbortSignal) => Promise<T>): Promise<T>;
+  withRig?<T>(table: NonNullable<RigContext['table']>, use: (rig: Rig, clock: Clock, signal: AbortSignal, services: RigServices) => Promise<T>): Promise<T>;
 }
 
 export class RigSessionRunner implements SessionRolloutRunner {
@@ -90,12 +92,13 @@ export class RigSessionRunner implements SessionRolloutRunner {
     // The table as placed (a world of its own builds it; hardware ignores it); the rollout is still scored against the plan's layout.
     const table = { task: r.task, layout: this.o.tableLayout ? this.o.tableLayout(r) : r.layout, placementSeed: r.seed };
     const board = this.o.cellIo?.board;
-    const episode = async (rig: Rig, clock: Clock, signal: AbortSignal): Promise<RolloutOnRig> => {
+    const episode = async (rig: Rig, services: RigServices, clock: Clock, signal: AbortSignal): Promise<RolloutOnRig> => {
       let run: RolloutOnRig | undefined;
       board?.update({ sessionId: String(r.sessionId), rolloutPhase: 'running', rigStatus: 'active', faults: [] });
       try {
         run = await rolloutOnRig({
           rig,
+          services,
           rigType,
           station: this.o.station,
           policy,
@@ -121,21 +124,22 @@ export class RigSessionRunner implements SessionRolloutRunner {
     };
     let run: RolloutOnRig;
     if (this.o.withRig) {
-      run = await this.o.withRig(table, (rig, clock, ownerSignal) => episode(rig, clock, AbortSignal.any([r.signal, ownerSignal])));
+      run = await this.o.withRig(table, (rig, clock, ownerSignal, services) => episode(rig, services, clock, AbortSignal.any([r.signal, ownerSignal])));
     } else {
       let rig: Rig;
+      let services: RigServices;
       let clock: Clock;
       try {
         clock = clockForRigConfig(this.o.station.rig);
         // The safety supervisor reads the interlock from the first cycle: created with the rig.
         const interlock = this.o.cellIo?.plc;
-        rig = await stationRigRegistry().create(this.o.station.rig, { clock, signal: r.signal, table, ...(interlock ? { interlock } : {}) });
+        ({ rig, services } = await createStationRig(this.o.station.rig, { clock, signal: r.signal, table, ...(interlock ? { interlock } : {}) }));
       } catch (e) {
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
       }
       try {
-        run = await episode(rig, clock, r.signal);
+        run = await episode(rig, services, clock, r.signal);
       } finally {
         await rig.close?.();
       }

@@ -5,13 +5,13 @@
  * another size is one sentence naming it, and every camera opened before it is closed again —
  * before any motor is enabled.
  */
-import type { Clock, Rig } from '../rig/contract.js';
+import type { Clock } from '../rig/contract.js';
 import type { Camera } from '../rig/camera.js';
 import { CAMERA_NAMES, type CameraName } from '../policy/contract.js';
 import type { CameraConfig } from '../../drivers/cameras/camera-config.js';
 import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';
-import { emulatedCellOf } from '../emulated-cell/register.js';
-import { cellCameras, type CellCameras } from '../emulated-cell/cell-cameras.js';
+import type { CellCameras } from '../emulated-cell/cell-cameras.js';
+import type { CameraRenderer, Offered } from './services/rig-services.js';
 import { UserError } from './command.js';
 
 export interface StationCameras {
@@ -22,8 +22,8 @@ export interface StationCameras {
 }
 
 export interface OpenStationCamerasOptions {
-  /** The rig the cameras look at (a `cell` camera draws the emulated cell this rig runs on). */
-  readonly rig: Rig;
+  /** What draws cameras of source `cell` on this station (the emulated cell's renderer), or why nothing does. */
+  readonly renderer: Offered<CameraRenderer>;
   /** Frames are stamped on the rig's clock. */
   readonly clock: Clock;
   /** Where the config came from, for sentences. */
@@ -36,13 +36,13 @@ export async function openStationCameras(configs: readonly CameraConfig[], o: Op
   const cameras: Camera[] = [];
   const cellConfigs = configs.filter((c) => c.kind === 'cell');
   if (cellConfigs.length > 0) {
-    const emulated = emulatedCellOf(o.rig);
-    if (!emulated) {
-      throw new UserError(`Camera ${cellConfigs[0].name} in ${o.source} has source "cell", which only the emulated cell's rig (type yam-cell) renders; give it a "v4l2:/dev/videoN" or "testsrc" source.`);
+    const renderer = o.renderer;
+    if (!renderer.available) {
+      throw new UserError(`Camera ${cellConfigs[0].name} in ${o.source} has source "cell", but ${renderer.why}; give it a "v4l2:/dev/videoN" or "testsrc" source.`);
     }
     const fps = cellConfigs[0].fps;
     if (cellConfigs.some((c) => c.fps !== fps)) throw new UserError(`The cell cameras in ${o.source} ask for different fps; the cell renders all its cameras at one rate, so give them one 'fps'.`);
-    cell = cellCameras(emulated.world, { fps, nowS });
+    cell = renderer.render({ fps, nowS });
   }
   for (const c of configs) {
     if (c.kind === 'cell') {

@@ -20,6 +20,7 @@ import { UserError } from './command.js';
 import { checkDriftThresholds, type DriftThresholds } from '../analysis/sim-drift.js';
 import type { PlacementThresholds } from '../session/placement-gate.js';
 import { DEFAULT_RIG_CONFIG } from './rig-registry.js';
+import { rigKindOf } from './station-rig.js';
 
 export const STATION_CONFIG_VERSION = 1;
 /** `--station-config cell`: the embedded emulated cell with its three cameras. */
@@ -309,7 +310,7 @@ export function cellIoSourceOf(config: StationConfig, cellIoFile: string | undef
  * as before the station config existed.
  */
 export function rolloutCameras(station: StationConfig, policy: { readonly cameras: readonly CameraName[] }, cellFps: number): readonly CameraConfig[] {
-  if (station.cameras.length > 0 || station.rig.type !== 'yam-cell') return station.cameras;
+  if (station.cameras.length > 0 || !rigKindOf(station.rig).ownWorld) return station.cameras;
   return policy.cameras.map((name) => ({ name, kind: 'cell' as const, fps: cellFps }));
 }
 

@@ -20,12 +20,13 @@ import type { PreparedRollout, RolloutRunner } from '../server/single-rollouts.j
 import { buildUi } from '../server/ui-bundle.js';
 import { YamCanRig } from '../../drivers/yam/yam-can-rig.js';
 import { describeStatus, isFaultStatus, statusName } from '../../drivers/damiao/protocol.js';
-import { emulatedCellOf } from '../emulated-cell/register.js';
 import { EMULATED_CELL_KIND } from '../emulated-cell/cell-truth.js';
 import { SCRIPTED_OPERATOR } from './session-operators.js';
 import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
-import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
+import { clockForRigConfig } from './rig-registry.js';
+import { createStationRig, rigKindOf } from './station-rig.js';
+import type { RigServices } from './services/rig-services.js';
 import { preflight } from './preflight.js';
 import { cellIoSourceOf, leaderSpecOf, readRigConfig, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
 import { openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
@@ -34,7 +35,7 @@ import { SessionHost, type SessionParts } from '../server/session-host.js';
 import { RigSessionRunner } from './session-runner.js';
 import { measuredCost, sessionInterlocks } from './commands/session.js';
 import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
-import { EMULATED_FOLLOWERS, recordTeleop, teleopCamerasOf } from './commands/teleop.js';
+import { recordTeleop, teleopCamerasOf } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
 import { rmSync, writeFileSync } from 'node:fs';
 import type { CellIo } from './cell-io.js';
@@ -81,15 +82,14 @@ function motorReports(rig: Rig, nowS: number): MotorStatus[] {
   return out;
 }
 
-function cellStatus(rig: Rig): CellStatus | null {
-  const cell = emulatedCellOf(rig);
-  if (!cell) return null;
-  const t = cell.world.timing();
-  return { task: cell.task.id, tier: cell.layout.tier, objects: cell.layout.objects.length, busyFraction: t.busyFraction, marginX: num(t.marginX), maxLagMs: t.maxLagMs, behindEvents: t.behindEvents };
+function cellStatus(services: RigServices): CellStatus | null {
+  const w = services.world();
+  if (!w) return null;
+  return { task: w.task, tier: w.tier, objects: w.objects, busyFraction: w.busyFraction, marginX: num(w.marginX), maxLagMs: w.maxLagMs, behindEvents: w.behindEvents };
 }
 
 /** The calibrations the station runs with now, for the Rig page (the store's own list is added by the server). */
-function calibrationsInUse(host: RigHost, rigType: string, store: Store, projector: StationProjector): () => CalibrationInUse[] {
+function calibrationsInUse(host: RigHost<RigServices>, rigType: string, store: Store, projector: StationProjector): () => CalibrationInUse[] {
   const sim = DEFAULT_SIM_CALIBRATION;
   const simSha = simCalibrationHash(sim);
   const cameras = DEFAULT_CAMERA_CALIBRATION;
@@ -134,7 +134,7 @@ class StepCountingClock implements Clock {
   }
 }
 
-function rolloutRunner(store: Store, host: RigHost, station: StationConfig, cwd: string, episodesDir: string): RolloutRunner {
+function rolloutRunner(store: Store, host: RigHost<RigServices>, station: StationConfig, cwd: string, episodesDir: string): RolloutRunner {
   return {
     async prepare(req: RunRolloutRequest): Promise<PreparedRollout> {
       const set = store.loadLayoutSet(req.layoutSet);
@@ -149,7 +149,6 @@ function rolloutRunner(store: Store, host: RigHost, station: StationConfig, cwd:
       const task = getTask(set.task);
       const seconds = req.seconds ?? task.episodeSeconds;
       const seed = req.seed ?? 0;
-      const scoreFromCell = req.scoreFromCell ?? host.type === 'yam-cell';
       let policy;
       try {
         policy = await openRigPolicy(req.policy, { cwd });
@@ -166,9 +165,11 @@ function rolloutRunner(store: Store, host: RigHost, station: StationConfig, cwd:
         totalSteps: Math.round(seconds * rateHz),
         async run(onSteps, onPhase) {
           try {
-            const run = await host.forRollout({ task, layout, placementSeed: seed }, (rig, clock, signal) => {
+            const run = await host.forRollout({ task, layout, placementSeed: seed }, (rig, clock, signal, services) => {
               onPhase(`The rig is up with layout ${req.layout} on its table; starting ${policy.info.name}.`);
-              return rolloutOnRig({ rig, rigType: host.type, station, policy, task, layout, seconds, rateHz, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
+              // Scored from the table where the rig's services can (the emulated cell), unless the request says otherwise.
+              const scoreFromCell = req.scoreFromCell ?? services.endStateScorer.available;
+              return rolloutOnRig({ rig, services, rigType: host.type, station, policy, task, layout, seconds, rateHz, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
             });
             const e = run.result.episode;
             host.keepEvents(e.safetyEvents);
@@ -205,7 +206,7 @@ function interlockWords(cellIo: CellIo | undefined): () => string {
  * The Session view's parts: the plan's policies on the station's own rig (the rig host owns it,
  * shows it live, takes the E-stop), the cell's interlocks and tower light, the projector.
  */
-function sessionParts(store: Store, host: RigHost, station: StationConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined, placement: PlacementGate): SessionParts {
+function sessionParts(store: Store, host: RigHost<RigServices>, station: StationConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined, placement: PlacementGate): SessionParts {
   return {
     placement,
     interlocks: interlockWords(cellIo),
@@ -260,7 +261,7 @@ function teleopChoices(station: StationConfig | undefined, rigType: string): Tel
     const ports = l.kind.startsWith('emulated-') ? '' : ` on ${l.ports.join(', ')}${l.kind === 'yam' ? ` (${l.transport === 'damiao' ? 'Damiao USB-CAN' : 'SLCAN'})` : ''}`;
     leaders.push({ value: 'station', words: `the station's ${kind}${ports}` });
   }
-  if (EMULATED_FOLLOWERS.includes(rigType)) leaders.push({ value: 'emulated-yam', words: 'emulated YAM leader + teaching handle' }, { value: 'emulated-gello', words: 'emulated GELLO' });
+  if (!rigKindOf({ type: rigType }).realArms) leaders.push({ value: 'emulated-yam', words: 'emulated YAM leader + teaching handle' }, { value: 'emulated-gello', words: 'emulated GELLO' });
   const cameras = station && station.cameras.length > 0 ? station.cameras.map((c) => c.name).join(', ') : null;
   return { leaders, cameras };
 }
@@ -270,7 +271,7 @@ function teleopChoices(station: StationConfig | undefined, rigType: string): Tel
  * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue; a
  * stored layout on the cell's table, and `--resume` of the newest stopped session there.
  */
-function teleopParts(store: Store, host: RigHost, follower: string, dataDir: string, station: StationConfig | undefined): TeleopParts {
+function teleopParts(store: Store, host: RigHost<RigServices>, follower: string, dataDir: string, station: StationConfig | undefined): TeleopParts {
   const outDir = join(dataDir, 'teleop');
   // The station config's own leader, as the session row names it (its ports).
   const stationLeader = station?.leader ? leaderSpecOf(station.leader) : undefined;
@@ -378,14 +379,6 @@ export interface ServeOptions {
   readonly foxglove?: FoxgloveListen;
 }
 
-/** Object and fixture poses on the emulated cell's table (a rehearsal view: hardware has no tracker). */
-function cellBodies(rig: Rig) {
-  const cell = emulatedCellOf(rig);
-  if (!cell) return null;
-  const p = cell.world.privilegedState();
-  return [...p.fixtures, ...p.objects];
-}
-
 /** TANDEM_REQUEST_TIMEOUT_MS: how long a request's headers and body may take to arrive (default 30 s). */
 function requestTimeoutOf(env: NodeJS.ProcessEnv): { requestTimeoutMs?: number } {
   const text = env.TANDEM_REQUEST_TIMEOUT_MS;
@@ -395,7 +388,7 @@ function requestTimeoutOf(env: NodeJS.ProcessEnv): { requestTimeoutMs?: number }
   return { requestTimeoutMs: ms };
 }
 
-async function serveFoxglove(listen: FoxgloveListen, host: RigHost): Promise<FoxgloveLiveServer> {
+async function serveFoxglove(listen: FoxgloveListen, host: RigHost<RigServices>): Promise<FoxgloveLiveServer> {
   try {
     const live = new FoxgloveLiveServer({ source: host, port: listen.port, host: listen.host, allowRemote: listen.allowRemote, allowedOrigins: listen.allowedOrigins, name: `tandem station (${host.type})`, metadata: { rigType: host.type } });
     await live.listen().catch(async (e: unknown) => {
@@ -427,9 +420,8 @@ function writeStationAddress(dataDir: string, url: string): string {
 /** Serves until the signal aborts, then damps the rig and closes the store. */
 export async function serveStation(opts: ServeOptions): Promise<void> {
   const configured = opts.station ?? stationConfigOfRig(await readRigConfig(opts.rigConfigFile), opts.rigConfigFile ?? DEFAULT_STATION_SOURCE);
-  const registry = stationRigRegistry();
   const store = openStationStore(opts.dataDir);
-  let host: RigHost | undefined;
+  let host: RigHost<RigServices> | undefined;
   let server: StationServer | undefined;
   let sessions: SessionHost | undefined;
   let placement: ReturnType<typeof stationPlacementGate> | undefined;
@@ -454,14 +446,15 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       projector.feed.onChange((s) => show(s.showing === 'layout' ? projector.feed.frame() : null));
     }
     const interlock = cellIo?.plc;
-    const parts: RigParts = {
+    const parts: RigParts<RigServices> = {
       type: String(rigConfig.type),
       clock: () => clockForRigConfig(rigConfig),
-      create: async (context) => await registry.create(rigConfig, { ...context, signal: opts.signal, ...(interlock ? { interlock } : {}) }),
+      create: async (context) => await createStationRig(rigConfig, { ...context, signal: opts.signal, ...(interlock ? { interlock } : {}) }),
       motors: motorReports,
       cell: cellStatus,
       ...(cellIo ? { interlock: () => interlockReading(cellIo!) } : {}),
-      bodies: cellBodies,
+      // Object and fixture poses where something tracks them (the emulated cell's world: a rehearsal view).
+      bodies: (services) => services.bodies(),
     };
     host = new RigHost(parts);
     try {
@@ -471,9 +464,9 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       throw e;
     }
     const ui = await buildUi();
-    // Code policies plan from object poses only the emulated cell knows: on any other rig the
-    // rollout form neither suggests nor starts with one (it would be refused).
-    const seesObjects = parts.type === 'yam-cell';
+    // Code policies plan from object poses only a rig whose services see them has (the emulated
+    // cell's world): on any other rig the rollout form neither suggests nor starts with one (it would be refused).
+    const seesObjects = host.rigServices()?.objectPoses.available === true;
     const policySpecs = knownPolicySpecs().filter((s) => seesObjects || !s.startsWith('code:'));
     placement = stationPlacementGate(station, { thresholds: { ...DEFAULT_PLACEMENT_THRESHOLDS, ...station.placementCheck } });
     sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session, placement.gate));

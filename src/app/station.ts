@@ -10,8 +10,9 @@ import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../sim/calibration.
 import { loadRos } from '../../ros/rclnodejs-loader.js';
 import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
-import { clockForRigConfig, stationRigRegistry } from './rig-registry.js';
-import { emulatedCellOf } from '../emulated-cell/register.js';
+import { clockForRigConfig } from './rig-registry.js';
+import { createStationRig } from './station-rig.js';
+import type { RigServices } from './services/rig-services.js';
 import type { StationConfig } from './station-config.js';
 import { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';
 
@@ -79,10 +80,10 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
   const rigConfig = opts.station.rig;
   // The rig config's clock: the wall clock, or (the emulated cell) virtual time, paced or not.
   const clock = clockForRigConfig(rigConfig);
-  const registry = stationRigRegistry();
   let rig: Rig;
+  let services: RigServices;
   try {
-    rig = await registry.create(rigConfig, { clock, signal: opts.signal });
+    ({ rig, services } = await createStationRig(rigConfig, { clock, signal: opts.signal }));
   } catch (e) {
     if (e instanceof RigError) throw new UserError(e.message);
     throw e;
@@ -92,11 +93,8 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
   let cellReport: StationReport['cell'];
   try {
     rigReport = { ...(await holdBriefly(rig, clock, opts.holdSeconds, opts.signal)), type };
-    const cell = emulatedCellOf(rig);
-    if (cell) {
-      const t = cell.world.timing();
-      cellReport = { task: cell.task.id, tier: cell.layout.tier, objects: cell.layout.objects.length, truthSha256: cell.truth.sha256, busyFraction: t.busyFraction, marginX: t.marginX, maxLagMs: t.maxLagMs };
-    }
+    const world = services.world();
+    if (world) cellReport = { task: world.task, tier: world.tier, objects: world.objects, truthSha256: world.truthSha256, busyFraction: world.busyFraction, marginX: world.marginX, maxLagMs: world.maxLagMs };
   } catch (e) {
     if (e instanceof RigError) throw new UserError(`The rig (${type}) did not come up: ${e.message}`, 1);
     throw e;

@@ -17,21 +17,27 @@ import type { LiveRigReading } from './live-messages.js';
 import type { CellStatus, MotorStatus, RigLoopView, RigStatus, RigUse, SafetyEventView } from './api-types.js';
 
 /** What the composition root knows about the configured rig type. */
-export interface RigParts {
+/** A rig with what its type brings besides it (the composition root's services; opaque here). */
+export interface HostedRig<S> {
+  readonly rig: Rig;
+  readonly services: S;
+}
+
+export interface RigParts<S = undefined> {
   /** The config's type, e.g. "yam-cell". */
   readonly type: string;
   /** A fresh clock for each rig this host creates: the rig config's (the wall clock, or paced virtual time on the emulated cell). Default: the wall clock. */
   clock?(): Clock;
   /** Creates the rig (not yet configured) on the given clock, with the table about to be placed. */
-  create(context: Pick<RigContext, 'clock' | 'table'>): Promise<Rig>;
+  create(context: Pick<RigContext, 'clock' | 'table'>): Promise<HostedRig<S>>;
   /** Per-motor reports, where the driver has them. */
   motors(rig: Rig, nowS: number): MotorStatus[];
-  /** The emulated cell's own numbers, when the rig is one. */
-  cell(rig: Rig): CellStatus | null;
+  /** The numbers of the rig's own world (the emulated cell's), from its services; null for hardware. */
+  cell(services: S): CellStatus | null;
   /** The cell PLC's interlocks now (the rig's supervisor reads the same source); absent without cell I/O. */
   interlock?(): { readonly open: boolean; readonly words: string };
   /** Object and fixture poses (table frame) for the live view, where the rig has them (the emulated cell). */
-  bodies?(rig: Rig): readonly PrivilegedObjectState[] | null;
+  bodies?(services: S): readonly PrivilegedObjectState[] | null;
 }
 
 /** A command the rig cannot take now; its message says why and what to do. */
@@ -46,8 +52,9 @@ const RECENT_EVENTS = 12;
 /** Events worth an operator's attention in the status panel (clamps are counted in rollouts, not listed). */
 const LISTED_EVENTS = new Set(['watchdog-hold', 'watchdog-damp', 'fault-hold', 'estop', 'activate-refused']);
 
-export class RigHost {
+export class RigHost<S = undefined> {
   private rig: Rig | undefined;
+  private hostedServices: S | undefined;
   private clock: Clock = new RealtimeClock();
   private loop: ControlLoop | undefined;
   private loopDone: Promise<unknown> = Promise.resolve();
@@ -60,7 +67,7 @@ export class RigHost {
   private loopView: RigLoopView | null = null;
   private loopAsked = false;
 
-  constructor(private readonly parts: RigParts) {}
+  constructor(private readonly parts: RigParts<S>) {}
 
   get type(): string {
     return this.parts.type;
@@ -73,7 +80,7 @@ export class RigHost {
    */
   async start(): Promise<void> {
     this.clock = this.parts.clock?.() ?? new RealtimeClock();
-    this.rig = await this.parts.create({ clock: this.clock });
+    ({ rig: this.rig, services: this.hostedServices } = await this.parts.create({ clock: this.clock }));
     try {
       await this.rig.configure();
       this.note = null;
@@ -101,7 +108,7 @@ export class RigHost {
       motors: this.parts.motors(rig, this.clock.nowS()),
       faults: s.faults.map((f) => ({ kind: f.kind, ...(f.arm ? { arm: f.arm } : {}), ...(f.joint !== undefined ? { joint: f.joint } : {}), message: f.message })),
       recentEvents: [...this.events],
-      cell: this.parts.cell(rig),
+      cell: this.parts.cell(this.hostedServices as S),
       interlock: this.parts.interlock?.() ?? null,
       note: this.use === 'rollout' ? 'A rollout has the rig; E-stop stops it.' : this.note,
       loop: this.refreshLoop(rig),
@@ -142,7 +149,7 @@ export class RigHost {
     if (!rig) return undefined;
     const state = rig.read();
     const ageS = this.clock.nowS() - state.timeS; // NaN before the rig's first reading
-    return { model: rig.model, state, ageS: Number.isFinite(ageS) ? Math.max(0, ageS) : 0, bodies: this.parts.bodies?.(rig) ?? null };
+    return { model: rig.model, state, ageS: Number.isFinite(ageS) ? Math.max(0, ageS) : 0, bodies: this.parts.bodies?.(this.hostedServices as S) ?? null };
   }
 
   /** Enables the motors and holds the current pose under the control loop until damped. */
@@ -203,7 +210,7 @@ export class RigHost {
    * Gives the rig to a rollout: stops the hold, re-creates the rig for the table (the cell builds
    * its table from it), runs `run` with it, and keeps the rig (damped by the rollout) afterwards.
    */
-  async forRollout<T>(table: NonNullable<RigContext['table']>, run: (rig: Rig, clock: Clock, signal: AbortSignal) => Promise<T>): Promise<T> {
+  async forRollout<T>(table: NonNullable<RigContext['table']>, run: (rig: Rig, clock: Clock, signal: AbortSignal, services: S) => Promise<T>): Promise<T> {
     this.available('rollout');
     this.use = 'changing';
     const abort = new AbortController();
@@ -213,12 +220,15 @@ export class RigHost {
     return done;
   }
 
-  private async runRollout<T>(table: NonNullable<RigContext['table']>, run: (rig: Rig, clock: Clock, signal: AbortSignal) => Promise<T>, abort: AbortController): Promise<T> {
+  private async runRollout<T>(table: NonNullable<RigContext['table']>, run: (rig: Rig, clock: Clock, signal: AbortSignal, services: S) => Promise<T>, abort: AbortController): Promise<T> {
     try {
       await this.release();
       this.clock = this.parts.clock?.() ?? new RealtimeClock();
+      let hosted: HostedRig<S>;
       try {
-        this.rig = await this.parts.create({ clock: this.clock, table });
+        hosted = await this.parts.create({ clock: this.clock, table });
+        this.rig = hosted.rig;
+        this.hostedServices = hosted.services;
       } catch (e) {
         this.note = `The rig could not be set up for the rollout: ${(e as Error).message} Press Hold to set it up again.`;
         throw e;
@@ -226,7 +236,7 @@ export class RigHost {
       this.note = null;
       if (abort.signal.aborted) throw new RigBusyError('The rollout was stopped (Stop or E-stop) before it started; nothing moved.');
       this.use = 'rollout';
-      return await run(this.rig, this.clock, abort.signal);
+      return await run(hosted.rig, this.clock, abort.signal, hosted.services);
     } finally {
       this.rolloutAbort = undefined;
       this.use = 'idle';
@@ -241,6 +251,11 @@ export class RigHost {
     if (!this.rolloutAbort) return false;
     this.rolloutAbort.abort();
     return true;
+  }
+
+  /** What the current rig's type brings besides it (the composition root's services), once it exists. */
+  rigServices(): S | undefined {
+    return this.hostedServices;
   }
 
   /** The rig's model (joint names, limits, base poses) once it exists. */
@@ -285,6 +300,7 @@ export class RigHost {
     await this.stopLoop();
     const rig = this.rig;
     this.rig = undefined;
+    this.hostedServices = undefined;
     if (!rig) return;
     try {
       await rig.deactivate();

@@ -34,7 +34,7 @@ export interface RolloutRunner {
 }
 
 export interface SingleRolloutsOptions {
-  readonly rig: RigHost;
+  readonly rig: RigHost<unknown>;
   readonly rollouts: RolloutRunner;
   readonly sessions?: SessionHost;
   readonly teleop?: TeleopHost;

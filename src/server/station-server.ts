@@ -74,7 +74,7 @@ import { uploadRoutes } from './routes/uploads.js';
 
 export interface StationServerOptions {
   readonly store: Store;
-  readonly rig: RigHost;
+  readonly rig: RigHost<unknown>;
   readonly rollouts: RolloutRunner;
   readonly ui: ReadonlyMap<string, UiFile>;
   readonly info: Omit<StationInfo, 'rigType'>;

@@ -19,7 +19,7 @@ function parts(objects: number): RigParts {
   const bodies = Array.from({ length: objects }, (_, i) => ({ id: `object-${i}`, kind: 'bottle', position: [i / 1000, 0, 0.02] as [number, number, number], quaternion: [0, 0, 0, 1] as [number, number, number, number] }));
   return {
     type: 'mirror',
-    create: ({ clock }) => Promise.resolve(new MirrorRig({ model: yamRigModel(), clock, initialPosition: new Array(14).fill(0.1) })),
+    create: ({ clock }) => Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock, initialPosition: new Array(14).fill(0.1) }), services: undefined }),
     motors: () => [],
     cell: () => null,
     bodies: () => bodies,

@@ -35,7 +35,7 @@ function mirrorParts(poses: number[][]): RigParts {
   let made = 0;
   return {
     type: 'mirror',
-    create: ({ clock }) => Promise.resolve(new MirrorRig({ model: yamRigModel(), clock, initialPosition: poses[Math.min(made++, poses.length - 1)] })),
+    create: ({ clock }) => Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock, initialPosition: poses[Math.min(made++, poses.length - 1)] }), services: undefined }),
     motors: () => [],
     cell: () => null,
     bodies: () => [{ id: 'bottle-1', kind: 'bottle', position: [0.1, -0.05, 0.02], quaternion: [0, 0, 0, 1] }],

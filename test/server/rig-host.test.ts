@@ -16,7 +16,7 @@ const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1
 const table = { task: getTask(set.task), layout: set.layouts[0] };
 
 function parts(over: Partial<RigParts> = {}): RigParts {
-  return { type: 'mirror', create: ({ clock }) => Promise.resolve(new MirrorRig({ model: yamRigModel(), clock })), motors: () => [], cell: () => null, ...over };
+  return { type: 'mirror', create: ({ clock }) => Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock }), services: undefined }), motors: () => [], cell: () => null, ...over };
 }
 
 test('Hold powers the rig under the control loop, Damp turns it off, and both are refused while a rollout has the rig', async () => {
@@ -50,7 +50,7 @@ test('E-stop while the rollout\'s rig is being set up stops the rollout before i
     parts({
       create: async ({ clock, table: t }) => {
         if (t) await new Promise<void>((r) => (created = r));
-        return new MirrorRig({ model: yamRigModel(), clock });
+        return { rig: new MirrorRig({ model: yamRigModel(), clock }), services: undefined };
       },
     }),
   );
@@ -75,7 +75,7 @@ test('a rig that could not be set up for a rollout is said in the status, and Ho
     parts({
       create: ({ clock }) => {
         if (fail) return Promise.reject(new RigError('The adapter is unplugged.', { kind: 'bus-error', message: 'The adapter is unplugged.' }));
-        return Promise.resolve(new MirrorRig({ model: yamRigModel(), clock }));
+        return Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock }), services: undefined });
       },
     }),
   );

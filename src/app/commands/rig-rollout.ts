@@ -25,14 +25,14 @@ import type { Store } from '../../store/store.js';
 import { blackImage } from '../../policy/image.js';
 import { assertRunsOnRig, DEFAULT_DEADLINE_MS, loopStatsMetadata, runRigRollout, STANDSTILL_DEADLINE_MS, type RigRolloutResult } from '../../rollout/rig-rollout.js';
 import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
-import { DEFAULT_RIG_CONFIG, clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
+import { DEFAULT_RIG_CONFIG, clockForRigConfig } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
 import { defaultEpisodesDir, episodeFileName, openStationRecording, recordingLine, rolloutMetadata, type StationRecording } from '../episode-recording.js';
 import type { RecordingSummary } from '../../record/episode-recorder.js';
 import { StoreError } from '../../store/store.js';
-import { emulatedCellOf } from '../../emulated-cell/register.js';
-import { cellMarker, EMULATED_CELL_KIND } from '../../emulated-cell/cell-truth.js';
+import { createStationRig } from '../station-rig.js';
+import type { RigServices } from '../services/rig-services.js';
 import { SCRIPTED_OPERATOR } from '../session-operators.js';
 import { DEFAULT_CELL_CAMERA_FPS } from '../../emulated-cell/cell-cameras.js';
 import { streamCameraSource } from '../../rollout/stream-camera-source.js';
@@ -192,11 +192,12 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
       const rigConfig = rigConfigWithGrippers(station, store);
       const blank = args.values['blank-cameras'] === true;
       let rig: Rig;
+      let services: RigServices;
       let clock: Clock;
       try {
         clock = clockForRigConfig(rigConfig);
         // The table is what the operator places; only the emulated cell builds anything from it.
-        rig = await stationRigRegistry().create(rigConfig, { clock, signal: io.signal, table: { task, layout, placementSeed: seed }, ...(cellIo ? { interlock: cellIo.plc } : {}) });
+        ({ rig, services } = await createStationRig(rigConfig, { clock, signal: io.signal, table: { task, layout, placementSeed: seed }, ...(cellIo ? { interlock: cellIo.plc } : {}) }));
       } catch (e) {
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
@@ -215,6 +216,7 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
       try {
         run = await rolloutOnRig({
           rig,
+          services,
           rigType: String(rigType),
           station,
           policy,
@@ -291,6 +293,8 @@ function recordingReport(r: RecordingSummary | undefined): Record<string, unknow
 /** What rolloutOnRig needs: a rig created (with the layout's table) but not yet brought up, and an open policy. */
 export interface RolloutOnRigOptions {
   readonly rig: Rig;
+  /** What the rig's type brings besides the rig (createStationRig): renderer, table tracker, scorer. */
+  readonly services: RigServices;
   readonly rigType: string;
   /** The station config the rig came from: its cameras are opened, fed to the policy and recorded. */
   readonly station: StationConfig;
@@ -326,7 +330,8 @@ export interface RolloutOnRigOptions {
 export interface RolloutOnRig {
   readonly result: RigRolloutResult;
   readonly score?: CellScore;
-  readonly cellRecord?: { readonly sha256: string; readonly json: string };
+  /** The rig's hashed record the rollout names among its calibrations (the emulated cell's hidden physics). */
+  readonly rigMarker?: { readonly kind: string; readonly sha256: string; readonly json: string };
   /** The episode file, still open for its rollout id: the caller stores the rollout, then finish()es it. */
   readonly recording?: StationRecording;
   /** Why this rollout is a rehearsal, not a result (black frames, the emulated cell); absent for a result. */
@@ -345,7 +350,7 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
   let result: RigRolloutResult;
   let cameras: CameraSource | undefined = blank ? blankCameras() : undefined;
   let opened: StationCameras | undefined;
-  let cellRecord: { readonly sha256: string; readonly json: string } | undefined;
+  let rigMarker: { readonly kind: string; readonly sha256: string; readonly json: string } | undefined;
   let recording: StationRecording | undefined;
   let rehearsal: string | undefined;
   try {
@@ -355,22 +360,24 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
       const missing = missingPolicyCameras({ ...o.station, cameras: configured }, policy.info);
       if (missing) throw new UserError(missing);
     }
-    const cell = emulatedCellOf(rig);
-    if (scoreFromCell && !cell) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
-    if (!cell) {
+    const { services } = o;
+    const scorer = services.endStateScorer;
+    if (scoreFromCell && !scorer.available) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
+    const poses = services.objectPoses;
+    const tracker = services.tableTracker;
+    if (!poses.available) {
       try {
         assertRunsOnRig(policy);
       } catch (e) {
         if (e instanceof PrivilegedStateRequiredError) throw new UserError(e.message);
         throw e;
       }
-    } else {
-      cellRecord = cellMarker(cell.truth);
     }
-    rehearsal = rehearsalOf(blank && policy.info.cameras.length > 0, cell !== undefined);
+    rigMarker = services.marker;
+    rehearsal = rehearsalOf(blank && policy.info.cameras.length > 0, services.rehearsal);
     // Every configured camera streams (and is recorded), before the rig is powered: a camera's
     // start-up (ffmpeg, a USB device, the cell's browser) outlasts the motors' own 400 ms watchdog.
-    opened = await openStationCameras(configured, { rig, clock, source: o.station.source });
+    opened = await openStationCameras(configured, { renderer: services.cameraRenderer, clock, source: o.station.source });
     if (!blank && policy.info.cameras.length > 0) {
       const streams = Object.fromEntries(policy.info.cameras.map((n) => [n, opened!.byName[n]]));
       // The cell's renderer shares this machine's cores and may stall a frame for a second, as its
@@ -399,8 +406,8 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
           policy: policy.info,
           rig: rigType,
           rigModel: rig.model.name,
-          calibrations: cellRecord ? [`emulated-cell:${cellRecord.sha256}`] : [],
-          operator: scoreFromCell ? SCRIPTED_OPERATOR : undefined,
+          calibrations: services.marker ? [`${services.marker.kind}:${services.marker.sha256}`] : [],
+          operator: scoreFromCell && scorer.available ? scorer.operator : undefined,
           controlHz: rateHz,
           episodeSeconds: seconds,
           seed,
@@ -423,11 +430,11 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         deadlineMs,
         signal: o.signal,
         clock,
-        privileged: cell && policy.info.needsPrivilegedState ? () => cell.world.privilegedState() : undefined,
-        lookAtTable: scoreFromCell ? cell!.world : undefined,
+        privileged: poses.available && policy.info.needsPrivilegedState ? () => poses.read() : undefined,
+        lookAtTable: scoreFromCell && scorer.available ? scorer : undefined,
         recording: recording?.recorder,
-        // The cell's table is watched as an overhead tracker would; a real rig has no tracker yet.
-        taskEvents: cell ? watchTable(task, layout, () => cell.world.sightings()) : undefined,
+        // The table watched by the station's tracker (the cell's world); a real rig has no tracker yet.
+        taskEvents: tracker.available ? watchTable(task, layout, () => tracker.sightings()) : undefined,
         takeover: o.takeover,
       });
     } catch (e) {
@@ -442,12 +449,12 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     await opened?.close();
   }
   const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
-  return { result, ...(score ? { score } : {}), ...(cellRecord ? { cellRecord } : {}), ...(recording ? { recording } : {}), ...(rehearsal ? { rehearsal } : {}) };
+  return { result, ...(score ? { score } : {}), ...(rigMarker ? { rigMarker } : {}), ...(recording ? { recording } : {}), ...(rehearsal ? { rehearsal } : {}) };
 }
 
-/** Why a rollout is a rehearsal (its policy saw black frames, or it ran on the emulated cell), or undefined for a result. */
-function rehearsalOf(blankFrames: boolean, onCell: boolean): string | undefined {
-  const why = [blankFrames ? 'the policy saw black frames (--blank-cameras)' : '', onCell ? 'it ran on the emulated cell' : ''].filter(Boolean);
+/** Why a rollout is a rehearsal (its policy saw black frames, or its rig's services say why: the emulated cell), or undefined for a result. */
+function rehearsalOf(blankFrames: boolean, rigRehearsal: string | undefined): string | undefined {
+  const why = [blankFrames ? 'the policy saw black frames (--blank-cameras)' : '', rigRehearsal ?? ''].filter(Boolean);
   return why.length ? `a rehearsal, not a result: ${why.join(' and ')}` : undefined;
 }
 
@@ -487,7 +494,7 @@ export async function storeRolloutOnRig(
   let rolloutId: number | undefined;
   let recorded: RecordingSummary | undefined;
   try {
-    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.cellRecord, score: run.score, episodeFile: run.recording?.file, rehearsal: run.rehearsal !== undefined });
+    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.rigMarker, score: run.score, episodeFile: run.recording?.file, rehearsal: run.rehearsal !== undefined });
   } finally {
     recorded = await run.recording?.finish(rolloutId, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps), ...loopStatsMetadata(run.result.loop) });
   }
@@ -497,14 +504,14 @@ export async function storeRolloutOnRig(
 /** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
 function storeRigRollout(
   store: Store,
-  r: { spec: string; policy: PolicyInfo; set: LayoutSet; sessionId?: number; episode: Episode; result: RigRolloutResult; cellMarker?: { sha256: string; json: string }; score?: CellScore; episodeFile?: string; rehearsal: boolean },
+  r: { spec: string; policy: PolicyInfo; set: LayoutSet; sessionId?: number; episode: Episode; result: RigRolloutResult; cellMarker?: { kind: string; sha256: string; json: string }; score?: CellScore; episodeFile?: string; rehearsal: boolean },
 ): number {
   const e = r.episode;
   store.putLayoutSet(r.set);
   // A policy server that does not report its checkpoint says 'unreported': stored as unknown, not refused after the rollout ran.
   const checkpoint = r.policy.checkpointSha256 && /^[0-9a-f]{64}$/.test(r.policy.checkpointSha256) ? r.policy.checkpointSha256 : null;
   const policy = store.upsertPolicy({ spec: r.spec, name: r.policy.name, checkpointSha256: checkpoint });
-  if (r.cellMarker) store.putCalibration({ sha256: r.cellMarker.sha256, kind: EMULATED_CELL_KIND, version: 1, canonicalJson: r.cellMarker.json });
+  if (r.cellMarker) store.putCalibration({ sha256: r.cellMarker.sha256, kind: r.cellMarker.kind, version: 1, canonicalJson: r.cellMarker.json });
   const id = store.insertRollout({
     kind: 'real',
     sessionId: r.sessionId ?? null,

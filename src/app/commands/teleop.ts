@@ -18,14 +18,16 @@ import type { Layout, TaskDefinition } from '../../tasks/types.js';
 import { layoutAt, type LayoutSet } from '../../layouts/layout-set.js';
 import { StoreError, type Store } from '../../store/store.js';
 import { readRigConfig } from '../station-config.js';
-import { clockForRigConfig, stationRigRegistry } from '../rig-registry.js';
+import { clockForRigConfig } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { rigCyclesOf } from '../../rig/rig-cycle-ring.js';
 import { loopStatsMetadata, pickMotorLoopStats } from '../../rollout/rig-rollout.js';
 import { openStationRecording } from '../episode-recording.js';
 import { readLayoutSetFile } from './layouts.js';
-import { emulatedCellOf, defaultCellTable } from '../../emulated-cell/register.js';
-import { cellCameras, type CellCameras } from '../../emulated-cell/cell-cameras.js';
+import { defaultCellTable } from '../../emulated-cell/register.js';
+import type { CellCameras } from '../../emulated-cell/cell-cameras.js';
+import { createStationRig, rigKindOf, type StationRig } from '../station-rig.js';
+import type { RigServices } from '../services/rig-services.js';
 import { FfmpegCamera } from '../../../drivers/cameras/ffmpeg-camera.js';
 import { cameraSourceOf } from '../../../drivers/cameras/camera-config.js';
 import { leaderSpecOf, rigConfigWithGrippers, stationConfigFromArgs, type StationConfig } from '../station-config.js';
@@ -78,13 +80,13 @@ export function createLeader(spec: string, clock: Clock, hand?: HandMotion): Lea
 }
 
 /** --cameras none | cell | testsrc:N | v4l2:/dev/videoN,… */
-export async function openTeleopCameras(spec: string, rig: Rig, clock: Clock, fps: number): Promise<{ cameras: Camera[]; close(): Promise<void> }> {
+export async function openTeleopCameras(spec: string, services: RigServices, clock: Clock, fps: number): Promise<{ cameras: Camera[]; close(): Promise<void> }> {
   if (spec === 'none') return { cameras: [], close: async () => {} };
   const nowS = (): number => clock.nowS();
   if (spec === 'cell') {
-    const cell = emulatedCellOf(rig);
-    if (!cell) throw new UserError("--cameras cell needs the emulated cell as the follower (--follower cell); use testsrc:N or v4l2:/dev/videoN with other rigs.");
-    const cams: CellCameras = cellCameras(cell.world, { fps, nowS, clock });
+    const renderer = services.cameraRenderer;
+    if (!renderer.available) throw new UserError("--cameras cell needs the emulated cell as the follower (--follower cell); use testsrc:N or v4l2:/dev/videoN with other rigs.");
+    const cams: CellCameras = renderer.render({ fps, nowS, clock });
     const list = CAMERA_NAMES.map((n) => cams.cameras[n]);
     try {
       await Promise.all(list.map((c) => c.open()));
@@ -128,8 +130,6 @@ export function teleopCamerasOf(station: StationConfig | undefined, chosen: stri
   return station && station.cameras.length > 0 ? station.cameras.map((c) => `${c.name}=${cameraSourceOf(c)}`).join(',') : chosen;
 }
 
-/** Followers that are not real arms: an emulated leader may drive them. */
-export const EMULATED_FOLLOWERS: readonly string[] = ['yam-cell', 'yam-emulated', 'mirror'];
 
 export interface TeleopRecordOptions {
   readonly store: Store;
@@ -176,7 +176,7 @@ export interface TeleopRecordOptions {
    * shows it live and takes the E-stop): `use` runs with that rig and its clock, and the owner
    * keeps it after. Default: a rig created from the follower's config, closed at the end.
    */
-  readonly withRig?: <T>(table: NonNullable<RigContext['table']>, use: (rig: Rig, clock: Clock, signal: AbortSignal) => Promise<T>) => Promise<T>;
+  readonly withRig?: <T>(table: NonNullable<RigContext['table']>, use: (rig: Rig, clock: Clock, signal: AbortSignal, services: RigServices) => Promise<T>) => Promise<T>;
 }
 
 export interface TeleopRecordResult {
@@ -256,32 +256,33 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
   const rigConfig = o.station ? o.station.rig : o.follower === 'cell' ? { type: 'yam-cell', transport: 'slcan', gap: o.gap ?? 'seed:0', replyDeadlineMs: 350 } : await readRigConfig(resolve(o.follower));
   const rigType = String((rigConfig as { type?: unknown }).type);
   // The cell's table is cleared by the emulator (--follower cell, or a yam-cell rig config, e.g. on virtual time).
-  if (o.emptyTable && rigType !== 'yam-cell') throw new UserError("--empty-table clears the emulated cell's table (--follower cell, or a yam-cell rig config); clear a real table by hand.");
+  const kind = rigKindOf(rigConfig as { type?: unknown });
+  if (o.emptyTable && !kind.ownWorld) throw new UserError("--empty-table clears the emulated cell's table (--follower cell, or a yam-cell rig config); clear a real table by hand.");
   // An emulated leader moves by a script: on real arms nobody would be holding the leader.
-  if (o.leader.startsWith('emulated-') && !EMULATED_FOLLOWERS.includes(rigType)) {
+  if (o.leader.startsWith('emulated-') && kind.realArms) {
     throw new UserError(`The ${o.leader} leader moves by a script, and would drive the real arms of the ${rigType} rig with nobody at the leader; ${o.realLeaderAdvice ?? "use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader)."}`);
   }
   const onTable = table ?? defaultCellTable();
   const settings = { taskId, prompt, episodes, seconds, resetSeconds, firstEpisode, rigType };
   if (o.withRig) {
-    return o.withRig(onTable, (rig, clock, ownerSignal) => recordOnFollower(o, rig, clock, o.signal ? AbortSignal.any([o.signal, ownerSignal]) : ownerSignal, hand, sessionId, settings, false));
+    return o.withRig(onTable, (rig, clock, ownerSignal, services) => recordOnFollower(o, { rig, services }, clock, o.signal ? AbortSignal.any([o.signal, ownerSignal]) : ownerSignal, hand, sessionId, settings, false));
   }
-  let rig: Rig;
+  let follower: StationRig;
   let clock: Clock;
   try {
     clock = clockForRigConfig(rigConfig);
-    rig = await stationRigRegistry().create(rigConfig, { clock, signal: o.signal, table: onTable });
+    follower = await createStationRig(rigConfig, { clock, signal: o.signal, table: onTable });
   } catch (e) {
     if (e instanceof RigError) throw new UserError(e.message);
     throw e;
   }
-  return recordOnFollower(o, rig, clock, o.signal, hand, sessionId, settings, true);
+  return recordOnFollower(o, follower, clock, o.signal, hand, sessionId, settings, true);
 }
 
 /** The take loop on a follower that is up (created here, or lent by the station's rig host). */
 async function recordOnFollower(
   o: TeleopRecordOptions,
-  rig: Rig,
+  { rig, services }: StationRig,
   clock: Clock,
   signal: AbortSignal | undefined,
   hand: HandMotion,
@@ -325,9 +326,9 @@ async function recordOnFollower(
     // A station config that names cameras records those; one made from a rig config alone names
     // none, and the operator's --cameras (or the page's choice) applies.
     if (o.station && o.station.cameras.length > 0) {
-      const opened = await openStationCameras(o.station.cameras, { rig, clock, source: o.station.source });
+      const opened = await openStationCameras(o.station.cameras, { renderer: services.cameraRenderer, clock, source: o.station.source });
       cams = { cameras: [...opened.list], close: () => opened.close() };
-    } else cams = await openTeleopCameras(o.cameras, rig, clock, o.cameraFps ?? 10);
+    } else cams = await openTeleopCameras(o.cameras, services, clock, o.cameraFps ?? 10);
     if (o.keyboard && !controls.attachKeyboard(o.keyboard)) log('The terminal cannot be put in raw mode; keys work after Enter.');
     if (o.pedal) controls.attachPedal(o.pedal, (s) => log(s));
     // A hand-moved leader has a person at its buttons; an emulated one has nobody.
@@ -401,10 +402,11 @@ async function recordOnFollower(
           },
         });
         const takeId = store.startTeleopTake({ sessionId, episodeIndex, recordingId: rec.id, file: rec.file });
-        // On the emulated cell, how far its physics fell behind real time during this take: a take
-        // recorded on a machine too busy to keep the cell in real time is not a robot's timing (sysid leaves it out).
-        const cellWorld = emulatedCellOf(rig)?.world;
-        cellWorld?.takeLagPeakMs();
+        // Where the rig is a world of its own (the emulated cell), how far it fell behind real time
+        // during this take: a take recorded on a machine too busy to keep it in real time is not a
+        // robot's timing (sysid leaves it out).
+        const lagPeakMs = services.lagPeakSinceLastMs;
+        lagPeakMs?.();
         let file = rec.file;
         let counters: RecordingSummary['cameraCounters'] | undefined;
         return {
@@ -413,7 +415,7 @@ async function recordOnFollower(
             return file;
           },
           async finish(marks) {
-            const lag: Record<string, string> = cellWorld ? { emulation_max_lag_ms: cellWorld.takeLagPeakMs().toFixed(1) } : {};
+            const lag: Record<string, string> = lagPeakMs ? { emulation_max_lag_ms: lagPeakMs().toFixed(1) } : {};
             // A rig thread's own motor loop (since the rig was activated) goes with the take.
             const motorLoop = await rig.loopStats?.().catch(() => undefined);
             const loop = motorLoop ? loopStatsMetadata({ ...pickMotorLoopStats(motorLoop), measuredBy: 'rig thread' }) : {};

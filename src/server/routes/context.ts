@@ -14,7 +14,7 @@ import type { TeleopHost } from '../teleop-host.js';
 export interface StationContext {
   readonly store: Store;
   readonly views: ViewContext;
-  readonly rig: RigHost;
+  readonly rig: RigHost<unknown>;
   readonly sessions?: SessionHost;
   readonly teleop?: TeleopHost;
   readonly projector?: ProjectorFeed;
