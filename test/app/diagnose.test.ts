@@ -3,18 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../../src/app/cli.js';
 import { sampleLayoutSet, serializeLayoutSet, parseLayoutSet } from '../../src/layouts/layout-set.js';
 import { crowdedObjects } from '../../src/layouts/focus.js';
 import { openStore } from '../../src/store/store.js';
 import { parseRandomizationSpec, RANDOMIZATION_KIND } from '../../src/sim/randomization.js';
+import { runInProcess as tandem } from '../helpers/cli.js';
 
-async function tandem(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { out: (x) => void (stdout += x), err: (x) => void (stderr += x), env: {}, cwd, signal: new AbortController().signal });
-  return { code, stdout, stderr };
-}
 
 /**
  * Tier 1 (one bottle, never crowded) and tier 4 (every layout of this seed has crowded bottles and

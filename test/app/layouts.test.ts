@@ -4,8 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { runTandem, PROJECT_ROOT } from '../helpers/cli.js';
-import { runInProcess } from '../layouts/cli-in-process.js';
+import { runInProcess, runTandem, runTandemProcess, PROJECT_ROOT } from '../helpers/cli.js';
 import { getTask } from '../../src/tasks/registry.js';
 import type { LayoutSet } from '../../src/layouts/layout-set.js';
 
@@ -24,7 +23,7 @@ const oneSentence = (s: string) => {
 
 test('two processes sample byte-identical files, equal to the committed golden set', async () => {
   const args = (out: string) => ['layouts', 'sample', '--task', 'bottles-in-the-bin', '--per-tier', '1', '--tiers', '1,3,5', '--seed', '2025', '-o', out];
-  const [a, b] = await Promise.all([runTandem(args(join(dir, 'a.json'))), runTandem(args(join(dir, 'b.json')))]);
+  const [a, b] = await Promise.all([runTandemProcess(args(join(dir, 'a.json'))), runTandemProcess(args(join(dir, 'b.json')))]);
   assert.equal(a.code, 0, a.stderr);
   assert.equal(b.code, 0, b.stderr);
   const bytes = readFileSync(join(dir, 'a.json'));

@@ -4,18 +4,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { runCli } from '../../src/app/cli.js';
 import { PjlinkEmulator } from '../../drivers/projector/pjlink-emulator.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
+import { runInProcess as tandem } from '../helpers/cli.js';
 
 const POINTS = join(PROJECT_ROOT, 'test/fixtures/projector/points.json');
 
-async function tandem(argv: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, { out: (t) => void (stdout += t), err: (t) => void (stderr += t), env: { ...process.env, TANDEM_DEBUG: '', ...env }, cwd, signal: new AbortController().signal });
-  return { code, stdout, stderr };
-}
 
 function inTemp(fn: (dir: string) => Promise<void>): () => Promise<void> {
   return async () => {

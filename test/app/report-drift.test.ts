@@ -10,18 +10,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../../src/app/cli.js';
 import { openStore } from '../../src/store/store.js';
 import { serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { DEFAULT_RIG_CONFIG } from '../../src/app/rig-registry.js';
 import { AS_SIM, CAL_A, CAL_B, DRIFT_SET, DRIFT_SPECS, fillDriftStore, SWAPPED, sweep } from '../helpers/drift-store.js';
+import { runInProcess as tandem } from '../helpers/cli.js';
 
-async function tandem(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { out: (x) => void (stdout += x), err: (x) => void (stderr += x), env: {}, cwd, signal: new AbortController().signal });
-  return { code, stdout, stderr };
-}
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 /** Pearson r by the computational formula (n·Σxy − Σx·Σy) / √((n·Σx² − (Σx)²)(n·Σy² − (Σy)²)). */

@@ -9,18 +9,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../../src/app/cli.js';
 import { openStore } from '../../src/store/store.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { simCalibrationHash, simCalibrationJson, DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND } from '../../src/sim/calibration.js';
 import type { TaskEvent } from '../../src/tasks/task-events.js';
+import { runInProcess as tandem } from '../helpers/cli.js';
 
-async function tandem(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { out: (x) => void (stdout += x), err: (x) => void (stderr += x), env: {}, cwd, signal: new AbortController().signal });
-  return { code, stdout, stderr };
-}
 
 // Layout 0: bottle-1, bottle-2, bottle-3; layout 1: bottle-1, bottle-2.
 const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [3], perTier: 2, seed: 5 });

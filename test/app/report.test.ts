@@ -4,19 +4,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { runCli } from '../../src/app/cli.js';
 import { openStore } from '../../src/store/store.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { simCalibrationHash, simCalibrationJson, DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND } from '../../src/sim/calibration.js';
 import { RANDOMIZATION_KIND } from '../../src/sim/randomization.js';
 import { calibrationFixture } from '../store/fixture-data.js';
+import { runInProcess as tandem } from '../helpers/cli.js';
 
-async function tandem(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { out: (x) => void (stdout += x), err: (x) => void (stderr += x), env: {}, cwd, signal: new AbortController().signal });
-  return { code, stdout, stderr };
-}
 
 const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 3], perTier: 4, seed: 21 });
 const SPECS = ['code:bottles-in-the-bin', 'code:bottles-in-the-bin?skill=0.5', 'code:bottles-in-the-bin?skill=0'];

@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTandem, PROJECT_ROOT } from '../helpers/cli.js';
-import { runInProcess } from '../layouts/cli-in-process.js';
+import { runInProcess, runTandem, PROJECT_ROOT } from '../helpers/cli.js';
 import type { LayoutSet } from '../../src/layouts/layout-set.js';
 
 let dir = '';

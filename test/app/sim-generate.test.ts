@@ -4,15 +4,9 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
-import { runCli } from '../../src/app/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
+import { runInProcess as tandem } from '../helpers/cli.js';
 
-async function tandem(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { out: (x) => void (stdout += x), err: (x) => void (stderr += x), env: {}, cwd, signal: new AbortController().signal });
-  return { code, stdout, stderr };
-}
 
 const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 3 });
 const readParquet = async (file: string): Promise<Record<string, unknown>[]> => parquetReadObjects({ file: await asyncBufferFromFile(file) });

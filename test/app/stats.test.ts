@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTandem, type CliResult } from '../helpers/cli.js';
-import { runCli } from '../../src/app/cli.js';
+import { runInProcess, runTandem, type CliResult } from '../helpers/cli.js';
 import { openStore } from '../../src/store/store.js';
 import { layoutSetFixture } from '../store/fixture-data.js';
 
@@ -15,13 +14,6 @@ function tempDir(t: { after(fn: () => void): void }): string {
 }
 
 /** One sentence on stderr, no stack trace, non-zero exit. */
-/** The same CLI entry point in this process: for large input matrices, where a child per case costs seconds. */
-async function runInProcess(args: string[], cwd: string): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { out: (x) => void (stdout += x), err: (x) => void (stderr += x), env: {}, cwd, signal: new AbortController().signal });
-  return { code, stdout, stderr };
-}
 
 function assertOneClearSentence(r: CliResult, pattern: RegExp): void {
   assert.notEqual(r.code, 0, `exit code for: ${r.stderr}`);

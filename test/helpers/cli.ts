@@ -10,8 +10,62 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real `tandem` executable in a child process, as a user would. */
+/**
+ * Environment variables the product reads from `process.env` itself rather than from the command's
+ * `io.env` (or that the processes it starts inherit): a test that sets one needs a process of its own.
+ */
+const PROCESS_ENV_KEYS = new Set(['PATH', 'PYTHONPATH', 'NODE_OPTIONS', 'TANDEM_CHROMIUM', 'TANDEM_FFMPEG', 'TANDEM_COMMIT', 'TANDEM_FROM_SOURCE']);
+const IN_RT_TIER = /\.rt\.test\.ts$/.test(process.argv[1] ?? '');
+
+/**
+ * Runs a `tandem` command as the user types it and returns its exit code and output.
+ *
+ * On the clocked tier the command runs in this process, through the same entry point as
+ * bin/tandem.js (`runCli`, with the same io: its own output, environment, working folder and
+ * Ctrl-C signal): a child process costs ≈ 1–1.5 CPU-s of start-up and module loading before it does
+ * anything, and the suite starts the CLI hundreds of times — minutes of CI's two cores. A child
+ * process is still used where the boundary is part of what runs: input on stdin, an environment
+ * the product reads from `process.env` or hands to the processes it starts, the real-time tier
+ * (a command's loop must not share this thread's timing with the test's emulators), or
+ * TANDEM_TEST_CLI=process (to run any file against the real executable).
+ */
 export function runTandem(args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  const needsProcess = IN_RT_TIER || process.env.TANDEM_TEST_CLI === 'process' || opts.input !== undefined || Object.keys(opts.env ?? {}).some((k) => PROCESS_ENV_KEYS.has(k));
+  return needsProcess ? runTandemProcess(args, opts) : runTandemInProcess(args, opts);
+}
+
+/** `runCli` in this process with the io bin/tandem.js gives it; the hang guard aborts it as Ctrl-C would. */
+export async function runTandemInProcess(args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+  const { runCli } = await import('../../src/app/cli.js');
+  let stdout = '';
+  let stderr = '';
+  const controller = new AbortController();
+  const timeoutMs = opts.timeoutMs ?? 600_000;
+  const timer = setTimeout(() => {
+    stderr += `\n[test helper: tandem ${args.slice(0, 2).join(' ')} aborted after ${timeoutMs / 1000} s without ending]`;
+    controller.abort();
+  }, timeoutMs);
+  try {
+    const code = await runCli(args, {
+      out: (t) => void (stdout += t),
+      err: (t) => void (stderr += t),
+      env: { ...process.env, ...opts.env },
+      cwd: opts.cwd ?? PROJECT_ROOT,
+      signal: controller.signal,
+    });
+    return { code, stdout, stderr };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `runCli` in this process as a test of one command's output (the working folder given, no Ctrl-C, no debug traces). */
+export function runInProcess(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runTandemInProcess(args, { cwd, env: { TANDEM_DEBUG: '', ...env } });
+}
+
+/** Runs the real `tandem` executable in a child process, as a user would. */
+export function runTandemProcess(args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? PROJECT_ROOT,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bumpLayoutSet, parseLayoutSet, pinLayoutSet, sampleLayoutSet, serializeLayoutSet, type LayoutSet } from '../../src/layouts/layout-set.js';
 import { LayoutSetError } from '../../src/layouts/errors.js';
-import { runInProcess } from './cli-in-process.js';
+import { runInProcess } from '../helpers/cli.js';
 
 const base = (): LayoutSet => sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 2], perTier: 1, seed: 9 });
 /** A set edited as a JSON value, then re-pinned so its hash matches (what a careless bump would make). */

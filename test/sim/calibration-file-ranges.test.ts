@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { CalibrationFileError, parseSimCalibration, SIM_CALIBRATION_RANGES } from '../../src/sim/calibration-file.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../../src/sim/calibration.js';
-import { runInProcess } from '../layouts/cli-in-process.js';
+import { runInProcess } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 
 const text = (changes: Record<string, unknown>): string => JSON.stringify({ ...DEFAULT_SIM_CALIBRATION, ...changes });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTandem } from '../helpers/cli.js';
+import { runTandemProcess, runTandem } from '../helpers/cli.js';
 import { describeRigContract } from '../rig/contract-suite.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { yamRigModel } from '../../src/rig/yam.js';
@@ -52,7 +52,8 @@ test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the sa
     const file = join(dir, 'bottles.json');
     writeFileSync(file, serializeLayoutSet(set));
     const args = (engine: string) => ['sim', 'rollout', '--layouts', file, '--layout', '0', '--policy', 'code:bottles-in-the-bin', '--seconds', '2', '--seed', '3', '--engine', engine, '--json'];
-    const children = Promise.all([runTandem(args('mujoco')), runTandem(args('mujoco')), runTandem(args('rapier'))]);
+    // Child processes: the final state must not depend on the process that ran it.
+    const children = Promise.all([runTandemProcess(args('mujoco')), runTandemProcess(args('mujoco')), runTandem(args('rapier'))]);
     const here = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout: set.layouts[0], policy: new BottlesPolicy(), seed: 3, episodeSeconds: 2, calibration: MUJOCO });
     const again = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout: set.layouts[0], policy: new BottlesPolicy(), seed: 3, episodeSeconds: 2, calibration: MUJOCO });
     assert.equal(here.episode.status, 'valid', here.episode.reason);

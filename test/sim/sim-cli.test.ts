@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTandem } from '../helpers/cli.js';
+import { runTandemProcess, runTandem } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { simCalibrationHash } from '../../src/sim/calibration.js';
 
@@ -19,7 +19,8 @@ test('the same layout, policy and seed give the same final state in two separate
   try {
     // The scripted policy moves both arms from the first second: a trajectory worth comparing.
     const args = (seed: number) => ['sim', 'rollout', '--layouts', file, '--layout', '1', '--policy', 'code:bottles-in-the-bin', '--seconds', '2', '--seed', String(seed), '--json'];
-    const [a, b, c] = await Promise.all([runTandem(args(7)), runTandem(args(7)), runTandem(args(8))]);
+    // a in a child process, b and c in this one: two processes, the same final state.
+    const [a, b, c] = await Promise.all([runTandemProcess(args(7)), runTandem(args(7)), runTandem(args(8))]);
     for (const r of [a, b, c]) assert.equal(r.code, 0, r.stderr);
     const [ja, jb, jc] = [a, b, c].map((r) => JSON.parse(r.stdout));
     assert.equal(ja.valid, true);

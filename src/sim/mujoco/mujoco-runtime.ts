@@ -1,9 +1,9 @@
 /**
- * MuJoCo 3 as WebAssembly (`mujoco-js`, the official build): one module per thread, loaded on
- * first use. The WebAssembly is inside the package's JavaScript (base64), so loading reads nothing
+ * MuJoCo 3 as WebAssembly (`mujoco-js`, the official build): one module per thread, imported and
+ * loaded on first use. The WebAssembly is inside the package's JavaScript (base64), so loading reads nothing
  * from disk or network beyond the package itself.
  */
-import load, { type MainModule, type MjData, type MjModel } from 'mujoco-js';
+import type { MainModule, MjData, MjModel } from 'mujoco-js';
 
 export type Mujoco = MainModule;
 export type { MjData, MjModel };
@@ -13,7 +13,10 @@ let module: Promise<Mujoco> | undefined;
 export function loadMujoco(): Promise<Mujoco> {
   // MuJoCo prints its warnings (a NaN, an unstable step) itself; the scene reports a blow-up as
   // the rollout's one-sentence reason instead, so a CLI run is not interleaved with MuJoCo's text.
-  module ??= load({ print: () => {}, printErr: () => {} });
+  // Imported here, not at the top: the package's JavaScript carries the whole WebAssembly as text,
+  // ≈ 0.5 CPU-s to parse, and every process that can run a sim (each rig rollout, policy server and
+  // sweep worker) would pay it though most never pick the MuJoCo engine.
+  module ??= import('mujoco-js').then(({ default: load }) => load({ print: () => {}, printErr: () => {} }));
   return module;
 }
 
