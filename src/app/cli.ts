@@ -18,6 +18,7 @@ const COMMAND_MODULES: readonly { readonly prefix: readonly string[]; readonly l
   { prefix: ['sim', 'worker'], load: () => import('./commands/sim-queue.js') },
   { prefix: ['sim', 'export-mjcf'], load: () => import('./commands/sim-export.js') },
   { prefix: ['sim', 'serve-env'], load: () => import('./commands/sim-env.js') },
+  { prefix: ['sim', 'env-worker'], load: () => import('./commands/sim-env-worker.js') },
   { prefix: ['sim', 'generate'], load: () => import('./commands/sim-generate.js') },
   { prefix: ['rig', 'urdf'], load: () => import('./commands/rig-model.js') },
   { prefix: ['rig'], load: () => import('./commands/rig.js') },

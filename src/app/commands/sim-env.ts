@@ -9,11 +9,12 @@ import { TASK_IDS } from '../../tasks/types.js';
 import { randomizeArg } from './sim.js';
 import { isLoopbackHost } from '../../server/foxglove-live.js';
 import { CAMERA_NAMES, type CameraName } from '../../policy/contract.js';
+import { parseQueueUrl, QueueError, type QueueAddress } from '../../sim/queue/connection.js';
 
 const serveEnv: CliCommand = {
   path: ['sim', 'serve-env'],
   summary: 'serve N sim environments of a task to an RL trainer (WebSocket + msgpack)',
-  help: `Usage: tandem sim serve-env --task T --envs N [--port P] [--host H] [--api-key KEY] [--workers W] [--control-hz HZ] [--randomize FILE] [--cameras LIST] [--idle-seconds S]
+  help: `Usage: tandem sim serve-env --task T --envs N [--port P] [--host H] [--api-key KEY] [--workers W] [--control-hz HZ] [--randomize FILE] [--cameras LIST] [--idle-seconds S] [--queue URL]
 
 Serves N environments of task T on worker threads over a WebSocket (msgpack, arrays in openpi's
 msgpack_numpy encoding; the protocol is docs/env-server.md). Each connection gets its own N
@@ -32,7 +33,10 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
   --cameras LIST      comma-separated sim cameras (${CAMERA_NAMES.join(', ')}) drawn into every
                       observation as obs.images[camera], uint8 [N, H, W, 3] (headless chromium, one per
                       worker); without it observations are the rig's 14-d state only
-  --idle-seconds S    close a connection that sends nothing for S seconds (default 300)`,
+  --idle-seconds S    close a connection that sends nothing for S seconds (default 300)
+  --queue URL         run the W workers on other machines instead of on threads here: claim W
+                      slots of 'tandem sim env-worker --queue URL' hosts through this Redis
+                      (redis://[:PASSWORD@]HOST:PORT[/DB]), waiting until W are there`,
   options: {
     task: { type: 'string' },
     envs: { type: 'string' },
@@ -44,6 +48,7 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
     randomize: { type: 'string' },
     'idle-seconds': { type: 'string' },
     cameras: { type: 'string' },
+    queue: { type: 'string' },
   },
   async run(args, io) {
     const taskId = requireString(args, 'task');
@@ -62,6 +67,7 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
       throw new UserError(`Serving on ${host.slice(0, 100)} lets other machines run sims here, so it needs --api-key KEY (or $TANDEM_ENV_API_KEY); without one, serve on 127.0.0.1 (a trainer elsewhere can reach it over an SSH tunnel).`);
     }
     const randomization = randomizeArg(args, io);
+    const queue = typeof args.values.queue === 'string' ? queueArg(args.values.queue) : undefined;
     const { startEnvServer } = await import('../../sim/env/env-server.js');
     let server;
     try {
@@ -76,16 +82,22 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
         idleSeconds,
         cameras,
         ...(randomization ? { randomizationJson: randomization.canonicalJson, randomizationSha256: randomization.sha256 } : {}),
+        ...(queue ? { queue, signal: io.signal } : {}),
         log: (line) => io.err(`${line}\n`),
       });
     } catch (e) {
+      if (e instanceof QueueError) throw new UserError(e.message);
+      if (io.signal.aborted) {
+        io.out('Stopped.\n');
+        return 130;
+      }
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') throw new UserError(`Port ${port} on ${host} is already in use; pick another with --port.`);
       if (code === 'EACCES') throw new UserError(`Not allowed to listen on port ${port}; pick a port above 1023 with --port.`);
       if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UserError(`Cannot listen on host '${host}'; it is not an address of this machine.`);
       throw e;
     }
-    io.out(`Serving ${envs} ${task.id} environment${envs === 1 ? '' : 's'} per connection on ${server.url} (${server.workers} worker thread${server.workers === 1 ? '' : 's'}, ${controlHz} Hz${cameras.length > 0 ? `, cameras ${cameras.join(', ')}` : ''}${randomization ? `, randomized by ${randomization.sha256.slice(0, 12)}` : ''}) — stop with Ctrl-C.\n`);
+    io.out(`Serving ${envs} ${task.id} environment${envs === 1 ? '' : 's'} per connection on ${server.url} (${server.workers} worker thread${server.workers === 1 ? '' : 's'}${queue ? ` on env workers of ${queue.shown}` : ''}, ${controlHz} Hz${cameras.length > 0 ? `, cameras ${cameras.join(', ')}` : ''}${randomization ? `, randomized by ${randomization.sha256.slice(0, 12)}` : ''}) — stop with Ctrl-C.\n`);
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) resolve();
       else io.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -94,6 +106,15 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
     io.out('Stopped.\n');
   },
 };
+
+function queueArg(text: string): QueueAddress {
+  try {
+    return parseQueueUrl(text);
+  } catch (e) {
+    if (e instanceof QueueError) throw new UserError(e.message);
+    throw e;
+  }
+}
 
 /** --cameras a,b: known camera names, each once. */
 function camerasArg(value: unknown): CameraName[] {

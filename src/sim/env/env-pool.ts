@@ -1,15 +1,15 @@
 /**
- * The env server's worker threads and the environments on them. A connection's N environments
+ * The env server's worker threads (here, or with a queue on env worker hosts elsewhere: env-slot.ts)
+ * and the environments on them. A connection's N environments
  * are spread round-robin over the workers (env i on worker i mod W); a step fans the actions out
  * and gathers the results in env order. Workers serve every connection, one request at a time
  * each, so two trainers share the cores fairly and never each other's environments.
  */
-import { Worker } from 'node:worker_threads';
 import { STATE_DIM } from '../../rig/contract.js';
 import type { EnvEpisodeInfo } from './sim-env.js';
-import type { EnvImages, EnvWorkerInit, FromEnvWorker, ToEnvWorker, WorkerReset, WorkerStep } from './env-worker-protocol.js';
-
-const ENTRY = new URL('./env-worker-entry.mjs', import.meta.url);
+import type { EnvImages, EnvWorkerInit, WorkerReset, WorkerStep } from './env-worker-protocol.js';
+import { LocalEnvSlot, type EnvSlot } from './env-slot.js';
+import type { QueueAddress } from '../queue/connection.js';
 
 /** A request the workers refused (a layout the sim cannot build, a step before reset): one sentence for the client. */
 export class EnvRequestError extends Error {
@@ -19,62 +19,13 @@ export class EnvRequestError extends Error {
   }
 }
 
-/** A reset or step request before the worker host numbers it. */
-type WorkerRequest = { readonly type: 'reset'; readonly envs: readonly WorkerReset[] } | { readonly type: 'step'; readonly keys: readonly string[]; readonly actions: Float32Array };
-
-interface Pending {
-  resolve(m: FromEnvWorker): void;
-}
-
-class EnvWorker {
-  readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
-  readonly ready: Promise<void>;
-  dead: string | undefined;
-
-  constructor(init: EnvWorkerInit) {
-    this.worker = new Worker(ENTRY, { workerData: init });
-    this.ready = new Promise((resolve, reject) => {
-      const onMessage = (m: FromEnvWorker): void => {
-        if (m.type === 'ready') resolve();
-        else if (m.type === 'fatal') this.die(m.message, reject);
-        else if ('id' in m) {
-          const p = this.pending.get(m.id);
-          this.pending.delete(m.id);
-          p?.resolve(m);
-        }
-      };
-      this.worker.on('message', onMessage);
-      this.worker.on('error', (e) => this.die(e.message, reject));
-      this.worker.on('exit', (code) => this.die(`exited with code ${code}`, reject));
-    });
-  }
-
-  private die(why: string, reject: (e: Error) => void): void {
-    if (this.dead) return;
-    this.dead = why;
-    reject(new Error(`An env worker failed: ${why}`));
-    for (const p of this.pending.values()) p.resolve({ type: 'error', id: -1, message: `The env worker failed: ${why}` });
-    this.pending.clear();
-  }
-
-  request(m: WorkerRequest, transfer: ArrayBuffer[] = []): Promise<FromEnvWorker> {
-    if (this.dead) return Promise.resolve({ type: 'error', id: -1, message: `The env worker failed: ${this.dead}` });
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.pending.set(id, { resolve });
-      this.worker.postMessage({ ...m, id }, transfer);
-    });
-  }
-
-  post(m: ToEnvWorker): void {
-    if (!this.dead) this.worker.postMessage(m);
-  }
-}
-
 export interface EnvPoolOptions extends EnvWorkerInit {
   readonly workers: number;
+  /** Run the workers on env worker hosts reached through this Redis (`tandem sim env-worker`), not on threads here. */
+  readonly queue?: QueueAddress;
+  /** Stops waiting for remote workers. */
+  readonly signal?: AbortSignal;
+  readonly log?: (line: string) => void;
 }
 
 export interface PoolStep {
@@ -83,15 +34,19 @@ export interface PoolStep {
 }
 
 export class EnvPool {
-  private readonly workers: EnvWorker[];
-
-  private constructor(opts: EnvPoolOptions) {
-    const init: EnvWorkerInit = { taskId: opts.taskId, controlHz: opts.controlHz, ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}), ...(opts.cameras?.length ? { cameras: opts.cameras } : {}) };
-    this.workers = Array.from({ length: opts.workers }, () => new EnvWorker(init));
-  }
+  private constructor(
+    private readonly workers: readonly EnvSlot[],
+    private readonly release: () => Promise<void> = async () => {},
+  ) {}
 
   static async start(opts: EnvPoolOptions): Promise<EnvPool> {
-    const pool = new EnvPool(opts);
+    const init: EnvWorkerInit = { taskId: opts.taskId, controlHz: opts.controlHz, ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}), ...(opts.cameras?.length ? { cameras: opts.cameras } : {}) };
+    let pool: EnvPool;
+    if (opts.queue) {
+      const { claimRemoteSlots } = await import('./remote-env-slot.js');
+      const remote = await claimRemoteSlots({ address: opts.queue, count: opts.workers, init, ...(opts.signal ? { signal: opts.signal } : {}), log: opts.log ?? (() => {}) });
+      pool = new EnvPool(remote.slots, () => remote.close());
+    } else pool = new EnvPool(Array.from({ length: opts.workers }, () => new LocalEnvSlot(init)));
     try {
       await Promise.all(pool.workers.map((w) => w.ready));
     } catch (e) {
@@ -158,16 +113,8 @@ export class EnvPool {
   }
 
   async close(): Promise<void> {
-    await Promise.all(
-      this.workers.map(async (w) => {
-        if (w.dead) return;
-        const exited = new Promise<void>((resolve) => w.worker.once('exit', () => resolve()));
-        w.post({ type: 'close' });
-        const timer = setTimeout(() => void w.worker.terminate(), 5000);
-        await exited;
-        clearTimeout(timer);
-      }),
-    );
+    await Promise.all(this.workers.map((w) => w.close()));
+    await this.release();
   }
 
   private split(owner: string, n: number): { w: number; envs: number[] }[] {

@@ -21,6 +21,7 @@ import { yamRigModel } from '../../rig/yam.js';
 import { EnvPool, EnvRequestError, type PoolStep } from './env-pool.js';
 import { EnvProtocolError, parseEnvRequest, type ResetRequest } from './env-requests.js';
 import type { EnvEpisodeInfo } from './sim-env.js';
+import type { QueueAddress } from '../queue/connection.js';
 
 export const ENV_PROTOCOL = 'tandem.env/1';
 
@@ -44,6 +45,10 @@ export interface EnvServerOptions {
   readonly idleSeconds?: number;
   /** A connection with more unread answer bytes than this is closed (default 64 MiB). */
   readonly maxUnreadBytes?: number;
+  /** Run the workers on `tandem sim env-worker` hosts reached through this Redis instead of on threads here. */
+  readonly queue?: QueueAddress;
+  /** Stops waiting for remote workers (--queue). */
+  readonly signal?: AbortSignal;
   readonly log?: (line: string) => void;
 }
 
@@ -61,7 +66,16 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
   const log = opts.log ?? (() => {});
   const workers = opts.workers ?? Math.min(opts.envs, 2);
   const cameras = opts.cameras ?? [];
-  const pool = await EnvPool.start({ taskId: opts.task.id, controlHz: opts.controlHz, workers, cameras, ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}) });
+  const pool = await EnvPool.start({
+    taskId: opts.task.id,
+    controlHz: opts.controlHz,
+    workers,
+    cameras,
+    ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}),
+    ...(opts.queue ? { queue: opts.queue } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    log,
+  });
   const idleMs = (opts.idleSeconds ?? 300) * 1000;
   const maxUnread = opts.maxUnreadBytes ?? 64 * 2 ** 20;
   const hello = packOpenpi({
