@@ -38,11 +38,15 @@ test('free-motion takes and rollouts holding bottles on a gapped cell → sysid 
   writeFileSync(join(dir, 'cell.json'), JSON.stringify({ type: 'yam-cell', gap: `seed:${GAP}`, clock: 'virtual' }));
   await run(['sysid', 'excite', '--seconds', '60', '--seed', '1', '-o', 'traj.json']);
   await run(['teleop', 'record', '--leader', 'emulated-yam', '--follower', 'cell.json', '--task', 'bottles-in-the-bin', '--empty-table', '--trajectory', 'traj.json', '--episodes', '3', '--seconds', '6', '--reset', '0.5', '--out', 'takes', '--data', 'data']);
-  for (let i = 0; i < 3; i++) {
-    await run(['rig', 'rollout', '--rig-config', 'cell.json', '--layouts', 'set.json', '--layout', String(i), '--policy', 'code:bottles-in-the-bin', '--seconds', '19', '--episodes', 'rollouts', '--data', 'data', '--json']);
+  // Two rollouts, one fitted and one held out: a second fitted rollout (layout 1) cost a rollout
+  // and doubled the objects' stage (fit 82 → 50 CPU-s without it) for results the asserts cannot
+  // tell apart (held out 35.9 → 6.3 mrad either way; hand 0.60 against 0.60; object mass 1.16
+  // instead of 1.17 against 1.18; holding 15.2 → 5.7 mrad instead of 5.6).
+  for (const layout of ['0', '2']) {
+    await run(['rig', 'rollout', '--rig-config', 'cell.json', '--layouts', 'set.json', '--layout', layout, '--policy', 'code:bottles-in-the-bin', '--seconds', '19', '--episodes', 'rollouts', '--data', 'data', '--json']);
   }
-  // Named so that the fit holds out the last two by name: a rollout holding its bottle (b-hold-2)
-  // and a free take (c-free-0); it fits on two free takes and two rollouts.
+  // Named so that the fit holds out the last two by name: a rollout holding its bottle (b-hold-1)
+  // and a free take (c-free-0); it fits on two free takes and one rollout.
   mkdirSync(join(dir, 'fit'));
   const copy = (from: string, names: (k: number) => string): string[] =>
     existsSync(join(dir, from))
@@ -55,10 +59,12 @@ test('free-motion takes and rollouts holding bottles on a gapped cell → sysid 
           })
       : [];
   const files = [...copy('takes', (k) => (k < 2 ? `a-free-${k}` : `c-free-${k - 2}`)), ...copy('rollouts', (k) => `b-hold-${k}`)];
-  assert.equal(files.length, 6, `3 takes and 3 rollouts: ${files.join(', ')}`);
+  assert.equal(files.length, 5, `3 takes and 2 rollouts: ${files.join(', ')}`);
   // One start instead of three, on 2 workers so the descent is the same on every machine (the LM
   // tries one step size per worker), at 5 iterations: the joints' error falls little after the
-  // fifth (2.96 → 2.88 mrad by the eighth) and the object mass is where 8 put it (1.16 vs 1.15).
+  // fifth (2.96 → 2.88 mrad by the eighth) and the object mass is where 8 put it (1.16 vs 1.15);
+  // at 4 (tried with a second fitted rollout) the object mass overshot (1.28 against 1.18) and
+  // joint 2's torque missed.
   // 4 s of each fitted episode instead of 6: a third less physics (116 → 75 CPU-s), and the
   // results the asserts read barely move (held out 35.9 → 6.3 mrad instead of 5.5; hand 0.60
   // instead of 0.51 against 0.60; object mass 1.17 instead of 1.22 against 1.18).
