@@ -17,7 +17,7 @@ import type { Store } from '../store/store.js';
 import type { StoredReportExtras } from './api/compare.js';
 import { DEFAULT_DRIFT_THRESHOLDS, simDrift, type DriftRollout, type DriftThresholds, type SimDrift } from '../analysis/sim-drift.js';
 import { preregisteredAnalysis, PreregistrationError, type AskedAnalysis } from '../session/analysis-report.js';
-import { defaultSimCalibration, simEnginesOf, storedCrossEngine, type StoredCrossEngine } from './cross-engine-data.js';
+import { defaultSimCalibration, simEnginesOf, storedCrossEngine } from './cross-engine-data.js';
 
 export interface StoredReportOptions {
   /** Policy specs as stored (`code:…`, `onnx:…`, `ws://…`) or store ids, in iteration order. */

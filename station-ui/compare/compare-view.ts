@@ -14,7 +14,7 @@ import { clear, h } from '../dom.js';
 import { Table3d } from './table-3d.js';
 import { ReplayPanel } from './replay-panel.js';
 import { CrossEnginePanel } from './cross-engine-panel.js';
-import { CompareRefusal, fetchCompareReport, type CompareNarrowing, type CompareReportData } from './report-client.js';
+import { CompareRefusal, fetchCompareReport, type CompareNarrowing } from './report-client.js';
 
 export interface CompareViewHooks {
   report(message: string, error?: boolean): void;
