@@ -3,7 +3,7 @@
  * physics engine (the record's `engine` field), which record on the other engine pairs with the
  * one the report compares against real, and the agreement of the two (src/analysis/cross-engine.ts).
  */
-import { crossEngineAgreement, type CrossEngineReport } from '../analysis/cross-engine.js';
+import { crossEngineAgreement } from '../analysis/cross-engine.js';
 import type { ReportRollout } from '../analysis/paired-report.js';
 import { SIM_CALIBRATION_KIND, SIM_ENGINES, simCalibrationHash, simEngineOf, withEngine, type SimCalibration, type SimEngine } from '../sim/calibration.js';
 import type { Store } from '../store/store.js';
