@@ -9,7 +9,7 @@ import { LeaderFollow } from '../teleop/follow.js';
 import { OperatorControls } from '../teleop/operator-controls.js';
 import { LeaderTakeover } from '../teleop/takeover.js';
 import { UserError } from './command.js';
-import { createLeader, type LeaderSetup } from './commands/teleop.js';
+import { createLeader, type LeaderSetup } from './leader-registry.js';
 
 export interface TakeoverLeader {
   readonly takeover: LeaderTakeover;

@@ -6,21 +6,19 @@
  * sees the next prompt); the next step is always computed from the journal, never from memory,
  * so a restart after a crash carries on at the exact step the last committed action left.
  */
-import { existsSync } from 'node:fs';
-import { dirname, basename, join } from 'node:path';
 import type { Store, SessionJournalInput, OperatorScoreInput } from '../store/store.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import { TaskInputError } from '../tasks/errors.js';
 import { endStatesFromCount } from './score-entry.js';
-import { recoverEpisodeFile } from '../record/recover.js';
+import { episodeFileRecovery } from './recording-recovery.js';
 import { JOURNAL, progressLine, sessionProgress, slotStates, type SessionProgress, type SlotState } from './journal-state.js';
 import { checkPlanLayoutSet, serializeSessionPlan, specOf, type SessionPlan } from './plan.js';
 import { abVerdictSoFar, analysisSoFar } from './ab-verdict.js';
 import { doneMarksOf } from './done-marks.js';
 import type { AnytimeComparison } from '../analysis/anytime-ab.js';
 import { placementJournalDetail, placementVerdict, type PlacementCheck } from './placement-gate.js';
-import { NO_GATE, NO_PROJECTOR, OPERATOR_STOP, type SessionGate, type OperatorStep, type PlacementGate, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome } from './ports.js';
+import { NO_GATE, NO_PROJECTOR, OPERATOR_STOP, type SessionGate, type OperatorStep, type PlacementGate, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome, type RecordingRecovery } from './ports.js';
 
 export const DEFAULT_BREAK_EVERY_S = 30 * 60;
 
@@ -40,6 +38,8 @@ export interface SessionEngineOptions {
    * object named and the operator places again. Without it nothing is checked (nor journalled).
    */
   readonly placement?: PlacementGate;
+  /** Recovers a cut-off episode's recording at resume; default the store's recordings on disk (recording-recovery.ts). */
+  readonly recordings?: RecordingRecovery;
   /** Ctrl-C: the running rollout stops (the rig holds and damps), the session stays open to resume. */
   readonly signal: AbortSignal;
   /** Break reminder interval; default 30 min. */
@@ -71,26 +71,6 @@ export function startSession(store: Store, plan: SessionPlan, set: LayoutSet, op
   store.putSessionPlan({ sessionId: session.id, planSha256: plan.sha256, layoutSetSha256: plan.layoutSetSha256, planJson: serializeSessionPlan(plan) });
   store.appendSessionJournal({ sessionId: session.id, action: JOURNAL.sessionStarted, detail: { planSha256: plan.sha256, ...(plan.analysis ? { analysisSha256: plan.analysis.sha256 } : {}), ...(options.stopEarly ? { stopEarly: true } : {}) } });
   return session.id;
-}
-
-/**
- * Episode files the station was writing when it stopped: each one's readable prefix is recovered
- * beside it and its store row marked recovered. At a session's resume nothing else records.
- */
-async function recoverCutOffRecordings(store: Store): Promise<string[]> {
-  const out: string[] = [];
-  for (const r of store.listRecordings({ states: ['recording'] })) {
-    if (!existsSync(r.file)) continue;
-    const target = join(dirname(r.file), `${basename(r.file).replace(/\.mcap$/i, '')}.recovered.mcap`);
-    try {
-      const rep = await recoverEpisodeFile(r.file, target);
-      store.endRecording(r.id, { state: 'recovered', recoveredFile: rep.output ?? null, problem: rep.problem ?? null, messages: rep.keptMessages, durationS: rep.keptSeconds, bytes: rep.outputBytes });
-      out.push(rep.output ?? r.file);
-    } catch (e) {
-      store.endRecording(r.id, { state: 'failed', problem: `not recoverable: ${(e as Error).message}` });
-    }
-  }
-  return out;
 }
 
 function outcomeFromRan(rolloutId: number, d: Readonly<Record<string, unknown>>): SessionRunOutcome {
@@ -282,7 +262,7 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
         // stored in the last moments (before its 'ran' row) is attached to this attempt.
         const known = new Set(entries.map((e) => e.rolloutId).filter((x) => x !== null));
         const orphan = store.listRollouts({ sessionId: id }).find((r) => !known.has(r.id));
-        const recovered = await recoverCutOffRecordings(store);
+        const recovered = await (o.recordings ?? episodeFileRecovery(store)).recoverCutOff();
         journal({ ...at, action: JOURNAL.interrupted, rolloutId: orphan?.id ?? null, detail: { reason: 'the station stopped during the episode', recovered } });
         operator.say(`Rollout ${s.slot + 1} was cut off when the station stopped${recovered.length ? `; its recording was recovered (${recovered.join(', ')})` : ''}.`);
         continue;

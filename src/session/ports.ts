@@ -159,3 +159,11 @@ export interface PlacementGate {
   readonly thresholds: PlacementThresholds;
   check(step: OperatorStep): Promise<PlacementCheck>;
 }
+
+/**
+ * Recovers the episode files the station was writing when it stopped (a cut-off rollout, found at
+ * resume): each one's readable prefix is kept and its store row marked. Returns the files kept.
+ */
+export interface RecordingRecovery {
+  recoverCutOff(): Promise<string[]>;
+}

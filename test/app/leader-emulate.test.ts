@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runTandem } from '../helpers/cli.js';
-import { createLeader } from '../../src/app/commands/teleop.js';
+import { createLeader } from '../../src/app/leader-registry.js';
 import { leaderSpecOf, parseStationConfig } from '../../src/app/station-config.js';
 import { UserError } from '../../src/app/command.js';
 import { VirtualClock } from '../../src/rig/clocks.js';
@@ -45,6 +45,15 @@ test('the YAM leader takes Damiao USB-CAN as well as SLCAN: yam:damiao:PORT and 
   assert.equal(createLeader('yam:damiao:/dev/ttyUSB0', clock).leader.description, 'YAM leader arm with teaching handle on Damiao USB-CAN adapter on /dev/ttyUSB0');
   assert.equal(createLeader('yam:slcan:/dev/ttyACM2', clock).leader.description, 'YAM leader arm with teaching handle on SLCAN adapter on /dev/ttyACM2');
   assert.throws(() => createLeader('gello:damiao:/dev/ttyUSB0', clock), (e: Error) => e instanceof UserError && e.message === '--leader gello:damiao:/dev/ttyUSB0: a GELLO speaks Dynamixel on its own serial line, not damiao; write gello:PORT[,PORT].');
+
+  // Every spelling no registered kind takes gets the one sentence that lists them all, and builds nothing.
+  const known = "--leader must be emulated-yam, emulated-gello, yam:PORT[,PORT] (yam:damiao:PORT[,PORT] for Damiao USB-CAN adapters) or gello:PORT[,PORT] (one port per arm, left first)";
+  for (const spec of ['spacemouse', 'yam', 'yam:', 'gello', 'emulated-yam:/dev/ttyACM0', 'emulated', '']) {
+    assert.throws(() => createLeader(spec, clock), (e: Error) => e instanceof UserError && e.message === `${known}, not '${spec}'.`, spec);
+  }
+  assert.throws(() => createLeader('yam:/dev/a,/dev/b,/dev/c', clock), (e: Error) => e instanceof UserError && e.message === '--leader yam:/dev/a,/dev/b,/dev/c: give one serial port per arm, left first (at most two), e.g. yam:/dev/ttyACM1,/dev/ttyACM2.');
+  assert.ok(createLeader('emulated-gello', clock).emulated, 'an emulated leader comes with its emulator');
+  assert.equal(createLeader('gello:/dev/ttyUSB0', clock).emulated, undefined, 'a hardware leader has none');
 
   const rig = { type: 'yam-can', transport: 'damiao', ports: { left: '/dev/ttyUSB0' } };
   const station = parseStationConfig({ version: 1, rig, leader: { kind: 'yam', transport: 'damiao', ports: ['/dev/ttyUSB2', '/dev/ttyUSB3'] } }, 'station.json', '/lab');

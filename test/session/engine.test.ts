@@ -154,3 +154,23 @@ test('the store refuses a second score for the same attempt, so a replayed actio
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a slot the station died in is journalled interrupted with what the RecordingRecovery port kept, told to the operator, then the table reset', async () => {
+  const { dir, store, id, plan } = setup(['code:hold']);
+  try {
+    // The journal of a station that stopped mid-episode: running, no ran.
+    for (const action of ['shown', 'placed', 'running']) store.appendSessionJournal({ sessionId: id, slot: 0, attempt: 0, action });
+    let calls = 0;
+    const recordings = { recoverCutOff: () => (calls++, Promise.resolve(['/lab/ep-1.recovered.mcap'])) };
+    const { op, said } = operatorWith(['', '1', '', '']);
+    await runSession({ store, sessionId: id, plan, set: SET, task: TASK, runner: rowRunner(store), operator: op, signal: new AbortController().signal, recordings });
+    assert.equal(calls, 1, 'recovered once, at the cut-off slot');
+    assert.match(said(), /Rollout 1 was cut off when the station stopped; its recording was recovered \(\/lab\/ep-1\.recovered\.mcap\)\./);
+    const interrupted = store.listSessionJournal(id).find((e) => e.action === 'interrupted')!;
+    assert.deepEqual(interrupted.detail.recovered, ['/lab/ep-1.recovered.mcap']);
+    assert.deepEqual(actions(store, id).slice(1, 6), ['0.0 shown', '0.0 placed', '0.0 running', '0.0 interrupted', '0.0 reset']);
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

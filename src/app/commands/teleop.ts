@@ -6,8 +6,7 @@
 import { mkdirSync, renameSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo } from '../command.js';
-import { RigError, ARM_SIDES, type ArmSide, type Clock, type Rig } from '../../rig/contract.js';
-import type { Leader } from '../../rig/leader.js';
+import { RigError, type Clock, type Rig } from '../../rig/contract.js';
 import type { Camera } from '../../rig/camera.js';
 import type { RigContext } from '../../rig/registry.js';
 import type { RecordingSummary } from '../../record/episode-recorder.js';
@@ -32,52 +31,13 @@ import { FfmpegCamera } from '../../../drivers/cameras/ffmpeg-camera.js';
 import { cameraSourceOf } from '../../../drivers/cameras/camera-config.js';
 import { leaderSpecOf, rigConfigWithGrippers, stationConfigFromArgs, type StationConfig } from '../station-config.js';
 import { openStationCameras } from '../station-cameras.js';
-import { SerialCanBus } from '../../../drivers/can/serial-can-bus.js';
-import { YamLeader } from '../../../drivers/leaders/yam-leader.js';
-import { GelloLeader } from '../../../drivers/leaders/gello-leader.js';
-import { createEmulatedYamLeader, type EmulatedYamLeader } from '../../../drivers/leaders/emulators/yam-leader-emulator.js';
-import { createEmulatedGello, type EmulatedGello } from '../../../drivers/leaders/emulators/gello-emulator.js';
+import { createLeader, type LeaderSetup } from '../leader-registry.js';
 import { readTrajectoryFile, scriptedMotion, TrajectoryFileError, type HandMotion } from '../../../drivers/leaders/emulators/operator-hand.js';
 import { LeaderFollow, DEFAULT_MAX_ENGAGE_GAP_RAD, DEFAULT_RAMP_S } from '../../teleop/follow.js';
 import { OperatorControls } from '../../teleop/operator-controls.js';
 import { runTeleopSession, type TakeHandle, type TeleopSessionOptions, type TeleopSessionResult } from '../../teleop/teleop-session.js';
 
 export const DEFAULT_RESET_SECONDS = 10;
-
-/** A leader and, for the emulated ones, the emulator behind it (tests inject faults through it). */
-export interface LeaderSetup {
-  readonly leader: Leader;
-  readonly spec: string;
-  readonly emulated?: EmulatedYamLeader | EmulatedGello;
-}
-
-const WRONG_LEADER_FRAMING = 'Is it an SLCAN adapter (e.g. CANable with slcan firmware)? For a Damiao USB-CAN adapter write --leader yam:damiao:PORT (in a station config, leader.transport "damiao").';
-
-/** --leader emulated-yam | emulated-gello | yam:[slcan:|damiao:]PORT[,PORT] | gello:PORT[,PORT] (one port: the left arm). */
-export function createLeader(spec: string, clock: Clock, hand?: HandMotion): LeaderSetup {
-  if (spec === 'emulated-yam') {
-    const emulated = createEmulatedYamLeader({ clock, hand });
-    return { leader: emulated.leader, spec, emulated };
-  }
-  if (spec === 'emulated-gello') {
-    const emulated = createEmulatedGello({ clock, hand });
-    return { leader: emulated.leader, spec, emulated };
-  }
-  const m = /^(yam|gello):(?:(slcan|damiao):)?(.+)$/.exec(spec);
-  if (!m) throw new UserError(`--leader must be emulated-yam, emulated-gello, yam:PORT[,PORT] (yam:damiao:PORT[,PORT] for Damiao USB-CAN adapters) or gello:PORT[,PORT] (one port per arm, left first), not '${spec}'.`);
-  const [, kind, transport, portList] = m;
-  const paths = portList.split(',').map((p) => p.trim());
-  if (paths.length > 2 || paths.some((p) => p === '')) throw new UserError(`--leader ${spec}: give one serial port per arm, left first (at most two), e.g. ${kind}:/dev/ttyACM1,/dev/ttyACM2.`);
-  const sides: ArmSide[] = ARM_SIDES.slice(0, paths.length);
-  if (kind === 'yam') {
-    // The follower's CAN transports: SLCAN (CANable) or the Damiao USB-CAN adapter, at their own baud rates.
-    const buses = Object.fromEntries(sides.map((s, i) => [s, new SerialCanBus({ transport: transport === 'damiao' ? 'damiao' : 'slcan', path: paths[i], wrongFramingHint: WRONG_LEADER_FRAMING })]));
-    return { leader: new YamLeader({ buses, clock }), spec };
-  }
-  if (transport !== undefined) throw new UserError(`--leader ${spec}: a GELLO speaks Dynamixel on its own serial line, not ${transport}; write gello:PORT[,PORT].`);
-  const ports = Object.fromEntries(sides.map((s, i) => [s, { path: paths[i] }]));
-  return { leader: new GelloLeader({ ports, clock }), spec };
-}
 
 /** --cameras none | cell | testsrc:N | v4l2:/dev/videoN,… */
 export async function openTeleopCameras(spec: string, services: RigServices, clock: Clock, fps: number): Promise<{ cameras: Camera[]; close(): Promise<void> }> {
