@@ -5,7 +5,17 @@ import { makeRule } from './scripts/eslint-rooms.js';
 const root = fileURLToPath(new URL('.', import.meta.url));
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'build/**', 'build.tmp-*/**', 'station-ui/dist/**', 'test-output/**', '**/*.d.ts'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      'build/**',
+      'build.tmp-*/**',
+      'station-ui/dist/**',
+      'test-output/**',
+      '**/*.d.ts',
+    ],
+  },
   {
     files: ['**/*.ts', '**/*.js', '**/*.mjs'],
     languageOptions: { parser: tseslint.parser, ecmaVersion: 2022, sourceType: 'module' },
@@ -16,7 +26,10 @@ export default tseslint.config(
       'no-var': 'error',
       'prefer-const': 'error',
       eqeqeq: ['error', 'always', { null: 'ignore' }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },

@@ -93,19 +93,42 @@ function reportInput() {
   for (const p of ['good', 'mid', 'poor'] as const) {
     for (let i = 0; i < set.layouts.length; i++) {
       const s = Math.min(1, Math.max(0, level[p] + (i % 3) * 0.05 - 0.05));
-      const row = (kind: 'sim' | 'real', progress: number): ReportRollout => ({ id: id++, kind, policy: p, layoutIndex: i, tier: set.layouts[i].tier, status: 'valid', outcome: 'completed', progress, calibration: kind === 'sim' ? 'a'.repeat(64) : '', durationS: kind === 'sim' ? 4 : 60, episodeSeconds: 60 });
+      const row = (kind: 'sim' | 'real', progress: number): ReportRollout => ({
+        id: id++,
+        kind,
+        policy: p,
+        layoutIndex: i,
+        tier: set.layouts[i].tier,
+        status: 'valid',
+        outcome: 'completed',
+        progress,
+        calibration: kind === 'sim' ? 'a'.repeat(64) : '',
+        durationS: kind === 'sim' ? 4 : 60,
+        episodeSeconds: 60,
+      });
       rollouts.push(row('sim', s), row('sim', s), row('real', Math.max(0, s - 0.1)));
     }
   }
-  return { task, layoutSet: set, policies: ['good', 'mid', 'poor'].map((k) => ({ key: k, label: k, spec: `code:${k}`, checkpointSha256: null })), rollouts };
+  return {
+    task,
+    layoutSet: set,
+    policies: ['good', 'mid', 'poor'].map((k) => ({ key: k, label: k, spec: `code:${k}`, checkpointSha256: null })),
+    rollouts,
+  };
 }
 
 export async function startBusyStation(): Promise<BusyStation> {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-busy-station-'));
-  const bodies = Array.from({ length: 200 }, (_, i) => ({ id: `object-${i}`, kind: 'bottle', position: [i / 1000, 0, 0.02] as [number, number, number], quaternion: [0, 0, 0, 1] as [number, number, number, number] }));
+  const bodies = Array.from({ length: 200 }, (_, i) => ({
+    id: `object-${i}`,
+    kind: 'bottle',
+    position: [i / 1000, 0, 0.02] as [number, number, number],
+    quaternion: [0, 0, 0, 1] as [number, number, number, number],
+  }));
   const host = new RigHost({
     type: 'mirror',
-    create: ({ clock }) => Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock }), services: undefined }),
+    create: ({ clock }) =>
+      Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock }), services: undefined }),
     motors: () => [],
     cell: () => null,
     bodies: () => bodies,
@@ -136,15 +159,20 @@ export async function startBusyStation(): Promise<BusyStation> {
   const input = reportInput();
   let reports = 0;
   const reporter = setInterval(() => {
-    renderReportHtml(buildPairedReport(input), { generatedAt: new Date(0).toISOString(), tandemVersion: 'bench', store: 'busy station' });
+    renderReportHtml(buildPairedReport(input), {
+      generatedAt: new Date(0).toISOString(),
+      tandemVersion: 'bench',
+      store: 'busy station',
+    });
     reports++;
   }, 1500);
 
   const clients = new Worker(CLIENTS, { eval: true, workerData: { foxgloveUrl: live.url, uploadUrl, upload } });
-  const ask = (m: 'counts' | 'stop') => new Promise<{ floodRequests: number; floodReconnects: number; uploads: number }>((resolve) => {
-    clients.once('message', resolve);
-    clients.postMessage(m);
-  });
+  const ask = (m: 'counts' | 'stop') =>
+    new Promise<{ floodRequests: number; floodReconnects: number; uploads: number }>((resolve) => {
+      clients.once('message', resolve);
+      clients.postMessage(m);
+    });
   let last = { floodRequests: 0, floodReconnects: 0, uploads: 0 };
   return {
     counts: () => ({ ...last, uploads: uploadsServed, reports }),

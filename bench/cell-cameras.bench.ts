@@ -29,7 +29,8 @@ import { CAMERA_NAMES } from '../src/policy/contract.js';
 const HOLD_S = Number(process.env.CELL_CAMERAS_HOLD_S ?? 15);
 const RATES = (process.env.CELL_CAMERAS_FPS ?? '5,10').split(',').map(Number);
 /** The renderer's niceness (the cameras' default 19; 0 to see what equal priority costs the world). */
-const NICENESS = process.env.CELL_CAMERAS_NICENESS === undefined ? undefined : Number(process.env.CELL_CAMERAS_NICENESS);
+const NICENESS =
+  process.env.CELL_CAMERAS_NICENESS === undefined ? undefined : Number(process.env.CELL_CAMERAS_NICENESS);
 const task = getTask('bottles-in-the-bin');
 const layout = sampleLayoutSet({ task: task.id, tiers: [5], perTier: 1, seed: 5 }).layouts[0];
 
@@ -71,7 +72,9 @@ async function run(fps: number | undefined): Promise<void> {
     const eld = monitorEventLoopDelay({ resolution: 1 });
     eld.enable();
     const t0 = performance.now();
-    const stats = await new ControlLoop({ rig: cell.rig, clock, rateHz: 250, source: () => hold }).run({ untilS: clock.nowS() + HOLD_S });
+    const stats = await new ControlLoop({ rig: cell.rig, clock, rateHz: 250, source: () => hold }).run({
+      untilS: clock.nowS() + HOLD_S,
+    });
     const wallMs = performance.now() - t0;
     eld.disable();
     const ownShare = (ownCpuMs() - own0) / wallMs;
@@ -80,7 +83,11 @@ async function run(fps: number | undefined): Promise<void> {
     const ticks = (cams?.timing().ticks ?? 0) - tick0;
     const t = cell.world.timing();
     const faults = cell.rig.read().faults.length;
-    console.log(fps ? `\nthree cameras at ${fps} fps each, 224×224 JPEG (renderer niceness ${NICENESS ?? 19}):` : `\nbaseline: no cameras`);
+    console.log(
+      fps
+        ? `\nthree cameras at ${fps} fps each, 224×224 JPEG (renderer niceness ${NICENESS ?? 19}):`
+        : `\nbaseline: no cameras`,
+    );
     if (cams) {
       CAMERA_NAMES.forEach((n, i) => {
         const c = cams.cameras[n].counters();
@@ -91,9 +98,13 @@ async function run(fps: number | undefined): Promise<void> {
         );
       });
       const tm = cams.timing();
-      console.log(`  per tick (3 cameras): render ${tm.renderMsMean.toFixed(1)} ms wall, JPEG encode ${tm.encodeMsMean.toFixed(1)} ms wall; ${ticks} ticks`);
+      console.log(
+        `  per tick (3 cameras): render ${tm.renderMsMean.toFixed(1)} ms wall, JPEG encode ${tm.encodeMsMean.toFixed(1)} ms wall; ${ticks} ticks`,
+      );
     }
-    console.log(`  world: ${(t.busyFraction * 100).toFixed(1)}% of a core stepping → ${t.marginX.toFixed(1)}× real-time margin; worst lag ${t.maxLagMs.toFixed(0)} ms, fell behind ${t.behindEvents}×; rig faults ${faults}`);
+    console.log(
+      `  world: ${(t.busyFraction * 100).toFixed(1)}% of a core stepping → ${t.marginX.toFixed(1)}× real-time margin; worst lag ${t.maxLagMs.toFixed(0)} ms, fell behind ${t.behindEvents}×; rig faults ${faults}`,
+    );
     console.log(
       `  control loop ${stats.achievedHz.toFixed(1)} Hz, p99 jitter ${stats.jitterP99Ms.toFixed(2)} ms; event-loop delay p50 ${(eld.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(eld.percentile(99) / 1e6).toFixed(1)} ms, max ${(eld.max / 1e6).toFixed(0)} ms`,
     );
@@ -109,8 +120,12 @@ async function run(fps: number | undefined): Promise<void> {
   }
 }
 
-console.log(`tier-5 bottles layout (${layout.objects.length} objects), each run held ${HOLD_S} s at 250 Hz through the byte protocol`);
-console.log(`machine load before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${availableParallelism()} cores`);
+console.log(
+  `tier-5 bottles layout (${layout.objects.length} objects), each run held ${HOLD_S} s at 250 Hz through the byte protocol`,
+);
+console.log(
+  `machine load before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${availableParallelism()} cores`,
+);
 await run(undefined);
 for (const fps of RATES) await run(fps);
 console.log(`\nmachine load after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);

@@ -56,14 +56,22 @@ async function margin(): Promise<void> {
   await cell.rig.configure();
   await cell.rig.activate();
   const hold = { position: Float64Array.from(cell.rig.read().position) };
-  const stats = await new ControlLoop({ rig: cell.rig, clock, rateHz: 250, source: () => hold }).run({ untilS: clock.nowS() + HOLD_S });
+  const stats = await new ControlLoop({ rig: cell.rig, clock, rateHz: 250, source: () => hold }).run({
+    untilS: clock.nowS() + HOLD_S,
+  });
   const t = cell.world.timing();
   await cell.rig.deactivate();
   await cell.close();
-  console.log(`tier-5 layout (${layout.objects.length} objects), ${HOLD_S} s held at 250 Hz through the byte protocol:`);
+  console.log(
+    `tier-5 layout (${layout.objects.length} objects), ${HOLD_S} s held at 250 Hz through the byte protocol:`,
+  );
   console.log(`  baseline: the world free-running           ${freeRtf.toFixed(1)}× real time on one core`);
-  console.log(`  the cell on the wall clock                  world ${(t.busyFraction * 100).toFixed(1)}% of a core → ${t.marginX.toFixed(1)}× real-time margin (${(t.marginX / freeRtf).toFixed(2)} of the free-running rate)`);
-  console.log(`  loop ${stats.achievedHz.toFixed(1)} Hz, p99 jitter ${stats.jitterP99Ms.toFixed(2)} ms; worst world lag ${t.maxLagMs.toFixed(0)} ms, fell behind ${t.behindEvents}×; faults: ${cell.rig.read().faults.length}`);
+  console.log(
+    `  the cell on the wall clock                  world ${(t.busyFraction * 100).toFixed(1)}% of a core → ${t.marginX.toFixed(1)}× real-time margin (${(t.marginX / freeRtf).toFixed(2)} of the free-running rate)`,
+  );
+  console.log(
+    `  loop ${stats.achievedHz.toFixed(1)} Hz, p99 jitter ${stats.jitterP99Ms.toFixed(2)} ms; worst world lag ${t.maxLagMs.toFixed(0)} ms, fell behind ${t.behindEvents}×; faults: ${cell.rig.read().faults.length}`,
+  );
 }
 
 interface Run {
@@ -79,13 +87,19 @@ async function simRun(layout: Layout, spec: string, seed: number): Promise<Run> 
   try {
     const r = await runSimRollout({ task, layout, policy, seed, episodeSeconds: SECONDS });
     const e = r.episode;
-    return { progress: e.status === 'valid' ? (e.progress?.progress ?? NaN) : NaN, note: '', trajectory: e.trajectory.position, steps: e.trajectory.steps };
+    return {
+      progress: e.status === 'valid' ? (e.progress?.progress ?? NaN) : NaN,
+      note: '',
+      trajectory: e.trajectory.position,
+      steps: e.trajectory.steps,
+    };
   } finally {
     await policy.close?.();
   }
 }
 
-const simProgress = async (layout: Layout, spec: string, seed: number): Promise<number> => (await simRun(layout, spec, seed)).progress;
+const simProgress = async (layout: Layout, spec: string, seed: number): Promise<number> =>
+  (await simRun(layout, spec, seed)).progress;
 
 /** RMS difference of the arm joints' measured trajectories (the grippers left out), rad, over the steps both ran. */
 function trajectoryRms(a: Run, b: Run): number {
@@ -109,9 +123,22 @@ async function cellRun(layout: Layout, spec: string, seed: number, gap: CellGap)
   // As `tandem rig rollout` opens it: warmed up, so its first plans stay inside the 100 ms watchdog.
   const policy = await openPolicy(spec, { cwd: process.cwd(), warmUp: POLICY_WARM_UP });
   try {
-    const r = await runRigRollout({ rig: cell.rig, policy, task, layout, episodeSeconds: SECONDS, controlHz: 50, seed, deadlineMs: 1500, clock, privileged: () => cell.world.privilegedState(), lookAtTable: cell.world });
+    const r = await runRigRollout({
+      rig: cell.rig,
+      policy,
+      task,
+      layout,
+      episodeSeconds: SECONDS,
+      controlHz: 50,
+      seed,
+      deadlineMs: 1500,
+      clock,
+      privileged: () => cell.world.privilegedState(),
+      lookAtTable: cell.world,
+    });
     const t = { trajectory: r.episode.trajectory.position, steps: r.episode.trajectory.steps };
-    if (!r.tableEndStates) return { progress: NaN, note: `${r.episode.status}: ${r.episode.reason ?? ''}`.slice(0, 90), ...t };
+    if (!r.tableEndStates)
+      return { progress: NaN, note: `${r.episode.status}: ${r.episode.reason ?? ''}`.slice(0, 90), ...t };
     return { progress: task.scoreProgress(layout, r.tableEndStates).progress, note: '', ...t };
   } finally {
     await policy.close?.();
@@ -119,18 +146,28 @@ async function cellRun(layout: Layout, spec: string, seed: number, gap: CellGap)
   }
 }
 
-const layouts = (): readonly Layout[] => sampleLayoutSet({ task: task.id, tiers: [1], perTier: N_LAYOUTS, seed: 17 }).layouts;
-const mean = (xs: number[]): number => xs.filter(Number.isFinite).reduce((a, b) => a + b, 0) / Math.max(1, xs.filter(Number.isFinite).length);
+const layouts = (): readonly Layout[] =>
+  sampleLayoutSet({ task: task.id, tiers: [1], perTier: N_LAYOUTS, seed: 17 }).layouts;
+const mean = (xs: number[]): number =>
+  xs.filter(Number.isFinite).reduce((a, b) => a + b, 0) / Math.max(1, xs.filter(Number.isFinite).length);
 
 async function agree(): Promise<void> {
   const spec = 'code:bottles-in-the-bin';
-  console.log(`\n${spec}, ${N_LAYOUTS} tier-1 layouts (seed 17), ${SECONDS} s each; rollout seed = layout index (same placement in sim and cell)`);
+  console.log(
+    `\n${spec}, ${N_LAYOUTS} tier-1 layouts (seed 17), ${SECONDS} s each; rollout seed = layout index (same placement in sim and cell)`,
+  );
   const rows: { sim: number; none: number; gap: number; rmsNone: number; rmsGap: number }[] = [];
   for (const [i, layout] of layouts().entries()) {
     const sim = await simRun(layout, spec, i);
     const none = await cellRun(layout, spec, i, { kind: 'none' });
     const gap = await cellRun(layout, spec, i, { kind: 'seed', seed: 1 });
-    const row = { sim: sim.progress, none: none.progress, gap: gap.progress, rmsNone: trajectoryRms(sim, none), rmsGap: trajectoryRms(sim, gap) };
+    const row = {
+      sim: sim.progress,
+      none: none.progress,
+      gap: gap.progress,
+      rmsNone: trajectoryRms(sim, none),
+      rmsGap: trajectoryRms(sim, gap),
+    };
     rows.push(row);
     console.log(
       `  layout ${i}: progress sim ${row.sim.toFixed(2)}, cell gap none ${row.none.toFixed(2)} ${none.note}, gap seed:1 ${row.gap.toFixed(2)} ${gap.note}; ` +
@@ -138,8 +175,12 @@ async function agree(): Promise<void> {
     );
   }
   const same = (k: 'none' | 'gap'): number => rows.filter((r) => r[k] === r.sim).length;
-  console.log(`  agree with the sim: gap none ${same('none')}/${rows.length}, gap seed:1 ${same('gap')}/${rows.length}; means sim ${mean(rows.map((r) => r.sim)).toFixed(2)}, none ${mean(rows.map((r) => r.none)).toFixed(2)}, seed:1 ${mean(rows.map((r) => r.gap)).toFixed(2)}`);
-  console.log(`  joint trajectories vs sim, mean rms: gap none ${(mean(rows.map((r) => r.rmsNone)) * 1000).toFixed(0)} mrad, gap seed:1 ${(mean(rows.map((r) => r.rmsGap)) * 1000).toFixed(0)} mrad`);
+  console.log(
+    `  agree with the sim: gap none ${same('none')}/${rows.length}, gap seed:1 ${same('gap')}/${rows.length}; means sim ${mean(rows.map((r) => r.sim)).toFixed(2)}, none ${mean(rows.map((r) => r.none)).toFixed(2)}, seed:1 ${mean(rows.map((r) => r.gap)).toFixed(2)}`,
+  );
+  console.log(
+    `  joint trajectories vs sim, mean rms: gap none ${(mean(rows.map((r) => r.rmsNone)) * 1000).toFixed(0)} mrad, gap seed:1 ${(mean(rows.map((r) => r.rmsGap)) * 1000).toFixed(0)} mrad`,
+  );
 }
 
 async function grades(): Promise<void> {
@@ -157,7 +198,9 @@ async function grades(): Promise<void> {
     console.log(`  ${spec.padEnd(36)} sim ${means[spec].sim.toFixed(2)}  cell ${means[spec].cell.toFixed(2)}`);
   }
   const [a, b] = specs.map((s) => means[s]);
-  console.log(`  same ranking in sim and on the cell: ${Math.sign(a.sim - b.sim) === Math.sign(a.cell - b.cell) ? 'yes' : 'no'}`);
+  console.log(
+    `  same ranking in sim and on the cell: ${Math.sign(a.sim - b.sim) === Math.sign(a.cell - b.cell) ? 'yes' : 'no'}`,
+  );
 }
 
 if (!ONLY || ONLY === 'margin') await margin();

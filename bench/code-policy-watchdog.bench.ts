@@ -18,12 +18,40 @@ import { sampleLayoutSet, serializeLayoutSet } from '../src/layouts/layout-set.j
 const WATCHDOG_MS = 100;
 const dir = mkdtempSync(join(tmpdir(), 'tandem-bench-watchdog-'));
 try {
-  writeFileSync(join(dir, 'set.json'), serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 17 })));
+  writeFileSync(
+    join(dir, 'set.json'),
+    serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 17 })),
+  );
   writeFileSync(join(dir, 'cell.json'), JSON.stringify({ type: 'yam-cell', transport: 'slcan' }));
   for (let i = 0; i < 3; i++) {
-    const r = await runTandem(['rig', 'rollout', '--policy', 'code:bottles-in-the-bin', '--layouts', 'set.json', '--layout', String(i % 2), '--seconds', '4', '--rig-config', 'cell.json', '--data', join(dir, 'data'), '--json'], { cwd: dir, timeoutMs: 120_000 });
+    const r = await runTandem(
+      [
+        'rig',
+        'rollout',
+        '--policy',
+        'code:bottles-in-the-bin',
+        '--layouts',
+        'set.json',
+        '--layout',
+        String(i % 2),
+        '--seconds',
+        '4',
+        '--rig-config',
+        'cell.json',
+        '--data',
+        join(dir, 'data'),
+        '--json',
+      ],
+      { cwd: dir, timeoutMs: 120_000 },
+    );
     if (r.code !== 0) throw new Error(`rig rollout exited ${r.code}: ${r.stderr}`);
-    const j = JSON.parse(r.stdout) as { status: string; reason?: string; safetyEventsByKind: Record<string, number>; inferenceMs: { max: number }; wakeLateMaxMs: number };
+    const j = JSON.parse(r.stdout) as {
+      status: string;
+      reason?: string;
+      safetyEventsByKind: Record<string, number>;
+      inferenceMs: { max: number };
+      wakeLateMaxMs: number;
+    };
     const holds = j.safetyEventsByKind['watchdog-hold'] ?? 0;
     console.log(
       `rollout ${i + 1}: ${j.status}${j.reason ? ` (${j.reason})` : ''}; slowest answer ${j.inferenceMs.max.toFixed(1)} ms = ${(j.inferenceMs.max / WATCHDOG_MS).toFixed(2)}× the ${WATCHDOG_MS} ms watchdog; ${holds} watchdog holds; loop woke up to ${j.wakeLateMaxMs.toFixed(1)} ms late`,

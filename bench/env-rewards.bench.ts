@@ -33,7 +33,23 @@ let code = 1;
 try {
   const t0 = Date.now();
   const out = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(PYTHON, ['-m', 'tandem_env.reward_check', server.url, '--steps', String(STEPS), '--seed', '0', '--replay', replay, '--episode-seconds', String(SORT_REPLAY_SECONDS)], { cwd: ROOT, env: { ...process.env, PYTHONPATH: join(ROOT, 'clients', 'python') } });
+    const child = spawn(
+      PYTHON,
+      [
+        '-m',
+        'tandem_env.reward_check',
+        server.url,
+        '--steps',
+        String(STEPS),
+        '--seed',
+        '0',
+        '--replay',
+        replay,
+        '--episode-seconds',
+        String(SORT_REPLAY_SECONDS),
+      ],
+      { cwd: ROOT, env: { ...process.env, PYTHONPATH: join(ROOT, 'clients', 'python') } },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -44,8 +60,14 @@ try {
   const wallS = (Date.now() - t0) / 1000;
   process.stdout.write(out.stdout);
   if (out.stderr) process.stderr.write(out.stderr);
-  const summary = JSON.parse(out.stdout.trim().split('\n').pop() ?? '{}') as { reward_sum?: number; event_sum?: number; positive_rewards?: number };
-  console.log(`${ENVS} envs × ${STEPS} steps on ${WORKERS} worker threads: ${wallS.toFixed(1)} s wall; rewards seen ${summary.reward_sum}, implied by the events ${summary.event_sum}, ${summary.positive_rewards} positive`);
+  const summary = JSON.parse(out.stdout.trim().split('\n').pop() ?? '{}') as {
+    reward_sum?: number;
+    event_sum?: number;
+    positive_rewards?: number;
+  };
+  console.log(
+    `${ENVS} envs × ${STEPS} steps on ${WORKERS} worker threads: ${wallS.toFixed(1)} s wall; rewards seen ${summary.reward_sum}, implied by the events ${summary.event_sum}, ${summary.positive_rewards} positive`,
+  );
   code = out.code === 0 && (summary.positive_rewards ?? 0) > 0 ? 0 : 1;
 } finally {
   await server.close();

@@ -63,7 +63,9 @@ function measure<T>(name: string, envSteps: number, body: () => Promise<T>): Pro
     const c = process.cpuUsage(c0);
     const cpuS = (c.user + c.system) / 1e6;
     rows.push({ name, envSteps, wallS, cpuS });
-    console.log(`${name.padEnd(44)} ${(envSteps / cpuS).toFixed(0).padStart(7)} steps/s/core ${(envSteps / wallS).toFixed(0).padStart(7)} steps/s wall  (${envSteps} steps, ${cpuS.toFixed(1)} CPU s, ${wallS.toFixed(1)} s)`);
+    console.log(
+      `${name.padEnd(44)} ${(envSteps / cpuS).toFixed(0).padStart(7)} steps/s/core ${(envSteps / wallS).toFixed(0).padStart(7)} steps/s wall  (${envSteps} steps, ${cpuS.toFixed(1)} CPU s, ${wallS.toFixed(1)} s)`,
+    );
     return out;
   })();
 }
@@ -107,12 +109,16 @@ async function served(workers: number, cameras: readonly CameraName[] = []): Pro
     if (reset.type !== 'reset') throw new Error(JSON.stringify(reset));
     // The first step draws in a fresh browser (start-up): measured rows start after it.
     if (cameras.length > 0) await ask({ type: 'step', actions: NdArray.float32(actionsAt(0, ENVS), [ENVS, 14]) });
-    await measure(`server, ${ENVS} envs, ${workers} worker${workers === 1 ? '' : 's'}${cameras.length > 0 ? `, ${cameras.join('+')}` : ''}`, ENVS * steps, async () => {
-      for (let k = 0; k < steps; k++) {
-        const s = await ask({ type: 'step', actions: NdArray.float32(actionsAt(k, ENVS), [ENVS, 14]) });
-        if (s.type !== 'step') throw new Error(JSON.stringify(s));
-      }
-    });
+    await measure(
+      `server, ${ENVS} envs, ${workers} worker${workers === 1 ? '' : 's'}${cameras.length > 0 ? `, ${cameras.join('+')}` : ''}`,
+      ENVS * steps,
+      async () => {
+        for (let k = 0; k < steps; k++) {
+          const s = await ask({ type: 'step', actions: NdArray.float32(actionsAt(k, ENVS), [ENVS, 14]) });
+          if (s.type !== 'step') throw new Error(JSON.stringify(s));
+        }
+      },
+    );
     ws.close();
     return rows[rows.length - 1];
   } finally {
@@ -120,7 +126,12 @@ async function served(workers: number, cameras: readonly CameraName[] = []): Pro
   }
 }
 
-console.log(`sort-from-tote tier ${TIER}, ${HZ} Hz policy rate; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `sort-from-tote tier ${TIER}, ${HZ} Hz policy rate; ${os.cpus().length} cores, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
 await inProcess();
 const [full, physics] = rows;
 const one = (await served(1))!;
@@ -129,9 +140,22 @@ const many = MAX_WORKERS > 2 ? await served(MAX_WORKERS) : undefined;
 const camOne = await served(1, ['cam_high']);
 const camTwo = os.cpus().length >= 2 ? await served(2, ['cam_high']) : undefined;
 const eventsShare = 1 - full.envSteps / full.cpuS / (physics.envSteps / physics.cpuS);
-console.log(`\nper env step: ${((full.cpuS / full.envSteps) * 1000).toFixed(2)} ms CPU in-process, of which physics ${((physics.cpuS / physics.envSteps) * 1000).toFixed(2)} ms and task events ${(eventsShare * 100).toFixed(0)} %`);
-console.log(`server overhead per env step (1 worker): ${(((one.cpuS / one.envSteps) - (full.cpuS / full.envSteps)) * 1000).toFixed(2)} ms CPU (msgpack, socket, thread hops)`);
-if (two) console.log(`2 workers vs 1: ${((two.envSteps / two.wallS) / (one.envSteps / one.wallS)).toFixed(2)}× wall throughput, ${((two.envSteps / two.cpuS) / (one.envSteps / one.cpuS)).toFixed(2)}× per core`);
-if (many) console.log(`${MAX_WORKERS} workers vs 2 on ${os.cpus().length} cores: ${((many.envSteps / many.wallS) / ((two ?? one).envSteps / (two ?? one).wallS)).toFixed(2)}× wall throughput`);
-if (camOne) console.log(`with cam_high (224 px) for every env: ${(camOne.envSteps / camOne.wallS).toFixed(0)} steps/s wall on 1 worker (${((camOne.envSteps / camOne.wallS) / (one.envSteps / one.wallS) * 100).toFixed(0)} % of without), ${((camOne.wallS / camOne.envSteps - one.wallS / one.envSteps) * 1000).toFixed(1)} ms wall more per env step${camTwo ? `; 2 workers ${(camTwo.envSteps / camTwo.wallS).toFixed(0)} steps/s wall` : ''}`);
-console.log(`real-time factor per core: ${((full.envSteps / HZ) / full.cpuS).toFixed(1)}× (sim seconds per CPU second)`);
+console.log(
+  `\nper env step: ${((full.cpuS / full.envSteps) * 1000).toFixed(2)} ms CPU in-process, of which physics ${((physics.cpuS / physics.envSteps) * 1000).toFixed(2)} ms and task events ${(eventsShare * 100).toFixed(0)} %`,
+);
+console.log(
+  `server overhead per env step (1 worker): ${((one.cpuS / one.envSteps - full.cpuS / full.envSteps) * 1000).toFixed(2)} ms CPU (msgpack, socket, thread hops)`,
+);
+if (two)
+  console.log(
+    `2 workers vs 1: ${(two.envSteps / two.wallS / (one.envSteps / one.wallS)).toFixed(2)}× wall throughput, ${(two.envSteps / two.cpuS / (one.envSteps / one.cpuS)).toFixed(2)}× per core`,
+  );
+if (many)
+  console.log(
+    `${MAX_WORKERS} workers vs 2 on ${os.cpus().length} cores: ${(many.envSteps / many.wallS / ((two ?? one).envSteps / (two ?? one).wallS)).toFixed(2)}× wall throughput`,
+  );
+if (camOne)
+  console.log(
+    `with cam_high (224 px) for every env: ${(camOne.envSteps / camOne.wallS).toFixed(0)} steps/s wall on 1 worker (${((camOne.envSteps / camOne.wallS / (one.envSteps / one.wallS)) * 100).toFixed(0)} % of without), ${((camOne.wallS / camOne.envSteps - one.wallS / one.envSteps) * 1000).toFixed(1)} ms wall more per env step${camTwo ? `; 2 workers ${(camTwo.envSteps / camTwo.wallS).toFixed(0)} steps/s wall` : ''}`,
+  );
+console.log(`real-time factor per core: ${(full.envSteps / HZ / full.cpuS).toFixed(1)}× (sim seconds per CPU second)`);

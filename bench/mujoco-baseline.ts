@@ -32,7 +32,12 @@ export interface StepRate {
 }
 
 /** One tier-5 layout as MJCF at the given physics step (the export's is the calibration's). */
-export async function mjcfAtStep(task: TaskDefinition, layout: Layout, calibration: SimCalibration, stepS: number): Promise<MjcfScene> {
+export async function mjcfAtStep(
+  task: TaskDefinition,
+  layout: Layout,
+  calibration: SimCalibration,
+  stepS: number,
+): Promise<MjcfScene> {
   const scene = await exportMjcf({ rigModel: yamRigModel(), task, layout, calibration });
   return { ...scene, xml: scene.xml.replace(/timestep="[^"]+"/, `timestep="${stepS}"`) };
 }
@@ -44,7 +49,12 @@ let mujoco: Awaited<ReturnType<typeof load>> | undefined;
  * command (or, without a trajectory, `seconds` with the arms commanded home), and times only the
  * stepping.
  */
-export async function mujocoJsRate(scenes: readonly MjcfScene[], trajectories: readonly (Trajectory | undefined)[], seconds: number, stepS: number): Promise<StepRate> {
+export async function mujocoJsRate(
+  scenes: readonly MjcfScene[],
+  trajectories: readonly (Trajectory | undefined)[],
+  seconds: number,
+  stepS: number,
+): Promise<StepRate> {
   mujoco ??= await load();
   const mj = mujoco;
   let cpuS = 0;
@@ -104,7 +114,11 @@ export function nativeMujocoMissing(): string | undefined {
  * control noise: the arms hold home). CPU time is the child's, read from its shell's /proc entry
  * after it was waited for (cutime + cstime), so a busy machine does not inflate it.
  */
-export function nativeMujocoRate(scenes: readonly MjcfScene[], seconds: number, stepS: number): StepRate & { readonly version: string } {
+export function nativeMujocoRate(
+  scenes: readonly MjcfScene[],
+  seconds: number,
+  stepS: number,
+): StepRate & { readonly version: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-mujoco-bench-'));
   let cpuS = 0;
   let wallS = 0;
@@ -120,11 +134,21 @@ export function nativeMujocoRate(scenes: readonly MjcfScene[], seconds: number, 
       writeFileSync(file, scene.xml);
       const nSteps = Math.round(seconds / stepS);
       const w0 = performance.now();
-      const r = spawnSync('sh', ['-c', `mujoco-testspeed "$1" "$2" 1 0 && cat /proc/$$/stat >&2`, 'sh', file, String(nSteps)], { encoding: 'utf8' });
+      const r = spawnSync(
+        'sh',
+        ['-c', `mujoco-testspeed "$1" "$2" 1 0 && cat /proc/$$/stat >&2`, 'sh', file, String(nSteps)],
+        { encoding: 'utf8' },
+      );
       wallS += (performance.now() - w0) / 1000;
-      if (r.status !== 0) throw new Error(`mujoco-testspeed failed on the exported scene: ${(r.stdout + r.stderr).trim().split('\n').slice(-3).join(' ')}`);
+      if (r.status !== 0)
+        throw new Error(
+          `mujoco-testspeed failed on the exported scene: ${(r.stdout + r.stderr).trim().split('\n').slice(-3).join(' ')}`,
+        );
       // /proc/PID/stat: fields after the ")" of the command name; cutime and cstime are fields 16 and 17.
-      const fields = r.stderr.slice(r.stderr.lastIndexOf(')') + 2).trim().split(/\s+/);
+      const fields = r.stderr
+        .slice(r.stderr.lastIndexOf(')') + 2)
+        .trim()
+        .split(/\s+/);
       cpuS += (Number(fields[13]) + Number(fields[14])) / tick;
       steps += nSteps;
     });

@@ -19,12 +19,23 @@ import { startFakeOpenpiServer } from '../test/policy/openpi-fakes.js';
 const HZ = 50;
 const ctx: EpisodeContext = { seed: 1, prompt: 'bench', rigModel: yamRigModel(), controlHz: HZ };
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const observeAt = (step: number) => async (): Promise<Observation> => ({ timeS: step / HZ, state: new Float32Array(14), images: {}, prompt: 'bench' });
+const observeAt = (step: number) => async (): Promise<Observation> => ({
+  timeS: step / HZ,
+  state: new Float32Array(14),
+  images: {},
+  prompt: 'bench',
+});
 
 function policyTaking(slowMs: (call: number) => number): Policy {
   let calls = 0;
   return {
-    info: { name: 'bench:slow', checkpointSha256: '0'.repeat(64), actionHorizon: 10, cameras: [], needsPrivilegedState: false },
+    info: {
+      name: 'bench:slow',
+      checkpointSha256: '0'.repeat(64),
+      actionHorizon: 10,
+      cameras: [],
+      needsPrivilegedState: false,
+    },
     async reset() {
       calls = 0;
     },
@@ -38,7 +49,10 @@ function policyTaking(slowMs: (call: number) => number): Policy {
 
 /** Time of the takeover step (5), ms, for a policy whose second inference takes `secondMs`. */
 async function takeoverMs(secondMs: number, deadlineMs: number): Promise<number> {
-  const exec = createChunkExecutor(policyTaking((call) => (call === 1 ? secondMs : 0)), { prefetchSteps: 2, replanEverySteps: 5, deadlineMs });
+  const exec = createChunkExecutor(
+    policyTaking((call) => (call === 1 ? secondMs : 0)),
+    { prefetchSteps: 2, replanEverySteps: 5, deadlineMs },
+  );
   await exec.reset(ctx);
   for (let s = 0; s < 5; s++) await exec.step(s, s / HZ, observeAt(s));
   const t0 = performance.now();
@@ -61,7 +75,9 @@ async function executorDeadline(): Promise<void> {
   const b = median(baseline);
   const l = median(late);
   console.log(`policy answers at once (baseline)   ${b.toFixed(2)} ms`);
-  console.log(`policy takes 10 s → timeout after   ${l.toFixed(1)} ms  (${(l / 150).toFixed(2)}× the deadline, ${(l / 10_000).toFixed(3)}× the inference)`);
+  console.log(
+    `policy takes 10 s → timeout after   ${l.toFixed(1)} ms  (${(l / 150).toFixed(2)}× the deadline, ${(l / 10_000).toFixed(3)}× the inference)`,
+  );
 }
 
 async function connectDeadline(): Promise<void> {
@@ -86,7 +102,9 @@ async function connectDeadline(): Promise<void> {
     await live.close();
   }
   console.log(`connect to a live server (baseline) ${median(up).toFixed(2)} ms`);
-  console.log(`refused until the deadline          ${median(refused).toFixed(1)} ms  (${(median(refused) / 400).toFixed(2)}× the 400 ms deadline, ${(median(refused) / median(up)).toFixed(0)}× the baseline)`);
+  console.log(
+    `refused until the deadline          ${median(refused).toFixed(1)} ms  (${(median(refused) / 400).toFixed(2)}× the 400 ms deadline, ${(median(refused) / median(up)).toFixed(0)}× the baseline)`,
+  );
 }
 
 await executorDeadline();

@@ -42,25 +42,47 @@ async function time(n: number, f: () => unknown): Promise<number[]> {
 async function codec(): Promise<void> {
   console.log('\n-- 1. client codec, 3 × 224×224 RGB + 14-d state, 50×14 answer (median of runs) --');
   const obs = syntheticObservation({ size: 224 });
-  const answer = encodeResult({ horizon: 50, actions: new Float32Array(50 * 14).fill(0.25) }, { policyInferMs: 1, serverInferMs: 1 });
+  const answer = encodeResult(
+    { horizon: 50, actions: new Float32Array(50 * 14).fill(0.25) },
+    { policyInferMs: 1, serverInferMs: 1 },
+  );
   await time(20, () => encodeObservation(obs)); // warm-up
   const enc = median(await time(200, () => encodeObservation(obs)));
   const dec = median(await time(2000, () => decodeResult(answer)));
   const request = await encodeObservation(obs);
   const serverDec = median(await time(200, () => decodeObservation(request)));
-  const copy = median(await time(200, () => Buffer.concat([obs.images.cam_high!.data, obs.images.cam_left_wrist!.data, obs.images.cam_right_wrist!.data, new Uint8Array(obs.state.buffer)])));
+  const copy = median(
+    await time(200, () =>
+      Buffer.concat([
+        obs.images.cam_high!.data,
+        obs.images.cam_left_wrist!.data,
+        obs.images.cam_right_wrist!.data,
+        new Uint8Array(obs.state.buffer),
+      ]),
+    ),
+  );
   const asJson = () =>
-    JSON.stringify({ state: Array.from(obs.state), images: Object.fromEntries(Object.entries(obs.images).map(([k, v]) => [k, Array.from(v!.data)])), prompt: obs.prompt });
+    JSON.stringify({
+      state: Array.from(obs.state),
+      images: Object.fromEntries(Object.entries(obs.images).map(([k, v]) => [k, Array.from(v!.data)])),
+      prompt: obs.prompt,
+    });
   const json = median(await time(10, asJson));
   console.log(`request size                 ${(request.length / 1024).toFixed(1)} KiB`);
   console.log(`client encode (msgpack)      ${ms(enc)}`);
   console.log(`client decode (50×14)        ${ms(dec)}`);
   console.log(`client overhead enc+dec      ${ms(enc + dec)}`);
-  const serverEnc = median(await time(2000, () => encodeResult({ horizon: 50, actions: new Float32Array(50 * 14) }, { policyInferMs: 1, serverInferMs: 1 })));
+  const serverEnc = median(
+    await time(2000, () =>
+      encodeResult({ horizon: 50, actions: new Float32Array(50 * 14) }, { policyInferMs: 1, serverInferMs: 1 }),
+    ),
+  );
   console.log(`server decode of the request ${ms(serverDec)}`);
   console.log(`server encode of the answer  ${ms(serverEnc)}`);
   const compute = enc + dec + serverDec + serverEnc;
-  console.log(`protocol compute per inference (client + server)  ${ms(compute)}   goal < 2 ms: ${compute < 2 ? 'met' : 'MISSED'}`);
+  console.log(
+    `protocol compute per inference (client + server)  ${ms(compute)}   goal < 2 ms: ${compute < 2 ? 'met' : 'MISSED'}`,
+  );
   console.log(`baseline: bare copy of bytes ${ms(copy)}   (encode is ${(enc / copy).toFixed(1)}× a copy)`);
   console.log(`baseline: JSON.stringify     ${ms(json)}   (encode is ${(json / enc).toFixed(0)}× faster than JSON)`);
 }
@@ -71,9 +93,23 @@ interface Served {
 }
 
 function serve(modelPath: string, addedLatencyMs: number): Promise<Served> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/tandem.js'), 'policy', 'serve', '--policy', `onnx:${modelPath}`, '--port', '0', '--added-latency-ms', String(addedLatencyMs)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bin/tandem.js'),
+      'policy',
+      'serve',
+      '--policy',
+      `onnx:${modelPath}`,
+      '--port',
+      '0',
+      '--added-latency-ms',
+      String(addedLatencyMs),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise<void>((r) => child.on('close', () => r()));
   let out = '';
   return new Promise((resolve, reject) => {
@@ -97,23 +133,29 @@ s.listen(0, '127.0.0.1', () => console.log(s.address().port));
 process.on('SIGINT', () => process.exit(0));`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise((r) => child.on('close', r));
-  const port = await new Promise<number>((resolve) => child.stdout.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim()))));
+  const port = await new Promise<number>((resolve) =>
+    child.stdout.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim()))),
+  );
   const c = connect(port, '127.0.0.1');
   c.setNoDelay(true);
   await new Promise((r) => c.once('connect', r));
   const payload = Buffer.alloc(requestBytes, 1);
-  const out = await time(n, () => new Promise<void>((resolve) => {
-    let got = 0;
-    const on = (d: Buffer): void => {
-      got += d.length;
-      if (got >= answerBytes) {
-        c.off('data', on);
-        resolve();
-      }
-    };
-    c.on('data', on);
-    c.write(payload);
-  }));
+  const out = await time(
+    n,
+    () =>
+      new Promise<void>((resolve) => {
+        let got = 0;
+        const on = (d: Buffer): void => {
+          got += d.length;
+          if (got >= answerBytes) {
+            c.off('data', on);
+            resolve();
+          }
+        };
+        c.on('data', on);
+        c.write(payload);
+      }),
+  );
   c.destroy();
   child.kill('SIGINT');
   await exited;
@@ -133,7 +175,13 @@ async function roundTrip(modelPath: string): Promise<void> {
   // In-process server with a policy that answers at once: the protocol and transport alone,
   // without a second process to wake up or a model thread pool to hop through.
   const instant: Policy = {
-    info: { name: 'instant', checkpointSha256: '-', actionHorizon: 50, cameras: ['cam_high'], needsPrivilegedState: false },
+    info: {
+      name: 'instant',
+      checkpointSha256: '-',
+      actionHorizon: 50,
+      cameras: ['cam_high'],
+      needsPrivilegedState: false,
+    },
     reset: async () => {},
     infer: async () => ({ horizon: 50, actions: new Float32Array(50 * 14) }),
   };
@@ -152,31 +200,56 @@ async function roundTrip(modelPath: string): Promise<void> {
   const rows: { total: number; encode: number; network: number; server: number; model: number; decode: number }[] = [];
   for (let i = 0; i < 400; i++) {
     const t = (await client.infer(obs)).timing!;
-    if (i >= 100) rows.push({ total: t.totalMs, encode: t.encodeMs!, network: t.networkMs!, server: t.serverMs!, model: t.modelMs!, decode: t.decodeMs! });
+    if (i >= 100)
+      rows.push({
+        total: t.totalMs,
+        encode: t.encodeMs!,
+        network: t.networkMs!,
+        server: t.serverMs!,
+        model: t.modelMs!,
+        decode: t.decodeMs!,
+      });
   }
   await client.close();
   await server.stop();
   const m = (k: keyof (typeof rows)[0]) => median(rows.map((r) => r[k]));
   const requestBytes = (await encodeObservation(obs)).length;
-  const answerBytes = encodeResult({ horizon: 50, actions: new Float32Array(50 * 14) }, { policyInferMs: 1, serverInferMs: 1 }).length;
+  const answerBytes = encodeResult(
+    { horizon: 50, actions: new Float32Array(50 * 14) },
+    { policyInferMs: 1, serverInferMs: 1 },
+  ).length;
   const tcp = median(await rawTcpRoundTrip(requestBytes, answerBytes, 200));
   const overheadVsPolicy = median(rows.map((r) => r.total - r.server));
   const overheadVsModel = median(rows.map((r) => r.total - r.model));
   console.log(`baseline: in-process policy.infer ${ms(median(bare))} (of which model run ${ms(median(bareModel))})`);
-  console.log(`remote total                      ${ms(m('total'))}  = encode ${ms(m('encode'))} + network ${ms(m('network'))} + server ${ms(m('server'))} + decode ${ms(m('decode'))}`);
+  console.log(
+    `remote total                      ${ms(m('total'))}  = encode ${ms(m('encode'))} + network ${ms(m('network'))} + server ${ms(m('server'))} + decode ${ms(m('decode'))}`,
+  );
   const p90 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
   const p10 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.1)];
   const childOverhead = rows.map((r) => r.total - r.server);
-  console.log(`baseline: raw TCP round trip to a child process, same bytes  ${ms(tcp)}   (loopback floor here: ${(requestBytes / 1024).toFixed(0)} KiB out, ${(answerBytes / 1024).toFixed(1)} KiB back)`);
-  console.log(`overhead beyond the server's policy time, server in a child process  p10 ${ms(p10(childOverhead))}, median ${ms(overheadVsPolicy)}, p90 ${ms(p90(childOverhead))}   goal < 2 ms: ${overheadVsPolicy < 2 ? 'met' : 'MISSED'}`);
-  console.log(`  minus the raw TCP floor                                             ${ms(overheadVsPolicy - tcp)}   (${(overheadVsPolicy / tcp).toFixed(2)}× the floor)`);
-  console.log(`overhead beyond the policy, in-process server, instant policy       p10 ${ms(p10(inProcOverhead))}, median ${ms(median(inProcOverhead))}, p90 ${ms(p90(inProcOverhead))}   goal < 2 ms: ${median(inProcOverhead) < 2 ? 'met' : 'MISSED'}`);
-  console.log(`overhead beyond the bare model run        ${ms(overheadVsModel)}   (includes server-side image normalisation)`);
+  console.log(
+    `baseline: raw TCP round trip to a child process, same bytes  ${ms(tcp)}   (loopback floor here: ${(requestBytes / 1024).toFixed(0)} KiB out, ${(answerBytes / 1024).toFixed(1)} KiB back)`,
+  );
+  console.log(
+    `overhead beyond the server's policy time, server in a child process  p10 ${ms(p10(childOverhead))}, median ${ms(overheadVsPolicy)}, p90 ${ms(p90(childOverhead))}   goal < 2 ms: ${overheadVsPolicy < 2 ? 'met' : 'MISSED'}`,
+  );
+  console.log(
+    `  minus the raw TCP floor                                             ${ms(overheadVsPolicy - tcp)}   (${(overheadVsPolicy / tcp).toFixed(2)}× the floor)`,
+  );
+  console.log(
+    `overhead beyond the policy, in-process server, instant policy       p10 ${ms(p10(inProcOverhead))}, median ${ms(median(inProcOverhead))}, p90 ${ms(p90(inProcOverhead))}   goal < 2 ms: ${median(inProcOverhead) < 2 ? 'met' : 'MISSED'}`,
+  );
+  console.log(
+    `overhead beyond the bare model run        ${ms(overheadVsModel)}   (includes server-side image normalisation)`,
+  );
   console.log(`remote / in-process ratio                 ${(m('total') / median(bare)).toFixed(2)}×`);
 }
 
 async function idleCycles(modelPath: string): Promise<void> {
-  console.log('\n-- 3. idle control cycles at chunk boundaries: 50 Hz wall-clock loop, 100 ms model (server --added-latency-ms 100), H = 50, 25 rows per chunk --');
+  console.log(
+    '\n-- 3. idle control cycles at chunk boundaries: 50 Hz wall-clock loop, 100 ms model (server --added-latency-ms 100), H = 50, 25 rows per chunk --',
+  );
   const server = await serve(modelPath, 100);
   const hz = 50;
   const periodMs = 1000 / hz;
@@ -208,19 +281,40 @@ async function idleCycles(modelPath: string): Promise<void> {
       slot += (idle + 1) * periodMs;
     }
     const boundaries = exec.chunks().length - 1;
-    const lat = median(exec.chunks().slice(1).map((c) => c.latencyMs));
-    console.log(`${label.padEnd(28)} idle cycles waiting for the policy at ${boundaries} boundaries: ${atBoundaries} (${(atBoundaries / boundaries).toFixed(1)} per boundary); other late cycles (machine jitter): ${elsewhere}; median inference ${ms(lat)}`);
+    const lat = median(
+      exec
+        .chunks()
+        .slice(1)
+        .map((c) => c.latencyMs),
+    );
+    console.log(
+      `${label.padEnd(28)} idle cycles waiting for the policy at ${boundaries} boundaries: ${atBoundaries} (${(atBoundaries / boundaries).toFixed(1)} per boundary); other late cycles (machine jitter): ${elsewhere}; median inference ${ms(lat)}`,
+    );
     await policy.close?.();
   }
   await server.stop();
 }
 
-console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (wall-clock figures below include waiting for a core)`);
+console.log(
+  `machine: ${cpus().length} cores, load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} (wall-clock figures below include waiting for a core)`,
+);
 const dir = mkdtempSync(join(tmpdir(), 'tandem-policy-bench-'));
 try {
-  const cam = (camera: 'cam_high' | 'cam_left_wrist' | 'cam_right_wrist') => ({ name: camera, camera, layout: 'chw' as const, dtype: 'float32' as const, size: 224 });
+  const cam = (camera: 'cam_high' | 'cam_left_wrist' | 'cam_right_wrist') => ({
+    name: camera,
+    camera,
+    layout: 'chw' as const,
+    dtype: 'float32' as const,
+    size: 224,
+  });
   const modelPath = join(dir, 'linear-3cam.onnx');
-  writeFileSync(modelPath, buildLinearPolicyModel({ horizon: 50, cameras: [cam('cam_high'), cam('cam_left_wrist'), cam('cam_right_wrist')] }).bytes);
+  writeFileSync(
+    modelPath,
+    buildLinearPolicyModel({ horizon: 50, cameras: [cam('cam_high'), cam('cam_left_wrist'), cam('cam_right_wrist')] })
+      .bytes,
+  );
   await codec();
   await roundTrip(modelPath);
   await idleCycles(modelPath);

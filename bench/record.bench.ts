@@ -43,7 +43,8 @@ function cpuS(): number {
 
 async function openCameras(clock: RealtimeClock): Promise<FfmpegCamera[]> {
   const cams = ['cam_high', 'cam_left_wrist', 'cam_right_wrist'].map(
-    (name) => new FfmpegCamera({ name, kind: 'testsrc', width: 640, height: 480, fps: 30 }, { nowS: () => clock.nowS() }),
+    (name) =>
+      new FfmpegCamera({ name, kind: 'testsrc', width: 640, height: 480, fps: 30 }, { nowS: () => clock.nowS() }),
   );
   await Promise.all(cams.map((c) => c.open()));
   return cams;
@@ -104,7 +105,13 @@ async function soak(condition: string, dir: string): Promise<Soak> {
     while (clock.nowS() < end - 0.5) {
       const file = join(dir, `${condition}-${files.length}.mcap`);
       files.push(file);
-      const rec = await EpisodeRecorder.open({ file, rigModel: yamRigModel(), cameras: cams.map((c) => c.info), metadata: { task: 'soak' }, unixOffsetS: Date.now() / 1000 - clock.nowS() });
+      const rec = await EpisodeRecorder.open({
+        file,
+        rigModel: yamRigModel(),
+        cameras: cams.map((c) => c.info),
+        metadata: { task: 'soak' },
+        unixOffsetS: Date.now() / 1000 - clock.nowS(),
+      });
       for (const c of cams) rec.attachCamera(c, () => clock.nowS());
       const counting = cams.map((c) => c.onFrame(() => (framesDelivered += 1)));
       if (closedAtMs !== undefined) gapsMs.push(performance.now() - closedAtMs);
@@ -123,7 +130,21 @@ async function soak(condition: string, dir: string): Promise<Soak> {
     const cameraDropped = cams.reduce((n, c) => n + c.counters().dropped, 0) - dropped0;
     let framesRecorded = 0;
     for (const f of files) framesRecorded += (await inspectEpisodeFile(f)).cameras.reduce((n, c) => n + c.frames, 0);
-    return { condition, episodes: files.length, seconds, framesDelivered, framesRecorded, cameraDropped, recorderLost: lost, statesRecorded: states, baselineCpuShare, soakCpuShare, mbPerS: bytes / 1048576 / seconds, closeMs, gapsMs };
+    return {
+      condition,
+      episodes: files.length,
+      seconds,
+      framesDelivered,
+      framesRecorded,
+      cameraDropped,
+      recorderLost: lost,
+      statesRecorded: states,
+      baselineCpuShare,
+      soakCpuShare,
+      mbPerS: bytes / 1048576 / seconds,
+      closeMs,
+      gapsMs,
+    };
   } finally {
     await Promise.all(cams.map((c) => c.close()));
   }
@@ -132,11 +153,33 @@ async function soak(condition: string, dir: string): Promise<Soak> {
 /** Both cores busy: a sim sweep on two worker threads, restarted should it finish early. */
 function loadBothCores(dir: string): { stop(): void } {
   const layouts = join(dir, 'load-layouts.json');
-  writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [5], perTier: 40, seed: 1 })));
+  writeFileSync(
+    layouts,
+    serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [5], perTier: 40, seed: 1 })),
+  );
   let child: ChildProcess | undefined;
   let stopped = false;
   const start = (): void => {
-    child = spawn(process.execPath, [join(ROOT, 'bin/tandem.js'), 'sim', 'sweep', '--layouts', layouts, '--policy', 'code:bottles-in-the-bin', '--workers', '2', '--repeats', '10', '--data', join(dir, 'load-data'), '--json'], { stdio: 'ignore' });
+    child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'bin/tandem.js'),
+        'sim',
+        'sweep',
+        '--layouts',
+        layouts,
+        '--policy',
+        'code:bottles-in-the-bin',
+        '--workers',
+        '2',
+        '--repeats',
+        '10',
+        '--data',
+        join(dir, 'load-data'),
+        '--json',
+      ],
+      { stdio: 'ignore' },
+    );
     child.on('exit', () => {
       if (!stopped) start();
     });
@@ -160,18 +203,31 @@ function print(s: Soak): void {
   const close = [...s.closeMs].sort((a, b) => a - b);
   console.log(`\n${s.condition}: ${s.episodes} episodes of ${EPISODE_S} s, ${s.seconds.toFixed(0)} s in all`);
   console.log(`  joint states recorded   ${s.statesRecorded} (${(s.statesRecorded / s.seconds).toFixed(1)} Hz)`);
-  console.log(`  camera frames           ${s.framesRecorded} recorded of ${s.framesDelivered} delivered while recording; camera-side drops ${s.cameraDropped}; recorder lost ${s.recorderLost}`);
-  console.log(`  dropped frames          ${dropped} (${((100 * dropped) / Math.max(1, expected)).toFixed(3)}%)   goal 0; LeRobot streaming encoder ≈2% by design`);
-  console.log(`  recorder CPU            ${(100 * (s.soakCpuShare - s.baselineCpuShare)).toFixed(1)}% of a core (process ${(100 * s.soakCpuShare).toFixed(1)}% recording, ${(100 * s.baselineCpuShare).toFixed(1)}% baseline, same cameras and loop)`);
+  console.log(
+    `  camera frames           ${s.framesRecorded} recorded of ${s.framesDelivered} delivered while recording; camera-side drops ${s.cameraDropped}; recorder lost ${s.recorderLost}`,
+  );
+  console.log(
+    `  dropped frames          ${dropped} (${((100 * dropped) / Math.max(1, expected)).toFixed(3)}%)   goal 0; LeRobot streaming encoder ≈2% by design`,
+  );
+  console.log(
+    `  recorder CPU            ${(100 * (s.soakCpuShare - s.baselineCpuShare)).toFixed(1)}% of a core (process ${(100 * s.soakCpuShare).toFixed(1)}% recording, ${(100 * s.baselineCpuShare).toFixed(1)}% baseline, same cameras and loop)`,
+  );
   console.log(`  written                 ${s.mbPerS.toFixed(2)} MB/s`);
   const gaps = [...s.gapsMs].sort((a, b) => a - b);
-  if (gaps.length) console.log(`  between episodes        p50 ${pct(gaps, 0.5).toFixed(1)} ms, max ${gaps[gaps.length - 1].toFixed(1)} ms (close + open of the next file; frames then belong to no episode)`);
-  console.log(`  episode close           p50 ${pct(close, 0.5).toFixed(1)} ms, max ${close[close.length - 1].toFixed(1)} ms   goal < 1000 ms; LeRobot before streaming: 30–40 s per 15 s episode (×${(35_000 / Math.max(1, pct(close, 0.5))).toFixed(0)} slower)`);
+  if (gaps.length)
+    console.log(
+      `  between episodes        p50 ${pct(gaps, 0.5).toFixed(1)} ms, max ${gaps[gaps.length - 1].toFixed(1)} ms (close + open of the next file; frames then belong to no episode)`,
+    );
+  console.log(
+    `  episode close           p50 ${pct(close, 0.5).toFixed(1)} ms, max ${close[close.length - 1].toFixed(1)} ms   goal < 1000 ms; LeRobot before streaming: 30–40 s per 15 s episode (×${(35_000 / Math.max(1, pct(close, 0.5))).toFixed(0)} slower)`,
+  );
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-record-bench-'));
 try {
-  console.log(`record soak: 250 Hz joint states + 3 × 640×480 MJPEG @ 30 fps (ffmpeg testsrc2), ${SOAK_S} s per condition, baseline ${BASELINE_S} s`);
+  console.log(
+    `record soak: 250 Hz joint states + 3 × 640×480 MJPEG @ 30 fps (ffmpeg testsrc2), ${SOAK_S} s per condition, baseline ${BASELINE_S} s`,
+  );
   print(await soak('idle', dir));
   if (LOADED) {
     const load = loadBothCores(dir);

@@ -40,10 +40,17 @@ console.log('rate    clock                 p50      p99      max   late/cycles  
 for (const rate of [250, 500, 1000]) {
   const naive = await run(new TimeoutOnlyClock(), rate, seconds);
   const rt = await run(new RealtimeClock(), rate, seconds);
-  for (const [name, s] of [['setTimeout only', naive], ['RealtimeClock', rt]] as const) {
-    console.log(`${String(rate).padStart(4)} Hz ${name.padEnd(18)} ${fmt(s.jitterP50Ms)}  ${fmt(s.jitterP99Ms)}  ${fmt(s.jitterMaxMs)}  ${String(s.lateCycles).padStart(5)}/${String(s.cycles).padEnd(6)} ${s.achievedHz.toFixed(1).padStart(8)}`);
+  for (const [name, s] of [
+    ['setTimeout only', naive],
+    ['RealtimeClock', rt],
+  ] as const) {
+    console.log(
+      `${String(rate).padStart(4)} Hz ${name.padEnd(18)} ${fmt(s.jitterP50Ms)}  ${fmt(s.jitterP99Ms)}  ${fmt(s.jitterMaxMs)}  ${String(s.lateCycles).padStart(5)}/${String(s.cycles).padEnd(6)} ${s.achievedHz.toFixed(1).padStart(8)}`,
+    );
   }
-  console.log(`        p99 jitter ratio naive/realtime: ${(naive.jitterP99Ms / Math.max(rt.jitterP99Ms, 1e-6)).toFixed(1)}×`);
+  console.log(
+    `        p99 jitter ratio naive/realtime: ${(naive.jitterP99Ms / Math.max(rt.jitterP99Ms, 1e-6)).toFixed(1)}×`,
+  );
 }
 
 // Loop overhead without waiting: cycles per second of the loop + supervisor + mirror on a stepped clock,
@@ -56,5 +63,7 @@ for (const rate of [250, 500, 1000]) {
   await run(clock, 1000, cycles / 1000);
   const ms = performance.now() - t0;
   const grew = process.memoryUsage().heapUsed - before;
-  console.log(`\nstepped clock: ${cycles} cycles in ${ms.toFixed(0)} ms = ${((cycles / ms) * 1000).toFixed(0)} cycles/s (${((ms * 1000) / cycles).toFixed(2)} µs per cycle); heap +${(grew / 1024).toFixed(0)} KiB over the run`);
+  console.log(
+    `\nstepped clock: ${cycles} cycles in ${ms.toFixed(0)} ms = ${((cycles / ms) * 1000).toFixed(0)} cycles/s (${((ms * 1000) / cycles).toFixed(2)} µs per cycle); heap +${(grew / 1024).toFixed(0)} KiB over the run`,
+  );
 }

@@ -62,7 +62,10 @@ async function run(emu: EmulatorThread, arm: Arm, condition: Condition): Promise
   let rig: Rig;
   if (arm === 'rig thread') rig = createThreadedYamCanRig(config, { clock }, { rateHz: RATE_HZ });
   else {
-    const buses = { left: new SerialCanBus({ transport: 'slcan', path: emu.links.left }), right: new SerialCanBus({ transport: 'slcan', path: emu.links.right }) };
+    const buses = {
+      left: new SerialCanBus({ transport: 'slcan', path: emu.links.left }),
+      right: new SerialCanBus({ transport: 'slcan', path: emu.links.right }),
+    };
     rig = new YamCanRig({ buses, clock, safety: { controlPeriodS: 1 / RATE_HZ } });
   }
   let blocks = 0;
@@ -132,7 +135,11 @@ async function run(emu: EmulatorThread, arm: Arm, condition: Condition): Promise
 const emu = await startEmulatorThread({ replyLatencyMs: 1 });
 const rows: Row[] = [];
 try {
-  console.log(`rig isolation: both arms, ${RATE_HZ} Hz, ${SECONDS} s per run, emulated motors (1 ms reply latency) in their own thread over socat ptys; load before ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `rig isolation: both arms, ${RATE_HZ} Hz, ${SECONDS} s per run, emulated motors (1 ms reply latency) in their own thread over socat ptys; load before ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   for (const condition of ['quiet', 'blocked 500 ms / 1.5 s', 'busy station'] as Condition[]) {
     for (const arm of ['rig thread', 'in-thread'] as Arm[]) rows.push(await run(emu, arm, condition));
   }
@@ -140,8 +147,11 @@ try {
   await emu.stop();
 }
 const f = (x: number, d = 2) => x.toFixed(d);
-const goals = (r: Row): string => `${r.stats.jitterP99Ms < 1 ? 'p99 ok' : 'p99 MISSED'}, ${r.longestGapMs <= 20 ? 'gap ok' : 'gap MISSED'}`;
-console.log('arm          condition                achieved Hz  jitter p50 / p99 / max ms   longest gap to a motor  watchdog holds  motors damped  blocks  goals (p99 < 1 ms, gap ≤ 20 ms)  fault');
+const goals = (r: Row): string =>
+  `${r.stats.jitterP99Ms < 1 ? 'p99 ok' : 'p99 MISSED'}, ${r.longestGapMs <= 20 ? 'gap ok' : 'gap MISSED'}`;
+console.log(
+  'arm          condition                achieved Hz  jitter p50 / p99 / max ms   longest gap to a motor  watchdog holds  motors damped  blocks  goals (p99 < 1 ms, gap ≤ 20 ms)  fault',
+);
 for (const r of rows) {
   console.log(
     `${r.arm.padEnd(12)} ${r.condition.padEnd(24)} ${f(r.stats.achievedHz, 1).padStart(11)}  ${`${f(r.stats.jitterP50Ms)} / ${f(r.stats.jitterP99Ms)} / ${f(r.stats.jitterMaxMs)}`.padEnd(26)} ${`${f(r.longestGapMs, 1)} ms`.padStart(22)}  ${String(r.watchdogHolds).padStart(14)}  ${`${r.motorsDamped}/14`.padStart(13)}  ${String(r.blocks).padStart(6)}  ${goals(r).padEnd(31)}  ${r.fault ? r.fault.slice(0, 90) : '-'}`,
@@ -155,4 +165,8 @@ for (const c of ['blocked 500 ms / 1.5 s', 'busy station'] as Condition[]) {
       `p99 jitter ${f(q('in-thread', c).stats.jitterP99Ms / Math.max(q('rig thread', c).stats.jitterP99Ms, 1e-3), 1)}×`,
   );
 }
-console.log(`load after ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `load after ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);

@@ -28,13 +28,28 @@ const links = { left: join(dir, 'left'), right: join(dir, 'right') };
 const children: ChildProcess[] = [];
 
 async function startEmulator(link: string): Promise<void> {
-  const child = spawn(process.execPath, [join(root, 'bin/tandem.js'), 'rig', 'emulate', '--transport', 'slcan', '--link', link, '--latency-ms', String(LATENCY_MS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'bin/tandem.js'),
+      'rig',
+      'emulate',
+      '--transport',
+      'slcan',
+      '--link',
+      link,
+      '--latency-ms',
+      String(LATENCY_MS),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   children.push(child);
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   const start = Date.now();
   while (!/Press Ctrl-C/.test(out)) {
-    if (child.exitCode !== null || Date.now() - start > 30_000) throw new Error(`emulator for ${link} did not start: ${out}`);
+    if (child.exitCode !== null || Date.now() - start > 30_000)
+      throw new Error(`emulator for ${link} did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -57,7 +72,10 @@ interface Row {
 
 async function ours(rateHz: number): Promise<Row> {
   const clock = new RealtimeClock();
-  const buses = { left: new SerialCanBus({ transport: 'slcan', path: links.left }), right: new SerialCanBus({ transport: 'slcan', path: links.right }) };
+  const buses = {
+    left: new SerialCanBus({ transport: 'slcan', path: links.left }),
+    right: new SerialCanBus({ transport: 'slcan', path: links.right }),
+  };
   const rig = new YamCanRig({ buses, clock, safety: { controlPeriodS: 1 / rateHz } });
   try {
     await rig.configure();
@@ -86,16 +104,21 @@ async function ours(rateHz: number): Promise<Row> {
 
 /** The vendor's loop: per motor, send its MIT command and wait up to 10 ms for its reply. */
 async function sequential(rateHz: number): Promise<Row> {
-  const buses = [new SerialCanBus({ transport: 'slcan', path: links.left }), new SerialCanBus({ transport: 'slcan', path: links.right })];
+  const buses = [
+    new SerialCanBus({ transport: 'slcan', path: links.left }),
+    new SerialCanBus({ transport: 'slcan', path: links.right }),
+  ];
   for (const b of buses) await b.open();
   const clock = new RealtimeClock();
-  const ranges = [...['DM4340', 'DM4340', 'DM4340', 'DM4310', 'DM4310', 'DM4310'], 'DM4310'].map((m) => MOTOR_RANGES[m as 'DM4310']);
+  const ranges = [...['DM4340', 'DM4340', 'DM4340', 'DM4310', 'DM4310', 'DM4310'], 'DM4310'].map(
+    (m) => MOTOR_RANGES[m as 'DM4310'],
+  );
   let waiting: { id: number; resolve: () => void } | undefined;
   const positions = buses.map(() => new Float64Array(7));
   buses.forEach((b, a) =>
     b.onFrame((f: CanFrame) => {
       const id = f.id - FEEDBACK_ID_OFFSET;
-      if (id >= 1 && id <= 7) positions[a][id - 1] = ((((f.data[1] << 8) | f.data[2]) * 25) / 65535) - 12.5;
+      if (id >= 1 && id <= 7) positions[a][id - 1] = (((f.data[1] << 8) | f.data[2]) * 25) / 65535 - 12.5;
       if (waiting && waiting.id === a * 16 + id) waiting.resolve();
     }),
   );
@@ -124,7 +147,19 @@ async function sequential(rateHz: number): Promise<Row> {
     for (const [a, b] of buses.entries()) {
       for (let id = 1; id <= 7; id++) {
         const i = id - 1;
-        b.send(mitFrame(id, { positionRad: positions[a][i], velocityRadS: 0, kp: i < 6 ? YAM_KP[i] : 20, kd: i < 6 ? YAM_KD[i] : 0.5, torqueNm: 0 }, ranges[i]));
+        b.send(
+          mitFrame(
+            id,
+            {
+              positionRad: positions[a][i],
+              velocityRadS: 0,
+              kp: i < 6 ? YAM_KP[i] : 20,
+              kd: i < 6 ? YAM_KD[i] : 0.5,
+              torqueNm: 0,
+            },
+            ranges[i],
+          ),
+        );
         const got = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => resolve(false), 10);
           waiting = { id: a * 16 + id, resolve: () => (clearTimeout(timer), resolve(true)) };
@@ -141,7 +176,8 @@ async function sequential(rateHz: number): Promise<Row> {
   }
   const span = clock.nowS() - t0;
   for (const [a, b] of buses.entries()) {
-    for (let id = 1; id <= 7; id++) b.send({ id, extended: false, data: Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd) });
+    for (let id = 1; id <= 7; id++)
+      b.send({ id, extended: false, data: Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd) });
     void a;
   }
   await new Promise((r) => setTimeout(r, 50));
@@ -168,17 +204,41 @@ try {
   const seq = await sequential(250);
   rows.push(seq);
   for (const hz of [250, 500, 1000]) rows.push(await ours(hz));
-  console.log(`\nBoth arms (14 motors), SLCAN over socat ptys, emulated reply latency ${LATENCY_MS} ms, ${SECONDS} s per row.`);
-  console.log('jitter = wake-up time − deadline; late = cycles more than half a period late (sequential: cycle work > 7 ms, the vendor rule)\n');
+  console.log(
+    `\nBoth arms (14 motors), SLCAN over socat ptys, emulated reply latency ${LATENCY_MS} ms, ${SECONDS} s per row.`,
+  );
+  console.log(
+    'jitter = wake-up time − deadline; late = cycles more than half a period late (sequential: cycle work > 7 ms, the vendor rule)\n',
+  );
   const head = ['loop', 'target Hz', 'achieved Hz', 'jitter p50 ms', 'p99 ms', 'max ms', 'late', 'cycles', 'notes'];
-  const table = rows.map((r) => [r.name, String(r.targetHz), r.achievedHz.toFixed(1), r.p50Ms.toFixed(3), r.p99Ms.toFixed(3), r.maxMs.toFixed(3), String(r.late), String(r.cycles), r.note]);
+  const table = rows.map((r) => [
+    r.name,
+    String(r.targetHz),
+    r.achievedHz.toFixed(1),
+    r.p50Ms.toFixed(3),
+    r.p99Ms.toFixed(3),
+    r.maxMs.toFixed(3),
+    String(r.late),
+    String(r.cycles),
+    r.note,
+  ]);
   const w = head.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
   for (const line of [head, ...table]) console.log(line.map((c, i) => c.padEnd(w[i])).join('  '));
   const ours250 = rows[1];
-  console.log(`\nratio achieved rate at 250 Hz, YamCanRig / sequential: ${(ours250.achievedHz / seq.achievedHz).toFixed(2)}×`);
-  for (const r of rows.slice(1)) console.log(`ratio achieved / target, YamCanRig at ${r.targetHz} Hz: ${(r.achievedHz / r.targetHz).toFixed(3)}; sequential at 250 Hz: ${(seq.achievedHz / 250).toFixed(3)}`);
+  console.log(
+    `\nratio achieved rate at 250 Hz, YamCanRig / sequential: ${(ours250.achievedHz / seq.achievedHz).toFixed(2)}×`,
+  );
+  for (const r of rows.slice(1))
+    console.log(
+      `ratio achieved / target, YamCanRig at ${r.targetHz} Hz: ${(r.achievedHz / r.targetHz).toFixed(3)}; sequential at 250 Hz: ${(seq.achievedHz / 250).toFixed(3)}`,
+    );
   const host = await import('node:os');
-  console.log(`host: ${host.cpus().length} cores, load average ${host.loadavg().map((x) => x.toFixed(1)).join(' ')} (other work on the machine widens the tails)`);
+  console.log(
+    `host: ${host.cpus().length} cores, load average ${host
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')} (other work on the machine widens the tails)`,
+  );
 } finally {
   for (const c of children) c.kill('SIGINT');
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.on('close', r)))));

@@ -15,7 +15,11 @@ const benches = readdirSync(dir)
   .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))
   .sort();
 if (benches.length === 0) {
-  console.error(`no benchmark matches ${filters.join(' ') || '*'}; available: ${readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).join(', ')}`);
+  console.error(
+    `no benchmark matches ${filters.join(' ') || '*'}; available: ${readdirSync(dir)
+      .filter((f) => f.endsWith('.bench.ts'))
+      .join(', ')}`,
+  );
   process.exit(2);
 }
 let failed = 0;

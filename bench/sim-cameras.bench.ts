@@ -30,7 +30,11 @@ import { CAMERA_NAMES, type CameraName } from '../src/policy/contract.js';
 import { yamRigModel } from '../src/rig/yam.js';
 import { BIN, BOTTLE } from '../src/tasks/catalogue.js';
 import { objectPose3 } from '../src/tasks/footprint.js';
-import { DEFAULT_CAMERA_CALIBRATION, type CameraCalibration, type CameraModel } from '../src/sim/render/camera-calibration.js';
+import {
+  DEFAULT_CAMERA_CALIBRATION,
+  type CameraCalibration,
+  type CameraModel,
+} from '../src/sim/render/camera-calibration.js';
 
 const FRAMES = Number(process.env.BENCH_FRAMES ?? 20);
 const pngDir = process.env.SIM_CAMERAS_PNG_DIR;
@@ -41,7 +45,15 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 /** Frame i of a scene where both arms sweep and eight bottles stand or lie around the bin. */
 function snapshot(i: number): SceneSnapshot {
   const q = new Float64Array(14);
-  const arm = [0.3 * Math.sin(i / 7), 1.0 + 0.2 * Math.sin(i / 5), 0.9, -0.5, 0.2 * Math.sin(i / 3), 0, 0.5 + 0.4 * Math.sin(i / 4)];
+  const arm = [
+    0.3 * Math.sin(i / 7),
+    1.0 + 0.2 * Math.sin(i / 5),
+    0.9,
+    -0.5,
+    0.2 * Math.sin(i / 3),
+    0,
+    0.5 + 0.4 * Math.sin(i / 4),
+  ];
   for (let j = 0; j < 7; j++) {
     q[j] = arm[j];
     q[7 + j] = j === 0 ? -arm[j] : arm[j];
@@ -60,7 +72,11 @@ function snapshot(i: number): SceneSnapshot {
     task,
     links: rigSnapshotLinks(model, q),
     grippers: rigSnapshotGrippers(model, q),
-    objects: spots.map(([x, y, yawRad, posture], k) => ({ id: `bottle-${k + 1}`, kind: BOTTLE.id, pose: objectPose3(BOTTLE, posture, { x, y, yawRad }) })),
+    objects: spots.map(([x, y, yawRad, posture], k) => ({
+      id: `bottle-${k + 1}`,
+      kind: BOTTLE.id,
+      pose: objectPose3(BOTTLE, posture, { x, y, yawRad }),
+    })),
     fixtures: [{ id: 'bin', kind: BIN.id, pose: { position: [0.32, -0.05, 0], quaternion: [0, 0, 0, 1] } }],
   };
 }
@@ -103,9 +119,23 @@ function cpuMsByProcess(profileDir: string): Map<string, number> {
 /** The same cameras scaled to `sizePx` square (focal lengths scaled with them, so each sees the same view). */
 function calibrationAt(sizePx: number): CameraCalibration {
   const k = sizePx / DEFAULT_CAMERA_CALIBRATION.cameras.cam_high.intrinsics.widthPx;
-  const at = (m: CameraModel): CameraModel => ({ ...m, intrinsics: { widthPx: sizePx, heightPx: sizePx, fxPx: m.intrinsics.fxPx * k, fyPx: m.intrinsics.fyPx * k, cxPx: (sizePx - 1) / 2, cyPx: (sizePx - 1) / 2 } });
+  const at = (m: CameraModel): CameraModel => ({
+    ...m,
+    intrinsics: {
+      widthPx: sizePx,
+      heightPx: sizePx,
+      fxPx: m.intrinsics.fxPx * k,
+      fyPx: m.intrinsics.fyPx * k,
+      cxPx: (sizePx - 1) / 2,
+      cyPx: (sizePx - 1) / 2,
+    },
+  });
   const c = DEFAULT_CAMERA_CALIBRATION.cameras;
-  return { name: `scaled ${sizePx}`, version: 1, cameras: { cam_high: at(c.cam_high), cam_left_wrist: at(c.cam_left_wrist), cam_right_wrist: at(c.cam_right_wrist) } };
+  return {
+    name: `scaled ${sizePx}`,
+    version: 1,
+    cameras: { cam_high: at(c.cam_high), cam_left_wrist: at(c.cam_left_wrist), cam_right_wrist: at(c.cam_right_wrist) },
+  };
 }
 
 /** Where a three-camera observation's CPU goes, and how it scales with the image size. */
@@ -123,23 +153,34 @@ async function costBreakdown(): Promise<void> {
     const own = process.cpuUsage(own0);
     const after = cpuMsByProcess(dir);
     await r.close();
-    const parts = [...after].map(([type, ms]) => [type, (ms - (before.get(type) ?? 0)) / FRAMES] as const).filter(([, ms]) => ms >= 0.5);
+    const parts = [...after]
+      .map(([type, ms]) => [type, (ms - (before.get(type) ?? 0)) / FRAMES] as const)
+      .filter(([, ms]) => ms >= 0.5);
     const nodeMs = (own.user + own.system) / 1000 / FRAMES;
     const total = parts.reduce((s, [, ms]) => s + ms, 0) + nodeMs;
     bySize.push([3 * size * size, total]);
-    console.log(`  ${String(size).padStart(3)} px: ${total.toFixed(1).padStart(6)} CPU-ms = ${[...parts.map(([t, ms]) => `${t} ${ms.toFixed(1)}`), `node ${nodeMs.toFixed(1)}`].join(', ')}`);
+    console.log(
+      `  ${String(size).padStart(3)} px: ${total.toFixed(1).padStart(6)} CPU-ms = ${[...parts.map(([t, ms]) => `${t} ${ms.toFixed(1)}`), `node ${nodeMs.toFixed(1)}`].join(', ')}`,
+    );
   }
   // Least-squares line through (pixels, CPU-ms): fixed cost per observation + cost per pixel.
   const n = bySize.length;
   const mx = bySize.reduce((s, [x]) => s + x, 0) / n;
   const my = bySize.reduce((s, [, y]) => s + y, 0) / n;
-  const slope = bySize.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0) / bySize.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  const slope =
+    bySize.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0) / bySize.reduce((s, [x]) => s + (x - mx) ** 2, 0);
   const fixed = my - slope * mx;
-  console.log(`  fit: ${fixed.toFixed(1)} CPU-ms fixed + ${(slope * 1e6).toFixed(0)} CPU-ns per pixel; 3 × 224² = ${(fixed + slope * 3 * 224 * 224).toFixed(1)} CPU-ms, of which pixels ${(slope * 3 * 224 * 224).toFixed(1)}`);
+  console.log(
+    `  fit: ${fixed.toFixed(1)} CPU-ms fixed + ${(slope * 1e6).toFixed(0)} CPU-ns per pixel; 3 × 224² = ${(fixed + slope * 3 * 224 * 224).toFixed(1)} CPU-ms, of which pixels ${(slope * 3 * 224 * 224).toFixed(1)}`,
+  );
 }
 
 /** Median wall time per frame, and CPU time per frame (browser + this process) — the latter barely moves with machine load. */
-async function frames(r: ChromiumRenderer, cams: readonly CameraName[], separate: boolean): Promise<{ wallMs: number; cpuMs: number }> {
+async function frames(
+  r: ChromiumRenderer,
+  cams: readonly CameraName[],
+  separate: boolean,
+): Promise<{ wallMs: number; cpuMs: number }> {
   const times: number[] = [];
   const dir = await r.runningProfileDir();
   const cpu0 = cpuMs(dir);
@@ -154,7 +195,9 @@ async function frames(r: ChromiumRenderer, cams: readonly CameraName[], separate
 }
 
 async function main(): Promise<void> {
-  console.log(`sim cameras: 224×224 RGB, SwiftShader WebGL in /usr/bin/chromium; median of ${FRAMES} frames, the scene changes every frame`);
+  console.log(
+    `sim cameras: 224×224 RGB, SwiftShader WebGL in /usr/bin/chromium; median of ${FRAMES} frames, the scene changes every frame`,
+  );
   const prep: number[] = [];
   for (let i = 0; i < 200; i++) {
     const s = snapshot(i);
@@ -174,8 +217,12 @@ async function main(): Promise<void> {
   await old.render(snapshot(0), CAMERA_NAMES);
   await frames(old, CAMERA_NAMES, false);
   const blocks: { now: { wallMs: number; cpuMs: number }; before: { wallMs: number; cpuMs: number } }[] = [];
-  for (let b = 0; b < 3; b++) blocks.push({ before: await frames(old, CAMERA_NAMES, false), now: await frames(r, CAMERA_NAMES, false) });
-  const meanOf = (k: 'now' | 'before'): { wallMs: number; cpuMs: number } => ({ wallMs: median(blocks.map((x) => x[k].wallMs)), cpuMs: blocks.reduce((s, x) => s + x[k].cpuMs, 0) / blocks.length });
+  for (let b = 0; b < 3; b++)
+    blocks.push({ before: await frames(old, CAMERA_NAMES, false), now: await frames(r, CAMERA_NAMES, false) });
+  const meanOf = (k: 'now' | 'before'): { wallMs: number; cpuMs: number } => ({
+    wallMs: median(blocks.map((x) => x[k].wallMs)),
+    cpuMs: blocks.reduce((s, x) => s + x[k].cpuMs, 0) / blocks.length,
+  });
   const three = meanOf('now');
   const threeBefore = meanOf('before');
   let identical = 0;
@@ -196,10 +243,17 @@ async function main(): Promise<void> {
   await aa.close();
 
   const row = (label: string, m: { wallMs: number; cpuMs?: number }): void => {
-    const cpu = m.cpuMs === undefined ? ''.padStart(30) : `${m.cpuMs.toFixed(1).padStart(8)} CPU-ms/frame ${(m.cpuMs / one.cpuMs).toFixed(2).padStart(5)}×`;
-    console.log(`${label.padEnd(50)} ${m.wallMs.toFixed(1).padStart(8)} ms/frame ${(m.wallMs / one.wallMs).toFixed(2).padStart(6)}× ${(1000 / m.wallMs).toFixed(1).padStart(7)} frames/s ${cpu}`);
+    const cpu =
+      m.cpuMs === undefined
+        ? ''.padStart(30)
+        : `${m.cpuMs.toFixed(1).padStart(8)} CPU-ms/frame ${(m.cpuMs / one.cpuMs).toFixed(2).padStart(5)}×`;
+    console.log(
+      `${label.padEnd(50)} ${m.wallMs.toFixed(1).padStart(8)} ms/frame ${(m.wallMs / one.wallMs).toFixed(2).padStart(6)}× ${(1000 / m.wallMs).toFixed(1).padStart(7)} frames/s ${cpu}`,
+    );
   };
-  console.log(`\n${''.padEnd(50)} ${'wall (median)'.padStart(17)} ${'vs baseline'.padStart(6)} ${''.padStart(15)} ${'CPU, all chromium processes + node'.padStart(30)}`);
+  console.log(
+    `\n${''.padEnd(50)} ${'wall (median)'.padStart(17)} ${'vs baseline'.padStart(6)} ${''.padStart(15)} ${'CPU, all chromium processes + node'.padStart(30)}`,
+  );
   row('baseline: cam_high only, one request', one);
   row('3 cameras, one request, as before issue 17 item 5', threeBefore);
   row('3 cameras, one request (a VLA observation)', three);
@@ -207,9 +261,15 @@ async function main(): Promise<void> {
   row('3 cameras, one request, 4× MSAA', threeAa);
   row('first frame of a fresh renderer (browser start)', { wallMs: coldMs });
   row('Node-side geometry only (snapshot → page frame)', { wallMs: median(prep) });
-  console.log(`\nnow vs before issue 17 item 5: ${three.cpuMs.toFixed(1)} vs ${threeBefore.cpuMs.toFixed(1)} CPU-ms per observation (${(three.cpuMs / threeBefore.cpuMs).toFixed(2)}×), ${three.wallMs.toFixed(1)} vs ${threeBefore.wallMs.toFixed(1)} ms wall (${(three.wallMs / threeBefore.wallMs).toFixed(2)}×); byte-identical images in ${identical} of ${FRAMES} frames`);
-  console.log(`per camera in a batch: ${(three.wallMs / 3).toFixed(1)} ms wall, ${(three.cpuMs / 3).toFixed(1)} CPU-ms; batching saves ${(threeSeparate.wallMs - three.wallMs).toFixed(1)} ms per observation`);
-  console.log(`machine load while measuring: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${availableParallelism()} cores (wall times scale with it; CPU-ms much less)`);
+  console.log(
+    `\nnow vs before issue 17 item 5: ${three.cpuMs.toFixed(1)} vs ${threeBefore.cpuMs.toFixed(1)} CPU-ms per observation (${(three.cpuMs / threeBefore.cpuMs).toFixed(2)}×), ${three.wallMs.toFixed(1)} vs ${threeBefore.wallMs.toFixed(1)} ms wall (${(three.wallMs / threeBefore.wallMs).toFixed(2)}×); byte-identical images in ${identical} of ${FRAMES} frames`,
+  );
+  console.log(
+    `per camera in a batch: ${(three.wallMs / 3).toFixed(1)} ms wall, ${(three.cpuMs / 3).toFixed(1)} CPU-ms; batching saves ${(threeSeparate.wallMs - three.wallMs).toFixed(1)} ms per observation`,
+  );
+  console.log(
+    `machine load while measuring: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${availableParallelism()} cores (wall times scale with it; CPU-ms much less)`,
+  );
   console.log('policies without cameras pay 0: the browser starts on the first image request.');
   if (first.cam_high === undefined) throw new Error('no image');
   if (process.env.SIM_CAMERAS_BREAKDOWN !== '0') await costBreakdown();

@@ -51,14 +51,30 @@ async function loop(layouts: readonly Layout[], cal: SimCalibration, seconds: nu
   const statuses: string[] = [];
   for (const layout of layouts) {
     // Placement noise off: the exported scene mujoco-js steps alone is the layout as written.
-    const r = await runSimRollout({ task, layout, policy, seed: 0, episodeSeconds: seconds, calibration: cal, placementNoise: false });
+    const r = await runSimRollout({
+      task,
+      layout,
+      policy,
+      seed: 0,
+      episodeSeconds: seconds,
+      calibration: cal,
+      placementNoise: false,
+    });
     steps += r.physicsSteps;
     progress.push(r.episode.progress?.progress ?? NaN);
     trajectories.push(r.episode.trajectory);
     statuses.push(r.episode.status === 'valid' ? 'valid' : `${r.episode.status}: ${r.episode.reason ?? ''}`);
   }
   const c = process.cpuUsage(c0);
-  return { simS: seconds * layouts.length, cpuS: (c.user + c.system) / 1e6, wallS: (performance.now() - w0) / 1000, steps, progress, trajectories, statuses };
+  return {
+    simS: seconds * layouts.length,
+    cpuS: (c.user + c.system) / 1e6,
+    wallS: (performance.now() - w0) / 1000,
+    steps,
+    progress,
+    trajectories,
+    statuses,
+  };
 }
 
 const rtf = (r: { simS: number; cpuS: number }): number => r.simS / r.cpuS;
@@ -70,9 +86,14 @@ function line(name: string, r: StepRate, extra = ''): string {
 async function main(): Promise<void> {
   const tier5 = sampleLayoutSet({ task: task.id, tiers: [5], perTier: 2, seed: 2026 });
   const [l1, l5, l15] = os.loadavg();
-  console.log(`tier-5 bottles scene (${tier5.layouts.map((l) => `${l.objects.length} bottles`).join(', ')}), ${POLICY}, ${SECONDS} s episodes, control 50 Hz, step ${RAPIER.physicsStepS * 1000} ms; load average ${l1.toFixed(1)} ${l5.toFixed(1)} ${l15.toFixed(1)}`);
+  console.log(
+    `tier-5 bottles scene (${tier5.layouts.map((l) => `${l.objects.length} bottles`).join(', ')}), ${POLICY}, ${SECONDS} s episodes, control 50 Hz, step ${RAPIER.physicsStepS * 1000} ms; load average ${l1.toFixed(1)} ${l5.toFixed(1)} ${l15.toFixed(1)}`,
+  );
   // Warm both engines (WebAssembly compile, JIT tiers) and each row's policy worker before any row is timed.
-  const [rapierPolicy, mujocoPolicy] = await Promise.all([openPolicy(POLICY, { cwd: process.cwd() }), openPolicy(POLICY, { cwd: process.cwd() })]);
+  const [rapierPolicy, mujocoPolicy] = await Promise.all([
+    openPolicy(POLICY, { cwd: process.cwd() }),
+    openPolicy(POLICY, { cwd: process.cwd() }),
+  ]);
   await loop(tier5.layouts.slice(0, 1), RAPIER, 2, rapierPolicy);
   await loop(tier5.layouts.slice(0, 1), MUJOCO, 2, mujocoPolicy);
 
@@ -83,16 +104,47 @@ async function main(): Promise<void> {
   const scenes = await Promise.all(tier5.layouts.map((l) => mjcfAtStep(task, l, MUJOCO, step)));
   await mujocoJsRate(scenes, mujoco.trajectories, SECONDS, step);
   const alone = await mujocoJsRate(scenes, mujoco.trajectories, SECONDS, step);
-  const rest = await mujocoJsRate(scenes, scenes.map(() => undefined), SECONDS, step);
+  const rest = await mujocoJsRate(
+    scenes,
+    scenes.map(() => undefined),
+    SECONDS,
+    step,
+  );
   const missing = nativeMujocoMissing();
   const native = missing ? undefined : nativeMujocoRate(scenes, SECONDS, step);
   const m = rtf(mujoco);
-  const show = (p: number[], s: string[]): string => `progress ${p.map((x) => x.toFixed(2)).join(' ')}${s.some((x) => x !== 'valid') ? `  ${s.join('; ')}` : ''}`;
-  console.log(line('Rapier engine, whole loop (default record)', rapier, `MuJoCo engine ${(m / rtf(rapier)).toFixed(2)}× this   ${show(rapier.progress, rapier.statuses)}`));
+  const show = (p: number[], s: string[]): string =>
+    `progress ${p.map((x) => x.toFixed(2)).join(' ')}${s.some((x) => x !== 'valid') ? `  ${s.join('; ')}` : ''}`;
+  console.log(
+    line(
+      'Rapier engine, whole loop (default record)',
+      rapier,
+      `MuJoCo engine ${(m / rtf(rapier)).toFixed(2)}× this   ${show(rapier.progress, rapier.statuses)}`,
+    ),
+  );
   console.log(line('MuJoCo engine, whole loop (engine: mujoco)', mujoco, show(mujoco.progress, mujoco.statuses)));
-  console.log(line('mujoco-js stepping the scene alone, replaying its commands', alone, `MuJoCo engine ${(m / rtf(alone)).toFixed(2)}× this (loop overhead ${(100 * (1 - m / rtf(alone))).toFixed(0)}%)`));
-  console.log(line('mujoco-js stepping the scene alone, arms holding home', rest, `MuJoCo engine ${(m / rtf(rest)).toFixed(2)}× this`));
-  if (native) console.log(line(`native MuJoCo ${native.version || '(Debian)'} testspeed, arms holding home`, native, `MuJoCo engine ${(m / rtf(native)).toFixed(2)}× this; mujoco-js at rest ${(rtf(rest) / rtf(native)).toFixed(2)}× this`));
+  console.log(
+    line(
+      'mujoco-js stepping the scene alone, replaying its commands',
+      alone,
+      `MuJoCo engine ${(m / rtf(alone)).toFixed(2)}× this (loop overhead ${(100 * (1 - m / rtf(alone))).toFixed(0)}%)`,
+    ),
+  );
+  console.log(
+    line(
+      'mujoco-js stepping the scene alone, arms holding home',
+      rest,
+      `MuJoCo engine ${(m / rtf(rest)).toFixed(2)}× this`,
+    ),
+  );
+  if (native)
+    console.log(
+      line(
+        `native MuJoCo ${native.version || '(Debian)'} testspeed, arms holding home`,
+        native,
+        `MuJoCo engine ${(m / rtf(native)).toFixed(2)}× this; mujoco-js at rest ${(rtf(rest) / rtf(native)).toFixed(2)}× this`,
+      ),
+    );
   else console.log(`native MuJoCo: skipped — ${missing}`);
 
   if (SWEEP > 0) {
@@ -103,10 +155,20 @@ async function main(): Promise<void> {
       ['Rapier', RAPIER],
       ['MuJoCo', MUJOCO],
     ] as const) {
-      const o = await runSweep({ layoutSet: layouts, policySpec: POLICY, repeats: 1, workers: 2, seconds: SECONDS, cwd: process.cwd(), calibration: cal });
+      const o = await runSweep({
+        layoutSet: layouts,
+        policySpec: POLICY,
+        repeats: 1,
+        workers: 2,
+        seconds: SECONDS,
+        cwd: process.cwd(),
+        calibration: cal,
+      });
       const perHour = (o.rollouts.length / (o.wallMs / 1000)) * 3600;
       const valid = o.rollouts.filter((r) => r.status === 'valid').length;
-      console.log(`sweep on 2 workers, ${name}: ${o.rollouts.length} tier-1..3 rollouts of ${SECONDS} s (${valid} valid) in ${(o.wallMs / 1000).toFixed(1)} s = ${perHour.toFixed(0)} rollouts/hour, ${((o.rollouts.length * SECONDS) / (o.wallMs / 1000)).toFixed(1)}× real time`);
+      console.log(
+        `sweep on 2 workers, ${name}: ${o.rollouts.length} tier-1..3 rollouts of ${SECONDS} s (${valid} valid) in ${(o.wallMs / 1000).toFixed(1)} s = ${perHour.toFixed(0)} rollouts/hour, ${((o.rollouts.length * SECONDS) / (o.wallMs / 1000)).toFixed(1)}× real time`,
+      );
     }
   }
 }

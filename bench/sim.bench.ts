@@ -58,7 +58,11 @@ const POLICY = 'code:bottles-in-the-bin';
 const task = getTask('bottles-in-the-bin');
 const AGREE_SECONDS = Number(process.env.SIM_BENCH_AGREE_SECONDS ?? task.episodeSeconds);
 /** The fine reference step of the agreement check, and a second one as fine (its noise floor). */
-const FINE = withCalibration(DEFAULT_SIM_CALIBRATION, { physicsStepS: 1 / 1000, solverIterations: 8, pgsIterations: 2 });
+const FINE = withCalibration(DEFAULT_SIM_CALIBRATION, {
+  physicsStepS: 1 / 1000,
+  solverIterations: 8,
+  pgsIterations: 2,
+});
 const FINE_ALT = withCalibration(FINE, { pgsIterations: 1 });
 /**
  * The arms on one reduced-coordinate multibody each (issue 17 item 4): its joints are exact at any
@@ -73,7 +77,12 @@ const MULTIBODY = multibodyArms(
 
 /** The default record with multibody arms at this step (ms), substeps and PGS passes. */
 function multibodyArms(substeps: number, stepMs = 4, pgs = DEFAULT_SIM_CALIBRATION.pgsIterations): SimCalibration {
-  return withCalibration(DEFAULT_SIM_CALIBRATION, { armJoints: 'multibody', solverIterations: substeps, physicsStepS: stepMs / 1000, pgsIterations: pgs });
+  return withCalibration(DEFAULT_SIM_CALIBRATION, {
+    armJoints: 'multibody',
+    solverIterations: substeps,
+    physicsStepS: stepMs / 1000,
+    pgsIterations: pgs,
+  });
 }
 
 interface Measured {
@@ -87,7 +96,13 @@ interface Measured {
   readonly trajectories: Trajectory[];
 }
 
-async function measure(layouts: readonly Layout[], cal: SimCalibration, seconds: number, policyFor: () => Promise<Policy>, renderer?: Renderer): Promise<Measured> {
+async function measure(
+  layouts: readonly Layout[],
+  cal: SimCalibration,
+  seconds: number,
+  policyFor: () => Promise<Policy>,
+  renderer?: Renderer,
+): Promise<Measured> {
   const c0 = process.cpuUsage();
   const w0 = performance.now();
   let steps = 0;
@@ -96,14 +111,30 @@ async function measure(layouts: readonly Layout[], cal: SimCalibration, seconds:
   const trajectories: Trajectory[] = [];
   for (const layout of layouts) {
     const policy = await policyFor();
-    const r = await runSimRollout({ task, layout, policy, seed: 0, episodeSeconds: seconds, calibration: cal, renderer });
+    const r = await runSimRollout({
+      task,
+      layout,
+      policy,
+      seed: 0,
+      episodeSeconds: seconds,
+      calibration: cal,
+      renderer,
+    });
     steps += r.physicsSteps;
     progress.push(r.episode.progress?.progress ?? NaN);
     statuses.push(r.episode.status === 'valid' ? 'valid' : `${r.episode.status}: ${r.episode.reason ?? ''}`);
     trajectories.push(r.episode.trajectory);
   }
   const c = process.cpuUsage(c0);
-  return { simS: seconds * layouts.length, cpuS: (c.user + c.system) / 1e6, wallS: (performance.now() - w0) / 1000, steps, progress, statuses, trajectories };
+  return {
+    simS: seconds * layouts.length,
+    cpuS: (c.user + c.system) / 1e6,
+    wallS: (performance.now() - w0) / 1000,
+    steps,
+    progress,
+    statuses,
+    trajectories,
+  };
 }
 
 function row(name: string, m: Measured, baseline?: Measured): string {
@@ -124,8 +155,12 @@ async function codePolicyWithCameras(): Promise<Policy> {
 
 async function main(): Promise<void> {
   const tier5: LayoutSet = sampleLayoutSet({ task: task.id, tiers: [5], perTier: 2, seed: 2026 });
-  console.log(`tier-5 bottles scene (${tier5.layouts.map((l) => `${l.objects.length} bottles`).join(', ')}), ${POLICY}, ${SECONDS} s episodes, control 50 Hz`);
-  console.log(`default calibration v${DEFAULT_SIM_CALIBRATION.version}: physics step ${(DEFAULT_SIM_CALIBRATION.physicsStepS * 1000).toFixed(1)} ms, ${DEFAULT_SIM_CALIBRATION.solverIterations} substeps, ${DEFAULT_SIM_CALIBRATION.pgsIterations} PGS passes each, sleeping ${DEFAULT_SIM_CALIBRATION.allowSleep}\n`);
+  console.log(
+    `tier-5 bottles scene (${tier5.layouts.map((l) => `${l.objects.length} bottles`).join(', ')}), ${POLICY}, ${SECONDS} s episodes, control 50 Hz`,
+  );
+  console.log(
+    `default calibration v${DEFAULT_SIM_CALIBRATION.version}: physics step ${(DEFAULT_SIM_CALIBRATION.physicsStepS * 1000).toFixed(1)} ms, ${DEFAULT_SIM_CALIBRATION.solverIterations} substeps, ${DEFAULT_SIM_CALIBRATION.pgsIterations} PGS passes each, sleeping ${DEFAULT_SIM_CALIBRATION.allowSleep}\n`,
+  );
 
   if (ONLY_MUJOCO) {
     await measure(tier5.layouts.slice(0, 1), DEFAULT_SIM_CALIBRATION, 2, codePolicy);
@@ -144,14 +179,22 @@ async function speedRows(tier5: LayoutSet): Promise<void> {
 
   // Rapier's solver substeps each step numSolverIterations times, so cost and accuracy follow the
   // substep (step ÷ iterations), not the step alone.
-  const naiveCal = withCalibration(DEFAULT_SIM_CALIBRATION, { physicsStepS: 1 / 1000, solverIterations: 4, pgsIterations: 1, allowSleep: false });
+  const naiveCal = withCalibration(DEFAULT_SIM_CALIBRATION, {
+    physicsStepS: 1 / 1000,
+    solverIterations: 4,
+    pgsIterations: 1,
+    allowSleep: false,
+  });
   const configs: [string, SimCalibration][] = [
     ['naive: 1 ms step × 4 substeps, no sleeping', naiveCal],
     ['+ sleeping bodies', withCalibration(naiveCal, { allowSleep: true })],
     ['+ 2 ms step × 4 (v2 default)', withCalibration(naiveCal, { allowSleep: true, physicsStepS: 1 / 500 })],
     ['+ 4 ms step × 4, 1 PGS pass', withCalibration(DEFAULT_SIM_CALIBRATION, { pgsIterations: 1 })],
     ['+ 2 PGS passes per substep (v3 default)', withCalibration(DEFAULT_SIM_CALIBRATION, { pgsIterations: 2 })],
-    [`+ ${DEFAULT_SIM_CALIBRATION.pgsIterations} PGS passes per substep (default v${DEFAULT_SIM_CALIBRATION.version})`, DEFAULT_SIM_CALIBRATION],
+    [
+      `+ ${DEFAULT_SIM_CALIBRATION.pgsIterations} PGS passes per substep (default v${DEFAULT_SIM_CALIBRATION.version})`,
+      DEFAULT_SIM_CALIBRATION,
+    ],
   ];
   let naive: Measured | undefined;
   let atDefault: Measured | undefined;
@@ -169,9 +212,17 @@ async function speedRows(tier5: LayoutSet): Promise<void> {
       const { ChromiumRenderer } = await import('../src/sim/render/chromium-renderer.js');
       renderer = new ChromiumRenderer();
       const camSeconds = Math.min(SECONDS, 6);
-      const m = await measure(tier5.layouts.slice(0, 1), DEFAULT_SIM_CALIBRATION, camSeconds, codePolicyWithCameras, renderer);
+      const m = await measure(
+        tier5.layouts.slice(0, 1),
+        DEFAULT_SIM_CALIBRATION,
+        camSeconds,
+        codePolicyWithCameras,
+        renderer,
+      );
       console.log(row(`with 3 cameras at 224² (5 Hz obs, ${camSeconds} s)`, m, naive));
-      console.log('  (per-core factor counts only this process; chromium renders in its own processes — the wall factor is the honest one)');
+      console.log(
+        '  (per-core factor counts only this process; chromium renders in its own processes — the wall factor is the honest one)',
+      );
     } catch (e) {
       console.log(`with cameras: skipped — ${(e as Error).message}`);
     } finally {
@@ -186,14 +237,20 @@ async function speedRows(tier5: LayoutSet): Promise<void> {
   const sweepSeconds = SECONDS;
   let oneWorker = 0;
   for (const workers of [1, 2]) {
-    const o = await runSweep({ layoutSet: sweepSet, policySpec: POLICY, repeats: 1, workers, seconds: sweepSeconds, cwd: process.cwd() });
+    const o = await runSweep({
+      layoutSet: sweepSet,
+      policySpec: POLICY,
+      repeats: 1,
+      workers,
+      seconds: sweepSeconds,
+      cwd: process.cwd(),
+    });
     const rate = o.rollouts.length / (o.wallMs / 1000);
     oneWorker ||= rate;
     console.log(
       `sweep, ${workers} worker${workers === 1 ? ' ' : 's'}: ${o.rollouts.length} rollouts of ${sweepSeconds} s in ${(o.wallMs / 1000).toFixed(1)} s = ${rate.toFixed(3)} rollouts/s, ${((o.rollouts.length * sweepSeconds) / (o.wallMs / 1000)).toFixed(2)}× real time  (${(rate / oneWorker).toFixed(2)}× one worker)`,
     );
   }
-
 }
 
 /** The default (impulse-jointed arms) beside the same scene with multibody arms, in one run. */
@@ -201,13 +258,19 @@ async function armRows(tier5: LayoutSet): Promise<void> {
   await measure(tier5.layouts.slice(0, 1), DEFAULT_SIM_CALIBRATION, 2, codePolicy);
   await measure(tier5.layouts.slice(0, 1), MULTIBODY, 2, codePolicy);
   const configs: [string, SimCalibration][] = [
-    [`default v${DEFAULT_SIM_CALIBRATION.version} (impulse joints, 4 ms × ${DEFAULT_SIM_CALIBRATION.solverIterations})`, DEFAULT_SIM_CALIBRATION],
+    [
+      `default v${DEFAULT_SIM_CALIBRATION.version} (impulse joints, 4 ms × ${DEFAULT_SIM_CALIBRATION.solverIterations})`,
+      DEFAULT_SIM_CALIBRATION,
+    ],
     ['multibody arms, 4 ms × 4', multibodyArms(4)],
     ['multibody arms, 4 ms × 2', multibodyArms(2)],
     ['multibody arms, 4 ms × 1', multibodyArms(1)],
     ['multibody arms, 4 ms × 1, 2 PGS passes', multibodyArms(1, 4, 2)],
     ['multibody arms, 8 ms × 1 (grasps fail: docs/sim.md)', multibodyArms(1, 8)],
-    ['impulse arms, 4 ms × 1 (for scale: tracks badly)', withCalibration(DEFAULT_SIM_CALIBRATION, { solverIterations: 1 })],
+    [
+      'impulse arms, 4 ms × 1 (for scale: tracks badly)',
+      withCalibration(DEFAULT_SIM_CALIBRATION, { solverIterations: 1 }),
+    ],
   ];
   let base: Measured | undefined;
   const rows: [string, Measured][] = [];
@@ -215,7 +278,9 @@ async function armRows(tier5: LayoutSet): Promise<void> {
     const m = await measure(tier5.layouts, cal, SECONDS, codePolicy);
     base ??= m;
     rows.push([name, m]);
-    console.log(`${row(name, m).padEnd(118)} ${base === m ? '' : `${(m.simS / m.cpuS / (base.simS / base.cpuS)).toFixed(2)}× default`}  progress ${m.progress.map((p) => p.toFixed(2)).join(' ')}${m.statuses.some((x) => x !== 'valid') ? `  ${m.statuses.join('; ')}` : ''}`);
+    console.log(
+      `${row(name, m).padEnd(118)} ${base === m ? '' : `${(m.simS / m.cpuS / (base.simS / base.cpuS)).toFixed(2)}× default`}  progress ${m.progress.map((p) => p.toFixed(2)).join(' ')}${m.statuses.some((x) => x !== 'valid') ? `  ${m.statuses.join('; ')}` : ''}`,
+    );
   }
   // MuJoCo replays the default's commands; the multibody rows' factors are set beside the same rates.
   if (WITH_MUJOCO && base) await mujocoRows(tier5, base, rows.slice(1, 6));
@@ -226,37 +291,66 @@ async function armRows(tier5: LayoutSet): Promise<void> {
  * tandem's applied commands at MuJoCo step = tandem's physics step and = its solver substep, and
  * native MuJoCo (mujoco-testspeed) on the resting scene beside mujoco-js on the same resting work.
  */
-async function mujocoRows(tier5: LayoutSet, tandem: Measured, others: readonly [string, Measured][] = []): Promise<void> {
+async function mujocoRows(
+  tier5: LayoutSet,
+  tandem: Measured,
+  others: readonly [string, Measured][] = [],
+): Promise<void> {
   const rtf = (r: { simS: number; cpuS: number }): number => r.simS / r.cpuS;
   const tandemRtf = rtf(tandem);
-  const ratios = (r: number): string => [`tandem ${(tandemRtf / r).toFixed(2)}× this`, ...others.map(([name, m]) => `${name} ${(rtf(m) / r).toFixed(2)}×`)].join(', ');
+  const ratios = (r: number): string =>
+    [
+      `tandem ${(tandemRtf / r).toFixed(2)}× this`,
+      ...others.map(([name, m]) => `${name} ${(rtf(m) / r).toFixed(2)}×`),
+    ].join(', ');
   const line = (name: string, r: StepRate): string =>
     `${name.padEnd(52)} ${rtf(r).toFixed(2).padStart(7)}× per core  ${(r.simS / r.wallS).toFixed(2).padStart(7)}× wall  ${((r.cpuS * 1e6) / r.steps).toFixed(0).padStart(5)} µs CPU/step   ${ratios(rtf(r))}`;
   const cal = DEFAULT_SIM_CALIBRATION;
   const step = cal.physicsStepS;
   const substep = step / cal.solverIterations;
-  console.log(`\nMuJoCo on the same scenes (tandem sim export-mjcf of the ${tier5.layouts.length} tier-5 layouts), beside tandem's default row: ${tandemRtf.toFixed(2)}× per core (code policy included)`);
+  console.log(
+    `\nMuJoCo on the same scenes (tandem sim export-mjcf of the ${tier5.layouts.length} tier-5 layouts), beside tandem's default row: ${tandemRtf.toFixed(2)}× per core (code policy included)`,
+  );
   try {
     const atStep = await Promise.all(tier5.layouts.map((l) => mjcfAtStep(task, l, cal, step)));
     const atSubstep = await Promise.all(tier5.layouts.map((l) => mjcfAtStep(task, l, cal, substep)));
     // Warm-up: V8 compiles WebAssembly lazily and tiers hot functions up later; a whole replay
     // first (measured: a 1 s warm-up left the next replay at 40% of its settled speed).
     await mujocoJsRate(atStep, tandem.trajectories, SECONDS, step);
-    console.log(line(`mujoco-js 0.0.7, replay, step ${step * 1000} ms`, await mujocoJsRate(atStep, tandem.trajectories, SECONDS, step)));
-    console.log(line(`mujoco-js 0.0.7, replay, step ${substep * 1000} ms (tandem's substep)`, await mujocoJsRate(atSubstep, tandem.trajectories, SECONDS, substep)));
-    const jsRest = await mujocoJsRate(atStep, tier5.layouts.map(() => undefined), SECONDS, step);
+    console.log(
+      line(
+        `mujoco-js 0.0.7, replay, step ${step * 1000} ms`,
+        await mujocoJsRate(atStep, tandem.trajectories, SECONDS, step),
+      ),
+    );
+    console.log(
+      line(
+        `mujoco-js 0.0.7, replay, step ${substep * 1000} ms (tandem's substep)`,
+        await mujocoJsRate(atSubstep, tandem.trajectories, SECONDS, substep),
+      ),
+    );
+    const jsRest = await mujocoJsRate(
+      atStep,
+      tier5.layouts.map(() => undefined),
+      SECONDS,
+      step,
+    );
     console.log(line(`mujoco-js 0.0.7, arms holding home, step ${step * 1000} ms`, jsRest));
     const missing = nativeMujocoMissing();
     if (missing) {
       console.log(`native MuJoCo: skipped — ${missing}`);
     } else {
       const native = nativeMujocoRate(atStep, SECONDS, step);
-      console.log(line(`native MuJoCo ${native.version || '(Debian)'} testspeed, arms holding home, ${step * 1000} ms`, native));
+      console.log(
+        line(`native MuJoCo ${native.version || '(Debian)'} testspeed, arms holding home, ${step * 1000} ms`, native),
+      );
       // Again, next to the native run: on a shared machine the two replays differ by tens of percent.
       const jsReplay = await mujocoJsRate(atStep, tandem.trajectories, SECONDS, step);
       console.log(line(`mujoco-js 0.0.7, replay again, step ${step * 1000} ms`, jsReplay));
       const estimate = rtf(jsReplay) * (rtf(native) / rtf(jsRest));
-      console.log(`  native on the replay, estimated (mujoco-js replay × native/mujoco-js at rest = ${rtf(jsReplay).toFixed(2)} × ${(rtf(native) / rtf(jsRest)).toFixed(2)}): ${estimate.toFixed(2)}× per core   ${ratios(estimate)}`);
+      console.log(
+        `  native on the replay, estimated (mujoco-js replay × native/mujoco-js at rest = ${rtf(jsReplay).toFixed(2)} × ${(rtf(native) / rtf(jsRest)).toFixed(2)}): ${estimate.toFixed(2)}× per core   ${ratios(estimate)}`,
+      );
     }
   } catch (e) {
     console.log(`MuJoCo baseline: failed — ${(e as Error).message}`);
@@ -274,38 +368,64 @@ async function agreement(candidate = DEFAULT_SIM_CALIBRATION): Promise<void> {
   const n = agreeSet.layouts.length;
   const workers = Math.max(1, Math.min(2, os.availableParallelism()));
   const progressAt = async (cal: SimCalibration): Promise<{ progress: number[]; bad: string[]; wallS: number }> => {
-    const o = await runSweep({ layoutSet: agreeSet, policySpec: POLICY, repeats: 1, workers, seconds: AGREE_SECONDS, cwd: process.cwd(), calibration: cal });
+    const o = await runSweep({
+      layoutSet: agreeSet,
+      policySpec: POLICY,
+      repeats: 1,
+      workers,
+      seconds: AGREE_SECONDS,
+      cwd: process.cwd(),
+      calibration: cal,
+    });
     const byLayout = new Map(o.rollouts.map((r) => [r.job.layoutIndex, r] as const));
     const progress = agreeSet.layouts.map((l) => {
       const r = byLayout.get(l.index);
       return r && r.status === 'valid' ? (r.progress ?? NaN) : NaN;
     });
-    const bad = o.rollouts.filter((r) => r.status !== 'valid').map((r) => `layout ${r.job.layoutIndex}: ${r.status} ${r.reason ?? ''}`);
+    const bad = o.rollouts
+      .filter((r) => r.status !== 'valid')
+      .map((r) => `layout ${r.job.layoutIndex}: ${r.status} ${r.reason ?? ''}`);
     return { progress, bad, wallS: o.wallMs / 1000 };
   };
   const same = (a: number, b: number): boolean => a === b || (Number.isNaN(a) && Number.isNaN(b));
-  const report = (name: string, a: { progress: number[]; bad: string[] }, b: { progress: number[]; bad: string[] }, goal: boolean): void => {
+  const report = (
+    name: string,
+    a: { progress: number[]; bad: string[] },
+    b: { progress: number[]; bad: string[] },
+    goal: boolean,
+  ): void => {
     const agree = a.progress.filter((p, i) => same(p, b.progress[i])).length;
     const share = agree / n;
     const verdict = goal ? (share >= 0.95 ? '  (≥ 95%: OK)' : '  (< 95%: NOT OK)') : '';
-    console.log(`${name}: ${agree}/${n} = ${(100 * share).toFixed(0)}% of layouts with the same task progress${verdict}`);
-    const differ = a.progress.map((p, i) => (same(p, b.progress[i]) ? '' : `layout ${i} ${p.toFixed(2)} vs ${b.progress[i].toFixed(2)}`)).filter(Boolean);
+    console.log(
+      `${name}: ${agree}/${n} = ${(100 * share).toFixed(0)}% of layouts with the same task progress${verdict}`,
+    );
+    const differ = a.progress
+      .map((p, i) => (same(p, b.progress[i]) ? '' : `layout ${i} ${p.toFixed(2)} vs ${b.progress[i].toFixed(2)}`))
+      .filter(Boolean);
     if (differ.length > 0) console.log(`  differ: ${differ.join('; ')}`);
     const bad = [...new Set([...a.bad, ...b.bad])];
     if (bad.length > 0) console.log(`  not valid: ${bad.join('; ')}`);
   };
-  const stepName = (c: SimCalibration): string => `${(c.physicsStepS * 1000).toFixed(0)} ms × ${c.solverIterations}, ${c.pgsIterations} PGS${c.armJoints === 'multibody' ? ', multibody arms' : ''}`;
-  console.log(`policy-level agreement on ${n} tier-1..3 layouts (seed ${AGREE_SEED}), ${AGREE_SECONDS} s episodes, ${POLICY}, ${workers} workers`);
+  const stepName = (c: SimCalibration): string =>
+    `${(c.physicsStepS * 1000).toFixed(0)} ms × ${c.solverIterations}, ${c.pgsIterations} PGS${c.armJoints === 'multibody' ? ', multibody arms' : ''}`;
+  console.log(
+    `policy-level agreement on ${n} tier-1..3 layouts (seed ${AGREE_SEED}), ${AGREE_SECONDS} s episodes, ${POLICY}, ${workers} workers`,
+  );
   const fine = await progressAt(FINE);
   const coarse = await progressAt(candidate);
   const mean = (p: number[]): string => (p.reduce((s, x) => s + (Number.isNaN(x) ? 0 : x), 0) / n).toFixed(2);
   const what = candidate === DEFAULT_SIM_CALIBRATION ? 'default' : 'candidate';
-  console.log(`  reference ${stepName(FINE)}: mean progress ${mean(fine.progress)} (${fine.wallS.toFixed(0)} s); ${what} ${stepName(candidate)}: ${mean(coarse.progress)} (${coarse.wallS.toFixed(0)} s)`);
+  console.log(
+    `  reference ${stepName(FINE)}: mean progress ${mean(fine.progress)} (${fine.wallS.toFixed(0)} s); ${what} ${stepName(candidate)}: ${mean(coarse.progress)} (${coarse.wallS.toFixed(0)} s)`,
+  );
   report(`${what} ${stepName(candidate)} vs reference ${stepName(FINE)}`, coarse, fine, true);
   if (candidate !== DEFAULT_SIM_CALIBRATION && process.env.SIM_BENCH_AGREE_DEFAULT !== '0') {
     // The default on the same layouts in the same run: what the candidate has to match.
     const atDefault = await progressAt(DEFAULT_SIM_CALIBRATION);
-    console.log(`  default ${stepName(DEFAULT_SIM_CALIBRATION)}: mean progress ${mean(atDefault.progress)} (${atDefault.wallS.toFixed(0)} s)`);
+    console.log(
+      `  default ${stepName(DEFAULT_SIM_CALIBRATION)}: mean progress ${mean(atDefault.progress)} (${atDefault.wallS.toFixed(0)} s)`,
+    );
     report(`default ${stepName(DEFAULT_SIM_CALIBRATION)} vs reference ${stepName(FINE)}`, atDefault, fine, true);
     report(`candidate vs default`, coarse, atDefault, false);
   }

@@ -14,8 +14,20 @@ import { openStore, type RolloutInput } from '../src/store/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-bench-store-'));
 try {
-  const layouts = Array.from({ length: 50 }, (_, index) => ({ index, tier: 1 + (index % 5), fixtures: [], objects: [] }));
-  const canonicalJson = JSON.stringify({ format: 'tandem.layout-set/1', layouts, seed: 1, task: 'bottles-in-the-bin', tiers: [1, 2, 3, 4, 5], version: 1 });
+  const layouts = Array.from({ length: 50 }, (_, index) => ({
+    index,
+    tier: 1 + (index % 5),
+    fixtures: [],
+    objects: [],
+  }));
+  const canonicalJson = JSON.stringify({
+    format: 'tandem.layout-set/1',
+    layouts,
+    seed: 1,
+    task: 'bottles-in-the-bin',
+    tiers: [1, 2, 3, 4, 5],
+    version: 1,
+  });
   const sha256 = createHash('sha256').update(canonicalJson).digest('hex');
 
   const prepare = (name: string) => {
@@ -23,8 +35,17 @@ try {
     store.putLayoutSet({ sha256, canonicalJson });
     const policy = store.upsertPolicy({ spec: 'code:bench', name: 'bench' });
     const rollout = (i: number): RolloutInput => ({
-      kind: 'sim', policyId: policy.id, layoutSetSha256: sha256, layoutIndex: i % 50, seed: i, repeatIndex: Math.floor(i / 50),
-      episodeSeconds: 60, controlHz: 30, status: 'valid', progress: (i % 7) / 6, counts: { inBin: i % 7, target: 6 },
+      kind: 'sim',
+      policyId: policy.id,
+      layoutSetSha256: sha256,
+      layoutIndex: i % 50,
+      seed: i,
+      repeatIndex: Math.floor(i / 50),
+      episodeSeconds: 60,
+      controlHz: 30,
+      status: 'valid',
+      progress: (i % 7) / 6,
+      counts: { inBin: i % 7, target: 6 },
     });
     return { store, rollout };
   };
@@ -32,7 +53,8 @@ try {
   const n = 2000;
   const batched = prepare('batched.sqlite');
   let t0 = performance.now();
-  for (let i = 0; i < n; i += 100) batched.store.insertRollouts(Array.from({ length: 100 }, (_, k) => batched.rollout(i + k)));
+  for (let i = 0; i < n; i += 100)
+    batched.store.insertRollouts(Array.from({ length: 100 }, (_, k) => batched.rollout(i + k)));
   const batchedMs = performance.now() - t0;
   batched.store.close();
 
@@ -42,12 +64,17 @@ try {
   const singleMs = performance.now() - t0;
   single.store.close();
 
-  console.log(`insert ${n} rollouts, batches of 100 (baseline): ${batchedMs.toFixed(0)} ms  (${((1000 * batchedMs) / n).toFixed(1)} µs per rollout)`);
-  console.log(`insert ${n} rollouts, one commit each:        ${singleMs.toFixed(0)} ms  (${(singleMs / n).toFixed(2)} ms per rollout)  ratio ${(singleMs / batchedMs).toFixed(1)}×`);
+  console.log(
+    `insert ${n} rollouts, batches of 100 (baseline): ${batchedMs.toFixed(0)} ms  (${((1000 * batchedMs) / n).toFixed(1)} µs per rollout)`,
+  );
+  console.log(
+    `insert ${n} rollouts, one commit each:        ${singleMs.toFixed(0)} ms  (${(singleMs / n).toFixed(2)} ms per rollout)  ratio ${(singleMs / batchedMs).toFixed(1)}×`,
+  );
 
   const big = prepare('big.sqlite');
   const many = 100_000;
-  for (let i = 0; i < many; i += 1000) big.store.insertRollouts(Array.from({ length: 1000 }, (_, k) => big.rollout(i + k)));
+  for (let i = 0; i < many; i += 1000)
+    big.store.insertRollouts(Array.from({ length: 1000 }, (_, k) => big.rollout(i + k)));
   big.store.close();
   openStore(join(dir, 'empty.sqlite')).close();
   const timeOpen = (file: string): number => {
@@ -59,7 +86,9 @@ try {
   const emptyMs = timeOpen('empty.sqlite');
   const bigMs = timeOpen('big.sqlite');
   console.log(`open an empty store (baseline):              ${emptyMs.toFixed(1)} ms`);
-  console.log(`open a store with ${many} rollouts:           ${bigMs.toFixed(1)} ms  ratio ${(bigMs / emptyMs).toFixed(1)}×`);
+  console.log(
+    `open a store with ${many} rollouts:           ${bigMs.toFixed(1)} ms  ratio ${(bigMs / emptyMs).toFixed(1)}×`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

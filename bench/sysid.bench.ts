@@ -37,13 +37,22 @@ try {
   for (const f of files) await replayEpisode(await readEpisodeTrajectory(f, model), model, DEFAULT_SIM_CALIBRATION);
   const replayS = (performance.now() - w) / 1000;
   w = performance.now();
-  const r = await fitSysid({ files, model, from: DEFAULT_SIM_CALIBRATION, holdout: Math.max(1, Math.floor(EPISODES / 5)) });
+  const r = await fitSysid({
+    files,
+    model,
+    from: DEFAULT_SIM_CALIBRATION,
+    holdout: Math.max(1, Math.floor(EPISODES / 5)),
+  });
   const fitS = (performance.now() - w) / 1000;
-  console.log(`replay baseline: ${EPISODES} × ${SECONDS} s takes replayed once on one thread in ${replayS.toFixed(1)} s (${((EPISODES * SECONDS) / replayS).toFixed(1)}× real time)`);
   console.log(
-    `sysid fit: ${fitS.toFixed(1)} s on ${availableParallelism()} worker threads (goal < 300 s) — ${(fitS / replayS).toFixed(1)}× the baseline; ${r.iterations} iterations, ${r.evaluations} evaluations of ${r.episodes.filter((e) => e.role === "fit").length} × 6 s windows; stopped: ${r.stopped}`,
+    `replay baseline: ${EPISODES} × ${SECONDS} s takes replayed once on one thread in ${replayS.toFixed(1)} s (${((EPISODES * SECONDS) / replayS).toFixed(1)}× real time)`,
   );
-  console.log(`held-out RMS ${mrad(r.heldOut.beforeAll)} → ${mrad(r.heldOut.afterAll)}; identified ${r.parameters.filter((p) => p.identified).length} of ${r.parameters.length} parameters; reflected mass ${r.parameters.find((p) => p.name === 'fingerReflectedMassKg')!.fitted.toFixed(3)} kg (truth ${t.physics.fingerReflectedMassKg})`);
+  console.log(
+    `sysid fit: ${fitS.toFixed(1)} s on ${availableParallelism()} worker threads (goal < 300 s) — ${(fitS / replayS).toFixed(1)}× the baseline; ${r.iterations} iterations, ${r.evaluations} evaluations of ${r.episodes.filter((e) => e.role === 'fit').length} × 6 s windows; stopped: ${r.stopped}`,
+  );
+  console.log(
+    `held-out RMS ${mrad(r.heldOut.beforeAll)} → ${mrad(r.heldOut.afterAll)}; identified ${r.parameters.filter((p) => p.identified).length} of ${r.parameters.length} parameters; reflected mass ${r.parameters.find((p) => p.name === 'fingerReflectedMassKg')!.fitted.toFixed(3)} kg (truth ${t.physics.fingerReflectedMassKg})`,
+  );
   console.log(`load average ${load0.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -39,7 +39,13 @@ function pct(a: number[], p: number): number {
 async function setup() {
   const clock = new RealtimeClock();
   const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 0 });
-  const cell = await createEmulatedCell({ task: getTask('bottles-in-the-bin'), layout: set.layouts[0], gap: { kind: 'none' }, clock, replyDeadlineMs: 350 });
+  const cell = await createEmulatedCell({
+    task: getTask('bottles-in-the-bin'),
+    layout: set.layouts[0],
+    gap: { kind: 'none' },
+    clock,
+    replyDeadlineMs: 350,
+  });
   const hand = scriptedMotion();
   const emu = createEmulatedYamLeader({ clock, hand });
   await cell.rig.configure();
@@ -111,11 +117,19 @@ async function teleop() {
     },
   });
   const stats = await loop.run({ untilS: t0 + SECONDS });
-  const ages = Array.from(follow.sampleAgeS.subarray(0, Math.min(follow.ages, follow.sampleAgeS.length))).map((a) => a * 1000);
+  const ages = Array.from(follow.sampleAgeS.subarray(0, Math.min(follow.ages, follow.sampleAgeS.length))).map(
+    (a) => a * 1000,
+  );
   await emu.leader.close();
   await cell.rig.deactivate();
   await cell.close();
-  return { rms: meter.rmsRad(), hz: stats.achievedHz, p50: pct(ages, 0.5), p99: pct(ages, 0.99), lost: follow.takeEvents().filter((e) => e.kind === 'leader-lost').length };
+  return {
+    rms: meter.rmsRad(),
+    hz: stats.achievedHz,
+    p50: pct(ages, 0.5),
+    p99: pct(ages, 0.99),
+    lost: follow.takeEvents().filter((e) => e.kind === 'leader-lost').length,
+  };
 }
 
 async function session(episodes: number, episodeSeconds: number, resetSeconds: number) {
@@ -134,8 +148,21 @@ async function session(episodes: number, episodeSeconds: number, resetSeconds: n
       prompt: 'bench',
       log: () => {},
       openTake: async (i) => {
-        const rec = await openStationRecording({ store, dir, kind: 'teleop', fileName: `ep${i}.mcap`, rigModel: cell.rig.model, clock, metadata: { kind: 'teleop' } });
-        return { recorder: rec.recorder, file: rec.file, finish: () => rec.finish(undefined, {}), discard: async () => rec.file };
+        const rec = await openStationRecording({
+          store,
+          dir,
+          kind: 'teleop',
+          fileName: `ep${i}.mcap`,
+          rigModel: cell.rig.model,
+          clock,
+          metadata: { kind: 'teleop' },
+        });
+        return {
+          recorder: rec.recorder,
+          file: rec.file,
+          finish: () => rec.finish(undefined, {}),
+          discard: async () => rec.file,
+        };
       },
     });
     return r;
@@ -150,8 +177,12 @@ async function session(episodes: number, episodeSeconds: number, resetSeconds: n
 
 const d = await direct();
 const t = await teleop();
-console.log(`leader-to-follower latency (age of the leader sample each 250 Hz command carries): p50 ${t.p50.toFixed(2)} ms, p99 ${t.p99.toFixed(2)} ms — ${(t.p50 / 4).toFixed(2)}× / ${(t.p99 / 4).toFixed(2)}× the 4 ms control period; loop ${t.hz.toFixed(0)} Hz; leader lost ${t.lost}×`);
-console.log(`tracking error while moving, RMS over 12 joints: teleop ${(t.rms * 1000).toFixed(1)} mrad vs the follower commanded the hand directly (same run) ${(d.rms * 1000).toFixed(1)} mrad — ratio ${(t.rms / d.rms).toFixed(2)}× (loop ${d.hz.toFixed(0)} Hz)`);
+console.log(
+  `leader-to-follower latency (age of the leader sample each 250 Hz command carries): p50 ${t.p50.toFixed(2)} ms, p99 ${t.p99.toFixed(2)} ms — ${(t.p50 / 4).toFixed(2)}× / ${(t.p99 / 4).toFixed(2)}× the 4 ms control period; loop ${t.hz.toFixed(0)} Hz; leader lost ${t.lost}×`,
+);
+console.log(
+  `tracking error while moving, RMS over 12 joints: teleop ${(t.rms * 1000).toFixed(1)} mrad vs the follower commanded the hand directly (same run) ${(d.rms * 1000).toFixed(1)} mrad — ratio ${(t.rms / d.rms).toFixed(2)}× (loop ${d.hz.toFixed(0)} Hz)`,
+);
 const EP = 3;
 const S = 3;
 const R = 2;

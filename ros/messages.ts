@@ -45,7 +45,11 @@ function withDependencies(main: string, ...dependencies: string[]): string {
   return [main, ...dependencies].join(`${SEPARATOR}\n`);
 }
 
-export const JOINT_STATE_DEFINITION = withDependencies('std_msgs/Header header\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n', HEADER, TIME);
+export const JOINT_STATE_DEFINITION = withDependencies(
+  'std_msgs/Header header\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n',
+  HEADER,
+  TIME,
+);
 
 export const JOINT_TRAJECTORY_DEFINITION = withDependencies(
   'std_msgs/Header header\nstring[] joint_names\ntrajectory_msgs/JointTrajectoryPoint[] points\n',
@@ -124,7 +128,13 @@ export interface TrajectoryOptions {
 }
 
 /** One-point trajectory to the command's targets, to be reached `timeFromStartS` after the stamp. */
-export function rigCommandToJointTrajectory(cmd: RigCommand, model: RigModel, stampS: number, timeFromStartS: number, options: TrajectoryOptions = {}): JointTrajectoryMsg {
+export function rigCommandToJointTrajectory(
+  cmd: RigCommand,
+  model: RigModel,
+  stampS: number,
+  timeFromStartS: number,
+  options: TrajectoryOptions = {},
+): JointTrajectoryMsg {
   const names = stateNames(model);
   const indices: number[] = [];
   for (const a of options.arms ?? [0, 1]) {

@@ -8,7 +8,10 @@
 export interface RosNode {
   createPublisher(type: string, topic: string): { publish(msg: unknown): void };
   createSubscription(type: string, topic: string, callback: (msg: unknown) => void): unknown;
-  createClient(type: string, service: string): { sendRequest(req: unknown, callback: (res: unknown) => void): void; isServiceServerAvailable?(): boolean };
+  createClient(
+    type: string,
+    service: string,
+  ): { sendRequest(req: unknown, callback: (res: unknown) => void): void; isServiceServerAvailable?(): boolean };
   destroy?(): void;
 }
 
@@ -19,7 +22,9 @@ export interface RosRuntime {
   shutdown(): void;
 }
 
-export type RosAvailability = { readonly available: true; readonly runtime: RosRuntime } | { readonly available: false; readonly reason: string };
+export type RosAvailability =
+  | { readonly available: true; readonly runtime: RosRuntime }
+  | { readonly available: false; readonly reason: string };
 
 let cached: Promise<RosAvailability> | undefined;
 let said = false;
@@ -30,7 +35,9 @@ export const ROS_UNAVAILABLE_PREFIX = 'ROS 2 is not available on this machine (r
  * Loads rclnodejs once. `importer` is for tests (it stands in for `import('rclnodejs')`);
  * `warn` receives the unavailability sentence exactly once per process.
  */
-export function loadRos(options: { importer?: () => Promise<unknown>; warn?: (message: string) => void } = {}): Promise<RosAvailability> {
+export function loadRos(
+  options: { importer?: () => Promise<unknown>; warn?: (message: string) => void } = {},
+): Promise<RosAvailability> {
   if (cached && !options.importer) return cached;
   const attempt = (async (): Promise<RosAvailability> => {
     const moduleName = 'rclnodejs';
@@ -53,7 +60,10 @@ export function loadRos(options: { importer?: () => Promise<unknown>; warn?: (me
       shutdown(): void;
     };
     await r.init();
-    return { available: true, runtime: { createNode: (n) => r.createNode(n), spin: (n) => r.spin(n), shutdown: () => r.shutdown() } };
+    return {
+      available: true,
+      runtime: { createNode: (n) => r.createNode(n), spin: (n) => r.spin(n), shutdown: () => r.shutdown() },
+    };
   })();
   if (!options.importer) cached = attempt;
   return attempt;

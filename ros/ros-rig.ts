@@ -5,11 +5,29 @@
  * (std_srvs/Trigger) is how this rig damps. The node is passed in (see rclnodejs-loader.ts), so the
  * bridge is type-checked and unit-tested without ROS.
  */
-import { ARM_SIDES, RigError, type Clock, type Rig, type RigCommand, type RigFault, type RigModel, type RigState, type SafetyEvent } from '../src/rig/contract.js';
+import {
+  ARM_SIDES,
+  RigError,
+  type Clock,
+  type Rig,
+  type RigCommand,
+  type RigFault,
+  type RigModel,
+  type RigState,
+  type SafetyEvent,
+} from '../src/rig/contract.js';
 import { RealtimeClock } from '../src/rig/clocks.js';
 import { SafetySupervisor, type SafetyOptions } from '../src/rig/safety.js';
 import { yamRigModel } from '../src/rig/yam.js';
-import { JOINT_STATE_TYPE, JOINT_TRAJECTORY_TYPE, TRIGGER_TYPE, jointStateToMeasured, rigCommandToJointTrajectory, type JointStateMsg, type MeasuredState } from './messages.js';
+import {
+  JOINT_STATE_TYPE,
+  JOINT_TRAJECTORY_TYPE,
+  TRIGGER_TYPE,
+  jointStateToMeasured,
+  rigCommandToJointTrajectory,
+  type JointStateMsg,
+  type MeasuredState,
+} from './messages.js';
 import type { RosNode } from './rclnodejs-loader.js';
 
 export interface RosRigTopics {
@@ -18,7 +36,11 @@ export interface RosRigTopics {
   readonly emergencyStop: string;
 }
 
-export const YAM_ROS_TOPICS: RosRigTopics = { jointStates: '/yam/joint_states', jointCommand: '/yam/joint_command', emergencyStop: '/yam/emergency_stop' };
+export const YAM_ROS_TOPICS: RosRigTopics = {
+  jointStates: '/yam/joint_states',
+  jointCommand: '/yam/joint_command',
+  emergencyStop: '/yam/emergency_stop',
+};
 
 export interface RosRigOptions {
   readonly node: RosNode;
@@ -55,7 +77,9 @@ export class RosRig implements Rig {
     this.stateTimeoutS = (options.stateTimeoutMs ?? 200) / 1000;
     this.periodS = options.safety?.controlPeriodS ?? 1 / 250;
     const node = options.node;
-    node.createSubscription(JOINT_STATE_TYPE, this.topics.jointStates, (msg) => this.onJointState(msg as JointStateMsg));
+    node.createSubscription(JOINT_STATE_TYPE, this.topics.jointStates, (msg) =>
+      this.onJointState(msg as JointStateMsg),
+    );
     this.publisher = node.createPublisher(JOINT_TRAJECTORY_TYPE, this.topics.jointCommand);
     this.estopClient = node.createClient(TRIGGER_TYPE, this.topics.emergencyStop);
   }
@@ -71,10 +95,16 @@ export class RosRig implements Rig {
     const untilMs = performance.now() + timeoutS * 1000;
     while (!this.measured && performance.now() < untilMs) await new Promise((r) => setTimeout(r, 10));
     if (!this.measured) {
-      throw this.refuse({ kind: 'no-reply', message: `No JointState on ${this.topics.jointStates} within ${timeoutS} s; is the YAM ROS 2 driver running and is ROS_DOMAIN_ID right?` });
+      throw this.refuse({
+        kind: 'no-reply',
+        message: `No JointState on ${this.topics.jointStates} within ${timeoutS} s; is the YAM ROS 2 driver running and is ROS_DOMAIN_ID right?`,
+      });
     }
     if (this.measured.missing.length > 0) {
-      throw this.refuse({ kind: 'config-mismatch', message: `The JointState on ${this.topics.jointStates} lacks ${this.measured.missing.join(', ')}; map the ROS joint names to the rig model's before running.` });
+      throw this.refuse({
+        kind: 'config-mismatch',
+        message: `The JointState on ${this.topics.jointStates} lacks ${this.measured.missing.join(', ')}; map the ROS joint names to the rig model's before running.`,
+      });
     }
     this.supervisor.configure();
   }
@@ -106,7 +136,8 @@ export class RosRig implements Rig {
 
   tick(): void {
     const now = this.clock.nowS();
-    if (this.supervisor.mode !== 'unconfigured' && this.supervisor.mode !== 'configured') this.faults = this.collectFaults(now);
+    if (this.supervisor.mode !== 'unconfigured' && this.supervisor.mode !== 'configured')
+      this.faults = this.collectFaults(now);
     this.supervisor.tick(this.position(), this.faults, now);
     this.drive();
   }
@@ -142,7 +173,12 @@ export class RosRig implements Rig {
   private collectFaults(now: number): readonly RigFault[] {
     const silentS = now - this.lastStateS;
     if (!(silentS <= this.stateTimeoutS)) {
-      return [{ kind: 'no-reply', message: `No JointState on ${this.topics.jointStates} for ${Number.isFinite(silentS) ? Math.round(silentS * 1000) : '∞'} ms; the ROS 2 driver or the network stopped.` }];
+      return [
+        {
+          kind: 'no-reply',
+          message: `No JointState on ${this.topics.jointStates} for ${Number.isFinite(silentS) ? Math.round(silentS * 1000) : '∞'} ms; the ROS 2 driver or the network stopped.`,
+        },
+      ];
     }
     return NONE;
   }
@@ -157,7 +193,9 @@ export class RosRig implements Rig {
       else if (d === 'damp') damp = true;
     });
     if (arms.length > 0) {
-      this.publisher.publish(rigCommandToJointTrajectory(this.supervisor.output, this.model, this.clock.nowS(), 2 * this.periodS, { arms }));
+      this.publisher.publish(
+        rigCommandToJointTrajectory(this.supervisor.output, this.model, this.clock.nowS(), 2 * this.periodS, { arms }),
+      );
     }
     if (damp && !this.damping) this.callEmergencyStop();
     this.damping = damp;
@@ -167,7 +205,11 @@ export class RosRig implements Rig {
     this.estopClient.sendRequest({}, (res) => {
       const r = res as { success?: boolean; message?: string } | undefined;
       if (r && r.success === false) {
-        this.extraEvents.push({ timeS: this.clock.nowS(), kind: 'estop', message: `The ROS 2 driver refused ${this.topics.emergencyStop}: ${r.message || 'no reason given'}. Use the hardware e-stop.` });
+        this.extraEvents.push({
+          timeS: this.clock.nowS(),
+          kind: 'estop',
+          message: `The ROS 2 driver refused ${this.topics.emergencyStop}: ${r.message || 'no reason given'}. Use the hardware e-stop.`,
+        });
       }
     });
   }

@@ -40,7 +40,14 @@ const known = new Set(files);
 function resolveSpecifier(from, spec) {
   if (!spec.startsWith('.')) return undefined;
   const base = resolve(dirname(from), spec);
-  const candidates = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), base.replace(/\.mjs$/, '.mts'), `${base}.ts`, join(base, 'index.ts')];
+  const candidates = [
+    base,
+    base.replace(/\.js$/, '.ts'),
+    base.replace(/\.js$/, '.tsx'),
+    base.replace(/\.mjs$/, '.mts'),
+    `${base}.ts`,
+    join(base, 'index.ts'),
+  ];
   return candidates.find((c) => known.has(c));
 }
 
@@ -49,7 +56,12 @@ function importsOf(file) {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
   const out = new Set();
   for (const s of source.statements) {
-    const spec = (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) && s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier) ? s.moduleSpecifier.text : undefined;
+    const spec =
+      (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) &&
+      s.moduleSpecifier &&
+      ts.isStringLiteral(s.moduleSpecifier)
+        ? s.moduleSpecifier.text
+        : undefined;
     const to = spec && resolveSpecifier(file, spec);
     if (to && to !== file) out.add(to);
   }
@@ -128,7 +140,13 @@ if (circles.length === 0) {
   process.exit(0);
 }
 for (const c of circles) {
-  console.log(`import circle (${c.length} modules): ${oneCircle(c).map((f) => relative(root, f)).join(' → ')}`);
+  console.log(
+    `import circle (${c.length} modules): ${oneCircle(c)
+      .map((f) => relative(root, f))
+      .join(' → ')}`,
+  );
 }
-console.log(`${circles.length} import circle${circles.length === 1 ? '' : 's'}: break each by moving what both sides need into a module of its own.`);
+console.log(
+  `${circles.length} import circle${circles.length === 1 ? '' : 's'}: break each by moving what both sides need into a module of its own.`,
+);
 process.exit(1);

@@ -44,9 +44,12 @@ const missing = NEEDED.filter(([pkg, program]) => {
 
 // The env-server test runs the Python vector-env client (clients/python) on Debian's python3.
 const python = process.env.TANDEM_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
-if (spawnSync(python, ['-c', 'import websockets, msgpack'], { stdio: 'ignore' }).status !== 0) missing.push('python3-websockets', 'python3-msgpack');
+if (spawnSync(python, ['-c', 'import websockets, msgpack'], { stdio: 'ignore' }).status !== 0)
+  missing.push('python3-websockets', 'python3-msgpack');
 
 if (missing.length > 0) {
-  console.error(`npm test needs the Debian package${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (not found on PATH); install with: sudo apt-get install --no-install-recommends ${missing.join(' ')}`);
+  console.error(
+    `npm test needs the Debian package${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (not found on PATH); install with: sudo apt-get install --no-install-recommends ${missing.join(' ')}`,
+  );
   process.exit(1);
 }

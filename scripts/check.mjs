@@ -15,7 +15,11 @@ const steps = [
   { name: 'typecheck', cmd: bin('tsc'), args: ['-p', 'tsconfig.json'] },
   { name: 'lint', cmd: bin('eslint'), args: ['--max-warnings', '0', '.'] },
   // About 3 CPU-seconds beside the two above: TypeScript's parser over the tree, no type check.
-  { name: 'import cycles', cmd: process.execPath, args: [fileURLToPath(new URL('./check-import-cycles.mjs', import.meta.url))] },
+  {
+    name: 'import cycles',
+    cmd: process.execPath,
+    args: [fileURLToPath(new URL('./check-import-cycles.mjs', import.meta.url))],
+  },
 ];
 
 function run({ name, cmd, args }) {
@@ -26,13 +30,17 @@ function run({ name, cmd, args }) {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     child.on('error', (e) => resolve({ name, code: 1, out: `${out}${e.message}\n`, seconds: 0 }));
-    child.on('close', (code, signal) => resolve({ name, code: code ?? 1, signal, out, seconds: (performance.now() - t0) / 1000 }));
+    child.on('close', (code, signal) =>
+      resolve({ name, code: code ?? 1, signal, out, seconds: (performance.now() - t0) / 1000 }),
+    );
   });
 }
 
 const results = await Promise.all(steps.map((s) => run(s)));
 for (const r of results) {
   if (r.out.trim()) process.stdout.write(`── ${r.name}\n${r.out}${r.out.endsWith('\n') ? '' : '\n'}`);
-  console.log(`${r.code === 0 ? '✔' : '✖'} ${r.name}: ${r.code === 0 ? 'passed' : `failed (exit ${r.signal ?? r.code})`} in ${r.seconds.toFixed(1)} s`);
+  console.log(
+    `${r.code === 0 ? '✔' : '✖'} ${r.name}: ${r.code === 0 ? 'passed' : `failed (exit ${r.signal ?? r.code})`} in ${r.seconds.toFixed(1)} s`,
+  );
 }
 process.exit(results.every((r) => r.code === 0) ? 0 : 1);

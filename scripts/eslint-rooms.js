@@ -43,7 +43,23 @@ export const ROOMS = [
 const RIG = ['src/rig', 'src/rig/contract'];
 // Quaternions and rotations: below every room that places things in 3D, so each can use the one copy.
 const POSE = 'src/pose';
-const ALL_SRC = [POSE, 'src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/session', 'src/record', 'src/store', 'src/server/api-types', 'src/server'];
+const ALL_SRC = [
+  POSE,
+  'src/tasks',
+  'src/layouts',
+  'src/analysis',
+  'src/scene3d',
+  ...RIG,
+  'src/policy',
+  'src/policy/contract',
+  'src/rollout',
+  'src/sim',
+  'src/session',
+  'src/record',
+  'src/store',
+  'src/server/api-types',
+  'src/server',
+];
 
 /** room → rooms it may import values from (itself always allowed). */
 export const MAY_IMPORT = {
@@ -60,20 +76,62 @@ export const MAY_IMPORT = {
   'src/scene3d': [POSE, 'src/tasks', 'src/rig/contract'],
   'src/rollout': [POSE, ...RIG, 'src/policy', 'src/policy/contract', 'src/tasks'],
   // Sweeps (worker threads) live in sim and run the one rollout loop with a policy.
-  'src/sim': [POSE, ...RIG, 'src/tasks', 'src/layouts', 'src/scene3d', 'src/policy', 'src/policy/contract', 'src/rollout'],
+  'src/sim': [
+    POSE,
+    ...RIG,
+    'src/tasks',
+    'src/layouts',
+    'src/scene3d',
+    'src/policy',
+    'src/policy/contract',
+    'src/rollout',
+  ],
   // The stand-in for the physical cell: bus emulators (drivers) driving a sim world. Only the
   // composition root, tests and benchmarks import it, so nothing in the station's stack can
   // tell it from hardware.
-  'src/emulated-cell': [POSE, ...RIG, 'src/tasks', 'src/layouts', 'src/scene3d', 'src/sim', 'src/policy', 'src/policy/contract', 'drivers'],
+  'src/emulated-cell': [
+    POSE,
+    ...RIG,
+    'src/tasks',
+    'src/layouts',
+    'src/scene3d',
+    'src/sim',
+    'src/policy',
+    'src/policy/contract',
+    'drivers',
+  ],
   'src/record': [...RIG],
   // Teleoperation: leaders (through the src/rig Leader contract) drive a follower rig; takes are recorded.
   'src/teleop': [POSE, 'src/tasks', 'src/layouts', ...RIG, 'src/record'],
   'src/store': [],
-  'src/session': [POSE, 'src/tasks', 'src/layouts', 'src/analysis', ...RIG, 'src/policy', 'src/policy/contract', 'src/rollout', 'src/sim', 'src/record', 'src/store'],
+  'src/session': [
+    POSE,
+    'src/tasks',
+    'src/layouts',
+    'src/analysis',
+    ...RIG,
+    'src/policy',
+    'src/policy/contract',
+    'src/rollout',
+    'src/sim',
+    'src/record',
+    'src/store',
+  ],
   // The station API's requests, responses and events: shared with the UI, so pure.
   'src/server/api-types': [POSE, 'src/tasks', 'src/rig/contract', 'src/analysis'],
   'src/server': [...ALL_SRC],
-  'src/app': [...ALL_SRC, 'src/app', 'src/emulated-cell', 'src/teleop', 'drivers', 'drivers/cameras', 'drivers/cell-io', 'drivers/leaders', 'ros', 'calibration'],
+  'src/app': [
+    ...ALL_SRC,
+    'src/app',
+    'src/emulated-cell',
+    'src/teleop',
+    'drivers',
+    'drivers/cameras',
+    'drivers/cell-io',
+    'drivers/leaders',
+    'ros',
+    'calibration',
+  ],
   'src/electron': ['src/app'],
   drivers: [...RIG],
   // Camera implementations (V4L2 and testsrc through ffmpeg): the Camera contract and its shared bookkeeping only.
@@ -102,7 +160,17 @@ export const TYPES_FROM = {
 };
 
 /** Pure rooms: no Node built-ins, so the UI can reuse them. */
-export const PURE = new Set([POSE, 'src/tasks', 'src/layouts', 'src/analysis', 'src/scene3d', 'src/rig/contract', 'src/policy/contract', 'src/server/api-types', 'station-ui']);
+export const PURE = new Set([
+  POSE,
+  'src/tasks',
+  'src/layouts',
+  'src/analysis',
+  'src/scene3d',
+  'src/rig/contract',
+  'src/policy/contract',
+  'src/server/api-types',
+  'station-ui',
+]);
 
 const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -130,7 +198,10 @@ export function makeRule(projectRoot) {
         if (typeof source !== 'string') return;
         if (builtins.has(source) || builtins.has(source.split('/')[0])) {
           if (PURE.has(from) && !typeOnly) {
-            context.report({ node, message: `${from} is a pure room: it may not import the Node built-in '${source}'.` });
+            context.report({
+              node,
+              message: `${from} is a pure room: it may not import the Node built-in '${source}'.`,
+            });
           }
           return;
         }
@@ -139,7 +210,10 @@ export function makeRule(projectRoot) {
         const to = roomOf(target.replace(/\.js$/, '.ts'));
         if (!to || to === from || allowed === null) return;
         if (from !== 'test' && from !== 'bench' && (to === 'test' || to === 'bench')) {
-          context.report({ node, message: `${from} may not import ${to}: production code never imports tests or benchmarks.` });
+          context.report({
+            node,
+            message: `${from} may not import ${to}: production code never imports tests or benchmarks.`,
+          });
           return;
         }
         if (allowed.includes(to)) return;
@@ -151,7 +225,9 @@ export function makeRule(projectRoot) {
       }
       return {
         ImportDeclaration(node) {
-          const typeOnly = node.importKind === 'type' || (node.specifiers.length > 0 && node.specifiers.every((s) => s.importKind === 'type'));
+          const typeOnly =
+            node.importKind === 'type' ||
+            (node.specifiers.length > 0 && node.specifiers.every((s) => s.importKind === 'type'));
           check(node, node.source.value, typeOnly);
         },
         ExportNamedDeclaration(node) {

@@ -60,20 +60,38 @@ try {
   // no recorded durations: alphabetical order
 }
 const UNRECORDED_S = 5;
-const longestFirst = (list) => [...list].sort((a, b) => (durations.get(b) ?? UNRECORDED_S) - (durations.get(a) ?? UNRECORDED_S) || a.localeCompare(b));
+const longestFirst = (list) =>
+  [...list].sort(
+    (a, b) => (durations.get(b) ?? UNRECORDED_S) - (durations.get(a) ?? UNRECORDED_S) || a.localeCompare(b),
+  );
 if (files.length === 0) {
   console.error(`no test files match ${prefixes.join(' ') || 'test/'}`);
   process.exit(1);
 }
 const envConcurrency = Number(process.env.TANDEM_TEST_CONCURRENCY);
-const concurrency = Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : Math.max(1, availableParallelism());
+const concurrency =
+  Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : Math.max(1, availableParallelism());
 
 // How much less CPU the clocked tier is given than the real-time tier (nice(1) increment: at 10 the
 // kernel weights a real-time tier process ≈ 9× a clocked one when they share a core).
 const CLOCKED_NICE = 10;
 const tiers = [
-  { name: 'clocked', title: `tests on their own clock, ${concurrency} files at a time, at nice ${CLOCKED_NICE}`, files: longestFirst(files.filter((f) => !f.endsWith(RT_SUFFIX))), concurrency, nice: CLOCKED_NICE, tag: '' },
-  { name: 'rt', title: 'real-time tier, one file at a time', files: files.filter((f) => f.endsWith(RT_SUFFIX)), concurrency: 1, nice: 0, tag: 'rt│ ' },
+  {
+    name: 'clocked',
+    title: `tests on their own clock, ${concurrency} files at a time, at nice ${CLOCKED_NICE}`,
+    files: longestFirst(files.filter((f) => !f.endsWith(RT_SUFFIX))),
+    concurrency,
+    nice: CLOCKED_NICE,
+    tag: '',
+  },
+  {
+    name: 'rt',
+    title: 'real-time tier, one file at a time',
+    files: files.filter((f) => f.endsWith(RT_SUFFIX)),
+    concurrency: 1,
+    nice: 0,
+    tag: 'rt│ ',
+  },
 ].filter((t) => t.files.length > 0 && (tierArg === undefined || t.name === tierArg));
 
 // node's summary lines: "ℹ tests 12" (spec reporter) or "# tests 12" (tap).
@@ -81,7 +99,11 @@ const SUMMARY = /^(?:ℹ|#) (tests|suites|pass|fail|cancelled|skipped|todo|durat
 
 function readRows(tsv) {
   try {
-    return readFileSync(tsv, 'utf8').trim().split('\n').filter(Boolean).map((l) => l.split('\t'));
+    return readFileSync(tsv, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('\t'));
   } catch {
     return [];
   }
@@ -96,11 +118,17 @@ function printSlowest(tier, timesFile, cpuFile) {
   const times = rows.map(([sec, file]) => [relative(root, file), Number(sec)]);
   const byCost = [...times].sort(([fa, a], [fb, b]) => (cpu.get(fb) ?? b) - (cpu.get(fa) ?? a));
   const sum = (xs) => xs.reduce((s, x) => s + x, 0);
-  console.log(`ℹ ${tier.name} tier, costliest files (all ${rows.length}: ${sum([...cpu.values()]).toFixed(0)} CPU-s; tests' time ${sum(times.map(([, s]) => s)).toFixed(0)} s):`);
-  for (const [file, sec] of byCost.slice(0, 15)) console.log(`ℹ   ${(cpu.get(file)?.toFixed(1) ?? '?').padStart(6)} CPU-s ${sec.toFixed(1).padStart(6)} s  ${file}`);
+  console.log(
+    `ℹ ${tier.name} tier, costliest files (all ${rows.length}: ${sum([...cpu.values()]).toFixed(0)} CPU-s; tests' time ${sum(times.map(([, s]) => s)).toFixed(0)} s):`,
+  );
+  for (const [file, sec] of byCost.slice(0, 15))
+    console.log(`ℹ   ${(cpu.get(file)?.toFixed(1) ?? '?').padStart(6)} CPU-s ${sec.toFixed(1).padStart(6)} s  ${file}`);
   // Every file's figures, for whoever cuts the suite's time next (test-output/ is not committed).
   mkdirSync(join(root, 'test-output'), { recursive: true });
-  writeFileSync(join(root, 'test-output', `test-cost-${tier.name}.tsv`), byCost.map(([file, sec]) => `${cpu.get(file)?.toFixed(1) ?? ''}\t${sec.toFixed(1)}\t${file}\n`).join(''));
+  writeFileSync(
+    join(root, 'test-output', `test-cost-${tier.name}.tsv`),
+    byCost.map(([file, sec]) => `${cpu.get(file)?.toFixed(1) ?? ''}\t${sec.toFixed(1)}\t${file}\n`).join(''),
+  );
   return times;
 }
 
@@ -111,11 +139,31 @@ function runTier(tier) {
     const timesDir = mkdtempSync(join(tmpdir(), 'tandem-test-times-'));
     const timesFile = join(timesDir, 'files.tsv');
     const cpuFile = join(timesDir, 'cpu.tsv');
-    const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts/file-times-reporter.mjs')}`, `--test-reporter-destination=${timesFile}`];
-    const argv = [process.execPath, '--import', 'tsx', '--import', join(root, 'scripts/test-file-cpu.mjs'), '--test', ...reporters, `--test-concurrency=${tier.concurrency}`, ...passThrough, ...tier.files];
+    const reporters = [
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${join(root, 'scripts/file-times-reporter.mjs')}`,
+      `--test-reporter-destination=${timesFile}`,
+    ];
+    const argv = [
+      process.execPath,
+      '--import',
+      'tsx',
+      '--import',
+      join(root, 'scripts/test-file-cpu.mjs'),
+      '--test',
+      ...reporters,
+      `--test-concurrency=${tier.concurrency}`,
+      ...passThrough,
+      ...tier.files,
+    ];
     // nice(1) rather than setPriority after the spawn: the priority holds from the first instruction.
     const [cmd, ...rest] = tier.nice > 0 ? ['nice', '-n', String(tier.nice), ...argv] : argv;
-    const child = spawn(cmd, rest, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TANDEM_TEST_CPU_FILE: cpuFile } });
+    const child = spawn(cmd, rest, {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, TANDEM_TEST_CPU_FILE: cpuFile },
+    });
     const say = (line) => console.log(`${tier.tag}${line}`);
     const counts = {};
     let pending = '';
@@ -164,11 +212,16 @@ if (results.length > 1) {
     console.log(`ℹ ${key} ${results.reduce((s, r) => s + (r.counts[key] ?? 0), 0)}`);
   }
   console.log(`ℹ duration_ms ${(wallSeconds * 1000).toFixed(3)}`);
-  for (const r of results) console.log(`ℹ tier ${r.tier.name}: ${r.tier.files.length} files, ${r.seconds.toFixed(1)} s, fail ${r.counts.fail ?? '?'}`);
+  for (const r of results)
+    console.log(
+      `ℹ tier ${r.tier.name}: ${r.tier.files.length} files, ${r.seconds.toFixed(1)} s, fail ${r.counts.fail ?? '?'}`,
+    );
 }
 if (recordDurations) {
   for (const r of results) for (const [file, sec] of r.fileTimes) durations.set(file, sec);
-  const kept = [...durations].filter(([file]) => files.includes(file) || statSafe(join(root, file))).sort(([a], [b]) => a.localeCompare(b));
+  const kept = [...durations]
+    .filter(([file]) => files.includes(file) || statSafe(join(root, file)))
+    .sort(([a], [b]) => a.localeCompare(b));
   writeFileSync(DURATIONS, kept.map(([file, sec]) => `${file}\t${sec.toFixed(1)}\n`).join(''));
   console.log(`recorded ${kept.length} files' durations in ${relative(root, DURATIONS)}`);
 }

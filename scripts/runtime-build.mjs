@@ -11,7 +11,18 @@
 // bin/tandem.js runs build/ only while it is newer than every source file (fresh()); a fresh
 // clone, an edited or added file, or TANDEM_FROM_SOURCE=1 runs the sources through tsx as before.
 // `npm test` and `npm start` build first (npm run build, ≈2 s).
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,7 +42,9 @@ function walk(dir, out = []) {
 }
 
 function sourceFiles(root) {
-  return SOURCE_DIRS.map((d) => join(root, d)).filter((d) => existsSync(d)).flatMap((d) => walk(d));
+  return SOURCE_DIRS.map((d) => join(root, d))
+    .filter((d) => existsSync(d))
+    .flatMap((d) => walk(d));
 }
 
 /** What the stamp says: the sources the build was made from (a deleted one makes it stale). */
@@ -63,7 +76,12 @@ export async function buildRuntime(root = ROOT) {
     mkdirSync(dirname(out), { recursive: true });
     copyFileSync(file, out);
     if (file.endsWith('.ts') && !file.endsWith('.d.ts')) {
-      const r = await transform(readFileSync(file, 'utf8'), { loader: 'ts', format: 'esm', target: 'node20', sourcefile: rel });
+      const r = await transform(readFileSync(file, 'utf8'), {
+        loader: 'ts',
+        format: 'esm',
+        target: 'node20',
+        sourcefile: rel,
+      });
       writeFileSync(out.replace(/\.ts$/, '.js'), r.code);
       transpiled += 1;
     } else if (/-entry\.mjs$/.test(file)) {
@@ -89,12 +107,20 @@ export function fresh(root = ROOT, buildInputs = [fileURLToPath(import.meta.url)
     return false;
   }
   // Besides the sources, package.json (copied) and this script (how the build is made).
-  for (const f of [join(root, 'package.json'), ...buildInputs, ...sourceFiles(root)]) if (statSync(f).mtimeMs > built) return false;
+  for (const f of [join(root, 'package.json'), ...buildInputs, ...sourceFiles(root)])
+    if (statSync(f).mtimeMs > built) return false;
   return readFileSync(stamp, 'utf8') === stampText(root);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && !(process.argv.includes('--if-stale') && fresh())) {
+if (
+  process.argv[1] &&
+  fileURLToPath(import.meta.url) === process.argv[1] &&
+  !(process.argv.includes('--if-stale') && fresh())
+) {
   const t0 = performance.now();
   const n = await buildRuntime();
-  if (!process.argv.includes('--quiet')) console.log(`built ${relative(ROOT, BUILD_DIR)}/: ${n} TypeScript files transpiled in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  if (!process.argv.includes('--quiet'))
+    console.log(
+      `built ${relative(ROOT, BUILD_DIR)}/: ${n} TypeScript files transpiled in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
 }

@@ -2,7 +2,38 @@
  * The UI's one typed client of the station API: requests, and the event stream every view reads.
  * Every request carries the launch token in its header (token.ts); the event stream offers it as a subprotocol.
  */
-import { EVENTS_PATH, type ApiError, type CalibrationsView, type CompareChoice, type CompareView, type LayoutView, type ReplayView, type LayoutSetSummary, type RigCommandName, type RolloutDetail, type RolloutRun, type RolloutSummary, type RunRolloutRequest, type RolloutScoreRequest, type SampleLayoutSetRequest, type SessionAnswerRequest, type SessionAnswerResponse, type SessionResults, type SessionSummary, type SessionView, type StartSessionRequest, type StartTeleopRequest, type ResumeTeleopRequest, type TeleopResumable, type TeleopControlName, type TeleopView, type UploadKind, type UploadResult, type StationEvent, type StationInfo } from '../src/server/api-types.js';
+import {
+  EVENTS_PATH,
+  type ApiError,
+  type CalibrationsView,
+  type CompareChoice,
+  type CompareView,
+  type LayoutView,
+  type ReplayView,
+  type LayoutSetSummary,
+  type RigCommandName,
+  type RolloutDetail,
+  type RolloutRun,
+  type RolloutSummary,
+  type RunRolloutRequest,
+  type RolloutScoreRequest,
+  type SampleLayoutSetRequest,
+  type SessionAnswerRequest,
+  type SessionAnswerResponse,
+  type SessionResults,
+  type SessionSummary,
+  type SessionView,
+  type StartSessionRequest,
+  type StartTeleopRequest,
+  type ResumeTeleopRequest,
+  type TeleopResumable,
+  type TeleopControlName,
+  type TeleopView,
+  type UploadKind,
+  type UploadResult,
+  type StationEvent,
+  type StationInfo,
+} from '../src/server/api-types.js';
 import { eventProtocols, hasToken, tokenHeaders } from './token.js';
 
 export class ApiFailure extends Error {}
@@ -20,7 +51,12 @@ export function unreachableWords(notDone: string, why: 'down' | 'restarted'): st
     : `${notDone} — the station was restarted, and this page still has the old launch's key: open the station's new address.`;
 }
 
-async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown, notDone = method === 'GET' ? 'No answer' : 'Not done'): Promise<T> {
+async function call<T>(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  notDone = method === 'GET' ? 'No answer' : 'Not done',
+): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -33,14 +69,17 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown, not
     throw new StationUnreachable(unreachableWords(notDone, 'down'));
   }
   if (res.status === 401 && hasToken()) throw new StationUnreachable(unreachableWords(notDone, 'restarted'));
-  const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as T | ApiError;
+  const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as
+    | T
+    | ApiError;
   if (!res.ok) throw new ApiFailure((data as ApiError).error ?? `The station answered ${res.status}.`);
   return data as T;
 }
 
 export const api = {
   info: () => call<StationInfo>('GET', '/api/info'),
-  rigCommand: (command: RigCommandName) => call<unknown>('POST', '/api/rig/command', { command }, command === 'estop' ? 'E-stop NOT sent' : 'Not done'),
+  rigCommand: (command: RigCommandName) =>
+    call<unknown>('POST', '/api/rig/command', { command }, command === 'estop' ? 'E-stop NOT sent' : 'Not done'),
   calibrations: () => call<CalibrationsView>('GET', '/api/calibrations'),
   layoutSets: () => call<LayoutSetSummary[]>('GET', '/api/layout-sets'),
   sampleLayoutSet: (r: SampleLayoutSetRequest) => call<LayoutSetSummary>('POST', '/api/layout-sets/sample', r),
@@ -48,18 +87,32 @@ export const api = {
   rollout: (id: number) => call<RolloutDetail>('GET', `/api/rollouts/${id}`),
   run: (r: RunRolloutRequest) => call<RolloutRun>('POST', '/api/rollouts/run', r),
   stopRollout: () => call<RolloutRun>('POST', '/api/rollouts/stop', {}),
-  scoreRollout: (id: number, r: RolloutScoreRequest) => call<{ progress: number; summary: string; rescored: boolean }>('POST', `/api/rollouts/${id}/score`, r, 'Not stored'),
+  scoreRollout: (id: number, r: RolloutScoreRequest) =>
+    call<{ progress: number; summary: string; rescored: boolean }>(
+      'POST',
+      `/api/rollouts/${id}/score`,
+      r,
+      'Not stored',
+    ),
   compareChoices: () => call<CompareChoice[]>('GET', '/api/compare/choices'),
-  compare: (policy: number, layoutSet: string) => call<CompareView>('GET', `/api/compare?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}`),
-  replay: (policy: number, layoutSet: string, layout: number) => call<ReplayView>('GET', `/api/compare/replay?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}&layout=${layout}`),
-  layout: (layoutSet: string, index: number) => call<LayoutView>('GET', `/api/layout-sets/${encodeURIComponent(layoutSet)}/layouts/${index}`),
+  compare: (policy: number, layoutSet: string) =>
+    call<CompareView>('GET', `/api/compare?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}`),
+  replay: (policy: number, layoutSet: string, layout: number) =>
+    call<ReplayView>(
+      'GET',
+      `/api/compare/replay?policy=${policy}&layoutSet=${encodeURIComponent(layoutSet)}&layout=${layout}`,
+    ),
+  layout: (layoutSet: string, index: number) =>
+    call<LayoutView>('GET', `/api/layout-sets/${encodeURIComponent(layoutSet)}/layouts/${index}`),
   sessions: () => call<SessionSummary[]>('GET', '/api/sessions'),
   session: () => call<SessionView | null>('GET', '/api/session'),
   startSession: (r: StartSessionRequest) => call<SessionView>('POST', '/api/sessions', r, 'Not started'),
-  resumeSession: (id: number, requestId: string) => call<SessionView>('POST', `/api/sessions/${id}/resume`, { requestId }),
+  resumeSession: (id: number, requestId: string) =>
+    call<SessionView>('POST', `/api/sessions/${id}/resume`, { requestId }),
   sessionResults: (id: number) => call<SessionResults>('GET', `/api/sessions/${id}/results`),
   endSession: (id: number, reason: string) => call<SessionSummary>('POST', `/api/sessions/${id}/end`, { reason }),
-  sessionAnswer: (r: SessionAnswerRequest) => call<SessionAnswerResponse>('POST', '/api/session/answer', r, 'Not stored'),
+  sessionAnswer: (r: SessionAnswerRequest) =>
+    call<SessionAnswerResponse>('POST', '/api/session/answer', r, 'Not stored'),
   teleop: () => call<TeleopView | null>('GET', '/api/teleop'),
   startTeleop: (r: StartTeleopRequest) => call<TeleopView>('POST', '/api/teleop/start', r),
   teleopResumable: () => call<TeleopResumable | null>('GET', '/api/teleop/resumable'),
@@ -67,14 +120,25 @@ export const api = {
   teleopControl: (action: TeleopControlName) => call<TeleopView>('POST', '/api/teleop/control', { action }),
   /** The file itself as the body (the browser streams it); the station checks and stores it. */
   upload: async (kind: UploadKind, name: string, file: Blob): Promise<UploadResult> => {
-    const res = await fetch(`/api/uploads/${kind}?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { ...tokenHeaders(), 'Content-Type': 'application/octet-stream' }, body: file, credentials: 'omit' });
-    const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as UploadResult | ApiError;
+    const res = await fetch(`/api/uploads/${kind}?name=${encodeURIComponent(name)}`, {
+      method: 'POST',
+      headers: { ...tokenHeaders(), 'Content-Type': 'application/octet-stream' },
+      body: file,
+      credentials: 'omit',
+    });
+    const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as
+      | UploadResult
+      | ApiError;
     if (!res.ok) throw new ApiFailure((data as ApiError).error ?? `The station answered ${res.status}.`);
     return data as UploadResult;
   },
   rigUrdf: async (): Promise<string> => {
     const res = await fetch('/api/rig/urdf', { headers: tokenHeaders(), credentials: 'omit' });
-    if (!res.ok) throw new ApiFailure(((await res.json().catch(() => ({}))) as ApiError).error ?? `The station answered ${res.status} for the rig's URDF.`);
+    if (!res.ok)
+      throw new ApiFailure(
+        ((await res.json().catch(() => ({}))) as ApiError).error ??
+          `The station answered ${res.status} for the rig's URDF.`,
+      );
     return res.text();
   },
 };

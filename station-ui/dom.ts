@@ -1,14 +1,19 @@
 /** Small DOM helpers: elements from text only (never HTML strings), so nothing the station sends can inject markup. */
 type Attrs = Record<string, string | number | boolean | undefined>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Node | string | null | undefined)[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: (Node | string | null | undefined)[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false) continue;
     if (k === 'class') el.className = String(v);
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children) if (c !== null && c !== undefined) el.append(typeof c === 'string' ? document.createTextNode(c) : c);
+  for (const c of children)
+    if (c !== null && c !== undefined) el.append(typeof c === 'string' ? document.createTextNode(c) : c);
   return el;
 }
 
@@ -35,7 +40,8 @@ export function agoEl(iso: string): HTMLTimeElement {
 
 /** Rewrites every agoEl under `root` from its stamp. */
 export function refreshAges(root: ParentNode = document): void {
-  for (const el of Array.from(root.querySelectorAll<HTMLElement>('time[data-ago]'))) el.textContent = ago(el.dataset.ago!);
+  for (const el of Array.from(root.querySelectorAll<HTMLElement>('time[data-ago]')))
+    el.textContent = ago(el.dataset.ago!);
 }
 
 /** "2026-12-01 13:24:43" in local time: unambiguous in any locale. */

@@ -30,7 +30,15 @@ export type SessionKey = 'go' | 'count-up' | 'count-down' | 'redo' | 'close' | '
 
 export type TeleopKey = 'next' | 'discard' | 'sync' | 'quit';
 
-export type KeyAction = 'estop' | 'stop-rollout' | 'run' | 'hold' | 'damp' | { readonly view: number } | { readonly session: SessionKey } | { readonly teleop: TeleopKey };
+export type KeyAction =
+  | 'estop'
+  | 'stop-rollout'
+  | 'run'
+  | 'hold'
+  | 'damp'
+  | { readonly view: number }
+  | { readonly session: SessionKey }
+  | { readonly teleop: TeleopKey };
 
 export const PEDAL_KEYS: Readonly<Record<string, KeyAction>> = { F13: 'run', F14: 'stop-rollout', F15: 'estop' };
 
@@ -48,9 +56,28 @@ export interface KeyPress {
 }
 
 // D discards, as in the terminal (its lines say so); with no recording running D damps as everywhere.
-const TELEOP_KEYS: Readonly<Record<string, TeleopKey>> = { ' ': 'next', arrowright: 'next', enter: 'next', arrowleft: 'discard', backspace: 'discard', d: 'discard', e: 'sync', q: 'quit' };
+const TELEOP_KEYS: Readonly<Record<string, TeleopKey>> = {
+  ' ': 'next',
+  arrowright: 'next',
+  enter: 'next',
+  arrowleft: 'discard',
+  backspace: 'discard',
+  d: 'discard',
+  e: 'sync',
+  q: 'quit',
+};
 
-const SESSION_KEYS: Readonly<Record<string, SessionKey>> = { enter: 'go', arrowup: 'count-up', '+': 'count-up', arrowdown: 'count-down', '-': 'count-down', x: 'redo', n: 'close', p: 'pause', q: 'stop-for-now' };
+const SESSION_KEYS: Readonly<Record<string, SessionKey>> = {
+  enter: 'go',
+  arrowup: 'count-up',
+  '+': 'count-up',
+  arrowdown: 'count-down',
+  '-': 'count-down',
+  x: 'redo',
+  n: 'close',
+  p: 'pause',
+  q: 'stop-for-now',
+};
 
 /** What a key press does, or null. */
 export function actionForKey(k: KeyPress): KeyAction | null {

@@ -5,7 +5,13 @@
  * Enter / F13 the step's big button, ↑ ↓ the count, X redo, N close, P pause, Q stop for now. Every view reads the
  * one event stream; actions go through the one API client.
  */
-import type { RigStatus, RolloutRun, SessionView as SessionState, StationEvent, StationInfo } from '../src/server/api-types.js';
+import type {
+  RigStatus,
+  RolloutRun,
+  SessionView as SessionState,
+  StationEvent,
+  StationInfo,
+} from '../src/server/api-types.js';
 import { api, EventStream, StationUnreachable, type LinkState } from './api.js';
 import { RigView } from './rig/rig-view.js';
 import { RolloutsView } from './rollouts/rollouts-view.js';
@@ -32,9 +38,22 @@ function report(message: string, error = false): void {
 
 function command(name: 'hold' | 'damp' | 'estop'): void {
   api.rigCommand(name).then(
-    () => report(name === 'estop' ? 'E-stop sent: the arms stop, then damp.' : name === 'hold' ? 'Holding the current pose.' : 'Damped: motors off.'),
+    () =>
+      report(
+        name === 'estop'
+          ? 'E-stop sent: the arms stop, then damp.'
+          : name === 'hold'
+            ? 'Holding the current pose.'
+            : 'Damped: motors off.',
+      ),
     // The software E-stop could not reach the station: the cell's own button is what stops the arms now.
-    (e: Error) => report(name === 'estop' && e instanceof StationUnreachable ? `${e.message} Press the cell's hardware E-stop.` : e.message, true),
+    (e: Error) =>
+      report(
+        name === 'estop' && e instanceof StationUnreachable
+          ? `${e.message} Press the cell's hardware E-stop.`
+          : e.message,
+        true,
+      ),
   );
 }
 
@@ -48,7 +67,9 @@ const ADDRESS_FILE = 'station-address.txt';
  */
 function showLinkLost(state: Exclude<LinkState, 'live'>, info: StationInfo | undefined, since: Date): void {
   const el = $('station-lost');
-  const file = info ? `${info.dataDir.replace(/\/+$/, '')}/${ADDRESS_FILE}` : `${ADDRESS_FILE} in the station's data folder`;
+  const file = info
+    ? `${info.dataDir.replace(/\/+$/, '')}/${ADDRESS_FILE}`
+    : `${ADDRESS_FILE} in the station's data folder`;
   const at = since.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
   const head =
     state === 'lost'
@@ -59,18 +80,22 @@ function showLinkLost(state: Exclude<LinkState, 'live'>, info: StationInfo | und
   const lines =
     state === 'lost'
       ? [
-          'Nothing you press on this page reaches it — to stop the arms use the cell\'s hardware E-stop.',
+          "Nothing you press on this page reaches it — to stop the arms use the cell's hardware E-stop.",
           'When it runs again (npm start), open the address it prints (paste it into this tab); it is also kept in:',
         ]
       : [
           'Each start of the station has a new key, and this page holds the old one, so it cannot reach the new station — nothing on this page is stored any more.',
-          'Open the address the station printed when it started (paste it into this tab); it is also kept in a file only the station\'s user can read:',
+          "Open the address the station printed when it started (paste it into this tab); it is also kept in a file only the station's user can read:",
         ];
   el.replaceChildren(
     h('div', { class: 'lost-head' }, head),
     ...lines.map((l) => h('p', {}, l)),
     h('code', { id: 'station-address-file' }, `cat ${file}`),
-    h('p', { class: 'muted' }, 'Open sessions are kept in the store: resume one on the Session page (key 3) of the new address.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Open sessions are kept in the store: resume one on the Session page (key 3) of the new address.',
+    ),
   );
   el.dataset.state = state;
   el.hidden = false;
@@ -108,7 +133,8 @@ function showStatus(rig: RigStatus): void {
   mode.dataset.mode = shown.mode;
   mode.textContent = shown.words;
   const faults = groupedFaults(rig.faults.map((f) => f.message));
-  $('rig-summary').textContent = `${rigWords(rig.type)} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
+  $('rig-summary').textContent =
+    `${rigWords(rig.type)} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
   // An open interlock is said in the status bar on every page: nothing on the cell starts until it closes.
   const lock = $('interlock');
   lock.hidden = !rig.interlock?.open;
@@ -118,7 +144,8 @@ function showStatus(rig: RigStatus): void {
 function showRunSummary(run: RolloutRun | null): void {
   const el = $('run-summary');
   if (!run) el.textContent = '';
-  else if (run.phase === 'done') el.textContent = `Last rollout ${run.rolloutId ?? ''}: ${run.progress === null ? (run.status ?? '') : `progress ${run.progress.toFixed(2)}`}`;
+  else if (run.phase === 'done')
+    el.textContent = `Last rollout ${run.rolloutId ?? ''}: ${run.progress === null ? (run.status ?? '') : `progress ${run.progress.toFixed(2)}`}`;
   else if (run.phase === 'failed') el.textContent = 'Last rollout failed (see Rollouts)';
   else el.textContent = `Rollout: ${run.policy}, step ${run.stepsDone}/${run.totalSteps}`;
 }
@@ -153,7 +180,11 @@ function main(): void {
     },
   });
   (document.querySelector('#view-rollouts .grid > div:last-child') ?? $('view-rollouts')).append(uploads);
-  const loadCalibrations = (): void => void api.calibrations().then((c) => rigView.showCalibrations(c), (e: Error) => report(e.message, true));
+  const loadCalibrations = (): void =>
+    void api.calibrations().then(
+      (c) => rigView.showCalibrations(c),
+      (e: Error) => report(e.message, true),
+    );
   onViewChange = (name) => {
     if (name === 'rig') loadCalibrations();
     if (name === 'session') session.reload().catch((e: Error) => report(e.message, true));
@@ -175,7 +206,12 @@ function main(): void {
   let lostSince: Date | undefined;
   stream.onConnection((state) => {
     const c = $('connection');
-    c.textContent = state === 'live' ? 'live' : state === 'lost' ? 'station not answering — trying again' : 'station restarted — open its new address';
+    c.textContent =
+      state === 'live'
+        ? 'live'
+        : state === 'lost'
+          ? 'station not answering — trying again'
+          : 'station restarted — open its new address';
     c.classList.toggle('live', state === 'live');
     if (state === 'live') {
       lostSince = undefined;
@@ -235,11 +271,26 @@ function main(): void {
   });
 
   document.addEventListener('keydown', (e) => {
-    const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
-    const action = actionForKey({ key: e.key, typing, modifier: e.ctrlKey || e.metaKey || e.altKey, inSession: currentView === 'session', inTeleop: currentView === 'teleop' });
+    const typing =
+      e.target instanceof HTMLInputElement ||
+      e.target instanceof HTMLSelectElement ||
+      e.target instanceof HTMLTextAreaElement;
+    const action = actionForKey({
+      key: e.key,
+      typing,
+      modifier: e.ctrlKey || e.metaKey || e.altKey,
+      inSession: currentView === 'session',
+      inTeleop: currentView === 'teleop',
+    });
     if (action === null) return;
     // Enter on a focused button presses that button: the browser does it, not the session key too.
-    if (e.target instanceof HTMLButtonElement && (e.key === 'Enter' || e.key === ' ') && typeof action === 'object' && ('session' in action || 'teleop' in action)) return;
+    if (
+      e.target instanceof HTMLButtonElement &&
+      (e.key === 'Enter' || e.key === ' ') &&
+      typeof action === 'object' &&
+      ('session' in action || 'teleop' in action)
+    )
+      return;
     e.preventDefault();
     if (typeof action === 'object' && 'session' in action) {
       session.key(action.session);

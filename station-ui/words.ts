@@ -18,8 +18,12 @@ export const MODE_WORDS: Record<RigMode, string> = {
  * connected" or "off" for a moment — true of the rig, wrong for the operator: the arms are about
  * to move. That is said as SETTING UP.
  */
-export function modeWords(rig: Pick<RigStatus, 'mode' | 'use'>): { readonly mode: RigMode | 'setting-up'; readonly words: string } {
-  if ((rig.use === 'changing' || rig.use === 'rollout') && (rig.mode === 'unconfigured' || rig.mode === 'configured')) return { mode: 'setting-up', words: 'SETTING UP' };
+export function modeWords(rig: Pick<RigStatus, 'mode' | 'use'>): {
+  readonly mode: RigMode | 'setting-up';
+  readonly words: string;
+} {
+  if ((rig.use === 'changing' || rig.use === 'rollout') && (rig.mode === 'unconfigured' || rig.mode === 'configured'))
+    return { mode: 'setting-up', words: 'SETTING UP' };
   return { mode: rig.mode, words: MODE_WORDS[rig.mode] };
 }
 
@@ -28,10 +32,12 @@ export const rigWords = rigTypeWords;
 
 /** What the rig is doing, in one line under the mode. */
 export function useWords(rig: RigStatus): string {
-  if (rig.use === 'rollout' && (rig.mode === 'unconfigured' || rig.mode === 'configured')) return 'setting the rig up for a rollout: the arms will move';
+  if (rig.use === 'rollout' && (rig.mode === 'unconfigured' || rig.mode === 'configured'))
+    return 'setting the rig up for a rollout: the arms will move';
   if (rig.use === 'rollout') return 'a rollout, session or teleop recording has the rig';
   if (rig.use === 'changing') return 'setting the rig up…';
-  if (rig.use === 'holding') return rig.mode === 'estopped' ? 'stopped by E-stop, motors damped' : 'holding its pose (press D to damp)';
+  if (rig.use === 'holding')
+    return rig.mode === 'estopped' ? 'stopped by E-stop, motors damped' : 'holding its pose (press D to damp)';
   return rig.mode === 'configured' || rig.mode === 'damped' ? 'motors off (press H to hold)' : '';
 }
 
@@ -54,7 +60,11 @@ export function groupedFaults(messages: readonly string[]): string[] {
       if (name) g.names.push(name);
     } else groups.set(key, { names: name ? [name] : [], first: m });
   }
-  return [...groups.values()].map((g) => (g.names.length > 1 ? `${g.names.length} motors (${g.names.join(', ')}): ${g.first.replace(THE_MOTOR, 'each').replace(MOTOR_NAME, 'each').replace(CAN_ID, '')}` : g.first));
+  return [...groups.values()].map((g) =>
+    g.names.length > 1
+      ? `${g.names.length} motors (${g.names.join(', ')}): ${g.first.replace(THE_MOTOR, 'each').replace(MOTOR_NAME, 'each').replace(CAN_ID, '')}`
+      : g.first,
+  );
 }
 
 /**

@@ -54,16 +54,23 @@ export interface MeasureOptions {
   readonly searchMm?: number;
 }
 
-const diff = (a: Uint8Array, b: Uint8Array, i: number): number => Math.abs(a[i] - b[i]) + Math.abs(a[i + 1] - b[i + 1]) + Math.abs(a[i + 2] - b[i + 2]);
+const diff = (a: Uint8Array, b: Uint8Array, i: number): number =>
+  Math.abs(a[i] - b[i]) + Math.abs(a[i + 1] - b[i + 1]) + Math.abs(a[i + 2] - b[i + 2]);
 
 /** Table (x, y) on the plane z = h seen at pixel (u, v): the camera ray cut with the plane. */
 function pixelToPlane(k: CameraIntrinsics, cam: Pose3, u: number, v: number, h: number): [number, number] {
   const [qx, qy, qz, qw] = cam.quaternion;
   // Rotation matrix of the optical frame in the table frame (columns: the optical axes).
   const R = [
-    1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw),
-    2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw),
-    2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy),
+    1 - 2 * (qy * qy + qz * qz),
+    2 * (qx * qy - qz * qw),
+    2 * (qx * qz + qy * qw),
+    2 * (qx * qy + qz * qw),
+    1 - 2 * (qx * qx + qz * qz),
+    2 * (qy * qz - qx * qw),
+    2 * (qx * qz - qy * qw),
+    2 * (qy * qz + qx * qw),
+    1 - 2 * (qx * qx + qy * qy),
   ];
   const dc = [(u - k.cxPx) / k.fxPx, (v - k.cyPx) / k.fyPx, 1];
   const d = [0, 1, 2].map((r) => R[3 * r] * dc[0] + R[3 * r + 1] * dc[1] + R[3 * r + 2] * dc[2]);
@@ -128,8 +135,14 @@ export function measurePlacement(
   const { observed, expected, background } = frames;
   const W = background.width;
   const H = background.height;
-  for (const [what, im] of [['observed', observed], ['expected', expected]] as const) {
-    if (im.width !== W || im.height !== H) throw new Error(`The ${what} frame is ${im.width}×${im.height} but the twin drew ${W}×${H}; the overhead camera's calibration must describe this camera.`);
+  for (const [what, im] of [
+    ['observed', observed],
+    ['expected', expected],
+  ] as const) {
+    if (im.width !== W || im.height !== H)
+      throw new Error(
+        `The ${what} frame is ${im.width}×${im.height} but the twin drew ${W}×${H}; the overhead camera's calibration must describe this camera.`,
+      );
   }
   const threshold = options.differenceThreshold ?? 45;
   const colorTol = options.colorTolerance ?? 0.06;

@@ -8,7 +8,15 @@
 import canonicalize from 'canonicalize';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { fitHomography, mapPoint, invert, ProjectorCalibrationError, type Mat3, type PointPair, type Vec2 } from './homography.js';
+import {
+  fitHomography,
+  mapPoint,
+  invert,
+  ProjectorCalibrationError,
+  type Mat3,
+  type PointPair,
+  type Vec2,
+} from './homography.js';
 
 export const CALIBRATION_FORMAT = 'tandem-projector-calibration';
 export const CALIBRATION_KIND = 'projector';
@@ -83,7 +91,10 @@ export function reprojectionErrors(h: Mat3, pairs: readonly PointPair[]): Calibr
   const perPoint = pairs.map((p) => {
     const back = mapPoint(hInv, p.projectorPx);
     const fwd = mapPoint(h, p.tableMm);
-    return { mm: Math.hypot(back[0] - p.tableMm[0], back[1] - p.tableMm[1]), px: Math.hypot(fwd[0] - p.projectorPx[0], fwd[1] - p.projectorPx[1]) };
+    return {
+      mm: Math.hypot(back[0] - p.tableMm[0], back[1] - p.tableMm[1]),
+      px: Math.hypot(fwd[0] - p.projectorPx[0], fwd[1] - p.projectorPx[1]),
+    };
   });
   const n = pairs.length;
   const ssMm = perPoint.reduce((s, e) => s + e.mm * e.mm, 0);
@@ -115,13 +126,24 @@ export interface CalibrateOptions {
 /** Fits, measures and pins a calibration, refusing points outside the image or ones that do not determine the homography. */
 export function calibrateProjector(opts: CalibrateOptions): ProjectorCalibration {
   const { widthPx, heightPx } = opts.resolution;
-  if (!Number.isSafeInteger(widthPx) || !Number.isSafeInteger(heightPx) || widthPx < 16 || heightPx < 16 || widthPx > 16384 || heightPx > 16384) {
-    throw new ProjectorCalibrationError(`The projector resolution ${widthPx}x${heightPx} is not a plausible image size; give it as WIDTHxHEIGHT pixels, e.g. 1920x1080.`);
+  if (
+    !Number.isSafeInteger(widthPx) ||
+    !Number.isSafeInteger(heightPx) ||
+    widthPx < 16 ||
+    heightPx < 16 ||
+    widthPx > 16384 ||
+    heightPx > 16384
+  ) {
+    throw new ProjectorCalibrationError(
+      `The projector resolution ${widthPx}x${heightPx} is not a plausible image size; give it as WIDTHxHEIGHT pixels, e.g. 1920x1080.`,
+    );
   }
   for (const [i, p] of opts.points.entries()) {
     const [u, v] = p.projectorPx;
     if (u < 0 || v < 0 || u > widthPx || v > heightPx) {
-      throw new ProjectorCalibrationError(`Point ${i + 1}'s projector pixel (${u}, ${v}) is outside the ${widthPx}x${heightPx} image; check the points file or --resolution.`);
+      throw new ProjectorCalibrationError(
+        `Point ${i + 1}'s projector pixel (${u}, ${v}) is outside the ${widthPx}x${heightPx} image; check the points file or --resolution.`,
+      );
     }
   }
   const points: CalibrationPoint[] = opts.points.map((p) => ({
@@ -160,7 +182,8 @@ export function serializeCalibration(c: ProjectorCalibration): string {
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isVec2 = (v: unknown): v is Vec2 => Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
+const isVec2 = (v: unknown): v is Vec2 =>
+  Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
 
 /** Reads a calibration file: checks its shape and that it still matches its hash. */
 export function parseCalibration(text: string, source: string): ProjectorCalibration {
@@ -171,7 +194,9 @@ export function parseCalibration(text: string, source: string): ProjectorCalibra
     throw new ProjectorCalibrationError(`${source} is not JSON; give the file 'tandem projector calibrate' wrote.`);
   }
   if (!isObj(v) || v.format !== CALIBRATION_FORMAT || v.kind !== CALIBRATION_KIND) {
-    throw new ProjectorCalibrationError(`${source} is not a projector calibration (no "format": "${CALIBRATION_FORMAT}"); give the file 'tandem projector calibrate' wrote.`);
+    throw new ProjectorCalibrationError(
+      `${source} is not a projector calibration (no "format": "${CALIBRATION_FORMAT}"); give the file 'tandem projector calibrate' wrote.`,
+    );
   }
   const h = v.tableToProjector;
   const res = v.resolution;
@@ -188,15 +213,32 @@ export function parseCalibration(text: string, source: string): ProjectorCalibra
     h.every((x) => typeof x === 'number' && Number.isFinite(x)) &&
     isObj(v.errors) &&
     typeof v.sha256 === 'string';
-  if (!ok) throw new ProjectorCalibrationError(`${source} is a damaged projector calibration (a field is missing or malformed); calibrate again with 'tandem projector calibrate'.`);
+  if (!ok)
+    throw new ProjectorCalibrationError(
+      `${source} is a damaged projector calibration (a field is missing or malformed); calibrate again with 'tandem projector calibrate'.`,
+    );
   const found = calibrationHash(v as unknown as ProjectorCalibrationBody);
   if (found !== v.sha256) {
-    throw new ProjectorCalibrationError(`${source} does not match its hash (recorded ${String(v.sha256).slice(0, 12)}…, computed ${found.slice(0, 12)}…): it was edited after calibration; calibrate again rather than editing the file.`);
+    throw new ProjectorCalibrationError(
+      `${source} does not match its hash (recorded ${String(v.sha256).slice(0, 12)}…, computed ${found.slice(0, 12)}…): it was edited after calibration; calibrate again rather than editing the file.`,
+    );
   }
   return v as unknown as ProjectorCalibration;
 }
 
 /** The row for the store's calibrations table (Store.putCalibration): kind, version, canonical JSON, hash. */
-export function calibrationStoreInput(c: ProjectorCalibration): { sha256: string; kind: string; version: number; canonicalJson: string; createdAt: string } {
-  return { sha256: c.sha256, kind: CALIBRATION_KIND, version: c.version, canonicalJson: calibrationCanonicalJson(c), createdAt: c.createdAt };
+export function calibrationStoreInput(c: ProjectorCalibration): {
+  sha256: string;
+  kind: string;
+  version: number;
+  canonicalJson: string;
+  createdAt: string;
+} {
+  return {
+    sha256: c.sha256,
+    kind: CALIBRATION_KIND,
+    version: c.version,
+    canonicalJson: calibrationCanonicalJson(c),
+    createdAt: c.createdAt,
+  };
 }

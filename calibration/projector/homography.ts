@@ -45,16 +45,30 @@ export function mapPoint(h: Mat3, p: Vec2): [number, number] {
 
 export function multiply(a: Mat3, b: Mat3): Mat3 {
   const r: number[] = [];
-  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) r.push(a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j]);
+  for (let i = 0; i < 3; i++)
+    for (let j = 0; j < 3; j++) r.push(a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j]);
   return r as unknown as Mat3;
 }
 
 /** The inverse of h (by its adjugate), scaled so its largest entry is 1 — a homography's scale is arbitrary. */
 export function invert(h: Mat3): Mat3 {
   const [a, b, c, d, e, f, g, k, l] = h;
-  const adj = [e * l - f * k, c * k - b * l, b * f - c * e, f * g - d * l, a * l - c * g, c * d - a * f, d * k - e * g, b * g - a * k, a * e - b * d];
+  const adj = [
+    e * l - f * k,
+    c * k - b * l,
+    b * f - c * e,
+    f * g - d * l,
+    a * l - c * g,
+    c * d - a * f,
+    d * k - e * g,
+    b * g - a * k,
+    a * e - b * d,
+  ];
   const det = a * adj[0] + b * adj[3] + c * adj[6];
-  if (!Number.isFinite(det) || det === 0) throw new ProjectorCalibrationError('The homography cannot be inverted; calibrate again with points spread over the table.');
+  if (!Number.isFinite(det) || det === 0)
+    throw new ProjectorCalibrationError(
+      'The homography cannot be inverted; calibrate again with points spread over the table.',
+    );
   return normalise(adj as unknown as Mat3);
 }
 
@@ -176,15 +190,27 @@ export function fitHomography(pairs: readonly PointPair[]): HomographyFit {
     );
   }
   for (const [i, p] of pairs.entries()) {
-    if (![...p.tableMm, ...p.projectorPx].every(Number.isFinite)) throw new ProjectorCalibrationError(`Point ${describe(pairs, i)} has a coordinate that is not a number; give each pair as table [x, y] mm and projector [column, row] px.`);
+    if (![...p.tableMm, ...p.projectorPx].every(Number.isFinite))
+      throw new ProjectorCalibrationError(
+        `Point ${describe(pairs, i)} has a coordinate that is not a number; give each pair as table [x, y] mm and projector [column, row] px.`,
+      );
   }
   for (let i = 0; i < pairs.length; i++) {
     for (let j = i + 1; j < pairs.length; j++) {
       if (Math.hypot(pairs[i].tableMm[0] - pairs[j].tableMm[0], pairs[i].tableMm[1] - pairs[j].tableMm[1]) < 1) {
-        throw new ProjectorCalibrationError(`Points ${i + 1} and ${j + 1} are the same table point; each pair must be a different corner or fiducial.`);
+        throw new ProjectorCalibrationError(
+          `Points ${i + 1} and ${j + 1} are the same table point; each pair must be a different corner or fiducial.`,
+        );
       }
-      if (Math.hypot(pairs[i].projectorPx[0] - pairs[j].projectorPx[0], pairs[i].projectorPx[1] - pairs[j].projectorPx[1]) < 0.5) {
-        throw new ProjectorCalibrationError(`Points ${i + 1} and ${j + 1} have the same projector pixel; each crosshair must be aligned to its own table point.`);
+      if (
+        Math.hypot(
+          pairs[i].projectorPx[0] - pairs[j].projectorPx[0],
+          pairs[i].projectorPx[1] - pairs[j].projectorPx[1],
+        ) < 0.5
+      ) {
+        throw new ProjectorCalibrationError(
+          `Points ${i + 1} and ${j + 1} have the same projector pixel; each crosshair must be aligned to its own table point.`,
+        );
       }
     }
   }
@@ -195,7 +221,9 @@ export function fitHomography(pairs: readonly PointPair[]): HomographyFit {
     ['projector pixels', proj],
   ] as const) {
     if (flatness(pts).ratio < LINE_TOLERANCE) {
-      throw new ProjectorCalibrationError(`The ${what} lie on (or very near) one line, which cannot fix a homography; use points spread over the table in both directions, such as its four corners.`);
+      throw new ProjectorCalibrationError(
+        `The ${what} lie on (or very near) one line, which cannot fix a homography; use points spread over the table in both directions, such as its four corners.`,
+      );
     }
   }
   const tn = normalisingTransform(table);
@@ -234,7 +262,9 @@ export function fitHomography(pairs: readonly PointPair[]): HomographyFit {
   // other side is a mirrored or swapped pair no real projector produces.
   const sides = table.map((t) => Math.sign(applyHomography(h, t).w));
   if (new Set(sides).size > 1) {
-    throw new ProjectorCalibrationError('The point pairs are not consistent with one projector view (a pair looks swapped or mirrored); check that each table point is paired with its own crosshair.');
+    throw new ProjectorCalibrationError(
+      'The point pairs are not consistent with one projector view (a pair looks swapped or mirrored); check that each table point is paired with its own crosshair.',
+    );
   }
   return { tableToProjector: h, projectorToTable: invert(h), singularValues, conditioning };
 }

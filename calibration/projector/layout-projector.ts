@@ -46,13 +46,23 @@ export class LayoutProjector {
   /** Shows layout `index` of `set` as footprints on the table, then unmutes the projector. */
   async show(set: LayoutSet, index: number): Promise<ProjectorResult> {
     const png = await svgToPng(projectedLayoutSvg(set, index, this.calibration, this.projection));
-    await this.output.show({ png, kind: 'layout', layoutSetSha256: set.sha256, layoutIndex: index, calibrationSha256: this.calibration.sha256 });
+    await this.output.show({
+      png,
+      kind: 'layout',
+      layoutSetSha256: set.sha256,
+      layoutIndex: index,
+      calibrationSha256: this.calibration.sha256,
+    });
     return this.mute(false);
   }
 
   /** All black, and AV mute on: before every rollout, so no pattern reaches the cameras. */
   async blank(): Promise<ProjectorResult> {
-    await this.output.show({ png: await blankPng(this.calibration.resolution), kind: 'blank', calibrationSha256: this.calibration.sha256 });
+    await this.output.show({
+      png: await blankPng(this.calibration.resolution),
+      kind: 'blank',
+      calibrationSha256: this.calibration.sha256,
+    });
     return this.mute(true);
   }
 
@@ -62,7 +72,9 @@ export class LayoutProjector {
       await this.control.setAvMute(muted);
       return {};
     } catch (e) {
-      return { problem: `${muted ? 'The blank frame is up but the projector could not be muted' : 'The layout frame is sent but the projector could not be unmuted, so it may not show'}: ${(e as Error).message}` };
+      return {
+        problem: `${muted ? 'The blank frame is up but the projector could not be muted' : 'The layout frame is sent but the projector could not be unmuted, so it may not show'}: ${(e as Error).message}`,
+      };
     }
   }
 }

@@ -15,7 +15,14 @@
  * the only cue: each posture has its own shape and word.
  */
 import { STATION_ARMS, ARM_BASE_XY_M, TABLE_RECT } from '../../src/tasks/station.js';
-import { fixtureFootprint, objectFootprint, partFootprints, rectCorners, rectsOverlap, type OrientedRect } from '../../src/tasks/footprint.js';
+import {
+  fixtureFootprint,
+  objectFootprint,
+  partFootprints,
+  rectCorners,
+  rectsOverlap,
+  type OrientedRect,
+} from '../../src/tasks/footprint.js';
 import { getTask } from '../../src/tasks/registry.js';
 import type { FixtureKind, LayoutObject, ObjectKind, Posture } from '../../src/tasks/types.js';
 import { layoutAt, type LayoutSet } from '../../src/layouts/layout-set.js';
@@ -55,7 +62,8 @@ function readerAxes(side: ReaderSide): { right: Vec2; down: Vec2 } {
 }
 
 const n = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : '0');
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** Drawing on the table plane in mm, emitted in projector px. */
 class TableCanvas {
@@ -87,7 +95,9 @@ class TableCanvas {
   }
 
   polyline(pts: readonly Vec2[], attrs: string): void {
-    this.parts.push(`<polyline points="${pts.map((p) => this.px(p).map(n).join(',')).join(' ')}" fill="none" ${attrs}/>`);
+    this.parts.push(
+      `<polyline points="${pts.map((p) => this.px(p).map(n).join(',')).join(' ')}" fill="none" ${attrs}/>`,
+    );
   }
 
   /**
@@ -99,11 +109,19 @@ class TableCanvas {
     const [u, v] = this.px(p);
     const a = [j[0] * right[0] + j[1] * right[1], j[2] * right[0] + j[3] * right[1]];
     const c = [j[0] * down[0] + j[1] * down[1], j[2] * down[0] + j[3] * down[1]];
-    this.parts.push(`<text transform="matrix(${n(a[0])} ${n(a[1])} ${n(c[0])} ${n(c[1])} ${n(u)} ${n(v)})" font-size="${n(sizeMm)}" ${attrs}>${esc(s)}</text>`);
+    this.parts.push(
+      `<text transform="matrix(${n(a[0])} ${n(a[1])} ${n(c[0])} ${n(c[1])} ${n(u)} ${n(v)})" font-size="${n(sizeMm)}" ${attrs}>${esc(s)}</text>`,
+    );
   }
 }
 
-const mm = (r: OrientedRect): OrientedRect => ({ cx: r.cx * 1000, cy: r.cy * 1000, halfX: r.halfX * 1000, halfY: r.halfY * 1000, yawRad: r.yawRad });
+const mm = (r: OrientedRect): OrientedRect => ({
+  cx: r.cx * 1000,
+  cy: r.cy * 1000,
+  halfX: r.halfX * 1000,
+  halfY: r.halfY * 1000,
+  yawRad: r.yawRad,
+});
 const corners = (r: OrientedRect): Vec2[] => rectCorners(r).map(([x, y]) => [x, y] as Vec2);
 const along = (p: Vec2, yaw: number, d: number): Vec2 => [p[0] + Math.cos(yaw) * d, p[1] + Math.sin(yaw) * d];
 const across = (p: Vec2, yaw: number, d: number): Vec2 => [p[0] - Math.sin(yaw) * d, p[1] + Math.cos(yaw) * d];
@@ -119,7 +137,11 @@ function arrow(c: TableCanvas, from: Vec2, to: Vec2, widthMm: number, colour: st
   c.polygon([to, across(neck, yaw, head * 0.55), across(neck, yaw, -head * 0.55)], `fill="${colour}"`);
 }
 
-const POSTURE_WORD: Readonly<Record<Posture, string>> = { upright: 'upright', lying: 'lying', 'upside-down': 'upside down' };
+const POSTURE_WORD: Readonly<Record<Posture, string>> = {
+  upright: 'upright',
+  lying: 'lying',
+  'upside-down': 'upside down',
+};
 
 function shortId(id: string): string {
   const m = /^(.*)-(\d+)$/.exec(id);
@@ -134,12 +156,26 @@ type Occupied = OrientedRect[];
  * A label's box beside a footprint, on the first side (towards the reader, away, right, left)
  * where it covers no footprint and no other label; towards the reader if none is free.
  */
-function placeLabel(rect: OrientedRect, widthMm: number, heightMm: number, firstLineMm: number, gapMm: number, axes: { right: Vec2; down: Vec2 }, occupied: Occupied): { at: Vec2; box: OrientedRect } {
+function placeLabel(
+  rect: OrientedRect,
+  widthMm: number,
+  heightMm: number,
+  firstLineMm: number,
+  gapMm: number,
+  axes: { right: Vec2; down: Vec2 },
+  occupied: Occupied,
+): { at: Vec2; box: OrientedRect } {
   const centre: Vec2 = [rect.cx, rect.cy];
   const cs = corners(rect);
   const reach = (d: Vec2) => Math.max(...cs.map((p) => (p[0] - centre[0]) * d[0] + (p[1] - centre[1]) * d[1]));
   const yawDown = Math.atan2(axes.down[1], axes.down[0]);
-  const boxAt = (mid: Vec2): OrientedRect => ({ cx: mid[0], cy: mid[1], halfX: heightMm / 2, halfY: widthMm / 2, yawRad: yawDown });
+  const boxAt = (mid: Vec2): OrientedRect => ({
+    cx: mid[0],
+    cy: mid[1],
+    halfX: heightMm / 2,
+    halfY: widthMm / 2,
+    yawRad: yawDown,
+  });
   const candidates: Vec2[] = [];
   for (const [d, half] of [
     [axes.down, heightMm / 2],
@@ -162,7 +198,14 @@ const ID_MM = 24;
 const POSTURE_MM = 18;
 const ID_MM_CROWDED = 11;
 
-function drawObject(c: TableCanvas, o: LayoutObject, kind: ObjectKind, axes: { right: Vec2; down: Vec2 }, crowded: boolean, occupied: Occupied): void {
+function drawObject(
+  c: TableCanvas,
+  o: LayoutObject,
+  kind: ObjectKind,
+  axes: { right: Vec2; down: Vec2 },
+  crowded: boolean,
+  occupied: Occupied,
+): void {
   const rect = mm(objectFootprint(kind, o.posture, o.pose));
   const centre: Vec2 = [rect.cx, rect.cy];
   const yaw = o.pose.yawRad;
@@ -187,7 +230,10 @@ function drawObject(c: TableCanvas, o: LayoutObject, kind: ObjectKind, axes: { r
     if (o.posture === 'upright') {
       // Upright: a dot in the middle.
       const d = minHalf * 0.28;
-      const ring: Vec2[] = Array.from({ length: 24 }, (_, i) => [centre[0] + d * Math.cos((i / 24) * 2 * Math.PI), centre[1] + d * Math.sin((i / 24) * 2 * Math.PI)]);
+      const ring: Vec2[] = Array.from({ length: 24 }, (_, i) => [
+        centre[0] + d * Math.cos((i / 24) * 2 * Math.PI),
+        centre[1] + d * Math.sin((i / 24) * 2 * Math.PI),
+      ]);
       c.polygon(ring, `fill="${CUE_COLOUR}"`);
     } else {
       // Upside down: a cross over the footprint.
@@ -206,7 +252,10 @@ function drawObject(c: TableCanvas, o: LayoutObject, kind: ObjectKind, axes: { r
     }
   }
   // The outline last, over the cues: a handle at the rim must not hide any of it.
-  c.polygon(corners(rect), `fill="none" stroke="${OUTLINE_COLOUR}" stroke-width="${n(outlineMm * scale)}" stroke-linejoin="miter" class="footprint" data-id="${esc(o.id)}"`);
+  c.polygon(
+    corners(rect),
+    `fill="none" stroke="${OUTLINE_COLOUR}" stroke-width="${n(outlineMm * scale)}" stroke-linejoin="miter" class="footprint" data-id="${esc(o.id)}"`,
+  );
   // Name and posture beside the footprint, reading square to the operator.
   const idMm = crowded ? ID_MM_CROWDED : ID_MM;
   const name = crowded ? shortId(o.id) : o.id;
@@ -216,37 +265,75 @@ function drawObject(c: TableCanvas, o: LayoutObject, kind: ObjectKind, axes: { r
   const { at, box } = placeLabel(rect, widthMm, heightMm, idMm, outlineMm + 4, axes, occupied);
   occupied.push(box);
   c.text(at, name, idMm, axes.right, axes.down, `fill="${LABEL_COLOUR}" text-anchor="middle" font-weight="bold"`);
-  if (!crowded) c.text([at[0] + axes.down[0] * idMm * 1.15, at[1] + axes.down[1] * idMm * 1.15], word, POSTURE_MM, axes.right, axes.down, `fill="${LABEL_COLOUR}" text-anchor="middle"`);
+  if (!crowded)
+    c.text(
+      [at[0] + axes.down[0] * idMm * 1.15, at[1] + axes.down[1] * idMm * 1.15],
+      word,
+      POSTURE_MM,
+      axes.right,
+      axes.down,
+      `fill="${LABEL_COLOUR}" text-anchor="middle"`,
+    );
 }
 
-function drawFixture(c: TableCanvas, kind: FixtureKind, pose: { x: number; y: number; yawRad: number }, axes: { right: Vec2; down: Vec2 }): void {
+function drawFixture(
+  c: TableCanvas,
+  kind: FixtureKind,
+  pose: { x: number; y: number; yawRad: number },
+  axes: { right: Vec2; down: Vec2 },
+): void {
   const rect = mm(fixtureFootprint(kind, pose));
   const s = c.scaleAt([rect.cx, rect.cy]);
-  c.polygon(corners(rect), `fill="none" stroke="${FIXTURE_COLOUR}" stroke-width="${n(3 * s)}" stroke-dasharray="${n(12 * s)},${n(8 * s)}" class="fixture"`);
+  c.polygon(
+    corners(rect),
+    `fill="none" stroke="${FIXTURE_COLOUR}" stroke-width="${n(3 * s)}" stroke-dasharray="${n(12 * s)},${n(8 * s)}" class="fixture"`,
+  );
   const cs = Math.cos(pose.yawRad);
   const sn = Math.sin(pose.yawRad);
   if (kind.regions.length > 1) {
     for (const region of kind.regions) {
       const cx = pose.x + cs * region.centerM[0] - sn * region.centerM[1];
       const cy = pose.y + sn * region.centerM[0] + cs * region.centerM[1];
-      c.polygon(corners(mm({ cx, cy, halfX: region.sizeM[0] / 2, halfY: region.sizeM[1] / 2, yawRad: pose.yawRad })), `fill="none" stroke="${FIXTURE_COLOUR}" stroke-width="${n(1.5 * s)}"`);
+      c.polygon(
+        corners(mm({ cx, cy, halfX: region.sizeM[0] / 2, halfY: region.sizeM[1] / 2, yawRad: pose.yawRad })),
+        `fill="none" stroke="${FIXTURE_COLOUR}" stroke-width="${n(1.5 * s)}"`,
+      );
     }
   }
   // Its name just outside its reader-side edge, where objects inside it cannot cover it.
-  const reach = Math.max(...corners(rect).map((p) => (p[0] - rect.cx) * axes.down[0] + (p[1] - rect.cy) * axes.down[1]));
-  c.text([rect.cx + axes.down[0] * (reach + 22), rect.cy + axes.down[1] * (reach + 22)], kind.name, 16, axes.right, axes.down, `fill="${FIXTURE_COLOUR}" text-anchor="middle"`);
+  const reach = Math.max(
+    ...corners(rect).map((p) => (p[0] - rect.cx) * axes.down[0] + (p[1] - rect.cy) * axes.down[1]),
+  );
+  c.text(
+    [rect.cx + axes.down[0] * (reach + 22), rect.cy + axes.down[1] * (reach + 22)],
+    kind.name,
+    16,
+    axes.right,
+    axes.down,
+    `fill="${FIXTURE_COLOUR}" text-anchor="middle"`,
+  );
 }
 
 const svgOpen = (res: ProjectorResolution): string =>
   `<svg xmlns="http://www.w3.org/2000/svg" width="${res.widthPx}" height="${res.heightPx}" viewBox="0 0 ${res.widthPx} ${res.heightPx}"><style>text{font-family:'DejaVu Sans',sans-serif}</style><rect width="${res.widthPx}" height="${res.heightPx}" fill="#000"/>`;
 
 /** The SVG the projector shows for layout `index` of `set`, in the calibration's projector pixels. */
-export function projectedLayoutSvg(set: LayoutSet, index: number, calibration: ProjectorCalibration, opts: ProjectionOptions = {}): string {
+export function projectedLayoutSvg(
+  set: LayoutSet,
+  index: number,
+  calibration: ProjectorCalibration,
+  opts: ProjectionOptions = {},
+): string {
   const task = getTask(set.task);
   const layout = layoutAt(set, index);
   const axes = readerAxes(opts.readerSide ?? 'far');
   const c = new TableCanvas(calibration.tableToProjector);
-  const t = { x0: TABLE_RECT.xMin * 1000, x1: TABLE_RECT.xMax * 1000, y0: TABLE_RECT.yMin * 1000, y1: TABLE_RECT.yMax * 1000 };
+  const t = {
+    x0: TABLE_RECT.xMin * 1000,
+    x1: TABLE_RECT.xMax * 1000,
+    y0: TABLE_RECT.yMin * 1000,
+    y1: TABLE_RECT.yMax * 1000,
+  };
   // The table edge, dim: if it lies on the real edge, the calibration still holds.
   const s0 = c.scaleAt([0, 0]);
   c.polygon(
@@ -261,7 +348,14 @@ export function projectedLayoutSvg(set: LayoutSet, index: number, calibration: P
   // Arm bases, so the picture can be told apart from its mirror image at a glance.
   for (const arm of STATION_ARMS) {
     const [bx, by] = ARM_BASE_XY_M[arm].map((v) => v * 1000);
-    c.text([bx, by], arm === 'left' ? 'L' : 'R', 40, axes.right, axes.down, `fill="${TABLE_COLOUR}" text-anchor="middle" font-weight="bold"`);
+    c.text(
+      [bx, by],
+      arm === 'left' ? 'L' : 'R',
+      40,
+      axes.right,
+      axes.down,
+      `fill="${TABLE_COLOUR}" text-anchor="middle" font-weight="bold"`,
+    );
   }
   for (const fx of layout.fixtures) {
     const kind = task.fixtureKinds.find((k) => k.id === fx.kind);
@@ -281,9 +375,21 @@ export function projectedLayoutSvg(set: LayoutSet, index: number, calibration: P
     if (kind) drawObject(c, o, kind, axes, crowded, occupied);
   }
   // Which layout this is, along the reader's edge of the table.
-  const edge = Math.max(...[[t.x1, t.y1], [t.x0, t.y0]].map(([x, y]) => x * axes.down[0] + y * axes.down[1]));
+  const edge = Math.max(
+    ...[
+      [t.x1, t.y1],
+      [t.x0, t.y0],
+    ].map(([x, y]) => x * axes.down[0] + y * axes.down[1]),
+  );
   const captionAt: Vec2 = [axes.down[0] * (edge - 22), axes.down[1] * (edge - 22)];
-  c.text(captionAt, `${task.id} · layout ${layout.index} · tier ${layout.tier} · set v${set.version} ${set.sha256.slice(0, 12)} · calibration ${calibration.sha256.slice(0, 8)}`, 14, axes.right, axes.down, `fill="${CAPTION_COLOUR}" text-anchor="middle"`);
+  c.text(
+    captionAt,
+    `${task.id} · layout ${layout.index} · tier ${layout.tier} · set v${set.version} ${set.sha256.slice(0, 12)} · calibration ${calibration.sha256.slice(0, 8)}`,
+    14,
+    axes.right,
+    axes.down,
+    `fill="${CAPTION_COLOUR}" text-anchor="middle"`,
+  );
   return `${svgOpen(calibration.resolution)}${c.parts.join('')}</svg>`;
 }
 
@@ -297,7 +403,11 @@ export interface Crosshair {
  * table's corners or fiducials. `predicted` (optional, one per crosshair) marks where the
  * fitted calibration puts each table point: a ring off its crosshair shows that pair's error.
  */
-export function crosshairSvg(res: ProjectorResolution, crosshairs: readonly Crosshair[], predicted?: readonly Vec2[]): string {
+export function crosshairSvg(
+  res: ProjectorResolution,
+  crosshairs: readonly Crosshair[],
+  predicted?: readonly Vec2[],
+): string {
   const out: string[] = [svgOpen(res)];
   const arm = Math.round(Math.min(res.widthPx, res.heightPx) / 30);
   const font = Math.max(14, Math.round(arm * 0.7));
@@ -312,7 +422,9 @@ export function crosshairSvg(res: ProjectorResolution, crosshairs: readonly Cros
       [0, 1],
       [0, -1],
     ]) {
-      out.push(`<line x1="${n(u + dx * gap)}" y1="${n(v + dy * gap)}" x2="${n(u + dx * arm)}" y2="${n(v + dy * arm)}" stroke="#fff" stroke-width="2"/>`);
+      out.push(
+        `<line x1="${n(u + dx * gap)}" y1="${n(v + dy * gap)}" x2="${n(u + dx * arm)}" y2="${n(v + dy * arm)}" stroke="#fff" stroke-width="2"/>`,
+      );
     }
     out.push(`<circle cx="${n(u)}" cy="${n(v)}" r="${n(arm * 0.55)}" fill="none" stroke="#fff" stroke-width="1.5"/>`);
     const left = u > res.widthPx - arm * 4;
@@ -321,7 +433,8 @@ export function crosshairSvg(res: ProjectorResolution, crosshairs: readonly Cros
       `<text x="${n(u + (left ? -1 : 1) * arm * 0.75)}" y="${n(v + (up ? arm * 0.75 + font : -arm * 0.75))}" font-size="${font}" fill="${LABEL_COLOUR}" font-weight="bold" text-anchor="${left ? 'end' : 'start'}">${esc(`${i + 1}${ch.label ? ` ${ch.label}` : ''}`)}</text>`,
     );
     const p = predicted?.[i];
-    if (p) out.push(`<circle cx="${n(p[0])}" cy="${n(p[1])}" r="6" fill="none" stroke="${CUE_COLOUR}" stroke-width="2"/>`);
+    if (p)
+      out.push(`<circle cx="${n(p[0])}" cy="${n(p[1])}" r="6" fill="none" stroke="${CUE_COLOUR}" stroke-width="2"/>`);
     out.push('</g>');
   });
   out.push('</svg>');

@@ -16,7 +16,12 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { TypedMcapRecord } from '@mcap/core';
-import { EPISODE_END_METADATA_NAME, EPISODE_METADATA_NAME, EVENT_KINDS, TOPICS } from '../../src/record/episode-format.js';
+import {
+  EPISODE_END_METADATA_NAME,
+  EPISODE_METADATA_NAME,
+  EVENT_KINDS,
+  TOPICS,
+} from '../../src/record/episode-format.js';
 import { decodeMessage, EpisodeFileError, scanEpisodeFile } from '../../src/record/episode-file-reader.js';
 import type { EpisodeEventMessage, JointStateMessage } from '../../src/record/ros2-messages.js';
 import { STATE_DIM, type RigModel } from '../../src/rig/contract.js';
@@ -94,7 +99,11 @@ const MAX_GAP_S = DEFAULT_HOLD_AFTER_MS / 1000;
 const MIN_RESUMED_S = 4;
 
 /** Reads an episode for sysid. Throws SysidEpisodeError for a file that cannot be read (cut off, not an episode). */
-export async function readEpisodeTrajectory(file: string, model: RigModel, options: ReadEpisodeOptions = {}): Promise<EpisodeTrajectory> {
+export async function readEpisodeTrajectory(
+  file: string,
+  model: RigModel,
+  options: ReadEpisodeOptions = {},
+): Promise<EpisodeTrajectory> {
   const schemas = new Map<number, string>();
   const channels = new Map<number, { topic: string; schema: string }>();
   let metadata: Record<string, string> = {};
@@ -123,7 +132,8 @@ export async function readEpisodeTrajectory(file: string, model: RigModel, optio
           if (m) push(ch.topic === TOPICS.jointStates ? states : commands, t, m, file);
         } else if (ch.topic === TOPICS.events) {
           const ev = decodeMessage(ch.schema, r.data) as EpisodeEventMessage | undefined;
-          if (ev?.kind === ('safety' satisfies (typeof EVENT_KINDS)[number])) safetyEvents.push({ timeS: t, kind: safetyKind(ev) });
+          if (ev?.kind === ('safety' satisfies (typeof EVENT_KINDS)[number]))
+            safetyEvents.push({ timeS: t, kind: safetyKind(ev) });
         }
       }
     });
@@ -132,17 +142,31 @@ export async function readEpisodeTrajectory(file: string, model: RigModel, optio
     throw e;
   }
   if (!scan.complete) {
-    throw new SysidEpisodeError(`${file} is cut off (${scan.problem}); recover its readable part first with \`tandem record recover ${file}\` and fit on the recovered file.`);
+    throw new SysidEpisodeError(
+      `${file} is cut off (${scan.problem}); recover its readable part first with \`tandem record recover ${file}\` and fit on the recovered file.`,
+    );
   }
   if (states.times.length < 2 || commands.times.length < 2) {
-    throw new SysidEpisodeError(`${file} holds ${states.times.length} joint states and ${commands.times.length} applied commands; a replay needs both, every control step.`);
+    throw new SysidEpisodeError(
+      `${file} holds ${states.times.length} joint states and ${commands.times.length} applied commands; a replay needs both, every control step.`,
+    );
   }
   const s = finish(states);
   const c = finish(commands);
   const table = tableOf(file, metadata, options.layoutSets ?? []);
   const replayFromS = resumeAfterHolds(safetyEvents, c);
   const replayed = replayFromS === undefined ? safetyEvents : safetyEvents.filter((e) => e.timeS >= replayFromS);
-  return { file, sha256: await fileSha256(file), metadata, states: s, commands: c, safetyEvents, table, replayFromS, exclusion: exclusionOf(file, metadata, end, model, s, replayed, replayFromS) };
+  return {
+    file,
+    sha256: await fileSha256(file),
+    metadata,
+    states: s,
+    commands: c,
+    safetyEvents,
+    table,
+    replayFromS,
+    exclusion: exclusionOf(file, metadata, end, model, s, replayed, replayFromS),
+  };
 }
 
 /**
@@ -151,7 +175,10 @@ export async function readEpisodeTrajectory(file: string, model: RigModel, optio
  * records, and from there what drove the arm is in the file again. Undefined when there is none,
  * or when less than MIN_RESUMED_S of commands follows.
  */
-function resumeAfterHolds(safety: readonly { timeS: number; kind: string }[], commands: JointSamples): number | undefined {
+function resumeAfterHolds(
+  safety: readonly { timeS: number; kind: string }[],
+  commands: JointSamples,
+): number | undefined {
   const taken = safety.filter((e) => !RECORDED_CLAMPS.has(e.kind));
   if (taken.length === 0 || taken.some((e) => e.kind !== 'watchdog-hold')) return undefined;
   const last = taken[taken.length - 1].timeS;
@@ -178,12 +205,22 @@ function tableOf(file: string, metadata: Record<string, string>, sets: readonly 
     );
   }
   if (!Number.isInteger(index) || index < 0 || index >= set.layouts.length) {
-    throw new SysidEpisodeError(`${name} names layout ${metadata.layout_index} of layout set ${sha.slice(0, 12)}…, which holds ${set.layouts.length}; it was not recorded with this set.`);
+    throw new SysidEpisodeError(
+      `${name} names layout ${metadata.layout_index} of layout set ${sha.slice(0, 12)}…, which holds ${set.layouts.length}; it was not recorded with this set.`,
+    );
   }
   return { task: set.task, layout: layoutAt(set, index), layoutSetSha256: sha };
 }
 
-function exclusionOf(file: string, metadata: Record<string, string>, end: Record<string, string>, model: RigModel, states: JointSamples, safety: readonly { timeS: number; kind: string }[], fromS = -Infinity): string | undefined {
+function exclusionOf(
+  file: string,
+  metadata: Record<string, string>,
+  end: Record<string, string>,
+  model: RigModel,
+  states: JointSamples,
+  safety: readonly { timeS: number; kind: string }[],
+  fromS = -Infinity,
+): string | undefined {
   const name = file.split('/').pop();
   if (metadata.rig_model !== model.name) {
     return `${name} was recorded on rig model '${metadata.rig_model ?? 'unknown'}', not '${model.name}': its physics are another robot's.`;
@@ -235,7 +272,10 @@ function newCollector(): Collector {
 }
 
 function push(c: Collector, t: number, m: JointStateMessage, file: string): void {
-  if (m.position.length !== STATE_DIM) throw new SysidEpisodeError(`${file}: a joint message has ${m.position.length} positions, not the bimanual rig's ${STATE_DIM}; it is not an episode of this rig.`);
+  if (m.position.length !== STATE_DIM)
+    throw new SysidEpisodeError(
+      `${file}: a joint message has ${m.position.length} positions, not the bimanual rig's ${STATE_DIM}; it is not an episode of this rig.`,
+    );
   c.times.push(t);
   for (let j = 0; j < STATE_DIM; j++) {
     c.position.push(m.position[j]);
@@ -249,7 +289,12 @@ function finish(c: Collector): JointSamples {
   const n = c.times.length;
   const order = Array.from({ length: n }, (_, i) => i);
   if (c.times.some((t, i) => i > 0 && t < c.times[i - 1])) order.sort((a, b) => c.times[a] - c.times[b]);
-  const out = { timesS: new Float64Array(n), position: new Float64Array(n * STATE_DIM), velocity: new Float64Array(n * STATE_DIM), effort: new Float64Array(n * STATE_DIM) };
+  const out = {
+    timesS: new Float64Array(n),
+    position: new Float64Array(n * STATE_DIM),
+    velocity: new Float64Array(n * STATE_DIM),
+    effort: new Float64Array(n * STATE_DIM),
+  };
   order.forEach((from, to) => {
     out.timesS[to] = c.times[from];
     for (let j = 0; j < STATE_DIM; j++) {

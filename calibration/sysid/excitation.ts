@@ -42,7 +42,8 @@ export interface ExcitationTrajectory {
 }
 
 export function excitationTrajectory(model: RigModel, o: ExcitationOptions): ExcitationTrajectory {
-  if (o.start.length !== STATE_DIM) throw new Error(`excitation start pose needs ${STATE_DIM} values, not ${o.start.length}`);
+  if (o.start.length !== STATE_DIM)
+    throw new Error(`excitation start pose needs ${STATE_DIM} values, not ${o.start.length}`);
   for (let scale = 1; scale > 0.1; scale *= 0.8) {
     const t = build(o, scale);
     const minTip = minTipHeight(model, t, LIFT_S);
@@ -68,7 +69,8 @@ function build(o: ExcitationOptions, scale: number): { t: number; q: number[] }[
       const base = a * DOF_PER_ARM;
       for (let j = 0; j < JOINTS_PER_ARM; j++) {
         let sum = 0;
-        for (let k = 0; k < FREQUENCIES_HZ.length; k++) sum += Math.sin(2 * Math.PI * FREQUENCIES_HZ[k] * s + phases[(base + j) * FREQUENCIES_HZ.length + k]);
+        for (let k = 0; k < FREQUENCIES_HZ.length; k++)
+          sum += Math.sin(2 * Math.PI * FREQUENCIES_HZ[k] * s + phases[(base + j) * FREQUENCIES_HZ.length + k]);
         const centre = o.start[base + j] + (EXCITATION_CENTRE_RAD[j] - o.start[base + j]) * lift;
         q[base + j] = round5(centre + ease * scale * AMPLITUDE_RAD[j] * (sum / FREQUENCIES_HZ.length) * 1.6);
       }

@@ -38,23 +38,33 @@ export function fitPlotSvg(p: FitPlotInput): string {
   const line = (vals: ArrayLike<number>, y: (v: number) => number, colour: string, width = 1.5): string => {
     const step = Math.max(1, Math.floor(n / 1500));
     let d = '';
-    for (let i = 0; i < n; i += step) d += `${i === 0 ? 'M' : 'L'}${x(p.timesS[i]).toFixed(1)},${y(vals[i]).toFixed(1)}`;
+    for (let i = 0; i < n; i += step)
+      d += `${i === 0 ? 'M' : 'L'}${x(p.timesS[i]).toFixed(1)},${y(vals[i]).toFixed(1)}`;
     return `<path d="${d}" fill="none" stroke="${colour}" stroke-width="${width}"/>`;
   };
   const ticks = (lo: number, hi: number, y: (v: number) => number, fmt: (v: number) => string): string =>
     niceTicks(lo, hi)
-      .map((v) => `<line x1="${M.l}" x2="${W - M.r}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#e5e7eb"/><text x="${M.l - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${fmt(v)}</text>`)
+      .map(
+        (v) =>
+          `<line x1="${M.l}" x2="${W - M.r}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#e5e7eb"/><text x="${M.l - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${fmt(v)}</text>`,
+      )
       .join('');
   // Ticks on the episode's own seconds (the file's clock), not on the time since the burn-in.
   const xTicks = niceTicks(t0, t1)
-    .map((t) => `<line x1="${x(t).toFixed(1)}" x2="${x(t).toFixed(1)}" y1="${M.t}" y2="${H - M.b}" stroke="#f1f5f9"/><text x="${x(t).toFixed(1)}" y="${H - M.b + 18}" text-anchor="middle">${Number(t.toPrecision(6))}</text>`)
+    .map(
+      (t) =>
+        `<line x1="${x(t).toFixed(1)}" x2="${x(t).toFixed(1)}" y1="${M.t}" y2="${H - M.b}" stroke="#f1f5f9"/><text x="${x(t).toFixed(1)}" y="${H - M.b + 18}" text-anchor="middle">${Number(t.toPrecision(6))}</text>`,
+    )
     .join('');
   const legend = [
     ['measured', COLOURS.measured],
     [p.beforeLabel, COLOURS.before],
     [p.afterLabel, COLOURS.after],
   ]
-    .map(([label, c], i) => `<rect x="${M.l + i * 260}" y="${M.t - 22}" width="14" height="3" fill="${c}"/><text x="${M.l + i * 260 + 20}" y="${M.t - 17}">${esc(label)}</text>`)
+    .map(
+      ([label, c], i) =>
+        `<rect x="${M.l + i * 260}" y="${M.t - 22}" width="14" height="3" fill="${c}"/><text x="${M.l + i * 260 + 20}" y="${M.t - 17}">${esc(label)}</text>`,
+    )
     .join('');
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
@@ -79,7 +89,8 @@ export function fitPlotSvg(p: FitPlotInput): string {
 function range(series: readonly ArrayLike<number>[], symmetric = false): [number, number] {
   let lo = Infinity;
   let hi = -Infinity;
-  for (const s of series) for (let i = 0; i < s.length; i++) if (Number.isFinite(s[i])) [lo, hi] = [Math.min(lo, s[i]), Math.max(hi, s[i])];
+  for (const s of series)
+    for (let i = 0; i < s.length; i++) if (Number.isFinite(s[i])) [lo, hi] = [Math.min(lo, s[i]), Math.max(hi, s[i])];
   if (!Number.isFinite(lo)) return [0, 1];
   if (symmetric) {
     const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;

@@ -23,7 +23,11 @@ export function undoneBy(J: Float64Array, r: Float64Array, n: number, k: number,
 }
 
 /** Every column alone, in one concurrent batch (forward differences, backward at the upper bound). */
-export async function fullJacobian(residualsAt: (p: readonly Float64Array[]) => Promise<(Float64Array | undefined)[]>, u: Float64Array, r: Float64Array): Promise<Float64Array> {
+export async function fullJacobian(
+  residualsAt: (p: readonly Float64Array[]) => Promise<(Float64Array | undefined)[]>,
+  u: Float64Array,
+  r: Float64Array,
+): Promise<Float64Array> {
   const n = u.length;
   const h = 0.03;
   const points = Array.from({ length: n }, (_, k) => {
@@ -46,7 +50,12 @@ export async function fullJacobian(residualsAt: (p: readonly Float64Array[]) => 
  * as one Gauss–Newton step from the optimum without that episode's rows:
  * δ₋ₑ = −(JᵀJ − JₑᵀJₑ)⁻¹ (Jᵀr − Jₑᵀrₑ), σ² = (E−1)/E · Σ (δ₋ₑ − mean)². Undefined below 3 episodes.
  */
-export function jackknifeSigmas(J: Float64Array, r: Float64Array, n: number, lengths: readonly number[]): Float64Array | undefined {
+export function jackknifeSigmas(
+  J: Float64Array,
+  r: Float64Array,
+  n: number,
+  lengths: readonly number[],
+): Float64Array | undefined {
   const E = lengths.length;
   if (E < 3 || lengths.reduce((a, b) => a + b, 0) !== r.length) return undefined;
   const all = normalEquations(J, r, n);
@@ -56,7 +65,13 @@ export function jackknifeSigmas(J: Float64Array, r: Float64Array, n: number, len
     const part = normalEquations(J.subarray(start * n, (start + len) * n), r.subarray(start, start + len), n);
     const H = all.H.map((v, i) => v - part.H[i]);
     for (let d = 0; d < n; d++) H[d * n + d] += 1e-9 * (all.H[d * n + d] || 1);
-    deltas.push(solveLinear(H, all.g.map((v, i) => -(v - part.g[i])), n));
+    deltas.push(
+      solveLinear(
+        H,
+        all.g.map((v, i) => -(v - part.g[i])),
+        n,
+      ),
+    );
     start += len;
   }
   const out = new Float64Array(n);
@@ -72,7 +87,11 @@ export function jackknifeSigmas(J: Float64Array, r: Float64Array, n: number, len
  * independent: (1 + ρ) / (1 − ρ) for the mean lag-one correlation ρ of each joint's error series
  * (an AR(1) approximation), between 1 and 400. Residuals come `width` joints per sample.
  */
-export function autocorrelationInflation(r: Float64Array, perEpisode: readonly number[], width = ARM_JOINT_INDICES.length): number {
+export function autocorrelationInflation(
+  r: Float64Array,
+  perEpisode: readonly number[],
+  width = ARM_JOINT_INDICES.length,
+): number {
   let num = 0;
   let den = 0;
   let start = 0;

@@ -18,8 +18,23 @@ import { simCalibrationHash, type SimCalibration } from '../../src/sim/calibrati
 import { readEpisodeTrajectory, type EpisodeTrajectory } from './episode-trajectory.js';
 import { coordinateSigmas, levenbergMarquardt, type LmIteration } from './levenberg-marquardt.js';
 import { autocorrelationInflation, fullJacobian, jackknifeSigmas, sumSquares, undoneBy } from './fit-uncertainty.js';
-import { calibrationAt, fitParameters, fromUnit, objectParameters, toUnit, unitSlope, type FitParameter } from './parameters.js';
-import { ARM_JOINT_INDICES, HOLDING_JOINT_INDICES, holdingEndS, REPLAY_PHASES, replayEpisode, type ReplayPhase } from './replay.js';
+import {
+  calibrationAt,
+  fitParameters,
+  fromUnit,
+  objectParameters,
+  toUnit,
+  unitSlope,
+  type FitParameter,
+} from './parameters.js';
+import {
+  ARM_JOINT_INDICES,
+  HOLDING_JOINT_INDICES,
+  holdingEndS,
+  REPLAY_PHASES,
+  replayEpisode,
+  type ReplayPhase,
+} from './replay.js';
 import { fitPlotSvg } from './fit-plot.js';
 import { basename } from 'node:path';
 import { jointNames } from '../../src/record/episode-format.js';
@@ -157,7 +172,11 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
       const ok = replies.find((rs) => rs.every((r) => r.problem === undefined));
       // An episode without samples of the phase is no jackknife unit: it adds nothing to leave out.
       if (ok) episodeLengths = ok.map((r) => r.residuals.length).filter((n) => n > 0);
-      replayProblem ??= replyProblem(replies, fitEps.map((e) => e.file), 'free-motion');
+      replayProblem ??= replyProblem(
+        replies,
+        fitEps.map((e) => e.file),
+        'free-motion',
+      );
       return replies.map((rs) => concatResiduals(rs));
     };
     const u0 = Float64Array.from(params, (p) => toUnit(p, p.get(o.from)));
@@ -165,21 +184,44 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
     const finish = async (j: {
       reports: ParameterReport[];
       u: Float64Array;
-      lm: { readonly u: Float64Array; readonly residuals: Float64Array; readonly iterations: number; readonly stopped: string };
+      lm: {
+        readonly u: Float64Array;
+        readonly residuals: Float64Array;
+        readonly iterations: number;
+        readonly stopped: string;
+      };
       starts: SysidFitResult['starts'];
       /** Replays so far (the hold-out's two are added here). */
       evaluations: number;
     }): Promise<SysidFitResult> => {
       const { reports, u, lm, starts, evaluations } = j;
       // Second stage: the held objects, on the holding samples, with the joints as fitted.
-      const objects = await fitHeldObjects({ pool, model: o.model, from: o.from, joints: calibrationAt(o.from, params, u), fitEps, say, maxIterations: o.maxIterations ?? 8, trials: Math.max(2, pool.size) });
+      const objects = await fitHeldObjects({
+        pool,
+        model: o.model,
+        from: o.from,
+        joints: calibrationAt(o.from, params, u),
+        fitEps,
+        say,
+        maxIterations: o.maxIterations ?? 8,
+        trials: Math.max(2, pool.size),
+      });
       const fitted = objects.calibration;
       const fromSha256 = simCalibrationHash(o.from);
       // Held out: the start record against the fitted one, on episodes the fit never saw.
       const [before, after] = await pool.replayAll([o.from, fitted], holdIdx);
-      const heldOut = { before: perJointRms(before), after: perJointRms(after), beforeAll: overallRms(before), afterAll: overallRms(after), holding: holdingRms(before, after) };
+      const heldOut = {
+        before: perJointRms(before),
+        after: perJointRms(after),
+        beforeAll: overallRms(before),
+        afterAll: overallRms(after),
+        holding: holdingRms(before, after),
+      };
       const [fitAfter] = u.some((x, k) => x !== lm.u[k]) ? await residualsAt([u]) : [lm.residuals];
-      const episodes = [...fitEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'fit' as const })), ...holdEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'holdout' as const }))];
+      const episodes = [
+        ...fitEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'fit' as const })),
+        ...holdEps.map((e) => ({ file: e.file, sha256: e.sha256, role: 'holdout' as const })),
+      ];
       const calibration: SimCalibration = {
         ...fitted,
         name: `${o.from.name.replace(/-sysid(-\d+)?$/, '')}-sysid`,
@@ -212,23 +254,54 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
     /** The joints as `from` has them; the objects fitted and the hold-out judged as in a full fit. */
     const fitObjectsOnly = async (): Promise<SysidFitResult> => {
       const [start] = await residualsAt([u0]);
-      if (!start) throw new SysidError(`The sim cannot replay these episodes with the start record${replayProblem ? `: ${replayProblem}` : ''}.`);
+      if (!start)
+        throw new SysidError(
+          `The sim cannot replay these episodes with the start record${replayProblem ? `: ${replayProblem}` : ''}.`,
+        );
       const kept = 'kept from the start record (--objects-only)';
-      const reports = params.map((p) => ({ name: p.name, unit: p.unit, start: p.get(o.from), fitted: p.get(o.from), sigma: Infinity, identified: false, minor: false, note: kept }));
-      return finish({ reports, u: u0, lm: { u: u0, residuals: start, iterations: 0, stopped: 'the joints were kept (--objects-only)' }, starts: [{ label: 'start record', rmsRad: rmsOf(start) }], evaluations: 1 });
+      const reports = params.map((p) => ({
+        name: p.name,
+        unit: p.unit,
+        start: p.get(o.from),
+        fitted: p.get(o.from),
+        sigma: Infinity,
+        identified: false,
+        minor: false,
+        note: kept,
+      }));
+      return finish({
+        reports,
+        u: u0,
+        lm: { u: u0, residuals: start, iterations: 0, stopped: 'the joints were kept (--objects-only)' },
+        starts: [{ label: 'start record', rmsRad: rmsOf(start) }],
+        evaluations: 1,
+      });
     };
     if (o.objectsOnly) return await fitObjectsOnly();
     // Screen starting points: the start record and seeded draws in the middle of the bounds.
     const rng = createRng(o.seed ?? 1);
-    const startPoints = [u0, ...Array.from({ length: Math.max(0, (o.starts ?? DEFAULT_STARTS) - 1) }, () => Float64Array.from(params, () => rng.uniform(0.25, 0.75)))];
+    const startPoints = [
+      u0,
+      ...Array.from({ length: Math.max(0, (o.starts ?? DEFAULT_STARTS) - 1) }, () =>
+        Float64Array.from(params, () => rng.uniform(0.25, 0.75)),
+      ),
+    ];
     const startResiduals = await residualsAt(startPoints);
-    const starts = startResiduals.map((r, i) => ({ label: i === 0 ? 'start record' : `draw ${i}`, rmsRad: r ? rmsOf(r) : Infinity }));
-    say(`Starting points (fit RMS over ${fitEps.length} episodes): ${starts.map((s) => `${s.label} ${mrad(s.rmsRad)}`).join(', ')}.`);
+    const starts = startResiduals.map((r, i) => ({
+      label: i === 0 ? 'start record' : `draw ${i}`,
+      rmsRad: r ? rmsOf(r) : Infinity,
+    }));
+    say(
+      `Starting points (fit RMS over ${fitEps.length} episodes): ${starts.map((s) => `${s.label} ${mrad(s.rmsRad)}`).join(', ')}.`,
+    );
     let bestStart = 0;
     starts.forEach((s, i) => {
       if (s.rmsRad < starts[bestStart].rmsRad) bestStart = i;
     });
-    if (!Number.isFinite(starts[bestStart].rmsRad)) throw new SysidError(`The sim cannot replay these episodes from any starting point (${firstProblem(startResiduals)}${replayProblem ? `: ${replayProblem}` : ''}).`);
+    if (!Number.isFinite(starts[bestStart].rmsRad))
+      throw new SysidError(
+        `The sim cannot replay these episodes from any starting point (${firstProblem(startResiduals)}${replayProblem ? `: ${replayProblem}` : ''}).`,
+      );
     const groups = groupsOf(params);
     const lm = await levenbergMarquardt(
       {
@@ -241,12 +314,23 @@ export async function fitSysid(o: SysidFitOptions): Promise<SysidFitResult> {
       {
         maxIterations: o.maxIterations ?? 8,
         trials: Math.max(2, pool.size),
-        onIteration: (it: LmIteration) => say(`Iteration ${it.iteration}: fit RMS ${mrad(Math.sqrt(it.cost / startResiduals[bestStart]!.length))} (${it.evaluations} evaluations, ${((performance.now() - t0) / 1000).toFixed(0)} s).`),
+        onIteration: (it: LmIteration) =>
+          say(
+            `Iteration ${it.iteration}: fit RMS ${mrad(Math.sqrt(it.cost / startResiduals[bestStart]!.length))} (${it.evaluations} evaluations, ${((performance.now() - t0) / 1000).toFixed(0)} s).`,
+          ),
       },
     );
     // Sensitivity: what the episodes pin down, and what they leave loose.
     say(`Sensitivity: ${params.length} replays of the fit episodes, one per parameter.`);
-    const { reports, u } = await identify(params, o.from, residualsAt, u0, lm, startResiduals[bestStart]!, episodeLengths);
+    const { reports, u } = await identify(
+      params,
+      o.from,
+      residualsAt,
+      u0,
+      lm,
+      startResiduals[bestStart]!,
+      episodeLengths,
+    );
     return await finish({ reports, u, lm, starts, evaluations: lm.evaluations + startPoints.length + params.length });
   } finally {
     await pool.close();
@@ -282,23 +366,49 @@ async function fitHeldObjects(c: {
   readonly say: (line: string) => void;
   readonly maxIterations: number;
   readonly trials: number;
-}): Promise<{ calibration: SimCalibration; reports: ParameterReport[]; leftOut: { file: string; reason: string }[]; notFitted: string[] }> {
+}): Promise<{
+  calibration: SimCalibration;
+  reports: ParameterReport[];
+  leftOut: { file: string; reason: string }[];
+  notFitted: string[];
+}> {
   const params = objectParameters(c.from);
   const names = params.map((p) => p.name).join(', ');
   const holding = c.fitEps.flatMap((e, i) => {
     const end = e.table ? holdingEndS(e, c.model) : undefined;
     return end === undefined ? [] : [{ index: i, file: e.file, seconds: end + HOLDING_TAIL_S }];
   });
-  const keep = (why: string) => ({ calibration: c.joints, reports: [], leftOut: [], notFitted: [`${names}: ${why}; they keep the start record’s values.`] });
-  if (holding.length === 0) return keep('no fit episode holds an object with its layout on the table (record takes with `--layouts FILE --layout I` and give the set to `sysid fit --layouts FILE`), so no measured effort carries one');
+  const keep = (why: string) => ({
+    calibration: c.joints,
+    reports: [],
+    leftOut: [],
+    notFitted: [`${names}: ${why}; they keep the start record’s values.`],
+  });
+  if (holding.length === 0)
+    return keep(
+      'no fit episode holds an object with its layout on the table (record takes with `--layouts FILE --layout I` and give the set to `sysid fit --layouts FILE`), so no measured effort carries one',
+    );
   // Which replays keep hold of the object, on the joints as fitted and the start record's objects.
-  const [probe] = await c.pool.replayAll([c.joints], holding.map((h) => h.index), holding.map((h) => h.seconds));
-  const leftOut = holding.flatMap((h, i) => (probe[i].lostObject ? [{ file: h.file, reason: probe[i].lostObject! }] : []));
-  const used = holding.filter((_, i) => !probe[i].lostObject && probe[i].problem === undefined && (probe[i].holdingResiduals?.length ?? 0) > 0);
+  const [probe] = await c.pool.replayAll(
+    [c.joints],
+    holding.map((h) => h.index),
+    holding.map((h) => h.seconds),
+  );
+  const leftOut = holding.flatMap((h, i) =>
+    probe[i].lostObject ? [{ file: h.file, reason: probe[i].lostObject! }] : [],
+  );
+  const used = holding.filter(
+    (_, i) => !probe[i].lostObject && probe[i].problem === undefined && (probe[i].holdingResiduals?.length ?? 0) > 0,
+  );
   for (const l of leftOut) c.say(`Holding left out: ${l.reason}`);
-  if (used.length === 0) return { ...keep('every fit episode that holds an object lost it in the replay (above)'), leftOut };
+  if (used.length === 0)
+    return { ...keep('every fit episode that holds an object lost it in the replay (above)'), leftOut };
   let lengths: number[] = [];
-  const replayHolding = async (ps: readonly FitParameter[], base: SimCalibration, points: readonly Float64Array[]): Promise<(Float64Array | undefined)[]> => {
+  const replayHolding = async (
+    ps: readonly FitParameter[],
+    base: SimCalibration,
+    points: readonly Float64Array[],
+  ): Promise<(Float64Array | undefined)[]> => {
     const replies = await c.pool.replayAll(
       points.map((u) => calibrationAt(base, ps, u)),
       used.map((h) => h.index),
@@ -315,46 +425,109 @@ async function fitHeldObjects(c: {
   // different amounts either way.
   const u0 = Float64Array.from(params, (p) => toUnit(p, p.get(c.from)));
   const steps = params.map((p, k) => toUnit(p, p.get(c.from) * PROBE_FACTOR) - u0[k]);
-  const probes = [u0, ...params.flatMap((_, k) => [1, -1].map((sign) => Float64Array.from(u0, (x, i) => (i === k ? x + sign * steps[k] : x))))];
+  const probes = [
+    u0,
+    ...params.flatMap((_, k) =>
+      [1, -1].map((sign) => Float64Array.from(u0, (x, i) => (i === k ? x + sign * steps[k] : x))),
+    ),
+  ];
   const screened = await replayHolding(params, c.joints, probes);
   const start = screened[0];
   if (!start) return { ...keep('the sim cannot replay the holding episodes on the first stage’s joints'), leftOut };
   const screen = params.map((p, k) => {
     const plus = screened[1 + 2 * k];
     const minus = screened[2 + 2 * k];
-    if (!plus || !minus) return { p, fit: false, note: `not identified by these episodes: the replay fails ${Math.round((PROBE_FACTOR - 1) * 100)}% from its start value` };
+    if (!plus || !minus)
+      return {
+        p,
+        fit: false,
+        note: `not identified by these episodes: the replay fails ${Math.round((PROBE_FACTOR - 1) * 100)}% from its start value`,
+      };
     const slope = rmsOf(plus.map((x, i) => (x - minus[i]) / 2));
     const bend = rmsOf(plus.map((x, i) => (x + minus[i]) / 2 - start[i]));
     const pct = `±${Math.round((PROBE_FACTOR - 1) * 100)}%`;
-    if (slope < MIN_HOLDING_EFFECT_RAD) return { p, fit: false, note: `not identified by these episodes: ${pct} moves the held arm by under ${mrad(MIN_HOLDING_EFFECT_RAD)} RMS` };
+    if (slope < MIN_HOLDING_EFFECT_RAD)
+      return {
+        p,
+        fit: false,
+        note: `not identified by these episodes: ${pct} moves the held arm by under ${mrad(MIN_HOLDING_EFFECT_RAD)} RMS`,
+      };
     if (bend > MAX_HOLDING_BEND * slope) {
-      return { p, fit: false, note: `not identified by these episodes: ${pct} moves the held arm by ${mrad(rmsOf(plus.map((x, i) => x - start[i])))} and ${mrad(rmsOf(minus.map((x, i) => x - start[i])))} RMS, not a trend a fit can follow (it changes how the object settles in the grasp)` };
+      return {
+        p,
+        fit: false,
+        note: `not identified by these episodes: ${pct} moves the held arm by ${mrad(rmsOf(plus.map((x, i) => x - start[i])))} and ${mrad(rmsOf(minus.map((x, i) => x - start[i])))} RMS, not a trend a fit can follow (it changes how the object settles in the grasp)`,
+      };
     }
     return { p, fit: true, note: undefined };
   });
-  c.say(`Held objects, screened on the holding samples of ${used.length} episode${used.length === 1 ? '' : 's'} (RMS ${mrad(rmsOf(start))} on the start record’s objects): ${screen.map((x) => `${x.p.name} ${x.fit ? 'fitted' : 'not fitted'}`).join(', ')}.`);
+  c.say(
+    `Held objects, screened on the holding samples of ${used.length} episode${used.length === 1 ? '' : 's'} (RMS ${mrad(rmsOf(start))} on the start record’s objects): ${screen.map((x) => `${x.p.name} ${x.fit ? 'fitted' : 'not fitted'}`).join(', ')}.`,
+  );
   const fitParams = screen.filter((x) => x.fit).map((x) => x.p);
-  const unfit = screen.filter((x) => !x.fit).map((x) => ({ name: x.p.name, unit: x.p.unit, start: x.p.get(c.from), fitted: x.p.get(c.from), sigma: Infinity, identified: false, minor: false, note: x.note }));
+  const unfit = screen
+    .filter((x) => !x.fit)
+    .map((x) => ({
+      name: x.p.name,
+      unit: x.p.unit,
+      start: x.p.get(c.from),
+      fitted: x.p.get(c.from),
+      sigma: Infinity,
+      identified: false,
+      minor: false,
+      note: x.note,
+    }));
   if (fitParams.length === 0) return { calibration: c.joints, reports: unfit, leftOut, notFitted: [] };
   const fu0 = Float64Array.from(fitParams, (p) => toUnit(p, p.get(c.from)));
-  const residualsAt = (points: readonly Float64Array[]): Promise<(Float64Array | undefined)[]> => replayHolding(fitParams, c.joints, points);
+  const residualsAt = (points: readonly Float64Array[]): Promise<(Float64Array | undefined)[]> =>
+    replayHolding(fitParams, c.joints, points);
   const lm = await levenbergMarquardt(
     { dimension: fitParams.length, evaluate: residualsAt, groups: fitParams.map((_, k) => [k]), owns: () => true },
     fu0,
-    { maxIterations: c.maxIterations, trials: c.trials, onIteration: (it: LmIteration) => c.say(`Held objects, iteration ${it.iteration}: holding RMS ${mrad(Math.sqrt(it.cost / start.length))} (${it.evaluations} evaluations).`) },
+    {
+      maxIterations: c.maxIterations,
+      trials: c.trials,
+      onIteration: (it: LmIteration) =>
+        c.say(
+          `Held objects, iteration ${it.iteration}: holding RMS ${mrad(Math.sqrt(it.cost / start.length))} (${it.evaluations} evaluations).`,
+        ),
+    },
   );
-  const { reports, u } = await identify(fitParams, c.from, residualsAt, fu0, lm, start, lengths, HOLDING_JOINT_INDICES.length);
-  return { calibration: calibrationAt(c.joints, fitParams, u), reports: [...reports, ...unfit], leftOut, notFitted: [] };
+  const { reports, u } = await identify(
+    fitParams,
+    c.from,
+    residualsAt,
+    fu0,
+    lm,
+    start,
+    lengths,
+    HOLDING_JOINT_INDICES.length,
+  );
+  return {
+    calibration: calibrationAt(c.joints, fitParams, u),
+    reports: [...reports, ...unfit],
+    leftOut,
+    notFitted: [],
+  };
 }
 
 /** RMS over the pitch joints (what the objects' fit reads) of the holding samples of the held-out replays (start record, fitted), or undefined when none holds anything. */
-function holdingRms(before: readonly ReplayReply[], after: readonly ReplayReply[]): { samples: number; before: number; after: number } | undefined {
+function holdingRms(
+  before: readonly ReplayReply[],
+  after: readonly ReplayReply[],
+): { samples: number; before: number; after: number } | undefined {
   const b = phaseRms(before, 'holding', HOLDING_JOINT_INDICES);
-  return b.samples > 0 ? { samples: b.samples, before: b.rmsRad, after: phaseRms(after, 'holding', HOLDING_JOINT_INDICES).rmsRad } : undefined;
+  return b.samples > 0
+    ? { samples: b.samples, before: b.rmsRad, after: phaseRms(after, 'holding', HOLDING_JOINT_INDICES).rmsRad }
+    : undefined;
 }
 
 /** One phase's samples over the replies, and their RMS over the given joints (default the arm joints). */
-function phaseRms(replies: readonly ReplayReply[], phase: ReplayPhase, joints: readonly number[] = ARM_JOINT_INDICES): { samples: number; rmsRad: number } {
+function phaseRms(
+  replies: readonly ReplayReply[],
+  phase: ReplayPhase,
+  joints: readonly number[] = ARM_JOINT_INDICES,
+): { samples: number; rmsRad: number } {
   let samples = 0;
   let sq = 0;
   for (const r of replies) {
@@ -367,8 +540,19 @@ function phaseRms(replies: readonly ReplayReply[], phase: ReplayPhase, joints: r
 }
 
 /** `tandem sysid check`: the tracking error of a calibration on episodes, without fitting. */
-export async function checkSysid(o: { files: readonly string[]; model: RigModel; calibration: SimCalibration; workers?: number; layoutSets?: readonly LayoutSet[] }): Promise<{
-  readonly episodes: readonly { readonly file: string; readonly rmsRad: readonly number[]; readonly problem?: string; readonly lostObject?: string }[];
+export async function checkSysid(o: {
+  files: readonly string[];
+  model: RigModel;
+  calibration: SimCalibration;
+  workers?: number;
+  layoutSets?: readonly LayoutSet[];
+}): Promise<{
+  readonly episodes: readonly {
+    readonly file: string;
+    readonly rmsRad: readonly number[];
+    readonly problem?: string;
+    readonly lostObject?: string;
+  }[];
   readonly excluded: readonly { readonly file: string; readonly reason: string }[];
   readonly perJoint: readonly number[];
   readonly overall: number;
@@ -376,7 +560,10 @@ export async function checkSysid(o: { files: readonly string[]; model: RigModel;
   readonly phases: readonly { readonly phase: ReplayPhase; readonly samples: number; readonly rmsRad: number }[];
 }> {
   const { usable, excluded } = await readUsable(o.files, o.model, o.layoutSets);
-  if (usable.length === 0) throw new SysidError(`None of the ${o.files.length} episode${o.files.length === 1 ? '' : 's'} can be replayed: ${excluded.map((e) => e.reason).join(' ')}`);
+  if (usable.length === 0)
+    throw new SysidError(
+      `None of the ${o.files.length} episode${o.files.length === 1 ? '' : 's'} can be replayed: ${excluded.map((e) => e.reason).join(' ')}`,
+    );
   const pool = await ReplayPool.start(
     usable.map((e) => e.file),
     o.workers,
@@ -388,7 +575,12 @@ export async function checkSysid(o: { files: readonly string[]; model: RigModel;
       usable.map((_, i) => i),
     );
     return {
-      episodes: replies.map((r, i) => ({ file: usable[i].file, rmsRad: ARM_JOINT_INDICES.map((j) => r.rmsRad[j]), problem: r.problem, lostObject: r.lostObject })),
+      episodes: replies.map((r, i) => ({
+        file: usable[i].file,
+        rmsRad: ARM_JOINT_INDICES.map((j) => r.rmsRad[j]),
+        problem: r.problem,
+        lostObject: r.lostObject,
+      })),
       excluded,
       perJoint: perJointRms(replies),
       overall: overallRms(replies),
@@ -399,8 +591,13 @@ export async function checkSysid(o: { files: readonly string[]; model: RigModel;
   }
 }
 
-async function readUsable(files: readonly string[], model: RigModel, layoutSets: readonly LayoutSet[] = []): Promise<{ usable: EpisodeTrajectory[]; excluded: { file: string; reason: string }[] }> {
-  if (files.length === 0) throw new SysidError('Give the episode files to fit on (MCAP takes recorded with `tandem teleop record`).');
+async function readUsable(
+  files: readonly string[],
+  model: RigModel,
+  layoutSets: readonly LayoutSet[] = [],
+): Promise<{ usable: EpisodeTrajectory[]; excluded: { file: string; reason: string }[] }> {
+  if (files.length === 0)
+    throw new SysidError('Give the episode files to fit on (MCAP takes recorded with `tandem teleop record`).');
   const usable: EpisodeTrajectory[] = [];
   const excluded: { file: string; reason: string }[] = [];
   const seen = new Map<string, string>();
@@ -408,7 +605,10 @@ async function readUsable(files: readonly string[], model: RigModel, layoutSets:
     const t = await readEpisodeTrajectory(f, model, { layoutSets });
     const dup = seen.get(t.sha256);
     if (dup !== undefined) {
-      excluded.push({ file: f, reason: `${f.split('/').pop()} is the same recording as ${dup.split('/').pop()} (same SHA-256): counted once.` });
+      excluded.push({
+        file: f,
+        reason: `${f.split('/').pop()} is the same recording as ${dup.split('/').pop()} (same SHA-256): counted once.`,
+      });
       continue;
     }
     seen.set(t.sha256, f);
@@ -447,11 +647,20 @@ async function identify(
     const value = fromUnit(p, lm.u[k]);
     const sigma = sigmaU[k] * unitSlope(p, lm.u[k]);
     const precise = p.log ? sigma < IDENTIFIED_RELATIVE_SIGMA * value : sigmaU[k] < IDENTIFIED_SIGMA_U;
-    const important = undoneBy(fullJ, lm.residuals, params.length, k, u0[k] - lm.u[k]) >= IDENTIFIED_SHARE_OF_GAIN * gain;
+    const important =
+      undoneBy(fullJ, lm.residuals, params.length, k, u0[k] - lm.u[k]) >= IDENTIFIED_SHARE_OF_GAIN * gain;
     // Loose: the episodes do not pin it down, so it keeps the start value. Precise but minor:
     // kept as fitted (the record tracks better with it), reported as no physical estimate.
     if (!precise) u[k] = u0[k];
-    return { name: p.name, unit: p.unit, start: p.get(from), fitted: precise ? value : p.get(from), sigma, identified: precise && important, minor: precise && !important };
+    return {
+      name: p.name,
+      unit: p.unit,
+      start: p.get(from),
+      fitted: precise ? value : p.get(from),
+      sigma,
+      identified: precise && important,
+      minor: precise && !important,
+    };
   });
   return { reports, u };
 }
@@ -477,7 +686,10 @@ function jointOfResidual(i: number): number {
  * burn-in has no free motion in the window) adds none: the phases come from the measurements, so
  * it adds none at every point, and the vector keeps its length.
  */
-export function concatResiduals(replies: readonly ReplayReply[], which: 'residuals' | 'holdingResiduals' = 'residuals'): Float64Array | undefined {
+export function concatResiduals(
+  replies: readonly ReplayReply[],
+  which: 'residuals' | 'holdingResiduals' = 'residuals',
+): Float64Array | undefined {
   const parts = replies.map((r) => r[which] ?? new Float64Array(0));
   if (replies.some((r) => r.problem !== undefined) || parts.every((p) => p.length === 0)) return undefined;
   const out = new Float64Array(parts.reduce((s, r) => s + r.length, 0));
@@ -490,12 +702,17 @@ export function concatResiduals(replies: readonly ReplayReply[], which: 'residua
 }
 
 /** The first failed replay of an evaluation batch, or a batch with nothing to compare, in words. */
-function replyProblem(batches: readonly (readonly ReplayReply[])[], files: readonly string[], phase: string): string | undefined {
+function replyProblem(
+  batches: readonly (readonly ReplayReply[])[],
+  files: readonly string[],
+  phase: string,
+): string | undefined {
   for (const rs of batches) {
     const i = rs.findIndex((r) => r.problem !== undefined);
     if (i >= 0) return `${basename(files[i] ?? '')}: ${rs[i].problem}`;
   }
-  if (batches.length > 0 && batches.every((rs) => rs.every((r) => r.residuals.length === 0))) return `no episode has ${phase} samples in the fitted window`;
+  if (batches.length > 0 && batches.every((rs) => rs.every((r) => r.residuals.length === 0)))
+    return `no episode has ${phase} samples in the fitted window`;
   return undefined;
 }
 
@@ -511,7 +728,9 @@ function rmsOf(r: Float64Array): number {
 
 /** Mean over episodes of each arm joint's squared RMS, rooted (episodes weigh alike). */
 function perJointRms(replies: readonly ReplayReply[]): number[] {
-  return ARM_JOINT_INDICES.map((j) => Math.sqrt(replies.reduce((s, r) => s + (r.rmsRad[j] ?? NaN) ** 2, 0) / replies.length));
+  return ARM_JOINT_INDICES.map((j) =>
+    Math.sqrt(replies.reduce((s, r) => s + (r.rmsRad[j] ?? NaN) ** 2, 0) / replies.length),
+  );
 }
 
 function overallRms(replies: readonly ReplayReply[]): number {
@@ -531,7 +750,12 @@ function round6(x: number): number {
  * The plot `--plot` writes: the held-out joint with the largest error after the fit, on the first
  * held-out episode, replayed with the start record and the fitted one (in this thread).
  */
-export async function worstJointPlot(result: SysidFitResult, model: RigModel, from: SimCalibration, layoutSets: readonly LayoutSet[] = []): Promise<string> {
+export async function worstJointPlot(
+  result: SysidFitResult,
+  model: RigModel,
+  from: SimCalibration,
+  layoutSets: readonly LayoutSet[] = [],
+): Promise<string> {
   const held = result.episodes.find((e) => e.role === 'holdout');
   if (!held) throw new SysidError('The fit held no episode out, so there is nothing to plot.');
   let worst = 0;
@@ -542,7 +766,10 @@ export async function worstJointPlot(result: SysidFitResult, model: RigModel, fr
   const traj = await readEpisodeTrajectory(held.file, model, { layoutSets });
   const a = await replayEpisode(traj, model, from);
   const b = await replayEpisode(traj, model, result.calibration);
-  const pick = (r: { measured: Float64Array; simulated: Float64Array }, which: 'measured' | 'simulated'): Float64Array => Float64Array.from({ length: r.measured.length / 14 }, (_, i) => r[which][i * 14 + j]);
+  const pick = (
+    r: { measured: Float64Array; simulated: Float64Array },
+    which: 'measured' | 'simulated',
+  ): Float64Array => Float64Array.from({ length: r.measured.length / 14 }, (_, i) => r[which][i * 14 + j]);
   const name = jointNames(model)[j];
   return fitPlotSvg({
     title: `${name} on held-out ${held.file.split('/').pop()}: RMS ${mrad(result.heldOut.before[worst])} → ${mrad(result.heldOut.after[worst])}`,

@@ -65,7 +65,11 @@ const sumSq = (r: Float64Array): number => {
   return s;
 };
 
-export async function levenbergMarquardt(problem: LmProblem, u0: ArrayLike<number>, options: LmOptions = {}): Promise<LmResult> {
+export async function levenbergMarquardt(
+  problem: LmProblem,
+  u0: ArrayLike<number>,
+  options: LmOptions = {},
+): Promise<LmResult> {
   const n = problem.dimension;
   const maxIterations = options.maxIterations ?? 12;
   const tol = options.relativeTolerance ?? 1e-2;
@@ -120,7 +124,12 @@ export async function levenbergMarquardt(problem: LmProblem, u0: ArrayLike<numbe
       const c = sumSq(rr);
       if (c < bestCost) [best, bestCost] = [t, c];
     });
-    options.onIteration?.({ iteration: iteration + 1, cost: best >= 0 ? bestCost : cost, evaluations, lambda: best >= 0 ? lambdas[best] : lambda });
+    options.onIteration?.({
+      iteration: iteration + 1,
+      cost: best >= 0 ? bestCost : cost,
+      evaluations,
+      lambda: best >= 0 ? lambdas[best] : lambda,
+    });
     if (best < 0) {
       lambda *= Math.pow(4, trials);
       history.push(cost);
@@ -174,7 +183,11 @@ function solveDamped(H: Float64Array, g: Float64Array, n: number, lambda: number
   for (let k = 0; k < n; k++) maxDiag = Math.max(maxDiag, H[k * n + k]);
   const eps = 1e-9 * (maxDiag || 1);
   for (let k = 0; k < n; k++) A[k * n + k] += lambda * H[k * n + k] + eps;
-  return solveLinear(A, Float64Array.from(g, (x) => -x), n);
+  return solveLinear(
+    A,
+    Float64Array.from(g, (x) => -x),
+    n,
+  );
 }
 
 /** Gaussian elimination with partial pivoting (n ≤ a few dozen). */

@@ -84,8 +84,26 @@ export function fitParameters(base: SimCalibration): FitParameter[] {
       },
     });
   }
-  out.push({ name: 'commandLatencyS', unit: 's', lo: 0, hi: 0.02, log: false, group: 'commandLatencyS', get: (c) => c.commandLatencyS ?? 0, set: (c, x) => void (c.commandLatencyS = x) });
-  out.push({ name: 'fingerReflectedMassKg', unit: 'kg', lo: 0, hi: 2, log: false, group: 'fingerReflectedMassKg', get: (c) => c.fingerReflectedMassKg ?? 0, set: (c, x) => void (c.fingerReflectedMassKg = x) });
+  out.push({
+    name: 'commandLatencyS',
+    unit: 's',
+    lo: 0,
+    hi: 0.02,
+    log: false,
+    group: 'commandLatencyS',
+    get: (c) => c.commandLatencyS ?? 0,
+    set: (c, x) => void (c.commandLatencyS = x),
+  });
+  out.push({
+    name: 'fingerReflectedMassKg',
+    unit: 'kg',
+    lo: 0,
+    hi: 2,
+    log: false,
+    group: 'fingerReflectedMassKg',
+    get: (c) => c.fingerReflectedMassKg ?? 0,
+    set: (c, x) => void (c.fingerReflectedMassKg = x),
+  });
   return out;
 }
 
@@ -111,7 +129,11 @@ export function mutableCopy(cal: SimCalibration): MutableCalibration {
 }
 
 /** The calibration at unit coordinates `u` (one per parameter), on top of `base`; numbers rounded to 6 significant digits so the record reads cleanly. */
-export function calibrationAt(base: SimCalibration, params: readonly FitParameter[], u: ArrayLike<number>): SimCalibration {
+export function calibrationAt(
+  base: SimCalibration,
+  params: readonly FitParameter[],
+  u: ArrayLike<number>,
+): SimCalibration {
   const c = mutableCopy(base);
   params.forEach((p, k) => p.set(c, Number(fromUnit(p, u[k]).toPrecision(6))));
   return c;
@@ -124,7 +146,11 @@ export function calibrationAt(base: SimCalibration, params: readonly FitParamete
  * for the squeeze and frictions; never outside SIM_CALIBRATION_RANGES.
  */
 export function objectParameters(base: SimCalibration): FitParameter[] {
-  const scaled = (name: 'gripperMaxForceN' | 'objectFrictionScale' | 'fingerFriction', unit: string, factor: number): FitParameter => ({
+  const scaled = (
+    name: 'gripperMaxForceN' | 'objectFrictionScale' | 'fingerFriction',
+    unit: string,
+    factor: number,
+  ): FitParameter => ({
     name,
     unit,
     ...inRange(name, base[name] / factor, base[name] * factor),
@@ -134,7 +160,15 @@ export function objectParameters(base: SimCalibration): FitParameter[] {
     set: (c, x) => void (c[name] = x),
   });
   return [
-    { name: 'objectMassScale', unit: '', ...inRange('objectMassScale', base.objectMassScale / 2, base.objectMassScale * 2), log: false, group: 'objectMassScale', get: (c) => c.objectMassScale, set: (c, x) => void (c.objectMassScale = x) },
+    {
+      name: 'objectMassScale',
+      unit: '',
+      ...inRange('objectMassScale', base.objectMassScale / 2, base.objectMassScale * 2),
+      log: false,
+      group: 'objectMassScale',
+      get: (c) => c.objectMassScale,
+      set: (c, x) => void (c.objectMassScale = x),
+    },
     scaled('gripperMaxForceN', 'N', 3),
     scaled('objectFrictionScale', '', 3),
     scaled('fingerFriction', '', 3),

@@ -44,7 +44,11 @@ export class ReplayPool {
   private constructor() {}
 
   /** Starts `workers` threads (default: one per core), each having read every file. */
-  static async start(files: readonly string[], workers = availableParallelism(), layoutSets: readonly LayoutSet[] = []): Promise<ReplayPool> {
+  static async start(
+    files: readonly string[],
+    workers = availableParallelism(),
+    layoutSets: readonly LayoutSet[] = [],
+  ): Promise<ReplayPool> {
     const pool = new ReplayPool();
     const init: ReplayWorkerInit = { files, layoutSets };
     await Promise.all(
@@ -66,7 +70,13 @@ export class ReplayPool {
           });
           w.on('error', (e) => {
             pool.failure = e;
-            for (const done of pool.pending.values()) done({ id: -1, residuals: new Float64Array(0), rmsRad: [], problem: `a replay worker failed: ${e.message}` });
+            for (const done of pool.pending.values())
+              done({
+                id: -1,
+                residuals: new Float64Array(0),
+                rmsRad: [],
+                problem: `a replay worker failed: ${e.message}`,
+              });
             pool.pending.clear();
           });
         });
@@ -80,7 +90,11 @@ export class ReplayPool {
   }
 
   /** Replays every episode in `episodes` under every calibration (for `seconds`, one for all or one per episode); replies[c][e]. */
-  async replayAll(calibrations: readonly SimCalibration[], episodes: readonly number[], seconds?: number | readonly number[]): Promise<ReplayReply[][]> {
+  async replayAll(
+    calibrations: readonly SimCalibration[],
+    episodes: readonly number[],
+    seconds?: number | readonly number[],
+  ): Promise<ReplayReply[][]> {
     if (this.failure) throw this.failure;
     const out = calibrations.map(() => new Array<ReplayReply>(episodes.length));
     const waits: Promise<void>[] = [];
@@ -95,7 +109,12 @@ export class ReplayPool {
             });
           }),
         );
-        this.queue.push({ id, episode, calibration, seconds: typeof seconds === 'number' || seconds === undefined ? seconds : seconds[e] });
+        this.queue.push({
+          id,
+          episode,
+          calibration,
+          seconds: typeof seconds === 'number' || seconds === undefined ? seconds : seconds[e],
+        });
       });
     });
     this.dispatch();

@@ -18,11 +18,22 @@ port.on('message', (job: ReplayJob) => {
     let reply: ReplayReply;
     try {
       const r = await replayEpisode(episodes[job.episode], model, job.calibration, { seconds: job.seconds });
-      reply = { id: job.id, residuals: r.residuals, holdingResiduals: r.holdingResiduals, lostObject: r.lostObject, rmsRad: r.rmsRad, byPhase: r.byPhase, problem: r.problem };
+      reply = {
+        id: job.id,
+        residuals: r.residuals,
+        holdingResiduals: r.holdingResiduals,
+        lostObject: r.lostObject,
+        rmsRad: r.rmsRad,
+        byPhase: r.byPhase,
+        problem: r.problem,
+      };
     } catch (e) {
       reply = { id: job.id, residuals: new Float64Array(0), rmsRad: [], problem: (e as Error).message };
     }
-    port.postMessage(reply, [reply.residuals.buffer as ArrayBuffer, ...(reply.holdingResiduals ? [reply.holdingResiduals.buffer as ArrayBuffer] : [])]);
+    port.postMessage(reply, [
+      reply.residuals.buffer as ArrayBuffer,
+      ...(reply.holdingResiduals ? [reply.holdingResiduals.buffer as ArrayBuffer] : []),
+    ]);
   })();
 });
 port.postMessage({ ready: true });

@@ -29,7 +29,9 @@ export const BURN_IN_S = 0.5;
 /** Residuals for the fit are taken at this rate (every state sample is still used for reported errors); neighbouring 250 Hz samples carry almost the same information. */
 export const RESIDUAL_HZ = 25;
 /** The twelve arm joints (no grippers), as indices into the 14-wide state. */
-export const ARM_JOINT_INDICES: readonly number[] = ARM_SIDES.flatMap((_, a) => Array.from({ length: JOINTS_PER_ARM }, (_, j) => a * DOF_PER_ARM + j));
+export const ARM_JOINT_INDICES: readonly number[] = ARM_SIDES.flatMap((_, a) =>
+  Array.from({ length: JOINTS_PER_ARM }, (_, j) => a * DOF_PER_ARM + j),
+);
 /**
  * The joints whose holding residuals carry a held object's weight: each arm's three parallel pitch
  * joints (2–4, horizontal axes), loaded by it through the arm's length. Joint 1 (vertical) and the
@@ -38,7 +40,9 @@ export const ARM_JOINT_INDICES: readonly number[] = ARM_SIDES.flatMap((_, a) => 
  * their holding samples by as much off any trend as along it, where joints 2–4 moved along it
  * (bend under a seventh of the slope).
  */
-export const HOLDING_JOINT_INDICES: readonly number[] = ARM_SIDES.flatMap((_, a) => [1, 2, 3].map((j) => a * DOF_PER_ARM + j));
+export const HOLDING_JOINT_INDICES: readonly number[] = ARM_SIDES.flatMap((_, a) =>
+  [1, 2, 3].map((j) => a * DOF_PER_ARM + j),
+);
 /**
  * A gripper commanded below this (0 closed … 1 open) and stopped at least HOLD_BLOCKED more open
  * than commanded is holding something (an empty gripper closes onto its command; the margin covers
@@ -90,7 +94,12 @@ const EMPTY_TABLE = { index: 0, tier: 1, fixtures: [], objects: [] } as const;
 /** The task whose scene an empty-table replay builds (any: nothing of it is placed). */
 const EMPTY_TABLE_TASK = 'bottles-in-the-bin';
 
-export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, calibration: SimCalibration, options: ReplayOptions = {}): Promise<ReplayResult> {
+export async function replayEpisode(
+  traj: EpisodeTrajectory,
+  model: RigModel,
+  calibration: SimCalibration,
+  options: ReplayOptions = {},
+): Promise<ReplayResult> {
   const { states, commands } = traj;
   const k0 = firstReplayedCommand(traj);
   const t0 = commands.timesS[k0];
@@ -100,7 +109,13 @@ export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, ca
   const start = states.position.subarray(s0 * STATE_DIM, (s0 + 1) * STATE_DIM);
   // The layout where it says (no placement noise: where an operator really put each object is not recorded).
   // On the engine the record names: a fit of a MuJoCo record replays MuJoCo.
-  const scene = await createEngineScene({ rigModel: model, task: getTask(traj.table?.task ?? EMPTY_TABLE_TASK), layout: traj.table?.layout ?? EMPTY_TABLE, calibration, startPosition: start });
+  const scene = await createEngineScene({
+    rigModel: model,
+    task: getTask(traj.table?.task ?? EMPTY_TABLE_TASK),
+    layout: traj.table?.layout ?? EMPTY_TABLE,
+    calibration,
+    startPosition: start,
+  });
   try {
     const rig = new SimRig({ scene });
     await rig.configure();
@@ -108,7 +123,11 @@ export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, ca
     const nStates = states.timesS.length;
     const sim = new Float64Array(nStates * STATE_DIM);
     const compared = new Uint8Array(nStates);
-    const cmd = { position: new Float64Array(STATE_DIM), velocity: new Float64Array(STATE_DIM), torqueNm: new Float64Array(STATE_DIM) };
+    const cmd = {
+      position: new Float64Array(STATE_DIM),
+      velocity: new Float64Array(STATE_DIM),
+      torqueNm: new Float64Array(STATE_DIM),
+    };
     let si = s0 + 1;
     let problem: string | undefined;
     // Each recorded state is a measurement: the rig ticks (measures, feeds gravity forward from
@@ -154,7 +173,13 @@ export async function replayEpisode(traj: EpisodeTrajectory, model: RigModel, ca
   }
 }
 
-function summarise(traj: EpisodeTrajectory, model: RigModel, sim: Float64Array, compared: Uint8Array, problem: string | undefined): ReplayResult {
+function summarise(
+  traj: EpisodeTrajectory,
+  model: RigModel,
+  sim: Float64Array,
+  compared: Uint8Array,
+  problem: string | undefined,
+): ReplayResult {
   const { states, commands } = traj;
   const phases = phasesOf(traj, model);
   const idx: number[] = [];
@@ -195,7 +220,8 @@ function summarise(traj: EpisodeTrajectory, model: RigModel, sim: Float64Array, 
       }
       if (t >= nextHoldingT) {
         nextHoldingT = t + 1 / RESIDUAL_HZ - 1e-9;
-        for (const j of HOLDING_JOINT_INDICES) holdingResiduals.push(measured[k * STATE_DIM + j] - simulated[k * STATE_DIM + j]);
+        for (const j of HOLDING_JOINT_INDICES)
+          holdingResiduals.push(measured[k * STATE_DIM + j] - simulated[k * STATE_DIM + j]);
       }
     }
     count[ph] += 1;
@@ -212,13 +238,28 @@ function summarise(traj: EpisodeTrajectory, model: RigModel, sim: Float64Array, 
     }
   });
   const rms = (p: number): number[] => Array.from(sq[p], (s) => (count[p] > 0 ? Math.sqrt(s / count[p]) : NaN));
-  const byPhase = { free: { samples: count[0], rmsRad: rms(0) }, holding: { samples: count[1], rmsRad: rms(1) }, contact: { samples: count[2], rmsRad: rms(2) } };
+  const byPhase = {
+    free: { samples: count[0], rmsRad: rms(0) },
+    holding: { samples: count[1], rmsRad: rms(1) },
+    contact: { samples: count[2], rmsRad: rms(2) },
+  };
   const lost = [0, 1].find((a) => held[a] > 0 && dropped[a] > LOST_SHARE * held[a]);
   const lostObject =
     lost === undefined
       ? undefined
       : `the replay of ${traj.file.split('/').pop()} lost the object the ${ARM_SIDES[lost]} gripper held on the rig (the simulated gripper closed on ${((dropped[lost] / held[lost]) * 100).toFixed(0)}% of the holding samples, first at ${droppedAt[lost].toFixed(2)} s): its holding samples say nothing about the object.`;
-  return { timesS, measured, simulated, phase, rmsRad: rms(0), byPhase, residuals: Float64Array.from(residuals), holdingResiduals: Float64Array.from(holdingResiduals), lostObject, problem };
+  return {
+    timesS,
+    measured,
+    simulated,
+    phase,
+    rmsRad: rms(0),
+    byPhase,
+    residuals: Float64Array.from(residuals),
+    holdingResiduals: Float64Array.from(holdingResiduals),
+    lostObject,
+    problem,
+  };
 }
 
 /** Last measured holding sample's time from the first command (s), or undefined when the episode holds nothing after the burn-in: how far a replay must run to see every holding sample. */
@@ -276,7 +317,11 @@ function phaseOf(model: RigModel, position: Float64Array, i: number, command: Fl
   for (let a = 0; a < 2; a++) {
     const base = a * DOF_PER_ARM;
     if (holdsAt(position, i, command, ci, a)) holding = true;
-    const hand = forwardKinematicsTable(model.arms[a], position.subarray(i * STATE_DIM + base, i * STATE_DIM + base + JOINTS_PER_ARM), HAND);
+    const hand = forwardKinematicsTable(
+      model.arms[a],
+      position.subarray(i * STATE_DIM + base, i * STATE_DIM + base + JOINTS_PER_ARM),
+      HAND,
+    );
     const tipZ = hand.position[2] + hand.rotation[8] * TIP_OFFSET_M - model.arms[a].basePose.position[2];
     if (tipZ < CONTACT_HEIGHT_M) return 2;
   }

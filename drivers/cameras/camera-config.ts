@@ -72,14 +72,22 @@ function named(k: string): string {
 
 /** Validates one camera config (parsed JSON); `where` names it in errors (e.g. "cameras[0]"). */
 export function parseCameraConfig(json: unknown, where = 'camera config'): CameraConfig {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new CameraConfigError(`The ${where} must be a JSON object like {"name": "cam_high", "source": "v4l2:/dev/video0"}.`);
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new CameraConfigError(
+      `The ${where} must be a JSON object like {"name": "cam_high", "source": "v4l2:/dev/video0"}.`,
+    );
   const o = json as Record<string, unknown>;
   if (typeof o.name !== 'string' || !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/.test(o.name)) {
-    throw new CameraConfigError(`The ${where} needs a 'name' of letters, digits and _ . - (e.g. "cam_high"), not ${quoted(o.name)}.`);
+    throw new CameraConfigError(
+      `The ${where} needs a 'name' of letters, digits and _ . - (e.g. "cam_high"), not ${quoted(o.name)}.`,
+    );
   }
   const name = o.name;
   const unknown = Object.keys(o).filter((k) => !KNOWN_FIELDS.has(k));
-  if (unknown.length > 0) throw new CameraConfigError(`Camera ${name}: unknown field ${unknown.map((k) => `'${named(k)}'`).join(', ')}; remove it (known: ${[...KNOWN_FIELDS].join(', ')}).`);
+  if (unknown.length > 0)
+    throw new CameraConfigError(
+      `Camera ${name}: unknown field ${unknown.map((k) => `'${named(k)}'`).join(', ')}; remove it (known: ${[...KNOWN_FIELDS].join(', ')}).`,
+    );
   const source = o.source;
   let kind: CameraKind;
   let device: string | undefined;
@@ -88,19 +96,27 @@ export function parseCameraConfig(json: unknown, where = 'camera config'): Camer
     kind = 'v4l2';
     device = source.slice('v4l2:'.length);
     if (!device.startsWith('/dev/') || device.length <= '/dev/'.length) {
-      throw new CameraConfigError(`Camera ${name}: a v4l2 'source' names a device under /dev (e.g. "v4l2:/dev/video0" or "v4l2:/dev/v4l/by-id/…"), not ${quoted(source)}.`);
+      throw new CameraConfigError(
+        `Camera ${name}: a v4l2 'source' names a device under /dev (e.g. "v4l2:/dev/video0" or "v4l2:/dev/v4l/by-id/…"), not ${quoted(source)}.`,
+      );
     }
   } else {
-    throw new CameraConfigError(`Camera ${name}: 'source' must be "v4l2:/dev/videoN", "testsrc" or "cell", not ${quoted(source)}.`);
+    throw new CameraConfigError(
+      `Camera ${name}: 'source' must be "v4l2:/dev/videoN", "testsrc" or "cell", not ${quoted(source)}.`,
+    );
   }
   if (o.format !== undefined && o.format !== 'mjpeg') {
-    throw new CameraConfigError(`Camera ${name}: 'format' must be "mjpeg" (the recorder stores the camera's own JPEG frames), not ${quoted(o.format)}; set the camera to MJPEG or leave 'format' out.`);
+    throw new CameraConfigError(
+      `Camera ${name}: 'format' must be "mjpeg" (the recorder stores the camera's own JPEG frames), not ${quoted(o.format)}; set the camera to MJPEG or leave 'format' out.`,
+    );
   }
   const side = (field: 'width' | 'height'): number | undefined => {
     const v = o[field];
     if (v === undefined) return undefined;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 16 || v > MAX_SIDE_PX || v % 2 !== 0) {
-      throw new CameraConfigError(`Camera ${name}: '${field}' must be an even whole number of pixels from 16 to ${MAX_SIDE_PX}, not ${quoted(v)}.`);
+      throw new CameraConfigError(
+        `Camera ${name}: '${field}' must be an even whole number of pixels from 16 to ${MAX_SIDE_PX}, not ${quoted(v)}.`,
+      );
     }
     return v;
   };
@@ -109,27 +125,46 @@ export function parseCameraConfig(json: unknown, where = 'camera config'): Camer
   const maxFps = kind === 'cell' ? MAX_CELL_FPS : MAX_FPS;
   const fps = o.fps === undefined ? (kind === 'cell' ? DEFAULT_CELL_CAMERA_CONFIG_FPS : DEFAULT_CAMERA_FPS) : o.fps;
   if (typeof fps !== 'number' || !Number.isFinite(fps) || fps < 1 || fps > maxFps) {
-    throw new CameraConfigError(`Camera ${name}: 'fps' must be a number from 1 to ${maxFps} frames per second, not ${quoted(o.fps)}.`);
+    throw new CameraConfigError(
+      `Camera ${name}: 'fps' must be a number from 1 to ${maxFps} frames per second, not ${quoted(o.fps)}.`,
+    );
   }
   if (kind === 'cell') {
-    if (o.format !== undefined) throw new CameraConfigError(`Camera ${name}: a cell camera has no 'format' (the cell's renderer encodes JPEG); remove it.`);
+    if (o.format !== undefined)
+      throw new CameraConfigError(
+        `Camera ${name}: a cell camera has no 'format' (the cell's renderer encodes JPEG); remove it.`,
+      );
     return { name, kind, ...(width !== undefined ? { width } : {}), ...(height !== undefined ? { height } : {}), fps };
   }
-  return { name, kind, ...(device ? { device } : {}), width: width ?? DEFAULT_CAMERA_SIZE.width, height: height ?? DEFAULT_CAMERA_SIZE.height, fps };
+  return {
+    name,
+    kind,
+    ...(device ? { device } : {}),
+    width: width ?? DEFAULT_CAMERA_SIZE.width,
+    height: height ?? DEFAULT_CAMERA_SIZE.height,
+    fps,
+  };
 }
 
 /** A list of camera configs (a JSON array); names and devices must be unique. */
 export function parseCameraConfigs(json: unknown, where = 'cameras'): CameraConfig[] {
-  if (!Array.isArray(json)) throw new CameraConfigError(`'${where}' must be a JSON array of cameras, like [{"name": "cam_high", "source": "v4l2:/dev/video0"}].`);
+  if (!Array.isArray(json))
+    throw new CameraConfigError(
+      `'${where}' must be a JSON array of cameras, like [{"name": "cam_high", "source": "v4l2:/dev/video0"}].`,
+    );
   const out = json.map((c, i) => parseCameraConfig(c, `${where}[${i}]`));
   const seen = new Set<string>();
   for (const c of out) {
-    if (seen.has(c.name)) throw new CameraConfigError(`'${where}' names camera ${c.name} twice; give each camera its own name.`);
+    if (seen.has(c.name))
+      throw new CameraConfigError(`'${where}' names camera ${c.name} twice; give each camera its own name.`);
     seen.add(c.name);
   }
   const devices = out.flatMap((c) => (c.kind === 'v4l2' && c.device ? [c.device] : []));
   const dup = devices.find((d, i) => devices.indexOf(d) !== i);
-  if (dup) throw new CameraConfigError(`'${where}' gives ${dup} to two cameras; one device can feed only one camera, so give each camera its own device.`);
+  if (dup)
+    throw new CameraConfigError(
+      `'${where}' gives ${dup} to two cameras; one device can feed only one camera, so give each camera its own device.`,
+    );
   return out;
 }
 

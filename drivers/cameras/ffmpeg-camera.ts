@@ -41,11 +41,31 @@ export interface FfmpegCameraOptions extends StreamingCameraOptions {
 }
 
 /** The ffmpeg arguments for a camera (exported so docs and tests can show the exact command). */
-export function ffmpegArgs(config: FfmpegCameraConfig, options: Pick<FfmpegCameraOptions, 'pattern' | 'quality' | 'sourceFilter'> = {}): string[] {
+export function ffmpegArgs(
+  config: FfmpegCameraConfig,
+  options: Pick<FfmpegCameraOptions, 'pattern' | 'quality' | 'sourceFilter'> = {},
+): string[] {
   const common = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:3', '-stats_period', '0.5'];
   const size = `${config.width}x${config.height}`;
   if (config.kind === 'v4l2') {
-    return [...common, '-f', 'v4l2', '-input_format', 'mjpeg', '-video_size', size, '-framerate', String(config.fps), '-i', config.device!, '-c:v', 'copy', '-f', 'mjpeg', 'pipe:1'];
+    return [
+      ...common,
+      '-f',
+      'v4l2',
+      '-input_format',
+      'mjpeg',
+      '-video_size',
+      size,
+      '-framerate',
+      String(config.fps),
+      '-i',
+      config.device!,
+      '-c:v',
+      'copy',
+      '-f',
+      'mjpeg',
+      'pipe:1',
+    ];
   }
   const source = `${options.pattern ?? 'testsrc2'}=size=${size}:rate=${config.fps}${options.sourceFilter ? `,${options.sourceFilter}` : ''}`;
   return [
@@ -108,24 +128,34 @@ export class FfmpegCamera extends StreamingCamera {
 
   protected startSource(): void {
     if (!existsSync(this.ffmpegPath)) {
-      throw new CameraOpenError(`Camera ${this.label} needs ffmpeg at ${this.ffmpegPath}, which is not there: install it with "apt-get install ffmpeg" (or point TANDEM_FFMPEG at it).`);
+      throw new CameraOpenError(
+        `Camera ${this.label} needs ffmpeg at ${this.ffmpegPath}, which is not there: install it with "apt-get install ffmpeg" (or point TANDEM_FFMPEG at it).`,
+      );
     }
     const device = this.config.device;
     if (this.config.kind === 'v4l2' && device && !existsSync(device)) {
-      throw new CameraOpenError(`Camera ${this.config.name}: there is no video device ${device}; check that the camera is plugged in (ls /dev/video*, v4l2-ctl --list-devices) and that its config names the right device.`);
+      throw new CameraOpenError(
+        `Camera ${this.config.name}: there is no video device ${device}; check that the camera is plugged in (ls /dev/video*, v4l2-ctl --list-devices) and that its config names the right device.`,
+      );
     }
     this.stopRequested = false;
     this.stderrTail = [];
     this.sourceDrops = 0;
     this.brokenFrames = 0;
     const splitter = new JpegSplitter();
-    const child = spawn(this.ffmpegPath, ffmpegArgs(this.config, this.options), { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(this.ffmpegPath, ffmpegArgs(this.config, this.options), {
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
     this.child = child;
     let resolveExit!: () => void;
     this.exited = new Promise<void>((r) => (resolveExit = r));
     child.on('error', (e: NodeJS.ErrnoException) => {
       // spawn failed (the file vanished, not executable): no 'exit' follows.
-      this.failOpen(new CameraOpenError(`Camera ${this.label} could not start ffmpeg (${this.ffmpegPath}): ${e.code ?? e.message}; install it with "apt-get install ffmpeg".`));
+      this.failOpen(
+        new CameraOpenError(
+          `Camera ${this.label} could not start ffmpeg (${this.ffmpegPath}): ${e.code ?? e.message}; install it with "apt-get install ffmpeg".`,
+        ),
+      );
       resolveExit();
     });
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -148,14 +178,18 @@ export class FfmpegCamera extends StreamingCamera {
       if (eq < 0) return;
       const key = line.slice(0, eq);
       progress[key] = line.slice(eq + 1).trim();
-      if (key === 'progress' && progress.progress === 'continue') this.onProgress(Number(progress.frame), Number(progress.out_time_us));
+      if (key === 'progress' && progress.progress === 'continue')
+        this.onProgress(Number(progress.frame), Number(progress.out_time_us));
     });
     child.on('close', (code, signal) => {
       resolveExit();
       if (this.stopRequested) return;
       const said = this.ffmpegSaid();
       if (this.status === 'opening') this.failOpen(this.openError(said, code, signal));
-      else this.lose(`camera ${this.label} stopped: its ffmpeg process ended (${describeExit(code, signal)})${said ? `; ffmpeg said: ${said}` : ''}; the episode goes on without it`);
+      else
+        this.lose(
+          `camera ${this.label} stopped: its ffmpeg process ended (${describeExit(code, signal)})${said ? `; ffmpeg said: ${said}` : ''}; the episode goes on without it`,
+        );
     });
   }
 
@@ -200,15 +234,27 @@ export class FfmpegCamera extends StreamingCamera {
     const why = said || describeExit(code, signal);
     if (this.config.kind === 'v4l2') {
       if (/No such file or directory/i.test(said)) {
-        return new CameraOpenError(`Camera ${this.config.name}: there is no video device ${device}; check that the camera is plugged in (ls /dev/video*, v4l2-ctl --list-devices) and that its config names the right device.`);
+        return new CameraOpenError(
+          `Camera ${this.config.name}: there is no video device ${device}; check that the camera is plugged in (ls /dev/video*, v4l2-ctl --list-devices) and that its config names the right device.`,
+        );
       }
       if (/Inappropriate ioctl|Not a video capture device|not a capture device/i.test(said)) {
-        return new CameraOpenError(`Camera ${this.config.name}: ${device} is not a video capture device; point the config at the camera's capture node (v4l2-ctl --list-devices lists them).`);
+        return new CameraOpenError(
+          `Camera ${this.config.name}: ${device} is not a video capture device; point the config at the camera's capture node (v4l2-ctl --list-devices lists them).`,
+        );
       }
-      if (/busy/i.test(said)) return new CameraOpenError(`Camera ${this.config.name}: ${device} is in use by another program; close it (fuser ${device} names it) and open the camera again.`);
-      if (/Permission denied/i.test(said)) return new CameraOpenError(`Camera ${this.config.name}: no permission to open ${device}; add the station's user to the 'video' group.`);
+      if (/busy/i.test(said))
+        return new CameraOpenError(
+          `Camera ${this.config.name}: ${device} is in use by another program; close it (fuser ${device} names it) and open the camera again.`,
+        );
+      if (/Permission denied/i.test(said))
+        return new CameraOpenError(
+          `Camera ${this.config.name}: no permission to open ${device}; add the station's user to the 'video' group.`,
+        );
     }
-    return new CameraOpenError(`Camera ${this.label} could not start (${this.config.width}×${this.config.height} at ${this.config.fps} fps): ffmpeg said: ${why}.`);
+    return new CameraOpenError(
+      `Camera ${this.label} could not start (${this.config.width}×${this.config.height} at ${this.config.fps} fps): ffmpeg said: ${why}.`,
+    );
   }
 }
 

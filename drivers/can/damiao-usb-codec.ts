@@ -95,7 +95,8 @@ class FixedPacketScanner {
         continue;
       }
       if (this.len - start < this.size) break; // wait for the rest
-      const verdict = this.buf[start + this.size - 1] === this.tail ? judge(this.buf.subarray(start, this.len)) : 'reject';
+      const verdict =
+        this.buf[start + this.size - 1] === this.tail ? judge(this.buf.subarray(start, this.len)) : 'reject';
       // A judge waits only while less than two frames' worth is buffered after `start`, well inside the buffer.
       if (verdict === 'wait') break;
       if (verdict !== 'reject') {
@@ -138,7 +139,8 @@ function implausibleReportFields(p: Buffer, at: number): string | undefined {
   // Motors never send remote frames, and a CanFrame cannot carry one.
   if (info & INFO_REMOTE) return 'a remote frame';
   const id = p.readUInt32LE(at + 3);
-  if (info & INFO_EXTENDED ? id > 0x1fffffff : id > 0x7ff) return `ID 0x${id.toString(16)} does not fit ${info & INFO_EXTENDED ? 29 : 11} bits`;
+  if (info & INFO_EXTENDED ? id > 0x1fffffff : id > 0x7ff)
+    return `ID 0x${id.toString(16)} does not fit ${info & INFO_EXTENDED ? 29 : 11} bits`;
   return undefined;
 }
 
@@ -164,7 +166,8 @@ function judgeReport(p: Buffer): { verdict: Verdict; reason?: string } {
   for (let k = 1; k + REPORT_HEAD_LENGTH <= DAMIAO_RX_LENGTH; k++) {
     if (!reportHeadAt(p, k)) continue;
     if (p.length < k + DAMIAO_RX_LENGTH) return { verdict: 'wait' };
-    if (p[k + DAMIAO_RX_LENGTH - 1] === 0x55) return { verdict: 'reject', reason: `a whole report starts at its byte ${k}` };
+    if (p[k + DAMIAO_RX_LENGTH - 1] === 0x55)
+      return { verdict: 'reject', reason: `a whole report starts at its byte ${k}` };
   }
   return { verdict: 'accept' };
 }
@@ -190,7 +193,10 @@ export class DamiaoHostDecoder {
         // DLC 0 is a frame without data: never eight zero bytes, which would read as feedback at −P_MAX.
         const dlc = info & INFO_DLC_MASK;
         const extended = (info & INFO_EXTENDED) !== 0;
-        this.emit({ type: 'frame', frame: { id: p.readUInt32LE(3), extended, data: Uint8Array.from(p.subarray(7, 7 + dlc)) } });
+        this.emit({
+          type: 'frame',
+          frame: { id: p.readUInt32LE(3), extended, data: Uint8Array.from(p.subarray(7, 7 + dlc)) },
+        });
         return 'accept';
       },
       (n) => this.emit({ type: 'garbage', bytes: n }),
@@ -218,7 +224,8 @@ function judgeRequest(p: Buffer): { verdict: Verdict; reason?: string } {
     for (let j = 0; j < REQUEST_PREFIX_LENGTH && match; j++) match = p[k + j] === TX_HEADER[j];
     if (!match) continue;
     if (p.length < k + DAMIAO_TX_LENGTH) return { verdict: 'wait' };
-    if (p[k + DAMIAO_TX_LENGTH - 1] === 0x00 && implausibleRequest(p, k) === undefined) return { verdict: 'reject', reason: `a whole request starts at its byte ${k}` };
+    if (p[k + DAMIAO_TX_LENGTH - 1] === 0x00 && implausibleRequest(p, k) === undefined)
+      return { verdict: 'reject', reason: `a whole request starts at its byte ${k}` };
   }
   return { verdict: 'accept' };
 }
@@ -226,7 +233,8 @@ function judgeRequest(p: Buffer): { verdict: Verdict; reason?: string } {
 /** Why the transmit request's fixed fields at `at` are impossible, or undefined if they are fine. */
 function implausibleRequest(b: Buffer, at: number): string | undefined {
   const p = b.subarray(at, at + DAMIAO_TX_LENGTH);
-  for (let i = 0; i < TX_HEADER.length - 1; i++) if (p[i] !== TX_HEADER[i]) return `byte ${i} is 0x${p[i].toString(16)}`;
+  for (let i = 0; i < TX_HEADER.length - 1; i++)
+    if (p[i] !== TX_HEADER[i]) return `byte ${i} is 0x${p[i].toString(16)}`;
   if (p[12] > 1 || p[17] > 1) return 'an ID-type flag that is not 0 or 1';
   if (p[18] > 8) return `DLC ${p[18]}`;
   if (p[19] !== 0 || p[20] !== 0) return 'non-zero reserved bytes';
@@ -249,7 +257,10 @@ export class DamiaoAdapterDecoder {
         if (verdict === 'reject') this.emit({ type: 'rejected', reason: reason ?? '' });
         if (verdict !== 'accept') return verdict;
         const dlc = p[18];
-        this.emit({ type: 'frame', frame: { id: p.readUInt32LE(13), extended: p[17] === 0x01, data: Uint8Array.from(p.subarray(21, 21 + dlc)) } });
+        this.emit({
+          type: 'frame',
+          frame: { id: p.readUInt32LE(13), extended: p[17] === 0x01, data: Uint8Array.from(p.subarray(21, 21 + dlc)) },
+        });
         return 'accept';
       },
       (n) => this.emit({ type: 'garbage', bytes: n }),

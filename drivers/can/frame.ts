@@ -12,7 +12,10 @@ export function canFrame(id: number, data: ArrayLike<number>, extended = false):
 }
 
 export function formatCanId(id: number, extended = false): string {
-  return `0x${id.toString(16).toUpperCase().padStart(extended ? 8 : 3, '0')}`;
+  return `0x${id
+    .toString(16)
+    .toUpperCase()
+    .padStart(extended ? 8 : 3, '0')}`;
 }
 
 export function describeFrame(f: CanFrame): string {

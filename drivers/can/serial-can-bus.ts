@@ -30,11 +30,21 @@ export interface SerialCanBusOptions {
 
 export const DEFAULT_BAUD: Readonly<Record<CanTransport, number>> = { slcan: 115200, damiao: 921600 };
 
-const TRANSPORT_NAME: Readonly<Record<CanTransport, string>> = { slcan: 'SLCAN adapter', damiao: 'Damiao USB-CAN adapter' };
+const TRANSPORT_NAME: Readonly<Record<CanTransport, string>> = {
+  slcan: 'SLCAN adapter',
+  damiao: 'Damiao USB-CAN adapter',
+};
 
 export class SerialCanBus implements CanBus {
   readonly description: string;
-  readonly stats: CanBusStats = { framesIn: 0, framesOut: 0, garbageBytes: 0, rejectedFrames: 0, adapterErrors: 0, reconnects: 0 };
+  readonly stats: CanBusStats = {
+    framesIn: 0,
+    framesOut: 0,
+    garbageBytes: 0,
+    rejectedFrames: 0,
+    adapterErrors: 0,
+    reconnects: 0,
+  };
   private port: SerialPortStream | undefined;
   private isConnected = false;
   private closing = false;
@@ -62,7 +72,10 @@ export class SerialCanBus implements CanBus {
         } else if (e.type === 'error') {
           if (!this.resolveAck(false)) {
             this.stats.adapterErrors++;
-            this.emit({ kind: 'adapter-error', message: `The ${this.description} refused a frame (it answered with an error); the CAN bus may be off or its buffer full.` });
+            this.emit({
+              kind: 'adapter-error',
+              message: `The ${this.description} refused a frame (it answered with an error); the CAN bus may be off or its buffer full.`,
+            });
           }
         } else this.garbage(e.bytes);
       });
@@ -71,7 +84,10 @@ export class SerialCanBus implements CanBus {
         if (e.type === 'frame') this.deliver(e.frame);
         else if (e.type === 'report') {
           this.stats.adapterErrors++;
-          this.emit({ kind: 'adapter-error', message: `The ${this.description} reported status 0x${e.cmd.toString(16).padStart(2, '0')} instead of a received frame; a transmit may have failed.` });
+          this.emit({
+            kind: 'adapter-error',
+            message: `The ${this.description} reported status 0x${e.cmd.toString(16).padStart(2, '0')} instead of a received frame; a transmit may have failed.`,
+          });
         } else if (e.type === 'rejected') {
           // Its bytes arrive as a 'garbage' event too; the count tells the operator how often framing broke.
           this.stats.rejectedFrames++;
@@ -91,10 +107,20 @@ export class SerialCanBus implements CanBus {
 
   private async openPort(): Promise<void> {
     const { path, transport } = this.options;
-    const port = new SerialPortStream({ binding: this.binding, path, baudRate: this.options.baudRate ?? DEFAULT_BAUD[transport], autoOpen: false });
+    const port = new SerialPortStream({
+      binding: this.binding,
+      path,
+      baudRate: this.options.baudRate ?? DEFAULT_BAUD[transport],
+      autoOpen: false,
+    });
     await new Promise<void>((resolve, reject) =>
       port.open((err) => {
-        if (err) reject(new Error(`Could not open ${this.description}: ${err.message.replace(/^Error: /, '')}. Check the cable and the --port path.`));
+        if (err)
+          reject(
+            new Error(
+              `Could not open ${this.description}: ${err.message.replace(/^Error: /, '')}. Check the cable and the --port path.`,
+            ),
+          );
         else resolve();
       }),
     );
@@ -113,7 +139,10 @@ export class SerialCanBus implements CanBus {
       this.isConnected = false;
       if (this.closing) return;
       if (wasConnected || err?.disconnected) {
-        this.emit({ kind: 'disconnected', message: `The ${this.description} disconnected (unplugged or closed); motors without commands fall back to their own watchdog. Reconnecting…` });
+        this.emit({
+          kind: 'disconnected',
+          message: `The ${this.description} disconnected (unplugged or closed); motors without commands fall back to their own watchdog. Reconnecting…`,
+        });
       }
       this.scheduleReconnect();
     });
@@ -130,7 +159,10 @@ export class SerialCanBus implements CanBus {
   private async setupSlcan(): Promise<void> {
     const bitrate = this.options.canBitrate ?? 1_000_000;
     const rateCommand = SLCAN_BITRATES[bitrate];
-    if (!rateCommand) throw new Error(`SLCAN cannot set a CAN bit rate of ${bitrate} bit/s; use one of ${Object.keys(SLCAN_BITRATES).join(', ')}.`);
+    if (!rateCommand)
+      throw new Error(
+        `SLCAN cannot set a CAN bit rate of ${bitrate} bit/s; use one of ${Object.keys(SLCAN_BITRATES).join(', ')}.`,
+      );
     // A stale OK or BEL (left from a previous session, or the answer to our own buffer-clearing CRs)
     // must not be taken for the answer to the next command: settle until the line is quiet, and retry
     // the setup if a command is still refused.
@@ -154,7 +186,8 @@ export class SerialCanBus implements CanBus {
     this.lastRxMs = performance.now();
     this.port?.write(Buffer.from('\r\r\r', 'latin1'));
     const start = performance.now();
-    while (performance.now() - this.lastRxMs < 30 && performance.now() - start < 500) await new Promise((r) => setTimeout(r, 5));
+    while (performance.now() - this.lastRxMs < 30 && performance.now() - start < 500)
+      await new Promise((r) => setTimeout(r, 5));
     this.settling = false;
   }
 
@@ -165,7 +198,11 @@ export class SerialCanBus implements CanBus {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.ackWaiter = undefined;
-        reject(new Error(`The ${this.description} did not answer the SLCAN command '${text}' within ${timeoutMs} ms. ${this.options.wrongFramingHint ?? 'Is it an SLCAN adapter (e.g. CANable with slcan firmware) and is --transport right?'}`));
+        reject(
+          new Error(
+            `The ${this.description} did not answer the SLCAN command '${text}' within ${timeoutMs} ms. ${this.options.wrongFramingHint ?? 'Is it an SLCAN adapter (e.g. CANable with slcan firmware) and is --transport right?'}`,
+          ),
+        );
       }, timeoutMs);
       this.ackWaiter = (ok) => {
         clearTimeout(timer);
@@ -212,7 +249,8 @@ export class SerialCanBus implements CanBus {
     const out = this.txBuffer.subarray(0, size);
     this.txBuffer = this.txBuffer.length - size >= 256 ? this.txBuffer.subarray(size) : Buffer.alloc(4096);
     let o = 0;
-    for (const f of list) o = this.options.transport === 'slcan' ? encodeSlcanFrameInto(f, out, o) : encodeDamiaoTxInto(f, out, o);
+    for (const f of list)
+      o = this.options.transport === 'slcan' ? encodeSlcanFrameInto(f, out, o) : encodeDamiaoTxInto(f, out, o);
     port.write(out);
     this.stats.framesOut += list.length;
     return true;
@@ -250,7 +288,11 @@ export class SerialCanBus implements CanBus {
 
   private garbage(bytes: number): void {
     this.stats.garbageBytes += bytes;
-    this.emit({ kind: 'garbage', bytes, message: `Dropped ${bytes} byte${bytes === 1 ? '' : 's'} from the ${this.description} that were not a valid frame.` });
+    this.emit({
+      kind: 'garbage',
+      bytes,
+      message: `Dropped ${bytes} byte${bytes === 1 ? '' : 's'} from the ${this.description} that were not a valid frame.`,
+    });
   }
 
   private emit(e: CanBusEvent): void {

@@ -8,7 +8,9 @@ type ReadResult = { buffer: Buffer; bytesRead: number };
 
 export class SerialReadQueue {
   private readonly rx: Buffer[] = [];
-  private pending: { buffer: Buffer; offset: number; length: number; resolve: (r: ReadResult) => void; reject: (e: Error) => void } | undefined;
+  private pending:
+    | { buffer: Buffer; offset: number; length: number; resolve: (r: ReadResult) => void; reject: (e: Error) => void }
+    | undefined;
 
   /** Bytes from the device: they serve a waiting read, or wait for the next. */
   push(bytes: Buffer): void {

@@ -17,7 +17,13 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { ReadStream, isatty } from 'node:tty';
 import { SerialReadQueue } from './serial-read-queue.js';
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type {
+  BindingInterface,
+  BindingPortInterface,
+  OpenOptions,
+  PortInfo,
+  PortStatus,
+} from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 
 class TtyBindingError extends Error {
   constructor(
@@ -43,7 +49,9 @@ class TtyPort implements BindingPortInterface {
     this.stream.on('data', (chunk: Buffer) => this.rx.push(chunk));
     const fail = (e: Error): void => {
       if (!this.isOpen) return;
-      this.failed = new TtyBindingError(`${e.message || 'EIO: i/o error'}; the device at ${openOptions.path} went away`);
+      this.failed = new TtyBindingError(
+        `${e.message || 'EIO: i/o error'}; the device at ${openOptions.path} went away`,
+      );
       this.rx.rejectPending(this.failed);
     };
     this.stream.on('error', fail);
@@ -65,7 +73,10 @@ class TtyPort implements BindingPortInterface {
         off += writeSync(this.fd, buffer, off, buffer.length - off);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EAGAIN') throw new TtyBindingError(`EAGAIN: the device at ${this.openOptions.path} is not taking bytes (its buffer is full)`);
+        if (code === 'EAGAIN')
+          throw new TtyBindingError(
+            `EAGAIN: the device at ${this.openOptions.path} is not taking bytes (its buffer is full)`,
+          );
         throw new TtyBindingError((e as Error).message);
       }
     }
@@ -98,7 +109,18 @@ export const ttyBinding: BindingInterface = {
     return [];
   },
   async open(options: OpenOptions): Promise<BindingPortInterface> {
-    const full: Required<OpenOptions> = { dataBits: 8, lock: true, stopBits: 1, parity: 'none', rtscts: false, xon: false, xoff: false, xany: false, hupcl: true, ...options } as Required<OpenOptions>;
+    const full: Required<OpenOptions> = {
+      dataBits: 8,
+      lock: true,
+      stopBits: 1,
+      parity: 'none',
+      rtscts: false,
+      xon: false,
+      xoff: false,
+      xany: false,
+      hupcl: true,
+      ...options,
+    } as Required<OpenOptions>;
     let fd: number;
     try {
       fd = openSync(options.path, constants.O_RDWR | constants.O_NOCTTY | constants.O_NONBLOCK);
@@ -106,12 +128,19 @@ export const ttyBinding: BindingInterface = {
       throw new TtyBindingError(`Error: ${(e as Error).message}, cannot open ${options.path}`);
     }
     try {
-      if (!isatty(fd)) throw new TtyBindingError(`Error: ${options.path} is not a serial device (not a tty), cannot open ${options.path}`);
+      if (!isatty(fd))
+        throw new TtyBindingError(
+          `Error: ${options.path} is not a serial device (not a tty), cannot open ${options.path}`,
+        );
       try {
-        execFileSync('stty', ['-F', options.path, 'raw', '-echo', String(options.baudRate)], { stdio: ['ignore', 'ignore', 'pipe'] });
+        execFileSync('stty', ['-F', options.path, 'raw', '-echo', String(options.baudRate)], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
       } catch (e) {
         const why = (e as { stderr?: Buffer }).stderr?.toString().trim() || (e as Error).message;
-        throw new TtyBindingError(`Error: cannot set ${options.path} to raw at ${options.baudRate} baud (${why}), cannot open ${options.path}`);
+        throw new TtyBindingError(
+          `Error: cannot set ${options.path} to raw at ${options.baudRate} baud (${why}), cannot open ${options.path}`,
+        );
       }
       return new TtyPort(full, fd);
     } catch (e) {

@@ -114,39 +114,68 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** A misspelt field must not silently fall back to a default (a typo'd staleAfterMs, a security mode ignored). */
 function onlyKnown(file: string, o: Record<string, unknown>, where: string, known: readonly string[]): void {
   const extra = Object.keys(o).find((k) => !known.includes(k));
-  if (extra !== undefined) fail(file, `has unknown field ${where}${named(extra)}; remove it (known: ${known.join(', ')}).`);
+  if (extra !== undefined)
+    fail(file, `has unknown field ${where}${named(extra)}; remove it (known: ${known.join(', ')}).`);
 }
 
 const FIELDS = ['endpointUrl', 'security', 'nodes', 'samplingIntervalMs', 'staleAfterMs', 'pkiDir', 'station'] as const;
-const SECURITY_FIELDS = ['mode', 'policy', 'certificateFile', 'privateKeyFile', 'trustUnknownServerCertificate', 'allowInsecure'] as const;
+const SECURITY_FIELDS = [
+  'mode',
+  'policy',
+  'certificateFile',
+  'privateKeyFile',
+  'trustUnknownServerCertificate',
+  'allowInsecure',
+] as const;
 
 /** Checks a parsed config; relative file names are resolved against `baseDir`. */
 export function parseCellIoConfig(raw: unknown, file = '(inline)', baseDir = '.'): CellIoConfig {
   if (!isObject(raw)) fail(file, 'must be a JSON object with endpointUrl and nodes.');
   const c = raw;
   onlyKnown(file, c, '', FIELDS);
-  if (!str(c.endpointUrl) || c.endpointUrl.length > 1024 || !/^opc\.tcp:\/\/[^/\s]+\S*$/.test(c.endpointUrl)) fail(file, `needs "endpointUrl": "opc.tcp://host:port", not ${quoted(c.endpointUrl)}.`);
+  if (!str(c.endpointUrl) || c.endpointUrl.length > 1024 || !/^opc\.tcp:\/\/[^/\s]+\S*$/.test(c.endpointUrl))
+    fail(file, `needs "endpointUrl": "opc.tcp://host:port", not ${quoted(c.endpointUrl)}.`);
   const n = c.nodes;
-  if (n === null || typeof n !== 'object' || Array.isArray(n)) fail(file, `needs "nodes": {${[...INTERLOCK_INPUTS, ...TOWER_OUTPUTS].map((k) => `"${k}"`).join(', ')}, "heartbeat"?} with OPC UA node ids.`);
+  if (n === null || typeof n !== 'object' || Array.isArray(n))
+    fail(
+      file,
+      `needs "nodes": {${[...INTERLOCK_INPUTS, ...TOWER_OUTPUTS].map((k) => `"${k}"`).join(', ')}, "heartbeat"?} with OPC UA node ids.`,
+    );
   const nodes = n as Record<string, unknown>;
   onlyKnown(file, nodes, 'nodes.', [...INTERLOCK_INPUTS, 'heartbeat', ...TOWER_OUTPUTS]);
   for (const k of [...INTERLOCK_INPUTS, ...TOWER_OUTPUTS]) {
-    if (!str(nodes[k]) || !/^(ns=\d+;)?[isgb]=/.test(nodes[k])) fail(file, `needs nodes.${k} as an OPC UA node id like "ns=2;s=Cell.DoorClosed", not ${quoted(nodes[k])}.`);
+    if (!str(nodes[k]) || !/^(ns=\d+;)?[isgb]=/.test(nodes[k]))
+      fail(file, `needs nodes.${k} as an OPC UA node id like "ns=2;s=Cell.DoorClosed", not ${quoted(nodes[k])}.`);
   }
-  if (nodes.heartbeat !== undefined && (!str(nodes.heartbeat) || !/^(ns=\d+;)?[isgb]=/.test(nodes.heartbeat))) fail(file, `has nodes.heartbeat ${quoted(nodes.heartbeat)}, which is not an OPC UA node id.`);
+  if (nodes.heartbeat !== undefined && (!str(nodes.heartbeat) || !/^(ns=\d+;)?[isgb]=/.test(nodes.heartbeat)))
+    fail(file, `has nodes.heartbeat ${quoted(nodes.heartbeat)}, which is not an OPC UA node id.`);
   // Absent means the default; null or any other wrong value is refused, never read as the default.
   const s = c.security === undefined ? { mode: 'None', policy: 'None' } : c.security;
-  if (!isObject(s)) fail(file, `has "security" ${quoted(s)}; write an object like {"mode": "SignAndEncrypt", "policy": "Basic256Sha256"}.`);
+  if (!isObject(s))
+    fail(
+      file,
+      `has "security" ${quoted(s)}; write an object like {"mode": "SignAndEncrypt", "policy": "Basic256Sha256"}.`,
+    );
   onlyKnown(file, s, 'security.', SECURITY_FIELDS);
-  if (s.allowInsecure !== undefined && typeof s.allowInsecure !== 'boolean') fail(file, 'has a security.allowInsecure that is not true or false.');
+  if (s.allowInsecure !== undefined && typeof s.allowInsecure !== 'boolean')
+    fail(file, 'has a security.allowInsecure that is not true or false.');
   const mode = s.mode === undefined ? 'None' : s.mode;
   const policy = s.policy === undefined ? (mode === 'None' ? 'None' : 'Basic256Sha256') : s.policy;
-  if (!SECURITY_MODES.includes(mode as SecurityModeName)) fail(file, `has security.mode ${quoted(mode)}; use one of ${SECURITY_MODES.join(', ')}.`);
-  if (!SECURITY_POLICIES.includes(policy as SecurityPolicyName)) fail(file, `has security.policy ${quoted(policy)}; use one of ${SECURITY_POLICIES.join(', ')}.`);
-  if ((mode === 'None') !== (policy === 'None')) fail(file, `pairs security.mode ${String(mode)} with security.policy ${String(policy)}; mode None goes with policy None only.`);
+  if (!SECURITY_MODES.includes(mode as SecurityModeName))
+    fail(file, `has security.mode ${quoted(mode)}; use one of ${SECURITY_MODES.join(', ')}.`);
+  if (!SECURITY_POLICIES.includes(policy as SecurityPolicyName))
+    fail(file, `has security.policy ${quoted(policy)}; use one of ${SECURITY_POLICIES.join(', ')}.`);
+  if ((mode === 'None') !== (policy === 'None'))
+    fail(
+      file,
+      `pairs security.mode ${String(mode)} with security.policy ${String(policy)}; mode None goes with policy None only.`,
+    );
   const loopback = isLoopbackEndpoint(c.endpointUrl);
   if (mode === 'None' && !loopback && s.allowInsecure !== true) {
-    fail(file, `talks to ${c.endpointUrl} without security (mode None); a PLC on the network needs "security": {"mode": "SignAndEncrypt", "policy": "Basic256Sha256"} (or "allowInsecure": true on an isolated cell network).`);
+    fail(
+      file,
+      `talks to ${c.endpointUrl} without security (mode None); a PLC on the network needs "security": {"mode": "SignAndEncrypt", "policy": "Basic256Sha256"} (or "allowInsecure": true on an isolated cell network).`,
+    );
   }
   const fileOpt = (k: string): string | undefined => {
     const v = s[k];
@@ -156,12 +185,17 @@ export function parseCellIoConfig(raw: unknown, file = '(inline)', baseDir = '.'
   };
   const certificateFile = fileOpt('certificateFile');
   const privateKeyFile = fileOpt('privateKeyFile');
-  if ((certificateFile === undefined) !== (privateKeyFile === undefined)) fail(file, 'needs security.certificateFile and security.privateKeyFile together (or neither: one is generated in the PKI folder).');
+  if ((certificateFile === undefined) !== (privateKeyFile === undefined))
+    fail(
+      file,
+      'needs security.certificateFile and security.privateKeyFile together (or neither: one is generated in the PKI folder).',
+    );
   const trust = s.trustUnknownServerCertificate === undefined ? loopback : s.trustUnknownServerCertificate;
   if (typeof trust !== 'boolean') fail(file, 'has a security.trustUnknownServerCertificate that is not true or false.');
   const num = (k: string, def: number, min: number, max: number): number => {
     const v = c[k] === undefined ? def : c[k];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) fail(file, `has ${k} ${quoted(c[k])}; give milliseconds from ${min} to ${max}.`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
+      fail(file, `has ${k} ${quoted(c[k])}; give milliseconds from ${min} to ${max}.`);
     return v;
   };
   const samplingIntervalMs = num('samplingIntervalMs', DEFAULT_SAMPLING_INTERVAL_MS, 0, 1000);
@@ -172,25 +206,37 @@ export function parseCellIoConfig(raw: unknown, file = '(inline)', baseDir = '.'
     if (!isObject(st)) fail(file, `has "station" ${quoted(st)}; write an object like {"port": 4841}.`);
     onlyKnown(file, st, 'station.', ['port', 'host', 'user']);
     const port = st.port;
-    if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) fail(file, `has station.port ${quoted(port)}; give a TCP port (0 for any free one).`);
+    if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535)
+      fail(file, `has station.port ${quoted(port)}; give a TCP port (0 for any free one).`);
     const host = st.host === undefined ? '127.0.0.1' : st.host;
-    if (!str(host) || host.length > 253 || !/^[A-Za-z0-9.:[\]-]+$/.test(host)) fail(file, `has station.host ${quoted(host)}, which is not a host name or address.`);
+    if (!str(host) || host.length > 253 || !/^[A-Za-z0-9.:[\]-]+$/.test(host))
+      fail(file, `has station.host ${quoted(host)}, which is not a host name or address.`);
     let user: StationServerConfig['user'];
     if (st.user !== undefined) {
       const u = st.user;
-      if (!isObject(u) || !str(u.name) || !str(u.passwordFile)) fail(file, 'has a station.user without "name" and "passwordFile" (a file holding the password).');
+      if (!isObject(u) || !str(u.name) || !str(u.passwordFile))
+        fail(file, 'has a station.user without "name" and "passwordFile" (a file holding the password).');
       onlyKnown(file, u, 'station.user.', ['name', 'passwordFile']);
       user = { name: u.name, passwordFile: resolve(baseDir, u.passwordFile) };
     }
     if (!isLoopbackHost(host) && !user) {
-      fail(file, `serves the station's OPC UA server on ${host}, off this machine, without a user; add "user": {"name": …, "passwordFile": …} to "station" (anonymous sessions are refused off loopback).`);
+      fail(
+        file,
+        `serves the station's OPC UA server on ${host}, off this machine, without a user; add "user": {"name": …, "passwordFile": …} to "station" (anonymous sessions are refused off loopback).`,
+      );
     }
     station = { port, host, ...(user ? { user } : {}) };
   }
   if (c.pkiDir !== undefined && !str(c.pkiDir)) fail(file, 'has a pkiDir that is not a folder name.');
   return {
     endpointUrl: c.endpointUrl,
-    security: { mode: mode as SecurityModeName, policy: policy as SecurityPolicyName, certificateFile, privateKeyFile, trustUnknownServerCertificate: trust },
+    security: {
+      mode: mode as SecurityModeName,
+      policy: policy as SecurityPolicyName,
+      certificateFile,
+      privateKeyFile,
+      trustUnknownServerCertificate: trust,
+    },
     nodes: {
       estopOk: nodes.estopOk as string,
       doorClosed: nodes.doorClosed as string,
@@ -212,7 +258,9 @@ export function readCellIoConfig(file: string): CellIoConfig {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new CellIoConfigError(`Cannot read the cell I/O config ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}.`);
+    throw new CellIoConfigError(
+      `Cannot read the cell I/O config ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}.`,
+    );
   }
   let raw: unknown;
   try {

@@ -13,5 +13,9 @@ export type CertificateManager = InstanceType<typeof OPCUACertificateManager>;
 
 /** A certificate manager rooted at pkiDir/side; `acceptUnknown` trusts peers it has not seen (loopback/emulator only). */
 export function certificateManagerIn(pkiDir: string, side: string, acceptUnknown: boolean): CertificateManager {
-  return new OPCUACertificateManager({ rootFolder: join(pkiDir, side), automaticallyAcceptUnknownCertificate: acceptUnknown, name: side });
+  return new OPCUACertificateManager({
+    rootFolder: join(pkiDir, side),
+    automaticallyAcceptUnknownCertificate: acceptUnknown,
+    name: side,
+  });
 }

@@ -19,12 +19,27 @@ import { performance } from 'node:perf_hooks';
 import clientPkg from 'node-opcua-client';
 import type { ClientSession, DataValue } from 'node-opcua-client';
 import type { InterlockReading, CellInterlock } from '../../src/rig/contract.js';
-import { INTERLOCK_INPUTS, TOWER_OUTPUTS, type CellIoConfig, type InterlockInput, type TowerOutput } from './cell-io-config.js';
+import {
+  INTERLOCK_INPUTS,
+  TOWER_OUTPUTS,
+  type CellIoConfig,
+  type InterlockInput,
+  type TowerOutput,
+} from './cell-io-config.js';
 import { certificateManagerIn } from './pki.js';
 import { heartbeatKeyOf, inputReportOf, interlockOfInputs, type InputReport } from './plc-values.js';
 import type { TowerLight } from './tower-light.js';
 
-const { OPCUAClient, ClientSubscription, ClientMonitoredItem, AttributeIds, TimestampsToReturn, MessageSecurityMode, SecurityPolicy, DataType } = clientPkg;
+const {
+  OPCUAClient,
+  ClientSubscription,
+  ClientMonitoredItem,
+  AttributeIds,
+  TimestampsToReturn,
+  MessageSecurityMode,
+  SecurityPolicy,
+  DataType,
+} = clientPkg;
 type Client = ReturnType<typeof OPCUAClient.create>;
 type Session = ClientSession;
 type Subscription = ReturnType<typeof ClientSubscription.create>;
@@ -107,7 +122,11 @@ export class CellPlcClient implements CellInterlock {
       endpointMustExist: false,
       securityMode: MessageSecurityMode[sec.mode],
       securityPolicy: SecurityPolicy[sec.policy],
-      clientCertificateManager: certificateManagerIn(config.pkiDir ?? opts.pkiDir, 'station-client', sec.trustUnknownServerCertificate),
+      clientCertificateManager: certificateManagerIn(
+        config.pkiDir ?? opts.pkiDir,
+        'station-client',
+        sec.trustUnknownServerCertificate,
+      ),
       ...(sec.certificateFile ? { certificateFile: sec.certificateFile, privateKeyFile: sec.privateKeyFile } : {}),
       // Keep trying for as long as the station runs: the arms stay held meanwhile.
       connectionStrategy: { initialDelay: 200, maxDelay: 2000, maxRetry: 1_000_000 },
@@ -117,7 +136,11 @@ export class CellPlcClient implements CellInterlock {
     const plc = new CellPlcClient(client, opts);
     const timeoutMs = opts.connectTimeoutMs ?? 10_000;
     try {
-      await withTimeout(plc.start(), timeoutMs, `The cell PLC at ${config.endpointUrl} did not answer within ${(timeoutMs / 1000).toFixed(0)} s; check its address, the network and its OPC UA server (security ${sec.mode}), then try again.`);
+      await withTimeout(
+        plc.start(),
+        timeoutMs,
+        `The cell PLC at ${config.endpointUrl} did not answer within ${(timeoutMs / 1000).toFixed(0)} s; check its address, the network and its OPC UA server (security ${sec.mode}), then try again.`,
+      );
     } catch (e) {
       await plc.close();
       if (e instanceof CellIoError) throw e;
@@ -132,7 +155,9 @@ export class CellPlcClient implements CellInterlock {
     client.on('connection_lost', () => this.lost());
     client.on('connection_reestablished', () => {
       this.connected = true;
-      this.opts.log?.(`The cell PLC at ${this.endpointUrl} is back; its inputs count again once each is reported afresh.`);
+      this.opts.log?.(
+        `The cell PLC at ${this.endpointUrl} is back; its inputs count again once each is reported afresh.`,
+      );
     });
     await client.connect(config.endpointUrl);
     this.session = await client.createSession();
@@ -168,11 +193,23 @@ export class CellPlcClient implements CellInterlock {
     }
     const firstValues: Promise<void>[] = [];
     const monitor = (nodeId: string, onValue: (dv: DataValue) => void): Promise<void> => {
-      const item = ClientMonitoredItem.create(sub, { nodeId, attributeId: AttributeIds.Value }, { samplingInterval: config.samplingIntervalMs, queueSize: 1, discardOldest: true }, TimestampsToReturn.Both);
+      const item = ClientMonitoredItem.create(
+        sub,
+        { nodeId, attributeId: AttributeIds.Value },
+        { samplingInterval: config.samplingIntervalMs, queueSize: 1, discardOldest: true },
+        TimestampsToReturn.Both,
+      );
       return new Promise<void>((res, rej) => {
-        item.once('err', (message: string) => rej(new CellIoError(`The cell PLC at ${this.endpointUrl} has no node ${nodeId} the station can read (${message}); check the node ids in the cell I/O config.`)));
+        item.once('err', (message: string) =>
+          rej(
+            new CellIoError(
+              `The cell PLC at ${this.endpointUrl} has no node ${nodeId} the station can read (${message}); check the node ids in the cell I/O config.`,
+            ),
+          ),
+        );
         item.once('initialized', () => {
-          const revised = (item as unknown as { result?: { revisedSamplingInterval?: number } }).result?.revisedSamplingInterval;
+          const revised = (item as unknown as { result?: { revisedSamplingInterval?: number } }).result
+            ?.revisedSamplingInterval;
           if (typeof revised === 'number') this.revisedSamplingMs.push(revised);
         });
         item.on('changed', (dv: DataValue) => {
@@ -205,10 +242,12 @@ export class CellPlcClient implements CellInterlock {
 
   private lost(): void {
     if (this.closed) return;
-    if (this.connected) this.opts.log?.(`The cell PLC at ${this.endpointUrl} stopped answering; the arms are held until it is back.`);
+    if (this.connected)
+      this.opts.log?.(`The cell PLC at ${this.endpointUrl} stopped answering; the arms are held until it is back.`);
     this.connected = false;
     // Values from before the drop say nothing about now: each must be reported afresh.
-    for (const input of INTERLOCK_INPUTS) this.inputs.set(input, { value: undefined, good: false, status: 'not reported since the connection came back' });
+    for (const input of INTERLOCK_INPUTS)
+      this.inputs.set(input, { value: undefined, good: false, status: 'not reported since the connection came back' });
   }
 
   /** Responsive time now: a stall in progress counts for at most two ticks. */
@@ -221,10 +260,16 @@ export class CellPlcClient implements CellInterlock {
     const now = this.aliveNow();
     const silentS = now - this.heardS;
     if (!this.connected || silentS > this.staleS) {
-      return { open: true, reason: `The cell PLC at ${this.endpointUrl} stopped answering ${silentS.toFixed(1)} s ago; the arms are held until it is back.` };
+      return {
+        open: true,
+        reason: `The cell PLC at ${this.endpointUrl} stopped answering ${silentS.toFixed(1)} s ago; the arms are held until it is back.`,
+      };
     }
     if (this.opts.config.nodes.heartbeat && now - this.heartbeatChangedS > this.staleS) {
-      return { open: true, reason: `The cell PLC at ${this.endpointUrl} answers, but its heartbeat has not changed for ${(now - this.heartbeatChangedS).toFixed(1)} s (its program may have stopped); the arms are held until it runs again.` };
+      return {
+        open: true,
+        reason: `The cell PLC at ${this.endpointUrl} answers, but its heartbeat has not changed for ${(now - this.heartbeatChangedS).toFixed(1)} s (its program may have stopped); the arms are held until it runs again.`,
+      };
     }
     return interlockOfInputs(this.endpointUrl, this.inputs);
   }
@@ -244,12 +289,26 @@ export class CellPlcClient implements CellInterlock {
   /** Writes the three tower light outputs in one request. Never called from the control loop. */
   async setTowerLight(light: TowerLight): Promise<void> {
     const session = this.session;
-    if (!session || !this.connected) throw new CellIoError(`The tower light cannot be set: the cell PLC at ${this.endpointUrl} is not connected.`);
+    if (!session || !this.connected)
+      throw new CellIoError(`The tower light cannot be set: the cell PLC at ${this.endpointUrl} is not connected.`);
     const nodes = this.opts.config.nodes;
-    const values: Record<TowerOutput, boolean> = { towerRed: light.red, towerAmber: light.amber, towerGreen: light.green };
-    const statuses = await session.write(TOWER_OUTPUTS.map((o) => ({ nodeId: nodes[o], attributeId: AttributeIds.Value, value: { value: { dataType: DataType.Boolean, value: values[o] } } })));
+    const values: Record<TowerOutput, boolean> = {
+      towerRed: light.red,
+      towerAmber: light.amber,
+      towerGreen: light.green,
+    };
+    const statuses = await session.write(
+      TOWER_OUTPUTS.map((o) => ({
+        nodeId: nodes[o],
+        attributeId: AttributeIds.Value,
+        value: { value: { dataType: DataType.Boolean, value: values[o] } },
+      })),
+    );
     const bad = statuses.findIndex((s) => !s.isGood());
-    if (bad >= 0) throw new CellIoError(`The cell PLC at ${this.endpointUrl} refused the tower light output ${TOWER_OUTPUTS[bad]} (${nodes[TOWER_OUTPUTS[bad]]}): ${statuses[bad].name}.`);
+    if (bad >= 0)
+      throw new CellIoError(
+        `The cell PLC at ${this.endpointUrl} refused the tower light output ${TOWER_OUTPUTS[bad]} (${nodes[TOWER_OUTPUTS[bad]]}): ${statuses[bad].name}.`,
+      );
   }
 
   async close(): Promise<void> {

@@ -10,12 +10,20 @@ import './opcua-logs.js';
 import serverPkg from 'node-opcua-server';
 import clientPkg from 'node-opcua-client';
 import { certificateManagerIn } from './pki.js';
-import { INTERLOCK_INPUTS, TOWER_OUTPUTS, type CellIoConfig, type InterlockInput, type TowerOutput } from './cell-io-config.js';
+import {
+  INTERLOCK_INPUTS,
+  TOWER_OUTPUTS,
+  type CellIoConfig,
+  type InterlockInput,
+  type TowerOutput,
+} from './cell-io-config.js';
 
 const { OPCUAServer } = serverPkg;
 const { DataType, StatusCodes } = clientPkg;
 type OPCUAServerInstance = InstanceType<typeof OPCUAServer>;
-type UAVariable = ReturnType<ReturnType<NonNullable<OPCUAServerInstance['engine']['addressSpace']>['getOwnNamespace']>['addVariable']>;
+type UAVariable = ReturnType<
+  ReturnType<NonNullable<OPCUAServerInstance['engine']['addressSpace']>['getOwnNamespace']>['addVariable']
+>;
 
 export interface PlcEmulatorOptions {
   /** TCP port; 0 (default) picks a free one. */
@@ -81,12 +89,42 @@ export class PlcEmulator {
       const name = EMULATOR_NODE_NAMES[input];
       // minimumSamplingInterval 0: every change is reported (exception-based), as a PLC's
       // change-driven inputs are.
-      this.inputs.set(input, ns.addVariable({ componentOf: cell, nodeId: `s=${name}`, browseName: name.split('.').pop()!, dataType: 'Boolean', minimumSamplingInterval: 0, accessLevel: 'CurrentRead', userAccessLevel: 'CurrentRead', value: { dataType: DataType.Boolean, value: true } }));
+      this.inputs.set(
+        input,
+        ns.addVariable({
+          componentOf: cell,
+          nodeId: `s=${name}`,
+          browseName: name.split('.').pop()!,
+          dataType: 'Boolean',
+          minimumSamplingInterval: 0,
+          accessLevel: 'CurrentRead',
+          userAccessLevel: 'CurrentRead',
+          value: { dataType: DataType.Boolean, value: true },
+        }),
+      );
     }
-    this.heartbeatNode = ns.addVariable({ componentOf: cell, nodeId: `s=${EMULATOR_NODE_NAMES.heartbeat}`, browseName: 'Heartbeat', dataType: 'UInt32', minimumSamplingInterval: 0, accessLevel: 'CurrentRead', userAccessLevel: 'CurrentRead', value: { dataType: DataType.UInt32, value: 0 } });
+    this.heartbeatNode = ns.addVariable({
+      componentOf: cell,
+      nodeId: `s=${EMULATOR_NODE_NAMES.heartbeat}`,
+      browseName: 'Heartbeat',
+      dataType: 'UInt32',
+      minimumSamplingInterval: 0,
+      accessLevel: 'CurrentRead',
+      userAccessLevel: 'CurrentRead',
+      value: { dataType: DataType.UInt32, value: 0 },
+    });
     for (const output of TOWER_OUTPUTS) {
       const name = EMULATOR_NODE_NAMES[output];
-      const node = ns.addVariable({ componentOf: tower, nodeId: `s=${name}`, browseName: name.split('.').pop()!, dataType: 'Boolean', minimumSamplingInterval: 0, accessLevel: 'CurrentRead | CurrentWrite', userAccessLevel: 'CurrentRead | CurrentWrite', value: { dataType: DataType.Boolean, value: false } });
+      const node = ns.addVariable({
+        componentOf: tower,
+        nodeId: `s=${name}`,
+        browseName: name.split('.').pop()!,
+        dataType: 'Boolean',
+        minimumSamplingInterval: 0,
+        accessLevel: 'CurrentRead | CurrentWrite',
+        userAccessLevel: 'CurrentRead | CurrentWrite',
+        value: { dataType: DataType.Boolean, value: false },
+      });
       node.on('value_changed', (dv) => this.towerChanges.push({ output, on: dv.value.value === true }));
       this.outputs.set(output, node);
     }
@@ -137,7 +175,9 @@ export class PlcEmulator {
 
   /** The input's value goes bad (a wire break the PLC diagnoses, a module fault). */
   setInputBad(input: InterlockInput): void {
-    this.inputs.get(input)!.setValueFromSource({ dataType: DataType.Boolean, value: true }, StatusCodes.BadDeviceFailure);
+    this.inputs
+      .get(input)!
+      .setValueFromSource({ dataType: DataType.Boolean, value: true }, StatusCodes.BadDeviceFailure);
   }
 
   input(input: InterlockInput): boolean {

@@ -44,10 +44,21 @@ export function inputReportOf(dv: DataValue): InputReport {
   if (v.arrayType !== VariantArrayType.Scalar) {
     const n = (v.value as { length?: unknown } | null)?.length;
     const count = typeof n === 'number' ? `${n} ` : '';
-    return { value: undefined, good, status: `${v.arrayType === VariantArrayType.Matrix ? 'a matrix' : 'an array'} of ${count}${typeName(v.dataType)} values instead of one Boolean` };
+    return {
+      value: undefined,
+      good,
+      status: `${v.arrayType === VariantArrayType.Matrix ? 'a matrix' : 'an array'} of ${count}${typeName(v.dataType)} values instead of one Boolean`,
+    };
   }
   if (v.dataType !== DataType.Boolean || typeof v.value !== 'boolean') {
-    return { value: undefined, good, status: v.dataType === DataType.Null ? 'an empty value instead of a Boolean' : `a ${typeName(v.dataType)} instead of a Boolean` };
+    return {
+      value: undefined,
+      good,
+      status:
+        v.dataType === DataType.Null
+          ? 'an empty value instead of a Boolean'
+          : `a ${typeName(v.dataType)} instead of a Boolean`,
+    };
   }
   return { value: v.value, good, status: dv.statusCode.name };
 }
@@ -88,12 +99,18 @@ export function heartbeatKeyOf(dv: DataValue): string | undefined {
 }
 
 /** The interlock as the inputs alone say it: closed only when each is a Good `true`. */
-export function interlockOfInputs(endpointUrl: string, inputs: ReadonlyMap<InterlockInput, InputReport>): InterlockReading {
+export function interlockOfInputs(
+  endpointUrl: string,
+  inputs: ReadonlyMap<InterlockInput, InputReport>,
+): InterlockReading {
   for (const input of INTERLOCK_INPUTS) {
     const st = inputs.get(input);
     const words = INPUT_WORDS[input];
     if (st?.value === undefined || !st.good) {
-      return { open: true, reason: `The cell PLC at ${endpointUrl} reports ${words.what} as ${st?.status ?? 'not reported'}, so the station treats it as open.` };
+      return {
+        open: true,
+        reason: `The cell PLC at ${endpointUrl} reports ${words.what} as ${st?.status ?? 'not reported'}, so the station treats it as open.`,
+      };
     }
     if (!st.value) return { open: true, reason: words.open };
   }

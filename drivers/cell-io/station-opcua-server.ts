@@ -19,7 +19,9 @@ import type { StationState, StationStateBoard } from './station-state.js';
 const { OPCUAServer } = serverPkg;
 const { DataType, VariantArrayType, MessageSecurityMode, SecurityPolicy } = clientPkg;
 type OPCUAServerInstance = InstanceType<typeof OPCUAServer>;
-type UAVariable = ReturnType<ReturnType<NonNullable<OPCUAServerInstance['engine']['addressSpace']>['getOwnNamespace']>['addVariable']>;
+type UAVariable = ReturnType<
+  ReturnType<NonNullable<OPCUAServerInstance['engine']['addressSpace']>['getOwnNamespace']>['addVariable']
+>;
 
 export const STATION_NODE_IDS = {
   sessionId: 'ns=1;s=Station.SessionId',
@@ -55,7 +57,10 @@ export class StationOpcuaServer {
   static async start(opts: StationOpcuaServerOptions): Promise<StationOpcuaServer> {
     const host = opts.host ?? '127.0.0.1';
     const loopback = isLoopbackHost(host);
-    if (!loopback && !opts.user) throw new Error(`it would listen on ${host}, off this machine, with no user configured; anonymous sessions are refused off loopback`);
+    if (!loopback && !opts.user)
+      throw new Error(
+        `it would listen on ${host}, off this machine, with no user configured; anonymous sessions are refused off loopback`,
+      );
     const user = opts.user;
     const server = new OPCUAServer({
       port: opts.port,
@@ -71,9 +76,20 @@ export class StationOpcuaServer {
         ? {}
         : {
             securityModes: [MessageSecurityMode.Sign, MessageSecurityMode.SignAndEncrypt],
-            securityPolicies: [SecurityPolicy.Basic256Sha256, SecurityPolicy.Aes128_Sha256_RsaOaep, SecurityPolicy.Aes256_Sha256_RsaPss],
+            securityPolicies: [
+              SecurityPolicy.Basic256Sha256,
+              SecurityPolicy.Aes128_Sha256_RsaOaep,
+              SecurityPolicy.Aes256_Sha256_RsaPss,
+            ],
           }),
-      ...(user ? { userManager: { isValidUser: (name: string, password: string) => name === user.name && samePassword(password, user.password) } } : {}),
+      ...(user
+        ? {
+            userManager: {
+              isValidUser: (name: string, password: string) =>
+                name === user.name && samePassword(password, user.password),
+            },
+          }
+        : {}),
     });
     await server.initialize();
     const s = new StationOpcuaServer(server);
@@ -88,7 +104,12 @@ export class StationOpcuaServer {
     const addressSpace = this.server.engine.addressSpace!;
     const ns = addressSpace.getOwnNamespace();
     const station = ns.addObject({ organizedBy: addressSpace.rootFolder.objects, browseName: 'Station' });
-    const add = (key: keyof typeof STATION_NODE_IDS, browseName: string, dataType: 'String' | 'UInt32', valueRank = -1): void => {
+    const add = (
+      key: keyof typeof STATION_NODE_IDS,
+      browseName: string,
+      dataType: 'String' | 'UInt32',
+      valueRank = -1,
+    ): void => {
       this.vars.set(
         key,
         ns.addVariable({
@@ -112,11 +133,14 @@ export class StationOpcuaServer {
   }
 
   private show(state: StationState): void {
-    const str = (key: keyof typeof STATION_NODE_IDS, value: string): void => this.vars.get(key)!.setValueFromSource({ dataType: DataType.String, value });
+    const str = (key: keyof typeof STATION_NODE_IDS, value: string): void =>
+      this.vars.get(key)!.setValueFromSource({ dataType: DataType.String, value });
     str('sessionId', state.sessionId);
     str('rolloutPhase', state.rolloutPhase);
     str('rigStatus', state.rigStatus);
-    this.vars.get('faults')!.setValueFromSource({ dataType: DataType.String, arrayType: VariantArrayType.Array, value: [...state.faults] });
+    this.vars
+      .get('faults')!
+      .setValueFromSource({ dataType: DataType.String, arrayType: VariantArrayType.Array, value: [...state.faults] });
     this.vars.get('faultCount')!.setValueFromSource({ dataType: DataType.UInt32, value: state.faults.length });
   }
 

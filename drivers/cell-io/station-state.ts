@@ -15,7 +15,12 @@ export interface StationState {
   readonly faults: readonly string[];
 }
 
-export const INITIAL_STATION_STATE: StationState = { sessionId: '', rolloutPhase: 'idle', rigStatus: 'unconfigured', faults: [] };
+export const INITIAL_STATION_STATE: StationState = {
+  sessionId: '',
+  rolloutPhase: 'idle',
+  rigStatus: 'unconfigured',
+  faults: [],
+};
 
 export class StationStateBoard {
   private value: StationState;
@@ -34,13 +39,20 @@ export class StationStateBoard {
    * reason, until someone looks — never a green flash between the stop and the red.
    */
   rolloutEnded(rigMode: string, episode?: { readonly outcome: string; readonly reason?: string }): void {
-    if (episode?.outcome === 'safety-stop') this.update({ rolloutPhase: 'idle', rigStatus: 'estopped', faults: [episode.reason ?? 'safety stop'] });
+    if (episode?.outcome === 'safety-stop')
+      this.update({ rolloutPhase: 'idle', rigStatus: 'estopped', faults: [episode.reason ?? 'safety stop'] });
     else this.update({ rolloutPhase: 'idle', rigStatus: rigMode });
   }
 
   update(change: Partial<StationState>): void {
     const next = { ...this.value, ...change };
-    if (next.sessionId === this.value.sessionId && next.rolloutPhase === this.value.rolloutPhase && next.rigStatus === this.value.rigStatus && sameList(next.faults, this.value.faults)) return;
+    if (
+      next.sessionId === this.value.sessionId &&
+      next.rolloutPhase === this.value.rolloutPhase &&
+      next.rigStatus === this.value.rigStatus &&
+      sameList(next.faults, this.value.faults)
+    )
+      return;
     this.value = next;
     for (const l of this.listeners) l(next);
   }

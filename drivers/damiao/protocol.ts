@@ -12,7 +12,12 @@ export const FEEDBACK_ID_OFFSET = 0x10;
 export const REGISTER_CAN_ID = 0x7ff;
 
 export type SpecialCommand = 'enable' | 'disable' | 'zero' | 'clear-error';
-const SPECIAL_LAST_BYTE: Readonly<Record<SpecialCommand, number>> = { enable: 0xfc, disable: 0xfd, zero: 0xfe, 'clear-error': 0xfb };
+const SPECIAL_LAST_BYTE: Readonly<Record<SpecialCommand, number>> = {
+  enable: 0xfc,
+  disable: 0xfd,
+  zero: 0xfe,
+  'clear-error': 0xfb,
+};
 
 export function specialFrame(motorId: number, command: SpecialCommand): CanFrame {
   const data = new Uint8Array(8).fill(0xff);
@@ -108,7 +113,15 @@ export function unpackFeedbackInto(data: Uint8Array, r: MotorRanges, out: MotorF
 }
 
 export function unpackFeedback(data: Uint8Array, r: MotorRanges): MotorFeedback {
-  const out: MotorFeedback = { status: 0, idNibble: 0, positionRad: 0, velocityRadS: 0, torqueNm: 0, mosfetTempC: 0, rotorTempC: 0 };
+  const out: MotorFeedback = {
+    status: 0,
+    idNibble: 0,
+    positionRad: 0,
+    velocityRadS: 0,
+    torqueNm: 0,
+    mosfetTempC: 0,
+    rotorTempC: 0,
+  };
   unpackFeedbackInto(data, r, out);
   return out;
 }
@@ -198,7 +211,11 @@ export const REG_WRITE = 0x55;
 export const REG_SAVE = 0xaa;
 
 export function registerReadFrame(motorId: number, rid: number): CanFrame {
-  return { id: REGISTER_CAN_ID, extended: false, data: Uint8Array.of(motorId & 0xff, (motorId >> 8) & 0xff, REG_READ, rid, 0, 0, 0, 0) };
+  return {
+    id: REGISTER_CAN_ID,
+    extended: false,
+    data: Uint8Array.of(motorId & 0xff, (motorId >> 8) & 0xff, REG_READ, rid, 0, 0, 0, 0),
+  };
 }
 
 export function registerWriteFrame(motorId: number, rid: number, value: number): CanFrame {
@@ -212,7 +229,11 @@ export function registerWriteFrame(motorId: number, rid: number, value: number):
 }
 
 export function registerSaveFrame(motorId: number): CanFrame {
-  return { id: REGISTER_CAN_ID, extended: false, data: Uint8Array.of(motorId & 0xff, (motorId >> 8) & 0xff, REG_SAVE, 0, 0, 0, 0, 0) };
+  return {
+    id: REGISTER_CAN_ID,
+    extended: false,
+    data: Uint8Array.of(motorId & 0xff, (motorId >> 8) & 0xff, REG_SAVE, 0, 0, 0, 0, 0),
+  };
 }
 
 export function encodeRegisterValue(rid: number, value: number, data: Uint8Array): void {
@@ -233,7 +254,12 @@ export function parseRegisterReply(data: Uint8Array): RegisterReply | undefined 
   if (data.length !== 8 || (data[2] !== REG_READ && data[2] !== REG_WRITE)) return undefined;
   const rid = data[3];
   const view = new DataView(data.buffer, data.byteOffset + 4, 4);
-  return { motorId: data[0] | (data[1] << 8), op: data[2], rid, value: isIntegerRegister(rid) ? view.getUint32(0, true) : view.getFloat32(0, true) };
+  return {
+    motorId: data[0] | (data[1] << 8),
+    op: data[2],
+    rid,
+    value: isIntegerRegister(rid) ? view.getUint32(0, true) : view.getFloat32(0, true),
+  };
 }
 
 // ---- position unwrapping ---------------------------------------------------------------------

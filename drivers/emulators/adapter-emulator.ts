@@ -93,7 +93,9 @@ export class AdapterEmulator {
   }
 
   /** Fault injection: bytes that are no frame at all, straight into the host's receive stream. */
-  injectGarbage(bytes: Uint8Array = Uint8Array.of(0x13, 0xaa, 0x37, 0x55, 0x74, 0x30, 0x0d, 0xff, 0x00, 0x55, 0xaa)): void {
+  injectGarbage(
+    bytes: Uint8Array = Uint8Array.of(0x13, 0xaa, 0x37, 0x55, 0x74, 0x30, 0x0d, 0xff, 0x00, 0x55, 0xaa),
+  ): void {
     this.emit(Buffer.from(bytes));
   }
 

@@ -93,7 +93,15 @@ export class EmulatedMotor {
   private stopsRad: readonly [number, number];
   private readonly mitListeners = new Set<(command: Readonly<MitCommand>, accepted: boolean) => void>();
 
-  private readonly driveOut: MotorDrive = { mode: 'off', positionRad: 0, velocityRadS: 0, kp: 0, kd: 0, torqueNm: 0, tMaxNm: 0 };
+  private readonly driveOut: MotorDrive = {
+    mode: 'off',
+    positionRad: 0,
+    velocityRadS: 0,
+    kp: 0,
+    kd: 0,
+    torqueNm: 0,
+    tMaxNm: 0,
+  };
 
   constructor(private readonly opts: EmulatedMotorOptions) {
     this.id = opts.id;
@@ -116,7 +124,11 @@ export class EmulatedMotor {
 
   /** The ranges the motor itself uses to pack and unpack: its registers, not the catalogue. */
   get ranges(): MotorRanges {
-    return { pMaxRad: this.registers.get(RID.PMAX)!, vMaxRadS: this.registers.get(RID.VMAX)!, tMaxNm: this.registers.get(RID.TMAX)! };
+    return {
+      pMaxRad: this.registers.get(RID.PMAX)!,
+      vMaxRadS: this.registers.get(RID.VMAX)!,
+      tMaxNm: this.registers.get(RID.TMAX)!,
+    };
   }
 
   /** Reported position (after the zero offset). */
@@ -260,7 +272,8 @@ export class EmulatedMotor {
   /** The motor-side watchdog of register 9: no command for longer than it → lost communication. */
   private checkWatchdog(nowS: number): void {
     const timeoutMs = (this.registers.get(RID.TIMEOUT) ?? 0) * TIMEOUT_TICK_MS;
-    if (this.status === STATUS_ENABLED && timeoutMs > 0 && (nowS - this.lastCommandS) * 1000 > timeoutMs) this.status = STATUS_LOST_COMMUNICATION;
+    if (this.status === STATUS_ENABLED && timeoutMs > 0 && (nowS - this.lastCommandS) * 1000 > timeoutMs)
+      this.status = STATUS_LOST_COMMUNICATION;
   }
 
   private step(dt: number): void {
@@ -286,7 +299,12 @@ export class EmulatedMotor {
       else net -= Math.sign(net) * o.frictionNm;
     } else net -= Math.sign(v) * o.frictionNm;
     let nv = v + (net / o.inertiaKgM2) * dt;
-    if (Math.abs(v) >= 1e-4 && Math.sign(nv) !== Math.sign(v) && Math.abs(net) <= o.frictionNm + Math.abs(o.dampingNmS * v)) nv = 0;
+    if (
+      Math.abs(v) >= 1e-4 &&
+      Math.sign(nv) !== Math.sign(v) &&
+      Math.abs(net) <= o.frictionNm + Math.abs(o.dampingNmS * v)
+    )
+      nv = 0;
     let enc = this.encoderRad + nv * dt;
     const [lo, hi] = this.stopsRad;
     if (enc < lo) {

@@ -51,11 +51,22 @@ export function createEmulatedYam(options: EmulatedYamOptions = {}): EmulatedYam
   for (const side of options.arms ?? ARM_SIDES) {
     const emulator = perArm(options.emulator, side);
     const bus = new YamBusEmulator(clock ? { nowS: () => clock.nowS(), ...emulator } : emulator);
-    devices[side] = binding.add(new EmulatedAdapterDevice(emulatedPath(side), transport, bus, { replyLatencyMs: options.replyLatencyMs, timer: virtual?.passiveTimer }));
+    devices[side] = binding.add(
+      new EmulatedAdapterDevice(emulatedPath(side), transport, bus, {
+        replyLatencyMs: options.replyLatencyMs,
+        timer: virtual?.passiveTimer,
+      }),
+    );
     buses[side] = new SerialCanBus({ transport, path: emulatedPath(side), binding, reconnectIntervalMs: 50 });
   }
   // The lumped emulator's motors carry no arm (gravity off by default): a gravity feed-forward
   // would push them, so none unless asked for. The emulated cell, whose arms weigh, asks.
-  const rig = new YamCanRig({ feedForward: false, ...options.rig, buses, clock, safety: options.safety ?? options.rig?.safety });
+  const rig = new YamCanRig({
+    feedForward: false,
+    ...options.rig,
+    buses,
+    clock,
+    safety: options.safety ?? options.rig?.safety,
+  });
   return { rig, binding, devices, buses };
 }

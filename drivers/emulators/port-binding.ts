@@ -6,7 +6,12 @@
  * the same bytes a USB cable carries, with no pty and no main thread in between.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type {
+  BindingInterface,
+  BindingPortInterface,
+  OpenOptions,
+  PortInfo,
+} from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { EmulatedPort, type ByteEndpoint } from './serial-binding.js';
 import type { AdapterEmulator } from './adapter-emulator.js';
 
@@ -35,13 +40,35 @@ export class MessagePortBinding implements BindingInterface {
   constructor(private readonly ports: ReadonlyMap<string, MessagePort>) {}
 
   async list(): Promise<PortInfo[]> {
-    return [...this.ports.keys()].map((path) => ({ path, manufacturer: 'tandem emulator', serialNumber: undefined, pnpId: undefined, locationId: undefined, productId: undefined, vendorId: undefined }));
+    return [...this.ports.keys()].map((path) => ({
+      path,
+      manufacturer: 'tandem emulator',
+      serialNumber: undefined,
+      pnpId: undefined,
+      locationId: undefined,
+      productId: undefined,
+      vendorId: undefined,
+    }));
   }
 
   async open(options: OpenOptions): Promise<BindingPortInterface> {
     const port = this.ports.get(options.path);
     if (!port) throw new Error(`ENOENT: no such file or directory, cannot open ${options.path}`);
-    return new EmulatedPort({ dataBits: 8, lock: true, stopBits: 1, parity: 'none', rtscts: false, xon: false, xoff: false, xany: false, hupcl: true, ...options }, portEndpoint(port));
+    return new EmulatedPort(
+      {
+        dataBits: 8,
+        lock: true,
+        stopBits: 1,
+        parity: 'none',
+        rtscts: false,
+        xon: false,
+        xoff: false,
+        xany: false,
+        hupcl: true,
+        ...options,
+      },
+      portEndpoint(port),
+    );
   }
 }
 

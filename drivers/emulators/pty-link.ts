@@ -25,7 +25,8 @@ export interface PtyLinkOptions {
 
 /** Why `link` cannot be served, as one sentence; undefined when it can. */
 export function ptyLinkProblem(link: string): string | undefined {
-  if (existsSync(link)) return `${link} already exists; another emulator may be running there. Pick another --link or remove it.`;
+  if (existsSync(link))
+    return `${link} already exists; another emulator may be running there. Pick another --link or remove it.`;
   const dir = dirname(link);
   let isDir = false;
   try {
@@ -70,7 +71,11 @@ export class PtyLink {
     const { link } = this.options;
     const problem = ptyLinkProblem(link);
     if (problem) throw new Error(problem);
-    const socat = spawn(this.options.socat ?? 'socat', ['-d', '-d', `pty,raw,echo=0,link=${link}`, `pty,raw,echo=0,link=${this.emulatorLink}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const socat = spawn(
+      this.options.socat ?? 'socat',
+      ['-d', '-d', `pty,raw,echo=0,link=${link}`, `pty,raw,echo=0,link=${this.emulatorLink}`],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     this.socat = socat;
     // If this process dies without stop(), socat must not outlive it holding the link.
     const killOnExit = (): void => void socat.kill('SIGTERM');
@@ -80,7 +85,8 @@ export class PtyLink {
     socat.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     await new Promise<void>((resolve, reject) => {
       const started = Date.now();
-      const onError = (e: Error) => reject(new Error(`Cannot start socat (${e.message}); install it with 'apt-get install socat'.`));
+      const onError = (e: Error) =>
+        reject(new Error(`Cannot start socat (${e.message}); install it with 'apt-get install socat'.`));
       socat.once('error', onError);
       const poll = setInterval(() => {
         if (/starting data transfer loop/.test(stderr) && existsSync(link) && existsSync(this.emulatorLink)) {
@@ -89,12 +95,16 @@ export class PtyLink {
           resolve();
         } else if (socat.exitCode !== null || Date.now() - started > 5000) {
           clearInterval(poll);
-          reject(new Error(`socat did not make the pty pair at ${link}: ${stderr.trim().split('\n').pop() ?? 'no output'}`));
+          reject(
+            new Error(`socat did not make the pty pair at ${link}: ${stderr.trim().split('\n').pop() ?? 'no output'}`),
+          );
         }
       }, 10);
     });
     const settings = { path: this.emulatorLink, baudRate: 921600, autoOpen: false } as const;
-    const port = this.options.binding ? new SerialPortStream({ ...settings, binding: this.options.binding }) : new SerialPort(settings);
+    const port = this.options.binding
+      ? new SerialPortStream({ ...settings, binding: this.options.binding })
+      : new SerialPort(settings);
     await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
     this.port = port;
     const endpoint = this.endpoint;

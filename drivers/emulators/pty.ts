@@ -65,7 +65,9 @@ export class PtyEmulator {
 
   /** The adapter comes back, fresh (SLCAN channel closed); the motors kept their state. */
   async replug(): Promise<void> {
-    this.adapter = new AdapterEmulator(this.options.transport, this.bus, { replyLatencyMs: this.adapter.replyLatencyMs });
+    this.adapter = new AdapterEmulator(this.options.transport, this.bus, {
+      replyLatencyMs: this.adapter.replyLatencyMs,
+    });
     await this.pty?.replug(this.adapter);
   }
 

@@ -4,7 +4,13 @@
  * embedded default and the fast tests run the unchanged SerialCanBus on it; unplug/replug are real
  * disconnections as the serialport stream sees them.
  */
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type {
+  BindingInterface,
+  BindingPortInterface,
+  OpenOptions,
+  PortInfo,
+  PortStatus,
+} from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import type { CanTransport } from '../can/bus.js';
 import { SerialReadQueue } from '../can/serial-read-queue.js';
 import type { ClockTimer } from '../../src/rig/contract.js';
@@ -54,7 +60,10 @@ export class EmulatedAdapterDevice implements EmulatedSerialDevice {
 
   /** The adapter comes back powered up fresh (SLCAN channel closed); the motors kept their state. */
   replug(): void {
-    this.adapter = new AdapterEmulator(this.transport, this.bus, { replyLatencyMs: this.replyLatencyMs, timer: this.timer });
+    this.adapter = new AdapterEmulator(this.transport, this.bus, {
+      replyLatencyMs: this.replyLatencyMs,
+      timer: this.timer,
+    });
     this.plugged = true;
   }
 
@@ -154,7 +163,15 @@ export class EmulatorBinding implements BindingInterface {
   async list(): Promise<PortInfo[]> {
     return [...this.devices.values()]
       .filter((d) => d.plugged)
-      .map((d) => ({ path: d.path, manufacturer: 'tandem emulator', serialNumber: undefined, pnpId: undefined, locationId: undefined, productId: undefined, vendorId: undefined }));
+      .map((d) => ({
+        path: d.path,
+        manufacturer: 'tandem emulator',
+        serialNumber: undefined,
+        pnpId: undefined,
+        locationId: undefined,
+        productId: undefined,
+        vendorId: undefined,
+      }));
   }
 
   async open(options: OpenOptions): Promise<BindingPortInterface> {

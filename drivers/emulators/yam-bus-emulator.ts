@@ -5,7 +5,14 @@
  */
 import type { MotorModelId } from '../../src/rig/contract.js';
 import { linkFrames } from '../../src/rig/kinematics.js';
-import { YAM_CHAIN, YAM_COULOMB_FRICTION_NM, YAM_IDLE_DAMPING, YAM_JOINT_LIMITS_RAD, YAM_LINK_MASS_KG, YAM_FINGER_MASS_KG } from '../../src/rig/yam.js';
+import {
+  YAM_CHAIN,
+  YAM_COULOMB_FRICTION_NM,
+  YAM_IDLE_DAMPING,
+  YAM_JOINT_LIMITS_RAD,
+  YAM_LINK_MASS_KG,
+  YAM_FINGER_MASS_KG,
+} from '../../src/rig/yam.js';
 import type { CanFrame } from '../can/frame.js';
 import { EmulatedMotor, type MotorPlant } from './emulated-motor.js';
 import {
@@ -115,7 +122,12 @@ export type EmulatedBusFault =
 
 export class YamBusEmulator {
   readonly motors = new Map<number, EmulatedMotor>();
-  readonly faults: Required<BusFaults> = { dropProbability: 0, silent: new Set(), registerWritesIgnored: new Set(), answersAs: new Map() };
+  readonly faults: Required<BusFaults> = {
+    dropProbability: 0,
+    silent: new Set(),
+    registerWritesIgnored: new Set(),
+    answersAs: new Map(),
+  };
   /** Frames received, for tests that check what the host sent. */
   framesReceived = 0;
   private rngState = 0x2545f491;
@@ -272,7 +284,11 @@ export class YamBusEmulator {
       const view = new DataView(data.buffer, data.byteOffset + 4, 4);
       motor.registers.set(rid, isIntegerRegister(rid) ? view.getUint32(0, true) : view.getFloat32(0, true));
     } else if (op === REG_SAVE) {
-      return this.reply(motor, () => ({ id: id + FEEDBACK_ID_OFFSET, extended: false, data: Uint8Array.of(id & 0xff, id >> 8, REG_SAVE, 1, 0, 0, 0, 0) }));
+      return this.reply(motor, () => ({
+        id: id + FEEDBACK_ID_OFFSET,
+        extended: false,
+        data: Uint8Array.of(id & 0xff, id >> 8, REG_SAVE, 1, 0, 0, 0, 0),
+      }));
     } else if (op !== REG_READ) return [];
     if (!motor.registers.has(rid)) return [];
     return this.reply(motor, () => {

@@ -81,7 +81,10 @@ export interface Packet {
   readonly params: Uint8Array;
 }
 
-export type DecoderEvent = { type: 'packet'; packet: Packet } | { type: 'crc-error'; bytes: number } | { type: 'garbage'; bytes: number };
+export type DecoderEvent =
+  | { type: 'packet'; packet: Packet }
+  | { type: 'crc-error'; bytes: number }
+  | { type: 'garbage'; bytes: number };
 
 /** Longest packet we accept; anything longer is a broken length field. */
 const MAX_LEN = 1024;
@@ -145,12 +148,13 @@ export class PacketDecoder {
 }
 
 function findHeader(b: Uint8Array, from: number): number {
-  for (let i = from; i + 3 < b.length; i++) if (b[i] === 0xff && b[i + 1] === 0xff && b[i + 2] === 0xfd && b[i + 3] === 0x00) return i;
+  for (let i = from; i + 3 < b.length; i++)
+    if (b[i] === 0xff && b[i + 1] === 0xff && b[i + 2] === 0xfd && b[i + 3] === 0x00) return i;
   return -1;
 }
 
 export function int32le(b: Uint8Array, o: number): number {
-  return (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) | 0;
+  return b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24) | 0;
 }
 
 export function int32Bytes(v: number): number[] {

@@ -15,7 +15,15 @@ import type { BindingInterface } from '@serialport/bindings-interface' with { 'r
 import { sleepOn, timerOf } from '../../src/rig/clocks.js';
 import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type ArmSide, type Clock } from '../../src/rig/contract.js';
 import type { Leader, LeaderEvent, LeaderReading } from '../../src/rig/leader.js';
-import { ADDR_PRESENT_VELOCITY, INST_STATUS, PRESENT_READ_LENGTH, PacketDecoder, RAD_PER_TICK, int32le, syncReadPacket } from './dynamixel-protocol.js';
+import {
+  ADDR_PRESENT_VELOCITY,
+  INST_STATUS,
+  PRESENT_READ_LENGTH,
+  PacketDecoder,
+  RAD_PER_TICK,
+  int32le,
+  syncReadPacket,
+} from './dynamixel-protocol.js';
 
 export const GELLO_SERVO_IDS: readonly number[] = [1, 2, 3, 4, 5, 6, 7];
 export const GELLO_DEFAULT_BAUD = 57600;
@@ -31,7 +39,12 @@ export interface GelloCalibration {
   readonly gripperClosedRad: number;
 }
 
-export const GELLO_DEFAULT_CALIBRATION: GelloCalibration = { offsetsRad: [0, 0, 0, 0, 0, 0], signs: [1, 1, 1, 1, 1, 1], gripperOpenRad: 0, gripperClosedRad: 1.2 };
+export const GELLO_DEFAULT_CALIBRATION: GelloCalibration = {
+  offsetsRad: [0, 0, 0, 0, 0, 0],
+  signs: [1, 1, 1, 1, 1, 1],
+  gripperOpenRad: 0,
+  gripperClosedRad: 1.2,
+};
 
 export interface GelloArmPort {
   readonly path: string;
@@ -79,7 +92,12 @@ class GelloArm {
         if (p.instruction !== INST_STATUS || i < 0 || i >= 7 || p.params.length !== 1 + PRESENT_READ_LENGTH) return;
         if (p.params[0] !== 0) {
           this.servoErrors++;
-          if (p.params[0] & 0x80) this.bad(now, 1, `GELLO ${side} servo ${p.id} reports a hardware error (0x${p.params[0].toString(16)}); power-cycle the leader if it persists.`);
+          if (p.params[0] & 0x80)
+            this.bad(
+              now,
+              1,
+              `GELLO ${side} servo ${p.id} reports a hardware error (0x${p.params[0].toString(16)}); power-cycle the leader if it persists.`,
+            );
         }
         this.ticks[i] = int32le(p.params, 1 + 4);
         this.replyS[i] = now;
@@ -94,7 +112,11 @@ class GelloArm {
         this.bad(now, e.bytes, `Dropped a packet with a wrong CRC from the ${side} GELLO leader on ${cfg.path}.`);
       } else {
         this.garbageBytes += e.bytes;
-        this.bad(now, e.bytes, `Dropped ${e.bytes} bytes from the ${side} GELLO leader on ${cfg.path} that were not Dynamixel packets.`);
+        this.bad(
+          now,
+          e.bytes,
+          `Dropped ${e.bytes} bytes from the ${side} GELLO leader on ${cfg.path} that were not Dynamixel packets.`,
+        );
       }
     });
   }
@@ -157,9 +179,22 @@ export class GelloLeader implements Leader {
   async configure(): Promise<void> {
     for (const link of this.links) {
       if (!link) continue;
-      const port = new SerialPortStream({ binding: this.binding, path: link.cfg.path, baudRate: link.cfg.baudRate ?? GELLO_DEFAULT_BAUD, autoOpen: false });
+      const port = new SerialPortStream({
+        binding: this.binding,
+        path: link.cfg.path,
+        baudRate: link.cfg.baudRate ?? GELLO_DEFAULT_BAUD,
+        autoOpen: false,
+      });
       await new Promise<void>((resolve, reject) =>
-        port.open((err) => (err ? reject(new Error(`Could not open the ${link.side} GELLO leader on ${link.cfg.path}: ${err.message.replace(/^Error: /, '')}. Check the cable and --leader.`)) : resolve())),
+        port.open((err) =>
+          err
+            ? reject(
+                new Error(
+                  `Could not open the ${link.side} GELLO leader on ${link.cfg.path}: ${err.message.replace(/^Error: /, '')}. Check the cable and --leader.`,
+                ),
+              )
+            : resolve(),
+        ),
       );
       port.on('data', (chunk: Buffer) => link.decoder.push(chunk));
       port.on('error', () => {});
@@ -210,7 +245,8 @@ export class GelloLeader implements Leader {
       if (!link) continue;
       const cal = link.cfg.calibration ?? GELLO_DEFAULT_CALIBRATION;
       const base = a * DOF_PER_ARM;
-      for (let j = 0; j < JOINTS_PER_ARM; j++) this.position[base + j] = cal.signs[j] * link.ticks[j] * RAD_PER_TICK - cal.offsetsRad[j];
+      for (let j = 0; j < JOINTS_PER_ARM; j++)
+        this.position[base + j] = cal.signs[j] * link.ticks[j] * RAD_PER_TICK - cal.offsetsRad[j];
       const g = (link.ticks[6] * RAD_PER_TICK - cal.gripperOpenRad) / (cal.gripperClosedRad - cal.gripperOpenRad);
       const closed = Math.min(1, Math.max(0, g)); // GELLO: 0 open … 1 closed
       this.position[base + JOINTS_PER_ARM] = Number.isNaN(g) ? NaN : 1 - closed;
@@ -249,6 +285,18 @@ export class GelloLeader implements Leader {
   }
 
   diagnostics(): { arm: ArmSide; rounds: number; crcErrors: number; garbageBytes: number; servoErrors: number }[] {
-    return this.links.flatMap((l) => (l ? [{ arm: l.side, rounds: l.rounds, crcErrors: l.crcErrors, garbageBytes: l.garbageBytes, servoErrors: l.servoErrors }] : []));
+    return this.links.flatMap((l) =>
+      l
+        ? [
+            {
+              arm: l.side,
+              rounds: l.rounds,
+              crcErrors: l.crcErrors,
+              garbageBytes: l.garbageBytes,
+              servoErrors: l.servoErrors,
+            },
+          ]
+        : [],
+    );
   }
 }

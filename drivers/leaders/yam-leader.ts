@@ -9,7 +9,15 @@
  * the newest sample in place as they arrive (latest value wins). No timers of its own.
  */
 import { sleepOn, timerOf } from '../../src/rig/clocks.js';
-import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type ArmModel, type ArmSide, type Clock } from '../../src/rig/contract.js';
+import {
+  ARM_SIDES,
+  DOF_PER_ARM,
+  JOINTS_PER_ARM,
+  STATE_DIM,
+  type ArmModel,
+  type ArmSide,
+  type Clock,
+} from '../../src/rig/contract.js';
 import type { Leader, LeaderEvent, LeaderReading } from '../../src/rig/leader.js';
 import { MOTOR_RANGES, type MotorRanges } from '../../src/rig/motors.js';
 import { ArmGravityModel, VENDOR_FEED_FORWARD, type FeedForwardSettings } from '../../src/rig/gravity.js';
@@ -32,7 +40,14 @@ import {
   type MotorFeedback,
   type SpecialCommand,
 } from '../damiao/protocol.js';
-import { HANDLE_MASS_KG, gripperFromTrigger, handleRequestFrame, unpackHandleReplyInto, HANDLE_REPLY_ID, type HandleReading } from './teaching-handle.js';
+import {
+  HANDLE_MASS_KG,
+  gripperFromTrigger,
+  handleRequestFrame,
+  unpackHandleReplyInto,
+  HANDLE_REPLY_ID,
+  type HandleReading,
+} from './teaching-handle.js';
 
 export interface YamLeaderOptions {
   /** One bus per leader arm. */
@@ -84,7 +99,10 @@ class LeaderArm {
     this.motors = model.joints.map((spec, i) => ({
       id: i + 1,
       ranges: MOTOR_RANGES[spec.motor],
-      unwrapper: new PositionUnwrapper(MOTOR_RANGES[spec.motor].pMaxRad, limitAwareStartRule(spec.minRad - YAM_LIMIT_BUFFER_RAD, spec.maxRad + YAM_LIMIT_BUFFER_RAD)),
+      unwrapper: new PositionUnwrapper(
+        MOTOR_RANGES[spec.motor].pMaxRad,
+        limitAwareStartRule(spec.minRad - YAM_LIMIT_BUFFER_RAD, spec.maxRad + YAM_LIMIT_BUFFER_RAD),
+      ),
       feedback: { status: 0, idNibble: 0, positionRad: 0, velocityRadS: 0, torqueNm: 0, mosfetTempC: 0, rotorTempC: 0 },
       positionRad: NaN,
       lastReplyS: NaN,
@@ -137,7 +155,8 @@ class LeaderArm {
       return;
     }
     const index = f.id - FEEDBACK_ID_OFFSET - 1;
-    const m = !f.extended && f.data.length === 8 && index >= 0 && index < JOINTS_PER_ARM ? this.motors[index] : undefined;
+    const m =
+      !f.extended && f.data.length === 8 && index >= 0 && index < JOINTS_PER_ARM ? this.motors[index] : undefined;
     if (!m) return; // register answers and other devices' frames are not samples
     unpackFeedbackInto(f.data, m.ranges, scratch);
     if (scratch.idNibble !== (m.id & 0xf)) return;
@@ -162,7 +181,15 @@ class LeaderArm {
   }
 }
 
-const scratch: MotorFeedback = { status: 0, idNibble: 0, positionRad: 0, velocityRadS: 0, torqueNm: 0, mosfetTempC: 0, rotorTempC: 0 };
+const scratch: MotorFeedback = {
+  status: 0,
+  idNibble: 0,
+  positionRad: 0,
+  velocityRadS: 0,
+  torqueNm: 0,
+  mosfetTempC: 0,
+  rotorTempC: 0,
+};
 
 export class YamLeader implements Leader {
   readonly description: string;
@@ -234,7 +261,9 @@ export class YamLeader implements Leader {
       if (off >= 0) {
         const m = link.motors[off];
         await this.round(link, 'disable').catch(() => undefined);
-        throw new Error(`The ${link.side} leader arm's joint ${off + 1} motor did not enable (it reports ${describeStatus(m.feedback.status)}); check its power and error light, then start again.`);
+        throw new Error(
+          `The ${link.side} leader arm's joint ${off + 1} motor did not enable (it reports ${describeStatus(m.feedback.status)}); check its power and error light, then start again.`,
+        );
       }
     }
     this.active = true;
@@ -248,7 +277,9 @@ export class YamLeader implements Leader {
       const before = link.motors.map((m) => m.replies);
       const handleBefore = link.handleReplies;
       const pending = silent.length === 0 ? [0, 1, 2, 3, 4, 5, HANDLE_SILENT] : silent;
-      link.bus.send(pending.map((i) => (typeof i === 'number' ? specialFrame(link.motors[i].id, command) : handleRequestFrame())));
+      link.bus.send(
+        pending.map((i) => (typeof i === 'number' ? specialFrame(link.motors[i].id, command) : handleRequestFrame())),
+      );
       // On the rig's clock, not the wall's: on virtual time a wall-clock wait lets an unknown amount
       // of the cell's time pass (its hold loop runs on), so two takes would start differently.
       const startS = this.clock.nowS();
@@ -258,8 +289,14 @@ export class YamLeader implements Leader {
         if (silent.length === 0) return;
       }
     }
-    const names = silent.map((i) => (typeof i === 'number' ? `joint ${i + 1} (CAN ID ${formatCanId(link.motors[i].id)})` : `the teaching handle (CAN ID ${formatCanId(0x50e)})`));
-    throw new Error(`No answer from ${names.join(', ')} of the ${link.side} leader arm on the ${link.bus.description}; check its power, the CAN cable and --leader.`);
+    const names = silent.map((i) =>
+      typeof i === 'number'
+        ? `joint ${i + 1} (CAN ID ${formatCanId(link.motors[i].id)})`
+        : `the teaching handle (CAN ID ${formatCanId(0x50e)})`,
+    );
+    throw new Error(
+      `No answer from ${names.join(', ')} of the ${link.side} leader arm on the ${link.bus.description}; check its power, the CAN cable and --leader.`,
+    );
   }
 
   poll(nowS: number): void {
@@ -299,7 +336,11 @@ export class YamLeader implements Leader {
         if (lost.length > 0) {
           link.revivedS = nowS;
           link.bus.send(lost.flatMap((m) => [specialFrame(m.id, 'clear-error'), specialFrame(m.id, 'enable')]));
-          this.note(link.side, `Re-enabling the ${link.side} leader arm's joint${lost.length > 1 ? 's' : ''} ${lost.map((m) => m.id).join(', ')} after their watchdog expired (the link was down).`, nowS);
+          this.note(
+            link.side,
+            `Re-enabling the ${link.side} leader arm's joint${lost.length > 1 ? 's' : ''} ${lost.map((m) => m.id).join(', ')} after their watchdog expired (the link was down).`,
+            nowS,
+          );
         }
       }
     }
@@ -318,7 +359,8 @@ export class YamLeader implements Leader {
         if (!(m.lastReplyS >= oldest)) oldest = m.lastReplyS;
         // Lost communication (0xD) is the motor's own watchdog after a stall of this host: its position
         // reports are still true and poll() re-enables it, so it does not stop the follower.
-        if (this.active && isFaultStatus(m.feedback.status) && m.feedback.status !== STATUS_LOST_COMMUNICATION) fault ??= `The ${link.side} leader arm's joint ${j + 1} motor reports ${describeStatus(m.feedback.status)}.`;
+        if (this.active && isFaultStatus(m.feedback.status) && m.feedback.status !== STATUS_LOST_COMMUNICATION)
+          fault ??= `The ${link.side} leader arm's joint ${j + 1} motor reports ${describeStatus(m.feedback.status)}.`;
       }
       this.position[base + JOINTS_PER_ARM] = link.handleReplies > 0 ? gripperFromTrigger(link.handle.positionRad) : NaN;
       if (oldest !== this.sampleS[a] && Number.isFinite(oldest)) this.samples[a]++;
@@ -337,7 +379,8 @@ export class YamLeader implements Leader {
       this.feedback = undefined;
       return;
     }
-    if (!(gain >= 0 && gain <= 0.3)) throw new RangeError(`Bilateral feedback gain must be from 0 to 0.3 of the joints' kp, not ${gain}.`);
+    if (!(gain >= 0 && gain <= 0.3))
+      throw new RangeError(`Bilateral feedback gain must be from 0 to 0.3 of the joints' kp, not ${gain}.`);
     this.feedback ??= new Float64Array(STATE_DIM);
     for (let k = 0; k < STATE_DIM; k++) this.feedback[k] = position[k];
     this.feedbackGain = gain;
@@ -351,7 +394,8 @@ export class YamLeader implements Leader {
 
   async deactivate(): Promise<void> {
     this.active = false;
-    for (const link of this.links) if (link?.bus.connected) link.bus.send(link.motors.map((m) => specialFrame(m.id, 'disable')));
+    for (const link of this.links)
+      if (link?.bus.connected) link.bus.send(link.motors.map((m) => specialFrame(m.id, 'disable')));
   }
 
   async close(): Promise<void> {
@@ -364,7 +408,11 @@ export class YamLeader implements Leader {
 
   /** Counters for bring-up and tests. */
   diagnostics(): { arm: ArmSide; implausibleReports: number; handleReplies: number; bus: CanBus['stats'] }[] {
-    return this.links.flatMap((l) => (l ? [{ arm: l.side, implausibleReports: l.implausible, handleReplies: l.handleReplies, bus: { ...l.bus.stats } }] : []));
+    return this.links.flatMap((l) =>
+      l
+        ? [{ arm: l.side, implausibleReports: l.implausible, handleReplies: l.handleReplies, bus: { ...l.bus.stats } }]
+        : [],
+    );
   }
 }
 

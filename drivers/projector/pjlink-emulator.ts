@@ -95,7 +95,13 @@ export class PjlinkEmulator {
   }
 
   state(): PjlinkEmulatorState {
-    return { power: this.power, avMuted: this.avMuted, input: this.input, commands: [...this.commands], connections: this.connections };
+    return {
+      power: this.power,
+      avMuted: this.avMuted,
+      input: this.input,
+      commands: [...this.commands],
+      connections: this.connections,
+    };
   }
 
   async close(): Promise<void> {

@@ -19,7 +19,18 @@ export const CR = '\r';
 export const MAX_COMMAND_BYTES = 136;
 
 /** The four-letter command bodies class 1 defines (the ones tandem uses, and a few queries). */
-export type PjlinkBody = 'POWR' | 'AVMT' | 'INPT' | 'ERST' | 'LAMP' | 'NAME' | 'INF1' | 'INF2' | 'INFO' | 'CLSS' | 'INST';
+export type PjlinkBody =
+  | 'POWR'
+  | 'AVMT'
+  | 'INPT'
+  | 'ERST'
+  | 'LAMP'
+  | 'NAME'
+  | 'INF1'
+  | 'INF2'
+  | 'INFO'
+  | 'CLSS'
+  | 'INST';
 
 export type PjlinkErrorCode = 'ERR1' | 'ERR2' | 'ERR3' | 'ERR4';
 
@@ -38,7 +49,9 @@ export const AV_MUTE_OFF = '30';
 
 /** The digest a controller sends: MD5 of the projector's random followed by the password. */
 export function pjlinkDigest(random: string, password: string): string {
-  return createHash('md5').update(random + password, 'utf8').digest('hex');
+  return createHash('md5')
+    .update(random + password, 'utf8')
+    .digest('hex');
 }
 
 export function formatCommand(body: PjlinkBody, param: string, digest = ''): string {

@@ -115,14 +115,24 @@ export class ArmLink {
     const models: MotorModelId[] = [...arm.joints.map((j) => j.motor), arm.gripper.motor];
     this.motors = models.map((model, i) => {
       const spec = arm.joints[i];
-      const start = spec ? limitAwareStartRule(spec.minRad - YAM_LIMIT_BUFFER_RAD, spec.maxRad + YAM_LIMIT_BUFFER_RAD) : (raw: number) => raw;
+      const start = spec
+        ? limitAwareStartRule(spec.minRad - YAM_LIMIT_BUFFER_RAD, spec.maxRad + YAM_LIMIT_BUFFER_RAD)
+        : (raw: number) => raw;
       return {
         id: i + 1,
         model,
         ranges: MOTOR_RANGES[model],
         name: motorName(side, i),
         unwrapper: new PositionUnwrapper(MOTOR_RANGES[model].pMaxRad, start),
-        feedback: { status: 0, idNibble: 0, positionRad: 0, velocityRadS: 0, torqueNm: 0, mosfetTempC: 0, rotorTempC: 0 },
+        feedback: {
+          status: 0,
+          idNibble: 0,
+          positionRad: 0,
+          velocityRadS: 0,
+          torqueNm: 0,
+          mosfetTempC: 0,
+          rotorTempC: 0,
+        },
         positionRad: NaN,
         lastReplyS: NaN,
         commandSentS: NaN,
@@ -166,7 +176,14 @@ export class ArmLink {
         });
       } else this.note(e.message);
     } else if (e.kind === 'disconnected') {
-      this.latch({ kind: 'bus-error', arm: this.side, message: `${e.message.replace('Reconnecting…', '')}Plug it back in; the station reconnects by itself, then activate the rig again.`.replace(/\s+/g, ' ').trim() });
+      this.latch({
+        kind: 'bus-error',
+        arm: this.side,
+        message:
+          `${e.message.replace('Reconnecting…', '')}Plug it back in; the station reconnects by itself, then activate the rig again.`
+            .replace(/\s+/g, ' ')
+            .trim(),
+      });
     } else this.note(e.message);
   }
 
@@ -196,7 +213,11 @@ export class ArmLink {
     // one whose request timed out (its bytes would decode as a position near −P_MAX and fake a wrap).
     // A disabled motor's feedback matches the pattern only at a raw position within 0.1 rad of −P_MAX
     // with a low byte equal to the op code: a risk we take.
-    if (f.data[0] === m.id && f.data[1] === 0 && (f.data[2] === REG_READ || f.data[2] === REG_WRITE || f.data[2] === REG_SAVE)) {
+    if (
+      f.data[0] === m.id &&
+      f.data[1] === 0 &&
+      (f.data[2] === REG_READ || f.data[2] === REG_WRITE || f.data[2] === REG_SAVE)
+    ) {
       const at = this.pendingRegisters.findIndex((p) => p.motorId === m.id && p.rid === f.data[3]);
       if (at >= 0) {
         const p = this.pendingRegisters[at];
@@ -226,7 +247,10 @@ export class ArmLink {
       // descheduled before reading that reply and then read the next one on time.
       const elapsedS = now - m.lastReplySampledFromS;
       if (Math.abs(step) > maxPositionStepRad(m.ranges, elapsedS)) {
-        this.implausible(m, `a position step of ${step.toFixed(3)} rad in ${Math.round(elapsedS * 1000)} ms, more than it can move`);
+        this.implausible(
+          m,
+          `a position step of ${step.toFixed(3)} rad in ${Math.round(elapsedS * 1000)} ms, more than it can move`,
+        );
         return;
       }
     }
@@ -260,7 +284,11 @@ export class ArmLink {
   }
 
   /** Sends one special command to each motor and waits for every reply (feedback). */
-  async special(command: SpecialCommand, timeoutMs: number, indices: readonly number[] = [0, 1, 2, 3, 4, 5, 6]): Promise<number[]> {
+  async special(
+    command: SpecialCommand,
+    timeoutMs: number,
+    indices: readonly number[] = [0, 1, 2, 3, 4, 5, 6],
+  ): Promise<number[]> {
     const before = indices.map((i) => this.motors[i].replies);
     // Replies carry no request id: through an adapter with any latency, late replies to earlier
     // MIT commands (with the status from before — say the fault this clear-error removes) would
@@ -274,7 +302,10 @@ export class ArmLink {
     }
     this.send(indices.map((i) => specialFrame(this.motors[i].id, command)));
     await this.waitFor(() => indices.every((i, k) => this.motors[i].replies > before[k]), timeoutMs);
-    await this.waitFor(() => indices.every((i) => this.motors[i].replies >= this.motors[i].requests), STRAGGLER_GRACE_MS);
+    await this.waitFor(
+      () => indices.every((i) => this.motors[i].replies >= this.motors[i].requests),
+      STRAGGLER_GRACE_MS,
+    );
     for (const i of indices) this.motors[i].requests = this.motors[i].replies;
     return indices.filter((i, k) => this.motors[i].replies === before[k]);
   }
@@ -292,7 +323,11 @@ export class ArmLink {
   }
 
   /** Reads one register from each motor; NaN where a motor did not answer in time. */
-  async readRegister(rid: number, timeoutMs: number, indices: readonly number[] = [0, 1, 2, 3, 4, 5, 6]): Promise<number[]> {
+  async readRegister(
+    rid: number,
+    timeoutMs: number,
+    indices: readonly number[] = [0, 1, 2, 3, 4, 5, 6],
+  ): Promise<number[]> {
     const values = indices.map(() => NaN);
     const pending = indices.map((i, k) => {
       const entry: PendingRegister = { motorId: this.motors[i].id, rid, resolve: (v) => (values[k] = v) };
@@ -342,7 +377,13 @@ export class ArmLink {
    * Hot path: packs an MIT command per motor into the preallocated frames and sends them in one
    * write. Positions are continuous joint/motor radians; `kp`/`kd` per motor.
    */
-  sendMit(positionRad: ArrayLike<number>, velocityRadS: ArrayLike<number>, kp: ArrayLike<number>, kd: ArrayLike<number>, torqueNm: ArrayLike<number>): boolean {
+  sendMit(
+    positionRad: ArrayLike<number>,
+    velocityRadS: ArrayLike<number>,
+    kp: ArrayLike<number>,
+    kd: ArrayLike<number>,
+    torqueNm: ArrayLike<number>,
+  ): boolean {
     this.stats.cycles++;
     const sentS = this.nowS();
     for (let i = 0; i < MOTORS_PER_ARM; i++) {
@@ -381,9 +422,19 @@ export class ArmLink {
           message: `The ${m.name} motor (CAN ID ${formatCanId(m.id)}) has not answered for ${Number.isNaN(silentS) ? 'the whole session' : `${Math.round(silentS * 1000)} ms`}; check its power and CAN cable.`,
         });
       } else if (isFaultStatus(m.feedback.status)) {
-        (out ??= []).push({ kind: 'motor-fault', arm: this.side, joint: i, message: `The ${m.name} motor reports ${describeStatus(m.feedback.status)}.` });
+        (out ??= []).push({
+          kind: 'motor-fault',
+          arm: this.side,
+          joint: i,
+          message: `The ${m.name} motor reports ${describeStatus(m.feedback.status)}.`,
+        });
       } else if (expectEnabled && m.feedback.status !== STATUS_ENABLED) {
-        (out ??= []).push({ kind: 'motor-fault', arm: this.side, joint: i, message: `The ${m.name} motor is ${statusName(m.feedback.status)} although the rig is active; it may have been power-cycled. Check its power connector, then activate the rig again.` });
+        (out ??= []).push({
+          kind: 'motor-fault',
+          arm: this.side,
+          joint: i,
+          message: `The ${m.name} motor is ${statusName(m.feedback.status)} although the rig is active; it may have been power-cycled. Check its power connector, then activate the rig again.`,
+        });
       }
     }
     return out ?? NO_FAULTS;
@@ -411,6 +462,14 @@ export class ArmLink {
 const NO_FAULTS: RigFault[] = [];
 const MIN_MISSED_IN_ROW = 3;
 const scratch = { positionRad: 0, velocityRadS: 0, kp: 0, kd: 0, torqueNm: 0 };
-const scratchFeedback: MotorFeedback = { status: 0, idNibble: 0, positionRad: 0, velocityRadS: 0, torqueNm: 0, mosfetTempC: 0, rotorTempC: 0 };
+const scratchFeedback: MotorFeedback = {
+  status: 0,
+  idNibble: 0,
+  positionRad: 0,
+  velocityRadS: 0,
+  torqueNm: 0,
+  mosfetTempC: 0,
+  rotorTempC: 0,
+};
 
 export { RID };

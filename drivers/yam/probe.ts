@@ -67,7 +67,8 @@ export async function probeMotors(bus: CanBus, ids: readonly number[], timeoutMs
       const missing = (id: number) => rids.filter((rid) => !registers.get(id)?.has(rid));
       const askIds = ids.filter((id) => missing(id).length > 0);
       if (askIds.length === 0) break;
-      for (const rid of rids) bus.send(askIds.filter((id) => missing(id).includes(rid)).map((id) => registerReadFrame(id, rid)));
+      for (const rid of rids)
+        bus.send(askIds.filter((id) => missing(id).includes(rid)).map((id) => registerReadFrame(id, rid)));
       await waitUntil(() => askIds.every((id) => missing(id).length === 0), timeoutMs * (attempt + 1));
     }
     const answering = ids.filter((id) => registers.has(id));
@@ -80,13 +81,20 @@ export async function probeMotors(bus: CanBus, ids: readonly number[], timeoutMs
     const motors: ProbedMotor[] = [];
     for (const id of answering) {
       const reg = registers.get(id)!;
-      const ranges: MotorRanges = { pMaxRad: reg.get(RID.PMAX) ?? NaN, vMaxRadS: reg.get(RID.VMAX) ?? NaN, tMaxNm: reg.get(RID.TMAX) ?? NaN };
+      const ranges: MotorRanges = {
+        pMaxRad: reg.get(RID.PMAX) ?? NaN,
+        vMaxRadS: reg.get(RID.VMAX) ?? NaN,
+        tMaxNm: reg.get(RID.TMAX) ?? NaN,
+      };
       const matching = (Object.keys(MOTOR_RANGES) as MotorModelId[]).filter((m) => {
         const c = MOTOR_RANGES[m];
         return close(c.pMaxRad, ranges.pMaxRad) && close(c.vMaxRadS, ranges.vMaxRadS) && close(c.tMaxNm, ranges.tMaxNm);
       });
       const fb = feedback.get(id);
-      const decoded = fb && Number.isFinite(ranges.pMaxRad + ranges.vMaxRadS + ranges.tMaxNm) ? unpackFeedback(fb, ranges) : undefined;
+      const decoded =
+        fb && Number.isFinite(ranges.pMaxRad + ranges.vMaxRadS + ranges.tMaxNm)
+          ? unpackFeedback(fb, ranges)
+          : undefined;
       motors.push({
         id,
         ...ranges,

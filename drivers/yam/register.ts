@@ -29,7 +29,9 @@ export function rigConfigError(message: string): RigError {
 export function transportOf(config: RigConfig, fallback?: CanTransport): CanTransport {
   const t = config.transport ?? fallback;
   if (typeof t !== 'string' || !(CAN_TRANSPORTS as readonly string[]).includes(t)) {
-    throw rigConfigError(`The ${config.type} rig config needs 'transport' set to ${CAN_TRANSPORTS.join(' or ')}, not ${JSON.stringify(t)}.`);
+    throw rigConfigError(
+      `The ${config.type} rig config needs 'transport' set to ${CAN_TRANSPORTS.join(' or ')}, not ${JSON.stringify(t)}.`,
+    );
   }
   return t as CanTransport;
 }
@@ -38,7 +40,10 @@ export function transportOf(config: RigConfig, fallback?: CanTransport): CanTran
 export function optionalNumber(config: RigConfig, key: string, min: number, max: number): number | undefined {
   const v = config[key];
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw rigConfigError(`The ${config.type} rig config's '${key}' must be a number from ${min} to ${max}, not ${JSON.stringify(v)}.`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
+    throw rigConfigError(
+      `The ${config.type} rig config's '${key}' must be a number from ${min} to ${max}, not ${JSON.stringify(v)}.`,
+    );
   return v;
 }
 
@@ -50,8 +55,16 @@ function gripperLimitsOf(config: RigConfig): Partial<Record<ArmSide, GripperLimi
   for (const side of ARM_SIDES) {
     const v = (g as Record<string, unknown> | null)?.[side] as { closedRad?: unknown; openRad?: unknown } | undefined;
     if (v === undefined) continue;
-    if (typeof v.closedRad !== 'number' || typeof v.openRad !== 'number' || !Number.isFinite(v.closedRad) || !Number.isFinite(v.openRad) || Math.abs(v.openRad - v.closedRad) < 1) {
-      throw rigConfigError(`The ${config.type} rig config's gripperLimits.${side} needs closedRad and openRad at least 1 rad apart (from 'tandem rig calibrate-gripper').`);
+    if (
+      typeof v.closedRad !== 'number' ||
+      typeof v.openRad !== 'number' ||
+      !Number.isFinite(v.closedRad) ||
+      !Number.isFinite(v.openRad) ||
+      Math.abs(v.openRad - v.closedRad) < 1
+    ) {
+      throw rigConfigError(
+        `The ${config.type} rig config's gripperLimits.${side} needs closedRad and openRad at least 1 rad apart (from 'tandem rig calibrate-gripper').`,
+      );
     }
     out[side] = { closedRad: v.closedRad, openRad: v.openRad };
   }
@@ -73,35 +86,79 @@ export interface YamRigThreadInit {
 }
 
 /** `binding`: how the ports are opened (default the native one; the rig thread passes drivers/can/tty-binding). */
-export function createYamCanRig(config: RigConfig, context: RigContext, extras: YamCanThreadExtras = {}, binding?: BindingInterface): YamCanRig {
+export function createYamCanRig(
+  config: RigConfig,
+  context: RigContext,
+  extras: YamCanThreadExtras = {},
+  binding?: BindingInterface,
+): YamCanRig {
   const transport = transportOf(config);
   const ports = config.ports;
-  if (ports === null || typeof ports !== 'object') throw rigConfigError(`The yam-can rig config needs 'ports', e.g. {"left": "/dev/ttyACM0", "right": "/dev/ttyACM1"}.`);
+  if (ports === null || typeof ports !== 'object')
+    throw rigConfigError(
+      `The yam-can rig config needs 'ports', e.g. {"left": "/dev/ttyACM0", "right": "/dev/ttyACM1"}.`,
+    );
   const buses: Partial<Record<ArmSide, SerialCanBus>> = {};
   for (const side of ARM_SIDES) {
     const p = (ports as Record<string, unknown>)[side];
     if (p === undefined) continue;
-    if (typeof p !== 'string' || p.length === 0) throw rigConfigError(`The yam-can rig config's ports.${side} must be a serial device path.`);
-    buses[side] = new SerialCanBus({ transport, path: p, baudRate: optionalNumber(config, 'baudRate', 9600, 12_000_000), ...(extras.reconnectIntervalMs !== undefined ? { reconnectIntervalMs: extras.reconnectIntervalMs } : {}), ...(binding ? { binding } : {}) });
+    if (typeof p !== 'string' || p.length === 0)
+      throw rigConfigError(`The yam-can rig config's ports.${side} must be a serial device path.`);
+    buses[side] = new SerialCanBus({
+      transport,
+      path: p,
+      baudRate: optionalNumber(config, 'baudRate', 9600, 12_000_000),
+      ...(extras.reconnectIntervalMs !== undefined ? { reconnectIntervalMs: extras.reconnectIntervalMs } : {}),
+      ...(binding ? { binding } : {}),
+    });
   }
-  if (!buses.left && !buses.right) throw rigConfigError(`The yam-can rig config's 'ports' names no arm; give ports.left and/or ports.right.`);
-  return new YamCanRig({ buses, model: context.model, clock: context.clock, safety: { interlock: context.interlock, ...(extras.controlPeriodS ? { controlPeriodS: extras.controlPeriodS } : {}) }, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350), gripperLimits: gripperLimitsOf(config) });
+  if (!buses.left && !buses.right)
+    throw rigConfigError(`The yam-can rig config's 'ports' names no arm; give ports.left and/or ports.right.`);
+  return new YamCanRig({
+    buses,
+    model: context.model,
+    clock: context.clock,
+    safety: {
+      interlock: context.interlock,
+      ...(extras.controlPeriodS ? { controlPeriodS: extras.controlPeriodS } : {}),
+    },
+    replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350),
+    gripperLimits: gripperLimitsOf(config),
+  });
 }
 
 /**
  * The YAM in its own rig thread: the config is checked here (one sentence on the main thread, as
  * in-thread), then the thread opens the ports and runs the motor loop at `rateHz`.
  */
-export function createThreadedYamCanRig(config: RigConfig, context: RigContext, options: { rateHz?: number; cycleRingCapacity?: number } & YamCanThreadExtras = {}): RigThreadProxy {
+export function createThreadedYamCanRig(
+  config: RigConfig,
+  context: RigContext,
+  options: { rateHz?: number; cycleRingCapacity?: number } & YamCanThreadExtras = {},
+): RigThreadProxy {
   const rateHz = options.rateHz ?? DEFAULT_CONTROL_RATE_HZ;
-  const extras: YamCanThreadExtras = { ...(options.reconnectIntervalMs !== undefined ? { reconnectIntervalMs: options.reconnectIntervalMs } : {}) };
+  const extras: YamCanThreadExtras = {
+    ...(options.reconnectIntervalMs !== undefined ? { reconnectIntervalMs: options.reconnectIntervalMs } : {}),
+  };
   // Checks the config (ports, transport, numbers) without opening anything.
   createYamCanRig(config, { clock: context.clock, model: context.model }, extras);
   const model = context.model ?? yamRigModel();
   const init: YamRigThreadInit = { config: { ...config }, model, extras };
-  return new RigThreadProxy({ model, entry: new URL('./rig-thread-entry.mjs', import.meta.url), init, rateHz, clock: context.clock, interlock: context.interlock, ...(options.cycleRingCapacity !== undefined ? { cycleRingCapacity: options.cycleRingCapacity } : {}) });
+  return new RigThreadProxy({
+    model,
+    entry: new URL('./rig-thread-entry.mjs', import.meta.url),
+    init,
+    rateHz,
+    clock: context.clock,
+    interlock: context.interlock,
+    ...(options.cycleRingCapacity !== undefined ? { cycleRingCapacity: options.cycleRingCapacity } : {}),
+  });
 }
 
 export function registerYamCanRigs(registry: RigRegistry): RigRegistry {
-  return registry.register('yam-can', 'the two-arm YAM on Damiao motors, one SLCAN or Damiao USB-CAN adapter per arm (in its own rig thread)', (config, context) => createThreadedYamCanRig(config, context));
+  return registry.register(
+    'yam-can',
+    'the two-arm YAM on Damiao motors, one SLCAN or Damiao USB-CAN adapter per arm (in its own rig thread)',
+    (config, context) => createThreadedYamCanRig(config, context),
+  );
 }

@@ -10,8 +10,22 @@ import { serveYamRigThread } from './serve-yam-rig-thread.js';
 import { ttyBinding } from '../can/tty-binding.js';
 import { createYamCanRig, type YamRigThreadInit } from './register.js';
 
-const data = workerData as { buffer: SharedArrayBuffer; init: YamRigThreadInit; rateHz: number; hasInterlock: boolean; cycles: SharedArrayBuffer };
+const data = workerData as {
+  buffer: SharedArrayBuffer;
+  init: YamRigThreadInit;
+  rateHz: number;
+  hasInterlock: boolean;
+  cycles: SharedArrayBuffer;
+};
 const memory = new RigThreadMemory(data.buffer);
 const clock = new RigThreadClock(memory);
-const rig = createYamCanRig(data.init.config, { clock, model: data.init.model, ...(data.hasInterlock ? { interlock: new SharedInterlock(memory) } : {}) }, { ...data.init.extras, controlPeriodS: 1 / data.rateHz }, ttyBinding);
-await serveYamRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, { rateHz: data.rateHz, cycles: data.cycles });
+const rig = createYamCanRig(
+  data.init.config,
+  { clock, model: data.init.model, ...(data.hasInterlock ? { interlock: new SharedInterlock(memory) } : {}) },
+  { ...data.init.extras, controlPeriodS: 1 / data.rateHz },
+  ttyBinding,
+);
+await serveYamRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, {
+  rateHz: data.rateHz,
+  cycles: data.cycles,
+});

@@ -8,7 +8,13 @@ import { RigCycleRing } from '../../src/rig/rig-cycle-ring.js';
 import { serveRigThread, type RigThreadClock, type RigThreadPort } from '../../src/rig/rig-thread-loop.js';
 import type { YamCanRig } from './yam-can-rig.js';
 
-export async function serveYamRigThread(rig: YamCanRig, clock: RigThreadClock, memory: RigThreadMemory, port: RigThreadPort, o: { readonly rateHz: number; readonly cycles: SharedArrayBuffer }): Promise<void> {
+export async function serveYamRigThread(
+  rig: YamCanRig,
+  clock: RigThreadClock,
+  memory: RigThreadMemory,
+  port: RigThreadPort,
+  o: { readonly rateHz: number; readonly cycles: SharedArrayBuffer },
+): Promise<void> {
   const framesOut: [number, number] = [0, 0];
   await serveRigThread(rig, clock, memory, port, {
     rateHz: o.rateHz,

@@ -30,7 +30,12 @@ import {
 import { RealtimeClock, timerOf } from '../../src/rig/clocks.js';
 import { SafetySupervisor, type InterlockStop, type SafetyOptions } from '../../src/rig/safety.js';
 import { yamRigModel } from '../../src/rig/yam.js';
-import { ArmFeedForward, VENDOR_FEED_FORWARD, feedForwardFault, type FeedForwardSettings } from '../../src/rig/gravity.js';
+import {
+  ArmFeedForward,
+  VENDOR_FEED_FORWARD,
+  feedForwardFault,
+  type FeedForwardSettings,
+} from '../../src/rig/gravity.js';
 import type { CanBus } from '../can/bus.js';
 import { formatCanId } from '../can/frame.js';
 import { RID, TIMEOUT_TICK_MS, describeStatus, isFaultStatus, mitFrame } from '../damiao/protocol.js';
@@ -115,7 +120,14 @@ export class YamCanRig implements Rig {
   private readonly ffTorque = [new Float64Array(6), new Float64Array(6)];
   private ffFaults: readonly RigFault[] = NONE;
   private refreshedS = 0;
-  private readonly state: { timeS: number; mode: RigState['mode']; position: Float64Array; velocity: Float64Array; effort: Float64Array; faults: readonly RigFault[] } = {
+  private readonly state: {
+    timeS: number;
+    mode: RigState['mode'];
+    position: Float64Array;
+    velocity: Float64Array;
+    effort: Float64Array;
+    faults: readonly RigFault[];
+  } = {
     timeS: 0,
     mode: 'unconfigured',
     position: this.position,
@@ -135,9 +147,17 @@ export class YamCanRig implements Rig {
     const now = () => this.clock.nowS();
     this.links = ARM_SIDES.map((side, a) => {
       const bus = options.buses[side];
-      return bus ? new ArmLink(side, this.model.arms[a], bus, now, { garbageBytesPerSecondLimit: options.garbageBytesPerSecondLimit ?? 2000, timer: timerOf(this.clock) }) : undefined;
+      return bus
+        ? new ArmLink(side, this.model.arms[a], bus, now, {
+            garbageBytesPerSecondLimit: options.garbageBytesPerSecondLimit ?? 2000,
+            timer: timerOf(this.clock),
+          })
+        : undefined;
     });
-    this.gripperLimits = ARM_SIDES.map((side, a) => options.gripperLimits?.[side] ?? { closedRad: 0, openRad: this.model.arms[a].gripper.motorTravelRad });
+    this.gripperLimits = ARM_SIDES.map(
+      (side, a) =>
+        options.gripperLimits?.[side] ?? { closedRad: 0, openRad: this.model.arms[a].gripper.motorTravelRad },
+    );
     const ff = options.feedForward === undefined ? VENDOR_FEED_FORWARD : options.feedForward;
     this.feedForward = this.model.arms.map((arm, a) => (ff && this.links[a] ? new ArmFeedForward(arm, ff) : undefined));
   }
@@ -165,7 +185,11 @@ export class YamCanRig implements Rig {
         try {
           await link.bus.open();
         } catch (e) {
-          throw this.refuse({ kind: 'bus-error', arm: link.side, message: `The ${link.side} arm's bus cannot be opened: ${(e as Error).message}` });
+          throw this.refuse({
+            kind: 'bus-error',
+            arm: link.side,
+            message: `The ${link.side} arm's bus cannot be opened: ${(e as Error).message}`,
+          });
         }
       }
       link.resetPositions();
@@ -190,7 +214,11 @@ export class YamCanRig implements Rig {
     for (let r = 0; r < 3; r++) {
       let values = await link.readRegister(rids[r], this.requestTimeoutMs);
       for (let attempt = 0; attempt < 2 && values.some(Number.isNaN); attempt++) {
-        const again = await link.readRegister(rids[r], this.requestTimeoutMs, values.flatMap((v, i) => (Number.isNaN(v) ? [i] : [])));
+        const again = await link.readRegister(
+          rids[r],
+          this.requestTimeoutMs,
+          values.flatMap((v, i) => (Number.isNaN(v) ? [i] : [])),
+        );
         let k = 0;
         values = values.map((v) => (Number.isNaN(v) ? again[k++] : v));
       }
@@ -237,7 +265,11 @@ export class YamCanRig implements Rig {
     for (const link of this.links) {
       if (!link) continue;
       if (!link.bus.connected) {
-        throw this.refuse({ kind: 'bus-error', arm: link.side, message: `Not activating: the ${link.side} arm's ${link.bus.description} is disconnected. Plug it in and try again.` });
+        throw this.refuse({
+          kind: 'bus-error',
+          arm: link.side,
+          message: `Not activating: the ${link.side} arm's ${link.bus.description} is disconnected. Plug it in and try again.`,
+        });
       }
       const nowS = this.clock.nowS();
       const faulted = link.motors.flatMap((m, i) => (isFaultStatus(m.feedback.status) ? [i] : []));
@@ -249,7 +281,9 @@ export class YamCanRig implements Rig {
       } else {
         // Powered motors stay powered (dropping them would let the arm sag); only faulted or stale
         // ones get a clear-error round, whose replies are fresh feedback.
-        const stale = link.motors.flatMap((m, i) => (isFaultStatus(m.feedback.status) || !(nowS - m.lastReplyS <= this.replyDeadlineS) ? [i] : []));
+        const stale = link.motors.flatMap((m, i) =>
+          isFaultStatus(m.feedback.status) || !(nowS - m.lastReplyS <= this.replyDeadlineS) ? [i] : [],
+        );
         if (stale.length > 0) {
           const silent = await this.retry(() => link.special('clear-error', this.requestTimeoutMs, stale));
           if (silent.length > 0) throw this.refuse(this.silentFault(link, silent));
@@ -266,7 +300,8 @@ export class YamCanRig implements Rig {
     for (const link of this.links) {
       if (!link) continue;
       const toEnable = link.motors.flatMap((m, i) => (m.feedback.status !== 1 ? [i] : []));
-      const silent = toEnable.length > 0 ? await this.retry(() => link.special('enable', this.requestTimeoutMs, toEnable)) : [];
+      const silent =
+        toEnable.length > 0 ? await this.retry(() => link.special('enable', this.requestTimeoutMs, toEnable)) : [];
       const notEnabled = link.motors.flatMap((m, i) => (m.feedback.status !== 1 ? [i] : []));
       if (silent.length > 0 || notEnabled.length > 0) {
         await this.disableAll();
@@ -276,7 +311,12 @@ export class YamCanRig implements Rig {
         throw this.refuse(
           silent.length > 0
             ? this.silentFault(link, silent)
-            : { kind: 'motor-fault', arm: link.side, joint: i, message: `Not activating: the ${m.name} motor did not enable (it reports ${describeStatus(m.feedback.status)}). Check its power and error light, then activate again.` },
+            : {
+                kind: 'motor-fault',
+                arm: link.side,
+                joint: i,
+                message: `Not activating: the ${m.name} motor did not enable (it reports ${describeStatus(m.feedback.status)}). Check its power and error light, then activate again.`,
+              },
         );
       }
     }
@@ -347,7 +387,9 @@ export class YamCanRig implements Rig {
 
   /** Bus notes (garbage dropped, reconnects, watchdog set) and per-arm counters, for bring-up. */
   diagnostics(): ({ arm: ArmSide; notes: string[]; bus: CanBus['stats'] } & ArmLinkStats)[] {
-    return this.links.flatMap((l) => (l ? [{ arm: l.side, notes: [...l.notes], ...l.stats, bus: { ...l.bus.stats } }] : []));
+    return this.links.flatMap((l) =>
+      l ? [{ arm: l.side, notes: [...l.notes], ...l.stats, bus: { ...l.bus.stats } }] : [],
+    );
   }
 
   // ---- gripper --------------------------------------------------------------------------------
@@ -357,9 +399,17 @@ export class YamCanRig implements Rig {
    * gripper motor slowly closed until it stalls, then open until it stalls, with the torque bounded
    * by kd × speed, and returns the limits as a calibration record. The rig uses them at once.
    */
-  async calibrateGripper(side: ArmSide, opts: { speedRadS?: number; kd?: number; stallS?: number; timeoutS?: number } = {}): Promise<GripperCalibrationRecord> {
+  async calibrateGripper(
+    side: ArmSide,
+    opts: { speedRadS?: number; kd?: number; stallS?: number; timeoutS?: number } = {},
+  ): Promise<GripperCalibrationRecord> {
     const link = this.link(side);
-    if (!link) throw new RigError(`There is no ${side} arm on this rig.`, { kind: 'config-mismatch', arm: side, message: `There is no ${side} arm on this rig.` });
+    if (!link)
+      throw new RigError(`There is no ${side} arm on this rig.`, {
+        kind: 'config-mismatch',
+        arm: side,
+        message: `There is no ${side} arm on this rig.`,
+      });
     if (this.motorsEnabled) {
       const msg = 'Deactivate the rig before calibrating a gripper.';
       throw new RigError(msg, { kind: 'config-mismatch', arm: side, message: msg });
@@ -377,18 +427,31 @@ export class YamCanRig implements Rig {
       let stillSince = NaN;
       let moved = false;
       for (;;) {
-        link.send([mitFrame(m.id, { positionRad: 0, velocityRadS: direction * speed, kp: 0, kd, torqueNm: 0 }, m.ranges)]);
+        link.send([
+          mitFrame(m.id, { positionRad: 0, velocityRadS: direction * speed, kp: 0, kd, torqueNm: 0 }, m.ranges),
+        ]);
         t += 0.005;
         await this.clock.waitUntil(t);
         const v = m.feedback.velocityRadS;
-        if (isFaultStatus(m.feedback.status)) throw this.refuse({ kind: 'motor-fault', arm: side, joint: GRIPPER_INDEX, message: `Gripper calibration stopped: the ${m.name} motor reports ${describeStatus(m.feedback.status)}.` });
+        if (isFaultStatus(m.feedback.status))
+          throw this.refuse({
+            kind: 'motor-fault',
+            arm: side,
+            joint: GRIPPER_INDEX,
+            message: `Gripper calibration stopped: the ${m.name} motor reports ${describeStatus(m.feedback.status)}.`,
+          });
         if (Math.abs(v) > 0.3 * speed) moved = true;
         if (Math.abs(v) < 0.05 * speed && (moved || t - start > 0.5)) {
           if (Number.isNaN(stillSince)) stillSince = t;
           if (t - stillSince >= stallS) return m.positionRad;
         } else stillSince = NaN;
         if (t - start > timeoutS) {
-          throw this.refuse({ kind: 'motor-fault', arm: side, joint: GRIPPER_INDEX, message: `Gripper calibration stopped: the ${m.name} did not stall within ${timeoutS} s; check that the gripper moves freely and its motor is the configured one.` });
+          throw this.refuse({
+            kind: 'motor-fault',
+            arm: side,
+            joint: GRIPPER_INDEX,
+            message: `Gripper calibration stopped: the ${m.name} did not stall within ${timeoutS} s; check that the gripper moves freely and its motor is the configured one.`,
+          });
         }
       }
     };
@@ -402,13 +465,34 @@ export class YamCanRig implements Rig {
       await link.special('disable', this.requestTimeoutMs, [GRIPPER_INDEX]);
     }
     if (Math.abs(openRad - closedRad) < 1) {
-      throw this.refuse({ kind: 'motor-fault', arm: side, joint: GRIPPER_INDEX, message: `Gripper calibration found only ${Math.abs(openRad - closedRad).toFixed(2)} rad between closed and open; something blocks the ${side} gripper. Clear it, then calibrate again.` });
+      throw this.refuse({
+        kind: 'motor-fault',
+        arm: side,
+        joint: GRIPPER_INDEX,
+        message: `Gripper calibration found only ${Math.abs(openRad - closedRad).toFixed(2)} rad between closed and open; something blocks the ${side} gripper. Clear it, then calibrate again.`,
+      });
     }
     const limits: GripperLimits = { closedRad: round6(closedRad), openRad: round6(openRad) };
     this.gripperLimits[side === 'left' ? 0 : 1] = limits;
-    const body = { kind: 'yam-gripper-limits', version: 1, arm: side, motorId: m.id, motorModel: m.model, ...limits, stallTorqueNm: round6(kd * speed), speedRadS: speed };
+    const body = {
+      kind: 'yam-gripper-limits',
+      version: 1,
+      arm: side,
+      motorId: m.id,
+      motorModel: m.model,
+      ...limits,
+      stallTorqueNm: round6(kd * speed),
+      speedRadS: speed,
+    };
     const canonicalJson = canonicalize(body)!;
-    return { kind: 'yam-gripper-limits', version: 1, canonicalJson, sha256: createHash('sha256').update(canonicalJson, 'utf8').digest('hex'), limits, arm: side };
+    return {
+      kind: 'yam-gripper-limits',
+      version: 1,
+      canonicalJson,
+      sha256: createHash('sha256').update(canonicalJson, 'utf8').digest('hex'),
+      limits,
+      arm: side,
+    };
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -553,7 +637,13 @@ export class YamCanRig implements Rig {
   }
 
   private refuse(fault: RigFault): RigError {
-    this.extraEvents.push({ timeS: this.clock.nowS(), kind: 'activate-refused', ...(fault.arm ? { arm: fault.arm } : {}), ...(fault.joint !== undefined ? { joint: fault.joint } : {}), message: fault.message });
+    this.extraEvents.push({
+      timeS: this.clock.nowS(),
+      kind: 'activate-refused',
+      ...(fault.arm ? { arm: fault.arm } : {}),
+      ...(fault.joint !== undefined ? { joint: fault.joint } : {}),
+      message: fault.message,
+    });
     return new RigError(fault.message, fault);
   }
 }

@@ -96,7 +96,12 @@ export interface AnytimeComparison {
 const signed = (x: number): string => (x >= 0 ? `+${x.toFixed(2)}` : x.toFixed(2));
 
 /** Which rule holds for the bounds [lower, upper] on B − A, if any. */
-function ruleHolds(lower: number, upper: number, margin: number, rule: StoppingRule): 'b-better' | 'a-better' | 'no-difference' | undefined {
+function ruleHolds(
+  lower: number,
+  upper: number,
+  margin: number,
+  rule: StoppingRule,
+): 'b-better' | 'a-better' | 'no-difference' | undefined {
   if (lower > 0) return 'b-better';
   if (upper < 0) return 'a-better';
   if (rule === 'difference-or-no-difference' && lower >= -margin && upper <= margin) return 'no-difference';
@@ -105,9 +110,12 @@ function ruleHolds(lower: number, upper: number, margin: number, rule: StoppingR
 
 export function checkAnytimeOptions(o: AnytimeOptions): void {
   if (!(o.alpha > 0 && o.alpha < 0.5)) throw new RangeError(`α must lie between 0 and 0.5, not ${o.alpha}`);
-  if (!(o.margin > 0 && o.margin < 1)) throw new RangeError(`the no-difference margin must lie between 0 and 1, not ${o.margin}`);
-  if (!STOPPING_RULES.includes(o.stoppingRule)) throw new RangeError(`the stopping rule is one of ${STOPPING_RULES.join(', ')}, not ${String(o.stoppingRule)}`);
-  if (!Number.isSafeInteger(o.maxPairs) || o.maxPairs < 1) throw new RangeError(`the maximum number of pairs must be a whole number of at least 1, not ${o.maxPairs}`);
+  if (!(o.margin > 0 && o.margin < 1))
+    throw new RangeError(`the no-difference margin must lie between 0 and 1, not ${o.margin}`);
+  if (!STOPPING_RULES.includes(o.stoppingRule))
+    throw new RangeError(`the stopping rule is one of ${STOPPING_RULES.join(', ')}, not ${String(o.stoppingRule)}`);
+  if (!Number.isSafeInteger(o.maxPairs) || o.maxPairs < 1)
+    throw new RangeError(`the maximum number of pairs must be a whole number of at least 1, not ${o.maxPairs}`);
 }
 
 /**
@@ -117,12 +125,22 @@ export function checkAnytimeOptions(o: AnytimeOptions): void {
 export function anytimeComparison(diffs: readonly number[], o: AnytimeOptions): AnytimeComparison {
   checkAnytimeOptions(o);
   diffs.forEach((d, i) => {
-    if (typeof d !== 'number' || !(d >= -1 && d <= 1)) throw new RangeError(`pair ${i + 1}'s difference is ${String(d)}; a difference of task progress lies from −1 to 1`);
+    if (typeof d !== 'number' || !(d >= -1 && d <= 1))
+      throw new RangeError(
+        `pair ${i + 1}'s difference is ${String(d)}; a difference of task progress lies from −1 to 1`,
+      );
   });
   const names = o.names ?? { a: 'A', b: 'B' };
   const n = diffs.length;
   const level = `${Math.round((1 - o.alpha) * 1000) / 10}%`;
-  const base = { pairs: n, maxPairs: o.maxPairs, alpha: o.alpha, margin: o.margin, stoppingRule: o.stoppingRule, method: 'betting-confidence-sequence' as const };
+  const base = {
+    pairs: n,
+    maxPairs: o.maxPairs,
+    alpha: o.alpha,
+    margin: o.margin,
+    stoppingRule: o.stoppingRule,
+    method: 'betting-confidence-sequence' as const,
+  };
   const toDiff = (cs: { lower: number; upper: number }) => ({ lower: 2 * cs.lower - 1, upper: 2 * cs.upper - 1 });
   const xs = diffs.map((d) => (d + 1) / 2);
   const now = n === 0 ? { lower: -1, upper: 1 } : toDiff(bettingConfidenceSequencePath(xs, o.alpha, o.grid).at(-1)!);
@@ -133,22 +151,71 @@ export function anytimeComparison(diffs: readonly number[], o: AnytimeOptions): 
   if (held === 'b-better' || held === 'a-better') {
     const [w, l] = held === 'b-better' ? [names.b, names.a] : [names.a, names.b];
     const by = Math.abs(estimate);
-    return { ...base, kind: held, stop: true, estimate, ...now, morePairs: null, pairsSaved: saved, sentence: `${w} is better than ${l} by ${by.toFixed(2)} (${range}) after ${n} pair${n === 1 ? '' : 's'}: you may stop.` };
+    return {
+      ...base,
+      kind: held,
+      stop: true,
+      estimate,
+      ...now,
+      morePairs: null,
+      pairsSaved: saved,
+      sentence: `${w} is better than ${l} by ${by.toFixed(2)} (${range}) after ${n} pair${n === 1 ? '' : 's'}: you may stop.`,
+    };
   }
   if (held === 'no-difference') {
     const y = Math.max(Math.abs(now.lower), Math.abs(now.upper));
-    return { ...base, kind: held, stop: true, estimate, ...now, morePairs: null, pairsSaved: saved, sentence: `No difference larger than ${y.toFixed(2)} between ${names.a} and ${names.b} (${range}) after ${n} pair${n === 1 ? '' : 's'}: you may stop.` };
+    return {
+      ...base,
+      kind: held,
+      stop: true,
+      estimate,
+      ...now,
+      morePairs: null,
+      pairsSaved: saved,
+      sentence: `No difference larger than ${y.toFixed(2)} between ${names.a} and ${names.b} (${range}) after ${n} pair${n === 1 ? '' : 's'}: you may stop.`,
+    };
   }
   if (n >= o.maxPairs || o.ended) {
-    const done = n >= o.maxPairs ? (o.maxPairs === 1 ? "The plan's one pair is done" : `The plan's ${o.maxPairs} pairs are done`) : `The session ended after ${n} of the plan's ${o.maxPairs} pair${o.maxPairs === 1 ? '' : 's'}`;
+    const done =
+      n >= o.maxPairs
+        ? o.maxPairs === 1
+          ? "The plan's one pair is done"
+          : `The plan's ${o.maxPairs} pairs are done`
+        : `The session ended after ${n} of the plan's ${o.maxPairs} pair${o.maxPairs === 1 ? '' : 's'}`;
     const where = n === 0 ? 'no pair was scored' : `${names.b} − ${names.a} is ${signed(estimate)} (${range})`;
-    return { ...base, kind: 'undecided', stop: true, estimate, ...now, morePairs: null, pairsSaved: 0, sentence: `${done} without a verdict: ${where}.` };
+    return {
+      ...base,
+      kind: 'undecided',
+      stop: true,
+      estimate,
+      ...now,
+      morePairs: null,
+      pairsSaved: 0,
+      sentence: `${done} without a verdict: ${where}.`,
+    };
   }
   const more = o.forecast === false ? null : forecastMorePairs(xs, o);
-  const sofar = n === 0 ? 'No pairs yet' : `Not clear yet after ${n} pair${n === 1 ? '' : 's'}: ${names.b} − ${names.a} is ${signed(estimate)} (${range})`;
+  const sofar =
+    n === 0
+      ? 'No pairs yet'
+      : `Not clear yet after ${n} pair${n === 1 ? '' : 's'}: ${names.b} − ${names.a} is ${signed(estimate)} (${range})`;
   const left = o.maxPairs - n;
-  const tail = o.forecast === false ? 'keep going' : more === null ? `more pairs than the plan's ${left} left would be needed if the next pairs look like these` : `about ${more} more pair${more === 1 ? '' : 's'}${n < 3 ? ' at the least' : ''}`;
-  return { ...base, kind: 'continue', stop: false, estimate, ...now, morePairs: more, pairsSaved: 0, sentence: `${sofar}; ${tail}.` };
+  const tail =
+    o.forecast === false
+      ? 'keep going'
+      : more === null
+        ? `more pairs than the plan's ${left} left would be needed if the next pairs look like these`
+        : `about ${more} more pair${more === 1 ? '' : 's'}${n < 3 ? ' at the least' : ''}`;
+  return {
+    ...base,
+    kind: 'continue',
+    stop: false,
+    estimate,
+    ...now,
+    morePairs: more,
+    pairsSaved: 0,
+    sentence: `${sofar}; ${tail}.`,
+  };
 }
 
 /**
@@ -156,9 +223,16 @@ export function anytimeComparison(diffs: readonly number[], o: AnytimeOptions): 
  * verdict's kind; undefined if none does. The same rules as anytimeComparison, for simulating
  * how many pairs a plan needs (tests, docs/evaluation.md's measurements).
  */
-export function anytimeStoppingTime(diffs: readonly number[], o: AnytimeOptions): { pairs: number; kind: 'b-better' | 'a-better' | 'no-difference' } | undefined {
+export function anytimeStoppingTime(
+  diffs: readonly number[],
+  o: AnytimeOptions,
+): { pairs: number; kind: 'b-better' | 'a-better' | 'no-difference' } | undefined {
   checkAnytimeOptions(o);
-  const path = bettingConfidenceSequencePath(diffs.slice(0, o.maxPairs).map((d) => (d + 1) / 2), o.alpha, o.grid);
+  const path = bettingConfidenceSequencePath(
+    diffs.slice(0, o.maxPairs).map((d) => (d + 1) / 2),
+    o.alpha,
+    o.grid,
+  );
   for (let t = 0; t < path.length; t++) {
     const kind = ruleHolds(2 * path[t].lower - 1, 2 * path[t].upper - 1, o.margin, o.stoppingRule);
     if (kind) return { pairs: t + 1, kind };
@@ -176,7 +250,11 @@ function forecastMorePairs(xs: readonly number[], o: AnytimeOptions): number | n
   const n = xs.length;
   const mean = n === 0 ? 1 : xs.reduce((s, x) => s + x, 0) / n;
   const future = (k: number): number => (n >= 3 ? xs[k % n] : mean >= 0.5 ? 1 : 0);
-  const path = bettingConfidenceSequencePath([...xs, ...Array.from({ length: o.maxPairs - n }, (_, k) => future(k))], o.alpha, o.grid);
+  const path = bettingConfidenceSequencePath(
+    [...xs, ...Array.from({ length: o.maxPairs - n }, (_, k) => future(k))],
+    o.alpha,
+    o.grid,
+  );
   for (let t = n; t < path.length; t++) {
     const lower = 2 * path[t].lower - 1;
     const upper = 2 * path[t].upper - 1;

@@ -51,7 +51,10 @@ function mean(values: readonly number[]): number {
  * Percentile-bootstrap interval for mean progress, resampling layouts.
  * `layouts[i]` holds the progress values of every rollout on layout i.
  */
-export function bootstrapMeanOverLayouts(layouts: readonly (readonly number[])[], options: BootstrapOptions): BootstrapInterval {
+export function bootstrapMeanOverLayouts(
+  layouts: readonly (readonly number[])[],
+  options: BootstrapOptions,
+): BootstrapInterval {
   let rollouts = 0;
   const layoutMeans = layouts.map((values, i) => {
     if (values.length === 0) throw new RangeError(`layout ${i} has no results to bootstrap`);
@@ -65,12 +68,18 @@ export function bootstrapMeanOverLayouts(layouts: readonly (readonly number[])[]
  * The same bootstrap from each layout's mean alone (what a store aggregate gives): the resamples
  * only ever need per-layout means, so this is exact, not an approximation.
  */
-export function bootstrapLayoutMeans(layoutMeans: readonly number[], rollouts: number, options: BootstrapOptions): BootstrapInterval {
+export function bootstrapLayoutMeans(
+  layoutMeans: readonly number[],
+  rollouts: number,
+  options: BootstrapOptions,
+): BootstrapInterval {
   const resamples = options.resamples ?? 10_000;
   const confidence = options.confidence ?? 0.95;
   if (layoutMeans.length === 0) throw new RangeError('a bootstrap needs at least one layout with a result');
-  if (!Number.isSafeInteger(resamples) || resamples < 1) throw new RangeError(`resamples must be a whole number of at least 1, not ${resamples}`);
-  if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must lie strictly between 0 and 1, not ${confidence}`);
+  if (!Number.isSafeInteger(resamples) || resamples < 1)
+    throw new RangeError(`resamples must be a whole number of at least 1, not ${resamples}`);
+  if (!(confidence > 0 && confidence < 1))
+    throw new RangeError(`confidence must lie strictly between 0 and 1, not ${confidence}`);
   layoutMeans.forEach((m, i) => {
     if (!Number.isFinite(m)) throw new RangeError(`layout ${i} has a progress value that is not a number (${m})`);
   });
@@ -99,5 +108,8 @@ export function bootstrapLayoutMeans(layoutMeans: readonly number[], rollouts: n
 
 /** Percentile-bootstrap interval for the mean of independent values (one rollout per layout). */
 export function bootstrapMean(values: readonly number[], options: BootstrapOptions): BootstrapInterval {
-  return bootstrapMeanOverLayouts(values.map((v) => [v]), options);
+  return bootstrapMeanOverLayouts(
+    values.map((v) => [v]),
+    options,
+  );
 }

@@ -80,7 +80,12 @@ function fitBeta(real: readonly number[], sim: readonly number[], nOverN: number
 }
 
 /** The cross-fitted estimate for one sample; fold of paired row i is i mod K. */
-function crossFit(paired: readonly PairedLayout[], allSimMean: number, nOverN: number, folds: number): { estimate: number; betas: number[] } {
+function crossFit(
+  paired: readonly PairedLayout[],
+  allSimMean: number,
+  nOverN: number,
+  folds: number,
+): { estimate: number; betas: number[] } {
   const n = paired.length;
   const betas: number[] = [];
   let total = 0;
@@ -104,19 +109,29 @@ function crossFit(paired: readonly PairedLayout[], allSimMean: number, nOverN: n
  * The control-variate estimate of the real mean. `paired`: layouts with both real and sim results;
  * `simOnly`: sim progress on layouts with no real rollout (the sim sweep's other layouts).
  */
-export function controlVariateMean(paired: readonly PairedLayout[], simOnly: readonly number[], options: ControlVariateOptions): ControlVariateEstimate {
+export function controlVariateMean(
+  paired: readonly PairedLayout[],
+  simOnly: readonly number[],
+  options: ControlVariateOptions,
+): ControlVariateEstimate {
   const resamples = options.resamples ?? 4000;
   const confidence = options.confidence ?? 0.95;
   const n = paired.length;
-  if (n < 2) throw new RangeError(`a control-variate estimate needs at least 2 layouts with both real and sim results, not ${n}`);
+  if (n < 2)
+    throw new RangeError(
+      `a control-variate estimate needs at least 2 layouts with both real and sim results, not ${n}`,
+    );
   for (const [i, p] of paired.entries()) {
-    if (!(p.real >= 0 && p.real <= 1 && p.sim >= 0 && p.sim <= 1)) throw new RangeError(`paired layout ${i} has real ${p.real}, sim ${p.sim}; both must lie in [0, 1]`);
+    if (!(p.real >= 0 && p.real <= 1 && p.sim >= 0 && p.sim <= 1))
+      throw new RangeError(`paired layout ${i} has real ${p.real}, sim ${p.sim}; both must lie in [0, 1]`);
   }
-  for (const [i, g] of simOnly.entries()) if (!(g >= 0 && g <= 1)) throw new RangeError(`sim-only layout ${i} has progress ${g}; it must lie in [0, 1]`);
+  for (const [i, g] of simOnly.entries())
+    if (!(g >= 0 && g <= 1)) throw new RangeError(`sim-only layout ${i} has progress ${g}; it must lie in [0, 1]`);
   const folds = Math.max(2, Math.min(options.folds ?? 5, n));
   const N = n + simOnly.length;
   const nOverN = n / N;
-  const simAll = (p: readonly PairedLayout[], g: readonly number[]): number => (p.reduce((s, x) => s + x.sim, 0) + g.reduce((s, x) => s + x, 0)) / (p.length + g.length);
+  const simAll = (p: readonly PairedLayout[], g: readonly number[]): number =>
+    (p.reduce((s, x) => s + x.sim, 0) + g.reduce((s, x) => s + x, 0)) / (p.length + g.length);
   const point = crossFit(paired, simAll(paired, simOnly), nOverN, folds);
   const realMean = mean(paired.map((p) => p.real));
 

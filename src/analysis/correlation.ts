@@ -21,7 +21,8 @@ export type PearsonResult =
 function checkPairs(pairs: readonly PolicyPair[], what: string): void {
   if (pairs.length === 0) throw new RangeError(`${what} needs at least one policy`);
   for (const p of pairs) {
-    if (!Number.isFinite(p.sim) || !Number.isFinite(p.real)) throw new RangeError(`${what}: policy '${p.policy}' has a sim or real value that is not a number`);
+    if (!Number.isFinite(p.sim) || !Number.isFinite(p.real))
+      throw new RangeError(`${what}: policy '${p.policy}' has a sim or real value that is not a number`);
   }
 }
 

@@ -26,7 +26,13 @@ export interface CostConfig {
 }
 
 /** Stated defaults: a $50/h operator, a $20/h rig, $0.05 per core-hour, 90 s of placing, resetting and scoring per real rollout. */
-export const DEFAULT_COST_CONFIG: CostConfig = { currency: 'USD', operatorPerHour: 50, robotPerHour: 20, cpuCorePerHour: 0.05, operatorOverheadS: 90 };
+export const DEFAULT_COST_CONFIG: CostConfig = {
+  currency: 'USD',
+  operatorPerHour: 50,
+  robotPerHour: 20,
+  cpuCorePerHour: 0.05,
+  operatorOverheadS: 90,
+};
 
 export interface PolicyCost {
   readonly realRollouts: number;
@@ -55,9 +61,11 @@ export interface PolicyCost {
 
 export function checkCostConfig(c: CostConfig): void {
   for (const k of ['operatorPerHour', 'robotPerHour', 'cpuCorePerHour', 'operatorOverheadS'] as const) {
-    if (typeof c[k] !== 'number' || !Number.isFinite(c[k]) || c[k] < 0) throw new RangeError(`cost config ${k} must be a number ≥ 0, not ${String(c[k])}`);
+    if (typeof c[k] !== 'number' || !Number.isFinite(c[k]) || c[k] < 0)
+      throw new RangeError(`cost config ${k} must be a number ≥ 0, not ${String(c[k])}`);
   }
-  if (typeof c.currency !== 'string' || c.currency.length === 0 || c.currency.length > 8) throw new RangeError(`cost config currency must be a short name like "USD", not ${JSON.stringify(c.currency)}`);
+  if (typeof c.currency !== 'string' || c.currency.length === 0 || c.currency.length > 8)
+    throw new RangeError(`cost config currency must be a short name like "USD", not ${JSON.stringify(c.currency)}`);
 }
 
 /**
@@ -72,10 +80,12 @@ export function costLedger(
   pairedLayouts: number,
 ): PolicyCost {
   checkCostConfig(config);
-  const known = (xs: readonly { durationS: number | null }[]) => xs.filter((x) => x.durationS !== null && x.durationS >= 0).map((x) => x.durationS!);
+  const known = (xs: readonly { durationS: number | null }[]) =>
+    xs.filter((x) => x.durationS !== null && x.durationS >= 0).map((x) => x.durationS!);
   const realKnown = known(real);
   const simKnown = known(sim);
-  const fill = (known: number[], total: number): number => (known.length === 0 ? 0 : (known.reduce((a, b) => a + b, 0) / known.length) * total);
+  const fill = (known: number[], total: number): number =>
+    known.length === 0 ? 0 : (known.reduce((a, b) => a + b, 0) / known.length) * total;
   const robotS = fill(realKnown, real.length);
   let operatorS = 0;
   let recorded = 0;

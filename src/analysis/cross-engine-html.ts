@@ -2,8 +2,10 @@
 import type { CrossEngineReport, EngineAgreement } from './cross-engine.js';
 import { escapeXml as esc } from './report-figures.js';
 
-const n2 = (x: number | null | undefined): string => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(2));
-const n3 = (x: number | null | undefined): string => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(3));
+const n2 = (x: number | null | undefined): string =>
+  x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(2);
+const n3 = (x: number | null | undefined): string =>
+  x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(3);
 
 function agreementCells(a: EngineAgreement): string {
   if (a.pearson === null) return `<td class="l w" colspan="3">${esc(a.unavailable ?? '')}</td>`;
@@ -11,21 +13,43 @@ function agreementCells(a: EngineAgreement): string {
 }
 
 /** Empty when there is nothing to say: no other engine ran these policies on this set. */
-export function crossEngineSection(r: { readonly crossEngine?: (CrossEngineReport & { readonly sameRecordOtherwise?: boolean }) | null; readonly crossEngineUnavailable?: string }, heading: string): string {
+export function crossEngineSection(
+  r: {
+    readonly crossEngine?: (CrossEngineReport & { readonly sameRecordOtherwise?: boolean }) | null;
+    readonly crossEngineUnavailable?: string;
+  },
+  heading: string,
+): string {
   const x = r.crossEngine;
-  if (!x) return r.crossEngineUnavailable ? `<h2>${heading}</h2><p class="warn note">${esc(r.crossEngineUnavailable)}</p>` : '';
+  if (!x)
+    return r.crossEngineUnavailable
+      ? `<h2>${heading}</h2><p class="warn note">${esc(r.crossEngineUnavailable)}</p>`
+      : '';
   const [a, b] = x.engines.map((e) => esc(e.engine));
-  const records = x.engines.map((e) => `${esc(e.engine)} <code>${esc(e.calibration.slice(0, 12))}</code>`).join(' and ');
+  const records = x.engines
+    .map((e) => `${esc(e.engine)} <code>${esc(e.calibration.slice(0, 12))}</code>`)
+    .join(' and ');
   const progress = x.progress
-    .map((p) => `<tr><td class="l">${esc(p.policy)}</td><td class="l">${p.tier === 'all' ? 'all' : `tier ${p.tier}`}</td><td>${p.engines ? p.engines[0].layouts : 0}</td><td>${n2(p.engines?.[0].progress)}</td><td>${n2(p.engines?.[1].progress)}</td><td>${p.real ? p.real.layouts : 0}</td><td>${n2(p.real?.progress)}</td></tr>`)
+    .map(
+      (p) =>
+        `<tr><td class="l">${esc(p.policy)}</td><td class="l">${p.tier === 'all' ? 'all' : `tier ${p.tier}`}</td><td>${p.engines ? p.engines[0].layouts : 0}</td><td>${n2(p.engines?.[0].progress)}</td><td>${n2(p.engines?.[1].progress)}</td><td>${p.real ? p.real.layouts : 0}</td><td>${n2(p.real?.progress)}</td></tr>`,
+    )
     .join('');
   const agreement = x.tiers
-    .flatMap((t) => [t.engines, ...t.real].map((g, i) => `<tr><td class="l">${i === 0 ? (t.tier === 'all' ? 'all' : `tier ${t.tier}`) : ''}</td><td class="l">${esc(g.of)} against ${esc(g.against)}</td>${agreementCells(g)}</tr>`))
+    .flatMap((t) =>
+      [t.engines, ...t.real].map(
+        (g, i) =>
+          `<tr><td class="l">${i === 0 ? (t.tier === 'all' ? 'all' : `tier ${t.tier}`) : ''}</td><td class="l">${esc(g.of)} against ${esc(g.against)}</td>${agreementCells(g)}</tr>`,
+      ),
+    )
     .join('');
   const all = x.tiers.find((t) => t.tier === 'all');
   const pairs = all?.orderedDifferently.length
     ? `<table><tr><th class="l">policies</th><th>${a}</th><th>${b}</th><th>real</th><th class="l">real orders them as</th></tr>${all.orderedDifferently
-        .map((d) => `<tr><td class="l">${esc(d.a)} vs ${esc(d.b)}</td><td>${n2(d.engines[0].a)} vs ${n2(d.engines[0].b)}</td><td>${n2(d.engines[1].a)} vs ${n2(d.engines[1].b)}</td><td>${d.real ? `${n2(d.real.a)} vs ${n2(d.real.b)}` : '–'}</td><td class="l">${d.realSidesWith === null ? 'no real results' : d.realSidesWith === 'neither' ? 'a tie' : esc(d.realSidesWith)}</td></tr>`)
+        .map(
+          (d) =>
+            `<tr><td class="l">${esc(d.a)} vs ${esc(d.b)}</td><td>${n2(d.engines[0].a)} vs ${n2(d.engines[0].b)}</td><td>${n2(d.engines[1].a)} vs ${n2(d.engines[1].b)}</td><td>${d.real ? `${n2(d.real.a)} vs ${n2(d.real.b)}` : '–'}</td><td class="l">${d.realSidesWith === null ? 'no real results' : d.realSidesWith === 'neither' ? 'a tie' : esc(d.realSidesWith)}</td></tr>`,
+        )
         .join('')}</table>`
     : '';
   return `<h2>${heading}</h2>

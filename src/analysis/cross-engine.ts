@@ -133,7 +133,8 @@ function layoutMeans(input: CrossEngineInput): Map<string, Map<string, LayoutMea
   const out = new Map<string, Map<string, LayoutMeans>>();
   for (const [policy, bySide] of raw) {
     const m = new Map<string, LayoutMeans>();
-    for (const [side, byLayout] of bySide) m.set(side, new Map([...byLayout].map(([i, c]) => [i, { mean: c.sum / c.ids.length, ids: c.ids }])));
+    for (const [side, byLayout] of bySide)
+      m.set(side, new Map([...byLayout].map(([i, c]) => [i, { mean: c.sum / c.ids.length, ids: c.ids }])));
     out.set(policy, m);
   }
   return out;
@@ -145,10 +146,24 @@ function sideOver(means: LayoutMeans | undefined, layouts: readonly number[]): S
   return { progress: mean(cells.map((c) => c.mean)), layouts: layouts.length, rolloutIds: cells.flatMap((c) => c.ids) };
 }
 
-function agreement(of: string, against: string, pairs: readonly (PolicyPair & { readonly layouts: number })[]): EngineAgreement {
+function agreement(
+  of: string,
+  against: string,
+  pairs: readonly (PolicyPair & { readonly layouts: number })[],
+): EngineAgreement {
   if (pairs.length < MIN_POLICIES_FOR_AGREEMENT) {
-    const who = pairs.length === 0 ? 'none has' : `only ${pairs.map((p) => p.policy).join(', ')} ${pairs.length === 1 ? 'has' : 'have'}`;
-    return { of, against, pairs, pearson: null, mmrv: null, unavailable: `needs at least ${MIN_POLICIES_FOR_AGREEMENT} policies with results on both ${of} and ${against}; ${who} them` };
+    const who =
+      pairs.length === 0
+        ? 'none has'
+        : `only ${pairs.map((p) => p.policy).join(', ')} ${pairs.length === 1 ? 'has' : 'have'}`;
+    return {
+      of,
+      against,
+      pairs,
+      pearson: null,
+      mmrv: null,
+      unavailable: `needs at least ${MIN_POLICIES_FOR_AGREEMENT} policies with results on both ${of} and ${against}; ${who} them`,
+    };
   }
   return { of, against, pairs, pearson: pearson(pairs), mmrv: mmrv(pairs) };
 }
@@ -157,11 +172,15 @@ const orderOf = (a: number, b: number): number => Math.sign(a - b);
 
 export function crossEngineAgreement(input: CrossEngineInput): CrossEngineReport {
   const [first, second] = input.engines;
-  if (first.calibration === second.calibration) throw new RangeError('cross-engine agreement needs two different sim calibrations, one per engine');
+  if (first.calibration === second.calibration)
+    throw new RangeError('cross-engine agreement needs two different sim calibrations, one per engine');
   const means = layoutMeans(input);
   const tiers: (number | 'all')[] = [...new Set(input.layouts.map((l) => l.tier))].sort((a, b) => a - b);
   tiers.push('all');
-  const inTier = (tier: number | 'all') => (i: number): boolean => tier === 'all' || input.layouts[i]?.tier === tier;
+  const inTier =
+    (tier: number | 'all') =>
+    (i: number): boolean =>
+      tier === 'all' || input.layouts[i]?.tier === tier;
   // Per policy in the order given, its tiers in order: the way the report's tables read.
   const progress = new Map<string, CrossEngineProgressRow[]>(input.policies.map((p) => [p.key, []]));
   const tierReports: CrossEngineTier[] = [];
@@ -177,7 +196,12 @@ export function crossEngineAgreement(input: CrossEngineInput): CrossEngineReport
       const all3 = real ? both.filter((i) => real.has(i)) : [];
       const ea = sideOver(a, both);
       const eb = sideOver(b, both);
-      const row: CrossEngineProgressRow = { policy: p.label, tier, engines: ea && eb ? [ea, eb] : null, real: sideOver(real, all3) };
+      const row: CrossEngineProgressRow = {
+        policy: p.label,
+        tier,
+        engines: ea && eb ? [ea, eb] : null,
+        real: sideOver(real, all3),
+      };
       if (row.engines || row.real) progress.get(p.key)!.push(row);
       if (ea && eb) enginePairs.push({ policy: p.label, sim: eb.progress, real: ea.progress, layouts: both.length });
       if (all3.length > 0) {
@@ -208,7 +232,14 @@ export function crossEngineAgreement(input: CrossEngineInput): CrossEngineReport
             { a: x.sim, b: y.sim },
           ],
           real,
-          realSidesWith: realOrder === null ? null : realOrder === onFirst ? first.engine : realOrder === onSecond ? second.engine : 'neither',
+          realSidesWith:
+            realOrder === null
+              ? null
+              : realOrder === onFirst
+                ? first.engine
+                : realOrder === onSecond
+                  ? second.engine
+                  : 'neither',
         });
       }
     }
@@ -219,15 +250,27 @@ export function crossEngineAgreement(input: CrossEngineInput): CrossEngineReport
       orderedDifferently,
     });
   }
-  return { engines: input.engines, progress: [...progress.values()].flat(), tiers: tierReports, sentence: verdictSentence(input.engines, tierReports.find((t) => t.tier === 'all')) };
+  return {
+    engines: input.engines,
+    progress: [...progress.values()].flat(),
+    tiers: tierReports,
+    sentence: verdictSentence(
+      input.engines,
+      tierReports.find((t) => t.tier === 'all'),
+    ),
+  };
 }
 
 function verdictSentence(engines: readonly [EngineSide, EngineSide], all: CrossEngineTier | undefined): string {
   const [a, b] = engines.map((e) => e.engine);
-  if (!all || all.engines.pairs.length === 0) return `No policy has results on both ${a} and ${b} on the same layouts: the engines cannot be compared.`;
+  if (!all || all.engines.pairs.length === 0)
+    return `No policy has results on both ${a} and ${b} on the same layouts: the engines cannot be compared.`;
   const n = all.engines.pairs.length;
   const d = all.orderedDifferently;
-  if (d.length === 0) return n === 1 ? `Only one policy ran on both ${a} and ${b}: there is no order to compare.` : `${a} and ${b} order all ${n} policies the same way.`;
+  if (d.length === 0)
+    return n === 1
+      ? `Only one policy ran on both ${a} and ${b}: there is no order to compare.`
+      : `${a} and ${b} order all ${n} policies the same way.`;
   const named = d.map((x) => `${x.a} and ${x.b}`).join('; ');
   return `${a} and ${b} order ${d.length} pair${d.length === 1 ? '' : 's'} of the ${n} policies differently (${named}): where they disagree, the sim's verdict depends on the engine.`;
 }

@@ -7,7 +7,8 @@ import type { ConditionEffect, FailureDiagnosis, PatternRow, RateCell, SimRealAg
 import { escapeXml as esc } from './report-figures.js';
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
-const cell = (c: RateCell | null): string => (c === null || c.of === 0 ? '–' : `${c.rollouts}/${c.of} = ${pct(c.rate)} [${pct(c.lower)}, ${pct(c.upper)}]`);
+const cell = (c: RateCell | null): string =>
+  c === null || c.of === 0 ? '–' : `${c.rollouts}/${c.of} = ${pct(c.rate)} [${pct(c.lower)}, ${pct(c.upper)}]`;
 
 export const AGREEMENT_WORDS: Readonly<Record<SimRealAgreement, string>> = {
   reproduced: 'the sim reproduces it',
@@ -30,7 +31,10 @@ function examples(p: PatternRow): string {
 
 function patternTable(rows: readonly PatternRow[]): string {
   const body = rows
-    .map((p, i) => `<tr><td>${i + 1}</td><td>${esc(p.words)}</td><td>${cell(p.pooled)}</td><td>${cell(p.sim)}</td><td>${cell(p.real)}</td><td>${esc(AGREEMENT_WORDS[p.agreement])}</td><td>${examples(p)}</td></tr>`)
+    .map(
+      (p, i) =>
+        `<tr><td>${i + 1}</td><td>${esc(p.words)}</td><td>${cell(p.pooled)}</td><td>${cell(p.sim)}</td><td>${cell(p.real)}</td><td>${esc(AGREEMENT_WORDS[p.agreement])}</td><td>${examples(p)}</td></tr>`,
+    )
     .join('\n');
   return `<table><thead><tr><th>#</th><th>pattern</th><th>rollouts with it (all), 95% interval</th><th>sim</th><th>real</th><th>sim vs real</th><th>examples</th></tr></thead><tbody>${body}</tbody></table>`;
 }
@@ -46,8 +50,16 @@ function conditionTable(cs: readonly ConditionEffect[]): string {
   return `<table><thead><tr><th>condition</th><th>fail with it</th><th>fail without</th><th>difference, 95% interval</th><th>Cohen's h</th><th>clear</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
-export function renderDiagnosisHtml(d: FailureDiagnosis, meta: { readonly generatedAt: string; readonly tandemVersion: string }): string {
-  const tiers = d.tiers.map((t) => `<h3>Tier ${t.tier} <small>(${t.rollouts.sim} sim, ${t.rollouts.real} real rollouts)</small></h3>${t.patterns.length ? patternTable(t.patterns) : '<p>No failures on this tier.</p>'}`).join('\n');
+export function renderDiagnosisHtml(
+  d: FailureDiagnosis,
+  meta: { readonly generatedAt: string; readonly tandemVersion: string },
+): string {
+  const tiers = d.tiers
+    .map(
+      (t) =>
+        `<h3>Tier ${t.tier} <small>(${t.rollouts.sim} sim, ${t.rollouts.real} real rollouts)</small></h3>${t.patterns.length ? patternTable(t.patterns) : '<p>No failures on this tier.</p>'}`,
+    )
+    .join('\n');
   const top = d.top;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Failure diagnosis: ${esc(d.policy)}</title>

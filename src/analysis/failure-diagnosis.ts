@@ -10,7 +10,13 @@
  * world, its arms and its timing, so they are not independent trials; rollouts are. The
  * conditions are per object (a condition is a property of an object), and say so.
  */
-import { classifyObjectFailures, FAILURE_PATTERN_WORDS, FAILURE_PATTERNS, type FailurePattern, type ObjectResult } from '../tasks/failure-patterns.js';
+import {
+  classifyObjectFailures,
+  FAILURE_PATTERN_WORDS,
+  FAILURE_PATTERNS,
+  type FailurePattern,
+  type ObjectResult,
+} from '../tasks/failure-patterns.js';
 import type { TaskEvent } from '../tasks/task-events.js';
 import type { Layout, LayoutObject, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import { wilsonInterval } from './intervals.js';
@@ -63,7 +69,14 @@ export interface RateCell {
  * real-only / sim-only (seen on one side only, intervals overlapping: too few rollouts to tell),
  * or one side has no rollouts at all.
  */
-export type SimRealAgreement = 'reproduced' | 'sim-higher' | 'sim-lower' | 'sim-only' | 'real-only' | 'no-real-rollouts' | 'no-sim-rollouts';
+export type SimRealAgreement =
+  | 'reproduced'
+  | 'sim-higher'
+  | 'sim-lower'
+  | 'sim-only'
+  | 'real-only'
+  | 'no-real-rollouts'
+  | 'no-sim-rollouts';
 
 export interface PatternExample {
   readonly id: number;
@@ -119,7 +132,11 @@ export interface FailureDiagnosis {
   readonly layoutSet: string;
   readonly policy: string;
   readonly confidence: number;
-  readonly rollouts: { readonly sim: number; readonly real: number; readonly notClassified: readonly { readonly id: number; readonly why: string }[] };
+  readonly rollouts: {
+    readonly sim: number;
+    readonly real: number;
+    readonly notClassified: readonly { readonly id: number; readonly why: string }[];
+  };
   /** All tiers pooled, most frequent first. */
   readonly overall: readonly PatternRow[];
   readonly tiers: readonly TierDiagnosis[];
@@ -157,7 +174,9 @@ interface ObjectCase {
   readonly arm: 'left' | 'right' | undefined;
 }
 
-const neighbours = (layout: Layout, o: LayoutObject): number => layout.objects.filter((q) => q !== o && Math.hypot(q.pose.x - o.pose.x, q.pose.y - o.pose.y) < CROWDED_RADIUS_M).length;
+const neighbours = (layout: Layout, o: LayoutObject): number =>
+  layout.objects.filter((q) => q !== o && Math.hypot(q.pose.x - o.pose.x, q.pose.y - o.pose.y) < CROWDED_RADIUS_M)
+    .length;
 
 /** The distance from the object to the task's target fixture (the bin), when the task has one loose on the table. */
 function binDistance(task: TaskDefinition, layout: Layout, o: LayoutObject): number | undefined {
@@ -180,7 +199,11 @@ function agreement(sim: RateCell | null, real: RateCell | null): SimRealAgreemen
   return sim.rollouts > 0 ? 'sim-only' : 'real-only';
 }
 
-function patternRows(cases: readonly ObjectCase[], classified: readonly DiagnosisRollout[], confidence: number): PatternRow[] {
+function patternRows(
+  cases: readonly ObjectCase[],
+  classified: readonly DiagnosisRollout[],
+  confidence: number,
+): PatternRow[] {
   const rows: PatternRow[] = [];
   const sides = ['sim', 'real'] as const;
   for (const pattern of FAILURE_PATTERNS) {
@@ -192,7 +215,9 @@ function patternRows(cases: readonly ObjectCase[], classified: readonly Diagnosi
       const targets = cases.filter((c) => keep(c.rollout) && c.result !== 'not-a-target').length;
       return rateCell(ids.size, all.length, hit.filter((c) => keep(c.rollout)).length, targets, confidence);
     };
-    const [sim, real] = sides.map((side) => (classified.some((r) => r.kind === side) ? cell((r) => r.kind === side) : null));
+    const [sim, real] = sides.map((side) =>
+      classified.some((r) => r.kind === side) ? cell((r) => r.kind === side) : null,
+    );
     const byRollout = new Map<number, ObjectCase[]>();
     for (const c of hit) byRollout.set(c.rollout.id, [...(byRollout.get(c.rollout.id) ?? []), c]);
     // Examples from each side, the rollouts with most objects failing this way first.
@@ -201,15 +226,40 @@ function patternRows(cases: readonly ObjectCase[], classified: readonly Diagnosi
         .filter((cs) => cs[0].rollout.kind === side)
         .sort((a, b) => b.length - a.length || a[0].rollout.id - b[0].rollout.id)
         .slice(0, EXAMPLES_PER_PATTERN)
-        .map((cs) => ({ id: cs[0].rollout.id, kind: side, layoutIndex: cs[0].rollout.layoutIndex, objects: cs.map((c) => c.id), replay: cs[0].rollout.replay ?? null })),
+        .map((cs) => ({
+          id: cs[0].rollout.id,
+          kind: side,
+          layoutIndex: cs[0].rollout.layoutIndex,
+          objects: cs.map((c) => c.id),
+          replay: cs[0].rollout.replay ?? null,
+        })),
     );
-    rows.push({ pattern, words: FAILURE_PATTERN_WORDS[pattern], pooled: cell(() => true), sim, real, agreement: agreement(sim, real), examples });
+    rows.push({
+      pattern,
+      words: FAILURE_PATTERN_WORDS[pattern],
+      pooled: cell(() => true),
+      sim,
+      real,
+      agreement: agreement(sim, real),
+      examples,
+    });
   }
-  return rows.sort((a, b) => b.pooled.rate - a.pooled.rate || b.pooled.objects - a.pooled.objects || FAILURE_PATTERNS.indexOf(a.pattern) - FAILURE_PATTERNS.indexOf(b.pattern));
+  return rows.sort(
+    (a, b) =>
+      b.pooled.rate - a.pooled.rate ||
+      b.pooled.objects - a.pooled.objects ||
+      FAILURE_PATTERNS.indexOf(a.pattern) - FAILURE_PATTERNS.indexOf(b.pattern),
+  );
 }
 
 /** Newcombe's hybrid-score interval for p₁ − p₂ (method 10), from the two Wilson intervals. */
-function newcombe(k1: number, n1: number, k2: number, n2: number, confidence: number): { lower: number; upper: number } {
+function newcombe(
+  k1: number,
+  n1: number,
+  k2: number,
+  n2: number,
+  confidence: number,
+): { lower: number; upper: number } {
   const a = wilsonInterval(k1, n1, { confidence });
   const b = wilsonInterval(k2, n2, { confidence });
   const p1 = k1 / n1;
@@ -221,17 +271,40 @@ function newcombe(k1: number, n1: number, k2: number, n2: number, confidence: nu
   };
 }
 
-function conditionEffects(cases: readonly ObjectCase[], outcome: 'any-failure' | FailurePattern, confidence: number): ConditionEffect[] {
+function conditionEffects(
+  cases: readonly ObjectCase[],
+  outcome: 'any-failure' | FailurePattern,
+  confidence: number,
+): ConditionEffect[] {
   const targets = cases.filter((c) => c.result !== 'not-a-target');
   const failed = (c: ObjectCase): boolean => (outcome === 'any-failure' ? c.result !== 'done' : c.result === outcome);
-  const distances = targets.map((c) => c.binDistanceM).filter((d): d is number => d !== undefined).sort((x, y) => x - y);
+  const distances = targets
+    .map((c) => c.binDistanceM)
+    .filter((d): d is number => d !== undefined)
+    .sort((x, y) => x - y);
   const medianM = distances.length > 0 ? distances[Math.floor(distances.length / 2)] : undefined;
   const splits: { condition: ConditionName; words: string; on: (c: ObjectCase) => boolean | undefined }[] = [
-    { condition: 'crowded', words: `crowded (another object within ${(CROWDED_RADIUS_M * 100).toFixed(0)} cm at the start)`, on: (c) => c.crowded },
+    {
+      condition: 'crowded',
+      words: `crowded (another object within ${(CROWDED_RADIUS_M * 100).toFixed(0)} cm at the start)`,
+      on: (c) => c.crowded,
+    },
     { condition: 'lying', words: 'lying at the start (not upright)', on: (c) => c.lying },
-    ...(medianM !== undefined ? [{ condition: 'far-from-bin' as const, words: `far from the bin (≥ ${(medianM * 100).toFixed(0)} cm, the median)`, on: (c: ObjectCase) => (c.binDistanceM === undefined ? undefined : c.binDistanceM >= medianM) }] : []),
+    ...(medianM !== undefined
+      ? [
+          {
+            condition: 'far-from-bin' as const,
+            words: `far from the bin (≥ ${(medianM * 100).toFixed(0)} cm, the median)`,
+            on: (c: ObjectCase) => (c.binDistanceM === undefined ? undefined : c.binDistanceM >= medianM),
+          },
+        ]
+      : []),
     // Only objects some hand took have an arm; which arm says nothing about one never grasped.
-    { condition: 'left-arm', words: 'taken by the left arm (vs the right; grasped objects only)', on: (c) => (c.arm === undefined ? undefined : c.arm === 'left') },
+    {
+      condition: 'left-arm',
+      words: 'taken by the left arm (vs the right; grasped objects only)',
+      on: (c) => (c.arm === undefined ? undefined : c.arm === 'left'),
+    },
   ];
   const out: ConditionEffect[] = [];
   for (const s of splits) {
@@ -262,19 +335,28 @@ function conditionEffects(cases: readonly ObjectCase[], outcome: 'any-failure' |
 
 export function diagnoseFailures(input: DiagnosisInput): FailureDiagnosis {
   const confidence = input.confidence ?? 0.95;
-  if (!(confidence > 0 && confidence < 1)) throw new DiagnosisInputError(`The confidence level must lie strictly between 0 and 1, not ${confidence}.`);
+  if (!(confidence > 0 && confidence < 1))
+    throw new DiagnosisInputError(`The confidence level must lie strictly between 0 and 1, not ${confidence}.`);
   const { task, layoutSet } = input;
   const cases: ObjectCase[] = [];
   const classified: DiagnosisRollout[] = [];
   const notClassified: { id: number; why: string }[] = [];
   for (const r of input.rollouts) {
     const layout = layoutSet.layouts[r.layoutIndex];
-    if (!layout) throw new DiagnosisInputError(`Rollout ${r.id} names layout ${r.layoutIndex}, which layout set ${layoutSet.sha256.slice(0, 12)} does not have (0 to ${layoutSet.layouts.length - 1}).`);
+    if (!layout)
+      throw new DiagnosisInputError(
+        `Rollout ${r.id} names layout ${r.layoutIndex}, which layout set ${layoutSet.sha256.slice(0, 12)} does not have (0 to ${layoutSet.layouts.length - 1}).`,
+      );
     if (r.taskEvents.length === 0) {
       notClassified.push({ id: r.id, why: 'no task events were stored with it' });
       continue;
     }
-    const c = classifyObjectFailures(task, layout, { events: r.taskEvents, endStates: r.endStates, outcomeCounts: r.outcomeCounts, ranFullLength: r.outcome === 'completed' });
+    const c = classifyObjectFailures(task, layout, {
+      events: r.taskEvents,
+      endStates: r.endStates,
+      outcomeCounts: r.outcomeCounts,
+      ranFullLength: r.outcome === 'completed',
+    });
     if (!c.ok) {
       notClassified.push({ id: r.id, why: c.why });
       continue;
@@ -283,12 +365,25 @@ export function diagnoseFailures(input: DiagnosisInput): FailureDiagnosis {
     for (const row of c.objects) {
       const o = layout.objects.find((x) => x.id === row.id)!;
       const firstGrasp = r.taskEvents.find((e) => e.kind === 'grasped' && e.objectId === o.id);
-      cases.push({ rollout: r, id: o.id, result: row.result, crowded: neighbours(layout, o) > 0, lying: o.posture !== 'upright', binDistanceM: binDistance(task, layout, o), arm: firstGrasp?.arm });
+      cases.push({
+        rollout: r,
+        id: o.id,
+        result: row.result,
+        crowded: neighbours(layout, o) > 0,
+        lying: o.posture !== 'upright',
+        binDistanceM: binDistance(task, layout, o),
+        arm: firstGrasp?.arm,
+      });
     }
   }
   if (classified.length === 0) {
-    const why = notClassified.length === 0 ? 'there are no rollouts of it on this layout set' : `none of its ${notClassified.length} rollouts could be classified (${notClassified[0].why})`;
-    throw new DiagnosisInputError(`Cannot diagnose ${input.policy} on layout set ${layoutSet.sha256.slice(0, 12)}: ${why}.`);
+    const why =
+      notClassified.length === 0
+        ? 'there are no rollouts of it on this layout set'
+        : `none of its ${notClassified.length} rollouts could be classified (${notClassified[0].why})`;
+    throw new DiagnosisInputError(
+      `Cannot diagnose ${input.policy} on layout set ${layoutSet.sha256.slice(0, 12)}: ${why}.`,
+    );
   }
   const overall = patternRows(cases, classified, confidence);
   const tierNumbers = [...new Set(classified.map((r) => r.tier))].sort((a, b) => a - b);
@@ -296,7 +391,10 @@ export function diagnoseFailures(input: DiagnosisInput): FailureDiagnosis {
     const mine = classified.filter((r) => r.tier === tier);
     return {
       tier,
-      rollouts: { sim: mine.filter((r) => r.kind === 'sim').length, real: mine.filter((r) => r.kind === 'real').length },
+      rollouts: {
+        sim: mine.filter((r) => r.kind === 'sim').length,
+        real: mine.filter((r) => r.kind === 'real').length,
+      },
       patterns: patternRows(
         cases.filter((c) => c.rollout.tier === tier),
         mine,
@@ -306,33 +404,61 @@ export function diagnoseFailures(input: DiagnosisInput): FailureDiagnosis {
   });
   const conditions = conditionEffects(cases, 'any-failure', confidence);
   const notes: string[] = [];
-  if (notClassified.length > 0) notes.push(`${notClassified.length} rollout${notClassified.length === 1 ? ' is' : 's are'} not in the diagnosis: ${[...new Set(notClassified.map((n) => n.why))].slice(0, 3).join('; ')} (ids ${notClassified.map((n) => n.id).slice(0, 12).join(', ')}${notClassified.length > 12 ? ', …' : ''}).`);
-  notes.push('Condition effects are per object; objects of one rollout share its world, so their intervals are somewhat too narrow.');
+  if (notClassified.length > 0)
+    notes.push(
+      `${notClassified.length} rollout${notClassified.length === 1 ? ' is' : 's are'} not in the diagnosis: ${[...new Set(notClassified.map((n) => n.why))].slice(0, 3).join('; ')} (ids ${notClassified
+        .map((n) => n.id)
+        .slice(0, 12)
+        .join(', ')}${notClassified.length > 12 ? ', …' : ''}).`,
+    );
+  notes.push(
+    'Condition effects are per object; objects of one rollout share its world, so their intervals are somewhat too narrow.',
+  );
   let top: FailureDiagnosis['top'] = null;
   const first = overall[0];
   if (first) {
-    const rates = tiers.map((t) => ({ tier: t.tier, rate: t.patterns.find((p) => p.pattern === first.pattern)?.pooled.rate ?? 0 }));
+    const rates = tiers.map((t) => ({
+      tier: t.tier,
+      rate: t.patterns.find((p) => p.pattern === first.pattern)?.pooled.rate ?? 0,
+    }));
     const best = Math.max(...rates.map((r) => r.rate));
     // The tiers where it is at least half as frequent as on its worst tier.
     const topTiers = rates.filter((r) => r.rate > 0 && r.rate >= best / 2).map((r) => r.tier);
     const topConditions = conditionEffects(cases, first.pattern, confidence);
-    const rolloutIds = [...new Set(cases.filter((c) => c.result === first.pattern).map((c) => c.rollout.id))].sort((a, b) => a - b);
+    const rolloutIds = [...new Set(cases.filter((c) => c.result === first.pattern).map((c) => c.rollout.id))].sort(
+      (a, b) => a - b,
+    );
     const lead = topConditions.find((c) => c.clear && c.riskDifference > 0);
     const anyLead = conditions.find((c) => c.clear && c.riskDifference > 0);
     const short = (c: ConditionEffect): string => c.words.replace(/ \(.*\)$/, '');
     const pct = (x: number): string => `${Math.round(100 * x)}%`;
     const sentence =
       `Most frequent: ${first.words}, in ${pct(first.pooled.rate)} of rollouts [${pct(first.pooled.lower)}, ${pct(first.pooled.upper)}], worst on tier${topTiers.length === 1 ? '' : 's'} ${topTiers.join(', ')}` +
-      (lead ? `; objects ${short(lead)} fail this way ${pct(lead.withCondition.rate)} vs ${pct(lead.without.rate)} otherwise (h = ${lead.cohensH.toFixed(2)})` : '; no start condition clearly predicts it') +
-      (anyLead && anyLead.condition !== lead?.condition ? `; of all failures, objects ${short(anyLead)} fail ${pct(anyLead.withCondition.rate)} vs ${pct(anyLead.without.rate)} (h = ${anyLead.cohensH.toFixed(2)}).` : '.');
-    top = { pattern: first.pattern, words: first.words, tiers: topTiers, conditions: topConditions, rolloutIds, sentence };
+      (lead
+        ? `; objects ${short(lead)} fail this way ${pct(lead.withCondition.rate)} vs ${pct(lead.without.rate)} otherwise (h = ${lead.cohensH.toFixed(2)})`
+        : '; no start condition clearly predicts it') +
+      (anyLead && anyLead.condition !== lead?.condition
+        ? `; of all failures, objects ${short(anyLead)} fail ${pct(anyLead.withCondition.rate)} vs ${pct(anyLead.without.rate)} (h = ${anyLead.cohensH.toFixed(2)}).`
+        : '.');
+    top = {
+      pattern: first.pattern,
+      words: first.words,
+      tiers: topTiers,
+      conditions: topConditions,
+      rolloutIds,
+      sentence,
+    };
   }
   return {
     task: task.id,
     layoutSet: layoutSet.sha256,
     policy: input.policy,
     confidence,
-    rollouts: { sim: classified.filter((r) => r.kind === 'sim').length, real: classified.filter((r) => r.kind === 'real').length, notClassified },
+    rollouts: {
+      sim: classified.filter((r) => r.kind === 'sim').length,
+      real: classified.filter((r) => r.kind === 'real').length,
+      notClassified,
+    },
     overall,
     tiers,
     conditions,

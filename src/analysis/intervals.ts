@@ -24,11 +24,13 @@ export interface IntervalOptions {
 }
 
 function checkCounts(successes: number, trials: number, confidence: number): void {
-  if (!Number.isSafeInteger(trials) || trials < 1) throw new RangeError(`trials must be a whole number of at least 1, not ${trials}`);
+  if (!Number.isSafeInteger(trials) || trials < 1)
+    throw new RangeError(`trials must be a whole number of at least 1, not ${trials}`);
   if (!Number.isSafeInteger(successes) || successes < 0 || successes > trials) {
     throw new RangeError(`successes must be a whole number from 0 to ${trials} (the trials), not ${successes}`);
   }
-  if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must lie strictly between 0 and 1, not ${confidence}`);
+  if (!(confidence > 0 && confidence < 1))
+    throw new RangeError(`confidence must lie strictly between 0 and 1, not ${confidence}`);
 }
 
 /** Wilson score interval: (p̂ + z²/2n ± z·√(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n). */
@@ -55,7 +57,11 @@ export function wilsonInterval(successes: number, trials: number, options: Inter
 }
 
 /** Clopper–Pearson exact interval: Beta quantiles (α/2; k, n−k+1) and (1−α/2; k+1, n−k). */
-export function clopperPearsonInterval(successes: number, trials: number, options: IntervalOptions = {}): ProportionInterval {
+export function clopperPearsonInterval(
+  successes: number,
+  trials: number,
+  options: IntervalOptions = {},
+): ProportionInterval {
   const confidence = options.confidence ?? 0.95;
   checkCounts(successes, trials, confidence);
   const alpha = 1 - confidence;

@@ -110,9 +110,22 @@ function rolloutTimes(r: TimedRollout): UnitTime[] | null {
       const named = new Set<string>();
       return ts.map((tS) => {
         // The object that entered its own target region at that instant is the unit done then.
-        const e = events.find((x) => x.kind === 'entered-region' && x.timeS === tS && x.objectId !== undefined && !named.has(x.objectId) && r.targetRegionOf?.(x.objectId) === x.region);
+        const e = events.find(
+          (x) =>
+            x.kind === 'entered-region' &&
+            x.timeS === tS &&
+            x.objectId !== undefined &&
+            !named.has(x.objectId) &&
+            r.targetRegionOf?.(x.objectId) === x.region,
+        );
         if (e) named.add(e.objectId!);
-        return { rolloutId: r.id, tS, objectId: e?.objectId ?? null, kind: e ? (r.kindOf?.(e.objectId!) ?? null) : null, source: 'task-events' as const };
+        return {
+          rolloutId: r.id,
+          tS,
+          objectId: e?.objectId ?? null,
+          kind: e ? (r.kindOf?.(e.objectId!) ?? null) : null,
+          source: 'task-events' as const,
+        };
       });
     }
   }
@@ -121,7 +134,13 @@ function rolloutTimes(r: TimedRollout): UnitTime[] | null {
     // The score says how many were done; the operator's marks say when (the latest marks win: an
     // object marked, then knocked out and put back, was done at its last mark).
     const sorted = [...marks].sort((a, b) => a.tS - b.tS).slice(marks.length - r.done);
-    return sorted.map((m) => ({ rolloutId: r.id, tS: m.tS, objectId: m.objectId ?? null, kind: m.objectId ? (r.kindOf?.(m.objectId) ?? null) : null, source: 'operator-marks' as const }));
+    return sorted.map((m) => ({
+      rolloutId: r.id,
+      tS: m.tS,
+      objectId: m.objectId ?? null,
+      kind: m.objectId ? (r.kindOf?.(m.objectId) ?? null) : null,
+      source: 'operator-marks' as const,
+    }));
   }
   return null;
 }

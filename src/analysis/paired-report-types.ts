@@ -151,10 +151,20 @@ export interface RankViolation {
 export interface CorrelationReport {
   readonly policies: number;
   readonly pairs: readonly (PolicyPair & { readonly layouts: number })[];
-  readonly pearson: { readonly r: number | null; readonly undefinedBecause?: string; readonly lower: number | null; readonly upper: number | null };
+  readonly pearson: {
+    readonly r: number | null;
+    readonly undefinedBecause?: string;
+    readonly lower: number | null;
+    readonly upper: number | null;
+  };
   readonly mmrv: { readonly value: number; readonly lower: number; readonly upper: number };
   readonly violations: readonly RankViolation[];
-  readonly bootstrap: { readonly resamples: number; readonly used: number; readonly seed: number; readonly unit: 'layout' };
+  readonly bootstrap: {
+    readonly resamples: number;
+    readonly used: number;
+    readonly seed: number;
+    readonly unit: 'layout';
+  };
 }
 
 export interface FailureCell {
@@ -200,10 +210,24 @@ export interface AbComparison {
 
 export interface SegregatedRollouts {
   readonly awaitingScore: readonly number[];
-  readonly invalidOrAborted: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly policy: string; readonly status: string; readonly reason: string }[];
-  readonly otherCalibration: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly calibration: string }[];
+  readonly invalidOrAborted: readonly {
+    readonly id: number;
+    readonly kind: 'sim' | 'real';
+    readonly policy: string;
+    readonly status: string;
+    readonly reason: string;
+  }[];
+  readonly otherCalibration: readonly {
+    readonly id: number;
+    readonly kind: 'sim' | 'real';
+    readonly calibration: string;
+  }[];
   /** Valid rollouts run for another episode length than the comparison's: never pooled. */
-  readonly otherEpisodeLength: readonly { readonly id: number; readonly kind: 'sim' | 'real'; readonly episodeSeconds: number }[];
+  readonly otherEpisodeLength: readonly {
+    readonly id: number;
+    readonly kind: 'sim' | 'real';
+    readonly episodeSeconds: number;
+  }[];
   /** Which were left out for their episode length and why, in one sentence; null when none was. */
   readonly otherEpisodeLengthSentence: string | null;
   readonly unpairedPolicies: readonly { readonly policy: string; readonly reason: string }[];
@@ -225,7 +249,12 @@ export interface PairedReport {
   readonly correlation: CorrelationReport | null;
   readonly correlationUnavailable?: string;
   readonly abComparisons: readonly AbComparison[];
-  readonly failures: { readonly rows: readonly FailureRow[]; readonly outOfTime: readonly OutOfTimeRow[]; readonly fromEndState: readonly EndStateFallback[]; readonly notes: readonly string[] };
+  readonly failures: {
+    readonly rows: readonly FailureRow[];
+    readonly outOfTime: readonly OutOfTimeRow[];
+    readonly fromEndState: readonly EndStateFallback[];
+    readonly notes: readonly string[];
+  };
   readonly cost: { readonly config: CostConfig; readonly curve: readonly CostCurvePoint[] };
   readonly segregated: SegregatedRollouts;
   /** A session's pre-registered A/B analysis, when the report was asked for one (tandem report --session). */

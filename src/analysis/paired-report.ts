@@ -11,7 +11,12 @@
  */
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { objectOutcomes, parseObjectOutcomeCounts } from '../tasks/object-outcomes.js';
-import { classifyObjectFailures, FAILURE_PATTERNS, targetRegion, type FailurePattern } from '../tasks/failure-patterns.js';
+import {
+  classifyObjectFailures,
+  FAILURE_PATTERNS,
+  targetRegion,
+  type FailurePattern,
+} from '../tasks/failure-patterns.js';
 import { placementCovariate } from './placement-covariate.js';
 import { throughputSummary, type ThroughputSummary, type TimedRollout } from './object-times.js';
 import { createRng } from '../layouts/random.js';
@@ -21,7 +26,23 @@ import { summarizeByTier } from './tier-summary.js';
 import { controlVariateMean, type ControlVariateEstimate } from './control-variate.js';
 import { sequentialVerdict } from './sequential.js';
 import { costLedger, DEFAULT_COST_CONFIG, type CostConfig } from './cost.js';
-import { ReportInputError, type ReportRollout, type ReportInput, type ReportChoices, type LayoutPair, type SideSummary, type PolicyReport, type RankViolation, type CorrelationReport, type FailureCell, type FailureRow, type EndStateFallback, type AbComparison, type PairedReport, type CostCurvePoint } from './paired-report-types.js';
+import {
+  ReportInputError,
+  type ReportRollout,
+  type ReportInput,
+  type ReportChoices,
+  type LayoutPair,
+  type SideSummary,
+  type PolicyReport,
+  type RankViolation,
+  type CorrelationReport,
+  type FailureCell,
+  type FailureRow,
+  type EndStateFallback,
+  type AbComparison,
+  type PairedReport,
+  type CostCurvePoint,
+} from './paired-report-types.js';
 export * from './paired-report-types.js';
 
 export const MIN_POLICIES_FOR_CORRELATION = 3;
@@ -60,15 +81,26 @@ function someCalibrations(hashes: readonly string[], rows: readonly ReportRollou
 }
 
 /** The calibration to use for one side: the one given, or the only one present; refuses a mix. */
-function pickCalibration(rows: readonly ReportRollout[], kind: 'sim' | 'real', asked: string | undefined): string | null {
+function pickCalibration(
+  rows: readonly ReportRollout[],
+  kind: 'sim' | 'real',
+  asked: string | undefined,
+): string | null {
   const present = [...new Set(rows.filter((r) => r.kind === kind).map((r) => r.calibration))];
   if (asked !== undefined) {
-    if (!present.includes(asked)) throw new ReportInputError(`No ${kind} rollout of these policies ran with calibration ${short(asked)}; present: ${someCalibrations(present, rows, kind) || 'none'}.`, reportChoices(rows, rows));
+    if (!present.includes(asked))
+      throw new ReportInputError(
+        `No ${kind} rollout of these policies ran with calibration ${short(asked)}; present: ${someCalibrations(present, rows, kind) || 'none'}.`,
+        reportChoices(rows, rows),
+      );
     return asked;
   }
   if (present.length > 1) {
     const flag = kind === 'sim' ? '--sim-calibration' : '--real-calibration';
-    throw new ReportInputError(`The ${kind} rollouts of these policies ran with ${present.length} different calibrations (${someCalibrations(present, rows, kind)}); one comparison uses one: pick it with ${flag} SHA256.`, reportChoices(rows, rows));
+    throw new ReportInputError(
+      `The ${kind} rollouts of these policies ran with ${present.length} different calibrations (${someCalibrations(present, rows, kind)}); one comparison uses one: pick it with ${flag} SHA256.`,
+      reportChoices(rows, rows),
+    );
   }
   return present[0] ?? null;
 }
@@ -80,13 +112,21 @@ function pickCalibration(rows: readonly ReportRollout[], kind: 'sim' | 'real', a
  */
 function pickEpisodeSeconds(choices: ReportChoices, asked: number | undefined): number | null {
   const present = choices.episodeSeconds;
-  const which = (e: ReportChoices['episodeSeconds'][number]): string => `${seconds(e.value)}: ${[e.sim ? `${e.sim} sim` : '', e.real ? `${e.real} real` : ''].filter(Boolean).join(', ')}`;
+  const which = (e: ReportChoices['episodeSeconds'][number]): string =>
+    `${seconds(e.value)}: ${[e.sim ? `${e.sim} sim` : '', e.real ? `${e.real} real` : ''].filter(Boolean).join(', ')}`;
   if (asked !== undefined) {
-    if (!present.some((e) => e.value === asked)) throw new ReportInputError(`No rollout of these policies ran ${seconds(asked)} episodes; present: ${present.map(which).join('; ') || 'none'}.`, choices);
+    if (!present.some((e) => e.value === asked))
+      throw new ReportInputError(
+        `No rollout of these policies ran ${seconds(asked)} episodes; present: ${present.map(which).join('; ') || 'none'}.`,
+        choices,
+      );
     return asked;
   }
   if (present.length > 1) {
-    throw new ReportInputError(`The rollouts of these policies ran with ${present.length} different episode lengths (${present.map(which).join('; ')}); one comparison uses one: pick it with --episode-seconds S.`, choices);
+    throw new ReportInputError(
+      `The rollouts of these policies ran with ${present.length} different episode lengths (${present.map(which).join('; ')}); one comparison uses one: pick it with --episode-seconds S.`,
+      choices,
+    );
   }
   return present[0]?.value ?? null;
 }
@@ -99,13 +139,21 @@ function otherEpisodeLengthSentence(left: readonly ReportRollout[], compared: nu
     const k = `${r.kind} rollout(s) of ${seconds(r.episodeSeconds)}`;
     groups.set(k, [...(groups.get(k) ?? []), r.id]);
   }
-  const parts = [...groups].map(([k, ids]) => `${ids.length} ${k} (${ids.slice(0, 12).join(', ')}${ids.length > 12 ? ', …' : ''})`);
+  const parts = [...groups].map(
+    ([k, ids]) => `${ids.length} ${k} (${ids.slice(0, 12).join(', ')}${ids.length > 12 ? ', …' : ''})`,
+  );
   return `Left out: ${parts.join(' and ')}, because this comparison is of ${seconds(compared)} episodes and results of different episode lengths are never pooled.`;
 }
 
 function tierSummary(rows: readonly ReportRollout[], seed: number): SideSummary | null {
   if (rows.length === 0) return null;
-  return { tiers: summarizeByTier(rows.map((r) => ({ tier: r.tier, progress: r.progress!, layoutIndex: r.layoutIndex })), { seed }), rolloutIds: rows.map((r) => r.id) };
+  return {
+    tiers: summarizeByTier(
+      rows.map((r) => ({ tier: r.tier, progress: r.progress!, layoutIndex: r.layoutIndex })),
+      { seed },
+    ),
+    rolloutIds: rows.map((r) => r.id),
+  };
 }
 
 export function buildPairedReport(input: ReportInput): PairedReport {
@@ -117,7 +165,10 @@ export function buildPairedReport(input: ReportInput): PairedReport {
   const rows = input.rollouts.filter((r) => keys.has(r.policy));
   const layoutCount = input.layoutSet.layouts.length;
   for (const r of rows) {
-    if (!(r.layoutIndex >= 0 && r.layoutIndex < layoutCount)) throw new ReportInputError(`Rollout ${r.id} names layout ${r.layoutIndex}, which layout set ${short(input.layoutSet.sha256)} does not have (0 to ${layoutCount - 1}).`);
+    if (!(r.layoutIndex >= 0 && r.layoutIndex < layoutCount))
+      throw new ReportInputError(
+        `Rollout ${r.id} names layout ${r.layoutIndex}, which layout set ${short(input.layoutSet.sha256)} does not have (0 to ${layoutCount - 1}).`,
+      );
   }
   const invalidOrAborted = rows.filter((r) => r.status !== 'valid');
   const valid = rows.filter((r) => r.status === 'valid');
@@ -138,7 +189,10 @@ export function buildPairedReport(input: ReportInput): PairedReport {
   const unpaired: { policy: string; reason: string }[] = [];
   for (const p of input.policies) {
     const mine = scored.filter((r) => r.policy === p.key);
-    const byLayout = new Map<number, { sim: ReportRollout[]; real: ReportRollout[]; notCounted: LayoutPair['notCounted'][number][] }>();
+    const byLayout = new Map<
+      number,
+      { sim: ReportRollout[]; real: ReportRollout[]; notCounted: LayoutPair['notCounted'][number][] }
+    >();
     const entry = (i: number) => {
       let e = byLayout.get(i);
       if (!e) byLayout.set(i, (e = { sim: [], real: [], notCounted: [] }));
@@ -178,7 +232,14 @@ export function buildPairedReport(input: ReportInput): PairedReport {
       const hasReal = mine.some((r) => r.kind === 'real');
       unpaired.push({
         policy: p.label,
-        reason: !hasSim && !hasReal ? 'no scored rollouts on this layout set' : !hasSim ? 'real rollouts only, no sim sweep on this layout set' : !hasReal ? 'sim rollouts only, no scored real rollout' : 'its sim and real rollouts share no layout',
+        reason:
+          !hasSim && !hasReal
+            ? 'no scored rollouts on this layout set'
+            : !hasSim
+              ? 'real rollouts only, no sim sweep on this layout set'
+              : !hasReal
+                ? 'sim rollouts only, no scored real rollout'
+                : 'its sim and real rollouts share no layout',
       });
     }
     let controlVariate: ControlVariateEstimate | null = null;
@@ -194,7 +255,10 @@ export function buildPairedReport(input: ReportInput): PairedReport {
       controlVariateUnavailable = `needs at least 2 layouts with both real and sim results; ${p.label} has ${paired.length}`;
     }
     const realAll = mine.filter((r) => r.kind === 'real');
-    const timed = (side: readonly ReportRollout[]): ThroughputSummary | null => (side.length ? throughputSummary(side.map((r) => timedRollout(input.task, input.layoutSet.layouts[r.layoutIndex], r))) : null);
+    const timed = (side: readonly ReportRollout[]): ThroughputSummary | null =>
+      side.length
+        ? throughputSummary(side.map((r) => timedRollout(input.task, input.layoutSet.layouts[r.layoutIndex], r)))
+        : null;
     policies.push({
       key: p.key,
       label: p.label,
@@ -241,11 +305,22 @@ export function buildPairedReport(input: ReportInput): PairedReport {
     correlation,
     ...(correlationUnavailable ? { correlationUnavailable } : {}),
     abComparisons: abComparisons(pairedPolicies, scored, label),
-    failures: { rows: failures.rows, outOfTime: failures.outOfTime, fromEndState: failures.fromEndState, notes: failures.notes },
+    failures: {
+      rows: failures.rows,
+      outOfTime: failures.outOfTime,
+      fromEndState: failures.fromEndState,
+      notes: failures.notes,
+    },
     cost: { config: costConfig, curve: costCurve(policies) },
     segregated: {
       awaitingScore: awaitingScore.map((r) => r.id),
-      invalidOrAborted: invalidOrAborted.map((r) => ({ id: r.id, kind: r.kind, policy: label.get(r.policy) ?? r.policy, status: r.status, reason: r.statusReason ?? r.outcome ?? r.status })),
+      invalidOrAborted: invalidOrAborted.map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        policy: label.get(r.policy) ?? r.policy,
+        status: r.status,
+        reason: r.statusReason ?? r.outcome ?? r.status,
+      })),
       otherCalibration: otherCalibration.map((r) => ({ id: r.id, kind: r.kind, calibration: r.calibration })),
       otherEpisodeLength: otherEpisodeLength.map((r) => ({ id: r.id, kind: r.kind, episodeSeconds: r.episodeSeconds })),
       otherEpisodeLengthSentence: otherEpisodeLengthSentence(otherEpisodeLength, episodeSeconds),
@@ -291,7 +366,11 @@ function correlate(policies: readonly PolicyReport[], seed: number, resamples: n
   });
   const r = pearson(pairs);
   const m = mmrv(pairs);
-  const universe = [...new Set(policies.flatMap((p) => p.layouts.filter((l) => l.sim !== null && l.real !== null).map((l) => l.layoutIndex)))].sort((a, b) => a - b);
+  const universe = [
+    ...new Set(
+      policies.flatMap((p) => p.layouts.filter((l) => l.sim !== null && l.real !== null).map((l) => l.layoutIndex)),
+    ),
+  ].sort((a, b) => a - b);
   const rng = createRng(seed ^ 0x5ca1ab1e);
   const rs: number[] = [];
   const ms: number[] = [];
@@ -318,7 +397,16 @@ function correlate(policies: readonly PolicyReport[], seed: number, resamples: n
       if (a.sim > b.sim !== a.real > b.real) {
         const size = Math.abs(a.real - b.real);
         worst = Math.max(worst, size);
-        mine.push({ policy: a.policy, against: b.policy, sim: a.sim, againstSim: b.sim, real: a.real, againstReal: b.real, size, drivesMmrv: false });
+        mine.push({
+          policy: a.policy,
+          against: b.policy,
+          sim: a.sim,
+          againstSim: b.sim,
+          real: a.real,
+          againstReal: b.real,
+          size,
+          drivesMmrv: false,
+        });
       }
     }
     let marked = false;
@@ -331,8 +419,17 @@ function correlate(policies: readonly PolicyReport[], seed: number, resamples: n
   return {
     policies: pairs.length,
     pairs,
-    pearson: { r: r.r, ...(r.undefinedBecause ? { undefinedBecause: r.undefinedBecause } : {}), lower: rs.length ? quantileSorted(rs, 0.025) : null, upper: rs.length ? quantileSorted(rs, 0.975) : null },
-    mmrv: { value: m, lower: ms.length ? quantileSorted(ms, 0.025) : m, upper: ms.length ? quantileSorted(ms, 0.975) : m },
+    pearson: {
+      r: r.r,
+      ...(r.undefinedBecause ? { undefinedBecause: r.undefinedBecause } : {}),
+      lower: rs.length ? quantileSorted(rs, 0.025) : null,
+      upper: rs.length ? quantileSorted(rs, 0.975) : null,
+    },
+    mmrv: {
+      value: m,
+      lower: ms.length ? quantileSorted(ms, 0.025) : m,
+      upper: ms.length ? quantileSorted(ms, 0.975) : m,
+    },
     violations,
     bootstrap: { resamples, used: ms.length, seed, unit: 'layout' },
   };
@@ -342,15 +439,22 @@ function correlate(policies: readonly PolicyReport[], seed: number, resamples: n
  * The sequential A/B verdict for neighbouring policies (by real mean) from their real rollouts
  * on shared layouts, one pair per layout, taken in the order the later rollout of the pair ran.
  */
-function abComparisons(policies: readonly PolicyReport[], scored: readonly ReportRollout[], label: Map<string, string>): AbComparison[] {
-  const ranked = [...policies].filter((p) => p.real).sort((x, y) => (y.real!.tiers.at(-1)!.meanProgress - x.real!.tiers.at(-1)!.meanProgress));
+function abComparisons(
+  policies: readonly PolicyReport[],
+  scored: readonly ReportRollout[],
+  label: Map<string, string>,
+): AbComparison[] {
+  const ranked = [...policies]
+    .filter((p) => p.real)
+    .sort((x, y) => y.real!.tiers.at(-1)!.meanProgress - x.real!.tiers.at(-1)!.meanProgress);
   const out: AbComparison[] = [];
   for (let i = 0; i + 1 < ranked.length; i++) {
     const a = ranked[i];
     const b = ranked[i + 1];
     const realOf = (key: string) => {
       const m = new Map<number, ReportRollout>();
-      for (const r of scored) if (r.kind === 'real' && r.policy === key && !m.has(r.layoutIndex)) m.set(r.layoutIndex, r);
+      for (const r of scored)
+        if (r.kind === 'real' && r.policy === key && !m.has(r.layoutIndex)) m.set(r.layoutIndex, r);
       return m;
     };
     const ra = realOf(a.key);
@@ -361,20 +465,37 @@ function abComparisons(policies: readonly PolicyReport[], scored: readonly Repor
       shared.map(([x, y]) => ({ a: x.progress!, b: y.progress! })),
       { names: { a: label.get(a.key) ?? a.key, b: label.get(b.key) ?? b.key } },
     );
-    out.push({ a: a.label, b: b.label, pairs: shared.length, verdict, rolloutIds: shared.map(([x, y]) => [x.id, y.id] as const) });
+    out.push({
+      a: a.label,
+      b: b.label,
+      pairs: shared.length,
+      verdict,
+      rolloutIds: shared.map(([x, y]) => [x.id, y.id] as const),
+    });
   }
   return out;
 }
 
 type FailureBreakdown = PairedReport['failures'] & { readonly simLeftOut: readonly number[] };
 
-function failureBreakdown(task: TaskDefinition, layouts: readonly Layout[], scored: readonly ReportRollout[]): FailureBreakdown {
+function failureBreakdown(
+  task: TaskDefinition,
+  layouts: readonly Layout[],
+  scored: readonly ReportRollout[],
+): FailureBreakdown {
   type Cell = { objects: number; fromEndState: number; rolloutIds: Set<number> };
   const cells = new Map<string, { sim: Cell; real: Cell }>();
   const totals = new Map<string, { sim: number; real: number }>();
   const key = (tier: number, kind: string): string => `${tier}\u0000${kind}`;
   /** n objects of `kind` in rollout r: a target of the task (counted in the share's total), failed as `pattern` or not at all. */
-  const add = (r: ReportRollout, kind: string, n: number, target: boolean, pattern: FailurePattern | undefined, fromEndState: boolean): void => {
+  const add = (
+    r: ReportRollout,
+    kind: string,
+    n: number,
+    target: boolean,
+    pattern: FailurePattern | undefined,
+    fromEndState: boolean,
+  ): void => {
     const tk = key(r.tier, kind);
     const t = totals.get(tk) ?? { sim: 0, real: 0 };
     if (target) t[r.kind] += n;
@@ -382,12 +503,20 @@ function failureBreakdown(task: TaskDefinition, layouts: readonly Layout[], scor
     if (!pattern) return;
     const ck = `${tk}\u0000${pattern}`;
     let c = cells.get(ck);
-    if (!c) cells.set(ck, (c = { sim: { objects: 0, fromEndState: 0, rolloutIds: new Set() }, real: { objects: 0, fromEndState: 0, rolloutIds: new Set() } }));
+    if (!c)
+      cells.set(
+        ck,
+        (c = {
+          sim: { objects: 0, fromEndState: 0, rolloutIds: new Set() },
+          real: { objects: 0, fromEndState: 0, rolloutIds: new Set() },
+        }),
+      );
     c[r.kind].objects += n;
     if (fromEndState) c[r.kind].fromEndState += n;
     if (n > 0) c[r.kind].rolloutIds.add(r.id);
   };
-  const endStatePattern = (o: string): FailurePattern | undefined => (o === 'off-table' || o === 'knocked-over' || o === 'left-undone' ? o : undefined);
+  const endStatePattern = (o: string): FailurePattern | undefined =>
+    o === 'off-table' || o === 'knocked-over' || o === 'left-undone' ? o : undefined;
   const notes: string[] = [];
   const fallbacks: EndStateFallback[] = [];
   let realWithoutEndStates = 0;
@@ -399,9 +528,22 @@ function failureBreakdown(task: TaskDefinition, layouts: readonly Layout[], scor
     const endStates = r.kind === 'real' && r.endStates && r.endStates.length > 0 ? r.endStates : undefined;
     let why: string;
     if (events.length > 0) {
-      const c = classifyObjectFailures(task, layout, { events, endStates, outcomeCounts, ranFullLength: r.outcome === 'completed' });
+      const c = classifyObjectFailures(task, layout, {
+        events,
+        endStates,
+        outcomeCounts,
+        ranFullLength: r.outcome === 'completed',
+      });
       if (c.ok) {
-        for (const o of c.objects) add(r, o.kind, 1, o.result !== 'not-a-target', o.result === 'done' || o.result === 'not-a-target' ? undefined : o.result, false);
+        for (const o of c.objects)
+          add(
+            r,
+            o.kind,
+            1,
+            o.result !== 'not-a-target',
+            o.result === 'done' || o.result === 'not-a-target' ? undefined : o.result,
+            false,
+          );
         continue;
       }
       why = c.why;
@@ -413,18 +555,26 @@ function failureBreakdown(task: TaskDefinition, layouts: readonly Layout[], scor
         continue;
       }
       fallbacks.push({ id: r.id, kind: r.kind, why });
-      for (const o of objectOutcomes(task, layout, endStates)) add(r, o.kind, 1, o.outcome !== 'not-a-target', endStatePattern(o.outcome), true);
+      for (const o of objectOutcomes(task, layout, endStates))
+        add(r, o.kind, 1, o.outcome !== 'not-a-target', endStatePattern(o.outcome), true);
     } else {
       if (!outcomeCounts) {
         simLeftOut.push(r.id);
         continue;
       }
       fallbacks.push({ id: r.id, kind: r.kind, why });
-      for (const o of outcomeCounts) add(r, o.kind, o.n, o.outcome !== 'not-a-target', endStatePattern(o.outcome), true);
+      for (const o of outcomeCounts)
+        add(r, o.kind, o.n, o.outcome !== 'not-a-target', endStatePattern(o.outcome), true);
     }
   }
-  if (realWithoutEndStates > 0) notes.push(`${realWithoutEndStates} real rollout${realWithoutEndStates === 1 ? ' was' : 's were'} scored without per-object end states and without task events, and ${realWithoutEndStates === 1 ? 'is' : 'are'} not in the breakdown.`);
-  if (simLeftOut.length > 0) notes.push(`${simLeftOut.length} sim rollout${simLeftOut.length === 1 ? ' was' : 's were'} stored before per-object outcomes and task events were kept, and ${simLeftOut.length === 1 ? 'is' : 'are'} not in the breakdown.`);
+  if (realWithoutEndStates > 0)
+    notes.push(
+      `${realWithoutEndStates} real rollout${realWithoutEndStates === 1 ? ' was' : 's were'} scored without per-object end states and without task events, and ${realWithoutEndStates === 1 ? 'is' : 'are'} not in the breakdown.`,
+    );
+  if (simLeftOut.length > 0)
+    notes.push(
+      `${simLeftOut.length} sim rollout${simLeftOut.length === 1 ? ' was' : 's were'} stored before per-object outcomes and task events were kept, and ${simLeftOut.length === 1 ? 'is' : 'are'} not in the breakdown.`,
+    );
   for (const side of ['sim', 'real'] as const) {
     const mine = fallbacks.filter((f) => f.kind === side);
     if (mine.length === 0) continue;
@@ -437,10 +587,22 @@ function failureBreakdown(task: TaskDefinition, layouts: readonly Layout[], scor
   for (const [ck, c] of cells) {
     const [tier, kind, pattern] = ck.split('\u0000');
     const t = totals.get(key(Number(tier), kind))!;
-    const cell = (side: 'sim' | 'real'): FailureCell => ({ objects: c[side].objects, of: t[side], share: t[side] ? c[side].objects / t[side] : 0, rolloutIds: [...c[side].rolloutIds], fromEndState: c[side].fromEndState });
+    const cell = (side: 'sim' | 'real'): FailureCell => ({
+      objects: c[side].objects,
+      of: t[side],
+      share: t[side] ? c[side].objects / t[side] : 0,
+      rolloutIds: [...c[side].rolloutIds],
+      fromEndState: c[side].fromEndState,
+    });
     rows.push({ tier: Number(tier), kind, pattern: pattern as FailurePattern, sim: cell('sim'), real: cell('real') });
   }
-  rows.sort((a, b) => a.tier - b.tier || a.kind.localeCompare(b.kind) || Math.max(b.sim.share, b.real.share) - Math.max(a.sim.share, a.real.share) || FAILURE_PATTERNS.indexOf(a.pattern) - FAILURE_PATTERNS.indexOf(b.pattern));
+  rows.sort(
+    (a, b) =>
+      a.tier - b.tier ||
+      a.kind.localeCompare(b.kind) ||
+      Math.max(b.sim.share, b.real.share) - Math.max(a.sim.share, a.real.share) ||
+      FAILURE_PATTERNS.indexOf(a.pattern) - FAILURE_PATTERNS.indexOf(b.pattern),
+  );
   // Out of time: the episode ran its full length and the task was not done.
   const tiers = [...new Set(scored.map((r) => r.tier))].sort((a, b) => a - b);
   const outOfTime = tiers.map((tier) => {
@@ -464,7 +626,13 @@ function costCurve(policies: readonly PolicyReport[]): CostCurvePoint[] {
     realOnly += p.cost.realOnlyEquivalentCost ?? p.cost.realCost;
     simEnabled += p.cost.realCost + p.cost.simCost;
     const all = p.real.tiers.at(-1)!;
-    out.push({ policy: p.label, realOnlyCost: realOnly, simEnabledCost: simEnabled, realOnlyProgress: all.meanProgress, simEnabledProgress: p.controlVariate?.estimate ?? all.meanProgress });
+    out.push({
+      policy: p.label,
+      realOnlyCost: realOnly,
+      simEnabledCost: simEnabled,
+      realOnlyProgress: all.meanProgress,
+      simEnabledProgress: p.controlVariate?.estimate ?? all.meanProgress,
+    });
   }
   return out;
 }

@@ -28,24 +28,34 @@ export interface Pairing {
   readonly unpaired: string[];
 }
 
-export function pairSimReal(results: readonly PolicyLayoutResult[], options: { readonly sharedLayoutsOnly?: boolean } = {}): Pairing {
+export function pairSimReal(
+  results: readonly PolicyLayoutResult[],
+  options: { readonly sharedLayoutsOnly?: boolean } = {},
+): Pairing {
   const sharedOnly = options.sharedLayoutsOnly ?? true;
   const byPolicy = new Map<string, { sim: Map<string, number>; real: Map<string, number> }>();
   for (const r of results) {
-    if (!(r.meanProgress >= 0 && r.meanProgress <= 1)) throw new RangeError(`policy '${r.policy}' has mean progress ${r.meanProgress} on layout ${r.layout}; it must lie in [0, 1]`);
+    if (!(r.meanProgress >= 0 && r.meanProgress <= 1))
+      throw new RangeError(
+        `policy '${r.policy}' has mean progress ${r.meanProgress} on layout ${r.layout}; it must lie in [0, 1]`,
+      );
     let entry = byPolicy.get(r.policy);
     if (!entry) {
       entry = { sim: new Map(), real: new Map() };
       byPolicy.set(r.policy, entry);
     }
     const side = entry[r.kind];
-    if (side.has(r.layout)) throw new RangeError(`policy '${r.policy}' has two ${r.kind} results for layout ${r.layout}; aggregate per layout first`);
+    if (side.has(r.layout))
+      throw new RangeError(
+        `policy '${r.policy}' has two ${r.kind} results for layout ${r.layout}; aggregate per layout first`,
+      );
     side.set(r.layout, r.meanProgress);
   }
   const pairs: PairedPolicy[] = [];
   const unpaired: string[] = [];
   for (const [policy, { sim, real }] of byPolicy) {
-    const keep = (side: Map<string, number>, other: Map<string, number>): number[] => [...side].filter(([layout]) => !sharedOnly || other.has(layout)).map(([, v]) => v);
+    const keep = (side: Map<string, number>, other: Map<string, number>): number[] =>
+      [...side].filter(([layout]) => !sharedOnly || other.has(layout)).map(([, v]) => v);
     const simValues = keep(sim, real);
     const realValues = keep(real, sim);
     if (simValues.length === 0 || realValues.length === 0) {
@@ -53,7 +63,13 @@ export function pairSimReal(results: readonly PolicyLayoutResult[], options: { r
       continue;
     }
     const mean = (xs: number[]): number => Math.min(1, xs.reduce((a, b) => a + b, 0) / xs.length);
-    pairs.push({ policy, sim: mean(simValues), real: mean(realValues), simLayouts: simValues.length, realLayouts: realValues.length });
+    pairs.push({
+      policy,
+      sim: mean(simValues),
+      real: mean(realValues),
+      simLayouts: simValues.length,
+      realLayouts: realValues.length,
+    });
   }
   return { pairs, unpaired };
 }

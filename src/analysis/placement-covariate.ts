@@ -42,7 +42,9 @@ function pearsonR(xs: readonly number[], ys: readonly number[]): number | null {
 }
 
 /** The covariate over real rollouts (progress null: not scored); null when none carries a check result. */
-export function placementCovariate(rows: readonly { readonly progress: number | null; readonly placement?: RolloutPlacement | null }[]): PlacementCovariate | null {
+export function placementCovariate(
+  rows: readonly { readonly progress: number | null; readonly placement?: RolloutPlacement | null }[],
+): PlacementCovariate | null {
   const withCheck = rows.filter((r) => r.placement);
   if (withCheck.length === 0) return null;
   const checked = withCheck.filter((r) => r.placement!.checked && typeof r.placement!.maxErrorMm === 'number');
@@ -59,5 +61,13 @@ export function placementCovariate(rows: readonly { readonly progress: number | 
     `placement checked before ${checked.length} of ${withCheck.length} rollouts${unchecked ? ` (${unchecked} unchecked)` : ''}` +
     (mean !== null ? `; worst object ${mean.toFixed(1)} mm off on average, ${worst!.toFixed(1)} mm at most` : '') +
     (r !== null ? `; r(error, progress) ${r.toFixed(2)} over ${scored.length}` : '');
-  return { rollouts: withCheck.length, checked: checked.length, unchecked, meanMaxErrorMm: mean, worstMaxErrorMm: worst, errorProgressR: r, sentence };
+  return {
+    rollouts: withCheck.length,
+    checked: checked.length,
+    unchecked,
+    meanMaxErrorMm: mean,
+    worstMaxErrorMm: worst,
+    errorProgressR: r,
+    sentence,
+  };
 }

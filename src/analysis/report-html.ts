@@ -17,12 +17,16 @@ export interface ReportMeta {
   readonly store: string;
 }
 
-const n2 = (x: number | null | undefined): string => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(2));
-const n3 = (x: number | null | undefined): string => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(3));
-const ci = (lo: number | null, hi: number | null): string => (lo === null || hi === null ? '–' : `[${n2(lo)}, ${n2(hi)}]`);
+const n2 = (x: number | null | undefined): string =>
+  x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(2);
+const n3 = (x: number | null | undefined): string =>
+  x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(3);
+const ci = (lo: number | null, hi: number | null): string =>
+  lo === null || hi === null ? '–' : `[${n2(lo)}, ${n2(hi)}]`;
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 const short = (h: string | null): string => (h === null || h === '' ? 'none' : h.slice(0, 12));
-const money = (x: number | null, cur: string): string => (x === null ? '–' : `${x < 10 ? x.toFixed(2) : x.toFixed(0)} ${cur}`);
+const money = (x: number | null, cur: string): string =>
+  x === null ? '–' : `${x < 10 ? x.toFixed(2) : x.toFixed(0)} ${cur}`;
 const hours = (h: number): string => (h < 1 ? `${(h * 60).toFixed(1)} min` : `${h.toFixed(2)} h`);
 
 const CSS = `
@@ -61,7 +65,10 @@ function tierTable(p: PolicyReport): string {
   return `<table><tr><th class="l">${esc(p.label)}</th><th>layouts</th><th>sim rollouts</th><th>sim</th><th>95%</th><th>real rollouts</th><th>real</th><th>95%</th></tr>${rows.join('')}</table>`;
 }
 
-export function renderReportHtml(r: PairedReport & { readonly simDrift?: SimDrift } & Parameters<typeof crossEngineSection>[0], meta: ReportMeta): string {
+export function renderReportHtml(
+  r: PairedReport & { readonly simDrift?: SimDrift } & Parameters<typeof crossEngineSection>[0],
+  meta: ReportMeta,
+): string {
   const figs = reportFigures(r);
   const fig = (name: string, caption: string): string => {
     const f = figs.find((x) => x.name === name);
@@ -71,17 +78,38 @@ export function renderReportHtml(r: PairedReport & { readonly simDrift?: SimDrif
   const cur = r.cost.config.currency;
   const seg = r.segregated;
   const segLines: string[] = [];
-  if (seg.awaitingScore.length) segLines.push(`${seg.awaitingScore.length} real rollout(s) await an operator score and are not counted (rollouts ${seg.awaitingScore.join(', ')}).`);
-  if (seg.invalidOrAborted.length) segLines.push(`${seg.invalidOrAborted.length} invalid or aborted rollout(s) are left out: ${seg.invalidOrAborted.slice(0, 6).map((x) => `#${x.id} ${x.kind} ${x.status} (${esc(x.reason)})`).join('; ')}${seg.invalidOrAborted.length > 6 ? '; …' : ''}.`);
-  if (seg.otherCalibration.length) segLines.push(`${seg.otherCalibration.length} rollout(s) ran with another calibration and are left out (rollouts ${seg.otherCalibration.slice(0, 12).map((x) => x.id).join(', ')}${seg.otherCalibration.length > 12 ? ', …' : ''}).`);
+  if (seg.awaitingScore.length)
+    segLines.push(
+      `${seg.awaitingScore.length} real rollout(s) await an operator score and are not counted (rollouts ${seg.awaitingScore.join(', ')}).`,
+    );
+  if (seg.invalidOrAborted.length)
+    segLines.push(
+      `${seg.invalidOrAborted.length} invalid or aborted rollout(s) are left out: ${seg.invalidOrAborted
+        .slice(0, 6)
+        .map((x) => `#${x.id} ${x.kind} ${x.status} (${esc(x.reason)})`)
+        .join('; ')}${seg.invalidOrAborted.length > 6 ? '; …' : ''}.`,
+    );
+  if (seg.otherCalibration.length)
+    segLines.push(
+      `${seg.otherCalibration.length} rollout(s) ran with another calibration and are left out (rollouts ${seg.otherCalibration
+        .slice(0, 12)
+        .map((x) => x.id)
+        .join(', ')}${seg.otherCalibration.length > 12 ? ', …' : ''}).`,
+    );
   if (seg.otherEpisodeLengthSentence) segLines.push(esc(seg.otherEpisodeLengthSentence));
   for (const u of seg.unpairedPolicies) segLines.push(`${esc(u.policy)} has no paired data: ${esc(u.reason)}.`);
-  if (seg.simWithoutObjectCounts.length) segLines.push(`${seg.simWithoutObjectCounts.length} sim rollout(s) were stored before per-object outcomes were kept and are not in the failure breakdown.`);
+  if (seg.simWithoutObjectCounts.length)
+    segLines.push(
+      `${seg.simWithoutObjectCounts.length} sim rollout(s) were stored before per-object outcomes were kept and are not in the failure breakdown.`,
+    );
 
   const violations = c
     ? c.violations.length
       ? `<table><tr><th class="l">policy</th><th class="l">ranked the other way against</th><th>sim</th><th>sim (other)</th><th>real</th><th>real (other)</th><th>violation |Δreal|</th><th class="l">drives MMRV</th></tr>${c.violations
-          .map((v) => `<tr><td class="l">${esc(v.policy)}</td><td class="l">${esc(v.against)}</td><td>${n2(v.sim)}</td><td>${n2(v.againstSim)}</td><td>${n2(v.real)}</td><td>${n2(v.againstReal)}</td><td>${n3(v.size)}</td><td class="l">${v.drivesMmrv ? 'yes' : ''}</td></tr>`)
+          .map(
+            (v) =>
+              `<tr><td class="l">${esc(v.policy)}</td><td class="l">${esc(v.against)}</td><td>${n2(v.sim)}</td><td>${n2(v.againstSim)}</td><td>${n2(v.real)}</td><td>${n2(v.againstReal)}</td><td>${n3(v.size)}</td><td class="l">${v.drivesMmrv ? 'yes' : ''}</td></tr>`,
+          )
           .join('')}</table>`
       : '<p class="note">No rank violations: sim orders these policies exactly as the real rig does.</p>'
     : '';
@@ -89,16 +117,25 @@ export function renderReportHtml(r: PairedReport & { readonly simDrift?: SimDrif
   const cvRows = r.policies
     .map((p) => {
       const cv = p.controlVariate;
-      if (!cv) return `<tr><td class="l">${esc(p.label)}</td><td class="l w" colspan="6">${esc(p.controlVariateUnavailable ?? 'not available')}</td></tr>`;
+      if (!cv)
+        return `<tr><td class="l">${esc(p.label)}</td><td class="l w" colspan="6">${esc(p.controlVariateUnavailable ?? 'not available')}</td></tr>`;
       // A wider interval is no gain: sim does not track the real rig well enough on these layouts; read the real-only one.
-      const gain = cv.widthRatio === null ? '–' : cv.widthRatio < 1 ? `${pct(1 - cv.widthRatio)} narrower` : `no gain (${pct(cv.widthRatio - 1)} wider): read real only`;
+      const gain =
+        cv.widthRatio === null
+          ? '–'
+          : cv.widthRatio < 1
+            ? `${pct(1 - cv.widthRatio)} narrower`
+            : `no gain (${pct(cv.widthRatio - 1)} wider): read real only`;
       return `<tr><td class="l">${esc(p.label)}</td><td>${cv.pairedLayouts} / ${cv.simLayouts}</td><td>${n2(cv.realOnly.estimate)} ${ci(cv.realOnly.lower, cv.realOnly.upper)}</td><td>${n2(cv.estimate)} ${ci(cv.lower, cv.upper)}</td><td>${n2(cv.beta)}</td><td class="w">${gain}</td><td>${cv.equivalentRealLayouts === null ? '–' : cv.equivalentRealLayouts.toFixed(1)}</td></tr>`;
     })
     .join('');
 
   const ab = r.abComparisons.length
     ? `<table><tr><th class="l">A</th><th class="l">B</th><th>pairs</th><th>mean A − B</th><th>anytime-valid 95%</th><th class="l">verdict</th></tr>${r.abComparisons
-        .map((a) => `<tr><td class="l">${esc(a.a)}</td><td class="l">${esc(a.b)}</td><td>${a.pairs}</td><td>${n2(a.verdict.meanDifference)}</td><td>${a.pairs ? ci(a.verdict.lower, a.verdict.upper) : '–'}</td><td class="l w${a.verdict.decided ? ' decided' : ''}">${esc(a.verdict.sentence)}</td></tr>`)
+        .map(
+          (a) =>
+            `<tr><td class="l">${esc(a.a)}</td><td class="l">${esc(a.b)}</td><td>${a.pairs}</td><td>${n2(a.verdict.meanDifference)}</td><td>${a.pairs ? ci(a.verdict.lower, a.verdict.upper) : '–'}</td><td class="l w${a.verdict.decided ? ' decided' : ''}">${esc(a.verdict.sentence)}</td></tr>`,
+        )
         .join('')}</table>`
     : '<p class="note">Fewer than two policies with real rollouts: no A/B comparison.</p>';
 
@@ -112,14 +149,20 @@ export function renderReportHtml(r: PairedReport & { readonly simDrift?: SimDrif
   const fails = r.failures.rows.filter((f) => f.sim.objects + f.real.objects > 0);
   const failTable = fails.length
     ? `<table><tr><th class="l">tier</th><th class="l">object</th><th class="l">failure pattern</th><th>sim</th><th>share of sim objects</th><th>real</th><th>share of real objects</th></tr>${fails
-        .map((f) => `<tr><td class="l">${f.tier}</td><td class="l">${esc(f.kind)}</td><td class="l w">${esc(FAILURE_PATTERN_WORDS[f.pattern] ?? f.pattern)}</td><td>${f.sim.objects}/${f.sim.of}${f.sim.fromEndState ? '†' : ''}</td><td>${f.sim.of ? pct(f.sim.share) : '–'}</td><td>${f.real.objects}/${f.real.of}${f.real.fromEndState ? '†' : ''}</td><td>${f.real.of ? pct(f.real.share) : '–'}</td></tr>`)
+        .map(
+          (f) =>
+            `<tr><td class="l">${f.tier}</td><td class="l">${esc(f.kind)}</td><td class="l w">${esc(FAILURE_PATTERN_WORDS[f.pattern] ?? f.pattern)}</td><td>${f.sim.objects}/${f.sim.of}${f.sim.fromEndState ? '†' : ''}</td><td>${f.sim.of ? pct(f.sim.share) : '–'}</td><td>${f.real.objects}/${f.real.of}${f.real.fromEndState ? '†' : ''}</td><td>${f.real.of ? pct(f.real.share) : '–'}</td></tr>`,
+        )
         .join('')}</table>`
     : '<p class="note">No failed objects in the scored rollouts.</p>';
   const failKey = fails.some((f) => f.sim.fromEndState || f.real.fromEndState)
     ? '<p class="note">† some of these objects are classified from the end state alone (their rollouts have no usable task events; listed below).</p>'
     : '';
   const ootTable = `<table><tr><th class="l">tier</th><th>sim rollouts out of time</th><th>real rollouts out of time</th></tr>${r.failures.outOfTime
-    .map((o) => `<tr><td class="l">${o.tier}</td><td>${o.sim.rollouts}/${o.sim.of}</td><td>${o.real.rollouts}/${o.real.of}</td></tr>`)
+    .map(
+      (o) =>
+        `<tr><td class="l">${o.tier}</td><td>${o.sim.rollouts}/${o.sim.of}</td><td>${o.real.rollouts}/${o.real.of}</td></tr>`,
+    )
     .join('')}</table>`;
 
   const costRows = r.policies
@@ -135,9 +178,16 @@ export function renderReportHtml(r: PairedReport & { readonly simDrift?: SimDrif
 <h2>9. Is the sim twin drifting?</h2>
 <p class="${d.alarm ? 'warn note' : 'note'}">${esc(d.sentence)}</p>
 <p class="note">Every policy with scored rollouts on this layout set, each real evaluation (a session, or a day of rollouts outside one) in time order, pooled with the ${d.thresholds.windowEvaluations - 1} before it, against the sim calibration <code>${esc(short(d.simCalibration))}</code> (the newest sim rollout's): Pearson r and MMRV across the policies' sim and real means, and their mean |sim − real|. Alarm thresholds: r &lt; ${d.thresholds.minPearson}, MMRV &gt; ${d.thresholds.maxMmrv}, mean |sim − real| &gt; ${d.thresholds.maxMeanAbsGap} (station config <code>simDrift</code>, or <code>--drift-*</code>).${d.unpairedRealRollouts ? ` ${d.unpairedRealRollouts} real rollout(s) have no sim result of that calibration on their layout and are not tracked.` : ''}</p>
-${d.points.length ? `<table><tr><th class="l">evaluation</th><th class="l">date</th><th>policies</th><th>Pearson r</th><th>MMRV</th><th>mean |sim − real|</th><th class="l">status</th></tr>${d.points
-          .map((p) => `<tr><td class="l">${esc(p.evaluation.name)}</td><td class="l">${esc(p.evaluation.lastAt.slice(0, 10))}</td><td>${p.pairs.length}</td><td>${p.pearson === null ? '–' : n2(p.pearson)}</td><td>${p.mmrv === null ? '–' : n3(p.mmrv)}</td><td>${n3(p.meanAbsGap)}</td><td class="l">${p.status === 'drift' ? `<b>beyond: ${p.breaches.map((b) => esc(b.metric)).join(', ')}</b>` : 'ok'}</td></tr>`)
-          .join('')}</table>` : ''}`
+${
+  d.points.length
+    ? `<table><tr><th class="l">evaluation</th><th class="l">date</th><th>policies</th><th>Pearson r</th><th>MMRV</th><th>mean |sim − real|</th><th class="l">status</th></tr>${d.points
+        .map(
+          (p) =>
+            `<tr><td class="l">${esc(p.evaluation.name)}</td><td class="l">${esc(p.evaluation.lastAt.slice(0, 10))}</td><td>${p.pairs.length}</td><td>${p.pearson === null ? '–' : n2(p.pearson)}</td><td>${p.mmrv === null ? '–' : n3(p.mmrv)}</td><td>${n3(p.meanAbsGap)}</td><td class="l">${p.status === 'drift' ? `<b>beyond: ${p.breaches.map((b) => esc(b.metric)).join(', ')}</b>` : 'ok'}</td></tr>`,
+        )
+        .join('')}</table>`
+    : ''
+}`
     : '';
   const perHour = (x: number | null): string => (x === null ? '–' : x < 10 ? x.toFixed(1) : x.toFixed(0));
   const seconds = (x: number | null): string => (x === null ? '–' : `${x.toFixed(1)} s`);

@@ -53,7 +53,11 @@ export interface SequentialVerdict {
  * [lo, hi] on the grid: entry t − 1 holds the set after t observations. Exported for tests (the
  * sup over every look is what anytime-valid promises); sequentialVerdict reads the last entry.
  */
-export function bettingConfidenceSequencePath(xs: readonly number[], alpha: number, gridPoints = 401): { lower: number; upper: number }[] {
+export function bettingConfidenceSequencePath(
+  xs: readonly number[],
+  alpha: number,
+  gridPoints = 401,
+): { lower: number; upper: number }[] {
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alpha must lie strictly between 0 and 1, not ${alpha}`);
   const g = gridPoints;
   const ms = Array.from({ length: g }, (_, i) => i / (g - 1));
@@ -111,19 +115,30 @@ const f2 = (x: number): string => (x >= 0 ? `+${x.toFixed(2)}` : x.toFixed(2));
  * it says whether the comparison is already decided, who wins, and one sentence for the operator.
  * Pure and cheap (a few thousand operations per pair), so it can run after every rollout.
  */
-export function sequentialVerdict(pairsSoFar: readonly PairedResult[], options: SequentialOptions = {}): SequentialVerdict {
+export function sequentialVerdict(
+  pairsSoFar: readonly PairedResult[],
+  options: SequentialOptions = {},
+): SequentialVerdict {
   const alpha = options.alpha ?? 0.05;
   const names = options.names ?? { a: 'A', b: 'B' };
   pairsSoFar.forEach((p, i) => {
     for (const side of ['a', 'b'] as const) {
       const v = p[side];
-      if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new RangeError(`pair ${i + 1} has ${side} = ${String(v)}; task progress must be a number from 0 to 1`);
+      if (typeof v !== 'number' || !(v >= 0 && v <= 1))
+        throw new RangeError(`pair ${i + 1} has ${side} = ${String(v)}; task progress must be a number from 0 to 1`);
     }
   });
   const n = pairsSoFar.length;
   const base = { pairs: n, alpha, method: 'betting-confidence-sequence' as const };
   if (n === 0) {
-    return { ...base, decided: false, sentence: `No pairs yet: run ${names.a} and ${names.b} back to back on the same layout.`, meanDifference: Number.NaN, lower: -1, upper: 1 };
+    return {
+      ...base,
+      decided: false,
+      sentence: `No pairs yet: run ${names.a} and ${names.b} back to back on the same layout.`,
+      meanDifference: Number.NaN,
+      lower: -1,
+      upper: 1,
+    };
   }
   const xs = pairsSoFar.map((p) => (p.a - p.b + 1) / 2);
   const cs = bettingConfidenceSequencePath(xs, alpha, options.grid).at(-1)!;
@@ -135,7 +150,22 @@ export function sequentialVerdict(pairsSoFar: readonly PairedResult[], options: 
   if (lower > 0 || upper < 0) {
     const winner = lower > 0 ? 'a' : 'b';
     const [w, l] = winner === 'a' ? [names.a, names.b] : [names.b, names.a];
-    return { ...base, decided: true, winner, meanDifference, lower, upper, sentence: `Decided after ${n} pair${n === 1 ? '' : 's'}: ${w} beats ${l}; ${range}. You can stop.` };
+    return {
+      ...base,
+      decided: true,
+      winner,
+      meanDifference,
+      lower,
+      upper,
+      sentence: `Decided after ${n} pair${n === 1 ? '' : 's'}: ${w} beats ${l}; ${range}. You can stop.`,
+    };
   }
-  return { ...base, decided: false, meanDifference, lower, upper, sentence: `Not clear yet after ${n} pair${n === 1 ? '' : 's'} (mean difference ${f2(meanDifference)}): ${range}. Keep going.` };
+  return {
+    ...base,
+    decided: false,
+    meanDifference,
+    lower,
+    upper,
+    sentence: `Not clear yet after ${n} pair${n === 1 ? '' : 's'} (mean difference ${f2(meanDifference)}): ${range}. Keep going.`,
+  };
 }

@@ -45,17 +45,28 @@ export interface DriftThresholds {
  * what a working twin shows; a quarter of full progress between sim and real means is a twin that
  * no longer scores like the rig even when it still ranks. Three evaluations per point.
  */
-export const DEFAULT_DRIFT_THRESHOLDS: DriftThresholds = { minPearson: 0.7, maxMmrv: 0.15, maxMeanAbsGap: 0.25, windowEvaluations: 3 };
+export const DEFAULT_DRIFT_THRESHOLDS: DriftThresholds = {
+  minPearson: 0.7,
+  maxMmrv: 0.15,
+  maxMeanAbsGap: 0.25,
+  windowEvaluations: 3,
+};
 
 const THRESHOLD_KEYS = Object.keys(DEFAULT_DRIFT_THRESHOLDS) as (keyof DriftThresholds)[];
 
 /** Checks thresholds given in a config or on the command line; throws RangeError with one sentence naming the field. */
 export function checkDriftThresholds(raw: unknown, where: string): Partial<DriftThresholds> {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RangeError(`${where} must be an object like {"minPearson": 0.7, "maxMmrv": 0.15, "maxMeanAbsGap": 0.25, "windowEvaluations": 3}`);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new RangeError(
+      `${where} must be an object like {"minPearson": 0.7, "maxMmrv": 0.15, "maxMeanAbsGap": 0.25, "windowEvaluations": 3}`,
+    );
   const o = raw as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!(THRESHOLD_KEYS as string[]).includes(k)) throw new RangeError(`${where} has '${k}', which is not a drift threshold (${THRESHOLD_KEYS.join(', ')})`);
+  for (const k of Object.keys(o))
+    if (!(THRESHOLD_KEYS as string[]).includes(k))
+      throw new RangeError(`${where} has '${k}', which is not a drift threshold (${THRESHOLD_KEYS.join(', ')})`);
   const num = (k: keyof DriftThresholds, ok: (x: number) => boolean, range: string): void => {
-    if (o[k] !== undefined && !(typeof o[k] === 'number' && ok(o[k]))) throw new RangeError(`${where}: ${k} must be ${range}, not ${JSON.stringify(o[k])}`);
+    if (o[k] !== undefined && !(typeof o[k] === 'number' && ok(o[k])))
+      throw new RangeError(`${where}: ${k} must be ${range}, not ${JSON.stringify(o[k])}`);
   };
   num('minPearson', (x) => x >= -1 && x <= 1, 'a number from -1 to 1');
   num('maxMmrv', (x) => x >= 0 && x <= 1, 'a number from 0 to 1');
@@ -97,7 +108,12 @@ export interface SimDrift {
   readonly thresholds: DriftThresholds;
   readonly points: readonly DriftPoint[];
   /** Set when the latest point is beyond a threshold: since when, and what to do. */
-  readonly alarm: { readonly since: DriftEvaluation; readonly sinceAt: string; readonly metrics: readonly DriftMetric[]; readonly sentence: string } | null;
+  readonly alarm: {
+    readonly since: DriftEvaluation;
+    readonly sinceAt: string;
+    readonly metrics: readonly DriftMetric[];
+    readonly sentence: string;
+  } | null;
   /** One sentence for the report and the Rig page: the alarm, all well, or why nothing can be said. */
   readonly sentence: string;
   /** Real rollouts with no sim result of the same policy, layout and episode length under that calibration: not tracked. */
@@ -105,7 +121,11 @@ export interface SimDrift {
 }
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-const METRIC_WORDS: Readonly<Record<DriftMetric, string>> = { pearson: 'Pearson r', mmrv: 'MMRV', meanAbsGap: 'mean |sim − real|' };
+const METRIC_WORDS: Readonly<Record<DriftMetric, string>> = {
+  pearson: 'Pearson r',
+  mmrv: 'MMRV',
+  meanAbsGap: 'mean |sim − real|',
+};
 
 function evaluationsOf(real: readonly DriftRollout[]): { evaluation: DriftEvaluation; rows: DriftRollout[] }[] {
   const groups = new Map<string, DriftRollout[]>();
@@ -118,23 +138,45 @@ function evaluationsOf(real: readonly DriftRollout[]): { evaluation: DriftEvalua
       const at = rows.map((r) => r.startedAt).sort();
       const sessionId = rows[0].sessionId;
       const day = at[0].slice(0, 10);
-      return { evaluation: { sessionId, day, firstAt: at[0], lastAt: at.at(-1)!, realRolloutIds: rows.map((r) => r.id), name: sessionId !== null ? `session ${sessionId}` : `rollouts of ${day} outside a session` }, rows };
+      return {
+        evaluation: {
+          sessionId,
+          day,
+          firstAt: at[0],
+          lastAt: at.at(-1)!,
+          realRolloutIds: rows.map((r) => r.id),
+          name: sessionId !== null ? `session ${sessionId}` : `rollouts of ${day} outside a session`,
+        },
+        rows,
+      };
     })
-    .sort((a, b) => (a.evaluation.firstAt < b.evaluation.firstAt ? -1 : a.evaluation.firstAt > b.evaluation.firstAt ? 1 : 0));
+    .sort((a, b) =>
+      a.evaluation.firstAt < b.evaluation.firstAt ? -1 : a.evaluation.firstAt > b.evaluation.firstAt ? 1 : 0,
+    );
 }
 
 /**
  * The agreement after each real evaluation on one layout set, against one sim calibration (the
  * one given, else the one the newest sim rollout ran with: the twin in use), and the alarm.
  */
-export function simDrift(rollouts: readonly DriftRollout[], options: { readonly thresholds?: Partial<DriftThresholds>; readonly simCalibration?: string } = {}): SimDrift {
+export function simDrift(
+  rollouts: readonly DriftRollout[],
+  options: { readonly thresholds?: Partial<DriftThresholds>; readonly simCalibration?: string } = {},
+): SimDrift {
   const thresholds: DriftThresholds = { ...DEFAULT_DRIFT_THRESHOLDS, ...options.thresholds };
   const sims = rollouts.filter((r) => r.kind === 'sim');
-  const newest = [...sims].sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : b.id - a.id))[0];
+  const newest = [...sims].sort((a, b) =>
+    a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : b.id - a.id,
+  )[0];
   const simCalibration = options.simCalibration ?? newest?.calibration ?? null;
   const cell = (policy: string, layout: number, seconds: number): string => `${policy}\u0000${layout}\u0000${seconds}`;
   const simBy = new Map<string, number[]>();
-  for (const s of sims) if (s.calibration === simCalibration) simBy.set(cell(s.policy, s.layoutIndex, s.episodeSeconds), [...(simBy.get(cell(s.policy, s.layoutIndex, s.episodeSeconds)) ?? []), s.progress]);
+  for (const s of sims)
+    if (s.calibration === simCalibration)
+      simBy.set(cell(s.policy, s.layoutIndex, s.episodeSeconds), [
+        ...(simBy.get(cell(s.policy, s.layoutIndex, s.episodeSeconds)) ?? []),
+        s.progress,
+      ]);
   const real = rollouts.filter((r) => r.kind === 'real');
   const paired = real.filter((r) => simBy.has(cell(r.policy, r.layoutIndex, r.episodeSeconds)));
   const evaluations = evaluationsOf(paired);
@@ -150,15 +192,27 @@ export function simDrift(rollouts: readonly DriftRollout[], options: { readonly 
     }
     const pairs = [...byPolicy.values()].map((p) => {
       const cells = [...p.cells];
-      return { policy: p.label, sim: mean(cells.map(([k]) => mean(simBy.get(k)!))), real: mean(cells.map(([, v]) => mean(v))), layouts: cells.length, realRollouts: cells.reduce((a, [, v]) => a + v.length, 0) };
+      return {
+        policy: p.label,
+        sim: mean(cells.map(([k]) => mean(simBy.get(k)!))),
+        real: mean(cells.map(([, v]) => mean(v))),
+        layouts: cells.length,
+        realRollouts: cells.reduce((a, [, v]) => a + v.length, 0),
+      };
     });
-    const pr = pairs.length >= 3 ? pearson(pairs) : { r: null, undefinedBecause: `needs 3 policies, the window has ${pairs.length}` };
+    const pr =
+      pairs.length >= 3
+        ? pearson(pairs)
+        : { r: null, undefinedBecause: `needs 3 policies, the window has ${pairs.length}` };
     const m = pairs.length >= 2 ? mmrv(pairs) : null;
     const gap = mean(pairs.map((p) => Math.abs(p.sim - p.real)));
     const breaches: DriftPoint['breaches'][number][] = [];
-    if (pr.r !== null && pr.r < thresholds.minPearson) breaches.push({ metric: 'pearson', value: pr.r, threshold: thresholds.minPearson });
-    if (m !== null && m > thresholds.maxMmrv) breaches.push({ metric: 'mmrv', value: m, threshold: thresholds.maxMmrv });
-    if (gap > thresholds.maxMeanAbsGap) breaches.push({ metric: 'meanAbsGap', value: gap, threshold: thresholds.maxMeanAbsGap });
+    if (pr.r !== null && pr.r < thresholds.minPearson)
+      breaches.push({ metric: 'pearson', value: pr.r, threshold: thresholds.minPearson });
+    if (m !== null && m > thresholds.maxMmrv)
+      breaches.push({ metric: 'mmrv', value: m, threshold: thresholds.maxMmrv });
+    if (gap > thresholds.maxMeanAbsGap)
+      breaches.push({ metric: 'meanAbsGap', value: gap, threshold: thresholds.maxMeanAbsGap });
     return {
       evaluation: e.evaluation,
       window: window.map((w) => w.evaluation.name),
@@ -175,13 +229,18 @@ export function simDrift(rollouts: readonly DriftRollout[], options: { readonly 
   let alarm: SimDrift['alarm'] = null;
   let sentence: string;
   if (simCalibration === null) sentence = 'No sim rollouts on this layout set: nothing to compare the rig with.';
-  else if (!last) sentence = `No real rollout on this layout set pairs with a sim result of the current sim calibration (${simCalibration.slice(0, 12)}…): nothing to track yet.`;
+  else if (!last)
+    sentence = `No real rollout on this layout set pairs with a sim result of the current sim calibration (${simCalibration.slice(0, 12)}…): nothing to track yet.`;
   else if (last.status === 'drift') {
     let first = points.length - 1;
     while (first > 0 && points[first - 1].status === 'drift') first -= 1;
     const since = points[first].evaluation;
     const metrics = last.breaches.map((b) => b.metric);
-    const said = last.breaches.map((b) => `${METRIC_WORDS[b.metric]} ${b.value.toFixed(2)} ${b.metric === 'pearson' ? '<' : '>'} ${b.threshold}`).join(', ');
+    const said = last.breaches
+      .map(
+        (b) => `${METRIC_WORDS[b.metric]} ${b.value.toFixed(2)} ${b.metric === 'pearson' ? '<' : '>'} ${b.threshold}`,
+      )
+      .join(', ');
     const verb = metrics.some((x) => x !== 'meanAbsGap') ? 'ranks' : 'scores';
     sentence = `The sim no longer ${verb} like the rig since ${since.name} (${since.firstAt.slice(0, 10)}): ${said} over ${last.window.join(', ')}; recalibrate with tandem sysid.`;
     alarm = { since, sinceAt: since.firstAt, metrics, sentence };

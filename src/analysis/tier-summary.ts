@@ -63,8 +63,16 @@ function summarize(tier: number | 'all', layouts: readonly LayoutOutcome[], opti
     rollouts += l.rollouts;
     successes += l.successes;
   }
-  const progressInterval = bootstrapLayoutMeans(layouts.map((l) => l.meanProgress), rollouts, options);
-  const successRateInterval = bootstrapLayoutMeans(layouts.map((l) => l.successes / l.rollouts), rollouts, options);
+  const progressInterval = bootstrapLayoutMeans(
+    layouts.map((l) => l.meanProgress),
+    rollouts,
+    options,
+  );
+  const successRateInterval = bootstrapLayoutMeans(
+    layouts.map((l) => l.successes / l.rollouts),
+    rollouts,
+    options,
+  );
   const intervalOptions = { confidence: options.confidence ?? 0.95 };
   return {
     tier,
@@ -86,15 +94,25 @@ function summarize(tier: number | 'all', layouts: readonly LayoutOutcome[], opti
  */
 export function summarizeLayoutsByTier(layouts: readonly LayoutOutcome[], options: TierSummaryOptions): TierSummary[] {
   layouts.forEach((l, i) => {
-    if (!Number.isSafeInteger(l.tier)) throw new RangeError(`layout ${i} has tier ${String(l.tier)}; it must be a whole number`);
-    if (!Number.isSafeInteger(l.rollouts) || l.rollouts < 1) throw new RangeError(`layout ${i} has ${String(l.rollouts)} rollouts; it needs at least 1`);
-    if (!(l.meanProgress >= 0 && l.meanProgress <= 1)) throw new RangeError(`layout ${i} has mean progress ${String(l.meanProgress)}; it must be a number from 0 to 1`);
-    if (!Number.isSafeInteger(l.successes) || l.successes < 0 || l.successes > l.rollouts) throw new RangeError(`layout ${i} has ${String(l.successes)} successes of ${l.rollouts}`);
+    if (!Number.isSafeInteger(l.tier))
+      throw new RangeError(`layout ${i} has tier ${String(l.tier)}; it must be a whole number`);
+    if (!Number.isSafeInteger(l.rollouts) || l.rollouts < 1)
+      throw new RangeError(`layout ${i} has ${String(l.rollouts)} rollouts; it needs at least 1`);
+    if (!(l.meanProgress >= 0 && l.meanProgress <= 1))
+      throw new RangeError(`layout ${i} has mean progress ${String(l.meanProgress)}; it must be a number from 0 to 1`);
+    if (!Number.isSafeInteger(l.successes) || l.successes < 0 || l.successes > l.rollouts)
+      throw new RangeError(`layout ${i} has ${String(l.successes)} successes of ${l.rollouts}`);
   });
   if (layouts.length === 0) return [];
   const tiers = [...new Set(layouts.map((l) => l.tier))].sort((a, b) => a - b);
   // Each tier gets its own stream derived from the seed, so adding a tier does not move another's interval.
-  const perTier = tiers.map((tier) => summarize(tier, layouts.filter((l) => l.tier === tier), { ...options, seed: options.seed + tier }));
+  const perTier = tiers.map((tier) =>
+    summarize(
+      tier,
+      layouts.filter((l) => l.tier === tier),
+      { ...options, seed: options.seed + tier },
+    ),
+  );
   return [...perTier, summarize('all', layouts, options)];
 }
 
@@ -104,8 +122,10 @@ export function summarizeLayoutsByTier(layouts: readonly LayoutOutcome[], option
  */
 export function summarizeByTier(rollouts: readonly TierRollout[], options: TierSummaryOptions): TierSummary[] {
   rollouts.forEach((r, i) => {
-    if (typeof r.progress !== 'number' || !(r.progress >= 0 && r.progress <= 1)) throw new RangeError(`rollout ${i} has progress ${String(r.progress)}; it must be a number from 0 to 1`);
-    if (!Number.isSafeInteger(r.tier)) throw new RangeError(`rollout ${i} has tier ${String(r.tier)}; it must be a whole number`);
+    if (typeof r.progress !== 'number' || !(r.progress >= 0 && r.progress <= 1))
+      throw new RangeError(`rollout ${i} has progress ${String(r.progress)}; it must be a number from 0 to 1`);
+    if (!Number.isSafeInteger(r.tier))
+      throw new RangeError(`rollout ${i} has tier ${String(r.tier)}; it must be a whole number`);
   });
   const byLayout = new Map<string, TierRollout[]>();
   rollouts.forEach((r, i) => {
@@ -117,7 +137,12 @@ export function summarizeByTier(rollouts: readonly TierRollout[], options: TierS
   const layouts = [...byLayout.values()].map((group): LayoutOutcome => {
     let progressSum = 0;
     for (const r of group) progressSum += r.progress;
-    return { tier: group[0].tier, rollouts: group.length, meanProgress: progressSum / group.length, successes: group.filter((r) => r.success ?? r.progress === 1).length };
+    return {
+      tier: group[0].tier,
+      rollouts: group.length,
+      meanProgress: progressSum / group.length,
+      successes: group.filter((r) => r.success ?? r.progress === 1).length,
+    };
   });
   return summarizeLayoutsByTier(layouts, options);
 }

@@ -30,7 +30,10 @@ export function cellIoPkiDir(dataDir: string): string {
 }
 
 /** Opens the cell I/O of a config file (--cell-io FILE) or of a config already read (the station config's cellIo). */
-export async function openCellIo(from: string | { readonly config: CellIoConfig; readonly where: string }, o: { readonly dataDir: string; readonly controlHz: number; readonly log: (line: string) => void }): Promise<CellIo> {
+export async function openCellIo(
+  from: string | { readonly config: CellIoConfig; readonly where: string },
+  o: { readonly dataDir: string; readonly controlHz: number; readonly log: (line: string) => void },
+): Promise<CellIo> {
   let config: CellIoConfig;
   const file = typeof from === 'string' ? from : from.where;
   try {
@@ -41,7 +44,9 @@ export async function openCellIo(from: string | { readonly config: CellIoConfig;
   }
   const periodMs = 1000 / o.controlHz;
   if (config.samplingIntervalMs > periodMs) {
-    throw new UserError(`The cell I/O config ${file} samples the interlocks every ${config.samplingIntervalMs} ms, longer than the ${periodMs.toFixed(1)} ms control period at ${o.controlHz} Hz; set samplingIntervalMs to ${Math.floor(periodMs)} or less.`);
+    throw new UserError(
+      `The cell I/O config ${file} samples the interlocks every ${config.samplingIntervalMs} ms, longer than the ${periodMs.toFixed(1)} ms control period at ${o.controlHz} Hz; set samplingIntervalMs to ${Math.floor(periodMs)} or less.`,
+    );
   }
   const pkiDir = config.pkiDir ?? cellIoPkiDir(o.dataDir);
   let plc: CellPlcClient;
@@ -56,11 +61,22 @@ export async function openCellIo(from: string | { readonly config: CellIoConfig;
   let station: StationOpcuaServer | undefined;
   try {
     const st = config.station;
-    if (st) station = await StationOpcuaServer.start({ board, port: st.port, host: st.host, ...(st.user ? { user: { name: st.user.name, password: readFileSync(st.user.passwordFile, 'utf8').trim() } } : {}), pkiDir });
+    if (st)
+      station = await StationOpcuaServer.start({
+        board,
+        port: st.port,
+        host: st.host,
+        ...(st.user
+          ? { user: { name: st.user.name, password: readFileSync(st.user.passwordFile, 'utf8').trim() } }
+          : {}),
+        pkiDir,
+      });
   } catch (e) {
     tower.close();
     await plc.close();
-    throw new UserError(`The station's OPC UA server could not start on port ${config.station!.port}: ${(e as Error).message}`);
+    throw new UserError(
+      `The station's OPC UA server could not start on port ${config.station!.port}: ${(e as Error).message}`,
+    );
   }
   return {
     config,
@@ -75,4 +91,3 @@ export async function openCellIo(from: string | { readonly config: CellIoConfig;
     },
   };
 }
-

@@ -7,41 +7,45 @@ import { UserError, type CliCommand, type CliIo } from './command.js';
  * scripts start the CLI hundreds of times). `tandem --help` imports them all.
  */
 type CommandModule = { readonly commands: readonly CliCommand[] };
-const COMMAND_MODULES: readonly { readonly prefix: readonly string[]; readonly load: () => Promise<CommandModule> }[] = [
-  { prefix: ['station'], load: () => import('./commands/station.js') },
-  { prefix: ['layouts'], load: () => import('./commands/layouts.js') },
-  { prefix: ['score'], load: () => import('./commands/score.js') },
-  { prefix: ['stats'], load: () => import('./commands/stats.js') },
-  { prefix: ['report'], load: () => import('./commands/report.js') },
-  { prefix: ['diagnose'], load: () => import('./commands/diagnose.js') },
-  { prefix: ['sim'], load: () => import('./commands/sim.js') },
-  { prefix: ['sim', 'worker'], load: () => import('./commands/sim-queue.js') },
-  { prefix: ['sim', 'export-mjcf'], load: () => import('./commands/sim-export.js') },
-  { prefix: ['sim', 'serve-env'], load: () => import('./commands/sim-env.js') },
-  { prefix: ['sim', 'env-worker'], load: () => import('./commands/sim-env-worker.js') },
-  { prefix: ['sim', 'generate'], load: () => import('./commands/sim-generate.js') },
-  { prefix: ['rig', 'urdf'], load: () => import('./commands/rig-model.js') },
-  { prefix: ['rig'], load: () => import('./commands/rig.js') },
-  { prefix: ['rig', 'rollout'], load: () => import('./commands/rig-rollout.js') },
-  { prefix: ['cell'], load: () => import('./commands/cell.js') },
-  { prefix: ['sysid'], load: () => import('./commands/sysid.js') },
-  { prefix: ['cell-io'], load: () => import('./commands/cell-io.js') },
-  { prefix: ['record'], load: () => import('./commands/record.js') },
-  { prefix: ['session'], load: () => import('./commands/session.js') },
-  { prefix: ['teleop'], load: () => import('./commands/teleop.js') },
-  { prefix: ['leader'], load: () => import('./commands/leader.js') },
-  { prefix: ['policy'], load: () => import('./commands/policy.js') },
-  { prefix: ['projector'], load: () => import('./commands/projector.js') },
-];
+const COMMAND_MODULES: readonly { readonly prefix: readonly string[]; readonly load: () => Promise<CommandModule> }[] =
+  [
+    { prefix: ['station'], load: () => import('./commands/station.js') },
+    { prefix: ['layouts'], load: () => import('./commands/layouts.js') },
+    { prefix: ['score'], load: () => import('./commands/score.js') },
+    { prefix: ['stats'], load: () => import('./commands/stats.js') },
+    { prefix: ['report'], load: () => import('./commands/report.js') },
+    { prefix: ['diagnose'], load: () => import('./commands/diagnose.js') },
+    { prefix: ['sim'], load: () => import('./commands/sim.js') },
+    { prefix: ['sim', 'worker'], load: () => import('./commands/sim-queue.js') },
+    { prefix: ['sim', 'export-mjcf'], load: () => import('./commands/sim-export.js') },
+    { prefix: ['sim', 'serve-env'], load: () => import('./commands/sim-env.js') },
+    { prefix: ['sim', 'env-worker'], load: () => import('./commands/sim-env-worker.js') },
+    { prefix: ['sim', 'generate'], load: () => import('./commands/sim-generate.js') },
+    { prefix: ['rig', 'urdf'], load: () => import('./commands/rig-model.js') },
+    { prefix: ['rig'], load: () => import('./commands/rig.js') },
+    { prefix: ['rig', 'rollout'], load: () => import('./commands/rig-rollout.js') },
+    { prefix: ['cell'], load: () => import('./commands/cell.js') },
+    { prefix: ['sysid'], load: () => import('./commands/sysid.js') },
+    { prefix: ['cell-io'], load: () => import('./commands/cell-io.js') },
+    { prefix: ['record'], load: () => import('./commands/record.js') },
+    { prefix: ['session'], load: () => import('./commands/session.js') },
+    { prefix: ['teleop'], load: () => import('./commands/teleop.js') },
+    { prefix: ['leader'], load: () => import('./commands/leader.js') },
+    { prefix: ['policy'], load: () => import('./commands/policy.js') },
+    { prefix: ['projector'], load: () => import('./commands/projector.js') },
+  ];
 
 /** The commands of the modules `which` selects, in the order above. */
 export async function loadCommands(which: (prefix: readonly string[]) => boolean = () => true): Promise<CliCommand[]> {
   const listed = COMMAND_MODULES.filter((m) => which(m.prefix));
-  const modules = await Promise.all(listed.map(async (m) => ({ prefix: m.prefix, commands: (await m.load()).commands })));
+  const modules = await Promise.all(
+    listed.map(async (m) => ({ prefix: m.prefix, commands: (await m.load()).commands })),
+  );
   for (const m of modules) {
     // A command outside its module's prefix would be unreachable: say so to the developer at once.
     const stray = m.commands.find((c) => !m.prefix.every((w, i) => c.path[i] === w));
-    if (stray) throw new Error(`command 'tandem ${stray.path.join(' ')}' is in a module listed under '${m.prefix.join(' ')}'`);
+    if (stray)
+      throw new Error(`command 'tandem ${stray.path.join(' ')}' is in a module listed under '${m.prefix.join(' ')}'`);
   }
   return modules.flatMap((m) => m.commands);
 }
@@ -56,7 +60,10 @@ function overview(all: readonly CliCommand[]): string {
   return `tandem — station software for the two-arm YAM rig\n\nUsage: tandem <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nOptions for every command:\n${GLOBAL_HELP}\n`;
 }
 
-function findCommand(candidates: readonly CliCommand[], argv: readonly string[]): { command: CliCommand; rest: string[] } | undefined {
+function findCommand(
+  candidates: readonly CliCommand[],
+  argv: readonly string[],
+): { command: CliCommand; rest: string[] } | undefined {
   let best: CliCommand | undefined;
   for (const c of candidates) {
     if (c.path.every((w, i) => argv[i] === w) && (!best || c.path.length > best.path.length)) best = c;
@@ -73,7 +80,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   if (!found) {
     const group = await loadCommands((prefix) => prefix[0] === argv[0]);
     if (group.length > 0) {
-      io.err(`'${argv.join(' ')}' is not a tandem command. Commands under '${argv[0]}':\n${group.map((c) => `  tandem ${c.path.join(' ')}  ${c.summary}`).join('\n')}\n`);
+      io.err(
+        `'${argv.join(' ')}' is not a tandem command. Commands under '${argv[0]}':\n${group.map((c) => `  tandem ${c.path.join(' ')}  ${c.summary}`).join('\n')}\n`,
+      );
     } else {
       io.err(`'${argv[0]}' is not a tandem command. Run 'tandem --help' to list the commands.\n`);
     }
@@ -87,7 +96,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     const parsed = parseArgs({
       args: [...rest],
-      options: { data: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, ...command.options },
+      options: {
+        data: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        ...command.options,
+      },
       allowPositionals: true,
       strict: true,
     });
@@ -107,7 +121,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return e.exitCode;
     }
     const code = (e as { code?: string }).code;
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    if (
+      code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
+      code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ||
+      code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
+    ) {
       io.err(`${(e as Error).message}. Run 'tandem ${command.path.join(' ')} --help' to see the usage.\n`);
       return 2;
     }
@@ -118,7 +136,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
-const isMain = process.argv[1] !== undefined && /(?:bin[\\/]tandem(?:\.js)?|src[\\/]app[\\/]cli\.ts)$/.test(process.argv[1]);
+const isMain =
+  process.argv[1] !== undefined && /(?:bin[\\/]tandem(?:\.js)?|src[\\/]app[\\/]cli\.ts)$/.test(process.argv[1]);
 if (isMain) {
   const controller = new AbortController();
   let interrupts = 0;

@@ -42,12 +42,19 @@ export interface CliCommand {
 /** Reads a string option or throws a UserError naming it. */
 export function requireString(args: ParsedCommandArgs, name: string): string {
   const v = args.values[name];
-  if (typeof v !== 'string' || v.length === 0) throw new UserError(`Missing --${name}. Run with --help to see the usage.`);
+  if (typeof v !== 'string' || v.length === 0)
+    throw new UserError(`Missing --${name}. Run with --help to see the usage.`);
   return v;
 }
 
 /** Parses an integer option within [min, max], or throws a UserError naming it. */
-export function intOption(args: ParsedCommandArgs, name: string, fallback: number | undefined, min: number, max: number): number {
+export function intOption(
+  args: ParsedCommandArgs,
+  name: string,
+  fallback: number | undefined,
+  min: number,
+  max: number,
+): number {
   const v = args.values[name];
   if (v === undefined) {
     if (fallback === undefined) throw new UserError(`Missing --${name}. Run with --help to see the usage.`);
@@ -61,13 +68,20 @@ export function intOption(args: ParsedCommandArgs, name: string, fallback: numbe
 }
 
 /** Parses a number option within [min, max], or throws a UserError naming it. */
-export function numberOption(args: ParsedCommandArgs, name: string, fallback: number | undefined, min: number, max: number): number {
+export function numberOption(
+  args: ParsedCommandArgs,
+  name: string,
+  fallback: number | undefined,
+  min: number,
+  max: number,
+): number {
   const v = args.values[name];
   if (v === undefined) {
     if (fallback === undefined) throw new UserError(`Missing --${name}. Run with --help to see the usage.`);
     return fallback;
   }
   const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-  if (!Number.isFinite(n) || n < min || n > max) throw new UserError(`--${name} must be a number from ${min} to ${max}, not '${String(v)}'.`);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new UserError(`--${name} must be a number from ${min} to ${max}, not '${String(v)}'.`);
   return n;
 }

@@ -16,7 +16,10 @@ export const ELECTRON_MAIN_ENTRY = fileURLToPath(new URL('../electron/main-entry
 export type ElectronLookup = { readonly path: string } | { readonly missing: string };
 
 /** Where the Electron binary is, or why there is none. `TANDEM_SHELL=browser` skips the shell. */
-export function findElectron(env: NodeJS.ProcessEnv, resolveElectron: () => unknown = () => createRequire(import.meta.url)('electron')): ElectronLookup {
+export function findElectron(
+  env: NodeJS.ProcessEnv,
+  resolveElectron: () => unknown = () => createRequire(import.meta.url)('electron'),
+): ElectronLookup {
   if (env.TANDEM_SHELL === 'browser') return { missing: 'TANDEM_SHELL=browser' };
   let path: unknown;
   try {
@@ -42,12 +45,17 @@ export interface CellParts {
 }
 
 /** The environment variables the shell's main process reads CellParts from. */
-export const CELL_PART_ENV = { projectorCalibrationFile: 'TANDEM_PROJECTOR_CALIBRATION', pjlink: 'TANDEM_PJLINK', cellIoFile: 'TANDEM_CELL_IO' } as const satisfies Record<keyof CellParts, string>;
+export const CELL_PART_ENV = {
+  projectorCalibrationFile: 'TANDEM_PROJECTOR_CALIBRATION',
+  pjlink: 'TANDEM_PJLINK',
+  cellIoFile: 'TANDEM_CELL_IO',
+} as const satisfies Record<keyof CellParts, string>;
 
 /** CellParts back from the shell's environment (main.ts). */
 export function cellPartsFromEnv(env: NodeJS.ProcessEnv): CellParts {
   const out: { -readonly [K in keyof CellParts]: string } = {};
-  for (const [key, name] of Object.entries(CELL_PART_ENV) as [keyof CellParts, string][]) if (env[name]) out[key] = env[name];
+  for (const [key, name] of Object.entries(CELL_PART_ENV) as [keyof CellParts, string][])
+    if (env[name]) out[key] = env[name];
   return out;
 }
 
@@ -79,5 +87,9 @@ export async function runElectronShell(o: ShellLaunch): Promise<void> {
     child.once('error', reject);
     child.once('exit', (c) => resolve(c));
   }).finally(() => o.signal.removeEventListener('abort', stop));
-  if (code !== 0 && code !== null && !o.signal.aborted) throw new UserError(`The Electron shell exited with code ${code}; its messages are above. Run with TANDEM_SHELL=browser to serve the UI without it.`, code);
+  if (code !== 0 && code !== null && !o.signal.aborted)
+    throw new UserError(
+      `The Electron shell exited with code ${code}; its messages are above. Run with TANDEM_SHELL=browser to serve the UI without it.`,
+      code,
+    );
 }

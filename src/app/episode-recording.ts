@@ -22,7 +22,11 @@ export function defaultEpisodesDir(dataDir: string): string {
 /** A file name that sorts by time and says what it is: 20261201T131500.123Z-bottles-in-the-bin-L3-hold.mcap */
 export function episodeFileName(what: { task: string; layoutIndex: number; policyName: string; at?: Date }): string {
   const stamp = (what.at ?? new Date()).toISOString().replace(/[-:]/g, '');
-  const slug = (s: string): string => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48) || 'x';
+  const slug = (s: string): string =>
+    s
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 48) || 'x';
   return `${stamp}-${slug(what.task)}-L${what.layoutIndex}-${slug(what.policyName)}.mcap`;
 }
 
@@ -73,14 +77,22 @@ export function rolloutMetadata(r: {
  */
 export function openSimEpisodeRecorder(
   file: string,
-  r: Omit<Parameters<typeof rolloutMetadata>[0], 'kind' | 'rig' | 'rigModel' | 'calibrations' | 'operator'> & { calibrationSha256: string },
+  r: Omit<Parameters<typeof rolloutMetadata>[0], 'kind' | 'rig' | 'rigModel' | 'calibrations' | 'operator'> & {
+    calibrationSha256: string;
+  },
 ): Promise<EpisodeRecorder> {
   const rigModel = yamRigModel();
   const { calibrationSha256, ...rest } = r;
   return EpisodeRecorder.open({
     file,
     rigModel,
-    metadata: rolloutMetadata({ ...rest, kind: 'sim', rig: 'sim', rigModel: rigModel.name, calibrations: [`sim:${calibrationSha256}`] }),
+    metadata: rolloutMetadata({
+      ...rest,
+      kind: 'sim',
+      rig: 'sim',
+      rigModel: rigModel.name,
+      calibrations: [`sim:${calibrationSha256}`],
+    }),
     unixOffsetS: Date.now() / 1000,
   });
 }
@@ -130,7 +142,9 @@ export async function openStationRecording(o: EpisodeRecordingOptions): Promise<
   try {
     mkdirSync(o.dir, { recursive: true });
   } catch (e) {
-    throw new UserError(`Cannot create the episode folder ${o.dir}: ${(e as Error).message}. Choose a writable folder (--episodes DIR).`);
+    throw new UserError(
+      `Cannot create the episode folder ${o.dir}: ${(e as Error).message}. Choose a writable folder (--episodes DIR).`,
+    );
   }
   const file = join(o.dir, o.fileName);
   const { version, commit } = tandemVersion();

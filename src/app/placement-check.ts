@@ -24,7 +24,11 @@ import type { SceneSnapshot } from '../sim/render/scene-snapshot.js';
 import { cameraPoseInTable } from '../sim/render/camera-projection.js';
 import { DEFAULT_CAMERA_CALIBRATION, type CameraModel } from '../sim/render/camera-calibration.js';
 import { measurePlacement, type ExpectedObject } from '../../calibration/camera-table/placement-measure.js';
-import { DEFAULT_PLACEMENT_THRESHOLDS, type PlacementCheck, type PlacementThresholds } from '../session/placement-gate.js';
+import {
+  DEFAULT_PLACEMENT_THRESHOLDS,
+  type PlacementCheck,
+  type PlacementThresholds,
+} from '../session/placement-gate.js';
 import type { OperatorStep, PlacementGate } from '../session/ports.js';
 import { cellTableSnapshot } from '../emulated-cell/cell-world.js';
 import { cellCameraMounting } from '../emulated-cell/cell-cameras.js';
@@ -52,7 +56,10 @@ export class ScriptedHands {
     const n = this.placements.get(`${step.slot}.${step.attempt}`) ?? 1;
     if (n > 1 || this.errorMm === 0 || layout.objects.length === 0) return layout;
     const [first, ...rest] = layout.objects;
-    return { ...layout, objects: [{ ...first, pose: { ...first.pose, x: first.pose.x + this.errorMm / 1000 } }, ...rest] };
+    return {
+      ...layout,
+      objects: [{ ...first, pose: { ...first.pose, x: first.pose.x + this.errorMm / 1000 } }, ...rest],
+    };
   }
 }
 
@@ -64,7 +71,15 @@ function expectedObjects(snapshot: SceneSnapshot, layout: Layout, task: Operator
     const R = quaternionToRotation(body.pose.quaternion);
     const c = boundsCentre(kind.parts);
     const p = body.pose.position;
-    return { id: o.id, color: kind.color, centreM: [0, 1, 2].map((r) => p[r] + R[3 * r] * c[0] + R[3 * r + 1] * c[1] + R[3 * r + 2] * c[2]) as [number, number, number] };
+    return {
+      id: o.id,
+      color: kind.color,
+      centreM: [0, 1, 2].map((r) => p[r] + R[3 * r] * c[0] + R[3 * r + 1] * c[1] + R[3 * r + 2] * c[2]) as [
+        number,
+        number,
+        number,
+      ],
+    };
   });
 }
 
@@ -85,7 +100,13 @@ export function twinPlacementGate(o: TwinGateOptions): PlacementGate {
     async check(step): Promise<PlacementCheck> {
       const seen = await o.frame(step);
       // The layout exactly as planned, nothing jittered, the arms where the camera sees them.
-      const scene = await createScene({ rigModel, task: step.task, layout: step.layout, calibration: DEFAULT_SIM_CALIBRATION, startPosition: seen.armPosition });
+      const scene = await createScene({
+        rigModel,
+        task: step.task,
+        layout: step.layout,
+        calibration: DEFAULT_SIM_CALIBRATION,
+        startPosition: seen.armPosition,
+      });
       let expected: SceneSnapshot;
       try {
         expected = scene.snapshot();
@@ -101,13 +122,21 @@ export function twinPlacementGate(o: TwinGateOptions): PlacementGate {
         { intrinsics: model.intrinsics, poseInTable: cameraPoseInTable(OVERHEAD_CAMERA, model, expected.links) },
         expectedObjects(expected, step.layout, step.task),
       );
-      return { checked: true, camera: OVERHEAD_CAMERA, calibrationSha256: o.renderer.calibration.sha256, objects: objects.map(({ pixels: _p, ...m }) => m) };
+      return {
+        checked: true,
+        camera: OVERHEAD_CAMERA,
+        calibrationSha256: o.renderer.calibration.sha256,
+        objects: objects.map(({ pixels: _p, ...m }) => m),
+      };
     },
   };
 }
 
 /** A gate that cannot look: every check answers unchecked with the reason. */
-export function uncheckedPlacementGate(reason: string, thresholds: PlacementThresholds = DEFAULT_PLACEMENT_THRESHOLDS): PlacementGate {
+export function uncheckedPlacementGate(
+  reason: string,
+  thresholds: PlacementThresholds = DEFAULT_PLACEMENT_THRESHOLDS,
+): PlacementGate {
   return { thresholds, check: () => Promise.resolve({ checked: false, reason }) };
 }
 
@@ -118,7 +147,9 @@ export function uncheckedPlacementGate(reason: string, thresholds: PlacementThre
 function lookTowards(calibrated: CameraModel, real: CameraModel): SceneLook {
   const off = composeFrames(invertFrame(poseToFrame(calibrated.pose)), poseToFrame(real.pose));
   const p = off.position;
-  return { cameras: { [OVERHEAD_CAMERA]: { positionM: [p[0], p[1], p[2]], rotationRad: rotationToRpy(off.rotation) } } };
+  return {
+    cameras: { [OVERHEAD_CAMERA]: { positionM: [p[0], p[1], p[2]], rotationRad: rotationToRpy(off.rotation) } },
+  };
 }
 
 export interface StationGateOptions {
@@ -131,13 +162,23 @@ export interface StationGateOptions {
 }
 
 /** The gate a station gets from its config, and what to close after the session. */
-export function stationPlacementGate(station: StationConfig, o: StationGateOptions = {}): { readonly gate: PlacementGate; close(): Promise<void> } {
+export function stationPlacementGate(
+  station: StationConfig,
+  o: StationGateOptions = {},
+): { readonly gate: PlacementGate; close(): Promise<void> } {
   const thresholds = o.thresholds ?? DEFAULT_PLACEMENT_THRESHOLDS;
   const cam = station.cameras.find((c) => c.name === OVERHEAD_CAMERA);
-  if (!cam) return { gate: uncheckedPlacementGate(`the station has no overhead camera (${OVERHEAD_CAMERA}) in its config`, thresholds), close: () => Promise.resolve() };
+  if (!cam)
+    return {
+      gate: uncheckedPlacementGate(`the station has no overhead camera (${OVERHEAD_CAMERA}) in its config`, thresholds),
+      close: () => Promise.resolve(),
+    };
   if (cam.kind !== 'cell' || !rigKindOf(station.rig).ownWorld) {
     return {
-      gate: uncheckedPlacementGate(`the overhead camera ${OVERHEAD_CAMERA} has no camera↔table calibration to measure placement with (the projector-pattern calibration is not built yet)`, thresholds),
+      gate: uncheckedPlacementGate(
+        `the overhead camera ${OVERHEAD_CAMERA} has no camera↔table calibration to measure placement with (the projector-pattern calibration is not built yet)`,
+        thresholds,
+      ),
       close: () => Promise.resolve(),
     };
   }
@@ -145,7 +186,10 @@ export function stationPlacementGate(station: StationConfig, o: StationGateOptio
   const renderer = o.renderer ?? new ChromiumRenderer({ calibration: DEFAULT_CAMERA_CALIBRATION });
   const gap = typeof station.rig.gap === 'string' ? parseCellGap(station.rig.gap) : DEFAULT_CELL_GAP;
   const truth = cellTruth(gap);
-  const look = lookTowards(renderer.calibration.calibration.cameras[OVERHEAD_CAMERA], cellCameraMounting(truth, renderer.calibration.calibration).cameras[OVERHEAD_CAMERA]);
+  const look = lookTowards(
+    renderer.calibration.calibration.cameras[OVERHEAD_CAMERA],
+    cellCameraMounting(truth, renderer.calibration.calibration).cameras[OVERHEAD_CAMERA],
+  );
   const gate = twinPlacementGate({
     renderer,
     rigModel,

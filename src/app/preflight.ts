@@ -28,7 +28,10 @@ export async function preflightProblems(o: PreflightOptions): Promise<string[]> 
   const problems: string[] = [];
   if (!o.blankCameras) {
     for (const p of o.policies) {
-      const missing = missingPolicyCameras({ ...o.station, cameras: rolloutCameras(o.station, p, DEFAULT_CELL_CAMERA_FPS) }, p);
+      const missing = missingPolicyCameras(
+        { ...o.station, cameras: rolloutCameras(o.station, p, DEFAULT_CELL_CAMERA_FPS) },
+        p,
+      );
       if (missing) problems.push(missing);
     }
   }
@@ -50,7 +53,10 @@ export async function preflightProblems(o: PreflightOptions): Promise<string[]> 
     });
   await Promise.all(checks);
   const interlock = o.cellIo?.plc.current();
-  if (interlock?.open) problems.push(`The cell's interlocks are open (${(interlock.reason ?? 'an interlock of the cell is open').replace(/\.$/, '')}); close them before placing anything.`);
+  if (interlock?.open)
+    problems.push(
+      `The cell's interlocks are open (${(interlock.reason ?? 'an interlock of the cell is open').replace(/\.$/, '')}); close them before placing anything.`,
+    );
   return problems;
 }
 
@@ -58,5 +64,8 @@ export async function preflightProblems(o: PreflightOptions): Promise<string[]> 
 export async function preflight(o: PreflightOptions): Promise<void> {
   const problems = await preflightProblems(o);
   if (problems.length === 1) throw new UserError(problems[0]);
-  if (problems.length > 1) throw new UserError(`Pre-flight found ${problems.length} problems before anything is placed:\n${problems.map((p) => `- ${p}`).join('\n')}`);
+  if (problems.length > 1)
+    throw new UserError(
+      `Pre-flight found ${problems.length} problems before anything is placed:\n${problems.map((p) => `- ${p}`).join('\n')}`,
+    );
 }

@@ -37,7 +37,10 @@ function simulatedS(step: OperatorStep, what: 'place' | 'score' | 'reset'): numb
 const MAX_SCRIPTED_REDOS = 10;
 
 /** `hands`: what the operator really puts on the table (`--placement-error-mm`); default exactly the layout, within the cell's placement noise. */
-export function scriptedOperator(log: (line: string) => void, hands?: { placed(step: OperatorStep): void }): SessionOperator {
+export function scriptedOperator(
+  log: (line: string) => void,
+  hands?: { placed(step: OperatorStep): void },
+): SessionOperator {
   let pausedS = 0;
   return {
     name: SCRIPTED_OPERATOR,
@@ -48,7 +51,12 @@ export function scriptedOperator(log: (line: string) => void, hands?: { placed(s
     score(step): Promise<ScoreAnswer> {
       const seen = step.run.tableEndStates;
       // The cell shows its table after every valid episode; without it there is nothing to look at.
-      if (!seen) return Promise.resolve({ action: 'redo', reason: 'the scripted operator saw no end state of the table', simulatedS: 0 });
+      if (!seen)
+        return Promise.resolve({
+          action: 'redo',
+          reason: 'the scripted operator saw no end state of the table',
+          simulatedS: 0,
+        });
       return Promise.resolve({ action: 'score', endStates: seen, simulatedS: simulatedS(step, 'score') });
     },
     refused(problem) {
@@ -127,7 +135,12 @@ export interface TerminalOperator extends SessionOperator {
  * `marks`: while the rig runs, a line typed then marks an object done (its time to success); on by
  * default only when stdin is a terminal — answers piped in ahead are never taken for marks.
  */
-export function terminalOperator(input: Readable, output: Writable, name = 'operator (terminal)', options: { readonly marks?: boolean } = {}): TerminalOperator {
+export function terminalOperator(
+  input: Readable,
+  output: Writable,
+  name = 'operator (terminal)',
+  options: { readonly marks?: boolean } = {},
+): TerminalOperator {
   const marks = options.marks ?? (input as Readable & { isTTY?: boolean }).isTTY === true;
   const lines = new Lines(input);
   const ask = async (q: string): Promise<string | undefined> => {
@@ -135,13 +148,16 @@ export function terminalOperator(input: Readable, output: Writable, name = 'oper
     const l = await lines.next();
     return l?.trim();
   };
-  const head = (s: OperatorStep): string => `[${s.slot + 1}/${s.total}] layout ${s.layout.index} (tier ${s.layout.tier}), ${s.label}${s.attempt > 0 ? `, redo ${s.attempt}` : ''}`;
+  const head = (s: OperatorStep): string =>
+    `[${s.slot + 1}/${s.total}] layout ${s.layout.index} (tier ${s.layout.tier}), ${s.label}${s.attempt > 0 ? `, redo ${s.attempt}` : ''}`;
   return {
     name,
     async place(step): Promise<PlaceAnswer> {
       const ids = step.layout.objects.map((o) => `${o.id} ${o.posture}`).join(', ');
       for (;;) {
-        const a = await ask(`${head(step)}: place ${ids} as projected.\n  Enter = placed, go; p = pause; s = stop for now; e = e-stop > `);
+        const a = await ask(
+          `${head(step)}: place ${ids} as projected.\n  Enter = placed, go; p = pause; s = stop for now; e = e-stop > `,
+        );
         if (a === undefined || a === 's') return { action: 'stop' };
         if (a === '') return { action: 'confirm' };
         if (a === 'p') return { action: 'pause' };
@@ -151,22 +167,31 @@ export function terminalOperator(input: Readable, output: Writable, name = 'oper
     },
     watchRun(step, mark, signal): void {
       if (!marks) return;
-      output.write(`  Running. Each time an object is done, press Enter (or type its id, then Enter): its time to success.\n`);
+      output.write(
+        `  Running. Each time an object is done, press Enter (or type its id, then Enter): its time to success.\n`,
+      );
       const ids = new Set(step.layout.objects.map((o) => o.id));
       lines.watch((l) => {
         const id = l.trim();
-        if (id !== '' && !ids.has(id)) output.write(`  '${id}' is not an object of this layout (${[...ids].join(', ')}): marked done without a name.\n`);
+        if (id !== '' && !ids.has(id))
+          output.write(
+            `  '${id}' is not an object of this layout (${[...ids].join(', ')}): marked done without a name.\n`,
+          );
         mark(ids.has(id) ? { objectId: id } : {});
       }, signal);
     },
     async score(step): Promise<ScoreAnswer> {
       const regions = step.task.regionIds;
       const ends: ObjectEndState[] = [];
-      output.write(`${head(step)}: ${step.run.status === 'valid' ? 'the episode ran its length' : `ended: ${step.run.reason ?? step.run.status}`}. Score it (r = redo this rollout).\n`);
+      output.write(
+        `${head(step)}: ${step.run.status === 'valid' ? 'the episode ran its length' : `ended: ${step.run.reason ?? step.run.status}`}. Score it (r = redo this rollout).\n`,
+      );
       const q = countQuestion(step.task);
       if (q) {
         const objects = step.layout.objects.length;
-        const a = await ask(`  How many of the ${objects} objects are ${q.kind === 'region' ? `in the ${q.region}` : 'upright'}? (a number; Enter = object by object) > `);
+        const a = await ask(
+          `  How many of the ${objects} objects are ${q.kind === 'region' ? `in the ${q.region}` : 'upright'}? (a number; Enter = object by object) > `,
+        );
         if (a === undefined) return { action: 'redo', reason: 'the operator left before scoring' };
         if (a === 'r') return { action: 'redo', reason: (await ask('  Why redo it? > ')) || 'no reason given' };
         if (a !== '') {
@@ -177,7 +202,10 @@ export function terminalOperator(input: Readable, output: Writable, name = 'oper
       }
       for (const o of step.layout.objects) {
         for (;;) {
-          const q = regions.length > 0 ? `  ${o.id}: where is it? (${regions.join(' / ')}; Enter = none of them; off = off the table) > ` : `  ${o.id}: upright? (y / n; off = off the table) > `;
+          const q =
+            regions.length > 0
+              ? `  ${o.id}: where is it? (${regions.join(' / ')}; Enter = none of them; off = off the table) > `
+              : `  ${o.id}: upright? (y / n; off = off the table) > `;
           const a = await ask(q);
           if (a === undefined) return { action: 'redo', reason: 'the operator left before scoring' };
           if (a === 'r') return { action: 'redo', reason: (await ask('  Why redo it? > ')) || 'no reason given' };

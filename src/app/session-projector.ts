@@ -6,7 +6,11 @@
 import type { LayoutProjector } from '../../calibration/projector/layout-projector.js';
 import type { SessionProjector } from '../session/ports.js';
 
-export function sessionProjector(projector: LayoutProjector, where: string, say: (line: string) => void): SessionProjector {
+export function sessionProjector(
+  projector: LayoutProjector,
+  where: string,
+  say: (line: string) => void,
+): SessionProjector {
   const tell = (r: { problem?: string }): void => {
     if (r.problem) say(r.problem);
   };

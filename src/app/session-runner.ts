@@ -44,7 +44,10 @@ export interface RigSessionRunnerOptions {
    * shows it live and takes the E-stop): `use` runs with that rig, and the owner keeps it after.
    * Default: a rig created from the station config's rig for each rollout and closed after it.
    */
-  withRig?<T>(table: NonNullable<RigContext['table']>, use: (rig: Rig, clock: Clock, signal: AbortSignal, services: RigServices) => Promise<T>): Promise<T>;
+  withRig?<T>(
+    table: NonNullable<RigContext['table']>,
+    use: (rig: Rig, clock: Clock, signal: AbortSignal, services: RigServices) => Promise<T>,
+  ): Promise<T>;
 }
 
 export class RigSessionRunner implements SessionRolloutRunner {
@@ -53,7 +56,11 @@ export class RigSessionRunner implements SessionRolloutRunner {
   private constructor(private readonly o: RigSessionRunnerOptions) {}
 
   /** Opens every policy of the plan first: a spec that does not load is refused before anything moves. */
-  static async open(o: RigSessionRunnerOptions, specs: readonly string[], io: Pick<CliIo, 'cwd'>): Promise<RigSessionRunner> {
+  static async open(
+    o: RigSessionRunnerOptions,
+    specs: readonly string[],
+    io: Pick<CliIo, 'cwd'>,
+  ): Promise<RigSessionRunner> {
     const r = new RigSessionRunner(o);
     try {
       for (const spec of specs) r.policies.set(spec, await openRigPolicy(spec, io));
@@ -81,7 +88,10 @@ export class RigSessionRunner implements SessionRolloutRunner {
       // "could not run" reaches the operator too: in a blind session, by label.
       if (!this.o.blind || !(e instanceof Error)) throw e;
       const name = this.policies.get(r.spec)?.info.name ?? r.spec;
-      throw new UserError(e.message.split(r.spec).join(r.label).split(name).join(r.label), e instanceof UserError ? e.exitCode : 1);
+      throw new UserError(
+        e.message.split(r.spec).join(r.label).split(name).join(r.label),
+        e instanceof UserError ? e.exitCode : 1,
+      );
     }
   }
 
@@ -90,9 +100,18 @@ export class RigSessionRunner implements SessionRolloutRunner {
     if (!policy) throw new Error(`the session has no open policy for ${r.label}`);
     const rigType = this.o.station.rig.type;
     // The table as placed (a world of its own builds it; hardware ignores it); the rollout is still scored against the plan's layout.
-    const table = { task: r.task, layout: this.o.tableLayout ? this.o.tableLayout(r) : r.layout, placementSeed: r.seed };
+    const table = {
+      task: r.task,
+      layout: this.o.tableLayout ? this.o.tableLayout(r) : r.layout,
+      placementSeed: r.seed,
+    };
     const board = this.o.cellIo?.board;
-    const episode = async (rig: Rig, services: RigServices, clock: Clock, signal: AbortSignal): Promise<RolloutOnRig> => {
+    const episode = async (
+      rig: Rig,
+      services: RigServices,
+      clock: Clock,
+      signal: AbortSignal,
+    ): Promise<RolloutOnRig> => {
       let run: RolloutOnRig | undefined;
       board?.update({ sessionId: String(r.sessionId), rolloutPhase: 'running', rigStatus: 'active', faults: [] });
       try {
@@ -113,9 +132,18 @@ export class RigSessionRunner implements SessionRolloutRunner {
           signal,
           clock,
           // rolloutOnRig names the policy in its line: the session says "policy A" instead.
-          log: () => this.o.log(`Rollout ${r.slot + 1}: ${r.label} runs for ${r.episodeSeconds} s — rig: ${rigTypeWords(String(rigType))}.`),
+          log: () =>
+            this.o.log(
+              `Rollout ${r.slot + 1}: ${r.label} runs for ${r.episodeSeconds} s — rig: ${rigTypeWords(String(rigType))}.`,
+            ),
           // Blind: the file is named by session, slot and attempt; the plan's key maps the slot to its policy.
-          record: { store: this.o.store, dir: this.o.episodesDir, spec: r.spec, set: this.o.set, ...(this.o.blind ? { fileLabel: `session${r.sessionId}-slot${r.slot + 1}-attempt${r.attempt + 1}` } : {}) },
+          record: {
+            store: this.o.store,
+            dir: this.o.episodesDir,
+            spec: r.spec,
+            set: this.o.set,
+            ...(this.o.blind ? { fileLabel: `session${r.sessionId}-slot${r.slot + 1}-attempt${r.attempt + 1}` } : {}),
+          },
         });
         return run;
       } finally {
@@ -124,7 +152,9 @@ export class RigSessionRunner implements SessionRolloutRunner {
     };
     let run: RolloutOnRig;
     if (this.o.withRig) {
-      run = await this.o.withRig(table, (rig, clock, ownerSignal, services) => episode(rig, services, clock, AbortSignal.any([r.signal, ownerSignal])));
+      run = await this.o.withRig(table, (rig, clock, ownerSignal, services) =>
+        episode(rig, services, clock, AbortSignal.any([r.signal, ownerSignal])),
+      );
     } else {
       let rig: Rig;
       let services: RigServices;
@@ -133,7 +163,12 @@ export class RigSessionRunner implements SessionRolloutRunner {
         clock = clockForRigConfig(this.o.station.rig);
         // The safety supervisor reads the interlock from the first cycle: created with the rig.
         const interlock = this.o.cellIo?.plc;
-        ({ rig, services } = await createStationRig(this.o.station.rig, { clock, signal: r.signal, table, ...(interlock ? { interlock } : {}) }));
+        ({ rig, services } = await createStationRig(this.o.station.rig, {
+          clock,
+          signal: r.signal,
+          table,
+          ...(interlock ? { interlock } : {}),
+        }));
       } catch (e) {
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
@@ -145,10 +180,15 @@ export class RigSessionRunner implements SessionRolloutRunner {
       }
     }
     const tableEndStates = run.score?.endStates;
-    const { rolloutId } = await storeRolloutOnRig(this.o.store, { spec: r.spec, policy: policy.info, set: this.o.set, sessionId: r.sessionId }, { ...run, score: undefined });
+    const { rolloutId } = await storeRolloutOnRig(
+      this.o.store,
+      { spec: r.spec, policy: policy.info, set: this.o.set, sessionId: r.sessionId },
+      { ...run, score: undefined },
+    );
     const e = run.result.episode;
     // The stored rollout keeps the words as they were; the operator's copy says "policy A".
-    const told = (t: string): string => (this.o.blind ? t.split(r.spec).join(r.label).split(policy.info.name).join(r.label) : t);
+    const told = (t: string): string =>
+      this.o.blind ? t.split(r.spec).join(r.label).split(policy.info.name).join(r.label) : t;
     return {
       rolloutId,
       status: e.status,

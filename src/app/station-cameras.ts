@@ -30,7 +30,10 @@ export interface OpenStationCamerasOptions {
   readonly source: string;
 }
 
-export async function openStationCameras(configs: readonly CameraConfig[], o: OpenStationCamerasOptions): Promise<StationCameras> {
+export async function openStationCameras(
+  configs: readonly CameraConfig[],
+  o: OpenStationCamerasOptions,
+): Promise<StationCameras> {
   const nowS = (): number => o.clock.nowS();
   let cell: CellCameras | undefined;
   const cameras: Camera[] = [];
@@ -38,20 +41,32 @@ export async function openStationCameras(configs: readonly CameraConfig[], o: Op
   if (cellConfigs.length > 0) {
     const renderer = o.renderer;
     if (!renderer.available) {
-      throw new UserError(`Camera ${cellConfigs[0].name} in ${o.source} has source "cell", but ${renderer.why}; give it a "v4l2:/dev/videoN" or "testsrc" source.`);
+      throw new UserError(
+        `Camera ${cellConfigs[0].name} in ${o.source} has source "cell", but ${renderer.why}; give it a "v4l2:/dev/videoN" or "testsrc" source.`,
+      );
     }
     const fps = cellConfigs[0].fps;
-    if (cellConfigs.some((c) => c.fps !== fps)) throw new UserError(`The cell cameras in ${o.source} ask for different fps; the cell renders all its cameras at one rate, so give them one 'fps'.`);
+    if (cellConfigs.some((c) => c.fps !== fps))
+      throw new UserError(
+        `The cell cameras in ${o.source} ask for different fps; the cell renders all its cameras at one rate, so give them one 'fps'.`,
+      );
     cell = renderer.render({ fps, nowS });
   }
   for (const c of configs) {
     if (c.kind === 'cell') {
       if (!(CAMERA_NAMES as readonly string[]).includes(c.name)) {
-        throw new UserError(`Camera ${c.name} in ${o.source} has source "cell", but the cell renders only ${CAMERA_NAMES.join(', ')}; name it after one of them.`);
+        throw new UserError(
+          `Camera ${c.name} in ${o.source} has source "cell", but the cell renders only ${CAMERA_NAMES.join(', ')}; name it after one of them.`,
+        );
       }
       const cam = cell!.cameras[c.name as CameraName];
-      if ((c.width !== undefined && c.width !== cam.info.width) || (c.height !== undefined && c.height !== cam.info.height)) {
-        throw new UserError(`Camera ${c.name} in ${o.source}: the cell renders ${cam.info.width}×${cam.info.height}, not ${c.width ?? cam.info.width}×${c.height ?? cam.info.height}; leave width and height out for a cell camera.`);
+      if (
+        (c.width !== undefined && c.width !== cam.info.width) ||
+        (c.height !== undefined && c.height !== cam.info.height)
+      ) {
+        throw new UserError(
+          `Camera ${c.name} in ${o.source}: the cell renders ${cam.info.width}×${cam.info.height}, not ${c.width ?? cam.info.width}×${c.height ?? cam.info.height}; leave width and height out for a cell camera.`,
+        );
       }
       cameras.push(cam);
     } else {

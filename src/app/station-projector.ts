@@ -25,17 +25,36 @@ export class StationProjectorFeed implements ProjectorOutput, ProjectorFeed {
 
   private constructor(description: string, configured: boolean, black: Buffer) {
     this.png = black;
-    this.current = { configured, description, seq: 0, showing: 'nothing', layoutSetSha256: null, layoutIndex: null, problem: null };
+    this.current = {
+      configured,
+      description,
+      seq: 0,
+      showing: 'nothing',
+      layoutSetSha256: null,
+      layoutIndex: null,
+      problem: null,
+    };
   }
 
-  static async create(description: string, configured: boolean, resolution = { widthPx: 64, heightPx: 36 }): Promise<StationProjectorFeed> {
+  static async create(
+    description: string,
+    configured: boolean,
+    resolution = { widthPx: 64, heightPx: 36 },
+  ): Promise<StationProjectorFeed> {
     return new StationProjectorFeed(description, configured, await blankPng(resolution));
   }
 
   async show(frame: ProjectorFrame): Promise<void> {
     this.png = frame.png;
     const layout = frame.kind === 'layout';
-    this.current = { ...this.current, problem: null, seq: this.current.seq + 1, showing: layout ? 'layout' : 'black', layoutSetSha256: layout ? (frame.layoutSetSha256 ?? null) : null, layoutIndex: layout ? (frame.layoutIndex ?? null) : null };
+    this.current = {
+      ...this.current,
+      problem: null,
+      seq: this.current.seq + 1,
+      showing: layout ? 'layout' : 'black',
+      layoutSetSha256: layout ? (frame.layoutSetSha256 ?? null) : null,
+      layoutIndex: layout ? (frame.layoutIndex ?? null) : null,
+    };
     this.changed();
   }
 
@@ -90,8 +109,14 @@ export interface StationProjector {
 /** Reads the calibration (stored, as a session's CLI does) and builds the feed; a bad file is one UserError sentence. */
 export async function openStationProjector(o: StationProjectorOptions): Promise<StationProjector> {
   if (o.calibrationFile === undefined) {
-    if (o.pjlink !== undefined) throw new UserError('--pjlink needs --projector-calibration FILE (the table-to-projector calibration).');
-    return { feed: await StationProjectorFeed.create("no projector: calibrate one with 'tandem projector calibrate', then start the station with --projector-calibration FILE", false) };
+    if (o.pjlink !== undefined)
+      throw new UserError('--pjlink needs --projector-calibration FILE (the table-to-projector calibration).');
+    return {
+      feed: await StationProjectorFeed.create(
+        "no projector: calibrate one with 'tandem projector calibrate', then start the station with --projector-calibration FILE",
+        false,
+      ),
+    };
   }
   const calibration = await readCalibrationFile(o, o.calibrationFile);
   o.store.putCalibration(calibrationStoreInput(calibration));

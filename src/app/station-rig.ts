@@ -62,7 +62,16 @@ function cellServices(cell: CellOfRig): RigServices {
     marker: { kind: EMULATED_CELL_KIND, ...cellMarker(cell.truth) },
     world: () => {
       const t = world.timing();
-      return { task: cell.task.id, tier: cell.layout.tier, objects: cell.layout.objects.length, truthSha256: cell.truth.sha256, busyFraction: t.busyFraction, marginX: t.marginX, maxLagMs: t.maxLagMs, behindEvents: t.behindEvents };
+      return {
+        task: cell.task.id,
+        tier: cell.layout.tier,
+        objects: cell.layout.objects.length,
+        truthSha256: cell.truth.sha256,
+        busyFraction: t.busyFraction,
+        marginX: t.marginX,
+        maxLagMs: t.maxLagMs,
+        behindEvents: t.behindEvents,
+      };
     },
     bodies: () => {
       const p = world.privilegedState();

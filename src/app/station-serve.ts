@@ -12,7 +12,14 @@ import { LayoutSetError } from '../layouts/errors.js';
 import { getTask, isTaskId } from '../tasks/registry.js';
 import { knownPolicySpecs } from '../rollout/policy-registry.js';
 import type { Store } from '../store/store.js';
-import { TELEOP_LEADERS, type TeleopChoices, type CalibrationInUse, type CellStatus, type MotorStatus, type RunRolloutRequest } from '../server/api-types.js';
+import {
+  TELEOP_LEADERS,
+  type TeleopChoices,
+  type CalibrationInUse,
+  type CellStatus,
+  type MotorStatus,
+  type RunRolloutRequest,
+} from '../server/api-types.js';
 import { RigHost, type RigParts } from '../server/rig-host.js';
 import { ApiRefusal } from '../server/request-checks.js';
 import { StationServer } from '../server/station-server.js';
@@ -28,7 +35,14 @@ import { clockForRigConfig } from './rig-registry.js';
 import { createStationRig, rigKindOf } from './station-rig.js';
 import type { RigServices } from './services/rig-services.js';
 import { preflight } from './preflight.js';
-import { cellIoSourceOf, leaderSpecOf, readRigConfig, rigConfigWithGrippers, stationConfigOfRig, type StationConfig } from './station-config.js';
+import {
+  cellIoSourceOf,
+  leaderSpecOf,
+  readRigConfig,
+  rigConfigWithGrippers,
+  stationConfigOfRig,
+  type StationConfig,
+} from './station-config.js';
 import { openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 import { SessionHost, type SessionParts } from '../server/session-host.js';
@@ -85,11 +99,24 @@ function motorReports(rig: Rig, nowS: number): MotorStatus[] {
 function cellStatus(services: RigServices): CellStatus | null {
   const w = services.world();
   if (!w) return null;
-  return { task: w.task, tier: w.tier, objects: w.objects, busyFraction: w.busyFraction, marginX: num(w.marginX), maxLagMs: w.maxLagMs, behindEvents: w.behindEvents };
+  return {
+    task: w.task,
+    tier: w.tier,
+    objects: w.objects,
+    busyFraction: w.busyFraction,
+    marginX: num(w.marginX),
+    maxLagMs: w.maxLagMs,
+    behindEvents: w.behindEvents,
+  };
 }
 
 /** The calibrations the station runs with now, for the Rig page (the store's own list is added by the server). */
-function calibrationsInUse(host: RigHost<RigServices>, rigType: string, store: Store, projector: StationProjector): () => CalibrationInUse[] {
+function calibrationsInUse(
+  host: RigHost<RigServices>,
+  rigType: string,
+  store: Store,
+  projector: StationProjector,
+): () => CalibrationInUse[] {
   const sim = DEFAULT_SIM_CALIBRATION;
   const simSha = simCalibrationHash(sim);
   const cameras = DEFAULT_CAMERA_CALIBRATION;
@@ -98,17 +125,38 @@ function calibrationsInUse(host: RigHost<RigServices>, rigType: string, store: S
     const model = host.model();
     const fitted = store.latestCalibration(SIM_CALIBRATION_KIND);
     return [
-      { what: 'rig model', name: model?.name ?? 'not known until the rig is up', version: null, sha256: null, note: `the ${rigType} rig config's model: joint limits, gains, links` },
+      {
+        what: 'rig model',
+        name: model?.name ?? 'not known until the rig is up',
+        version: null,
+        sha256: null,
+        note: `the ${rigType} rig config's model: joint limits, gains, links`,
+      },
       {
         what: 'sim twin physics',
         name: sim.name,
         version: sim.version,
         sha256: simSha,
-        note: fitted && fitted.sha256 !== simSha ? `the default; the store's newest (v${fitted.version}, ${fitted.sha256.slice(0, 12)}…) runs where a sweep or report names it (--calibration)` : 'the default; a sweep or report may name another (--calibration)',
+        note:
+          fitted && fitted.sha256 !== simSha
+            ? `the default; the store's newest (v${fitted.version}, ${fitted.sha256.slice(0, 12)}…) runs where a sweep or report names it (--calibration)`
+            : 'the default; a sweep or report may name another (--calibration)',
       },
-      { what: 'sim cameras', name: cameras.name, version: cameras.version, sha256: camerasSha, note: 'intrinsics and mounts of cam_high and the wrist cameras' },
+      {
+        what: 'sim cameras',
+        name: cameras.name,
+        version: cameras.version,
+        sha256: camerasSha,
+        note: 'intrinsics and mounts of cam_high and the wrist cameras',
+      },
       projector.calibration
-        ? { what: 'projector', name: 'projector homography', version: projector.calibration.version, sha256: projector.calibration.sha256, note: projector.feed.state().description }
+        ? {
+            what: 'projector',
+            name: 'projector homography',
+            version: projector.calibration.version,
+            sha256: projector.calibration.sha256,
+            note: projector.feed.state().description,
+          }
         : { what: 'projector', name: 'none', version: null, sha256: null, note: projector.feed.state().description },
     ];
   };
@@ -134,11 +182,21 @@ class StepCountingClock implements Clock {
   }
 }
 
-function rolloutRunner(store: Store, host: RigHost<RigServices>, station: StationConfig, cwd: string, episodesDir: string): RolloutRunner {
+function rolloutRunner(
+  store: Store,
+  host: RigHost<RigServices>,
+  station: StationConfig,
+  cwd: string,
+  episodesDir: string,
+): RolloutRunner {
   return {
     async prepare(req: RunRolloutRequest): Promise<PreparedRollout> {
       const set = store.loadLayoutSet(req.layoutSet);
-      if (!set) throw new ApiRefusal(400, `There is no layout set ${req.layoutSet.slice(0, 12)}… in the store; sample one on the Rollouts page or run one of its rollouts with 'tandem rig rollout'.`);
+      if (!set)
+        throw new ApiRefusal(
+          400,
+          `There is no layout set ${req.layoutSet.slice(0, 12)}… in the store; sample one on the Rollouts page or run one of its rollouts with 'tandem rig rollout'.`,
+        );
       let layout;
       try {
         layout = layoutAt(set, req.layout);
@@ -169,16 +227,45 @@ function rolloutRunner(store: Store, host: RigHost<RigServices>, station: Statio
               onPhase(`The rig is up with layout ${req.layout} on its table; starting ${policy.info.name}.`);
               // Scored from the table where the rig's services can (the emulated cell), unless the request says otherwise.
               const scoreFromCell = req.scoreFromCell ?? services.endStateScorer.available;
-              return rolloutOnRig({ rig, services, rigType: host.type, station, policy, task, layout, seconds, rateHz, seed, scoreFromCell, blankCameras: false, signal, clock: new StepCountingClock(clock, onSteps), log: () => {}, record: { store, dir: episodesDir, spec: req.policy, set } });
+              return rolloutOnRig({
+                rig,
+                services,
+                rigType: host.type,
+                station,
+                policy,
+                task,
+                layout,
+                seconds,
+                rateHz,
+                seed,
+                scoreFromCell,
+                blankCameras: false,
+                signal,
+                clock: new StepCountingClock(clock, onSteps),
+                log: () => {},
+                record: { store, dir: episodesDir, spec: req.policy, set },
+              });
             });
             const e = run.result.episode;
             host.keepEvents(e.safetyEvents);
             const { rolloutId } = await storeRolloutOnRig(store, { spec: req.policy, policy: policy.info, set }, run);
             const score = e.status === 'valid' ? run.score : undefined;
-            const what = e.status !== 'valid' ? `is ${e.status}: ${e.reason ?? ''}` : score ? `scored ${score.progress.toFixed(2)} by the ${SCRIPTED_OPERATOR}: ${score.summary}` : 'is valid and awaits an operator score.';
-            return { rolloutId, status: e.status, progress: score?.progress ?? null, scoreSummary: score?.summary ?? null, message: `Rollout ${rolloutId} ${what}${e.error ? ` Policy error: ${e.error}` : ''}` };
+            const what =
+              e.status !== 'valid'
+                ? `is ${e.status}: ${e.reason ?? ''}`
+                : score
+                  ? `scored ${score.progress.toFixed(2)} by the ${SCRIPTED_OPERATOR}: ${score.summary}`
+                  : 'is valid and awaits an operator score.';
+            return {
+              rolloutId,
+              status: e.status,
+              progress: score?.progress ?? null,
+              scoreSummary: score?.summary ?? null,
+              message: `Rollout ${rolloutId} ${what}${e.error ? ` Policy error: ${e.error}` : ''}`,
+            };
           } catch (e) {
-            if (e instanceof RigError) throw new UserError(`The rig (${host.type}) failed during the rollout: ${e.message}`, 1);
+            if (e instanceof RigError)
+              throw new UserError(`The rig (${host.type}) failed during the rollout: ${e.message}`, 1);
             throw e;
           } finally {
             await policy.close?.();
@@ -193,8 +280,14 @@ function rolloutRunner(store: Store, host: RigHost<RigServices>, station: Statio
 function interlockReading(cellIo: CellIo): { open: boolean; words: string } {
   const c = cellIo.plc.current();
   return c.open
-    ? { open: true, words: `OPEN — ${(c.reason ?? 'an interlock of the cell is open').replace(/\.$/, '')}; nothing starts until it closes` }
-    : { open: false, words: `closed (cell PLC ${cellIo.config.endpointUrl}): e-stop circuit, door and light curtain report safe` };
+    ? {
+        open: true,
+        words: `OPEN — ${(c.reason ?? 'an interlock of the cell is open').replace(/\.$/, '')}; nothing starts until it closes`,
+      }
+    : {
+        open: false,
+        words: `closed (cell PLC ${cellIo.config.endpointUrl}): e-stop circuit, door and light curtain report safe`,
+      };
 }
 
 function interlockWords(cellIo: CellIo | undefined): () => string {
@@ -206,7 +299,16 @@ function interlockWords(cellIo: CellIo | undefined): () => string {
  * The Session view's parts: the plan's policies on the station's own rig (the rig host owns it,
  * shows it live, takes the E-stop), the cell's interlocks and tower light, the projector.
  */
-function sessionParts(store: Store, host: RigHost<RigServices>, station: StationConfig, cwd: string, episodesDir: string, cellIo: CellIo | undefined, projector: SessionProjector | undefined, placement: PlacementGate): SessionParts {
+function sessionParts(
+  store: Store,
+  host: RigHost<RigServices>,
+  station: StationConfig,
+  cwd: string,
+  episodesDir: string,
+  cellIo: CellIo | undefined,
+  projector: SessionProjector | undefined,
+  placement: PlacementGate,
+): SessionParts {
   return {
     placement,
     interlocks: interlockWords(cellIo),
@@ -233,7 +335,14 @@ function sessionParts(store: Store, host: RigHost<RigServices>, station: Station
           { cwd },
         ).then(async (runner) => {
           try {
-            await preflight({ station, policies: plan.policies.map((p) => ({ ...runner.policyInfo(p.spec)!, ...(plan.blind ? { name: p.label } : {}) })), blankCameras: false });
+            await preflight({
+              station,
+              policies: plan.policies.map((p) => ({
+                ...runner.policyInfo(p.spec)!,
+                ...(plan.blind ? { name: p.label } : {}),
+              })),
+              blankCameras: false,
+            });
           } catch (e) {
             await runner.close();
             throw e;
@@ -257,11 +366,22 @@ function teleopChoices(station: StationConfig | undefined, rigType: string): Tel
   const leaders: { value: TeleopChoices['leaders'][number]['value']; words: string }[] = [];
   const l = station?.leader;
   if (l) {
-    const kind = l.kind === 'yam' ? 'YAM leader + teaching handle' : l.kind === 'gello' ? 'GELLO' : `${l.kind} (moves by a script)`;
-    const ports = l.kind.startsWith('emulated-') ? '' : ` on ${l.ports.join(', ')}${l.kind === 'yam' ? ` (${l.transport === 'damiao' ? 'Damiao USB-CAN' : 'SLCAN'})` : ''}`;
+    const kind =
+      l.kind === 'yam'
+        ? 'YAM leader + teaching handle'
+        : l.kind === 'gello'
+          ? 'GELLO'
+          : `${l.kind} (moves by a script)`;
+    const ports = l.kind.startsWith('emulated-')
+      ? ''
+      : ` on ${l.ports.join(', ')}${l.kind === 'yam' ? ` (${l.transport === 'damiao' ? 'Damiao USB-CAN' : 'SLCAN'})` : ''}`;
     leaders.push({ value: 'station', words: `the station's ${kind}${ports}` });
   }
-  if (!rigKindOf({ type: rigType }).realArms) leaders.push({ value: 'emulated-yam', words: 'emulated YAM leader + teaching handle' }, { value: 'emulated-gello', words: 'emulated GELLO' });
+  if (!rigKindOf({ type: rigType }).realArms)
+    leaders.push(
+      { value: 'emulated-yam', words: 'emulated YAM leader + teaching handle' },
+      { value: 'emulated-gello', words: 'emulated GELLO' },
+    );
   const cameras = station && station.cameras.length > 0 ? station.cameras.map((c) => c.name).join(', ') : null;
   return { leaders, cameras };
 }
@@ -271,7 +391,13 @@ function teleopChoices(station: StationConfig | undefined, rigType: string): Tel
  * rig as the follower, takes in <data dir>/teleop, the UI's buttons in its controls queue; a
  * stored layout on the cell's table, and `--resume` of the newest stopped session there.
  */
-function teleopParts(store: Store, host: RigHost<RigServices>, follower: string, dataDir: string, station: StationConfig | undefined): TeleopParts {
+function teleopParts(
+  store: Store,
+  host: RigHost<RigServices>,
+  follower: string,
+  dataDir: string,
+  station: StationConfig | undefined,
+): TeleopParts {
   const outDir = join(dataDir, 'teleop');
   // The station config's own leader, as the session row names it (its ports).
   const stationLeader = station?.leader ? leaderSpecOf(station.leader) : undefined;
@@ -279,8 +405,16 @@ function teleopParts(store: Store, host: RigHost<RigServices>, follower: string,
   const recordedFollower = follower === 'cell' ? 'cell seed:0' : follower;
   const layoutOf = (sha: string, index: number) => {
     const set = store.loadLayoutSet(sha);
-    if (!set) throw new ApiRefusal(400, `There is no layout set ${sha.slice(0, 12)}… in the store; sample or upload one on the Rollouts page.`);
-    if (!Number.isInteger(index) || index < 0 || index >= set.layouts.length) throw new ApiRefusal(400, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}; there is no layout ${index}.`);
+    if (!set)
+      throw new ApiRefusal(
+        400,
+        `There is no layout set ${sha.slice(0, 12)}… in the store; sample or upload one on the Rollouts page.`,
+      );
+    if (!Number.isInteger(index) || index < 0 || index >= set.layouts.length)
+      throw new ApiRefusal(
+        400,
+        `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}; there is no layout ${index}.`,
+      );
     return { set, index };
   };
   return {
@@ -290,10 +424,14 @@ function teleopParts(store: Store, host: RigHost<RigServices>, follower: string,
       const kept = store.listTeleopTakes(s.sessionId).filter((t) => t.state === 'kept').length;
       const cli = `carry it on with: tandem teleop record --resume --out ${outDir}`;
       let blocked: string | null = null;
-      if (!(TELEOP_LEADERS as readonly string[]).includes(s.leader) && s.leader !== stationLeader) blocked = `Teleop session ${s.sessionId} was led by '${s.leader}', which is not this station's leader${stationLeader ? ` (${stationLeader})` : ''}; ${cli} --leader ${s.leader}.`;
-      else if (!/^(none|cell|testsrc:[1-8])$/.test(s.cameras)) blocked = `Teleop session ${s.sessionId} records cameras '${s.cameras}', which the station page does not open; ${cli} --cameras ${s.cameras}.`;
-      else if (s.follower !== recordedFollower) blocked = `Teleop session ${s.sessionId} was recorded on follower '${s.follower}', not on this station's rig ('${recordedFollower}'); ${cli} --follower ….`;
-      else if (s.layoutSetSha256 !== null && !store.loadLayoutSet(s.layoutSetSha256)) blocked = `Teleop session ${s.sessionId} had layout set ${s.layoutSetSha256.slice(0, 12)}… on the table, which is not in the store; upload it on the Rollouts page first.`;
+      if (!(TELEOP_LEADERS as readonly string[]).includes(s.leader) && s.leader !== stationLeader)
+        blocked = `Teleop session ${s.sessionId} was led by '${s.leader}', which is not this station's leader${stationLeader ? ` (${stationLeader})` : ''}; ${cli} --leader ${s.leader}.`;
+      else if (!/^(none|cell|testsrc:[1-8])$/.test(s.cameras))
+        blocked = `Teleop session ${s.sessionId} records cameras '${s.cameras}', which the station page does not open; ${cli} --cameras ${s.cameras}.`;
+      else if (s.follower !== recordedFollower)
+        blocked = `Teleop session ${s.sessionId} was recorded on follower '${s.follower}', not on this station's rig ('${recordedFollower}'); ${cli} --follower ….`;
+      else if (s.layoutSetSha256 !== null && !store.loadLayoutSet(s.layoutSetSha256))
+        blocked = `Teleop session ${s.sessionId} had layout set ${s.layoutSetSha256.slice(0, 12)}… on the table, which is not in the store; upload it on the Rollouts page first.`;
       return {
         sessionId: s.sessionId,
         task: s.task,
@@ -311,10 +449,23 @@ function teleopParts(store: Store, host: RigHost<RigServices>, follower: string,
       };
     },
     async record(req, hooks, resume) {
-      const layout = req.layoutSet !== undefined && req.layout !== undefined ? layoutOf(req.layoutSet, req.layout) : undefined;
-      if (layout && isTaskId(req.task) && req.task !== layout.set.task) throw new ApiRefusal(400, `Layout set ${layout.set.sha256.slice(0, 12)}… is drawn for ${layout.set.task}, not ${req.task}; pick a ${req.task} set, or that task.`);
-      if (resume && store.latestStoppedTeleopSession(outDir)?.sessionId !== resume.sessionId) throw new ApiRefusal(409, `Teleop session ${resume.sessionId} is no longer the one to resume; reload the page.`);
-      if (req.leader === 'station' && stationLeader === undefined) throw new ApiRefusal(400, "This station's config names no leader; add 'leader' to the station config (docs/station-config.md) and restart the station.");
+      const layout =
+        req.layoutSet !== undefined && req.layout !== undefined ? layoutOf(req.layoutSet, req.layout) : undefined;
+      if (layout && isTaskId(req.task) && req.task !== layout.set.task)
+        throw new ApiRefusal(
+          400,
+          `Layout set ${layout.set.sha256.slice(0, 12)}… is drawn for ${layout.set.task}, not ${req.task}; pick a ${req.task} set, or that task.`,
+        );
+      if (resume && store.latestStoppedTeleopSession(outDir)?.sessionId !== resume.sessionId)
+        throw new ApiRefusal(
+          409,
+          `Teleop session ${resume.sessionId} is no longer the one to resume; reload the page.`,
+        );
+      if (req.leader === 'station' && stationLeader === undefined)
+        throw new ApiRefusal(
+          400,
+          "This station's config names no leader; add 'leader' to the station config (docs/station-config.md) and restart the station.",
+        );
       try {
         const r = await recordTeleop({
           store,
@@ -344,7 +495,11 @@ function teleopParts(store: Store, host: RigHost<RigServices>, follower: string,
             ? `pick the station's own leader (${stationLeader}) on this page.`
             : "name the real leader in the station config ('leader', docs/station-config.md), restart the station with --station-config FILE and pick it on this page.",
         });
-        return { sessionId: r.sessionId, end: r.session.end, ...(r.session.problem ? { problem: r.session.problem } : {}) };
+        return {
+          sessionId: r.sessionId,
+          end: r.session.end,
+          ...(r.session.problem ? { problem: r.session.problem } : {}),
+        };
       } catch (e) {
         if (e instanceof UserError) throw new ApiRefusal(400, e.message);
         throw e;
@@ -384,13 +539,22 @@ function requestTimeoutOf(env: NodeJS.ProcessEnv): { requestTimeoutMs?: number }
   const text = env.TANDEM_REQUEST_TIMEOUT_MS;
   if (text === undefined || text === '') return {};
   const ms = Number(text);
-  if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000) throw new UserError(`TANDEM_REQUEST_TIMEOUT_MS must be milliseconds from 100 to 3600000, not '${text}'.`);
+  if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000)
+    throw new UserError(`TANDEM_REQUEST_TIMEOUT_MS must be milliseconds from 100 to 3600000, not '${text}'.`);
   return { requestTimeoutMs: ms };
 }
 
 async function serveFoxglove(listen: FoxgloveListen, host: RigHost<RigServices>): Promise<FoxgloveLiveServer> {
   try {
-    const live = new FoxgloveLiveServer({ source: host, port: listen.port, host: listen.host, allowRemote: listen.allowRemote, allowedOrigins: listen.allowedOrigins, name: `tandem station (${host.type})`, metadata: { rigType: host.type } });
+    const live = new FoxgloveLiveServer({
+      source: host,
+      port: listen.port,
+      host: listen.host,
+      allowRemote: listen.allowRemote,
+      allowedOrigins: listen.allowedOrigins,
+      name: `tandem station (${host.type})`,
+      metadata: { rigType: host.type },
+    });
     await live.listen().catch(async (e: unknown) => {
       await live.close();
       throw e;
@@ -399,8 +563,14 @@ async function serveFoxglove(listen: FoxgloveListen, host: RigHost<RigServices>)
   } catch (e) {
     if (e instanceof FoxgloveLiveError) throw new UserError(e.message);
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new UserError(`The Foxglove port ${listen.port} is taken (a ROS foxglove_bridge?); pick another with --foxglove-port, or 0 for any.`);
-    if (code === 'EADDRNOTAVAIL') throw new UserError(`This machine has no address ${listen.host} to serve the Foxglove live view on; use 127.0.0.1.`);
+    if (code === 'EADDRINUSE')
+      throw new UserError(
+        `The Foxglove port ${listen.port} is taken (a ROS foxglove_bridge?); pick another with --foxglove-port, or 0 for any.`,
+      );
+    if (code === 'EADDRNOTAVAIL')
+      throw new UserError(
+        `This machine has no address ${listen.host} to serve the Foxglove live view on; use 127.0.0.1.`,
+      );
     throw e;
   }
 }
@@ -419,7 +589,9 @@ function writeStationAddress(dataDir: string, url: string): string {
 
 /** Serves until the signal aborts, then damps the rig and closes the store. */
 export async function serveStation(opts: ServeOptions): Promise<void> {
-  const configured = opts.station ?? stationConfigOfRig(await readRigConfig(opts.rigConfigFile), opts.rigConfigFile ?? DEFAULT_STATION_SOURCE);
+  const configured =
+    opts.station ??
+    stationConfigOfRig(await readRigConfig(opts.rigConfigFile), opts.rigConfigFile ?? DEFAULT_STATION_SOURCE);
   const store = openStationStore(opts.dataDir);
   let host: RigHost<RigServices> | undefined;
   let server: StationServer | undefined;
@@ -433,14 +605,29 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
   try {
     const station: StationConfig = { ...configured, rig: rigConfigWithGrippers(configured, store) };
     const rigConfig = station.rig;
-    const cellIoFrom = cellIoSourceOf(station, opts.cellIoFile === undefined ? undefined : resolve(opts.cwd, opts.cellIoFile));
+    const cellIoFrom = cellIoSourceOf(
+      station,
+      opts.cellIoFile === undefined ? undefined : resolve(opts.cwd, opts.cellIoFile),
+    );
     const projectorFile = opts.projectorCalibrationFile ?? station.projector?.calibration;
     const pjlink = opts.pjlink ?? station.projector?.pjlink;
     const env = opts.env ?? {};
     // node-opcua loads only when the station is asked for cell I/O (seconds of start-up otherwise).
     // Opened before the rig: its safety supervisor reads the interlock from the first cycle.
-    if (cellIoFrom !== undefined) cellIo = await (await import('./cell-io.js')).openCellIo(cellIoFrom, { dataDir: opts.dataDir, controlHz: EPISODE_CONTROL_HZ, log: opts.log });
-    const projector = await openStationProjector({ ...(projectorFile !== undefined ? { calibrationFile: projectorFile } : {}), ...(pjlink !== undefined ? { pjlink } : {}), cwd: opts.cwd, env, store, say: opts.log });
+    if (cellIoFrom !== undefined)
+      cellIo = await (await import('./cell-io.js')).openCellIo(cellIoFrom, {
+        dataDir: opts.dataDir,
+        controlHz: EPISODE_CONTROL_HZ,
+        log: opts.log,
+      });
+    const projector = await openStationProjector({
+      ...(projectorFile !== undefined ? { calibrationFile: projectorFile } : {}),
+      ...(pjlink !== undefined ? { pjlink } : {}),
+      cwd: opts.cwd,
+      env,
+      store,
+      say: opts.log,
+    });
     if (opts.onProjectorFrame) {
       const show = opts.onProjectorFrame;
       projector.feed.onChange((s) => show(s.showing === 'layout' ? projector.feed.frame() : null));
@@ -449,7 +636,8 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     const parts: RigParts<RigServices> = {
       type: String(rigConfig.type),
       clock: () => clockForRigConfig(rigConfig),
-      create: async (context) => await createStationRig(rigConfig, { ...context, signal: opts.signal, ...(interlock ? { interlock } : {}) }),
+      create: async (context) =>
+        await createStationRig(rigConfig, { ...context, signal: opts.signal, ...(interlock ? { interlock } : {}) }),
       motors: motorReports,
       cell: cellStatus,
       ...(cellIo ? { interlock: () => interlockReading(cellIo!) } : {}),
@@ -468,9 +656,36 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     // cell's world): on any other rig the rollout form neither suggests nor starts with one (it would be refused).
     const seesObjects = host.rigServices()?.objectPoses.available === true;
     const policySpecs = knownPolicySpecs().filter((s) => seesObjects || !s.startsWith('code:'));
-    placement = stationPlacementGate(station, { thresholds: { ...DEFAULT_PLACEMENT_THRESHOLDS, ...station.placementCheck } });
-    sessions = new SessionHost(store, sessionParts(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir), cellIo, projector.session, placement.gate));
-    teleop = new TeleopHost(store, teleopParts(store, host, opts.rigConfigFile ? resolve(opts.cwd, opts.rigConfigFile) : opts.station && opts.station.source !== DEFAULT_STATION_SOURCE ? opts.station.source : 'cell', opts.dataDir, opts.station ? station : undefined));
+    placement = stationPlacementGate(station, {
+      thresholds: { ...DEFAULT_PLACEMENT_THRESHOLDS, ...station.placementCheck },
+    });
+    sessions = new SessionHost(
+      store,
+      sessionParts(
+        store,
+        host,
+        station,
+        opts.cwd,
+        defaultEpisodesDir(opts.dataDir),
+        cellIo,
+        projector.session,
+        placement.gate,
+      ),
+    );
+    teleop = new TeleopHost(
+      store,
+      teleopParts(
+        store,
+        host,
+        opts.rigConfigFile
+          ? resolve(opts.cwd, opts.rigConfigFile)
+          : opts.station && opts.station.source !== DEFAULT_STATION_SOURCE
+            ? opts.station.source
+            : 'cell',
+        opts.dataDir,
+        opts.station ? station : undefined,
+      ),
+    );
     server = new StationServer({
       ...(station.simDrift ? { simDrift: station.simDrift } : {}),
       sessions,
@@ -481,7 +696,13 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       rig: host,
       rollouts: rolloutRunner(store, host, station, opts.cwd, defaultEpisodesDir(opts.dataDir)),
       ui,
-      info: { dataDir: opts.dataDir, startedAt: new Date().toISOString(), policySpecs, defaultPolicy: seesObjects ? 'code:bottles-in-the-bin' : '', teleop: teleopChoices(opts.station ? station : undefined, parts.type) },
+      info: {
+        dataDir: opts.dataDir,
+        startedAt: new Date().toISOString(),
+        policySpecs,
+        defaultPolicy: seesObjects ? 'code:bottles-in-the-bin' : '',
+        teleop: teleopChoices(opts.station ? station : undefined, parts.type),
+      },
       views: {
         policy: (id) => store.getPolicy(id),
         taskOf: (sha) => store.getLayoutSet(sha)?.task ?? null,
@@ -497,7 +718,10 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       url = await server.listen();
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') throw new UserError(`Port ${opts.port} is taken (another station?); set PORT to a free one, or PORT=0 for any.`);
+      if (code === 'EADDRINUSE')
+        throw new UserError(
+          `Port ${opts.port} is taken (another station?); set PORT to a free one, or PORT=0 for any.`,
+        );
       throw e;
     }
     // A page left open across a restart says to look here for the new address (its key changed).
@@ -510,14 +734,19 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
     }
     if (opts.foxglove) {
       live = await serveFoxglove(opts.foxglove, host);
-      opts.log(`Foxglove live view on ${live.url} (Foxglove: Open connection → Foxglove WebSocket; read only, no token)`);
+      opts.log(
+        `Foxglove live view on ${live.url} (Foxglove: Open connection → Foxglove WebSocket; read only, no token)`,
+      );
     }
     opts.onListening?.(url);
     // Episode files a crash cut off, or a failed write stopped: said once, with the command that recovers them.
     for (const r of unfinishedRecordings(store)) {
-      opts.log(`Unfinished episode file ${r.file} (${r.state === 'failed' ? (r.problem ?? 'a write failed') : 'the station stopped while recording it'}); recover it with: tandem record recover ${r.file}`);
+      opts.log(
+        `Unfinished episode file ${r.file} (${r.state === 'failed' ? (r.problem ?? 'a write failed') : 'the station stopped while recording it'}); recover it with: tandem record recover ${r.file}`,
+      );
     }
-    if (!opts.signal.aborted) await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
+    if (!opts.signal.aborted)
+      await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
   } finally {
     if (addressFile) rmSync(addressFile, { force: true });
     clearInterval(safetyTimer);

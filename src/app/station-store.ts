@@ -23,7 +23,9 @@ export function openStationStore(dataDir: string): Store {
     // exists already is left as it is: it may be one the operator chose and shares on purpose.
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (e) {
-    throw new UserError(`Cannot create the data folder ${dataDir}: ${(e as Error).message}. Pass --data DIR or set TANDEM_DATA to a writable folder.`);
+    throw new UserError(
+      `Cannot create the data folder ${dataDir}: ${(e as Error).message}. Pass --data DIR or set TANDEM_DATA to a writable folder.`,
+    );
   }
   try {
     return openStore(storePath(dataDir));
@@ -40,7 +42,11 @@ export function openCommandStore(values: { readonly data?: unknown }, io: Pick<C
 }
 
 /** Runs `fn` with the command's store open, closing it afterwards; store errors become UserErrors. */
-export async function withCommandStore<T>(values: { readonly data?: unknown }, io: Pick<CliIo, 'env' | 'cwd'>, fn: (store: Store) => T | Promise<T>): Promise<T> {
+export async function withCommandStore<T>(
+  values: { readonly data?: unknown },
+  io: Pick<CliIo, 'env' | 'cwd'>,
+  fn: (store: Store) => T | Promise<T>,
+): Promise<T> {
   const store = openCommandStore(values, io);
   try {
     return await fn(store);

@@ -21,7 +21,15 @@ export interface StationReport {
   store: { file: string; layoutSets: number };
   rig: { type: string; achievedHz: number; jitterP99Ms: number; cycles: number; faults: string[] };
   /** The emulated cell, when the rig is one: what is on its table and how its world keeps real time. */
-  cell?: { task: string; tier: number; objects: number; truthSha256: string; busyFraction: number; marginX: number; maxLagMs: number };
+  cell?: {
+    task: string;
+    tier: number;
+    objects: number;
+    truthSha256: string;
+    busyFraction: number;
+    marginX: number;
+    maxLagMs: number;
+  };
   sim: { engine: string; calibrationSha256: string };
   ros: string;
   electron: string;
@@ -36,7 +44,12 @@ export interface StationOptions {
 }
 
 /** Holds the rig's current pose for a moment under the real control loop, then damps it. */
-async function holdBriefly(rig: Rig, clock: Clock, seconds: number, signal: AbortSignal): Promise<StationReport['rig']> {
+async function holdBriefly(
+  rig: Rig,
+  clock: Clock,
+  seconds: number,
+  signal: AbortSignal,
+): Promise<StationReport['rig']> {
   await rig.configure();
   await rig.activate();
   try {
@@ -94,7 +107,16 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
   try {
     rigReport = { ...(await holdBriefly(rig, clock, opts.holdSeconds, opts.signal)), type };
     const world = services.world();
-    if (world) cellReport = { task: world.task, tier: world.tier, objects: world.objects, truthSha256: world.truthSha256, busyFraction: world.busyFraction, marginX: world.marginX, maxLagMs: world.maxLagMs };
+    if (world)
+      cellReport = {
+        task: world.task,
+        tier: world.tier,
+        objects: world.objects,
+        truthSha256: world.truthSha256,
+        busyFraction: world.busyFraction,
+        marginX: world.marginX,
+        maxLagMs: world.maxLagMs,
+      };
   } catch (e) {
     if (e instanceof RigError) throw new UserError(`The rig (${type}) did not come up: ${e.message}`, 1);
     throw e;
@@ -122,7 +144,8 @@ export async function bringUpStation(opts: StationOptions): Promise<StationRepor
   const rosLine = ros.available ? 'ROS 2 available (rclnodejs loaded)' : ros.reason;
   log(`ros 2     ${rosLine}`);
   // The Electron binary is not downloaded on build machines (.npmrc); the station runs headless here.
-  const electron = 'not part of this build: the station runs as a Node process; the desktop shell is packaged separately';
+  const electron =
+    'not part of this build: the station runs as a Node process; the desktop shell is packaged separately';
   log(`electron  ${electron}`);
   return {
     dataDir: opts.dataDir,

@@ -13,7 +13,10 @@ import { episodeFileName, openSimEpisodeRecorder, recordingEnd } from './episode
 import { replayRecording } from '../sim/recording-relay.js';
 
 /** A sweep rollout as the store's row (in-process and queued sweeps store the same fields). */
-export function sweepRolloutInput(r: SweepRollout, w: { policyId: number; layoutSetSha256: string; sessionId: number; calibrationSha256s: readonly string[] }): RolloutInput {
+export function sweepRolloutInput(
+  r: SweepRollout,
+  w: { policyId: number; layoutSetSha256: string; sessionId: number; calibrationSha256s: readonly string[] },
+): RolloutInput {
   return {
     kind: 'sim',
     policyId: w.policyId,
@@ -74,7 +77,14 @@ export function recordSweepEpisode(
   writes: EpisodeWrites,
 ): { file: string; written: Promise<boolean>; linkTo(rolloutId: number): void } {
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, episodeFileName({ task: w.task.id, layoutIndex: r.job.layoutIndex, policyName: `sim-r${r.job.repeat}-${r.policyName}` }));
+  const file = join(
+    dir,
+    episodeFileName({
+      task: w.task.id,
+      layoutIndex: r.job.layoutIndex,
+      policyName: `sim-r${r.job.repeat}-${r.policyName}`,
+    }),
+  );
   const id = store.startRecording({ file, kind: 'rollout' });
   let rolloutId: number | undefined;
   let ended = false;

@@ -36,7 +36,9 @@ interface TierCounts {
  * ended early (inside the progress numbers); "invalid" and "aborted" are left out of them.
  */
 export function tierTable(summaries: readonly TierSummary[], counts: TierCounts): string {
-  const lines = ['tier  layouts  rollouts  mean progress  95% interval    policy errors  invalid  aborted  objects off table'];
+  const lines = [
+    'tier  layouts  rollouts  mean progress  95% interval    policy errors  invalid  aborted  objects off table',
+  ];
   for (const s of summaries) {
     lines.push(
       `${String(s.tier).padEnd(4)}  ${String(s.layouts).padStart(7)}  ${String(s.rollouts).padStart(8)}  ${s.meanProgress.toFixed(3).padStart(13)}  [${s.progressInterval.lower.toFixed(3)}, ${s.progressInterval.upper.toFixed(3)}]  ${String(counts.policyErrors(s.tier)).padStart(13)}  ${String(counts.invalid(s.tier)).padStart(7)}  ${String(counts.aborted(s.tier)).padStart(7)}  ${String(counts.offTable(s.tier)).padStart(17)}`,
@@ -58,7 +60,16 @@ export interface SweepRow {
 }
 
 export function sweepRowOf(r: SweepRollout): SweepRow {
-  return { layoutIndex: r.job.layoutIndex, tier: r.tier, status: r.status, outcome: r.outcome, reason: r.reason, error: r.error, progress: r.progress, counts: r.counts };
+  return {
+    layoutIndex: r.job.layoutIndex,
+    tier: r.tier,
+    status: r.status,
+    outcome: r.outcome,
+    reason: r.reason,
+    error: r.error,
+    progress: r.progress,
+    counts: r.counts,
+  };
 }
 
 export interface SweepReportInfo {
@@ -121,10 +132,14 @@ export function reportSweep(io: CliIo, json: boolean, info: SweepReportInfo, row
       })}\n`,
     );
   } else {
-    io.out(`${info.stopped ? `Stopped: ${rows.length} of ${total}` : `${total}`} rollouts of ${info.policyName} on ${set.task} stored as session ${info.sessionId} (${(info.wallMs / 1000).toFixed(1)} s).\n`);
+    io.out(
+      `${info.stopped ? `Stopped: ${rows.length} of ${total}` : `${total}`} rollouts of ${info.policyName} on ${set.task} stored as session ${info.sessionId} (${(info.wallMs / 1000).toFixed(1)} s).\n`,
+    );
     if (summaries.length > 0) io.out(tierTable(summaries, counts));
     else io.out('No valid rollouts to summarise.\n');
-    const reasons = [...new Set(rows.filter((r) => r.status !== 'valid').map((r) => `${r.status}: ${r.reason ?? r.outcome}`))];
+    const reasons = [
+      ...new Set(rows.filter((r) => r.status !== 'valid').map((r) => `${r.status}: ${r.reason ?? r.outcome}`)),
+    ];
     for (const reason of reasons.slice(0, 5)) io.out(`not scored, ${reason}\n`);
     const errors = [...new Set(rows.filter((r) => r.error !== undefined).map((r) => r.error))];
     for (const error of errors.slice(0, 5)) io.out(`policy error (scored as it stood): ${error}\n`);

@@ -14,15 +14,29 @@ export function tandemVersion(env: NodeJS.ProcessEnv = process.env): { version: 
   if (cached) return cached;
   let version = 'unknown';
   try {
-    version = String((JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { version?: unknown }).version ?? 'unknown');
+    version = String(
+      (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { version?: unknown }).version ?? 'unknown',
+    );
   } catch {
     // a packaged build without package.json beside it: the version stays unknown, said so
   }
   let commit = env.TANDEM_COMMIT ?? '';
   if (!commit) {
     try {
-      commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-      const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+      commit = execFileSync('git', ['rev-parse', 'HEAD'], {
+        cwd: ROOT,
+        timeout: 2000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+        .toString()
+        .trim();
+      const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+        cwd: ROOT,
+        timeout: 2000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+        .toString()
+        .trim();
       if (dirty) commit += '+modified';
     } catch {
       commit = 'unknown';

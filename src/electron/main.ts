@@ -18,9 +18,22 @@ import { resolveDataDir } from '../app/data-dir.js';
 import { foxgloveListenOf } from '../app/foxglove-options.js';
 import { DEFAULT_STATION_PORT } from '../app/commands/station.js';
 import { cellPartsFromEnv } from '../app/electron-shell.js';
-import { chooseProjectorDisplay, checkProjectorImage, parseShellConfig, type ShellConfig } from './projector-display.js';
+import {
+  chooseProjectorDisplay,
+  checkProjectorImage,
+  parseShellConfig,
+  type ShellConfig,
+} from './projector-display.js';
 import { SHELL_CHANNELS, type ShellInfo } from './shell-api.js';
-import { isStationSender, mayNavigate, operatorWindowOptions, permissionDecision, projectorWindowOptions, stationOrigin, windowOpenDecision } from './window-security.js';
+import {
+  isStationSender,
+  mayNavigate,
+  operatorWindowOptions,
+  permissionDecision,
+  projectorWindowOptions,
+  stationOrigin,
+  windowOpenDecision,
+} from './window-security.js';
 import { writePreloads } from './preload-bundle.js';
 
 const PROJECTOR_PAGE = fileURLToPath(new URL('./projector.html', import.meta.url));
@@ -74,7 +87,9 @@ async function main(): Promise<void> {
 
   let projector: BrowserWindow | null = null;
   const choice = chooseProjectorDisplay(
-    screen.getAllDisplays().map((d) => ({ id: d.id, bounds: d.bounds, primary: d.id === screen.getPrimaryDisplay().id, label: d.label })),
+    screen
+      .getAllDisplays()
+      .map((d) => ({ id: d.id, bounds: d.bounds, primary: d.id === screen.getPrimaryDisplay().id, label: d.label })),
     shellConfig,
   );
   if (choice.display) {
@@ -87,20 +102,31 @@ async function main(): Promise<void> {
   ipcMain.handle(SHELL_CHANNELS.shellInfo, (e): ShellInfo | null => {
     if (!fromStation(e)) return null;
     const d = choice.display;
-    return { shell: 'electron', electronVersion: process.versions.electron ?? '', projector: d ? { displayId: d.id, widthPx: d.bounds.width, heightPx: d.bounds.height } : { off: choice.reason } };
+    return {
+      shell: 'electron',
+      electronVersion: process.versions.electron ?? '',
+      projector: d ? { displayId: d.id, widthPx: d.bounds.width, heightPx: d.bounds.height } : { off: choice.reason },
+    };
   });
   ipcMain.handle(SHELL_CHANNELS.projectorBlack, (e) => {
     if (fromStation(e)) projector?.webContents.send(SHELL_CHANNELS.projectorImage, null);
   });
   ipcMain.handle(SHELL_CHANNELS.projectorShow, (e, bytes: unknown) => {
     if (!fromStation(e)) return { shown: false, reason: 'Only the station page may drive the projector.' };
-    if (!projector) return { shown: false, reason: choice.display ? 'The projector window is closed.' : (choice as { reason: string }).reason };
+    if (!projector)
+      return {
+        shown: false,
+        reason: choice.display ? 'The projector window is closed.' : (choice as { reason: string }).reason,
+      };
     const image = checkProjectorImage(bytes);
     if (!image.ok) {
       projector.webContents.send(SHELL_CHANNELS.projectorImage, null);
       return { shown: false, reason: image.reason };
     }
-    projector.webContents.send(SHELL_CHANNELS.projectorImage, `data:image/png;base64,${Buffer.from(image.png).toString('base64')}`);
+    projector.webContents.send(
+      SHELL_CHANNELS.projectorImage,
+      `data:image/png;base64,${Buffer.from(image.png).toString('base64')}`,
+    );
     return { shown: true };
   });
 
@@ -112,7 +138,11 @@ async function main(): Promise<void> {
     ...cellPartsFromEnv(process.env),
     env: process.env,
     // The station's own frames go straight to the projector window: no renderer in between.
-    onProjectorFrame: (png) => projector?.webContents.send(SHELL_CHANNELS.projectorImage, png ? `data:image/png;base64,${png.toString('base64')}` : null),
+    onProjectorFrame: (png) =>
+      projector?.webContents.send(
+        SHELL_CHANNELS.projectorImage,
+        png ? `data:image/png;base64,${png.toString('base64')}` : null,
+      ),
     port,
     foxglove: foxgloveListenOf({}, process.env),
     cwd: process.cwd(),

@@ -11,8 +11,12 @@ const api: TandemShellApi = {
   info: () => ipcRenderer.invoke(SHELL_CHANNELS.shellInfo) as Promise<ShellInfo>,
   showOnProjector: (png: Uint8Array) => {
     // Copied into a fresh Uint8Array: only bytes cross, never an object of the page's.
-    if (!(png instanceof Uint8Array)) return Promise.resolve({ shown: false, reason: 'The projector takes PNG bytes.' });
-    return ipcRenderer.invoke(SHELL_CHANNELS.projectorShow, new Uint8Array(png)) as Promise<{ shown: boolean; reason?: string }>;
+    if (!(png instanceof Uint8Array))
+      return Promise.resolve({ shown: false, reason: 'The projector takes PNG bytes.' });
+    return ipcRenderer.invoke(SHELL_CHANNELS.projectorShow, new Uint8Array(png)) as Promise<{
+      shown: boolean;
+      reason?: string;
+    }>;
   },
   projectorBlack: () => ipcRenderer.invoke(SHELL_CHANNELS.projectorBlack) as Promise<void>,
 };

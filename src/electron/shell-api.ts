@@ -20,7 +20,9 @@ export interface ShellInfo {
   readonly shell: 'electron';
   readonly electronVersion: string;
   /** Where the projector window is, or why there is none. */
-  readonly projector: { readonly displayId: number; readonly widthPx: number; readonly heightPx: number } | { readonly off: string };
+  readonly projector:
+    | { readonly displayId: number; readonly widthPx: number; readonly heightPx: number }
+    | { readonly off: string };
 }
 
 /** What the station page sees as `window.tandemShell` inside Electron (absent in a browser). */

@@ -87,7 +87,8 @@ export function projectorWindowOptions(preloadPath: string, bounds: DisplayBound
  * CSP of the projector page (a local file): nothing loads but the page's own style and the image
  * it is handed as a data: URL; no script at all — the preload puts the image in the page.
  */
-export const PROJECTOR_PAGE_CSP = "default-src 'none'; img-src data:; style-src 'self'; base-uri 'none'; form-action 'none'";
+export const PROJECTOR_PAGE_CSP =
+  "default-src 'none'; img-src data:; style-src 'self'; base-uri 'none'; form-action 'none'";
 
 /** Origin of the station's URL (http://127.0.0.1:PORT). */
 export function stationOrigin(stationUrl: string): string {
@@ -99,7 +100,10 @@ export function stationOrigin(stationUrl: string): string {
  * within the station's own origin (the old-link redirect and the views), or the projector page's own file. Everything else — a link in a
  * rollout's text, a dragged-in file, an attacker's page — is refused.
  */
-export function mayNavigate(url: string, allowed: { readonly stationOrigin: string; readonly projectorPage: string }): boolean {
+export function mayNavigate(
+  url: string,
+  allowed: { readonly stationOrigin: string; readonly projectorPage: string },
+): boolean {
   let u: URL;
   try {
     u = new URL(url);

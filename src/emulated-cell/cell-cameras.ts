@@ -16,7 +16,11 @@ import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { quatMul } from '../pose/quaternion.js';
 import { ChromiumRenderer } from '../sim/render/chromium-renderer.js';
-import { DEFAULT_CAMERA_CALIBRATION, type CameraCalibration, type CameraModel } from '../sim/render/camera-calibration.js';
+import {
+  DEFAULT_CAMERA_CALIBRATION,
+  type CameraCalibration,
+  type CameraModel,
+} from '../sim/render/camera-calibration.js';
 import type { Renderer } from '../sim/render/renderer.js';
 import { CAMERA_NAMES, type CameraName, type RgbImage } from '../policy/contract.js';
 import { imageCodec } from '../policy/image.js';
@@ -48,11 +52,15 @@ function mounted(model: CameraModel, o: CameraPoseOffset): CameraModel {
 }
 
 /** Where the cell's cameras really are: `calibrated` moved by the truth's mounting errors (none at gap 'none'). */
-export function cellCameraMounting(truth: HashedCellTruth, calibrated: CameraCalibration = DEFAULT_CAMERA_CALIBRATION): CameraCalibration {
-  const cameras = Object.fromEntries(CAMERA_NAMES.map((n) => [n, mounted(calibrated.cameras[n], truth.truth.cameraOffsets[n])])) as Record<CameraName, CameraModel>;
+export function cellCameraMounting(
+  truth: HashedCellTruth,
+  calibrated: CameraCalibration = DEFAULT_CAMERA_CALIBRATION,
+): CameraCalibration {
+  const cameras = Object.fromEntries(
+    CAMERA_NAMES.map((n) => [n, mounted(calibrated.cameras[n], truth.truth.cameraOffsets[n])]),
+  ) as Record<CameraName, CameraModel>;
   return { name: `emulated-cell ${truth.sha256.slice(0, 12)}`, version: 1, cameras };
 }
-
 
 /** What this machine sustains for three 224×224 cameras beside the world (bench/cell-cameras.bench.ts, docs/cameras.md). */
 export const DEFAULT_CELL_CAMERA_FPS = 10;
@@ -116,7 +124,14 @@ class RenderedCamera extends StreamingCamera {
     options: CellCameraOptions,
   ) {
     super(
-      { name, source: 'emulated cell renderer', width: model.intrinsics.widthPx, height: model.intrinsics.heightPx, fps, format: 'jpeg' },
+      {
+        name,
+        source: 'emulated cell renderer',
+        width: model.intrinsics.widthPx,
+        height: model.intrinsics.heightPx,
+        fps,
+        format: 'jpeg',
+      },
       // The first frame waits for chromium to start (≈10 s on a busy machine; the renderer allows 60).
       { nowS: options.nowS, stallTimeoutS: options.stallTimeoutS ?? 5, openTimeoutS: 90 },
     );
@@ -193,7 +208,10 @@ class CellCameraTicker {
         const r0 = performance.now();
         let jpegs: Uint8Array[];
         const draw = async (): Promise<Uint8Array[]> => {
-          const images = await this.renderer.render(this.world.snapshot(), cams.map((c) => c.cameraName));
+          const images = await this.renderer.render(
+            this.world.snapshot(),
+            cams.map((c) => c.cameraName),
+          );
           const e0 = performance.now();
           this.renderMs += e0 - r0;
           const out = await Promise.all(cams.map((c) => encodeJpeg(images[c.cameraName]!, this.quality)));
@@ -204,7 +222,8 @@ class CellCameraTicker {
           jpegs = await (this.clock?.standStill?.(draw()) ?? draw());
         } catch (e) {
           const why = e instanceof Error ? e.message : String(e);
-          for (const c of cams) c.fail(`camera ${c.cameraName} (emulated cell renderer) stopped: ${why}; the episode goes on without it`);
+          for (const c of cams)
+            c.fail(`camera ${c.cameraName} (emulated cell renderer) stopped: ${why}; the episode goes on without it`);
           continue;
         }
         this.ticks += 1;
@@ -238,7 +257,9 @@ class CellCameraTicker {
 
 async function encodeJpeg(image: RgbImage, quality: number): Promise<Uint8Array> {
   const sharp = await imageCodec();
-  const b = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } }).jpeg({ quality }).toBuffer();
+  const b = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
+    .jpeg({ quality })
+    .toBuffer();
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
@@ -261,7 +282,8 @@ function renice(marker: string, niceness: number): void {
 /** The cell's cameras through a Chromium renderer of their own (started when the first camera opens). */
 export function cellCameras(world: CellWorldView, options: CellCameraOptions = {}): CellCameras {
   const fps = options.fps ?? DEFAULT_CELL_CAMERA_FPS;
-  if (!(fps > 0 && fps <= 60)) throw new Error(`The cell's camera rate must be from 0 to 60 frames per second, not ${fps}.`);
+  if (!(fps > 0 && fps <= 60))
+    throw new Error(`The cell's camera rate must be from 0 to 60 frames per second, not ${fps}.`);
   const quality = options.jpegQuality ?? DEFAULT_CELL_JPEG_QUALITY;
   const calibration = cellCameraMounting(world.truth);
   const renderer = options.renderer ?? new ChromiumRenderer({ calibration, executablePath: options.executablePath });
@@ -275,7 +297,9 @@ export function cellCameras(world: CellWorldView, options: CellCameraOptions = {
   };
   const ticker = new CellCameraTicker(world, renderer, 1 / fps, quality, nowS, yieldRenderer, options.clock);
   const models = renderer.calibration.calibration.cameras;
-  const cameras = Object.fromEntries(CAMERA_NAMES.map((n) => [n, new RenderedCamera(n, models[n], fps, ticker, { ...options, nowS })])) as Record<CameraName, RenderedCamera>;
+  const cameras = Object.fromEntries(
+    CAMERA_NAMES.map((n) => [n, new RenderedCamera(n, models[n], fps, ticker, { ...options, nowS })]),
+  ) as Record<CameraName, RenderedCamera>;
   return {
     cameras,
     renderer,

@@ -30,7 +30,13 @@ export interface CellRigThreadInit {
   readonly behind: SharedArrayBuffer;
 }
 
-const data = workerData as { buffer: SharedArrayBuffer; init: CellRigThreadInit; rateHz: number; hasInterlock: boolean; cycles: SharedArrayBuffer };
+const data = workerData as {
+  buffer: SharedArrayBuffer;
+  init: CellRigThreadInit;
+  rateHz: number;
+  hasInterlock: boolean;
+  cycles: SharedArrayBuffer;
+};
 const init = data.init;
 const memory = new RigThreadMemory(data.buffer);
 const clock = new RigThreadClock(memory);
@@ -49,7 +55,12 @@ function cellFaults(): readonly RigFault[] {
 }
 
 const binding = new MessagePortBinding(new Map(ARM_SIDES.map((side) => [emulatedPath(side), init.ports[side]])));
-const buses = Object.fromEntries(ARM_SIDES.map((side) => [side, new SerialCanBus({ transport: init.transport, path: emulatedPath(side), binding, reconnectIntervalMs: 50 })])) as Record<ArmSide, SerialCanBus>;
+const buses = Object.fromEntries(
+  ARM_SIDES.map((side) => [
+    side,
+    new SerialCanBus({ transport: init.transport, path: emulatedPath(side), binding, reconnectIntervalMs: 50 }),
+  ]),
+) as Record<ArmSide, SerialCanBus>;
 const rig = new YamCanRig({
   buses,
   model: init.model,
@@ -59,4 +70,7 @@ const rig = new YamCanRig({
   feedForward: init.feedForward,
   externalFaults: cellFaults,
 });
-await serveYamRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, { rateHz: data.rateHz, cycles: data.cycles });
+await serveYamRigThread(rig, clock, memory, parentPort as unknown as RigThreadPort, {
+  rateHz: data.rateHz,
+  cycles: data.cycles,
+});

@@ -76,7 +76,10 @@ export class CellThreadMemory {
     readonly layout: CellThreadLayout,
     readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(cellThreadMemoryBytes(layout)),
   ) {
-    if (buffer.byteLength < cellThreadMemoryBytes(layout)) throw new Error(`The cell's shared memory needs ${cellThreadMemoryBytes(layout)} bytes, not ${buffer.byteLength}.`);
+    if (buffer.byteLength < cellThreadMemoryBytes(layout))
+      throw new Error(
+        `The cell's shared memory needs ${cellThreadMemoryBytes(layout)} bytes, not ${buffer.byteLength}.`,
+      );
     this.ctl = new Int32Array(buffer, 0, CTL_WORDS);
     this.slot = new Float64Array(buffer, CTL_WORDS * 4, doubles(layout));
     this.offLinks = SCALARS;

@@ -34,7 +34,9 @@ export interface CellThreadInit {
   readonly behind: SharedArrayBuffer;
 }
 
-export type CellThreadMessage = { readonly ready: true; readonly layout: CellThreadLayout; readonly buffer: SharedArrayBuffer } | { readonly closed: true };
+export type CellThreadMessage =
+  | { readonly ready: true; readonly layout: CellThreadLayout; readonly buffer: SharedArrayBuffer }
+  | { readonly closed: true };
 
 /** A tracker's sampling rate and more than the cameras' frame rate; the rig's faults see a fall-behind within it. */
 const PUBLISH_PERIOD_MS = 5;
@@ -42,14 +44,25 @@ const PUBLISH_PERIOD_MS = 5;
 const init = workerData as CellThreadInit;
 const task = getTask(init.taskId);
 const truth = cellTruth(init.gap);
-const world = await CellWorld.create({ rigModel: init.rigModel, task, layout: init.layout, truth, placementSeed: init.placementSeed });
+const world = await CellWorld.create({
+  rigModel: init.rigModel,
+  task,
+  layout: init.layout,
+  truth,
+  placementSeed: init.placementSeed,
+});
 const buses: YamBusEmulator[] = [];
 const stops: (() => void)[] = [];
 for (const side of ARM_SIDES) {
   const bus = new YamBusEmulator({ plant: world });
   buses.push(bus);
   world.attach(side, bus);
-  stops.push(serveAdapterOnPort(new AdapterEmulator(init.transport, bus, { replyLatencyMs: truth.truth.replyLatencyMs }), init.ports[side]));
+  stops.push(
+    serveAdapterOnPort(
+      new AdapterEmulator(init.transport, bus, { replyLatencyMs: truth.truth.replyLatencyMs }),
+      init.ports[side],
+    ),
+  );
 }
 
 // How the motors were commanded, kept where a busy station cannot reach: the gap a powered motor

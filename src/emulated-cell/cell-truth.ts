@@ -57,7 +57,9 @@ export function parseCellGap(text: string): CellGap {
   if (text === 'none') return { kind: 'none' };
   const m = /^seed:(\d{1,10})$/.exec(text);
   if (m && Number(m[1]) <= 2 ** 31 - 1) return { kind: 'seed', seed: Number(m[1]) };
-  throw new CellGapError(`The cell gap must be 'none' (the sim twin's physics) or 'seed:N' with N a whole number from 0 to ${2 ** 31 - 1}, not '${text}'.`);
+  throw new CellGapError(
+    `The cell gap must be 'none' (the sim twin's physics) or 'seed:N' with N a whole number from 0 to ${2 ** 31 - 1}, not '${text}'.`,
+  );
 }
 
 export function formatCellGap(gap: CellGap): string {
@@ -124,7 +126,10 @@ function noGapTruth(): CellTruth {
     physics: { ...DEFAULT_SIM_CALIBRATION, fingerReflectedMassKg: CELL_FINGER_REFLECTED_MASS_KG },
     motorTorqueScale: [1, 1, 1, 1, 1, 1],
     replyLatencyMs: 0,
-    cameraOffsets: Object.fromEntries(CAMERA_NAMES.map((n) => [n, ZERO_OFFSET])) as Record<CameraName, CameraPoseOffset>,
+    cameraOffsets: Object.fromEntries(CAMERA_NAMES.map((n) => [n, ZERO_OFFSET])) as Record<
+      CameraName,
+      CameraPoseOffset
+    >,
   };
 }
 
@@ -154,9 +159,15 @@ function drawTruth(seed: number): CellTruth {
   const offset = (wrist: boolean): CameraPoseOffset => {
     const sp = wrist ? RANGES.wristPositionSigmaM : RANGES.cameraPositionSigmaM;
     const sr = wrist ? RANGES.wristRotationSigmaRad : RANGES.cameraRotationSigmaRad;
-    return { positionM: [round6(sp * rng.normal()), round6(sp * rng.normal()), round6(sp * rng.normal())], rotationRad: [round6(sr * rng.normal()), round6(sr * rng.normal()), round6(sr * rng.normal())] };
+    return {
+      positionM: [round6(sp * rng.normal()), round6(sp * rng.normal()), round6(sp * rng.normal())],
+      rotationRad: [round6(sr * rng.normal()), round6(sr * rng.normal()), round6(sr * rng.normal())],
+    };
   };
-  const cameraOffsets = Object.fromEntries(CAMERA_NAMES.map((n) => [n, offset(n !== 'cam_high')])) as Record<CameraName, CameraPoseOffset>;
+  const cameraOffsets = Object.fromEntries(CAMERA_NAMES.map((n) => [n, offset(n !== 'cam_high')])) as Record<
+    CameraName,
+    CameraPoseOffset
+  >;
   return { format: CELL_TRUTH_FORMAT, gap: `seed:${seed}`, physics, motorTorqueScale, replyLatencyMs, cameraOffsets };
 }
 

@@ -21,7 +21,11 @@ import { newMotorCommand, type MotorCommand } from '../sim/arm/motor-command.js'
 import type { SceneSnapshot } from '../sim/render/scene-snapshot.js';
 import { PLACEMENT_SIGMA_M, PLACEMENT_SIGMA_YAW_RAD } from '../sim/sim-rollout.js';
 import type { MotorPlant } from '../../drivers/emulators/emulated-motor.js';
-import { EMULATED_REST_POSE_RAD, GRIPPER_MOTOR_ID, type YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
+import {
+  EMULATED_REST_POSE_RAD,
+  GRIPPER_MOTOR_ID,
+  type YamBusEmulator,
+} from '../../drivers/emulators/yam-bus-emulator.js';
 import { YAM_LIMIT_BUFFER_RAD } from '../rig/yam.js';
 import type { HashedCellTruth } from './cell-truth.js';
 import { emulationBehindFault } from './cell-thread-memory.js';
@@ -173,7 +177,10 @@ export class CellWorld implements MotorPlant, CellWorldView {
     // the world, and the host's own start-up (loading code, opening ports) costs it nothing.
     if (!(this.t0S === this.t0S)) this.startClock();
     const target = this.stepsAtStart + Math.floor((nowS - this.t0S) / this.dtS + 1e-9);
-    let n = this.opts.timePassesByItself === false ? target - this.sceneNow.steps : Math.min(target - this.sceneNow.steps, MAX_STEPS_PER_CALL);
+    let n =
+      this.opts.timePassesByItself === false
+        ? target - this.sceneNow.steps
+        : Math.min(target - this.sceneNow.steps, MAX_STEPS_PER_CALL);
     if (n <= 0) return;
     this.stepping = true;
     const t = performance.now();
@@ -232,7 +239,14 @@ export class CellWorld implements MotorPlant, CellWorldView {
     const wallS = this.t0S === this.t0S ? this.nowS() - this.t0S : 0;
     const worldS = (this.sceneNow.steps - this.stepsAtStart) * this.dtS;
     const busy = wallS > 0 ? this.busyMs / 1000 / wallS : 0;
-    return { worldS, wallS, busyFraction: busy, marginX: busy > 0 ? 1 / busy : Infinity, maxLagMs: this.maxLagS * 1000, behindEvents: this.behindEvents };
+    return {
+      worldS,
+      wallS,
+      busyFraction: busy,
+      marginX: busy > 0 ? 1 / busy : Infinity,
+      maxLagMs: this.maxLagS * 1000,
+      behindEvents: this.behindEvents,
+    };
   }
 
   /** Where each object ended, in the task's scoring terms (what an operator would enter). */
@@ -324,7 +338,9 @@ export class CellWorld implements MotorPlant, CellWorldView {
         bus.motors.get(j + 1)?.setMeasured(arm.q[j], arm.dq[j], arm.effort[j] / this.torqueScale[j]);
       }
       const travel = this.gripperTravelRad[a];
-      bus.motors.get(GRIPPER_MOTOR_ID)?.setMeasured(arm.gripperPosition() * travel, arm.gripperVelocity() * travel, arm.gripperEffortNm);
+      bus.motors
+        .get(GRIPPER_MOTOR_ID)
+        ?.setMeasured(arm.gripperPosition() * travel, arm.gripperVelocity() * travel, arm.gripperEffortNm);
     }
   }
 }
@@ -337,16 +353,19 @@ const NO_FAULTS: readonly RigFault[] = [];
  * pose has them; the other joints keep the sim's stops beyond the vendor's buffer.
  */
 function lowerStops(model: RigModel): number[] {
-  return model.arms[0].joints.map((j, i) => (i === 1 || i === 2 ? j.minRad + EMULATED_REST_POSE_RAD[i] : j.minRad - YAM_LIMIT_BUFFER_RAD));
+  return model.arms[0].joints.map((j, i) =>
+    i === 1 || i === 2 ? j.minRad + EMULATED_REST_POSE_RAD[i] : j.minRad - YAM_LIMIT_BUFFER_RAD,
+  );
 }
-
 
 /**
  * The cell's table as the operator left it, before anything moves: the scene the world is built
  * from (same placement noise, same arms at rest), as a snapshot its overhead camera can be drawn
  * from at the placement check. `layout` is what the operator really put down.
  */
-export async function cellTableSnapshot(opts: Pick<CellWorldOptions, 'rigModel' | 'task' | 'layout' | 'truth' | 'placementSeed' | 'startPosition'>): Promise<SceneSnapshot> {
+export async function cellTableSnapshot(
+  opts: Pick<CellWorldOptions, 'rigModel' | 'task' | 'layout' | 'truth' | 'placementSeed' | 'startPosition'>,
+): Promise<SceneSnapshot> {
   const scene = await buildScene(opts, opts.layout, opts.placementSeed, opts.startPosition ?? HOME_START_POSITION);
   try {
     return scene.snapshot();
@@ -355,7 +374,12 @@ export async function cellTableSnapshot(opts: Pick<CellWorldOptions, 'rigModel' 
   }
 }
 
-function buildScene(opts: Pick<CellWorldOptions, 'rigModel' | 'task' | 'truth'>, layout: Layout, placementSeed: number, start: ArrayLike<number>): Promise<SimScene> {
+function buildScene(
+  opts: Pick<CellWorldOptions, 'rigModel' | 'task' | 'truth'>,
+  layout: Layout,
+  placementSeed: number,
+  start: ArrayLike<number>,
+): Promise<SimScene> {
   return createScene({
     rigModel: opts.rigModel,
     task: opts.task,

@@ -53,7 +53,13 @@ export class CellInputs {
 
   faults(): readonly RigFault[] {
     if (!this.interlockOpen) return NONE;
-    return [{ kind: 'interlock', message: "The cell's interlock is open (door or light curtain); the arms were damped. Close it, then activate the rig again." }];
+    return [
+      {
+        kind: 'interlock',
+        message:
+          "The cell's interlock is open (door or light curtain); the arms were damped. Close it, then activate the rig again.",
+      },
+    ];
   }
 }
 
@@ -134,7 +140,13 @@ export async function createEmulatedCell(opts: EmulatedCellRigOptions): Promise<
     emulator: { plant: world },
     clock: opts.clock,
     safety: opts.safety,
-    rig: { model: opts.rigModel, replyDeadlineMs: opts.replyDeadlineMs, externalFaults: core.faults, feedForward: opts.feedForward ?? MODEL_EXACT_FEED_FORWARD, onClose: () => world.free() },
+    rig: {
+      model: opts.rigModel,
+      replyDeadlineMs: opts.replyDeadlineMs,
+      externalFaults: core.faults,
+      feedForward: opts.feedForward ?? MODEL_EXACT_FEED_FORWARD,
+      onClose: () => world.free(),
+    },
   });
   // The world's wall clock starts when the rig first speaks to a motor (CellWorld.advanceTo).
   for (const side of ARM_SIDES) world.attach(side, emulated.devices[side]!.bus);
@@ -159,14 +171,21 @@ export interface PtyCell extends CellCore {
  * `tandem rig probe`, `tandem rig hold`, a yam-can rig config pointing at them. The cell's own
  * faults cannot reach a host over a pty (a real cell's would come over its I/O): it prints them.
  */
-export async function serveCellOnPtys(opts: EmulatedCellOptions & { transport: CanTransport; dir: string }): Promise<PtyCell> {
+export async function serveCellOnPtys(
+  opts: EmulatedCellOptions & { transport: CanTransport; dir: string },
+): Promise<PtyCell> {
   const core = await createCore(opts);
   const { world, truth } = core;
   const emulators: Partial<Record<ArmSide, PtyEmulator>> = {};
   const links = { left: join(opts.dir, 'yam-left'), right: join(opts.dir, 'yam-right') };
   try {
     for (const side of ARM_SIDES) {
-      const emu = await PtyEmulator.start({ transport: opts.transport, link: links[side], replyLatencyMs: truth.truth.replyLatencyMs, emulator: { plant: world } });
+      const emu = await PtyEmulator.start({
+        transport: opts.transport,
+        link: links[side],
+        replyLatencyMs: truth.truth.replyLatencyMs,
+        emulator: { plant: world },
+      });
       emulators[side] = emu;
       world.attach(side, emu.bus);
     }

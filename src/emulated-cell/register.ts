@@ -49,14 +49,23 @@ export function clockForRigConfig(rigConfig: unknown): Clock {
   const config = (typeof rigConfig === 'object' && rigConfig !== null ? rigConfig : {}) as Partial<RigConfig>;
   const c = config.clock;
   if (c === undefined || c === 'wall') return new RealtimeClock();
-  if (c !== 'virtual' && c !== 'paced') throw rigConfigError(`The ${config.type} rig config's 'clock' must be 'wall', 'virtual' or 'paced', not ${JSON.stringify(c)}.`);
-  if (!VIRTUAL_TIME_RIGS.has(String(config.type))) throw rigConfigError(`Only the emulated rigs (${[...VIRTUAL_TIME_RIGS].join(', ')}) run on virtual time; a ${config.type} rig moves in real time. Remove 'clock' from its config.`);
+  if (c !== 'virtual' && c !== 'paced')
+    throw rigConfigError(
+      `The ${config.type} rig config's 'clock' must be 'wall', 'virtual' or 'paced', not ${JSON.stringify(c)}.`,
+    );
+  if (!VIRTUAL_TIME_RIGS.has(String(config.type)))
+    throw rigConfigError(
+      `Only the emulated rigs (${[...VIRTUAL_TIME_RIGS].join(', ')}) run on virtual time; a ${config.type} rig moves in real time. Remove 'clock' from its config.`,
+    );
   return new VirtualClock(0, { paced: c === 'paced' });
 }
 
 /** A config asking for virtual time must be created with the VirtualClock clockForRigConfig gave. */
 function checkClock(config: RigConfig, context: RigContext): void {
-  if ((config.clock === 'virtual' || config.clock === 'paced') && !(context.clock instanceof VirtualClock)) throw rigConfigError(`The ${config.type} rig config asks for virtual time, but this command drives the rig on the wall clock; remove 'clock' from the config.`);
+  if ((config.clock === 'virtual' || config.clock === 'paced') && !(context.clock instanceof VirtualClock))
+    throw rigConfigError(
+      `The ${config.type} rig config asks for virtual time, but this command drives the rig on the wall clock; remove 'clock' from the config.`,
+    );
 }
 
 const cells = new WeakMap<Rig, CellOfRig>();
@@ -70,7 +79,10 @@ export async function createCellRig(config: RigConfig, context: RigContext): Pro
   checkClock(config, context);
   let gap = DEFAULT_CELL_GAP;
   if (config.gap !== undefined) {
-    if (typeof config.gap !== 'string') throw rigConfigError(`The yam-cell rig config's 'gap' must be 'none' or 'seed:N', not ${JSON.stringify(config.gap)}.`);
+    if (typeof config.gap !== 'string')
+      throw rigConfigError(
+        `The yam-cell rig config's 'gap' must be 'none' or 'seed:N', not ${JSON.stringify(config.gap)}.`,
+      );
     try {
       gap = parseCellGap(config.gap);
     } catch (e) {
@@ -93,10 +105,21 @@ export async function createCellRig(config: RigConfig, context: RigContext): Pro
   // in a rig thread (wall clock only; virtual time keeps everything on one thread, where one clock
   // orders every event). Not yet the default: docs/emulated-cell.md says what is left.
   const threaded = config.threaded;
-  if (threaded !== undefined && typeof threaded !== 'boolean') throw rigConfigError(`The yam-cell rig config's 'threaded' must be true or false, not ${JSON.stringify(threaded)}.`);
-  if (threaded === true && context.clock instanceof VirtualClock) throw rigConfigError("The yam-cell rig config asks for 'threaded' and virtual time; virtual time keeps the cell in one thread (one clock orders every event), so remove one of them.");
+  if (threaded !== undefined && typeof threaded !== 'boolean')
+    throw rigConfigError(
+      `The yam-cell rig config's 'threaded' must be true or false, not ${JSON.stringify(threaded)}.`,
+    );
+  if (threaded === true && context.clock instanceof VirtualClock)
+    throw rigConfigError(
+      "The yam-cell rig config asks for 'threaded' and virtual time; virtual time keeps the cell in one thread (one clock orders every event), so remove one of them.",
+    );
   if (threaded === true) {
-    const cell = await createThreadedCell({ ...common, clock: context.clock, ...(context.interlock ? { interlock: context.interlock } : {}), ...(context.signal ? { signal: context.signal } : {}) });
+    const cell = await createThreadedCell({
+      ...common,
+      clock: context.clock,
+      ...(context.interlock ? { interlock: context.interlock } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+    });
     cells.set(cell.rig, cell);
     return cell.rig;
   }
@@ -112,12 +135,24 @@ export function createMotorsOnlyRig(config: RigConfig, context: RigContext): Rig
     replyLatencyMs: optionalNumber(config, 'replyLatencyMs', 0, 100),
     clock: context.clock,
     safety: { interlock: context.interlock },
-    rig: { model: context.model, replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350), feedForward: feedForwardOf(config) ?? false },
+    rig: {
+      model: context.model,
+      replyDeadlineMs: optionalNumber(config, 'replyDeadlineMs', 5, 350),
+      feedForward: feedForwardOf(config) ?? false,
+    },
   }).rig;
 }
 
 export function registerEmulatedRigs(registry: RigRegistry): RigRegistry {
   return registry
-    .register('yam-cell', 'YamCanRig on the emulated cell: arms, objects and a hidden reality gap in a world of its own (no hardware)', createCellRig)
-    .register('yam-emulated', 'YamCanRig on the byte-level YAM motor emulator in this process, motors only (no hardware)', createMotorsOnlyRig);
+    .register(
+      'yam-cell',
+      'YamCanRig on the emulated cell: arms, objects and a hidden reality gap in a world of its own (no hardware)',
+      createCellRig,
+    )
+    .register(
+      'yam-emulated',
+      'YamCanRig on the byte-level YAM motor emulator in this process, motors only (no hardware)',
+      createMotorsOnlyRig,
+    );
 }

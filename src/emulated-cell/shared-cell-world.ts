@@ -42,7 +42,14 @@ export class SharedCellWorld implements CellWorldView {
   timing(): CellWorldTiming {
     const s = this.latest();
     const busy = s[CS.BUSY_FRACTION];
-    return { worldS: s[CS.WORLD_S], wallS: s[CS.WALL_S], busyFraction: busy, marginX: busy > 0 ? 1 / busy : Infinity, maxLagMs: s[CS.MAX_LAG_MS], behindEvents: s[CS.BEHIND_EVENTS] };
+    return {
+      worldS: s[CS.WORLD_S],
+      wallS: s[CS.WALL_S],
+      busyFraction: busy,
+      marginX: busy > 0 ? 1 / busy : Infinity,
+      maxLagMs: s[CS.MAX_LAG_MS],
+      behindEvents: s[CS.BEHIND_EVENTS],
+    };
   }
 
   /** The worst lag since the last call, ms (the cell's thread starts a new peak when it next publishes). */
@@ -69,12 +76,24 @@ export class SharedCellWorld implements CellWorldView {
       const at = this.memory.offSightings + 4 * i;
       const region = s[at] >= 0 ? regions[s[at]] : undefined;
       const heldBy = s[at + 3] >= 0 ? STATION_ARMS[s[at + 3]] : undefined;
-      return { id: o.id, ...(region !== undefined ? { region } : {}), upright: s[at + 1] === 1, offTable: s[at + 2] === 1, ...(heldBy ? { heldBy } : {}) };
+      return {
+        id: o.id,
+        ...(region !== undefined ? { region } : {}),
+        upright: s[at + 1] === 1,
+        offTable: s[at + 2] === 1,
+        ...(heldBy ? { heldBy } : {}),
+      };
     });
   }
 
   endStates(): ObjectEndState[] {
-    return this.sightings().map((o) => (o.offTable ? { id: o.id, upright: false, offTable: true } : o.region === undefined ? { id: o.id, upright: o.upright } : { id: o.id, region: o.region, upright: o.upright }));
+    return this.sightings().map((o) =>
+      o.offTable
+        ? { id: o.id, upright: false, offTable: true }
+        : o.region === undefined
+          ? { id: o.id, upright: o.upright }
+          : { id: o.id, region: o.region, upright: o.upright },
+    );
   }
 
   privilegedState(): PrivilegedState {
@@ -84,7 +103,10 @@ export class SharedCellWorld implements CellWorldView {
       const p = pose(s, at);
       return { id: o.id, kind: o.kind, position: p.position, quaternion: p.quaternion };
     };
-    return { objects: objects.map((o, i) => thing(this.memory.offObjects + 7 * i, o)), fixtures: fixtures.map((f, i) => thing(this.memory.offFixtures + 7 * i, f)) };
+    return {
+      objects: objects.map((o, i) => thing(this.memory.offObjects + 7 * i, o)),
+      fixtures: fixtures.map((f, i) => thing(this.memory.offFixtures + 7 * i, f)),
+    };
   }
 
   snapshot(): SceneSnapshot {

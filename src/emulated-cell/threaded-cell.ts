@@ -60,7 +60,10 @@ const CLOSE_GRACE_MS = 2000;
 export async function createThreadedCell(opts: ThreadedCellOptions): Promise<ThreadedCell> {
   if (opts.signal?.aborted) throw stoppedWhileStarting();
   const model: RigModel = opts.rigModel ?? yamRigModel();
-  const wires = Object.fromEntries(ARM_SIDES.map((side) => [side, new MessageChannel()])) as Record<ArmSide, MessageChannel>;
+  const wires = Object.fromEntries(ARM_SIDES.map((side) => [side, new MessageChannel()])) as Record<
+    ArmSide,
+    MessageChannel
+  >;
   const behind = new CellBehindWord();
   const cellInit: CellThreadInit = {
     taskId: opts.task.id,
@@ -72,7 +75,10 @@ export async function createThreadedCell(opts: ThreadedCellOptions): Promise<Thr
     ports: { left: wires.left.port1, right: wires.right.port1 },
     behind: behind.buffer,
   };
-  const thread = new Worker(new URL('./cell-thread-entry.mjs', import.meta.url), { workerData: cellInit, transferList: [wires.left.port1, wires.right.port1] });
+  const thread = new Worker(new URL('./cell-thread-entry.mjs', import.meta.url), {
+    workerData: cellInit,
+    transferList: [wires.left.port1, wires.right.port1],
+  });
   const stopCell = async (): Promise<void> => {
     let grace: ReturnType<typeof setTimeout> | undefined;
     const closed = new Promise<void>((resolve) => {
@@ -149,5 +155,12 @@ export async function createThreadedCell(opts: ThreadedCellOptions): Promise<Thr
   }
   const memory = new CellThreadMemory(ready.layout, ready.buffer);
   const truth = cellTruth(opts.gap);
-  return { rig, world: new SharedCellWorld(memory, truth, opts.task), truth, task: opts.task, layout: opts.layout, thread };
+  return {
+    rig,
+    world: new SharedCellWorld(memory, truth, opts.task),
+    truth,
+    task: opts.task,
+    layout: opts.layout,
+    thread,
+  };
 }

@@ -18,7 +18,9 @@ export const FOCUS_DRAWS = 400;
 
 /** How many objects start with another object's centre within radiusM. */
 export function crowdedObjects(layout: Layout, radiusM = DEFAULT_CROWDED_RADIUS_M): number {
-  return layout.objects.filter((o) => layout.objects.some((q) => q !== o && Math.hypot(q.pose.x - o.pose.x, q.pose.y - o.pose.y) < radiusM)).length;
+  return layout.objects.filter((o) =>
+    layout.objects.some((q) => q !== o && Math.hypot(q.pose.x - o.pose.x, q.pose.y - o.pose.y) < radiusM),
+  ).length;
 }
 
 export function lyingObjects(layout: Layout): number {
@@ -26,13 +28,18 @@ export function lyingObjects(layout: Layout): number {
 }
 
 export function focusAccepts(rule: LayoutFocusRule, layout: Layout): boolean {
-  return crowdedObjects(layout, rule.crowdedRadiusM) >= (rule.minCrowdedObjects ?? 0) && lyingObjects(layout) >= (rule.minLyingObjects ?? 0);
+  return (
+    crowdedObjects(layout, rule.crowdedRadiusM) >= (rule.minCrowdedObjects ?? 0) &&
+    lyingObjects(layout) >= (rule.minLyingObjects ?? 0)
+  );
 }
 
 /** The rule in words, for refusals. */
 export function focusWords(rule: LayoutFocusRule): string {
   const parts = [
-    rule.minCrowdedObjects ? `at least ${rule.minCrowdedObjects} objects within ${Math.round((rule.crowdedRadiusM ?? DEFAULT_CROWDED_RADIUS_M) * 100)} cm of another` : '',
+    rule.minCrowdedObjects
+      ? `at least ${rule.minCrowdedObjects} objects within ${Math.round((rule.crowdedRadiusM ?? DEFAULT_CROWDED_RADIUS_M) * 100)} cm of another`
+      : '',
     rule.minLyingObjects ? `at least ${rule.minLyingObjects} lying` : '',
   ].filter(Boolean);
   return parts.length > 0 ? parts.join(' and ') : 'any layout';

@@ -3,7 +3,15 @@
  * so an operator learns that a moved bottle now sits out of reach before a session does.
  */
 import { armsReaching, TABLE_RECT } from '../tasks/station.js';
-import { fixtureFootprint, objectFootprint, rectCorners, rectInside, rectsOverlap, toFixtureFrame, type OrientedRect } from '../tasks/footprint.js';
+import {
+  fixtureFootprint,
+  objectFootprint,
+  rectCorners,
+  rectInside,
+  rectsOverlap,
+  toFixtureFrame,
+  type OrientedRect,
+} from '../tasks/footprint.js';
 import { fixtureKindOf, objectKindOf } from '../tasks/registry.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { ARM_BASE_RECTS, ARM_KEEP_OUT_RECTS, armKeepOutsFor } from './sample.js';
@@ -19,7 +27,8 @@ export function layoutProblems(task: TaskDefinition, layout: Layout): string[] {
     const rect = fixtureFootprint(kind, f.pose);
     if (!rectInside(rect, TABLE_RECT)) problems.push(`${at}: the ${f.id} reaches past the table edge.`);
     if (ARM_BASE_RECTS.some((b) => rectsOverlap(b, rect))) problems.push(`${at}: the ${f.id} stands on an arm base.`);
-    else if (armKeepOutsFor(kind).some((k) => rectsOverlap(k, rect))) problems.push(`${at}: the ${f.id} stands where an arm rests at home.`);
+    else if (armKeepOutsFor(kind).some((k) => rectsOverlap(k, rect)))
+      problems.push(`${at}: the ${f.id} stands where an arm rests at home.`);
     fixtures.push({ id: f.id, rect });
   }
   const placed: { id: string; rect: OrientedRect; inFixture?: string }[] = [];
@@ -34,7 +43,10 @@ export function layoutProblems(task: TaskDefinition, layout: Layout): string[] {
       if (host && region) {
         const inside = rectCorners(rect).every(([x, y]) => {
           const [lx, ly] = toFixtureFrame(host.pose, x, y);
-          return Math.abs(lx - region.centerM[0]) <= region.sizeM[0] / 2 && Math.abs(ly - region.centerM[1]) <= region.sizeM[1] / 2;
+          return (
+            Math.abs(lx - region.centerM[0]) <= region.sizeM[0] / 2 &&
+            Math.abs(ly - region.centerM[1]) <= region.sizeM[1] / 2
+          );
         });
         if (!inside) problems.push(`${at}: ${o.id} is not inside the ${host.id}.`);
       }
@@ -42,7 +54,8 @@ export function layoutProblems(task: TaskDefinition, layout: Layout): string[] {
       if (!rectInside(rect, task.workspace)) problems.push(`${at}: ${o.id} lies outside the ${task.id} workspace.`);
       for (const f of fixtures) if (rectsOverlap(f.rect, rect)) problems.push(`${at}: ${o.id} overlaps the ${f.id}.`);
       if (ARM_BASE_RECTS.some((b) => rectsOverlap(b, rect))) problems.push(`${at}: ${o.id} lies on an arm base.`);
-      else if (ARM_KEEP_OUT_RECTS.some((k) => rectsOverlap(k, rect))) problems.push(`${at}: ${o.id} lies where an arm rests at home.`);
+      else if (ARM_KEEP_OUT_RECTS.some((k) => rectsOverlap(k, rect)))
+        problems.push(`${at}: ${o.id} lies where an arm rests at home.`);
     }
     for (const p of placed) {
       if (p.inFixture === o.inFixture && rectsOverlap(p.rect, rect)) problems.push(`${at}: ${o.id} overlaps ${p.id}.`);

@@ -9,7 +9,15 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { getTask, isTaskId } from '../tasks/registry.js';
 import { TABLE_RECT } from '../tasks/station.js';
 import { fixtureFootprint, objectFootprint, rectsOverlap, type OrientedRect } from '../tasks/footprint.js';
-import { TASK_IDS, type Layout, type LayoutFixture, type LayoutObject, type Posture, type TaskDefinition, type TaskId } from '../tasks/types.js';
+import {
+  TASK_IDS,
+  type Layout,
+  type LayoutFixture,
+  type LayoutObject,
+  type Posture,
+  type TaskDefinition,
+  type TaskId,
+} from '../tasks/types.js';
 import { LayoutSetError } from './errors.js';
 import { createRng } from './random.js';
 import { sampleLayouts, TIER_MAX, TIER_MIN } from './sample.js';
@@ -73,10 +81,19 @@ export interface SampleLayoutSetOptions {
 export function sampleLayoutSet(opts: SampleLayoutSetOptions): LayoutSet {
   const task = getTask(opts.task);
   checkTiers(opts.tiers, 'The requested tiers');
-  if (!Number.isSafeInteger(opts.perTier) || opts.perTier < 1) throw new LayoutSetError(`Layouts per tier must be a whole number of at least 1, not ${opts.perTier}.`);
-  if (!Number.isSafeInteger(opts.seed) || opts.seed < 0) throw new LayoutSetError(`The seed must be a whole number of 0 or more, not ${opts.seed}.`);
+  if (!Number.isSafeInteger(opts.perTier) || opts.perTier < 1)
+    throw new LayoutSetError(`Layouts per tier must be a whole number of at least 1, not ${opts.perTier}.`);
+  if (!Number.isSafeInteger(opts.seed) || opts.seed < 0)
+    throw new LayoutSetError(`The seed must be a whole number of 0 or more, not ${opts.seed}.`);
   const layouts = sampleLayouts(task, opts.tiers, opts.perTier, createRng(opts.seed), opts.focus);
-  return pinLayoutSet({ format: LAYOUT_SET_FORMAT, task: task.id, version: 1, seed: opts.seed, tiers: [...opts.tiers], layouts });
+  return pinLayoutSet({
+    format: LAYOUT_SET_FORMAT,
+    task: task.id,
+    version: 1,
+    seed: opts.seed,
+    tiers: [...opts.tiers],
+    layouts,
+  });
 }
 
 /** The file form: pretty JSON with a trailing newline. */
@@ -85,9 +102,13 @@ export function serializeLayoutSet(set: LayoutSet): string {
 }
 
 function checkTiers(tiers: unknown, where: string): asserts tiers is number[] {
-  if (!Array.isArray(tiers) || tiers.length === 0) throw new LayoutSetError(`${where} must list at least one tier from ${TIER_MIN} to ${TIER_MAX}.`);
+  if (!Array.isArray(tiers) || tiers.length === 0)
+    throw new LayoutSetError(`${where} must list at least one tier from ${TIER_MIN} to ${TIER_MAX}.`);
   for (const t of tiers) {
-    if (!Number.isInteger(t) || t < TIER_MIN || t > TIER_MAX) throw new LayoutSetError(`${where}: tier ${shown(t)} is out of range; tiers run from ${TIER_MIN} to ${TIER_MAX}.`);
+    if (!Number.isInteger(t) || t < TIER_MIN || t > TIER_MAX)
+      throw new LayoutSetError(
+        `${where}: tier ${shown(t)} is out of range; tiers run from ${TIER_MIN} to ${TIER_MAX}.`,
+      );
   }
   if (new Set(tiers).size !== tiers.length) throw new LayoutSetError(`${where} list a tier twice.`);
 }
@@ -111,7 +132,8 @@ function jsonDepth(text: string, limit: number): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
@@ -136,9 +158,12 @@ const clip = (t: string): string => (t.length > 60 ? `${t.slice(0, 57)}…` : t)
  */
 function checkId(id: string, what: string): void {
   // With the u flag a lone surrogate is its own code point, of category Cs (a pair reads as one astral character).
-  if (/\p{Cs}/u.test(id)) throw new LayoutSetError(`${what} id ${shown(id)} holds a lone UTF-16 surrogate; ids must be printable text.`);
+  if (/\p{Cs}/u.test(id))
+    throw new LayoutSetError(`${what} id ${shown(id)} holds a lone UTF-16 surrogate; ids must be printable text.`);
   if (id.length < 1 || id.length > 64 || /\p{C}/u.test(id)) {
-    throw new LayoutSetError(`${what} id ${shown(id)} is not printable; ids must be 1 to 64 printable characters, without control or format characters.`);
+    throw new LayoutSetError(
+      `${what} id ${shown(id)} is not printable; ids must be 1 to 64 printable characters, without control or format characters.`,
+    );
   }
 }
 
@@ -147,7 +172,9 @@ const POSTURES: readonly Posture[] = ['upright', 'lying', 'upside-down'];
 const HEX64 = /^[0-9a-f]{64}$/;
 
 function checkKeys(v: Record<string, unknown>, allowed: readonly string[], where: string): void {
-  for (const k of Object.keys(v)) if (!allowed.includes(k)) throw new LayoutSetError(`${where} has an unexpected field ${shown(k).replace(/^"|"$/g, "'")}.`);
+  for (const k of Object.keys(v))
+    if (!allowed.includes(k))
+      throw new LayoutSetError(`${where} has an unexpected field ${shown(k).replace(/^"|"$/g, "'")}.`);
 }
 
 /** A yaw is an angle: anything beyond a full turn either way is a damaged number, not a pose. */
@@ -157,10 +184,14 @@ function checkPose(v: unknown, where: string): void {
   if (!isObj(v)) throw new LayoutSetError(`${where} has no pose {"x", "y", "yawRad"}.`);
   checkKeys(v, ['x', 'y', 'yawRad'], `${where}'s pose`);
   for (const k of ['x', 'y', 'yawRad']) {
-    if (typeof v[k] !== 'number' || !Number.isFinite(v[k])) throw new LayoutSetError(`${where}'s pose needs a number '${k}' (metres or radians).`);
+    if (typeof v[k] !== 'number' || !Number.isFinite(v[k]))
+      throw new LayoutSetError(`${where}'s pose needs a number '${k}' (metres or radians).`);
   }
   const { yawRad } = v as { yawRad: number };
-  if (Math.abs(yawRad) > MAX_ABS_YAW_RAD) throw new LayoutSetError(`${where} has yawRad ${yawRad}; a yaw is between ${(-MAX_ABS_YAW_RAD).toFixed(3)} and ${MAX_ABS_YAW_RAD.toFixed(3)} rad.`);
+  if (Math.abs(yawRad) > MAX_ABS_YAW_RAD)
+    throw new LayoutSetError(
+      `${where} has yawRad ${yawRad}; a yaw is between ${(-MAX_ABS_YAW_RAD).toFixed(3)} and ${MAX_ABS_YAW_RAD.toFixed(3)} rad.`,
+    );
 }
 
 const TABLE_AS_RECT: OrientedRect = {
@@ -188,42 +219,66 @@ function checkLayout(task: TaskDefinition, tiers: readonly number[], v: unknown,
   const where = `${src}: layout ${position}`;
   if (!isObj(v)) throw new LayoutSetError(`${where} is not an object with index, tier, fixtures and objects.`);
   checkKeys(v, ['index', 'tier', 'fixtures', 'objects'], where);
-  if (v.index !== position) throw new LayoutSetError(`${where} carries index ${shown(v.index)}; layouts must be numbered 0, 1, 2 … in order.`);
+  if (v.index !== position)
+    throw new LayoutSetError(`${where} carries index ${shown(v.index)}; layouts must be numbered 0, 1, 2 … in order.`);
   if (!Number.isInteger(v.tier) || (v.tier as number) < TIER_MIN || (v.tier as number) > TIER_MAX) {
-    throw new LayoutSetError(`${where} has tier ${shown(v.tier)}, which is out of range; tiers run from ${TIER_MIN} to ${TIER_MAX}.`);
+    throw new LayoutSetError(
+      `${where} has tier ${shown(v.tier)}, which is out of range; tiers run from ${TIER_MIN} to ${TIER_MAX}.`,
+    );
   }
-  if (!tiers.includes(v.tier as number)) throw new LayoutSetError(`${where} has tier ${v.tier}, which the set's tiers (${tiers.join(', ')}) do not include.`);
-  if (!Array.isArray(v.fixtures) || !Array.isArray(v.objects)) throw new LayoutSetError(`${where} needs a "fixtures" list and an "objects" list.`);
+  if (!tiers.includes(v.tier as number))
+    throw new LayoutSetError(
+      `${where} has tier ${v.tier}, which the set's tiers (${tiers.join(', ')}) do not include.`,
+    );
+  if (!Array.isArray(v.fixtures) || !Array.isArray(v.objects))
+    throw new LayoutSetError(`${where} needs a "fixtures" list and an "objects" list.`);
   const fixtureIds = new Set<string>();
   for (const f of v.fixtures as unknown[]) {
-    if (!isObj(f) || typeof f.id !== 'string' || typeof f.kind !== 'string') throw new LayoutSetError(`${where} has a fixture without a string id and kind.`);
+    if (!isObj(f) || typeof f.id !== 'string' || typeof f.kind !== 'string')
+      throw new LayoutSetError(`${where} has a fixture without a string id and kind.`);
     checkId(f.id, `${where} fixture`);
     checkKeys(f, ['id', 'kind', 'pose'], `${where} fixture '${f.id}'`);
     if (!task.fixtureKinds.some((k) => k.id === f.kind)) {
-      throw new LayoutSetError(`${where} fixture '${f.id}' has kind '${clip(f.kind)}', which ${task.id} does not know (its fixtures: ${task.fixtureKinds.map((k) => k.id).join(', ') || 'none'}).`);
+      throw new LayoutSetError(
+        `${where} fixture '${f.id}' has kind '${clip(f.kind)}', which ${task.id} does not know (its fixtures: ${task.fixtureKinds.map((k) => k.id).join(', ') || 'none'}).`,
+      );
     }
     checkPose(f.pose, `${where} fixture '${f.id}'`);
     const fixtureKind = task.fixtureKinds.find((k) => k.id === f.kind)!;
-    checkOnTable(fixtureFootprint(fixtureKind, f.pose as unknown as LayoutFixture['pose']), f.pose as { x: number; y: number }, `${where} fixture '${f.id}'`);
+    checkOnTable(
+      fixtureFootprint(fixtureKind, f.pose as unknown as LayoutFixture['pose']),
+      f.pose as { x: number; y: number },
+      `${where} fixture '${f.id}'`,
+    );
     fixtureIds.add(f.id);
   }
   const ids = new Set<string>();
   for (const o of v.objects as unknown[]) {
-    if (!isObj(o) || typeof o.id !== 'string' || typeof o.kind !== 'string') throw new LayoutSetError(`${where} has an object without a string id and kind.`);
+    if (!isObj(o) || typeof o.id !== 'string' || typeof o.kind !== 'string')
+      throw new LayoutSetError(`${where} has an object without a string id and kind.`);
     checkId(o.id, `${where} object`);
     const what = `${where} object '${o.id}'`;
     checkKeys(o, ['id', 'kind', 'posture', 'pose', 'inFixture'], what);
     if (ids.has(o.id)) throw new LayoutSetError(`${where} has two objects with id '${o.id}'.`);
     ids.add(o.id);
     if (!task.objectKinds.some((k) => k.id === o.kind)) {
-      throw new LayoutSetError(`${what} has kind '${clip(o.kind)}', which ${task.id} does not know (its kinds: ${task.objectKinds.map((k) => k.id).join(', ')}).`);
+      throw new LayoutSetError(
+        `${what} has kind '${clip(o.kind)}', which ${task.id} does not know (its kinds: ${task.objectKinds.map((k) => k.id).join(', ')}).`,
+      );
     }
-    if (!POSTURES.includes(o.posture as Posture)) throw new LayoutSetError(`${what} has posture ${shown(o.posture)}; it must be one of ${POSTURES.join(', ')}.`);
+    if (!POSTURES.includes(o.posture as Posture))
+      throw new LayoutSetError(`${what} has posture ${shown(o.posture)}; it must be one of ${POSTURES.join(', ')}.`);
     checkPose(o.pose, what);
     const objectKind = task.objectKinds.find((k) => k.id === o.kind)!;
-    checkOnTable(objectFootprint(objectKind, o.posture as Posture, o.pose as unknown as LayoutObject['pose']), o.pose as { x: number; y: number }, what);
+    checkOnTable(
+      objectFootprint(objectKind, o.posture as Posture, o.pose as unknown as LayoutObject['pose']),
+      o.pose as { x: number; y: number },
+      what,
+    );
     if (o.inFixture !== undefined && (typeof o.inFixture !== 'string' || !fixtureIds.has(o.inFixture))) {
-      throw new LayoutSetError(`${what} starts in fixture ${shown(o.inFixture)}, which layout ${position} does not have.`);
+      throw new LayoutSetError(
+        `${what} starts in fixture ${shown(o.inFixture)}, which layout ${position} does not have.`,
+      );
     }
   }
 }
@@ -241,10 +296,14 @@ export interface ParseOptions {
 export function parseLayoutSet(text: string, source: string, opts: ParseOptions = {}): LayoutSet {
   // Size and depth first: JSON.parse, the messages below and canonical hashing all recurse or copy.
   if (text.length > MAX_LAYOUT_SET_BYTES) {
-    throw new LayoutSetError(`${source} is ${(text.length / 2 ** 20).toFixed(1)} MiB; a layout set is at most ${MAX_LAYOUT_SET_BYTES / 2 ** 20} MiB, so this is not one or it is damaged.`);
+    throw new LayoutSetError(
+      `${source} is ${(text.length / 2 ** 20).toFixed(1)} MiB; a layout set is at most ${MAX_LAYOUT_SET_BYTES / 2 ** 20} MiB, so this is not one or it is damaged.`,
+    );
   }
   if (jsonDepth(text, MAX_LAYOUT_SET_DEPTH) > MAX_LAYOUT_SET_DEPTH) {
-    throw new LayoutSetError(`${source} nests deeper than ${MAX_LAYOUT_SET_DEPTH} levels; a layout set nests 6, so this is not one or it is damaged.`);
+    throw new LayoutSetError(
+      `${source} nests deeper than ${MAX_LAYOUT_SET_DEPTH} levels; a layout set nests 6, so this is not one or it is damaged.`,
+    );
   }
   let v: unknown;
   try {
@@ -254,20 +313,37 @@ export function parseLayoutSet(text: string, source: string, opts: ParseOptions 
     const why = clip((e as Error).message.replace(/[\p{C}\s]+/gu, ' ').trim());
     throw new LayoutSetError(`${source} is not valid JSON (${why}); the file may be truncated or damaged.`);
   }
-  if (!isObj(v)) throw new LayoutSetError(`${source} is not a layout set: expected a JSON object with "format": "${LAYOUT_SET_FORMAT}".`);
+  if (!isObj(v))
+    throw new LayoutSetError(
+      `${source} is not a layout set: expected a JSON object with "format": "${LAYOUT_SET_FORMAT}".`,
+    );
   if (v.format !== LAYOUT_SET_FORMAT) {
-    throw new LayoutSetError(`${source} has format ${shown(v.format)}, not "${LAYOUT_SET_FORMAT}"; it is not a layout set this tandem reads.`);
+    throw new LayoutSetError(
+      `${source} has format ${shown(v.format)}, not "${LAYOUT_SET_FORMAT}"; it is not a layout set this tandem reads.`,
+    );
   }
   checkKeys(v, ['format', 'task', 'version', 'seed', 'tiers', 'previous', 'layouts', 'sha256'], source);
-  if (!isTaskId(v.task)) throw new LayoutSetError(`${source} is for unknown task ${shown(v.task)}; known tasks: ${TASK_IDS.join(', ')}.`);
+  if (!isTaskId(v.task))
+    throw new LayoutSetError(`${source} is for unknown task ${shown(v.task)}; known tasks: ${TASK_IDS.join(', ')}.`);
   const task = getTask(v.task);
-  if (!Number.isSafeInteger(v.version) || (v.version as number) < 1) throw new LayoutSetError(`${source} has version ${shown(v.version)}; it must be a whole number of 1 or more.`);
-  if (!Number.isSafeInteger(v.seed) || (v.seed as number) < 0) throw new LayoutSetError(`${source} has seed ${shown(v.seed)}; it must be a whole number of 0 or more.`);
+  if (!Number.isSafeInteger(v.version) || (v.version as number) < 1)
+    throw new LayoutSetError(`${source} has version ${shown(v.version)}; it must be a whole number of 1 or more.`);
+  if (!Number.isSafeInteger(v.seed) || (v.seed as number) < 0)
+    throw new LayoutSetError(`${source} has seed ${shown(v.seed)}; it must be a whole number of 0 or more.`);
   checkTiers(v.tiers, `${source}'s tiers`);
   if (v.previous !== undefined) {
     const p = v.previous;
-    if (!isObj(p) || !Number.isSafeInteger(p.version) || (p.version as number) < 1 || (p.version as number) >= (v.version as number) || typeof p.sha256 !== 'string' || !HEX64.test(p.sha256)) {
-      throw new LayoutSetError(`${source} has a malformed "previous" field; it must be {"version": N, "sha256": "<64 hex digits>"} with N from 1 to the set's version − 1.`);
+    if (
+      !isObj(p) ||
+      !Number.isSafeInteger(p.version) ||
+      (p.version as number) < 1 ||
+      (p.version as number) >= (v.version as number) ||
+      typeof p.sha256 !== 'string' ||
+      !HEX64.test(p.sha256)
+    ) {
+      throw new LayoutSetError(
+        `${source} has a malformed "previous" field; it must be {"version": N, "sha256": "<64 hex digits>"} with N from 1 to the set's version − 1.`,
+      );
     }
     checkKeys(p, ['version', 'sha256'], `${source}'s "previous"`);
   }
@@ -279,7 +355,9 @@ export function parseLayoutSet(text: string, source: string, opts: ParseOptions 
     return { ...body, sha256: stored } as LayoutSet;
   }
   if (typeof body.sha256 !== 'string' || !HEX64.test(body.sha256)) {
-    throw new LayoutSetError(`${source} has no valid "sha256" field, so nothing pins its contents; only sets written by 'tandem layouts sample' or 'bump' can be used.`);
+    throw new LayoutSetError(
+      `${source} has no valid "sha256" field, so nothing pins its contents; only sets written by 'tandem layouts sample' or 'bump' can be used.`,
+    );
   }
   const found = layoutSetHash(body);
   if (found !== body.sha256) {
@@ -298,7 +376,9 @@ export function parseLayoutSet(text: string, source: string, opts: ParseOptions 
 export function bumpLayoutSet(text: string, source: string): LayoutSet {
   const old = parseLayoutSet(text, source, { checkHash: false });
   if (old.sha256 === '') {
-    throw new LayoutSetError(`${source} has no valid "sha256" field, so the version it came from cannot be recorded; bump starts from a set written by 'tandem layouts sample'.`);
+    throw new LayoutSetError(
+      `${source} has no valid "sha256" field, so the version it came from cannot be recorded; bump starts from a set written by 'tandem layouts sample'.`,
+    );
   }
   return pinLayoutSet({ ...old, version: old.version + 1, previous: { version: old.version, sha256: old.sha256 } });
 }

@@ -5,11 +5,40 @@
  * a sentence instead of looping. Poses are rounded before they are checked, so what the file
  * holds is exactly what passed the checks, and the JSON is stable.
  */
-import { ARM_BASE_HALF_M, ARM_BASE_XY_M, ARM_HOME_CLEAR_HEIGHT_M, ARM_HOME_KEEP_OUT, ARM_HOME_KEEP_OUT_LOW, armsReaching, STATION_ARMS, TABLE_RECT } from '../tasks/station.js';
-import { fixtureFootprint, objectFootprint, partsBounds, rectCorners, rectInside, rectsOverlap, toFixtureFrame, type OrientedRect } from '../tasks/footprint.js';
+import {
+  ARM_BASE_HALF_M,
+  ARM_BASE_XY_M,
+  ARM_HOME_CLEAR_HEIGHT_M,
+  ARM_HOME_KEEP_OUT,
+  ARM_HOME_KEEP_OUT_LOW,
+  armsReaching,
+  STATION_ARMS,
+  TABLE_RECT,
+} from '../tasks/station.js';
+import {
+  fixtureFootprint,
+  objectFootprint,
+  partsBounds,
+  rectCorners,
+  rectInside,
+  rectsOverlap,
+  toFixtureFrame,
+  type OrientedRect,
+} from '../tasks/footprint.js';
 import { categoryOf } from '../tasks/catalogue.js';
 import { fixtureKindOf, objectKindOf } from '../tasks/registry.js';
-import type { FixtureKind, Layout, LayoutFixture, TableRect, LayoutObject, ObjectKind, Posture, TablePose, TaskDefinition, TierSpec } from '../tasks/types.js';
+import type {
+  FixtureKind,
+  Layout,
+  LayoutFixture,
+  TableRect,
+  LayoutObject,
+  ObjectKind,
+  Posture,
+  TablePose,
+  TaskDefinition,
+  TierSpec,
+} from '../tasks/types.js';
 import { LayoutSetError } from './errors.js';
 import { FOCUS_DRAWS, focusAccepts, focusWords, type LayoutFocusRule } from './focus.js';
 import type { Rng } from './random.js';
@@ -34,7 +63,8 @@ function roundPose(x: number, y: number, yawRad: number): TablePose {
 
 export function tierSpec(task: TaskDefinition, tier: number): TierSpec {
   const spec = task.tiers.find((t) => t.tier === tier);
-  if (!spec) throw new LayoutSetError(`Tier ${tier} is out of range for ${task.id}: tiers run from ${TIER_MIN} to ${TIER_MAX}.`);
+  if (!spec)
+    throw new LayoutSetError(`Tier ${tier} is out of range for ${task.id}: tiers run from ${TIER_MIN} to ${TIER_MAX}.`);
   return spec;
 }
 
@@ -50,13 +80,27 @@ function shuffled<T>(items: readonly T[], rng: Rng): T[] {
 const reachable = (x: number, y: number): boolean => armsReaching(x, y).length > 0;
 
 /** The squares the arm bases stand on. */
-export const ARM_BASE_RECTS: readonly OrientedRect[] = STATION_ARMS.map((arm) => ({ cx: ARM_BASE_XY_M[arm][0], cy: ARM_BASE_XY_M[arm][1], halfX: ARM_BASE_HALF_M, halfY: ARM_BASE_HALF_M, yawRad: 0 }));
+export const ARM_BASE_RECTS: readonly OrientedRect[] = STATION_ARMS.map((arm) => ({
+  cx: ARM_BASE_XY_M[arm][0],
+  cy: ARM_BASE_XY_M[arm][1],
+  halfX: ARM_BASE_HALF_M,
+  halfY: ARM_BASE_HALF_M,
+  yawRad: 0,
+}));
 
-const asRect = (r: TableRect): OrientedRect => ({ cx: (r.xMin + r.xMax) / 2, cy: (r.yMin + r.yMax) / 2, halfX: (r.xMax - r.xMin) / 2, halfY: (r.yMax - r.yMin) / 2, yawRad: 0 });
+const asRect = (r: TableRect): OrientedRect => ({
+  cx: (r.xMin + r.xMax) / 2,
+  cy: (r.yMin + r.yMax) / 2,
+  halfX: (r.xMax - r.xMin) / 2,
+  halfY: (r.yMax - r.yMin) / 2,
+  yawRad: 0,
+});
 /** The space each arm occupies at its home pose (station.ts): kept clear of objects and tall fixtures. */
 export const ARM_KEEP_OUT_RECTS: readonly OrientedRect[] = STATION_ARMS.map((arm) => asRect(ARM_HOME_KEEP_OUT[arm]));
 /** Its full-height part, near the base: kept clear of every fixture. */
-export const ARM_KEEP_OUT_LOW_RECTS: readonly OrientedRect[] = STATION_ARMS.map((arm) => asRect(ARM_HOME_KEEP_OUT_LOW[arm]));
+export const ARM_KEEP_OUT_LOW_RECTS: readonly OrientedRect[] = STATION_ARMS.map((arm) =>
+  asRect(ARM_HOME_KEEP_OUT_LOW[arm]),
+);
 
 /** The keep-out rectangles a fixture must stay out of: all of them, or only the full-height parts for one low enough to fit under the raised arm. */
 export function armKeepOutsFor(kind: FixtureKind): readonly OrientedRect[] {
@@ -86,7 +130,8 @@ function placeFixtures(task: TaskDefinition, spec: TierSpec, rng: Rng): LayoutFi
 
 /** Postures for the drawn kinds, honouring the tier's upside-down range and minimum not upright. */
 function drawPostures(kinds: readonly ObjectKind[], spec: TierSpec, rng: Rng): Posture[] | undefined {
-  const can = (k: ObjectKind, p: Posture): boolean => (k.restingPostures ?? ['upright', 'lying', 'upside-down']).includes(p);
+  const can = (k: ObjectKind, p: Posture): boolean =>
+    (k.restingPostures ?? ['upright', 'lying', 'upside-down']).includes(p);
   const postures: (Posture | undefined)[] = kinds.map(() => undefined);
   const [udMin, udMax] = spec.draw.upsideDown ?? [0, 0];
   const flippable = kinds.map((k, i) => (can(k, 'upside-down') ? i : -1)).filter((i) => i >= 0);
@@ -116,7 +161,11 @@ function area(kind: ObjectKind, posture: Posture): number {
   return r.halfX * r.halfY;
 }
 
-function tryLayout(task: TaskDefinition, spec: TierSpec, rng: Rng): { fixtures: LayoutFixture[]; placed: Placed[] } | undefined {
+function tryLayout(
+  task: TaskDefinition,
+  spec: TierSpec,
+  rng: Rng,
+): { fixtures: LayoutFixture[]; placed: Placed[] } | undefined {
   const fixtures = placeFixtures(task, spec, rng);
   if (!fixtures) return undefined;
   const fixtureRects = fixtures.map((f) => fixtureFootprint(fixtureKindOf(task, f.kind)!, f.pose));
@@ -130,10 +179,13 @@ function tryLayout(task: TaskDefinition, spec: TierSpec, rng: Rng): { fixtures: 
   const postures = drawPostures(kinds, spec, rng);
   if (!postures) return undefined;
   // Largest first: random sequential placement packs far better that way (the 45-part tote).
-  const order = kinds.map((kind, i) => ({ kind, posture: postures[i] })).sort((a, b) => area(b.kind, b.posture) - area(a.kind, a.posture));
+  const order = kinds
+    .map((kind, i) => ({ kind, posture: postures[i] }))
+    .sort((a, b) => area(b.kind, b.posture) - area(a.kind, a.posture));
 
   const host = spec.draw.inFixture === undefined ? undefined : fixtures.find((f) => f.id === spec.draw.inFixture);
-  if (spec.draw.inFixture !== undefined && !host) throw new Error(`${task.id} tier ${spec.tier} fills fixture '${spec.draw.inFixture}', which it does not place`);
+  if (spec.draw.inFixture !== undefined && !host)
+    throw new Error(`${task.id} tier ${spec.tier} fills fixture '${spec.draw.inFixture}', which it does not place`);
   const hostRegion = host ? fixtureKindOf(task, host.kind)!.regions[0] : undefined;
   const c = task.clearances;
 
@@ -149,7 +201,11 @@ function tryLayout(task: TaskDefinition, spec: TierSpec, rng: Rng): { fixtures: 
         const ly = hostRegion.centerM[1] + rng.uniform(-hy, hy);
         const cos = Math.cos(host.pose.yawRad);
         const sin = Math.sin(host.pose.yawRad);
-        pose = roundPose(host.pose.x + cos * lx - sin * ly, host.pose.y + sin * lx + cos * ly, rng.uniform(-Math.PI, Math.PI));
+        pose = roundPose(
+          host.pose.x + cos * lx - sin * ly,
+          host.pose.y + sin * lx + cos * ly,
+          rng.uniform(-Math.PI, Math.PI),
+        );
       } else {
         const w = task.workspace;
         pose = roundPose(rng.uniform(w.xMin, w.xMax), rng.uniform(w.yMin, w.yMax), rng.uniform(-Math.PI, Math.PI));
@@ -190,7 +246,13 @@ export function sampleLayout(task: TaskDefinition, tier: number, index: number, 
       const category = categoryOf(p.kind);
       const n = (perCategory.get(category) ?? 0) + 1;
       perCategory.set(category, n);
-      return { id: `${category}-${n}`, kind: p.kind.id, posture: p.posture, pose: p.pose, ...(spec.draw.inFixture ? { inFixture: spec.draw.inFixture } : {}) };
+      return {
+        id: `${category}-${n}`,
+        kind: p.kind.id,
+        posture: p.posture,
+        pose: p.pose,
+        ...(spec.draw.inFixture ? { inFixture: spec.draw.inFixture } : {}),
+      };
     });
     return { index, tier, fixtures: drawn.fixtures, objects };
   }
@@ -203,7 +265,13 @@ export function sampleLayout(task: TaskDefinition, tier: number, index: number, 
  * perTier layouts for each tier in order; every layout draws from its own fork of the seed's
  * stream. With a focus, each layout is drawn again (new forks) until it passes the focus.
  */
-export function sampleLayouts(task: TaskDefinition, tiers: readonly number[], perTier: number, rng: Rng, focus?: LayoutFocusRule): Layout[] {
+export function sampleLayouts(
+  task: TaskDefinition,
+  tiers: readonly number[],
+  perTier: number,
+  rng: Rng,
+  focus?: LayoutFocusRule,
+): Layout[] {
   const layouts: Layout[] = [];
   for (const tier of tiers) {
     tierSpec(task, tier);
@@ -217,7 +285,10 @@ export function sampleLayouts(task: TaskDefinition, tiers: readonly number[], pe
         const l = sampleLayout(task, tier, layouts.length, rng.fork());
         if (focusAccepts(focus, l)) found = l;
       }
-      if (!found) throw new LayoutSetError(`No tier ${tier} layout of ${task.id} in ${FOCUS_DRAWS} draws has ${focusWords(focus)}; ask for fewer, or for higher tiers.`);
+      if (!found)
+        throw new LayoutSetError(
+          `No tier ${tier} layout of ${task.id} in ${FOCUS_DRAWS} draws has ${focusWords(focus)}; ask for fewer, or for higher tiers.`,
+        );
       layouts.push(found);
     }
   }

@@ -16,16 +16,22 @@ export class InvalidActionError extends Error {
 /** Throws InvalidActionError naming the first bad row/entry; `source` names the policy. */
 export function validateActionChunk(chunk: ActionChunk, source: string): void {
   if (!Number.isInteger(chunk.horizon) || chunk.horizon < 1) {
-    throw new InvalidActionError(`Policy ${source} answered an action chunk with horizon ${String(chunk.horizon)}; it must have at least one row.`);
+    throw new InvalidActionError(
+      `Policy ${source} answered an action chunk with horizon ${String(chunk.horizon)}; it must have at least one row.`,
+    );
   }
   if (chunk.actions.length !== chunk.horizon * STATE_DIM) {
-    throw new InvalidActionError(`Policy ${source} answered ${chunk.actions.length} action values for horizon ${chunk.horizon}; expected ${chunk.horizon}×${STATE_DIM}.`);
+    throw new InvalidActionError(
+      `Policy ${source} answered ${chunk.actions.length} action values for horizon ${chunk.horizon}; expected ${chunk.horizon}×${STATE_DIM}.`,
+    );
   }
   for (let i = 0; i < chunk.actions.length; i++) {
     const v = chunk.actions[i];
     if (!Number.isFinite(v)) {
       const row = Math.floor(i / STATE_DIM);
-      throw new InvalidActionError(`Policy ${source} answered ${String(v)} at action row ${row}, entry ${i % STATE_DIM}; no row of that chunk is executed.`);
+      throw new InvalidActionError(
+        `Policy ${source} answered ${String(v)} at action row ${row}, entry ${i % STATE_DIM}; no row of that chunk is executed.`,
+      );
     }
   }
 }

@@ -13,7 +13,16 @@
  * so p ≤ k (one inference in flight) and p + k ≤ H.
  */
 import { STATE_DIM } from '../rig/contract.js';
-import { PolicyUnavailableError, type ActionChunk, type ChunkExecutor, type EpisodeContext, type InferenceTiming, type Observation, type Policy, type StepAction } from './contract.js';
+import {
+  PolicyUnavailableError,
+  type ActionChunk,
+  type ChunkExecutor,
+  type EpisodeContext,
+  type InferenceTiming,
+  type Observation,
+  type Policy,
+  type StepAction,
+} from './contract.js';
 import { InvalidActionError, validateActionChunk } from './actions.js';
 
 export interface ChunkExecutionOptions {
@@ -74,7 +83,9 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
     throw new RangeError(`replanEverySteps must be a whole number ≥ 1, not ${opts.replanEverySteps}.`);
   }
   if (opts.replanEverySteps !== undefined && p > opts.replanEverySteps) {
-    throw new RangeError(`prefetchSteps (${p}) may not exceed replanEverySteps (${opts.replanEverySteps}): only one inference is in flight at a time.`);
+    throw new RangeError(
+      `prefetchSteps (${p}) may not exceed replanEverySteps (${opts.replanEverySteps}): only one inference is in flight at a time.`,
+    );
   }
   if (opts.ensembleDecay !== undefined && !(Number.isFinite(opts.ensembleDecay) && opts.ensembleDecay >= 0)) {
     throw new RangeError(`ensembleDecay must be a number ≥ 0, not ${opts.ensembleDecay}.`);
@@ -107,18 +118,25 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
     return f;
   }
 
-  async function collect(f: Inflight): Promise<{ chunk: ActionChunk; waitedMs: number; latencyMs: number; ready: boolean }> {
+  async function collect(
+    f: Inflight,
+  ): Promise<{ chunk: ActionChunk; waitedMs: number; latencyMs: number; ready: boolean }> {
     const waitStart = performance.now();
     const ready = f.result !== undefined;
     if (f.result === undefined) {
       const left = deadlineMs - (waitStart - f.startedMs);
       let timer: NodeJS.Timeout | undefined;
       // Wall clock on purpose, in sim too: a hung server hangs in real time.
-      const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), Math.max(0, left))));
+      const expired = new Promise<'expired'>(
+        (resolve) => (timer = setTimeout(() => resolve('expired'), Math.max(0, left))),
+      );
       const won = await Promise.race([f.done.then(() => 'done' as const), expired]);
       clearTimeout(timer);
       if (won === 'expired' && f.result === undefined) {
-        throw new PolicyUnavailableError(`Policy ${name()} did not answer within ${deadlineMs} ms (chunk ${f.index}, observed at step ${f.observedStep}).`, 'timeout');
+        throw new PolicyUnavailableError(
+          `Policy ${name()} did not answer within ${deadlineMs} ms (chunk ${f.index}, observed at step ${f.observedStep}).`,
+          'timeout',
+        );
       }
     }
     const r = f.result;
@@ -127,12 +145,18 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
     return { chunk: r.chunk, waitedMs: performance.now() - waitStart, latencyMs: r.doneMs - f.startedMs, ready };
   }
 
-  function adopt(f: Inflight, { chunk, waitedMs, latencyMs, ready }: Awaited<ReturnType<typeof collect>>, stepIndex: number): void {
+  function adopt(
+    f: Inflight,
+    { chunk, waitedMs, latencyMs, ready }: Awaited<ReturnType<typeof collect>>,
+    stepIndex: number,
+  ): void {
     validateActionChunk(chunk, name());
     if (k === 0) {
       k = opts.replanEverySteps ?? chunk.horizon - p;
       if (k < 1 || p > k) {
-        throw new InvalidActionError(`Policy ${name()} answers chunks of ${chunk.horizon} rows, too short to prefetch ${p} steps ahead; lower the prefetch or use a longer horizon.`);
+        throw new InvalidActionError(
+          `Policy ${name()} answers chunks of ${chunk.horizon} rows, too short to prefetch ${p} steps ahead; lower the prefetch or use a longer horizon.`,
+        );
       }
     }
     const needed = f.index === 0 ? k : p + k;
@@ -144,7 +168,16 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
     current = { index: f.index, observedStep: f.observedStep, horizon: chunk.horizon, actions: chunk.actions };
     if (opts.ensembleDecay !== undefined) kept.push(current);
     nextTakeover = stepIndex + k;
-    log.push({ chunkIndex: f.index, observedStep: f.observedStep, adoptedStep: stepIndex, horizon: chunk.horizon, latencyMs, waitedMs, readyAtTakeover: ready, timing: chunk.timing });
+    log.push({
+      chunkIndex: f.index,
+      observedStep: f.observedStep,
+      adoptedStep: stepIndex,
+      horizon: chunk.horizon,
+      latencyMs,
+      waitedMs,
+      readyAtTakeover: ready,
+      timing: chunk.timing,
+    });
   }
 
   function blend(stepIndex: number): Float32Array {
@@ -193,9 +226,14 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
       const c = current as AdoptedChunk;
       const row = stepIndex - c.observedStep;
       if (row < 0 || row >= c.horizon) {
-        throw new RangeError(`step ${stepIndex} is outside chunk ${c.index} (observed at step ${c.observedStep}, ${c.horizon} rows); steps must be called once per cycle, in order.`);
+        throw new RangeError(
+          `step ${stepIndex} is outside chunk ${c.index} (observed at step ${c.observedStep}, ${c.horizon} rows); steps must be called once per cycle, in order.`,
+        );
       }
-      const position = opts.ensembleDecay !== undefined ? blend(stepIndex) : c.actions.subarray(row * STATE_DIM, (row + 1) * STATE_DIM);
+      const position =
+        opts.ensembleDecay !== undefined
+          ? blend(stepIndex)
+          : c.actions.subarray(row * STATE_DIM, (row + 1) * STATE_DIM);
       return { position, chunkIndex: c.index, row };
     },
 
@@ -215,13 +253,23 @@ export function createChunkExecutor(policy: Policy, opts: ChunkExecutionOptions 
  */
 export function parseChunkExecution(text: string): ChunkExecutionOptions {
   const out: { -readonly [K in keyof ChunkExecutionOptions]: ChunkExecutionOptions[K] } = {};
-  const keys: Record<string, keyof ChunkExecutionOptions> = { replan: 'replanEverySteps', prefetch: 'prefetchSteps', ensemble: 'ensembleDecay', deadline: 'deadlineMs' };
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  const keys: Record<string, keyof ChunkExecutionOptions> = {
+    replan: 'replanEverySteps',
+    prefetch: 'prefetchSteps',
+    ensemble: 'ensembleDecay',
+    deadline: 'deadlineMs',
+  };
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [key, value, ...rest] = part.split('=');
     const field = keys[key?.trim() ?? ''];
     const n = Number(value);
     if (field === undefined || rest.length > 0 || value === undefined || value.trim() === '' || !Number.isFinite(n)) {
-      throw new RangeError(`Chunk execution '${part}' is not understood; write replan=K,prefetch=P,ensemble=DECAY,deadline=MS (any of them).`);
+      throw new RangeError(
+        `Chunk execution '${part}' is not understood; write replan=K,prefetch=P,ensemble=DECAY,deadline=MS (any of them).`,
+      );
     }
     out[field] = n;
   }

@@ -1,7 +1,7 @@
 /** Image preparation shared by the ONNX policy and the openpi client: resize with sharp, reorder to CHW. */
 import type { RgbImage } from './contract.js';
 
-type Sharp = (typeof import('sharp'))['default'];
+type Sharp = typeof import('sharp')['default'];
 let codec: Promise<Sharp> | undefined;
 
 /**

@@ -27,12 +27,26 @@ const MAX_IMAGE_SIDE = 8192;
 export function validateImage(field: string, image: RgbImage): void {
   if (image === null || typeof image !== 'object') throw new InvalidObservationError(field, 'is not an image.');
   const { width, height, data } = image;
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE) {
-    throw new InvalidObservationError(field, `has size ${String(width)}×${String(height)}; width and height must be whole numbers from 1 to ${MAX_IMAGE_SIDE}.`);
+  if (
+    !Number.isInteger(width) ||
+    !Number.isInteger(height) ||
+    width < 1 ||
+    height < 1 ||
+    width > MAX_IMAGE_SIDE ||
+    height > MAX_IMAGE_SIDE
+  ) {
+    throw new InvalidObservationError(
+      field,
+      `has size ${String(width)}×${String(height)}; width and height must be whole numbers from 1 to ${MAX_IMAGE_SIDE}.`,
+    );
   }
-  if (!(data instanceof Uint8Array)) throw new InvalidObservationError(field, 'must hold its pixels as 8-bit RGB bytes (Uint8Array).');
+  if (!(data instanceof Uint8Array))
+    throw new InvalidObservationError(field, 'must hold its pixels as 8-bit RGB bytes (Uint8Array).');
   if (data.length !== width * height * 3) {
-    throw new InvalidObservationError(field, `holds ${data.length} bytes but a ${width}×${height} RGB image needs ${width * height * 3}.`);
+    throw new InvalidObservationError(
+      field,
+      `holds ${data.length} bytes but a ${width}×${height} RGB image needs ${width * height * 3}.`,
+    );
   }
 }
 
@@ -42,25 +56,39 @@ export function validateImage(field: string, image: RgbImage): void {
  */
 export function validateObservation(obs: Observation, required: readonly CameraName[] = []): void {
   if (obs === null || typeof obs !== 'object') throw new InvalidObservationError('(observation)', 'is not an object.');
-  if (!Number.isFinite(obs.timeS)) throw new InvalidObservationError('timeS', `must be a finite number of seconds, not ${String(obs.timeS)}.`);
+  if (!Number.isFinite(obs.timeS))
+    throw new InvalidObservationError('timeS', `must be a finite number of seconds, not ${String(obs.timeS)}.`);
   const state = obs.state as unknown;
-  if (!(state instanceof Float32Array)) throw new InvalidObservationError('state', `must be a Float32Array of ${STATE_DIM} numbers.`);
+  if (!(state instanceof Float32Array))
+    throw new InvalidObservationError('state', `must be a Float32Array of ${STATE_DIM} numbers.`);
   if (state.length !== STATE_DIM) {
-    throw new InvalidObservationError('state', `has ${state.length} entries; it needs ${STATE_DIM} (left 6 joints, left gripper, right 6 joints, right gripper).`);
+    throw new InvalidObservationError(
+      'state',
+      `has ${state.length} entries; it needs ${STATE_DIM} (left 6 joints, left gripper, right 6 joints, right gripper).`,
+    );
   }
   for (let i = 0; i < STATE_DIM; i++) {
-    if (!Number.isFinite(state[i])) throw new InvalidObservationError(`state[${i}]`, `is ${String(state[i])}; every state entry must be a finite number.`);
+    if (!Number.isFinite(state[i]))
+      throw new InvalidObservationError(
+        `state[${i}]`,
+        `is ${String(state[i])}; every state entry must be a finite number.`,
+      );
   }
   if (typeof obs.prompt !== 'string') throw new InvalidObservationError('prompt', 'must be text.');
-  if (obs.images === null || typeof obs.images !== 'object') throw new InvalidObservationError('images', 'must map camera names to images.');
+  if (obs.images === null || typeof obs.images !== 'object')
+    throw new InvalidObservationError('images', 'must map camera names to images.');
   for (const [name, image] of Object.entries(obs.images)) {
     if (!isCameraName(name)) {
-      throw new InvalidObservationError(`images.${name}`, `is not a known camera; cameras are ${CAMERA_NAMES.join(', ')}.`);
+      throw new InvalidObservationError(
+        `images.${name}`,
+        `is not a known camera; cameras are ${CAMERA_NAMES.join(', ')}.`,
+      );
     }
     if (image !== undefined) validateImage(`images.${name}`, image);
   }
   for (const name of required) {
-    if (obs.images[name] === undefined) throw new InvalidObservationError(`images.${name}`, 'is missing; this policy needs that camera.');
+    if (obs.images[name] === undefined)
+      throw new InvalidObservationError(`images.${name}`, 'is missing; this policy needs that camera.');
   }
 }
 

@@ -29,7 +29,8 @@ export function isRuntimePolicySpec(spec: string): boolean {
 export async function openPolicySpec(spec: string, opts: PolicySpecOptions): Promise<Policy> {
   if (spec.startsWith('onnx:')) {
     const path = spec.slice('onnx:'.length);
-    if (path.length === 0) throw new PolicyLoadError(`Policy spec '${spec}' names no model file; write onnx:path/to/model.onnx.`);
+    if (path.length === 0)
+      throw new PolicyLoadError(`Policy spec '${spec}' names no model file; write onnx:path/to/model.onnx.`);
     const { OnnxPolicy } = await import('./onnx/onnx-policy.js');
     return OnnxPolicy.load(isAbsolute(path) ? path : resolve(opts.cwd, path), { threads: opts.onnxThreads });
   }
@@ -49,5 +50,7 @@ export async function openPolicySpec(spec: string, opts: PolicySpecOptions): Pro
       inferenceTimeoutMs: opts.inferenceTimeoutMs,
     });
   }
-  throw new PolicyLoadError(`Policy spec '${spec}' is not one the policy runtime opens; use onnx:path/to/model.onnx or ws://host:port.`);
+  throw new PolicyLoadError(
+    `Policy spec '${spec}' is not one the policy runtime opens; use onnx:path/to/model.onnx or ws://host:port.`,
+  );
 }

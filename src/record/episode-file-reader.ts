@@ -36,19 +36,25 @@ function describeReadError(e: unknown): string {
  * Calls `visit` for every record the file holds, in order, until the end or the first unreadable
  * record (a record's bytes are valid only during its visit: copy what you keep). Throws EpisodeFileError only for a file that is not an MCAP file at all or cannot be read.
  */
-export async function scanEpisodeFile(file: string, visit: (record: TypedMcapRecord) => void | Promise<void>): Promise<ScanResult> {
+export async function scanEpisodeFile(
+  file: string,
+  visit: (record: TypedMcapRecord) => void | Promise<void>,
+): Promise<ScanResult> {
   let fh;
   try {
     fh = await open(file, 'r');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new EpisodeFileError(`Cannot open ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (e as Error).message}.`);
+    throw new EpisodeFileError(
+      `Cannot open ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (e as Error).message}.`,
+    );
   }
   try {
     const { size } = await fh.stat();
     const head = new Uint8Array(Math.min(size, 8));
     await fh.read(head, 0, head.byteLength, 0);
-    if (!hasMcapPrefix(new DataView(head.buffer))) throw new EpisodeFileError(`${file} is not an MCAP episode file (it does not start with the MCAP magic bytes).`);
+    if (!hasMcapPrefix(new DataView(head.buffer)))
+      throw new EpisodeFileError(`${file} is not an MCAP episode file (it does not start with the MCAP magic bytes).`);
     const reader = new McapStreamReader({ validateCrcs: true });
     const buf = new Uint8Array(READ_BYTES);
     let position = 0;
@@ -74,7 +80,10 @@ export async function scanEpisodeFile(file: string, visit: (record: TypedMcapRec
     }
     const complete = problem === undefined && reader.done();
     if (!complete && problem === undefined) {
-      problem = records === 0 ? 'the file holds no complete record' : `the file ends without its summary and footer (cut off while it was being written; ${reader.bytesRemaining()} bytes of a last, incomplete record)`;
+      problem =
+        records === 0
+          ? 'the file holds no complete record'
+          : `the file ends without its summary and footer (cut off while it was being written; ${reader.bytesRemaining()} bytes of a last, incomplete record)`;
     }
     return { complete, fileBytes: size, problem, records };
   } finally {

@@ -28,7 +28,9 @@ export function cameraTopic(camera: string): string {
 
 /** The camera a topic carries, or undefined for other topics. */
 export function cameraOfTopic(topic: string): string | undefined {
-  return topic.startsWith(CAMERA_PREFIX) && topic.endsWith(CAMERA_SUFFIX) ? topic.slice(CAMERA_PREFIX.length, -CAMERA_SUFFIX.length) : undefined;
+  return topic.startsWith(CAMERA_PREFIX) && topic.endsWith(CAMERA_SUFFIX)
+    ? topic.slice(CAMERA_PREFIX.length, -CAMERA_SUFFIX.length)
+    : undefined;
 }
 
 /** MCAP metadata record written when the episode starts: what it is (a cut-off file still says). */

@@ -16,7 +16,14 @@ import type { RigCommand, RigModel, RigState, SafetyEvent } from '../rig/contrac
 import type { Camera, CameraCounters, CameraFrame, CameraInfo } from '../rig/camera.js';
 import type { RigCycle, RigCycleSource } from '../rig/rig-cycle-ring.js';
 import { CDR, SCHEMAS, offeredQosYaml, rosTime, type SchemaKey } from './ros2-messages.js';
-import { EPISODE_METADATA_NAME, EPISODE_END_METADATA_NAME, TOPICS, cameraTopic, jointNames, type EventKind } from './episode-format.js';
+import {
+  EPISODE_METADATA_NAME,
+  EPISODE_END_METADATA_NAME,
+  TOPICS,
+  cameraTopic,
+  jointNames,
+  type EventKind,
+} from './episode-format.js';
 import type { ChannelSpec, FromWriter, QueuedMessage, ToWriter } from './writer-protocol.js';
 
 /** One control step's timing, as the rollout loop hands it over (src/rollout's StepTiming has this shape). */
@@ -43,7 +50,8 @@ class WriterThread {
     this.worker = new Worker(new URL('./writer-thread-entry.mjs', import.meta.url));
     this.worker.on('message', (m: FromWriter) => this.listeners.get(m.id)?.(m));
     this.worker.on('error', (e) => {
-      for (const [id, l] of this.listeners) l({ type: 'failed', id, reason: `the episode writer thread failed (${e.message})` });
+      for (const [id, l] of this.listeners)
+        l({ type: 'failed', id, reason: `the episode writer thread failed (${e.message})` });
     });
     this.worker.unref();
   }
@@ -174,7 +182,12 @@ export class EpisodeRecorder {
     const channels: ChannelSpec[] = [];
     const channel = (topic: string, key: SchemaKey, depth: number): void => {
       rec.channels.set(topic, channels.length);
-      channels.push({ topic, schemaName: SCHEMAS[key].name, schemaText: SCHEMAS[key].text, qosYaml: offeredQosYaml(depth) });
+      channels.push({
+        topic,
+        schemaName: SCHEMAS[key].name,
+        schemaText: SCHEMAS[key].text,
+        qosYaml: offeredQosYaml(depth),
+      });
     };
     channel(TOPICS.jointStates, 'jointState', 10);
     channel(TOPICS.jointCommands, 'jointState', 10);
@@ -182,7 +195,9 @@ export class EpisodeRecorder {
     channel(TOPICS.stepTiming, 'stepTiming', 10);
     if (opts.rigCycles) channel(TOPICS.rigCycles, 'rigCycle', 100);
     for (const cam of opts.cameras ?? []) channel(cameraTopic(cam.name), 'compressedImage', 5);
-    const cameras = (opts.cameras ?? []).map((c) => `${c.name}=${c.source} ${c.width}x${c.height}@${c.fps} ${c.format}`).join('; ');
+    const cameras = (opts.cameras ?? [])
+      .map((c) => `${c.name}=${c.source} ${c.width}x${c.height}@${c.fps} ${c.format}`)
+      .join('; ');
     const reply = rec.next();
     rec.thread.send({
       type: 'open',
@@ -191,14 +206,21 @@ export class EpisodeRecorder {
       library: RECORDER_LIBRARY,
       channels,
       metadataName: EPISODE_METADATA_NAME,
-      metadata: { ...opts.metadata, joint_names: rec.names.join(','), cameras, unix_offset_s: String(opts.unixOffsetS) },
+      metadata: {
+        ...opts.metadata,
+        joint_names: rec.names.join(','),
+        cameras,
+        unix_offset_s: String(opts.unixOffsetS),
+      },
       flushIntervalMs: (opts.flushIntervalS ?? 1) * 1000,
       chunkBytes: opts.chunkBytes ?? 1024 * 1024,
     });
     const m = await reply;
     if (m.type !== 'opened') {
       rec.thread.detach(rec.id);
-      throw new RecordingError(`Cannot create the episode file ${opts.file}: ${m.type === 'open-failed' || m.type === 'failed' ? m.reason : 'the writer did not answer'}.`);
+      throw new RecordingError(
+        `Cannot create the episode file ${opts.file}: ${m.type === 'open-failed' || m.type === 'failed' ? m.reason : 'the writer did not answer'}.`,
+      );
     }
     if (opts.rigCycles) {
       opts.rigCycles.ring.start();
@@ -262,7 +284,9 @@ export class EpisodeRecorder {
     this.batchBytes += data.byteLength;
     this.byTopic[topic] = (this.byTopic[topic] ?? 0) + 1;
     if (this.postedBytes + this.batchBytes - this.acked.dataBytes > this.maxQueuedBytes) {
-      this.fail(`the disk fell ${Math.round((this.postedBytes - this.acked.dataBytes) / 1048576)} MiB behind the recording (too slow for this data rate)`);
+      this.fail(
+        `the disk fell ${Math.round((this.postedBytes - this.acked.dataBytes) / 1048576)} MiB behind the recording (too slow for this data rate)`,
+      );
       return;
     }
     this.batchTimer ??= setTimeout(() => this.post(), BATCH_MS);
@@ -298,7 +322,13 @@ export class EpisodeRecorder {
   /** The measured state of both arms (14 joints, policy order, names from the rig model). */
   jointState(state: RigState): void {
     if (!this.accepting()) return;
-    const data = CDR.writer.jointState.writeMessage({ header: this.header(state.timeS, ''), name: this.names, position: state.position, velocity: state.velocity, effort: state.effort });
+    const data = CDR.writer.jointState.writeMessage({
+      header: this.header(state.timeS, ''),
+      name: this.names,
+      position: state.position,
+      velocity: state.velocity,
+      effort: state.effort,
+    });
     this.enqueue(TOPICS.jointStates, state.timeS, data);
   }
 
@@ -318,15 +348,28 @@ export class EpisodeRecorder {
   /** One camera frame as the camera gave it (JPEG bytes go in unchanged). */
   image(frame: CameraFrame): void {
     if (!this.accepting()) return;
-    if (frame.format !== 'jpeg') throw new RecordingError(`Camera ${frame.camera} gives ${frame.format} frames; the recorder stores the camera's JPEG frames as they come and does not encode.`);
-    const data = CDR.writer.compressedImage.writeMessage({ header: this.header(frame.arrivalS, frame.camera), format: 'jpeg', data: frame.data });
+    if (frame.format !== 'jpeg')
+      throw new RecordingError(
+        `Camera ${frame.camera} gives ${frame.format} frames; the recorder stores the camera's JPEG frames as they come and does not encode.`,
+      );
+    const data = CDR.writer.compressedImage.writeMessage({
+      header: this.header(frame.arrivalS, frame.camera),
+      format: 'jpeg',
+      data: frame.data,
+    });
     this.enqueue(cameraTopic(frame.camera), frame.arrivalS, data);
   }
 
   /** Something that happened, on the events topic (see docs/recording.md for the kinds). */
   event(timeS: number, kind: EventKind, source: string, message: string, detail: Record<string, unknown> = {}): void {
     if (!this.accepting()) return;
-    const data = CDR.writer.event.writeMessage({ header: this.header(timeS, ''), kind, source, message, detail_json: JSON.stringify(detail) });
+    const data = CDR.writer.event.writeMessage({
+      header: this.header(timeS, ''),
+      kind,
+      source,
+      message,
+      detail_json: JSON.stringify(detail),
+    });
     this.enqueue(TOPICS.events, timeS, data);
   }
 
@@ -386,7 +429,13 @@ export class EpisodeRecorder {
       `The recording lacks ${lost} of the rig thread's motor cycles (${(lost / feed.rateHz).toFixed(2)} s at ${feed.rateHz} Hz) because the station's main thread did not empty ` +
       `their ring (${ring} cycles, ${(ring / feed.rateHz).toFixed(1)} s) in time; the motors were commanded throughout, only their record has gaps (see the cycle numbers).`;
     this.problems.push(problem);
-    this.event(this.lastLogTime === undefined ? 0 : Number(this.lastLogTime - this.offsetNs) / 1e9, 'recorder', 'rig thread', problem, { rig_cycles_lost: lost, ring_cycles: ring });
+    this.event(
+      this.lastLogTime === undefined ? 0 : Number(this.lastLogTime - this.offsetNs) / 1e9,
+      'recorder',
+      'rig thread',
+      problem,
+      { rig_cycles_lost: lost, ring_cycles: ring },
+    );
   }
 
   /** A safety supervisor's intervention, as an event. */
@@ -404,7 +453,9 @@ export class EpisodeRecorder {
     this.cameraSubscriptions.push(camera.onFrame((f) => this.image(f)));
     this.cameraSubscriptions.push(
       camera.onLost((reason, atS) => {
-        this.event(Number.isFinite(atS) ? atS : clockNowS(), 'camera-lost', camera.info.name, reason, { counters: camera.counters() });
+        this.event(Number.isFinite(atS) ? atS : clockNowS(), 'camera-lost', camera.info.name, reason, {
+          counters: camera.counters(),
+        });
       }),
     );
   }
@@ -421,7 +472,9 @@ export class EpisodeRecorder {
 
   /** Seconds from the first message handed over to the last. */
   private spanS(): number {
-    return this.firstLogTime === undefined || this.lastLogTime === undefined ? 0 : Number(this.lastLogTime - this.firstLogTime) / 1e9;
+    return this.firstLogTime === undefined || this.lastLogTime === undefined
+      ? 0
+      : Number(this.lastLogTime - this.firstLogTime) / 1e9;
   }
 
   summary(closeMs = 0): RecordingSummary {
@@ -438,7 +491,9 @@ export class EpisodeRecorder {
       closeMs,
       messagesByTopic: { ...this.byTopic },
       cameraCounters: { ...this.cameraCounters },
-      ...(this.opts.rigCycles ? { rigCycles: { recorded: this.cyclesRecorded, lost: this.opts.rigCycles.ring.lost } } : {}),
+      ...(this.opts.rigCycles
+        ? { rigCycles: { recorded: this.cyclesRecorded, lost: this.opts.rigCycles.ring.lost } }
+        : {}),
       problems: [...this.problems],
     };
   }
@@ -454,14 +509,21 @@ export class EpisodeRecorder {
     for (const cam of this.attachedCameras) this.cameraCounters[cam.info.name] = cam.counters();
     this.closeCycles();
     this.post();
-    const counters = Object.fromEntries(Object.entries(this.cameraCounters).map(([k, v]) => [`camera.${k}`, JSON.stringify(v)]));
+    const counters = Object.fromEntries(
+      Object.entries(this.cameraCounters).map(([k, v]) => [`camera.${k}`, JSON.stringify(v)]),
+    );
     if (this.opts.rigCycles) {
       counters.rig_cycles_recorded = String(this.cyclesRecorded);
       counters.rig_cycles_lost = String(this.opts.rigCycles.ring.lost);
       if (this.problems.length > 0) counters.rig_cycles_problem = this.problems[this.problems.length - 1];
     }
     const reply = this.next();
-    this.thread.send({ type: 'close', id: this.id, metadataName: EPISODE_END_METADATA_NAME, metadata: { ...end, ...counters } });
+    this.thread.send({
+      type: 'close',
+      id: this.id,
+      metadataName: EPISODE_END_METADATA_NAME,
+      metadata: { ...end, ...counters },
+    });
     const m = await reply;
     this.thread.detach(this.id);
     if (m.type === 'closed') {

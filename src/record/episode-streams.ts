@@ -89,7 +89,9 @@ export async function readEpisodeStreams(file: string): Promise<EpisodeStreams> 
   const joint = (into: Collected, topic: string, m: JointStateMessage, t: number): void => {
     if (names === undefined) names = [...m.name];
     if (m.position.length !== names.length) {
-      throw new EpisodeExportError(`${file}: a ${topic} message has ${m.position.length} positions for ${names.length} joints; the file is not a tandem episode the export can read.`);
+      throw new EpisodeExportError(
+        `${file}: a ${topic} message has ${m.position.length} positions for ${names.length} joints; the file is not a tandem episode the export can read.`,
+      );
     }
     into.times.push(t);
     for (const v of m.position) into.values.push(v);
@@ -146,20 +148,32 @@ export async function readEpisodeStreams(file: string): Promise<EpisodeStreams> 
     throw e;
   }
   if (!scan.complete) {
-    throw new EpisodeExportError(`${file} is cut off (${scan.problem}); recover its readable part first with \`tandem record recover ${file}\` and export the recovered file.`);
+    throw new EpisodeExportError(
+      `${file} is cut off (${scan.problem}); recover its readable part first with \`tandem record recover ${file}\` and export the recovered file.`,
+    );
   }
   const jointNames = metadata.joint_names ? metadata.joint_names.split(',') : (names ?? []);
   if (names !== undefined && names.join(',') !== jointNames.join(',')) {
-    throw new EpisodeExportError(`${file}: its joint states name the joints ${names.join(',')} but its metadata says ${jointNames.join(',')}; the file is inconsistent and cannot be exported.`);
+    throw new EpisodeExportError(
+      `${file}: its joint states name the joints ${names.join(',')} but its metadata says ${jointNames.join(',')}; the file is inconsistent and cannot be exported.`,
+    );
   }
-  if (states.times.length === 0) throw new EpisodeExportError(`${file} holds no joint states (${TOPICS.jointStates}): there is nothing to export.`);
+  if (states.times.length === 0)
+    throw new EpisodeExportError(`${file} holds no joint states (${TOPICS.jointStates}): there is nothing to export.`);
   if (commands.times.length === 0) {
-    throw new EpisodeExportError(`${file} holds no applied commands (${TOPICS.jointCommands}), so it has no action to train on; it cannot be exported.`);
+    throw new EpisodeExportError(
+      `${file} holds no applied commands (${TOPICS.jointCommands}), so it has no action to train on; it cannot be exported.`,
+    );
   }
   // The operator still drove when the steps ended: the stretch runs to the last state.
-  if (interventionFrom !== undefined) interventions.push({ startS: interventionFrom, endS: states.times.reduce((a, b) => Math.max(a, b), interventionFrom) + 1e-9 });
+  if (interventionFrom !== undefined)
+    interventions.push({
+      startS: interventionFrom,
+      endS: states.times.reduce((a, b) => Math.max(a, b), interventionFrom) + 1e-9,
+    });
   const cameras = new Map<string, CameraStream>();
-  for (const [name, times] of [...cameraTimes.entries()].sort(([a], [b]) => a.localeCompare(b))) cameras.set(name, sortedCamera(times));
+  for (const [name, times] of [...cameraTimes.entries()].sort(([a], [b]) => a.localeCompare(b)))
+    cameras.set(name, sortedCamera(times));
   return {
     file,
     metadata,
@@ -176,7 +190,11 @@ export async function readEpisodeStreams(file: string): Promise<EpisodeStreams> 
  * Second pass: calls `frame` with every camera frame's JPEG bytes (valid during the call only),
  * its camera and its index in that camera's sorted times.
  */
-export async function streamCameraFrames(file: string, streams: EpisodeStreams, frame: (camera: string, sortedIndex: number, jpeg: Uint8Array) => Promise<void> | void): Promise<void> {
+export async function streamCameraFrames(
+  file: string,
+  streams: EpisodeStreams,
+  frame: (camera: string, sortedIndex: number, jpeg: Uint8Array) => Promise<void> | void,
+): Promise<void> {
   const schemas = new Map<number, string>();
   const channels = new Map<number, { camera: string; schema: string }>();
   const seen = new Map<string, number>();
@@ -185,7 +203,8 @@ export async function streamCameraFrames(file: string, streams: EpisodeStreams, 
       if (!schemas.has(r.id)) schemas.set(r.id, r.name);
     } else if (r.type === 'Channel') {
       const camera = cameraOfTopic(r.topic);
-      if (camera !== undefined && !channels.has(r.id)) channels.set(r.id, { camera, schema: schemas.get(r.schemaId) ?? '' });
+      if (camera !== undefined && !channels.has(r.id))
+        channels.set(r.id, { camera, schema: schemas.get(r.schemaId) ?? '' });
     } else if (r.type === 'Message') {
       const ch = channels.get(r.channelId);
       const cam = ch && streams.cameras.get(ch.camera);
@@ -194,7 +213,10 @@ export async function streamCameraFrames(file: string, streams: EpisodeStreams, 
       seen.set(ch.camera, n + 1);
       const m = decodeMessage(ch.schema, r.data) as CompressedImageMessage | undefined;
       if (!m) return;
-      if (!/jpe?g/i.test(m.format)) throw new EpisodeExportError(`${file}: camera ${ch.camera} holds '${m.format}' images; the export encodes JPEG frames only.`);
+      if (!/jpe?g/i.test(m.format))
+        throw new EpisodeExportError(
+          `${file}: camera ${ch.camera} holds '${m.format}' images; the export encodes JPEG frames only.`,
+        );
       await frame(ch.camera, cam.sortedIndexOfFileOrder[n], m.data);
     }
   });

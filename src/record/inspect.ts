@@ -74,7 +74,8 @@ export async function inspectEpisodeFile(file: string): Promise<InspectReport> {
         if (!schemas.has(r.id)) schemas.set(r.id, r.name);
         break;
       case 'Channel': // also repeated in the summary section: keep the first
-        if (!channels.has(r.id)) channels.set(r.id, { topic: r.topic, schema: schemas.get(r.schemaId) ?? '', times: [] });
+        if (!channels.has(r.id))
+          channels.set(r.id, { topic: r.topic, schema: schemas.get(r.schemaId) ?? '', times: [] });
         break;
       case 'Metadata':
         metadata[r.name] = Object.fromEntries(r.metadata);
@@ -90,7 +91,8 @@ export async function inspectEpisodeFile(file: string): Promise<InspectReport> {
           const ev = decodeMessage(ch.schema, r.data) as { kind: string; source: string; message: string } | undefined;
           if (ev) {
             eventsByKind[ev.kind] = (eventsByKind[ev.kind] ?? 0) + 1;
-            if (ev.kind === 'camera-lost' && !lost.has(ev.source)) lost.set(ev.source, { timeNs: r.logTime, reason: ev.message });
+            if (ev.kind === 'camera-lost' && !lost.has(ev.source))
+              lost.set(ev.source, { timeNs: r.logTime, reason: ev.message });
           }
         }
         break;
@@ -136,9 +138,19 @@ export async function inspectEpisodeFile(file: string): Promise<InspectReport> {
   const cameras: CameraReport[] = topics.flatMap((tp) => {
     const camera = cameraOfTopic(tp.topic);
     if (camera === undefined) return [];
-    const counters = end[`camera.${camera}`] ? (JSON.parse(end[`camera.${camera}`]) as { dropped?: number; late?: number }) : undefined;
+    const counters = end[`camera.${camera}`]
+      ? (JSON.parse(end[`camera.${camera}`]) as { dropped?: number; late?: number })
+      : undefined;
     const l = lost.get(camera);
-    return [{ camera, frames: tp.count, dropped: counters?.dropped, late: counters?.late, lost: l && { atS: Number(l.timeNs - (firstNs ?? 0n)) / 1e9 - originS, reason: l.reason } }];
+    return [
+      {
+        camera,
+        frames: tp.count,
+        dropped: counters?.dropped,
+        late: counters?.late,
+        lost: l && { atS: Number(l.timeNs - (firstNs ?? 0n)) / 1e9 - originS, reason: l.reason },
+      },
+    ];
   });
   return {
     file,

@@ -18,8 +18,21 @@
  */
 import { mkdir, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { EpisodeExportError, readEpisodeStreams, streamCameraFrames, type EpisodeStreams, type JointStream } from './episode-streams.js';
-import { aggregateStats, ImageStatsAccumulator, imageSampleTicks, statsJson, vectorStats, type FeatureStats } from './lerobot-stats.js';
+import {
+  EpisodeExportError,
+  readEpisodeStreams,
+  streamCameraFrames,
+  type EpisodeStreams,
+  type JointStream,
+} from './episode-streams.js';
+import {
+  aggregateStats,
+  ImageStatsAccumulator,
+  imageSampleTicks,
+  statsJson,
+  vectorStats,
+  type FeatureStats,
+} from './lerobot-stats.js';
 import { writeParquetFile, type Column } from './parquet.js';
 import { medianPeriodS, resample, type Resampled } from './resample.js';
 import { checkFfmpeg, codecName, jpegSize, VideoEncoder, VideoEncodeError, type VideoCodec } from './video-encoder.js';
@@ -96,9 +109,15 @@ async function checkOut(out: string): Promise<string> {
   if (await exists(out)) {
     const entries = await readdir(out).catch(() => null);
     if (entries === null) throw new ExportError(`${out} exists and is not a folder; choose another --out.`);
-    if (entries.length > 0) throw new ExportError(`${out} exists and is not empty; the export never writes into an existing folder — choose a new --out or empty it.`);
+    if (entries.length > 0)
+      throw new ExportError(
+        `${out} exists and is not empty; the export never writes into an existing folder — choose a new --out or empty it.`,
+      );
   }
-  if (await exists(partial)) throw new ExportError(`${partial} exists (left by an export that was interrupted); remove it and run the export again.`);
+  if (await exists(partial))
+    throw new ExportError(
+      `${partial} exists (left by an export that was interrupted); remove it and run the export again.`,
+    );
   try {
     await mkdir(dirname(out), { recursive: true });
     await mkdir(partial);
@@ -110,7 +129,10 @@ async function checkOut(out: string): Promise<string> {
 
 function taskOf(e: EpisodeStreams, fallback: string | undefined): string {
   const t = e.metadata.prompt || e.metadata.task || fallback;
-  if (!t) throw new ExportError(`${e.file} has neither a prompt nor a task in its metadata; pass --task TEXT to name the task its frames are trained on.`);
+  if (!t)
+    throw new ExportError(
+      `${e.file} has neither a prompt nor a task in its metadata; pass --task TEXT to name the task its frames are trained on.`,
+    );
   return t;
 }
 
@@ -120,17 +142,27 @@ function checkCompatible(all: readonly EpisodeStreams[], fps: number): void {
   const cams = [...first.cameras.keys()].join(', ') || 'no cameras';
   for (const e of all) {
     if (e.jointNames.join(',') !== first.jointNames.join(',')) {
-      throw new ExportError(`${e.file} has the joints ${e.jointNames.join(',')} but ${first.file} has ${first.jointNames.join(',')}; one dataset holds one joint layout — export them separately.`);
+      throw new ExportError(
+        `${e.file} has the joints ${e.jointNames.join(',')} but ${first.file} has ${first.jointNames.join(',')}; one dataset holds one joint layout — export them separately.`,
+      );
     }
     const mine = [...e.cameras.keys()].join(', ') || 'no cameras';
-    if (mine !== cams) throw new ExportError(`${e.file} has ${mine} but ${first.file} has ${cams}; every episode of a dataset needs the same cameras — export them separately.`);
+    if (mine !== cams)
+      throw new ExportError(
+        `${e.file} has ${mine} but ${first.file} has ${cams}; every episode of a dataset needs the same cameras — export them separately.`,
+      );
     const controlHz = 1 / medianPeriodS(e.states.timesS);
     if (!(controlHz >= fps * 0.9)) {
-      throw new ExportError(`${e.file} has joint states at ${controlHz.toFixed(1)} Hz, below the dataset's ${fps} fps; pass --fps ${Math.max(1, Math.floor(controlHz))} or lower.`);
+      throw new ExportError(
+        `${e.file} has joint states at ${controlHz.toFixed(1)} Hz, below the dataset's ${fps} fps; pass --fps ${Math.max(1, Math.floor(controlHz))} or lower.`,
+      );
     }
     for (const [name, cam] of e.cameras) {
       const hz = 1 / medianPeriodS(cam.timesS);
-      if (!(hz >= fps * 0.9)) throw new ExportError(`${e.file}: camera ${name} delivered ${hz.toFixed(1)} frames per second, below the dataset's ${fps} fps; pass --fps ${Math.max(1, Math.floor(hz))} or lower.`);
+      if (!(hz >= fps * 0.9))
+        throw new ExportError(
+          `${e.file}: camera ${name} delivered ${hz.toFixed(1)} frames per second, below the dataset's ${fps} fps; pass --fps ${Math.max(1, Math.floor(hz))} or lower.`,
+        );
     }
   }
 }
@@ -140,8 +172,16 @@ function resampleEpisode(e: EpisodeStreams, fps: number, maxGapS: number): Resam
   return resample(
     [
       { name: '/joint_states', timesS: e.states.timesS, lateAfterS: 2 * controlPeriodS },
-      { name: '/joint_commands', timesS: e.commands.timesS, lateAfterS: 2 * Math.max(controlPeriodS, medianPeriodS(e.commands.timesS)) },
-      ...[...e.cameras].map(([name, cam]) => ({ name: `camera ${name}`, timesS: cam.timesS, lateAfterS: 1.5 * medianPeriodS(cam.timesS) })),
+      {
+        name: '/joint_commands',
+        timesS: e.commands.timesS,
+        lateAfterS: 2 * Math.max(controlPeriodS, medianPeriodS(e.commands.timesS)),
+      },
+      ...[...e.cameras].map(([name, cam]) => ({
+        name: `camera ${name}`,
+        timesS: cam.timesS,
+        lateAfterS: 1.5 * medianPeriodS(cam.timesS),
+      })),
     ],
     fps,
     maxGapS,
@@ -151,7 +191,8 @@ function resampleEpisode(e: EpisodeStreams, fps: number, maxGapS: number): Resam
 /** float32 rows of the picked samples: what LeRobot stores for state and action. */
 function pickRows(s: JointStream, index: Int32Array, width: number): Float32Array {
   const out = new Float32Array(index.length * width);
-  for (let k = 0; k < index.length; k++) out.set(s.positions.subarray(index[k] * width, index[k] * width + width), k * width);
+  for (let k = 0; k < index.length; k++)
+    out.set(s.positions.subarray(index[k] * width, index[k] * width + width), k * width);
   return out;
 }
 
@@ -171,10 +212,25 @@ interface EpisodeOutput {
 }
 
 /** Streams one episode's camera frames into the encoders, one per tick, and samples them for stats. */
-async function encodeEpisodeVideos(plan: EpisodePlan, encoders: Map<string, VideoEncoder>, sizes: Map<string, { width: number; height: number }>): Promise<Record<string, FeatureStats>> {
+async function encodeEpisodeVideos(
+  plan: EpisodePlan,
+  encoders: Map<string, VideoEncoder>,
+  sizes: Map<string, { width: number; height: number }>,
+): Promise<Record<string, FeatureStats>> {
   const e = plan.streams;
   const sampleTicks = imageSampleTicks(plan.ticks.ticks);
-  const perCamera = new Map<string, { repeats: Int32Array; firstTick: Int32Array; needed: number[]; next: number; pending: Map<number, Uint8Array>; stats: ImageStatsAccumulator; sampled: Promise<void>[] }>();
+  const perCamera = new Map<
+    string,
+    {
+      repeats: Int32Array;
+      firstTick: Int32Array;
+      needed: number[];
+      next: number;
+      pending: Map<number, Uint8Array>;
+      stats: ImageStatsAccumulator;
+      sampled: Promise<void>[];
+    }
+  >();
   for (const [name, cam] of e.cameras) {
     const picks = plan.ticks.streams.find((s) => s.name === `camera ${name}`)!.index;
     const repeats = new Int32Array(cam.timesS.length);
@@ -184,16 +240,29 @@ async function encodeEpisodeVideos(plan: EpisodePlan, encoders: Map<string, Vide
       if (firstTick[i] < 0) firstTick[i] = k;
     });
     const needed = [...new Set(picks)];
-    perCamera.set(name, { repeats, firstTick, needed, next: 0, pending: new Map(), stats: new ImageStatsAccumulator(), sampled: [] });
+    perCamera.set(name, {
+      repeats,
+      firstTick,
+      needed,
+      next: 0,
+      pending: new Map(),
+      stats: new ImageStatsAccumulator(),
+      sampled: [],
+    });
   }
   const emit = async (camera: string, jpeg: Uint8Array, sortedIndex: number): Promise<void> => {
     const c = perCamera.get(camera)!;
     const size = jpegSize(jpeg);
     const want = sizes.get(camera);
-    if (!size) throw new ExportError(`${e.file}: a frame of camera ${camera} is not a readable JPEG image; the file is damaged.`);
+    if (!size)
+      throw new ExportError(
+        `${e.file}: a frame of camera ${camera} is not a readable JPEG image; the file is damaged.`,
+      );
     if (!want) sizes.set(camera, size);
     else if (want.width !== size.width || want.height !== size.height) {
-      throw new ExportError(`${e.file}: camera ${camera} has ${size.width}×${size.height} frames where the dataset's are ${want.width}×${want.height}; one video holds one frame size — export these episodes separately.`);
+      throw new ExportError(
+        `${e.file}: camera ${camera} has ${size.width}×${size.height} frames where the dataset's are ${want.width}×${want.height}; one video holds one frame size — export these episodes separately.`,
+      );
     }
     const encoder = encoders.get(camera)!;
     const from = c.firstTick[sortedIndex];
@@ -219,7 +288,10 @@ async function encodeEpisodeVideos(plan: EpisodePlan, encoders: Map<string, Vide
   });
   const stats: Record<string, FeatureStats> = {};
   for (const [name, c] of perCamera) {
-    if (c.next !== c.needed.length) throw new ExportError(`${e.file}: camera ${name} lost frames between two readings of the file; was it changed during the export?`);
+    if (c.next !== c.needed.length)
+      throw new ExportError(
+        `${e.file}: camera ${name} lost frames between two readings of the file; was it changed during the export?`,
+      );
     await Promise.all(c.sampled);
     stats[videoKey(name)] = c.stats.stats();
   }
@@ -236,7 +308,8 @@ export async function exportLeRobot(opts: LeRobotExportOptions): Promise<LeRobot
   const ffmpeg = opts.ffmpeg ?? 'ffmpeg';
   const progress = opts.onProgress ?? (() => undefined);
   if (opts.episodes.length === 0) throw new ExportError('No episode files given: name the .mcap files to export.');
-  if (!Number.isInteger(fps) || fps < 1) throw new ExportError(`--fps must be a whole number of frames per second, not ${fps}.`);
+  if (!Number.isInteger(fps) || fps < 1)
+    throw new ExportError(`--fps must be a whole number of frames per second, not ${fps}.`);
 
   // Pass 1, everything read and checked before anything is written.
   const all: EpisodeStreams[] = [];
@@ -266,9 +339,16 @@ export async function exportLeRobot(opts: LeRobotExportOptions): Promise<LeRobot
   for (const streams of all) {
     const task = taskOf(streams, opts.task);
     const ticks = resampleEpisode(streams, fps, maxGapS);
-    const cutText = ticks.cut && `${ticks.cut.stream} had nothing new for ${ticks.cut.gapS.toFixed(2)} s from ${ticks.cut.lastSampleS.toFixed(2)} s (longer than ${maxGapS} s), so the episode ends there`;
+    const cutText =
+      ticks.cut &&
+      `${ticks.cut.stream} had nothing new for ${ticks.cut.gapS.toFixed(2)} s from ${ticks.cut.lastSampleS.toFixed(2)} s (longer than ${maxGapS} s), so the episode ends there`;
     if (ticks.ticks === 0) {
-      skipped.push({ file: streams.file, reason: cutText ?? 'its streams never overlap (no instant has a joint state, a command and a frame from every camera)' });
+      skipped.push({
+        file: streams.file,
+        reason:
+          cutText ??
+          'its streams never overlap (no instant has a joint state, a command and a frame from every camera)',
+      });
       continue;
     }
     if (!tasks.includes(task)) tasks.push(task);
@@ -276,7 +356,8 @@ export async function exportLeRobot(opts: LeRobotExportOptions): Promise<LeRobot
     if (cutText) cuts.set(plan, cutText);
     plans.push(plan);
   }
-  if (plans.length === 0) throw new ExportError(`Nothing to export: ${skipped.map((s) => `${s.file}: ${s.reason}`).join('; ')}.`);
+  if (plans.length === 0)
+    throw new ExportError(`Nothing to export: ${skipped.map((s) => `${s.file}: ${s.reason}`).join('; ')}.`);
 
   const partial = await checkOut(opts.out);
   const encoders = new Map<string, VideoEncoder>();
@@ -312,15 +393,40 @@ export async function exportLeRobot(opts: LeRobotExportOptions): Promise<LeRobot
       };
       outputs.push({ state, action, intervention, stats });
       const lateTicks = Object.fromEntries(picks.filter((p) => p.lateTicks > 0).map((p) => [p.name, p.lateTicks]));
-      episodes.push({ episodeIndex, file: plan.streams.file, task: plan.task, frames: n, startInFileS: plan.ticks.startS, lateTicks, cut: cuts.get(plan), interventionFrames: intervention.reduce((a, b) => a + b, 0) });
+      episodes.push({
+        episodeIndex,
+        file: plan.streams.file,
+        task: plan.task,
+        frames: n,
+        startInFileS: plan.ticks.startS,
+        lateTicks,
+        cut: cuts.get(plan),
+        interventionFrames: intervention.reduce((a, b) => a + b, 0),
+      });
       index += n;
-      const late = Object.entries(lateTicks).map(([s, c]) => `${s} ${c}`).join(', ');
-      progress(`episode ${episodeIndex}: ${plan.streams.file} → ${n} frames (${(n / fps).toFixed(2)} s)${late ? `, repeated samples: ${late}` : ''}${cuts.has(plan) ? `; ${cuts.get(plan)}` : ''}`);
+      const late = Object.entries(lateTicks)
+        .map(([s, c]) => `${s} ${c}`)
+        .join(', ');
+      progress(
+        `episode ${episodeIndex}: ${plan.streams.file} → ${n} frames (${(n / fps).toFixed(2)} s)${late ? `, repeated samples: ${late}` : ''}${cuts.has(plan) ? `; ${cuts.get(plan)}` : ''}`,
+      );
     }
     for (const enc of encoders.values()) await enc.finish();
     const totalFrames = index;
     await writeData(partial, plans, outputs, fps, width);
-    await writeMeta(partial, { plans, outputs, episodes, tasks, cameras, sizes, fps, codec, totalFrames, robotType: robotTypeOf(opts.robotType, all[0]), jointNames: all[0].jointNames });
+    await writeMeta(partial, {
+      plans,
+      outputs,
+      episodes,
+      tasks,
+      cameras,
+      sizes,
+      fps,
+      codec,
+      totalFrames,
+      robotType: robotTypeOf(opts.robotType, all[0]),
+      jointNames: all[0].jointNames,
+    });
     if (opts.signal?.aborted) throw new ExportError('The export was stopped; nothing was written.');
     await rmdir(opts.out).catch(() => undefined); // an empty folder given as --out
     await rename(partial, opts.out);
@@ -337,7 +443,13 @@ function robotTypeOf(given: string | undefined, first: EpisodeStreams): string |
   return given ?? (first.metadata.robot_type || first.metadata.rig_model || first.metadata.rig || null);
 }
 
-async function writeData(root: string, plans: readonly EpisodePlan[], outputs: readonly EpisodeOutput[], fps: number, width: number): Promise<void> {
+async function writeData(
+  root: string,
+  plans: readonly EpisodePlan[],
+  outputs: readonly EpisodeOutput[],
+  fps: number,
+  width: number,
+): Promise<void> {
   const state: number[][] = [];
   const action: number[][] = [];
   const timestamp: number[] = [];
@@ -375,7 +487,12 @@ async function writeData(root: string, plans: readonly EpisodePlan[], outputs: r
 }
 
 /** 1 for each frame (tick k at startS + k / fps) inside a stretch the operator drove. */
-function interventionFrames(spans: EpisodeStreams['interventions'], startS: number, n: number, fps: number): Int32Array {
+function interventionFrames(
+  spans: EpisodeStreams['interventions'],
+  startS: number,
+  n: number,
+  fps: number,
+): Int32Array {
   const out = new Int32Array(n);
   for (const s of spans) {
     const from = Math.max(0, Math.ceil((s.startS - startS) * fps - 1e-9));
@@ -474,22 +591,40 @@ async function writeMeta(root: string, m: MetaInput): Promise<void> {
     columns.push({ name: `videos/${key}/file_index`, type: 'int64', data: m.episodes.map(() => 0) });
     // Frame n of the concatenated video is at n / fps: an episode starts where the ones before it end.
     columns.push({ name: `videos/${key}/from_timestamp`, type: 'float64', data: from.map((f) => f / m.fps) });
-    columns.push({ name: `videos/${key}/to_timestamp`, type: 'float64', data: m.episodes.map((e, i) => (from[i] + e.frames) / m.fps) });
+    columns.push({
+      name: `videos/${key}/to_timestamp`,
+      type: 'float64',
+      data: m.episodes.map((e, i) => (from[i] + e.frames) / m.fps),
+    });
   }
   for (const k of keys) {
     const depth = isImage(k) ? 3 : 1;
     for (const stat of ['min', 'max', 'mean', 'std'] as const) {
       const shaped = (v: number[]): unknown => (isImage(k) ? v.map((x) => [[x]]) : v);
-      columns.push({ name: `stats/${k}/${stat}`, type: 'float64', listDepth: depth, data: m.outputs.map((o) => shaped(o.stats[k][stat])) });
+      columns.push({
+        name: `stats/${k}/${stat}`,
+        type: 'float64',
+        listDepth: depth,
+        data: m.outputs.map((o) => shaped(o.stats[k][stat])),
+      });
     }
-    columns.push({ name: `stats/${k}/count`, type: 'int64', listDepth: 1, data: m.outputs.map((o) => [o.stats[k].count]) });
+    columns.push({
+      name: `stats/${k}/count`,
+      type: 'int64',
+      listDepth: 1,
+      data: m.outputs.map((o) => [o.stats[k].count]),
+    });
   }
   columns.push({ name: 'meta/episodes/chunk_index', type: 'int64', data: m.episodes.map(() => 0) });
   columns.push({ name: 'meta/episodes/file_index', type: 'int64', data: m.episodes.map(() => 0) });
   // Where each episode came from, for anyone tracing a training sample back to its recording.
   columns.push({ name: 'tandem/source_file', type: 'string', data: m.episodes.map((e) => e.file) });
   columns.push({ name: 'tandem/start_in_file_s', type: 'float64', data: m.episodes.map((e) => e.startInFileS) });
-  columns.push({ name: 'tandem/repeated_samples', type: 'int64', data: m.episodes.map((e) => Object.values(e.lateTicks).reduce((a, b) => a + b, 0)) });
+  columns.push({
+    name: 'tandem/repeated_samples',
+    type: 'int64',
+    data: m.episodes.map((e) => Object.values(e.lateTicks).reduce((a, b) => a + b, 0)),
+  });
   // Where each episode's actions came from, so a co-training mix of sim and real can be weighed or filtered.
   columns.push({ name: 'tandem/source', type: 'string', data: m.plans.map((p) => episodeSource(p.streams.metadata)) });
   await writeParquetFile(join(meta, 'episodes', 'chunk-000', 'file-000.parquet'), { columns });
@@ -503,7 +638,9 @@ async function writeMeta(root: string, m: MetaInput): Promise<void> {
     kvMetadata: [{ key: 'pandas', value: JSON.stringify(pandasIndexMetadata()) }],
   });
 
-  const stats = Object.fromEntries(keys.map((k) => [k, statsJson(aggregateStats(m.outputs.map((o) => o.stats[k])), isImage(k))]));
+  const stats = Object.fromEntries(
+    keys.map((k) => [k, statsJson(aggregateStats(m.outputs.map((o) => o.stats[k])), isImage(k))]),
+  );
   await writeFile(join(meta, 'stats.json'), `${JSON.stringify(stats, null, 4)}\n`, { flag: 'wx' });
   // info.json last: a dataset folder with an info.json is a finished one.
   await writeFile(join(meta, 'info.json'), `${JSON.stringify(info, null, 4)}\n`, { flag: 'wx' });
@@ -522,7 +659,8 @@ export function episodeSource(metadata: Readonly<Record<string, string>>): Episo
   const own = metadata.source as EpisodeSource | undefined;
   if (own && EPISODE_SOURCES.includes(own)) return own;
   if (metadata.kind === 'teleop') return 'real-teleop';
-  if (metadata.kind === 'sim') return (metadata.policy_spec ?? '').startsWith('code:') ? 'sim-privileged' : 'sim-policy';
+  if (metadata.kind === 'sim')
+    return (metadata.policy_spec ?? '').startsWith('code:') ? 'sim-privileged' : 'sim-policy';
   return 'real-policy';
 }
 
@@ -530,7 +668,9 @@ export function episodeSource(metadata: Readonly<Record<string, string>>): Episo
 function pandasIndexMetadata(): Record<string, unknown> {
   return {
     index_columns: ['task'],
-    column_indexes: [{ name: null, field_name: null, pandas_type: 'unicode', numpy_type: 'object', metadata: { encoding: 'UTF-8' } }],
+    column_indexes: [
+      { name: null, field_name: null, pandas_type: 'unicode', numpy_type: 'object', metadata: { encoding: 'UTF-8' } },
+    ],
     columns: [
       { name: 'task_index', field_name: 'task_index', pandas_type: 'int64', numpy_type: 'int64', metadata: null },
       { name: 'task', field_name: 'task', pandas_type: 'unicode', numpy_type: 'object', metadata: null },

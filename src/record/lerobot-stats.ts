@@ -96,7 +96,11 @@ export class ImageStatsAccumulator {
   /** Adds one decoded frame `times` times (a repeated frame sampled twice counts twice). */
   async add(jpeg: Uint8Array, times = 1): Promise<void> {
     const { default: sharp } = await import('sharp');
-    const { data, info } = await sharp(jpeg).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(jpeg)
+      .removeAlpha()
+      .toColourspace('srgb')
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     const { width, height, channels } = info;
     const step = Math.max(width, height) < 300 ? 1 : Math.floor((width > height ? width : height) / 150);
     for (let y = 0; y < height; y += step) {
@@ -119,7 +123,13 @@ export class ImageStatsAccumulator {
   stats(): FeatureStats {
     const mean = this.sum.map((s) => s / this.pixels);
     const std = this.sumSq.map((s, c) => Math.sqrt(Math.max(0, s / this.pixels - mean[c] ** 2)));
-    return { min: this.min.map((v) => v / 255), max: this.max.map((v) => v / 255), mean: mean.map((v) => v / 255), std: std.map((v) => v / 255), count: this.frames };
+    return {
+      min: this.min.map((v) => v / 255),
+      max: this.max.map((v) => v / 255),
+      mean: mean.map((v) => v / 255),
+      std: std.map((v) => v / 255),
+      count: this.frames,
+    };
   }
 }
 

@@ -46,7 +46,15 @@ export class McapFileWriter {
   }
 
   /** Creates the file (never over an existing one) with its header, channels and metadata, synced. */
-  static async create(o: { file: string; library: string; channels: readonly ChannelSpec[]; metadataName: string; metadata: Record<string, string>; chunkBytes: number; flushIntervalMs: number }): Promise<McapFileWriter> {
+  static async create(o: {
+    file: string;
+    library: string;
+    channels: readonly ChannelSpec[];
+    metadataName: string;
+    metadata: Record<string, string>;
+    chunkBytes: number;
+    flushIntervalMs: number;
+  }): Promise<McapFileWriter> {
     const out = await FileWritable.create(o.file);
     const w = new McapFileWriter(out, o.chunkBytes, o.flushIntervalMs);
     try {
@@ -55,10 +63,21 @@ export class McapFileWriter {
       for (const ch of o.channels) {
         let schemaId = schemaIds.get(ch.schemaName);
         if (schemaId === undefined) {
-          schemaId = await w.writer.registerSchema({ name: ch.schemaName, encoding: 'ros2msg', data: new TextEncoder().encode(ch.schemaText) });
+          schemaId = await w.writer.registerSchema({
+            name: ch.schemaName,
+            encoding: 'ros2msg',
+            data: new TextEncoder().encode(ch.schemaText),
+          });
           schemaIds.set(ch.schemaName, schemaId);
         }
-        w.channelIds.push(await w.writer.registerChannel({ topic: ch.topic, schemaId, messageEncoding: 'cdr', metadata: new Map([['offered_qos_profiles', ch.qosYaml]]) }));
+        w.channelIds.push(
+          await w.writer.registerChannel({
+            topic: ch.topic,
+            schemaId,
+            messageEncoding: 'cdr',
+            metadata: new Map([['offered_qos_profiles', ch.qosYaml]]),
+          }),
+        );
         w.sequences.push(0);
       }
       await w.writer.addMetadata({ name: o.metadataName, metadata: new Map(Object.entries(o.metadata)) });
@@ -80,7 +99,13 @@ export class McapFileWriter {
     for (const m of messages) {
       const sequence = this.sequences[m.channel]++;
       const before = this.out.position();
-      await this.writer.addMessage({ channelId: this.channelIds[m.channel], sequence, logTime: m.logTime, publishTime: m.logTime, data: m.data });
+      await this.writer.addMessage({
+        channelId: this.channelIds[m.channel],
+        sequence,
+        logTime: m.logTime,
+        publishTime: m.logTime,
+        data: m.data,
+      });
       this.messages += 1;
       this.dataBytes += m.data.byteLength;
       // The flush closed the chunk (the file grew): put it on the disk.

@@ -56,7 +56,8 @@ export interface ParquetFile {
 /** The file's bytes (written whole: a dataset file is complete or absent, never half a footer). */
 export function parquetBytes(file: ParquetFile): Uint8Array {
   const rows = file.columns[0]?.data.length ?? 0;
-  for (const c of file.columns) if (c.data.length !== rows) throw new Error(`parquet column ${c.name} has ${c.data.length} rows, not ${rows}`);
+  for (const c of file.columns)
+    if (c.data.length !== rows) throw new Error(`parquet column ${c.name} has ${c.data.length} rows, not ${rows}`);
   const writer = new ByteWriter();
   void parquetWrite({
     writer,

@@ -32,14 +32,26 @@ export async function recoverEpisodeFile(input: string, output: string): Promise
   // from being created for a finished file or for garbage.)
   const probe = await scanEpisodeFile(input, () => undefined);
   if (probe.complete) {
-    return { input, output: undefined, alreadyComplete: true, keptMessages: 0, keptByTopic: {}, keptSeconds: 0, inputBytes: probe.fileBytes, outputBytes: 0, problem: undefined };
+    return {
+      input,
+      output: undefined,
+      alreadyComplete: true,
+      keptMessages: 0,
+      keptByTopic: {},
+      keptSeconds: 0,
+      inputBytes: probe.fileBytes,
+      outputBytes: 0,
+      problem: undefined,
+    };
   }
   let out: FileWritable;
   try {
     out = await FileWritable.create(output);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new RecordingError(`Cannot create ${output}: ${code === 'EEXIST' ? 'it exists already (recover never overwrites; choose another -o)' : code === 'EACCES' ? 'the folder is not writable' : (e as Error).message}.`);
+    throw new RecordingError(
+      `Cannot create ${output}: ${code === 'EEXIST' ? 'it exists already (recover never overwrites; choose another -o)' : code === 'EACCES' ? 'the folder is not writable' : (e as Error).message}.`,
+    );
   }
   const writer = new McapWriter({ writable: out });
   const schemaIds = new Map<number, number>();
@@ -59,20 +71,41 @@ export async function recoverEpisodeFile(input: string, output: string): Promise
           started = true;
           break;
         case 'Schema':
-          if (!schemaIds.has(r.id)) schemaIds.set(r.id, await writer.registerSchema({ name: r.name, encoding: r.encoding, data: r.data.slice() }));
+          if (!schemaIds.has(r.id))
+            schemaIds.set(
+              r.id,
+              await writer.registerSchema({ name: r.name, encoding: r.encoding, data: r.data.slice() }),
+            );
           break;
         case 'Channel':
           if (!channelIds.has(r.id)) {
             const schemaId = r.schemaId === 0 ? 0 : schemaIds.get(r.schemaId);
-            if (schemaId === undefined) throw new EpisodeFileError(`${input}: channel ${r.topic} names schema ${r.schemaId}, which the file never defines.`);
-            channelIds.set(r.id, await writer.registerChannel({ topic: r.topic, schemaId, messageEncoding: r.messageEncoding, metadata: new Map(r.metadata) }));
+            if (schemaId === undefined)
+              throw new EpisodeFileError(
+                `${input}: channel ${r.topic} names schema ${r.schemaId}, which the file never defines.`,
+              );
+            channelIds.set(
+              r.id,
+              await writer.registerChannel({
+                topic: r.topic,
+                schemaId,
+                messageEncoding: r.messageEncoding,
+                metadata: new Map(r.metadata),
+              }),
+            );
             channelTopics.set(r.id, r.topic);
           }
           break;
         case 'Message': {
           const channelId = channelIds.get(r.channelId);
           if (channelId === undefined) break;
-          await writer.addMessage({ channelId, sequence: r.sequence, logTime: r.logTime, publishTime: r.publishTime, data: r.data.slice() });
+          await writer.addMessage({
+            channelId,
+            sequence: r.sequence,
+            logTime: r.logTime,
+            publishTime: r.publishTime,
+            data: r.data.slice(),
+          });
           kept += 1;
           const topic = channelTopics.get(r.channelId)!;
           keptByTopic[topic] = (keptByTopic[topic] ?? 0) + 1;
@@ -106,5 +139,15 @@ export async function recoverEpisodeFile(input: string, output: string): Promise
   }
   await out.close();
   const keptSeconds = first === undefined || last === undefined ? 0 : Number(last - first) / 1e9;
-  return { input, output, alreadyComplete: false, keptMessages: kept, keptByTopic, keptSeconds, inputBytes: result.fileBytes, outputBytes: Number(out.position()), problem: result.problem };
+  return {
+    input,
+    output,
+    alreadyComplete: false,
+    keptMessages: kept,
+    keptByTopic,
+    keptSeconds,
+    inputBytes: result.fileBytes,
+    outputBytes: Number(out.position()),
+    problem: result.problem,
+  };
 }

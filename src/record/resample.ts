@@ -67,7 +67,12 @@ export function medianPeriodS(timesS: Float64Array): number {
  */
 export function resample(streams: readonly StreamTimes[], fps: number, maxGapS: number): Resampled {
   if (streams.some((s) => s.timesS.length === 0)) {
-    return { startS: 0, ticks: 0, streams: streams.map((s) => ({ name: s.name, index: new Int32Array(0), lateTicks: 0, oldestS: 0 })), cut: undefined };
+    return {
+      startS: 0,
+      ticks: 0,
+      streams: streams.map((s) => ({ name: s.name, index: new Int32Array(0), lateTicks: 0, oldestS: 0 })),
+      cut: undefined,
+    };
   }
   const startS = Math.max(...streams.map((s) => s.timesS[0]));
   const endS = Math.min(...streams.map((s) => s.timesS[s.timesS.length - 1]));

@@ -36,7 +36,8 @@ const EVENT = 'std_msgs/Header header\nstring kind\nstring source\nstring messag
  * the state when this step's command went out, and per camera the age of the frame it used and
  * the camera's dropped frames so far (parallel arrays, in the policy's camera order).
  */
-const STEP_TIMING = 'std_msgs/Header header\nuint32 step\nuint32 chunk_index\nfloat64 observation_to_action_s\nstring[] camera\nfloat64[] frame_age_s\nuint32[] dropped\n';
+const STEP_TIMING =
+  'std_msgs/Header header\nuint32 step\nuint32 chunk_index\nfloat64 observation_to_action_s\nstring[] camera\nfloat64[] frame_age_s\nuint32[] dropped\n';
 
 /**
  * tandem_msgs/msg/RigCycle — one cycle of a rig thread's motor loop (250 Hz by default), on
@@ -51,7 +52,10 @@ const RIG_CYCLE =
 export const SCHEMAS = {
   jointState: {
     name: 'sensor_msgs/msg/JointState',
-    text: withDependencies('std_msgs/Header header\n\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n', HEADER_DEPS),
+    text: withDependencies(
+      'std_msgs/Header header\n\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n',
+      HEADER_DEPS,
+    ),
   },
   compressedImage: {
     name: 'sensor_msgs/msg/CompressedImage',

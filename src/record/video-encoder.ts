@@ -15,7 +15,11 @@ export type VideoCodec = 'av1' | 'h264';
 
 const ENCODERS: Record<VideoCodec, { encoder: string; args: string[]; probeName: string }> = {
   av1: { encoder: 'libsvtav1', args: ['-c:v', 'libsvtav1', '-g', '2', '-crf', '30'], probeName: 'av1' },
-  h264: { encoder: 'libx264', args: ['-c:v', 'libx264', '-g', '2', '-crf', '30', '-preset', 'medium'], probeName: 'h264' },
+  h264: {
+    encoder: 'libx264',
+    args: ['-c:v', 'libx264', '-g', '2', '-crf', '30', '-preset', 'medium'],
+    probeName: 'h264',
+  },
 };
 
 export class VideoEncodeError extends Error {
@@ -38,7 +42,9 @@ export function checkFfmpeg(ffmpeg: string, codec: VideoCodec): void {
   }
   const { encoder } = ENCODERS[codec];
   if (!new RegExp(`\\s${encoder}\\s`).test(r.stdout)) {
-    throw new VideoEncodeError(`ffmpeg (${ffmpeg}) has no ${encoder} encoder for --codec ${codec}; install an ffmpeg built with it, or choose --codec ${codec === 'av1' ? 'h264' : 'av1'}.`);
+    throw new VideoEncodeError(
+      `ffmpeg (${ffmpeg}) has no ${encoder} encoder for --codec ${codec}; install an ffmpeg built with it, or choose --codec ${codec === 'av1' ? 'h264' : 'av1'}.`,
+    );
   }
 }
 
@@ -85,12 +91,29 @@ export class VideoEncoder {
     this.child = spawn(
       ffmpeg,
       [
-        '-hide_banner', '-loglevel', 'error', '-nostdin',
-        '-f', 'image2pipe', '-framerate', String(fps), '-c:v', 'mjpeg', '-i', 'pipe:0',
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-nostdin',
+        '-f',
+        'image2pipe',
+        '-framerate',
+        String(fps),
+        '-c:v',
+        'mjpeg',
+        '-i',
+        'pipe:0',
         // yuv420p needs even sizes; a camera with an odd size loses its last row or column.
-        '-vf', 'crop=trunc(iw/2)*2:trunc(ih/2)*2',
+        '-vf',
+        'crop=trunc(iw/2)*2:trunc(ih/2)*2',
         ...ENCODERS[codec].args,
-        '-pix_fmt', 'yuv420p', '-an', '-f', 'mp4', '-n', file,
+        '-pix_fmt',
+        'yuv420p',
+        '-an',
+        '-f',
+        'mp4',
+        '-n',
+        file,
       ],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
@@ -115,8 +138,18 @@ export class VideoEncoder {
   }
 
   private failure(): VideoEncodeError {
-    const why = this.spawnError?.message ?? this.stderr.trim().split('\n').filter((l) => !l.startsWith('Svt[')).slice(-3).join(' ') ?? '';
-    return new VideoEncodeError(`ffmpeg failed while encoding ${this.file}: ${why || `exit code ${this.child.exitCode}`}.`);
+    const why =
+      this.spawnError?.message ??
+      this.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('Svt['))
+        .slice(-3)
+        .join(' ') ??
+      '';
+    return new VideoEncodeError(
+      `ffmpeg failed while encoding ${this.file}: ${why || `exit code ${this.child.exitCode}`}.`,
+    );
   }
 
   /** Ends the stream and waits for ffmpeg to finish the file. */

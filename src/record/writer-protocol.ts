@@ -14,7 +14,17 @@ export interface QueuedMessage {
 }
 
 export type ToWriter =
-  | { type: 'open'; id: number; file: string; library: string; channels: readonly ChannelSpec[]; metadataName: string; metadata: Record<string, string>; flushIntervalMs: number; chunkBytes: number }
+  | {
+      type: 'open';
+      id: number;
+      file: string;
+      library: string;
+      channels: readonly ChannelSpec[];
+      metadataName: string;
+      metadata: Record<string, string>;
+      flushIntervalMs: number;
+      chunkBytes: number;
+    }
   | { type: 'write'; id: number; messages: QueuedMessage[] }
   | { type: 'close'; id: number; metadataName: string; metadata: Record<string, string> };
 
@@ -24,4 +34,12 @@ export type FromWriter =
   /** After each batch: bytes of message data written so far (for backpressure), the file's size, syncs. */
   | { type: 'written'; id: number; dataBytes: number; fileBytes: number; messages: number; syncs: number }
   | { type: 'failed'; id: number; reason: string }
-  | { type: 'closed'; id: number; fileBytes: number; messages: number; syncs: number; closeWorkMs: number; failure?: string };
+  | {
+      type: 'closed';
+      id: number;
+      fileBytes: number;
+      messages: number;
+      syncs: number;
+      closeWorkMs: number;
+      failure?: string;
+    };

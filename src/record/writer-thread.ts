@@ -36,7 +36,14 @@ port.on('message', (m: ToWriter) => {
       try {
         await f.writer.write(m.messages);
         const w = f.writer;
-        send({ type: 'written', id: m.id, dataBytes: w.dataBytes, fileBytes: w.fileBytes, messages: w.messages, syncs: w.syncs });
+        send({
+          type: 'written',
+          id: m.id,
+          dataBytes: w.dataBytes,
+          fileBytes: w.fileBytes,
+          messages: w.messages,
+          syncs: w.syncs,
+        });
       } catch (e) {
         f.failed = true;
         await f.writer.abandon();
@@ -60,7 +67,15 @@ port.on('message', (m: ToWriter) => {
           await f.writer.abandon();
         }
       }
-      send({ type: 'closed', id: m.id, fileBytes: f.writer.fileBytes, messages: f.writer.messages, syncs: f.writer.syncs, closeWorkMs: performance.now() - t0, failure });
+      send({
+        type: 'closed',
+        id: m.id,
+        fileBytes: f.writer.fileBytes,
+        messages: f.writer.messages,
+        syncs: f.writer.syncs,
+        closeWorkMs: performance.now() - t0,
+        failure,
+      });
     });
   }
 });

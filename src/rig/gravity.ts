@@ -13,7 +13,13 @@
  */
 import type { ArmModel, ArmSide, RigFault } from './contract.js';
 import { linkFrames, newFrame, LINK_NAMES, quaternionToRotation, type Frame } from './kinematics.js';
-import { YAM_CHAIN, YAM_COULOMB_FRICTION_NM, YAM_FINGER_MASS_KG, YAM_GRAVITY_COMP_SCALE, YAM_LINK_MASS_KG } from './yam.js';
+import {
+  YAM_CHAIN,
+  YAM_COULOMB_FRICTION_NM,
+  YAM_FINGER_MASS_KG,
+  YAM_GRAVITY_COMP_SCALE,
+  YAM_LINK_MASS_KG,
+} from './yam.js';
 
 export const GRAVITY_MS2 = 9.81;
 /** The vendor stack treats a model gravity torque above this as an error. */
@@ -131,20 +137,28 @@ export interface FeedForwardSettings {
  * (cables, fasteners; ~30 mrad sag on joints 3–4 without the factors) and the gearboxes' Coulomb
  * friction is its estimate.
  */
-export const VENDOR_FEED_FORWARD: FeedForwardSettings = { gravityFactor: YAM_GRAVITY_COMP_SCALE, coulombNm: YAM_COULOMB_FRICTION_NM };
+export const VENDOR_FEED_FORWARD: FeedForwardSettings = {
+  gravityFactor: YAM_GRAVITY_COMP_SCALE,
+  coulombNm: YAM_COULOMB_FRICTION_NM,
+};
 
 /**
  * For worlds whose arms weigh exactly what the model says (the sim twin, the emulated cell): plain
  * gravity, no Coulomb term. The vendor's factors would over-compensate there (a held wrist 30 mrad
  * high), and the sim twin's results were measured without them.
  */
-export const MODEL_EXACT_FEED_FORWARD: FeedForwardSettings = { gravityFactor: [1, 1, 1, 1, 1, 1], coulombNm: [0, 0, 0, 0, 0, 0] };
+export const MODEL_EXACT_FEED_FORWARD: FeedForwardSettings = {
+  gravityFactor: [1, 1, 1, 1, 1, 1],
+  coulombNm: [0, 0, 0, 0, 0, 0],
+};
 
 /** A settings record from a config file: six finite numbers each, factors 0.5–1.5, Coulomb 0–2 N·m; or a sentence. */
 export function feedForwardProblem(s: unknown): string | undefined {
-  if (s === null || typeof s !== 'object') return 'feedForward must be an object with gravityFactor and coulombNm (six numbers each)';
+  if (s === null || typeof s !== 'object')
+    return 'feedForward must be an object with gravityFactor and coulombNm (six numbers each)';
   const { gravityFactor, coulombNm } = s as Record<string, unknown>;
-  const six = (v: unknown, lo: number, hi: number): boolean => Array.isArray(v) && v.length === 6 && v.every((x) => typeof x === 'number' && x >= lo && x <= hi);
+  const six = (v: unknown, lo: number, hi: number): boolean =>
+    Array.isArray(v) && v.length === 6 && v.every((x) => typeof x === 'number' && x >= lo && x <= hi);
   if (!six(gravityFactor, 0.5, 1.5)) return 'feedForward.gravityFactor must be six numbers from 0.5 to 1.5';
   if (!six(coulombNm, 0, 2)) return 'feedForward.coulombNm must be six numbers from 0 to 2 N·m';
   return undefined;
@@ -175,7 +189,12 @@ export class ArmFeedForward {
    * τff for the six joints into out, from measured joint angles and velocities (the state's entries
    * from `offset`) and the gripper opening. Returns undefined, or why it cannot be sent (then out is zeros).
    */
-  compute(position: ArrayLike<number>, velocity: ArrayLike<number>, offset: number, out: Float64Array): string | undefined {
+  compute(
+    position: ArrayLike<number>,
+    velocity: ArrayLike<number>,
+    offset: number,
+    out: Float64Array,
+  ): string | undefined {
     const q = SCRATCH_Q;
     for (let j = 0; j < 6; j++) q[j] = position[offset + j];
     for (let j = 0; j < 6; j++) {
@@ -194,7 +213,8 @@ export class ArmFeedForward {
         return `the arm model asks ${gravity.toFixed(1)} N·m of the ${spec.name} to hold it against gravity, beyond the ${limit.toFixed(0)} N·m it may deliver — check the arm's base pose, payload and joint zeros`;
       }
       const v = velocity[offset + j];
-      const coulomb = v > COULOMB_DEADBAND_RAD_S ? this.coulombNm[j] : v < -COULOMB_DEADBAND_RAD_S ? -this.coulombNm[j] : 0;
+      const coulomb =
+        v > COULOMB_DEADBAND_RAD_S ? this.coulombNm[j] : v < -COULOMB_DEADBAND_RAD_S ? -this.coulombNm[j] : 0;
       const t = gravity + coulomb;
       out[j] = t > spec.maxTorqueNm ? spec.maxTorqueNm : t < -spec.maxTorqueNm ? -spec.maxTorqueNm : t;
     }

@@ -66,12 +66,26 @@ export function composeFrames(a: Frame, b: Frame, out: Frame = newFrame()): Fram
 const TMP_R = new Float64Array(9);
 
 /** Rotation from roll-pitch-yaw applied as R = Rz(yaw)·Ry(pitch)·Rx(roll) (URDF convention). */
-export function rpyToRotation(rpy: readonly [number, number, number], out: Float64Array = new Float64Array(9)): Float64Array {
+export function rpyToRotation(
+  rpy: readonly [number, number, number],
+  out: Float64Array = new Float64Array(9),
+): Float64Array {
   const [r, p, y] = rpy;
-  const cr = Math.cos(r), sr = Math.sin(r), cp = Math.cos(p), sp = Math.sin(p), cy = Math.cos(y), sy = Math.sin(y);
-  out[0] = cy * cp; out[1] = cy * sp * sr - sy * cr; out[2] = cy * sp * cr + sy * sr;
-  out[3] = sy * cp; out[4] = sy * sp * sr + cy * cr; out[5] = sy * sp * cr - cy * sr;
-  out[6] = -sp; out[7] = cp * sr; out[8] = cp * cr;
+  const cr = Math.cos(r),
+    sr = Math.sin(r),
+    cp = Math.cos(p),
+    sp = Math.sin(p),
+    cy = Math.cos(y),
+    sy = Math.sin(y);
+  out[0] = cy * cp;
+  out[1] = cy * sp * sr - sy * cr;
+  out[2] = cy * sp * cr + sy * sr;
+  out[3] = sy * cp;
+  out[4] = sy * sp * sr + cy * cr;
+  out[5] = sy * sp * cr - cy * sr;
+  out[6] = -sp;
+  out[7] = cp * sr;
+  out[8] = cp * cr;
   return out;
 }
 
@@ -87,22 +101,48 @@ export function rotationToRpy(R: ArrayLike<number>): [number, number, number] {
 }
 
 /** Rotation by `angle` about the unit `axis` (Rodrigues). */
-export function axisAngleToRotation(axis: ArrayLike<number>, angle: number, out: Float64Array = new Float64Array(9)): Float64Array {
-  const x = axis[0], y = axis[1], z = axis[2];
-  const c = Math.cos(angle), s = Math.sin(angle), t = 1 - c;
-  out[0] = t * x * x + c; out[1] = t * x * y - s * z; out[2] = t * x * z + s * y;
-  out[3] = t * x * y + s * z; out[4] = t * y * y + c; out[5] = t * y * z - s * x;
-  out[6] = t * x * z - s * y; out[7] = t * y * z + s * x; out[8] = t * z * z + c;
+export function axisAngleToRotation(
+  axis: ArrayLike<number>,
+  angle: number,
+  out: Float64Array = new Float64Array(9),
+): Float64Array {
+  const x = axis[0],
+    y = axis[1],
+    z = axis[2];
+  const c = Math.cos(angle),
+    s = Math.sin(angle),
+    t = 1 - c;
+  out[0] = t * x * x + c;
+  out[1] = t * x * y - s * z;
+  out[2] = t * x * z + s * y;
+  out[3] = t * x * y + s * z;
+  out[4] = t * y * y + c;
+  out[5] = t * y * z - s * x;
+  out[6] = t * x * z - s * y;
+  out[7] = t * y * z + s * x;
+  out[8] = t * z * z + c;
   return out;
 }
 
 /** Unit quaternion (x, y, z, w) → rotation. */
-export function quaternionToRotation(q: readonly [number, number, number, number], out: Float64Array = new Float64Array(9)): Float64Array {
+export function quaternionToRotation(
+  q: readonly [number, number, number, number],
+  out: Float64Array = new Float64Array(9),
+): Float64Array {
   const n = Math.hypot(q[0], q[1], q[2], q[3]) || 1;
-  const x = q[0] / n, y = q[1] / n, z = q[2] / n, w = q[3] / n;
-  out[0] = 1 - 2 * (y * y + z * z); out[1] = 2 * (x * y - z * w); out[2] = 2 * (x * z + y * w);
-  out[3] = 2 * (x * y + z * w); out[4] = 1 - 2 * (x * x + z * z); out[5] = 2 * (y * z - x * w);
-  out[6] = 2 * (x * z - y * w); out[7] = 2 * (y * z + x * w); out[8] = 1 - 2 * (x * x + y * y);
+  const x = q[0] / n,
+    y = q[1] / n,
+    z = q[2] / n,
+    w = q[3] / n;
+  out[0] = 1 - 2 * (y * y + z * z);
+  out[1] = 2 * (x * y - z * w);
+  out[2] = 2 * (x * z + y * w);
+  out[3] = 2 * (x * y + z * w);
+  out[4] = 1 - 2 * (x * x + z * z);
+  out[5] = 2 * (y * z - x * w);
+  out[6] = 2 * (x * z - y * w);
+  out[7] = 2 * (y * z + x * w);
+  out[8] = 1 - 2 * (x * x + y * y);
   return out;
 }
 
@@ -112,16 +152,28 @@ export function rotationToQuaternion(R: ArrayLike<number>): [number, number, num
   let x: number, y: number, z: number, w: number;
   if (tr > 0) {
     const s = Math.sqrt(tr + 1) * 2;
-    w = s / 4; x = (R[7] - R[5]) / s; y = (R[2] - R[6]) / s; z = (R[3] - R[1]) / s;
+    w = s / 4;
+    x = (R[7] - R[5]) / s;
+    y = (R[2] - R[6]) / s;
+    z = (R[3] - R[1]) / s;
   } else if (R[0] > R[4] && R[0] > R[8]) {
     const s = Math.sqrt(1 + R[0] - R[4] - R[8]) * 2;
-    w = (R[7] - R[5]) / s; x = s / 4; y = (R[1] + R[3]) / s; z = (R[2] + R[6]) / s;
+    w = (R[7] - R[5]) / s;
+    x = s / 4;
+    y = (R[1] + R[3]) / s;
+    z = (R[2] + R[6]) / s;
   } else if (R[4] > R[8]) {
     const s = Math.sqrt(1 + R[4] - R[0] - R[8]) * 2;
-    w = (R[2] - R[6]) / s; x = (R[1] + R[3]) / s; y = s / 4; z = (R[5] + R[7]) / s;
+    w = (R[2] - R[6]) / s;
+    x = (R[1] + R[3]) / s;
+    y = s / 4;
+    z = (R[5] + R[7]) / s;
   } else {
     const s = Math.sqrt(1 + R[8] - R[0] - R[4]) * 2;
-    w = (R[3] - R[1]) / s; x = (R[2] + R[6]) / s; y = (R[5] + R[7]) / s; z = s / 4;
+    w = (R[3] - R[1]) / s;
+    x = (R[2] + R[6]) / s;
+    y = (R[5] + R[7]) / s;
+    z = s / 4;
   }
   return w < 0 ? [-x, -y, -z, -w] : [x, y, z, w];
 }
@@ -143,12 +195,22 @@ export function invertFrame(f: Frame, out: Frame = newFrame()): Frame {
   const R = f.rotation;
   const p = f.position;
   const t = TMP_R;
-  t[0] = R[0]; t[1] = R[3]; t[2] = R[6]; t[3] = R[1]; t[4] = R[4]; t[5] = R[7]; t[6] = R[2]; t[7] = R[5]; t[8] = R[8];
+  t[0] = R[0];
+  t[1] = R[3];
+  t[2] = R[6];
+  t[3] = R[1];
+  t[4] = R[4];
+  t[5] = R[7];
+  t[6] = R[2];
+  t[7] = R[5];
+  t[8] = R[8];
   const x = -(t[0] * p[0] + t[1] * p[1] + t[2] * p[2]);
   const y = -(t[3] * p[0] + t[4] * p[1] + t[5] * p[2]);
   const z = -(t[6] * p[0] + t[7] * p[1] + t[8] * p[2]);
   out.rotation.set(t);
-  out.position[0] = x; out.position[1] = y; out.position[2] = z;
+  out.position[0] = x;
+  out.position[1] = y;
+  out.position[2] = z;
   return out;
 }
 
@@ -182,20 +244,42 @@ export function linkFrames(q: ArrayLike<number>, out: Frame[] = LINK_NAMES.map((
     o.position[1] = P[1] + R[3] * t[0] + R[4] * t[1] + R[5] * t[2];
     o.position[2] = P[2] + R[6] * t[0] + R[7] * t[1] + R[8] * t[2];
     // M = R · F
-    const m0 = R[0] * F[0] + R[1] * F[3] + R[2] * F[6], m1 = R[0] * F[1] + R[1] * F[4] + R[2] * F[7], m2 = R[0] * F[2] + R[1] * F[5] + R[2] * F[8];
-    const m3 = R[3] * F[0] + R[4] * F[3] + R[5] * F[6], m4 = R[3] * F[1] + R[4] * F[4] + R[5] * F[7], m5 = R[3] * F[2] + R[4] * F[5] + R[5] * F[8];
-    const m6 = R[6] * F[0] + R[7] * F[3] + R[8] * F[6], m7 = R[6] * F[1] + R[7] * F[4] + R[8] * F[7], m8 = R[6] * F[2] + R[7] * F[5] + R[8] * F[8];
+    const m0 = R[0] * F[0] + R[1] * F[3] + R[2] * F[6],
+      m1 = R[0] * F[1] + R[1] * F[4] + R[2] * F[7],
+      m2 = R[0] * F[2] + R[1] * F[5] + R[2] * F[8];
+    const m3 = R[3] * F[0] + R[4] * F[3] + R[5] * F[6],
+      m4 = R[3] * F[1] + R[4] * F[4] + R[5] * F[7],
+      m5 = R[3] * F[2] + R[4] * F[5] + R[5] * F[8];
+    const m6 = R[6] * F[0] + R[7] * F[3] + R[8] * F[6],
+      m7 = R[6] * F[1] + R[7] * F[4] + R[8] * F[7],
+      m8 = R[6] * F[2] + R[7] * F[5] + R[8] * F[8];
     // out = M · Rot(axis, q) (Rodrigues)
     const a = YAM_CHAIN[i].axis;
-    const x = a[0], y = a[1], z = a[2];
-    const c = Math.cos(q[i]), s = Math.sin(q[i]), k = 1 - c;
-    const r0 = k * x * x + c, r1 = k * x * y - s * z, r2 = k * x * z + s * y;
-    const r3 = k * x * y + s * z, r4 = k * y * y + c, r5 = k * y * z - s * x;
-    const r6 = k * x * z - s * y, r7 = k * y * z + s * x, r8 = k * z * z + c;
+    const x = a[0],
+      y = a[1],
+      z = a[2];
+    const c = Math.cos(q[i]),
+      s = Math.sin(q[i]),
+      k = 1 - c;
+    const r0 = k * x * x + c,
+      r1 = k * x * y - s * z,
+      r2 = k * x * z + s * y;
+    const r3 = k * x * y + s * z,
+      r4 = k * y * y + c,
+      r5 = k * y * z - s * x;
+    const r6 = k * x * z - s * y,
+      r7 = k * y * z + s * x,
+      r8 = k * z * z + c;
     const O = o.rotation;
-    O[0] = m0 * r0 + m1 * r3 + m2 * r6; O[1] = m0 * r1 + m1 * r4 + m2 * r7; O[2] = m0 * r2 + m1 * r5 + m2 * r8;
-    O[3] = m3 * r0 + m4 * r3 + m5 * r6; O[4] = m3 * r1 + m4 * r4 + m5 * r7; O[5] = m3 * r2 + m4 * r5 + m5 * r8;
-    O[6] = m6 * r0 + m7 * r3 + m8 * r6; O[7] = m6 * r1 + m7 * r4 + m8 * r7; O[8] = m6 * r2 + m7 * r5 + m8 * r8;
+    O[0] = m0 * r0 + m1 * r3 + m2 * r6;
+    O[1] = m0 * r1 + m1 * r4 + m2 * r7;
+    O[2] = m0 * r2 + m1 * r5 + m2 * r8;
+    O[3] = m3 * r0 + m4 * r3 + m5 * r6;
+    O[4] = m3 * r1 + m4 * r4 + m5 * r7;
+    O[5] = m3 * r2 + m4 * r5 + m5 * r8;
+    O[6] = m6 * r0 + m7 * r3 + m8 * r6;
+    O[7] = m6 * r1 + m7 * r4 + m8 * r7;
+    O[8] = m6 * r2 + m7 * r5 + m8 * r8;
   }
   return out;
 }
@@ -219,12 +303,20 @@ export function tableToBase(basePose: Pose3, f: Frame, out: Frame = newFrame()):
 }
 
 /** End-effector frame in the table frame. */
-export function forwardKinematicsTable(arm: Pick<ArmModel, 'basePose'>, q: ArrayLike<number>, out: Frame = newFrame()): Frame {
+export function forwardKinematicsTable(
+  arm: Pick<ArmModel, 'basePose'>,
+  q: ArrayLike<number>,
+  out: Frame = newFrame(),
+): Frame {
   return baseToTable(arm.basePose, forwardKinematics(q, out), out);
 }
 
 /** Every link frame in the table frame (the renderer's and the UI's view of an arm). */
-export function linkFramesTable(arm: Pick<ArmModel, 'basePose'>, q: ArrayLike<number>, out: Frame[] = LINK_NAMES.map(() => newFrame())): Frame[] {
+export function linkFramesTable(
+  arm: Pick<ArmModel, 'basePose'>,
+  q: ArrayLike<number>,
+  out: Frame[] = LINK_NAMES.map(() => newFrame()),
+): Frame[] {
   linkFrames(q, out);
   const base = poseToFrame(arm.basePose);
   for (const f of out) composeFrames(base, f, f);
@@ -235,7 +327,11 @@ export function linkFramesTable(arm: Pick<ArmModel, 'basePose'>, q: ArrayLike<nu
  * Geometric Jacobian (6×6, row-major: rows vx, vy, vz, wx, wy, wz; columns joints 1..6) in the
  * base frame, for the point `toolOffset` (metres, in the gripper frame; default the flange origin).
  */
-export function jacobian(q: ArrayLike<number>, out: Float64Array = new Float64Array(36), toolOffset: ArrayLike<number> = ZERO3): Float64Array {
+export function jacobian(
+  q: ArrayLike<number>,
+  out: Float64Array = new Float64Array(36),
+  toolOffset: ArrayLike<number> = ZERO3,
+): Float64Array {
   return jacobianOfFrames(linkFrames(q, SCRATCH_LINKS), out, toolOffset);
 }
 
@@ -254,7 +350,9 @@ function jacobianOfFrames(frames: readonly Frame[], out: Float64Array, toolOffse
     const zx = Ri[0] * a[0] + Ri[1] * a[1] + Ri[2] * a[2];
     const zy = Ri[3] * a[0] + Ri[4] * a[1] + Ri[5] * a[2];
     const zz = Ri[6] * a[0] + Ri[7] * a[1] + Ri[8] * a[2];
-    const dx = px - f.position[0], dy = py - f.position[1], dz = pz - f.position[2];
+    const dx = px - f.position[0],
+      dy = py - f.position[1],
+      dz = pz - f.position[2];
     out[0 * 6 + i] = zy * dz - zz * dy;
     out[1 * 6 + i] = zz * dx - zx * dz;
     out[2 * 6 + i] = zx * dy - zy * dx;
@@ -299,8 +397,20 @@ export interface IkOptions {
 }
 
 export type IkResult =
-  | { readonly ok: true; readonly q: Float64Array; readonly positionErrorM: number; readonly orientationErrorRad: number; readonly iterations: number }
-  | { readonly ok: false; readonly reason: string; readonly positionErrorM: number; readonly orientationErrorRad: number; readonly iterations: number };
+  | {
+      readonly ok: true;
+      readonly q: Float64Array;
+      readonly positionErrorM: number;
+      readonly orientationErrorRad: number;
+      readonly iterations: number;
+    }
+  | {
+      readonly ok: false;
+      readonly reason: string;
+      readonly positionErrorM: number;
+      readonly orientationErrorRad: number;
+      readonly iterations: number;
+    };
 
 /** Weight of a radian of orientation error against a metre of position error. */
 const ORIENTATION_WEIGHT_M_PER_RAD = 0.2;
@@ -326,14 +436,29 @@ export function solveIk(target: IkTarget, options: IkOptions = {}): IkResult {
   const oriTol = options.orientationToleranceRad ?? 5e-3;
   const tool = options.toolOffsetM ?? ZERO3;
   for (const v of [target.position, target.rotation, target.approach, options.seed]) {
-    if (v !== undefined) for (let i = 0; i < v.length; i++) if (!Number.isFinite(v[i])) {
-      return { ok: false, reason: 'The IK target contains a non-finite number.', positionErrorM: NaN, orientationErrorRad: NaN, iterations: 0 };
-    }
+    if (v !== undefined)
+      for (let i = 0; i < v.length; i++)
+        if (!Number.isFinite(v[i])) {
+          return {
+            ok: false,
+            reason: 'The IK target contains a non-finite number.',
+            positionErrorM: NaN,
+            orientationErrorRad: NaN,
+            iterations: 0,
+          };
+        }
   }
   let approach: Float64Array | undefined;
   if (target.approach && !target.rotation) {
     const n = Math.hypot(target.approach[0], target.approach[1], target.approach[2]);
-    if (n < 1e-9) return { ok: false, reason: 'The IK approach axis is a zero vector.', positionErrorM: NaN, orientationErrorRad: NaN, iterations: 0 };
+    if (n < 1e-9)
+      return {
+        ok: false,
+        reason: 'The IK approach axis is a zero vector.',
+        positionErrorM: NaN,
+        orientationErrorRad: NaN,
+        iterations: 0,
+      };
     approach = new Float64Array([target.approach[0] / n, target.approach[1] / n, target.approach[2] / n]);
   }
 
@@ -348,7 +473,10 @@ export function solveIk(target: IkTarget, options: IkOptions = {}): IkResult {
     iterations += r.iterations;
     const cost = r.pos + ORIENTATION_WEIGHT_M_PER_RAD * r.ori;
     if (cost < best.cost) {
-      best.cost = cost; best.pos = r.pos; best.ori = r.ori; best.q.set(q);
+      best.cost = cost;
+      best.pos = r.pos;
+      best.ori = r.ori;
+      best.q.set(q);
     }
     if (r.pos <= posTol && r.ori <= oriTol) {
       return { ok: true, q: Float64Array.from(q), positionErrorM: r.pos, orientationErrorRad: r.ori, iterations };
@@ -372,14 +500,22 @@ const DQ = new Float64Array(6);
 const QTRY = new Float64Array(6);
 
 /** Pose error of q (weighted 6-vector into E, Jacobian rows into J); returns [pos, ori] norms. */
-function poseError(q: Float64Array, target: IkTarget, approach: Float64Array | undefined, tool: ArrayLike<number>, withJacobian: boolean): [number, number] {
+function poseError(
+  q: Float64Array,
+  target: IkTarget,
+  approach: Float64Array | undefined,
+  tool: ArrayLike<number>,
+  withJacobian: boolean,
+): [number, number] {
   const frames = linkFrames(q, SCRATCH_LINKS);
   const EE = frames[ARM_JOINT_COUNT];
   const R = EE.rotation;
   const px = EE.position[0] + R[0] * tool[0] + R[1] * tool[1] + R[2] * tool[2];
   const py = EE.position[1] + R[3] * tool[0] + R[4] * tool[1] + R[5] * tool[2];
   const pz = EE.position[2] + R[6] * tool[0] + R[7] * tool[1] + R[8] * tool[2];
-  E[0] = target.position[0] - px; E[1] = target.position[1] - py; E[2] = target.position[2] - pz;
+  E[0] = target.position[0] - px;
+  E[1] = target.position[1] - py;
+  E[2] = target.position[2] - pz;
   if (withJacobian) jacobianOfFrames(frames, J, tool);
   let ori = 0;
   if (target.rotation) {
@@ -387,7 +523,9 @@ function poseError(q: Float64Array, target: IkTarget, approach: Float64Array | u
     ori = Math.hypot(E[3], E[4], E[5]);
   } else if (approach) {
     // Current approach axis = R · (0,0,−1); error = a × a* (rotation taking a toward a*).
-    const ax = -R[2], ay = -R[5], az = -R[8];
+    const ax = -R[2],
+      ay = -R[5],
+      az = -R[8];
     E[3] = ay * approach[2] - az * approach[1];
     E[4] = az * approach[0] - ax * approach[2];
     E[5] = ax * approach[1] - ay * approach[0];
@@ -396,14 +534,22 @@ function poseError(q: Float64Array, target: IkTarget, approach: Float64Array | u
     if (dot < 0) {
       // Near-opposite axes: the cross product vanishes; push along a perpendicular so we still turn.
       const k = Math.hypot(E[3], E[4], E[5]);
-      if (k < 1e-6) { E[3] = -az; E[4] = 0; E[5] = ax; }
+      if (k < 1e-6) {
+        E[3] = -az;
+        E[4] = 0;
+        E[5] = ax;
+      }
     }
     if (withJacobian) {
       // Rotation about the approach axis is free: project it out of the angular rows.
       for (let c = 0; c < 6; c++) {
-        const wx = J[18 + c], wy = J[24 + c], wz = J[30 + c];
+        const wx = J[18 + c],
+          wy = J[24 + c],
+          wz = J[30 + c];
         const d = wx * ax + wy * ay + wz * az;
-        J[18 + c] = wx - d * ax; J[24 + c] = wy - d * ay; J[30 + c] = wz - d * az;
+        J[18 + c] = wx - d * ax;
+        J[24 + c] = wy - d * ay;
+        J[30 + c] = wz - d * az;
       }
     }
   } else {
@@ -420,22 +566,33 @@ function poseError(q: Float64Array, target: IkTarget, approach: Float64Array | u
 export function rotationErrorVector(Rt: ArrayLike<number>, Rc: ArrayLike<number>, out: Float64Array, offset = 0): void {
   // M = Rt · Rcᵀ
   const m = TMP_R;
-  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) m[i * 3 + j] = Rt[i * 3] * Rc[j * 3] + Rt[i * 3 + 1] * Rc[j * 3 + 1] + Rt[i * 3 + 2] * Rc[j * 3 + 2];
-  let x = m[7] - m[5], y = m[2] - m[6], z = m[3] - m[1];
+  for (let i = 0; i < 3; i++)
+    for (let j = 0; j < 3; j++)
+      m[i * 3 + j] = Rt[i * 3] * Rc[j * 3] + Rt[i * 3 + 1] * Rc[j * 3 + 1] + Rt[i * 3 + 2] * Rc[j * 3 + 2];
+  let x = m[7] - m[5],
+    y = m[2] - m[6],
+    z = m[3] - m[1];
   const s = Math.hypot(x, y, z);
   // atan2, not acos: acos loses half the digits near angle 0, where IK converges.
   const angle = Math.atan2(s / 2, clamp((m[0] + m[4] + m[8] - 1) / 2, -1, 1));
-  if (s < 1e-12 && angle < 1) { out[offset] = out[offset + 1] = out[offset + 2] = 0; return; }
+  if (s < 1e-12 && angle < 1) {
+    out[offset] = out[offset + 1] = out[offset + 2] = 0;
+    return;
+  }
   if (s < 1e-9) {
     // angle ≈ π: axis from the diagonal.
     x = Math.sqrt(Math.max(0, (m[0] + 1) / 2));
     y = Math.sqrt(Math.max(0, (m[4] + 1) / 2)) * (m[1] >= 0 ? 1 : -1);
     z = Math.sqrt(Math.max(0, (m[8] + 1) / 2)) * (m[2] >= 0 ? 1 : -1);
     const n = Math.hypot(x, y, z) || 1;
-    out[offset] = (x / n) * angle; out[offset + 1] = (y / n) * angle; out[offset + 2] = (z / n) * angle;
+    out[offset] = (x / n) * angle;
+    out[offset + 1] = (y / n) * angle;
+    out[offset + 2] = (z / n) * angle;
     return;
   }
-  out[offset] = (x / s) * angle; out[offset + 1] = (y / s) * angle; out[offset + 2] = (z / s) * angle;
+  out[offset] = (x / s) * angle;
+  out[offset + 1] = (y / s) * angle;
+  out[offset + 2] = (z / s) * angle;
 }
 
 function descend(
@@ -468,7 +625,10 @@ function descend(
       }
       Y[i] = E[i];
     }
-    if (!solve6(A, Y)) { lambda *= 10; continue; }
+    if (!solve6(A, Y)) {
+      lambda *= 10;
+      continue;
+    }
     let scale = 1;
     for (let c = 0; c < 6; c++) {
       let s = 0;
@@ -505,8 +665,14 @@ function solve6(a: Float64Array, b: Float64Array): boolean {
     for (let r = col + 1; r < n; r++) if (Math.abs(a[r * n + col]) > Math.abs(a[piv * n + col])) piv = r;
     if (Math.abs(a[piv * n + col]) < 1e-14) return false;
     if (piv !== col) {
-      for (let k = 0; k < n; k++) { const t = a[col * n + k]; a[col * n + k] = a[piv * n + k]; a[piv * n + k] = t; }
-      const t = b[col]; b[col] = b[piv]; b[piv] = t;
+      for (let k = 0; k < n; k++) {
+        const t = a[col * n + k];
+        a[col * n + k] = a[piv * n + k];
+        a[piv * n + k] = t;
+      }
+      const t = b[col];
+      b[col] = b[piv];
+      b[piv] = t;
     }
     for (let r = col + 1; r < n; r++) {
       const f = a[r * n + col] / a[col * n + col];
@@ -524,7 +690,13 @@ function solve6(a: Float64Array, b: Float64Array): boolean {
 }
 
 /** Seed order: the caller's seed, home (all zeros), the middle of the limits, then spread seeds. */
-function seedFor(s: number, given: ArrayLike<number> | undefined, limits: readonly (readonly [number, number])[], rng: () => number, q: Float64Array): void {
+function seedFor(
+  s: number,
+  given: ArrayLike<number> | undefined,
+  limits: readonly (readonly [number, number])[],
+  rng: () => number,
+  q: Float64Array,
+): void {
   const k = given ? s : s + 1;
   for (let i = 0; i < 6; i++) {
     const [lo, hi] = limits[i];

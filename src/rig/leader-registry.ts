@@ -52,7 +52,8 @@ export class LeaderRegistry {
   private readonly entries = new Map<string, LeaderRegistration>();
 
   register(entry: LeaderRegistration): this {
-    if (!/^[a-z][a-z0-9-]*$/.test(entry.kind)) throw new Error(`A leader kind must be lower-case words joined by '-', not '${entry.kind}'.`);
+    if (!/^[a-z][a-z0-9-]*$/.test(entry.kind))
+      throw new Error(`A leader kind must be lower-case words joined by '-', not '${entry.kind}'.`);
     if (this.entries.has(entry.kind)) throw new Error(`A leader kind '${entry.kind}' is already registered.`);
     this.entries.set(entry.kind, entry);
     return this;
@@ -68,7 +69,8 @@ export class LeaderRegistry {
     const kind = colon < 0 ? spec : spec.slice(0, colon);
     const argument = colon < 0 ? undefined : spec.slice(colon + 1);
     const entry = this.entries.get(kind);
-    if (!entry || entry.takesArgument !== (argument !== undefined) || argument === '') throw new LeaderSpecError(`--leader must be ${this.known()}, not '${spec}'.`);
+    if (!entry || entry.takesArgument !== (argument !== undefined) || argument === '')
+      throw new LeaderSpecError(`--leader must be ${this.known()}, not '${spec}'.`);
     return entry.create(argument ?? '', spec, context);
   }
 

@@ -23,7 +23,10 @@ export interface LinkBox {
 export const LINK_THICKNESS_M = 0.05;
 
 /** Gripper body: from the flange 0.08 m along −z (the approach axis). */
-export const GRIPPER_BODY: { readonly centerM: readonly [number, number, number]; readonly sizeM: readonly [number, number, number] } = {
+export const GRIPPER_BODY: {
+  readonly centerM: readonly [number, number, number];
+  readonly sizeM: readonly [number, number, number];
+} = {
   centerM: [0, 0, -0.04],
   sizeM: [0.05, 0.11, 0.08],
 };
@@ -45,7 +48,12 @@ export function linkBoxes(): LinkBox[] {
     const size = next.map((v) => Math.abs(v) + LINK_THICKNESS_M) as [number, number, number];
     boxes.push({ link, centerM: center, sizeM: size, massKg: YAM_LINK_MASS_KG[link] });
   });
-  boxes.push({ link: 'gripper', centerM: GRIPPER_BODY.centerM, sizeM: GRIPPER_BODY.sizeM, massKg: YAM_LINK_MASS_KG.gripper });
+  boxes.push({
+    link: 'gripper',
+    centerM: GRIPPER_BODY.centerM,
+    sizeM: GRIPPER_BODY.sizeM,
+    massKg: YAM_LINK_MASS_KG.gripper,
+  });
   return boxes;
 }
 

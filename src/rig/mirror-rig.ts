@@ -44,22 +44,40 @@ export class MirrorRig implements Rig {
   private readonly effort = new Float64Array(STATE_DIM);
   private faults: RigFault[] = [];
   private lastTickS: number;
-  private readonly state: { timeS: number; mode: RigMode; position: Float64Array; velocity: Float64Array; effort: Float64Array; faults: readonly RigFault[] };
+  private readonly state: {
+    timeS: number;
+    mode: RigMode;
+    position: Float64Array;
+    velocity: Float64Array;
+    effort: Float64Array;
+    faults: readonly RigFault[];
+  };
 
   constructor(options: MirrorRigOptions) {
     this.model = options.model;
     this.clock = options.clock;
     this.lagS = options.lagS ?? DEFAULT_MIRROR_LAG_S;
-    if (!(this.lagS > 0)) throw new RangeError(`The mirror rig's lag must be a positive number of seconds, not ${this.lagS}.`);
+    if (!(this.lagS > 0))
+      throw new RangeError(`The mirror rig's lag must be a positive number of seconds, not ${this.lagS}.`);
     this.supervisor = new SafetySupervisor(options.model, options.safety);
     if (options.initialPosition) {
-      if (options.initialPosition.length !== STATE_DIM) throw new RangeError(`The mirror rig's initial position needs ${STATE_DIM} entries, not ${options.initialPosition.length}.`);
+      if (options.initialPosition.length !== STATE_DIM)
+        throw new RangeError(
+          `The mirror rig's initial position needs ${STATE_DIM} entries, not ${options.initialPosition.length}.`,
+        );
       this.position.set(Array.from(options.initialPosition));
     } else {
       for (let a = 0; a < ARM_SIDES.length; a++) this.position[a * DOF_PER_ARM + DOF_PER_ARM - 1] = 0.5;
     }
     this.lastTickS = this.clock.nowS();
-    this.state = { timeS: this.lastTickS, mode: 'unconfigured', position: this.position, velocity: this.velocity, effort: this.effort, faults: this.faults };
+    this.state = {
+      timeS: this.lastTickS,
+      mode: 'unconfigured',
+      position: this.position,
+      velocity: this.velocity,
+      effort: this.effort,
+      faults: this.faults,
+    };
   }
 
   async configure(): Promise<void> {
@@ -148,16 +166,21 @@ export interface MirrorRigConfig {
 export function parseMirrorConfig(config: Record<string, unknown>): MirrorRigConfig {
   const known = new Set(['type', 'lagS', 'initialPosition', 'holdAfterMs', 'dampAfterMs']);
   for (const key of Object.keys(config)) {
-    if (!known.has(key)) throw configError(`The mirror rig config has an unknown field '${key}'; known fields: ${[...known].join(', ')}.`);
+    if (!known.has(key))
+      throw configError(`The mirror rig config has an unknown field '${key}'; known fields: ${[...known].join(', ')}.`);
   }
   const num = (key: string): number | undefined => {
     const v = config[key];
     if (v === undefined) return undefined;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw configError(`The mirror rig's ${key} must be a positive number, not ${JSON.stringify(v)}.`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+      throw configError(`The mirror rig's ${key} must be a positive number, not ${JSON.stringify(v)}.`);
     return v;
   };
   const ip = config.initialPosition;
-  if (ip !== undefined && (!Array.isArray(ip) || ip.length !== STATE_DIM || ip.some((x) => typeof x !== 'number' || !Number.isFinite(x)))) {
+  if (
+    ip !== undefined &&
+    (!Array.isArray(ip) || ip.length !== STATE_DIM || ip.some((x) => typeof x !== 'number' || !Number.isFinite(x)))
+  ) {
     throw configError(`The mirror rig's initialPosition must be ${STATE_DIM} numbers in policy order.`);
   }
   const holdAfterMs = num('holdAfterMs');

@@ -47,7 +47,8 @@ export class RigRegistry {
   private readonly entries = new Map<string, RigRegistration>();
 
   register(type: string, description: string, create: RigFactory): this {
-    if (!/^[a-z][a-z0-9-]*$/.test(type)) throw new Error(`A rig type must be lower-case words joined by '-', not '${type}'.`);
+    if (!/^[a-z][a-z0-9-]*$/.test(type))
+      throw new Error(`A rig type must be lower-case words joined by '-', not '${type}'.`);
     if (this.entries.has(type)) throw new Error(`A rig type '${type}' is already registered.`);
     this.entries.set(type, { type, description, create });
     return this;
@@ -80,16 +81,20 @@ export class RigRegistry {
 
 /** The mirror rig factory (`{type: 'mirror', lagS?, initialPosition?, holdAfterMs?, dampAfterMs?}`). */
 export function registerMirrorRig(registry: RigRegistry): RigRegistry {
-  return registry.register('mirror', 'no hardware: commands mirrored to state through the safety supervisor (like ros2_control mock)', (config, context) => {
-    const c = parseMirrorConfig(config);
-    return new MirrorRig({
-      model: context.model ?? yamRigModel(),
-      clock: context.clock,
-      lagS: c.lagS,
-      initialPosition: c.initialPosition,
-      safety: { holdAfterMs: c.holdAfterMs, dampAfterMs: c.dampAfterMs, interlock: context.interlock },
-    });
-  });
+  return registry.register(
+    'mirror',
+    'no hardware: commands mirrored to state through the safety supervisor (like ros2_control mock)',
+    (config, context) => {
+      const c = parseMirrorConfig(config);
+      return new MirrorRig({
+        model: context.model ?? yamRigModel(),
+        clock: context.clock,
+        lagS: c.lagS,
+        initialPosition: c.initialPosition,
+        safety: { holdAfterMs: c.holdAfterMs, dampAfterMs: c.dampAfterMs, interlock: context.interlock },
+      });
+    },
+  );
 }
 
 /** A registry holding the rigs src/rig itself provides; the composition root adds drivers and sim. */

@@ -78,7 +78,17 @@ export class RigCycleRing {
   private readonly header: Int32Array;
   private readonly records: Float64Array;
   private readonly copy = new Float64Array(CYCLE_DOUBLES);
-  private readonly view: { cycle: number; timeS: number; mode: RigState['mode']; position: Float64Array; velocity: Float64Array; effort: Float64Array; appliedPosition: Float64Array; appliedVelocity: Float64Array; appliedTorque: Float64Array };
+  private readonly view: {
+    cycle: number;
+    timeS: number;
+    mode: RigState['mode'];
+    position: Float64Array;
+    velocity: Float64Array;
+    effort: Float64Array;
+    appliedPosition: Float64Array;
+    appliedVelocity: Float64Array;
+    appliedTorque: Float64Array;
+  };
   /** The reader's baseline: drops counted before this reader started. */
   private droppedAtStart = 0;
 
@@ -86,7 +96,8 @@ export class RigCycleRing {
   constructor(capacityOrBuffer: number | SharedArrayBuffer) {
     let buffer: SharedArrayBuffer;
     if (typeof capacityOrBuffer === 'number') {
-      if (!Number.isInteger(capacityOrBuffer) || capacityOrBuffer < 2) throw new RangeError(`A rig cycle ring holds at least 2 cycles, not ${capacityOrBuffer}.`);
+      if (!Number.isInteger(capacityOrBuffer) || capacityOrBuffer < 2)
+        throw new RangeError(`A rig cycle ring holds at least 2 cycles, not ${capacityOrBuffer}.`);
       buffer = new SharedArrayBuffer(HEADER_WORDS * 4 + capacityOrBuffer * CYCLE_DOUBLES * 8);
       new Int32Array(buffer, 0, HEADER_WORDS)[H.CAPACITY] = capacityOrBuffer;
     } else buffer = capacityOrBuffer;

@@ -17,7 +17,16 @@
  * modes, as it is in-thread while activate() runs.
  */
 import { ControlLoop, type LoopStats } from './control-loop.js';
-import { STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigState, type InterlockReading, type CellInterlock } from './contract.js';
+import {
+  STATE_DIM,
+  type Clock,
+  type Rig,
+  type RigCommand,
+  type RigFault,
+  type RigState,
+  type InterlockReading,
+  type CellInterlock,
+} from './contract.js';
 import { CTL, RIG_MODES, RigThreadMemory, ST, errorToMessage, type RigErrorMessage } from './rig-thread-memory.js';
 import type { RigCycleRing } from './rig-cycle-ring.js';
 
@@ -27,7 +36,9 @@ export interface RigThreadRequest {
   readonly op: 'configure' | 'activate' | 'deactivate' | 'close' | 'stats' | 'diagnostics';
 }
 
-export type RigThreadReply = { readonly id: number; readonly ok: true; readonly value?: unknown } | { readonly id: number; readonly ok: false; readonly error: RigErrorMessage };
+export type RigThreadReply =
+  | { readonly id: number; readonly ok: true; readonly value?: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: RigErrorMessage };
 
 /** What the rig thread measured about its own loop (the main thread's proxy returns it). */
 export interface RigThreadStats extends LoopStats {
@@ -64,9 +75,14 @@ export class SharedInterlock implements CellInterlock {
 
   current(): InterlockReading {
     this.memory.readInterlock(this.sample);
-    if (this.sample[0] === 1) return { open: true, reason: this.memory.interlockReason() || "The cell's interlock is open." };
+    if (this.sample[0] === 1)
+      return { open: true, reason: this.memory.interlockReason() || "The cell's interlock is open." };
     const ageMs = epochNowS() * 1000 - this.sample[1];
-    if (ageMs > INTERLOCK_STALE_MS) return { open: true, reason: `The station has not confirmed the cell's interlock for ${Math.round(ageMs)} ms, so it is treated as open.` };
+    if (ageMs > INTERLOCK_STALE_MS)
+      return {
+        open: true,
+        reason: `The station has not confirmed the cell's interlock for ${Math.round(ageMs)} ms, so it is treated as open.`,
+      };
     return SharedInterlock.CLOSED;
   }
 }
@@ -134,9 +150,21 @@ export interface ServeOptions {
  * Runs the rig's motor loop in this thread until the main thread asks to close. Resolves after
  * close (the rig's ports released).
  */
-export async function serveRigThread(rig: Rig, clock: RigThreadClock, memory: RigThreadMemory, port: RigThreadPort, options: ServeOptions): Promise<void> {
+export async function serveRigThread(
+  rig: Rig,
+  clock: RigThreadClock,
+  memory: RigThreadMemory,
+  port: RigThreadPort,
+  options: ServeOptions,
+): Promise<void> {
   const ctl = memory.ctl;
-  const cmd = { position: new Float64Array(STATE_DIM), velocity: new Float64Array(STATE_DIM), torqueNm: new Float64Array(STATE_DIM), hasVelocity: false, hasTorque: false };
+  const cmd = {
+    position: new Float64Array(STATE_DIM),
+    velocity: new Float64Array(STATE_DIM),
+    torqueNm: new Float64Array(STATE_DIM),
+    hasVelocity: false,
+    hasTorque: false,
+  };
   const cmdPlain: RigCommand = { position: cmd.position };
   const cmdVel: RigCommand = { position: cmd.position, velocity: cmd.velocity };
   const cmdTau: RigCommand = { position: cmd.position, torqueNm: cmd.torqueNm };
@@ -253,7 +281,13 @@ export async function serveRigThread(rig: Rig, clock: RigThreadClock, memory: Ri
   };
   const loop = new ControlLoop({ rig: ticking, clock, rateHz: options.rateHz });
 
-  const stats = (): RigThreadStats => ({ ...loop.stats(), commands, watchdogHolds, longestCommandAgeMs: longestAgeS * 1000, eventsDropped: memory.eventsDropped });
+  const stats = (): RigThreadStats => ({
+    ...loop.stats(),
+    commands,
+    watchdogHolds,
+    longestCommandAgeMs: longestAgeS * 1000,
+    eventsDropped: memory.eventsDropped,
+  });
 
   let closing: (() => void) | undefined;
   port.on('message', (m: RigThreadRequest) => {

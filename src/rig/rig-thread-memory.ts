@@ -25,7 +25,15 @@
  */
 import { RigError, STATE_DIM, type RigCommand, type RigFault, type RigMode, type SafetyEvent } from './contract.js';
 
-export const RIG_MODES: readonly RigMode[] = ['unconfigured', 'configured', 'active', 'holding', 'damped', 'estopped', 'fault'];
+export const RIG_MODES: readonly RigMode[] = [
+  'unconfigured',
+  'configured',
+  'active',
+  'holding',
+  'damped',
+  'estopped',
+  'fault',
+];
 
 /** Indices into the control words. */
 export const CTL = {
@@ -54,7 +62,13 @@ export const CTL = {
 } as const;
 const CTL_WORDS = 32;
 
-const CMD = { POSITION: 0, VELOCITY: STATE_DIM, TORQUE: 2 * STATE_DIM, HAS_VELOCITY: 3 * STATE_DIM, HAS_TORQUE: 3 * STATE_DIM + 1 } as const;
+const CMD = {
+  POSITION: 0,
+  VELOCITY: STATE_DIM,
+  TORQUE: 2 * STATE_DIM,
+  HAS_VELOCITY: 3 * STATE_DIM,
+  HAS_TORQUE: 3 * STATE_DIM + 1,
+} as const;
 const CMD_DOUBLES = 3 * STATE_DIM + 2;
 
 export const ST = {
@@ -114,7 +128,13 @@ function faultsJson(faults: readonly RigFault[]): string {
   let json = JSON.stringify(faults);
   for (let keep = faults.length - 1; encoder.encode(json).length > FAULTS_BYTES && keep >= 0; keep--) {
     const more = faults.length - keep;
-    json = JSON.stringify([...faults.slice(0, keep), { kind: faults[keep].kind, message: `…and ${more} more fault${more === 1 ? '' : 's'} (the rig's diagnostics list them all).` }]);
+    json = JSON.stringify([
+      ...faults.slice(0, keep),
+      {
+        kind: faults[keep].kind,
+        message: `…and ${more} more fault${more === 1 ? '' : 's'} (the rig's diagnostics list them all).`,
+      },
+    ]);
   }
   return json;
 }
@@ -131,7 +151,10 @@ export class RigThreadMemory {
   private readonly events: Uint8Array;
 
   constructor(readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(RIG_THREAD_MEMORY_BYTES)) {
-    if (buffer.byteLength < RIG_THREAD_MEMORY_BYTES) throw new Error(`The rig thread's shared memory needs ${RIG_THREAD_MEMORY_BYTES} bytes, not ${buffer.byteLength}.`);
+    if (buffer.byteLength < RIG_THREAD_MEMORY_BYTES)
+      throw new Error(
+        `The rig thread's shared memory needs ${RIG_THREAD_MEMORY_BYTES} bytes, not ${buffer.byteLength}.`,
+      );
     this.ctl = new Int32Array(buffer, OFF_CTL, CTL_WORDS);
     this.cmd = new Float64Array(buffer, OFF_CMD, CMD_DOUBLES);
     this.st = new Float64Array(buffer, OFF_ST, ST_DOUBLES);
@@ -181,8 +204,10 @@ export class RigThreadMemory {
     for (let k = 0; k < STATE_DIM; k++) c[CMD.POSITION + k] = k < n ? p[k] : NaN;
     c[CMD.HAS_VELOCITY] = cmd.velocity ? 1 : 0;
     c[CMD.HAS_TORQUE] = cmd.torqueNm ? 1 : 0;
-    if (cmd.velocity) for (let k = 0; k < STATE_DIM; k++) c[CMD.VELOCITY + k] = k < cmd.velocity.length ? cmd.velocity[k] : NaN;
-    if (cmd.torqueNm) for (let k = 0; k < STATE_DIM; k++) c[CMD.TORQUE + k] = k < cmd.torqueNm.length ? cmd.torqueNm[k] : NaN;
+    if (cmd.velocity)
+      for (let k = 0; k < STATE_DIM; k++) c[CMD.VELOCITY + k] = k < cmd.velocity.length ? cmd.velocity[k] : NaN;
+    if (cmd.torqueNm)
+      for (let k = 0; k < STATE_DIM; k++) c[CMD.TORQUE + k] = k < cmd.torqueNm.length ? cmd.torqueNm[k] : NaN;
     if (n !== STATE_DIM) c[CMD.POSITION] = NaN;
     Atomics.add(this.ctl, CTL.CMD_COUNT, 1);
     Atomics.add(this.ctl, CTL.CMD_SEQ, 1); // even again
@@ -192,7 +217,16 @@ export class RigThreadMemory {
    * Rig thread: the latest command into `into` if one newer than `seenCount` is there; returns its
    * count, or `seenCount` when there is none (or the writer is mid-write: next time).
    */
-  readCommand(seenCount: number, into: { position: Float64Array; velocity: Float64Array; torqueNm: Float64Array; hasVelocity: boolean; hasTorque: boolean }): number {
+  readCommand(
+    seenCount: number,
+    into: {
+      position: Float64Array;
+      velocity: Float64Array;
+      torqueNm: Float64Array;
+      hasVelocity: boolean;
+      hasTorque: boolean;
+    },
+  ): number {
     const c = this.cmd;
     for (let t = 0; t < READ_TRIES; t++) {
       const s1 = Atomics.load(this.ctl, CTL.CMD_SEQ);
@@ -302,7 +336,8 @@ export class RigThreadMemory {
       const s1 = Atomics.load(this.ctl, CTL.STATE_SEQ);
       if (s1 & 1) continue;
       const text = readText(this.faultsText, Atomics.load(this.ctl, CTL.FAULTS_LENGTH));
-      if (Atomics.load(this.ctl, CTL.STATE_SEQ) === s1) return text.length === 0 ? [] : (JSON.parse(text) as RigFault[]);
+      if (Atomics.load(this.ctl, CTL.STATE_SEQ) === s1)
+        return text.length === 0 ? [] : (JSON.parse(text) as RigFault[]);
     }
     return [];
   }

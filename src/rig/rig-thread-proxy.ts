@@ -20,7 +20,18 @@
  *   the motors — no longer commanded — damp by their own watchdog.
  */
 import { Worker, type TransferListItem } from 'node:worker_threads';
-import { STATE_DIM, RigError, type Clock, type CellInterlock, type Rig, type RigCommand, type RigFault, type RigModel, type RigState, type SafetyEvent } from './contract.js';
+import {
+  STATE_DIM,
+  RigError,
+  type Clock,
+  type CellInterlock,
+  type Rig,
+  type RigCommand,
+  type RigFault,
+  type RigModel,
+  type RigState,
+  type SafetyEvent,
+} from './contract.js';
 import { RIG_MODES, RigThreadMemory, ST, errorFromMessage } from './rig-thread-memory.js';
 import { RigCycleRing, cycleRingCapacity, type RigCycleSource } from './rig-cycle-ring.js';
 import { epochNowS, type RigThreadReply, type RigThreadRequest, type RigThreadStats } from './rig-thread-loop.js';
@@ -70,8 +81,19 @@ export class RigThreadProxy implements Rig, RigCycleSource {
   private readonly position = new Float64Array(STATE_DIM);
   private readonly velocity = new Float64Array(STATE_DIM);
   private readonly effort = new Float64Array(STATE_DIM);
-  private readonly applied = { position: new Float64Array(STATE_DIM), velocity: new Float64Array(STATE_DIM), torqueNm: new Float64Array(STATE_DIM) };
-  private readonly state: { timeS: number; mode: RigState['mode']; position: Float64Array; velocity: Float64Array; effort: Float64Array; faults: readonly RigFault[] } = {
+  private readonly applied = {
+    position: new Float64Array(STATE_DIM),
+    velocity: new Float64Array(STATE_DIM),
+    torqueNm: new Float64Array(STATE_DIM),
+  };
+  private readonly state: {
+    timeS: number;
+    mode: RigState['mode'];
+    position: Float64Array;
+    velocity: Float64Array;
+    effort: Float64Array;
+    faults: readonly RigFault[];
+  } = {
     timeS: 0,
     mode: 'unconfigured',
     position: this.position,
@@ -111,7 +133,13 @@ export class RigThreadProxy implements Rig, RigCycleSource {
     this.cycles = new RigCycleRing(options.cycleRingCapacity ?? cycleRingCapacity(options.rateHz));
     this.onClose = options.onClose;
     this.worker = new Worker(options.entry, {
-      workerData: { buffer: this.memory.buffer, init: options.init, rateHz: options.rateHz, hasInterlock: this.interlock !== undefined, cycles: this.cycles.buffer },
+      workerData: {
+        buffer: this.memory.buffer,
+        init: options.init,
+        rateHz: options.rateHz,
+        hasInterlock: this.interlock !== undefined,
+        cycles: this.cycles.buffer,
+      },
       ...(options.transferList ? { transferList: [...options.transferList] } : {}),
     });
     let readyResolve!: () => void;
@@ -137,7 +165,9 @@ export class RigThreadProxy implements Rig, RigCycleSource {
       readyResolve();
       if (this.closed || this.stopped) return;
       const why = this.workerError ? `: ${this.workerError.replace(/[.\s]+$/, '')}` : ` (exit code ${code})`;
-      this.stop(`The rig thread stopped${why}, so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue.`);
+      this.stop(
+        `The rig thread stopped${why}, so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue.`,
+      );
     });
   }
 
@@ -234,7 +264,11 @@ export class RigThreadProxy implements Rig, RigCycleSource {
     let grace: ReturnType<typeof setTimeout> | undefined;
     try {
       // A rig thread that cannot answer (hung) is ended all the same: putting a rig away never hangs.
-      if (!this.stopped && !this.exited) await Promise.race([this.call('close'), new Promise<void>((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+      if (!this.stopped && !this.exited)
+        await Promise.race([
+          this.call('close'),
+          new Promise<void>((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS))),
+        ]);
     } finally {
       clearTimeout(grace);
       this.closed = true;
@@ -311,7 +345,9 @@ export class RigThreadProxy implements Rig, RigCycleSource {
     }
     const stillMs = (nowS - this.cyclesMovedAtS) * 1000;
     if (!(stillMs > RIG_THREAD_SILENT_MS)) return false;
-    this.stop(`The rig thread has not run its motor loop for ${Math.round(stillMs)} ms (it hangs), so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue.`);
+    this.stop(
+      `The rig thread has not run its motor loop for ${Math.round(stillMs)} ms (it hangs), so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue.`,
+    );
     void this.worker.terminate();
     return true;
   }

@@ -145,9 +145,12 @@ export class SafetySupervisor {
     this.wrongZeroRad = options.wrongZeroRad ?? YAM_WRONG_ZERO_RAD;
     this.interlock = options.interlock;
     if (!(this.periodS > 0) || !(this.holdAfterS > 0) || !(this.dampAfterS >= this.holdAfterS)) {
-      throw new Error('SafetySupervisor: controlPeriodS and holdAfterMs must be positive and dampAfterMs ≥ holdAfterMs.');
+      throw new Error(
+        'SafetySupervisor: controlPeriodS and holdAfterMs must be positive and dampAfterMs ≥ holdAfterMs.',
+      );
     }
-    if (model.arms.length !== 2) throw new Error(`SafetySupervisor: the rig model must have two arms, not ${model.arms.length}.`);
+    if (model.arms.length !== 2)
+      throw new Error(`SafetySupervisor: the rig model must have two arms, not ${model.arms.length}.`);
     const cap = options.jointVelocityCapRadS ?? DEFAULT_JOINT_VELOCITY_CAP_RAD_S;
     const gripperSpeed = options.gripperSpeedPerS ?? DEFAULT_GRIPPER_SPEED_PER_S;
     model.arms.forEach((arm, a) => {
@@ -166,7 +169,11 @@ export class SafetySupervisor {
       this.vmax[g] = gripperSpeed;
       this.tmax[g] = arm.gripper.maxTorqueNm;
     });
-    this.output = { position: new Float64Array(STATE_DIM), velocity: new Float64Array(STATE_DIM), torqueNm: new Float64Array(STATE_DIM) };
+    this.output = {
+      position: new Float64Array(STATE_DIM),
+      velocity: new Float64Array(STATE_DIM),
+      torqueNm: new Float64Array(STATE_DIM),
+    };
     this.applied = this.output;
   }
 
@@ -200,17 +207,28 @@ export class SafetySupervisor {
    */
   activate(measured: ArrayLike<number>, faults: readonly RigFault[], nowS: number): void {
     if (this.currentMode === 'unconfigured') {
-      this.refuse(nowS, { kind: 'config-mismatch', message: 'The rig cannot be activated before it is configured: run configure() first.' });
+      this.refuse(nowS, {
+        kind: 'config-mismatch',
+        message: 'The rig cannot be activated before it is configured: run configure() first.',
+      });
     }
     if (measured.length !== STATE_DIM) {
-      this.refuse(nowS, { kind: 'config-mismatch', message: `The rig reported ${measured.length} positions, not ${STATE_DIM}; not activating.` });
+      this.refuse(nowS, {
+        kind: 'config-mismatch',
+        message: `The rig reported ${measured.length} positions, not ${STATE_DIM}; not activating.`,
+      });
     }
     for (let k = 0; k < STATE_DIM; k++) {
       const v = measured[k];
       const side = k < DOF_PER_ARM ? 'left' : 'right';
       const joint = k % DOF_PER_ARM;
       if (!Number.isFinite(v)) {
-        this.refuse(nowS, { kind: 'no-reply', arm: side, joint, message: `The ${entryName(k)} has no valid position reading; check its cable and power, then activate again.` });
+        this.refuse(nowS, {
+          kind: 'no-reply',
+          arm: side,
+          joint,
+          message: `The ${entryName(k)} has no valid position reading; check its cable and power, then activate again.`,
+        });
       }
       if (joint === JOINTS_PER_ARM) continue; // grippers are calibrated by stall, not by zero offset
       const wideLo = this.lo[k] - this.bufferRad;
@@ -234,7 +252,10 @@ export class SafetySupervisor {
     }
     const interlock = this.interlock?.current();
     if (interlock?.open) {
-      this.refuse(nowS, { kind: 'interlock', message: `Not activating while the cell's interlock is open: ${interlock.reason ?? 'the cell says it is not safe to move.'}` });
+      this.refuse(nowS, {
+        kind: 'interlock',
+        message: `Not activating while the cell's interlock is open: ${interlock.reason ?? 'the cell says it is not safe to move.'}`,
+      });
     }
     for (let k = 0; k < STATE_DIM; k++) this.measured[k] = measured[k];
     this.holdAt(this.measured);
@@ -264,7 +285,11 @@ export class SafetySupervisor {
     if (this.currentMode !== 'active' && !resumable) {
       if (!this.droppedReported) {
         this.droppedReported = true;
-        this.emit(nowS, 'command-dropped', `Commands are ignored while the rig is ${this.currentMode}; activate it to move.`);
+        this.emit(
+          nowS,
+          'command-dropped',
+          `Commands are ignored while the rig is ${this.currentMode}; activate it to move.`,
+        );
       }
       return this.applied;
     }
@@ -298,7 +323,12 @@ export class SafetySupervisor {
       let target = cmd.position[k];
       const limited = target < this.lo[k] ? this.lo[k] : target > this.hi[k] ? this.hi[k] : target;
       if (this.starts(this.posClamped, k, limited !== target)) {
-        this.emitEntry(nowS, k, 'position-clamped', `Clamped the ${entryName(k)} target ${target.toFixed(3)} to its limit ${limited.toFixed(3)}${unit(k)}.`);
+        this.emitEntry(
+          nowS,
+          k,
+          'position-clamped',
+          `Clamped the ${entryName(k)} target ${target.toFixed(3)} to its limit ${limited.toFixed(3)}${unit(k)}.`,
+        );
       }
       target = limited;
       // Velocity: the target may move at most vmax·dt from the previous applied target.
@@ -309,14 +339,24 @@ export class SafetySupervisor {
       const vffClamped = vff > this.vmax[k] ? this.vmax[k] : vff < -this.vmax[k] ? -this.vmax[k] : vff;
       const velocityLimited = stepped !== target || vffClamped !== vff;
       if (this.starts(this.velClamped, k, velocityLimited)) {
-        this.emitEntry(nowS, k, 'velocity-clamped', `Slowed the ${entryName(k)} to its speed limit of ${this.vmax[k].toFixed(2)}${k % DOF_PER_ARM === JOINTS_PER_ARM ? ' strokes' : ' rad'}/s.`);
+        this.emitEntry(
+          nowS,
+          k,
+          'velocity-clamped',
+          `Slowed the ${entryName(k)} to its speed limit of ${this.vmax[k].toFixed(2)}${k % DOF_PER_ARM === JOINTS_PER_ARM ? ' strokes' : ' rad'}/s.`,
+        );
       }
       vff = vffClamped;
       // Torque feedforward.
       const tff = cmd.torqueNm ? cmd.torqueNm[k] : 0;
       const tffClamped = tff > this.tmax[k] ? this.tmax[k] : tff < -this.tmax[k] ? -this.tmax[k] : tff;
       if (this.starts(this.torqueClamped, k, tffClamped !== tff)) {
-        this.emitEntry(nowS, k, 'torque-clamped', `Clamped the ${entryName(k)} torque feedforward ${tff.toFixed(2)} N·m to ±${this.tmax[k].toFixed(1)} N·m.`);
+        this.emitEntry(
+          nowS,
+          k,
+          'torque-clamped',
+          `Clamped the ${entryName(k)} torque feedforward ${tff.toFixed(2)} N·m to ±${this.tmax[k].toFixed(1)} N·m.`,
+        );
       }
       out.position[k] = stepped;
       out.velocity[k] = vff;
@@ -341,7 +381,8 @@ export class SafetySupervisor {
       }
       return;
     }
-    if (faults.length > 0 && (mode === 'active' || mode === 'holding' || mode === 'fault')) this.latchFaults(faults, nowS);
+    if (faults.length > 0 && (mode === 'active' || mode === 'holding' || mode === 'fault'))
+      this.latchFaults(faults, nowS);
     if (this.currentMode !== 'active' && !(this.currentMode === 'holding' && this.holdKind === 'resumable')) return;
     const silentS = nowS - this.lastCommandS;
     if (this.currentMode === 'active' && silentS > this.holdAfterS) {
@@ -349,7 +390,10 @@ export class SafetySupervisor {
       this.enterHold('resumable');
     }
     if (this.currentMode === 'holding' && silentS > this.dampAfterS) {
-      const what = this.rejectedInRow > 0 ? `No valid command for ${(silentS * 1000).toFixed(0)} ms (${this.rejectedInRow} rejected)` : `No command for ${(silentS * 1000).toFixed(0)} ms`;
+      const what =
+        this.rejectedInRow > 0
+          ? `No valid command for ${(silentS * 1000).toFixed(0)} ms (${this.rejectedInRow} rejected)`
+          : `No command for ${(silentS * 1000).toFixed(0)} ms`;
       this.emit(nowS, 'watchdog-damp', `${what}; damping both arms. Activate the rig again to continue.`);
       this.drives[0] = this.drives[1] = 'damp';
       this.currentMode = 'damped';
@@ -373,8 +417,13 @@ export class SafetySupervisor {
     if (this.currentMode !== 'unconfigured') this.currentMode = 'estopped';
     this.estopTicks = 0;
     this.droppedReported = false;
-    const what = this.drives[0] === 'off' && this.drives[1] === 'off' ? 'Nothing is powered' : 'Arms stopped and damped';
-    this.emit(nowS, 'estop', `Emergency stop: ${reason || 'no reason given'}. ${what}; activate the rig again when it is safe.`);
+    const what =
+      this.drives[0] === 'off' && this.drives[1] === 'off' ? 'Nothing is powered' : 'Arms stopped and damped';
+    this.emit(
+      nowS,
+      'estop',
+      `Emergency stop: ${reason || 'no reason given'}. ${what}; activate the rig again when it is safe.`,
+    );
   }
 
   /**
@@ -396,7 +445,11 @@ export class SafetySupervisor {
     // The policy's command of this very cycle was replaced: the stop event says so.
     this.droppedReported = seenBy === 'write';
     this.lastInterlockStop = { timeS: nowS, reason, cycle: this.cycles, seenBy };
-    this.emit(nowS, 'interlock-stop', `${reason} Arms stopped at their pose, then damped; activate the rig again once the interlock is closed.`);
+    this.emit(
+      nowS,
+      'interlock-stop',
+      `${reason} Arms stopped at their pose, then damped; activate the rig again once the interlock is closed.`,
+    );
   }
 
   /** Damp every powered arm (an unpowered one stays off); the rig then disables the motors. */
@@ -424,7 +477,9 @@ export class SafetySupervisor {
       const arms = f.arm ? [f.arm] : ARM_SIDES;
       for (const side of arms) this.drives[side === 'left' ? 0 : 1] = 'damp';
       const healthy = ARM_SIDES.filter((s) => this.drive(s) === 'track');
-      const what = f.arm ? `${f.arm} arm${f.joint !== undefined ? ` ${f.joint === JOINTS_PER_ARM ? 'gripper' : `joint ${f.joint + 1}`}` : ''}` : 'rig';
+      const what = f.arm
+        ? `${f.arm} arm${f.joint !== undefined ? ` ${f.joint === JOINTS_PER_ARM ? 'gripper' : `joint ${f.joint + 1}`}` : ''}`
+        : 'rig';
       this.events.push({
         timeS: nowS,
         kind: 'fault-hold',
@@ -481,15 +536,26 @@ export class SafetySupervisor {
   }
 
   private refuse(nowS: number, fault: RigFault): never {
-    this.events.push({ timeS: nowS, kind: 'activate-refused', ...(fault.arm ? { arm: fault.arm } : {}), ...(fault.joint !== undefined ? { joint: fault.joint } : {}), message: fault.message });
+    this.events.push({
+      timeS: nowS,
+      kind: 'activate-refused',
+      ...(fault.arm ? { arm: fault.arm } : {}),
+      ...(fault.joint !== undefined ? { joint: fault.joint } : {}),
+      message: fault.message,
+    });
     throw new RigError(fault.message, fault);
   }
 }
 
 /** Why a command cannot be applied, or undefined. */
 function invalidReason(cmd: RigCommand): string | undefined {
-  if (cmd === null || typeof cmd !== 'object' || cmd.position === undefined || cmd.position === null) return 'no position targets';
-  return invalidArray('position', cmd.position) ?? (cmd.velocity ? invalidArray('velocity', cmd.velocity) : undefined) ?? (cmd.torqueNm ? invalidArray('torque', cmd.torqueNm) : undefined);
+  if (cmd === null || typeof cmd !== 'object' || cmd.position === undefined || cmd.position === null)
+    return 'no position targets';
+  return (
+    invalidArray('position', cmd.position) ??
+    (cmd.velocity ? invalidArray('velocity', cmd.velocity) : undefined) ??
+    (cmd.torqueNm ? invalidArray('torque', cmd.torqueNm) : undefined)
+  );
 }
 
 function invalidArray(name: string, arr: ArrayLike<number>): string | undefined {

@@ -94,7 +94,11 @@ export abstract class StreamingCamera implements Camera {
       this.pendingOpen = { resolve, reject };
     });
     this.openTimer = setTimeout(() => {
-      this.failOpen(new CameraOpenError(`Camera ${this.label} sent no frame within ${this.openTimeoutS} s of opening; check that it is connected and not in use by another program.`));
+      this.failOpen(
+        new CameraOpenError(
+          `Camera ${this.label} sent no frame within ${this.openTimeoutS} s of opening; check that it is connected and not in use by another program.`,
+        ),
+      );
     }, this.openTimeoutS * 1000);
     this.openTimer.unref();
     // The previous stream's source (a dying process) is gone before a new one starts.
@@ -144,7 +148,8 @@ export abstract class StreamingCamera implements Camera {
   }
 
   close(): Promise<void> {
-    if (this.statusNow === 'opening') this.failOpen(new CameraOpenError(`Camera ${this.label} was closed before its first frame.`));
+    if (this.statusNow === 'opening')
+      this.failOpen(new CameraOpenError(`Camera ${this.label} was closed before its first frame.`));
     if (this.statusNow === 'streaming') {
       this.clearTimers();
       this.stopping = this.stopSource();
@@ -158,19 +163,31 @@ export abstract class StreamingCamera implements Camera {
    * Hands one frame to the listeners, stamped now (or at `arrivalS`). Returns false when the camera
    * is not streaming or opening (a frame that raced close or loss is not delivered).
    */
-  protected deliver(format: FrameFormat, width: number, height: number, data: Uint8Array, arrivalS = this.nowS(), extra: Partial<Pick<CameraFrame, 'capturedS'>> = {}): boolean {
+  protected deliver(
+    format: FrameFormat,
+    width: number,
+    height: number,
+    data: Uint8Array,
+    arrivalS = this.nowS(),
+    extra: Partial<Pick<CameraFrame, 'capturedS'>> = {},
+  ): boolean {
     if (this.statusNow !== 'opening' && this.statusNow !== 'streaming') return false;
     if (this.statusNow === 'opening') {
       if (width !== this.info.width || height !== this.info.height) {
         this.failOpen(
-          new CameraOpenError(`Camera ${this.label} sends ${width}×${height} frames, not the configured ${this.info.width}×${this.info.height}: set width and height to a size it supports.`),
+          new CameraOpenError(
+            `Camera ${this.label} sends ${width}×${height} frames, not the configured ${this.info.width}×${this.info.height}: set width and height to a size it supports.`,
+          ),
         );
         return false;
       }
       this.statusNow = 'streaming';
       if (this.openTimer) clearTimeout(this.openTimer);
       this.openTimer = undefined;
-      this.watchdog = setInterval(() => this.checkStall(), Math.max(20, Math.min(250, (this.stallTimeoutS * 1000) / 4)));
+      this.watchdog = setInterval(
+        () => this.checkStall(),
+        Math.max(20, Math.min(250, (this.stallTimeoutS * 1000) / 4)),
+      );
       this.watchdog.unref();
     }
     if (this.lastArrivalS === this.lastArrivalS) {
@@ -179,7 +196,16 @@ export abstract class StreamingCamera implements Camera {
       if (gap > LATE_PERIODS * this.periodS) this.late += 1;
     }
     this.lastArrivalS = arrivalS;
-    const frame: CameraFrame = { camera: this.info.name, seq: this.received, arrivalS, format, width, height, data, ...extra };
+    const frame: CameraFrame = {
+      camera: this.info.name,
+      seq: this.received,
+      arrivalS,
+      format,
+      width,
+      height,
+      data,
+      ...extra,
+    };
     this.received += 1;
     this.newest = frame;
     if (this.pendingOpen) {
@@ -192,7 +218,9 @@ export abstract class StreamingCamera implements Camera {
         l(frame);
       } catch (e) {
         // One listener's bug must not stop the stream or the other listeners (the recorder).
-        process.emitWarning(`A frame listener of camera ${this.info.name} threw: ${e instanceof Error ? e.message : String(e)}`);
+        process.emitWarning(
+          `A frame listener of camera ${this.info.name} threw: ${e instanceof Error ? e.message : String(e)}`,
+        );
       }
     }
     return true;
@@ -236,7 +264,9 @@ export abstract class StreamingCamera implements Camera {
       try {
         l(reason, atS);
       } catch (e) {
-        process.emitWarning(`A lost listener of camera ${this.info.name} threw: ${e instanceof Error ? e.message : String(e)}`);
+        process.emitWarning(
+          `A lost listener of camera ${this.info.name} threw: ${e instanceof Error ? e.message : String(e)}`,
+        );
       }
     }
   }
@@ -250,7 +280,10 @@ export abstract class StreamingCamera implements Camera {
   private checkStall(): void {
     if (this.statusNow !== 'streaming') return;
     const silent = this.silentForS();
-    if (silent > this.stallTimeoutS) this.lose(`camera ${this.label} stopped sending frames ${silent.toFixed(1)} s ago; the episode goes on without it`);
+    if (silent > this.stallTimeoutS)
+      this.lose(
+        `camera ${this.label} stopped sending frames ${silent.toFixed(1)} s ago; the episode goes on without it`,
+      );
   }
 
   private clearTimers(): void {

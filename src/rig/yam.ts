@@ -20,10 +20,31 @@ export interface ChainJoint {
 const PI = Math.PI;
 export const YAM_CHAIN: readonly ChainJoint[] = [
   { name: 'joint1', parent: 'base_link', child: 'link1', xyz: [0, 0, 0.068], rpy: [0, PI / 2, PI], axis: [-1, 0, 0] },
-  { name: 'joint2', parent: 'link1', child: 'link2', xyz: [-0.0455, -0.0339, -0.02], rpy: [0, 0, -PI], axis: [0, 1, 0] },
+  {
+    name: 'joint2',
+    parent: 'link1',
+    child: 'link2',
+    xyz: [-0.0455, -0.0339, -0.02],
+    rpy: [0, 0, -PI],
+    axis: [0, 1, 0],
+  },
   { name: 'joint3', parent: 'link2', child: 'link3', xyz: [0, -0.0688, 0.264], rpy: [0, 0, -PI], axis: [0, 1, 0] },
-  { name: 'joint4', parent: 'link3', child: 'link4', xyz: [-0.0600003, -0.0688, -0.244999], rpy: [0, 0, 0], axis: [0, 1, 0] },
-  { name: 'joint5', parent: 'link4', child: 'link5', xyz: [-0.0405003, 0.0338995, -0.0739989], rpy: [0, 0, 0], axis: [1, 0, 0] },
+  {
+    name: 'joint4',
+    parent: 'link3',
+    child: 'link4',
+    xyz: [-0.0600003, -0.0688, -0.244999],
+    rpy: [0, 0, 0],
+    axis: [0, 1, 0],
+  },
+  {
+    name: 'joint5',
+    parent: 'link4',
+    child: 'link5',
+    xyz: [-0.0405003, 0.0338995, -0.0739989],
+    rpy: [0, 0, 0],
+    axis: [1, 0, 0],
+  },
   { name: 'joint6', parent: 'link5', child: 'gripper', xyz: [0.0404996, 0, -0.0356], rpy: [0, 0, 0], axis: [0, 0, -1] },
 ];
 
@@ -89,7 +110,15 @@ export function yamArm(side: ArmSide, basePose: Pose3 = DEFAULT_BASE_POSES[side]
   return {
     side,
     joints,
-    gripper: { name: `${side}_gripper`, motor: 'DM4310', strokeM: 0.096, motorTravelRad: 6.57, kp: 20, kd: 0.5, maxTorqueNm: MOTOR_RANGES.DM4310.tMaxNm },
+    gripper: {
+      name: `${side}_gripper`,
+      motor: 'DM4310',
+      strokeM: 0.096,
+      motorTravelRad: 6.57,
+      kp: 20,
+      kd: 0.5,
+      maxTorqueNm: MOTOR_RANGES.DM4310.tMaxNm,
+    },
     basePose,
   };
 }

@@ -53,24 +53,64 @@ export const EPISODE_OUTCOMES: Readonly<Record<EpisodeOutcome, OutcomeDefinition
     meaning:
       "The policy's own error ended it early — actions with NaN or the wrong shape, an observation it cannot take, an exception in the policy. The rig held from that step; the episode is scored as the world stood and counts against the policy, with the error recorded.",
   },
-  'rig-refused': { status: 'invalid', label: 'rig refused to start', meaning: 'The rig would not configure or activate (a wrong zero, a silent motor); nothing moved. Fix the rig and run it again.' },
-  'policy-reset-failed': { status: 'invalid', label: 'policy did not start', meaning: "The policy's reset failed before the first step (not an outage); nothing moved. Run it again once the policy starts." },
-  'rig-fault': { status: 'invalid', label: 'rig fault', meaning: 'The rig (or the sim: an unstable simulation) faulted during the steps; the supervisor held or damped. Says nothing about the policy.' },
+  'rig-refused': {
+    status: 'invalid',
+    label: 'rig refused to start',
+    meaning:
+      'The rig would not configure or activate (a wrong zero, a silent motor); nothing moved. Fix the rig and run it again.',
+  },
+  'policy-reset-failed': {
+    status: 'invalid',
+    label: 'policy did not start',
+    meaning:
+      "The policy's reset failed before the first step (not an outage); nothing moved. Run it again once the policy starts.",
+  },
+  'rig-fault': {
+    status: 'invalid',
+    label: 'rig fault',
+    meaning:
+      'The rig (or the sim: an unstable simulation) faulted during the steps; the supervisor held or damped. Says nothing about the policy.',
+  },
   'settle-fault': {
     status: 'invalid',
     label: 'fault while settling',
-    meaning: 'The policy finished (or failed on its own), then the rig or the sim faulted during the settle hold before the end state was taken: that end state cannot be trusted.',
+    meaning:
+      'The policy finished (or failed on its own), then the rig or the sim faulted during the settle hold before the end state was taken: that end state cannot be trusted.',
   },
-  'cameras-failed': { status: 'invalid', label: 'cameras failed', meaning: 'The cameras could not give the policy its images; without them the episode says nothing about the policy.' },
-  'layout-unbuildable': { status: 'invalid', label: 'layout not buildable', meaning: 'The sim could not build the layout (an object kind the task does not have, an impossible pose); nothing ran.' },
-  'scoring-failed': { status: 'invalid', label: 'not scorable', meaning: "The end state could not be read or scored by the task's rule." },
+  'cameras-failed': {
+    status: 'invalid',
+    label: 'cameras failed',
+    meaning:
+      'The cameras could not give the policy its images; without them the episode says nothing about the policy.',
+  },
+  'layout-unbuildable': {
+    status: 'invalid',
+    label: 'layout not buildable',
+    meaning:
+      'The sim could not build the layout (an object kind the task does not have, an impossible pose); nothing ran.',
+  },
+  'scoring-failed': {
+    status: 'invalid',
+    label: 'not scorable',
+    meaning: "The end state could not be read or scored by the task's rule.",
+  },
   'worker-failed': {
     status: 'invalid',
     label: 'sweep worker failed',
-    meaning: "A distributed sweep's job failed on every attempt — its worker crashed or was killed each time, or refused the job (a model whose bytes do not match its hash). Says nothing about the policy.",
+    meaning:
+      "A distributed sweep's job failed on every attempt — its worker crashed or was killed each time, or refused the job (a model whose bytes do not match its hash). Says nothing about the policy.",
   },
-  'policy-unavailable': { status: 'aborted', label: 'policy unavailable', meaning: 'The policy timed out, its server went away, reported an error or answered something unreadable; the rig held. An outage, not a policy failure.' },
-  'operator-stop': { status: 'aborted', label: 'stopped by the operator', meaning: 'The operator stopped it (Ctrl-C, stop button); the rig held.' },
+  'policy-unavailable': {
+    status: 'aborted',
+    label: 'policy unavailable',
+    meaning:
+      'The policy timed out, its server went away, reported an error or answered something unreadable; the rig held. An outage, not a policy failure.',
+  },
+  'operator-stop': {
+    status: 'aborted',
+    label: 'stopped by the operator',
+    meaning: 'The operator stopped it (Ctrl-C, stop button); the rig held.',
+  },
   'safety-stop': {
     status: 'aborted',
     label: 'safety stop',
@@ -145,6 +185,23 @@ export function unrunEpisode(fields: {
   policyName: string;
   policyCheckpointSha256: string;
 }): Episode {
-  const empty: Trajectory = { steps: 0, timeS: new Float64Array(0), position: new Float32Array(0), command: new Float32Array(0), applied: new Float32Array(0), chunkIndex: new Int32Array(0), row: new Int32Array(0) };
-  return { ...fields, status: EPISODE_OUTCOMES[fields.outcome].status, trajectory: empty, safetyEvents: [], taskEvents: [], takeovers: [], observations: 0, finalStateHash: '' };
+  const empty: Trajectory = {
+    steps: 0,
+    timeS: new Float64Array(0),
+    position: new Float32Array(0),
+    command: new Float32Array(0),
+    applied: new Float32Array(0),
+    chunkIndex: new Int32Array(0),
+    row: new Int32Array(0),
+  };
+  return {
+    ...fields,
+    status: EPISODE_OUTCOMES[fields.outcome].status,
+    trajectory: empty,
+    safetyEvents: [],
+    taskEvents: [],
+    takeovers: [],
+    observations: 0,
+    finalStateHash: '',
+  };
 }

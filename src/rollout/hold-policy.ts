@@ -26,7 +26,8 @@ export class HoldPolicy implements Policy {
   }
 
   async infer(obs: Observation): Promise<ActionChunk> {
-    if (obs.state.length !== STATE_DIM) throw new Error(`${HOLD_POLICY_NAME} expects a ${STATE_DIM}-entry state, not ${obs.state.length}.`);
+    if (obs.state.length !== STATE_DIM)
+      throw new Error(`${HOLD_POLICY_NAME} expects a ${STATE_DIM}-entry state, not ${obs.state.length}.`);
     this.pose ??= Float32Array.from(obs.state);
     const actions = new Float32Array(HORIZON * STATE_DIM);
     for (let r = 0; r < HORIZON; r++) actions.set(this.pose, r * STATE_DIM);

@@ -4,7 +4,12 @@
  * and sessions accept the same specs and an unknown one gets the same sentence everywhere.
  */
 import type { Policy } from '../policy/contract.js';
-import { CodePolicySpecError, codePolicies, parseCodePolicySpec, type CodePolicyOptions } from '../policy/code/index.js';
+import {
+  CodePolicySpecError,
+  codePolicies,
+  parseCodePolicySpec,
+  type CodePolicyOptions,
+} from '../policy/code/index.js';
 import { isRuntimePolicySpec, openPolicySpec, type PolicySpecOptions } from '../policy/spec.js';
 import { HOLD_POLICY_NAME, HoldPolicy } from './hold-policy.js';
 import { ThreadedPolicy, type ThreadedPolicyOptions } from './threaded-policy.js';
@@ -24,7 +29,13 @@ function codePolicyNames(): string[] {
 
 /** The specs this registry accepts, for help texts and error messages. */
 export function knownPolicySpecs(): string[] {
-  return [...codePolicyNames().map((n) => `code:${n}`), 'code:NAME?skill=0.4 (a graded variant)', 'code:bottles-in-the-bin?dense-miss=0.8 (misses crowded bottles)', 'onnx:path/to/model.onnx', 'ws://host:port'];
+  return [
+    ...codePolicyNames().map((n) => `code:${n}`),
+    'code:NAME?skill=0.4 (a graded variant)',
+    'code:bottles-in-the-bin?dense-miss=0.8 (misses crowded bottles)',
+    'onnx:path/to/model.onnx',
+    'ws://host:port',
+  ];
 }
 
 /**
@@ -33,7 +44,10 @@ export function knownPolicySpecs(): string[] {
  * rollout loop's thread never plans: one wrapper on every path, and the sim proves it. `warmUp`
  * (wall-clock rigs) see ThreadedPolicyOptions.
  */
-export async function openPolicy(spec: string, opts: PolicySpecOptions & Pick<ThreadedPolicyOptions, 'warmUp'>): Promise<Policy> {
+export async function openPolicy(
+  spec: string,
+  opts: PolicySpecOptions & Pick<ThreadedPolicyOptions, 'warmUp'>,
+): Promise<Policy> {
   if (codePolicyOf(spec) !== undefined) return ThreadedPolicy.open(spec, { cwd: opts.cwd, warmUp: opts.warmUp });
   return openPolicyHere(spec, opts);
 }
@@ -49,7 +63,8 @@ function codePolicyOf(spec: string): { name: string; options: CodePolicyOptions 
     throw e;
   }
   if (!codePolicies[parsed.name]) throw unknown(spec);
-  if (parsed.options.denseMiss !== undefined && parsed.name !== 'bottles-in-the-bin') throw new PolicySpecError(`'${spec}': only code:bottles-in-the-bin has a dense-miss variant.`);
+  if (parsed.options.denseMiss !== undefined && parsed.name !== 'bottles-in-the-bin')
+    throw new PolicySpecError(`'${spec}': only code:bottles-in-the-bin has a dense-miss variant.`);
   return parsed;
 }
 

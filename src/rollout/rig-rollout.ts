@@ -129,7 +129,9 @@ export const STANDSTILL_DEADLINE_MS = 30_000;
 /** The per-inference deadline a rollout on this clock gets unless one is given. */
 export function policyDeadlineMs(clock: Pick<Clock, 'passesWhileAwaiting'> | undefined, given?: number): number {
   // No clock means the wall clock (runRigRollout's default).
-  return given ?? (clock === undefined || clock.passesWhileAwaiting === true ? DEFAULT_DEADLINE_MS : STANDSTILL_DEADLINE_MS);
+  return (
+    given ?? (clock === undefined || clock.passesWhileAwaiting === true ? DEFAULT_DEADLINE_MS : STANDSTILL_DEADLINE_MS)
+  );
 }
 
 export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRolloutResult> {
@@ -200,13 +202,44 @@ export async function runRigRollout(opts: RigRolloutOptions): Promise<RigRollout
         // One command per step: the longest time between two steps' writes.
         longestCommandAgeMs: longestGapS * 1000,
       };
-  return { episode, timing, loop, chunks: executor.chunks(), safetyEventsByKind, finalMode, wallMs, ...(tableEndStates ? { tableEndStates } : {}) };
+  return {
+    episode,
+    timing,
+    loop,
+    chunks: executor.chunks(),
+    safetyEventsByKind,
+    finalMode,
+    wallMs,
+    ...(tableEndStates ? { tableEndStates } : {}),
+  };
 }
 
 /** The MotorLoopStats fields of a richer record (a rig thread's also counts commands and dropped events). */
 export function pickMotorLoopStats(s: MotorLoopStats): MotorLoopStats {
-  const { rateHz, cycles, achievedHz, lateCycles, overruns, jitterP50Ms, jitterP99Ms, jitterMaxMs, watchdogHolds, longestCommandAgeMs } = s;
-  return { rateHz, cycles, achievedHz, lateCycles, overruns, jitterP50Ms, jitterP99Ms, jitterMaxMs, watchdogHolds, longestCommandAgeMs };
+  const {
+    rateHz,
+    cycles,
+    achievedHz,
+    lateCycles,
+    overruns,
+    jitterP50Ms,
+    jitterP99Ms,
+    jitterMaxMs,
+    watchdogHolds,
+    longestCommandAgeMs,
+  } = s;
+  return {
+    rateHz,
+    cycles,
+    achievedHz,
+    lateCycles,
+    overruns,
+    jitterP50Ms,
+    jitterP99Ms,
+    jitterMaxMs,
+    watchdogHolds,
+    longestCommandAgeMs,
+  };
 }
 
 /** The end-metadata record of an episode's loop statistics (numbers rounded to what they can say). */

@@ -17,10 +17,26 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { STATE_DIM, type Clock, type Rig, type RigCommand, type RigState, type SafetyEvent } from '../rig/contract.js';
-import { PolicyUnavailableError, type CameraName, type ChunkExecutor, type EpisodeContext, type Observation, type PolicyInfo, type PrivilegedState, type RgbImage, type StepAction } from '../policy/contract.js';
+import {
+  PolicyUnavailableError,
+  type CameraName,
+  type ChunkExecutor,
+  type EpisodeContext,
+  type Observation,
+  type PolicyInfo,
+  type PrivilegedState,
+  type RgbImage,
+  type StepAction,
+} from '../policy/contract.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import { describeTaskEvent, type TaskEvent } from '../tasks/task-events.js';
-import { EPISODE_OUTCOMES, type EndStateSource, type Episode, type EpisodeOutcome, type Trajectory } from './episode.js';
+import {
+  EPISODE_OUTCOMES,
+  type EndStateSource,
+  type Episode,
+  type EpisodeOutcome,
+  type Trajectory,
+} from './episode.js';
 import { DEFAULT_HAND_BACK_S, minimumJerk, type OperatorTakeover, type TakeoverSpan } from './operator-takeover.js';
 
 /** A camera frame an observation used: how old it was when the observation took it, and the camera's drops so far. */
@@ -166,8 +182,10 @@ export function prepareEpisode(opts: RunEpisodeOptions): EpisodeRun {
   const { rig, policy, controlHz, task, seed } = opts;
   if (!(controlHz > 0 && controlHz <= 1000)) throw new RangeError(`controlHz must be in (0, 1000], not ${controlHz}`);
   if (!(opts.episodeSeconds > 0)) throw new RangeError(`episodeSeconds must be positive, not ${opts.episodeSeconds}`);
-  if (policy.cameras.length > 0 && !opts.cameras) throw new Error(`Policy '${policy.name}' needs cameras (${policy.cameras.join(', ')}), but this rollout has none.`);
-  if (policy.needsPrivilegedState && !opts.privileged) throw new Error(`Policy '${policy.name}' reads privileged object poses, which only the sim provides.`);
+  if (policy.cameras.length > 0 && !opts.cameras)
+    throw new Error(`Policy '${policy.name}' needs cameras (${policy.cameras.join(', ')}), but this rollout has none.`);
+  if (policy.needsPrivilegedState && !opts.privileged)
+    throw new Error(`Policy '${policy.name}' reads privileged object poses, which only the sim provides.`);
   const totalSteps = Math.round(opts.episodeSeconds * controlHz);
   return {
     opts,
@@ -258,7 +276,10 @@ function safetyStop(run: EpisodeRun, step: number): EpisodeEnding {
     const e = run.safetyEvents[i];
     if (e.kind === 'interlock-stop' || e.kind === 'estop') why = e.message;
   }
-  return { outcome: 'safety-stop', reason: `${why ?? 'The safety supervisor stopped the arms.'} (at step ${step} of ${run.totalSteps})` };
+  return {
+    outcome: 'safety-stop',
+    reason: `${why ?? 'The safety supervisor stopped the arms.'} (at step ${step} of ${run.totalSteps})`,
+  };
 }
 
 function unavailable(e: PolicyUnavailableError): EpisodeEnding {
@@ -276,7 +297,13 @@ export async function startEpisode(run: EpisodeRun): Promise<EpisodeEnding | und
     return { outcome: 'rig-refused', reason: `The rig could not start the episode: ${messageOf(e)}` };
   }
   run.startS = clock.nowS();
-  run.opts.recording?.event(run.startS, 'phase', 'rollout', 'The episode started: the rig is active and the policy is being reset.', { phase: 'start' });
+  run.opts.recording?.event(
+    run.startS,
+    'phase',
+    'rollout',
+    'The episode started: the rig is active and the policy is being reset.',
+    { phase: 'start' },
+  );
   try {
     await waitTicking(run, executor.reset(run.ctx));
   } catch (e) {
@@ -320,9 +347,11 @@ async function observe(run: EpisodeRun): Promise<Observation> {
  */
 function actionProblem(action: StepAction, policyName: string): string | undefined {
   const p = action.position;
-  if (p.length !== STATE_DIM) return `Policy ${policyName} gave ${p.length} action values for a step; a step needs ${STATE_DIM} (2 arms × 6 joints + gripper).`;
+  if (p.length !== STATE_DIM)
+    return `Policy ${policyName} gave ${p.length} action values for a step; a step needs ${STATE_DIM} (2 arms × 6 joints + gripper).`;
   for (let k = 0; k < STATE_DIM; k++) {
-    if (!Number.isFinite(p[k])) return `Policy ${policyName} answered ${String(p[k])} at action entry ${k} (chunk ${action.chunkIndex}, row ${action.row}); no entry of it was executed.`;
+    if (!Number.isFinite(p[k]))
+      return `Policy ${policyName} answered ${String(p[k])} at action entry ${k} (chunk ${action.chunkIndex}, row ${action.row}); no entry of it was executed.`;
   }
   return undefined;
 }
@@ -330,7 +359,11 @@ function actionProblem(action: StepAction, policyName: string): string | undefin
 function classifyStepFailure(e: unknown, step: number, totalSteps: number, tS: number): EpisodeEnding {
   if (e instanceof PolicyUnavailableError) return unavailable(e);
   // Not the policy's doing: without its images the episode says nothing about the policy.
-  if (e instanceof CameraFailure) return { outcome: 'cameras-failed', reason: `The cameras failed at ${tS.toFixed(2)} s into the episode (step ${step} of ${totalSteps}), so the policy got no images: ${e.message}` };
+  if (e instanceof CameraFailure)
+    return {
+      outcome: 'cameras-failed',
+      reason: `The cameras failed at ${tS.toFixed(2)} s into the episode (step ${step} of ${totalSteps}), so the policy got no images: ${e.message}`,
+    };
   return { outcome: 'policy-error', policyError: policyErrorAt(messageOf(e), step, totalSteps) };
 }
 
@@ -380,7 +413,13 @@ async function stepLoop(run: EpisodeRun): Promise<EpisodeEnding> {
     if (operator !== undefined) {
       if (run.operatorFrom < 0) {
         run.operatorFrom = step;
-        recording?.event(state.timeS, 'takeover', 'operator', `The operator took over at ${tS.toFixed(2)} s (step ${step}); the policy pauses.`, { takeover: 'start', step, episode_time_s: tS });
+        recording?.event(
+          state.timeS,
+          'takeover',
+          'operator',
+          `The operator took over at ${tS.toFixed(2)} s (step ${step}); the policy pauses.`,
+          { takeover: 'start', step, episode_time_s: tS },
+        );
       }
       // The operator's steps carry no chunk: -1 marks them in the trajectory.
       action = { position: operatorAction.position, chunkIndex: -1, row: -1 };
@@ -389,7 +428,13 @@ async function stepLoop(run: EpisodeRun): Promise<EpisodeEnding> {
       if (run.operatorFrom >= 0) {
         const from = run.operatorFrom;
         endTakeover(run, step, false);
-        recording?.event(state.timeS, 'takeover', 'operator', `The operator gave back at ${tS.toFixed(2)} s (step ${step}, after ${((step - from) * periodS).toFixed(2)} s); the policy resumes from here.`, { takeover: 'end', step, episode_time_s: tS });
+        recording?.event(
+          state.timeS,
+          'takeover',
+          'operator',
+          `The operator gave back at ${tS.toFixed(2)} s (step ${step}, after ${((step - from) * periodS).toFixed(2)} s); the policy resumes from here.`,
+          { takeover: 'end', step, episode_time_s: tS },
+        );
         executor.replanNow();
         handBackAt = step;
         handBackFrom.set(lastApplied);
@@ -400,7 +445,8 @@ async function stepLoop(run: EpisodeRun): Promise<EpisodeEnding> {
         return classifyStepFailure(e, step, totalSteps, tS);
       }
       const problem = actionProblem(action, policy.name);
-      if (problem !== undefined) return { outcome: 'policy-error', policyError: policyErrorAt(problem, step, totalSteps) };
+      if (problem !== undefined)
+        return { outcome: 'policy-error', policyError: policyErrorAt(problem, step, totalSteps) };
     }
     for (let k = 0; k < STATE_DIM; k++) command[k] = action.position[k];
     if (handBackAt >= 0 && run.operatorFrom < 0) {
@@ -420,10 +466,19 @@ async function stepLoop(run: EpisodeRun): Promise<EpisodeEnding> {
       recording.jointState(state);
       recording.command(writtenS, applied);
       const observed = run.observed[action.chunkIndex];
-      if (observed) recording.stepTiming(writtenS, { step, chunkIndex: action.chunkIndex, observationToActionS: writtenS - observed.stateTimeS, frames: observed.frames });
+      if (observed)
+        recording.stepTiming(writtenS, {
+          step,
+          chunkIndex: action.chunkIndex,
+          observationToActionS: writtenS - observed.stateTimeS,
+          frames: observed.frames,
+        });
       if (action.chunkIndex !== lastChunk && action.chunkIndex >= 0) {
         lastChunk = action.chunkIndex;
-        recording.event(state.timeS, 'chunk', 'policy', `Chunk ${action.chunkIndex} took over at step ${step}.`, { chunk_index: action.chunkIndex, step });
+        recording.event(state.timeS, 'chunk', 'policy', `Chunk ${action.chunkIndex} took over at step ${step}.`, {
+          chunk_index: action.chunkIndex,
+          step,
+        });
       }
     }
     const o = step * STATE_DIM;
@@ -439,14 +494,20 @@ async function stepLoop(run: EpisodeRun): Promise<EpisodeEnding> {
     drainEvents(run);
     if (step % run.taskEventEvery === 0) sampleTaskEvents(run, tS, state.timeS);
     // Stopped by this step's write or tick: the step is kept (its applied command is the hold).
-    if (rig.read().mode === 'estopped') return signal?.aborted ? { outcome: 'operator-stop', reason: 'stopped by the operator' } : safetyStop(run, step);
+    if (rig.read().mode === 'estopped')
+      return signal?.aborted ? { outcome: 'operator-stop', reason: 'stopped by the operator' } : safetyStop(run, step);
   }
   return COMPLETED;
 }
 
 /** Closes the operator's stretch at `step` (the first step not theirs). */
 function endTakeover(run: EpisodeRun, step: number, open: boolean): void {
-  run.takeovers.push({ startS: run.operatorFrom * run.periodS, endS: step * run.periodS, steps: step - run.operatorFrom, open });
+  run.takeovers.push({
+    startS: run.operatorFrom * run.periodS,
+    endS: step * run.periodS,
+    steps: step - run.operatorFrom,
+    open,
+  });
   run.operatorFrom = -1;
 }
 
@@ -469,7 +530,10 @@ export async function settleEpisode(run: EpisodeRun, ending: EpisodeEnding): Pro
   const settleS = run.opts.settleSeconds ?? 0.5;
   const endS = clock.nowS();
   const recording = run.opts.recording;
-  recording?.event(endS, 'phase', 'rollout', `The rig holds while the world settles (${settleS} s).`, { phase: 'settle', ending: ending.outcome });
+  recording?.event(endS, 'phase', 'rollout', `The rig holds while the world settles (${settleS} s).`, {
+    phase: 'settle',
+    ending: ending.outcome,
+  });
   const stepsS = run.steps * run.periodS;
   let tick = 0;
   for (let t = run.periodS; t <= settleS + 1e-9; t += run.periodS) {
@@ -486,7 +550,11 @@ export async function settleEpisode(run: EpisodeRun, ending: EpisodeEnding): Pro
   const fault = faultReason(rig.read());
   if (fault === undefined) return ending;
   const after = ending.outcome === 'policy-error' ? 'after the policy failed' : 'after the last step';
-  return { ...ending, outcome: 'settle-fault', reason: `The rig faulted while the world settled ${after}, so the end state cannot be trusted: ${fault}` };
+  return {
+    ...ending,
+    outcome: 'settle-fault',
+    reason: `The rig faulted while the world settled ${after}, so the end state cannot be trusted: ${fault}`,
+  };
 }
 
 /** Score phase: the end state (valid episodes only), the final-state hash, the episode record. */
@@ -512,13 +580,20 @@ export async function scoreEpisode(run: EpisodeRun, ending: EpisodeEnding): Prom
   const finalState = rig.read();
   const hash = sha256.create();
   hash.update(new Uint8Array(traj.timeS.buffer, 0, steps * 8));
-  for (const arr of [traj.position, traj.command, traj.applied]) hash.update(new Uint8Array(arr.buffer, 0, steps * STATE_DIM * 4));
+  for (const arr of [traj.position, traj.command, traj.applied])
+    hash.update(new Uint8Array(arr.buffer, 0, steps * STATE_DIM * 4));
   hash.update(new Uint8Array(traj.chunkIndex.buffer, 0, steps * 4));
   hash.update(new Uint8Array(traj.row.buffer, 0, steps * 4));
   hash.update(new Uint8Array(Float64Array.from(finalState.position).buffer));
   if (endState?.fingerprint) hash.update(new Uint8Array(endState.fingerprint().buffer));
   const status = EPISODE_OUTCOMES[outcome].status;
-  run.opts.recording?.event(run.opts.clock.nowS(), 'phase', 'rollout', reason ?? `The episode ended: ${outcome}.`, { phase: 'end', outcome, status, progress: progress ?? null, steps });
+  run.opts.recording?.event(run.opts.clock.nowS(), 'phase', 'rollout', reason ?? `The episode ended: ${outcome}.`, {
+    phase: 'end',
+    outcome,
+    status,
+    progress: progress ?? null,
+    steps,
+  });
   return {
     status,
     outcome,

@@ -37,7 +37,10 @@ export function defaultMaxFrameAgeS(fps: number): number {
   return Math.max(0.25, 4 / fps);
 }
 
-export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>, options: StreamCameraSourceOptions = {}): CameraSource {
+export function streamCameraSource(
+  cameras: Partial<Record<CameraName, Camera>>,
+  options: StreamCameraSourceOptions = {},
+): CameraSource {
   void imageCodec(); // loading now, while the cameras start, not at the first observation
   const decoded = new Map<CameraName, { seq: number; image: Promise<RgbImage> }>();
   const timeoutMs = (options.firstFrameTimeoutS ?? 10) * 1000;
@@ -45,7 +48,10 @@ export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>,
 
   async function frameOf(name: CameraName): Promise<CameraFrame> {
     const cam = cameras[name];
-    if (!cam) throw new Error(`The policy reads camera ${name}, which this rig does not have (it has ${Object.keys(cameras).join(', ') || 'none'}).`);
+    if (!cam)
+      throw new Error(
+        `The policy reads camera ${name}, which this rig does not have (it has ${Object.keys(cameras).join(', ') || 'none'}).`,
+      );
     if (cam.status === 'lost') throw new Error(cam.lostReason ?? `camera ${name} is lost`);
     if (cam.status === 'closed') throw new Error(`Camera ${name} (${cam.info.source}) is not open.`);
     const f = cam.latest();
@@ -55,7 +61,10 @@ export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>,
         const ageS = nowS() - f.arrivalS;
         const asked = typeof options.maxFrameAgeS === 'function' ? options.maxFrameAgeS(name) : options.maxFrameAgeS;
         const boundS = asked ?? defaultMaxFrameAgeS(cam.info.fps);
-        if (ageS > boundS) throw new Error(`camera ${name} (${cam.info.source}) sent no frame for ${(ageS * 1000).toFixed(0)} ms, longer than the ${(boundS * 1000).toFixed(0)} ms an observation may wait; check its cable and that nothing else loads it`);
+        if (ageS > boundS)
+          throw new Error(
+            `camera ${name} (${cam.info.source}) sent no frame for ${(ageS * 1000).toFixed(0)} ms, longer than the ${(boundS * 1000).toFixed(0)} ms an observation may wait; check its cable and that nothing else loads it`,
+          );
       }
       return f;
     }
@@ -93,7 +102,11 @@ export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>,
     async capture(names: readonly CameraName[]): Promise<Partial<Record<CameraName, RgbImage>>> {
       const frames = await Promise.all(names.map(frameOf));
       const takenS = options.nowS?.();
-      last = frames.map((f, i) => ({ camera: names[i], ageS: takenS === undefined ? 0 : takenS - f.arrivalS, dropped: cameras[names[i]]!.counters().dropped }));
+      last = frames.map((f, i) => ({
+        camera: names[i],
+        ageS: takenS === undefined ? 0 : takenS - f.arrivalS,
+        dropped: cameras[names[i]]!.counters().dropped,
+      }));
       const images = await Promise.all(names.map((n, i) => imageOf(n, frames[i])));
       return Object.fromEntries(names.map((n, i) => [n, images[i]]));
     },
@@ -104,12 +117,20 @@ export function streamCameraSource(cameras: Partial<Record<CameraName, Camera>>,
 /** A frame as an 8-bit RGB image (sharp, off the main thread), resized if a size is asked for. */
 async function decode(frame: CameraFrame, size: StreamCameraSourceOptions['size']): Promise<RgbImage> {
   const sharp = await imageCodec();
-  const input = frame.format === 'jpeg' ? sharp(frame.data) : sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } });
+  const input =
+    frame.format === 'jpeg'
+      ? sharp(frame.data)
+      : sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } });
   let img = input.removeAlpha().toColourspace('srgb');
   if (size && (size.width !== frame.width || size.height !== frame.height)) {
     img = img.resize(size.width, size.height, { fit: 'contain', background: { r: 0, g: 0, b: 0 }, kernel: 'lanczos3' });
   }
   const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
-  if (info.channels !== 3) throw new Error(`Camera ${frame.camera} gave a frame with ${info.channels} channels, not RGB.`);
-  return { width: info.width, height: info.height, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+  if (info.channels !== 3)
+    throw new Error(`Camera ${frame.camera} gave a frame with ${info.channels} channels, not RGB.`);
+  return {
+    width: info.width,
+    height: info.height,
+    data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+  };
 }

@@ -6,7 +6,11 @@ import { TaskEventTracker, type ObjectSighting } from '../tasks/task-events.js';
 import type { Layout, TaskDefinition } from '../tasks/types.js';
 import type { TaskEventSource } from './run-episode.js';
 
-export function watchTable(task: TaskDefinition, layout: Layout, sightings: () => readonly ObjectSighting[]): TaskEventSource {
+export function watchTable(
+  task: TaskDefinition,
+  layout: Layout,
+  sightings: () => readonly ObjectSighting[],
+): TaskEventSource {
   const tracker = new TaskEventTracker(task, layout);
   return { sample: (timeS) => tracker.observe(timeS, sightings()) };
 }

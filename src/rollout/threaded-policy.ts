@@ -11,7 +11,14 @@
  * up after `answerTimeoutMs` and the worker terminated. close() always ends the worker.
  */
 import { Worker } from 'node:worker_threads';
-import { PolicyUnavailableError, type ActionChunk, type EpisodeContext, type Observation, type Policy, type PolicyInfo } from '../policy/contract.js';
+import {
+  PolicyUnavailableError,
+  type ActionChunk,
+  type EpisodeContext,
+  type Observation,
+  type Policy,
+  type PolicyInfo,
+} from '../policy/contract.js';
 
 export type ToPolicyWorker =
   | { type: 'reset'; id: number; ctx: EpisodeContext }
@@ -96,8 +103,22 @@ export class ThreadedPolicy implements Policy {
       if (m.type === 'error') p.reject(new ThreadedPolicyError(m.message, m.name));
       else p.resolve(m);
     });
-    worker.on('error', (e) => this.stop(new PolicyUnavailableError(`The worker thread running policy ${info.name} crashed (${messageOf(e)}); the policy cannot answer any more.`, 'disconnected')));
-    worker.on('exit', (code) => this.stop(new PolicyUnavailableError(`The worker thread running policy ${info.name} exited (code ${code}); the policy cannot answer any more.`, 'disconnected')));
+    worker.on('error', (e) =>
+      this.stop(
+        new PolicyUnavailableError(
+          `The worker thread running policy ${info.name} crashed (${messageOf(e)}); the policy cannot answer any more.`,
+          'disconnected',
+        ),
+      ),
+    );
+    worker.on('exit', (code) =>
+      this.stop(
+        new PolicyUnavailableError(
+          `The worker thread running policy ${info.name} exited (code ${code}); the policy cannot answer any more.`,
+          'disconnected',
+        ),
+      ),
+    );
   }
 
   /** Opens the policy `spec` names (any spec openPolicyHere takes) in a new worker thread. */
@@ -120,8 +141,12 @@ export class ThreadedPolicy implements Policy {
         }
       };
       worker.on('message', onMessage);
-      worker.once('error', (e) => fail(`The worker thread for policy ${spec} crashed while opening it: ${messageOf(e)}`));
-      worker.once('exit', (code) => fail(`The worker thread for policy ${spec} exited (code ${code}) before the policy was open.`));
+      worker.once('error', (e) =>
+        fail(`The worker thread for policy ${spec} crashed while opening it: ${messageOf(e)}`),
+      );
+      worker.once('exit', (code) =>
+        fail(`The worker thread for policy ${spec} exited (code ${code}) before the policy was open.`),
+      );
     });
   }
 
@@ -131,7 +156,8 @@ export class ThreadedPolicy implements Policy {
 
   async infer(obs: Observation): Promise<ActionChunk> {
     const m = await this.call({ type: 'infer', id: 0, obs }, 'an inference');
-    if (m.type !== 'chunk') throw new Error(`The worker thread running policy ${this.info.name} answered an inference without a chunk.`);
+    if (m.type !== 'chunk')
+      throw new Error(`The worker thread running policy ${this.info.name} answered an inference without a chunk.`);
     return m.chunk;
   }
 
@@ -152,7 +178,11 @@ export class ThreadedPolicy implements Policy {
   }
 
   /** Sends one request; unanswered after `timeoutMs` (null: no limit), the worker counts as hung and is terminated. */
-  private call(msg: ToPolicyWorker, what: string, timeoutMs: number | null = this.answerTimeoutMs): Promise<FromPolicyWorker> {
+  private call(
+    msg: ToPolicyWorker,
+    what: string,
+    timeoutMs: number | null = this.answerTimeoutMs,
+  ): Promise<FromPolicyWorker> {
     if (this.gone) return Promise.reject(this.gone);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -160,7 +190,12 @@ export class ThreadedPolicy implements Policy {
         timeoutMs === null
           ? undefined
           : setTimeout(() => {
-              this.stop(new PolicyUnavailableError(`Policy ${this.info.name} did not answer ${what} within ${timeoutMs} ms; its worker thread was stopped.`, 'timeout'));
+              this.stop(
+                new PolicyUnavailableError(
+                  `Policy ${this.info.name} did not answer ${what} within ${timeoutMs} ms; its worker thread was stopped.`,
+                  'timeout',
+                ),
+              );
               void this.worker.terminate();
             }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });

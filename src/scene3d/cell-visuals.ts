@@ -31,11 +31,15 @@ export function cellVisuals(): Record<string, Visual> {
   const [tx, ty] = TABLE_SIZE_M;
   return {
     [TABLE_VISUAL_ID]: {
-      parts: [{ shape: { type: 'box', sizeM: [tx, ty, 0.03] }, offset: { position: [0, 0, -0.015], quaternion: IDENTITY } }],
+      parts: [
+        { shape: { type: 'box', sizeM: [tx, ty, 0.03] }, offset: { position: [0, 0, -0.015], quaternion: IDENTITY } },
+      ],
       color: [214, 206, 190],
     },
     [FLOOR_VISUAL_ID]: {
-      parts: [{ shape: { type: 'box', sizeM: [8, 8, 0.02] }, offset: { position: [0, 0, -0.76], quaternion: IDENTITY } }],
+      parts: [
+        { shape: { type: 'box', sizeM: [8, 8, 0.02] }, offset: { position: [0, 0, -0.76], quaternion: IDENTITY } },
+      ],
       color: [120, 122, 128],
     },
   };
@@ -65,8 +69,13 @@ export function catalogueVisuals(task: SceneTask): Record<string, Visual> {
 export function layoutBodies(task: SceneTask, layout: Layout): SceneBody[] {
   const bodies: SceneBody[] = [];
   for (const f of layout.fixtures) {
-    if (!task.fixtureKinds.some((k) => k.id === f.kind)) throw new Error(`Fixture "${f.id}" is of kind "${f.kind}", which task ${task.id} does not define.`);
-    bodies.push({ key: `fixture:${f.id}`, visual: fixtureVisualId(f.kind), pose: { position: [f.pose.x, f.pose.y, 0], quaternion: quatFromYaw(f.pose.yawRad) } });
+    if (!task.fixtureKinds.some((k) => k.id === f.kind))
+      throw new Error(`Fixture "${f.id}" is of kind "${f.kind}", which task ${task.id} does not define.`);
+    bodies.push({
+      key: `fixture:${f.id}`,
+      visual: fixtureVisualId(f.kind),
+      pose: { position: [f.pose.x, f.pose.y, 0], quaternion: quatFromYaw(f.pose.yawRad) },
+    });
   }
   for (const o of layout.objects) {
     const kind = task.objectKinds.find((k) => k.id === o.kind);

@@ -19,19 +19,38 @@ export function shapeGeometry(shape: Shape): THREE.BufferGeometry[] {
     case 'box':
       return [new THREE.BoxGeometry(shape.sizeM[0], shape.sizeM[1], shape.sizeM[2])];
     case 'cylinder':
-      return [new THREE.CylinderGeometry(shape.radiusM, shape.radiusM, shape.heightM, RADIAL_SEGMENTS).rotateX(Math.PI / 2)];
+      return [
+        new THREE.CylinderGeometry(shape.radiusM, shape.radiusM, shape.heightM, RADIAL_SEGMENTS).rotateX(Math.PI / 2),
+      ];
     case 'tube': {
       const h = shape.heightM / 2;
       const ro = shape.outerRadiusM;
       const ri = shape.innerRadiusM;
-      return [lathe([[ri, -h], [ro, -h], [ro, h], [ri, h], [ri, -h]])];
+      return [
+        lathe([
+          [ri, -h],
+          [ro, -h],
+          [ro, h],
+          [ri, h],
+          [ri, -h],
+        ]),
+      ];
     }
     case 'cup': {
       const h = shape.heightM / 2;
       const ro = shape.radiusM;
       const ri = shape.radiusM - shape.wallM;
       const floor = -h + shape.bottomM;
-      return [lathe([[0, -h], [ro, -h], [ro, h], [ri, h], [ri, floor], [0, floor]])];
+      return [
+        lathe([
+          [0, -h],
+          [ro, -h],
+          [ro, h],
+          [ri, h],
+          [ri, floor],
+          [0, floor],
+        ]),
+      ];
     }
     case 'tray': {
       const [sx, sy, sz] = shape.sizeM;
@@ -80,7 +99,11 @@ export function buildVisual(visual: Visual): THREE.Group {
   const pieces: THREE.BufferGeometry[] = [];
   const m = new THREE.Matrix4();
   for (const part of visual.parts) {
-    m.compose(new THREE.Vector3(...part.offset.position), new THREE.Quaternion(...part.offset.quaternion).normalize(), new THREE.Vector3(1, 1, 1));
+    m.compose(
+      new THREE.Vector3(...part.offset.position),
+      new THREE.Quaternion(...part.offset.quaternion).normalize(),
+      new THREE.Vector3(1, 1, 1),
+    );
     for (const g of shapeGeometry(part.shape)) pieces.push(g.applyMatrix4(m));
   }
   if (pieces.length === 0) return group;

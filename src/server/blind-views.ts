@@ -30,11 +30,18 @@ export class BlindViews {
   refuseIfBlind(policy: string): void {
     const spec = /^\d+$/.test(policy) ? this.views.policy(Number(policy))?.spec : policy;
     const session = spec === undefined ? undefined : this.specs().get(spec);
-    if (session !== undefined) throw new ApiRefusal(409, `Policy ${policy} runs in blind session ${session}, which has not ended: comparing it now would show which label it is. Compare it once the session ends.`);
+    if (session !== undefined)
+      throw new ApiRefusal(
+        409,
+        `Policy ${policy} runs in blind session ${session}, which has not ended: comparing it now would show which label it is. Compare it once the session ends.`,
+      );
   }
 
   /** A rollout of a blind session that has not ended shows its label, never its policy. */
-  blinded<T extends { id: number; policy: { id: number; name: string; spec: string } }>(r: T, labels: ReadonlyMap<number, string>): T {
+  blinded<T extends { id: number; policy: { id: number; name: string; spec: string } }>(
+    r: T,
+    labels: ReadonlyMap<number, string>,
+  ): T {
     const label = labels.get(r.id);
     if (label === undefined) return r;
     // Every word that names it (a reason, a policy error, an episode file's name) says the label instead.

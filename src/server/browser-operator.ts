@@ -9,7 +9,14 @@
  * engine's next call into this operator, its next rollout, or the session's end — or with the
  * engine's refusal (an impossible count), which the API returns as its one sentence.
  */
-import type { OperatorStep, PlaceAnswer, ScoreAnswer, SessionOperator, SessionRunOutcome, Timed } from '../session/ports.js';
+import type {
+  OperatorStep,
+  PlaceAnswer,
+  ScoreAnswer,
+  SessionOperator,
+  SessionRunOutcome,
+  Timed,
+} from '../session/ports.js';
 import type { SessionProgress, UnscoredKind } from '../session/journal-state.js';
 import { countQuestion } from '../session/score-entry.js';
 import type { ObjectEndState } from '../tasks/types.js';
@@ -45,7 +52,13 @@ const TAKES: Readonly<Record<PromptKind, string>> = {
 };
 
 function runView(run: SessionRunOutcome): SessionRunView {
-  return { rolloutId: run.rolloutId, status: run.status, reason: run.reason ?? null, finalMode: run.finalMode, wallS: run.wallS };
+  return {
+    rolloutId: run.rolloutId,
+    status: run.status,
+    reason: run.reason ?? null,
+    finalMode: run.finalMode,
+    wallS: run.wallS,
+  };
 }
 
 export class BrowserOperator implements SessionOperator {
@@ -83,7 +96,12 @@ export class BrowserOperator implements SessionOperator {
   async answer(promptId: number, a: SessionAnswer): Promise<void> {
     const p = this.pending;
     if (!p || p.prompt.id !== promptId) {
-      throw new ApiRefusal(409, p ? `That answer was for an earlier step; the session now asks to ${p.prompt.kind === 'offer-redo' ? 'redo or close a rollout' : p.prompt.kind}.` : 'The session is not asking anything now (a rollout runs or the session stopped); nothing was changed.');
+      throw new ApiRefusal(
+        409,
+        p
+          ? `That answer was for an earlier step; the session now asks to ${p.prompt.kind === 'offer-redo' ? 'redo or close a rollout' : p.prompt.kind}.`
+          : 'The session is not asking anything now (a rollout runs or the session stopped); nothing was changed.',
+      );
     }
     const committed = new Promise<string | undefined>((resolve) => (this.unacked = resolve));
     try {
@@ -122,10 +140,15 @@ export class BrowserOperator implements SessionOperator {
   }
 
   place(step: OperatorStep): Promise<PlaceAnswer> {
-    return this.ask<PlaceAnswer>('place', step, step.placementRefused ? { placement: step.placementRefused } : {}, (a) => {
-      if (a.action === 'confirm' || a.action === 'pause' || a.action === 'stop') return { action: a.action };
-      return undefined;
-    });
+    return this.ask<PlaceAnswer>(
+      'place',
+      step,
+      step.placementRefused ? { placement: step.placementRefused } : {},
+      (a) => {
+        if (a.action === 'confirm' || a.action === 'pause' || a.action === 'stop') return { action: a.action };
+        return undefined;
+      },
+    );
   }
 
   score(step: OperatorStep & { readonly run: SessionRunOutcome }): Promise<ScoreAnswer> {
@@ -137,12 +160,22 @@ export class BrowserOperator implements SessionOperator {
     };
     return this.ask<ScoreAnswer>('score', step, { run: runView(step.run), scoring }, (a) => {
       if (a.action === 'score') {
-        const endStates: ObjectEndState[] = a.endStates.map((e) => ({ id: e.id, ...(e.region !== undefined ? { region: e.region } : {}), ...(e.upright !== undefined ? { upright: e.upright } : {}), ...(e.offTable ? { offTable: true } : {}) }));
+        const endStates: ObjectEndState[] = a.endStates.map((e) => ({
+          id: e.id,
+          ...(e.region !== undefined ? { region: e.region } : {}),
+          ...(e.upright !== undefined ? { upright: e.upright } : {}),
+          ...(e.offTable ? { offTable: true } : {}),
+        }));
         return { action: 'score', endStates, ...(a.note ? { note: a.note } : {}) };
       }
-      if (a.action === 'score-count') return { action: 'score-count', count: a.count, ...(a.note ? { note: a.note } : {}) };
+      if (a.action === 'score-count')
+        return { action: 'score-count', count: a.count, ...(a.note ? { note: a.note } : {}) };
       if (a.action === 'redo') {
-        if (!a.reason || a.reason.trim() === '') throw new ApiRefusal(400, 'Say why the rollout is redone (a reason is stored with it), then press Redo again.');
+        if (!a.reason || a.reason.trim() === '')
+          throw new ApiRefusal(
+            400,
+            'Say why the rollout is redone (a reason is stored with it), then press Redo again.',
+          );
         return { action: 'redo', reason: a.reason.trim() };
       }
       return undefined;
@@ -159,11 +192,15 @@ export class BrowserOperator implements SessionOperator {
   }
 
   offerRedo(step: OperatorStep, why: { readonly kind: UnscoredKind; readonly reason: string }): Promise<boolean> {
-    return this.ask<boolean>('offer-redo', step, { why }, (a) => (a.action === 'redo' ? true : a.action === 'close' ? false : undefined));
+    return this.ask<boolean>('offer-redo', step, { why }, (a) =>
+      a.action === 'redo' ? true : a.action === 'close' ? false : undefined,
+    );
   }
 
   paused(_progress: SessionProgress): Promise<boolean> {
-    return this.ask<boolean>('paused', this.current, {}, (a) => (a.action === 'carry-on' ? true : a.action === 'stop' ? false : undefined));
+    return this.ask<boolean>('paused', this.current, {}, (a) =>
+      a.action === 'carry-on' ? true : a.action === 'stop' ? false : undefined,
+    );
   }
 
   async breakReminder(_progress: SessionProgress): Promise<Timed> {
@@ -184,7 +221,12 @@ export class BrowserOperator implements SessionOperator {
     u?.(refusal);
   }
 
-  private ask<T>(kind: PromptKind, step: OperatorStep | undefined, extra: object, map: (a: SessionAnswer) => T | undefined): Promise<T> {
+  private ask<T>(
+    kind: PromptKind,
+    step: OperatorStep | undefined,
+    extra: object,
+    map: (a: SessionAnswer) => T | undefined,
+  ): Promise<T> {
     // Being asked means the previous answer has been journalled.
     this.ack(undefined);
     this.current = step;
@@ -194,7 +236,11 @@ export class BrowserOperator implements SessionOperator {
         prompt,
         accept: (a) => {
           const mapped = map(a);
-          if (mapped === undefined) throw new ApiRefusal(400, `The ${kind === 'offer-redo' ? 'redo question' : `${kind} step`} takes ${TAKES[kind]}, not '${a.action}'.`);
+          if (mapped === undefined)
+            throw new ApiRefusal(
+              400,
+              `The ${kind === 'offer-redo' ? 'redo question' : `${kind} step`} takes ${TAKES[kind]}, not '${a.action}'.`,
+            );
           resolve(mapped);
         },
         resolve: (v) => resolve(v as T),

@@ -6,7 +6,15 @@
  */
 import { summarizeByTier, type TierSummary } from '../analysis/tier-summary.js';
 import type { RolloutRecord } from '../store/records.js';
-import type { CompareChoice, CompareLayoutRow, CompareReport, CompareSide, CompareTierRow, CompareTierSide, CompareView } from './api-types.js';
+import type {
+  CompareChoice,
+  CompareLayoutRow,
+  CompareReport,
+  CompareSide,
+  CompareTierRow,
+  CompareTierSide,
+  CompareView,
+} from './api-types.js';
 import { ReportInputError } from '../analysis/paired-report.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import { ApiRefusal } from './request-checks.js';
@@ -26,12 +34,22 @@ function side(rows: readonly RolloutRecord[]): CompareSide {
 
 function tierSide(t: TierSummary | undefined): CompareTierSide | null {
   if (!t) return null;
-  return { layouts: t.layouts, rollouts: t.rollouts, meanProgress: t.meanProgress, lower: t.progressInterval.lower, upper: t.progressInterval.upper };
+  return {
+    layouts: t.layouts,
+    rollouts: t.rollouts,
+    meanProgress: t.meanProgress,
+    lower: t.progressInterval.lower,
+    upper: t.progressInterval.upper,
+  };
 }
 
 export interface CompareInput {
   readonly policy: CompareView['policy'];
-  readonly layoutSet: { readonly sha256: string; readonly task: string; readonly layouts: readonly { readonly index: number; readonly tier: number }[] };
+  readonly layoutSet: {
+    readonly sha256: string;
+    readonly task: string;
+    readonly layouts: readonly { readonly index: number; readonly tier: number }[];
+  };
   /** This policy's rollouts on this set, real and sim. */
   readonly rollouts: readonly RolloutRecord[];
   isCellMarker(calibrationSha256: string): boolean;
@@ -43,15 +61,28 @@ export function compareView(o: CompareInput): CompareView {
   const layouts: CompareLayoutRow[] = o.layoutSet.layouts.map((l) => {
     const r = side(real.filter((x) => x.layoutIndex === l.index));
     const s = side(sim.filter((x) => x.layoutIndex === l.index));
-    return { layout: l.index, tier: l.tier, real: r, sim: s, gap: r.meanProgress !== null && s.meanProgress !== null ? r.meanProgress - s.meanProgress : null };
+    return {
+      layout: l.index,
+      tier: l.tier,
+      real: r,
+      sim: s,
+      gap: r.meanProgress !== null && s.meanProgress !== null ? r.meanProgress - s.meanProgress : null,
+    };
   });
   const summary = (rows: readonly RolloutRecord[]): TierSummary[] =>
-    summarizeByTier(rows.filter(counts).map((r) => ({ tier: r.tier, progress: r.effectiveProgress!, layoutIndex: r.layoutIndex })), { seed: INTERVAL_SEED });
+    summarizeByTier(
+      rows.filter(counts).map((r) => ({ tier: r.tier, progress: r.effectiveProgress!, layoutIndex: r.layoutIndex })),
+      { seed: INTERVAL_SEED },
+    );
   const realTiers = summary(real);
   const simTiers = summary(sim);
   const tierKeys: (number | 'all')[] = [...new Set(o.layoutSet.layouts.map((l) => l.tier))].sort((a, b) => a - b);
   tierKeys.push('all');
-  const tiers: CompareTierRow[] = tierKeys.map((tier) => ({ tier, real: tierSide(realTiers.find((t) => t.tier === tier)), sim: tierSide(simTiers.find((t) => t.tier === tier)) }));
+  const tiers: CompareTierRow[] = tierKeys.map((tier) => ({
+    tier,
+    real: tierSide(realTiers.find((t) => t.tier === tier)),
+    sim: tierSide(simTiers.find((t) => t.tier === tier)),
+  }));
   return {
     policy: o.policy,
     layoutSet: { sha256: o.layoutSet.sha256, task: o.layoutSet.task, layoutCount: o.layoutSet.layouts.length },
@@ -62,7 +93,11 @@ export function compareView(o: CompareInput): CompareView {
 }
 
 /** Every (policy, layout set) with stored rollouts, most recently run first. */
-export function compareChoices(rollouts: readonly RolloutRecord[], policyOf: (id: number) => CompareChoice['policy'], taskOf: (sha: string) => string | null): CompareChoice[] {
+export function compareChoices(
+  rollouts: readonly RolloutRecord[],
+  policyOf: (id: number) => CompareChoice['policy'],
+  taskOf: (sha: string) => string | null,
+): CompareChoice[] {
   const byKey = new Map<string, { policyId: number; sha: string; real: number; sim: number; last: number }>();
   for (const r of rollouts) {
     const key = `${r.policyId}:${r.layoutSetSha256}`;
@@ -72,7 +107,15 @@ export function compareChoices(rollouts: readonly RolloutRecord[], policyOf: (id
     e.last = Math.max(e.last, r.id);
     byKey.set(key, e);
   }
-  return [...byKey.values()].sort((a, b) => b.last - a.last).map((e) => ({ policy: policyOf(e.policyId), layoutSet: e.sha, task: taskOf(e.sha), realRollouts: e.real, simRollouts: e.sim }));
+  return [...byKey.values()]
+    .sort((a, b) => b.last - a.last)
+    .map((e) => ({
+      policy: policyOf(e.policyId),
+      layoutSet: e.sha,
+      task: taskOf(e.sha),
+      realRollouts: e.real,
+      simRollouts: e.sim,
+    }));
 }
 
 /**
@@ -81,7 +124,10 @@ export function compareChoices(rollouts: readonly RolloutRecord[], policyOf: (id
  * policy with rollouts on the set, oldest first) — `tandem report --json`'s data. Pure parsing;
  * the station builds it on its report thread.
  */
-export function compareReportQuery(params: URLSearchParams, o: { loadLayoutSet(sha: string): LayoutSet | undefined; policiesOnSet(sha: string): readonly number[] }): StoredReportOptions {
+export function compareReportQuery(
+  params: URLSearchParams,
+  o: { loadLayoutSet(sha: string): LayoutSet | undefined; policiesOnSet(sha: string): readonly number[] },
+): StoredReportOptions {
   const sha = parseLayoutSetSha(params.get('layoutSet') ?? '');
   const layoutSet = o.loadLayoutSet(sha);
   if (!layoutSet) throw new ApiRefusal(404, `There is no layout set ${sha.slice(0, 12)}… in the store.`);
@@ -90,25 +136,45 @@ export function compareReportQuery(params: URLSearchParams, o: { loadLayoutSet(s
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
   const policies = listed.length > 0 ? listed : o.policiesOnSet(sha).map(String);
-  if (policies.length === 0) throw new ApiRefusal(404, `No policy has rollouts on layout set ${sha.slice(0, 12)}… yet: run rollouts on the rig and a sim sweep on it first.`);
+  if (policies.length === 0)
+    throw new ApiRefusal(
+      404,
+      `No policy has rollouts on layout set ${sha.slice(0, 12)}… yet: run rollouts on the rig and a sim sweep on it first.`,
+    );
   const calibration = (name: string): string | undefined => {
     const v = params.get(name);
     if (v === null || v === '') return undefined;
-    if (!/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(v)) throw new ApiRefusal(400, `${name} must be a calibration's 64-character hex SHA-256, not '${v.slice(0, 80)}'.`);
+    if (!/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(v))
+      throw new ApiRefusal(400, `${name} must be a calibration's 64-character hex SHA-256, not '${v.slice(0, 80)}'.`);
     return v;
   };
   const simCalibration = calibration('simCalibration');
   const realCalibration = calibration('realCalibration');
   const seconds = params.get('episodeSeconds');
   const episodeSeconds = seconds === null || seconds === '' ? undefined : Number(seconds);
-  if (episodeSeconds !== undefined && !(Number.isFinite(episodeSeconds) && episodeSeconds > 0)) throw new ApiRefusal(400, `episodeSeconds must be a positive number of seconds, not '${String(seconds).slice(0, 80)}'.`);
+  if (episodeSeconds !== undefined && !(Number.isFinite(episodeSeconds) && episodeSeconds > 0))
+    throw new ApiRefusal(
+      400,
+      `episodeSeconds must be a positive number of seconds, not '${String(seconds).slice(0, 80)}'.`,
+    );
   // Rehearsals (black frames, the emulated cell) count as results only when asked.
   const includeRehearsals = params.get('rehearsals') === 'include';
-  return { policies, layoutSet, ...(simCalibration ? { simCalibration } : {}), ...(realCalibration ? { realCalibration } : {}), ...(episodeSeconds !== undefined ? { episodeSeconds } : {}), ...(includeRehearsals ? { includeRehearsals } : {}) };
+  return {
+    policies,
+    layoutSet,
+    ...(simCalibration ? { simCalibration } : {}),
+    ...(realCalibration ? { realCalibration } : {}),
+    ...(episodeSeconds !== undefined ? { episodeSeconds } : {}),
+    ...(includeRehearsals ? { includeRehearsals } : {}),
+  };
 }
 
 /** The report as the compare view gets it: a refusal in words (400) when it cannot be made as asked. */
-export async function compareReport(build: (o: StoredReportOptions) => Promise<StoredReport>, options: StoredReportOptions, isCellMarker: (sha: string) => boolean): Promise<CompareReport> {
+export async function compareReport(
+  build: (o: StoredReportOptions) => Promise<StoredReport>,
+  options: StoredReportOptions,
+  isCellMarker: (sha: string) => boolean,
+): Promise<CompareReport> {
   let report: StoredReport;
   try {
     report = await build(options);

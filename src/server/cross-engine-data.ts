@@ -5,14 +5,25 @@
  */
 import { crossEngineAgreement } from '../analysis/cross-engine.js';
 import type { ReportRollout } from '../analysis/paired-report.js';
-import { SIM_CALIBRATION_KIND, SIM_ENGINES, simCalibrationHash, simEngineOf, withEngine, type SimCalibration, type SimEngine } from '../sim/calibration.js';
+import {
+  SIM_CALIBRATION_KIND,
+  SIM_ENGINES,
+  simCalibrationHash,
+  simEngineOf,
+  withEngine,
+  type SimCalibration,
+  type SimEngine,
+} from '../sim/calibration.js';
 import type { Store } from '../store/store.js';
 import type { StoredCrossEngine } from './api/compare.js';
 
 export type { StoredCrossEngine };
 
 /** The engine of each plain sim calibration these rollouts ran (a randomization spec or an unknown hash has none). */
-export function simEnginesOf(store: Store, rollouts: readonly ReportRollout[]): Map<string, { engine: SimEngine; record: SimCalibration }> {
+export function simEnginesOf(
+  store: Store,
+  rollouts: readonly ReportRollout[],
+): Map<string, { engine: SimEngine; record: SimCalibration }> {
   const out = new Map<string, { engine: SimEngine; record: SimCalibration }>();
   for (const sha of new Set(rollouts.filter((r) => r.kind === 'sim').map((r) => r.calibration))) {
     const c = store.getCalibration(sha);
@@ -23,7 +34,9 @@ export function simEnginesOf(store: Store, rollouts: readonly ReportRollout[]): 
   return out;
 }
 
-const validSimCalibrations = (rollouts: readonly ReportRollout[]): string[] => [...new Set(rollouts.filter((r) => r.kind === 'sim' && r.status === 'valid').map((r) => r.calibration))];
+const validSimCalibrations = (rollouts: readonly ReportRollout[]): string[] => [
+  ...new Set(rollouts.filter((r) => r.kind === 'sim' && r.status === 'valid').map((r) => r.calibration)),
+];
 
 /**
  * The sim calibration the report compares with real when none is asked for and the valid sim
@@ -31,7 +44,10 @@ const validSimCalibrations = (rollouts: readonly ReportRollout[]): string[] => [
  * report compared). The other engine's rollouts are the cross-engine section's. Undefined
  * otherwise: one record needs no choice, and any other mix is the operator's to pick.
  */
-export function defaultSimCalibration(rollouts: readonly ReportRollout[], engines: ReadonlyMap<string, { engine: SimEngine }>): string | undefined {
+export function defaultSimCalibration(
+  rollouts: readonly ReportRollout[],
+  engines: ReadonlyMap<string, { engine: SimEngine }>,
+): string | undefined {
   const present = validSimCalibrations(rollouts);
   if (present.length !== SIM_ENGINES.length || !present.every((c) => engines.has(c))) return undefined;
   const byEngine = SIM_ENGINES.map((e) => present.find((c) => engines.get(c)!.engine === e));
@@ -48,13 +64,25 @@ export function defaultSimCalibration(rollouts: readonly ReportRollout[], engine
 export function storedCrossEngine(
   rollouts: readonly ReportRollout[],
   engines: ReadonlyMap<string, { engine: SimEngine; record: SimCalibration }>,
-  o: { readonly layouts: readonly { readonly tier: number }[]; readonly policies: readonly { readonly key: string; readonly label: string }[]; readonly simCalibration: string | null; readonly realCalibration: string | null; readonly episodeSeconds: number | null },
+  o: {
+    readonly layouts: readonly { readonly tier: number }[];
+    readonly policies: readonly { readonly key: string; readonly label: string }[];
+    readonly simCalibration: string | null;
+    readonly realCalibration: string | null;
+    readonly episodeSeconds: number | null;
+  },
 ): { crossEngine: StoredCrossEngine | null; crossEngineUnavailable?: string } {
   const chosen = o.simCalibration === null ? undefined : engines.get(o.simCalibration);
   const present = validSimCalibrations(rollouts);
   if (!chosen) {
     const engineCount = new Set(present.flatMap((c) => (engines.has(c) ? [engines.get(c)!.engine] : []))).size;
-    return engineCount > 1 ? { crossEngine: null, crossEngineUnavailable: 'The compared sim rollouts ran a randomized sweep, which is not matched across engines.' } : { crossEngine: null };
+    return engineCount > 1
+      ? {
+          crossEngine: null,
+          crossEngineUnavailable:
+            'The compared sim rollouts ran a randomized sweep, which is not matched across engines.',
+        }
+      : { crossEngine: null };
   }
   const other = SIM_ENGINES.find((e) => e !== chosen.engine)!;
   const onOther = present.filter((c) => engines.get(c)?.engine === other);
@@ -74,6 +102,13 @@ export function storedCrossEngine(
   ];
   // The engines in one order whatever the report compares against real: Rapier first.
   if (SIM_ENGINES.indexOf(chosen.engine) > SIM_ENGINES.indexOf(other)) pair.reverse();
-  const report = crossEngineAgreement({ layouts: o.layouts, policies: o.policies, rollouts, engines: [pair[0], pair[1]], realCalibration: o.realCalibration, episodeSeconds: o.episodeSeconds });
+  const report = crossEngineAgreement({
+    layouts: o.layouts,
+    policies: o.policies,
+    rollouts,
+    engines: [pair[0], pair[1]],
+    realCalibration: o.realCalibration,
+    episodeSeconds: o.episodeSeconds,
+  });
   return { crossEngine: { ...report, sameRecordOtherwise } };
 }

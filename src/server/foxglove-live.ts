@@ -59,7 +59,12 @@ const NAMED_IN_STATUS = 5;
  * The browser origins the live view answers by default: the Foxglove and Lichtblick web apps and
  * desktop pages (file://). Requests with no Origin (desktop apps' own sockets, scripts) are let in.
  */
-export const DEFAULT_FOXGLOVE_ORIGINS: readonly string[] = ['file://', 'https://app.foxglove.dev', 'https://studio.foxglove.dev', 'https://lichtblick-suite.github.io'];
+export const DEFAULT_FOXGLOVE_ORIGINS: readonly string[] = [
+  'file://',
+  'https://app.foxglove.dev',
+  'https://studio.foxglove.dev',
+  'https://lichtblick-suite.github.io',
+];
 
 /** Where the live view gets the rig's state; undefined while there is no rig (being re-created for a rollout). */
 export interface LiveRigSource {
@@ -151,13 +156,20 @@ export class FoxgloveLiveServer {
     this.origins = new Set(o.allowedOrigins ?? DEFAULT_FOXGLOVE_ORIGINS);
     this.budget = o.sendBudgetBytes ?? DEFAULT_SEND_BUDGET_BYTES;
     if (!isLoopbackHost(this.host) && !o.allowRemote) {
-      throw new FoxgloveLiveError(`The Foxglove live view binds loopback only; ${this.host} is not loopback. Use 127.0.0.1, or allow it explicitly (--foxglove-allow-remote) knowing anyone on that network can then read the arm state.`);
+      throw new FoxgloveLiveError(
+        `The Foxglove live view binds loopback only; ${this.host} is not loopback. Use 127.0.0.1, or allow it explicitly (--foxglove-allow-remote) knowing anyone on that network can then read the arm state.`,
+      );
     }
     const rateHz = o.rateHz ?? DEFAULT_LIVE_RATE_HZ;
-    if (!(rateHz > 0 && rateHz <= 250)) throw new FoxgloveLiveError(`The Foxglove live view's rate must be from 0 to 250 Hz, not ${rateHz}.`);
+    if (!(rateHz > 0 && rateHz <= 250))
+      throw new FoxgloveLiveError(`The Foxglove live view's rate must be from 0 to 250 Hz, not ${rateHz}.`);
     this.http = createServer((req, res) => this.plainRequest(req, res));
     // Viewers send only small JSON requests; anything big is not one of ours.
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, handleProtocols: (offered) => pickSubprotocol(offered) ?? false });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: 64 * 1024,
+      handleProtocols: (offered) => pickSubprotocol(offered) ?? false,
+    });
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     this.wss.on('connection', (ws: WebSocket) => this.connected(ws));
   }
@@ -197,7 +209,12 @@ export class FoxgloveLiveServer {
   /** A browser or curl on the port: say what it is and how to use it. */
   private plainRequest(_req: IncomingMessage, res: ServerResponse): void {
     const text = `This is the tandem station's Foxglove live view. In Foxglove: Open connection → Foxglove WebSocket → ${this.url}\n`;
-    res.writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text), Upgrade: 'websocket', Connection: 'close' });
+    res.writeHead(426, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': Buffer.byteLength(text),
+      Upgrade: 'websocket',
+      Connection: 'close',
+    });
     res.end(text);
   }
 
@@ -212,12 +229,16 @@ export class FoxgloveLiveServer {
     const origin = req.headers.origin;
     if (origin !== undefined && !this.origins.has(origin)) {
       const body = `The Foxglove live view refuses pages from ${origin.slice(0, 200)}; open it from the Foxglove or Lichtblick app, or add that origin to the allowed ones.\n`;
-      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
       return;
     }
     if (!pickSubprotocol(offered)) {
       const body = `This is a Foxglove WebSocket live view: connect with subprotocol ${FOXGLOVE_SUBPROTOCOLS.join(' or ')} (Foxglove: Open connection → Foxglove WebSocket).\n`;
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
       return;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
@@ -229,10 +250,23 @@ export class FoxgloveLiveServer {
     ws.on('error', () => {});
     ws.on('close', () => this.clients.delete(client));
     ws.on('message', (data: RawData, isBinary: boolean) => this.received(client, data, isBinary));
-    this.sendJson(ws, { op: 'serverInfo', name: this.o.name ?? 'tandem station', capabilities: [], metadata: { ...this.o.metadata }, sessionId: this.sessionId });
+    this.sendJson(ws, {
+      op: 'serverInfo',
+      name: this.o.name ?? 'tandem station',
+      capabilities: [],
+      metadata: { ...this.o.metadata },
+      sessionId: this.sessionId,
+    });
     this.sendJson(ws, {
       op: 'advertise',
-      channels: LIVE_CHANNELS.map((c, i) => ({ id: i + 1, topic: c.topic, encoding: 'cdr', schemaName: c.schemaName, schema: c.schema, schemaEncoding: 'ros2msg' })),
+      channels: LIVE_CHANNELS.map((c, i) => ({
+        id: i + 1,
+        topic: c.topic,
+        encoding: 'cdr',
+        schemaName: c.schemaName,
+        schema: c.schema,
+        schemaEncoding: 'ros2msg',
+      })),
     });
   }
 
@@ -251,21 +285,35 @@ export class FoxgloveLiveServer {
   private received(client: Client, data: RawData, isBinary: boolean): void {
     const ws = client.ws;
     if (isBinary) {
-      this.status(ws, STATUS_ERROR, 'This live view only publishes: it takes no client messages, service calls or other binary requests.');
+      this.status(
+        ws,
+        STATUS_ERROR,
+        'This live view only publishes: it takes no client messages, service calls or other binary requests.',
+      );
       return;
     }
     let m: unknown;
     try {
       m = JSON.parse(String(data));
     } catch {
-      this.status(ws, STATUS_ERROR, 'That request is not JSON; send {"op": "subscribe", …} or {"op": "unsubscribe", …}.');
+      this.status(
+        ws,
+        STATUS_ERROR,
+        'That request is not JSON; send {"op": "subscribe", …} or {"op": "unsubscribe", …}.',
+      );
       return;
     }
     const op = typeof m === 'object' && m !== null ? (m as { op?: unknown }).op : undefined;
     if (op === 'subscribe') this.subscribe(client, (m as { subscriptions?: unknown }).subscriptions);
     else if (op === 'unsubscribe') this.unsubscribe(client, (m as { subscriptionIds?: unknown }).subscriptionIds);
-    else if (op === 'clientInfo') return; // a newer client naming itself: nothing to do
-    else this.status(ws, STATUS_WARNING, `This live view does not offer '${String(op).slice(0, 64)}': it publishes the rig's channels and takes only subscribe and unsubscribe.`);
+    else if (op === 'clientInfo')
+      return; // a newer client naming itself: nothing to do
+    else
+      this.status(
+        ws,
+        STATUS_WARNING,
+        `This live view does not offer '${String(op).slice(0, 64)}': it publishes the rig's channels and takes only subscribe and unsubscribe.`,
+      );
   }
 
   private subscribe(client: Client, list: unknown): void {
@@ -284,11 +332,17 @@ export class FoxgloveLiveServer {
     for (const s of list as unknown[]) {
       const { id, channelId } = (typeof s === 'object' && s !== null ? s : {}) as { id?: unknown; channelId?: unknown };
       if (!isUint32(id) || !isUint32(channelId)) {
-        problem(STATUS_ERROR, `${JSON.stringify(s)?.slice(0, 64) ?? String(s)} is not {"id": uint32, "channelId": uint32}`);
+        problem(
+          STATUS_ERROR,
+          `${JSON.stringify(s)?.slice(0, 64) ?? String(s)} is not {"id": uint32, "channelId": uint32}`,
+        );
         continue;
       }
       if (channelId < 1 || channelId > LIVE_CHANNELS.length) {
-        problem(STATUS_WARNING, `there is no channel ${channelId} (the advertised ones are 1 to ${LIVE_CHANNELS.length})`);
+        problem(
+          STATUS_WARNING,
+          `there is no channel ${channelId} (the advertised ones are 1 to ${LIVE_CHANNELS.length})`,
+        );
         continue;
       }
       if (client.subscriptions.has(id)) {
@@ -296,12 +350,20 @@ export class FoxgloveLiveServer {
         continue;
       }
       if ([...client.subscriptions.values()].includes(channelId)) {
-        problem(STATUS_WARNING, `channel ${channelId} (${LIVE_CHANNELS[channelId - 1].topic}) is already subscribed on this connection (one subscription per channel)`);
+        problem(
+          STATUS_WARNING,
+          `channel ${channelId} (${LIVE_CHANNELS[channelId - 1].topic}) is already subscribed on this connection (one subscription per channel)`,
+        );
         continue;
       }
       client.subscriptions.set(id, channelId);
     }
-    if (problems.length > 0) this.status(client.ws, level, `Ignored ${problems.length} of ${list.length} subscription${list.length === 1 ? '' : 's'}: ${summary(problems)}.`);
+    if (problems.length > 0)
+      this.status(
+        client.ws,
+        level,
+        `Ignored ${problems.length} of ${list.length} subscription${list.length === 1 ? '' : 's'}: ${summary(problems)}.`,
+      );
   }
 
   private unsubscribe(client: Client, ids: unknown): void {
@@ -311,9 +373,11 @@ export class FoxgloveLiveServer {
     }
     const unknown: string[] = [];
     for (const id of ids as unknown[]) {
-      if (!isUint32(id) || !client.subscriptions.delete(id)) unknown.push(JSON.stringify(id)?.slice(0, 32) ?? String(id));
+      if (!isUint32(id) || !client.subscriptions.delete(id))
+        unknown.push(JSON.stringify(id)?.slice(0, 32) ?? String(id));
     }
-    if (unknown.length > 0) this.status(client.ws, STATUS_INFO, `There was no subscription ${summary(unknown)} to end.`);
+    if (unknown.length > 0)
+      this.status(client.ws, STATUS_INFO, `There was no subscription ${summary(unknown)} to end.`);
   }
 
   /** A failure here must not stop the station (this runs on a timer): it is told to the viewers instead. */

@@ -51,7 +51,10 @@ const msg = (name: string, text: string): string => `${SEPARATOR}\nMSG: ${name}\
 /** tf2_msgs/msg/TFMessage with its dependencies, from ROS 2's common_interfaces / geometry2. */
 const TF_SCHEMA = [
   'geometry_msgs/TransformStamped[] transforms\n',
-  msg('geometry_msgs/TransformStamped', 'std_msgs/Header header\nstring child_frame_id\ngeometry_msgs/Transform transform\n'),
+  msg(
+    'geometry_msgs/TransformStamped',
+    'std_msgs/Header header\nstring child_frame_id\ngeometry_msgs/Transform transform\n',
+  ),
   msg('std_msgs/Header', 'builtin_interfaces/Time stamp\nstring frame_id\n'),
   msg('builtin_interfaces/Time', 'int32 sec\nuint32 nanosec\n'),
   msg('geometry_msgs/Transform', 'geometry_msgs/Vector3 translation\ngeometry_msgs/Quaternion rotation\n'),
@@ -70,7 +73,14 @@ function armChannel(side: ArmSide): LiveChannel {
     schema: SCHEMAS.jointState.text,
     encode({ model, state }, stamp) {
       const arm = model.arms.find((a) => a.side === side);
-      if (!arm) return CDR.writer.jointState.writeMessage({ header: { stamp, frame_id: '' }, name: [], position: [], velocity: [], effort: [] });
+      if (!arm)
+        return CDR.writer.jointState.writeMessage({
+          header: { stamp, frame_id: '' },
+          name: [],
+          position: [],
+          velocity: [],
+          effort: [],
+        });
       const from = stateIndex(side, 0);
       const slice = (v: Float64Array): Float64Array => v.subarray(from, from + DOF_PER_ARM);
       return CDR.writer.jointState.writeMessage({
@@ -87,14 +97,20 @@ function armChannel(side: ArmSide): LiveChannel {
 interface TransformView {
   header: { stamp: RosTime; frame_id: string };
   child_frame_id: string;
-  transform: { translation: { x: number; y: number; z: number }; rotation: { x: number; y: number; z: number; w: number } };
+  transform: {
+    translation: { x: number; y: number; z: number };
+    rotation: { x: number; y: number; z: number; w: number };
+  };
 }
 
 function transform(stamp: RosTime, child: string, position: readonly number[], q: readonly number[]): TransformView {
   return {
     header: { stamp, frame_id: TABLE_FRAME },
     child_frame_id: child,
-    transform: { translation: { x: position[0], y: position[1], z: position[2] }, rotation: { x: q[0], y: q[1], z: q[2], w: q[3] } },
+    transform: {
+      translation: { x: position[0], y: position[1], z: position[2] },
+      rotation: { x: q[0], y: q[1], z: q[2], w: q[3] },
+    },
   };
 }
 
@@ -103,7 +119,9 @@ const tfChannel: LiveChannel = {
   schemaName: TF_SCHEMA_NAME,
   schema: TF_SCHEMA,
   encode({ model, state, bodies }, stamp) {
-    const transforms = rigSnapshotLinks(model, state.position).map((l) => transform(stamp, l.name, l.pose.position, l.pose.quaternion));
+    const transforms = rigSnapshotLinks(model, state.position).map((l) =>
+      transform(stamp, l.name, l.pose.position, l.pose.quaternion),
+    );
     for (const b of bodies ?? []) transforms.push(transform(stamp, b.id, b.position, b.quaternion));
     return tfWriter.writeMessage({ transforms });
   },
@@ -116,7 +134,13 @@ export const LIVE_CHANNELS: readonly LiveChannel[] = [
     schemaName: SCHEMAS.jointState.name,
     schema: SCHEMAS.jointState.text,
     encode({ model, state }, stamp) {
-      return CDR.writer.jointState.writeMessage({ header: { stamp, frame_id: '' }, name: jointNames(model), position: state.position, velocity: state.velocity, effort: state.effort });
+      return CDR.writer.jointState.writeMessage({
+        header: { stamp, frame_id: '' },
+        name: jointNames(model),
+        position: state.position,
+        velocity: state.velocity,
+        effort: state.effort,
+      });
     },
   },
   armChannel('left'),

@@ -12,7 +12,8 @@ async function check(): Promise<FromOnnxCheck> {
   const bytes = await readFile(file);
   const external = checkNoExternalData(bytes);
   // Not a model at all: onnxruntime's own refusal says so in the words the CLI uses.
-  if (!external.ok && !external.undecodable) return { ok: false, reason: `The model ${name} is refused: ${external.reason}.` };
+  if (!external.ok && !external.undecodable)
+    return { ok: false, reason: `The model ${name} is refused: ${external.reason}.` };
   try {
     const policy = await OnnxPolicy.load(file, { optimize: false });
     if (!external.ok) {

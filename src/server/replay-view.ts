@@ -22,7 +22,15 @@ export function traceOf(r: RolloutRecord, s: Pick<EpisodeStreams, 'jointNames' |
     timesS.push(s.states.timesS[i] - t0);
     positions.push(Array.from(s.states.positions.subarray(i * width, (i + 1) * width)));
   }
-  return { rolloutId: r.id, kind: r.kind, status: r.status, progress: r.effectiveProgress, jointNames: s.jointNames, timesS, positions };
+  return {
+    rolloutId: r.id,
+    kind: r.kind,
+    status: r.status,
+    progress: r.effectiveProgress,
+    jointNames: s.jointNames,
+    timesS,
+    positions,
+  };
 }
 
 /** Linear interpolation of column `j` of a trace at time t; null outside it. */
@@ -58,20 +66,33 @@ export function replayView(real: JointTrace, sim: JointTrace | null, simNote: st
       return e;
     }),
   );
-  return { real, sim, simNote, errorJointNames: names, errorRad, rmsErrorRad: names.map((_, k) => (cnt[k] ? Math.sqrt(sq[k] / cnt[k]) : null)) };
+  return {
+    real,
+    sim,
+    simNote,
+    errorJointNames: names,
+    errorRad,
+    rmsErrorRad: names.map((_, k) => (cnt[k] ? Math.sqrt(sq[k] / cnt[k]) : null)),
+  };
 }
 
 /**
  * The real rollout to replay on a layout (the newest recorded one, valid first) and its sim twin
  * (recorded, same layout; the same seed preferred, then the newest).
  */
-export function pickReplayPair(rollouts: readonly RolloutRecord[], layout: number): { real: RolloutRecord | undefined; sim: RolloutRecord | undefined } {
+export function pickReplayPair(
+  rollouts: readonly RolloutRecord[],
+  layout: number,
+): { real: RolloutRecord | undefined; sim: RolloutRecord | undefined } {
   const recorded = rollouts.filter((r) => r.layoutIndex === layout && r.episodeFile);
   const newestFirst = (a: RolloutRecord, b: RolloutRecord): number => b.id - a.id;
   const reals = recorded.filter((r) => r.kind === 'real').sort(newestFirst);
   const real = reals.find((r) => r.status === 'valid') ?? reals[0];
   const sims = recorded.filter((r) => r.kind === 'sim').sort(newestFirst);
-  const sim = (real && sims.find((s) => s.seed === real.seed && s.status === 'valid')) ?? sims.find((s) => s.status === 'valid') ?? sims[0];
+  const sim =
+    (real && sims.find((s) => s.seed === real.seed && s.status === 'valid')) ??
+    sims.find((s) => s.status === 'valid') ??
+    sims[0];
   return { real, sim };
 }
 

@@ -5,7 +5,13 @@
  * API's compare endpoint give the same numbers for the same store.
  */
 import { getTask } from '../tasks/registry.js';
-import { buildPairedReport, ReportInputError, type PairedReport, type ReportPolicy, type ReportRollout } from '../analysis/paired-report.js';
+import {
+  buildPairedReport,
+  ReportInputError,
+  type PairedReport,
+  type ReportPolicy,
+  type ReportRollout,
+} from '../analysis/paired-report.js';
 import type { CostConfig } from '../analysis/cost.js';
 import { SIM_CALIBRATION_KIND } from '../sim/calibration.js';
 import { RANDOMIZATION_KIND } from '../sim/randomization.js';
@@ -15,7 +21,13 @@ import { placementByRollout } from '../session/placement-gate.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
 import type { StoredReportExtras } from './api/compare.js';
-import { DEFAULT_DRIFT_THRESHOLDS, simDrift, type DriftRollout, type DriftThresholds, type SimDrift } from '../analysis/sim-drift.js';
+import {
+  DEFAULT_DRIFT_THRESHOLDS,
+  simDrift,
+  type DriftRollout,
+  type DriftThresholds,
+  type SimDrift,
+} from '../analysis/sim-drift.js';
 import { preregisteredAnalysis, PreregistrationError, type AskedAnalysis } from '../session/analysis-report.js';
 import { defaultSimCalibration, simEnginesOf, storedCrossEngine } from './cross-engine-data.js';
 
@@ -45,11 +57,20 @@ export function resolveReportPolicies(store: Store, specs: readonly string[]): R
   const out: ReportPolicy[] = [];
   for (const spec of specs) {
     const rows = all.filter((p) => p.spec === spec || String(p.id) === spec);
-    if (rows.length === 0) throw new ReportInputError(`There is no policy '${spec}' in the store ${store.file}; known specs: ${[...new Set(all.map((p) => p.spec))].join(', ') || 'none yet'}.`);
+    if (rows.length === 0)
+      throw new ReportInputError(
+        `There is no policy '${spec}' in the store ${store.file}; known specs: ${[...new Set(all.map((p) => p.spec))].join(', ') || 'none yet'}.`,
+      );
     for (const p of rows) {
-      if (out.some((q) => q.key === String(p.id))) throw new ReportInputError(`Policy '${spec}' is named twice in the policy list (--policies).`);
+      if (out.some((q) => q.key === String(p.id)))
+        throw new ReportInputError(`Policy '${spec}' is named twice in the policy list (--policies).`);
       const sameName = all.filter((q) => q.name === p.name).length > 1;
-      out.push({ key: String(p.id), label: sameName ? `${p.name} #${p.id}` : p.name, spec: p.spec, checkpointSha256: p.checkpointSha256 });
+      out.push({
+        key: String(p.id),
+        label: sameName ? `${p.name} #${p.id}` : p.name,
+        spec: p.spec,
+        checkpointSha256: p.checkpointSha256,
+      });
     }
   }
   return out;
@@ -61,7 +82,12 @@ function reportRollouts(
   policies: readonly ReportPolicy[],
   layoutSet: string,
   includeRehearsals: boolean,
-): { rollouts: ReportRollout[]; otherLayoutSets: Record<string, number>; operatorTime: RolloutOperatorTime[]; rehearsalsLeftOut: number } {
+): {
+  rollouts: ReportRollout[];
+  otherLayoutSets: Record<string, number>;
+  operatorTime: RolloutOperatorTime[];
+  rehearsalsLeftOut: number;
+} {
   const kindOf = new Map<string, string>();
   const calibrationKind = (sha: string): string => {
     let k = kindOf.get(sha);
@@ -101,8 +127,12 @@ function reportRollouts(
       // Sim pairs by its sim calibration; the real side by every calibration it ran with. A
       // randomized sweep's rollouts each ran their own drawn record (stored with each): they are
       // one condition, named by the spec they were drawn from.
-      const spec = r.kind === 'sim' ? r.calibrationSha256s.find((c) => calibrationKind(c) === RANDOMIZATION_KIND) : undefined;
-      const calibration = r.kind === 'sim' ? (spec ?? r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(',')) : r.calibrationSha256s.join(',');
+      const spec =
+        r.kind === 'sim' ? r.calibrationSha256s.find((c) => calibrationKind(c) === RANDOMIZATION_KIND) : undefined;
+      const calibration =
+        r.kind === 'sim'
+          ? (spec ?? r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(','))
+          : r.calibrationSha256s.join(',');
       rollouts.push({
         id: r.id,
         kind: r.kind,
@@ -120,8 +150,10 @@ function reportRollouts(
         endStates: r.latestScore?.endStates ?? null,
         counts: r.counts,
         taskEvents: store.listTaskEvents(r.id),
-        doneMarks: r.kind === 'real' && r.sessionId !== null ? (marksBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
-        placement: r.kind === 'real' && r.sessionId !== null ? (placementBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
+        doneMarks:
+          r.kind === 'real' && r.sessionId !== null ? (marksBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
+        placement:
+          r.kind === 'real' && r.sessionId !== null ? (placementBySession.get(r.sessionId)?.get(r.id) ?? null) : null,
         assists: r.kind === 'real' ? store.listTakeovers(r.id).length : null,
         startedAt: r.startedAt,
       });
@@ -131,14 +163,21 @@ function reportRollouts(
 }
 
 /** The calibration a rollout's side pairs by: a sim rollout's sim calibration (a randomized sweep: its spec), the real side's whole set. */
-function calibrationOf(store: Store, kindOf: Map<string, string>, r: { readonly kind: 'sim' | 'real'; readonly calibrationSha256s: readonly string[] }): string {
+function calibrationOf(
+  store: Store,
+  kindOf: Map<string, string>,
+  r: { readonly kind: 'sim' | 'real'; readonly calibrationSha256s: readonly string[] },
+): string {
   const calibrationKind = (sha: string): string => {
     let k = kindOf.get(sha);
     if (k === undefined) kindOf.set(sha, (k = store.getCalibration(sha)?.kind ?? 'unknown'));
     return k;
   };
   if (r.kind === 'real') return r.calibrationSha256s.join(',');
-  return r.calibrationSha256s.find((c) => calibrationKind(c) === RANDOMIZATION_KIND) ?? r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(',');
+  return (
+    r.calibrationSha256s.find((c) => calibrationKind(c) === RANDOMIZATION_KIND) ??
+    r.calibrationSha256s.filter((c) => calibrationKind(c) === SIM_CALIBRATION_KIND).join(',')
+  );
 }
 
 export interface StoredDriftOptions {
@@ -165,9 +204,23 @@ export function storedSimDrift(store: Store, layoutSetSha256: string, o: StoredD
     if (r.status !== 'valid' || r.effectiveProgress === null) continue;
     if (r.rehearsal && !o.includeRehearsals) continue;
     if (o.excludePolicyIds?.has(r.policyId)) continue;
-    rows.push({ id: r.id, kind: r.kind, policy: String(r.policyId), label: label(r.policyId), layoutIndex: r.layoutIndex, episodeSeconds: r.episodeSeconds, progress: r.effectiveProgress, calibration: calibrationOf(store, kindOf, r), sessionId: r.sessionId, startedAt: r.startedAt });
+    rows.push({
+      id: r.id,
+      kind: r.kind,
+      policy: String(r.policyId),
+      label: label(r.policyId),
+      layoutIndex: r.layoutIndex,
+      episodeSeconds: r.episodeSeconds,
+      progress: r.effectiveProgress,
+      calibration: calibrationOf(store, kindOf, r),
+      sessionId: r.sessionId,
+      startedAt: r.startedAt,
+    });
   }
-  return simDrift(rows, { ...(o.thresholds ? { thresholds: o.thresholds } : {}), ...(o.simCalibration ? { simCalibration: o.simCalibration } : {}) });
+  return simDrift(rows, {
+    ...(o.thresholds ? { thresholds: o.thresholds } : {}),
+    ...(o.simCalibration ? { simCalibration: o.simCalibration } : {}),
+  });
 }
 
 /** The drift of every layout set with real rollouts: what the Rig page shows (GET /api/rig/sim-drift). */
@@ -175,7 +228,12 @@ export interface StationSimDrift {
   readonly thresholds: DriftThresholds;
   readonly layoutSets: readonly { readonly layoutSet: string; readonly task: string; readonly drift: SimDrift }[];
   /** The alarms' sentences, one per layout set whose sim no longer agrees with the rig. */
-  readonly alarms: readonly { readonly layoutSet: string; readonly task: string; readonly sentence: string; readonly since: string }[];
+  readonly alarms: readonly {
+    readonly layoutSet: string;
+    readonly task: string;
+    readonly sentence: string;
+    readonly since: string;
+  }[];
 }
 
 export function stationSimDrift(store: Store, o: Omit<StoredDriftOptions, 'simCalibration'> = {}): StationSimDrift {
@@ -186,7 +244,11 @@ export function stationSimDrift(store: Store, o: Omit<StoredDriftOptions, 'simCa
   return {
     thresholds: { ...DEFAULT_DRIFT_THRESHOLDS, ...o.thresholds },
     layoutSets,
-    alarms: layoutSets.flatMap((l) => (l.drift.alarm ? [{ layoutSet: l.layoutSet, task: l.task, sentence: l.drift.alarm.sentence, since: l.drift.alarm.sinceAt }] : [])),
+    alarms: layoutSets.flatMap((l) =>
+      l.drift.alarm
+        ? [{ layoutSet: l.layoutSet, task: l.task, sentence: l.drift.alarm.sentence, since: l.drift.alarm.sinceAt }]
+        : [],
+    ),
   };
 }
 
@@ -194,13 +256,31 @@ export function stationSimDrift(store: Store, o: Omit<StoredDriftOptions, 'simCa
 export function storedPairedReport(store: Store, o: StoredReportOptions): StoredReport {
   if (o.policies.length === 0) throw new ReportInputError('Name at least one policy for the report.');
   const policies = resolveReportPolicies(store, o.policies);
-  const { rollouts, otherLayoutSets, operatorTime, rehearsalsLeftOut } = reportRollouts(store, policies, o.layoutSet.sha256, o.includeRehearsals === true);
-  const engines = simEnginesOf(store, rollouts.filter((r) => r.kind === 'sim'));
+  const { rollouts, otherLayoutSets, operatorTime, rehearsalsLeftOut } = reportRollouts(
+    store,
+    policies,
+    o.layoutSet.sha256,
+    o.includeRehearsals === true,
+  );
+  const engines = simEnginesOf(
+    store,
+    rollouts.filter((r) => r.kind === 'sim'),
+  );
   // Sweeps on both engines: the report compares Rapier's with real unless asked otherwise.
   const simCalibration = o.simCalibration ?? defaultSimCalibration(rollouts, engines);
   let built: PairedReport;
   try {
-    built = buildPairedReport({ task: getTask(o.layoutSet.task), layoutSet: o.layoutSet, policies, rollouts, simCalibration, realCalibration: o.realCalibration, episodeSeconds: o.episodeSeconds, cost: o.cost, seed: o.seed });
+    built = buildPairedReport({
+      task: getTask(o.layoutSet.task),
+      layoutSet: o.layoutSet,
+      policies,
+      rollouts,
+      simCalibration,
+      realCalibration: o.realCalibration,
+      episodeSeconds: o.episodeSeconds,
+      cost: o.cost,
+      seed: o.seed,
+    });
   } catch (e) {
     // A bad price in the cost config is the caller's input too.
     if (e instanceof RangeError) throw new ReportInputError(e.message);
@@ -215,7 +295,24 @@ export function storedPairedReport(store: Store, o: StoredReportOptions): Stored
       throw e;
     }
   }
-  const drift = storedSimDrift(store, o.layoutSet.sha256, { ...(o.driftThresholds ? { thresholds: o.driftThresholds } : {}), includeRehearsals: o.includeRehearsals === true });
-  const crossEngine = storedCrossEngine(rollouts, engines, { layouts: o.layoutSet.layouts, policies, simCalibration: built.simCalibration, realCalibration: built.realCalibration, episodeSeconds: built.episodeSeconds });
-  return { ...built, ...(preregistered ? { preregistered } : {}), otherLayoutSets, operatorTime, rehearsalsLeftOut, simDrift: drift, ...crossEngine };
+  const drift = storedSimDrift(store, o.layoutSet.sha256, {
+    ...(o.driftThresholds ? { thresholds: o.driftThresholds } : {}),
+    includeRehearsals: o.includeRehearsals === true,
+  });
+  const crossEngine = storedCrossEngine(rollouts, engines, {
+    layouts: o.layoutSet.layouts,
+    policies,
+    simCalibration: built.simCalibration,
+    realCalibration: built.realCalibration,
+    episodeSeconds: built.episodeSeconds,
+  });
+  return {
+    ...built,
+    ...(preregistered ? { preregistered } : {}),
+    otherLayoutSets,
+    operatorTime,
+    rehearsalsLeftOut,
+    simDrift: drift,
+    ...crossEngine,
+  };
 }

@@ -13,9 +13,25 @@ port.on('message', (m: ToReportThread) => {
   try {
     let store = stores.get(m.storeFile);
     if (!store) stores.set(m.storeFile, (store = openStore(m.storeFile, { create: false })));
-    reply = 'drift' in m ? { id: m.id, ok: true, drift: stationSimDrift(store, { ...(m.drift.thresholds ? { thresholds: m.drift.thresholds } : {}), excludePolicyIds: new Set(m.drift.excludePolicyIds) }) } : { id: m.id, ok: true, report: storedPairedReport(store, m.options) };
+    reply =
+      'drift' in m
+        ? {
+            id: m.id,
+            ok: true,
+            drift: stationSimDrift(store, {
+              ...(m.drift.thresholds ? { thresholds: m.drift.thresholds } : {}),
+              excludePolicyIds: new Set(m.drift.excludePolicyIds),
+            }),
+          }
+        : { id: m.id, ok: true, report: storedPairedReport(store, m.options) };
   } catch (e) {
-    reply = { id: m.id, ok: false, inputError: e instanceof ReportInputError, message: e instanceof Error ? e.message : String(e), ...(e instanceof ReportInputError && e.choices ? { choices: e.choices } : {}) };
+    reply = {
+      id: m.id,
+      ok: false,
+      inputError: e instanceof ReportInputError,
+      message: e instanceof Error ? e.message : String(e),
+      ...(e instanceof ReportInputError && e.choices ? { choices: e.choices } : {}),
+    };
   }
   port.postMessage(reply);
 });

@@ -10,12 +10,23 @@ import { ReportInputError, type ReportChoices } from '../analysis/paired-report.
 import type { StationSimDrift, StoredReport, StoredReportOptions } from './report-data.js';
 import type { DriftThresholds } from '../analysis/sim-drift.js';
 
-export type DriftRequest = { readonly thresholds?: Partial<DriftThresholds>; readonly excludePolicyIds: readonly number[] };
-export type ToReportThread = { readonly id: number; readonly storeFile: string; readonly options: StoredReportOptions } | { readonly id: number; readonly storeFile: string; readonly drift: DriftRequest };
+export type DriftRequest = {
+  readonly thresholds?: Partial<DriftThresholds>;
+  readonly excludePolicyIds: readonly number[];
+};
+export type ToReportThread =
+  | { readonly id: number; readonly storeFile: string; readonly options: StoredReportOptions }
+  | { readonly id: number; readonly storeFile: string; readonly drift: DriftRequest };
 export type FromReportThread =
   | { readonly id: number; readonly ok: true; readonly report: StoredReport }
   | { readonly id: number; readonly ok: true; readonly drift: StationSimDrift }
-  | { readonly id: number; readonly ok: false; readonly inputError: boolean; readonly message: string; readonly choices?: ReportChoices };
+  | {
+      readonly id: number;
+      readonly ok: false;
+      readonly inputError: boolean;
+      readonly message: string;
+      readonly choices?: ReportChoices;
+    };
 
 export class ReportThread {
   private worker: Worker | undefined;

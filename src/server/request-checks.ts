@@ -54,9 +54,14 @@ export function allowedOrigins(port: number): string[] {
 
 /** A loopback peer and a Host that names this station (DNS rebinding): asked of every request, the UI's files too. */
 export function checkPeerAndHost(req: IncomingMessage, port: number): void {
-  if (!isLoopback(req.socket.remoteAddress)) throw new ApiRefusal(403, 'The station API answers only on this machine (loopback).');
+  if (!isLoopback(req.socket.remoteAddress))
+    throw new ApiRefusal(403, 'The station API answers only on this machine (loopback).');
   const host = req.headers.host ?? '';
-  if (!hostsOf(port).includes(host)) throw new ApiRefusal(403, `The station API does not answer for the host '${host}'; open the address the station printed.`);
+  if (!hostsOf(port).includes(host))
+    throw new ApiRefusal(
+      403,
+      `The station API does not answer for the host '${host}'; open the address the station printed.`,
+    );
 }
 
 /** The token a WebSocket upgrade offers as a subprotocol (browsers cannot set its headers). */
@@ -82,7 +87,12 @@ export function checkRequest(req: IncomingMessage, _url: URL, o: StationOrigin):
   const fromProtocol = protocolToken(req);
   if (fromProtocol !== undefined && sameToken(fromProtocol, o.token)) return 'protocol';
   const given = fromHeader !== undefined || fromProtocol !== undefined;
-  throw new ApiRefusal(401, given ? 'Wrong station token: open the address the station printed at start-up (each launch has a new token).' : 'This station needs its token: open the address the station printed at start-up, which carries it.');
+  throw new ApiRefusal(
+    401,
+    given
+      ? 'Wrong station token: open the address the station printed at start-up (each launch has a new token).'
+      : 'This station needs its token: open the address the station printed at start-up, which carries it.',
+  );
 }
 
 /**
@@ -92,7 +102,11 @@ export function checkRequest(req: IncomingMessage, _url: URL, o: StationOrigin):
 export function fragmentRedirect(url: URL, token: string): string | undefined {
   const given = url.searchParams.get('token');
   if (given === null) return undefined;
-  if (!sameToken(given, token)) throw new ApiRefusal(401, 'Wrong station token: open the address the station printed at start-up (each launch has a new token).');
+  if (!sameToken(given, token))
+    throw new ApiRefusal(
+      401,
+      'Wrong station token: open the address the station printed at start-up (each launch has a new token).',
+    );
   return `${url.pathname}#token=${token}`;
 }
 
@@ -100,13 +114,21 @@ export function fragmentRedirect(url: URL, token: string): string | undefined {
 export function checkUpgradeOrigin(req: IncomingMessage, port: number): void {
   const origin = req.headers.origin;
   if (origin === undefined) return; // not a browser (scripts, tests): the token is the check
-  if (!allowedOrigins(port).includes(origin)) throw new ApiRefusal(403, `The event stream refuses pages from ${origin}; only the station's own page may connect.`);
+  if (!allowedOrigins(port).includes(origin))
+    throw new ApiRefusal(
+      403,
+      `The event stream refuses pages from ${origin}; only the station's own page may connect.`,
+    );
 }
 
 /** State-changing requests from a browser must come from the station's own page. */
 export function checkPostOrigin(req: IncomingMessage, port: number): void {
   const origin = req.headers.origin;
-  if (origin !== undefined && !allowedOrigins(port).includes(origin)) throw new ApiRefusal(403, `Requests from ${origin} are refused; only the station's own page may change the station.`);
+  if (origin !== undefined && !allowedOrigins(port).includes(origin))
+    throw new ApiRefusal(
+      403,
+      `Requests from ${origin} are refused; only the station's own page may change the station.`,
+    );
 }
 
 /** How much of a refused body the station reads and drops, and for how long, before it cuts the client off. */
@@ -140,7 +162,11 @@ export async function dropRestOfBody(req: IncomingMessage): Promise<void> {
  * Reads a body of at most `limit` bytes. Over it (declared or as it arrives) the rest is read and
  * dropped, never kept, and the refusal is a 413 with `tooBig(bytes)`'s sentence.
  */
-export async function readLimitedBody(req: IncomingMessage, limit: number, tooBig: (bytes: number, declared: boolean) => string): Promise<Buffer> {
+export async function readLimitedBody(
+  req: IncomingMessage,
+  limit: number,
+  tooBig: (bytes: number, declared: boolean) => string,
+): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (declared > limit) {
     await dropRestOfBody(req);
@@ -173,9 +199,12 @@ export async function readLimitedBody(req: IncomingMessage, limit: number, tooBi
 /** Reads a JSON body of at most MAX_BODY_BYTES; refuses other content types, bigger bodies and bad JSON. */
 export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  if (type !== 'application/json') throw new ApiRefusal(415, 'The station API takes JSON bodies: send Content-Type: application/json.');
+  if (type !== 'application/json')
+    throw new ApiRefusal(415, 'The station API takes JSON bodies: send Content-Type: application/json.');
   const body = await readLimitedBody(req, MAX_BODY_BYTES, (bytes, declared) =>
-    declared ? `The request body is ${bytes} bytes; the station API takes at most ${MAX_BODY_BYTES}.` : `The request body is over ${MAX_BODY_BYTES} bytes, the most the station API takes.`,
+    declared
+      ? `The request body is ${bytes} bytes; the station API takes at most ${MAX_BODY_BYTES}.`
+      : `The request body is over ${MAX_BODY_BYTES} bytes, the most the station API takes.`,
   );
   const text = body.toString('utf8');
   try {

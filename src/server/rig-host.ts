@@ -95,7 +95,19 @@ export class RigHost<S = undefined> {
   status(): RigStatus {
     const rig = this.rig;
     if (!rig) {
-      return { type: this.parts.type, mode: 'unconfigured', use: this.use, position: [], motors: [], faults: [], recentEvents: [...this.events], cell: null, interlock: this.parts.interlock?.() ?? null, note: this.note ?? 'The rig is being set up.', loop: this.loopView };
+      return {
+        type: this.parts.type,
+        mode: 'unconfigured',
+        use: this.use,
+        position: [],
+        motors: [],
+        faults: [],
+        recentEvents: [...this.events],
+        cell: null,
+        interlock: this.parts.interlock?.() ?? null,
+        note: this.note ?? 'The rig is being set up.',
+        loop: this.loopView,
+      };
     }
     // While a rollout runs its loop drains the events; between rollouts the host does.
     if (this.use !== 'rollout' && this.use !== 'changing') this.keepEvents(rig.takeSafetyEvents());
@@ -106,7 +118,12 @@ export class RigHost<S = undefined> {
       use: this.use,
       position: Array.from(s.position),
       motors: this.parts.motors(rig, this.clock.nowS()),
-      faults: s.faults.map((f) => ({ kind: f.kind, ...(f.arm ? { arm: f.arm } : {}), ...(f.joint !== undefined ? { joint: f.joint } : {}), message: f.message })),
+      faults: s.faults.map((f) => ({
+        kind: f.kind,
+        ...(f.arm ? { arm: f.arm } : {}),
+        ...(f.joint !== undefined ? { joint: f.joint } : {}),
+        message: f.message,
+      })),
       recentEvents: [...this.events],
       cell: this.parts.cell(this.hostedServices as S),
       interlock: this.parts.interlock?.() ?? null,
@@ -128,14 +145,28 @@ export class RigHost<S = undefined> {
         rig
           .loopStats()
           .then((s) => {
-            if (s.cycles > 0) this.loopView = { measuredBy: 'rig thread', rateHz: s.rateHz, cycles: s.cycles, achievedHz: s.achievedHz, lateCycles: s.lateCycles, overruns: s.overruns, jitterP50Ms: s.jitterP50Ms, jitterP99Ms: s.jitterP99Ms, jitterMaxMs: s.jitterMaxMs, watchdogHolds: s.watchdogHolds, longestCommandAgeMs: s.longestCommandAgeMs };
+            if (s.cycles > 0)
+              this.loopView = {
+                measuredBy: 'rig thread',
+                rateHz: s.rateHz,
+                cycles: s.cycles,
+                achievedHz: s.achievedHz,
+                lateCycles: s.lateCycles,
+                overruns: s.overruns,
+                jitterP50Ms: s.jitterP50Ms,
+                jitterP99Ms: s.jitterP99Ms,
+                jitterMaxMs: s.jitterMaxMs,
+                watchdogHolds: s.watchdogHolds,
+                longestCommandAgeMs: s.longestCommandAgeMs,
+              };
           })
           .catch(() => {})
           .finally(() => (this.loopAsked = false));
       }
     } else if (this.loop) {
       const s = this.loop.stats();
-      if (s.cycles > 0) this.loopView = { measuredBy: 'hold loop', ...s, watchdogHolds: null, longestCommandAgeMs: null };
+      if (s.cycles > 0)
+        this.loopView = { measuredBy: 'hold loop', ...s, watchdogHolds: null, longestCommandAgeMs: null };
     }
     return this.loopView;
   }
@@ -149,7 +180,12 @@ export class RigHost<S = undefined> {
     if (!rig) return undefined;
     const state = rig.read();
     const ageS = this.clock.nowS() - state.timeS; // NaN before the rig's first reading
-    return { model: rig.model, state, ageS: Number.isFinite(ageS) ? Math.max(0, ageS) : 0, bodies: this.parts.bodies?.(this.hostedServices as S) ?? null };
+    return {
+      model: rig.model,
+      state,
+      ageS: Number.isFinite(ageS) ? Math.max(0, ageS) : 0,
+      bodies: this.parts.bodies?.(this.hostedServices as S) ?? null,
+    };
   }
 
   /** Enables the motors and holds the current pose under the control loop until damped. */
@@ -210,7 +246,10 @@ export class RigHost<S = undefined> {
    * Gives the rig to a rollout: stops the hold, re-creates the rig for the table (the cell builds
    * its table from it), runs `run` with it, and keeps the rig (damped by the rollout) afterwards.
    */
-  async forRollout<T>(table: NonNullable<RigContext['table']>, run: (rig: Rig, clock: Clock, signal: AbortSignal, services: S) => Promise<T>): Promise<T> {
+  async forRollout<T>(
+    table: NonNullable<RigContext['table']>,
+    run: (rig: Rig, clock: Clock, signal: AbortSignal, services: S) => Promise<T>,
+  ): Promise<T> {
     this.available('rollout');
     this.use = 'changing';
     const abort = new AbortController();
@@ -220,7 +259,11 @@ export class RigHost<S = undefined> {
     return done;
   }
 
-  private async runRollout<T>(table: NonNullable<RigContext['table']>, run: (rig: Rig, clock: Clock, signal: AbortSignal, services: S) => Promise<T>, abort: AbortController): Promise<T> {
+  private async runRollout<T>(
+    table: NonNullable<RigContext['table']>,
+    run: (rig: Rig, clock: Clock, signal: AbortSignal, services: S) => Promise<T>,
+    abort: AbortController,
+  ): Promise<T> {
     try {
       await this.release();
       this.clock = this.parts.clock?.() ?? new RealtimeClock();
@@ -234,7 +277,8 @@ export class RigHost<S = undefined> {
         throw e;
       }
       this.note = null;
-      if (abort.signal.aborted) throw new RigBusyError('The rollout was stopped (Stop or E-stop) before it started; nothing moved.');
+      if (abort.signal.aborted)
+        throw new RigBusyError('The rollout was stopped (Stop or E-stop) before it started; nothing moved.');
       this.use = 'rollout';
       return await run(hosted.rig, this.clock, abort.signal, hosted.services);
     } finally {
@@ -284,7 +328,10 @@ export class RigHost<S = undefined> {
 
   private available(what: string): Rig {
     if (this.closed) throw new RigBusyError('The station is shutting down.');
-    if (this.use === 'rollout' || this.use === 'changing') throw new RigBusyError(`Cannot ${what} now: a rollout has the rig. Press E-stop to stop it, or wait for it to end.`);
+    if (this.use === 'rollout' || this.use === 'changing')
+      throw new RigBusyError(
+        `Cannot ${what} now: a rollout has the rig. Press E-stop to stop it, or wait for it to end.`,
+      );
     if (!this.rig) throw new RigBusyError(`Cannot ${what}: there is no rig (${this.note ?? 'it did not come up'}).`);
     return this.rig;
   }

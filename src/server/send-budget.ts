@@ -13,7 +13,12 @@ export const DEFAULT_SEND_BUDGET_BYTES = 1 << 20;
  * disconnects the client (terminate: a slow reader would not read a close frame either).
  * Returns whether it was sent.
  */
-export function sendWithinBudget(ws: WebSocket, data: string | Buffer, budgetBytes: number, onDrop?: () => void): boolean {
+export function sendWithinBudget(
+  ws: WebSocket,
+  data: string | Buffer,
+  budgetBytes: number,
+  onDrop?: () => void,
+): boolean {
   if (ws.readyState !== ws.OPEN) return false;
   const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
   if (ws.bufferedAmount + size > budgetBytes) {

@@ -8,11 +8,31 @@ import { randomInt } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import { getTask } from '../tasks/registry.js';
-import { buildSessionPlan, checkPlanLayoutSet, parseSessionPlan, SessionPlanError, type RolloutCostS, type SessionPlan } from '../session/plan.js';
+import {
+  buildSessionPlan,
+  checkPlanLayoutSet,
+  parseSessionPlan,
+  SessionPlanError,
+  type RolloutCostS,
+  type SessionPlan,
+} from '../session/plan.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
 import { interruption, JOURNAL, sessionProgress, slotStates, type SlotPhase } from '../session/journal-state.js';
-import { OPERATOR_STOP, type SessionGate, type PlacementGate, type SessionProjector, type SessionRolloutRunner } from '../session/ports.js';
-import type { SessionAnswerRequest, SessionPhase, SessionResults, SessionSummary, SessionView, StartSessionRequest } from './api-types.js';
+import {
+  OPERATOR_STOP,
+  type SessionGate,
+  type PlacementGate,
+  type SessionProjector,
+  type SessionRolloutRunner,
+} from '../session/ports.js';
+import type {
+  SessionAnswerRequest,
+  SessionPhase,
+  SessionResults,
+  SessionSummary,
+  SessionView,
+  StartSessionRequest,
+} from './api-types.js';
 import { sessionResults } from './session-results.js';
 import { BrowserOperator, OperatorGone } from './browser-operator.js';
 import { ApiRefusal } from './request-checks.js';
@@ -21,7 +41,11 @@ import { RigBusyError } from './rig-host.js';
 /** What the composition root provides: the rig runner for a plan's policies. */
 export interface SessionParts {
   /** Opens the plan's policies on the station's rig; a spec that does not load throws one sentence (ApiRefusal 400). */
-  openRunner(plan: SessionPlan, set: LayoutSet, log: (line: string) => void): Promise<SessionRolloutRunner & { close(): Promise<void> }>;
+  openRunner(
+    plan: SessionPlan,
+    set: LayoutSet,
+    log: (line: string) => void,
+  ): Promise<SessionRolloutRunner & { close(): Promise<void> }>;
   /** Per-rollout times measured in the store, for fitting a plan to the minutes. */
   cost(): { readonly cost: RolloutCostS; readonly source: 'measured' | 'defaults' };
   /** The cell's interlocks now, in words ("door open", "no cell I/O configured"). */
@@ -131,7 +155,20 @@ export class SessionHost {
       // The session this station is working on is not interrupted, whatever its journal's last row.
       const cut = this.active?.id === s.id && this.active.state === 'working' ? undefined : interruption(plan, journal);
       const interrupted = cut ? { at: cut.at, words: interruptedWords(cut, p.total) } : null;
-      out.push({ id: s.id, task: plan.task, layoutSetSha256: plan.layoutSetSha256, blind: plan.blind, labels: plan.policies.map((x) => x.label), rollouts: p.total, done: p.done, scored: p.scored, startedAt: s.startedAt, endedAt: s.endedAt, operator: s.operator, interrupted });
+      out.push({
+        id: s.id,
+        task: plan.task,
+        layoutSetSha256: plan.layoutSetSha256,
+        blind: plan.blind,
+        labels: plan.policies.map((x) => x.label),
+        rollouts: p.total,
+        done: p.done,
+        scored: p.scored,
+        startedAt: s.startedAt,
+        endedAt: s.endedAt,
+        operator: s.operator,
+        interrupted,
+      });
     }
     return out.reverse();
   }
@@ -150,8 +187,16 @@ export class SessionHost {
     else if (a.running) phase = 'running';
     else if (prompt) phase = prompt.kind === 'offer-redo' ? 'decide' : prompt.kind;
     else phase = 'between';
-    const last = [...journal].reverse().find((e) => e.action === JOURNAL.breakReminder || e.action === JOURNAL.sessionStarted || e.action === JOURNAL.sessionResumed);
-    const breakInS = last && a.state === 'working' ? Math.max(0, a.breakEveryS - (this.now() - Date.parse(last.at)) / 1000) : null;
+    const last = [...journal]
+      .reverse()
+      .find(
+        (e) =>
+          e.action === JOURNAL.breakReminder ||
+          e.action === JOURNAL.sessionStarted ||
+          e.action === JOURNAL.sessionResumed,
+      );
+    const breakInS =
+      last && a.state === 'working' ? Math.max(0, a.breakEveryS - (this.now() - Date.parse(last.at)) / 1000) : null;
     const planned = slot ? a.plan.rollouts[slot.slot] : undefined;
     const layout = step?.layout;
     return {
@@ -165,13 +210,37 @@ export class SessionHost {
       phase,
       step:
         step && layout
-          ? { slot: step.slot, attempt: step.attempt, total: step.total, label: step.label, layoutIndex: layout.index, tier: layout.tier, objects: layout.objects.map((o) => ({ id: o.id, kind: o.kind, posture: o.posture })) }
+          ? {
+              slot: step.slot,
+              attempt: step.attempt,
+              total: step.total,
+              label: step.label,
+              layoutIndex: layout.index,
+              tier: layout.tier,
+              objects: layout.objects.map((o) => ({ id: o.id, kind: o.kind, posture: o.posture })),
+            }
           : planned && slot
-            ? { slot: slot.slot, attempt: slot.attempt, total: p.total, label: planned.policyLabel, layoutIndex: planned.layoutIndex, tier: -1, objects: [] }
+            ? {
+                slot: slot.slot,
+                attempt: slot.attempt,
+                total: p.total,
+                label: planned.policyLabel,
+                layoutIndex: planned.layoutIndex,
+                tier: -1,
+                objects: [],
+              }
             : null,
       prompt,
       running: a.running,
-      progress: { total: p.total, done: p.done, scored: p.scored, closed: p.closed, elapsedS: p.elapsedS, etaS: p.etaS, breakInS },
+      progress: {
+        total: p.total,
+        done: p.done,
+        scored: p.scored,
+        closed: p.closed,
+        elapsedS: p.elapsedS,
+        etaS: p.etaS,
+        breakInS,
+      },
       stoppedBecause: a.stoppedBecause,
       safety: { estopped: a.estopped, interlocks: this.parts.interlocks() },
       lines: [...a.operator.lines],
@@ -189,10 +258,12 @@ export class SessionHost {
       const plan = this.storedPlan(s.id);
       if (!plan) continue;
       for (const e of this.store.listSessionJournal(s.id)) {
-        if (e.rolloutId !== null && e.slot !== null && plan.rollouts[e.slot]) out.set(e.rolloutId, plan.rollouts[e.slot].policyLabel);
+        if (e.rolloutId !== null && e.slot !== null && plan.rollouts[e.slot])
+          out.set(e.rolloutId, plan.rollouts[e.slot].policyLabel);
       }
       // A rollout stored in the last moments before its journal row: still the session's, still hidden.
-      for (const r of this.store.listRollouts({ sessionId: s.id })) if (!out.has(r.id)) out.set(r.id, 'a blind session\'s policy');
+      for (const r of this.store.listRollouts({ sessionId: s.id }))
+        if (!out.has(r.id)) out.set(r.id, "a blind session's policy");
     }
     return out;
   }
@@ -216,7 +287,11 @@ export class SessionHost {
 
   private async startNow(req: StartSessionRequest): Promise<SessionView> {
     const set = this.store.loadLayoutSet(req.layoutSet);
-    if (!set) throw new ApiRefusal(400, `There is no layout set ${req.layoutSet.slice(0, 12)}… in the store; sample or upload one first.`);
+    if (!set)
+      throw new ApiRefusal(
+        400,
+        `There is no layout set ${req.layoutSet.slice(0, 12)}… in the store; sample or upload one first.`,
+      );
     const task = getTask(set.task);
     const { cost, source } = this.parts.cost();
     let plan: SessionPlan;
@@ -255,11 +330,19 @@ export class SessionHost {
     return this.exclusively(`resuming session ${id}`, () => this.resumeNow(id, breakMinutes, requestId));
   }
 
-  private async resumeNow(id: number, breakMinutes: number | undefined, requestId: string | undefined): Promise<SessionView> {
+  private async resumeNow(
+    id: number,
+    breakMinutes: number | undefined,
+    requestId: string | undefined,
+  ): Promise<SessionView> {
     const session = this.store.getSession(id);
     const stored = this.store.getSessionPlan(id);
     if (!session || !stored) throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
-    if (session.endedAt !== null) throw new ApiRefusal(409, `Session ${id} ended at ${session.endedAt}; export it with: tandem session export ${id} --json`);
+    if (session.endedAt !== null)
+      throw new ApiRefusal(
+        409,
+        `Session ${id} ended at ${session.endedAt}; export it with: tandem session export ${id} --json`,
+      );
     let plan: SessionPlan;
     try {
       plan = parseSessionPlan(stored.planJson, `session ${id}'s plan`);
@@ -268,12 +351,23 @@ export class SessionHost {
       throw e;
     }
     const set = this.store.loadLayoutSet(plan.layoutSetSha256);
-    if (!set) throw new ApiRefusal(409, `Session ${id}'s layout set ${plan.layoutSetSha256.slice(0, 12)}… is not in the store; upload it, then resume.`);
+    if (!set)
+      throw new ApiRefusal(
+        409,
+        `Session ${id}'s layout set ${plan.layoutSetSha256.slice(0, 12)}… is not in the store; upload it, then resume.`,
+      );
     checkPlanLayoutSet(plan, set, 'in the store');
     const opened = await this.openRunner(plan, set);
     this.store.appendSessionJournal({ sessionId: id, action: JOURNAL.sessionResumed });
     this.remember(requestId, `resumed session ${id}`);
-    return this.begin(id, plan, set, session.operator ?? DEFAULT_OPERATOR, opened, (breakMinutes ?? DEFAULT_BREAK_EVERY_S / 60) * 60);
+    return this.begin(
+      id,
+      plan,
+      set,
+      session.operator ?? DEFAULT_OPERATOR,
+      opened,
+      (breakMinutes ?? DEFAULT_BREAK_EVERY_S / 60) * 60,
+    );
   }
 
   /**
@@ -283,10 +377,13 @@ export class SessionHost {
    */
   end(id: number, reason: string): SessionSummary {
     const session = this.store.getSession(id);
-    if (!session || !this.store.getSessionPlan(id)) throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
+    if (!session || !this.store.getSessionPlan(id))
+      throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
     if (session.endedAt !== null) throw new ApiRefusal(409, `Session ${id} already ended at ${session.endedAt}.`);
-    if (this.active?.id === id && this.active.state === 'working') throw new ApiRefusal(409, `Session ${id} is running; stop it for now (Q) first, then end it.`);
-    if (this.opening !== undefined) throw new ApiRefusal(409, `The station is ${this.opening}; wait for it, then end session ${id}.`);
+    if (this.active?.id === id && this.active.state === 'working')
+      throw new ApiRefusal(409, `Session ${id} is running; stop it for now (Q) first, then end it.`);
+    if (this.opening !== undefined)
+      throw new ApiRefusal(409, `The station is ${this.opening}; wait for it, then end session ${id}.`);
     this.store.appendSessionJournal({ sessionId: id, action: JOURNAL.ended, detail: { byOperator: true, reason } });
     this.store.endSession(id);
     if (this.active?.id === id) {
@@ -315,7 +412,9 @@ export class SessionHost {
     const a = this.active;
     if (!a || a.state !== 'working' || !a.running || !a.safety || a.safety.signal.aborted) return false;
     a.safety.abort(OPERATOR_STOP);
-    a.operator.say(`Stopping rollout ${a.running.label === '' ? '' : `(${a.running.label}) `}at the operator's request: the rig holds its pose, then damps; it is stored unscored and offered for redo.`);
+    a.operator.say(
+      `Stopping rollout ${a.running.label === '' ? '' : `(${a.running.label}) `}at the operator's request: the rig holds its pose, then damps; it is stored unscored and offered for redo.`,
+    );
     this.changed();
     return true;
   }
@@ -323,7 +422,8 @@ export class SessionHost {
   /** The operator's answer, resolved once the engine has committed it to the journal. */
   async answer(req: SessionAnswerRequest): Promise<SessionView> {
     const a = this.active;
-    if (!a || a.state !== 'working') throw new ApiRefusal(409, 'No session is running; start one, or resume a stopped one.');
+    if (!a || a.state !== 'working')
+      throw new ApiRefusal(409, 'No session is running; start one, or resume a stopped one.');
     await a.operator.answer(req.prompt, req.answer);
     return this.view()!;
   }
@@ -352,7 +452,8 @@ export class SessionHost {
 
   private refuseRepeat(requestId: string | undefined): void {
     const done = requestId === undefined ? undefined : this.requests.get(requestId);
-    if (done !== undefined) throw new ApiRefusal(409, `This request was already received and ${done}; it was not done twice.`);
+    if (done !== undefined)
+      throw new ApiRefusal(409, `This request was already received and ${done}; it was not done twice.`);
   }
 
   private remember(requestId: string | undefined, what: string): void {
@@ -363,7 +464,8 @@ export class SessionHost {
 
   /** One start or resume at a time: a double click's second request finds the first still opening its policies. */
   private async exclusively<T>(what: string, work: () => Promise<T>): Promise<T> {
-    if (this.opening !== undefined) throw new ApiRefusal(409, `The station is already ${this.opening}; this second request was not acted on.`);
+    if (this.opening !== undefined)
+      throw new ApiRefusal(409, `The station is already ${this.opening}; this second request was not acted on.`);
     this.opening = what;
     try {
       return await work();
@@ -373,10 +475,16 @@ export class SessionHost {
   }
 
   private refuseIfWorking(): void {
-    if (this.working()) throw new RigBusyError(`Session ${this.active!.id} is running; stop it for now (pause, then stop) before starting another.`);
+    if (this.working())
+      throw new RigBusyError(
+        `Session ${this.active!.id} is running; stop it for now (pause, then stop) before starting another.`,
+      );
   }
 
-  private async openRunner(plan: SessionPlan, set: LayoutSet): Promise<SessionRolloutRunner & { close(): Promise<void> }> {
+  private async openRunner(
+    plan: SessionPlan,
+    set: LayoutSet,
+  ): Promise<SessionRolloutRunner & { close(): Promise<void> }> {
     // The runner's lines go to the session's operator once it exists.
     return this.parts.openRunner(plan, set, (line) => this.active?.operator.say(line));
   }
@@ -385,9 +493,28 @@ export class SessionHost {
     this.publish(this.view());
   }
 
-  private begin(id: number, plan: SessionPlan, set: LayoutSet, operatorName: string, runner: SessionRolloutRunner & { close(): Promise<void> }, breakEveryS: number): SessionView {
+  private begin(
+    id: number,
+    plan: SessionPlan,
+    set: LayoutSet,
+    operatorName: string,
+    runner: SessionRolloutRunner & { close(): Promise<void> },
+    breakEveryS: number,
+  ): SessionView {
     const operator = new BrowserOperator(operatorName, () => this.changed());
-    const a: Active = { id, plan, operator, breakEveryS, running: null, estopped: false, state: 'working', stoppedBecause: null, done: Promise.resolve(), abort: new AbortController(), safety: undefined };
+    const a: Active = {
+      id,
+      plan,
+      operator,
+      breakEveryS,
+      running: null,
+      estopped: false,
+      state: 'working',
+      stoppedBecause: null,
+      done: Promise.resolve(),
+      abort: new AbortController(),
+      safety: undefined,
+    };
     this.active = a;
     const interlocks: SessionGate = {
       armed: () => {
@@ -412,8 +539,24 @@ export class SessionHost {
       },
     };
     // A session started to stop early does so after a resume too (its first journal row says so).
-    const stopEarly = plan.analysis !== undefined && this.store.listSessionJournal(id).some((e) => e.action === JOURNAL.sessionStarted && e.detail.stopEarly === true);
-    a.done = runSession({ store: this.store, sessionId: id, plan, set, task: getTask(set.task), runner: counted, operator, interlocks, ...(this.parts.projector ? { projector: this.parts.projector } : {}), ...(this.parts.placement ? { placement: this.parts.placement } : {}), signal: a.abort.signal, breakEveryS, stopEarly })
+    const stopEarly =
+      plan.analysis !== undefined &&
+      this.store.listSessionJournal(id).some((e) => e.action === JOURNAL.sessionStarted && e.detail.stopEarly === true);
+    a.done = runSession({
+      store: this.store,
+      sessionId: id,
+      plan,
+      set,
+      task: getTask(set.task),
+      runner: counted,
+      operator,
+      interlocks,
+      ...(this.parts.projector ? { projector: this.parts.projector } : {}),
+      ...(this.parts.placement ? { placement: this.parts.placement } : {}),
+      signal: a.abort.signal,
+      breakEveryS,
+      stopEarly,
+    })
       .then(
         (r) => {
           a.state = r.ended ? 'ended' : 'stopped';
@@ -421,9 +564,17 @@ export class SessionHost {
         },
         (e: unknown) => {
           a.state = 'stopped';
-          a.stoppedBecause = e instanceof OperatorGone ? 'the station stopped' : `the session failed: ${(e as Error).message ?? String(e)}`;
+          a.stoppedBecause =
+            e instanceof OperatorGone
+              ? 'the station stopped'
+              : `the session failed: ${(e as Error).message ?? String(e)}`;
           // A shutdown that withdrew the operator's prompt stops the session knowingly: journalled, so it is not shown as interrupted.
-          if (e instanceof OperatorGone) this.store.appendSessionJournal({ sessionId: id, action: JOURNAL.stopped, detail: { reason: 'the station was shut down' } });
+          if (e instanceof OperatorGone)
+            this.store.appendSessionJournal({
+              sessionId: id,
+              action: JOURNAL.stopped,
+              detail: { reason: 'the station was shut down' },
+            });
         },
       )
       .finally(async () => {

@@ -15,17 +15,32 @@ import type { PolicyResult, ScoredEpisode, SessionResults } from './api-types.js
 /** The bootstrap's seed: fixed, so the same scores always print the same intervals. */
 const INTERVAL_SEED = 20261203;
 
-export function sessionResults(plan: SessionPlan, journal: readonly SessionJournalRecord[], tierOf: (layoutIndex: number) => number, ended: boolean): SessionResults {
+export function sessionResults(
+  plan: SessionPlan,
+  journal: readonly SessionJournalRecord[],
+  tierOf: (layoutIndex: number) => number,
+  ended: boolean,
+): SessionResults {
   const reveal = !plan.blind || ended;
   // The latest score of each slot stands (a redone slot is scored once per attempt).
   const last = new Map<number, SessionJournalRecord>();
-  for (const e of journal) if (e.action === JOURNAL.scored && e.slot !== null && typeof e.detail.progress === 'number') last.set(e.slot, e);
+  for (const e of journal)
+    if (e.action === JOURNAL.scored && e.slot !== null && typeof e.detail.progress === 'number') last.set(e.slot, e);
   const episodes: ScoredEpisode[] = [];
   for (const r of plan.rollouts) {
     const e = last.get(r.slot);
     if (!e) continue;
     const ran = journal.find((x) => x.action === JOURNAL.ran && x.slot === r.slot && x.attempt === e.attempt);
-    episodes.push({ slot: r.slot, attempt: e.attempt ?? 0, label: r.policyLabel, layoutIndex: r.layoutIndex, tier: tierOf(r.layoutIndex), rolloutId: e.rolloutId ?? ran?.rolloutId ?? null, progress: e.detail.progress as number, summary: typeof e.detail.summary === 'string' ? e.detail.summary : '' });
+    episodes.push({
+      slot: r.slot,
+      attempt: e.attempt ?? 0,
+      label: r.policyLabel,
+      layoutIndex: r.layoutIndex,
+      tier: tierOf(r.layoutIndex),
+      rolloutId: e.rolloutId ?? ran?.rolloutId ?? null,
+      progress: e.detail.progress as number,
+      summary: typeof e.detail.summary === 'string' ? e.detail.summary : '',
+    });
   }
   const policies = plan.policies.map((p): PolicyResult => {
     const mine = episodes.filter((x) => x.label === p.label);
@@ -33,7 +48,13 @@ export function sessionResults(plan: SessionPlan, journal: readonly SessionJourn
       label: p.label,
       ...(reveal ? { spec: p.spec } : {}),
       scored: mine.length,
-      tiers: mine.length === 0 ? [] : summarizeByTier(mine.map((x) => ({ tier: x.tier, progress: x.progress, layoutIndex: x.layoutIndex })), { seed: INTERVAL_SEED }),
+      tiers:
+        mine.length === 0
+          ? []
+          : summarizeByTier(
+              mine.map((x) => ({ tier: x.tier, progress: x.progress, layoutIndex: x.layoutIndex })),
+              { seed: INTERVAL_SEED },
+            ),
     };
   });
   return {
@@ -41,7 +62,13 @@ export function sessionResults(plan: SessionPlan, journal: readonly SessionJourn
     blind: plan.blind,
     policies,
     verdict: abVerdictSoFar(plan, journal) ?? null,
-    analysis: plan.analysis ? { ...analysisSoFar(plan, journal)!, analysisSha256: plan.analysis.sha256, stoppedEarly: journal.some((e) => e.action === JOURNAL.stoppedEarly) } : null,
+    analysis: plan.analysis
+      ? {
+          ...analysisSoFar(plan, journal)!,
+          analysisSha256: plan.analysis.sha256,
+          stoppedEarly: journal.some((e) => e.action === JOURNAL.stoppedEarly),
+        }
+      : null,
     episodes,
     key: reveal ? Object.fromEntries(plan.policies.map((p) => [p.label, p.spec])) : null,
   };

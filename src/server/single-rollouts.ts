@@ -75,7 +75,8 @@ export class SingleRollouts {
    */
   stop(): RolloutRun {
     const run = this.run;
-    if (!inFlight(run) || !this.o.rig.stopRollout()) throw new ApiRefusal(409, 'No rollout is running; there is nothing to stop.');
+    if (!inFlight(run) || !this.o.rig.stopRollout())
+      throw new ApiRefusal(409, 'No rollout is running; there is nothing to stop.');
     this.run = { ...run, message: 'Stopping: the rig holds its pose, then damps; the rollout is stored as aborted.' };
     this.o.broadcast({ type: 'run', run: this.run });
     return this.run;
@@ -83,8 +84,10 @@ export class SingleRollouts {
 
   /** Starts one rollout on the rig: answered once it is under way; its progress and end go on the event stream. */
   async start(req: RunRolloutRequest): Promise<RolloutRun> {
-    if (this.o.sessions?.working()) throw new RigBusyError('An eval session has the rig; run single rollouts once it is stopped or ended.');
-    if (this.o.teleop?.working()) throw new RigBusyError('A teleop recording has the rig; run single rollouts once it is stopped (Q).');
+    if (this.o.sessions?.working())
+      throw new RigBusyError('An eval session has the rig; run single rollouts once it is stopped or ended.');
+    if (this.o.teleop?.working())
+      throw new RigBusyError('A teleop recording has the rig; run single rollouts once it is stopped (Q).');
     if (this.live()) throw new RigBusyError('A rollout is already running; wait for it to end or press E-stop.');
     this.starting = true;
     let prepared: PreparedRollout;
@@ -126,15 +129,25 @@ export class SingleRollouts {
     this.runPromise = prepared
       .run(
         (steps) => {
-          if (run.phase === 'starting') update({ phase: 'running', message: `Running ${prepared.policy} for ${prepared.seconds} s.` });
+          if (run.phase === 'starting')
+            update({ phase: 'running', message: `Running ${prepared.policy} for ${prepared.seconds} s.` });
           run = { ...run, stepsDone: Math.min(steps, run.totalSteps) };
           this.run = run;
-          if (steps >= run.totalSteps && run.phase === 'running') update({ phase: 'storing', message: 'Episode done; the rig holds while the table settles, then damps.' });
+          if (steps >= run.totalSteps && run.phase === 'running')
+            update({ phase: 'storing', message: 'Episode done; the rig holds while the table settles, then damps.' });
         },
         (message) => update({ message }),
       )
       .then(
-        (r) => update({ phase: 'done', rolloutId: r.rolloutId, status: r.status, progress: r.progress, scoreSummary: r.scoreSummary, message: r.message }),
+        (r) =>
+          update({
+            phase: 'done',
+            rolloutId: r.rolloutId,
+            status: r.status,
+            progress: r.progress,
+            scoreSummary: r.scoreSummary,
+            message: r.message,
+          }),
         (e: unknown) => {
           if (!(e instanceof ApiRefusal) && !(e instanceof RigBusyError)) this.o.logError?.(e);
           update({ phase: 'failed', message: (e as Error).message ?? String(e) });

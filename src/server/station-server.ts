@@ -48,8 +48,25 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Store } from '../store/store.js';
 import type { DriftThresholds } from '../analysis/sim-drift.js';
-import { EVENTS_PATH, RIG_STREAM_HZ, EVENTS_PROTOCOL, type ApiError, type CalibrationInUse, type StationEvent, type StationInfo } from './api-types.js';
-import { ApiRefusal, checkPeerAndHost, checkPostOrigin, checkRequest, checkUpgradeOrigin, fragmentRedirect, isLoopback, newToken } from './request-checks.js';
+import {
+  EVENTS_PATH,
+  RIG_STREAM_HZ,
+  EVENTS_PROTOCOL,
+  type ApiError,
+  type CalibrationInUse,
+  type StationEvent,
+  type StationInfo,
+} from './api-types.js';
+import {
+  ApiRefusal,
+  checkPeerAndHost,
+  checkPostOrigin,
+  checkRequest,
+  checkUpgradeOrigin,
+  fragmentRedirect,
+  isLoopback,
+  newToken,
+} from './request-checks.js';
 import type { SessionHost } from './session-host.js';
 import type { TeleopHost } from './teleop-host.js';
 import { ReportThread } from './report-thread.js';
@@ -137,7 +154,14 @@ export class StationServer {
     this.token = o.token ?? newToken();
     // A slow body holds a connection for at most this long (Node's default is 300 s).
     const requestTimeout = o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.http = createServer({ requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.round(requestTimeout / 4))) }, (req, res) => void this.handle(req, res));
+    this.http = createServer(
+      {
+        requestTimeout,
+        headersTimeout: requestTimeout,
+        connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.round(requestTimeout / 4))),
+      },
+      (req, res) => void this.handle(req, res),
+    );
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     if (o.sessions) {
       let wasRunning = false;
@@ -176,7 +200,10 @@ export class StationServer {
       });
     });
     this.port = (this.http.address() as AddressInfo).port;
-    this.streamTimer = setInterval(() => this.broadcast({ type: 'rig', rig: this.o.rig.status() }), 1000 / RIG_STREAM_HZ);
+    this.streamTimer = setInterval(
+      () => this.broadcast({ type: 'rig', rig: this.o.rig.status() }),
+      1000 / RIG_STREAM_HZ,
+    );
     return this.url;
   }
 
@@ -219,13 +246,16 @@ export class StationServer {
     socket.on('error', () => {});
     try {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      if (url.pathname !== EVENTS_PATH) throw new ApiRefusal(404, `There is no event stream at ${url.pathname}; it is at ${EVENTS_PATH}.`);
+      if (url.pathname !== EVENTS_PATH)
+        throw new ApiRefusal(404, `There is no event stream at ${url.pathname}; it is at ${EVENTS_PATH}.`);
       checkRequest(req, url, { port: this.port, token: this.token });
       checkUpgradeOrigin(req, this.port);
     } catch (e) {
       const refusal = e instanceof ApiRefusal ? e : new ApiRefusal(400, 'Bad upgrade request.');
       const body = JSON.stringify({ error: refusal.message } satisfies ApiError);
-      socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
       return;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
@@ -239,7 +269,12 @@ export class StationServer {
     const headers = securityHeaders(this.port);
     const reply = (status: number, body: unknown, extra: Record<string, string> = {}): void => {
       const text = JSON.stringify(body);
-      res.writeHead(status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), ...extra });
+      res.writeHead(status, {
+        ...headers,
+        'Content-Type': JSON_TYPE,
+        'Content-Length': Buffer.byteLength(text),
+        ...extra,
+      });
       res.end(text);
     };
     try {
@@ -264,31 +299,48 @@ export class StationServer {
       if (method === 'POST') checkPostOrigin(req, this.port);
       const result = await this.routes.dispatch(method, url, req);
       if (Buffer.isBuffer(result.body)) {
-        res.writeHead(result.status ?? 200, { ...headers, 'Content-Type': result.type ?? 'application/octet-stream', 'Content-Length': result.body.length });
+        res.writeHead(result.status ?? 200, {
+          ...headers,
+          'Content-Type': result.type ?? 'application/octet-stream',
+          'Content-Length': result.body.length,
+        });
         res.end(result.body);
         return;
       }
       if (typeof result.body === 'string') {
         // Text answers (the URDF) go out as they are, not as a JSON string.
-        res.writeHead(result.status ?? 200, { ...headers, 'Content-Type': result.type ?? 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(result.body) });
+        res.writeHead(result.status ?? 200, {
+          ...headers,
+          'Content-Type': result.type ?? 'text/plain; charset=utf-8',
+          'Content-Length': Buffer.byteLength(result.body),
+        });
         res.end(result.body);
         return;
       }
       reply(result.status ?? 200, result.body);
     } catch (e) {
-      if (e instanceof ApiRefusal) reply(e.status, { error: e.message, ...(e.choices ? { choices: e.choices } : {}) } satisfies ApiError, e.status === 413 ? { Connection: 'close' } : {});
+      if (e instanceof ApiRefusal)
+        reply(
+          e.status,
+          { error: e.message, ...(e.choices ? { choices: e.choices } : {}) } satisfies ApiError,
+          e.status === 413 ? { Connection: 'close' } : {},
+        );
       else if (e instanceof RigBusyError) reply(409, { error: e.message } satisfies ApiError);
       else {
         this.o.logError?.(e);
-        reply(500, { error: `The station failed on this request: ${(e as Error).message ?? String(e)}` } satisfies ApiError);
+        reply(500, {
+          error: `The station failed on this request: ${(e as Error).message ?? String(e)}`,
+        } satisfies ApiError);
       }
     }
   }
 
   /** One user of the rig at a time: a single rollout, an eval session, or a teleop recording. */
   private refuseIfRigBusy(what: string): void {
-    if (this.singleRollouts.live()) throw new RigBusyError(`A single rollout is running; wait for it to end before ${what}.`);
-    if (this.o.sessions?.working()) throw new RigBusyError(`An eval session has the rig; stop it for now before ${what}.`);
+    if (this.singleRollouts.live())
+      throw new RigBusyError(`A single rollout is running; wait for it to end before ${what}.`);
+    if (this.o.sessions?.working())
+      throw new RigBusyError(`An eval session has the rig; stop it for now before ${what}.`);
     if (this.o.teleop?.working()) throw new RigBusyError(`A teleop recording has the rig; stop it (Q) before ${what}.`);
   }
 

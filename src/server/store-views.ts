@@ -14,11 +14,22 @@ export function layoutSetSummary(r: LayoutSetRecord, episodeSeconds: number): La
   let tiers: number[] = [];
   try {
     const parsed = JSON.parse(r.canonicalJson) as { layouts?: { tier?: unknown }[] };
-    tiers = [...new Set((parsed.layouts ?? []).map((l) => Number(l.tier)).filter(Number.isFinite))].sort((a, b) => a - b);
+    tiers = [...new Set((parsed.layouts ?? []).map((l) => Number(l.tier)).filter(Number.isFinite))].sort(
+      (a, b) => a - b,
+    );
   } catch {
     // The store checked this JSON when it was put; an unreadable one just lists no tiers.
   }
-  return { sha256: r.sha256, task: r.task, version: r.version, seed: r.seed, layoutCount: r.layoutCount, tiers, importedAt: r.importedAt, episodeSeconds };
+  return {
+    sha256: r.sha256,
+    task: r.task,
+    version: r.version,
+    seed: r.seed,
+    layoutCount: r.layoutCount,
+    tiers,
+    importedAt: r.importedAt,
+    episodeSeconds,
+  };
 }
 
 export function rolloutSummary(r: RolloutRecord, ctx: ViewContext): RolloutSummary {
@@ -56,6 +67,8 @@ export function rolloutDetail(r: RolloutRecord, ctx: ViewContext): RolloutDetail
     finalStateHash: r.finalStateHash,
     calibrationSha256s: r.calibrationSha256s,
     episodeFile: r.episodeFile,
-    score: s ? { progress: s.progress, counts: s.counts, operator: s.operator, note: s.note, enteredAt: s.enteredAt } : null,
+    score: s
+      ? { progress: s.progress, counts: s.counts, operator: s.operator, note: s.note, enteredAt: s.enteredAt }
+      : null,
   };
 }

@@ -5,7 +5,16 @@
  * keeps the view the UI shows (phase, takes with their dropped frames, lines); it runs no loop.
  */
 import type { Store } from '../store/store.js';
-import type { ResumeTeleopRequest, StartTeleopRequest, TeleopControlName, TeleopLeaderName, TeleopPhaseName, TeleopResumable, TeleopTakeView, TeleopView } from './api-types.js';
+import type {
+  ResumeTeleopRequest,
+  StartTeleopRequest,
+  TeleopControlName,
+  TeleopLeaderName,
+  TeleopPhaseName,
+  TeleopResumable,
+  TeleopTakeView,
+  TeleopView,
+} from './api-types.js';
 import { ApiRefusal } from './request-checks.js';
 import { RigBusyError } from './rig-host.js';
 
@@ -15,7 +24,12 @@ export interface TeleopHooks {
   /** The session exists (its id) and its controls take the UI's buttons. */
   ready(sessionId: number, push: (action: TeleopControlName) => void): void;
   phase(phase: 'engaging' | 'take' | 'reset', episodeIndex: number, seconds?: number): void;
-  take(t: { episodeIndex: number; file: string; state: 'kept' | 'discarded'; cameraCounters?: Readonly<Record<string, { received: number; dropped: number }>> }): void;
+  take(t: {
+    episodeIndex: number;
+    file: string;
+    state: 'kept' | 'discarded';
+    cameraCounters?: Readonly<Record<string, { received: number; dropped: number }>>;
+  }): void;
   readonly signal: AbortSignal;
 }
 
@@ -24,7 +38,11 @@ export interface TeleopParts {
    * Runs one teleop recording on the station's rig until it ends; throws one sentence (ApiRefusal
    * 400) for bad input. With `resume`, carries that stopped session on at its next episode.
    */
-  record(req: StartTeleopRequest, hooks: TeleopHooks, resume?: { readonly sessionId: number }): Promise<{ sessionId: number; end: string; problem?: string }>;
+  record(
+    req: StartTeleopRequest,
+    hooks: TeleopHooks,
+    resume?: { readonly sessionId: number },
+  ): Promise<{ sessionId: number; end: string; problem?: string }>;
   /** The stopped session `--resume` would carry on in the station's teleop folder, or null. */
   resumable(): TeleopResumable | null;
 }
@@ -64,10 +82,23 @@ export class TeleopHost {
   view(): TeleopView | null {
     const a = this.active;
     if (!a) return null;
-    const takes: TeleopTakeView[] = a.sessionId === null ? [] : this.store.listTeleopTakes(a.sessionId).map((t) => {
-      const c = this.counters.get(t.file);
-      return { id: t.id, episodeIndex: t.episodeIndex, state: t.state, file: t.file, marks: t.marks, discardReason: t.discardReason, droppedFrames: c ? c.dropped : null, framesReceived: c ? c.received : null, startedAt: t.startedAt };
-    });
+    const takes: TeleopTakeView[] =
+      a.sessionId === null
+        ? []
+        : this.store.listTeleopTakes(a.sessionId).map((t) => {
+            const c = this.counters.get(t.file);
+            return {
+              id: t.id,
+              episodeIndex: t.episodeIndex,
+              state: t.state,
+              file: t.file,
+              marks: t.marks,
+              discardReason: t.discardReason,
+              droppedFrames: c ? c.dropped : null,
+              framesReceived: c ? c.received : null,
+              startedAt: t.startedAt,
+            };
+          });
     return {
       seq: ++this.seq,
       sessionId: a.sessionId,
@@ -103,10 +134,18 @@ export class TeleopHost {
     if (this.working()) throw new RigBusyError('A teleop recording is running; stop it (Q) before resuming another.');
     const s = this.parts.resumable();
     if (!s) throw new ApiRefusal(409, 'There is no stopped teleop session to resume; start a new recording.');
-    if (s.sessionId !== r.sessionId) throw new ApiRefusal(409, `Teleop session ${r.sessionId} is not the one to resume: the newest stopped one is session ${s.sessionId} (reload the page).`);
+    if (s.sessionId !== r.sessionId)
+      throw new ApiRefusal(
+        409,
+        `Teleop session ${r.sessionId} is not the one to resume: the newest stopped one is session ${s.sessionId} (reload the page).`,
+      );
     if (s.blocked) throw new ApiRefusal(409, s.blocked);
     const episodes = r.episodes ?? s.episodes;
-    if (episodes <= s.kept) throw new ApiRefusal(400, `Teleop session ${s.sessionId} already has ${s.kept} kept episode${s.kept === 1 ? '' : 's'}; ask for more than ${s.kept} episodes to record more.`);
+    if (episodes <= s.kept)
+      throw new ApiRefusal(
+        400,
+        `Teleop session ${s.sessionId} already has ${s.kept} kept episode${s.kept === 1 ? '' : 's'}; ask for more than ${s.kept} episodes to record more.`,
+      );
     const req: StartTeleopRequest = {
       task: s.task === 'teleop' ? s.prompt : s.task,
       episodes,
@@ -127,7 +166,20 @@ export class TeleopHost {
   }
 
   private async run(req: StartTeleopRequest, resume: { readonly sessionId: number } | undefined): Promise<TeleopView> {
-    const a: Active = { req, resumed: resume !== undefined, sessionId: resume?.sessionId ?? null, phase: 'starting', episodeIndex: 0, phaseStartedAt: null, phaseSeconds: null, problem: null, lines: [], push: undefined, abort: new AbortController(), done: Promise.resolve() };
+    const a: Active = {
+      req,
+      resumed: resume !== undefined,
+      sessionId: resume?.sessionId ?? null,
+      phase: 'starting',
+      episodeIndex: 0,
+      phaseStartedAt: null,
+      phaseSeconds: null,
+      problem: null,
+      lines: [],
+      push: undefined,
+      abort: new AbortController(),
+      done: Promise.resolve(),
+    };
     this.active = a;
     const changed = (): void => this.publish(this.view());
     let startedResolve: () => void = () => {};
@@ -155,7 +207,10 @@ export class TeleopHost {
       take: (t) => {
         if (t.cameraCounters) {
           const all = Object.values(t.cameraCounters);
-          this.counters.set(t.file, { received: all.reduce((n, c) => n + c.received, 0), dropped: all.reduce((n, c) => n + c.dropped, 0) });
+          this.counters.set(t.file, {
+            received: all.reduce((n, c) => n + c.received, 0),
+            dropped: all.reduce((n, c) => n + c.dropped, 0),
+          });
         }
         changed();
       },

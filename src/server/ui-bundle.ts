@@ -30,7 +30,12 @@ export async function buildUi(): Promise<Map<string, UiFile>> {
   });
   const js = (name: string): Buffer => Buffer.from(out.outputFiles.find((f) => f.path === `/${name}.js`)!.contents);
   // The projector page's look is the Electron projector window's (one stylesheet for both).
-  const [html, css, projectorHtml, projectorCss] = await Promise.all([readFile(`${UI_DIR}index.html`), readFile(`${UI_DIR}styles.css`), readFile(`${UI_DIR}projector/projector.html`), readFile(PROJECTOR_CSS)]);
+  const [html, css, projectorHtml, projectorCss] = await Promise.all([
+    readFile(`${UI_DIR}index.html`),
+    readFile(`${UI_DIR}styles.css`),
+    readFile(`${UI_DIR}projector/projector.html`),
+    readFile(PROJECTOR_CSS),
+  ]);
   return new Map<string, UiFile>([
     ['/', { type: 'text/html; charset=utf-8', body: html }],
     ['/app.js', { type: 'text/javascript; charset=utf-8', body: js('app') }],

@@ -21,19 +21,36 @@ export const UPLOAD_KINDS = Object.keys(UPLOAD_LIMITS) as UploadKind[];
 
 /** The file's name from `?name=`, as something safe to keep in a file name and to show. */
 export function uploadName(raw: string | null, kind: UploadKind): string {
-  const name = (raw ?? '').split(/[\\/]/).pop()!.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+/, '').slice(0, 100);
-  if (kind === 'policy' && !/\.onnx$/i.test(name)) throw new ApiRefusal(400, `A policy upload is an ONNX model: give its file name ending in .onnx (?name=model.onnx), not '${(raw ?? '').slice(0, 80)}'.`);
+  const name = (raw ?? '')
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[-.]+/, '')
+    .slice(0, 100);
+  if (kind === 'policy' && !/\.onnx$/i.test(name))
+    throw new ApiRefusal(
+      400,
+      `A policy upload is an ONNX model: give its file name ending in .onnx (?name=model.onnx), not '${(raw ?? '').slice(0, 80)}'.`,
+    );
   return name || `${kind}.json`;
 }
 
 /** Reads the body, refusing it once it passes the kind's limit (the rest is read and dropped, never kept). */
 export async function readUpload(req: IncomingMessage, kind: UploadKind): Promise<Buffer> {
   const body = await readLimitedBody(req, UPLOAD_LIMITS[kind].bytes, (bytes) => tooBigSentence(kind, bytes));
-  if (body.length === 0) throw new ApiRefusal(400, `${UPLOAD_LIMITS[kind].what} upload arrived empty; choose the file again.`);
+  if (body.length === 0)
+    throw new ApiRefusal(400, `${UPLOAD_LIMITS[kind].what} upload arrived empty; choose the file again.`);
   return body;
 }
 
-export async function storeUpload(store: Store, dataDir: string, kind: UploadKind, name: string, body: Buffer, limits: OnnxUploadLimits = DEFAULT_ONNX_UPLOAD_LIMITS): Promise<UploadResult> {
+export async function storeUpload(
+  store: Store,
+  dataDir: string,
+  kind: UploadKind,
+  name: string,
+  body: Buffer,
+  limits: OnnxUploadLimits = DEFAULT_ONNX_UPLOAD_LIMITS,
+): Promise<UploadResult> {
   if (kind === 'layout-set') {
     let set;
     try {
@@ -43,7 +60,12 @@ export async function storeUpload(store: Store, dataDir: string, kind: UploadKin
       throw e;
     }
     const { inserted } = store.putLayoutSet(set);
-    return { kind, sha256: set.sha256, summary: `${set.task} v${set.version}, ${set.layouts.length} layout${set.layouts.length === 1 ? '' : 's'}`, inserted };
+    return {
+      kind,
+      sha256: set.sha256,
+      summary: `${set.task} v${set.version}, ${set.layouts.length} layout${set.layouts.length === 1 ? '' : 's'}`,
+      inserted,
+    };
   }
   if (kind === 'sim-calibration') {
     let cal;
@@ -54,7 +76,12 @@ export async function storeUpload(store: Store, dataDir: string, kind: UploadKin
       throw e;
     }
     const sha256 = simCalibrationHash(cal);
-    const { inserted } = store.putCalibration({ sha256, kind: SIM_CALIBRATION_KIND, version: cal.version, canonicalJson: simCalibrationJson(cal) });
+    const { inserted } = store.putCalibration({
+      sha256,
+      kind: SIM_CALIBRATION_KIND,
+      version: cal.version,
+      canonicalJson: simCalibrationJson(cal),
+    });
     return { kind, sha256, summary: `sim calibration '${cal.name}' v${cal.version}`, inserted };
   }
   // A policy: written beside the others, loaded by onnxruntime as a rollout would load it, kept only if it loads.
@@ -75,5 +102,11 @@ export async function storeUpload(store: Store, dataDir: string, kind: UploadKin
   const spec = `onnx:${file}`;
   const before = store.listPolicies().some((p) => p.spec === spec);
   store.upsertPolicy({ spec, name: `onnx:${name}`, checkpointSha256: sha256 });
-  return { kind, sha256, summary: `ONNX model ${name} (${(body.length / 1024).toFixed(0)} KiB)`, spec, inserted: !before };
+  return {
+    kind,
+    sha256,
+    summary: `ONNX model ${name} (${(body.length / 1024).toFixed(0)} KiB)`,
+    spec,
+    inserted: !before,
+  };
 }

@@ -18,7 +18,12 @@ import { checkAnytimeOptions, STOPPING_RULES, type StoppingRule } from '../analy
 export const ANALYSIS_METRICS = ['task-progress', 'full-success'] as const;
 export type AnalysisMetric = (typeof ANALYSIS_METRICS)[number];
 
-export const DEFAULT_ANALYSIS = { metric: 'task-progress', alpha: 0.05, margin: 0.1, stoppingRule: 'difference-or-no-difference' } as const satisfies {
+export const DEFAULT_ANALYSIS = {
+  metric: 'task-progress',
+  alpha: 0.05,
+  margin: 0.1,
+  stoppingRule: 'difference-or-no-difference',
+} as const satisfies {
   metric: AnalysisMetric;
   alpha: number;
   margin: number;
@@ -69,9 +74,15 @@ export interface AnalysisPlanOptions {
 
 /** The analysis plan of a session comparing `labels` (exactly two) over `pairs` planned pairs. */
 export function buildAnalysisPlan(o: AnalysisPlanOptions, labels: readonly string[], pairs: number): AnalysisPlan {
-  if (labels.length !== 2) throw new AnalysisPlanError(`A pre-registered A/B analysis compares exactly two policies; this plan has ${labels.length}.`);
+  if (labels.length !== 2)
+    throw new AnalysisPlanError(
+      `A pre-registered A/B analysis compares exactly two policies; this plan has ${labels.length}.`,
+    );
   const metric = o.metric ?? DEFAULT_ANALYSIS.metric;
-  if (!ANALYSIS_METRICS.includes(metric)) throw new AnalysisPlanError(`The analysis metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${String(metric)}'.`);
+  if (!ANALYSIS_METRICS.includes(metric))
+    throw new AnalysisPlanError(
+      `The analysis metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${String(metric)}'.`,
+    );
   const body: AnalysisPlanBody = {
     metric,
     alpha: o.alpha ?? DEFAULT_ANALYSIS.alpha,
@@ -93,23 +104,44 @@ function checkBody(b: AnalysisPlanBody): void {
     const m = (e as Error).message;
     throw new AnalysisPlanError(`${m.startsWith('α') ? m : `${m[0].toUpperCase()}${m.slice(1)}`}.`);
   }
-  if (!ANALYSIS_METRICS.includes(b.metric)) throw new AnalysisPlanError(`The analysis metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${String(b.metric)}'.`);
+  if (!ANALYSIS_METRICS.includes(b.metric))
+    throw new AnalysisPlanError(
+      `The analysis metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${String(b.metric)}'.`,
+    );
 }
 
 /** Checks a parsed plan's analysis part: its fields and its own hash. */
 export function checkAnalysisPlan(v: unknown, source: string): AnalysisPlan {
   const p = v as Partial<AnalysisPlan> | null;
-  if (p === null || typeof p !== 'object' || typeof p.sha256 !== 'string' || typeof p.a !== 'string' || typeof p.b !== 'string' || typeof p.alpha !== 'number' || typeof p.maxPairs !== 'number' || typeof p.margin !== 'number' || !STOPPING_RULES.includes(p.stoppingRule as StoppingRule)) {
-    throw new AnalysisPlanError(`${source} has an analysis plan tandem cannot read; write it with 'tandem session preregister'.`);
+  if (
+    p === null ||
+    typeof p !== 'object' ||
+    typeof p.sha256 !== 'string' ||
+    typeof p.a !== 'string' ||
+    typeof p.b !== 'string' ||
+    typeof p.alpha !== 'number' ||
+    typeof p.maxPairs !== 'number' ||
+    typeof p.margin !== 'number' ||
+    !STOPPING_RULES.includes(p.stoppingRule as StoppingRule)
+  ) {
+    throw new AnalysisPlanError(
+      `${source} has an analysis plan tandem cannot read; write it with 'tandem session preregister'.`,
+    );
   }
-  if (analysisPlanHash(p as AnalysisPlanBody) !== p.sha256) throw new AnalysisPlanError(`${source}'s analysis plan was changed after it was written; pre-register again with 'tandem session preregister'.`);
+  if (analysisPlanHash(p as AnalysisPlanBody) !== p.sha256)
+    throw new AnalysisPlanError(
+      `${source}'s analysis plan was changed after it was written; pre-register again with 'tandem session preregister'.`,
+    );
   checkBody(p as AnalysisPlanBody);
   return p as AnalysisPlan;
 }
 
 /** "task progress, α 0.05, at most 12 pairs, stop on a difference or on none larger than 0.10; analysis 3f2a…". */
 export function describeAnalysisPlan(p: AnalysisPlan): string {
-  const rule = p.stoppingRule === 'difference' ? 'stop on a difference' : `stop on a difference or on none larger than ${p.margin.toFixed(2)}`;
+  const rule =
+    p.stoppingRule === 'difference'
+      ? 'stop on a difference'
+      : `stop on a difference or on none larger than ${p.margin.toFixed(2)}`;
   return `${p.metric === 'task-progress' ? 'task progress' : 'full success'}, α ${p.alpha}, at most ${p.maxPairs} pairs, ${rule}; analysis ${p.sha256.slice(0, 12)}`;
 }
 

@@ -37,13 +37,20 @@ export function preregisteredAnalysis(store: Store, asked: AskedAnalysis): Prere
     throw e;
   }
   const ap = plan.analysis;
-  if (!ap) throw new PreregistrationError(`Session ${id} has no pre-registered analysis plan, so there is none to report; leave out --session (and --alpha, --metric).`);
+  if (!ap)
+    throw new PreregistrationError(
+      `Session ${id} has no pre-registered analysis plan, so there is none to report; leave out --session (and --alpha, --metric).`,
+    );
   const terms = describeAnalysisPlan(ap);
   if (asked.alpha !== undefined && asked.alpha !== ap.alpha) {
-    throw new PreregistrationError(`Session ${id} pre-registered α ${ap.alpha} (${terms}); a report at α ${asked.alpha} is not the pre-registered analysis: give --alpha ${ap.alpha} or leave it out.`);
+    throw new PreregistrationError(
+      `Session ${id} pre-registered α ${ap.alpha} (${terms}); a report at α ${asked.alpha} is not the pre-registered analysis: give --alpha ${ap.alpha} or leave it out.`,
+    );
   }
   if (asked.metric !== undefined && asked.metric !== ap.metric) {
-    throw new PreregistrationError(`Session ${id} pre-registered the metric ${ap.metric} (${terms}); a report on ${asked.metric} is not the pre-registered analysis: give --metric ${ap.metric} or leave it out.`);
+    throw new PreregistrationError(
+      `Session ${id} pre-registered the metric ${ap.metric} (${terms}); a report on ${asked.metric} is not the pre-registered analysis: give --metric ${ap.metric} or leave it out.`,
+    );
   }
   const journal = store.listSessionJournal(id);
   const verdict = analysisSoFar(plan, journal)!;

@@ -14,10 +14,22 @@ export interface DoneMarkRecord {
 }
 
 /** The marks of one slot attempt, in the order they were pressed. */
-export function doneMarksOf(journal: readonly SessionJournalRecord[], at: { readonly slot: number; readonly attempt: number }): DoneMarkRecord[] {
+export function doneMarksOf(
+  journal: readonly SessionJournalRecord[],
+  at: { readonly slot: number; readonly attempt: number },
+): DoneMarkRecord[] {
   return journal
-    .filter((e) => e.action === JOURNAL.objectDone && e.slot === at.slot && (e.attempt ?? 0) === at.attempt && typeof e.detail.tS === 'number')
-    .map((e) => ({ tS: e.detail.tS as number, ...(typeof e.detail.objectId === 'string' ? { objectId: e.detail.objectId } : {}) }));
+    .filter(
+      (e) =>
+        e.action === JOURNAL.objectDone &&
+        e.slot === at.slot &&
+        (e.attempt ?? 0) === at.attempt &&
+        typeof e.detail.tS === 'number',
+    )
+    .map((e) => ({
+      tS: e.detail.tS as number,
+      ...(typeof e.detail.objectId === 'string' ? { objectId: e.detail.objectId } : {}),
+    }));
 }
 
 /** Every rollout the journal ran, with the marks of the attempt that ran it (empty when none was pressed). */

@@ -12,13 +12,32 @@ import type { ObjectEndState, TaskDefinition } from '../tasks/types.js';
 import { TaskInputError } from '../tasks/errors.js';
 import { endStatesFromCount } from './score-entry.js';
 import { episodeFileRecovery } from './recording-recovery.js';
-import { JOURNAL, progressLine, sessionProgress, slotStates, type SessionProgress, type SlotState } from './journal-state.js';
+import {
+  JOURNAL,
+  progressLine,
+  sessionProgress,
+  slotStates,
+  type SessionProgress,
+  type SlotState,
+} from './journal-state.js';
 import { checkPlanLayoutSet, serializeSessionPlan, specOf, type SessionPlan } from './plan.js';
 import { abVerdictSoFar, analysisSoFar } from './ab-verdict.js';
 import { doneMarksOf } from './done-marks.js';
 import type { AnytimeComparison } from '../analysis/anytime-ab.js';
 import { placementJournalDetail, placementVerdict, type PlacementCheck } from './placement-gate.js';
-import { NO_GATE, NO_PROJECTOR, OPERATOR_STOP, type SessionGate, type OperatorStep, type PlacementGate, type SessionOperator, type SessionProjector, type SessionRolloutRunner, type SessionRunOutcome, type RecordingRecovery } from './ports.js';
+import {
+  NO_GATE,
+  NO_PROJECTOR,
+  OPERATOR_STOP,
+  type SessionGate,
+  type OperatorStep,
+  type PlacementGate,
+  type SessionOperator,
+  type SessionProjector,
+  type SessionRolloutRunner,
+  type SessionRunOutcome,
+  type RecordingRecovery,
+} from './ports.js';
 
 export const DEFAULT_BREAK_EVERY_S = 30 * 60;
 
@@ -64,12 +83,35 @@ export interface SessionRunResult {
 }
 
 /** Creates the session, its stored plan and its first journal row. */
-export function startSession(store: Store, plan: SessionPlan, set: LayoutSet, operator: string, options: { readonly stopEarly?: boolean } = {}): number {
+export function startSession(
+  store: Store,
+  plan: SessionPlan,
+  set: LayoutSet,
+  operator: string,
+  options: { readonly stopEarly?: boolean } = {},
+): number {
   checkPlanLayoutSet(plan, set, 'given');
   store.putLayoutSet(set);
-  const session = store.createSession({ kind: plan.blind ? 'ab-test' : 'real-eval', operator, notes: `plan ${plan.sha256}` });
-  store.putSessionPlan({ sessionId: session.id, planSha256: plan.sha256, layoutSetSha256: plan.layoutSetSha256, planJson: serializeSessionPlan(plan) });
-  store.appendSessionJournal({ sessionId: session.id, action: JOURNAL.sessionStarted, detail: { planSha256: plan.sha256, ...(plan.analysis ? { analysisSha256: plan.analysis.sha256 } : {}), ...(options.stopEarly ? { stopEarly: true } : {}) } });
+  const session = store.createSession({
+    kind: plan.blind ? 'ab-test' : 'real-eval',
+    operator,
+    notes: `plan ${plan.sha256}`,
+  });
+  store.putSessionPlan({
+    sessionId: session.id,
+    planSha256: plan.sha256,
+    layoutSetSha256: plan.layoutSetSha256,
+    planJson: serializeSessionPlan(plan),
+  });
+  store.appendSessionJournal({
+    sessionId: session.id,
+    action: JOURNAL.sessionStarted,
+    detail: {
+      planSha256: plan.sha256,
+      ...(plan.analysis ? { analysisSha256: plan.analysis.sha256 } : {}),
+      ...(options.stopEarly ? { stopEarly: true } : {}),
+    },
+  });
   return session.id;
 }
 
@@ -87,15 +129,41 @@ function outcomeFromRan(rolloutId: number, d: Readonly<Record<string, unknown>>)
 
 /** The check's numbers kept on the rollout's 'ran' row: checked or not, the worst errors, the calibration. */
 function placementSummary(d: Record<string, unknown>): Record<string, unknown> {
-  return d.checked ? { checked: true, maxErrorMm: d.maxErrorMm, maxErrorDeg: d.maxErrorDeg, calibrationSha256: d.calibrationSha256, objects: d.objects } : { checked: false, reason: d.reason };
+  return d.checked
+    ? {
+        checked: true,
+        maxErrorMm: d.maxErrorMm,
+        maxErrorDeg: d.maxErrorDeg,
+        calibrationSha256: d.calibrationSha256,
+        objects: d.objects,
+      }
+    : { checked: false, reason: d.reason };
 }
 
 /** The refusal the operator is placing again after (this attempt's last check, when it refused), for the prompt and the card. */
-function lastRefusedPlacement(entries: readonly { action: string; slot: number | null; attempt: number | null; detail: Readonly<Record<string, unknown>> }[], slot: number, attempt: number): OperatorStep['placementRefused'] {
-  const mine = entries.filter((e) => e.slot === slot && (e.attempt ?? 0) === attempt && (e.action === JOURNAL.placementChecked || e.action === JOURNAL.placed));
+function lastRefusedPlacement(
+  entries: readonly {
+    action: string;
+    slot: number | null;
+    attempt: number | null;
+    detail: Readonly<Record<string, unknown>>;
+  }[],
+  slot: number,
+  attempt: number,
+): OperatorStep['placementRefused'] {
+  const mine = entries.filter(
+    (e) =>
+      e.slot === slot &&
+      (e.attempt ?? 0) === attempt &&
+      (e.action === JOURNAL.placementChecked || e.action === JOURNAL.placed),
+  );
   const last = mine.at(-1);
   if (!last || last.action !== JOURNAL.placementChecked || last.detail.pass !== false) return undefined;
-  return { object: String(last.detail.object ?? ''), sentence: String(last.detail.sentence ?? ''), objects: (last.detail.objects ?? []) as NonNullable<OperatorStep['placementRefused']>['objects'] };
+  return {
+    object: String(last.detail.object ?? ''),
+    sentence: String(last.detail.sentence ?? ''),
+    objects: (last.detail.objects ?? []) as NonNullable<OperatorStep['placementRefused']>['objects'],
+  };
 }
 
 export async function runSession(o: SessionEngineOptions): Promise<SessionRunResult> {
@@ -106,7 +174,8 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
   const interlocks = o.interlocks ?? NO_GATE;
   const now = o.nowMs ?? Date.now;
   const breakEveryS = o.breakEveryS ?? DEFAULT_BREAK_EVERY_S;
-  const journal = (e: Omit<SessionJournalInput, 'sessionId'>, score?: OperatorScoreInput) => store.appendSessionJournal({ sessionId: id, ...e }, score);
+  const journal = (e: Omit<SessionJournalInput, 'sessionId'>, score?: OperatorScoreInput) =>
+    store.appendSessionJournal({ sessionId: id, ...e }, score);
   const progress = (): SessionProgress => sessionProgress(plan, store.listSessionJournal(id), now());
   const analysis = (): { analysis?: AnytimeComparison } => {
     const a = analysisSoFar(plan, store.listSessionJournal(id));
@@ -118,14 +187,21 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
     return { ended: false, stoppedBecause: why, progress: progress(), ...analysis() };
   };
   /** Seconds since t0, or what a simulated operator says it took. */
-  const took = (t0: number, a: { simulatedS?: number }): number => Math.round((a.simulatedS ?? (now() - t0) / 1000) * 1000) / 1000;
+  const took = (t0: number, a: { simulatedS?: number }): number =>
+    Math.round((a.simulatedS ?? (now() - t0) / 1000) * 1000) / 1000;
   /** Pairs the live A/B verdict was last said for (it is said again only when a pair completes). */
   let saidPairs = 0;
 
   for (;;) {
     if (o.signal.aborted) return stopped('stopped with Ctrl-C');
     const entries = store.listSessionJournal(id);
-    if (entries.some((e) => e.action === JOURNAL.ended)) return { ended: true, progress: progress(), ...analysis(), stoppedEarly: entries.some((e) => e.action === JOURNAL.stoppedEarly) };
+    if (entries.some((e) => e.action === JOURNAL.ended))
+      return {
+        ended: true,
+        progress: progress(),
+        ...analysis(),
+        stoppedEarly: entries.some((e) => e.action === JOURNAL.stoppedEarly),
+      };
     const s: SlotState | undefined = slotStates(plan, entries).find((x) => x.phase !== 'done');
     if (!s) {
       journal({ action: JOURNAL.ended });
@@ -141,12 +217,25 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
       const rolloutsSaved = plan.rollouts.length - sessionProgress(plan, entries, now()).done;
       journal({
         action: JOURNAL.stoppedEarly,
-        detail: { analysisSha256: plan.analysis!.sha256, kind: verdictNow.kind, pairs: verdictNow.pairs, maxPairs: verdictNow.maxPairs, pairsSaved: verdictNow.pairsSaved, rolloutsSaved, estimate: verdictNow.estimate, lower: verdictNow.lower, upper: verdictNow.upper, sentence: verdictNow.sentence },
+        detail: {
+          analysisSha256: plan.analysis!.sha256,
+          kind: verdictNow.kind,
+          pairs: verdictNow.pairs,
+          maxPairs: verdictNow.maxPairs,
+          pairsSaved: verdictNow.pairsSaved,
+          rolloutsSaved,
+          estimate: verdictNow.estimate,
+          lower: verdictNow.lower,
+          upper: verdictNow.upper,
+          sentence: verdictNow.sentence,
+        },
       });
       journal({ action: JOURNAL.ended, detail: { stoppedEarly: true } });
       store.endSession(id);
       const p = progress();
-      operator.say(`Session ${id} stopped early by its pre-registered rule: ${verdictNow.sentence} ${rolloutsSaved} of the plan's ${plan.rollouts.length} rollouts saved (${verdictNow.pairsSaved} of ${verdictNow.maxPairs} pairs).`);
+      operator.say(
+        `Session ${id} stopped early by its pre-registered rule: ${verdictNow.sentence} ${rolloutsSaved} of the plan's ${plan.rollouts.length} rollouts saved (${verdictNow.pairsSaved} of ${verdictNow.maxPairs} pairs).`,
+      );
       return { ended: true, progress: p, analysis: verdictNow, stoppedEarly: true };
     }
     const planned = plan.rollouts[s.slot];
@@ -194,7 +283,10 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
             check = await o.placement.check(step);
           } catch (e) {
             // A camera or renderer that fails is no reason to stop the session: the gate says why, the rollout runs unchecked.
-            check = { checked: false, reason: `the placement check failed (${e instanceof Error ? e.message : String(e)})` };
+            check = {
+              checked: false,
+              reason: `the placement check failed (${e instanceof Error ? e.message : String(e)})`,
+            };
           }
           const v = placementVerdict(check, o.placement.thresholds);
           placement = placementJournalDetail(check, o.placement.thresholds, v);
@@ -222,12 +314,26 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
           (m) => {
             if (watching.signal.aborted) return;
             const tS = Math.min(plan.episodeSeconds, Math.max(0, m.simulatedTS ?? (now() - tRun) / 1000));
-            journal({ ...at, action: JOURNAL.objectDone, detail: { tS: Math.round(tS * 1000) / 1000, ...(m.objectId ? { objectId: m.objectId } : {}) } });
+            journal({
+              ...at,
+              action: JOURNAL.objectDone,
+              detail: { tS: Math.round(tS * 1000) / 1000, ...(m.objectId ? { objectId: m.objectId } : {}) },
+            });
           },
           watching.signal,
         );
         try {
-          run = await runner.run({ sessionId: id, ...at, task, layout, spec: specOf(plan, planned.policyLabel), label: planned.policyLabel, seed: planned.seed, episodeSeconds: plan.episodeSeconds, signal });
+          run = await runner.run({
+            sessionId: id,
+            ...at,
+            task,
+            layout,
+            spec: specOf(plan, planned.policyLabel),
+            label: planned.policyLabel,
+            seed: planned.seed,
+            episodeSeconds: plan.episodeSeconds,
+            signal,
+          });
         } catch (e) {
           watching.abort();
           const reason = e instanceof Error ? e.message : String(e);
@@ -250,10 +356,17 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
             ...(run.tableEndStates ? { tableEndStates: run.tableEndStates } : {}),
             // The placement the rollout started from (its errors a covariate of the result).
             ...(placement ? { placement: placementSummary(placement) } : {}),
-            ...(safety.aborted ? (safety.reason === OPERATOR_STOP ? { stoppedByOperator: true } : { estopped: true }) : {}),
+            ...(safety.aborted
+              ? safety.reason === OPERATOR_STOP
+                ? { stoppedByOperator: true }
+                : { estopped: true }
+              : {}),
           },
         });
-        if (run.status !== 'valid') operator.say(`Rollout ${s.slot + 1} (${planned.policyLabel}) does not count: ${run.reason ?? run.status}; the rig is ${run.finalMode}.`);
+        if (run.status !== 'valid')
+          operator.say(
+            `Rollout ${s.slot + 1} (${planned.policyLabel}) does not count: ${run.reason ?? run.status}; the rig is ${run.finalMode}.`,
+          );
         if (o.signal.aborted) return stopped('stopped with Ctrl-C');
         continue;
       }
@@ -263,8 +376,15 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
         const known = new Set(entries.map((e) => e.rolloutId).filter((x) => x !== null));
         const orphan = store.listRollouts({ sessionId: id }).find((r) => !known.has(r.id));
         const recovered = await (o.recordings ?? episodeFileRecovery(store)).recoverCutOff();
-        journal({ ...at, action: JOURNAL.interrupted, rolloutId: orphan?.id ?? null, detail: { reason: 'the station stopped during the episode', recovered } });
-        operator.say(`Rollout ${s.slot + 1} was cut off when the station stopped${recovered.length ? `; its recording was recovered (${recovered.join(', ')})` : ''}.`);
+        journal({
+          ...at,
+          action: JOURNAL.interrupted,
+          rolloutId: orphan?.id ?? null,
+          detail: { reason: 'the station stopped during the episode', recovered },
+        });
+        operator.say(
+          `Rollout ${s.slot + 1} was cut off when the station stopped${recovered.length ? `; its recording was recovered (${recovered.join(', ')})` : ''}.`,
+        );
         continue;
       }
       case 'score': {
@@ -272,7 +392,13 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
         const t0 = now();
         const a = await operator.score({ ...step, run });
         if (a.action === 'redo') {
-          journal({ ...at, action: JOURNAL.abandoned, rolloutId: run.rolloutId, operatorS: took(t0, a), detail: { reason: a.reason } });
+          journal({
+            ...at,
+            action: JOURNAL.abandoned,
+            rolloutId: run.rolloutId,
+            operatorS: took(t0, a),
+            detail: { reason: a.reason },
+          });
           continue;
         }
         let p;
@@ -289,8 +415,26 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
         }
         const marks = doneMarksOf(entries, at);
         journal(
-          { ...at, action: JOURNAL.scored, operatorS: took(t0, a), detail: { progress: p.progress, counts: p.counts, summary: p.summary, ...(a.note ? { note: a.note } : {}), ...(marks.length ? { doneMarks: marks } : {}) } },
-          { rolloutId: run.rolloutId, endStates, progress: p.progress, counts: p.counts, operator: operator.name, note: a.note ?? null },
+          {
+            ...at,
+            action: JOURNAL.scored,
+            operatorS: took(t0, a),
+            detail: {
+              progress: p.progress,
+              counts: p.counts,
+              summary: p.summary,
+              ...(a.note ? { note: a.note } : {}),
+              ...(marks.length ? { doneMarks: marks } : {}),
+            },
+          },
+          {
+            rolloutId: run.rolloutId,
+            endStates,
+            progress: p.progress,
+            counts: p.counts,
+            operator: operator.name,
+            note: a.note ?? null,
+          },
         );
         continue;
       }
@@ -298,7 +442,14 @@ export async function runSession(o: SessionEngineOptions): Promise<SessionRunRes
         const t0 = now();
         const a = await operator.reset(step);
         journal({ ...at, action: JOURNAL.reset, operatorS: took(t0, a) });
-        const last = [...store.listSessionJournal(id)].reverse().find((e) => e.action === JOURNAL.breakReminder || e.action === JOURNAL.sessionStarted || e.action === JOURNAL.sessionResumed);
+        const last = [...store.listSessionJournal(id)]
+          .reverse()
+          .find(
+            (e) =>
+              e.action === JOURNAL.breakReminder ||
+              e.action === JOURNAL.sessionStarted ||
+              e.action === JOURNAL.sessionResumed,
+          );
         if (last && (now() - Date.parse(last.at)) / 1000 >= breakEveryS) {
           const p = progress();
           const tb = now();

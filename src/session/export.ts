@@ -12,8 +12,16 @@ import { analysisSoFar } from './ab-verdict.js';
 import type { AnytimeComparison } from '../analysis/anytime-ab.js';
 
 export interface SessionExport {
-  readonly session: { readonly id: number; readonly kind: string; readonly startedAt: string; readonly endedAt: string | null; readonly operator: string | null };
-  readonly plan: Omit<SessionPlan, 'policies'> & { readonly policies: readonly { readonly label: string; readonly spec?: string }[] };
+  readonly session: {
+    readonly id: number;
+    readonly kind: string;
+    readonly startedAt: string;
+    readonly endedAt: string | null;
+    readonly operator: string | null;
+  };
+  readonly plan: Omit<SessionPlan, 'policies'> & {
+    readonly policies: readonly { readonly label: string; readonly spec?: string }[];
+  };
   /** label → spec; null while a blind session runs. */
   readonly blindKey: Readonly<Record<string, string>> | null;
   readonly progress: SessionProgress;
@@ -23,7 +31,11 @@ export interface SessionExport {
    * The pre-registered analysis (plans with one): the verdict over the scored pairs, whether the
    * session stopped early by it, and the rollouts that saved against the fixed-N plan.
    */
-  readonly analysis: { readonly verdict: AnytimeComparison; readonly stoppedEarly: boolean; readonly rolloutsSaved: number } | null;
+  readonly analysis: {
+    readonly verdict: AnytimeComparison;
+    readonly stoppedEarly: boolean;
+    readonly rolloutsSaved: number;
+  } | null;
 }
 
 export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs = Date.now()): SessionExport {
@@ -36,30 +48,51 @@ export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs
   const recordings = store.listRecordings();
   const rollouts = plan.rollouts.map((r, i) => {
     const s = states[i];
-    const attempts = [...new Set(journal.filter((e) => e.slot === r.slot && e.action === JOURNAL.running).map((e) => e.attempt ?? 0))].map((attempt) => {
+    const attempts = [
+      ...new Set(journal.filter((e) => e.slot === r.slot && e.action === JOURNAL.running).map((e) => e.attempt ?? 0)),
+    ].map((attempt) => {
       const mine = journal.filter((e) => e.slot === r.slot && (e.attempt ?? 0) === attempt);
       const ran = mine.find((e) => e.action === JOURNAL.ran);
       const interrupted = mine.find((e) => e.action === JOURNAL.interrupted);
       const rolloutId = ran?.rolloutId ?? interrupted?.rolloutId ?? null;
       const row = rolloutId !== null ? store.getRollout(rolloutId) : undefined;
       const rec = rolloutId !== null ? recordings.find((x) => x.rolloutId === rolloutId) : undefined;
-      const episodeFile = row?.episodeFile ?? (typeof ran?.detail.episodeFile === 'string' ? ran.detail.episodeFile : null);
+      const episodeFile =
+        row?.episodeFile ?? (typeof ran?.detail.episodeFile === 'string' ? ran.detail.episodeFile : null);
       const scored = mine.find((e) => e.action === JOURNAL.scored);
-      const scoreRow = scored?.scoreId != null && rolloutId !== null ? store.listOperatorScores(rolloutId).find((x) => x.id === scored.scoreId) : undefined;
+      const scoreRow =
+        scored?.scoreId != null && rolloutId !== null
+          ? store.listOperatorScores(rolloutId).find((x) => x.id === scored.scoreId)
+          : undefined;
       return {
         attempt,
         rolloutId,
-        status: row?.status ?? (interrupted ? 'interrupted' : (mine.find((e) => e.action === JOURNAL.runFailed) ? 'not run' : null)),
-        reason: row?.statusReason ?? (interrupted ? String(interrupted.detail.reason) : (mine.find((e) => e.action === JOURNAL.runFailed)?.detail.reason ?? null)),
+        status:
+          row?.status ??
+          (interrupted ? 'interrupted' : mine.find((e) => e.action === JOURNAL.runFailed) ? 'not run' : null),
+        reason:
+          row?.statusReason ??
+          (interrupted
+            ? String(interrupted.detail.reason)
+            : (mine.find((e) => e.action === JOURNAL.runFailed)?.detail.reason ?? null)),
         interrupted: interrupted !== undefined,
         /** A cut-off episode's recovered file(s), named when the session resumed. */
         recoveredFiles: Array.isArray(interrupted?.detail.recovered) ? (interrupted.detail.recovered as string[]) : [],
         finalMode: typeof ran?.detail.finalMode === 'string' ? ran.detail.finalMode : null,
         episodeFile,
         episodeFileExists: episodeFile !== null && existsSync(episodeFile),
-        recording: rec ? { state: rec.state, file: rec.file, recoveredFile: rec.recoveredFile, problem: rec.problem } : null,
+        recording: rec
+          ? { state: rec.state, file: rec.file, recoveredFile: rec.recoveredFile, problem: rec.problem }
+          : null,
         score: scoreRow
-          ? { progress: scoreRow.progress, counts: scoreRow.counts, endStates: scoreRow.endStates, note: scoreRow.note, operator: scoreRow.operator, enteredAt: scoreRow.enteredAt }
+          ? {
+              progress: scoreRow.progress,
+              counts: scoreRow.counts,
+              endStates: scoreRow.endStates,
+              note: scoreRow.note,
+              operator: scoreRow.operator,
+              enteredAt: scoreRow.enteredAt,
+            }
           : null,
       };
     });
@@ -79,7 +112,13 @@ export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs
   });
   const progress = sessionProgress(plan, journal, nowMs);
   return {
-    session: { id: session.id, kind: session.kind, startedAt: session.startedAt, endedAt: session.endedAt, operator: session.operator },
+    session: {
+      id: session.id,
+      kind: session.kind,
+      startedAt: session.startedAt,
+      endedAt: session.endedAt,
+      operator: session.operator,
+    },
     plan: { ...plan, policies: plan.policies.map((p) => (reveal ? p : { label: p.label })) },
     blindKey: plan.blind ? (ended ? Object.fromEntries(plan.policies.map((p) => [p.label, p.spec])) : null) : null,
     progress,
@@ -89,7 +128,11 @@ export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs
   };
 }
 
-function analysisOf(plan: SessionPlan, journal: Parameters<typeof analysisSoFar>[1], progress: SessionProgress): SessionExport['analysis'] {
+function analysisOf(
+  plan: SessionPlan,
+  journal: Parameters<typeof analysisSoFar>[1],
+  progress: SessionProgress,
+): SessionExport['analysis'] {
   const verdict = analysisSoFar(plan, journal);
   if (!verdict) return null;
   const stoppedEarly = journal.some((e) => e.action === JOURNAL.stoppedEarly);

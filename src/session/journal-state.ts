@@ -49,7 +49,14 @@ export type SlotPhase = 'show' | 'cut-off' | 'score' | 'reset' | 'decide' | 'don
  * rig faulted (not the policy's doing), the station stopped mid-episode, the operator abandoned it
  * (abort-and-redo) or pressed the e-stop, or the rig could not run it at all.
  */
-export type UnscoredKind = 'policy-failed' | 'rig-fault' | 'interrupted' | 'abandoned' | 'estopped' | 'stopped' | 'not-run';
+export type UnscoredKind =
+  | 'policy-failed'
+  | 'rig-fault'
+  | 'interrupted'
+  | 'abandoned'
+  | 'estopped'
+  | 'stopped'
+  | 'not-run';
 
 export interface SlotState {
   readonly slot: number;
@@ -86,7 +93,12 @@ const ms = (iso: string): number => Date.parse(iso);
 
 /** Replays the journal into one state per planned slot. */
 export function slotStates(plan: SessionPlan, journal: readonly SessionJournalRecord[]): SlotState[] {
-  return plan.rollouts.map((r) => slotState(r.slot, journal.filter((e) => e.slot === r.slot)));
+  return plan.rollouts.map((r) =>
+    slotState(
+      r.slot,
+      journal.filter((e) => e.slot === r.slot),
+    ),
+  );
 }
 
 function slotState(slot: number, entries: readonly SessionJournalRecord[]): SlotState {
@@ -107,9 +119,26 @@ function slotState(slot: number, entries: readonly SessionJournalRecord[]): Slot
   const reset = has(JOURNAL.reset);
   const ran = has(JOURNAL.ran);
   const rolloutId = ran?.rolloutId ?? has(JOURNAL.interrupted)?.rolloutId ?? undefined;
-  const wallS = (end: SessionJournalRecord): number | undefined => (first ? (ms(end.at) - ms(first.at)) / 1000 : undefined);
-  if (closed) return { ...base, phase: 'done', outcome: 'closed', ...(rolloutId != null ? { rolloutId } : {}), wallS: wallS(closed), why: closed.detail.why as SlotState['why'] };
-  if (scored && reset) return { ...base, phase: 'done', outcome: 'scored', rolloutId: scored.rolloutId ?? undefined, ran: ran?.detail, wallS: wallS(reset) };
+  const wallS = (end: SessionJournalRecord): number | undefined =>
+    first ? (ms(end.at) - ms(first.at)) / 1000 : undefined;
+  if (closed)
+    return {
+      ...base,
+      phase: 'done',
+      outcome: 'closed',
+      ...(rolloutId != null ? { rolloutId } : {}),
+      wallS: wallS(closed),
+      why: closed.detail.why as SlotState['why'],
+    };
+  if (scored && reset)
+    return {
+      ...base,
+      phase: 'done',
+      outcome: 'scored',
+      rolloutId: scored.rolloutId ?? undefined,
+      ran: ran?.detail,
+      wallS: wallS(reset),
+    };
   if (scored) return { ...base, phase: 'reset', rolloutId: scored.rolloutId ?? undefined, ran: ran?.detail };
   // Ended without a score: why, from the latest of the ways an attempt ends.
   const abandoned = has(JOURNAL.abandoned);
@@ -120,24 +149,44 @@ function slotState(slot: number, entries: readonly SessionJournalRecord[]): Slot
   else if (interrupted) why = { kind: 'interrupted', reason: String(interrupted.detail.reason ?? '') };
   else if (failed) why = { kind: 'not-run', reason: String(failed.detail.reason ?? '') };
   else if (ran && ran.detail.status !== 'valid') {
-    const kind = ran.detail.estopped ? 'estopped' : ran.detail.stoppedByOperator ? 'stopped' : ran.detail.status === 'invalid' ? 'rig-fault' : 'policy-failed';
+    const kind = ran.detail.estopped
+      ? 'estopped'
+      : ran.detail.stoppedByOperator
+        ? 'stopped'
+        : ran.detail.status === 'invalid'
+          ? 'rig-fault'
+          : 'policy-failed';
     why = { kind, reason: String(ran.detail.reason ?? ran.detail.status) };
   }
-  if (why) return { ...base, phase: reset ? 'decide' : 'reset', why, ...(rolloutId != null ? { rolloutId } : {}), ...(ran ? { ran: ran.detail } : {}) };
+  if (why)
+    return {
+      ...base,
+      phase: reset ? 'decide' : 'reset',
+      why,
+      ...(rolloutId != null ? { rolloutId } : {}),
+      ...(ran ? { ran: ran.detail } : {}),
+    };
   if (ran) return { ...base, phase: 'score', rolloutId: ran.rolloutId ?? undefined, ran: ran.detail };
   if (has(JOURNAL.running)) return { ...base, phase: 'cut-off' };
   return { ...base, phase: 'show' };
 }
 
 /** Progress, elapsed time and ETA at `nowMs`: always computable from the plan and the journal. */
-export function sessionProgress(plan: SessionPlan, journal: readonly SessionJournalRecord[], nowMs: number): SessionProgress {
+export function sessionProgress(
+  plan: SessionPlan,
+  journal: readonly SessionJournalRecord[],
+  nowMs: number,
+): SessionProgress {
   const states = slotStates(plan, journal);
   const done = states.filter((s) => s.phase === 'done');
   const startedAt = journal.find((e) => e.action === JOURNAL.sessionStarted)?.at;
   const endedAt = journal.find((e) => e.action === JOURNAL.ended)?.at;
   const elapsedS = startedAt ? Math.max(0, ((endedAt ? ms(endedAt) : nowMs) - ms(startedAt)) / 1000) : 0;
   const walls = done.map((s) => s.wallS).filter((w): w is number => w !== undefined);
-  const perSlotS = walls.length > 0 ? walls.reduce((a, b) => a + b, 0) / walls.length : rolloutSeconds(plan.fit.cost, plan.episodeSeconds);
+  const perSlotS =
+    walls.length > 0
+      ? walls.reduce((a, b) => a + b, 0) / walls.length
+      : rolloutSeconds(plan.fit.cost, plan.episodeSeconds);
   const current = states.find((s) => s.phase !== 'done')?.slot;
   return {
     total: states.length,
@@ -164,7 +213,10 @@ export function progressLine(p: SessionProgress): string {
  * lost): its journal neither ends nor ends in a 'stopped' row. Undefined for an ended session and
  * for one stopped knowingly. `slot`/`phase`: the slot it was on and how far that slot had got.
  */
-export function interruption(plan: SessionPlan, journal: readonly SessionJournalRecord[]): { readonly at: string; readonly slot?: number; readonly phase?: SlotPhase } | undefined {
+export function interruption(
+  plan: SessionPlan,
+  journal: readonly SessionJournalRecord[],
+): { readonly at: string; readonly slot?: number; readonly phase?: SlotPhase } | undefined {
   const last = journal.at(-1);
   if (!last || last.action === JOURNAL.stopped || journal.some((e) => e.action === JOURNAL.ended)) return undefined;
   const current = slotStates(plan, journal).find((s) => s.phase !== 'done');

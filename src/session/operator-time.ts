@@ -41,7 +41,9 @@ export function operatorTimeByRollout(journal: readonly SessionJournalRecord[]):
     list.push(e);
   }
   for (const entries of attempts.values()) {
-    const ran = entries.find((e) => (e.action === JOURNAL.ran || e.action === JOURNAL.interrupted) && e.rolloutId !== null);
+    const ran = entries.find(
+      (e) => (e.action === JOURNAL.ran || e.action === JOURNAL.interrupted) && e.rolloutId !== null,
+    );
     if (!ran) continue;
     const fromTimestamps: string[] = [];
     const ids: number[] = [];
@@ -59,7 +61,9 @@ export function operatorTimeByRollout(journal: readonly SessionJournalRecord[]):
     const placeS = step(JOURNAL.placed, [JOURNAL.shown]);
     const placed = entries.find((e) => e.action === JOURNAL.placed);
     const superviseS = placed && ran.id > placed.id ? Math.max(0, (ms(ran.at) - ms(placed.at)) / 1000) : 0;
-    const scoreS = entries.some((e) => e.action === JOURNAL.scored) ? step(JOURNAL.scored, [JOURNAL.ran]) : step(JOURNAL.abandoned, [JOURNAL.ran]);
+    const scoreS = entries.some((e) => e.action === JOURNAL.scored)
+      ? step(JOURNAL.scored, [JOURNAL.ran])
+      : step(JOURNAL.abandoned, [JOURNAL.ran]);
     const resetS = step(JOURNAL.reset, [JOURNAL.scored, JOURNAL.abandoned, JOURNAL.ran, JOURNAL.interrupted]);
     out.set(ran.rolloutId!, {
       rolloutId: ran.rolloutId!,

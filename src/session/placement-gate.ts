@@ -24,7 +24,12 @@ export interface MeasuredObject {
 }
 
 export type PlacementCheck =
-  | { readonly checked: true; readonly camera: string; readonly calibrationSha256: string; readonly objects: readonly MeasuredObject[] }
+  | {
+      readonly checked: true;
+      readonly camera: string;
+      readonly calibrationSha256: string;
+      readonly objects: readonly MeasuredObject[];
+    }
   | { readonly checked: false; readonly reason: string };
 
 export interface PlacementVerdict {
@@ -41,20 +46,37 @@ const mm = (x: number): string => `${x.toFixed(1)} mm`;
 
 /** What the gate says of a check: pass, refuse naming the worst object over the threshold, or unchecked. */
 export function placementVerdict(check: PlacementCheck, t: PlacementThresholds): PlacementVerdict {
-  if (!check.checked) return { pass: true, sentence: `Placement not checked: ${check.reason}. This rollout runs unchecked.` };
+  if (!check.checked)
+    return { pass: true, sentence: `Placement not checked: ${check.reason}. This rollout runs unchecked.` };
   const objs = check.objects;
   const maxErrorMm = objs.reduce((a, o) => Math.max(a, o.errorMm), 0);
   const maxErrorDeg = objs.reduce((a, o) => Math.max(a, o.errorDeg ?? 0), 0);
   const missing = objs.find((o) => !Number.isFinite(o.errorMm));
-  if (missing) return { pass: false, object: missing.id, maxErrorMm, maxErrorDeg, sentence: `${missing.id} is not where the layout puts it (the overhead camera does not see it on its outline): place it on its outline, then confirm again.` };
+  if (missing)
+    return {
+      pass: false,
+      object: missing.id,
+      maxErrorMm,
+      maxErrorDeg,
+      sentence: `${missing.id} is not where the layout puts it (the overhead camera does not see it on its outline): place it on its outline, then confirm again.`,
+    };
   // The worst offender by how far over its limit it is, distance or turn.
   const over = objs
     .map((o) => ({ o, by: Math.max(o.errorMm / t.maxErrorMm, (o.errorDeg ?? 0) / t.maxErrorDeg) }))
     .sort((a, b) => b.by - a.by)[0];
   if (over && over.by > 1) {
     const o = over.o;
-    const what = o.errorMm > t.maxErrorMm ? `${mm(o.errorMm)} from where the layout puts it (limit ${t.maxErrorMm} mm)` : `turned ${o.errorDeg!.toFixed(1)}° from its outline (limit ${t.maxErrorDeg}°)`;
-    return { pass: false, object: o.id, maxErrorMm, maxErrorDeg, sentence: `${o.id} is ${what}: move it onto its outline, then confirm again.` };
+    const what =
+      o.errorMm > t.maxErrorMm
+        ? `${mm(o.errorMm)} from where the layout puts it (limit ${t.maxErrorMm} mm)`
+        : `turned ${o.errorDeg!.toFixed(1)}° from its outline (limit ${t.maxErrorDeg}°)`;
+    return {
+      pass: false,
+      object: o.id,
+      maxErrorMm,
+      maxErrorDeg,
+      sentence: `${o.id} is ${what}: move it onto its outline, then confirm again.`,
+    };
   }
   const worst = over?.o;
   return {
@@ -67,7 +89,11 @@ export function placementVerdict(check: PlacementCheck, t: PlacementThresholds):
 }
 
 /** The journal's record of a check: what was measured, against which calibration and thresholds, and the verdict. */
-export function placementJournalDetail(check: PlacementCheck, t: PlacementThresholds, v: PlacementVerdict): Record<string, unknown> {
+export function placementJournalDetail(
+  check: PlacementCheck,
+  t: PlacementThresholds,
+  v: PlacementVerdict,
+): Record<string, unknown> {
   const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
   return check.checked
     ? {
@@ -78,7 +104,12 @@ export function placementJournalDetail(check: PlacementCheck, t: PlacementThresh
         maxErrorMm: finite(v.maxErrorMm ?? 0),
         maxErrorDeg: v.maxErrorDeg ?? 0,
         thresholds: t,
-        objects: check.objects.map((o) => ({ id: o.id, errorMm: finite(o.errorMm), ...(o.shiftMm ? { shiftMm: o.shiftMm } : {}), ...(o.errorDeg !== undefined ? { errorDeg: o.errorDeg } : {}) })),
+        objects: check.objects.map((o) => ({
+          id: o.id,
+          errorMm: finite(o.errorMm),
+          ...(o.shiftMm ? { shiftMm: o.shiftMm } : {}),
+          ...(o.errorDeg !== undefined ? { errorDeg: o.errorDeg } : {}),
+        })),
         ...(v.object ? { object: v.object } : {}),
         sentence: v.sentence,
       }
@@ -86,12 +117,27 @@ export function placementJournalDetail(check: PlacementCheck, t: PlacementThresh
 }
 
 /** What the placement check said before each rollout the journal ran (its 'ran' row's `placement`), by rollout id. */
-export function placementByRollout(journal: readonly { readonly action: string; readonly rolloutId: number | null; readonly detail: Readonly<Record<string, unknown>> }[]): Map<number, { checked: boolean; maxErrorMm?: number | null; maxErrorDeg?: number }> {
+export function placementByRollout(
+  journal: readonly {
+    readonly action: string;
+    readonly rolloutId: number | null;
+    readonly detail: Readonly<Record<string, unknown>>;
+  }[],
+): Map<number, { checked: boolean; maxErrorMm?: number | null; maxErrorDeg?: number }> {
   const out = new Map<number, { checked: boolean; maxErrorMm?: number | null; maxErrorDeg?: number }>();
   for (const e of journal) {
     const p = e.detail.placement as Record<string, unknown> | undefined;
     if (e.action !== 'ran' || e.rolloutId === null || !p || typeof p !== 'object') continue;
-    out.set(e.rolloutId, p.checked === true ? { checked: true, maxErrorMm: typeof p.maxErrorMm === 'number' ? p.maxErrorMm : null, ...(typeof p.maxErrorDeg === 'number' ? { maxErrorDeg: p.maxErrorDeg } : {}) } : { checked: false });
+    out.set(
+      e.rolloutId,
+      p.checked === true
+        ? {
+            checked: true,
+            maxErrorMm: typeof p.maxErrorMm === 'number' ? p.maxErrorMm : null,
+            ...(typeof p.maxErrorDeg === 'number' ? { maxErrorDeg: p.maxErrorDeg } : {}),
+          }
+        : { checked: false },
+    );
   }
   return out;
 }

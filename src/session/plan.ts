@@ -12,7 +12,13 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { createRng, type Rng } from '../layouts/random.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
-import { AnalysisPlanError, buildAnalysisPlan, checkAnalysisPlan, type AnalysisPlan, type AnalysisPlanOptions } from './analysis-plan.js';
+import {
+  AnalysisPlanError,
+  buildAnalysisPlan,
+  checkAnalysisPlan,
+  type AnalysisPlan,
+  type AnalysisPlanOptions,
+} from './analysis-plan.js';
 
 export const SESSION_PLAN_FORMAT = 'tandem.session-plan/1';
 export const DEFAULT_SESSION_MINUTES = 75;
@@ -136,7 +142,12 @@ export function rolloutSeconds(cost: RolloutCostS, episodeSeconds: number): numb
  * The order: for each repeat, every planned layout once (layouts shuffled), and for each layout
  * a block of every policy once (policies shuffled within the block).
  */
-export function interleave(layouts: readonly number[], labels: readonly string[], perLayout: number, rng: Rng): PlannedRollout[] {
+export function interleave(
+  layouts: readonly number[],
+  labels: readonly string[],
+  perLayout: number,
+  rng: Rng,
+): PlannedRollout[] {
   const out: PlannedRollout[] = [];
   let block = 0;
   for (let repeat = 0; repeat < perLayout; repeat++) {
@@ -152,18 +163,28 @@ export function interleave(layouts: readonly number[], labels: readonly string[]
 
 export function buildSessionPlan(o: PlanOptions): SessionPlan {
   const specs = o.specs.map((s) => s.trim());
-  if (specs.length < 1 || specs.some((s) => s.length === 0)) throw new SessionPlanError('Give at least one policy spec (--policies SPEC,SPEC), none of them empty.');
-  if (new Set(specs).size !== specs.length) throw new SessionPlanError(`A policy is listed twice in --policies (${specs.join(', ')}); list each once.`);
-  if (specs.length > LETTERS.length) throw new SessionPlanError(`A session compares at most ${LETTERS.length} policies, not ${specs.length}.`);
-  if (o.blind && specs.length < 2) throw new SessionPlanError('A blind session needs at least two policies to hide from the operator.');
-  if (!Number.isSafeInteger(o.perLayout) || o.perLayout < 1) throw new SessionPlanError(`Rollouts per layout must be a whole number of at least 1, not ${o.perLayout}.`);
-  if (!Number.isSafeInteger(o.seed) || o.seed < 0) throw new SessionPlanError(`The seed must be a whole number of 0 or more, not ${o.seed}.`);
+  if (specs.length < 1 || specs.some((s) => s.length === 0))
+    throw new SessionPlanError('Give at least one policy spec (--policies SPEC,SPEC), none of them empty.');
+  if (new Set(specs).size !== specs.length)
+    throw new SessionPlanError(`A policy is listed twice in --policies (${specs.join(', ')}); list each once.`);
+  if (specs.length > LETTERS.length)
+    throw new SessionPlanError(`A session compares at most ${LETTERS.length} policies, not ${specs.length}.`);
+  if (o.blind && specs.length < 2)
+    throw new SessionPlanError('A blind session needs at least two policies to hide from the operator.');
+  if (!Number.isSafeInteger(o.perLayout) || o.perLayout < 1)
+    throw new SessionPlanError(`Rollouts per layout must be a whole number of at least 1, not ${o.perLayout}.`);
+  if (!Number.isSafeInteger(o.seed) || o.seed < 0)
+    throw new SessionPlanError(`The seed must be a whole number of 0 or more, not ${o.seed}.`);
   const minutes = o.minutes ?? DEFAULT_SESSION_MINUTES;
   if (!(minutes > 0)) throw new SessionPlanError(`The session's length must be more than 0 minutes, not ${minutes}.`);
-  if (!(o.episodeSeconds > 0)) throw new SessionPlanError(`The episode length must be more than 0 s, not ${o.episodeSeconds}.`);
+  if (!(o.episodeSeconds > 0))
+    throw new SessionPlanError(`The episode length must be more than 0 s, not ${o.episodeSeconds}.`);
   const layouts = o.layouts ?? o.set.layouts.map((l) => l.index);
   for (const i of layouts) {
-    if (!Number.isSafeInteger(i) || i < 0 || i >= o.set.layouts.length) throw new SessionPlanError(`Layout ${i} is not in the layout set (it has layouts 0 to ${o.set.layouts.length - 1}).`);
+    if (!Number.isSafeInteger(i) || i < 0 || i >= o.set.layouts.length)
+      throw new SessionPlanError(
+        `Layout ${i} is not in the layout set (it has layouts 0 to ${o.set.layouts.length - 1}).`,
+      );
   }
   if (layouts.length === 0) throw new SessionPlanError('The plan has no layouts: the layout set is empty.');
 
@@ -189,7 +210,12 @@ export function buildSessionPlan(o: PlanOptions): SessionPlan {
   } else if (perLayout < o.perLayout) {
     note = `${o.perLayout} rollouts per layout take ${((roundS * o.perLayout) / 60).toFixed(0)} min, more than ${minutes} min: the plan runs ${perLayout} per layout.`;
   }
-  const rollouts = interleave(used, policies.map((p) => p.label), perLayout, rng);
+  const rollouts = interleave(
+    used,
+    policies.map((p) => p.label),
+    perLayout,
+    rng,
+  );
   const body: SessionPlanBody = {
     format: SESSION_PLAN_FORMAT,
     task: o.set.task,
@@ -212,7 +238,17 @@ export function buildSessionPlan(o: PlanOptions): SessionPlan {
       ...(note ? { note } : {}),
     },
     rollouts,
-    ...(o.analysis ? { analysis: analysisError(() => buildAnalysisPlan(o.analysis!, policies.map((p) => p.label), plannedPairs(rollouts))) } : {}),
+    ...(o.analysis
+      ? {
+          analysis: analysisError(() =>
+            buildAnalysisPlan(
+              o.analysis!,
+              policies.map((p) => p.label),
+              plannedPairs(rollouts),
+            ),
+          ),
+        }
+      : {}),
   };
   return { ...body, sha256: planHash(body) };
 }
@@ -243,7 +279,16 @@ export function rolloutPlanIdentity(plan: SessionPlanBody): string {
 /** The plan with its analysis plan set (or replaced), hashed again. */
 export function withAnalysisPlan(plan: SessionPlan, o: AnalysisPlanOptions): SessionPlan {
   const { sha256: _old, analysis: _analysis, ...rest } = plan;
-  const body: SessionPlanBody = { ...rest, analysis: analysisError(() => buildAnalysisPlan(o, plan.policies.map((p) => p.label), plannedPairs(plan.rollouts))) };
+  const body: SessionPlanBody = {
+    ...rest,
+    analysis: analysisError(() =>
+      buildAnalysisPlan(
+        o,
+        plan.policies.map((p) => p.label),
+        plannedPairs(plan.rollouts),
+      ),
+    ),
+  };
   return { ...body, sha256: planHash(body) };
 }
 
@@ -257,14 +302,28 @@ export function parseSessionPlan(text: string, source: string): SessionPlan {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new SessionPlanError(`${source} is not valid JSON (${(e as Error).message}); the plan file may be truncated or damaged.`);
+    throw new SessionPlanError(
+      `${source} is not valid JSON (${(e as Error).message}); the plan file may be truncated or damaged.`,
+    );
   }
   const p = v as Partial<SessionPlan> | null;
-  if (p === null || typeof p !== 'object' || p.format !== SESSION_PLAN_FORMAT || !Array.isArray(p.rollouts) || !Array.isArray(p.policies) || typeof p.sha256 !== 'string') {
-    throw new SessionPlanError(`${source} is not a session plan (format ${SESSION_PLAN_FORMAT}); write one with 'tandem session plan'.`);
+  if (
+    p === null ||
+    typeof p !== 'object' ||
+    p.format !== SESSION_PLAN_FORMAT ||
+    !Array.isArray(p.rollouts) ||
+    !Array.isArray(p.policies) ||
+    typeof p.sha256 !== 'string'
+  ) {
+    throw new SessionPlanError(
+      `${source} is not a session plan (format ${SESSION_PLAN_FORMAT}); write one with 'tandem session plan'.`,
+    );
   }
   const actual = planHash(p as SessionPlanBody);
-  if (actual !== p.sha256) throw new SessionPlanError(`${source} was changed after it was written (its hash is ${actual.slice(0, 12)}, it says ${p.sha256.slice(0, 12)}); write a new plan with 'tandem session plan' rather than editing one.`);
+  if (actual !== p.sha256)
+    throw new SessionPlanError(
+      `${source} was changed after it was written (its hash is ${actual.slice(0, 12)}, it says ${p.sha256.slice(0, 12)}); write a new plan with 'tandem session plan' rather than editing one.`,
+    );
   if (p.analysis !== undefined) analysisError(() => checkAnalysisPlan(p.analysis, source));
   return p as SessionPlan;
 }

@@ -99,7 +99,11 @@ export interface OperatorStep {
   readonly seed: number;
   readonly progress: SessionProgress;
   /** The placement check refused the last placement of this attempt: the object to move and why (the operator places again). */
-  readonly placementRefused?: { readonly object: string; readonly sentence: string; readonly objects: readonly { readonly id: string; readonly errorMm: number | null; readonly errorDeg?: number }[] };
+  readonly placementRefused?: {
+    readonly object: string;
+    readonly sentence: string;
+    readonly objects: readonly { readonly id: string; readonly errorMm: number | null; readonly errorDeg?: number }[];
+  };
 }
 
 /** Seconds the operator took, when the operator is simulated (else the engine measures them). */
@@ -107,7 +111,13 @@ export interface Timed {
   readonly simulatedS?: number;
 }
 
-export type PlaceAnswer = ({ readonly action: 'confirm' } | { readonly action: 'pause' } | { readonly action: 'stop' } | { readonly action: 'estop' }) & Timed;
+export type PlaceAnswer = (
+  | { readonly action: 'confirm' }
+  | { readonly action: 'pause' }
+  | { readonly action: 'stop' }
+  | { readonly action: 'estop' }
+) &
+  Timed;
 
 export type ScoreAnswer =
   | ({ readonly action: 'score'; readonly endStates: readonly ObjectEndState[]; readonly note?: string } & Timed)

@@ -19,7 +19,14 @@ export function episodeFileRecovery(store: Store): RecordingRecovery {
         const target = join(dirname(r.file), `${basename(r.file).replace(/\.mcap$/i, '')}.recovered.mcap`);
         try {
           const rep = await recoverEpisodeFile(r.file, target);
-          store.endRecording(r.id, { state: 'recovered', recoveredFile: rep.output ?? null, problem: rep.problem ?? null, messages: rep.keptMessages, durationS: rep.keptSeconds, bytes: rep.outputBytes });
+          store.endRecording(r.id, {
+            state: 'recovered',
+            recoveredFile: rep.output ?? null,
+            problem: rep.problem ?? null,
+            messages: rep.keptMessages,
+            durationS: rep.keptSeconds,
+            bytes: rep.outputBytes,
+          });
           out.push(rep.output ?? r.file);
         } catch (e) {
           store.endRecording(r.id, { state: 'failed', problem: `not recoverable: ${(e as Error).message}` });

@@ -49,19 +49,37 @@ export interface RolloutScored {
 export function scoreStoredRollout(store: Store, input: RolloutScoreInput): RolloutScored {
   const id = input.rolloutId;
   const reason = input.reason?.trim();
-  if (reason === '') throw new RolloutScoreRefusal('A re-score needs a few words saying why the rollout is scored again.');
+  if (reason === '')
+    throw new RolloutScoreRefusal('A re-score needs a few words saying why the rollout is scored again.');
   const r = store.getRollout(id);
-  if (!r) throw new RolloutScoreRefusal(`There is no rollout ${id} in the store ${store.file}; 'tandem rig rollout' prints the id of each rollout it stores.`);
-  if (r.kind !== 'real') throw new RolloutScoreRefusal(`Rollout ${id} ran in the sim, which scores it from its own end state; only rig rollouts take an operator's score.`);
-  if (r.status !== 'valid') throw new RolloutScoreRefusal(`Rollout ${id} is ${r.status}${r.statusReason ? ` (${r.statusReason.replace(/\.$/, '')})` : ''}; invalid and aborted rollouts are never scored.`);
-  if (r.sessionId !== null) throw new RolloutScoreRefusal(`Rollout ${id} belongs to session ${r.sessionId}, whose journal keeps its scores; score it in that session ('tandem session resume ${r.sessionId}' or the Session page).`);
+  if (!r)
+    throw new RolloutScoreRefusal(
+      `There is no rollout ${id} in the store ${store.file}; 'tandem rig rollout' prints the id of each rollout it stores.`,
+    );
+  if (r.kind !== 'real')
+    throw new RolloutScoreRefusal(
+      `Rollout ${id} ran in the sim, which scores it from its own end state; only rig rollouts take an operator's score.`,
+    );
+  if (r.status !== 'valid')
+    throw new RolloutScoreRefusal(
+      `Rollout ${id} is ${r.status}${r.statusReason ? ` (${r.statusReason.replace(/\.$/, '')})` : ''}; invalid and aborted rollouts are never scored.`,
+    );
+  if (r.sessionId !== null)
+    throw new RolloutScoreRefusal(
+      `Rollout ${id} belongs to session ${r.sessionId}, whose journal keeps its scores; score it in that session ('tandem session resume ${r.sessionId}' or the Session page).`,
+    );
   const earlier = store.listOperatorScores(id);
   if (earlier.length > 0 && reason === undefined) {
     const last = earlier[earlier.length - 1];
-    throw new RolloutScoreRefusal(`Rollout ${id} was scored ${last.progress.toFixed(2)} already (${last.enteredAt}${last.operator ? ` by ${last.operator}` : ''}); to score it again, say why with a reason (the earlier score is kept).`);
+    throw new RolloutScoreRefusal(
+      `Rollout ${id} was scored ${last.progress.toFixed(2)} already (${last.enteredAt}${last.operator ? ` by ${last.operator}` : ''}); to score it again, say why with a reason (the earlier score is kept).`,
+    );
   }
   const set = store.loadLayoutSet(r.layoutSetSha256);
-  if (!set) throw new RolloutScoreRefusal(`Rollout ${id}'s layout set ${r.layoutSetSha256.slice(0, 12)}… is not in the store; it cannot be scored against its layout.`);
+  if (!set)
+    throw new RolloutScoreRefusal(
+      `Rollout ${id}'s layout set ${r.layoutSetSha256.slice(0, 12)}… is not in the store; it cannot be scored against its layout.`,
+    );
   const task = getTask(set.task);
   let progress;
   let layout;
@@ -76,7 +94,14 @@ export function scoreStoredRollout(store: Store, input: RolloutScoreInput): Roll
   }
   let scoreId: number;
   try {
-    scoreId = store.insertOperatorScore({ rolloutId: id, endStates, progress: progress.progress, counts: progress.counts, operator: input.operator ?? null, note: reason ?? null });
+    scoreId = store.insertOperatorScore({
+      rolloutId: id,
+      endStates,
+      progress: progress.progress,
+      counts: progress.counts,
+      operator: input.operator ?? null,
+      note: reason ?? null,
+    });
   } catch (e) {
     if (e instanceof StoreError) throw new RolloutScoreRefusal(e.message);
     throw e;

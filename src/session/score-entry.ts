@@ -8,7 +8,9 @@ import { TaskInputError } from '../tasks/errors.js';
 import type { Layout, ObjectEndState, TaskDefinition } from '../tasks/types.js';
 
 /** The count a task can be scored by, or undefined when it needs each object (sort-from-tote: each part's slot). */
-export function countQuestion(task: TaskDefinition): { readonly kind: 'region'; readonly region: string } | { readonly kind: 'upright' } | undefined {
+export function countQuestion(
+  task: TaskDefinition,
+): { readonly kind: 'region'; readonly region: string } | { readonly kind: 'upright' } | undefined {
   if (task.regionIds.length === 1) return { kind: 'region', region: task.regionIds[0] };
   if (task.regionIds.length === 0) return { kind: 'upright' };
   return undefined;
@@ -19,9 +21,18 @@ export function endStatesFromCount(task: TaskDefinition, layout: Layout, count: 
   if (!q) throw new TaskInputError(`${task.id} is scored object by object (each part's slot), not by a count.`);
   const n = layout.objects.length;
   const what = q.kind === 'region' ? `in the ${q.region}` : 'upright';
-  if (!Number.isSafeInteger(count)) throw new TaskInputError(`A count is a whole number from 0 to ${n} (the objects in layout ${layout.index}).`);
+  if (!Number.isSafeInteger(count))
+    throw new TaskInputError(`A count is a whole number from 0 to ${n} (the objects in layout ${layout.index}).`);
   if (count < 0 || count > n) {
-    throw new TaskInputError(`Layout ${layout.index} has ${n} object${n === 1 ? '' : 's'}: ${count} cannot be ${what}; enter a whole number from 0 to ${n}.`);
+    throw new TaskInputError(
+      `Layout ${layout.index} has ${n} object${n === 1 ? '' : 's'}: ${count} cannot be ${what}; enter a whole number from 0 to ${n}.`,
+    );
   }
-  return layout.objects.map((o, i) => (q.kind === 'region' ? (i < count ? { id: o.id, region: q.region } : { id: o.id }) : { id: o.id, upright: i < count }));
+  return layout.objects.map((o, i) =>
+    q.kind === 'region'
+      ? i < count
+        ? { id: o.id, region: q.region }
+        : { id: o.id }
+      : { id: o.id, upright: i < count },
+  );
 }

@@ -111,19 +111,29 @@ function nameProblem(name: string): string | undefined {
   const shown = JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}…` : name);
   // With the u flag a lone surrogate is a code point of category Cs; a proper pair reads as one character.
   if (/\p{Cs}/u.test(name)) return `name ${shown} holds a lone UTF-16 surrogate; a name is printable text`;
-  if (name.length < 1 || name.length > 100 || /\p{C}/u.test(name)) return `name ${shown} is not printable; a name is 1 to 100 printable characters`;
+  if (name.length < 1 || name.length > 100 || /\p{C}/u.test(name))
+    return `name ${shown} is not printable; a name is 1 to 100 printable characters`;
   return undefined;
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 const isRecord = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+const typeName = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 
 /**
  * Fields a record may leave out (the physics then runs as without them), and their ranges: fitted
  * records carry them, the default record does not, so its id stays the one stored rollouts carry.
  */
-const OPTIONAL_FIELDS = ['motorTorqueScale', 'commandLatencyS', 'fingerReflectedMassKg', 'armJoints', 'engine', 'engineVersion', 'lineage'] as const;
+const OPTIONAL_FIELDS = [
+  'motorTorqueScale',
+  'commandLatencyS',
+  'fingerReflectedMassKg',
+  'armJoints',
+  'engine',
+  'engineVersion',
+  'lineage',
+] as const;
 // Damiao torque constants differ by percents between units; half or one and a half times nominal is
 // a wrong motor, not a calibration.
 const TORQUE_SCALE_RANGE: CalibrationRange = { min: 0.5, max: 1.5, unit: '' };
@@ -133,12 +143,20 @@ const COMMAND_LATENCY_RANGE: CalibrationRange = { min: 0, max: 0.05, unit: 's' }
 const REFLECTED_MASS_RANGE: CalibrationRange = { min: 0, max: 2, unit: 'kg' };
 
 /** Refuses missing fields, fields of the wrong type and fields the template does not have. */
-function checkFields(where: string, template: object, value: Record<string, Json>, fail: (m: string) => never, optional: readonly string[] = []): void {
+function checkFields(
+  where: string,
+  template: object,
+  value: Record<string, Json>,
+  fail: (m: string) => never,
+  optional: readonly string[] = [],
+): void {
   const known = [...Object.keys(template), ...optional];
   const extra = Object.keys(value).filter((k) => !known.includes(k));
   if (extra.length > 0) {
     const names = extra.map((k) => `'${where === '' ? k : `${where}.${k}`}'`).join(', ');
-    fail(`${extra.length === 1 ? 'unknown field' : 'unknown fields'} ${names} (the fields are ${known.join(', ')}), refused so a misspelt field never runs the default physics`);
+    fail(
+      `${extra.length === 1 ? 'unknown field' : 'unknown fields'} ${names} (the fields are ${known.join(', ')}), refused so a misspelt field never runs the default physics`,
+    );
   }
   for (const k of Object.keys(template)) {
     const field = where === '' ? k : `${where}.${k}`;
@@ -156,7 +174,10 @@ function checkFields(where: string, template: object, value: Record<string, Json
 function optionalFieldsProblem(value: Record<string, Json>, fail: (m: string) => never): void {
   const scale = value.motorTorqueScale;
   if (scale !== undefined) {
-    if (!Array.isArray(scale) || scale.length !== 6) fail(`field 'motorTorqueScale' must be a list of 6 numbers (one per arm joint), not ${typeName(scale)}${Array.isArray(scale) ? ` of ${scale.length}` : ''}`);
+    if (!Array.isArray(scale) || scale.length !== 6)
+      fail(
+        `field 'motorTorqueScale' must be a list of 6 numbers (one per arm joint), not ${typeName(scale)}${Array.isArray(scale) ? ` of ${scale.length}` : ''}`,
+      );
     (scale as Json[]).forEach((v, i) => {
       if (typeof v !== 'number') fail(`field 'motorTorqueScale[${i}]' must be a number, not ${typeName(v)}`);
       const p = rangeProblem(`motorTorqueScale[${i}]`, v as number, TORQUE_SCALE_RANGE);
@@ -171,23 +192,41 @@ function optionalFieldsProblem(value: Record<string, Json>, fail: (m: string) =>
   }
   const reflected = value.fingerReflectedMassKg;
   if (reflected !== undefined) {
-    if (typeof reflected !== 'number') fail(`field 'fingerReflectedMassKg' must be a number, not ${typeName(reflected)}`);
+    if (typeof reflected !== 'number')
+      fail(`field 'fingerReflectedMassKg' must be a number, not ${typeName(reflected)}`);
     const p = rangeProblem('fingerReflectedMassKg', reflected as number, REFLECTED_MASS_RANGE);
     if (p) fail(p);
   }
   const armJoints = value.armJoints;
-  if (armJoints !== undefined && armJoints !== 'impulse' && armJoints !== 'multibody') fail(`field 'armJoints' must be 'impulse' or 'multibody', not ${typeof armJoints === 'string' ? `'${armJoints}'` : typeName(armJoints)}`);
+  if (armJoints !== undefined && armJoints !== 'impulse' && armJoints !== 'multibody')
+    fail(
+      `field 'armJoints' must be 'impulse' or 'multibody', not ${typeof armJoints === 'string' ? `'${armJoints}'` : typeName(armJoints)}`,
+    );
   if (value.engine !== undefined) {
     const p = engineNameProblem(value.engine);
     if (p !== undefined) fail(`field '${p.replace(/^engine/, "engine'")}`);
   }
-  if (value.engineVersion !== undefined && !(typeof value.engineVersion === 'number' && Number.isInteger(value.engineVersion))) fail(`field 'engineVersion' must be a whole number, not ${typeName(value.engineVersion)}`);
+  if (
+    value.engineVersion !== undefined &&
+    !(typeof value.engineVersion === 'number' && Number.isInteger(value.engineVersion))
+  )
+    fail(`field 'engineVersion' must be a whole number, not ${typeName(value.engineVersion)}`);
   const lineage = value.lineage;
   if (lineage !== undefined) {
     if (!isRecord(lineage)) fail(`field 'lineage' must be a JSON object, not ${typeName(lineage)}`);
     const l = lineage as Record<string, Json>;
-    if (typeof l.method !== 'string' || typeof l.fromSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(l.fromSha256)) fail(`field 'lineage' must name its 'method' and the 64-hex id 'fromSha256' of the record it started from`);
-    if (!Array.isArray(l.episodes) || !l.episodes.every((e) => isRecord(e) && typeof e.file === 'string' && typeof e.sha256 === 'string' && (e.role === 'fit' || e.role === 'holdout'))) {
+    if (typeof l.method !== 'string' || typeof l.fromSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(l.fromSha256))
+      fail(`field 'lineage' must name its 'method' and the 64-hex id 'fromSha256' of the record it started from`);
+    if (
+      !Array.isArray(l.episodes) ||
+      !l.episodes.every(
+        (e) =>
+          isRecord(e) &&
+          typeof e.file === 'string' &&
+          typeof e.sha256 === 'string' &&
+          (e.role === 'fit' || e.role === 'holdout'),
+      )
+    ) {
       fail(`field 'lineage.episodes' must be a list of {file, sha256, role: 'fit' or 'holdout'}`);
     }
   }
@@ -201,23 +240,34 @@ export function parseSimCalibration(text: string, source: string): SimCalibratio
   const fail = (problem: string): never => {
     throw new CalibrationFileError(`The sim calibration file ${source}: ${problem}.`);
   };
-  if (text.length > MAX_CALIBRATION_FILE_CHARS) fail(`${text.length} characters long, far more than a calibration record; start from the output of 'tandem sim calibration'`);
-  if (jsonDepthOver(text, MAX_CALIBRATION_DEPTH)) fail(`nests deeper than ${MAX_CALIBRATION_DEPTH} levels, which no calibration record does; start from the output of 'tandem sim calibration'`);
+  if (text.length > MAX_CALIBRATION_FILE_CHARS)
+    fail(
+      `${text.length} characters long, far more than a calibration record; start from the output of 'tandem sim calibration'`,
+    );
+  if (jsonDepthOver(text, MAX_CALIBRATION_DEPTH))
+    fail(
+      `nests deeper than ${MAX_CALIBRATION_DEPTH} levels, which no calibration record does; start from the output of 'tandem sim calibration'`,
+    );
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
     // V8 quotes the text around the error: keep it on one line and short.
-    const why = (e as Error).message.replace(/[\p{C}\s]+/gu, ' ').trim().slice(0, 120);
+    const why = (e as Error).message
+      .replace(/[\p{C}\s]+/gu, ' ')
+      .trim()
+      .slice(0, 120);
     fail(`not valid JSON (${why}); start from the output of 'tandem sim calibration'`);
   }
-  if (!isRecord(value)) return fail(`${typeName(value)}, not a JSON object; start from the output of 'tandem sim calibration'`);
+  if (!isRecord(value))
+    return fail(`${typeName(value)}, not a JSON object; start from the output of 'tandem sim calibration'`);
   checkFields('', DEFAULT_SIM_CALIBRATION, value, fail, OPTIONAL_FIELDS);
   optionalFieldsProblem(value, fail);
   const joints = value.joints as Json[];
   const jointTemplate = DEFAULT_SIM_CALIBRATION.joints[0];
   joints.forEach((j, i) => {
-    if (!isRecord(j)) fail(`field 'joints[${i}]' must be a JSON object {${Object.keys(jointTemplate).join(', ')}}, not ${typeName(j)}`);
+    if (!isRecord(j))
+      fail(`field 'joints[${i}]' must be a JSON object {${Object.keys(jointTemplate).join(', ')}}, not ${typeName(j)}`);
     checkFields(`joints[${i}]`, jointTemplate, j as Record<string, Json>, fail);
   });
   const cal = value as unknown as SimCalibration;

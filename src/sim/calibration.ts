@@ -189,14 +189,18 @@ export function withCalibration(base: SimCalibration, changes: Partial<SimCalibr
 
 /** Values the physics cannot take (a calibration read from a file, say): the problem in one sentence, or undefined. */
 export function calibrationProblem(cal: SimCalibration): string | undefined {
-  if (!(cal.physicsStepS > 0 && cal.physicsStepS <= 0.02)) return `physicsStepS must be in (0, 0.02] s, not ${cal.physicsStepS}`;
-  if (!Number.isInteger(cal.solverIterations) || cal.solverIterations < 1) return `solverIterations must be a whole number ≥ 1, not ${cal.solverIterations}`;
-  if (!Number.isInteger(cal.pgsIterations) || cal.pgsIterations < 1) return `pgsIterations must be a whole number ≥ 1, not ${cal.pgsIterations}`;
+  if (!(cal.physicsStepS > 0 && cal.physicsStepS <= 0.02))
+    return `physicsStepS must be in (0, 0.02] s, not ${cal.physicsStepS}`;
+  if (!Number.isInteger(cal.solverIterations) || cal.solverIterations < 1)
+    return `solverIterations must be a whole number ≥ 1, not ${cal.solverIterations}`;
+  if (!Number.isInteger(cal.pgsIterations) || cal.pgsIterations < 1)
+    return `pgsIterations must be a whole number ≥ 1, not ${cal.pgsIterations}`;
   if (cal.joints.length !== 6) return `joints must list 6 arm joints, not ${cal.joints.length}`;
   for (const [k, v] of Object.entries(cal)) {
     if (typeof v === 'number' && !Number.isFinite(v)) return `${k} must be a finite number`;
   }
-  if (!Number.isInteger(cal.version) || cal.version < 0) return `version must be a whole number ≥ 0, not ${cal.version}`;
+  if (!Number.isInteger(cal.version) || cal.version < 0)
+    return `version must be a whole number ≥ 0, not ${cal.version}`;
   for (const k of ['objectMassScale', 'gripperMaxForceN'] as const) {
     if (!(cal[k] > 0)) return `${k} must be greater than 0, not ${cal[k]}`;
   }
@@ -206,16 +210,25 @@ export function calibrationProblem(cal: SimCalibration): string | undefined {
   if (!(cal.restitution >= 0 && cal.restitution <= 1)) return `restitution must be from 0 to 1, not ${cal.restitution}`;
   for (const [j, joint] of cal.joints.entries()) {
     for (const k of Object.keys(joint) as (keyof JointCalibration)[]) {
-      if (!Number.isFinite(joint[k]) || joint[k] < 0) return `joints[${j}].${k} must be a finite number ≥ 0, not ${joint[k]}`;
+      if (!Number.isFinite(joint[k]) || joint[k] < 0)
+        return `joints[${j}].${k} must be a finite number ≥ 0, not ${joint[k]}`;
     }
   }
   if (cal.motorTorqueScale !== undefined) {
-    if (cal.motorTorqueScale.length !== 6) return `motorTorqueScale must list 6 arm joints, not ${cal.motorTorqueScale.length}`;
-    for (const [j, v] of cal.motorTorqueScale.entries()) if (!(Number.isFinite(v) && v > 0)) return `motorTorqueScale[${j}] must be greater than 0, not ${v}`;
+    if (cal.motorTorqueScale.length !== 6)
+      return `motorTorqueScale must list 6 arm joints, not ${cal.motorTorqueScale.length}`;
+    for (const [j, v] of cal.motorTorqueScale.entries())
+      if (!(Number.isFinite(v) && v > 0)) return `motorTorqueScale[${j}] must be greater than 0, not ${v}`;
   }
-  if (cal.commandLatencyS !== undefined && !(Number.isFinite(cal.commandLatencyS) && cal.commandLatencyS >= 0)) return `commandLatencyS must be 0 or more, not ${cal.commandLatencyS}`;
-  if (cal.fingerReflectedMassKg !== undefined && !(Number.isFinite(cal.fingerReflectedMassKg) && cal.fingerReflectedMassKg >= 0)) return `fingerReflectedMassKg must be 0 or more, not ${cal.fingerReflectedMassKg}`;
-  if (cal.armJoints !== undefined && cal.armJoints !== 'impulse' && cal.armJoints !== 'multibody') return `armJoints must be 'impulse' or 'multibody', not ${String(cal.armJoints)}`;
+  if (cal.commandLatencyS !== undefined && !(Number.isFinite(cal.commandLatencyS) && cal.commandLatencyS >= 0))
+    return `commandLatencyS must be 0 or more, not ${cal.commandLatencyS}`;
+  if (
+    cal.fingerReflectedMassKg !== undefined &&
+    !(Number.isFinite(cal.fingerReflectedMassKg) && cal.fingerReflectedMassKg >= 0)
+  )
+    return `fingerReflectedMassKg must be 0 or more, not ${cal.fingerReflectedMassKg}`;
+  if (cal.armJoints !== undefined && cal.armJoints !== 'impulse' && cal.armJoints !== 'multibody')
+    return `armJoints must be 'impulse' or 'multibody', not ${String(cal.armJoints)}`;
   if (cal.engine !== undefined) {
     const p = engineNameProblem(cal.engine);
     if (p !== undefined) return p;
@@ -223,9 +236,11 @@ export function calibrationProblem(cal: SimCalibration): string | undefined {
   if (cal.engine === 'mujoco' && cal.engineVersion !== MUJOCO_SCENE_VERSION) {
     return `engineVersion must be ${MUJOCO_SCENE_VERSION} with engine 'mujoco', not ${cal.engineVersion ?? 'absent'}: this tandem builds MuJoCo scene ${MUJOCO_SCENE_VERSION} only (scene 1's grasps did not hold); pass --engine mujoco or set the field`;
   }
-  if (cal.engine !== 'mujoco' && cal.engineVersion !== undefined) return `engineVersion names a MuJoCo scene version; leave it out for engine '${simEngineOf(cal)}'`;
+  if (cal.engine !== 'mujoco' && cal.engineVersion !== undefined)
+    return `engineVersion names a MuJoCo scene version; leave it out for engine '${simEngineOf(cal)}'`;
   // A MuJoCo arm is always a reduced-coordinate chain of hinges; Rapier's multibody arms are an
   // experiment of that engine's, which MuJoCo cannot be asked to run any other way.
-  if (cal.engine === 'mujoco' && cal.armJoints === 'multibody') return `armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent (its arms are always hinge chains): leave armJoints out for engine 'mujoco'`;
+  if (cal.engine === 'mujoco' && cal.armJoints === 'multibody')
+    return `armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent (its arms are always hinge chains): leave armJoints out for engine 'mujoco'`;
   return undefined;
 }

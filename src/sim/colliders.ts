@@ -9,7 +9,6 @@ import type { Pose3, Shape, ShapePart } from '../tasks/geometry.js';
 import type { Rapier } from './rapier.js';
 import { quatFromYaw, quatMul, quatRotate, type Quat, type Vec3 } from '../pose/quaternion.js';
 
-
 /** Wall segments used to approximate a round hollow shape; 12 keeps a bottle from wedging between flats. */
 const ROUND_WALL_SEGMENTS = 12;
 /** Turns Rapier's y-up cylinder so its axis is the shape's z. */
@@ -46,14 +45,28 @@ function primitives(shape: Shape): Primitive[] {
   const I: Quat = [0, 0, 0, 1];
   switch (shape.type) {
     case 'box':
-      return [{ kind: 'box', half: [shape.sizeM[0] / 2, shape.sizeM[1] / 2, shape.sizeM[2] / 2], position: [0, 0, 0], rotation: I }];
+      return [
+        {
+          kind: 'box',
+          half: [shape.sizeM[0] / 2, shape.sizeM[1] / 2, shape.sizeM[2] / 2],
+          position: [0, 0, 0],
+          rotation: I,
+        },
+      ];
     case 'cylinder':
-      return [{ kind: 'cylinder', half: [shape.radiusM, shape.radiusM, shape.heightM / 2], position: [0, 0, 0], rotation: I }];
+      return [
+        { kind: 'cylinder', half: [shape.radiusM, shape.radiusM, shape.heightM / 2], position: [0, 0, 0], rotation: I },
+      ];
     case 'cup': {
       const h = shape.heightM / 2;
       const wallH = (shape.heightM - shape.bottomM) / 2;
       return [
-        { kind: 'cylinder', half: [shape.radiusM, shape.radiusM, shape.bottomM / 2], position: [0, 0, -h + shape.bottomM / 2], rotation: I },
+        {
+          kind: 'cylinder',
+          half: [shape.radiusM, shape.radiusM, shape.bottomM / 2],
+          position: [0, 0, -h + shape.bottomM / 2],
+          rotation: I,
+        },
         ...ring(shape.radiusM, shape.radiusM - shape.wallM, wallH, -h + shape.bottomM + wallH),
       ];
     }
@@ -93,7 +106,10 @@ export function collidersForParts(R: Rapier, parts: readonly ShapePart[], opts: 
   for (const part of parts) for (const p of primitives(part.shape)) placed.push({ p, offset: part.offset });
   const totalVolume = placed.reduce((s, x) => s + volume(x.p), 0);
   return placed.map(({ p, offset }) => {
-    const desc = p.kind === 'box' ? R.ColliderDesc.cuboid(p.half[0], p.half[1], p.half[2]) : R.ColliderDesc.cylinder(p.half[2], p.half[0]);
+    const desc =
+      p.kind === 'box'
+        ? R.ColliderDesc.cuboid(p.half[0], p.half[1], p.half[2])
+        : R.ColliderDesc.cylinder(p.half[2], p.half[0]);
     const rotInPart = p.kind === 'cylinder' ? quatMul(p.rotation, Y_TO_Z) : p.rotation;
     const rot = quatMul(offset.quaternion, rotInPart);
     const pos = quatRotate(offset.quaternion, p.position);

@@ -28,7 +28,10 @@ export interface EpisodeVerdict {
 }
 
 /** Kept or rejected with a reason, from the rollout's status, error and progress. */
-export function judgeEpisode(e: { readonly status: string; readonly reason?: string; readonly error?: string; readonly progress?: number }, rule: KeepRule): EpisodeVerdict {
+export function judgeEpisode(
+  e: { readonly status: string; readonly reason?: string; readonly error?: string; readonly progress?: number },
+  rule: KeepRule,
+): EpisodeVerdict {
   if (e.status !== 'valid') return { kept: false, reason: `${e.status}: ${e.reason ?? 'no reason given'}` };
   if (e.error) return { kept: false, reason: `policy error: ${e.error}` };
   const p = e.progress ?? 0;

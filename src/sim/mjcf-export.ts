@@ -70,7 +70,12 @@ export interface MjcfScene {
 /** Builds the layout's sim scene (refusing what the sim refuses) and writes it as MJCF. */
 export async function exportMjcf(opts: MjcfExportOptions): Promise<MjcfScene> {
   const R = await loadRapier();
-  const scene = new SimScene(R, { rigModel: opts.rigModel, task: opts.task, layout: opts.layout, calibration: opts.calibration });
+  const scene = new SimScene(R, {
+    rigModel: opts.rigModel,
+    task: opts.task,
+    layout: opts.layout,
+    calibration: opts.calibration,
+  });
   try {
     return sceneToMjcf(scene, `${opts.task.id} layout ${opts.layout.index}`);
   } finally {
@@ -87,13 +92,18 @@ export function sceneToMjcf(scene: SimScene, title: string): MjcfScene {
   w.line(`<mujoco model="${esc(title)}">`);
   w.indent(() => {
     w.line(`<!-- tandem sim scene: ${esc(title)}; sim calibration ${esc(cal.name)} v${cal.version} -->`);
-    if ((cal.commandLatencyS ?? 0) > 0) w.line(`<!-- command latency ${num(cal.commandLatencyS ?? 0)} s: apply each ctrl that long after it is computed (the sim's SimRig does) -->`);
+    if ((cal.commandLatencyS ?? 0) > 0)
+      w.line(
+        `<!-- command latency ${num(cal.commandLatencyS ?? 0)} s: apply each ctrl that long after it is computed (the sim's SimRig does) -->`,
+      );
     w.line('<compiler angle="radian"/>');
     // Elliptic friction cones with impratio 10: friction as stiff as the finger pads' normal
     // contact below, so a squeezed bottle does not creep down the fingers. multiccd: several
     // contact points between convex shapes, where one point let a lying bottle walk across the
     // table by itself and pivot out of a pinch (docs/sim.md).
-    w.line(`<option timestep="${num(cal.physicsStepS)}" gravity="0 0 ${num(scene.world.gravity.z)}" integrator="implicit" cone="elliptic" impratio="10"><flag multiccd="enable"/></option>`);
+    w.line(
+      `<option timestep="${num(cal.physicsStepS)}" gravity="0 0 ${num(scene.world.gravity.z)}" integrator="implicit" cone="elliptic" impratio="10"><flag multiccd="enable"/></option>`,
+    );
     w.line('<worldbody>');
     w.indent(() => {
       const owned = new Set<number>();
@@ -145,13 +155,22 @@ export function sceneToMjcf(scene: SimScene, title: string): MjcfScene {
         for (const f of FINGERS) {
           w.line(motor(`${side}_finger_${f}_motor`, `${side}_finger_${f}`, kp, kd, maxForce, [0, halfStroke]));
         }
-        actuators.push(...arm.model.joints.map((j) => `${j.name}_motor`), ...FINGERS.map((f) => `${side}_finger_${f}_motor`));
+        actuators.push(
+          ...arm.model.joints.map((j) => `${j.name}_motor`),
+          ...FINGERS.map((f) => `${side}_finger_${f}_motor`),
+        );
       }
     });
     w.line('</actuator>');
   });
   w.line('</mujoco>');
-  return { xml: w.text(), actuators, armJoints, objects: scene.objects.map((o) => o.id), fixtures: scene.fixtures.map((f) => f.id) };
+  return {
+    xml: w.text(),
+    actuators,
+    armJoints,
+    objects: scene.objects.map((o) => o.id),
+    fixtures: scene.fixtures.map((f) => f.id),
+  };
 }
 
 const FINGERS = ['a', 'b'] as const;
@@ -160,7 +179,14 @@ const FINGERS = ['a', 'b'] as const;
  * A position servo as MuJoCo's `general` actuator (τ = kp·ctrl − kp·q − kv·dq, clamped): the same
  * as `<position kp kv>`, written this way because MuJoCo 2.x (Debian's) has no `kv` on `position`.
  */
-function motor(name: string, joint: string, kp: number, kv: number, maxForce: number, ctrlRange: readonly [number, number]): string {
+function motor(
+  name: string,
+  joint: string,
+  kp: number,
+  kv: number,
+  maxForce: number,
+  ctrlRange: readonly [number, number],
+): string {
   return `<general name="${esc(name)}" joint="${esc(joint)}" gaintype="fixed" gainprm="${num(kp)}" biastype="affine" biasprm="0 ${num(-kp)} ${num(-kv)}" forcelimited="true" forcerange="${num(-maxForce)} ${num(maxForce)}" ctrllimited="true" ctrlrange="${num(ctrlRange[0])} ${num(ctrlRange[1])}"/>`;
 }
 
@@ -174,7 +200,9 @@ function writeArm(w: XmlWriter, arm: SimArm, cal: SimCalibration, reflectedMassK
   const q0 = Array.from(arm.q);
   const open = (i: number): void => {
     const pose: { position: Vec3; quaternion: Quat } =
-      i === 0 ? poseOfBody(arm.links[0]) : { position: YAM_CHAIN[i - 1].xyz, quaternion: rotationToQuaternion(rpyToRotation(YAM_CHAIN[i - 1].rpy)) };
+      i === 0
+        ? poseOfBody(arm.links[0])
+        : { position: YAM_CHAIN[i - 1].xyz, quaternion: rotationToQuaternion(rpyToRotation(YAM_CHAIN[i - 1].rpy)) };
     w.body(name(i), pose, () => {
       if (i > 0) {
         const spec = arm.model.joints[i - 1];
@@ -193,7 +221,9 @@ function writeArm(w: XmlWriter, arm: SimArm, cal: SimCalibration, reflectedMassK
   };
   if (q0.some((q) => Math.abs(q) > 1e-9)) {
     // The chain below writes link frames at q = 0; a scene built elsewhere would need them posed.
-    throw new Error(`MJCF export writes arms built at their zero pose; ${side} was built at [${q0.map((q) => q.toFixed(3)).join(', ')}].`);
+    throw new Error(
+      `MJCF export writes arms built at their zero pose; ${side} was built at [${q0.map((q) => q.toFixed(3)).join(', ')}].`,
+    );
   }
   open(0);
 }
@@ -210,7 +240,10 @@ function writeFingers(w: XmlWriter, arm: SimArm, reflectedMassKg: number, physic
     const toLink = arm.bodyToLinkRotation(6);
     const rel = relativePose(gripper, finger);
     const fromLink = quatConj(toLink);
-    const local = { position: quatRotate(fromLink, rel.position), quaternion: quatMul(quatMul(fromLink, rel.quaternion), toLink) };
+    const local = {
+      position: quatRotate(fromLink, rel.position),
+      quaternion: quatMul(quatMul(fromLink, rel.quaternion), toLink),
+    };
     const name = `${side}_finger_${FINGERS[k]}`;
     // The gripper rotor's reflected mass: what the sim adds to the finger body beyond its collider
     // (arm/sim-arm.ts setAdditionalMass; Rapier folds it into body.mass() only at the first step, so
@@ -219,11 +252,18 @@ function writeFingers(w: XmlWriter, arm: SimArm, reflectedMassKg: number, physic
     const extra = reflectedMassKg;
     const total = colliderMass(finger) + extra;
     const weightless = extra > 0 ? ` gravcomp="${num(extra / total)}"` : '';
-    w.body(name, local, () => {
-      // Coordinate = this finger's opening (m): ref is the opening it was built at.
-      w.line(`<joint name="${name}" type="slide" axis="0 ${sign} 0" ref="${num(opening)}" limited="true" range="0 ${num(halfStroke + 0.002)}"/>`);
-      geomsOf(w, finger, name, extra, toLink, fingerPadContact(physicsStepS));
-    }, weightless);
+    w.body(
+      name,
+      local,
+      () => {
+        // Coordinate = this finger's opening (m): ref is the opening it was built at.
+        w.line(
+          `<joint name="${name}" type="slide" axis="0 ${sign} 0" ref="${num(opening)}" limited="true" range="0 ${num(halfStroke + 0.002)}"/>`,
+        );
+        geomsOf(w, finger, name, extra, toLink, fingerPadContact(physicsStepS));
+      },
+      weightless,
+    );
   });
 }
 
@@ -249,10 +289,20 @@ function colliderMass(body: RigidBody): number {
  * `extraMassKg` (the body's mass beyond its colliders') goes onto its one collider, as Rapier
  * spreads it: by the collider's shape.
  */
-function geomsOf(w: XmlWriter, body: RigidBody, owner: string, extraMassKg = 0, bodyToLink: Quat = [0, 0, 0, 1], contact = ''): void {
+function geomsOf(
+  w: XmlWriter,
+  body: RigidBody,
+  owner: string,
+  extraMassKg = 0,
+  bodyToLink: Quat = [0, 0, 0, 1],
+  contact = '',
+): void {
   const fromLink = quatConj(bodyToLink);
   const fixed = body.isFixed();
-  if (extraMassKg > 0 && body.numColliders() !== 1) throw new Error(`MJCF export can put extra mass only on a body with one collider; '${owner}' has ${body.numColliders()}.`);
+  if (extraMassKg > 0 && body.numColliders() !== 1)
+    throw new Error(
+      `MJCF export can put extra mass only on a body with one collider; '${owner}' has ${body.numColliders()}.`,
+    );
   for (let i = 0; i < body.numColliders(); i++) {
     const c = body.collider(i);
     const name = `${owner}_g${i}`;
@@ -266,11 +316,15 @@ function geomsOf(w: XmlWriter, body: RigidBody, owner: string, extraMassKg = 0, 
     const type = c.shapeType();
     if (type === SHAPE_CUBOID) {
       const h = c.halfExtents()!;
-      w.line(`<geom name="${name}" type="box" size="${vec([h.x, h.y, h.z])}" pos="${vec(pos)}" quat="${quat(rot)}"${common}/>`);
+      w.line(
+        `<geom name="${name}" type="box" size="${vec([h.x, h.y, h.z])}" pos="${vec(pos)}" quat="${quat(rot)}"${common}/>`,
+      );
     } else if (type === SHAPE_CYLINDER || type === SHAPE_CAPSULE) {
       // Rapier's cylinders and capsules stand on their own y axis, MuJoCo's on z: turn z onto y.
       const q = quatMul(rot, Z_TO_Y);
-      w.line(`<geom name="${name}" type="${type === SHAPE_CYLINDER ? 'cylinder' : 'capsule'}" size="${num(c.radius())} ${num(c.halfHeight())}" pos="${vec(pos)}" quat="${quat(q)}"${common}/>`);
+      w.line(
+        `<geom name="${name}" type="${type === SHAPE_CYLINDER ? 'cylinder' : 'capsule'}" size="${num(c.radius())} ${num(c.halfHeight())}" pos="${vec(pos)}" quat="${quat(q)}"${common}/>`,
+      );
     } else if (type === SHAPE_BALL) {
       w.line(`<geom name="${name}" type="sphere" size="${num(c.radius())}" pos="${vec(pos)}"${common}/>`);
     } else {
@@ -314,7 +368,11 @@ function relativePose(parent: RigidBody, child: RigidBody): { position: Vec3; qu
   const c = poseOfBody(child);
   const inv = quatConj(p.quaternion);
   return {
-    position: quatRotate(inv, [c.position[0] - p.position[0], c.position[1] - p.position[1], c.position[2] - p.position[2]]),
+    position: quatRotate(inv, [
+      c.position[0] - p.position[0],
+      c.position[1] - p.position[1],
+      c.position[2] - p.position[2],
+    ]),
     quaternion: quatMul(inv, c.quaternion),
   };
 }
@@ -329,7 +387,12 @@ const vec = (v: readonly number[]): string => v.map(num).join(' ');
 const quat = (q: Quat): string => vec([q[3], q[0], q[1], q[2]]);
 
 function esc(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/--/g, '- -');
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/--/g, '- -');
 }
 
 class XmlWriter {

@@ -144,7 +144,8 @@ function named(k: string): string {
   return k.length > 40 ? `${k.slice(0, 37)}…` : k;
 }
 
-const isRange = (v: unknown): v is Range => Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
+const isRange = (v: unknown): v is Range =>
+  Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
 
 /** Parses and checks a spec; every refusal is one sentence naming the field and its physical range. */
 export function parseRandomizationSpec(text: string, source: string): HashedRandomizationSpec {
@@ -152,52 +153,105 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    throw new RandomizationSpecError(`${source} is not JSON (${(e as Error).message}); a randomization spec looks like {"format": "${RANDOMIZATION_FORMAT}", "seed": 1, "physics": {"objectMassScale": [0.8, 1.2]}}.`);
+    throw new RandomizationSpecError(
+      `${source} is not JSON (${(e as Error).message}); a randomization spec looks like {"format": "${RANDOMIZATION_FORMAT}", "seed": 1, "physics": {"objectMassScale": [0.8, 1.2]}}.`,
+    );
   }
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new RandomizationSpecError(`${source} must be a JSON object with "format": "${RANDOMIZATION_FORMAT}".`);
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+    throw new RandomizationSpecError(`${source} must be a JSON object with "format": "${RANDOMIZATION_FORMAT}".`);
   const d = doc as Record<string, unknown>;
-  if (d.format !== RANDOMIZATION_FORMAT) throw new RandomizationSpecError(`${source} has format ${quoted(d.format)}; this tandem reads "${RANDOMIZATION_FORMAT}".`);
-  if (!Number.isSafeInteger(d.seed)) throw new RandomizationSpecError(`${source} needs a whole-number "seed" (every draw is seeded by it, the layout and the repeat).`);
+  if (d.format !== RANDOMIZATION_FORMAT)
+    throw new RandomizationSpecError(
+      `${source} has format ${quoted(d.format)}; this tandem reads "${RANDOMIZATION_FORMAT}".`,
+    );
+  if (!Number.isSafeInteger(d.seed))
+    throw new RandomizationSpecError(
+      `${source} needs a whole-number "seed" (every draw is seeded by it, the layout and the repeat).`,
+    );
   for (const k of Object.keys(d)) {
-    if (Object.hasOwn(NOT_YET, k)) throw new RandomizationSpecError(`${source} asks for ${NOT_YET[k]}, which this version of the sim does not do; remove "${named(k)}" (physics and placement are randomized).`);
-    if (['camera', 'cameras', 'light', 'lights', 'colours', 'colors'].includes(k)) throw new RandomizationSpecError(`${source} has "${named(k)}" at the top; camera, light and colour ranges go under "visual" (${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
-    if (!['format', 'seed', 'physics', 'placement', 'visual', 'layouts', 'lineage'].includes(k)) throw new RandomizationSpecError(`${source} has an unknown field "${named(k)}"; a spec has format, seed, physics, placement, visual, layouts and lineage.`);
+    if (Object.hasOwn(NOT_YET, k))
+      throw new RandomizationSpecError(
+        `${source} asks for ${NOT_YET[k]}, which this version of the sim does not do; remove "${named(k)}" (physics and placement are randomized).`,
+      );
+    if (['camera', 'cameras', 'light', 'lights', 'colours', 'colors'].includes(k))
+      throw new RandomizationSpecError(
+        `${source} has "${named(k)}" at the top; camera, light and colour ranges go under "visual" (${Object.keys(VISUAL_BOUNDS).join(', ')}).`,
+      );
+    if (!['format', 'seed', 'physics', 'placement', 'visual', 'layouts', 'lineage'].includes(k))
+      throw new RandomizationSpecError(
+        `${source} has an unknown field "${named(k)}"; a spec has format, seed, physics, placement, visual, layouts and lineage.`,
+      );
   }
   const physics: Partial<Record<PhysicsField, Range>> = {};
   if (d.physics !== undefined) {
-    if (d.physics === null || typeof d.physics !== 'object' || Array.isArray(d.physics)) throw new RandomizationSpecError(`${source}: "physics" must be an object of [lo, hi] ranges.`);
+    if (d.physics === null || typeof d.physics !== 'object' || Array.isArray(d.physics))
+      throw new RandomizationSpecError(`${source}: "physics" must be an object of [lo, hi] ranges.`);
     for (const [k, v] of Object.entries(d.physics)) {
-      if (!Object.hasOwn(PHYSICS_BOUNDS, k)) throw new RandomizationSpecError(`${source}: physics "${named(k)}" is not a field the sim can randomize (it can: ${Object.keys(PHYSICS_BOUNDS).join(', ')}).`);
+      if (!Object.hasOwn(PHYSICS_BOUNDS, k))
+        throw new RandomizationSpecError(
+          `${source}: physics "${named(k)}" is not a field the sim can randomize (it can: ${Object.keys(PHYSICS_BOUNDS).join(', ')}).`,
+        );
       const [min, max] = PHYSICS_BOUNDS[k as PhysicsField];
-      if (!isRange(v)) throw new RandomizationSpecError(`${source}: physics "${named(k)}" must be a range [lo, hi] of two numbers, not ${quoted(v)}.`);
-      if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: physics "${named(k)}" is [${v[0]}, ${v[1]}]; the low end must come first.`);
-      if (v[0] < min || v[1] > max) throw new RandomizationSpecError(`${source}: physics "${named(k)}" [${v[0]}, ${v[1]}] is outside the physical range [${min}, ${max}].`);
-      if (k === 'objectMassScale' && v[0] <= 0) throw new RandomizationSpecError(`${source}: physics "objectMassScale" must stay above 0.`);
+      if (!isRange(v))
+        throw new RandomizationSpecError(
+          `${source}: physics "${named(k)}" must be a range [lo, hi] of two numbers, not ${quoted(v)}.`,
+        );
+      if (v[0] > v[1])
+        throw new RandomizationSpecError(
+          `${source}: physics "${named(k)}" is [${v[0]}, ${v[1]}]; the low end must come first.`,
+        );
+      if (v[0] < min || v[1] > max)
+        throw new RandomizationSpecError(
+          `${source}: physics "${named(k)}" [${v[0]}, ${v[1]}] is outside the physical range [${min}, ${max}].`,
+        );
+      if (k === 'objectMassScale' && v[0] <= 0)
+        throw new RandomizationSpecError(`${source}: physics "objectMassScale" must stay above 0.`);
       physics[k as PhysicsField] = [v[0], v[1]];
     }
   }
   let placement: RandomizationSpec['placement'];
   if (d.placement !== undefined) {
     const p = d.placement as Record<string, unknown> | null;
-    if (p === null || typeof p !== 'object' || Array.isArray(p)) throw new RandomizationSpecError(`${source}: "placement" must be {"sigmaM": …, "sigmaYawRad": …}.`);
-    for (const k of Object.keys(p)) if (!Object.hasOwn(PLACEMENT_BOUNDS, k)) throw new RandomizationSpecError(`${source}: placement "${named(k)}" is unknown; placement has sigmaM and sigmaYawRad.`);
+    if (p === null || typeof p !== 'object' || Array.isArray(p))
+      throw new RandomizationSpecError(`${source}: "placement" must be {"sigmaM": …, "sigmaYawRad": …}.`);
+    for (const k of Object.keys(p))
+      if (!Object.hasOwn(PLACEMENT_BOUNDS, k))
+        throw new RandomizationSpecError(
+          `${source}: placement "${named(k)}" is unknown; placement has sigmaM and sigmaYawRad.`,
+        );
     const out: Record<string, number> = {};
     for (const [k, [min, max]] of Object.entries(PLACEMENT_BOUNDS)) {
       const v = p[k];
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw new RandomizationSpecError(`${source}: placement "${named(k)}" must be a number from ${min} to ${max}, not ${quoted(v)}.`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
+        throw new RandomizationSpecError(
+          `${source}: placement "${named(k)}" must be a number from ${min} to ${max}, not ${quoted(v)}.`,
+        );
       out[k] = v;
     }
     placement = { sigmaM: out.sigmaM, sigmaYawRad: out.sigmaYawRad };
   }
   const visual: Partial<Record<VisualField, Range>> = {};
   if (d.visual !== undefined) {
-    if (d.visual === null || typeof d.visual !== 'object' || Array.isArray(d.visual)) throw new RandomizationSpecError(`${source}: "visual" must be an object of [lo, hi] ranges.`);
+    if (d.visual === null || typeof d.visual !== 'object' || Array.isArray(d.visual))
+      throw new RandomizationSpecError(`${source}: "visual" must be an object of [lo, hi] ranges.`);
     for (const [k, v] of Object.entries(d.visual)) {
-      if (!Object.hasOwn(VISUAL_BOUNDS, k)) throw new RandomizationSpecError(`${source}: visual "${named(k)}" is not a field the sim cameras can randomize (they can: ${Object.keys(VISUAL_BOUNDS).join(', ')}).`);
+      if (!Object.hasOwn(VISUAL_BOUNDS, k))
+        throw new RandomizationSpecError(
+          `${source}: visual "${named(k)}" is not a field the sim cameras can randomize (they can: ${Object.keys(VISUAL_BOUNDS).join(', ')}).`,
+        );
       const [min, max] = VISUAL_BOUNDS[k as VisualField];
-      if (!isRange(v)) throw new RandomizationSpecError(`${source}: visual "${named(k)}" must be a range [lo, hi] of two numbers, not ${quoted(v)}.`);
-      if (v[0] > v[1]) throw new RandomizationSpecError(`${source}: visual "${named(k)}" is [${v[0]}, ${v[1]}]; the low end must come first.`);
-      if (v[0] < min || v[1] > max) throw new RandomizationSpecError(`${source}: visual "${named(k)}" [${v[0]}, ${v[1]}] is outside the range that keeps the picture the same cell [${min}, ${max}].`);
+      if (!isRange(v))
+        throw new RandomizationSpecError(
+          `${source}: visual "${named(k)}" must be a range [lo, hi] of two numbers, not ${quoted(v)}.`,
+        );
+      if (v[0] > v[1])
+        throw new RandomizationSpecError(
+          `${source}: visual "${named(k)}" is [${v[0]}, ${v[1]}]; the low end must come first.`,
+        );
+      if (v[0] < min || v[1] > max)
+        throw new RandomizationSpecError(
+          `${source}: visual "${named(k)}" [${v[0]}, ${v[1]}] is outside the range that keeps the picture the same cell [${min}, ${max}].`,
+        );
       visual[k as VisualField] = [v[0], v[1]];
     }
   }
@@ -213,7 +267,10 @@ export function parseRandomizationSpec(text: string, source: string): HashedRand
     ...(lineage ? { lineage } : {}),
   };
   const nothing = randomizesNothing(spec);
-  if (nothing) throw new RandomizationSpecError(`${source} randomizes nothing (${nothing}); give at least one range under physics or visual, a placement sigma above 0, or a layouts section that asks for crowded or lying objects.`);
+  if (nothing)
+    throw new RandomizationSpecError(
+      `${source} randomizes nothing (${nothing}); give at least one range under physics or visual, a placement sigma above 0, or a layouts section that asks for crowded or lying objects.`,
+    );
   return hashRandomizationSpec(spec);
 }
 
@@ -226,27 +283,45 @@ export function randomizesNothing(spec: RandomizationSpec): string | undefined {
   const l = spec.layouts;
   const layouts = l !== undefined && ((l.minCrowdedObjects ?? 0) > 0 || (l.minLyingObjects ?? 0) > 0);
   if (physics || visual || placement || layouts) return undefined;
-  const fixed = [...Object.entries(spec.physics ?? {}), ...Object.entries(spec.visual ?? {})].filter(([, r]) => !varies(r)).map(([k]) => k);
-  return fixed.length > 0 ? `every range is a single value: ${fixed.join(', ')}` : 'no range, no placement noise and no layout focus';
+  const fixed = [...Object.entries(spec.physics ?? {}), ...Object.entries(spec.visual ?? {})]
+    .filter(([, r]) => !varies(r))
+    .map(([k]) => k);
+  return fixed.length > 0
+    ? `every range is a single value: ${fixed.join(', ')}`
+    : 'no range, no placement noise and no layout focus';
 }
 
 function parseLayoutFocus(v: unknown, source: string): LayoutFocus {
   const example = '{"tiers": [4, 5], "minCrowdedObjects": 2, "crowdedRadiusM": 0.15, "minLyingObjects": 1}';
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new RandomizationSpecError(`${source}: "layouts" must be an object like ${example}.`);
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new RandomizationSpecError(`${source}: "layouts" must be an object like ${example}.`);
   const o = v as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!['tiers', 'minCrowdedObjects', 'crowdedRadiusM', 'minLyingObjects'].includes(k)) throw new RandomizationSpecError(`${source}: layouts "${named(k)}" is unknown; layouts has tiers, minCrowdedObjects, crowdedRadiusM and minLyingObjects.`);
+  for (const k of Object.keys(o))
+    if (!['tiers', 'minCrowdedObjects', 'crowdedRadiusM', 'minLyingObjects'].includes(k))
+      throw new RandomizationSpecError(
+        `${source}: layouts "${named(k)}" is unknown; layouts has tiers, minCrowdedObjects, crowdedRadiusM and minLyingObjects.`,
+      );
   const tiers = o.tiers;
-  if (!Array.isArray(tiers) || tiers.length === 0 || !tiers.every((t) => Number.isSafeInteger(t) && t >= 1 && t <= 5)) throw new RandomizationSpecError(`${source}: layouts "tiers" must be a list of tiers from 1 to 5 like [4, 5], not ${quoted(tiers)}.`);
+  if (!Array.isArray(tiers) || tiers.length === 0 || !tiers.every((t) => Number.isSafeInteger(t) && t >= 1 && t <= 5))
+    throw new RandomizationSpecError(
+      `${source}: layouts "tiers" must be a list of tiers from 1 to 5 like [4, 5], not ${quoted(tiers)}.`,
+    );
   const count = (k: string): number | undefined => {
     const x = o[k];
     if (x === undefined) return undefined;
-    if (!Number.isSafeInteger(x) || (x as number) < 0 || (x as number) > 20) throw new RandomizationSpecError(`${source}: layouts "${named(k)}" must be a whole number of objects from 0 to 20, not ${quoted(x)}.`);
+    if (!Number.isSafeInteger(x) || (x as number) < 0 || (x as number) > 20)
+      throw new RandomizationSpecError(
+        `${source}: layouts "${named(k)}" must be a whole number of objects from 0 to 20, not ${quoted(x)}.`,
+      );
     return x as number;
   };
   const minCrowdedObjects = count('minCrowdedObjects');
   const minLyingObjects = count('minLyingObjects');
   const r = o.crowdedRadiusM;
-  if (r !== undefined && !(typeof r === 'number' && r > 0 && r <= MAX_CROWDED_RADIUS_M)) throw new RandomizationSpecError(`${source}: layouts "crowdedRadiusM" must be a distance above 0 and at most ${MAX_CROWDED_RADIUS_M} m, not ${quoted(r)}.`);
+  if (r !== undefined && !(typeof r === 'number' && r > 0 && r <= MAX_CROWDED_RADIUS_M))
+    throw new RandomizationSpecError(
+      `${source}: layouts "crowdedRadiusM" must be a distance above 0 and at most ${MAX_CROWDED_RADIUS_M} m, not ${quoted(r)}.`,
+    );
   return {
     tiers: [...new Set(tiers as number[])].sort((a, b) => a - b),
     ...(minCrowdedObjects !== undefined ? { minCrowdedObjects } : {}),
@@ -270,9 +345,20 @@ function parseLineage(v: unknown, source: string): RandomizationLineage {
     o.tiers.every((t) => Number.isSafeInteger(t)) &&
     Array.isArray(o.rolloutIds) &&
     o.rolloutIds.every((t) => Number.isSafeInteger(t));
-  if (!ok) throw new RandomizationSpecError(`${source}: "lineage" must say which diagnosis proposed it: policy, layoutSet, pattern, tiers, condition, sentence and rolloutIds (as tandem diagnose --propose-randomization writes it).`);
+  if (!ok)
+    throw new RandomizationSpecError(
+      `${source}: "lineage" must say which diagnosis proposed it: policy, layoutSet, pattern, tiers, condition, sentence and rolloutIds (as tandem diagnose --propose-randomization writes it).`,
+    );
   const l = o as unknown as RandomizationLineage;
-  return { policy: l.policy, layoutSet: l.layoutSet, pattern: l.pattern, tiers: [...l.tiers], condition: l.condition, sentence: l.sentence, rolloutIds: [...l.rolloutIds] };
+  return {
+    policy: l.policy,
+    layoutSet: l.layoutSet,
+    pattern: l.pattern,
+    tiers: [...l.tiers],
+    condition: l.condition,
+    sentence: l.sentence,
+    rolloutIds: [...l.rolloutIds],
+  };
 }
 
 export function hashRandomizationSpec(spec: RandomizationSpec): HashedRandomizationSpec {
@@ -292,7 +378,12 @@ export interface RandomizedWorld {
  * uniformly from its range, named after the spec and the draw so its hash is its own. The same
  * arguments always give the same record.
  */
-export function drawWorld(base: SimCalibration, r: HashedRandomizationSpec, layoutIndex: number, repeat: number): RandomizedWorld {
+export function drawWorld(
+  base: SimCalibration,
+  r: HashedRandomizationSpec,
+  layoutIndex: number,
+  repeat: number,
+): RandomizedWorld {
   // One stream per (spec seed, layout, repeat), fields drawn in the fixed order of PHYSICS_BOUNDS,
   // so adding a field to a spec never changes another field's draw order silently: every field
   // is drawn (and discarded when not listed).
@@ -313,14 +404,19 @@ export function drawWorld(base: SimCalibration, r: HashedRandomizationSpec, layo
     name: `${base.name}~dr:${r.sha256.slice(0, 12)}:L${layoutIndex}R${repeat}`,
     joints: base.joints.map(scaleJoints),
     ...(drawn.objectMassScale !== undefined ? { objectMassScale: base.objectMassScale * drawn.objectMassScale } : {}),
-    ...(drawn.objectFrictionScale !== undefined ? { objectFrictionScale: base.objectFrictionScale * drawn.objectFrictionScale } : {}),
+    ...(drawn.objectFrictionScale !== undefined
+      ? { objectFrictionScale: base.objectFrictionScale * drawn.objectFrictionScale }
+      : {}),
     ...(drawn.tableFriction !== undefined ? { tableFriction: drawn.tableFriction } : {}),
     ...(drawn.fingerFriction !== undefined ? { fingerFriction: drawn.fingerFriction } : {}),
     ...(drawn.gripperMaxForceN !== undefined ? { gripperMaxForceN: drawn.gripperMaxForceN } : {}),
     ...(drawn.restitution !== undefined ? { restitution: drawn.restitution } : {}),
   };
   const problem = calibrationProblem(calibration);
-  if (problem) throw new RandomizationSpecError(`The randomization drew a world the sim cannot run (${problem}); narrow the spec's ranges.`);
+  if (problem)
+    throw new RandomizationSpecError(
+      `The randomization drew a world the sim cannot run (${problem}); narrow the spec's ranges.`,
+    );
   const look = drawLook(r, layoutIndex, repeat);
   return { calibration, ...(r.spec.placement ? { placement: r.spec.placement } : {}), ...(look ? { look } : {}) };
 }
@@ -357,16 +453,34 @@ export function drawLook(r: HashedRandomizationSpec, layoutIndex: number, repeat
   const lit = intensityScale !== undefined || sunAzimuthRad !== undefined || sunElevationRad !== undefined;
   return {
     ...(Object.keys(cameras).length > 0 ? { cameras } : {}),
-    ...(lit ? { light: { intensityScale: intensityScale ?? 1, sunAzimuthRad: sunAzimuthRad ?? 0, sunElevationRad: sunElevationRad ?? 0 } } : {}),
+    ...(lit
+      ? {
+          light: {
+            intensityScale: intensityScale ?? 1,
+            sunAzimuthRad: sunAzimuthRad ?? 0,
+            sunElevationRad: sunElevationRad ?? 0,
+          },
+        }
+      : {}),
     ...(objectColorScale ? { objectColorScale } : {}),
     ...(tableColorScale ? { tableColorScale } : {}),
   };
 }
 
 /** A drawn look as a store record: canonical JSON and its SHA-256, linked to the rollout that used it. */
-export function lookRecord(look: SceneLook): { readonly sha256: string; readonly kind: typeof SIM_LOOK_KIND; readonly version: 1; readonly canonicalJson: string } {
+export function lookRecord(look: SceneLook): {
+  readonly sha256: string;
+  readonly kind: typeof SIM_LOOK_KIND;
+  readonly version: 1;
+  readonly canonicalJson: string;
+} {
   const canonicalJson = canonicalize(look)!;
-  return { sha256: createHash('sha256').update(canonicalJson).digest('hex'), kind: SIM_LOOK_KIND, version: 1, canonicalJson };
+  return {
+    sha256: createHash('sha256').update(canonicalJson).digest('hex'),
+    kind: SIM_LOOK_KIND,
+    version: 1,
+    canonicalJson,
+  };
 }
 
 /** A 32-bit seed from three integers (splitmix-style finalizer), so neighbouring draws are unrelated. */

@@ -11,7 +11,14 @@ export type RecordedCall =
   | { readonly k: 'state'; readonly state: RigState }
   | { readonly k: 'command'; readonly timeS: number; readonly applied: RigCommand }
   | { readonly k: 'safety'; readonly event: SafetyEvent }
-  | { readonly k: 'event'; readonly timeS: number; readonly kind: LoopEventKind; readonly source: string; readonly message: string; readonly detail?: Record<string, unknown> }
+  | {
+      readonly k: 'event';
+      readonly timeS: number;
+      readonly kind: LoopEventKind;
+      readonly source: string;
+      readonly message: string;
+      readonly detail?: Record<string, unknown>;
+    }
   | { readonly k: 'timing'; readonly timeS: number; readonly timing: StepTiming };
 
 const copy = (a: Float64Array | undefined): Float64Array | undefined => (a ? Float64Array.from(a) : undefined);
@@ -20,11 +27,29 @@ export class RecordingRelay implements EpisodeRecording {
   readonly calls: RecordedCall[] = [];
 
   jointState(state: RigState): void {
-    this.calls.push({ k: 'state', state: { timeS: state.timeS, mode: state.mode, position: Float64Array.from(state.position), velocity: Float64Array.from(state.velocity), effort: Float64Array.from(state.effort), faults: [...state.faults] } });
+    this.calls.push({
+      k: 'state',
+      state: {
+        timeS: state.timeS,
+        mode: state.mode,
+        position: Float64Array.from(state.position),
+        velocity: Float64Array.from(state.velocity),
+        effort: Float64Array.from(state.effort),
+        faults: [...state.faults],
+      },
+    });
   }
 
   command(timeS: number, applied: RigCommand): void {
-    this.calls.push({ k: 'command', timeS, applied: { position: Float64Array.from(applied.position), velocity: copy(applied.velocity), torqueNm: copy(applied.torqueNm) } });
+    this.calls.push({
+      k: 'command',
+      timeS,
+      applied: {
+        position: Float64Array.from(applied.position),
+        velocity: copy(applied.velocity),
+        torqueNm: copy(applied.torqueNm),
+      },
+    });
   }
 
   safetyEvent(event: SafetyEvent): void {

@@ -48,7 +48,9 @@ export const MAX_JOINT_SPEED_RADS = 100;
  * Why an arm's state can no longer be trusted — a NaN, a joint far outside its limits or spinning
  * — or undefined: the same judgement whichever engine (Rapier, MuJoCo) moved it.
  */
-export function armInstability(arm: Pick<PhysicsArm, 'q' | 'dq' | 'model'> & { readonly fingerOpeningM: number }): string | undefined {
+export function armInstability(
+  arm: Pick<PhysicsArm, 'q' | 'dq' | 'model'> & { readonly fingerOpeningM: number },
+): string | undefined {
   for (let j = 0; j < 6; j++) {
     const q = arm.q[j];
     const spec = arm.model.joints[j];
@@ -115,17 +117,26 @@ export class SimScene {
     for (const k of task.fixtureKinds) this.fixtureKinds.set(k.id, k);
     for (const o of layout.objects) {
       if (!objectKinds.has(o.kind)) {
-        throw new SceneError(`Layout ${layout.index} names object kind '${o.kind}' (object '${o.id}'), which ${task.id} does not have (its kinds: ${[...objectKinds.keys()].join(', ')}).`);
+        throw new SceneError(
+          `Layout ${layout.index} names object kind '${o.kind}' (object '${o.id}'), which ${task.id} does not have (its kinds: ${[...objectKinds.keys()].join(', ')}).`,
+        );
       }
-      if (![o.pose.x, o.pose.y, o.pose.yawRad].every(Number.isFinite)) throw new SceneError(`Layout ${layout.index} gives object '${o.id}' a pose that is not a number.`);
+      if (![o.pose.x, o.pose.y, o.pose.yawRad].every(Number.isFinite))
+        throw new SceneError(`Layout ${layout.index} gives object '${o.id}' a pose that is not a number.`);
     }
     for (const f of layout.fixtures) {
       if (!this.fixtureKinds.has(f.kind)) {
-        throw new SceneError(`Layout ${layout.index} names fixture kind '${f.kind}' (fixture '${f.id}'), which ${task.id} does not have (its fixtures: ${[...this.fixtureKinds.keys()].join(', ')}).`);
+        throw new SceneError(
+          `Layout ${layout.index} names fixture kind '${f.kind}' (fixture '${f.id}'), which ${task.id} does not have (its fixtures: ${[...this.fixtureKinds.keys()].join(', ')}).`,
+        );
       }
-      if (![f.pose.x, f.pose.y, f.pose.yawRad].every(Number.isFinite)) throw new SceneError(`Layout ${layout.index} gives fixture '${f.id}' a pose that is not a number.`);
+      if (![f.pose.x, f.pose.y, f.pose.yawRad].every(Number.isFinite))
+        throw new SceneError(`Layout ${layout.index} gives fixture '${f.id}' a pose that is not a number.`);
     }
-    if (rigModel.arms.length !== 2) throw new SceneError(`The sim builds a two-arm rig; the model '${rigModel.name}' has ${rigModel.arms.length} arms.`);
+    if (rigModel.arms.length !== 2)
+      throw new SceneError(
+        `The sim builds a two-arm rig; the model '${rigModel.name}' has ${rigModel.arms.length} arms.`,
+      );
 
     const world = new R.World({ x: 0, y: 0, z: GRAVITY_Z });
     world.timestep = cal.physicsStepS;
@@ -136,15 +147,27 @@ export class SimScene {
     // Table top at z = 0, and a floor below it.
     this.tableHalf = [TABLE_SIZE_M[0] / 2, TABLE_SIZE_M[1] / 2];
     const table = world.createRigidBody(R.RigidBodyDesc.fixed().setTranslation(0, 0, -TABLE_THICKNESS_M / 2));
-    world.createCollider(R.ColliderDesc.cuboid(this.tableHalf[0], this.tableHalf[1], TABLE_THICKNESS_M / 2).setFriction(cal.tableFriction).setCollisionGroups(GROUPS.table), table);
+    world.createCollider(
+      R.ColliderDesc.cuboid(this.tableHalf[0], this.tableHalf[1], TABLE_THICKNESS_M / 2)
+        .setFriction(cal.tableFriction)
+        .setCollisionGroups(GROUPS.table),
+      table,
+    );
     const floor = world.createRigidBody(R.RigidBodyDesc.fixed().setTranslation(0, 0, FLOOR_Z_M - 0.05));
-    world.createCollider(R.ColliderDesc.cuboid(FLOOR_HALF_M, FLOOR_HALF_M, 0.05).setCollisionGroups(GROUPS.table), floor);
+    world.createCollider(
+      R.ColliderDesc.cuboid(FLOOR_HALF_M, FLOOR_HALF_M, 0.05).setCollisionGroups(GROUPS.table),
+      floor,
+    );
 
     const rng = opts.placementNoise ? createRng(opts.placementNoise.seed) : undefined;
     const jitter = (pose: TablePose, movable: boolean): TablePose => {
       if (!rng || !movable || !opts.placementNoise) return pose;
       const n = opts.placementNoise;
-      return { x: pose.x + n.sigmaM * rng.normal(), y: pose.y + n.sigmaM * rng.normal(), yawRad: pose.yawRad + n.sigmaYawRad * rng.normal() };
+      return {
+        x: pose.x + n.sigmaM * rng.normal(),
+        y: pose.y + n.sigmaM * rng.normal(),
+        yawRad: pose.yawRad + n.sigmaYawRad * rng.normal(),
+      };
     };
     for (const lf of layout.fixtures) {
       const kind = this.fixtureKinds.get(lf.kind)!;
@@ -155,7 +178,12 @@ export class SimScene {
         .setRotation({ x: yawQ[0], y: yawQ[1], z: yawQ[2], w: yawQ[3] })
         .setCanSleep(cal.allowSleep);
       const body = world.createRigidBody(desc);
-      for (const c of collidersForParts(R, kind.parts, { massKg: kind.movable ? kind.massKg * cal.objectMassScale : undefined, friction: kind.friction * cal.objectFrictionScale, restitution: cal.restitution, collisionGroups: GROUPS.fixture })) {
+      for (const c of collidersForParts(R, kind.parts, {
+        massKg: kind.movable ? kind.massKg * cal.objectMassScale : undefined,
+        friction: kind.friction * cal.objectFrictionScale,
+        restitution: cal.restitution,
+        collisionGroups: GROUPS.fixture,
+      })) {
         world.createCollider(c, body);
       }
       this.fixtures.push({ id: f.id, kind: f.kind, body, centreLocal: boundsCentre(kind.parts) });
@@ -173,24 +201,44 @@ export class SimScene {
           .setCanSleep(cal.allowSleep)
           .setCcdEnabled(false),
       );
-      for (const c of collidersForParts(R, kind.parts, { massKg: kind.massKg * cal.objectMassScale, friction: kind.friction * cal.objectFrictionScale, restitution: cal.restitution, collisionGroups: GROUPS.object })) {
+      for (const c of collidersForParts(R, kind.parts, {
+        massKg: kind.massKg * cal.objectMassScale,
+        friction: kind.friction * cal.objectFrictionScale,
+        restitution: cal.restitution,
+        collisionGroups: GROUPS.object,
+      })) {
         world.createCollider(c, body);
       }
       this.objects.push({ id: o.id, kind: o.kind, body, centreLocal: boundsCentre(kind.parts) });
     }
 
     const start = opts.startPosition ?? HOME_START_POSITION;
-    if (start.length !== 14) throw new SceneError(`The start position needs 14 entries (2 × 6 joints + gripper), not ${start.length}.`);
+    if (start.length !== 14)
+      throw new SceneError(`The start position needs 14 entries (2 × 6 joints + gripper), not ${start.length}.`);
     for (let a = 0; a < 2; a++) {
       const q0 = Array.from({ length: 6 }, (_, j) => start[a * 7 + j]);
-      this.arms.push(new SimArm(R, world, rigModel.arms[a], cal, q0, start[a * 7 + 6], opts.lowerStopsRad, opts.fingerReflectedMassKg ?? cal.fingerReflectedMassKg));
+      this.arms.push(
+        new SimArm(
+          R,
+          world,
+          rigModel.arms[a],
+          cal,
+          q0,
+          start[a * 7 + 6],
+          opts.lowerStopsRad,
+          opts.fingerReflectedMassKg ?? cal.fingerReflectedMassKg,
+        ),
+      );
     }
   }
 
   private fixtureFloorZ(fixtureId: string, layoutIndex: number, objectId: string): number {
     const f = this.opts.layout.fixtures.find((x) => x.id === fixtureId);
     const kind = f ? this.fixtureKinds.get(f.kind) : undefined;
-    if (!kind || kind.regions.length === 0) throw new SceneError(`Layout ${layoutIndex} puts '${objectId}' in fixture '${fixtureId}', which the layout does not have.`);
+    if (!kind || kind.regions.length === 0)
+      throw new SceneError(
+        `Layout ${layoutIndex} puts '${objectId}' in fixture '${fixtureId}', which the layout does not have.`,
+      );
     const r = kind.regions[0];
     return r.centerM[2] - r.sizeM[2] / 2;
   }
@@ -246,7 +294,8 @@ export class SimScene {
       if (this.offTable.has(o.id)) continue;
       const overTable = Math.abs(t.x) < this.tableHalf[0] - 0.02 && Math.abs(t.y) < this.tableHalf[1] - 0.02;
       if (overTable && t.z < -THROUGH_TABLE_M) return `'${o.id}' went through the table (z = ${t.z.toFixed(3)} m)`;
-      if (Math.hypot(v.x, v.y, v.z) > MAX_OBJECT_SPEED_MS) return `'${o.id}' flies at ${Math.hypot(v.x, v.y, v.z).toFixed(0)} m/s`;
+      if (Math.hypot(v.x, v.y, v.z) > MAX_OBJECT_SPEED_MS)
+        return `'${o.id}' flies at ${Math.hypot(v.x, v.y, v.z).toFixed(0)} m/s`;
     }
     return undefined;
   }
@@ -262,7 +311,12 @@ export class SimScene {
     const grippers: Partial<Record<'left' | 'right', number>> = {};
     for (const arm of this.arms) {
       // The link's kinematic frame, not its body's: a multibody arm's bodies are turned about their joint axes (SimArm.bodyToLink).
-      arm.links.forEach((b, i) => links.push({ name: `${arm.model.side}_${LINK_NAMES[i]}`, pose: { position: poseOf(b).position, quaternion: arm.linkRotation(i) } }));
+      arm.links.forEach((b, i) =>
+        links.push({
+          name: `${arm.model.side}_${LINK_NAMES[i]}`,
+          pose: { position: poseOf(b).position, quaternion: arm.linkRotation(i) },
+        }),
+      );
       grippers[arm.model.side] = arm.gripperPosition();
     }
     return {
@@ -276,7 +330,11 @@ export class SimScene {
 
   /** Every body's pose and velocity as numbers (what a final-state hash covers). */
   fingerprint(): Float64Array {
-    const bodies: RigidBody[] = [...this.arms.flatMap((a) => [...a.links, ...a.fingers]), ...this.objects.map((o) => o.body), ...this.fixtures.map((f) => f.body)];
+    const bodies: RigidBody[] = [
+      ...this.arms.flatMap((a) => [...a.links, ...a.fingers]),
+      ...this.objects.map((o) => o.body),
+      ...this.fixtures.map((f) => f.body),
+    ];
     const out = new Float64Array(bodies.length * 13);
     bodies.forEach((b, i) => {
       const t = b.translation();
@@ -318,7 +376,13 @@ export class SimScene {
     return this.endStates().map((e, i) => {
       const o = this.objects[i];
       const heldBy = e.offTable ? undefined : this.holderOf(o.body);
-      return { id: e.id, ...(e.region !== undefined ? { region: e.region } : {}), upright: e.upright === true, offTable: e.offTable === true, ...(heldBy ? { heldBy } : {}) };
+      return {
+        id: e.id,
+        ...(e.region !== undefined ? { region: e.region } : {}),
+        upright: e.upright === true,
+        offTable: e.offTable === true,
+        ...(heldBy ? { heldBy } : {}),
+      };
     });
   }
 
@@ -367,7 +431,6 @@ export class SimScene {
     this.world.free();
   }
 }
-
 
 function poseOf(b: RigidBody): Pose3 {
   const t = b.translation();

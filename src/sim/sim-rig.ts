@@ -10,9 +10,27 @@
  * at absurd speed above the table) becomes a
  * 'sim-unstable' fault: the supervisor damps, and the rollout marks the episode invalid.
  */
-import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type Clock, type Rig, type RigCommand, type RigFault, type RigMode, type RigModel, type RigState, type SafetyEvent } from '../rig/contract.js';
+import {
+  ARM_SIDES,
+  DOF_PER_ARM,
+  JOINTS_PER_ARM,
+  STATE_DIM,
+  type Clock,
+  type Rig,
+  type RigCommand,
+  type RigFault,
+  type RigMode,
+  type RigModel,
+  type RigState,
+  type SafetyEvent,
+} from '../rig/contract.js';
 import { SafetySupervisor, type SafetyOptions } from '../rig/safety.js';
-import { ArmFeedForward, MODEL_EXACT_FEED_FORWARD, feedForwardFault, type FeedForwardSettings } from '../rig/gravity.js';
+import {
+  ArmFeedForward,
+  MODEL_EXACT_FEED_FORWARD,
+  feedForwardFault,
+  type FeedForwardSettings,
+} from '../rig/gravity.js';
 import { newMotorCommand, type MotorCommand } from './arm/motor-command.js';
 import type { PhysicsScene } from './physics-scene.js';
 
@@ -44,19 +62,36 @@ export class SimRig implements Rig {
   /** Command latency (calibration), s; 0 drives the motors with the last write directly. */
   private readonly latencyS: number;
   private readonly delayed?: DelayedCommands;
-  private readonly state: { timeS: number; mode: RigMode; position: Float64Array; velocity: Float64Array; effort: Float64Array; faults: readonly RigFault[] };
+  private readonly state: {
+    timeS: number;
+    mode: RigMode;
+    position: Float64Array;
+    velocity: Float64Array;
+    effort: Float64Array;
+    faults: readonly RigFault[];
+  };
 
   constructor(options: SimRigOptions) {
     this.scene = options.scene;
     this.model = options.scene.opts.rigModel;
     this.supervisor = new SafetySupervisor(this.model, options.safety);
     this.gravityCompensation = options.gravityCompensation ?? true;
-    this.feedForward = this.model.arms.map((arm) => new ArmFeedForward(arm, options.feedForward ?? MODEL_EXACT_FEED_FORWARD));
+    this.feedForward = this.model.arms.map(
+      (arm) => new ArmFeedForward(arm, options.feedForward ?? MODEL_EXACT_FEED_FORWARD),
+    );
     this.clock = new SimClock(this);
     this.latencyS = options.scene.opts.calibration.commandLatencyS ?? 0;
-    if (this.latencyS > 0) this.delayed = new DelayedCommands(this.latencyS, options.scene.opts.calibration.physicsStepS);
+    if (this.latencyS > 0)
+      this.delayed = new DelayedCommands(this.latencyS, options.scene.opts.calibration.physicsStepS);
     this.measure();
-    this.state = { timeS: 0, mode: 'unconfigured', position: this.position, velocity: this.velocity, effort: this.effort, faults: this.faults };
+    this.state = {
+      timeS: 0,
+      mode: 'unconfigured',
+      position: this.position,
+      velocity: this.velocity,
+      effort: this.effort,
+      faults: this.faults,
+    };
     this.updateMotors();
   }
 
@@ -91,7 +126,9 @@ export class SimRig implements Rig {
     this.measure();
     const unstable = this.faults.length === 0 ? this.scene.instability() : undefined;
     if (unstable !== undefined) {
-      this.faults = [{ kind: 'sim-unstable', message: `The simulation became unstable: ${unstable}. This rollout is invalid.` }];
+      this.faults = [
+        { kind: 'sim-unstable', message: `The simulation became unstable: ${unstable}. This rollout is invalid.` },
+      ];
     }
     this.supervisor.tick(this.position, this.faults, this.clock.nowS());
     this.updateMotors();
@@ -146,7 +183,8 @@ export class SimRig implements Rig {
       this.effort[o + JOINTS_PER_ARM] = arm.gripperEffortNm;
       // The same feed-forward as the YAM driver's, from the same measured state (src/rig/gravity.ts),
       // once per measurement: commands written between two measurements reuse it.
-      if (this.gravityCompensation) this.ffProblem[a] = this.feedForward[a].compute(this.position, this.velocity, o, this.ffTorque[a]);
+      if (this.gravityCompensation)
+        this.ffProblem[a] = this.feedForward[a].compute(this.position, this.velocity, o, this.ffTorque[a]);
     }
   }
 
@@ -160,7 +198,8 @@ export class SimRig implements Rig {
       const drive = this.configured ? this.supervisor.drive(side) : 'off';
       const o = a * DOF_PER_ARM;
       const why = this.ffProblem[a];
-      if (drive === 'track' && why !== undefined && this.faults.length === 0) this.faults = [feedForwardFault(side, why)];
+      if (drive === 'track' && why !== undefined && this.faults.length === 0)
+        this.faults = [feedForwardFault(side, why)];
       for (let j = 0; j < JOINTS_PER_ARM; j++) {
         const spec = arm.joints[j];
         if (drive === 'track') {

@@ -65,7 +65,11 @@ export interface SimRolloutResult {
  * does not change; undefined when the rollout was not scored. Also, per object kind, how many
  * objects ended each way (src/tasks/object-outcomes.ts: "objects:knocked-over:bottle-500ml").
  */
-export function simRolloutCounts(episode: Episode, task: TaskDefinition, layout: Layout): Record<string, number> | undefined {
+export function simRolloutCounts(
+  episode: Episode,
+  task: TaskDefinition,
+  layout: Layout,
+): Record<string, number> | undefined {
   if (!episode.progress) return undefined;
   const endStates = episode.endStates ?? [];
   const offTable = endStates.filter((e) => e.offTable === true).length;
@@ -88,7 +92,13 @@ export async function runSimRollout(opts: SimRolloutOptions): Promise<SimRollout
       layout: opts.layout,
       calibration,
       startPosition: opts.startPosition,
-      placementNoise: opts.placementNoise === false ? undefined : { seed: opts.seed, ...(opts.placementSigma ?? { sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD }) },
+      placementNoise:
+        opts.placementNoise === false
+          ? undefined
+          : {
+              seed: opts.seed,
+              ...(opts.placementSigma ?? { sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD }),
+            },
     });
   } catch (e) {
     if (!(e instanceof SceneError)) throw e;

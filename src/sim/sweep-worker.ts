@@ -26,7 +26,20 @@ async function run(job: SweepJob): Promise<void> {
   const layout = init.layoutSet.layouts[job.layoutIndex];
   running = new AbortController();
   const relay = init.record ? new RecordingRelay() : undefined;
-  const r = await runSimRollout({ task, layout, policy: policy!, seed: job.seed, episodeSeconds: init.seconds, controlHz: init.controlHz, calibration: job.world?.calibration ?? init.calibration, placementSigma: job.world?.placement, look: job.world?.look, renderer, signal: running.signal, recording: relay });
+  const r = await runSimRollout({
+    task,
+    layout,
+    policy: policy!,
+    seed: job.seed,
+    episodeSeconds: init.seconds,
+    controlHz: init.controlHz,
+    calibration: job.world?.calibration ?? init.calibration,
+    placementSigma: job.world?.placement,
+    look: job.world?.look,
+    renderer,
+    signal: running.signal,
+    recording: relay,
+  });
   const stopped = running.signal.aborted;
   running = undefined;
   if (stopped) {
@@ -63,7 +76,9 @@ async function run(job: SweepJob): Promise<void> {
 
 port.on('message', (m: ToWorker) => {
   if (m.type === 'job') {
-    queue = queue.then(() => run(m.job)).catch((e: unknown) => post({ type: 'fatal', message: e instanceof Error ? e.message : String(e) }));
+    queue = queue
+      .then(() => run(m.job))
+      .catch((e: unknown) => post({ type: 'fatal', message: e instanceof Error ? e.message : String(e) }));
   } else if (m.type === 'stop') {
     running?.abort();
   } else {

@@ -94,7 +94,10 @@ export interface WorkerInit {
   readonly cwd: string;
   readonly record?: boolean;
 }
-export type ToWorker = { readonly type: 'job'; readonly job: SweepJob } | { readonly type: 'stop' } | { readonly type: 'exit' };
+export type ToWorker =
+  | { readonly type: 'job'; readonly job: SweepJob }
+  | { readonly type: 'stop' }
+  | { readonly type: 'exit' };
 export type FromWorker =
   | { readonly type: 'ready' }
   | { readonly type: 'result'; readonly rollout: SweepRollout }
@@ -113,19 +116,30 @@ export function sweepJobs(layoutSet: LayoutSet, repeats: number): SweepJob[] {
   const jobs: SweepJob[] = [];
   // Repeat-major: every layout once before any layout twice, so a stopped sweep covers layouts evenly.
   for (let r = 0; r < repeats; r++) {
-    for (let i = 0; i < layoutSet.layouts.length; i++) jobs.push({ jobId: jobs.length, layoutIndex: i, repeat: r, seed: r });
+    for (let i = 0; i < layoutSet.layouts.length; i++)
+      jobs.push({ jobId: jobs.length, layoutIndex: i, repeat: r, seed: r });
   }
   return jobs;
 }
 
 export function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
-  if (!Number.isInteger(opts.repeats) || opts.repeats < 1) throw new RangeError(`repeats must be a whole number ≥ 1, not ${opts.repeats}`);
-  if (!Number.isInteger(opts.workers) || opts.workers < 1) throw new RangeError(`workers must be a whole number ≥ 1, not ${opts.workers}`);
+  if (!Number.isInteger(opts.repeats) || opts.repeats < 1)
+    throw new RangeError(`repeats must be a whole number ≥ 1, not ${opts.repeats}`);
+  if (!Number.isInteger(opts.workers) || opts.workers < 1)
+    throw new RangeError(`workers must be a whole number ≥ 1, not ${opts.workers}`);
   const worldFor = opts.worldFor;
   const jobs = sweepJobs(opts.layoutSet, opts.repeats).map((j) => (worldFor ? { ...j, world: worldFor(j) } : j));
   const total = jobs.length;
   const t0 = performance.now();
-  const init: WorkerInit = { layoutSet: opts.layoutSet, policySpec: opts.policySpec, seconds: opts.seconds, controlHz: opts.controlHz, calibration: opts.calibration, cwd: opts.cwd, record: opts.record };
+  const init: WorkerInit = {
+    layoutSet: opts.layoutSet,
+    policySpec: opts.policySpec,
+    seconds: opts.seconds,
+    controlHz: opts.controlHz,
+    calibration: opts.calibration,
+    cwd: opts.cwd,
+    record: opts.record,
+  };
   const workerCount = Math.min(opts.workers, total);
   const rollouts: SweepRollout[] = [];
   let next = 0;

@@ -24,12 +24,14 @@ export function parseJson<T>(text: unknown): T {
 
 export function checkUnitInterval(what: string, v: number | null | undefined): void {
   if (v == null) return;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) throw new RangeError(`${what} must be a number from 0 to 1, not ${String(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1)
+    throw new RangeError(`${what} must be a number from 0 to 1, not ${String(v)}`);
 }
 
 export function checkCounts(what: string, counts: Counts | null | undefined): void {
   if (counts == null) return;
   for (const [k, v] of Object.entries(counts)) {
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`${what}.${k} must be a finite number, not ${String(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      throw new RangeError(`${what}.${k} must be a finite number, not ${String(v)}`);
   }
 }

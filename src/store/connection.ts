@@ -60,14 +60,19 @@ function unwritableBecause(file: string): { cause: string; fix: string } | undef
       accessSync(path, fsConstants.W_OK);
     } catch (e) {
       const code = (e as { code?: string }).code;
-      if (code === 'EROFS') return { cause: 'its file system is mounted read-only', fix: 'remount it read-write, or point --data at a writable folder' };
+      if (code === 'EROFS')
+        return {
+          cause: 'its file system is mounted read-only',
+          fix: 'remount it read-write, or point --data at a writable folder',
+        };
       if (code === 'EACCES' || code === 'EPERM') {
         return {
           cause: `this user may not write ${path === file ? 'the file' : `its folder ${path}`}`,
           fix: 'fix the permissions (the folder too: SQLite keeps its log beside the file), or point --data at a folder this user owns',
         };
       }
-      if (code === 'ENOENT') return { cause: `its folder ${path} does not exist`, fix: 'create it, or point --data at an existing folder' };
+      if (code === 'ENOENT')
+        return { cause: `its folder ${path} does not exist`, fix: 'create it, or point --data at an existing folder' };
     }
   }
   return undefined;
@@ -78,11 +83,17 @@ export function openConnection(file: string, options: OpenStoreOptions = {}): St
   let db: Database.Database;
   try {
     // Created 0600 before SQLite opens it: its WAL and shared-memory files take the database's mode.
-    if (options.create !== false && file !== ':memory:' && file !== '' && !existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+    if (options.create !== false && file !== ':memory:' && file !== '' && !existsSync(file))
+      closeSync(openSync(file, 'a', 0o600));
     db = new Database(file, { fileMustExist: options.create === false });
   } catch (e) {
     const why = unwritableBecause(file);
-    throw new StoreError(why ? `The store ${file} cannot be opened: ${why.cause}; ${why.fix}.` : `Cannot open the store ${file}: ${(e as Error).message}. Check that the folder exists and is writable.`, file);
+    throw new StoreError(
+      why
+        ? `The store ${file} cannot be opened: ${why.cause}; ${why.fix}.`
+        : `Cannot open the store ${file}: ${(e as Error).message}. Check that the folder exists and is writable.`,
+      file,
+    );
   }
   try {
     prepareConnection(db, file, options.busyTimeoutMs ?? 5000, options.migrations ?? MIGRATIONS, options.onWaitForLock);
@@ -95,21 +106,33 @@ export function openConnection(file: string, options: OpenStoreOptions = {}): St
 
 function describeSqliteFailure(e: unknown, file: string): StoreError | undefined {
   const code = (e as { code?: unknown }).code;
-  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT'))) {
+  if (
+    code === 'SQLITE_NOTADB' ||
+    code === 'SQLITE_CORRUPT' ||
+    (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT'))
+  ) {
     return new StoreError(
       `The store ${file} is damaged or is not a tandem database (${(e as Error).message}). Move it aside and tandem starts a new store; restore it from a backup to keep its results.`,
       file,
     );
   }
-  if (typeof code === 'string' && (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_PERM')) {
+  if (
+    typeof code === 'string' &&
+    (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_PERM')
+  ) {
     const why = unwritableBecause(file);
     return new StoreError(
-      why ? `The store ${file} cannot be written: ${why.cause}, so nothing was saved (and nothing saved before was changed); ${why.fix}.` : `The store ${file} cannot be written (${(e as Error).message}). Check the file's and its folder's permissions.`,
+      why
+        ? `The store ${file} cannot be written: ${why.cause}, so nothing was saved (and nothing saved before was changed); ${why.fix}.`
+        : `The store ${file} cannot be written (${(e as Error).message}). Check the file's and its folder's permissions.`,
       file,
     );
   }
   if (code === 'SQLITE_FULL') {
-    return new StoreError(`The disk holding the store ${file} is full, so the last change was not saved (everything saved before it is kept); free some space on that disk and repeat it.`, file);
+    return new StoreError(
+      `The disk holding the store ${file} is full, so the last change was not saved (everything saved before it is kept); free some space on that disk and repeat it.`,
+      file,
+    );
   }
   if (typeof code === 'string' && code.startsWith('SQLITE_IOERR')) {
     return new StoreError(
@@ -118,7 +141,10 @@ function describeSqliteFailure(e: unknown, file: string): StoreError | undefined
     );
   }
   if (code === 'SQLITE_BUSY') {
-    return new StoreError(`The store ${file} is busy: another tandem process held it for writing longer than this one waits, so this change was not saved; try again when that process has finished.`, file);
+    return new StoreError(
+      `The store ${file} is busy: another tandem process held it for writing longer than this one waits, so this change was not saved; try again when that process has finished.`,
+      file,
+    );
   }
   return undefined;
 }
@@ -139,10 +165,17 @@ function retryWhileBusy<T>(timeoutMs: number, fn: () => T, onWait?: () => void):
   }
 }
 
-function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: number, migrations: readonly Migration[], onWaitForLock?: () => void): void {
+function prepareConnection(
+  db: Database.Database,
+  file: string,
+  busyTimeoutMs: number,
+  migrations: readonly Migration[],
+  onWaitForLock?: () => void,
+): void {
   const latest = migrations.length === 0 ? 0 : migrations[migrations.length - 1].version;
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`store migrations must be numbered 1, 2, 3, … in order; entry ${i} is version ${m.version}`);
+    if (m.version !== i + 1)
+      throw new Error(`store migrations must be numbered 1, 2, 3, … in order; entry ${i} is version ${m.version}`);
   });
   let version: number;
   let applicationId: number;
@@ -156,9 +189,13 @@ function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: n
   } catch (e) {
     throw describeSqliteFailure(e, file) ?? e;
   }
-  const hasTables = (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n > 0;
+  const hasTables =
+    (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n > 0;
   if ((applicationId !== 0 && applicationId !== TANDEM_APPLICATION_ID) || (applicationId === 0 && hasTables)) {
-    throw new StoreError(`${file} is an SQLite database of some other program, not a tandem store. Point --data at a different folder.`, file);
+    throw new StoreError(
+      `${file} is an SQLite database of some other program, not a tandem store. Point --data at a different folder.`,
+      file,
+    );
   }
   if (version > latest) {
     throw new StoreError(
@@ -170,7 +207,11 @@ function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: n
     // Switching to WAL needs an exclusive lock, and SQLite skips the busy handler when waiting
     // could deadlock (several processes creating the store at once), so wait here ourselves.
     const mode = retryWhileBusy(busyTimeoutMs, () => db.pragma('journal_mode = WAL', { simple: true }), onWaitForLock);
-    if (mode !== 'wal') throw new StoreError(`The store ${file} could not switch to write-ahead logging (journal mode is '${String(mode)}').`, file);
+    if (mode !== 'wal')
+      throw new StoreError(
+        `The store ${file} could not switch to write-ahead logging (journal mode is '${String(mode)}').`,
+        file,
+      );
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = FULL');
   } catch (e) {
@@ -190,7 +231,10 @@ function prepareConnection(db: Database.Database, file: string, busyTimeoutMs: n
     } catch (e) {
       throw (
         describeSqliteFailure(e, file) ??
-        new StoreError(`Upgrading the store ${file} to schema version ${m.version} (${m.description}) failed: ${(e as Error).message}. The store is left at version ${m.version - 1}.`, file)
+        new StoreError(
+          `Upgrading the store ${file} to schema version ${m.version} (${m.description}) failed: ${(e as Error).message}. The store is left at version ${m.version - 1}.`,
+          file,
+        )
       );
     }
   }

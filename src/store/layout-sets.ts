@@ -49,20 +49,35 @@ export class LayoutSets {
     const input = 'canonicalJson' in set ? set : { sha256: set.sha256, canonicalJson: canonicalBody(set) };
     if (!SHA256_HEX.test(input.sha256)) throw this.c.error(`'${input.sha256}' is not a hex SHA-256 layout-set id.`);
     const found = sha256Hex(input.canonicalJson);
-    if (found !== input.sha256) throw this.c.error(`Layout set refused: its JSON hashes to ${found}, not the claimed ${input.sha256}.`);
+    if (found !== input.sha256)
+      throw this.c.error(`Layout set refused: its JSON hashes to ${found}, not the claimed ${input.sha256}.`);
     // A pinned set is read as it is; only JSON from outside needs parsing.
     const facts = this.facts('canonicalJson' in set ? this.parse(set.canonicalJson, set.sha256) : set, input.sha256);
     const importedAt = input.importedAt ?? nowIso();
     const inserted = this.c.write(
       () =>
         this.c
-          .sql('INSERT OR IGNORE INTO layout_sets (sha256, task, version, seed, layout_count, canonical_json, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-          .run(input.sha256, facts.task, facts.version, facts.seed, facts.tiers.length, input.canonicalJson, importedAt).changes === 1,
+          .sql(
+            'INSERT OR IGNORE INTO layout_sets (sha256, task, version, seed, layout_count, canonical_json, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          )
+          .run(input.sha256, facts.task, facts.version, facts.seed, facts.tiers.length, input.canonicalJson, importedAt)
+          .changes === 1,
     );
     this.tiersBySet.set(input.sha256, facts.tiers);
     if (inserted) {
       const { task, version, seed } = facts;
-      return { record: { sha256: input.sha256, task, version, seed, layoutCount: facts.tiers.length, canonicalJson: input.canonicalJson, importedAt }, inserted };
+      return {
+        record: {
+          sha256: input.sha256,
+          task,
+          version,
+          seed,
+          layoutCount: facts.tiers.length,
+          canonicalJson: input.canonicalJson,
+          importedAt,
+        },
+        inserted,
+      };
     }
     const record = this.getLayoutSet(input.sha256);
     if (!record) throw this.c.error(`Layout set ${input.sha256} vanished right after it was stored.`);
@@ -76,7 +91,9 @@ export class LayoutSets {
   }
 
   getLayoutSet(sha256: string): LayoutSetRecord | undefined {
-    const r = this.c.guard(() => this.c.sql('SELECT * FROM layout_sets WHERE sha256 = ?').get(sha256) as Row | undefined);
+    const r = this.c.guard(
+      () => this.c.sql('SELECT * FROM layout_sets WHERE sha256 = ?').get(sha256) as Row | undefined,
+    );
     return r ? layoutSetRecord(r) : undefined;
   }
 
@@ -84,7 +101,9 @@ export class LayoutSets {
     const rows = this.c.guard(() =>
       filter.task === undefined
         ? (this.c.sql('SELECT * FROM layout_sets ORDER BY imported_at, sha256').all() as Row[])
-        : (this.c.sql('SELECT * FROM layout_sets WHERE task = ? ORDER BY imported_at, sha256').all(filter.task) as Row[]),
+        : (this.c
+            .sql('SELECT * FROM layout_sets WHERE task = ? ORDER BY imported_at, sha256')
+            .all(filter.task) as Row[]),
     );
     return rows.map(layoutSetRecord);
   }
@@ -110,12 +129,20 @@ export class LayoutSets {
 
   private facts(doc: unknown, sha256: string): LayoutSetFacts {
     const d = doc as { task?: unknown; version?: unknown; seed?: unknown; layouts?: unknown };
-    if (typeof d !== 'object' || d === null || typeof d.task !== 'string' || !Number.isSafeInteger(d.version) || !Number.isSafeInteger(d.seed) || !Array.isArray(d.layouts)) {
+    if (
+      typeof d !== 'object' ||
+      d === null ||
+      typeof d.task !== 'string' ||
+      !Number.isSafeInteger(d.version) ||
+      !Number.isSafeInteger(d.seed) ||
+      !Array.isArray(d.layouts)
+    ) {
       throw this.c.error(`Layout set ${sha256} lacks a task, a whole-number version and seed, or a layouts list.`);
     }
     const tiers = d.layouts.map((l: unknown, i: number) => {
       const tier = (l as { tier?: unknown } | null)?.tier;
-      if (!Number.isSafeInteger(tier)) throw this.c.error(`Layout set ${sha256}: layout ${i} has no whole-number tier.`);
+      if (!Number.isSafeInteger(tier))
+        throw this.c.error(`Layout set ${sha256}: layout ${i} has no whole-number tier.`);
       return tier as number;
     });
     return { task: d.task, version: d.version as number, seed: d.seed as number, tiers };

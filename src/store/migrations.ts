@@ -121,7 +121,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
-    description: 'episode recordings: every episode file from the moment it is opened, so an unfinished one is found after a crash',
+    description:
+      'episode recordings: every episode file from the moment it is opened, so an unfinished one is found after a crash',
     // A row is written before the first byte of the file and finished after its last: a row still
     // 'recording' when no station runs is a file cut off by a crash, to offer for recovery.
     sql: `
@@ -238,7 +239,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 7,
-    description: 'task_events: per-object task events of each rollout (grasped, released, regions, knocked over, off the table, progress)',
+    description:
+      'task_events: per-object task events of each rollout (grasped, released, regions, knocked over, off the table, progress)',
     // One row an event, in the order they happened: the failure breakdown counts them per tier and
     // object, and a reward is summed from the progress rows. Kinds are checked here so a typo in a
     // future writer fails at insert, not in a report months later.
@@ -271,7 +273,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 9,
-    description: 'rollout_takeovers: the stretches of a policy rollout the operator drove with the leader arm (an assisted rollout)',
+    description:
+      'rollout_takeovers: the stretches of a policy rollout the operator drove with the leader arm (an assisted rollout)',
     // One row a stretch, in episode seconds: the report counts assists per hour and the mean time
     // between them; export marks the frames they cover as interventions.
     sql: `

@@ -21,16 +21,28 @@ export class Policies {
     if (!input.spec.trim()) throw this.c.error('A policy needs a spec saying how to load it.');
     if (!input.name.trim()) throw this.c.error(`Policy '${input.spec}' needs a name.`);
     const checkpoint = input.checkpointSha256 ?? null;
-    if (checkpoint !== null && !SHA256_HEX.test(checkpoint)) throw this.c.error(`Policy '${input.name}': '${checkpoint}' is not a hex SHA-256 checkpoint hash.`);
+    if (checkpoint !== null && !SHA256_HEX.test(checkpoint))
+      throw this.c.error(`Policy '${input.name}': '${checkpoint}' is not a hex SHA-256 checkpoint hash.`);
     return this.c.write(() => {
-      const existing = this.c.sql("SELECT * FROM policies WHERE spec = ? AND ifnull(checkpoint_sha256, '') = ?").get(input.spec, checkpoint ?? '') as Row | undefined;
+      const existing = this.c
+        .sql("SELECT * FROM policies WHERE spec = ? AND ifnull(checkpoint_sha256, '') = ?")
+        .get(input.spec, checkpoint ?? '') as Row | undefined;
       if (existing) {
-        if (existing.name !== input.name) this.c.sql('UPDATE policies SET name = ? WHERE id = ?').run(input.name, existing.id);
+        if (existing.name !== input.name)
+          this.c.sql('UPDATE policies SET name = ? WHERE id = ?').run(input.name, existing.id);
         return policyRecord({ ...existing, name: input.name });
       }
       const createdAt = nowIso();
-      const r = this.c.sql('INSERT INTO policies (spec, name, checkpoint_sha256, created_at) VALUES (?, ?, ?, ?)').run(input.spec, input.name, checkpoint, createdAt);
-      return { id: Number(r.lastInsertRowid), spec: input.spec, name: input.name, checkpointSha256: checkpoint, createdAt };
+      const r = this.c
+        .sql('INSERT INTO policies (spec, name, checkpoint_sha256, created_at) VALUES (?, ?, ?, ?)')
+        .run(input.spec, input.name, checkpoint, createdAt);
+      return {
+        id: Number(r.lastInsertRowid),
+        spec: input.spec,
+        name: input.name,
+        checkpointSha256: checkpoint,
+        createdAt,
+      };
     });
   }
 

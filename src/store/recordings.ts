@@ -29,8 +29,13 @@ export class Recordings {
   /** Registers an episode file before its first byte is written; returns the recording id. */
   startRecording(input: { file: string; kind: RecordingKind; startedAt?: string }): number {
     return this.c.write(() => {
-      if (this.byFile(input.file)) throw this.c.error(`The episode file ${input.file} is registered already; episode files are never reused.`);
-      return Number(this.c.sql('INSERT INTO recordings (file, kind, state, started_at) VALUES (?, ?, ?, ?)').run(input.file, input.kind, 'recording', input.startedAt ?? nowIso()).lastInsertRowid);
+      if (this.byFile(input.file))
+        throw this.c.error(`The episode file ${input.file} is registered already; episode files are never reused.`);
+      return Number(
+        this.c
+          .sql('INSERT INTO recordings (file, kind, state, started_at) VALUES (?, ?, ?, ?)')
+          .run(input.file, input.kind, 'recording', input.startedAt ?? nowIso()).lastInsertRowid,
+      );
     });
   }
 
@@ -42,7 +47,16 @@ export class Recordings {
           `UPDATE recordings SET state = ?, finished_at = ?, bytes = coalesce(?, bytes), messages = coalesce(?, messages), duration_s = coalesce(?, duration_s),
            problem = ?, recovered_file = coalesce(?, recovered_file) WHERE id = ?`,
         )
-        .run(end.state, nowIso(), end.bytes ?? null, end.messages ?? null, end.durationS ?? null, end.problem ?? null, end.recoveredFile ?? null, id);
+        .run(
+          end.state,
+          nowIso(),
+          end.bytes ?? null,
+          end.messages ?? null,
+          end.durationS ?? null,
+          end.problem ?? null,
+          end.recoveredFile ?? null,
+          id,
+        );
       if (r.changes !== 1) throw this.c.error(`There is no recording ${id} in the store.`);
     });
   }
@@ -69,7 +83,9 @@ export class Recordings {
   listRecordings(filter: { states?: readonly RecordingState[] } = {}): RecordingRecord[] {
     const states = filter.states ?? [];
     const where = states.length ? ` WHERE state IN (${states.map(() => '?').join(', ')})` : '';
-    return this.c.guard(() => (this.c.sql(`SELECT * FROM recordings${where} ORDER BY id`).all(...states) as Row[]).map(recordingRecord));
+    return this.c.guard(() =>
+      (this.c.sql(`SELECT * FROM recordings${where} ORDER BY id`).all(...states) as Row[]).map(recordingRecord),
+    );
   }
 
   private byFile(file: string): Row | undefined {

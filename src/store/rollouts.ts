@@ -9,7 +9,18 @@ import type { StoreConnection } from './connection.js';
 import type { Calibrations } from './calibrations.js';
 import type { LayoutSets } from './layout-sets.js';
 import type { Policies } from './policies.js';
-import type { Counts, LayoutOutcomeRow, OutcomeCountRow, RolloutFilter, RolloutInput, RolloutKind, RolloutOutcome, RolloutRecord, RolloutStatus, TakeoverRecord } from './records.js';
+import type {
+  Counts,
+  LayoutOutcomeRow,
+  OutcomeCountRow,
+  RolloutFilter,
+  RolloutInput,
+  RolloutKind,
+  RolloutOutcome,
+  RolloutRecord,
+  RolloutStatus,
+  TakeoverRecord,
+} from './records.js';
 import { scoreRecord } from './scores.js';
 import type { Sessions } from './sessions.js';
 
@@ -65,28 +76,37 @@ export class Rollouts {
 
   private checkRollout(input: RolloutInput): number {
     const where = `Rollout on layout ${input.layoutIndex} of ${input.layoutSetSha256.slice(0, 12)}…`;
-    if (!this.kinds.policies.getPolicy(input.policyId)) throw this.c.error(`${where}: there is no policy ${input.policyId} in the store (upsertPolicy first).`);
+    if (!this.kinds.policies.getPolicy(input.policyId))
+      throw this.c.error(`${where}: there is no policy ${input.policyId} in the store (upsertPolicy first).`);
     const tiers = this.kinds.layoutSets.layoutTiers(input.layoutSetSha256);
     if (!tiers) throw this.c.error(`${where}: that layout set is not in the store (putLayoutSet first).`);
     if (!Number.isSafeInteger(input.layoutIndex) || input.layoutIndex < 0 || input.layoutIndex >= tiers.length) {
       throw this.c.error(`${where}: the set has layouts 0 to ${tiers.length - 1}.`);
     }
     const tier = tiers[input.layoutIndex];
-    if (input.tier !== undefined && input.tier !== tier) throw this.c.error(`${where}: that layout is tier ${tier}, not tier ${input.tier}.`);
+    if (input.tier !== undefined && input.tier !== tier)
+      throw this.c.error(`${where}: that layout is tier ${tier}, not tier ${input.tier}.`);
     if (input.sessionId != null) {
       const session = this.kinds.sessions.getSession(input.sessionId);
       if (!session) throw this.c.error(`${where}: there is no session ${input.sessionId} in the store.`);
-      if (session.endedAt !== null) throw this.c.error(`${where}: session ${input.sessionId} ended at ${session.endedAt}; start a new session.`);
+      if (session.endedAt !== null)
+        throw this.c.error(`${where}: session ${input.sessionId} ended at ${session.endedAt}; start a new session.`);
     }
     for (const sha of input.calibrationSha256s ?? []) {
-      if (!this.kinds.calibrations.getCalibration(sha)) throw this.c.error(`${where}: calibration ${sha} is not in the store (putCalibration first).`);
+      if (!this.kinds.calibrations.getCalibration(sha))
+        throw this.c.error(`${where}: calibration ${sha} is not in the store (putCalibration first).`);
     }
-    if (!(input.episodeSeconds > 0) || !(input.controlHz > 0)) throw new RangeError(`${where}: episodeSeconds and controlHz must be positive`);
+    if (!(input.episodeSeconds > 0) || !(input.controlHz > 0))
+      throw new RangeError(`${where}: episodeSeconds and controlHz must be positive`);
     if (input.outcome != null && !VALID_OUTCOMES.has(input.outcome) !== (input.status !== 'valid')) {
-      throw this.c.error(`${where}: outcome '${input.outcome}' does not go with status '${input.status}' (see the outcome table in docs/rig-model.md).`);
+      throw this.c.error(
+        `${where}: outcome '${input.outcome}' does not go with status '${input.status}' (see the outcome table in docs/rig-model.md).`,
+      );
     }
     if (input.policyError != null && input.status !== 'valid') {
-      throw this.c.error(`${where}: a policy error is recorded only on a valid rollout; an ${input.status} one says why in its status reason.`);
+      throw this.c.error(
+        `${where}: a policy error is recorded only on a valid rollout; an ${input.status} one says why in its status reason.`,
+      );
     }
     checkUnitInterval('progress', input.progress);
     checkCounts('counts', input.counts);
@@ -94,7 +114,8 @@ export class Rollouts {
   }
 
   private insertRolloutRow(input: RolloutInput, tier: number): number {
-    const r = this.c.sql(
+    const r = this.c
+      .sql(
         `INSERT INTO rollouts (session_id, kind, policy_id, layout_set_sha256, layout_index, tier, seed, repeat_index, episode_seconds, control_hz,
            status, outcome, status_reason, policy_error, progress, counts_json, final_state_hash, started_at, duration_s, episode_file, sweep_id, rehearsal)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -124,26 +145,55 @@ export class Rollouts {
         input.rehearsal ? 1 : 0,
       );
     const id = Number(r.lastInsertRowid);
-    const link = this.c.sql('INSERT OR IGNORE INTO rollout_calibrations (rollout_id, calibration_sha256) VALUES (?, ?)');
+    const link = this.c.sql(
+      'INSERT OR IGNORE INTO rollout_calibrations (rollout_id, calibration_sha256) VALUES (?, ?)',
+    );
     for (const sha of input.calibrationSha256s ?? []) link.run(id, sha);
-    const event = this.c.sql('INSERT INTO task_events (rollout_id, seq, time_s, kind, object_id, region, arm, done, total, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-    (input.taskEvents ?? []).forEach((e, seq) => event.run(id, seq, e.timeS, e.kind, e.objectId ?? null, e.region ?? null, e.arm ?? null, e.done ?? null, e.total ?? null, e.delta ?? null));
-    const takeover = this.c.sql('INSERT INTO rollout_takeovers (rollout_id, seq, start_s, end_s, open) VALUES (?, ?, ?, ?, ?)');
+    const event = this.c.sql(
+      'INSERT INTO task_events (rollout_id, seq, time_s, kind, object_id, region, arm, done, total, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    (input.taskEvents ?? []).forEach((e, seq) =>
+      event.run(
+        id,
+        seq,
+        e.timeS,
+        e.kind,
+        e.objectId ?? null,
+        e.region ?? null,
+        e.arm ?? null,
+        e.done ?? null,
+        e.total ?? null,
+        e.delta ?? null,
+      ),
+    );
+    const takeover = this.c.sql(
+      'INSERT INTO rollout_takeovers (rollout_id, seq, start_s, end_s, open) VALUES (?, ?, ?, ?, ?)',
+    );
     (input.takeovers ?? []).forEach((t, seq) => takeover.run(id, seq, t.startS, t.endS, t.open ? 1 : 0));
     return id;
   }
 
   /** The stretches the operator drove in a rollout, in order (empty: nobody took over). */
   listTakeovers(rolloutId: number): TakeoverRecord[] {
-    const rows = this.c.guard(() => this.c.sql('SELECT start_s, end_s, open FROM rollout_takeovers WHERE rollout_id = ? ORDER BY seq').all(rolloutId) as Row[]);
+    const rows = this.c.guard(
+      () =>
+        this.c
+          .sql('SELECT start_s, end_s, open FROM rollout_takeovers WHERE rollout_id = ? ORDER BY seq')
+          .all(rolloutId) as Row[],
+    );
     return rows.map((r) => ({ startS: Number(r.start_s), endS: Number(r.end_s), open: Number(r.open) === 1 }));
   }
 
   /** A rollout's task events in the order they happened (empty when nothing watched its table). */
   listTaskEvents(rolloutId: number): TaskEvent[] {
-    const rows = this.c.guard(() => this.c.sql('SELECT * FROM task_events WHERE rollout_id = ? ORDER BY seq').all(rolloutId) as Row[]);
+    const rows = this.c.guard(
+      () => this.c.sql('SELECT * FROM task_events WHERE rollout_id = ? ORDER BY seq').all(rolloutId) as Row[],
+    );
     return rows.map((r) => {
-      const e: { -readonly [K in keyof TaskEvent]: TaskEvent[K] } = { timeS: Number(r.time_s), kind: r.kind as TaskEvent['kind'] };
+      const e: { -readonly [K in keyof TaskEvent]: TaskEvent[K] } = {
+        timeS: Number(r.time_s),
+        kind: r.kind as TaskEvent['kind'],
+      };
       if (r.object_id !== null) e.objectId = String(r.object_id);
       if (r.region !== null) e.region = String(r.region);
       if (r.arm !== null) e.arm = r.arm as TaskEvent['arm'];

@@ -34,7 +34,8 @@ export class OperatorScores {
 
   /** Appends an operator's score for a rollout; a correction is simply a later score. Returns its id. */
   insertOperatorScore(input: OperatorScoreInput): number {
-    if (!this.rolloutExists(input.rolloutId)) throw this.c.error(`There is no rollout ${input.rolloutId} in the store to score.`);
+    if (!this.rolloutExists(input.rolloutId))
+      throw this.c.error(`There is no rollout ${input.rolloutId} in the store to score.`);
     checkScore(input);
     return this.c.write(() => this.insertRow(input, nowIso()));
   }
@@ -42,13 +43,27 @@ export class OperatorScores {
   /** Inserts a checked score inside the caller's transaction; `enteredAt` when the input has none. Returns its id. */
   insertRow(score: OperatorScoreInput, enteredAt: string): number {
     const r = this.c
-      .sql('INSERT INTO operator_scores (rollout_id, entered_at, end_states_json, progress, counts_json, operator, note) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(score.rolloutId, score.enteredAt ?? enteredAt, JSON.stringify(score.endStates), score.progress, JSON.stringify(score.counts), score.operator ?? null, score.note ?? null);
+      .sql(
+        'INSERT INTO operator_scores (rollout_id, entered_at, end_states_json, progress, counts_json, operator, note) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        score.rolloutId,
+        score.enteredAt ?? enteredAt,
+        JSON.stringify(score.endStates),
+        score.progress,
+        JSON.stringify(score.counts),
+        score.operator ?? null,
+        score.note ?? null,
+      );
     return Number(r.lastInsertRowid);
   }
 
   /** Every score entered for a rollout, oldest first (the last one is in force). */
   listOperatorScores(rolloutId: number): OperatorScoreRecord[] {
-    return this.c.guard(() => (this.c.sql('SELECT * FROM operator_scores WHERE rollout_id = ? ORDER BY id').all(rolloutId) as Row[]).map((r) => scoreRecord(r)));
+    return this.c.guard(() =>
+      (this.c.sql('SELECT * FROM operator_scores WHERE rollout_id = ? ORDER BY id').all(rolloutId) as Row[]).map((r) =>
+        scoreRecord(r),
+      ),
+    );
   }
 }

@@ -15,18 +15,29 @@ export class SessionJournals {
 
   /** Stores a session's plan (its layout set must be in the store). */
   putSessionPlan(input: { sessionId: number; planSha256: string; layoutSetSha256: string; planJson: string }): void {
-    if (!SHA256_HEX.test(input.planSha256)) throw this.c.error(`A session plan's hash must be 64 lowercase hex digits, not '${input.planSha256}'.`);
+    if (!SHA256_HEX.test(input.planSha256))
+      throw this.c.error(`A session plan's hash must be 64 lowercase hex digits, not '${input.planSha256}'.`);
     this.c.write(() => {
       this.c
-        .sql('INSERT INTO session_plans (session_id, plan_sha256, layout_set_sha256, plan_json, created_at) VALUES (?, ?, ?, ?, ?)')
+        .sql(
+          'INSERT INTO session_plans (session_id, plan_sha256, layout_set_sha256, plan_json, created_at) VALUES (?, ?, ?, ?, ?)',
+        )
         .run(input.sessionId, input.planSha256, input.layoutSetSha256, input.planJson, nowIso());
     });
   }
 
   getSessionPlan(sessionId: number): SessionPlanRecord | undefined {
-    const r = this.c.guard(() => this.c.sql('SELECT * FROM session_plans WHERE session_id = ?').get(sessionId) as Row | undefined);
+    const r = this.c.guard(
+      () => this.c.sql('SELECT * FROM session_plans WHERE session_id = ?').get(sessionId) as Row | undefined,
+    );
     return r
-      ? { sessionId: Number(r.session_id), planSha256: String(r.plan_sha256), layoutSetSha256: String(r.layout_set_sha256), planJson: String(r.plan_json), createdAt: String(r.created_at) }
+      ? {
+          sessionId: Number(r.session_id),
+          planSha256: String(r.plan_sha256),
+          layoutSetSha256: String(r.layout_set_sha256),
+          planJson: String(r.plan_json),
+          createdAt: String(r.created_at),
+        }
       : undefined;
   }
 
@@ -43,8 +54,20 @@ export class SessionJournals {
       const scoreId = score ? this.scores.insertRow(score, at) : null;
       const rolloutId = entry.rolloutId ?? score?.rolloutId ?? null;
       const r = this.c
-        .sql('INSERT INTO session_journal (session_id, slot, attempt, action, at, operator_s, rollout_id, score_id, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(entry.sessionId, entry.slot ?? null, entry.attempt ?? null, entry.action, at, entry.operatorS ?? null, rolloutId, scoreId, JSON.stringify(detail));
+        .sql(
+          'INSERT INTO session_journal (session_id, slot, attempt, action, at, operator_s, rollout_id, score_id, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          entry.sessionId,
+          entry.slot ?? null,
+          entry.attempt ?? null,
+          entry.action,
+          at,
+          entry.operatorS ?? null,
+          rolloutId,
+          scoreId,
+          JSON.stringify(detail),
+        );
       return {
         id: Number(r.lastInsertRowid),
         sessionId: entry.sessionId,
@@ -63,18 +86,20 @@ export class SessionJournals {
   /** A session's journal, oldest first. */
   listSessionJournal(sessionId: number): SessionJournalRecord[] {
     return this.c.guard(() =>
-      (this.c.sql('SELECT * FROM session_journal WHERE session_id = ? ORDER BY id').all(sessionId) as Row[]).map((r) => ({
-        id: Number(r.id),
-        sessionId: Number(r.session_id),
-        slot: numOrNull(r.slot),
-        attempt: numOrNull(r.attempt),
-        action: String(r.action),
-        at: String(r.at),
-        operatorS: numOrNull(r.operator_s),
-        rolloutId: numOrNull(r.rollout_id),
-        scoreId: numOrNull(r.score_id),
-        detail: parseJson<Record<string, unknown>>(r.detail_json),
-      })),
+      (this.c.sql('SELECT * FROM session_journal WHERE session_id = ? ORDER BY id').all(sessionId) as Row[]).map(
+        (r) => ({
+          id: Number(r.id),
+          sessionId: Number(r.session_id),
+          slot: numOrNull(r.slot),
+          attempt: numOrNull(r.attempt),
+          action: String(r.action),
+          at: String(r.at),
+          operatorS: numOrNull(r.operator_s),
+          rolloutId: numOrNull(r.rollout_id),
+          scoreId: numOrNull(r.score_id),
+          detail: parseJson<Record<string, unknown>>(r.detail_json),
+        }),
+      ),
     );
   }
 }

@@ -21,13 +21,24 @@ export class Sessions {
     const startedAt = input.startedAt ?? nowIso();
     return this.c.write(() => {
       const id = this.insertRow(input.kind, startedAt, input.operator ?? null, input.notes ?? null);
-      return { id, kind: input.kind, startedAt, endedAt: null, operator: input.operator ?? null, notes: input.notes ?? null };
+      return {
+        id,
+        kind: input.kind,
+        startedAt,
+        endedAt: null,
+        operator: input.operator ?? null,
+        notes: input.notes ?? null,
+      };
     });
   }
 
   /** Inserts a sessions row inside the caller's transaction; returns its id. */
   insertRow(kind: SessionKind, startedAt: string, operator: string | null, notes: string | null): number {
-    return Number(this.c.sql('INSERT INTO sessions (kind, started_at, operator, notes) VALUES (?, ?, ?, ?)').run(kind, startedAt, operator, notes).lastInsertRowid);
+    return Number(
+      this.c
+        .sql('INSERT INTO sessions (kind, started_at, operator, notes) VALUES (?, ?, ?, ?)')
+        .run(kind, startedAt, operator, notes).lastInsertRowid,
+    );
   }
 
   /** Marks a session ended; `notes`, when given, replaces the session's notes. */

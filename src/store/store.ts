@@ -11,7 +11,12 @@
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { TaskEvent } from '../tasks/task-events.js';
 import { Calibrations } from './calibrations.js';
-import { openConnection, type OpenStoreOptions, type StoreConnection, type StoreConnectionSettings } from './connection.js';
+import {
+  openConnection,
+  type OpenStoreOptions,
+  type StoreConnection,
+  type StoreConnectionSettings,
+} from './connection.js';
 import { LayoutSets } from './layout-sets.js';
 import { Policies } from './policies.js';
 import { Recordings } from './recordings.js';
@@ -51,7 +56,12 @@ export class Store {
     this.calibrations = new Calibrations(c);
     this.recordings = new Recordings(c);
     this.teleop = new TeleopSessions(c, this.sessions);
-    this.rollouts = new Rollouts(c, { policies: this.policies, layoutSets: this.layoutSets, sessions: this.sessions, calibrations: this.calibrations });
+    this.rollouts = new Rollouts(c, {
+      policies: this.policies,
+      layoutSets: this.layoutSets,
+      sessions: this.sessions,
+      calibrations: this.calibrations,
+    });
     this.sweeps = new Sweeps(c, this.sessions, this.rollouts);
     this.scores = new OperatorScores(c, (id) => this.rollouts.getRollout(id) !== undefined);
     this.journals = new SessionJournals(c, this.scores);
@@ -171,7 +181,10 @@ export class Store {
   startTeleopTake(input: { sessionId: number; episodeIndex: number; recordingId: number; file: string }): number {
     return this.teleop.startTeleopTake(input);
   }
-  endTeleopTake(id: number, end: { state: 'kept' | 'discarded'; marks?: readonly string[]; discardReason?: string; file?: string }): void {
+  endTeleopTake(
+    id: number,
+    end: { state: 'kept' | 'discarded'; marks?: readonly string[]; discardReason?: string; file?: string },
+  ): void {
     this.teleop.endTeleopTake(id, end);
   }
   listTeleopTakes(sessionId: number): R.TeleopTakeRecord[] {

@@ -28,10 +28,12 @@ export class Sweeps {
 
   /** Records a sweep of a session (before its first rollout). */
   createSweep(input: SweepInput): SweepRecord {
-    if (!SHA256_HEX.test(input.requestSha256)) throw this.c.error(`Sweep ${input.id}: '${input.requestSha256}' is not a hex SHA-256 request hash.`);
+    if (!SHA256_HEX.test(input.requestSha256))
+      throw this.c.error(`Sweep ${input.id}: '${input.requestSha256}' is not a hex SHA-256 request hash.`);
     const createdAt = nowIso();
     return this.c.write(() => {
-      if (!this.sessions.getSession(input.sessionId)) throw this.c.error(`Sweep ${input.id}: there is no session ${input.sessionId} in the store.`);
+      if (!this.sessions.getSession(input.sessionId))
+        throw this.c.error(`Sweep ${input.id}: there is no session ${input.sessionId} in the store.`);
       this.c
         .sql('INSERT INTO sweeps (id, session_id, request_sha256, queue, total, created_at) VALUES (?, ?, ?, ?, ?, ?)')
         .run(input.id, input.sessionId, input.requestSha256, input.queue, input.total, createdAt);
@@ -49,7 +51,9 @@ export class Sweeps {
     const r = this.c.guard(
       () =>
         this.c
-          .sql('SELECT w.* FROM sweeps w JOIN sessions s ON s.id = w.session_id WHERE w.request_sha256 = ? AND w.queue IS ? AND s.ended_at IS NULL ORDER BY w.created_at DESC, w.rowid DESC LIMIT 1')
+          .sql(
+            'SELECT w.* FROM sweeps w JOIN sessions s ON s.id = w.session_id WHERE w.request_sha256 = ? AND w.queue IS ? AND s.ended_at IS NULL ORDER BY w.created_at DESC, w.rowid DESC LIMIT 1',
+          )
           .get(requestSha256, queue) as Row | undefined,
     );
     return r ? sweepRecord(r) : undefined;
@@ -62,8 +66,11 @@ export class Sweeps {
    */
   insertSweepRollout(input: RolloutInput & { readonly sweepId: string }): { id: number; inserted: boolean } {
     return this.c.write(() => {
-      if (!this.getSweep(input.sweepId)) throw this.c.error(`There is no sweep ${input.sweepId} in the store (createSweep first).`);
-      const existing = this.c.sql('SELECT id FROM rollouts WHERE sweep_id = ? AND layout_index = ? AND repeat_index = ?').get(input.sweepId, input.layoutIndex, input.repeatIndex ?? 0) as Row | undefined;
+      if (!this.getSweep(input.sweepId))
+        throw this.c.error(`There is no sweep ${input.sweepId} in the store (createSweep first).`);
+      const existing = this.c
+        .sql('SELECT id FROM rollouts WHERE sweep_id = ? AND layout_index = ? AND repeat_index = ?')
+        .get(input.sweepId, input.layoutIndex, input.repeatIndex ?? 0) as Row | undefined;
       if (existing) return { id: Number(existing.id), inserted: false };
       return { id: this.rollouts.insertChecked(input), inserted: true };
     });
@@ -71,7 +78,9 @@ export class Sweeps {
 
   /** The (layout, repeat) pairs a sweep has stored, as "layout/repeat". */
   sweepRolloutKeys(sweepId: string): Set<string> {
-    const rows = this.c.guard(() => this.c.sql('SELECT layout_index, repeat_index FROM rollouts WHERE sweep_id = ?').all(sweepId) as Row[]);
+    const rows = this.c.guard(
+      () => this.c.sql('SELECT layout_index, repeat_index FROM rollouts WHERE sweep_id = ?').all(sweepId) as Row[],
+    );
     return new Set(rows.map((r) => `${Number(r.layout_index)}/${Number(r.repeat_index)}`));
   }
 }

@@ -9,14 +9,33 @@ import type { FixtureKind, FixtureRegion, ObjectKind } from './types.js';
 const IDENTITY = [0, 0, 0, 1] as const;
 const at = (x: number, y: number, z: number) => ({ position: [x, y, z] as const, quaternion: IDENTITY });
 /** A vertical cylinder standing on z0. */
-const cyl = (radiusM: number, heightM: number, z0 = 0, x = 0, y = 0): ShapePart => ({ shape: { type: 'cylinder', radiusM, heightM }, offset: at(x, y, z0 + heightM / 2) });
-const box = (sx: number, sy: number, sz: number, x: number, y: number, z0: number): ShapePart => ({ shape: { type: 'box', sizeM: [sx, sy, sz] }, offset: at(x, y, z0 + sz / 2) });
-const tube = (outerRadiusM: number, innerRadiusM: number, heightM: number): ShapePart => ({ shape: { type: 'tube', outerRadiusM, innerRadiusM, heightM }, offset: at(0, 0, heightM / 2) });
-const tray = (sx: number, sy: number, sz: number, wallM: number, x = 0, y = 0): ShapePart => ({ shape: { type: 'tray', sizeM: [sx, sy, sz], wallM }, offset: at(x, y, sz / 2) });
+const cyl = (radiusM: number, heightM: number, z0 = 0, x = 0, y = 0): ShapePart => ({
+  shape: { type: 'cylinder', radiusM, heightM },
+  offset: at(x, y, z0 + heightM / 2),
+});
+const box = (sx: number, sy: number, sz: number, x: number, y: number, z0: number): ShapePart => ({
+  shape: { type: 'box', sizeM: [sx, sy, sz] },
+  offset: at(x, y, z0 + sz / 2),
+});
+const tube = (outerRadiusM: number, innerRadiusM: number, heightM: number): ShapePart => ({
+  shape: { type: 'tube', outerRadiusM, innerRadiusM, heightM },
+  offset: at(0, 0, heightM / 2),
+});
+const tray = (sx: number, sy: number, sz: number, wallM: number, x = 0, y = 0): ShapePart => ({
+  shape: { type: 'tray', sizeM: [sx, sy, sz], wallM },
+  offset: at(x, y, sz / 2),
+});
 /** Rounded to a micrometre, so derived sizes read as the round numbers they are. */
 const um = (v: number): number => Math.round(v * 1e6) / 1e6;
 /** The volume inside a tray — above its floor, within its walls — where an object counts as in it. */
-const trayInside = (sx: number, sy: number, sz: number, wallM: number, x = 0, y = 0): Pick<FixtureRegion, 'centerM' | 'sizeM'> => ({
+const trayInside = (
+  sx: number,
+  sy: number,
+  sz: number,
+  wallM: number,
+  x = 0,
+  y = 0,
+): Pick<FixtureRegion, 'centerM' | 'sizeM'> => ({
   centerM: [x, y, um(wallM + (sz - wallM) / 2)],
   sizeM: [um(sx - 2 * wallM), um(sy - 2 * wallM), um(sz - wallM)],
 });
@@ -74,7 +93,7 @@ const screw = (m: number, lengthMm: number, headDiaMm: number, massG: number): O
   id: `screw-m${m}x${lengthMm}`,
   name: `M${m}×${lengthMm} screw`,
   category: 'screw',
-  parts: [cyl((m / 2) / 1000, lengthMm / 1000), cyl(headDiaMm / 2000, m / 1000, lengthMm / 1000)],
+  parts: [cyl(m / 2 / 1000, lengthMm / 1000), cyl(headDiaMm / 2000, m / 1000, lengthMm / 1000)],
   massKg: massG / 1000,
   friction: STEEL_FRICTION,
   footprintRadiusM: (lengthMm + m) / 2000,
@@ -85,7 +104,10 @@ const bolt = (m: number, lengthMm: number, acrossFlatsMm: number, headMm: number
   id: `bolt-m${m}x${lengthMm}`,
   name: `M${m}×${lengthMm} bolt`,
   category: 'bolt',
-  parts: [cyl((m / 2) / 1000, lengthMm / 1000), box(acrossFlatsMm / 1000, acrossFlatsMm / 1000, headMm / 1000, 0, 0, lengthMm / 1000)],
+  parts: [
+    cyl(m / 2 / 1000, lengthMm / 1000),
+    box(acrossFlatsMm / 1000, acrossFlatsMm / 1000, headMm / 1000, 0, 0, lengthMm / 1000),
+  ],
   massKg: massG / 1000,
   friction: STEEL_FRICTION,
   footprintRadiusM: (lengthMm + headMm) / 2000,

@@ -28,7 +28,16 @@ import type { Layout, LayoutObject, ObjectEndState, TaskDefinition } from './typ
  * - never-grasped: no hand ever held it, not done
  * From the end state alone (no events): left-undone (never grasped or dropped in transit: cannot tell).
  */
-export const FAILURE_PATTERNS = ['off-table', 'knocked-over', 'dropped-in-transit', 'left-the-target', 'out-of-time', 'held-at-end', 'never-grasped', 'left-undone'] as const;
+export const FAILURE_PATTERNS = [
+  'off-table',
+  'knocked-over',
+  'dropped-in-transit',
+  'left-the-target',
+  'out-of-time',
+  'held-at-end',
+  'never-grasped',
+  'left-undone',
+] as const;
 export type FailurePattern = (typeof FAILURE_PATTERNS)[number];
 
 export const FAILURE_PATTERN_WORDS: Readonly<Record<FailurePattern, string>> = {
@@ -61,7 +70,9 @@ export interface FailureInput {
   readonly ranFullLength: boolean;
 }
 
-export type FailureClassification = { readonly ok: true; readonly objects: readonly ObjectFailureRow[] } | { readonly ok: false; readonly why: string };
+export type FailureClassification =
+  | { readonly ok: true; readonly objects: readonly ObjectFailureRow[] }
+  | { readonly ok: false; readonly why: string };
 
 /** The region an object is done in, for tasks scored by region; undefined for mug-flipping (done = upright). */
 export function targetRegion(task: TaskDefinition, o: LayoutObject): string | undefined {
@@ -72,7 +83,12 @@ export function targetRegion(task: TaskDefinition, o: LayoutObject): string | un
 }
 
 /** Where the object starts: inside its fixture's region (parts in the tote), else in none. */
-function startRegion(task: TaskDefinition, layout: Layout, o: LayoutObject, mine: readonly TaskEvent[]): string | undefined {
+function startRegion(
+  task: TaskDefinition,
+  layout: Layout,
+  o: LayoutObject,
+  mine: readonly TaskEvent[],
+): string | undefined {
   // The first region event says it best: leaving a region first means it started there.
   const first = mine.find((e) => e.kind === 'entered-region' || e.kind === 'left-region');
   if (first) return first.kind === 'left-region' ? first.region : undefined;
@@ -139,7 +155,15 @@ function story(task: TaskDefinition, layout: Layout, o: LayoutObject, events: re
         break;
     }
   }
-  return { offTable, knocked, grasped, heldAtEnd: held, releasedIn, finalRegion: region, handledAfterKnock: knocked && lastGraspS >= lastKnockS };
+  return {
+    offTable,
+    knocked,
+    grasped,
+    heldAtEnd: held,
+    releasedIn,
+    finalRegion: region,
+    handledAfterKnock: knocked && lastGraspS >= lastKnockS,
+  };
 }
 
 /** Failed (true), not failed (false) or not said by the events (undefined), from the events alone. */
@@ -166,14 +190,19 @@ function pattern(task: TaskDefinition, o: LayoutObject, s: Story, ranFullLength:
   return 'never-grasped';
 }
 
-const isFailure = (outcome: string): boolean => outcome === 'off-table' || outcome === 'knocked-over' || outcome === 'left-undone';
+const isFailure = (outcome: string): boolean =>
+  outcome === 'off-table' || outcome === 'knocked-over' || outcome === 'left-undone';
 
 /**
  * Each layout object's result, in layout order, from the rollout's task events. Refuses (ok:
  * false, with why) when the events do not say which objects failed and the end state cannot settle
  * it, or when the events contradict the stored end-state counts.
  */
-export function classifyObjectFailures(task: TaskDefinition, layout: Layout, input: FailureInput): FailureClassification {
+export function classifyObjectFailures(
+  task: TaskDefinition,
+  layout: Layout,
+  input: FailureInput,
+): FailureClassification {
   const stories = layout.objects.map((o) => story(task, layout, o, input.events));
   let failed: (boolean | undefined)[];
   if (input.endStates && input.endStates.length > 0) {
@@ -192,12 +221,21 @@ export function classifyObjectFailures(task: TaskDefinition, layout: Layout, inp
         const unknown = idx.filter((i) => failed[i] === undefined);
         if (counted === known) for (const i of unknown) failed[i] = false;
         else if (counted === known + unknown.length) for (const i of unknown) failed[i] = true;
-        else if (unknown.length === 0) return { ok: false, why: `its events have ${known} ${kind} failing where its end state counted ${counted}` };
-        else return { ok: false, why: `its events cannot tell which ${counted - known} of ${unknown.length} handled ${kind}s failed` };
+        else if (unknown.length === 0)
+          return { ok: false, why: `its events have ${known} ${kind} failing where its end state counted ${counted}` };
+        else
+          return {
+            ok: false,
+            why: `its events cannot tell which ${counted - known} of ${unknown.length} handled ${kind}s failed`,
+          };
       }
     }
     const open = failed.findIndex((f) => f === undefined);
-    if (open >= 0) return { ok: false, why: `its events cannot tell whether ${layout.objects[open].id} ended done, and no end state was stored` };
+    if (open >= 0)
+      return {
+        ok: false,
+        why: `its events cannot tell whether ${layout.objects[open].id} ended done, and no end state was stored`,
+      };
   }
   return {
     ok: true,

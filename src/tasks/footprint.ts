@@ -92,7 +92,13 @@ export function objectFootprint(kind: ObjectKind, posture: Posture, pose: TableP
   const my = (y0 + y1) / 2;
   const c = Math.cos(pose.yawRad);
   const s = Math.sin(pose.yawRad);
-  return { cx: pose.x + c * mx - s * my, cy: pose.y + s * mx + c * my, halfX: (x1 - x0) / 2, halfY: (y1 - y0) / 2, yawRad: pose.yawRad };
+  return {
+    cx: pose.x + c * mx - s * my,
+    cy: pose.y + s * mx + c * my,
+    halfX: (x1 - x0) / 2,
+    halfY: (y1 - y0) / 2,
+    yawRad: pose.yawRad,
+  };
 }
 
 /** A fixture's footprint: its footprint rectangle centred on its pose. */
@@ -153,7 +159,10 @@ export function rectsOverlap(a: OrientedRect, b: OrientedRect, clearanceM = 0): 
 
 /** True when every corner of r lies inside the axis-aligned rectangle, kept marginM from its edges. */
 export function rectInside(r: OrientedRect, area: TableRect, marginM = 0): boolean {
-  return rectCorners(r).every(([x, y]) => x >= area.xMin + marginM && x <= area.xMax - marginM && y >= area.yMin + marginM && y <= area.yMax - marginM);
+  return rectCorners(r).every(
+    ([x, y]) =>
+      x >= area.xMin + marginM && x <= area.xMax - marginM && y >= area.yMin + marginM && y <= area.yMax - marginM,
+  );
 }
 
 /** A point of the table frame expressed in a fixture's frame (posed at `pose`). */
@@ -181,6 +190,12 @@ export function partFootprints(kind: ObjectKind, posture: Posture, pose: TablePo
     const my = (y0 + y1) / 2;
     const c = Math.cos(pose.yawRad);
     const s = Math.sin(pose.yawRad);
-    return { cx: pose.x + c * mx - s * my, cy: pose.y + s * mx + c * my, halfX: (x1 - x0) / 2, halfY: (y1 - y0) / 2, yawRad: pose.yawRad };
+    return {
+      cx: pose.x + c * mx - s * my,
+      cy: pose.y + s * mx + c * my,
+      halfX: (x1 - x0) / 2,
+      halfY: (y1 - y0) / 2,
+      yawRad: pose.yawRad,
+    };
   });
 }

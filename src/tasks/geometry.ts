@@ -31,7 +31,13 @@ export type Shape =
   | { readonly type: 'cylinder'; readonly radiusM: number; readonly heightM: number }
   | { readonly type: 'box'; readonly sizeM: readonly [number, number, number] }
   /** Open-top hollow cylinder (a mug body; the handle is a `box` part). */
-  | { readonly type: 'cup'; readonly radiusM: number; readonly heightM: number; readonly wallM: number; readonly bottomM: number }
+  | {
+      readonly type: 'cup';
+      readonly radiusM: number;
+      readonly heightM: number;
+      readonly wallM: number;
+      readonly bottomM: number;
+    }
   /** Hollow cylinder open at both ends (bearing ring; a nut is approximated by one). */
   | { readonly type: 'tube'; readonly outerRadiusM: number; readonly innerRadiusM: number; readonly heightM: number }
   /** Open-top box with walls and a floor (bin, tote, one sorter slot). sizeM is the outer size. */

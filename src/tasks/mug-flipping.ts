@@ -19,11 +19,59 @@ export const MUG_FLIPPING: TaskDefinition = {
   clearances: { objectM: 0.03, fixtureM: 0.03, inFixtureObjectM: 0.003, inFixtureWallM: 0.005 },
   regionIds: [],
   tiers: [
-    { tier: 1, description: 'one mug lying on its side', minObjects: 1, maxObjects: 1, draw: { kinds: [MUG.id], postures: ['lying'], minNotUpright: 1, fixturesVary: false } },
-    { tier: 2, description: 'two mugs, upright or lying, at least one lying', minObjects: 2, maxObjects: 2, draw: { kinds: [MUG.id], postures: ['upright', 'lying'], minNotUpright: 1, fixturesVary: false } },
-    { tier: 3, description: 'two or three mugs, one upside down, the rest upright or lying', minObjects: 2, maxObjects: 3, draw: { kinds: [MUG.id], postures: ['upright', 'lying'], upsideDown: [1, 1], minNotUpright: 1, fixturesVary: false } },
-    { tier: 4, description: 'three or four mugs, one or two upside down', minObjects: 3, maxObjects: 4, draw: { kinds: [MUG.id], postures: ['upright', 'lying'], upsideDown: [1, 2], minNotUpright: 1, fixturesVary: false } },
-    { tier: 5, description: 'four or five mugs, two or three upside down', minObjects: 4, maxObjects: 5, draw: { kinds: [MUG.id], postures: ['upright', 'lying'], upsideDown: [2, 3], minNotUpright: 1, fixturesVary: false } },
+    {
+      tier: 1,
+      description: 'one mug lying on its side',
+      minObjects: 1,
+      maxObjects: 1,
+      draw: { kinds: [MUG.id], postures: ['lying'], minNotUpright: 1, fixturesVary: false },
+    },
+    {
+      tier: 2,
+      description: 'two mugs, upright or lying, at least one lying',
+      minObjects: 2,
+      maxObjects: 2,
+      draw: { kinds: [MUG.id], postures: ['upright', 'lying'], minNotUpright: 1, fixturesVary: false },
+    },
+    {
+      tier: 3,
+      description: 'two or three mugs, one upside down, the rest upright or lying',
+      minObjects: 2,
+      maxObjects: 3,
+      draw: {
+        kinds: [MUG.id],
+        postures: ['upright', 'lying'],
+        upsideDown: [1, 1],
+        minNotUpright: 1,
+        fixturesVary: false,
+      },
+    },
+    {
+      tier: 4,
+      description: 'three or four mugs, one or two upside down',
+      minObjects: 3,
+      maxObjects: 4,
+      draw: {
+        kinds: [MUG.id],
+        postures: ['upright', 'lying'],
+        upsideDown: [1, 2],
+        minNotUpright: 1,
+        fixturesVary: false,
+      },
+    },
+    {
+      tier: 5,
+      description: 'four or five mugs, two or three upside down',
+      minObjects: 4,
+      maxObjects: 5,
+      draw: {
+        kinds: [MUG.id],
+        postures: ['upright', 'lying'],
+        upsideDown: [2, 3],
+        minNotUpright: 1,
+        fixturesVary: false,
+      },
+    },
   ],
   /**
    * (mugs now upright that were not upright at the start − mugs upright at the start that ended
@@ -36,14 +84,21 @@ export const MUG_FLIPPING: TaskDefinition = {
     const byId = endStatesById('mug-flipping', [], layout, endStates);
     for (const o of layout.objects) {
       if (typeof byId.get(o.id)?.upright !== 'boolean') {
-        throw new TaskInputError(`'${o.id}' has no "upright": true/false in the end state; mug flipping needs it for every mug.`);
+        throw new TaskInputError(
+          `'${o.id}' has no "upright": true/false in the end state; mug flipping needs it for every mug.`,
+        );
       }
     }
-    const start = layout.objects.map((o) => ({ wasUpright: o.posture === 'upright', isUpright: byId.get(o.id)?.upright === true }));
+    const start = layout.objects.map((o) => ({
+      wasUpright: o.posture === 'upright',
+      isUpright: byId.get(o.id)?.upright === true,
+    }));
     const notUprightAtStart = start.filter((m) => !m.wasUpright).length;
     const uprightAtStart = start.length - notUprightAtStart;
     if (notUprightAtStart === 0) {
-      throw new TaskInputError(`Layout ${layout.index} has no mug that starts lying or upside down, so mug-flipping progress is undefined; use a layout from a tier sample.`);
+      throw new TaskInputError(
+        `Layout ${layout.index} has no mug that starts lying or upside down, so mug-flipping progress is undefined; use a layout from a tier sample.`,
+      );
     }
     const newlyUpright = start.filter((m) => !m.wasUpright && m.isUpright).length;
     const knockedOver = start.filter((m) => m.wasUpright && !m.isUpright).length;

@@ -17,7 +17,13 @@ import type { Layout, ObjectEndState, TaskDefinition } from './types.js';
  * - not-a-target: nothing to do for it (a mug that started upright and still stands)
  */
 export type ObjectOutcome = 'done' | 'off-table' | 'knocked-over' | 'left-undone' | 'not-a-target';
-export const OBJECT_OUTCOMES: readonly ObjectOutcome[] = ['done', 'off-table', 'knocked-over', 'left-undone', 'not-a-target'];
+export const OBJECT_OUTCOMES: readonly ObjectOutcome[] = [
+  'done',
+  'off-table',
+  'knocked-over',
+  'left-undone',
+  'not-a-target',
+];
 
 export interface ObjectOutcomeRow {
   readonly id: string;
@@ -33,7 +39,11 @@ function isDone(task: TaskDefinition, o: Layout['objects'][number], e: ObjectEnd
 }
 
 /** One row per layout object, in layout order. End states must already have passed the task's scoring (one entry per object). */
-export function objectOutcomes(task: TaskDefinition, layout: Layout, endStates: readonly ObjectEndState[]): ObjectOutcomeRow[] {
+export function objectOutcomes(
+  task: TaskDefinition,
+  layout: Layout,
+  endStates: readonly ObjectEndState[],
+): ObjectOutcomeRow[] {
   const byId = new Map(endStates.map((e) => [e.id, e]));
   return layout.objects.map((o) => {
     const e = byId.get(o.id) ?? { id: o.id };
@@ -67,11 +77,14 @@ export function objectOutcomeCounts(rows: readonly ObjectOutcomeRow[]): Record<s
 }
 
 /** Reads objectOutcomeCounts back; undefined when the counts hold none (rows stored before they were kept). */
-export function parseObjectOutcomeCounts(counts: Readonly<Record<string, number>>): { outcome: ObjectOutcome; kind: string; n: number }[] | undefined {
+export function parseObjectOutcomeCounts(
+  counts: Readonly<Record<string, number>>,
+): { outcome: ObjectOutcome; kind: string; n: number }[] | undefined {
   const out: { outcome: ObjectOutcome; kind: string; n: number }[] = [];
   for (const [k, n] of Object.entries(counts)) {
     const m = /^objects:([a-z-]+):(.+)$/.exec(k);
-    if (m && (OBJECT_OUTCOMES as readonly string[]).includes(m[1])) out.push({ outcome: m[1] as ObjectOutcome, kind: m[2], n });
+    if (m && (OBJECT_OUTCOMES as readonly string[]).includes(m[1]))
+      out.push({ outcome: m[1] as ObjectOutcome, kind: m[2], n });
   }
   return out.length > 0 ? out : undefined;
 }

@@ -77,7 +77,17 @@ export class SortEventTracker {
     for (const o of layout.objects) {
       const kind = kinds.get(o.kind);
       if (!kind) throw new Error(`Part '${o.id}' is a '${o.kind}', which sort-from-tote does not have.`);
-      this.parts.set(o.id, { correctSlot: `slot:${categoryOf(kind)}`, inTarget: true, restingSlot: undefined, credited: false, offTable: false, holder: undefined, candidate: undefined, candidateSamples: 0, outsideSinceS: undefined });
+      this.parts.set(o.id, {
+        correctSlot: `slot:${categoryOf(kind)}`,
+        inTarget: true,
+        restingSlot: undefined,
+        credited: false,
+        offTable: false,
+        holder: undefined,
+        candidate: undefined,
+        candidateSamples: 0,
+        outsideSinceS: undefined,
+      });
     }
   }
 

@@ -58,7 +58,12 @@ export const ARM_HOME_KEEP_OUT: Readonly<Record<StationArm, TableRect>> = {
 
 function homeKeepOut(arm: StationArm): TableRect {
   const [bx, by] = ARM_BASE_XY_M[arm];
-  return { xMin: TABLE_RECT.xMin, xMax: bx + ARM_HOME_FORWARD_M, yMin: by - ARM_HOME_HALF_WIDTH_M, yMax: by + ARM_HOME_HALF_WIDTH_M };
+  return {
+    xMin: TABLE_RECT.xMin,
+    xMax: bx + ARM_HOME_FORWARD_M,
+    yMin: by - ARM_HOME_HALF_WIDTH_M,
+    yMax: by + ARM_HOME_HALF_WIDTH_M,
+  };
 }
 
 /**

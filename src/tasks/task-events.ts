@@ -11,7 +11,15 @@
 import type { Layout, ObjectEndState, TaskDefinition } from './types.js';
 import type { StationArm } from './station.js';
 
-export const TASK_EVENT_KINDS = ['grasped', 'released', 'entered-region', 'left-region', 'knocked-over', 'off-table', 'progress'] as const;
+export const TASK_EVENT_KINDS = [
+  'grasped',
+  'released',
+  'entered-region',
+  'left-region',
+  'knocked-over',
+  'off-table',
+  'progress',
+] as const;
 export type TaskEventKind = (typeof TASK_EVENT_KINDS)[number];
 
 /** One object's state at one sample, as the table shows it. */
@@ -101,7 +109,15 @@ export class TaskEventTracker {
       if (!s) continue;
       const prev = this.objects.get(o.id);
       if (!prev) {
-        this.objects.set(o.id, { region: s.region, upright: s.upright, offTable: s.offTable, holder: s.heldBy, candidate: s.heldBy, candidateSamples: HOLD_DEBOUNCE_SAMPLES, lastHeldS: s.heldBy ? timeS : -Infinity });
+        this.objects.set(o.id, {
+          region: s.region,
+          upright: s.upright,
+          offTable: s.offTable,
+          holder: s.heldBy,
+          candidate: s.heldBy,
+          candidateSamples: HOLD_DEBOUNCE_SAMPLES,
+          lastHeldS: s.heldBy ? timeS : -Infinity,
+        });
         continue;
       }
       this.holderChange(timeS, o.id, prev, s.heldBy, out);
@@ -112,7 +128,13 @@ export class TaskEventTracker {
       }
       // Tipping while a hand holds it (or just after it was let go) is the policy's own doing
       // (a mug being turned, a bottle set down on its side); tipping untouched is a knock.
-      if (prev.upright && !s.upright && !s.offTable && prev.holder === undefined && timeS - prev.lastHeldS > KNOCK_GRACE_S) {
+      if (
+        prev.upright &&
+        !s.upright &&
+        !s.offTable &&
+        prev.holder === undefined &&
+        timeS - prev.lastHeldS > KNOCK_GRACE_S
+      ) {
         out.push({ timeS, kind: 'knocked-over', objectId: o.id });
       }
       prev.upright = s.upright;
@@ -160,7 +182,9 @@ export class TaskEventTracker {
     const ends: ObjectEndState[] = this.layout.objects.map((o) => {
       const t = this.objects.get(o.id)!;
       if (t.offTable) return { id: o.id, upright: false, offTable: true };
-      return t.region === undefined ? { id: o.id, upright: t.upright } : { id: o.id, region: t.region, upright: t.upright };
+      return t.region === undefined
+        ? { id: o.id, upright: t.upright }
+        : { id: o.id, region: t.region, upright: t.upright };
     });
     const units = this.task.progressUnits(this.layout);
     if (units === 0) return undefined;

@@ -17,7 +17,15 @@
  * The follower's gravity feed-forward is the rig's own (src/rig/gravity.ts, sent with every
  * tracking command by the driver); bilateral feedback servoes the leader toward the follower.
  */
-import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type ArmSide, type RigCommand, type RigState } from '../rig/contract.js';
+import {
+  ARM_SIDES,
+  DOF_PER_ARM,
+  JOINTS_PER_ARM,
+  STATE_DIM,
+  type ArmSide,
+  type RigCommand,
+  type RigState,
+} from '../rig/contract.js';
 import type { CommandSource } from '../rig/control-loop.js';
 import type { Leader, LeaderEvent } from '../rig/leader.js';
 
@@ -96,7 +104,9 @@ export class LeaderFollow {
     this.bilateralGain = options.bilateralGain;
     this.autoReengageS = options.autoReengageS ?? DEFAULT_AUTO_REENGAGE_S;
     if (this.bilateralGain !== undefined && !(this.bilateralGain >= 0.05 && this.bilateralGain <= 0.3)) {
-      throw new RangeError(`The bilateral feedback gain must be from 0.05 to 0.3 of the leader's kp (0.1–0.2 is usual), not ${this.bilateralGain}.`);
+      throw new RangeError(
+        `The bilateral feedback gain must be from 0.05 to 0.3 of the leader's kp (0.1–0.2 is usual), not ${this.bilateralGain}.`,
+      );
     }
     this.followed = ARM_SIDES.map((s) => this.leader.arms.includes(s));
   }
@@ -190,7 +200,13 @@ export class LeaderFollow {
       // ramp and distance check; after a longer one the operator decides.
       const brief = nowS - this.lostAtS <= this.autoReengageS;
       if (brief) this.engageRequested = true;
-      this.emit(nowS, 'leader-back', brief ? 'The leader answers again; re-engaging (the follower ramps to it).' : 'The leader answers again; engage sync to follow it (the follower ramps to it).');
+      this.emit(
+        nowS,
+        'leader-back',
+        brief
+          ? 'The leader answers again; re-engaging (the follower ramps to it).'
+          : 'The leader answers again; engage sync to follow it (the follower ramps to it).',
+      );
     }
     if (this.engageRequested) {
       this.engageRequested = false;
@@ -247,7 +263,8 @@ export class LeaderFollow {
       for (let a = 0; a < 2; a++) if (this.followed[a]) age = Math.max(age, nowS - r.sampleS[a]);
       this.sampleAgeS[this.ages++ & (AGE_RING - 1)] = age;
       // Keep the hold pose current: a release or a lost leader holds where the follower is aimed now.
-      if (this.current === 'synced' && this.bilateralGain !== undefined) leader.setFeedback(state.position, this.bilateralGain);
+      if (this.current === 'synced' && this.bilateralGain !== undefined)
+        leader.setFeedback(state.position, this.bilateralGain);
       return this.cmd;
     }
     leader.setFeedback(undefined, 0);

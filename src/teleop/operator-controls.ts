@@ -145,7 +145,9 @@ export class OperatorControls {
     stream.on('data', (chunk) => parser.push(chunk as Buffer));
     stream.on('error', (e) => {
       this.attendants.delete('pedal');
-      onProblem(`The pedal at ${path} cannot be read (${e.message}); check that it is plugged in and that this user may read it (the 'input' group), or use the keyboard.`);
+      onProblem(
+        `The pedal at ${path} cannot be read (${e.message}); check that it is plugged in and that this user may read it (the 'input' group), or use the keyboard.`,
+      );
       this.wake();
     });
     this.cleanups.push(() => stream.destroy());
@@ -174,7 +176,8 @@ export function keysToActions(bytes: Uint8Array): OperatorAction[] {
         const c = bytes[i + 2];
         if (c === 0x43) out.push('next');
         else if (c === 0x44) out.push('discard');
-        else if (c === 0x36 && bytes[i + 3] === 0x7e) out.push('next'); // PageDown
+        else if (c === 0x36 && bytes[i + 3] === 0x7e)
+          out.push('next'); // PageDown
         else if (c === 0x35 && bytes[i + 3] === 0x7e) out.push('discard'); // PageUp
         i += c === 0x35 || c === 0x36 ? 3 : 2;
       } else out.push('quit');

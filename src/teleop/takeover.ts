@@ -65,7 +65,8 @@ export class LeaderTakeover {
       this.o.log?.(takeoverWords(e));
     }
     // The handle's top button toggles too; its press takes effect on the next step.
-    for (const e of this.follow.takeLeaderEvents()) if (e.kind === 'button' && e.button === 0 && e.pressed) this.toggle();
+    for (const e of this.follow.takeLeaderEvents())
+      if (e.kind === 'button' && e.button === 0 && e.pressed) this.toggle();
     return this.follow.state === 'released' ? undefined : cmd;
   }
 
@@ -78,8 +79,10 @@ export class LeaderTakeover {
 
 /** The follower's sync events in a takeover's terms (the operator reads them in the terminal). */
 function takeoverWords(e: FollowEvent): string {
-  if (e.kind === 'sync-engaging') return `Taking over: the policy pauses; ${e.message.charAt(0).toLowerCase()}${e.message.slice(1)}`;
-  if (e.kind === 'sync-engaged') return 'Taken over: the follower tracks the leader. Press E or the top button to give back.';
+  if (e.kind === 'sync-engaging')
+    return `Taking over: the policy pauses; ${e.message.charAt(0).toLowerCase()}${e.message.slice(1)}`;
+  if (e.kind === 'sync-engaged')
+    return 'Taken over: the follower tracks the leader. Press E or the top button to give back.';
   if (e.kind === 'sync-released') return 'Given back: the policy resumes from here.';
   return e.message;
 }

@@ -107,7 +107,8 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
   // exactly its length however fast the machine is. Where time passes by itself it is the wall's,
   // whose clock serves one waiter, the control loop: a wall timer (cancelled when an action comes
   // first) is the same wait there.
-  const after = (ms: number): number | Promise<void> => (clock.passesWhileAwaiting === false ? clock.waitUntil(clock.nowS() + ms / 1000) : ms);
+  const after = (ms: number): number | Promise<void> =>
+    clock.passesWhileAwaiting === false ? clock.waitUntil(clock.nowS() + ms / 1000) : ms;
   // Opening and finishing a take's file takes none of the rig's time where time can stand still
   // (virtual time): otherwise the disk's speed would decide where the next take starts.
   const still = <T>(work: Promise<T>): Promise<T> => clock.standStill?.(work) ?? work;
@@ -132,7 +133,13 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
     take?.recorder.jointState(state);
     const cmd = follow.source(state, cycle, nowS);
     for (const e of follow.takeEvents()) {
-      take?.recorder.event(e.timeS, e.kind === 'leader-lost' || e.kind === 'leader-back' ? 'mark' : 'sync', 'teleop', e.message, { teleop_kind: e.kind });
+      take?.recorder.event(
+        e.timeS,
+        e.kind === 'leader-lost' || e.kind === 'leader-back' ? 'mark' : 'sync',
+        'teleop',
+        e.message,
+        { teleop_kind: e.kind },
+      );
       if (e.kind === 'leader-lost') {
         marks.push(e.message);
         log(`LEADER LOST: ${e.message}`);
@@ -142,7 +149,10 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
     }
     controls.leaderEvents(follow.takeLeaderEvents());
     if (state.mode === 'fault' || state.mode === 'damped' || state.mode === 'estopped') {
-      fatal ??= { end: 'follower-fault', sentence: `The follower is ${state.mode}${state.faults[0] ? `: ${state.faults[0].message}` : ''}; it holds or damps safely. Clear it, then continue with --resume.` };
+      fatal ??= {
+        end: 'follower-fault',
+        sentence: `The follower is ${state.mode}${state.faults[0] ? `: ${state.faults[0].message}` : ''}; it holds or damps safely. Clear it, then continue with --resume.`,
+      };
     }
     return cmd;
   };
@@ -157,7 +167,10 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
 
   const lostCleanups = (o.cameras ?? []).map((cam) =>
     cam.onLost((reason) => {
-      fatal ??= { end: 'camera-lost', sentence: `Camera ${cam.info.name} was lost (${reason}); the take in flight was kept and marked, the follower holds. Fix the camera, then continue with --resume.` };
+      fatal ??= {
+        end: 'camera-lost',
+        sentence: `Camera ${cam.info.name} was lost (${reason}); the take in flight was kept and marked, the follower holds. Fix the camera, then continue with --resume.`,
+      };
       marks.push(`camera ${cam.info.name} lost: ${reason}`);
       controls.push('quit', 'camera lost'); // wakes the session
     }),
@@ -218,7 +231,10 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
         for (;;) {
           if (!controls.attended) {
             // Nobody can press E: waiting would hang a scripted run forever.
-            fatal ??= { end: 'unattended', sentence: `${refused} Nobody can answer (the keyboard's input has ended and no pedal, hand-moved leader or station page is attached), so the session stops here; the takes so far are kept — continue with --resume.` };
+            fatal ??= {
+              end: 'unattended',
+              sentence: `${refused} Nobody can answer (the keyboard's input has ended and no pedal, hand-moved leader or station page is attached), so the session stops here; the takes so far are kept — continue with --resume.`,
+            };
             return false;
           }
           const b = await controls.next(after(1000));
@@ -235,7 +251,10 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
   };
 
   /** Waits until untilS, handling sync toggles; returns the action that ended the wait early. */
-  const waitUntil = async (untilS: number, countdown?: (leftS: number) => void): Promise<OperatorAction | undefined> => {
+  const waitUntil = async (
+    untilS: number,
+    countdown?: (leftS: number) => void,
+  ): Promise<OperatorAction | undefined> => {
     let lastShown = Infinity;
     for (;;) {
       const left = untilS - clock.nowS();
@@ -263,16 +282,31 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
       o.onPhase?.('take', episode, o.episodeSeconds);
       marks = [];
       const t0 = clock.nowS();
-      take.recorder.event(t0, 'phase', 'teleop', `Take of episode ${episode + 1} started.`, { phase: 'take', episode_index: episode, prompt: o.prompt });
-      log(`Episode ${episode + 1}/${o.episodes} — "${o.prompt}": recording ${o.episodeSeconds} s (Space/→ ends it early, ← or D discards it, Q stops).`);
+      take.recorder.event(t0, 'phase', 'teleop', `Take of episode ${episode + 1} started.`, {
+        phase: 'take',
+        episode_index: episode,
+        prompt: o.prompt,
+      });
+      log(
+        `Episode ${episode + 1}/${o.episodes} — "${o.prompt}": recording ${o.episodeSeconds} s (Space/→ ends it early, ← or D discards it, Q stops).`,
+      );
       const ended = await waitUntil(t0 + o.episodeSeconds);
       if (ended === 'quit') {
         quit = true;
-        if (!fatal) marks.push(o.signal?.aborted ? 'interrupted before its end' : 'ended early by the operator (session stopped)');
+        if (!fatal)
+          marks.push(
+            o.signal?.aborted ? 'interrupted before its end' : 'ended early by the operator (session stopped)',
+          );
       }
       const current = take;
       const recorded = current.recorder;
-      recorded.event(clock.nowS(), 'phase', 'teleop', ended === 'discard' ? 'Take discarded by the operator.' : 'Take ended.', { phase: 'end', episode_index: episode, discarded: ended === 'discard' });
+      recorded.event(
+        clock.nowS(),
+        'phase',
+        'teleop',
+        ended === 'discard' ? 'Take discarded by the operator.' : 'Take ended.',
+        { phase: 'end', episode_index: episode, discarded: ended === 'discard' },
+      );
       take = undefined;
       const takeMarks = [...marks];
       const summary = await still(current.finish(takeMarks));
@@ -285,14 +319,18 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
       } else {
         kept.push(report);
         lastKept = { ...report, handle: current };
-        log(`Kept episode ${episode + 1}: ${current.file}${takeMarks.length ? ` (marked: ${takeMarks.join('; ')})` : ''}.`);
+        log(
+          `Kept episode ${episode + 1}: ${current.file}${takeMarks.length ? ` (marked: ${takeMarks.join('; ')})` : ''}.`,
+        );
         episode++;
       }
       if (quit || fatal) break;
       if (episode >= o.episodes) break;
       // Reset period: the follower keeps tracking (the operator resets the scene with it), countdown on the terminal.
       o.onPhase?.('reset', episode, o.resetSeconds);
-      log(`Reset the scene: next episode in ${o.resetSeconds} s (Space/→ starts it now${lastKept ? ', ← or D discards the last take' : ''}, Q stops).`);
+      log(
+        `Reset the scene: next episode in ${o.resetSeconds} s (Space/→ starts it now${lastKept ? ', ← or D discards the last take' : ''}, Q stops).`,
+      );
       const a = await waitUntil(clock.nowS() + o.resetSeconds, (left) => left <= 5 && log(`  ${left}…`));
       if (a === 'quit') quit = true;
       else if (a === 'discard' && lastKept) {
@@ -327,7 +365,13 @@ export async function runTeleopSession(o: TeleopSessionOptions): Promise<TeleopS
   }
   if (loopError && !fatal) throw loopError;
   if (fatal) log(fatal.sentence);
-  const end: SessionEnd = fatal ? fatal.end : episode >= o.episodes ? 'done' : o.signal?.aborted ? 'interrupted' : 'operator';
+  const end: SessionEnd = fatal
+    ? fatal.end
+    : episode >= o.episodes
+      ? 'done'
+      : o.signal?.aborted
+        ? 'interrupted'
+        : 'operator';
   return {
     kept,
     discarded,

@@ -22,7 +22,8 @@ export interface CompareViewHooks {
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-const n2 = (x: number | null | undefined): string => (x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(2));
+const n2 = (x: number | null | undefined): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(2);
 
 /** A progress bar with its number beside it: the length and the figure say the same thing. */
 function bar(value: number | null, which: 'real' | 'sim', label: string): HTMLElement {
@@ -30,14 +31,25 @@ function bar(value: number | null, which: 'real' | 'sim', label: string): HTMLEl
   const fill = h('span');
   fill.style.width = value === null ? '0' : `${(value * 100).toFixed(1)}%`;
   track.append(fill);
-  return h('span', { class: 'barcell' }, track, h('span', { class: 'barnum' }, value === null ? '—' : value.toFixed(2)), label ? h('span', { class: 'muted small' }, label) : null);
+  return h(
+    'span',
+    { class: 'barcell' },
+    track,
+    h('span', { class: 'barnum' }, value === null ? '—' : value.toFixed(2)),
+    label ? h('span', { class: 'muted small' }, label) : null,
+  );
 }
 
 function tierCell(t: TierSummary | undefined, which: 'real' | 'sim'): HTMLTableCellElement {
   if (!t) return h('td', { class: 'muted' }, 'no scored rollouts');
   // One layout gives a zero-width interval that means nothing: say so instead of "0%–0%".
-  const interval = t.layouts > 1 ? `${pct(t.progressInterval.lower)}–${pct(t.progressInterval.upper)}` : 'no interval from one layout';
-  return h('td', { class: 'words' }, bar(t.meanProgress, which, `${interval} · ${plural(t.layouts, 'layout')}, ${plural(t.rollouts, 'rollout')}`));
+  const interval =
+    t.layouts > 1 ? `${pct(t.progressInterval.lower)}–${pct(t.progressInterval.upper)}` : 'no interval from one layout';
+  return h(
+    'td',
+    { class: 'words' },
+    bar(t.meanProgress, which, `${interval} · ${plural(t.layouts, 'layout')}, ${plural(t.rollouts, 'rollout')}`),
+  );
 }
 
 /** One side of one layout: the counted rollouts' mean, and how many of this side's rollouts count. */
@@ -45,7 +57,8 @@ function layoutCell(l: LayoutPair | undefined, which: 'real' | 'sim'): HTMLTable
   const counted = l ? (which === 'real' ? l.realRolloutIds.length : l.simRolloutIds.length) : 0;
   const left = l ? l.notCounted.filter((n) => n.kind === which) : [];
   const total = counted + left.length;
-  const label = total === 0 ? 'no rollouts' : `${counted} of ${total}${left.length ? ` (${left.length} not counted)` : ''}`;
+  const label =
+    total === 0 ? 'no rollouts' : `${counted} of ${total}${left.length ? ` (${left.length} not counted)` : ''}`;
   const cell = h('td', { class: 'words' }, bar(l ? (which === 'real' ? l.real : l.sim) : null, which, label));
   // Why each one is left out, on hover and for screen readers.
   if (left.length) cell.title = left.map((n) => `rollout ${n.id}: ${n.why}`).join('\n');
@@ -58,26 +71,41 @@ const NARROW_FIELDS: readonly { field: NarrowField; label: string; id: string }[
   { field: 'realCalibration', label: 'Real calibration', id: 'compare-real-calibration' },
   { field: 'episodeSeconds', label: 'Episode length', id: 'compare-episode-seconds' },
 ];
-const shortSha = (v: string): string => (v === '' ? 'none' : v.split(',').map((x) => `${x.slice(0, 12)}…`).join(' + '));
+const shortSha = (v: string): string =>
+  v === ''
+    ? 'none'
+    : v
+        .split(',')
+        .map((x) => `${x.slice(0, 12)}…`)
+        .join(' + ');
 
 /** The values one picker offers, in the report's words: what it is and how many rollouts ran with it. */
 function narrowOptions(c: ReportChoices, field: NarrowField): { value: string; text: string }[] {
   if (field === 'episodeSeconds') {
-    return c.episodeSeconds.map((e) => ({ value: String(e.value), text: `${e.value} s episodes · ${[e.sim ? `${e.sim} sim` : '', e.real ? `${e.real} real` : ''].filter(Boolean).join(', ')}` }));
+    return c.episodeSeconds.map((e) => ({
+      value: String(e.value),
+      text: `${e.value} s episodes · ${[e.sim ? `${e.sim} sim` : '', e.real ? `${e.real} real` : ''].filter(Boolean).join(', ')}`,
+    }));
   }
   const side = field === 'simCalibration' ? 'sim' : 'real';
-  return (field === 'simCalibration' ? c.simCalibrations : c.realCalibrations).map((x) => ({ value: x.value, text: `${shortSha(x.value)} · ${plural(x.rollouts, `${side} rollout`)}` }));
+  return (field === 'simCalibration' ? c.simCalibrations : c.realCalibrations).map((x) => ({
+    value: x.value,
+    text: `${shortSha(x.value)} · ${plural(x.rollouts, `${side} rollout`)}`,
+  }));
 }
 
 /**
  * The episode length compared when several are stored and the operator has not picked one: the
  * one most rollouts ran (on a tie, the longer — short test rollouts are the usual odd ones out).
  */
-export function commonEpisodeLength(lengths: ReportChoices['episodeSeconds']): ReportChoices['episodeSeconds'][number] | undefined {
+export function commonEpisodeLength(
+  lengths: ReportChoices['episodeSeconds'],
+): ReportChoices['episodeSeconds'][number] | undefined {
   return [...lengths].sort((a, b) => b.sim + b.real - (a.sim + a.real) || b.value - a.value)[0];
 }
 
-const sideCounts = (e: ReportChoices['episodeSeconds'][number]): string => [e.real ? `${e.real} real` : '', e.sim ? `${e.sim} sim` : ''].filter(Boolean).join(', ');
+const sideCounts = (e: ReportChoices['episodeSeconds'][number]): string =>
+  [e.real ? `${e.real} real` : '', e.sim ? `${e.sim} sim` : ''].filter(Boolean).join(', ');
 
 function gapText(g: number | null): string {
   if (g === null) return '—';
@@ -86,7 +114,12 @@ function gapText(g: number | null): string {
 
 export class CompareView {
   private readonly setPicker = h('select', { id: 'compare-set' });
-  private readonly policyBoxes = h('div', { id: 'compare-policies', class: 'pickrow', role: 'group', 'aria-label': 'Policies in the comparison' });
+  private readonly policyBoxes = h('div', {
+    id: 'compare-policies',
+    class: 'pickrow',
+    role: 'group',
+    'aria-label': 'Policies in the comparison',
+  });
   private readonly policyPicker = h('select', { id: 'compare-policy' });
   private readonly tiers = h('tbody');
   private readonly layouts = h('tbody');
@@ -96,14 +129,23 @@ export class CompareView {
   private readonly lengthNote = h('p', { id: 'compare-length-note', class: 'muted', hidden: true });
   /** Which calibration (per side) and episode length to compare, where several are stored. */
   private readonly narrowPickers = new Map<NarrowField, { wrap: HTMLElement; select: HTMLSelectElement }>();
-  private readonly narrowRow = h('div', { id: 'compare-narrow', class: 'pickrow', role: 'group', 'aria-label': 'Calibration and episode length compared' });
+  private readonly narrowRow = h('div', {
+    id: 'compare-narrow',
+    class: 'pickrow',
+    role: 'group',
+    'aria-label': 'Calibration and episode length compared',
+  });
   /** The operator's picks, per layout set. */
   private readonly narrowed = new Map<string, CompareNarrowing>();
   private readonly across = h('div', { id: 'compare-correlation' });
   private readonly leftOut = h('div', { id: 'compare-left-out', class: 'small' });
   private readonly engines = new CrossEnginePanel();
   private readonly scene = new Table3d();
-  private readonly sceneNote = h('p', { class: 'muted', id: 'compare-3d-note' }, 'Pick a layout in the table to see it on the table in 3D.');
+  private readonly sceneNote = h(
+    'p',
+    { class: 'muted', id: 'compare-3d-note' },
+    'Pick a layout in the table to see it on the table in 3D.',
+  );
   private readonly replay = new ReplayPanel(this.scene);
   private choices: CompareChoice[] = [];
   /** Policies the operator unticked, per layout set. */
@@ -144,8 +186,33 @@ export class CompareView {
     }
     this.policyBoxes.style.flexWrap = 'wrap';
     this.policyBoxes.style.marginTop = '0.5rem';
-    const tierTable = h('table', { id: 'compare-tiers' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', 'real (mean, 95% interval)', 'sim, same layouts', 'sim, every layout', 'real − sim'].map((t) => h('th', {}, t)))), this.tiers);
-    const layoutTable = h('table', { id: 'compare-layouts' }, h('thead', {}, h('tr', {}, ...['layout', 'tier', 'real', 'sim', 'real − sim'].map((t) => h('th', {}, t)))), this.layouts);
+    const tierTable = h(
+      'table',
+      { id: 'compare-tiers' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...[
+            'policy',
+            'tier',
+            'real (mean, 95% interval)',
+            'sim, same layouts',
+            'sim, every layout',
+            'real − sim',
+          ].map((t) => h('th', {}, t)),
+        ),
+      ),
+      this.tiers,
+    );
+    const layoutTable = h(
+      'table',
+      { id: 'compare-layouts' },
+      h('thead', {}, h('tr', {}, ...['layout', 'tier', 'real', 'sim', 'real − sim'].map((t) => h('th', {}, t)))),
+      this.layouts,
+    );
     root.append(
       h(
         'div',
@@ -167,9 +234,26 @@ export class CompareView {
           h('div', { class: 'panel' }, h('h2', {}, 'Across policies'), this.across, this.leftOut),
           this.engines.root,
           h('div', { class: 'panel' }, h('h2', {}, 'Per tier'), tierTable),
-          h('div', { class: 'panel' }, h('h2', {}, 'Per layout'), h('div', { class: 'pickrow' }, h('label', { for: 'compare-policy' }, 'Policy'), this.policyPicker), layoutTable),
+          h(
+            'div',
+            { class: 'panel' },
+            h('h2', {}, 'Per layout'),
+            h('div', { class: 'pickrow' }, h('label', { for: 'compare-policy' }, 'Policy'), this.policyPicker),
+            layoutTable,
+          ),
         ),
-        h('div', {}, h('div', { class: 'panel', id: 'compare-3d' }, h('h2', {}, 'Layout in 3D'), this.scene.canvas, this.sceneNote), this.replay.root),
+        h(
+          'div',
+          {},
+          h(
+            'div',
+            { class: 'panel', id: 'compare-3d' },
+            h('h2', {}, 'Layout in 3D'),
+            this.scene.canvas,
+            this.sceneNote,
+          ),
+          this.replay.root,
+        ),
       ),
     );
   }
@@ -202,12 +286,19 @@ export class CompareView {
       const mine = this.choices.filter((x) => x.layoutSet === c.layoutSet);
       const real = mine.reduce((a, x) => a + x.realRollouts, 0);
       const sim = mine.reduce((a, x) => a + x.simRollouts, 0);
-      this.setPicker.append(h('option', { value: c.layoutSet }, `${c.task ?? '?'} · set ${c.layoutSet.slice(0, 10)} · ${plural(mine.length, 'policy', 'policies')} · ${real} real, ${sim} sim`));
+      this.setPicker.append(
+        h(
+          'option',
+          { value: c.layoutSet },
+          `${c.task ?? '?'} · set ${c.layoutSet.slice(0, 10)} · ${plural(mine.length, 'policy', 'policies')} · ${real} real, ${sim} sim`,
+        ),
+      );
     }
     if (sets.length === 0) {
       this.setPicker.append(h('option', { value: '' }, 'No rollouts stored yet'));
       clear(this.policyBoxes);
-      this.heading.textContent = "Nothing to compare yet: run rollouts on the rig (Rollouts page) and in the sim ('tandem sim sweep --layouts … --policy …') on the same layout set.";
+      this.heading.textContent =
+        "Nothing to compare yet: run rollouts on the rig (Rollouts page) and in the sim ('tandem sim sweep --layouts … --policy …') on the same layout set.";
       return;
     }
     if (keep && sets.some((s) => s.layoutSet === keep)) this.setPicker.value = keep;
@@ -227,7 +318,12 @@ export class CompareView {
     clear(this.policyBoxes);
     const mine = this.choices.filter((c) => c.layoutSet === set).sort((a, b) => a.policy.id - b.policy.id);
     for (const c of mine) {
-      const box = h('input', { type: 'checkbox', id: `compare-policy-${c.policy.id}`, value: c.policy.id, checked: !off.has(c.policy.id) });
+      const box = h('input', {
+        type: 'checkbox',
+        id: `compare-policy-${c.policy.id}`,
+        value: c.policy.id,
+        checked: !off.has(c.policy.id),
+      });
       // The stylesheet sizes every input to its row; a tick box is its own size (styles.css is not this view's).
       box.style.width = 'auto';
       box.style.marginRight = '0.375rem';
@@ -262,7 +358,14 @@ export class CompareView {
       clear(select);
       if (current === '') select.append(h('option', { value: '' }, `pick one of ${options.length}`));
       for (const o of options) select.append(h('option', { value: o.value }, o.text));
-      if (current !== '' && !options.some((o) => o.value === current)) select.append(h('option', { value: current }, `${f.field === 'episodeSeconds' ? `${current} s` : shortSha(current)} · none stored`));
+      if (current !== '' && !options.some((o) => o.value === current))
+        select.append(
+          h(
+            'option',
+            { value: current },
+            `${f.field === 'episodeSeconds' ? `${current} s` : shortSha(current)} · none stored`,
+          ),
+        );
       select.value = current;
       if (options.length > 1 && current === '') toPick.push(`'${f.label}'`);
     }
@@ -295,7 +398,9 @@ export class CompareView {
         if (picked.episodeSeconds !== undefined || lengths.length < 2 || !common) throw e;
         byDefault = { episodeSeconds: common.value };
         d = await fetchCompareReport(set, policies, { ...picked, ...byDefault });
-        const others = lengths.filter((x) => x.value !== common.value).map((x) => `${x.value} s episodes (${sideCounts(x)})`);
+        const others = lengths
+          .filter((x) => x.value !== common.value)
+          .map((x) => `${x.value} s episodes (${sideCounts(x)})`);
         this.lengthNote.textContent = `Compared: ${common.value} s episodes, the length most of these rollouts ran (${sideCounts(common)}). Also stored, not in these numbers: ${others.join('; ')} — results of different episode lengths are never pooled; pick another under 'Episode length' to compare those.`;
         this.lengthNote.hidden = false;
       }
@@ -304,11 +409,16 @@ export class CompareView {
       // the numbers, and for a mix the pickers that make it answerable.
       const toPick = this.showNarrowing(e instanceof CompareRefusal ? e.choices : undefined, byDefault);
       // The sentence names the CLI's flag; in this view the picker is the way.
-      this.showRefusal(`${(e as Error).message}${toPick.length ? ` Here: pick one under ${toPick.join(' and ')} above.` : ''}`);
+      this.showRefusal(
+        `${(e as Error).message}${toPick.length ? ` Here: pick one under ${toPick.join(' and ')} above.` : ''}`,
+      );
       return;
     }
     // Both engines stored: the report compared one record with real without being asked; show which.
-    this.showNarrowing(d.choices, d.crossEngine && d.simCalibration ? { ...byDefault, simCalibration: d.simCalibration } : byDefault);
+    this.showNarrowing(
+      d.choices,
+      d.crossEngine && d.simCalibration ? { ...byDefault, simCalibration: d.simCalibration } : byDefault,
+    );
     this.data = d;
     this.refusal.hidden = true;
     this.refusal.textContent = '';
@@ -341,27 +451,57 @@ export class CompareView {
     clear(this.across);
     const c = d.correlation;
     if (c) {
-      const r = c.pearson.r === null ? `Pearson r undefined (${c.pearson.undefinedBecause ?? 'no spread'})` : `Pearson r ${c.pearson.r.toFixed(2)} [${n2(c.pearson.lower)}, ${n2(c.pearson.upper)}]`;
+      const r =
+        c.pearson.r === null
+          ? `Pearson r undefined (${c.pearson.undefinedBecause ?? 'no spread'})`
+          : `Pearson r ${c.pearson.r.toFixed(2)} [${n2(c.pearson.lower)}, ${n2(c.pearson.upper)}]`;
       this.across.append(
-        h('p', { id: 'compare-r-mmrv', class: 'words' }, `${r} · MMRV ${c.mmrv.value.toFixed(3)} [${c.mmrv.lower.toFixed(3)}, ${c.mmrv.upper.toFixed(3)}] over ${c.policies} policies (95% bootstrap over layouts, ${c.bootstrap.used} of ${c.bootstrap.resamples} resamples usable).`),
+        h(
+          'p',
+          { id: 'compare-r-mmrv', class: 'words' },
+          `${r} · MMRV ${c.mmrv.value.toFixed(3)} [${c.mmrv.lower.toFixed(3)}, ${c.mmrv.upper.toFixed(3)}] over ${c.policies} policies (95% bootstrap over layouts, ${c.bootstrap.used} of ${c.bootstrap.resamples} resamples usable).`,
+        ),
       );
-      if (c.violations.length === 0) this.across.append(h('p', { class: 'muted' }, 'No rank violations: sim orders these policies as the real rig does.'));
+      if (c.violations.length === 0)
+        this.across.append(
+          h('p', { class: 'muted' }, 'No rank violations: sim orders these policies as the real rig does.'),
+        );
       else {
         const list = h('ul', { id: 'compare-violations' });
         for (const v of c.violations.filter((x) => x.drivesMmrv)) {
-          list.append(h('li', {}, `Sim ranks ${v.policy} (${v.sim.toFixed(2)}) ${v.sim > v.againstSim ? 'above' : 'below'} ${v.against} (${v.againstSim.toFixed(2)}); the real rig the other way (${v.real.toFixed(2)} vs ${v.againstReal.toFixed(2)}, a gap of ${v.size.toFixed(2)}).`));
+          list.append(
+            h(
+              'li',
+              {},
+              `Sim ranks ${v.policy} (${v.sim.toFixed(2)}) ${v.sim > v.againstSim ? 'above' : 'below'} ${v.against} (${v.againstSim.toFixed(2)}); the real rig the other way (${v.real.toFixed(2)} vs ${v.againstReal.toFixed(2)}, a gap of ${v.size.toFixed(2)}).`,
+            ),
+          );
         }
-        this.across.append(h('p', {}, `${plural(c.violations.length, 'rank violation')}; the largest per policy (what MMRV averages):`), list);
+        this.across.append(
+          h('p', {}, `${plural(c.violations.length, 'rank violation')}; the largest per policy (what MMRV averages):`),
+          list,
+        );
       }
-    } else this.across.append(h('p', { id: 'compare-r-mmrv', class: 'words' }, d.correlationUnavailable ?? 'No correlation.'));
-    for (const a of d.abComparisons) this.across.append(h('p', { class: `small${a.verdict.decided ? ' decided' : ''}` }, `${a.a} vs ${a.b}: ${a.verdict.sentence}`));
+    } else
+      this.across.append(
+        h('p', { id: 'compare-r-mmrv', class: 'words' }, d.correlationUnavailable ?? 'No correlation.'),
+      );
+    for (const a of d.abComparisons)
+      this.across.append(
+        h('p', { class: `small${a.verdict.decided ? ' decided' : ''}` }, `${a.a} vs ${a.b}: ${a.verdict.sentence}`),
+      );
     clear(this.leftOut);
     const s = d.segregated;
     const lines: string[] = [];
     for (const u of s.unpairedPolicies) lines.push(`${u.policy}: no paired data (${u.reason}).`);
-    if (s.awaitingScore.length) lines.push(`${plural(s.awaitingScore.length, 'real rollout')} await${s.awaitingScore.length === 1 ? 's' : ''} an operator score and ${s.awaitingScore.length === 1 ? 'is' : 'are'} not counted.`);
-    if (s.invalidOrAborted.length) lines.push(`${plural(s.invalidOrAborted.length, 'invalid or aborted rollout')} left out.`);
-    if (s.otherCalibration.length) lines.push(`${plural(s.otherCalibration.length, 'rollout')} with another calibration left out.`);
+    if (s.awaitingScore.length)
+      lines.push(
+        `${plural(s.awaitingScore.length, 'real rollout')} await${s.awaitingScore.length === 1 ? 's' : ''} an operator score and ${s.awaitingScore.length === 1 ? 'is' : 'are'} not counted.`,
+      );
+    if (s.invalidOrAborted.length)
+      lines.push(`${plural(s.invalidOrAborted.length, 'invalid or aborted rollout')} left out.`);
+    if (s.otherCalibration.length)
+      lines.push(`${plural(s.otherCalibration.length, 'rollout')} with another calibration left out.`);
     if (s.otherEpisodeLengthSentence) lines.push(s.otherEpisodeLengthSentence);
     for (const l of lines) this.leftOut.append(h('p', { class: 'muted' }, l));
   }
@@ -402,7 +542,15 @@ export class CompareView {
     d.layoutTiers.forEach((tier, index) => {
       const l = p.layouts.find((x) => x.layoutIndex === index);
       const gap = l && l.real !== null && l.sim !== null ? l.real - l.sim : null;
-      const row = h('tr', { class: `clickable${index === this.selectedLayout ? ' selected' : ''}`, 'data-layout': index, tabindex: 0 }, h('td', { class: 'num' }, `#${index}`), h('td', { class: 'num' }, String(tier)), layoutCell(l, 'real'), layoutCell(l, 'sim'), h('td', { class: 'num' }, gapText(gap)));
+      const row = h(
+        'tr',
+        { class: `clickable${index === this.selectedLayout ? ' selected' : ''}`, 'data-layout': index, tabindex: 0 },
+        h('td', { class: 'num' }, `#${index}`),
+        h('td', { class: 'num' }, String(tier)),
+        layoutCell(l, 'real'),
+        layoutCell(l, 'sim'),
+        h('td', { class: 'num' }, gapText(gap)),
+      );
       row.onclick = () => void this.pickLayout(index);
       row.onkeydown = (e) => {
         if (e.key === 'Enter') void this.pickLayout(index);
@@ -419,7 +567,9 @@ export class CompareView {
     if (!d) return;
     const p = d.policies.find((x) => x.key === this.policyPicker.value) ?? d.policies[0];
     this.selectedLayout = index;
-    this.layouts.querySelectorAll('tr').forEach((tr) => tr.classList.toggle('selected', tr.getAttribute('data-layout') === String(index)));
+    this.layouts
+      .querySelectorAll('tr')
+      .forEach((tr) => tr.classList.toggle('selected', tr.getAttribute('data-layout') === String(index)));
     const view = await api.layout(d.layoutSet, index);
     const row = p?.layouts.find((l) => l.layoutIndex === index);
     this.sceneNote.textContent = `Layout #${index}, tier ${view.layout.tier}: ${plural(view.layout.objects.length, 'object')}${view.layout.fixtures.length ? `, ${view.layout.fixtures.map((f) => f.kind).join(', ')}` : ''}. ${row ? `Real ${n2(row.real)}, sim ${n2(row.sim)}.` : ''} Arms as the rig is now.`;
@@ -427,7 +577,10 @@ export class CompareView {
     if (!p) return;
     try {
       this.replay.show(await api.replay(Number(p.key), d.layoutSet, index));
-      this.sceneNote.textContent = this.sceneNote.textContent.replace('Arms as the rig is now.', 'Arms as recorded (replay below).');
+      this.sceneNote.textContent = this.sceneNote.textContent.replace(
+        'Arms as the rig is now.',
+        'Arms as recorded (replay below).',
+      );
     } catch (e) {
       this.replay.showNote((e as Error).message);
     }

@@ -12,11 +12,15 @@ export interface CrossEngineData {
   readonly crossEngineUnavailable?: string;
 }
 
-const n2 = (x: number | null | undefined): string => (x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(2));
+const n2 = (x: number | null | undefined): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(2);
 
 function agreementText(g: EngineAgreement): string {
   if (g.pearson === null) return `${g.of} against ${g.against}: ${g.unavailable ?? 'not measured'}.`;
-  const r = g.pearson.r === null ? `Pearson r undefined (${g.pearson.undefinedBecause})` : `Pearson r ${g.pearson.r.toFixed(2)}`;
+  const r =
+    g.pearson.r === null
+      ? `Pearson r undefined (${g.pearson.undefinedBecause})`
+      : `Pearson r ${g.pearson.r.toFixed(2)}`;
   return `${g.of} against ${g.against}: ${r} · MMRV ${g.mmrv!.toFixed(3)} over ${g.pairs.length} policies.`;
 }
 
@@ -37,21 +41,38 @@ export class CrossEnginePanel {
     const x = d?.crossEngine;
     this.root.hidden = !x && !d?.crossEngineUnavailable;
     if (!x) {
-      if (d?.crossEngineUnavailable) this.body.append(h('p', { class: 'words', role: 'status' }, d.crossEngineUnavailable));
+      if (d?.crossEngineUnavailable)
+        this.body.append(h('p', { class: 'words', role: 'status' }, d.crossEngineUnavailable));
       return;
     }
     const [a, b] = x.engines.map((e) => e.engine);
     const all = x.tiers.find((t) => t.tier === 'all');
     this.body.append(
-      h('p', { id: 'compare-engines-verdict', class: `words${all?.orderedDifferently.length ? ' decided' : ''}` }, x.sentence),
-      h('p', { class: 'muted small' }, `Each engine over the layouts both ran for that policy; against real over the layouts all three ran.${x.sameRecordOtherwise === false ? ' The two sim calibrations differ in more than their engine.' : ''}`),
+      h(
+        'p',
+        { id: 'compare-engines-verdict', class: `words${all?.orderedDifferently.length ? ' decided' : ''}` },
+        x.sentence,
+      ),
+      h(
+        'p',
+        { class: 'muted small' },
+        `Each engine over the layouts both ran for that policy; against real over the layouts all three ran.${x.sameRecordOtherwise === false ? ' The two sim calibrations differ in more than their engine.' : ''}`,
+      ),
     );
     if (all) for (const g of [all.engines, ...all.real]) this.body.append(h('p', { class: 'small' }, agreementText(g)));
     if (all?.orderedDifferently.length) {
       const list = h('ul', { id: 'compare-engines-disagree' });
       for (const p of all.orderedDifferently) {
-        const real = p.real ? ` The real rig: ${n2(p.real.a)} vs ${n2(p.real.b)}${p.realSidesWith === 'neither' ? ' (a tie)' : `, as ${p.realSidesWith} orders them`}.` : ' No real results for both.';
-        list.append(h('li', {}, `${p.a} vs ${p.b}: ${a} ${n2(p.engines[0].a)} vs ${n2(p.engines[0].b)}, ${b} ${n2(p.engines[1].a)} vs ${n2(p.engines[1].b)}.${real}`));
+        const real = p.real
+          ? ` The real rig: ${n2(p.real.a)} vs ${n2(p.real.b)}${p.realSidesWith === 'neither' ? ' (a tie)' : `, as ${p.realSidesWith} orders them`}.`
+          : ' No real results for both.';
+        list.append(
+          h(
+            'li',
+            {},
+            `${p.a} vs ${p.b}: ${a} ${n2(p.engines[0].a)} vs ${n2(p.engines[0].b)}, ${b} ${n2(p.engines[1].a)} vs ${n2(p.engines[1].b)}.${real}`,
+          ),
+        );
       }
       this.body.append(h('p', {}, 'Ordered differently by the two engines:'), list);
     }
@@ -71,6 +92,17 @@ export class CrossEnginePanel {
       );
       last = p.policy;
     }
-    this.body.append(h('table', { id: 'compare-engines-tiers' }, h('thead', {}, h('tr', {}, ...['policy', 'tier', a, b, 'real', 'layouts (engines / with real)'].map((t) => h('th', {}, t)))), this.rows));
+    this.body.append(
+      h(
+        'table',
+        { id: 'compare-engines-tiers' },
+        h(
+          'thead',
+          {},
+          h('tr', {}, ...['policy', 'tier', a, b, 'real', 'layouts (engines / with real)'].map((t) => h('th', {}, t))),
+        ),
+        this.rows,
+      ),
+    );
   }
 }

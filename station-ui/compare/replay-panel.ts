@@ -33,10 +33,20 @@ function indexAt(times: readonly number[], t: number): number {
 
 export class ReplayPanel {
   readonly root = h('div', { class: 'panel', id: 'replay' });
-  private readonly slider = h('input', { type: 'range', id: 'replay-time', min: 0, max: 1000, value: 0, 'aria-label': 'Replay time' });
+  private readonly slider = h('input', {
+    type: 'range',
+    id: 'replay-time',
+    min: 0,
+    max: 1000,
+    value: 0,
+    'aria-label': 'Replay time',
+  });
   private readonly playBtn = h('button', { class: 'btn', id: 'replay-play', type: 'button' }, 'Play');
   private readonly clock = h('span', { class: 'mono', id: 'replay-clock' }, '');
-  private readonly traces = h('canvas', { id: 'replay-traces', 'aria-label': 'Joint error, sim minus real, over the episode' });
+  private readonly traces = h('canvas', {
+    id: 'replay-traces',
+    'aria-label': 'Joint error, sim minus real, over the episode',
+  });
   private readonly summary = h('div', { class: 'small', id: 'replay-summary' });
   private view: ReplayView | null = null;
   private playing = 0;
@@ -64,19 +74,31 @@ export class ReplayPanel {
     this.view = v;
     clear(this.root);
     const duration = v.real.timesS[v.real.timesS.length - 1] ?? 0;
-    const simWords = v.sim ? `sim rollout ${v.sim.rolloutId} (${v.sim.status}${v.sim.progress === null ? '' : `, progress ${v.sim.progress.toFixed(2)}`}), translucent` : (v.simNote ?? 'no sim twin');
+    const simWords = v.sim
+      ? `sim rollout ${v.sim.rolloutId} (${v.sim.status}${v.sim.progress === null ? '' : `, progress ${v.sim.progress.toFixed(2)}`}), translucent`
+      : (v.simNote ?? 'no sim twin');
     this.root.append(
       h('h2', {}, 'Replay: real beside sim'),
-      h('p', { class: 'muted', id: 'replay-note' }, `Real rollout ${v.real.rolloutId} (${v.real.status}${v.real.progress === null ? '' : `, progress ${v.real.progress.toFixed(2)}`}), ${duration.toFixed(1)} s, solid; ${simWords}.`),
+      h(
+        'p',
+        { class: 'muted', id: 'replay-note' },
+        `Real rollout ${v.real.rolloutId} (${v.real.status}${v.real.progress === null ? '' : `, progress ${v.real.progress.toFixed(2)}`}), ${duration.toFixed(1)} s, solid; ${simWords}.`,
+      ),
       h('div', { class: 'pickrow' }, this.playBtn, this.slider, this.clock),
       this.traces,
       this.summary,
     );
     clear(this.summary);
     if (v.sim) {
-      const worst = v.rmsErrorRad.map((e, k) => ({ e, name: v.errorJointNames[k] })).filter((x) => x.e !== null && !x.name.endsWith('gripper')).sort((a, b) => b.e! - a.e!);
+      const worst = v.rmsErrorRad
+        .map((e, k) => ({ e, name: v.errorJointNames[k] }))
+        .filter((x) => x.e !== null && !x.name.endsWith('gripper'))
+        .sort((a, b) => b.e! - a.e!);
       this.summary.append(
-        `Joint error sim − real (rad; left solid, right dashed; colour = joint 1–6). RMS worst: ${worst.slice(0, 3).map((x) => `${x.name} ${x.e!.toFixed(3)}`).join(', ')}.`,
+        `Joint error sim − real (rad; left solid, right dashed; colour = joint 1–6). RMS worst: ${worst
+          .slice(0, 3)
+          .map((x) => `${x.name} ${x.e!.toFixed(3)}`)
+          .join(', ')}.`,
       );
     }
     this.scene.startReplay(v.sim !== null);
@@ -151,7 +173,10 @@ export class ReplayPanel {
     const n = v.real.timesS.length;
     const duration = v.real.timesS[n - 1] || 1;
     let max = 0.01;
-    for (const row of v.errorRad) row.forEach((e, k) => e !== null && !v.errorJointNames[k].endsWith('gripper') && (max = Math.max(max, Math.abs(e))));
+    for (const row of v.errorRad)
+      row.forEach(
+        (e, k) => e !== null && !v.errorJointNames[k].endsWith('gripper') && (max = Math.max(max, Math.abs(e))),
+      );
     const left = 3.2 * font;
     const plotW = w - left - 8;
     const x = (t: number): number => left + (t / duration) * plotW;

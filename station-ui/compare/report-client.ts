@@ -31,7 +31,11 @@ export class CompareRefusal extends ApiFailure {
   }
 }
 
-export async function fetchCompareReport(layoutSet: string, policies: readonly number[], narrowing: CompareNarrowing = {}): Promise<CompareReport> {
+export async function fetchCompareReport(
+  layoutSet: string,
+  policies: readonly number[],
+  narrowing: CompareNarrowing = {},
+): Promise<CompareReport> {
   const q = new URLSearchParams({ layoutSet });
   if (policies.length > 0) q.set('policies', policies.join(','));
   if (narrowing.simCalibration) q.set('simCalibration', narrowing.simCalibration);
@@ -40,7 +44,9 @@ export async function fetchCompareReport(layoutSet: string, policies: readonly n
   // The view says itself when the real side is the emulated cell (a rehearsal, not a result).
   q.set('rehearsals', 'include');
   const res = await fetch(`/api/compare/report?${q.toString()}`, { headers: tokenHeaders(), credentials: 'omit' });
-  const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as CompareReport | ApiError;
+  const data = (await res.json().catch(() => ({ error: `The station answered ${res.status} without a reason.` }))) as
+    | CompareReport
+    | ApiError;
   if (!res.ok) {
     const e = data as ApiError;
     throw new CompareRefusal(e.error ?? `The station answered ${res.status}.`, e.choices);

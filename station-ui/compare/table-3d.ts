@@ -133,7 +133,10 @@ export class Table3d {
       const w = this.canvas.clientWidth;
       const h = this.canvas.clientHeight;
       if (w === 0 || h === 0) return; // not on screen
-      if (this.canvas.width !== Math.round(w * devicePixelRatio) || this.canvas.height !== Math.round(h * devicePixelRatio)) {
+      if (
+        this.canvas.width !== Math.round(w * devicePixelRatio) ||
+        this.canvas.height !== Math.round(h * devicePixelRatio)
+      ) {
         r.setPixelRatio(devicePixelRatio);
         r.setSize(w, h, false);
         this.camera.aspect = w / h;

@@ -32,18 +32,22 @@ function motorRow(m: MotorStatus): HTMLTableRowElement {
     h('td', { class: 'num' }, fixed(m.torqueNm, 2)),
     tempCell(m.mosfetTempC),
     tempCell(m.rotorTempC),
-    h('td', { class: 'words' }, h('span', { class: `pill ${m.fault ? 'bad' : m.status === 'enabled' ? 'ok' : 'idle'}` }, m.status)),
+    h(
+      'td',
+      { class: 'words' },
+      h('span', { class: `pill ${m.fault ? 'bad' : m.status === 'enabled' ? 'ok' : 'idle'}` }, m.status),
+    ),
   );
 }
 
 const MOTOR_COLUMNS: readonly (readonly [string, string])[] = [
   ['motor', 'joint or gripper of this arm'],
-  ['CAN', 'the motor\'s CAN id on its bus'],
+  ['CAN', "the motor's CAN id on its bus"],
   ['model', 'Damiao motor model'],
   ['pos rad', 'position, radians'],
   ['vel rad/s', 'velocity, radians per second'],
   ['torque N·m', 'measured torque'],
-  ['driver °C', 'the motor driver\'s power stage (MOSFET) temperature'],
+  ['driver °C', "the motor driver's power stage (MOSFET) temperature"],
   ['motor °C', 'the rotor (winding) temperature'],
   ['status', 'enabled, disabled or faulted'],
 ];
@@ -60,13 +64,24 @@ function showLoop(dl: HTMLElement, l: RigLoopView | null): void {
     dl.append(h('dt', {}, '—'), h('dd', {}, 'No loop has run yet: press Hold pose.'));
     return;
   }
-  const where = l.measuredBy === 'rig thread' ? 'the rig thread (the motors do not wait for the station)' : "the station's hold loop";
+  const where =
+    l.measuredBy === 'rig thread'
+      ? 'the rig thread (the motors do not wait for the station)'
+      : "the station's hold loop";
   dl.append(
     h('dt', {}, 'rate'),
     h('dd', {}, `${fixed(l.achievedHz, 1)} Hz of ${l.rateHz} Hz — ${loopVerdict(l)}`),
     h('dt', { title: 'how late each cycle woke after its deadline' }, 'jitter'),
-    h('dd', {}, `p50 ${fixed(l.jitterP50Ms, 2)} ms, p99 ${fixed(l.jitterP99Ms, 2)} ms, max ${fixed(l.jitterMaxMs, 2)} ms`),
-    h('dt', { title: 'cycles that woke over half a period late; cycles whose work ran past the next deadline' }, 'late / overruns'),
+    h(
+      'dd',
+      {},
+      `p50 ${fixed(l.jitterP50Ms, 2)} ms, p99 ${fixed(l.jitterP99Ms, 2)} ms, max ${fixed(l.jitterMaxMs, 2)} ms`,
+    ),
+    h(
+      'dt',
+      { title: 'cycles that woke over half a period late; cycles whose work ran past the next deadline' },
+      'late / overruns',
+    ),
     h('dd', {}, `${l.lateCycles} late, ${l.overruns} overruns in ${l.cycles} cycles`),
     h('dt', { title: "times the safety supervisor held because the station's commands went stale" }, 'watchdog holds'),
     h('dd', {}, l.watchdogHolds === null ? '— (listed under Safety events)' : String(l.watchdogHolds)),
@@ -106,9 +121,27 @@ export class RigView {
         h(
           'div',
           {},
-          h('div', { class: 'panel' }, h('h2', {}, 'Controls'), h('div', { class: 'actions' }, this.holdBtn, this.dampBtn), h('h3', {}, 'State'), this.state),
+          h(
+            'div',
+            { class: 'panel' },
+            h('h2', {}, 'Controls'),
+            h('div', { class: 'actions' }, this.holdBtn, this.dampBtn),
+            h('h3', {}, 'State'),
+            this.state,
+          ),
           h('div', { class: 'panel' }, h('h2', {}, 'Faults'), this.faults),
-          h('div', { class: 'panel' }, h('h2', { title: 'what the loop that commands the motors measured about itself since the rig was last activated' }, 'Motor loop'), this.loop),
+          h(
+            'div',
+            { class: 'panel' },
+            h(
+              'h2',
+              {
+                title: 'what the loop that commands the motors measured about itself since the rig was last activated',
+              },
+              'Motor loop',
+            ),
+            this.loop,
+          ),
           h('div', { class: 'panel' }, h('h2', {}, 'Emulated cell'), this.cell),
           h('div', { class: 'panel' }, h('h2', {}, 'Safety events'), this.events),
           h('div', { class: 'panel' }, h('h2', {}, 'Calibrations'), this.calibrations),
@@ -119,11 +152,29 @@ export class RigView {
 
   showCalibrations(c: CalibrationsView): void {
     clear(this.calibrations);
-    const id = (sha: string | null, version: number | null): string => [version !== null ? `v${version}` : '', sha ? `${sha.slice(0, 12)}…` : ''].filter(Boolean).join(' · ');
+    const id = (sha: string | null, version: number | null): string =>
+      [version !== null ? `v${version}` : '', sha ? `${sha.slice(0, 12)}…` : ''].filter(Boolean).join(' · ');
     const inUse = h('dl', { class: 'kv' });
-    for (const u of c.inUse) inUse.append(h('dt', {}, u.what), h('dd', { title: u.sha256 ?? '' }, `${u.name}${id(u.sha256, u.version) ? ` (${id(u.sha256, u.version)})` : ''}`, h('div', { class: 'muted' }, u.note)));
+    for (const u of c.inUse)
+      inUse.append(
+        h('dt', {}, u.what),
+        h(
+          'dd',
+          { title: u.sha256 ?? '' },
+          `${u.name}${id(u.sha256, u.version) ? ` (${id(u.sha256, u.version)})` : ''}`,
+          h('div', { class: 'muted' }, u.note),
+        ),
+      );
     const stored = h('dl', { class: 'kv' });
-    for (const k of c.stored) stored.append(h('dt', {}, k.kind), h('dd', { title: k.newest.sha256 }, `${k.count} stored; newest ${id(k.newest.sha256, k.newest.version)}, ${stamp(k.newest.createdAt)}`));
+    for (const k of c.stored)
+      stored.append(
+        h('dt', {}, k.kind),
+        h(
+          'dd',
+          { title: k.newest.sha256 },
+          `${k.count} stored; newest ${id(k.newest.sha256, k.newest.version)}, ${stamp(k.newest.createdAt)}`,
+        ),
+      );
     if (c.stored.length === 0) stored.append(h('dt', {}, '—'), h('dd', {}, 'None stored yet.'));
     this.calibrations.append(h('h3', {}, 'In use'), inUse, h('h3', {}, 'In the store'), stored);
   }
@@ -141,7 +192,8 @@ export class RigView {
       }
       this.motors.append(motorRow(m));
     }
-    if (rig.motors.length === 0) this.motors.append(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'This rig reports no per-motor state.')));
+    if (rig.motors.length === 0)
+      this.motors.append(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'This rig reports no per-motor state.')));
 
     clear(this.faults);
     if (rig.faults.length === 0) this.faults.append(h('li', { class: 'none' }, 'No faults.'));
@@ -149,7 +201,14 @@ export class RigView {
     if (rig.note) this.faults.append(h('li', {}, rig.note));
 
     clear(this.state);
-    this.state.append(h('dt', {}, 'mode'), h('dd', {}, modeWords(rig).words), h('dt', {}, 'doing'), h('dd', {}, useWords(rig) || '—'), h('dt', {}, 'rig'), h('dd', { title: `rig config type: ${rig.type}` }, rigWords(rig.type)));
+    this.state.append(
+      h('dt', {}, 'mode'),
+      h('dd', {}, modeWords(rig).words),
+      h('dt', {}, 'doing'),
+      h('dd', {}, useWords(rig) || '—'),
+      h('dt', {}, 'rig'),
+      h('dd', { title: `rig config type: ${rig.type}` }, rigWords(rig.type)),
+    );
 
     showLoop(this.loop, rig.loop);
 
@@ -161,14 +220,22 @@ export class RigView {
         h('dt', {}, 'table'),
         h('dd', {}, `${c.task}, tier ${c.tier}, ${c.objects} objects`),
         h('dt', { title: 'how much faster than real time the emulated world could run on this machine' }, 'keeping up'),
-        h('dd', {}, c.marginX === null ? 'not measured yet' : `${c.marginX >= 1.5 ? 'yes' : c.marginX >= 1 ? 'only just' : 'no — the machine is too busy'} (${c.marginX.toFixed(1)}× real time; the world uses ${(c.busyFraction * 100).toFixed(0)}% of a core)`),
+        h(
+          'dd',
+          {},
+          c.marginX === null
+            ? 'not measured yet'
+            : `${c.marginX >= 1.5 ? 'yes' : c.marginX >= 1 ? 'only just' : 'no — the machine is too busy'} (${c.marginX.toFixed(1)}× real time; the world uses ${(c.busyFraction * 100).toFixed(0)}% of a core)`,
+        ),
         h('dt', {}, 'worst lag'),
         h('dd', {}, `${c.maxLagMs.toFixed(0)} ms${c.behindEvents ? `, fell behind ${c.behindEvents}×` : ''}`),
       );
     }
 
     clear(this.events);
-    if (rig.recentEvents.length === 0) this.events.append(h('li', { class: 'none' }, 'None since the station started.'));
-    for (const e of [...rig.recentEvents].reverse()) this.events.append(h('li', {}, `${stamp(e.at).slice(11)} — ${e.message}`));
+    if (rig.recentEvents.length === 0)
+      this.events.append(h('li', { class: 'none' }, 'None since the station started.'));
+    for (const e of [...rig.recentEvents].reverse())
+      this.events.append(h('li', {}, `${stamp(e.at).slice(11)} — ${e.message}`));
   }
 }

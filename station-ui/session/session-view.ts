@@ -5,7 +5,16 @@
  * station's session engine asks; this view only shows its prompt and sends the answer. An answer
  * the engine refuses (an impossible count) comes back as its one sentence and nothing is stored.
  */
-import { PROJECTOR_PAGE_PATH, type ProjectorState, type LayoutSetSummary, type ScoringForm, SessionAnswer, SessionSummary, type SessionView as SessionState, type StationInfo } from '../../src/server/api-types.js';
+import {
+  PROJECTOR_PAGE_PATH,
+  type ProjectorState,
+  type LayoutSetSummary,
+  type ScoringForm,
+  SessionAnswer,
+  SessionSummary,
+  type SessionView as SessionState,
+  type StationInfo,
+} from '../../src/server/api-types.js';
 import { api } from '../api.js';
 import { loadApiImage, stationLink } from '../token.js';
 import { agoEl, clear, h, stamp } from '../dom.js';
@@ -34,22 +43,49 @@ export class SessionView {
   private readonly planPanel = h('div', { class: 'panel', id: 'session-plan' });
   private readonly card = h('div', { class: 'panel session-card', id: 'session-card' });
   private readonly setSelect = h('select', { id: 'session-layout-set' });
-  private readonly policiesInput = h('input', { id: 'session-policies', autocomplete: 'off', value: 'code:hold,code:bottles-in-the-bin', placeholder: 'onnx:model-a.onnx, ws://policy-server:8000' });
+  private readonly policiesInput = h('input', {
+    id: 'session-policies',
+    autocomplete: 'off',
+    value: 'code:hold,code:bottles-in-the-bin',
+    placeholder: 'onnx:model-a.onnx, ws://policy-server:8000',
+  });
   private readonly perLayoutInput = h('input', { id: 'session-per-layout', type: 'number', min: 1, value: 1 });
   private readonly blindInput = h('input', { id: 'session-blind', type: 'checkbox', checked: true });
   private readonly minutesInput = h('input', { id: 'session-minutes', type: 'number', min: 1, value: 75 });
   private readonly secondsInput = h('input', { id: 'session-seconds', type: 'number', min: 0.1, step: 0.1 });
   private readonly seedInput = h('input', { id: 'session-seed', type: 'number', min: 0, placeholder: 'new at random' });
-  private readonly operatorInput = h('input', { id: 'session-operator', autocomplete: 'off', placeholder: 'your name (stored with each score)' });
+  private readonly operatorInput = h('input', {
+    id: 'session-operator',
+    autocomplete: 'off',
+    placeholder: 'your name (stored with each score)',
+  });
   private readonly preregisterInput = h('input', { id: 'session-preregister', type: 'checkbox' });
-  private readonly alphaInput = h('input', { id: 'session-alpha', type: 'number', min: 0.01, max: 0.49, step: 0.01, value: 0.05, 'aria-label': 'α (error rate)' });
+  private readonly alphaInput = h('input', {
+    id: 'session-alpha',
+    type: 'number',
+    min: 0.01,
+    max: 0.49,
+    step: 0.01,
+    value: 0.05,
+    'aria-label': 'α (error rate)',
+  });
   private readonly stopEarlyInput = h('input', { id: 'session-stop-early', type: 'checkbox' });
   private readonly sessionsList = h('div', { id: 'session-list' });
-  private readonly sessionsPanel = h('div', { class: 'panel', id: 'session-store' }, h('h2', {}, 'Sessions in the store'), this.sessionsList);
+  private readonly sessionsPanel = h(
+    'div',
+    { class: 'panel', id: 'session-store' },
+    h('h2', {}, 'Sessions in the store'),
+    this.sessionsList,
+  );
   private readonly sideLive = h('div');
   private readonly resultsPanel = h('div', { class: 'panel', id: 'session-results', hidden: true });
   /** The pre-registered A/B analysis after every scored pair (sessions planned with one). */
-  private readonly analysisPanel = h('div', { class: 'panel', id: 'session-analysis', hidden: true, 'aria-live': 'polite' });
+  private readonly analysisPanel = h('div', {
+    class: 'panel',
+    id: 'session-analysis',
+    hidden: true,
+    'aria-live': 'polite',
+  });
   /** Sessions a crash left open (not stopped for now): flagged above everything, with resume and end. */
   private readonly interruptedPanel = h('div', { id: 'session-interrupted' });
   private readonly side = h('div', { id: 'session-side' }, this.sideLive, this.sessionsPanel);
@@ -75,14 +111,25 @@ export class SessionView {
     root: HTMLElement,
     private readonly hooks: SessionViewHooks,
   ) {
-    root.append(h('div', { class: 'grid session-grid' }, h('div', {}, this.interruptedPanel, this.card, this.analysisPanel, this.resultsPanel, this.planPanel), this.side));
+    root.append(
+      h(
+        'div',
+        { class: 'grid session-grid' },
+        h('div', {}, this.interruptedPanel, this.card, this.analysisPanel, this.resultsPanel, this.planPanel),
+        this.side,
+      ),
+    );
     this.buildPlanForm();
     this.show(null);
   }
 
   /** The policies field starts with code policies only where they can run (the emulated cell): elsewhere it starts empty. */
   setInfo(info: StationInfo): void {
-    if (!info.policySpecs.some((x) => x.startsWith('code:')) && this.policiesInput.value === this.policiesInput.defaultValue) this.policiesInput.value = '';
+    if (
+      !info.policySpecs.some((x) => x.startsWith('code:')) &&
+      this.policiesInput.value === this.policiesInput.defaultValue
+    )
+      this.policiesInput.value = '';
   }
 
   async reload(): Promise<void> {
@@ -90,10 +137,19 @@ export class SessionView {
     this.sets = sets;
     const keep = this.setSelect.value;
     clear(this.setSelect);
-    for (const s of sets) this.setSelect.append(h('option', { value: s.sha256 }, `${s.task} v${s.version} · ${s.layoutCount} layouts · ${s.sha256.slice(0, 10)}`));
-    if (sets.length === 0) this.setSelect.append(h('option', { value: '' }, 'No layout sets yet: sample one on Rollouts'));
+    for (const s of sets)
+      this.setSelect.append(
+        h(
+          'option',
+          { value: s.sha256 },
+          `${s.task} v${s.version} · ${s.layoutCount} layouts · ${s.sha256.slice(0, 10)}`,
+        ),
+      );
+    if (sets.length === 0)
+      this.setSelect.append(h('option', { value: '' }, 'No layout sets yet: sample one on Rollouts'));
     if (keep && sets.some((s) => s.sha256 === keep)) this.setSelect.value = keep;
-    if (!this.secondsInput.value) this.secondsInput.value = String(sets.find((s) => s.sha256 === this.setSelect.value)?.episodeSeconds ?? '');
+    if (!this.secondsInput.value)
+      this.secondsInput.value = String(sets.find((s) => s.sha256 === this.setSelect.value)?.episodeSeconds ?? '');
     this.showSessions(sessions);
   }
 
@@ -114,9 +170,16 @@ export class SessionView {
     const samePrompt = s?.prompt?.id !== undefined && s.prompt.id === this.drawnPrompt;
     if (!(typing && samePrompt)) this.drawCard();
     this.drawSide();
-    if (s && (this.resultsOf?.id !== s.id || this.resultsOf.scored !== s.progress.scored || (s.phase === 'ended' && this.drawnPhase !== 'ended'))) this.showResults(s.id, s.progress.scored);
+    if (
+      s &&
+      (this.resultsOf?.id !== s.id ||
+        this.resultsOf.scored !== s.progress.scored ||
+        (s.phase === 'ended' && this.drawnPhase !== 'ended'))
+    )
+      this.showResults(s.id, s.progress.scored);
     // The running rollout's bar moves with the wall clock; nothing else redraws on a timer.
-    if (s && (s.phase === 'ended' || s.phase === 'stopped') && this.drawnPhase !== s.phase) void this.reload().catch(() => {});
+    if (s && (s.phase === 'ended' || s.phase === 'stopped') && this.drawnPhase !== s.phase)
+      void this.reload().catch(() => {});
     this.drawnPhase = s?.phase;
     clearInterval(this.tick);
     if (s?.phase === 'running') this.tick = setInterval(() => this.drawCard(), 500);
@@ -182,9 +245,12 @@ export class SessionView {
     this.send(scoreAnswer(f, this.draft));
   }
 
-
   private buildPlanForm(): void {
-    const start = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'session-start' }, 'Start the session');
+    const start = h(
+      'button',
+      { class: 'btn primary big-btn', type: 'submit', id: 'session-start' },
+      'Start the session',
+    );
     const form = h(
       'form',
       { class: 'run', id: 'session-form' },
@@ -196,7 +262,12 @@ export class SessionView {
       h('label', { for: 'session-per-layout' }, 'Per layout'),
       this.perLayoutInput,
       h('label', { for: 'session-blind' }, 'Blind'),
-      h('div', { class: 'check' }, this.blindInput, h('span', { class: 'muted' }, 'show "policy A", "policy B" — never the specs — until the session ends')),
+      h(
+        'div',
+        { class: 'check' },
+        this.blindInput,
+        h('span', { class: 'muted' }, 'show "policy A", "policy B" — never the specs — until the session ends'),
+      ),
       h('label', { for: 'session-minutes' }, 'Minutes'),
       this.minutesInput,
       h('label', { for: 'session-seconds' }, 'Episode s'),
@@ -206,10 +277,25 @@ export class SessionView {
       h('label', { for: 'session-operator' }, 'Operator'),
       this.operatorInput,
       h('label', { for: 'session-preregister' }, 'A/B analysis'),
-      h('div', { class: 'check' }, this.preregisterInput, h('span', { class: 'muted' }, 'pre-register it: task progress at α'), this.alphaInput),
-      h('div', { class: 'hint' }, 'two policies; fixed before the first rollout, then after every pair this page says whether you may stop'),
+      h(
+        'div',
+        { class: 'check' },
+        this.preregisterInput,
+        h('span', { class: 'muted' }, 'pre-register it: task progress at α'),
+        this.alphaInput,
+      ),
+      h(
+        'div',
+        { class: 'hint' },
+        'two policies; fixed before the first rollout, then after every pair this page says whether you may stop',
+      ),
       h('label', { for: 'session-stop-early' }, 'Stop early'),
-      h('div', { class: 'check' }, this.stopEarlyInput, h('span', { class: 'muted' }, 'end the session by itself once the pre-registered rule holds')),
+      h(
+        'div',
+        { class: 'check' },
+        this.stopEarlyInput,
+        h('span', { class: 'muted' }, 'end the session by itself once the pre-registered rule holds'),
+      ),
       h('span'),
       h('div', { class: 'actions' }, start),
     );
@@ -224,7 +310,10 @@ export class SessionView {
         .startSession({
           requestId: crypto.randomUUID(),
           layoutSet: this.setSelect.value,
-          policies: this.policiesInput.value.split(',').map((x) => x.trim()).filter((x) => x !== ''),
+          policies: this.policiesInput.value
+            .split(',')
+            .map((x) => x.trim())
+            .filter((x) => x !== ''),
           perLayout: Number(this.perLayoutInput.value),
           blind: this.blindInput.checked,
           minutes: Number(this.minutesInput.value),
@@ -233,7 +322,9 @@ export class SessionView {
           ...(this.seedInput.value.trim() !== '' ? { seed: Number(this.seedInput.value) } : {}),
           ...(this.operatorInput.value.trim() ? { operator: this.operatorInput.value.trim() } : {}),
           // Stopping early needs the analysis it stops by: ticking it pre-registers one.
-          ...(this.preregisterInput.checked || this.stopEarlyInput.checked ? { analysis: { alpha: Number(this.alphaInput.value) } } : {}),
+          ...(this.preregisterInput.checked || this.stopEarlyInput.checked
+            ? { analysis: { alpha: Number(this.alphaInput.value) } }
+            : {}),
           ...(this.stopEarlyInput.checked ? { stopEarly: true } : {}),
         })
         .then(
@@ -250,7 +341,11 @@ export class SessionView {
 
   /** A Resume button for session `id`: one request id per button, so a double click resumes once. */
   private resumeButton(id: number, words: string, primary = false): HTMLButtonElement {
-    const resume = h('button', { class: primary ? 'btn primary big-btn' : 'btn', type: 'button', 'data-action': 'resume' }, words);
+    const resume = h(
+      'button',
+      { class: primary ? 'btn primary big-btn' : 'btn', type: 'button', 'data-action': 'resume' },
+      words,
+    );
     const requestId = crypto.randomUUID();
     resume.onclick = () => {
       if (resume.disabled) return;
@@ -280,7 +375,11 @@ export class SessionView {
         'div',
         { class: 'panel interrupted', 'data-session': s.id, role: 'alert' },
         h('div', { class: 'big' }, `Session ${s.id} was interrupted`),
-        h('p', {}, `The station stopped without closing it (a crash, a kill or a power cut); its last step was journalled at ${stamp(s.interrupted!.at)}. ${s.interrupted!.words} Every score stored before is kept (${s.scored} of ${s.rollouts}).`),
+        h(
+          'p',
+          {},
+          `The station stopped without closing it (a crash, a kill or a power cut); its last step was journalled at ${stamp(s.interrupted!.at)}. ${s.interrupted!.words} Every score stored before is kept (${s.scored} of ${s.rollouts}).`,
+        ),
         h('p', { class: 'muted' }, `${s.task} · ${s.labels.join(' vs ')}${s.blind ? ' (blind)' : ''}`),
       );
       const end = h('button', { class: 'btn', type: 'button', 'data-action': 'end' }, 'End it…');
@@ -296,7 +395,12 @@ export class SessionView {
     clear(this.sessionsList);
     if (list.length === 0) this.sessionsList.append(h('p', { class: 'muted' }, 'None yet.'));
     for (const s of list.slice(0, 8)) {
-      const row = h('div', { class: 'session-row', 'data-session': s.id }, h('span', { class: 'num' }, `#${s.id}`), h('span', {}, `${s.task} · ${s.labels.join(' vs ')} · ${s.done}/${s.rollouts} done · `, agoEl(s.startedAt)));
+      const row = h(
+        'div',
+        { class: 'session-row', 'data-session': s.id },
+        h('span', { class: 'num' }, `#${s.id}`),
+        h('span', {}, `${s.task} · ${s.labels.join(' vs ')} · ${s.done}/${s.rollouts} done · `, agoEl(s.startedAt)),
+      );
       if (s.endedAt === null) {
         if (s.interrupted) row.append(h('span', { class: 'pill bad', title: s.interrupted.words }, 'interrupted'));
         const resume = this.resumeButton(s.id, 'Resume');
@@ -332,7 +436,12 @@ export class SessionView {
   /** Asks for the reason in the row itself (no modal: nothing may block an e-stop), then ends the session. */
   private askEnd(row: HTMLElement, id: number): void {
     if (row.querySelector('.end-reason')) return;
-    const reason = h('input', { class: 'end-reason', autocomplete: 'off', placeholder: 'why end it here? (journalled)', 'aria-label': `Why end session ${id}` });
+    const reason = h('input', {
+      class: 'end-reason',
+      autocomplete: 'off',
+      placeholder: 'why end it here? (journalled)',
+      'aria-label': `Why end session ${id}`,
+    });
     const confirm = h('button', { class: 'btn', type: 'button', 'data-action': 'confirm-end' }, 'End session');
     const send = (): void => {
       api.endSession(id, reason.value).then(
@@ -367,28 +476,59 @@ export class SessionView {
       h(
         'div',
         { class: 'card-head' },
-        h('div', { class: 'card-title', id: 'session-title' }, st ? `Rollout ${st.slot + 1} of ${st.total}` : s.phase === 'ended' ? `Session ${s.id} ended` : `Session ${s.id}`),
-        st ? h('div', { class: 'label-pill', id: 'session-label', title: s.blind ? 'Blind session: which policy this is stays hidden until the session ends' : '' }, st.label) : null,
-        st ? h('div', { class: 'muted' }, `layout ${st.layoutIndex}${st.tier >= 0 ? ` · tier ${st.tier}` : ''}${st.attempt > 0 ? ` · redo ${st.attempt}` : ''}`) : null,
+        h(
+          'div',
+          { class: 'card-title', id: 'session-title' },
+          st
+            ? `Rollout ${st.slot + 1} of ${st.total}`
+            : s.phase === 'ended'
+              ? `Session ${s.id} ended`
+              : `Session ${s.id}`,
+        ),
+        st
+          ? h(
+              'div',
+              {
+                class: 'label-pill',
+                id: 'session-label',
+                title: s.blind ? 'Blind session: which policy this is stays hidden until the session ends' : '',
+              },
+              st.label,
+            )
+          : null,
+        st
+          ? h(
+              'div',
+              { class: 'muted' },
+              `layout ${st.layoutIndex}${st.tier >= 0 ? ` · tier ${st.tier}` : ''}${st.attempt > 0 ? ` · redo ${st.attempt}` : ''}`,
+            )
+          : null,
       ),
     );
     // The state machine's steps, the current one marked in words and weight (not colour alone).
     const over = s.phase === 'ended' || s.phase === 'stopped';
-    if (!over) this.card.append(
-      h(
-        'ol',
-        { class: 'steps', id: 'session-steps' },
-        ...STEPS.map((x) => {
-          const here = x.phase.includes(s.phase);
-          return h('li', { class: here ? 'here' : '', 'aria-current': here ? 'step' : undefined }, here ? `▶ ${x.words}` : x.words);
-        }),
-      ),
-    );
+    if (!over)
+      this.card.append(
+        h(
+          'ol',
+          { class: 'steps', id: 'session-steps' },
+          ...STEPS.map((x) => {
+            const here = x.phase.includes(s.phase);
+            return h(
+              'li',
+              { class: here ? 'here' : '', 'aria-current': here ? 'step' : undefined },
+              here ? `▶ ${x.words}` : x.words,
+            );
+          }),
+        ),
+      );
     const body = h('div', { class: `card-body${over ? ' no-image' : ''}` });
     if (st && !over) {
       const img = h('img', { class: 'top-view', id: 'session-top-view', alt: `Layout ${st.layoutIndex} from above` });
       // Fetched with the token (an <img src> cannot send it); a failed load leaves the alt text.
-      loadApiImage(img, `/api/layout-sets/${s.layoutSetSha256}/layouts/${st.layoutIndex}/top-view.svg`, true).catch(() => {});
+      loadApiImage(img, `/api/layout-sets/${s.layoutSetSha256}/layouts/${st.layoutIndex}/top-view.svg`, true).catch(
+        () => {},
+      );
       body.append(img);
     }
     body.append(this.stepPanel(s));
@@ -398,7 +538,13 @@ export class SessionView {
   private stepPanel(s: SessionState): HTMLElement {
     const box = h('div', { class: 'step-panel', id: 'session-step' });
     const p = s.prompt;
-    const big = (id: string, text: string, key: string, answer: SessionAnswer | (() => void), cls = 'primary'): HTMLElement => {
+    const big = (
+      id: string,
+      text: string,
+      key: string,
+      answer: SessionAnswer | (() => void),
+      cls = 'primary',
+    ): HTMLElement => {
       const b = h('button', { class: `btn ${cls} big-btn`, id, type: 'button' }, text, h('kbd', {}, key));
       b.onclick = () => (typeof answer === 'function' ? answer() : this.send(answer));
       return b;
@@ -406,11 +552,23 @@ export class SessionView {
     box.append(h('div', { class: 'refusal', id: 'session-refusal', role: 'alert' }, this.refusal));
     if (s.phase === 'ended') {
       box.append(
-        h('p', { class: 'lead' }, `${s.progress.scored} of ${s.progress.total} rollouts scored. The results${s.blind ? ' and the blind key' : ''} are below.`),
-        h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, `For analysis outside the station, export it in a terminal: tandem session export ${s.id} --json`)),
+        h(
+          'p',
+          { class: 'lead' },
+          `${s.progress.scored} of ${s.progress.total} rollouts scored. The results${s.blind ? ' and the blind key' : ''} are below.`,
+        ),
+        h(
+          'details',
+          { class: 'tech' },
+          h('summary', {}, 'details'),
+          h('p', {}, `For analysis outside the station, export it in a terminal: tandem session export ${s.id} --json`),
+        ),
       );
     } else if (s.phase === 'stopped') {
-      box.append(h('div', { class: 'big' }, 'Stopped for now'), h('p', {}, `${s.stoppedBecause ?? ''}. Every score is kept; resume it from the list below.`));
+      box.append(
+        h('div', { class: 'big' }, 'Stopped for now'),
+        h('p', {}, `${s.stoppedBecause ?? ''}. Every score is kept; resume it from the list below.`),
+      );
     } else if (s.phase === 'running' && s.running) {
       const t = (Date.now() - Date.parse(s.running.startedAt)) / 1000;
       const pct = Math.min(100, (100 * t) / s.running.seconds);
@@ -418,13 +576,24 @@ export class SessionView {
       bar.style.width = `${pct.toFixed(1)}%`;
       box.append(
         h('div', { class: 'big' }, `${s.running.label} is running`),
-        h('p', { class: 'muted' }, this.projector?.configured ? 'Hands off the table. The projector is black.' : 'Hands off the table.'),
+        h(
+          'p',
+          { class: 'muted' },
+          this.projector?.configured ? 'Hands off the table. The projector is black.' : 'Hands off the table.',
+        ),
         h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(pct) }, bar),
         h('div', {}, `${Math.min(t, s.running.seconds).toFixed(0)} of ${s.running.seconds} s`),
-        h('div', { class: 'actions' }, big('session-abort', 'Abort rollout', 'S', () => this.hooks.stop(), 'stop')),
+        h(
+          'div',
+          { class: 'actions' },
+          big('session-abort', 'Abort rollout', 'S', () => this.hooks.stop(), 'stop'),
+        ),
       );
     } else if (!p) {
-      box.append(h('div', { class: 'big muted' }, 'One moment…'), h('p', { class: 'muted' }, 'The station is storing the last step.'));
+      box.append(
+        h('div', { class: 'big muted' }, 'One moment…'),
+        h('p', { class: 'muted' }, 'The station is storing the last step.'),
+      );
     } else if (p.kind === 'place') {
       const objects = s.step?.objects ?? [];
       // The placement check refused the last placement: the object to move is named and marked, with what was measured.
@@ -432,41 +601,99 @@ export class SessionView {
       const measured = (id: string): string => {
         const m = refused?.objects.find((x) => x.id === id);
         if (!m) return '';
-        return m.errorMm === null ? ' — not seen on its outline' : ` — ${m.errorMm.toFixed(1)} mm${m.errorDeg !== undefined ? `, ${m.errorDeg.toFixed(1)}°` : ''} off`;
+        return m.errorMm === null
+          ? ' — not seen on its outline'
+          : ` — ${m.errorMm.toFixed(1)} mm${m.errorDeg !== undefined ? `, ${m.errorDeg.toFixed(1)}°` : ''} off`;
       };
       box.append(
         h('div', { class: 'big' }, refused ? 'Place it again' : 'Place the objects'),
-        ...(refused ? [h('div', { class: 'reason bad', id: 'session-placement', role: 'alert' }, h('div', { class: 'reason-head' }, 'Not started — the placement check:'), h('div', {}, refused.sentence))] : []),
+        ...(refused
+          ? [
+              h(
+                'div',
+                { class: 'reason bad', id: 'session-placement', role: 'alert' },
+                h('div', { class: 'reason-head' }, 'Not started — the placement check:'),
+                h('div', {}, refused.sentence),
+              ),
+            ]
+          : []),
         h(
           'ul',
           { class: 'objects' },
-          ...objects.map((o) => h('li', refused?.object === o.id ? { class: 'misplaced' } : {}, `${o.id}`, h('span', { class: 'muted' }, ` ${o.posture}`), refused ? h('span', { class: refused.object === o.id ? 'bad' : 'muted' }, measured(o.id)) : '')),
+          ...objects.map((o) =>
+            h(
+              'li',
+              refused?.object === o.id ? { class: 'misplaced' } : {},
+              `${o.id}`,
+              h('span', { class: 'muted' }, ` ${o.posture}`),
+              refused ? h('span', { class: refused.object === o.id ? 'bad' : 'muted' }, measured(o.id)) : '',
+            ),
+          ),
         ),
-        h('div', { class: 'actions' }, big('session-confirm', 'Placed — start the policy', 'Enter', { action: 'confirm' })),
-        h('div', { class: 'actions secondary' }, big('session-pause', 'Pause', 'P', { action: 'pause' }, ''), big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, '')),
+        h(
+          'div',
+          { class: 'actions' },
+          big('session-confirm', 'Placed — start the policy', 'Enter', { action: 'confirm' }),
+        ),
+        h(
+          'div',
+          { class: 'actions secondary' },
+          big('session-pause', 'Pause', 'P', { action: 'pause' }, ''),
+          big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, ''),
+        ),
       );
-    } else if (p.kind === 'score') box.append(scoreForm(s, p, this.draft, { save: (f) => this.saveScore(f), key: (k) => this.key(k), send: (a) => this.send(a), redraw: () => this.drawCard() }));
+    } else if (p.kind === 'score')
+      box.append(
+        scoreForm(s, p, this.draft, {
+          save: (f) => this.saveScore(f),
+          key: (k) => this.key(k),
+          send: (a) => this.send(a),
+          redraw: () => this.drawCard(),
+        }),
+      );
     else if (p.kind === 'reset') {
-      box.append(h('div', { class: 'big' }, 'Clear the table'), h('p', {}, 'Take every object off the table for the next layout.'), h('div', { class: 'actions' }, big('session-reset-done', 'Table is clear', 'Enter', { action: 'done' })));
+      box.append(
+        h('div', { class: 'big' }, 'Clear the table'),
+        h('p', {}, 'Take every object off the table for the next layout.'),
+        h('div', { class: 'actions' }, big('session-reset-done', 'Table is clear', 'Enter', { action: 'done' })),
+      );
     } else if (p.kind === 'offer-redo') {
       box.append(
         h('div', { class: 'big' }, 'This rollout has no score'),
         noScoreReason(p.why),
-        h('div', { class: 'actions' }, big('session-redo-yes', 'Redo it', 'Enter', { action: 'redo' }), big('session-redo-close', 'Close it unscored', 'N', { action: 'close' }, '')),
+        h(
+          'div',
+          { class: 'actions' },
+          big('session-redo-yes', 'Redo it', 'Enter', { action: 'redo' }),
+          big('session-redo-close', 'Close it unscored', 'N', { action: 'close' }, ''),
+        ),
       );
     } else if (p.kind === 'paused') {
       box.append(
         h('div', { class: 'big' }, s.safety.estopped ? 'E-stopped — paused' : 'Paused'),
-        h('p', {}, s.safety.estopped ? 'The E-stop stopped the arms. Check the cell — and release the E-stop button if one was pressed — before you carry on.' : 'Nothing moves while paused.'),
-        h('div', { class: 'actions' }, big('session-carry-on', 'Carry on', 'Enter', { action: 'carry-on' }), big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, '')),
+        h(
+          'p',
+          {},
+          s.safety.estopped
+            ? 'The E-stop stopped the arms. Check the cell — and release the E-stop button if one was pressed — before you carry on.'
+            : 'Nothing moves while paused.',
+        ),
+        h(
+          'div',
+          { class: 'actions' },
+          big('session-carry-on', 'Carry on', 'Enter', { action: 'carry-on' }),
+          big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, ''),
+        ),
       );
     } else if (p.kind === 'break') {
-      box.append(h('div', { class: 'big' }, 'Time for a break'), h('p', {}, 'Step away for a few minutes; the session waits.'), h('div', { class: 'actions' }, big('session-carry-on', "I'm back", 'Enter', { action: 'carry-on' })));
+      box.append(
+        h('div', { class: 'big' }, 'Time for a break'),
+        h('p', {}, 'Step away for a few minutes; the session waits.'),
+        h('div', { class: 'actions' }, big('session-carry-on', "I'm back", 'Enter', { action: 'carry-on' })),
+      );
     }
     return box;
   }
-
-
 
   private projectorPanel(): HTMLElement {
     const p = this.projector;
@@ -480,16 +707,38 @@ export class SessionView {
     if (!p.configured) {
       // What to do about it is a terminal's job: a plain sentence first, the commands behind "details".
       panel.append(
-        h('p', { id: 'session-projector-now' }, 'No projector is set up: place each layout from its picture on the card.'),
+        h(
+          'p',
+          { id: 'session-projector-now' },
+          'No projector is set up: place each layout from its picture on the card.',
+        ),
         h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, p.description)),
       );
       return panel;
     }
-    const now = p.showing === 'layout' ? `Showing layout ${p.layoutIndex ?? '?'}'s footprints on the table.` : p.showing === 'black' ? 'Black: the arms may move.' : 'Nothing shown yet (black).';
+    const now =
+      p.showing === 'layout'
+        ? `Showing layout ${p.layoutIndex ?? '?'}'s footprints on the table.`
+        : p.showing === 'black'
+          ? 'Black: the arms may move.'
+          : 'Nothing shown yet (black).';
     panel.append(
       h('p', { id: 'session-projector-now' }, now),
       ...(p.problem ? [h('ul', { class: 'faults' }, h('li', {}, p.problem))] : []),
-      ...(!shell ? [h('p', {}, h('a', { href: stationLink(PROJECTOR_PAGE_PATH), target: '_blank', rel: 'noopener', id: 'open-projector' }, 'Open the projector page'), ' on the projector’s display, full screen (F11).')] : []),
+      ...(!shell
+        ? [
+            h(
+              'p',
+              {},
+              h(
+                'a',
+                { href: stationLink(PROJECTOR_PAGE_PATH), target: '_blank', rel: 'noopener', id: 'open-projector' },
+                'Open the projector page',
+              ),
+              ' on the projector’s display, full screen (F11).',
+            ),
+          ]
+        : []),
       h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, p.description)),
     );
     return panel;
@@ -522,7 +771,11 @@ export class SessionView {
           h('dt', {}, 'left'),
           h('dd', { id: 'session-eta' }, `about ${min(pr.etaS)}`),
           h('dt', {}, 'break'),
-          h('dd', { id: 'session-break' }, pr.breakInS === null ? '—' : pr.breakInS <= 0 ? 'due after this rollout' : `in ${min(pr.breakInS)}`),
+          h(
+            'dd',
+            { id: 'session-break' },
+            pr.breakInS === null ? '—' : pr.breakInS <= 0 ? 'due after this rollout' : `in ${min(pr.breakInS)}`,
+          ),
           h('dt', {}, 'policies'),
           h('dd', {}, `${s.labels.join(', ')}${s.blind ? ' (blind)' : ''}`),
         ),
@@ -534,12 +787,27 @@ export class SessionView {
         h(
           'ul',
           { class: 'faults' },
-          h('li', { class: s.safety.estopped ? '' : 'none' }, s.safety.estopped ? 'E-STOP pressed: the rollout was stopped; check the cell.' : 'E-stop: not pressed (Esc or the right pedal)'),
-          h('li', { class: s.safety.interlocks.startsWith('OPEN') ? '' : 'none', id: 'session-interlocks' }, `Interlocks: ${s.safety.interlocks}`),
+          h(
+            'li',
+            { class: s.safety.estopped ? '' : 'none' },
+            s.safety.estopped
+              ? 'E-STOP pressed: the rollout was stopped; check the cell.'
+              : 'E-stop: not pressed (Esc or the right pedal)',
+          ),
+          h(
+            'li',
+            { class: s.safety.interlocks.startsWith('OPEN') ? '' : 'none', id: 'session-interlocks' },
+            `Interlocks: ${s.safety.interlocks}`,
+          ),
         ),
       ),
       this.projectorPanel(),
-      h('div', { class: 'panel', id: 'session-lines' }, h('h2', {}, 'Log'), h('ul', { class: 'lines' }, ...s.lines.slice(-6).map((l) => h('li', {}, l)))),
+      h(
+        'div',
+        { class: 'panel', id: 'session-lines' },
+        h('h2', {}, 'Log'),
+        h('ul', { class: 'lines' }, ...s.lines.slice(-6).map((l) => h('li', {}, l))),
+      ),
     );
   }
 }

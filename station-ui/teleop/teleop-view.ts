@@ -5,7 +5,15 @@
  * the same buttons as its keys — next, discard and re-record, sync, stop — see every take with its
  * cameras' dropped frames, and carry a stopped session on (`--resume`) from the page.
  */
-import type { LayoutSetSummary, RigStatus, StationInfo, TeleopControlName, TeleopLeaderName, TeleopResumable, TeleopView as TeleopState } from '../../src/server/api-types.js';
+import type {
+  LayoutSetSummary,
+  RigStatus,
+  StationInfo,
+  TeleopControlName,
+  TeleopLeaderName,
+  TeleopResumable,
+  TeleopView as TeleopState,
+} from '../../src/server/api-types.js';
 import { TASK_IDS } from '../../src/tasks/types.js';
 import { api } from '../api.js';
 import { clear, h } from '../dom.js';
@@ -22,17 +30,41 @@ export class TeleopView {
   private readonly live = h('div', { class: 'panel teleop-live', id: 'teleop-live' });
   private readonly arms = h('div', { class: 'panel', id: 'teleop-arms' });
   private readonly takes = h('div', { class: 'panel', id: 'teleop-takes' });
-  private readonly taskInput = h('input', { id: 'teleop-task', list: 'teleop-tasks', autocomplete: 'off', value: 'bottles-in-the-bin' });
+  private readonly taskInput = h('input', {
+    id: 'teleop-task',
+    list: 'teleop-tasks',
+    autocomplete: 'off',
+    value: 'bottles-in-the-bin',
+  });
   private readonly episodesInput = h('input', { id: 'teleop-episodes', type: 'number', min: 1, value: 10 });
   private readonly secondsInput = h('input', { id: 'teleop-seconds', type: 'number', min: 0.5, step: 0.5, value: 20 });
   private readonly resetInput = h('input', { id: 'teleop-reset', type: 'number', min: 0, value: 10 });
-  private readonly camerasSelect = h('select', { id: 'teleop-cameras' }, h('option', { value: 'none' }, 'none'), h('option', { value: 'cell' }, "the emulated cell's three"), h('option', { value: 'testsrc:1' }, 'one test pattern'), h('option', { value: 'testsrc:3' }, 'three test patterns'));
+  private readonly camerasSelect = h(
+    'select',
+    { id: 'teleop-cameras' },
+    h('option', { value: 'none' }, 'none'),
+    h('option', { value: 'cell' }, "the emulated cell's three"),
+    h('option', { value: 'testsrc:1' }, 'one test pattern'),
+    h('option', { value: 'testsrc:3' }, 'three test patterns'),
+  );
   private readonly leaderSelect = h('select', { id: 'teleop-leader' });
   private readonly leaderHint = h('div', { class: 'hint', id: 'teleop-leader-hint' });
   private readonly camerasHint = h('div', { class: 'hint', id: 'teleop-cameras-hint', hidden: true });
-  private readonly startBtn = h('button', { class: 'btn primary big-btn', type: 'submit', id: 'teleop-start' }, 'Start recording');
-  private readonly setSelect = h('select', { id: 'teleop-layout-set' }, h('option', { value: '' }, "the cell's default table"));
-  private readonly tableHint = h('div', { class: 'hint', id: 'teleop-table-hint' }, "a stored layout set's layout on the emulated cell's table, recorded with every take");
+  private readonly startBtn = h(
+    'button',
+    { class: 'btn primary big-btn', type: 'submit', id: 'teleop-start' },
+    'Start recording',
+  );
+  private readonly setSelect = h(
+    'select',
+    { id: 'teleop-layout-set' },
+    h('option', { value: '' }, "the cell's default table"),
+  );
+  private readonly tableHint = h(
+    'div',
+    { class: 'hint', id: 'teleop-table-hint' },
+    "a stored layout set's layout on the emulated cell's table, recorded with every take",
+  );
   /** What "no layout" means here: the emulated cell's own table, or (real arms) whatever the operator set out. */
   private noLayoutWords = "the cell's default table";
   private readonly layoutInput = h('input', { id: 'teleop-layout', type: 'number', min: 0, value: 0, disabled: true });
@@ -108,7 +140,20 @@ export class TeleopView {
         'div',
         { class: 'grid session-grid' },
         // The takes sit right under the recording (what the operator checks after a stop), the plan form last.
-        h('div', {}, this.live, this.resumePanel, this.takes, h('div', { class: 'panel', id: 'teleop-plan' }, h('h2', {}, 'Record teleop episodes'), this.form, h('datalist', { id: 'teleop-tasks' }, ...TASK_IDS.map((t) => h('option', { value: t }))))),
+        h(
+          'div',
+          {},
+          this.live,
+          this.resumePanel,
+          this.takes,
+          h(
+            'div',
+            { class: 'panel', id: 'teleop-plan' },
+            h('h2', {}, 'Record teleop episodes'),
+            this.form,
+            h('datalist', { id: 'teleop-tasks' }, ...TASK_IDS.map((t) => h('option', { value: t }))),
+          ),
+        ),
         h('div', {}, this.arms),
       ),
     );
@@ -137,11 +182,14 @@ export class TeleopView {
     const cell = info.rigType === 'yam-cell';
     this.noLayoutWords = cell ? "the cell's default table" : 'none recorded';
     if (this.setSelect.options[0]?.value === '') this.setSelect.options[0].textContent = this.noLayoutWords;
-    this.tableHint.textContent = cell ? "a stored layout set's layout on the emulated cell's table, recorded with every take" : "the stored layout set's layout you set out on the table, recorded with every take";
+    this.tableHint.textContent = cell
+      ? "a stored layout set's layout on the emulated cell's table, recorded with every take"
+      : "the stored layout set's layout you set out on the table, recorded with every take";
     this.camerasSelect.disabled = info.teleop.cameras !== null;
     this.camerasSelect.hidden = info.teleop.cameras !== null;
     this.camerasHint.hidden = info.teleop.cameras === null;
-    this.camerasHint.textContent = info.teleop.cameras === null ? '' : `the station config's: ${info.teleop.cameras} (every take records them)`;
+    this.camerasHint.textContent =
+      info.teleop.cameras === null ? '' : `the station config's: ${info.teleop.cameras} (every take records them)`;
   }
 
   /** The stored layout sets for the Table choice and the session a Resume would carry on. */
@@ -151,7 +199,14 @@ export class TeleopView {
     const keep = this.setSelect.value;
     clear(this.setSelect);
     this.setSelect.append(h('option', { value: '' }, this.noLayoutWords));
-    for (const x of sets) this.setSelect.append(h('option', { value: x.sha256 }, `${x.task} v${x.version} · ${x.layoutCount} layouts · tiers ${x.tiers.join(',')} · ${x.sha256.slice(0, 10)}`));
+    for (const x of sets)
+      this.setSelect.append(
+        h(
+          'option',
+          { value: x.sha256 },
+          `${x.task} v${x.version} · ${x.layoutCount} layouts · tiers ${x.tiers.join(',')} · ${x.sha256.slice(0, 10)}`,
+        ),
+      );
     this.setSelect.value = sets.some((x) => x.sha256 === keep) ? keep : '';
     this.layoutInput.disabled = this.setSelect.value === '';
     this.resumable = resumable;
@@ -197,14 +252,27 @@ export class TeleopView {
         const bar = h('div', { class: 'jbar-fill' });
         if (v === undefined) bar.style.display = 'none';
         // Joints over ±π, the gripper over 0..1 of its range: where the arm is at a glance.
-        const frac = v === undefined ? 0 : i === 6 ? Math.max(0, Math.min(1, v)) : Math.max(0, Math.min(1, (v + Math.PI) / (2 * Math.PI)));
+        const frac =
+          v === undefined
+            ? 0
+            : i === 6
+              ? Math.max(0, Math.min(1, v))
+              : Math.max(0, Math.min(1, (v + Math.PI) / (2 * Math.PI)));
         bar.style.left = `${(frac * 100).toFixed(1)}%`;
         const num = v === undefined ? '—' : i === 6 ? v.toFixed(2) : deg(v);
-        return h('div', { class: 'jrow', 'data-joint': `${side} ${j}` }, h('span', { class: 'jname' }, j), h('div', { class: 'jbar' }, bar), h('span', { class: 'num' }, num));
+        return h(
+          'div',
+          { class: 'jrow', 'data-joint': `${side} ${j}` },
+          h('span', { class: 'jname' }, j),
+          h('div', { class: 'jbar' }, bar),
+          h('span', { class: 'num' }, num),
+        );
       });
       this.arms.append(h('h3', {}, `${side} arm`), ...rows);
     }
-    this.arms.append(h('p', { class: 'muted' }, `mode ${rig.mode}${rig.use === 'rollout' ? ' · the recording has the rig' : ''}`));
+    this.arms.append(
+      h('p', { class: 'muted' }, `mode ${rig.mode}${rig.use === 'rollout' ? ' · the recording has the rig' : ''}`),
+    );
   }
 
   /** A take key (keys.ts) on this page; false when no recording runs (the key is then not the recording's). */
@@ -227,7 +295,10 @@ export class TeleopView {
     this.live.hidden = s === null;
     if (!s) return;
     this.live.setAttribute('data-phase', s.phase);
-    const left = s.phaseStartedAt && s.phaseSeconds !== null ? Math.max(0, s.phaseSeconds - (Date.now() - Date.parse(s.phaseStartedAt)) / 1000) : null;
+    const left =
+      s.phaseStartedAt && s.phaseSeconds !== null
+        ? Math.max(0, s.phaseSeconds - (Date.now() - Date.parse(s.phaseStartedAt)) / 1000)
+        : null;
     const ep = `episode ${Math.min(s.episodeIndex + 1, s.episodes)} of ${s.episodes}`;
     const headline: Record<string, string> = {
       starting: 'Starting — the rig comes up…',
@@ -239,15 +310,32 @@ export class TeleopView {
       failed: 'The recording failed',
     };
     const table = s.layoutSet !== null ? ` · layout ${s.layout} of set ${s.layoutSet.slice(0, 10)}` : '';
-    this.live.append(h('div', { class: 'card-head' }, h('div', { class: 'card-title', id: 'teleop-phase' }, headline[s.phase]), h('div', { class: 'muted' }, `session ${s.sessionId ?? '…'}${s.resumed ? ' (resumed)' : ''} · "${s.task}"${table} · ${s.kept} kept`)));
+    this.live.append(
+      h(
+        'div',
+        { class: 'card-head' },
+        h('div', { class: 'card-title', id: 'teleop-phase' }, headline[s.phase]),
+        h(
+          'div',
+          { class: 'muted' },
+          `session ${s.sessionId ?? '…'}${s.resumed ? ' (resumed)' : ''} · "${s.task}"${table} · ${s.kept} kept`,
+        ),
+      ),
+    );
     if (s.phase === 'take' && left !== null) {
       const pct = Math.min(100, (100 * (s.phaseSeconds! - left)) / s.phaseSeconds!);
       const bar = h('div');
       bar.style.width = `${pct.toFixed(1)}%`;
-      this.live.append(h('div', { class: 'progress rec' }, bar), h('div', {}, `${left.toFixed(0)} s left of ${s.phaseSeconds} s`));
+      this.live.append(
+        h('div', { class: 'progress rec' }, bar),
+        h('div', {}, `${left.toFixed(0)} s left of ${s.phaseSeconds} s`),
+      );
     }
     if (s.problem) this.live.append(h('div', { class: 'reason bad' }, s.problem));
-    if (s.phase === 'stopped' && s.kept < s.episodes) this.live.append(h('p', { class: 'muted' }, `${s.kept} of ${s.episodes} kept (every take is kept); carry on with Resume below.`));
+    if (s.phase === 'stopped' && s.kept < s.episodes)
+      this.live.append(
+        h('p', { class: 'muted' }, `${s.kept} of ${s.episodes} kept (every take is kept); carry on with Resume below.`),
+      );
     const btn = (id: string, text: string, key: string, action: TeleopControlName, cls = ''): HTMLElement => {
       const b = h('button', { class: `btn big-btn ${cls}`, type: 'button', id }, text, h('kbd', {}, key));
       b.onclick = () => this.control(action);
@@ -276,8 +364,17 @@ export class TeleopView {
     const working = this.state !== null && ['starting', 'engaging', 'take', 'reset'].includes(this.state.phase);
     this.resumePanel.hidden = r === null || working;
     if (!r || working) return;
-    const episodes = h('input', { id: 'teleop-resume-episodes', type: 'number', min: r.kept + 1, value: Math.max(r.episodes, r.kept + 1) });
-    const btn = h('button', { class: 'btn primary big-btn', type: 'button', id: 'teleop-resume-btn' }, `Resume session ${r.sessionId}`);
+    const episodes = h('input', {
+      id: 'teleop-resume-episodes',
+      type: 'number',
+      min: r.kept + 1,
+      value: Math.max(r.episodes, r.kept + 1),
+    });
+    const btn = h(
+      'button',
+      { class: 'btn primary big-btn', type: 'button', id: 'teleop-resume-btn' },
+      `Resume session ${r.sessionId}`,
+    );
     btn.onclick = () => {
       btn.disabled = true;
       this.hooks.report(`Resuming teleop session ${r.sessionId} at episode ${r.kept + 1}…`);
@@ -296,13 +393,25 @@ export class TeleopView {
     const table = r.layoutSet !== null ? `layout ${r.layout} of set ${r.layoutSet.slice(0, 10)}` : this.noLayoutWords;
     this.resumePanel.append(
       h('h2', {}, 'Carry on a stopped recording'),
-      h('p', { id: 'teleop-resume-what' }, `Session ${r.sessionId}: ${r.kept} of ${r.episodes} episodes kept — "${r.task === 'teleop' ? r.prompt : r.task}", ${r.seconds} s takes, ${r.resetSeconds} s resets, ${r.leader}, cameras ${r.cameras}, ${table}.`),
+      h(
+        'p',
+        { id: 'teleop-resume-what' },
+        `Session ${r.sessionId}: ${r.kept} of ${r.episodes} episodes kept — "${r.task === 'teleop' ? r.prompt : r.task}", ${r.seconds} s takes, ${r.resetSeconds} s resets, ${r.leader}, cameras ${r.cameras}, ${table}.`,
+      ),
     );
     if (r.blocked) {
       this.resumePanel.append(h('div', { class: 'reason bad' }, r.blocked));
       return;
     }
-    const form = h('form', { class: 'run' }, h('label', { for: 'teleop-resume-episodes' }, 'Episodes'), episodes, h('div', { class: 'hint' }, 'in all, kept ones included: raise it to record more'), h('span'), h('div', { class: 'actions' }, btn));
+    const form = h(
+      'form',
+      { class: 'run' },
+      h('label', { for: 'teleop-resume-episodes' }, 'Episodes'),
+      episodes,
+      h('div', { class: 'hint' }, 'in all, kept ones included: raise it to record more'),
+      h('span'),
+      h('div', { class: 'actions' }, btn),
+    );
     form.onsubmit = (e) => {
       e.preventDefault(); // Enter in the field resumes, as the button does
       if (!btn.disabled) btn.click();
@@ -322,10 +431,22 @@ export class TeleopView {
           'tr',
           { 'data-take': t.id, 'data-state': t.state },
           h('td', { class: 'num' }, String(t.episodeIndex + 1)),
-          h('td', {}, h('span', { class: `pill ${t.state === 'kept' ? 'ok' : t.state === 'discarded' ? 'idle' : 'warn'}` }, t.state)),
-          h('td', { class: 'num' }, t.droppedFrames === null ? (s.cameras === 'none' ? 'no cameras' : '—') : String(t.droppedFrames)),
+          h(
+            'td',
+            {},
+            h(
+              'span',
+              { class: `pill ${t.state === 'kept' ? 'ok' : t.state === 'discarded' ? 'idle' : 'warn'}` },
+              t.state,
+            ),
+          ),
+          h(
+            'td',
+            { class: 'num' },
+            t.droppedFrames === null ? (s.cameras === 'none' ? 'no cameras' : '—') : String(t.droppedFrames),
+          ),
           h('td', { class: 'num' }, t.framesReceived === null ? '—' : String(t.framesReceived)),
-          h('td', { class: 'words' }, t.marks.length ? t.marks.join('; ') : t.discardReason ?? ''),
+          h('td', { class: 'words' }, t.marks.length ? t.marks.join('; ') : (t.discardReason ?? '')),
           h('td', { class: 'words mono' }, t.file.split('/').slice(-2).join('/')),
         ),
       );
@@ -333,7 +454,16 @@ export class TeleopView {
     if (s.takes.length === 0) body.append(h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No takes yet.')));
     this.takes.append(
       h('h2', {}, 'Takes'),
-      h('table', { id: 'teleop-take-table' }, h('thead', {}, h('tr', {}, ...['episode', 'state', 'dropped frames', 'frames', 'marks', 'file'].map((x) => h('th', {}, x)))), body),
+      h(
+        'table',
+        { id: 'teleop-take-table' },
+        h(
+          'thead',
+          {},
+          h('tr', {}, ...['episode', 'state', 'dropped frames', 'frames', 'marks', 'file'].map((x) => h('th', {}, x))),
+        ),
+        body,
+      ),
     );
   }
 }

@@ -44,7 +44,10 @@ export function uploadsPanel(hooks: UploadsHooks): HTMLElement {
       api.upload(kind, file.name, file).then(
         (r) => {
           btn.disabled = false;
-          show(`${r.inserted ? 'Stored' : 'Already in the store'}: ${r.summary} (${r.sha256.slice(0, 12)})${r.spec ? ` — run it as ${r.spec}` : ''}.`, false);
+          show(
+            `${r.inserted ? 'Stored' : 'Already in the store'}: ${r.summary} (${r.sha256.slice(0, 12)})${r.spec ? ` — run it as ${r.spec}` : ''}.`,
+            false,
+          );
           hooks.uploaded(r);
         },
         (e: Error) => {
@@ -53,7 +56,18 @@ export function uploadsPanel(hooks: UploadsHooks): HTMLElement {
         },
       );
     };
-    return h('div', { class: 'upload-row' }, h('label', { for: `upload-${kind}` }, label, h('span', { class: 'muted' }, ` ≤ ${mib(UPLOAD_LIMITS[kind].bytes)}`)), input, btn);
+    return h(
+      'div',
+      { class: 'upload-row' },
+      h(
+        'label',
+        { for: `upload-${kind}` },
+        label,
+        h('span', { class: 'muted' }, ` ≤ ${mib(UPLOAD_LIMITS[kind].bytes)}`),
+      ),
+      input,
+      btn,
+    );
   });
   return h('div', { class: 'panel', id: 'uploads' }, h('h2', {}, 'Upload to the station'), ...rows, result);
 }

@@ -53,8 +53,14 @@ test('each stopping rule is wrong at most α of the time: no false difference wh
     const b = anytimeStoppingTime(better, { ...OPTS, grid: 201 });
     if (b && b.kind !== 'b-better') falseNoDifference += 1;
   }
-  assert.ok(falseDifference / runs <= 0.05, `a difference was claimed between equal policies in ${falseDifference} of ${runs} runs`);
-  assert.ok(falseNoDifference / runs <= 0.05, `no difference was claimed for a 0.2 gap in ${falseNoDifference} of ${runs} runs`);
+  assert.ok(
+    falseDifference / runs <= 0.05,
+    `a difference was claimed between equal policies in ${falseDifference} of ${runs} runs`,
+  );
+  assert.ok(
+    falseNoDifference / runs <= 0.05,
+    `no difference was claimed for a 0.2 gap in ${falseNoDifference} of ${runs} runs`,
+  );
 });
 
 test('the sequence narrows with n: at 200 pairs it is less than half as wide as at 20', () => {
@@ -72,7 +78,12 @@ test('the stopping time agrees with the verdict after every look', () => {
   const diffs = Array.from({ length: 40 }, () => progress(rng, 0.9) - progress(rng, 0.3));
   const first = anytimeStoppingTime(diffs, OPTS)!;
   assert.equal(first.kind, 'b-better');
-  for (let n = 1; n <= first.pairs; n++) assert.equal(anytimeComparison(diffs.slice(0, n), { ...OPTS, forecast: false }).stop, n === first.pairs, `look ${n}`);
+  for (let n = 1; n <= first.pairs; n++)
+    assert.equal(
+      anytimeComparison(diffs.slice(0, n), { ...OPTS, forecast: false }).stop,
+      n === first.pairs,
+      `look ${n}`,
+    );
 });
 
 test('the words: B better, A better, no difference — each "you may stop" with the pairs saved; otherwise about N more pairs', () => {
@@ -82,19 +93,29 @@ test('the words: B better, A better, no difference — each "you may stop" with 
   assert.equal(b.stop, true);
   assert.equal(b.pairsSaved, 8);
   assert.ok(b.lower > 0 && b.estimate === 1);
-  assert.match(b.sentence, /^policy B is better than policy A by 1\.00 \(95% anytime-valid \+0\.\d\d to \+1\.00\) after 12 pairs: you may stop\.$/);
+  assert.match(
+    b.sentence,
+    /^policy B is better than policy A by 1\.00 \(95% anytime-valid \+0\.\d\d to \+1\.00\) after 12 pairs: you may stop\.$/,
+  );
   const a = anytimeComparison(Array(12).fill(-0.75), { ...OPTS, maxPairs: 20, names });
   assert.equal(a.kind, 'a-better');
   assert.match(a.sentence, /^policy A is better than policy B by 0\.75 /);
   // Identical scores: the sequence closes in on 0 until it lies within ±0.1 (about 70 pairs: ruling
   // out a difference takes far longer than finding a large one).
   let none;
-  for (let n = 1; n <= 100 && !none?.stop; n++) none = anytimeComparison(Array(n).fill(0), { ...OPTS, maxPairs: 100, names, forecast: false });
+  for (let n = 1; n <= 100 && !none?.stop; n++)
+    none = anytimeComparison(Array(n).fill(0), { ...OPTS, maxPairs: 100, names, forecast: false });
   assert.equal(none!.kind, 'no-difference');
   assert.ok(none!.lower >= -0.1 && none!.upper <= 0.1);
-  assert.match(none!.sentence, /^No difference larger than 0\.(0\d|10) between policy A and policy B \(95% anytime-valid -0\.\d\d to \+0\.\d\d\) after \d+ pairs: you may stop\.$/);
+  assert.match(
+    none!.sentence,
+    /^No difference larger than 0\.(0\d|10) between policy A and policy B \(95% anytime-valid -0\.\d\d to \+0\.\d\d\) after \d+ pairs: you may stop\.$/,
+  );
   // The difference-only rule never stops on "no difference".
-  assert.equal(anytimeComparison(Array(60).fill(0), { ...OPTS, stoppingRule: 'difference', maxPairs: 100 }).kind, 'continue');
+  assert.equal(
+    anytimeComparison(Array(60).fill(0), { ...OPTS, stoppingRule: 'difference', maxPairs: 100 }).kind,
+    'continue',
+  );
   // The plan's maximum without a verdict.
   const undecided = anytimeComparison([1, -1, 1, -1], { ...OPTS, maxPairs: 4, names });
   assert.equal(undecided.kind, 'undecided');
@@ -102,7 +123,10 @@ test('the words: B better, A better, no difference — each "you may stop" with 
   // A session that ended short of its pairs (slots closed unscored) is undecided too, not "about N more".
   const short = anytimeComparison([1, 1], { ...OPTS, maxPairs: 12, names, ended: true });
   assert.equal(short.kind, 'undecided');
-  assert.match(short.sentence, /^The session ended after 2 of the plan's 12 pairs without a verdict: policy B − policy A is \+1\.00 /);
+  assert.match(
+    short.sentence,
+    /^The session ended after 2 of the plan's 12 pairs without a verdict: policy B − policy A is \+1\.00 /,
+  );
 });
 
 test('"about N more pairs" is what the sequence needs if the next pairs look like these', () => {

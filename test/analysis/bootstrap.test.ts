@@ -36,14 +36,23 @@ test('with many layouts the percentile interval approaches mean ± 1.96·s/√n'
 
 test('repeats of a layout do not narrow the interval: resampling is over layouts', () => {
   const perLayout = [0, 0.5, 1, 0.25, 0.75];
-  const once = bootstrapMeanOverLayouts(perLayout.map((v) => [v]), { seed: 3 });
-  const twentyEach = bootstrapMeanOverLayouts(perLayout.map((v) => Array(20).fill(v)), { seed: 3 });
+  const once = bootstrapMeanOverLayouts(
+    perLayout.map((v) => [v]),
+    { seed: 3 },
+  );
+  const twentyEach = bootstrapMeanOverLayouts(
+    perLayout.map((v) => Array(20).fill(v)),
+    { seed: 3 },
+  );
   assert.equal(twentyEach.lower, once.lower);
   assert.equal(twentyEach.upper, once.upper);
   assert.equal(twentyEach.rollouts, 100);
   assert.equal(twentyEach.layouts, 5);
   // Treating the 100 rollouts as independent would claim a much narrower interval.
-  const naive = bootstrapMean(perLayout.flatMap((v) => Array(20).fill(v)), { seed: 3 });
+  const naive = bootstrapMean(
+    perLayout.flatMap((v) => Array(20).fill(v)),
+    { seed: 3 },
+  );
   assert.ok(naive.upper - naive.lower < 0.5 * (once.upper - once.lower));
 });
 
@@ -88,7 +97,10 @@ test('summarizeByTier: per-tier means, success counts with Wilson and Clopper–
   assert.equal(all.successes, 2);
   // Reproducible, and an explicit success flag overrides "progress = 1".
   assert.deepEqual(summarizeByTier(rollouts, { seed: 5, resamples: 2000 }), [t1, t3, all]);
-  const flagged = summarizeByTier(rollouts.map((r) => ({ ...r, success: r.progress >= 0.5 })), { seed: 5, resamples: 2000 });
+  const flagged = summarizeByTier(
+    rollouts.map((r) => ({ ...r, success: r.progress >= 0.5 })),
+    { seed: 5, resamples: 2000 },
+  );
   assert.equal(flagged[2].successes, 3);
   assert.deepEqual(summarizeByTier([], { seed: 1 }), []);
   assert.throws(() => summarizeByTier([{ tier: 1, progress: 1.5 }], { seed: 1 }), /rollout 0 has progress 1.5/);
@@ -110,6 +122,12 @@ test('summaries from per-layout outcomes equal summaries from the rollouts thems
     { tier: 4, rollouts: 1, meanProgress: 1, successes: 1 },
     { tier: 4, rollouts: 2, meanProgress: 0.5, successes: 1 },
   ];
-  assert.deepEqual(summarizeLayoutsByTier(layouts, { seed: 9, resamples: 500 }), summarizeByTier(rollouts, { seed: 9, resamples: 500 }));
-  assert.throws(() => summarizeLayoutsByTier([{ tier: 1, rollouts: 2, meanProgress: 0.5, successes: 3 }], { seed: 1 }), /3 successes of 2/);
+  assert.deepEqual(
+    summarizeLayoutsByTier(layouts, { seed: 9, resamples: 500 }),
+    summarizeByTier(rollouts, { seed: 9, resamples: 500 }),
+  );
+  assert.throws(
+    () => summarizeLayoutsByTier([{ tier: 1, rollouts: 2, meanProgress: 0.5, successes: 3 }], { seed: 1 }),
+    /3 successes of 2/,
+  );
 });

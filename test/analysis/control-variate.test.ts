@@ -48,5 +48,16 @@ test('without sim-only layouts sim has nothing to add: about the real mean, and 
   assert.ok(Math.abs(cv.estimate - realMean) < 0.03, `${cv.estimate} vs ${realMean}`);
   assert.ok(cv.widthRatio! > 0.85, `width ratio ${cv.widthRatio}`);
   assert.throws(() => controlVariateMean(paired.slice(0, 1), [], { seed: 1 }), /at least 2 layouts/);
-  assert.throws(() => controlVariateMean([{ real: 0.5, sim: 1.5 }, { real: 0.5, sim: 0.5 }], [], { seed: 1 }), /paired layout 0/);
+  assert.throws(
+    () =>
+      controlVariateMean(
+        [
+          { real: 0.5, sim: 1.5 },
+          { real: 0.5, sim: 0.5 },
+        ],
+        [],
+        { seed: 1 },
+      ),
+    /paired layout 0/,
+  );
 });

@@ -2,8 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mmrv, pearson, type PolicyPair } from '../../src/analysis/correlation.js';
 
-const close = (actual: number, expected: number, tol: number): void => assert.ok(Math.abs(actual - expected) <= tol, `${actual} is not within ${tol} of ${expected}`);
-const pairs = (sim: number[], real: number[]): PolicyPair[] => sim.map((s, i) => ({ policy: `p${i}`, sim: s, real: real[i] }));
+const close = (actual: number, expected: number, tol: number): void =>
+  assert.ok(Math.abs(actual - expected) <= tol, `${actual} is not within ${tol} of ${expected}`);
+const pairs = (sim: number[], real: number[]): PolicyPair[] =>
+  sim.map((s, i) => ({ policy: `p${i}`, sim: s, real: real[i] }));
 
 test('Pearson r by hand', () => {
   // sim [0.2, 0.4, 0.6] centres to [−0.2, 0, 0.2]; real [0.1, 0.5, 0.3] centres to [−0.2, 0.2, 0].

@@ -1,6 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { crossEngineAgreement, type CrossEngineInput, type CrossEngineRollout } from '../../src/analysis/cross-engine.js';
+import {
+  crossEngineAgreement,
+  type CrossEngineInput,
+  type CrossEngineRollout,
+} from '../../src/analysis/cross-engine.js';
 
 const RAPIER = 'a'.repeat(64);
 const MUJOCO = 'b'.repeat(64);
@@ -10,8 +14,23 @@ const LAYOUTS = [{ tier: 1 }, { tier: 1 }, { tier: 2 }, { tier: 2 }];
 const POLICIES = ['P', 'Q', 'R'].map((k) => ({ key: k, label: `policy ${k}` }));
 
 let nextId = 1;
-const row = (policy: string, kind: 'sim' | 'real', calibration: string, layoutIndex: number, progress: number | null, extra: Partial<CrossEngineRollout> = {}): CrossEngineRollout => ({
-  id: nextId++, kind, policy, layoutIndex, status: 'valid', progress, calibration, episodeSeconds: 30, ...extra,
+const row = (
+  policy: string,
+  kind: 'sim' | 'real',
+  calibration: string,
+  layoutIndex: number,
+  progress: number | null,
+  extra: Partial<CrossEngineRollout> = {},
+): CrossEngineRollout => ({
+  id: nextId++,
+  kind,
+  policy,
+  layoutIndex,
+  status: 'valid',
+  progress,
+  calibration,
+  episodeSeconds: 30,
+  ...extra,
 });
 
 /**
@@ -59,7 +78,8 @@ const input = (extra: Partial<CrossEngineInput> = {}): CrossEngineInput => ({
   ...extra,
 });
 
-const close = (a: number | null | undefined, b: number, what: string): void => assert.ok(a !== null && a !== undefined && Math.abs(a - b) < 1e-9, `${what}: ${a} ≠ ${b}`);
+const close = (a: number | null | undefined, b: number, what: string): void =>
+  assert.ok(a !== null && a !== undefined && Math.abs(a - b) < 1e-9, `${what}: ${a} ≠ ${b}`);
 
 test('per policy and tier: each engine over the layouts both ran, real over the layouts all three ran, with the rollouts behind each', () => {
   const r = crossEngineAgreement(input());
@@ -70,14 +90,24 @@ test('per policy and tier: each engine over the layouts both ran, real over the 
   close(all.engines![0].progress, 0.6, 'Q on Rapier');
   close(all.engines![1].progress, 0.2, 'Q on MuJoCo');
   assert.equal(all.engines![0].rolloutIds.length, 6, 'two Rapier repeats on each of 3 layouts');
-  assert.equal(all.engines![1].rolloutIds.length, 3, 'the invalid, other-length and other-calibration MuJoCo rollouts are not counted');
+  assert.equal(
+    all.engines![1].rolloutIds.length,
+    3,
+    'the invalid, other-length and other-calibration MuJoCo rollouts are not counted',
+  );
   assert.deepEqual([all.real!.layouts, all.real!.rolloutIds.length], [2, 2]);
   close(all.real!.progress, 0.5, 'Q real');
   // Tier 2: layout 2 is the only one both engines ran.
   assert.deepEqual([q(2).engines![0].layouts, q(2).real!.layouts], [1, 1]);
-  assert.deepEqual(r.tiers.map((t) => t.tier), [1, 2, 'all']);
+  assert.deepEqual(
+    r.tiers.map((t) => t.tier),
+    [1, 2, 'all'],
+  );
   // Each policy's rows together, its tiers in order.
-  assert.deepEqual(r.progress.map((x) => `${x.policy}:${x.tier}`), ['P', 'Q', 'R'].flatMap((k) => [1, 2, 'all'].map((t) => `policy ${k}:${t}`)));
+  assert.deepEqual(
+    r.progress.map((x) => `${x.policy}:${x.tier}`),
+    ['P', 'Q', 'R'].flatMap((k) => [1, 2, 'all'].map((t) => `policy ${k}:${t}`)),
+  );
 });
 
 test('the engines against each other and against real: Pearson r, MMRV and every pair they order differently, with the engine real sides with', () => {
@@ -98,8 +128,14 @@ test('the engines against each other and against real: Pearson r, MMRV and every
   assert.deepEqual([rapierReal.of, rapierReal.against, mujocoReal.of], ['rapier', 'real', 'mujoco']);
   close(rapierReal.mmrv, 0, 'Rapier orders as real');
   close(mujocoReal.mmrv, (0 + 0.3 + 0.3) / 3, 'MuJoCo against real: Q/R swapped by 0.3 of real');
-  assert.ok(rapierReal.pairs.every((p) => p.layouts === 2), 'against real: the two layouts all three ran');
-  assert.deepEqual(all.orderedDifferently.map((d) => [d.a, d.b, d.real, d.realSidesWith]), [['policy Q', 'policy R', { a: 0.5, b: 0.2 }, 'rapier']]);
+  assert.ok(
+    rapierReal.pairs.every((p) => p.layouts === 2),
+    'against real: the two layouts all three ran',
+  );
+  assert.deepEqual(
+    all.orderedDifferently.map((d) => [d.a, d.b, d.real, d.realSidesWith]),
+    [['policy Q', 'policy R', { a: 0.5, b: 0.2 }, 'rapier']],
+  );
   close(all.orderedDifferently[0].engines[0].a, 0.6, 'Q on Rapier');
   close(all.orderedDifferently[0].engines[1].b, 0.4, 'R on MuJoCo');
   assert.match(r.sentence, /rapier and mujoco order 1 pair of the 3 policies differently \(policy Q and policy R\)/);
@@ -108,14 +144,24 @@ test('the engines against each other and against real: Pearson r, MMRV and every
 test('a tie on one engine against an order on the other is a disagreement; agreeing engines say so in words', () => {
   nextId = 1;
   const tie: CrossEngineRollout[] = [];
-  for (const [p, a, b] of [['P', 0.9, 0.9], ['Q', 0.5, 0.5], ['R', 0.5, 0.1]] as const) {
+  for (const [p, a, b] of [
+    ['P', 0.9, 0.9],
+    ['Q', 0.5, 0.5],
+    ['R', 0.5, 0.1],
+  ] as const) {
     tie.push(row(p, 'sim', RAPIER, 0, a), row(p, 'sim', MUJOCO, 0, b));
   }
   const r = crossEngineAgreement(input({ rollouts: tie }));
   const all = r.tiers.find((t) => t.tier === 'all')!;
-  assert.deepEqual(all.orderedDifferently.map((d) => [d.a, d.b, d.real, d.realSidesWith]), [['policy Q', 'policy R', null, null]]);
+  assert.deepEqual(
+    all.orderedDifferently.map((d) => [d.a, d.b, d.real, d.realSidesWith]),
+    [['policy Q', 'policy R', null, null]],
+  );
   assert.equal(all.real[0].pearson, null);
-  assert.match(all.real[0].unavailable!, /needs at least 3 policies with results on both rapier and real; none has them/);
+  assert.match(
+    all.real[0].unavailable!,
+    /needs at least 3 policies with results on both rapier and real; none has them/,
+  );
 
   const same = crossEngineAgreement(input({ rollouts: tie.filter((x) => x.policy !== 'R') }));
   assert.equal(same.sentence, 'rapier and mujoco order all 2 policies the same way.');
@@ -128,5 +174,8 @@ test('no policy on both engines: the sentence says the engines cannot be compare
   nextId = 1;
   const r = crossEngineAgreement(input({ rollouts: [row('P', 'sim', RAPIER, 0, 1), row('Q', 'sim', MUJOCO, 0, 1)] }));
   assert.deepEqual(r.tiers, []);
-  assert.equal(r.sentence, 'No policy has results on both rapier and mujoco on the same layouts: the engines cannot be compared.');
+  assert.equal(
+    r.sentence,
+    'No policy has results on both rapier and mujoco on the same layouts: the engines cannot be compared.',
+  );
 });

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import { crowdedObjects } from '../../src/layouts/focus.js';
 import { getTask } from '../../src/tasks/registry.js';
-import { CROWDED_RADIUS_M, diagnoseFailures, DiagnosisInputError, type DiagnosisRollout } from '../../src/analysis/failure-diagnosis.js';
+import {
+  CROWDED_RADIUS_M,
+  diagnoseFailures,
+  DiagnosisInputError,
+  type DiagnosisRollout,
+} from '../../src/analysis/failure-diagnosis.js';
 import { proposeRandomization, NothingToProposeError } from '../../src/analysis/randomization-proposal.js';
 import { renderDiagnosisHtml } from '../../src/analysis/diagnosis-html.js';
 import { wilsonInterval } from '../../src/analysis/intervals.js';
@@ -23,7 +28,11 @@ function events(done: readonly string[], arm: 'left' | 'right' = 'left', dropped
   const out: TaskEvent[] = [];
   let t = 1;
   for (const id of done) {
-    out.push({ timeS: t, kind: 'grasped', objectId: id, arm }, { timeS: t + 2, kind: 'released', objectId: id, arm }, { timeS: t + 2, kind: 'entered-region', objectId: id, region: 'bin' });
+    out.push(
+      { timeS: t, kind: 'grasped', objectId: id, arm },
+      { timeS: t + 2, kind: 'released', objectId: id, arm },
+      { timeS: t + 2, kind: 'entered-region', objectId: id, region: 'bin' },
+    );
     t += 3;
   }
   for (const id of dropped) {
@@ -42,7 +51,19 @@ function rollouts(): DiagnosisRollout[] {
       for (let rep = 0; rep < (kind === 'sim' ? 3 : 1); rep++) {
         const lone = l.objects.filter((o) => !crowded(l, o.id)).map((o) => o.id);
         const drop = kind === 'real' && l.tier === 5 ? lone.slice(0, 1) : [];
-        out.push({ id: id++, kind, layoutIndex: l.index, tier: l.tier, outcome: 'completed', taskEvents: events(lone.filter((x) => !drop.includes(x)), rep % 2 ? 'left' : 'right', drop), replay: `file:///episodes/${id}.mcap` });
+        out.push({
+          id: id++,
+          kind,
+          layoutIndex: l.index,
+          tier: l.tier,
+          outcome: 'completed',
+          taskEvents: events(
+            lone.filter((x) => !drop.includes(x)),
+            rep % 2 ? 'left' : 'right',
+            drop,
+          ),
+          replay: `file:///episodes/${id}.mcap`,
+        });
       }
     }
   }
@@ -71,7 +92,13 @@ test('the diagnosis ranks never-grasped first on the crowded tiers, with Wilson 
   assert.equal(row.pooled.lower, w.lower);
   assert.equal(row.agreement, 'reproduced');
   assert.ok(row.examples.some((e) => e.kind === 'sim') && row.examples.some((e) => e.kind === 'real'));
-  assert.ok(row.examples.every((e) => e.replay === `file:///episodes/${e.id + 1}.mcap` && e.objects.every((o) => crowded(set.layouts[e.layoutIndex], o))));
+  assert.ok(
+    row.examples.every(
+      (e) =>
+        e.replay === `file:///episodes/${e.id + 1}.mcap` &&
+        e.objects.every((o) => crowded(set.layouts[e.layoutIndex], o)),
+    ),
+  );
   // Dropped in transit happens on the real rig only (tier 5): the sim does not show it.
   const t5 = d.tiers.find((t) => t.tier === 5)!;
   const drop = t5.patterns.find((p) => p.pattern === 'dropped-in-transit')!;
@@ -101,40 +128,105 @@ test('the proposed randomization targets the top pattern: its tiers, crowded lay
   assert.equal(p.lineage.pattern, 'never-grasped');
   assert.equal(p.lineage.condition, 'crowded');
   assert.deepEqual(p.lineage.rolloutIds, d.top!.rolloutIds);
-  assert.ok(p.lineage.rolloutIds.length > 0 && p.lineage.rolloutIds.every((id) => rollouts().find((r) => r.id === id)!.tier >= 4));
-  const spec = parseRandomizationSpec(JSON.stringify({ format: 'tandem.randomization/1', seed: 1, physics: p.physics, ...(p.placement ? { placement: p.placement } : {}), visual: p.visual, layouts: p.layouts, lineage: p.lineage }), 'spec.json');
+  assert.ok(
+    p.lineage.rolloutIds.length > 0 &&
+      p.lineage.rolloutIds.every((id) => rollouts().find((r) => r.id === id)!.tier >= 4),
+  );
+  const spec = parseRandomizationSpec(
+    JSON.stringify({
+      format: 'tandem.randomization/1',
+      seed: 1,
+      physics: p.physics,
+      ...(p.placement ? { placement: p.placement } : {}),
+      visual: p.visual,
+      layouts: p.layouts,
+      lineage: p.lineage,
+    }),
+    'spec.json',
+  );
   assert.equal(spec.spec.layouts?.minCrowdedObjects, 2);
   assert.equal(spec.spec.lineage?.layoutSet, set.sha256);
 });
 
 test('a policy that never fails has nothing to propose, and no rollouts is one sentence', () => {
-  const perfect = set.layouts.map((l, i) => ({ id: i + 1, kind: 'sim' as const, layoutIndex: l.index, tier: l.tier, outcome: 'completed', taskEvents: events(l.objects.map((o) => o.id)) }));
+  const perfect = set.layouts.map((l, i) => ({
+    id: i + 1,
+    kind: 'sim' as const,
+    layoutIndex: l.index,
+    tier: l.tier,
+    outcome: 'completed',
+    taskEvents: events(l.objects.map((o) => o.id)),
+  }));
   const d = diagnoseFailures({ task, layoutSet: set, policy: 'code:perfect', rollouts: perfect });
   assert.equal(d.top, null);
   assert.throws(() => proposeRandomization(d), NothingToProposeError);
-  assert.throws(() => diagnoseFailures({ task, layoutSet: set, policy: 'code:none', rollouts: [] }), (e: Error) => e instanceof DiagnosisInputError && /there are no rollouts of it on this layout set\.$/.test(e.message));
+  assert.throws(
+    () => diagnoseFailures({ task, layoutSet: set, policy: 'code:none', rollouts: [] }),
+    (e: Error) =>
+      e instanceof DiagnosisInputError && /there are no rollouts of it on this layout set\.$/.test(e.message),
+  );
   const silent = perfect.map((r) => ({ ...r, taskEvents: [] }));
-  assert.throws(() => diagnoseFailures({ task, layoutSet: set, policy: 'code:x', rollouts: silent }), /none of its 9 rollouts could be classified \(no task events were stored with it\)/);
+  assert.throws(
+    () => diagnoseFailures({ task, layoutSet: set, policy: 'code:x', rollouts: silent }),
+    /none of its 9 rollouts could be classified \(no task events were stored with it\)/,
+  );
 });
 
 test('a randomization spec that randomizes nothing is refused in one sentence', () => {
   const refusals: [unknown, RegExp][] = [
-    [{ format: 'tandem.randomization/1', seed: 1 }, /^spec\.json randomizes nothing \(no range, no placement noise and no layout focus\); give at least one range/],
-    [{ format: 'tandem.randomization/1', seed: 1, physics: { tableFriction: [0.5, 0.5] } }, /randomizes nothing \(every range is a single value: tableFriction\)/],
+    [
+      { format: 'tandem.randomization/1', seed: 1 },
+      /^spec\.json randomizes nothing \(no range, no placement noise and no layout focus\); give at least one range/,
+    ],
+    [
+      { format: 'tandem.randomization/1', seed: 1, physics: { tableFriction: [0.5, 0.5] } },
+      /randomizes nothing \(every range is a single value: tableFriction\)/,
+    ],
     [{ format: 'tandem.randomization/1', seed: 1, layouts: { tiers: [4] } }, /randomizes nothing/],
-    [{ format: 'tandem.randomization/1', seed: 1, layouts: { tiers: [7], minCrowdedObjects: 2 } }, /layouts "tiers" must be a list of tiers from 1 to 5/],
-    [{ format: 'tandem.randomization/1', seed: 1, layouts: { tiers: [4], minCrowdedObjects: 2 }, lineage: { policy: 'x' } }, /"lineage" must say which diagnosis proposed it/],
+    [
+      { format: 'tandem.randomization/1', seed: 1, layouts: { tiers: [7], minCrowdedObjects: 2 } },
+      /layouts "tiers" must be a list of tiers from 1 to 5/,
+    ],
+    [
+      {
+        format: 'tandem.randomization/1',
+        seed: 1,
+        layouts: { tiers: [4], minCrowdedObjects: 2 },
+        lineage: { policy: 'x' },
+      },
+      /"lineage" must say which diagnosis proposed it/,
+    ],
   ];
   for (const [doc, re] of refusals) {
-    assert.throws(() => parseRandomizationSpec(JSON.stringify(doc), 'spec.json'), (e: Error) => re.test(e.message) && !e.message.trimEnd().slice(0, -1).includes('. '), `${JSON.stringify(doc)} → ${re}`);
+    assert.throws(
+      () => parseRandomizationSpec(JSON.stringify(doc), 'spec.json'),
+      (e: Error) => re.test(e.message) && !e.message.trimEnd().slice(0, -1).includes('. '),
+      `${JSON.stringify(doc)} → ${re}`,
+    );
   }
 });
 
 test('a layout focus keeps only layouts with that many crowded objects, still on their tier', () => {
-  const focused = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [4, 5], perTier: 4, seed: 3, focus: { minCrowdedObjects: 3 } });
+  const focused = sampleLayoutSet({
+    task: 'bottles-in-the-bin',
+    tiers: [4, 5],
+    perTier: 4,
+    seed: 3,
+    focus: { minCrowdedObjects: 3 },
+  });
   const plain = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [4, 5], perTier: 4, seed: 3 });
   assert.ok(focused.layouts.every((l) => crowdedObjects(l) >= 3));
-  assert.ok(plain.layouts.some((l) => crowdedObjects(l) < 3), 'without the focus some layouts are sparser');
-  assert.deepEqual(focused.layouts.map((l) => l.tier), [4, 4, 4, 4, 5, 5, 5, 5]);
-  assert.throws(() => sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 3, focus: { minCrowdedObjects: 2 } }), /No tier 1 layout of bottles-in-the-bin in 400 draws has at least 2 objects within 15 cm of another/);
+  assert.ok(
+    plain.layouts.some((l) => crowdedObjects(l) < 3),
+    'without the focus some layouts are sparser',
+  );
+  assert.deepEqual(
+    focused.layouts.map((l) => l.tier),
+    [4, 4, 4, 4, 5, 5, 5, 5],
+  );
+  assert.throws(
+    () =>
+      sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 3, focus: { minCrowdedObjects: 2 } }),
+    /No tier 1 layout of bottles-in-the-bin in 400 draws has at least 2 objects within 15 cm of another/,
+  );
 });

@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clopperPearsonInterval, wilsonInterval } from '../../src/analysis/intervals.js';
-import { betaQuantile, logGamma, normalQuantile, regularizedIncompleteBeta } from '../../src/analysis/special-functions.js';
+import {
+  betaQuantile,
+  logGamma,
+  normalQuantile,
+  regularizedIncompleteBeta,
+} from '../../src/analysis/special-functions.js';
 
 const close = (actual: number, expected: number, tol: number, what = ''): void =>
   assert.ok(Math.abs(actual - expected) <= tol, `${what} ${actual} is not within ${tol} of ${expected}`);
@@ -41,7 +46,13 @@ test('the incomplete beta function equals exact binomial tail sums', () => {
 });
 
 test('the Beta quantile inverts the incomplete beta function', () => {
-  for (const [a, b] of [[1, 1], [8, 3], [0.5, 0.5], [50, 200], [1, 10]] as const) {
+  for (const [a, b] of [
+    [1, 1],
+    [8, 3],
+    [0.5, 0.5],
+    [50, 200],
+    [1, 10],
+  ] as const) {
     for (const p of [0.001, 0.025, 0.5, 0.975, 0.999]) {
       const x = betaQuantile(p, a, b);
       close(regularizedIncompleteBeta(x, a, b), p, 1e-12, `a=${a} b=${b} p=${p}`);

@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildPairedReport, ReportInputError, type ReportInput, type ReportRollout } from '../../src/analysis/paired-report.js';
+import {
+  buildPairedReport,
+  ReportInputError,
+  type ReportInput,
+  type ReportRollout,
+} from '../../src/analysis/paired-report.js';
 import { mmrv, pearson } from '../../src/analysis/correlation.js';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import { getTask } from '../../src/tasks/registry.js';
@@ -12,8 +17,27 @@ const SIM_CAL = 'a'.repeat(64);
 const OTHER_CAL = 'b'.repeat(64);
 
 let nextId = 1;
-function rollout(policy: string, kind: 'sim' | 'real', layoutIndex: number, progress: number | null, extra: Partial<ReportRollout> = {}): ReportRollout {
-  return { id: nextId++, kind, policy, layoutIndex, tier: set.layouts[layoutIndex].tier, status: 'valid', outcome: 'completed', progress, calibration: kind === 'sim' ? SIM_CAL : '', durationS: kind === 'sim' ? 4 : 60, episodeSeconds: 60, ...extra };
+function rollout(
+  policy: string,
+  kind: 'sim' | 'real',
+  layoutIndex: number,
+  progress: number | null,
+  extra: Partial<ReportRollout> = {},
+): ReportRollout {
+  return {
+    id: nextId++,
+    kind,
+    policy,
+    layoutIndex,
+    tier: set.layouts[layoutIndex].tier,
+    status: 'valid',
+    outcome: 'completed',
+    progress,
+    calibration: kind === 'sim' ? SIM_CAL : '',
+    durationS: kind === 'sim' ? 4 : 60,
+    episodeSeconds: 60,
+    ...extra,
+  };
 }
 
 /** Three policies: sim on all 12 layouts (2 repeats), real on the first 6; real = sim − gap per layout. */
@@ -49,13 +73,18 @@ test('pairs each real rollout with the sim rollouts of its layout, and every num
   const l0 = good.layouts.find((l) => l.layoutIndex === 0)!;
   assert.equal(l0.simRolloutIds.length, 2, 'two sim repeats on layout 0');
   assert.equal(l0.realRolloutIds.length, 1);
-  for (const id of [...l0.simRolloutIds, ...l0.realRolloutIds]) assert.equal(rows.find((x) => x.id === id)!.layoutIndex, 0);
+  for (const id of [...l0.simRolloutIds, ...l0.realRolloutIds])
+    assert.equal(rows.find((x) => x.id === id)!.layoutIndex, 0);
   // Paired means are over the 6 real layouts only; sim over every layout is reported apart.
-  const realMean = rows.filter((x) => x.policy === 'good' && x.kind === 'real').reduce((s, x) => s + x.progress!, 0) / 6;
+  const realMean =
+    rows.filter((x) => x.policy === 'good' && x.kind === 'real').reduce((s, x) => s + x.progress!, 0) / 6;
   assert.ok(Math.abs(good.real!.tiers.at(-1)!.meanProgress - realMean) < 1e-12);
   assert.equal(good.simAllLayouts!.tiers.at(-1)!.layouts, 12);
   assert.equal(good.sim!.tiers.at(-1)!.layouts, 6);
-  assert.deepEqual(good.real!.tiers.map((t) => t.tier), [1, 5, 'all'].filter((t) => t === 'all' || set.layouts.slice(0, 6).some((l) => l.tier === t)));
+  assert.deepEqual(
+    good.real!.tiers.map((t) => t.tier),
+    [1, 5, 'all'].filter((t) => t === 'all' || set.layouts.slice(0, 6).some((l) => l.tier === t)),
+  );
   assert.equal(r.simCalibration, SIM_CAL);
 });
 
@@ -79,30 +108,47 @@ test('fewer than 3 policies with paired data: no correlation, and the reason nam
   const r = buildPairedReport(input(rows));
   assert.equal(r.correlation, null);
   assert.match(r.correlationUnavailable!, /at least 3 policies with paired results; only good, mid have them/);
-  assert.deepEqual(r.segregated.unpairedPolicies, [{ policy: 'poor', reason: 'sim rollouts only, no scored real rollout' }]);
+  assert.deepEqual(r.segregated.unpairedPolicies, [
+    { policy: 'poor', reason: 'sim rollouts only, no scored real rollout' },
+  ]);
 });
 
 test('mixed sim calibrations are refused, or one is chosen and the others are listed, never pooled', () => {
   const rows = threePolicies();
-  const mixed = rows.map((x) => (x.kind === 'sim' && x.layoutIndex === 11 ? { ...x, calibration: OTHER_CAL, progress: 0 } : x));
-  assert.throws(() => buildPairedReport(input(mixed)), (e: unknown) => e instanceof ReportInputError && /2 different calibrations .*--sim-calibration/.test(e.message));
+  const mixed = rows.map((x) =>
+    x.kind === 'sim' && x.layoutIndex === 11 ? { ...x, calibration: OTHER_CAL, progress: 0 } : x,
+  );
+  assert.throws(
+    () => buildPairedReport(input(mixed)),
+    (e: unknown) => e instanceof ReportInputError && /2 different calibrations .*--sim-calibration/.test(e.message),
+  );
   const chosen = buildPairedReport(input(mixed, { simCalibration: SIM_CAL }));
   assert.equal(chosen.segregated.otherCalibration.length, 6, 'two repeats × three policies on layout 11');
   assert.equal(chosen.policies[0].simAllLayouts!.tiers.at(-1)!.layouts, 11);
-  assert.throws(() => buildPairedReport(input(mixed, { simCalibration: 'c'.repeat(64) })), /No sim rollout of these policies ran with calibration cccccccccccc/);
+  assert.throws(
+    () => buildPairedReport(input(mixed, { simCalibration: 'c'.repeat(64) })),
+    /No sim rollout of these policies ran with calibration cccccccccccc/,
+  );
 });
 
 test('a refusal over many calibrations names the most-used few and counts the rest (a randomized sweep drew one per rollout)', () => {
   const rows = threePolicies();
   // Every sim rollout of 'mid' with a calibration of its own; the rest keep SIM_CAL, the most used.
   let n = 0;
-  const many = rows.map((x) => (x.kind === 'sim' && x.policy === 'mid' ? { ...x, calibration: (n++).toString(16).padStart(64, 'd') } : x));
+  const many = rows.map((x) =>
+    x.kind === 'sim' && x.policy === 'mid' ? { ...x, calibration: (n++).toString(16).padStart(64, 'd') } : x,
+  );
   assert.ok(n > 6, `only ${n} drawn calibrations`);
   assert.throws(
     () => buildPairedReport(input(many)),
     (e: unknown) => {
       const m = (e as Error).message;
-      assert.match(m, new RegExp(`ran with ${n + 1} different calibrations \\(${SIM_CAL.slice(0, 12)}…, [0-9a-f]{12}…, [0-9a-f]{12}…, [0-9a-f]{12}… and ${n + 1 - 4} more\\); one comparison uses one`));
+      assert.match(
+        m,
+        new RegExp(
+          `ran with ${n + 1} different calibrations \\(${SIM_CAL.slice(0, 12)}…, [0-9a-f]{12}…, [0-9a-f]{12}…, [0-9a-f]{12}… and ${n + 1 - 4} more\\); one comparison uses one`,
+        ),
+      );
       return true;
     },
   );
@@ -111,7 +157,10 @@ test('a refusal over many calibrations names the most-used few and counts the re
 test('real rollouts awaiting a score, and invalid ones, are listed and left out of every number', () => {
   const rows = threePolicies();
   const before = buildPairedReport(input(rows));
-  const extra = [rollout('good', 'real', 7, null), rollout('good', 'real', 8, null, { status: 'invalid', outcome: 'rig-fault', statusReason: 'left arm fault' })];
+  const extra = [
+    rollout('good', 'real', 7, null),
+    rollout('good', 'real', 8, null, { status: 'invalid', outcome: 'rig-fault', statusReason: 'left arm fault' }),
+  ];
   const after = buildPairedReport(input([...rows, ...extra]));
   assert.deepEqual(after.segregated.awaitingScore, [extra[0].id]);
   assert.equal(after.segregated.invalidOrAborted[0].id, extra[1].id);
@@ -126,20 +175,44 @@ test('failure breakdown without task events: knocked over, off the table and lef
   const [a, b, ...rest] = layout.objects.filter((o) => o.posture === 'upright');
   const others = layout.objects.filter((o) => o !== a && o !== b);
   void rest;
-  const endStates = [{ id: a.id, upright: false }, { id: b.id, offTable: true, upright: false }, ...others.map((o) => ({ id: o.id, region: 'bin' }))];
+  const endStates = [
+    { id: a.id, upright: false },
+    { id: b.id, offTable: true, upright: false },
+    ...others.map((o) => ({ id: o.id, region: 'bin' })),
+  ];
   const progress = others.length / layout.objects.length;
   const real = rollout('good', 'real', layout.index, progress, { endStates });
-  const sim = rollout('good', 'sim', layout.index, 0.2, { counts: { inBin: 1, target: 5, offTable: 0, 'objects:knocked-over:bottle-500ml': 3, 'objects:done:bottle-500ml': 1, 'objects:left-undone:bottle-500ml': 1 } });
+  const sim = rollout('good', 'sim', layout.index, 0.2, {
+    counts: {
+      inBin: 1,
+      target: 5,
+      offTable: 0,
+      'objects:knocked-over:bottle-500ml': 3,
+      'objects:done:bottle-500ml': 1,
+      'objects:left-undone:bottle-500ml': 1,
+    },
+  });
   const oldSim = rollout('good', 'sim', layout.index, 0.2, { counts: { inBin: 1, target: 5, offTable: 0 } });
   const r = buildPairedReport(input([real, sim, oldSim]));
   const row = (pattern: string) => r.failures.rows.find((f) => f.tier === 5 && f.pattern === pattern)!;
-  assert.deepEqual([row('knocked-over').real.objects, row('knocked-over').real.of, row('knocked-over').sim.objects, row('knocked-over').sim.of], [1, layout.objects.length, 3, 5]);
+  assert.deepEqual(
+    [
+      row('knocked-over').real.objects,
+      row('knocked-over').real.of,
+      row('knocked-over').sim.objects,
+      row('knocked-over').sim.of,
+    ],
+    [1, layout.objects.length, 3, 5],
+  );
   assert.deepEqual(row('knocked-over').real.rolloutIds, [real.id]);
   assert.equal(row('off-table').real.objects, 1);
   assert.equal(row('left-undone').sim.objects, 1);
   assert.deepEqual(r.segregated.simWithoutObjectCounts, [oldSim.id]);
   // Neither has task events: both are classified from the end state, and the report says so.
-  assert.deepEqual(r.failures.fromEndState.map((f) => f.id).sort((x, y) => x - y), [real.id, sim.id]);
+  assert.deepEqual(
+    r.failures.fromEndState.map((f) => f.id).sort((x, y) => x - y),
+    [real.id, sim.id],
+  );
   assert.equal(row('knocked-over').real.fromEndState, 1);
   assert.equal(row('left-undone').sim.fromEndState, 1);
   assert.ok(r.failures.notes.some((n) => /end state alone/.test(n) && /never grasped and dropped in transit/.test(n)));
@@ -151,7 +224,12 @@ test('failure breakdown from task events: each pattern per tier and kind, sim an
   nextId = 200;
   const layout = set.layouts.find((l) => l.tier === 5 && l.objects.length >= 5)!;
   const [o1, o2, o3, o4, ...restObjects] = layout.objects.map((o) => o.id);
-  const ev = (timeS: number, kind: TaskEvent['kind'], objectId: string, extra: Partial<TaskEvent> = {}): TaskEvent => ({ timeS, kind, objectId, ...extra });
+  const ev = (timeS: number, kind: TaskEvent['kind'], objectId: string, extra: Partial<TaskEvent> = {}): TaskEvent => ({
+    timeS,
+    kind,
+    objectId,
+    ...extra,
+  });
   // Sim: o1 into the bin, o2 dropped short, o3 knocked over, o4 knocked off the table, the rest untouched.
   const simEvents = [
     ev(1, 'grasped', o1, { arm: 'right' }),
@@ -163,11 +241,22 @@ test('failure breakdown from task events: each pattern per tier and kind, sim an
     ev(6, 'off-table', o4),
   ];
   const n = layout.objects.length;
-  const simCounts = { inBin: 1, target: n, offTable: 1, 'objects:done:bottle-500ml': 1, 'objects:off-table:bottle-500ml': 1, 'objects:knocked-over:bottle-500ml': 1, 'objects:left-undone:bottle-500ml': n - 3 };
+  const simCounts = {
+    inBin: 1,
+    target: n,
+    offTable: 1,
+    'objects:done:bottle-500ml': 1,
+    'objects:off-table:bottle-500ml': 1,
+    'objects:knocked-over:bottle-500ml': 1,
+    'objects:left-undone:bottle-500ml': n - 3,
+  };
   const sim = rollout('good', 'sim', layout.index, 1 / n, { taskEvents: simEvents, counts: simCounts });
   // Real (the cell's tracker and the scripted operator's score): o1 still in the hand at the end, the rest untouched.
   const endStates = layout.objects.map((o) => ({ id: o.id, upright: true }));
-  const real = rollout('good', 'real', layout.index, 0, { taskEvents: [ev(40, 'grasped', o1, { arm: 'left' })], endStates });
+  const real = rollout('good', 'real', layout.index, 0, {
+    taskEvents: [ev(40, 'grasped', o1, { arm: 'left' })],
+    endStates,
+  });
   // A second real rollout without events falls back to its end state.
   const bare = rollout('good', 'real', layout.index, 0, { endStates });
   const r = buildPairedReport(input([sim, real, bare]));
@@ -182,7 +271,10 @@ test('failure breakdown from task events: each pattern per tier and kind, sim an
   assert.equal(row('never-grasped')!.real.objects, n - 1);
   assert.deepEqual(row('never-grasped')!.real.rolloutIds, [real.id]);
   // The bare rollout's objects are all "left undone", marked as from the end state.
-  assert.deepEqual([row('left-undone')!.real.objects, row('left-undone')!.real.fromEndState, row('left-undone')!.real.rolloutIds], [n, n, [bare.id]]);
+  assert.deepEqual(
+    [row('left-undone')!.real.objects, row('left-undone')!.real.fromEndState, row('left-undone')!.real.rolloutIds],
+    [n, n, [bare.id]],
+  );
   assert.equal(row('never-grasped')!.real.of, 2 * n, 'both real rollouts count in the denominator');
   assert.deepEqual(r.failures.fromEndState, [{ id: bare.id, kind: 'real', why: 'no task events were stored with it' }]);
   void restObjects;
@@ -193,10 +285,22 @@ test('sim events that disagree with the stored end-state counts fall back to the
   const layout = set.layouts.find((l) => l.tier === 5)!;
   const n = layout.objects.length;
   // The events put nothing in the bin; the end state counted one done.
-  const sim = rollout('good', 'sim', layout.index, 1 / n, { taskEvents: [{ timeS: 1, kind: 'grasped', objectId: layout.objects[0].id, arm: 'right' }], counts: { inBin: 1, target: n, offTable: 0, 'objects:done:bottle-500ml': 1, 'objects:left-undone:bottle-500ml': n - 1 } });
+  const sim = rollout('good', 'sim', layout.index, 1 / n, {
+    taskEvents: [{ timeS: 1, kind: 'grasped', objectId: layout.objects[0].id, arm: 'right' }],
+    counts: {
+      inBin: 1,
+      target: n,
+      offTable: 0,
+      'objects:done:bottle-500ml': 1,
+      'objects:left-undone:bottle-500ml': n - 1,
+    },
+  });
   const r = buildPairedReport(input([sim]));
   assert.equal(r.failures.fromEndState.length, 1);
   assert.match(r.failures.fromEndState[0].why, /events have .* failing where its end state counted/);
   assert.equal(r.failures.rows.find((f) => f.pattern === 'left-undone')!.sim.objects, n - 1);
-  assert.equal(r.failures.rows.find((f) => f.pattern === 'out-of-time'), undefined);
+  assert.equal(
+    r.failures.rows.find((f) => f.pattern === 'out-of-time'),
+    undefined,
+  );
 });

@@ -15,6 +15,9 @@ test('placement errors against progress: counts, mean and worst error, and Pears
   ])!;
   assert.deepEqual([c.rollouts, c.checked, c.unchecked, c.meanMaxErrorMm, c.worstMaxErrorMm], [5, 4, 1, 5, 8]);
   assert.ok(Math.abs(c.errorProgressR! + 1) < 1e-12);
-  assert.equal(c.sentence, 'placement checked before 4 of 5 rollouts (1 unchecked); worst object 5.0 mm off on average, 8.0 mm at most; r(error, progress) -1.00 over 3');
+  assert.equal(
+    c.sentence,
+    'placement checked before 4 of 5 rollouts (1 unchecked); worst object 5.0 mm off on average, 8.0 mm at most; r(error, progress) -1.00 over 3',
+  );
   assert.equal(placementCovariate([{ progress: 1, placement: null }]), null);
 });

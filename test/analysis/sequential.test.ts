@@ -62,7 +62,10 @@ test('a clear difference is decided early, for the better policy, and the senten
 });
 
 test('undecided early on says so, and bad progress values are refused', () => {
-  const v = sequentialVerdict([{ a: 1, b: 0.75 }, { a: 0.5, b: 0.5 }]);
+  const v = sequentialVerdict([
+    { a: 1, b: 0.75 },
+    { a: 0.5, b: 0.5 },
+  ]);
   assert.equal(v.decided, false);
   assert.equal(v.winner, undefined);
   assert.match(v.sentence, /^Not clear yet after 2 pairs .*Keep going\.$/);

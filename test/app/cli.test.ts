@@ -29,10 +29,19 @@ test('every command the overview lists is found by its own words (its module loa
   assert.ok(all.length > 40, `${all.length} commands`);
   for (const c of all) {
     let out = '';
-    const code = await runCli([...c.path, '--help'], { out: (t) => void (out += t), err: () => {}, env: {}, cwd: process.cwd(), signal: new AbortController().signal });
+    const code = await runCli([...c.path, '--help'], {
+      out: (t) => void (out += t),
+      err: () => {},
+      env: {},
+      cwd: process.cwd(),
+      signal: new AbortController().signal,
+    });
     assert.equal(code, 0, `tandem ${c.path.join(' ')} --help`);
     assert.ok(out.startsWith(c.summary), `tandem ${c.path.join(' ')} --help shows its own help`);
   }
   const sim = await loadCommands((prefix) => prefix[0] === 'sim');
-  assert.deepEqual(sim.map((c) => c.path.join(' ')), all.filter((c) => c.path[0] === 'sim').map((c) => c.path.join(' ')));
+  assert.deepEqual(
+    sim.map((c) => c.path.join(' ')),
+    all.filter((c) => c.path[0] === 'sim').map((c) => c.path.join(' ')),
+  );
 });

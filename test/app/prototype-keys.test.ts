@@ -15,15 +15,29 @@ test('a randomization spec naming a prototype property is refused as an unknown 
   for (const k of PROTO) {
     for (const section of ['physics', 'visual', 'placement']) {
       const text = `{"format": "tandem.randomization/1", "seed": 1, "${section}": {"${k}": [0, 1]}}`;
-      assert.throws(() => parseRandomizationSpec(text, 'spec.json'), (e: unknown) => e instanceof RandomizationSpecError && new RegExp(`"${k}" is (not a field|unknown)`).test(e.message) && !e.message.includes('\n'), `${section}.${k}`);
+      assert.throws(
+        () => parseRandomizationSpec(text, 'spec.json'),
+        (e: unknown) =>
+          e instanceof RandomizationSpecError &&
+          new RegExp(`"${k}" is (not a field|unknown)`).test(e.message) &&
+          !e.message.includes('\n'),
+        `${section}.${k}`,
+      );
     }
-    assert.throws(() => parseRandomizationSpec(`{"format": "tandem.randomization/1", "seed": 1, "${k}": 1}`, 'spec.json'), (e: unknown) => e instanceof RandomizationSpecError && new RegExp(`unknown field "${k}"`).test(e.message), k);
+    assert.throws(
+      () => parseRandomizationSpec(`{"format": "tandem.randomization/1", "seed": 1, "${k}": 1}`, 'spec.json'),
+      (e: unknown) => e instanceof RandomizationSpecError && new RegExp(`unknown field "${k}"`).test(e.message),
+      k,
+    );
   }
 });
 
 test("the PLC emulator's console takes no prototype property for an input or a state", async () => {
   // Nothing may reach the emulator for these lines: any call on it fails the test.
-  const plc = new Proxy({}, { get: (_t, p) => () => assert.fail(`the emulator was called: ${String(p)}`) }) as unknown as PlcEmulator;
+  const plc = new Proxy(
+    {},
+    { get: (_t, p) => () => assert.fail(`the emulator was called: ${String(p)}`) },
+  ) as unknown as PlcEmulator;
   for (const k of PROTO) {
     await assert.rejects(plcCommand(plc, `${k} open`), /^Error: Unknown command/, k);
     await assert.rejects(plcCommand(plc, `door ${k}`), /door needs open\|closed/, k);

@@ -38,9 +38,22 @@ before(async () => {
   // machine that stalls the emulated motors' replies past their deadline. A warm-up without an
   // interlock takes that cost; its outcome does not matter.
   const clock = new RealtimeClock();
-  const rig = await stationRigRegistry().create({ type: 'yam-emulated', transport: 'slcan', replyDeadlineMs: 350 }, { clock });
+  const rig = await stationRigRegistry().create(
+    { type: 'yam-emulated', transport: 'slcan', replyDeadlineMs: 350 },
+    { clock },
+  );
   try {
-    await runRigRollout({ rig, policy: new SwayPolicy(), task, layout: set.layouts[0], episodeSeconds: 0.5, controlHz: HZ, seed: 0, deadlineMs: 1500, clock });
+    await runRigRollout({
+      rig,
+      policy: new SwayPolicy(),
+      task,
+      layout: set.layouts[0],
+      episodeSeconds: 0.5,
+      controlHz: HZ,
+      seed: 0,
+      deadlineMs: 1500,
+      clock,
+    });
   } finally {
     await rig.close?.();
   }
@@ -53,7 +66,13 @@ after(async () => {
 
 /** Sways the left arm's first joint slowly (well inside its speed limit) around where it starts: a policy whose targets the arm lags. */
 class SwayPolicy implements Policy {
-  readonly info = { name: 'test:sway', checkpointSha256: '0'.repeat(64), actionHorizon: 5, cameras: [], needsPrivilegedState: false };
+  readonly info = {
+    name: 'test:sway',
+    checkpointSha256: '0'.repeat(64),
+    actionHorizon: 5,
+    cameras: [],
+    needsPrivilegedState: false,
+  };
   private start: Float32Array | undefined;
   private hz = HZ;
   async reset(ctx: EpisodeContext): Promise<void> {
@@ -80,14 +99,20 @@ const task = getTask(set.task);
  * every step, whether the client's latest value was open then — the same synchronous stretch
  * of the loop as that step's write, so "open at step k's recording" means "open at step k's write".
  */
-async function rolloutWithCue(cue: () => void | Promise<void>, cueStep = 10): Promise<{ r: RigRolloutResult; openAt: boolean[]; recorded: SafetyEvent[]; stop: InterlockStop | undefined }> {
+async function rolloutWithCue(
+  cue: () => void | Promise<void>,
+  cueStep = 10,
+): Promise<{ r: RigRolloutResult; openAt: boolean[]; recorded: SafetyEvent[]; stop: InterlockStop | undefined }> {
   const config = parseCellIoConfig({ ...plc.config(), staleAfterMs: 400 }, 'cell-io.json');
   const client = await CellPlcClient.connect({ config, pkiDir: join(dir, 'pki'), connectTimeoutMs: 20_000 });
   // node-opcua finishes setting up its session for a while after connect(); on a loaded machine
   // that work, in this process, can starve the emulated motors' first replies. Let it finish.
   await new Promise((r) => setTimeout(r, 1500));
   const clock = new RealtimeClock();
-  const rig = await stationRigRegistry().create({ type: 'yam-emulated', transport: 'slcan', replyDeadlineMs: 350 }, { clock, table: { task, layout: set.layouts[0] }, interlock: client });
+  const rig = await stationRigRegistry().create(
+    { type: 'yam-emulated', transport: 'slcan', replyDeadlineMs: 350 },
+    { clock, table: { task, layout: set.layouts[0] }, interlock: client },
+  );
   const openAt: boolean[] = [];
   const recorded: SafetyEvent[] = [];
   let steps = 0;
@@ -106,7 +131,18 @@ async function rolloutWithCue(cue: () => void | Promise<void>, cueStep = 10): Pr
     },
   };
   try {
-    const r = await runRigRollout({ rig, policy: new SwayPolicy(), task, layout: set.layouts[0], episodeSeconds: 2, controlHz: HZ, seed: 0, deadlineMs: 1500, clock, recording });
+    const r = await runRigRollout({
+      rig,
+      policy: new SwayPolicy(),
+      task,
+      layout: set.layouts[0],
+      episodeSeconds: 2,
+      controlHz: HZ,
+      seed: 0,
+      deadlineMs: 1500,
+      clock,
+      recording,
+    });
     assert.ok(rig instanceof YamCanRig);
     return { r, openAt, recorded, stop: rig.interlockStop };
   } finally {
@@ -121,13 +157,25 @@ async function rolloutWithCue(cue: () => void | Promise<void>, cueStep = 10): Pr
  * step). A value change (the door) arrives between cycles, so that cycle's write saw it and its
  * applied command is the hold; staleness grows with time, so after a drop the tick may be the one.
  */
-function assertStoppedWithinOneCycle(r: RigRolloutResult, openAt: boolean[], stop: InterlockStop | undefined, seenBy: 'write' | 'either'): number {
+function assertStoppedWithinOneCycle(
+  r: RigRolloutResult,
+  openAt: boolean[],
+  stop: InterlockStop | undefined,
+  seenBy: 'write' | 'either',
+): number {
   const e = r.episode;
   const traj = e.trajectory;
   const last = traj.steps - 1;
   assert.ok(traj.steps < 100, `stopped early (${traj.steps} of 100 steps): ${e.reason ?? e.outcome}`);
-  assert.ok(openAt.indexOf(true) > 0, `the interlock was closed when the rollout started and opened during it (ended at step ${last}): ${e.reason ?? e.outcome}`);
-  assert.equal(openAt.indexOf(true), last, `the interlock was first open at step ${openAt.indexOf(true)}; the episode's last step is ${last}`);
+  assert.ok(
+    openAt.indexOf(true) > 0,
+    `the interlock was closed when the rollout started and opened during it (ended at step ${last}): ${e.reason ?? e.outcome}`,
+  );
+  assert.equal(
+    openAt.indexOf(true),
+    last,
+    `the interlock was first open at step ${openAt.indexOf(true)}; the episode's last step is ${last}`,
+  );
   assert.ok(stop, 'the supervisor recorded the stop');
   assert.equal(stop.cycle, last, `the supervisor saw the open interlock in cycle ${stop.cycle}, the step was ${last}`);
   if (seenBy === 'write') assert.equal(stop.seenBy, 'write');
@@ -139,10 +187,17 @@ function assertStoppedWithinOneCycle(r: RigRolloutResult, openAt: boolean[], sto
   // so the pose the supervisor last measured before this write is the previous step's.
   const measured = Array.from(traj.position.subarray(o - STATE_DIM, o));
   assert.deepEqual(held, measured, 'the stop cycle sends the last measured pose');
-  assert.notDeepEqual(held, Array.from(traj.command.subarray(o, o + STATE_DIM)), "the policy's command of that cycle was replaced");
+  assert.notDeepEqual(
+    held,
+    Array.from(traj.command.subarray(o, o + STATE_DIM)),
+    "the policy's command of that cycle was replaced",
+  );
   // Before it, the policy drove the arm (through the supervisor's clamps: late steps on a busy
   // machine may be slowed): the stop cycle is the first that held where the arm was.
-  const heldBefore = (k: number): boolean => Array.from(traj.applied.subarray(k * STATE_DIM, (k + 1) * STATE_DIM)).every((v, i) => v === traj.position[(k - 1) * STATE_DIM + i]);
+  const heldBefore = (k: number): boolean =>
+    Array.from(traj.applied.subarray(k * STATE_DIM, (k + 1) * STATE_DIM)).every(
+      (v, i) => v === traj.position[(k - 1) * STATE_DIM + i],
+    );
   for (let k = 1; k < last; k++) assert.equal(heldBefore(k), false, `step ${k} was not yet a hold`);
   assert.equal(r.finalMode, 'damped');
   return last;
@@ -156,10 +211,17 @@ test('the cell door opening mid-rollout (YamCanRig on emulated motors) stops the
   const e = r.episode;
   assert.equal(e.outcome, 'safety-stop');
   assert.equal(e.status, 'aborted');
-  assert.equal(e.reason, `The cell door is open. Arms stopped at their pose, then damped; activate the rig again once the interlock is closed. (at step ${last} of 100)`);
+  assert.equal(
+    e.reason,
+    `The cell door is open. Arms stopped at their pose, then damped; activate the rig again once the interlock is closed. (at step ${last} of 100)`,
+  );
   const stops = e.safetyEvents.filter((x) => x.kind === 'interlock-stop');
   assert.equal(stops.length, 1);
-  assert.deepEqual(recorded.filter((x) => x.kind === 'interlock-stop'), stops, 'the recording hook got the same event');
+  assert.deepEqual(
+    recorded.filter((x) => x.kind === 'interlock-stop'),
+    stops,
+    'the recording hook got the same event',
+  );
   assert.equal(e.progress, undefined, 'never scored');
 });
 
@@ -168,7 +230,10 @@ test('the PLC dropping mid-rollout holds the arms with the sentence that says so
     const { r, openAt, stop } = await rolloutWithCue(() => plc.drop());
     assertStoppedWithinOneCycle(r, openAt, stop, 'either');
     assert.equal(r.episode.outcome, 'safety-stop');
-    assert.match(r.episode.reason ?? '', /^The cell PLC at opc\.tcp:\/\/127\.0\.0\.1:\d+\S* stopped answering \d+\.\d s ago; the arms are held until it is back\. Arms stopped at their pose, then damped/);
+    assert.match(
+      r.episode.reason ?? '',
+      /^The cell PLC at opc\.tcp:\/\/127\.0\.0\.1:\d+\S* stopped answering \d+\.\d s ago; the arms are held until it is back\. Arms stopped at their pose, then damped/,
+    );
   } finally {
     await plc.restore();
   }
@@ -183,7 +248,30 @@ test('tandem rig rollout --cell-io: the door opening stops the rollout (exit 1, 
   writeFileSync(cellIo, JSON.stringify({ ...plc.config(), staleAfterMs: 400 }));
   plc.setInput('doorClosed', true);
   plc.takeTowerChanges();
-  const child = spawn(process.execPath, [BIN, 'rig', 'rollout', '--policy', 'code:hold', '--layouts', layouts, '--layout', '0', '--seconds', '8', '--rig-config', rigConfig, '--cell-io', cellIo, '--data', join(dir, 'data'), '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'rig',
+      'rollout',
+      '--policy',
+      'code:hold',
+      '--layouts',
+      layouts,
+      '--layout',
+      '0',
+      '--seconds',
+      '8',
+      '--rig-config',
+      rigConfig,
+      '--cell-io',
+      cellIo,
+      '--data',
+      join(dir, 'data'),
+      '--json',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -202,10 +290,16 @@ test('tandem rig rollout --cell-io: the door opening stops the rollout (exit 1, 
     assert.equal(code, 1, stderr);
     assert.equal(out.status, 'aborted', stdout);
     assert.equal(out.outcome, 'safety-stop');
-    assert.match(out.reason, /^The cell door is open\. Arms stopped at their pose, then damped; activate the rig again once the interlock is closed\. \(at step \d+ of 400\)$/);
+    assert.match(
+      out.reason,
+      /^The cell door is open\. Arms stopped at their pose, then damped; activate the rig again once the interlock is closed\. \(at step \d+ of 400\)$/,
+    );
     assert.equal(out.finalMode, 'damped');
     assert.equal(out.safetyEventsByKind['interlock-stop'], 1);
-    const lit = plc.takeTowerChanges().filter((c) => c.on).map((c) => c.output);
+    const lit = plc
+      .takeTowerChanges()
+      .filter((c) => c.on)
+      .map((c) => c.output);
     assert.deepEqual(lit, ['towerGreen', 'towerAmber', 'towerRed']);
     assert.deepEqual(plc.towerLight(), { towerRed: true, towerAmber: false, towerGreen: false });
   } finally {

@@ -18,12 +18,34 @@ test('rig rollout on yam-can: the policy runs through the rig thread over socat 
   const emu = await startEmulatorThread();
   try {
     const layouts = join(dir, 'bottles.json');
-    writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })));
+    writeFileSync(
+      layouts,
+      serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })),
+    );
     const model = join(dir, 'policy.onnx');
     writeFileSync(model, buildLinearPolicyModel({ horizon: 10, seed: 3, cameras: [] }).bytes);
     const rigConfig = join(dir, 'rig.json');
-    writeFileSync(rigConfig, JSON.stringify({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }));
-    const r = await runTandem(['rig', 'rollout', '--policy', `onnx:${model}`, '--layouts', layouts, '--layout', '0', '--seconds', '1', '--rig-config', rigConfig, '--data', join(dir, 'data'), '--json']);
+    writeFileSync(
+      rigConfig,
+      JSON.stringify({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }),
+    );
+    const r = await runTandem([
+      'rig',
+      'rollout',
+      '--policy',
+      `onnx:${model}`,
+      '--layouts',
+      layouts,
+      '--layout',
+      '0',
+      '--seconds',
+      '1',
+      '--rig-config',
+      rigConfig,
+      '--data',
+      join(dir, 'data'),
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const out = JSON.parse(r.stdout);
     assert.equal(out.status, 'valid');
@@ -31,11 +53,17 @@ test('rig rollout on yam-can: the policy runs through the rig thread over socat 
     assert.equal(out.steps, 50, '1 s at 50 Hz');
     assert.equal(out.finalMode, 'damped');
     // The seeded linear model asks for far-off targets: the supervisor in the rig thread clamps them, and says so.
-    assert.ok((out.safetyEventsByKind['position-clamped'] ?? 0) + (out.safetyEventsByKind['velocity-clamped'] ?? 0) > 0, JSON.stringify(out.safetyEventsByKind));
+    assert.ok(
+      (out.safetyEventsByKind['position-clamped'] ?? 0) + (out.safetyEventsByKind['velocity-clamped'] ?? 0) > 0,
+      JSON.stringify(out.safetyEventsByKind),
+    );
     // The motor loop's statistics: in the report, and in the episode file's end metadata.
     assert.equal(out.motorLoop.measured_by, 'rig thread');
     assert.equal(out.motorLoop.rate_hz, 250);
-    assert.ok(out.motorLoop.cycles >= 250, `the rig thread ran its loop through the episode (${out.motorLoop.cycles} cycles)`);
+    assert.ok(
+      out.motorLoop.cycles >= 250,
+      `the rig thread ran its loop through the episode (${out.motorLoop.cycles} cycles)`,
+    );
     assert.deepEqual(out.recording.problems, []);
     const cycles: number[] = [];
     let end: Record<string, string> = {};
@@ -45,12 +73,18 @@ test('rig rollout on yam-can: the policy runs through the rig thread over socat 
       if (r.type === 'Schema') schemas.set(r.id, r.name);
       else if (r.type === 'Channel') channels.set(r.id, { topic: r.topic, schemaId: r.schemaId });
       else if (r.type === 'Metadata' && r.name === EPISODE_END_METADATA_NAME) end = Object.fromEntries(r.metadata);
-      else if (r.type === 'Message' && channels.get(r.channelId)?.topic === TOPICS.rigCycles) cycles.push((decodeMessage(schemas.get(channels.get(r.channelId)!.schemaId)!, r.data) as { cycle: number }).cycle);
+      else if (r.type === 'Message' && channels.get(r.channelId)?.topic === TOPICS.rigCycles)
+        cycles.push(
+          (decodeMessage(schemas.get(channels.get(r.channelId)!.schemaId)!, r.data) as { cycle: number }).cycle,
+        );
     });
     assert.deepEqual(JSON.parse(end.loop_stats), out.motorLoop);
     // 1 s of steps and 0.5 s of settle at the motors' 250 Hz, every cycle numbered without a gap.
     assert.ok(cycles.length >= 300, `${cycles.length} motor cycles recorded`);
-    assert.ok(cycles.every((c, i) => i === 0 || c === cycles[i - 1] + 1), 'consecutive cycle numbers');
+    assert.ok(
+      cycles.every((c, i) => i === 0 || c === cycles[i - 1] + 1),
+      'consecutive cycle numbers',
+    );
     assert.equal(end.rig_cycles_lost, '0');
     const st = await emu.status();
     for (const side of ['left', 'right'] as const) {

@@ -21,7 +21,10 @@ const HORIZON = 10;
 function fixture(): { dir: string; layouts: string; model: string; rigConfig: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-rig-rollout-'));
   const layouts = join(dir, 'bottles.json');
-  writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })));
+  writeFileSync(
+    layouts,
+    serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })),
+  );
   const model = join(dir, 'policy.onnx');
   writeFileSync(model, buildLinearPolicyModel({ horizon: HORIZON, seed: 3, cameras: [] }).bytes);
   // The embedded emulated YAM, with the longest motor-reply deadline the driver accepts: this test
@@ -31,8 +34,24 @@ function fixture(): { dir: string; layouts: string; model: string; rigConfig: st
   return { dir, layouts, model, rigConfig };
 }
 
-const rigArgs = (f: { dir: string; layouts: string; rigConfig: string }, policy: string, extra: string[] = []) =>
-  ['rig', 'rollout', '--policy', policy, '--layouts', f.layouts, '--layout', '0', '--seconds', '1', '--rig-config', f.rigConfig, '--data', join(f.dir, 'data'), '--json', ...extra];
+const rigArgs = (f: { dir: string; layouts: string; rigConfig: string }, policy: string, extra: string[] = []) => [
+  'rig',
+  'rollout',
+  '--policy',
+  policy,
+  '--layouts',
+  f.layouts,
+  '--layout',
+  '0',
+  '--seconds',
+  '1',
+  '--rig-config',
+  f.rigConfig,
+  '--data',
+  join(f.dir, 'data'),
+  '--json',
+  ...extra,
+];
 
 test('a policy server that never answers: the rig holds, the rollout is aborted (policy timeout) and the rig ends damped', async () => {
   const f = fixture();
@@ -50,11 +69,16 @@ test('a policy server that never answers: the rig holds, the rollout is aborted 
     // The rig was kept ticking while it waited: its watchdog held the arm, no motor went silent.
     assert.ok((j.safetyEventsByKind['watchdog-hold'] ?? 0) > 0, JSON.stringify(j.safetyEventsByKind));
     assert.equal(j.safetyEventsByKind['fault-hold'], undefined);
-    const text = await runTandem(rigArgs(f, server.url, ['--timeout-ms', '400', '--blank-cameras']).filter((a) => a !== '--json'));
+    const text = await runTandem(
+      rigArgs(f, server.url, ['--timeout-ms', '400', '--blank-cameras']).filter((a) => a !== '--json'),
+    );
     assert.equal(text.code, 3);
     assert.match(text.stdout, /: aborted: policy timeout: /);
     // Black frames: stored, and said to be, a rehearsal.
-    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout \d+ \(a rehearsal, not a result: the policy saw black frames \(--blank-cameras\)\)\nrecorded .*\.mcap \(/);
+    assert.match(
+      text.stdout,
+      /rig damped after the rollout\nstored as rollout \d+ \(a rehearsal, not a result: the policy saw black frames \(--blank-cameras\)\)\nrecorded .*\.mcap \(/,
+    );
   } finally {
     server.child.kill('SIGINT');
     await server.exited;
@@ -65,7 +89,11 @@ test('a policy server that never answers: the rig holds, the rollout is aborted 
 test('Ctrl-C during a rig rollout holds, damps and exits 130', async () => {
   const f = fixture();
   try {
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), ...rigArgs(f, `onnx:${f.model}`).map((a) => (a === '1' ? '30' : a))], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [join(PROJECT_ROOT, 'bin/tandem.js'), ...rigArgs(f, `onnx:${f.model}`).map((a) => (a === '1' ? '30' : a))],
+      { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));

@@ -20,7 +20,10 @@ const HORIZON = 10;
 function fixture(): { dir: string; layouts: string; model: string; rigConfig: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-rig-rollout-'));
   const layouts = join(dir, 'bottles.json');
-  writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })));
+  writeFileSync(
+    layouts,
+    serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })),
+  );
   const model = join(dir, 'policy.onnx');
   writeFileSync(model, buildLinearPolicyModel({ horizon: HORIZON, seed: 3, cameras: [] }).bytes);
   // The embedded emulated YAM on virtual time: what these tests check does not depend on the clock.
@@ -29,15 +32,43 @@ function fixture(): { dir: string; layouts: string; model: string; rigConfig: st
   return { dir, layouts, model, rigConfig };
 }
 
-const rigArgs = (f: { dir: string; layouts: string; rigConfig: string }, policy: string, extra: string[] = []) =>
-  ['rig', 'rollout', '--policy', policy, '--layouts', f.layouts, '--layout', '0', '--seconds', '1', '--rig-config', f.rigConfig, '--data', join(f.dir, 'data'), '--json', ...extra];
+const rigArgs = (f: { dir: string; layouts: string; rigConfig: string }, policy: string, extra: string[] = []) => [
+  'rig',
+  'rollout',
+  '--policy',
+  policy,
+  '--layouts',
+  f.layouts,
+  '--layout',
+  '0',
+  '--seconds',
+  '1',
+  '--rig-config',
+  f.rigConfig,
+  '--data',
+  join(f.dir, 'data'),
+  '--json',
+  ...extra,
+];
 
 test('the same onnx: policy runs in the sim and on the emulated rig: same steps and chunks, the rig rollout awaits the operator score', async () => {
   const f = fixture();
   try {
     const spec = `onnx:${f.model}`;
     // One after the other: the rig rollout runs on wall time and should not share the cores with the sim.
-    const sim = await runTandem(['sim', 'rollout', '--policy', spec, '--layouts', f.layouts, '--layout', '0', '--seconds', '1', '--json']);
+    const sim = await runTandem([
+      'sim',
+      'rollout',
+      '--policy',
+      spec,
+      '--layouts',
+      f.layouts,
+      '--layout',
+      '0',
+      '--seconds',
+      '1',
+      '--json',
+    ]);
     const rig = await runTandem(rigArgs(f, spec));
     assert.equal(sim.code, 0, sim.stderr);
     assert.equal(rig.code, 0, rig.stdout + rig.stderr);
@@ -60,19 +91,28 @@ test('the same onnx: policy runs in the sim and on the emulated rig: same steps 
     assert.ok(r.inferenceMs.p50 > 0 && r.inferenceMs.max >= r.inferenceMs.p50);
     // The seeded linear model asks for far-off targets: the safety supervisor clamps them, and says so.
     assert.ok((r.safetyEventsByKind['position-clamped'] ?? 0) + (r.safetyEventsByKind['velocity-clamped'] ?? 0) > 0);
-    assert.equal(r.safetyEvents, Object.values(r.safetyEventsByKind as Record<string, number>).reduce((a, b) => a + b, 0));
+    assert.equal(
+      r.safetyEvents,
+      Object.values(r.safetyEventsByKind as Record<string, number>).reduce((a, b) => a + b, 0),
+    );
 
     const text = await runTandem(rigArgs(f, spec).filter((a) => a !== '--json'));
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /valid, awaiting operator score\nsteps 50 at [\d.]+ Hz achieved/);
     assert.match(text.stdout, /chunks 5 of 10 rows; inference p50 [\d.]+ ms/);
-    assert.match(text.stdout, /rig damped after the rollout\nstored as rollout 2\nrecorded .*\/episodes\/[^ ]+\.mcap \([\d.]+ MiB, \d+ messages, closed in \d+ ms\)\n$/);
+    assert.match(
+      text.stdout,
+      /rig damped after the rollout\nstored as rollout 2\nrecorded .*\/episodes\/[^ ]+\.mcap \([\d.]+ MiB, \d+ messages, closed in \d+ ms\)\n$/,
+    );
     // Both runs are kept as real rollouts, unscored until an operator scores them.
     const store = openStore(join(f.dir, 'data', 'tandem.sqlite'));
     try {
       const rows = store.listRollouts({ kind: 'real' });
       assert.equal(rows.length, 2);
-      assert.ok(rows.every((x) => x.status === 'valid' && x.effectiveProgress === null && x.calibrationSha256s.length === 0), 'no emulated-cell mark on a motors-only rig');
+      assert.ok(
+        rows.every((x) => x.status === 'valid' && x.effectiveProgress === null && x.calibrationSha256s.length === 0),
+        'no emulated-cell mark on a motors-only rig',
+      );
     } finally {
       store.close();
     }
@@ -88,7 +128,10 @@ test('a ws:// policy served by `tandem policy serve` runs on the emulated rig', 
     // openpi always carries the top camera: a rig config alone has no cameras, so the rig refuses, or rehearses with black frames.
     const refused = await runTandem(rigArgs(f, server.url));
     assert.equal(refused.code, 2);
-    assert.match(refused.stderr, /^Policy onnx:policy\.onnx reads camera cam_high, which the station config .*rig\.json does not have \(it has no cameras\); add it to 'cameras', or rehearse with --blank-cameras/);
+    assert.match(
+      refused.stderr,
+      /^Policy onnx:policy\.onnx reads camera cam_high, which the station config .*rig\.json does not have \(it has no cameras\); add it to 'cameras', or rehearse with --blank-cameras/,
+    );
     const r = await runTandem(rigArgs(f, server.url, ['--blank-cameras']));
     assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout);
@@ -111,9 +154,11 @@ test('on a motors-only rig a code policy is refused with its own sentence before
     const r = await runTandem(rigArgs(f, 'code:bottles-in-the-bin'));
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, 'code:bottles-in-the-bin cannot run here: code policies read object poses the real rig cannot see; run them in the sim, or rehearse on the emulated cell (rig type yam-cell).\n');
+    assert.equal(
+      r.stderr,
+      'code:bottles-in-the-bin cannot run here: code policies read object poses the real rig cannot see; run them in the sim, or rehearse on the emulated cell (rig type yam-cell).\n',
+    );
   } finally {
     rmSync(f.dir, { recursive: true, force: true });
   }
 });
-

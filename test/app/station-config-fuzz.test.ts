@@ -12,7 +12,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import fc from 'fast-check';
-import { LEADER_KINDS, parseStationConfig, readStationConfig, type StationConfig } from '../../src/app/station-config.js';
+import {
+  LEADER_KINDS,
+  parseStationConfig,
+  readStationConfig,
+  type StationConfig,
+} from '../../src/app/station-config.js';
 import { UserError } from '../../src/app/command.js';
 import { SECURITY_MODES } from '../../drivers/cell-io/cell-io-config.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
@@ -31,7 +36,15 @@ const VALID = {
   cellIo: {
     endpointUrl: 'opc.tcp://127.0.0.1:4840',
     security: { mode: 'None', policy: 'None', trustUnknownServerCertificate: true },
-    nodes: { estopOk: 'ns=1;s=E', doorClosed: 'ns=1;s=D', lightCurtainClear: 'ns=1;s=L', heartbeat: 'ns=1;s=H', towerRed: 'ns=1;s=R', towerAmber: 'ns=1;s=A', towerGreen: 'ns=1;s=G' },
+    nodes: {
+      estopOk: 'ns=1;s=E',
+      doorClosed: 'ns=1;s=D',
+      lightCurtainClear: 'ns=1;s=L',
+      heartbeat: 'ns=1;s=H',
+      towerRed: 'ns=1;s=R',
+      towerAmber: 'ns=1;s=A',
+      towerGreen: 'ns=1;s=G',
+    },
     samplingIntervalMs: 10,
     staleAfterMs: 500,
     station: { port: 4841, host: '127.0.0.1' },
@@ -46,7 +59,14 @@ const SHAPE: Record<string, readonly string[]> = {
   leader: ['kind', 'ports'],
   projector: ['calibration', 'pjlink', 'display'],
   cellIo: ['endpointUrl', 'security', 'nodes', 'samplingIntervalMs', 'staleAfterMs', 'pkiDir', 'station'],
-  'cellIo.security': ['mode', 'policy', 'certificateFile', 'privateKeyFile', 'trustUnknownServerCertificate', 'allowInsecure'],
+  'cellIo.security': [
+    'mode',
+    'policy',
+    'certificateFile',
+    'privateKeyFile',
+    'trustUnknownServerCertificate',
+    'allowInsecure',
+  ],
   'cellIo.nodes': ['estopOk', 'doorClosed', 'lightCurtainClear', 'heartbeat', 'towerRed', 'towerAmber', 'towerGreen'],
   'cellIo.station': ['port', 'host', 'user'],
   'cellIo.station.user': ['name', 'passwordFile'],
@@ -59,13 +79,16 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 function assertNothingIgnored(raw: unknown): void {
   const noNull = (v: unknown, path: string): void => {
     assert.notEqual(v, null, `accepted null as '${path}'`);
-    if (v !== null && typeof v === 'object' && v !== DEEP && v !== LONG_LIST) for (const [k, x] of Object.entries(v)) noNull(x, `${path}.${k.slice(0, 40)}`);
+    if (v !== null && typeof v === 'object' && v !== DEEP && v !== LONG_LIST)
+      for (const [k, x] of Object.entries(v)) noNull(x, `${path}.${k.slice(0, 40)}`);
   };
   if (isObject(raw)) for (const [k, v] of Object.entries(raw)) if (k !== 'rig') noNull(v, k);
   const at = (path: string): unknown[] => {
     let values: unknown[] = [raw];
     for (const part of path === '' ? [] : path.split('.')) {
-      values = values.flatMap((v) => (part === '[]' ? (Array.isArray(v) ? v : []) : isObject(v) && Object.hasOwn(v, part) ? [v[part]] : []));
+      values = values.flatMap((v) =>
+        part === '[]' ? (Array.isArray(v) ? v : []) : isObject(v) && Object.hasOwn(v, part) ? [v[part]] : [],
+      );
     }
     return values;
   };
@@ -73,7 +96,8 @@ function assertNothingIgnored(raw: unknown): void {
     for (const v of at(path)) {
       if (v === undefined || (path === 'cellIo' && typeof v === 'string')) continue;
       assert.ok(isObject(v), `accepted a ${Array.isArray(v) ? 'list' : typeof v} as '${path}'`);
-      for (const k of Object.keys(v)) assert.ok(fields.includes(k), `accepted an unknown field '${k.slice(0, 40)}' in '${path}'`);
+      for (const k of Object.keys(v))
+        assert.ok(fields.includes(k), `accepted an unknown field '${k.slice(0, 40)}' in '${path}'`);
     }
   }
 }
@@ -88,7 +112,8 @@ function assertWellTyped(c: StationConfig): void {
     assert.ok(!names.has(cam.name));
     names.add(cam.name);
     assert.ok(Number.isFinite(cam.fps) && cam.fps >= 1 && cam.fps <= 240);
-    for (const side of [cam.width, cam.height]) if (side !== undefined) assert.ok(Number.isInteger(side) && side >= 16 && side <= 4096 && side % 2 === 0);
+    for (const side of [cam.width, cam.height])
+      if (side !== undefined) assert.ok(Number.isInteger(side) && side >= 16 && side <= 4096 && side % 2 === 0);
   }
   if (c.leader) {
     assert.ok(LEADER_KINDS.includes(c.leader.kind));
@@ -96,7 +121,8 @@ function assertWellTyped(c: StationConfig): void {
   }
   if (c.projector) {
     assert.ok(typeof c.projector.calibration === 'string' && isAbsolute(c.projector.calibration));
-    if (c.projector.display !== undefined) assert.ok(Number.isInteger(c.projector.display) && c.projector.display >= 0 && c.projector.display <= 16);
+    if (c.projector.display !== undefined)
+      assert.ok(Number.isInteger(c.projector.display) && c.projector.display >= 0 && c.projector.display <= 16);
     if (c.projector.pjlink !== undefined) assert.equal(typeof c.projector.pjlink, 'string');
   }
   if (c.cellIo) {
@@ -118,8 +144,15 @@ function assertWellTyped(c: StationConfig): void {
 function assertOneSentence(e: unknown): void {
   assert.ok(e instanceof UserError, `threw ${(e as Error)?.name}: ${String((e as Error)?.message).slice(0, 300)}`);
   assert.ok(e.message.length <= 400, `a ${e.message.length}-character message: ${e.message.slice(0, 200)}…`);
-  assert.match(e.message, /^(The station config|The cell I\/O config|Cannot read the cell I\/O config) [^\n]*\.$/, e.message);
-  assert.doesNotMatch(e.message, /Cannot read properties|is not a function|undefined \(reading|Maximum call stack|\[object Object\]/);
+  assert.match(
+    e.message,
+    /^(The station config|The cell I\/O config|Cannot read the cell I\/O config) [^\n]*\.$/,
+    e.message,
+  );
+  assert.doesNotMatch(
+    e.message,
+    /Cannot read properties|is not a function|undefined \(reading|Maximum call stack|\[object Object\]/,
+  );
 }
 
 /** Parses, checking either outcome; true when accepted. */
@@ -137,7 +170,12 @@ function parseOrRefuse(raw: unknown): boolean {
 }
 
 test('the checked-in corpus reads as recorded, from files', () => {
-  const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/station-configs.json'), 'utf8')) as { name: string; text: string; ok: boolean; says?: string }[];
+  const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/station-configs.json'), 'utf8')) as {
+    name: string;
+    text: string;
+    ok: boolean;
+    says?: string;
+  }[];
   const dir = mkdtempSync(join(tmpdir(), 'tandem-station-config-fuzz-'));
   try {
     for (const [i, c] of corpus.entries()) {
@@ -150,7 +188,10 @@ test('the checked-in corpus reads as recorded, from files', () => {
         assertWellTyped(config);
       } catch (e) {
         if (e instanceof assert.AssertionError) throw e;
-        assert.ok(e instanceof UserError, `${c.name}: threw ${(e as Error).name}: ${String((e as Error).message).slice(0, 200)}`);
+        assert.ok(
+          e instanceof UserError,
+          `${c.name}: threw ${(e as Error).name}: ${String((e as Error).message).slice(0, 200)}`,
+        );
         assert.ok(!e.message.includes('\n') && e.message.length <= 400, `${c.name}: ${e.message.slice(0, 200)}`);
         if (c.says) assert.ok(e.message.includes(c.says), `${c.name}: ${e.message}`);
         ok = false;
@@ -172,7 +213,16 @@ const BIG = new Map<symbol, unknown>([
   [Symbol('1 MiB string'), HUGE_STRING],
   [Symbol('100 000 nulls'), LONG_LIST],
 ]);
-const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'prototype', 'isPrototypeOf', '__defineGetter__'];
+const PROTO_KEYS = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  'prototype',
+  'isPrototypeOf',
+  '__defineGetter__',
+];
 
 const garbage: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
@@ -184,21 +234,68 @@ const garbage: fc.Arbitrary<unknown> = fc.oneof(
 
 /** Where a mutation lands: every field and nested field of VALID. */
 const PATHS: readonly (string | number)[][] = [
-  [], ['version'], ['rig'], ['rig', 'type'], ['cameras'], ['cameras', 0], ['cameras', 0, 'name'], ['cameras', 0, 'source'], ['cameras', 0, 'fps'], ['cameras', 1, 'width'],
-  ['leader'], ['leader', 'kind'], ['leader', 'ports'], ['leader', 'ports', 0],
-  ['projector'], ['projector', 'calibration'], ['projector', 'pjlink'], ['projector', 'display'],
-  ['cellIo'], ['cellIo', 'endpointUrl'], ['cellIo', 'security'], ['cellIo', 'security', 'mode'], ['cellIo', 'security', 'policy'], ['cellIo', 'security', 'allowInsecure'], ['cellIo', 'security', 'trustUnknownServerCertificate'],
-  ['cellIo', 'nodes'], ['cellIo', 'nodes', 'estopOk'], ['cellIo', 'nodes', 'heartbeat'], ['cellIo', 'samplingIntervalMs'], ['cellIo', 'staleAfterMs'], ['cellIo', 'pkiDir'],
-  ['cellIo', 'station'], ['cellIo', 'station', 'port'], ['cellIo', 'station', 'host'], ['cellIo', 'station', 'user'],
-  ['gripperCalibrations'], ['gripperCalibrations', 'left'],
+  [],
+  ['version'],
+  ['rig'],
+  ['rig', 'type'],
+  ['cameras'],
+  ['cameras', 0],
+  ['cameras', 0, 'name'],
+  ['cameras', 0, 'source'],
+  ['cameras', 0, 'fps'],
+  ['cameras', 1, 'width'],
+  ['leader'],
+  ['leader', 'kind'],
+  ['leader', 'ports'],
+  ['leader', 'ports', 0],
+  ['projector'],
+  ['projector', 'calibration'],
+  ['projector', 'pjlink'],
+  ['projector', 'display'],
+  ['cellIo'],
+  ['cellIo', 'endpointUrl'],
+  ['cellIo', 'security'],
+  ['cellIo', 'security', 'mode'],
+  ['cellIo', 'security', 'policy'],
+  ['cellIo', 'security', 'allowInsecure'],
+  ['cellIo', 'security', 'trustUnknownServerCertificate'],
+  ['cellIo', 'nodes'],
+  ['cellIo', 'nodes', 'estopOk'],
+  ['cellIo', 'nodes', 'heartbeat'],
+  ['cellIo', 'samplingIntervalMs'],
+  ['cellIo', 'staleAfterMs'],
+  ['cellIo', 'pkiDir'],
+  ['cellIo', 'station'],
+  ['cellIo', 'station', 'port'],
+  ['cellIo', 'station', 'host'],
+  ['cellIo', 'station', 'user'],
+  ['gripperCalibrations'],
+  ['gripperCalibrations', 'left'],
 ];
 
-type Mutation = { op: 'set'; path: (string | number)[]; value: unknown } | { op: 'delete'; path: (string | number)[] } | { op: 'add'; path: (string | number)[]; key: string; value: unknown };
+type Mutation =
+  | { op: 'set'; path: (string | number)[]; value: unknown }
+  | { op: 'delete'; path: (string | number)[] }
+  | { op: 'add'; path: (string | number)[]; key: string; value: unknown };
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...PATHS), value: garbage }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...PATHS), value: garbage }),
+  },
   fc.record({ op: fc.constant('delete' as const), path: fc.constantFrom(...PATHS.filter((p) => p.length > 0)) }),
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('add' as const), path: fc.constantFrom(...PATHS), key: fc.oneof(fc.constantFrom(...PROTO_KEYS, 'camera', 'Mode', 'staleAfterMS', 'allowInsecure', 'user'), fc.string({ maxLength: 8 })), value: garbage }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('add' as const),
+      path: fc.constantFrom(...PATHS),
+      key: fc.oneof(
+        fc.constantFrom(...PROTO_KEYS, 'camera', 'Mode', 'staleAfterMS', 'allowInsecure', 'user'),
+        fc.string({ maxLength: 8 }),
+      ),
+      value: garbage,
+    }),
+  },
 );
 
 /** A fresh copy of a garbage value, so no run changes the arbitraries' shared ones; JSON keeps a '__proto__' key an own field. */
@@ -217,7 +314,11 @@ function mutated(mutations: readonly Mutation[]): unknown {
     }
     let parent: unknown = root;
     const path = m.op === 'add' ? [...m.path, m.key] : m.path;
-    for (const part of path.slice(0, -1)) parent = parent !== null && typeof parent === 'object' && Object.hasOwn(parent, part) ? (parent as Record<string, unknown>)[part] : undefined;
+    for (const part of path.slice(0, -1))
+      parent =
+        parent !== null && typeof parent === 'object' && Object.hasOwn(parent, part)
+          ? (parent as Record<string, unknown>)[part]
+          : undefined;
     if (parent === null || typeof parent !== 'object' || parent === DEEP || parent === LONG_LIST) continue;
     const last = path[path.length - 1];
     // JSON has neither holes in lists nor named fields on them.
@@ -228,7 +329,13 @@ function mutated(mutations: readonly Mutation[]): unknown {
       continue;
     }
     if (m.op === 'delete') delete (parent as Record<string | number, unknown>)[last];
-    else Object.defineProperty(parent, last, { value: materialised(m.value), enumerable: true, writable: true, configurable: true });
+    else
+      Object.defineProperty(parent, last, {
+        value: materialised(m.value),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   }
   return root;
 }

@@ -10,7 +10,12 @@ import { UserError } from '../../src/app/command.js';
 test('a rig without a world of its own says, for each thing the cell would bring, why this station has none', async () => {
   const { rig, services } = await createStationRig({ type: 'mirror' }, { clock: new VirtualClock() });
   try {
-    for (const [name, s] of Object.entries({ cameraRenderer: services.cameraRenderer, tableTracker: services.tableTracker, endStateScorer: services.endStateScorer, objectPoses: services.objectPoses })) {
+    for (const [name, s] of Object.entries({
+      cameraRenderer: services.cameraRenderer,
+      tableTracker: services.tableTracker,
+      endStateScorer: services.endStateScorer,
+      objectPoses: services.objectPoses,
+    })) {
       assert.equal(s.available, false, name);
       if (!s.available) assert.match(s.why, /^[a-z].* [a-z].*[^.]$/, `${name}: a clause of a sentence`);
     }
@@ -20,8 +25,15 @@ test('a rig without a world of its own says, for each thing the cell would bring
     assert.equal(services.marker, undefined);
     // A camera of source "cell" on it: one sentence naming the camera, before anything opens.
     await assert.rejects(
-      openStationCameras([{ name: 'cam_high', kind: 'cell', fps: 5 }], { renderer: services.cameraRenderer, clock: new VirtualClock(), source: 'station.json' }),
-      (e: unknown) => e instanceof UserError && e.message === `Camera cam_high in station.json has source "cell", but only the emulated cell's rig (type yam-cell) renders them; give it a "v4l2:/dev/videoN" or "testsrc" source.`,
+      openStationCameras([{ name: 'cam_high', kind: 'cell', fps: 5 }], {
+        renderer: services.cameraRenderer,
+        clock: new VirtualClock(),
+        source: 'station.json',
+      }),
+      (e: unknown) =>
+        e instanceof UserError &&
+        e.message ===
+          `Camera cam_high in station.json has source "cell", but only the emulated cell's rig (type yam-cell) renders them; give it a "v4l2:/dev/videoN" or "testsrc" source.`,
     );
   } finally {
     await rig.close?.();
@@ -31,7 +43,10 @@ test('a rig without a world of its own says, for each thing the cell would bring
 test('the emulated cell preset brings its renderer, table tracker, scorer and world, and marks its rollouts as rehearsals', async () => {
   const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 1, seed: 3 });
   const layout = set.layouts[0];
-  const { rig, services } = await createStationRig({ type: 'yam-cell', clock: 'virtual' }, { clock: new VirtualClock(), table: { task: getTask(set.task), layout } });
+  const { rig, services } = await createStationRig(
+    { type: 'yam-cell', clock: 'virtual' },
+    { clock: new VirtualClock(), table: { task: getTask(set.task), layout } },
+  );
   try {
     assert.equal(services.cameraRenderer.available, true);
     assert.equal(services.objectPoses.available, true);
@@ -39,10 +54,19 @@ test('the emulated cell preset brings its renderer, table tracker, scorer and wo
     assert.equal(services.endStateScorer.operator, 'scripted operator (emulated cell)');
     assert.ok(services.tableTracker.available);
     // The tracker sees what the operator placed: the layout's objects.
-    assert.deepEqual(services.tableTracker.sightings().map((s) => s.id).sort(), layout.objects.map((o) => o.id).sort());
+    assert.deepEqual(
+      services.tableTracker
+        .sightings()
+        .map((s) => s.id)
+        .sort(),
+      layout.objects.map((o) => o.id).sort(),
+    );
     const world = services.world();
     assert.ok(world);
-    assert.deepEqual({ task: world.task, tier: world.tier, objects: world.objects }, { task: 'bottles-in-the-bin', tier: 2, objects: layout.objects.length });
+    assert.deepEqual(
+      { task: world.task, tier: world.tier, objects: world.objects },
+      { task: 'bottles-in-the-bin', tier: 2, objects: layout.objects.length },
+    );
     assert.match(world.truthSha256, /^[0-9a-f]{64}$/);
     assert.equal(services.marker?.kind, 'emulated-cell');
     assert.equal(services.rehearsal, 'it ran on the emulated cell');

@@ -12,7 +12,9 @@ function tempDir(t: { after(fn: () => void): void }): string {
   return dir;
 }
 
-test('without --data or TANDEM_DATA the store goes to the per-user data folder, created on first use', { skip: platform() !== 'linux' && 'the XDG default applies on Linux' }, (t) => {
+test('without --data or TANDEM_DATA the store goes to the per-user data folder, created on first use', {
+  skip: platform() !== 'linux' && 'the XDG default applies on Linux',
+}, (t) => {
   const home = tempDir(t);
   const store = openCommandStore({}, { env: { XDG_DATA_HOME: join(home, 'xdg') }, cwd: home });
   store.close();
@@ -34,7 +36,10 @@ test('a data folder that cannot be created is one UserError naming it and the wa
   writeFileSync(join(dir, 'a-file'), 'x');
   assert.throws(
     () => openStationStore(join(dir, 'a-file', 'data')),
-    (e: unknown) => e instanceof UserError && e.message.includes(join(dir, 'a-file', 'data')) && /--data DIR or set TANDEM_DATA/.test(e.message),
+    (e: unknown) =>
+      e instanceof UserError &&
+      e.message.includes(join(dir, 'a-file', 'data')) &&
+      /--data DIR or set TANDEM_DATA/.test(e.message),
   );
 });
 
@@ -53,7 +58,7 @@ test('withCommandStore closes the store and turns store problems into UserErrors
   );
 });
 
-test('a new data folder is this user\'s only (0700) and the store file and its WAL are 0600', (t) => {
+test("a new data folder is this user's only (0700) and the store file and its WAL are 0600", (t) => {
   const parent = tempDir(t);
   const dataDir = join(parent, 'station', 'data');
   const store = openStationStore(dataDir);
@@ -61,7 +66,8 @@ test('a new data folder is this user\'s only (0700) and the store file and its W
     store.listPolicies();
     assert.equal(statSync(dataDir).mode & 0o777, 0o700);
     assert.equal(statSync(join(parent, 'station')).mode & 0o777, 0o700, 'every folder it created');
-    for (const f of ['tandem.sqlite', 'tandem.sqlite-wal']) if (existsSync(join(dataDir, f))) assert.equal(statSync(join(dataDir, f)).mode & 0o777, 0o600, f);
+    for (const f of ['tandem.sqlite', 'tandem.sqlite-wal'])
+      if (existsSync(join(dataDir, f))) assert.equal(statSync(join(dataDir, f)).mode & 0o777, 0o600, f);
     assert.ok(existsSync(join(dataDir, 'tandem.sqlite-wal')), 'the WAL exists while the store is open');
   } finally {
     store.close();

@@ -69,20 +69,43 @@ test('bad pairs files get one clear sentence and a non-zero exit', async (t) => 
     ['missing.json', null, /The pairs file .*missing\.json does not exist\./],
     ['truncated.json', '[{"policy": "a", "sim": 0.2, "re', /truncated\.json is not valid JSON/],
     ['nan.json', '[{"policy":"a","sim":NaN,"real":0.1}]', /nan\.json is not valid JSON/],
-    ['nan-string.json', JSON.stringify([...HAND_PAIRS.slice(0, 2), { policy: 'c', sim: 'NaN', real: 0.3 }]), /Entry 3 of .*\(policy 'c'\) has sim = "NaN"; sim and real must be numbers from 0 to 1\./],
-    ['null.json', JSON.stringify([{ policy: 'a', sim: 0.1, real: null }, ...HAND_PAIRS.slice(1)]), /policy 'a'\) has real = null/],
-    ['range.json', JSON.stringify([...HAND_PAIRS.slice(0, 2), { policy: 'c', sim: 0.3, real: 1.2 }]), /has real = 1\.2; sim and real must be numbers from 0 to 1/],
-    ['two.json', JSON.stringify(HAND_PAIRS.slice(0, 2)), /has 2 policies; correlating sim with real needs at least 3\./],
-    ['dup.json', JSON.stringify([...HAND_PAIRS, { policy: 'pi0', sim: 0.1, real: 0.1 }]), /Policy 'pi0' appears more than once/],
+    [
+      'nan-string.json',
+      JSON.stringify([...HAND_PAIRS.slice(0, 2), { policy: 'c', sim: 'NaN', real: 0.3 }]),
+      /Entry 3 of .*\(policy 'c'\) has sim = "NaN"; sim and real must be numbers from 0 to 1\./,
+    ],
+    [
+      'null.json',
+      JSON.stringify([{ policy: 'a', sim: 0.1, real: null }, ...HAND_PAIRS.slice(1)]),
+      /policy 'a'\) has real = null/,
+    ],
+    [
+      'range.json',
+      JSON.stringify([...HAND_PAIRS.slice(0, 2), { policy: 'c', sim: 0.3, real: 1.2 }]),
+      /has real = 1\.2; sim and real must be numbers from 0 to 1/,
+    ],
+    [
+      'two.json',
+      JSON.stringify(HAND_PAIRS.slice(0, 2)),
+      /has 2 policies; correlating sim with real needs at least 3\./,
+    ],
+    [
+      'dup.json',
+      JSON.stringify([...HAND_PAIRS, { policy: 'pi0', sim: 0.1, real: 0.1 }]),
+      /Policy 'pi0' appears more than once/,
+    ],
     ['object.json', JSON.stringify({ pairs: HAND_PAIRS }), /should hold a JSON list/],
     ['noname.json', JSON.stringify([{ sim: 0.1, real: 0.2 }, ...HAND_PAIRS]), /Entry 1 .* needs a "policy" name/],
   ];
   for (const [name, body] of cases) if (body !== null) writeFileSync(join(dir, name), body);
-  for (const [name, , pattern] of cases) assertOneClearSentence(await runInProcess(['stats', 'correlate', '--input', name, '--json'], dir), pattern);
+  for (const [name, , pattern] of cases)
+    assertOneClearSentence(await runInProcess(['stats', 'correlate', '--input', name, '--json'], dir), pattern);
   assertOneClearSentence(await runInProcess(['stats', 'correlate'], dir), /Missing --input/);
   // And through the real executable, for a few of them: exit code and stderr as a user sees them.
   const picked = [0, 1, 3, 6];
-  const results = await Promise.all(picked.map((i) => runTandem(['stats', 'correlate', '--input', cases[i][0], '--json'], { cwd: dir })));
+  const results = await Promise.all(
+    picked.map((i) => runTandem(['stats', 'correlate', '--input', cases[i][0], '--json'], { cwd: dir })),
+  );
   results.forEach((r, k) => assertOneClearSentence(r, cases[picked[k]][2]));
 });
 
@@ -95,7 +118,11 @@ test('stats interval prints Wilson and Clopper–Pearson for k of n', async () =
   assert.match(text.stdout, /8 of 10 succeeded \(80\.0%\)/);
   assert.match(text.stdout, /Wilson\s+\[0\.490, 0\.943\]/);
   assert.match(text.stdout, /Clopper–Pearson\s+\[0\.444, 0\.975\]/);
-  const parsed = JSON.parse(json.stdout) as { wilson: { lower: number; upper: number }; clopperPearson: { lower: number; upper: number }; estimate: number };
+  const parsed = JSON.parse(json.stdout) as {
+    wilson: { lower: number; upper: number };
+    clopperPearson: { lower: number; upper: number };
+    estimate: number;
+  };
   assert.equal(parsed.estimate, 0);
   assert.equal(parsed.wilson.lower, 0);
   assert.ok(Math.abs(parsed.wilson.upper - 0.2775) < 1e-4);
@@ -130,26 +157,54 @@ test('stats summary reads the store in --data DIR (else TANDEM_DATA) and summari
   ]);
   const real = store.insertRollout({ ...base, kind: 'real', layoutIndex: 0, status: 'valid' });
   store.insertRollout({ ...base, kind: 'real', layoutIndex: 1, status: 'valid' }); // not scored yet
-  store.insertOperatorScore({ rolloutId: real, endStates: [{ id: 'bottle-1', region: 'bin' }], progress: 1, counts: { inBin: 1, target: 1 } });
+  store.insertOperatorScore({
+    rolloutId: real,
+    endStates: [{ id: 'bottle-1', region: 'bin' }],
+    progress: 1,
+    counts: { inBin: 1, target: 1 },
+  });
   store.close();
 
-  const byFlag = await runTandem(['stats', 'summary', '--data', dataDir, '--policy', 'act', '--json'], { env: { TANDEM_DATA: join(dir, 'elsewhere') } });
+  const byFlag = await runTandem(['stats', 'summary', '--data', dataDir, '--policy', 'act', '--json'], {
+    env: { TANDEM_DATA: join(dir, 'elsewhere') },
+  });
   assert.equal(byFlag.code, 0, byFlag.stderr);
   assert.equal(existsSync(join(dir, 'elsewhere')), false, '--data wins over TANDEM_DATA');
-  const summaries = JSON.parse(byFlag.stdout) as { kind: string; excluded: number; unscored: number; tiers: { tier: number | string; rollouts: number; meanProgress: number; successes: number }[] }[];
+  const summaries = JSON.parse(byFlag.stdout) as {
+    kind: string;
+    excluded: number;
+    unscored: number;
+    tiers: { tier: number | string; rollouts: number; meanProgress: number; successes: number }[];
+  }[];
   const sim = summaries.find((s) => s.kind === 'sim')!;
   assert.equal(sim.excluded, 1);
-  assert.deepEqual(sim.tiers.map((x) => [x.tier, x.rollouts, x.meanProgress, x.successes]), [[1, 2, 0.75, 1], [2, 1, 0, 0], ['all', 3, 0.5, 1]]);
+  assert.deepEqual(
+    sim.tiers.map((x) => [x.tier, x.rollouts, x.meanProgress, x.successes]),
+    [
+      [1, 2, 0.75, 1],
+      [2, 1, 0, 0],
+      ['all', 3, 0.5, 1],
+    ],
+  );
   const realSummary = summaries.find((s) => s.kind === 'real')!;
   assert.equal(realSummary.unscored, 1);
-  assert.deepEqual(realSummary.tiers.map((x) => [x.tier, x.meanProgress]), [[1, 1], ['all', 1]]);
+  assert.deepEqual(
+    realSummary.tiers.map((x) => [x.tier, x.meanProgress]),
+    [
+      [1, 1],
+      ['all', 1],
+    ],
+  );
 
   const byEnv = await runTandem(['stats', 'summary', '--kind', 'sim'], { env: { TANDEM_DATA: dataDir } });
   assert.equal(byEnv.code, 0, byEnv.stderr);
   assert.match(byEnv.stdout, /act \(sim\): left out 1 aborted \(no outcome recorded 1\)\n/);
   assert.match(byEnv.stdout, /\n  all\s+3\s+3\s+0\.500/);
 
-  assertOneClearSentence(await runTandem(['stats', 'summary', '--data', dataDir, '--policy', 'nobody']), /There is no policy 'nobody' in the store .*tandem\.sqlite\. Known: act\./);
+  assertOneClearSentence(
+    await runTandem(['stats', 'summary', '--data', dataDir, '--policy', 'nobody']),
+    /There is no policy 'nobody' in the store .*tandem\.sqlite\. Known: act\./,
+  );
 });
 
 test('stats summary counts policy errors inside the numbers (scored as they stood) and breaks the left-out rollouts down by outcome', async (t) => {
@@ -160,23 +215,75 @@ test('stats summary counts policy errors inside the numbers (scored as they stoo
   const set = layoutSetFixture([1, 1, 2, 2]);
   store.putLayoutSet(set);
   const act = store.upsertPolicy({ spec: 'onnx:act.onnx', name: 'act' });
-  const base = { policyId: act.id, layoutSetSha256: set.sha256, episodeSeconds: 60, controlHz: 30, kind: 'sim' as const };
+  const base = {
+    policyId: act.id,
+    layoutSetSha256: set.sha256,
+    episodeSeconds: 60,
+    controlHz: 30,
+    kind: 'sim' as const,
+  };
   store.insertRollouts([
     { ...base, layoutIndex: 0, status: 'valid', outcome: 'completed', progress: 1 },
-    { ...base, layoutIndex: 1, status: 'valid', outcome: 'policy-error', policyError: 'Policy act answered NaN at action row 0, entry 5', progress: 0 },
-    { ...base, layoutIndex: 2, status: 'valid', outcome: 'policy-error', policyError: 'Policy act answered NaN at action row 3, entry 1', progress: 0.5 },
-    { ...base, layoutIndex: 3, status: 'invalid', outcome: 'rig-fault', statusReason: 'The simulation became unstable' },
-    { ...base, layoutIndex: 3, status: 'invalid', outcome: 'cameras-failed', statusReason: 'the renderer process exited' },
+    {
+      ...base,
+      layoutIndex: 1,
+      status: 'valid',
+      outcome: 'policy-error',
+      policyError: 'Policy act answered NaN at action row 0, entry 5',
+      progress: 0,
+    },
+    {
+      ...base,
+      layoutIndex: 2,
+      status: 'valid',
+      outcome: 'policy-error',
+      policyError: 'Policy act answered NaN at action row 3, entry 1',
+      progress: 0.5,
+    },
+    {
+      ...base,
+      layoutIndex: 3,
+      status: 'invalid',
+      outcome: 'rig-fault',
+      statusReason: 'The simulation became unstable',
+    },
+    {
+      ...base,
+      layoutIndex: 3,
+      status: 'invalid',
+      outcome: 'cameras-failed',
+      statusReason: 'the renderer process exited',
+    },
     { ...base, layoutIndex: 2, status: 'aborted', outcome: 'policy-unavailable', statusReason: 'policy timeout: …' },
   ]);
   store.close();
   const json = await runInProcess(['stats', 'summary', '--data', dataDir, '--json'], dataDir);
   assert.equal(json.code, 0, json.stderr);
-  const [sim] = JSON.parse(json.stdout) as { policyErrors: number; invalid: number; aborted: number; excluded: number; outcomes: Record<string, number>; tiers: { tier: number | string; rollouts: number; meanProgress: number; policyErrors: number }[] }[];
+  const [sim] = JSON.parse(json.stdout) as {
+    policyErrors: number;
+    invalid: number;
+    aborted: number;
+    excluded: number;
+    outcomes: Record<string, number>;
+    tiers: { tier: number | string; rollouts: number; meanProgress: number; policyErrors: number }[];
+  }[];
   assert.deepEqual([sim.policyErrors, sim.invalid, sim.aborted, sim.excluded], [2, 2, 1, 3]);
-  assert.deepEqual(sim.outcomes, { completed: 1, 'policy-error': 2, 'rig-fault': 1, 'cameras-failed': 1, 'policy-unavailable': 1 });
+  assert.deepEqual(sim.outcomes, {
+    completed: 1,
+    'policy-error': 2,
+    'rig-fault': 1,
+    'cameras-failed': 1,
+    'policy-unavailable': 1,
+  });
   // The policy errors are in the numbers: tier 1 = (1 + 0) / 2 layouts, tier 2 = 0.5 over its one scored layout.
-  assert.deepEqual(sim.tiers.map((x) => [x.tier, x.rollouts, x.meanProgress, x.policyErrors]), [[1, 2, 0.5, 1], [2, 1, 0.5, 1], ['all', 3, 0.5, 2]]);
+  assert.deepEqual(
+    sim.tiers.map((x) => [x.tier, x.rollouts, x.meanProgress, x.policyErrors]),
+    [
+      [1, 2, 0.5, 1],
+      [2, 1, 0.5, 1],
+      ['all', 3, 0.5, 2],
+    ],
+  );
   const text = await runInProcess(['stats', 'summary', '--data', dataDir], dataDir);
   assert.match(
     text.stdout,
@@ -189,7 +296,12 @@ test('a damaged store in the data dir is one sentence naming the file', async (t
   const dir = tempDir(t);
   writeFileSync(join(dir, 'tandem.sqlite'), 'not a database at all '.repeat(100));
   const r = await runTandem(['stats', 'summary', '--data', dir]);
-  assertOneClearSentence(r, new RegExp(`The store ${join(dir, 'tandem.sqlite').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is damaged or is not a tandem database`));
+  assertOneClearSentence(
+    r,
+    new RegExp(
+      `The store ${join(dir, 'tandem.sqlite').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is damaged or is not a tandem database`,
+    ),
+  );
 });
 
 test('stats pairs builds pairs.json from the store on layouts run in both sim and real; correlate reads it', async (t) => {
@@ -203,8 +315,22 @@ test('stats pairs builds pairs.json from the store on layouts run in both sim an
   const policy = (name: string) => store.upsertPolicy({ spec: `code:${name}`, name }).id;
   const [a, b, c, d] = ['A', 'B', 'C', 'D'].map(policy);
   const base = { layoutSetSha256: set.sha256, episodeSeconds: 60, controlHz: 30, status: 'valid' as const };
-  const sim = (policyId: number, layoutIndex: number, progress: number) => ({ ...base, kind: 'sim' as const, policyId, layoutIndex, progress });
-  store.insertRollouts([sim(a, 0, 1), sim(a, 0, 0.5), sim(a, 1, 0.5), sim(b, 0, 0.2), sim(b, 1, 0.4), sim(c, 0, 0.9), sim(d, 0, 0.7)]);
+  const sim = (policyId: number, layoutIndex: number, progress: number) => ({
+    ...base,
+    kind: 'sim' as const,
+    policyId,
+    layoutIndex,
+    progress,
+  });
+  store.insertRollouts([
+    sim(a, 0, 1),
+    sim(a, 0, 0.5),
+    sim(a, 1, 0.5),
+    sim(b, 0, 0.2),
+    sim(b, 1, 0.4),
+    sim(c, 0, 0.9),
+    sim(d, 0, 0.7),
+  ]);
   const scoreReal = (policyId: number, layoutIndex: number, progress: number): void => {
     const id = store.insertRollout({ ...base, kind: 'real', policyId, layoutIndex });
     store.insertOperatorScore({ rolloutId: id, endStates: [], progress, counts: {} });
@@ -220,8 +346,20 @@ test('stats pairs builds pairs.json from the store on layouts run in both sim an
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /Wrote 3 policies to .*pairs\.json\./);
   assert.match(r.stderr, /Left out .*: D\./);
-  const written = JSON.parse(readFileSync(join(dir, 'pairs.json'), 'utf8')) as { policy: string; sim: number; real: number; realLayouts: number }[];
-  assert.deepEqual(written.map((p) => [p.policy, +p.sim.toFixed(12), p.real, p.realLayouts]), [['A', 0.75, 1, 1], ['B', 0.3, 0.25, 2], ['C', 0.9, 0.5, 1]]);
+  const written = JSON.parse(readFileSync(join(dir, 'pairs.json'), 'utf8')) as {
+    policy: string;
+    sim: number;
+    real: number;
+    realLayouts: number;
+  }[];
+  assert.deepEqual(
+    written.map((p) => [p.policy, +p.sim.toFixed(12), p.real, p.realLayouts]),
+    [
+      ['A', 0.75, 1, 1],
+      ['B', 0.3, 0.25, 2],
+      ['C', 0.9, 0.5, 1],
+    ],
+  );
 
   // Pearson by hand: sim deviations [0.1, −0.35, 0.25], real [0.41667, −0.33333, −0.08333];
   // Σs·r = 0.1375, Σs² = 0.195, Σr² = 0.291667 → r = 0.1375 / √0.056875 = 0.57656.
@@ -241,7 +379,10 @@ test('stats pairs builds pairs.json from the store on layouts run in both sim an
   again.close();
   const renamed = await runInProcess(['stats', 'pairs', '--data', dataDir], dir);
   assert.equal(renamed.code, 0, renamed.stderr);
-  assert.deepEqual((JSON.parse(renamed.stdout) as { policy: string }[]).map((p) => p.policy), [`A #${a}`, 'B', 'C', `A #${a2}`]);
+  assert.deepEqual(
+    (JSON.parse(renamed.stdout) as { policy: string }[]).map((p) => p.policy),
+    [`A #${a}`, 'B', 'C', `A #${a2}`],
+  );
 
   // --all-layouts: A's sim also counts layout 1 → (0.75 + 0.5) / 2 = 0.625.
   const all = await runInProcess(['stats', 'pairs', '--data', dataDir, '--all-layouts'], dir);

@@ -27,19 +27,30 @@ test('npm test first says, in one line, which Debian packages are missing and th
   const none = checkWith([]);
   assert.equal(none.code, 1);
   assert.equal(none.stderr.trim().split('\n').length, 1, none.stderr);
-  assert.match(none.stderr, /install with: sudo apt-get install --no-install-recommends socat chromium ffmpeg redis-server$/m);
+  assert.match(
+    none.stderr,
+    /install with: sudo apt-get install --no-install-recommends socat chromium ffmpeg redis-server$/m,
+  );
 
   const oneMissing = checkWith(['socat', 'chromium', 'redis-server']);
   assert.equal(oneMissing.code, 1);
-  assert.match(oneMissing.stderr, /needs the Debian package ffmpeg \(not found on PATH\); install with: sudo apt-get install --no-install-recommends ffmpeg$/m);
+  assert.match(
+    oneMissing.stderr,
+    /needs the Debian package ffmpeg \(not found on PATH\); install with: sudo apt-get install --no-install-recommends ffmpeg$/m,
+  );
 
   assert.deepEqual(checkWith(['socat', 'chromium', 'ffmpeg', 'redis-server']), { code: 0, stderr: '' });
   // A chromium named by TANDEM_CHROMIUM (as the sim cameras take it) counts; a wrong one does not.
   assert.equal(checkWith(['socat', 'ffmpeg', 'redis-server'], { TANDEM_CHROMIUM: process.execPath }).code, 0);
-  assert.match(checkWith(['socat', 'ffmpeg', 'redis-server'], { TANDEM_CHROMIUM: '/nonexistent/chromium' }).stderr, /package chromium /);
+  assert.match(
+    checkWith(['socat', 'ffmpeg', 'redis-server'], { TANDEM_CHROMIUM: '/nonexistent/chromium' }).stderr,
+    /package chromium /,
+  );
 });
 
 test('npm test runs the package check before anything else', async () => {
-  const pkg = JSON.parse((await import('node:fs')).readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const pkg = JSON.parse((await import('node:fs')).readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   assert.match(pkg.scripts.test, /^node scripts\/check-test-packages\.mjs && /);
 });

@@ -10,7 +10,6 @@ import { EmulatedAdapterDevice, EmulatorBinding } from '../../drivers/emulators/
 import { YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
 import { registerReadFrame, specialFrame } from '../../drivers/damiao/protocol.js';
 
-
 function setup(transport: CanTransport) {
   const binding = new EmulatorBinding();
   const device = binding.add(new EmulatedAdapterDevice('/emu/can0', transport, new YamBusEmulator()));
@@ -29,7 +28,10 @@ for (const transport of ['slcan', 'damiao'] as CanTransport[]) {
     try {
       bus.send([1, 2, 3, 4, 5, 6, 7].map((id) => specialFrame(id, 'disable')));
       await until(() => frames.length === 7);
-      assert.deepEqual(frames.map((f) => f.id).sort((a, b) => a - b), [0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17]);
+      assert.deepEqual(
+        frames.map((f) => f.id).sort((a, b) => a - b),
+        [0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17],
+      );
       bus.send(registerReadFrame(3, 23));
       await until(() => frames.length === 8);
       assert.deepEqual(Array.from(frames[7].data.subarray(0, 4)), [3, 0, 0x33, 23]);
@@ -44,7 +46,9 @@ for (const transport of ['slcan', 'damiao'] as CanTransport[]) {
     await bus.open();
     try {
       device.adapter.injectGarbage();
-      device.adapter.injectGarbage(transport === 'slcan' ? Buffer.from('t01181180\r', 'latin1') : Buffer.from([0xaa, 0x11, 0x08, 0x11, 0, 0]));
+      device.adapter.injectGarbage(
+        transport === 'slcan' ? Buffer.from('t01181180\r', 'latin1') : Buffer.from([0xaa, 0x11, 0x08, 0x11, 0, 0]),
+      );
       bus.send(specialFrame(2, 'disable'));
       await until(() => frames.length === 1);
       assert.equal(frames[0].id, 0x12);
@@ -91,5 +95,8 @@ test('SLCAN on an adapter that is not SLCAN fails to open with a reason, not a h
   const bus = new SerialCanBus({ transport: 'slcan', path: '/emu/dm', binding, setupTimeoutMs: 100 });
   await assert.rejects(bus.open(), /did not answer the SLCAN command 'C'.*--transport/);
   const missing = new SerialCanBus({ transport: 'slcan', path: '/emu/none', binding });
-  await assert.rejects(missing.open(), /Could not open SLCAN adapter on \/emu\/none: .*Check the cable and the --port path/);
+  await assert.rejects(
+    missing.open(),
+    /Could not open SLCAN adapter on \/emu\/none: .*Check the cable and the --port path/,
+  );
 });

@@ -1,7 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SlcanAdapterDecoder, SlcanHostDecoder, encodeSlcanFrame, type SlcanHostEvent } from '../../drivers/can/slcan-codec.js';
-import { DamiaoAdapterDecoder, DamiaoHostDecoder, encodeDamiaoRx, encodeDamiaoTx, type DamiaoHostEvent } from '../../drivers/can/damiao-usb-codec.js';
+import {
+  SlcanAdapterDecoder,
+  SlcanHostDecoder,
+  encodeSlcanFrame,
+  type SlcanHostEvent,
+} from '../../drivers/can/slcan-codec.js';
+import {
+  DamiaoAdapterDecoder,
+  DamiaoHostDecoder,
+  encodeDamiaoRx,
+  encodeDamiaoTx,
+  type DamiaoHostEvent,
+} from '../../drivers/can/damiao-usb-codec.js';
 import { canFrame } from '../../drivers/can/frame.js';
 import { specialFrame } from '../../drivers/damiao/protocol.js';
 
@@ -26,18 +37,29 @@ test('SLCAN host decoder: frames, OK, transmit OK, BEL error, and resync after g
   const frame = events[4] as Extract<SlcanHostEvent, { type: 'frame' }>;
   assert.equal(frame.frame.id, 0x11);
   assert.equal(hex(frame.frame.data), '1180008007FF201E');
-  assert.deepEqual([events[2], events[3]], [{ type: 'ok', transmitted: true }, { type: 'ok', transmitted: false }]);
+  assert.deepEqual(
+    [events[2], events[3]],
+    [
+      { type: 'ok', transmitted: true },
+      { type: 'ok', transmitted: false },
+    ],
+  );
 });
 
 test('SLCAN adapter decoder tells frames from commands', () => {
   const seen: string[] = [];
-  const d = new SlcanAdapterDecoder((e) => seen.push(e.type === 'frame' ? `frame ${e.frame.id}` : e.type === 'command' ? `cmd ${e.text}` : 'garbage'));
+  const d = new SlcanAdapterDecoder((e) =>
+    seen.push(e.type === 'frame' ? `frame ${e.frame.id}` : e.type === 'command' ? `cmd ${e.text}` : 'garbage'),
+  );
   d.push(Buffer.from('C\rS8\rO\rt0018FFFFFFFFFFFFFFFC\rtZZZ\r', 'latin1'));
   assert.deepEqual(seen, ['cmd C', 'cmd S8', 'cmd O', 'frame 1', 'garbage']);
 });
 
 test('Damiao USB-CAN: the 30-byte transmit frame for enabling motor 1', () => {
-  assert.equal(hex(encodeDamiaoTx(specialFrame(1, 'enable'))), '55AA1E03010000000A000000000100000000080000FFFFFFFFFFFFFFFC00');
+  assert.equal(
+    hex(encodeDamiaoTx(specialFrame(1, 'enable'))),
+    '55AA1E03010000000A000000000100000000080000FFFFFFFFFFFFFFFC00',
+  );
   assert.equal(encodeDamiaoTx(specialFrame(1, 'enable')).length, 30);
 });
 
@@ -59,7 +81,13 @@ test('Damiao USB-CAN host decoder: resyncs after garbage and a truncated frame, 
 test('Damiao USB-CAN adapter decoder reads what the host encoder writes, and the host reads what the adapter writes', () => {
   const got: number[] = [];
   const a = new DamiaoAdapterDecoder((e) => e.type === 'frame' && got.push(e.frame.id));
-  a.push(Buffer.concat([Buffer.from([0x55, 0x00]), encodeDamiaoTx(canFrame(0x7ff, [2, 0, 0x33, 21, 0, 0, 0, 0])), encodeDamiaoTx(canFrame(3, [1, 2, 3, 4, 5, 6, 7, 8]))]));
+  a.push(
+    Buffer.concat([
+      Buffer.from([0x55, 0x00]),
+      encodeDamiaoTx(canFrame(0x7ff, [2, 0, 0x33, 21, 0, 0, 0, 0])),
+      encodeDamiaoTx(canFrame(3, [1, 2, 3, 4, 5, 6, 7, 8])),
+    ]),
+  );
   assert.deepEqual(got, [0x7ff, 3]);
   const back: number[] = [];
   const h = new DamiaoHostDecoder((e) => e.type === 'frame' && back.push(e.frame.id));

@@ -14,7 +14,12 @@ import fc from 'fast-check';
 import clientPkg from 'node-opcua-client';
 import type { DataValue as DataValueType, StatusCode } from 'node-opcua-client';
 import { INTERLOCK_INPUTS, type InterlockInput } from '../../drivers/cell-io/cell-io-config.js';
-import { heartbeatKeyOf, inputReportOf, interlockOfInputs, type InputReport } from '../../drivers/cell-io/plc-values.js';
+import {
+  heartbeatKeyOf,
+  inputReportOf,
+  interlockOfInputs,
+  type InputReport,
+} from '../../drivers/cell-io/plc-values.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
 
 const { DataValue, Variant, DataType, VariantArrayType, StatusCodes } = clientPkg;
@@ -38,7 +43,12 @@ interface Sent {
 
 function dataValue(s: Sent): DataValueType {
   if (s.built) return s.built;
-  const value = new Variant({ dataType: s.dataType, arrayType: s.arrayType, value: s.value, ...(s.dimensions ? { dimensions: s.dimensions } : {}) });
+  const value = new Variant({
+    dataType: s.dataType,
+    arrayType: s.arrayType,
+    value: s.value,
+    ...(s.dimensions ? { dimensions: s.dimensions } : {}),
+  });
   return new DataValue({ statusCode: s.status, value });
 }
 
@@ -53,8 +63,10 @@ const HUGE: Sent[] = [
   built(StatusCodes.BadOutOfMemory as StatusCode, DataType.Boolean, new Array<boolean>(1_000_000).fill(true)),
 ];
 
-const scalar = (dataType: number, value: fc.Arbitrary<unknown>): fc.Arbitrary<Omit<Sent, 'status'>> => value.map((v) => ({ dataType, arrayType: VariantArrayType.Scalar, value: v }));
-const array = (dataType: number, value: fc.Arbitrary<unknown>): fc.Arbitrary<Omit<Sent, 'status'>> => value.map((v) => ({ dataType, arrayType: VariantArrayType.Array, value: v }));
+const scalar = (dataType: number, value: fc.Arbitrary<unknown>): fc.Arbitrary<Omit<Sent, 'status'>> =>
+  value.map((v) => ({ dataType, arrayType: VariantArrayType.Scalar, value: v }));
+const array = (dataType: number, value: fc.Arbitrary<unknown>): fc.Arbitrary<Omit<Sent, 'status'>> =>
+  value.map((v) => ({ dataType, arrayType: VariantArrayType.Array, value: v }));
 
 /** Every shape a PLC variable can have, weighted towards the Boolean the station wants. */
 const variant: fc.Arbitrary<Omit<Sent, 'status'>> = fc.oneof(
@@ -66,27 +78,53 @@ const variant: fc.Arbitrary<Omit<Sent, 'status'>> = fc.oneof(
   scalar(DataType.Byte, fc.integer({ min: 0, max: 255 })),
   scalar(DataType.Int64, fc.tuple(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), fc.nat())),
   scalar(DataType.UInt64, fc.tuple(fc.nat(), fc.nat())),
-  scalar(DataType.String, fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('true', '1', '__proto__', HUGE_STRING))),
-  scalar(DataType.ByteString, fc.uint8Array({ maxLength: 8 }).map((b) => Buffer.from(b))),
+  scalar(
+    DataType.String,
+    fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('true', '1', '__proto__', HUGE_STRING)),
+  ),
+  scalar(
+    DataType.ByteString,
+    fc.uint8Array({ maxLength: 8 }).map((b) => Buffer.from(b)),
+  ),
   scalar(DataType.DateTime, fc.date({ noInvalidDate: false })),
   scalar(DataType.Null, fc.constant(null)),
-  scalar(DataType.Variant, fc.boolean().map((b) => new Variant({ dataType: DataType.Boolean, value: b }))),
+  scalar(
+    DataType.Variant,
+    fc.boolean().map((b) => new Variant({ dataType: DataType.Boolean, value: b })),
+  ),
   array(DataType.Boolean, fc.array(fc.boolean(), { maxLength: 4 })),
-  fc.boolean().map((b) => ({ dataType: DataType.Boolean, arrayType: VariantArrayType.Matrix, value: [b, b], dimensions: [1, 2] })),
+  fc
+    .boolean()
+    .map((b) => ({
+      dataType: DataType.Boolean,
+      arrayType: VariantArrayType.Matrix,
+      value: [b, b],
+      dimensions: [1, 2],
+    })),
 );
 const sent: fc.Arbitrary<Sent> = fc.oneof(
-  { weight: 20, arbitrary: fc.record({ status: fc.oneof({ weight: 4, arbitrary: fc.constant(GOOD) }, fc.constantFrom(...STATUSES)), variant }).map(({ status, variant: v }) => ({ status, ...v })) },
+  {
+    weight: 20,
+    arbitrary: fc
+      .record({ status: fc.oneof({ weight: 4, arbitrary: fc.constant(GOOD) }, fc.constantFrom(...STATUSES)), variant })
+      .map(({ status, variant: v }) => ({ status, ...v })),
+  },
   fc.constantFrom(...HUGE),
 );
 
 /** The only notification that may read safe. */
 function isGoodTrue(s: Sent): boolean {
-  return s.status.isGood() && s.arrayType === VariantArrayType.Scalar && s.dataType === DataType.Boolean && s.value === true;
+  return (
+    s.status.isGood() && s.arrayType === VariantArrayType.Scalar && s.dataType === DataType.Boolean && s.value === true
+  );
 }
 
 function assertPhrase(r: InputReport): void {
   assert.equal(typeof r.status, 'string');
-  assert.ok(r.status.length > 0 && r.status.length <= 120 && !r.status.includes('\n'), `status ${JSON.stringify(r.status.slice(0, 200))}`);
+  assert.ok(
+    r.status.length > 0 && r.status.length <= 120 && !r.status.includes('\n'),
+    `status ${JSON.stringify(r.status.slice(0, 200))}`,
+  );
   assert.doesNotMatch(r.status, /undefined|\[object|NaN/);
 }
 
@@ -97,7 +135,17 @@ function assertSentence(reason: string | undefined): void {
 }
 
 test('the checked-in corpus reads as recorded', () => {
-  type Entry = { name: string; status: string; dataType: string; arrayType?: string; value: unknown; dimensions?: number[]; input: boolean | null; says?: string; heartbeat: boolean };
+  type Entry = {
+    name: string;
+    status: string;
+    dataType: string;
+    arrayType?: string;
+    value: unknown;
+    dimensions?: number[];
+    input: boolean | null;
+    says?: string;
+    heartbeat: boolean;
+  };
   const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/plc-values.json'), 'utf8')) as Entry[];
   const special: Record<string, unknown> = {
     NaN,
@@ -107,13 +155,16 @@ test('the checked-in corpus reads as recorded', () => {
     'invalid-date': new Date(NaN),
   };
   for (const c of corpus) {
-    const s: Sent = c.value === 'huge-array' ? HUGE[0] : {
-      status: (StatusCodes as unknown as Record<string, StatusCode>)[c.status],
-      dataType: (DataType as unknown as Record<string, number>)[c.dataType],
-      arrayType: (VariantArrayType as unknown as Record<string, number>)[c.arrayType ?? 'Scalar'],
-      value: typeof c.value === 'string' && Object.hasOwn(special, c.value) ? special[c.value] : c.value,
-      ...(c.dimensions ? { dimensions: c.dimensions } : {}),
-    };
+    const s: Sent =
+      c.value === 'huge-array'
+        ? HUGE[0]
+        : {
+            status: (StatusCodes as unknown as Record<string, StatusCode>)[c.status],
+            dataType: (DataType as unknown as Record<string, number>)[c.dataType],
+            arrayType: (VariantArrayType as unknown as Record<string, number>)[c.arrayType ?? 'Scalar'],
+            value: typeof c.value === 'string' && Object.hasOwn(special, c.value) ? special[c.value] : c.value,
+            ...(c.dimensions ? { dimensions: c.dimensions } : {}),
+          };
     const r = inputReportOf(dataValue(s));
     assert.equal(r.value ?? null, c.input, c.name);
     assertPhrase(r);
@@ -161,7 +212,8 @@ test('a heartbeat changes only when its value does: NaN, arrays and bad statuses
       assert.ok(ka.length <= 300);
       const kb = heartbeatKeyOf(dataValue(b));
       const numeric = (s: Sent) => typeof s.value === 'number' || typeof s.value === 'boolean';
-      if (kb !== undefined && numeric(a) && numeric(b) && a.dataType === b.dataType) assert.equal(ka === kb, Object.is(a.value, b.value) || a.value === b.value);
+      if (kb !== undefined && numeric(a) && numeric(b) && a.dataType === b.dataType)
+        assert.equal(ka === kb, Object.is(a.value, b.value) || a.value === b.value);
     }),
     { seed: SEED, numRuns: 600 },
   );

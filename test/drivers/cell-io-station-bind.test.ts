@@ -29,7 +29,11 @@ test("without a host the station's OPC UA server listens on loopback only", asyn
   try {
     const addresses = listeningAddresses(portOf(station.endpointUrl));
     assert.ok(addresses.length > 0, `something listens on ${station.endpointUrl}`);
-    assert.deepEqual(addresses.filter((a) => !isLoopbackAddress(a)), [], `bound to ${addresses.join(', ')}`);
+    assert.deepEqual(
+      addresses.filter((a) => !isLoopbackAddress(a)),
+      [],
+      `bound to ${addresses.join(', ')}`,
+    );
   } finally {
     await station.stop();
   }
@@ -40,34 +44,78 @@ test('the PLC emulator listens on loopback only too', async () => {
   try {
     const addresses = listeningAddresses(portOf(plc.endpointUrl));
     assert.ok(addresses.length > 0);
-    assert.deepEqual(addresses.filter((a) => !isLoopbackAddress(a)), [], `bound to ${addresses.join(', ')}`);
+    assert.deepEqual(
+      addresses.filter((a) => !isLoopbackAddress(a)),
+      [],
+      `bound to ${addresses.join(', ')}`,
+    );
   } finally {
     await plc.stop();
   }
 });
 
 test('off loopback the server needs a user: the config says so in one sentence, and the server will not start without one', async () => {
-  const base = { endpointUrl: 'opc.tcp://127.0.0.1:4840', nodes: { estopOk: 'ns=1;s=A', doorClosed: 'ns=1;s=B', lightCurtainClear: 'ns=1;s=C', towerRed: 'ns=1;s=D', towerAmber: 'ns=1;s=E', towerGreen: 'ns=1;s=F' } };
+  const base = {
+    endpointUrl: 'opc.tcp://127.0.0.1:4840',
+    nodes: {
+      estopOk: 'ns=1;s=A',
+      doorClosed: 'ns=1;s=B',
+      lightCurtainClear: 'ns=1;s=C',
+      towerRed: 'ns=1;s=D',
+      towerAmber: 'ns=1;s=E',
+      towerGreen: 'ns=1;s=F',
+    },
+  };
   assert.throws(
     () => parseCellIoConfig({ ...base, station: { port: 4841, host: '0.0.0.0' } }, 'cell.json', dir),
-    (e: unknown) => e instanceof CellIoConfigError && /serves the station's OPC UA server on 0\.0\.0\.0, off this machine, without a user; add "user"/.test(e.message) && e.message.split('. ').length === 1,
+    (e: unknown) =>
+      e instanceof CellIoConfigError &&
+      /serves the station's OPC UA server on 0\.0\.0\.0, off this machine, without a user; add "user"/.test(
+        e.message,
+      ) &&
+      e.message.split('. ').length === 1,
   );
-  const ok = parseCellIoConfig({ ...base, station: { port: 4841, host: '0.0.0.0', user: { name: 'mes', passwordFile: 'mes.pw' } } }, 'cell.json', dir);
-  assert.deepEqual(ok.station, { port: 4841, host: '0.0.0.0', user: { name: 'mes', passwordFile: join(dir, 'mes.pw') } });
+  const ok = parseCellIoConfig(
+    { ...base, station: { port: 4841, host: '0.0.0.0', user: { name: 'mes', passwordFile: 'mes.pw' } } },
+    'cell.json',
+    dir,
+  );
+  assert.deepEqual(ok.station, {
+    port: 4841,
+    host: '0.0.0.0',
+    user: { name: 'mes', passwordFile: join(dir, 'mes.pw') },
+  });
   // The server itself refuses too, before it binds anything.
-  await assert.rejects(StationOpcuaServer.start({ board: new StationStateBoard(), port: 0, host: '0.0.0.0', pkiDir: join(dir, 'pki') }), /off this machine, with no user configured/);
+  await assert.rejects(
+    StationOpcuaServer.start({ board: new StationStateBoard(), port: 0, host: '0.0.0.0', pkiDir: join(dir, 'pki') }),
+    /off this machine, with no user configured/,
+  );
 });
 
 test('with a user the server offers neither anonymous sessions nor security None, and an anonymous client is turned away', async () => {
-  const station = await StationOpcuaServer.start({ board: new StationStateBoard(), port: 0, user: { name: 'mes', password: 'correct horse' }, pkiDir: join(dir, 'pki') });
-  const client = OPCUAClient.create({ endpointMustExist: false, securityMode: MessageSecurityMode.None, securityPolicy: SecurityPolicy.None, clientCertificateManager: certificateManagerIn(join(dir, 'pki'), 'factory-client', true), connectionStrategy: { maxRetry: 0 } });
+  const station = await StationOpcuaServer.start({
+    board: new StationStateBoard(),
+    port: 0,
+    user: { name: 'mes', password: 'correct horse' },
+    pkiDir: join(dir, 'pki'),
+  });
+  const client = OPCUAClient.create({
+    endpointMustExist: false,
+    securityMode: MessageSecurityMode.None,
+    securityPolicy: SecurityPolicy.None,
+    clientCertificateManager: certificateManagerIn(join(dir, 'pki'), 'factory-client', true),
+    connectionStrategy: { maxRetry: 0 },
+  });
   try {
     await client.connect(station.endpointUrl);
     const endpoints = await client.getEndpoints();
     assert.ok(endpoints.length > 0);
     for (const e of endpoints) {
       assert.notEqual(e.securityMode, MessageSecurityMode.None, `endpoint ${e.securityPolicyUri} offers security None`);
-      assert.ok(!(e.userIdentityTokens ?? []).some((t) => t.tokenType === UserTokenType.Anonymous), 'an anonymous token is offered');
+      assert.ok(
+        !(e.userIdentityTokens ?? []).some((t) => t.tokenType === UserTokenType.Anonymous),
+        'an anonymous token is offered',
+      );
     }
     await assert.rejects(client.createSession(), 'an anonymous session over security None is refused');
   } finally {

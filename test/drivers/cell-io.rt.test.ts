@@ -43,14 +43,42 @@ const WAIT_MS = 10_000;
 
 test('config: a PLC on the network without security, a mode without its policy, a missing node id — each one sentence', () => {
   const good = plc.config();
-  assert.throws(() => parseCellIoConfig({ ...good, endpointUrl: 'opc.tcp://192.168.0.10:4840' }, 'cell.json'), (e: unknown) => e instanceof CellIoConfigError && /without security \(mode None\).*SignAndEncrypt/.test(e.message));
-  assert.throws(() => parseCellIoConfig({ ...good, security: { mode: 'SignAndEncrypt', policy: 'None' } }, 'cell.json'), /mode None goes with policy None only/);
+  assert.throws(
+    () => parseCellIoConfig({ ...good, endpointUrl: 'opc.tcp://192.168.0.10:4840' }, 'cell.json'),
+    (e: unknown) => e instanceof CellIoConfigError && /without security \(mode None\).*SignAndEncrypt/.test(e.message),
+  );
+  assert.throws(
+    () => parseCellIoConfig({ ...good, security: { mode: 'SignAndEncrypt', policy: 'None' } }, 'cell.json'),
+    /mode None goes with policy None only/,
+  );
   const nodes = { ...(good.nodes as Record<string, string>) };
   delete nodes.doorClosed;
-  assert.throws(() => parseCellIoConfig({ ...good, nodes }, 'cell.json'), /needs nodes\.doorClosed as an OPC UA node id/);
+  assert.throws(
+    () => parseCellIoConfig({ ...good, nodes }, 'cell.json'),
+    /needs nodes\.doorClosed as an OPC UA node id/,
+  );
   // A real PLC: SignAndEncrypt with the station's own certificate, and no blind trust of the PLC's.
-  const real = parseCellIoConfig({ ...good, endpointUrl: 'opc.tcp://192.168.0.10:4840', security: { mode: 'SignAndEncrypt', policy: 'Basic256Sha256', certificateFile: 'station.pem', privateKeyFile: 'station.key' } }, 'cell.json', '/etc/tandem');
-  assert.deepEqual(real.security, { mode: 'SignAndEncrypt', policy: 'Basic256Sha256', certificateFile: '/etc/tandem/station.pem', privateKeyFile: '/etc/tandem/station.key', trustUnknownServerCertificate: false });
+  const real = parseCellIoConfig(
+    {
+      ...good,
+      endpointUrl: 'opc.tcp://192.168.0.10:4840',
+      security: {
+        mode: 'SignAndEncrypt',
+        policy: 'Basic256Sha256',
+        certificateFile: 'station.pem',
+        privateKeyFile: 'station.key',
+      },
+    },
+    'cell.json',
+    '/etc/tandem',
+  );
+  assert.deepEqual(real.security, {
+    mode: 'SignAndEncrypt',
+    policy: 'Basic256Sha256',
+    certificateFile: '/etc/tandem/station.pem',
+    privateKeyFile: '/etc/tandem/station.key',
+    trustUnknownServerCertificate: false,
+  });
 });
 
 test('the client subscribes to the interlocks: each input opening is open with its sentence, closing again is closed', async () => {
@@ -58,7 +86,10 @@ test('the client subscribes to the interlocks: each input opening is open with i
   try {
     assert.deepEqual(c.current(), { open: false });
     const granted = c.granted();
-    assert.ok(granted.keepAliveMs > 0 && granted.keepAliveMs <= 200, `keep-alive ${granted.keepAliveMs} ms within half the 400 ms staleness`);
+    assert.ok(
+      granted.keepAliveMs > 0 && granted.keepAliveMs <= 200,
+      `keep-alive ${granted.keepAliveMs} ms within half the 400 ms staleness`,
+    );
     const cases = [
       ['doorClosed', /^The cell door is open\.$/],
       ['lightCurtainClear', /^The light curtain is broken/],
@@ -75,7 +106,10 @@ test('the client subscribes to the interlocks: each input opening is open with i
     // A bad status on an input is open too, whatever its value says.
     plc.setInputBad('doorClosed');
     await until(() => c.current().open, WAIT_MS);
-    assert.match(c.current().reason ?? '', /reports the cell door as BadDeviceFailure, so the station treats it as open/);
+    assert.match(
+      c.current().reason ?? '',
+      /reports the cell door as BadDeviceFailure, so the station treats it as open/,
+    );
     plc.setInput('doorClosed', true);
     await until(() => !c.current().open, WAIT_MS);
   } finally {
@@ -89,15 +123,24 @@ test('a frozen heartbeat (the PLC program stalled) is open; a dropped connection
     assert.equal(c.current().open, false);
     plc.stall();
     await until(() => c.current().open, WAIT_MS);
-    assert.match(c.current().reason ?? '', /^The cell PLC at opc\.tcp:\/\/127\.0\.0\.1:\d+.* answers, but its heartbeat has not changed for \d+\.\d s \(its program may have stopped\); the arms are held until it runs again\.$/);
+    assert.match(
+      c.current().reason ?? '',
+      /^The cell PLC at opc\.tcp:\/\/127\.0\.0\.1:\d+.* answers, but its heartbeat has not changed for \d+\.\d s \(its program may have stopped\); the arms are held until it runs again\.$/,
+    );
     plc.resume();
     await until(() => !c.current().open, WAIT_MS);
 
     await plc.drop();
     await until(() => c.current().open, WAIT_MS);
-    assert.match(c.current().reason ?? '', /^The cell PLC at opc\.tcp:\/\/127\.0\.0\.1:\d+\S* stopped answering \d+\.\d s ago; the arms are held until it is back\.$/);
+    assert.match(
+      c.current().reason ?? '',
+      /^The cell PLC at opc\.tcp:\/\/127\.0\.0\.1:\d+\S* stopped answering \d+\.\d s ago; the arms are held until it is back\.$/,
+    );
     // Nothing counts from before the drop: every input must be reported afresh.
-    assert.deepEqual(Object.values(c.inputsNow()).map((i) => i.value), [null, null, null]);
+    assert.deepEqual(
+      Object.values(c.inputsNow()).map((i) => i.value),
+      [null, null, null],
+    );
     await plc.restore();
     await until(() => !c.current().open, 30_000);
   } finally {
@@ -144,15 +187,42 @@ test('the client connects with SignAndEncrypt (Basic256Sha256) and its own certi
 test("the station's own server: an independent OPC UA client reads session, phase, rig status and faults, and cannot write them", async () => {
   const board = new StationStateBoard({ sessionId: 'S-7', rolloutPhase: 'placing', rigStatus: 'holding', faults: [] });
   const station = await StationOpcuaServer.start({ board, port: 0, pkiDir: join(dir, 'pki') });
-  const client = OPCUAClient.create({ endpointMustExist: false, securityMode: MessageSecurityMode.None, securityPolicy: SecurityPolicy.None, clientCertificateManager: certificateManagerIn(join(dir, 'pki'), 'factory-client', true), connectionStrategy: { maxRetry: 3 } });
+  const client = OPCUAClient.create({
+    endpointMustExist: false,
+    securityMode: MessageSecurityMode.None,
+    securityPolicy: SecurityPolicy.None,
+    clientCertificateManager: certificateManagerIn(join(dir, 'pki'), 'factory-client', true),
+    connectionStrategy: { maxRetry: 3 },
+  });
   try {
     await client.connect(station.endpointUrl);
     const session = await client.createSession();
-    const read = async (): Promise<unknown[]> => (await session.read(Object.values(STATION_NODE_IDS).map((nodeId) => ({ nodeId, attributeId: AttributeIds.Value })))).map((dv) => (dv.value.value instanceof Array ? [...(dv.value.value as string[])] : dv.value.value));
+    const read = async (): Promise<unknown[]> =>
+      (
+        await session.read(
+          Object.values(STATION_NODE_IDS).map((nodeId) => ({ nodeId, attributeId: AttributeIds.Value })),
+        )
+      ).map((dv) => (dv.value.value instanceof Array ? [...(dv.value.value as string[])] : dv.value.value));
     assert.deepEqual(await read(), ['S-7', 'placing', 'holding', [], 0]);
-    board.update({ rolloutPhase: 'running', rigStatus: 'estopped', faults: ['The cell door is open. Arms stopped at their pose, then damped.'] });
-    assert.deepEqual(await read(), ['S-7', 'running', 'estopped', ['The cell door is open. Arms stopped at their pose, then damped.'], 1]);
-    const [status] = await session.write([{ nodeId: STATION_NODE_IDS.rolloutPhase, attributeId: AttributeIds.Value, value: { value: { dataType: DataType.String, value: 'idle' } } }]);
+    board.update({
+      rolloutPhase: 'running',
+      rigStatus: 'estopped',
+      faults: ['The cell door is open. Arms stopped at their pose, then damped.'],
+    });
+    assert.deepEqual(await read(), [
+      'S-7',
+      'running',
+      'estopped',
+      ['The cell door is open. Arms stopped at their pose, then damped.'],
+      1,
+    ]);
+    const [status] = await session.write([
+      {
+        nodeId: STATION_NODE_IDS.rolloutPhase,
+        attributeId: AttributeIds.Value,
+        value: { value: { dataType: DataType.String, value: 'idle' } },
+      },
+    ]);
     assert.equal(status.isGood(), false, 'the factory side cannot command the station');
     assert.deepEqual((await read())[1], 'running');
     await session.close();

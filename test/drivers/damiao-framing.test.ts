@@ -5,7 +5,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DamiaoAdapterDecoder, DamiaoHostDecoder, encodeDamiaoRx, encodeDamiaoTx, type DamiaoAdapterEvent, type DamiaoHostEvent } from '../../drivers/can/damiao-usb-codec.js';
+import {
+  DamiaoAdapterDecoder,
+  DamiaoHostDecoder,
+  encodeDamiaoRx,
+  encodeDamiaoTx,
+  type DamiaoAdapterEvent,
+  type DamiaoHostEvent,
+} from '../../drivers/can/damiao-usb-codec.js';
 import { canFrame, type CanFrame } from '../../drivers/can/frame.js';
 import { mitFrame } from '../../drivers/damiao/protocol.js';
 import { MOTOR_RANGES } from '../../src/rig/motors.js';
@@ -25,8 +32,12 @@ function adapterFrames(chunks: Uint8Array[]): CanFrame[] {
 }
 
 test('a truncated transmit request costs only itself: the whole request after it decodes, at every cut', () => {
-  const first = encodeDamiaoTx(mitFrame(2, { positionRad: 0.5, velocityRadS: 0, kp: 30, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4340));
-  const next = encodeDamiaoTx(mitFrame(3, { positionRad: -0.25, velocityRadS: 0, kp: 30, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4340));
+  const first = encodeDamiaoTx(
+    mitFrame(2, { positionRad: 0.5, velocityRadS: 0, kp: 30, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4340),
+  );
+  const next = encodeDamiaoTx(
+    mitFrame(3, { positionRad: -0.25, velocityRadS: 0, kp: 30, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4340),
+  );
   const lost: number[] = [];
   for (let cut = 1; cut < first.length; cut++) {
     const got = adapterFrames([Buffer.concat([first.subarray(0, cut), next])]);
@@ -67,7 +78,7 @@ test('a DLC-0 report is a frame with no data, not eight zero bytes; DLC over 8 a
 
 test('random bytes fake (almost) no frames: under one per 10 MB on the host side', () => {
   let state = 12345;
-  const rand = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) >>> 24);
+  const rand = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) >>> 24;
   const chunk = new Uint8Array(1 << 20);
   let fakes = 0;
   const d = new DamiaoHostDecoder((e) => e.type === 'frame' && fakes++);

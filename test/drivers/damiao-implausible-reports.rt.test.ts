@@ -26,7 +26,10 @@ async function holdFor(y: ReturnType<typeof createEmulatedYam>, seconds: number)
 
 /** A well-framed feedback report from left joint 2 (CAN ID 0x12) claiming it is at `positionRad`. */
 function forgedJoint2(positionRad: number) {
-  const data = packFeedback({ status: STATUS_ENABLED, idNibble: 2, positionRad, velocityRadS: 0, torqueNm: 0, mosfetTempC: 30, rotorTempC: 30 }, MOTOR_RANGES.DM4340);
+  const data = packFeedback(
+    { status: STATUS_ENABLED, idNibble: 2, positionRad, velocityRadS: 0, torqueNm: 0, mosfetTempC: 30, rotorTempC: 30 },
+    MOTOR_RANGES.DM4340,
+  );
   return { id: 0x12, extended: false, data };
 }
 
@@ -44,7 +47,10 @@ for (const transport of ['damiao', 'slcan'] as CanTransport[]) {
       assert.ok(worst < 0.02, `joint 2 read ${worst.toFixed(3)} rad away from where it is`);
       const d = y.rig.diagnostics()[0];
       assert.equal(d.implausibleReports, 1);
-      assert.match(d.notes.join(' '), /Dropped a report from the left arm joint 2 motor with a position step of 3\.\d+ rad in \d+ ms, more than it can move; 1 dropped so far\./);
+      assert.match(
+        d.notes.join(' '),
+        /Dropped a report from the left arm joint 2 motor with a position step of 3\.\d+ rad in \d+ ms, more than it can move; 1 dropped so far\./,
+      );
     });
   });
 }
@@ -60,7 +66,10 @@ test('three implausible reports in a row from one motor: a latched fault names i
     await holdFor(y, 0.05);
     const s = y.rig.read();
     assert.equal(s.mode, 'fault');
-    assert.match(s.faults[0].message, /^The left arm joint 2 motor sent 3 reports in a row with impossible values \(last: a position step of .* rad in \d+ ms, more than it can move\); its position cannot be trusted\. Check its encoder and the CAN cable, then activate the rig again\.$/);
+    assert.match(
+      s.faults[0].message,
+      /^The left arm joint 2 motor sent 3 reports in a row with impossible values \(last: a position step of .* rad in \d+ ms, more than it can move\); its position cannot be trusted\. Check its encoder and the CAN cable, then activate the rig again\.$/,
+    );
     const hold = y.rig.takeSafetyEvents().find((e: SafetyEvent) => e.kind === 'fault-hold');
     assert.match(hold!.message, /Damped the left arm; the right arm holds its pose/);
   });
@@ -78,14 +87,19 @@ test('damiao: a DLC-0 report on a motor ID is a dropped, counted frame, not eigh
     assert.ok(worst < 0.02 && Math.abs(s.position[stateIndex('left', 1)] - before) < 0.02);
     const d = y.rig.diagnostics()[0];
     assert.equal(d.implausibleReports, 1);
-    assert.match(d.notes.join(' '), /Dropped a report from the left arm joint 2 motor with a 0-byte frame \(motors send 8\)/);
+    assert.match(
+      d.notes.join(' '),
+      /Dropped a report from the left arm joint 2 motor with a 0-byte frame \(motors send 8\)/,
+    );
   });
 });
 
 test('damiao: impossible frames are rejected and counted in the bus stats, the arm keeps holding', async () => {
   await withActiveEmulatedRig({ arms: ['left'], transport: 'damiao' }, async (y) => {
     // DLC 9, then a standard-frame ID 0x812: frame-shaped, impossible.
-    y.devices.left!.adapter.injectGarbage(Buffer.from('aa1109120000001122334455667788' + '55' + 'aa110812080000' + '1122334455667788' + '55', 'hex'));
+    y.devices.left!.adapter.injectGarbage(
+      Buffer.from('aa1109120000001122334455667788' + '55' + 'aa110812080000' + '1122334455667788' + '55', 'hex'),
+    );
     await holdFor(y, 0.1);
     const s = y.rig.read();
     assert.equal(s.mode, 'active');

@@ -55,7 +55,10 @@ test('feedback unpacking, DM4340, bytes 11 80 00 80 07 FF 20 1E', () => {
   assert.equal(fb.mosfetTempC, 32);
   assert.equal(fb.rotorTempC, 30);
   // round trip within one quantisation step
-  const again = unpackFeedback(packFeedback({ ...fb, positionRad: 1.234, velocityRadS: -2.5, torqueNm: 3.3 }, MOTOR_RANGES.DM4340), MOTOR_RANGES.DM4340);
+  const again = unpackFeedback(
+    packFeedback({ ...fb, positionRad: 1.234, velocityRadS: -2.5, torqueNm: 3.3 }, MOTOR_RANGES.DM4340),
+    MOTOR_RANGES.DM4340,
+  );
   assert.ok(Math.abs(again.positionRad - 1.234) < 25 / 65535);
   assert.ok(Math.abs(again.velocityRadS + 2.5) < 20 / 4095);
   assert.ok(Math.abs(again.torqueNm - 3.3) < 56 / 4095);
@@ -74,7 +77,12 @@ test('registers: read PMAX of motor 2 is 7FF [02 00 33 15 00…]; float and inte
   assert.equal(r.id, 0x7ff);
   assert.equal(hex(r.data), '0200331500000000');
   // 12.5 as float32 LE = 00 00 48 41
-  assert.deepEqual(parseRegisterReply(Uint8Array.from([2, 0, 0x33, 21, 0x00, 0x00, 0x48, 0x41])), { motorId: 2, op: 0x33, rid: 21, value: 12.5 });
+  assert.deepEqual(parseRegisterReply(Uint8Array.from([2, 0, 0x33, 21, 0x00, 0x00, 0x48, 0x41])), {
+    motorId: 2,
+    op: 0x33,
+    rid: 21,
+    value: 12.5,
+  });
   // register 9 (timeout) is an integer: 8000 = 40 1F 00 00
   assert.equal(hex(registerWriteFrame(5, 9, 8000).data), '05005509401F0000');
   assert.equal(parseRegisterReply(registerWriteFrame(5, 9, 8000).data)?.value, 8000);

@@ -4,22 +4,34 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { YamBusEmulator } from '../../drivers/emulators/yam-bus-emulator.js';
 import { MOTOR_RANGES } from '../../src/rig/motors.js';
-import { mitFrame, parseRegisterReply, registerReadFrame, registerWriteFrame, specialFrame, unpackFeedback } from '../../drivers/damiao/protocol.js';
+import {
+  mitFrame,
+  parseRegisterReply,
+  registerReadFrame,
+  registerWriteFrame,
+  specialFrame,
+  unpackFeedback,
+} from '../../drivers/damiao/protocol.js';
 
 function manualTime() {
   let t = 0;
   return { now: () => t, advance: (s: number) => (t += s) };
 }
 
-test('MIT law: a large position error saturates at the motor\'s TMAX (DM4310 10 N·m, DM4340 28 N·m)', () => {
+test("MIT law: a large position error saturates at the motor's TMAX (DM4310 10 N·m, DM4340 28 N·m)", () => {
   const time = manualTime();
   const bus = new YamBusEmulator({ nowS: time.now });
-  for (const [id, model] of [[5, 'DM4310'], [2, 'DM4340']] as const) {
+  for (const [id, model] of [
+    [5, 'DM4310'],
+    [2, 'DM4340'],
+  ] as const) {
     const start = bus.motor(id).positionRad;
     bus.handle(specialFrame(id, 'enable'));
     bus.handle(mitFrame(id, { positionRad: 1.0, velocityRadS: 0, kp: 500, kd: 0, torqueNm: 0 }, MOTOR_RANGES[model]));
     time.advance(0.02);
-    const [reply] = bus.handle(mitFrame(id, { positionRad: 1.0, velocityRadS: 0, kp: 500, kd: 0, torqueNm: 0 }, MOTOR_RANGES[model]));
+    const [reply] = bus.handle(
+      mitFrame(id, { positionRad: 1.0, velocityRadS: 0, kp: 500, kd: 0, torqueNm: 0 }, MOTOR_RANGES[model]),
+    );
     const fb = unpackFeedback(reply.data, MOTOR_RANGES[model]);
     assert.equal(reply.id, id + 0x10);
     assert.equal(fb.status, 1);
@@ -60,8 +72,14 @@ test('typed faults: a duplicate ID answers twice on one ID and never on its own;
   const bus = new YamBusEmulator({ nowS: () => 0 });
   bus.inject({ kind: 'duplicate-id', motor: 4, answersAs: 3 });
   const replies = bus.handle(specialFrame(3, 'disable'));
-  assert.deepEqual(replies.map((r) => r.id), [0x13, 0x13]);
-  assert.deepEqual(replies.map((r) => unpackFeedback(r.data, MOTOR_RANGES.DM4340).idNibble), [3, 3]);
+  assert.deepEqual(
+    replies.map((r) => r.id),
+    [0x13, 0x13],
+  );
+  assert.deepEqual(
+    replies.map((r) => unpackFeedback(r.data, MOTOR_RANGES.DM4340).idNibble),
+    [3, 3],
+  );
   assert.deepEqual(bus.handle(specialFrame(4, 'disable')), []);
   assert.equal(bus.handle(registerReadFrame(3, 21)).length, 2);
   bus.inject({ kind: 'register-writes-ignored', motor: 5 });
@@ -85,7 +103,9 @@ test('typed faults: refuse-enable, a fault that survives clear-error until heale
   bus.handle(mitFrame(6, { positionRad: 0, velocityRadS: 0, kp: 30, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310));
   assert.ok(bus.motor(6).lastCommand.kp > 29);
   bus.inject({ kind: 'power-cycle', motor: 6 });
-  const [fb] = bus.handle(mitFrame(6, { positionRad: 0, velocityRadS: 0, kp: 30, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310));
+  const [fb] = bus.handle(
+    mitFrame(6, { positionRad: 0, velocityRadS: 0, kp: 30, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310),
+  );
   assert.equal(unpackFeedback(fb.data, MOTOR_RANGES.DM4310).status, 0, 'its feedback says disabled');
   assert.equal(bus.motor(6).lastCommand.kp, 0, 'no command in force after the power cycle');
 });
@@ -99,5 +119,8 @@ test('onMit reports every MIT frame a motor receives, decoded, and whether it to
   bus.handle(mitFrame(5, { positionRad: 0, velocityRadS: 0, kp: 0, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310));
   stop();
   bus.handle(mitFrame(5, { positionRad: 0, velocityRadS: 0, kp: 40, kd: 1, torqueNm: 0 }, MOTOR_RANGES.DM4310));
-  assert.deepEqual(seen, [[40, false], [0, true]]);
+  assert.deepEqual(seen, [
+    [40, false],
+    [0, true],
+  ]);
 });

@@ -10,7 +10,6 @@ import { SerialCanBus } from '../../drivers/can/serial-can-bus.js';
 import type { CanBusEvent } from '../../drivers/can/bus.js';
 import { specialFrame } from '../../drivers/damiao/protocol.js';
 
-
 const until = (cond: () => boolean, timeoutMs = 15_000): Promise<void> => untilWithin(cond, timeoutMs, 5);
 
 test('SerialCanBus on a pty: unplug is reported, and the same path reopens by itself when the adapter is back', async () => {

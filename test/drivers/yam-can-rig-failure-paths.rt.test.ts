@@ -42,9 +42,14 @@ function statuses(y: Yam, side: ArmSide): number[] {
 }
 
 /** Records every MIT frame the motors of an arm receive from now on. */
-function recordMit(y: Yam, side: ArmSide): { frames: { id: number; command: Readonly<MitCommand>; accepted: boolean }[]; stop(): void } {
+function recordMit(
+  y: Yam,
+  side: ArmSide,
+): { frames: { id: number; command: Readonly<MitCommand>; accepted: boolean }[]; stop(): void } {
   const frames: { id: number; command: Readonly<MitCommand>; accepted: boolean }[] = [];
-  const stops = MOTORS.map((id) => y.devices[side]!.bus.motor(id).onMit((command, accepted) => frames.push({ id, command, accepted })));
+  const stops = MOTORS.map((id) =>
+    y.devices[side]!.bus.motor(id).onMit((command, accepted) => frames.push({ id, command, accepted })),
+  );
   return { frames, stop: () => stops.forEach((s) => s()) };
 }
 
@@ -57,14 +62,29 @@ test('a motor power-cycled while active: its feedback says disabled, its arm dam
     assert.equal(s.mode, 'fault');
     const f = s.faults.find((x) => x.joint === 2)!;
     assert.equal(f.arm, 'left');
-    assert.equal(f.message, 'The left arm joint 3 motor is disabled although the rig is active; it may have been power-cycled. Check its power connector, then activate the rig again.');
-    assert.ok(commands(y, 'left').every((c) => c.kp === 0), 'every left motor damps');
-    assert.ok(commands(y, 'right').every((c) => c.kp > 0), 'the right arm holds');
+    assert.equal(
+      f.message,
+      'The left arm joint 3 motor is disabled although the rig is active; it may have been power-cycled. Check its power connector, then activate the rig again.',
+    );
+    assert.ok(
+      commands(y, 'left').every((c) => c.kp === 0),
+      'every left motor damps',
+    );
+    assert.ok(
+      commands(y, 'right').every((c) => c.kp > 0),
+      'the right arm holds',
+    );
     await y.rig.activate();
     assert.equal(y.rig.read().mode, 'active');
-    assert.deepEqual(statuses(y, 'left'), MOTORS.map(() => STATUS_ENABLED));
+    assert.deepEqual(
+      statuses(y, 'left'),
+      MOTORS.map(() => STATUS_ENABLED),
+    );
     await holdFor(y, 0.05);
-    assert.ok(commands(y, 'left').every((c) => c.kp > 0), 'stiff again after activation');
+    assert.ok(
+      commands(y, 'left').every((c) => c.kp > 0),
+      'stiff again after activation',
+    );
   });
 });
 
@@ -81,9 +101,19 @@ test('two motors answering on one CAN ID refuse configure, naming the ID and the
       );
       return true;
     });
-    assert.deepEqual(statuses(y, 'left'), MOTORS.map(() => STATUS_DISABLED));
-    await assert.rejects(y.rig.activate(), /Two motors answer on CAN ID 0x003/, 'activate configures first and refuses the same way');
-    assert.deepEqual(statuses(y, 'left'), MOTORS.map(() => STATUS_DISABLED));
+    assert.deepEqual(
+      statuses(y, 'left'),
+      MOTORS.map(() => STATUS_DISABLED),
+    );
+    await assert.rejects(
+      y.rig.activate(),
+      /Two motors answer on CAN ID 0x003/,
+      'activate configures first and refuses the same way',
+    );
+    assert.deepEqual(
+      statuses(y, 'left'),
+      MOTORS.map(() => STATUS_DISABLED),
+    );
   });
 });
 
@@ -95,17 +125,29 @@ test('a motor that does not enable refuses activation and leaves every motor on 
       assert.ok(e instanceof RigError);
       assert.equal(e.fault.arm, 'right');
       assert.equal(e.fault.joint, 1);
-      assert.equal(e.message, 'Not activating: the right arm joint 2 motor did not enable (it reports disabled). Check its power and error light, then activate again.');
+      assert.equal(
+        e.message,
+        'Not activating: the right arm joint 2 motor did not enable (it reports disabled). Check its power and error light, then activate again.',
+      );
       return true;
     });
-    assert.deepEqual(statuses(y, 'left'), MOTORS.map(() => STATUS_DISABLED));
-    assert.deepEqual(statuses(y, 'right'), MOTORS.map(() => STATUS_DISABLED));
+    assert.deepEqual(
+      statuses(y, 'left'),
+      MOTORS.map(() => STATUS_DISABLED),
+    );
+    assert.deepEqual(
+      statuses(y, 'right'),
+      MOTORS.map(() => STATUS_DISABLED),
+    );
     assert.notEqual(y.rig.read().mode, 'active');
     // Nothing moves afterwards: commands are dropped and no motor is driven.
     const rec = recordMit(y, 'left');
     await holdFor(y, 0.05);
     rec.stop();
-    assert.ok(rec.frames.every((f) => !f.accepted), 'no motor took a command');
+    assert.ok(
+      rec.frames.every((f) => !f.accepted),
+      'no motor took a command',
+    );
     assert.ok(y.rig.takeSafetyEvents().some((e) => e.kind === 'activate-refused'));
   });
 });
@@ -118,12 +160,15 @@ test('a watchdog-register write that fails refuses configure with what to do; no
       assert.equal(e.fault.joint, 3);
       assert.equal(
         e.message,
-        'The left arm joint 4 motor had its watchdog (register 9) off; could not set it to 400 ms so the motor damps itself if the station stops. Refusing to run without it: set register 9 with the Damiao tool or check that motor\'s CAN connection, then configure again.',
+        "The left arm joint 4 motor had its watchdog (register 9) off; could not set it to 400 ms so the motor damps itself if the station stops. Refusing to run without it: set register 9 with the Damiao tool or check that motor's CAN connection, then configure again.",
       );
       return true;
     });
     assert.equal(y.devices.left!.bus.motor(4).registers.get(9), 0);
-    assert.deepEqual(statuses(y, 'left'), MOTORS.map(() => STATUS_DISABLED));
+    assert.deepEqual(
+      statuses(y, 'left'),
+      MOTORS.map(() => STATUS_DISABLED),
+    );
   });
 });
 
@@ -134,7 +179,10 @@ test('gripper calibration that never stalls (a slipped belt) times out, says wha
     await assert.rejects(y.rig.calibrateGripper('left', { speedRadS: 6, timeoutS: 0.4 }), (e: unknown) => {
       assert.ok(e instanceof RigError);
       assert.equal(e.fault.joint, 6);
-      assert.match(e.message, /^Gripper calibration stopped: the left gripper did not stall within 0\.4 s; check that the gripper moves freely and its motor is the configured one\.$/);
+      assert.match(
+        e.message,
+        /^Gripper calibration stopped: the left gripper did not stall within 0\.4 s; check that the gripper moves freely and its motor is the configured one\.$/,
+      );
       return true;
     });
     assert.equal(statuses(y, 'left')[6], STATUS_DISABLED);
@@ -148,7 +196,10 @@ test('gripper calibration on a blocked gripper refuses the short stroke, keeps t
     bus.inject({ kind: 'hard-stops', motor: 7, stopsRad: [0.2, 0.6] });
     await assert.rejects(y.rig.calibrateGripper('left', { speedRadS: 6 }), (e: unknown) => {
       assert.ok(e instanceof RigError);
-      assert.match(e.message, /^Gripper calibration found only 0\.\d\d rad between closed and open; something blocks the left gripper\. Clear it, then calibrate again\.$/);
+      assert.match(
+        e.message,
+        /^Gripper calibration found only 0\.\d\d rad between closed and open; something blocks the left gripper\. Clear it, then calibrate again\.$/,
+      );
       return true;
     });
     assert.equal(statuses(y, 'left')[6], STATUS_DISABLED);
@@ -172,7 +223,10 @@ test('a gripper that faults during calibration stops it with the fault named, an
     const calibration = y.rig.calibrateGripper('left', { speedRadS: 1 });
     await new Promise((r) => setTimeout(r, 100));
     bus.inject({ kind: 'status', motor: 7, status: 0xe });
-    await assert.rejects(calibration, /^RigError: Gripper calibration stopped: the left gripper motor reports overload; reduce the load on the joint\.$/);
+    await assert.rejects(
+      calibration,
+      /^RigError: Gripper calibration stopped: the left gripper motor reports overload; reduce the load on the joint\.$/,
+    );
     assert.ok(disables >= 1, 'a disable reached the gripper after the fault');
   });
 });
@@ -184,13 +238,22 @@ test('a fault that survives clear-error refuses re-activation: the faulted arm s
     assert.equal(y.rig.read().mode, 'fault');
     await assert.rejects(y.rig.activate(), (e: unknown) => {
       assert.ok(e instanceof RigError);
-      assert.equal(e.message, 'Not activating while a fault is present: The right arm joint 2 motor reports rotor over-temperature; let the motor cool down.');
+      assert.equal(
+        e.message,
+        'Not activating while a fault is present: The right arm joint 2 motor reports rotor over-temperature; let the motor cool down.',
+      );
       return true;
     });
     await holdFor(y, 0.05);
     assert.equal(y.rig.read().mode, 'fault');
-    assert.ok(commands(y, 'right').every((c, i) => i === 1 || c.kp === 0), 'the right arm damps');
-    assert.ok(commands(y, 'left').every((c) => c.kp > 0), 'the left arm holds');
+    assert.ok(
+      commands(y, 'right').every((c, i) => i === 1 || c.kp === 0),
+      'the right arm damps',
+    );
+    assert.ok(
+      commands(y, 'left').every((c) => c.kp > 0),
+      'the left arm holds',
+    );
     // Once the motor has cooled down, activation clears the error and both arms track again.
     y.devices.right!.bus.motor(2).healFault();
     await y.rig.activate();
@@ -223,9 +286,16 @@ test('e-stop reaches the motors: one stop frame at the measured pose with no fee
       const frames = (side === 'left' ? left : right).frames;
       const stiff = frames.filter((f) => f.command.kp > 0).length;
       assert.ok(stiff <= 2 * 7, `${side}: at most the stop cycles are stiff (${stiff} stiff frames)`);
-      assert.ok(commands(y, side).every((c) => c.kp === 0 && c.kd > 0), `${side}: damping now`);
+      assert.ok(
+        commands(y, side).every((c) => c.kp === 0 && c.kd > 0),
+        `${side}: damping now`,
+      );
     }
-    assert.deepEqual(statuses(y, 'left'), MOTORS.map(() => STATUS_ENABLED), 'damping, not disabled: the arm sinks slowly instead of dropping');
+    assert.deepEqual(
+      statuses(y, 'left'),
+      MOTORS.map(() => STATUS_ENABLED),
+      'damping, not disabled: the arm sinks slowly instead of dropping',
+    );
   });
 });
 
@@ -241,13 +311,23 @@ test('e-stop after a motor fault never sends stiffness to the faulted arm', asyn
     right.stop();
     left.stop();
     assert.ok(right.frames.length >= 7, 'the right arm is still being damped');
-    assert.deepEqual(right.frames.filter((f) => f.command.kp > 0), [], 'no stiff frame reached the right arm');
-    assert.ok(left.frames.some((f) => f.command.kp > 0), 'the healthy left arm got its stop frame');
-    assert.ok(commands(y, 'left').every((c) => c.kp === 0), 'then the left arm damps too');
+    assert.deepEqual(
+      right.frames.filter((f) => f.command.kp > 0),
+      [],
+      'no stiff frame reached the right arm',
+    );
+    assert.ok(
+      left.frames.some((f) => f.command.kp > 0),
+      'the healthy left arm got its stop frame',
+    );
+    assert.ok(
+      commands(y, 'left').every((c) => c.kp === 0),
+      'then the left arm damps too',
+    );
   });
 });
 
-test('through an adapter with reply latency, a late reply to the last MIT command is not taken for clear-error\'s answer: a cleared fault re-activates', async () => {
+test("through an adapter with reply latency, a late reply to the last MIT command is not taken for clear-error's answer: a cleared fault re-activates", async () => {
   // Found on the emulated cell (its adapters answer in 0.2–1.5 ms): the stale reply still carried
   // the fault status, so activate() refused a fault that clear-error had already removed.
   for (let trial = 0; trial < 5; trial++) {
@@ -265,16 +345,30 @@ test('through an adapter with reply latency, a late reply to the last MIT comman
 test('damped after a refused activation, an external fault that has cleared (the emulated cell caught up) leaves the status by itself', async () => {
   // What the station's status bar reads between rollouts: nothing ticks a damped rig.
   let behind = true;
-  const behindFault = { kind: 'bus-error' as const, message: "The emulated cell's world fell 381 ms behind real time (this machine is busy); the arms were damped. Wait until it keeps up, then activate the rig again." };
+  const behindFault = {
+    kind: 'bus-error' as const,
+    message:
+      "The emulated cell's world fell 381 ms behind real time (this machine is busy); the arms were damped. Wait until it keeps up, then activate the rig again.",
+  };
   await withEmulatedRig({ rig: { externalFaults: () => (behind ? [behindFault] : []) } }, async (y) => {
     await y.rig.configure();
-    await assert.rejects(y.rig.activate(), (e: unknown) => e instanceof RigError && /fell 381 ms behind real time/.test(e.message));
-    assert.deepEqual(y.rig.read().faults.map((f) => f.message), [behindFault.message]);
+    await assert.rejects(
+      y.rig.activate(),
+      (e: unknown) => e instanceof RigError && /fell 381 ms behind real time/.test(e.message),
+    );
+    assert.deepEqual(
+      y.rig.read().faults.map((f) => f.message),
+      [behindFault.message],
+    );
     behind = false;
     assert.deepEqual(y.rig.read().faults, [], 'the cleared external fault still shows');
     assert.notEqual(y.rig.read().mode, 'active', 'clearing the status does not power anything');
     behind = true;
-    assert.deepEqual(y.rig.read().faults.map((f) => f.message), [behindFault.message], 'a new fall-behind shows again');
+    assert.deepEqual(
+      y.rig.read().faults.map((f) => f.message),
+      [behindFault.message],
+      'a new fall-behind shows again',
+    );
     behind = false;
     await y.rig.activate();
     assert.equal(y.rig.read().mode, 'active');

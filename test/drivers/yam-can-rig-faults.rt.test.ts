@@ -32,11 +32,15 @@ test('garbage bytes: a burst is dropped and the arms keep holding; a stream of g
     assert.deepEqual(y.rig.read().faults, []);
     assert.ok(!y.rig.takeSafetyEvents().some((e) => e.kind === 'fault-hold'), 'no fault-hold for a burst');
     assert.match(y.rig.diagnostics()[0].notes.join(' '), /Dropped \d+ bytes? .*not a valid frame/);
-    for (let i = 0; i < 300; i++) y.devices.left!.adapter.injectGarbage(Buffer.from('\x13\x13garbage\xff\xfe\r', 'latin1'));
+    for (let i = 0; i < 300; i++)
+      y.devices.left!.adapter.injectGarbage(Buffer.from('\x13\x13garbage\xff\xfe\r', 'latin1'));
     await holdFor(y, 0.05);
     const s = y.rig.read();
     assert.equal(s.mode, 'fault');
-    assert.match(s.faults[0].message, /keeps sending bytes that are not CAN frames .*check --transport, the baud rate and the cable/);
+    assert.match(
+      s.faults[0].message,
+      /keeps sending bytes that are not CAN frames .*check --transport, the baud rate and the cable/,
+    );
     const e = faultHold(y.rig.takeSafetyEvents());
     assert.match(e!.message, /Damped the left arm; the right arm holds its pose/);
   });
@@ -44,7 +48,8 @@ test('garbage bytes: a burst is dropped and the arms keep holding; a stream of g
 
 test('truncated frames: the decoder resyncs and the arm keeps holding', async () => {
   await withActiveEmulatedRig({ arms: ['left'], transport: 'damiao' }, async (y) => {
-    for (let i = 0; i < 5; i++) y.devices.left!.adapter.injectGarbage(Buffer.from([0xaa, 0x11, 0x08, 0x11, 0x00, 0x00, 0x00, 0x11]));
+    for (let i = 0; i < 5; i++)
+      y.devices.left!.adapter.injectGarbage(Buffer.from([0xaa, 0x11, 0x08, 0x11, 0x00, 0x00, 0x00, 0x11]));
     await holdFor(y, 0.2);
     const s = y.rig.read();
     assert.equal(s.mode, 'active');
@@ -76,7 +81,10 @@ test('a motor that stops answering: no-reply fault naming it, its arm damped, th
     const f = s.faults.find((x) => x.kind === 'no-reply')!;
     assert.equal(f.arm, 'left');
     assert.equal(f.joint, 2);
-    assert.match(f.message, /The left arm joint 3 motor \(CAN ID 0x003\) has not answered for \d+ ms; check its power and CAN cable\./);
+    assert.match(
+      f.message,
+      /The left arm joint 3 motor \(CAN ID 0x003\) has not answered for \d+ ms; check its power and CAN cable\./,
+    );
     assert.match(faultHold(y.rig.takeSafetyEvents())!.message, /Damped the left arm; the right arm holds its pose/);
     assert.equal(y.devices.left!.bus.motor(1)['command'].kp, 0);
     assert.ok(y.devices.right!.bus.motor(1)['command'].kp > 70);
@@ -90,7 +98,10 @@ test('a status-nibble error (over-current): motor-fault with the fault name and 
     const s = y.rig.read();
     assert.equal(s.mode, 'fault');
     assert.equal(s.faults[0].kind, 'motor-fault');
-    assert.equal(s.faults[0].message, 'The left arm joint 5 motor reports over-current; check for a collision or a blocked joint.');
+    assert.equal(
+      s.faults[0].message,
+      'The left arm joint 5 motor reports over-current; check for a collision or a blocked joint.',
+    );
     // Re-activation clears the error on the motor (it now reads disabled, then enabled).
     await y.rig.activate();
     assert.equal(y.rig.read().mode, 'active');
@@ -104,7 +115,10 @@ test('an unplugged adapter: bus-error fault at once, the motors damp themselves 
     await holdFor(y, 0.05);
     const s = y.rig.read();
     assert.equal(s.mode, 'fault');
-    assert.match(s.faults[0].message, /disconnected \(unplugged or closed\).*Plug it back in; the station reconnects by itself, then activate the rig again\./);
+    assert.match(
+      s.faults[0].message,
+      /disconnected \(unplugged or closed\).*Plug it back in; the station reconnects by itself, then activate the rig again\./,
+    );
     // Nothing reaches the motors now; their own 400 ms watchdog (register 9) puts them in damping.
     await holdFor(y, 0.5);
     const m = y.devices.left!.bus.motor(2);
@@ -166,7 +180,10 @@ test('a motor with its watchdog off gets it turned on (register 9 = 8000) before
   try {
     await y.rig.configure();
     assert.equal(y.devices.left!.bus.motor(4).registers.get(9), 8000);
-    assert.match(y.rig.diagnostics()[0].notes.join(' '), /left arm joint 4 motor had its watchdog \(register 9\) off; set it to 400 ms/);
+    assert.match(
+      y.rig.diagnostics()[0].notes.join(' '),
+      /left arm joint 4 motor had its watchdog \(register 9\) off; set it to 400 ms/,
+    );
   } finally {
     await y.rig.close();
   }
@@ -175,7 +192,10 @@ test('a motor with its watchdog off gets it turned on (register 9 = 8000) before
 test('a missing motor refuses configure and names it', async () => {
   const y = createEmulatedYam({ arms: ['right'], emulator: { absentMotors: [6] } });
   try {
-    await assert.rejects(y.rig.configure(), /No answer from the right arm joint 6 \(CAN ID 0x006\) motor on the SLCAN adapter on \/emulated\/yam-right; check motor power/);
+    await assert.rejects(
+      y.rig.configure(),
+      /No answer from the right arm joint 6 \(CAN ID 0x006\) motor on the SLCAN adapter on \/emulated\/yam-right; check motor power/,
+    );
   } finally {
     await y.rig.close();
   }
@@ -193,7 +213,10 @@ test('gripper stall calibration finds the stops, returns a hashed record, and th
     assert.equal(JSON.parse(rec.canonicalJson).kind, 'yam-gripper-limits');
     await y.rig.activate();
     const g = stateIndex('left', 6);
-    assert.ok(Math.abs(y.rig.read().position[g] - 1) < 0.02, `the gripper is open after calibration: ${y.rig.read().position[g]}`);
+    assert.ok(
+      Math.abs(y.rig.read().position[g] - 1) < 0.02,
+      `the gripper is open after calibration: ${y.rig.read().position[g]}`,
+    );
     const target = Float64Array.from(y.rig.read().position);
     target[g] = 0.25;
     const end = y.rig.clock.nowS() + 1.0;
@@ -222,6 +245,12 @@ test('the registry builds YamCanRig from config, and a bad config gets one sente
   } finally {
     await (rig as import('../../drivers/yam/yam-can-rig.js').YamCanRig).close();
   }
-  await assert.rejects(registry.create({ type: 'yam-can', transport: 'usb' }, { clock }), /needs 'transport' set to slcan or damiao, not "usb"\./);
-  await assert.rejects(registry.create({ type: 'yam-can', transport: 'slcan', ports: {} }, { clock }), /'ports' names no arm/);
+  await assert.rejects(
+    registry.create({ type: 'yam-can', transport: 'usb' }, { clock }),
+    /needs 'transport' set to slcan or damiao, not "usb"\./,
+  );
+  await assert.rejects(
+    registry.create({ type: 'yam-can', transport: 'slcan', ports: {} }, { clock }),
+    /'ports' names no arm/,
+  );
 });

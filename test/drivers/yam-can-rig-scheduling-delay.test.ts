@@ -54,7 +54,11 @@ test('a rig descheduled for 100 ms between sending a command and reading its rep
     // before it reads that answer.
     rig.write({ position: Float64Array.from(rig.read().position) });
     rig.tick();
-    assert.equal(y.devices.left!.bus.framesReceived, y.buses.left!.stats.framesOut, 'the motors had the command before the delay');
+    assert.equal(
+      y.devices.left!.bus.framesReceived,
+      y.buses.left!.stats.framesOut,
+      'the motors had the command before the delay',
+    );
     await clock.waitUntil(clock.nowS() + 0.1);
     await turns();
     for (let i = 0; i < 10; i++) await cycle();
@@ -66,7 +70,10 @@ test('a rig descheduled for 100 ms between sending a command and reading its rep
     assert.equal(d.implausibleReports, 0, d.notes.join(' '));
     // And the reading follows the joint (a frozen or dropped one would lag by the whole 0.1 s turn, 0.4 rad).
     const turnedTo = TURN_RAD_S * (clock.nowS() - plant.startS);
-    assert.ok(Math.abs(s.position[j1] - turnedTo) <= TURN_RAD_S * 3 * PERIOD_S, `joint 1 reads ${s.position[j1].toFixed(3)} rad, the world turned it to ${turnedTo.toFixed(3)} rad`);
+    assert.ok(
+      Math.abs(s.position[j1] - turnedTo) <= TURN_RAD_S * 3 * PERIOD_S,
+      `joint 1 reads ${s.position[j1].toFixed(3)} rad, the world turned it to ${turnedTo.toFixed(3)} rad`,
+    );
   } finally {
     await rig.close();
     for (const dev of Object.values(y.devices)) dev?.adapter.dispose();

@@ -20,7 +20,10 @@ after(async () => {
 describeRigContract('YamCanRig in its rig thread, over socat ptys', async () => {
   await emu.reset();
   const clock = new RealtimeClock();
-  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock });
+  const rig = createThreadedYamCanRig(
+    { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 },
+    { clock },
+  );
   return {
     rig,
     clock,

@@ -10,7 +10,14 @@ import { Worker } from 'node:worker_threads';
 import assert from 'node:assert/strict';
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import { ControlLoop } from '../../src/rig/control-loop.js';
-import { ARM_SIDES, type InterlockReading, type CellInterlock, type Rig, type RigCommand, type RigFault } from '../../src/rig/contract.js';
+import {
+  ARM_SIDES,
+  type InterlockReading,
+  type CellInterlock,
+  type Rig,
+  type RigCommand,
+  type RigFault,
+} from '../../src/rig/contract.js';
 import type { RigConfig } from '../../src/rig/registry.js';
 import { createThreadedYamCanRig, createYamCanRig, type YamRigThreadInit } from '../../drivers/yam/register.js';
 import { RigThreadProxy } from '../../src/rig/rig-thread-proxy.js';
@@ -46,7 +53,10 @@ function motors(st: EmulatorStatus) {
 test('a main thread blocked 500 ms at a time (as `rig hold` runs) never starves the motors: none damps by its own watchdog', async () => {
   await emu.reset();
   const clock = new RealtimeClock();
-  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock });
+  const rig = createThreadedYamCanRig(
+    { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 },
+    { clock },
+  );
   try {
     await rig.configure();
     await rig.activate();
@@ -70,7 +80,11 @@ test('a main thread blocked 500 ms at a time (as `rig hold` runs) never starves 
     assert.equal(blocks, 3);
     const st = await emu.status();
     for (const m of motors(st)) {
-      assert.equal(m.everLost, false, `the ${m.side} motor ${m.id} damped by its own watchdog: it went ${m.longestGapMs.toFixed(0)} ms without a command`);
+      assert.equal(
+        m.everLost,
+        false,
+        `the ${m.side} motor ${m.id} damped by its own watchdog: it went ${m.longestGapMs.toFixed(0)} ms without a command`,
+      );
       assert.equal(m.status, 1, `the ${m.side} motor ${m.id} is still enabled`);
       assert.ok(m.kp > 0, `the ${m.side} motor ${m.id} still holds stiffly`);
     }
@@ -127,16 +141,37 @@ test('a rig rollout whose main thread is blocked 500 ms at a time: every motor s
   await emu.reset();
   const clock = new RealtimeClock();
   const server = await startFakeOpenpiServer('answer', 10);
-  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock });
+  const rig = createThreadedYamCanRig(
+    { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 },
+    { clock },
+  );
   const remote = await OpenpiClientPolicy.connect({ url: server.url });
   // Chunks of 10 at 50 Hz: inference n at step 10·n. Busy after answers 1 and 3, then during inference 5.
   const policy = new MainThreadBusyAt(remote, [1, 3], 5);
   try {
     await emu.resetRecords();
-    const layout: Layout = { index: 0, tier: 1, fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0, y: -0.3, yawRad: 0 } }], objects: [] };
+    const layout: Layout = {
+      index: 0,
+      tier: 1,
+      fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0, y: -0.3, yawRad: 0 } }],
+      objects: [],
+    };
     // openpi always carries the cameras: black frames, as `tandem rig rollout --blank-cameras` feeds.
-    const cameras: CameraSource = { capture: async (names) => Object.fromEntries(names.map((n) => [n, blackImage(224, 224)])) };
-    const r = await runRigRollout({ rig, policy, cameras, task: BOTTLES_IN_THE_BIN, layout, episodeSeconds: 2, controlHz: 50, seed: 0, deadlineMs: 400, clock });
+    const cameras: CameraSource = {
+      capture: async (names) => Object.fromEntries(names.map((n) => [n, blackImage(224, 224)])),
+    };
+    const r = await runRigRollout({
+      rig,
+      policy,
+      cameras,
+      task: BOTTLES_IN_THE_BIN,
+      layout,
+      episodeSeconds: 2,
+      controlHz: 50,
+      seed: 0,
+      deadlineMs: 400,
+      clock,
+    });
     assert.equal(r.episode.outcome, 'policy-unavailable', `${r.episode.outcome}: ${r.episode.reason ?? ''}`);
     assert.equal(policy.blocks, 3, 'the main thread was blocked three times');
     assert.match(r.episode.reason ?? '', /did not answer within 400 ms \(chunk 5, observed at step 50\)/);
@@ -147,8 +182,15 @@ test('a rig rollout whose main thread is blocked 500 ms at a time: every motor s
     const st = await emu.status();
     for (const m of motors(st)) {
       assert.ok(m.mits > 0, `the ${m.side} motor ${m.id} was commanded`);
-      assert.equal(m.everLost, false, `the ${m.side} motor ${m.id} damped by its own watchdog: it went ${m.longestGapMs.toFixed(0)} ms without a command`);
-      assert.ok(m.longestGapMs < 400, `the ${m.side} motor ${m.id} went ${m.longestGapMs.toFixed(0)} ms without a command`);
+      assert.equal(
+        m.everLost,
+        false,
+        `the ${m.side} motor ${m.id} damped by its own watchdog: it went ${m.longestGapMs.toFixed(0)} ms without a command`,
+      );
+      assert.ok(
+        m.longestGapMs < 400,
+        `the ${m.side} motor ${m.id} went ${m.longestGapMs.toFixed(0)} ms without a command`,
+      );
     }
   } finally {
     await remote.close();
@@ -160,7 +202,10 @@ test('a rig rollout whose main thread is blocked 500 ms at a time: every motor s
 test('the rig thread killed mid-hold: the motors damp by their own watchdog and the main thread says so in one sentence', async () => {
   await emu.reset();
   const clock = new RealtimeClock();
-  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock });
+  const rig = createThreadedYamCanRig(
+    { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 },
+    { clock },
+  );
   try {
     await rig.configure();
     await rig.activate();
@@ -168,7 +213,10 @@ test('the rig thread killed mid-hold: the motors damp by their own watchdog and 
     const loop = new ControlLoop({ rig, clock, source: () => hold });
     await loop.run({ untilS: clock.nowS() + 0.3 });
     await emu.resetRecords();
-    assert.ok(motors(await emu.status()).every((m) => m.status === 1), 'every motor enabled before the kill');
+    assert.ok(
+      motors(await emu.status()).every((m) => m.status === 1),
+      'every motor enabled before the kill',
+    );
     await rig.worker.terminate();
     // The main thread goes on writing, as a rollout would; nothing reaches the motors any more.
     await loop.run({ untilS: clock.nowS() + 0.2 });
@@ -178,7 +226,8 @@ test('the rig thread killed mid-hold: the motors damp by their own watchdog and 
       await new Promise((r) => setTimeout(r, 50));
       st = await emu.status();
     }
-    for (const m of motors(st)) assert.equal(m.everLost, true, `the ${m.side} motor ${m.id} damped by its own watchdog (status ${m.status})`);
+    for (const m of motors(st))
+      assert.equal(m.everLost, true, `the ${m.side} motor ${m.id} damped by its own watchdog (status ${m.status})`);
     const state = rig.read();
     assert.equal(state.mode, 'fault');
     assert.equal(state.faults.length, 1, 'one fault');
@@ -199,7 +248,13 @@ test('a rig thread that hangs mid-hold: within about a second the main thread sa
   const config: RigConfig = { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 };
   const model = yamRigModel();
   const init: YamRigThreadInit = { config, model, extras: {} };
-  const rig = new RigThreadProxy({ model, entry: new URL('../helpers/hanging-rig-thread-entry.mjs', import.meta.url), init, rateHz: 250, clock });
+  const rig = new RigThreadProxy({
+    model,
+    entry: new URL('../helpers/hanging-rig-thread-entry.mjs', import.meta.url),
+    init,
+    rateHz: 250,
+    clock,
+  });
   try {
     await rig.configure();
     await rig.activate();
@@ -219,13 +274,21 @@ test('a rig thread that hangs mid-hold: within about a second the main thread sa
     });
     await loop.run({ untilS: clock.nowS() + 5 });
     const state = rig.read();
-    assert.equal(state.mode, 'fault', `still ${state.mode} ${(clock.nowS() - hungAtS).toFixed(1)} s after the rig thread hung`);
+    assert.equal(
+      state.mode,
+      'fault',
+      `still ${state.mode} ${(clock.nowS() - hungAtS).toFixed(1)} s after the rig thread hung`,
+    );
     assert.equal(state.faults.length, 1, 'one fault');
     const sentence = state.faults[0].message;
-    assert.match(sentence, /^The rig thread has not run its motor loop for \d+ ms \(it hangs\), so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue\.$/);
+    assert.match(
+      sentence,
+      /^The rig thread has not run its motor loop for \d+ ms \(it hangs\), so the motors get no more commands and damp by their own watchdog; bring the rig up again to continue\.$/,
+    );
     assert.equal(sentence.split(/[.!?]\s+[A-Z]/).length, 1, `one sentence: ${sentence}`);
     const st = await emu.status();
-    for (const m of motors(st)) assert.equal(m.everLost, true, `the ${m.side} motor ${m.id} damped by its own watchdog (status ${m.status})`);
+    for (const m of motors(st))
+      assert.equal(m.everLost, true, `the ${m.side} motor ${m.id} damped by its own watchdog (status ${m.status})`);
     await assert.rejects(rig.activate(), (e: Error) => e.message === sentence);
   } finally {
     await rig.close();
@@ -235,7 +298,10 @@ test('a rig thread that hangs mid-hold: within about a second the main thread sa
 test('an e-stop from another thread (a foot pedal) reaches the rig thread through shared memory and damps the arms while the main thread is blocked', async () => {
   await emu.reset();
   const clock = new RealtimeClock();
-  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock });
+  const rig = createThreadedYamCanRig(
+    { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 },
+    { clock },
+  );
   const go = new SharedArrayBuffer(4);
   const pedal = new Worker(
     `const { workerData, parentPort } = require('node:worker_threads');
@@ -247,7 +313,14 @@ test('an e-stop from another thread (a foot pedal) reaches the rig thread throug
        Atomics.wait(new Int32Array(workerData.go), 0, 0);
        memory.requestEstop('the foot pedal was pressed');
      })();`,
-    { eval: true, workerData: { buffer: rig.sharedMemory, go, memoryUrl: new URL('../../src/rig/rig-thread-memory.ts', import.meta.url).href } },
+    {
+      eval: true,
+      workerData: {
+        buffer: rig.sharedMemory,
+        go,
+        memoryUrl: new URL('../../src/rig/rig-thread-memory.ts', import.meta.url).href,
+      },
+    },
   );
   try {
     await new Promise((resolve) => pedal.once('message', resolve));
@@ -265,10 +338,16 @@ test('an e-stop from another thread (a foot pedal) reaches the rig thread throug
     const blockEnd = performance.timeOrigin + performance.now();
     const st = await emu.status();
     for (const m of motors(st)) {
-      assert.ok(m.dampedAtEpochMs > blockStart && m.dampedAtEpochMs < blockEnd, `the ${m.side} motor ${m.id} was damped while this thread was blocked (${(m.dampedAtEpochMs - blockStart).toFixed(0)} ms into a 400 ms block)`);
+      assert.ok(
+        m.dampedAtEpochMs > blockStart && m.dampedAtEpochMs < blockEnd,
+        `the ${m.side} motor ${m.id} was damped while this thread was blocked (${(m.dampedAtEpochMs - blockStart).toFixed(0)} ms into a 400 ms block)`,
+      );
     }
     assert.equal(rig.read().mode, 'estopped');
-    assert.ok(rig.takeSafetyEvents().some((e) => e.kind === 'estop' && /the foot pedal was pressed/.test(e.message)), 'the e-stop event carries the pedal’s reason');
+    assert.ok(
+      rig.takeSafetyEvents().some((e) => e.kind === 'estop' && /the foot pedal was pressed/.test(e.message)),
+      'the e-stop event carries the pedal’s reason',
+    );
   } finally {
     await pedal.terminate();
     await rig.close();
@@ -282,7 +361,10 @@ test('the cell interlock reaches the rig thread: opening it stops and damps the 
   let reading: InterlockReading = { open: false };
   const interlock: CellInterlock = { current: () => reading };
   const bringUp = async () => {
-    const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock, interlock });
+    const rig = createThreadedYamCanRig(
+      { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 },
+      { clock, interlock },
+    );
     await rig.configure();
     await rig.activate();
     rig.takeSafetyEvents();
@@ -299,7 +381,10 @@ test('the cell interlock reaches the rig thread: opening it stops and damps the 
     const stop = rig.takeSafetyEvents().find((e) => e.kind === 'interlock-stop');
     assert.match(stop?.message ?? '', /^The cell door is open\. Arms stopped/);
     const st = await emu.status();
-    assert.ok(motors(st).every((m) => m.status === 1 && m.kp === 0), 'every motor only damps');
+    assert.ok(
+      motors(st).every((m) => m.status === 1 && m.kp === 0),
+      'every motor only damps',
+    );
     await rig.close();
 
     reading = { open: false };
@@ -308,14 +393,21 @@ test('the cell interlock reaches the rig thread: opening it stops and damps the 
     busyMs(1300);
     await clock.waitUntil(clock.nowS() + 0.05);
     assert.equal(rig.read().mode, 'estopped', 'a stale interlock reading stopped the arms');
-    assert.ok(rig.takeSafetyEvents().some((e) => e.kind === 'interlock-stop' && /has not confirmed the cell's interlock/.test(e.message)));
+    assert.ok(
+      rig
+        .takeSafetyEvents()
+        .some((e) => e.kind === 'interlock-stop' && /has not confirmed the cell's interlock/.test(e.message)),
+    );
   } finally {
     await rig.close();
   }
 });
 
 /** Holds with `rig` until the left arm's adapter, pulled mid-hold, shows as a fault; what an operator then reads. */
-async function pullTheLeftAdapter(rig: Rig, clock: RealtimeClock): Promise<{ faults: RigFault[]; faultHold: string | undefined }> {
+async function pullTheLeftAdapter(
+  rig: Rig,
+  clock: RealtimeClock,
+): Promise<{ faults: RigFault[]; faultHold: string | undefined }> {
   await rig.configure();
   await rig.activate();
   rig.takeSafetyEvents();
@@ -371,7 +463,10 @@ test('an adapter pulled while the rig thread runs: the operator reads the same R
     await inThread.close();
   }
   assert.equal(expected.faults.length, 1, JSON.stringify(expected.faults));
-  assert.match(expected.faults[0].message, /^The SLCAN adapter on \S+left disconnected \(unplugged or closed\); motors without commands fall back to their own watchdog\. Plug it back in; the station reconnects by itself, then activate the rig again\.$/);
+  assert.match(
+    expected.faults[0].message,
+    /^The SLCAN adapter on \S+left disconnected \(unplugged or closed\); motors without commands fall back to their own watchdog\. Plug it back in; the station reconnects by itself, then activate the rig again\.$/,
+  );
 
   await emu.reset();
   const rig = createThreadedYamCanRig(config, { clock });

@@ -48,7 +48,11 @@ interface Recorded {
 async function recordHold(name: string, blockMs: number, cycleRingCapacity?: number): Promise<Recorded> {
   await emu.reset();
   const clock = new RealtimeClock();
-  const rig = createThreadedYamCanRig({ type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 }, { clock }, cycleRingCapacity ? { cycleRingCapacity } : {});
+  const rig = createThreadedYamCanRig(
+    { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 },
+    { clock },
+    cycleRingCapacity ? { cycleRingCapacity } : {},
+  );
   const file = join(dir, `${name}.mcap`);
   const unixOffsetS = Date.now() / 1000 - clock.nowS();
   let summary: RecordingSummary;
@@ -56,7 +60,13 @@ async function recordHold(name: string, blockMs: number, cycleRingCapacity?: num
   try {
     await rig.configure();
     await rig.activate();
-    const recorder = await EpisodeRecorder.open({ file, rigModel: rig.model, metadata: { test: name }, unixOffsetS, rigCycles: rigCyclesOf(rig) });
+    const recorder = await EpisodeRecorder.open({
+      file,
+      rigModel: rig.model,
+      metadata: { test: name },
+      unixOffsetS,
+      rigCycles: rigCyclesOf(rig),
+    });
     const hold: RigCommand = { position: Float64Array.from(rig.read().position) };
     const loop = new ControlLoop({ rig, clock, source: () => hold });
     await loop.run({ untilS: clock.nowS() + 0.2 });
@@ -77,13 +87,19 @@ async function recordHold(name: string, blockMs: number, cycleRingCapacity?: num
   await scanEpisodeFile(file, (r) => {
     if (r.type === 'Schema') schemas.set(r.id, r.name);
     else if (r.type === 'Channel') topics.set(r.id, { topic: r.topic, schema: r.schemaId });
-    else if (r.type === 'Metadata' && r.name === EPISODE_END_METADATA_NAME) for (const [k, v] of r.metadata) end.set(k, v);
+    else if (r.type === 'Metadata' && r.name === EPISODE_END_METADATA_NAME)
+      for (const [k, v] of r.metadata) end.set(k, v);
     else if (r.type === 'Message') {
       const ch = topics.get(r.channelId)!;
       const m = decodeMessage(schemas.get(ch.schema)!, r.data) as Record<string, unknown>;
       if (ch.topic === TOPICS.rigCycles) {
         const stamp = m.header as { stamp: { sec: number; nanosec: number } };
-        cycles.push({ cycle: m.cycle as number, timeS: stamp.stamp.sec + stamp.stamp.nanosec / 1e9 - unixOffsetS, mode: m.mode as string, positions: (m.position as ArrayLike<number>).length });
+        cycles.push({
+          cycle: m.cycle as number,
+          timeS: stamp.stamp.sec + stamp.stamp.nanosec / 1e9 - unixOffsetS,
+          mode: m.mode as string,
+          positions: (m.position as ArrayLike<number>).length,
+        });
       } else if (ch.topic === TOPICS.events && m.kind === 'recorder') recorderEvents.push(m.message as string);
     }
   });
@@ -96,11 +112,19 @@ test('a 2 s stall of the main thread during a recorded hold: the episode file ho
   assert.deepEqual(r.summary.problems, []);
   const { cycles } = r;
   assert.ok(cycles.length > 0, 'cycles were recorded');
-  for (let i = 1; i < cycles.length; i++) assert.equal(cycles[i].cycle, cycles[i - 1].cycle + 1, `cycle ${cycles[i - 1].cycle} is followed by ${cycles[i].cycle}`);
+  for (let i = 1; i < cycles.length; i++)
+    assert.equal(
+      cycles[i].cycle,
+      cycles[i - 1].cycle + 1,
+      `cycle ${cycles[i - 1].cycle} is followed by ${cycles[i].cycle}`,
+    );
   // The stall is covered by the rig thread's own cycles, stamped while this thread was blocked.
   const during = cycles.filter((c) => c.timeS > r.block[0] && c.timeS < r.block[1]);
   const expected = (r.block[1] - r.block[0]) * 250;
-  assert.ok(during.length >= expected * 0.8, `${during.length} cycles recorded during the ${(r.block[1] - r.block[0]).toFixed(2)} s stall (expected about ${expected.toFixed(0)})`);
+  assert.ok(
+    during.length >= expected * 0.8,
+    `${during.length} cycles recorded during the ${(r.block[1] - r.block[0]).toFixed(2)} s stall (expected about ${expected.toFixed(0)})`,
+  );
   assert.ok(cycles.every((c) => c.positions === 14));
   assert.equal(r.summary.rigCycles?.lost, 0);
   assert.equal(r.summary.rigCycles?.recorded, cycles.length);

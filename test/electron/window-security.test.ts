@@ -9,15 +9,34 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isStationSender, lockedWebPreferences, mayNavigate, operatorWindowOptions, permissionDecision, PROJECTOR_PAGE_CSP, projectorWindowOptions, stationOrigin, windowOpenDecision } from '../../src/electron/window-security.js';
-import { checkProjectorImage, chooseProjectorDisplay, MAX_PROJECTOR_IMAGE_BYTES, parseShellConfig, type DisplayInfo } from '../../src/electron/projector-display.js';
+import {
+  isStationSender,
+  lockedWebPreferences,
+  mayNavigate,
+  operatorWindowOptions,
+  permissionDecision,
+  PROJECTOR_PAGE_CSP,
+  projectorWindowOptions,
+  stationOrigin,
+  windowOpenDecision,
+} from '../../src/electron/window-security.js';
+import {
+  checkProjectorImage,
+  chooseProjectorDisplay,
+  MAX_PROJECTOR_IMAGE_BYTES,
+  parseShellConfig,
+  type DisplayInfo,
+} from '../../src/electron/projector-display.js';
 import { writePreloads } from '../../src/electron/preload-bundle.js';
 import { SHELL_CHANNELS } from '../../src/electron/shell-api.js';
 import { findElectron, noShellLine } from '../../src/app/electron-shell.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
 
 test('every window is isolated, sandboxed and without Node integration, with the preload it was given', () => {
-  for (const o of [operatorWindowOptions('/p/preload.cjs'), projectorWindowOptions('/p/projector.cjs', { x: 1920, y: 0, width: 1920, height: 1080 })]) {
+  for (const o of [
+    operatorWindowOptions('/p/preload.cjs'),
+    projectorWindowOptions('/p/projector.cjs', { x: 1920, y: 0, width: 1920, height: 1080 }),
+  ]) {
     const w = o.webPreferences!;
     assert.equal(w.contextIsolation, true);
     assert.equal(w.sandbox, true);
@@ -41,7 +60,12 @@ test('devTools are off in a packaged shell (the default) and on only in a develo
 test('the packaged binary has its fuses set: no RunAsNode, encrypted cookies, app only from its asar', () => {
   const yml = readFileSync(join(PROJECT_ROOT, 'electron-builder.yml'), 'utf8');
   const block = /^electronFuses:\n((?:[ ]+.*\n)+)/m.exec(yml)?.[1] ?? '';
-  const fuses = new Map(block.split('\n').filter((l) => l.trim()).map((l) => l.trim().split(/:\s*/) as [string, string]));
+  const fuses = new Map(
+    block
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => l.trim().split(/:\s*/) as [string, string]),
+  );
   assert.equal(fuses.get('runAsNode'), 'false');
   assert.equal(fuses.get('enableCookieEncryption'), 'true');
   assert.equal(fuses.get('onlyLoadAppFromAsar'), 'true');
@@ -52,7 +76,8 @@ test('the packaged binary has its fuses set: no RunAsNode, encrypted cookies, ap
 
 test('every frame navigation is guarded, not only the main frame', () => {
   const main = readFileSync(join(PROJECT_ROOT, 'src/electron/main.ts'), 'utf8');
-  for (const event of ['will-navigate', 'will-redirect', 'will-frame-navigate']) assert.match(main, new RegExp(`contents\\.on\\('${event}'`), event);
+  for (const event of ['will-navigate', 'will-redirect', 'will-frame-navigate'])
+    assert.match(main, new RegExp(`contents\\.on\\('${event}'`), event);
   assert.match(main, /operatorWindowOptions\(preloads\.operator, app\.isPackaged\)/);
 });
 
@@ -67,19 +92,46 @@ test('the projector window covers its display exactly, full screen, black, and n
 });
 
 test('renderers navigate only within the station origin or to the projector page; windows and permissions are refused', () => {
-  const allowed = { stationOrigin: stationOrigin('http://127.0.0.1:8420/#token=abc'), projectorPage: 'file:///opt/tandem/src/electron/projector.html' };
+  const allowed = {
+    stationOrigin: stationOrigin('http://127.0.0.1:8420/#token=abc'),
+    projectorPage: 'file:///opt/tandem/src/electron/projector.html',
+  };
   assert.equal(allowed.stationOrigin, 'http://127.0.0.1:8420');
   assert.equal(mayNavigate('http://127.0.0.1:8420/#rollouts', allowed), true);
   assert.equal(mayNavigate('http://127.0.0.1:8420/', allowed), true);
   assert.equal(mayNavigate('file:///opt/tandem/src/electron/projector.html', allowed), true);
-  for (const bad of ['http://127.0.0.1:8421/', 'http://localhost.evil.example:8420/', 'https://example.com/', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/html,<b>x</b>', 'not a url', 'ws://127.0.0.1:8420/api/events']) {
+  for (const bad of [
+    'http://127.0.0.1:8421/',
+    'http://localhost.evil.example:8420/',
+    'https://example.com/',
+    'file:///etc/passwd',
+    'javascript:alert(1)',
+    'data:text/html,<b>x</b>',
+    'not a url',
+    'ws://127.0.0.1:8420/api/events',
+  ]) {
     assert.equal(mayNavigate(bad, allowed), false, bad);
   }
   assert.deepEqual(windowOpenDecision(), { action: 'deny' });
-  for (const p of ['media', 'geolocation', 'notifications', 'hid', 'serial', 'usb', 'clipboard-read', 'fullscreen', 'openExternal']) assert.equal(permissionDecision(p), false, p);
+  for (const p of [
+    'media',
+    'geolocation',
+    'notifications',
+    'hid',
+    'serial',
+    'usb',
+    'clipboard-read',
+    'fullscreen',
+    'openExternal',
+  ])
+    assert.equal(permissionDecision(p), false, p);
   assert.equal(isStationSender('http://127.0.0.1:8420/#rig', 'http://127.0.0.1:8420'), true);
   assert.equal(isStationSender('http://127.0.0.1:9999/', 'http://127.0.0.1:8420'), false);
-  assert.equal(isStationSender('file:///opt/tandem/src/electron/projector.html', 'http://127.0.0.1:8420'), false, 'the projector page may not drive the projector');
+  assert.equal(
+    isStationSender('file:///opt/tandem/src/electron/projector.html', 'http://127.0.0.1:8420'),
+    false,
+    'the projector page may not drive the projector',
+  );
   assert.equal(isStationSender(undefined, 'http://127.0.0.1:8420'), false);
 });
 
@@ -102,7 +154,10 @@ test('the projector goes on the configured display, else the first secondary one
   assert.equal(chooseProjectorDisplay(displays, {}).display?.id, 7);
   const gone = chooseProjectorDisplay(displays, { projectorDisplay: 3 });
   assert.equal(gone.display, null);
-  assert.match((gone as { reason: string }).reason, /projector display 3 .* not connected \(displays now: 1 \(primary\) console, 7 projector\)/);
+  assert.match(
+    (gone as { reason: string }).reason,
+    /projector display 3 .* not connected \(displays now: 1 \(primary\) console, 7 projector\)/,
+  );
   const single = chooseProjectorDisplay([displays[0]], {});
   assert.equal(single.display, null);
   assert.match((single as { reason: string }).reason, /Only one display/);
@@ -113,7 +168,10 @@ test('the shell config takes a display id or "none" and refuses anything else in
   assert.deepEqual(parseShellConfig('{"projectorDisplay": 7}', 'f.json'), { projectorDisplay: 7 });
   assert.deepEqual(parseShellConfig('{"projectorDisplay": "none"}', 'f.json'), { projectorDisplay: 'none' });
   assert.deepEqual(parseShellConfig('{}', 'f.json'), {});
-  assert.throws(() => parseShellConfig('{"projectorDisplay": "HDMI-1"}', 'f.json'), /'projectorDisplay' must be a display id .* not "HDMI-1"/);
+  assert.throws(
+    () => parseShellConfig('{"projectorDisplay": "HDMI-1"}', 'f.json'),
+    /'projectorDisplay' must be a display id .* not "HDMI-1"/,
+  );
   assert.throws(() => parseShellConfig('{"projector": 2}', 'f.json'), /unknown field 'projector'/);
   assert.throws(() => parseShellConfig('{', 'f.json'), /f.json is not valid JSON/);
 });
@@ -121,7 +179,10 @@ test('the shell config takes a display id or "none" and refuses anything else in
 test('the projector shows PNG bytes within the limit; anything else is refused with a sentence', () => {
   const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
   assert.equal(checkProjectorImage(png).ok, true);
-  assert.match((checkProjectorImage(Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0, 0])) as { reason: string }).reason, /not a PNG/);
+  assert.match(
+    (checkProjectorImage(Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0, 0])) as { reason: string }).reason,
+    /not a PNG/,
+  );
   assert.match((checkProjectorImage('data:image/png;base64,AAAA') as { reason: string }).reason, /takes PNG bytes/);
   const big = new Uint8Array(MAX_PROJECTOR_IMAGE_BYTES + 1);
   big.set(png);
@@ -142,17 +203,29 @@ test('the preloads bundle to CommonJS that requires nothing but electron (a sand
   assert.match(op, /exposeInMainWorld\("tandemShell"/);
   // Only the declared channels cross, and the page never gets ipcRenderer itself.
   const channels = [...op.matchAll(/"(tandem:[a-z-]+)"/g)].map((m) => m[1]);
-  assert.ok(channels.length >= 3 && channels.every((c) => Object.values(SHELL_CHANNELS).includes(c as never)), channels.join(', '));
+  assert.ok(
+    channels.length >= 3 && channels.every((c) => Object.values(SHELL_CHANNELS).includes(c as never)),
+    channels.join(', '),
+  );
   assert.doesNotMatch(op, /exposeInMainWorld\([^)]*ipcRenderer/);
 });
 
 test('npm start finds no Electron binary here and says so in one line; TANDEM_SHELL=browser skips the shell', () => {
   const here = findElectron({});
   assert.ok('missing' in here, 'the Electron binary is not downloaded on this machine');
-  assert.match(noShellLine(here), /^Electron is not installed here \(its binary was not downloaded.*\); serving the same operator UI on loopback/);
+  assert.match(
+    noShellLine(here),
+    /^Electron is not installed here \(its binary was not downloaded.*\); serving the same operator UI on loopback/,
+  );
   assert.doesNotMatch(noShellLine(here), /\n/);
-  assert.deepEqual(findElectron({ TANDEM_SHELL: 'browser' }, () => process.execPath), { missing: 'TANDEM_SHELL=browser' });
+  assert.deepEqual(
+    findElectron({ TANDEM_SHELL: 'browser' }, () => process.execPath),
+    { missing: 'TANDEM_SHELL=browser' },
+  );
   // Where the package names a binary that exists, the shell is used.
-  assert.deepEqual(findElectron({}, () => process.execPath), { path: process.execPath });
+  assert.deepEqual(
+    findElectron({}, () => process.execPath),
+    { path: process.execPath },
+  );
   assert.match((findElectron({}, () => '/nonexistent/electron') as { missing: string }).missing, /is not there/);
 });

@@ -36,7 +36,8 @@ function spread(img: RgbImage): number {
 
 function differingPixels(a: RgbImage, b: RgbImage): number {
   let n = 0;
-  for (let i = 0; i < a.data.length; i += 3) if (a.data[i] !== b.data[i] || a.data[i + 1] !== b.data[i + 1] || a.data[i + 2] !== b.data[i + 2]) n++;
+  for (let i = 0; i < a.data.length; i += 3)
+    if (a.data[i] !== b.data[i] || a.data[i + 1] !== b.data[i + 1] || a.data[i + 2] !== b.data[i + 2]) n++;
   return n;
 }
 
@@ -45,7 +46,9 @@ test("the cell's cameras sit where its truth says: the calibrated mounting at ga
   const t = cellTruth({ kind: 'seed', seed: 6 });
   const m = cellCameraMounting(t);
   for (const name of ['cam_high', 'cam_left_wrist', 'cam_right_wrist'] as const) {
-    const d = m.cameras[name].pose.position.map((v, i) => v - DEFAULT_CAMERA_CALIBRATION.cameras[name].pose.position[i]);
+    const d = m.cameras[name].pose.position.map(
+      (v, i) => v - DEFAULT_CAMERA_CALIBRATION.cameras[name].pose.position[i],
+    );
     d.forEach((v, i) => assert.ok(Math.abs(v - t.truth.cameraOffsets[name].positionM[i]) < 1e-12));
     assert.notDeepEqual(m.cameras[name].pose.quaternion, DEFAULT_CAMERA_CALIBRATION.cameras[name].pose.quaternion);
     assert.ok(Math.abs(Math.hypot(...m.cameras[name].pose.quaternion) - 1) < 1e-5, 'still a rotation');
@@ -58,7 +61,8 @@ function browserThreadNiceness(marker: string): number[] {
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) continue;
-      for (const tid of readdirSync(`/proc/${pid}/task`)) out.push(Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]));
+      for (const tid of readdirSync(`/proc/${pid}/task`))
+        out.push(Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]));
     } catch {
       // ended meanwhile
     }
@@ -81,7 +85,13 @@ async function decodeJpeg(data: Uint8Array): Promise<RgbImage> {
 
 test("the cell's cameras stream JPEG frames of its own world through its true mounting, all cameras of a tick from one instant", async () => {
   const truth = cellTruth({ kind: 'seed', seed: 6 });
-  const world = await CellWorld.create({ rigModel: yamRigModel(), task: getTask(set.task), layout: set.layouts[0], truth, placementSeed: 0 });
+  const world = await CellWorld.create({
+    rigModel: yamRigModel(),
+    task: getTask(set.task),
+    layout: set.layouts[0],
+    truth,
+    placementSeed: 0,
+  });
   const cams = cellCameras(world, { fps: 5 });
   const calibrated = new ChromiumRenderer();
   try {
@@ -100,7 +110,10 @@ test("the cell's cameras stream JPEG frames of its own world through its true mo
     );
     const c = high.counters();
     assert.ok(c.received >= 3 && c.longestGapS > 0);
-    assert.ok(c.dropped <= c.received, `the browser's start-up is not counted as dropped frames (${c.dropped} dropped, ${c.received} received)`);
+    assert.ok(
+      c.dropped <= c.received,
+      `the browser's start-up is not counted as dropped frames (${c.dropped} dropped, ${c.received} received)`,
+    );
     // The stand-in for camera hardware yields the CPU to the world: every thread of its chromium runs at niceness 19.
     const profile = await (cams.renderer as ChromiumRenderer).runningProfileDir();
     assert.ok(profile);
@@ -120,7 +133,10 @@ test("the cell's cameras stream JPEG frames of its own world through its true mo
     const raw = (await cams.renderer.render(world.snapshot(), ['cam_high'])).cam_high!;
     const asCalibrated = (await calibrated.render(world.snapshot(), ['cam_high'])).cam_high!;
     const jpegError = meanAbsDiff(image, raw);
-    assert.ok(jpegError < 3, `JPEG at the cell's quality stays within ${jpegError.toFixed(2)} levels of the drawn image`);
+    assert.ok(
+      jpegError < 3,
+      `JPEG at the cell's quality stays within ${jpegError.toFixed(2)} levels of the drawn image`,
+    );
     assert.ok(differingPixels(raw, asCalibrated) > 500, 'the mounting error is visible');
     assert.ok(meanAbsDiff(image, asCalibrated) > 2 * jpegError);
   } finally {
@@ -134,11 +150,24 @@ test("the cell's cameras stream JPEG frames of its own world through its true mo
 test('a camera policy on the emulated cell observes real images from the streams: the cell drawn (from the snapshot its own thread publishes), not black frames', async () => {
   const clock = new RealtimeClock();
   const task = getTask(set.task);
-  const cell = await createThreadedCell({ task, layout: set.layouts[0], gap: { kind: 'seed', seed: 2 }, transport: 'slcan', clock, replyDeadlineMs: 350 });
+  const cell = await createThreadedCell({
+    task,
+    layout: set.layouts[0],
+    gap: { kind: 'seed', seed: 2 },
+    transport: 'slcan',
+    clock,
+    replyDeadlineMs: 350,
+  });
   const cams = cellCameras(cell.world, { fps: 10, nowS: () => clock.nowS() });
   const got: { spread: number; width: number; timeS: number }[] = [];
   const looking: Policy = {
-    info: { name: 'test:looks', checkpointSha256: '0'.repeat(64), actionHorizon: 10, cameras: ['cam_high', 'cam_right_wrist'], needsPrivilegedState: false },
+    info: {
+      name: 'test:looks',
+      checkpointSha256: '0'.repeat(64),
+      actionHorizon: 10,
+      cameras: ['cam_high', 'cam_right_wrist'],
+      needsPrivilegedState: false,
+    },
     async reset() {},
     async infer(obs: Observation): Promise<ActionChunk> {
       const hi = obs.images.cam_high!;
@@ -151,7 +180,18 @@ test('a camera policy on the emulated cell observes real images from the streams
   };
   try {
     await Promise.all(looking.info.cameras.map((n) => cams.cameras[n].open()));
-    const r = await runRigRollout({ rig: cell.rig, policy: looking, cameras: streamCameraSource(cams.cameras), task, layout: set.layouts[0], episodeSeconds: 1, controlHz: 50, seed: 0, deadlineMs: 1500, clock });
+    const r = await runRigRollout({
+      rig: cell.rig,
+      policy: looking,
+      cameras: streamCameraSource(cams.cameras),
+      task,
+      layout: set.layouts[0],
+      episodeSeconds: 1,
+      controlHz: 50,
+      seed: 0,
+      deadlineMs: 1500,
+      clock,
+    });
     assert.equal(r.episode.status, 'valid', r.episode.reason);
     assert.ok(got.length >= 3, `${got.length} observations`);
     for (const g of got) {
@@ -174,7 +214,23 @@ test('a camera policy runs on the emulated cell with its own camera images, no -
     writeFileSync(model, buildLinearPolicyModel({ horizon: 10, seed: 3 }).bytes);
     const cfg = join(dir, 'cell.json');
     writeFileSync(cfg, JSON.stringify({ type: 'yam-cell', replyDeadlineMs: 350 }));
-    const r = await runTandem(['rig', 'rollout', '--policy', `onnx:${model}`, '--layouts', layouts, '--layout', '0', '--seconds', '1', '--rig-config', cfg, '--data', join(dir, 'data'), '--json']);
+    const r = await runTandem([
+      'rig',
+      'rollout',
+      '--policy',
+      `onnx:${model}`,
+      '--layouts',
+      layouts,
+      '--layout',
+      '0',
+      '--seconds',
+      '1',
+      '--rig-config',
+      cfg,
+      '--data',
+      join(dir, 'data'),
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const j = JSON.parse(r.stdout);
     assert.equal(j.status, 'valid', j.reason);

@@ -14,7 +14,10 @@ import { SCRIPTED_OPERATOR } from '../../src/app/session-operators.js';
 function fixture(): { dir: string; layouts: string; cellConfig: string; motorsConfig: string; data: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-cell-cli-'));
   const layouts = join(dir, 'bottles.json');
-  writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 11 })));
+  writeFileSync(
+    layouts,
+    serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 11 })),
+  );
   // The cell with the longest reply deadline the driver accepts: shared test cores.
   const cellConfig = join(dir, 'cell.json');
   writeFileSync(cellConfig, JSON.stringify({ type: 'yam-cell', gap: 'seed:5', replyDeadlineMs: 350 }));
@@ -26,7 +29,24 @@ function fixture(): { dir: string; layouts: string; cellConfig: string; motorsCo
 test('rig rollout on the emulated cell: the scripted operator scores the end state, stored as an operator score on a real rollout marked as the cell', async () => {
   const f = fixture();
   try {
-    const r = await runTandem(['rig', 'rollout', '--policy', 'code:hold', '--layouts', f.layouts, '--layout', '1', '--seconds', '1', '--rig-config', f.cellConfig, '--data', f.data, '--score-from-cell', '--json']);
+    const r = await runTandem([
+      'rig',
+      'rollout',
+      '--policy',
+      'code:hold',
+      '--layouts',
+      f.layouts,
+      '--layout',
+      '1',
+      '--seconds',
+      '1',
+      '--rig-config',
+      f.cellConfig,
+      '--data',
+      f.data,
+      '--score-from-cell',
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout);
     assert.equal(j.status, 'valid');
@@ -56,16 +76,51 @@ test('rig rollout on the emulated cell: the scripted operator scores the end sta
 test('a code policy rehearses on the emulated cell (reading its object poses); --score-from-cell elsewhere is one sentence', async () => {
   const f = fixture();
   try {
-    const r = await runTandem(['rig', 'rollout', '--policy', 'code:bottles-in-the-bin', '--layouts', f.layouts, '--layout', '0', '--seconds', '3', '--rig-config', f.cellConfig, '--data', f.data, '--json']);
+    const r = await runTandem([
+      'rig',
+      'rollout',
+      '--policy',
+      'code:bottles-in-the-bin',
+      '--layouts',
+      f.layouts,
+      '--layout',
+      '0',
+      '--seconds',
+      '3',
+      '--rig-config',
+      f.cellConfig,
+      '--data',
+      f.data,
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const j = JSON.parse(r.stdout);
     assert.equal(j.status, 'valid', j.reason);
     assert.equal(j.scoring, 'awaiting operator score');
     // The scripted policy moved the arms toward its first bottle: its commands were not all the start pose.
     assert.ok(j.chunks >= 2);
-    const bad = await runTandem(['rig', 'rollout', '--policy', 'code:hold', '--layouts', f.layouts, '--layout', '0', '--seconds', '1', '--rig-config', f.motorsConfig, '--data', f.data, '--score-from-cell']);
+    const bad = await runTandem([
+      'rig',
+      'rollout',
+      '--policy',
+      'code:hold',
+      '--layouts',
+      f.layouts,
+      '--layout',
+      '0',
+      '--seconds',
+      '1',
+      '--rig-config',
+      f.motorsConfig,
+      '--data',
+      f.data,
+      '--score-from-cell',
+    ]);
     assert.equal(bad.code, 2);
-    assert.equal(bad.stderr, "--score-from-cell needs the emulated cell (rig type yam-cell), not yam-emulated; on a real rig the operator scores with 'tandem score'.\n");
+    assert.equal(
+      bad.stderr,
+      "--score-from-cell needs the emulated cell (rig type yam-cell), not yam-emulated; on a real rig the operator scores with 'tandem score'.\n",
+    );
   } finally {
     rmSync(f.dir, { recursive: true, force: true });
   }
@@ -74,7 +129,23 @@ test('a code policy rehearses on the emulated cell (reading its object poses); -
 test('tandem cell run serves both arms on ptys that tandem rig probe reads like hardware; it reports the table and stops cleanly on Ctrl-C', async () => {
   const f = fixture();
   const link = join(f.dir, 'cell');
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), 'cell', 'run', '--layouts', f.layouts, '--layout', '0', '--gap', 'none', '--link', link], { cwd: PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      join(PROJECT_ROOT, 'bin/tandem.js'),
+      'cell',
+      'run',
+      '--layouts',
+      f.layouts,
+      '--layout',
+      '0',
+      '--gap',
+      'none',
+      '--link',
+      link,
+    ],
+    { cwd: PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -83,7 +154,15 @@ test('tandem cell run serves both arms on ptys that tandem rig probe reads like 
   try {
     await until(() => /Ctrl-C to stop/.test(out) || child.exitCode !== null, 30_000);
     assert.match(out, /left arm +.*yam-left\n +right arm .*yam-right/, out + err);
-    const probe = await runTandem(['rig', 'probe', '--transport', 'slcan', '--port', join(link, 'yam-right'), '--json']);
+    const probe = await runTandem([
+      'rig',
+      'probe',
+      '--transport',
+      'slcan',
+      '--port',
+      join(link, 'yam-right'),
+      '--json',
+    ]);
     assert.equal(probe.code, 0, probe.stderr);
     assert.equal(JSON.parse(probe.stdout).motors.length, 7);
     child.stdin.write('table\n');

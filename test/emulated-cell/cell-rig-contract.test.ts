@@ -14,7 +14,12 @@ const layout = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier
 
 describeRigContract('YamCanRig on the emulated cell (gap seed:2, virtual time)', async () => {
   const clock = new VirtualClock();
-  const cell = await createEmulatedCell({ task: getTask('bottles-in-the-bin'), layout, gap: { kind: 'seed', seed: 2 }, clock });
+  const cell = await createEmulatedCell({
+    task: getTask('bottles-in-the-bin'),
+    layout,
+    gap: { kind: 'seed', seed: 2 },
+    clock,
+  });
   return {
     rig: cell.rig,
     clock,

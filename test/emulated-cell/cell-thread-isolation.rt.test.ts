@@ -17,9 +17,12 @@ function busyMs(ms: number): void {
   while (performance.now() < end);
 }
 
-test('a main thread blocked 500 ms at a time neither stops the wall-clock cell\'s world nor starves its motors', async (t) => {
+test("a main thread blocked 500 ms at a time neither stops the wall-clock cell's world nor starves its motors", async (t) => {
   const clock = new RealtimeClock();
-  const rig = await createCellRig({ type: 'yam-cell', transport: 'slcan', gap: 'none', replyDeadlineMs: 350, threaded: true }, { clock });
+  const rig = await createCellRig(
+    { type: 'yam-cell', transport: 'slcan', gap: 'none', replyDeadlineMs: 350, threaded: true },
+    { clock },
+  );
   try {
     const cell = emulatedCellOf(rig)!;
     await rig.configure();
@@ -42,16 +45,34 @@ test('a main thread blocked 500 ms at a time neither stops the wall-clock cell\'
     });
     await loop.run({ untilS: startS + 2.4 });
     assert.equal(worldDuringBlocksS.length, 3);
-    t.diagnostic(`world time stepped during each 500 ms block: ${worldDuringBlocksS.map((x) => x.toFixed(3)).join(', ')} s`);
-    for (const s of worldDuringBlocksS) assert.ok(s > 0.4, `the world stepped through a 500 ms block of the main thread (it stepped ${worldDuringBlocksS.map((x) => x.toFixed(3)).join(', ')} s)`);
+    t.diagnostic(
+      `world time stepped during each 500 ms block: ${worldDuringBlocksS.map((x) => x.toFixed(3)).join(', ')} s`,
+    );
+    for (const s of worldDuringBlocksS)
+      assert.ok(
+        s > 0.4,
+        `the world stepped through a 500 ms block of the main thread (it stepped ${worldDuringBlocksS.map((x) => x.toFixed(3)).join(', ')} s)`,
+      );
     const state = rig.read();
     assert.deepEqual(state.faults, [], 'no fault: no motor lost communication, the world kept up with real time');
     assert.equal(state.mode, 'active', 'back to following commands after the last block');
-    assert.ok(cell.world instanceof SharedCellWorld && rig instanceof RigThreadProxy, 'the world runs in the cell\'s thread, the rig in a rig thread');
+    assert.ok(
+      cell.world instanceof SharedCellWorld && rig instanceof RigThreadProxy,
+      "the world runs in the cell's thread, the rig in a rig thread",
+    );
     const motors = cell.world.motorRecord();
-    t.diagnostic(`longest gap between commands to a motor: ${motors.longestCommandGapMs.toFixed(1)} ms; motor watchdog trips: ${motors.watchdogTrips}`);
-    assert.equal(motors.watchdogTrips, 0, `no motor damped by its own watchdog (longest gap between commands ${motors.longestCommandGapMs.toFixed(0)} ms)`);
-    assert.ok(motors.longestCommandGapMs < 400, `no motor went as long as its watchdog without a command: ${motors.longestCommandGapMs.toFixed(0)} ms`);
+    t.diagnostic(
+      `longest gap between commands to a motor: ${motors.longestCommandGapMs.toFixed(1)} ms; motor watchdog trips: ${motors.watchdogTrips}`,
+    );
+    assert.equal(
+      motors.watchdogTrips,
+      0,
+      `no motor damped by its own watchdog (longest gap between commands ${motors.longestCommandGapMs.toFixed(0)} ms)`,
+    );
+    assert.ok(
+      motors.longestCommandGapMs < 400,
+      `no motor went as long as its watchdog without a command: ${motors.longestCommandGapMs.toFixed(0)} ms`,
+    );
     // The blocks were real, and the supervisor saw the commands go stale: it held, as designed.
     const stats = await (rig as RigThreadProxy).loopStats();
     assert.ok(stats.watchdogHolds >= 3, `the supervisor held at each block (${stats.watchdogHolds} holds)`);

@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CELL_FINGER_REFLECTED_MASS_KG, CellGapError, cellMarkerJson, cellTruth, cellTruthHash, parseCellGap } from '../../src/emulated-cell/cell-truth.js';
+import {
+  CELL_FINGER_REFLECTED_MASS_KG,
+  CellGapError,
+  cellMarkerJson,
+  cellTruth,
+  cellTruthHash,
+  parseCellGap,
+} from '../../src/emulated-cell/cell-truth.js';
 import { DEFAULT_SIM_CALIBRATION } from '../../src/sim/calibration.js';
 
 test("gap 'none' is the sim twin's default physics but for the gripper's reflected rotor mass: no torque error, no latency, cameras where calibrated", () => {
@@ -8,7 +15,8 @@ test("gap 'none' is the sim twin's default physics but for the gripper's reflect
   assert.deepEqual(truth.physics, { ...DEFAULT_SIM_CALIBRATION, fingerReflectedMassKg: CELL_FINGER_REFLECTED_MASS_KG });
   assert.deepEqual(truth.motorTorqueScale, [1, 1, 1, 1, 1, 1]);
   assert.equal(truth.replyLatencyMs, 0);
-  for (const o of Object.values(truth.cameraOffsets)) assert.deepEqual(o, { positionM: [0, 0, 0], rotationRad: [0, 0, 0] });
+  for (const o of Object.values(truth.cameraOffsets))
+    assert.deepEqual(o, { positionM: [0, 0, 0], rotationRad: [0, 0, 0] });
 });
 
 test('a seeded gap is reproducible, differs between seeds, stays in its physical ranges, and is hashed over its canonical JSON', () => {
@@ -49,6 +57,10 @@ test('--gap values: none or seed:N, anything else one sentence', () => {
   assert.deepEqual(parseCellGap('none'), { kind: 'none' });
   assert.deepEqual(parseCellGap('seed:12'), { kind: 'seed', seed: 12 });
   for (const bad of ['', 'seed:', 'seed:-1', 'seed:1.5', 'seed:99999999999', 'random']) {
-    assert.throws(() => parseCellGap(bad), (e: unknown) => e instanceof CellGapError && /^The cell gap must be 'none'/.test(e.message), bad);
+    assert.throws(
+      () => parseCellGap(bad),
+      (e: unknown) => e instanceof CellGapError && /^The cell gap must be 'none'/.test(e.message),
+      bad,
+    );
   }
 });

@@ -16,9 +16,19 @@ const task = getTask(set.task);
 // test process does not read as a silent motor.
 const REPLY_DEADLINE_MS = 350;
 
-async function cell(opts: { gap?: CellGap; layout?: number; feedForward?: FeedForwardSettings | false; placementSeed?: number } = {}): Promise<{ cell: EmulatedCell; clock: RealtimeClock }> {
+async function cell(
+  opts: { gap?: CellGap; layout?: number; feedForward?: FeedForwardSettings | false; placementSeed?: number } = {},
+): Promise<{ cell: EmulatedCell; clock: RealtimeClock }> {
   const clock = new RealtimeClock();
-  const c = await createEmulatedCell({ task, layout: set.layouts[opts.layout ?? 0], gap: opts.gap ?? { kind: 'none' }, clock, replyDeadlineMs: REPLY_DEADLINE_MS, feedForward: opts.feedForward, placementSeed: opts.placementSeed });
+  const c = await createEmulatedCell({
+    task,
+    layout: set.layouts[opts.layout ?? 0],
+    gap: opts.gap ?? { kind: 'none' },
+    clock,
+    replyDeadlineMs: REPLY_DEADLINE_MS,
+    feedForward: opts.feedForward,
+    placementSeed: opts.placementSeed,
+  });
   return { cell: c, clock };
 }
 
@@ -40,11 +50,17 @@ async function holdReach(c: EmulatedCell, clock: RealtimeClock, seconds: number)
 }
 
 /** Activates the cell's rig and holds its pose under the control loop for `seconds`; resolves 0.3 s in, with the loop's end to await. */
-async function holdUnderLoop(c: EmulatedCell, clock: RealtimeClock, seconds: number): Promise<{ running: Promise<unknown> }> {
+async function holdUnderLoop(
+  c: EmulatedCell,
+  clock: RealtimeClock,
+  seconds: number,
+): Promise<{ running: Promise<unknown> }> {
   await c.rig.configure();
   await c.rig.activate();
   const hold = { position: Float64Array.from(c.rig.read().position) };
-  const running = new ControlLoop({ rig: c.rig, clock, rateHz: 250, source: () => hold }).run({ untilS: clock.nowS() + seconds });
+  const running = new ControlLoop({ rig: c.rig, clock, rateHz: 250, source: () => hold }).run({
+    untilS: clock.nowS() + seconds,
+  });
   await new Promise((r) => setTimeout(r, 300));
   return { running };
 }
@@ -56,7 +72,10 @@ test('the real driver stack moves the cell: configure reads the resting arms, th
     const rest = c.rig.read().position;
     // Unpowered at start, the arms rest folded on their stops, a hair inside the shoulder's and
     // elbow's lower limits (as a real YAM does), and the wrist has flopped down.
-    assert.ok(rest[1] > 0 && rest[1] < 0.03 && rest[2] > 0 && rest[2] < 0.03, `resting shoulder/elbow ${rest[1]}, ${rest[2]}`);
+    assert.ok(
+      rest[1] > 0 && rest[1] < 0.03 && rest[2] > 0 && rest[2] < 0.03,
+      `resting shoulder/elbow ${rest[1]}, ${rest[2]}`,
+    );
     const err = await holdReach(c, clock, 2.5);
     // The world's own joint angles agree with what the feedback frames said.
     const q = c.world.scene.arms[0].q;
@@ -83,7 +102,8 @@ test('gravity feed-forward on the cell: a held reaching pose stays within 0.01 r
   } finally {
     await without.cell.close();
   }
-  for (const k of [0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12]) assert.ok(Math.abs(errWith[k]) < 0.01, `with feed-forward, entry ${k} is off by ${errWith[k].toFixed(4)} rad`);
+  for (const k of [0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12])
+    assert.ok(Math.abs(errWith[k]) < 0.01, `with feed-forward, entry ${k} is off by ${errWith[k].toFixed(4)} rad`);
   // Elbow (kp 80) and wrist pitch (kp 10) carry the forearm and gripper: they sag by tens of mrad.
   assert.ok(errWithout[2] < -0.03, `without feed-forward the elbow sags (${errWithout[2].toFixed(4)} rad)`);
   assert.ok(Math.abs(errWithout[3]) > 0.05, `without feed-forward the wrist sags (${errWithout[3].toFixed(4)} rad)`);
@@ -107,13 +127,14 @@ test('objects in: the scripted operator places the layout within millimetres of 
     const pb = b.get(o.id)!;
     const d = Math.hypot(pa[0] - o.pose.x, pa[1] - o.pose.y);
     // Placement noise (σ 2 mm per axis) plus settling: well under a centimetre, for an upright bottle.
-    if (o.posture === undefined || o.posture === 'upright') assert.ok(d < 6 * PLACEMENT_SIGMA_M + 0.005, `${o.id} placed ${(d * 1000).toFixed(1)} mm from its outline`);
+    if (o.posture === undefined || o.posture === 'upright')
+      assert.ok(d < 6 * PLACEMENT_SIGMA_M + 0.005, `${o.id} placed ${(d * 1000).toFixed(1)} mm from its outline`);
     if (Math.hypot(pa[0] - pb[0], pa[1] - pb[1]) > 1e-4) moved++;
   }
   assert.ok(moved > 0, 'another placement seed places differently');
 });
 
-test('end state out: what the cell reports is in the task\'s scoring terms, and a bottle put in the bin scores', async () => {
+test("end state out: what the cell reports is in the task's scoring terms, and a bottle put in the bin scores", async () => {
   const { cell: c } = await cell({ layout: 0 });
   try {
     const before = c.world.endStates();
@@ -143,7 +164,13 @@ test('the interlock input damps the arms through the driver and refuses activati
     c.inputs.interlockOpen = true;
     await until(() => rig.read().mode === 'fault', 1000);
     await running;
-    assert.match(rig.read().faults.map((f) => f.message).join(' '), /interlock is open/);
+    assert.match(
+      rig
+        .read()
+        .faults.map((f) => f.message)
+        .join(' '),
+      /interlock is open/,
+    );
     // What reaches the motors: no stiffness on a damped arm.
     for (let id = 1; id <= 6; id++) assert.equal(c.bus('left').motor(id).drive().kp, 0, `left motor ${id} kp`);
     await assert.rejects(rig.activate(), /interlock is open/);
@@ -166,7 +193,10 @@ test('a world that falls behind real time says so as a fault, and the arms are d
     while (performance.now() < end);
     await running;
     const faults = rig.read().faults;
-    assert.ok(faults.some((f) => f.kind === 'emulation-behind' && /fell \d+ ms behind real time/.test(f.message)), JSON.stringify(faults));
+    assert.ok(
+      faults.some((f) => f.kind === 'emulation-behind' && /fell \d+ ms behind real time/.test(f.message)),
+      JSON.stringify(faults),
+    );
     assert.ok(c.world.timing().behindEvents >= 1);
     assert.notEqual(rig.read().mode, 'active');
     await rig.deactivate();

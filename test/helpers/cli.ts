@@ -14,7 +14,15 @@ export interface CliResult {
  * Environment variables the product reads from `process.env` itself rather than from the command's
  * `io.env` (or that the processes it starts inherit): a test that sets one needs a process of its own.
  */
-const PROCESS_ENV_KEYS = new Set(['PATH', 'PYTHONPATH', 'NODE_OPTIONS', 'TANDEM_CHROMIUM', 'TANDEM_FFMPEG', 'TANDEM_COMMIT', 'TANDEM_FROM_SOURCE']);
+const PROCESS_ENV_KEYS = new Set([
+  'PATH',
+  'PYTHONPATH',
+  'NODE_OPTIONS',
+  'TANDEM_CHROMIUM',
+  'TANDEM_FFMPEG',
+  'TANDEM_COMMIT',
+  'TANDEM_FROM_SOURCE',
+]);
 const IN_RT_TIER = /\.rt\.test\.ts$/.test(process.argv[1] ?? '');
 
 /**
@@ -29,13 +37,23 @@ const IN_RT_TIER = /\.rt\.test\.ts$/.test(process.argv[1] ?? '');
  * (a command's loop must not share this thread's timing with the test's emulators), or
  * TANDEM_TEST_CLI=process (to run any file against the real executable).
  */
-export function runTandem(args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
-  const needsProcess = IN_RT_TIER || process.env.TANDEM_TEST_CLI === 'process' || opts.input !== undefined || Object.keys(opts.env ?? {}).some((k) => PROCESS_ENV_KEYS.has(k));
+export function runTandem(
+  args: readonly string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  const needsProcess =
+    IN_RT_TIER ||
+    process.env.TANDEM_TEST_CLI === 'process' ||
+    opts.input !== undefined ||
+    Object.keys(opts.env ?? {}).some((k) => PROCESS_ENV_KEYS.has(k));
   return needsProcess ? runTandemProcess(args, opts) : runTandemInProcess(args, opts);
 }
 
 /** `runCli` in this process with the io bin/tandem.js gives it; the hang guard aborts it as Ctrl-C would. */
-export async function runTandemInProcess(args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+export async function runTandemInProcess(
+  args: readonly string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<CliResult> {
   const { runCli } = await import('../../src/app/cli.js');
   let stdout = '';
   let stderr = '';
@@ -65,7 +83,10 @@ export function runInProcess(args: readonly string[], cwd: string, env: NodeJS.P
 }
 
 /** Runs the real `tandem` executable in a child process, as a user would. */
-export function runTandemProcess(args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runTandemProcess(
+  args: readonly string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? PROJECT_ROOT,
@@ -87,7 +108,8 @@ export function runTandemProcess(args: readonly string[], opts: { cwd?: string; 
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (killed) stderr += `\n[test helper: tandem ${args.slice(0, 2).join(' ')} killed after ${timeoutMs / 1000} s without ending]`;
+      if (killed)
+        stderr += `\n[test helper: tandem ${args.slice(0, 2).join(' ')} killed after ${timeoutMs / 1000} s without ending]`;
       resolveRun({ code: code ?? -1, stdout, stderr });
     });
     child.stdin.end(opts.input ?? '');

@@ -26,7 +26,10 @@ export async function emulatedMotorDrives(y: EmulatedYam): Promise<Record<ArmSid
 }
 
 /** An emulated YAM for `fn`, its buses closed and its adapters disposed afterwards, whatever happens. */
-export async function withEmulatedRig(options: EmulatedYamOptions, fn: (y: EmulatedYam) => Promise<void>): Promise<void> {
+export async function withEmulatedRig(
+  options: EmulatedYamOptions,
+  fn: (y: EmulatedYam) => Promise<void>,
+): Promise<void> {
   const y = createEmulatedYam(options);
   try {
     await fn(y);
@@ -37,7 +40,10 @@ export async function withEmulatedRig(options: EmulatedYamOptions, fn: (y: Emula
 }
 
 /** The same, configured and activated, its start-up safety events drained. */
-export async function withActiveEmulatedRig(options: EmulatedYamOptions, fn: (y: EmulatedYam) => Promise<void>): Promise<void> {
+export async function withActiveEmulatedRig(
+  options: EmulatedYamOptions,
+  fn: (y: EmulatedYam) => Promise<void>,
+): Promise<void> {
   await withEmulatedRig(options, async (y) => {
     await y.rig.configure();
     await y.rig.activate();

@@ -28,17 +28,32 @@ const records = new Map<string, Rec>();
 /** Fresh arms (motors at rest, no faults, records cleared) on the same links. */
 async function startArms(): Promise<void> {
   for (const [side, link] of Object.entries(init.links) as [ArmSide, string][]) {
-    const emu = await PtyEmulator.start({ transport: init.transport, link, binding: ttyBinding, replyLatencyMs: init.replyLatencyMs });
+    const emu = await PtyEmulator.start({
+      transport: init.transport,
+      link,
+      binding: ttyBinding,
+      replyLatencyMs: init.replyLatencyMs,
+    });
     arms.set(side, emu);
     for (const m of emu.bus.motors.values()) {
-      const rec: Rec = { dampedAtEpochMs: NaN, stiff: false, enabledAtLast: false, lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false };
+      const rec: Rec = {
+        dampedAtEpochMs: NaN,
+        stiff: false,
+        enabledAtLast: false,
+        lastMitMs: NaN,
+        longestGapMs: 0,
+        mits: 0,
+        everLost: false,
+      };
       records.set(`${side}/${m.id}`, rec);
       m.onMit((command, accepted) => {
         const now = performance.now();
         if (accepted && command.kp > 0) rec.stiff = true;
-        else if (accepted && rec.stiff && rec.dampedAtEpochMs !== rec.dampedAtEpochMs) rec.dampedAtEpochMs = performance.timeOrigin + now;
+        else if (accepted && rec.stiff && rec.dampedAtEpochMs !== rec.dampedAtEpochMs)
+          rec.dampedAtEpochMs = performance.timeOrigin + now;
         // Gaps count from a command the motor took while powered: that is when a gap lets its watchdog trip.
-        if (rec.enabledAtLast && rec.lastMitMs === rec.lastMitMs) rec.longestGapMs = Math.max(rec.longestGapMs, now - rec.lastMitMs);
+        if (rec.enabledAtLast && rec.lastMitMs === rec.lastMitMs)
+          rec.longestGapMs = Math.max(rec.longestGapMs, now - rec.lastMitMs);
         rec.lastMitMs = now;
         rec.enabledAtLast = accepted;
         rec.mits++;
@@ -53,7 +68,8 @@ await startArms();
 const watch = setInterval(() => {
   for (const [side, emu] of arms) {
     emu.bus.advanceAll();
-    for (const m of emu.bus.motors.values()) if (m.status === STATUS_LOST_COMMUNICATION) records.get(`${side}/${m.id}`)!.everLost = true;
+    for (const m of emu.bus.motors.values())
+      if (m.status === STATUS_LOST_COMMUNICATION) records.get(`${side}/${m.id}`)!.everLost = true;
   }
 }, 5);
 
@@ -64,7 +80,16 @@ function status(): Record<string, unknown> {
     out[side] = [...emu.bus.motors.values()].map((m) => {
       const r = records.get(`${side}/${m.id}`)!;
       if (m.status === STATUS_LOST_COMMUNICATION) r.everLost = true;
-      return { id: m.id, status: m.status, kp: m.lastCommand.kp, kd: m.lastCommand.kd, mits: r.mits, longestGapMs: r.longestGapMs, everLost: r.everLost, dampedAtEpochMs: r.dampedAtEpochMs };
+      return {
+        id: m.id,
+        status: m.status,
+        kp: m.lastCommand.kp,
+        kd: m.lastCommand.kd,
+        mits: r.mits,
+        longestGapMs: r.longestGapMs,
+        everLost: r.everLost,
+        dampedAtEpochMs: r.dampedAtEpochMs,
+      };
     });
   }
   return { motors: out, framesReceived: Object.fromEntries([...arms].map(([s, e]) => [s, e.bus.framesReceived])) };
@@ -77,7 +102,16 @@ parentPort!.on('message', (m: EmulatorThreadRequest) => {
         parentPort!.postMessage({ id: m.id, value: status() });
         return;
       case 'reset-records':
-        for (const r of records.values()) Object.assign(r, { dampedAtEpochMs: NaN, stiff: false, enabledAtLast: false, lastMitMs: NaN, longestGapMs: 0, mits: 0, everLost: false });
+        for (const r of records.values())
+          Object.assign(r, {
+            dampedAtEpochMs: NaN,
+            stiff: false,
+            enabledAtLast: false,
+            lastMitMs: NaN,
+            longestGapMs: 0,
+            mits: 0,
+            everLost: false,
+          });
         parentPort!.postMessage({ id: m.id });
         return;
       case 'inject':

@@ -62,10 +62,18 @@ export interface EmulatorThread {
   stop(): Promise<void>;
 }
 
-export async function startEmulatorThread(options: { transport?: CanTransport; replyLatencyMs?: number } = {}): Promise<EmulatorThread> {
+export async function startEmulatorThread(
+  options: { transport?: CanTransport; replyLatencyMs?: number } = {},
+): Promise<EmulatorThread> {
   const dir = mkdtempSync(join(tmpdir(), 'yam-emu-'));
   const links = { left: join(dir, 'left'), right: join(dir, 'right') };
-  const worker = new Worker(new URL('./emulator-thread-entry.mjs', import.meta.url), { workerData: { transport: options.transport ?? 'slcan', links, replyLatencyMs: options.replyLatencyMs } satisfies EmulatorThreadInit });
+  const worker = new Worker(new URL('./emulator-thread-entry.mjs', import.meta.url), {
+    workerData: {
+      transport: options.transport ?? 'slcan',
+      links,
+      replyLatencyMs: options.replyLatencyMs,
+    } satisfies EmulatorThreadInit,
+  });
   const pending = new Map<number, (v: unknown) => void>();
   let nextId = 1;
   let failed: Error | undefined;
@@ -96,7 +104,8 @@ export async function startEmulatorThread(options: { transport?: CanTransport; r
     drives: async (framesOut) => {
       const end = performance.now() + 200;
       let st = (await call('status')) as EmulatorStatus;
-      const delivered = (): boolean => (st.framesReceived.left ?? 0) >= framesOut[0] && (st.framesReceived.right ?? 0) >= framesOut[1];
+      const delivered = (): boolean =>
+        (st.framesReceived.left ?? 0) >= framesOut[0] && (st.framesReceived.right ?? 0) >= framesOut[1];
       while (!delivered() && performance.now() < end) {
         await new Promise((r) => setTimeout(r, 2));
         st = (await call('status')) as EmulatorStatus;

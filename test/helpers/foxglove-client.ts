@@ -49,11 +49,18 @@ export class FoxgloveTestClient {
       const subscriptionId = data.readUInt32LE(1);
       const channelId = this.subs.get(subscriptionId);
       const reader = channelId === undefined ? undefined : this.readers.get(channelId);
-      this.messages.push({ subscriptionId, receiveNs: data.readBigUInt64LE(5), message: reader ? reader.readMessage(data.subarray(13)) : undefined });
+      this.messages.push({
+        subscriptionId,
+        receiveNs: data.readBigUInt64LE(5),
+        message: reader ? reader.readMessage(data.subarray(13)) : undefined,
+      });
     });
   }
 
-  static async connect(url: string, protocols: string[] = ['foxglove.sdk.v1', 'foxglove.websocket.v1']): Promise<FoxgloveTestClient> {
+  static async connect(
+    url: string,
+    protocols: string[] = ['foxglove.sdk.v1', 'foxglove.websocket.v1'],
+  ): Promise<FoxgloveTestClient> {
     const ws = new WebSocket(url, protocols);
     const client = new FoxgloveTestClient(ws);
     await new Promise<void>((resolve, reject) => {
@@ -86,7 +93,11 @@ export class FoxgloveTestClient {
 
   async next(subscriptionId: number, timeoutMs = 5000): Promise<LiveMessage> {
     const before = this.of(subscriptionId).length;
-    await waitFor(() => this.of(subscriptionId).length > before, timeoutMs, `a message on subscription ${subscriptionId}`);
+    await waitFor(
+      () => this.of(subscriptionId).length > before,
+      timeoutMs,
+      `a message on subscription ${subscriptionId}`,
+    );
     return this.of(subscriptionId).at(-1)!;
   }
 

@@ -19,7 +19,10 @@ function ipv6(hex: string): string {
 /** Every local address with a socket in LISTEN on `port`. */
 export function listeningAddresses(port: number): string[] {
   const out: string[] = [];
-  for (const [file, v6] of [['/proc/net/tcp', false], ['/proc/net/tcp6', true]] as const) {
+  for (const [file, v6] of [
+    ['/proc/net/tcp', false],
+    ['/proc/net/tcp6', true],
+  ] as const) {
     let text: string;
     try {
       text = readFileSync(file, 'utf8');

@@ -41,7 +41,11 @@ export async function readIndexed(file: string): Promise<IndexedEpisode> {
         decoders.set(m.channelId, dec);
       }
       const list = byTopic.get(channel.topic) ?? [];
-      list.push({ logTime: m.logTime, sequence: m.sequence, message: dec.readMessage(m.data) as Record<string, unknown> });
+      list.push({
+        logTime: m.logTime,
+        sequence: m.sequence,
+        message: dec.readMessage(m.data) as Record<string, unknown>,
+      });
       byTopic.set(channel.topic, list);
     }
     const metadata = new Map<string, Map<string, string>>();

@@ -28,7 +28,9 @@ export function start(args: readonly string[]): Running {
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : -1))));
+  const exited = new Promise<number>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : -1))),
+  );
   return {
     child,
     stderr: () => err,
@@ -86,9 +88,12 @@ export function storedHashes(data: string): { rows: number; hashes: Map<string, 
   const store = openStore(join(data, 'tandem.sqlite'));
   try {
     const rows = store.listRollouts({});
-    return { rows: rows.length, hashes: new Map(rows.map((r) => [`${r.layoutIndex}/${r.repeatIndex}`, r.finalStateHash])), sessions: store.listSessions({}).length };
+    return {
+      rows: rows.length,
+      hashes: new Map(rows.map((r) => [`${r.layoutIndex}/${r.repeatIndex}`, r.finalStateHash])),
+      sessions: store.listSessions({}).length,
+    };
   } finally {
     store.close();
   }
 }
-

@@ -27,10 +27,25 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startRedisServer(opts: { password?: string; port?: number; persistDir?: string } = {}): Promise<RedisServer> {
+export async function startRedisServer(
+  opts: { password?: string; port?: number; persistDir?: string } = {},
+): Promise<RedisServer> {
   const dir = opts.persistDir ?? mkdtempSync(join(tmpdir(), 'tandem-redis-'));
   const port = opts.port ?? (await freePort());
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', opts.persistDir ? 'yes' : 'no', '--dir', dir, '--daemonize', 'no'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    opts.persistDir ? 'yes' : 'no',
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
+  ];
   if (opts.password) args.push('--requirepass', opts.password);
   const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';

@@ -15,20 +15,31 @@ export function rowRunner(store: Store, set: LayoutSet): SessionRolloutRunner {
   return {
     run(r) {
       const policy = store.upsertPolicy({ spec: r.spec, name: r.spec });
-      const rolloutId = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: set.sha256, layoutIndex: r.layout.index, episodeSeconds: 1, controlHz: 50, status: 'valid' });
+      const rolloutId = store.insertRollout({
+        kind: 'real',
+        sessionId: r.sessionId,
+        policyId: policy.id,
+        layoutSetSha256: set.sha256,
+        layoutIndex: r.layout.index,
+        episodeSeconds: 1,
+        controlHz: 50,
+        status: 'valid',
+      });
       return Promise.resolve({ rolloutId, status: 'valid', finalMode: 'damped', wallS: 0.01 });
     },
   };
 }
 
 export function bottlesScoringOperator(plan: SessionPlan, said: string[]): SessionOperator {
-  const done = (step: OperatorStep): boolean => plan.policies.find((p) => p.label === step.label)!.spec === 'code:bottles-in-the-bin';
+  const done = (step: OperatorStep): boolean =>
+    plan.policies.find((p) => p.label === step.label)!.spec === 'code:bottles-in-the-bin';
   return {
     name: 'scripted',
     say: (line) => void said.push(line),
     refused: (m) => assert.fail(m),
     place: () => Promise.resolve({ action: 'confirm', simulatedS: 1 }),
-    score: (step) => Promise.resolve({ action: 'score-count', count: done(step) ? step.layout.objects.length : 0, simulatedS: 1 }),
+    score: (step) =>
+      Promise.resolve({ action: 'score-count', count: done(step) ? step.layout.objects.length : 0, simulatedS: 1 }),
     reset: () => Promise.resolve({ simulatedS: 1 }),
     offerRedo: () => Promise.resolve(false),
     paused: () => Promise.resolve(true),
@@ -44,9 +55,24 @@ export function bottlesScoringOperator(plan: SessionPlan, said: string[]): Sessi
 export async function seedSession(
   store: Store,
   set: LayoutSet,
-  o: { readonly specs: readonly string[]; readonly perLayout: number; readonly seed: number; readonly analysis?: { readonly alpha?: number }; readonly stopEarly?: boolean; readonly stopAfter?: number },
+  o: {
+    readonly specs: readonly string[];
+    readonly perLayout: number;
+    readonly seed: number;
+    readonly analysis?: { readonly alpha?: number };
+    readonly stopEarly?: boolean;
+    readonly stopAfter?: number;
+  },
 ): Promise<{ id: number; plan: SessionPlan }> {
-  const plan = buildSessionPlan({ set, specs: o.specs, perLayout: o.perLayout, blind: true, seed: o.seed, episodeSeconds: 1, ...(o.analysis ? { analysis: o.analysis } : {}) });
+  const plan = buildSessionPlan({
+    set,
+    specs: o.specs,
+    perLayout: o.perLayout,
+    blind: true,
+    seed: o.seed,
+    episodeSeconds: 1,
+    ...(o.analysis ? { analysis: o.analysis } : {}),
+  });
   const id = startSession(store, plan, set, 'seeded', { stopEarly: o.stopEarly === true });
   const scoring = bottlesScoringOperator(plan, []);
   let placed = 0;
@@ -58,6 +84,16 @@ export async function seedSession(
       return scoring.place(step);
     },
   };
-  await runSession({ store, sessionId: id, plan, set, task: getTask(set.task), runner: rowRunner(store, set), operator, signal: new AbortController().signal, stopEarly: o.stopEarly === true });
+  await runSession({
+    store,
+    sessionId: id,
+    plan,
+    set,
+    task: getTask(set.task),
+    runner: rowRunner(store, set),
+    operator,
+    signal: new AbortController().signal,
+    stopEarly: o.stopEarly === true,
+  });
   return { id, plan };
 }

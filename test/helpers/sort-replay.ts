@@ -17,7 +17,9 @@ export const ONE_BOLT_LAYOUT: Layout = {
     { id: 'tote', kind: 'tote', pose: { x: -0.05, y: 0.32, yawRad: 0 } },
     { id: 'sorter', kind: 'sorter', pose: { x: -0.1, y: -0.105, yawRad: 0 } },
   ],
-  objects: [{ id: 'bolt-1', kind: 'bolt-m8x40', posture: 'lying', pose: { x: -0.05, y: 0.32, yawRad: 0.3 }, inFixture: 'tote' }],
+  objects: [
+    { id: 'bolt-1', kind: 'bolt-m8x40', posture: 'lying', pose: { x: -0.05, y: 0.32, yawRad: 0.3 }, inFixture: 'tote' },
+  ],
 };
 
 /** Episode length the replay covers, s (the bolt lies in its slot by ≈ 12 s). */
@@ -33,7 +35,14 @@ export async function writeSortReplay(path: string): Promise<{ inCorrectSlot: nu
     for (let r = 0; r < chunk.horizon; r++) rows.push(Array.from(chunk.actions.subarray(r * 14, r * 14 + 14)));
     return chunk;
   };
-  const { episode } = await runSimRollout({ task: SORT_FROM_TOTE, layout: ONE_BOLT_LAYOUT, policy, seed: 0, episodeSeconds: SORT_REPLAY_SECONDS, placementNoise: false });
+  const { episode } = await runSimRollout({
+    task: SORT_FROM_TOTE,
+    layout: ONE_BOLT_LAYOUT,
+    policy,
+    seed: 0,
+    episodeSeconds: SORT_REPLAY_SECONDS,
+    placementNoise: false,
+  });
   writeFileSync(path, JSON.stringify({ layout: ONE_BOLT_LAYOUT, actions: rows }));
   return { inCorrectSlot: episode.progress?.counts.inCorrectSlot ?? 0, rows: rows.length };
 }

@@ -24,12 +24,18 @@ export async function openStationPage(
 ): Promise<{ page: Page; problems: string[] }> {
   mkdirSync(STATION_SHOTS, { recursive: true });
   const profile = mkdtempSync(join(tmpdir(), `tandem-${name}-chromium-`));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: DEFAULT_CHROMIUM_PATH,
+    headless: true,
+    args: [...CHROMIUM_ARGS],
+    viewport: { width: 1280, height: 800 },
+  });
   const page = browser.pages()[0] ?? (await browser.newPage());
   t.after(async () => {
     if (!page.isClosed()) {
       await page.screenshot({ path: join(STATION_SHOTS, `${name}-last-state.png`), fullPage: true }).catch(() => {});
-      if (lastWords) t.diagnostic(await lastWords(page).catch((e: Error) => `(the page could not be read: ${e.message})`));
+      if (lastWords)
+        t.diagnostic(await lastWords(page).catch((e: Error) => `(the page could not be read: ${e.message})`));
     }
     t.diagnostic(`station stderr: ${station.stderr()}`);
     await browser.close();
@@ -39,11 +45,22 @@ export async function openStationPage(
 }
 
 /** The Sessions page (key 3) with layout set `setSha256` chosen and `policies` typed: where the session e2e tests start. */
-export async function fillSessionPlan(page: Page, stationUrl: string, setSha256: string, policies: string): Promise<void> {
+export async function fillSessionPlan(
+  page: Page,
+  stationUrl: string,
+  setSha256: string,
+  policies: string,
+): Promise<void> {
   await page.goto(stationUrl);
   await page.waitForSelector('#connection.live');
   await page.keyboard.press('3');
-  await page.waitForFunction((sha) => Array.from((document.getElementById('session-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha), setSha256);
+  await page.waitForFunction(
+    (sha) =>
+      Array.from((document.getElementById('session-layout-set') as HTMLSelectElement).options).some(
+        (o) => o.value === sha,
+      ),
+    setSha256,
+  );
   await page.selectOption('#session-layout-set', setSha256);
   await page.fill('#session-policies', policies);
 }

@@ -26,7 +26,15 @@ export interface StationProcess {
 }
 
 /** `dataDir`: a data folder to start in (a restart after a crash); default a new one. */
-export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeoutMs?: number; rigConfig?: unknown; args?: readonly string[]; dataDir?: string } = {}): Promise<StationProcess> {
+export async function startStation(
+  opts: {
+    env?: NodeJS.ProcessEnv;
+    startTimeoutMs?: number;
+    rigConfig?: unknown;
+    args?: readonly string[];
+    dataDir?: string;
+  } = {},
+): Promise<StationProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'tandem-station-serve-'));
   const args = [BIN, 'station'];
   if (opts.rigConfig !== undefined) {
@@ -35,14 +43,20 @@ export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeout
     args.push('--rig-config', file);
   }
   args.push(...(opts.args ?? []));
-  const child = spawn(process.execPath, args, { env: { ...process.env, PORT: '0', TANDEM_DATA: dataDir, TANDEM_SHELL: 'browser', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, PORT: '0', TANDEM_DATA: dataDir, TANDEM_SHELL: 'browser', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the station printed no URL in time; stdout: ${out} stderr: ${err}`)), opts.startTimeoutMs ?? 90_000);
+    const timer = setTimeout(
+      () => reject(new Error(`the station printed no URL in time; stdout: ${out} stderr: ${err}`)),
+      opts.startTimeoutMs ?? 90_000,
+    );
     const check = (): void => {
       const m = /(http:\/\/127\.0\.0\.1:\d+\/#token=[A-Za-z0-9_-]+)/.exec(out);
       if (m) {
@@ -84,7 +98,11 @@ export async function startStation(opts: { env?: NodeJS.ProcessEnv; startTimeout
     },
     async api<T>(path: string, body?: unknown): Promise<T> {
       const base = `${u.protocol}//${u.host}`;
-      const res = await fetch(`${base}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { [TOKEN_HEADER]: token, 'Content-Type': 'application/json', Origin: base }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${base}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { [TOKEN_HEADER]: token, 'Content-Type': 'application/json', Origin: base },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const data = (await res.json()) as T;
       if (!res.ok) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(data)}`);
       return data;

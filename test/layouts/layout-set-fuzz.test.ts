@@ -16,8 +16,12 @@ function readOrRefuse<T>(f: () => T): T | undefined {
   try {
     return f();
   } catch (e) {
-    if (!(e instanceof LayoutSetError)) throw new Error(`the parser threw ${(e as Error)?.name}: ${(e as Error)?.message}`);
-    assert.ok(!e.message.includes('\n') && e.message.length < 500, `not one short sentence: ${e.message.slice(0, 200)}`);
+    if (!(e instanceof LayoutSetError))
+      throw new Error(`the parser threw ${(e as Error)?.name}: ${(e as Error)?.message}`);
+    assert.ok(
+      !e.message.includes('\n') && e.message.length < 500,
+      `not one short sentence: ${e.message.slice(0, 200)}`,
+    );
     return undefined;
   }
 }
@@ -27,10 +31,13 @@ const validValue = JSON.parse(valid) as Record<string, unknown>;
 
 test('any text: read or one LayoutSetError sentence', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.string({ maxLength: 200 }), fc.json({ maxDepth: 12 }), fc.string({ unit: 'binary', maxLength: 200 })), (text) => {
-      readOrRefuse(() => parseLayoutSet(text, 'set.json'));
-      readOrRefuse(() => bumpLayoutSet(text, 'set.json'));
-    }),
+    fc.property(
+      fc.oneof(fc.string({ maxLength: 200 }), fc.json({ maxDepth: 12 }), fc.string({ unit: 'binary', maxLength: 200 })),
+      (text) => {
+        readOrRefuse(() => parseLayoutSet(text, 'set.json'));
+        readOrRefuse(() => bumpLayoutSet(text, 'set.json'));
+      },
+    ),
     { seed: SEED, numRuns: 1500 },
   );
 });
@@ -39,7 +46,8 @@ test('any text: read or one LayoutSetError sentence', () => {
 function paths(v: unknown, prefix: (string | number)[] = []): (string | number)[][] {
   const out: (string | number)[][] = [prefix];
   if (Array.isArray(v)) v.forEach((x, i) => out.push(...paths(x, [...prefix, i])));
-  else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) out.push(...paths(x, [...prefix, k]));
+  else if (v !== null && typeof v === 'object')
+    for (const [k, x] of Object.entries(v)) out.push(...paths(x, [...prefix, k]));
   return out;
 }
 const allPaths = paths(validValue).filter((p) => p.length > 0);
@@ -82,7 +90,10 @@ test('deep nesting anywhere is refused by depth, never by the stack', () => {
       const numbers = [...valid.matchAll(/: (-?\d[\d.e+-]*)/g)];
       const m = numbers[at % numbers.length];
       const text = `${valid.slice(0, m.index! + 2)}${nest}${valid.slice(m.index! + 2 + m[1].length)}`;
-      assert.throws(() => parseLayoutSet(text, 'set.json'), (e: unknown) => e instanceof LayoutSetError && /nests deeper than 8 levels/.test(e.message));
+      assert.throws(
+        () => parseLayoutSet(text, 'set.json'),
+        (e: unknown) => e instanceof LayoutSetError && /nests deeper than 8 levels/.test(e.message),
+      );
       assert.throws(() => bumpLayoutSet(text, 'set.json'), LayoutSetError);
     }),
     { seed: SEED, numRuns: 60 },

@@ -4,7 +4,15 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import canonicalize from 'canonicalize';
-import { bumpLayoutSet, layoutAt, layoutSetHash, parseLayoutSet, sampleLayoutSet, serializeLayoutSet, type LayoutSet } from '../../src/layouts/layout-set.js';
+import {
+  bumpLayoutSet,
+  layoutAt,
+  layoutSetHash,
+  parseLayoutSet,
+  sampleLayoutSet,
+  serializeLayoutSet,
+  type LayoutSet,
+} from '../../src/layouts/layout-set.js';
 import { LayoutSetError } from '../../src/layouts/errors.js';
 
 const GOLDEN_FILE = fileURLToPath(new URL('../fixtures/layouts/bottles-golden.json', import.meta.url));
@@ -49,7 +57,15 @@ test('the file is pretty JSON with a trailing newline and reads back to the same
 
 test('key order and whitespace do not change the hash; the contents do', () => {
   const set = small();
-  const reordered = JSON.stringify({ sha256: set.sha256, layouts: set.layouts.map((l) => ({ objects: l.objects, fixtures: l.fixtures, tier: l.tier, index: l.index })), tiers: set.tiers, seed: set.seed, version: set.version, task: set.task, format: set.format });
+  const reordered = JSON.stringify({
+    sha256: set.sha256,
+    layouts: set.layouts.map((l) => ({ objects: l.objects, fixtures: l.fixtures, tier: l.tier, index: l.index })),
+    tiers: set.tiers,
+    seed: set.seed,
+    version: set.version,
+    task: set.task,
+    format: set.format,
+  });
   assert.equal(parseLayoutSet(reordered, 'reordered.json').sha256, set.sha256);
   assert.notEqual(layoutSetHash({ ...set, seed: set.seed + 1 }), set.sha256);
 });
@@ -61,14 +77,17 @@ test('editing one coordinate is caught, naming the file, the expected and the fo
   const tampered = text.replace(`"x": ${x},`, `"x": ${x + 0.001},`);
   assert.notEqual(tampered, text);
   const found = layoutSetHash(JSON.parse(tampered) as LayoutSet);
-  assert.throws(() => parseLayoutSet(tampered, 'sets/mugs.json'), (e: unknown) => {
-    assert.ok(e instanceof LayoutSetError);
-    assert.match(e.message, /^sets\/mugs\.json does not match its hash/);
-    assert.ok(e.message.includes(`expected ${set.sha256}`));
-    assert.ok(e.message.includes(`found ${found}`));
-    assert.deepEqual(e.hashMismatch, { expected: set.sha256, found });
-    return true;
-  });
+  assert.throws(
+    () => parseLayoutSet(tampered, 'sets/mugs.json'),
+    (e: unknown) => {
+      assert.ok(e instanceof LayoutSetError);
+      assert.match(e.message, /^sets\/mugs\.json does not match its hash/);
+      assert.ok(e.message.includes(`expected ${set.sha256}`));
+      assert.ok(e.message.includes(`found ${found}`));
+      assert.deepEqual(e.hashMismatch, { expected: set.sha256, found });
+      return true;
+    },
+  );
 });
 
 test('malformed sets each get one sentence', () => {
@@ -79,24 +98,102 @@ test('malformed sets each get one sentence', () => {
     f(v);
     return JSON.stringify(v);
   };
-  refused(() => parseLayoutSet(text.slice(0, Math.floor(text.length / 2)), 'half.json'), /^half\.json is not valid JSON .*truncated/);
+  refused(
+    () => parseLayoutSet(text.slice(0, Math.floor(text.length / 2)), 'half.json'),
+    /^half\.json is not valid JSON .*truncated/,
+  );
   refused(() => parseLayoutSet('', 'empty.json'), /empty\.json is not valid JSON/);
   refused(() => parseLayoutSet('[1, 2]', 'list.json'), /list\.json is not a layout set/);
-  refused(() => parseLayoutSet(edit((v) => (v.format = 'tandem.layout-set/9')), 'f.json'), /format "tandem\.layout-set\/9", not "tandem\.layout-set\/1"/);
-  refused(() => parseLayoutSet(edit((v) => (v.task = 'juggling')), 'f.json'), /unknown task "juggling"; known tasks: bottles-in-the-bin, mug-flipping, sort-from-tote/);
-  refused(() => parseLayoutSet(edit((v) => (v.tiers = [2, 6])), 'f.json'), /tier 6 is out of range; tiers run from 1 to 5/);
-  refused(() => parseLayoutSet(edit((v) => ((v.layouts as { tier: number }[])[0].tier = 0)), 'f.json'), /layout 0 has tier 0, which is out of range/);
-  refused(() => parseLayoutSet(edit((v) => ((v.layouts as { tier: number }[])[0].tier = 3)), 'f.json'), /layout 0 has tier 3, which the set's tiers \(2, 4\) do not include/);
-  refused(() => parseLayoutSet(edit((v) => ((v.layouts as { objects: { kind: string }[] }[])[2].objects[0].kind = 'teapot')), 'f.json'), /layout 2 object 'mug-1' has kind 'teapot', which mug-flipping does not know/);
-  refused(() => parseLayoutSet(edit((v) => ((v.layouts as { objects: { posture: string }[] }[])[0].objects[0].posture = 'sideways')), 'f.json'), /posture "sideways"/);
-  refused(() => parseLayoutSet(edit((v) => ((v.layouts as { objects: { pose: unknown }[] }[])[0].objects[0].pose = { x: 0, y: 'a', yawRad: 0 })), 'f.json'), /pose needs a number 'y'/);
-  refused(() => parseLayoutSet(edit((v) => delete v.sha256), 'f.json'), /no valid "sha256" field/);
-  refused(() => parseLayoutSet(edit((v) => (v.extra = 1)), 'f.json'), /unexpected field 'extra'/);
+  refused(
+    () =>
+      parseLayoutSet(
+        edit((v) => (v.format = 'tandem.layout-set/9')),
+        'f.json',
+      ),
+    /format "tandem\.layout-set\/9", not "tandem\.layout-set\/1"/,
+  );
+  refused(
+    () =>
+      parseLayoutSet(
+        edit((v) => (v.task = 'juggling')),
+        'f.json',
+      ),
+    /unknown task "juggling"; known tasks: bottles-in-the-bin, mug-flipping, sort-from-tote/,
+  );
+  refused(
+    () =>
+      parseLayoutSet(
+        edit((v) => (v.tiers = [2, 6])),
+        'f.json',
+      ),
+    /tier 6 is out of range; tiers run from 1 to 5/,
+  );
+  refused(
+    () =>
+      parseLayoutSet(
+        edit((v) => ((v.layouts as { tier: number }[])[0].tier = 0)),
+        'f.json',
+      ),
+    /layout 0 has tier 0, which is out of range/,
+  );
+  refused(
+    () =>
+      parseLayoutSet(
+        edit((v) => ((v.layouts as { tier: number }[])[0].tier = 3)),
+        'f.json',
+      ),
+    /layout 0 has tier 3, which the set's tiers \(2, 4\) do not include/,
+  );
+  refused(
+    () =>
+      parseLayoutSet(
+        edit((v) => ((v.layouts as { objects: { kind: string }[] }[])[2].objects[0].kind = 'teapot')),
+        'f.json',
+      ),
+    /layout 2 object 'mug-1' has kind 'teapot', which mug-flipping does not know/,
+  );
+  refused(
+    () =>
+      parseLayoutSet(
+        edit((v) => ((v.layouts as { objects: { posture: string }[] }[])[0].objects[0].posture = 'sideways')),
+        'f.json',
+      ),
+    /posture "sideways"/,
+  );
+  refused(
+    () =>
+      parseLayoutSet(
+        edit(
+          (v) => ((v.layouts as { objects: { pose: unknown }[] }[])[0].objects[0].pose = { x: 0, y: 'a', yawRad: 0 }),
+        ),
+        'f.json',
+      ),
+    /pose needs a number 'y'/,
+  );
+  refused(
+    () =>
+      parseLayoutSet(
+        edit((v) => delete v.sha256),
+        'f.json',
+      ),
+    /no valid "sha256" field/,
+  );
+  refused(
+    () =>
+      parseLayoutSet(
+        edit((v) => (v.extra = 1)),
+        'f.json',
+      ),
+    /unexpected field 'extra'/,
+  );
 });
 
 test('a fixture of a kind the task does not have is refused', () => {
   const text = serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 1 }));
-  refused(() => parseLayoutSet(text.replace('"kind": "bin"', '"kind": "bucket"'), 'b.json'), /fixture 'bin' has kind 'bucket', which bottles-in-the-bin does not know/);
+  refused(
+    () => parseLayoutSet(text.replace('"kind": "bin"', '"kind": "bucket"'), 'b.json'),
+    /fixture 'bin' has kind 'bucket', which bottles-in-the-bin does not know/,
+  );
 });
 
 test('bump freezes a hand-edited set as the next version, with its lineage', () => {
@@ -122,7 +219,10 @@ test('asking for a layout the set does not have names the valid range', () => {
 });
 
 test('sampling refuses bad requests with a sentence', () => {
-  assert.throws(() => sampleLayoutSet({ task: 'juggling', tiers: [1], perTier: 1, seed: 1 }), /Unknown task 'juggling'/);
+  assert.throws(
+    () => sampleLayoutSet({ task: 'juggling', tiers: [1], perTier: 1, seed: 1 }),
+    /Unknown task 'juggling'/,
+  );
   refused(() => sampleLayoutSet({ task: 'mug-flipping', tiers: [0], perTier: 1, seed: 1 }), /tier 0 is out of range/);
   refused(() => sampleLayoutSet({ task: 'mug-flipping', tiers: [1], perTier: 0, seed: 1 }), /at least 1/);
 });

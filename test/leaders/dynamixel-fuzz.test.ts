@@ -9,7 +9,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { INST_STATUS, PacketDecoder, statusPacket, type DecoderEvent, type Packet } from '../../drivers/leaders/dynamixel-protocol.js';
+import {
+  INST_STATUS,
+  PacketDecoder,
+  statusPacket,
+  type DecoderEvent,
+  type Packet,
+} from '../../drivers/leaders/dynamixel-protocol.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
 
 const SEED = 2031;
@@ -40,7 +46,12 @@ function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
 }
 
 test('the checked-in corpus decodes as recorded', () => {
-  const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/dynamixel-status.json'), 'utf8')) as { name: string; hex: string; packets: number; crcErrors: number }[];
+  const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/dynamixel-status.json'), 'utf8')) as {
+    name: string;
+    hex: string;
+    packets: number;
+    crcErrors: number;
+  }[];
   for (const c of corpus) {
     const r = decode([Buffer.from(c.hex, 'hex')]);
     assert.equal(r.packets.length, c.packets, c.name);
@@ -48,20 +59,29 @@ test('the checked-in corpus decodes as recorded', () => {
   }
 });
 
-const statusArb = fc.record({ id: fc.integer({ min: 0, max: 0xfd }), error: fc.integer({ min: 0, max: 255 }), data: fc.array(fc.oneof(fc.constantFrom(0xff, 0xfd, 0x00), fc.integer({ min: 0, max: 255 })), { maxLength: 40 }) });
+const statusArb = fc.record({
+  id: fc.integer({ min: 0, max: 0xfd }),
+  error: fc.integer({ min: 0, max: 255 }),
+  data: fc.array(fc.oneof(fc.constantFrom(0xff, 0xfd, 0x00), fc.integer({ min: 0, max: 255 })), { maxLength: 40 }),
+});
 
 test('any status packet, split anywhere and wrapped in garbage without a header, decodes to itself', () => {
   fc.assert(
-    fc.property(statusArb, fc.array(fc.nat(), { maxLength: 6 }), fc.uint8Array({ maxLength: 20 }), ({ id, error, data }, cuts, noise) => {
-      // Garbage that cannot contain a header start of its own.
-      const junk = noise.map((b) => (b === 0xff ? 0x7f : b));
-      const bytes = Uint8Array.from([...junk, ...statusPacket(id, error, data), ...junk]);
-      const { packets } = decode(split(bytes, cuts));
-      assert.equal(packets.length, 1);
-      assert.equal(packets[0].id, id);
-      assert.equal(packets[0].instruction, INST_STATUS);
-      assert.deepEqual([...packets[0].params], [error, ...data]);
-    }),
+    fc.property(
+      statusArb,
+      fc.array(fc.nat(), { maxLength: 6 }),
+      fc.uint8Array({ maxLength: 20 }),
+      ({ id, error, data }, cuts, noise) => {
+        // Garbage that cannot contain a header start of its own.
+        const junk = noise.map((b) => (b === 0xff ? 0x7f : b));
+        const bytes = Uint8Array.from([...junk, ...statusPacket(id, error, data), ...junk]);
+        const { packets } = decode(split(bytes, cuts));
+        assert.equal(packets.length, 1);
+        assert.equal(packets[0].id, id);
+        assert.equal(packets[0].instruction, INST_STATUS);
+        assert.deepEqual([...packets[0].params], [error, ...data]);
+      },
+    ),
     { seed: SEED, numRuns: 500 },
   );
 });
@@ -84,10 +104,15 @@ test('a flipped bit anywhere after the header never yields a packet with other c
 
 test('random bytes never throw and the decoder never holds more than one longest packet', () => {
   fc.assert(
-    fc.property(fc.array(fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.constant(Uint8Array.from([0xff, 0xff, 0xfd, 0x00]))), { maxLength: 30 }), (chunks) => {
-      const { held } = decode(chunks);
-      assert.ok(held <= MAX_HELD, `held ${held} bytes`);
-    }),
+    fc.property(
+      fc.array(fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.constant(Uint8Array.from([0xff, 0xff, 0xfd, 0x00]))), {
+        maxLength: 30,
+      }),
+      (chunks) => {
+        const { held } = decode(chunks);
+        assert.ok(held <= MAX_HELD, `held ${held} bytes`);
+      },
+    ),
     { seed: SEED, numRuns: 400 },
   );
 });

@@ -2,7 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RealtimeClock } from '../../src/rig/clocks.js';
 import { createEmulatedGello } from '../../drivers/leaders/emulators/gello-emulator.js';
-import { PacketDecoder, crc16, encodePacket, statusPacket, syncReadPacket, type DecoderEvent } from '../../drivers/leaders/dynamixel-protocol.js';
+import {
+  PacketDecoder,
+  crc16,
+  encodePacket,
+  statusPacket,
+  syncReadPacket,
+  type DecoderEvent,
+} from '../../drivers/leaders/dynamixel-protocol.js';
 import { trajectoryMotion } from '../../drivers/leaders/emulators/operator-hand.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,7 +26,10 @@ test('Dynamixel 2.0: the CRC of the Robotis ping example, sync read framing, byt
   const dec = new PacketDecoder((e) => got.push(e));
   dec.push(Uint8Array.from([0x11, 0x22, ...pkt.subarray(0, 5)]));
   dec.push(pkt.subarray(5));
-  assert.deepEqual(got.map((e) => e.type), ['garbage', 'packet']);
+  assert.deepEqual(
+    got.map((e) => e.type),
+    ['garbage', 'packet'],
+  );
   const p = got[1].type === 'packet' ? got[1].packet : undefined;
   assert.deepEqual(Array.from(p!.params), [0, ...data]);
   // A flipped CRC byte is reported, never delivered.
@@ -27,7 +37,10 @@ test('Dynamixel 2.0: the CRC of the Robotis ping example, sync read framing, byt
   bad[bad.length - 1] ^= 1;
   got.length = 0;
   dec.push(bad);
-  assert.deepEqual(got.map((e) => e.type), ['crc-error']);
+  assert.deepEqual(
+    got.map((e) => e.type),
+    ['crc-error'],
+  );
 });
 
 test('the GELLO leader reads its servos through serialport; gripper flipped to YAM (0 closed, 1 open)', async () => {
@@ -40,7 +53,8 @@ test('the GELLO leader reads its servos through serialport; gripper flipped to Y
     await sleep(4);
   }
   const r = emu.leader.latest();
-  for (let j = 0; j < 6; j++) assert.ok(Math.abs(r.position[j] - q[j]) <= Math.PI / 2048, `joint ${j + 1}: ${r.position[j]} vs ${q[j]}`);
+  for (let j = 0; j < 6; j++)
+    assert.ok(Math.abs(r.position[j] - q[j]) <= Math.PI / 2048, `joint ${j + 1}: ${r.position[j]} vs ${q[j]}`);
   assert.ok(Math.abs(r.position[6] - 0.25) < 0.01, `gripper ${r.position[6]} should read YAM 0.25 (GELLO 0.75 closed)`);
   assert.ok(r.samples[0] >= 5);
   await emu.leader.close();
@@ -50,7 +64,10 @@ test('GELLO: CRC errors and garbage are dropped and counted; a flood of them mak
   const clock = new RealtimeClock();
   const emu = createEmulatedGello({ clock, arms: ['right'] });
   emu.inject({ kind: 'silence' });
-  await assert.rejects(emu.leader.configure(), /right GELLO leader .* did not answer a Sync Read \(silent servos 1, 2, 3, 4, 5, 6, 7\)/);
+  await assert.rejects(
+    emu.leader.configure(),
+    /right GELLO leader .* did not answer a Sync Read \(silent servos 1, 2, 3, 4, 5, 6, 7\)/,
+  );
   await emu.leader.close();
   const emu2 = createEmulatedGello({ clock, arms: ['right'] });
   await emu2.leader.configure();

@@ -35,13 +35,33 @@ function readOrRefuse(text: string): boolean {
 }
 
 test('the checked-in corpus reads as recorded', () => {
-  const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/trajectories.json'), 'utf8')) as { name: string; text: string; ok: boolean }[];
+  const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/trajectories.json'), 'utf8')) as {
+    name: string;
+    text: string;
+    ok: boolean;
+  }[];
   for (const c of corpus) assert.equal(readOrRefuse(c.text), c.ok, c.name);
 });
 
-const q = fc.array(fc.oneof(fc.double({ min: -4, max: 4, noNaN: true }), fc.constant(null), fc.string({ maxLength: 2 })), { minLength: 12, maxLength: 15 });
-const point = fc.oneof(fc.record({ t: fc.oneof(fc.double({ min: 0, max: 10, noNaN: true }), fc.constant(null)), q }), fc.constant(null), fc.integer(), fc.string({ maxLength: 4 }));
-const cue = fc.oneof(fc.record({ t: fc.double({ min: 0, max: 10, noNaN: true }), arm: fc.constantFrom('left', 'right', 'middle', '__proto__'), button: fc.constantFrom(0, 1, 2) }), fc.constant(null), fc.integer());
+const q = fc.array(
+  fc.oneof(fc.double({ min: -4, max: 4, noNaN: true }), fc.constant(null), fc.string({ maxLength: 2 })),
+  { minLength: 12, maxLength: 15 },
+);
+const point = fc.oneof(
+  fc.record({ t: fc.oneof(fc.double({ min: 0, max: 10, noNaN: true }), fc.constant(null)), q }),
+  fc.constant(null),
+  fc.integer(),
+  fc.string({ maxLength: 4 }),
+);
+const cue = fc.oneof(
+  fc.record({
+    t: fc.double({ min: 0, max: 10, noNaN: true }),
+    arm: fc.constantFrom('left', 'right', 'middle', '__proto__'),
+    button: fc.constantFrom(0, 1, 2),
+  }),
+  fc.constant(null),
+  fc.integer(),
+);
 
 test('any trajectory-shaped JSON: a motion posing finite joints, or one sentence', () => {
   fc.assert(

@@ -32,7 +32,11 @@ test('the handle reply round-trips position and buttons; trigger pulled closes t
 
 test('the YAM leader follows the hand through SLCAN bytes: joints, trigger → gripper, button presses', async () => {
   const clock = new RealtimeClock();
-  const emu = createEmulatedYamLeader({ clock, arms: ['left'], hand: scriptedMotion({ cues: [{ t: 0.3, arm: 'left', button: 1, holdS: 0.1 }] }) });
+  const emu = createEmulatedYamLeader({
+    clock,
+    arms: ['left'],
+    hand: scriptedMotion({ cues: [{ t: 0.3, arm: 'left', button: 1, holdS: 0.1 }] }),
+  });
   const { leader } = emu;
   await leader.configure();
   await leader.activate();
@@ -40,12 +44,19 @@ test('the YAM leader follows the hand through SLCAN bytes: joints, trigger → g
   await pollFor(leader, clock, 700);
   const r = leader.latest();
   const hand = emu.handPose();
-  for (let j = 0; j < 6; j++) assert.ok(Math.abs(r.position[j] - hand[j]) < 0.05, `joint ${j + 1}: leader ${r.position[j]} vs hand ${hand[j]}`);
+  for (let j = 0; j < 6; j++)
+    assert.ok(Math.abs(r.position[j] - hand[j]) < 0.05, `joint ${j + 1}: leader ${r.position[j]} vs hand ${hand[j]}`);
   assert.ok(Math.abs(r.position[6] - hand[6]) < 0.02, `gripper ${r.position[6]} vs hand ${hand[6]}`);
   assert.ok(Number.isNaN(r.position[7]), 'no right arm, no right reading');
   assert.ok(r.samples[0] > 50, `samples ${r.samples[0]}`);
   const events = leader.takeEvents().filter((e) => e.kind === 'button');
-  assert.deepEqual(events.map((e) => e.kind === 'button' && [e.button, e.pressed]), [[1, true], [1, false]]);
+  assert.deepEqual(
+    events.map((e) => e.kind === 'button' && [e.button, e.pressed]),
+    [
+      [1, true],
+      [1, false],
+    ],
+  );
   // Gravity compensation: the motors get kp 0 and a torque that carries the arm (joint 2 bears the most).
   const cmd = emu.buses.left!.motor(2).lastCommand;
   assert.equal(cmd.kp, 0);

@@ -16,7 +16,14 @@ import { startServeProcess } from './serve-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-policy-cli-'));
 const modelPath = join(dir, 'policy.onnx');
-writeFileSync(modelPath, buildLinearPolicyModel({ horizon: 16, seed: 2, cameras: [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'float32', size: 224 }] }).bytes);
+writeFileSync(
+  modelPath,
+  buildLinearPolicyModel({
+    horizon: 16,
+    seed: 2,
+    cameras: [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'float32', size: 224 }],
+  }).bytes,
+);
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 const noStack = (s: string): void => assert.doesNotMatch(s, /\bat .*\.ts:\d+/);
@@ -24,20 +31,27 @@ const noStack = (s: string): void => assert.doesNotMatch(s, /\bat .*\.ts:\d+/);
 test('serve an ONNX model, probe it over the openpi protocol and directly, stop with Ctrl-C', async () => {
   const server = await startServeProcess(['--policy', `onnx:${modelPath}`, '--port', '0']);
   try {
-    assert.match(server.stdout(), /Serving onnx:policy\.onnx \(checkpoint [0-9a-f]{12}, horizon 16\) on ws:\/\/127\.0\.0\.1:\d+/);
+    assert.match(
+      server.stdout(),
+      /Serving onnx:policy\.onnx \(checkpoint [0-9a-f]{12}, horizon 16\) on ws:\/\/127\.0\.0\.1:\d+/,
+    );
     const remote = await runTandem(['policy', 'probe', server.url, '--json']);
     assert.equal(remote.code, 0, remote.stderr);
     const r = JSON.parse(remote.stdout);
     assert.deepEqual(r.actionShape, [16, 14]);
     assert.equal(r.metadata.policy_name, 'onnx:policy.onnx');
     assert.equal(r.metadata.action_horizon, 16);
-    for (const k of ['total', 'encode', 'network', 'server', 'model', 'decode']) assert.equal(typeof r.latencyMs[k], 'number', k);
+    for (const k of ['total', 'encode', 'network', 'server', 'model', 'decode'])
+      assert.equal(typeof r.latencyMs[k], 'number', k);
 
     // The same model probed locally: same checkpoint, the model's own time printed.
     const local = await runTandem(['policy', 'probe', `onnx:${modelPath}`]);
     assert.equal(local.code, 0, local.stderr);
     assert.match(local.stdout, new RegExp(`Checkpoint ${r.metadata.checkpoint_sha256}`));
-    assert.match(local.stdout, /Actions {4}\[16, 14\]\nLatency {4}[\d.]+ ms \(encode [\d.]+, model [\d.]+, decode [\d.]+\)/);
+    assert.match(
+      local.stdout,
+      /Actions {4}\[16, 14\]\nLatency {4}[\d.]+ ms \(encode [\d.]+, model [\d.]+, decode [\d.]+\)/,
+    );
     assert.equal((await fetch(`${server.url.replace('ws:', 'http:')}/healthz`)).status, 200);
   } finally {
     server.child.kill('SIGINT');
@@ -54,7 +68,10 @@ test('tandem policy serve: forged and oversized requests get one sentence and cl
     assert.match(forged.text ?? '', /^tandem policy server: [^\n]*'images\.cam_high'[^\n]*\.$/);
     const wide = await sendOneRequest(server.url, hostileRequests.wideImage);
     assert.equal(wide.closeCode, 1011);
-    assert.match(wide.text ?? '', /'images\.cam_high' is 600×4 pixels \(height × width\); this server takes sides from 1 to 512 \(--max-image-side\)\./);
+    assert.match(
+      wide.text ?? '',
+      /'images\.cam_high' is 600×4 pixels \(height × width\); this server takes sides from 1 to 512 \(--max-image-side\)\./,
+    );
     const after = await runTandem(['policy', 'probe', server.url]);
     assert.equal(after.code, 0, after.stderr);
     assert.match(server.stderr(), /error for 127\.0\.0\.1:\d+: tandem policy server: /);
@@ -73,7 +90,9 @@ test('a server that requires an API key refuses a probe without it', async () =>
     assert.match(without.stderr, /refused the API key \(HTTP 401\); pass the key the server was started with/);
     // A browser page (it sends an Origin) may not drive the policy, key or not.
     const fromPage = await new Promise<number>((resolve, reject) => {
-      const ws = new WebSocket(server.url, { headers: { origin: 'http://evil.example', authorization: 'Api-Key k3y' } });
+      const ws = new WebSocket(server.url, {
+        headers: { origin: 'http://evil.example', authorization: 'Api-Key k3y' },
+      });
       ws.once('unexpected-response', (_req, res) => {
         resolve(res.statusCode ?? 0);
         ws.terminate();
@@ -85,7 +104,14 @@ test('a server that requires an API key refuses a probe without it', async () =>
       ws.once('error', reject);
     });
     assert.equal(fromPage, 403);
-    const busy = await runTandem(['policy', 'serve', '--policy', `onnx:${modelPath}`, '--port', server.url.split(':').pop()!]);
+    const busy = await runTandem([
+      'policy',
+      'serve',
+      '--policy',
+      `onnx:${modelPath}`,
+      '--port',
+      server.url.split(':').pop()!,
+    ]);
     assert.equal(busy.code, 2);
     assert.match(busy.stderr, /Port \d+ on 127\.0\.0\.1 is already in use; pick another with --port\./);
   } finally {
@@ -95,9 +121,14 @@ test('a server that requires an API key refuses a probe without it', async () =>
 });
 
 test('serving off loopback without an API key is refused in one sentence, before anything listens', async () => {
-  const r = await runTandem(['policy', 'serve', '--policy', `onnx:${modelPath}`, '--port', '0', '--host', '0.0.0.0'], { env: { TANDEM_POLICY_API_KEY: '' } });
+  const r = await runTandem(['policy', 'serve', '--policy', `onnx:${modelPath}`, '--port', '0', '--host', '0.0.0.0'], {
+    env: { TANDEM_POLICY_API_KEY: '' },
+  });
   assert.equal(r.code, 2);
-  assert.equal(r.stderr, 'Serving on 0.0.0.0 lets other machines drive the policy, so it needs --api-key KEY (or $TANDEM_POLICY_API_KEY); without one, serve on 127.0.0.1.\n');
+  assert.equal(
+    r.stderr,
+    'Serving on 0.0.0.0 lets other machines drive the policy, so it needs --api-key KEY (or $TANDEM_POLICY_API_KEY); without one, serve on 127.0.0.1.\n',
+  );
   assert.equal(r.stdout, '');
 });
 
@@ -127,7 +158,11 @@ test('probe against a server answering forged or BigInt arrays: one sentence, ex
   for (const behaviour of ['forged-actions', 'bigint-dtype'] as const) {
     const r = await probeFake(behaviour);
     assert.equal(r.code, 3, `${behaviour}: ${r.stderr}`);
-    assert.match(r.stderr, /^Policy server ws:\/\/127\.0\.0\.1:\d+ answered something that is not an openpi action message: [^\n]+\.\n$/, behaviour);
+    assert.match(
+      r.stderr,
+      /^Policy server ws:\/\/127\.0\.0\.1:\d+ answered something that is not an openpi action message: [^\n]+\.\n$/,
+      behaviour,
+    );
     assert.doesNotMatch(r.stderr, /failed unexpectedly/);
   }
 });
@@ -140,7 +175,10 @@ test('bad specs and files that are not models are one sentence, exit 2', async (
   assert.match(r1.stderr, /readme\.onnx is not an ONNX model onnxruntime can load/);
   const r2 = await runTandem(['policy', 'probe', 'pi0']);
   assert.equal(r2.code, 2);
-  assert.match(r2.stderr, /Policy spec 'pi0' is not one the policy runtime opens; use onnx:path\/to\/model\.onnx or ws:\/\/host:port\./);
+  assert.match(
+    r2.stderr,
+    /Policy spec 'pi0' is not one the policy runtime opens; use onnx:path\/to\/model\.onnx or ws:\/\/host:port\./,
+  );
   for (const r of [r1, r2]) noStack(r.stderr);
 });
 

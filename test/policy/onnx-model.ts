@@ -47,14 +47,28 @@ type Dim = number | string;
 const valueInfo = (name: string, elemType: number, dims: readonly Dim[]) =>
   onnx.ValueInfoProto.create({
     name,
-    type: { tensorType: { elemType, shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) } } },
+    type: {
+      tensorType: {
+        elemType,
+        shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) },
+      },
+    },
   });
 const floatTensor = (name: string, dims: number[], values: Float32Array) =>
-  onnx.TensorProto.create({ name, dims, dataType: FLOAT, rawData: new Uint8Array(values.buffer.slice(values.byteOffset, values.byteOffset + values.byteLength)) });
-const int64Tensor = (name: string, values: number[]) => onnx.TensorProto.create({ name, dims: [values.length], dataType: INT64, int64Data: values });
-const node = (opType: string, input: string[], output: string[], attribute: object[] = []) => onnx.NodeProto.create({ opType, input, output, attribute });
-const intsAttr = (name: string, ints: number[]) => onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.INTS, ints });
-const intAttr = (name: string, i: number) => onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.INT, i });
+  onnx.TensorProto.create({
+    name,
+    dims,
+    dataType: FLOAT,
+    rawData: new Uint8Array(values.buffer.slice(values.byteOffset, values.byteOffset + values.byteLength)),
+  });
+const int64Tensor = (name: string, values: number[]) =>
+  onnx.TensorProto.create({ name, dims: [values.length], dataType: INT64, int64Data: values });
+const node = (opType: string, input: string[], output: string[], attribute: object[] = []) =>
+  onnx.NodeProto.create({ opType, input, output, attribute });
+const intsAttr = (name: string, ints: number[]) =>
+  onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.INTS, ints });
+const intAttr = (name: string, i: number) =>
+  onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.INT, i });
 
 export interface BuiltModel {
   readonly bytes: Uint8Array;
@@ -94,7 +108,9 @@ function inLayout(hwc: Float32Array, size: number, layout: 'chw' | 'hwc'): Float
 
 export function buildLinearPolicyModel(spec: ModelSpec = {}): BuiltModel {
   const H = spec.horizon ?? 10;
-  const cams = spec.cameras ?? [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'float32', size: 32 } as const];
+  const cams = spec.cameras ?? [
+    { name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'float32', size: 32 } as const,
+  ];
   const rand = lcg(spec.seed ?? 7);
   const n = H * 14;
   const W = new Float32Array(14 * n).map(() => rand() * 0.2);
@@ -105,7 +121,13 @@ export function buildLinearPolicyModel(spec: ModelSpec = {}): BuiltModel {
   const stateName = spec.stateName ?? 'state';
   const stateDims = spec.stateDims ?? [1, 14];
   const nodes = [];
-  const initializers = [floatTensor('W', [14, n], W), floatTensor('b', [1, n], b), int64Tensor('out_shape', [1, H, 14]), int64Tensor('one_one', [1, 1]), int64Tensor('state_2d', [1, 14])];
+  const initializers = [
+    floatTensor('W', [14, n], W),
+    floatTensor('b', [1, n], b),
+    int64Tensor('out_shape', [1, H, 14]),
+    int64Tensor('one_one', [1, 1]),
+    int64Tensor('state_2d', [1, 14]),
+  ];
   nodes.push(node('Reshape', [stateName, 'state_2d'], ['state2']));
   nodes.push(node('MatMul', ['state2', 'W'], ['lin']));
   let acc = 'lin';
@@ -129,9 +151,27 @@ export function buildLinearPolicyModel(spec: ModelSpec = {}): BuiltModel {
   const outName = spec.outputName ?? 'actions';
   nodes.push(node('Reshape', ['flat', 'out_shape'], [outName]));
   const inputs = [valueInfo(stateName, FLOAT, stateDims)];
-  for (const c of cams) inputs.push(valueInfo(c.name, c.dtype === 'uint8' ? UINT8 : FLOAT, c.layout === 'chw' ? [1, 3, c.size, c.size] : [1, c.size, c.size, 3]));
-  const graph = onnx.GraphProto.create({ name: 'tandem_test_policy', node: nodes, initializer: initializers, input: inputs, output: [valueInfo(outName, FLOAT, [1, H, 14])] });
-  const model = onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 13 }], producerName: 'tandem-test', graph });
+  for (const c of cams)
+    inputs.push(
+      valueInfo(
+        c.name,
+        c.dtype === 'uint8' ? UINT8 : FLOAT,
+        c.layout === 'chw' ? [1, 3, c.size, c.size] : [1, c.size, c.size, 3],
+      ),
+    );
+  const graph = onnx.GraphProto.create({
+    name: 'tandem_test_policy',
+    node: nodes,
+    initializer: initializers,
+    input: inputs,
+    output: [valueInfo(outName, FLOAT, [1, H, 14])],
+  });
+  const model = onnx.ModelProto.create({
+    irVersion: 8,
+    opsetImport: [{ domain: '', version: 13 }],
+    producerName: 'tandem-test',
+    graph,
+  });
   const bytes = onnx.ModelProto.encode(model).finish();
 
   return {

@@ -20,7 +20,10 @@ const modelPath = join(dir, 'policy.onnx');
 writeFileSync(modelPath, buildLinearPolicyModel({ horizon: 12, seed: 11 }).bytes);
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-async function withServer(opts: { apiKey?: string }, body: (server: RunningPolicyServer, local: OnnxPolicy) => Promise<void>): Promise<void> {
+async function withServer(
+  opts: { apiKey?: string },
+  body: (server: RunningPolicyServer, local: OnnxPolicy) => Promise<void>,
+): Promise<void> {
   const served = await OnnxPolicy.load(modelPath);
   const local = await OnnxPolicy.load(modelPath);
   const server = await startPolicyServer({ policy: served, port: 0, apiKey: opts.apiKey });
@@ -33,7 +36,8 @@ async function withServer(opts: { apiKey?: string }, body: (server: RunningPolic
   }
 }
 
-const isUnavailable = (reason: PolicyUnavailableError['reason'], text: RegExp) => (e: unknown) => e instanceof PolicyUnavailableError && e.reason === reason && text.test(e.message);
+const isUnavailable = (reason: PolicyUnavailableError['reason'], text: RegExp) => (e: unknown) =>
+  e instanceof PolicyUnavailableError && e.reason === reason && text.test(e.message);
 
 test('through the tandem server a policy answers exactly what it answers locally, with metadata and a latency split', async () => {
   await withServer({}, async (server, local) => {
@@ -48,7 +52,8 @@ test('through the tandem server a policy answers exactly what it answers locally
       assert.equal(remote.horizon, 12);
       assert.deepEqual(Array.from(remote.actions), Array.from(direct.actions));
       const t = remote.timing!;
-      for (const k of ['encodeMs', 'networkMs', 'serverMs', 'modelMs', 'decodeMs'] as const) assert.ok(typeof t[k] === 'number' && t[k]! >= 0, k);
+      for (const k of ['encodeMs', 'networkMs', 'serverMs', 'modelMs', 'decodeMs'] as const)
+        assert.ok(typeof t[k] === 'number' && t[k]! >= 0, k);
       assert.ok(t.totalMs >= t.encodeMs! + t.decodeMs!);
       // A second inference on the same connection works (strict request/response).
       assert.equal((await client.infer(obs)).horizon, 12);
@@ -64,7 +69,10 @@ test('through the tandem server a policy answers exactly what it answers locally
 
 test('with an API key, the server refuses clients without it and serves those with it', async () => {
   await withServer({ apiKey: 's3cret' }, async (server) => {
-    await assert.rejects(OpenpiClientPolicy.connect({ url: server.url }), isUnavailable('server-error', /refused the API key \(HTTP 401\)/));
+    await assert.rejects(
+      OpenpiClientPolicy.connect({ url: server.url }),
+      isUnavailable('server-error', /refused the API key \(HTTP 401\)/),
+    );
     await assert.rejects(OpenpiClientPolicy.connect({ url: server.url, apiKey: 'wrong' }), /refused the API key/);
     const client = await OpenpiClientPolicy.connect({ url: server.url, apiKey: 's3cret' });
     assert.equal((await client.infer(syntheticObservation())).horizon, 12);
@@ -91,7 +99,10 @@ test('the server answers a bad request as openpi does: a text frame, then close 
   });
 });
 
-async function withFake(behaviour: Behaviour, body: (url: string, connections: () => number, closed: () => number) => Promise<void>): Promise<void> {
+async function withFake(
+  behaviour: Behaviour,
+  body: (url: string, connections: () => number, closed: () => number) => Promise<void>,
+): Promise<void> {
   const fake = await startFakeOpenpiServer(behaviour);
   try {
     await body(fake.url, fake.connections, fake.closedConnections);
@@ -104,7 +115,10 @@ test('a server that never answers is a timeout, and the next inference reconnect
   await withFake('hang', async (url, connections) => {
     const client = await OpenpiClientPolicy.connect({ url, inferenceTimeoutMs: 300 });
     assert.deepEqual(client.metadata.reset_pose, [0, -1.5, 1.5, 0, 0, 0]);
-    await assert.rejects(client.infer(syntheticObservation()), isUnavailable('timeout', /did not answer within 300 ms/));
+    await assert.rejects(
+      client.infer(syntheticObservation()),
+      isUnavailable('timeout', /did not answer within 300 ms/),
+    );
     await assert.rejects(client.infer(syntheticObservation()), isUnavailable('timeout', /did not answer/));
     assert.equal(connections(), 2);
     await client.close();
@@ -114,7 +128,10 @@ test('a server that never answers is a timeout, and the next inference reconnect
 test('a server error frame, a closed socket and garbage are each told apart', async () => {
   await withFake('text-error', async (url) => {
     const client = await OpenpiClientPolicy.connect({ url });
-    await assert.rejects(client.infer(syntheticObservation()), isUnavailable('server-error', /reported an error: ValueError: Unknown camera: cam_top/));
+    await assert.rejects(
+      client.infer(syntheticObservation()),
+      isUnavailable('server-error', /reported an error: ValueError: Unknown camera: cam_top/),
+    );
     assert.match(client.lastServerError ?? '', /Traceback/);
     await client.close();
   });
@@ -125,11 +142,17 @@ test('a server error frame, a closed socket and garbage are each told apart', as
   });
   await withFake('garbage-answer', async (url) => {
     const client = await OpenpiClientPolicy.connect({ url });
-    await assert.rejects(client.infer(syntheticObservation()), isUnavailable('bad-response', /not an openpi action message: not valid msgpack/));
+    await assert.rejects(
+      client.infer(syntheticObservation()),
+      isUnavailable('bad-response', /not an openpi action message: not valid msgpack/),
+    );
     await client.close();
   });
   await withFake('garbage-metadata', async (url) => {
-    await assert.rejects(OpenpiClientPolicy.connect({ url }), isUnavailable('bad-response', /sent metadata that is not openpi msgpack/));
+    await assert.rejects(
+      OpenpiClientPolicy.connect({ url }),
+      isUnavailable('bad-response', /sent metadata that is not openpi msgpack/),
+    );
   });
 });
 
@@ -149,7 +172,10 @@ test('nobody listening is one sentence after the connect timeout', async () => {
   const url = fake.url;
   await fake.close(); // the port is now closed
   // That refused attempts are retried up to the deadline (≈ 400 ms) is measured in bench/policy-deadlines.bench.ts.
-  await assert.rejects(OpenpiClientPolicy.connect({ url, connectTimeoutMs: 400 }), isUnavailable('disconnected', /Could not connect to policy server .* within 400 ms \(.*connection refused.*\)/));
+  await assert.rejects(
+    OpenpiClientPolicy.connect({ url, connectTimeoutMs: 400 }),
+    isUnavailable('disconnected', /Could not connect to policy server .* within 400 ms \(.*connection refused.*\)/),
+  );
 });
 
 test('concurrent inferences on one client are answered in turn, each with its own actions', async () => {
@@ -160,7 +186,8 @@ test('concurrent inferences on one client are answered in turn, each with its ow
       const b = syntheticObservation({ size: 64, seed: 2 });
       const [ra, rb] = await Promise.all([client.infer(a), client.infer(b)]);
       // The client resizes to 224 before sending; the local policy resizes straight to the model size.
-      const viaWire = async (o: typeof a) => (await local.infer({ ...o, images: { cam_high: await resizeWithPad(o.images.cam_high!, 224, 224) } })).actions;
+      const viaWire = async (o: typeof a) =>
+        (await local.infer({ ...o, images: { cam_high: await resizeWithPad(o.images.cam_high!, 224, 224) } })).actions;
       assert.deepEqual(Array.from(ra.actions), Array.from(await viaWire(a)));
       assert.deepEqual(Array.from(rb.actions), Array.from(await viaWire(b)));
       assert.notDeepEqual(Array.from(ra.actions), Array.from(rb.actions));

@@ -30,13 +30,30 @@ const utf8 = new TextEncoder();
 /** Packs Maps as msgpack maps with str or bin keys, as a hostile server can. */
 const raw = new Packr({ useRecords: false, variableMapSize: true });
 const ndMap = (dtype: unknown, shape: unknown, data: Uint8Array) =>
-  new Map<unknown, unknown>([[utf8.encode('__ndarray__'), true], [utf8.encode('data'), data], [utf8.encode('dtype'), dtype], [utf8.encode('shape'), shape]]);
+  new Map<unknown, unknown>([
+    [utf8.encode('__ndarray__'), true],
+    [utf8.encode('data'), data],
+    [utf8.encode('dtype'), dtype],
+    [utf8.encode('shape'), shape],
+  ]);
 const HOSTILE: Partial<Record<Behaviour, Uint8Array>> = {
-  'forged-actions': raw.pack(new Map([['actions', new Map<unknown, unknown>([['__proto__', ndMap('<f4', [1, 14], new Uint8Array(56))], ['shape', [100_000, 14]], ['dtype', '<f8']])]])),
+  'forged-actions': raw.pack(
+    new Map([
+      [
+        'actions',
+        new Map<unknown, unknown>([
+          ['__proto__', ndMap('<f4', [1, 14], new Uint8Array(56))],
+          ['shape', [100_000, 14]],
+          ['dtype', '<f8'],
+        ]),
+      ],
+    ]),
+  ),
   'bigint-dtype': raw.pack(new Map([['actions', ndMap(2n ** 64n - 1n, [1, 14], new Uint8Array(56))]])),
 };
 
-const TRACEBACK = 'Traceback (most recent call last):\n  File "serve_policy.py", line 12, in infer\nValueError: Unknown camera: cam_top\n';
+const TRACEBACK =
+  'Traceback (most recent call last):\n  File "serve_policy.py", line 12, in infer\nValueError: Unknown camera: cam_top\n';
 
 export async function startFakeOpenpiServer(behaviour: Behaviour, horizon = 10): Promise<FakeServer> {
   const http: Server = createServer((_req, res) => res.writeHead(200).end('OK\n'));
@@ -85,7 +102,10 @@ export async function startFakeOpenpiServer(behaviour: Behaviour, horizon = 10):
 }
 
 /** Sends one request to a policy server (after its metadata) and returns the answer and how the connection closed. */
-export async function sendOneRequest(url: string, request: Uint8Array): Promise<{ text?: string; binary?: Uint8Array; closeCode: number }> {
+export async function sendOneRequest(
+  url: string,
+  request: Uint8Array,
+): Promise<{ text?: string; binary?: Uint8Array; closeCode: number }> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
   let first = true;
   let text: string | undefined;
@@ -113,9 +133,25 @@ export const hostileRequests = {
   forgedImage: raw.pack(
     new Map<string, unknown>([
       ['state', ndMap('<f4', [14], new Uint8Array(56))],
-      ['images', new Map([['cam_high', new Map<unknown, unknown>([['__proto__', ndMap('|u1', [3, 1, 1], new Uint8Array(3))], ['shape', [3, 8192, 8192]]])]])],
+      [
+        'images',
+        new Map([
+          [
+            'cam_high',
+            new Map<unknown, unknown>([
+              ['__proto__', ndMap('|u1', [3, 1, 1], new Uint8Array(3))],
+              ['shape', [3, 8192, 8192]],
+            ]),
+          ],
+        ]),
+      ],
     ]),
   ),
   /** An honest array header for a 600×4 image: within 8192, but over a server started with --max-image-side 512. */
-  wideImage: raw.pack(new Map<string, unknown>([['state', ndMap('<f4', [14], new Uint8Array(56))], ['images', new Map([['cam_high', ndMap('|u1', [3, 600, 4], new Uint8Array(7200))]])]])),
+  wideImage: raw.pack(
+    new Map<string, unknown>([
+      ['state', ndMap('<f4', [14], new Uint8Array(56))],
+      ['images', new Map([['cam_high', ndMap('|u1', [3, 600, 4], new Uint8Array(7200))]])],
+    ]),
+  ),
 };

@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeObservation, decodeResult, encodeObservation, encodeResult } from '../../src/policy/openpi/wire.js';
-import { NdArray, NpGeneric, packOpenpi, unpackOpenpi, WireFormatError } from '../../src/policy/openpi/msgpack-numpy.js';
+import {
+  NdArray,
+  NpGeneric,
+  packOpenpi,
+  unpackOpenpi,
+  WireFormatError,
+} from '../../src/policy/openpi/msgpack-numpy.js';
 import { InvalidObservationError, syntheticObservation } from '../../src/policy/observation.js';
 import { hwcToChw } from '../../src/policy/image.js';
 
@@ -22,10 +28,17 @@ test('the state travels as openpi ndarray map with bin keys, byte for byte', asy
   const expected = [
     ...str('state'),
     0x84, // fixmap, 4 entries
-    ...binKey('__ndarray__'), 0xc3,
-    ...binKey('data'), 0xc4, 56, ...stateBytes,
-    ...binKey('dtype'), ...str('<f4'),
-    ...binKey('shape'), 0x91, 14,
+    ...binKey('__ndarray__'),
+    0xc3,
+    ...binKey('data'),
+    0xc4,
+    56,
+    ...stateBytes,
+    ...binKey('dtype'),
+    ...str('<f4'),
+    ...binKey('shape'),
+    0x91,
+    14,
   ];
   assert.ok(indexOf(bytes, expected) >= 0, 'state map with bin keys not found in the request bytes');
   // The four keys are never written as msgpack str (0xa0|len), which openpi would not understand.
@@ -43,7 +56,18 @@ test('camera images travel as CHW uint8 [3, 224, 224] with a bin32 data field', 
   const bytes = await encodeObservation(obs);
   const chw = hwcToChw(obs.images.cam_left_wrist!);
   const n = 3 * 224 * 224; // 150528 = 0x00024c00
-  const header = [...str('cam_left_wrist'), 0x84, ...binKey('__ndarray__'), 0xc3, ...binKey('data'), 0xc6, 0x00, 0x02, 0x4c, 0x00];
+  const header = [
+    ...str('cam_left_wrist'),
+    0x84,
+    ...binKey('__ndarray__'),
+    0xc3,
+    ...binKey('data'),
+    0xc6,
+    0x00,
+    0x02,
+    0x4c,
+    0x00,
+  ];
   const at = indexOf(bytes, header);
   assert.ok(at >= 0, 'cam_left_wrist ndarray header not found');
   const dataStart = at + header.length;
@@ -63,10 +87,29 @@ test('a hand-written openpi response decodes to actions and timings', () => {
   const msg = new Uint8Array([
     0x83,
     ...str('actions'),
-    0x84, ...binKey('__ndarray__'), 0xc3, ...binKey('data'), 0xc4, 112, ...new Uint8Array(actions.buffer),
-    ...binKey('dtype'), ...str('<f4'), ...binKey('shape'), 0x92, 0x02, 0x0e,
-    ...str('policy_timing'), 0x81, ...str('infer_ms'), ...f64(41.5),
-    ...str('server_timing'), 0x82, ...str('infer_ms'), ...f64(43.25), ...str('prev_total_ms'), ...f64(60.0),
+    0x84,
+    ...binKey('__ndarray__'),
+    0xc3,
+    ...binKey('data'),
+    0xc4,
+    112,
+    ...new Uint8Array(actions.buffer),
+    ...binKey('dtype'),
+    ...str('<f4'),
+    ...binKey('shape'),
+    0x92,
+    0x02,
+    0x0e,
+    ...str('policy_timing'),
+    0x81,
+    ...str('infer_ms'),
+    ...f64(41.5),
+    ...str('server_timing'),
+    0x82,
+    ...str('infer_ms'),
+    ...f64(43.25),
+    ...str('prev_total_ms'),
+    ...f64(60.0),
   ]);
   const r = decodeResult(msg);
   assert.equal(r.chunk.horizon, 2);
@@ -88,7 +131,9 @@ test('our own response encoding round-trips, and numpy scalars decode', () => {
   const bytes = encodeResult({ horizon: 50, actions }, { policyInferMs: 3, serverInferMs: 4, prevTotalMs: 9 });
   const r = decodeResult(bytes);
   assert.deepEqual(Array.from(r.chunk.actions), Array.from(actions));
-  const meta = unpackOpenpi(packOpenpi({ scale: new NpGeneric('<f4', 0.5), reset_pose: [0, -1.5, 1.5, 0, 0, 0] })) as Record<string, unknown>;
+  const meta = unpackOpenpi(
+    packOpenpi({ scale: new NpGeneric('<f4', 0.5), reset_pose: [0, -1.5, 1.5, 0, 0, 0] }),
+  ) as Record<string, unknown>;
   assert.ok(meta.scale instanceof NpGeneric && meta.scale.value === 0.5);
   assert.deepEqual(meta.reset_pose, [0, -1.5, 1.5, 0, 0, 0]);
 });
@@ -99,12 +144,24 @@ test('the server side reads a request back: CHW → HWC, missing wrist cameras b
   const back = decodeObservation(await encodeObservation(only));
   assert.deepEqual(Array.from(back.state), Array.from(obs.state));
   assert.deepEqual(Buffer.from(back.images.cam_high!.data), Buffer.from(obs.images.cam_high!.data));
-  assert.equal(back.images.cam_left_wrist!.data.reduce((a, v) => a + v, 0), 0);
+  assert.equal(
+    back.images.cam_left_wrist!.data.reduce((a, v) => a + v, 0),
+    0,
+  );
   assert.equal(back.prompt, obs.prompt);
 
-  const unknown = packOpenpi({ state: NdArray.float32(new Float32Array(14), [14]), images: { cam_top: NdArray.uint8(new Uint8Array(3 * 4 * 4), [3, 4, 4]) } });
-  assert.throws(() => decodeObservation(unknown), (e: unknown) => e instanceof InvalidObservationError && e.field === 'images.cam_top');
-  const hwc = packOpenpi({ state: NdArray.float32(new Float32Array(14), [14]), images: { cam_high: NdArray.uint8(new Uint8Array(4 * 4 * 3), [4, 4, 3]) } });
+  const unknown = packOpenpi({
+    state: NdArray.float32(new Float32Array(14), [14]),
+    images: { cam_top: NdArray.uint8(new Uint8Array(3 * 4 * 4), [3, 4, 4]) },
+  });
+  assert.throws(
+    () => decodeObservation(unknown),
+    (e: unknown) => e instanceof InvalidObservationError && e.field === 'images.cam_top',
+  );
+  const hwc = packOpenpi({
+    state: NdArray.float32(new Float32Array(14), [14]),
+    images: { cam_high: NdArray.uint8(new Uint8Array(4 * 4 * 3), [4, 4, 3]) },
+  });
   assert.throws(() => decodeObservation(hwc), /has shape \[4, 4, 3\]; images travel as CHW/);
   const shortState = packOpenpi({ state: NdArray.float32(new Float32Array(7), [7]), images: {} });
   assert.throws(() => decodeObservation(shortState), /'state' has 7 entries/);
@@ -115,6 +172,19 @@ test('garbage and lying arrays are WireFormatErrors, not crashes', () => {
   const lying = packOpenpi({ actions: new NdArray('<f4', [50, 14], new Uint8Array(12)) });
   assert.throws(() => decodeResult(lying), /carries 12 bytes, not 2800/);
   assert.throws(() => decodeResult(packOpenpi({ nothing: 1 })), /no "actions" array/);
-  const weird = new Uint8Array([0x81, ...str('actions'), 0x84, ...binKey('__ndarray__'), 0xc3, ...binKey('data'), 0xc4, 0, ...binKey('dtype'), ...str('>c8'), ...binKey('shape'), 0x90]);
+  const weird = new Uint8Array([
+    0x81,
+    ...str('actions'),
+    0x84,
+    ...binKey('__ndarray__'),
+    0xc3,
+    ...binKey('data'),
+    0xc4,
+    0,
+    ...binKey('dtype'),
+    ...str('>c8'),
+    ...binKey('shape'),
+    0x90,
+  ]);
   assert.throws(() => decodeResult(weird), /dtype ">c8"/);
 });

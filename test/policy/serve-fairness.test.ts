@@ -17,7 +17,8 @@ import { until } from '../helpers/until.js';
 const slowPolicy: Policy = {
   info: { name: 'slow', checkpointSha256: '0'.repeat(64), actionHorizon: 1, cameras: [], needsPrivilegedState: false },
   reset: () => Promise.resolve(),
-  infer: () => new Promise<ActionChunk>((resolve) => setTimeout(() => resolve({ horizon: 1, actions: new Float32Array(14) }), 20)),
+  infer: () =>
+    new Promise<ActionChunk>((resolve) => setTimeout(() => resolve({ horizon: 1, actions: new Float32Array(14) }), 20)),
 };
 
 test('a client that floods large requests is read only as it is answered, not buffered whole by the server', async (t) => {
@@ -42,6 +43,9 @@ test('a client that floods large requests is read only as it is answered, not bu
   const answeredThen = answers;
   t.diagnostic(`all ${N} requests taken by the server after ${answeredThen} answers`);
   // Only what the kernel's socket buffers hold (a few requests) may be taken ahead of its answers.
-  assert.ok(answeredThen >= N - 6, `the server took all ${N} requests after only ${answeredThen} answers: it buffers a flood`);
+  assert.ok(
+    answeredThen >= N - 6,
+    `the server took all ${N} requests after only ${answeredThen} answers: it buffers a flood`,
+  );
   await until(() => answers === N, 60_000);
 });

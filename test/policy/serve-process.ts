@@ -13,7 +13,10 @@ export interface ServeProcess {
 }
 
 export function startServeProcess(args: readonly string[], timeoutMs = 30_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), 'policy', 'serve', ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), 'policy', 'serve', ...args], {
+    cwd: PROJECT_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));

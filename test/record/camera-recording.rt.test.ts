@@ -20,7 +20,13 @@ test('two ffmpeg cameras recorded as they stream; one vanishes mid-episode: the 
   try {
     await Promise.all([a.open(), b.open()]);
     const file = join(dir, 'cams.mcap');
-    const rec = await EpisodeRecorder.open({ file, rigModel: yamRigModel(), cameras: [a.info, b.info], metadata: { task: 'camera-test' }, unixOffsetS: Date.now() / 1000 - nowS() });
+    const rec = await EpisodeRecorder.open({
+      file,
+      rigModel: yamRigModel(),
+      cameras: [a.info, b.info],
+      metadata: { task: 'camera-test' },
+      unixOffsetS: Date.now() / 1000 - nowS(),
+    });
     rec.attachCamera(a, nowS);
     rec.attachCamera(b, nowS);
     await until(() => b.counters().received >= 8, 20_000);
@@ -38,7 +44,10 @@ test('two ffmpeg cameras recorded as they stream; one vanishes mid-episode: the 
     assert.ok(wrist.lost, 'the lost camera is marked in the file');
     assert.match(wrist.lost.reason, /cam_left_wrist .*stopped.*the episode goes on without it/);
     assert.equal(report.eventsByKind['camera-lost'], 1);
-    assert.ok(high.frames > wrist.frames, `the other camera kept recording after the loss (${high.frames} vs ${wrist.frames} frames)`);
+    assert.ok(
+      high.frames > wrist.frames,
+      `the other camera kept recording after the loss (${high.frames} vs ${wrist.frames} frames)`,
+    );
     assert.equal(high.dropped, 0, "the end record carries the camera's counters");
 
     // Frames are the camera's own JPEG bytes, stamped on arrival, in order.

@@ -69,10 +69,15 @@ test('a recording killed with SIGKILL is recovered to a readable, finished file 
 
 /** Runs the child inside a user+mount namespace on a tiny tmpfs (needs unshare and user namespaces). */
 function canUnshare(): boolean {
-  return spawnSync('unshare', ['-rm', 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /tmp && true'], { stdio: 'ignore' }).status === 0;
+  return (
+    spawnSync('unshare', ['-rm', 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /tmp && true'], { stdio: 'ignore' })
+      .status === 0
+  );
 }
 
-test('a full disk stops the recording cleanly, not the episode: one sentence, and every byte already written recovers', { skip: canUnshare() ? false : 'needs `unshare -rm` (user namespaces) to mount a small tmpfs' }, async () => {
+test('a full disk stops the recording cleanly, not the episode: one sentence, and every byte already written recovers', {
+  skip: canUnshare() ? false : 'needs `unshare -rm` (user namespaces) to mount a small tmpfs',
+}, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-diskfull-'));
   try {
     const small = join(dir, 'small');
@@ -83,9 +88,16 @@ test('a full disk stops the recording cleanly, not the episode: one sentence, an
     const c = startChild([file, 'disk-full', copy], ['unshare', '-rm', 'sh', '-c', script, 'sh']);
     const code = await c.exited;
     assert.equal(code, 0, c.stderr());
-    const summary = (c.lines.find((l) => 'summary' in l) as { summary: { status: string; failure: string; lostMessages: number; bytes: number } }).summary;
+    const summary = (
+      c.lines.find((l) => 'summary' in l) as {
+        summary: { status: string; failure: string; lostMessages: number; bytes: number };
+      }
+    ).summary;
     assert.equal(summary.status, 'failed');
-    assert.match(summary.failure, /^Recording stopped after \d+\.\d s because the disk is full; every byte written before is kept in .*e\.mcap \(recover it with `tandem record recover .*`\)\.$/);
+    assert.match(
+      summary.failure,
+      /^Recording stopped after \d+\.\d s because the disk is full; every byte written before is kept in .*e\.mcap \(recover it with `tandem record recover .*`\)\.$/,
+    );
     assert.ok(summary.lostMessages >= 200, 'the episode went on; what came after is counted as lost');
     const r = await recoverEpisodeFile(copy, join(dir, 'recovered.mcap'));
     assert.ok(r.keptMessages > 100, `kept ${r.keptMessages}`);
@@ -96,12 +108,17 @@ test('a full disk stops the recording cleanly, not the episode: one sentence, an
   }
 });
 
-test('an episode folder on a read-only disk is refused before anything is recorded, in one sentence', { skip: canUnshare() ? false : 'needs `unshare -rm` (user namespaces) to mount a read-only tmpfs' }, async () => {
+test('an episode folder on a read-only disk is refused before anything is recorded, in one sentence', {
+  skip: canUnshare() ? false : 'needs `unshare -rm` (user namespaces) to mount a read-only tmpfs',
+}, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-rofs-'));
   try {
     const ro = join(dir, 'ro');
     mkdirSync(ro);
-    const c = startChild([join(ro, 'e.mcap'), 'until-killed'], ['unshare', '-rm', 'sh', '-c', `mount -t tmpfs -o ro tmpfs '${ro}' && exec "$@"`, 'sh']);
+    const c = startChild(
+      [join(ro, 'e.mcap'), 'until-killed'],
+      ['unshare', '-rm', 'sh', '-c', `mount -t tmpfs -o ro tmpfs '${ro}' && exec "$@"`, 'sh'],
+    );
     assert.equal(await c.exited, 0, c.stderr());
     const open = c.lines[0] as { openError?: string };
     assert.match(open.openError ?? '', /^Cannot create the episode file .*e\.mcap: the disk is read-only\.$/);

@@ -22,12 +22,25 @@ function tmp(): string {
 
 function state(i: number, periodS = 0.004): RigState {
   const position = new Float64Array(14).map((_, k) => Math.sin(i * 0.01 + k));
-  return { timeS: 10 + i * periodS, mode: 'active', position, velocity: position.map((x) => x * 2), effort: position.map((x) => -x), faults: [] };
+  return {
+    timeS: 10 + i * periodS,
+    mode: 'active',
+    position,
+    velocity: position.map((x) => x * 2),
+    effort: position.map((x) => -x),
+    faults: [],
+  };
 }
 
 /** Writes `steps` control steps (state + applied command) and an event every 50 steps, all at once. */
 async function recordSynthetic(file: string, steps: number, opts: { chunkBytes?: number } = {}): Promise<void> {
-  const rec = await EpisodeRecorder.open({ file, rigModel: MODEL, metadata: { task: 'bottles-in-the-bin', layout_index: '3' }, unixOffsetS: UNIX_OFFSET_S, chunkBytes: opts.chunkBytes });
+  const rec = await EpisodeRecorder.open({
+    file,
+    rigModel: MODEL,
+    metadata: { task: 'bottles-in-the-bin', layout_index: '3' },
+    unixOffsetS: UNIX_OFFSET_S,
+    chunkBytes: opts.chunkBytes,
+  });
   for (let i = 0; i < steps; i++) {
     const s = state(i);
     rec.jointState(s);
@@ -51,7 +64,10 @@ test('an episode file holds joint states, applied commands and events as ROS 2 m
       assert.equal(ep.reader.schemasById.get(ch.schemaId)!.encoding, 'ros2msg');
       assert.match(ch.metadata.get('offered_qos_profiles') ?? '', /reliability: 1/, `${ch.topic} offers its QoS`);
     }
-    assert.equal(ep.reader.schemasById.get(topics.find((c) => c.topic === TOPICS.jointStates)!.schemaId)!.name, SCHEMAS.jointState.name);
+    assert.equal(
+      ep.reader.schemasById.get(topics.find((c) => c.topic === TOPICS.jointStates)!.schemaId)!.name,
+      SCHEMAS.jointState.name,
+    );
     assert.equal(ep.reader.statistics?.messageCount, 300n + 300n + 6n, 'statistics count every message');
     const states = ep.byTopic.get(TOPICS.jointStates)!;
     assert.equal(states.length, 300);
@@ -70,7 +86,10 @@ test('an episode file holds joint states, applied commands and events as ROS 2 m
       assert.equal(BigInt(stamp.sec) * 1_000_000_000n + BigInt(stamp.nanosec), expectNs);
     }
     const commands = ep.byTopic.get(TOPICS.jointCommands)!;
-    assert.deepEqual(Array.from(commands[7].message.position as Float64Array), Array.from(state(7).position.map((x) => x * 0.5)));
+    assert.deepEqual(
+      Array.from(commands[7].message.position as Float64Array),
+      Array.from(state(7).position.map((x) => x * 0.5)),
+    );
     const events = ep.byTopic.get(TOPICS.events)!;
     assert.equal(events.length, 6);
     assert.equal(events[2].message.kind, 'chunk');
@@ -136,7 +155,11 @@ test('a file cut off anywhere is recovered to its last complete chunk: a finishe
         kept += msgs.length;
       }
       assert.equal(kept, r.keptMessages);
-      assert.equal(back.metadata.get('tandem.episode')!.get('task'), 'bottles-in-the-bin', 'the episode still says what it is');
+      assert.equal(
+        back.metadata.get('tandem.episode')!.get('task'),
+        'bottles-in-the-bin',
+        'the episode still says what it is',
+      );
       assert.equal(back.metadata.get('tandem.recovered')!.get('kept_messages'), String(kept));
     }
     assert.ok(previous > 0.9 * 1206, `cut just before the summary, nearly everything is kept (${previous} of 1206)`);
@@ -175,12 +198,24 @@ test('garbage, an empty file and a missing file get one sentence each; recover n
   try {
     const garbage = join(dir, 'garbage.mcap');
     writeFileSync(garbage, Buffer.from('this is a PNG, honest'.repeat(100)));
-    await assert.rejects(inspectEpisodeFile(garbage), (e: unknown) => e instanceof EpisodeFileError && /is not an MCAP episode file/.test(e.message));
-    await assert.rejects(recoverEpisodeFile(garbage, join(dir, 'x.mcap')), (e: unknown) => e instanceof EpisodeFileError && /is not an MCAP episode file/.test(e.message));
+    await assert.rejects(
+      inspectEpisodeFile(garbage),
+      (e: unknown) => e instanceof EpisodeFileError && /is not an MCAP episode file/.test(e.message),
+    );
+    await assert.rejects(
+      recoverEpisodeFile(garbage, join(dir, 'x.mcap')),
+      (e: unknown) => e instanceof EpisodeFileError && /is not an MCAP episode file/.test(e.message),
+    );
     const empty = join(dir, 'empty.mcap');
     writeFileSync(empty, '');
-    await assert.rejects(inspectEpisodeFile(empty), (e: unknown) => e instanceof EpisodeFileError && /not an MCAP/.test(e.message));
-    await assert.rejects(inspectEpisodeFile(join(dir, 'nope.mcap')), (e: unknown) => e instanceof EpisodeFileError && /no such file/.test(e.message));
+    await assert.rejects(
+      inspectEpisodeFile(empty),
+      (e: unknown) => e instanceof EpisodeFileError && /not an MCAP/.test(e.message),
+    );
+    await assert.rejects(
+      inspectEpisodeFile(join(dir, 'nope.mcap')),
+      (e: unknown) => e instanceof EpisodeFileError && /no such file/.test(e.message),
+    );
     const file = join(dir, 'e.mcap');
     await recordSynthetic(file, 50);
     const done = await recoverEpisodeFile(file, join(dir, 'never.mcap'));
@@ -190,11 +225,15 @@ test('garbage, an empty file and a missing file get one sentence each; recover n
     writeFileSync(cut, readFileSync(file).subarray(0, 3000));
     const taken = join(dir, 'taken.mcap');
     writeFileSync(taken, 'somebody else’s file');
-    await assert.rejects(recoverEpisodeFile(cut, taken), (e: unknown) => e instanceof RecordingError && /exists already/.test(e.message));
+    await assert.rejects(
+      recoverEpisodeFile(cut, taken),
+      (e: unknown) => e instanceof RecordingError && /exists already/.test(e.message),
+    );
     assert.equal(readFileSync(taken, 'utf8'), 'somebody else’s file');
     await assert.rejects(
       EpisodeRecorder.open({ file, rigModel: MODEL, metadata: {}, unixOffsetS: 0 }),
-      (e: unknown) => e instanceof RecordingError && /exists already \(episode files are never overwritten\)/.test(e.message),
+      (e: unknown) =>
+        e instanceof RecordingError && /exists already \(episode files are never overwritten\)/.test(e.message),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -19,22 +19,37 @@ test('tandem record inspect says a cut-off file is unfinished and how to recover
     const store = openStore(join(data, 'tandem.sqlite'));
     const id = store.startRecording({ file, kind: 'rollout' });
     store.close();
-    const rec = await EpisodeRecorder.open({ file, rigModel: yamRigModel(), metadata: { task: 'bottles-in-the-bin' }, unixOffsetS: 1.7e9, chunkBytes: 8192 });
+    const rec = await EpisodeRecorder.open({
+      file,
+      rigModel: yamRigModel(),
+      metadata: { task: 'bottles-in-the-bin' },
+      unixOffsetS: 1.7e9,
+      chunkBytes: 8192,
+    });
     const z = new Float64Array(14);
-    for (let i = 0; i < 400; i++) rec.jointState({ timeS: i * 0.004, mode: 'active', position: z, velocity: z, effort: z, faults: [] });
+    for (let i = 0; i < 400; i++)
+      rec.jointState({ timeS: i * 0.004, mode: 'active', position: z, velocity: z, effort: z, faults: [] });
     await rec.close();
     writeFileSync(file, readFileSync(file).subarray(0, 40_000)); // the crash
 
     const inspect = await runTandem(['record', 'inspect', file]);
     assert.equal(inspect.code, 1, 'an unfinished file is not a clean inspect');
     assert.match(inspect.stdout, /UNFINISHED/);
-    assert.match(inspect.stdout, new RegExp(`Recover it with: tandem record recover ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.match(
+      inspect.stdout,
+      new RegExp(`Recover it with: tandem record recover ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    );
     assert.match(inspect.stdout, /\/joint_states\s+\d+\s+250\.0/);
 
     const recover = await runTandem(['record', 'recover', file, '--data', data]);
     assert.equal(recover.code, 0, recover.stderr);
     const out = join(data, 'episodes', 'e.recovered.mcap');
-    assert.match(recover.stdout, new RegExp(`^Recovered \\d+ messages \\(\\d+\\.\\d+ s\\) into ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: /joint_states \\d+`));
+    assert.match(
+      recover.stdout,
+      new RegExp(
+        `^Recovered \\d+ messages \\(\\d+\\.\\d+ s\\) into ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: /joint_states \\d+`,
+      ),
+    );
     assert.match(recover.stdout, /The station store now lists it as recovered\./);
     const again = await runTandem(['record', 'inspect', out, '--json']);
     assert.equal(again.code, 0);
@@ -77,8 +92,13 @@ test('the station, starting, names every episode file a crash cut off and the co
     const station = await startStation({ env: { TANDEM_DATA: data } });
     try {
       await until(() => station.stdout().includes('Unfinished episode file'), 20_000);
-      const lines = station.stdout().split('\n').filter((l) => l.startsWith('Unfinished'));
-      assert.deepEqual(lines, [`Unfinished episode file ${cut} (the station stopped while recording it); recover it with: tandem record recover ${cut}`]);
+      const lines = station
+        .stdout()
+        .split('\n')
+        .filter((l) => l.startsWith('Unfinished'));
+      assert.deepEqual(lines, [
+        `Unfinished episode file ${cut} (the station stopped while recording it); recover it with: tandem record recover ${cut}`,
+      ]);
     } finally {
       await station.dispose();
     }

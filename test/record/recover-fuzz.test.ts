@@ -39,11 +39,31 @@ async function episodeBytes(): Promise<Uint8Array> {
   const w = new MemoryWritable();
   const writer = new McapWriter({ writable: w, chunkSize: 512 });
   await writer.start({ profile: 'ros2', library: 'tandem test' });
-  const schema = await writer.registerSchema({ name: 'std_msgs/msg/String', encoding: 'ros2msg', data: new TextEncoder().encode('string data') });
-  const a = await writer.registerChannel({ topic: '/a', schemaId: schema, messageEncoding: 'cdr', metadata: new Map() });
-  const b = await writer.registerChannel({ topic: '/b', schemaId: schema, messageEncoding: 'cdr', metadata: new Map([['k', 'v']]) });
+  const schema = await writer.registerSchema({
+    name: 'std_msgs/msg/String',
+    encoding: 'ros2msg',
+    data: new TextEncoder().encode('string data'),
+  });
+  const a = await writer.registerChannel({
+    topic: '/a',
+    schemaId: schema,
+    messageEncoding: 'cdr',
+    metadata: new Map(),
+  });
+  const b = await writer.registerChannel({
+    topic: '/b',
+    schemaId: schema,
+    messageEncoding: 'cdr',
+    metadata: new Map([['k', 'v']]),
+  });
   for (let i = 0; i < MESSAGES; i++) {
-    await writer.addMessage({ channelId: i % 2 ? b : a, sequence: i, logTime: BigInt(i) * 10_000_000n, publishTime: BigInt(i) * 10_000_000n, data: new Uint8Array(40).fill(i) });
+    await writer.addMessage({
+      channelId: i % 2 ? b : a,
+      sequence: i,
+      logTime: BigInt(i) * 10_000_000n,
+      publishTime: BigInt(i) * 10_000_000n,
+      data: new Uint8Array(40).fill(i),
+    });
   }
   await writer.addMetadata({ name: 'tandem.episode', metadata: new Map([['seed', '1']]) });
   await writer.end();
@@ -58,7 +78,10 @@ async function recoverOrRefuse(dir: string, bytes: Uint8Array, run: number, what
   try {
     report = await recoverEpisodeFile(input, output);
   } catch (e) {
-    assert.ok(e instanceof EpisodeFileError || e instanceof RecordingError, `${what}: threw ${(e as Error)?.name}: ${(e as Error)?.message}`);
+    assert.ok(
+      e instanceof EpisodeFileError || e instanceof RecordingError,
+      `${what}: threw ${(e as Error)?.name}: ${(e as Error)?.message}`,
+    );
     assert.ok(!e.message.includes('\n'), e.message);
     assert.equal(existsSync(output), false, 'no half-written output is left');
     return false;
@@ -78,7 +101,11 @@ test('an episode file cut at any byte past its header is recovered to a finished
   let run = 0;
   await fc.assert(
     fc.asyncProperty(fc.noBias(fc.integer({ min: 100, max: whole.length - 1 })), async (cut) => {
-      assert.equal(await recoverOrRefuse(dir, whole.slice(0, cut), ++run, `cut at ${cut}`), true, `cut at ${cut} was refused`);
+      assert.equal(
+        await recoverOrRefuse(dir, whole.slice(0, cut), ++run, `cut at ${cut}`),
+        true,
+        `cut at ${cut} was refused`,
+      );
     }),
     { seed: SEED, numRuns: 60 },
   );
@@ -91,11 +118,18 @@ test('an episode file cut anywhere with bytes flipped anywhere is recovered or r
   let run = 0;
   let recovered = 0;
   await fc.assert(
-    fc.asyncProperty(fc.noBias(fc.integer({ min: 0, max: whole.length })), fc.array(fc.tuple(fc.noBias(fc.nat({ max: whole.length })), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 3 }), async (cut, flips) => {
-      const bytes = whole.slice(0, cut);
-      for (const [at, x] of flips) if (bytes.length > 0) bytes[at % bytes.length] ^= x;
-      if (await recoverOrRefuse(dir, bytes, ++run, `cut ${cut}, flips ${JSON.stringify(flips)}`)) recovered += 1;
-    }),
+    fc.asyncProperty(
+      fc.noBias(fc.integer({ min: 0, max: whole.length })),
+      fc.array(fc.tuple(fc.noBias(fc.nat({ max: whole.length })), fc.integer({ min: 1, max: 255 })), {
+        minLength: 1,
+        maxLength: 3,
+      }),
+      async (cut, flips) => {
+        const bytes = whole.slice(0, cut);
+        for (const [at, x] of flips) if (bytes.length > 0) bytes[at % bytes.length] ^= x;
+        if (await recoverOrRefuse(dir, bytes, ++run, `cut ${cut}, flips ${JSON.stringify(flips)}`)) recovered += 1;
+      },
+    ),
     { seed: SEED, numRuns: 120 },
   );
   t.diagnostic(`${recovered} of ${run} damaged files recovered, the rest refused`);

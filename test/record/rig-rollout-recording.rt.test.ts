@@ -19,13 +19,36 @@ test('a camera policy on the emulated cell: the episode file holds a JPEG stream
   const dir = mkdtempSync(join(tmpdir(), 'tandem-rig-record-cams-'));
   try {
     const layouts = join(dir, 'bottles.json');
-    writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })));
+    writeFileSync(
+      layouts,
+      serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })),
+    );
     const model = join(dir, 'policy.onnx');
-    const cameras = (['cam_high', 'cam_left_wrist', 'cam_right_wrist'] as const).map((c) => ({ name: c, camera: c, layout: 'chw', dtype: 'float32', size: 32 }) as const);
+    const cameras = (['cam_high', 'cam_left_wrist', 'cam_right_wrist'] as const).map(
+      (c) => ({ name: c, camera: c, layout: 'chw', dtype: 'float32', size: 32 }) as const,
+    );
     writeFileSync(model, buildLinearPolicyModel({ horizon: 10, seed: 3, cameras }).bytes);
     const cfg = join(dir, 'cell.json');
     writeFileSync(cfg, JSON.stringify({ type: 'yam-cell', replyDeadlineMs: 350 }));
-    const r = await runTandem(['rig', 'rollout', '--policy', `onnx:${model}`, '--layouts', layouts, '--layout', '0', '--seconds', '1', '--camera-fps', '5', '--rig-config', cfg, '--data', join(dir, 'data'), '--json']);
+    const r = await runTandem([
+      'rig',
+      'rollout',
+      '--policy',
+      `onnx:${model}`,
+      '--layouts',
+      layouts,
+      '--layout',
+      '0',
+      '--seconds',
+      '1',
+      '--camera-fps',
+      '5',
+      '--rig-config',
+      cfg,
+      '--data',
+      join(dir, 'data'),
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const j = JSON.parse(r.stdout);
     const ep = await readIndexed(j.episodeFile);

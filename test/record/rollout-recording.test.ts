@@ -23,7 +23,24 @@ test('a rig rollout on the emulated cell (virtual time) leaves an episode file: 
     const cfg = join(dir, 'cell.json');
     writeFileSync(cfg, JSON.stringify({ type: 'yam-cell', clock: 'virtual' }));
     const data = join(dir, 'data');
-    const r = await runTandem(['rig', 'rollout', '--policy', 'code:bottles-in-the-bin', '--layouts', layouts, '--layout', '0', '--seconds', '2', '--rig-config', cfg, '--data', data, '--score-from-cell', '--json']);
+    const r = await runTandem([
+      'rig',
+      'rollout',
+      '--policy',
+      'code:bottles-in-the-bin',
+      '--layouts',
+      layouts,
+      '--layout',
+      '0',
+      '--seconds',
+      '2',
+      '--rig-config',
+      cfg,
+      '--data',
+      data,
+      '--score-from-cell',
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const j = JSON.parse(r.stdout);
     assert.equal(j.recording.status, 'finished');
@@ -36,13 +53,26 @@ test('a rig rollout on the emulated cell (virtual time) leaves an episode file: 
     assert.ok(states.length > j.steps, `${states.length} states for ${j.steps} steps plus the settle`);
     for (let i = 1; i < states.length; i++) assert.ok(states[i].logTime >= states[i - 1].logTime, 'in time order');
     const names = states[0].message.name as string[];
-    assert.deepEqual(names.slice(0, 7), ['left_joint1', 'left_joint2', 'left_joint3', 'left_joint4', 'left_joint5', 'left_joint6', 'left_gripper']);
+    assert.deepEqual(names.slice(0, 7), [
+      'left_joint1',
+      'left_joint2',
+      'left_joint3',
+      'left_joint4',
+      'left_joint5',
+      'left_joint6',
+      'left_gripper',
+    ]);
     // The measured arm moves: the recorded positions are the rig's, not a constant.
     const first = states[0].message.position as Float64Array;
     const lastPos = states[states.length - 1].message.position as Float64Array;
-    assert.ok(first.some((x, k) => Math.abs(x - lastPos[k]) > 0.01), 'the code policy moved an arm, and the file shows it');
+    assert.ok(
+      first.some((x, k) => Math.abs(x - lastPos[k]) > 0.01),
+      'the code policy moved an arm, and the file shows it',
+    );
     const events = ep.byTopic.get(TOPICS.events)!.map((e) => e.message as { kind: string; detail_json: string });
-    const phases = events.filter((e) => e.kind === 'phase').map((e) => (JSON.parse(e.detail_json) as { phase: string }).phase);
+    const phases = events
+      .filter((e) => e.kind === 'phase')
+      .map((e) => (JSON.parse(e.detail_json) as { phase: string }).phase);
     assert.deepEqual(phases, ['start', 'settle', 'end']);
     assert.equal(events.filter((e) => e.kind === 'chunk').length, j.chunks);
     const meta = ep.metadata.get('tandem.episode')!;
@@ -63,7 +93,10 @@ test('a rig rollout on the emulated cell (virtual time) leaves an episode file: 
       const timing = ep.byTopic.get(TOPICS.stepTiming) ?? [];
       assert.equal(timing.length, j.steps, 'one step-timing record per control step');
       // Every message in the file is counted.
-      assert.equal(rec.messages, [...ep.byTopic.values()].reduce((n, m) => n + m.length, 0));
+      assert.equal(
+        rec.messages,
+        [...ep.byTopic.values()].reduce((n, m) => n + m.length, 0),
+      );
     } finally {
       store.close();
     }
@@ -76,8 +109,23 @@ test('sim rollout --record writes the same format, and recording changes nothing
   const dir = mkdtempSync(join(tmpdir(), 'tandem-sim-record-'));
   try {
     const layouts = join(dir, 'bottles.json');
-    writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 1, seed: 4 })));
-    const args = ['sim', 'rollout', '--policy', 'code:bottles-in-the-bin', '--layouts', layouts, '--layout', '0', '--seconds', '4', '--json'];
+    writeFileSync(
+      layouts,
+      serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 1, seed: 4 })),
+    );
+    const args = [
+      'sim',
+      'rollout',
+      '--policy',
+      'code:bottles-in-the-bin',
+      '--layouts',
+      layouts,
+      '--layout',
+      '0',
+      '--seconds',
+      '4',
+      '--json',
+    ];
     const plain = await runTandem(args);
     const recorded = await runTandem([...args, '--record', join(dir, 'episodes')]);
     assert.equal(plain.code, 0, plain.stderr);
@@ -97,9 +145,30 @@ test('sim sweep --record: one episode file per rollout, from the worker threads,
   const dir = mkdtempSync(join(tmpdir(), 'tandem-sweep-record-'));
   try {
     const layouts = join(dir, 'bottles.json');
-    writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 5 })));
+    writeFileSync(
+      layouts,
+      serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 2, seed: 5 })),
+    );
     const data = join(dir, 'data');
-    const r = await runTandem(['sim', 'sweep', '--policy', 'code:hold', '--layouts', layouts, '--repeats', '2', '--workers', '2', '--seconds', '1', '--data', data, '--record', join(dir, 'episodes'), '--json']);
+    const r = await runTandem([
+      'sim',
+      'sweep',
+      '--policy',
+      'code:hold',
+      '--layouts',
+      layouts,
+      '--repeats',
+      '2',
+      '--workers',
+      '2',
+      '--seconds',
+      '1',
+      '--data',
+      data,
+      '--record',
+      join(dir, 'episodes'),
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const store = openStore(join(data, 'tandem.sqlite'));
     try {

@@ -66,9 +66,22 @@ export async function writeSyntheticEpisode(spec: SyntheticEpisodeSpec): Promise
   const fps = spec.cameraFps ?? 30;
   const cameras = spec.cameras ?? CAMERAS;
   const { width: w, height: h } = spec.size ?? { width: WIDTH, height: HEIGHT };
-  const infos: CameraInfo[] = cameras.map((name) => ({ name, source: 'synthetic grey frames', width: w, height: h, fps, format: 'jpeg' }));
+  const infos: CameraInfo[] = cameras.map((name) => ({
+    name,
+    source: 'synthetic grey frames',
+    width: w,
+    height: h,
+    fps,
+    format: 'jpeg',
+  }));
   // The recorder stamps messages on the rig clock plus this offset; times below are rig-clock times.
-  const rec = await EpisodeRecorder.open({ file: spec.file, rigModel: yamRigModel(), cameras: infos, metadata: spec.metadata ?? {}, unixOffsetS: 1_764_590_000 });
+  const rec = await EpisodeRecorder.open({
+    file: spec.file,
+    rigModel: yamRigModel(),
+    cameras: infos,
+    metadata: spec.metadata ?? {},
+    unixOffsetS: 1_764_590_000,
+  });
   type Item = { t: number; kind: 'state' | 'command' | 'frame'; camera?: string; n?: number };
   const items: Item[] = [];
   const steps = Math.floor(spec.durationS * controlHz);
@@ -95,7 +108,14 @@ export async function writeSyntheticEpisode(spec: SyntheticEpisodeSpec): Promise
   for (const it of items) {
     if (it.kind === 'state') {
       const position = Float64Array.from({ length: width }, (_, j) => stateValue(it.t, j));
-      rec.jointState({ timeS: it.t, mode: 'active', position, velocity: new Float64Array(width), effort: new Float64Array(width), faults: [] });
+      rec.jointState({
+        timeS: it.t,
+        mode: 'active',
+        position,
+        velocity: new Float64Array(width),
+        effort: new Float64Array(width),
+        faults: [],
+      });
       out.stateTimesS.push(fileTime(it.t));
       out.states.push([...position]);
     } else if (it.kind === 'command') {

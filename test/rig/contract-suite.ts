@@ -37,8 +37,23 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ARM_SIDES, RigError, STATE_DIM, stateIndex, type ArmSide, type Clock, type Rig, type RigCommand, type SafetyEvent } from '../../src/rig/contract.js';
-import { DEFAULT_DAMP_AFTER_MS, DEFAULT_HOLD_AFTER_MS, DEFAULT_CONTROL_PERIOD_S, type ArmDrive } from '../../src/rig/safety.js';
+import {
+  ARM_SIDES,
+  RigError,
+  STATE_DIM,
+  stateIndex,
+  type ArmSide,
+  type Clock,
+  type Rig,
+  type RigCommand,
+  type SafetyEvent,
+} from '../../src/rig/contract.js';
+import {
+  DEFAULT_DAMP_AFTER_MS,
+  DEFAULT_HOLD_AFTER_MS,
+  DEFAULT_CONTROL_PERIOD_S,
+  type ArmDrive,
+} from '../../src/rig/safety.js';
 
 /** What an arm's motors are doing, seen from the motors. */
 export type MotorDrive = 'off' | 'stiff' | 'damp';
@@ -60,7 +75,12 @@ export interface RigContractOptions {
 }
 
 /** `advance` for clocks whose waitUntil moves time: ticks the rig once per control period. */
-export async function tickThrough(rig: Rig, clock: Clock, seconds: number, periodS = DEFAULT_CONTROL_PERIOD_S): Promise<void> {
+export async function tickThrough(
+  rig: Rig,
+  clock: Clock,
+  seconds: number,
+  periodS = DEFAULT_CONTROL_PERIOD_S,
+): Promise<void> {
   const end = clock.nowS() + seconds - 1e-9;
   let t = clock.nowS();
   while (t < end) {
@@ -72,7 +92,11 @@ export async function tickThrough(rig: Rig, clock: Clock, seconds: number, perio
 
 const JOINT_TOL = 0.05;
 
-export function describeRigContract(name: string, makeRig: () => Promise<RigUnderTest>, options: RigContractOptions = {}): void {
+export function describeRigContract(
+  name: string,
+  makeRig: () => Promise<RigUnderTest>,
+  options: RigContractOptions = {},
+): void {
   const period = options.controlPeriodS ?? DEFAULT_CONTROL_PERIOD_S;
   const holdS = (options.holdAfterMs ?? DEFAULT_HOLD_AFTER_MS) / 1000;
   const dampS = (options.dampAfterMs ?? DEFAULT_DAMP_AFTER_MS) / 1000;
@@ -96,7 +120,11 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
   }
 
   /** Writes `target` every control cycle for `seconds`; returns copies of the last applied command. */
-  async function drive(u: RigUnderTest, target: RigCommand, seconds: number): Promise<{ position: number[]; all: number[][] }> {
+  async function drive(
+    u: RigUnderTest,
+    target: RigCommand,
+    seconds: number,
+  ): Promise<{ position: number[]; all: number[][] }> {
     const all: number[][] = [];
     const cycles = Math.max(1, Math.round(seconds / period));
     for (let i = 0; i < cycles; i++) {
@@ -121,7 +149,8 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
    */
   async function untilFault(u: RigUnderTest, side: ArmSide): Promise<void> {
     const end = u.clock.nowS() + 0.3;
-    while (!u.rig.read().faults.some((f) => f.arm === side || f.arm === undefined) && u.clock.nowS() < end) await u.advance(period);
+    while (!u.rig.read().faults.some((f) => f.arm === side || f.arm === undefined) && u.clock.nowS() < end)
+      await u.advance(period);
     await u.advance(2 * period); // the supervisor latches it on the next tick
   }
 
@@ -179,7 +208,10 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
         },
       },
     };
-    const events: Record<string, { needsFault?: boolean; apply(u: RigUnderTest, check: () => Promise<void>): Promise<void> }> = {
+    const events: Record<
+      string,
+      { needsFault?: boolean; apply(u: RigUnderTest, check: () => Promise<void>): Promise<void> }
+    > = {
       estop: {
         apply: async (u, check) => {
           u.rig.estop('transition table');
@@ -220,13 +252,62 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
     // configure itself first (YamCanRig, RosRig) or refuse (MirrorRig, SimRig) — either way it is
     // active with both arms tracking or still unconfigured and unpowered.
     const table: Record<string, Record<string, Expect | Expect[]>> = {
-      unconfigured: { estop: 'unconfigured off/off', hold: 'unconfigured off/off', watchdog: 'unconfigured off/off', fault: 'unconfigured off/off', deactivate: 'unconfigured off/off', activate: ['unconfigured off/off', 'active track/track'] },
-      configured: { estop: 'estopped off/off', hold: 'configured off/off', watchdog: 'configured off/off', fault: 'configured off/off', deactivate: 'damped off/off', activate: 'active track/track' },
-      active: { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'damped damp/damp', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
-      holding: { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'holding track/track', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
-      fault: { estop: 'estopped damp/damp', hold: 'fault track/damp', watchdog: 'fault track/damp', fault: 'fault damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
-      damped: { estop: 'estopped damp/damp', hold: 'damped damp/damp', watchdog: 'damped damp/damp', fault: 'damped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
-      estopped: { estop: 'estopped damp/damp', hold: 'estopped damp/damp', watchdog: 'estopped damp/damp', fault: 'estopped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
+      unconfigured: {
+        estop: 'unconfigured off/off',
+        hold: 'unconfigured off/off',
+        watchdog: 'unconfigured off/off',
+        fault: 'unconfigured off/off',
+        deactivate: 'unconfigured off/off',
+        activate: ['unconfigured off/off', 'active track/track'],
+      },
+      configured: {
+        estop: 'estopped off/off',
+        hold: 'configured off/off',
+        watchdog: 'configured off/off',
+        fault: 'configured off/off',
+        deactivate: 'damped off/off',
+        activate: 'active track/track',
+      },
+      active: {
+        estop: 'estopped damp/damp',
+        hold: 'holding track/track',
+        watchdog: 'damped damp/damp',
+        fault: 'fault damp/track',
+        deactivate: 'damped damp/damp',
+        activate: 'active track/track',
+      },
+      holding: {
+        estop: 'estopped damp/damp',
+        hold: 'holding track/track',
+        watchdog: 'holding track/track',
+        fault: 'fault damp/track',
+        deactivate: 'damped damp/damp',
+        activate: 'active track/track',
+      },
+      fault: {
+        estop: 'estopped damp/damp',
+        hold: 'fault track/damp',
+        watchdog: 'fault track/damp',
+        fault: 'fault damp/damp',
+        deactivate: 'damped damp/damp',
+        activate: 'active track/track',
+      },
+      damped: {
+        estop: 'estopped damp/damp',
+        hold: 'damped damp/damp',
+        watchdog: 'damped damp/damp',
+        fault: 'damped damp/damp',
+        deactivate: 'damped damp/damp',
+        activate: 'active track/track',
+      },
+      estopped: {
+        estop: 'estopped damp/damp',
+        hold: 'estopped damp/damp',
+        watchdog: 'estopped damp/damp',
+        fault: 'estopped damp/damp',
+        deactivate: 'damped damp/damp',
+        activate: 'active track/track',
+      },
     };
 
     describe('transition table', () => {
@@ -248,7 +329,8 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
                 if (!before || event === 'activate') return;
                 const now = await u.motors!();
                 for (const side of ARM_SIDES) {
-                  if (now[side] === 'stiff') assert.equal(before[side], 'stiff', `the ${side} arm's motors went from ${before[side]} to stiff`);
+                  if (now[side] === 'stiff')
+                    assert.equal(before[side], 'stiff', `the ${side} arm's motors went from ${before[side]} to stiff`);
                 }
               };
               await e.apply(u, check);
@@ -259,10 +341,14 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
               if (u.motors) {
                 const [left, right] = match.split(' ')[1].split('/') as ArmDrive[];
                 const now = await u.motors();
-                assert.ok(allowed(left).includes(now.left) && allowed(right).includes(now.right), `motors ${now.left}/${now.right} for drives ${left}/${right}`);
+                assert.ok(
+                  allowed(left).includes(now.left) && allowed(right).includes(now.right),
+                  `motors ${now.left}/${now.right} for drives ${left}/${right}`,
+                );
               }
               // Before configure a rig may not know its state yet (a CAN rig reads NaN): no claim there.
-              if (mode !== 'unconfigured') assert.ok(Array.from(u.rig.read().position).every(Number.isFinite), 'the state stays finite');
+              if (mode !== 'unconfigured')
+                assert.ok(Array.from(u.rig.read().position).every(Number.isFinite), 'the state stays finite');
             } finally {
               await u.dispose();
             }
@@ -276,11 +362,17 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
     test('the model (names, limits, gripper) is known before configure', async () => {
       await withRig(async ({ rig }) => {
         assert.equal(rig.model.arms.length, 2);
-        assert.deepEqual(rig.model.arms.map((a) => a.side), ['left', 'right']);
+        assert.deepEqual(
+          rig.model.arms.map((a) => a.side),
+          ['left', 'right'],
+        );
         for (const arm of rig.model.arms) {
           assert.equal(arm.joints.length, 6);
           for (const j of arm.joints) {
-            assert.ok(Number.isFinite(j.minRad) && Number.isFinite(j.maxRad) && j.minRad < j.maxRad, `${j.name} limits`);
+            assert.ok(
+              Number.isFinite(j.minRad) && Number.isFinite(j.maxRad) && j.minRad < j.maxRad,
+              `${j.name} limits`,
+            );
             assert.ok(j.maxVelocityRadS > 0 && j.maxTorqueNm > 0, `${j.name} velocity/torque limits`);
           }
           assert.ok(arm.gripper.strokeM > 0);
@@ -333,12 +425,19 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
         const target = Float64Array.from(before);
         target[stateIndex('left', 0)] += 0.4;
         const applied = u.rig.write({ position: target });
-        assert.notEqual(applied.position[stateIndex('left', 0)], target[stateIndex('left', 0)], 'the new target was not applied');
+        assert.notEqual(
+          applied.position[stateIndex('left', 0)],
+          target[stateIndex('left', 0)],
+          'the new target was not applied',
+        );
         const appliedCopy = Array.from(applied.position);
         const again = u.rig.write({ position: target });
         assert.deepEqual(Array.from(again.position), appliedCopy, 'nothing changes while inactive');
         await u.advance(0.2);
-        assert.ok(Math.abs(current(u)[stateIndex('left', 0)] - before[stateIndex('left', 0)]) < 0.02, 'the arm did not move');
+        assert.ok(
+          Math.abs(current(u)[stateIndex('left', 0)] - before[stateIndex('left', 0)]) < 0.02,
+          'the arm did not move',
+        );
         assert.ok(hasEvent(u.rig.takeSafetyEvents(), 'command-dropped'));
         assert.equal(u.rig.read().mode, 'configured');
       });
@@ -351,10 +450,16 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
         const target = current(u);
         target[j] = hi + 0.5;
         const { position, all } = await drive(u, { position: target }, 1.2);
-        assert.ok(all.every((p) => p[j] <= hi + 1e-9), 'no applied target beyond the limit');
+        assert.ok(
+          all.every((p) => p[j] <= hi + 1e-9),
+          'no applied target beyond the limit',
+        );
         assert.ok(Math.abs(position[j] - hi) < 1e-9, `applied ${position[j]}, limit ${hi}`);
         await u.advance(0.3);
-        assert.ok(Math.abs(current(u)[j] - hi) < JOINT_TOL, `the wrist settled at ${current(u)[j]} near its limit ${hi}`);
+        assert.ok(
+          Math.abs(current(u)[j] - hi) < JOINT_TOL,
+          `the wrist settled at ${current(u)[j]} near its limit ${hi}`,
+        );
         const clamp = hasEvent(u.rig.takeSafetyEvents(), 'position-clamped');
         assert.ok(clamp, 'a position-clamped event');
         assert.equal(clamp.arm, 'left');
@@ -370,7 +475,10 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
         bad[stateIndex('left', 0)] += 0.3;
         const applied = u.rig.write({ position: bad });
         assert.ok(Array.from(applied.position).every(Number.isFinite), 'no NaN reaches the motors');
-        assert.ok(Math.abs(applied.position[stateIndex('left', 0)] - before[stateIndex('left', 0)]) < JOINT_TOL, 'the rest of the bad command is not applied either');
+        assert.ok(
+          Math.abs(applied.position[stateIndex('left', 0)] - before[stateIndex('left', 0)]) < JOINT_TOL,
+          'the rest of the bad command is not applied either',
+        );
         assert.equal(u.rig.read().mode, 'holding');
         await u.advance(0.05);
         assert.ok(Math.abs(current(u)[stateIndex('left', 0)] - before[stateIndex('left', 0)]) < JOINT_TOL);
@@ -389,7 +497,10 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
         assert.equal(u.rig.read().mode, 'damped');
         assert.ok(hasEvent(u.rig.takeSafetyEvents(), 'watchdog-damp'));
         u.rig.write({ position: current(u) });
-        assert.ok(hasEvent(u.rig.takeSafetyEvents(), 'command-dropped'), 'after damping, commands need a new activation');
+        assert.ok(
+          hasEvent(u.rig.takeSafetyEvents(), 'command-dropped'),
+          'after damping, commands need a new activation',
+        );
       });
     });
 
@@ -408,17 +519,35 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
         // What the rig applies now (a dropped write returns it): the measured pose, no feedforward.
         const applied = u.rig.write({ position: target, velocity: v });
         assert.ok(hasEvent(u.rig.takeSafetyEvents(), 'command-dropped'));
-        assert.ok(Math.abs(applied.position[j] - atStop[j]) < JOINT_TOL, `the stop target ${applied.position[j]} is where the arm was (${atStop[j]}), not where it was going (${target[j]})`);
-        assert.ok(Array.from(applied.velocity ?? []).every((x) => x === 0), 'no velocity feedforward after the e-stop');
-        assert.ok(Array.from(applied.torqueNm ?? []).every((x) => x === 0), 'no torque feedforward after the e-stop');
+        assert.ok(
+          Math.abs(applied.position[j] - atStop[j]) < JOINT_TOL,
+          `the stop target ${applied.position[j]} is where the arm was (${atStop[j]}), not where it was going (${target[j]})`,
+        );
+        assert.ok(
+          Array.from(applied.velocity ?? []).every((x) => x === 0),
+          'no velocity feedforward after the e-stop',
+        );
+        assert.ok(
+          Array.from(applied.torqueNm ?? []).every((x) => x === 0),
+          'no torque feedforward after the e-stop',
+        );
         await u.advance(period);
         const stoppedAt = current(u)[j];
         await u.advance(2 * period);
-        if (u.motors) assert.deepEqual(await u.motors(), { left: 'damp', right: 'damp' }, 'one cycle after the stop, every motor only damps');
+        if (u.motors)
+          assert.deepEqual(
+            await u.motors(),
+            { left: 'damp', right: 'damp' },
+            'one cycle after the stop, every motor only damps',
+          );
         await u.advance(0.3);
-        assert.ok(Math.abs(current(u)[j] - stoppedAt) < JOINT_TOL, `kept moving after the e-stop: ${stoppedAt} → ${current(u)[j]}`);
+        assert.ok(
+          Math.abs(current(u)[j] - stoppedAt) < JOINT_TOL,
+          `kept moving after the e-stop: ${stoppedAt} → ${current(u)[j]}`,
+        );
         assert.equal(u.rig.read().mode, 'estopped');
-        if (u.motors) assert.deepEqual(await u.motors(), { left: 'damp', right: 'damp' }, 'still damping, not re-stiffened');
+        if (u.motors)
+          assert.deepEqual(await u.motors(), { left: 'damp', right: 'damp' }, 'still damping, not re-stiffened');
       });
     });
 
@@ -459,7 +588,10 @@ export function describeRigContract(name: string, makeRig: () => Promise<RigUnde
         assert.ok(events.length >= 1);
         for (const e of events) {
           assert.ok(Number.isFinite(e.timeS));
-          assert.ok(typeof e.message === 'string' && e.message.length > 10 && /[.!]$/.test(e.message), `worded: ${e.message}`);
+          assert.ok(
+            typeof e.message === 'string' && e.message.length > 10 && /[.!]$/.test(e.message),
+            `worded: ${e.message}`,
+          );
         }
         assert.deepEqual(u.rig.takeSafetyEvents(), []);
       });

@@ -64,7 +64,10 @@ test('the loop ticks the rig when the source goes silent, so the watchdog holds'
   const loop = new ControlLoop({ rig, clock, source: (_s, cycle) => (cycle < 10 ? { position: pose } : undefined) });
   await loop.run({ untilS: 0.5 });
   assert.equal(rig.read().mode, 'holding');
-  assert.deepEqual(rig.takeSafetyEvents().map((e) => e.kind), ['watchdog-hold']);
+  assert.deepEqual(
+    rig.takeSafetyEvents().map((e) => e.kind),
+    ['watchdog-hold'],
+  );
 });
 
 test('jitter percentiles, late cycles and overruns are measured from the clock', async () => {
@@ -98,7 +101,10 @@ test('a cycle whose work runs past the next deadline is an overrun and missed de
   const stats = await loop.run({ cycles: 6 });
   assert.equal(stats.overruns, 1);
   // Deadlines at 0.04 and 0.05 were missed; the loop resumes on the grid at 0.06, not in a burst.
-  assert.deepEqual(starts.map((t) => Math.round(t * 1000)), [0, 10, 20, 30, 60, 70]);
+  assert.deepEqual(
+    starts.map((t) => Math.round(t * 1000)),
+    [0, 10, 20, 30, 60, 70],
+  );
 });
 
 test('an error in the command source puts the rig in a safe hold and reaches the caller', async () => {
@@ -122,7 +128,12 @@ test('stop(), an abort signal and the rate bounds', async () => {
   const ac = new AbortController();
   const loop = new ControlLoop({ rig, clock, source: (_s, c) => (c === 9 ? (ac.abort(), undefined) : undefined) });
   assert.equal((await loop.run({ signal: ac.signal })).cycles, 10);
-  const loop2: ControlLoop = new ControlLoop({ rig, clock, rateHz: 1000, source: (_s, c): undefined => (c === 4 ? (loop2.stop(), undefined) : undefined) });
+  const loop2: ControlLoop = new ControlLoop({
+    rig,
+    clock,
+    rateHz: 1000,
+    source: (_s, c): undefined => (c === 4 ? (loop2.stop(), undefined) : undefined),
+  });
   assert.equal((await loop2.run()).cycles, 5);
   assert.throws(() => new ControlLoop({ rig, clock, rateHz: 2000 }), /from 1 to 1000 Hz, not 2000/);
   assert.throws(() => new ControlLoop({ rig, clock, rateHz: 0 }), RangeError);

@@ -19,11 +19,21 @@ test("the rigs' gravity model gives the torques the sim's own bodies weigh, at r
     const q = model.arms[0].joints.map((j) => rng.uniform(j.minRad, j.maxRad));
     const opening = rng.uniform(0, 1);
     const start = [...q, opening, ...q, opening];
-    const scene = await createScene({ rigModel: model, task: getTask('bottles-in-the-bin'), layout: set.layouts[0], calibration: DEFAULT_SIM_CALIBRATION, startPosition: start });
+    const scene = await createScene({
+      rigModel: model,
+      task: getTask('bottles-in-the-bin'),
+      layout: set.layouts[0],
+      calibration: DEFAULT_SIM_CALIBRATION,
+      startPosition: start,
+    });
     for (let a = 0; a < 2; a++) {
       const sim = scene.arms[a].gravityTorque(new Float64Array(6));
       const mine = new ArmGravityModel(model.arms[a]).torques(q, opening, new Float64Array(6));
-      for (let j = 0; j < 6; j++) assert.ok(Math.abs(sim[j] - mine[j]) < 1e-6, `pose ${trial} arm ${a} joint ${j + 1}: sim ${sim[j]} vs model ${mine[j]}`);
+      for (let j = 0; j < 6; j++)
+        assert.ok(
+          Math.abs(sim[j] - mine[j]) < 1e-6,
+          `pose ${trial} arm ${a} joint ${j + 1}: sim ${sim[j]} vs model ${mine[j]}`,
+        );
     }
     scene.free();
   }

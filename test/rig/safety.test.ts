@@ -37,7 +37,10 @@ test('activation holds the measured pose with both arms tracking', () => {
 test('activating before configure is refused with a sentence and an event', () => {
   const s = new SafetySupervisor(model);
   assert.equal(s.mode, 'unconfigured');
-  assert.throws(() => s.activate(home(), noFaults, 0), (e: unknown) => e instanceof RigError && /before it is configured/.test(e.message));
+  assert.throws(
+    () => s.activate(home(), noFaults, 0),
+    (e: unknown) => e instanceof RigError && /before it is configured/.test(e.message),
+  );
   assert.deepEqual(kinds(s), ['activate-refused']);
   assert.equal(s.drive('left'), 'off');
 });
@@ -49,7 +52,13 @@ test('a joint far beyond its widened limit is a wrong zero: activation refused n
   pose[stateIndex('left', 1)] = -0.3; // limit 0, widened −0.15, 0.15 beyond it > 0.1
   assert.throws(
     () => s.activate(pose, noFaults, 1),
-    (e: unknown) => e instanceof RigError && e.fault.kind === 'wrong-zero' && e.fault.arm === 'left' && e.fault.joint === 1 && /left arm joint 2 reads -0\.300 rad/.test(e.message) && /re-zero/.test(e.message),
+    (e: unknown) =>
+      e instanceof RigError &&
+      e.fault.kind === 'wrong-zero' &&
+      e.fault.arm === 'left' &&
+      e.fault.joint === 1 &&
+      /left arm joint 2 reads -0\.300 rad/.test(e.message) &&
+      /re-zero/.test(e.message),
   );
   const ev = s.takeEvents();
   assert.equal(ev.length, 1);
@@ -78,8 +87,16 @@ test('non-finite readings and present faults refuse activation', () => {
   const pose = home();
   pose[stateIndex('right', 6)] = NaN;
   assert.throws(() => s.activate(pose, noFaults, 0), /right gripper has no valid position reading/);
-  const fault: RigFault = { kind: 'motor-fault', arm: 'left', joint: 3, message: 'Left arm joint 4 reports over-temperature.' };
-  assert.throws(() => s.activate(home(), [fault], 0), /while a fault is present: Left arm joint 4 reports over-temperature/);
+  const fault: RigFault = {
+    kind: 'motor-fault',
+    arm: 'left',
+    joint: 3,
+    message: 'Left arm joint 4 reports over-temperature.',
+  };
+  assert.throws(
+    () => s.activate(home(), [fault], 0),
+    /while a fault is present: Left arm joint 4 reports over-temperature/,
+  );
   assert.throws(() => s.activate(new Float64Array(7), noFaults, 0), /7 positions, not 14/);
 });
 
@@ -130,7 +147,10 @@ test('the target moves at most maxVelocity·dt per command, and a long pause ear
   const applied = s.write(cmd(target), PERIOD);
   assert.ok(Math.abs(applied.position[j] - 3 * PERIOD) < 1e-12, `stepped ${applied.position[j]}`);
   const ev = s.takeEvents();
-  assert.deepEqual(ev.map((e) => e.kind), ['velocity-clamped']);
+  assert.deepEqual(
+    ev.map((e) => e.kind),
+    ['velocity-clamped'],
+  );
   assert.match(ev[0].message, /right arm joint 1 to its speed limit of 3\.00 rad\/s/);
   const after = s.write(cmd(target), PERIOD + 1.0);
   assert.ok(Math.abs(after.position[j] - 3 * (PERIOD + MAX_STEP_DT_S)) < 1e-12);
@@ -218,7 +238,10 @@ test('watchdog: no command for holdAfterMs holds the current pose, still none af
   assert.equal(s.drive('left'), 'damp');
   assert.equal(s.drive('right'), 'damp');
   const ev = s.takeEvents();
-  assert.deepEqual(ev.map((e) => e.kind), ['watchdog-damp']);
+  assert.deepEqual(
+    ev.map((e) => e.kind),
+    ['watchdog-damp'],
+  );
   assert.match(ev[0].message, /No command for 1001 ms; damping both arms/);
   s.write(cmd(target), lastWrite + 1.1);
   assert.deepEqual(kinds(s), ['command-dropped']);
@@ -253,7 +276,10 @@ test('a motor fault damps the faulted arm, holds the healthy arm, reports once, 
   assert.equal(ev[0].kind, 'fault-hold');
   assert.equal(ev[0].arm, 'right');
   assert.equal(ev[0].joint, 2);
-  assert.match(ev[0].message, /Fault on the right arm joint 3: Motor 0x03 reports over-current\. Damped the right arm; the left arm holds its pose/);
+  assert.match(
+    ev[0].message,
+    /Fault on the right arm joint 3: Motor 0x03 reports over-current\. Damped the right arm; the left arm holds its pose/,
+  );
   s.tick(measured, [fault], 2 * PERIOD);
   assert.deepEqual(s.takeEvents(), []);
   s.write(cmd(home()), 3 * PERIOD);
@@ -261,7 +287,10 @@ test('a motor fault damps the faulted arm, holds the healthy arm, reports once, 
   // A rig-wide fault damps both.
   s.tick(measured, [fault, { kind: 'bus-error', message: 'The CAN adapter was unplugged.' }], 4 * PERIOD);
   assert.equal(s.drive('left'), 'damp');
-  assert.match(s.takeEvents()[0].message, /Fault on the rig: The CAN adapter was unplugged\. Damped the left arm and right arm\./);
+  assert.match(
+    s.takeEvents()[0].message,
+    /Fault on the rig: The CAN adapter was unplugged\. Damped the left arm and right arm\./,
+  );
   // Re-activation after the fault clears.
   s.activate(measured, noFaults, 1);
   assert.equal(s.mode, 'active');
@@ -284,7 +313,10 @@ test('e-stop stops at the measured pose at once, damps one cycle later, and drop
   assert.equal(s.output.position[stateIndex('left', 0)], 0.05);
   assert.ok(s.output.velocity.every((v) => v === 0));
   const ev = s.takeEvents();
-  assert.deepEqual(ev.map((e) => e.kind), ['estop']);
+  assert.deepEqual(
+    ev.map((e) => e.kind),
+    ['estop'],
+  );
   assert.match(ev[0].message, /Emergency stop: operator pressed the e-stop key/);
   s.tick(measured, noFaults, t + PERIOD);
   assert.equal(s.drive('left'), 'track', 'the stop cycle');
@@ -357,7 +389,11 @@ test('write returns the applied command without allocating new arrays each cycle
 
 test('e-stop never gives stiffness back to an arm a motor fault damped (right-arm fault → e-stop)', () => {
   const s = active();
-  s.tick(home(), [{ kind: 'motor-fault', arm: 'right', joint: 2, message: 'Motor 0x03 reports over-current.' }], PERIOD);
+  s.tick(
+    home(),
+    [{ kind: 'motor-fault', arm: 'right', joint: 2, message: 'Motor 0x03 reports over-current.' }],
+    PERIOD,
+  );
   assert.equal(s.drive('right'), 'damp');
   s.estop('operator', 2 * PERIOD);
   assert.equal(s.drive('right'), 'damp', 'the faulted arm stays damped through the e-stop');
@@ -382,16 +418,27 @@ test('a source sending only non-finite commands is as good as silent: held at on
     const t = PERIOD + i * PERIOD; // up to 996 ms after the last good command
     s.write(cmd(bad), t);
     s.tick(home(), noFaults, t);
-    assert.equal(s.mode, 'holding', `held, not damped, ${((t - PERIOD) * 1000).toFixed(0)} ms after the last good command`);
+    assert.equal(
+      s.mode,
+      'holding',
+      `held, not damped, ${((t - PERIOD) * 1000).toFixed(0)} ms after the last good command`,
+    );
   }
-  assert.deepEqual(kinds(s), ['non-finite-command'], 'one report for a stretch of the same bad command, not one per cycle');
+  assert.deepEqual(
+    kinds(s),
+    ['non-finite-command'],
+    'one report for a stretch of the same bad command, not one per cycle',
+  );
   s.write(cmd(bad), PERIOD + 1.002);
   s.tick(home(), noFaults, PERIOD + 1.002);
   assert.equal(s.mode, 'damped');
   assert.equal(s.drive('left'), 'damp');
   assert.equal(s.drive('right'), 'damp');
   const ev = s.takeEvents();
-  assert.deepEqual(ev.map((e) => e.kind), ['watchdog-damp']);
+  assert.deepEqual(
+    ev.map((e) => e.kind),
+    ['watchdog-damp'],
+  );
   assert.match(ev[0].message, /No valid command for 1002 ms \(\d+ rejected\); damping both arms/);
   s.write(cmd(home()), PERIOD + 1.01);
   assert.equal(s.mode, 'damped', 'a good command after the damp needs a new activation');
@@ -408,7 +455,11 @@ test('one bad command among good ones only holds; the next good one resumes and 
     s.tick(home(), noFaults, t);
   }
   assert.equal(s.mode, 'active');
-  assert.equal(s.takeEvents().filter((e) => e.kind === 'non-finite-command').length, 12, 'each bad command after good ones is reported');
+  assert.equal(
+    s.takeEvents().filter((e) => e.kind === 'non-finite-command').length,
+    12,
+    'each bad command after good ones is reported',
+  );
 });
 
 test('a stretch of bad commands holds where the arm was when it started, not where it sinks to', () => {
@@ -433,8 +484,18 @@ test('a stretch of bad commands holds where the arm was when it started, not whe
 // in docs/rig-model.md; the contract suite checks it again on every rig, down to the motors.
 
 type Drives = `${'off' | 'track' | 'damp'}/${'off' | 'track' | 'damp'}`;
-const FAULT_RIGHT: RigFault = { kind: 'motor-fault', arm: 'right', joint: 2, message: 'Motor 0x03 reports over-current.' };
-const FAULT_LEFT: RigFault = { kind: 'motor-fault', arm: 'left', joint: 0, message: 'Motor 0x01 reports over-temperature.' };
+const FAULT_RIGHT: RigFault = {
+  kind: 'motor-fault',
+  arm: 'right',
+  joint: 2,
+  message: 'Motor 0x03 reports over-current.',
+};
+const FAULT_LEFT: RigFault = {
+  kind: 'motor-fault',
+  arm: 'left',
+  joint: 0,
+  message: 'Motor 0x01 reports over-temperature.',
+};
 const WD = { holdAfterMs: 100, dampAfterMs: 1000 };
 
 const START_STATES: Record<string, () => { s: SafetySupervisor; t: number }> = {
@@ -513,16 +574,86 @@ const EVENTS: Record<string, (s: SafetySupervisor, t: number, step: () => void) 
 
 // [start state][event] → "mode left/right"
 const TABLE: Record<string, Record<string, `${string} ${Drives}`>> = {
-  unconfigured: { estop: 'unconfigured off/off', hold: 'unconfigured off/off', watchdog: 'unconfigured off/off', fault: 'unconfigured off/off', deactivate: 'unconfigured off/off', activate: 'unconfigured off/off' },
-  configured: { estop: 'estopped off/off', hold: 'configured off/off', watchdog: 'configured off/off', fault: 'configured off/off', deactivate: 'damped off/off', activate: 'active track/track' },
-  active: { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'damped damp/damp', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
-  'holding (operator)': { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'holding track/track', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
-  'holding (watchdog)': { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'damped damp/damp', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
-  'holding (bad command)': { estop: 'estopped damp/damp', hold: 'holding track/track', watchdog: 'damped damp/damp', fault: 'fault damp/track', deactivate: 'damped damp/damp', activate: 'active track/track' },
-  'fault (right arm)': { estop: 'estopped damp/damp', hold: 'fault track/damp', watchdog: 'fault track/damp', fault: 'fault damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
-  'damped (deactivate)': { estop: 'estopped damp/damp', hold: 'damped damp/damp', watchdog: 'damped damp/damp', fault: 'damped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
-  'damped (watchdog)': { estop: 'estopped damp/damp', hold: 'damped damp/damp', watchdog: 'damped damp/damp', fault: 'damped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
-  estopped: { estop: 'estopped damp/damp', hold: 'estopped damp/damp', watchdog: 'estopped damp/damp', fault: 'estopped damp/damp', deactivate: 'damped damp/damp', activate: 'active track/track' },
+  unconfigured: {
+    estop: 'unconfigured off/off',
+    hold: 'unconfigured off/off',
+    watchdog: 'unconfigured off/off',
+    fault: 'unconfigured off/off',
+    deactivate: 'unconfigured off/off',
+    activate: 'unconfigured off/off',
+  },
+  configured: {
+    estop: 'estopped off/off',
+    hold: 'configured off/off',
+    watchdog: 'configured off/off',
+    fault: 'configured off/off',
+    deactivate: 'damped off/off',
+    activate: 'active track/track',
+  },
+  active: {
+    estop: 'estopped damp/damp',
+    hold: 'holding track/track',
+    watchdog: 'damped damp/damp',
+    fault: 'fault damp/track',
+    deactivate: 'damped damp/damp',
+    activate: 'active track/track',
+  },
+  'holding (operator)': {
+    estop: 'estopped damp/damp',
+    hold: 'holding track/track',
+    watchdog: 'holding track/track',
+    fault: 'fault damp/track',
+    deactivate: 'damped damp/damp',
+    activate: 'active track/track',
+  },
+  'holding (watchdog)': {
+    estop: 'estopped damp/damp',
+    hold: 'holding track/track',
+    watchdog: 'damped damp/damp',
+    fault: 'fault damp/track',
+    deactivate: 'damped damp/damp',
+    activate: 'active track/track',
+  },
+  'holding (bad command)': {
+    estop: 'estopped damp/damp',
+    hold: 'holding track/track',
+    watchdog: 'damped damp/damp',
+    fault: 'fault damp/track',
+    deactivate: 'damped damp/damp',
+    activate: 'active track/track',
+  },
+  'fault (right arm)': {
+    estop: 'estopped damp/damp',
+    hold: 'fault track/damp',
+    watchdog: 'fault track/damp',
+    fault: 'fault damp/damp',
+    deactivate: 'damped damp/damp',
+    activate: 'active track/track',
+  },
+  'damped (deactivate)': {
+    estop: 'estopped damp/damp',
+    hold: 'damped damp/damp',
+    watchdog: 'damped damp/damp',
+    fault: 'damped damp/damp',
+    deactivate: 'damped damp/damp',
+    activate: 'active track/track',
+  },
+  'damped (watchdog)': {
+    estop: 'estopped damp/damp',
+    hold: 'damped damp/damp',
+    watchdog: 'damped damp/damp',
+    fault: 'damped damp/damp',
+    deactivate: 'damped damp/damp',
+    activate: 'active track/track',
+  },
+  estopped: {
+    estop: 'estopped damp/damp',
+    hold: 'estopped damp/damp',
+    watchdog: 'estopped damp/damp',
+    fault: 'estopped damp/damp',
+    deactivate: 'damped damp/damp',
+    activate: 'active track/track',
+  },
 };
 
 for (const [start, make] of Object.entries(START_STATES)) {
@@ -534,7 +665,8 @@ for (const [start, make] of Object.entries(START_STATES)) {
       const step = () => {
         if (event === 'activate') return;
         ARM_SIDES.forEach((side, a) => {
-          if (s.drive(side) === 'track') assert.equal(before[a], 'track', `the ${side} arm went from ${before[a]} to track`);
+          if (s.drive(side) === 'track')
+            assert.equal(before[a], 'track', `the ${side} arm went from ${before[a]} to track`);
         });
       };
       apply(s, t, step);
@@ -578,7 +710,11 @@ test('an interlock opening replaces that very cycle’s command with a hold at t
   const far = home();
   far[0] = 0.5;
   const applied = s.write(cmd(far), t);
-  assert.equal(applied.position[0], measured[0], 'the applied command is the hold at the last measured pose, not the policy target');
+  assert.equal(
+    applied.position[0],
+    measured[0],
+    'the applied command is the hold at the last measured pose, not the policy target',
+  );
   assert.equal(s.mode, 'estopped');
   assert.deepEqual(s.interlockStop, { timeS: t, reason: 'The door of the cell is open.', cycle: 3, seenBy: 'write' });
   s.tick(measured, noFaults, t);
@@ -590,10 +726,23 @@ test('an interlock opening replaces that very cycle’s command with a hold at t
   assert.equal(s.drive('right'), 'damp');
   assert.equal(s.output.position[0], measured[0], 'later commands stay dropped');
   const events = s.takeEvents();
-  assert.deepEqual(events.map((e) => e.kind), ['interlock-stop'], 'one event: the stop says the command was replaced');
-  assert.match(events[0].message, /^The door of the cell is open\. Arms stopped at their pose, then damped; activate the rig again once the interlock is closed\.$/);
+  assert.deepEqual(
+    events.map((e) => e.kind),
+    ['interlock-stop'],
+    'one event: the stop says the command was replaced',
+  );
+  assert.match(
+    events[0].message,
+    /^The door of the cell is open\. Arms stopped at their pose, then damped; activate the rig again once the interlock is closed\.$/,
+  );
   // Re-activation is refused while it stays open, allowed once it closes.
-  assert.throws(() => s.activate(measured, noFaults, t), (e: unknown) => e instanceof RigError && e.fault.kind === 'interlock' && /interlock is open: The door of the cell is open\./.test(e.message));
+  assert.throws(
+    () => s.activate(measured, noFaults, t),
+    (e: unknown) =>
+      e instanceof RigError &&
+      e.fault.kind === 'interlock' &&
+      /interlock is open: The door of the cell is open\./.test(e.message),
+  );
   il.open = false;
   s.activate(measured, noFaults, t);
   assert.equal(s.mode, 'active');

@@ -26,7 +26,10 @@ interface BrowserJoint {
 }
 
 interface ParsedRobot {
-  joints: Record<string, { type: string; lower: number; upper: number; effort: number; velocity: number; axis: number[] }>;
+  joints: Record<
+    string,
+    { type: string; lower: number; upper: number; effort: number; velocity: number; axis: number[] }
+  >;
   links: string[];
   /** Link name → column-major 4×4 world matrix (per configuration). */
   poses: Record<string, number[]>[];
@@ -38,7 +41,16 @@ async function parseInChromium(urdf: string, configs: Record<string, number>[]):
   const browser = await chromium.launchPersistentContext(userDataDir, {
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const page = await browser.newPage();
@@ -59,16 +71,27 @@ async function parseInChromium(urdf: string, configs: Record<string, number>[]):
         const modPath = '/nm/urdf-loader/src/URDFLoader.js';
         const { default: URDFLoader } = await import(modPath);
         const robot = new URDFLoader().parse(urdf);
-        const joints: Record<string, { type: string; lower: number; upper: number; effort: number; velocity: number; axis: number[] }> = {};
+        const joints: Record<
+          string,
+          { type: string; lower: number; upper: number; effort: number; velocity: number; axis: number[] }
+        > = {};
         for (const [name, j] of Object.entries<BrowserJoint>(robot.joints)) {
-          joints[name] = { type: j.jointType, lower: j.limit.lower, upper: j.limit.upper, effort: j.limit.effort, velocity: j.limit.velocity, axis: [j.axis.x, j.axis.y, j.axis.z] };
+          joints[name] = {
+            type: j.jointType,
+            lower: j.limit.lower,
+            upper: j.limit.upper,
+            effort: j.limit.effort,
+            velocity: j.limit.velocity,
+            axis: [j.axis.x, j.axis.y, j.axis.z],
+          };
         }
         const poses: Record<string, number[]>[] = [];
         for (const config of configs) {
           for (const [name, v] of Object.entries(config)) robot.setJointValue(name, v);
           robot.updateMatrixWorld(true);
           const p: Record<string, number[]> = {};
-          for (const [name, l] of Object.entries<{ matrixWorld: { elements: number[] } }>(robot.links)) p[name] = Array.from(l.matrixWorld.elements as ArrayLike<number>);
+          for (const [name, l] of Object.entries<{ matrixWorld: { elements: number[] } }>(robot.links))
+            p[name] = Array.from(l.matrixWorld.elements as ArrayLike<number>);
           poses.push(p);
         }
         return { joints, links: Object.keys(robot.links), poses };
@@ -100,7 +123,8 @@ test('the URDF parses in urdf-loader with the model’s joints and limits, and i
   const configs = qs.map((q, c) => {
     const config: Record<string, number> = {};
     // Within the limits: urdf-loader clamps joint values to them, kinematics.ts does not.
-    for (const arm of model.arms) arm.joints.forEach((j, i) => (config[j.name] = arm.side === 'left' ? q[i] : qsRight[c][i]));
+    for (const arm of model.arms)
+      arm.joints.forEach((j, i) => (config[j.name] = arm.side === 'left' ? q[i] : qsRight[c][i]));
     config.left_finger1_joint = 0.01 * c;
     return config;
   });
@@ -111,7 +135,10 @@ test('the URDF parses in urdf-loader with the model’s joints and limits, and i
       const j = parsed.joints[spec.name];
       assert.ok(j, `joint ${spec.name} in the URDF`);
       assert.equal(j.type, 'revolute');
-      assert.ok(Math.abs(j.lower - spec.minRad) < 1e-9 && Math.abs(j.upper - spec.maxRad) < 1e-9, `${spec.name} limits`);
+      assert.ok(
+        Math.abs(j.lower - spec.minRad) < 1e-9 && Math.abs(j.upper - spec.maxRad) < 1e-9,
+        `${spec.name} limits`,
+      );
       assert.equal(j.effort, spec.maxTorqueNm);
       assert.equal(j.velocity, spec.maxVelocityRadS);
     }
@@ -119,7 +146,8 @@ test('the URDF parses in urdf-loader with the model’s joints and limits, and i
     assert.equal(parsed.joints[`${arm.side}_finger2_joint`].type, 'prismatic');
     assert.equal(parsed.joints[`${arm.side}_finger1_joint`].upper, 0.048);
   }
-  for (const side of ['left', 'right']) for (const l of LINK_NAMES) assert.ok(parsed.links.includes(`${side}_${l}`), `link ${side}_${l}`);
+  for (const side of ['left', 'right'])
+    for (const l of LINK_NAMES) assert.ok(parsed.links.includes(`${side}_${l}`), `link ${side}_${l}`);
 
   configs.forEach((config, c) => {
     for (const arm of model.arms) {
@@ -129,8 +157,15 @@ test('the URDF parses in urdf-loader with the model’s joints and limits, and i
         const m = parsed.poses[c][`${arm.side}_${name}`];
         const f = frames[li];
         for (let r = 0; r < 3; r++) {
-          assert.ok(Math.abs(m[12 + r] - f.position[r]) < 1e-6, `config ${c} ${arm.side}_${name} position[${r}]: urdf ${m[12 + r]} vs kinematics ${f.position[r]}`);
-          for (let col = 0; col < 3; col++) assert.ok(Math.abs(m[col * 4 + r] - f.rotation[r * 3 + col]) < 1e-6, `config ${c} ${arm.side}_${name} R[${r}][${col}]`);
+          assert.ok(
+            Math.abs(m[12 + r] - f.position[r]) < 1e-6,
+            `config ${c} ${arm.side}_${name} position[${r}]: urdf ${m[12 + r]} vs kinematics ${f.position[r]}`,
+          );
+          for (let col = 0; col < 3; col++)
+            assert.ok(
+              Math.abs(m[col * 4 + r] - f.rotation[r * 3 + col]) < 1e-6,
+              `config ${c} ${arm.side}_${name} R[${r}][${col}]`,
+            );
         }
       });
       const ee = forwardKinematicsTable(arm, q);
@@ -157,14 +192,20 @@ test('tandem rig urdf writes the file and refuses a malformed base pose in one s
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stderr, /Wrote the yam-bimanual URDF .* to .*rig\.urdf\./);
     const text = readFileSync(out, 'utf8');
-    assert.match(text, /<joint name="left_base_joint" type="fixed">\s*<parent link="table"\/><child link="left_base_link"\/>\s*<origin xyz="-0.4 0.35 0" rpy="0 0 0.174532925199"\/>/);
+    assert.match(
+      text,
+      /<joint name="left_base_joint" type="fixed">\s*<parent link="table"\/><child link="left_base_link"\/>\s*<origin xyz="-0.4 0.35 0" rpy="0 0 0.174532925199"\/>/,
+    );
     const stdout = await runTandem(['rig', 'urdf']);
     assert.equal(stdout.code, 0);
     assert.match(stdout.stdout, /^<\?xml/);
     assert.equal((stdout.stdout.match(/type="revolute"/g) ?? []).length, 12);
     const bad = await runTandem(['rig', 'urdf', '--right-base', 'a,b,c']);
     assert.equal(bad.code, 2);
-    assert.equal(bad.stderr.trim(), "--right-base must be x,y,z in metres with an optional yaw in degrees (e.g. -0.4,0.3,0,0), not 'a,b,c'.");
+    assert.equal(
+      bad.stderr.trim(),
+      "--right-base must be x,y,z in metres with an optional yaw in degrees (e.g. -0.4,0.3,0,0), not 'a,b,c'.",
+    );
     const nowhere = await runTandem(['rig', 'urdf', '-o', join(dir, 'missing', 'x.urdf')]);
     assert.equal(nowhere.code, 2);
     assert.match(nowhere.stderr, /Could not write the URDF to .*: its folder does not exist\./);

@@ -22,7 +22,10 @@ test('unpaced, ten seconds of 4 ms waits pass without waiting for the wall clock
   const t0 = performance.now();
   for (let i = 1; i <= 2500; i++) await clock.waitUntil(i * 0.004);
   assert.equal(clock.nowS(), 10);
-  assert.ok(performance.now() - t0 < 9000, `ten virtual seconds took ${(performance.now() - t0).toFixed(0)} ms of wall time`);
+  assert.ok(
+    performance.now() - t0 < 9000,
+    `ten virtual seconds took ${(performance.now() - t0).toFixed(0)} ms of wall time`,
+  );
 });
 
 test('paced, an event never fires before its time has passed on the wall clock', async () => {
@@ -31,7 +34,10 @@ test('paced, an event never fires before its time has passed on the wall clock',
   for (const tS of [0.05, 0.12, 0.2]) {
     await clock.waitUntil(tS);
     assert.equal(clock.nowS(), tS);
-    assert.ok(performance.now() - t0 >= tS * 1000 - 1, `virtual ${tS} s reached after only ${(performance.now() - t0).toFixed(1)} ms`);
+    assert.ok(
+      performance.now() - t0 >= tS * 1000 - 1,
+      `virtual ${tS} s reached after only ${(performance.now() - t0).toFixed(1)} ms`,
+    );
   }
 });
 
@@ -43,7 +49,10 @@ test('paced, a main thread blocked for 300 ms slows time down: what follows is n
   // that caught up would fire the first 30 at once), and virtual time shows no jump.
   const t0 = performance.now();
   for (let i = 2; i <= 21; i++) await clock.waitUntil(i * 0.01);
-  assert.ok(performance.now() - t0 >= 180, `20 cycles of 10 ms after the stall took ${(performance.now() - t0).toFixed(0)} ms`);
+  assert.ok(
+    performance.now() - t0 >= 180,
+    `20 cycles of 10 ms after the stall took ${(performance.now() - t0).toFixed(0)} ms`,
+  );
   assert.ok(Math.abs(clock.nowS() - 0.21) < 1e-9);
 });
 
@@ -72,7 +81,9 @@ test('time stands still while a piece of work runs (standStill), however long it
     await clock.waitUntil(1);
     const before = clock.nowS();
     // Work that takes wall time (a file opened on a slow disk).
-    const seenWhileStill = await clock.standStill(new Promise<number>((resolve) => setTimeout(() => resolve(clock.nowS()), 50)));
+    const seenWhileStill = await clock.standStill(
+      new Promise<number>((resolve) => setTimeout(() => resolve(clock.nowS()), 50)),
+    );
     assert.equal(seenWhileStill, before, 'no virtual time passed while the work ran');
     await clock.waitUntil(clock.nowS() + 0.5);
     assert.ok(clock.nowS() >= before + 0.5, 'time moves again after the work settled');

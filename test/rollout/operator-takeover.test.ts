@@ -22,7 +22,13 @@ const HORIZON = 150;
 
 /** Swings both shoulders ±0.2 rad about the pose it first saw, 2 s a period: where it aims depends on the time it observes. */
 class SwingPolicy implements Policy {
-  readonly info = { name: 'test:swing', checkpointSha256: '0'.repeat(64), actionHorizon: HORIZON, cameras: [], needsPrivilegedState: false };
+  readonly info = {
+    name: 'test:swing',
+    checkpointSha256: '0'.repeat(64),
+    actionHorizon: HORIZON,
+    cameras: [],
+    needsPrivilegedState: false,
+  };
   private base: Float32Array | undefined;
   async reset(): Promise<void> {
     this.base = undefined;
@@ -93,7 +99,9 @@ async function rolloutWithHand(offset: number, cues: readonly number[]) {
   return out!;
 }
 
-test('the operator takes over a policy rollout with the leader and gives it back: the policy pauses, the span is recorded, and control never jumps either way', { timeout: 120_000 }, async () => {
+test('the operator takes over a policy rollout with the leader and gives it back: the policy pauses, the span is recorded, and control never jumps either way', {
+  timeout: 120_000,
+}, async () => {
   const { episode, chunks, events } = await rolloutWithHand(0, [1, 2.5]);
   assert.equal(episode.outcome, 'completed', episode.reason);
   assert.equal(episode.takeovers.length, 1, JSON.stringify(episode.takeovers));
@@ -106,14 +114,22 @@ test('the operator takes over a policy rollout with the leader and gives it back
   const t = episode.trajectory;
   const first = Math.round(span.startS * HZ);
   const last = first + span.steps;
-  for (let i = 0; i < t.steps; i++) assert.equal(t.chunkIndex[i] < 0, i >= first && i < last, `step ${i}: chunk ${t.chunkIndex[i]}`);
+  for (let i = 0; i < t.steps; i++)
+    assert.equal(t.chunkIndex[i] < 0, i >= first && i < last, `step ${i}: chunk ${t.chunkIndex[i]}`);
   // The policy paused: it observed nothing while the operator drove, and observed afresh at the give-back.
   const observedSteps = chunks.map((c) => c.observedStep);
-  assert.deepEqual(observedSteps.filter((s) => s >= first && s < last), [], `observed at steps ${observedSteps.join(', ')}`);
+  assert.deepEqual(
+    observedSteps.filter((s) => s >= first && s < last),
+    [],
+    `observed at steps ${observedSteps.join(', ')}`,
+  );
   assert.ok(observedSteps.includes(last), `observed at steps ${observedSteps.join(', ')}`);
   // The operator's pose (the hand holds the start pose) is where the follower was led.
   const o = (last - 1) * STATE_DIM;
-  assert.ok(Math.abs(t.command[o]) < 0.01 && Math.abs(t.command[o + 7]) < 0.01, `the operator's last command ${t.command[o]}, ${t.command[o + 7]}`);
+  assert.ok(
+    Math.abs(t.command[o]) < 0.01 && Math.abs(t.command[o + 7]) < 0.01,
+    `the operator's last command ${t.command[o]}, ${t.command[o + 7]}`,
+  );
   // No jump: the applied command moves no more per step at the two handovers than the policy's own swing does.
   let worst = { d: 0, step: 0 };
   for (let i = 1; i < t.steps; i++) {
@@ -122,24 +138,37 @@ test('the operator takes over a policy rollout with the leader and gives it back
       if (d > worst.d) worst = { d, step: i };
     }
   }
-  assert.ok(worst.d < 0.02, `the command jumped ${worst.d.toFixed(3)} rad at step ${worst.step} (handovers at ${first} and ${last})`);
+  assert.ok(
+    worst.d < 0.02,
+    `the command jumped ${worst.d.toFixed(3)} rad at step ${worst.step} (handovers at ${first} and ${last})`,
+  );
   const takeover = events.filter((e) => e.kind === 'takeover');
   assert.deepEqual(
-    takeover.filter((e) => e.detail?.takeover === 'start' || e.detail?.takeover === 'end').map((e) => [e.detail?.takeover, e.detail?.step]),
+    takeover
+      .filter((e) => e.detail?.takeover === 'start' || e.detail?.takeover === 'end')
+      .map((e) => [e.detail?.takeover, e.detail?.step]),
     [
       ['start', first],
       ['end', last],
     ],
   );
-  assert.ok(takeover.some((e) => e.detail?.takeover === 'sync-engaging'), 'the engage ramp is recorded');
+  assert.ok(
+    takeover.some((e) => e.detail?.takeover === 'sync-engaging'),
+    'the engage ramp is recorded',
+  );
 });
 
-test('a takeover while the leader is far from the follower is refused with the teleop sentence, and the policy drives on', { timeout: 120_000 }, async () => {
+test('a takeover while the leader is far from the follower is refused with the teleop sentence, and the policy drives on', {
+  timeout: 120_000,
+}, async () => {
   const { episode, events } = await rolloutWithHand(0.8, [1]);
   assert.equal(episode.outcome, 'completed', episode.reason);
   assert.deepEqual(episode.takeovers, []);
   assert.ok(Array.from(episode.trajectory.chunkIndex.subarray(0, episode.trajectory.steps)).every((c) => c >= 0));
   const refused = events.filter((e) => e.kind === 'takeover' && e.detail?.takeover === 'sync-refused');
   assert.equal(refused.length, 1);
-  assert.match(refused[0].message, /^Not engaging: the leader's left joint 1 is 0\.\d\d rad from the follower's \(more than 0\.60 rad\); move the leader to the follower's pose, then engage again\.$/);
+  assert.match(
+    refused[0].message,
+    /^Not engaging: the leader's left joint 1 is 0\.\d\d rad from the follower's \(more than 0\.60 rad\); move the leader to the follower's pose, then engage again\.$/,
+  );
 });

@@ -12,7 +12,12 @@ import { createEmulatedCell } from '../../src/emulated-cell/emulated-cell.js';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import { getTask } from '../../src/tasks/registry.js';
 import { HoldPolicy } from '../../src/rollout/hold-policy.js';
-import { DEFAULT_DEADLINE_MS, policyDeadlineMs, runRigRollout, STANDSTILL_DEADLINE_MS } from '../../src/rollout/rig-rollout.js';
+import {
+  DEFAULT_DEADLINE_MS,
+  policyDeadlineMs,
+  runRigRollout,
+  STANDSTILL_DEADLINE_MS,
+} from '../../src/rollout/rig-rollout.js';
 import type { ActionChunk, Observation } from '../../src/policy/contract.js';
 
 const task = getTask('bottles-in-the-bin');
@@ -35,7 +40,17 @@ async function rollout(deadlineMs: number | undefined) {
   try {
     await cell.rig.configure();
     await cell.rig.activate();
-    return await runRigRollout({ rig: cell.rig, policy: new SlowHoldPolicy(DEFAULT_DEADLINE_MS + 300), task, layout, episodeSeconds: 0.3, controlHz: 50, seed: 0, clock, ...(deadlineMs === undefined ? {} : { deadlineMs }) });
+    return await runRigRollout({
+      rig: cell.rig,
+      policy: new SlowHoldPolicy(DEFAULT_DEADLINE_MS + 300),
+      task,
+      layout,
+      episodeSeconds: 0.3,
+      controlHz: 50,
+      seed: 0,
+      clock,
+      ...(deadlineMs === undefined ? {} : { deadlineMs }),
+    });
   } finally {
     await cell.close();
   }

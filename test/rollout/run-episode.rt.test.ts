@@ -63,7 +63,9 @@ async function simEpisode(layout: Layout, policy: Policy, opts: SimEpisodeOption
       episodeSeconds: opts.seconds ?? 1,
       controlHz: 50,
       seed: 0,
-      endState: opts.endState ? opts.endState(scene) : { endStates: () => scene.endStates(), fingerprint: () => scene.fingerprint() },
+      endState: opts.endState
+        ? opts.endState(scene)
+        : { endStates: () => scene.endStates(), fingerprint: () => scene.fingerprint() },
       signal: opts.signal,
     });
   } finally {
@@ -72,17 +74,25 @@ async function simEpisode(layout: Layout, policy: Policy, opts: SimEpisodeOption
 }
 
 test('runEpisode drives SimRig through the Rig contract at the control rate and records every step', async () => {
-  const e = await simEpisode(bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0.05, y: 0.1, yawRad: 0 }, posture: 'upright' }]), new HoldPolicy(), { seconds: 1 });
+  const e = await simEpisode(
+    bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0.05, y: 0.1, yawRad: 0 }, posture: 'upright' }]),
+    new HoldPolicy(),
+    { seconds: 1 },
+  );
   assert.equal(e.status, 'valid');
   assert.equal(e.trajectory.steps, 50);
   assert.equal(e.trajectory.timeS[49], 49 / 50);
   // The hold policy asks for the start pose; the applied command and the measured state stay there.
   const last = e.trajectory.position.subarray(49 * STATE_DIM, 50 * STATE_DIM);
   const first = e.trajectory.position.subarray(0, STATE_DIM);
-  for (let k = 0; k < STATE_DIM; k++) assert.ok(Math.abs(last[k] - first[k]) < 0.05, `entry ${k} drifted ${first[k]} → ${last[k]}`);
+  for (let k = 0; k < STATE_DIM; k++)
+    assert.ok(Math.abs(last[k] - first[k]) < 0.05, `entry ${k} drifted ${first[k]} → ${last[k]}`);
   // One inference per 25-row chunk: observations only when the executor asks.
   assert.equal(e.observations, 2);
-  assert.deepEqual([e.trajectory.chunkIndex[0], e.trajectory.row[0], e.trajectory.chunkIndex[30], e.trajectory.row[30]], [0, 0, 1, 5]);
+  assert.deepEqual(
+    [e.trajectory.chunkIndex[0], e.trajectory.row[0], e.trajectory.chunkIndex[30], e.trajectory.row[30]],
+    [0, 0, 1, 5],
+  );
   assert.deepEqual(e.progress?.counts, { inBin: 0, target: 1 });
   assert.match(e.finalStateHash, /^[0-9a-f]{64}$/);
 });
@@ -116,20 +126,32 @@ test('mugs are upright only within the tilt threshold: a lying mug is not, a sta
   };
   const e = await simEpisode(layout, new HoldPolicy(), { task: MUG_FLIPPING });
   assert.equal(e.status, 'valid');
-  assert.deepEqual(e.endStates?.map((s) => s.upright), [true, false]);
+  assert.deepEqual(
+    e.endStates?.map((s) => s.upright),
+    [true, false],
+  );
   // Nothing flipped: progress 0 of the one mug that needed it.
   assert.equal(e.progress?.progress, 0);
 });
 
 test('a policy timeout aborts the episode, holds the rig and is never scored', async () => {
   const slow: Policy = {
-    info: { name: 'test:times-out', checkpointSha256: '0'.repeat(64), actionHorizon: 10, cameras: [], needsPrivilegedState: false },
+    info: {
+      name: 'test:times-out',
+      checkpointSha256: '0'.repeat(64),
+      actionHorizon: 10,
+      cameras: [],
+      needsPrivilegedState: false,
+    },
     async reset() {},
     async infer(): Promise<ActionChunk> {
       throw new PolicyUnavailableError('The policy server did not answer within 500 ms.', 'timeout');
     },
   };
-  const e = await simEpisode(bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' }]), slow);
+  const e = await simEpisode(
+    bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' }]),
+    slow,
+  );
   assert.equal(e.status, 'aborted');
   assert.match(e.reason ?? '', /^policy timeout: /);
   assert.equal(e.progress, undefined);
@@ -146,7 +168,13 @@ test('cameras that fail mid-episode make the rollout invalid (not a scored polic
     },
   };
   const looking: Policy = {
-    info: { name: 'test:looks', checkpointSha256: '0'.repeat(64), actionHorizon: 5, cameras: ['cam_high'], needsPrivilegedState: false },
+    info: {
+      name: 'test:looks',
+      checkpointSha256: '0'.repeat(64),
+      actionHorizon: 5,
+      cameras: ['cam_high'],
+      needsPrivilegedState: false,
+    },
     async reset() {},
     async infer(obs: Observation): Promise<ActionChunk> {
       const actions = new Float32Array(5 * STATE_DIM);
@@ -154,9 +182,16 @@ test('cameras that fail mid-episode make the rollout invalid (not a scored polic
       return { horizon: 5, actions };
     },
   };
-  const e = await simEpisode(bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' }]), looking, { cameras });
+  const e = await simEpisode(
+    bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' }]),
+    looking,
+    { cameras },
+  );
   assert.equal(e.status, 'invalid');
-  assert.match(e.reason ?? '', /^The cameras failed at \d+\.\d\d s into the episode \(step \d+ of \d+\), so the policy got no images: the renderer process exited/);
+  assert.match(
+    e.reason ?? '',
+    /^The cameras failed at \d+\.\d\d s into the episode \(step \d+ of \d+\), so the policy got no images: the renderer process exited/,
+  );
   assert.equal(e.trajectory.steps, 5, 'it stopped at the first observation without images');
   assert.equal(e.progress, undefined);
 });
@@ -165,7 +200,13 @@ test('a simulation that blows up stops the rollout, which is invalid with the re
   let scene: SimScene | undefined;
   let steps = 0;
   const saboteur: Policy = {
-    info: { name: 'test:push-through-table', checkpointSha256: '0'.repeat(64), actionHorizon: 1, cameras: [], needsPrivilegedState: false },
+    info: {
+      name: 'test:push-through-table',
+      checkpointSha256: '0'.repeat(64),
+      actionHorizon: 1,
+      cameras: [],
+      needsPrivilegedState: false,
+    },
     async reset() {},
     async infer(obs: Observation): Promise<ActionChunk> {
       // After a few steps, teleport the bottle under the table top, as a solver blow-up would.
@@ -173,9 +214,13 @@ test('a simulation that blows up stops the rollout, which is invalid with the re
       return { horizon: 1, actions: Float32Array.from(obs.state) };
     },
   };
-  const e = await simEpisode(bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' }]), saboteur, {
-    onScene: (s) => (scene = s),
-  });
+  const e = await simEpisode(
+    bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' }]),
+    saboteur,
+    {
+      onScene: (s) => (scene = s),
+    },
+  );
   assert.equal(e.status, 'invalid');
   assert.match(e.reason ?? '', /simulation became unstable: 'bottle-1' went through the table/);
   assert.ok(e.trajectory.steps < 10, `stopped early (${e.trajectory.steps} steps)`);
@@ -183,8 +228,16 @@ test('a simulation that blows up stops the rollout, which is invalid with the re
 });
 
 test('a layout naming an object the task does not have is an invalid rollout with the reason, not a crash', async () => {
-  const layout = bottlesLayout([{ id: 'teapot-1', kind: 'teapot', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' }]);
-  const r = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout, policy: new HoldPolicy(), seed: 0, episodeSeconds: 1 });
+  const layout = bottlesLayout([
+    { id: 'teapot-1', kind: 'teapot', pose: { x: 0, y: 0.1, yawRad: 0 }, posture: 'upright' },
+  ]);
+  const r = await runSimRollout({
+    task: BOTTLES_IN_THE_BIN,
+    layout,
+    policy: new HoldPolicy(),
+    seed: 0,
+    episodeSeconds: 1,
+  });
   assert.equal(r.episode.status, 'invalid');
   assert.match(r.episode.reason ?? '', /names object kind 'teapot'.*bottles-in-the-bin does not have/);
   assert.equal(r.episode.progress, undefined);
@@ -192,7 +245,8 @@ test('a layout naming an object the task does not have is an invalid rollout wit
 
 // ---- The outcome table (docs/rig-model.md, "How an episode ends"): one test per way an episode ends. ----
 
-const ONE_BOTTLE = (): Layout => bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0.05, y: 0.1, yawRad: 0 }, posture: 'upright' }]);
+const ONE_BOTTLE = (): Layout =>
+  bottlesLayout([{ id: 'bottle-1', kind: 'bottle-500ml', pose: { x: 0.05, y: 0.1, yawRad: 0 }, posture: 'upright' }]);
 const modelDir = mkdtempSync(join(tmpdir(), 'tandem-episode-'));
 test.after(() => rmSync(modelDir, { recursive: true, force: true }));
 
@@ -213,11 +267,18 @@ test('a policy answering NaN actions (an ONNX model with a NaN bias) ends the si
   try {
     const e = await simEpisode(ONE_BOTTLE(), policy);
     assertOutcome(e, 'policy-error');
-    assert.match(e.error ?? '', /answered NaN at action row 0, entry 5; no row of that chunk is executed\. \(at step 0 of 50; the rig held from there\)$/);
+    assert.match(
+      e.error ?? '',
+      /answered NaN at action row 0, entry 5; no row of that chunk is executed\. \(at step 0 of 50; the rig held from there\)$/,
+    );
     assert.equal(e.reason, undefined);
     assert.equal(e.trajectory.steps, 0, 'not one row of the chunk ran');
     assert.deepEqual(e.progress?.counts, { inBin: 0, target: 1 }, 'scored: it counts against the policy');
-    assert.deepEqual(e.safetyEvents.filter((s) => s.kind === 'non-finite-command'), [], 'the loop stopped it before the safety supervisor had to');
+    assert.deepEqual(
+      e.safetyEvents.filter((s) => s.kind === 'non-finite-command'),
+      [],
+      'the loop stopped it before the safety supervisor had to',
+    );
   } finally {
     await policy.close();
   }
@@ -225,7 +286,13 @@ test('a policy answering NaN actions (an ONNX model with a NaN bias) ends the si
 
 test('a policy answering chunks of the wrong shape (one arm only) is a policy error before any row runs', async () => {
   const oneArm: Policy = {
-    info: { name: 'test:one-arm', checkpointSha256: '0'.repeat(64), actionHorizon: 5, cameras: [], needsPrivilegedState: false },
+    info: {
+      name: 'test:one-arm',
+      checkpointSha256: '0'.repeat(64),
+      actionHorizon: 5,
+      cameras: [],
+      needsPrivilegedState: false,
+    },
     async reset() {},
     async infer(obs: Observation): Promise<ActionChunk> {
       return { horizon: 5, actions: new Float32Array(5 * 7).fill(obs.state[0]) };
@@ -233,7 +300,10 @@ test('a policy answering chunks of the wrong shape (one arm only) is a policy er
   };
   const e = await simEpisode(ONE_BOTTLE(), oneArm);
   assertOutcome(e, 'policy-error');
-  assert.match(e.error ?? '', /^Policy test:one-arm answered 35 action values for horizon 5; expected 5×14\. \(at step 0 of 50/);
+  assert.match(
+    e.error ?? '',
+    /^Policy test:one-arm answered 35 action values for horizon 5; expected 5×14\. \(at step 0 of 50/,
+  );
   assert.equal(e.trajectory.steps, 0);
   assert.ok(e.progress, 'scored');
 });
@@ -249,14 +319,24 @@ test('an executor handing the loop a short or non-finite action is stopped by th
     },
     replanNow: () => inner.replanNow(),
   });
-  const short = await simEpisode(ONE_BOTTLE(), policy, { executor: sloppy((a) => ({ ...a, position: a.position.subarray(0, 13) })) });
+  const short = await simEpisode(ONE_BOTTLE(), policy, {
+    executor: sloppy((a) => ({ ...a, position: a.position.subarray(0, 13) })),
+  });
   assertOutcome(short, 'policy-error');
-  assert.match(short.error ?? '', /^Policy code:hold gave 13 action values for a step; a step needs 14 .* \(at step 3 of 50; the rig held from there\)$/);
+  assert.match(
+    short.error ?? '',
+    /^Policy code:hold gave 13 action values for a step; a step needs 14 .* \(at step 3 of 50; the rig held from there\)$/,
+  );
   assert.equal(short.trajectory.steps, 3);
-  const nan = await simEpisode(ONE_BOTTLE(), policy, { executor: sloppy((a) => ({ ...a, position: Float32Array.from(a.position, (v, k) => (k === 9 ? Infinity : v)) })) });
+  const nan = await simEpisode(ONE_BOTTLE(), policy, {
+    executor: sloppy((a) => ({ ...a, position: Float32Array.from(a.position, (v, k) => (k === 9 ? Infinity : v)) })),
+  });
   assertOutcome(nan, 'policy-error');
   assert.match(nan.error ?? '', /answered Infinity at action entry 9 \(chunk 0, row 3\); no entry of it was executed/);
-  assert.deepEqual(nan.safetyEvents.filter((s) => s.kind === 'non-finite-command'), []);
+  assert.deepEqual(
+    nan.safetyEvents.filter((s) => s.kind === 'non-finite-command'),
+    [],
+  );
 });
 
 test('on the emulated real rig a NaN-answering policy (ONNX, and an openpi server) is a policy error: the rig holds, then damps', async () => {
@@ -270,8 +350,21 @@ test('on the emulated real rig a NaN-answering policy (ONNX, and an openpi serve
       const y = createEmulatedYam({ clock });
       try {
         // openpi always carries the cameras: black frames, as `tandem rig rollout --blank-cameras` feeds.
-        const cameras: CameraSource = { capture: async (names) => Object.fromEntries(names.map((n) => [n, blackImage(224, 224)])) };
-        const r = await runRigRollout({ rig: y.rig, policy, cameras, task: BOTTLES_IN_THE_BIN, layout, episodeSeconds: 0.4, controlHz: 50, seed: 0, deadlineMs: 2000, clock });
+        const cameras: CameraSource = {
+          capture: async (names) => Object.fromEntries(names.map((n) => [n, blackImage(224, 224)])),
+        };
+        const r = await runRigRollout({
+          rig: y.rig,
+          policy,
+          cameras,
+          task: BOTTLES_IN_THE_BIN,
+          layout,
+          episodeSeconds: 0.4,
+          controlHz: 50,
+          seed: 0,
+          deadlineMs: 2000,
+          clock,
+        });
         assertOutcome(r.episode, 'policy-error');
         assert.match(r.episode.error ?? '', /answered NaN at action row (0|1), entry (5|3)/);
         assert.equal(r.episode.trajectory.steps, 0);
@@ -293,9 +386,22 @@ test('a rig that refuses to activate (a wrong zero on the emulated YAM) makes th
   const clock = new RealtimeClock();
   const y = createEmulatedYam({ clock, emulator: { initialPositionsRad: [0, -0.5, 0, 0, 0, 0, 0] } });
   try {
-    const r = await runRigRollout({ rig: y.rig, policy: new HoldPolicy(), task: BOTTLES_IN_THE_BIN, layout: ONE_BOTTLE(), episodeSeconds: 0.2, controlHz: 50, seed: 0, deadlineMs: 1000, clock });
+    const r = await runRigRollout({
+      rig: y.rig,
+      policy: new HoldPolicy(),
+      task: BOTTLES_IN_THE_BIN,
+      layout: ONE_BOTTLE(),
+      episodeSeconds: 0.2,
+      controlHz: 50,
+      seed: 0,
+      deadlineMs: 1000,
+      clock,
+    });
     assertOutcome(r.episode, 'rig-refused');
-    assert.match(r.episode.reason ?? '', /^The rig could not start the episode: Not activating: the left arm joint 2 reads .* zero offset is probably wrong/);
+    assert.match(
+      r.episode.reason ?? '',
+      /^The rig could not start the episode: Not activating: the left arm joint 2 reads .* zero offset is probably wrong/,
+    );
     assert.equal(r.episode.trajectory.steps, 0);
     assert.equal(r.episode.observations, 0, 'the policy was never asked');
     assert.ok(r.episode.safetyEvents.some((s) => s.kind === 'activate-refused'));
@@ -306,14 +412,22 @@ test('a rig that refuses to activate (a wrong zero on the emulated YAM) makes th
   }
 });
 
-test("a policy whose reset fails makes the rollout invalid; a reset that times out is an outage (aborted); neither is scored", async () => {
-  const failing = (error: Error): Policy => ({ ...new HoldPolicy(), info: new HoldPolicy().info, reset: () => Promise.reject(error), infer: () => Promise.reject(new Error('never asked')) });
+test('a policy whose reset fails makes the rollout invalid; a reset that times out is an outage (aborted); neither is scored', async () => {
+  const failing = (error: Error): Policy => ({
+    ...new HoldPolicy(),
+    info: new HoldPolicy().info,
+    reset: () => Promise.reject(error),
+    infer: () => Promise.reject(new Error('never asked')),
+  });
   const broken = await simEpisode(ONE_BOTTLE(), failing(new Error('the checkpoint has no normalisation statistics')));
   assertOutcome(broken, 'policy-reset-failed');
   assert.equal(broken.reason, 'The policy could not start the episode: the checkpoint has no normalisation statistics');
   assert.equal(broken.progress, undefined);
   assert.equal(broken.trajectory.steps, 0);
-  const slow = await simEpisode(ONE_BOTTLE(), failing(new PolicyUnavailableError('The policy server did not answer the reset within 500 ms.', 'timeout')));
+  const slow = await simEpisode(
+    ONE_BOTTLE(),
+    failing(new PolicyUnavailableError('The policy server did not answer the reset within 500 ms.', 'timeout')),
+  );
   assertOutcome(slow, 'policy-unavailable');
   assert.match(slow.reason ?? '', /^policy timeout: The policy server did not answer the reset/);
   assert.equal(slow.progress, undefined);
@@ -328,7 +442,9 @@ test('an end state that cannot be scored makes a finished episode invalid, not a
   assert.match(e.reason ?? '', /^The end state could not be scored: /);
   assert.equal(e.trajectory.steps, 50, 'the episode itself ran');
   assert.equal(e.progress, undefined);
-  const thrown = await simEpisode(ONE_BOTTLE(), new HoldPolicy(), { endState: () => ({ endStates: () => Promise.reject(new Error('the scene was freed')) }) });
+  const thrown = await simEpisode(ONE_BOTTLE(), new HoldPolicy(), {
+    endState: () => ({ endStates: () => Promise.reject(new Error('the scene was freed')) }),
+  });
   assertOutcome(thrown, 'scoring-failed');
   assert.equal(thrown.reason, 'The end state could not be scored: the scene was freed');
 });
@@ -361,7 +477,10 @@ test('a fault during the settle hold after the last step makes the episode inval
     clock: actingClock(1, () => scene!.objects[0].body.setTranslation({ x: 0, y: 0.1, z: -0.2 }, true)),
   });
   assertOutcome(e, 'settle-fault');
-  assert.match(e.reason ?? '', /^The rig faulted while the world settled after the last step, so the end state cannot be trusted: The simulation became unstable: 'bottle-1' went through the table/);
+  assert.match(
+    e.reason ?? '',
+    /^The rig faulted while the world settled after the last step, so the end state cannot be trusted: The simulation became unstable: 'bottle-1' went through the table/,
+  );
   assert.equal(e.trajectory.steps, 50, 'every step ran');
   assert.equal(e.progress, undefined);
   assert.equal(e.endStates, undefined);
@@ -371,7 +490,13 @@ test('a fault while settling after a policy error is invalid too, and keeps the 
   let scene: SimScene | undefined;
   let calls = 0;
   const failsLater: Policy = {
-    info: { name: 'test:fails-later', checkpointSha256: '0'.repeat(64), actionHorizon: 10, cameras: [], needsPrivilegedState: false },
+    info: {
+      name: 'test:fails-later',
+      checkpointSha256: '0'.repeat(64),
+      actionHorizon: 10,
+      cameras: [],
+      needsPrivilegedState: false,
+    },
     async reset() {},
     async infer(obs: Observation): Promise<ActionChunk> {
       const actions = new Float32Array(10 * STATE_DIM);
@@ -380,7 +505,10 @@ test('a fault while settling after a policy error is invalid too, and keeps the 
       return { horizon: 10, actions };
     },
   };
-  const e = await simEpisode(ONE_BOTTLE(), failsLater, { onScene: (s) => (scene = s), clock: actingClock(0.21, () => scene!.objects[0].body.setTranslation({ x: 0, y: 0.1, z: -0.2 }, true)) });
+  const e = await simEpisode(ONE_BOTTLE(), failsLater, {
+    onScene: (s) => (scene = s),
+    clock: actingClock(0.21, () => scene!.objects[0].body.setTranslation({ x: 0, y: 0.1, z: -0.2 }, true)),
+  });
   assertOutcome(e, 'settle-fault');
   assert.match(e.reason ?? '', /settled after the policy failed/);
   assert.match(e.error ?? '', /at step 10 of 50/);
@@ -389,7 +517,10 @@ test('a fault while settling after a policy error is invalid too, and keeps the 
 
 test('an operator stop aborts the episode after the current step, unscored', async () => {
   const stop = new AbortController();
-  const e = await simEpisode(ONE_BOTTLE(), new HoldPolicy(), { signal: stop.signal, clock: actingClock(0.4, () => stop.abort()) });
+  const e = await simEpisode(ONE_BOTTLE(), new HoldPolicy(), {
+    signal: stop.signal,
+    clock: actingClock(0.4, () => stop.abort()),
+  });
   assertOutcome(e, 'operator-stop');
   assert.equal(e.reason, 'stopped by the operator');
   assert.equal(e.trajectory.steps, 20);
@@ -400,6 +531,11 @@ test('the outcome table in docs/rig-model.md lists every outcome with its status
   const { readFileSync } = await import('node:fs');
   const doc = readFileSync(new URL('../../docs/rig-model.md', import.meta.url), 'utf8');
   const section = doc.slice(doc.indexOf('## How an episode ends'));
-  for (const [outcome, def] of Object.entries(EPISODE_OUTCOMES)) assert.match(section, new RegExp(`\\| \`${outcome}\` \\| ${def.status} \\|`), outcome);
-  assert.equal((section.match(/^\| `[a-z-]+` \|/gm) ?? []).length, Object.keys(EPISODE_OUTCOMES).length, 'and nothing else');
+  for (const [outcome, def] of Object.entries(EPISODE_OUTCOMES))
+    assert.match(section, new RegExp(`\\| \`${outcome}\` \\| ${def.status} \\|`), outcome);
+  assert.equal(
+    (section.match(/^\| `[a-z-]+` \|/gm) ?? []).length,
+    Object.keys(EPISODE_OUTCOMES).length,
+    'and nothing else',
+  );
 });

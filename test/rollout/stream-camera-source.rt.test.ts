@@ -34,7 +34,9 @@ test("decoding to a policy's size letterboxes as the policies' own resize does",
   const cam = camera();
   try {
     await cam.open();
-    const img = (await streamCameraSource({ cam_high: cam }, { size: { width: 224, height: 224 } }).capture(['cam_high'])).cam_high!;
+    const img = (
+      await streamCameraSource({ cam_high: cam }, { size: { width: 224, height: 224 } }).capture(['cam_high'])
+    ).cam_high!;
     assert.deepEqual([img.width, img.height], [224, 224]);
     // 320×240 into 224×224 keeps 4:3: 168 rows of picture, 28 black rows above and below.
     const row = (y: number): number => img.data.subarray(y * 224 * 3, (y + 1) * 224 * 3).reduce((a, b) => a + b, 0);
@@ -54,8 +56,14 @@ test("a lost camera fails the observation with the camera's own reason; a camera
     await source.capture(['cam_high']);
     process.kill(cam.pid!, 'SIGKILL');
     await until(() => cam.status === 'lost', 5000);
-    await assert.rejects(source.capture(['cam_high']), /^Error: camera cam_high \(ffmpeg testsrc2\) stopped: its ffmpeg process ended \(killed by SIGKILL\)/);
-    await assert.rejects(source.capture(['cam_left_wrist']), /reads camera cam_left_wrist, which this rig does not have \(it has cam_high\)/);
+    await assert.rejects(
+      source.capture(['cam_high']),
+      /^Error: camera cam_high \(ffmpeg testsrc2\) stopped: its ffmpeg process ended \(killed by SIGKILL\)/,
+    );
+    await assert.rejects(
+      source.capture(['cam_left_wrist']),
+      /reads camera cam_left_wrist, which this rig does not have \(it has cam_high\)/,
+    );
   } finally {
     await cam.close();
   }

@@ -12,7 +12,8 @@ import { ThreadedPolicy } from '../../src/rollout/threaded-policy.js';
 import { runSimRollout } from '../../src/sim/sim-rollout.js';
 
 const MISBEHAVING = new URL('../fixtures/policy-worker/misbehaving-policy-worker.mjs', import.meta.url);
-const open = (spec: string, answerTimeoutMs?: number): Promise<ThreadedPolicy> => ThreadedPolicy.open(spec, { cwd: process.cwd(), entry: MISBEHAVING, answerTimeoutMs });
+const open = (spec: string, answerTimeoutMs?: number): Promise<ThreadedPolicy> =>
+  ThreadedPolicy.open(spec, { cwd: process.cwd(), entry: MISBEHAVING, answerTimeoutMs });
 const ctx = { seed: 0, prompt: 'test', rigModel: yamRigModel(), controlHz: 50 };
 const obs: Observation = { timeS: 0, state: new Float32Array(STATE_DIM), images: {}, prompt: 'test' };
 const layout = sampleLayoutSet({ task: BOTTLES_IN_THE_BIN.id, tiers: [1], perTier: 10, seed: 7 }).layouts[2];
@@ -23,7 +24,10 @@ test('a policy worker that crashes is the policy becoming unavailable, in one se
   const crashed = (e: unknown): boolean => {
     assert.ok(e instanceof PolicyUnavailableError);
     assert.equal(e.reason, 'disconnected');
-    assert.equal(e.message, 'The worker thread running policy test:throw-on-infer crashed (the planner hit a bug); the policy cannot answer any more.');
+    assert.equal(
+      e.message,
+      'The worker thread running policy test:throw-on-infer crashed (the planner hit a bug); the policy cannot answer any more.',
+    );
     return true;
   };
   await assert.rejects(p.infer(obs), crashed);
@@ -32,7 +36,10 @@ test('a policy worker that crashes is the policy becoming unavailable, in one se
   await p.close();
 
   const exits = await open('exit-on-infer');
-  await assert.rejects(exits.infer(obs), /^PolicyUnavailableError: The worker thread running policy test:exit-on-infer exited \(code 3\); the policy cannot answer any more\.$/);
+  await assert.rejects(
+    exits.infer(obs),
+    /^PolicyUnavailableError: The worker thread running policy test:exit-on-infer exited \(code 3\); the policy cannot answer any more\.$/,
+  );
   await exits.close();
 });
 
@@ -42,7 +49,10 @@ test('a hung policy worker is given up after its answer timeout and terminated, 
   await assert.rejects(hung.infer(obs), (e: unknown) => {
     assert.ok(e instanceof PolicyUnavailableError);
     assert.equal(e.reason, 'timeout');
-    assert.equal(e.message, 'Policy test:hang-on-infer did not answer an inference within 300 ms; its worker thread was stopped.');
+    assert.equal(
+      e.message,
+      'Policy test:hang-on-infer did not answer an inference within 300 ms; its worker thread was stopped.',
+    );
     return true;
   });
   assert.ok(performance.now() - t0 < 5_000);
@@ -64,10 +74,19 @@ test('a policy that cannot be opened in its worker says why', async () => {
 test('a sim rollout whose policy worker crashes ends aborted (policy unavailable) with the sentence, not a hang', async () => {
   const p = await open('throw-on-infer');
   try {
-    const { episode } = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout, policy: p, seed: 0, episodeSeconds: 1 });
+    const { episode } = await runSimRollout({
+      task: BOTTLES_IN_THE_BIN,
+      layout,
+      policy: p,
+      seed: 0,
+      episodeSeconds: 1,
+    });
     assert.equal(episode.outcome, 'policy-unavailable');
     assert.equal(episode.status, 'aborted');
-    assert.match(episode.reason ?? '', /^policy disconnected: The worker thread running policy test:throw-on-infer crashed \(the planner hit a bug\)/);
+    assert.match(
+      episode.reason ?? '',
+      /^policy disconnected: The worker thread running policy test:throw-on-infer crashed \(the planner hit a bug\)/,
+    );
   } finally {
     await p.close();
   }
@@ -78,7 +97,13 @@ test('a code policy opened by spec plans in its worker: the same episode, bit fo
   try {
     assert.ok(threaded instanceof ThreadedPolicy);
     const a = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout, policy: threaded, seed: 3, episodeSeconds: 4 });
-    const b = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout, policy: new BottlesPolicy(), seed: 3, episodeSeconds: 4 });
+    const b = await runSimRollout({
+      task: BOTTLES_IN_THE_BIN,
+      layout,
+      policy: new BottlesPolicy(),
+      seed: 3,
+      episodeSeconds: 4,
+    });
     assert.equal(a.episode.status, 'valid', a.episode.reason);
     assert.ok(a.episode.observations > 1);
     assert.equal(a.episode.finalStateHash, b.episode.finalStateHash);
@@ -119,9 +144,14 @@ test("while a code policy plans its first chunk, the caller's thread stays free 
     const t0 = performance.now();
     const chunk = await policy.infer(first!);
     planning = false;
-    t.diagnostic(`first plan ${(performance.now() - t0).toFixed(0)} ms; the caller's event loop turned ${turns} times meanwhile`);
+    t.diagnostic(
+      `first plan ${(performance.now() - t0).toFixed(0)} ms; the caller's event loop turned ${turns} times meanwhile`,
+    );
     assert.equal(chunk.actions.length, chunk.horizon * STATE_DIM);
-    assert.ok(turns >= 2, `the caller's event loop turned ${turns} times while the first chunk was planned: the plan held its thread`);
+    assert.ok(
+      turns >= 2,
+      `the caller's event loop turned ${turns} times while the first chunk was planned: the plan held its thread`,
+    );
   } finally {
     await policy.close?.();
   }

@@ -60,7 +60,9 @@ export class FakeYamRosDriver {
     this.target = Float64Array.from(initial);
     const node = graph.createNode('fake_yam');
     this.pub = node.createPublisher('sensor_msgs/msg/JointState', '/yam/joint_states');
-    node.createSubscription('trajectory_msgs/msg/JointTrajectory', '/yam/joint_command', (m) => this.onTrajectory(m as JointTrajectoryMsg));
+    node.createSubscription('trajectory_msgs/msg/JointTrajectory', '/yam/joint_command', (m) =>
+      this.onTrajectory(m as JointTrajectoryMsg),
+    );
     graph.serve('/yam/emergency_stop', () => {
       this.estopped = true;
       this.target = Float64Array.from(this.position);
@@ -90,7 +92,13 @@ export class FakeYamRosDriver {
 
   publish(): void {
     if (this.silent) return;
-    const msg: JointStateMsg = { header: { stamp: toRosTime(this.timeS), frame_id: '' }, name: this.names, position: Array.from(this.position), velocity: this.names.map(() => 0), effort: this.names.map(() => 0) };
+    const msg: JointStateMsg = {
+      header: { stamp: toRosTime(this.timeS), frame_id: '' },
+      name: this.names,
+      position: Array.from(this.position),
+      velocity: this.names.map(() => 0),
+      effort: this.names.map(() => 0),
+    };
     this.pub.publish(msg);
   }
 }

@@ -18,7 +18,14 @@ const model = yamRigModel();
 
 function state(): RigState {
   const position = Float64Array.from({ length: 14 }, (_, k) => k / 10);
-  return { timeS: 12.25, mode: 'active', position, velocity: position.map((x) => -x), effort: position.map((x) => 2 * x), faults: [] };
+  return {
+    timeS: 12.25,
+    mode: 'active',
+    position,
+    velocity: position.map((x) => -x),
+    effort: position.map((x) => 2 * x),
+    faults: [],
+  };
 }
 
 test('RigState → JointState: 14 names in policy order with the grippers, stamp in sec/nanosec', () => {
@@ -35,12 +42,33 @@ test('RigState → JointState: 14 names in policy order with the grippers, stamp
 test('JointState → state reads by name in any order, ignores extra joints, and lists missing ones', () => {
   const names = stateNames(model);
   const shuffled = [...names].reverse();
-  const m = jointStateToMeasured({ header: { stamp: toRosTime(3.5), frame_id: '' }, name: [...shuffled, 'camera_pan'], position: [...shuffled.map((n) => names.indexOf(n) / 10), 9], velocity: [], effort: [] }, model);
-  assert.deepEqual(Array.from(m.position), names.map((_, k) => k / 10));
+  const m = jointStateToMeasured(
+    {
+      header: { stamp: toRosTime(3.5), frame_id: '' },
+      name: [...shuffled, 'camera_pan'],
+      position: [...shuffled.map((n) => names.indexOf(n) / 10), 9],
+      velocity: [],
+      effort: [],
+    },
+    model,
+  );
+  assert.deepEqual(
+    Array.from(m.position),
+    names.map((_, k) => k / 10),
+  );
   assert.deepEqual(Array.from(m.velocity), new Array(14).fill(0), 'empty velocity arrays are allowed');
   assert.equal(m.timeS, 3.5);
   assert.deepEqual(m.missing, []);
-  const partial = jointStateToMeasured({ header: { stamp: toRosTime(0), frame_id: '' }, name: names.slice(0, 7), position: new Array(7).fill(0), velocity: [], effort: [] }, model);
+  const partial = jointStateToMeasured(
+    {
+      header: { stamp: toRosTime(0), frame_id: '' },
+      name: names.slice(0, 7),
+      position: new Array(7).fill(0),
+      velocity: [],
+      effort: [],
+    },
+    model,
+  );
   assert.deepEqual(partial.missing, names.slice(7));
   assert.ok(Number.isNaN(partial.position[7]));
 });
@@ -52,8 +80,18 @@ test('RigCommand → one-point JointTrajectory; arms and grippers can be left ou
   assert.deepEqual(t.points[0].positions, Array.from(pos));
   assert.deepEqual(t.points[0].time_from_start, { sec: 0, nanosec: 8_000_000 });
   assert.deepEqual(t.points[0].velocities, []);
-  const right = rigCommandToJointTrajectory({ position: pos, velocity: pos }, model, 1, 0.008, { arms: [1], withoutGrippers: true });
-  assert.deepEqual(right.joint_names, ['right_joint1', 'right_joint2', 'right_joint3', 'right_joint4', 'right_joint5', 'right_joint6']);
+  const right = rigCommandToJointTrajectory({ position: pos, velocity: pos }, model, 1, 0.008, {
+    arms: [1],
+    withoutGrippers: true,
+  });
+  assert.deepEqual(right.joint_names, [
+    'right_joint1',
+    'right_joint2',
+    'right_joint3',
+    'right_joint4',
+    'right_joint5',
+    'right_joint6',
+  ]);
   assert.deepEqual(right.points[0].positions, [7, 8, 9, 10, 11, 12]);
   assert.deepEqual(right.points[0].velocities, [7, 8, 9, 10, 11, 12]);
 });

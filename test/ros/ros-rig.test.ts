@@ -49,7 +49,10 @@ test('RosRig publishes only supervised targets, and damps through the emergency_
   rig.write({ position: target });
   rig.tick();
   const last = graph.published.filter((p) => p.topic === '/yam/joint_command').pop()!.msg as JointTrajectoryMsg;
-  assert.ok(last.points[0].positions[0] <= yamRigModel().arms[0].joints[0].maxRad, 'the clamp happened before ROS saw it');
+  assert.ok(
+    last.points[0].positions[0] <= yamRigModel().arms[0].joints[0].maxRad,
+    'the clamp happened before ROS saw it',
+  );
   rig.estop('test');
   await tickThrough(rig, clock, 0.02);
   assert.equal(driver.estopped, true);
@@ -60,7 +63,12 @@ test('RosRig: no JointState → configure refuses with the topic named; a silent
   const graph = new InMemoryRosGraph();
   const clock = new SteppedClock();
   const rig = new RosRig({ node: graph.createNode('t'), clock, firstStateTimeoutMs: 50 });
-  await assert.rejects(rig.configure(), (e: unknown) => e instanceof RigError && /No JointState on \/yam\/joint_states within 0.05 s; is the YAM ROS 2 driver running/.test(e.message));
+  await assert.rejects(
+    rig.configure(),
+    (e: unknown) =>
+      e instanceof RigError &&
+      /No JointState on \/yam\/joint_states within 0.05 s; is the YAM ROS 2 driver running/.test(e.message),
+  );
   const u = rosRigUnderTest();
   await u.rig.configure();
   await u.rig.activate();
@@ -69,13 +77,18 @@ test('RosRig: no JointState → configure refuses with the topic named; a silent
   await tickThrough(u.rig, u.clock, 0.3);
   const s = u.rig.read();
   assert.equal(s.mode, 'fault');
-  assert.match(s.faults[0].message, /No JointState on \/yam\/joint_states for \d+ ms; the ROS 2 driver or the network stopped\./);
+  assert.match(
+    s.faults[0].message,
+    /No JointState on \/yam\/joint_states for \d+ ms; the ROS 2 driver or the network stopped\./,
+  );
 });
 
-test('JointStateMirror publishes any rig\'s state as sensor_msgs/msg/JointState each tick', async () => {
+test("JointStateMirror publishes any rig's state as sensor_msgs/msg/JointState each tick", async () => {
   const graph = new InMemoryRosGraph();
   const clock = new SteppedClock();
-  const mirror = new JointStateMirror(new MirrorRig({ model: yamRigModel(), clock }), graph.createNode('m'), { everyNthTick: 2 });
+  const mirror = new JointStateMirror(new MirrorRig({ model: yamRigModel(), clock }), graph.createNode('m'), {
+    everyNthTick: 2,
+  });
   await mirror.configure();
   await mirror.activate();
   await tickThrough(mirror, clock, 0.04);

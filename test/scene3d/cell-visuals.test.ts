@@ -26,5 +26,8 @@ test("a layout's bodies sit at its poses, each with a look the catalogue defines
   const task = getTask('bottles-in-the-bin');
   const layout = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 1 }).layouts[0];
   const bad = { ...layout, objects: [{ ...layout.objects[0], kind: 'anvil' }] };
-  assert.throws(() => layoutBodies(task, bad), /Object "bottle-1" is of kind "anvil", which task bottles-in-the-bin does not define/);
+  assert.throws(
+    () => layoutBodies(task, bad),
+    /Object "bottle-1" is of kind "anvil", which task bottles-in-the-bin does not define/,
+  );
 });

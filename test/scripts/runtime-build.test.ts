@@ -18,12 +18,25 @@ function project(t: { after(fn: () => void): void }): string {
   mkdirSync(join(root, 'src', 'app'), { recursive: true });
   writeFileSync(join(root, 'package.json'), '{"name":"p","version":"1.2.3","type":"module"}\n');
   writeFileSync(join(root, 'src', 'app', 'answer.ts'), 'export const answer: number = 41 + 1;\n');
-  writeFileSync(join(root, 'src', 'app', 'main.ts'), "import { answer } from './answer.js';\nconst n: number = answer;\nconsole.log(`answer ${n}`);\n");
+  writeFileSync(
+    join(root, 'src', 'app', 'main.ts'),
+    "import { answer } from './answer.js';\nconst n: number = answer;\nconsole.log(`answer ${n}`);\n",
+  );
   writeFileSync(join(root, 'src', 'app', 'page.html'), '<p>kept as it is</p>\n');
-  writeFileSync(join(root, 'src', 'app', 'work-entry.mjs'), "// entry\nimport { register } from 'tsx/esm/api';\n\nregister();\nawait import('./answer.ts');\n");
+  writeFileSync(
+    join(root, 'src', 'app', 'work-entry.mjs'),
+    "// entry\nimport { register } from 'tsx/esm/api';\n\nregister();\nawait import('./answer.ts');\n",
+  );
   // Written two minutes ago, so the tests can date a build between them and an edit.
   const old = new Date(Date.now() - 120_000);
-  for (const f of ['package.json', 'src/app/answer.ts', 'src/app/main.ts', 'src/app/page.html', 'src/app/work-entry.mjs']) utimesSync(join(root, f), old, old);
+  for (const f of [
+    'package.json',
+    'src/app/answer.ts',
+    'src/app/main.ts',
+    'src/app/page.html',
+    'src/app/work-entry.mjs',
+  ])
+    utimesSync(join(root, f), old, old);
   return root;
 }
 
@@ -39,9 +52,15 @@ test('the build transpiles the sources to plain JavaScript that node runs withou
   assert.equal(fresh(root, []), false, 'no build yet');
   assert.equal(await buildRuntime(root), 2);
   assert.equal(fresh(root, []), true);
-  assert.equal(execFileSync(process.execPath, [join(root, 'build', 'src', 'app', 'main.js')], { encoding: 'utf8' }), 'answer 42\n');
+  assert.equal(
+    execFileSync(process.execPath, [join(root, 'build', 'src', 'app', 'main.js')], { encoding: 'utf8' }),
+    'answer 42\n',
+  );
   assert.equal(readFileSync(join(root, 'build', 'src', 'app', 'page.html'), 'utf8'), '<p>kept as it is</p>\n');
-  assert.equal(readFileSync(join(root, 'build', 'package.json'), 'utf8'), readFileSync(join(root, 'package.json'), 'utf8'));
+  assert.equal(
+    readFileSync(join(root, 'build', 'package.json'), 'utf8'),
+    readFileSync(join(root, 'package.json'), 'utf8'),
+  );
   // A worker entry no longer registers tsx and imports the built file.
   const entry = readFileSync(join(root, 'build', 'src', 'app', 'work-entry.mjs'), 'utf8');
   assert.doesNotMatch(entry, /tsx/);
@@ -60,7 +79,11 @@ test('an edited, added or deleted source file, or a changed package.json, makes 
   assert.equal(fresh(root, []), false, 'added');
   await buildRuntime(root);
   assert.equal(fresh(root, []), true);
-  assert.equal(execFileSync(process.execPath, [join(root, 'build', 'src', 'app', 'main.js')], { encoding: 'utf8' }), 'answer 43\n', 'the rebuild runs the edit');
+  assert.equal(
+    execFileSync(process.execPath, [join(root, 'build', 'src', 'app', 'main.js')], { encoding: 'utf8' }),
+    'answer 43\n',
+    'the rebuild runs the edit',
+  );
   rmSync(join(root, 'src', 'app', 'new.ts'));
   assert.equal(fresh(root, []), false, 'deleted: its old build must not run');
   await buildBefore(root);

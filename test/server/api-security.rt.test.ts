@@ -22,7 +22,11 @@ interface Reply {
   body: string;
 }
 
-function call(base: string, path: string, o: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Reply> {
+function call(
+  base: string,
+  path: string,
+  o: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(`${base}${path}`, { method: o.method ?? 'GET', headers: o.headers }, (res) => {
       let body = '';
@@ -38,7 +42,12 @@ function call(base: string, path: string, o: { method?: string; headers?: Record
 let runPhase: string | undefined;
 
 /** Polls an async probe until cond holds. */
-async function until(cond: () => boolean, timeoutMs: number, pollMs: number, probe: () => Promise<void>): Promise<void> {
+async function until(
+  cond: () => boolean,
+  timeoutMs: number,
+  pollMs: number,
+  probe: () => Promise<void>,
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error('condition not met in time');
@@ -50,7 +59,11 @@ async function until(cond: () => boolean, timeoutMs: number, pollMs: number, pro
 const errorOf = (r: Reply): string => (JSON.parse(r.body) as { error: string }).error;
 
 /** Opens the event stream; resolves with the first event, or the HTTP status the upgrade was refused with. */
-function openStream(url: string, headers: Record<string, string>, protocols: string[] = []): Promise<{ status: number; first?: { type: string }; protocol?: string }> {
+function openStream(
+  url: string,
+  headers: Record<string, string>,
+  protocols: string[] = [],
+): Promise<{ status: number; first?: { type: string }; protocol?: string }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, protocols, { headers });
     ws.once('message', (data) => {
@@ -76,37 +89,43 @@ test('the station API refuses requests without its token, from the wrong origin,
   // The token rides in the fragment, which a browser never sends to a server.
   assert.match(station.url, /^http:\/\/127\.0\.0\.1:\d+\/#token=[A-Za-z0-9_-]{43}$/);
 
-  await t.test('no token, or a wrong one: 401 with a sentence from the API; the UI files hold no secret and load without it', async () => {
-    for (const path of ['/api/rig', '/api/rollouts', '/api/events']) {
-      const r = await call(base, path);
-      assert.equal(r.status, 401, path);
-      assert.match(errorOf(r), /needs its token: open the address the station printed/);
-    }
-    for (const path of ['/', '/app.js']) {
-      const r = await call(base, path);
-      assert.equal(r.status, 200, path);
-      assert.doesNotMatch(r.body, new RegExp(token), 'the page does not carry the token');
-    }
-    const page = await call(base, '/');
-    assert.match(page.body, /<title>tandem station<\/title>/);
-    assert.match(String(page.headers['content-security-policy']), /default-src 'self'/);
-    const wrong = await call(base, '/api/rig', { headers: { 'x-tandem-token': `${token.slice(0, -1)}x` } });
-    assert.equal(wrong.status, 401);
-    assert.match(errorOf(wrong), /Wrong station token/);
-    const wrongQuery = await call(base, '/?token=guess');
-    assert.equal(wrongQuery.status, 401);
-    assert.equal(wrongQuery.headers['set-cookie'], undefined, 'no cookie for a wrong token');
-  });
+  await t.test(
+    'no token, or a wrong one: 401 with a sentence from the API; the UI files hold no secret and load without it',
+    async () => {
+      for (const path of ['/api/rig', '/api/rollouts', '/api/events']) {
+        const r = await call(base, path);
+        assert.equal(r.status, 401, path);
+        assert.match(errorOf(r), /needs its token: open the address the station printed/);
+      }
+      for (const path of ['/', '/app.js']) {
+        const r = await call(base, path);
+        assert.equal(r.status, 200, path);
+        assert.doesNotMatch(r.body, new RegExp(token), 'the page does not carry the token');
+      }
+      const page = await call(base, '/');
+      assert.match(page.body, /<title>tandem station<\/title>/);
+      assert.match(String(page.headers['content-security-policy']), /default-src 'self'/);
+      const wrong = await call(base, '/api/rig', { headers: { 'x-tandem-token': `${token.slice(0, -1)}x` } });
+      assert.equal(wrong.status, 401);
+      assert.match(errorOf(wrong), /Wrong station token/);
+      const wrongQuery = await call(base, '/?token=guess');
+      assert.equal(wrongQuery.status, 401);
+      assert.equal(wrongQuery.headers['set-cookie'], undefined, 'no cookie for a wrong token');
+    },
+  );
 
-  await t.test('the token in a cookie or the query is not accepted by the API: any other server on 127.0.0.1 would see a cookie', async () => {
-    const byCookie = await call(base, '/api/rig', { headers: { cookie: `tandem_token=${token}` } });
-    assert.equal(byCookie.status, 401, 'a cookie carrying the token is not a credential');
-    const byQuery = await call(base, `/api/rig?token=${token}`);
-    assert.equal(byQuery.status, 401, 'nor is the query');
-    const rig = await call(base, '/api/rig', { headers: auth });
-    assert.equal(rig.status, 200);
-    assert.equal(JSON.parse(rig.body).type, 'yam-cell');
-  });
+  await t.test(
+    'the token in a cookie or the query is not accepted by the API: any other server on 127.0.0.1 would see a cookie',
+    async () => {
+      const byCookie = await call(base, '/api/rig', { headers: { cookie: `tandem_token=${token}` } });
+      assert.equal(byCookie.status, 401, 'a cookie carrying the token is not a credential');
+      const byQuery = await call(base, `/api/rig?token=${token}`);
+      assert.equal(byQuery.status, 401, 'nor is the query');
+      const rig = await call(base, '/api/rig', { headers: auth });
+      assert.equal(rig.status, 200);
+      assert.equal(JSON.parse(rig.body).type, 'yam-cell');
+    },
+  );
 
   await t.test('an old ?token= link still opens the page: redirected to the fragment form, no cookie set', async () => {
     const r = await call(base, `/?token=${token}`);
@@ -141,95 +160,139 @@ test('the station API refuses requests without its token, from the wrong origin,
     assert.equal(cookie.status, 401, 'the stream takes no cookie either');
   });
 
-  await t.test('a path that is there for another method is 405, a path with nothing there 404, each in a sentence', async () => {
-    const wrongMethod: [string, string][] = [
-      ['GET', '/api/rig/command'],
-      ['DELETE', '/api/rig'],
-      ['GET', '/api/rollouts/run'],
-      ['GET', '/api/rollouts/stop'],
-      ['PUT', '/api/rollouts/7'],
-      ['GET', '/api/rollouts/7/score'],
-      ['GET', '/api/layout-sets/sample'],
-      ['DELETE', '/api/sessions'],
-      ['GET', '/api/sessions/3/resume'],
-      ['GET', '/api/session/answer'],
-      ['GET', '/api/teleop/start'],
-      ['PUT', '/api/projector'],
-    ];
-    for (const [method, path] of wrongMethod) {
-      const r = await call(base, path, { method, headers: auth });
-      assert.equal(r.status, 405, `${method} ${path}: ${r.body}`);
-      assert.equal(errorOf(r), `${method} is not allowed on ${path}.`);
-    }
-    const upload = await call(base, '/api/uploads/policy?name=p.onnx', { headers: auth });
-    assert.equal(upload.status, 405);
-    assert.equal(errorOf(upload), 'GET is not allowed on /api/uploads/policy; POST the file as the body.');
-    const firmware = await call(base, '/api/uploads/firmware', { headers: auth });
-    assert.equal(firmware.status, 404, 'an upload kind the station does not take is nothing there, whatever the method');
-    assert.match(errorOf(firmware), /^The station takes uploads of layout-set, .*not 'firmware'\.$/);
-    for (const path of ['/api/nothing', '/api/rollouts/7/replay', '/api/sessions/3', '/no-such-page']) {
-      const r = await call(base, path, { headers: auth });
-      assert.equal(r.status, 404, path);
-      assert.equal(errorOf(r), `There is nothing at ${path}.`);
-    }
-  });
+  await t.test(
+    'a path that is there for another method is 405, a path with nothing there 404, each in a sentence',
+    async () => {
+      const wrongMethod: [string, string][] = [
+        ['GET', '/api/rig/command'],
+        ['DELETE', '/api/rig'],
+        ['GET', '/api/rollouts/run'],
+        ['GET', '/api/rollouts/stop'],
+        ['PUT', '/api/rollouts/7'],
+        ['GET', '/api/rollouts/7/score'],
+        ['GET', '/api/layout-sets/sample'],
+        ['DELETE', '/api/sessions'],
+        ['GET', '/api/sessions/3/resume'],
+        ['GET', '/api/session/answer'],
+        ['GET', '/api/teleop/start'],
+        ['PUT', '/api/projector'],
+      ];
+      for (const [method, path] of wrongMethod) {
+        const r = await call(base, path, { method, headers: auth });
+        assert.equal(r.status, 405, `${method} ${path}: ${r.body}`);
+        assert.equal(errorOf(r), `${method} is not allowed on ${path}.`);
+      }
+      const upload = await call(base, '/api/uploads/policy?name=p.onnx', { headers: auth });
+      assert.equal(upload.status, 405);
+      assert.equal(errorOf(upload), 'GET is not allowed on /api/uploads/policy; POST the file as the body.');
+      const firmware = await call(base, '/api/uploads/firmware', { headers: auth });
+      assert.equal(
+        firmware.status,
+        404,
+        'an upload kind the station does not take is nothing there, whatever the method',
+      );
+      assert.match(errorOf(firmware), /^The station takes uploads of layout-set, .*not 'firmware'\.$/);
+      for (const path of ['/api/nothing', '/api/rollouts/7/replay', '/api/sessions/3', '/no-such-page']) {
+        const r = await call(base, path, { headers: auth });
+        assert.equal(r.status, 404, path);
+        assert.equal(errorOf(r), `There is nothing at ${path}.`);
+      }
+    },
+  );
 
-  await t.test('bodies: oversized, not JSON, wrong type, unknown or bad fields, cross-origin — each a sentence, nothing done', async () => {
-    const post = (body: string | Buffer, headers: Record<string, string> = {}) => call(base, '/api/rig/command', { method: 'POST', headers: { ...auth, 'content-type': 'application/json', ...headers }, body });
-    const big = await post(Buffer.alloc(64 * 1024, 0x20));
-    assert.equal(big.status, 413);
-    assert.match(errorOf(big), /at most 16384/);
-    const notJson = await post('{"command": hold}');
-    assert.equal(notJson.status, 400);
-    assert.equal(errorOf(notJson), 'The request body is not valid JSON.');
-    const form = await post('command=hold', { 'content-type': 'application/x-www-form-urlencoded' });
-    assert.equal(form.status, 415);
-    const unknown = await post('{"command": "hold", "force": true}');
-    assert.equal(unknown.status, 400);
-    assert.match(errorOf(unknown), /unknown field 'force'/);
-    const bad = await post('{"command": "launch"}');
-    assert.equal(bad.status, 400);
-    assert.match(errorOf(bad), /must be one of hold, damp, estop, not "launch"/);
-    const cross = await post('{"command": "hold"}', { origin: 'http://evil.example' });
-    assert.equal(cross.status, 403);
-    const run = await call(base, '/api/rollouts/run', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ policy: 'code:hold', layoutSet: 'abc', layout: 0 }) });
-    assert.equal(run.status, 400);
-    assert.match(errorOf(run), /'layoutSet' must be a layout set's SHA-256/);
-    const missing = await call(base, '/api/rollouts/run', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ policy: 'code:hold', layoutSet: 'a'.repeat(64), layout: 0 }) });
-    assert.equal(missing.status, 400);
-    assert.match(errorOf(missing), /no layout set aaaaaaaaaaaa… in the store/);
-    // None of it moved the rig.
-    const rig = JSON.parse((await call(base, '/api/rig', { headers: auth })).body);
-    assert.equal(rig.mode, 'configured');
-    assert.equal(rig.use, 'idle');
-  });
+  await t.test(
+    'bodies: oversized, not JSON, wrong type, unknown or bad fields, cross-origin — each a sentence, nothing done',
+    async () => {
+      const post = (body: string | Buffer, headers: Record<string, string> = {}) =>
+        call(base, '/api/rig/command', {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json', ...headers },
+          body,
+        });
+      const big = await post(Buffer.alloc(64 * 1024, 0x20));
+      assert.equal(big.status, 413);
+      assert.match(errorOf(big), /at most 16384/);
+      const notJson = await post('{"command": hold}');
+      assert.equal(notJson.status, 400);
+      assert.equal(errorOf(notJson), 'The request body is not valid JSON.');
+      const form = await post('command=hold', { 'content-type': 'application/x-www-form-urlencoded' });
+      assert.equal(form.status, 415);
+      const unknown = await post('{"command": "hold", "force": true}');
+      assert.equal(unknown.status, 400);
+      assert.match(errorOf(unknown), /unknown field 'force'/);
+      const bad = await post('{"command": "launch"}');
+      assert.equal(bad.status, 400);
+      assert.match(errorOf(bad), /must be one of hold, damp, estop, not "launch"/);
+      const cross = await post('{"command": "hold"}', { origin: 'http://evil.example' });
+      assert.equal(cross.status, 403);
+      const run = await call(base, '/api/rollouts/run', {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ policy: 'code:hold', layoutSet: 'abc', layout: 0 }),
+      });
+      assert.equal(run.status, 400);
+      assert.match(errorOf(run), /'layoutSet' must be a layout set's SHA-256/);
+      const missing = await call(base, '/api/rollouts/run', {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ policy: 'code:hold', layoutSet: 'a'.repeat(64), layout: 0 }),
+      });
+      assert.equal(missing.status, 400);
+      assert.match(errorOf(missing), /no layout set aaaaaaaaaaaa… in the store/);
+      // None of it moved the rig.
+      const rig = JSON.parse((await call(base, '/api/rig', { headers: auth })).body);
+      assert.equal(rig.mode, 'configured');
+      assert.equal(rig.use, 'idle');
+    },
+  );
 
-  await t.test('a request body that stops arriving is answered 408 and the connection closed, not held for minutes', async () => {
-    const port = Number(new URL(base).port);
-    const socket = connect(port, '127.0.0.1');
-    t.after(() => socket.destroy());
-    let answer = '';
-    socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    socket.write(`POST /api/rig/command HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nx-tandem-token: ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"comm`);
-    // Bounded wait only so a broken server fails the test instead of hanging it.
-    const cut = await Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 20_000))]);
-    assert.ok(cut, 'the station still holds the half-sent request');
-    assert.match(answer, /^HTTP\/1\.1 408 /);
-    const rig = JSON.parse((await call(base, '/api/rig', { headers: auth })).body);
-    assert.equal(rig.mode, 'configured', 'nothing was done');
-  });
+  await t.test(
+    'a request body that stops arriving is answered 408 and the connection closed, not held for minutes',
+    async () => {
+      const port = Number(new URL(base).port);
+      const socket = connect(port, '127.0.0.1');
+      t.after(() => socket.destroy());
+      let answer = '';
+      socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write(
+        `POST /api/rig/command HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nx-tandem-token: ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"comm`,
+      );
+      // Bounded wait only so a broken server fails the test instead of hanging it.
+      const cut = await Promise.race([
+        closed.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 20_000)),
+      ]);
+      assert.ok(cut, 'the station still holds the half-sent request');
+      assert.match(answer, /^HTTP\/1\.1 408 /);
+      const rig = JSON.parse((await call(base, '/api/rig', { headers: auth })).body);
+      assert.equal(rig.mode, 'configured', 'nothing was done');
+    },
+  );
 
   await t.test('SIGTERM mid-rollout: the rollout stops, is stored as stopped, and the station exits 0', async () => {
     const json = { ...auth, 'content-type': 'application/json' };
-    const set = await call(base, '/api/layout-sets/sample', { method: 'POST', headers: json, body: JSON.stringify({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 }) });
+    const set = await call(base, '/api/layout-sets/sample', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 }),
+    });
     assert.equal(set.status, 201, set.body);
     const sha = JSON.parse(set.body).sha256 as string;
-    const started = await call(base, '/api/rollouts/run', { method: 'POST', headers: json, body: JSON.stringify({ policy: 'code:hold', layoutSet: sha, layout: 0, seconds: 60 }) });
-    assert.equal(started.status, 202, started.body);
-    await until(() => runPhase === 'running', 60_000, 100, async () => {
-      runPhase = JSON.parse((await call(base, '/api/run', { headers: auth })).body)?.phase;
+    const started = await call(base, '/api/rollouts/run', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ policy: 'code:hold', layoutSet: sha, layout: 0, seconds: 60 }),
     });
+    assert.equal(started.status, 202, started.body);
+    await until(
+      () => runPhase === 'running',
+      60_000,
+      100,
+      async () => {
+        runPhase = JSON.parse((await call(base, '/api/run', { headers: auth })).body)?.phase;
+      },
+    );
     const again = await call(base, '/api/rig/command', { method: 'POST', headers: json, body: '{"command":"hold"}' });
     assert.equal(again.status, 409, 'the operator cannot take the rig from a running rollout');
     assert.match(errorOf(again), /a rollout has the rig/);
@@ -248,11 +311,17 @@ test('the station API refuses requests without its token, from the wrong origin,
 });
 
 test('a peer that is not on this machine is refused before the token is looked at', () => {
-  const req = { socket: { remoteAddress: '10.0.0.5' }, headers: { host: '127.0.0.1:8420', 'x-tandem-token': 't' } } as unknown as IncomingMessage;
+  const req = {
+    socket: { remoteAddress: '10.0.0.5' },
+    headers: { host: '127.0.0.1:8420', 'x-tandem-token': 't' },
+  } as unknown as IncomingMessage;
   assert.throws(
     () => checkRequest(req, new URL('http://127.0.0.1:8420/api/rig'), { port: 8420, token: 't' }),
     (e: unknown) => e instanceof ApiRefusal && e.status === 403 && /only on this machine/.test(e.message),
   );
-  const local = { socket: { remoteAddress: '::ffff:127.0.0.1' }, headers: { host: '127.0.0.1:8420', 'x-tandem-token': 't' } } as unknown as IncomingMessage;
+  const local = {
+    socket: { remoteAddress: '::ffff:127.0.0.1' },
+    headers: { host: '127.0.0.1:8420', 'x-tandem-token': 't' },
+  } as unknown as IncomingMessage;
   assert.equal(checkRequest(local, new URL('http://127.0.0.1:8420/api/rig'), { port: 8420, token: 't' }), 'header');
 });

@@ -24,7 +24,11 @@ interface JointStateMsg {
   effort: Float64Array;
 }
 interface TfMsg {
-  transforms: { header: { frame_id: string }; child_frame_id: string; transform: { translation: { x: number; y: number; z: number }; rotation: { w: number } } }[];
+  transforms: {
+    header: { frame_id: string };
+    child_frame_id: string;
+    transform: { translation: { x: number; y: number; z: number }; rotation: { w: number } };
+  }[];
 }
 
 /** Two distinct poses (every joint a different value), so a slice taken from the wrong place shows. */
@@ -35,7 +39,11 @@ function mirrorParts(poses: number[][]): RigParts {
   let made = 0;
   return {
     type: 'mirror',
-    create: ({ clock }) => Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock, initialPosition: poses[Math.min(made++, poses.length - 1)] }), services: undefined }),
+    create: ({ clock }) =>
+      Promise.resolve({
+        rig: new MirrorRig({ model: yamRigModel(), clock, initialPosition: poses[Math.min(made++, poses.length - 1)] }),
+        services: undefined,
+      }),
     motors: () => [],
     cell: () => null,
     bodies: () => [{ id: 'bottle-1', kind: 'bottle', position: [0.1, -0.05, 0.02], quaternion: [0, 0, 0, 1] }],
@@ -43,7 +51,12 @@ function mirrorParts(poses: number[][]): RigParts {
 }
 
 async function liveOn(host: RigHost): Promise<FoxgloveLiveServer> {
-  const live = new FoxgloveLiveServer({ source: host, port: 0, name: 'tandem station (mirror)', metadata: { rigType: host.type } });
+  const live = new FoxgloveLiveServer({
+    source: host,
+    port: 0,
+    name: 'tandem station (mirror)',
+    metadata: { rigType: host.type },
+  });
   await live.listen();
   return live;
 }
@@ -54,7 +67,7 @@ const byTopic = (channels: AdvertisedChannel[], topic: string): AdvertisedChanne
   return c;
 };
 
-test('a Foxglove client gets serverInfo and the advertised channels, subscribes, and decodes JointState with the rig\'s positions per arm — following the rig a rollout re-creates', async (t) => {
+test("a Foxglove client gets serverInfo and the advertised channels, subscribes, and decodes JointState with the rig's positions per arm — following the rig a rollout re-creates", async (t) => {
   const host = new RigHost(mirrorParts([POSE_A, POSE_B]));
   await host.start();
   const live = await liveOn(host);
@@ -69,8 +82,15 @@ test('a Foxglove client gets serverInfo and the advertised channels, subscribes,
   const channels = await client.channels();
   assert.equal(client.json[0].op, 'serverInfo', 'serverInfo comes first');
   assert.equal(client.json[0].name, 'tandem station (mirror)');
-  assert.deepEqual(client.json[0].capabilities, [], 'a viewer-only server: no publishing, parameters or services offered');
-  assert.deepEqual(channels.map((c) => c.topic), ['/joint_states', '/left/joint_states', '/right/joint_states', '/tf']);
+  assert.deepEqual(
+    client.json[0].capabilities,
+    [],
+    'a viewer-only server: no publishing, parameters or services offered',
+  );
+  assert.deepEqual(
+    channels.map((c) => c.topic),
+    ['/joint_states', '/left/joint_states', '/right/joint_states', '/tf'],
+  );
   for (const c of channels) assert.equal(c.encoding, 'cdr');
   assert.equal(byTopic(channels, '/left/joint_states').schemaName, 'sensor_msgs/msg/JointState');
   assert.equal(byTopic(channels, '/tf').schemaName, 'tf2_msgs/msg/TFMessage');
@@ -88,10 +108,18 @@ test('a Foxglove client gets serverInfo and the advertised channels, subscribes,
   const both = (await client.next(12)).message as JointStateMsg;
   const model = host.model()!;
   assert.deepEqual(left.name, [...model.arms[0].joints.map((j) => j.name), model.arms[0].gripper.name]);
-  assert.deepEqual(right.name, ['right_joint1', 'right_joint2', 'right_joint3', 'right_joint4', 'right_joint5', 'right_joint6', 'right_gripper']);
+  assert.deepEqual(right.name, [
+    'right_joint1',
+    'right_joint2',
+    'right_joint3',
+    'right_joint4',
+    'right_joint5',
+    'right_joint6',
+    'right_gripper',
+  ]);
   const rigNow = Array.from(host.live()!.state.position);
   assert.deepEqual(rigNow, POSE_A, 'the rig holds pose A');
-  assert.deepEqual(Array.from(left.position), rigNow.slice(0, 7), 'left arm: the rig\'s first seven entries');
+  assert.deepEqual(Array.from(left.position), rigNow.slice(0, 7), "left arm: the rig's first seven entries");
   assert.deepEqual(Array.from(right.position), rigNow.slice(7), 'right arm: the last seven');
   assert.deepEqual(Array.from(both.position), rigNow, '/joint_states: all 14, policy order');
   assert.equal(both.name.length, 14);
@@ -99,21 +127,34 @@ test('a Foxglove client gets serverInfo and the advertised channels, subscribes,
   const stampS = left.header.stamp.sec + left.header.stamp.nanosec / 1e9;
   assert.ok(Math.abs(stampS - Date.now() / 1000) < 1, `stamp ${stampS}`);
   const frame = client.of(10).at(-1)!;
-  assert.ok(Math.abs(Number(frame.receiveNs) / 1e9 - Date.now() / 1000) < 1, 'the frame\'s receive time is unix ns');
+  assert.ok(Math.abs(Number(frame.receiveNs) / 1e9 - Date.now() / 1000) < 1, "the frame's receive time is unix ns");
 
   const tf = (await client.next(13)).message as TfMsg;
   const frames = new Map(tf.transforms.map((x) => [x.child_frame_id, x]));
-  for (const name of ['left_base_link', 'left_gripper', 'right_gripper', 'bottle-1']) assert.ok(frames.has(name), `/tf has ${name}: ${[...frames.keys()].join(', ')}`);
-  assert.ok(tf.transforms.every((x) => x.header.frame_id === 'table'), 'every frame is given in the table frame (the URDF root)');
+  for (const name of ['left_base_link', 'left_gripper', 'right_gripper', 'bottle-1'])
+    assert.ok(frames.has(name), `/tf has ${name}: ${[...frames.keys()].join(', ')}`);
+  assert.ok(
+    tf.transforms.every((x) => x.header.frame_id === 'table'),
+    'every frame is given in the table frame (the URDF root)',
+  );
   assert.deepEqual(frames.get('bottle-1')!.transform.translation, { x: 0.1, y: -0.05, z: 0.02 });
-  assert.notDeepEqual(frames.get('left_gripper')!.transform.translation, frames.get('right_gripper')!.transform.translation);
+  assert.notDeepEqual(
+    frames.get('left_gripper')!.transform.translation,
+    frames.get('right_gripper')!.transform.translation,
+  );
 
   // A rollout takes the rig: the host re-creates it (here at pose B) and the live view follows it.
   let release!: () => void;
-  const rollout = host.forRollout({ task: getTask('bottles-in-the-bin'), layout: sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 1 }).layouts[0] }, () => new Promise<void>((r) => (release = r)));
+  const rollout = host.forRollout(
+    {
+      task: getTask('bottles-in-the-bin'),
+      layout: sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 1 }).layouts[0],
+    },
+    () => new Promise<void>((r) => (release = r)),
+  );
   await new Promise((r) => setTimeout(r, 100));
   const during = (await client.next(12)).message as JointStateMsg;
-  assert.deepEqual(Array.from(during.position), POSE_B, 'during the rollout: the new rig\'s pose');
+  assert.deepEqual(Array.from(during.position), POSE_B, "during the rollout: the new rig's pose");
   release();
   await rollout;
 
@@ -124,7 +165,10 @@ test('a Foxglove client gets serverInfo and the advertised channels, subscribes,
   const rightBefore = client.of(11).length;
   await new Promise((r) => setTimeout(r, 400));
   assert.equal(client.of(10).length, leftBefore, 'no left-arm message after its unsubscribe');
-  assert.ok(client.of(11).length > rightBefore + 3, `the right arm still streams (${client.of(11).length - rightBefore} in 0.4 s at 30 Hz)`);
+  assert.ok(
+    client.of(11).length > rightBefore + 3,
+    `the right arm still streams (${client.of(11).length - rightBefore} in 0.4 s at 30 Hz)`,
+  );
 });
 
 test('a client that does not offer the Foxglove subprotocol is refused before the upgrade; the older name is accepted; a plain GET is told what the port is', async (t) => {
@@ -174,7 +218,10 @@ test('requests the live view does not offer get a status sentence and the connec
   };
   let n = statusCount();
   client.ws.send(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 1, channelId: 99 }] }));
-  assert.match((await lastStatus(n)).message, /Ignored 1 of 1 subscription: there is no channel 99 \(the advertised ones are 1 to 4\)/);
+  assert.match(
+    (await lastStatus(n)).message,
+    /Ignored 1 of 1 subscription: there is no channel 99 \(the advertised ones are 1 to 4\)/,
+  );
   client.subscribe(1, channels[0].id);
   n = statusCount();
   client.ws.send(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 1, channelId: channels[1].id }] }));
@@ -198,9 +245,16 @@ test('requests the live view does not offer get a status sentence and the connec
 test('a non-loopback bind is refused unless allowed, and no port is opened', () => {
   const source = { live: () => undefined };
   for (const host of ['0.0.0.0', '192.168.1.20', '::']) {
-    assert.throws(() => new FoxgloveLiveServer({ source, port: 0, host }), (e: unknown) => e instanceof FoxgloveLiveError && /binds loopback only; .* is not loopback.*--foxglove-allow-remote/.test(e.message), host);
+    assert.throws(
+      () => new FoxgloveLiveServer({ source, port: 0, host }),
+      (e: unknown) =>
+        e instanceof FoxgloveLiveError &&
+        /binds loopback only; .* is not loopback.*--foxglove-allow-remote/.test(e.message),
+      host,
+    );
   }
   // Allowed explicitly, the constructor takes it (not listened here: the test opens no outside port).
   assert.doesNotThrow(() => new FoxgloveLiveServer({ source, port: 0, host: '0.0.0.0', allowRemote: true }));
-  for (const host of ['127.0.0.1', 'localhost', '::1', '127.0.0.2']) assert.doesNotThrow(() => new FoxgloveLiveServer({ source, port: 0, host }));
+  for (const host of ['127.0.0.1', 'localhost', '::1', '127.0.0.2'])
+    assert.doesNotThrow(() => new FoxgloveLiveServer({ source, port: 0, host }));
 });

@@ -29,7 +29,8 @@ function withStore(t: { after(fn: () => void): void }): { dataDir: string; store
   return { dataDir, store };
 }
 
-const refusal = (re: RegExp) => (e: unknown) => e instanceof ApiRefusal && e.status === 400 && re.test(e.message) && !e.message.includes('\n');
+const refusal = (re: RegExp) => (e: unknown) =>
+  e instanceof ApiRefusal && e.status === 400 && re.test(e.message) && !e.message.includes('\n');
 
 /** The linear test model with its weight matrix W moved out to `location` (as onnx.save with external data writes it). */
 function externalModel(location: string): Buffer {
@@ -50,12 +51,35 @@ function externalModel(location: string): Buffer {
 function constantBombModel(side: number): Buffer {
   const model = onnx.ModelProto.decode(buildLinearPolicyModel({ horizon: 1, cameras: [] }).bytes);
   const g = model.graph!;
-  g.initializer!.push(onnx.TensorProto.create({ name: 'bomb_shape', dims: [2], dataType: onnx.TensorProto.DataType.INT64, int64Data: [side, side] }));
+  g.initializer!.push(
+    onnx.TensorProto.create({
+      name: 'bomb_shape',
+      dims: [2],
+      dataType: onnx.TensorProto.DataType.INT64,
+      int64Data: [side, side],
+    }),
+  );
   const add = g.node!.find((n) => n.opType === 'Add' && n.input!.includes('b'))!;
   add.input = add.input!.map((i) => (i === 'b' ? 'b_plus' : i));
   g.node!.unshift(
-    onnx.NodeProto.create({ opType: 'ConstantOfShape', input: ['bomb_shape'], output: ['bomb'], attribute: [{ name: 'value', type: onnx.AttributeProto.AttributeType.TENSOR, t: { dims: [1], dataType: onnx.TensorProto.DataType.FLOAT, floatData: [0] } }] }),
-    onnx.NodeProto.create({ opType: 'ReduceSum', input: ['bomb'], output: ['bomb_sum'], attribute: [{ name: 'keepdims', type: onnx.AttributeProto.AttributeType.INT, i: 0 }] }),
+    onnx.NodeProto.create({
+      opType: 'ConstantOfShape',
+      input: ['bomb_shape'],
+      output: ['bomb'],
+      attribute: [
+        {
+          name: 'value',
+          type: onnx.AttributeProto.AttributeType.TENSOR,
+          t: { dims: [1], dataType: onnx.TensorProto.DataType.FLOAT, floatData: [0] },
+        },
+      ],
+    }),
+    onnx.NodeProto.create({
+      opType: 'ReduceSum',
+      input: ['bomb'],
+      output: ['bomb_sum'],
+      attribute: [{ name: 'keepdims', type: onnx.AttributeProto.AttributeType.INT, i: 0 }],
+    }),
     onnx.NodeProto.create({ opType: 'Add', input: ['b', 'bomb_sum'], output: ['b_plus'] }),
   );
   return Buffer.from(onnx.ModelProto.encode(model).finish());
@@ -73,14 +97,25 @@ test("an upload whose weights name a file of the station's (external data) is re
   assert.ok(statSync(join(PROJECT_ROOT, 'package.json')).size > 784);
   const bytes = externalModel('package.json');
   assert.deepEqual(checkNoExternalData(bytes).ok, false);
-  await assert.rejects(storeUpload(store, dataDir, 'policy', 'sneaky.onnx', bytes), refusal(/^The model sneaky\.onnx is refused: tensor 'W' keeps its data in another file \('package\.json'\); save the model with its weights inside/));
+  await assert.rejects(
+    storeUpload(store, dataDir, 'policy', 'sneaky.onnx', bytes),
+    refusal(
+      /^The model sneaky\.onnx is refused: tensor 'W' keeps its data in another file \('package\.json'\); save the model with its weights inside/,
+    ),
+  );
   assert.deepEqual(store.listPolicies(), []);
   assert.deepEqual(readdirSync(join(dataDir, 'policies')), [], 'no file kept');
 });
 
 test('a good upload is stored, readable by this user only', async (t) => {
   const { dataDir, store } = withStore(t);
-  const r = await storeUpload(store, dataDir, 'policy', 'good.onnx', Buffer.from(buildLinearPolicyModel({ horizon: 2, cameras: [] }).bytes));
+  const r = await storeUpload(
+    store,
+    dataDir,
+    'policy',
+    'good.onnx',
+    Buffer.from(buildLinearPolicyModel({ horizon: 2, cameras: [] }).bytes),
+  );
   assert.equal(r.inserted, true);
   const [file] = readdirSync(join(dataDir, 'policies'));
   assert.equal(statSync(join(dataDir, 'policies', file)).mode & 0o777, 0o600);
@@ -94,7 +129,9 @@ test('a tiny model describing a 780 MB constant is checked without the station a
   assert.ok(bytes.length < 16 * 1024, `${bytes.length} bytes`);
   const before = peakRss();
   // Accepted or refused, the check must not fold the constant: 780 MB would show in the peak.
-  await storeUpload(store, dataDir, 'policy', 'bomb.onnx', bytes).catch((e: unknown) => assert.ok(e instanceof ApiRefusal, String(e)));
+  await storeUpload(store, dataDir, 'policy', 'bomb.onnx', bytes).catch((e: unknown) =>
+    assert.ok(e instanceof ApiRefusal, String(e)),
+  );
   const grew = peakRss() - before;
   t.diagnostic(`peak resident memory grew ${(grew / 2 ** 20).toFixed(0)} MiB`);
   assert.ok(grew < 300 * 2 ** 20, `the peak grew ${(grew / 2 ** 20).toFixed(0)} MiB`);
@@ -103,7 +140,13 @@ test('a tiny model describing a 780 MB constant is checked without the station a
 test('the check has a time limit and a heap cap, each said in one sentence', async (t) => {
   const { dataDir, store } = withStore(t);
   const good = Buffer.from(buildLinearPolicyModel({ horizon: 2, cameras: [] }).bytes);
-  await assert.rejects(storeUpload(store, dataDir, 'policy', 'slow.onnx', good, { maxHeapMb: 256, timeoutMs: 1 }), refusal(/^The model slow\.onnx took longer than 1 ms to check, so it was refused\.$/));
-  await assert.rejects(storeUpload(store, dataDir, 'policy', 'big.onnx', good, { maxHeapMb: 2, timeoutMs: 60_000 }), refusal(/^The model big\.onnx needed more than 2 MiB to check, so it was refused\.$/));
+  await assert.rejects(
+    storeUpload(store, dataDir, 'policy', 'slow.onnx', good, { maxHeapMb: 256, timeoutMs: 1 }),
+    refusal(/^The model slow\.onnx took longer than 1 ms to check, so it was refused\.$/),
+  );
+  await assert.rejects(
+    storeUpload(store, dataDir, 'policy', 'big.onnx', good, { maxHeapMb: 2, timeoutMs: 60_000 }),
+    refusal(/^The model big\.onnx needed more than 2 MiB to check, so it was refused\.$/),
+  );
   assert.deepEqual(store.listPolicies(), []);
 });

@@ -12,24 +12,99 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { ApiRefusal } from '../../src/server/request-checks.js';
-import { parseEmptyBody, parseId, parseLayoutSetSha, parseResumeTeleop, parseRigCommand, parseRunRollout, parseSampleLayoutSet, parseSessionAnswer, parseStartSession, parseStartTeleop, parseTeleopControl } from '../../src/server/request-bodies.js';
+import {
+  parseEmptyBody,
+  parseId,
+  parseLayoutSetSha,
+  parseResumeTeleop,
+  parseRigCommand,
+  parseRunRollout,
+  parseSampleLayoutSet,
+  parseSessionAnswer,
+  parseStartSession,
+  parseStartTeleop,
+  parseTeleopControl,
+} from '../../src/server/request-bodies.js';
 import { uploadName, UPLOAD_KINDS } from '../../src/server/uploads.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
 
 const SEED = 31;
-const PROTO_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', '__defineGetter__', '__lookupGetter__'] as const;
+const PROTO_NAMES = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'toLocaleString',
+  '__defineGetter__',
+  '__lookupGetter__',
+] as const;
 const SHA = 'a'.repeat(64);
 
 /** Each parser with a body it accepts. */
 const PARSERS: readonly { name: string; parse: (body: unknown) => unknown; valid: Record<string, unknown> }[] = [
   { name: 'rig command', parse: parseRigCommand, valid: { command: 'hold' } },
-  { name: 'run rollout', parse: parseRunRollout, valid: { policy: 'code:hold', layoutSet: SHA, layout: 0, seconds: 5, seed: 1, scoreFromCell: false } },
-  { name: 'sample layout set', parse: parseSampleLayoutSet, valid: { task: 'bottles-in-the-bin', tiers: [1, 2], perTier: 2, seed: 3 } },
-  { name: 'start session', parse: parseStartSession, valid: { layoutSet: SHA, policies: ['code:hold'], perLayout: 1, blind: true, minutes: 10, seed: 1, seconds: 5, layouts: [0], breakMinutes: 1, operator: 'Ada' } },
-  { name: 'session answer (score)', parse: parseSessionAnswer, valid: { prompt: 3, answer: { action: 'score', endStates: [{ id: 'bottle-1', region: 'bin', upright: true }], note: 'ok' } } },
-  { name: 'session answer (count)', parse: parseSessionAnswer, valid: { prompt: 3, answer: { action: 'score-count', count: 2 } } },
-  { name: 'session answer (redo)', parse: parseSessionAnswer, valid: { prompt: 3, answer: { action: 'redo', reason: 'bumped' } } },
-  { name: 'start teleop', parse: parseStartTeleop, valid: { task: 'bottles-in-the-bin', episodes: 2, seconds: 10, resetSeconds: 2, cameras: 'none', leader: 'emulated-yam', layoutSet: SHA, layout: 0 } },
+  {
+    name: 'run rollout',
+    parse: parseRunRollout,
+    valid: { policy: 'code:hold', layoutSet: SHA, layout: 0, seconds: 5, seed: 1, scoreFromCell: false },
+  },
+  {
+    name: 'sample layout set',
+    parse: parseSampleLayoutSet,
+    valid: { task: 'bottles-in-the-bin', tiers: [1, 2], perTier: 2, seed: 3 },
+  },
+  {
+    name: 'start session',
+    parse: parseStartSession,
+    valid: {
+      layoutSet: SHA,
+      policies: ['code:hold'],
+      perLayout: 1,
+      blind: true,
+      minutes: 10,
+      seed: 1,
+      seconds: 5,
+      layouts: [0],
+      breakMinutes: 1,
+      operator: 'Ada',
+    },
+  },
+  {
+    name: 'session answer (score)',
+    parse: parseSessionAnswer,
+    valid: {
+      prompt: 3,
+      answer: { action: 'score', endStates: [{ id: 'bottle-1', region: 'bin', upright: true }], note: 'ok' },
+    },
+  },
+  {
+    name: 'session answer (count)',
+    parse: parseSessionAnswer,
+    valid: { prompt: 3, answer: { action: 'score-count', count: 2 } },
+  },
+  {
+    name: 'session answer (redo)',
+    parse: parseSessionAnswer,
+    valid: { prompt: 3, answer: { action: 'redo', reason: 'bumped' } },
+  },
+  {
+    name: 'start teleop',
+    parse: parseStartTeleop,
+    valid: {
+      task: 'bottles-in-the-bin',
+      episodes: 2,
+      seconds: 10,
+      resetSeconds: 2,
+      cameras: 'none',
+      leader: 'emulated-yam',
+      layoutSet: SHA,
+      layout: 0,
+    },
+  },
   { name: 'resume teleop', parse: parseResumeTeleop, valid: { sessionId: 4, episodes: 2 } },
   { name: 'teleop control', parse: parseTeleopControl, valid: { action: 'next' } },
   { name: 'empty body', parse: (b) => parseEmptyBody(b, 'A stop'), valid: {} },
@@ -39,16 +114,31 @@ function refusedAs400(name: string, body: unknown, f: () => unknown): void {
   try {
     f();
   } catch (e) {
-    assert.ok(e instanceof ApiRefusal, `${name}: ${JSON.stringify(body)?.slice(0, 200)} threw ${(e as Error)?.name}: ${(e as Error)?.message} — the server would answer 500`);
+    assert.ok(
+      e instanceof ApiRefusal,
+      `${name}: ${JSON.stringify(body)?.slice(0, 200)} threw ${(e as Error)?.name}: ${(e as Error)?.message} — the server would answer 500`,
+    );
     assert.equal(e.status, 400, `${name}: ${e.message}`);
-    assert.ok(!e.message.includes('\n') && e.message.length < 600, `${name}: not one short sentence: ${e.message.slice(0, 200)}`);
+    assert.ok(
+      !e.message.includes('\n') && e.message.length < 600,
+      `${name}: not one short sentence: ${e.message.slice(0, 200)}`,
+    );
   }
 }
 
 /** A JSON value in which prototype names show up as keys and as values, at any depth. */
 const protoName = fc.constantFrom(...PROTO_NAMES);
 const hostile: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: 'small' }, protoName, fc.integer(), fc.boolean(), fc.constant(null), fc.string({ maxLength: 8 }), fc.array(tie('value'), { maxLength: 3 }), tie('object')),
+  value: fc.oneof(
+    { depthSize: 'small' },
+    protoName,
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.string({ maxLength: 8 }),
+    fc.array(tie('value'), { maxLength: 3 }),
+    tie('object'),
+  ),
   object: fc.dictionary(fc.oneof(protoName, fc.string({ maxLength: 6 })), tie('value'), { maxKeys: 4 }),
 })).value;
 
@@ -58,10 +148,16 @@ function mutated(valid: Record<string, unknown>): fc.Arbitrary<Record<string, un
   return fc
     .record({
       add: fc.array(fc.tuple(protoName, hostile), { maxLength: 3 }),
-      revalue: fc.array(fc.tuple(keys.length ? fc.constantFrom(...keys) : fc.constant('x'), fc.oneof(protoName, hostile)), { maxLength: 3 }),
+      revalue: fc.array(
+        fc.tuple(keys.length ? fc.constantFrom(...keys) : fc.constant('x'), fc.oneof(protoName, hostile)),
+        { maxLength: 3 },
+      ),
       nested: fc.array(fc.tuple(protoName, fc.oneof(protoName, hostile)), { maxLength: 2 }),
       // The nested answer's own fields (its action first of all) revalued by prototype names.
-      innerRevalue: fc.array(fc.tuple(fc.constantFrom('action', 'endStates', 'count', 'reason', 'note'), fc.oneof(protoName, hostile)), { maxLength: 2 }),
+      innerRevalue: fc.array(
+        fc.tuple(fc.constantFrom('action', 'endStates', 'count', 'reason', 'note'), fc.oneof(protoName, hostile)),
+        { maxLength: 2 },
+      ),
     })
     .map(({ add, revalue, nested, innerRevalue }) => {
       const body: Record<string, unknown> = JSON.parse(JSON.stringify(valid)) as Record<string, unknown>;
@@ -77,7 +173,12 @@ function mutated(valid: Record<string, unknown>): fc.Arbitrary<Record<string, un
 }
 
 test('the checked-in corpus reads as recorded', () => {
-  const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/api-bodies.json'), 'utf8')) as { name: string; parser: string; text: string; ok: boolean }[];
+  const corpus = JSON.parse(readFileSync(join(PROJECT_ROOT, 'test/fixtures/fuzz/api-bodies.json'), 'utf8')) as {
+    name: string;
+    parser: string;
+    text: string;
+    ok: boolean;
+  }[];
   for (const c of corpus) {
     const parsers = PARSERS.filter((p) => p.name === c.parser || p.name.startsWith(`${c.parser} (`));
     assert.ok(parsers.length > 0, `${c.name}: no parser ${c.parser}`);
@@ -99,10 +200,13 @@ test('every API body parser: a value nested as deep as a 16 KiB body allows is a
   const deep = JSON.parse('['.repeat(8000) + ']'.repeat(8000)) as unknown;
   for (const p of PARSERS) {
     const valid = (): Record<string, unknown> => JSON.parse(JSON.stringify(p.valid)) as Record<string, unknown>;
-    for (const key of Object.keys(p.valid)) refusedAs400(`${p.name}, ${key} nested 8000 deep`, key, () => p.parse({ ...valid(), [key]: deep }));
+    for (const key of Object.keys(p.valid))
+      refusedAs400(`${p.name}, ${key} nested 8000 deep`, key, () => p.parse({ ...valid(), [key]: deep }));
     const inner = p.valid.answer as Record<string, unknown> | undefined;
     for (const innerKey of Object.keys(inner ?? {})) {
-      refusedAs400(`${p.name}, answer.${innerKey} nested 8000 deep`, innerKey, () => p.parse({ ...valid(), answer: { ...inner, [innerKey]: deep } }));
+      refusedAs400(`${p.name}, answer.${innerKey} nested 8000 deep`, innerKey, () =>
+        p.parse({ ...valid(), answer: { ...inner, [innerKey]: deep } }),
+      );
     }
   }
 });
@@ -124,12 +228,16 @@ test('every API body parser: prototype names as keys and values are read or refu
   }
 });
 
-test("a session answer whose action is a prototype name is a 400 naming the actions, in one sentence", () => {
+test('a session answer whose action is a prototype name is a 400 naming the actions, in one sentence', () => {
   for (const action of PROTO_NAMES) {
     const body = JSON.parse(`{"prompt": 1, "answer": {"action": ${JSON.stringify(action)}}}`) as unknown;
     assert.throws(
       () => parseSessionAnswer(body),
-      (e: unknown) => e instanceof ApiRefusal && e.status === 400 && e.message === `An answer's 'action' must be one of confirm, pause, stop, score, score-count, redo, done, close, carry-on, not ${JSON.stringify(action)}.`,
+      (e: unknown) =>
+        e instanceof ApiRefusal &&
+        e.status === 400 &&
+        e.message ===
+          `An answer's 'action' must be one of confirm, pause, stop, score, score-count, redo, done, close, carry-on, not ${JSON.stringify(action)}.`,
       action,
     );
   }

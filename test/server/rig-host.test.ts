@@ -16,7 +16,14 @@ const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1
 const table = { task: getTask(set.task), layout: set.layouts[0] };
 
 function parts(over: Partial<RigParts> = {}): RigParts {
-  return { type: 'mirror', create: ({ clock }) => Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock }), services: undefined }), motors: () => [], cell: () => null, ...over };
+  return {
+    type: 'mirror',
+    create: ({ clock }) =>
+      Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock }), services: undefined }),
+    motors: () => [],
+    cell: () => null,
+    ...over,
+  };
 }
 
 test('Hold powers the rig under the control loop, Damp turns it off, and both are refused while a rollout has the rig', async () => {
@@ -28,7 +35,10 @@ test('Hold powers the rig under the control loop, Damp turns it off, and both ar
   assert.equal(host.status().use, 'holding');
   await new Promise((r) => setTimeout(r, 300));
   // The loop keeps commanding the hold pose: the supervisor's command watchdog (hold after 100 ms) never fires.
-  assert.deepEqual(host.status().recentEvents.filter((e) => e.kind === 'watchdog-hold'), []);
+  assert.deepEqual(
+    host.status().recentEvents.filter((e) => e.kind === 'watchdog-hold'),
+    [],
+  );
   assert.equal(host.status().mode, 'active');
   await host.damp();
   assert.equal(host.status().mode, 'damped');
@@ -38,13 +48,16 @@ test('Hold powers the rig under the control loop, Damp turns it off, and both ar
     return rig.read().mode;
   });
   await new Promise((r) => setTimeout(r, 20));
-  await assert.rejects(host.hold(), (e: unknown) => e instanceof RigBusyError && /a rollout has the rig/.test(e.message));
+  await assert.rejects(
+    host.hold(),
+    (e: unknown) => e instanceof RigBusyError && /a rollout has the rig/.test(e.message),
+  );
   release();
   await rollout;
   await host.close();
 });
 
-test('E-stop while the rollout\'s rig is being set up stops the rollout before it runs', async () => {
+test("E-stop while the rollout's rig is being set up stops the rollout before it runs", async () => {
   let created!: () => void;
   const host = new RigHost(
     parts({
@@ -64,7 +77,11 @@ test('E-stop while the rollout\'s rig is being set up stops the rollout before i
   assert.equal(host.status().use, 'changing');
   host.estop('test');
   created();
-  await assert.rejects(rollout, (e: unknown) => e instanceof RigBusyError && /stopped \(Stop or E-stop\) before it started; nothing moved/.test(e.message));
+  await assert.rejects(
+    rollout,
+    (e: unknown) =>
+      e instanceof RigBusyError && /stopped \(Stop or E-stop\) before it started; nothing moved/.test(e.message),
+  );
   assert.equal(ran, false);
   await host.close();
 });
@@ -74,14 +91,20 @@ test('a rig that could not be set up for a rollout is said in the status, and Ho
   const host = new RigHost(
     parts({
       create: ({ clock }) => {
-        if (fail) return Promise.reject(new RigError('The adapter is unplugged.', { kind: 'bus-error', message: 'The adapter is unplugged.' }));
+        if (fail)
+          return Promise.reject(
+            new RigError('The adapter is unplugged.', { kind: 'bus-error', message: 'The adapter is unplugged.' }),
+          );
         return Promise.resolve({ rig: new MirrorRig({ model: yamRigModel(), clock }), services: undefined });
       },
     }),
   );
   await host.start();
   fail = true;
-  await assert.rejects(host.forRollout(table, () => Promise.resolve()), RigError);
+  await assert.rejects(
+    host.forRollout(table, () => Promise.resolve()),
+    RigError,
+  );
   assert.match(host.status().note ?? '', /could not be set up for the rollout: The adapter is unplugged\. Press Hold/);
   fail = false;
   await host.hold();

@@ -15,16 +15,31 @@ import { startEmulatorThread } from '../helpers/emulator-thread.js';
 test("the Rig page shows the rig thread's motor loop statistics while the operator holds", async (t) => {
   const emu = await startEmulatorThread();
   t.after(() => emu.stop());
-  const station = await startStation({ rigConfig: { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 } });
+  const station = await startStation({
+    rigConfig: { type: 'yam-can', transport: 'slcan', ports: emu.links, replyDeadlineMs: 350 },
+  });
   t.after(() => station.dispose());
-  const { page } = await openStationPage(t, station, 'rig-motor-loop', async (p) => `motor loop: ${await p.textContent('#motor-loop')}; message: ${await p.textContent('#message')}`);
+  const { page } = await openStationPage(
+    t,
+    station,
+    'rig-motor-loop',
+    async (p) => `motor loop: ${await p.textContent('#motor-loop')}; message: ${await p.textContent('#message')}`,
+  );
   await page.goto(station.url);
   await page.waitForSelector('#connection.live');
   assert.match((await page.textContent('#motor-loop')) ?? '', /No loop has run yet/);
   await page.keyboard.press('h');
-  await page.waitForFunction(() => /rig thread/.test(document.getElementById('motor-loop')?.textContent ?? ''), undefined, { timeout: 20_000 });
+  await page.waitForFunction(
+    () => /rig thread/.test(document.getElementById('motor-loop')?.textContent ?? ''),
+    undefined,
+    { timeout: 20_000 },
+  );
   // Let the statistics gather a second of cycles, then read them as the operator does.
-  await page.waitForFunction(() => /in (\d{3,}) cycles/.test(document.getElementById('motor-loop')?.textContent ?? ''), undefined, { timeout: 20_000 });
+  await page.waitForFunction(
+    () => /in (\d{3,}) cycles/.test(document.getElementById('motor-loop')?.textContent ?? ''),
+    undefined,
+    { timeout: 20_000 },
+  );
   const text = (await page.textContent('#motor-loop')) ?? '';
   assert.match(text, /rate[\d.]+ Hz of 250 Hz — /);
   assert.match(text, /jitterp50 [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms/);

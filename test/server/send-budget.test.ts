@@ -33,7 +33,11 @@ async function pair(t: test.TestContext): Promise<{ server: WebSocket; client: W
 }
 
 /** Sends MESSAGE until the budget drops the client or `count` messages went; yields so the socket drains what it can. */
-async function flood(ws: WebSocket, count: number, yieldEvery = 16): Promise<{ sent: number; dropped: boolean; maxBuffered: number }> {
+async function flood(
+  ws: WebSocket,
+  count: number,
+  yieldEvery = 16,
+): Promise<{ sent: number; dropped: boolean; maxBuffered: number }> {
   let dropped = false;
   let maxBuffered = 0;
   let sent = 0;
@@ -45,13 +49,18 @@ async function flood(ws: WebSocket, count: number, yieldEvery = 16): Promise<{ s
   return { sent, dropped, maxBuffered };
 }
 
-test('a client that stops reading is disconnected at its send budget; the buffer never passes it', { timeout: 15_000 }, async (t) => {
+test('a client that stops reading is disconnected at its send budget; the buffer never passes it', {
+  timeout: 15_000,
+}, async (t) => {
   const { server, client } = await pair(t);
   (client as unknown as { _socket: Socket })._socket.pause();
   const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
   // 64 MiB offered: far past what the kernel's loopback buffers and the budget hold together.
   const r = await flood(server, 4096);
-  assert.ok(r.dropped, `still connected after ${r.sent} messages (${((r.sent * MESSAGE.length) / 2 ** 20).toFixed(0)} MiB)`);
+  assert.ok(
+    r.dropped,
+    `still connected after ${r.sent} messages (${((r.sent * MESSAGE.length) / 2 ** 20).toFixed(0)} MiB)`,
+  );
   assert.ok(r.maxBuffered <= BUDGET, `the station buffered ${r.maxBuffered} bytes for it, budget ${BUDGET}`);
   await closed;
   assert.equal(sendWithinBudget(server, MESSAGE, BUDGET), false, 'nothing more is sent to a dropped client');

@@ -30,19 +30,39 @@ function rowRunner(store: Store, set = SET): SessionRolloutRunner & { close(): P
     run(r) {
       specs.push(r.spec);
       const policy = store.upsertPolicy({ spec: r.spec, name: r.spec });
-      const id = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: set.sha256, layoutIndex: r.layout.index, episodeSeconds: r.episodeSeconds, controlHz: 50, status: 'valid', statusReason: null });
+      const id = store.insertRollout({
+        kind: 'real',
+        sessionId: r.sessionId,
+        policyId: policy.id,
+        layoutSetSha256: set.sha256,
+        layoutIndex: r.layout.index,
+        episodeSeconds: r.episodeSeconds,
+        controlHz: 50,
+        status: 'valid',
+        statusReason: null,
+      });
       return Promise.resolve({ rolloutId: id, status: 'valid', finalMode: 'damped', wallS: 0.01 });
     },
   };
 }
 
 /** `set`: the layout set the sessions run on (stored, and named by every rollout row the runner stores). */
-function setup(set = SET): { store: Store; host: SessionHost; views: SessionView[]; runner: ReturnType<typeof rowRunner>; done: () => void } {
+function setup(set = SET): {
+  store: Store;
+  host: SessionHost;
+  views: SessionView[];
+  runner: ReturnType<typeof rowRunner>;
+  done: () => void;
+} {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-session-host-'));
   const store = openStore(join(dir, 'tandem.sqlite'));
   store.putLayoutSet(set);
   const runner = rowRunner(store, set);
-  const host = new SessionHost(store, { interlocks: () => 'none here', cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }), openRunner: () => Promise.resolve(runner) });
+  const host = new SessionHost(store, {
+    interlocks: () => 'none here',
+    cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }),
+    openRunner: () => Promise.resolve(runner),
+  });
   const views: SessionView[] = [];
   host.publish = (v) => v && views.push(v);
   return { store, host, views, runner, done: () => rmSync(dir, { recursive: true, force: true }) };
@@ -63,7 +83,14 @@ const actions = (store: Store, id: number): string[] => store.listSessionJournal
 test('a browser session: answers acknowledged once journalled, impossible counts refused in one sentence, stale answers refused, blind labels only', async () => {
   const { store, host, runner, done } = setup();
   try {
-    const v = await host.start({ layoutSet: SET.sha256, policies: ['code:hold', 'code:bottles-in-the-bin'], perLayout: 1, blind: true, seconds: 1, layouts: [0] });
+    const v = await host.start({
+      layoutSet: SET.sha256,
+      policies: ['code:hold', 'code:bottles-in-the-bin'],
+      perLayout: 1,
+      blind: true,
+      seconds: 1,
+      layouts: [0],
+    });
     assert.deepEqual(v.labels, ['policy A', 'policy B']);
     const id = v.id;
     const place = await asked(host, 'place');
@@ -75,31 +102,52 @@ test('a browser session: answers acknowledged once journalled, impossible counts
     await host.answer({ prompt: place, answer: { action: 'confirm' } });
     assert.ok(actions(store, id).includes('placed'), 'confirm acknowledged after its journal row');
     // The same prompt again: it has moved on; nothing is applied to the next step.
-    await assert.rejects(host.answer({ prompt: place, answer: { action: 'confirm' } }), (e: unknown) => e instanceof ApiRefusal && e.status === 409);
+    await assert.rejects(
+      host.answer({ prompt: place, answer: { action: 'confirm' } }),
+      (e: unknown) => e instanceof ApiRefusal && e.status === 409,
+    );
 
     const score = await asked(host, 'score');
     const sv = host.view()!;
     assert.equal(sv.prompt?.kind, 'score');
     const objects = SET.layouts[0].objects.length;
     if (sv.prompt?.kind === 'score') assert.deepEqual(sv.prompt.scoring.count, { kind: 'region', region: 'bin' });
-    await assert.rejects(host.answer({ prompt: score, answer: { action: 'score-count', count: objects + 1 } }), (e: unknown) => {
-      assert.ok(e instanceof ApiRefusal && e.status === 400);
-      assert.match(e.message, new RegExp(`^Not stored: Layout 0 has ${objects} objects?: ${objects + 1} cannot be in the bin; enter a whole number from 0 to ${objects}\\.$`));
-      return true;
-    });
-    assert.equal(store.listSessionJournal(id).filter((e) => e.action === 'scored').length, 0, 'nothing stored for the refused count');
+    await assert.rejects(
+      host.answer({ prompt: score, answer: { action: 'score-count', count: objects + 1 } }),
+      (e: unknown) => {
+        assert.ok(e instanceof ApiRefusal && e.status === 400);
+        assert.match(
+          e.message,
+          new RegExp(
+            `^Not stored: Layout 0 has ${objects} objects?: ${objects + 1} cannot be in the bin; enter a whole number from 0 to ${objects}\\.$`,
+          ),
+        );
+        return true;
+      },
+    );
+    assert.equal(
+      store.listSessionJournal(id).filter((e) => e.action === 'scored').length,
+      0,
+      'nothing stored for the refused count',
+    );
     // Asked again (a new prompt id), the good count is committed with its score before the answer returns.
     const again = await asked(host, 'score');
     assert.notEqual(again, score);
     const wrong = host.answer({ prompt: again, answer: { action: 'done' } });
-    await assert.rejects(wrong, (e: unknown) => e instanceof ApiRefusal && /takes score, score-count or redo/.test(e.message));
+    await assert.rejects(
+      wrong,
+      (e: unknown) => e instanceof ApiRefusal && /takes score, score-count or redo/.test(e.message),
+    );
     await host.answer({ prompt: again, answer: { action: 'score-count', count: 1, note: 'one in' } });
     const scored = store.listSessionJournal(id).filter((e) => e.action === 'scored');
     assert.equal(scored.length, 1);
     const rolloutId = scored[0].rolloutId!;
     // While the blind session runs, the rollouts list shows the label for its rollouts, never the policy.
     assert.match(host.blindLabels().get(rolloutId) ?? '', /^policy [AB]$/);
-    assert.deepEqual(store.listOperatorScores(rolloutId).map((s) => [s.note, s.operator]), [['one in', 'operator (station UI)']]);
+    assert.deepEqual(
+      store.listOperatorScores(rolloutId).map((s) => [s.note, s.operator]),
+      [['one in', 'operator (station UI)']],
+    );
 
     await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
     // Second rollout: abort-and-redo with a reason, then an e-stop while placing the redo.
@@ -118,7 +166,10 @@ test('a browser session: answers acknowledged once journalled, impossible counts
     assert.ok(actions(store, id).includes('estop'), 'the e-stop while placing is journalled');
     await host.answer({ prompt: paused, answer: { action: 'carry-on' } });
     await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
-    await host.answer({ prompt: await asked(host, 'score'), answer: { action: 'score', endStates: SET.layouts[0].objects.map((o) => ({ id: o.id, region: 'bin' })) } });
+    await host.answer({
+      prompt: await asked(host, 'score'),
+      answer: { action: 'score', endStates: SET.layouts[0].objects.map((o) => ({ id: o.id, region: 'bin' })) },
+    });
     await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
     for (let i = 0; i < 200 && host.view()?.phase !== 'ended'; i++) await new Promise((r) => setTimeout(r, 5));
     const end = host.view()!;
@@ -137,20 +188,36 @@ test('a browser session: answers acknowledged once journalled, impossible counts
 test('stop for now leaves the session resumable at its exact step; a bad plan is refused before anything is stored', async () => {
   const { store, host, done } = setup();
   try {
-    await assert.rejects(host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: true }), (e: unknown) => e instanceof ApiRefusal && /blind session needs at least two policies/.test(e.message));
+    await assert.rejects(
+      host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: true }),
+      (e: unknown) => e instanceof ApiRefusal && /blind session needs at least two policies/.test(e.message),
+    );
     assert.equal(store.listSessions().length, 0);
-    const v = await host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: false, seconds: 1, layouts: [0, 1] });
+    const v = await host.start({
+      layoutSet: SET.sha256,
+      policies: ['code:hold'],
+      perLayout: 1,
+      blind: false,
+      seconds: 1,
+      layouts: [0, 1],
+    });
     await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
     await host.answer({ prompt: await asked(host, 'score'), answer: { action: 'score-count', count: 0 } });
     await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
     await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'stop' } });
     assert.equal(host.view()?.phase, 'stopped');
     assert.equal(host.working(), false);
-    assert.deepEqual(host.list().map((s) => [s.id, s.done, s.endedAt]), [[v.id, 1, null]]);
+    assert.deepEqual(
+      host.list().map((s) => [s.id, s.done, s.endedAt]),
+      [[v.id, 1, null]],
+    );
     await host.resume(v.id);
-    assert.equal(await asked(host, 'place') > 0, true);
+    assert.equal((await asked(host, 'place')) > 0, true);
     assert.equal(host.view()?.step?.slot, 1, 'resumed at the second rollout, the first kept');
-    await assert.rejects(host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: false }), /is running/);
+    await assert.rejects(
+      host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: false }),
+      /is running/,
+    );
   } finally {
     await host.close();
     store.close();
@@ -163,20 +230,42 @@ function untilStopped(store: Store): SessionRolloutRunner & { close(): Promise<v
   return {
     close: () => Promise.resolve(),
     async run(r) {
-      await new Promise<void>((resolve) => (r.signal.aborted ? resolve() : r.signal.addEventListener('abort', () => resolve(), { once: true })));
+      await new Promise<void>((resolve) =>
+        r.signal.aborted ? resolve() : r.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
       const policy = store.upsertPolicy({ spec: r.spec, name: r.spec });
-      const id = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: SET.sha256, layoutIndex: r.layout.index, episodeSeconds: r.episodeSeconds, controlHz: 50, status: 'aborted', statusReason: 'stopped by the operator' });
+      const id = store.insertRollout({
+        kind: 'real',
+        sessionId: r.sessionId,
+        policyId: policy.id,
+        layoutSetSha256: SET.sha256,
+        layoutIndex: r.layout.index,
+        episodeSeconds: r.episodeSeconds,
+        controlHz: 50,
+        status: 'aborted',
+        statusReason: 'stopped by the operator',
+      });
       return { rolloutId: id, status: 'aborted', reason: 'stopped by the operator', finalMode: 'damped', wallS: 0.01 };
     },
   };
 }
 
-const TWO = { layoutSet: SET.sha256, policies: ['code:hold', 'code:bottles-in-the-bin'], perLayout: 1, blind: true, seconds: 1, layouts: [0] } as const;
+const TWO = {
+  layoutSet: SET.sha256,
+  policies: ['code:hold', 'code:bottles-in-the-bin'],
+  perLayout: 1,
+  blind: true,
+  seconds: 1,
+  layouts: [0],
+} as const;
 
 test('a double-clicked start stores one session: the second request is refused in one sentence, and a repeated request id is refused after the first finished', async () => {
   const { store, host, done } = setup();
   try {
-    const [first, second] = await Promise.allSettled([host.start({ ...TWO, requestId: 'click-0001' }), host.start({ ...TWO, requestId: 'click-0002' })]);
+    const [first, second] = await Promise.allSettled([
+      host.start({ ...TWO, requestId: 'click-0001' }),
+      host.start({ ...TWO, requestId: 'click-0002' }),
+    ]);
     assert.equal(first.status, 'fulfilled');
     assert.equal(second.status, 'rejected');
     const refusal = (second as PromiseRejectedResult).reason as ApiRefusal;
@@ -184,11 +273,20 @@ test('a double-clicked start stores one session: the second request is refused i
     assert.match(refusal.message, /already starting a session; this second request was not acted on/);
     assert.equal(store.listSessions().length, 1, 'one session stored, no orphan');
     await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'stop' } });
-    await assert.rejects(host.start({ ...TWO, requestId: 'click-0001' }), (e: unknown) => e instanceof ApiRefusal && /already received and started session \d+/.test(e.message));
+    await assert.rejects(
+      host.start({ ...TWO, requestId: 'click-0001' }),
+      (e: unknown) => e instanceof ApiRefusal && /already received and started session \d+/.test(e.message),
+    );
     // Resume: a concurrent second click is refused the same way, so the journal has one resume.
     const id = (first as PromiseFulfilledResult<SessionView>).value.id;
-    const resumes = await Promise.allSettled([host.resume(id, undefined, 'resume-0001'), host.resume(id, undefined, 'resume-0002')]);
-    assert.deepEqual(resumes.map((r) => r.status), ['fulfilled', 'rejected']);
+    const resumes = await Promise.allSettled([
+      host.resume(id, undefined, 'resume-0001'),
+      host.resume(id, undefined, 'resume-0002'),
+    ]);
+    assert.deepEqual(
+      resumes.map((r) => r.status),
+      ['fulfilled', 'rejected'],
+    );
     assert.equal(actions(store, id).filter((a) => a === 'session-resumed').length, 1);
   } finally {
     await host.close();
@@ -197,11 +295,15 @@ test('a double-clicked start stores one session: the second request is refused i
   }
 });
 
-test("Abort during a session rollout stops it: stored unscored as stopped by the operator, journalled so, offered for redo — not e-stopped, and nothing else is running to stop", async () => {
+test('Abort during a session rollout stops it: stored unscored as stopped by the operator, journalled so, offered for redo — not e-stopped, and nothing else is running to stop', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-session-host-abort-'));
   const store = openStore(join(dir, 'tandem.sqlite'));
   store.putLayoutSet(SET);
-  const host = new SessionHost(store, { interlocks: () => 'none here', cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }), openRunner: () => Promise.resolve(untilStopped(store)) });
+  const host = new SessionHost(store, {
+    interlocks: () => 'none here',
+    cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }),
+    openRunner: () => Promise.resolve(untilStopped(store)),
+  });
   try {
     assert.equal(host.stopRollout(), false, 'no session: nothing to stop');
     const v = await host.start({ ...TWO, policies: ['code:hold'], blind: false });
@@ -233,7 +335,11 @@ test('a session that will not be finished is ended from the station with a reaso
   const { store, host, done } = setup();
   try {
     const a = await host.start(TWO);
-    assert.throws(() => host.end(a.id, 'wrong policies'), (e: unknown) => e instanceof ApiRefusal && e.status === 409 && /is running; stop it for now \(Q\) first/.test(e.message));
+    assert.throws(
+      () => host.end(a.id, 'wrong policies'),
+      (e: unknown) =>
+        e instanceof ApiRefusal && e.status === 409 && /is running; stop it for now \(Q\) first/.test(e.message),
+    );
     await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'stop' } });
     const ended = host.end(a.id, 'wrong policies in the plan');
     assert.notEqual(ended.endedAt, null);
@@ -242,7 +348,11 @@ test('a session that will not be finished is ended from the station with a reaso
     assert.throws(() => host.end(a.id, 'again'), /already ended/);
     const b = await host.start(TWO);
     const seeds = [a.id, b.id].map((id) => (JSON.parse(store.getSessionPlan(id)!.planJson) as { seed: number }).seed);
-    assert.notEqual(seeds[0], seeds[1], 'two plans of the same policies without a seed get different seeds (and so their own letters)');
+    assert.notEqual(
+      seeds[0],
+      seeds[1],
+      'two plans of the same policies without a seed get different seeds (and so their own letters)',
+    );
   } finally {
     await host.close();
     store.close();
@@ -260,7 +370,10 @@ test("a session's results at the station: per policy and tier with intervals and
       await host.answer({ prompt: await asked(host, 'place'), answer: { action: 'confirm' } });
       await asked(host, 'score');
       const label = host.view()!.step!.label;
-      await host.answer({ prompt: host.view()!.prompt!.id, answer: { action: 'score-count', count: label === 'policy A' ? 1 : 0 } });
+      await host.answer({
+        prompt: host.view()!.prompt!.id,
+        answer: { action: 'score-count', count: label === 'policy A' ? 1 : 0 },
+      });
       await host.answer({ prompt: await asked(host, 'reset'), answer: { action: 'done' } });
       // One pair in, one to come: the verdict so far says to go on.
       if (i === 1) assert.match(host.results(v.id).verdict!.sentence, /^Not clear yet after 1 pair .*Keep going\.$/);
@@ -268,7 +381,13 @@ test("a session's results at the station: per policy and tier with intervals and
     for (let i = 0; i < 200 && host.view()?.phase !== 'ended'; i++) await new Promise((r) => setTimeout(r, 5));
     const r = host.results(v.id);
     assert.equal(r.ended, true);
-    assert.deepEqual(r.policies.map((p) => [p.label, p.scored]), [['policy A', 2], ['policy B', 2]]);
+    assert.deepEqual(
+      r.policies.map((p) => [p.label, p.scored]),
+      [
+        ['policy A', 2],
+        ['policy B', 2],
+      ],
+    );
     const all = (label: string) => r.policies.find((p) => p.label === label)!.tiers.find((t) => t.tier === 'all')!;
     assert.equal(all('policy A').meanProgress, 1);
     assert.equal(all('policy B').meanProgress, 0);
@@ -276,11 +395,23 @@ test("a session's results at the station: per policy and tier with intervals and
     assert.equal(r.verdict?.pairs, 2);
     assert.equal(Math.abs(r.verdict!.meanDifference), 1, 'A always 1, B always 0');
     // Two pairs are too few for the anytime-valid test to decide, and none can come: it says so, never "keep going".
-    assert.equal(r.verdict!.sentence, 'The session is over: after 2 pairs no difference between policy A and policy B is clear (policy A − policy B +1.00, 95% bounds -1.00 to +1.00, valid at every look). Telling them apart needs more pairs, in a new session.');
+    assert.equal(
+      r.verdict!.sentence,
+      'The session is over: after 2 pairs no difference between policy A and policy B is clear (policy A − policy B +1.00, 95% bounds -1.00 to +1.00, valid at every look). Telling them apart needs more pairs, in a new session.',
+    );
     // The station's last words on it say the same.
-    assert.ok(host.view()!.lines.some((l) => /^A\/B so far: The session is over: after 2 pairs/.test(l)), host.view()!.lines.join('\n'));
-    assert.ok(!host.view()!.lines.some((l) => /Keep going/.test(l) && /after 2 pairs/.test(l)), host.view()!.lines.join('\n'));
-    assert.ok(r.episodes.every((e) => e.rolloutId !== null && store.getRollout(e.rolloutId) !== undefined), 'each scored episode names its stored rollout');
+    assert.ok(
+      host.view()!.lines.some((l) => /^A\/B so far: The session is over: after 2 pairs/.test(l)),
+      host.view()!.lines.join('\n'),
+    );
+    assert.ok(
+      !host.view()!.lines.some((l) => /Keep going/.test(l) && /after 2 pairs/.test(l)),
+      host.view()!.lines.join('\n'),
+    );
+    assert.ok(
+      r.episodes.every((e) => e.rolloutId !== null && store.getRollout(e.rolloutId) !== undefined),
+      'each scored episode names its stored rollout',
+    );
     assert.deepEqual(Object.keys(r.key ?? {}).sort(), ['policy A', 'policy B'], 'the key once ended');
     assert.ok(r.policies.every((p) => p.spec !== undefined));
   } finally {
@@ -300,7 +431,10 @@ test('while a blind session is open its results name no policy: no key, no spec'
     assert.equal(r.key, null);
     assert.ok(r.policies.every((p) => p.spec === undefined));
     assert.doesNotMatch(JSON.stringify(r), /code:/);
-    assert.throws(() => host.results(999), (e: unknown) => e instanceof ApiRefusal && e.status === 404);
+    assert.throws(
+      () => host.results(999),
+      (e: unknown) => e instanceof ApiRefusal && e.status === 404,
+    );
   } finally {
     await host.close();
     store.close();
@@ -310,9 +444,21 @@ test('while a blind session is open its results name no policy: no key, no spec'
 
 test('a session the station stopped without stopping it (a crash) is listed as interrupted, with where it was; one stopped for now or by a shutdown is not', async () => {
   const { store, host, runner, done } = setup();
-  const after = (): SessionHost => new SessionHost(store, { interlocks: () => 'none here', cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }), openRunner: () => Promise.resolve(runner) });
+  const after = (): SessionHost =>
+    new SessionHost(store, {
+      interlocks: () => 'none here',
+      cost: () => ({ cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' }),
+      openRunner: () => Promise.resolve(runner),
+    });
   try {
-    const v = await host.start({ layoutSet: SET.sha256, policies: ['code:hold'], perLayout: 1, blind: false, seconds: 1, layouts: [0, 1] });
+    const v = await host.start({
+      layoutSet: SET.sha256,
+      policies: ['code:hold'],
+      perLayout: 1,
+      blind: false,
+      seconds: 1,
+      layouts: [0, 1],
+    });
     const place = await asked(host, 'place');
     assert.equal(host.list()[0].interrupted, null, 'the session being worked is not interrupted');
     await host.answer({ prompt: place, answer: { action: 'confirm' } });
@@ -335,7 +481,10 @@ test('a session the station stopped without stopping it (a crash) is listed as i
     await resumed.answer({ prompt: score, answer: { action: 'score-count', count: 0 } });
     await resumed.answer({ prompt: await asked(resumed, 'reset'), answer: { action: 'done' } });
     await asked(resumed, 'place');
-    assert.equal(after().list()[0].interrupted?.words, 'Rollout 2 of 2 was being placed: on resume its layout is shown again.');
+    assert.equal(
+      after().list()[0].interrupted?.words,
+      'Rollout 2 of 2 was being placed: on resume its layout is shown again.',
+    );
     // The operator's stop for now: not interrupted.
     await resumed.answer({ prompt: await asked(resumed, 'place'), answer: { action: 'stop' } });
     await new Promise((r) => setTimeout(r, 50));
@@ -354,10 +503,29 @@ test('a station session with a pre-registered analysis and stopEarly ends itself
   const { store, host, done } = setup(set);
   try {
     const specs = ['code:hold', 'code:bottles-in-the-bin'];
-    assert.throws(() => parseStartSession({ layoutSet: set.sha256, policies: specs, perLayout: 1, blind: true, stopEarly: true }), (e: unknown) => e instanceof ApiRefusal && e.status === 400 && /^'stopEarly' needs a pre-registered analysis plan/.test(e.message));
-    const v = await host.start(parseStartSession({ layoutSet: set.sha256, policies: specs, perLayout: 1, blind: true, seconds: 1, analysis: { alpha: 0.1 }, stopEarly: true }));
+    assert.throws(
+      () => parseStartSession({ layoutSet: set.sha256, policies: specs, perLayout: 1, blind: true, stopEarly: true }),
+      (e: unknown) =>
+        e instanceof ApiRefusal &&
+        e.status === 400 &&
+        /^'stopEarly' needs a pre-registered analysis plan/.test(e.message),
+    );
+    const v = await host.start(
+      parseStartSession({
+        layoutSet: set.sha256,
+        policies: specs,
+        perLayout: 1,
+        blind: true,
+        seconds: 1,
+        analysis: { alpha: 0.1 },
+        stopEarly: true,
+      }),
+    );
     const id = v.id;
-    const spec = (label: string): string => (JSON.parse(store.getSessionPlan(id)!.planJson) as { policies: { label: string; spec: string }[] }).policies.find((p) => p.label === label)!.spec;
+    const spec = (label: string): string =>
+      (JSON.parse(store.getSessionPlan(id)!.planJson) as { policies: { label: string; spec: string }[] }).policies.find(
+        (p) => p.label === label,
+      )!.spec;
     // The operator scores the bottle in the bin for the bottles policy, never for hold — until the
     // session stops being worked (ended, or stopped: then the assertions below say why).
     let answered = 0;
@@ -367,8 +535,19 @@ test('a station session with a pre-registered analysis and stopEarly ends itself
         await new Promise((r) => setTimeout(r, 2));
         continue;
       }
-      assert.ok(answered++ < 200, `the session asks more than the plan's 24 rollouts need: at ${p.kind}, ${actions(store, id).slice(-4).join(', ')}`);
-      const answer = p.kind === 'place' ? { action: 'confirm' as const } : p.kind === 'score' ? { action: 'score-count' as const, count: spec(host.view()!.step!.label) === 'code:bottles-in-the-bin' ? 1 : 0 } : { action: 'done' as const };
+      assert.ok(
+        answered++ < 200,
+        `the session asks more than the plan's 24 rollouts need: at ${p.kind}, ${actions(store, id).slice(-4).join(', ')}`,
+      );
+      const answer =
+        p.kind === 'place'
+          ? { action: 'confirm' as const }
+          : p.kind === 'score'
+            ? {
+                action: 'score-count' as const,
+                count: spec(host.view()!.step!.label) === 'code:bottles-in-the-bin' ? 1 : 0,
+              }
+            : { action: 'done' as const };
       await host.answer({ prompt: p.id, answer });
     }
     assert.equal(host.view()!.phase, 'ended', `the session ended rather than stopped: ${host.view()!.stoppedBecause}`);

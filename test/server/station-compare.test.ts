@@ -28,7 +28,10 @@ test('an operator stops a running rollout with the Stop button, then compares re
   const api = async <T>(path: string, body?: unknown): Promise<{ status: number; data: T }> => {
     const res = await fetch(`${station.base}${path}`, {
       method: body === undefined ? 'GET' : 'POST',
-      headers: { 'x-tandem-token': station.token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        'x-tandem-token': station.token,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, data: (await res.json()) as T };
@@ -36,9 +39,39 @@ test('an operator stops a running rollout with the Stop button, then compares re
 
   // A two-layout set (tiers 1 and 2); the sim twin runs the policy on both (3 s episodes).
   const setFile = join(station.dataDir, 'bottles.json');
-  const sampled = await runTandem(['layouts', 'sample', '--task', 'bottles-in-the-bin', '--tiers', '1,2', '--per-tier', '1', '--seed', '7', '-o', setFile]);
+  const sampled = await runTandem([
+    'layouts',
+    'sample',
+    '--task',
+    'bottles-in-the-bin',
+    '--tiers',
+    '1,2',
+    '--per-tier',
+    '1',
+    '--seed',
+    '7',
+    '-o',
+    setFile,
+  ]);
   assert.equal(sampled.code, 0, sampled.stderr);
-  const sweep = await runTandem(['sim', 'sweep', '--layouts', setFile, '--policy', POLICY, '--seconds', '3', '--data', station.dataDir, '--record', join(station.dataDir, 'sim-episodes'), '--json'], { timeoutMs: 240_000 });
+  const sweep = await runTandem(
+    [
+      'sim',
+      'sweep',
+      '--layouts',
+      setFile,
+      '--policy',
+      POLICY,
+      '--seconds',
+      '3',
+      '--data',
+      station.dataDir,
+      '--record',
+      join(station.dataDir, 'sim-episodes'),
+      '--json',
+    ],
+    { timeoutMs: 240_000 },
+  );
   assert.equal(sweep.code, 0, sweep.stderr);
   const simTiers = (JSON.parse(sweep.stdout) as { tiers: { tier: number | 'all'; meanProgress: number }[] }).tiers;
   const simTier1 = simTiers.find((x) => x.tier === 1)!.meanProgress;
@@ -75,7 +108,12 @@ test('an operator stops a running rollout with the Stop button, then compares re
 
   mkdirSync(SHOTS, { recursive: true });
   const profile = mkdtempSync(join(tmpdir(), 'tandem-station-compare-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: DEFAULT_CHROMIUM_PATH,
+    headless: true,
+    args: [...CHROMIUM_ARGS],
+    viewport: { width: 1280, height: 800 },
+  });
   const page = browser.pages()[0] ?? (await browser.newPage());
   t.after(async () => {
     if (!page.isClosed()) await page.screenshot({ path: join(SHOTS, 'compare-last-state.png') }).catch(() => {});
@@ -89,44 +127,81 @@ test('an operator stops a running rollout with the Stop button, then compares re
 
   // A long rollout on layout 0, stopped from the UI while it runs.
   await page.keyboard.press('2');
-  await page.waitForFunction(() => (document.getElementById('run-layout-set') as HTMLSelectElement).value.length === 64);
+  await page.waitForFunction(
+    () => (document.getElementById('run-layout-set') as HTMLSelectElement).value.length === 64,
+  );
   await page.fill('#run-policy', POLICY);
   await page.fill('#run-layout', '0');
   await page.fill('#run-seconds', '30');
   await page.click('#run-rollout');
-  await page.waitForFunction(() => document.getElementById('run-panel')?.dataset.phase === 'running', undefined, { timeout: 90_000 });
+  await page.waitForFunction(() => document.getElementById('run-panel')?.dataset.phase === 'running', undefined, {
+    timeout: 90_000,
+  });
   await page.waitForFunction(() => /step [1-9]\d* of/.test(document.getElementById('run-panel')?.textContent ?? ''));
   await page.screenshot({ path: join(SHOTS, 'stop-button.png') });
   await page.click('#stop-rollout');
-  await page.waitForFunction(() => document.getElementById('run-panel')?.dataset.phase === 'done', undefined, { timeout: 60_000 });
+  await page.waitForFunction(() => document.getElementById('run-panel')?.dataset.phase === 'done', undefined, {
+    timeout: 60_000,
+  });
   const stopped = await waitRun((r) => r.runId === 2 && r.phase === 'done', 5_000);
   assert.equal(stopped.status, 'aborted', stopped.message);
   assert.match(stopped.message, /stopped by the operator/);
-  assert.ok(stopped.stepsDone < stopped.totalSteps / 2, `stopped early: step ${stopped.stepsDone} of ${stopped.totalSteps}`);
-  await page.waitForFunction(() => document.getElementById('rig-mode')?.textContent === 'DAMPED · OFF', undefined, { timeout: 10_000 });
+  assert.ok(
+    stopped.stepsDone < stopped.totalSteps / 2,
+    `stopped early: step ${stopped.stepsDone} of ${stopped.totalSteps}`,
+  );
+  await page.waitForFunction(() => document.getElementById('rig-mode')?.textContent === 'DAMPED · OFF', undefined, {
+    timeout: 10_000,
+  });
   assert.doesNotMatch((await page.textContent('#rig-mode')) ?? '', /E-STOP/, 'a Stop is not an E-stop');
   await page.screenshot({ path: join(SHOTS, 'stop-done.png') });
 
   // Compare: layout 0 has the scored real rollout (the stopped one listed, not averaged) and its sim twin.
   await page.keyboard.press('5');
-  await page.waitForFunction(() => document.querySelectorAll('#compare-layouts tr[data-layout]').length === 2, undefined, { timeout: 20_000 });
+  await page.waitForFunction(
+    () => document.querySelectorAll('#compare-layouts tr[data-layout]').length === 2,
+    undefined,
+    { timeout: 20_000 },
+  );
   const realCount = '1 of 2 (1 not counted)';
-  await page.waitForFunction((c) => document.querySelector('#compare-layouts tr[data-layout="0"]')?.textContent?.includes(c) ?? false, realCount);
+  await page.waitForFunction(
+    (c) => document.querySelector('#compare-layouts tr[data-layout="0"]')?.textContent?.includes(c) ?? false,
+    realCount,
+  );
   const row0 = (await page.textContent('#compare-layouts tr[data-layout="0"]')) ?? '';
-  assert.ok(row0.includes(`${first.progress!.toFixed(2)}${realCount}`), `real: the finished rollout's score; the stopped one not averaged: ${row0}`);
+  assert.ok(
+    row0.includes(`${first.progress!.toFixed(2)}${realCount}`),
+    `real: the finished rollout's score; the stopped one not averaged: ${row0}`,
+  );
   assert.match(row0, new RegExp(`${simTier1.toFixed(2)}1 of 1`), `sim: the sweep's score on layout 0: ${row0}`);
   const row1 = (await page.textContent('#compare-layouts tr[data-layout="1"]')) ?? '';
   assert.match(row1, /no rollouts/, 'layout 1 has no real rollouts');
-  const tiers = await page.$$eval('#compare-tiers tr[data-tier]', (rows) => rows.map((r) => r.getAttribute('data-tier')));
+  const tiers = await page.$$eval('#compare-tiers tr[data-tier]', (rows) =>
+    rows.map((r) => r.getAttribute('data-tier')),
+  );
   assert.deepEqual(tiers, ['1', '2', 'all']);
   assert.match((await page.textContent('#compare-heading')) ?? '', /emulated cell: a rehearsal, not a result/);
   // The 3D view drew the layout (WebGL through SwiftShader) and names what is on the table.
-  await page.waitForFunction(() => Number((document.getElementById('compare-3d-canvas') as HTMLCanvasElement | null)?.dataset.drawn ?? 0) >= 1, undefined, { timeout: 30_000 });
+  await page.waitForFunction(
+    () => Number((document.getElementById('compare-3d-canvas') as HTMLCanvasElement | null)?.dataset.drawn ?? 0) >= 1,
+    undefined,
+    { timeout: 30_000 },
+  );
   assert.match((await page.textContent('#compare-3d-note')) ?? '', /Layout #0, tier 1: \d+ objects?/);
   // The replay: the recorded real episode (the valid one) beside its recorded sim twin, with joint-error traces.
-  await page.waitForFunction(() => /Real rollout \d+/.test(document.getElementById('replay-note')?.textContent ?? ''), undefined, { timeout: 20_000 });
+  await page.waitForFunction(
+    () => /Real rollout \d+/.test(document.getElementById('replay-note')?.textContent ?? ''),
+    undefined,
+    { timeout: 20_000 },
+  );
   const note = (await page.textContent('#replay-note')) ?? '';
-  assert.match(note, new RegExp(`^Real rollout ${first.rolloutId} \\(valid, progress ${first.progress!.toFixed(2)}\\), \\d\\.\\d s, solid; sim rollout \\d+ \\(valid`), note);
+  assert.match(
+    note,
+    new RegExp(
+      `^Real rollout ${first.rolloutId} \\(valid, progress ${first.progress!.toFixed(2)}\\), \\d\\.\\d s, solid; sim rollout \\d+ \\(valid`,
+    ),
+    note,
+  );
   assert.match((await page.textContent('#replay-summary')) ?? '', /RMS worst: (left|right)_joint\d \d\.\d{3}/);
   await page.locator('#replay-time').fill('600');
   assert.match((await page.textContent('#replay-clock')) ?? '', /^[1-9]\.\d\d s$/, 'scrubbing moves the replay clock');

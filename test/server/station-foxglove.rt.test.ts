@@ -15,7 +15,9 @@ const RIG = { type: 'yam-cell', transport: 'slcan', replyDeadlineMs: 350 };
 
 async function rig(station: StationProcess, command?: 'hold' | 'damp'): Promise<RigStatus> {
   const headers = { [TOKEN_HEADER]: station.token, 'content-type': 'application/json' };
-  const res = command ? await fetch(`${station.base}/api/rig/command`, { method: 'POST', headers, body: JSON.stringify({ command }) }) : await fetch(`${station.base}/api/rig`, { headers });
+  const res = command
+    ? await fetch(`${station.base}/api/rig/command`, { method: 'POST', headers, body: JSON.stringify({ command }) })
+    : await fetch(`${station.base}/api/rig`, { headers });
   assert.equal(res.status, 200, await res.clone().text());
   return (await res.json()) as RigStatus;
 }
@@ -35,7 +37,7 @@ interface JointStateMsg {
   position: Float64Array;
 }
 
-test('tandem station with TANDEM_FOXGLOVE_PORT serves the emulated cell live to a Foxglove client: joint states as the API reports them, the layout\'s objects on /tf', async (t) => {
+test("tandem station with TANDEM_FOXGLOVE_PORT serves the emulated cell live to a Foxglove client: joint states as the API reports them, the layout's objects on /tf", async (t) => {
   const station = await startStation({ rigConfig: RIG, env: { TANDEM_FOXGLOVE_PORT: '0' } });
   t.after(() => station.dispose());
   const url = await foxgloveUrl(station);
@@ -59,19 +61,35 @@ test('tandem station with TANDEM_FOXGLOVE_PORT serves the emulated cell live to 
   const after = (await rig(station)).position;
   assert.equal(live.name.length, 14);
   assert.equal(live.name[0], 'left_joint1');
-  const within = (q: number, i: number): boolean => q > Math.min(api[i], after[i]) - 2e-3 && q < Math.max(api[i], after[i]) + 2e-3;
-  live.position.forEach((q, i) => assert.ok(within(q, i), `${live.name[i]}: Foxglove ${q}, API ${api[i]} then ${after[i]}`));
-  assert.ok(api.some((q) => Math.abs(q) > 1e-3), `a real pose, not zeros: ${api.join(', ')}`);
+  const within = (q: number, i: number): boolean =>
+    q > Math.min(api[i], after[i]) - 2e-3 && q < Math.max(api[i], after[i]) + 2e-3;
+  live.position.forEach((q, i) =>
+    assert.ok(within(q, i), `${live.name[i]}: Foxglove ${q}, API ${api[i]} then ${after[i]}`),
+  );
+  assert.ok(
+    api.some((q) => Math.abs(q) > 1e-3),
+    `a real pose, not zeros: ${api.join(', ')}`,
+  );
   const left = (await client.next(2)).message as JointStateMsg;
   const later = (await rig(station)).position;
-  left.position.forEach((q, i) => assert.ok(q > Math.min(api[i], later[i]) - 2e-3 && q < Math.max(api[i], later[i]) + 2e-3, `left ${left.name[i]}: ${q}, API ${api[i]} then ${later[i]}`));
+  left.position.forEach((q, i) =>
+    assert.ok(
+      q > Math.min(api[i], later[i]) - 2e-3 && q < Math.max(api[i], later[i]) + 2e-3,
+      `left ${left.name[i]}: ${q}, API ${api[i]} then ${later[i]}`,
+    ),
+  );
 
-  const tf = (await client.next(3)).message as { transforms: { child_frame_id: string; transform: { translation: { z: number } } }[] };
+  const tf = (await client.next(3)).message as {
+    transforms: { child_frame_id: string; transform: { translation: { z: number } } }[];
+  };
   const frames = new Map(tf.transforms.map((x) => [x.child_frame_id, x.transform.translation]));
   const { layout } = defaultCellTable();
   for (const o of layout.objects) {
     assert.ok(frames.has(o.id), `/tf has the layout's object ${o.id}: ${[...frames.keys()].join(', ')}`);
-    assert.ok(frames.get(o.id)!.z > -0.05 && frames.get(o.id)!.z < 0.3, `${o.id} stands on the table (z ${frames.get(o.id)!.z})`);
+    assert.ok(
+      frames.get(o.id)!.z > -0.05 && frames.get(o.id)!.z < 0.3,
+      `${o.id} stands on the table (z ${frames.get(o.id)!.z})`,
+    );
   }
   for (const f of layout.fixtures ?? []) assert.ok(frames.has(f.id), `/tf has the fixture ${f.id}`);
   for (const link of ['left_base_link', 'left_gripper', 'right_gripper']) assert.ok(frames.has(link), link);

@@ -22,8 +22,23 @@ import { PROJECT_ROOT } from '../helpers/cli.js';
 import { CHROMIUM_ARGS, DEFAULT_CHROMIUM_PATH } from '../../src/sim/render/chromium-renderer.js';
 import { PlcEmulator } from '../../drivers/cell-io/plc-emulator.js';
 import { calibrateProjector, serializeCalibration } from '../../calibration/projector/calibration-record.js';
-import { RESOLUTION, simulateAlignment, TABLE_FIDUCIALS_MM, trueHomography } from '../calibration/projector/projector-geometry.js';
-import { PROJECTOR_FRAME_PATH, PROJECTOR_PAGE_PATH, TOKEN_HEADER, type CalibrationsView, type LayoutSetSummary, type ProjectorState, type RigStatus, type RolloutDetail, type SessionView } from '../../src/server/api-types.js';
+import {
+  RESOLUTION,
+  simulateAlignment,
+  TABLE_FIDUCIALS_MM,
+  trueHomography,
+} from '../calibration/projector/projector-geometry.js';
+import {
+  PROJECTOR_FRAME_PATH,
+  PROJECTOR_PAGE_PATH,
+  TOKEN_HEADER,
+  type CalibrationsView,
+  type LayoutSetSummary,
+  type ProjectorState,
+  type RigStatus,
+  type RolloutDetail,
+  type SessionView,
+} from '../../src/server/api-types.js';
 
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 
@@ -42,12 +57,19 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   t.after(() => plc.stop());
   const cellIo = join(dir, 'cell-io.json');
   writeFileSync(cellIo, JSON.stringify({ ...plc.config(), staleAfterMs: 400 }));
-  const calibration = calibrateProjector({ points: simulateAlignment(trueHomography(), TABLE_FIDUCIALS_MM, 1, 42), resolution: RESOLUTION, createdAt: '2026-12-01T10:00:00.000Z' });
+  const calibration = calibrateProjector({
+    points: simulateAlignment(trueHomography(), TABLE_FIDUCIALS_MM, 1, 42),
+    resolution: RESOLUTION,
+    createdAt: '2026-12-01T10:00:00.000Z',
+  });
   const calibrationFile = join(dir, 'projector.json');
   writeFileSync(calibrationFile, serializeCalibration(calibration));
   plc.setInput('doorClosed', false);
 
-  const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' }, args: ['--projector-calibration', calibrationFile, '--cell-io', cellIo] });
+  const station = await startStation({
+    rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' },
+    args: ['--projector-calibration', calibrationFile, '--cell-io', cellIo],
+  });
   t.after(() => station.dispose());
   const api = <T>(path: string, body?: unknown): Promise<T> => station.api<T>(path, body);
   const session = (): Promise<SessionView> => api<SessionView>('/api/session');
@@ -67,7 +89,12 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
 
   mkdirSync(SHOTS, { recursive: true });
   const profile = mkdtempSync(join(tmpdir(), 'tandem-station-cell-parts-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: DEFAULT_CHROMIUM_PATH,
+    headless: true,
+    args: [...CHROMIUM_ARGS],
+    viewport: { width: 1280, height: 800 },
+  });
   t.after(async () => {
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
@@ -83,7 +110,10 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   assert.equal(cals.inUse.find((c) => c.what === 'projector')?.sha256, calibration.sha256);
   assert.equal(cals.stored.find((k) => k.kind === 'projector')?.newest.sha256, calibration.sha256);
   assert.match(cals.inUse.find((c) => c.what === 'sim twin physics')?.name ?? '', /\S/);
-  await page.waitForFunction((sha) => (document.getElementById('rig-calibrations')?.textContent ?? '').includes(sha), calibration.sha256.slice(0, 12));
+  await page.waitForFunction(
+    (sha) => (document.getElementById('rig-calibrations')?.textContent ?? '').includes(sha),
+    calibration.sha256.slice(0, 12),
+  );
   await page.screenshot({ path: join(SHOTS, 'rig-calibrations.png'), fullPage: true });
   // The projector's page, as a second window on the projector's display (its address's fragment carries the token).
   const wall = await browser.newPage();
@@ -91,11 +121,26 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   await wall.goto(`${station.base}${PROJECTOR_PAGE_PATH}#token=${station.token}`);
   await wall.waitForFunction(() => document.body.dataset.showing === 'nothing');
 
-  const set = await api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
-  await api('/api/sessions', { layoutSet: set.sha256, policies: ['code:hold'], perLayout: 1, blind: false, seconds: 4, operator: 'Ada (e2e)' });
+  const set = await api<LayoutSetSummary>('/api/layout-sets/sample', {
+    task: 'bottles-in-the-bin',
+    tiers: [1],
+    perTier: 1,
+    seed: 5,
+  });
+  await api('/api/sessions', {
+    layoutSet: set.sha256,
+    policies: ['code:hold'],
+    perLayout: 1,
+    blind: false,
+    seconds: 4,
+    operator: 'Ada (e2e)',
+  });
   await waitFor(async () => (await session())?.phase === 'paused', 60_000, 50);
   const held = await session();
-  assert.ok(held.lines.some((l) => /not safe to run: .*door/i.test(l)), held.lines.join(' | '));
+  assert.ok(
+    held.lines.some((l) => /not safe to run: .*door/i.test(l)),
+    held.lines.join(' | '),
+  );
   assert.match(held.safety.interlocks, /^OPEN .*door/i);
   assert.equal((await projector()).showing, 'nothing', 'no footprints while the cell is not safe');
   await page.keyboard.press('3');
@@ -110,16 +155,32 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   assert.equal(shown.showing, 'layout');
   assert.equal(shown.layoutIndex, 0);
   assert.equal(shown.layoutSetSha256, set.sha256);
-  await wall.waitForFunction((seq) => document.body.dataset.showing === 'layout' && Number(document.body.dataset.seq) >= seq && (document.getElementById('projected') as HTMLImageElement).naturalWidth > 0 && !(document.getElementById('projected') as HTMLImageElement).hidden, shown.seq);
+  await wall.waitForFunction(
+    (seq) =>
+      document.body.dataset.showing === 'layout' &&
+      Number(document.body.dataset.seq) >= seq &&
+      (document.getElementById('projected') as HTMLImageElement).naturalWidth > 0 &&
+      !(document.getElementById('projected') as HTMLImageElement).hidden,
+    shown.seq,
+  );
   const frame = await fetch(`${station.base}${PROJECTOR_FRAME_PATH}`, { headers: { [TOKEN_HEADER]: station.token } });
   assert.equal(frame.headers.get('content-type'), 'image/png');
   const png = Buffer.from(await frame.arrayBuffer());
   const meta = await sharp(png).metadata();
-  assert.deepEqual([meta.width, meta.height], [RESOLUTION.widthPx, RESOLUTION.heightPx], 'the frame is in the projector’s pixels');
+  assert.deepEqual(
+    [meta.width, meta.height],
+    [RESOLUTION.widthPx, RESOLUTION.heightPx],
+    'the frame is in the projector’s pixels',
+  );
   const stats = await sharp(png).stats();
-  assert.ok(stats.channels.some((c) => c.max > 100), 'the footprints are drawn, not black');
+  assert.ok(
+    stats.channels.some((c) => c.max > 100),
+    'the footprints are drawn, not black',
+  );
   await wall.screenshot({ path: join(SHOTS, 'projector-layout.png') });
-  await page.waitForFunction(() => /footprints on the table/.test(document.getElementById('session-projector')?.textContent ?? ''));
+  await page.waitForFunction(() =>
+    /footprints on the table/.test(document.getElementById('session-projector')?.textContent ?? ''),
+  );
   await page.screenshot({ path: join(SHOTS, 'session-projecting.png') });
 
   // Confirm the placement: black before the arms move, then the rollout.
@@ -127,7 +188,10 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   await waitFor(async () => (await session()).phase === 'running', 30_000, 20);
   const dark = await projector();
   assert.equal(dark.showing, 'black', 'the projector is black while the policy runs');
-  await wall.waitForFunction(() => document.body.dataset.showing === 'black' && (document.getElementById('projected') as HTMLImageElement).hidden);
+  await wall.waitForFunction(
+    () =>
+      document.body.dataset.showing === 'black' && (document.getElementById('projected') as HTMLImageElement).hidden,
+  );
   // Mid-episode: once the arms are powered under the policy (before that, opening the door would
   // refuse the activation instead — a different, also safe, outcome).
   await waitFor(async () => (await api<RigStatus>('/api/rig')).mode === 'active', 30_000, 20);
@@ -136,7 +200,10 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   const after = await session();
   // Not scored: the operator clears the table, then is offered the redo.
   assert.notEqual(after.phase, 'score', `an interlock stop is not scored: ${JSON.stringify(after.prompt)}`);
-  assert.ok(after.lines.some((l) => /does not count: .*door/i.test(l)), after.lines.join(' | '));
+  assert.ok(
+    after.lines.some((l) => /does not count: .*door/i.test(l)),
+    after.lines.join(' | '),
+  );
   const rolloutId = (await api<{ id: number }[]>('/api/rollouts?limit=1'))[0].id;
   const stored = await api<RolloutDetail>(`/api/rollouts/${rolloutId}`);
   assert.equal(stored.status, 'aborted', JSON.stringify(stored));

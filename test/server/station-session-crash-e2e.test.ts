@@ -22,15 +22,24 @@ import { STATION_ADDRESS_FILE } from '../../src/app/station-serve.js';
 import type { LayoutSetSummary, RolloutSummary, SessionSummary } from '../../src/server/api-types.js';
 
 const PACED_CELL = { type: 'yam-cell', transport: 'slcan', clock: 'paced' };
-const shot = (page: Page, name: string): Promise<Buffer> => page.screenshot({ path: join(SHOTS, `session-e2e-${name}.png`) });
+const shot = (page: Page, name: string): Promise<Buffer> =>
+  page.screenshot({ path: join(SHOTS, `session-e2e-${name}.png`) });
 
 async function waitPhase(page: Page, phases: readonly string[], timeout = 120_000): Promise<string> {
-  await page.waitForFunction((ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''), phases, { timeout });
+  await page.waitForFunction(
+    (ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''),
+    phases,
+    { timeout },
+  );
   return (await page.getAttribute('#session-card', 'data-phase'))!;
 }
 
 async function said(page: Page, selector: string, text: RegExp, timeout = 30_000): Promise<void> {
-  await page.waitForFunction(([sel, src]) => new RegExp(src, 's').test(document.querySelector(sel)?.textContent ?? ''), [selector, text.source] as const, { timeout });
+  await page.waitForFunction(
+    ([sel, src]) => new RegExp(src, 's').test(document.querySelector(sel)?.textContent ?? ''),
+    [selector, text.source] as const,
+    { timeout },
+  );
 }
 
 /** Places (Enter), lets the policy run, and saves a count at the score step; then clears the table. */
@@ -38,7 +47,11 @@ async function placeRunScore(page: Page): Promise<void> {
   await waitPhase(page, ['place']);
   await page.keyboard.press('Enter');
   const at = await waitPhase(page, ['score', 'reset', 'decide']);
-  assert.equal(at, 'score', `the rollout is scored, not ended unscored: ${(await page.textContent('#session-step')) ?? ''}`);
+  assert.equal(
+    at,
+    'score',
+    `the rollout is scored, not ended unscored: ${(await page.textContent('#session-step')) ?? ''}`,
+  );
   await page.keyboard.press('Enter');
   await waitPhase(page, ['reset']);
   await page.keyboard.press('Enter');
@@ -47,8 +60,19 @@ async function placeRunScore(page: Page): Promise<void> {
 test("an operator's blind session through a station crash: double-clicked start, abort and redo, SIGKILL and restart under the open tab, resume, finish, verdict and key", async (t) => {
   const first = await startStation({ rigConfig: PACED_CELL });
   t.after(() => first.dispose());
-  const { page, problems } = await openStationPage(t, first, 'session-e2e', async (p) => `banner: ${await p.textContent('#station-lost')}; message: ${await p.textContent('#message')}; card: ${await p.textContent('#session-card')}`);
-  const set = await first.api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
+  const { page, problems } = await openStationPage(
+    t,
+    first,
+    'session-e2e',
+    async (p) =>
+      `banner: ${await p.textContent('#station-lost')}; message: ${await p.textContent('#message')}; card: ${await p.textContent('#session-card')}`,
+  );
+  const set = await first.api<LayoutSetSummary>('/api/layout-sets/sample', {
+    task: 'bottles-in-the-bin',
+    tiers: [1],
+    perTier: 1,
+    seed: 5,
+  });
 
   // Plan: two policies, blind (the default), one layout: two rollouts of 3 s. A double click starts one session.
   await fillSessionPlan(page, first.url, set.sha256, 'code:hold, code:bottles-in-the-bin');
@@ -56,9 +80,12 @@ test("an operator's blind session through a station crash: double-clicked start,
   await page.dblclick('#session-start');
   await waitPhase(page, ['place']);
   // No projector: a plain sentence; the terminal commands wait behind "details".
-  assert.equal(await page.locator('#session-projector-now').innerText(), 'No projector is set up: place each layout from its picture on the card.');
+  assert.equal(
+    await page.locator('#session-projector-now').innerText(),
+    'No projector is set up: place each layout from its picture on the card.',
+  );
   assert.equal(await page.locator('#session-projector details p').isVisible(), false, 'the commands are folded away');
-  assert.match(await page.locator('#session-projector details p').textContent() ?? '', /tandem projector calibrate/);
+  assert.match((await page.locator('#session-projector details p').textContent()) ?? '', /tandem projector calibrate/);
   const sessions = await first.api<SessionSummary[]>('/api/sessions');
   assert.equal(sessions.length, 1, 'a double click starts one session');
   const id = sessions[0].id;
@@ -73,7 +100,11 @@ test("an operator's blind session through a station crash: double-clicked start,
   await page.keyboard.press('Enter');
   await waitPhase(page, ['decide']);
   await said(page, '#session-step', /Stopped by the operator/);
-  assert.equal(await page.textContent('#session-why'), 'Stopped by the operator.', 'the reason is said once, not twice');
+  assert.equal(
+    await page.textContent('#session-why'),
+    'Stopped by the operator.',
+    'the reason is said once, not twice',
+  );
   await shot(page, '3-aborted-offer-redo');
   await page.keyboard.press('Enter');
 
@@ -84,25 +115,44 @@ test("an operator's blind session through a station crash: double-clicked start,
   await page.waitForTimeout(800);
   first.child.kill('SIGKILL');
   await said(page, '#station-lost', /The station is not answering/);
-  assert.match((await page.textContent('#run-summary')) ?? '', /^Last known: Session \d+: policy [AB] running/, 'the status bar does not say the rollout still runs');
+  assert.match(
+    (await page.textContent('#run-summary')) ?? '',
+    /^Last known: Session \d+: policy [AB] running/,
+    'the status bar does not say the rollout still runs',
+  );
   const frozen = await page.textContent('#session-card');
   await page.waitForTimeout(1200);
-  assert.equal(await page.textContent('#session-card'), frozen, 'the running bar stops moving once the station is gone');
+  assert.equal(
+    await page.textContent('#session-card'),
+    frozen,
+    'the running bar stops moving once the station is gone',
+  );
   await shot(page, '4-station-killed');
 
   // Started again (same port, same data folder, a new key): the old tab says so and where the address is.
-  const second = await startStation({ rigConfig: PACED_CELL, dataDir: first.dataDir, env: { PORT: new URL(first.url).port } });
+  const second = await startStation({
+    rigConfig: PACED_CELL,
+    dataDir: first.dataDir,
+    env: { PORT: new URL(first.url).port },
+  });
   t.after(() => second.stop());
   const addressFile = join(first.dataDir, STATION_ADDRESS_FILE);
   await said(page, '#station-lost', /The station was restarted: open its new address/);
-  assert.ok(((await page.textContent('#station-address-file')) ?? '').endsWith(addressFile), 'the tab names the address file');
+  assert.ok(
+    ((await page.textContent('#station-address-file')) ?? '').endsWith(addressFile),
+    'the tab names the address file',
+  );
   await shot(page, '5-station-restarted');
 
   // The operator pastes the address from the file into the tab: the Session page flags the cut-off session.
   await page.goto(readFileSync(addressFile, 'utf8').trim());
   await page.waitForSelector('#connection.live');
   await page.keyboard.press('3');
-  await said(page, '#session-interrupted', new RegExp(`Session ${id} was interrupted.*Rollout 1 of 2 was running: on resume it is marked cut off`));
+  await said(
+    page,
+    '#session-interrupted',
+    new RegExp(`Session ${id} was interrupted.*Rollout 1 of 2 was running: on resume it is marked cut off`),
+  );
   await shot(page, '6-interrupted');
   await page.click('#session-interrupted [data-action="resume"]');
   // The cut-off rollout: the table is cleared, then it is offered for redo, and redone.
@@ -125,9 +175,16 @@ test("an operator's blind session through a station crash: double-clicked start,
   assert.equal(await page.locator('#session-title').innerText(), `Session ${id} ended`);
   assert.equal(await page.locator('#session-label').count(), 0, 'no policy pill on an ended card');
   const verdict = await page.locator('#session-verdict').innerText();
-  assert.match(verdict, /^The session is over: after 1 pair no difference between policy A and policy B is clear \(policy A − policy B [+-]\d\.\d\d, 95% bounds/);
+  assert.match(
+    verdict,
+    /^The session is over: after 1 pair no difference between policy A and policy B is clear \(policy A − policy B [+-]\d\.\d\d, 95% bounds/,
+  );
   assert.doesNotMatch(verdict, /Keep going/i);
-  assert.equal(await page.locator('#session-analysis').isVisible(), false, 'no pre-registered analysis in this plan: no panel for one');
+  assert.equal(
+    await page.locator('#session-analysis').isVisible(),
+    false,
+    'no pre-registered analysis in this plan: no panel for one',
+  );
   // The log names the rig as the operator knows it, never by its config type.
   const log = await page.locator('#session-lines').innerText();
   assert.match(log, /Rollout 2: policy [AB] runs for 3 s — rig: emulated cell \(no hardware\)\./);
@@ -156,6 +213,9 @@ test("an operator's blind session through a station crash: double-clicked start,
   assert.equal(ended.scored, 2);
   assert.equal(ended.interrupted, null);
   const rollouts = await second.api<RolloutSummary[]>('/api/rollouts');
-  assert.ok(rollouts.some((r) => r.statusReason === 'stopped by the operator'), JSON.stringify(rollouts.map((r) => [r.status, r.statusReason])));
+  assert.ok(
+    rollouts.some((r) => r.statusReason === 'stopped by the operator'),
+    JSON.stringify(rollouts.map((r) => [r.status, r.statusReason])),
+  );
   assert.ok(!problems.some((p) => /Failed to fetch|TypeError/.test(p)), problems.join('\n'));
 });

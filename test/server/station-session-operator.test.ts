@@ -33,7 +33,12 @@ import type { LayoutSetSummary, RolloutSummary, SessionSummary } from '../../src
 /** The pre-registered analysis panel says `text` (the Results of session `id`, opened from the list). */
 async function analysisOf(page: Page, id: number): Promise<string> {
   await page.locator(`#session-list .session-row[data-session="${id}"] [data-action="results"]`).click();
-  await page.waitForFunction((n) => (document.querySelector('#session-analysis h2')?.textContent ?? '').endsWith(`session ${n}`) && !(document.getElementById('session-analysis') as HTMLElement).hidden, id);
+  await page.waitForFunction(
+    (n) =>
+      (document.querySelector('#session-analysis h2')?.textContent ?? '').endsWith(`session ${n}`) &&
+      !(document.getElementById('session-analysis') as HTMLElement).hidden,
+    id,
+  );
   return (await page.locator('#session-analysis').innerText()).replace(/\s+/g, ' ');
 }
 
@@ -43,31 +48,74 @@ async function analysisOf(page: Page, id: number): Promise<string> {
  * test/session/placement-gate.test.ts's.
  */
 async function seedRefusedPlacement(store: Store, set: LayoutSet): Promise<{ id: number; object: string }> {
-  const plan = buildSessionPlan({ set, specs: ['code:hold'], perLayout: 1, blind: false, seed: 4, episodeSeconds: 1, layouts: [0] });
+  const plan = buildSessionPlan({
+    set,
+    specs: ['code:hold'],
+    perLayout: 1,
+    blind: false,
+    seed: 4,
+    episodeSeconds: 1,
+    layouts: [0],
+  });
   const id = startSession(store, plan, set, 'seeded');
   const [a, b] = set.layouts[0].objects;
   const gate: PlacementGate = {
     thresholds: { maxErrorMm: 10, maxErrorDeg: 10 },
-    check: () => Promise.resolve({ checked: true, camera: 'cam_high', calibrationSha256: '0'.repeat(64), objects: [{ id: a.id, errorMm: 21.3, shiftMm: [21.3, 0.4] }, { id: b.id, errorMm: 2.1, shiftMm: [-1.2, 1.7] }] }),
+    check: () =>
+      Promise.resolve({
+        checked: true,
+        camera: 'cam_high',
+        calibrationSha256: '0'.repeat(64),
+        objects: [
+          { id: a.id, errorMm: 21.3, shiftMm: [21.3, 0.4] },
+          { id: b.id, errorMm: 2.1, shiftMm: [-1.2, 1.7] },
+        ],
+      }),
   };
   let places = 0;
   const base = bottlesScoringOperator(plan, []);
-  const operator = { ...base, place: () => Promise.resolve(places++ === 0 ? ({ action: 'confirm', simulatedS: 20 } as const) : ({ action: 'stop' } as const)) };
-  await runSession({ store, sessionId: id, plan, set, task: getTask(set.task), runner: rowRunner(store, set), operator, placement: gate, signal: new AbortController().signal });
+  const operator = {
+    ...base,
+    place: () =>
+      Promise.resolve(
+        places++ === 0 ? ({ action: 'confirm', simulatedS: 20 } as const) : ({ action: 'stop' } as const),
+      ),
+  };
+  await runSession({
+    store,
+    sessionId: id,
+    plan,
+    set,
+    task: getTask(set.task),
+    runner: rowRunner(store, set),
+    operator,
+    placement: gate,
+    signal: new AbortController().signal,
+  });
   return { id, object: a.id };
 }
 
 async function waitPhase(page: Page, phases: readonly string[], timeout = 120_000): Promise<string> {
-  await page.waitForFunction((ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''), phases, { timeout });
+  await page.waitForFunction(
+    (ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''),
+    phases,
+    { timeout },
+  );
   return (await page.getAttribute('#session-card', 'data-phase'))!;
 }
 
 /** The message region is on screen (inside the viewport) and says `text`. */
 async function toldOnScreen(page: Page, text: RegExp): Promise<void> {
-  await page.waitForFunction((src) => new RegExp(src).test(document.getElementById('message')?.textContent ?? ''), text.source);
+  await page.waitForFunction(
+    (src) => new RegExp(src).test(document.getElementById('message')?.textContent ?? ''),
+    text.source,
+  );
   const box = await page.locator('#message').boundingBox();
   const view = page.viewportSize()!;
-  assert.ok(box && box.y >= 0 && box.y + box.height <= view.height, `the message is inside the viewport: ${JSON.stringify(box)} in ${JSON.stringify(view)}`);
+  assert.ok(
+    box && box.y >= 0 && box.y + box.height <= view.height,
+    `the message is inside the viewport: ${JSON.stringify(box)} in ${JSON.stringify(view)}`,
+  );
 }
 
 test('an operator in chromium: a double-clicked start makes one session, Hold is refused while the session owns the arms, Abort stops a rollout for a redo, and the ended session shows its results and key', async (t) => {
@@ -79,18 +127,30 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   const plan = { specs: ['code:hold', 'code:bottles-in-the-bin'], perLayout: 2, seed: 3, analysis: { alpha: 0.1 } };
   const decided = await seedSession(earlier, earlierSet, { ...plan, stopEarly: true });
   const going = await seedSession(earlier, earlierSet, { ...plan, stopAfter: 6 });
-  const misplaced = await seedRefusedPlacement(earlier, sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 1, seed: 11 }));
+  const misplaced = await seedRefusedPlacement(
+    earlier,
+    sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 1, seed: 11 }),
+  );
   earlier.close();
   const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' }, dataDir });
   t.after(() => station.dispose());
   const { page, problems } = await openStationPage(t, station, 'operator');
-  const set = await station.api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
+  const set = await station.api<LayoutSetSummary>('/api/layout-sets/sample', {
+    task: 'bottles-in-the-bin',
+    tiers: [1],
+    perTier: 1,
+    seed: 5,
+  });
 
   await fillSessionPlan(page, station.url, set.sha256, 'code:hold, code:bottles-in-the-bin');
   await page.fill('#session-seconds', '8');
   await page.dblclick('#session-start');
   await waitPhase(page, ['place']);
-  assert.equal((await station.api<SessionSummary[]>('/api/sessions')).length, 4, 'a double click starts one session (beside the three from earlier)');
+  assert.equal(
+    (await station.api<SessionSummary[]>('/api/sessions')).length,
+    4,
+    'a double click starts one session (beside the three from earlier)',
+  );
 
   // H while placing: the session owns the arms; the refusal is said on screen.
   await page.locator('#session-card .card-title').click();
@@ -113,7 +173,11 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   await waitPhase(page, ['place']);
   const [s] = await station.api<SessionSummary[]>('/api/sessions');
   const stored = (await station.api<RolloutSummary[]>('/api/rollouts')).filter((r) => r.sessionId === s.id);
-  assert.deepEqual(stored.map((r) => [r.status, r.statusReason]), [['aborted', 'stopped by the operator']], 'the aborted rollout is stored, unscored');
+  assert.deepEqual(
+    stored.map((r) => [r.status, r.statusReason]),
+    [['aborted', 'stopped by the operator']],
+    'the aborted rollout is stored, unscored',
+  );
 
   // Stop for now, then end it from the list with a reason: the Results panel shows the key.
   await page.keyboard.press('q');
@@ -135,9 +199,17 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   const won = await analysisOf(page, decided.id);
   const letter = /policy ([AB]) is better by 1\.00\./.exec(won)?.[1];
   assert.ok(letter, won);
-  assert.equal(decided.plan.policies.find((p) => p.label === `policy ${letter}`)?.spec, 'code:bottles-in-the-bin', 'the strong policy wins');
+  assert.equal(
+    decided.plan.policies.find((p) => p.label === `policy ${letter}`)?.spec,
+    'code:bottles-in-the-bin',
+    'the strong policy wins',
+  );
   assert.match(won, /The session stopped itself here, by its pre-registered rule: 4 pairs of the plan not needed\./);
-  assert.match(won, new RegExp(`policy B − policy A: ${letter === 'B' ? '\\+' : '−'}1\\.00 bounds`), 'ended: the estimate, not "so far"');
+  assert.match(
+    won,
+    new RegExp(`policy B − policy A: ${letter === 'B' ? '\\+' : '−'}1\\.00 bounds`),
+    'ended: the estimate, not "so far"',
+  );
   assert.match(won, /90% confidence sequence: [+−]\d\.\d\d to [+−]\d\.\d\d \(valid at every look\)/);
   assert.match(won, /8 of the plan's 12 pairs scored/);
   assert.doesNotMatch(won, /you may stop/, 'an ended session is not told it may stop');
@@ -147,15 +219,28 @@ test('an operator in chromium: a double-clicked start makes one session, Hold is
   assert.match(open, /Not clear yet\. About \d+ more pairs?\./);
   assert.match(open, /3 of the plan's 12 pairs scored/);
   assert.match(open, /policy B − policy A: [+−]1\.00 so far/);
-  assert.doesNotMatch(await page.locator('#session-analysis, #session-results').allInnerTexts().then((t) => t.join(' ')), /code:/, 'an open blind session names no policy');
+  assert.doesNotMatch(
+    await page
+      .locator('#session-analysis, #session-results')
+      .allInnerTexts()
+      .then((t) => t.join(' ')),
+    /code:/,
+    'an open blind session names no policy',
+  );
   await page.screenshot({ path: join(SHOTS, 'operator-analysis-going.png'), fullPage: true });
 
   // The session whose placement the check refused: resumed, the card names the object to move, marks it, and says what was measured.
   await page.locator(`#session-list .session-row[data-session="${misplaced.id}"] [data-action="resume"]`).click();
   await waitPhase(page, ['place']);
   const refusal = (await page.locator('#session-placement').innerText()).replace(/\s+/g, ' ');
-  assert.equal(refusal, `Not started — the placement check: ${misplaced.object} is 21.3 mm from where the layout puts it (limit 10 mm): move it onto its outline, then confirm again.`);
-  assert.equal((await page.locator('#session-step li.misplaced').innerText()).replace(/\s+/g, ' '), `${misplaced.object} upright — 21.3 mm off`);
+  assert.equal(
+    refusal,
+    `Not started — the placement check: ${misplaced.object} is 21.3 mm from where the layout puts it (limit 10 mm): move it onto its outline, then confirm again.`,
+  );
+  assert.equal(
+    (await page.locator('#session-step li.misplaced').innerText()).replace(/\s+/g, ' '),
+    `${misplaced.object} upright — 21.3 mm off`,
+  );
   assert.equal(await page.locator('#session-step li').count(), 2);
   await page.locator('#session-card').screenshot({ path: join(SHOTS, 'operator-placement-refused.png') });
   await page.keyboard.press('q');

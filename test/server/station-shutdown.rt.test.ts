@@ -14,8 +14,19 @@ import type { LayoutSetSummary, SessionView } from '../../src/server/api-types.j
 
 /** Starts a one-policy session of long episodes and answers its first placement: a rollout is running. */
 async function sessionRolloutRunning(station: StationProcess): Promise<number> {
-  const set = await station.api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
-  const v = await station.api<SessionView>('/api/sessions', { layoutSet: set.sha256, policies: ['code:hold'], perLayout: 1, blind: false, seconds: 60 });
+  const set = await station.api<LayoutSetSummary>('/api/layout-sets/sample', {
+    task: 'bottles-in-the-bin',
+    tiers: [1],
+    perTier: 1,
+    seed: 5,
+  });
+  const v = await station.api<SessionView>('/api/sessions', {
+    layoutSet: set.sha256,
+    policies: ['code:hold'],
+    perLayout: 1,
+    blind: false,
+    seconds: 60,
+  });
   for (let i = 0; i < 600; i++) {
     const s = await station.api<SessionView | null>('/api/session');
     if (s?.phase === 'place' && s.prompt) {
@@ -39,7 +50,11 @@ async function exitWithin(station: StationProcess, send: () => void): Promise<{ 
   });
   send();
   const code = await Promise.race([exited, new Promise<'late'>((r) => setTimeout(() => r('late'), 5_000))]);
-  assert.notEqual(code, 'late', `the station was still running 5 s after the signal; stdout: ${station.stdout()} stderr: ${station.stderr()}`);
+  assert.notEqual(
+    code,
+    'late',
+    `the station was still running 5 s after the signal; stdout: ${station.stdout()} stderr: ${station.stderr()}`,
+  );
   return { code: code as number | null, ms: performance.now() - t0 };
 }
 

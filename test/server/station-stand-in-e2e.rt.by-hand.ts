@@ -36,8 +36,24 @@ import { until } from '../helpers/until.js';
 import { readIndexed } from '../helpers/mcap.js';
 import { buildLinearPolicyModel } from '../policy/onnx-model.js';
 import { calibrateProjector, serializeCalibration } from '../../calibration/projector/calibration-record.js';
-import { RESOLUTION, simulateAlignment, TABLE_FIDUCIALS_MM, trueHomography } from '../calibration/projector/projector-geometry.js';
-import { PROJECTOR_FRAME_PATH, TOKEN_HEADER, type LayoutSetSummary, type ProjectorState, type RigStatus, type RolloutDetail, type RolloutSummary, type SessionSummary, type SessionView, type TeleopView } from '../../src/server/api-types.js';
+import {
+  RESOLUTION,
+  simulateAlignment,
+  TABLE_FIDUCIALS_MM,
+  trueHomography,
+} from '../calibration/projector/projector-geometry.js';
+import {
+  PROJECTOR_FRAME_PATH,
+  TOKEN_HEADER,
+  type LayoutSetSummary,
+  type ProjectorState,
+  type RigStatus,
+  type RolloutDetail,
+  type RolloutSummary,
+  type SessionSummary,
+  type SessionView,
+  type TeleopView,
+} from '../../src/server/api-types.js';
 import { EPISODE_METADATA_NAME } from '../../src/record/episode-format.js';
 
 const CAMERAS = ['cam_high', 'cam_left_wrist', 'cam_right_wrist'];
@@ -53,12 +69,19 @@ interface Part {
 
 /** A `tandem …` process, once it has printed `ready`. */
 async function startPart(args: readonly string[], ready: RegExp): Promise<Part> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child: ChildProcessWithoutNullStreams = spawn(
+    process.execPath,
+    [join(PROJECT_ROOT, 'bin/tandem.js'), ...args],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
   const closed = new Promise<number | null>((res) => child.on('close', res));
-  await Promise.race([until(() => ready.test(out), 60_000, 20), closed.then((code) => assert.fail(`tandem ${args.join(' ')} exited ${code} before it was ready: ${out}`))]);
+  await Promise.race([
+    until(() => ready.test(out), 60_000, 20),
+    closed.then((code) => assert.fail(`tandem ${args.join(' ')} exited ${code} before it was ready: ${out}`)),
+  ]);
   return {
     out: () => out,
     write: (line) => child.stdin.write(`${line}\n`),
@@ -70,7 +93,11 @@ async function startPart(args: readonly string[], ready: RegExp): Promise<Part> 
 }
 
 /** Every camera of the station config recorded in `file`, each with frames. */
-async function assertThreeCameras(file: string, what: string, minFrames: number): Promise<Awaited<ReturnType<typeof readIndexed>>> {
+async function assertThreeCameras(
+  file: string,
+  what: string,
+  minFrames: number,
+): Promise<Awaited<ReturnType<typeof readIndexed>>> {
   const ep = await readIndexed(file);
   for (const c of CAMERAS) {
     const frames = ep.byTopic.get(`/cameras/${c}/image/compressed`) ?? [];
@@ -80,7 +107,9 @@ async function assertThreeCameras(file: string, what: string, minFrames: number)
   return ep;
 }
 
-test('the station on the hardware stand-in: a teleop take with the pty YAM leader, a blind ONNX-vs-openpi session with projector and interlocks, a single rollout scored on the Rollouts page', { timeout: 600_000 }, async (t) => {
+test('the station on the hardware stand-in: a teleop take with the pty YAM leader, a blind ONNX-vs-openpi session with projector and interlocks, a single rollout scored on the Rollouts page', {
+  timeout: 600_000,
+}, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-stand-in-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const parts: { name: string; part: Part }[] = [];
@@ -103,22 +132,56 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
   const target = [...zeros];
   target[0] = 0.4;
   target[6] = 0.5;
-  writeFileSync(hand, JSON.stringify({ points: [{ t: 0, q: zeros }, { t: 0.5, q: zeros }, { t: 2, q: target }] }));
+  writeFileSync(
+    hand,
+    JSON.stringify({
+      points: [
+        { t: 0, q: zeros },
+        { t: 0.5, q: zeros },
+        { t: 2, q: target },
+      ],
+    }),
+  );
   const leaderLinks = [join(dir, 'yam-leader-left'), join(dir, 'yam-leader-right')];
-  await start('leader', ['leader', 'emulate', '--kind', 'yam', '--link', leaderLinks.join(','), '--trajectory', hand], /Press Ctrl-C to stop/);
+  await start(
+    'leader',
+    ['leader', 'emulate', '--kind', 'yam', '--link', leaderLinks.join(','), '--trajectory', hand],
+    /Press Ctrl-C to stop/,
+  );
   // Policy A: an ONNX image policy in the station; policy B: an image policy behind openpi's websocket.
-  const imagePolicy = (seed: number) => buildLinearPolicyModel({ horizon: 10, seed, cameras: [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'float32', size: 32 }] }).bytes;
+  const imagePolicy = (seed: number) =>
+    buildLinearPolicyModel({
+      horizon: 10,
+      seed,
+      cameras: [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'float32', size: 32 }],
+    }).bytes;
   const onnxA = join(dir, 'image-a.onnx');
   writeFileSync(onnxA, imagePolicy(3));
   const onnxB = join(dir, 'image-b.onnx');
   writeFileSync(onnxB, imagePolicy(4));
-  const server = await start('policy server', ['policy', 'serve', '--policy', `onnx:${onnxB}`, '--port', '0'], /on wss?:\/\/\S+/);
+  const server = await start(
+    'policy server',
+    ['policy', 'serve', '--policy', `onnx:${onnxB}`, '--port', '0'],
+    /on wss?:\/\/\S+/,
+  );
   const openpi = /on (wss?:\/\/\S+)/.exec(server.out())![1];
-  const projectorEmu = await start('projector', ['projector', 'emulate', '--port', '0', '--powered-on'], /PJLink projector emulator on 127\.0\.0\.1:\d+/);
+  const projectorEmu = await start(
+    'projector',
+    ['projector', 'emulate', '--port', '0', '--powered-on'],
+    /PJLink projector emulator on 127\.0\.0\.1:\d+/,
+  );
   const pjlink = /on (127\.0\.0\.1:\d+)/.exec(projectorEmu.out())![1];
   const cellIo = join(dir, 'cell-io.json');
-  const plc = await start('cell PLC', ['cell-io', 'emulate-plc', '--port', '0', '--config-out', cellIo, '--data', join(dir, 'plc-data')], /PLC emulator listening/);
-  const calibration = calibrateProjector({ points: simulateAlignment(trueHomography(), TABLE_FIDUCIALS_MM, 1, 42), resolution: RESOLUTION, createdAt: '2026-12-01T10:00:00.000Z' });
+  const plc = await start(
+    'cell PLC',
+    ['cell-io', 'emulate-plc', '--port', '0', '--config-out', cellIo, '--data', join(dir, 'plc-data')],
+    /PLC emulator listening/,
+  );
+  const calibration = calibrateProjector({
+    points: simulateAlignment(trueHomography(), TABLE_FIDUCIALS_MM, 1, 42),
+    resolution: RESOLUTION,
+    createdAt: '2026-12-01T10:00:00.000Z',
+  });
   writeFileSync(join(dir, 'projector.json'), serializeCalibration(calibration));
 
   // The one station config, as docs/hardware.md writes it (ptys where a lab has /dev/yam-*).
@@ -138,7 +201,12 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
   const station = await startStation({ args: ['--station-config', config] });
   t.after(() => station.dispose());
   const api = <T>(path: string, body?: unknown): Promise<T> => station.api<T>(path, body);
-  const { page, problems } = await openStationPage(t, station, 'stand-in', async (p) => `page message: ${await p.textContent('#message')}`);
+  const { page, problems } = await openStationPage(
+    t,
+    station,
+    'stand-in',
+    async (p) => `page message: ${await p.textContent('#message')}`,
+  );
   await page.goto(station.url);
   await page.waitForSelector('#connection.live');
   // Configured, not powered, until the operator holds it or runs something.
@@ -151,20 +219,38 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
   // ---- Teleop: the station config's leader, over its ptys ------------------------------------
   await page.keyboard.press('4');
   await page.waitForFunction(() => (document.getElementById('teleop-leader') as HTMLSelectElement).options.length > 0);
-  const leaderOptions = await page.$$eval('#teleop-leader option', (os) => os.map((o) => [(o as HTMLOptionElement).value, o.textContent]));
-  assert.deepEqual(leaderOptions, [['station', `the station's YAM leader + teaching handle on ${leaderLinks.join(', ')} (SLCAN)`]], 'real arms: only the station config’s leader is offered');
+  const leaderOptions = await page.$$eval('#teleop-leader option', (os) =>
+    os.map((o) => [(o as HTMLOptionElement).value, o.textContent]),
+  );
+  assert.deepEqual(
+    leaderOptions,
+    [['station', `the station's YAM leader + teaching handle on ${leaderLinks.join(', ')} (SLCAN)`]],
+    'real arms: only the station config’s leader is offered',
+  );
   assert.match((await page.textContent('#teleop-cameras-hint')) ?? '', /cam_high, cam_left_wrist, cam_right_wrist/);
   await page.fill('#teleop-episodes', '1');
   await page.fill('#teleop-seconds', '2');
   await page.fill('#teleop-reset', '0');
   await page.screenshot({ path: join(SHOTS, 'stand-in-teleop-plan.png'), fullPage: true });
   await page.click('#teleop-start');
-  await page.waitForFunction(() => document.getElementById('teleop-live')?.getAttribute('data-phase') === 'take', undefined, { timeout: 90_000 });
+  await page.waitForFunction(
+    () => document.getElementById('teleop-live')?.getAttribute('data-phase') === 'take',
+    undefined,
+    { timeout: 90_000 },
+  );
   await page.screenshot({ path: join(SHOTS, 'stand-in-teleop-take.png'), fullPage: true });
-  await page.waitForFunction(() => ['done', 'stopped', 'failed'].includes(document.getElementById('teleop-live')?.getAttribute('data-phase') ?? ''), undefined, { timeout: 90_000 });
+  await page.waitForFunction(
+    () =>
+      ['done', 'stopped', 'failed'].includes(document.getElementById('teleop-live')?.getAttribute('data-phase') ?? ''),
+    undefined,
+    { timeout: 90_000 },
+  );
   const teleop = await api<TeleopView>('/api/teleop');
   assert.equal(teleop.phase, 'done', `${teleop.problem ?? ''} ${teleop.lines.join(' | ')}`);
-  assert.deepEqual(teleop.takes.map((x) => x.state), ['kept']);
+  assert.deepEqual(
+    teleop.takes.map((x) => x.state),
+    ['kept'],
+  );
   const take = await assertThreeCameras(teleop.takes[0].file, 'the teleop take', 10);
   const meta = take.metadata.get(EPISODE_METADATA_NAME)!;
   assert.equal(meta.get('leader'), `yam:${leaderLinks.join(',')}`, 'led by the real YAM leader driver on the ptys');
@@ -177,18 +263,37 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
   await page.screenshot({ path: join(SHOTS, 'stand-in-teleop-done.png'), fullPage: true });
 
   // ---- A blind session: ONNX image policy against openpi image policy ------------------------
-  const set = await api<LayoutSetSummary>('/api/layout-sets/sample', { task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 5 });
+  const set = await api<LayoutSetSummary>('/api/layout-sets/sample', {
+    task: 'bottles-in-the-bin',
+    tiers: [1],
+    perTier: 1,
+    seed: 5,
+  });
   await page.keyboard.press('3');
-  await page.waitForFunction((sha) => Array.from((document.getElementById('session-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha), set.sha256);
+  await page.waitForFunction(
+    (sha) =>
+      Array.from((document.getElementById('session-layout-set') as HTMLSelectElement).options).some(
+        (o) => o.value === sha,
+      ),
+    set.sha256,
+  );
   await page.selectOption('#session-layout-set', set.sha256);
-  assert.equal(await page.inputValue('#session-policies'), '', 'no code policy offered on real arms (they read poses only the emulated cell knows)');
+  assert.equal(
+    await page.inputValue('#session-policies'),
+    '',
+    'no code policy offered on real arms (they read poses only the emulated cell knows)',
+  );
   await page.fill('#session-policies', `onnx:${onnxA}, ${openpi}`);
   await page.fill('#session-seconds', '2');
   await page.fill('#session-operator', 'Ada (stand-in)');
   assert.equal(await page.isChecked('#session-blind'), true);
   await page.click('#session-start');
   const phase = async (phases: readonly string[], timeout = 120_000): Promise<string> => {
-    await page.waitForFunction((ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''), phases, { timeout });
+    await page.waitForFunction(
+      (ps) => ps.includes(document.getElementById('session-card')?.getAttribute('data-phase') ?? ''),
+      phases,
+      { timeout },
+    );
     return (await page.getAttribute('#session-card', 'data-phase'))!;
   };
   const session = (): Promise<SessionView> => api<SessionView>('/api/session');
@@ -207,13 +312,25 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
     assert.match((await page.textContent('#session-label')) ?? '', /^policy [AB]$/, 'blind: a label, never the spec');
     // The footprints are on the table (the projector's own pixels, not black) and the projector is not muted.
     const shown = await projector();
-    assert.deepEqual([shown.showing, shown.layoutSetSha256, shown.layoutIndex, shown.problem], ['layout', set.sha256, 0, null]);
-    const frame = Buffer.from(await (await fetch(`${station.base}${PROJECTOR_FRAME_PATH}`, { headers: { [TOKEN_HEADER]: station.token } })).arrayBuffer());
-    assert.ok((await sharp(frame).stats()).channels.some((c) => c.max > 100), 'the footprints are drawn');
+    assert.deepEqual(
+      [shown.showing, shown.layoutSetSha256, shown.layoutIndex, shown.problem],
+      ['layout', set.sha256, 0, null],
+    );
+    const frame = Buffer.from(
+      await (
+        await fetch(`${station.base}${PROJECTOR_FRAME_PATH}`, { headers: { [TOKEN_HEADER]: station.token } })
+      ).arrayBuffer(),
+    );
+    assert.ok(
+      (await sharp(frame).stats()).channels.some((c) => c.max > 100),
+      'the footprints are drawn',
+    );
     assert.equal(await avMuted(), false, 'the projector shows the footprints (not AV-muted)');
     assert.match((await session()).safety.interlocks, /^closed/i, 'the session watches the interlocks');
     if (rollout === 1) {
-      await page.waitForFunction(() => /footprints on the table/.test(document.getElementById('session-projector')?.textContent ?? ''));
+      await page.waitForFunction(() =>
+        /footprints on the table/.test(document.getElementById('session-projector')?.textContent ?? ''),
+      );
       await page.screenshot({ path: join(SHOTS, 'stand-in-session-place.png'), fullPage: true });
     }
     await page.keyboard.press('Enter');
@@ -256,7 +373,10 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
     // not the contract: a loop that falls behind on the wall clock runs fewer).
     const timing = (ep.byTopic.get('/tandem/step_timing') ?? []).length;
     const commands = (ep.byTopic.get('/joint_commands') ?? []).length;
-    assert.ok(commands > 0 && timing === commands, `each step’s timing is in the file: ${timing} timing rows for ${commands} commanded steps in ${d.episodeFile}`);
+    assert.ok(
+      commands > 0 && timing === commands,
+      `each step’s timing is in the file: ${timing} timing rows for ${commands} commanded steps in ${d.episodeFile}`,
+    );
   }
   // The blind key, once the session ended: one rollout of each policy.
   assert.equal(specs.filter((x) => x.endsWith('image-a.onnx')).length, 1, JSON.stringify(specs));
@@ -264,28 +384,51 @@ test('the station on the hardware stand-in: a teleop take with the pty YAM leade
 
   // ---- A single rollout from the Rollouts page, scored there ---------------------------------
   await page.keyboard.press('2');
-  await page.waitForFunction((sha) => Array.from((document.getElementById('run-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha), set.sha256);
+  await page.waitForFunction(
+    (sha) =>
+      Array.from((document.getElementById('run-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha),
+    set.sha256,
+  );
   await page.selectOption('#run-layout-set', set.sha256);
   assert.equal(await page.inputValue('#run-policy'), '', 'the rollout form starts with no policy the rig would refuse');
-  assert.deepEqual(await page.$$eval('#policy-specs option', (os) => os.map((o) => (o as HTMLOptionElement).value).filter((v) => v.startsWith('code:'))), []);
+  assert.deepEqual(
+    await page.$$eval('#policy-specs option', (os) =>
+      os.map((o) => (o as HTMLOptionElement).value).filter((v) => v.startsWith('code:')),
+    ),
+    [],
+  );
   await page.fill('#run-policy', `onnx:${onnxA}`);
   await page.fill('#run-seconds', '1');
   await page.click('#run-rollout');
-  await page.waitForFunction(() => ['done', 'failed'].includes(document.getElementById('run-panel')?.dataset.phase ?? ''), undefined, { timeout: 120_000 });
-  assert.equal(await page.getAttribute('#run-panel', 'data-phase'), 'done', (await page.textContent('#run-message')) ?? '');
+  await page.waitForFunction(
+    () => ['done', 'failed'].includes(document.getElementById('run-panel')?.dataset.phase ?? ''),
+    undefined,
+    { timeout: 120_000 },
+  );
+  assert.equal(
+    await page.getAttribute('#run-panel', 'data-phase'),
+    'done',
+    (await page.textContent('#run-message')) ?? '',
+  );
   assert.equal(await page.textContent('#run-score'), 'awaiting score', 'a rollout on real arms waits for the operator');
   const single = (await api<RolloutSummary[]>('/api/rollouts')).find((r) => r.sessionId === null)!;
   await page.click(`#rollout-table tr[data-rollout="${single.id}"]`);
   await page.waitForSelector('#score-form');
   await page.fill('#score-count', '1');
   await page.click('#score-rollout');
-  await page.waitForFunction(() => /task progress\s*1\.00/.test(document.getElementById('rollout-detail')?.textContent ?? ''));
+  await page.waitForFunction(() =>
+    /task progress\s*1\.00/.test(document.getElementById('rollout-detail')?.textContent ?? ''),
+  );
   await page.screenshot({ path: join(SHOTS, 'stand-in-rollout-scored.png'), fullPage: true });
   const scored = await api<RolloutDetail>(`/api/rollouts/${single.id}`);
   assert.deepEqual([scored.status, scored.rehearsal, scored.score?.progress], ['valid', false, 1]);
   await assertThreeCameras(scored.episodeFile!, 'the single rollout', 5);
 
-  assert.equal(await page.textContent('#rig-mode').then((m) => /DAMPED|READY/.test(m ?? '')), true, 'the arms end damped');
+  assert.equal(
+    await page.textContent('#rig-mode').then((m) => /DAMPED|READY/.test(m ?? '')),
+    true,
+    'the arms end damped',
+  );
   assert.deepEqual(problems, [], 'no errors in the page');
   // Every process ends cleanly: the station on SIGTERM, the stand-in's parts on Ctrl-C.
   assert.equal(await station.stop(), 0, station.stderr());

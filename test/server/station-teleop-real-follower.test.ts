@@ -27,11 +27,27 @@ test('the Teleop page on a yam-can station offers only the station config’s le
   // Adapters that are not plugged in: the refusal comes before the rig is asked for.
   const config = join(dataDir, 'station.json');
   const leaderPorts = [join(dataDir, 'leader-left'), join(dataDir, 'leader-right')];
-  writeFileSync(config, JSON.stringify({ version: 1, rig: { type: 'yam-can', transport: 'slcan', ports: { left: join(dataDir, 'no-adapter-left'), right: join(dataDir, 'no-adapter-right') } }, leader: { kind: 'yam', ports: leaderPorts } }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      version: 1,
+      rig: {
+        type: 'yam-can',
+        transport: 'slcan',
+        ports: { left: join(dataDir, 'no-adapter-left'), right: join(dataDir, 'no-adapter-right') },
+      },
+      leader: { kind: 'yam', ports: leaderPorts },
+    }),
+  );
   const station = await startStation({ dataDir, args: ['--station-config', config] });
   t.after(() => station.stop());
   const info = await station.api<StationInfo>('/api/info');
-  assert.deepEqual(info.teleop, { leaders: [{ value: 'station', words: `the station's YAM leader + teaching handle on ${leaderPorts.join(', ')} (SLCAN)` }], cameras: null });
+  assert.deepEqual(info.teleop, {
+    leaders: [
+      { value: 'station', words: `the station's YAM leader + teaching handle on ${leaderPorts.join(', ')} (SLCAN)` },
+    ],
+    cameras: null,
+  });
   const r = await startTeleop(station.base, station.token, 'emulated-gello');
   assert.equal(r.status, 400);
   assert.deepEqual(r.body, {
@@ -43,14 +59,27 @@ test('the Teleop page on a yam-can station offers only the station config’s le
 test('a yam-can station whose config names no leader offers none, and says how to name one', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tandem-teleop-real-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const station = await startStation({ dataDir, rigConfig: { type: 'yam-can', transport: 'slcan', ports: { left: join(dataDir, 'no-adapter-left'), right: join(dataDir, 'no-adapter-right') } } });
+  const station = await startStation({
+    dataDir,
+    rigConfig: {
+      type: 'yam-can',
+      transport: 'slcan',
+      ports: { left: join(dataDir, 'no-adapter-left'), right: join(dataDir, 'no-adapter-right') },
+    },
+  });
   t.after(() => station.stop());
   assert.deepEqual((await station.api<StationInfo>('/api/info')).teleop, { leaders: [], cameras: null });
   const st = await startTeleop(station.base, station.token, 'station');
   assert.equal(st.status, 400);
-  assert.deepEqual(st.body, { error: "This station's config names no leader; add 'leader' to the station config (docs/station-config.md) and restart the station." });
+  assert.deepEqual(st.body, {
+    error:
+      "This station's config names no leader; add 'leader' to the station config (docs/station-config.md) and restart the station.",
+  });
   const em = await startTeleop(station.base, station.token, 'emulated-yam');
   assert.equal(em.status, 400);
-  assert.match((em.body as { error: string }).error, /^The emulated-yam leader moves by a script, .*; name the real leader in the station config \('leader', docs\/station-config\.md\), restart the station with --station-config FILE and pick it on this page\.$/);
+  assert.match(
+    (em.body as { error: string }).error,
+    /^The emulated-yam leader moves by a script, .*; name the real leader in the station config \('leader', docs\/station-config\.md\), restart the station with --station-config FILE and pick it on this page\.$/,
+  );
   assert.equal(existsSync(join(dataDir, 'teleop')), false, 'nothing was recorded');
 });

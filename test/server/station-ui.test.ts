@@ -16,7 +16,12 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
   // machine's cores, and a starved station slows down rather than reading as silent motors.
   const station = await startStation({ rigConfig: { type: 'yam-cell', transport: 'slcan', clock: 'paced' } });
   t.after(() => station.dispose());
-  const { page, problems } = await openStationPage(t, station, 'station', async (p) => `page message: ${await p.textContent('#message')}; run: ${await p.textContent('#run-panel')}`);
+  const { page, problems } = await openStationPage(
+    t,
+    station,
+    'station',
+    async (p) => `page message: ${await p.textContent('#message')}; run: ${await p.textContent('#run-panel')}`,
+  );
 
   await page.goto(station.url);
   assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
@@ -30,9 +35,16 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
 
   // H holds (on paced virtual time the cell cannot fall behind, so activation is never refused for a busy machine).
   await page.keyboard.press('h');
-  await page.waitForFunction(() => document.getElementById('rig-mode')?.textContent === 'ACTIVE' || /Not activating/.test(document.getElementById('message')?.textContent ?? ''));
+  await page.waitForFunction(
+    () =>
+      document.getElementById('rig-mode')?.textContent === 'ACTIVE' ||
+      /Not activating/.test(document.getElementById('message')?.textContent ?? ''),
+  );
   assert.equal(await page.textContent('#rig-mode'), 'ACTIVE', (await page.textContent('#message')) ?? '');
-  await page.waitForFunction(() => document.querySelector('#motor-table tr[data-motor="right gripper"]')?.textContent?.includes('enabled') ?? false);
+  await page.waitForFunction(
+    () =>
+      document.querySelector('#motor-table tr[data-motor="right gripper"]')?.textContent?.includes('enabled') ?? false,
+  );
   await page.screenshot({ path: join(SHOTS, 'rig-holding.png') });
 
   // Rollouts: a layout set from the form, then a 3 s rollout of the scripted bottles policy.
@@ -41,24 +53,42 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
   await page.fill('#sample-per-tier', '1');
   await page.fill('#sample-seed', '7');
   await page.click('#sample-set');
-  await page.waitForFunction(() => (document.getElementById('run-layout-set') as HTMLSelectElement).value.length === 64);
+  await page.waitForFunction(
+    () => (document.getElementById('run-layout-set') as HTMLSelectElement).value.length === 64,
+  );
   await page.fill('#run-policy', 'code:bottles-in-the-bin');
   await page.fill('#run-seconds', '3');
   await page.locator('#rollout-table').click(); // leave the text field, so R is a shortcut
   await page.keyboard.press('r');
-  await page.waitForFunction(() => document.getElementById('run-panel')?.dataset.phase === 'running', undefined, { timeout: 60_000 });
+  await page.waitForFunction(() => document.getElementById('run-panel')?.dataset.phase === 'running', undefined, {
+    timeout: 60_000,
+  });
   await page.screenshot({ path: join(SHOTS, 'rollout-running.png') });
-  assert.equal(await page.textContent('#rig-mode').then((t) => /ACTIVE|HOLDING/.test(t ?? '')), true, 'the status bar shows the rig powered while the rollout runs');
-  await page.waitForFunction(() => ['done', 'failed'].includes(document.getElementById('run-panel')?.dataset.phase ?? ''), undefined, { timeout: 90_000 });
+  assert.equal(
+    await page.textContent('#rig-mode').then((t) => /ACTIVE|HOLDING/.test(t ?? '')),
+    true,
+    'the status bar shows the rig powered while the rollout runs',
+  );
+  await page.waitForFunction(
+    () => ['done', 'failed'].includes(document.getElementById('run-panel')?.dataset.phase ?? ''),
+    undefined,
+    { timeout: 90_000 },
+  );
   const message = await page.textContent('#run-message');
   assert.equal(await page.getAttribute('#run-panel', 'data-phase'), 'done', message ?? '');
-  assert.match((await page.textContent('#run-score')) ?? '', /^progress [01]\.\d\d$/, `scored by the cell's scripted operator: ${message}`);
+  assert.match(
+    (await page.textContent('#run-score')) ?? '',
+    /^progress [01]\.\d\d$/,
+    `scored by the cell's scripted operator: ${message}`,
+  );
   assert.match(message ?? '', /^Rollout 1 scored [01]\.\d\d by the scripted operator/);
 
   // It is in the stored list, and its detail says where it ran.
   await page.waitForSelector('#rollout-table tr[data-rollout="1"]');
   await page.click('#rollout-table tr[data-rollout="1"]');
-  await page.waitForFunction(() => document.getElementById('rollout-detail')?.textContent?.includes('Rollout 1') ?? false);
+  await page.waitForFunction(
+    () => document.getElementById('rollout-detail')?.textContent?.includes('Rollout 1') ?? false,
+  );
   const detail = (await page.textContent('#rollout-detail')) ?? '';
   assert.match(detail, /code:bottles-in-the-bin/);
   assert.match(detail, /the emulated cell — a rehearsal, not a result/);

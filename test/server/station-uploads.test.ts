@@ -29,13 +29,22 @@ const oneSentence = (s: string): boolean => /\.$/.test(s) && !s.includes('\n');
  * Sends `bytes` zero bytes in 256 KiB pieces, a few milliseconds apart, as a browser on a slower
  * link does, and resolves with the answer; a broken pipe or reset before the answer rejects.
  */
-function sendSlowly(url: string, headers: Record<string, string>, bytes: number, declare: boolean): Promise<{ status: number; error: string }> {
+function sendSlowly(
+  url: string,
+  headers: Record<string, string>,
+  bytes: number,
+  declare: boolean,
+): Promise<{ status: number; error: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { ...headers, ...(declare ? { 'Content-Length': String(bytes) } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, error: (JSON.parse(text) as ApiError).error }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', headers: { ...headers, ...(declare ? { 'Content-Length': String(bytes) } : {}) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, error: (JSON.parse(text) as ApiError).error }));
+      },
+    );
     req.on('error', reject);
     const piece = Buffer.alloc(256 * 1024);
     let sent = 0;
@@ -56,11 +65,22 @@ function sendSlowly(url: string, headers: Record<string, string>, bytes: number,
 test('uploads: valid layout sets, sim calibrations and ONNX policies are stored; hash mismatches, bad files and oversize bodies are refused in one sentence, storing nothing', async (t) => {
   const station = await startStation();
   t.after(() => station.dispose());
-  const post = async (kind: string, name: string, body: Uint8Array | string): Promise<{ status: number; data: UploadResult & ApiError }> => {
-    const res = await fetch(`${station.base}/api/uploads/${kind}?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { [TOKEN_HEADER]: station.token, Origin: station.base, 'Content-Type': 'application/octet-stream' }, body: typeof body === 'string' ? body : new Blob([new Uint8Array(body)]) });
+  const post = async (
+    kind: string,
+    name: string,
+    body: Uint8Array | string,
+  ): Promise<{ status: number; data: UploadResult & ApiError }> => {
+    const res = await fetch(`${station.base}/api/uploads/${kind}?name=${encodeURIComponent(name)}`, {
+      method: 'POST',
+      headers: { [TOKEN_HEADER]: station.token, Origin: station.base, 'Content-Type': 'application/octet-stream' },
+      body: typeof body === 'string' ? body : new Blob([new Uint8Array(body)]),
+    });
     return { status: res.status, data: (await res.json()) as UploadResult & ApiError };
   };
-  const sets = async (): Promise<LayoutSetSummary[]> => (await (await fetch(`${station.base}/api/layout-sets`, { headers: { [TOKEN_HEADER]: station.token } })).json()) as LayoutSetSummary[];
+  const sets = async (): Promise<LayoutSetSummary[]> =>
+    (await (
+      await fetch(`${station.base}/api/layout-sets`, { headers: { [TOKEN_HEADER]: station.token } })
+    ).json()) as LayoutSetSummary[];
 
   // A layout set: stored once, listed; the same again is no second copy.
   const set = sampleLayoutSet({ task: 'mug-flipping', tiers: [1, 2], perTier: 2, seed: 9 });
@@ -70,7 +90,10 @@ test('uploads: valid layout sets, sim calibrations and ONNX policies are stored;
   assert.equal(ok.data.sha256, set.sha256);
   assert.match(ok.data.summary, /mug-flipping v\d+, 4 layouts/);
   assert.equal((await post('layout-set', 'mugs.json', text)).data.inserted, false);
-  assert.deepEqual((await sets()).map((s) => s.sha256), [set.sha256]);
+  assert.deepEqual(
+    (await sets()).map((s) => s.sha256),
+    [set.sha256],
+  );
 
   // Edited after it was pinned: its hash no longer matches, refused, not stored.
   const edited = JSON.parse(text) as { layouts: { objects: { pose: { x: number } }[] }[] };
@@ -87,9 +110,19 @@ test('uploads: valid layout sets, sim calibrations and ONNX policies are stored;
   assert.equal(big.data.error, 'A layout set upload is at most 8 MiB; this file is 8.0 MiB.');
   // Still sending when the limit is passed, declared or not: the client reads the refusal, not a broken pipe.
   const headers = { [TOKEN_HEADER]: station.token, Origin: station.base, 'Content-Type': 'application/octet-stream' };
-  const slowDeclared = await sendSlowly(`${station.base}/api/uploads/layout-set?name=huge.json`, headers, 10 * 1024 * 1024, true);
+  const slowDeclared = await sendSlowly(
+    `${station.base}/api/uploads/layout-set?name=huge.json`,
+    headers,
+    10 * 1024 * 1024,
+    true,
+  );
   assert.deepEqual(slowDeclared, { status: 413, error: 'A layout set upload is at most 8 MiB; this file is 10 MiB.' });
-  const slowChunked = await sendSlowly(`${station.base}/api/uploads/layout-set?name=huge.json`, headers, 10 * 1024 * 1024, false);
+  const slowChunked = await sendSlowly(
+    `${station.base}/api/uploads/layout-set?name=huge.json`,
+    headers,
+    10 * 1024 * 1024,
+    false,
+  );
   assert.equal(slowChunked.status, 413);
   assert.match(slowChunked.error, /^A layout set upload is at most 8 MiB; this file is 8\.\d MiB\.$/);
   assert.equal((await sets()).length, 1, 'nothing stored for the refused uploads');
@@ -112,8 +145,12 @@ test('uploads: valid layout sets, sim calibrations and ONNX policies are stored;
   const junk = await post('policy', 'junk.onnx', new TextEncoder().encode('not a model at all'));
   assert.equal(junk.status, 400);
   assert.match(junk.data.error, /junk\.onnx is not an ONNX model onnxruntime can load/);
-  assert.ok(!junk.data.error.includes('.upload-'), 'the refusal names the uploaded file, not the station\'s temp file');
-  assert.deepEqual(readdirSync(join(station.dataDir, 'policies')).filter((f) => f.startsWith('.upload-')), [], 'no temp file left behind');
+  assert.ok(!junk.data.error.includes('.upload-'), "the refusal names the uploaded file, not the station's temp file");
+  assert.deepEqual(
+    readdirSync(join(station.dataDir, 'policies')).filter((f) => f.startsWith('.upload-')),
+    [],
+    'no temp file left behind',
+  );
   const noName = await post('policy', 'model.bin', model);
   assert.equal(noName.status, 400);
   assert.match(noName.data.error, /ending in \.onnx/);
@@ -123,7 +160,12 @@ test('uploads: valid layout sets, sim calibrations and ONNX policies are stored;
   mkdirSync(SHOTS, { recursive: true });
   const files = mkdtempSync(join(tmpdir(), 'tandem-uploads-'));
   const profile = mkdtempSync(join(tmpdir(), 'tandem-uploads-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: DEFAULT_CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS], viewport: { width: 1280, height: 800 } });
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: DEFAULT_CHROMIUM_PATH,
+    headless: true,
+    args: [...CHROMIUM_ARGS],
+    viewport: { width: 1280, height: 800 },
+  });
   t.after(async () => {
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
@@ -145,8 +187,18 @@ test('uploads: valid layout sets, sim calibrations and ONNX policies are stored;
   await page.screenshot({ path: join(SHOTS, 'uploads-refused.png') });
   await page.setInputFiles('#upload-layout-set', join(files, 'bottles.json'));
   await page.click('#upload-layout-set-send');
-  await page.waitForFunction(() => /^Stored: bottles-in-the-bin/.test(document.getElementById('upload-result')?.textContent ?? ''));
+  await page.waitForFunction(() =>
+    /^Stored: bottles-in-the-bin/.test(document.getElementById('upload-result')?.textContent ?? ''),
+  );
   // The new set is offered in the rollout form at once.
-  await page.waitForFunction((sha) => Array.from((document.getElementById('run-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha), bottles.sha256);
-  assert.deepEqual(problems, ['Failed to load resource: the server responded with a status of 400 (Bad Request)'], 'no errors in the page but the refused upload');
+  await page.waitForFunction(
+    (sha) =>
+      Array.from((document.getElementById('run-layout-set') as HTMLSelectElement).options).some((o) => o.value === sha),
+    bottles.sha256,
+  );
+  assert.deepEqual(
+    problems,
+    ['Failed to load resource: the server responded with a status of 400 (Bad Request)'],
+    'no errors in the page but the refused upload',
+  );
 });

@@ -24,12 +24,19 @@ const SET = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [3], perTier: 1
 const TASK = getTask(SET.task);
 const EPISODE_S = 30;
 
-test('marks pressed while the rig runs are journalled with their episode second, carried by the score, and are the report\'s times to success', async (t) => {
+test("marks pressed while the rig runs are journalled with their episode second, carried by the score, and are the report's times to success", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-marks-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const store = openStore(join(dir, 'tandem.sqlite'));
   t.after(() => store.close());
-  const plan = buildSessionPlan({ set: SET, specs: ['code:bottles-in-the-bin'], perLayout: 1, blind: false, seed: 3, episodeSeconds: EPISODE_S });
+  const plan = buildSessionPlan({
+    set: SET,
+    specs: ['code:bottles-in-the-bin'],
+    perLayout: 1,
+    blind: false,
+    seed: 3,
+    episodeSeconds: EPISODE_S,
+  });
   const sessionId = startSession(store, plan, SET, 'test');
   // The engine's clock, moved by the "rig" while it runs: marks without a simulated time are timed by it.
   let clockMs = Date.parse('2026-12-01T10:00:00Z');
@@ -43,7 +50,16 @@ test('marks pressed while the rig runs are journalled with their episode second,
       mark!({});
       clockMs += EPISODE_S * 1000 - 11_500;
       const policy = store.upsertPolicy({ spec: r.spec, name: r.spec });
-      const rolloutId = store.insertRollout({ kind: 'real', sessionId: r.sessionId, policyId: policy.id, layoutSetSha256: SET.sha256, layoutIndex: r.layout.index, episodeSeconds: r.episodeSeconds, controlHz: 50, status: 'valid' });
+      const rolloutId = store.insertRollout({
+        kind: 'real',
+        sessionId: r.sessionId,
+        policyId: policy.id,
+        layoutSetSha256: SET.sha256,
+        layoutIndex: r.layout.index,
+        episodeSeconds: r.episodeSeconds,
+        controlHz: 50,
+        status: 'valid',
+      });
       return Promise.resolve({ rolloutId, status: 'valid', finalMode: 'damped', wallS: EPISODE_S });
     },
   };
@@ -62,25 +78,62 @@ test('marks pressed while the rig runs are journalled with their episode second,
     paused: () => Promise.resolve(true),
     breakReminder: () => Promise.resolve({ simulatedS: 0 }),
   };
-  const result = await runSession({ store, sessionId, plan, set: SET, task: TASK, runner, operator, signal: new AbortController().signal, nowMs: () => clockMs });
+  const result = await runSession({
+    store,
+    sessionId,
+    plan,
+    set: SET,
+    task: TASK,
+    runner,
+    operator,
+    signal: new AbortController().signal,
+    nowMs: () => clockMs,
+  });
   assert.equal(result.ended, true);
   const journal = store.listSessionJournal(sessionId);
   const marks = journal.filter((e) => e.action === 'object-done');
-  assert.deepEqual(marks.map((e) => [e.slot, e.detail]), [[0, { tS: 4, objectId: 'bottle-2' }], [0, { tS: 11.5 }]]);
+  assert.deepEqual(
+    marks.map((e) => [e.slot, e.detail]),
+    [
+      [0, { tS: 4, objectId: 'bottle-2' }],
+      [0, { tS: 11.5 }],
+    ],
+  );
   const order = journal.map((e) => e.action);
-  assert.ok(order.indexOf('object-done') > order.indexOf('running') && order.lastIndexOf('object-done') < order.indexOf('ran'), order.join(', '));
-  assert.deepEqual(journal.find((e) => e.action === 'scored')!.detail.doneMarks, [{ tS: 4, objectId: 'bottle-2' }, { tS: 11.5 }]);
+  assert.ok(
+    order.indexOf('object-done') > order.indexOf('running') && order.lastIndexOf('object-done') < order.indexOf('ran'),
+    order.join(', '),
+  );
+  assert.deepEqual(journal.find((e) => e.action === 'scored')!.detail.doneMarks, [
+    { tS: 4, objectId: 'bottle-2' },
+    { tS: 11.5 },
+  ]);
 
   const report = storedPairedReport(store, { policies: ['code:bottles-in-the-bin'], layoutSet: SET });
   const real = report.policies[0].throughput.real!;
-  assert.deepEqual(real.times.map((x) => [x.tS, x.objectId, x.kind, x.source]), [[4, 'bottle-2', 'bottle-500ml', 'operator-marks'], [11.5, null, null, 'operator-marks']]);
+  assert.deepEqual(
+    real.times.map((x) => [x.tS, x.objectId, x.kind, x.source]),
+    [
+      [4, 'bottle-2', 'bottle-500ml', 'operator-marks'],
+      [11.5, null, null, 'operator-marks'],
+    ],
+  );
   // 2 of 3 done, so the rig was busy its whole 30 s episode: 2 units in 30 s, one failure in 30 s.
   assert.ok(Math.abs(real.unitsPerHour! - (2 * 3600) / 30) < 1e-9, String(real.unitsPerHour));
   assert.ok(Math.abs(real.mtbfHours! - 30 / 3600) < 1e-12, String(real.mtbfHours));
 });
 
 test('the terminal operator marks with each line typed while the rig runs; lines typed ahead stay for the prompts, and piped answers are never marks', async () => {
-  const step = { slot: 0, attempt: 0, total: 1, layout: SET.layouts[0], task: TASK, label: 'A', seed: 1, progress: { total: 1, done: 0, scored: 0, closed: 0, elapsedS: 0, etaS: 0, operatorS: 0, ended: false } } satisfies OperatorStep;
+  const step = {
+    slot: 0,
+    attempt: 0,
+    total: 1,
+    layout: SET.layouts[0],
+    task: TASK,
+    label: 'A',
+    seed: 1,
+    progress: { total: 1, done: 0, scored: 0, closed: 0, elapsedS: 0, etaS: 0, operatorS: 0, ended: false },
+  } satisfies OperatorStep;
   const tick = () => new Promise((r) => setImmediate(r));
   const input = new PassThrough();
   const output = new PassThrough();
@@ -98,7 +151,10 @@ test('the terminal operator marks with each line typed while the rig runs; lines
   input.write('s\n');
   await tick();
   assert.deepEqual(got, [{ objectId: 'bottle-3' }, {}, {}]);
-  assert.match(said, /'bottle-9' is not an object of this layout \(bottle-1, bottle-2, bottle-3\): marked done without a name\./);
+  assert.match(
+    said,
+    /'bottle-9' is not an object of this layout \(bottle-1, bottle-2, bottle-3\): marked done without a name\./,
+  );
   assert.equal((await op.place(step)).action, 'pause', 'the line typed ahead answers the next prompt');
   assert.equal((await op.place(step)).action, 'stop', 'a line after the episode answers a prompt, not a mark');
   op.close();

@@ -49,7 +49,7 @@ test('a slot timed from its journal: place, stand by while it runs, score, reset
   assert.equal(t.size, 2);
 });
 
-test('a redone slot: each attempt\'s time belongs to the rollout that attempt ran, and a run that never started has none', () => {
+test("a redone slot: each attempt's time belongs to the rollout that attempt ran, and a run that never started has none", () => {
   id = 0;
   const journal = [
     row('00:00.000', 'shown'),
@@ -72,6 +72,9 @@ test('a redone slot: each attempt\'s time belongs to the rollout that attempt ra
   const t = operatorTimeByRollout(journal);
   assert.deepEqual([...t.keys()].sort(), [21, 22]);
   assert.deepEqual([t.get(21)!.placeS, t.get(21)!.superviseS, t.get(21)!.scoreS, t.get(21)!.resetS], [29, 20.1, 0, 9]);
-  assert.deepEqual([t.get(22)!.placeS, t.get(22)!.superviseS, t.get(22)!.scoreS, t.get(22)!.resetS], [19, 60.1, 3.9, 10]);
+  assert.deepEqual(
+    [t.get(22)!.placeS, t.get(22)!.superviseS, t.get(22)!.scoreS, t.get(22)!.resetS],
+    [19, 60.1, 3.9, 10],
+  );
   assert.equal(t.get(22)!.attempt, 1);
 });

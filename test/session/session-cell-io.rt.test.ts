@@ -19,17 +19,50 @@ test('session run --cell-io: an open door holds the session before the arms move
   const plc = await PlcEmulator.start({ pkiDir: join(dir, 'pki'), heartbeatMs: 50 });
   try {
     const layouts = join(dir, 'bottles.json');
-    writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })));
+    writeFileSync(
+      layouts,
+      serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })),
+    );
     const cell = join(dir, 'cell.json');
     writeFileSync(cell, JSON.stringify({ type: 'yam-cell', gap: 'seed:5', replyDeadlineMs: 350 }));
     const cellIo = join(dir, 'cell-io.json');
     writeFileSync(cellIo, JSON.stringify({ ...plc.config(), staleAfterMs: 400 }));
     const plan = join(dir, 'plan.json');
-    const p = await runTandem(['session', 'plan', '--layouts', layouts, '--policies', 'code:hold', '--per-layout', '1', '--seconds', '1', '-o', plan]);
+    const p = await runTandem([
+      'session',
+      'plan',
+      '--layouts',
+      layouts,
+      '--policies',
+      'code:hold',
+      '--per-layout',
+      '1',
+      '--seconds',
+      '1',
+      '-o',
+      plan,
+    ]);
     assert.equal(p.code, 0, p.stderr);
     plc.setInput('doorClosed', false);
     const data = join(dir, 'data');
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/tandem.js'), 'session', 'run', '--plan', plan, '--rig-config', cell, '--scripted-operator', '--cell-io', cellIo, '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        join(PROJECT_ROOT, 'bin/tandem.js'),
+        'session',
+        'run',
+        '--plan',
+        plan,
+        '--rig-config',
+        cell,
+        '--scripted-operator',
+        '--cell-io',
+        cellIo,
+        '--data',
+        data,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -55,7 +88,10 @@ test('session run --cell-io: an open door holds the session before the arms move
     const store = openStore(join(data, 'tandem.sqlite'));
     try {
       const actions = store.listSessionJournal(1).map((e) => e.action);
-      assert.ok(actions.indexOf('paused') >= 0 && actions.indexOf('paused') < actions.indexOf('running'), actions.join(', '));
+      assert.ok(
+        actions.indexOf('paused') >= 0 && actions.indexOf('paused') < actions.indexOf('running'),
+        actions.join(', '),
+      );
     } finally {
       store.close();
     }

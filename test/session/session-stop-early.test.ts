@@ -23,26 +23,78 @@ test('a strong and a weak code policy with --stop-early: the session ends itself
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const data = join(dir, 'data');
   const layouts = join(dir, 'bottles.json');
-  writeFileSync(layouts, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 6, seed: 11 })));
+  writeFileSync(
+    layouts,
+    serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 6, seed: 11 })),
+  );
   const cell = join(dir, 'cell.json');
   writeFileSync(cell, JSON.stringify({ type: 'yam-cell', gap: 'seed:5', clock: 'virtual' }));
   const plan = join(dir, 'plan.json');
-  const planned = await runTandem(['session', 'plan', '--layouts', layouts, '--policies', SPECS.join(','), '--per-layout', '2', '--seconds', '30', '--seed', '5', '--blind', '-o', plan, '--data', data]);
+  const planned = await runTandem([
+    'session',
+    'plan',
+    '--layouts',
+    layouts,
+    '--policies',
+    SPECS.join(','),
+    '--per-layout',
+    '2',
+    '--seconds',
+    '30',
+    '--seed',
+    '5',
+    '--blind',
+    '-o',
+    plan,
+    '--data',
+    data,
+  ]);
   assert.equal(planned.code, 0, planned.stderr);
 
   // Without an analysis plan --stop-early has nothing to stop on: refused, nothing started.
-  const bare = await runTandem(['session', 'run', '--plan', plan, '--rig-config', cell, '--scripted-operator', '--data', data, '--stop-early']);
+  const bare = await runTandem([
+    'session',
+    'run',
+    '--plan',
+    plan,
+    '--rig-config',
+    cell,
+    '--scripted-operator',
+    '--data',
+    data,
+    '--stop-early',
+  ]);
   assert.equal(bare.code, 2, bare.stderr);
-  assert.match(bare.stderr, /^--stop-early needs a pre-registered analysis plan, and .*plan\.json has none: add one before the first rollout with 'tandem session preregister --plan FILE'\.\n$/);
+  assert.match(
+    bare.stderr,
+    /^--stop-early needs a pre-registered analysis plan, and .*plan\.json has none: add one before the first rollout with 'tandem session preregister --plan FILE'\.\n$/,
+  );
 
   const pre = await runTandem(['session', 'preregister', '--plan', plan, '--alpha', '0.1', '--data', data]);
   assert.equal(pre.code, 0, pre.stderr);
-  assert.match(pre.stdout, /pre-registered analysis: task progress, α 0\.1, at most 12 pairs, stop on a difference or on none larger than 0\.10; analysis [0-9a-f]{12}\./);
+  assert.match(
+    pre.stdout,
+    /pre-registered analysis: task progress, α 0\.1, at most 12 pairs, stop on a difference or on none larger than 0\.10; analysis [0-9a-f]{12}\./,
+  );
   const analysisSha = JSON.parse(readFileSync(plan, 'utf8')).analysis.sha256 as string;
 
-  const run = await runTandem(['session', 'run', '--plan', plan, '--rig-config', cell, '--scripted-operator', '--data', data, '--stop-early']);
+  const run = await runTandem([
+    'session',
+    'run',
+    '--plan',
+    plan,
+    '--rig-config',
+    cell,
+    '--scripted-operator',
+    '--data',
+    data,
+    '--stop-early',
+  ]);
   assert.equal(run.code, 0, run.stdout + run.stderr);
-  const m = /^Session 1 stopped early \((\d+) of 12 pairs; (\d+) of 24 planned rollouts saved\): (\d+) of 24 rollouts done \((\d+) scored\).*\. (policy [AB]) is better than (policy [AB]) by 1\.00 \(90% anytime-valid \+0\.\d\d to \+1\.00\) after \1 pairs: you may stop\. Export it with/.exec(run.stdout);
+  const m =
+    /^Session 1 stopped early \((\d+) of 12 pairs; (\d+) of 24 planned rollouts saved\): (\d+) of 24 rollouts done \((\d+) scored\).*\. (policy [AB]) is better than (policy [AB]) by 1\.00 \(90% anytime-valid \+0\.\d\d to \+1\.00\) after \1 pairs: you may stop\. Export it with/.exec(
+      run.stdout,
+    );
   assert.ok(m, run.stdout + run.stderr);
   const [pairs, saved, done, scored] = m.slice(1, 5).map(Number);
   assert.ok(pairs < 12, `stopped after ${pairs} pairs`);
@@ -50,35 +102,100 @@ test('a strong and a weak code policy with --stop-early: the session ends itself
   // The live verdict was said after every pair on the way.
   const live = run.stderr.split('\n').filter((l) => l.startsWith('Pre-registered analysis: '));
   assert.equal(live.length, pairs);
-  assert.match(live[1], /Not clear yet after 2 pairs: policy B − policy A is [+-]1\.00 \(90% anytime-valid -\d\.\d\d to \+1\.00\); about \d+ more pairs at the least\./);
+  assert.match(
+    live[1],
+    /Not clear yet after 2 pairs: policy B − policy A is [+-]1\.00 \(90% anytime-valid -\d\.\d\d to \+1\.00\); about \d+ more pairs at the least\./,
+  );
   assert.doesNotMatch(run.stderr + run.stdout, /code:/, 'blind: labels only until the end');
 
   const x = JSON.parse((await runTandem(['session', 'export', '1', '--json', '--data', data])).stdout);
   // The winner is the bottles policy, by the key revealed now the session has ended.
   assert.equal(x.blindKey[m[5]], 'code:bottles-in-the-bin');
-  assert.deepEqual([x.analysis.stoppedEarly, x.analysis.rolloutsSaved, x.analysis.verdict.pairs, x.analysis.verdict.maxPairs], [true, saved, pairs, 12]);
+  assert.deepEqual(
+    [x.analysis.stoppedEarly, x.analysis.rolloutsSaved, x.analysis.verdict.pairs, x.analysis.verdict.maxPairs],
+    [true, saved, pairs, 12],
+  );
   assert.equal(x.plan.analysis.sha256, analysisSha);
   const store = openStore(join(data, 'tandem.sqlite'));
   try {
     const journal = store.listSessionJournal(1);
-    assert.deepEqual(journal.slice(-2).map((e) => e.action), ['stopped-early', 'ended']);
+    assert.deepEqual(
+      journal.slice(-2).map((e) => e.action),
+      ['stopped-early', 'ended'],
+    );
     assert.equal(journal.at(-2)!.detail.analysisSha256, analysisSha);
-    assert.equal(store.listRollouts({ sessionId: 1 }).filter((r) => r.status === 'valid').length, 2 * pairs, 'no rollout ran past the boundary');
+    assert.equal(
+      store.listRollouts({ sessionId: 1 }).filter((r) => r.status === 'valid').length,
+      2 * pairs,
+      'no rollout ran past the boundary',
+    );
   } finally {
     store.close();
   }
 
   // The report shows the pre-registered analysis and the saving, and refuses another α or metric.
-  const rep = await runTandem(['report', '--policies', SPECS.join(','), '--layouts', layouts, '--include-rehearsals', '--session', '1', '--alpha', '0.1', '-o', join(dir, 'report.html'), '--json', '--data', data]);
+  const rep = await runTandem([
+    'report',
+    '--policies',
+    SPECS.join(','),
+    '--layouts',
+    layouts,
+    '--include-rehearsals',
+    '--session',
+    '1',
+    '--alpha',
+    '0.1',
+    '-o',
+    join(dir, 'report.html'),
+    '--json',
+    '--data',
+    data,
+  ]);
   assert.equal(rep.code, 0, rep.stderr);
   const prereg = JSON.parse(rep.stdout).preregistered;
-  assert.deepEqual([prereg.stoppedEarly, prereg.rolloutsSaved, prereg.rolloutsRun, prereg.plannedRollouts, prereg.verdict.pairs, prereg.analysisSha256], [true, saved, 2 * pairs, 24, pairs, analysisSha]);
-  assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), new RegExp(`Pre-registered A/B analysis \\(session 1\\).*${saved} rollouts \\(≈`, 's'));
+  assert.deepEqual(
+    [
+      prereg.stoppedEarly,
+      prereg.rolloutsSaved,
+      prereg.rolloutsRun,
+      prereg.plannedRollouts,
+      prereg.verdict.pairs,
+      prereg.analysisSha256,
+    ],
+    [true, saved, 2 * pairs, 24, pairs, analysisSha],
+  );
+  assert.match(
+    readFileSync(join(dir, 'report.html'), 'utf8'),
+    new RegExp(`Pre-registered A/B analysis \\(session 1\\).*${saved} rollouts \\(≈`, 's'),
+  );
   for (const [flag, value, says] of [
-    ['--alpha', '0.05', /^Session 1 pre-registered α 0\.1 \(task progress, .*\); a report at α 0\.05 is not the pre-registered analysis: give --alpha 0\.1 or leave it out\.\n$/],
-    ['--metric', 'full-success', /^Session 1 pre-registered the metric task-progress \(.*\); a report on full-success is not the pre-registered analysis: give --metric task-progress or leave it out\.\n$/],
+    [
+      '--alpha',
+      '0.05',
+      /^Session 1 pre-registered α 0\.1 \(task progress, .*\); a report at α 0\.05 is not the pre-registered analysis: give --alpha 0\.1 or leave it out\.\n$/,
+    ],
+    [
+      '--metric',
+      'full-success',
+      /^Session 1 pre-registered the metric task-progress \(.*\); a report on full-success is not the pre-registered analysis: give --metric task-progress or leave it out\.\n$/,
+    ],
   ] as const) {
-    const refused = await runTandem(['report', '--policies', SPECS.join(','), '--layouts', layouts, '--include-rehearsals', '--session', '1', flag, value, '-o', join(dir, 'refused.html'), '--data', data]);
+    const refused = await runTandem([
+      'report',
+      '--policies',
+      SPECS.join(','),
+      '--layouts',
+      layouts,
+      '--include-rehearsals',
+      '--session',
+      '1',
+      flag,
+      value,
+      '-o',
+      join(dir, 'refused.html'),
+      '--data',
+      data,
+    ]);
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(refused.stderr, says);
   }
@@ -87,6 +204,9 @@ test('a strong and a weak code policy with --stop-early: the session ends itself
   const before = readFileSync(plan, 'utf8');
   const late = await runTandem(['session', 'preregister', '--plan', plan, '--alpha', '0.2', '--data', data]);
   assert.equal(late.code, 2, late.stderr);
-  assert.match(late.stderr, /^Session 1 has already run rollouts of this plan under its pre-registered analysis \(task progress, α 0\.1, .*; analysis [0-9a-f]{12}\), so its analysis cannot change after the first rollout: plan a new session \(another --seed\) to analyse it differently\.\n$/);
+  assert.match(
+    late.stderr,
+    /^Session 1 has already run rollouts of this plan under its pre-registered analysis \(task progress, α 0\.1, .*; analysis [0-9a-f]{12}\), so its analysis cannot change after the first rollout: plan a new session \(another --seed\) to analyse it differently\.\n$/,
+  );
   assert.equal(readFileSync(plan, 'utf8'), before);
 });

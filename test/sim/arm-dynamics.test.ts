@@ -14,13 +14,24 @@ import type { Layout } from '../../src/tasks/types.js';
 // How the sim arms move under their motors, at the default physics step: what SysID fits and
 // what every policy's trajectory rests on.
 
-const EMPTY: Layout = { index: 0, tier: 1, fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0.1, y: -0.3, yawRad: 0 } }], objects: [] };
+const EMPTY: Layout = {
+  index: 0,
+  tier: 1,
+  fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0.1, y: -0.3, yawRad: 0 } }],
+  objects: [],
+};
 /** Both arms reaching out and turned, so gravity loads every joint (the wrists included). */
 const REACHING = [0.3, 1.2, 1.0, -0.4, 0.5, 0.7, 1, -0.5, 0.8, 0.6, 0.3, -0.2, 1.1, 1];
 const FINE: SimCalibration = withCalibration(DEFAULT_SIM_CALIBRATION, { physicsStepS: 1 / 1000, solverIterations: 8 });
 
 async function rigAt(calibration: SimCalibration, start: readonly number[]): Promise<{ scene: SimScene; rig: SimRig }> {
-  const scene = await createScene({ rigModel: yamRigModel(), task: BOTTLES_IN_THE_BIN, layout: EMPTY, calibration, startPosition: start });
+  const scene = await createScene({
+    rigModel: yamRigModel(),
+    task: BOTTLES_IN_THE_BIN,
+    layout: EMPTY,
+    calibration,
+    startPosition: start,
+  });
   const rig = new SimRig({ scene });
   await rig.configure();
   await rig.activate();
@@ -40,7 +51,8 @@ async function track(rig: SimRig, seconds: number, target: (tS: number) => Float
 }
 
 const JOINTS = [0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12];
-const maxJointError = (a: ArrayLike<number>, b: ArrayLike<number>): number => Math.max(...JOINTS.map((j) => Math.abs(a[j] - b[j])));
+const maxJointError = (a: ArrayLike<number>, b: ArrayLike<number>): number =>
+  Math.max(...JOINTS.map((j) => Math.abs(a[j] - b[j])));
 
 test('an arm holding a reaching pose against gravity stays on target at the default step: no creep', async () => {
   const { scene, rig } = await rigAt(DEFAULT_SIM_CALIBRATION, REACHING);
@@ -116,7 +128,10 @@ test('multibody arms (calibration armJoints, an experiment) start where built, h
     assert.ok(maxJointError(rig.read().position, REACHING) < 1e-4, 'read where built');
     const hold = Float64Array.from(REACHING);
     const states = await track(rig, 1, () => hold);
-    assert.ok(maxJointError(states[states.length - 1], hold) < 0.005, `1 s: a joint is ${maxJointError(states[states.length - 1], hold).toFixed(4)} rad off its target`);
+    assert.ok(
+      maxJointError(states[states.length - 1], hold) < 0.005,
+      `1 s: a joint is ${maxJointError(states[states.length - 1], hold).toFixed(4)} rad off its target`,
+    );
   } finally {
     scene.free();
   }
@@ -128,7 +143,12 @@ test('multibody arms (calibration armJoints, an experiment) start where built, h
 });
 
 test('a joint pushed from outside stops at its end stop instead of spinning through its limit', async () => {
-  const scene = await createScene({ rigModel: yamRigModel(), task: BOTTLES_IN_THE_BIN, layout: EMPTY, calibration: DEFAULT_SIM_CALIBRATION });
+  const scene = await createScene({
+    rigModel: yamRigModel(),
+    task: BOTTLES_IN_THE_BIN,
+    layout: EMPTY,
+    calibration: DEFAULT_SIM_CALIBRATION,
+  });
   try {
     const arm = scene.arms[0];
     const commands = [newMotorCommand(), newMotorCommand()];
@@ -154,7 +174,10 @@ test('a joint pushed from outside stops at its end stop instead of spinning thro
       scene.step(commands);
     }
     const q = arm.q[wrist];
-    assert.ok(q > limit + YAM_LIMIT_BUFFER_RAD && q < limit + YAM_LIMIT_BUFFER_RAD + 0.05, `the wrist rests at ${q.toFixed(3)} rad (limit ${limit.toFixed(3)})`);
+    assert.ok(
+      q > limit + YAM_LIMIT_BUFFER_RAD && q < limit + YAM_LIMIT_BUFFER_RAD + 0.05,
+      `the wrist rests at ${q.toFixed(3)} rad (limit ${limit.toFixed(3)})`,
+    );
     assert.ok(Math.abs(arm.dq[wrist]) < 0.05, `and is still (${arm.dq[wrist].toFixed(3)} rad/s)`);
     assert.equal(scene.instability(), undefined);
   } finally {
@@ -168,7 +191,12 @@ test('arm links rest on the table instead of passing through it', async () => {
   const model = yamRigModel();
   const right = model.arms[1];
   const target = [0, 3.0, 0.6, -1.6, 0, 0];
-  const forearm = (q: ArrayLike<number>): number => Math.min(...linkFramesTable(right, q).slice(3, 6).map((f) => f.position[2]));
+  const forearm = (q: ArrayLike<number>): number =>
+    Math.min(
+      ...linkFramesTable(right, q)
+        .slice(3, 6)
+        .map((f) => f.position[2]),
+    );
   assert.ok(forearm(target) < -0.05, `the target pose would take a link axis to z = ${forearm(target).toFixed(3)} m`);
   const start = [...HOME_START_POSITION];
   const { scene, rig } = await rigAt(DEFAULT_SIM_CALIBRATION, start);

@@ -19,9 +19,15 @@ test('an arm at rest inside its limits is trusted; each way of blowing up is nam
   const j2 = model.joints[1];
   assert.equal(armInstability(arm((a) => (a.dq[1] = Number.NaN))), `${j2.name} reads NaN`);
   const far = j2.maxRad + JOINT_BLOWUP_MARGIN_RAD + 0.1;
-  assert.equal(armInstability(arm((a) => (a.q[1] = far))), `${j2.name} is at ${far.toFixed(2)} rad, far outside its limits [${j2.minRad.toFixed(2)}, ${j2.maxRad.toFixed(2)}]`);
+  assert.equal(
+    armInstability(arm((a) => (a.q[1] = far))),
+    `${j2.name} is at ${far.toFixed(2)} rad, far outside its limits [${j2.minRad.toFixed(2)}, ${j2.maxRad.toFixed(2)}]`,
+  );
   // Inside the blow-up margin beyond a limit is still the arm, not a blown-up world.
   assert.equal(armInstability(arm((a) => (a.q[1] = j2.maxRad + JOINT_BLOWUP_MARGIN_RAD / 2))), undefined);
-  assert.equal(armInstability(arm((a) => (a.dq[1] = -(MAX_JOINT_SPEED_RADS + 1)))), `${j2.name} spins at ${(-(MAX_JOINT_SPEED_RADS + 1)).toFixed(0)} rad/s`);
+  assert.equal(
+    armInstability(arm((a) => (a.dq[1] = -(MAX_JOINT_SPEED_RADS + 1)))),
+    `${j2.name} spins at ${(-(MAX_JOINT_SPEED_RADS + 1)).toFixed(0)} rad/s`,
+  );
   assert.equal(armInstability(arm((a) => (a.fingerOpeningM = Number.NaN))), `${model.gripper.name} reads NaN`);
 });

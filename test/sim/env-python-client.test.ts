@@ -17,7 +17,11 @@ import { SORT_REPLAY_SECONDS, writeSortReplay } from '../helpers/sort-replay.js'
 const PYTHON = process.env.TANDEM_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const BIN = join(PROJECT_ROOT, 'bin', 'tandem.js');
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
     let stdout = '';
@@ -34,7 +38,11 @@ test('a Python client steps 2 sort-from-tote envs through scoring actions; the r
   const replayPath = join(dir, 'replay.json');
   const recorded = await writeSortReplay(replayPath);
   assert.equal(recorded.inCorrectSlot, 1, 'the recorded rollout put its bolt in the bolt slot');
-  const server = spawn(process.execPath, [BIN, 'sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '2', '--workers', '2', '--port', '0'], { cwd: PROJECT_ROOT });
+  const server = spawn(
+    process.execPath,
+    [BIN, 'sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '2', '--workers', '2', '--port', '0'],
+    { cwd: PROJECT_ROOT },
+  );
   let out = '';
   let err = '';
   server.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
@@ -49,16 +57,47 @@ test('a Python client steps 2 sort-from-tote envs through scoring actions; the r
       void exited.then((code) => reject(new Error(`serve-env exited (${code}) before serving: ${err}`)));
     });
     const steps = recorded.rows;
-    const r = await run(PYTHON, ['-m', 'tandem_env.reward_check', url, '--steps', String(steps), '--seed', '5', '--replay', replayPath, '--episode-seconds', String(SORT_REPLAY_SECONDS)], { PYTHONPATH: join(PROJECT_ROOT, 'clients', 'python') });
+    const r = await run(
+      PYTHON,
+      [
+        '-m',
+        'tandem_env.reward_check',
+        url,
+        '--steps',
+        String(steps),
+        '--seed',
+        '5',
+        '--replay',
+        replayPath,
+        '--episode-seconds',
+        String(SORT_REPLAY_SECONDS),
+      ],
+      { PYTHONPATH: join(PROJECT_ROOT, 'clients', 'python') },
+    );
     assert.equal(r.code, 0, `reward_check: ${r.stdout}${r.stderr}`);
-    const summary = JSON.parse(r.stdout.trim().split('\n').pop()!) as { envs: number; steps: number; reward_sum: number; event_sum: number; episodes_ended: number; positive_rewards: number; events: Record<string, number> };
+    const summary = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+      envs: number;
+      steps: number;
+      reward_sum: number;
+      event_sum: number;
+      episodes_ended: number;
+      positive_rewards: number;
+      events: Record<string, number>;
+    };
     assert.equal(summary.envs, 2);
     assert.equal(summary.steps, steps);
     assert.equal(summary.reward_sum, summary.event_sum);
-    assert.ok(summary.positive_rewards > 0 && (summary.events['in-correct-slot'] ?? 0) > 0, `some env put the bolt in its slot: ${r.stdout}`);
+    assert.ok(
+      summary.positive_rewards > 0 && (summary.events['in-correct-slot'] ?? 0) > 0,
+      `some env put the bolt in its slot: ${r.stdout}`,
+    );
     assert.equal(summary.episodes_ended, 2, 'each env ran one episode to its end');
     // Bad input from Python: one sentence, and the client can go on.
-    const bad = await run(PYTHON, ['-c', `
+    const bad = await run(
+      PYTHON,
+      [
+        '-c',
+        `
 import sys
 from tandem_env import VectorEnv, EnvServerError
 with VectorEnv(sys.argv[1]) as env:
@@ -69,9 +108,16 @@ with VectorEnv(sys.argv[1]) as env:
         print("refused:", e)
     obs, reward, terminated, truncated, info = env.step([[0.0] * 14] * 2)
     print("stepped", len(reward))
-`, url], { PYTHONPATH: join(PROJECT_ROOT, 'clients', 'python') });
+`,
+        url,
+      ],
+      { PYTHONPATH: join(PROJECT_ROOT, 'clients', 'python') },
+    );
     assert.equal(bad.code, 0, bad.stderr);
-    assert.match(bad.stdout, /refused: "actions" has shape \[2, 13\]; this server runs 2 environments of 14 joint targets each/);
+    assert.match(
+      bad.stdout,
+      /refused: "actions" has shape \[2, 13\]; this server runs 2 environments of 14 joint targets each/,
+    );
     assert.match(bad.stdout, /stepped 2/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -87,7 +133,19 @@ test('serve-env refuses bad options with one sentence', async () => {
   const n = await runTandem(['sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '0']);
   assert.notEqual(n.code, 0);
   assert.doesNotMatch(n.stderr, /at .*\.(ts|js):\d+/);
-  const cam = await runTandem(['sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '1', '--cameras', 'cam_high,cam_top']);
+  const cam = await runTandem([
+    'sim',
+    'serve-env',
+    '--task',
+    'sort-from-tote',
+    '--envs',
+    '1',
+    '--cameras',
+    'cam_high,cam_top',
+  ]);
   assert.notEqual(cam.code, 0);
-  assert.equal(cam.stderr, "Unknown camera 'cam_top' in --cameras; the sim's cameras are cam_high, cam_left_wrist, cam_right_wrist.\n");
+  assert.equal(
+    cam.stderr,
+    "Unknown camera 'cam_top' in --cameras; the sim's cameras are cam_high, cam_left_wrist, cam_right_wrist.\n",
+  );
 });

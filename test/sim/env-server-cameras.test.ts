@@ -13,7 +13,9 @@ import { SORT_FROM_TOTE } from '../../src/tasks/index.js';
 
 type Msg = Record<string, WireValue>;
 
-async function open(url: string): Promise<{ ask(m: Record<string, unknown>): Promise<Msg>; hello: Msg; close(): Promise<void> }> {
+async function open(
+  url: string,
+): Promise<{ ask(m: Record<string, unknown>): Promise<Msg>; hello: Msg; close(): Promise<void> }> {
   const ws = new WebSocket(url);
   const inbox: Msg[] = [];
   const waiting: ((m: Msg) => void)[] = [];
@@ -23,7 +25,8 @@ async function open(url: string): Promise<{ ask(m: Record<string, unknown>): Pro
     if (w) w(m);
     else inbox.push(m);
   });
-  const next = (): Promise<Msg> => (inbox.length > 0 ? Promise.resolve(inbox.shift()!) : new Promise((resolve) => waiting.push(resolve)));
+  const next = (): Promise<Msg> =>
+    inbox.length > 0 ? Promise.resolve(inbox.shift()!) : new Promise((resolve) => waiting.push(resolve));
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
   const hello = await next();
   return {
@@ -54,8 +57,17 @@ const reach = (n: number): NdArray => {
   return NdArray.float32(a, [n, 14]);
 };
 
-test('serve-env with cameras: obs.images per camera [N, H, W, 3] uint8 of each env\'s own scene, the same bytes for the same seed, and after an autoreset the next episode\'s first view', { timeout: 120_000 }, async () => {
-  const server = await startEnvServer({ task: SORT_FROM_TOTE, envs: 2, port: 0, workers: 1, controlHz: 50, cameras: ['cam_high'] });
+test("serve-env with cameras: obs.images per camera [N, H, W, 3] uint8 of each env's own scene, the same bytes for the same seed, and after an autoreset the next episode's first view", {
+  timeout: 120_000,
+}, async () => {
+  const server = await startEnvServer({
+    task: SORT_FROM_TOTE,
+    envs: 2,
+    port: 0,
+    workers: 1,
+    controlHz: 50,
+    cameras: ['cam_high'],
+  });
   try {
     const a = await open(server.url);
     assert.deepEqual(a.hello.cameras, ['cam_high']);
@@ -65,7 +77,11 @@ test('serve-env with cameras: obs.images per camera [N, H, W, 3] uint8 of each e
     const cam = DEFAULT_CAMERA_CALIBRATION.cameras.cam_high.intrinsics;
     assert.equal(first.dtype, '|u1');
     assert.deepEqual(first.shape, [2, cam.heightPx, cam.widthPx, 3]);
-    assert.notDeepEqual(envImage(first, 0), envImage(first, 1), 'two envs (seeds 7 and 8, two layouts) show two scenes');
+    assert.notDeepEqual(
+      envImage(first, 0),
+      envImage(first, 1),
+      'two envs (seeds 7 and 8, two layouts) show two scenes',
+    );
     assert.ok(new Set(envImage(first, 0)).size > 20, 'the image shows a scene, not a blank frame');
     let last: Msg | undefined;
     for (let k = 0; k < 5; k++) {
@@ -80,7 +96,11 @@ test('serve-env with cameras: obs.images per camera [N, H, W, 3] uint8 of each e
     const again = await b.ask({ type: 'reset', seed: 7, tier: 1 });
     assert.deepEqual(envImage(images(again), 0), envImage(first, 0), 'the same seed draws the same bytes');
     const nextEpisode = await b.ask({ type: 'reset', seed: 7 + 1_000_003, tier: 1 });
-    assert.deepEqual(envImage(images(last!), 0), envImage(images(nextEpisode), 0), 'after an autoreset the images are the next episode\'s first view');
+    assert.deepEqual(
+      envImage(images(last!), 0),
+      envImage(images(nextEpisode), 0),
+      "after an autoreset the images are the next episode's first view",
+    );
     await a.close();
     await b.close();
   } finally {

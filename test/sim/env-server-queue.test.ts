@@ -36,7 +36,8 @@ async function open(url: string): Promise<{ ask(m: Record<string, unknown>): Pro
     ws.once('open', resolve);
     ws.once('error', reject);
   });
-  const next = (): Promise<Msg> => (inbox.length > 0 ? Promise.resolve(inbox.shift()!) : new Promise((resolve) => (waiting = resolve)));
+  const next = (): Promise<Msg> =>
+    inbox.length > 0 ? Promise.resolve(inbox.shift()!) : new Promise((resolve) => (waiting = resolve));
   assert.equal((await next()).type, 'hello');
   return {
     ask(m) {
@@ -80,7 +81,15 @@ test('serve-env --queue: envs step on an env worker host through Redis exactly a
   const peek = new Redis(redis.url);
   try {
     const serverLog: string[] = [];
-    const server = await startEnvServer({ task: SORT_FROM_TOTE, envs: 1, port: 0, workers: 1, controlHz: 50, queue: address, log: (l) => serverLog.push(l) });
+    const server = await startEnvServer({
+      task: SORT_FROM_TOTE,
+      envs: 1,
+      port: 0,
+      workers: 1,
+      controlHz: 50,
+      queue: address,
+      log: (l) => serverLog.push(l),
+    });
     const served: number[][] = [];
     const rewards: number[] = [];
     try {
@@ -100,7 +109,11 @@ test('serve-env --queue: envs step on an env worker host through Redis exactly a
       await server.close();
       await slotFree;
     }
-    assert.equal(hostLog.filter((l) => /serving sort-from-tote/.test(l)).length, 1, `the host's slot served the server:\n${hostLog.join('\n')}`);
+    assert.equal(
+      hostLog.filter((l) => /serving sort-from-tote/.test(l)).length,
+      1,
+      `the host's slot served the server:\n${hostLog.join('\n')}`,
+    );
     assert.equal(serverLog.filter((l) => /claimed env worker/.test(l)).length, 1);
 
     // The same seeds and actions in this process.
@@ -113,12 +126,19 @@ test('serve-env --queue: envs step on an env worker host through Redis exactly a
       expectedRewards.push(r.reward);
     }
     env.free();
-    assert.deepEqual(served, expected, 'every observation is the in-process sim\'s, to the bit');
+    assert.deepEqual(served, expected, "every observation is the in-process sim's, to the bit");
     assert.deepEqual(rewards, expectedRewards);
     assert.notDeepEqual(served[0], served[15], 'the arms moved');
 
     // Closed, the slot is offered again: a second server claims it; the host then stops mid-connection.
-    const second = await startEnvServer({ task: SORT_FROM_TOTE, envs: 1, port: 0, workers: 1, controlHz: 50, queue: address });
+    const second = await startEnvServer({
+      task: SORT_FROM_TOTE,
+      envs: 1,
+      port: 0,
+      workers: 1,
+      controlHz: 50,
+      queue: address,
+    });
     try {
       const c = await open(second.url);
       assert.equal((await c.ask({ type: 'reset', seed: 3, tier: 1 })).type, 'reset');

@@ -72,13 +72,25 @@ const sweep = (n: number, k: number): NdArray => {
 };
 const floats = (v: WireValue): number[] => Array.from((v as NdArray).toFloat32());
 
-async function withServer(opts: { envs: number; idleSeconds?: number; maxUnreadBytes?: number; onLog?: (line: string) => void }, body: (s: RunningEnvServer, logs: string[]) => Promise<void>): Promise<void> {
+async function withServer(
+  opts: { envs: number; idleSeconds?: number; maxUnreadBytes?: number; onLog?: (line: string) => void },
+  body: (s: RunningEnvServer, logs: string[]) => Promise<void>,
+): Promise<void> {
   const logs: string[] = [];
   const log = (l: string): void => {
     logs.push(l);
     opts.onLog?.(l);
   };
-  const server = await startEnvServer({ task: SORT_FROM_TOTE, envs: opts.envs, port: 0, workers: 1, controlHz: 50, idleSeconds: opts.idleSeconds, maxUnreadBytes: opts.maxUnreadBytes, log });
+  const server = await startEnvServer({
+    task: SORT_FROM_TOTE,
+    envs: opts.envs,
+    port: 0,
+    workers: 1,
+    controlHz: 50,
+    idleSeconds: opts.idleSeconds,
+    maxUnreadBytes: opts.maxUnreadBytes,
+    log,
+  });
   try {
     await body(server, logs);
   } finally {
@@ -99,7 +111,13 @@ test('reset then steps: obs [N,14], reward [N], flags [N], autoreset with the en
       const state = (reset.obs as Msg).state as NdArray;
       assert.deepEqual(state.shape, [2, 14]);
       const episodes = (reset.info as Msg).episode as Msg[];
-      assert.deepEqual(episodes.map((e) => [e.seed, e.tier, e.parts, e.episode_steps]), [[7, 1, 4, 10], [8, 1, 4, 10]]);
+      assert.deepEqual(
+        episodes.map((e) => [e.seed, e.tier, e.parts, e.episode_steps]),
+        [
+          [7, 1, 4, 10],
+          [8, 1, 4, 10],
+        ],
+      );
       const obs: number[][] = [floats(state)];
       const rewards: number[] = [];
       const ended: WireValue[] = [];
@@ -115,7 +133,11 @@ test('reset then steps: obs [N,14], reward [N], flags [N], autoreset with the en
         if (k === 9) {
           assert.deepEqual(trunc, [1, 1], 'the 10th step of a 0.2 s episode at 50 Hz is its last');
           ended.push(...final);
-          assert.equal(((final[0] as Msg).next as Msg).seed, 7 + 1_000_003, 'the next episode of env 0 has the next seed of its stream');
+          assert.equal(
+            ((final[0] as Msg).next as Msg).seed,
+            7 + 1_000_003,
+            'the next episode of env 0 has the next seed of its stream',
+          );
         } else {
           assert.deepEqual(trunc, [0, 0]);
           assert.deepEqual(final, [null, null]);
@@ -146,25 +168,55 @@ test('bad input: one error message each, the connection stays usable, and anothe
       await Promise.all(otherSteps.splice(0));
     };
     await expectError({ type: 'step', actions: home(2) }, /step before reset: send a reset first/);
-    await expectError({ type: 'reset', seed: 1, tier: 9 }, /Unknown tier 9 for sort-from-tote; its tiers are 1, 2, 3, 4, 5/);
+    await expectError(
+      { type: 'reset', seed: 1, tier: 9 },
+      /Unknown tier 9 for sort-from-tote; its tiers are 1, 2, 3, 4, 5/,
+    );
     assert.equal((await bad.ask({ type: 'reset', seed: 1, tier: 1 })).type, 'reset');
-    await expectError({ type: 'step', actions: home(3) }, /"actions" has shape \[3, 14\]; this server runs 2 environments/);
+    await expectError(
+      { type: 'step', actions: home(3) },
+      /"actions" has shape \[3, 14\]; this server runs 2 environments/,
+    );
     await expectError({ type: 'step', actions: NdArray.float32(new Float32Array(28), [28]) }, /shape \[28\]/);
     const nan = new Float32Array(28);
     nan[17] = Number.NaN;
-    await expectError({ type: 'step', actions: NdArray.float32(nan, [2, 14]) }, /non-finite value \(NaN\) at env 1, entry 3; nothing was stepped/);
+    await expectError(
+      { type: 'step', actions: NdArray.float32(nan, [2, 14]) },
+      /non-finite value \(NaN\) at env 1, entry 3; nothing was stepped/,
+    );
     await expectError({ type: 'step' }, /step needs "actions"/);
     await expectError({ type: 'jump' }, /Unknown request type "jump"/);
     await expectError({ type: 'reset', seed: -1 }, /reset needs "seed"/);
     // A value named in an error is described in a few words, never echoed: a 1 MB field must not come back (and into the server's log) as a 1–6 MB "sentence".
     const big = new Uint8Array(2 ** 20).fill(7);
     const long = 'x'.repeat(100_000);
-    await expectError({ type: 'reset', seed: big }, /^reset needs "seed", a whole number from 0 to 2\^32, not 1048576 raw bytes\.$/);
+    await expectError(
+      { type: 'reset', seed: big },
+      /^reset needs "seed", a whole number from 0 to 2\^32, not 1048576 raw bytes\.$/,
+    );
     await expectError({ type: 'reset', seed: 1, tier: big }, /^Unknown tier 1048576 raw bytes for sort-from-tote/);
-    await expectError({ type: 'reset', seed: 1, options: { episode_seconds: long } }, /^"episode_seconds" must be from 0\.02 to 3600 s, not "x{40}…"\.$/);
-    await expectError({ type: 'reset', seed: 1, options: { [long]: 1 } }, /^Unknown reset option "x{40}…"; the one option is "episode_seconds"\.$/);
+    await expectError(
+      { type: 'reset', seed: 1, options: { episode_seconds: long } },
+      /^"episode_seconds" must be from 0\.02 to 3600 s, not "x{40}…"\.$/,
+    );
+    await expectError(
+      { type: 'reset', seed: 1, options: { [long]: 1 } },
+      /^Unknown reset option "x{40}…"; the one option is "episode_seconds"\.$/,
+    );
     await expectError({ type: long }, /^Unknown request type "x{40}…"; send "reset" or "step"\.$/);
-    await expectError({ type: 'reset', seed: 1, layout: { index: 0, tier: 1, fixtures: [], objects: [{ id: 'x', kind: 'bottle-500ml', posture: 'upright', pose: { x: 0, y: 0, yawRad: 0 } }] } }, /bottle-500ml/);
+    await expectError(
+      {
+        type: 'reset',
+        seed: 1,
+        layout: {
+          index: 0,
+          tier: 1,
+          fixtures: [],
+          objects: [{ id: 'x', kind: 'bottle-500ml', posture: 'upright', pose: { x: 0, y: 0, yawRad: 0 } }],
+        },
+      },
+      /bottle-500ml/,
+    );
     bad.ws.send('hello', { binary: false });
     const text = await bad.next();
     assert.match(text.message as string, /Expected a binary msgpack message/);
@@ -173,7 +225,7 @@ test('bad input: one error message each, the connection stays usable, and anothe
     bad.send({ type: 'step', actions: home(2) });
     const answers = [await bad.next(), await bad.next()];
     assert.deepEqual(answers.map((a) => a.type).sort(), ['error', 'step']);
-    assert.match((answers.find((a) => a.type === 'error')!.message as string), /before the answer to the previous one/);
+    assert.match(answers.find((a) => a.type === 'error')!.message as string, /before the answer to the previous one/);
     // The bad client's envs still work after all that.
     assert.equal((await bad.ask({ type: 'step', actions: home(2) })).type, 'step');
     // A client that disconnects mid-episode: the server frees its envs and goes on.
@@ -181,10 +233,23 @@ test('bad input: one error message each, the connection stays usable, and anothe
     await bad.closed;
     const after = await other.ask({ type: 'step', actions: home(2) });
     assert.equal(after.type, 'step');
-    assert.ok(logs.some((l) => /disconnected mid-episode; its 2 environments were freed/.test(l)), logs.join('\n'));
-    assert.equal(errors.every((e) => !e.includes('\n') && !/at .*\.ts:\d+/.test(e)), true, 'errors are one sentence, no stack');
-    assert.ok(errors.every((e) => e.length < 300), `errors are short: ${errors.map((e) => e.length).join(', ')}`);
-    assert.ok(logs.every((l) => l.length < 400), 'log lines are short');
+    assert.ok(
+      logs.some((l) => /disconnected mid-episode; its 2 environments were freed/.test(l)),
+      logs.join('\n'),
+    );
+    assert.equal(
+      errors.every((e) => !e.includes('\n') && !/at .*\.ts:\d+/.test(e)),
+      true,
+      'errors are one sentence, no stack',
+    );
+    assert.ok(
+      errors.every((e) => e.length < 300),
+      `errors are short: ${errors.map((e) => e.length).join(', ')}`,
+    );
+    assert.ok(
+      logs.every((l) => l.length < 400),
+      'log lines are short',
+    );
     other.ws.close();
     await other.closed;
   });
@@ -194,11 +259,18 @@ test('a client that goes quiet past the idle limit gets one error message and is
   await withServer({ envs: 1, idleSeconds: 0.3 }, async (server, logs) => {
     // Any web page open in a browser on this machine could reach 127.0.0.1: it sends an Origin, a trainer does not.
     const page = new WebSocket(server.url, { headers: { origin: 'https://evil.example' } });
-    const refused = await new Promise<number>((resolve) => page.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)).once('open', () => resolve(101)));
+    const refused = await new Promise<number>((resolve) =>
+      page.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)).once('open', () => resolve(101)),
+    );
     page.on('error', () => {});
     page.terminate();
     assert.equal(refused, 403, 'a browser page was let in');
-    assert.ok(logs.some((l) => /refused a connection .*a page from https:\/\/evil\.example may not use this env server/.test(l)), logs.join('\n'));
+    assert.ok(
+      logs.some((l) =>
+        /refused a connection .*a page from https:\/\/evil\.example may not use this env server/.test(l),
+      ),
+      logs.join('\n'),
+    );
     const { client } = await Client.open(server.url);
     assert.equal((await client.ask({ type: 'reset', seed: 1, tier: 1 })).type, 'reset');
     const msg = await client.next();
@@ -218,35 +290,51 @@ test('a client that goes quiet past the idle limit gets one error message and is
 test('a slow client that stops reading its answers gets one error message and is closed when they pile up; its envs are freed; another client stepping meanwhile is unaffected', async () => {
   let dropped: () => void = () => {};
   const droppedLogged = new Promise<void>((resolve) => (dropped = resolve));
-  await withServer({ envs: 1, maxUnreadBytes: 256 * 1024, onLog: (l) => /closed this connection: it left/.test(l) && dropped() }, async (server, logs) => {
-    const { client: other } = await Client.open(server.url);
-    const { client: slow } = await Client.open(server.url);
-    assert.equal((await other.ask({ type: 'reset', seed: 3, tier: 1 })).type, 'reset');
-    assert.equal((await slow.ask({ type: 'reset', seed: 4, tier: 1 })).type, 'reset');
-    slow.ws.pause();
-    let stopped = false;
-    void droppedLogged.then(() => (stopped = true));
-    const nan = new Float32Array(14).fill(Number.NaN);
-    const request = packOpenpi({ type: 'step', actions: NdArray.float32(nan, [1, 14]) });
-    let rounds = 0;
-    while (!stopped) {
-      // ≈ 20 MiB of refusals: far past what the kernel buffers, so a server without the limit fails here instead of looping on.
-      if (rounds === 200) assert.fail(`200 000 answers left unread and the server has not closed the connection: ${logs.slice(-2).join(' | ')}`);
-      for (let k = 0; k < 1000; k++) slow.ws.send(request);
-      const s = await other.ask({ type: 'step', actions: home(1) });
-      assert.equal(s.type, 'step', JSON.stringify(s).slice(0, 200));
-      rounds += 1;
-    }
-    slow.ws.resume();
-    assert.equal(await slow.closed, 1008);
-    // What piled up: one refusal per request, then one error that says why it was closed.
-    const got = slow.drain();
-    assert.ok(got.slice(0, -1).every((m) => m.type === 'error' && /non-finite value/.test(m.message as string)));
-    assert.match(got[got.length - 1].message as string, /^The env server closed this connection: it left \d+ KiB of answers unread \(at most 256 KiB\); read each answer before sending the next request\.$/);
-    assert.ok(logs.some((l) => /c2: The env server closed this connection: .*; its 1 environments were freed/.test(l)), logs.slice(-3).join('\n'));
-    assert.ok(rounds > 1, `the other client stepped during the flood (${rounds} rounds)`);
-    assert.equal((await other.ask({ type: 'step', actions: home(1) })).type, 'step', 'the other client steps on after the slow one was closed');
-    other.ws.close();
-    await other.closed;
-  });
+  await withServer(
+    { envs: 1, maxUnreadBytes: 256 * 1024, onLog: (l) => /closed this connection: it left/.test(l) && dropped() },
+    async (server, logs) => {
+      const { client: other } = await Client.open(server.url);
+      const { client: slow } = await Client.open(server.url);
+      assert.equal((await other.ask({ type: 'reset', seed: 3, tier: 1 })).type, 'reset');
+      assert.equal((await slow.ask({ type: 'reset', seed: 4, tier: 1 })).type, 'reset');
+      slow.ws.pause();
+      let stopped = false;
+      void droppedLogged.then(() => (stopped = true));
+      const nan = new Float32Array(14).fill(Number.NaN);
+      const request = packOpenpi({ type: 'step', actions: NdArray.float32(nan, [1, 14]) });
+      let rounds = 0;
+      while (!stopped) {
+        // ≈ 20 MiB of refusals: far past what the kernel buffers, so a server without the limit fails here instead of looping on.
+        if (rounds === 200)
+          assert.fail(
+            `200 000 answers left unread and the server has not closed the connection: ${logs.slice(-2).join(' | ')}`,
+          );
+        for (let k = 0; k < 1000; k++) slow.ws.send(request);
+        const s = await other.ask({ type: 'step', actions: home(1) });
+        assert.equal(s.type, 'step', JSON.stringify(s).slice(0, 200));
+        rounds += 1;
+      }
+      slow.ws.resume();
+      assert.equal(await slow.closed, 1008);
+      // What piled up: one refusal per request, then one error that says why it was closed.
+      const got = slow.drain();
+      assert.ok(got.slice(0, -1).every((m) => m.type === 'error' && /non-finite value/.test(m.message as string)));
+      assert.match(
+        got[got.length - 1].message as string,
+        /^The env server closed this connection: it left \d+ KiB of answers unread \(at most 256 KiB\); read each answer before sending the next request\.$/,
+      );
+      assert.ok(
+        logs.some((l) => /c2: The env server closed this connection: .*; its 1 environments were freed/.test(l)),
+        logs.slice(-3).join('\n'),
+      );
+      assert.ok(rounds > 1, `the other client stepped during the flood (${rounds} rounds)`);
+      assert.equal(
+        (await other.ask({ type: 'step', actions: home(1) })).type,
+        'step',
+        'the other client steps on after the slow one was closed',
+      );
+      other.ws.close();
+      await other.closed;
+    },
+  );
 });

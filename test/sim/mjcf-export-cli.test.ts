@@ -26,7 +26,8 @@ test('export-mjcf writes a layout as MJCF that MuJoCo loads, to stdout or to -o 
     const mj = await load();
     mj.FS.writeFile('/cli.xml', xml);
     const m = mj.MjModel.loadFromXML('/cli.xml');
-    for (const o of set.layouts[0].objects) assert.ok(mj.mj_name2id(m, mj.mjtObj.mjOBJ_BODY.value, o.id) >= 0, `body ${o.id} in the file`);
+    for (const o of set.layouts[0].objects)
+      assert.ok(mj.mj_name2id(m, mj.mjtObj.mjOBJ_BODY.value, o.id) >= 0, `body ${o.id} in the file`);
     const again = await runTandem(['sim', 'export-mjcf', '--layouts', file, '--layout', '0', '-o', out]);
     assert.equal(again.code, 2);
     assert.match(again.stderr, /already exists; choose another name or add --force/);

@@ -36,14 +36,20 @@ const JOINT = mj.mjtObj.mjOBJ_JOINT;
 const BODY = mj.mjtObj.mjOBJ_BODY;
 const ACTUATOR = mj.mjtObj.mjOBJ_ACTUATOR;
 
-async function exported(task: TaskDefinition, layout: Layout, calibration = DEFAULT_SIM_CALIBRATION): Promise<MjcfScene> {
+async function exported(
+  task: TaskDefinition,
+  layout: Layout,
+  calibration = DEFAULT_SIM_CALIBRATION,
+): Promise<MjcfScene> {
   return exportMjcf({ rigModel: rig, task, layout, calibration });
 }
 
 test('the tier-5 bottles scene loads in MuJoCo with every body, joint and motor the sim has', async () => {
   const s = await exported(bottles, tier5);
   const { m } = loadXml(s.xml);
-  const movableFixtures = tier5.fixtures.filter((f) => bottles.fixtureKinds.find((k) => k.id === f.kind)!.movable).length;
+  const movableFixtures = tier5.fixtures.filter(
+    (f) => bottles.fixtureKinds.find((k) => k.id === f.kind)!.movable,
+  ).length;
   // world + table + floor + per arm (base, 5 links, gripper, 2 fingers) + fixtures + objects
   assert.equal(m.nbody, 1 + 2 + 2 * 9 + tier5.fixtures.length + tier5.objects.length);
   // per arm 6 hinges + 2 finger slides, one free joint per object and movable fixture
@@ -71,7 +77,11 @@ test("the arms' joints come in the rig's order, with the sim's end stops as rang
       assert.ok(Math.abs(m.jnt_range[2 * jid + 1] - (j.maxRad + YAM_LIMIT_BUFFER_RAD)) < 1e-6, `${j.name} upper stop`);
       const aid = id(m, ACTUATOR, `${j.name}_motor`);
       assert.ok(aid >= 0, `${j.name}_motor`);
-      assert.ok(Math.abs(m.actuator_ctrlrange[2 * aid] - j.minRad) < 1e-6 && Math.abs(m.actuator_ctrlrange[2 * aid + 1] - j.maxRad) < 1e-6, `${j.name} command range`);
+      assert.ok(
+        Math.abs(m.actuator_ctrlrange[2 * aid] - j.minRad) < 1e-6 &&
+          Math.abs(m.actuator_ctrlrange[2 * aid + 1] - j.maxRad) < 1e-6,
+        `${j.name} command range`,
+      );
       assert.ok(Math.abs(m.actuator_gainprm[10 * aid] - j.kp) < 1e-9, `${j.name} kp`);
       assert.ok(Math.abs(m.actuator_biasprm[10 * aid + 2] + j.kd) < 1e-9, `${j.name} kd`);
     }
@@ -82,7 +92,9 @@ test("MuJoCo's forward kinematics of the exported arms is the rig model's, at a 
   const s = await exported(bottles, tier5);
   const { m, d } = loadXml(s.xml);
   const q = [0.3, 1.2, 1.0, -0.4, 0.5, 0.7, -0.5, 0.8, 0.6, 0.3, -0.2, 1.1];
-  rig.arms.forEach((arm, a) => arm.joints.forEach((j, i) => (d.qpos[m.jnt_qposadr[id(m, JOINT, j.name)]] = q[a * 6 + i])));
+  rig.arms.forEach((arm, a) =>
+    arm.joints.forEach((j, i) => (d.qpos[m.jnt_qposadr[id(m, JOINT, j.name)]] = q[a * 6 + i])),
+  );
   mj.mj_forward(m, d);
   rig.arms.forEach((arm, a) => {
     const frames = linkFramesTable(arm, q.slice(a * 6, a * 6 + 6));
@@ -91,7 +103,10 @@ test("MuJoCo's forward kinematics of the exported arms is the rig model's, at a 
       const got = [d.xpos[3 * b], d.xpos[3 * b + 1], d.xpos[3 * b + 2]];
       const want = frames[i].position;
       const err = Math.hypot(got[0] - want[0], got[1] - want[1], got[2] - want[2]);
-      assert.ok(err < 1e-5, `${arm.side}_${link} at [${got.map((x) => x.toFixed(4))}], the rig model says [${Array.from(want, (x) => x.toFixed(4))}]`);
+      assert.ok(
+        err < 1e-5,
+        `${arm.side}_${link} at [${got.map((x) => x.toFixed(4))}], the rig model says [${Array.from(want, (x) => x.toFixed(4))}]`,
+      );
     });
   });
 });
@@ -103,7 +118,10 @@ test("objects and fixtures weigh what the catalogue says (times the calibration'
   for (const o of tier5.objects) {
     const want = bottles.objectKinds.find((k) => k.id === o.kind)!.massKg * 1.5;
     const got = m.body_mass[id(m, BODY, o.id)];
-    assert.ok(Math.abs(got - want) < 1e-5 * want, `${o.id} weighs ${got} kg in MuJoCo, the catalogue × 1.5 says ${want}`);
+    assert.ok(
+      Math.abs(got - want) < 1e-5 * want,
+      `${o.id} weighs ${got} kg in MuJoCo, the catalogue × 1.5 says ${want}`,
+    );
   }
   for (const f of tier5.fixtures) {
     const kind = bottles.fixtureKinds.find((k) => k.id === f.kind)!;
@@ -126,7 +144,10 @@ test('after a second of MuJoCo stepping every object still rests on the table (n
       const z = d.xpos[3 * id(m, BODY, o) + 2];
       const z0 = start.get(o)!;
       // Built 0.5 mm above their rest, objects settle onto the top; MuJoCo's soft contact sinks ≈1 mm.
-      assert.ok(Math.abs(z - z0) < 0.004, `${task.id} ${o}: body origin went from z = ${z0.toFixed(4)} to ${z.toFixed(4)} m in 1 s`);
+      assert.ok(
+        Math.abs(z - z0) < 0.004,
+        `${task.id} ${o}: body origin went from z = ${z0.toFixed(4)} to ${z.toFixed(4)} m in 1 s`,
+      );
     }
   }
 });
@@ -137,11 +158,25 @@ test('after a second of MuJoCo stepping every object still rests on the table (n
  * the weight, so the sag measures the link masses, centres of mass, motor gains and joint friction
  * together. Returns both sets of angles and the sim's sag.
  */
-async function holdInBoth(cal: SimCalibration, seconds = 1): Promise<{ simQ: number[]; mjQ: number[]; sag: number[]; rows: string[] }> {
-  const layout: Layout = { index: 0, tier: 1, fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0.1, y: -0.3, yawRad: 0 } }], objects: [] };
+async function holdInBoth(
+  cal: SimCalibration,
+  seconds = 1,
+): Promise<{ simQ: number[]; mjQ: number[]; sag: number[]; rows: string[] }> {
+  const layout: Layout = {
+    index: 0,
+    tier: 1,
+    fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0.1, y: -0.3, yawRad: 0 } }],
+    objects: [],
+  };
   const target = HOLD_TARGET;
 
-  const scene = await createScene({ rigModel: rig, task: bottles, layout, calibration: cal, startPosition: [...target.slice(0, 6), 1, ...target.slice(6), 1] });
+  const scene = await createScene({
+    rigModel: rig,
+    task: bottles,
+    layout,
+    calibration: cal,
+    startPosition: [...target.slice(0, 6), 1, ...target.slice(6), 1],
+  });
   const cmds = rig.arms.map((arm, a) => {
     const c = newMotorCommand();
     arm.joints.forEach((j, i) => {
@@ -165,12 +200,15 @@ async function holdInBoth(cal: SimCalibration, seconds = 1): Promise<{ simQ: num
     d.qpos[m.jnt_qposadr[id(m, JOINT, n)]] = target[i];
     d.ctrl[id(m, ACTUATOR, `${n}_motor`)] = target[i];
   });
-  for (const side of ['left', 'right']) for (const f of ['a', 'b']) d.ctrl[id(m, ACTUATOR, `${side}_finger_${f}_motor`)] = rig.arms[0].gripper.strokeM / 2;
+  for (const side of ['left', 'right'])
+    for (const f of ['a', 'b']) d.ctrl[id(m, ACTUATOR, `${side}_finger_${f}_motor`)] = rig.arms[0].gripper.strokeM / 2;
   for (let k = 0; k < Math.round(seconds / cal.physicsStepS); k++) mj.mj_step(m, d);
   const mjQ = jointNames.map((n) => d.qpos[m.jnt_qposadr[id(m, JOINT, n)]]);
 
   const sag = simQ.map((q, i) => Math.abs(q - target[i]));
-  const rows = jointNames.map((n, i) => `${n} target ${target[i].toFixed(3)} sim ${simQ[i].toFixed(4)} MuJoCo ${mjQ[i].toFixed(4)}`);
+  const rows = jointNames.map(
+    (n, i) => `${n} target ${target[i].toFixed(3)} sim ${simQ[i].toFixed(4)} MuJoCo ${mjQ[i].toFixed(4)}`,
+  );
   return { simQ, mjQ, sag, rows };
 }
 
@@ -181,7 +219,10 @@ function assertSameHold(r: { simQ: number[]; mjQ: number[]; sag: number[]; rows:
   // The hold must actually load the joints, or agreement would say nothing.
   assert.ok(Math.max(...r.sag) > 0.02, `largest sag in the sim only ${Math.max(...r.sag).toFixed(4)} rad`);
   const worst = Math.max(...r.mjQ.map((q, i) => Math.abs(q - r.simQ[i])));
-  assert.ok(worst < HOLD_TOLERANCE_RAD, `MuJoCo and the sim differ by up to ${worst.toFixed(4)} rad:\n${r.rows.join('\n')}`);
+  assert.ok(
+    worst < HOLD_TOLERANCE_RAD,
+    `MuJoCo and the sim differ by up to ${worst.toFixed(4)} rad:\n${r.rows.join('\n')}`,
+  );
 }
 
 test('an arm holding a pose under its MIT motors (kp, kd, no feed-forward) sags to the same angles in MuJoCo as in the sim', async () => {
@@ -191,7 +232,10 @@ test('an arm holding a pose under its MIT motors (kp, kd, no feed-forward) sags 
 test("a record fitted by sysid (weaker motors, the gripper rotor's reflected mass) holds the same in MuJoCo as in the sim", async () => {
   // What `tandem sysid fit` writes: torque scales below 1 on the shoulder and elbow (they sag
   // more) and 0.6 kg of rotor mass at each finger that moves with the hand but weighs nothing.
-  const fitted = withCalibration(DEFAULT_SIM_CALIBRATION, { motorTorqueScale: [1, 0.75, 0.8, 0.9, 1, 1], fingerReflectedMassKg: 0.6 });
+  const fitted = withCalibration(DEFAULT_SIM_CALIBRATION, {
+    motorTorqueScale: [1, 0.75, 0.8, 0.9, 1, 1],
+    fingerReflectedMassKg: 0.6,
+  });
   // Three seconds: the heavier hand is still swinging slightly at one (the two engines' transients
   // then differ by a few mrad); the settled hold is what the masses, gains and gravity decide.
   const r = await holdInBoth(fitted, 3);
@@ -205,10 +249,27 @@ test("a record fitted by sysid (weaker motors, the gripper rotor's reflected mas
   const finger = id(m, BODY, 'left_finger_a');
   const plainFinger = loadXml((await exported(bottles, { index: 0, tier: 1, fixtures: [], objects: [] })).xml);
   // The rotor's mass rides on the finger (so the hand is as heavy to turn as in the sim).
-  assert.ok(Math.abs(m.body_mass[finger] - plainFinger.m.body_mass[id(plainFinger.m, BODY, 'left_finger_a')] - 0.6) < 1e-4, `finger mass ${m.body_mass[finger]}`);
+  assert.ok(
+    Math.abs(m.body_mass[finger] - plainFinger.m.body_mass[id(plainFinger.m, BODY, 'left_finger_a')] - 0.6) < 1e-4,
+    `finger mass ${m.body_mass[finger]}`,
+  );
 });
 
 test('a layout the sim cannot build is refused with the sim’s own sentence, not exported', async () => {
-  const bad: Layout = { ...tier5, objects: [...tier5.objects, { id: 'teapot-1', kind: 'teapot', pose: { x: 0, y: 0, yawRad: 0 }, posture: 'upright' } as Layout['objects'][number]] };
-  await assert.rejects(exported(bottles, bad), (e: unknown) => e instanceof SceneError && /object kind 'teapot'/.test(e.message));
+  const bad: Layout = {
+    ...tier5,
+    objects: [
+      ...tier5.objects,
+      {
+        id: 'teapot-1',
+        kind: 'teapot',
+        pose: { x: 0, y: 0, yawRad: 0 },
+        posture: 'upright',
+      } as Layout['objects'][number],
+    ],
+  };
+  await assert.rejects(
+    exported(bottles, bad),
+    (e: unknown) => e instanceof SceneError && /object kind 'teapot'/.test(e.message),
+  );
 });

@@ -9,7 +9,14 @@ import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-se
 import { yamRigModel } from '../../src/rig/yam.js';
 import { BOTTLES_IN_THE_BIN } from '../../src/tasks/index.js';
 import { BottlesPolicy } from '../../src/policy/code/index.js';
-import { DEFAULT_SIM_CALIBRATION, MUJOCO_SCENE_VERSION, simCalibrationHash, simCalibrationJson, withCalibration, withEngine } from '../../src/sim/calibration.js';
+import {
+  DEFAULT_SIM_CALIBRATION,
+  MUJOCO_SCENE_VERSION,
+  simCalibrationHash,
+  simCalibrationJson,
+  withCalibration,
+  withEngine,
+} from '../../src/sim/calibration.js';
 import { parseSimCalibration } from '../../src/sim/calibration-file.js';
 import { createEngineScene } from '../../src/sim/engine-scene.js';
 import { runSimRollout } from '../../src/sim/sim-rollout.js';
@@ -17,19 +24,32 @@ import { SimRig } from '../../src/sim/sim-rig.js';
 import { simRigUnderTest } from './sim-rig-under-test.js';
 
 const MUJOCO = withEngine(DEFAULT_SIM_CALIBRATION, 'mujoco');
-const BIN_ONLY = { index: 0, tier: 1, fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0, y: -0.3, yawRad: 0 } }], objects: [] };
+const BIN_ONLY = {
+  index: 0,
+  tier: 1,
+  fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0, y: -0.3, yawRad: 0 } }],
+  objects: [],
+};
 /** A reach forward on both arms: the shoulders and elbows carry the arm's weight. */
 const REACH = [0.2, 0.9, 0.9, -0.3, 0.2, 0, 0.5, -0.2, 0.9, 0.9, -0.3, -0.2, 0, 0.5];
 
 test('the engine is a field of the sim calibration record: absent is Rapier with the id stored rollouts carry, mujoco is another id, anything else is one sentence', () => {
   const plain = simCalibrationHash(DEFAULT_SIM_CALIBRATION);
-  assert.equal(simCalibrationHash(withEngine(DEFAULT_SIM_CALIBRATION, 'rapier')), plain, 'rapier leaves the record as it was');
+  assert.equal(
+    simCalibrationHash(withEngine(DEFAULT_SIM_CALIBRATION, 'rapier')),
+    plain,
+    'rapier leaves the record as it was',
+  );
   assert.equal(simCalibrationHash(withEngine(MUJOCO, 'rapier')), plain, 'and takes a mujoco record back to it');
   assert.ok(!simCalibrationJson(DEFAULT_SIM_CALIBRATION).includes('engine'));
   assert.notEqual(simCalibrationHash(MUJOCO), plain);
   assert.equal(MUJOCO.engineVersion, MUJOCO_SCENE_VERSION, 'a mujoco record names the MuJoCo scene it runs');
   const saved = simCalibrationJson(MUJOCO);
-  assert.equal(simCalibrationHash(parseSimCalibration(saved, 'mujoco.json')), simCalibrationHash(MUJOCO), 'a saved mujoco record reads back as itself');
+  assert.equal(
+    simCalibrationHash(parseSimCalibration(saved, 'mujoco.json')),
+    simCalibrationHash(MUJOCO),
+    'a saved mujoco record reads back as itself',
+  );
   assert.throws(() => parseSimCalibration(saved.replace('"mujoco"', '"bullet"'), 'c.json'), {
     message: "The sim calibration file c.json: field 'engine' must be 'rapier' or 'mujoco', not 'bullet'.",
   });
@@ -37,11 +57,17 @@ test('the engine is a field of the sim calibration record: absent is Rapier with
   assert.throws(() => parseSimCalibration(simCalibrationJson(sceneOne), 'old.json'), {
     message: `The sim calibration file old.json: engineVersion must be ${MUJOCO_SCENE_VERSION} with engine 'mujoco', not absent: this tandem builds MuJoCo scene ${MUJOCO_SCENE_VERSION} only (scene 1's grasps did not hold); pass --engine mujoco or set the field.`,
   });
-  assert.throws(() => parseSimCalibration(simCalibrationJson(withCalibration(DEFAULT_SIM_CALIBRATION, { engineVersion: 2 })), 'r.json'), {
-    message: "The sim calibration file r.json: engineVersion names a MuJoCo scene version; leave it out for engine 'rapier'.",
-  });
+  assert.throws(
+    () =>
+      parseSimCalibration(simCalibrationJson(withCalibration(DEFAULT_SIM_CALIBRATION, { engineVersion: 2 })), 'r.json'),
+    {
+      message:
+        "The sim calibration file r.json: engineVersion names a MuJoCo scene version; leave it out for engine 'rapier'.",
+    },
+  );
   assert.throws(() => parseSimCalibration(simCalibrationJson({ ...MUJOCO, armJoints: 'multibody' }), 'c.json'), {
-    message: /^The sim calibration file c\.json: armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent [^\n]*\.$/,
+    message:
+      /^The sim calibration file c\.json: armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent [^\n]*\.$/,
   });
 });
 
@@ -51,11 +77,45 @@ test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the sa
   try {
     const file = join(dir, 'bottles.json');
     writeFileSync(file, serializeLayoutSet(set));
-    const args = (engine: string) => ['sim', 'rollout', '--layouts', file, '--layout', '0', '--policy', 'code:bottles-in-the-bin', '--seconds', '2', '--seed', '3', '--engine', engine, '--json'];
+    const args = (engine: string) => [
+      'sim',
+      'rollout',
+      '--layouts',
+      file,
+      '--layout',
+      '0',
+      '--policy',
+      'code:bottles-in-the-bin',
+      '--seconds',
+      '2',
+      '--seed',
+      '3',
+      '--engine',
+      engine,
+      '--json',
+    ];
     // Child processes: the final state must not depend on the process that ran it.
-    const children = Promise.all([runTandemProcess(args('mujoco')), runTandemProcess(args('mujoco')), runTandem(args('rapier'))]);
-    const here = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout: set.layouts[0], policy: new BottlesPolicy(), seed: 3, episodeSeconds: 2, calibration: MUJOCO });
-    const again = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout: set.layouts[0], policy: new BottlesPolicy(), seed: 3, episodeSeconds: 2, calibration: MUJOCO });
+    const children = Promise.all([
+      runTandemProcess(args('mujoco')),
+      runTandemProcess(args('mujoco')),
+      runTandem(args('rapier')),
+    ]);
+    const here = await runSimRollout({
+      task: BOTTLES_IN_THE_BIN,
+      layout: set.layouts[0],
+      policy: new BottlesPolicy(),
+      seed: 3,
+      episodeSeconds: 2,
+      calibration: MUJOCO,
+    });
+    const again = await runSimRollout({
+      task: BOTTLES_IN_THE_BIN,
+      layout: set.layouts[0],
+      policy: new BottlesPolicy(),
+      seed: 3,
+      episodeSeconds: 2,
+      calibration: MUJOCO,
+    });
     assert.equal(here.episode.status, 'valid', here.episode.reason);
     assert.equal(here.calibrationSha256, simCalibrationHash(MUJOCO));
     // The policy moved the arms: the trajectory is not a hold.
@@ -67,7 +127,11 @@ test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the sa
     for (const c of [a, b, r]) assert.equal(c.code, 0, c.stderr);
     const [ja, jb, jr] = [a, b, r].map((c) => JSON.parse(c.stdout));
     assert.equal(ja.simCalibration, simCalibrationHash(MUJOCO));
-    assert.equal(jr.simCalibration, simCalibrationHash(DEFAULT_SIM_CALIBRATION), '--engine rapier is the default record');
+    assert.equal(
+      jr.simCalibration,
+      simCalibrationHash(DEFAULT_SIM_CALIBRATION),
+      '--engine rapier is the default record',
+    );
     assert.equal(ja.finalStateHash, here.episode.finalStateHash, 'bit-identical across processes');
     assert.equal(jb.finalStateHash, ja.finalStateHash);
     assert.notEqual(jr.finalStateHash, ja.finalStateHash, 'the other engine is other physics');
@@ -76,11 +140,18 @@ test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the sa
   }
 });
 
-test('on MuJoCo the code policy\'s grasps hold: the tier-1 bottle goes into the bin, as on Rapier', async () => {
+test("on MuJoCo the code policy's grasps hold: the tier-1 bottle goes into the bin, as on Rapier", async () => {
   // A clamped finger servo kept its kv in MuJoCo's implicit step and soft default contacts let the
   // 15 N squeeze sink the fingers through the bottle: 0 progress on every layout before.
   const set = sampleLayoutSet({ task: BOTTLES_IN_THE_BIN.id, tiers: [1], perTier: 1, seed: 11 });
-  const r = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout: set.layouts[0], policy: new BottlesPolicy(), seed: 3, episodeSeconds: 30, calibration: MUJOCO });
+  const r = await runSimRollout({
+    task: BOTTLES_IN_THE_BIN,
+    layout: set.layouts[0],
+    policy: new BottlesPolicy(),
+    seed: 3,
+    episodeSeconds: 30,
+    calibration: MUJOCO,
+  });
   assert.equal(r.episode.status, 'valid', r.episode.reason);
   assert.equal(r.episode.progress?.progress, 1, r.episode.progress?.summary);
 });
@@ -96,7 +167,10 @@ test('bad engine input is one sentence before anything runs', async () => {
     writeFileSync(file, JSON.stringify(withCalibration(DEFAULT_SIM_CALIBRATION, { armJoints: 'multibody' })));
     const r = await runTandem(['sim', 'calibration', '--calibration', file, '--engine', 'mujoco']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /^With --engine mujoco, the sim calibration \S+multibody\.json: armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent [^\n]*\.\n$/);
+    assert.match(
+      r.stderr,
+      /^With --engine mujoco, the sim calibration \S+multibody\.json: armJoints 'multibody' is a Rapier arm model that the mujoco engine cannot represent [^\n]*\.\n$/,
+    );
     const ok = await runTandem(['sim', 'calibration', '--engine', 'mujoco']);
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(JSON.parse(ok.stdout).engine, 'mujoco');
@@ -105,9 +179,15 @@ test('bad engine input is one sentence before anything runs', async () => {
   }
 });
 
-test('MuJoCo arms under the MIT law: with the driver\'s gravity feed-forward they hold a reach; without it they sag as far as the Rapier arms do', async () => {
+test("MuJoCo arms under the MIT law: with the driver's gravity feed-forward they hold a reach; without it they sag as far as the Rapier arms do", async () => {
   const hold = async (calibration: typeof MUJOCO, gravityCompensation: boolean): Promise<Float64Array> => {
-    const scene = await createEngineScene({ rigModel: yamRigModel(), task: BOTTLES_IN_THE_BIN, layout: BIN_ONLY, calibration, startPosition: REACH });
+    const scene = await createEngineScene({
+      rigModel: yamRigModel(),
+      task: BOTTLES_IN_THE_BIN,
+      layout: BIN_ONLY,
+      calibration,
+      startPosition: REACH,
+    });
     try {
       const rig = new SimRig({ scene, gravityCompensation });
       await rig.configure();

@@ -22,7 +22,12 @@ const LAYOUT: Layout = {
 };
 
 async function rigOn(layout: Layout): Promise<{ scene: SimScene; rig: SimRig }> {
-  const scene = await createScene({ rigModel: yamRigModel(), task: BOTTLES_IN_THE_BIN, layout, calibration: DEFAULT_SIM_CALIBRATION });
+  const scene = await createScene({
+    rigModel: yamRigModel(),
+    task: BOTTLES_IN_THE_BIN,
+    layout,
+    calibration: DEFAULT_SIM_CALIBRATION,
+  });
   const rig = new SimRig({ scene });
   await rig.configure();
   await rig.activate();
@@ -60,7 +65,11 @@ test('a bottle knocked hard off the table edge leaves a valid rollout with that 
     assert.equal(lost.region, undefined);
     assert.equal(lost.offTable, true);
     assert.equal(body(scene, 'bottle-0').isEnabled(), false, 'a body off the table is frozen out of the solver');
-    assert.equal(ends.find((e) => e.id === 'bottle-1')!.offTable, undefined, 'the bottle still on the table is not off it');
+    assert.equal(
+      ends.find((e) => e.id === 'bottle-1')!.offTable,
+      undefined,
+      'the bottle still on the table is not off it',
+    );
     const score = BOTTLES_IN_THE_BIN.scoreProgress(LAYOUT, ends);
     assert.equal(score.counts.inBin, 0);
     assert.equal(score.progress, 0);

@@ -6,7 +6,18 @@ import { JobRefusedError, SIM_JOB_FORMAT, TANDEM_VERSION, validateSimJob } from 
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../../src/sim/calibration.js';
 import { drawLook, parseRandomizationSpec } from '../../src/sim/randomization.js';
 
-const look = drawLook(parseRandomizationSpec(JSON.stringify({ format: 'tandem.randomization/1', seed: 2, visual: { cameraAngleRad: [-0.05, 0.05], lightIntensityScale: [0.5, 1.5], objectColorScale: [0.8, 1.2] } }), 'spec.json'), 1, 0)!;
+const look = drawLook(
+  parseRandomizationSpec(
+    JSON.stringify({
+      format: 'tandem.randomization/1',
+      seed: 2,
+      visual: { cameraAngleRad: [-0.05, 0.05], lightIntensityScale: [0.5, 1.5], objectColorScale: [0.8, 1.2] },
+    }),
+    'spec.json',
+  ),
+  1,
+  0,
+)!;
 const job = (extra: Record<string, unknown>) => ({
   format: SIM_JOB_FORMAT,
   tandemVersion: TANDEM_VERSION,
@@ -26,6 +37,12 @@ test('a queued job keeps its drawn look; a look of anything but small numbers is
   assert.deepEqual(validateSimJob(job({ look }), 'j1').look, look);
   assert.equal(validateSimJob(job({}), 'j2').look, undefined);
   for (const bad of [{ light: { intensityScale: 'bright' } }, { objectColorScale: [1, 1, 1e6] }, 'dim', [1, 2]]) {
-    assert.throws(() => validateSimJob(job({ look: bad }), 'j3'), (e: unknown) => e instanceof JobRefusedError && /Job j3 has a camera look that is not an object of small numbers\./.test(e.message), JSON.stringify(bad));
+    assert.throws(
+      () => validateSimJob(job({ look: bad }), 'j3'),
+      (e: unknown) =>
+        e instanceof JobRefusedError &&
+        /Job j3 has a camera look that is not an object of small numbers\./.test(e.message),
+      JSON.stringify(bad),
+    );
   }
 });

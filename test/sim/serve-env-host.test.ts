@@ -18,17 +18,44 @@ const KEY = '0123456789abcdef0123456789abcdef';
 
 test('serve-env off loopback without --api-key is refused in one sentence and a non-zero exit, nothing served', async () => {
   // Killed after 20 s: a server that started instead would serve until then.
-  const r = await runTandem(['sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '1', '--port', '0', '--host', '0.0.0.0'], { timeoutMs: 20_000, env: { TANDEM_ENV_API_KEY: '' } });
+  const r = await runTandem(
+    ['sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '1', '--port', '0', '--host', '0.0.0.0'],
+    { timeoutMs: 20_000, env: { TANDEM_ENV_API_KEY: '' } },
+  );
   assert.notEqual(r.code, 0);
-  assert.equal(r.stderr, 'Serving on 0.0.0.0 lets other machines run sims here, so it needs --api-key KEY (or $TANDEM_ENV_API_KEY); without one, serve on 127.0.0.1 (a trainer elsewhere can reach it over an SSH tunnel).\n');
+  assert.equal(
+    r.stderr,
+    'Serving on 0.0.0.0 lets other machines run sims here, so it needs --api-key KEY (or $TANDEM_ENV_API_KEY); without one, serve on 127.0.0.1 (a trainer elsewhere can reach it over an SSH tunnel).\n',
+  );
   assert.equal(r.stdout, '');
-  const short = await runTandem(['sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '1', '--port', '0', '--api-key', 'secret'], { timeoutMs: 20_000 });
+  const short = await runTandem(
+    ['sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '1', '--port', '0', '--api-key', 'secret'],
+    { timeoutMs: 20_000 },
+  );
   assert.notEqual(short.code, 0);
   assert.match(short.stderr, /^--api-key must be at least 16 characters/);
 });
 
 test('serve-env with --api-key: a trainer without the key is refused (401), the Python client with it is served', async () => {
-  const server = spawn(process.execPath, [BIN, 'sim', 'serve-env', '--task', 'sort-from-tote', '--envs', '1', '--workers', '1', '--port', '0', '--api-key', KEY], { cwd: PROJECT_ROOT });
+  const server = spawn(
+    process.execPath,
+    [
+      BIN,
+      'sim',
+      'serve-env',
+      '--task',
+      'sort-from-tote',
+      '--envs',
+      '1',
+      '--workers',
+      '1',
+      '--port',
+      '0',
+      '--api-key',
+      KEY,
+    ],
+    { cwd: PROJECT_ROOT },
+  );
   let err = '';
   server.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exited = new Promise<number | null>((resolve) => server.on('close', resolve));
@@ -51,7 +78,16 @@ test('serve-env with --api-key: a trainer without the key is refused (401), the 
       });
       assert.equal(status, 401);
     }
-    const py = spawn(PYTHON, ['-c', `import sys, tandem_env\nenv = tandem_env.VectorEnv(sys.argv[1], api_key=sys.argv[2])\nprint(env.num_envs, env.action_dim)\nenv.close()`, url, KEY], { env: { ...process.env, PYTHONPATH: join(PROJECT_ROOT, 'clients', 'python') } });
+    const py = spawn(
+      PYTHON,
+      [
+        '-c',
+        `import sys, tandem_env\nenv = tandem_env.VectorEnv(sys.argv[1], api_key=sys.argv[2])\nprint(env.num_envs, env.action_dim)\nenv.close()`,
+        url,
+        KEY,
+      ],
+      { env: { ...process.env, PYTHONPATH: join(PROJECT_ROOT, 'clients', 'python') } },
+    );
     let pyOut = '';
     let pyErr = '';
     py.stdout.setEncoding('utf8').on('data', (d: string) => (pyOut += d));

@@ -11,7 +11,12 @@ describeRigContract('SimRig', async () => {
   const scene = await createScene({
     rigModel: yamRigModel(),
     task: BOTTLES_IN_THE_BIN,
-    layout: { index: 0, tier: 1, fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0, y: -0.3, yawRad: 0 } }], objects: [] },
+    layout: {
+      index: 0,
+      tier: 1,
+      fixtures: [{ id: 'bin', kind: 'bin', pose: { x: 0, y: -0.3, yawRad: 0 } }],
+      objects: [],
+    },
     calibration: DEFAULT_SIM_CALIBRATION,
     startPosition: [0, 0.8, 0.8, 0, 0, 0, 0.5, 0, 0.8, 0.8, 0, 0, 0, 0.5],
   });

@@ -18,7 +18,11 @@ export function simRigUnderTest(scene: PhysicsScene): RigUnderTest {
     advance: (s) => tickThrough(rig, rig.clock, s),
     dispose: async () => scene.free(),
     motors: async () => ({ left: motor(0), right: motor(1) }),
-    injectFault: (side) => (rig['faults'] = [...rig['faults'], { kind: 'motor-fault', arm: side, joint: 2, message: `The ${side} arm joint 3 motor reports over-current.` }]),
+    injectFault: (side) =>
+      (rig['faults'] = [
+        ...rig['faults'],
+        { kind: 'motor-fault', arm: side, joint: 2, message: `The ${side} arm joint 3 motor reports over-current.` },
+      ]),
     clearFaults: () => (rig['faults'] = []),
   };
 }

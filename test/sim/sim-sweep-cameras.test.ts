@@ -31,7 +31,9 @@ function processesMentioning(needle: string): string[] {
 // end in the same state exactly when the images carry nothing — never drawn, or blank of any
 // colour (checked first) — and differ only when the frames show a scene.
 // A worker that never closes its browser never exits, so the sweep would never return: the timeout turns that into a failure.
-test('a sweep of a camera-taking ONNX policy renders in chromium, the pixels change the actions, and the worker closes the browser', { timeout: 180_000 }, async () => {
+test('a sweep of a camera-taking ONNX policy renders in chromium, the pixels change the actions, and the worker closes the browser', {
+  timeout: 180_000,
+}, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-sweep-cam-'));
   const profiles = join(dir, 'tmp');
   mkdirSync(profiles);
@@ -41,7 +43,14 @@ test('a sweep of a camera-taking ONNX policy renders in chromium, the pixels cha
   try {
     const withCamera = join(dir, 'with-camera.onnx');
     const withoutCamera = join(dir, 'without-camera.onnx');
-    writeFileSync(withCamera, buildLinearPolicyModel({ seed: 3, horizon: 10, cameras: [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'uint8', size: 32 }] }).bytes);
+    writeFileSync(
+      withCamera,
+      buildLinearPolicyModel({
+        seed: 3,
+        horizon: 10,
+        cameras: [{ name: 'cam_high', camera: 'cam_high', layout: 'chw', dtype: 'uint8', size: 32 }],
+      }).bytes,
+    );
     writeFileSync(withoutCamera, buildLinearPolicyModel({ seed: 3, horizon: 10, cameras: [] }).bytes);
     // The premise: on a blank frame (here a uniform grey, what a renderer that draws nothing gives)
     // the camera model answers exactly what the camera-less one does.
@@ -49,8 +58,15 @@ test('a sweep of a camera-taking ONNX policy renders in chromium, the pixels cha
     try {
       const obs = syntheticObservation({ size: 32, seed: 4 });
       const grey = { width: 32, height: 32, data: new Uint8Array(32 * 32 * 3).fill(181) };
-      assert.deepEqual(Array.from((await a0.infer({ ...obs, images: { cam_high: grey } })).actions), Array.from((await b0.infer(obs)).actions));
-      assert.notDeepEqual(Array.from((await a0.infer(obs)).actions), Array.from((await b0.infer(obs)).actions), 'a frame with something in it moves the answer');
+      assert.deepEqual(
+        Array.from((await a0.infer({ ...obs, images: { cam_high: grey } })).actions),
+        Array.from((await b0.infer(obs)).actions),
+      );
+      assert.notDeepEqual(
+        Array.from((await a0.infer(obs)).actions),
+        Array.from((await b0.infer(obs)).actions),
+        'a frame with something in it moves the answer',
+      );
     } finally {
       await a0.close();
       await b0.close();

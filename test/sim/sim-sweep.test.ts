@@ -14,20 +14,43 @@ import { buildLinearPolicyModel } from '../policy/onnx-model.js';
 function setup(perTier: number): { dir: string; file: string; data: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-sweep-'));
   const file = join(dir, 'bottles.json');
-  writeFileSync(file, serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 2], perTier, seed: 5 })));
+  writeFileSync(
+    file,
+    serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 2], perTier, seed: 5 })),
+  );
   return { dir, file, data: join(dir, 'data') };
 }
 
 test('a sweep runs every layout R times on worker threads, stores each rollout and prints per-tier progress with intervals', async () => {
   const { dir, file, data } = setup(1);
   try {
-    const r = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--workers', '2', '--seconds', '0.5', '--data', data, '--json']);
+    const r = await runTandem([
+      'sim',
+      'sweep',
+      '--layouts',
+      file,
+      '--policy',
+      'code:hold',
+      '--repeats',
+      '2',
+      '--workers',
+      '2',
+      '--seconds',
+      '0.5',
+      '--data',
+      data,
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.equal(out.rollouts, 4);
     assert.equal(out.stopped, false);
-    assert.deepEqual(out.tiers.map((t: { tier: number | string }) => t.tier), [1, 2, 'all']);
-    for (const t of out.tiers) assert.ok(t.low <= t.meanProgress && t.meanProgress <= t.high, 'the estimate lies in its interval');
+    assert.deepEqual(
+      out.tiers.map((t: { tier: number | string }) => t.tier),
+      [1, 2, 'all'],
+    );
+    for (const t of out.tiers)
+      assert.ok(t.low <= t.meanProgress && t.meanProgress <= t.high, 'the estimate lies in its interval');
     assert.match(r.stderr, /4\/4 ▕█+▏ [\d.]+ rollouts\/s, ETA/);
     const store = openStore(join(data, 'tandem.sqlite'));
     try {
@@ -49,7 +72,23 @@ test('a sweep runs every layout R times on worker threads, stores each rollout a
     }
     // Reproducible: the same sweep again, on one worker instead of two (so in another order, on
     // other threads), ends every (layout, repeat) in the same final state, bit for bit.
-    const again = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--workers', '1', '--seconds', '0.5', '--data', data, '--json']);
+    const again = await runTandem([
+      'sim',
+      'sweep',
+      '--layouts',
+      file,
+      '--policy',
+      'code:hold',
+      '--repeats',
+      '2',
+      '--workers',
+      '1',
+      '--seconds',
+      '0.5',
+      '--data',
+      data,
+      '--json',
+    ]);
     assert.equal(again.code, 0, again.stderr);
     const second = openStore(join(data, 'tandem.sqlite'));
     try {
@@ -62,7 +101,11 @@ test('a sweep runs every layout R times on worker threads, stores each rollout a
       const [a, b] = [...bySession.values()];
       assert.equal(bySession.size, 2, 'two sessions');
       assert.equal(a.size, 4);
-      assert.deepEqual(Object.fromEntries([...b].sort()), Object.fromEntries([...a].sort()), 'each (layout, repeat) ends in the same final state');
+      assert.deepEqual(
+        Object.fromEntries([...b].sort()),
+        Object.fromEntries([...a].sort()),
+        'each (layout, repeat) ends in the same final state',
+      );
     } finally {
       second.close();
     }
@@ -76,11 +119,34 @@ test('a sweep of a policy answering NaN stores each rollout as a policy error: v
   try {
     const model = join(dir, 'nan.onnx');
     writeFileSync(model, buildLinearPolicyModel({ horizon: 10, cameras: [], nanBias: true }).bytes);
-    const r = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', `onnx:${model}`, '--seconds', '0.3', '--data', data, '--json']);
+    const r = await runTandem([
+      'sim',
+      'sweep',
+      '--layouts',
+      file,
+      '--policy',
+      `onnx:${model}`,
+      '--seconds',
+      '0.3',
+      '--data',
+      data,
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.deepEqual([out.rollouts, out.policyErrors, out.invalid, out.aborted], [2, 2, 0, 0]);
-    assert.deepEqual(out.tiers.map((t: { tier: number | string; rollouts: number; policyErrors: number }) => [t.tier, t.rollouts, t.policyErrors]), [[1, 1, 1], [2, 1, 1], ['all', 2, 2]]);
+    assert.deepEqual(
+      out.tiers.map((t: { tier: number | string; rollouts: number; policyErrors: number }) => [
+        t.tier,
+        t.rollouts,
+        t.policyErrors,
+      ]),
+      [
+        [1, 1, 1],
+        [2, 1, 1],
+        ['all', 2, 2],
+      ],
+    );
     const store = openStore(join(data, 'tandem.sqlite'));
     try {
       for (const row of store.listRollouts({})) {
@@ -91,7 +157,18 @@ test('a sweep of a policy answering NaN stores each rollout as a policy error: v
     } finally {
       store.close();
     }
-    const text = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', `onnx:${model}`, '--seconds', '0.3', '--data', data]);
+    const text = await runTandem([
+      'sim',
+      'sweep',
+      '--layouts',
+      file,
+      '--policy',
+      `onnx:${model}`,
+      '--seconds',
+      '0.3',
+      '--data',
+      data,
+    ]);
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /policy errors {2}invalid {2}aborted/);
     assert.match(text.stdout, /\nall +2 +2 +[\d.]+ +\[[\d.]+, [\d.]+\] +2 +0 +0 +\d+\n/);
@@ -105,7 +182,27 @@ test('Ctrl-C stops a sweep cleanly and keeps the rollouts that finished', async 
   const { dir, file, data } = setup(3);
   try {
     const bin = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
-    const child = spawn(process.execPath, [bin, 'sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '4', '--workers', '1', '--seconds', '0.5', '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        bin,
+        'sim',
+        'sweep',
+        '--layouts',
+        file,
+        '--policy',
+        'code:hold',
+        '--repeats',
+        '4',
+        '--workers',
+        '1',
+        '--seconds',
+        '0.5',
+        '--data',
+        data,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -156,10 +253,30 @@ test('a sweep with an unknown policy spec says so in one sentence and stores not
 test('a sweep with --calibration runs on that record and stores its hash and its JSON with every rollout; a bad file stores nothing', async () => {
   const { dir, file, data } = setup(1);
   try {
-    const edited = { ...JSON.parse((await runTandem(['sim', 'calibration'])).stdout), name: 'stickier-table', tableFriction: 0.9 };
+    const edited = {
+      ...JSON.parse((await runTandem(['sim', 'calibration'])).stdout),
+      name: 'stickier-table',
+      tableFriction: 0.9,
+    };
     const cal = join(dir, 'sim-calibration.json');
     writeFileSync(cal, JSON.stringify(edited));
-    const r = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--workers', '1', '--seconds', '0.3', '--calibration', cal, '--data', data, '--json']);
+    const r = await runTandem([
+      'sim',
+      'sweep',
+      '--layouts',
+      file,
+      '--policy',
+      'code:hold',
+      '--workers',
+      '1',
+      '--seconds',
+      '0.3',
+      '--calibration',
+      cal,
+      '--data',
+      data,
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     const hash = simCalibrationHash(edited);
@@ -180,7 +297,18 @@ test('a sweep with --calibration runs on that record and stores its hash and its
     const typo = join(dir, 'typo.json');
     writeFileSync(typo, JSON.stringify({ ...edited, tableFricton: 0.9 }));
     const other = join(dir, 'other-data');
-    const bad = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--calibration', typo, '--data', other]);
+    const bad = await runTandem([
+      'sim',
+      'sweep',
+      '--layouts',
+      file,
+      '--policy',
+      'code:hold',
+      '--calibration',
+      typo,
+      '--data',
+      other,
+    ]);
     assert.equal(bad.code, 2);
     assert.equal(bad.stdout, '');
     assert.match(bad.stderr, /^The sim calibration file .*typo\.json: unknown field 'tableFricton' .*\.\n$/);

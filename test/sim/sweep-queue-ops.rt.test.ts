@@ -40,7 +40,10 @@ function assertQuietLog(text: string): void {
   assert.doesNotMatch(text, /\[ioredis\]/, 'no unhandled client error');
 }
 
-async function health(port: number, path: '/health' | '/ready'): Promise<{ status: number; body: Record<string, unknown> }> {
+async function health(
+  port: number,
+  path: '/health' | '/ready',
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
@@ -57,7 +60,11 @@ async function queueOn(redis: RedisServer): Promise<{ queue: Queue; close: () =>
   client.on('error', () => undefined);
   const queue = new Queue(SIM_QUEUE_NAME, { connection: client });
   queue.on('error', () => undefined);
-  return { queue, close: async () => void (await Promise.race([queue.close(), new Promise((r) => setTimeout(r, 1000))]), client.disconnect()) };
+  return {
+    queue,
+    close: async () =>
+      void (await Promise.race([queue.close(), new Promise((r) => setTimeout(r, 1000))]), client.disconnect()),
+  };
 }
 
 test('an idle worker with Redis stopped: one line says so, /ready turns 503, and SIGTERM ends it at once with exit 0', async (t) => {
@@ -87,8 +94,24 @@ test('an idle worker with Redis stopped: one line says so, /ready turns 503, and
   assert.equal(code, 0, worker.stderr());
   assert.ok(ms < STOP_BOUND_MS, `stopped in ${ms} ms`);
   const log = worker.stderr();
-  assert.equal(count(log, new RegExp(`^Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 is unreachable \\(connection refused\\); retrying every 1 s\\.$`, 'm')), 1, log);
-  assert.match(log, new RegExp(`^Worker stopped cleanly: 0 jobs done, 0 failed; no job was running\\. Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 was unreachable\\.\\n$`, 'm'));
+  assert.equal(
+    count(
+      log,
+      new RegExp(
+        `^Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 is unreachable \\(connection refused\\); retrying every 1 s\\.$`,
+        'm',
+      ),
+    ),
+    1,
+    log,
+  );
+  assert.match(
+    log,
+    new RegExp(
+      `^Worker stopped cleanly: 0 jobs done, 0 failed; no job was running\\. Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 was unreachable\\.\\n$`,
+      'm',
+    ),
+  );
   assertQuietLog(log);
   // Nothing listens on the health port any more.
   await assert.rejects(fetch(`http://127.0.0.1:${port}/health`));
@@ -109,20 +132,55 @@ test('SIGTERM mid-rollout with Redis up: the thread ends, the job goes back to t
   procs.push(worker);
   await worker.waitFor(/rollout thread/);
   // A rollout far longer than the test: only the stop ends it.
-  procs.push(start(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--seconds', '600', '--queue', redis.url, '--data', data]));
+  procs.push(
+    start([
+      'sim',
+      'sweep',
+      '--layouts',
+      file,
+      '--policy',
+      'code:hold',
+      '--seconds',
+      '600',
+      '--queue',
+      redis.url,
+      '--data',
+      data,
+    ]),
+  );
   await worker.waitFor(/^job \S+ \(layout 0 repeat 0, code:hold\): started$/m);
   const jobId = /^job (\S+) /m.exec(worker.stderr())![1];
-  await until(async () => Number(((await health(healthPortOf(worker), '/health')).body.currentJobs as { ageSeconds: number }[])[0]?.ageSeconds ?? 0) >= 1, 10_000);
+  await until(
+    async () =>
+      Number(
+        ((await health(healthPortOf(worker), '/health')).body.currentJobs as { ageSeconds: number }[])[0]?.ageSeconds ??
+          0,
+      ) >= 1,
+    10_000,
+  );
   const h = await health(healthPortOf(worker), '/ready');
   assert.equal(h.status, 200);
   const [current] = h.body.currentJobs as Record<string, unknown>[];
-  assert.deepEqual({ ...current, ageSeconds: undefined }, { id: jobId, layout: 0, repeat: 0, policy: 'code:hold', ageSeconds: undefined });
+  assert.deepEqual(
+    { ...current, ageSeconds: undefined },
+    { id: jobId, layout: 0, repeat: 0, policy: 'code:hold', ageSeconds: undefined },
+  );
   const { code, ms } = await signalAndTime(worker, 'SIGTERM');
   assert.equal(code, 0, worker.stderr());
   assert.ok(ms < STOP_BOUND_MS, `stopped in ${ms} ms`);
   const log = worker.stderr();
-  assert.equal(count(log, new RegExp(`^job ${jobId} \\(layout 0 repeat 0, code:hold\\): stopped; the job went back to the queue$`, 'm')), 1, log);
-  assert.match(log, new RegExp(`^Worker stopped cleanly: 0 jobs done, 0 failed; ${jobId} went back to the queue\\.\\n$`, 'm'));
+  assert.equal(
+    count(
+      log,
+      new RegExp(`^job ${jobId} \\(layout 0 repeat 0, code:hold\\): stopped; the job went back to the queue$`, 'm'),
+    ),
+    1,
+    log,
+  );
+  assert.match(
+    log,
+    new RegExp(`^Worker stopped cleanly: 0 jobs done, 0 failed; ${jobId} went back to the queue\\.\\n$`, 'm'),
+  );
   const job = await queue.getJob(jobId);
   assert.equal(await job!.getState(), 'waiting', 'back on the queue for the next worker');
   assert.equal(job!.attemptsMade, 0, 'the stop spent none of its attempts');
@@ -143,7 +201,22 @@ test('SIGTERM mid-rollout with Redis stopped: exit 1 within 5 s saying the job w
   const worker = start(['sim', 'worker', '--queue', redis.url, '--lock-seconds', '2']);
   procs.push(worker);
   await worker.waitFor(/rollout thread/);
-  procs.push(start(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--seconds', '600', '--queue', redis.url, '--data', data]));
+  procs.push(
+    start([
+      'sim',
+      'sweep',
+      '--layouts',
+      file,
+      '--policy',
+      'code:hold',
+      '--seconds',
+      '600',
+      '--queue',
+      redis.url,
+      '--data',
+      data,
+    ]),
+  );
   await worker.waitFor(/^job \S+ \(layout 0 repeat 0, code:hold\): started$/m);
   const jobId = /^job (\S+) /m.exec(worker.stderr())![1];
   await redis.stop();
@@ -153,7 +226,13 @@ test('SIGTERM mid-rollout with Redis stopped: exit 1 within 5 s saying the job w
   assert.ok(ms < STOP_BOUND_MS, `stopped in ${ms} ms`);
   const log = worker.stderr();
   assert.equal(count(log, /is unreachable \(connection refused\); retrying every 1 s\.$/m), 1, log);
-  assert.match(log, new RegExp(`^Worker stopped leaving work behind: 0 jobs done, 0 failed; ${jobId} stays claimed until its lock lapses \\(2 s\\), then another worker takes it\\. Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 was unreachable\\.\\n$`, 'm'));
+  assert.match(
+    log,
+    new RegExp(
+      `^Worker stopped leaving work behind: 0 jobs done, 0 failed; ${jobId} stays claimed until its lock lapses \\(2 s\\), then another worker takes it\\. Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 was unreachable\\.\\n$`,
+      'm',
+    ),
+  );
   assertQuietLog(log);
   // Redis back with what it held: the claim lapses and the next worker reruns the job.
   redis = await startRedisServer({ port: redis.port, persistDir });
@@ -162,7 +241,7 @@ test('SIGTERM mid-rollout with Redis stopped: exit 1 within 5 s saying the job w
   await next.waitFor(new RegExp(`^job ${jobId} \\(layout 0 repeat 0, code:hold\\): started$`, 'm'), 1, 30_000);
 });
 
-test('Redis restarted mid-sweep (its queue lost): worker and coordinator each say it once, gone and back, and the sweep stores the in-process sweep\'s results', async (t) => {
+test("Redis restarted mid-sweep (its queue lost): worker and coordinator each say it once, gone and back, and the sweep stores the in-process sweep's results", async (t) => {
   const { dir, file, data } = setup([1, 2]);
   let redis = await startRedisServer();
   const procs: Running[] = [];
@@ -172,7 +251,19 @@ test('Redis restarted mid-sweep (its queue lost): worker and coordinator each sa
     rmSync(dir, { recursive: true, force: true });
   });
   // Rollouts of about a second each: Redis goes away while the sweep is under way.
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '30', '--json'];
+  const sweepArgs = [
+    'sim',
+    'sweep',
+    '--layouts',
+    file,
+    '--policy',
+    'code:hold',
+    '--repeats',
+    '2',
+    '--seconds',
+    '30',
+    '--json',
+  ];
   const local = await runTandem([...sweepArgs, '--workers', '1', '--data', join(dir, 'local')]);
   assert.equal(local.code, 0, local.stderr);
   const expected = storedHashes(join(dir, 'local'));
@@ -196,11 +287,35 @@ test('Redis restarted mid-sweep (its queue lost): worker and coordinator each sa
   assert.equal(out.stopped, false);
   const got = storedHashes(data);
   assert.equal(got.rows, 4);
-  assert.deepEqual(Object.fromEntries([...got.hashes].sort()), Object.fromEntries([...expected.hashes].sort()), 'each (layout, repeat) ends in the in-process sweep\'s final state');
-  for (const [who, log] of [['worker', worker.stderr()], ['coordinator', coordinator.stderr()]] as const) {
+  assert.deepEqual(
+    Object.fromEntries([...got.hashes].sort()),
+    Object.fromEntries([...expected.hashes].sort()),
+    "each (layout, repeat) ends in the in-process sweep's final state",
+  );
+  for (const [who, log] of [
+    ['worker', worker.stderr()],
+    ['coordinator', coordinator.stderr()],
+  ] as const) {
     // Refused when it next connects, or reset when a command was in flight as Redis stopped: either is the cause in words.
-    assert.equal(count(log, new RegExp(`^Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 is unreachable \\(connection (refused|reset)\\); retrying every 1 s\\.$`, 'm')), 1, `${who}:\n${log}`);
-    assert.equal(count(log, new RegExp(`^Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 is back after \\d+\\.\\d s away\\.$`, 'm')), 1, `${who}:\n${log}`);
+    assert.equal(
+      count(
+        log,
+        new RegExp(
+          `^Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 is unreachable \\(connection (refused|reset)\\); retrying every 1 s\\.$`,
+          'm',
+        ),
+      ),
+      1,
+      `${who}:\n${log}`,
+    );
+    assert.equal(
+      count(
+        log,
+        new RegExp(`^Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 is back after \\d+\\.\\d s away\\.$`, 'm'),
+      ),
+      1,
+      `${who}:\n${log}`,
+    );
     assertQuietLog(log);
   }
 });
@@ -225,14 +340,27 @@ test('--give-up-after: a worker whose Redis stays away ends with exit 1 and one 
   assert.ok(ms >= 2000 && ms < 2000 + STOP_BOUND_MS, `gave up after ${ms} ms`);
   const log = worker.stderr();
   assert.equal(count(log, /is unreachable \(connection refused\); retrying every 1 s\.$/m), 1, log);
-  assert.match(log, new RegExp(`^Worker gave up: Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 stayed unreachable for 2 s \\(--give-up-after\\); 0 jobs done, 0 failed; no job was running\\.\\n$`, 'm'));
+  assert.match(
+    log,
+    new RegExp(
+      `^Worker gave up: Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 stayed unreachable for 2 s \\(--give-up-after\\); 0 jobs done, 0 failed; no job was running\\.\\n$`,
+      'm',
+    ),
+  );
   assertQuietLog(log);
   // Started while nothing listens there: it waits, says so once, and gives up the same way.
   const never = start(['sim', 'worker', '--queue', redis.url, '--give-up-after', '1']);
   procs.push(never);
   assert.equal(await never.exited, 1, never.stderr());
-  assert.equal(count(never.stderr(), /is unreachable \(connection refused\); retrying every 1 s\.$/m), 1, never.stderr());
-  assert.match(never.stderr(), /^Worker gave up: Redis at \S+ stayed unreachable for 1 s \(--give-up-after\); no job was running\.\n$/m);
+  assert.equal(
+    count(never.stderr(), /is unreachable \(connection refused\); retrying every 1 s\.$/m),
+    1,
+    never.stderr(),
+  );
+  assert.match(
+    never.stderr(),
+    /^Worker gave up: Redis at \S+ stayed unreachable for 1 s \(--give-up-after\); no job was running\.\n$/m,
+  );
 });
 
 test('Ctrl-C on the coordinator with Redis stopped: it ends within 5 s, every finished rollout stays stored, and the same command resumes the sweep', async (t) => {
@@ -244,7 +372,23 @@ test('Ctrl-C on the coordinator with Redis stopped: it ends within 5 s, every fi
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '1', '--queue', redis.url, '--data', data, '--json'];
+  const sweepArgs = [
+    'sim',
+    'sweep',
+    '--layouts',
+    file,
+    '--policy',
+    'code:hold',
+    '--repeats',
+    '2',
+    '--seconds',
+    '1',
+    '--queue',
+    redis.url,
+    '--data',
+    data,
+    '--json',
+  ];
   const worker = start(['sim', 'worker', '--queue', redis.url]);
   procs.push(worker);
   await worker.waitFor(/rollout thread/);
@@ -261,7 +405,13 @@ test('Ctrl-C on the coordinator with Redis stopped: it ends within 5 s, every fi
   assert.ok(stored >= 1 && stored < 4, `${stored} of 4 stored`);
   assert.equal(JSON.parse(coordinator.stdout()).rollouts, stored, 'what it reports is what is stored');
   const log = coordinator.stderr();
-  assert.match(log, new RegExp(`^Stopped with Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 unreachable: ${stored} of 4 rollouts are stored \\(session 1\\) and the rest stay queued; once Redis is back, run the same command again to resume the sweep\\.\\n$`, 'm'));
+  assert.match(
+    log,
+    new RegExp(
+      `^Stopped with Redis at redis://127\\.0\\.0\\.1:${redis.port}/0 unreachable: ${stored} of 4 rollouts are stored \\(session 1\\) and the rest stay queued; once Redis is back, run the same command again to resume the sweep\\.\\n$`,
+      'm',
+    ),
+  );
   assert.equal(count(log, /is unreachable \(connection refused\)/), 1, log);
   assertQuietLog(log);
   const store = openStore(join(data, 'tandem.sqlite'));
@@ -275,6 +425,9 @@ test('Ctrl-C on the coordinator with Redis stopped: it ends within 5 s, every fi
   procs.push(start(['sim', 'worker', '--queue', redis.url]));
   const resumed = await runTandem(sweepArgs);
   assert.equal(resumed.code, 0, resumed.stderr);
-  assert.match(resumed.stderr, new RegExp(`Resuming sweep \\S+ \\(session 1\\): ${stored} of 4 rollouts already stored`));
+  assert.match(
+    resumed.stderr,
+    new RegExp(`Resuming sweep \\S+ \\(session 1\\): ${stored} of 4 rollouts already stored`),
+  );
   assert.equal(storedHashes(data).rows, 4);
 });

@@ -50,7 +50,7 @@ async function queueSweep(t: TestContext, tiers: number[]) {
   return { dir, file, data, redis, client, queue, procs };
 }
 
-test('a sweep over two worker processes stores exactly the in-process sweep\'s rollouts, with the same final states, though one worker is SIGKILLed mid-rollout', async (t) => {
+test("a sweep over two worker processes stores exactly the in-process sweep's rollouts, with the same final states, though one worker is SIGKILLed mid-rollout", async (t) => {
   const { dir, file, data } = setup([1, 2, 3]);
   const redis = await startRedisServer();
   const workers: Running[] = [];
@@ -59,7 +59,19 @@ test('a sweep over two worker processes stores exactly the in-process sweep\'s r
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '3', '--json'];
+  const sweepArgs = [
+    'sim',
+    'sweep',
+    '--layouts',
+    file,
+    '--policy',
+    'code:hold',
+    '--repeats',
+    '2',
+    '--seconds',
+    '3',
+    '--json',
+  ];
   const local = await runTandem([...sweepArgs, '--workers', '1', '--data', join(dir, 'local')]);
   assert.equal(local.code, 0, local.stderr);
   const expected = storedHashes(join(dir, 'local'));
@@ -80,15 +92,39 @@ test('a sweep over two worker processes stores exactly the in-process sweep\'s r
   const out = JSON.parse(coordinator.stdout());
   assert.equal(out.rollouts, 6);
   assert.equal(out.stopped, false);
-  assert.match(w2.stderr(), new RegExp(`^job ${killedJob} \\(layout \\d repeat \\d, code:hold\\): started$`, 'm'), 'the killed job was run again by the other worker');
+  assert.match(
+    w2.stderr(),
+    new RegExp(`^job ${killedJob} \\(layout \\d repeat \\d, code:hold\\): started$`, 'm'),
+    'the killed job was run again by the other worker',
+  );
   const got = storedHashes(data);
   assert.equal(got.rows, 6, 'one row per (layout, repeat), the killed attempt left none');
-  assert.deepEqual(Object.fromEntries([...got.hashes].sort()), Object.fromEntries([...expected.hashes].sort()), 'each (layout, repeat) ends in the in-process sweep\'s final state');
+  assert.deepEqual(
+    Object.fromEntries([...got.hashes].sort()),
+    Object.fromEntries([...expected.hashes].sort()),
+    "each (layout, repeat) ends in the in-process sweep's final state",
+  );
 });
 
 test('a coordinator SIGKILLed mid-sweep: the same command resumes collecting, and a duplicated job stores one row', async (t) => {
   const { file, data, redis, procs, queue } = await queueSweep(t, [1, 2]);
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '0.5', '--queue', redis.url, '--data', data, '--json'];
+  const sweepArgs = [
+    'sim',
+    'sweep',
+    '--layouts',
+    file,
+    '--policy',
+    'code:hold',
+    '--repeats',
+    '2',
+    '--seconds',
+    '0.5',
+    '--queue',
+    redis.url,
+    '--data',
+    data,
+    '--json',
+  ];
   const first = start(sweepArgs);
   procs.push(first);
   await until(async () => (await queue.getJobCounts('waiting')).waiting === 4, 30_000);
@@ -122,7 +158,21 @@ test('a model whose bytes in Redis do not match its hash ends as an invalid roll
   const model = buildLinearPolicyModel({ horizon: 5, cameras: [] });
   const modelFile = join(dir, 'model.onnx');
   writeFileSync(modelFile, model.bytes);
-  const coordinator = start(['sim', 'sweep', '--layouts', file, '--policy', `onnx:${modelFile}`, '--seconds', '0.3', '--queue', redis.url, '--data', data, '--json']);
+  const coordinator = start([
+    'sim',
+    'sweep',
+    '--layouts',
+    file,
+    '--policy',
+    `onnx:${modelFile}`,
+    '--seconds',
+    '0.3',
+    '--queue',
+    redis.url,
+    '--data',
+    data,
+    '--json',
+  ]);
   procs.push(coordinator);
   await until(async () => (await queue.getJobCounts('waiting')).waiting === 1, 30_000);
   const [job] = await queue.getJobs(['waiting'], 0, 0, true);
@@ -134,7 +184,11 @@ test('a model whose bytes in Redis do not match its hash ends as an invalid roll
   }
   await client.set(blobKey(sha), Buffer.from('not the model'));
   // A hostile job: a policy path from the job itself.
-  await queue.add('sim-rollout', { ...job.data, sweepId: 'hostile', policy: { kind: 'spec', spec: 'onnx:/etc/passwd' } }, { jobId: 'hostile-0-0', attempts: 3 });
+  await queue.add(
+    'sim-rollout',
+    { ...job.data, sweepId: 'hostile', policy: { kind: 'spec', spec: 'onnx:/etc/passwd' } },
+    { jobId: 'hostile-0-0', attempts: 3 },
+  );
   procs.push(start(['sim', 'worker', '--queue', redis.url]));
   assert.equal(await coordinator.exited, 0, coordinator.stderr());
   const out = JSON.parse(coordinator.stdout());
@@ -144,7 +198,10 @@ test('a model whose bytes in Redis do not match its hash ends as an invalid roll
     const [row] = store.listRollouts({});
     assert.equal(row.status, 'invalid');
     assert.equal(row.outcome, 'worker-failed');
-    assert.match(row.statusReason ?? '', /^sweep job failed on 1 attempt: The ONNX model in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged/);
+    assert.match(
+      row.statusReason ?? '',
+      /^sweep job failed on 1 attempt: The ONNX model in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged/,
+    );
     assert.equal(row.progress, null, 'never scored');
   } finally {
     store.close();
@@ -152,7 +209,10 @@ test('a model whose bytes in Redis do not match its hash ends as an invalid roll
   await until(async () => (await queue.getJobCounts('failed')).failed === 1, 30_000);
   const [hostile] = await queue.getJobs(['failed'], 0, 0, true);
   assert.equal(hostile.id, 'hostile-0-0');
-  assert.match(hostile.failedReason, /a worker opens only code:NAME and ws:\/\/ specs, and ONNX models by hash, never a path from a job/);
+  assert.match(
+    hostile.failedReason,
+    /a worker opens only code:NAME and ws:\/\/ specs, and ONNX models by hash, never a path from a job/,
+  );
   assert.equal(hostile.attemptsMade, 1, 'a refused payload is not retried');
 });
 
@@ -165,13 +225,38 @@ test('an unreachable Redis, a refused password and a queue of another tandem ver
     await plain.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const sweep = (url: string) => runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--seconds', '0.3', '--queue', url, '--data', data]);
+  const sweep = (url: string) =>
+    runTandem([
+      'sim',
+      'sweep',
+      '--layouts',
+      file,
+      '--policy',
+      'code:hold',
+      '--seconds',
+      '0.3',
+      '--queue',
+      url,
+      '--data',
+      data,
+    ]);
   const closedPort = (await startRedisServer()) as RedisServer;
   await closedPort.stop();
   const cases: [string, RegExp][] = [
-    [`redis://127.0.0.1:${closedPort.port}`, new RegExp(`^Cannot reach Redis at redis://127\\.0\\.0\\.1:${closedPort.port}/0 \\(.*ECONNREFUSED.*\\); start redis-server there or check --queue\\.\\n$`)],
-    [`redis://:bad-pw-x@127.0.0.1:${secured.port}`, /^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 refused the password in --queue; give the right one as redis:\/\/:PASSWORD@HOST:PORT\.\n$/],
-    [`redis://127.0.0.1:${secured.port}`, /^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 needs a password; give it as redis:\/\/:PASSWORD@HOST:PORT\.\n$/],
+    [
+      `redis://127.0.0.1:${closedPort.port}`,
+      new RegExp(
+        `^Cannot reach Redis at redis://127\\.0\\.0\\.1:${closedPort.port}/0 \\(.*ECONNREFUSED.*\\); start redis-server there or check --queue\\.\\n$`,
+      ),
+    ],
+    [
+      `redis://:bad-pw-x@127.0.0.1:${secured.port}`,
+      /^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 refused the password in --queue; give the right one as redis:\/\/:PASSWORD@HOST:PORT\.\n$/,
+    ],
+    [
+      `redis://127.0.0.1:${secured.port}`,
+      /^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 needs a password; give it as redis:\/\/:PASSWORD@HOST:PORT\.\n$/,
+    ],
   ];
   for (const [url, sentence] of cases) {
     const r = await sweep(url);
@@ -186,11 +271,17 @@ test('an unreachable Redis, a refused password and a queue of another tandem ver
     await queue.add('sim-rollout', { tandemVersion: '0.0.1-other' }, { jobId: 'old-0-0' });
     const r = await sweep(plain.url);
     assert.equal(r.code, 2, r.stderr);
-    assert.equal(r.stderr, `The queue at redis://127.0.0.1:${plain.port}/0 holds 1 job of tandem 0.0.1-other; this is tandem ${TANDEM_VERSION}: let tandem 0.0.1-other finish them, or use another database (redis://HOST:PORT/1).\n`);
+    assert.equal(
+      r.stderr,
+      `The queue at redis://127.0.0.1:${plain.port}/0 holds 1 job of tandem 0.0.1-other; this is tandem ${TANDEM_VERSION}: let tandem 0.0.1-other finish them, or use another database (redis://HOST:PORT/1).\n`,
+    );
     const w = await runTandem(['sim', 'worker', '--queue', plain.url], { timeoutMs: 30_000 });
     assert.equal(w.code, 2, w.stderr);
-    assert.equal(w.stderr, `The queue at redis://127.0.0.1:${plain.port}/0 holds jobs of tandem 0.0.1-other; this worker is tandem ${TANDEM_VERSION}: start a tandem 0.0.1-other worker for them.\n`);
-    assert.deepEqual((await queue.getJobCounts('waiting')).waiting, 1, 'the other version\'s job is left alone');
+    assert.equal(
+      w.stderr,
+      `The queue at redis://127.0.0.1:${plain.port}/0 holds jobs of tandem 0.0.1-other; this worker is tandem ${TANDEM_VERSION}: start a tandem 0.0.1-other worker for them.\n`,
+    );
+    assert.deepEqual((await queue.getJobCounts('waiting')).waiting, 1, "the other version's job is left alone");
   } finally {
     await close();
   }
@@ -204,7 +295,25 @@ test('an unreachable Redis, a refused password and a queue of another tandem ver
 
 test('Ctrl-C on the coordinator stops the sweep as on one machine: finished rollouts stay stored (recorded, with their files), unstarted jobs leave the queue, exit 130', async (t) => {
   const { dir, file, data, redis, procs, client, queue } = await queueSweep(t, [1, 2, 3]);
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '2', '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes'), '--json'];
+  const sweepArgs = [
+    'sim',
+    'sweep',
+    '--layouts',
+    file,
+    '--policy',
+    'code:hold',
+    '--repeats',
+    '2',
+    '--seconds',
+    '2',
+    '--queue',
+    redis.url,
+    '--data',
+    data,
+    '--record',
+    join(dir, 'episodes'),
+    '--json',
+  ];
   const worker = start(['sim', 'worker', '--queue', redis.url]);
   procs.push(worker);
   await worker.waitFor(/rollout thread/);
@@ -239,7 +348,10 @@ function storedEpisodes(data: string): Map<string, { file: string | null; state?
     return new Map(
       store.listRollouts({}).map((r) => {
         const rec = r.episodeFile === null ? undefined : store.findRecordingByFile(r.episodeFile);
-        return [`${r.layoutIndex}/${r.repeatIndex}`, { file: r.episodeFile, state: rec?.state, linked: rec ? rec.rolloutId === r.id : undefined }];
+        return [
+          `${r.layoutIndex}/${r.repeatIndex}`,
+          { file: r.episodeFile, state: rec?.state, linked: rec ? rec.rolloutId === r.id : undefined },
+        ];
       }),
     );
   } finally {
@@ -252,21 +364,57 @@ function comparable(ep: IndexedEpisode): Record<string, unknown[]> {
   const strip = (v: unknown): unknown => {
     if (Array.isArray(v) || ArrayBuffer.isView(v)) return Array.from(v as ArrayLike<unknown>, strip);
     if (typeof v !== 'object' || v === null) return v;
-    return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'header' && k !== 'stamp').map(([k, x]) => [k, strip(x)]));
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([k]) => k !== 'header' && k !== 'stamp')
+        .map(([k, x]) => [k, strip(x)]),
+    );
   };
-  const first = [...ep.byTopic.values()].flat().reduce((m, x) => (x.logTime < m ? x.logTime : m), BigInt(Number.MAX_SAFE_INTEGER) * 1000n);
-  return Object.fromEntries([...ep.byTopic].sort(([a], [b]) => a.localeCompare(b)).map(([topic, list]) => [topic, list.map((m) => ({ dt: m.logTime - first, message: strip(m.message) }))]));
+  const first = [...ep.byTopic.values()]
+    .flat()
+    .reduce((m, x) => (x.logTime < m ? x.logTime : m), BigInt(Number.MAX_SAFE_INTEGER) * 1000n);
+  return Object.fromEntries(
+    [...ep.byTopic]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([topic, list]) => [topic, list.map((m) => ({ dt: m.logTime - first, message: strip(m.message) }))]),
+  );
 }
 
 test('a queued sweep with --record writes one episode file per rollout, message for message the one a sweep on this machine writes, and leaves no recording in Redis', async (t) => {
   const { dir, file, data, redis, procs, client } = await queueSweep(t, [1, 2]);
   // A policy that moves the arms, so the joint states say something.
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:bottles-in-the-bin', '--seconds', '2', '--json'];
-  const local = await runTandem([...sweepArgs, '--workers', '1', '--data', join(dir, 'local'), '--record', join(dir, 'local-episodes')]);
+  const sweepArgs = [
+    'sim',
+    'sweep',
+    '--layouts',
+    file,
+    '--policy',
+    'code:bottles-in-the-bin',
+    '--seconds',
+    '2',
+    '--json',
+  ];
+  const local = await runTandem([
+    ...sweepArgs,
+    '--workers',
+    '1',
+    '--data',
+    join(dir, 'local'),
+    '--record',
+    join(dir, 'local-episodes'),
+  ]);
   assert.equal(local.code, 0, local.stderr);
   const worker = start(['sim', 'worker', '--queue', redis.url]);
   procs.push(worker);
-  const queued = await runTandem([...sweepArgs, '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes')]);
+  const queued = await runTandem([
+    ...sweepArgs,
+    '--queue',
+    redis.url,
+    '--data',
+    data,
+    '--record',
+    join(dir, 'episodes'),
+  ]);
   assert.equal(queued.code, 0, queued.stderr);
   const out = JSON.parse(queued.stdout);
   assert.equal(out.rollouts, 2);
@@ -281,7 +429,8 @@ test('a queued sweep with --record writes one episode file per rollout, message 
     assert.equal(ep.linked, true, `${key}: the recording is linked to its rollout`);
     const a = await readIndexed(ep.file!);
     const b = await readIndexed(theirs.get(key)!.file!);
-    const count = (e: IndexedEpisode) => Object.fromEntries([...e.byTopic].map(([topic, list]) => [topic, list.length]).sort());
+    const count = (e: IndexedEpisode) =>
+      Object.fromEntries([...e.byTopic].map(([topic, list]) => [topic, list.length]).sort());
     assert.deepEqual(count(a), count(b), `${key}: messages per topic`);
     assert.equal(a.byTopic.get(TOPICS.jointCommands)!.length, 100, '2 s at 50 Hz');
     const last = (e: IndexedEpisode) => e.byTopic.get(TOPICS.jointStates)!.at(-1)!.message;
@@ -289,7 +438,8 @@ test('a queued sweep with --record writes one episode file per rollout, message 
     assert.deepEqual(last(a).position, last(b).position, `${key}: the final joint state`);
     assert.notDeepEqual(last(a).position, a.byTopic.get(TOPICS.jointStates)![0].message.position, 'the arms moved');
     // Everything but when the file was opened.
-    const meta = (e: IndexedEpisode) => new Map([...e.metadata.get('tandem.episode')!].filter(([k]) => k !== 'unix_offset_s'));
+    const meta = (e: IndexedEpisode) =>
+      new Map([...e.metadata.get('tandem.episode')!].filter(([k]) => k !== 'unix_offset_s'));
     assert.deepEqual(meta(a), meta(b), `${key}: what ran, on what`);
   }
   assert.deepEqual(await client.keys('tandem:recording:*'), [], 'each recording left Redis once its file was written');
@@ -297,13 +447,34 @@ test('a queued sweep with --record writes one episode file per rollout, message 
 
 test('a resumed recording sweep writes the files of what it collects; a recording changed, gone or refused as too big leaves its rollout stored without a file, and one sentence says why', async (t) => {
   const { dir, file, data, redis, procs, client, queue } = await queueSweep(t, [1, 2, 3]);
-  const sweepArgs = ['sim', 'sweep', '--layouts', file, '--policy', 'code:hold', '--repeats', '2', '--seconds', '0.5', '--queue', redis.url, '--data', data, '--record', join(dir, 'episodes'), '--json'];
+  const sweepArgs = [
+    'sim',
+    'sweep',
+    '--layouts',
+    file,
+    '--policy',
+    'code:hold',
+    '--repeats',
+    '2',
+    '--seconds',
+    '0.5',
+    '--queue',
+    redis.url,
+    '--data',
+    data,
+    '--record',
+    join(dir, 'episodes'),
+    '--json',
+  ];
   const first = start(sweepArgs);
   procs.push(first);
   await until(async () => (await queue.getJobCounts('waiting')).waiting === 6, 30_000);
   first.child.kill('SIGKILL');
   await first.exited;
-  assert.ok((await queue.getJobs(['waiting'], 0, -1, true)).every((j) => (j.data as { record?: boolean }).record === true), 'each job asks its worker to record');
+  assert.ok(
+    (await queue.getJobs(['waiting'], 0, -1, true)).every((j) => (j.data as { record?: boolean }).record === true),
+    'each job asks its worker to record',
+  );
   procs.push(start(['sim', 'worker', '--queue', redis.url]));
   await until(async () => (await queue.getJobCounts('completed')).completed === 6, 60_000);
   const shaOf = new Map<string, string>();
@@ -311,12 +482,21 @@ test('a resumed recording sweep writes the files of what it collects; a recordin
   for (const job of await queue.getJobs(['completed'], 0, -1, true)) {
     const result = job.returnvalue as SimJobResult;
     assert.equal(result.kind, 'rollout');
-    assert.ok(result.kind === 'rollout' && result.rollout.recorded === undefined && result.recording && 'sha256' in result.recording, 'the result names the recording; the calls are not in it');
+    assert.ok(
+      result.kind === 'rollout' &&
+        result.rollout.recorded === undefined &&
+        result.recording &&
+        'sha256' in result.recording,
+      'the result names the recording; the calls are not in it',
+    );
     assert.ok(JSON.stringify(result).length < 8000, `a small result (${JSON.stringify(result).length} characters)`);
     const { sha256, bytes } = result.recording as { sha256: string; bytes: number };
     assert.equal((await client.getBuffer(recordingKey(sha256)))?.length, bytes);
     const ttl = await client.ttl(recordingKey(sha256));
-    assert.ok(ttl > BLOB_TTL_S - 600 && ttl <= BLOB_TTL_S, `the recording expires as an uncollected job does (in ${ttl} s)`);
+    assert.ok(
+      ttl > BLOB_TTL_S - 600 && ttl <= BLOB_TTL_S,
+      `the recording expires as an uncollected job does (in ${ttl} s)`,
+    );
     const { layoutIndex, repeat } = job.data as { layoutIndex: number; repeat: number };
     shaOf.set(`${layoutIndex}/${repeat}`, sha256);
     jobOf.set(`${layoutIndex}/${repeat}`, String(job.id));
@@ -325,7 +505,8 @@ test('a resumed recording sweep writes the files of what it collects; a recordin
   await client.set(recordingKey(shaOf.get('0/0')!), Buffer.from('changed in Redis'));
   await client.del(recordingKey(shaOf.get('1/0')!));
   // What a worker returns for a recording over the limit: no blob, the sentence.
-  const tooBig = 'its recording packs to 300.0 MiB, over the 256 MiB a queued rollout may carry; run it in a sweep on one machine (--workers) to record it, or shorten --seconds.';
+  const tooBig =
+    'its recording packs to 300.0 MiB, over the 256 MiB a queued rollout may carry; run it in a sweep on one machine (--workers) to record it, or shorten --seconds.';
   const jobKey = `bull:${SIM_QUEUE_NAME}:${jobOf.get('2/0')!}`;
   const result = JSON.parse((await client.hget(jobKey, 'returnvalue'))!) as Record<string, unknown>;
   await client.hset(jobKey, 'returnvalue', JSON.stringify({ ...result, recording: { refused: tooBig } }));
@@ -333,9 +514,20 @@ test('a resumed recording sweep writes the files of what it collects; a recordin
   const second = await runTandem(sweepArgs);
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stderr, /Resuming sweep \S+ \(session 1\): 0 of 6 rollouts already stored/);
-  assert.match(second.stderr, /\njob \S+-0-0 \(layout 0 repeat 0, code:hold\): stored without its episode file: its recording in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged\.\n/);
-  assert.match(second.stderr, /\njob \S+-1-0 \(layout 1 repeat 0, code:hold\): stored without its episode file: its recording [0-9a-f]{12}… is not in the queue's store \(expired, or removed\)\.\n/);
-  assert.ok(second.stderr.includes(`\njob ${jobOf.get('2/0')!} (layout 2 repeat 0, code:hold): stored without its episode file: ${tooBig}\n`), second.stderr);
+  assert.match(
+    second.stderr,
+    /\njob \S+-0-0 \(layout 0 repeat 0, code:hold\): stored without its episode file: its recording in the queue's store under [0-9a-f]{12}… hashes to [0-9a-f]{12}…: its bytes were changed or damaged\.\n/,
+  );
+  assert.match(
+    second.stderr,
+    /\njob \S+-1-0 \(layout 1 repeat 0, code:hold\): stored without its episode file: its recording [0-9a-f]{12}… is not in the queue's store \(expired, or removed\)\.\n/,
+  );
+  assert.ok(
+    second.stderr.includes(
+      `\njob ${jobOf.get('2/0')!} (layout 2 repeat 0, code:hold): stored without its episode file: ${tooBig}\n`,
+    ),
+    second.stderr,
+  );
   const out = JSON.parse(second.stdout);
   assert.equal(out.rollouts, 6);
   assert.equal(out.episodeFiles, 3);

@@ -8,7 +8,11 @@ const PLAN: AnytimeOptions = { alpha: 0.1, margin: 0.1, stoppingRule: 'differenc
 
 /** What the station returns after these pairs' B − A (the engine's own comparison, as the results API carries it). */
 function after(diffs: number[], o: Partial<AnytimeOptions> = {}, stoppedEarly = false): SessionAnalysis {
-  return { ...anytimeComparison(diffs, { ...PLAN, ...o, names: BLIND }), analysisSha256: 'ab'.repeat(32), stoppedEarly };
+  return {
+    ...anytimeComparison(diffs, { ...PLAN, ...o, names: BLIND }),
+    analysisSha256: 'ab'.repeat(32),
+    stoppedEarly,
+  };
 }
 
 test('the analysis panel says "B is better by X: you may stop" once the sequence excludes zero, and that the session stopped itself when it did', () => {
@@ -21,9 +25,15 @@ test('the analysis panel says "B is better by X: you may stop" once the sequence
   assert.equal(live.outcome, null);
   const stopped = analysisWords(after(Array(8).fill(1), {}, true), BLIND, true);
   assert.equal(stopped.headline, 'policy B is better by 1.00.');
-  assert.equal(stopped.outcome, 'The session stopped itself here, by its pre-registered rule: 4 pairs of the plan not needed.');
+  assert.equal(
+    stopped.outcome,
+    'The session stopped itself here, by its pre-registered rule: 4 pairs of the plan not needed.',
+  );
   // A the better one: A is named, by how much from the estimate's size.
-  assert.equal(analysisWords(after([-1, -0.5, -1, -1, -1, -1, -1, -1, -1, -1]), BLIND, false).headline, 'policy A is better by 0.95: you may stop.');
+  assert.equal(
+    analysisWords(after([-1, -0.5, -1, -1, -1, -1, -1, -1, -1, -1]), BLIND, false).headline,
+    'policy A is better by 0.95: you may stop.',
+  );
 });
 
 test('"no difference larger than Y: you may stop" when the sequence lies within the margin; "about N more pairs" while neither rule holds; "no verdict" once the plan is done', () => {
@@ -41,7 +51,10 @@ test('"no difference larger than Y: you may stop" when the sequence lies within 
   assert.equal(over.state, 'undecided');
   assert.equal(over.headline, "No verdict: the plan's 1 pair is done and neither rule holds.");
   assert.equal(over.outcome, 'The session is over.');
-  assert.equal(analysisWords(after([1, 0], { maxPairs: 6, ended: true }), BLIND, true).headline, "No verdict: the session ended after 2 of the plan's 6 pairs and neither rule holds.");
+  assert.equal(
+    analysisWords(after([1, 0], { maxPairs: 6, ended: true }), BLIND, true).headline,
+    "No verdict: the session ended after 2 of the plan's 6 pairs and neither rule holds.",
+  );
 });
 
 test('blind-safe: the panel names only the labels it is given', () => {

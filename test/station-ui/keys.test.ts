@@ -13,23 +13,52 @@ test('pedals F13–F15 run, stop and E-stop, even while a text field has focus; 
   }
   assert.equal(actionForKey({ key: 's', typing: false, modifier: false }), 'stop-rollout');
   assert.equal(actionForKey({ key: 'S', typing: false, modifier: false }), 'stop-rollout');
-  assert.equal(actionForKey({ key: 's', typing: true, modifier: false }), null, 'typing an s in a policy spec stops nothing');
-  assert.equal(actionForKey({ key: 'r', typing: false, modifier: true }), null, 'Ctrl-R reloads, it does not run a rollout');
+  assert.equal(
+    actionForKey({ key: 's', typing: true, modifier: false }),
+    null,
+    'typing an s in a policy spec stops nothing',
+  );
+  assert.equal(
+    actionForKey({ key: 'r', typing: false, modifier: true }),
+    null,
+    'Ctrl-R reloads, it does not run a rollout',
+  );
   assert.deepEqual(actionForKey({ key: '5', typing: false, modifier: false }), { view: 5 });
   assert.equal(actionForKey({ key: '6', typing: false, modifier: false }), null);
 });
 
-test('on the Session page Enter and the left pedal press the step\'s big button; step letters act only there and never while typing', () => {
-  for (const typing of [false, true]) assert.deepEqual(actionForKey({ key: 'F13', typing, modifier: false, inSession: true }), { session: 'go' });
+test("on the Session page Enter and the left pedal press the step's big button; step letters act only there and never while typing", () => {
+  for (const typing of [false, true])
+    assert.deepEqual(actionForKey({ key: 'F13', typing, modifier: false, inSession: true }), { session: 'go' });
   assert.deepEqual(actionForKey({ key: 'Enter', typing: false, modifier: false, inSession: true }), { session: 'go' });
-  assert.equal(actionForKey({ key: 'Enter', typing: true, modifier: false, inSession: true }), null, 'Enter in a field submits its own form');
-  assert.equal(actionForKey({ key: 'Enter', typing: false, modifier: false }), null, 'Enter elsewhere does nothing global');
-  assert.deepEqual(actionForKey({ key: 'ArrowUp', typing: false, modifier: false, inSession: true }), { session: 'count-up' });
-  assert.deepEqual(actionForKey({ key: '-', typing: false, modifier: false, inSession: true }), { session: 'count-down' });
+  assert.equal(
+    actionForKey({ key: 'Enter', typing: true, modifier: false, inSession: true }),
+    null,
+    'Enter in a field submits its own form',
+  );
+  assert.equal(
+    actionForKey({ key: 'Enter', typing: false, modifier: false }),
+    null,
+    'Enter elsewhere does nothing global',
+  );
+  assert.deepEqual(actionForKey({ key: 'ArrowUp', typing: false, modifier: false, inSession: true }), {
+    session: 'count-up',
+  });
+  assert.deepEqual(actionForKey({ key: '-', typing: false, modifier: false, inSession: true }), {
+    session: 'count-down',
+  });
   assert.deepEqual(actionForKey({ key: 'X', typing: false, modifier: false, inSession: true }), { session: 'redo' });
   assert.equal(actionForKey({ key: 'x', typing: true, modifier: false, inSession: true }), null);
-  assert.equal(actionForKey({ key: 'Escape', typing: false, modifier: false, inSession: true }), 'estop', 'E-stop still wins on the Session page');
-  assert.equal(actionForKey({ key: 's', typing: false, modifier: false, inSession: true }), 'stop-rollout', 'S still stops the running rollout');
+  assert.equal(
+    actionForKey({ key: 'Escape', typing: false, modifier: false, inSession: true }),
+    'estop',
+    'E-stop still wins on the Session page',
+  );
+  assert.equal(
+    actionForKey({ key: 's', typing: false, modifier: false, inSession: true }),
+    'stop-rollout',
+    'S still stops the running rollout',
+  );
   assert.deepEqual(actionForKey({ key: '3', typing: false, modifier: false, inSession: true }), { view: 3 });
 });
 

@@ -27,12 +27,16 @@ test('a process killed mid-write loses no committed rollout and leaves no half-w
       buffered += d;
       const lines = buffered.split('\n');
       buffered = lines.pop() ?? '';
-      for (const line of lines) if (line.startsWith('committed ')) committed.push(...line.slice(10).split(' ').map(Number));
+      for (const line of lines)
+        if (line.startsWith('committed ')) committed.push(...line.slice(10).split(' ').map(Number));
       // SIGKILL: no exit handlers, no close, no checkpoint — as close to pulling the plug as a test gets.
       if (committed.length >= 200 && child.exitCode === null && !child.killed) child.kill('SIGKILL');
     });
   });
-  assert.ok(committed.length >= 200, `the writer reported ${committed.length} commits before it ended; stderr: ${stderr}`);
+  assert.ok(
+    committed.length >= 200,
+    `the writer reported ${committed.length} commits before it ended; stderr: ${stderr}`,
+  );
 
   const store = openStore(file);
   t.after(() => store.close());
@@ -98,7 +102,16 @@ function seededRollout(store: Store): RolloutInput {
   const set = layoutSetFixture([1, 2]);
   store.putLayoutSet(set);
   const policy = store.upsertPolicy({ spec: 'code:scripted', name: 'scripted' });
-  return { kind: 'sim', policyId: policy.id, layoutSetSha256: set.sha256, layoutIndex: 0, episodeSeconds: 60, controlHz: 30, status: 'valid', progress: 1 };
+  return {
+    kind: 'sim',
+    policyId: policy.id,
+    layoutSetSha256: set.sha256,
+    layoutIndex: 0,
+    episodeSeconds: 60,
+    controlHz: 30,
+    status: 'valid',
+    progress: 1,
+  };
 }
 
 /** Runs a test child; resolves with its process, and a function waiting for a line on its stdout. */
@@ -118,7 +131,8 @@ function child(args: string[], opts: { uid?: number; gid?: number } = {}) {
     closed,
     output: () => out,
     errors: () => err,
-    saw: (line: string) => new Promise<void>((resolve) => (out.includes(`${line}\n`) ? resolve() : waiters.push({ line, resolve }))),
+    saw: (line: string) =>
+      new Promise<void>((resolve) => (out.includes(`${line}\n`) ? resolve() : waiters.push({ line, resolve }))),
   };
 }
 
@@ -130,7 +144,12 @@ test('the store runs on the settings its guarantees rest on: WAL, synchronous = 
   const file = join(tempDir(t), 'tandem.sqlite');
   const store = openStore(file);
   t.after(() => store.close());
-  assert.deepEqual(store.connectionSettings(), { journalMode: 'wal', synchronous: 2, foreignKeys: 1, busyTimeoutMs: 5000 });
+  assert.deepEqual(store.connectionSettings(), {
+    journalMode: 'wal',
+    synchronous: 2,
+    foreignKeys: 1,
+    busyTimeoutMs: 5000,
+  });
   const patient = openStore(file, { busyTimeoutMs: 250 });
   t.after(() => patient.close());
   assert.equal(patient.connectionSettings().busyTimeoutMs, 250);
@@ -153,14 +172,23 @@ test('a write while another process holds the write lock past the busy timeout i
     () => store.insertRollout(rollout),
     (e: unknown) =>
       e instanceof StoreError &&
-      e.message === `The store ${file} is busy: another tandem process held it for writing longer than this one waits, so this change was not saved; try again when that process has finished.`,
+      e.message ===
+        `The store ${file} is busy: another tandem process held it for writing longer than this one waits, so this change was not saved; try again when that process has finished.`,
   );
   holder.p.stdin.write('release\n');
   await holder.saw('released');
   await holder.closed;
   const second = store.insertRollout(rollout);
-  assert.deepEqual(store.listRollouts().map((r) => r.id), [first, second], 'the refused write left nothing; the earlier one is kept');
-  assert.deepEqual(store.listSessions().map((s) => s.notes), ['written by the other process'], "and the other process's write is kept too");
+  assert.deepEqual(
+    store.listRollouts().map((r) => r.id),
+    [first, second],
+    'the refused write left nothing; the earlier one is kept',
+  );
+  assert.deepEqual(
+    store.listSessions().map((s) => s.notes),
+    ['written by the other process'],
+    "and the other process's write is kept too",
+  );
 });
 
 test('a write while another process holds the write lock for less than the busy timeout waits for it and succeeds', async (t) => {
@@ -187,7 +215,10 @@ test('a write while another process holds the write lock for less than the busy 
       const id = store.insertRollout(rollout); // blocks in SQLite's busy handler until the holder commits
       await holder.closed;
       assert.match(holder.output(), /released/);
-      assert.deepEqual(store.listRollouts().map((r) => r.id), [id]);
+      assert.deepEqual(
+        store.listRollouts().map((r) => r.id),
+        [id],
+      );
       assert.equal(store.listSessions().length, 1 + attempt, 'the holder committed first; this write came after it');
       return;
     }
@@ -225,13 +256,18 @@ test('a store on a read-only file system is refused with what to do; nothing in 
   execFileSync('mount', ['-o', 'remount,ro', dir]);
   assert.throws(
     () => openStore(file),
-    (e: unknown) => e instanceof StoreError && e.message ===
+    (e: unknown) =>
+      e instanceof StoreError &&
+      e.message ===
         `The store ${file} cannot be written: its file system is mounted read-only, so nothing was saved (and nothing saved before was changed); remount it read-write, or point --data at a writable folder.`,
   );
   execFileSync('mount', ['-o', 'remount,rw', dir]);
   const again = openStore(file);
   try {
-    assert.deepEqual(again.listRollouts().map((r) => r.id), [id]);
+    assert.deepEqual(
+      again.listRollouts().map((r) => r.id),
+      [id],
+    );
   } finally {
     again.close(); // before the tmpfs is unmounted
   }
@@ -249,7 +285,10 @@ test('a store this user may not write is refused with what to do (as another use
   chmodSync(dir, 0o755);
   chmodSync(data, 0o555);
   chmodSync(file, 0o444);
-  const writer = child([fileURLToPath(new URL('./try-write-child.ts', import.meta.url)), file], isRoot ? { uid: 65534, gid: 65534 } : {});
+  const writer = child(
+    [fileURLToPath(new URL('./try-write-child.ts', import.meta.url)), file],
+    isRoot ? { uid: 65534, gid: 65534 } : {},
+  );
   await writer.closed;
   assert.match(
     writer.output(),
@@ -260,15 +299,24 @@ test('a store this user may not write is refused with what to do (as another use
   chmodSync(file, 0o644);
   const again = openStore(file);
   t.after(() => again.close());
-  assert.deepEqual(again.listRollouts().map((r) => r.id), [id]);
-  assert.deepEqual(again.listPolicies().map((p) => p.name), ['scripted']);
+  assert.deepEqual(
+    again.listRollouts().map((r) => r.id),
+    [id],
+  );
+  assert.deepEqual(
+    again.listPolicies().map((p) => p.name),
+    ['scripted'],
+  );
 });
 
 const FILLER = fileURLToPath(new URL('./fill-until-full.ts', import.meta.url));
 
 /** Reads a fill-until-full child's report: the committed ids and the refusal. */
 function fillReport(out: string): { committed: number[]; refused: string } {
-  const committed = out.split('\n').filter((l) => l.startsWith('committed ')).flatMap((l) => l.slice(10).split(' ').map(Number));
+  const committed = out
+    .split('\n')
+    .filter((l) => l.startsWith('committed '))
+    .flatMap((l) => l.slice(10).split(' ').map(Number));
   const refused = out.split('\n').find((l) => l.startsWith('refused ')) ?? '';
   return { committed, refused };
 }
@@ -277,8 +325,14 @@ function assertNothingCommittedLost(file: string, committed: readonly number[]):
   const store = openStore(file);
   try {
     const ids = store.listRollouts().map((r) => r.id);
-    assert.deepEqual(ids, committed, 'every committed batch is there, and the refused one is not (not even half of it)');
-    const more = store.insertRollouts([{ ...seededRollout(store), status: 'invalid', outcome: 'rig-fault', statusReason: 'after the disk was freed' }]);
+    assert.deepEqual(
+      ids,
+      committed,
+      'every committed batch is there, and the refused one is not (not even half of it)',
+    );
+    const more = store.insertRollouts([
+      { ...seededRollout(store), status: 'invalid', outcome: 'rig-fault', statusReason: 'after the disk was freed' },
+    ]);
     assert.equal(store.getRollout(more[0])?.statusReason, 'after the disk was freed');
   } finally {
     store.close();
@@ -301,11 +355,17 @@ test('a full disk (a 512 KiB tmpfs) refuses the write in one sentence; every com
   assertNothingCommittedLost(file, committed);
 });
 
-test('a file-size limit (ulimit -f) refuses the write in one sentence; every committed rollout survives', { skip: process.platform !== 'linux' && 'uses bash ulimit' }, async (t) => {
+test('a file-size limit (ulimit -f) refuses the write in one sentence; every committed rollout survives', {
+  skip: process.platform !== 'linux' && 'uses bash ulimit',
+}, async (t) => {
   const file = join(tempDir(t), 'tandem.sqlite');
   // SIGXFSZ ignored, as a daemon would: the write then fails with EFBIG instead of killing the process.
   // 1 MiB: a new store's schema and migrations alone pass through more than 256 KiB of write-ahead log.
-  const filler = spawn('bash', ['-c', `trap '' XFSZ; ulimit -f 1024; exec "${process.execPath}" --import tsx "${FILLER}" "${file}"`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const filler = spawn(
+    'bash',
+    ['-c', `trap '' XFSZ; ulimit -f 1024; exec "${process.execPath}" --import tsx "${FILLER}" "${file}"`],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   let err = '';
   filler.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));

@@ -18,14 +18,20 @@ export function layoutSetFixture(tiers: readonly number[], seed = 7): { sha256: 
       index,
       tier,
       fixtures: [{ id: 'bin', kind: 'bin', pose: { xM: 0.1, yM: 0.2, yawRad: 0 } }],
-      objects: [{ id: 'bottle-1', kind: 'bottle-500ml', pose: { xM: -0.1 * index, yM: 0, yawRad: 0.5 }, posture: 'upright' }],
+      objects: [
+        { id: 'bottle-1', kind: 'bottle-500ml', pose: { xM: -0.1 * index, yM: 0, yawRad: 0.5 }, posture: 'upright' },
+      ],
     })),
   };
   const canonicalJson = canonicalize(set) as string;
   return { sha256: sha256Hex(canonicalJson), canonicalJson };
 }
 
-export function calibrationFixture(kind: string, version: number, body: object): { sha256: string; kind: string; version: number; canonicalJson: string } {
+export function calibrationFixture(
+  kind: string,
+  version: number,
+  body: object,
+): { sha256: string; kind: string; version: number; canonicalJson: string } {
   const canonicalJson = canonicalize(body) as string;
   return { sha256: sha256Hex(canonicalJson), kind, version, canonicalJson };
 }

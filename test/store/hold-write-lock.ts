@@ -6,7 +6,9 @@ import Database from 'better-sqlite3';
 
 const db = new Database(process.argv[2]);
 db.exec('BEGIN IMMEDIATE');
-db.prepare("INSERT INTO sessions (kind, started_at, notes) VALUES ('real-eval', '2026-12-01T00:00:00.000Z', 'written by the other process')").run();
+db.prepare(
+  "INSERT INTO sessions (kind, started_at, notes) VALUES ('real-eval', '2026-12-01T00:00:00.000Z', 'written by the other process')",
+).run();
 writeSync(1, 'locked\n');
 const release = (): void => {
   db.exec('COMMIT');

@@ -21,8 +21,27 @@ test('a sweep stores each (layout, repeat) once: a second delivery of the same r
   store.putLayoutSet(set);
   const policy = store.upsertPolicy({ spec: 'code:hold', name: 'hold' });
   const session = store.createSession({ kind: 'sim-sweep' });
-  store.createSweep({ id: 'sw1', sessionId: session.id, requestSha256: 'c'.repeat(64), queue: 'redis://127.0.0.1:6379/0', total: 4 });
-  const row = { kind: 'sim', policyId: policy.id, layoutSetSha256: set.sha256, layoutIndex: 1, sessionId: session.id, seed: 1, repeatIndex: 1, episodeSeconds: 1, controlHz: 30, status: 'valid', progress: 0.5, sweepId: 'sw1' } as const;
+  store.createSweep({
+    id: 'sw1',
+    sessionId: session.id,
+    requestSha256: 'c'.repeat(64),
+    queue: 'redis://127.0.0.1:6379/0',
+    total: 4,
+  });
+  const row = {
+    kind: 'sim',
+    policyId: policy.id,
+    layoutSetSha256: set.sha256,
+    layoutIndex: 1,
+    sessionId: session.id,
+    seed: 1,
+    repeatIndex: 1,
+    episodeSeconds: 1,
+    controlHz: 30,
+    status: 'valid',
+    progress: 0.5,
+    sweepId: 'sw1',
+  } as const;
   const first = store.insertSweepRollout(row);
   assert.equal(first.inserted, true);
   // The duplicate carries another progress: the first stored result stands, nothing is overwritten.
@@ -43,7 +62,13 @@ test('an unfinished sweep is found again by its request and queue; an ended one 
   t.after(() => store.close());
   const session = store.createSession({ kind: 'sim-sweep' });
   const request = 'd'.repeat(64);
-  store.createSweep({ id: 'sw2', sessionId: session.id, requestSha256: request, queue: 'redis://127.0.0.1:6379/0', total: 2 });
+  store.createSweep({
+    id: 'sw2',
+    sessionId: session.id,
+    requestSha256: request,
+    queue: 'redis://127.0.0.1:6379/0',
+    total: 2,
+  });
   assert.equal(store.findUnfinishedSweep(request, 'redis://127.0.0.1:6379/0')?.id, 'sw2');
   assert.equal(store.findUnfinishedSweep(request, 'redis://127.0.0.1:6379/1'), undefined, 'another queue');
   assert.equal(store.findUnfinishedSweep('e'.repeat(64), 'redis://127.0.0.1:6379/0'), undefined, 'another request');
@@ -61,7 +86,11 @@ test('a store of schema version 3 upgrades to sweeps and keeps its rollouts', (t
   // A row as a version-3 tandem wrote it (its insert knows no sweep_id column).
   const v3 = new Database(file);
   const id = Number(
-    v3.prepare("INSERT INTO rollouts (kind, policy_id, layout_set_sha256, layout_index, tier, episode_seconds, control_hz, status, outcome, progress, started_at) VALUES ('sim', ?, ?, 0, 1, 1, 30, 'valid', 'completed', 1, 'now')").run(policy.id, set.sha256).lastInsertRowid,
+    v3
+      .prepare(
+        "INSERT INTO rollouts (kind, policy_id, layout_set_sha256, layout_index, tier, episode_seconds, control_hz, status, outcome, progress, started_at) VALUES ('sim', ?, ?, 0, 1, 1, 30, 'valid', 'completed', 1, 'now')",
+      )
+      .run(policy.id, set.sha256).lastInsertRowid,
   );
   v3.close();
   const store = openStore(file);

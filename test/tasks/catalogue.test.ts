@@ -1,6 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BIN, BOLTS, BOTTLE, MUG, NUTS, RINGS, SCREWS, SORTER, SORTER_SLOT_CATEGORIES, TOTE, categoryOf } from '../../src/tasks/catalogue.js';
+import {
+  BIN,
+  BOLTS,
+  BOTTLE,
+  MUG,
+  NUTS,
+  RINGS,
+  SCREWS,
+  SORTER,
+  SORTER_SLOT_CATEGORIES,
+  TOTE,
+  categoryOf,
+} from '../../src/tasks/catalogue.js';
 import { objectFootprint, objectHeightM, objectPose3, partsBounds, rectsOverlap } from '../../src/tasks/footprint.js';
 import type { ObjectKind, Posture } from '../../src/tasks/types.js';
 
@@ -9,7 +21,10 @@ test('the bottle holds half a litre and the mug is a cup with a handle', () => {
   assert.equal(body.type, 'cylinder');
   if (body.type === 'cylinder') assert.ok(Math.PI * body.radiusM ** 2 * body.heightM > 0.0005);
   assert.ok(Math.abs(objectHeightM(BOTTLE) - 0.205) < 1e-9);
-  assert.deepEqual(MUG.parts.map((p) => p.shape.type), ['cup', 'box']);
+  assert.deepEqual(
+    MUG.parts.map((p) => p.shape.type),
+    ['cup', 'box'],
+  );
   assert.ok(BOTTLE.massKg > 0.5 && BOTTLE.massKg < 0.6);
 });
 
@@ -19,7 +34,10 @@ test('parts come in three sizes per category, each heavier as it grows, one sort
     assert.equal(new Set(family.map(categoryOf)).size, 1);
     assert.ok(family[0].massKg < family[1].massKg && family[1].massKg < family[2].massKg);
   }
-  assert.deepEqual(SORTER.regions.map((r) => r.acceptsKind), [...SORTER_SLOT_CATEGORIES]);
+  assert.deepEqual(
+    SORTER.regions.map((r) => r.acceptsKind),
+    [...SORTER_SLOT_CATEGORIES],
+  );
   assert.deepEqual([...SORTER_SLOT_CATEGORIES].sort(), ['bearing-ring', 'bolt', 'nut', 'screw']);
   assert.equal(BIN.movable, true);
   assert.equal(TOTE.movable, false);
@@ -40,22 +58,25 @@ function restingMinZ(kind: ObjectKind, posture: Posture): number {
   const b = partsBounds(kind.parts);
   const [qx, qy, qz, qw] = pose.quaternion;
   let minZ = Infinity;
-  for (const x of [b.min[0], b.max[0]]) for (const y of [b.min[1], b.max[1]]) for (const z of [b.min[2], b.max[2]]) {
-    const tz = 2 * (qx * y - qy * x);
-    const tx = 2 * (qy * z - qz * y);
-    const ty = 2 * (qz * x - qx * z);
-    minZ = Math.min(minZ, pose.position[2] + z + qw * tz + (qx * ty - qy * tx));
-  }
+  for (const x of [b.min[0], b.max[0]])
+    for (const y of [b.min[1], b.max[1]])
+      for (const z of [b.min[2], b.max[2]]) {
+        const tz = 2 * (qx * y - qy * x);
+        const tx = 2 * (qy * z - qz * y);
+        const ty = 2 * (qz * x - qx * z);
+        minZ = Math.min(minZ, pose.position[2] + z + qw * tz + (qx * ty - qy * tx));
+      }
   return minZ;
 }
 
 test('every posture rests the object on the table, not in it or above it', () => {
   for (const posture of ['upright', 'lying', 'upside-down'] as const) {
-    for (const kind of [BOTTLE, MUG, BOLTS[1]]) assert.ok(Math.abs(restingMinZ(kind, posture)) < 1e-9, `${kind.id} ${posture}`);
+    for (const kind of [BOTTLE, MUG, BOLTS[1]])
+      assert.ok(Math.abs(restingMinZ(kind, posture)) < 1e-9, `${kind.id} ${posture}`);
   }
 });
 
-test('a lying bottle\'s footprint is as long as the bottle and points along its yaw', () => {
+test("a lying bottle's footprint is as long as the bottle and points along its yaw", () => {
   const r = objectFootprint(BOTTLE, 'lying', { x: 0, y: 0, yawRad: Math.PI / 2 });
   assert.ok(Math.abs(r.halfX - 0.1025) < 1e-9);
   assert.ok(Math.abs(r.halfY - 0.0325) < 1e-9);

@@ -23,7 +23,7 @@ test('reach is an annulus around each base', () => {
   assert.deepEqual(armsReaching(-0.1, 0), ['left', 'right']);
 });
 
-test('sort-from-tote: the tote is the left arm\'s, and only the bearing-ring slot needs the right arm', () => {
+test("sort-from-tote: the tote is the left arm's, and only the bearing-ring slot needs the right arm", () => {
   const task = getTask('sort-from-tote');
   const pose = (id: string) => {
     const r = task.fixtures.find((f) => f.id === id)!.region;
@@ -41,8 +41,16 @@ test('sort-from-tote: the tote is the left arm\'s, and only the bearing-ring slo
   // The handover slot is the rightmost one (most negative y, the robot faces +x).
   const rightmost = [...SORTER.regions].sort((a, b) => a.centerM[1] - b.centerM[1])[0];
   assert.equal(rightmost.needsHandover, true);
-  for (const [kind, p] of [[TOTE, tote], [SORTER, sorter]] as const) {
+  for (const [kind, p] of [
+    [TOTE, tote],
+    [SORTER, sorter],
+  ] as const) {
     assert.ok(rectInside(fixtureFootprint(kind, p), TABLE_RECT));
-    assert.ok(rectCorners(fixtureFootprint(kind, p)).every(([x, y]) => x >= task.workspace.xMin && x <= task.workspace.xMax && y >= task.workspace.yMin && y <= task.workspace.yMax));
+    assert.ok(
+      rectCorners(fixtureFootprint(kind, p)).every(
+        ([x, y]) =>
+          x >= task.workspace.xMin && x <= task.workspace.xMax && y >= task.workspace.yMin && y <= task.workspace.yMax,
+      ),
+    );
   }
 });

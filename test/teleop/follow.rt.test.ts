@@ -17,7 +17,13 @@ import type { HandMotion } from '../../drivers/leaders/emulators/operator-hand.j
 async function rigAndLeader(hand: HandMotion) {
   const clock = new RealtimeClock();
   const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 0 });
-  const cell = await createEmulatedCell({ task: getTask('bottles-in-the-bin'), layout: set.layouts[0], gap: { kind: 'none' }, clock, replyDeadlineMs: 350 });
+  const cell = await createEmulatedCell({
+    task: getTask('bottles-in-the-bin'),
+    layout: set.layouts[0],
+    gap: { kind: 'none' },
+    clock,
+    replyDeadlineMs: 350,
+  });
   const emu = createEmulatedYamLeader({ clock, hand });
   await cell.rig.configure();
   await cell.rig.activate();
@@ -26,7 +32,12 @@ async function rigAndLeader(hand: HandMotion) {
   return { clock, cell, emu };
 }
 
-function run(follow: LeaderFollow, rig: ConstructorParameters<typeof ControlLoop>[0]['rig'], clock: RealtimeClock, seconds: number) {
+function run(
+  follow: LeaderFollow,
+  rig: ConstructorParameters<typeof ControlLoop>[0]['rig'],
+  clock: RealtimeClock,
+  seconds: number,
+) {
   const loop = new ControlLoop({ rig, clock, rateHz: 250, source: follow.source });
   return loop.run({ untilS: clock.nowS() + seconds });
 }
@@ -67,7 +78,11 @@ test('engaging ramps the follower to the moving leader without a jump, then it t
     });
     await loop.run({ untilS: clock.nowS() + 3 });
     events.push(...follow.takeEvents());
-    assert.deepEqual(events.map((e) => e.kind), ['sync-engaging', 'sync-engaged'], events.map((e) => e.message).join(' | '));
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['sync-engaging', 'sync-engaged'],
+      events.map((e) => e.message).join(' | '),
+    );
     assert.equal(follow.state, 'synced');
     // The leader starts moving 0.5 s into the 1 s ramp, so the curve's end moves too: 0.06 rad of
     // slack for that, against the 0.4 rad a jump would show.
@@ -89,12 +104,22 @@ test('engaging ramps the follower to the moving leader without a jump, then it t
     await run(follow, cell.rig, clock, 0.5);
     const after = cell.rig.read();
     assert.equal(after.mode, 'active');
-    for (const k of [0, 1, 2, 3]) assert.ok(Math.abs(after.position[k] - held[k]) < 0.03, `joint ${k} drifted ${after.position[k] - held[k]} rad while holding`);
+    for (const k of [0, 1, 2, 3])
+      assert.ok(
+        Math.abs(after.position[k] - held[k]) < 0.03,
+        `joint ${k} drifted ${after.position[k] - held[k]} rad while holding`,
+      );
     // Back after longer than autoReengageS: engaging again is the operator's call.
     emu.inject({ kind: 'recover' });
     await run(follow, cell.rig, clock, 0.4);
     const back = follow.takeEvents();
-    assert.equal(back[0]?.kind, 'leader-back', JSON.stringify(back) + JSON.stringify(emu.leader.latest().problem) + (clock.nowS() - emu.leader.latest().sampleS[0]));
+    assert.equal(
+      back[0]?.kind,
+      'leader-back',
+      JSON.stringify(back) +
+        JSON.stringify(emu.leader.latest().problem) +
+        (clock.nowS() - emu.leader.latest().sampleS[0]),
+    );
     assert.equal(follow.state, 'lost');
   } finally {
     await emu.leader.close();
@@ -114,7 +139,10 @@ test('a leader far from the follower is refused at engage with one sentence, and
     await run(follow, cell.rig, clock, 0.5);
     const [e] = follow.takeEvents();
     assert.equal(e.kind, 'sync-refused');
-    assert.match(e.message, /^Not engaging: the leader's left joint 2 is 1\.\d\d rad from the follower's \(more than 0\.60 rad\); move the leader to the follower's pose, then engage again\.$/);
+    assert.match(
+      e.message,
+      /^Not engaging: the leader's left joint 2 is 1\.\d\d rad from the follower's \(more than 0\.60 rad\); move the leader to the follower's pose, then engage again\.$/,
+    );
     assert.equal(follow.state, 'released');
     const after = cell.rig.read().position;
     assert.ok(Math.abs(after[1] - before[1]) < 0.03);

@@ -7,15 +7,35 @@ import { PassThrough } from 'node:stream';
 import { OperatorControls, inputEvent, keysToActions } from '../../src/teleop/operator-controls.js';
 
 test('terminal keys map to actions, escape sequences included (arrows, PageUp/Down, a lone Esc)', () => {
-  assert.deepEqual(keysToActions(Buffer.from(' \rnd\x7feq')), ['next', 'next', 'next', 'discard', 'discard', 'sync', 'quit']);
-  assert.deepEqual(keysToActions(Buffer.from('\x1b[C\x1b[D\x1b[6~\x1b[5~\x1b')), ['next', 'discard', 'next', 'discard', 'quit']);
+  assert.deepEqual(keysToActions(Buffer.from(' \rnd\x7feq')), [
+    'next',
+    'next',
+    'next',
+    'discard',
+    'discard',
+    'sync',
+    'quit',
+  ]);
+  assert.deepEqual(keysToActions(Buffer.from('\x1b[C\x1b[D\x1b[6~\x1b[5~\x1b')), [
+    'next',
+    'discard',
+    'next',
+    'discard',
+    'quit',
+  ]);
   assert.deepEqual(keysToActions(Buffer.from('\x03')), ['quit']);
   assert.deepEqual(keysToActions(Buffer.from('xyz')), []);
 });
 
 test('a byte stream (stdin over SSH, a pipe) feeds the controls; a TTY is put in raw mode and restored', async () => {
   const c = new OperatorControls();
-  const keys = Object.assign(new PassThrough(), { isTTY: true, raw: [] as boolean[], setRawMode(r: boolean) { this.raw.push(r); } });
+  const keys = Object.assign(new PassThrough(), {
+    isTTY: true,
+    raw: [] as boolean[],
+    setRawMode(r: boolean) {
+      this.raw.push(r);
+    },
+  });
   assert.ok(c.attachKeyboard(keys));
   keys.write('d');
   assert.deepEqual(await c.next(1000), { action: 'discard', from: 'keyboard' });
@@ -44,11 +64,18 @@ test('a foot pedal read from its evdev node: presses count, releases and auto-re
     const node = join(dir, 'event0');
     const EV_KEY = 1;
     const EV_SYN = 0;
-    writeFileSync(node, Buffer.concat([
-      inputEvent(EV_KEY, 48, 1), inputEvent(EV_SYN, 0, 0), inputEvent(EV_KEY, 48, 2), inputEvent(EV_KEY, 48, 0), // B pressed, repeat, released
-      inputEvent(EV_KEY, 30, 1), inputEvent(EV_KEY, 30, 0), // A
-      inputEvent(EV_KEY, 46, 1), // C
-    ]));
+    writeFileSync(
+      node,
+      Buffer.concat([
+        inputEvent(EV_KEY, 48, 1),
+        inputEvent(EV_SYN, 0, 0),
+        inputEvent(EV_KEY, 48, 2),
+        inputEvent(EV_KEY, 48, 0), // B pressed, repeat, released
+        inputEvent(EV_KEY, 30, 1),
+        inputEvent(EV_KEY, 30, 0), // A
+        inputEvent(EV_KEY, 46, 1), // C
+      ]),
+    );
     const c = new OperatorControls();
     c.attachPedal(node, (s) => assert.fail(s));
     const got = [];
@@ -77,5 +104,8 @@ test('the handle buttons: top toggles sync, second is next, second held 0.8 s is
     { kind: 'button', arm: 'right', button: 1, pressed: true, timeS: 3 },
     { kind: 'button', arm: 'right', button: 1, pressed: false, timeS: 3.9 },
   ]);
-  assert.deepEqual([c.take()?.action, c.take()?.action, c.take()?.action, c.take()], ['sync', 'next', 'discard', undefined]);
+  assert.deepEqual(
+    [c.take()?.action, c.take()?.action, c.take()?.action, c.take()],
+    ['sync', 'next', 'discard', undefined],
+  );
 });

@@ -18,7 +18,9 @@ import { recordTeleop } from '../../src/app/commands/teleop.js';
 import { readIndexed } from '../helpers/mcap.js';
 import { runTandem } from '../helpers/cli.js';
 
-test('three teleop episodes on the emulated cell with three cameras, one discarded and re-recorded, stored and exported to LeRobot', { timeout: 600_000 }, async () => {
+test('three teleop episodes on the emulated cell with three cameras, one discarded and re-recorded, stored and exported to LeRobot', {
+  timeout: 600_000,
+}, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-teleop-'));
   const out = join(dir, 'takes');
   const store = openStore(join(dir, 'tandem.sqlite'));
@@ -53,10 +55,15 @@ test('three teleop episodes on the emulated cell with three cameras, one discard
     assert.equal(session.kept.length, 3);
     assert.equal(session.discarded.length, 1);
     assert.equal(session.discarded[0].episodeIndex, 1);
-    assert.ok(lines.some((l) => /Discarded the take of episode 2 .*recording it again/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => /Discarded the take of episode 2 .*recording it again/.test(l)),
+      lines.join('\n'),
+    );
 
     // Three readable episode files in the out folder, the discarded take kept aside.
-    const files = readdirSync(out).filter((f) => f.endsWith('.mcap')).sort();
+    const files = readdirSync(out)
+      .filter((f) => f.endsWith('.mcap'))
+      .sort();
     assert.equal(files.length, 3, files.join(', '));
     assert.equal(readdirSync(join(out, 'discarded')).length, 1);
     for (const [i, f] of files.entries()) {
@@ -82,7 +89,9 @@ test('three teleop episodes on the emulated cell with three cameras, one discard
     }
     const discardedFile = join(out, 'discarded', readdirSync(join(out, 'discarded'))[0]);
     const d = await readIndexed(discardedFile);
-    assert.ok((d.byTopic.get('/tandem/events') ?? []).some((m) => /discarded by the operator/i.test(String(m.message.message))));
+    assert.ok(
+      (d.byTopic.get('/tandem/events') ?? []).some((m) => /discarded by the operator/i.test(String(m.message.message))),
+    );
 
     // One teleop session in the store, finished, with its takes.
     const s = store.getTeleopSession(sessionId)!;
@@ -90,13 +99,33 @@ test('three teleop episodes on the emulated cell with three cameras, one discard
     assert.equal(s.prompt, 'put all the bottles in the bin');
     assert.equal(store.listSessions({ kind: 'teleop-recording' }).length, 1);
     const takes = store.listTeleopTakes(sessionId);
-    assert.deepEqual(takes.map((t) => [t.episodeIndex, t.state]), [[0, 'kept'], [1, 'discarded'], [1, 'kept'], [2, 'kept']]);
+    assert.deepEqual(
+      takes.map((t) => [t.episodeIndex, t.state]),
+      [
+        [0, 'kept'],
+        [1, 'discarded'],
+        [1, 'kept'],
+        [2, 'kept'],
+      ],
+    );
     assert.equal(takes[1].file, discardedFile);
     for (const t of takes) assert.equal(store.getRecording(t.recordingId)?.state, 'finished');
 
     // A LeRobot export of the three, through the CLI a user runs.
     const ds = join(dir, 'dataset');
-    const r = await runTandem(['record', 'export', '--format', 'lerobot', '--codec', 'h264', '--fps', '5', '--out', ds, ...files.map((f) => join(out, f))]);
+    const r = await runTandem([
+      'record',
+      'export',
+      '--format',
+      'lerobot',
+      '--codec',
+      'h264',
+      '--fps',
+      '5',
+      '--out',
+      ds,
+      ...files.map((f) => join(out, f)),
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const info = JSON.parse(readFileSync(join(ds, 'meta', 'info.json'), 'utf8'));
     assert.equal(info.total_episodes, 3);

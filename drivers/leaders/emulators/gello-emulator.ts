@@ -6,10 +6,33 @@
  *
  * Typed faults: silence, garbage bytes, CRC errors (the next replies carry a wrong CRC).
  */
-import type { BindingPortInterface, OpenOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
-import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type ArmSide, type Clock } from '../../../src/rig/contract.js';
-import { EmulatedPort, EmulatorBinding, type ByteEndpoint, type EmulatedSerialDevice } from '../../emulators/serial-binding.js';
-import { ADDR_PRESENT_VELOCITY, INST_PING, INST_SYNC_READ, PacketDecoder, RAD_PER_TICK, RAD_S_PER_VELOCITY_TICK, int32Bytes, statusPacket } from '../dynamixel-protocol.js';
+import type { BindingPortInterface, OpenOptions } from '@serialport/bindings-interface' with {
+  'resolution-mode': 'require',
+};
+import {
+  ARM_SIDES,
+  DOF_PER_ARM,
+  JOINTS_PER_ARM,
+  STATE_DIM,
+  type ArmSide,
+  type Clock,
+} from '../../../src/rig/contract.js';
+import {
+  EmulatedPort,
+  EmulatorBinding,
+  type ByteEndpoint,
+  type EmulatedSerialDevice,
+} from '../../emulators/serial-binding.js';
+import {
+  ADDR_PRESENT_VELOCITY,
+  INST_PING,
+  INST_SYNC_READ,
+  PacketDecoder,
+  RAD_PER_TICK,
+  RAD_S_PER_VELOCITY_TICK,
+  int32Bytes,
+  statusPacket,
+} from '../dynamixel-protocol.js';
 import { GELLO_DEFAULT_CALIBRATION, GelloLeader, type GelloCalibration } from '../gello-leader.js';
 import { scriptedMotion, type HandMotion } from './operator-hand.js';
 
@@ -67,7 +90,10 @@ export class GelloChainEmulator implements ByteEndpoint {
       const closed = 1 - this.q[base + JOINTS_PER_ARM];
       rad = cal.gripperOpenRad + closed * (cal.gripperClosedRad - cal.gripperOpenRad);
     }
-    const data = address === ADDR_PRESENT_VELOCITY ? [...int32Bytes(Math.round(radS / RAD_S_PER_VELOCITY_TICK)), ...int32Bytes(Math.round(rad / RAD_PER_TICK))] : new Array<number>(8).fill(0);
+    const data =
+      address === ADDR_PRESENT_VELOCITY
+        ? [...int32Bytes(Math.round(radS / RAD_S_PER_VELOCITY_TICK)), ...int32Bytes(Math.round(rad / RAD_PER_TICK))]
+        : new Array<number>(8).fill(0);
     const pkt = Buffer.from(statusPacket(id, 0, data));
     if (this.corruptNext > 0) {
       this.corruptNext--;
@@ -128,7 +154,11 @@ export interface EmulatedGello {
 }
 
 /** One hand's GELLO chains, one per arm, however they are reached (the in-process binding, a pty). */
-export function createGelloChains(o: { readonly nowS: () => number; readonly arms?: readonly ArmSide[]; readonly hand?: HandMotion }): { chains: Partial<Record<ArmSide, GelloChainEmulator>>; startHand(): void } {
+export function createGelloChains(o: {
+  readonly nowS: () => number;
+  readonly arms?: readonly ArmSide[];
+  readonly hand?: HandMotion;
+}): { chains: Partial<Record<ArmSide, GelloChainEmulator>>; startHand(): void } {
   const hand = o.hand ?? scriptedMotion();
   const chains: Partial<Record<ArmSide, GelloChainEmulator>> = {};
   let startS = NaN;

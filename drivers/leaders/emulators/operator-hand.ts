@@ -93,11 +93,20 @@ export function scriptedMotion(o: ScriptedMotionOptions = {}): HandMotion {
 export class TrajectoryFileError extends Error {}
 
 /** A joint trajectory (see the file format above) as a hand motion. */
-export function trajectoryMotion(points: readonly { t: number; q: readonly number[] }[], cues: readonly ButtonCue[] = []): HandMotion {
+export function trajectoryMotion(
+  points: readonly { t: number; q: readonly number[] }[],
+  cues: readonly ButtonCue[] = [],
+): HandMotion {
   if (points.length === 0) throw new TrajectoryFileError('The trajectory has no points.');
   points.forEach((p, i) => {
-    if (!Number.isFinite(p.t) || (i > 0 && p.t <= points[i - 1].t)) throw new TrajectoryFileError(`Trajectory point ${i} has time ${String(p.t)}; times must be numbers rising from point to point.`);
-    if (p.q.length !== STATE_DIM || !p.q.every(Number.isFinite)) throw new TrajectoryFileError(`Trajectory point ${i} needs ${STATE_DIM} finite numbers in q (policy order), not ${p.q.length}.`);
+    if (!Number.isFinite(p.t) || (i > 0 && p.t <= points[i - 1].t))
+      throw new TrajectoryFileError(
+        `Trajectory point ${i} has time ${String(p.t)}; times must be numbers rising from point to point.`,
+      );
+    if (p.q.length !== STATE_DIM || !p.q.every(Number.isFinite))
+      throw new TrajectoryFileError(
+        `Trajectory point ${i} needs ${STATE_DIM} finite numbers in q (policy order), not ${p.q.length}.`,
+      );
   });
   // The segment last used: time only moves forward, so the search starts there (a scan from the
   // first point on every call made a long excitation file cost more than the whole cell).
@@ -150,14 +159,28 @@ export function parseTrajectory(text: string, file: string): HandMotion {
     throw new TrajectoryFileError(`Cannot read the trajectory file ${file}: ${(e as Error).message}.`);
   }
   const o = isObject(json) ? json : {};
-  if (!Array.isArray(o.points)) throw new TrajectoryFileError(`The trajectory file ${file} needs a "points" array of {"t": seconds, "q": [${STATE_DIM} numbers]}.`);
+  if (!Array.isArray(o.points))
+    throw new TrajectoryFileError(
+      `The trajectory file ${file} needs a "points" array of {"t": seconds, "q": [${STATE_DIM} numbers]}.`,
+    );
   const cues = Array.isArray(o.buttons) ? (o.buttons as unknown[]) : [];
   for (const c of cues) {
-    if (!isObject(c) || !ARM_SIDES.includes(c.arm as ArmSide) || !(c.button === 0 || c.button === 1) || typeof c.t !== 'number' || !Number.isFinite(c.t)) throw new TrajectoryFileError(`The trajectory file ${file} has a button cue that is not {"t": s, "arm": "left"|"right", "button": 0|1}.`);
+    if (
+      !isObject(c) ||
+      !ARM_SIDES.includes(c.arm as ArmSide) ||
+      !(c.button === 0 || c.button === 1) ||
+      typeof c.t !== 'number' ||
+      !Number.isFinite(c.t)
+    )
+      throw new TrajectoryFileError(
+        `The trajectory file ${file} has a button cue that is not {"t": s, "arm": "left"|"right", "button": 0|1}.`,
+      );
   }
   (o.points as unknown[]).forEach((p, i) => {
     if (!isObject(p) || typeof p.t !== 'number' || !Array.isArray(p.q) || !p.q.every((x) => typeof x === 'number')) {
-      throw new TrajectoryFileError(`${file}: trajectory point ${i} is not {"t": seconds, "q": [${STATE_DIM} numbers]}.`);
+      throw new TrajectoryFileError(
+        `${file}: trajectory point ${i} is not {"t": seconds, "q": [${STATE_DIM} numbers]}.`,
+      );
     }
   });
   try {

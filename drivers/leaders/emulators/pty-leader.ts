@@ -43,13 +43,17 @@ const wallNowS = (): number => performance.now() / 1000;
 
 /** Serves the leader; rejects with one sentence (the link exists, its folder does not, no socat). */
 export async function serveLeaderOnPtys(o: PtyLeaderOptions): Promise<PtyLeader> {
-  if (o.links.length < 1 || o.links.length > 2) throw new Error('A leader has one or two arms: give one pty path per arm, left first.');
+  if (o.links.length < 1 || o.links.length > 2)
+    throw new Error('A leader has one or two arms: give one pty path per arm, left first.');
   const sides = ARM_SIDES.slice(0, o.links.length);
   const links = Object.fromEntries(sides.map((s, i) => [s, o.links[i]])) as Partial<Record<ArmSide, string>>;
   return o.kind === 'yam' ? serveYam(o, sides, links) : serveGello(o, sides, links);
 }
 
-async function startEach<T extends { stop(): Promise<void> }>(sides: readonly ArmSide[], start: (side: ArmSide) => Promise<T>): Promise<Partial<Record<ArmSide, T>>> {
+async function startEach<T extends { stop(): Promise<void> }>(
+  sides: readonly ArmSide[],
+  start: (side: ArmSide) => Promise<T>,
+): Promise<Partial<Record<ArmSide, T>>> {
   const started: Partial<Record<ArmSide, T>> = {};
   try {
     for (const side of sides) started[side] = await start(side);
@@ -60,11 +64,17 @@ async function startEach<T extends { stop(): Promise<void> }>(sides: readonly Ar
   return started;
 }
 
-async function serveYam(o: PtyLeaderOptions, sides: readonly ArmSide[], links: Partial<Record<ArmSide, string>>): Promise<PtyLeader> {
+async function serveYam(
+  o: PtyLeaderOptions,
+  sides: readonly ArmSide[],
+  links: Partial<Record<ArmSide, string>>,
+): Promise<PtyLeader> {
   const transport = o.transport ?? 'slcan';
   const arms = createYamLeaderArms({ nowS: wallNowS, arms: sides, hand: o.hand });
   const buses = arms.buses as Partial<Record<ArmSide, YamLeaderBusEmulator>>;
-  const ptys = await startEach(sides, (side) => PtyEmulator.start({ transport, link: links[side]!, bus: buses[side]!, ...(o.socat ? { socat: o.socat } : {}) }));
+  const ptys = await startEach(sides, (side) =>
+    PtyEmulator.start({ transport, link: links[side]!, bus: buses[side]!, ...(o.socat ? { socat: o.socat } : {}) }),
+  );
   return {
     kind: 'yam',
     links,
@@ -88,9 +98,17 @@ async function serveYam(o: PtyLeaderOptions, sides: readonly ArmSide[], links: P
   };
 }
 
-async function serveGello(o: PtyLeaderOptions, sides: readonly ArmSide[], links: Partial<Record<ArmSide, string>>): Promise<PtyLeader> {
-  const chains = createGelloChains({ nowS: wallNowS, arms: sides, hand: o.hand }).chains as Partial<Record<ArmSide, GelloChainEmulator>>;
-  const ptys = await startEach(sides, (side) => PtyLink.start({ link: links[side]!, ...(o.socat ? { socat: o.socat } : {}) }, chains[side]!));
+async function serveGello(
+  o: PtyLeaderOptions,
+  sides: readonly ArmSide[],
+  links: Partial<Record<ArmSide, string>>,
+): Promise<PtyLeader> {
+  const chains = createGelloChains({ nowS: wallNowS, arms: sides, hand: o.hand }).chains as Partial<
+    Record<ArmSide, GelloChainEmulator>
+  >;
+  const ptys = await startEach(sides, (side) =>
+    PtyLink.start({ link: links[side]!, ...(o.socat ? { socat: o.socat } : {}) }, chains[side]!),
+  );
   return {
     kind: 'gello',
     links,

@@ -7,7 +7,14 @@
  *
  * Typed faults: the whole leader going silent, garbage bytes on the adapter's line.
  */
-import { ARM_SIDES, DOF_PER_ARM, JOINTS_PER_ARM, STATE_DIM, type ArmSide, type Clock } from '../../../src/rig/contract.js';
+import {
+  ARM_SIDES,
+  DOF_PER_ARM,
+  JOINTS_PER_ARM,
+  STATE_DIM,
+  type ArmSide,
+  type Clock,
+} from '../../../src/rig/contract.js';
 import type { CanTransport } from '../../can/bus.js';
 import type { CanFrame } from '../../can/frame.js';
 import { SerialCanBus } from '../../can/serial-can-bus.js';
@@ -98,7 +105,14 @@ export class YamLeaderBusEmulator extends YamBusEmulator {
       const now = this.now();
       const q = this.plant.poseAt(now);
       const g = q[(this.side === 'left' ? 0 : DOF_PER_ARM) + JOINTS_PER_ARM];
-      return [packHandleReply({ device: 1, positionRad: triggerFromGripper(g), velocityRadS: 0, buttons: this.hand.buttons(now - this.startS(), this.side) })];
+      return [
+        packHandleReply({
+          device: 1,
+          positionRad: triggerFromGripper(g),
+          velocityRadS: 0,
+          buttons: this.hand.buttons(now - this.startS(), this.side),
+        }),
+      ];
     }
     return super.handle(frame);
   }
@@ -145,19 +159,25 @@ export interface YamLeaderArms {
   handPose(): Float64Array;
 }
 
-export function createYamLeaderArms(o: { readonly nowS: () => number; readonly arms?: readonly ArmSide[]; readonly hand?: HandMotion }): YamLeaderArms {
+export function createYamLeaderArms(o: {
+  readonly nowS: () => number;
+  readonly arms?: readonly ArmSide[];
+  readonly hand?: HandMotion;
+}): YamLeaderArms {
   const hand = o.hand ?? scriptedMotion();
   const buses: Partial<Record<ArmSide, YamLeaderBusEmulator>> = {};
   let startS = NaN;
   const start = (): number => (Number.isNaN(startS) ? (startS = o.nowS()) : startS);
-  for (const side of o.arms ?? ARM_SIDES) buses[side] = new YamLeaderBusEmulator(new HandPlant(hand, side, start), hand, side, start, o.nowS);
+  for (const side of o.arms ?? ARM_SIDES)
+    buses[side] = new YamLeaderBusEmulator(new HandPlant(hand, side, start), hand, side, start, o.nowS);
   const anyPlant = Object.values(buses)[0]!.plant;
   return {
     buses,
     startHand: () => {
       startS = o.nowS();
     },
-    handPose: () => Float64Array.from(anyPlant.poseAt(o.nowS())) };
+    handPose: () => Float64Array.from(anyPlant.poseAt(o.nowS())),
+  };
 }
 
 /** Bytes that are no frame in either framing (never SLCAN's 't' or CR, never the Damiao trailer 0x55): every one is dropped as garbage. */
@@ -176,7 +196,9 @@ export function createEmulatedYamLeader(o: EmulatedYamLeaderOptions): EmulatedYa
   const arms = createYamLeaderArms({ nowS: () => o.clock.nowS(), arms: o.arms, hand: o.hand });
   const emulators = arms.buses;
   for (const [side, bus] of Object.entries(emulators) as [ArmSide, YamLeaderBusEmulator][]) {
-    devices[side] = binding.add(new EmulatedAdapterDevice(emulatedLeaderPath(side), transport, bus, { replyLatencyMs: o.replyLatencyMs }));
+    devices[side] = binding.add(
+      new EmulatedAdapterDevice(emulatedLeaderPath(side), transport, bus, { replyLatencyMs: o.replyLatencyMs }),
+    );
     hostBuses[side] = new SerialCanBus({ transport, path: emulatedLeaderPath(side), binding, reconnectIntervalMs: 50 });
   }
   const leader = new YamLeader({ buses: hostBuses, clock: o.clock });

@@ -17,7 +17,11 @@ function dataDirOf(args: { values: Record<string, unknown> }, io: CliIo): string
   return resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
 }
 
-const INPUT_WORD: Record<string, InterlockInput> = { door: 'doorClosed', curtain: 'lightCurtainClear', estop: 'estopOk' };
+const INPUT_WORD: Record<string, InterlockInput> = {
+  door: 'doorClosed',
+  curtain: 'lightCurtainClear',
+  estop: 'estopOk',
+};
 
 /** One command typed into `cell-io emulate-plc`; returns what to print. */
 export async function plcCommand(plc: PlcEmulator, line: string): Promise<string> {
@@ -25,14 +29,16 @@ export async function plcCommand(plc: PlcEmulator, line: string): Promise<string
   if (word === '') return '';
   const input = Object.hasOwn(INPUT_WORD, word) ? INPUT_WORD[word] : undefined;
   if (input) {
-    const own = (o: Record<string, boolean>, k: string | undefined): boolean | undefined => (k !== undefined && Object.hasOwn(o, k) ? o[k] : undefined);
+    const own = (o: Record<string, boolean>, k: string | undefined): boolean | undefined =>
+      k !== undefined && Object.hasOwn(o, k) ? o[k] : undefined;
     const safe = own({ closed: true, clear: true, release: true, ok: true }, state);
     const unsafe = own({ open: false, broken: false, press: false }, state);
     if (state === 'bad') {
       plc.setInputBad(input);
       return `${word} reports BadDeviceFailure`;
     }
-    if (safe === undefined && unsafe === undefined) throw new Error(`${word} needs open|closed (door), broken|clear (curtain), press|release (estop), or bad.`);
+    if (safe === undefined && unsafe === undefined)
+      throw new Error(`${word} needs open|closed (door), broken|clear (curtain), press|release (estop), or bad.`);
     plc.setInput(input, safe ?? false);
     return `${word} ${state}`;
   }
@@ -52,7 +58,9 @@ export async function plcCommand(plc: PlcEmulator, line: string): Promise<string
     case 'status':
       return `${INTERLOCK_INPUTS.map((i) => `${i}=${plc.input(i)}`).join(' ')}; tower ${JSON.stringify(plc.towerLight())}`;
     default:
-      throw new Error(`Unknown command '${word}'. Try: door open|closed, curtain broken|clear, estop press|release, door bad, stall, resume, drop, restore, status.`);
+      throw new Error(
+        `Unknown command '${word}'. Try: door open|closed, curtain broken|clear, estop press|release, door bad, stall, resume, drop, restore, status.`,
+      );
   }
 }
 
@@ -101,7 +109,7 @@ Ctrl-C stops it.`,
 
 const probe: CliCommand = {
   path: ['cell-io', 'probe'],
-  summary: "connect to the cell PLC of a cell I/O config and print its interlocks (and set the tower light)",
+  summary: 'connect to the cell PLC of a cell I/O config and print its interlocks (and set the tower light)',
   help: `Usage: tandem cell-io probe --config FILE [--tower idle|running|stopped] [--json]
 
 Connects as 'rig rollout --cell-io' does (security, certificates in <data dir>/cell-io-pki),
@@ -111,22 +119,41 @@ light as the station would: idle = green, running = amber, stopped = red.
 Exit codes: 0 closed (safe to move), 1 open, 2 bad config or PLC unreachable.`,
   options: { config: { type: 'string' }, tower: { type: 'string' } },
   async run(args, io) {
-    if (typeof args.values.config !== 'string') throw new UserError('cell-io probe needs --config FILE (the cell I/O config).');
+    if (typeof args.values.config !== 'string')
+      throw new UserError('cell-io probe needs --config FILE (the cell I/O config).');
     const towerWord = args.values.tower;
-    const tower: Partial<StationState> | undefined = towerWord === undefined ? undefined : { idle: { rolloutPhase: 'idle' }, running: { rolloutPhase: 'running' }, stopped: { rigStatus: 'estopped' } }[String(towerWord)];
-    if (towerWord !== undefined && !tower) throw new UserError(`--tower must be idle, running or stopped, not '${String(towerWord)}'.`);
+    const tower: Partial<StationState> | undefined =
+      towerWord === undefined
+        ? undefined
+        : { idle: { rolloutPhase: 'idle' }, running: { rolloutPhase: 'running' }, stopped: { rigStatus: 'estopped' } }[
+            String(towerWord)
+          ];
+    if (towerWord !== undefined && !tower)
+      throw new UserError(`--tower must be idle, running or stopped, not '${String(towerWord)}'.`);
     const { openCellIo } = await import('../cell-io.js');
-    const cellIo = await openCellIo(resolve(io.cwd, args.values.config), { dataDir: dataDirOf(args, io), controlHz: 1, log: (l) => io.err(`${l}\n`) });
+    const cellIo = await openCellIo(resolve(io.cwd, args.values.config), {
+      dataDir: dataDirOf(args, io),
+      controlHz: 1,
+      log: (l) => io.err(`${l}\n`),
+    });
     try {
       // Through the station state, as in a rollout: the tower light driver writes it (close() waits).
       if (tower) cellIo.board.update(tower);
       const reading = cellIo.plc.current();
-      const out = { endpointUrl: cellIo.plc.endpointUrl, open: reading.open, reason: reading.reason ?? null, inputs: cellIo.plc.inputsNow(), granted: cellIo.plc.granted() };
+      const out = {
+        endpointUrl: cellIo.plc.endpointUrl,
+        open: reading.open,
+        reason: reading.reason ?? null,
+        inputs: cellIo.plc.inputsNow(),
+        granted: cellIo.plc.granted(),
+      };
       if (args.values.json) io.out(`${JSON.stringify(out)}\n`);
       else {
         io.out(
           `${out.endpointUrl}: interlock ${reading.open ? `OPEN — ${reading.reason ?? ''}` : 'closed (safe to move)'}\n` +
-            INTERLOCK_INPUTS.map((i) => `  ${i.padEnd(18)} ${String(out.inputs[i].value)} (${out.inputs[i].status})`).join('\n') +
+            INTERLOCK_INPUTS.map(
+              (i) => `  ${i.padEnd(18)} ${String(out.inputs[i].value)} (${out.inputs[i].status})`,
+            ).join('\n') +
             `\n  keep-alive ${out.granted.keepAliveMs} ms; sampling ${out.granted.samplingIntervalsMs.join(', ')} ms\n`,
         );
       }

@@ -10,7 +10,15 @@ import { ARM_SIDES, type ArmSide } from '../../rig/contract.js';
 import { getTask } from '../../tasks/registry.js';
 import type { Layout, TaskDefinition } from '../../tasks/types.js';
 import { layoutAt } from '../../layouts/layout-set.js';
-import { CellGapError, DEFAULT_CELL_GAP, cellTruth, cellTruthJson, formatCellGap, parseCellGap, type CellGap } from '../../emulated-cell/cell-truth.js';
+import {
+  CellGapError,
+  DEFAULT_CELL_GAP,
+  cellTruth,
+  cellTruthJson,
+  formatCellGap,
+  parseCellGap,
+  type CellGap,
+} from '../../emulated-cell/cell-truth.js';
 import { serveCellOnPtys, type PtyCell } from '../../emulated-cell/emulated-cell.js';
 import { defaultCellTable } from '../../emulated-cell/register.js';
 import { SCRIPTED_OPERATOR } from '../session-operators.js';
@@ -30,13 +38,18 @@ function gapOption(args: ParsedCommandArgs): CellGap {
 
 function tableOption(args: ParsedCommandArgs, io: CliIo): { task: TaskDefinition; layout: Layout; what: string } {
   if (args.values.layouts === undefined) {
-    if (args.values.layout !== undefined) throw new UserError('--layout needs --layouts FILE (the layout set it indexes).');
+    if (args.values.layout !== undefined)
+      throw new UserError('--layout needs --layouts FILE (the layout set it indexes).');
     const t = defaultCellTable();
     return { ...t, what: `the default ${t.task.id} layout (tier ${t.layout.tier})` };
   }
   const { set } = readLayoutSetFile(io, String(args.values.layouts));
   const index = intOption(args, 'layout', undefined, 0, set.layouts.length - 1);
-  return { task: getTask(set.task), layout: layoutAt(set, index), what: `layout ${index} (tier ${set.layouts[index].tier}) of ${set.sha256.slice(0, 12)}…` };
+  return {
+    task: getTask(set.task),
+    layout: layoutAt(set, index),
+    what: `layout ${index} (tier ${set.layouts[index].tier}) of ${set.sha256.slice(0, 12)}…`,
+  };
 }
 
 const run: CliCommand = {
@@ -63,7 +76,14 @@ While it runs, type a command and Enter:
   --link DIR         folder for the ptys (default ./cell)
   --transport        slcan (default) or damiao
   --placement-seed K seeds the operator's placement noise (default 0)`,
-  options: { layouts: { type: 'string' }, layout: { type: 'string' }, gap: { type: 'string' }, link: { type: 'string' }, transport: { type: 'string' }, 'placement-seed': { type: 'string' } },
+  options: {
+    layouts: { type: 'string' },
+    layout: { type: 'string' },
+    gap: { type: 'string' },
+    link: { type: 'string' },
+    transport: { type: 'string' },
+    'placement-seed': { type: 'string' },
+  },
   async run(args, io) {
     const gap = gapOption(args);
     const table = tableOption(args, io);
@@ -84,7 +104,10 @@ While it runs, type a command and Enter:
     );
     let lastFaults = '';
     const faultWatch = setInterval(() => {
-      const now = cell.faults().map((f) => f.message).join(' ');
+      const now = cell
+        .faults()
+        .map((f) => f.message)
+        .join(' ');
       if (now !== lastFaults && now) io.err(`cell: ${now}\n`);
       lastFaults = now;
     }, 200);
@@ -92,13 +115,16 @@ While it runs, type a command and Enter:
     clearInterval(faultWatch);
     const t = cell.world.timing();
     await cell.stop();
-    io.out(`Stopped the cell after ${t.wallS.toFixed(1)} s; the world used ${(t.busyFraction * 100).toFixed(1)}% of a core (${t.marginX.toFixed(1)}× real-time margin), worst lag ${t.maxLagMs.toFixed(0)} ms.\n`);
+    io.out(
+      `Stopped the cell after ${t.wallS.toFixed(1)} s; the world used ${(t.busyFraction * 100).toFixed(1)}% of a core (${t.marginX.toFixed(1)}× real-time margin), worst lag ${t.maxLagMs.toFixed(0)} ms.\n`,
+    );
   },
 };
 
 async function cellCommand(cell: PtyCell, line: string): Promise<string> {
   const [word, ...rest] = line.split(/\s+/);
-  if ((ARM_SIDES as readonly string[]).includes(word)) return emulatorCommand(cell.emulators[word as ArmSide], rest.join(' '));
+  if ((ARM_SIDES as readonly string[]).includes(word))
+    return emulatorCommand(cell.emulators[word as ArmSide], rest.join(' '));
   switch (word) {
     case '':
       return '';
@@ -113,14 +139,22 @@ async function cellCommand(cell: PtyCell, line: string): Promise<string> {
     case 'table': {
       const ends = cell.world.endStates();
       const p = cell.task.scoreProgress(cell.layout, ends);
-      return [...ends.map((e) => `${e.id}: ${e.offTable ? 'off the table' : (e.region ?? 'on the table')}${e.upright === undefined ? '' : e.upright ? ', upright' : ', not upright'}`), `${SCRIPTED_OPERATOR}: ${p.summary}`].join('\n');
+      return [
+        ...ends.map(
+          (e) =>
+            `${e.id}: ${e.offTable ? 'off the table' : (e.region ?? 'on the table')}${e.upright === undefined ? '' : e.upright ? ', upright' : ', not upright'}`,
+        ),
+        `${SCRIPTED_OPERATOR}: ${p.summary}`,
+      ].join('\n');
     }
     case 'timing': {
       const t = cell.world.timing();
       return `world ${t.worldS.toFixed(1)} s in ${t.wallS.toFixed(1)} s of wall time; ${(t.busyFraction * 100).toFixed(1)}% of a core (${t.marginX.toFixed(1)}× margin); worst lag ${t.maxLagMs.toFixed(0)} ms; fell behind ${t.behindEvents} time(s)`;
     }
     default:
-      throw new Error(`Unknown cell command '${word}'. Try: left|right CMD, interlock open|closed, estop press|release, table, timing.`);
+      throw new Error(
+        `Unknown cell command '${word}'. Try: left|right CMD, interlock open|closed, estop press|release, table, timing.`,
+      );
   }
 }
 
@@ -139,7 +173,9 @@ the gap from recordings. Reveal it only to check them (tests, benchmarks, a lab'
   options: { reveal: { type: 'boolean' }, gap: { type: 'string' } },
   async run(args, io) {
     if (args.values.reveal !== true) {
-      throw new UserError("The cell truth is hidden from the station so that system identification and paired reports must find the gap themselves; add --reveal if you are checking them and accept that you have seen the answer.");
+      throw new UserError(
+        'The cell truth is hidden from the station so that system identification and paired reports must find the gap themselves; add --reveal if you are checking them and accept that you have seen the answer.',
+      );
     }
     const t = cellTruth(gapOption(args));
     if (args.values.json) {
@@ -151,9 +187,19 @@ the gap from recordings. Reveal it only to check them (tests, benchmarks, a lab'
     io.out(
       `cell truth ${t.sha256} (gap ${t.truth.gap})\n` +
         `  objects    mass × ${f(p.objectMassScale)}, friction × ${f(p.objectFrictionScale)}; table friction ${f(p.tableFriction)}, finger pads ${f(p.fingerFriction)}; squeeze ≤ ${f(p.gripperMaxForceN)} N; gripper rotor ${f(p.fingerReflectedMassKg ?? 0)} kg at each finger\n` +
-        p.joints.map((j, i) => `  joint ${i + 1}    damping ${f(j.dampingNms)} N·m·s/rad, Coulomb ${f(j.frictionNm)} N·m, armature ${f(j.armatureKgM2)} kg·m², torque × ${f(t.truth.motorTorqueScale[i])}\n`).join('') +
+        p.joints
+          .map(
+            (j, i) =>
+              `  joint ${i + 1}    damping ${f(j.dampingNms)} N·m·s/rad, Coulomb ${f(j.frictionNm)} N·m, armature ${f(j.armatureKgM2)} kg·m², torque × ${f(t.truth.motorTorqueScale[i])}\n`,
+          )
+          .join('') +
         `  adapters   reply latency ${f(t.truth.replyLatencyMs)} ms\n` +
-        Object.entries(t.truth.cameraOffsets).map(([n, o]) => `  ${n.padEnd(15)} offset ${o.positionM.map((v) => (v * 1000).toFixed(1)).join(', ')} mm, ${o.rotationRad.map((v) => ((v * 180) / Math.PI).toFixed(2)).join(', ')}°\n`).join(''),
+        Object.entries(t.truth.cameraOffsets)
+          .map(
+            ([n, o]) =>
+              `  ${n.padEnd(15)} offset ${o.positionM.map((v) => (v * 1000).toFixed(1)).join(', ')} mm, ${o.rotationRad.map((v) => ((v * 180) / Math.PI).toFixed(2)).join(', ')}°\n`,
+          )
+          .join(''),
     );
   },
 };

@@ -4,8 +4,22 @@
  */
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { intOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
-import { bumpLayoutSet, layoutAt, parseLayoutSet, sampleLayoutSet, serializeLayoutSet, type LayoutSet } from '../../layouts/layout-set.js';
+import {
+  intOption,
+  requireString,
+  UserError,
+  type CliCommand,
+  type CliIo,
+  type ParsedCommandArgs,
+} from '../command.js';
+import {
+  bumpLayoutSet,
+  layoutAt,
+  parseLayoutSet,
+  sampleLayoutSet,
+  serializeLayoutSet,
+  type LayoutSet,
+} from '../../layouts/layout-set.js';
 import { LayoutSetError } from '../../layouts/errors.js';
 import { TIER_MAX, TIER_MIN } from '../../layouts/sample.js';
 import { layoutTopViewSvg } from '../../layouts/top-view.js';
@@ -54,7 +68,8 @@ export function readLayoutSetFile(io: CliIo, file: string, exitCode = 2): { path
 /** Writes a file whole or not at all (temp file + rename), refusing to replace one unless asked. */
 export function writeNewFile(io: CliIo, file: string, data: string | Buffer, force: boolean): string {
   const path = resolve(io.cwd, file);
-  if (existsSync(path) && !force) throw new UserError(`${file} already exists; choose another name or add --force to replace it.`);
+  if (existsSync(path) && !force)
+    throw new UserError(`${file} already exists; choose another name or add --force to replace it.`);
   if (!existsSync(dirname(path))) throw new UserError(`The folder for ${file} does not exist; create it first.`);
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, data);
@@ -64,10 +79,15 @@ export function writeNewFile(io: CliIo, file: string, data: string | Buffer, for
 
 function parseTiers(v: unknown): number[] {
   if (v === undefined) return [1, 2, 3, 4, 5];
-  const items = String(v).split(',').map((s) => s.trim());
+  const items = String(v)
+    .split(',')
+    .map((s) => s.trim());
   const tiers = items.map((s) => {
     const t = /^\d+$/.test(s) ? Number(s) : NaN;
-    if (!Number.isInteger(t) || t < TIER_MIN || t > TIER_MAX) throw new UserError(`--tiers: tier '${s}' is out of range; tiers run from ${TIER_MIN} to ${TIER_MAX} (e.g. --tiers 1,2,3).`);
+    if (!Number.isInteger(t) || t < TIER_MIN || t > TIER_MAX)
+      throw new UserError(
+        `--tiers: tier '${s}' is out of range; tiers run from ${TIER_MIN} to ${TIER_MAX} (e.g. --tiers 1,2,3).`,
+      );
     return t;
   });
   if (new Set(tiers).size !== tiers.length) throw new UserError(`--tiers lists a tier twice: ${String(v)}.`);
@@ -76,7 +96,8 @@ function parseTiers(v: unknown): number[] {
 
 const outputOf = (args: ParsedCommandArgs): string => {
   const o = args.values.output;
-  if (typeof o !== 'string' || o.length === 0) throw new UserError('Missing -o FILE (where to write). Run with --help to see the usage.');
+  if (typeof o !== 'string' || o.length === 0)
+    throw new UserError('Missing -o FILE (where to write). Run with --help to see the usage.');
   return o;
 };
 
@@ -91,7 +112,10 @@ function layoutFocusOf(io: CliIo, file: string): LayoutFocus {
     throw e;
   }
   const focus = parsed.spec.layouts;
-  if (!focus) throw new UserError(`${file} has no "layouts" section, so it says nothing about which layouts to sample; its physics and visual ranges apply to sweeps (tandem sim sweep --randomize).`);
+  if (!focus)
+    throw new UserError(
+      `${file} has no "layouts" section, so it says nothing about which layouts to sample; its physics and visual ranges apply to sweeps (tandem sim sweep --randomize).`,
+    );
   return focus;
 }
 
@@ -113,7 +137,15 @@ byte-identical file on any machine.
   --randomize SPEC a randomization spec with a "layouts" section (as tandem diagnose
                    --propose-randomization writes): its tiers (unless --tiers) and only layouts
                    with its crowded / lying objects`,
-  options: { task: { type: 'string' }, 'per-tier': { type: 'string' }, seed: { type: 'string' }, tiers: { type: 'string' }, output: { type: 'string', short: 'o' }, force: { type: 'boolean' }, randomize: { type: 'string' } },
+  options: {
+    task: { type: 'string' },
+    'per-tier': { type: 'string' },
+    seed: { type: 'string' },
+    tiers: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    force: { type: 'boolean' },
+    randomize: { type: 'string' },
+  },
   async run(args, io) {
     const task = requireString(args, 'task');
     const perTier = intOption(args, 'per-tier', undefined, 1, 1000);
@@ -121,13 +153,18 @@ byte-identical file on any machine.
     const focus = typeof args.values.randomize === 'string' ? layoutFocusOf(io, args.values.randomize) : undefined;
     const tiers = focus && args.values.tiers === undefined ? [...focus.tiers] : parseTiers(args.values.tiers);
     const out = outputOf(args);
-    if (existsSync(resolve(io.cwd, out)) && args.values.force !== true) throw new UserError(`${out} already exists; choose another name or add --force to replace it.`);
+    if (existsSync(resolve(io.cwd, out)) && args.values.force !== true)
+      throw new UserError(`${out} already exists; choose another name or add --force to replace it.`);
     const set = asUserError(() => sampleLayoutSet({ task, tiers, perTier, seed, ...(focus ? { focus } : {}) }));
     const path = writeNewFile(io, out, serializeLayoutSet(set), args.values.force === true);
     if (args.values.json) {
-      io.out(`${JSON.stringify({ file: path, task: set.task, version: set.version, seed, tiers, layouts: set.layouts.length, sha256: set.sha256 })}\n`);
+      io.out(
+        `${JSON.stringify({ file: path, task: set.task, version: set.version, seed, tiers, layouts: set.layouts.length, sha256: set.sha256 })}\n`,
+      );
     } else {
-      io.out(`Wrote ${set.layouts.length} layouts of ${set.task} (tiers ${tiers.join(', ')}, seed ${seed}) to ${out}\nsha256 ${set.sha256}\n`);
+      io.out(
+        `Wrote ${set.layouts.length} layouts of ${set.task} (tiers ${tiers.join(', ')}, seed ${seed}) to ${out}\nsha256 ${set.sha256}\n`,
+      );
     }
   },
 };
@@ -150,16 +187,22 @@ the file is not a valid layout set.
     try {
       const set = parseLayoutSet(text, shown(io, path));
       if (args.values.json) {
-        io.out(`${JSON.stringify({ ok: true, file: path, task: set.task, version: set.version, tiers: set.tiers, layouts: set.layouts.length, sha256: set.sha256 })}\n`);
+        io.out(
+          `${JSON.stringify({ ok: true, file: path, task: set.task, version: set.version, tiers: set.tiers, layouts: set.layouts.length, sha256: set.sha256 })}\n`,
+        );
       } else {
-        io.out(`${file}: OK — ${set.task} v${set.version}, ${set.layouts.length} layouts (tiers ${set.tiers.join(', ')})\nsha256 ${set.sha256}\n`);
+        io.out(
+          `${file}: OK — ${set.task} v${set.version}, ${set.layouts.length} layouts (tiers ${set.tiers.join(', ')})\nsha256 ${set.sha256}\n`,
+        );
       }
       return 0;
     } catch (e) {
       if (!(e instanceof LayoutSetError || e instanceof TaskInputError)) throw e;
       if (args.values.json) {
         const mismatch = e instanceof LayoutSetError ? e.hashMismatch : undefined;
-        io.out(`${JSON.stringify({ ok: false, file: path, error: e.message, ...(mismatch ? { expected: mismatch.expected, found: mismatch.found } : {}) })}\n`);
+        io.out(
+          `${JSON.stringify({ ok: false, file: path, error: e.message, ...(mismatch ? { expected: mismatch.expected, found: mismatch.found } : {}) })}\n`,
+        );
         return 1;
       }
       throw new UserError(e.message, 1);
@@ -181,7 +224,12 @@ and a caption with the tier and the set's hash prefix.
   -o, --output F   PNG to write; an existing file is kept unless --force
   --size PX        width and height in pixels (200–4000, default 1000)
   --force          replace an existing output file`,
-  options: { layout: { type: 'string' }, output: { type: 'string', short: 'o' }, size: { type: 'string' }, force: { type: 'boolean' } },
+  options: {
+    layout: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    size: { type: 'string' },
+    force: { type: 'boolean' },
+  },
   positionals: [1, 1],
   async run(args, io) {
     const { set } = readLayoutSetFile(io, args.positionals[0]);
@@ -193,8 +241,14 @@ and a caption with the tier and the set's hash prefix.
     const { default: sharp } = await import('sharp');
     const png = await sharp(Buffer.from(svg)).png().toBuffer();
     writeNewFile(io, out, png, args.values.force === true);
-    if (args.values.json) io.out(`${JSON.stringify({ file: resolve(io.cwd, out), layout: index, tier: layout.tier, sizePx: size, sha256: set.sha256 })}\n`);
-    else io.out(`Drew layout ${index} (tier ${layout.tier}, ${layout.objects.length} objects) to ${out}, ${size}×${size} px.\n`);
+    if (args.values.json)
+      io.out(
+        `${JSON.stringify({ file: resolve(io.cwd, out), layout: index, tier: layout.tier, sizePx: size, sha256: set.sha256 })}\n`,
+      );
+    else
+      io.out(
+        `Drew layout ${index} (tier ${layout.tier}, ${layout.objects.length} objects) to ${out}, ${size}×${size} px.\n`,
+      );
   },
 };
 
@@ -217,7 +271,8 @@ of reach, off the workspace or onto each other are reported as warnings.
     const file = args.positionals[0];
     const out = outputOf(args);
     const { path, text } = readUserFile(io, file, 'layout set');
-    if (resolve(io.cwd, out) === path) throw new UserError(`A bump never overwrites its input: write the new version to another file than ${file}.`);
+    if (resolve(io.cwd, out) === path)
+      throw new UserError(`A bump never overwrites its input: write the new version to another file than ${file}.`);
     const next = asUserError(() => bumpLayoutSet(text, shown(io, path)));
     const written = writeNewFile(io, out, serializeLayoutSet(next), args.values.force === true);
     // Placement problems do not stop a bump (the edit may be deliberate) but the operator hears of them.
@@ -225,9 +280,13 @@ of reach, off the workspace or onto each other are reported as warnings.
     const problems = next.layouts.flatMap((l) => layoutProblems(task, l));
     for (const p of problems) io.err(`warning: ${p}\n`);
     if (args.values.json) {
-      io.out(`${JSON.stringify({ file: written, task: next.task, version: next.version, previous: next.previous, sha256: next.sha256, warnings: problems })}\n`);
+      io.out(
+        `${JSON.stringify({ file: written, task: next.task, version: next.version, previous: next.previous, sha256: next.sha256, warnings: problems })}\n`,
+      );
     } else {
-      io.out(`Wrote ${next.task} v${next.version} to ${out} (from v${next.previous?.version}, sha256 ${next.previous?.sha256.slice(0, 12)}…)\nsha256 ${next.sha256}\n`);
+      io.out(
+        `Wrote ${next.task} v${next.version} to ${out} (from v${next.previous?.version}, sha256 ${next.previous?.sha256.slice(0, 12)}…)\nsha256 ${next.sha256}\n`,
+      );
     }
   },
 };

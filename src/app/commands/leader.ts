@@ -5,14 +5,28 @@
  */
 import { UserError, requireString, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
 import { ARM_SIDES, type ArmSide } from '../../rig/contract.js';
-import { LEADER_EMULATOR_KINDS, serveLeaderOnPtys, type LeaderEmulatorKind, type PtyLeader, type PtyLeaderFault } from '../../../drivers/leaders/emulators/pty-leader.js';
-import { readTrajectoryFile, scriptedMotion, TrajectoryFileError, type HandMotion } from '../../../drivers/leaders/emulators/operator-hand.js';
+import {
+  LEADER_EMULATOR_KINDS,
+  serveLeaderOnPtys,
+  type LeaderEmulatorKind,
+  type PtyLeader,
+  type PtyLeaderFault,
+} from '../../../drivers/leaders/emulators/pty-leader.js';
+import {
+  readTrajectoryFile,
+  scriptedMotion,
+  TrajectoryFileError,
+  type HandMotion,
+} from '../../../drivers/leaders/emulators/operator-hand.js';
 import { resolve } from 'node:path';
 import { answerTypedCommands, transportOption } from './rig.js';
 
 function kindOption(args: ParsedCommandArgs): LeaderEmulatorKind {
   const k = requireString(args, 'kind');
-  if (!(LEADER_EMULATOR_KINDS as readonly string[]).includes(k)) throw new UserError(`--kind must be yam (the YAM leader with its teaching handle) or gello (a GELLO on Dynamixel), not '${k}'.`);
+  if (!(LEADER_EMULATOR_KINDS as readonly string[]).includes(k))
+    throw new UserError(
+      `--kind must be yam (the YAM leader with its teaching handle) or gello (a GELLO on Dynamixel), not '${k}'.`,
+    );
   return k as LeaderEmulatorKind;
 }
 
@@ -34,7 +48,8 @@ function leaderSpec(kind: LeaderEmulatorKind, transport: string | undefined, lin
 
 const emulate: CliCommand = {
   path: ['leader', 'emulate'],
-  summary: 'Serve an emulated leader arm (YAM with its teaching handle, or GELLO) on socat ptys, for rehearsing teleop through the real leader driver',
+  summary:
+    'Serve an emulated leader arm (YAM with its teaching handle, or GELLO) on socat ptys, for rehearsing teleop through the real leader driver',
   help: `Usage: tandem leader emulate --kind yam|gello --link PATH[,PATH] [--transport slcan|damiao] [--trajectory FILE]
 
 Starts one socat pty pair per arm (left first) and answers on PATH as the leader's own adapter
@@ -57,15 +72,26 @@ While it runs, type a fault and Enter (prefix left or right for one arm):
   --link PATH[,PATH]         where to put the pty of each arm, left first (the path must not exist yet)
   --transport slcan|damiao   the YAM leader's adapter framing (default slcan)
   --trajectory FILE          the hand replays this joint trajectory (the format of 'tandem teleop record --trajectory')`,
-  options: { kind: { type: 'string' }, link: { type: 'string' }, transport: { type: 'string' }, trajectory: { type: 'string' } },
+  options: {
+    kind: { type: 'string' },
+    link: { type: 'string' },
+    transport: { type: 'string' },
+    trajectory: { type: 'string' },
+  },
   async run(args, io) {
     const kind = kindOption(args);
     const links = requireString(args, 'link')
       .split(',')
       .map((l) => l.trim());
-    if (links.length > 2 || links.some((l) => l === '')) throw new UserError(`--link takes one pty path per arm, left first (at most two), e.g. /tmp/leader-left,/tmp/leader-right.`);
+    if (links.length > 2 || links.some((l) => l === ''))
+      throw new UserError(
+        `--link takes one pty path per arm, left first (at most two), e.g. /tmp/leader-left,/tmp/leader-right.`,
+      );
     const transport = args.values.transport === undefined ? undefined : transportOption(args);
-    if (kind === 'gello' && transport !== undefined) throw new UserError('--transport is the YAM leader\'s CAN adapter framing; a GELLO speaks Dynamixel on its own serial line, so leave it out.');
+    if (kind === 'gello' && transport !== undefined)
+      throw new UserError(
+        "--transport is the YAM leader's CAN adapter framing; a GELLO speaks Dynamixel on its own serial line, so leave it out.",
+      );
     const hand = handOption(args, io);
     let leader: PtyLeader;
     try {
@@ -74,15 +100,22 @@ While it runs, type a fault and Enter (prefix left or right for one arm):
       throw new UserError((e as Error).message);
     }
     const served = Object.entries(leader.links) as [ArmSide, string][];
-    const what = kind === 'yam' ? `YAM leader with its teaching handle (${transport ?? 'slcan'})` : 'GELLO leader (Dynamixel 2.0)';
+    const what =
+      kind === 'yam' ? `YAM leader with its teaching handle (${transport ?? 'slcan'})` : 'GELLO leader (Dynamixel 2.0)';
     io.out(
       `Emulated ${what}: ${served.map(([s, l]) => `${s} arm on ${l}`).join(', ')}.\n` +
-        `Try: tandem teleop record --leader ${leaderSpec(kind, transport, served.map(([, l]) => l))} --task … --out …\nPress Ctrl-C to stop.\n`,
+        `Try: tandem teleop record --leader ${leaderSpec(
+          kind,
+          transport,
+          served.map(([, l]) => l),
+        )} --task … --out …\nPress Ctrl-C to stop.\n`,
     );
     await answerTypedCommands(io, (line) => leaderCommand(leader, line));
     const answered = leader.answered();
     await leader.stop();
-    io.out(`Stopped the leader emulator; ${served.map(([s]) => `${s} arm answered ${answered[s] ?? 0} ${kind === 'yam' ? 'frames' : 'sync reads'}`).join(', ')}.\n`);
+    io.out(
+      `Stopped the leader emulator; ${served.map(([s]) => `${s} arm answered ${answered[s] ?? 0} ${kind === 'yam' ? 'frames' : 'sync reads'}`).join(', ')}.\n`,
+    );
   },
 };
 
@@ -114,17 +147,29 @@ async function leaderCommand(leader: PtyLeader, line: string): Promise<string> {
       break;
     case 'crc-errors': {
       const packets = Number(n);
-      if (leader.kind !== 'gello') throw new Error('crc-errors is a GELLO fault (Dynamixel packets carry a CRC); the YAM leader speaks CAN.');
-      if (!Number.isInteger(packets) || packets < 1 || packets > 10_000) throw new Error('crc-errors needs a packet count from 1 to 10000, e.g. "crc-errors 50".');
+      if (leader.kind !== 'gello')
+        throw new Error('crc-errors is a GELLO fault (Dynamixel packets carry a CRC); the YAM leader speaks CAN.');
+      if (!Number.isInteger(packets) || packets < 1 || packets > 10_000)
+        throw new Error('crc-errors needs a packet count from 1 to 10000, e.g. "crc-errors 50".');
       fault = { crcErrors: packets };
       break;
     }
     default:
-      throw new Error(`Unknown leader emulator command '${word}'. Try: [left|right] silence, recover, garbage, unplug, replug${leader.kind === 'gello' ? ', crc-errors N' : ''}, status.`);
+      throw new Error(
+        `Unknown leader emulator command '${word}'. Try: [left|right] silence, recover, garbage, unplug, replug${leader.kind === 'gello' ? ', crc-errors N' : ''}, status.`,
+      );
   }
   await leader.inject(fault, arms);
-  const said: Record<string, string> = { silence: 'is silent', recover: 'answers again', garbage: 'sent a burst of garbage bytes', unplug: 'is unplugged', replug: 'is plugged back in' };
-  return typeof fault === 'string' ? `${who} ${said[fault]}` : `${who} sends the next ${fault.crcErrors} packets with a wrong CRC`;
+  const said: Record<string, string> = {
+    silence: 'is silent',
+    recover: 'answers again',
+    garbage: 'sent a burst of garbage bytes',
+    unplug: 'is unplugged',
+    replug: 'is plugged back in',
+  };
+  return typeof fault === 'string'
+    ? `${who} ${said[fault]}`
+    : `${who} sends the next ${fault.crcErrors} packets with a wrong CRC`;
 }
 
 export const commands: CliCommand[] = [emulate];

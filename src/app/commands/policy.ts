@@ -1,4 +1,12 @@
-import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import {
+  intOption,
+  numberOption,
+  requireString,
+  UserError,
+  type CliCommand,
+  type CliIo,
+  type ParsedCommandArgs,
+} from '../command.js';
 import { STATE_DIM } from '../../rig/contract.js';
 import { yamRigModel } from '../../rig/yam.js';
 import { PolicyUnavailableError, type InferenceTiming, type Policy } from '../../policy/contract.js';
@@ -11,7 +19,8 @@ import { openPolicySpec } from '../../policy/spec.js';
 const EXIT_UNAVAILABLE = 3;
 
 function asUserError(e: unknown): unknown {
-  if (e instanceof PolicyLoadError || e instanceof InvalidObservationError || e instanceof InvalidActionError) return new UserError(e.message);
+  if (e instanceof PolicyLoadError || e instanceof InvalidObservationError || e instanceof InvalidActionError)
+    return new UserError(e.message);
   if (e instanceof PolicyUnavailableError) return new UserError(e.message, EXIT_UNAVAILABLE);
   return e;
 }
@@ -31,7 +40,8 @@ async function openFromArgs(spec: string, args: ParsedCommandArgs, io: CliIo): P
   }
 }
 
-const round = (x: number | undefined): number | undefined => (x === undefined ? undefined : Math.round(x * 1000) / 1000);
+const round = (x: number | undefined): number | undefined =>
+  x === undefined ? undefined : Math.round(x * 1000) / 1000;
 
 function latencyJson(t: InferenceTiming | undefined, wallMs: number): Record<string, number> {
   const out: Record<string, number | undefined> = {
@@ -62,7 +72,13 @@ and a prompt. Prints the metadata, the action shape [H, 14] and where the time w
   --onnx-threads N         threads onnxruntime uses inside one inference (default 1)
 Exit codes: 0 ok, 2 bad input (spec, model, actions out of the rig's range), 3 policy unavailable (unreachable,
 timeout, server error, an answer that is not an openpi action message).`,
-  options: { 'api-key': { type: 'string' }, prompt: { type: 'string' }, 'timeout-ms': { type: 'string' }, 'connect-timeout-ms': { type: 'string' }, 'onnx-threads': { type: 'string' } },
+  options: {
+    'api-key': { type: 'string' },
+    prompt: { type: 'string' },
+    'timeout-ms': { type: 'string' },
+    'connect-timeout-ms': { type: 'string' },
+    'onnx-threads': { type: 'string' },
+  },
   positionals: [1, 1],
   async run(args, io) {
     const spec = args.positionals[0];
@@ -71,8 +87,14 @@ timeout, server error, an answer that is not an openpi action message).`,
       // Loaded here, not at start-up: every tandem command would otherwise pay for ws and friends.
       const { OpenpiClientPolicy } = await import('../../policy/openpi/client.js');
       const { wireToJson } = await import('../../policy/openpi/msgpack-numpy.js');
-      const metadata = policy instanceof OpenpiClientPolicy ? (wireToJson(policy.metadata) as Record<string, unknown>) : { ...policy.info };
-      const obs = syntheticObservation({ size: 224, prompt: typeof args.values.prompt === 'string' ? args.values.prompt : undefined });
+      const metadata =
+        policy instanceof OpenpiClientPolicy
+          ? (wireToJson(policy.metadata) as Record<string, unknown>)
+          : { ...policy.info };
+      const obs = syntheticObservation({
+        size: 224,
+        prompt: typeof args.values.prompt === 'string' ? args.values.prompt : undefined,
+      });
       const t0 = performance.now();
       let chunk;
       try {
@@ -161,14 +183,21 @@ one sentence as a text frame, then close 1011, as openpi's server reports errors
     } catch (e) {
       await policy.close?.();
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') throw new UserError(`Port ${port} on ${host} is already in use; pick another with --port.`);
-      if (code === 'EACCES') throw new UserError(`Not allowed to listen on port ${port}; pick a port above 1023 with --port.`);
-      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UserError(`Cannot listen on host '${host}'; it is not an address of this machine.`);
+      if (code === 'EADDRINUSE')
+        throw new UserError(`Port ${port} on ${host} is already in use; pick another with --port.`);
+      if (code === 'EACCES')
+        throw new UserError(`Not allowed to listen on port ${port}; pick a port above 1023 with --port.`);
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+        throw new UserError(`Cannot listen on host '${host}'; it is not an address of this machine.`);
       throw e;
     }
     const info = policy.info;
-    io.out(`Serving ${info.name} (checkpoint ${info.checkpointSha256.slice(0, 12)}, horizon ${info.actionHorizon}) on ${server.url}${apiKey ? ' (API key required)' : ''}\n`);
-    io.out(`Health check: http://${host.includes(':') ? `[${host}]` : host}:${server.port}/healthz — stop with Ctrl-C.\n`);
+    io.out(
+      `Serving ${info.name} (checkpoint ${info.checkpointSha256.slice(0, 12)}, horizon ${info.actionHorizon}) on ${server.url}${apiKey ? ' (API key required)' : ''}\n`,
+    );
+    io.out(
+      `Health check: http://${host.includes(':') ? `[${host}]` : host}:${server.port}/healthz — stop with Ctrl-C.\n`,
+    );
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) resolve();
       else io.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -6,9 +6,23 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { intOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import {
+  intOption,
+  requireString,
+  UserError,
+  type CliCommand,
+  type CliIo,
+  type ParsedCommandArgs,
+} from '../command.js';
 import { asUserError, readLayoutSetFile, readUserFile, writeNewFile } from './layouts.js';
-import { calibrateProjector, parseCalibration, serializeCalibration, type CalibrationPoint, type ProjectorCalibration, type ProjectorResolution } from '../../../calibration/projector/calibration-record.js';
+import {
+  calibrateProjector,
+  parseCalibration,
+  serializeCalibration,
+  type CalibrationPoint,
+  type ProjectorCalibration,
+  type ProjectorResolution,
+} from '../../../calibration/projector/calibration-record.js';
 import { mapPoint, ProjectorCalibrationError, type Vec2 } from '../../../calibration/projector/homography.js';
 import { crosshairSvg, type ReaderSide } from '../../../calibration/projector/projection-svg.js';
 import { svgToPng } from '../../../calibration/projector/render.js';
@@ -35,7 +49,8 @@ function parseResolution(text: string, what: string): ProjectorResolution {
   return { widthPx: Number(m[1]), heightPx: Number(m[2]) };
 }
 
-const isVec2 = (v: unknown): v is [number, number] => Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
+const isVec2 = (v: unknown): v is [number, number] =>
+  Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
 
 /**
  * A points file: `{"resolution": "1920x1080", "points": [{"label": "...", "tableMm": [x, y],
@@ -46,18 +61,28 @@ export function parsePointsFile(text: string, source: string): { points: Calibra
   try {
     v = JSON.parse(text);
   } catch {
-    throw new UserError(`${source} is not JSON; give the point pairs as {"points": [{"tableMm": [x, y], "projectorPx": [column, row]}, ...]}.`);
+    throw new UserError(
+      `${source} is not JSON; give the point pairs as {"points": [{"tableMm": [x, y], "projectorPx": [column, row]}, ...]}.`,
+    );
   }
   const obj = Array.isArray(v) ? { points: v } : (v as { points?: unknown; resolution?: unknown });
   if (typeof obj !== 'object' || obj === null || !Array.isArray(obj.points)) {
-    throw new UserError(`${source} has no "points" list; give the point pairs as {"points": [{"tableMm": [x, y], "projectorPx": [column, row]}, ...]}.`);
+    throw new UserError(
+      `${source} has no "points" list; give the point pairs as {"points": [{"tableMm": [x, y], "projectorPx": [column, row]}, ...]}.`,
+    );
   }
   const points = obj.points.map((p: unknown, i: number): CalibrationPoint => {
     const q = p as { tableMm?: unknown; projectorPx?: unknown; label?: unknown };
     if (typeof q !== 'object' || q === null || !isVec2(q.tableMm) || !isVec2(q.projectorPx)) {
-      throw new UserError(`Point ${i + 1} in ${source} is not {"tableMm": [x, y], "projectorPx": [column, row]} with numbers.`);
+      throw new UserError(
+        `Point ${i + 1} in ${source} is not {"tableMm": [x, y], "projectorPx": [column, row]} with numbers.`,
+      );
     }
-    return { ...(typeof q.label === 'string' && q.label ? { label: q.label } : {}), tableMm: q.tableMm, projectorPx: q.projectorPx };
+    return {
+      ...(typeof q.label === 'string' && q.label ? { label: q.label } : {}),
+      tableMm: q.tableMm,
+      projectorPx: q.projectorPx,
+    };
   });
   return { points, ...(typeof obj.resolution === 'string' ? { resolution: obj.resolution } : {}) };
 }
@@ -120,24 +145,34 @@ table with no three in a line; 6 or more also measure the error (4 fit exactly).
     const pointsFile = requireString(args, 'points');
     const out = typeof args.values.output === 'string' ? args.values.output : undefined;
     const crosshairsPng = typeof args.values['crosshairs-png'] === 'string' ? args.values['crosshairs-png'] : undefined;
-    if (!out && !crosshairsPng) throw new UserError('Missing -o FILE (where to write the calibration). Run with --help to see the usage.');
+    if (!out && !crosshairsPng)
+      throw new UserError('Missing -o FILE (where to write the calibration). Run with --help to see the usage.');
     const force = args.values.force === true;
     for (const f of [out, crosshairsPng]) {
-      if (f && existsSync(resolve(io.cwd, f)) && !force) throw new UserError(`${f} already exists; choose another name or add --force to replace it.`);
+      if (f && existsSync(resolve(io.cwd, f)) && !force)
+        throw new UserError(`${f} already exists; choose another name or add --force to replace it.`);
     }
     const { text } = readUserFile(io, pointsFile, 'points');
     const parsed = parsePointsFile(text, pointsFile);
-    const resolution = parseResolution(typeof args.values.resolution === 'string' ? args.values.resolution : (parsed.resolution ?? '1920x1080'), '--resolution');
-    const previous = typeof args.values.previous === 'string' ? await readCalibrationFile(io, args.values.previous) : undefined;
+    const resolution = parseResolution(
+      typeof args.values.resolution === 'string' ? args.values.resolution : (parsed.resolution ?? '1920x1080'),
+      '--resolution',
+    );
+    const previous =
+      typeof args.values.previous === 'string' ? await readCalibrationFile(io, args.values.previous) : undefined;
     const crosshairs = parsed.points.map((p) => ({ px: p.projectorPx, ...(p.label ? { label: p.label } : {}) }));
     if (!out) {
       writeNewFile(io, crosshairsPng!, await svgToPng(crosshairSvg(resolution, crosshairs)), force);
-      io.out(`Drew ${crosshairs.length} crosshairs at ${resolution.widthPx}x${resolution.heightPx} to ${crosshairsPng}.\n`);
+      io.out(
+        `Drew ${crosshairs.length} crosshairs at ${resolution.widthPx}x${resolution.heightPx} to ${crosshairsPng}.\n`,
+      );
       return;
     }
     let calib: ProjectorCalibration;
     try {
-      calib = await projectorErrors(() => calibrateProjector({ points: parsed.points, resolution, ...(previous ? { previous } : {}) }));
+      calib = await projectorErrors(() =>
+        calibrateProjector({ points: parsed.points, resolution, ...(previous ? { previous } : {}) }),
+      );
     } catch (e) {
       // The crosshairs still help find the bad pair.
       if (crosshairsPng) writeNewFile(io, crosshairsPng, await svgToPng(crosshairSvg(resolution, crosshairs)), force);
@@ -150,7 +185,9 @@ table with no three in a line; 6 or more also measure the error (4 fit exactly).
     }
     const e = calib.errors;
     if (args.values.json) {
-      io.out(`${JSON.stringify({ file: path, sha256: calib.sha256, version: calib.version, resolution, points: calib.points.length, errors: e, conditioning: calib.conditioning })}\n`);
+      io.out(
+        `${JSON.stringify({ file: path, sha256: calib.sha256, version: calib.version, resolution, points: calib.points.length, errors: e, conditioning: calib.conditioning })}\n`,
+      );
       return;
     }
     const width = Math.max(5, ...calib.points.map((p) => (p.label ?? '').length));
@@ -217,18 +254,28 @@ the calibration, on black, with the table edge in grey to check the calibration 
     const calibration = await readCalibrationFile(io, requireString(args, 'calibration'));
     const out = typeof args.values.output === 'string' ? args.values.output : undefined;
     const control = pjlinkFrom(args, io);
-    if (!out && !control) throw new UserError('Give -o image.png (a PNG file), --pjlink HOST:PORT (a projector), or both. Run with --help to see the usage.');
-    if (out && existsSync(resolve(io.cwd, out)) && args.values.force !== true) throw new UserError(`${out} already exists; choose another name or add --force to replace it.`);
+    if (!out && !control)
+      throw new UserError(
+        'Give -o image.png (a PNG file), --pjlink HOST:PORT (a projector), or both. Run with --help to see the usage.',
+      );
+    if (out && existsSync(resolve(io.cwd, out)) && args.values.force !== true)
+      throw new UserError(`${out} already exists; choose another name or add --force to replace it.`);
     if (args.values['power-on'] === true) {
       if (!control) throw new UserError('--power-on needs --pjlink HOST:PORT (the projector to power on).');
       const ms = await projectorErrors(() => control.powerOnAndWait({ timeoutMs: 120_000, pollMs: 1000 }));
       io.out(`The projector is on (warmed up in ${(ms / 1000).toFixed(1)} s).\n`);
     }
     const side = typeof args.values['reader-side'] === 'string' ? args.values['reader-side'] : 'far';
-    if (!READER_SIDES.includes(side as ReaderSide)) throw new UserError(`--reader-side must be one of ${READER_SIDES.join(', ')}, not '${side}'.`);
+    if (!READER_SIDES.includes(side as ReaderSide))
+      throw new UserError(`--reader-side must be one of ${READER_SIDES.join(', ')}, not '${side}'.`);
     // The frame goes to memory first, then whole into the file: a refused layout writes nothing.
     const memory = new MemoryOutput();
-    const projector = new LayoutProjector({ calibration, output: memory, ...(control ? { control } : {}), projection: { readerSide: side as ReaderSide } });
+    const projector = new LayoutProjector({
+      calibration,
+      output: memory,
+      ...(control ? { control } : {}),
+      projection: { readerSide: side as ReaderSide },
+    });
     let result: ProjectorResult;
     let said: string;
     if (args.values.blank === true) {
@@ -243,7 +290,9 @@ the calibration, on black, with the table edge in grey to check the calibration 
     }
     if (out) writeNewFile(io, out, memory.last!.png, args.values.force === true);
     if (args.values.json) {
-      io.out(`${JSON.stringify({ file: out ? resolve(io.cwd, out) : null, calibration: calibration.sha256, blank: args.values.blank === true, problem: result.problem ?? null })}\n`);
+      io.out(
+        `${JSON.stringify({ file: out ? resolve(io.cwd, out) : null, calibration: calibration.sha256, blank: args.values.blank === true, problem: result.problem ?? null })}\n`,
+      );
       return result.problem ? 3 : 0;
     }
     return reportPjlink(io, result, `${said}${out ? `: ${out}` : ''}.`);
@@ -293,14 +342,23 @@ inputs, error status; password from TANDEM_PJLINK_PASSWORD when set.
     const port = intOption(args, 'port', 4352, 0, 65535);
     const warmUpS = intOption(args, 'warm-up-s', 2, 0, 600);
     const password = io.env.TANDEM_PJLINK_PASSWORD;
-    const emu = new PjlinkEmulator({ port, warmUpMs: warmUpS * 1000, poweredOn: args.values['powered-on'] === true, ...(password ? { password } : {}) });
+    const emu = new PjlinkEmulator({
+      port,
+      warmUpMs: warmUpS * 1000,
+      poweredOn: args.values['powered-on'] === true,
+      ...(password ? { password } : {}),
+    });
     try {
       await emu.start();
     } catch (e) {
-      throw new UserError(`Cannot listen on 127.0.0.1:${port} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); choose another --port.`);
+      throw new UserError(
+        `Cannot listen on 127.0.0.1:${port} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); choose another --port.`,
+      );
     }
     io.out(`PJLink projector emulator on 127.0.0.1:${emu.port}${password ? ' (password set)' : ''}; Ctrl-C to stop.\n`);
-    await new Promise<void>((r) => (io.signal.aborted ? r() : io.signal.addEventListener('abort', () => r(), { once: true })));
+    await new Promise<void>((r) =>
+      io.signal.aborted ? r() : io.signal.addEventListener('abort', () => r(), { once: true }),
+    );
     await emu.close();
   },
 };

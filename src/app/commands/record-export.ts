@@ -43,11 +43,16 @@ DIR must not exist or be empty; the dataset is built in DIR.partial and renamed 
   positionals: [1, 100_000],
   async run(args, io) {
     const format = requireString(args, 'format');
-    if (format !== 'lerobot') throw new UserError(`--format ${format} is not one tandem writes; the export format is lerobot (LeRobot dataset v3.0).`);
+    if (format !== 'lerobot')
+      throw new UserError(
+        `--format ${format} is not one tandem writes; the export format is lerobot (LeRobot dataset v3.0).`,
+      );
     const out = resolve(io.cwd, requireString(args, 'out'));
     const codec = (args.values.codec ?? 'av1') as VideoCodec;
-    if (!CODECS.includes(codec)) throw new UserError(`--codec must be ${CODECS.join(' or ')}, not '${String(args.values.codec)}'.`);
-    const str = (name: string): string | undefined => (typeof args.values[name] === 'string' ? (args.values[name] as string) : undefined);
+    if (!CODECS.includes(codec))
+      throw new UserError(`--codec must be ${CODECS.join(' or ')}, not '${String(args.values.codec)}'.`);
+    const str = (name: string): string | undefined =>
+      typeof args.values[name] === 'string' ? (args.values[name] as string) : undefined;
     // Loaded here, not at startup: every other tandem command stays free of sharp and the parquet writer.
     const { exportLeRobot, ExportError } = await import('../../record/lerobot-export.js');
     let report;
@@ -73,8 +78,11 @@ DIR must not exist or be empty; the dataset is built in DIR.partial and renamed 
       return 0;
     }
     for (const s of report.skipped) io.out(`skipped ${s.file}: ${s.reason}\n`);
-    const cams = report.cameras.length === 0 ? 'no cameras' : `${report.cameras.length} camera videos (${report.codec})`;
-    io.out(`Wrote ${report.out}: LeRobot v3.0, ${report.episodes.length} episodes, ${report.totalFrames} frames at ${report.fps} fps, ${report.tasks.length} tasks, ${cams}.\n`);
+    const cams =
+      report.cameras.length === 0 ? 'no cameras' : `${report.cameras.length} camera videos (${report.codec})`;
+    io.out(
+      `Wrote ${report.out}: LeRobot v3.0, ${report.episodes.length} episodes, ${report.totalFrames} frames at ${report.fps} fps, ${report.tasks.length} tasks, ${cams}.\n`,
+    );
     return 0;
   },
 };

@@ -29,19 +29,29 @@ const fmt = (x: number, digits = 1): string => x.toFixed(digits);
 
 function printInspect(r: InspectReport, io: CliIo): void {
   const line = (text: string): void => io.out(`${text}\n`);
-  line(`${r.file}: ${(r.fileBytes / 1048576).toFixed(1)} MiB, ${r.messages} messages over ${fmt(r.durationS, 2)} s, ${r.profile || 'no'} profile${r.complete ? '' : ' — UNFINISHED'}`);
+  line(
+    `${r.file}: ${(r.fileBytes / 1048576).toFixed(1)} MiB, ${r.messages} messages over ${fmt(r.durationS, 2)} s, ${r.profile || 'no'} profile${r.complete ? '' : ' — UNFINISHED'}`,
+  );
   if (!r.complete) line(`  This file is cut off: ${r.problem}. Recover it with: tandem record recover ${r.file}`);
   const width = Math.max(5, ...r.topics.map((t) => t.topic.length));
   line(`  ${'topic'.padEnd(width)}  ${'messages'.padStart(8)}  ${'rate Hz'.padStart(8)}  gaps > 2 periods`);
   for (const t of r.topics) {
-    const gaps = t.gapCount === 0 ? 'none' : `${t.gapCount} (longest ${fmt(Math.max(...t.gaps.map((g) => g.gapS)) * 1000, 0)} ms at ${fmt(t.gaps.reduce((a, g) => (g.gapS > a.gapS ? g : a)).atS, 2)} s)`;
+    const gaps =
+      t.gapCount === 0
+        ? 'none'
+        : `${t.gapCount} (longest ${fmt(Math.max(...t.gaps.map((g) => g.gapS)) * 1000, 0)} ms at ${fmt(t.gaps.reduce((a, g) => (g.gapS > a.gapS ? g : a)).atS, 2)} s)`;
     line(`  ${t.topic.padEnd(width)}  ${String(t.count).padStart(8)}  ${fmt(t.rateHz).padStart(8)}  ${gaps}`);
   }
   for (const c of r.cameras) {
-    const dropped = c.dropped === undefined ? 'dropped: unknown (no end record)' : `dropped ${c.dropped}, late ${c.late ?? 0}`;
-    line(`  camera ${c.camera}: ${c.frames} frames, ${dropped}${c.lost ? `; LOST at ${fmt(c.lost.atS, 2)} s: ${c.lost.reason}` : ''}`);
+    const dropped =
+      c.dropped === undefined ? 'dropped: unknown (no end record)' : `dropped ${c.dropped}, late ${c.late ?? 0}`;
+    line(
+      `  camera ${c.camera}: ${c.frames} frames, ${dropped}${c.lost ? `; LOST at ${fmt(c.lost.atS, 2)} s: ${c.lost.reason}` : ''}`,
+    );
   }
-  const events = Object.entries(r.eventsByKind).map(([k, n]) => `${k} ${n}`).join(', ');
+  const events = Object.entries(r.eventsByKind)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   line(`  events: ${events || 'none'}`);
   for (const [name, fields] of Object.entries(r.metadata)) {
     line(`  ${name}:`);
@@ -85,7 +95,10 @@ store (--data) knows FILE, its recording is marked recovered, with OUT.
   positionals: [1, 1],
   async run(args, io) {
     const file = resolve(io.cwd, args.positionals[0]);
-    const out = typeof args.values.out === 'string' ? resolve(io.cwd, args.values.out) : join(dirname(file), `${basename(file).replace(/\.mcap$/i, '')}.recovered.mcap`);
+    const out =
+      typeof args.values.out === 'string'
+        ? resolve(io.cwd, args.values.out)
+        : join(dirname(file), `${basename(file).replace(/\.mcap$/i, '')}.recovered.mcap`);
     const r = await asUserError(() => recoverEpisodeFile(file, out));
     // Only a store that exists already: recovering a file copied from elsewhere makes no store.
     const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
@@ -94,7 +107,14 @@ store (--data) knows FILE, its recording is marked recovered, with OUT.
       marked = await withCommandStore(args.values, io, (store) => {
         const rec = store.findRecordingByFile(file);
         if (!rec) return false;
-        store.endRecording(rec.id, { state: 'recovered', recoveredFile: r.output, problem: r.problem ?? null, messages: r.keptMessages, durationS: r.keptSeconds, bytes: r.outputBytes });
+        store.endRecording(rec.id, {
+          state: 'recovered',
+          recoveredFile: r.output,
+          problem: r.problem ?? null,
+          messages: r.keptMessages,
+          durationS: r.keptSeconds,
+          bytes: r.outputBytes,
+        });
         return true;
       });
     }
@@ -106,8 +126,12 @@ store (--data) knows FILE, its recording is marked recovered, with OUT.
       io.out(`${file} is finished already (it has its summary and footer): nothing to recover.\n`);
       return 0;
     }
-    const topics = Object.entries(r.keptByTopic).map(([t, n]) => `${t} ${n}`).join(', ');
-    io.out(`Recovered ${r.keptMessages} messages (${fmt(r.keptSeconds, 2)} s) into ${r.output}: ${topics || 'no messages'}.\n`);
+    const topics = Object.entries(r.keptByTopic)
+      .map(([t, n]) => `${t} ${n}`)
+      .join(', ');
+    io.out(
+      `Recovered ${r.keptMessages} messages (${fmt(r.keptSeconds, 2)} s) into ${r.output}: ${topics || 'no messages'}.\n`,
+    );
     io.out(`The input stopped being readable because ${r.problem}.\n`);
     if (marked) io.out(`The station store now lists it as recovered.\n`);
     return 0;

@@ -26,23 +26,41 @@ import type { AskedAnalysis } from '../../session/analysis-report.js';
 function preregisteredArg(args: Parameters<CliCommand['run']>[0]): AskedAnalysis | undefined {
   const v = args.values;
   if (v.session === undefined) {
-    if (v.alpha !== undefined || v.metric !== undefined) throw new UserError("--alpha and --metric check a session's pre-registered analysis: give the session with --session ID.");
+    if (v.alpha !== undefined || v.metric !== undefined)
+      throw new UserError(
+        "--alpha and --metric check a session's pre-registered analysis: give the session with --session ID.",
+      );
     return undefined;
   }
   const session = Number(v.session);
-  if (!Number.isSafeInteger(session) || session < 1) throw new UserError(`--session takes a session id (a whole number, as 'tandem session run' printed it), not '${String(v.session)}'.`);
+  if (!Number.isSafeInteger(session) || session < 1)
+    throw new UserError(
+      `--session takes a session id (a whole number, as 'tandem session run' printed it), not '${String(v.session)}'.`,
+    );
   const alpha = v.alpha === undefined ? undefined : Number(v.alpha);
-  if (alpha !== undefined && !(alpha > 0 && alpha < 0.5)) throw new UserError(`--alpha must be a number between 0 and 0.5, e.g. --alpha 0.05, not '${String(v.alpha)}'.`);
+  if (alpha !== undefined && !(alpha > 0 && alpha < 0.5))
+    throw new UserError(`--alpha must be a number between 0 and 0.5, e.g. --alpha 0.05, not '${String(v.alpha)}'.`);
   const metric = v.metric === undefined ? undefined : String(v.metric);
-  if (metric !== undefined && !(ANALYSIS_METRICS as readonly string[]).includes(metric)) throw new UserError(`--metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${metric}'.`);
-  return { session, ...(alpha !== undefined ? { alpha } : {}), ...(metric !== undefined ? { metric: metric as AnalysisMetric } : {}) };
+  if (metric !== undefined && !(ANALYSIS_METRICS as readonly string[]).includes(metric))
+    throw new UserError(`--metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${metric}'.`);
+  return {
+    session,
+    ...(alpha !== undefined ? { alpha } : {}),
+    ...(metric !== undefined ? { metric: metric as AnalysisMetric } : {}),
+  };
 }
 
 /** The drift alarm's thresholds: the station config's 'simDrift', then each --drift-* flag over it. */
-function driftArg(args: Parameters<CliCommand['run']>[0], io: Parameters<CliCommand['run']>[1]): Partial<DriftThresholds> {
+function driftArg(
+  args: Parameters<CliCommand['run']>[0],
+  io: Parameters<CliCommand['run']>[1],
+): Partial<DriftThresholds> {
   const v = args.values;
   const file = v['station-config'];
-  const station = typeof file === 'string' ? readStationConfig(file === CELL_PRESET ? CELL_PRESET : resolve(io.cwd, file)) : undefined;
+  const station =
+    typeof file === 'string'
+      ? readStationConfig(file === CELL_PRESET ? CELL_PRESET : resolve(io.cwd, file))
+      : undefined;
   const out: Record<string, number> = { ...(station?.simDrift ?? {}) };
   const flags = [
     ['drift-min-r', 'minPearson', 'a number from -1 to 1, e.g. --drift-min-r 0.7'],
@@ -66,7 +84,10 @@ function driftArg(args: Parameters<CliCommand['run']>[0], io: Parameters<CliComm
 
 function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<CostConfig> | undefined {
   if (file === undefined) return undefined;
-  if (typeof file !== 'string' || file === '') throw new UserError('--cost needs a JSON file like {"operatorPerHour": 50, "robotPerHour": 20, "cpuCorePerHour": 0.05, "operatorOverheadS": 90, "currency": "USD"}.');
+  if (typeof file !== 'string' || file === '')
+    throw new UserError(
+      '--cost needs a JSON file like {"operatorPerHour": 50, "robotPerHour": 20, "cpuCorePerHour": 0.05, "operatorOverheadS": 90, "currency": "USD"}.',
+    );
   const { text } = readUserFile(io, file, 'cost config');
   let doc: unknown;
   try {
@@ -74,9 +95,14 @@ function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<C
   } catch (e) {
     throw new UserError(`The cost config ${file} is not valid JSON (${(e as Error).message}).`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new UserError(`The cost config ${file} should be a JSON object like {"operatorPerHour": 50}.`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new UserError(`The cost config ${file} should be a JSON object like {"operatorPerHour": 50}.`);
   const known = new Set(Object.keys(DEFAULT_COST_CONFIG));
-  for (const k of Object.keys(doc)) if (!known.has(k)) throw new UserError(`The cost config ${file} has '${k}', which is not a price tandem knows (${[...known].join(', ')}).`);
+  for (const k of Object.keys(doc))
+    if (!known.has(k))
+      throw new UserError(
+        `The cost config ${file} has '${k}', which is not a price tandem knows (${[...known].join(', ')}).`,
+      );
   const merged = { ...DEFAULT_COST_CONFIG, ...(doc as Partial<CostConfig>) };
   try {
     checkCostConfig(merged);
@@ -86,19 +112,29 @@ function costArg(io: Parameters<CliCommand['run']>[1], file: unknown): Partial<C
   return doc as Partial<CostConfig>;
 }
 
-const duration = (s: number): string => (s < 60 ? `${s.toFixed(1)} s` : s < 3600 ? `${(s / 60).toFixed(1)} min` : `${(s / 3600).toFixed(2)} h`);
+const duration = (s: number): string =>
+  s < 60 ? `${s.toFixed(1)} s` : s < 3600 ? `${(s / 60).toFixed(1)} min` : `${(s / 3600).toFixed(2)} h`;
 
 /** Units per hour, MTBF and time to success in one line, beside the policy's progress. */
 function throughputLine(t: ThroughputSummary): string {
   const uph = t.unitsPerHour === null ? '–' : t.unitsPerHour.toFixed(t.unitsPerHour < 10 ? 1 : 0);
   const mtbf = t.mtbfHours === null ? 'no failure' : `MTBF ${duration(t.mtbfHours * 3600)}`;
-  const assisted = t.assists === 0 ? '' : `, ${t.assists} assist${t.assists === 1 ? '' : 's'} in ${t.assistedRollouts} rollout${t.assistedRollouts === 1 ? '' : 's'} (MTBA ${duration(t.mtbaHours! * 3600)})`;
-  const tts = t.medianS === null ? 'no time to success' : `median time to success ${t.medianS.toFixed(1)} s${t.halfDoneS === null ? '' : `, half the objects done by ${t.halfDoneS.toFixed(1)} s`}`;
+  const assisted =
+    t.assists === 0
+      ? ''
+      : `, ${t.assists} assist${t.assists === 1 ? '' : 's'} in ${t.assistedRollouts} rollout${t.assistedRollouts === 1 ? '' : 's'} (MTBA ${duration(t.mtbaHours! * 3600)})`;
+  const tts =
+    t.medianS === null
+      ? 'no time to success'
+      : `median time to success ${t.medianS.toFixed(1)} s${t.halfDoneS === null ? '' : `, half the objects done by ${t.halfDoneS.toFixed(1)} s`}`;
   const untimed = t.untimedRolloutIds.length ? ` (${t.untimedRolloutIds.length} rollout(s) without times)` : '';
   return `${t.unitsDone}/${t.units} objects, ${uph} units/h, ${mtbf}${assisted}, ${tts}${untimed}`;
 }
 
-const rOf = (a: EngineAgreement): string => (a.pearson === null ? `not measured (${a.unavailable ?? ''})` : `r ${a.pearson.r === null ? 'undefined' : a.pearson.r.toFixed(3)}, MMRV ${a.mmrv!.toFixed(3)} over ${a.pairs.length} policies`);
+const rOf = (a: EngineAgreement): string =>
+  a.pearson === null
+    ? `not measured (${a.unavailable ?? ''})`
+    : `r ${a.pearson.r === null ? 'undefined' : a.pearson.r.toFixed(3)}, MMRV ${a.mmrv!.toFixed(3)} over ${a.pairs.length} policies`;
 
 /** Both engines on this set: each policy's progress on each (all tiers), the agreement, and the pairs they order differently. */
 function crossEngineLines(r: StoredReport): string[] {
@@ -107,14 +143,22 @@ function crossEngineLines(r: StoredReport): string[] {
   const [a, b] = x.engines.map((e) => e.engine);
   const lines = [`Engines: ${x.sentence}`];
   for (const p of x.progress.filter((q) => q.tier === 'all')) {
-    const engines = p.engines ? `${a} ${p.engines[0].progress.toFixed(2)}, ${b} ${p.engines[1].progress.toFixed(2)} (${p.engines[0].layouts} layouts)` : `not on both engines`;
-    lines.push(`  ${p.policy}: ${engines}${p.real ? `; real ${p.real.progress.toFixed(2)} (${p.real.layouts} layouts with both engines)` : ''}`);
+    const engines = p.engines
+      ? `${a} ${p.engines[0].progress.toFixed(2)}, ${b} ${p.engines[1].progress.toFixed(2)} (${p.engines[0].layouts} layouts)`
+      : `not on both engines`;
+    lines.push(
+      `  ${p.policy}: ${engines}${p.real ? `; real ${p.real.progress.toFixed(2)} (${p.real.layouts} layouts with both engines)` : ''}`,
+    );
   }
   const all = x.tiers.find((t) => t.tier === 'all');
   if (all) for (const g of [all.engines, ...all.real]) lines.push(`  ${g.of} against ${g.against}: ${rOf(g)}`);
   for (const d of all?.orderedDifferently ?? []) {
-    const real = d.real ? `; real ${d.real.a.toFixed(2)} vs ${d.real.b.toFixed(2)}${d.realSidesWith === 'neither' ? ', a tie' : `, as ${d.realSidesWith}`}` : '';
-    lines.push(`  ordered differently: ${d.a} vs ${d.b}: ${a} ${d.engines[0].a.toFixed(2)} vs ${d.engines[0].b.toFixed(2)}, ${b} ${d.engines[1].a.toFixed(2)} vs ${d.engines[1].b.toFixed(2)}${real}`);
+    const real = d.real
+      ? `; real ${d.real.a.toFixed(2)} vs ${d.real.b.toFixed(2)}${d.realSidesWith === 'neither' ? ', a tie' : `, as ${d.realSidesWith}`}`
+      : '';
+    lines.push(
+      `  ordered differently: ${d.a} vs ${d.b}: ${a} ${d.engines[0].a.toFixed(2)} vs ${d.engines[0].b.toFixed(2)}, ${b} ${d.engines[1].a.toFixed(2)} vs ${d.engines[1].b.toFixed(2)}${real}`,
+    );
   }
   return lines;
 }
@@ -124,7 +168,9 @@ function summaryText(r: StoredReport, htmlPath: string | undefined, pngs: readon
   for (const p of r.policies) {
     const s = p.sim?.tiers.at(-1);
     const re = p.real?.tiers.at(-1);
-    lines.push(`${p.label}: ${p.pairedLayouts} paired layouts; sim ${s ? s.meanProgress.toFixed(2) : '–'}, real ${re ? re.meanProgress.toFixed(2) : '–'}${p.controlVariate ? `, real with sim ${p.controlVariate.estimate.toFixed(2)} [${p.controlVariate.lower.toFixed(2)}, ${p.controlVariate.upper.toFixed(2)}]` : ''}`);
+    lines.push(
+      `${p.label}: ${p.pairedLayouts} paired layouts; sim ${s ? s.meanProgress.toFixed(2) : '–'}, real ${re ? re.meanProgress.toFixed(2) : '–'}${p.controlVariate ? `, real with sim ${p.controlVariate.estimate.toFixed(2)} [${p.controlVariate.lower.toFixed(2)}, ${p.controlVariate.upper.toFixed(2)}]` : ''}`,
+    );
     for (const side of ['sim', 'real'] as const) {
       const t = p.throughput[side];
       if (t) lines.push(`  ${side}: ${throughputLine(t)}`);
@@ -133,16 +179,22 @@ function summaryText(r: StoredReport, htmlPath: string | undefined, pngs: readon
   }
   if (r.correlation) {
     const c = r.correlation;
-    lines.push(`Pearson r ${c.pearson.r === null ? 'undefined' : c.pearson.r.toFixed(3)}, MMRV ${c.mmrv.value.toFixed(3)} over ${c.policies} policies; ${c.violations.length} rank violation${c.violations.length === 1 ? '' : 's'}.`);
+    lines.push(
+      `Pearson r ${c.pearson.r === null ? 'undefined' : c.pearson.r.toFixed(3)}, MMRV ${c.mmrv.value.toFixed(3)} over ${c.policies} policies; ${c.violations.length} rank violation${c.violations.length === 1 ? '' : 's'}.`,
+    );
   } else if (r.correlationUnavailable) lines.push(r.correlationUnavailable);
   for (const a of r.abComparisons) lines.push(`${a.a} vs ${a.b}: ${a.verdict.sentence}`);
   if (r.preregistered) lines.push(r.preregistered.sentence);
   lines.push(r.simDrift.sentence);
   lines.push(...crossEngineLines(r));
   const s = r.segregated;
-  if (s.awaitingScore.length) lines.push(`Not counted: ${s.awaitingScore.length} real rollout(s) await an operator score (${s.awaitingScore.join(', ')}).`);
+  if (s.awaitingScore.length)
+    lines.push(
+      `Not counted: ${s.awaitingScore.length} real rollout(s) await an operator score (${s.awaitingScore.join(', ')}).`,
+    );
   if (s.invalidOrAborted.length) lines.push(`Not counted: ${s.invalidOrAborted.length} invalid or aborted rollout(s).`);
-  if (s.otherCalibration.length) lines.push(`Not counted: ${s.otherCalibration.length} rollout(s) with another calibration.`);
+  if (s.otherCalibration.length)
+    lines.push(`Not counted: ${s.otherCalibration.length} rollout(s) with another calibration.`);
   if (s.otherEpisodeLengthSentence) lines.push(s.otherEpisodeLengthSentence);
   for (const u of s.unpairedPolicies) lines.push(`${u.policy}: no paired data (${u.reason}).`);
   if (htmlPath) lines.push(`Wrote ${htmlPath}.`);
@@ -224,7 +276,10 @@ episode lengths are listed and left out, never averaged in.`,
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s.length > 0);
-    if (specs.length === 0) throw new UserError('--policies needs at least one policy spec, e.g. --policies code:bottles-in-the-bin,code:bottles-in-the-bin?skill=0.5.');
+    if (specs.length === 0)
+      throw new UserError(
+        '--policies needs at least one policy spec, e.g. --policies code:bottles-in-the-bin,code:bottles-in-the-bin?skill=0.5.',
+      );
     const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
     const seed = intOption(args, 'seed', 1, 0, 2 ** 31 - 1);
     const cost = costArg(io, args.values.cost);
@@ -232,11 +287,15 @@ episode lengths are listed and left out, never averaged in.`,
     const driftThresholds = driftArg(args, io);
     for (const flag of ['sim-calibration', 'real-calibration'] as const) {
       const v = args.values[flag];
-      if (v !== undefined && !/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(String(v))) throw new UserError(`--${flag} must be a calibration's 64-character hex SHA-256, not '${String(v)}'.`);
+      if (v !== undefined && !/^[0-9a-f]{64}(,[0-9a-f]{64})*$/.test(String(v)))
+        throw new UserError(`--${flag} must be a calibration's 64-character hex SHA-256, not '${String(v)}'.`);
     }
     const episodeArg = args.values['episode-seconds'];
     const episodeSeconds = episodeArg === undefined ? undefined : Number(episodeArg);
-    if (episodeSeconds !== undefined && !(Number.isFinite(episodeSeconds) && episodeSeconds > 0)) throw new UserError(`--episode-seconds must be a positive number of seconds, e.g. --episode-seconds 12, not '${String(episodeArg)}'.`);
+    if (episodeSeconds !== undefined && !(Number.isFinite(episodeSeconds) && episodeSeconds > 0))
+      throw new UserError(
+        `--episode-seconds must be a positive number of seconds, e.g. --episode-seconds 12, not '${String(episodeArg)}'.`,
+      );
     const { data, storeFile } = await withCommandStore(args.values, io, (store) => {
       try {
         const data = storedPairedReport(store, {
@@ -257,7 +316,11 @@ episode lengths are listed and left out, never averaged in.`,
         throw e;
       }
     });
-    const meta = { generatedAt: new Date().toISOString(), tandemVersion: `${tandemVersion(io.env).version} (${tandemVersion(io.env).commit})`, store: storeFile };
+    const meta = {
+      generatedAt: new Date().toISOString(),
+      tandemVersion: `${tandemVersion(io.env).version} (${tandemVersion(io.env).commit})`,
+      store: storeFile,
+    };
     const htmlPath = resolve(io.cwd, typeof args.values.output === 'string' ? args.values.output : 'report.html');
     try {
       writeFileSync(htmlPath, renderReportHtml(data, meta));
@@ -280,7 +343,8 @@ episode lengths are listed and left out, never averaged in.`,
         throw new UserError(`Cannot write the PNG figures into ${dir}: ${(e as Error).message}.`);
       }
     }
-    if (args.values.json) io.out(`${JSON.stringify({ ...data, generatedAt: meta.generatedAt, html: htmlPath, png: pngs }, null, 2)}\n`);
+    if (args.values.json)
+      io.out(`${JSON.stringify({ ...data, generatedAt: meta.generatedAt, html: htmlPath, png: pngs }, null, 2)}\n`);
     else io.out(summaryText(data, htmlPath, pngs));
     return 0;
   },

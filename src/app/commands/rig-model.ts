@@ -10,13 +10,20 @@ import { rigToUrdf } from '../../rig/urdf.js';
 function basePoseOption(args: ParsedCommandArgs, side: ArmSide): Pose3 {
   const raw = args.values[`${side}-base`];
   if (raw === undefined) return DEFAULT_BASE_POSES[side];
-  const parts = String(raw).split(',').map((p) => p.trim());
+  const parts = String(raw)
+    .split(',')
+    .map((p) => p.trim());
   const nums = parts.map((p) => (p === '' ? NaN : Number(p)));
   if ((nums.length !== 3 && nums.length !== 4) || nums.some((n) => !Number.isFinite(n))) {
-    throw new UserError(`--${side}-base must be x,y,z in metres with an optional yaw in degrees (e.g. -0.4,0.3,0,0), not '${String(raw)}'.`);
+    throw new UserError(
+      `--${side}-base must be x,y,z in metres with an optional yaw in degrees (e.g. -0.4,0.3,0,0), not '${String(raw)}'.`,
+    );
   }
   const [x, y, z, yawDeg = 0] = nums;
-  if (Math.abs(x) > 5 || Math.abs(y) > 5 || Math.abs(z) > 5) throw new UserError(`--${side}-base puts the ${side} arm more than 5 m from the table centre; positions are in metres.`);
+  if (Math.abs(x) > 5 || Math.abs(y) > 5 || Math.abs(z) > 5)
+    throw new UserError(
+      `--${side}-base puts the ${side} arm more than 5 m from the table centre; positions are in metres.`,
+    );
   const half = (yawDeg * Math.PI) / 360;
   return { position: [x, y, z], quaternion: [0, 0, Math.sin(half), Math.cos(half)] };
 }
@@ -58,7 +65,9 @@ Examples:
       try {
         writeFileSync(path, urdf);
       } catch (e) {
-        throw new UserError(`Could not write the URDF to ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'its folder does not exist' : (e as Error).message}.`);
+        throw new UserError(
+          `Could not write the URDF to ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'its folder does not exist' : (e as Error).message}.`,
+        );
       }
       io.err(`Wrote the ${model.name} URDF (2 arms, 12 revolute joints, 4 finger joints) to ${path}.\n`);
     },

@@ -10,7 +10,15 @@
  */
 import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
 import { resolve } from 'node:path';
-import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import {
+  intOption,
+  numberOption,
+  requireString,
+  UserError,
+  type CliCommand,
+  type CliIo,
+  type ParsedCommandArgs,
+} from '../command.js';
 import { episodeSummary, openPolicyForCli, rolloutLayoutArgs } from './sim.js';
 import { RigError, type Clock, type Rig } from '../../rig/contract.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
@@ -23,12 +31,26 @@ import type { Layout, ObjectEndState, TaskDefinition } from '../../tasks/types.j
 import type { LayoutSet } from '../../layouts/layout-set.js';
 import type { Store } from '../../store/store.js';
 import { blackImage } from '../../policy/image.js';
-import { assertRunsOnRig, DEFAULT_DEADLINE_MS, loopStatsMetadata, runRigRollout, STANDSTILL_DEADLINE_MS, type RigRolloutResult } from '../../rollout/rig-rollout.js';
+import {
+  assertRunsOnRig,
+  DEFAULT_DEADLINE_MS,
+  loopStatsMetadata,
+  runRigRollout,
+  STANDSTILL_DEADLINE_MS,
+  type RigRolloutResult,
+} from '../../rollout/rig-rollout.js';
 import { POLICY_WARM_UP } from '../../sim/policy-warm-up.js';
 import { DEFAULT_RIG_CONFIG, clockForRigConfig } from '../rig-registry.js';
 import { openCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
-import { defaultEpisodesDir, episodeFileName, openStationRecording, recordingLine, rolloutMetadata, type StationRecording } from '../episode-recording.js';
+import {
+  defaultEpisodesDir,
+  episodeFileName,
+  openStationRecording,
+  recordingLine,
+  rolloutMetadata,
+  type StationRecording,
+} from '../episode-recording.js';
 import type { RecordingSummary } from '../../record/episode-recorder.js';
 import { StoreError } from '../../store/store.js';
 import { createStationRig } from '../station-rig.js';
@@ -36,7 +58,16 @@ import type { RigServices } from '../services/rig-services.js';
 import { SCRIPTED_OPERATOR } from '../session-operators.js';
 import { DEFAULT_CELL_CAMERA_FPS } from '../../emulated-cell/cell-cameras.js';
 import { streamCameraSource } from '../../rollout/stream-camera-source.js';
-import { cellIoSourceOf, missingPolicyCameras, rolloutCameras, rigConfigWithGrippers, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs, type StationConfig } from '../station-config.js';
+import {
+  cellIoSourceOf,
+  missingPolicyCameras,
+  rolloutCameras,
+  rigConfigWithGrippers,
+  STATION_CONFIG_HELP,
+  STATION_CONFIG_OPTIONS,
+  stationConfigFromArgs,
+  type StationConfig,
+} from '../station-config.js';
 import { openStationCameras, type StationCameras } from '../station-cameras.js';
 import type { Episode } from '../../rollout/episode.js';
 import type { CellIo } from '../cell-io.js';
@@ -53,7 +84,9 @@ const EXIT_INTERRUPTED = 130;
 
 /** `--timeout-ms N`, or undefined: the rollout's clock decides (policyDeadlineMs). */
 export function timeoutOption(args: ParsedCommandArgs): number | undefined {
-  return args.values['timeout-ms'] === undefined ? undefined : intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000);
+  return args.values['timeout-ms'] === undefined
+    ? undefined
+    : intOption(args, 'timeout-ms', DEFAULT_DEADLINE_MS, 1, 600_000);
 }
 
 function percentile(sorted: readonly number[], q: number): number {
@@ -74,7 +107,12 @@ function blankCameras(): CameraSource {
 
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
 
-function report(r: RigRolloutResult, rigType: string, rateHz: number, score: CellScore | undefined): Record<string, unknown> {
+function report(
+  r: RigRolloutResult,
+  rigType: string,
+  rateHz: number,
+  score: CellScore | undefined,
+): Record<string, unknown> {
   const e = r.episode;
   const latency = r.chunks.map((c) => c.latencyMs).sort((a, b) => a - b);
   const waited = r.chunks.map((c) => c.waitedMs).sort((a, b) => a - b);
@@ -82,7 +120,8 @@ function report(r: RigRolloutResult, rigType: string, rateHz: number, score: Cel
     ...episodeSummary(e),
     // No privileged end state on the rig: the operator (on the cell, its scripted one) scores.
     progress: score?.progress ?? null,
-    scoring: e.status !== 'valid' ? 'not scored' : score ? `scored by the ${SCRIPTED_OPERATOR}` : 'awaiting operator score',
+    scoring:
+      e.status !== 'valid' ? 'not scored' : score ? `scored by the ${SCRIPTED_OPERATOR}` : 'awaiting operator score',
     ...(score ? { counts: score.counts, endStates: score.endStates } : {}),
     rig: rigType,
     finalMode: r.finalMode,
@@ -97,7 +136,12 @@ function report(r: RigRolloutResult, rigType: string, rateHz: number, score: Cel
     waitedMs: { p50: round(percentile(waited, 0.5)), max: round(waited[waited.length - 1] ?? 0) },
     safetyEventsByKind: r.safetyEventsByKind,
     // The stretches the operator drove: an assisted rollout.
-    takeovers: e.takeovers.map((t) => ({ startS: round(t.startS, 3), endS: round(t.endS, 3), steps: t.steps, open: t.open })),
+    takeovers: e.takeovers.map((t) => ({
+      startS: round(t.startS, 3),
+      endS: round(t.endS, 3),
+      steps: t.steps,
+      open: t.open,
+    })),
     motorLoop: JSON.parse(loopStatsMetadata(r.loop).loop_stats) as unknown,
     wallSeconds: round(r.wallMs / 1000, 3),
   };
@@ -172,7 +216,10 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
     const cameraFps = numberOption(args, 'camera-fps', DEFAULT_CELL_CAMERA_FPS, 1, 60);
     const station = await stationConfigFromArgs(args.values, io.cwd);
     const rigType = station.rig.type;
-    const cellIoFrom = cellIoSourceOf(station, typeof args.values['cell-io'] === 'string' ? resolve(io.cwd, args.values['cell-io']) : undefined);
+    const cellIoFrom = cellIoSourceOf(
+      station,
+      typeof args.values['cell-io'] === 'string' ? resolve(io.cwd, args.values['cell-io']) : undefined,
+    );
 
     const leaderSpec = typeof args.values.leader === 'string' ? args.values.leader : undefined;
     const rampS = numberOption(args, 'ramp-s', DEFAULT_RAMP_S, 0.1, 10);
@@ -182,13 +229,19 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
     // Opened before the rig: the episode file is registered in it before its first byte.
     const store = openCommandStore(args.values, io);
     const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
-    const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(dataDir);
+    const episodesDir =
+      typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(dataDir);
     let cellIo: CellIo | undefined;
     let takeoverLeader: TakeoverLeader | undefined;
     try {
       // Before the rig: its safety supervisor reads the interlock from the first cycle.
       // node-opcua takes seconds to load: only a rollout with cell I/O loads it.
-      if (cellIoFrom !== undefined) cellIo = await (await import('../cell-io.js')).openCellIo(cellIoFrom, { dataDir, controlHz: rateHz, log: (line) => io.err(`${line}\n`) });
+      if (cellIoFrom !== undefined)
+        cellIo = await (await import('../cell-io.js')).openCellIo(cellIoFrom, {
+          dataDir,
+          controlHz: rateHz,
+          log: (line) => io.err(`${line}\n`),
+        });
       const rigConfig = rigConfigWithGrippers(station, store);
       const blank = args.values['blank-cameras'] === true;
       let rig: Rig;
@@ -197,7 +250,12 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
       try {
         clock = clockForRigConfig(rigConfig);
         // The table is what the operator places; only the emulated cell builds anything from it.
-        ({ rig, services } = await createStationRig(rigConfig, { clock, signal: io.signal, table: { task, layout, placementSeed: seed }, ...(cellIo ? { interlock: cellIo.plc } : {}) }));
+        ({ rig, services } = await createStationRig(rigConfig, {
+          clock,
+          signal: io.signal,
+          table: { task, layout, placementSeed: seed },
+          ...(cellIo ? { interlock: cellIo.plc } : {}),
+        }));
       } catch (e) {
         if (e instanceof RigError) throw new UserError(e.message);
         throw e;
@@ -205,8 +263,16 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
       let run: RolloutOnRig | undefined;
       try {
         if (leaderSpec !== undefined) {
-          takeoverLeader = await openTakeoverLeader({ spec: leaderSpec, clock, rampS, keyboard: process.stdin, log: (line) => io.err(`${line}\n`) });
-          io.err(`${takeoverLeader.description}: press E (or the handle's top button) to take over from the policy, and again to give back.\n`);
+          takeoverLeader = await openTakeoverLeader({
+            spec: leaderSpec,
+            clock,
+            rampS,
+            keyboard: process.stdin,
+            log: (line) => io.err(`${line}\n`),
+          });
+          io.err(
+            `${takeoverLeader.description}: press E (or the handle's top button) to take over from the policy, and again to give back.\n`,
+          );
         }
       } catch (e) {
         await rig.close?.();
@@ -243,11 +309,22 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
       const { result, score, recording } = run;
       const e = result.episode;
       const { rolloutId, recorded } = await storeRolloutOnRig(store, { spec, policy: policy.info, set }, run);
-      const out: Record<string, unknown> = { ...report(result, String(rigType), rateHz, score), rolloutId, rehearsal: run.rehearsal ?? null, episodeFile: recording?.file ?? null, recording: recordingReport(recorded) };
+      const out: Record<string, unknown> = {
+        ...report(result, String(rigType), rateHz, score),
+        rolloutId,
+        rehearsal: run.rehearsal ?? null,
+        episodeFile: recording?.file ?? null,
+        recording: recordingReport(recorded),
+      };
       if (args.values.json) {
         io.out(`${JSON.stringify({ ...out, layoutSet: set.sha256 })}\n`);
       } else {
-        const status = e.status !== 'valid' ? `${e.status}: ${e.reason ?? ''}` : score ? `valid, ${SCRIPTED_OPERATOR} scored ${score.progress.toFixed(2)} (${score.summary})` : 'valid, awaiting operator score';
+        const status =
+          e.status !== 'valid'
+            ? `${e.status}: ${e.reason ?? ''}`
+            : score
+              ? `valid, ${SCRIPTED_OPERATOR} scored ${score.progress.toFixed(2)} (${score.summary})`
+              : 'valid, awaiting operator score';
         const kinds = Object.entries(result.safetyEventsByKind).map(([k, n]) => `${k} ${n}`);
         io.out(
           `layout ${e.layoutIndex} (tier ${e.tier}), ${policy.info.name} on ${String(rigType)}, ${seconds} s: ${status}\n` +
@@ -255,7 +332,9 @@ Exit codes: 0 ran its length, 1 invalid (rig fault), a safety stop (an interlock
             `steps ${e.trajectory.steps} at ${out.achievedHz} Hz achieved (asked ${rateHz} Hz; wake late p50 ${out.wakeLateP50Ms} ms, p99 ${out.wakeLateP99Ms} ms, ${result.timing.lateSteps} late steps)\n` +
             `chunks ${String(out.chunks)} of ${String(out.horizon ?? '?')} rows; inference p50 ${(out.inferenceMs as { p50: number }).p50} ms, max ${(out.inferenceMs as { max: number }).max} ms; loop waited max ${(out.waitedMs as { max: number }).max} ms\n` +
             `${loopLine(result.loop)}\n` +
-            (e.takeovers.length ? `assisted: the operator took over ${e.takeovers.length} time${e.takeovers.length === 1 ? '' : 's'} (${e.takeovers.map((t) => `${t.startS.toFixed(2)}–${t.endS.toFixed(2)} s`).join(', ')})\n` : '') +
+            (e.takeovers.length
+              ? `assisted: the operator took over ${e.takeovers.length} time${e.takeovers.length === 1 ? '' : 's'} (${e.takeovers.map((t) => `${t.startS.toFixed(2)}–${t.endS.toFixed(2)} s`).join(', ')})\n`
+              : '') +
             `safety events ${e.safetyEvents.length}${kinds.length ? ` (${kinds.join(', ')})` : ''}; rig ${result.finalMode} after the rollout\n` +
             `stored as rollout ${rolloutId}${run.rehearsal ? ` (${run.rehearsal})` : ''}\n` +
             recordingLine(recorded),
@@ -287,7 +366,16 @@ export function loopLine(l: RigRolloutResult['loop']): string {
 
 function recordingReport(r: RecordingSummary | undefined): Record<string, unknown> | null {
   if (!r) return null;
-  return { status: r.status, failure: r.failure ?? null, messages: r.messages, bytes: r.bytes, closeMs: round(r.closeMs, 1), messagesByTopic: r.messagesByTopic, rigCycles: r.rigCycles ?? null, problems: r.problems };
+  return {
+    status: r.status,
+    failure: r.failure ?? null,
+    messages: r.messages,
+    bytes: r.bytes,
+    closeMs: round(r.closeMs, 1),
+    messagesByTopic: r.messagesByTopic,
+    rigCycles: r.rigCycles ?? null,
+    problems: r.problems,
+  };
 }
 
 /** What rolloutOnRig needs: a rig created (with the layout's table) but not yet brought up, and an open policy. */
@@ -320,7 +408,13 @@ export interface RolloutOnRigOptions {
    * Records the episode. `fileLabel` names the file in place of the policy: a blind session's files
    * say their slot, so a path shown or exported mid-session names no policy.
    */
-  readonly record?: { readonly store: Store; readonly dir: string; readonly spec: string; readonly set: LayoutSet; readonly fileLabel?: string };
+  readonly record?: {
+    readonly store: Store;
+    readonly dir: string;
+    readonly spec: string;
+    readonly set: LayoutSet;
+    readonly fileLabel?: string;
+  };
   /** Says what runs and how to stop it, once the rollout starts. */
   log(line: string): void;
   /** The operator's takeover with a leader arm (src/rollout/operator-takeover.ts). */
@@ -362,7 +456,10 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     }
     const { services } = o;
     const scorer = services.endStateScorer;
-    if (scoreFromCell && !scorer.available) throw new UserError(`--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`);
+    if (scoreFromCell && !scorer.available)
+      throw new UserError(
+        `--score-from-cell needs the emulated cell (rig type yam-cell), not ${String(rigType)}; on a real rig the operator scores with 'tandem score'.`,
+      );
     const poses = services.objectPoses;
     const tracker = services.tableTracker;
     if (!poses.available) {
@@ -377,13 +474,20 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     rehearsal = rehearsalOf(blank && policy.info.cameras.length > 0, services.rehearsal);
     // Every configured camera streams (and is recorded), before the rig is powered: a camera's
     // start-up (ffmpeg, a USB device, the cell's browser) outlasts the motors' own 400 ms watchdog.
-    opened = await openStationCameras(configured, { renderer: services.cameraRenderer, clock, source: o.station.source });
+    opened = await openStationCameras(configured, {
+      renderer: services.cameraRenderer,
+      clock,
+      source: o.station.source,
+    });
     if (!blank && policy.info.cameras.length > 0) {
       const streams = Object.fromEntries(policy.info.cameras.map((n) => [n, opened!.byName[n]]));
       // The cell's renderer shares this machine's cores and may stall a frame for a second, as its
       // cameras' own 5 s stall watchdog allows; a hardware camera's frame is stale after 4 periods.
       const cellCameras = new Set(configured.filter((c) => c.kind === 'cell').map((c) => c.name));
-      cameras = streamCameraSource(streams, { nowS: () => clock.nowS(), maxFrameAgeS: (n) => (cellCameras.has(n) ? CELL_MAX_FRAME_AGE_S : undefined) });
+      cameras = streamCameraSource(streams, {
+        nowS: () => clock.nowS(),
+        maxFrameAgeS: (n) => (cellCameras.has(n) ? CELL_MAX_FRAME_AGE_S : undefined),
+      });
     }
     if (o.record) {
       // A rig thread's every motor cycle goes in the file too, drained off the motors' path.
@@ -392,7 +496,11 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         store: o.record.store,
         dir: o.record.dir,
         kind: 'rollout',
-        fileName: episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: o.record.fileLabel ?? policy.info.name }),
+        fileName: episodeFileName({
+          task: task.id,
+          layoutIndex: layout.index,
+          policyName: o.record.fileLabel ?? policy.info.name,
+        }),
         rigModel: rig.model,
         clock,
         cameras: opened.list,
@@ -416,7 +524,9 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
       });
     }
     // What runs, and how to stop it (tests wait for this line before sending Ctrl-C).
-    o.log(`Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).`);
+    o.log(
+      `Running ${policy.info.name} on ${String(rigType)} for ${seconds} s; Ctrl-C stops it (the rig holds, then damps).`,
+    );
     try {
       result = await runRigRollout({
         rig,
@@ -438,7 +548,8 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
         takeover: o.takeover,
       });
     } catch (e) {
-      if (e instanceof RigError) throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
+      if (e instanceof RigError)
+        throw new UserError(`The rig (${String(rigType)}) failed during the rollout: ${e.message}`, 1);
       throw e;
     }
   } catch (e) {
@@ -449,7 +560,13 @@ export async function rolloutOnRig(o: RolloutOnRigOptions): Promise<RolloutOnRig
     await opened?.close();
   }
   const score = result.tableEndStates ? scoreOf(task, layout, result.tableEndStates) : undefined;
-  return { result, ...(score ? { score } : {}), ...(rigMarker ? { rigMarker } : {}), ...(recording ? { recording } : {}), ...(rehearsal ? { rehearsal } : {}) };
+  return {
+    result,
+    ...(score ? { score } : {}),
+    ...(rigMarker ? { rigMarker } : {}),
+    ...(recording ? { recording } : {}),
+    ...(rehearsal ? { rehearsal } : {}),
+  };
 }
 
 /** Why a rollout is a rehearsal (its policy saw black frames, or its rig's services say why: the emulated cell), or undefined for a result. */
@@ -494,9 +611,22 @@ export async function storeRolloutOnRig(
   let rolloutId: number | undefined;
   let recorded: RecordingSummary | undefined;
   try {
-    rolloutId = storeRigRollout(store, { ...w, episode: e, result: run.result, cellMarker: run.rigMarker, score: run.score, episodeFile: run.recording?.file, rehearsal: run.rehearsal !== undefined });
+    rolloutId = storeRigRollout(store, {
+      ...w,
+      episode: e,
+      result: run.result,
+      cellMarker: run.rigMarker,
+      score: run.score,
+      episodeFile: run.recording?.file,
+      rehearsal: run.rehearsal !== undefined,
+    });
   } finally {
-    recorded = await run.recording?.finish(rolloutId, { outcome: e.outcome, status: e.status, steps: String(e.trajectory.steps), ...loopStatsMetadata(run.result.loop) });
+    recorded = await run.recording?.finish(rolloutId, {
+      outcome: e.outcome,
+      status: e.status,
+      steps: String(e.trajectory.steps),
+      ...loopStatsMetadata(run.result.loop),
+    });
   }
   return { rolloutId, recorded };
 }
@@ -504,14 +634,32 @@ export async function storeRolloutOnRig(
 /** One row for the rollout (and its operator score): everything the rig measured is kept, whatever the outcome. */
 function storeRigRollout(
   store: Store,
-  r: { spec: string; policy: PolicyInfo; set: LayoutSet; sessionId?: number; episode: Episode; result: RigRolloutResult; cellMarker?: { kind: string; sha256: string; json: string }; score?: CellScore; episodeFile?: string; rehearsal: boolean },
+  r: {
+    spec: string;
+    policy: PolicyInfo;
+    set: LayoutSet;
+    sessionId?: number;
+    episode: Episode;
+    result: RigRolloutResult;
+    cellMarker?: { kind: string; sha256: string; json: string };
+    score?: CellScore;
+    episodeFile?: string;
+    rehearsal: boolean;
+  },
 ): number {
   const e = r.episode;
   store.putLayoutSet(r.set);
   // A policy server that does not report its checkpoint says 'unreported': stored as unknown, not refused after the rollout ran.
-  const checkpoint = r.policy.checkpointSha256 && /^[0-9a-f]{64}$/.test(r.policy.checkpointSha256) ? r.policy.checkpointSha256 : null;
+  const checkpoint =
+    r.policy.checkpointSha256 && /^[0-9a-f]{64}$/.test(r.policy.checkpointSha256) ? r.policy.checkpointSha256 : null;
   const policy = store.upsertPolicy({ spec: r.spec, name: r.policy.name, checkpointSha256: checkpoint });
-  if (r.cellMarker) store.putCalibration({ sha256: r.cellMarker.sha256, kind: r.cellMarker.kind, version: 1, canonicalJson: r.cellMarker.json });
+  if (r.cellMarker)
+    store.putCalibration({
+      sha256: r.cellMarker.sha256,
+      kind: r.cellMarker.kind,
+      version: 1,
+      canonicalJson: r.cellMarker.json,
+    });
   const id = store.insertRollout({
     kind: 'real',
     sessionId: r.sessionId ?? null,
@@ -535,7 +683,13 @@ function storeRigRollout(
     takeovers: e.takeovers.map((t) => ({ startS: t.startS, endS: t.endS, open: t.open })),
   });
   if (r.score && e.status === 'valid') {
-    store.insertOperatorScore({ rolloutId: id, endStates: r.score.endStates, progress: r.score.progress, counts: r.score.counts, operator: SCRIPTED_OPERATOR });
+    store.insertOperatorScore({
+      rolloutId: id,
+      endStates: r.score.endStates,
+      progress: r.score.progress,
+      counts: r.score.counts,
+      operator: SCRIPTED_OPERATOR,
+    });
   }
   return id;
 }

@@ -6,7 +6,15 @@
  *   tandem rig set-zero     make the current pose the zero of some motors (after a wrong-zero refusal)
  *   tandem rig calibrate-gripper  stall-based gripper limits, stored as a calibration record
  */
-import { UserError, intOption, numberOption, requireString, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import {
+  UserError,
+  intOption,
+  numberOption,
+  requireString,
+  type CliCommand,
+  type CliIo,
+  type ParsedCommandArgs,
+} from '../command.js';
 import { ARM_SIDES, RigError, type ArmSide, type RigCommand, type SafetyEvent } from '../../rig/contract.js';
 import { RealtimeClock } from '../../rig/clocks.js';
 import { ControlLoop, MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
@@ -24,7 +32,8 @@ import { openStationStore } from '../station-store.js';
 
 export function transportOption(args: ParsedCommandArgs): CanTransport {
   const t = requireString(args, 'transport');
-  if (!(CAN_TRANSPORTS as readonly string[]).includes(t)) throw new UserError(`--transport must be one of ${CAN_TRANSPORTS.join(', ')}, not '${t}'.`);
+  if (!(CAN_TRANSPORTS as readonly string[]).includes(t))
+    throw new UserError(`--transport must be one of ${CAN_TRANSPORTS.join(', ')}, not '${t}'.`);
   return t as CanTransport;
 }
 
@@ -74,7 +83,14 @@ function probeTable(motors: readonly ProbedMotor[]): string {
   ]);
   const head = ['ID', 'model', 'PMAX/VMAX/TMAX', 'watchdog', 'pos rad', 'temp', 'status'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  return [head, ...rows]
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const probe: CliCommand = {
@@ -95,23 +111,37 @@ ${BUS_HELP}
     await openBus(bus);
     try {
       const result = await probeMotors(bus, ids);
-      if (args.values.json) io.out(`${JSON.stringify({ port: bus.description, ...result, bus: bus.stats }, null, 2)}\n`);
+      if (args.values.json)
+        io.out(`${JSON.stringify({ port: bus.description, ...result, bus: bus.stats }, null, 2)}\n`);
       else {
-        io.out(`${bus.description}: ${result.motors.length} motor${result.motors.length === 1 ? '' : 's'} answered${result.silent.length ? `; no answer from ID ${result.silent.join(', ')}` : ''}.\n`);
+        io.out(
+          `${bus.description}: ${result.motors.length} motor${result.motors.length === 1 ? '' : 's'} answered${result.silent.length ? `; no answer from ID ${result.silent.join(', ')}` : ''}.\n`,
+        );
         if (result.motors.length) io.out(`${probeTable(result.motors)}\n`);
         if (bus.stats.garbageBytes > 0 || bus.stats.rejectedFrames > 0) {
-          io.out(`Dropped ${bus.stats.garbageBytes} bytes that were not frames (${bus.stats.rejectedFrames} frame-shaped but impossible: wrong DLC or ID, or cut short).\n`);
+          io.out(
+            `Dropped ${bus.stats.garbageBytes} bytes that were not frames (${bus.stats.rejectedFrames} frame-shaped but impossible: wrong DLC or ID, or cut short).\n`,
+          );
         }
       }
       if (result.motors.length === 0) {
-        throw new UserError(`No motor answered on the ${bus.description}. Check motor power, the CAN cable and its 120 Ω termination, and that --transport matches the adapter.`, 1);
+        throw new UserError(
+          `No motor answered on the ${bus.description}. Check motor power, the CAN cable and its 120 Ω termination, and that --transport matches the adapter.`,
+          1,
+        );
       }
       const faulted = result.motors.filter((x) => x.fault);
       if (faulted.length > 0) {
-        throw new UserError(faulted.map((x) => `Motor 0x${x.id.toString(16).padStart(2, '0')} reports ${x.statusText}.`).join(' '), 1);
+        throw new UserError(
+          faulted.map((x) => `Motor 0x${x.id.toString(16).padStart(2, '0')} reports ${x.statusText}.`).join(' '),
+          1,
+        );
       }
       const off = result.motors.filter((x) => x.watchdogMs === 0);
-      if (off.length > 0) io.out(`Warning: motor ${off.map((x) => x.id).join(', ')} has its watchdog (register 9) off; 'tandem rig hold' turns it on before enabling.\n`);
+      if (off.length > 0)
+        io.out(
+          `Warning: motor ${off.map((x) => x.id).join(', ')} has its watchdog (register 9) off; 'tandem rig hold' turns it on before enabling.\n`,
+        );
     } finally {
       await bus.close();
     }
@@ -119,7 +149,12 @@ ${BUS_HELP}
 };
 
 function describeEvents(events: readonly SafetyEvent[]): string[] {
-  return events.filter((e) => e.kind === 'fault-hold' || e.kind === 'estop' || e.kind === 'watchdog-damp' || e.kind === 'activate-refused').map((e) => e.message);
+  return events
+    .filter(
+      (e) =>
+        e.kind === 'fault-hold' || e.kind === 'estop' || e.kind === 'watchdog-damp' || e.kind === 'activate-refused',
+    )
+    .map((e) => e.message);
 }
 
 const hold: CliCommand = {
@@ -138,7 +173,13 @@ ${BUS_HELP}
   --seconds S                how long to hold (0.1 to 3600)
   --rate HZ                  control rate (default 250, up to ${MAX_CONTROL_RATE_HZ})
   --reply-deadline-ms MS     a motor silent this long (and 3 cycles running) is a fault (default 100)`,
-  options: { ...busOptions, arm: { type: 'string' }, seconds: { type: 'string' }, rate: { type: 'string' }, 'reply-deadline-ms': { type: 'string' } },
+  options: {
+    ...busOptions,
+    arm: { type: 'string' },
+    seconds: { type: 'string' },
+    rate: { type: 'string' },
+    'reply-deadline-ms': { type: 'string' },
+  },
   async run(args, io) {
     const side = armOption(args);
     const seconds = numberOption(args, 'seconds', undefined, 0.1, 3600);
@@ -152,7 +193,11 @@ ${BUS_HELP}
     // Bring-up commands do not reconnect: an unplug ends them with a message.
     let rig: RigThreadProxy;
     try {
-      rig = createThreadedYamCanRig({ type: 'yam-can', transport, ports: { [side]: port }, baudRate, replyDeadlineMs }, { clock }, { rateHz, reconnectIntervalMs: 0 });
+      rig = createThreadedYamCanRig(
+        { type: 'yam-can', transport, ports: { [side]: port }, baudRate, replyDeadlineMs },
+        { clock },
+        { rateHz, reconnectIntervalMs: 0 },
+      );
     } catch (e) {
       if (e instanceof RigError) throw new UserError(e.message);
       throw e;
@@ -186,12 +231,23 @@ ${BUS_HELP}
       await loop.run({ untilS: clock.nowS() + seconds, signal: io.signal });
       // The motors' own loop (in the rig thread) is what the report is about.
       const stats = await rig.loopStats().catch(() => undefined);
-      const diag = ((await rig.diagnostics().catch(() => undefined)) as ReturnType<YamCanRig['diagnostics']> | undefined)?.[0];
+      const diag = (
+        (await rig.diagnostics().catch(() => undefined)) as ReturnType<YamCanRig['diagnostics']> | undefined
+      )?.[0];
       const events = rig.takeSafetyEvents();
       await rig.deactivate();
       activated = false;
       if (!stats || !diag) {
-        throw new UserError(`The hold stopped on a fault: ${faultText ?? rig.read().faults.map((f) => f.message).join(' ')}`, 1);
+        throw new UserError(
+          `The hold stopped on a fault: ${
+            faultText ??
+            rig
+              .read()
+              .faults.map((f) => f.message)
+              .join(' ')
+          }`,
+          1,
+        );
       }
       const report = {
         arm: side,
@@ -225,7 +281,10 @@ ${BUS_HELP}
       }
       if (faultText !== undefined) {
         const held = describeEvents(events);
-        throw new UserError(`The hold stopped on a fault: ${faultText}${held.length ? `\n${held.join('\n')}` : ''}\nThe arm was damped and disabled.`, 1);
+        throw new UserError(
+          `The hold stopped on a fault: ${faultText}${held.length ? `\n${held.join('\n')}` : ''}\nThe arm was damped and disabled.`,
+          1,
+        );
       }
       io.out(`Done: the ${side} arm is damped and disabled.\n`);
     } finally {
@@ -257,7 +316,12 @@ While it runs, type a command and Enter to inject a fault:
   --link PATH                where to put the pty the host opens
   --latency-ms MS            delay before each motor reply (default 0)
   --drop-rate P              fraction of replies to drop, 0 to 1 (default 0)`,
-  options: { transport: { type: 'string' }, link: { type: 'string' }, 'latency-ms': { type: 'string' }, 'drop-rate': { type: 'string' } },
+  options: {
+    transport: { type: 'string' },
+    link: { type: 'string' },
+    'latency-ms': { type: 'string' },
+    'drop-rate': { type: 'string' },
+  },
   async run(args, io: CliIo) {
     const transport = transportOption(args);
     const link = requireString(args, 'link');
@@ -270,7 +334,9 @@ While it runs, type a command and Enter to inject a fault:
       throw new UserError((e as Error).message);
     }
     emu.bus.faults.dropProbability = drop;
-    io.out(`Emulated YAM arm (${transport}) on ${link}. Try: tandem rig probe --transport ${transport} --port ${link}\nPress Ctrl-C to stop.\n`);
+    io.out(
+      `Emulated YAM arm (${transport}) on ${link}. Try: tandem rig probe --transport ${transport} --port ${link}\nPress Ctrl-C to stop.\n`,
+    );
     await answerTypedCommands(io, (line) => emulatorCommand(emu, line));
     await emu.stop();
     io.out(`Stopped the emulator; ${emu.bus.framesReceived} frames answered.\n`);
@@ -315,7 +381,8 @@ export async function emulatorCommand(emu: PtyEmulator, line: string): Promise<s
       return `motor ${a} answers again`;
     case 'fault': {
       const status = parseInt(b ?? '', 16);
-      if (!(status >= 0x8 && status <= 0xe)) throw new Error('fault needs a status from 8 to e, e.g. "fault 3 a" for over-current.');
+      if (!(status >= 0x8 && status <= 0xe))
+        throw new Error('fault needs a status from 8 to e, e.g. "fault 3 a" for over-current.');
       emu.bus.motor(motorId()).injectFault(status, emu.bus.now());
       return `motor ${a} reports ${statusName(status)}`;
     }
@@ -342,9 +409,16 @@ export async function emulatorCommand(emu: PtyEmulator, line: string): Promise<s
     }
     case 'status':
       emu.bus.advanceAll();
-      return [...emu.bus.motors.values()].map((m) => `motor ${m.id}: ${statusName(m.status)}, ${m.positionRad.toFixed(3)} rad${emu.bus.faults.silent.has(m.id) ? ' (silent)' : ''}`).join('\n');
+      return [...emu.bus.motors.values()]
+        .map(
+          (m) =>
+            `motor ${m.id}: ${statusName(m.status)}, ${m.positionRad.toFixed(3)} rad${emu.bus.faults.silent.has(m.id) ? ' (silent)' : ''}`,
+        )
+        .join('\n');
     default:
-      throw new Error(`Unknown emulator command '${word}'. Try: silent ID, answer ID, fault ID HEX, garbage, unplug, replug, latency MS, drop P, status.`);
+      throw new Error(
+        `Unknown emulator command '${word}'. Try: silent ID, answer ID, fault ID HEX, garbage, unplug, replug, latency MS, drop P, status.`,
+      );
   }
 }
 
@@ -353,7 +427,8 @@ function idsOption(args: ParsedCommandArgs, fallback: string): number[] {
   const m = /^(\d+)-(\d+)$/.exec(text) ?? /^(\d+)()$/.exec(text);
   const lo = m ? Number(m[1]) : NaN;
   const hi = m && m[2] !== '' ? Number(m[2]) : lo;
-  if (!(lo >= 1 && hi <= 0x7e && lo <= hi)) throw new UserError(`--ids must look like 1-7 (IDs from 1 to 126), not '${text}'.`);
+  if (!(lo >= 1 && hi <= 0x7e && lo <= hi))
+    throw new UserError(`--ids must look like 1-7 (IDs from 1 to 126), not '${text}'.`);
   return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
 }
 
@@ -371,10 +446,13 @@ ${BUS_HELP}
   --yes                      really do it`,
   options: { ...busOptions, ids: { type: 'string' }, yes: { type: 'boolean' } },
   async run(args, io) {
-    if (typeof args.values.ids !== 'string') throw new UserError('Missing --ids: say which motors to zero, e.g. --ids 1-6 for all joints.');
+    if (typeof args.values.ids !== 'string')
+      throw new UserError('Missing --ids: say which motors to zero, e.g. --ids 1-6 for all joints.');
     const ids = idsOption(args, '');
     if (!args.values.yes) {
-      io.out(`This would make the current pose the zero of motor${ids.length > 1 ? 's' : ''} ${ids.join(', ')}. Put the arm in its home pose, then run again with --yes.\n`);
+      io.out(
+        `This would make the current pose the zero of motor${ids.length > 1 ? 's' : ''} ${ids.join(', ')}. Put the arm in its home pose, then run again with --yes.\n`,
+      );
       return 1;
     }
     const bus = busFor(args);
@@ -387,15 +465,24 @@ ${BUS_HELP}
       const silent = ids.filter((id) => !answered.has(id));
       if (silent.length > 0) {
         off();
-        throw new UserError(`Not zeroing: no answer from motor ${silent.join(', ')} on the ${bus.description}. Check power and the CAN cable.`, 1);
+        throw new UserError(
+          `Not zeroing: no answer from motor ${silent.join(', ')} on the ${bus.description}. Check power and the CAN cable.`,
+          1,
+        );
       }
       answered.clear();
       bus.send(ids.map((id) => specialFrame(id, 'zero')));
       await new Promise((r) => setTimeout(r, 200));
       off();
       const missed = ids.filter((id) => !answered.has(id));
-      if (missed.length > 0) throw new UserError(`Motor ${missed.join(', ')} did not confirm the new zero; run 'tandem rig probe' to check its position.`, 1);
-      io.out(`Motor${ids.length > 1 ? 's' : ''} ${ids.join(', ')} now read${ids.length > 1 ? '' : 's'} 0 at this pose.\n`);
+      if (missed.length > 0)
+        throw new UserError(
+          `Motor ${missed.join(', ')} did not confirm the new zero; run 'tandem rig probe' to check its position.`,
+          1,
+        );
+      io.out(
+        `Motor${ids.length > 1 ? 's' : ''} ${ids.join(', ')} now read${ids.length > 1 ? '' : 's'} 0 at this pose.\n`,
+      );
     } finally {
       await bus.close();
     }
@@ -404,7 +491,7 @@ ${BUS_HELP}
 
 const calibrateGripper: CliCommand = {
   path: ['rig', 'calibrate-gripper'],
-  summary: 'Find one gripper\'s closed/open limits by gentle stalls and store them as a calibration record',
+  summary: "Find one gripper's closed/open limits by gentle stalls and store them as a calibration record",
   help: `Usage: tandem rig calibrate-gripper --transport slcan|damiao --port PATH --arm left|right [--json]
 
 With the arm disabled, drives the gripper motor slowly closed until it stalls, then open until it
@@ -432,12 +519,21 @@ ${BUS_HELP}
       }
       const store = openStationStore(resolveDataDir(args.values.data as string | undefined, io.env, io.cwd));
       try {
-        store.putCalibration({ sha256: record.sha256, kind: record.kind, version: record.version, canonicalJson: record.canonicalJson });
+        store.putCalibration({
+          sha256: record.sha256,
+          kind: record.kind,
+          version: record.version,
+          canonicalJson: record.canonicalJson,
+        });
       } finally {
         store.close();
       }
-      if (args.values.json) io.out(`${JSON.stringify({ arm: side, ...record.limits, sha256: record.sha256 }, null, 2)}\n`);
-      else io.out(`The ${side} gripper closes at ${record.limits.closedRad.toFixed(3)} rad and opens at ${record.limits.openRad.toFixed(3)} rad (motor); stored as calibration ${record.sha256.slice(0, 12)}.\n`);
+      if (args.values.json)
+        io.out(`${JSON.stringify({ arm: side, ...record.limits, sha256: record.sha256 }, null, 2)}\n`);
+      else
+        io.out(
+          `The ${side} gripper closes at ${record.limits.closedRad.toFixed(3)} rad and opens at ${record.limits.openRad.toFixed(3)} rad (motor); stored as calibration ${record.sha256.slice(0, 12)}.\n`,
+        );
     } finally {
       await rig.close();
     }

@@ -1,5 +1,12 @@
 /** `tandem score`: task progress of one layout from per-object end states (sim or operator). */
-import { intOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import {
+  intOption,
+  requireString,
+  UserError,
+  type CliCommand,
+  type CliIo,
+  type ParsedCommandArgs,
+} from '../command.js';
 import { layoutAt } from '../../layouts/layout-set.js';
 import { getTask } from '../../tasks/registry.js';
 import type { ObjectEndState } from '../../tasks/types.js';
@@ -15,8 +22,15 @@ function parseEndStates(text: string, file: string): ObjectEndState[] {
   } catch (e) {
     throw new UserError(`${file} is not valid JSON (${(e as Error).message}); the file may be truncated or damaged.`);
   }
-  const list = Array.isArray(v) ? v : v !== null && typeof v === 'object' && Array.isArray((v as { objects?: unknown }).objects) ? (v as { objects: unknown[] }).objects : undefined;
-  if (!list) throw new UserError(`${file} is not an end state: expected a list like [{"id": "bottle-1", "region": "bin"}] or {"objects": [...]}.`);
+  const list = Array.isArray(v)
+    ? v
+    : v !== null && typeof v === 'object' && Array.isArray((v as { objects?: unknown }).objects)
+      ? (v as { objects: unknown[] }).objects
+      : undefined;
+  if (!list)
+    throw new UserError(
+      `${file} is not an end state: expected a list like [{"id": "bottle-1", "region": "bin"}] or {"objects": [...]}.`,
+    );
   return list as ObjectEndState[];
 }
 
@@ -48,7 +62,14 @@ or {"objects": [...]} around the same list.
   --operator NAME    who scored it (default $USER)
   --json             print {"task", "layoutSet", "version", "layout", "tier", "progress", "counts", "summary"}
                      (with --rollout also "rollout", "scoreId", "rescored")`,
-  options: { 'layout-set': { type: 'string' }, layout: { type: 'string' }, 'end-state': { type: 'string' }, rollout: { type: 'string' }, reason: { type: 'string' }, operator: { type: 'string' } },
+  options: {
+    'layout-set': { type: 'string' },
+    layout: { type: 'string' },
+    'end-state': { type: 'string' },
+    rollout: { type: 'string' },
+    reason: { type: 'string' },
+    operator: { type: 'string' },
+  },
   async run(args, io) {
     if (args.values.rollout !== undefined) return scoreRollout(args, io);
     const { set } = readLayoutSetFile(io, requireString(args, 'layout-set'));
@@ -64,15 +85,20 @@ or {"objects": [...]} around the same list.
         `${JSON.stringify({ task: task.id, layoutSet: set.sha256, version: set.version, layout: index, tier: layout.tier, progress: progress.progress, counts: progress.counts, summary: progress.summary })}\n`,
       );
     } else {
-      const counts = Object.entries(progress.counts).map(([k, v]) => `${k} ${v}`).join(', ');
-      io.out(`${task.id} layout ${index} (tier ${layout.tier}) of set v${set.version} ${set.sha256.slice(0, 12)}\n${progress.summary}\nprogress ${progress.progress.toFixed(3)}\ncounts   ${counts}\n`);
+      const counts = Object.entries(progress.counts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+      io.out(
+        `${task.id} layout ${index} (tier ${layout.tier}) of set v${set.version} ${set.sha256.slice(0, 12)}\n${progress.summary}\nprogress ${progress.progress.toFixed(3)}\ncounts   ${counts}\n`,
+      );
     }
   },
 };
 
 /** `tandem score --rollout ID`: the operator's score of one stored rig rollout, kept in the store. */
 async function scoreRollout(args: ParsedCommandArgs, io: CliIo): Promise<number> {
-  if (args.values['layout-set'] !== undefined || args.values.layout !== undefined) throw new UserError('--rollout takes its layout from the store; leave out --layout-set and --layout.');
+  if (args.values['layout-set'] !== undefined || args.values.layout !== undefined)
+    throw new UserError('--rollout takes its layout from the store; leave out --layout-set and --layout.');
   const id = intOption(args, 'rollout', undefined, 1, Number.MAX_SAFE_INTEGER);
   const endFile = requireString(args, 'end-state');
   const reason = typeof args.values.reason === 'string' ? args.values.reason : undefined;
@@ -82,13 +108,25 @@ async function scoreRollout(args: ParsedCommandArgs, io: CliIo): Promise<number>
   return withCommandStore(args.values, io, (store) => {
     let s: RolloutScored;
     try {
-      s = scoreStoredRollout(store, { rolloutId: id, endStates, ...(reason !== undefined ? { reason } : {}), operator });
+      s = scoreStoredRollout(store, {
+        rolloutId: id,
+        endStates,
+        ...(reason !== undefined ? { reason } : {}),
+        operator,
+      });
     } catch (e) {
-      if (e instanceof RolloutScoreRefusal) throw new UserError(e.message.replace('say why with a reason', 'say why with --reason "…"'));
+      if (e instanceof RolloutScoreRefusal)
+        throw new UserError(e.message.replace('say why with a reason', 'say why with --reason "…"'));
       throw e;
     }
-    if (args.values.json) io.out(`${JSON.stringify({ rollout: s.rolloutId, scoreId: s.scoreId, rescored: s.rescored, rehearsal: s.rehearsal, task: s.task, layoutSet: s.layoutSet, version: s.version, layout: s.layout, tier: s.tier, progress: s.progress, counts: s.counts, summary: s.summary })}\n`);
-    else io.out(`Rollout ${id} (${s.task} layout ${s.layout}, tier ${s.tier}) ${s.rescored ? 're-scored' : 'scored'} ${s.progress.toFixed(3)}: ${s.summary}${s.rehearsal ? ' (a rehearsal, not a result)' : ''}\n`);
+    if (args.values.json)
+      io.out(
+        `${JSON.stringify({ rollout: s.rolloutId, scoreId: s.scoreId, rescored: s.rescored, rehearsal: s.rehearsal, task: s.task, layoutSet: s.layoutSet, version: s.version, layout: s.layout, tier: s.tier, progress: s.progress, counts: s.counts, summary: s.summary })}\n`,
+      );
+    else
+      io.out(
+        `Rollout ${id} (${s.task} layout ${s.layout}, tier ${s.tier}) ${s.rescored ? 're-scored' : 'scored'} ${s.progress.toFixed(3)}: ${s.summary}${s.rehearsal ? ' (a rehearsal, not a result)' : ''}\n`,
+      );
     return 0;
   });
 }

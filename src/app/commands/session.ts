@@ -14,7 +14,15 @@ import { calibrationStoreInput } from '../../../calibration/projector/calibratio
 import { NO_GATE, type SessionGate, type SessionProjector, type SessionRunRequest } from '../../session/ports.js';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import {
+  intOption,
+  numberOption,
+  requireString,
+  UserError,
+  type CliCommand,
+  type CliIo,
+  type ParsedCommandArgs,
+} from '../command.js';
 import { readLayoutSetFile, readUserFile, writeNewFile } from './layouts.js';
 import { timeoutOption } from './rig-rollout.js';
 import { DEFAULT_DEADLINE_MS, STANDSTILL_DEADLINE_MS } from '../../rollout/rig-rollout.js';
@@ -37,13 +45,25 @@ import {
   type RolloutCostS,
   type SessionPlan,
 } from '../../session/plan.js';
-import { ANALYSIS_METRICS, DEFAULT_ANALYSIS, describeAnalysisPlan, type AnalysisMetric, type AnalysisPlanOptions } from '../../session/analysis-plan.js';
+import {
+  ANALYSIS_METRICS,
+  DEFAULT_ANALYSIS,
+  describeAnalysisPlan,
+  type AnalysisMetric,
+  type AnalysisPlanOptions,
+} from '../../session/analysis-plan.js';
 import { STOPPING_RULES, type StoppingRule } from '../../analysis/anytime-ab.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../../session/engine.js';
 import { JOURNAL, progressLine, sessionProgress } from '../../session/journal-state.js';
 import { sessionExport } from '../../session/export.js';
 import { preflight } from '../preflight.js';
-import { cellIoSourceOf, rigConfigWithGrippers, STATION_CONFIG_HELP, STATION_CONFIG_OPTIONS, stationConfigFromArgs } from '../station-config.js';
+import {
+  cellIoSourceOf,
+  rigConfigWithGrippers,
+  STATION_CONFIG_HELP,
+  STATION_CONFIG_OPTIONS,
+  stationConfigFromArgs,
+} from '../station-config.js';
 import { DEFAULT_RIG_CONFIG } from '../rig-registry.js';
 import { openCommandStore, storePath, withCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
@@ -66,17 +86,28 @@ function planError<T>(fn: () => T): T {
 
 /** Per-rollout times measured in this store (earlier sessions' journals and rig rollouts), where there are enough. */
 export function measuredCost(store: Store): { cost: RolloutCostS; source: 'measured' | 'defaults' } {
-  const mean = (xs: number[]): number | undefined => (xs.length >= 3 ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
+  const mean = (xs: number[]): number | undefined =>
+    xs.length >= 3 ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined;
   const journal = store.listSessions().flatMap((s) => store.listSessionJournal(s.id));
-  const op = (action: string) => mean(journal.filter((e) => e.action === action && e.operatorS !== null).map((e) => e.operatorS!));
+  const op = (action: string) =>
+    mean(journal.filter((e) => e.action === action && e.operatorS !== null).map((e) => e.operatorS!));
   // A rig rollout's stored duration is its episode plus the hold and damp after it.
-  const rig = mean(store.listRollouts({ kind: 'real' }).filter((r) => r.durationS !== null).map((r) => Math.max(0, r.durationS! - r.episodeSeconds)));
+  const rig = mean(
+    store
+      .listRollouts({ kind: 'real' })
+      .filter((r) => r.durationS !== null)
+      .map((r) => Math.max(0, r.durationS! - r.episodeSeconds)),
+  );
   const placeS = op(JOURNAL.placed);
   const scoreS = op(JOURNAL.scored);
   const resetS = op(JOURNAL.reset);
-  if (placeS === undefined || scoreS === undefined || resetS === undefined) return { cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' };
+  if (placeS === undefined || scoreS === undefined || resetS === undefined)
+    return { cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' };
   const r1 = (x: number): number => Math.round(x * 10) / 10;
-  return { cost: { placeS: r1(placeS), rigS: r1(rig ?? DEFAULT_ROLLOUT_COST_S.rigS), scoreS: r1(scoreS), resetS: r1(resetS) }, source: 'measured' };
+  return {
+    cost: { placeS: r1(placeS), rigS: r1(rig ?? DEFAULT_ROLLOUT_COST_S.rigS), scoreS: r1(scoreS), resetS: r1(resetS) },
+    source: 'measured',
+  };
 }
 
 const ANALYSIS_OPTIONS = {
@@ -97,11 +128,20 @@ const ANALYSIS_HELP = `  --preregister       pre-register the analysis with the 
 /** The analysis plan options given, or undefined when none is (no analysis plan). */
 function analysisOptions(args: ParsedCommandArgs): AnalysisPlanOptions | undefined {
   const v = args.values;
-  if (v.preregister !== true && v.metric === undefined && v.alpha === undefined && v.margin === undefined && v['stop-rule'] === undefined) return undefined;
+  if (
+    v.preregister !== true &&
+    v.metric === undefined &&
+    v.alpha === undefined &&
+    v.margin === undefined &&
+    v['stop-rule'] === undefined
+  )
+    return undefined;
   const metric = v.metric === undefined ? DEFAULT_ANALYSIS.metric : String(v.metric);
-  if (!(ANALYSIS_METRICS as readonly string[]).includes(metric)) throw new UserError(`--metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${metric}'.`);
+  if (!(ANALYSIS_METRICS as readonly string[]).includes(metric))
+    throw new UserError(`--metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${metric}'.`);
   const rule = v['stop-rule'] === undefined ? DEFAULT_ANALYSIS.stoppingRule : String(v['stop-rule']);
-  if (!(STOPPING_RULES as readonly string[]).includes(rule)) throw new UserError(`--stop-rule is one of ${STOPPING_RULES.join(', ')}, not '${rule}'.`);
+  if (!(STOPPING_RULES as readonly string[]).includes(rule))
+    throw new UserError(`--stop-rule is one of ${STOPPING_RULES.join(', ')}, not '${rule}'.`);
   return {
     metric: metric as AnalysisMetric,
     alpha: numberOption(args, 'alpha', DEFAULT_ANALYSIS.alpha, 0.0001, 0.4999),
@@ -145,18 +185,26 @@ comparison will be judged, fixed before any rollout is seen. Refused once a sess
   --plan FILE         a two-policy plan written by 'tandem session plan'
 ${ANALYSIS_HELP}
   -o, --out FILE      write the pre-registered plan here (default: replace --plan FILE)`,
-  options: { plan: { type: 'string' }, out: { type: 'string', short: 'o' }, force: { type: 'boolean' }, ...ANALYSIS_OPTIONS },
+  options: {
+    plan: { type: 'string' },
+    out: { type: 'string', short: 'o' },
+    force: { type: 'boolean' },
+    ...ANALYSIS_OPTIONS,
+  },
   async run(args, io) {
     const file = requireString(args, 'plan');
     const { text } = readUserFile(io, file, 'session plan');
     const p = planError(() => parseSessionPlan(text, file));
     const o = analysisOptions(args) ?? {};
     const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
-    if (existsSync(storePath(dataDir))) await withCommandStore(args.values, io, (store) => refuseLateAnalysisChange(store, p));
+    if (existsSync(storePath(dataDir)))
+      await withCommandStore(args.values, io, (store) => refuseLateAnalysisChange(store, p));
     const next = planError(() => withAnalysisPlan(p, o));
     const out = typeof args.values.out === 'string' ? args.values.out : file;
     const written = writeNewFile(io, out, serializeSessionPlan(next), args.values.force === true || out === file);
-    io.out(`Wrote ${written}: pre-registered analysis: ${describeAnalysisPlan(next.analysis!)}.\nplan ${next.sha256}\n`);
+    io.out(
+      `Wrote ${written}: pre-registered analysis: ${describeAnalysisPlan(next.analysis!)}.\nplan ${next.sha256}\n`,
+    );
   },
 };
 
@@ -209,14 +257,30 @@ ${ANALYSIS_HELP}`,
     const out = requireString(args, 'out');
     const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
     // Only a store that exists: planning on a laptop makes no store.
-    const measured = existsSync(storePath(dataDir)) ? await withCommandStore(args.values, io, (s) => measuredCost(s)) : { cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' as const };
+    const measured = existsSync(storePath(dataDir))
+      ? await withCommandStore(args.values, io, (s) => measuredCost(s))
+      : { cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' as const };
     const analysis = analysisOptions(args);
     const p = planError(() =>
-      buildSessionPlan({ set, specs, perLayout, blind: args.values.blind === true, seed, minutes, episodeSeconds, cost: measured.cost, costSource: measured.source, layoutSetFile: path, ...(analysis ? { analysis } : {}) }),
+      buildSessionPlan({
+        set,
+        specs,
+        perLayout,
+        blind: args.values.blind === true,
+        seed,
+        minutes,
+        episodeSeconds,
+        cost: measured.cost,
+        costSource: measured.source,
+        layoutSetFile: path,
+        ...(analysis ? { analysis } : {}),
+      }),
     );
     const written = writeNewFile(io, out, serializeSessionPlan(p), args.values.force === true);
     if (args.values.json) {
-      io.out(`${JSON.stringify({ plan: written, sha256: p.sha256, rollouts: p.rollouts.length, blind: p.blind, fit: p.fit, policies: p.policies.map((x) => x.label) })}\n`);
+      io.out(
+        `${JSON.stringify({ plan: written, sha256: p.sha256, rollouts: p.rollouts.length, blind: p.blind, fit: p.fit, policies: p.policies.map((x) => x.label) })}\n`,
+      );
       return;
     }
     io.out(
@@ -245,7 +309,10 @@ function planLayoutSet(io: CliIo, args: ParsedCommandArgs, store: Store, p: Sess
       set = planError(() => parseLayoutSet(text, file));
       source = file;
     }
-    if (!set) throw new UserError(`The layout set ${p.layoutSetSha256.slice(0, 12)} of this plan is not in the store; give it with --layouts FILE.`);
+    if (!set)
+      throw new UserError(
+        `The layout set ${p.layoutSetSha256.slice(0, 12)} of this plan is not in the store; give it with --layouts FILE.`,
+      );
   }
   planError(() => checkPlanLayoutSet(p, set, source));
   return set;
@@ -303,22 +370,42 @@ e is the e-stop. Ctrl-C stops the running rollout (the rig holds, then damps); t
 open: 'tandem session resume ID' carries on at the exact rollout, every score kept.
 Exit codes: 0 the session ended, 2 bad input, ${EXIT_STOPPED} stopped before its end (resumable).`;
 
-async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, sessionId: number, p: SessionPlan, set: LayoutSet): Promise<number> {
+async function runWithEngine(
+  args: ParsedCommandArgs,
+  io: CliIo,
+  store: Store,
+  sessionId: number,
+  p: SessionPlan,
+  set: LayoutSet,
+): Promise<number> {
   const stopEarly = args.values['stop-early'] === true;
   const station = await stationConfigFromArgs(args.values, io.cwd);
-  const cellIoFrom = cellIoSourceOf(station, typeof args.values['cell-io'] === 'string' ? resolve(io.cwd, args.values['cell-io']) : undefined);
+  const cellIoFrom = cellIoSourceOf(
+    station,
+    typeof args.values['cell-io'] === 'string' ? resolve(io.cwd, args.values['cell-io']) : undefined,
+  );
   const scripted = args.values['scripted-operator'] === true;
   const task = getTask(set.task);
   const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
-  const episodesDir = typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(dataDir);
+  const episodesDir =
+    typeof args.values.episodes === 'string' ? resolve(io.cwd, args.values.episodes) : defaultEpisodesDir(dataDir);
   const log = (line: string) => io.err(`${line}\n`);
   const rateHz = numberOption(args, 'rate', EPISODE_CONTROL_HZ, 1, MAX_CONTROL_RATE_HZ);
   // node-opcua loads only when a session asks for cell I/O (seconds of start-up otherwise).
-  const cellIo = cellIoFrom !== undefined ? await (await import('../cell-io.js')).openCellIo(cellIoFrom, { dataDir, controlHz: rateHz, log }) : undefined;
+  const cellIo =
+    cellIoFrom !== undefined
+      ? await (await import('../cell-io.js')).openCellIo(cellIoFrom, { dataDir, controlHz: rateHz, log })
+      : undefined;
   const placementErrorMm = numberOption(args, 'placement-error-mm', 0, 0, 1000);
-  if (placementErrorMm > 0 && !scripted) throw new UserError('--placement-error-mm is how far the scripted operator misplaces an object: it needs --scripted-operator.');
+  if (placementErrorMm > 0 && !scripted)
+    throw new UserError(
+      '--placement-error-mm is how far the scripted operator misplaces an object: it needs --scripted-operator.',
+    );
   const configured = { ...DEFAULT_PLACEMENT_THRESHOLDS, ...station.placementCheck };
-  const thresholds = { maxErrorMm: numberOption(args, 'placement-max-mm', configured.maxErrorMm, 0.1, 1000), maxErrorDeg: numberOption(args, 'placement-max-deg', configured.maxErrorDeg, 0.1, 180) };
+  const thresholds = {
+    maxErrorMm: numberOption(args, 'placement-max-mm', configured.maxErrorMm, 0.1, 1000),
+    maxErrorDeg: numberOption(args, 'placement-max-deg', configured.maxErrorDeg, 0.1, 180),
+  };
   const hands = scripted ? new ScriptedHands(placementErrorMm) : undefined;
   const runner = await RigSessionRunner.open(
     {
@@ -356,7 +443,9 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
   const projector = await projectorFor(args, io, store, dataDir, log);
   if (projector) log(`Projecting with the ${projector.description}.`);
   // Tests (and the operator) wait for this line: the session is journalled from here on.
-  io.err(`Session ${sessionId}: ${p.rollouts.length} rollouts of ${p.policies.map((x) => x.label).join(', ')}; ${progressLine(sessionProgress(p, store.listSessionJournal(sessionId), Date.now()))}.\n`);
+  io.err(
+    `Session ${sessionId}: ${p.rollouts.length} rollouts of ${p.policies.map((x) => x.label).join(', ')}; ${progressLine(sessionProgress(p, store.listSessionJournal(sessionId), Date.now()))}.\n`,
+  );
   try {
     const r = await runSession({
       store,
@@ -375,9 +464,13 @@ async function runWithEngine(args: ParsedCommandArgs, io: CliIo, store: Store, s
     });
     const rolloutsSaved = r.stoppedEarly ? p.rollouts.length - r.progress.done : 0;
     if (args.values.json) {
-      io.out(`${JSON.stringify({ session: sessionId, ended: r.ended, stoppedBecause: r.stoppedBecause ?? null, stoppedEarly: r.stoppedEarly === true, rolloutsSaved, analysis: r.analysis ?? null, progress: r.progress })}\n`);
+      io.out(
+        `${JSON.stringify({ session: sessionId, ended: r.ended, stoppedBecause: r.stoppedBecause ?? null, stoppedEarly: r.stoppedEarly === true, rolloutsSaved, analysis: r.analysis ?? null, progress: r.progress })}\n`,
+      );
     } else {
-      const how = r.stoppedEarly ? `stopped early (${r.analysis!.pairs} of ${r.analysis!.maxPairs} pairs; ${rolloutsSaved} of ${p.rollouts.length} planned rollouts saved)` : 'ended';
+      const how = r.stoppedEarly
+        ? `stopped early (${r.analysis!.pairs} of ${r.analysis!.maxPairs} pairs; ${rolloutsSaved} of ${p.rollouts.length} planned rollouts saved)`
+        : 'ended';
       const verdict = r.analysis ? ` ${r.analysis.sentence}` : '';
       io.out(
         r.ended
@@ -411,23 +504,41 @@ export function sessionInterlocks(plc: { current(): { open: boolean; reason?: st
 }
 
 /** --projector-calibration: the layout projector the session shows footprints with (its calibration stored), or undefined. */
-async function projectorFor(args: ParsedCommandArgs, io: CliIo, store: Store, dataDir: string, log: (line: string) => void): Promise<SessionProjector | undefined> {
+async function projectorFor(
+  args: ParsedCommandArgs,
+  io: CliIo,
+  store: Store,
+  dataDir: string,
+  log: (line: string) => void,
+): Promise<SessionProjector | undefined> {
   const file = args.values['projector-calibration'];
   if (file === undefined) {
-    if (args.values['projector-out'] !== undefined || args.values.pjlink !== undefined) throw new UserError('--projector-out and --pjlink need --projector-calibration FILE (the table-to-projector calibration).');
+    if (args.values['projector-out'] !== undefined || args.values.pjlink !== undefined)
+      throw new UserError(
+        '--projector-out and --pjlink need --projector-calibration FILE (the table-to-projector calibration).',
+      );
     return undefined;
   }
   const calibration = await readCalibrationFile(io, String(file));
   store.putCalibration(calibrationStoreInput(calibration));
-  const out = typeof args.values['projector-out'] === 'string' ? resolve(io.cwd, args.values['projector-out']) : join(dataDir, 'projector.png');
+  const out =
+    typeof args.values['projector-out'] === 'string'
+      ? resolve(io.cwd, args.values['projector-out'])
+      : join(dataDir, 'projector.png');
   const output = out.toLowerCase().endsWith('.png') ? new PngFileOutput(out) : new PngDirectoryOutput(out);
   const control = pjlinkFrom(args, io);
-  return sessionProjector(new LayoutProjector({ calibration, output, ...(control ? { control } : {}) }), `to ${out}${control ? ' with PJLink' : ''}`, log);
+  return sessionProjector(
+    new LayoutProjector({ calibration, output, ...(control ? { control } : {}) }),
+    `to ${out}${control ? ' with PJLink' : ''}`,
+    log,
+  );
 }
 
 function refuseStopEarlyWithoutAnalysis(args: ParsedCommandArgs, p: SessionPlan, source: string): void {
   if (args.values['stop-early'] === true && !p.analysis) {
-    throw new UserError(`--stop-early needs a pre-registered analysis plan, and ${source} has none: add one before the first rollout with 'tandem session preregister --plan FILE'.`);
+    throw new UserError(
+      `--stop-early needs a pre-registered analysis plan, and ${source} has none: add one before the first rollout with 'tandem session preregister --plan FILE'.`,
+    );
   }
 }
 
@@ -461,7 +572,9 @@ ${RUN_OPTIONS_HELP}`,
         refuseStopEarlyWithoutAnalysis(args, p, file);
         const set = planLayoutSet(io, args, store, p);
         const scripted = args.values['scripted-operator'] === true;
-        const id = startSession(store, p, set, scripted ? scriptedOperator(() => {}).name : 'operator (terminal)', { stopEarly: args.values['stop-early'] === true });
+        const id = startSession(store, p, set, scripted ? scriptedOperator(() => {}).name : 'operator (terminal)', {
+          stopEarly: args.values['stop-early'] === true,
+        });
         return runWithEngine(args, io, store, id, p, set);
       });
     } finally {
@@ -484,14 +597,21 @@ ${RUN_OPTIONS_HELP}`,
   positionals: [1, 1],
   async run(args, io) {
     const id = Number(args.positionals[0]);
-    if (!Number.isSafeInteger(id) || id < 1) throw new UserError(`A session id is a whole number (as 'tandem session run' printed it), not '${args.positionals[0]}'.`);
+    if (!Number.isSafeInteger(id) || id < 1)
+      throw new UserError(
+        `A session id is a whole number (as 'tandem session run' printed it), not '${args.positionals[0]}'.`,
+      );
     const store = openCommandStore(args.values, io);
     try {
       return await storeErrors(async () => {
         const session = store.getSession(id);
         const stored = store.getSessionPlan(id);
-        if (!session || !stored) throw new UserError(`There is no evaluation session ${id} in the store (${store.file}).`);
-        if (session.endedAt !== null) throw new UserError(`Session ${id} ended at ${session.endedAt}; export it with: tandem session export ${id} --json`);
+        if (!session || !stored)
+          throw new UserError(`There is no evaluation session ${id} in the store (${store.file}).`);
+        if (session.endedAt !== null)
+          throw new UserError(
+            `Session ${id} ended at ${session.endedAt}; export it with: tandem session export ${id} --json`,
+          );
         const p = planError(() => parseSessionPlan(stored.planJson, `session ${id}'s plan`));
         refuseStopEarlyWithoutAnalysis(args, p, `session ${id}'s plan`);
         const set = planLayoutSet(io, args, store, p);
@@ -518,7 +638,8 @@ it exists); the session's operator hours; and, only once the session has ended, 
   positionals: [1, 1],
   async run(args, io) {
     const id = Number(args.positionals[0]);
-    if (!Number.isSafeInteger(id) || id < 1) throw new UserError(`A session id is a whole number, not '${args.positionals[0]}'.`);
+    if (!Number.isSafeInteger(id) || id < 1)
+      throw new UserError(`A session id is a whole number, not '${args.positionals[0]}'.`);
     if (!args.values.json) throw new UserError("'tandem session export' writes JSON: add --json.");
     await withCommandStore(args.values, io, (store) => {
       const stored = store.getSessionPlan(id);

@@ -61,10 +61,16 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
     const controlHz = numberOption(args, 'control-hz', EPISODE_CONTROL_HZ, 1, 1000);
     const idleSeconds = numberOption(args, 'idle-seconds', 300, 0.1, 86_400);
     const host = typeof args.values.host === 'string' ? args.values.host : '127.0.0.1';
-    const apiKey = typeof args.values['api-key'] === 'string' ? args.values['api-key'] : io.env.TANDEM_ENV_API_KEY || undefined;
-    if (apiKey !== undefined && apiKey.length < 16) throw new UserError('--api-key must be at least 16 characters (a guessable key is no lock): generate one, e.g. with openssl rand -hex 16.');
+    const apiKey =
+      typeof args.values['api-key'] === 'string' ? args.values['api-key'] : io.env.TANDEM_ENV_API_KEY || undefined;
+    if (apiKey !== undefined && apiKey.length < 16)
+      throw new UserError(
+        '--api-key must be at least 16 characters (a guessable key is no lock): generate one, e.g. with openssl rand -hex 16.',
+      );
     if (!isLoopbackHost(host) && apiKey === undefined) {
-      throw new UserError(`Serving on ${host.slice(0, 100)} lets other machines run sims here, so it needs --api-key KEY (or $TANDEM_ENV_API_KEY); without one, serve on 127.0.0.1 (a trainer elsewhere can reach it over an SSH tunnel).`);
+      throw new UserError(
+        `Serving on ${host.slice(0, 100)} lets other machines run sims here, so it needs --api-key KEY (or $TANDEM_ENV_API_KEY); without one, serve on 127.0.0.1 (a trainer elsewhere can reach it over an SSH tunnel).`,
+      );
     }
     const randomization = randomizeArg(args, io);
     const queue = typeof args.values.queue === 'string' ? queueArg(args.values.queue) : undefined;
@@ -81,7 +87,9 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
         controlHz,
         idleSeconds,
         cameras,
-        ...(randomization ? { randomizationJson: randomization.canonicalJson, randomizationSha256: randomization.sha256 } : {}),
+        ...(randomization
+          ? { randomizationJson: randomization.canonicalJson, randomizationSha256: randomization.sha256 }
+          : {}),
         ...(queue ? { queue, signal: io.signal } : {}),
         log: (line) => io.err(`${line}\n`),
       });
@@ -92,12 +100,17 @@ task's events in info. Deterministic per seed. A Python client: clients/python/t
         return 130;
       }
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') throw new UserError(`Port ${port} on ${host} is already in use; pick another with --port.`);
-      if (code === 'EACCES') throw new UserError(`Not allowed to listen on port ${port}; pick a port above 1023 with --port.`);
-      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UserError(`Cannot listen on host '${host}'; it is not an address of this machine.`);
+      if (code === 'EADDRINUSE')
+        throw new UserError(`Port ${port} on ${host} is already in use; pick another with --port.`);
+      if (code === 'EACCES')
+        throw new UserError(`Not allowed to listen on port ${port}; pick a port above 1023 with --port.`);
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+        throw new UserError(`Cannot listen on host '${host}'; it is not an address of this machine.`);
       throw e;
     }
-    io.out(`Serving ${envs} ${task.id} environment${envs === 1 ? '' : 's'} per connection on ${server.url} (${server.workers} worker thread${server.workers === 1 ? '' : 's'}${queue ? ` on env workers of ${queue.shown}` : ''}, ${controlHz} Hz${cameras.length > 0 ? `, cameras ${cameras.join(', ')}` : ''}${randomization ? `, randomized by ${randomization.sha256.slice(0, 12)}` : ''}) — stop with Ctrl-C.\n`);
+    io.out(
+      `Serving ${envs} ${task.id} environment${envs === 1 ? '' : 's'} per connection on ${server.url} (${server.workers} worker thread${server.workers === 1 ? '' : 's'}${queue ? ` on env workers of ${queue.shown}` : ''}, ${controlHz} Hz${cameras.length > 0 ? `, cameras ${cameras.join(', ')}` : ''}${randomization ? `, randomized by ${randomization.sha256.slice(0, 12)}` : ''}) — stop with Ctrl-C.\n`,
+    );
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) resolve();
       else io.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -119,12 +132,18 @@ function queueArg(text: string): QueueAddress {
 /** --cameras a,b: known camera names, each once. */
 function camerasArg(value: unknown): CameraName[] {
   if (value === undefined) return [];
-  const names = String(value).split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const names = String(value)
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   if (names.length === 0) throw new UserError(`--cameras needs camera names: ${CAMERA_NAMES.join(', ')}.`);
   const out: CameraName[] = [];
   for (const n of names) {
     const cam = CAMERA_NAMES.find((c) => c === n);
-    if (!cam) throw new UserError(`Unknown camera '${n.slice(0, 40)}' in --cameras; the sim's cameras are ${CAMERA_NAMES.join(', ')}.`);
+    if (!cam)
+      throw new UserError(
+        `Unknown camera '${n.slice(0, 40)}' in --cameras; the sim's cameras are ${CAMERA_NAMES.join(', ')}.`,
+      );
     if (!out.includes(cam)) out.push(cam);
   }
   return out;

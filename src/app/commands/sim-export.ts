@@ -24,7 +24,13 @@ poses. Load it in MuJoCo (mujoco-js, python mujoco, simulate). What maps how: do
   --layout I          layout index (0-based)
   -o, --output FILE   file to write (default: stdout); an existing file is kept unless --force
   --calibration FILE  sim calibration record (default: the built-in one)`,
-  options: { layouts: { type: 'string' }, layout: { type: 'string' }, output: { type: 'string', short: 'o' }, force: { type: 'boolean' }, calibration: { type: 'string' } },
+  options: {
+    layouts: { type: 'string' },
+    layout: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    force: { type: 'boolean' },
+    calibration: { type: 'string' },
+  },
   async run(args, io) {
     const { layout, task } = rolloutLayoutArgs(args, io);
     const calibration = calibrationArg(args, io);

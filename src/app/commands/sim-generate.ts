@@ -8,14 +8,30 @@
  * no missing episode.
  */
 import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo } from '../command.js';
 import { readLayoutSetFile, readUserFile } from './layouts.js';
 import { calibrationArg, openPolicyForCli } from './sim.js';
 import { openSimEpisodeRecorder } from '../episode-recording.js';
 import { runSimRollout } from '../../sim/sim-rollout.js';
-import { drawWorld, parseRandomizationSpec, RandomizationSpecError, type HashedRandomizationSpec } from '../../sim/randomization.js';
+import {
+  drawWorld,
+  parseRandomizationSpec,
+  RandomizationSpecError,
+  type HashedRandomizationSpec,
+} from '../../sim/randomization.js';
 import { simCalibrationHash } from '../../sim/calibration.js';
 import { attemptAt, attemptBound, judgeEpisode, type KeepRule } from '../../sim/generation.js';
 import { exportLeRobot, ExportError } from '../../record/lerobot-export.js';
@@ -62,7 +78,10 @@ function readAttempts(file: string): AttemptLine[] {
     try {
       out.push(JSON.parse(line) as AttemptLine);
     } catch {
-      if (i < lines.length - 1) throw new UserError(`${file} line ${i + 1} is not JSON; it was changed by hand — move the folder aside and generate into a new --out.`);
+      if (i < lines.length - 1)
+        throw new UserError(
+          `${file} line ${i + 1} is not JSON; it was changed by hand — move the folder aside and generate into a new --out.`,
+        );
       writeWhole(file, out.map((a) => `${JSON.stringify(a)}\n`).join(''));
     }
   }
@@ -81,7 +100,8 @@ function appendAttempt(file: string, line: AttemptLine): void {
 
 function randomizeArg(io: CliIo, file: unknown): HashedRandomizationSpec | undefined {
   if (file === undefined) return undefined;
-  if (typeof file !== 'string' || file === '') throw new UserError('--randomize needs a randomization spec file (docs/sim.md).');
+  if (typeof file !== 'string' || file === '')
+    throw new UserError('--randomize needs a randomization spec file (docs/sim.md).');
   const { path, text } = readUserFile(io, file, 'randomization spec');
   try {
     return parseRandomizationSpec(text, path);
@@ -93,7 +113,8 @@ function randomizeArg(io: CliIo, file: unknown): HashedRandomizationSpec | undef
 
 const generate: CliCommand = {
   path: ['sim', 'generate'],
-  summary: 'generate training episodes in the sim (kept/rejected with reasons) as MCAPs and a LeRobot v3.0 dataset; resumable',
+  summary:
+    'generate training episodes in the sim (kept/rejected with reasons) as MCAPs and a LeRobot v3.0 dataset; resumable',
   help: `Usage: tandem sim generate --policy SPEC --layouts FILE --episodes N --out DIR [--success-only] [--min-progress P]
                            [--max-attempts M] [--seconds S] [--randomize SPEC] [--calibration FILE] [--fps F] [--json]
 
@@ -133,21 +154,39 @@ observation.state and action only (--cameras is refused with a sentence).`,
     cameras: { type: 'string' },
   },
   async run(args, io) {
-    if (args.values.cameras !== undefined) throw new UserError('--cameras: this version does not render the sim cameras into generated episodes yet (the dataset holds state and actions); leave --cameras out.');
+    if (args.values.cameras !== undefined)
+      throw new UserError(
+        '--cameras: this version does not render the sim cameras into generated episodes yet (the dataset holds state and actions); leave --cameras out.',
+      );
     const spec = requireString(args, 'policy');
     const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
     const task = getTask(set.task);
     const episodes = intOption(args, 'episodes', undefined, 1, 100_000);
     const out = resolve(io.cwd, requireString(args, 'out'));
-    const rule: KeepRule = { successOnly: args.values['success-only'] === true, minProgress: numberOption(args, 'min-progress', 0, 0, 1) };
-    const bound = attemptBound(episodes, args.values['max-attempts'] === undefined ? undefined : intOption(args, 'max-attempts', undefined, 1, 1_000_000));
+    const rule: KeepRule = {
+      successOnly: args.values['success-only'] === true,
+      minProgress: numberOption(args, 'min-progress', 0, 0, 1),
+    };
+    const bound = attemptBound(
+      episodes,
+      args.values['max-attempts'] === undefined ? undefined : intOption(args, 'max-attempts', undefined, 1, 1_000_000),
+    );
     const seconds = numberOption(args, 'seconds', task.episodeSeconds, 0.1, 3600);
     const fps = intOption(args, 'fps', 30, 1, 240);
     const randomization = randomizeArg(io, args.values.randomize);
     const base = calibrationArg(args, io);
 
     // The run's identity: resuming with other arguments would mix two data sets in one folder.
-    const identity = { format: RUN_FORMAT, policy: spec, layoutSet: set.sha256, randomization: randomization?.sha256 ?? null, calibration: simCalibrationHash(base), seconds, successOnly: rule.successOnly, minProgress: rule.minProgress };
+    const identity = {
+      format: RUN_FORMAT,
+      policy: spec,
+      layoutSet: set.sha256,
+      randomization: randomization?.sha256 ?? null,
+      calibration: simCalibrationHash(base),
+      seconds,
+      successOnly: rule.successOnly,
+      minProgress: rule.minProgress,
+    };
     const runFile = join(out, 'generate.json');
     const episodesDir = join(out, 'episodes');
     const attemptsFile = join(out, 'attempts.jsonl');
@@ -161,10 +200,17 @@ observation.state and action only (--cameras is refused with a sentence).`,
       try {
         before = JSON.parse(readFileSync(runFile, 'utf8')) as Record<string, unknown>;
       } catch {
-        throw new UserError(`${runFile} is not JSON; it was changed by hand — move the folder aside and generate into a new --out.`);
+        throw new UserError(
+          `${runFile} is not JSON; it was changed by hand — move the folder aside and generate into a new --out.`,
+        );
       }
-      const differs = Object.keys(identity).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(identity[k as keyof typeof identity]));
-      if (differs.length > 0) throw new UserError(`${out} holds a generation with another ${differs.join(', ')}; resume it with its own arguments, or generate into a new --out.`);
+      const differs = Object.keys(identity).filter(
+        (k) => JSON.stringify(before[k]) !== JSON.stringify(identity[k as keyof typeof identity]),
+      );
+      if (differs.length > 0)
+        throw new UserError(
+          `${out} holds a generation with another ${differs.join(', ')}; resume it with its own arguments, or generate into a new --out.`,
+        );
     } else {
       writeWhole(runFile, `${JSON.stringify(identity, null, 2)}\n`);
     }
@@ -181,10 +227,16 @@ observation.state and action only (--cameras is refused with a sentence).`,
       }
     }
     const missing = [...keptFiles].filter((f) => !existsSync(join(episodesDir, f)));
-    if (missing.length > 0) throw new UserError(`${attemptsFile} lists kept episodes whose files are gone (${missing.slice(0, 3).join(', ')}); restore them, or generate into a new --out.`);
+    if (missing.length > 0)
+      throw new UserError(
+        `${attemptsFile} lists kept episodes whose files are gone (${missing.slice(0, 3).join(', ')}); restore them, or generate into a new --out.`,
+      );
     let kept = done.filter((a) => a.kept).length;
     let attempt = done.length === 0 ? 0 : Math.max(...done.map((a) => a.attempt)) + 1;
-    if (done.length > 0 && !args.values.json) io.err(`Resuming ${out}: ${kept} kept of ${done.length} attempts${removed ? `, ${removed} unfinished file${removed === 1 ? '' : 's'} dropped` : ''}.\n`);
+    if (done.length > 0 && !args.values.json)
+      io.err(
+        `Resuming ${out}: ${kept} kept of ${done.length} attempts${removed ? `, ${removed} unfinished file${removed === 1 ? '' : 's'} dropped` : ''}.\n`,
+      );
 
     const policy = await openPolicyForCli(spec, io);
     // Rejections by kind (their numbers masked), for the summary and the stop sentence.
@@ -198,7 +250,10 @@ observation.state and action only (--cameras is refused with a sentence).`,
     try {
       while (kept < episodes) {
         if (io.signal.aborted) {
-          stop = { code: 130, sentence: `Stopped: ${kept} of ${episodes} episodes kept in ${out}; run the same command again to carry on.` };
+          stop = {
+            code: 130,
+            sentence: `Stopped: ${kept} of ${episodes} episodes kept in ${out}; run the same command again to carry on.`,
+          };
           break;
         }
         if (attempt >= bound) {
@@ -219,16 +274,43 @@ observation.state and action only (--cameras is refused with a sentence).`,
         let recorded: RecordingSummary | undefined;
         let result;
         try {
-          recorder = await openSimEpisodeRecorder(partial, { task, layoutSetSha256: set.sha256, layout, policySpec: spec, policy: policy.info, calibrationSha256: simCalibrationHash(calibration), controlHz: EPISODE_CONTROL_HZ, episodeSeconds: seconds, seed: at.seed });
+          recorder = await openSimEpisodeRecorder(partial, {
+            task,
+            layoutSetSha256: set.sha256,
+            layout,
+            policySpec: spec,
+            policy: policy.info,
+            calibrationSha256: simCalibrationHash(calibration),
+            controlHz: EPISODE_CONTROL_HZ,
+            episodeSeconds: seconds,
+            seed: at.seed,
+          });
           try {
-            result = await runSimRollout({ task, layout, policy, seed: at.seed, episodeSeconds: seconds, calibration, placementSigma: world?.placement, look: world?.look, signal: io.signal, recording: recorder });
+            result = await runSimRollout({
+              task,
+              layout,
+              policy,
+              seed: at.seed,
+              episodeSeconds: seconds,
+              calibration,
+              placementSigma: world?.placement,
+              look: world?.look,
+              signal: io.signal,
+              recording: recorder,
+            });
           } finally {
-            recorded = await recorder.close({ outcome: result?.episode.outcome ?? 'not-run', status: result?.episode.status ?? 'not-run' });
+            recorded = await recorder.close({
+              outcome: result?.episode.outcome ?? 'not-run',
+              status: result?.episode.status ?? 'not-run',
+            });
           }
         } catch (e) {
           rmSync(partial, { force: true });
           if (isDiskFull((e as Error).message)) {
-            stop = { code: 3, sentence: `The disk is full: ${kept} of ${episodes} episodes are kept in ${out}; free some space and run the same command again to carry on.` };
+            stop = {
+              code: 3,
+              sentence: `The disk is full: ${kept} of ${episodes} episodes are kept in ${out}; free some space and run the same command again to carry on.`,
+            };
             break;
           }
           if (e instanceof RecordingError) throw new UserError(e.message);
@@ -237,24 +319,43 @@ observation.state and action only (--cameras is refused with a sentence).`,
         if (recorded.status !== 'finished') {
           rmSync(partial, { force: true });
           if (isDiskFull(recorded.failure)) {
-            stop = { code: 3, sentence: `The disk is full: ${kept} of ${episodes} episodes are kept in ${out}; free some space and run the same command again to carry on.` };
+            stop = {
+              code: 3,
+              sentence: `The disk is full: ${kept} of ${episodes} episodes are kept in ${out}; free some space and run the same command again to carry on.`,
+            };
             break;
           }
-          throw new UserError(`Attempt ${attempt}'s episode file could not be written (${recorded.failure ?? 'unfinished'}); nothing of it was kept — fix that and run the same command again.`);
+          throw new UserError(
+            `Attempt ${attempt}'s episode file could not be written (${recorded.failure ?? 'unfinished'}); nothing of it was kept — fix that and run the same command again.`,
+          );
         }
         if (io.signal.aborted && result.episode.status !== 'valid') {
           rmSync(partial, { force: true });
           continue; // the loop's check says stopped; this attempt is made again on resume
         }
         const e = result.episode;
-        const verdict = judgeEpisode({ status: e.status, reason: e.reason, error: e.error, progress: e.progress?.progress }, rule);
+        const verdict = judgeEpisode(
+          { status: e.status, reason: e.reason, error: e.error, progress: e.progress?.progress },
+          rule,
+        );
         const file = verdict.kept ? `${name}.mcap` : undefined;
         if (file) renameSync(partial, join(episodesDir, file));
         else rmSync(partial, { force: true });
-        appendAttempt(attemptsFile, { attempt, layoutIndex: at.layoutIndex, seed: at.seed, kept: verdict.kept, ...(verdict.reason ? { reason: verdict.reason } : {}), progress: e.progress?.progress ?? null, ...(file ? { file } : {}) });
+        appendAttempt(attemptsFile, {
+          attempt,
+          layoutIndex: at.layoutIndex,
+          seed: at.seed,
+          kept: verdict.kept,
+          ...(verdict.reason ? { reason: verdict.reason } : {}),
+          progress: e.progress?.progress ?? null,
+          ...(file ? { file } : {}),
+        });
         if (verdict.kept) kept += 1;
         else tally(verdict.reason!);
-        if (!args.values.json) io.err(`attempt ${attempt} (layout ${at.layoutIndex}, seed ${at.seed}): ${verdict.kept ? 'kept' : `rejected, ${verdict.reason}`} — ${kept}/${episodes} kept\n`);
+        if (!args.values.json)
+          io.err(
+            `attempt ${attempt} (layout ${at.layoutIndex}, seed ${at.seed}): ${verdict.kept ? 'kept' : `rejected, ${verdict.reason}`} — ${kept}/${episodes} kept\n`,
+          );
         attempt += 1;
       }
     } finally {
@@ -275,11 +376,19 @@ observation.state and action only (--cameras is refused with a sentence).`,
     try {
       report = await exportLeRobot({ episodes: files, out: datasetDir, fps, signal: io.signal });
     } catch (e) {
-      if (e instanceof ExportError) throw new UserError(`The ${kept} episodes are kept in ${episodesDir}, but the dataset could not be written: ${e.message}`, isDiskFull(e.message) ? 3 : 2);
+      if (e instanceof ExportError)
+        throw new UserError(
+          `The ${kept} episodes are kept in ${episodesDir}, but the dataset could not be written: ${e.message}`,
+          isDiskFull(e.message) ? 3 : 2,
+        );
       throw e;
     }
-    if (args.values.json) io.out(`${JSON.stringify({ ...summary, dataset: datasetDir, frames: report.totalFrames, fps })}\n`);
-    else io.out(`${kept} episodes kept of ${all.length} attempts${rejected.size ? ` (rejected: ${[...rejected].map(([r, n]) => `${n} × ${r}`).join('; ')})` : ''}; LeRobot v3.0 dataset ${datasetDir}: ${report.totalFrames} frames at ${fps} fps.\n`);
+    if (args.values.json)
+      io.out(`${JSON.stringify({ ...summary, dataset: datasetDir, frames: report.totalFrames, fps })}\n`);
+    else
+      io.out(
+        `${kept} episodes kept of ${all.length} attempts${rejected.size ? ` (rejected: ${[...rejected].map(([r, n]) => `${n} × ${r}`).join('; ')})` : ''}; LeRobot v3.0 dataset ${datasetDir}: ${report.totalFrames} frames at ${fps} fps.\n`,
+      );
     return 0;
   },
 };

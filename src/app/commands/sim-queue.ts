@@ -6,7 +6,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import {
+  intOption,
+  numberOption,
+  requireString,
+  UserError,
+  type CliCommand,
+  type CliIo,
+  type ParsedCommandArgs,
+} from '../command.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';
 import type { Store, RolloutRecord } from '../../store/store.js';
 import type { SimCalibration } from '../../sim/calibration.js';
@@ -38,7 +46,10 @@ function queuedPolicy(spec: string, io: CliIo): QueuedSweepOptions['policy'] {
     const path = spec.slice('onnx:'.length);
     return { kind: 'onnx', bytes: readFileSync(isAbsolute(path) ? path : resolve(io.cwd, path)) };
   }
-  if (!isQueueSafeSpec(spec)) throw new UserError(`Policy '${spec}' cannot go over the queue; workers take code:NAME, ws://host:port and onnx:FILE (sent by its hash).`);
+  if (!isQueueSafeSpec(spec))
+    throw new UserError(
+      `Policy '${spec}' cannot go over the queue; workers take code:NAME, ws://host:port and onnx:FILE (sent by its hash).`,
+    );
   return { kind: 'spec', spec };
 }
 
@@ -76,7 +87,11 @@ export interface QueuedSweepCommandInput {
 }
 
 /** The coordinator: resumes an unfinished sweep of the same request on the same queue, else starts one. */
-export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, input: QueuedSweepCommandInput): Promise<number> {
+export async function runQueuedSweepCommand(
+  args: ParsedCommandArgs,
+  io: CliIo,
+  input: QueuedSweepCommandInput,
+): Promise<number> {
   const { store, set, spec, address } = input;
   const policy = queuedPolicy(spec, io);
   // Redis first: an unreachable queue or one of another version leaves nothing in the store.
@@ -104,13 +119,21 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
     .digest('hex');
   let sweep = store.findUnfinishedSweep(request, address.shown);
   if (sweep) {
-    io.err(`Resuming sweep ${sweep.id} (session ${sweep.sessionId}): ${store.sweepRolloutKeys(sweep.id).size} of ${total} rollouts already stored.\n`);
+    io.err(
+      `Resuming sweep ${sweep.id} (session ${sweep.sessionId}): ${store.sweepRolloutKeys(sweep.id).size} of ${total} rollouts already stored.\n`,
+    );
   } else {
     const session = store.createSession({
       kind: 'sim-sweep',
       notes: `${spec} on ${set.task} v${set.version} (${set.sha256.slice(0, 12)}…), ${input.repeats} repeat(s), ${input.seconds} s, over the queue ${address.shown}`,
     });
-    sweep = store.createSweep({ id: randomBytes(9).toString('base64url'), sessionId: session.id, requestSha256: request, queue: address.shown, total });
+    sweep = store.createSweep({
+      id: randomBytes(9).toString('base64url'),
+      sessionId: session.id,
+      requestSha256: request,
+      queue: address.shown,
+      total,
+    });
   }
   const { id: sweepId, sessionId } = sweep;
   const startMs = Date.now();
@@ -128,16 +151,29 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
   /** Stores one collected rollout; with --record, its episode file is finished first, then the row links it. */
   const onRollout = async (r: SweepRollout, recording?: CollectedRecording): Promise<boolean> => {
     const row = {
-      ...sweepRolloutInput(r, { policyId: input.policyId, layoutSetSha256: set.sha256, sessionId, calibrationSha256s: input.worlds.calibrationsOf(r.job.layoutIndex, r.job.repeat) }),
+      ...sweepRolloutInput(r, {
+        policyId: input.policyId,
+        layoutSetSha256: set.sha256,
+        sessionId,
+        calibrationSha256s: input.worlds.calibrationsOf(r.job.layoutIndex, r.job.repeat),
+      }),
       sweepId,
     };
     if (recordDir === undefined || recording === undefined) return store.insertSweepRollout(row).inserted;
     if ('problem' in recording) {
       withoutFile += 1;
-      io.err(`\njob ${simJobId(sweepId, r.job.layoutIndex, r.job.repeat)} (layout ${r.job.layoutIndex} repeat ${r.job.repeat}, ${spec}): stored without its episode file: ${recording.problem}\n`);
+      io.err(
+        `\njob ${simJobId(sweepId, r.job.layoutIndex, r.job.repeat)} (layout ${r.job.layoutIndex} repeat ${r.job.repeat}, ${spec}): stored without its episode file: ${recording.problem}\n`,
+      );
       return store.insertSweepRollout(row).inserted;
     }
-    const episode = recordSweepEpisode(store, recordDir, { ...r, recorded: recording.calls }, { set, spec, task: input.task, seconds: input.seconds }, writes);
+    const episode = recordSweepEpisode(
+      store,
+      recordDir,
+      { ...r, recorded: recording.calls },
+      { set, spec, task: input.task, seconds: input.seconds },
+      writes,
+    );
     const written = await episode.written;
     const stored = store.insertSweepRollout({ ...row, episodeFile: written ? episode.file : null });
     // Not new (never expected: the coordinator fetches no recording for a rollout it has): the file stays unlinked.
@@ -164,20 +200,32 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
       record: recordDir !== undefined,
       onRollout,
       onProgress: (done) => draw(done),
-      onNoWorkers: () => io.err(`\nNo worker is taking jobs from ${address.shown} yet; start one with: tandem sim worker --queue ${address.shown}\n`),
+      onNoWorkers: () =>
+        io.err(
+          `\nNo worker is taking jobs from ${address.shown} yet; start one with: tandem sim worker --queue ${address.shown}\n`,
+        ),
       log: (line) => io.err(`\n${line}\n`),
     });
   } catch (e) {
     await writes.done();
     io.err('\n');
     // The session stays open: the same command again resumes this sweep.
-    if (e instanceof QueueError) throw new UserError(`${e.message} The sweep (session ${sessionId}) keeps what it stored; run the same command again to resume it.`);
+    if (e instanceof QueueError)
+      throw new UserError(
+        `${e.message} The sweep (session ${sessionId}) keeps what it stored; run the same command again to resume it.`,
+      );
     throw e;
   }
   draw(outcome.stored, true);
   io.err('\n');
   // Stopped without Redis, the sweep's jobs are still queued: its session stays open for the same command to resume.
-  if (!outcome.stoppedWithoutRedis) store.endSession(sessionId, outcome.stopped ? { notes: `${store.getSession(sessionId)?.notes ?? ''}; stopped at ${outcome.stored} of ${total}` } : {});
+  if (!outcome.stoppedWithoutRedis)
+    store.endSession(
+      sessionId,
+      outcome.stopped
+        ? { notes: `${store.getSession(sessionId)?.notes ?? ''}; stopped at ${outcome.stored} of ${total}` }
+        : {},
+    );
   const rows = store.listRollouts({ sessionId }).map(rowOf);
   reportSweep(
     io,
@@ -203,7 +251,9 @@ export async function runQueuedSweepCommand(args: ParsedCommandArgs, io: CliIo, 
     rows,
   );
   if (recordDir !== undefined && args.values.json !== true) {
-    io.out(`${episodeFiles} episode file${episodeFiles === 1 ? '' : 's'} written into ${recordDir}${withoutFile > 0 ? `; ${withoutFile} rollout${withoutFile === 1 ? '' : 's'} stored without one (each said why on stderr)` : ''}.\n`);
+    io.out(
+      `${episodeFiles} episode file${episodeFiles === 1 ? '' : 's'} written into ${recordDir}${withoutFile > 0 ? `; ${withoutFile} rollout${withoutFile === 1 ? '' : 's'} stored without one (each said why on stderr)` : ''}.\n`,
+    );
   }
   if (outcome.stoppedWithoutRedis) {
     io.err(
@@ -219,7 +269,8 @@ function healthArg(text: string | undefined): { host: string; port: number } | u
   if (text === undefined) return undefined;
   const m = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(text);
   const port = m ? Number(m[2]) : NaN;
-  if (!m || port > 65535) throw new UserError(`--health-port '${text}' is not a port; write PORT (on 127.0.0.1) or HOST:PORT.`);
+  if (!m || port > 65535)
+    throw new UserError(`--health-port '${text}' is not a port; write PORT (on 127.0.0.1) or HOST:PORT.`);
   return { host: m[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1', port };
 }
 
@@ -247,12 +298,21 @@ is said once, and once more when it is back.
                        another takes it (default 30)
   --give-up-after S    stop (exit 1) when Redis has been unreachable S seconds (default: keep retrying)
   --health-port P      answer GET /health and /ready over HTTP on 127.0.0.1:P (or HOST:P)`,
-  options: { queue: { type: 'string' }, concurrency: { type: 'string' }, 'lock-seconds': { type: 'string' }, 'give-up-after': { type: 'string' }, 'health-port': { type: 'string' } },
+  options: {
+    queue: { type: 'string' },
+    concurrency: { type: 'string' },
+    'lock-seconds': { type: 'string' },
+    'give-up-after': { type: 'string' },
+    'health-port': { type: 'string' },
+  },
   async run(args, io) {
     const address = queueAddressArg(requireString(args, 'queue'));
     const concurrency = intOption(args, 'concurrency', 1, 1, 64);
     const lockSeconds = numberOption(args, 'lock-seconds', 30, 1, 3600);
-    const giveUpAfter = args.values['give-up-after'] === undefined ? undefined : numberOption(args, 'give-up-after', undefined, 1, 7 * 24 * 3600);
+    const giveUpAfter =
+      args.values['give-up-after'] === undefined
+        ? undefined
+        : numberOption(args, 'give-up-after', undefined, 1, 7 * 24 * 3600);
     const health = healthArg(args.values['health-port'] as string | undefined);
     let summary;
     try {
@@ -263,7 +323,15 @@ is said once, and once more when it is back.
         signal: io.signal,
         log: (line) => io.err(`${line}\n`),
         ...(giveUpAfter === undefined ? {} : { giveUpAfterMs: giveUpAfter * 1000 }),
-        ...(health === undefined ? {} : { health, onHealthListening: (port: number) => io.err(`Health probes: http://${health.host.includes(':') ? `[${health.host}]` : health.host}:${port}/health and /ready\n`) }),
+        ...(health === undefined
+          ? {}
+          : {
+              health,
+              onHealthListening: (port: number) =>
+                io.err(
+                  `Health probes: http://${health.host.includes(':') ? `[${health.host}]` : health.host}:${port}/health and /ready\n`,
+                ),
+            }),
       });
     } catch (e) {
       if (e instanceof QueueError || e instanceof HealthPortError) throw new UserError(e.message);

@@ -8,7 +8,15 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EpisodeWrites, recordSweepEpisode, sweepRolloutInput } from '../sweep-episodes.js';
 import { progressLine, reportSweep, sweepRowOf } from '../sweep-report.js';
-import { intOption, numberOption, requireString, UserError, type CliCommand, type CliIo, type ParsedCommandArgs } from '../command.js';
+import {
+  intOption,
+  numberOption,
+  requireString,
+  UserError,
+  type CliCommand,
+  type CliIo,
+  type ParsedCommandArgs,
+} from '../command.js';
 import type { Layout, TaskDefinition } from '../../tasks/types.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';
 import { readLayoutSetFile, readUserFile } from './layouts.js';
@@ -22,8 +30,27 @@ import { knownPolicySpecs, openPolicy, PolicySpecError } from '../../rollout/pol
 import type { Episode } from '../../rollout/episode.js';
 import { runSimRollout, simRolloutCounts } from '../../sim/sim-rollout.js';
 import { runSweep, SweepError, type SweepJob, type SweepRollout } from '../../sim/sweep.js';
-import { drawLook, drawWorld, lookRecord, parseRandomizationSpec, RandomizationSpecError, RANDOMIZATION_KIND, type HashedRandomizationSpec, type RandomizedWorld } from '../../sim/randomization.js';
-import { calibrationProblem, DEFAULT_SIM_CALIBRATION, engineNameProblem, SIM_CALIBRATION_KIND, simCalibrationHash, simCalibrationJson, withEngine, type SimCalibration, type SimEngine } from '../../sim/calibration.js';
+import {
+  drawLook,
+  drawWorld,
+  lookRecord,
+  parseRandomizationSpec,
+  RandomizationSpecError,
+  RANDOMIZATION_KIND,
+  type HashedRandomizationSpec,
+  type RandomizedWorld,
+} from '../../sim/randomization.js';
+import {
+  calibrationProblem,
+  DEFAULT_SIM_CALIBRATION,
+  engineNameProblem,
+  SIM_CALIBRATION_KIND,
+  simCalibrationHash,
+  simCalibrationJson,
+  withEngine,
+  type SimCalibration,
+  type SimEngine,
+} from '../../sim/calibration.js';
 import { CalibrationFileError, parseSimCalibration } from '../../sim/calibration-file.js';
 import { withCommandStore } from '../station-store.js';
 import { episodeFileName, openSimEpisodeRecorder, recordingLine } from '../episode-recording.js';
@@ -31,17 +58,25 @@ import type { Store } from '../../store/store.js';
 import { EpisodeRecorder, RecordingError, type RecordingSummary } from '../../record/episode-recorder.js';
 
 /** Opens a policy spec, or a UserError with one sentence. `warmUp`: see ThreadedPolicyOptions (wall-clock rigs). */
-export async function openPolicyForCli(spec: string, io: Pick<CliIo, 'cwd'>, opts: { warmUp?: URL } = {}): Promise<Policy> {
+export async function openPolicyForCli(
+  spec: string,
+  io: Pick<CliIo, 'cwd'>,
+  opts: { warmUp?: URL } = {},
+): Promise<Policy> {
   try {
     return await openPolicy(spec, { cwd: io.cwd, warmUp: opts.warmUp });
   } catch (e) {
-    if (e instanceof PolicySpecError || e instanceof PolicyLoadError || e instanceof PolicyUnavailableError) throw new UserError(e.message);
+    if (e instanceof PolicySpecError || e instanceof PolicyLoadError || e instanceof PolicyUnavailableError)
+      throw new UserError(e.message);
     throw e;
   }
 }
 
 /** --layouts FILE --layout I [--seconds S] of a one-rollout command (sim or rig): the layout, its task and the episode length. */
-export function rolloutLayoutArgs(args: ParsedCommandArgs, io: CliIo): { set: LayoutSet; layout: Layout; task: TaskDefinition; seconds: number } {
+export function rolloutLayoutArgs(
+  args: ParsedCommandArgs,
+  io: CliIo,
+): { set: LayoutSet; layout: Layout; task: TaskDefinition; seconds: number } {
   const { set } = readLayoutSetFile(io, requireString(args, 'layouts'));
   const index = intOption(args, 'layout', undefined, 0, 1_000_000);
   let layout;
@@ -64,7 +99,10 @@ export function calibrationArg(args: ParsedCommandArgs, io: CliIo, option = 'cal
   const file = args.values[option];
   let cal = DEFAULT_SIM_CALIBRATION;
   if (file !== undefined) {
-    if (typeof file !== 'string' || file.length === 0) throw new UserError(`--${option} needs a file name (save one with: tandem sim calibration > sim-calibration.json).`);
+    if (typeof file !== 'string' || file.length === 0)
+      throw new UserError(
+        `--${option} needs a file name (save one with: tandem sim calibration > sim-calibration.json).`,
+      );
     const { text } = readUserFile(io, file, 'sim calibration');
     try {
       cal = parseSimCalibration(text, file);
@@ -79,7 +117,10 @@ export function calibrationArg(args: ParsedCommandArgs, io: CliIo, option = 'cal
   if (wrong !== undefined) throw new UserError(`--${wrong}.`);
   const onEngine = withEngine(cal, engine as SimEngine);
   const problem = calibrationProblem(onEngine);
-  if (problem !== undefined) throw new UserError(`With --engine ${String(engine)}, the sim calibration${file === undefined ? '' : ` ${String(file)}`}: ${problem}.`);
+  if (problem !== undefined)
+    throw new UserError(
+      `With --engine ${String(engine)}, the sim calibration${file === undefined ? '' : ` ${String(file)}`}: ${problem}.`,
+    );
   return onEngine;
 }
 
@@ -87,7 +128,10 @@ export function calibrationArg(args: ParsedCommandArgs, io: CliIo, option = 'cal
 export function randomizeArg(args: ParsedCommandArgs, io: CliIo): HashedRandomizationSpec | undefined {
   const file = args.values.randomize;
   if (file === undefined) return undefined;
-  if (typeof file !== 'string' || file.length === 0) throw new UserError('--randomize needs a file name (a spec like {"format": "tandem.randomization/1", "seed": 1, "physics": {"objectMassScale": [0.8, 1.2]}}; docs/sim.md).');
+  if (typeof file !== 'string' || file.length === 0)
+    throw new UserError(
+      '--randomize needs a file name (a spec like {"format": "tandem.randomization/1", "seed": 1, "physics": {"objectMassScale": [0.8, 1.2]}}; docs/sim.md).',
+    );
   const { path, text } = readUserFile(io, file, 'randomization spec');
   try {
     return parseRandomizationSpec(text, path);
@@ -107,16 +151,30 @@ export interface SweepWorlds {
   calibrationsOf(layoutIndex: number, repeat: number): string[];
 }
 
-export function sweepWorlds(store: Store, base: SimCalibration, randomization: HashedRandomizationSpec | undefined): SweepWorlds {
+export function sweepWorlds(
+  store: Store,
+  base: SimCalibration,
+  randomization: HashedRandomizationSpec | undefined,
+): SweepWorlds {
   const baseSha = simCalibrationHash(base);
   if (!randomization) return { calibrationsOf: () => [baseSha] };
-  store.putCalibration({ sha256: randomization.sha256, kind: RANDOMIZATION_KIND, version: 1, canonicalJson: randomization.canonicalJson });
+  store.putCalibration({
+    sha256: randomization.sha256,
+    kind: RANDOMIZATION_KIND,
+    version: 1,
+    canonicalJson: randomization.canonicalJson,
+  });
   return {
     worldFor: (job) => drawWorld(base, randomization, job.layoutIndex, job.repeat),
     calibrationsOf: (layoutIndex, repeat) => {
       const drawn = drawWorld(base, randomization, layoutIndex, repeat).calibration;
       const sha = simCalibrationHash(drawn);
-      store.putCalibration({ sha256: sha, kind: SIM_CALIBRATION_KIND, version: drawn.version, canonicalJson: simCalibrationJson(drawn) });
+      store.putCalibration({
+        sha256: sha,
+        kind: SIM_CALIBRATION_KIND,
+        version: drawn.version,
+        canonicalJson: simCalibrationJson(drawn),
+      });
       // The look its cameras drew with, as its own record: the pictures reproduce from the store too.
       const look = drawLook(randomization, layoutIndex, repeat);
       if (!look) return [sha, randomization.sha256];
@@ -190,7 +248,17 @@ ${RANDOMIZE_HELP}
 
 Exit codes: 0 ran its length, 1 invalid or aborted, or the policy's own error ended it (still scored).
 Same layout, policy and seed → the same trajectory and finalStateHash, in any process.`,
-  options: { layouts: { type: 'string' }, layout: { type: 'string' }, policy: { type: 'string' }, seconds: { type: 'string' }, seed: { type: 'string' }, calibration: { type: 'string' }, engine: { type: 'string' }, randomize: { type: 'string' }, record: { type: 'string' } },
+  options: {
+    layouts: { type: 'string' },
+    layout: { type: 'string' },
+    policy: { type: 'string' },
+    seconds: { type: 'string' },
+    seed: { type: 'string' },
+    calibration: { type: 'string' },
+    engine: { type: 'string' },
+    randomize: { type: 'string' },
+    record: { type: 'string' },
+  },
   async run(args, io) {
     const { set, layout, task, seconds } = rolloutLayoutArgs(args, io);
     const seed = intOption(args, 'seed', 0, 0, 2 ** 31 - 1);
@@ -207,17 +275,23 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
         const dir = resolve(io.cwd, args.values.record);
         try {
           mkdirSync(dir, { recursive: true });
-          recorder = await openSimEpisodeRecorder(join(dir, episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: `sim-${policy.info.name}` })), {
-            task,
-            layoutSetSha256: set.sha256,
-            layout,
-            policySpec: spec,
-            policy: policy.info,
-            calibrationSha256: simCalibrationHash(calibration),
-            controlHz: EPISODE_CONTROL_HZ,
-            episodeSeconds: seconds,
-            seed,
-          });
+          recorder = await openSimEpisodeRecorder(
+            join(
+              dir,
+              episodeFileName({ task: task.id, layoutIndex: layout.index, policyName: `sim-${policy.info.name}` }),
+            ),
+            {
+              task,
+              layoutSetSha256: set.sha256,
+              layout,
+              policySpec: spec,
+              policy: policy.info,
+              calibrationSha256: simCalibrationHash(calibration),
+              controlHz: EPISODE_CONTROL_HZ,
+              episodeSeconds: seconds,
+              seed,
+            },
+          );
         } catch (e) {
           if (e instanceof RecordingError) throw new UserError(e.message);
           throw new UserError(`Cannot record into ${dir}: ${(e as Error).message}.`);
@@ -225,9 +299,23 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
       }
       let result;
       try {
-        result = await runSimRollout({ task, layout, policy, seed, episodeSeconds: seconds, calibration, placementSigma: world?.placement, look: world?.look, signal: io.signal, recording: recorder });
+        result = await runSimRollout({
+          task,
+          layout,
+          policy,
+          seed,
+          episodeSeconds: seconds,
+          calibration,
+          placementSigma: world?.placement,
+          look: world?.look,
+          signal: io.signal,
+          recording: recorder,
+        });
       } finally {
-        recorded = await recorder?.close({ outcome: result?.episode.outcome ?? 'not-run', status: result?.episode.status ?? 'not-run' });
+        recorded = await recorder?.close({
+          outcome: result?.episode.outcome ?? 'not-run',
+          status: result?.episode.status ?? 'not-run',
+        });
       }
       const e = result.episode;
       const counts = simRolloutCounts(e, task, layout);
@@ -236,11 +324,15 @@ Same layout, policy and seed → the same trajectory and finalStateHash, in any 
           `${JSON.stringify({ ...episodeSummary(e), counts: counts ?? {}, layoutSet: set.sha256, simCalibration: result.calibrationSha256, randomization: randomization?.sha256 ?? null, cameraFrames: result.cameraFrames, wallSeconds: result.wallMs / 1000, episodeFile: recorded?.file ?? null })}\n`,
         );
       } else {
-        const head = e.status === 'valid' ? (e.progress?.summary ?? 'not scored') : `${e.status}: ${e.reason ?? e.error ?? ''}`;
+        const head =
+          e.status === 'valid' ? (e.progress?.summary ?? 'not scored') : `${e.status}: ${e.reason ?? e.error ?? ''}`;
         io.out(`layout ${e.layoutIndex} (tier ${e.tier}), ${policy.info.name}, seed ${seed}, ${seconds} s: ${head}\n`);
-        if (counts && counts.offTable > 0) io.out(`${counts.offTable} object${counts.offTable === 1 ? '' : 's'} ended off the table.\n`);
+        if (counts && counts.offTable > 0)
+          io.out(`${counts.offTable} object${counts.offTable === 1 ? '' : 's'} ended off the table.\n`);
         if (e.error) io.out(`policy error: ${e.error}\n`);
-        io.out(`safety events ${e.safetyEvents.length}, real-time factor ${((seconds * 1000) / result.wallMs).toFixed(1)}×\nfinalStateHash ${e.finalStateHash}\n`);
+        io.out(
+          `safety events ${e.safetyEvents.length}, real-time factor ${((seconds * 1000) / result.wallMs).toFixed(1)}×\nfinalStateHash ${e.finalStateHash}\n`,
+        );
         io.out(`sim calibration ${calibration.name} v${calibration.version} ${result.calibrationSha256}\n`);
         if (randomization) io.out(`randomization ${randomization.sha256}\n`);
         io.out(recordingLine(recorded));
@@ -310,7 +402,10 @@ ${RANDOMIZE_HELP}
         throw new UserError(`Cannot record into ${recordDir}: ${(e as Error).message}.`);
       }
     }
-    if (queueUrl !== undefined && args.values.workers !== undefined) throw new UserError("--workers is for a sweep on this machine's threads; with --queue, start 'tandem sim worker' processes instead.");
+    if (queueUrl !== undefined && args.values.workers !== undefined)
+      throw new UserError(
+        "--workers is for a sweep on this machine's threads; with --queue, start 'tandem sim worker' processes instead.",
+      );
     // The queue's module loads bullmq and ioredis (≈ 350 files): only a sweep with --queue pays for it.
     const queue = queueUrl === undefined ? undefined : await import('./sim-queue.js');
     const address = queue?.queueAddressArg(String(queueUrl));
@@ -331,7 +426,12 @@ ${RANDOMIZE_HELP}
     return withCommandStore(args.values, io, async (store) => {
       store.putLayoutSet(set);
       const policyRecord = store.upsertPolicy({ spec, name: policyName, checkpointSha256: checkpoint });
-      store.putCalibration({ sha256: calibrationSha256, kind: SIM_CALIBRATION_KIND, version: calibration.version, canonicalJson: simCalibrationJson(calibration) });
+      store.putCalibration({
+        sha256: calibrationSha256,
+        kind: SIM_CALIBRATION_KIND,
+        version: calibration.version,
+        canonicalJson: simCalibrationJson(calibration),
+      });
       const worlds = sweepWorlds(store, calibration, randomization);
       if (address && queue) {
         return queue.runQueuedSweepCommand(args, io, {
@@ -353,7 +453,10 @@ ${RANDOMIZE_HELP}
           task,
         });
       }
-      const session = store.createSession({ kind: 'sim-sweep', notes: `${spec} on ${set.task} v${set.version} (${set.sha256.slice(0, 12)}…), ${repeats} repeat(s), ${seconds} s` });
+      const session = store.createSession({
+        kind: 'sim-sweep',
+        notes: `${spec} on ${set.task} v${set.version} (${set.sha256.slice(0, 12)}…), ${repeats} repeat(s), ${seconds} s`,
+      });
       const startMs = Date.now();
       let lastDraw = 0;
       const draw = (done: number, total: number, force = false): void => {
@@ -379,9 +482,17 @@ ${RANDOMIZE_HELP}
           signal: io.signal,
           record: recordDir !== undefined,
           onRollout: (r: SweepRollout) => {
-            const episodeFile = recordDir && r.recorded ? recordSweepEpisode(store, recordDir, r, { set, spec, task, seconds }, writes) : undefined;
+            const episodeFile =
+              recordDir && r.recorded
+                ? recordSweepEpisode(store, recordDir, r, { set, spec, task, seconds }, writes)
+                : undefined;
             const rolloutId = store.insertRollout({
-              ...sweepRolloutInput(r, { policyId: policyRecord.id, layoutSetSha256: set.sha256, sessionId: session.id, calibrationSha256s: worlds.calibrationsOf(r.job.layoutIndex, r.job.repeat) }),
+              ...sweepRolloutInput(r, {
+                policyId: policyRecord.id,
+                layoutSetSha256: set.sha256,
+                sessionId: session.id,
+                calibrationSha256s: worlds.calibrationsOf(r.job.layoutIndex, r.job.repeat),
+              }),
               episodeFile: episodeFile?.file ?? null,
             });
             episodeFile?.linkTo(rolloutId);
@@ -399,7 +510,21 @@ ${RANDOMIZE_HELP}
       draw(outcome.rollouts.length, total, true);
       io.err('\n');
       store.endSession(session.id);
-      reportSweep(io, args.values.json === true, { sessionId: session.id, set, spec, policyName, total, stopped: outcome.stopped, calibrationSha256, wallMs: outcome.wallMs }, outcome.rollouts.map(sweepRowOf));
+      reportSweep(
+        io,
+        args.values.json === true,
+        {
+          sessionId: session.id,
+          set,
+          spec,
+          policyName,
+          total,
+          stopped: outcome.stopped,
+          calibrationSha256,
+          wallMs: outcome.wallMs,
+        },
+        outcome.rollouts.map(sweepRowOf),
+      );
       return outcome.stopped ? 130 : 0;
     });
   },

@@ -15,22 +15,29 @@ function portOf(env: NodeJS.ProcessEnv): number {
   const text = env.PORT;
   if (text === undefined || text === '') return DEFAULT_STATION_PORT;
   const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65535) throw new UserError(`PORT must be a port number from 0 to 65535 (0: any free port), not '${text}'.`);
+  if (!/^\d+$/.test(text) || port > 65535)
+    throw new UserError(`PORT must be a port number from 0 to 65535 (0: any free port), not '${text}'.`);
   return port;
 }
 
 /** The cell's parts a served station takes (files resolved here, so the Electron shell gets absolute paths). */
 function stationCellOptions(args: ParsedCommandArgs, cwd: string): CellParts {
   const v = args.values;
-  const file = (name: string): string | undefined => (typeof v[name] === 'string' ? resolve(cwd, v[name] as string) : undefined);
+  const file = (name: string): string | undefined =>
+    typeof v[name] === 'string' ? resolve(cwd, v[name] as string) : undefined;
   const projector = file('projector-calibration');
   const cellIo = file('cell-io');
-  return { ...(projector ? { projectorCalibrationFile: projector } : {}), ...(typeof v.pjlink === 'string' ? { pjlink: v.pjlink } : {}), ...(cellIo ? { cellIoFile: cellIo } : {}) };
+  return {
+    ...(projector ? { projectorCalibrationFile: projector } : {}),
+    ...(typeof v.pjlink === 'string' ? { pjlink: v.pjlink } : {}),
+    ...(cellIo ? { cellIoFile: cellIo } : {}),
+  };
 }
 
 const station: CliCommand = {
   path: ['station'],
-  summary: 'serve the station: API and operator UI on loopback (embedded default rig: the emulated cell); --check reports what runs and exits',
+  summary:
+    'serve the station: API and operator UI on loopback (embedded default rig: the emulated cell); --check reports what runs and exits',
   help: `Usage: tandem station [--data DIR] [--station-config FILE | --rig-config FILE] [--projector-calibration FILE [--pjlink HOST[:PORT]]] [--cell-io FILE]
                       [--foxglove-port N [--foxglove-host ADDR --foxglove-allow-remote]]
        tandem station --check [--data DIR] [--station-config FILE | --rig-config FILE] [--hold-seconds S] [--json]
@@ -65,7 +72,17 @@ ${STATION_CONFIG_HELP}
                       opens stops the arms (every rollout, session and teleop take), a session starts no
                       rollout while one is open, and the tower light follows the station
   --hold-seconds S    how long to hold the pose (0.1 to 60, default 2)`,
-  options: { ...STATION_CONFIG_OPTIONS, 'hold-seconds': { type: 'string' }, check: { type: 'boolean' }, 'projector-calibration': { type: 'string' }, pjlink: { type: 'string' }, 'cell-io': { type: 'string' }, 'foxglove-port': { type: 'string' }, 'foxglove-host': { type: 'string' }, 'foxglove-allow-remote': { type: 'boolean' } },
+  options: {
+    ...STATION_CONFIG_OPTIONS,
+    'hold-seconds': { type: 'string' },
+    check: { type: 'boolean' },
+    'projector-calibration': { type: 'string' },
+    pjlink: { type: 'string' },
+    'cell-io': { type: 'string' },
+    'foxglove-port': { type: 'string' },
+    'foxglove-host': { type: 'string' },
+    'foxglove-allow-remote': { type: 'boolean' },
+  },
   async run(args, io) {
     const dataDir = resolveDataDir(args.values.data as string | undefined, io.env, io.cwd);
     if (args.values.check !== true) {
@@ -75,16 +92,44 @@ ${STATION_CONFIG_HELP}
       const stationConfig = await stationConfigFromArgs(args.values, io.cwd);
       const port = portOf(io.env);
       const cell = stationCellOptions(args, io.cwd);
-      const foxglove = foxgloveListenOf({ port: args.values['foxglove-port'] as string | undefined, host: args.values['foxglove-host'] as string | undefined, allowRemote: args.values['foxglove-allow-remote'] === true }, io.env);
+      const foxglove = foxgloveListenOf(
+        {
+          port: args.values['foxglove-port'] as string | undefined,
+          host: args.values['foxglove-host'] as string | undefined,
+          allowRemote: args.values['foxglove-allow-remote'] === true,
+        },
+        io.env,
+      );
       // The desktop shell where Electron is installed; the same UI on loopback where it is not.
       const electron = findElectron(io.env);
       if ('path' in electron) {
-        await runElectronShell({ electronPath: electron.path, dataDir, rigConfigFile: rigConfigFile && resolve(io.cwd, rigConfigFile), stationConfigFile: stationConfigFile && (stationConfigFile === CELL_PRESET ? stationConfigFile : resolve(io.cwd, stationConfigFile)), ...cell, port, env: { ...io.env, ...foxgloveEnv(foxglove) }, signal: io.signal });
+        await runElectronShell({
+          electronPath: electron.path,
+          dataDir,
+          rigConfigFile: rigConfigFile && resolve(io.cwd, rigConfigFile),
+          stationConfigFile:
+            stationConfigFile &&
+            (stationConfigFile === CELL_PRESET ? stationConfigFile : resolve(io.cwd, stationConfigFile)),
+          ...cell,
+          port,
+          env: { ...io.env, ...foxgloveEnv(foxglove) },
+          signal: io.signal,
+        });
         return;
       }
       // Said when the shell is missing, not when the operator asked for the browser (TANDEM_SHELL=browser).
       if (io.env.TANDEM_SHELL !== 'browser') io.out(`${noShellLine(electron)}\n`);
-      await serveStation({ dataDir, station: stationConfig, ...cell, port, cwd: io.cwd, env: io.env, signal: io.signal, log: (line) => io.out(`${line}\n`), ...(foxglove ? { foxglove } : {}) });
+      await serveStation({
+        dataDir,
+        station: stationConfig,
+        ...cell,
+        port,
+        cwd: io.cwd,
+        env: io.env,
+        signal: io.signal,
+        log: (line) => io.out(`${line}\n`),
+        ...(foxglove ? { foxglove } : {}),
+      });
       return;
     }
     const holdSeconds = numberOption(args, 'hold-seconds', 2, 0.1, 60);

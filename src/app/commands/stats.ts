@@ -1,6 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { intOption, numberOption, requireString, UserError, type CliCommand, type ParsedCommandArgs } from '../command.js';
+import {
+  intOption,
+  numberOption,
+  requireString,
+  UserError,
+  type CliCommand,
+  type ParsedCommandArgs,
+} from '../command.js';
 import { mmrv, pearson, type PolicyPair } from '../../analysis/correlation.js';
 import { clopperPearsonInterval, wilsonInterval } from '../../analysis/intervals.js';
 import { summarizeLayoutsByTier, type TierSummary } from '../../analysis/tier-summary.js';
@@ -25,33 +32,52 @@ export function readPairsFile(path: string): PolicyPair[] {
   } catch (e) {
     const code = (e as { code?: string }).code;
     throw new UserError(
-      code === 'ENOENT' ? `The pairs file ${path} does not exist.` : code === 'EISDIR' ? `${path} is a folder, not a pairs file.` : `Cannot read the pairs file ${path}: ${(e as Error).message}.`,
+      code === 'ENOENT'
+        ? `The pairs file ${path} does not exist.`
+        : code === 'EISDIR'
+          ? `${path} is a folder, not a pairs file.`
+          : `Cannot read the pairs file ${path}: ${(e as Error).message}.`,
     );
   }
   let doc: unknown;
   try {
     doc = JSON.parse(text.replace(/^\uFEFF/, '')); // a byte-order mark from a Windows editor is not an error
   } catch (e) {
-    throw new UserError(`The pairs file ${path} is not valid JSON (${(e as Error).message}); it should be a list like [{"policy": "act", "sim": 0.42, "real": 0.38}, ...].`);
+    throw new UserError(
+      `The pairs file ${path} is not valid JSON (${(e as Error).message}); it should be a list like [{"policy": "act", "sim": 0.42, "real": 0.38}, ...].`,
+    );
   }
-  if (!Array.isArray(doc)) throw new UserError(`The pairs file ${path} should hold a JSON list of {"policy", "sim", "real"} entries, not ${typeof doc === 'object' && doc !== null ? 'an object' : describe(doc)}.`);
+  if (!Array.isArray(doc))
+    throw new UserError(
+      `The pairs file ${path} should hold a JSON list of {"policy", "sim", "real"} entries, not ${typeof doc === 'object' && doc !== null ? 'an object' : describe(doc)}.`,
+    );
   const seen = new Set<string>();
   const pairs = doc.map((entry: unknown, i: number): PolicyPair => {
     const where = `Entry ${i + 1} of ${path}`;
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new UserError(`${where} should be an object {"policy", "sim", "real"}, not ${describe(entry)}.`);
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+      throw new UserError(`${where} should be an object {"policy", "sim", "real"}, not ${describe(entry)}.`);
     const { policy, sim, real } = entry as Record<string, unknown>;
-    if (typeof policy !== 'string' || policy.trim() === '') throw new UserError(`${where} needs a "policy" name (a non-empty string), not ${describe(policy)}.`);
-    for (const [field, value] of [['sim', sim], ['real', real]] as const) {
+    if (typeof policy !== 'string' || policy.trim() === '')
+      throw new UserError(`${where} needs a "policy" name (a non-empty string), not ${describe(policy)}.`);
+    for (const [field, value] of [
+      ['sim', sim],
+      ['real', real],
+    ] as const) {
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) {
-        throw new UserError(`${where} (policy '${policy}') has ${field} = ${describe(value)}; sim and real must be numbers from 0 to 1.`);
+        throw new UserError(
+          `${where} (policy '${policy}') has ${field} = ${describe(value)}; sim and real must be numbers from 0 to 1.`,
+        );
       }
     }
-    if (seen.has(policy)) throw new UserError(`Policy '${policy}' appears more than once in ${path}; give each policy one entry.`);
+    if (seen.has(policy))
+      throw new UserError(`Policy '${policy}' appears more than once in ${path}; give each policy one entry.`);
     seen.add(policy);
     return { policy, sim: sim as number, real: real as number };
   });
   if (pairs.length < MIN_POLICIES) {
-    throw new UserError(`${path} has ${pairs.length} ${pairs.length === 1 ? 'policy' : 'policies'}; correlating sim with real needs at least ${MIN_POLICIES}.`);
+    throw new UserError(
+      `${path} has ${pairs.length} ${pairs.length === 1 ? 'policy' : 'policies'}; correlating sim with real needs at least ${MIN_POLICIES}.`,
+    );
   }
   return pairs;
 }
@@ -109,7 +135,11 @@ const interval: CliCommand = {
 
 Wilson is the everyday interval for small N; Clopper–Pearson is exact and conservative
 (it covers at least the stated level, so it is wider).`,
-  options: { successes: { type: 'string', short: 'k' }, trials: { type: 'string', short: 'n' }, confidence: { type: 'string' } },
+  options: {
+    successes: { type: 'string', short: 'k' },
+    trials: { type: 'string', short: 'n' },
+    confidence: { type: 'string' },
+  },
   async run(args, io) {
     const trials = intOption(args, 'trials', undefined, 1, 1_000_000_000);
     const successes = intOption(args, 'successes', undefined, 0, 1_000_000_000);
@@ -164,7 +194,9 @@ function breakdown(status: 'invalid' | 'aborted', rows: readonly OutcomeCountRow
   const mine = rows.filter((r) => r.status === status);
   const total = mine.reduce((n, r) => n + r.rollouts, 0);
   if (total === 0) return undefined;
-  const parts = mine.map((r) => `${r.outcome === null ? 'no outcome recorded' : EPISODE_OUTCOMES[r.outcome].label} ${r.rollouts}`);
+  const parts = mine.map(
+    (r) => `${r.outcome === null ? 'no outcome recorded' : EPISODE_OUTCOMES[r.outcome].label} ${r.rollouts}`,
+  );
   return `${total} ${status} (${parts.join(', ')})`;
 }
 
@@ -194,28 +226,44 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
   async run(args, io) {
     const kind = kindOption(args);
     const seed = intOption(args, 'seed', 1, 0, Number.MAX_SAFE_INTEGER - 1000);
-    const sessionId = args.values.session === undefined ? undefined : intOption(args, 'session', undefined, 1, Number.MAX_SAFE_INTEGER);
+    const sessionId =
+      args.values.session === undefined ? undefined : intOption(args, 'session', undefined, 1, Number.MAX_SAFE_INTEGER);
     const layoutSet = args.values['layout-set'];
-    if (layoutSet !== undefined && !/^[0-9a-f]{64}$/.test(String(layoutSet))) throw new UserError(`--layout-set must be a layout set's 64-character hex SHA-256, not '${String(layoutSet)}'.`);
+    if (layoutSet !== undefined && !/^[0-9a-f]{64}$/.test(String(layoutSet)))
+      throw new UserError(`--layout-set must be a layout set's 64-character hex SHA-256, not '${String(layoutSet)}'.`);
     const breakdowns = new Map<number, string[]>();
     const summaries = await withCommandStore(args.values, io, (store) => {
       const policies = store.listPolicies();
       const wanted = args.values.policy;
-      const chosen = wanted === undefined ? policies : policies.filter((p) => p.name === wanted || String(p.id) === wanted);
+      const chosen =
+        wanted === undefined ? policies : policies.filter((p) => p.name === wanted || String(p.id) === wanted);
       if (wanted !== undefined && chosen.length === 0) {
-        throw new UserError(`There is no policy '${String(wanted)}' in the store ${store.file}. Known: ${policies.map((p) => p.name).join(', ') || 'none yet'}.`);
+        throw new UserError(
+          `There is no policy '${String(wanted)}' in the store ${store.file}. Known: ${policies.map((p) => p.name).join(', ') || 'none yet'}.`,
+        );
       }
       const out: PolicySummary[] = [];
       for (const p of chosen) {
         for (const k of kind ? [kind] : (['sim', 'real'] as const)) {
-          const filter: RolloutFilter = { policyId: p.id, kind: k, layoutSetSha256: layoutSet as string | undefined, sessionId };
+          const filter: RolloutFilter = {
+            policyId: p.id,
+            kind: k,
+            layoutSetSha256: layoutSet as string | undefined,
+            sessionId,
+          };
           const rows = store.layoutOutcomes(filter);
           if (rows.length === 0) continue;
           const scored = rows.filter((r) => r.scored > 0);
           const outcomeRows = store.outcomeCounts(filter);
-          const sum = (f: (r: (typeof rows)[number]) => number, tier?: number): number => rows.filter((r) => tier === undefined || r.tier === tier).reduce((n, r) => n + f(r), 0);
+          const sum = (f: (r: (typeof rows)[number]) => number, tier?: number): number =>
+            rows.filter((r) => tier === undefined || r.tier === tier).reduce((n, r) => n + f(r), 0);
           const tiers = summarizeLayoutsByTier(
-            scored.map((r) => ({ tier: r.tier, rollouts: r.scored, meanProgress: Math.min(1, r.progressSum / r.scored), successes: r.fullSuccesses })),
+            scored.map((r) => ({
+              tier: r.tier,
+              rollouts: r.scored,
+              meanProgress: Math.min(1, r.progressSum / r.scored),
+              successes: r.fullSuccesses,
+            })),
             { seed },
           );
           out.push({
@@ -228,9 +276,17 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
             aborted: sum((r) => r.aborted),
             excluded: sum((r) => r.excluded),
             outcomes: Object.fromEntries(outcomeRows.map((r) => [r.outcome ?? `${r.status}, unrecorded`, r.rollouts])),
-            tiers: tiers.map((t) => ({ ...t, policyErrors: sum((r) => r.policyErrors, t.tier === 'all' ? undefined : t.tier) })),
+            tiers: tiers.map((t) => ({
+              ...t,
+              policyErrors: sum((r) => r.policyErrors, t.tier === 'all' ? undefined : t.tier),
+            })),
           });
-          breakdowns.set(out.length - 1, [breakdown('invalid', outcomeRows), breakdown('aborted', outcomeRows)].filter((x): x is string => x !== undefined));
+          breakdowns.set(
+            out.length - 1,
+            [breakdown('invalid', outcomeRows), breakdown('aborted', outcomeRows)].filter(
+              (x): x is string => x !== undefined,
+            ),
+          );
         }
       }
       return out;
@@ -250,23 +306,52 @@ intervals. Only valid rollouts count; a real rollout's progress is its operator'
     let repeats = false;
     summaries.forEach((s, i) => {
       const notes = [
-        ...(s.policyErrors ? [`${s.policyErrors} ended by the policy's own error (counted, scored as they stood)`] : []),
+        ...(s.policyErrors
+          ? [`${s.policyErrors} ended by the policy's own error (counted, scored as they stood)`]
+          : []),
         ...(breakdowns.get(i) ?? []).map((b, j) => (j === 0 ? `left out ${b}` : b)),
         ...(s.unscored ? [`${s.unscored} not scored yet`] : []),
       ];
       lines.push(`${s.policy} (${s.kind})${notes.length ? `: ${notes.join('; ')}` : ''}`);
-      lines.push(row(['tier', 'rollouts', 'layouts', 'progress', '95% bootstrap', 'successes', 'Wilson 95%', 'Clopper–Pearson 95%', 'policy errors']));
+      lines.push(
+        row([
+          'tier',
+          'rollouts',
+          'layouts',
+          'progress',
+          '95% bootstrap',
+          'successes',
+          'Wilson 95%',
+          'Clopper–Pearson 95%',
+          'policy errors',
+        ]),
+      );
       for (const t of s.tiers) {
         repeats ||= t.layouts < t.rollouts;
         lines.push(
-          row([String(t.tier), String(t.rollouts), String(t.layouts), fmt(t.meanProgress), range(t.progressInterval), `${t.successes}/${t.rollouts}`, range(t.successWilson), range(t.successClopperPearson), String(t.policyErrors)]),
+          row([
+            String(t.tier),
+            String(t.rollouts),
+            String(t.layouts),
+            fmt(t.meanProgress),
+            range(t.progressInterval),
+            `${t.successes}/${t.rollouts}`,
+            range(t.successWilson),
+            range(t.successClopperPearson),
+            String(t.policyErrors),
+          ]),
         );
       }
       lines.push('');
     });
     if (repeats) {
-      lines.push('Layouts were repeated: Wilson and Clopper–Pearson count every rollout as independent, so they are too narrow here;');
-      lines.push('the bootstrap resamples layouts (--json also gives successRateInterval, bootstrapped over layouts).', '');
+      lines.push(
+        'Layouts were repeated: Wilson and Clopper–Pearson count every rollout as independent, so they are too narrow here;',
+      );
+      lines.push(
+        'the bootstrap resamples layouts (--json also gives successRateInterval, bootstrapped over layouts).',
+        '',
+      );
     }
     io.out(`${lines.join('\n')}`);
     return 0;
@@ -290,10 +375,15 @@ the same initial conditions; --all-layouts uses every layout each side has.
   --all-layouts      do not restrict to layouts run in both sim and real
 
 Then: tandem stats correlate --input pairs.json`,
-  options: { 'layout-set': { type: 'string' }, output: { type: 'string', short: 'o' }, 'all-layouts': { type: 'boolean' } },
+  options: {
+    'layout-set': { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    'all-layouts': { type: 'boolean' },
+  },
   async run(args, io) {
     const layoutSet = args.values['layout-set'];
-    if (layoutSet !== undefined && !/^[0-9a-f]{64}$/.test(String(layoutSet))) throw new UserError(`--layout-set must be a layout set's 64-character hex SHA-256, not '${String(layoutSet)}'.`);
+    if (layoutSet !== undefined && !/^[0-9a-f]{64}$/.test(String(layoutSet)))
+      throw new UserError(`--layout-set must be a layout set's 64-character hex SHA-256, not '${String(layoutSet)}'.`);
     const allLayouts = args.values['all-layouts'] === true;
     const { pairs: entries, unpaired: oneSided } = await withCommandStore(args.values, io, (store) => {
       // Two checkpoints may share a name (retrained under the same name): then the id tells them apart.
@@ -301,9 +391,16 @@ Then: tandem stats correlate --input pairs.json`,
       const nameCount = new Map<string, number>();
       for (const p of policies) nameCount.set(p.name, (nameCount.get(p.name) ?? 0) + 1);
       const names = new Map(policies.map((p) => [p.id, nameCount.get(p.name)! > 1 ? `${p.name} #${p.id}` : p.name]));
-      const rows = store.layoutOutcomes({ layoutSetSha256: layoutSet as string | undefined, status: 'valid' }).filter((r) => r.scored > 0);
+      const rows = store
+        .layoutOutcomes({ layoutSetSha256: layoutSet as string | undefined, status: 'valid' })
+        .filter((r) => r.scored > 0);
       return pairSimReal(
-        rows.map((r) => ({ policy: names.get(r.policyId) ?? `policy ${r.policyId}`, kind: r.kind, layout: `${r.layoutSetSha256}:${r.layoutIndex}`, meanProgress: Math.min(1, r.progressSum / r.scored) })),
+        rows.map((r) => ({
+          policy: names.get(r.policyId) ?? `policy ${r.policyId}`,
+          kind: r.kind,
+          layout: `${r.layoutSetSha256}:${r.layoutIndex}`,
+          meanProgress: Math.min(1, r.progressSum / r.scored),
+        })),
         { sharedLayoutsOnly: !allLayouts },
       );
     });
@@ -320,7 +417,9 @@ Then: tandem stats correlate --input pairs.json`,
       io.out(text);
     }
     if (oneSided.length > 0) {
-      io.err(`Left out (results ${allLayouts ? 'only in sim or only on the real rig' : 'on no layout run in both sim and real'}): ${oneSided.join(', ')}.\n`);
+      io.err(
+        `Left out (results ${allLayouts ? 'only in sim or only on the real rig' : 'on no layout run in both sim and real'}): ${oneSided.join(', ')}.\n`,
+      );
     }
     return 0;
   },

@@ -12,7 +12,15 @@ import { simCalibrationJson } from '../../sim/calibration.js';
 import { LEADER_REST_POSE } from '../../../drivers/leaders/emulators/operator-hand.js';
 import { excitationTrajectory } from '../../../calibration/sysid/excitation.js';
 import { SysidEpisodeError } from '../../../calibration/sysid/episode-trajectory.js';
-import { checkSysid, DEFAULT_FIT_SECONDS, fitSysid, mrad, SysidError, worstJointPlot, type SysidFitResult } from '../../../calibration/sysid/fit.js';
+import {
+  checkSysid,
+  DEFAULT_FIT_SECONDS,
+  fitSysid,
+  mrad,
+  SysidError,
+  worstJointPlot,
+  type SysidFitResult,
+} from '../../../calibration/sysid/fit.js';
 import { calibrationArg } from './sim.js';
 import { readLayoutSetFile } from './layouts.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';
@@ -61,7 +69,9 @@ Make S cover the whole recording: the engage ramp, every take and every reset.`,
     const out = resolve(io.cwd, requireString(args, 'out'));
     const t = excitationTrajectory(yamRigModel(), { seconds, seed, start: LEADER_REST_POSE });
     writeFileSync(out, `${JSON.stringify({ points: t.points })}\n`);
-    io.err(`${t.points.length} points over ${seconds} s (amplitude × ${t.amplitudeScale.toFixed(2)}, fingertips ≥ ${(t.minTipHeightM * 100).toFixed(1)} cm above the table) → ${out}\n`);
+    io.err(
+      `${t.points.length} points over ${seconds} s (amplitude × ${t.amplitudeScale.toFixed(2)}, fingertips ≥ ${(t.minTipHeightM * 100).toFixed(1)} cm above the table) → ${out}\n`,
+    );
   },
 };
 
@@ -97,7 +107,20 @@ ${LAYOUTS_HELP}
   --objects-only  keep the joints as --from has them (an earlier fit) and fit only the held objects:
                   for new objects or new holding takes on arms already identified
   --plot FILE     SVG of the worst held-out joint: measured, before and after`,
-  options: { out: { type: 'string', short: 'o' }, from: { type: 'string' }, engine: { type: 'string' }, layouts: { type: 'string', multiple: true }, holdout: { type: 'string' }, plot: { type: 'string' }, workers: { type: 'string' }, json: { type: 'boolean' }, starts: { type: 'string' }, iterations: { type: 'string' }, 'fit-seconds': { type: 'string' }, 'objects-only': { type: 'boolean' } },
+  options: {
+    out: { type: 'string', short: 'o' },
+    from: { type: 'string' },
+    engine: { type: 'string' },
+    layouts: { type: 'string', multiple: true },
+    holdout: { type: 'string' },
+    plot: { type: 'string' },
+    workers: { type: 'string' },
+    json: { type: 'boolean' },
+    starts: { type: 'string' },
+    iterations: { type: 'string' },
+    'fit-seconds': { type: 'string' },
+    'objects-only': { type: 'boolean' },
+  },
   positionals: [1, 10_000],
   async run(args, io) {
     const out = resolve(io.cwd, requireString(args, 'out'));
@@ -113,14 +136,17 @@ ${LAYOUTS_HELP}
         holdout: args.values.holdout === undefined ? undefined : intOption(args, 'holdout', undefined, 1, 1000),
         workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64),
         starts: args.values.starts === undefined ? undefined : intOption(args, 'starts', undefined, 1, 16),
-        maxIterations: args.values.iterations === undefined ? undefined : intOption(args, 'iterations', undefined, 1, 100),
-        fitSeconds: args.values['fit-seconds'] === undefined ? undefined : numberOption(args, 'fit-seconds', undefined, 1, 3600),
+        maxIterations:
+          args.values.iterations === undefined ? undefined : intOption(args, 'iterations', undefined, 1, 100),
+        fitSeconds:
+          args.values['fit-seconds'] === undefined ? undefined : numberOption(args, 'fit-seconds', undefined, 1, 3600),
         objectsOnly: args.values['objects-only'] === true,
         onProgress: args.values.json ? undefined : (line) => io.err(`${line}\n`),
       }),
     );
     writeFileSync(out, `${JSON.stringify(JSON.parse(simCalibrationJson(r.calibration)), null, 2)}\n`);
-    if (typeof args.values.plot === 'string') writeFileSync(resolve(io.cwd, args.values.plot), await worstJointPlot(r, model, from, sets));
+    if (typeof args.values.plot === 'string')
+      writeFileSync(resolve(io.cwd, args.values.plot), await worstJointPlot(r, model, from, sets));
     if (args.values.json) {
       io.out(`${JSON.stringify({ ...r, calibration: undefined, output: out })}\n`);
       return;
@@ -132,25 +158,40 @@ ${LAYOUTS_HELP}
 export function fitSummary(r: SysidFitResult, out: string): string {
   const lines: string[] = [];
   const held = r.episodes.filter((e) => e.role === 'holdout').length;
-  lines.push(`Fitted on ${r.episodes.length - held} episode${r.episodes.length - held === 1 ? '' : 's'}, ${held} held out, in ${r.wallS.toFixed(0)} s (${r.iterations} iterations, ${r.evaluations} evaluations; stopped: ${r.stopped}).`);
+  lines.push(
+    `Fitted on ${r.episodes.length - held} episode${r.episodes.length - held === 1 ? '' : 's'}, ${held} held out, in ${r.wallS.toFixed(0)} s (${r.iterations} iterations, ${r.evaluations} evaluations; stopped: ${r.stopped}).`,
+  );
   for (const e of r.excluded) lines.push(`  left out: ${e.reason}`);
-  lines.push(`Held-out RMS joint error: ${mrad(r.heldOut.beforeAll)} → ${mrad(r.heldOut.afterAll)} (${r.heldOut.afterAll < r.heldOut.beforeAll ? `${((1 - r.heldOut.afterAll / r.heldOut.beforeAll) * 100).toFixed(0)}% lower` : 'not lower'}).`);
+  lines.push(
+    `Held-out RMS joint error: ${mrad(r.heldOut.beforeAll)} → ${mrad(r.heldOut.afterAll)} (${r.heldOut.afterAll < r.heldOut.beforeAll ? `${((1 - r.heldOut.afterAll / r.heldOut.beforeAll) * 100).toFixed(0)}% lower` : 'not lower'}).`,
+  );
   lines.push(`  joint    ${JOINT_LABELS.map((l) => l.padStart(7)).join('')}`);
   lines.push(`  before   ${r.heldOut.before.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}  mrad`);
   lines.push(`  after    ${r.heldOut.after.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}  mrad`);
   const h = r.heldOut.holding;
-  if (h) lines.push(`Held-out RMS error of the pitch joints (2–4) while holding objects (${h.samples} samples): ${mrad(h.before)} → ${mrad(h.after)}.`);
+  if (h)
+    lines.push(
+      `Held-out RMS error of the pitch joints (2–4) while holding objects (${h.samples} samples): ${mrad(h.before)} → ${mrad(h.after)}.`,
+    );
   for (const e of r.holdingLeftOut) lines.push(`  holding left out: ${e.reason}`);
   lines.push('Parameters (± one standard deviation):');
   for (const p of r.parameters) {
     const f = (v: number): string => Number(v.toPrecision(4)).toString();
     const sd = Number.isFinite(p.sigma) ? f(p.sigma) : '∞';
     const shown = p.identified || p.minor ? f(p.fitted) : '(kept)';
-    const note = p.note ?? (p.identified ? `± ${sd}` : p.minor ? `± ${sd}, fitted but carries under 2% of the gain: not a physical estimate` : `not identified by these episodes (± ${sd})`);
+    const note =
+      p.note ??
+      (p.identified
+        ? `± ${sd}`
+        : p.minor
+          ? `± ${sd}, fitted but carries under 2% of the gain: not a physical estimate`
+          : `not identified by these episodes (± ${sd})`);
     lines.push(`  ${p.name.padEnd(26)} ${f(p.start).padStart(9)} → ${shown.padStart(9)} ${p.unit.padEnd(10)} ${note}`);
   }
   for (const n of r.notFitted) lines.push(`Not fitted: ${n}`);
-  lines.push(`Wrote ${out}: ${r.calibration.name} v${r.calibration.version}, id ${r.calibrationSha256} (from ${r.fromSha256.slice(0, 12)}…). Run on it with --calibration ${out}.`);
+  lines.push(
+    `Wrote ${out}: ${r.calibration.name} v${r.calibration.version}, id ${r.calibrationSha256} (from ${r.fromSha256.slice(0, 12)}…). Run on it with --calibration ${out}.`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -166,20 +207,41 @@ reported per phase beneath), and any held object the replay lost. --engine rapie
 on that physics engine (the record's "engine" field).
 
 ${LAYOUTS_HELP}`,
-  options: { calibration: { type: 'string' }, engine: { type: 'string' }, layouts: { type: 'string', multiple: true }, json: { type: 'boolean' }, workers: { type: 'string' } },
+  options: {
+    calibration: { type: 'string' },
+    engine: { type: 'string' },
+    layouts: { type: 'string', multiple: true },
+    json: { type: 'boolean' },
+    workers: { type: 'string' },
+  },
   positionals: [1, 10_000],
   async run(args, io) {
     const calibration = calibrationArg(args, io);
-    const r = await userErrors(() => checkSysid({ files: files(args, io), model: yamRigModel(), calibration, layoutSets: layoutSets(args, io), workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64) }));
+    const r = await userErrors(() =>
+      checkSysid({
+        files: files(args, io),
+        model: yamRigModel(),
+        calibration,
+        layoutSets: layoutSets(args, io),
+        workers: args.values.workers === undefined ? undefined : intOption(args, 'workers', undefined, 1, 64),
+      }),
+    );
     if (args.values.json) {
       io.out(`${JSON.stringify(r)}\n`);
       return;
     }
-    const lines = [`${calibration.name} v${calibration.version}: RMS joint error ${mrad(r.overall)} over ${r.episodes.length} episode${r.episodes.length === 1 ? '' : 's'}.`];
+    const lines = [
+      `${calibration.name} v${calibration.version}: RMS joint error ${mrad(r.overall)} over ${r.episodes.length} episode${r.episodes.length === 1 ? '' : 's'}.`,
+    ];
     lines.push(`  ${'episode'.padEnd(48)}${JOINT_LABELS.map((l) => l.padStart(7)).join('')}`);
-    for (const e of r.episodes) lines.push(`  ${e.file.split('/').pop()!.slice(-48).padEnd(48)}${e.problem ? `  replay failed: ${e.problem}` : e.rmsRad.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}`);
+    for (const e of r.episodes)
+      lines.push(
+        `  ${e.file.split('/').pop()!.slice(-48).padEnd(48)}${e.problem ? `  replay failed: ${e.problem}` : e.rmsRad.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}`,
+      );
     lines.push(`  ${'all (mrad)'.padEnd(48)}${r.perJoint.map((v) => (v * 1000).toFixed(2).padStart(7)).join('')}`);
-    lines.push(`  by phase: ${r.phases.map((p) => `${p.phase} ${p.samples} samples${p.samples > 0 ? ` ${mrad(p.rmsRad)}` : ''}`).join(', ')} (the number above is free motion)`);
+    lines.push(
+      `  by phase: ${r.phases.map((p) => `${p.phase} ${p.samples} samples${p.samples > 0 ? ` ${mrad(p.rmsRad)}` : ''}`).join(', ')} (the number above is free motion)`,
+    );
     for (const e of r.episodes) if (e.lostObject) lines.push(`  holding: ${e.lostObject}`);
     for (const e of r.excluded) lines.push(`  left out: ${e.reason}`);
     io.out(`${lines.join('\n')}\n`);

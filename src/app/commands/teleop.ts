@@ -32,20 +32,38 @@ import { cameraSourceOf } from '../../../drivers/cameras/camera-config.js';
 import { leaderSpecOf, rigConfigWithGrippers, stationConfigFromArgs, type StationConfig } from '../station-config.js';
 import { openStationCameras } from '../station-cameras.js';
 import { createLeader, type LeaderSetup } from '../leader-registry.js';
-import { readTrajectoryFile, scriptedMotion, TrajectoryFileError, type HandMotion } from '../../../drivers/leaders/emulators/operator-hand.js';
+import {
+  readTrajectoryFile,
+  scriptedMotion,
+  TrajectoryFileError,
+  type HandMotion,
+} from '../../../drivers/leaders/emulators/operator-hand.js';
 import { LeaderFollow, DEFAULT_MAX_ENGAGE_GAP_RAD, DEFAULT_RAMP_S } from '../../teleop/follow.js';
 import { OperatorControls } from '../../teleop/operator-controls.js';
-import { runTeleopSession, type TakeHandle, type TeleopSessionOptions, type TeleopSessionResult } from '../../teleop/teleop-session.js';
+import {
+  runTeleopSession,
+  type TakeHandle,
+  type TeleopSessionOptions,
+  type TeleopSessionResult,
+} from '../../teleop/teleop-session.js';
 
 export const DEFAULT_RESET_SECONDS = 10;
 
 /** --cameras none | cell | testsrc:N | v4l2:/dev/videoN,… */
-export async function openTeleopCameras(spec: string, services: RigServices, clock: Clock, fps: number): Promise<{ cameras: Camera[]; close(): Promise<void> }> {
+export async function openTeleopCameras(
+  spec: string,
+  services: RigServices,
+  clock: Clock,
+  fps: number,
+): Promise<{ cameras: Camera[]; close(): Promise<void> }> {
   if (spec === 'none') return { cameras: [], close: async () => {} };
   const nowS = (): number => clock.nowS();
   if (spec === 'cell') {
     const renderer = services.cameraRenderer;
-    if (!renderer.available) throw new UserError("--cameras cell needs the emulated cell as the follower (--follower cell); use testsrc:N or v4l2:/dev/videoN with other rigs.");
+    if (!renderer.available)
+      throw new UserError(
+        '--cameras cell needs the emulated cell as the follower (--follower cell); use testsrc:N or v4l2:/dev/videoN with other rigs.',
+      );
     const cams: CellCameras = renderer.render({ fps, nowS, clock });
     const list = CAMERA_NAMES.map((n) => cams.cameras[n]);
     try {
@@ -61,11 +79,27 @@ export async function openTeleopCameras(spec: string, services: RigServices, clo
   if (t) {
     const n = Number(t[1]);
     if (n < 1 || n > 8) throw new UserError(`--cameras testsrc:N takes 1 to 8 cameras, not ${n}.`);
-    cameras = Array.from({ length: n }, (_, i) => new FfmpegCamera({ name: CAMERA_NAMES[i] ?? `cam_${i}`, kind: 'testsrc', width: 320, height: 240, fps }, { nowS }));
+    cameras = Array.from(
+      { length: n },
+      (_, i) =>
+        new FfmpegCamera(
+          { name: CAMERA_NAMES[i] ?? `cam_${i}`, kind: 'testsrc', width: 320, height: 240, fps },
+          { nowS },
+        ),
+    );
   } else if (spec.startsWith('v4l2:')) {
     const devices = spec.slice(5).split(',');
-    if (devices.some((d) => !d.startsWith('/dev/'))) throw new UserError(`--cameras v4l2: needs devices under /dev, comma separated (e.g. v4l2:/dev/video0,/dev/video2), not '${spec}'.`);
-    cameras = devices.map((device, i) => new FfmpegCamera({ name: CAMERA_NAMES[i] ?? `cam_${i}`, kind: 'v4l2', device, width: 640, height: 480, fps }, { nowS }));
+    if (devices.some((d) => !d.startsWith('/dev/')))
+      throw new UserError(
+        `--cameras v4l2: needs devices under /dev, comma separated (e.g. v4l2:/dev/video0,/dev/video2), not '${spec}'.`,
+      );
+    cameras = devices.map(
+      (device, i) =>
+        new FfmpegCamera(
+          { name: CAMERA_NAMES[i] ?? `cam_${i}`, kind: 'v4l2', device, width: 640, height: 480, fps },
+          { nowS },
+        ),
+    );
   } else {
     throw new UserError(`--cameras must be none, cell, testsrc:N or v4l2:/dev/videoN[,…], not '${spec}'.`);
   }
@@ -87,9 +121,10 @@ export async function openTeleopCameras(spec: string, services: RigServices, clo
  * cameras when it names any, else the operator's choice (`--cameras`, or the station page's).
  */
 export function teleopCamerasOf(station: StationConfig | undefined, chosen: string): string {
-  return station && station.cameras.length > 0 ? station.cameras.map((c) => `${c.name}=${cameraSourceOf(c)}`).join(',') : chosen;
+  return station && station.cameras.length > 0
+    ? station.cameras.map((c) => `${c.name}=${cameraSourceOf(c)}`).join(',')
+    : chosen;
 }
-
 
 export interface TeleopRecordOptions {
   readonly store: Store;
@@ -126,17 +161,31 @@ export interface TeleopRecordOptions {
   readonly log: (line: string) => void;
   readonly signal?: AbortSignal;
   /** Called once everything is up (tests reach the emulators through it; the station UI pushes its buttons into `controls`). */
-  readonly onReady?: (ctx: { leader: LeaderSetup; rig: Rig; cameras: readonly Camera[]; controls: OperatorControls; sessionId: number }) => void;
+  readonly onReady?: (ctx: {
+    leader: LeaderSetup;
+    rig: Rig;
+    cameras: readonly Camera[];
+    controls: OperatorControls;
+    sessionId: number;
+  }) => void;
   /** Where the session is (engaging, a take, the reset), as runTeleopSession reports it. */
   readonly onPhase?: TeleopSessionOptions['onPhase'];
   /** Each take as it is kept or discarded, with its cameras' frame counters (the station's episode list). */
-  readonly onTake?: (take: { readonly episodeIndex: number; readonly file: string; readonly state: 'kept' | 'discarded'; readonly cameraCounters?: RecordingSummary['cameraCounters'] }) => void;
+  readonly onTake?: (take: {
+    readonly episodeIndex: number;
+    readonly file: string;
+    readonly state: 'kept' | 'discarded';
+    readonly cameraCounters?: RecordingSummary['cameraCounters'];
+  }) => void;
   /**
    * Where the follower comes from when something else owns it (the station's rig host, which
    * shows it live and takes the E-stop): `use` runs with that rig and its clock, and the owner
    * keeps it after. Default: a rig created from the follower's config, closed at the end.
    */
-  readonly withRig?: <T>(table: NonNullable<RigContext['table']>, use: (rig: Rig, clock: Clock, signal: AbortSignal, services: RigServices) => Promise<T>) => Promise<T>;
+  readonly withRig?: <T>(
+    table: NonNullable<RigContext['table']>,
+    use: (rig: Rig, clock: Clock, signal: AbortSignal, services: RigServices) => Promise<T>,
+  ) => Promise<T>;
 }
 
 export interface TeleopRecordResult {
@@ -146,7 +195,11 @@ export interface TeleopRecordResult {
 
 function takeFileName(task: string, episode: number, at = new Date()): string {
   const stamp = at.toISOString().replace(/[-:]/g, '');
-  const slug = task.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'teleop';
+  const slug =
+    task
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'teleop';
   return `${stamp}-${slug}-ep${String(episode).padStart(3, '0')}.mcap`;
 }
 
@@ -163,9 +216,13 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
     prompt = taskDef.prompt;
   }
   let table: { task: TaskDefinition; layout: Layout } | undefined;
-  if (o.emptyTable && o.layout) throw new UserError('--empty-table and --layouts both say what is on the table; give one.');
+  if (o.emptyTable && o.layout)
+    throw new UserError('--empty-table and --layouts both say what is on the table; give one.');
   if (o.emptyTable) {
-    table = { task: taskDef ?? getTask('bottles-in-the-bin'), layout: { index: 0, tier: 1, fixtures: [], objects: [] } };
+    table = {
+      task: taskDef ?? getTask('bottles-in-the-bin'),
+      layout: { index: 0, tier: 1, fixtures: [], objects: [] },
+    };
   }
   if (o.layout) {
     try {
@@ -186,7 +243,10 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
   let firstEpisode = 0;
   if (o.resume) {
     const s = store.latestStoppedTeleopSession(outDir);
-    if (!s) throw new UserError(`There is no stopped teleop session recording into ${outDir} to resume; start one without --resume.`);
+    if (!s)
+      throw new UserError(
+        `There is no stopped teleop session recording into ${outDir} to resume; start one without --resume.`,
+      );
     sessionId = s.sessionId;
     episodes = o.episodes ?? s.episodes;
     seconds = o.seconds ?? s.episodeSeconds;
@@ -194,7 +254,10 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
     prompt = s.prompt;
     taskId = s.task;
     firstEpisode = store.listTeleopTakes(sessionId).filter((t) => t.state === 'kept').length;
-    if (firstEpisode >= episodes) throw new UserError(`Teleop session ${sessionId} in ${outDir} already has all ${episodes} episodes; raise --episodes to record more.`);
+    if (firstEpisode >= episodes)
+      throw new UserError(
+        `Teleop session ${sessionId} in ${outDir} already has all ${episodes} episodes; raise --episodes to record more.`,
+      );
     store.setTeleopSessionState(sessionId, 'recording');
     log(`Resuming teleop session ${sessionId} at episode ${firstEpisode + 1} of ${episodes}.`);
   } else {
@@ -205,7 +268,10 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
 
   let hand: HandMotion | undefined;
   if (o.trajectory) {
-    if (!o.leader.startsWith('emulated-')) throw new UserError('--trajectory is replayed by an emulated leader (--leader emulated-yam or emulated-gello); a real leader moves by hand.');
+    if (!o.leader.startsWith('emulated-'))
+      throw new UserError(
+        '--trajectory is replayed by an emulated leader (--leader emulated-yam or emulated-gello); a real leader moves by hand.',
+      );
     try {
       hand = readTrajectoryFile(o.trajectory);
     } catch (e) {
@@ -213,19 +279,39 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
       throw e;
     }
   } else hand = scriptedMotion();
-  const rigConfig = o.station ? o.station.rig : o.follower === 'cell' ? { type: 'yam-cell', transport: 'slcan', gap: o.gap ?? 'seed:0', replyDeadlineMs: 350 } : await readRigConfig(resolve(o.follower));
+  const rigConfig = o.station
+    ? o.station.rig
+    : o.follower === 'cell'
+      ? { type: 'yam-cell', transport: 'slcan', gap: o.gap ?? 'seed:0', replyDeadlineMs: 350 }
+      : await readRigConfig(resolve(o.follower));
   const rigType = String((rigConfig as { type?: unknown }).type);
   // The cell's table is cleared by the emulator (--follower cell, or a yam-cell rig config, e.g. on virtual time).
   const kind = rigKindOf(rigConfig as { type?: unknown });
-  if (o.emptyTable && !kind.ownWorld) throw new UserError("--empty-table clears the emulated cell's table (--follower cell, or a yam-cell rig config); clear a real table by hand.");
+  if (o.emptyTable && !kind.ownWorld)
+    throw new UserError(
+      "--empty-table clears the emulated cell's table (--follower cell, or a yam-cell rig config); clear a real table by hand.",
+    );
   // An emulated leader moves by a script: on real arms nobody would be holding the leader.
   if (o.leader.startsWith('emulated-') && kind.realArms) {
-    throw new UserError(`The ${o.leader} leader moves by a script, and would drive the real arms of the ${rigType} rig with nobody at the leader; ${o.realLeaderAdvice ?? "use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader)."}`);
+    throw new UserError(
+      `The ${o.leader} leader moves by a script, and would drive the real arms of the ${rigType} rig with nobody at the leader; ${o.realLeaderAdvice ?? "use a real leader (--leader yam:PORT,PORT or gello:PORT,PORT, or the station config's leader)."}`,
+    );
   }
   const onTable = table ?? defaultCellTable();
   const settings = { taskId, prompt, episodes, seconds, resetSeconds, firstEpisode, rigType };
   if (o.withRig) {
-    return o.withRig(onTable, (rig, clock, ownerSignal, services) => recordOnFollower(o, { rig, services }, clock, o.signal ? AbortSignal.any([o.signal, ownerSignal]) : ownerSignal, hand, sessionId, settings, false));
+    return o.withRig(onTable, (rig, clock, ownerSignal, services) =>
+      recordOnFollower(
+        o,
+        { rig, services },
+        clock,
+        o.signal ? AbortSignal.any([o.signal, ownerSignal]) : ownerSignal,
+        hand,
+        sessionId,
+        settings,
+        false,
+      ),
+    );
   }
   let follower: StationRig;
   let clock: Clock;
@@ -247,7 +333,15 @@ async function recordOnFollower(
   signal: AbortSignal | undefined,
   hand: HandMotion,
   resumedSessionId: number,
-  s: { taskId: string; prompt: string; episodes: number; seconds: number; resetSeconds: number; firstEpisode: number; rigType: string },
+  s: {
+    taskId: string;
+    prompt: string;
+    episodes: number;
+    seconds: number;
+    resetSeconds: number;
+    firstEpisode: number;
+    rigType: string;
+  },
   closeRig: boolean,
 ): Promise<TeleopRecordResult> {
   const { store, log, outDir } = o;
@@ -286,10 +380,15 @@ async function recordOnFollower(
     // A station config that names cameras records those; one made from a rig config alone names
     // none, and the operator's --cameras (or the page's choice) applies.
     if (o.station && o.station.cameras.length > 0) {
-      const opened = await openStationCameras(o.station.cameras, { renderer: services.cameraRenderer, clock, source: o.station.source });
+      const opened = await openStationCameras(o.station.cameras, {
+        renderer: services.cameraRenderer,
+        clock,
+        source: o.station.source,
+      });
       cams = { cameras: [...opened.list], close: () => opened.close() };
     } else cams = await openTeleopCameras(o.cameras, services, clock, o.cameraFps ?? 10);
-    if (o.keyboard && !controls.attachKeyboard(o.keyboard)) log('The terminal cannot be put in raw mode; keys work after Enter.');
+    if (o.keyboard && !controls.attachKeyboard(o.keyboard))
+      log('The terminal cannot be put in raw mode; keys work after Enter.');
     if (o.pedal) controls.attachPedal(o.pedal, (s) => log(s));
     // A hand-moved leader has a person at its buttons; an emulated one has nobody.
     if (!leaderSetup.emulated) controls.attend("the leader's buttons");
@@ -304,7 +403,9 @@ async function recordOnFollower(
           break;
         } catch (e) {
           if (!(e instanceof RigError && e.fault.kind === 'emulation-behind') || attempt >= 3) throw e;
-          log("The emulated cell's world fell behind real time while starting (this machine is busy); activating again once it caught up.");
+          log(
+            "The emulated cell's world fell behind real time while starting (this machine is busy); activating again once it caught up.",
+          );
           await new Promise((r) => setTimeout(r, 1500));
         }
       }
@@ -314,8 +415,15 @@ async function recordOnFollower(
     }
     leaderSetup.emulated?.startHand();
     o.onReady?.({ leader: leaderSetup, rig, cameras: cams.cameras, controls, sessionId });
-    log(`${leaderSetup.leader.description} → ${rigType}; ${cams.cameras.length} camera${cams.cameras.length === 1 ? '' : 's'}; session ${sessionId}, episodes ${firstEpisode + 1}–${episodes} of ${seconds} s, reset ${resetSeconds} s.`);
-    const follow = new LeaderFollow({ leader: leaderSetup.leader, rampS: o.rampS, maxEngageGapRad: o.maxEngageGapRad, bilateralGain: o.bilateralGain });
+    log(
+      `${leaderSetup.leader.description} → ${rigType}; ${cams.cameras.length} camera${cams.cameras.length === 1 ? '' : 's'}; session ${sessionId}, episodes ${firstEpisode + 1}–${episodes} of ${seconds} s, reset ${resetSeconds} s.`,
+    );
+    const follow = new LeaderFollow({
+      leader: leaderSetup.leader,
+      rampS: o.rampS,
+      maxEngageGapRad: o.maxEngageGapRad,
+      bilateralGain: o.bilateralGain,
+    });
     const rateHz = o.rateHz ?? 250;
     result = await runTeleopSession({
       rig,
@@ -378,8 +486,15 @@ async function recordOnFollower(
             const lag: Record<string, string> = lagPeakMs ? { emulation_max_lag_ms: lagPeakMs().toFixed(1) } : {};
             // A rig thread's own motor loop (since the rig was activated) goes with the take.
             const motorLoop = await rig.loopStats?.().catch(() => undefined);
-            const loop = motorLoop ? loopStatsMetadata({ ...pickMotorLoopStats(motorLoop), measuredBy: 'rig thread' }) : {};
-            const summary = await rec.finish(undefined, { outcome: 'kept', marks: JSON.stringify(marks), ...lag, ...loop });
+            const loop = motorLoop
+              ? loopStatsMetadata({ ...pickMotorLoopStats(motorLoop), measuredBy: 'rig thread' })
+              : {};
+            const summary = await rec.finish(undefined, {
+              outcome: 'kept',
+              marks: JSON.stringify(marks),
+              ...lag,
+              ...loop,
+            });
             store.endTeleopTake(takeId, { state: 'kept', marks });
             counters = summary.cameraCounters;
             o.onTake?.({ episodeIndex, file, state: 'kept', cameraCounters: counters });
@@ -393,7 +508,12 @@ async function recordOnFollower(
             renameSync(file, to);
             file = to;
             store.endTeleopTake(takeId, { state: 'discarded', discardReason: reason, file: to });
-            o.onTake?.({ episodeIndex, file: to, state: 'discarded', ...(counters ? { cameraCounters: counters } : {}) });
+            o.onTake?.({
+              episodeIndex,
+              file: to,
+              state: 'discarded',
+              ...(counters ? { cameraCounters: counters } : {}),
+            });
             return to;
           },
         };
@@ -459,7 +579,8 @@ the same as keys: A/← discard, B/→/Space next, C sync.
 
 export const teleopRecordCommand: CliCommand = {
   path: ['teleop', 'record'],
-  summary: 'record teleoperated episodes: a leader arm drives the follower, one MCAP per kept take, a teleop session in the store',
+  summary:
+    'record teleoperated episodes: a leader arm drives the follower, one MCAP per kept take, a teleop session in the store',
   help: HELP,
   options: {
     leader: { type: 'string' },
@@ -486,16 +607,24 @@ export const teleopRecordCommand: CliCommand = {
     json: { type: 'boolean' },
   },
   async run(args, io: CliIo) {
-    const str = (name: string): string | undefined => (typeof args.values[name] === 'string' ? (args.values[name] as string) : undefined);
-    const station = typeof args.values['station-config'] === 'string' ? await stationConfigFromArgs(args.values, io.cwd) : undefined;
-    if (station && (str('follower') !== undefined || str('cameras') !== undefined)) throw new UserError('--station-config names the follower and the cameras; leave out --follower and --cameras.');
+    const str = (name: string): string | undefined =>
+      typeof args.values[name] === 'string' ? (args.values[name] as string) : undefined;
+    const station =
+      typeof args.values['station-config'] === 'string' ? await stationConfigFromArgs(args.values, io.cwd) : undefined;
+    if (station && (str('follower') !== undefined || str('cameras') !== undefined))
+      throw new UserError('--station-config names the follower and the cameras; leave out --follower and --cameras.');
     const leader = str('leader') ?? (station?.leader ? leaderSpecOf(station.leader) : requireString(args, 'leader'));
     const outDir = resolve(io.cwd, requireString(args, 'out'));
     const resume = args.values.resume === true;
     const task = resume ? (str('task') ?? '') : requireString(args, 'task');
     let layout: TeleopRecordOptions['layout'];
-    if (str('layouts') !== undefined) layout = { set: readLayoutSetFile(io, str('layouts')!).set, index: intOption(args, 'layout', undefined, 0, 1_000_000) };
-    const opt = (name: string, lo: number, hi: number): number | undefined => (args.values[name] === undefined ? undefined : numberOption(args, name, undefined, lo, hi));
+    if (str('layouts') !== undefined)
+      layout = {
+        set: readLayoutSetFile(io, str('layouts')!).set,
+        index: intOption(args, 'layout', undefined, 0, 1_000_000),
+      };
+    const opt = (name: string, lo: number, hi: number): number | undefined =>
+      args.values[name] === undefined ? undefined : numberOption(args, name, undefined, lo, hi);
     const store = openCommandStore(args.values, io);
     const stdin = process.stdin;
     try {
@@ -503,7 +632,11 @@ export const teleopRecordCommand: CliCommand = {
         store,
         outDir,
         leader,
-        follower: station ? station.source : str('follower') === undefined || str('follower') === 'cell' ? 'cell' : resolve(io.cwd, str('follower')!),
+        follower: station
+          ? station.source
+          : str('follower') === undefined || str('follower') === 'cell'
+            ? 'cell'
+            : resolve(io.cwd, str('follower')!),
         ...(station ? { station: { ...station, rig: rigConfigWithGrippers(station, store) } } : {}),
         gap: str('gap'),
         cameras: teleopCamerasOf(station, str('cameras') ?? 'none'),
@@ -529,7 +662,12 @@ export const teleopRecordCommand: CliCommand = {
         sessionId,
         end: session.end,
         problem: session.problem ?? null,
-        kept: session.kept.map((k) => ({ episode: k.episodeIndex, file: k.file, marks: k.marks, messages: k.summary.messages })),
+        kept: session.kept.map((k) => ({
+          episode: k.episodeIndex,
+          file: k.file,
+          marks: k.marks,
+          messages: k.summary.messages,
+        })),
         discarded: session.discarded.map((d) => ({ episode: d.episodeIndex, file: d.movedTo, reason: d.reason })),
         nextEpisode: session.nextEpisode,
         loopHz: Math.round(session.loop.achievedHz),
@@ -539,8 +677,12 @@ export const teleopRecordCommand: CliCommand = {
       else {
         io.out(
           `Teleop session ${sessionId}: ${session.kept.length} episode${session.kept.length === 1 ? '' : 's'} kept, ${session.discarded.length} discarded` +
-            (session.end === 'done' ? '; done.\n' : `; stopped at episode ${session.nextEpisode + 1} — continue with --resume.\n`) +
-            session.kept.map((k) => `  ${k.file}${k.marks.length ? `  (marked: ${k.marks.join('; ')})` : ''}\n`).join('') +
+            (session.end === 'done'
+              ? '; done.\n'
+              : `; stopped at episode ${session.nextEpisode + 1} — continue with --resume.\n`) +
+            session.kept
+              .map((k) => `  ${k.file}${k.marks.length ? `  (marked: ${k.marks.join('; ')})` : ''}\n`)
+              .join('') +
             (session.problem ? `${session.problem}\n` : ''),
         );
       }

@@ -23,7 +23,11 @@ export type Offered<T> = (T & { readonly available: true }) | NotOnThisStation;
 
 export interface CameraRenderer {
   /** The rig world's cameras (cam_high and the wrists), not yet opened, frames stamped by `nowS`. */
-  render(o: { readonly fps: number; readonly nowS: () => number; readonly clock?: Pick<Clock, 'waitUntil' | 'standStill'> }): CellCameras;
+  render(o: {
+    readonly fps: number;
+    readonly nowS: () => number;
+    readonly clock?: Pick<Clock, 'waitUntil' | 'standStill'>;
+  }): CellCameras;
 }
 
 export interface TableTracker {
@@ -81,7 +85,9 @@ const notHere = (why: string): NotOnThisStation => ({ available: false, why });
 export const HARDWARE_RIG_SERVICES: RigServices = {
   cameraRenderer: notHere("only the emulated cell's rig (type yam-cell) renders them"),
   tableTracker: notHere('this station has no overhead tracker, so its rollouts record no task events'),
-  endStateScorer: notHere('only the emulated cell (rig type yam-cell) scores its own table; on a real rig the operator scores'),
+  endStateScorer: notHere(
+    'only the emulated cell (rig type yam-cell) scores its own table; on a real rig the operator scores',
+  ),
   objectPoses: notHere('a real rig cannot see object poses'),
   world: () => null,
   bodies: () => null,

@@ -97,7 +97,11 @@ export interface GraspCandidate {
   readonly freeRotation?: boolean;
 }
 
-export function graspCandidates(bottle: BottleView, basePosition: Vec3, params: GraspParams = DEFAULT_GRASP_PARAMS): GraspCandidate[] {
+export function graspCandidates(
+  bottle: BottleView,
+  basePosition: Vec3,
+  params: GraspParams = DEFAULT_GRASP_PARAMS,
+): GraspCandidate[] {
   if (2 * bottle.shape.radiusM > params.maxWidthM) return [];
   const radial = horizontal(sub(bottle.centre, basePosition)) ?? [1, 0, 0];
   const out: GraspCandidate[] = [];
@@ -111,7 +115,10 @@ export function graspCandidates(bottle: BottleView, basePosition: Vec3, params: 
         const approach = normalize(add(scale(DOWN, Math.cos(tilt)), scale(radial, Math.sin(tilt))));
         // The palm stops 4 cm behind the pads' middle, only 7.5 mm short of the body when the
         // pads centre on the axis: aim the pads a little short so the palm never pushes the bottle.
-        const grip = sub(add(bottle.base, scale(bottle.axis, params.bodyGripHeightM)), scale(approach, params.palmClearanceM));
+        const grip = sub(
+          add(bottle.base, scale(bottle.axis, params.bodyGripHeightM)),
+          scale(approach, params.palmClearanceM),
+        );
         out.push({ style: 'body', tiltRad: tilt, target: { position: grip, approach, closing }, freeRotation: false });
       }
     }
@@ -148,17 +155,34 @@ export function graspCandidates(bottle: BottleView, basePosition: Vec3, params: 
 }
 
 /** The first candidate grasp whose pre-grasp, grasp and lift poses the arm reaches, or undefined. */
-export function planGrasp(bottle: BottleView, reach: ArmReach, seed: ArrayLike<number>, params: GraspParams = DEFAULT_GRASP_PARAMS, bin?: BinView): BottleGrasp | undefined {
+export function planGrasp(
+  bottle: BottleView,
+  reach: ArmReach,
+  seed: ArrayLike<number>,
+  params: GraspParams = DEFAULT_GRASP_PARAMS,
+  bin?: BinView,
+): BottleGrasp | undefined {
   // Links up to the flange (not the fingers, which may work close to the bin) stay clear of the bin.
-  const touchesBin = (q: ArrayLike<number>): boolean => bin !== undefined && pathTouchesBin(bin, reach.skeletonAt(q), LINK_CLEARANCE_M);
+  const touchesBin = (q: ArrayLike<number>): boolean =>
+    bin !== undefined && pathTouchesBin(bin, reach.skeletonAt(q), LINK_CLEARANCE_M);
   if (bottle.posture === 'tilted') return undefined;
   for (const c of graspCandidates(bottle, reach.basePosition, params)) {
-    const qGrasp = reach.solve(c.freeRotation ? { position: c.target.position, approach: c.target.approach } : c.target, seed);
+    const qGrasp = reach.solve(
+      c.freeRotation ? { position: c.target.position, approach: c.target.approach } : c.target,
+      seed,
+    );
     if (!qGrasp) continue;
     // From here on the rotation is the one the grasp solution has (fixed, so the wrist stays put).
     const actual = reach.toolAt(qGrasp);
-    const t: ToolTarget & { closing: Vec3 } = { position: c.target.position, approach: c.target.approach, closing: actual.closing };
-    const pre: ToolTarget & { closing: Vec3 } = { ...t, position: sub(t.position, scale(t.approach, params.preDistanceM)) };
+    const t: ToolTarget & { closing: Vec3 } = {
+      position: c.target.position,
+      approach: c.target.approach,
+      closing: actual.closing,
+    };
+    const pre: ToolTarget & { closing: Vec3 } = {
+      ...t,
+      position: sub(t.position, scale(t.approach, params.preDistanceM)),
+    };
     const qPre = reach.solve(pre, qGrasp);
     if (!qPre) continue;
     const lift: ToolTarget & { closing: Vec3 } = { ...t, position: add(t.position, [0, 0, params.liftHeightM]) };
@@ -204,7 +228,15 @@ function rotateAbout(k: Vec3, a: number, v: Vec3): Vec3 {
  * centre over `dropAt` (default the bin's centre), its lowest point `clearanceM` above the rim. The grasp frame is
  * turned about the vertical to face the bin, then tilted outward until the arm reaches.
  */
-export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeightM: number, bin: BinView, reach: ArmReach, clearanceM = 0.06, dropAt: Vec3 = bin.base): CarryPlan | undefined {
+export function planCarry(
+  grasp: BottleGrasp,
+  bottleRadiusM: number,
+  bottleHeightM: number,
+  bin: BinView,
+  reach: ArmReach,
+  clearanceM = 0.06,
+  dropAt: Vec3 = bin.base,
+): CarryPlan | undefined {
   const binCentre: Vec3 = [dropAt[0], dropAt[1], bin.rimZ];
   const radialBin = horizontal(sub(binCentre, reach.basePosition)) ?? [1, 0, 0];
   const radialGrasp = horizontal(sub(grasp.grasp.position, reach.basePosition)) ?? radialBin;
@@ -219,21 +251,26 @@ export function planCarry(grasp: BottleGrasp, bottleRadiusM: number, bottleHeigh
   // held it. An upright bottle held across its body is released from straight down first (tried
   // the other way, body-grasped bottles released upright fell out of the bin more often).
   const currentTilt = Math.acos(Math.max(-1, Math.min(1, dot(a0, DOWN))));
-  const tilts = grasp.style === 'side' ? [currentTilt, ...CARRY_TILTS_RAD].sort((a, b) => Math.abs(a - currentTilt) - Math.abs(b - currentTilt)) : CARRY_TILTS_RAD;
+  const tilts =
+    grasp.style === 'side'
+      ? [currentTilt, ...CARRY_TILTS_RAD].sort((a, b) => Math.abs(a - currentTilt) - Math.abs(b - currentTilt))
+      : CARRY_TILTS_RAD;
   for (const tilt of tilts) {
     const delta = tilt - currentTilt;
     const approach = normalize(rotateAbout(k, delta, a0));
     const closing = normalize(rotateAbout(k, delta, c0));
     const centreOff = fromToolBasis(approach, closing, grasp.centreInTool);
     const axis = fromToolBasis(approach, closing, grasp.axisInTool);
-    const halfLenZ = Math.abs(axis[2]) * (bottleHeightM / 2) + Math.sqrt(Math.max(0, 1 - axis[2] * axis[2])) * bottleRadiusM;
+    const halfLenZ =
+      Math.abs(axis[2]) * (bottleHeightM / 2) + Math.sqrt(Math.max(0, 1 - axis[2] * axis[2])) * bottleRadiusM;
     const lowestRel = centreOff[2] - halfLenZ;
     const z = Math.max(bin.rimZ + clearanceM - lowestRel, bin.rimZ + clearanceM + 0.02);
     const position: Vec3 = [binCentre[0] - centreOff[0], binCentre[1] - centreOff[1], z];
     const target = { position, approach, closing };
     const q = reach.solve(target, grasp.qLift);
     // Over the bin the hand is above the rim by design; the links before it must not rest on a wall.
-    if (q && !pathTouchesBin(bin, reach.skeletonAt(q).slice(0, -1), LINK_CLEARANCE_M)) return { target, q, turnRad: Math.abs(delta) };
+    if (q && !pathTouchesBin(bin, reach.skeletonAt(q).slice(0, -1), LINK_CLEARANCE_M))
+      return { target, q, turnRad: Math.abs(delta) };
   }
   return undefined;
 }

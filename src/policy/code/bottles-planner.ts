@@ -5,7 +5,14 @@
  */
 import type { ArmSide } from '../../rig/contract.js';
 import type { ArmReach, ToolTarget } from './arm-reach.js';
-import { planCarry, planGrasp, type BottleGrasp, type CarryPlan, type GraspParams, DEFAULT_GRASP_PARAMS } from './bottle-grasps.js';
+import {
+  planCarry,
+  planGrasp,
+  type BottleGrasp,
+  type CarryPlan,
+  type GraspParams,
+  DEFAULT_GRASP_PARAMS,
+} from './bottle-grasps.js';
 import { add, distXY, dot, normalize, scale, sub, type Vec3 } from './frames.js';
 import { fromBinFrame, horizontal, inBinFrame, type BinView, type BottleView } from './geometry.js';
 import { maxAbsDiff } from './motion.js';
@@ -70,7 +77,11 @@ const FINGER_HALF_THICKNESS_M = 0.015;
  * Candidate (bottle, arm) pairs, nearest first: an arm works a bottle on its own side before
  * reaching across, which also keeps the arms apart.
  */
-export function assignmentOrder(bottles: readonly BottleView[], arms: readonly ArmReach[], maxReachM = MAX_REACH_M): { bottle: BottleView; arm: ArmReach; distanceM: number }[] {
+export function assignmentOrder(
+  bottles: readonly BottleView[],
+  arms: readonly ArmReach[],
+  maxReachM = MAX_REACH_M,
+): { bottle: BottleView; arm: ArmReach; distanceM: number }[] {
   const pairs: { bottle: BottleView; arm: ArmReach; distanceM: number }[] = [];
   for (const bottle of bottles) {
     for (const arm of arms) {
@@ -79,7 +90,12 @@ export function assignmentOrder(bottles: readonly BottleView[], arms: readonly A
     }
   }
   // Stable order: distance, then bottle id, then arm side, so plans are reproducible.
-  return pairs.sort((a, b) => a.distanceM - b.distanceM || (a.bottle.id < b.bottle.id ? -1 : a.bottle.id > b.bottle.id ? 1 : 0) || (a.arm.side < b.arm.side ? -1 : 1));
+  return pairs.sort(
+    (a, b) =>
+      a.distanceM - b.distanceM ||
+      (a.bottle.id < b.bottle.id ? -1 : a.bottle.id > b.bottle.id ? 1 : 0) ||
+      (a.arm.side < b.arm.side ? -1 : 1),
+  );
 }
 
 /** Where each arm most comfortably drops: in front of its base, toward the middle of the table. */
@@ -101,13 +117,20 @@ export function dropReachable(arm: ArmReach, bin: BinView, binBase: Vec3, seed: 
 }
 
 /** Picks the next task from the current scene. `seeds` are each arm's current joint angles. */
-export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], seeds: Readonly<Record<ArmSide, ArrayLike<number>>>, opts: PlannerOptions = {}): BottlesTask {
+export function planNextTask(
+  scene: BottlesScene,
+  arms: readonly ArmReach[],
+  seeds: Readonly<Record<ArmSide, ArrayLike<number>>>,
+  opts: PlannerOptions = {},
+): BottlesTask {
   if (scene.bottles.length === 0) return { kind: 'idle', reason: 'every bottle is in the bin' };
   const allowNudge = opts.allowNudge ?? true;
   const inputs: PlanInputs = { scene, arms, seeds, opts };
   // An arm that reaches over the bin only at full stretch carries badly (the bottle swings into
   // the rim); while the bin can still be nudged, such an arm asks for the bin instead.
-  const comfortable = new Map(arms.map((a) => [a.side, dropReachable(a, scene.bin, scene.bin.base, seeds[a.side])] as const));
+  const comfortable = new Map(
+    arms.map((a) => [a.side, dropReachable(a, scene.bin, scene.bin.base, seeds[a.side])] as const),
+  );
   // Bin first: while it is still empty, push it to where the arm some bottle needs can drop too.
   // A push with bottles inside shoves them about (the fingers press the wall from inside, and
   // a bottle lying against it tips out over the rim); done first, it moves an empty box.
@@ -133,21 +156,30 @@ export function planNextTask(scene: BottlesScene, arms: readonly ArmReach[], see
     }
   }
   if (graspableBy.length === 0) return { kind: 'idle', reason: 'no remaining bottle is within reach of either arm' };
-  return { kind: 'idle', reason: allowNudge ? 'the bin is out of reach and cannot be nudged closer' : 'the bin is out of reach and no more pushes are allowed' };
+  return {
+    kind: 'idle',
+    reason: allowNudge
+      ? 'the bin is out of reach and cannot be nudged closer'
+      : 'the bin is out of reach and no more pushes are allowed',
+  };
 }
 
 /**
  * The push to make before any drop, when some bottle can be grasped only by an arm that cannot
  * drop into the bin where it stands; the push keeps the bin within reach of the arms that can.
  */
-function nudgeFirst({ scene, arms, seeds, opts }: PlanInputs, canDrop: (arm: ArmReach) => boolean): NudgeTask | undefined {
+function nudgeFirst(
+  { scene, arms, seeds, opts }: PlanInputs,
+  canDrop: (arm: ArmReach) => boolean,
+): NudgeTask | undefined {
   const needy = arms.filter((a) => !canDrop(a));
   if (needy.length === 0 || needy.length === arms.length) return undefined;
   const keep = arms.filter(canDrop);
   const graspParams = opts.grasp ?? DEFAULT_GRASP_PARAMS;
   const maxReach = opts.maxReachM ?? MAX_REACH_M;
   const graspable = (bottle: BottleView, arm: ArmReach): boolean =>
-    distXY(bottle.centre, arm.basePosition) <= maxReach && planGrasp(bottle, arm, seeds[arm.side], graspParams, scene.bin) !== undefined;
+    distXY(bottle.centre, arm.basePosition) <= maxReach &&
+    planGrasp(bottle, arm, seeds[arm.side], graspParams, scene.bin) !== undefined;
   for (const arm of needy) {
     const needsIt = scene.bottles.some((b) => !keep.some((k) => graspable(b, k)) && graspable(b, arm));
     if (!needsIt) continue;
@@ -172,7 +204,15 @@ export function dropPoints(bin: BinView, inBin: readonly Vec3[]): Vec3[] {
     .map((x) => x.p);
 }
 /** Drop spots in the bin's frame, preferred first (the bin is 300 × 220 mm outside). */
-const DROP_OFFSETS_M: readonly (readonly [number, number])[] = [[0, 0], [0.07, 0], [-0.07, 0], [0.07, 0.04], [-0.07, 0.04], [0.07, -0.04], [-0.07, -0.04]];
+const DROP_OFFSETS_M: readonly (readonly [number, number])[] = [
+  [0, 0],
+  [0.07, 0],
+  [-0.07, 0],
+  [0.07, 0.04],
+  [-0.07, 0.04],
+  [0.07, -0.04],
+  [-0.07, -0.04],
+];
 /** Farther than this from every bottle inside, a spot is as good as any. */
 const DROP_CLEARANCE_ENOUGH_M = 0.09;
 
@@ -184,19 +224,32 @@ interface PlanInputs {
   readonly opts: PlannerOptions;
 }
 
-function tryPicks(inputs: PlanInputs, mayCarry: (arm: ArmReach) => boolean): { pick?: PickTask; graspableBy: ArmReach[] } {
+function tryPicks(
+  inputs: PlanInputs,
+  mayCarry: (arm: ArmReach) => boolean,
+): { pick?: PickTask; graspableBy: ArmReach[] } {
   const graspableBy: ArmReach[] = [];
   // Grasps across the body by either arm before any by the neck: a bottle hanging from its narrow
   // neck slipped out in the carry at the default physics step where the fine reference held it.
   for (const topDown of [false, true]) {
-    const pick = tryPicksWith(inputs, mayCarry, { ...(inputs.opts.grasp ?? DEFAULT_GRASP_PARAMS), topDown }, graspableBy);
+    const pick = tryPicksWith(
+      inputs,
+      mayCarry,
+      { ...(inputs.opts.grasp ?? DEFAULT_GRASP_PARAMS), topDown },
+      graspableBy,
+    );
     if (pick) return { pick, graspableBy };
   }
   return { graspableBy };
 }
 
 /** One pass of tryPicks with the given grasp parameters; adds to `graspableBy` the arms that grasp some bottle. */
-function tryPicksWith({ scene, arms, seeds, opts }: PlanInputs, mayCarry: (arm: ArmReach) => boolean, graspParams: GraspParams, graspableBy: ArmReach[]): PickTask | undefined {
+function tryPicksWith(
+  { scene, arms, seeds, opts }: PlanInputs,
+  mayCarry: (arm: ArmReach) => boolean,
+  graspParams: GraspParams,
+  graspableBy: ArmReach[],
+): PickTask | undefined {
   for (const { bottle, arm } of assignmentOrder(scene.bottles, arms, opts.maxReachM ?? MAX_REACH_M)) {
     if (graspableBy.includes(arm) && !mayCarry(arm)) continue;
     const grasp = planGrasp(bottle, arm, seeds[arm.side], graspParams, scene.bin);
@@ -306,7 +359,8 @@ export function planBinNudge(
   // drop needs is not made (the next plan would ask for it again); the margin is cut to what is clear.
   const clear = clearPushM(bin, dir, obstacles, Math.min(maxPushM, goalDist));
   if (needed !== undefined && needed > clear) return undefined;
-  const distance = needed !== undefined ? Math.min(needed + PUSH_MARGIN_M, goalDist, clear) : Math.min(maxPushM, goalDist, clear);
+  const distance =
+    needed !== undefined ? Math.min(needed + PUSH_MARGIN_M, goalDist, clear) : Math.min(maxPushM, goalDist, clear);
   if (distance < 0.04) return undefined;
   // The pusher: the arm the bin is for if it can, else the other.
   const candidates = [forArm, ...arms.filter((a) => a !== forArm)];
@@ -334,7 +388,14 @@ export function planBinNudge(
           prev = q;
         }
         if (qs.length === targets.length) {
-          return { kind: 'nudge-bin', side: arm.side, directionXY: dir, distanceM: d, waypoints: targets.map((target, i) => ({ target, q: qs[i] })), forSide: forArm.side };
+          return {
+            kind: 'nudge-bin',
+            side: arm.side,
+            directionXY: dir,
+            distanceM: d,
+            waypoints: targets.map((target, i) => ({ target, q: qs[i] })),
+            forSide: forArm.side,
+          };
         }
         if (qs.length < 2) break; // cannot even reach the contact point: shorter pushes will not help
       }

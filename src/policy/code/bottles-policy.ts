@@ -12,7 +12,13 @@ import { DOF_PER_ARM, stateIndex } from '../../rig/contract.js';
 import type { ActionChunk, EpisodeContext, Observation, Policy, PolicyInfo, PrivilegedState } from '../contract.js';
 import { armReach, type ArmReach } from './arm-reach.js';
 import { fromToolBasis } from './bottle-grasps.js';
-import { planNextTask, type BottlesTask, type NudgeTask, type PickTask, type PlannerOptions } from './bottles-planner.js';
+import {
+  planNextTask,
+  type BottlesTask,
+  type NudgeTask,
+  type PickTask,
+  type PlannerOptions,
+} from './bottles-planner.js';
 import { add, norm, scale, sub, type Vec3 } from './frames.js';
 import { binShape, bottleInBin, bottleShape, viewBin, viewBottle, type BinView, type BottleView } from './geometry.js';
 import { ArmMotion, DEFAULT_MOTION_LIMITS, maxAbsDiff, type MotionLimits } from './motion.js';
@@ -53,7 +59,9 @@ export interface BottlesPolicyOptions {
 
 /** `code:bottles-in-the-bin`, or a graded variant such as `code:bottles-in-the-bin?skill=0.4` or `?dense-miss=0.8`. */
 export function bottlesPolicyName(skill: number, denseMiss = 0): string {
-  const query = [skill === 1 ? '' : `skill=${skill}`, denseMiss === 0 ? '' : `dense-miss=${denseMiss}`].filter(Boolean).join('&');
+  const query = [skill === 1 ? '' : `skill=${skill}`, denseMiss === 0 ? '' : `dense-miss=${denseMiss}`]
+    .filter(Boolean)
+    .join('&');
   return query === '' ? BOTTLES_POLICY_NAME : `${BOTTLES_POLICY_NAME}?${query}`;
 }
 
@@ -146,16 +154,27 @@ export class BottlesPolicy implements Policy {
 
   constructor(opts: BottlesPolicyOptions = {}) {
     const skill = opts.skill ?? 1;
-    if (!(skill >= 0 && skill <= 1)) throw new RangeError(`${BOTTLES_POLICY_NAME}: skill must be from 0 to 1, not ${skill}.`);
+    if (!(skill >= 0 && skill <= 1))
+      throw new RangeError(`${BOTTLES_POLICY_NAME}: skill must be from 0 to 1, not ${skill}.`);
     const denseMiss = opts.denseMiss ?? 0;
-    if (!(denseMiss >= 0 && denseMiss <= 1)) throw new RangeError(`${BOTTLES_POLICY_NAME}: dense-miss must be from 0 to 1, not ${denseMiss}.`);
+    if (!(denseMiss >= 0 && denseMiss <= 1))
+      throw new RangeError(`${BOTTLES_POLICY_NAME}: dense-miss must be from 0 to 1, not ${denseMiss}.`);
     const motion = opts.motion ?? DEFAULT_MOTION_LIMITS;
     const pace = 0.6 + 0.4 * skill;
     this.opts = {
       skill,
       denseMiss,
       actionHorizon: opts.actionHorizon ?? 10,
-      motion: skill === 1 ? motion : { ...motion, freeSpeedRadS: motion.freeSpeedRadS * pace, fineSpeedRadS: motion.fineSpeedRadS * pace, carrySpeedRadS: motion.carrySpeedRadS * pace, lineSpeedMS: motion.lineSpeedMS * pace },
+      motion:
+        skill === 1
+          ? motion
+          : {
+              ...motion,
+              freeSpeedRadS: motion.freeSpeedRadS * pace,
+              fineSpeedRadS: motion.fineSpeedRadS * pace,
+              carrySpeedRadS: motion.carrySpeedRadS * pace,
+              lineSpeedMS: motion.lineSpeedMS * pace,
+            },
       planner: opts.planner ?? {},
       maxAttemptsPerBottle: opts.maxAttemptsPerBottle ?? 3,
       maxNudges: opts.maxNudges ?? 4,
@@ -171,7 +190,10 @@ export class BottlesPolicy implements Policy {
   }
 
   async reset(ctx: EpisodeContext): Promise<void> {
-    if (ctx.rigModel.arms.length !== 2) throw new Error(`${BOTTLES_POLICY_NAME} drives a two-arm rig; '${ctx.rigModel.name}' has ${ctx.rigModel.arms.length} arms.`);
+    if (ctx.rigModel.arms.length !== 2)
+      throw new Error(
+        `${BOTTLES_POLICY_NAME} drives a two-arm rig; '${ctx.rigModel.name}' has ${ctx.rigModel.arms.length} arms.`,
+      );
     this.arms = ctx.rigModel.arms.map((a) => armReach(a));
     this.rigModel = ctx.rigModel;
     this.controlHz = ctx.controlHz;
@@ -201,7 +223,14 @@ export class BottlesPolicy implements Policy {
     this.tracking.update(this.lastChunkSettled, this.command, obs.state);
 
     const H = this.opts.actionHorizon;
-    const { actions, settled } = writeChunk({ plan: this.plan, command: this.command, horizon: H, controlHz: this.controlHz, tracking: this.tracking, rigModel: this.rigModel as RigModel });
+    const { actions, settled } = writeChunk({
+      plan: this.plan,
+      command: this.command,
+      horizon: H,
+      controlHz: this.controlHz,
+      tracking: this.tracking,
+      rigModel: this.rigModel as RigModel,
+    });
     this.lastChunkSettled = settled;
     return { horizon: H, actions };
   }
@@ -225,15 +254,30 @@ export class BottlesPolicy implements Policy {
     const inBin = new Set(bin ? scene.bottles.filter((b) => bottleInBin(bin, b)) : []);
     // A bottle below the table top has fallen off it: no arm reaches it (3 attempts on one cost ≈ 30 s).
     const offTable = new Set(scene.bottles.filter((b) => b.centre[2] < OFF_TABLE_BELOW_Z_M));
-    const remaining = scene.bottles.filter((b) => !inBin.has(b) && !offTable.has(b) && (this.attempts.get(b.id) ?? 0) < this.opts.maxAttemptsPerBottle);
+    const remaining = scene.bottles.filter(
+      (b) => !inBin.has(b) && !offTable.has(b) && (this.attempts.get(b.id) ?? 0) < this.opts.maxAttemptsPerBottle,
+    );
     let task: BottlesTask;
     if (!bin) task = { kind: 'idle', reason: 'the scene has no bin' };
     else if (remaining.length === 0) {
       const left = scene.bottles.filter((b) => !inBin.has(b) && !offTable.has(b)).map((b) => b.id);
       const gone = [...offTable].map((b) => b.id);
-      task = { kind: 'idle', reason: left.length === 0 ? (gone.length === 0 ? 'every bottle is in the bin' : `every bottle on the table is in the bin (${gone.join(', ')} off the table)`) : `gave up on ${left.join(', ')} after ${this.opts.maxAttemptsPerBottle} attempts each` };
-    }
-    else task = planNextTask({ bottles: remaining, bin, inBin: [...inBin].map((b) => b.centre) }, this.arms, this.seeds(), { ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges });
+      task = {
+        kind: 'idle',
+        reason:
+          left.length === 0
+            ? gone.length === 0
+              ? 'every bottle is in the bin'
+              : `every bottle on the table is in the bin (${gone.join(', ')} off the table)`
+            : `gave up on ${left.join(', ')} after ${this.opts.maxAttemptsPerBottle} attempts each`,
+      };
+    } else
+      task = planNextTask(
+        { bottles: remaining, bin, inBin: [...inBin].map((b) => b.centre) },
+        this.arms,
+        this.seeds(),
+        { ...this.opts.planner, allowNudge: this.nudges < this.opts.maxNudges },
+      );
     if (task.kind === 'idle') {
       const line = `idle: ${task.reason}`;
       if (!this.log[this.log.length - 1]?.endsWith(line)) this.log.push(`${obs.timeS.toFixed(2)}s ${line}`);
@@ -244,7 +288,13 @@ export class BottlesPolicy implements Policy {
         const cur = this.armState(side);
         if (maxAbsDiff(park, cur.q) > AT_POSE_RAD) {
           const motion = transit(new ArmMotion(cur, this.opts.motion), park);
-          this.plan = { task: { kind: 'nudge-bin', side, directionXY: [0, 0, 0], distanceM: 0, waypoints: [], forSide: side }, side, motion, step: 0, checked: new Set() };
+          this.plan = {
+            task: { kind: 'nudge-bin', side, directionXY: [0, 0, 0], distanceM: 0, waypoints: [], forSide: side },
+            side,
+            motion,
+            step: 0,
+            checked: new Set(),
+          };
           return;
         }
       }
@@ -264,7 +314,10 @@ export class BottlesPolicy implements Policy {
     const reach = this.reachOf(side);
     const start = this.armState(side);
     const limits = this.opts.motion;
-    const motion = new ArmMotion(start, { ...limits, fineSpeedRadS: limits.fineSpeedRadS * (task.kind === 'pick' ? PICK_FINE_SPEED : NUDGE_FINE_SPEED) });
+    const motion = new ArmMotion(start, {
+      ...limits,
+      fineSpeedRadS: limits.fineSpeedRadS * (task.kind === 'pick' ? PICK_FINE_SPEED : NUDGE_FINE_SPEED),
+    });
     if (task.kind === 'pick') {
       const graded = this.opts.skill < 1 ? this.degradeGrasp(task.grasp, task.bottleId, obs.timeS) : task.grasp;
       const g = this.opts.denseMiss > 0 ? this.crowdedMiss(graded, task.bottleId, scene, obs.timeS) : graded;
@@ -273,19 +326,28 @@ export class BottlesPolicy implements Policy {
       const qHover = reach.solve(hover, g.qPre);
       if (qHover) {
         transit(motion, qHover, GRIPPER_OPEN);
-        if (!motion.lineTo(reach, g.pre, { speedMS: limits.lineSpeedMS * HOVER_LINE_SPEED })) motion.moveTo(g.qPre, { fine: true });
+        if (!motion.lineTo(reach, g.pre, { speedMS: limits.lineSpeedMS * HOVER_LINE_SPEED }))
+          motion.moveTo(g.qPre, { fine: true });
       } else {
         transit(motion, g.qPre, GRIPPER_OPEN);
       }
       // The gripper is open already (the transit opened it): hold still for the settle only.
       motion.gripperTo(GRIPPER_OPEN, PRE_GRASP_SETTLE_S).mark('pre');
-      if (!motion.lineTo(reach, g.grasp, { speedMS: limits.lineSpeedMS * APPROACH_LINE_SPEED })) motion.moveTo(g.qGrasp, { fine: true });
+      if (!motion.lineTo(reach, g.grasp, { speedMS: limits.lineSpeedMS * APPROACH_LINE_SPEED }))
+        motion.moveTo(g.qGrasp, { fine: true });
       motion.gripperTo(GRIPPER_CLOSED, GRIPPER_MOVE_S, CLOSED_HOLD_S).mark('closed');
       // Straight up to the carry's height: the hanging bottle's base then clears the bin's rim and
       // the bottles around it while the arm swings across (a joint-space swing from the lift rose
       // gradually and dragged the bottle through the rim or a neighbour). One line from the grasp
       // (v2 stopped at the 12 cm lift first); the in-hand check is made at its top.
-      const high = { ...g.lift, position: [g.lift.position[0], g.lift.position[1], Math.max(g.lift.position[2], task.carry.target.position[2])] as Vec3 };
+      const high = {
+        ...g.lift,
+        position: [
+          g.lift.position[0],
+          g.lift.position[1],
+          Math.max(g.lift.position[2], task.carry.target.position[2]),
+        ] as Vec3,
+      };
       if (high.position[2] > g.lift.position[2] + 0.01 && motion.lineTo(reach, high, { speedMS: LIFT_SPEED_MS })) {
         motion.mark('lifted');
       } else {
@@ -295,18 +357,24 @@ export class BottlesPolicy implements Policy {
       }
       motion.moveTo(task.carry.q, { carry: true });
       motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S, 0.2).mark('released');
-      const back = { ...task.carry.target, position: sub(task.carry.target.position, scale(task.carry.target.approach, 0.06)) };
+      const back = {
+        ...task.carry.target,
+        position: sub(task.carry.target.position, scale(task.carry.target.approach, 0.06)),
+      };
       motion.lineTo(reach, back, { speedMS: limits.lineSpeedMS * BACK_OFF_LINE_SPEED });
       // The arm stays above the bin: its next pick starts from there (over the top when far), and
       // if the other arm is next, it is parked first. A return to park after every pick cost
       // ≈ 4 s of the episode per bottle.
       const bottle = scene.bottles.find((b) => b.id === task.bottleId) as BottleView;
       this.plan = { task, side, motion, step: 0, checked: new Set(), bottleCentre: bottle.centre };
-      this.log.push(`${obs.timeS.toFixed(2)}s pick ${task.bottleId} with the ${side} arm (${g.style} grasp, tilt ${g.tiltRad.toFixed(2)} rad)`);
+      this.log.push(
+        `${obs.timeS.toFixed(2)}s pick ${task.bottleId} with the ${side} arm (${g.style} grasp, tilt ${g.tiltRad.toFixed(2)} rad)`,
+      );
     } else {
       const [above, contact, end, up] = task.waypoints;
       transit(motion, above.q, GRIPPER_CLOSED);
-      if (!motion.lineTo(reach, contact.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(contact.q, { fine: true });
+      if (!motion.lineTo(reach, contact.target, { speedMS: NUDGE_APPROACH_SPEED_MS }))
+        motion.moveTo(contact.q, { fine: true });
       if (!motion.lineTo(reach, end.target, { speedMS: NUDGE_PUSH_SPEED_MS })) motion.moveTo(end.q, { fine: true });
       if (!motion.lineTo(reach, up.target, { speedMS: NUDGE_APPROACH_SPEED_MS })) motion.moveTo(up.q, { fine: true });
       // The pusher stays above the bin (v2 went to its park: ≈ 2.4 s); it is parked before the
@@ -314,7 +382,9 @@ export class BottlesPolicy implements Policy {
       motion.gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S);
       this.nudges += 1;
       this.plan = { task, side, motion, step: 0, checked: new Set() };
-      this.log.push(`${obs.timeS.toFixed(2)}s nudge the bin ${(task.distanceM * 100).toFixed(0)} cm with the ${side} arm, for the ${task.forSide} arm`);
+      this.log.push(
+        `${obs.timeS.toFixed(2)}s nudge the bin ${(task.distanceM * 100).toFixed(0)} cm with the ${side} arm, for the ${task.forSide} arm`,
+      );
     }
   }
 
@@ -325,10 +395,15 @@ export class BottlesPolicy implements Policy {
     let offsetM: number;
     if (r() < MISS_PROBABILITY_AT_ZERO_SKILL * (1 - this.opts.skill)) {
       offsetM = MISS_OFFSET_M;
-      this.log.push(`${timeS.toFixed(2)}s (skill ${this.opts.skill}) misses ${bottleId} by ${(offsetM * 100).toFixed(0)} cm`);
+      this.log.push(
+        `${timeS.toFixed(2)}s (skill ${this.opts.skill}) misses ${bottleId} by ${(offsetM * 100).toFixed(0)} cm`,
+      );
     } else {
       // Box–Muller from the same stream: |N(0, σ)| along a random direction.
-      offsetM = SLOPPINESS_AT_ZERO_SKILL_M * (1 - this.opts.skill) * Math.abs(Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r()));
+      offsetM =
+        SLOPPINESS_AT_ZERO_SKILL_M *
+        (1 - this.opts.skill) *
+        Math.abs(Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r()));
     }
     const d: Vec3 = [offsetM * Math.cos(angle), offsetM * Math.sin(angle), 0];
     const shift = <T extends { position: Vec3 }>(p: T): T => ({ ...p, position: add(p.position, d) });
@@ -339,12 +414,16 @@ export class BottlesPolicy implements Policy {
   private crowdedMiss(g: PickTask['grasp'], bottleId: string, scene: Scene, timeS: number): PickTask['grasp'] {
     const me = scene.bottles.find((b) => b.id === bottleId);
     if (!me) return g;
-    const crowded = scene.bottles.some((b) => b !== me && Math.hypot(b.centre[0] - me.centre[0], b.centre[1] - me.centre[1]) < DENSE_NEIGHBOUR_RADIUS_M);
+    const crowded = scene.bottles.some(
+      (b) => b !== me && Math.hypot(b.centre[0] - me.centre[0], b.centre[1] - me.centre[1]) < DENSE_NEIGHBOUR_RADIUS_M,
+    );
     if (!crowded) return g;
     const r = this.denseRng;
     const angle = 2 * Math.PI * r();
     if (r() >= this.opts.denseMiss) return g;
-    this.log.push(`${timeS.toFixed(2)}s (dense-miss ${this.opts.denseMiss}) misses crowded ${bottleId} by ${(MISS_OFFSET_M * 100).toFixed(0)} cm`);
+    this.log.push(
+      `${timeS.toFixed(2)}s (dense-miss ${this.opts.denseMiss}) misses crowded ${bottleId} by ${(MISS_OFFSET_M * 100).toFixed(0)} cm`,
+    );
     const d: Vec3 = [MISS_OFFSET_M * Math.cos(angle), MISS_OFFSET_M * Math.sin(angle), 0];
     const shift = <T extends { position: Vec3 }>(p: T): T => ({ ...p, position: add(p.position, d) });
     return { ...g, pre: shift(g.pre), grasp: shift(g.grasp), lift: shift(g.lift) };
@@ -360,7 +439,11 @@ export class BottlesPolicy implements Policy {
     let failure: string | undefined;
     let countsAsAttempt = false;
     if (!bottle) failure = `${task.bottleId} is gone from the scene`;
-    else if (!plan.checked.has('closed') && plan.bottleCentre && norm(sub(bottle.centre, plan.bottleCentre)) > MOVED_TOLERANCE_M) {
+    else if (
+      !plan.checked.has('closed') &&
+      plan.bottleCentre &&
+      norm(sub(bottle.centre, plan.bottleCentre)) > MOVED_TOLERANCE_M
+    ) {
       failure = `${task.bottleId} moved before the grasp`;
     } else if (passed('closed')) {
       plan.checked.add('closed');
@@ -387,7 +470,11 @@ export class BottlesPolicy implements Policy {
     const cur = this.armState(plan.side);
     const motion = new ArmMotion(cur, this.opts.motion).gripperTo(GRIPPER_OPEN, GRIPPER_MOVE_S);
     const tool = reach.toolAt(cur.q);
-    motion.lineTo(reach, { position: add(tool.position, [0, 0, 0.06]), approach: tool.approach, closing: tool.closing });
+    motion.lineTo(reach, {
+      position: add(tool.position, [0, 0, 0.06]),
+      approach: tool.approach,
+      closing: tool.closing,
+    });
     transit(motion, parkPose(plan.side));
     this.plan = { task, side: plan.side, motion, step: 0, checked: new Set(['park-only']) };
   }

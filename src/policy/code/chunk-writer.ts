@@ -35,7 +35,14 @@ export function commandInLimits(state: ArrayLike<number>, rigModel: RigModel): F
  * `settled` is whether no joint moved more than SETTLED_STEP_RAD in a row: the tracking
  * correction measures only while the plan holds still.
  */
-export function writeChunk(o: { readonly plan: PlanCursor | undefined; readonly command: Float64Array; readonly horizon: number; readonly controlHz: number; readonly tracking: TrackingCorrection; readonly rigModel: RigModel }): { actions: Float32Array; settled: boolean } {
+export function writeChunk(o: {
+  readonly plan: PlanCursor | undefined;
+  readonly command: Float64Array;
+  readonly horizon: number;
+  readonly controlHz: number;
+  readonly tracking: TrackingCorrection;
+  readonly rigModel: RigModel;
+}): { actions: Float32Array; settled: boolean } {
   const H = o.horizon;
   const actions = new Float32Array(H * STATE_DIM);
   const q = new Float64Array(6);

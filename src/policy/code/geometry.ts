@@ -34,7 +34,9 @@ const DEFAULT_BOTTLE: BottleShape = BOTTLES['bottle-500ml'];
 const DEFAULT_BIN: BinShape = BINS.bin;
 
 export function bottleShape(kind: string): BottleShape | undefined {
-  return (Object.hasOwn(BOTTLES, kind) ? BOTTLES[kind] : undefined) ?? (/bottle/i.test(kind) ? DEFAULT_BOTTLE : undefined);
+  return (
+    (Object.hasOwn(BOTTLES, kind) ? BOTTLES[kind] : undefined) ?? (/bottle/i.test(kind) ? DEFAULT_BOTTLE : undefined)
+  );
 }
 export function binShape(kind: string): BinShape | undefined {
   return (Object.hasOwn(BINS, kind) ? BINS[kind] : undefined) ?? (/bin/i.test(kind) ? DEFAULT_BIN : undefined);
@@ -74,7 +76,14 @@ const LYING_SIN = Math.sin((25 * Math.PI) / 180);
 export function viewBottle(o: PrivilegedObjectState, shape: BottleShape): BottleView {
   const axis = quatRotate(o.quaternion, [0, 0, 1]);
   const base: Vec3 = [o.position[0], o.position[1], o.position[2]];
-  const posture: BottlePosture = axis[2] >= UPRIGHT_COS ? 'upright' : axis[2] <= -UPRIGHT_COS ? 'upside-down' : Math.abs(axis[2]) <= LYING_SIN ? 'lying' : 'tilted';
+  const posture: BottlePosture =
+    axis[2] >= UPRIGHT_COS
+      ? 'upright'
+      : axis[2] <= -UPRIGHT_COS
+        ? 'upside-down'
+        : Math.abs(axis[2]) <= LYING_SIN
+          ? 'lying'
+          : 'tilted';
   return { id: o.id, shape, base, axis, centre: add(base, scale(axis, shape.heightM / 2)), posture };
 }
 

@@ -47,13 +47,16 @@ export function handPoints(pose: HandPose): Vec3[] {
   const z = scale(normalize(pose.approach), -1);
   const y = normalize(sub(pose.closing, scale(z, dot(pose.closing, z))));
   const x = cross(y, z);
-  const toWorld = (l: Vec3): Vec3 => add(pose.tool, add(add(scale(x, l[0]), scale(y, l[1])), scale(z, l[2] - HAND_BOXES.toolZM)));
+  const toWorld = (l: Vec3): Vec3 =>
+    add(pose.tool, add(add(scale(x, l[0]), scale(y, l[1])), scale(z, l[2] - HAND_BOXES.toolZM)));
   const pts: Vec3[] = [];
   const box = (c: Vec3, h: Vec3, n: readonly [number, number, number]): void => {
-    for (let i = 0; i < n[0]; i++) for (let j = 0; j < n[1]; j++) for (let k = 0; k < n[2]; k++) {
-      const f = (m: number, N: number): number => (N === 1 ? 0 : -1 + (2 * m) / (N - 1));
-      pts.push(toWorld([c[0] + h[0] * f(i, n[0]), c[1] + h[1] * f(j, n[1]), c[2] + h[2] * f(k, n[2])]));
-    }
+    for (let i = 0; i < n[0]; i++)
+      for (let j = 0; j < n[1]; j++)
+        for (let k = 0; k < n[2]; k++) {
+          const f = (m: number, N: number): number => (N === 1 ? 0 : -1 + (2 * m) / (N - 1));
+          pts.push(toWorld([c[0] + h[0] * f(i, n[0]), c[1] + h[1] * f(j, n[1]), c[2] + h[2] * f(k, n[2])]));
+        }
   };
   const f = HAND_BOXES.fingerHalfM;
   for (const sign of [1, -1]) box([0, sign * (pose.halfOpeningM + f[1]), HAND_BOXES.fingerCentreZM], f, [3, 2, 4]);
@@ -91,7 +94,8 @@ export function handClearance(pose: HandPose, scene: ClearanceScene): number {
       }
     }
     for (const o of scene.others) {
-      const radius = o.shape.category === 'screw' || o.shape.category === 'bolt' ? 0.9 * o.shape.widthM : o.shape.widthM / 2;
+      const radius =
+        o.shape.category === 'screw' || o.shape.category === 'bolt' ? 0.9 * o.shape.widthM : o.shape.widthM / 2;
       const a = o.origin;
       const b = add(o.origin, scale(o.axis, o.shape.lengthM));
       least = Math.min(least, segmentDistance(p, a, b) - radius);

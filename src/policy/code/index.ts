@@ -11,8 +11,10 @@ export type CodePolicyOptions = BottlesPolicyOptions;
 
 export const codePolicies: Readonly<Record<string, (opts?: CodePolicyOptions) => Policy>> = {
   'bottles-in-the-bin': (opts) => new BottlesPolicy(opts),
-  'mug-flipping': (opts) => new MugsPolicy({ actionHorizon: opts?.actionHorizon, motion: opts?.motion, skill: opts?.skill }),
-  'sort-from-tote': (opts) => new SortPolicy({ actionHorizon: opts?.actionHorizon, motion: opts?.motion, skill: opts?.skill }),
+  'mug-flipping': (opts) =>
+    new MugsPolicy({ actionHorizon: opts?.actionHorizon, motion: opts?.motion, skill: opts?.skill }),
+  'sort-from-tote': (opts) =>
+    new SortPolicy({ actionHorizon: opts?.actionHorizon, motion: opts?.motion, skill: opts?.skill }),
 };
 
 /** A `code:NAME[?skill=S]` spec that names a code policy but asks for something it cannot be. */
@@ -36,7 +38,10 @@ export function parseCodePolicySpec(spec: string): { name: string; options: Code
   for (const part of query.split('&')) {
     const m = /^(skill|dense-miss)=(0(\.\d+)?|1(\.0+)?)$/.exec(part);
     const key = m?.[1] === 'skill' ? 'skill' : 'denseMiss';
-    if (!m || options[key] !== undefined) throw new CodePolicySpecError(`'${spec}' asks for '${part}'; a code policy takes ?skill=S and ?dense-miss=P (each once, from 0 to 1, joined by &; e.g. code:${name}?skill=0.4).`);
+    if (!m || options[key] !== undefined)
+      throw new CodePolicySpecError(
+        `'${spec}' asks for '${part}'; a code policy takes ?skill=S and ?dense-miss=P (each once, from 0 to 1, joined by &; e.g. code:${name}?skill=0.4).`,
+      );
     options[key] = Number(m[2]);
   }
   return { name, options };

@@ -25,7 +25,13 @@ export interface MotionLimits {
   readonly minMoveS: number;
 }
 
-export const DEFAULT_MOTION_LIMITS: MotionLimits = { freeSpeedRadS: 1.6, fineSpeedRadS: 0.6, carrySpeedRadS: 0.7, lineSpeedMS: 0.1, minMoveS: 0.4 };
+export const DEFAULT_MOTION_LIMITS: MotionLimits = {
+  freeSpeedRadS: 1.6,
+  fineSpeedRadS: 0.6,
+  carrySpeedRadS: 0.7,
+  lineSpeedMS: 0.1,
+  minMoveS: 0.4,
+};
 
 /** Minimum-jerk progress 0 → 1; its peak rate is 1.875 / duration. */
 function minJerk(s: number): number {
@@ -88,7 +94,11 @@ export class ArmMotion {
 
   /** Joint-space move to q; `fine` uses the slower speed budget (close to objects), `carry` the carrying one. */
   moveTo(q: ArrayLike<number>, opts: { fine?: boolean; carry?: boolean; gripper?: number } = {}): this {
-    const speed = opts.carry ? this.limits.carrySpeedRadS : opts.fine ? this.limits.fineSpeedRadS : this.limits.freeSpeedRadS;
+    const speed = opts.carry
+      ? this.limits.carrySpeedRadS
+      : opts.fine
+        ? this.limits.fineSpeedRadS
+        : this.limits.freeSpeedRadS;
     const d = maxAbsDiff(this.q, q);
     const gripper = opts.gripper ?? this.gripper;
     // A gripper change rides along with the move, over at least the gripper speed budget.
@@ -117,7 +127,11 @@ export class ArmMotion {
       seed = q;
     }
     const arcLen = path.reduce((s, q, i) => (i === 0 ? 0 : s + maxAbsDiff(path[i - 1], q)), 0);
-    const durationS = Math.max(this.limits.minMoveS, (MIN_JERK_PEAK * length) / (opts.speedMS ?? this.limits.lineSpeedMS), (MIN_JERK_PEAK * arcLen) / this.limits.fineSpeedRadS);
+    const durationS = Math.max(
+      this.limits.minMoveS,
+      (MIN_JERK_PEAK * length) / (opts.speedMS ?? this.limits.lineSpeedMS),
+      (MIN_JERK_PEAK * arcLen) / this.limits.fineSpeedRadS,
+    );
     this.push(path, durationS, opts.gripper ?? this.gripper, false);
     return true;
   }

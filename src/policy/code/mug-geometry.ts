@@ -51,19 +51,34 @@ export function viewMug(o: PrivilegedObjectState, shape: MugShape): MugView {
   const y = quatRotate(o.quaternion, [0, 1, 0]);
   const z = quatRotate(o.quaternion, [0, 0, 1]);
   const base: Vec3 = [o.position[0], o.position[1], o.position[2]];
-  const posture: MugPosture = z[2] >= UPRIGHT_COS ? 'upright' : z[2] <= -UPRIGHT_COS ? 'upside-down' : Math.abs(z[2]) <= LYING_SIN ? 'lying' : 'tilted';
+  const posture: MugPosture =
+    z[2] >= UPRIGHT_COS
+      ? 'upright'
+      : z[2] <= -UPRIGHT_COS
+        ? 'upside-down'
+        : Math.abs(z[2]) <= LYING_SIN
+          ? 'lying'
+          : 'tilted';
   return { id: o.id, shape, base, x, y, z, centre: add(base, scale(z, shape.heightM / 2)), posture };
 }
 
 /** A table-frame point in the mug's own frame (relative to its base). */
 export function inMugFrame(m: Pick<MugView, 'base' | 'x' | 'y' | 'z'>, p: Vec3): Vec3 {
   const d = sub(p, m.base);
-  return [d[0] * m.x[0] + d[1] * m.x[1] + d[2] * m.x[2], d[0] * m.y[0] + d[1] * m.y[1] + d[2] * m.y[2], d[0] * m.z[0] + d[1] * m.z[1] + d[2] * m.z[2]];
+  return [
+    d[0] * m.x[0] + d[1] * m.x[1] + d[2] * m.x[2],
+    d[0] * m.y[0] + d[1] * m.y[1] + d[2] * m.y[2],
+    d[0] * m.z[0] + d[1] * m.z[1] + d[2] * m.z[2],
+  ];
 }
 
 /** A table-frame direction in the mug's own frame. */
 export function dirInMugFrame(m: Pick<MugView, 'x' | 'y' | 'z'>, v: Vec3): Vec3 {
-  return [v[0] * m.x[0] + v[1] * m.x[1] + v[2] * m.x[2], v[0] * m.y[0] + v[1] * m.y[1] + v[2] * m.y[2], v[0] * m.z[0] + v[1] * m.z[1] + v[2] * m.z[2]];
+  return [
+    v[0] * m.x[0] + v[1] * m.x[1] + v[2] * m.x[2],
+    v[0] * m.y[0] + v[1] * m.y[1] + v[2] * m.y[2],
+    v[0] * m.z[0] + v[1] * m.z[1] + v[2] * m.z[2],
+  ];
 }
 
 /** A direction of a frame with axes (x, y, z) in the table frame. */

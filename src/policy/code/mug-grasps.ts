@@ -64,12 +64,17 @@ const TABLE_CLEARANCE_M = 0.004;
 /** The gripper's outline in the tool basis (approach, closing, approach × closing), open: palm corners and fingertips. */
 function handOutline(openHalfM: number): Vec3[] {
   const pts: Vec3[] = [];
-  for (const s of [-1, 1]) for (const t of [-1, 1]) {
-    // Palm: 4 to 12 cm behind the pads' middle, 6 cm either side along the closing, 3 cm across.
-    pts.push([-0.04, 0.06 * s, 0.03 * t], [-0.12, 0.06 * s, 0.03 * t]);
-    // Fingers: from the palm to 2 cm past the pads' middle, 12 mm thick beyond the opening, 24 mm wide.
-    pts.push([0.02, (openHalfM + 0.012) * s, 0.012 * t], [0.02, openHalfM * s, 0.012 * t], [-0.04, (openHalfM + 0.012) * s, 0.012 * t]);
-  }
+  for (const s of [-1, 1])
+    for (const t of [-1, 1]) {
+      // Palm: 4 to 12 cm behind the pads' middle, 6 cm either side along the closing, 3 cm across.
+      pts.push([-0.04, 0.06 * s, 0.03 * t], [-0.12, 0.06 * s, 0.03 * t]);
+      // Fingers: from the palm to 2 cm past the pads' middle, 12 mm thick beyond the opening, 24 mm wide.
+      pts.push(
+        [0.02, (openHalfM + 0.012) * s, 0.012 * t],
+        [0.02, openHalfM * s, 0.012 * t],
+        [-0.04, (openHalfM + 0.012) * s, 0.012 * t],
+      );
+    }
   return pts;
 }
 /** Half the gap between the fingers when the policy opens them for a mug (0.93 of the 96 mm stroke). */
@@ -129,24 +134,30 @@ const DOWN: Vec3 = [0, 0, -1];
 const UP: Vec3 = [0, 0, 1];
 
 /** Candidate grasps of a lying or upside-down mug, in the order tried. */
-export function mugGraspCandidates(mug: MugView, basePosition: Vec3, params: MugGraspParams = DEFAULT_MUG_GRASP_PARAMS): { style: MugGraspStyle; target: Target }[] {
+export function mugGraspCandidates(
+  mug: MugView,
+  basePosition: Vec3,
+  params: MugGraspParams = DEFAULT_MUG_GRASP_PARAMS,
+): { style: MugGraspStyle; target: Target }[] {
   const radial = horizontal(sub(mug.centre, basePosition)) ?? [1, 0, 0];
   const out: { style: MugGraspStyle; target: Target }[] = [];
   if (mug.posture === 'lying') {
     // The handle's side, across the axis on the table plane.
     const across = horizontal(cross(mug.z, UP)) ?? [0, 1, 0];
     const h = dot(across, mug.y) >= 0 ? across : scale(across, -1);
-    for (const along of params.lyingGripsAlongAxisM) for (const turn of params.lyingTurnsRad) {
-      const approach = normalize(add(scale(DOWN, Math.cos(turn)), scale(h, Math.sin(turn))));
-      const closing = normalize(add(scale(h, Math.cos(turn)), scale(UP, Math.sin(turn))));
-      const position = sub(add(mug.base, scale(mug.z, along)), scale(approach, params.padOffsetM));
-      // The fingers are alike, the wrist is not: the same grasp with the hand turned half a circle
-      // about its approach is another wrist configuration, and the YAM's wrist roll (±120°) lets
-      // only one of the two turn the mug upright later. The one whose approach × closing points
-      // from rim to base is tried first (standing the mug up then needs the wrist's natural roll).
-      const first = dot(cross(approach, closing), mug.z) < 0 ? closing : scale(closing, -1);
-      for (const c of [first, scale(first, -1)]) out.push({ style: 'lying-top', target: { position, approach, closing: c } });
-    }
+    for (const along of params.lyingGripsAlongAxisM)
+      for (const turn of params.lyingTurnsRad) {
+        const approach = normalize(add(scale(DOWN, Math.cos(turn)), scale(h, Math.sin(turn))));
+        const closing = normalize(add(scale(h, Math.cos(turn)), scale(UP, Math.sin(turn))));
+        const position = sub(add(mug.base, scale(mug.z, along)), scale(approach, params.padOffsetM));
+        // The fingers are alike, the wrist is not: the same grasp with the hand turned half a circle
+        // about its approach is another wrist configuration, and the YAM's wrist roll (±120°) lets
+        // only one of the two turn the mug upright later. The one whose approach × closing points
+        // from rim to base is tried first (standing the mug up then needs the wrist's natural roll).
+        const first = dot(cross(approach, closing), mug.z) < 0 ? closing : scale(closing, -1);
+        for (const c of [first, scale(first, -1)])
+          out.push({ style: 'lying-top', target: { position, approach, closing: c } });
+      }
   } else if (mug.posture === 'upside-down') {
     // From above across the body just below the (upturned) base, the fingers closing along the
     // mug's own x so they straddle the body beside the handle, not on it. Turned a quarter about
@@ -158,7 +169,8 @@ export function mugGraspCandidates(mug: MugView, basePosition: Vec3, params: Mug
       const handle = horizontal(mug.y) ?? radial;
       const lean = dot(handle, radial) >= 0 ? handle : scale(handle, -1);
       const approach = normalize(add(scale(DOWN, Math.cos(tilt)), scale(lean, Math.sin(tilt))));
-      for (const c of [across, scale(across, -1)]) out.push({ style: 'upside-down-top', target: { position: top, approach, closing: c } });
+      for (const c of [across, scale(across, -1)])
+        out.push({ style: 'upside-down-top', target: { position: top, approach, closing: c } });
     }
   }
   return out;
@@ -203,7 +215,12 @@ export function* planMugGrasps(
     }
     if (!lift || !qLift) continue;
     // The hand may touch the mug it takes, never the others; at the grasp it must be off the table.
-    if (poseTouches(reach, qPre, pre, others) || poseTouches(reach, qGrasp, t, others) || pathTouchesMugs(others, reach.skeletonAt(qLift), LINK_CLEARANCE_M)) continue;
+    if (
+      poseTouches(reach, qPre, pre, others) ||
+      poseTouches(reach, qGrasp, t, others) ||
+      pathTouchesMugs(others, reach.skeletonAt(qLift), LINK_CLEARANCE_M)
+    )
+      continue;
     yield {
       mugId: mug.id,
       side: reach.side,
@@ -214,14 +231,24 @@ export function* planMugGrasps(
       qPre,
       qGrasp,
       qLift,
-      toolInMug: { position: inMugFrame(mug, t.position), approach: dirInMugFrame(mug, t.approach), closing: dirInMugFrame(mug, t.closing) },
+      toolInMug: {
+        position: inMugFrame(mug, t.position),
+        approach: dirInMugFrame(mug, t.approach),
+        closing: dirInMugFrame(mug, t.closing),
+      },
       centreInTool: toToolBasis(t, sub(mug.centre, t.position)),
     };
   }
 }
 
 /** The first of planMugGrasps, or undefined. */
-export function planMugGrasp(mug: MugView, others: readonly MugView[], reach: ArmReach, seed: ArrayLike<number>, params: MugGraspParams = DEFAULT_MUG_GRASP_PARAMS): MugGrasp | undefined {
+export function planMugGrasp(
+  mug: MugView,
+  others: readonly MugView[],
+  reach: ArmReach,
+  seed: ArrayLike<number>,
+  params: MugGraspParams = DEFAULT_MUG_GRASP_PARAMS,
+): MugGrasp | undefined {
   for (const g of planMugGrasps(mug, others, reach, seed, params)) return g;
   return undefined;
 }
@@ -263,7 +290,12 @@ export const DEFAULT_PLACE_PARAMS: PlaceParams = { dropM: 0.012, aboveM: 0.12, s
 const LYING_PITCHES_RAD = [0, 0.3, -0.3, 0.5, -0.5];
 const YAWS = Array.from({ length: 16 }, (_, i) => (i * Math.PI) / 8);
 /** Spots tried around the mug's own: it leaves its footprint free when lifted. */
-const SPOT_OFFSETS: readonly Vec3[] = [[0, 0, 0], ...[0, 1, 2, 3, 4, 5, 6, 7].map((k): Vec3 => [0.07 * Math.cos((k * Math.PI) / 4), 0.07 * Math.sin((k * Math.PI) / 4), 0])];
+const SPOT_OFFSETS: readonly Vec3[] = [
+  [0, 0, 0],
+  ...[0, 1, 2, 3, 4, 5, 6, 7].map(
+    (k): Vec3 => [0.07 * Math.cos((k * Math.PI) / 4), 0.07 * Math.sin((k * Math.PI) / 4), 0],
+  ),
+];
 
 /**
  * Where to put the hand so the held mug ends in `goal` on the table: the mug's final frame is
@@ -284,54 +316,61 @@ export function planMugPlace(
 ): MugPlace | undefined {
   const r = mug.shape.radiusM;
   const h = mug.shape.heightM;
-  const clear = (spot: Vec3): boolean => others.every((o) => {
-    // The new mug's body (its axis up to the rim at the spot) stays clear of every other mug.
-    for (const z of [0.01, h / 2, h - 0.01]) {
-      if (distanceFromBody(o, [spot[0], spot[1], z]) < r + params.spotClearanceM) return false;
-    }
-    return true;
-  });
-  for (const centre of centres) for (const off of SPOT_OFFSETS) {
-    const spot: Vec3 = [centre[0] + off[0], centre[1] + off[1], 0];
-    if (!clear(spot)) continue;
-    const options: { target: Target; score: number; spot: Vec3 }[] = [];
-    for (const yaw of YAWS) {
-      const frames: MugFrame[] = [];
-      if (goal === 'upright') {
-        const y: Vec3 = [Math.cos(yaw), Math.sin(yaw), 0];
-        frames.push({ x: cross(y, UP), y, z: UP, origin: [spot[0], spot[1], params.dropM] });
-      } else {
-        // Lying: the axis level or tilted (the mug then falls flat on its side when let go), the
-        // handle level either way or pointing up (it rolls onto its side).
-        for (const pitch of LYING_PITCHES_RAD) {
-          const z: Vec3 = [Math.cos(yaw) * Math.cos(pitch), Math.sin(yaw) * Math.cos(pitch), Math.sin(pitch)];
-          const level = normalize(cross(UP, z));
-          const centreZ = r * Math.cos(pitch) + (h / 2) * Math.abs(Math.sin(pitch)) + params.dropM;
-          const origin: Vec3 = [spot[0] - z[0] * (h / 2), spot[1] - z[1] * (h / 2), centreZ - z[2] * (h / 2)];
-          for (const y of [level, scale(level, -1), normalize(cross(z, level))]) frames.push({ x: cross(y, z), y, z, origin });
+  const clear = (spot: Vec3): boolean =>
+    others.every((o) => {
+      // The new mug's body (its axis up to the rim at the spot) stays clear of every other mug.
+      for (const z of [0.01, h / 2, h - 0.01]) {
+        if (distanceFromBody(o, [spot[0], spot[1], z]) < r + params.spotClearanceM) return false;
+      }
+      return true;
+    });
+  for (const centre of centres)
+    for (const off of SPOT_OFFSETS) {
+      const spot: Vec3 = [centre[0] + off[0], centre[1] + off[1], 0];
+      if (!clear(spot)) continue;
+      const options: { target: Target; score: number; spot: Vec3 }[] = [];
+      for (const yaw of YAWS) {
+        const frames: MugFrame[] = [];
+        if (goal === 'upright') {
+          const y: Vec3 = [Math.cos(yaw), Math.sin(yaw), 0];
+          frames.push({ x: cross(y, UP), y, z: UP, origin: [spot[0], spot[1], params.dropM] });
+        } else {
+          // Lying: the axis level or tilted (the mug then falls flat on its side when let go), the
+          // handle level either way or pointing up (it rolls onto its side).
+          for (const pitch of LYING_PITCHES_RAD) {
+            const z: Vec3 = [Math.cos(yaw) * Math.cos(pitch), Math.sin(yaw) * Math.cos(pitch), Math.sin(pitch)];
+            const level = normalize(cross(UP, z));
+            const centreZ = r * Math.cos(pitch) + (h / 2) * Math.abs(Math.sin(pitch)) + params.dropM;
+            const origin: Vec3 = [spot[0] - z[0] * (h / 2), spot[1] - z[1] * (h / 2), centreZ - z[2] * (h / 2)];
+            for (const y of [level, scale(level, -1), normalize(cross(z, level))])
+              frames.push({ x: cross(y, z), y, z, origin });
+          }
+        }
+        for (const f of frames) {
+          if (!accept(f, spot)) continue;
+          const target = toolFromMug(f, grasp.toolInMug);
+          const radial = horizontal(sub(target.position, reach.basePosition)) ?? [1, 0, 0];
+          options.push({ target, score: dot(target.approach, radial) - 0.5 * Math.max(0, target.approach[2]), spot });
         }
       }
-      for (const f of frames) {
-        if (!accept(f, spot)) continue;
-        const target = toolFromMug(f, grasp.toolInMug);
-        const radial = horizontal(sub(target.position, reach.basePosition)) ?? [1, 0, 0];
-        options.push({ target, score: dot(target.approach, radial) - 0.5 * Math.max(0, target.approach[2]), spot });
+      options.sort((a, b) => b.score - a.score);
+      for (const o of options) {
+        if (handPoints(o.target).some((p) => p[2] < TABLE_CLEARANCE_M)) continue;
+        const q = reach.solve(o.target, grasp.qLift);
+        // The IK treats the two fingers as alike; for a held mug they are not: closing the other
+        // way round would be the hand turned half a circle, and the mug with it (upside down).
+        if (!q || !closingMatches(reach, q, o.target.closing)) continue;
+        const above: Target = { ...o.target, position: add(o.target.position, [0, 0, params.aboveM]) };
+        const qAbove = reach.solve(above, q);
+        if (!qAbove || !closingMatches(reach, qAbove, o.target.closing)) continue;
+        if (
+          poseTouches(reach, q, o.target, others) ||
+          pathTouchesMugs(others, reach.skeletonAt(qAbove), LINK_CLEARANCE_M)
+        )
+          continue;
+        return { goal, target: o.target, q, above, qAbove, spotXY: o.spot };
       }
     }
-    options.sort((a, b) => b.score - a.score);
-    for (const o of options) {
-      if (handPoints(o.target).some((p) => p[2] < TABLE_CLEARANCE_M)) continue;
-      const q = reach.solve(o.target, grasp.qLift);
-      // The IK treats the two fingers as alike; for a held mug they are not: closing the other
-      // way round would be the hand turned half a circle, and the mug with it (upside down).
-      if (!q || !closingMatches(reach, q, o.target.closing)) continue;
-      const above: Target = { ...o.target, position: add(o.target.position, [0, 0, params.aboveM]) };
-      const qAbove = reach.solve(above, q);
-      if (!qAbove || !closingMatches(reach, qAbove, o.target.closing)) continue;
-      if (poseTouches(reach, q, o.target, others) || pathTouchesMugs(others, reach.skeletonAt(qAbove), LINK_CLEARANCE_M)) continue;
-      return { goal, target: o.target, q, above, qAbove, spotXY: o.spot };
-    }
-  }
   return undefined;
 }
 

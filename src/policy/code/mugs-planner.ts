@@ -7,7 +7,16 @@
  */
 import type { ArmSide } from '../../rig/contract.js';
 import type { ArmReach } from './arm-reach.js';
-import { planMugGrasps, planMugPlace, DEFAULT_MUG_GRASP_PARAMS, DEFAULT_PLACE_PARAMS, type MugGrasp, type MugGraspParams, type MugPlace, type PlaceParams } from './mug-grasps.js';
+import {
+  planMugGrasps,
+  planMugPlace,
+  DEFAULT_MUG_GRASP_PARAMS,
+  DEFAULT_PLACE_PARAMS,
+  type MugGrasp,
+  type MugGraspParams,
+  type MugPlace,
+  type PlaceParams,
+} from './mug-grasps.js';
 import type { MugView } from './mug-geometry.js';
 import type { MugFrame } from './mug-grasps.js';
 import { distXY, dot, sub, type Vec3 } from './frames.js';
@@ -66,7 +75,13 @@ export function planNextFlip(
       if (d <= maxReach) pairs.push({ mug, arm, d });
     }
   }
-  pairs.sort((a, b) => rank(a.mug) - rank(b.mug) || a.d - b.d || (a.mug.id < b.mug.id ? -1 : a.mug.id > b.mug.id ? 1 : 0) || (a.arm.side < b.arm.side ? -1 : 1));
+  pairs.sort(
+    (a, b) =>
+      rank(a.mug) - rank(b.mug) ||
+      a.d - b.d ||
+      (a.mug.id < b.mug.id ? -1 : a.mug.id > b.mug.id ? 1 : 0) ||
+      (a.arm.side < b.arm.side ? -1 : 1),
+  );
   let handoversTried = false;
   for (const [i, { mug, arm }] of pairs.entries()) {
     const others = mugs.filter((m) => m.id !== mug.id);
@@ -77,7 +92,16 @@ export function planNextFlip(
         const receiver = arms.find((a) => a.side !== p.arm.side);
         if (!receiver || p.mug.posture !== 'upside-down') continue;
         const rest = mugs.filter((m) => m.id !== p.mug.id);
-        const task = planHandover(p.mug, rest, p.arm, receiver, { giver: seeds[p.arm.side], receiver: seeds[receiver.side] }, opts.handoverParams ?? DEFAULT_HANDOVER_PARAMS, opts.grasp ?? DEFAULT_MUG_GRASP_PARAMS, opts.place ?? DEFAULT_PLACE_PARAMS);
+        const task = planHandover(
+          p.mug,
+          rest,
+          p.arm,
+          receiver,
+          { giver: seeds[p.arm.side], receiver: seeds[receiver.side] },
+          opts.handoverParams ?? DEFAULT_HANDOVER_PARAMS,
+          opts.grasp ?? DEFAULT_MUG_GRASP_PARAMS,
+          opts.place ?? DEFAULT_PLACE_PARAMS,
+        );
         if (task) return task;
       }
     }
@@ -97,13 +121,26 @@ export function planNextFlip(
       if (mug.posture !== 'lying') continue;
       const others = mugs.filter((m) => m.id !== mug.id);
       for (const grasp of planMugGrasps(mug, others, arm, seeds[arm.side], opts.grasp ?? DEFAULT_MUG_GRASP_PARAMS)) {
-        const place = planMugPlace(grasp, mug, others, arm, 'lying', opts.place ?? DEFAULT_PLACE_PARAMS, standableBySomeArm(arms));
+        const place = planMugPlace(
+          grasp,
+          mug,
+          others,
+          arm,
+          'lying',
+          opts.place ?? DEFAULT_PLACE_PARAMS,
+          standableBySomeArm(arms),
+        );
         if (place) return { kind: 'flip', mugId: mug.id, side: arm.side, grasp, place };
       }
     }
   }
   if (pairs.length === 0) {
-    return { kind: 'idle', reason: todo.some((m) => m.posture === 'tilted') ? 'the mugs left are tilted, neither lying nor upside down' : 'no mug left to turn is within reach of either arm' };
+    return {
+      kind: 'idle',
+      reason: todo.some((m) => m.posture === 'tilted')
+        ? 'the mugs left are tilted, neither lying nor upside down'
+        : 'no mug left to turn is within reach of either arm',
+    };
   }
   return { kind: 'idle', reason: 'no arm reaches a grasp and a release for the mugs left clear of the others' };
 }

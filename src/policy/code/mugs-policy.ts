@@ -83,7 +83,12 @@ interface ActivePlan {
 
 export class MugsPolicy implements Policy {
   readonly info: PolicyInfo;
-  private readonly opts: { actionHorizon: number; motion: MotionLimits; planner: MugPlannerOptions; maxAttemptsPerMug: number };
+  private readonly opts: {
+    actionHorizon: number;
+    motion: MotionLimits;
+    planner: MugPlannerOptions;
+    maxAttemptsPerMug: number;
+  };
   private arms: ArmReach[] = [];
   private rigModel: RigModel | undefined;
   private controlHz = 50;
@@ -100,7 +105,10 @@ export class MugsPolicy implements Policy {
   readonly log: string[] = [];
 
   constructor(opts: MugsPolicyOptions = {}) {
-    if (opts.skill !== undefined && opts.skill !== 1) throw new RangeError(`${MUGS_POLICY_NAME} has no graded variant; use it without ?skill (skill ${opts.skill} was asked for).`);
+    if (opts.skill !== undefined && opts.skill !== 1)
+      throw new RangeError(
+        `${MUGS_POLICY_NAME} has no graded variant; use it without ?skill (skill ${opts.skill} was asked for).`,
+      );
     this.opts = {
       actionHorizon: opts.actionHorizon ?? 10,
       motion: opts.motion ?? DEFAULT_MOTION_LIMITS,
@@ -117,7 +125,10 @@ export class MugsPolicy implements Policy {
   }
 
   async reset(ctx: EpisodeContext): Promise<void> {
-    if (ctx.rigModel.arms.length !== 2) throw new Error(`${MUGS_POLICY_NAME} drives a two-arm rig; '${ctx.rigModel.name}' has ${ctx.rigModel.arms.length} arms.`);
+    if (ctx.rigModel.arms.length !== 2)
+      throw new Error(
+        `${MUGS_POLICY_NAME} drives a two-arm rig; '${ctx.rigModel.name}' has ${ctx.rigModel.arms.length} arms.`,
+      );
     this.arms = ctx.rigModel.arms.map((a) => armReach(a));
     this.rigModel = ctx.rigModel;
     this.controlHz = ctx.controlHz;
@@ -149,7 +160,14 @@ export class MugsPolicy implements Policy {
 
     this.tracking.update(this.lastChunkSettled, this.command, obs.state);
     const H = this.opts.actionHorizon;
-    const { actions, settled } = writeChunk({ plan: this.plan, command: this.command, horizon: H, controlHz: this.controlHz, tracking: this.tracking, rigModel: this.rigModel as RigModel });
+    const { actions, settled } = writeChunk({
+      plan: this.plan,
+      command: this.command,
+      horizon: H,
+      controlHz: this.controlHz,
+      tracking: this.tracking,
+      rigModel: this.rigModel as RigModel,
+    });
     this.lastChunkSettled = settled;
     return { horizon: H, actions };
   }
@@ -165,7 +183,13 @@ export class MugsPolicy implements Policy {
     for (const side of ['left', 'right'] as const) {
       const cur = this.armState(side);
       if (maxAbsDiff(parkPose(side), cur.q) > AT_POSE_RAD) {
-        this.plan = { task: undefined, side, motion: transit(new ArmMotion(cur, this.opts.motion), parkPose(side)), step: 0, checked: new Set() };
+        this.plan = {
+          task: undefined,
+          side,
+          motion: transit(new ArmMotion(cur, this.opts.motion), parkPose(side)),
+          step: 0,
+          checked: new Set(),
+        };
         return;
       }
     }
@@ -193,7 +217,10 @@ export class MugsPolicy implements Policy {
       notUpright.length === 0
         ? { kind: 'idle' as const, reason: 'every mug is upright' }
         : todo.length === 0
-          ? { kind: 'idle' as const, reason: `gave up on ${notUpright.map((m) => m.id).join(', ')} after ${this.opts.maxAttemptsPerMug} attempts each` }
+          ? {
+              kind: 'idle' as const,
+              reason: `gave up on ${notUpright.map((m) => m.id).join(', ')} after ${this.opts.maxAttemptsPerMug} attempts each`,
+            }
           : planNextFlip(mugs, todo, this.arms, seeds, this.opts.planner);
     if (task.kind === 'idle') {
       const line = `idle: ${task.reason}`;
@@ -211,13 +238,21 @@ export class MugsPolicy implements Policy {
     // One arm moves at a time: the other goes to its park first.
     const otherNow = this.armState(other);
     if (maxAbsDiff(parkPose(other), otherNow.q) > AT_POSE_RAD) {
-      this.plan = { task: undefined, side: other, motion: transit(new ArmMotion(otherNow, this.opts.motion), parkPose(other)), step: 0, checked: new Set() };
+      this.plan = {
+        task: undefined,
+        side: other,
+        motion: transit(new ArmMotion(otherNow, this.opts.motion), parkPose(other)),
+        step: 0,
+        checked: new Set(),
+      };
       this.log.push(`${obs.timeS.toFixed(2)}s park ${other} arm`);
       return;
     }
     if (task.kind === 'handover') {
       this.startHandover(task, mugs);
-      this.log.push(`${obs.timeS.toFixed(2)}s hand over ${task.mugId} from the ${task.side} arm to the ${task.receiver} arm (${task.grasp.style} grasp, rim grasp)`);
+      this.log.push(
+        `${obs.timeS.toFixed(2)}s hand over ${task.mugId} from the ${task.side} arm to the ${task.receiver} arm (${task.grasp.style} grasp, rim grasp)`,
+      );
       return;
     }
     const reach = this.reachOf(side);
@@ -233,8 +268,18 @@ export class MugsPolicy implements Policy {
       motion.lineTo(reach, { ...back, position: add(back.position, [0, 0, RISE_M]) });
     }
     const mug = mugs.find((m) => m.id === task.mugId) as MugView;
-    this.plan = { task, side, motion, step: 0, checked: new Set(), mugCentre: mug.centre, holds: new Map([['lifted', { side, centreInTool: g.centreInTool }]]) };
-    this.log.push(`${obs.timeS.toFixed(2)}s ${place.goal === 'upright' ? 'stand up' : 'lay on its side'} ${task.mugId} with the ${side} arm (${g.style} grasp)`);
+    this.plan = {
+      task,
+      side,
+      motion,
+      step: 0,
+      checked: new Set(),
+      mugCentre: mug.centre,
+      holds: new Map([['lifted', { side, centreInTool: g.centreInTool }]]),
+    };
+    this.log.push(
+      `${obs.timeS.toFixed(2)}s ${place.goal === 'upright' ? 'stand up' : 'lay on its side'} ${task.mugId} with the ${side} arm (${g.style} grasp)`,
+    );
   }
 
   /** Hover, down to the pre-grasp, settle, in, close, lift: the pick every task starts with. */
@@ -275,7 +320,10 @@ export class MugsPolicy implements Policy {
       step: 0,
       checked: new Set(),
       mugCentre: mug.centre,
-      holds: new Map([['lifted', giverHolds], ['presented', giverHolds]]),
+      holds: new Map([
+        ['lifted', giverHolds],
+        ['presented', giverHolds],
+      ]),
       next: this.receivePhases(task, task.take, task.place, a.endQ),
     };
   }
@@ -306,11 +354,26 @@ export class MugsPolicy implements Policy {
     if (!d.lineTo(receiver, place.target, { speedMS: PLACE_SPEED_MS })) d.moveTo(place.q, { fine: true });
     d.gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S, 0.3).mark('released');
     // Out of the cup along the approach (the inner finger is inside it), then clear above.
-    const back = { ...place.target, position: sub(place.target.position, scale(place.target.approach, RIM_BACK_OFF_M)) };
-    if (!d.lineTo(receiver, back)) d.lineTo(receiver, { ...place.target, position: add(place.target.position, [0, 0, RIM_BACK_OFF_M]) });
-    const phase = (side: ArmSide, motion: ArmMotion, holds?: ActivePlan['holds']): ActivePlan => ({ task, side, motion, step: 0, checked: new Set(), holds });
+    const back = {
+      ...place.target,
+      position: sub(place.target.position, scale(place.target.approach, RIM_BACK_OFF_M)),
+    };
+    if (!d.lineTo(receiver, back))
+      d.lineTo(receiver, { ...place.target, position: add(place.target.position, [0, 0, RIM_BACK_OFF_M]) });
+    const phase = (side: ArmSide, motion: ArmMotion, holds?: ActivePlan['holds']): ActivePlan => ({
+      task,
+      side,
+      motion,
+      step: 0,
+      checked: new Set(),
+      holds,
+    });
     const receiverHolds = { side: task.receiver, centreInTool: take.centreInTool };
-    return [phase(task.receiver, b), phase(task.side, c, new Map([['handed', receiverHolds]])), phase(task.receiver, d, new Map([['above', receiverHolds]]))];
+    return [
+      phase(task.receiver, b),
+      phase(task.side, c, new Map([['handed', receiverHolds]])),
+      phase(task.receiver, d, new Map([['above', receiverHolds]])),
+    ];
   }
 
   /**
@@ -326,14 +389,25 @@ export class MugsPolicy implements Policy {
     const tool = giver.toolAt(qGiver);
     const others = mugs.filter((m) => m.id !== mug.id);
     const where = { ...mug, centre: [task.place.spotXY[0], task.place.spotXY[1], 0] as Vec3 };
-    const r = planReceive(where, { x: mug.x, y: mug.y, z: mug.z, origin: mug.base }, this.reachOf(task.receiver), task.take.qGrasp, giver.skeletonAt(qGiver), tool, others, this.opts.planner.handoverParams);
+    const r = planReceive(
+      where,
+      { x: mug.x, y: mug.y, z: mug.z, origin: mug.base },
+      this.reachOf(task.receiver),
+      task.take.qGrasp,
+      giver.skeletonAt(qGiver),
+      tool,
+      others,
+      this.opts.planner.handoverParams,
+    );
     if (!r) {
       this.log.push(`${obs.timeS.toFixed(2)}s take ${task.mugId} as planned (no rim grasp found from the mug as held)`);
       return;
     }
     const [first, ...rest] = this.receivePhases(task, r.take, r.place, this.armState(task.side).q);
     this.plan = { ...first, next: rest };
-    this.log.push(`${obs.timeS.toFixed(2)}s take ${task.mugId} by the rim as held (${(norm(sub(r.take.grasp.position, task.take.grasp.position)) * 100).toFixed(1)} cm from the plan)`);
+    this.log.push(
+      `${obs.timeS.toFixed(2)}s take ${task.mugId} by the rim as held (${(norm(sub(r.take.grasp.position, task.take.grasp.position)) * 100).toFixed(1)} cm from the plan)`,
+    );
   }
 
   /** Checks the marks the plan has passed; on a broken plan, lets go, backs off upward and parks. */
@@ -346,7 +420,11 @@ export class MugsPolicy implements Policy {
     let failure: string | undefined;
     let countsAsAttempt = false;
     if (!mug) failure = `${task.mugId} is gone from the scene`;
-    else if (!plan.checked.has('closed') && plan.mugCentre && norm(sub(mug.centre, plan.mugCentre)) > MOVED_TOLERANCE_M) {
+    else if (
+      !plan.checked.has('closed') &&
+      plan.mugCentre &&
+      norm(sub(mug.centre, plan.mugCentre)) > MOVED_TOLERANCE_M
+    ) {
       failure = `${task.mugId} moved before the grasp`;
     } else if (passed('closed')) {
       plan.checked.add('closed');
@@ -358,7 +436,9 @@ export class MugsPolicy implements Policy {
       const name = [...(plan.holds?.keys() ?? [])].find(passed) as string;
       plan.checked.add(name);
       const hold = plan.holds?.get(name) as { side: ArmSide; centreInTool: Vec3 };
-      const tool = this.reachOf(hold.side).toolAt(obs.state.subarray(stateIndex(hold.side, 0), stateIndex(hold.side, 0) + 6));
+      const tool = this.reachOf(hold.side).toolAt(
+        obs.state.subarray(stateIndex(hold.side, 0), stateIndex(hold.side, 0) + 6),
+      );
       const expected = add(tool.position, fromToolBasis(tool.approach, tool.closing, hold.centreInTool));
       if (norm(sub(mug.centre, expected)) > IN_HAND_TOLERANCE_M) {
         failure = `${task.mugId} is not in the ${hold.side} hand at '${name}' (${(norm(sub(mug.centre, expected)) * 100).toFixed(1)} cm off, ${mug.posture})`;
@@ -375,9 +455,20 @@ export class MugsPolicy implements Policy {
     const cur = this.armState(plan.side);
     const motion = new ArmMotion(cur, this.opts.motion).gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S);
     const tool = reach.toolAt(cur.q);
-    motion.lineTo(reach, { position: add(tool.position, [0, 0, 0.06]), approach: tool.approach, closing: tool.closing });
+    motion.lineTo(reach, {
+      position: add(tool.position, [0, 0, 0.06]),
+      approach: tool.approach,
+      closing: tool.closing,
+    });
     transit(motion, parkPose(plan.side));
-    this.plan = { task: undefined, side: plan.side, motion, step: 0, checked: new Set(), next: this.recoverOther(plan.side) };
+    this.plan = {
+      task: undefined,
+      side: plan.side,
+      motion,
+      step: 0,
+      checked: new Set(),
+      next: this.recoverOther(plan.side),
+    };
   }
 
   /**
@@ -391,7 +482,11 @@ export class MugsPolicy implements Policy {
     const reach = this.reachOf(other);
     const motion = new ArmMotion(cur, this.opts.motion).gripperTo(MUG_OPEN_GRIPPER, GRIPPER_MOVE_S);
     const tool = reach.toolAt(cur.q);
-    motion.lineTo(reach, { position: sub(tool.position, scale(tool.approach, 0.06)), approach: tool.approach, closing: tool.closing });
+    motion.lineTo(reach, {
+      position: sub(tool.position, scale(tool.approach, 0.06)),
+      approach: tool.approach,
+      closing: tool.closing,
+    });
     transit(motion, parkPose(other));
     return [{ task: undefined, side: other, motion, step: 0, checked: new Set() }];
   }

@@ -20,9 +20,24 @@ export interface PartShape {
   readonly gripAlongAxisM: number;
 }
 
-const screw = (m: number, l: number): PartShape => ({ category: 'screw', widthM: m / 1000, lengthM: (l + m) / 1000, gripAlongAxisM: (0.55 * l) / 1000 });
-const bolt = (m: number, l: number, head: number): PartShape => ({ category: 'bolt', widthM: m / 1000, lengthM: (l + head) / 1000, gripAlongAxisM: (0.55 * l) / 1000 });
-const tube = (category: PartCategory, outer: number, h: number): PartShape => ({ category, widthM: outer / 1000, lengthM: h / 1000, gripAlongAxisM: h / 2000 });
+const screw = (m: number, l: number): PartShape => ({
+  category: 'screw',
+  widthM: m / 1000,
+  lengthM: (l + m) / 1000,
+  gripAlongAxisM: (0.55 * l) / 1000,
+});
+const bolt = (m: number, l: number, head: number): PartShape => ({
+  category: 'bolt',
+  widthM: m / 1000,
+  lengthM: (l + head) / 1000,
+  gripAlongAxisM: (0.55 * l) / 1000,
+});
+const tube = (category: PartCategory, outer: number, h: number): PartShape => ({
+  category,
+  widthM: outer / 1000,
+  lengthM: h / 1000,
+  gripAlongAxisM: h / 2000,
+});
 
 const PARTS: Readonly<Record<string, PartShape>> = {
   'screw-m3x16': screw(3, 16),
@@ -60,7 +75,19 @@ export interface PartView {
 export function viewPart(o: PrivilegedObjectState, shape: PartShape): PartView {
   const origin = o.position as Vec3;
   const axis = quatRotate(o.quaternion as readonly [number, number, number, number], [0, 0, 1]);
-  return { id: o.id, kind: o.kind, shape, origin, axis, gripPoint: add(origin, [axis[0] * shape.gripAlongAxisM, axis[1] * shape.gripAlongAxisM, axis[2] * shape.gripAlongAxisM]), axisVertical: Math.abs(axis[2]) > Math.cos(Math.PI / 6) };
+  return {
+    id: o.id,
+    kind: o.kind,
+    shape,
+    origin,
+    axis,
+    gripPoint: add(origin, [
+      axis[0] * shape.gripAlongAxisM,
+      axis[1] * shape.gripAlongAxisM,
+      axis[2] * shape.gripAlongAxisM,
+    ]),
+    axisVertical: Math.abs(axis[2]) > Math.cos(Math.PI / 6),
+  };
 }
 
 /** Sorter slots from the robot's left (+y) to its right: 110 mm pitch, 100 × 110 × 60 mm trays with 4 mm walls. */
@@ -73,18 +100,33 @@ export const TOTE_INSIDE_HALF_M: readonly [number, number] = [0.195, 0.145];
 export const TOTE_FLOOR_Z_M = 0.005;
 
 /** The centre of a slot's floor (table frame), from the sorter's pose. */
-export function slotCentre(sorter: { position: Vec3; quaternion: readonly [number, number, number, number] }, category: PartCategory): Vec3 {
+export function slotCentre(
+  sorter: { position: Vec3; quaternion: readonly [number, number, number, number] },
+  category: PartCategory,
+): Vec3 {
   const i = SORTER_SLOTS.indexOf(category);
   return add(sorter.position, quatRotate(sorter.quaternion, [0, (1.5 - i) * SLOT_PITCH_M, 0.004]));
 }
 
 /** Whether a point lies inside a slot (in its footprint, below its rim). */
-export function inSlot(sorter: { position: Vec3; quaternion: readonly [number, number, number, number] }, category: PartCategory, p: Vec3): boolean {
+export function inSlot(
+  sorter: { position: Vec3; quaternion: readonly [number, number, number, number] },
+  category: PartCategory,
+  p: Vec3,
+): boolean {
   const c = slotCentre(sorter, category);
-  return Math.abs(p[0] - c[0]) < SLOT_INSIDE_HALF_M[0] && Math.abs(p[1] - c[1]) < SLOT_INSIDE_HALF_M[1] && p[2] < c[2] + SLOT_DEPTH_M;
+  return (
+    Math.abs(p[0] - c[0]) < SLOT_INSIDE_HALF_M[0] &&
+    Math.abs(p[1] - c[1]) < SLOT_INSIDE_HALF_M[1] &&
+    p[2] < c[2] + SLOT_DEPTH_M
+  );
 }
 
 /** Whether a point lies inside the tote (its footprint, below its rim). */
 export function inTote(tote: { position: Vec3 }, p: Vec3): boolean {
-  return Math.abs(p[0] - tote.position[0]) < TOTE_INSIDE_HALF_M[0] && Math.abs(p[1] - tote.position[1]) < TOTE_INSIDE_HALF_M[1] && p[2] < 0.12;
+  return (
+    Math.abs(p[0] - tote.position[0]) < TOTE_INSIDE_HALF_M[0] &&
+    Math.abs(p[1] - tote.position[1]) < TOTE_INSIDE_HALF_M[1] &&
+    p[2] < 0.12
+  );
 }

@@ -5,7 +5,9 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 /** A code policy run where object poses are not available (the real rig, or a sim without privileged state). */
 export class PrivilegedStateRequiredError extends Error {
   constructor(policyName: string) {
-    super(`${policyName} cannot run here: code policies read object poses the real rig cannot see; run them in the sim, or rehearse on the emulated cell (rig type yam-cell).`);
+    super(
+      `${policyName} cannot run here: code policies read object poses the real rig cannot see; run them in the sim, or rehearse on the emulated cell (rig type yam-cell).`,
+    );
     this.name = 'PrivilegedStateRequiredError';
   }
 }

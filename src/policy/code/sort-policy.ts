@@ -122,21 +122,40 @@ export class SortPolicy implements Policy {
 
   constructor(opts: SortPolicyOptions = {}) {
     const skill = opts.skill ?? 1;
-    if (!(skill >= 0 && skill <= 1)) throw new RangeError(`${SORT_POLICY_NAME}: skill must be from 0 to 1, not ${skill}.`);
+    if (!(skill >= 0 && skill <= 1))
+      throw new RangeError(`${SORT_POLICY_NAME}: skill must be from 0 to 1, not ${skill}.`);
     const motion = opts.motion ?? DEFAULT_MOTION_LIMITS;
     const pace = 0.6 + 0.4 * skill;
     this.opts = {
       skill,
       actionHorizon: opts.actionHorizon ?? 10,
-      motion: skill === 1 ? motion : { ...motion, freeSpeedRadS: motion.freeSpeedRadS * pace, fineSpeedRadS: motion.fineSpeedRadS * pace, carrySpeedRadS: motion.carrySpeedRadS * pace, lineSpeedMS: motion.lineSpeedMS * pace },
+      motion:
+        skill === 1
+          ? motion
+          : {
+              ...motion,
+              freeSpeedRadS: motion.freeSpeedRadS * pace,
+              fineSpeedRadS: motion.fineSpeedRadS * pace,
+              carrySpeedRadS: motion.carrySpeedRadS * pace,
+              lineSpeedMS: motion.lineSpeedMS * pace,
+            },
       maxAttemptsPerPart: opts.maxAttemptsPerPart ?? 2,
     };
     const name = sortPolicyName(skill);
-    this.info = { name, checkpointSha256: codePolicySha256(name, SORT_POLICY_VERSION), actionHorizon: this.opts.actionHorizon, cameras: [], needsPrivilegedState: true };
+    this.info = {
+      name,
+      checkpointSha256: codePolicySha256(name, SORT_POLICY_VERSION),
+      actionHorizon: this.opts.actionHorizon,
+      cameras: [],
+      needsPrivilegedState: true,
+    };
   }
 
   async reset(ctx: EpisodeContext): Promise<void> {
-    if (ctx.rigModel.arms.length !== 2) throw new Error(`${SORT_POLICY_NAME} drives a two-arm rig; '${ctx.rigModel.name}' has ${ctx.rigModel.arms.length} arms.`);
+    if (ctx.rigModel.arms.length !== 2)
+      throw new Error(
+        `${SORT_POLICY_NAME} drives a two-arm rig; '${ctx.rigModel.name}' has ${ctx.rigModel.arms.length} arms.`,
+      );
     this.arms = ctx.rigModel.arms.map((a) => armReach(a));
     this.rigModel = ctx.rigModel;
     this.strokeM = ctx.rigModel.arms[0].gripper.strokeM;
@@ -161,7 +180,14 @@ export class SortPolicy implements Policy {
     if (!this.plan && obs.timeS >= this.idleUntilS) this.startNext(obs, scene);
     this.tracking.update(this.lastChunkSettled, this.command, obs.state);
     const H = this.opts.actionHorizon;
-    const { actions, settled } = writeChunk({ plan: this.plan, command: this.command, horizon: H, controlHz: this.controlHz, tracking: this.tracking, rigModel: this.rigModel! });
+    const { actions, settled } = writeChunk({
+      plan: this.plan,
+      command: this.command,
+      horizon: H,
+      controlHz: this.controlHz,
+      tracking: this.tracking,
+      rigModel: this.rigModel!,
+    });
     this.lastChunkSettled = settled;
     return { horizon: H, actions };
   }
@@ -184,7 +210,9 @@ export class SortPolicy implements Policy {
     if (!tote || !sorter) return this.idle(obs, 'the scene has no tote or no sorter');
     const tries = (p: PartView): boolean => (this.attempts.get(p.id) ?? 0) < this.opts.maxAttemptsPerPart;
     // The right arm first: parts waiting in the handover slot for a slot only it reaches.
-    const waiting = scene.parts.filter((p) => p.shape.category !== HANDOVER_SLOT && inSlot(sorter, HANDOVER_SLOT, p.gripPoint) && tries(p));
+    const waiting = scene.parts.filter(
+      (p) => p.shape.category !== HANDOVER_SLOT && inSlot(sorter, HANDOVER_SLOT, p.gripPoint) && tries(p),
+    );
     const why: string[] = [];
     const attempt = (side: ArmSide, p: PartView, slot: Vec3): boolean => {
       const r = this.tryPick(obs, scene, side, p, slot);
@@ -194,7 +222,12 @@ export class SortPolicy implements Policy {
     for (const p of waiting) if (attempt('right', p, slotCentre(sorter, p.shape.category))) return;
     // Then the left arm: parts in the tote, topmost first, then larger.
     const inTheTote = scene.parts.filter((p) => inTote(tote, p.gripPoint) && tries(p));
-    inTheTote.sort((a, b) => b.gripPoint[2] - a.gripPoint[2] || b.shape.widthM * b.shape.lengthM - a.shape.widthM * a.shape.lengthM || (a.id < b.id ? -1 : 1));
+    inTheTote.sort(
+      (a, b) =>
+        b.gripPoint[2] - a.gripPoint[2] ||
+        b.shape.widthM * b.shape.lengthM - a.shape.widthM * a.shape.lengthM ||
+        (a.id < b.id ? -1 : 1),
+    );
     for (const p of inTheTote) {
       const own = slotCentre(sorter, p.shape.category);
       const direct = p.shape.category !== 'bearing-ring' && this.canDropAt('left', own);
@@ -202,7 +235,12 @@ export class SortPolicy implements Policy {
       if (attempt('left', p, direct ? own : slotCentre(sorter, HANDOVER_SLOT))) return;
     }
     const left = scene.parts.filter((p) => inTote(tote, p.gripPoint));
-    this.idle(obs, left.length === 0 ? 'the tote is empty' : `left ${left.map((p) => p.id).join(', ')} (${why.join('; ') || 'no attempts left'})`);
+    this.idle(
+      obs,
+      left.length === 0
+        ? 'the tote is empty'
+        : `left ${left.map((p) => p.id).join(', ')} (${why.join('; ') || 'no attempts left'})`,
+    );
   }
 
   private idle(obs: Observation, reason: string): void {
@@ -211,7 +249,12 @@ export class SortPolicy implements Policy {
     for (const side of ['left', 'right'] as const) {
       const cur = this.armState(side);
       if (maxAbsDiff(parkPose(side), cur.q) > AT_POSE_RAD) {
-        this.plan = { side, motion: transit(new ArmMotion(cur, this.opts.motion), parkPose(side)), step: 0, checked: new Set(['park-only']) };
+        this.plan = {
+          side,
+          motion: transit(new ArmMotion(cur, this.opts.motion), parkPose(side)),
+          step: 0,
+          checked: new Set(['park-only']),
+        };
         return;
       }
     }
@@ -231,12 +274,21 @@ export class SortPolicy implements Policy {
    * from the base by the first of APPROACH_TILTS_RAD that reaches (the YAM reaches far and high
    * only with the wrist leaning out).
    */
-  private leaning(side: ArmSide, position: Vec3, seed: ArrayLike<number>, closing?: Vec3): { q: Float64Array; target: ToolTarget } | undefined {
+  private leaning(
+    side: ArmSide,
+    position: Vec3,
+    seed: ArrayLike<number>,
+    closing?: Vec3,
+  ): { q: Float64Array; target: ToolTarget } | undefined {
     const reach = this.reachOf(side);
     const out = sub(position, reach.basePosition);
     const n = Math.hypot(out[0], out[1]) || 1;
     for (const tilt of APPROACH_TILTS_RAD) {
-      const target: ToolTarget = { position, approach: [(out[0] / n) * Math.sin(tilt), (out[1] / n) * Math.sin(tilt), -Math.cos(tilt)], ...(closing ? { closing } : {}) };
+      const target: ToolTarget = {
+        position,
+        approach: [(out[0] / n) * Math.sin(tilt), (out[1] / n) * Math.sin(tilt), -Math.cos(tilt)],
+        ...(closing ? { closing } : {}),
+      };
       const q = reach.solve(target, seed);
       if (q) return { q, target };
     }
@@ -250,13 +302,34 @@ export class SortPolicy implements Policy {
    * whose fingers and palm keep farthest from the tote's walls and the other parts (a lying screw
    * or bolt is pinched across its shank, so only its one direction).
    */
-  private graspPose(side: ArmSide, part: PartView, grip: Vec3, tipsZ: number, closing: Vec3 | undefined, open: number, scene: Scene, seed: Float64Array): { graspTarget: ToolTarget; qHover: Float64Array; qGrasp: Float64Array } | string {
+  private graspPose(
+    side: ArmSide,
+    part: PartView,
+    grip: Vec3,
+    tipsZ: number,
+    closing: Vec3 | undefined,
+    open: number,
+    scene: Scene,
+    seed: Float64Array,
+  ): { graspTarget: ToolTarget; qHover: Float64Array; qGrasp: Float64Array } | string {
     const reach = this.reachOf(side);
     const out = sub(grip, reach.basePosition);
     const outXY = Math.hypot(out[0], out[1]) || 1;
     const leans: Vec3[] = [[out[0] / outXY, out[1] / outXY, 0]];
-    if (scene.tote) for (const d of [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0]] as const) leans.push(quatRotate(scene.tote.quaternion, d));
-    const closings: Vec3[] = closing ? [closing] : Array.from({ length: CLOSING_YAWS }, (_, k) => [Math.cos((Math.PI * k) / CLOSING_YAWS), Math.sin((Math.PI * k) / CLOSING_YAWS), 0] as Vec3);
+    if (scene.tote)
+      for (const d of [
+        [1, 0, 0],
+        [-1, 0, 0],
+        [0, 1, 0],
+        [0, -1, 0],
+      ] as const)
+        leans.push(quatRotate(scene.tote.quaternion, d));
+    const closings: Vec3[] = closing
+      ? [closing]
+      : Array.from(
+          { length: CLOSING_YAWS },
+          (_, k) => [Math.cos((Math.PI * k) / CLOSING_YAWS), Math.sin((Math.PI * k) / CLOSING_YAWS), 0] as Vec3,
+        );
     const clearanceScene = { tote: scene.tote, others: scene.parts.filter((p) => p.id !== part.id) };
     const halfOpeningM = (open * this.strokeM) / 2;
     let why = 'the hand does not fit beside it (tote wall or other parts)';
@@ -265,8 +338,15 @@ export class SortPolicy implements Policy {
       for (const lean of tilt === 0 ? leans.slice(0, 1) : leans) {
         const approach: Vec3 = [lean[0] * Math.sin(tilt), lean[1] * Math.sin(tilt), -Math.cos(tilt)];
         for (const c of closings) {
-          const target: ToolTarget = { position: [grip[0], grip[1], tipsZ + TIPS_BELOW_TOOL_M * Math.cos(tilt)], approach, closing: c };
-          const clearance = handClearance({ tool: target.position, approach, closing: c, halfOpeningM }, clearanceScene);
+          const target: ToolTarget = {
+            position: [grip[0], grip[1], tipsZ + TIPS_BELOW_TOOL_M * Math.cos(tilt)],
+            approach,
+            closing: c,
+          };
+          const clearance = handClearance(
+            { tool: target.position, approach, closing: c, halfOpeningM },
+            clearanceScene,
+          );
           if (clearance >= MIN_HAND_CLEARANCE_M) options.push({ target, clearance });
         }
       }
@@ -301,7 +381,9 @@ export class SortPolicy implements Policy {
     if (this.opts.skill < 1 && this.skillRng() < MISS_PROBABILITY_AT_ZERO_SKILL * (1 - this.opts.skill)) {
       const ang = 2 * Math.PI * this.skillRng();
       grip = add(grip, [MISS_OFFSET_M * Math.cos(ang), MISS_OFFSET_M * Math.sin(ang), 0]);
-      this.log.push(`${obs.timeS.toFixed(2)}s (skill ${this.opts.skill}) misses ${part.id} by ${(MISS_OFFSET_M * 1000).toFixed(0)} mm`);
+      this.log.push(
+        `${obs.timeS.toFixed(2)}s (skill ${this.opts.skill}) misses ${part.id} by ${(MISS_OFFSET_M * 1000).toFixed(0)} mm`,
+      );
     }
     const bottom = part.axisVertical ? part.origin[2] : grip[2] - part.shape.widthM / 2;
     // The fingertips go down to just above what the part lies on: on a 3 mm screw there is nothing higher to pinch.
@@ -320,7 +402,12 @@ export class SortPolicy implements Policy {
     // The other arm parks first (one arm moves at a time).
     const otherNow = this.armState(other);
     if (maxAbsDiff(parkPose(other), otherNow.q) > AT_POSE_RAD) {
-      this.plan = { side: other, motion: transit(new ArmMotion(otherNow, this.opts.motion), parkPose(other)), step: 0, checked: new Set(['park-only']) };
+      this.plan = {
+        side: other,
+        motion: transit(new ArmMotion(otherNow, this.opts.motion), parkPose(other)),
+        step: 0,
+        checked: new Set(['park-only']),
+      };
       this.log.push(`${obs.timeS.toFixed(2)}s park ${other} arm`);
       return true;
     }
@@ -345,9 +432,20 @@ export class SortPolicy implements Policy {
     if (!m.lineTo(reach, release.target, { speedMS: limits.lineSpeedMS * 1.5 })) m.moveTo(release.q, { fine: true });
     m.gripperTo(open, GRIPPER_MOVE_S, 0.2).mark('released');
     m.lineTo(reach, above, { speedMS: limits.lineSpeedMS * 2 });
-    this.plan = { side, motion: m, step: 0, partId: part.id, partAt: part.gripPoint, partWidthM: part.shape.widthM, checked: new Set() };
-    const handover = side === 'left' && part.shape.category !== HANDOVER_SLOT && Math.abs(slot[1] - this.handoverY) < 0.01;
-    this.log.push(`${obs.timeS.toFixed(2)}s pick ${part.id} with the ${side} arm${handover ? ', set down in the bolt slot for the right arm' : ''}`);
+    this.plan = {
+      side,
+      motion: m,
+      step: 0,
+      partId: part.id,
+      partAt: part.gripPoint,
+      partWidthM: part.shape.widthM,
+      checked: new Set(),
+    };
+    const handover =
+      side === 'left' && part.shape.category !== HANDOVER_SLOT && Math.abs(slot[1] - this.handoverY) < 0.01;
+    this.log.push(
+      `${obs.timeS.toFixed(2)}s pick ${part.id} with the ${side} arm${handover ? ', set down in the bolt slot for the right arm' : ''}`,
+    );
     return true;
   }
 
@@ -355,11 +453,17 @@ export class SortPolicy implements Policy {
     if (plan.checked.has('park-only') || !plan.partId) return;
     const tS = plan.step / this.controlHz;
     const part = scene.parts.find((p) => p.id === plan.partId);
-    const passed = (name: string): boolean => !plan.checked.has(name) && tS >= (plan.motion.marks.get(name) ?? Infinity);
+    const passed = (name: string): boolean =>
+      !plan.checked.has(name) && tS >= (plan.motion.marks.get(name) ?? Infinity);
     let failure: string | undefined;
     let attempt = false;
     if (!part) failure = `${plan.partId} is gone`;
-    else if (!plan.checked.has('closed') && plan.partAt && norm(sub(part.gripPoint, plan.partAt)) > MOVED_TOLERANCE_M && tS < (plan.motion.marks.get('pre') ?? 0)) {
+    else if (
+      !plan.checked.has('closed') &&
+      plan.partAt &&
+      norm(sub(part.gripPoint, plan.partAt)) > MOVED_TOLERANCE_M &&
+      tS < (plan.motion.marks.get('pre') ?? 0)
+    ) {
       failure = `${plan.partId} moved before the grasp`;
     } else if (passed('lifted')) {
       plan.checked.add('lifted');
@@ -367,7 +471,10 @@ export class SortPolicy implements Policy {
       const tool = this.reachOf(plan.side).toolAt(q).position;
       // Not the gripper's opening: squeezed, the sim's fingers sink into a small part's colliders
       // and read as closed (≈ 0.002 on a held 17.8 mm nut), so only whether it rose with the hand tells.
-      if (norm(sub(part.gripPoint, tool)) > IN_HAND_TOLERANCE_M || part.gripPoint[2] < (plan.partAt?.[2] ?? 0) + LIFTED_BY_M) {
+      if (
+        norm(sub(part.gripPoint, tool)) > IN_HAND_TOLERANCE_M ||
+        part.gripPoint[2] < (plan.partAt?.[2] ?? 0) + LIFTED_BY_M
+      ) {
         failure = `${plan.partId} is not in the ${plan.side} hand after the lift`;
         attempt = true;
       }
@@ -379,7 +486,11 @@ export class SortPolicy implements Policy {
     const cur = this.armState(plan.side);
     const m = new ArmMotion(cur, this.opts.motion);
     const tool = reach.toolAt(cur.q);
-    m.lineTo(reach, { position: [tool.position[0], tool.position[1], CARRY_Z_M], approach: tool.approach, closing: tool.closing });
+    m.lineTo(reach, {
+      position: [tool.position[0], tool.position[1], CARRY_Z_M],
+      approach: tool.approach,
+      closing: tool.closing,
+    });
     this.plan = { side: plan.side, motion: m, step: 0, checked: new Set(['park-only']) };
   }
 }
@@ -388,7 +499,10 @@ export function readSortScene(state: PrivilegedState): Scene {
   const parts: PartView[] = [];
   for (const o of state.objects) {
     const shape = partShape(o.kind);
-    if (!shape) throw new Error(`${SORT_POLICY_NAME} handles screws, bolts, nuts and bearing rings only; object '${o.id}' is a '${o.kind}'.`);
+    if (!shape)
+      throw new Error(
+        `${SORT_POLICY_NAME} handles screws, bolts, nuts and bearing rings only; object '${o.id}' is a '${o.kind}'.`,
+      );
     // A part below the table top has fallen off it: no arm reaches it.
     if (o.position[2] < -0.02) continue;
     parts.push(viewPart(o, shape));

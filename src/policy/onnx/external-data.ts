@@ -9,7 +9,13 @@ import onnxProto from 'onnx-proto';
 const { onnx } = onnxProto;
 const EXTERNAL = onnx.TensorProto.DataLocation.EXTERNAL;
 
-export type OnnxBytesCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string; /** The bytes did not decode as a ModelProto at all. */ readonly undecodable?: true };
+export type OnnxBytesCheck =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      readonly reason: string /** The bytes did not decode as a ModelProto at all. */;
+      readonly undecodable?: true;
+    };
 
 /**
  * Decodes the model and walks every message in it (graphs, subgraphs in attributes, functions,
@@ -21,7 +27,11 @@ export function checkNoExternalData(bytes: Uint8Array): OnnxBytesCheck {
   try {
     model = onnx.ModelProto.decode(bytes);
   } catch (e) {
-    return { ok: false, undecodable: true, reason: `it could not be read as an ONNX model to check it for external data (${(e as Error).message.replace(/\s+/g, ' ').slice(0, 120)})` };
+    return {
+      ok: false,
+      undecodable: true,
+      reason: `it could not be read as an ONNX model to check it for external data (${(e as Error).message.replace(/\s+/g, ' ').slice(0, 120)})`,
+    };
   }
   const stack: unknown[] = [model];
   while (stack.length > 0) {
@@ -36,7 +46,10 @@ export function checkNoExternalData(bytes: Uint8Array): OnnxBytesCheck {
     if (m.dataLocation === EXTERNAL || entries.length > 0) {
       const location = entries.find((e) => e.key === 'location')?.value;
       const what = typeof m.name === 'string' && m.name !== '' ? `tensor '${m.name.slice(0, 60)}'` : 'a tensor';
-      return { ok: false, reason: `${what} keeps its data in another file${location ? ` ('${location.slice(0, 80)}')` : ''}; save the model with its weights inside (onnx.save(model, path, save_as_external_data=False))` };
+      return {
+        ok: false,
+        reason: `${what} keeps its data in another file${location ? ` ('${location.slice(0, 80)}')` : ''}; save the model with its weights inside (onnx.save(model, path, save_as_external_data=False))`,
+      };
     }
     for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
   }

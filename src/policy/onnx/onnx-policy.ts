@@ -14,7 +14,15 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { STATE_DIM } from '../../rig/contract.js';
-import { CAMERA_NAMES, type ActionChunk, type CameraName, type EpisodeContext, type Observation, type Policy, type PolicyInfo } from '../contract.js';
+import {
+  CAMERA_NAMES,
+  type ActionChunk,
+  type CameraName,
+  type EpisodeContext,
+  type Observation,
+  type Policy,
+  type PolicyInfo,
+} from '../contract.js';
 import { PolicyLoadError } from '../errors.js';
 import { resizeWithPad } from '../image.js';
 import { isCameraName, validateObservation } from '../observation.js';
@@ -49,28 +57,54 @@ const shapeText = (shape: readonly Dim[]): string => `[${shape.join(', ')}]`;
 
 function planInput(file: string, meta: ort.InferenceSession.ValueMetadata): ModelInput {
   const where = `Model ${file} input '${meta.name}'`;
-  if (!meta.isTensor) throw new PolicyLoadError(`${where} is not a tensor; tandem feeds only tensors (state and camera images).`);
+  if (!meta.isTensor)
+    throw new PolicyLoadError(`${where} is not a tensor; tandem feeds only tensors (state and camera images).`);
   const shape = meta.shape as readonly Dim[];
   const bare = bareName(meta.name);
   if (bare === 'state') {
-    if (meta.type !== 'float32') throw new PolicyLoadError(`${where} has type ${meta.type}; the state input must be float32.`);
+    if (meta.type !== 'float32')
+      throw new PolicyLoadError(`${where} has type ${meta.type}; the state input must be float32.`);
     const last = shape[shape.length - 1];
     const leading = shape.slice(0, -1);
-    if (shape.length < 1 || shape.length > 2 || last !== STATE_DIM || leading.some((d) => typeof d === 'number' && d !== 1)) {
-      throw new PolicyLoadError(`${where} has shape ${shapeText(shape)}; the state input must be [${STATE_DIM}] or [1, ${STATE_DIM}].`);
+    if (
+      shape.length < 1 ||
+      shape.length > 2 ||
+      last !== STATE_DIM ||
+      leading.some((d) => typeof d === 'number' && d !== 1)
+    ) {
+      throw new PolicyLoadError(
+        `${where} has shape ${shapeText(shape)}; the state input must be [${STATE_DIM}] or [1, ${STATE_DIM}].`,
+      );
     }
     return { kind: 'state', name: meta.name, dims: shape.length === 2 ? [1, STATE_DIM] : [STATE_DIM] };
   }
   if (isCameraName(bare)) {
-    if (meta.type !== 'uint8' && meta.type !== 'float32') throw new PolicyLoadError(`${where} has type ${meta.type}; camera inputs must be uint8 or float32.`);
+    if (meta.type !== 'uint8' && meta.type !== 'float32')
+      throw new PolicyLoadError(`${where} has type ${meta.type}; camera inputs must be uint8 or float32.`);
     const batched = shape.length === 4;
-    if (shape.length !== 3 && !batched) throw new PolicyLoadError(`${where} has shape ${shapeText(shape)}; a camera input must be [1, 3, H, W] or [1, H, W, 3].`);
-    if (batched && typeof shape[0] === 'number' && shape[0] !== 1) throw new PolicyLoadError(`${where} has batch size ${shape[0]}; tandem feeds one observation at a time.`);
+    if (shape.length !== 3 && !batched)
+      throw new PolicyLoadError(
+        `${where} has shape ${shapeText(shape)}; a camera input must be [1, 3, H, W] or [1, H, W, 3].`,
+      );
+    if (batched && typeof shape[0] === 'number' && shape[0] !== 1)
+      throw new PolicyLoadError(`${where} has batch size ${shape[0]}; tandem feeds one observation at a time.`);
     const s = batched ? shape.slice(1) : shape;
     const layout = s[0] === 3 ? 'chw' : s[2] === 3 ? 'hwc' : undefined;
-    if (layout === undefined) throw new PolicyLoadError(`${where} has shape ${shapeText(shape)}; neither its first nor its last image dimension is 3 colour channels.`);
+    if (layout === undefined)
+      throw new PolicyLoadError(
+        `${where} has shape ${shapeText(shape)}; neither its first nor its last image dimension is 3 colour channels.`,
+      );
     const [h, w] = layout === 'chw' ? [s[1], s[2]] : [s[0], s[1]];
-    return { kind: 'image', name: meta.name, camera: bare, layout, batched, height: fixed(h), width: fixed(w), dtype: meta.type };
+    return {
+      kind: 'image',
+      name: meta.name,
+      camera: bare,
+      layout,
+      batched,
+      height: fixed(h),
+      width: fixed(w),
+      dtype: meta.type,
+    };
   }
   throw new PolicyLoadError(
     `Model ${file} has input '${meta.name}', which tandem cannot feed; inputs must be named state, ${CAMERA_NAMES.join(', ')} (optionally prefixed 'observation.' or 'images.').`,
@@ -80,15 +114,25 @@ function planInput(file: string, meta: ort.InferenceSession.ValueMetadata): Mode
 /** Horizon from an output shape, or undefined when it is symbolic (known after the first run). */
 function planOutput(file: string, meta: ort.InferenceSession.ValueMetadata): number | undefined {
   const where = `Model ${file} output '${meta.name}'`;
-  if (!meta.isTensor || (meta.type !== 'float32' && meta.type !== 'float64')) throw new PolicyLoadError(`${where} must be a float tensor of actions.`);
+  if (!meta.isTensor || (meta.type !== 'float32' && meta.type !== 'float64'))
+    throw new PolicyLoadError(`${where} must be a float tensor of actions.`);
   const shape = meta.shape as readonly Dim[];
   const last = shape[shape.length - 1];
   if (shape.length === 2 && shape[0] === 1 && typeof last === 'number') {
-    if (last % STATE_DIM !== 0) throw new PolicyLoadError(`${where} has shape ${shapeText(shape)}; actions must be [1, H, ${STATE_DIM}] or [H, ${STATE_DIM}].`);
+    if (last % STATE_DIM !== 0)
+      throw new PolicyLoadError(
+        `${where} has shape ${shapeText(shape)}; actions must be [1, H, ${STATE_DIM}] or [H, ${STATE_DIM}].`,
+      );
     return last / STATE_DIM;
   }
-  if ((shape.length !== 2 && shape.length !== 3) || (typeof last === 'number' && last !== STATE_DIM) || (shape.length === 3 && typeof shape[0] === 'number' && shape[0] !== 1)) {
-    throw new PolicyLoadError(`${where} has shape ${shapeText(shape)}; actions must be [1, H, ${STATE_DIM}] or [H, ${STATE_DIM}].`);
+  if (
+    (shape.length !== 2 && shape.length !== 3) ||
+    (typeof last === 'number' && last !== STATE_DIM) ||
+    (shape.length === 3 && typeof shape[0] === 'number' && shape[0] !== 1)
+  ) {
+    throw new PolicyLoadError(
+      `${where} has shape ${shapeText(shape)}; actions must be [1, H, ${STATE_DIM}] or [H, ${STATE_DIM}].`,
+    );
   }
   return fixed(shape[shape.length - 2]);
 }
@@ -108,14 +152,24 @@ export class OnnxPolicy implements Policy {
   }
 
   /** Loads and checks the model; throws PolicyLoadError with one sentence on anything tandem cannot run. */
-  static async load(path: string, opts: { threads?: number; /** Default true; false opens it without folding constants (checking an untrusted model). */ optimize?: boolean } = {}): Promise<OnnxPolicy> {
+  static async load(
+    path: string,
+    opts: {
+      threads?: number /** Default true; false opens it without folding constants (checking an untrusted model). */;
+      optimize?: boolean;
+    } = {},
+  ): Promise<OnnxPolicy> {
     const file = basename(path);
     let bytes: Buffer;
     try {
       bytes = await readFile(path);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      throw new PolicyLoadError(code === 'ENOENT' ? `No model file at ${path}.` : `Cannot read the model file ${path} (${code ?? (e as Error).message}).`);
+      throw new PolicyLoadError(
+        code === 'ENOENT'
+          ? `No model file at ${path}.`
+          : `Cannot read the model file ${path} (${code ?? (e as Error).message}).`,
+      );
     }
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     let session: ort.InferenceSession;
@@ -141,10 +195,15 @@ export class OnnxPolicy implements Policy {
     }
     try {
       const inputs = session.inputMetadata.map((m) => planInput(file, m));
-      if (!inputs.some((i) => i.kind === 'state')) throw new PolicyLoadError(`Model ${file} has no 'state' input; tandem policies take the 14-entry joint state.`);
-      const outMeta = session.outputMetadata.find((m) => m.name === 'actions') ?? (session.outputMetadata.length === 1 ? session.outputMetadata[0] : undefined);
+      if (!inputs.some((i) => i.kind === 'state'))
+        throw new PolicyLoadError(`Model ${file} has no 'state' input; tandem policies take the 14-entry joint state.`);
+      const outMeta =
+        session.outputMetadata.find((m) => m.name === 'actions') ??
+        (session.outputMetadata.length === 1 ? session.outputMetadata[0] : undefined);
       if (!outMeta) {
-        throw new PolicyLoadError(`Model ${file} has outputs ${session.outputNames.join(', ')}; name the action output 'actions' so tandem knows which to use.`);
+        throw new PolicyLoadError(
+          `Model ${file} has outputs ${session.outputNames.join(', ')}; name the action output 'actions' so tandem knows which to use.`,
+        );
       }
       return new OnnxPolicy(session, file, sha256, inputs, outMeta.name, planOutput(file, outMeta));
     } catch (e) {
@@ -172,7 +231,8 @@ export class OnnxPolicy implements Policy {
     validateObservation(obs, this.info.cameras);
     const feeds: Record<string, ort.Tensor> = {};
     for (const input of this.inputs) {
-      if (input.kind === 'state') feeds[input.name] = new ort.Tensor('float32', new Float32Array(obs.state), input.dims);
+      if (input.kind === 'state')
+        feeds[input.name] = new ort.Tensor('float32', new Float32Array(obs.state), input.dims);
       else feeds[input.name] = await imageTensor(input, obs);
     }
     const t1 = performance.now();
@@ -186,12 +246,18 @@ export class OnnxPolicy implements Policy {
     const tensor = out[this.outputName] as ort.Tensor;
     const values = tensor.data as Float32Array | Float64Array;
     if (values.length % STATE_DIM !== 0 || values.length === 0) {
-      throw new Error(`ONNX model ${this.file} answered ${values.length} action values with shape [${tensor.dims.join(', ')}]; expected H×${STATE_DIM}.`);
+      throw new Error(
+        `ONNX model ${this.file} answered ${values.length} action values with shape [${tensor.dims.join(', ')}]; expected H×${STATE_DIM}.`,
+      );
     }
     const actions = Float32Array.from(values);
     this.horizon = actions.length / STATE_DIM;
     const t3 = performance.now();
-    return { horizon: this.horizon, actions, timing: { totalMs: t3 - t0, encodeMs: t1 - t0, modelMs: t2 - t1, decodeMs: t3 - t2 } };
+    return {
+      horizon: this.horizon,
+      actions,
+      timing: { totalMs: t3 - t0, encodeMs: t1 - t0, modelMs: t2 - t1, decodeMs: t3 - t2 },
+    };
   }
 
   async close(): Promise<void> {

@@ -9,7 +9,16 @@
  * the rollout must decide, because the arm has moved on).
  */
 import WebSocket from 'ws';
-import { CAMERA_NAMES, PolicyUnavailableError, type ActionChunk, type CameraName, type EpisodeContext, type Observation, type Policy, type PolicyInfo } from '../contract.js';
+import {
+  CAMERA_NAMES,
+  PolicyUnavailableError,
+  type ActionChunk,
+  type CameraName,
+  type EpisodeContext,
+  type Observation,
+  type Policy,
+  type PolicyInfo,
+} from '../contract.js';
 import { validateObservation } from '../observation.js';
 import { NdArray, NpGeneric, unpackOpenpi, WireFormatError, type WireValue } from './msgpack-numpy.js';
 import { decodeResult, encodeObservation, MAX_METADATA_BYTES, MAX_RESPONSE_BYTES, OPENPI_IMAGE_SIZE } from './wire.js';
@@ -36,13 +45,18 @@ function describe(e: unknown): string {
   const err = e as NodeJS.ErrnoException;
   if (err?.code === 'ECONNREFUSED') return 'connection refused';
   if (err?.code === 'ENOTFOUND') return 'host not found';
-  if (err?.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return `it sent a message larger than the ${MAX_RESPONSE_BYTES} bytes any openpi answer needs`;
+  if (err?.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH')
+    return `it sent a message larger than the ${MAX_RESPONSE_BYTES} bytes any openpi answer needs`;
   return err?.message ?? String(e);
 }
 
 /** Text of a server error frame, shortened to its last line (a Python traceback ends with the exception). */
 function lastLine(text: string): string {
-  const lines = text.trim().split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return (lines[lines.length - 1] ?? '(empty message)').slice(0, 500);
 }
 
@@ -78,7 +92,11 @@ export class OpenpiClientPolicy implements Policy {
 
   get info(): PolicyInfo {
     const m = this.metadata;
-    const listed = Array.isArray(m.cameras) ? m.cameras.filter((c): c is CameraName => typeof c === 'string' && (CAMERA_NAMES as readonly string[]).includes(c)) : [...CAMERA_NAMES];
+    const listed = Array.isArray(m.cameras)
+      ? m.cameras.filter(
+          (c): c is CameraName => typeof c === 'string' && (CAMERA_NAMES as readonly string[]).includes(c),
+        )
+      : [...CAMERA_NAMES];
     // The openpi wire always carries cam_high (inferNow requires it), even for a model that reads no image.
     const cams: CameraName[] = listed.includes('cam_high') ? listed : ['cam_high', ...listed];
     return {
@@ -118,7 +136,10 @@ export class OpenpiClientPolicy implements Policy {
     } catch (e) {
       if (e instanceof WireFormatError) {
         this.drop();
-        throw new PolicyUnavailableError(`Policy server ${this.opts.url} answered something that is not an openpi action message: ${e.message}.`, 'bad-response');
+        throw new PolicyUnavailableError(
+          `Policy server ${this.opts.url} answered something that is not an openpi action message: ${e.message}.`,
+          'bad-response',
+        );
       }
       throw e;
     }
@@ -142,7 +163,9 @@ export class OpenpiClientPolicy implements Policy {
   async close(): Promise<void> {
     const ws = this.ws;
     this.ws = undefined;
-    this.pending?.reject(new PolicyUnavailableError(`The connection to ${this.opts.url} was closed by tandem.`, 'disconnected'));
+    this.pending?.reject(
+      new PolicyUnavailableError(`The connection to ${this.opts.url} was closed by tandem.`, 'disconnected'),
+    );
     this.pending = undefined;
     if (!ws || ws.readyState === WebSocket.CLOSED) return;
     await new Promise<void>((resolve) => {
@@ -172,7 +195,12 @@ export class OpenpiClientPolicy implements Policy {
         this.pending = undefined;
         // A late answer would pair with the next request: this connection is finished.
         this.drop();
-        reject(new PolicyUnavailableError(`Policy server ${this.opts.url} did not answer within ${this.inferenceTimeoutMs} ms.`, 'timeout'));
+        reject(
+          new PolicyUnavailableError(
+            `Policy server ${this.opts.url} did not answer within ${this.inferenceTimeoutMs} ms.`,
+            'timeout',
+          ),
+        );
       }, this.inferenceTimeoutMs);
       this.pending = {
         resolve: (b) => {
@@ -188,7 +216,12 @@ export class OpenpiClientPolicy implements Policy {
         if (err && this.pending) {
           const p = this.pending;
           this.pending = undefined;
-          p.reject(new PolicyUnavailableError(`Could not send the observation to ${this.opts.url}: ${describe(err)}.`, 'disconnected'));
+          p.reject(
+            new PolicyUnavailableError(
+              `Could not send the observation to ${this.opts.url}: ${describe(err)}.`,
+              'disconnected',
+            ),
+          );
         }
       });
     });
@@ -216,7 +249,10 @@ export class OpenpiClientPolicy implements Policy {
       }
       await new Promise((r) => setTimeout(r, Math.min(RETRY_DELAY_MS, Math.max(0, deadline - performance.now()))));
     }
-    throw new PolicyUnavailableError(`Could not connect to policy server ${this.opts.url} within ${this.connectTimeoutMs} ms (${lastError}). Is the server running and reachable?`, 'disconnected');
+    throw new PolicyUnavailableError(
+      `Could not connect to policy server ${this.opts.url} within ${this.connectTimeoutMs} ms (${lastError}). Is the server running and reachable?`,
+      'disconnected',
+    );
   }
 
   private openOnce(timeoutMs: number): Promise<void> {
@@ -225,7 +261,12 @@ export class OpenpiClientPolicy implements Policy {
       const headers: Record<string, string> = {};
       if (this.opts.apiKey) headers.Authorization = `Api-Key ${this.opts.apiKey}`;
       // maxPayload: ws refuses (close 1009) a larger message before buffering it.
-      const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: MAX_RESPONSE_BYTES, headers, handshakeTimeout: Math.max(1, Math.round(timeoutMs)) });
+      const ws = new WebSocket(url, {
+        perMessageDeflate: false,
+        maxPayload: MAX_RESPONSE_BYTES,
+        headers,
+        handshakeTimeout: Math.max(1, Math.round(timeoutMs)),
+      });
       let settled = false;
       const finish = (err?: Error): void => {
         if (settled) return;
@@ -239,7 +280,13 @@ export class OpenpiClientPolicy implements Policy {
         } else resolve();
       };
       const timer = setTimeout(
-        () => finish(new PolicyUnavailableError(`Policy server ${url} accepted the connection but sent no metadata within ${Math.round(timeoutMs)} ms.`, 'timeout')),
+        () =>
+          finish(
+            new PolicyUnavailableError(
+              `Policy server ${url} accepted the connection but sent no metadata within ${Math.round(timeoutMs)} ms.`,
+              'timeout',
+            ),
+          ),
         timeoutMs,
       );
       ws.on('unexpected-response', (_req, res) => {
@@ -254,29 +301,61 @@ export class OpenpiClientPolicy implements Policy {
         );
       });
       ws.on('error', (e) => {
-        if (!settled) finish(new PolicyUnavailableError(`Could not connect to ${url}: ${describe(e)}.`, 'disconnected'));
+        if (!settled)
+          finish(new PolicyUnavailableError(`Could not connect to ${url}: ${describe(e)}.`, 'disconnected'));
         else this.onSocketGone(ws, `Connection to policy server ${url} failed: ${describe(e)}.`);
       });
       ws.on('close', (code, reason) => {
-        if (!settled) finish(new PolicyUnavailableError(`Policy server ${url} closed the connection before sending metadata (code ${code}).`, 'disconnected'));
-        else this.onSocketGone(ws, `Policy server ${url} closed the connection (code ${code}${reason.length ? `: ${reason.toString()}` : ''}).`);
+        if (!settled)
+          finish(
+            new PolicyUnavailableError(
+              `Policy server ${url} closed the connection before sending metadata (code ${code}).`,
+              'disconnected',
+            ),
+          );
+        else
+          this.onSocketGone(
+            ws,
+            `Policy server ${url} closed the connection (code ${code}${reason.length ? `: ${reason.toString()}` : ''}).`,
+          );
       });
       ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
-        const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+        const bytes = Array.isArray(data)
+          ? Buffer.concat(data)
+          : data instanceof ArrayBuffer
+            ? new Uint8Array(data)
+            : data;
         if (!settled) {
           if (!isBinary) {
             this.lastServerError = bytes.toString();
-            finish(new PolicyUnavailableError(`Policy server ${url} reported an error instead of its metadata: ${lastLine(this.lastServerError)}`, 'server-error'));
+            finish(
+              new PolicyUnavailableError(
+                `Policy server ${url} reported an error instead of its metadata: ${lastLine(this.lastServerError)}`,
+                'server-error',
+              ),
+            );
             return;
           }
           try {
             const meta = unpackOpenpi(bytes, { maxBytes: MAX_METADATA_BYTES });
-            if (meta === null || typeof meta !== 'object' || Array.isArray(meta) || meta instanceof Uint8Array || meta instanceof NdArray || meta instanceof NpGeneric) {
+            if (
+              meta === null ||
+              typeof meta !== 'object' ||
+              Array.isArray(meta) ||
+              meta instanceof Uint8Array ||
+              meta instanceof NdArray ||
+              meta instanceof NpGeneric
+            ) {
               throw new WireFormatError('the metadata is not a map');
             }
             this.metadata = meta as Record<string, WireValue>;
           } catch (e) {
-            finish(new PolicyUnavailableError(`Policy server ${url} sent metadata that is not openpi msgpack: ${(e as Error).message}.`, 'bad-response'));
+            finish(
+              new PolicyUnavailableError(
+                `Policy server ${url} sent metadata that is not openpi msgpack: ${(e as Error).message}.`,
+                'bad-response',
+              ),
+            );
             return;
           }
           this.ws = ws;
@@ -287,7 +366,12 @@ export class OpenpiClientPolicy implements Policy {
         this.pending = undefined;
         if (!isBinary) {
           this.lastServerError = bytes.toString();
-          p?.reject(new PolicyUnavailableError(`Policy server ${url} reported an error: ${lastLine(this.lastServerError)}`, 'server-error'));
+          p?.reject(
+            new PolicyUnavailableError(
+              `Policy server ${url} reported an error: ${lastLine(this.lastServerError)}`,
+              'server-error',
+            ),
+          );
           this.drop();
           return;
         }

@@ -10,7 +10,19 @@ import { Packr, Unpackr } from 'msgpackr';
 
 export type NdDtype = '<f4' | '<f8' | '|u1' | '|i1' | '<i2' | '<u2' | '<i4' | '<u4' | '<i8' | '<u8' | '|b1';
 
-const ITEM_SIZE: Record<NdDtype, number> = { '<f4': 4, '<f8': 8, '|u1': 1, '|i1': 1, '<i2': 2, '<u2': 2, '<i4': 4, '<u4': 4, '<i8': 8, '<u8': 8, '|b1': 1 };
+const ITEM_SIZE: Record<NdDtype, number> = {
+  '<f4': 4,
+  '<f8': 8,
+  '|u1': 1,
+  '|i1': 1,
+  '<i2': 2,
+  '<u2': 2,
+  '<i4': 4,
+  '<u4': 4,
+  '<i8': 8,
+  '<u8': 8,
+  '|b1': 1,
+};
 
 /** A numpy array as it travels: raw little-endian bytes in C order. */
 export class NdArray {
@@ -46,16 +58,27 @@ export class NdArray {
 
 function reader(dtype: NdDtype): (v: DataView, o: number) => number {
   switch (dtype) {
-    case '<f4': return (v, o) => v.getFloat32(o, true);
-    case '<f8': return (v, o) => v.getFloat64(o, true);
-    case '|u1': case '|b1': return (v, o) => v.getUint8(o);
-    case '|i1': return (v, o) => v.getInt8(o);
-    case '<i2': return (v, o) => v.getInt16(o, true);
-    case '<u2': return (v, o) => v.getUint16(o, true);
-    case '<i4': return (v, o) => v.getInt32(o, true);
-    case '<u4': return (v, o) => v.getUint32(o, true);
-    case '<i8': return (v, o) => Number(v.getBigInt64(o, true));
-    case '<u8': return (v, o) => Number(v.getBigUint64(o, true));
+    case '<f4':
+      return (v, o) => v.getFloat32(o, true);
+    case '<f8':
+      return (v, o) => v.getFloat64(o, true);
+    case '|u1':
+    case '|b1':
+      return (v, o) => v.getUint8(o);
+    case '|i1':
+      return (v, o) => v.getInt8(o);
+    case '<i2':
+      return (v, o) => v.getInt16(o, true);
+    case '<u2':
+      return (v, o) => v.getUint16(o, true);
+    case '<i4':
+      return (v, o) => v.getInt32(o, true);
+    case '<u4':
+      return (v, o) => v.getUint32(o, true);
+    case '<i8':
+      return (v, o) => Number(v.getBigInt64(o, true));
+    case '<u8':
+      return (v, o) => Number(v.getBigUint64(o, true));
   }
 }
 
@@ -68,7 +91,16 @@ export class NpGeneric {
 }
 
 /** What a decoded openpi message holds: msgpack values with arrays as NdArray, maps as plain objects. */
-export type WireValue = null | boolean | number | string | Uint8Array | NdArray | NpGeneric | WireValue[] | { [key: string]: WireValue };
+export type WireValue =
+  | null
+  | boolean
+  | number
+  | string
+  | Uint8Array
+  | NdArray
+  | NpGeneric
+  | WireValue[]
+  | { [key: string]: WireValue };
 
 const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
@@ -149,9 +181,11 @@ function scanMsgpack(b: Uint8Array, limits: Required<UnpackLimits>): void {
   };
   const open = (count: number, what: string): void => {
     // Each value takes at least one byte: a count beyond the bytes left is a lie, refused before msgpackr sizes a container by it.
-    if (count > b.length - at) throw new WireFormatError(`a ${what} claims ${count} values but only ${b.length - at} bytes follow`);
+    if (count > b.length - at)
+      throw new WireFormatError(`a ${what} claims ${count} values but only ${b.length - at} bytes follow`);
     if (count > 0) {
-      if (remaining.length > limits.maxDepth) throw new WireFormatError(`the message nests deeper than ${limits.maxDepth} levels`);
+      if (remaining.length > limits.maxDepth)
+        throw new WireFormatError(`the message nests deeper than ${limits.maxDepth} levels`);
       remaining.push(count);
     }
   };
@@ -179,19 +213,89 @@ function scanMsgpack(b: Uint8Array, limits: Required<UnpackLimits>): void {
       continue;
     }
     switch (t) {
-      case 0xcc: case 0xd0: need(1, 'number'); at += 1; continue;
-      case 0xcd: case 0xd1: need(2, 'number'); at += 2; continue;
-      case 0xca: case 0xce: case 0xd2: need(4, 'number'); at += 4; continue;
-      case 0xcb: case 0xcf: case 0xd3: need(8, 'number'); at += 8; continue;
-      case 0xc4: case 0xd9: { need(1, 'length'); const n = b[at]; at += 1; need(n, t === 0xc4 ? 'bytes' : 'text'); at += n; continue; }
-      case 0xc5: case 0xda: { need(2, 'length'); const n = view.getUint16(at); at += 2; need(n, t === 0xc5 ? 'bytes' : 'text'); at += n; continue; }
-      case 0xc6: case 0xdb: { need(4, 'length'); const n = view.getUint32(at); at += 4; need(n, t === 0xc6 ? 'bytes' : 'text'); at += n; continue; }
-      case 0xdc: { need(2, 'length'); const n = view.getUint16(at); at += 2; open(n, 'list'); continue; }
-      case 0xdd: { need(4, 'length'); const n = view.getUint32(at); at += 4; open(n, 'list'); continue; }
-      case 0xde: { need(2, 'length'); const n = view.getUint16(at); at += 2; open(n * 2, 'map'); continue; }
-      case 0xdf: { need(4, 'length'); const n = view.getUint32(at); at += 4; open(n * 2, 'map'); continue; }
-      case 0xc1: throw new WireFormatError(`byte ${at - 1} is 0xc1, which msgpack never uses`);
-      default: throw new WireFormatError(`byte ${at - 1} starts a msgpack extension type (0x${t.toString(16)}), which openpi never sends`);
+      case 0xcc:
+      case 0xd0:
+        need(1, 'number');
+        at += 1;
+        continue;
+      case 0xcd:
+      case 0xd1:
+        need(2, 'number');
+        at += 2;
+        continue;
+      case 0xca:
+      case 0xce:
+      case 0xd2:
+        need(4, 'number');
+        at += 4;
+        continue;
+      case 0xcb:
+      case 0xcf:
+      case 0xd3:
+        need(8, 'number');
+        at += 8;
+        continue;
+      case 0xc4:
+      case 0xd9: {
+        need(1, 'length');
+        const n = b[at];
+        at += 1;
+        need(n, t === 0xc4 ? 'bytes' : 'text');
+        at += n;
+        continue;
+      }
+      case 0xc5:
+      case 0xda: {
+        need(2, 'length');
+        const n = view.getUint16(at);
+        at += 2;
+        need(n, t === 0xc5 ? 'bytes' : 'text');
+        at += n;
+        continue;
+      }
+      case 0xc6:
+      case 0xdb: {
+        need(4, 'length');
+        const n = view.getUint32(at);
+        at += 4;
+        need(n, t === 0xc6 ? 'bytes' : 'text');
+        at += n;
+        continue;
+      }
+      case 0xdc: {
+        need(2, 'length');
+        const n = view.getUint16(at);
+        at += 2;
+        open(n, 'list');
+        continue;
+      }
+      case 0xdd: {
+        need(4, 'length');
+        const n = view.getUint32(at);
+        at += 4;
+        open(n, 'list');
+        continue;
+      }
+      case 0xde: {
+        need(2, 'length');
+        const n = view.getUint16(at);
+        at += 2;
+        open(n * 2, 'map');
+        continue;
+      }
+      case 0xdf: {
+        need(4, 'length');
+        const n = view.getUint32(at);
+        at += 4;
+        open(n * 2, 'map');
+        continue;
+      }
+      case 0xc1:
+        throw new WireFormatError(`byte ${at - 1} is 0xc1, which msgpack never uses`);
+      default:
+        throw new WireFormatError(
+          `byte ${at - 1} starts a msgpack extension type (0x${t.toString(16)}), which openpi never sends`,
+        );
     }
   }
   if (at !== b.length) throw new WireFormatError(`the message has ${b.length - at} bytes after its end`);
@@ -206,7 +310,8 @@ export function describeWireValue(v: unknown): string {
   if (v instanceof Uint8Array) return `${v.length} raw bytes`;
   if (Array.isArray(v)) return `a list of ${v.length}`;
   if (v instanceof Map) return 'a map';
-  if (typeof v === 'object' && (Object.getPrototypeOf(v) === null || Object.getPrototypeOf(v) === Object.prototype)) return 'a map';
+  if (typeof v === 'object' && (Object.getPrototypeOf(v) === null || Object.getPrototypeOf(v) === Object.prototype))
+    return 'a map';
   return `a ${Object.prototype.toString.call(v).slice(8, -1)}`;
 }
 
@@ -233,7 +338,9 @@ const NPGENERIC_KEYS = ['__npgeneric__', 'data', 'dtype'];
 const MAX_NDIM = 8;
 
 function checkKeys(entries: Map<string, unknown>, allowed: readonly string[], what: string): void {
-  for (const k of entries.keys()) if (!allowed.includes(k)) throw new WireFormatError(`${what} has the key ${describeWireValue(k)}; openpi's has only ${allowed.join(', ')}`);
+  for (const k of entries.keys())
+    if (!allowed.includes(k))
+      throw new WireFormatError(`${what} has the key ${describeWireValue(k)}; openpi's has only ${allowed.join(', ')}`);
   for (const k of allowed) if (!entries.has(k)) throw new WireFormatError(`${what} has no "${k}"`);
 }
 
@@ -242,15 +349,26 @@ function ndArrayFrom(entries: Map<string, unknown>): NdArray {
   const dtype = entries.get('dtype');
   const shape = entries.get('shape');
   const data = entries.get('data');
-  if (!isDtype(dtype)) throw new WireFormatError(`an array has dtype ${describeWireValue(dtype)}, which tandem does not read (little-endian numbers and bool only)`);
-  if (!Array.isArray(shape) || shape.length > MAX_NDIM || !shape.every((d) => Number.isSafeInteger(d) && (d as number) >= 0)) {
-    throw new WireFormatError(`an array has shape ${describeWireValue(shape)}; a shape is a list of at most ${MAX_NDIM} whole numbers`);
+  if (!isDtype(dtype))
+    throw new WireFormatError(
+      `an array has dtype ${describeWireValue(dtype)}, which tandem does not read (little-endian numbers and bool only)`,
+    );
+  if (
+    !Array.isArray(shape) ||
+    shape.length > MAX_NDIM ||
+    !shape.every((d) => Number.isSafeInteger(d) && (d as number) >= 0)
+  ) {
+    throw new WireFormatError(
+      `an array has shape ${describeWireValue(shape)}; a shape is a list of at most ${MAX_NDIM} whole numbers`,
+    );
   }
   if (!(data instanceof Uint8Array)) throw new WireFormatError('an array has no raw bytes under "data"');
   const dims = shape as number[];
   const size = dims.reduce((a, b) => a * b, 1);
   if (data.length !== size * ITEM_SIZE[dtype]) {
-    throw new WireFormatError(`an array of shape [${dims.join(', ')}] and dtype ${dtype} carries ${data.length} bytes, not ${size * ITEM_SIZE[dtype]}`);
+    throw new WireFormatError(
+      `an array of shape [${dims.join(', ')}] and dtype ${dtype} carries ${data.length} bytes, not ${size * ITEM_SIZE[dtype]}`,
+    );
   }
   return new NdArray(dtype, dims, data);
 }
@@ -259,14 +377,17 @@ function npGenericFrom(entries: Map<string, unknown>): NpGeneric {
   checkKeys(entries, NPGENERIC_KEYS, 'a numpy scalar');
   const dtype = entries.get('dtype');
   let value = entries.get('data');
-  if (!isDtype(dtype)) throw new WireFormatError(`a numpy scalar has dtype ${describeWireValue(dtype)}, which tandem does not read`);
+  if (!isDtype(dtype))
+    throw new WireFormatError(`a numpy scalar has dtype ${describeWireValue(dtype)}, which tandem does not read`);
   if (typeof value === 'bigint') value = Number(value);
-  if (typeof value !== 'number' && typeof value !== 'boolean') throw new WireFormatError(`a numpy scalar holds ${describeWireValue(value)}, not a number`);
+  if (typeof value !== 'number' && typeof value !== 'boolean')
+    throw new WireFormatError(`a numpy scalar holds ${describeWireValue(value)}, not a number`);
   return new NpGeneric(dtype, value);
 }
 
 function fromUnpacked(v: unknown, depth: number): WireValue {
-  if (depth > DEFAULT_LIMITS.maxDepth) throw new WireFormatError(`the message nests deeper than ${DEFAULT_LIMITS.maxDepth} levels`);
+  if (depth > DEFAULT_LIMITS.maxDepth)
+    throw new WireFormatError(`the message nests deeper than ${DEFAULT_LIMITS.maxDepth} levels`);
   if (v === null || v === undefined) return null;
   if (typeof v === 'boolean' || typeof v === 'number' || typeof v === 'string') return v;
   // uint64/int64 beyond 2^53: openpi sends them only as counters; a Number is close enough and prints.
@@ -295,7 +416,8 @@ function fromUnpacked(v: unknown, depth: number): WireValue {
 /** Decodes one openpi msgpack message within `limits`. Throws WireFormatError on anything else. */
 export function unpackOpenpi(bytes: Uint8Array, limits: UnpackLimits = {}): WireValue {
   const lim: Required<UnpackLimits> = { ...DEFAULT_LIMITS, ...limits };
-  if (bytes.length > lim.maxBytes) throw new WireFormatError(`the message is ${bytes.length} bytes; at most ${lim.maxBytes} are accepted here`);
+  if (bytes.length > lim.maxBytes)
+    throw new WireFormatError(`the message is ${bytes.length} bytes; at most ${lim.maxBytes} are accepted here`);
   try {
     scanMsgpack(bytes, lim);
   } catch (e) {
@@ -312,10 +434,16 @@ export function unpackOpenpi(bytes: Uint8Array, limits: UnpackLimits = {}): Wire
 
 /** For printing (probe --json): arrays become {dtype, shape, values}, bytes become hex. */
 export function wireToJson(v: WireValue): unknown {
-  if (v instanceof NdArray) return { dtype: v.dtype, shape: v.shape, values: v.size <= 1024 ? Array.from(v.toFloat32()) : `(${v.size} values)` };
+  if (v instanceof NdArray)
+    return {
+      dtype: v.dtype,
+      shape: v.shape,
+      values: v.size <= 1024 ? Array.from(v.toFloat32()) : `(${v.size} values)`,
+    };
   if (v instanceof NpGeneric) return wireToJson(v.value as WireValue);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('hex');
   if (Array.isArray(v)) return v.map(wireToJson);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, wireToJson(x as WireValue)]));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, wireToJson(x as WireValue)]));
   return v;
 }

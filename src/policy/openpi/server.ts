@@ -93,7 +93,9 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
       res.writeHead(200, { 'content-type': 'text/plain' }).end('OK\n');
       return;
     }
-    res.writeHead(426, { 'content-type': 'text/plain' }).end('This is an openpi policy server: connect with a websocket, or GET /healthz.\n');
+    res
+      .writeHead(426, { 'content-type': 'text/plain' })
+      .end('This is an openpi policy server: connect with a websocket, or GET /healthz.\n');
   });
   const maxImageSide = opts.maxImageSide ?? DEFAULT_MAX_IMAGE_SIDE;
   const maxPayload = maxRequestBytes(maxImageSide);
@@ -103,13 +105,19 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
     socket.on('error', () => {});
     const origin = req.headers.origin;
     if (origin !== undefined && !allowedOrigins.has(origin)) {
-      log(`refused a connection from ${req.socket.remoteAddress ?? '?'}: a page from ${origin} may not use this policy server`);
-      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nThis policy server refuses pages from ${origin.slice(0, 200)}.\n`);
+      log(
+        `refused a connection from ${req.socket.remoteAddress ?? '?'}: a page from ${origin} may not use this policy server`,
+      );
+      socket.end(
+        `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nThis policy server refuses pages from ${origin.slice(0, 200)}.\n`,
+      );
       return;
     }
     if (opts.apiKey !== undefined && !keyMatches(req.headers.authorization, opts.apiKey)) {
       log(`refused a connection from ${req.socket.remoteAddress ?? '?'}: wrong or missing API key`);
-      socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nMissing or wrong Authorization: Api-Key header.\n');
+      socket.end(
+        'HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nMissing or wrong Authorization: Api-Key header.\n',
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
@@ -140,7 +148,11 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
     let waiting = 0;
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       const receivedAt = performance.now();
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+      const bytes = Array.isArray(data)
+        ? Buffer.concat(data)
+        : data instanceof ArrayBuffer
+          ? new Uint8Array(data)
+          : data;
       waiting += 1;
       if (waiting === 1) ws.pause();
       // Strict request/response per connection: handle messages in order.
@@ -168,7 +180,9 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
           served += 1;
           prevTotalMs = performance.now() - receivedAt;
         } catch (e) {
-          fail(`tandem policy server: ${e instanceof WireFormatError ? `the observation could not be read: ${e.message}.` : (e as Error).message}`);
+          fail(
+            `tandem policy server: ${e instanceof WireFormatError ? `the observation could not be read: ${e.message}.` : (e as Error).message}`,
+          );
         } finally {
           waiting -= 1;
           if (waiting === 0 && ws.readyState === WebSocket.OPEN) ws.resume();
@@ -178,7 +192,10 @@ export async function startPolicyServer(opts: PolicyServerOptions): Promise<Runn
     ws.on('close', () => log(`connection from ${peer} closed`));
     ws.on('error', (e) => {
       // ws closes with 1009 itself when a message exceeds maxPayload, before buffering it.
-      if ((e as NodeJS.ErrnoException).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') log(`refused a message from ${peer} larger than ${maxPayload} bytes (the most an observation with ${maxImageSide}-pixel images needs)`);
+      if ((e as NodeJS.ErrnoException).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH')
+        log(
+          `refused a message from ${peer} larger than ${maxPayload} bytes (the most an observation with ${maxImageSide}-pixel images needs)`,
+        );
       else log(`connection from ${peer} failed: ${e.message}`);
     });
   });

@@ -7,7 +7,15 @@ import { STATE_DIM } from '../../rig/contract.js';
 import { CAMERA_NAMES, type ActionChunk, type CameraName, type Observation, type RgbImage } from '../contract.js';
 import { blackImage, chwToHwc, hwcToChw, resizeWithPad } from '../image.js';
 import { InvalidObservationError, isCameraName, validateObservation } from '../observation.js';
-import { NdArray, NpGeneric, WireFormatError, describeWireValue, packOpenpi, unpackOpenpi, type WireValue } from './msgpack-numpy.js';
+import {
+  NdArray,
+  NpGeneric,
+  WireFormatError,
+  describeWireValue,
+  packOpenpi,
+  unpackOpenpi,
+  type WireValue,
+} from './msgpack-numpy.js';
 
 /** Images resized (with padding) to this size before sending, as openpi's clients do. */
 export const OPENPI_IMAGE_SIZE = 224;
@@ -34,7 +42,10 @@ export const MAX_RESPONSE_BYTES = MAX_ACTION_HORIZON * MAX_ACTION_COLUMNS * 8 + 
 export const MAX_METADATA_BYTES = 2 ** 20;
 
 /** The observation as openpi values; images resized and reordered to CHW. */
-export async function observationToWire(obs: Observation, imageSize: number | undefined = OPENPI_IMAGE_SIZE): Promise<Record<string, WireValue>> {
+export async function observationToWire(
+  obs: Observation,
+  imageSize: number | undefined = OPENPI_IMAGE_SIZE,
+): Promise<Record<string, WireValue>> {
   const images: Record<string, WireValue> = {};
   for (const name of CAMERA_NAMES) {
     const img = obs.images[name];
@@ -51,7 +62,15 @@ export async function encodeObservation(obs: Observation, imageSize?: number): P
 }
 
 function asRecord(v: WireValue | undefined, what: string): Record<string, WireValue> {
-  if (v === null || v === undefined || typeof v !== 'object' || Array.isArray(v) || v instanceof Uint8Array || v instanceof NdArray || v instanceof NpGeneric) {
+  if (
+    v === null ||
+    v === undefined ||
+    typeof v !== 'object' ||
+    Array.isArray(v) ||
+    v instanceof Uint8Array ||
+    v instanceof NdArray ||
+    v instanceof NpGeneric
+  ) {
     throw new WireFormatError(`${what} is not a map`);
   }
   return v as Record<string, WireValue>;
@@ -60,12 +79,18 @@ function asRecord(v: WireValue | undefined, what: string): Record<string, WireVa
 function imageFromWire(field: string, v: WireValue, maxSide: number): RgbImage {
   if (!(v instanceof NdArray)) throw new InvalidObservationError(field, 'must be an array (numpy __ndarray__ map).');
   if (v.shape.length !== 3 || v.shape[0] !== 3) {
-    throw new InvalidObservationError(field, `has shape [${v.shape.join(', ')}]; images travel as CHW [3, height, width].`);
+    throw new InvalidObservationError(
+      field,
+      `has shape [${v.shape.join(', ')}]; images travel as CHW [3, height, width].`,
+    );
   }
   const [, height, width] = v.shape;
   // Checked on the header, before any pixel is converted or a black wrist image of this size is made.
   if (height < 1 || width < 1 || height > maxSide || width > maxSide) {
-    throw new InvalidObservationError(field, `is ${height}×${width} pixels (height × width); this server takes sides from 1 to ${maxSide} (--max-image-side).`);
+    throw new InvalidObservationError(
+      field,
+      `is ${height}×${width} pixels (height × width); this server takes sides from 1 to ${maxSide} (--max-image-side).`,
+    );
   }
   let chw: Uint8Array;
   if (v.dtype === '|u1') chw = v.data;
@@ -91,19 +116,27 @@ export function decodeObservation(bytes: Uint8Array, opts: DecodeObservationOpti
   const maxSide = opts.maxImageSide ?? DEFAULT_MAX_IMAGE_SIDE;
   const msg = asRecord(unpackOpenpi(bytes, { maxBytes: maxRequestBytes(maxSide) }), 'the observation');
   for (const k of Object.keys(msg)) {
-    if (!REQUEST_KEYS.includes(k)) throw new InvalidObservationError(k, `is not part of an openpi ALOHA observation (${REQUEST_KEYS.join(', ')}).`);
+    if (!REQUEST_KEYS.includes(k))
+      throw new InvalidObservationError(k, `is not part of an openpi ALOHA observation (${REQUEST_KEYS.join(', ')}).`);
   }
   const stateV = msg.state;
-  if (!(stateV instanceof NdArray)) throw new InvalidObservationError('state', 'must be an array (numpy __ndarray__ map).');
-  if (stateV.size !== STATE_DIM) throw new InvalidObservationError('state', `has ${stateV.size} entries; it needs ${STATE_DIM}.`);
+  if (!(stateV instanceof NdArray))
+    throw new InvalidObservationError('state', 'must be an array (numpy __ndarray__ map).');
+  if (stateV.size !== STATE_DIM)
+    throw new InvalidObservationError('state', `has ${stateV.size} entries; it needs ${STATE_DIM}.`);
   const imagesV = asRecord(msg.images ?? {}, 'images');
   const images: Partial<Record<CameraName, RgbImage>> = {};
   for (const [name, v] of Object.entries(imagesV)) {
-    if (!isCameraName(name)) throw new InvalidObservationError(`images.${name}`, `is not a known camera; cameras are ${CAMERA_NAMES.join(', ')}.`);
+    if (!isCameraName(name))
+      throw new InvalidObservationError(
+        `images.${name}`,
+        `is not a known camera; cameras are ${CAMERA_NAMES.join(', ')}.`,
+      );
     images[name] = imageFromWire(`images.${name}`, v, maxSide);
   }
   const high = images.cam_high;
-  if (high === undefined) throw new InvalidObservationError('images.cam_high', 'is missing; openpi policies need the top camera.');
+  if (high === undefined)
+    throw new InvalidObservationError('images.cam_high', 'is missing; openpi policies need the top camera.');
   for (const name of CAMERA_NAMES) images[name] ??= blackImage(high.width, high.height);
   const prompt = msg.prompt === undefined || msg.prompt === null ? '' : msg.prompt;
   if (typeof prompt !== 'string') throw new InvalidObservationError('prompt', 'must be text.');
@@ -138,7 +171,15 @@ export interface DecodedResult {
 }
 
 function numberAt(rec: WireValue | undefined, key: string): number | undefined {
-  if (rec === null || rec === undefined || typeof rec !== 'object' || Array.isArray(rec) || rec instanceof Uint8Array || rec instanceof NdArray) return undefined;
+  if (
+    rec === null ||
+    rec === undefined ||
+    typeof rec !== 'object' ||
+    Array.isArray(rec) ||
+    rec instanceof Uint8Array ||
+    rec instanceof NdArray
+  )
+    return undefined;
   const v = (rec as Record<string, WireValue>)[key];
   if (typeof v === 'number') return v;
   if (v instanceof NpGeneric && typeof v.value === 'number') return v.value;
@@ -150,13 +191,21 @@ export function decodeResult(bytes: Uint8Array): DecodedResult {
   // Other top-level keys are read (bounded, prototype-free) and ignored: openpi servers may add outputs.
   const msg = asRecord(unpackOpenpi(bytes, { maxBytes: MAX_RESPONSE_BYTES }), 'the response');
   const a = msg.actions;
-  if (!(a instanceof NdArray)) throw new WireFormatError(`the response has no "actions" array${a === undefined ? '' : ` (it holds ${describeWireValue(a)})`}`);
+  if (!(a instanceof NdArray))
+    throw new WireFormatError(
+      `the response has no "actions" array${a === undefined ? '' : ` (it holds ${describeWireValue(a)})`}`,
+    );
   if (a.shape.length !== 2 || a.shape[0] < 1 || a.shape[1] < STATE_DIM) {
     throw new WireFormatError(`"actions" has shape [${a.shape.join(', ')}]; expected [H, ${STATE_DIM}]`);
   }
-  if (a.shape[0] > MAX_ACTION_HORIZON) throw new WireFormatError(`"actions" has ${a.shape[0]} rows; at most ${MAX_ACTION_HORIZON} (the action horizon) are read`);
-  if (a.shape[1] > MAX_ACTION_COLUMNS) throw new WireFormatError(`"actions" has ${a.shape[1]} columns; at most ${MAX_ACTION_COLUMNS} are read`);
-  if (!['<f4', '<f8'].includes(a.dtype)) throw new WireFormatError(`"actions" has dtype ${a.dtype}; expected float32 or float64`);
+  if (a.shape[0] > MAX_ACTION_HORIZON)
+    throw new WireFormatError(
+      `"actions" has ${a.shape[0]} rows; at most ${MAX_ACTION_HORIZON} (the action horizon) are read`,
+    );
+  if (a.shape[1] > MAX_ACTION_COLUMNS)
+    throw new WireFormatError(`"actions" has ${a.shape[1]} columns; at most ${MAX_ACTION_COLUMNS} are read`);
+  if (!['<f4', '<f8'].includes(a.dtype))
+    throw new WireFormatError(`"actions" has dtype ${a.dtype}; expected float32 or float64`);
   const [horizon, cols] = a.shape;
   const all = a.toFloat32();
   let actions = all;
@@ -164,5 +213,9 @@ export function decodeResult(bytes: Uint8Array): DecodedResult {
     actions = new Float32Array(horizon * STATE_DIM);
     for (let r = 0; r < horizon; r++) actions.set(all.subarray(r * cols, r * cols + STATE_DIM), r * STATE_DIM);
   }
-  return { chunk: { horizon, actions }, policyInferMs: numberAt(msg.policy_timing, 'infer_ms'), serverInferMs: numberAt(msg.server_timing, 'infer_ms') };
+  return {
+    chunk: { horizon, actions },
+    policyInferMs: numberAt(msg.policy_timing, 'infer_ms'),
+    serverInferMs: numberAt(msg.server_timing, 'infer_ms'),
+  };
 }

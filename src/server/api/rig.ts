@@ -135,5 +135,9 @@ export interface CalibrationInUse {
 export interface CalibrationsView {
   readonly inUse: readonly CalibrationInUse[];
   /** Per kind in the store: how many, and the newest. */
-  readonly stored: readonly { readonly kind: string; readonly count: number; readonly newest: { readonly sha256: string; readonly version: number; readonly createdAt: string } }[];
+  readonly stored: readonly {
+    readonly kind: string;
+    readonly count: number;
+    readonly newest: { readonly sha256: string; readonly version: number; readonly createdAt: string };
+  }[];
 }

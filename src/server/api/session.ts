@@ -30,7 +30,12 @@ export interface StartSessionRequest {
   /** The page's id for this click: a repeat (double click, retried request) is refused, not run twice. */
   readonly requestId?: string;
   /** Pre-register the A/B analysis (two policies): fixed in the plan before the first rollout. */
-  readonly analysis?: { readonly metric?: 'task-progress' | 'full-success'; readonly alpha?: number; readonly margin?: number; readonly stoppingRule?: 'difference' | 'difference-or-no-difference' };
+  readonly analysis?: {
+    readonly metric?: 'task-progress' | 'full-success';
+    readonly alpha?: number;
+    readonly margin?: number;
+    readonly stoppingRule?: 'difference' | 'difference-or-no-difference';
+  };
   /** End the session by itself once the analysis's stopping rule holds (needs `analysis`). */
   readonly stopEarly?: boolean;
 }
@@ -122,7 +127,11 @@ export type SessionPrompt =
   | { readonly id: number; readonly kind: 'place'; readonly placement?: PlacementRefusalView }
   | { readonly id: number; readonly kind: 'score'; readonly run: SessionRunView; readonly scoring: ScoringForm }
   | { readonly id: number; readonly kind: 'reset' }
-  | { readonly id: number; readonly kind: 'offer-redo'; readonly why: { readonly kind: string; readonly reason: string } }
+  | {
+      readonly id: number;
+      readonly kind: 'offer-redo';
+      readonly why: { readonly kind: string; readonly reason: string };
+    }
   | { readonly id: number; readonly kind: 'paused' }
   | { readonly id: number; readonly kind: 'break' };
 
@@ -157,7 +166,17 @@ export interface SessionProgressView {
 }
 
 /** The state-machine step the session is at, in the engine's terms. */
-export type SessionPhase = 'place' | 'running' | 'score' | 'reset' | 'decide' | 'paused' | 'break' | 'between' | 'stopped' | 'ended';
+export type SessionPhase =
+  | 'place'
+  | 'running'
+  | 'score'
+  | 'reset'
+  | 'decide'
+  | 'paused'
+  | 'break'
+  | 'between'
+  | 'stopped'
+  | 'ended';
 
 export interface SessionView {
   /** Grows with every view the station sends: a late HTTP answer never overwrites a newer event. */
@@ -186,7 +205,16 @@ export type SessionAnswer =
   | { readonly action: 'confirm' }
   | { readonly action: 'pause' }
   | { readonly action: 'stop' }
-  | { readonly action: 'score'; readonly endStates: readonly { readonly id: string; readonly region?: string; readonly upright?: boolean; readonly offTable?: boolean }[]; readonly note?: string }
+  | {
+      readonly action: 'score';
+      readonly endStates: readonly {
+        readonly id: string;
+        readonly region?: string;
+        readonly upright?: boolean;
+        readonly offTable?: boolean;
+      }[];
+      readonly note?: string;
+    }
   | { readonly action: 'score-count'; readonly count: number; readonly note?: string }
   /** Abort-and-redo on the score step (a reason is required there), or "redo it" when offered. */
   | { readonly action: 'redo'; readonly reason?: string }

@@ -25,7 +25,13 @@ export function compareRoutes(s: StationContext): Route[] {
       handle: () => {
         const specs = s.blind.specs();
         const blind = (policyId: number): boolean => specs.has(views.policy(policyId)?.spec ?? '');
-        return { body: compareChoices(store.listRollouts().filter((r) => !blind(r.policyId)), policyView, views.taskOf) };
+        return {
+          body: compareChoices(
+            store.listRollouts().filter((r) => !blind(r.policyId)),
+            policyView,
+            views.taskOf,
+          ),
+        };
       },
     }),
     route({
@@ -34,7 +40,8 @@ export function compareRoutes(s: StationContext): Route[] {
       handle: async ({ url }) => {
         const options = compareReportQuery(url.searchParams, {
           loadLayoutSet: (sha) => store.loadLayoutSet(sha),
-          policiesOnSet: (sha) => [...new Set(store.listRollouts({ layoutSetSha256: sha }).map((r) => r.policyId))].sort((a, b) => a - b),
+          policiesOnSet: (sha) =>
+            [...new Set(store.listRollouts({ layoutSetSha256: sha }).map((r) => r.policyId))].sort((a, b) => a - b),
         });
         for (const p of options.policies) s.blind.refuseIfBlind(p);
         return { body: await compareReport((o) => s.reports.build(o), options, views.isCellMarker) };
@@ -50,10 +57,16 @@ export function compareRoutes(s: StationContext): Route[] {
         const layoutText = url.searchParams.get('layout') ?? '';
         const layout = layoutText === '0' ? 0 : parseId(layoutText, 'layout index');
         const { real, sim } = pickReplayPair(store.listRollouts({ policyId, layoutSetSha256: sha }), layout);
-        if (!real) throw new ApiRefusal(404, `No real rollout of this policy on layout ${layout} has an episode file to replay; rollouts on the rig are recorded from now on.`);
+        if (!real)
+          throw new ApiRefusal(
+            404,
+            `No real rollout of this policy on layout ${layout} has an episode file to replay; rollouts on the rig are recorded from now on.`,
+          );
         const realTrace = await readReplayTrace(real);
         const simTrace = sim ? await readReplayTrace(sim) : null;
-        const note = sim ? null : `No recorded sim rollout of this policy on layout ${layout}: run 'tandem sim sweep --layouts FILE --policy SPEC --record DIR' on this set to get its twin.`;
+        const note = sim
+          ? null
+          : `No recorded sim rollout of this policy on layout ${layout}: run 'tandem sim sweep --layouts FILE --policy SPEC --record DIR' on this set to get its twin.`;
         return { body: replayView(realTrace, simTrace, note) };
       },
     }),
@@ -68,7 +81,14 @@ export function compareRoutes(s: StationContext): Route[] {
         if (!views.policy(policyId)) throw new ApiRefusal(404, `There is no policy ${policyId} in the store.`);
         s.blind.refuseIfBlind(String(policyId));
         const rollouts = store.listRollouts({ policyId, layoutSetSha256: sha });
-        return { body: compareView({ policy: policyView(policyId), layoutSet: { sha256: sha, task: set.task, layouts: set.layouts }, rollouts, isCellMarker: views.isCellMarker }) };
+        return {
+          body: compareView({
+            policy: policyView(policyId),
+            layoutSet: { sha256: sha, task: set.task, layouts: set.layouts },
+            rollouts,
+            isCellMarker: views.isCellMarker,
+          }),
+        };
       },
     }),
   ];
@@ -80,8 +100,10 @@ async function readReplayTrace(r: RolloutRecord): Promise<JointTrace> {
     return await readTrace(r);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new ApiRefusal(409, `Rollout ${r.id}'s episode file ${r.episodeFile} is gone from the disk.`);
-    if (e instanceof EpisodeExportError) throw new ApiRefusal(409, `Rollout ${r.id}'s episode file cannot be replayed: ${e.message}`);
+    if (code === 'ENOENT')
+      throw new ApiRefusal(409, `Rollout ${r.id}'s episode file ${r.episodeFile} is gone from the disk.`);
+    if (e instanceof EpisodeExportError)
+      throw new ApiRefusal(409, `Rollout ${r.id}'s episode file cannot be replayed: ${e.message}`);
     throw e;
   }
 }

@@ -15,17 +15,30 @@ function layoutParams([sha, index]: readonly string[]): { sha: string; index: nu
 }
 
 /** The stored layout set, refused (404) when the store does not hold it or it has no such layout. */
-function storedLayout(s: StationContext, { sha, index }: { sha: string; index: number }): { set: LayoutSet; layout: LayoutSet['layouts'][number] } {
+function storedLayout(
+  s: StationContext,
+  { sha, index }: { sha: string; index: number },
+): { set: LayoutSet; layout: LayoutSet['layouts'][number] } {
   const set = s.store.loadLayoutSet(sha);
   if (!set) throw new ApiRefusal(404, `There is no layout set ${sha.slice(0, 12)}… in the store.`);
   const layout = set.layouts.find((l) => l.index === index);
-  if (!layout) throw new ApiRefusal(404, `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}, not ${index}.`);
+  if (!layout)
+    throw new ApiRefusal(
+      404,
+      `Layout set ${sha.slice(0, 12)}… has layouts 0 to ${set.layouts.length - 1}, not ${index}.`,
+    );
   return { set, layout };
 }
 
 export function layoutSetRoutes(s: StationContext): Route[] {
   return [
-    route({ method: 'GET', path: '/api/layout-sets', handle: () => ({ body: s.store.listLayoutSets().map((r) => layoutSetSummary(r, s.views.episodeSecondsOf(r.task))) }) }),
+    route({
+      method: 'GET',
+      path: '/api/layout-sets',
+      handle: () => ({
+        body: s.store.listLayoutSets().map((r) => layoutSetSummary(r, s.views.episodeSecondsOf(r.task))),
+      }),
+    }),
     route({
       method: 'POST',
       path: '/api/layout-sets/sample',

@@ -6,6 +6,10 @@ import { route, type Route } from './route-table.js';
 export function projectorRoutes(projector: ProjectorFeed): Route[] {
   return [
     route({ method: 'GET', path: '/api/projector', handle: () => ({ body: projector.state() }) }),
-    route({ method: 'GET', path: PROJECTOR_FRAME_PATH, handle: () => ({ body: projector.frame(), type: 'image/png' }) }),
+    route({
+      method: 'GET',
+      path: PROJECTOR_FRAME_PATH,
+      handle: () => ({ body: projector.frame(), type: 'image/png' }),
+    }),
   ];
 }

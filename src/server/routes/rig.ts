@@ -20,7 +20,10 @@ export function rigRoutes(s: StationContext): Route[] {
         } else {
           // A session owns the arms between its rollouts too (the operator places around them): hold
           // and damp there would move or drop them under the session's feet. E-stop always acts.
-          if (s.sessions?.working()) throw new RigBusyError(`An eval session has the arms; ${command === 'hold' ? 'Hold' : 'Damp'} is not available until it is stopped for now (Q). Use Abort (S) to stop a rollout, or E-stop (Esc).`);
+          if (s.sessions?.working())
+            throw new RigBusyError(
+              `An eval session has the arms; ${command === 'hold' ? 'Hold' : 'Damp'} is not available until it is stopped for now (Q). Use Abort (S) to stop a rollout, or E-stop (Esc).`,
+            );
           if (command === 'hold') await s.rig.hold();
           else await s.rig.damp();
         }
@@ -33,7 +36,10 @@ export function rigRoutes(s: StationContext): Route[] {
       handle: async () => {
         // A blind session still running keeps its policies' results to itself, as compare does.
         const blind = s.blind.specs();
-        const excludePolicyIds = s.store.listPolicies().filter((p) => blind.has(p.spec)).map((p) => p.id);
+        const excludePolicyIds = s.store
+          .listPolicies()
+          .filter((p) => blind.has(p.spec))
+          .map((p) => p.id);
         return { body: await s.reports.drift({ ...(s.simDrift ? { thresholds: s.simDrift } : {}), excludePolicyIds }) };
       },
     }),
@@ -42,7 +48,11 @@ export function rigRoutes(s: StationContext): Route[] {
       path: '/api/rig/urdf',
       handle: () => {
         const model = s.rig.model();
-        if (!model) throw new ApiRefusal(409, 'The rig is not set up yet, so its model is not known; press Hold, or wait for it to come up.');
+        if (!model)
+          throw new ApiRefusal(
+            409,
+            'The rig is not set up yet, so its model is not known; press Hold, or wait for it to come up.',
+          );
         return { body: rigToUrdf(model), type: 'application/xml; charset=utf-8' };
       },
     }),

@@ -17,7 +17,13 @@ export function rolloutRoutes(s: StationContext): Route[] {
       handle: ({ url }) => {
         const limit = url.searchParams.has('limit') ? parseId(url.searchParams.get('limit') ?? '', 'limit') : 200;
         const labels = s.blind.labels();
-        return { body: store.listRollouts().reverse().slice(0, limit).map((r) => s.blind.blinded(rolloutSummary(r, views), labels)) };
+        return {
+          body: store
+            .listRollouts()
+            .reverse()
+            .slice(0, limit)
+            .map((r) => s.blind.blinded(rolloutSummary(r, views), labels)),
+        };
       },
     }),
     route({
@@ -39,13 +45,19 @@ export function rolloutRoutes(s: StationContext): Route[] {
         try {
           return { status: 201, body: scoreStoredRollout(store, { rolloutId: id, ...body }) };
         } catch (e) {
-          if (e instanceof RolloutScoreRefusal) throw new ApiRefusal(e.message.startsWith('There is no rollout') ? 404 : 409, e.message);
+          if (e instanceof RolloutScoreRefusal)
+            throw new ApiRefusal(e.message.startsWith('There is no rollout') ? 404 : 409, e.message);
           throw e;
         }
       },
     }),
     route({ method: 'GET', path: '/api/run', handle: () => ({ body: s.singleRollouts.current() }) }),
-    route({ method: 'POST', path: '/api/rollouts/run', body: parseRunRollout, handle: async ({ body }) => ({ status: 202, body: await s.singleRollouts.start(body) }) }),
+    route({
+      method: 'POST',
+      path: '/api/rollouts/run',
+      body: parseRunRollout,
+      handle: async ({ body }) => ({ status: 202, body: await s.singleRollouts.start(body) }),
+    }),
     route({
       method: 'POST',
       path: '/api/rollouts/stop',

@@ -1,5 +1,11 @@
 /** Eval sessions: the store's list, starting, resuming and ending one, its results, and the operator's answers. */
-import { parseEndSession, parseId, parseResumeSession, parseSessionAnswer, parseStartSession } from '../request-bodies.js';
+import {
+  parseEndSession,
+  parseId,
+  parseResumeSession,
+  parseSessionAnswer,
+  parseStartSession,
+} from '../request-bodies.js';
 import type { SessionHost } from '../session-host.js';
 import type { StationContext } from './context.js';
 import { route, type Route } from './route-table.js';
@@ -8,7 +14,12 @@ const sessionId = ([id]: readonly string[]): number => parseId(id, 'session');
 
 export function sessionRoutes(s: StationContext, sessions: SessionHost): Route[] {
   return [
-    route({ method: 'GET', path: /^\/api\/sessions\/([^/]+)\/results$/, params: sessionId, handle: ({ params }) => ({ body: sessions.results(params) }) }),
+    route({
+      method: 'GET',
+      path: /^\/api\/sessions\/([^/]+)\/results$/,
+      params: sessionId,
+      handle: ({ params }) => ({ body: sessions.results(params) }),
+    }),
     route({ method: 'GET', path: '/api/sessions', handle: () => ({ body: sessions.list() }) }),
     route({ method: 'GET', path: '/api/session', handle: () => ({ body: sessions.view() }) }),
     route({
@@ -37,6 +48,11 @@ export function sessionRoutes(s: StationContext, sessions: SessionHost): Route[]
       body: parseEndSession,
       handle: ({ params, body }) => ({ body: sessions.end(params, body.reason) }),
     }),
-    route({ method: 'POST', path: '/api/session/answer', body: parseSessionAnswer, handle: async ({ body }) => ({ body: { session: await sessions.answer(body) } }) }),
+    route({
+      method: 'POST',
+      path: '/api/session/answer',
+      body: parseSessionAnswer,
+      handle: async ({ body }) => ({ body: { session: await sessions.answer(body) } }),
+    }),
   ];
 }

@@ -9,7 +9,9 @@ export function stationRoutes(s: StationContext): Route[] {
     route({
       method: 'GET',
       path: '/api/calibrations',
-      handle: () => ({ body: { inUse: s.calibrationsInUse?.() ?? [], stored: s.store.calibrationKinds() } satisfies CalibrationsView }),
+      handle: () => ({
+        body: { inUse: s.calibrationsInUse?.() ?? [], stored: s.store.calibrationKinds() } satisfies CalibrationsView,
+      }),
     }),
   ];
 }

@@ -26,6 +26,11 @@ export function teleopRoutes(s: StationContext, teleop: TeleopHost): Route[] {
         return { status: 201, body: await teleop.resume(body) };
       },
     }),
-    route({ method: 'POST', path: '/api/teleop/control', body: parseTeleopControl, handle: ({ body }) => ({ body: teleop.control(body) }) }),
+    route({
+      method: 'POST',
+      path: '/api/teleop/control',
+      body: parseTeleopControl,
+      handle: ({ body }) => ({ body: teleop.control(body) }),
+    }),
   ];
 }

@@ -11,7 +11,11 @@ export function uploadRoutes(s: StationContext): Route[] {
       method: 'POST',
       path: /^\/api\/uploads\/([^/]+)$/,
       names: ([kind]) => {
-        if (!UPLOAD_KINDS.includes(kind as UploadKind)) throw new ApiRefusal(404, `The station takes uploads of ${UPLOAD_KINDS.join(', ')}, not '${kind.slice(0, 40)}'.`);
+        if (!UPLOAD_KINDS.includes(kind as UploadKind))
+          throw new ApiRefusal(
+            404,
+            `The station takes uploads of ${UPLOAD_KINDS.join(', ')}, not '${kind.slice(0, 40)}'.`,
+          );
       },
       params: ([kind]) => kind as UploadKind,
       howToUse: 'POST the file as the body',

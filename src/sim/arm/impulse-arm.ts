@@ -28,7 +28,12 @@ export class ImpulseArmJoints implements ArmJointModel {
 
   carry(): void {}
 
-  readLinkRotation(b: number, r: { x: number; y: number; z: number; w: number }, _bodyToLink: Quat, out: Float64Array): void {
+  readLinkRotation(
+    b: number,
+    r: { x: number; y: number; z: number; w: number },
+    _bodyToLink: Quat,
+    out: Float64Array,
+  ): void {
     out[b * 4] = r.x;
     out[b * 4 + 1] = r.y;
     out[b * 4 + 2] = r.z;

@@ -37,7 +37,12 @@ export interface ArmJointModel {
   /** Records carried body `k` (links 1..6, then the fingers); `fromLink` turns its body frame into its link's. */
   carry(k: number, body: RigidBody, fromLink: Quat): void;
   /** Writes the kinematic-frame rotation of link `b`, whose body reads `r`, into `out` at `b * 4`. */
-  readLinkRotation(b: number, r: { x: number; y: number; z: number; w: number }, bodyToLink: Quat, out: Float64Array): void;
+  readLinkRotation(
+    b: number,
+    r: { x: number; y: number; z: number; w: number },
+    bodyToLink: Quat,
+    out: Float64Array,
+  ): void;
   /**
    * Joint `i`'s implicit damping this step: D (N·m·s/rad) toward the joint velocity `v`;
    * `solverMinusMeasured` is how far the solver's joint velocity is from the measured one.

@@ -13,5 +13,14 @@ export interface MotorCommand {
 }
 
 export function newMotorCommand(): MotorCommand {
-  return { q: new Float64Array(6), dq: new Float64Array(6), kp: new Float64Array(6), kd: new Float64Array(6), tauFf: new Float64Array(6), gripper: 1, gripperKp: 0, gripperKd: 0 };
+  return {
+    q: new Float64Array(6),
+    dq: new Float64Array(6),
+    kp: new Float64Array(6),
+    kd: new Float64Array(6),
+    tauFf: new Float64Array(6),
+    gripper: 1,
+    gripperKp: 0,
+    gripperKd: 0,
+  };
 }

@@ -50,7 +50,12 @@ export class MultibodyArmJoints implements ArmJointModel {
     this.carriedInertiaFrame.push(turn(fromLink, [pf.x, pf.y, pf.z, pf.w]));
   }
 
-  readLinkRotation(b: number, r: { x: number; y: number; z: number; w: number }, bodyToLink: Quat, out: Float64Array): void {
+  readLinkRotation(
+    b: number,
+    r: { x: number; y: number; z: number; w: number },
+    bodyToLink: Quat,
+    out: Float64Array,
+  ): void {
     out.set(quatMul([r.x, r.y, r.z, r.w], bodyToLink), b * 4);
   }
 
@@ -117,9 +122,13 @@ export class MultibodyArmJoints implements ArmJointModel {
       const m = this.arm.carriedMass[k];
       const n = Math.min(k, 5) + 1; // joints 0..min(k,5) carry body k
       for (let j = 0; j < n; j++) {
-        const a0 = ax[j * 3], a1 = ax[j * 3 + 1], a2 = ax[j * 3 + 2];
+        const a0 = ax[j * 3],
+          a1 = ax[j * 3 + 1],
+          a2 = ax[j * 3 + 2];
         const o = (j + 1) * 3;
-        const r0 = com[k * 3] - org[o], r1 = com[k * 3 + 1] - org[o + 1], r2 = com[k * 3 + 2] - org[o + 2];
+        const r0 = com[k * 3] - org[o],
+          r1 = com[k * 3 + 1] - org[o + 1],
+          r2 = com[k * 3 + 2] - org[o + 2];
         lin[j * 3] = a1 * r2 - a2 * r1;
         lin[j * 3 + 1] = a2 * r0 - a0 * r2;
         lin[j * 3 + 2] = a0 * r1 - a1 * r0;
@@ -129,7 +138,11 @@ export class MultibodyArmJoints implements ArmJointModel {
       }
       for (let i = 0; i < n; i++) {
         for (let j = 0; j <= i; j++) {
-          const v = m * (lin[i * 3] * lin[j * 3] + lin[i * 3 + 1] * lin[j * 3 + 1] + lin[i * 3 + 2] * lin[j * 3 + 2]) + ax[i * 3] * ang[j * 3] + ax[i * 3 + 1] * ang[j * 3 + 1] + ax[i * 3 + 2] * ang[j * 3 + 2];
+          const v =
+            m * (lin[i * 3] * lin[j * 3] + lin[i * 3 + 1] * lin[j * 3 + 1] + lin[i * 3 + 2] * lin[j * 3 + 2]) +
+            ax[i * 3] * ang[j * 3] +
+            ax[i * 3 + 1] * ang[j * 3 + 1] +
+            ax[i * 3 + 2] * ang[j * 3 + 2];
           M[i * 6 + j] += v;
           if (i !== j) M[j * 6 + i] += v;
         }
@@ -156,7 +169,17 @@ function multibodyBodyToLink(R: Rapier, fixedRot: Quat, parentToLink: Quat, axis
     const child = world.createRigidBody(R.RigidBodyDesc.dynamic().setRotation(quatObj(childAt0)));
     world.createCollider(R.ColliderDesc.ball(0.01).setMass(1), child);
     const axis1 = quatRotate(parentToLink, quatRotate(fixedRot, axis));
-    world.createMultibodyJoint(R.JointData.revoluteWithAxes({ x: 0, y: 0, z: 0 }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: axis[0], y: axis[1], z: axis[2] }), parent, child, true);
+    world.createMultibodyJoint(
+      R.JointData.revoluteWithAxes(
+        { x: 0, y: 0, z: 0 },
+        { x: 0, y: 0, z: 0 },
+        { x: axis1[0], y: axis1[1], z: axis1[2] },
+        { x: axis[0], y: axis[1], z: axis[2] },
+      ),
+      parent,
+      child,
+      true,
+    );
     world.step();
     const r = child.rotation();
     // The kinematic angle where the coordinate is 0: the twist about the axis from angle 0's pose.
@@ -173,9 +196,21 @@ function multibodyBodyToLink(R: Rapier, fixedRot: Quat, parentToLink: Quat, axis
 /** out (3×3 row-major) = R(q)·diag(d[at..at+2])·R(q)ᵀ. */
 function worldInertia(q: Quat, d: Float64Array, at: number, out: Float64Array): void {
   const [x, y, z, w] = q;
-  const r = [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w), 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w), 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)];
+  const r = [
+    1 - 2 * (y * y + z * z),
+    2 * (x * y - z * w),
+    2 * (x * z + y * w),
+    2 * (x * y + z * w),
+    1 - 2 * (x * x + z * z),
+    2 * (y * z - x * w),
+    2 * (x * z - y * w),
+    2 * (y * z + x * w),
+    1 - 2 * (x * x + y * y),
+  ];
   for (let i = 0; i < 3; i++) {
-    for (let j = 0; j < 3; j++) out[i * 3 + j] = r[i * 3] * d[at] * r[j * 3] + r[i * 3 + 1] * d[at + 1] * r[j * 3 + 1] + r[i * 3 + 2] * d[at + 2] * r[j * 3 + 2];
+    for (let j = 0; j < 3; j++)
+      out[i * 3 + j] =
+        r[i * 3] * d[at] * r[j * 3] + r[i * 3 + 1] * d[at + 1] * r[j * 3 + 1] + r[i * 3 + 2] * d[at + 2] * r[j * 3 + 2];
   }
 }
 

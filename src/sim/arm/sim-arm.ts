@@ -139,7 +139,8 @@ export class SimArm implements ArmReading {
     this.jointModel = JOINT_MODELS[cal.armJoints ?? 'impulse'](this);
     const toLink = this.bodyToLink;
     toLink.push([0, 0, 0, 1]);
-    for (let i = 0; i < 6; i++) toLink.push(this.jointModel.bodyToLink(R, this.fixedRot[i], toLink[i], YAM_CHAIN[i].axis, q0[i]));
+    for (let i = 0; i < 6; i++)
+      toLink.push(this.jointModel.bodyToLink(R, this.fixedRot[i], toLink[i], YAM_CHAIN[i].axis, q0[i]));
     this.buildLinks(R, world, q0);
     this.connectLinks(R, world, q0);
     this.readJoints();
@@ -174,7 +175,13 @@ export class SimArm implements ArmReading {
       const body = world.createRigidBody(desc);
       const mass = YAM_LINK_MASS_KG[LINK_NAMES[i]];
       if (i === 0) {
-        world.createCollider(R.ColliderDesc.cylinder(0.034, 0.05).setTranslation(0, 0, 0.034).setRotation({ x: Math.SQRT1_2, y: 0, z: 0, w: Math.SQRT1_2 }).setCollisionGroups(GROUPS.armLink[model.side]), body);
+        world.createCollider(
+          R.ColliderDesc.cylinder(0.034, 0.05)
+            .setTranslation(0, 0, 0.034)
+            .setRotation({ x: Math.SQRT1_2, y: 0, z: 0, w: Math.SQRT1_2 })
+            .setCollisionGroups(GROUPS.armLink[model.side]),
+          body,
+        );
       } else if (i < 6) {
         const end = YAM_CHAIN[i].xyz; // next joint's origin in this link's frame
         const len = Math.hypot(end[0], end[1], end[2]);
@@ -197,7 +204,9 @@ export class SimArm implements ArmReading {
           R.ColliderDesc.cuboid(g.palmHalfM[0], g.palmHalfM[1], g.palmHalfM[2])
             .setTranslation(...xyz(inBody([0, 0, g.palmCentreZM])))
             .setRotation(rotInBody([0, 0, 0, 1]))
-            .setMass(mass).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand[model.side]),
+            .setMass(mass)
+            .setFriction(cal.fingerFriction)
+            .setCollisionGroups(GROUPS.hand[model.side]),
           body,
         );
       }
@@ -206,7 +215,13 @@ export class SimArm implements ArmReading {
         // about y and z never enters the true dynamics. Rapier's impulse solver, though, sees
         // link1's tiny inertia there when it passes joint 2's torque on, and loses most of it;
         // a large off-axis inertia restores the conditioning without changing the physics.
-        body.setAdditionalMassProperties(0, { x: 0, y: 0, z: 0 }, { x: cal.joints[0].armatureKgM2, y: LINK1_OFF_AXIS_INERTIA_KGM2, z: LINK1_OFF_AXIS_INERTIA_KGM2 }, rotInBody([0, 0, 0, 1]), false);
+        body.setAdditionalMassProperties(
+          0,
+          { x: 0, y: 0, z: 0 },
+          { x: cal.joints[0].armatureKgM2, y: LINK1_OFF_AXIS_INERTIA_KGM2, z: LINK1_OFF_AXIS_INERTIA_KGM2 },
+          rotInBody([0, 0, 0, 1]),
+          false,
+        );
       } else if (i >= 2) {
         const arm = cal.joints[i - 1].armatureKgM2;
         // Reflected rotor inertia about the joint axis only (principal frame turned so x = axis).
@@ -227,7 +242,12 @@ export class SimArm implements ArmReading {
       const axis1 = rotate(toLink[i], quatRotate(this.fixedRot[i], c.axis));
       const anchor1 = rotate(toLink[i], c.xyz);
       // The child's body turns about this very axis (bodyToLink), so the axis reads the same in its body frame.
-      const data = R.JointData.revoluteWithAxes({ x: anchor1[0], y: anchor1[1], z: anchor1[2] }, { x: 0, y: 0, z: 0 }, { x: axis1[0], y: axis1[1], z: axis1[2] }, { x: c.axis[0], y: c.axis[1], z: c.axis[2] });
+      const data = R.JointData.revoluteWithAxes(
+        { x: anchor1[0], y: anchor1[1], z: anchor1[2] },
+        { x: 0, y: 0, z: 0 },
+        { x: axis1[0], y: axis1[1], z: axis1[2] },
+        { x: c.axis[0], y: c.axis[1], z: c.axis[2] },
+      );
       this.qUnwrapped[i] = q0[i];
       this.jointModel.connect(R, world, i, data, this.links[i], this.links[i + 1]);
     }
@@ -262,10 +282,16 @@ export class SimArm implements ArmReading {
       world.createCollider(
         R.ColliderDesc.cuboid(g.fingerHalfM[0], g.fingerHalfM[1], g.fingerHalfM[2])
           .setRotation(quatObj(toGripper))
-          .setMass(YAM_FINGER_MASS_KG).setFriction(cal.fingerFriction).setCollisionGroups(GROUPS.hand[model.side]),
+          .setMass(YAM_FINGER_MASS_KG)
+          .setFriction(cal.fingerFriction)
+          .setCollisionGroups(GROUPS.hand[model.side]),
         body,
       );
-      const data = R.JointData.prismatic(inGripperBody([0, sign * g.fingerHalfM[1], g.fingerCentreZM]), { x: 0, y: 0, z: 0 }, inGripperBody([0, sign, 0]));
+      const data = R.JointData.prismatic(
+        inGripperBody([0, sign * g.fingerHalfM[1], g.fingerCentreZM]),
+        { x: 0, y: 0, z: 0 },
+        inGripperBody([0, sign, 0]),
+      );
       data.limitsEnabled = true;
       data.limits = [0, this.halfStrokeM + 0.002];
       const joint = world.createImpulseJoint(data, gripperBody, body, true) as UnitImpulseJoint;
@@ -329,7 +355,8 @@ export class SimArm implements ArmReading {
       this.axisWorld[i * 3 + 2] = aw[2];
       const pv = i * 3;
       const cv = (i + 1) * 3;
-      this.dqSolver[i] = (av[cv] - av[pv]) * aw[0] + (av[cv + 1] - av[pv + 1]) * aw[1] + (av[cv + 2] - av[pv + 2]) * aw[2];
+      this.dqSolver[i] =
+        (av[cv] - av[pv]) * aw[0] + (av[cv + 1] - av[pv + 1]) * aw[1] + (av[cv + 2] - av[pv + 2]) * aw[2];
       // The joint velocity is how the angle actually moved over the last step. The bodies'
       // velocities carry a constant "phantom" part wherever the solver's position correction
       // cancels it each step; damping that would act like a spring offset (a static error).
@@ -386,7 +413,10 @@ export class SimArm implements ArmReading {
       // longer has to carry the arm's weight through six joints, which it did only approximately
       // (a slow creep of the light wrist, growing with the substep). Neither it nor the end stop is
       // a motor torque, so both are outside the clamp.
-      const stiffness = (raw > tMax ? tMax : raw < -tMax ? -tMax : raw) - this.holdTorque[i] - END_STOP_STIFFNESS_PER_KP * spec.kp * intoStop;
+      const stiffness =
+        (raw > tMax ? tMax : raw < -tMax ? -tMax : raw) -
+        this.holdTorque[i] -
+        END_STOP_STIFFNESS_PER_KP * spec.kp * intoStop;
       // Damping (motor kd toward dq*, passive damping, regularised Coulomb friction): implicit,
       // in Rapier's velocity motor, limited to the torque the motor has left.
       const friction = jc.frictionNm / Math.max(Math.abs(dq), FRICTION_VELOCITY_EPS);
@@ -426,7 +456,10 @@ export class SimArm implements ArmReading {
         j.setMotorMaxForce(maxForce);
       }
     }
-    const force = Math.max(-maxForce, Math.min(maxForce, kpLin * (target - this.fingerOpeningM) - kdLin * this.fingerVelocityMs));
+    const force = Math.max(
+      -maxForce,
+      Math.min(maxForce, kpLin * (target - this.fingerOpeningM) - kdLin * this.fingerVelocityMs),
+    );
     this.gripperEffortNm = (2 * force) / this.gripperRatio;
   }
 
@@ -455,7 +488,11 @@ export class SimArm implements ArmReading {
     const com = this.carriedComWorld;
     const gq: Quat = [rot[24], rot[25], rot[26], rot[27]];
     for (let k = 0; k < 8; k++) {
-      const c: [number, number, number] = [this.carriedCom[k * 3], this.carriedCom[k * 3 + 1], this.carriedCom[k * 3 + 2]];
+      const c: [number, number, number] = [
+        this.carriedCom[k * 3],
+        this.carriedCom[k * 3 + 1],
+        this.carriedCom[k * 3 + 2],
+      ];
       let w: [number, number, number];
       let o: number;
       if (k < 6) {
@@ -465,7 +502,11 @@ export class SimArm implements ArmReading {
       } else {
         // Fingers turn with the gripper and sit ±(half thickness + opening) along its y.
         const sign = k === 6 ? 1 : -1;
-        w = quatRotate(gq, [c[0], c[1] + sign * (GRIPPER_GEOMETRY.fingerHalfM[1] + this.fingerOpeningM), c[2] + GRIPPER_GEOMETRY.fingerCentreZM]);
+        w = quatRotate(gq, [
+          c[0],
+          c[1] + sign * (GRIPPER_GEOMETRY.fingerHalfM[1] + this.fingerOpeningM),
+          c[2] + GRIPPER_GEOMETRY.fingerCentreZM,
+        ]);
         o = 6 * 3;
       }
       com[k * 3] = org[o] + w[0];

@@ -40,11 +40,22 @@ export class EnvPool {
   ) {}
 
   static async start(opts: EnvPoolOptions): Promise<EnvPool> {
-    const init: EnvWorkerInit = { taskId: opts.taskId, controlHz: opts.controlHz, ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}), ...(opts.cameras?.length ? { cameras: opts.cameras } : {}) };
+    const init: EnvWorkerInit = {
+      taskId: opts.taskId,
+      controlHz: opts.controlHz,
+      ...(opts.randomizationJson ? { randomizationJson: opts.randomizationJson } : {}),
+      ...(opts.cameras?.length ? { cameras: opts.cameras } : {}),
+    };
     let pool: EnvPool;
     if (opts.queue) {
       const { claimRemoteSlots } = await import('./remote-env-slot.js');
-      const remote = await claimRemoteSlots({ address: opts.queue, count: opts.workers, init, ...(opts.signal ? { signal: opts.signal } : {}), log: opts.log ?? (() => {}) });
+      const remote = await claimRemoteSlots({
+        address: opts.queue,
+        count: opts.workers,
+        init,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        log: opts.log ?? (() => {}),
+      });
       pool = new EnvPool(remote.slots, () => remote.close());
     } else pool = new EnvPool(Array.from({ length: opts.workers }, () => new LocalEnvSlot(init)));
     try {
@@ -61,9 +72,19 @@ export class EnvPool {
   }
 
   /** Resets a connection's n envs (keys `${owner}:${i}`); states in env order. */
-  async reset(owner: string, n: number, params: (i: number) => Omit<WorkerReset, 'key'>): Promise<{ states: Float32Array; infos: EnvEpisodeInfo[]; images: (EnvImages | undefined)[] }> {
+  async reset(
+    owner: string,
+    n: number,
+    params: (i: number) => Omit<WorkerReset, 'key'>,
+  ): Promise<{ states: Float32Array; infos: EnvEpisodeInfo[]; images: (EnvImages | undefined)[] }> {
     const parts = this.split(owner, n);
-    const answers = await Promise.all(parts.map(({ w, envs }) => (envs.length === 0 ? undefined : this.workers[w].request({ type: 'reset', envs: envs.map((i) => ({ key: `${owner}:${i}`, ...params(i) })) }))));
+    const answers = await Promise.all(
+      parts.map(({ w, envs }) =>
+        envs.length === 0
+          ? undefined
+          : this.workers[w].request({ type: 'reset', envs: envs.map((i) => ({ key: `${owner}:${i}`, ...params(i) })) }),
+      ),
+    );
     const states = new Float32Array(n * STATE_DIM);
     const infos: EnvEpisodeInfo[] = new Array<EnvEpisodeInfo>(n);
     const images: (EnvImages | undefined)[] = new Array<EnvImages | undefined>(n);
@@ -89,7 +110,9 @@ export class EnvPool {
         if (envs.length === 0) return undefined;
         const slice = new Float32Array(envs.length * STATE_DIM);
         envs.forEach((i, j) => slice.set(actions.subarray(i * STATE_DIM, (i + 1) * STATE_DIM), j * STATE_DIM));
-        return this.workers[w].request({ type: 'step', keys: envs.map((i) => `${owner}:${i}`), actions: slice }, [slice.buffer]);
+        return this.workers[w].request({ type: 'step', keys: envs.map((i) => `${owner}:${i}`), actions: slice }, [
+          slice.buffer,
+        ]);
       }),
     );
     const states = new Float32Array(n * STATE_DIM);
@@ -109,7 +132,8 @@ export class EnvPool {
 
   /** Frees a connection's envs (its worlds' memory). */
   free(owner: string, n: number): void {
-    for (const { w, envs } of this.split(owner, n)) if (envs.length > 0) this.workers[w].post({ type: 'free', keys: envs.map((i) => `${owner}:${i}`) });
+    for (const { w, envs } of this.split(owner, n))
+      if (envs.length > 0) this.workers[w].post({ type: 'free', keys: envs.map((i) => `${owner}:${i}`) });
   }
 
   async close(): Promise<void> {

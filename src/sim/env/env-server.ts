@@ -10,7 +10,13 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import { NdArray, packOpenpi, unpackOpenpi, WireFormatError, type WireValue } from '../../policy/openpi/msgpack-numpy.js';
+import {
+  NdArray,
+  packOpenpi,
+  unpackOpenpi,
+  WireFormatError,
+  type WireValue,
+} from '../../policy/openpi/msgpack-numpy.js';
 import { closeWebSocketService } from '../../policy/openpi/ws-shutdown.js';
 import { keyMatches } from '../../policy/openpi/server.js';
 import { STATE_DIM } from '../../rig/contract.js';
@@ -99,16 +105,23 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
       res.writeHead(200, { 'content-type': 'text/plain' }).end('OK\n');
       return;
     }
-    res.writeHead(426, { 'content-type': 'text/plain' }).end('This is a tandem env server: connect with a websocket (docs/env-server.md), or GET /healthz.\n');
+    res
+      .writeHead(426, { 'content-type': 'text/plain' })
+      .end('This is a tandem env server: connect with a websocket (docs/env-server.md), or GET /healthz.\n');
   });
   const wss = new WebSocketServer({
     server: http,
     perMessageDeflate: false,
     maxPayload: maxRequestBytes(opts.envs),
     // Trainers are programs and send no Origin; a browser page always does, and may not drive the sims.
-    verifyClient: (info: { origin?: string; req: IncomingMessage }, done: (ok: boolean, code?: number, message?: string) => void) => {
+    verifyClient: (
+      info: { origin?: string; req: IncomingMessage },
+      done: (ok: boolean, code?: number, message?: string) => void,
+    ) => {
       if (info.origin !== undefined) {
-        log(`refused a connection from ${info.req.socket.remoteAddress ?? '?'}: a page from ${info.origin.slice(0, 200)} may not use this env server`);
+        log(
+          `refused a connection from ${info.req.socket.remoteAddress ?? '?'}: a page from ${info.origin.slice(0, 200)} may not use this env server`,
+        );
         return done(false, 403, 'This env server refuses browser pages.');
       }
       if (opts.apiKey !== undefined && !keyMatches(info.req.headers.authorization, opts.apiKey)) {
@@ -131,7 +144,9 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
     const send = (value: Record<string, unknown>): void => {
       if (closed || ws.readyState !== WebSocket.OPEN) return;
       if (ws.bufferedAmount > maxUnread) {
-        drop(`it left ${bytesInWords(ws.bufferedAmount)} of answers unread (at most ${bytesInWords(maxUnread)}); read each answer before sending the next request`);
+        drop(
+          `it left ${bytesInWords(ws.bufferedAmount)} of answers unread (at most ${bytesInWords(maxUnread)}); read each answer before sending the next request`,
+        );
         return;
       }
       ws.send(packOpenpi(value), { binary: true });
@@ -168,10 +183,16 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
       if (closed) return;
       armIdle();
       if (busy) {
-        error('A request arrived before the answer to the previous one; send one request, wait for its answer, then send the next.');
+        error(
+          'A request arrived before the answer to the previous one; send one request, wait for its answer, then send the next.',
+        );
         return;
       }
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+      const bytes = Array.isArray(data)
+        ? Buffer.concat(data)
+        : data instanceof ArrayBuffer
+          ? new Uint8Array(data)
+          : data;
       let request;
       try {
         if (!isBinary) throw new EnvProtocolError('Expected a binary msgpack message, got a text frame.');
@@ -183,7 +204,10 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
       }
       if (request.type === 'step' && !hasEnvs) return error('step before reset: send a reset first.');
       busy = true;
-      const work = request.type === 'reset' ? reset(request) : pool.step(owner, opts.envs, request.actions).then((s) => send(stepAnswer(s)));
+      const work =
+        request.type === 'reset'
+          ? reset(request)
+          : pool.step(owner, opts.envs, request.actions).then((s) => send(stepAnswer(s)));
       work
         .catch((e: unknown) => {
           if (e instanceof EnvRequestError) error(e.message);
@@ -230,7 +254,8 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
       const all = new Uint8Array(opts.envs * size);
       images.forEach((i, k) => {
         const img = i?.[cam];
-        if (!img || img.data.length !== size) throw new Error(`camera ${cam} of env ${k} drew no ${first.width}×${first.height} image`);
+        if (!img || img.data.length !== size)
+          throw new Error(`camera ${cam} of env ${k} drew no ${first.width}×${first.height} image`);
         all.set(img.data, k * size);
       });
       byCamera[cam] = new NdArray('|u1', [opts.envs, first.height, first.width, 3], all);
@@ -256,12 +281,20 @@ export async function startEnvServer(opts: EnvServerOptions): Promise<RunningEnv
       invalid.push(r.invalid ?? null);
       if (r.ended) {
         finalState.set(r.ended.finalState, i * STATE_DIM);
-        final.push({ episode: episodeInfo(r.ended.episode), return: r.ended.return, length: r.ended.length, next: episodeInfo(r.next!) });
+        final.push({
+          episode: episodeInfo(r.ended.episode),
+          return: r.ended.return,
+          length: r.ended.length,
+          next: episodeInfo(r.next!),
+        });
       } else final.push(null);
     });
     return {
       type: 'step',
-      obs: observation(s.states, s.results.map((r) => r.images)),
+      obs: observation(
+        s.states,
+        s.results.map((r) => r.images),
+      ),
       reward: NdArray.float32(reward, [n]),
       terminated: new NdArray('|b1', [n], terminated),
       truncated: new NdArray('|b1', [n], truncated),

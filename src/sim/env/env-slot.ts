@@ -11,7 +11,9 @@ import type { EnvWorkerInit, FromEnvWorker, ToEnvWorker, WorkerReset } from './e
 export const ENV_WORKER_ENTRY = new URL('./env-worker-entry.mjs', import.meta.url);
 
 /** A reset or step request before the slot numbers it. */
-export type SlotRequest = { readonly type: 'reset'; readonly envs: readonly WorkerReset[] } | { readonly type: 'step'; readonly keys: readonly string[]; readonly actions: Float32Array };
+export type SlotRequest =
+  | { readonly type: 'reset'; readonly envs: readonly WorkerReset[] }
+  | { readonly type: 'step'; readonly keys: readonly string[]; readonly actions: Float32Array };
 
 export abstract class EnvSlot {
   private readonly pending = new Map<number, (m: FromEnvWorker) => void>();

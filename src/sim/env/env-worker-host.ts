@@ -15,7 +15,17 @@ import { within } from '../queue/bounded.js';
 import { ENV_WORKER_ENTRY } from './env-slot.js';
 import type { FromEnvWorker, ToEnvWorker } from './env-worker-protocol.js';
 import type { SlotAnswer, SlotInit } from './remote-env-slot.js';
-import { ALIVE_TTL_MS, HEARTBEAT_MS, idleSlotsKey, packEnvMessage, serverAliveKey, serverOutboxKey, slotAliveKey, slotInboxKey, unpackEnvMessage } from './env-queue-keys.js';
+import {
+  ALIVE_TTL_MS,
+  HEARTBEAT_MS,
+  idleSlotsKey,
+  packEnvMessage,
+  serverAliveKey,
+  serverOutboxKey,
+  slotAliveKey,
+  slotInboxKey,
+  unpackEnvMessage,
+} from './env-queue-keys.js';
 
 export interface EnvWorkerHostOptions {
   readonly address: QueueAddress;
@@ -31,7 +41,10 @@ const UNCLAIMED_CHECK_MS = 30_000;
 /** Serves until the signal; resolves with how many server sessions its slots served. */
 export async function runEnvWorkerHost(opts: EnvWorkerHostOptions): Promise<{ sessions: number }> {
   const cmd = await connectRedis(opts.address);
-  const ids = Array.from({ length: opts.slots }, (_, k) => `${hostname()}-${process.pid}-${k}-${randomBytes(3).toString('hex')}`);
+  const ids = Array.from(
+    { length: opts.slots },
+    (_, k) => `${hostname()}-${process.pid}-${k}-${randomBytes(3).toString('hex')}`,
+  );
   const alive = async (): Promise<void> => {
     const p = cmd.pipeline();
     for (const id of ids) p.set(slotAliveKey(id), '1', 'PX', ALIVE_TTL_MS);
@@ -43,7 +56,9 @@ export async function runEnvWorkerHost(opts: EnvWorkerHostOptions): Promise<{ se
   const blocking: Redis[] = [];
   try {
     for (let k = 0; k < ids.length; k++) blocking.push(await connectRedis(opts.address));
-    opts.log(`env worker on ${opts.address.shown}: ${ids.length} slot${ids.length === 1 ? '' : 's'} waiting for serve-env --queue servers`);
+    opts.log(
+      `env worker on ${opts.address.shown}: ${ids.length} slot${ids.length === 1 ? '' : 's'} waiting for serve-env --queue servers`,
+    );
     await Promise.all(
       ids.map(async (id, k) => {
         const conn = blocking[k];
@@ -59,7 +74,13 @@ export async function runEnvWorkerHost(opts: EnvWorkerHostOptions): Promise<{ se
     clearInterval(beat);
     for (const b of blocking) b.disconnect();
     // With Redis gone the keys lapse or stay stale (servers skip a slot with no alive key): never wait for it.
-    await within(Promise.all([...ids.map((id) => cmd.lrem(idleSlotsKey(), 0, id)), cmd.del(...ids.map(slotAliveKey), ...ids.map(slotInboxKey))]), 2000).catch(() => undefined);
+    await within(
+      Promise.all([
+        ...ids.map((id) => cmd.lrem(idleSlotsKey(), 0, id)),
+        cmd.del(...ids.map(slotAliveKey), ...ids.map(slotInboxKey)),
+      ]),
+      2000,
+    ).catch(() => undefined);
     cmd.disconnect();
   }
   return { sessions };

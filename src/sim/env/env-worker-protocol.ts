@@ -41,14 +41,25 @@ export interface WorkerStep {
   readonly events: EnvEvent[];
   readonly invalid?: string;
   /** The episode that ended at this step: its info, return and last state (the env has reset to the next). */
-  readonly ended?: { readonly episode: EnvEpisodeInfo; readonly return: number; readonly length: number; readonly finalState: Float32Array };
+  readonly ended?: {
+    readonly episode: EnvEpisodeInfo;
+    readonly return: number;
+    readonly length: number;
+    readonly finalState: Float32Array;
+  };
   /** The new episode after an autoreset. */
   readonly next?: EnvEpisodeInfo;
 }
 
 export type FromEnvWorker =
   | { readonly type: 'ready' }
-  | { readonly type: 'reset'; readonly id: number; readonly states: Float32Array; readonly infos: EnvEpisodeInfo[]; readonly images?: EnvImages[] }
+  | {
+      readonly type: 'reset';
+      readonly id: number;
+      readonly states: Float32Array;
+      readonly infos: EnvEpisodeInfo[];
+      readonly images?: EnvImages[];
+    }
   | { readonly type: 'step'; readonly id: number; readonly results: WorkerStep[] }
   | { readonly type: 'error'; readonly id: number; readonly message: string }
   | { readonly type: 'fatal'; readonly message: string };

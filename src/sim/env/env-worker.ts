@@ -21,7 +21,9 @@ const init = workerData as EnvWorkerInit;
 const port = parentPort!;
 const post = (m: FromEnvWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(m, transfer);
 const task = getTask(init.taskId);
-const randomization = init.randomizationJson ? parseRandomizationSpec(init.randomizationJson, 'the server\'s --randomize') : undefined;
+const randomization = init.randomizationJson
+  ? parseRandomizationSpec(init.randomizationJson, "the server's --randomize")
+  : undefined;
 const cameras = init.cameras ?? [];
 /** One browser per worker, started on the first image (its page holds one scene at a time, so the envs take turns). */
 const renderer = cameras.length > 0 ? new ChromiumRenderer() : undefined;
@@ -36,7 +38,10 @@ async function imagesOf(env: SimEnv): Promise<EnvImages | undefined> {
 /** Buffers to move, not copy, to the main thread. */
 function imageBuffers(images: readonly (EnvImages | undefined)[]): ArrayBuffer[] {
   const out = new Set<ArrayBuffer>();
-  for (const i of images) for (const img of Object.values(i ?? {})) if (img && img.data.byteOffset === 0 && img.data.byteLength === img.data.buffer.byteLength) out.add(img.data.buffer as ArrayBuffer);
+  for (const i of images)
+    for (const img of Object.values(i ?? {}))
+      if (img && img.data.byteOffset === 0 && img.data.byteLength === img.data.buffer.byteLength)
+        out.add(img.data.buffer as ArrayBuffer);
   return [...out];
 }
 
@@ -58,7 +63,13 @@ async function reset(m: Extract<ToEnvWorker, { type: 'reset' }>): Promise<void> 
       const r = m.envs[i];
       let held = envs.get(r.key);
       if (!held) {
-        held = { env: new SimEnv({ task, controlHz: init.controlHz, randomization }), params: r, episodes: 0, return: 0, length: 0 };
+        held = {
+          env: new SimEnv({ task, controlHz: init.controlHz, randomization }),
+          params: r,
+          episodes: 0,
+          return: 0,
+          length: 0,
+        };
         envs.set(r.key, held);
       }
       held.params = r;
@@ -78,7 +89,10 @@ async function reset(m: Extract<ToEnvWorker, { type: 'reset' }>): Promise<void> 
     }
     throw e;
   }
-  post({ type: 'reset', id: m.id, states, infos, ...(renderer ? { images } : {}) }, [states.buffer, ...imageBuffers(images)]);
+  post({ type: 'reset', id: m.id, states, infos, ...(renderer ? { images } : {}) }, [
+    states.buffer,
+    ...imageBuffers(images),
+  ]);
 }
 
 async function step(m: Extract<ToEnvWorker, { type: 'step' }>): Promise<void> {

@@ -10,7 +10,17 @@ import { connectRedis, type QueueAddress } from '../queue/connection.js';
 import { within } from '../queue/bounded.js';
 import { EnvSlot } from './env-slot.js';
 import type { EnvWorkerInit, FromEnvWorker, ToEnvWorker } from './env-worker-protocol.js';
-import { ALIVE_TTL_MS, HEARTBEAT_MS, idleSlotsKey, packEnvMessage, serverAliveKey, serverOutboxKey, slotAliveKey, slotInboxKey, unpackEnvMessage } from './env-queue-keys.js';
+import {
+  ALIVE_TTL_MS,
+  HEARTBEAT_MS,
+  idleSlotsKey,
+  packEnvMessage,
+  serverAliveKey,
+  serverOutboxKey,
+  slotAliveKey,
+  slotInboxKey,
+  unpackEnvMessage,
+} from './env-queue-keys.js';
 
 /** What a slot's host sends a server first: the thread's init and where to answer. */
 export interface SlotInit {
@@ -34,7 +44,9 @@ class RemoteEnvSlot extends EnvSlot {
   }
 
   protected send(m: ToEnvWorker): void {
-    void this.redis.rpush(slotInboxKey(this.slot), packEnvMessage(m)).catch((e: unknown) => this.die(`Redis refused a request for it (${(e as Error).message})`));
+    void this.redis
+      .rpush(slotInboxKey(this.slot), packEnvMessage(m))
+      .catch((e: unknown) => this.die(`Redis refused a request for it (${(e as Error).message})`));
   }
 
   answer(m: FromEnvWorker): void {
@@ -72,7 +84,10 @@ export async function claimRemoteSlots(opts: ClaimOptions): Promise<{ slots: Env
     await cmd.set(serverAliveKey(server), '1', 'PX', ALIVE_TTL_MS);
     for (const [slot, s] of bySlot) {
       if (s.dead) continue;
-      if ((await cmd.exists(slotAliveKey(slot))) === 0) s.lost(`its host stopped answering (no heartbeat in Redis at ${opts.address.shown} for ${ALIVE_TTL_MS / 1000} s)`);
+      if ((await cmd.exists(slotAliveKey(slot))) === 0)
+        s.lost(
+          `its host stopped answering (no heartbeat in Redis at ${opts.address.shown} for ${ALIVE_TTL_MS / 1000} s)`,
+        );
     }
   };
   await heartbeat();
@@ -112,7 +127,9 @@ export async function claimRemoteSlots(opts: ClaimOptions): Promise<{ slots: Env
       if (!got) {
         if (!said && Date.now() - started > 2000) {
           said = true;
-          opts.log(`Waiting for env workers on ${opts.address.shown} (${bySlot.size} of ${opts.count} claimed): start 'tandem sim env-worker --queue redis://HOST:PORT[/DB]' on each worker machine.`);
+          opts.log(
+            `Waiting for env workers on ${opts.address.shown} (${bySlot.size} of ${opts.count} claimed): start 'tandem sim env-worker --queue redis://HOST:PORT[/DB]' on each worker machine.`,
+          );
         }
         continue;
       }

@@ -89,10 +89,18 @@ export class SimEnv {
     const tier = p.layout?.tier ?? p.tier ?? rng.int(task.tiers[0].tier, task.tiers[task.tiers.length - 1].tier);
     const layout = p.layout ?? sampleLayout(task, tier, 0, rng.fork());
     const base = this.config.calibration ?? DEFAULT_SIM_CALIBRATION;
-    const world = this.config.randomization ? drawWorld(base, this.config.randomization, p.seed % 0x7fffffff, 0) : undefined;
+    const world = this.config.randomization
+      ? drawWorld(base, this.config.randomization, p.seed % 0x7fffffff, 0)
+      : undefined;
     const sigma = world?.placement ?? { sigmaM: PLACEMENT_SIGMA_M, sigmaYawRad: PLACEMENT_SIGMA_YAW_RAD };
     this.look = world?.look;
-    this.scene = await createScene({ rigModel: this.rigModel, task, layout, calibration: world?.calibration ?? base, placementNoise: { seed: p.seed, ...sigma } });
+    this.scene = await createScene({
+      rigModel: this.rigModel,
+      task,
+      layout,
+      calibration: world?.calibration ?? base,
+      placementNoise: { seed: p.seed, ...sigma },
+    });
     this.rig = new SimRig({ scene: this.scene, safety: { controlPeriodS: this.dt } });
     await this.rig.configure();
     await this.rig.activate();

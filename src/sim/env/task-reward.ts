@@ -47,7 +47,14 @@ class SortReward implements TaskReward {
 }
 
 function sortEvent(e: SortEvent): EnvEvent {
-  return { kind: e.kind, time_s: e.timeS, object: e.objectId, ...(e.arm ? { arm: e.arm } : {}), ...(e.slot ? { slot: e.slot } : {}), reward: e.reward };
+  return {
+    kind: e.kind,
+    time_s: e.timeS,
+    object: e.objectId,
+    ...(e.arm ? { arm: e.arm } : {}),
+    ...(e.slot ? { slot: e.slot } : {}),
+    reward: e.reward,
+  };
 }
 
 /** Bottles, mugs: +1 an object done by the task's rule, −1 one undone, −1 one off the table that was not done. */

@@ -50,9 +50,16 @@ const MIN_FINGER_KD = 1e-3;
 /** Builds the layout's scene in MuJoCo; a layout the sim or the MJCF writer cannot express is a SceneError (one sentence). */
 export async function createMujocoScene(opts: SceneOptions): Promise<MujocoScene> {
   const start = opts.startPosition ?? HOME_START_POSITION;
-  if (start.length !== 14) throw new SceneError(`The start position needs 14 entries (2 × 6 joints + gripper), not ${start.length}.`);
-  if (opts.calibration.engineVersion !== MUJOCO_SCENE_VERSION) throw new SceneError(`The sim calibration names MuJoCo scene ${opts.calibration.engineVersion ?? '(none)'}; this tandem builds scene ${MUJOCO_SCENE_VERSION} (withEngine writes it).`);
-  if (opts.lowerStopsRad !== undefined) throw new SceneError('The mujoco engine takes its end stops from the joint limits; moved lower stops (the emulated cell\'s) need the rapier engine.');
+  if (start.length !== 14)
+    throw new SceneError(`The start position needs 14 entries (2 × 6 joints + gripper), not ${start.length}.`);
+  if (opts.calibration.engineVersion !== MUJOCO_SCENE_VERSION)
+    throw new SceneError(
+      `The sim calibration names MuJoCo scene ${opts.calibration.engineVersion ?? '(none)'}; this tandem builds scene ${MUJOCO_SCENE_VERSION} (withEngine writes it).`,
+    );
+  if (opts.lowerStopsRad !== undefined)
+    throw new SceneError(
+      "The mujoco engine takes its end stops from the joint limits; moved lower stops (the emulated cell's) need the rapier engine.",
+    );
   const [R, mj] = await Promise.all([loadRapier(), loadMujoco()]);
   // The exporter writes arms at their zero pose with open grippers; the start pose is set below.
   const built = new SimScene(R, { ...opts, startPosition: HOME_START_POSITION });
@@ -60,7 +67,9 @@ export async function createMujocoScene(opts: SceneOptions): Promise<MujocoScene
   try {
     xml = sceneToMjcf(built, `${opts.task.id} layout ${opts.layout.index}`).xml;
   } catch (e) {
-    throw new SceneError(`Layout ${opts.layout.index} cannot be written as MJCF for the mujoco engine: ${(e as Error).message.replace(/\.$/, '')}.`);
+    throw new SceneError(
+      `Layout ${opts.layout.index} cannot be written as MJCF for the mujoco engine: ${(e as Error).message.replace(/\.$/, '')}.`,
+    );
   } finally {
     built.free();
   }
@@ -69,7 +78,9 @@ export async function createMujocoScene(opts: SceneOptions): Promise<MujocoScene
     model = compileMjcf(mj, xml);
   } catch (e) {
     // mujoco-js throws MuJoCo's error as an object whose text is only its type (mjXError).
-    throw new SceneError(`MuJoCo cannot compile the scene of layout ${opts.layout.index} (${String(e).replace(/\s+/g, ' ').slice(0, 200)}).`);
+    throw new SceneError(
+      `MuJoCo cannot compile the scene of layout ${opts.layout.index} (${String(e).replace(/\s+/g, ' ').slice(0, 200)}).`,
+    );
   }
   return new MujocoScene(mj, model, opts, start);
 }
@@ -120,7 +131,10 @@ export class MujocoScene implements PhysicsScene {
     this.data = new mj.MjData(m);
     const id = (type: number, name: string): number => {
       const i = mj.mj_name2id(m, type, name);
-      if (i < 0) throw new SceneError(`The MJCF scene has no ${type === mj.mjtObj.mjOBJ_BODY.value ? 'body' : type === mj.mjtObj.mjOBJ_JOINT.value ? 'joint' : 'actuator'} '${name}'.`);
+      if (i < 0)
+        throw new SceneError(
+          `The MJCF scene has no ${type === mj.mjtObj.mjOBJ_BODY.value ? 'body' : type === mj.mjtObj.mjOBJ_JOINT.value ? 'joint' : 'actuator'} '${name}'.`,
+        );
       return i;
     };
     const BODY = mj.mjtObj.mjOBJ_BODY.value;
@@ -134,7 +148,14 @@ export class MujocoScene implements PhysicsScene {
     const thing = (tid: string, kind: string, parts: Parameters<typeof boundsCentre>[0]): Thing => {
       const body = id(BODY, tid);
       const j = jntAdr[body];
-      return { id: tid, kind, body, qposAdr: j >= 0 ? qposAdr[j] : -1, dofAdr: j >= 0 ? dofAdr[j] : -1, centreLocal: boundsCentre(parts) };
+      return {
+        id: tid,
+        kind,
+        body,
+        qposAdr: j >= 0 ? qposAdr[j] : -1,
+        dofAdr: j >= 0 ? dofAdr[j] : -1,
+        centreLocal: boundsCentre(parts),
+      };
     };
     for (const f of opts.layout.fixtures) this.fixtures.push(thing(f.id, f.kind, this.fixtureKinds.get(f.kind)!.parts));
     for (const o of opts.layout.objects) this.objects.push(thing(o.id, o.kind, objectKinds.get(o.kind)!.parts));
@@ -247,7 +268,8 @@ export class MujocoScene implements PhysicsScene {
     // On a NaN or huge acceleration MuJoCo warns and resets the data to the model's initial
     // state, time included: a clock that fell behind the steps taken is a blown-up world.
     const dt = this.opts.calibration.physicsStepS;
-    if (Math.abs(this.data.time - this.steps * dt) > dt / 2) return 'MuJoCo met a NaN or huge acceleration and reset the state';
+    if (Math.abs(this.data.time - this.steps * dt) > dt / 2)
+      return 'MuJoCo met a NaN or huge acceleration and reset the state';
     for (const arm of this.arms) {
       const why = armInstability(arm);
       if (why) return why;
@@ -269,7 +291,17 @@ export class MujocoScene implements PhysicsScene {
       const vx = qvel[o.dofAdr];
       const vy = qvel[o.dofAdr + 1];
       const vz = qvel[o.dofAdr + 2];
-      if (!(Number.isFinite(x) && Number.isFinite(y) && Number.isFinite(z) && Number.isFinite(vx) && Number.isFinite(vy) && Number.isFinite(vz))) return `'${o.id}' has a NaN pose`;
+      if (
+        !(
+          Number.isFinite(x) &&
+          Number.isFinite(y) &&
+          Number.isFinite(z) &&
+          Number.isFinite(vx) &&
+          Number.isFinite(vy) &&
+          Number.isFinite(vz)
+        )
+      )
+        return `'${o.id}' has a NaN pose`;
       if (this.offTable.has(o.id)) continue;
       const overTable = Math.abs(x) < this.tableHalf[0] - 0.02 && Math.abs(y) < this.tableHalf[1] - 0.02;
       if (overTable && z < -THROUGH_TABLE_M) return `'${o.id}' went through the table (z = ${z.toFixed(3)} m)`;
@@ -303,7 +335,9 @@ export class MujocoScene implements PhysicsScene {
     const links: { name: string; pose: Pose3 }[] = [];
     const grippers: Partial<Record<'left' | 'right', number>> = {};
     for (const arm of this.arms) {
-      arm.linkBodies.forEach((b, i) => links.push({ name: `${arm.model.side}_${LINK_NAMES[i]}`, pose: poseAt(xpos, xquat, b) }));
+      arm.linkBodies.forEach((b, i) =>
+        links.push({ name: `${arm.model.side}_${LINK_NAMES[i]}`, pose: poseAt(xpos, xquat, b) }),
+      );
       grippers[arm.model.side] = arm.gripperPosition();
     }
     return {
@@ -341,7 +375,13 @@ export class MujocoScene implements PhysicsScene {
     const holders = this.holders();
     return this.endStates().map((e, i) => {
       const heldBy = e.offTable ? undefined : holders[i];
-      return { id: e.id, ...(e.region !== undefined ? { region: e.region } : {}), upright: e.upright === true, offTable: e.offTable === true, ...(heldBy ? { heldBy } : {}) };
+      return {
+        id: e.id,
+        ...(e.region !== undefined ? { region: e.region } : {}),
+        upright: e.upright === true,
+        offTable: e.offTable === true,
+        ...(heldBy ? { heldBy } : {}),
+      };
     });
   }
 
@@ -353,7 +393,12 @@ export class MujocoScene implements PhysicsScene {
     const { qpos, xpos } = this.views();
     const near = this.arms.some((arm) => {
       const f = arm.fingerBodies[0] * 3;
-      return this.objects.some((o) => o.qposAdr >= 0 && Math.hypot(xpos[f] - qpos[o.qposAdr], xpos[f + 1] - qpos[o.qposAdr + 1], xpos[f + 2] - qpos[o.qposAdr + 2]) <= NEAR_HAND_M);
+      return this.objects.some(
+        (o) =>
+          o.qposAdr >= 0 &&
+          Math.hypot(xpos[f] - qpos[o.qposAdr], xpos[f + 1] - qpos[o.qposAdr + 1], xpos[f + 2] - qpos[o.qposAdr + 2]) <=
+            NEAR_HAND_M,
+      );
     });
     if (!near) return out;
     // touch[object][arm] has bit k set when finger k of that arm touches it.
@@ -411,7 +456,15 @@ export class MujocoScene implements PhysicsScene {
  * One servo's affine bias: the law `offset − kp·q − kd·dq` while it is inside its force range,
  * else the constant force it is clamped to (no kp, no kd for the implicit step to see).
  */
-function setServo(bias: Float64Array, actuator: number, inside: boolean, clamped: number, offset: number, kp: number, kd: number): void {
+function setServo(
+  bias: Float64Array,
+  actuator: number,
+  inside: boolean,
+  clamped: number,
+  offset: number,
+  kp: number,
+  kd: number,
+): void {
   const b = actuator * 10;
   bias[b] = inside ? offset : clamped;
   bias[b + 1] = inside ? -kp : 0;
@@ -455,7 +508,10 @@ class MujocoArm implements PhysicsArm {
   ) {
     this.halfStrokeM = model.gripper.strokeM / 2;
     this.gripperRatio = model.gripper.motorTravelRad / this.halfStrokeM;
-    this.maxFingerForceN = Math.min((model.gripper.maxTorqueNm * this.gripperRatio) / 2, opts.calibration.gripperMaxForceN);
+    this.maxFingerForceN = Math.min(
+      (model.gripper.maxTorqueNm * this.gripperRatio) / 2,
+      opts.calibration.gripperMaxForceN,
+    );
     this.torqueScale = motorTorqueScales(opts.calibration);
   }
 
@@ -494,7 +550,15 @@ class MujocoArm implements PhysicsArm {
       const tMax = this.model.joints[j].maxTorqueNm;
       const law = kp * (cmd.q[j] - this.q[j]) + kd * (cmd.dq[j] - this.dq[j]) + s * cmd.tauFf[j];
       const clamped = law > tMax ? tMax : law < -tMax ? -tMax : law;
-      setServo(bias, this.actuators[j], law === clamped, clamped, kp * cmd.q[j] + kd * cmd.dq[j] + s * cmd.tauFf[j], kp, kd);
+      setServo(
+        bias,
+        this.actuators[j],
+        law === clamped,
+        clamped,
+        kp * cmd.q[j] + kd * cmd.dq[j] + s * cmd.tauFf[j],
+        kp,
+        kd,
+      );
       this.effort[j] = clamped / s;
     }
     const r2 = this.gripperRatio * this.gripperRatio;

@@ -42,10 +42,15 @@ export async function putBlob(redis: Redis, bytes: Uint8Array | string): Promise
 /** The bytes stored under `sha256`, checked; throws JobRefusedError (missing, or not matching its hash). */
 export async function getVerifiedBlob(redis: Redis, sha256: string, what: string): Promise<Buffer> {
   const bytes = await redis.getBuffer(blobKey(sha256));
-  if (bytes === null) throw new JobRefusedError(`The ${what} ${sha256.slice(0, 12)}… is not in the queue's store; restart the sweep's coordinator, which puts it there.`);
+  if (bytes === null)
+    throw new JobRefusedError(
+      `The ${what} ${sha256.slice(0, 12)}… is not in the queue's store; restart the sweep's coordinator, which puts it there.`,
+    );
   const found = sha256Hex(bytes);
   if (found !== sha256) {
-    throw new JobRefusedError(`The ${what} in the queue's store under ${sha256.slice(0, 12)}… hashes to ${found.slice(0, 12)}…: its bytes were changed or damaged; this worker refuses to run it.`);
+    throw new JobRefusedError(
+      `The ${what} in the queue's store under ${sha256.slice(0, 12)}… hashes to ${found.slice(0, 12)}…: its bytes were changed or damaged; this worker refuses to run it.`,
+    );
   }
   return bytes;
 }
@@ -65,6 +70,9 @@ export async function putLayoutSetBlob(redis: Redis, sha256: string, text: strin
 /** The layout set's text, unchecked: the caller parses it, which verifies its hash. */
 export async function getLayoutSetBlob(redis: Redis, sha256: string): Promise<string> {
   const text = await redis.get(layoutSetKey(sha256));
-  if (text === null) throw new JobRefusedError(`The layout set ${sha256.slice(0, 12)}… is not in the queue's store; restart the sweep's coordinator, which puts it there.`);
+  if (text === null)
+    throw new JobRefusedError(
+      `The layout set ${sha256.slice(0, 12)}… is not in the queue's store; restart the sweep's coordinator, which puts it there.`,
+    );
   return text;
 }

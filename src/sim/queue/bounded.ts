@@ -33,5 +33,8 @@ export function orStop<T>(p: Promise<T>, signal: AbortSignal | undefined): Promi
 export function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   p.catch(() => undefined);
   let t: NodeJS.Timeout | undefined;
-  return Promise.race([p.finally(() => clearTimeout(t)), new Promise<undefined>((resolve) => (t = setTimeout(() => resolve(undefined), ms)))]);
+  return Promise.race([
+    p.finally(() => clearTimeout(t)),
+    new Promise<undefined>((resolve) => (t = setTimeout(() => resolve(undefined), ms))),
+  ]);
 }

@@ -36,7 +36,8 @@ export function unreachableReason(e: unknown): string | undefined {
   };
   if (typeof code === 'string' && code in words) return words[code];
   for (const [c, w] of Object.entries(words)) if (message.includes(c)) return w;
-  if (/Connection is closed|Stream isn't writeable|connect timed out|Socket closed unexpectedly/i.test(message)) return 'connection closed';
+  if (/Connection is closed|Stream isn't writeable|connect timed out|Socket closed unexpectedly/i.test(message))
+    return 'connection closed';
   return undefined;
 }
 
@@ -60,12 +61,14 @@ export function parseQueueUrl(text: string): QueueAddress {
   } catch {
     throw new QueueError(`--queue '${text}' is not an address; write redis://HOST:PORT or redis://HOST:PORT/DB.`);
   }
-  if (url.protocol !== 'redis:') throw new QueueError(`--queue '${url.protocol}//…' is not a Redis address; write redis://HOST:PORT[/DB].`);
+  if (url.protocol !== 'redis:')
+    throw new QueueError(`--queue '${url.protocol}//…' is not a Redis address; write redis://HOST:PORT[/DB].`);
   if (url.hostname === '') throw new QueueError('--queue names no host; write redis://HOST:PORT[/DB].');
   const port = url.port === '' ? 6379 : Number(url.port);
   const path = url.pathname.replace(/^\//, '');
   const db = path === '' ? 0 : /^\d+$/.test(path) ? Number(path) : NaN;
-  if (!Number.isSafeInteger(db) || db > 15) throw new QueueError(`--queue database '${path}' is not a Redis database number (0 to 15).`);
+  if (!Number.isSafeInteger(db) || db > 15)
+    throw new QueueError(`--queue database '${path}' is not a Redis database number (0 to 15).`);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   return {
     url: text,
@@ -84,7 +87,8 @@ function describe(e: unknown, address: QueueAddress): string {
   if (/WRONGPASS|invalid password|invalid username-password/i.test(message)) {
     return `Redis at ${address.shown} refused the password in --queue; give the right one as redis://:PASSWORD@HOST:PORT.`;
   }
-  if (/NOAUTH|Authentication required/i.test(message)) return `Redis at ${address.shown} needs a password; give it as redis://:PASSWORD@HOST:PORT.`;
+  if (/NOAUTH|Authentication required/i.test(message))
+    return `Redis at ${address.shown} needs a password; give it as redis://:PASSWORD@HOST:PORT.`;
   if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed out|Connection is closed|EAI_AGAIN/i.test(message)) {
     return `Cannot reach Redis at ${address.shown} (${message.split('\n')[0]}); start redis-server there or check --queue.`;
   }
@@ -126,6 +130,11 @@ export async function connectRedis(address: QueueAddress, opts: { connectTimeout
     return client;
   } catch (e) {
     client.disconnect();
-    throw new QueueError(describe(lastError ?? e, address), /WRONGPASS|NOAUTH|invalid password|Authentication required/i.test(String(lastError ?? e)) ? undefined : unreachableReason(lastError ?? e));
+    throw new QueueError(
+      describe(lastError ?? e, address),
+      /WRONGPASS|NOAUTH|invalid password|Authentication required/i.test(String(lastError ?? e))
+        ? undefined
+        : unreachableReason(lastError ?? e),
+    );
   }
 }

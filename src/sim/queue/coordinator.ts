@@ -29,9 +29,25 @@ import { connectRedis, QueueError, unreachableReason, type QueueAddress } from '
 import { RedisLink } from './redis-link.js';
 import { orStop, STOPPED, within } from './bounded.js';
 import { blobKey, keepBlobs, layoutSetKey, putBlob, putLayoutSetBlob } from './blobs.js';
-import { rolloutKey, simJobId, SIM_JOB_FORMAT, SIM_QUEUE_NAME, TANDEM_VERSION, type JobPolicy, type RecordingRef, type SimJobData, type SimJobResult } from './job.js';
+import {
+  rolloutKey,
+  simJobId,
+  SIM_JOB_FORMAT,
+  SIM_QUEUE_NAME,
+  TANDEM_VERSION,
+  type JobPolicy,
+  type RecordingRef,
+  type SimJobData,
+  type SimJobResult,
+} from './job.js';
 import { queueVersionKey, sweepStoppedKey } from './keys.js';
-import { decodeRecording, deleteRecordingBlob, getRecordingBlob, RECORDING_LIMIT_BYTES, RecordingBlobError } from './recording-blob.js';
+import {
+  decodeRecording,
+  deleteRecordingBlob,
+  getRecordingBlob,
+  RECORDING_LIMIT_BYTES,
+  RecordingBlobError,
+} from './recording-blob.js';
 import type { RecordedCall } from '../recording-relay.js';
 
 /**
@@ -45,7 +61,9 @@ export interface QueuedSweepOptions {
   readonly sweepId: string;
   readonly layoutSet: LayoutSet;
   /** A registry spec that loads nothing from disk, or ONNX bytes (sent by hash). */
-  readonly policy: { readonly kind: 'spec'; readonly spec: string } | { readonly kind: 'onnx'; readonly bytes: Uint8Array };
+  readonly policy:
+    | { readonly kind: 'spec'; readonly spec: string }
+    | { readonly kind: 'onnx'; readonly bytes: Uint8Array };
   readonly repeats: number;
   readonly seconds: number;
   readonly controlHz?: number;
@@ -95,7 +113,15 @@ function jobLabel(data: SimJobData): string {
 }
 
 /** The rollout the store keeps for a job that failed every attempt (a poison job, or a worker killed each time). */
-function failedRollout(data: SimJobData, tier: number, attempts: number, reason: string, seconds: number, controlHz: number, calibrationSha256: string): SweepRollout {
+function failedRollout(
+  data: SimJobData,
+  tier: number,
+  attempts: number,
+  reason: string,
+  seconds: number,
+  controlHz: number,
+  calibrationSha256: string,
+): SweepRollout {
   return {
     job: { jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed },
     tier,
@@ -118,14 +144,30 @@ function failedRollout(data: SimJobData, tier: number, attempts: number, reason:
 const STATUSES = new Set(['valid', 'invalid', 'aborted']);
 
 /** A finished job's recording from the queue's store, checked against its hash and its rollout; never throws a RecordingBlobError. */
-async function collectRecording(redis: Redis, data: SimJobData, ref: RecordingRef | undefined): Promise<CollectedRecording> {
-  if (ref === undefined || ref === null || typeof ref !== 'object') return { problem: 'its worker returned no recording (a worker of an older tandem?).' };
-  if ('refused' in ref) return { problem: typeof ref.refused === 'string' ? ref.refused : 'its worker did not record it.' };
-  if (typeof ref.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(ref.sha256)) return { problem: 'its worker named its recording by no valid SHA-256.' };
-  if (!(Number.isSafeInteger(ref.bytes) && ref.bytes <= RECORDING_LIMIT_BYTES)) return { problem: `its worker says its recording is ${String(ref.bytes)} bytes; a queued rollout's is at most ${RECORDING_LIMIT_BYTES}.` };
+async function collectRecording(
+  redis: Redis,
+  data: SimJobData,
+  ref: RecordingRef | undefined,
+): Promise<CollectedRecording> {
+  if (ref === undefined || ref === null || typeof ref !== 'object')
+    return { problem: 'its worker returned no recording (a worker of an older tandem?).' };
+  if ('refused' in ref)
+    return { problem: typeof ref.refused === 'string' ? ref.refused : 'its worker did not record it.' };
+  if (typeof ref.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(ref.sha256))
+    return { problem: 'its worker named its recording by no valid SHA-256.' };
+  if (!(Number.isSafeInteger(ref.bytes) && ref.bytes <= RECORDING_LIMIT_BYTES))
+    return {
+      problem: `its worker says its recording is ${String(ref.bytes)} bytes; a queued rollout's is at most ${RECORDING_LIMIT_BYTES}.`,
+    };
   try {
     const bytes = await getRecordingBlob(redis, ref.sha256);
-    return { calls: await decodeRecording(bytes, { sweepId: data.sweepId, layoutIndex: data.layoutIndex, repeat: data.repeat }) };
+    return {
+      calls: await decodeRecording(bytes, {
+        sweepId: data.sweepId,
+        layoutIndex: data.layoutIndex,
+        repeat: data.repeat,
+      }),
+    };
   } catch (e) {
     if (e instanceof RecordingBlobError) return { problem: e.message };
     throw e;
@@ -135,7 +177,9 @@ async function collectRecording(redis: Redis, data: SimJobData, ref: RecordingRe
 /** The hash of the recording blob a finished job's result names, when it names a well-formed one. */
 function recordingBlobOf(result: SimJobResult | null | undefined): string | undefined {
   const ref = result?.kind === 'rollout' ? result.recording : undefined;
-  return ref && 'sha256' in ref && typeof ref.sha256 === 'string' && /^[0-9a-f]{64}$/.test(ref.sha256) ? ref.sha256 : undefined;
+  return ref && 'sha256' in ref && typeof ref.sha256 === 'string' && /^[0-9a-f]{64}$/.test(ref.sha256)
+    ? ref.sha256
+    : undefined;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -271,15 +315,24 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
       }
       // Asked apart: a job that failed an attempt and then succeeded still carries its old failedReason.
       const completedJobs = await orStop(queue.getJobs(['completed'], 0, 499, true), signal);
-      const failedJobs = completedJobs === STOPPED ? STOPPED : await orStop(queue.getJobs(['failed'], 0, 499, true), signal);
+      const failedJobs =
+        completedJobs === STOPPED ? STOPPED : await orStop(queue.getJobs(['failed'], 0, 499, true), signal);
       if (completedJobs === STOPPED || failedJobs === STOPPED) continue;
-      const finished = [...completedJobs.map((job) => ({ job, failed: false })), ...failedJobs.map((job) => ({ job, failed: true }))];
+      const finished = [
+        ...completedJobs.map((job) => ({ job, failed: false })),
+        ...failedJobs.map((job) => ({ job, failed: true })),
+      ];
       let progressed = false;
       for (const { job, failed } of finished) {
         // Writing episode files makes a batch slow to collect: Ctrl-C does not wait for the rest of it.
         if (signal?.aborted) break;
         const data = job.data as SimJobData | undefined;
-        if (data?.sweepId !== opts.sweepId || !Number.isSafeInteger(data.layoutIndex) || data.layoutIndex >= opts.layoutSet.layouts.length) continue;
+        if (
+          data?.sweepId !== opts.sweepId ||
+          !Number.isSafeInteger(data.layoutIndex) ||
+          data.layoutIndex >= opts.layoutSet.layouts.length
+        )
+          continue;
         const tier = opts.layoutSet.layouts[data.layoutIndex].tier;
         let rollout: SweepRollout | undefined;
         let recordingSha: string | undefined;
@@ -289,13 +342,32 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
           const ref = result?.kind === 'rollout' ? result.recording : undefined;
           recordingSha = recordingBlobOf(result);
           if (result?.kind === 'rollout' && STATUSES.has(result.rollout?.status) && result.rollout.tier === tier) {
-            rollout = { ...result.rollout, job: { jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed } };
+            rollout = {
+              ...result.rollout,
+              job: { jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed },
+            };
             if (opts.record) recordingOf = () => collectRecording(redis, data, ref);
           } else if (result?.kind !== 'stopped') {
-            rollout = failedRollout(data, tier, job.attemptsMade, 'the worker returned no readable rollout', opts.seconds, controlHz, calibrationSha256);
+            rollout = failedRollout(
+              data,
+              tier,
+              job.attemptsMade,
+              'the worker returned no readable rollout',
+              opts.seconds,
+              controlHz,
+              calibrationSha256,
+            );
           }
         } else {
-          rollout = failedRollout(data, tier, Math.max(job.attemptsMade, 1), job.failedReason ?? 'no reason given', opts.seconds, controlHz, calibrationSha256);
+          rollout = failedRollout(
+            data,
+            tier,
+            Math.max(job.attemptsMade, 1),
+            job.failedReason ?? 'no reason given',
+            opts.seconds,
+            controlHz,
+            calibrationSha256,
+          );
         }
         if (rollout) {
           const key = rolloutKey(data.layoutIndex, data.repeat);
@@ -306,15 +378,23 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
           const isNew = await opts.onRollout(rollout, recording);
           if (isNew) rollouts.push(rollout);
           else duplicates += 1;
-          if (isNew && rollout.outcome === 'worker-failed') log(`${jobLabel(data)}: stored invalid: ${rollout.reason ?? 'the job failed'}`);
+          if (isNew && rollout.outcome === 'worker-failed')
+            log(`${jobLabel(data)}: stored invalid: ${rollout.reason ?? 'the job failed'}`);
           if (!collected.has(key)) {
             collected.add(key);
             progressed = true;
           }
         }
         // The recording leaves before its job: killed between the two, the job is collected again as a duplicate.
-        if (recordingSha) await orStop(deleteRecordingBlob(redis, recordingSha).catch(() => undefined), signal);
-        await orStop(queue.remove(String(job.id)).catch(() => undefined), signal);
+        if (recordingSha)
+          await orStop(
+            deleteRecordingBlob(redis, recordingSha).catch(() => undefined),
+            signal,
+          );
+        await orStop(
+          queue.remove(String(job.id)).catch(() => undefined),
+          signal,
+        );
       }
       if (progressed) {
         idleSince = performance.now();
@@ -326,7 +406,12 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
         opts.onProgress?.(collected.size, total);
         continue;
       }
-      if (!warnedNoWorkers && link.reachable && performance.now() - idleSince > 3000 && (await orStop(queue.getWorkersCount(), signal)) === 0) {
+      if (
+        !warnedNoWorkers &&
+        link.reachable &&
+        performance.now() - idleSince > 3000 &&
+        (await orStop(queue.getWorkersCount(), signal)) === 0
+      ) {
         warnedNoWorkers = true;
         opts.onNoWorkers?.();
       }
@@ -344,7 +429,9 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
             const id = simJobId(opts.sweepId, i, r);
             if (opts.record) {
               // A rollout that finished but is not collected takes its recording with it.
-              const sha = recordingBlobOf((await queue.getJob(id).catch(() => undefined))?.returnvalue as SimJobResult | null | undefined);
+              const sha = recordingBlobOf(
+                (await queue.getJob(id).catch(() => undefined))?.returnvalue as SimJobResult | null | undefined,
+              );
               if (sha) await deleteRecordingBlob(redis, sha).catch(() => undefined);
             }
             await queue.remove(id).catch(() => undefined);
@@ -352,14 +439,28 @@ export async function runQueuedSweep(opts: QueuedSweepOptions): Promise<QueuedSw
         }
         return undefined;
       };
-      const done = await within(cleanup().then(() => true), 3000);
+      const done = await within(
+        cleanup().then(() => true),
+        3000,
+      );
       if (done !== true) stoppedWithoutRedis = true;
     }
   } finally {
     link.close();
-    await within(queue.close().catch(() => undefined), 1000);
+    await within(
+      queue.close().catch(() => undefined),
+      1000,
+    );
     queueConnection.disconnect();
     redis.disconnect();
   }
-  return { rollouts, total, stored: collected.size, stopped, duplicates, wallMs: performance.now() - t0, stoppedWithoutRedis };
+  return {
+    rollouts,
+    total,
+    stored: collected.size,
+    stopped,
+    duplicates,
+    wallMs: performance.now() - t0,
+    stoppedWithoutRedis,
+  };
 }

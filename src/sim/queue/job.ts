@@ -14,7 +14,9 @@ export const SIM_QUEUE_NAME = 'tandem-sim';
 /** The payload's own format; a change to its fields bumps it. */
 export const SIM_JOB_FORMAT = 'tandem.sim-job/2';
 /** The tandem version that wrote a job: workers run only jobs of their own version (same physics, same results). */
-export const TANDEM_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const TANDEM_VERSION: string = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /** How a job names its policy. */
 export type JobPolicy =
@@ -87,32 +89,60 @@ export function validateSimJob(data: unknown, jobId: string): SimJobData {
   const where = `Job ${jobId}`;
   if (!isObj(data)) throw new JobRefusedError(`${where} carries no tandem sim job (its payload is not an object).`);
   if (data.tandemVersion !== TANDEM_VERSION) {
-    throw new JobRefusedError(`${where} was queued by tandem ${String(data.tandemVersion)}; this worker is tandem ${TANDEM_VERSION}: run workers of the coordinator's version on this queue.`);
+    throw new JobRefusedError(
+      `${where} was queued by tandem ${String(data.tandemVersion)}; this worker is tandem ${TANDEM_VERSION}: run workers of the coordinator's version on this queue.`,
+    );
   }
-  if (data.format !== SIM_JOB_FORMAT) throw new JobRefusedError(`${where} has format ${JSON.stringify(data.format)}, not "${SIM_JOB_FORMAT}".`);
-  if (typeof data.sweepId !== 'string' || !SWEEP_ID.test(data.sweepId)) throw new JobRefusedError(`${where} names no valid sweep id.`);
-  if (typeof data.layoutSetSha256 !== 'string' || !HEX64.test(data.layoutSetSha256)) throw new JobRefusedError(`${where} names no layout set by its SHA-256.`);
-  if (!wholeNumber(data.layoutIndex, 1_000_000) || !wholeNumber(data.repeat, 1_000_000) || !wholeNumber(data.seed, 2 ** 31 - 1)) {
+  if (data.format !== SIM_JOB_FORMAT)
+    throw new JobRefusedError(`${where} has format ${JSON.stringify(data.format)}, not "${SIM_JOB_FORMAT}".`);
+  if (typeof data.sweepId !== 'string' || !SWEEP_ID.test(data.sweepId))
+    throw new JobRefusedError(`${where} names no valid sweep id.`);
+  if (typeof data.layoutSetSha256 !== 'string' || !HEX64.test(data.layoutSetSha256))
+    throw new JobRefusedError(`${where} names no layout set by its SHA-256.`);
+  if (
+    !wholeNumber(data.layoutIndex, 1_000_000) ||
+    !wholeNumber(data.repeat, 1_000_000) ||
+    !wholeNumber(data.seed, 2 ** 31 - 1)
+  ) {
     throw new JobRefusedError(`${where} has a layout index, repeat or seed that is not a whole number in range.`);
   }
-  if (typeof data.seconds !== 'number' || !(data.seconds >= 0.02 && data.seconds <= 3600)) throw new JobRefusedError(`${where} asks for ${String(data.seconds)} s; an episode is 0.02 to 3600 s.`);
-  if (data.controlHz !== undefined && (typeof data.controlHz !== 'number' || !(data.controlHz > 0 && data.controlHz <= 1000))) throw new JobRefusedError(`${where} has control rate ${String(data.controlHz)} Hz.`);
+  if (typeof data.seconds !== 'number' || !(data.seconds >= 0.02 && data.seconds <= 3600))
+    throw new JobRefusedError(`${where} asks for ${String(data.seconds)} s; an episode is 0.02 to 3600 s.`);
+  if (
+    data.controlHz !== undefined &&
+    (typeof data.controlHz !== 'number' || !(data.controlHz > 0 && data.controlHz <= 1000))
+  )
+    throw new JobRefusedError(`${where} has control rate ${String(data.controlHz)} Hz.`);
   const p = data.policy;
-  if (!isObj(p) || (p.kind !== 'spec' && p.kind !== 'onnx')) throw new JobRefusedError(`${where} names its policy neither by spec nor by model hash.`);
+  if (!isObj(p) || (p.kind !== 'spec' && p.kind !== 'onnx'))
+    throw new JobRefusedError(`${where} names its policy neither by spec nor by model hash.`);
   if (p.kind === 'spec' && (typeof p.spec !== 'string' || !isQueueSafeSpec(p.spec))) {
-    throw new JobRefusedError(`${where} names policy ${JSON.stringify(p.spec)}; a worker opens only code:NAME and ws:// specs, and ONNX models by hash, never a path from a job.`);
+    throw new JobRefusedError(
+      `${where} names policy ${JSON.stringify(p.spec)}; a worker opens only code:NAME and ws:// specs, and ONNX models by hash, never a path from a job.`,
+    );
   }
-  if (p.kind === 'onnx' && (typeof p.sha256 !== 'string' || !HEX64.test(p.sha256))) throw new JobRefusedError(`${where} names its ONNX model by no valid SHA-256.`);
-  if (!isObj(data.calibration) || typeof data.calibrationSha256 !== 'string' || !HEX64.test(data.calibrationSha256)) throw new JobRefusedError(`${where} carries no sim calibration with its hash.`);
+  if (p.kind === 'onnx' && (typeof p.sha256 !== 'string' || !HEX64.test(p.sha256)))
+    throw new JobRefusedError(`${where} names its ONNX model by no valid SHA-256.`);
+  if (!isObj(data.calibration) || typeof data.calibrationSha256 !== 'string' || !HEX64.test(data.calibrationSha256))
+    throw new JobRefusedError(`${where} carries no sim calibration with its hash.`);
   if (data.placement !== undefined) {
     const pl = data.placement;
-    const ok = isObj(pl) && [pl.sigmaM, pl.sigmaYawRad].every((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 0.5);
+    const ok =
+      isObj(pl) &&
+      [pl.sigmaM, pl.sigmaYawRad].every((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 0.5);
     if (!ok) throw new JobRefusedError(`${where} has placement noise that is not two numbers from 0 to 0.5.`);
   }
   // A look only moves cameras, lamps and colours a little; anything but small finite numbers is not one.
-  const smallNumbers = (v: unknown): boolean => (typeof v === 'number' ? Number.isFinite(v) && Math.abs(v) <= 10 : isObj(v) || Array.isArray(v) ? Object.values(v).every(smallNumbers) : false);
-  if (data.look !== undefined && !(isObj(data.look) && smallNumbers(data.look))) throw new JobRefusedError(`${where} has a camera look that is not an object of small numbers.`);
-  if (data.record !== undefined && data.record !== true) throw new JobRefusedError(`${where} has record ${JSON.stringify(data.record)}; it is true or absent.`);
+  const smallNumbers = (v: unknown): boolean =>
+    typeof v === 'number'
+      ? Number.isFinite(v) && Math.abs(v) <= 10
+      : isObj(v) || Array.isArray(v)
+        ? Object.values(v).every(smallNumbers)
+        : false;
+  if (data.look !== undefined && !(isObj(data.look) && smallNumbers(data.look)))
+    throw new JobRefusedError(`${where} has a camera look that is not an object of small numbers.`);
+  if (data.record !== undefined && data.record !== true)
+    throw new JobRefusedError(`${where} has record ${JSON.stringify(data.record)}; it is true or absent.`);
   return data as unknown as SimJobData;
 }
 
@@ -126,4 +156,6 @@ export type RecordingRef = { readonly sha256: string; readonly bytes: number } |
  * What a worker returns for a job: the rollout (without its recording calls: a result stays
  * small, the calls travel as a blob), or that its sweep was stopped before it ran to the end.
  */
-export type SimJobResult = { readonly kind: 'rollout'; readonly rollout: SweepRollout; readonly recording?: RecordingRef } | { readonly kind: 'stopped' };
+export type SimJobResult =
+  | { readonly kind: 'rollout'; readonly rollout: SweepRollout; readonly recording?: RecordingRef }
+  | { readonly kind: 'stopped' };

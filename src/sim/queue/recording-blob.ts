@@ -56,8 +56,18 @@ function mib(bytes: number): string {
 }
 
 /** The calls, packed and deflated; throws RecordingBlobError (one sentence, naming the limit) when they are too big to travel. */
-export async function encodeRecording(id: RecordingIdentity, calls: readonly RecordedCall[], limitBytes = RECORDING_LIMIT_BYTES): Promise<Buffer> {
-  const packed = packr.pack({ format: RECORDING_FORMAT, sweepId: id.sweepId, layoutIndex: id.layoutIndex, repeat: id.repeat, calls });
+export async function encodeRecording(
+  id: RecordingIdentity,
+  calls: readonly RecordedCall[],
+  limitBytes = RECORDING_LIMIT_BYTES,
+): Promise<Buffer> {
+  const packed = packr.pack({
+    format: RECORDING_FORMAT,
+    sweepId: id.sweepId,
+    layoutIndex: id.layoutIndex,
+    repeat: id.repeat,
+    calls,
+  });
   if (packed.length > limitBytes) {
     throw new RecordingBlobError(
       `its recording packs to ${mib(packed.length)}, over the ${mib(limitBytes)} a queued rollout may carry; run it in a sweep on one machine (--workers) to record it, or shorten --seconds.`,
@@ -76,21 +86,47 @@ function isCall(c: unknown): c is RecordedCall {
   if (!isObj(c)) return false;
   if (c.k === 'state') {
     const s = c.state;
-    return isObj(s) && isNum(s.timeS) && typeof s.mode === 'string' && isF64(s.position) && isF64(s.velocity) && isF64(s.effort) && Array.isArray(s.faults) && s.faults.every((f) => isObj(f) && typeof f.kind === 'string' && typeof f.message === 'string');
+    return (
+      isObj(s) &&
+      isNum(s.timeS) &&
+      typeof s.mode === 'string' &&
+      isF64(s.position) &&
+      isF64(s.velocity) &&
+      isF64(s.effort) &&
+      Array.isArray(s.faults) &&
+      s.faults.every((f) => isObj(f) && typeof f.kind === 'string' && typeof f.message === 'string')
+    );
   }
   if (c.k === 'command') {
     const a = c.applied;
-    return isNum(c.timeS) && isObj(a) && isF64(a.position) && (a.velocity === undefined || isF64(a.velocity)) && (a.torqueNm === undefined || isF64(a.torqueNm));
+    return (
+      isNum(c.timeS) &&
+      isObj(a) &&
+      isF64(a.position) &&
+      (a.velocity === undefined || isF64(a.velocity)) &&
+      (a.torqueNm === undefined || isF64(a.torqueNm))
+    );
   }
   if (c.k === 'safety') return isObj(c.event) && isNum(c.event.timeS);
   // The per-step timing (observation-to-action latency, camera frame ages) every rollout records.
   if (c.k === 'timing') return isNum(c.timeS) && isObj(c.timing);
-  if (c.k === 'event') return isNum(c.timeS) && typeof c.kind === 'string' && typeof c.source === 'string' && typeof c.message === 'string' && (c.detail === undefined || isObj(c.detail));
+  if (c.k === 'event')
+    return (
+      isNum(c.timeS) &&
+      typeof c.kind === 'string' &&
+      typeof c.source === 'string' &&
+      typeof c.message === 'string' &&
+      (c.detail === undefined || isObj(c.detail))
+    );
   return false;
 }
 
 /** The calls in `bytes`, checked to be of rollout `id`; throws RecordingBlobError with one sentence. */
-export async function decodeRecording(bytes: Uint8Array, id: RecordingIdentity, limitBytes = RECORDING_LIMIT_BYTES): Promise<RecordedCall[]> {
+export async function decodeRecording(
+  bytes: Uint8Array,
+  id: RecordingIdentity,
+  limitBytes = RECORDING_LIMIT_BYTES,
+): Promise<RecordedCall[]> {
   let packed: Buffer;
   try {
     packed = await inflate(bytes, { maxOutputLength: limitBytes });
@@ -103,12 +139,16 @@ export async function decodeRecording(bytes: Uint8Array, id: RecordingIdentity, 
   } catch (e) {
     throw new RecordingBlobError(`its recording does not unpack (${(e as Error).message}).`);
   }
-  if (!isObj(value) || value.format !== RECORDING_FORMAT) throw new RecordingBlobError(`its recording is not a ${RECORDING_FORMAT}.`);
+  if (!isObj(value) || value.format !== RECORDING_FORMAT)
+    throw new RecordingBlobError(`its recording is not a ${RECORDING_FORMAT}.`);
   if (value.sweepId !== id.sweepId || value.layoutIndex !== id.layoutIndex || value.repeat !== id.repeat) {
-    throw new RecordingBlobError(`the recording its result names is of sweep ${String(value.sweepId)} layout ${String(value.layoutIndex)} repeat ${String(value.repeat)}, not of this rollout.`);
+    throw new RecordingBlobError(
+      `the recording its result names is of sweep ${String(value.sweepId)} layout ${String(value.layoutIndex)} repeat ${String(value.repeat)}, not of this rollout.`,
+    );
   }
   const calls = value.calls;
-  if (!Array.isArray(calls) || !calls.every(isCall)) throw new RecordingBlobError('its recording holds calls of a shape no rollout makes.');
+  if (!Array.isArray(calls) || !calls.every(isCall))
+    throw new RecordingBlobError('its recording holds calls of a shape no rollout makes.');
   return calls;
 }
 
@@ -122,9 +162,15 @@ export async function putRecordingBlob(redis: Redis, bytes: Buffer): Promise<str
 /** The recording stored under `sha256`, checked against it; throws RecordingBlobError (missing, or changed). */
 export async function getRecordingBlob(redis: Redis, sha256: string): Promise<Buffer> {
   const bytes = await redis.getBuffer(recordingKey(sha256));
-  if (bytes === null) throw new RecordingBlobError(`its recording ${sha256.slice(0, 12)}… is not in the queue's store (expired, or removed).`);
+  if (bytes === null)
+    throw new RecordingBlobError(
+      `its recording ${sha256.slice(0, 12)}… is not in the queue's store (expired, or removed).`,
+    );
   const found = sha256Hex(bytes);
-  if (found !== sha256) throw new RecordingBlobError(`its recording in the queue's store under ${sha256.slice(0, 12)}… hashes to ${found.slice(0, 12)}…: its bytes were changed or damaged.`);
+  if (found !== sha256)
+    throw new RecordingBlobError(
+      `its recording in the queue's store under ${sha256.slice(0, 12)}… hashes to ${found.slice(0, 12)}…: its bytes were changed or damaged.`,
+    );
   return bytes;
 }
 

@@ -85,7 +85,9 @@ export class RedisLink {
     if (this.closed || this.said || this.lostAtMs === undefined) return;
     this.said = true;
     clearTimeout(this.sayTimer);
-    this.opts.log(`Redis at ${this.opts.address.shown} is unreachable (${this.reason ?? 'connection closed'}); retrying every ${REDIS_RETRY_MS / 1000} s.`);
+    this.opts.log(
+      `Redis at ${this.opts.address.shown} is unreachable (${this.reason ?? 'connection closed'}); retrying every ${REDIS_RETRY_MS / 1000} s.`,
+    );
   }
 
   private clearTimers(): void {

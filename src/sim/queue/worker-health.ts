@@ -50,19 +50,32 @@ export async function serveWorkerHealth(host: string, port: number, status: () =
       return;
     }
     if (path !== '/health' && path !== '/ready') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('GET /health (the process answers) or /ready (it can take jobs)\n');
+      res
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end('GET /health (the process answers) or /ready (it can take jobs)\n');
       return;
     }
     const h = status();
     const ok = path === '/health' || isReady(h);
-    res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(`${JSON.stringify({ ready: isReady(h), ...h })}\n`);
+    res
+      .writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+      .end(`${JSON.stringify({ ready: isReady(h), ...h })}\n`);
   });
   // A probe that never finishes its request must not hold the worker's stop.
   server.requestTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
-      const why = e.code === 'EADDRINUSE' ? 'the port is in use' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EADDRNOTAVAIL' ? 'no such address here' : e.message;
-      reject(new HealthPortError(`Cannot answer health probes on ${host}:${port} (${why}); pick another --health-port.`));
+      const why =
+        e.code === 'EADDRINUSE'
+          ? 'the port is in use'
+          : e.code === 'EACCES'
+            ? 'permission denied'
+            : e.code === 'EADDRNOTAVAIL'
+              ? 'no such address here'
+              : e.message;
+      reject(
+        new HealthPortError(`Cannot answer health probes on ${host}:${port} (${why}); pick another --health-port.`),
+      );
     });
     server.listen(port, host, () => resolve());
   });

@@ -28,7 +28,15 @@ import { RedisLink } from './redis-link.js';
 import { orStop, STOPPED, within } from './bounded.js';
 import { serveWorkerHealth, type HealthServer, type WorkerHealth } from './worker-health.js';
 import { getLayoutSetBlob, getVerifiedBlob, sha256Hex } from './blobs.js';
-import { JobRefusedError, SIM_QUEUE_NAME, TANDEM_VERSION, validateSimJob, type RecordingRef, type SimJobData, type SimJobResult } from './job.js';
+import {
+  JobRefusedError,
+  SIM_QUEUE_NAME,
+  TANDEM_VERSION,
+  validateSimJob,
+  type RecordingRef,
+  type SimJobData,
+  type SimJobResult,
+} from './job.js';
 import { deleteRecordingBlob, encodeRecording, putRecordingBlob, RecordingBlobError } from './recording-blob.js';
 import { RolloutThread } from './rollout-thread.js';
 import { queueVersionKey, sweepStoppedKey } from './keys.js';
@@ -131,10 +139,18 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     state,
     queue: opts.address.shown,
     redis: state !== 'connecting' && link.reachable ? 'reachable' : 'unreachable',
-    ...(link.awaySinceMs === undefined ? {} : { redisAwaySeconds: Math.round((Date.now() - link.awaySinceMs) / 100) / 10 }),
+    ...(link.awaySinceMs === undefined
+      ? {}
+      : { redisAwaySeconds: Math.round((Date.now() - link.awaySinceMs) / 100) / 10 }),
     jobsDone: completed,
     jobsFailed: failed,
-    currentJobs: [...running.values()].map((j) => ({ id: j.id, layout: j.data.layoutIndex, repeat: j.data.repeat, policy: policyLabel(j.data), ageSeconds: Math.round((Date.now() - j.startedMs) / 100) / 10 })),
+    currentJobs: [...running.values()].map((j) => ({
+      id: j.id,
+      layout: j.data.layoutIndex,
+      repeat: j.data.repeat,
+      policy: policyLabel(j.data),
+      ageSeconds: Math.round((Date.now() - j.startedMs) / 100) / 10,
+    })),
   });
   let health: HealthServer | undefined;
   if (opts.health) {
@@ -166,7 +182,10 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
         continue;
       }
       if (got === STOPPED) {
-        attempt.then((r) => r.disconnect(), () => undefined);
+        attempt.then(
+          (r) => r.disconnect(),
+          () => undefined,
+        );
         return stoppedBefore();
       }
       redis = got;
@@ -187,7 +206,9 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     }
     if (stamp !== null && stamp !== TANDEM_VERSION) {
       redis.disconnect();
-      throw new QueueError(`The queue at ${opts.address.shown} holds jobs of tandem ${stamp}; this worker is tandem ${TANDEM_VERSION}: start a tandem ${stamp} worker for them.`);
+      throw new QueueError(
+        `The queue at ${opts.address.shown} holds jobs of tandem ${stamp}; this worker is tandem ${TANDEM_VERSION}: start a tandem ${stamp} worker for them.`,
+      );
     }
     const layoutSetFor = async (sha256: string): Promise<LayoutSet> => {
       const cached = layoutSets.get(sha256);
@@ -200,7 +221,10 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
         if (e instanceof LayoutSetError) throw new JobRefusedError(e.message);
         throw e;
       }
-      if (set.sha256 !== sha256) throw new JobRefusedError(`The layout set stored under ${sha256.slice(0, 12)}… names itself ${set.sha256.slice(0, 12)}…; this worker refuses it.`);
+      if (set.sha256 !== sha256)
+        throw new JobRefusedError(
+          `The layout set stored under ${sha256.slice(0, 12)}… names itself ${set.sha256.slice(0, 12)}…; this worker refuses it.`,
+        );
       layoutSets.set(sha256, set);
       return set;
     };
@@ -220,17 +244,32 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
 
     const initFor = async (data: SimJobData): Promise<WorkerInit> => {
       const layoutSet = await layoutSetFor(data.layoutSetSha256);
-      if (data.layoutIndex >= layoutSet.layouts.length) throw new JobRefusedError(`The job asks for layout ${data.layoutIndex}; its set has ${layoutSet.layouts.length}.`);
+      if (data.layoutIndex >= layoutSet.layouts.length)
+        throw new JobRefusedError(
+          `The job asks for layout ${data.layoutIndex}; its set has ${layoutSet.layouts.length}.`,
+        );
       let calibration;
       try {
-        calibration = parseSimCalibration(JSON.stringify(data.calibration), 'the job\'s sim calibration');
+        calibration = parseSimCalibration(JSON.stringify(data.calibration), "the job's sim calibration");
       } catch (e) {
         if (e instanceof CalibrationFileError) throw new JobRefusedError(e.message);
         throw e;
       }
-      if (simCalibrationHash(calibration) !== data.calibrationSha256) throw new JobRefusedError(`The job's sim calibration does not hash to the ${data.calibrationSha256.slice(0, 12)}… it claims.`);
-      const policySpec = data.policy.kind === 'spec' ? data.policy.spec : `onnx:${await modelFileFor(data.policy.sha256)}`;
-      return { layoutSet, policySpec, seconds: data.seconds, controlHz: data.controlHz, calibration, cwd: modelDir, record: data.record === true };
+      if (simCalibrationHash(calibration) !== data.calibrationSha256)
+        throw new JobRefusedError(
+          `The job's sim calibration does not hash to the ${data.calibrationSha256.slice(0, 12)}… it claims.`,
+        );
+      const policySpec =
+        data.policy.kind === 'spec' ? data.policy.spec : `onnx:${await modelFileFor(data.policy.sha256)}`;
+      return {
+        layoutSet,
+        policySpec,
+        seconds: data.seconds,
+        controlHz: data.controlHz,
+        calibration,
+        cwd: modelDir,
+        record: data.record === true,
+      };
     };
 
     /** A free thread with this setup open, else a new one (replacing an idle thread of another setup). */
@@ -262,7 +301,11 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
         );
         held.released = moved === true;
       } else held.released = false;
-      log(held.released ? `${held.label}: stopped; the job went back to the queue` : `${held.label}: stopped; the job stays claimed until its lock lapses (${lockMs / 1000} s), then BullMQ gives it to another worker`);
+      log(
+        held.released
+          ? `${held.label}: stopped; the job went back to the queue`
+          : `${held.label}: stopped; the job stays claimed until its lock lapses (${lockMs / 1000} s), then BullMQ gives it to another worker`,
+      );
       // BullMQ moves nothing for this error: the job is where release() left it.
       throw new WaitingError();
     };
@@ -284,7 +327,12 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
         log(`job ${String(job.id)}: refused: ${(e as Error).message}`);
         throw new UnrecoverableError((e as Error).message);
       }
-      const held: RunningJob = { id: String(job.id), label: jobLabel(String(job.id), data), data, startedMs: Date.now() };
+      const held: RunningJob = {
+        id: String(job.id),
+        label: jobLabel(String(job.id), data),
+        data,
+        startedMs: Date.now(),
+      };
       running.set(held.id, held);
       labels.set(held.id, held.label);
       // BullMQ may speak of a job after it left this worker (a result refused): its label stays a while.
@@ -295,7 +343,12 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       return settled;
     };
 
-    const run = async (job: Job, token: string | undefined, data: SimJobData, held: RunningJob): Promise<SimJobResult> => {
+    const run = async (
+      job: Job,
+      token: string | undefined,
+      data: SimJobData,
+      held: RunningJob,
+    ): Promise<SimJobResult> => {
       if (stopping.signal.aborted) return release(job, token, held);
       if ((await redis.exists(sweepStoppedKey(data.sweepId))) === 1) return { kind: 'stopped' };
       let init: WorkerInit;
@@ -316,17 +369,30 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       // The coordinator's Ctrl-C stops its sweep: a rollout of it still running here stops too.
       const watch = setInterval(() => {
         if (!link.reachable) return;
-        void redis.exists(sweepStoppedKey(data.sweepId)).then((n) => {
-          if (n === 1) thread.stop();
-        }, () => undefined);
+        void redis.exists(sweepStoppedKey(data.sweepId)).then(
+          (n) => {
+            if (n === 1) thread.stop();
+          },
+          () => undefined,
+        );
       }, 1000);
       try {
         // Each job carries its own calibration (a randomized sweep draws one per job); the thread
         // keeps the sweep's setup open and runs this job on this job's world.
-        const world = { calibration: init.calibration!, ...(data.placement ? { placement: data.placement } : {}), ...(data.look ? { look: data.look } : {}) };
+        const world = {
+          calibration: init.calibration!,
+          ...(data.placement ? { placement: data.placement } : {}),
+          ...(data.look ? { look: data.look } : {}),
+        };
         let out;
         try {
-          out = await thread.run({ jobId: 0, layoutIndex: data.layoutIndex, repeat: data.repeat, seed: data.seed, world });
+          out = await thread.run({
+            jobId: 0,
+            layoutIndex: data.layoutIndex,
+            repeat: data.repeat,
+            seed: data.seed,
+            world,
+          });
         } catch (e) {
           // Our own stop terminated the thread: that is no failure of the job.
           if (stopping.signal.aborted) return await release(job, token, held);
@@ -343,7 +409,8 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
         const { recorded, ...rollout } = out.rollout;
         if (!data.record) return { kind: 'rollout', rollout };
         // A sweep stopped while this rollout ran to its end collects nothing more: no blob to leave behind.
-        if ((await redis.exists(sweepStoppedKey(data.sweepId))) === 1) return { kind: 'rollout', rollout, recording: { refused: 'its sweep was stopped before it was collected.' } };
+        if ((await redis.exists(sweepStoppedKey(data.sweepId))) === 1)
+          return { kind: 'rollout', rollout, recording: { refused: 'its sweep was stopped before it was collected.' } };
         const recording = await storeRecording(data, recorded, held.label);
         // Stopped while the recording was encoded and stored (long on a busy machine): nobody will
         // collect it, so it goes now rather than lie in Redis until it expires. What is left is a
@@ -360,11 +427,18 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     };
 
     /** A recorded rollout's calls into the queue's store, or the sentence saying why they are not there. */
-    const storeRecording = async (data: SimJobData, calls: readonly RecordedCall[] | undefined, label: string): Promise<RecordingRef> => {
+    const storeRecording = async (
+      data: SimJobData,
+      calls: readonly RecordedCall[] | undefined,
+      label: string,
+    ): Promise<RecordingRef> => {
       if (!calls) return { refused: 'its rollout thread kept no recording.' };
       let bytes: Buffer;
       try {
-        bytes = await encodeRecording({ sweepId: data.sweepId, layoutIndex: data.layoutIndex, repeat: data.repeat }, calls);
+        bytes = await encodeRecording(
+          { sweepId: data.sweepId, layoutIndex: data.layoutIndex, repeat: data.repeat },
+          calls,
+        );
       } catch (e) {
         if (e instanceof RecordingBlobError) {
           log(`${label}: not recorded: ${e.message}`);
@@ -394,7 +468,9 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     worker.on('failed', (job, e) => {
       if (e instanceof DelayedError || e.name === 'DelayedError' || e.name === 'WaitingError') return;
       failed += 1;
-      log(`${job ? (labels.get(String(job.id)) ?? `job ${String(job.id)}`) : 'a job'}: failed (attempt ${job?.attemptsMade ?? '?'}): ${e.message.split('\n')[0]}`);
+      log(
+        `${job ? (labels.get(String(job.id)) ?? `job ${String(job.id)}`) : 'a job'}: failed (attempt ${job?.attemptsMade ?? '?'}): ${e.message.split('\n')[0]}`,
+      );
     });
     // A job whose lock lapsed (Redis away longer than the lock, or back without its data) may
     // already be another worker's: its result would be refused, so its rollout stops now.
@@ -422,16 +498,24 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
       if (/^could not renew lock for job /.test(e.message)) return;
       const missing = /^Missing (?:lock|key) for job (\S+?)\.? (\w+)$/.exec(e.message);
       if (missing) {
-        claimLost(missing[1], `its claim on the queue lapsed before its result could be handed in (BullMQ ${missing[2]}), so the result is dropped`);
+        claimLost(
+          missing[1],
+          `its claim on the queue lapsed before its result could be handed in (BullMQ ${missing[2]}), so the result is dropped`,
+        );
         return;
       }
       log(`queue worker: ${e.message.split('\n')[0]}`);
     });
 
-    await Promise.race([worker.waitUntilReady(), new Promise((resolve) => stopping.signal.addEventListener('abort', resolve, { once: true }))]);
+    await Promise.race([
+      worker.waitUntilReady(),
+      new Promise((resolve) => stopping.signal.addEventListener('abort', resolve, { once: true })),
+    ]);
     if (!stopping.signal.aborted) {
       state = 'working';
-      log(`tandem ${TANDEM_VERSION} worker on ${opts.address.shown}, ${opts.concurrency} rollout thread${opts.concurrency === 1 ? '' : 's'}`);
+      log(
+        `tandem ${TANDEM_VERSION} worker on ${opts.address.shown}, ${opts.concurrency} rollout thread${opts.concurrency === 1 ? '' : 's'}`,
+      );
       await new Promise((resolve) => stopping.signal.addEventListener('abort', resolve, { once: true }));
     }
     state = 'stopping';
@@ -445,13 +529,18 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     for (const h of held) {
       if (h.released === undefined) {
         h.released = false;
-        log(`${h.label}: stopped; the job stays claimed until its lock lapses (${lockMs / 1000} s), then BullMQ gives it to another worker`);
+        log(
+          `${h.label}: stopped; the job stays claimed until its lock lapses (${lockMs / 1000} s), then BullMQ gives it to another worker`,
+        );
       }
     }
     const redisAnswered = link.reachable;
     // 3. BullMQ closes without waiting for jobs (they are settled or abandoned); a Redis that is gone cannot hold the stop.
     link.close();
-    await within(worker.close(true).catch(() => undefined), 1000);
+    await within(
+      worker.close(true).catch(() => undefined),
+      1000,
+    );
     await within(Promise.all(threads.map((t) => t.close())), 1000);
     for (const t of threads) void t.terminate();
     // BullMQ leaves a connection it was handed open.
@@ -463,7 +552,9 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<QueueWor
     const counts = `${completed} job${completed === 1 ? '' : 's'} done, ${failed} failed`;
     const what = [
       back.length > 0 ? `${back.map((h) => h.id).join(', ')} went back to the queue` : '',
-      left.length > 0 ? `${left.map((h) => h.id).join(', ')} stay${left.length === 1 ? 's' : ''} claimed until ${left.length === 1 ? 'its lock lapses' : 'their locks lapse'} (${lockMs / 1000} s), then another worker takes ${left.length === 1 ? 'it' : 'them'}` : '',
+      left.length > 0
+        ? `${left.map((h) => h.id).join(', ')} stay${left.length === 1 ? 's' : ''} claimed until ${left.length === 1 ? 'its lock lapses' : 'their locks lapse'} (${lockMs / 1000} s), then another worker takes ${left.length === 1 ? 'it' : 'them'}`
+        : '',
       held.length === 0 ? 'no job was running' : '',
     ]
       .filter((x) => x !== '')

@@ -94,8 +94,20 @@ export const DEFAULT_CAMERA_CALIBRATION: CameraCalibration = {
       nearM: 0.05,
       farM: 5,
     },
-    cam_left_wrist: { intrinsics: centred(DEFAULT_IMAGE_SIZE_PX, 115), mountFrame: 'left_gripper', pose: WRIST_POSE, nearM: 0.01, farM: 5 },
-    cam_right_wrist: { intrinsics: centred(DEFAULT_IMAGE_SIZE_PX, 115), mountFrame: 'right_gripper', pose: WRIST_POSE, nearM: 0.01, farM: 5 },
+    cam_left_wrist: {
+      intrinsics: centred(DEFAULT_IMAGE_SIZE_PX, 115),
+      mountFrame: 'left_gripper',
+      pose: WRIST_POSE,
+      nearM: 0.01,
+      farM: 5,
+    },
+    cam_right_wrist: {
+      intrinsics: centred(DEFAULT_IMAGE_SIZE_PX, 115),
+      mountFrame: 'right_gripper',
+      pose: WRIST_POSE,
+      nearM: 0.01,
+      farM: 5,
+    },
   },
 };
 
@@ -109,7 +121,8 @@ export class CameraCalibrationError extends Error {
 
 export function cameraCalibrationSha256(calibration: CameraCalibration): string {
   const json = canonicalize(calibration);
-  if (json === undefined) throw new CameraCalibrationError('The camera calibration cannot be written as canonical JSON.');
+  if (json === undefined)
+    throw new CameraCalibrationError('The camera calibration cannot be written as canonical JSON.');
   return bytesToHex(sha256(utf8ToBytes(json)));
 }
 
@@ -133,7 +146,8 @@ export function validateCameraCalibration(value: unknown, expectedSha256?: strin
   if (typeof rec.cameras !== 'object' || rec.cameras === null) bad('"cameras" is missing');
   const cameras = rec.cameras as Record<string, unknown>;
   for (const name of Object.keys(cameras)) {
-    if (!(CAMERA_NAMES as readonly string[]).includes(name)) bad(`camera "${name}" is not one of ${CAMERA_NAMES.join(', ')}`);
+    if (!(CAMERA_NAMES as readonly string[]).includes(name))
+      bad(`camera "${name}" is not one of ${CAMERA_NAMES.join(', ')}`);
   }
   for (const name of CAMERA_NAMES) {
     const cam = cameras[name] as Record<string, unknown> | undefined;
@@ -144,23 +158,29 @@ export function validateCameraCalibration(value: unknown, expectedSha256?: strin
     const intr = k as Record<string, unknown>;
     for (const f of ['widthPx', 'heightPx']) {
       const v = intr[f];
-      if (!Number.isInteger(v) || (v as number) < 8 || (v as number) > 4096) bad(`${name} ${f} must be a whole number of pixels between 8 and 4096`);
+      if (!Number.isInteger(v) || (v as number) < 8 || (v as number) > 4096)
+        bad(`${name} ${f} must be a whole number of pixels between 8 and 4096`);
     }
     for (const f of ['fxPx', 'fyPx']) {
       const v = intr[f];
-      if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) bad(`${name} ${f} must be a positive number of pixels`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+        bad(`${name} ${f} must be a positive number of pixels`);
     }
     for (const f of ['cxPx', 'cyPx']) {
       const v = intr[f];
       if (typeof v !== 'number' || !Number.isFinite(v)) bad(`${name} ${f} must be a number of pixels`);
     }
-    if (typeof c.mountFrame !== 'string' || c.mountFrame.length === 0) bad(`${name} needs a mountFrame ("table" or a link name)`);
+    if (typeof c.mountFrame !== 'string' || c.mountFrame.length === 0)
+      bad(`${name} needs a mountFrame ("table" or a link name)`);
     const pose = c.pose as Pose3 | undefined;
-    const finite = (a: unknown, n: number): boolean => Array.isArray(a) && a.length === n && a.every((v) => typeof v === 'number' && Number.isFinite(v));
-    if (!pose || !finite(pose.position, 3) || !finite(pose.quaternion, 4)) bad(`${name} pose needs a finite position [x, y, z] and quaternion [x, y, z, w]`);
+    const finite = (a: unknown, n: number): boolean =>
+      Array.isArray(a) && a.length === n && a.every((v) => typeof v === 'number' && Number.isFinite(v));
+    if (!pose || !finite(pose.position, 3) || !finite(pose.quaternion, 4))
+      bad(`${name} pose needs a finite position [x, y, z] and quaternion [x, y, z, w]`);
     const qn = Math.hypot(...(pose as Pose3).quaternion);
     if (Math.abs(qn - 1) > 1e-3) bad(`${name} pose quaternion has length ${qn.toFixed(4)}, not 1`);
-    if (typeof c.nearM !== 'number' || typeof c.farM !== 'number' || !(c.nearM > 0) || !(c.farM > c.nearM)) bad(`${name} needs 0 < nearM < farM`);
+    if (typeof c.nearM !== 'number' || typeof c.farM !== 'number' || !(c.nearM > 0) || !(c.farM > c.nearM))
+      bad(`${name} needs 0 < nearM < farM`);
   }
   const calibration = value as CameraCalibration;
   if (expectedSha256 !== undefined) {

@@ -32,7 +32,11 @@ export function cameraPoseInTable(name: string, camera: CameraModel, links: read
  * Pinhole projection (no lens distortion) of a table-frame point: pixel (u, v) in the
  * pixel-centre convention and the depth along the optical axis. Depth ≤ 0 means behind the camera.
  */
-export function projectToPixel(intrinsics: CameraIntrinsics, cameraPose: Pose3, pointTable: readonly [number, number, number]): { u: number; v: number; depthM: number } {
+export function projectToPixel(
+  intrinsics: CameraIntrinsics,
+  cameraPose: Pose3,
+  pointTable: readonly [number, number, number],
+): { u: number; v: number; depthM: number } {
   const inv = invertFrame(poseToFrame(cameraPose));
   const R = inv.rotation;
   const p = inv.position;
@@ -40,7 +44,11 @@ export function projectToPixel(intrinsics: CameraIntrinsics, cameraPose: Pose3, 
   const cx = R[0] * x + R[1] * y + R[2] * z + p[0];
   const cy = R[3] * x + R[4] * y + R[5] * z + p[1];
   const cz = R[6] * x + R[7] * y + R[8] * z + p[2];
-  return { u: (intrinsics.fxPx * cx) / cz + intrinsics.cxPx, v: (intrinsics.fyPx * cy) / cz + intrinsics.cyPx, depthM: cz };
+  return {
+    u: (intrinsics.fxPx * cx) / cz + intrinsics.cxPx,
+    v: (intrinsics.fyPx * cy) / cz + intrinsics.cyPx,
+    depthM: cz,
+  };
 }
 
 /** The optical frame turned into a GL camera frame (y up, looking down −z): half a turn about x. */

@@ -13,10 +13,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { CameraName, RgbImage } from '../../policy/contract.js';
-import { DEFAULT_CAMERA_CALIBRATION, hashCameraCalibration, type CameraCalibration, type HashedCameraCalibration } from './camera-calibration.js';
+import {
+  DEFAULT_CAMERA_CALIBRATION,
+  hashCameraCalibration,
+  type CameraCalibration,
+  type HashedCameraCalibration,
+} from './camera-calibration.js';
 import { renderPageScript } from './page-bundle.js';
 import { lookedCameraCalibration, lookedVisuals, pageLight, type SceneLook } from './scene-look.js';
-import { frameToJson, PAGE_OPTIONS_GLOBAL, PAGE_RENDER_FUNCTION, type PageCamera, type PageFrame, type PageOptions, type PageResult, type PageTransfer } from './page-protocol.js';
+import {
+  frameToJson,
+  PAGE_OPTIONS_GLOBAL,
+  PAGE_RENDER_FUNCTION,
+  type PageCamera,
+  type PageFrame,
+  type PageOptions,
+  type PageResult,
+  type PageTransfer,
+} from './page-protocol.js';
 import type { Visual } from '../../scene3d/visual.js';
 import type { Renderer } from './renderer.js';
 import { RendererUnavailableError } from './renderer.js';
@@ -93,7 +107,10 @@ export class ChromiumRenderer implements Renderer {
   /** Requests run one after another: the page holds one scene. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly visualsByTask = new WeakMap<SceneTask, { visuals: Record<string, Visual>; key: string }>();
-  private readonly lookedVisuals = new WeakMap<SceneLook, WeakMap<SceneTask, { visuals: Record<string, Visual>; key: string }>>();
+  private readonly lookedVisuals = new WeakMap<
+    SceneLook,
+    WeakMap<SceneTask, { visuals: Record<string, Visual>; key: string }>
+  >();
   private readonly lookedCalibrations = new WeakMap<SceneLook, CameraCalibration>();
   private starts = 0;
 
@@ -119,7 +136,11 @@ export class ChromiumRenderer implements Renderer {
     return s && !s.closed ? s.userDataDir : undefined;
   }
 
-  render(snapshot: SceneSnapshot, cameras: readonly CameraName[], look?: SceneLook): Promise<Partial<Record<CameraName, RgbImage>>> {
+  render(
+    snapshot: SceneSnapshot,
+    cameras: readonly CameraName[],
+    look?: SceneLook,
+  ): Promise<Partial<Record<CameraName, RgbImage>>> {
     if (cameras.length === 0) return Promise.resolve({});
     const run = this.queue.then(() => this.renderNow(snapshot, cameras, look));
     this.queue = run.catch(() => undefined);
@@ -138,23 +159,37 @@ export class ChromiumRenderer implements Renderer {
     return done;
   }
 
-  private async renderNow(snapshot: SceneSnapshot, cameras: readonly CameraName[], look: SceneLook | undefined): Promise<Partial<Record<CameraName, RgbImage>>> {
+  private async renderNow(
+    snapshot: SceneSnapshot,
+    cameras: readonly CameraName[],
+    look: SceneLook | undefined,
+  ): Promise<Partial<Record<CameraName, RgbImage>>> {
     // Geometry first: a bad snapshot is refused before any browser work.
     const bodies = snapshotBodies(snapshot);
     const pageCameras = snapshotCameras(snapshot, this.lookedCalibration(look), cameras);
     const { visuals, key } = this.visualsFor(snapshot.task, look);
     const session = await this.ensureSession();
     const light = pageLight(look);
-    const frame: PageFrame = { bodies, cameras: pageCameras, ...(session.visualsKey === key ? {} : { visuals }), ...(light ? { light } : {}) };
+    const frame: PageFrame = {
+      bodies,
+      cameras: pageCameras,
+      ...(session.visualsKey === key ? {} : { visuals }),
+      ...(light ? { light } : {}),
+    };
     let result: PageResult;
     try {
-      result = await session.page.evaluate(([fn, f]) => (window as unknown as Record<string, (json: string) => PageResult | Promise<PageResult>>)[fn](f), [PAGE_RENDER_FUNCTION, frameToJson(frame)] as const);
+      result = await session.page.evaluate(
+        ([fn, f]) => (window as unknown as Record<string, (json: string) => PageResult | Promise<PageResult>>)[fn](f),
+        [PAGE_RENDER_FUNCTION, frameToJson(frame)] as const,
+      );
     } catch (err) {
       session.visualsKey = undefined;
       if (session.closed) {
         this.session = undefined;
         await endSession(session);
-        throw new RendererUnavailableError(`The sim camera browser (chromium) stopped while drawing ${cameras.join(', ')}${session.pageError ? ` (${session.pageError})` : ''}; the next image request starts a new one.`);
+        throw new RendererUnavailableError(
+          `The sim camera browser (chromium) stopped while drawing ${cameras.join(', ')}${session.pageError ? ` (${session.pageError})` : ''}; the next image request starts a new one.`,
+        );
       }
       throw new Error(`The sim cameras could not draw ${cameras.join(', ')}: ${(err as Error).message.split('\n')[0]}`);
     }
@@ -225,7 +260,9 @@ export class ChromiumRenderer implements Renderer {
       });
     } catch (err) {
       removeProfile(userDataDir);
-      throw new RendererUnavailableError(`The sim cameras could not start chromium (${this.executablePath}): ${(err as Error).message.split('\n')[0]}`);
+      throw new RendererUnavailableError(
+        `The sim cameras could not start chromium (${this.executablePath}): ${(err as Error).message.split('\n')[0]}`,
+      );
     }
     const page = context.pages()[0] ?? (await context.newPage());
     const session: Session = { context, page, userDataDir, visualsKey: undefined, closed: false, pageError: undefined };
@@ -242,22 +279,42 @@ export class ChromiumRenderer implements Renderer {
     try {
       // Nothing in the page may reach the network; the script arrives inline.
       await context.route('**/*', (route) => route.abort());
-      await page.setContent('<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"></body></html>');
+      await page.setContent(
+        '<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"></body></html>',
+      );
       const webgl2 = await page.evaluate(() => document.createElement('canvas').getContext('webgl2') !== null);
       if (!webgl2) {
-        throw new RendererUnavailableError('Chromium started, but without WebGL 2 (SwiftShader): check that this chromium build ships SwiftShader (Debian\'s does).');
+        throw new RendererUnavailableError(
+          "Chromium started, but without WebGL 2 (SwiftShader): check that this chromium build ships SwiftShader (Debian's does).",
+        );
       }
-      const pageOptions: PageOptions = { antialias: this.antialias, attachCanvas: this.attachCanvas, transfer: this.transfer, floorUnderside: this.floorUnderside };
-      await page.evaluate(([name, o]) => {
-        (window as unknown as Record<string, unknown>)[name] = o;
-      }, [PAGE_OPTIONS_GLOBAL, pageOptions] as const);
+      const pageOptions: PageOptions = {
+        antialias: this.antialias,
+        attachCanvas: this.attachCanvas,
+        transfer: this.transfer,
+        floorUnderside: this.floorUnderside,
+      };
+      await page.evaluate(
+        ([name, o]) => {
+          (window as unknown as Record<string, unknown>)[name] = o;
+        },
+        [PAGE_OPTIONS_GLOBAL, pageOptions] as const,
+      );
       await page.addScriptTag({ content: script });
-      const ready = await page.evaluate((fn) => typeof (window as unknown as Record<string, unknown>)[fn] === 'function', PAGE_RENDER_FUNCTION);
-      if (!ready) throw new RendererUnavailableError(`The sim camera page did not load${session.pageError ? `: ${session.pageError}` : ''}.`);
+      const ready = await page.evaluate(
+        (fn) => typeof (window as unknown as Record<string, unknown>)[fn] === 'function',
+        PAGE_RENDER_FUNCTION,
+      );
+      if (!ready)
+        throw new RendererUnavailableError(
+          `The sim camera page did not load${session.pageError ? `: ${session.pageError}` : ''}.`,
+        );
     } catch (err) {
       await endSession(session);
       if (err instanceof RendererUnavailableError) throw err;
-      throw new RendererUnavailableError(`The sim camera page could not be set up: ${(err as Error).message.split('\n')[0]}`);
+      throw new RendererUnavailableError(
+        `The sim camera page could not be set up: ${(err as Error).message.split('\n')[0]}`,
+      );
     }
     return session;
   }
@@ -270,29 +327,42 @@ function splitImages(deflatedBase64: string, cameras: readonly PageCamera[]): Pa
   try {
     all = inflateRawSync(Buffer.from(deflatedBase64, 'base64'));
   } catch (err) {
-    throw new Error(`The sim cameras ${cameras.map((c) => c.name).join(', ')} returned pixels that do not inflate: ${(err as Error).message}`);
+    throw new Error(
+      `The sim cameras ${cameras.map((c) => c.name).join(', ')} returned pixels that do not inflate: ${(err as Error).message}`,
+    );
   }
   if (all.length !== expected) {
-    throw new Error(`The sim cameras ${cameras.map((c) => c.name).join(', ')} returned ${all.length} bytes, not ${cameras.map((c) => `${c.widthPx}×${c.heightPx}×3`).join(' + ')}.`);
+    throw new Error(
+      `The sim cameras ${cameras.map((c) => c.name).join(', ')} returned ${all.length} bytes, not ${cameras.map((c) => `${c.widthPx}×${c.heightPx}×3`).join(' + ')}.`,
+    );
   }
   const out: Partial<Record<CameraName, RgbImage>> = {};
   let at = 0;
   for (const cam of cameras) {
     const n = cam.widthPx * cam.heightPx * 3;
     // A copy per image: each owns its buffer (a recorder may transfer data.buffer to a worker).
-    out[cam.name as CameraName] = { width: cam.widthPx, height: cam.heightPx, data: new Uint8Array(all.subarray(at, at + n)) };
+    out[cam.name as CameraName] = {
+      width: cam.widthPx,
+      height: cam.heightPx,
+      data: new Uint8Array(all.subarray(at, at + n)),
+    };
     at += n;
   }
   return out;
 }
 
 /** The images from per-camera base64 (the `raw` transfer). */
-function rawImages(images: Record<string, string>, cameras: readonly PageCamera[]): Partial<Record<CameraName, RgbImage>> {
+function rawImages(
+  images: Record<string, string>,
+  cameras: readonly PageCamera[],
+): Partial<Record<CameraName, RgbImage>> {
   const out: Partial<Record<CameraName, RgbImage>> = {};
   for (const cam of cameras) {
     const data = new Uint8Array(Buffer.from(images[cam.name] ?? '', 'base64'));
     if (data.length !== cam.widthPx * cam.heightPx * 3) {
-      throw new Error(`The sim camera ${cam.name} returned ${data.length} bytes, not ${cam.widthPx}×${cam.heightPx}×3.`);
+      throw new Error(
+        `The sim camera ${cam.name} returned ${data.length} bytes, not ${cam.widthPx}×${cam.heightPx}×3.`,
+      );
     }
     out[cam.name as CameraName] = { width: cam.widthPx, height: cam.heightPx, data };
   }

@@ -30,8 +30,12 @@ export function projectionNearM(projection: readonly number[]): number {
 export function floorUndersideHidden(floor: Box3Like, cameras: readonly PageCamera[]): boolean {
   return cameras.every((c) => {
     const [x, y, z] = c.pose.position;
-    return z - floor.max.z > projectionNearM(c.projection)
-      && x > floor.min.x + INSIDE_M && x < floor.max.x - INSIDE_M
-      && y > floor.min.y + INSIDE_M && y < floor.max.y - INSIDE_M;
+    return (
+      z - floor.max.z > projectionNearM(c.projection) &&
+      x > floor.min.x + INSIDE_M &&
+      x < floor.max.x - INSIDE_M &&
+      y > floor.min.y + INSIDE_M &&
+      y < floor.max.y - INSIDE_M
+    );
   });
 }

@@ -9,17 +9,21 @@ let bundle: Promise<string> | undefined;
 
 export function renderPageScript(): Promise<string> {
   // esbuild is imported here, not at the top, so importing the renderer costs nothing until a camera is used.
-  bundle ??= import('esbuild').then(({ build }) => build({
-    entryPoints: [fileURLToPath(new URL('./page-main.ts', import.meta.url))],
-    bundle: true,
-    write: false,
-    format: 'iife',
-    platform: 'browser',
-    target: 'chrome110',
-    minify: true,
-    legalComments: 'inline',
-    logLevel: 'silent',
-  })).then((r) => r.outputFiles[0].text);
+  bundle ??= import('esbuild')
+    .then(({ build }) =>
+      build({
+        entryPoints: [fileURLToPath(new URL('./page-main.ts', import.meta.url))],
+        bundle: true,
+        write: false,
+        format: 'iife',
+        platform: 'browser',
+        target: 'chrome110',
+        minify: true,
+        legalComments: 'inline',
+        logLevel: 'silent',
+      }),
+    )
+    .then((r) => r.outputFiles[0].text);
   bundle.catch(() => {
     bundle = undefined; // let a later start retry (and report) instead of caching the failure
   });

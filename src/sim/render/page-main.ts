@@ -7,17 +7,35 @@ import * as THREE from 'three';
 import { TableScene } from '../../scene3d/table-scene.js';
 import { FLOOR_BODY_KEY } from '../../scene3d/cell-visuals.js';
 import { floorUndersideHidden } from './floor-underside.js';
-import { frameFromJson, PAGE_OPTIONS_GLOBAL, PAGE_RENDER_FUNCTION, type PageCamera, type PageOptions, type PageResult } from './page-protocol.js';
+import {
+  frameFromJson,
+  PAGE_OPTIONS_GLOBAL,
+  PAGE_RENDER_FUNCTION,
+  type PageCamera,
+  type PageOptions,
+  type PageResult,
+} from './page-protocol.js';
 
 // Set by the host before this script runs. MSAA smooths edges but costs ≈3× on SwiftShader, so it
 // is opt-in; either way SwiftShader is deterministic (same input, same bytes).
-const options = (window as unknown as Record<string, PageOptions | undefined>)[PAGE_OPTIONS_GLOBAL] ?? { antialias: false, attachCanvas: false, transfer: 'deflate', floorUnderside: false };
+const options = (window as unknown as Record<string, PageOptions | undefined>)[PAGE_OPTIONS_GLOBAL] ?? {
+  antialias: false,
+  attachCanvas: false,
+  transfer: 'deflate',
+  floorUnderside: false,
+};
 const canvas = document.createElement('canvas');
 // A canvas outside the document is never composited into the page: the GPU process (SwiftShader)
 // then only draws the cameras, ≈9% less CPU per observation, the same pixels read back
 // (bench/sim-cameras.bench.ts, test/sim/render/canvas-in-page.test.ts).
 if (options.attachCanvas) document.body.appendChild(canvas);
-const renderer = new THREE.WebGLRenderer({ canvas, antialias: options.antialias, alpha: false, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
+const renderer = new THREE.WebGLRenderer({
+  canvas,
+  antialias: options.antialias,
+  alpha: false,
+  preserveDrawingBuffer: false,
+  powerPreference: 'high-performance',
+});
 renderer.setPixelRatio(1);
 renderer.outputColorSpace = THREE.SRGBColorSpace;
 renderer.toneMapping = THREE.NoToneMapping;

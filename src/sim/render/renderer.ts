@@ -15,7 +15,11 @@ export interface Renderer {
    * the same bytes. An empty list returns {} without starting anything. A look (a rollout's
    * randomized camera poses, light and colours) changes the picture only, never the snapshot.
    */
-  render(snapshot: SceneSnapshot, cameras: readonly CameraName[], look?: SceneLook): Promise<Partial<Record<CameraName, RgbImage>>>;
+  render(
+    snapshot: SceneSnapshot,
+    cameras: readonly CameraName[],
+    look?: SceneLook,
+  ): Promise<Partial<Record<CameraName, RgbImage>>>;
   /** Releases everything the renderer started; a later render starts again. */
   close(): Promise<void>;
 }

@@ -35,9 +35,17 @@ const LINK_RADIUS_M: Readonly<Record<string, number>> = {
  * Each finger's inner face sits `opening × stroke / 2` off the centre line.
  */
 const G = GRIPPER_GEOMETRY;
-export const GRIPPER_BODY_SIZE_M: readonly [number, number, number] = [2 * G.palmHalfM[0], 2 * G.palmHalfM[1], 2 * G.palmHalfM[2]];
+export const GRIPPER_BODY_SIZE_M: readonly [number, number, number] = [
+  2 * G.palmHalfM[0],
+  2 * G.palmHalfM[1],
+  2 * G.palmHalfM[2],
+];
 export const GRIPPER_BODY_CENTRE_Z_M = G.palmCentreZM;
-export const FINGER_SIZE_M: readonly [number, number, number] = [2 * G.fingerHalfM[0], 2 * G.fingerHalfM[1], 2 * G.fingerHalfM[2]];
+export const FINGER_SIZE_M: readonly [number, number, number] = [
+  2 * G.fingerHalfM[0],
+  2 * G.fingerHalfM[1],
+  2 * G.fingerHalfM[2],
+];
 /** Finger centre along the gripper's −z (flange → fingertip). */
 export const FINGER_CENTRE_Z_M = G.fingerCentreZM;
 
@@ -55,8 +63,17 @@ function segment(a: readonly [number, number, number], b: readonly [number, numb
   const len = Math.hypot(...d);
   if (len < 1e-6) return [];
   const mid: [number, number, number] = [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2, (a[2] + b[2]) / 2];
-  const joint: ShapePart = { shape: { type: 'cylinder', radiusM: r * 1.1, heightM: r * 1.6 }, offset: { position: [a[0], a[1], a[2]], quaternion: zTo([d[0] / len, d[1] / len, d[2] / len]) } };
-  return [{ shape: { type: 'cylinder', radiusM: r, heightM: len }, offset: { position: mid, quaternion: zTo([d[0] / len, d[1] / len, d[2] / len]) } }, joint];
+  const joint: ShapePart = {
+    shape: { type: 'cylinder', radiusM: r * 1.1, heightM: r * 1.6 },
+    offset: { position: [a[0], a[1], a[2]], quaternion: zTo([d[0] / len, d[1] / len, d[2] / len]) },
+  };
+  return [
+    {
+      shape: { type: 'cylinder', radiusM: r, heightM: len },
+      offset: { position: mid, quaternion: zTo([d[0] / len, d[1] / len, d[2] / len]) },
+    },
+    joint,
+  ];
 }
 
 const IDENTITY: Pose3['quaternion'] = [0, 0, 0, 1];
@@ -76,8 +93,14 @@ export function rigVisuals(): Record<string, Visual> {
       const [sx, sy, sz] = GRIPPER_BODY_SIZE_M;
       visuals[linkVisualId(link)] = {
         parts: [
-          { shape: { type: 'box', sizeM: [sx, sy, sz] }, offset: { position: [0, 0, GRIPPER_BODY_CENTRE_Z_M], quaternion: IDENTITY } },
-          { shape: { type: 'cylinder', radiusM: 0.03, heightM: 0.012 }, offset: { position: [0, 0, 0], quaternion: IDENTITY } },
+          {
+            shape: { type: 'box', sizeM: [sx, sy, sz] },
+            offset: { position: [0, 0, GRIPPER_BODY_CENTRE_Z_M], quaternion: IDENTITY },
+          },
+          {
+            shape: { type: 'cylinder', radiusM: 0.03, heightM: 0.012 },
+            offset: { position: [0, 0, 0], quaternion: IDENTITY },
+          },
         ],
         color: GRIPPER_COLOR,
       };

@@ -39,7 +39,10 @@ function checkPose(what: string, pose: Pose3): void {
     pose.quaternion.length === 4 &&
     [...pose.position, ...pose.quaternion].every(Number.isFinite) &&
     Math.hypot(...pose.quaternion) > 1e-6;
-  if (!ok) throw new SceneSnapshotError(`The scene cannot be drawn: the pose of ${what} is not a finite position and rotation (${JSON.stringify(pose)}).`);
+  if (!ok)
+    throw new SceneSnapshotError(
+      `The scene cannot be drawn: the pose of ${what} is not a finite position and rotation (${JSON.stringify(pose)}).`,
+    );
 }
 
 /** Bodies of a snapshot: cell, rig links and fingers, fixtures, objects. */
@@ -54,12 +57,15 @@ export function snapshotBodies(snapshot: SceneSnapshot, strokeM = DEFAULT_STROKE
     const side = link.name.slice(0, sep);
     const local = link.name.slice(sep + 1);
     if (sep < 0 || (side !== 'left' && side !== 'right')) {
-      throw new SceneSnapshotError(`The scene cannot be drawn: rig link "${link.name}" is not named "left_<link>" or "right_<link>".`);
+      throw new SceneSnapshotError(
+        `The scene cannot be drawn: rig link "${link.name}" is not named "left_<link>" or "right_<link>".`,
+      );
     }
     bodies.push({ key: `link:${link.name}`, visual: linkVisualId(local), pose: link.pose });
     if (local === 'gripper') {
       const open = snapshot.grippers?.[side] ?? HALF_OPEN;
-      if (!Number.isFinite(open)) throw new SceneSnapshotError(`The scene cannot be drawn: the ${side} gripper opening is ${open}.`);
+      if (!Number.isFinite(open))
+        throw new SceneSnapshotError(`The scene cannot be drawn: the ${side} gripper opening is ${open}.`);
       poseToFrame(link.pose, linkFrame);
       fingerOffsetsM(open, strokeM).forEach((y, i) => {
         offset.position.set([0, y, FINGER_CENTRE_Z_M]);
@@ -71,12 +77,18 @@ export function snapshotBodies(snapshot: SceneSnapshot, strokeM = DEFAULT_STROKE
   const objectKinds = new Set(snapshot.task.objectKinds.map((k) => k.id));
   const fixtureKinds = new Set(snapshot.task.fixtureKinds.map((k) => k.id));
   for (const f of snapshot.fixtures) {
-    if (!fixtureKinds.has(f.kind)) throw new SceneSnapshotError(`The scene cannot be drawn: fixture "${f.id}" is of kind "${f.kind}", which task ${snapshot.task.id} does not define.`);
+    if (!fixtureKinds.has(f.kind))
+      throw new SceneSnapshotError(
+        `The scene cannot be drawn: fixture "${f.id}" is of kind "${f.kind}", which task ${snapshot.task.id} does not define.`,
+      );
     checkPose(`fixture ${f.id}`, f.pose);
     bodies.push({ key: `fixture:${f.id}`, visual: fixtureVisualId(f.kind), pose: f.pose });
   }
   for (const o of snapshot.objects) {
-    if (!objectKinds.has(o.kind)) throw new SceneSnapshotError(`The scene cannot be drawn: object "${o.id}" is of kind "${o.kind}", which task ${snapshot.task.id} does not define.`);
+    if (!objectKinds.has(o.kind))
+      throw new SceneSnapshotError(
+        `The scene cannot be drawn: object "${o.id}" is of kind "${o.kind}", which task ${snapshot.task.id} does not define.`,
+      );
     checkPose(`object ${o.id}`, o.pose);
     bodies.push({ key: `object:${o.id}`, visual: objectVisualId(o.kind), pose: o.pose });
   }
@@ -84,7 +96,11 @@ export function snapshotBodies(snapshot: SceneSnapshot, strokeM = DEFAULT_STROKE
 }
 
 /** The page's cameras for a snapshot, in the order asked. */
-export function snapshotCameras(snapshot: SceneSnapshot, calibration: CameraCalibration, cameras: readonly CameraName[]): PageCamera[] {
+export function snapshotCameras(
+  snapshot: SceneSnapshot,
+  calibration: CameraCalibration,
+  cameras: readonly CameraName[],
+): PageCamera[] {
   return cameras.map((name) => {
     const model = calibration.cameras[name];
     if (!model) throw new SceneSnapshotError(`The camera calibration "${calibration.name}" has no camera ${name}.`);

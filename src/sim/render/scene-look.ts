@@ -7,7 +7,14 @@
  */
 import type { Pose3 } from '../../tasks/geometry.js';
 import { CAMERA_NAMES, type CameraName } from '../../policy/contract.js';
-import { composeFrames, frameToPose, newFrame, poseToFrame, rotationToQuaternion, rpyToRotation } from '../../rig/kinematics.js';
+import {
+  composeFrames,
+  frameToPose,
+  newFrame,
+  poseToFrame,
+  rotationToQuaternion,
+  rpyToRotation,
+} from '../../rig/kinematics.js';
 import type { CameraCalibration } from './camera-calibration.js';
 import type { Visual } from '../../scene3d/visual.js';
 import { TABLE_VISUAL_ID } from '../../scene3d/cell-visuals.js';
@@ -44,14 +51,20 @@ export type PageLight = TableLight;
 export const DEFAULT_SUN_POSITION: Vec3 = [-0.6, 0.4, 1.5];
 
 /** The calibration with each camera moved by its offset (composed in the camera's own frame). */
-export function lookedCameraCalibration(calibration: CameraCalibration, look: SceneLook | undefined): CameraCalibration {
+export function lookedCameraCalibration(
+  calibration: CameraCalibration,
+  look: SceneLook | undefined,
+): CameraCalibration {
   if (!look?.cameras) return calibration;
   const cameras = { ...calibration.cameras };
   for (const name of CAMERA_NAMES) {
     const off = look.cameras[name];
     const model = cameras[name];
     if (!off || !model) continue;
-    const offset: Pose3 = { position: [...off.positionM], quaternion: rotationToQuaternion(rpyToRotation(off.rotationRad)) };
+    const offset: Pose3 = {
+      position: [...off.positionM],
+      quaternion: rotationToQuaternion(rpyToRotation(off.rotationRad)),
+    };
     const pose = frameToPose(composeFrames(poseToFrame(model.pose), poseToFrame(offset), newFrame()));
     cameras[name] = { ...model, pose };
   }
@@ -59,12 +72,21 @@ export function lookedCameraCalibration(calibration: CameraCalibration, look: Sc
 }
 
 /** The looks with the drawn colours: objects and fixtures by one multiplier, the table by another. */
-export function lookedVisuals(visuals: Readonly<Record<string, Visual>>, look: SceneLook | undefined): Record<string, Visual> {
+export function lookedVisuals(
+  visuals: Readonly<Record<string, Visual>>,
+  look: SceneLook | undefined,
+): Record<string, Visual> {
   if (!look?.objectColorScale && !look?.tableColorScale) return { ...visuals };
-  const scaled = (c: Visual['color'], s: Vec3): Visual['color'] => [0, 1, 2].map((i) => Math.max(0, Math.min(255, Math.round(c[i] * s[i])))) as unknown as Visual['color'];
+  const scaled = (c: Visual['color'], s: Vec3): Visual['color'] =>
+    [0, 1, 2].map((i) => Math.max(0, Math.min(255, Math.round(c[i] * s[i])))) as unknown as Visual['color'];
   const out: Record<string, Visual> = {};
   for (const [id, v] of Object.entries(visuals)) {
-    const s = id === TABLE_VISUAL_ID ? look.tableColorScale : id.startsWith('object:') || id.startsWith('fixture:') ? look.objectColorScale : undefined;
+    const s =
+      id === TABLE_VISUAL_ID
+        ? look.tableColorScale
+        : id.startsWith('object:') || id.startsWith('fixture:')
+          ? look.objectColorScale
+          : undefined;
     out[id] = s ? { ...v, color: scaled(v.color, s) } : v;
   }
   return out;
@@ -78,5 +100,8 @@ export function pageLight(look: SceneLook | undefined): PageLight | undefined {
   const r = Math.hypot(x, y, z);
   const az = Math.atan2(y, x) + l.sunAzimuthRad;
   const el = Math.atan2(z, Math.hypot(x, y)) + l.sunElevationRad;
-  return { intensityScale: l.intensityScale, sunPosition: [r * Math.cos(el) * Math.cos(az), r * Math.cos(el) * Math.sin(az), r * Math.sin(el)] };
+  return {
+    intensityScale: l.intensityScale,
+    sunPosition: [r * Math.cos(el) * Math.cos(az), r * Math.cos(el) * Math.sin(az), r * Math.sin(el)],
+  };
 }

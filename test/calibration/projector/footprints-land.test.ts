@@ -68,14 +68,24 @@ for (const [seed, noiseMm] of [
           // Look only near this footprint (as drawn: through the calibration), inflated past its
           // outline but well short of its neighbours (the sampler keeps ≥ 20 mm between them).
           const grow = OUTLINE_MM + 3;
-          const search = rectCorners({ ...rect, halfX: rect.halfX + grow / 1000, halfY: rect.halfY + grow / 1000 }).map(([x, y]) => mapPoint(calibration.tableToProjector, [x * 1000, y * 1000]));
+          const search = rectCorners({ ...rect, halfX: rect.halfX + grow / 1000, halfY: rect.halfY + grow / 1000 }).map(
+            ([x, y]) => mapPoint(calibration.tableToProjector, [x * 1000, y * 1000]),
+          );
           const us = search.map((p) => p[0]);
           const vs = search.map((p) => p[1]);
           let sw = 0;
           let sx = 0;
           let sy = 0;
-          for (let v = Math.max(0, Math.floor(Math.min(...vs))); v <= Math.min(info.height - 1, Math.ceil(Math.max(...vs))); v++) {
-            for (let u = Math.max(0, Math.floor(Math.min(...us))); u <= Math.min(info.width - 1, Math.ceil(Math.max(...us))); u++) {
+          for (
+            let v = Math.max(0, Math.floor(Math.min(...vs)));
+            v <= Math.min(info.height - 1, Math.ceil(Math.max(...vs)));
+            v++
+          ) {
+            for (
+              let u = Math.max(0, Math.floor(Math.min(...us)));
+              u <= Math.min(info.width - 1, Math.ceil(Math.max(...us)));
+              u++
+            ) {
               const at = (v * info.width + u) * info.channels;
               // Only the white outline counts (cues are cyan, names yellow, fills dim).
               const white = Math.min(data[at], data[at + 1], data[at + 2]);
@@ -94,7 +104,10 @@ for (const [seed, noiseMm] of [
           const missMm = Math.hypot(landed[0] - centreMm[0], landed[1] - centreMm[1]);
           // The calibration's own error: its noise estimate, 3σ per axis (radial √2), plus a pixel of rasterisation.
           const boundMm = 3 * Math.SQRT2 * sigma + 1 / scaleAt(H_TRUE, centreMm);
-          assert.ok(missMm <= boundMm, `${o.id} (${o.posture}) in layout ${index} of ${task} lands ${missMm.toFixed(2)} mm from its place; the calibration allows ${boundMm.toFixed(2)} mm (sigma ${sigma} mm)`);
+          assert.ok(
+            missMm <= boundMm,
+            `${o.id} (${o.posture}) in layout ${index} of ${task} lands ${missMm.toFixed(2)} mm from its place; the calibration allows ${boundMm.toFixed(2)} mm (sigma ${sigma} mm)`,
+          );
           worst = Math.max(worst, missMm / boundMm);
           checked++;
         }
@@ -108,11 +121,17 @@ for (const [seed, noiseMm] of [
 }
 
 test('a blank frame is all black at the projector resolution', async () => {
-  const calibration = calibrateProjector({ points: simulateAlignment(H_TRUE, TABLE_FIDUCIALS_MM, 1, 3), resolution: RESOLUTION });
+  const calibration = calibrateProjector({
+    points: simulateAlignment(H_TRUE, TABLE_FIDUCIALS_MM, 1, 3),
+    resolution: RESOLUTION,
+  });
   const output = new MemoryOutput();
   await new LayoutProjector({ calibration, output }).blank();
   const { data, info } = await sharp(output.last!.png).raw().toBuffer({ resolveWithObject: true });
   assert.deepEqual([info.width, info.height], [1920, 1080]);
-  assert.equal(data.reduce((m, v) => Math.max(m, v), 0), 0);
+  assert.equal(
+    data.reduce((m, v) => Math.max(m, v), 0),
+    0,
+  );
   assert.equal(output.last!.kind, 'blank');
 });

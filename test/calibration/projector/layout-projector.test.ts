@@ -12,7 +12,10 @@ import { PjlinkEmulator } from '../../../drivers/projector/pjlink-emulator.js';
 import { sampleLayoutSet } from '../../../src/layouts/layout-set.js';
 import { RESOLUTION, simulateAlignment, TABLE_FIDUCIALS_MM, trueHomography } from './projector-geometry.js';
 
-const calibration = calibrateProjector({ points: simulateAlignment(trueHomography(), TABLE_FIDUCIALS_MM, 1, 5), resolution: RESOLUTION });
+const calibration = calibrateProjector({
+  points: simulateAlignment(trueHomography(), TABLE_FIDUCIALS_MM, 1, 5),
+  resolution: RESOLUTION,
+});
 const set = sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1, 2], perTier: 1, seed: 9 });
 
 test('show unmutes the projector over PJLink and blank mutes it, each after its frame is out', async () => {
@@ -20,7 +23,11 @@ test('show unmutes the projector over PJLink and blank mutes it, each after its 
   const port = await emu.start();
   try {
     const output = new MemoryOutput();
-    const projector = new LayoutProjector({ calibration, output, control: new PjlinkClient({ host: '127.0.0.1', port, password: 'pw' }) });
+    const projector = new LayoutProjector({
+      calibration,
+      output,
+      control: new PjlinkClient({ host: '127.0.0.1', port, password: 'pw' }),
+    });
     assert.deepEqual(await projector.blank(), {});
     assert.equal(emu.state().avMuted, true);
     assert.deepEqual(await projector.show(set, 1), {});
@@ -43,9 +50,16 @@ test('a projector in standby: the frame still goes out and the problem comes bac
   const port = await emu.start();
   try {
     const output = new MemoryOutput();
-    const projector = new LayoutProjector({ calibration, output, control: new PjlinkClient({ host: '127.0.0.1', port }) });
+    const projector = new LayoutProjector({
+      calibration,
+      output,
+      control: new PjlinkClient({ host: '127.0.0.1', port }),
+    });
     const r = await projector.show(set, 0);
-    assert.match(r.problem ?? '', /^The layout frame is sent but the projector could not be unmuted, so it may not show: The projector at 127\.0\.0\.1:\d+ cannot do 'AVMT 30' right now \(ERR3/);
+    assert.match(
+      r.problem ?? '',
+      /^The layout frame is sent but the projector could not be unmuted, so it may not show: The projector at 127\.0\.0\.1:\d+ cannot do 'AVMT 30' right now \(ERR3/,
+    );
     assert.equal(output.frames.length, 1);
   } finally {
     await emu.close();

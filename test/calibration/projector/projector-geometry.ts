@@ -19,11 +19,20 @@ export interface ProjectorPose {
   readonly principalPx: readonly [number, number];
 }
 
-export const OVERHEAD: ProjectorPose = { centreMm: [1150, 120, 1900], lookAtMm: [0, 0], focalPx: 1950, principalPx: [960, 560] };
+export const OVERHEAD: ProjectorPose = {
+  centreMm: [1150, 120, 1900],
+  lookAtMm: [0, 0],
+  focalPx: 1950,
+  principalPx: [960, 560],
+};
 
 const sub = (a: readonly number[], b: readonly number[]) => a.map((v, i) => v - b[i]);
 const dot = (a: readonly number[], b: readonly number[]) => a.reduce((s, v, i) => s + v * b[i], 0);
-const cross = (a: readonly number[], b: readonly number[]) => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+const cross = (a: readonly number[], b: readonly number[]) => [
+  a[1] * b[2] - a[2] * b[1],
+  a[2] * b[0] - a[0] * b[2],
+  a[0] * b[1] - a[1] * b[0],
+];
 const unit = (a: readonly number[]) => a.map((v) => v / Math.hypot(...a));
 
 /** The table-plane (z = 0) → image homography of a pinhole projector: K · [r1 r2 −R·C]. */
@@ -42,26 +51,47 @@ export function trueHomography(pose: ProjectorPose = OVERHEAD): Mat3 {
     [0, 0, 1],
   ];
   const h: number[] = [];
-  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) h.push(k[i][0] * rt[0][j] + k[i][1] * rt[1][j] + k[i][2] * rt[2][j]);
+  for (let i = 0; i < 3; i++)
+    for (let j = 0; j < 3; j++) h.push(k[i][0] * rt[0][j] + k[i][1] * rt[1][j] + k[i][2] * rt[2][j]);
   return normalise(h as unknown as Mat3);
 }
 
 /** Fiducials an operator would use: the four corners (20 mm in), edge midpoints, the centre and four more inside. */
 export const TABLE_FIDUCIALS_MM: readonly Vec2[] = [
-  [480, 580], [480, -580], [-480, -580], [-480, 580],
-  [480, 0], [0, -580], [-480, 0], [0, 580],
-  [0, 0], [250, 300], [250, -300], [-250, -300], [-250, 300],
+  [480, 580],
+  [480, -580],
+  [-480, -580],
+  [-480, 580],
+  [480, 0],
+  [0, -580],
+  [-480, 0],
+  [0, 580],
+  [0, 0],
+  [250, 300],
+  [250, -300],
+  [-250, -300],
+  [-250, 300],
 ];
 
 /**
  * The operator nudges each crosshair onto its fiducial: it ends up where the projector draws a
  * table point a little off the fiducial (seeded normal noise, noiseMm per axis), on a whole pixel.
  */
-export function simulateAlignment(h: Mat3, fiducials: readonly Vec2[], noiseMm: number, seed: number, opts: { roundPx?: boolean } = {}): CalibrationPoint[] {
+export function simulateAlignment(
+  h: Mat3,
+  fiducials: readonly Vec2[],
+  noiseMm: number,
+  seed: number,
+  opts: { roundPx?: boolean } = {},
+): CalibrationPoint[] {
   const rng = createRng(seed);
   return fiducials.map((t, i) => {
     const off: Vec2 = [t[0] + noiseMm * rng.normal(), t[1] + noiseMm * rng.normal()];
     const [u, v] = mapPoint(h, off);
-    return { label: `fiducial ${i + 1}`, tableMm: t, projectorPx: opts.roundPx === false ? [u, v] : [Math.round(u), Math.round(v)] };
+    return {
+      label: `fiducial ${i + 1}`,
+      tableMm: t,
+      projectorPx: opts.roundPx === false ? [u, v] : [Math.round(u), Math.round(v)],
+    };
   });
 }

@@ -13,12 +13,23 @@ import { fitSysid } from '../../../calibration/sysid/fit.js';
 import { readEpisodeTrajectory } from '../../../calibration/sysid/episode-trajectory.js';
 import { ARM_JOINT_INDICES, replayEpisode } from '../../../calibration/sysid/replay.js';
 import { yamRigModel } from '../../../src/rig/yam.js';
-import { calibrationProblem, DEFAULT_SIM_CALIBRATION, MUJOCO_SCENE_VERSION, simCalibrationHash, withEngine } from '../../../src/sim/calibration.js';
+import {
+  calibrationProblem,
+  DEFAULT_SIM_CALIBRATION,
+  MUJOCO_SCENE_VERSION,
+  simCalibrationHash,
+  withEngine,
+} from '../../../src/sim/calibration.js';
 import { recordSimTake } from './sim-take.js';
 
 const model = yamRigModel();
 /** The "robot", on MuJoCo: heavier at the hand (the gripper rotor), a weaker shoulder. */
-const ROBOT_RAPIER = { ...DEFAULT_SIM_CALIBRATION, name: 'robot', fingerReflectedMassKg: 0.6, motorTorqueScale: [1, 0.93, 0.96, 1, 1, 1] };
+const ROBOT_RAPIER = {
+  ...DEFAULT_SIM_CALIBRATION,
+  name: 'robot',
+  fingerReflectedMassKg: 0.6,
+  motorTorqueScale: [1, 0.93, 0.96, 1, 1, 1],
+};
 const ROBOT = withEngine(ROBOT_RAPIER, 'mujoco');
 const FROM = withEngine(DEFAULT_SIM_CALIBRATION, 'mujoco');
 let dir: string;
@@ -35,7 +46,8 @@ before(async () => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const armRms = (rms: readonly number[]): number => Math.sqrt(ARM_JOINT_INDICES.reduce((s, j) => s + rms[j] ** 2, 0) / ARM_JOINT_INDICES.length);
+const armRms = (rms: readonly number[]): number =>
+  Math.sqrt(ARM_JOINT_INDICES.reduce((s, j) => s + rms[j] ** 2, 0) / ARM_JOINT_INDICES.length);
 
 test('a take recorded on MuJoCo replays on the MuJoCo record to the measured joints, and not on Rapier', async () => {
   const traj = await readEpisodeTrajectory(files[0], model);
@@ -48,7 +60,16 @@ test('a take recorded on MuJoCo replays on the MuJoCo record to the measured joi
 });
 
 test('a fit from a MuJoCo record runs on MuJoCo: a valid MuJoCo record with its lineage, the weaker motors found, the held-out take tracked closer', async () => {
-  const r = await fitSysid({ files, model, from: FROM, holdout: 1, workers: 1, maxIterations: 2, starts: 1, fitSeconds: 3 });
+  const r = await fitSysid({
+    files,
+    model,
+    from: FROM,
+    holdout: 1,
+    workers: 1,
+    maxIterations: 2,
+    starts: 1,
+    fitSeconds: 3,
+  });
   assert.equal(r.calibration.engine, 'mujoco');
   assert.equal(r.calibration.engineVersion, MUJOCO_SCENE_VERSION);
   assert.equal(calibrationProblem(r.calibration), undefined);
@@ -57,6 +78,12 @@ test('a fit from a MuJoCo record runs on MuJoCo: a valid MuJoCo record with its 
   assert.ok(r.heldOut.afterAll < r.heldOut.beforeAll / 4, `held out ${r.heldOut.beforeAll} → ${r.heldOut.afterAll}`);
   // The weaker shoulder and elbow are found on MuJoCo as on Rapier.
   const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));
-  assert.ok(p['joint2.motorTorqueScale'].identified && Math.abs(p['joint2.motorTorqueScale'].fitted - 0.93) < 0.01, `joint 2 torque ${p['joint2.motorTorqueScale'].fitted}`);
-  assert.ok(p['joint3.motorTorqueScale'].identified && Math.abs(p['joint3.motorTorqueScale'].fitted - 0.96) < 0.01, `joint 3 torque ${p['joint3.motorTorqueScale'].fitted}`);
+  assert.ok(
+    p['joint2.motorTorqueScale'].identified && Math.abs(p['joint2.motorTorqueScale'].fitted - 0.93) < 0.01,
+    `joint 2 torque ${p['joint2.motorTorqueScale'].fitted}`,
+  );
+  assert.ok(
+    p['joint3.motorTorqueScale'].identified && Math.abs(p['joint3.motorTorqueScale'].fitted - 0.96) < 0.01,
+    `joint 3 torque ${p['joint3.motorTorqueScale'].fitted}`,
+  );
 });

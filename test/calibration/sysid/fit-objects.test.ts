@@ -42,17 +42,35 @@ test('takes holding a bottle, replayed with their layout: the fitted object mass
   // are, as a lab does once an earlier fit has identified its arms (--objects-only). One iteration:
   // on the exact model its step lands the mass (1.193 against 1.2, holding 6.8 → 0.24 mrad), and a
   // second is rejected (the same 1.193) at a third of the fit's replays.
-  const r = await fitSysid({ files, model, from: DEFAULT_SIM_CALIBRATION, layoutSets: [set], holdout: 1, workers: 2, maxIterations: 1, fitSeconds: 4, objectsOnly: true });
+  const r = await fitSysid({
+    files,
+    model,
+    from: DEFAULT_SIM_CALIBRATION,
+    layoutSets: [set],
+    holdout: 1,
+    workers: 2,
+    maxIterations: 1,
+    fitSeconds: 4,
+    objectsOnly: true,
+  });
   assert.deepEqual(r.excluded, []);
   assert.deepEqual(r.holdingLeftOut, []);
   const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));
   const mass = p.objectMassScale;
-  for (const x of r.parameters.filter((q) => !q.name.startsWith('joint'))) t.diagnostic(`${x.name} ${x.start} → ${x.fitted} ± ${x.sigma}${x.identified ? ' identified' : ''}${x.note ? `: ${x.note}` : ''}`);
-  t.diagnostic(`held-out holding RMS ${r.heldOut.holding?.before} → ${r.heldOut.holding?.after} over ${r.heldOut.holding?.samples} samples; free ${r.heldOut.beforeAll} → ${r.heldOut.afterAll}; ${r.wallS.toFixed(0)} s`);
+  for (const x of r.parameters.filter((q) => !q.name.startsWith('joint')))
+    t.diagnostic(
+      `${x.name} ${x.start} → ${x.fitted} ± ${x.sigma}${x.identified ? ' identified' : ''}${x.note ? `: ${x.note}` : ''}`,
+    );
+  t.diagnostic(
+    `held-out holding RMS ${r.heldOut.holding?.before} → ${r.heldOut.holding?.after} over ${r.heldOut.holding?.samples} samples; free ${r.heldOut.beforeAll} → ${r.heldOut.afterAll}; ${r.wallS.toFixed(0)} s`,
+  );
   assert.ok(mass, 'objectMassScale is reported');
   // The model is exact (the takes are the twin's own): the mass comes back to a few percent.
   assert.ok(mass.identified, `objectMassScale identified: ${JSON.stringify(mass)}`);
-  assert.ok(Math.abs(mass.fitted - 1.2) < 0.05, `objectMassScale ${mass.fitted} ± ${mass.sigma} (truth 1.2, start 1.0)`);
+  assert.ok(
+    Math.abs(mass.fitted - 1.2) < 0.05,
+    `objectMassScale ${mass.fitted} ± ${mass.sigma} (truth 1.2, start 1.0)`,
+  );
   assert.ok(Math.abs(mass.fitted - 1.2) <= 3 * mass.sigma + 0.01, `within 3σ: ${mass.fitted} ± ${mass.sigma}`);
   assert.equal(r.calibration.objectMassScale, Number(mass.fitted.toPrecision(6)));
   // On the held-out take, while it holds the bottle, the fitted record tracks at least twice as well.
@@ -69,29 +87,43 @@ test('takes holding a bottle, replayed with their layout: the fitted object mass
     }
   }
   // The joints are kept, each named as such; on the exact model the held-out free motion tracks.
-  for (const x of r.parameters.filter((q) => q.name.startsWith('joint'))) assert.ok(!x.identified && x.fitted === x.start && /--objects-only/.test(x.note ?? ''), `${x.name} kept`);
+  for (const x of r.parameters.filter((q) => q.name.startsWith('joint')))
+    assert.ok(!x.identified && x.fitted === x.start && /--objects-only/.test(x.note ?? ''), `${x.name} kept`);
   assert.equal(r.iterations, 0);
   assert.ok(r.heldOut.afterAll < 1e-3, `held-out free RMS ${r.heldOut.afterAll}`);
 });
 
 test('a take recorded with a layout: refused without its layout set (naming --layouts); a replay that drops the held object says so', async (t) => {
-  await assert.rejects(readEpisodeTrajectory(files[0], model), (e: unknown) => e instanceof SysidEpisodeError && /layout 0 of layout set [0-9a-f]{12}… on the table.*give that set's file with --layouts FILE/.test(e.message));
+  await assert.rejects(
+    readEpisodeTrajectory(files[0], model),
+    (e: unknown) =>
+      e instanceof SysidEpisodeError &&
+      /layout 0 of layout set [0-9a-f]{12}… on the table.*give that set's file with --layouts FILE/.test(e.message),
+  );
   const traj = await readEpisodeTrajectory(files[0], model, { layoutSets: [set] });
   assert.equal(traj.exclusion, undefined);
   assert.equal(traj.table?.layout.objects.length, 1);
   // Fingers that cannot grip (no friction) drop the bottle the rig held: the replay names it.
   const slippery = await replayEpisode(traj, model, { ...ROBOT, fingerFriction: 0, objectFrictionScale: 0 });
   t.diagnostic(slippery.lostObject ?? 'not lost');
-  assert.match(slippery.lostObject ?? '', /lost the object the (left|right) gripper held on the rig .*first at \d+\.\d\d s/);
+  assert.match(
+    slippery.lostObject ?? '',
+    /lost the object the (left|right) gripper held on the rig .*first at \d+\.\d\d s/,
+  );
   // The CLI: the same refusal as one sentence (exit 2); with the set, the take is checked with its
   // holding phase, and on the fingers it was recorded with the replay keeps hold of the bottle.
   const refused = await runTandem(['sysid', 'check', files[0]], { cwd: dir });
   assert.equal(refused.code, 2, refused.stderr);
   assert.match(refused.stderr, /give that set's file with --layouts FILE/);
   writeFileSync(join(dir, 'set.json'), serializeLayoutSet(set));
-  const checked = await runTandem(['sysid', 'check', '--layouts', 'set.json', files[0], '--json', '--workers', '1'], { cwd: dir });
+  const checked = await runTandem(['sysid', 'check', '--layouts', 'set.json', files[0], '--json', '--workers', '1'], {
+    cwd: dir,
+  });
   assert.equal(checked.code, 0, checked.stderr);
-  const c = JSON.parse(checked.stdout) as { phases: { phase: string; samples: number }[]; episodes: { lostObject?: string }[] };
+  const c = JSON.parse(checked.stdout) as {
+    phases: { phase: string; samples: number }[];
+    episodes: { lostObject?: string }[];
+  };
   assert.ok(c.phases.find((x) => x.phase === 'holding')!.samples > 100);
   assert.equal(c.episodes[0].lostObject, undefined);
 });

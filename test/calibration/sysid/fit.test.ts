@@ -11,7 +11,12 @@ import { recordSimTake } from './sim-take.js';
 
 const model = yamRigModel();
 /** A robot the twin's default record does not know: heavier at the hand, weaker shoulder and elbow. */
-const ROBOT = { ...DEFAULT_SIM_CALIBRATION, name: 'robot', fingerReflectedMassKg: 0.6, motorTorqueScale: [1, 0.93, 0.96, 1, 1, 1] };
+const ROBOT = {
+  ...DEFAULT_SIM_CALIBRATION,
+  name: 'robot',
+  fingerReflectedMassKg: 0.6,
+  motorTorqueScale: [1, 0.93, 0.96, 1, 1, 1],
+};
 let dir: string;
 let files: string[];
 
@@ -27,26 +32,43 @@ before(async () => {
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('a fit on sim takes of known physics recovers what the takes pin down, and halves the held-out error at least', async () => {
-  const r = await fitSysid({ files, model, from: DEFAULT_SIM_CALIBRATION, holdout: 1, workers: 2, maxIterations: 4, fitSeconds: 4 });
+  const r = await fitSysid({
+    files,
+    model,
+    from: DEFAULT_SIM_CALIBRATION,
+    holdout: 1,
+    workers: 2,
+    maxIterations: 4,
+    fitSeconds: 4,
+  });
   assert.ok(r.heldOut.afterAll < r.heldOut.beforeAll / 2, `held out ${r.heldOut.beforeAll} → ${r.heldOut.afterAll}`);
   const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));
   // The hand's extra moving mass dominates the gap: found, and within 15 % of the truth.
   assert.ok(p.fingerReflectedMassKg.identified, 'reflected mass identified');
   assert.ok(Math.abs(p.fingerReflectedMassKg.fitted - 0.6) < 0.09, `reflected mass ${p.fingerReflectedMassKg.fitted}`);
   // Pinned down (a physical estimate, or a precise one beside the hand mass's much larger share of the gain).
-  assert.ok((p['joint2.motorTorqueScale'].identified || p['joint2.motorTorqueScale'].minor) && Math.abs(p['joint2.motorTorqueScale'].fitted - 0.93) < Math.abs(1 - 0.93), `joint 2 torque ${p['joint2.motorTorqueScale'].fitted}`);
+  assert.ok(
+    (p['joint2.motorTorqueScale'].identified || p['joint2.motorTorqueScale'].minor) &&
+      Math.abs(p['joint2.motorTorqueScale'].fitted - 0.93) < Math.abs(1 - 0.93),
+    `joint 2 torque ${p['joint2.motorTorqueScale'].fitted}`,
+  );
   // Every identified parameter sits within three of its stated standard deviations of the truth (or closer than it started).
   const truthOf = (name: string): number => {
     const m = /^joint(\d)\.(\w+)$/.exec(name);
     if (m) {
       const j = Number(m[1]) - 1;
-      return m[2] === 'motorTorqueScale' ? ROBOT.motorTorqueScale[j] : (ROBOT.joints[j] as unknown as Record<string, number>)[m[2]];
+      return m[2] === 'motorTorqueScale'
+        ? ROBOT.motorTorqueScale[j]
+        : (ROBOT.joints[j] as unknown as Record<string, number>)[m[2]];
     }
     return name === 'fingerReflectedMassKg' ? 0.6 : 0;
   };
   for (const x of r.parameters.filter((q) => q.identified)) {
     const t = truthOf(x.name);
-    assert.ok(Math.abs(x.fitted - t) <= Math.max(3 * x.sigma, Math.abs(x.start - t)), `${x.name}: ${x.fitted} ± ${x.sigma}, truth ${t}, start ${x.start}`);
+    assert.ok(
+      Math.abs(x.fitted - t) <= Math.max(3 * x.sigma, Math.abs(x.start - t)),
+      `${x.name}: ${x.fitted} ± ${x.sigma}, truth ${t}, start ${x.start}`,
+    );
   }
   // What the episodes do not pin down keeps the start record's value.
   for (const x of r.parameters.filter((q) => !q.identified && !q.minor)) assert.equal(x.fitted, x.start, x.name);
@@ -56,13 +78,27 @@ test('a fit on sim takes of known physics recovers what the takes pin down, and 
   assert.equal(simCalibrationHash(back), r.calibrationSha256);
   assert.equal(back.version, DEFAULT_SIM_CALIBRATION.version + 1);
   assert.equal(back.lineage?.fromSha256, simCalibrationHash(DEFAULT_SIM_CALIBRATION));
-  assert.deepEqual(back.lineage?.episodes.map((e) => e.role), ['fit', 'fit', 'holdout']);
-  assert.deepEqual(back.lineage?.episodes.map((e) => e.file), ['take-0.mcap', 'take-1.mcap', 'take-2.mcap']);
+  assert.deepEqual(
+    back.lineage?.episodes.map((e) => e.role),
+    ['fit', 'fit', 'holdout'],
+  );
+  assert.deepEqual(
+    back.lineage?.episodes.map((e) => e.file),
+    ['take-0.mcap', 'take-1.mcap', 'take-2.mcap'],
+  );
   assert.equal(back.lineage?.heldOutRmsRad?.after.length, 12);
   assert.ok(r.notFitted.some((n) => /gripperMaxForceN/.test(n)));
 });
 
 test('too few usable episodes for the hold-out: one sentence, nothing fitted', async () => {
-  await assert.rejects(fitSysid({ files: [files[0]], model, from: DEFAULT_SIM_CALIBRATION, holdout: 1, workers: 1 }), (e: unknown) => e instanceof SysidError && /1 usable episode cannot be split into 1 held out and at least one to fit on/.test(e.message));
-  await assert.rejects(fitSysid({ files: [], model, from: DEFAULT_SIM_CALIBRATION }), (e: unknown) => e instanceof SysidError && /Give the episode files/.test(e.message));
+  await assert.rejects(
+    fitSysid({ files: [files[0]], model, from: DEFAULT_SIM_CALIBRATION, holdout: 1, workers: 1 }),
+    (e: unknown) =>
+      e instanceof SysidError &&
+      /1 usable episode cannot be split into 1 held out and at least one to fit on/.test(e.message),
+  );
+  await assert.rejects(
+    fitSysid({ files: [], model, from: DEFAULT_SIM_CALIBRATION }),
+    (e: unknown) => e instanceof SysidError && /Give the episode files/.test(e.message),
+  );
 });

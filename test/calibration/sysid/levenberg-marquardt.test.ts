@@ -1,6 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coordinateSigmas, levenbergMarquardt, type LmProblem } from '../../../calibration/sysid/levenberg-marquardt.js';
+import {
+  coordinateSigmas,
+  levenbergMarquardt,
+  type LmProblem,
+} from '../../../calibration/sysid/levenberg-marquardt.js';
 
 /** y = a·exp(−b·x) + c on 40 points, parameters mapped from [0, 1]. */
 function decayProblem(truth: readonly number[]): LmProblem & { calls: number[] } {
@@ -46,14 +50,21 @@ test('grouped Jacobian columns: separable parameters moved together in one evalu
       owns: (k, i) => (i < 10 ? 0 : 1) === k,
       async evaluate(points) {
         calls.push(points.length);
-        return points.map((u) => Float64Array.from({ length: 20 }, (_, i) => (i < 10 ? Math.sin(3 * (u[0] - truth[0])) * (1 + i) : (u[1] - truth[1]) ** 3 + (u[1] - truth[1]))));
+        return points.map((u) =>
+          Float64Array.from({ length: 20 }, (_, i) =>
+            i < 10 ? Math.sin(3 * (u[0] - truth[0])) * (1 + i) : (u[1] - truth[1]) ** 3 + (u[1] - truth[1]),
+          ),
+        );
       },
     },
     [0.6, 0.4],
     { maxIterations: 40, relativeTolerance: 1e-12 },
   );
   assert.ok(Math.abs(r.u[0] - truth[0]) < 1e-3 && Math.abs(r.u[1] - truth[1]) < 1e-3, `u = ${[...r.u]}`);
-  assert.ok(calls.slice(1).every((n) => n <= 2), 'one Jacobian evaluation for both parameters');
+  assert.ok(
+    calls.slice(1).every((n) => n <= 2),
+    'one Jacobian evaluation for both parameters',
+  );
 });
 
 test('a failed evaluation is never accepted as a step', async () => {

@@ -9,7 +9,11 @@ test('a fit that ends on any bound of its parameters writes a record the calibra
   const base = DEFAULT_SIM_CALIBRATION;
   const params = [...fitParameters(base), ...objectParameters(base)];
   for (const edge of [0, 1]) {
-    const record = calibrationAt(base, params, params.map(() => edge));
+    const record = calibrationAt(
+      base,
+      params,
+      params.map(() => edge),
+    );
     assert.doesNotThrow(() => parseSimCalibration(simCalibrationJson(record), `the fit at u = ${edge}`));
   }
   // The finger pads' friction: the default 1.2 searched a factor 3 up would be 3.6, past the file's 3.

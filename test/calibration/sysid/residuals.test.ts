@@ -4,7 +4,12 @@ import { concatResiduals } from '../../../calibration/sysid/fit.js';
 import type { ReplayReply } from '../../../calibration/sysid/replay-pool.js';
 
 // One evaluation's residual vector, episode after episode, as the fit's optimiser sees it.
-const reply = (residuals: number[], problem?: string): ReplayReply => ({ id: 0, residuals: Float64Array.from(residuals), rmsRad: [], ...(problem ? { problem } : {}) });
+const reply = (residuals: number[], problem?: string): ReplayReply => ({
+  id: 0,
+  residuals: Float64Array.from(residuals),
+  rmsRad: [],
+  ...(problem ? { problem } : {}),
+});
 
 test('an episode without samples of the phase adds none and does not fail the evaluation (a rollout that grasps right after the burn-in has no free motion)', () => {
   // Seen in CI: a code-policy rollout on the cell had no free-motion sample in the fitted window,

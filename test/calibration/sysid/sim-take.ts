@@ -34,7 +34,13 @@ export interface SimTakeSpec {
 export async function recordSimTake(o: SimTakeSpec): Promise<void> {
   const model = yamRigModel();
   const traj = excitationTrajectory(model, { seconds: o.seconds + 1, seed: o.seed, start: CENTRE_POSE });
-  const scene = await createEngineScene({ rigModel: model, task: getTask('bottles-in-the-bin'), layout: { index: 0, tier: 1, fixtures: [], objects: [] }, calibration: o.calibration, startPosition: CENTRE_POSE });
+  const scene = await createEngineScene({
+    rigModel: model,
+    task: getTask('bottles-in-the-bin'),
+    layout: { index: 0, tier: 1, fixtures: [], objects: [] },
+    calibration: o.calibration,
+    startPosition: CENTRE_POSE,
+  });
   const rig = new SimRig({ scene });
   await rig.configure();
   await rig.activate();
@@ -103,7 +109,16 @@ export async function recordSimRolloutTake(o: SimRolloutTakeSpec): Promise<void>
     episodeSeconds: o.seconds,
     seed: 0,
   });
-  const r = await runSimRollout({ task, layout, policy, seed: 0, episodeSeconds: o.seconds, calibration: o.calibration, placementNoise: false, recording: recorder });
+  const r = await runSimRollout({
+    task,
+    layout,
+    policy,
+    seed: 0,
+    episodeSeconds: o.seconds,
+    calibration: o.calibration,
+    placementNoise: false,
+    recording: recorder,
+  });
   const summary = await recorder.close({ outcome: r.episode.outcome, status: r.episode.status });
   await policy.close?.();
   if (summary.status !== 'finished') throw new Error(`sim rollout take not finished: ${summary.failure}`);

@@ -7,7 +7,14 @@ import type { FfmpegCameraConfig } from '../../../drivers/cameras/camera-config.
 import type { CameraFrame } from '../../../src/rig/camera.js';
 import { until } from '../../helpers/until.js';
 
-const testsrc = (over: Partial<FfmpegCameraConfig> = {}): FfmpegCameraConfig => ({ name: 'cam_high', kind: 'testsrc', width: 224, height: 224, fps: 10, ...over });
+const testsrc = (over: Partial<FfmpegCameraConfig> = {}): FfmpegCameraConfig => ({
+  name: 'cam_high',
+  kind: 'testsrc',
+  width: 224,
+  height: 224,
+  fps: 10,
+  ...over,
+});
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** True while a process with this id exists at all — a zombie (exited, never reaped) counts. */
@@ -51,7 +58,10 @@ test('a testsrc camera streams JPEG frames at about its rate, numbered without g
   for (const f of [seen[0], seen[seen.length - 1]]) {
     assert.equal(f.format, 'jpeg');
     assert.equal(f.camera, 'cam_high');
-    assert.deepEqual([f.data[0], f.data[1], f.data[f.data.length - 2], f.data[f.data.length - 1]], [0xff, 0xd8, 0xff, 0xd9]);
+    assert.deepEqual(
+      [f.data[0], f.data[1], f.data[f.data.length - 2], f.data[f.data.length - 1]],
+      [0xff, 0xd8, 0xff, 0xd9],
+    );
     const { data, info } = await sharp(f.data).raw().toBuffer({ resolveWithObject: true });
     assert.deepEqual([info.width, info.height, info.channels], [320, 240, 3]);
     assert.equal(data.length, 320 * 240 * 3);
@@ -62,7 +72,10 @@ test('a testsrc camera streams JPEG frames at about its rate, numbered without g
 
 test('frames the source loses show up as dropped, and the gap they leave as late and as the longest gap', async () => {
   // Frames 8–15 never leave ffmpeg, but their timestamps do not close up: what a camera's full kernel buffer looks like.
-  const cam = new FfmpegCamera(testsrc({ fps: 10 }), { sourceFilter: "select='not(between(n\\,8\\,15))'", stallTimeoutS: 5 });
+  const cam = new FfmpegCamera(testsrc({ fps: 10 }), {
+    sourceFilter: "select='not(between(n\\,8\\,15))'",
+    stallTimeoutS: 5,
+  });
   await cam.open();
   await until(() => cam.counters().received >= 14, 10_000);
   await sleep(1200); // ffmpeg reports progress every 0.5 s
@@ -84,7 +97,10 @@ test('killing the ffmpeg process marks the camera lost, and onLost fires once wi
   await until(() => cam.status === 'lost', 5000);
   await sleep(300);
   assert.equal(lost.length, 1);
-  assert.match(lost[0].reason, /camera cam_high \(ffmpeg testsrc2\) stopped: its ffmpeg process ended \(killed by SIGKILL\); the episode goes on without it/);
+  assert.match(
+    lost[0].reason,
+    /camera cam_high \(ffmpeg testsrc2\) stopped: its ffmpeg process ended \(killed by SIGKILL\); the episode goes on without it/,
+  );
   assert.equal(cam.lostReason, lost[0].reason);
   assert.ok(Number.isFinite(lost[0].atS));
   const before = cam.counters().received;
@@ -104,7 +120,10 @@ test('a camera that stops sending (its ffmpeg frozen) is lost after its stall ti
   const pid = cam.pid!;
   process.kill(pid, 'SIGSTOP');
   await until(() => cam.status === 'lost', 5000);
-  assert.match(reason, /^camera cam_high \(ffmpeg testsrc2\) stopped sending frames \d+\.\d s ago; the episode goes on without it$/);
+  assert.match(
+    reason,
+    /^camera cam_high \(ffmpeg testsrc2\) stopped sending frames \d+\.\d s ago; the episode goes on without it$/,
+  );
   await cam.close();
   await until(() => !processExists(pid), 5000);
 });
@@ -137,14 +156,27 @@ test('closing before the first frame rejects open() with a sentence and leaves n
   await until(() => cam.pid !== undefined, 5000);
   const pid = cam.pid!;
   await cam.close();
-  assert.match(String((await opening)?.message), /^Camera cam_high \(ffmpeg testsrc2\) was closed before its first frame\.$/);
+  assert.match(
+    String((await opening)?.message),
+    /^Camera cam_high \(ffmpeg testsrc2\) was closed before its first frame\.$/,
+  );
   assert.ok(!processExists(pid));
 });
 
 test('a missing V4L2 device is refused with a clear sentence before any ffmpeg starts', async () => {
-  const cam = new FfmpegCamera({ name: 'cam_high', kind: 'v4l2', device: '/dev/video99', width: 640, height: 480, fps: 30 });
+  const cam = new FfmpegCamera({
+    name: 'cam_high',
+    kind: 'v4l2',
+    device: '/dev/video99',
+    width: 640,
+    height: 480,
+    fps: 30,
+  });
   await assert.rejects(cam.open(), (e: Error) => {
-    assert.equal(e.message, 'Camera cam_high: there is no video device /dev/video99; check that the camera is plugged in (ls /dev/video*, v4l2-ctl --list-devices) and that its config names the right device.');
+    assert.equal(
+      e.message,
+      'Camera cam_high: there is no video device /dev/video99; check that the camera is plugged in (ls /dev/video*, v4l2-ctl --list-devices) and that its config names the right device.',
+    );
     return true;
   });
   assert.equal(cam.status, 'closed');
@@ -152,20 +184,36 @@ test('a missing V4L2 device is refused with a clear sentence before any ffmpeg s
 });
 
 test("a device that is not a camera goes through ffmpeg's real V4L2 input and is refused with a sentence", async () => {
-  const cam = new FfmpegCamera({ name: 'cam_high', kind: 'v4l2', device: '/dev/null', width: 640, height: 480, fps: 30 });
-  await assert.rejects(cam.open(), /^CameraOpenError: Camera cam_high: \/dev\/null is not a video capture device; point the config at the camera's capture node/);
+  const cam = new FfmpegCamera({
+    name: 'cam_high',
+    kind: 'v4l2',
+    device: '/dev/null',
+    width: 640,
+    height: 480,
+    fps: 30,
+  });
+  await assert.rejects(
+    cam.open(),
+    /^CameraOpenError: Camera cam_high: \/dev\/null is not a video capture device; point the config at the camera's capture node/,
+  );
   assert.equal(cam.status, 'closed');
 });
 
 test('no ffmpeg installed: the error says to install it', async () => {
   const cam = new FfmpegCamera(testsrc(), { ffmpegPath: '/nonexistent/ffmpeg' });
-  await assert.rejects(cam.open(), /needs ffmpeg at \/nonexistent\/ffmpeg, which is not there: install it with "apt-get install ffmpeg"/);
+  await assert.rejects(
+    cam.open(),
+    /needs ffmpeg at \/nonexistent\/ffmpeg, which is not there: install it with "apt-get install ffmpeg"/,
+  );
 });
 
 test('frames of another size than configured fail open() with both sizes named', async () => {
   // The source scales its pattern down: what a V4L2 driver does when it silently picks another size.
   const cam = new FfmpegCamera(testsrc({ width: 640, height: 480 }), { sourceFilter: 'scale=320:240' });
-  await assert.rejects(cam.open(), /sends 320×240 frames, not the configured 640×480: set width and height to a size it supports/);
+  await assert.rejects(
+    cam.open(),
+    /sends 320×240 frames, not the configured 640×480: set width and height to a size it supports/,
+  );
   assert.equal(cam.status, 'closed');
   assert.equal(cam.pid, undefined);
 });
@@ -173,6 +221,9 @@ test('frames of another size than configured fail open() with both sizes named',
 test('the V4L2 command copies the camera’s MJPEG as it comes (no re-encoding)', () => {
   const args = ffmpegArgs({ name: 'cam_high', kind: 'v4l2', device: '/dev/video2', width: 1280, height: 720, fps: 30 });
   const joined = args.join(' ');
-  assert.match(joined, /-f v4l2 -input_format mjpeg -video_size 1280x720 -framerate 30 -i \/dev\/video2 -c:v copy -f mjpeg pipe:1$/);
+  assert.match(
+    joined,
+    /-f v4l2 -input_format mjpeg -video_size 1280x720 -framerate 30 -i \/dev\/video2 -c:v copy -f mjpeg pipe:1$/,
+  );
   assert.ok(!args.includes('-re'));
 });

@@ -12,7 +12,9 @@ async function jpeg(width: number, height: number, seed: number, progressive = f
     s = (s * 1103515245 + 12345) & 0x7fffffff;
     raw[i] = (i % 251) ^ (s >> 16);
   }
-  return sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90, progressive }).toBuffer();
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 90, progressive })
+    .toBuffer();
 }
 
 /** The same JPEG with an EXIF-style APP1 segment right after SOI holding a whole thumbnail JPEG (its own SOI … EOI). */
@@ -38,7 +40,12 @@ function splitAt(stream: Buffer, cuts: number[]): Buffer[] {
 
 test('an MJPEG stream cut anywhere gives back every JPEG whole, with its size, including thumbnails inside EXIF and progressive frames', async () => {
   const thumb = await jpeg(16, 16, 9);
-  const frames = [await jpeg(64, 48, 1), withThumbnail(await jpeg(40, 30, 2), thumb), await jpeg(32, 32, 3, true), await jpeg(224, 224, 4)];
+  const frames = [
+    await jpeg(64, 48, 1),
+    withThumbnail(await jpeg(40, 30, 2), thumb),
+    await jpeg(32, 32, 3, true),
+    await jpeg(224, 224, 4),
+  ];
   const sizes = [
     [64, 48],
     [40, 30],
@@ -69,7 +76,9 @@ test('garbage between frames is skipped, and a frame cut off mid-scan is thrown 
   const a = await jpeg(32, 24, 5);
   const b = await jpeg(48, 32, 6);
   const s = new JpegSplitter();
-  const got = s.push(Buffer.concat([Buffer.from([1, 2, 0xff, 3]), a, Buffer.from('noise'), a.subarray(0, a.length - 300), b]));
+  const got = s.push(
+    Buffer.concat([Buffer.from([1, 2, 0xff, 3]), a, Buffer.from('noise'), a.subarray(0, a.length - 300), b]),
+  );
   assert.equal(got.length, 2);
   assert.ok(got[0].data.equals(a));
   assert.ok(got[1].data.equals(b));

@@ -1,11 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, Socket } from 'node:net';
-import { PjlinkClient, PjlinkError, parsePjlinkAddress, type PjlinkFailure } from '../../../drivers/projector/pjlink-client.js';
+import {
+  PjlinkClient,
+  PjlinkError,
+  parsePjlinkAddress,
+  type PjlinkFailure,
+} from '../../../drivers/projector/pjlink-client.js';
 import { PjlinkEmulator, type PjlinkEmulatorOptions } from '../../../drivers/projector/pjlink-emulator.js';
 import { pjlinkDigest } from '../../../drivers/projector/pjlink-protocol.js';
 
-async function withProjector(opts: PjlinkEmulatorOptions, fn: (emu: PjlinkEmulator, port: number) => Promise<void>): Promise<void> {
+async function withProjector(
+  opts: PjlinkEmulatorOptions,
+  fn: (emu: PjlinkEmulator, port: number) => Promise<void>,
+): Promise<void> {
   const emu = new PjlinkEmulator(opts);
   const port = await emu.start();
   try {
@@ -70,7 +78,11 @@ test('power on: standby → warming up (AV mute refused with ERR3 meanwhile) →
     assert.equal(await pj.powerState(), 'standby');
     await pj.powerOn();
     assert.equal(await pj.powerState(), 'warming-up');
-    await failsWith(pj.setAvMute(true), 'unavailable', /cannot do 'AVMT 31' right now \(ERR3: unavailable time — it is warming up, cooling down or in standby\); wait until it is on/);
+    await failsWith(
+      pj.setAvMute(true),
+      'unavailable',
+      /cannot do 'AVMT 31' right now \(ERR3: unavailable time — it is warming up, cooling down or in standby\); wait until it is on/,
+    );
     await pj.powerOnAndWait({ timeoutMs: 5000, pollMs: 50 });
     assert.equal(await pj.powerState(), 'on');
     await pj.setAvMute(true);
@@ -79,7 +91,14 @@ test('power on: standby → warming up (AV mute refused with ERR3 meanwhile) →
     await pj.setAvMute(false);
     assert.equal(emu.state().avMuted, false);
     assert.equal(await pj.avMuted(), false);
-    assert.deepEqual(await pj.errorStatus(), { fan: 'ok', lamp: 'ok', temperature: 'ok', cover: 'ok', filter: 'ok', other: 'ok' });
+    assert.deepEqual(await pj.errorStatus(), {
+      fan: 'ok',
+      lamp: 'ok',
+      temperature: 'ok',
+      cover: 'ok',
+      filter: 'ok',
+      other: 'ok',
+    });
     assert.equal(await pj.input(), '31');
     await failsWith(pj.setInput('52'), 'out-of-parameter', /refused the parameter of 'INPT 52' \(ERR2\)/);
   });
@@ -89,16 +108,28 @@ test('with the right password every command is authenticated; a wrong one is ref
   await withProjector({ password: 'secret', poweredOn: true }, async (emu, port) => {
     await new PjlinkClient({ host: '127.0.0.1', port, password: 'secret' }).setAvMute(true);
     assert.equal(emu.state().avMuted, true);
-    await failsWith(new PjlinkClient({ host: '127.0.0.1', port, password: 'wrong' }).setAvMute(false), 'auth-refused', /refused the PJLink password; set TANDEM_PJLINK_PASSWORD/);
+    await failsWith(
+      new PjlinkClient({ host: '127.0.0.1', port, password: 'wrong' }).setAvMute(false),
+      'auth-refused',
+      /refused the PJLink password; set TANDEM_PJLINK_PASSWORD/,
+    );
     assert.equal(emu.state().avMuted, true, 'a refused command changed nothing');
-    await failsWith(new PjlinkClient({ host: '127.0.0.1', port }).powerState(), 'password-needed', /asks for a PJLink password and none is set/);
+    await failsWith(
+      new PjlinkClient({ host: '127.0.0.1', port }).powerState(),
+      'password-needed',
+      /asks for a PJLink password and none is set/,
+    );
   });
 });
 
 test('a projector that accepts the connection and never answers times out with a sentence naming the stage it stuck at', async () => {
   await withProjector({}, async (emu, port) => {
     emu.setFault('silent');
-    await failsWith(new PjlinkClient({ host: '127.0.0.1', port, timeoutMs: 300 }).powerState(), 'timeout', /at 127\.0\.0\.1:\d+ accepted the connection but sent no PJLink greeting within 300 ms/);
+    await failsWith(
+      new PjlinkClient({ host: '127.0.0.1', port, timeoutMs: 300 }).powerState(),
+      'timeout',
+      /at 127\.0\.0\.1:\d+ accepted the connection but sent no PJLink greeting within 300 ms/,
+    );
   });
 });
 
@@ -108,10 +139,18 @@ test('a projector that is not there is unreachable; one that hangs up mid-comman
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
   const port = (probe.address() as { port: number }).port;
   await new Promise<void>((r) => probe.close(() => r()));
-  await failsWith(new PjlinkClient({ host: '127.0.0.1', port, timeoutMs: 2000 }).powerState(), 'unreachable', /cannot be reached \(ECONNREFUSED\); check that it is on the network/);
+  await failsWith(
+    new PjlinkClient({ host: '127.0.0.1', port, timeoutMs: 2000 }).powerState(),
+    'unreachable',
+    /cannot be reached \(ECONNREFUSED\); check that it is on the network/,
+  );
   await withProjector({}, async (emu, p) => {
     emu.setFault('hang-up');
-    await failsWith(new PjlinkClient({ host: '127.0.0.1', port: p }).powerOn(), 'protocol', /closed the connection before answering 'POWR 1'/);
+    await failsWith(
+      new PjlinkClient({ host: '127.0.0.1', port: p }).powerOn(),
+      'protocol',
+      /closed the connection before answering 'POWR 1'/,
+    );
   });
 });
 
@@ -119,7 +158,11 @@ test('a lamp failure: power on answers ERR4 and the error status names the lamp'
   await withProjector({}, async (emu, port) => {
     emu.setFault('lamp-failure');
     const pj = new PjlinkClient({ host: '127.0.0.1', port });
-    await failsWith(pj.powerOn(), 'projector-failure', /reports a projector failure \(ERR4\) on 'POWR 1'; check its lamp/);
+    await failsWith(
+      pj.powerOn(),
+      'projector-failure',
+      /reports a projector failure \(ERR4\) on 'POWR 1'; check its lamp/,
+    );
     assert.equal((await pj.errorStatus()).lamp, 'error');
   });
 });

@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { yamRigModel } from '../../../src/rig/yam.js';
 import { armReach } from '../../../src/policy/code/arm-reach.js';
 import { binShape, bottleShape, viewBin, viewBottle, type BottleView } from '../../../src/policy/code/geometry.js';
-import { assignmentOrder, clearPushM, dropReachable, planBinNudge, planNextTask } from '../../../src/policy/code/bottles-planner.js';
+import {
+  assignmentOrder,
+  clearPushM,
+  dropReachable,
+  planBinNudge,
+  planNextTask,
+} from '../../../src/policy/code/bottles-planner.js';
 import { parkPose } from '../../../src/policy/code/bottles-policy.js';
 import { maxAbsDiff } from '../../../src/policy/code/motion.js';
 import { createRng } from '../../../src/layouts/random.js';
@@ -22,7 +28,8 @@ function bottleAt(id: string, x: number, y: number, posture: 'upright' | 'lying'
   const p = objectPose3(BOTTLE, posture, { x, y, yawRad: yaw });
   return viewBottle({ id, kind: BOTTLE.id, position: p.position, quaternion: p.quaternion }, shape);
 }
-const binAt = (x: number, y: number, yaw = 0) => viewBin({ id: 'bin', kind: 'bin', position: [x, y, 0], quaternion: yawQ(yaw) }, binShape('bin')!);
+const binAt = (x: number, y: number, yaw = 0) =>
+  viewBin({ id: 'bin', kind: 'bin', position: [x, y, 0], quaternion: yawQ(yaw) }, binShape('bin')!);
 
 test('each bottle goes first to the arm on its side of the table', () => {
   const left = bottleAt('bottle-1', -0.1, 0.3, 'upright');
@@ -83,7 +90,11 @@ test('the bin is nudged when the only arm that reaches a bottle cannot reach the
   assert.equal(task.forSide, 'left');
   // Pushed toward the left arm (+y), and far enough that the left arm then reaches the drop.
   assert.ok(task.directionXY[1] > 0.8);
-  const moved = [bin.base[0] + task.directionXY[0] * task.distanceM, bin.base[1] + task.directionXY[1] * task.distanceM, 0] as const;
+  const moved = [
+    bin.base[0] + task.directionXY[0] * task.distanceM,
+    bin.base[1] + task.directionXY[1] * task.distanceM,
+    0,
+  ] as const;
   assert.equal(dropReachable(arms[0], bin, moved, seeds.left), true);
   // The fingers work inside the bin: contact below the rim, within the walls.
   const contact = task.waypoints[1].target.position;
@@ -101,7 +112,11 @@ test('an empty bin is nudged before the first pick when a bottle needs the other
   assert.equal(task.kind, 'nudge-bin');
   if (task.kind !== 'nudge-bin') return;
   assert.equal(task.forSide, 'left');
-  const moved = [bin.base[0] + task.directionXY[0] * task.distanceM, bin.base[1] + task.directionXY[1] * task.distanceM, 0] as const;
+  const moved = [
+    bin.base[0] + task.directionXY[0] * task.distanceM,
+    bin.base[1] + task.directionXY[1] * task.distanceM,
+    0,
+  ] as const;
   assert.equal(dropReachable(arms[0], bin, moved, seeds.left), true);
   assert.equal(dropReachable(arms[1], bin, moved, seeds.right), true, 'the right arm still drops after the push');
 
@@ -138,7 +153,10 @@ test('the first push is not made through a bottle in its way: the free arm picks
   const inWay = bottleAt('bottle-3', at[0] + free.directionXY[0] * 0.13, at[1] + free.directionXY[1] * 0.13, 'upright');
   const task = planNextTask({ bottles: [mine, theirs, inWay], bin }, arms, seeds);
   if (task.kind === 'nudge-bin') {
-    assert.ok(clearPushM(bin, task.directionXY, [inWay], task.distanceM) >= task.distanceM - 1e-9, `push of ${task.distanceM} m into bottle-3`);
+    assert.ok(
+      clearPushM(bin, task.directionXY, [inWay], task.distanceM) >= task.distanceM - 1e-9,
+      `push of ${task.distanceM} m into bottle-3`,
+    );
   } else {
     assert.equal(task.kind, 'pick');
   }
@@ -153,14 +171,20 @@ test('a bin the right arm already reaches is not nudged for a right-side bottle'
 
 test('nothing to do when every bottle is gone or out of reach', () => {
   const bin = binAt(-0.03, -0.3);
-  assert.deepEqual(planNextTask({ bottles: [], bin }, arms, seeds), { kind: 'idle', reason: 'every bottle is in the bin' });
+  assert.deepEqual(planNextTask({ bottles: [], bin }, arms, seeds), {
+    kind: 'idle',
+    reason: 'every bottle is in the bin',
+  });
   const far = bottleAt('bottle-1', 0.45, 0.55, 'upright');
   assert.equal(planNextTask({ bottles: [far], bin }, arms, seeds).kind, 'idle');
 });
 
 function sceneOf(layout: Layout) {
   const f = layout.fixtures[0];
-  const bin = viewBin({ id: f.id, kind: f.kind, position: [f.pose.x, f.pose.y, 0], quaternion: yawQ(f.pose.yawRad) }, binShape(f.kind)!);
+  const bin = viewBin(
+    { id: f.id, kind: f.kind, position: [f.pose.x, f.pose.y, 0], quaternion: yawQ(f.pose.yawRad) },
+    binShape(f.kind)!,
+  );
   const bottles = layout.objects.map((o) => {
     const p = objectPose3(BOTTLE, o.posture, o.pose);
     return viewBottle({ id: o.id, kind: o.kind, position: p.position, quaternion: p.quaternion }, shape);
@@ -182,16 +206,29 @@ test('on sampled tier 1–3 layouts every planned waypoint is a joint configurat
       if (task.kind === 'idle') continue;
       planned += 1;
       const reach = arms.find((a) => a.side === task.side)!;
-      const checks = task.kind === 'pick'
-        ? [[task.grasp.pre, task.grasp.qPre], [task.grasp.grasp, task.grasp.qGrasp], [task.grasp.lift, task.grasp.qLift], [task.carry.target, task.carry.q]] as const
-        : task.waypoints.map((w) => [w.target, w.q] as const);
+      const checks =
+        task.kind === 'pick'
+          ? ([
+              [task.grasp.pre, task.grasp.qPre],
+              [task.grasp.grasp, task.grasp.qGrasp],
+              [task.grasp.lift, task.grasp.qLift],
+              [task.carry.target, task.carry.q],
+            ] as const)
+          : task.waypoints.map((w) => [w.target, w.q] as const);
       for (const [target, q] of checks) {
         q.forEach((v, i) => assert.ok(v >= limits[i].minRad && v <= limits[i].maxRad, `joint ${i + 1} within limits`));
         const tool = reach.toolAt(q);
-        const err = Math.hypot(tool.position[0] - target.position[0], tool.position[1] - target.position[1], tool.position[2] - target.position[2]);
+        const err = Math.hypot(
+          tool.position[0] - target.position[0],
+          tool.position[1] - target.position[1],
+          tool.position[2] - target.position[2],
+        );
         assert.ok(err < 0.002, `tool within 2 mm of the target (${(err * 1000).toFixed(1)} mm)`);
         const a = target.approach;
-        assert.ok(tool.approach[0] * a[0] + tool.approach[1] * a[1] + tool.approach[2] * a[2] > 0.999, 'approach axis as planned');
+        assert.ok(
+          tool.approach[0] * a[0] + tool.approach[1] * a[1] + tool.approach[2] * a[2] > 0.999,
+          'approach axis as planned',
+        );
       }
       if (task.kind === 'nudge-bin') {
         nudges += 1;

@@ -11,17 +11,29 @@ const controlHz = 50;
 const ctx = { seed: 1, prompt: 'put all the bottles in the bin', rigModel, controlHz };
 const home = new Float32Array([0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1]);
 const scene = (bottleXY: readonly [number, number]): PrivilegedState => ({
-  objects: [{ id: 'bottle-1', kind: 'bottle-500ml', position: [bottleXY[0], bottleXY[1], 0], quaternion: [0, 0, 0, 1] }],
+  objects: [
+    { id: 'bottle-1', kind: 'bottle-500ml', position: [bottleXY[0], bottleXY[1], 0], quaternion: [0, 0, 0, 1] },
+  ],
   fixtures: [{ id: 'bin', kind: 'bin', position: [-0.03, -0.3, 0], quaternion: [0, 0, 0, 1] }],
 });
 
 /** Runs the policy against a rig that tracks every target exactly, for `chunks` chunks. */
-async function drive(policy: BottlesPolicy, chunks: number, privileged: (i: number) => PrivilegedState): Promise<Float32Array[]> {
+async function drive(
+  policy: BottlesPolicy,
+  chunks: number,
+  privileged: (i: number) => PrivilegedState,
+): Promise<Float32Array[]> {
   await policy.reset(ctx);
   let state = Float32Array.from(home);
   const out: Float32Array[] = [];
   for (let i = 0; i < chunks; i++) {
-    const obs: Observation = { timeS: (i * policy.info.actionHorizon) / controlHz, state, images: {}, prompt: ctx.prompt, privileged: privileged(i) };
+    const obs: Observation = {
+      timeS: (i * policy.info.actionHorizon) / controlHz,
+      state,
+      images: {},
+      prompt: ctx.prompt,
+      privileged: privileged(i),
+    };
     const chunk = await policy.infer(obs);
     assert.equal(chunk.actions.length, chunk.horizon * STATE_DIM);
     out.push(chunk.actions);
@@ -45,7 +57,10 @@ test('without privileged state it refuses in words an operator understands', asy
   await p.reset(ctx);
   await assert.rejects(p.infer({ timeS: 0, state: home, images: {}, prompt: ctx.prompt }), (e: unknown) => {
     assert.ok(e instanceof PrivilegedStateRequiredError);
-    assert.match((e as Error).message, /code policies read object poses the real rig cannot see; run them in the sim, or rehearse on the emulated cell/);
+    assert.match(
+      (e as Error).message,
+      /code policies read object poses the real rig cannot see; run them in the sim, or rehearse on the emulated cell/,
+    );
     return true;
   });
 });
@@ -53,15 +68,23 @@ test('without privileged state it refuses in words an operator understands', asy
 test('objects it does not know are refused by name', async () => {
   const p = new BottlesPolicy();
   await p.reset(ctx);
-  const privileged: PrivilegedState = { objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [0, 0, 0], quaternion: [0, 0, 0, 1] }], fixtures: [] };
-  await assert.rejects(p.infer({ timeS: 0, state: home, images: {}, prompt: '', privileged }), /object 'mug-1' is a 'mug-350ml'/);
+  const privileged: PrivilegedState = {
+    objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [0, 0, 0], quaternion: [0, 0, 0, 1] }],
+    fixtures: [],
+  };
+  await assert.rejects(
+    p.infer({ timeS: 0, state: home, images: {}, prompt: '', privileged }),
+    /object 'mug-1' is a 'mug-350ml'/,
+  );
 });
 
 test('the same scene gives the same actions (deterministic), within joint limits and the speed budget', async () => {
   const a = await drive(new BottlesPolicy(), 60, () => scene([-0.15, -0.05]));
   const b = await drive(new BottlesPolicy(), 60, () => scene([-0.15, -0.05]));
   assert.deepEqual(a, b);
-  const rows = a.flatMap((c) => Array.from({ length: c.length / STATE_DIM }, (_, r) => c.subarray(r * STATE_DIM, (r + 1) * STATE_DIM)));
+  const rows = a.flatMap((c) =>
+    Array.from({ length: c.length / STATE_DIM }, (_, r) => c.subarray(r * STATE_DIM, (r + 1) * STATE_DIM)),
+  );
   let moved = 0;
   for (let r = 1; r < rows.length; r++) {
     for (let arm = 0; arm < 2; arm++) {
@@ -71,7 +94,10 @@ test('the same scene gives the same actions (deterministic), within joint limits
         assert.ok(v >= spec.minRad - 1e-6 && v <= spec.maxRad + 1e-6, `joint ${j + 1} within limits`);
         const speed = Math.abs(v - rows[r - 1][arm * 7 + j]) * controlHz;
         // Minimum-jerk peaks at the budget; allow float rounding of the Float32 rows.
-        assert.ok(speed <= DEFAULT_MOTION_LIMITS.freeSpeedRadS * 1.02, `joint speed ${speed.toFixed(2)} rad/s within the budget`);
+        assert.ok(
+          speed <= DEFAULT_MOTION_LIMITS.freeSpeedRadS * 1.02,
+          `joint speed ${speed.toFixed(2)} rad/s within the budget`,
+        );
         if (speed > 0.01) moved += 1;
       }
       const g = rows[r][arm * 7 + 6];
@@ -92,7 +118,10 @@ test('a bottle that moves before the grasp makes the policy replan from the new 
     if (pickChunk === undefined && p.log.some((l) => /pick bottle-1/.test(l))) pickChunk = i;
     return scene(pickChunk === undefined || i < pickChunk + 2 ? [-0.15, -0.05] : [-0.15, -0.13]);
   });
-  assert.ok(p.log.some((l) => /bottle-1 moved before the grasp/.test(l)), p.log.join('\n'));
+  assert.ok(
+    p.log.some((l) => /bottle-1 moved before the grasp/.test(l)),
+    p.log.join('\n'),
+  );
   const picks = p.log.filter((l) => /pick bottle-1/.test(l));
   assert.ok(picks.length >= 2, p.log.join('\n'));
 });

@@ -22,6 +22,11 @@ test('through runEpisode on SimRig, the policy puts tier-1 bottles in the bin, r
     assert.deepEqual(episode.progress?.counts, { inBin: 1, target: 1 }, policy.log.join('\n'));
     hashes.push(episode.finalStateHash);
   }
-  const again = await runSimRollout({ task: BOTTLES_IN_THE_BIN, layout: layouts[0], policy: new BottlesPolicy(), seed: 0 });
+  const again = await runSimRollout({
+    task: BOTTLES_IN_THE_BIN,
+    layout: layouts[0],
+    policy: new BottlesPolicy(),
+    seed: 0,
+  });
   assert.equal(again.episode.finalStateHash, hashes[0]);
 });

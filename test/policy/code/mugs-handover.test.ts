@@ -20,7 +20,10 @@ const reachOf = (side: string) => arms.find((a) => a.side === side)!;
 /** One upside-down mug (as the layouts put one: turned half a circle about its own x, then `yaw` about the vertical), its base 95 mm up. */
 function upsideDown(x: number, y: number, yaw = 0) {
   const q = [Math.cos(yaw / 2), Math.sin(yaw / 2), 0, 0] as const;
-  return readMugs({ objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [x, y, 0.095], quaternion: q }], fixtures: [] });
+  return readMugs({
+    objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [x, y, 0.095], quaternion: q }],
+    fixtures: [],
+  });
 }
 
 test('an upside-down mug in the middle of the table is planned as a two-arm handover, each arm at a pose its IK reaches, ending upright', () => {
@@ -33,7 +36,11 @@ test('an upside-down mug in the middle of the table is planned as a two-arm hand
   const giver = reachOf(task.side);
   const receiver = reachOf(task.receiver);
   // The joints planned put each hand where the plan says (forward kinematics of the IK solutions).
-  const near = (q: Float64Array, t: { position: readonly number[]; approach: readonly number[] }, reach: typeof giver) => {
+  const near = (
+    q: Float64Array,
+    t: { position: readonly number[]; approach: readonly number[] },
+    reach: typeof giver,
+  ) => {
     const at = reach.toolAt(q);
     return norm(sub(at.position, t.position as never)) < 0.003 && dot(at.approach, t.approach as never) > 0.99;
   };
@@ -52,7 +59,10 @@ test('an upside-down mug in the middle of the table is planned as a two-arm hand
   // Held by the rim as planned, at the release the mug stands rim up (the receiver's FK at the planned joints).
   const atRelease = mugFromTool(receiver.toolAt(task.place.q), task.take.toolInMug);
   assert.ok(atRelease.z[2] > 0.99, `mug axis at the release ${atRelease.z.map((v) => v.toFixed(2))}`);
-  assert.ok(atRelease.origin[2] > -0.002 && atRelease.origin[2] < 0.03, `set down on the table (base at ${atRelease.origin[2].toFixed(3)} m)`);
+  assert.ok(
+    atRelease.origin[2] > -0.002 && atRelease.origin[2] < 0.03,
+    `set down on the table (base at ${atRelease.origin[2].toFixed(3)} m)`,
+  );
 });
 
 test('with the handover switched off (or unplannable) the upside-down mug is laid on its side first, as before', () => {
@@ -73,11 +83,21 @@ test('hands that overlap are told apart from hands that do not', () => {
 // mug-flipping --tiers 3 --per-tier 6 --seed 7` with its mugs replaced.
 test('in the sim, one upside-down mug in the middle of the table is handed over and ends upright', async () => {
   const base = sampleLayoutSet({ task: MUG_FLIPPING.id, tiers: [3], perTier: 6, seed: 7 }).layouts[1];
-  const layout = { ...base, objects: [{ id: 'mug-1', kind: 'mug-350ml', posture: 'upside-down' as const, pose: { x: 0, y: 0, yawRad: 0 } }] };
+  const layout = {
+    ...base,
+    objects: [{ id: 'mug-1', kind: 'mug-350ml', posture: 'upside-down' as const, pose: { x: 0, y: 0, yawRad: 0 } }],
+  };
   const policy = new MugsPolicy();
   const { episode } = await runSimRollout({ task: MUG_FLIPPING, layout, policy, seed: 0, episodeSeconds: 50 });
   assert.equal(episode.status, 'valid', episode.reason);
-  assert.ok(policy.log.some((l) => / hand over mug-1 /.test(l)), policy.log.join('\n'));
+  assert.ok(
+    policy.log.some((l) => / hand over mug-1 /.test(l)),
+    policy.log.join('\n'),
+  );
   assert.ok(!policy.log.some((l) => /lay on its side/.test(l)), policy.log.join('\n'));
-  assert.deepEqual(episode.endStates?.map((e) => e.upright), [true], policy.log.join('\n'));
+  assert.deepEqual(
+    episode.endStates?.map((e) => e.upright),
+    [true],
+    policy.log.join('\n'),
+  );
 });

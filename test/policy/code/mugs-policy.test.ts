@@ -29,25 +29,43 @@ test('without privileged state it refuses in words an operator understands', asy
   await p.reset(ctx);
   await assert.rejects(p.infer({ timeS: 0, state: home, images: {}, prompt: ctx.prompt }), (e: unknown) => {
     assert.ok(e instanceof PrivilegedStateRequiredError);
-    assert.match((e as Error).message, /^code:mug-flipping cannot run here: code policies read object poses the real rig cannot see/);
+    assert.match(
+      (e as Error).message,
+      /^code:mug-flipping cannot run here: code policies read object poses the real rig cannot see/,
+    );
     return true;
   });
 });
 
 test('objects other than mugs are refused by name', () => {
-  assert.throws(() => readMugs({ objects: [{ id: 'bottle-1', kind: 'bottle-500ml', position: [0, 0, 0], quaternion: [0, 0, 0, 1] }], fixtures: [] }), /object 'bottle-1' is a 'bottle-500ml'/);
+  assert.throws(
+    () =>
+      readMugs({
+        objects: [{ id: 'bottle-1', kind: 'bottle-500ml', position: [0, 0, 0], quaternion: [0, 0, 0, 1] }],
+        fixtures: [],
+      }),
+    /object 'bottle-1' is a 'bottle-500ml'/,
+  );
 });
 
 /** The mug's axis at the planned release, through the arm's own forward kinematics at the planned joints. */
 function axisAtRelease(task: Extract<ReturnType<typeof planNextFlip>, { kind: 'flip' }>): [number, number, number] {
   const reach = arms.find((a) => a.side === task.side)!;
   const tool = reach.toolAt(task.place.q);
-  const cross = (u: readonly number[], v: readonly number[]) => [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
+  const cross = (u: readonly number[], v: readonly number[]) => [
+    u[1] * v[2] - u[2] * v[1],
+    u[2] * v[0] - u[0] * v[2],
+    u[0] * v[1] - u[1] * v[0],
+  ];
   const { approach, closing } = task.grasp.toolInMug;
   // The mug's own z in the tool basis (approach, closing, approach × closing) stays fixed while it is held.
   const b = cross(approach, closing);
   const tb = cross(tool.approach, tool.closing);
-  return [0, 1, 2].map((i) => approach[2] * tool.approach[i] + closing[2] * tool.closing[i] + b[2] * tb[i]) as [number, number, number];
+  return [0, 1, 2].map((i) => approach[2] * tool.approach[i] + closing[2] * tool.closing[i] + b[2] * tb[i]) as [
+    number,
+    number,
+    number,
+  ];
 }
 
 test('a lying mug, whichever way it points, is only ever planned to stand rim up (never turned the wrong way round by the wrist)', () => {
@@ -56,26 +74,38 @@ test('a lying mug, whichever way it points, is only ever planned to stand rim up
     const yaw = (k * Math.PI) / 6;
     // Lying (a quarter turn about its own y), then turned about the vertical: rim toward `yaw`.
     const q = [-Math.sin(yaw / 2) * r, Math.cos(yaw / 2) * r, Math.sin(yaw / 2) * r, Math.cos(yaw / 2) * r] as const;
-    const mugs = readMugs({ objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [-0.05, -0.12, 0.041], quaternion: q }], fixtures: [] });
+    const mugs = readMugs({
+      objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [-0.05, -0.12, 0.041], quaternion: q }],
+      fixtures: [],
+    });
     assert.equal(mugs[0].posture, 'lying');
     const task = planNextFlip(mugs, mugs, arms, seeds, {}, false);
     if (task.kind !== 'flip') continue;
     planned++;
     assert.equal(task.place.goal, 'upright');
     const axis = axisAtRelease(task);
-    assert.ok(dot(axis, [0, 0, 1]) > 0.99, `rim toward ${yaw.toFixed(2)} rad: the axis at release is ${axis.map((v) => v.toFixed(2))}`);
+    assert.ok(
+      dot(axis, [0, 0, 1]) > 0.99,
+      `rim toward ${yaw.toFixed(2)} rad: the axis at release is ${axis.map((v) => v.toFixed(2))}`,
+    );
   }
   // The arms reach some of these: the assertion above is not vacuous.
   assert.ok(planned >= 3, `only ${planned} of 12 planned`);
 });
 
 test('with every mug upright there is nothing to plan: the policy idles', () => {
-  const upright = readMugs({ objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [-0.05, -0.2, 0], quaternion: [0, 0, 0, 1] }], fixtures: [] });
+  const upright = readMugs({
+    objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [-0.05, -0.2, 0], quaternion: [0, 0, 0, 1] }],
+    fixtures: [],
+  });
   assert.deepEqual(planNextFlip(upright, [], arms, seeds), { kind: 'idle', reason: 'every mug is upright' });
 });
 
 test('without a handover, an upside-down mug is planned to be laid on its side first (the wrist cannot turn it half a circle)', () => {
-  const mugs = readMugs({ objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [-0.1, -0.15, 0.095], quaternion: [1, 0, 0, 0] }], fixtures: [] });
+  const mugs = readMugs({
+    objects: [{ id: 'mug-1', kind: 'mug-350ml', position: [-0.1, -0.15, 0.095], quaternion: [1, 0, 0, 0] }],
+    fixtures: [],
+  });
   assert.equal(mugs[0].posture, 'upside-down');
   const task = planNextFlip(mugs, mugs, arms, seeds, { handover: false });
   assert.equal(task.kind, 'flip', task.kind === 'idle' ? task.reason : '');

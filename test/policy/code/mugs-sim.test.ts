@@ -15,19 +15,32 @@ const set = sampleLayoutSet({ task: MUG_FLIPPING.id, tiers: [1, 2], perTier: 6, 
 
 test('through runEpisode on SimRig, the policy stands a lying mug upright (tier 1: progress 1)', async () => {
   const layout = set.layouts[0];
-  assert.deepEqual(layout.objects.map((o) => o.posture), ['lying']);
+  assert.deepEqual(
+    layout.objects.map((o) => o.posture),
+    ['lying'],
+  );
   const policy = new MugsPolicy();
   const { episode } = await runSimRollout({ task: MUG_FLIPPING, layout, policy, seed: 0, episodeSeconds: 30 });
   assert.equal(episode.status, 'valid', episode.reason);
   assert.equal(episode.progress?.progress, 1, policy.log.join('\n'));
-  assert.deepEqual(episode.endStates?.map((e) => e.upright), [true]);
+  assert.deepEqual(
+    episode.endStates?.map((e) => e.upright),
+    [true],
+  );
 });
 
 test('an upright mug beside the lying one is left standing while the lying one is stood up', async () => {
   const layout = set.layouts.find((l) => l.tier === 2 && l.index === 9)!;
-  assert.deepEqual(layout.objects.map((o) => o.posture), ['lying', 'upright']);
+  assert.deepEqual(
+    layout.objects.map((o) => o.posture),
+    ['lying', 'upright'],
+  );
   const policy = new MugsPolicy();
   const { episode } = await runSimRollout({ task: MUG_FLIPPING, layout, policy, seed: 0, episodeSeconds: 30 });
   assert.equal(episode.status, 'valid', episode.reason);
-  assert.deepEqual(episode.progress?.counts, { newlyUpright: 1, knockedOver: 0, notUprightAtStart: 1, uprightAtStart: 1 }, policy.log.join('\n'));
+  assert.deepEqual(
+    episode.progress?.counts,
+    { newlyUpright: 1, knockedOver: 0, notUprightAtStart: 1, uprightAtStart: 1 },
+    policy.log.join('\n'),
+  );
 });

@@ -36,15 +36,27 @@ test('the open hand over a nut 40 mm from the tote wall fits with the fingers cl
   const across = handClearance({ ...nut, closing: [1, 0, 0] }, { tote, others: [] });
   assert.ok(along > 0.003, `closing along the wall: ${along}`);
   assert.ok(across < 0, `closing across the wall, the palm is in it: ${across}`);
-  const ring = viewPart({ id: 'r', kind: 'ring-6202', position: [0.105, 0.365, 0.005], quaternion: [0, 0, 0, 1] }, partShape('ring-6202')!);
-  assert.ok(handClearance({ ...nut, closing: [0, 1, 0] }, { tote, others: [ring] }) < 0, 'a finger lands on the ring beside the nut');
+  const ring = viewPart(
+    { id: 'r', kind: 'ring-6202', position: [0.105, 0.365, 0.005], quaternion: [0, 0, 0, 1] },
+    partShape('ring-6202')!,
+  );
+  assert.ok(
+    handClearance({ ...nut, closing: [0, 1, 0] }, { tote, others: [ring] }) < 0,
+    'a finger lands on the ring beside the nut',
+  );
 });
 
 /** One 14 s rollout of the one-bolt layout at seed 0, run once per skill and shared by the tests below. */
 const rollouts = new Map<number, ReturnType<typeof rollout>>();
 async function rollout(skill: number) {
   const policy = new SortPolicy({ skill });
-  const { episode } = await runSimRollout({ task: SORT_FROM_TOTE, layout: ONE_BOLT_LAYOUT, policy, seed: 0, episodeSeconds: 14 });
+  const { episode } = await runSimRollout({
+    task: SORT_FROM_TOTE,
+    layout: ONE_BOLT_LAYOUT,
+    policy,
+    seed: 0,
+    episodeSeconds: 14,
+  });
   return { episode, log: policy.log };
 }
 const rolloutAt = (skill: number): ReturnType<typeof rollout> => {
@@ -55,13 +67,23 @@ const rolloutAt = (skill: number): ReturnType<typeof rollout> => {
 test('through runEpisode on SimRig, the left arm picks a bolt from the tote and drops it in the bolt slot', async () => {
   const { episode, log } = await rolloutAt(1);
   assert.equal(episode.status, 'valid', episode.reason);
-  assert.deepEqual(episode.progress?.counts, { inCorrectSlot: 1, inWrongSlot: 0, elsewhere: 0, total: 1 }, log.join('\n'));
+  assert.deepEqual(
+    episode.progress?.counts,
+    { inCorrectSlot: 1, inWrongSlot: 0, elsewhere: 0, total: 1 },
+    log.join('\n'),
+  );
   assert.equal(episode.endStates?.[0]?.region, 'slot:bolt');
 });
 
 test('a lower ?skill= scores lower: at skill 0 the same episode misses the bolt and, moving slower, runs out of time before sorting it', async () => {
   const [full, low] = await Promise.all([rolloutAt(1), rolloutAt(0)]);
   assert.equal(low.episode.status, 'valid', low.episode.reason);
-  assert.ok(low.log.some((l) => /\(skill 0\) misses bolt-1/.test(l)), low.log.join('\n'));
-  assert.ok((low.episode.progress?.progress ?? 1) < (full.episode.progress?.progress ?? 0), `skill 0 scored ${low.episode.progress?.summary}; skill 1 ${full.episode.progress?.summary}`);
+  assert.ok(
+    low.log.some((l) => /\(skill 0\) misses bolt-1/.test(l)),
+    low.log.join('\n'),
+  );
+  assert.ok(
+    (low.episode.progress?.progress ?? 1) < (full.episode.progress?.progress ?? 0),
+    `skill 0 scored ${low.episode.progress?.summary}; skill 1 ${full.episode.progress?.summary}`,
+  );
 });

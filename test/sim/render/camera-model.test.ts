@@ -8,7 +8,13 @@ import {
   validateCameraCalibration,
   type CameraCalibration,
 } from '../../../src/sim/render/camera-calibration.js';
-import { cameraPoseInTable, CameraPlacementError, glCameraPose, glProjectionMatrix, projectToPixel } from '../../../src/sim/render/camera-projection.js';
+import {
+  cameraPoseInTable,
+  CameraPlacementError,
+  glCameraPose,
+  glProjectionMatrix,
+  projectToPixel,
+} from '../../../src/sim/render/camera-projection.js';
 import { SceneSnapshotError, snapshotBodies } from '../../../src/sim/render/scene-frame.js';
 import { FINGER_CENTRE_Z_M, fingerOffsetsM } from '../../../src/sim/render/rig-visual.js';
 import { frameToPose, invertFrame, composeFrames, poseToFrame, newFrame } from '../../../src/rig/kinematics.js';
@@ -26,7 +32,10 @@ test('the default camera calibration is valid, 224×224, and its hash names its 
   const edited = clone(DEFAULT_CAMERA_CALIBRATION);
   (edited.cameras.cam_high.intrinsics as { fxPx: number }).fxPx += 1;
   assert.notEqual(cameraCalibrationSha256(edited), hashed.sha256, 'one changed focal length changes the id');
-  assert.throws(() => validateCameraCalibration(edited, hashed.sha256), (e: Error) => e instanceof CameraCalibrationError && /does not match its recorded hash/.test(e.message));
+  assert.throws(
+    () => validateCameraCalibration(edited, hashed.sha256),
+    (e: Error) => e instanceof CameraCalibrationError && /does not match its recorded hash/.test(e.message),
+  );
   assert.doesNotThrow(() => validateCameraCalibration(clone(DEFAULT_CAMERA_CALIBRATION), hashed.sha256));
 });
 
@@ -78,7 +87,10 @@ test('cam_high sees the whole table top', () => {
     [0.5, 0.6, 0],
   ] as [number, number, number][]) {
     const { u, v, depthM } = projectToPixel(cam.intrinsics, cam.pose, corner);
-    assert.ok(depthM > 0 && u >= 0 && u <= 223 && v >= 0 && v <= 223, `corner ${corner} at (${u.toFixed(1)}, ${v.toFixed(1)})`);
+    assert.ok(
+      depthM > 0 && u >= 0 && u <= 223 && v >= 0 && v <= 223,
+      `corner ${corner} at (${u.toFixed(1)}, ${v.toFixed(1)})`,
+    );
   }
   // The robot's left (+y) is on the image's left.
   const left = projectToPixel(cam.intrinsics, cam.pose, [0, 0.3, 0]);
@@ -99,14 +111,26 @@ test('a wrist camera rides its gripper link and keeps both fingertips in the low
     for (const y of fingerOffsetsM(1, 0.096)) {
       const tip = compose(gripper.pose, { position: [0, y, FINGER_CENTRE_Z_M - 0.03], quaternion: [0, 0, 0, 1] });
       const px = projectToPixel(cal.intrinsics, cam, tip.position);
-      assert.ok(px.depthM > 0 && px.u > 0 && px.u < 223 && px.v > 112 && px.v < 223, `fingertip at (${px.u.toFixed(1)}, ${px.v.toFixed(1)})`);
+      assert.ok(
+        px.depthM > 0 && px.u > 0 && px.u < 223 && px.v > 112 && px.v < 223,
+        `fingertip at (${px.u.toFixed(1)}, ${px.v.toFixed(1)})`,
+      );
     }
     return cam;
   });
-  assert.ok(Math.hypot(...poses[0].position.map((x, i) => x - poses[1].position[i])) > 0.05, 'the camera moved with the arm');
+  assert.ok(
+    Math.hypot(...poses[0].position.map((x, i) => x - poses[1].position[i])) > 0.05,
+    'the camera moved with the arm',
+  );
   assert.throws(
-    () => cameraPoseInTable('cam_left_wrist', cal, a.links.filter((l) => l.name !== 'left_gripper')),
-    (e: Error) => e instanceof CameraPlacementError && /mounted on "left_gripper", but the scene has no such link/.test(e.message),
+    () =>
+      cameraPoseInTable(
+        'cam_left_wrist',
+        cal,
+        a.links.filter((l) => l.name !== 'left_gripper'),
+      ),
+    (e: Error) =>
+      e instanceof CameraPlacementError && /mounted on "left_gripper", but the scene has no such link/.test(e.message),
   );
 });
 
@@ -114,10 +138,16 @@ test('a snapshot naming an unknown kind or a broken pose is refused with the cul
   const bad = { ...scene(reachingState(), [bottleAt('bottle-1', 0, 0)]) };
   assert.throws(
     () => snapshotBodies({ ...bad, objects: [{ id: 'duck-1', kind: 'rubber-duck', pose: bad.objects[0].pose }] }),
-    (e: Error) => e instanceof SceneSnapshotError && /object "duck-1" is of kind "rubber-duck", which task bottles-in-the-bin does not define/.test(e.message),
+    (e: Error) =>
+      e instanceof SceneSnapshotError &&
+      /object "duck-1" is of kind "rubber-duck", which task bottles-in-the-bin does not define/.test(e.message),
   );
   assert.throws(
-    () => snapshotBodies({ ...bad, objects: [{ ...bad.objects[0], pose: { position: [NaN, 0, 0], quaternion: [0, 0, 0, 1] } }] }),
+    () =>
+      snapshotBodies({
+        ...bad,
+        objects: [{ ...bad.objects[0], pose: { position: [NaN, 0, 0], quaternion: [0, 0, 0, 1] } }],
+      }),
     /the pose of object bottle-1 is not a finite position/,
   );
   const bodies = snapshotBodies(bad);

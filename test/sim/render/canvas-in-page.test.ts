@@ -4,7 +4,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CAMERA_NAMES } from '../../../src/policy/contract.js';
-import { assertSameImages, bottleAt, comparisonRequests, differingPixels, drawAll, MIXED_SIZES_CALIBRATION, reachingState, scene } from './scenes.js';
+import {
+  assertSameImages,
+  bottleAt,
+  comparisonRequests,
+  differingPixels,
+  drawAll,
+  MIXED_SIZES_CALIBRATION,
+  reachingState,
+  scene,
+} from './scenes.js';
 test("the detached canvas gives the canvas-in-page bytes: every task's sim scene, a moving arm, a single camera and a camera subset", async () => {
   const requests = await comparisonRequests();
   const reference = await drawAll({ attachCanvas: true }, requests);
@@ -15,7 +24,10 @@ test("the detached canvas gives the canvas-in-page bytes: every task's sim scene
 });
 
 test('cameras of different sizes in one request give the same bytes with the canvas in or out of the page', async () => {
-  const requests = [0, 0.4].map((j1) => ({ snap: scene(reachingState(j1), [bottleAt('bottle-1', 0.05, 0.1)]), cams: CAMERA_NAMES }));
+  const requests = [0, 0.4].map((j1) => ({
+    snap: scene(reachingState(j1), [bottleAt('bottle-1', 0.05, 0.1)]),
+    cams: CAMERA_NAMES,
+  }));
   const reference = await drawAll({ attachCanvas: true, calibration: MIXED_SIZES_CALIBRATION }, requests);
   const now = await drawAll({ calibration: MIXED_SIZES_CALIBRATION }, requests);
   assert.equal(now[0].cam_high!.width, 320);

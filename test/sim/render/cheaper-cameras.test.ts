@@ -15,13 +15,25 @@ import { floorUndersideHidden, projectionNearM } from '../../../src/sim/render/f
 import { glProjectionMatrix } from '../../../src/sim/render/camera-projection.js';
 import { snapshotCameras } from '../../../src/sim/render/scene-frame.js';
 import type { PageCamera } from '../../../src/sim/render/page-protocol.js';
-import { assertSameImages, bottleAt, comparisonRequests, differingPixels, drawAll, MIXED_SIZES_CALIBRATION, reachingState, scene } from './scenes.js';
+import {
+  assertSameImages,
+  bottleAt,
+  comparisonRequests,
+  differingPixels,
+  drawAll,
+  MIXED_SIZES_CALIBRATION,
+  reachingState,
+  scene,
+} from './scenes.js';
 
 /** The renderer as it drew before issue 17 item 5. */
 const BEFORE = { transfer: 'raw', floorUnderside: true } as const;
 
 const LOOK: SceneLook = {
-  cameras: { cam_high: { positionM: [0.01, -0.02, 0.005], rotationRad: [0.01, 0.02, -0.01] }, cam_left_wrist: { positionM: [0, 0.003, 0], rotationRad: [0.02, 0, 0] } },
+  cameras: {
+    cam_high: { positionM: [0.01, -0.02, 0.005], rotationRad: [0.01, 0.02, -0.01] },
+    cam_left_wrist: { positionM: [0, 0.003, 0], rotationRad: [0.02, 0, 0] },
+  },
   light: { intensityScale: 0.8, sunAzimuthRad: 0.3, sunElevationRad: -0.1 },
   objectColorScale: [1.1, 0.9, 1],
   tableColorScale: [0.95, 1, 1.05],
@@ -36,7 +48,10 @@ test("the renderer gives the bytes it gave before: every task's scene, subsets, 
 });
 
 test('the renderer gives the bytes it gave before for cameras of different sizes in one request', async () => {
-  const requests = [0, 0.4].map((j1) => ({ snap: scene(reachingState(j1), [bottleAt('bottle-1', 0.05, 0.1)]), cams: CAMERA_NAMES }));
+  const requests = [0, 0.4].map((j1) => ({
+    snap: scene(reachingState(j1), [bottleAt('bottle-1', 0.05, 0.1)]),
+    cams: CAMERA_NAMES,
+  }));
   const before = await drawAll({ ...BEFORE, calibration: MIXED_SIZES_CALIBRATION }, requests);
   const now = await drawAll({ calibration: MIXED_SIZES_CALIBRATION }, requests);
   assert.equal(now[0].cam_high!.width, 320);
@@ -51,7 +66,13 @@ test('a camera under the floor gives the bytes it gave before (the underside is 
   const below: CameraCalibration = {
     ...DEFAULT_CAMERA_CALIBRATION,
     name: 'under the floor',
-    cameras: { ...DEFAULT_CAMERA_CALIBRATION.cameras, cam_high: { ...DEFAULT_CAMERA_CALIBRATION.cameras.cam_high, pose: { position: [0.3, 0, -1.2], quaternion: [0, 0, 0, 1] } } },
+    cameras: {
+      ...DEFAULT_CAMERA_CALIBRATION.cameras,
+      cam_high: {
+        ...DEFAULT_CAMERA_CALIBRATION.cameras.cam_high,
+        pose: { position: [0.3, 0, -1.2], quaternion: [0, 0, 0, 1] },
+      },
+    },
   };
   const requests = [{ snap: scene(reachingState(), []), cams: CAMERA_NAMES }];
   const before = await drawAll({ ...BEFORE, calibration: below }, requests);
@@ -66,8 +87,15 @@ test('the floor underside is left out only when every camera is above the floor 
   // The floor of cellVisuals(): 8 × 8 × 0.02 m, its top 0.75 m under the table top.
   const floor = { min: { x: -4, y: -4, z: -0.77 }, max: { x: 4, y: 4, z: -0.75 } };
   const snap = scene(reachingState(), []);
-  const at = (position: [number, number, number], nearM = 0.05): PageCamera => ({ ...snapshotCameras(snap, DEFAULT_CAMERA_CALIBRATION, ['cam_high'])[0], pose: { position, quaternion: [0, 0, 0, 1] }, projection: glProjectionMatrix(DEFAULT_CAMERA_CALIBRATION.cameras.cam_high.intrinsics, nearM, 5) });
-  assert.ok(floorUndersideHidden(floor, snapshotCameras(snap, DEFAULT_CAMERA_CALIBRATION, CAMERA_NAMES)), 'the default cameras over the table');
+  const at = (position: [number, number, number], nearM = 0.05): PageCamera => ({
+    ...snapshotCameras(snap, DEFAULT_CAMERA_CALIBRATION, ['cam_high'])[0],
+    pose: { position, quaternion: [0, 0, 0, 1] },
+    projection: glProjectionMatrix(DEFAULT_CAMERA_CALIBRATION.cameras.cam_high.intrinsics, nearM, 5),
+  });
+  assert.ok(
+    floorUndersideHidden(floor, snapshotCameras(snap, DEFAULT_CAMERA_CALIBRATION, CAMERA_NAMES)),
+    'the default cameras over the table',
+  );
   assert.ok(Math.abs(projectionNearM(at([0, 0, 1], 0.05).projection) - 0.05) < 1e-12);
   assert.ok(floorUndersideHidden(floor, [at([0, 0, -0.6])]), 'under the table, above the floor');
   assert.ok(!floorUndersideHidden(floor, [at([0, 0, -0.72])]), 'above the floor top by less than the near plane');

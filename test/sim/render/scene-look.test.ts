@@ -17,13 +17,33 @@ import { drawLook, parseRandomizationSpec } from '../../../src/sim/randomization
 import { differingPixels, reachingState } from './scenes.js';
 
 type Images = Partial<Record<CameraName, RgbImage>>;
-const same = (a: Images, b: Images): boolean => CAMERA_NAMES.every((n) => Buffer.from(a[n]!.data).equals(Buffer.from(b[n]!.data)));
+const same = (a: Images, b: Images): boolean =>
+  CAMERA_NAMES.every((n) => Buffer.from(a[n]!.data).equals(Buffer.from(b[n]!.data)));
 
-test('a drawn look changes every sim camera image of the same scene, reproduces byte for byte, and leaves the scene as it was', { timeout: 120_000 }, async () => {
+test('a drawn look changes every sim camera image of the same scene, reproduces byte for byte, and leaves the scene as it was', {
+  timeout: 120_000,
+}, async () => {
   const task = getTask('bottles-in-the-bin');
-  const s = await createScene({ rigModel: yamRigModel(), task, layout: sampleLayout(task, 3, 0, createRng(5)), calibration: DEFAULT_SIM_CALIBRATION, startPosition: reachingState() });
+  const s = await createScene({
+    rigModel: yamRigModel(),
+    task,
+    layout: sampleLayout(task, 3, 0, createRng(5)),
+    calibration: DEFAULT_SIM_CALIBRATION,
+    startPosition: reachingState(),
+  });
   const spec = parseRandomizationSpec(
-    JSON.stringify({ format: 'tandem.randomization/1', seed: 9, visual: { cameraPositionM: [-0.02, 0.02], cameraAngleRad: [-0.05, 0.05], lightIntensityScale: [0.6, 1.4], lightAzimuthRad: [-0.8, 0.8], objectColorScale: [0.6, 1.4], tableColorScale: [0.7, 1.3] } }),
+    JSON.stringify({
+      format: 'tandem.randomization/1',
+      seed: 9,
+      visual: {
+        cameraPositionM: [-0.02, 0.02],
+        cameraAngleRad: [-0.05, 0.05],
+        lightIntensityScale: [0.6, 1.4],
+        lightAzimuthRad: [-0.8, 0.8],
+        objectColorScale: [0.6, 1.4],
+        tableColorScale: [0.7, 1.3],
+      },
+    }),
     'spec.json',
   );
   const look = drawLook(spec, 0, 0)!;
@@ -37,11 +57,14 @@ test('a drawn look changes every sim camera image of the same scene, reproduces 
     const again = await r.render(snap, CAMERA_NAMES, look);
     const repeat1 = await r.render(snap, CAMERA_NAMES, other);
     const plainAfter = await r.render(snap, CAMERA_NAMES);
-    const total = (plain.cam_high!.width * plain.cam_high!.height);
+    const total = plain.cam_high!.width * plain.cam_high!.height;
     for (const name of CAMERA_NAMES) {
       const d = differingPixels(looked[name]!, plain[name]!);
       assert.ok(d > total / 10, `${name}: the look changes the picture (${d} of ${total} pixels differ)`);
-      assert.ok(differingPixels(repeat1[name]!, looked[name]!) > total / 10, `${name}: another repeat's look is another picture`);
+      assert.ok(
+        differingPixels(repeat1[name]!, looked[name]!) > total / 10,
+        `${name}: another repeat's look is another picture`,
+      );
     }
     assert.ok(same(again, looked), 'the same look draws the same bytes');
     assert.ok(same(plainAfter, plain), 'no look after a look: the default picture again, byte for byte');

@@ -4,7 +4,13 @@ import { BIN, BOTTLE } from '../../../src/tasks/catalogue.js';
 import { objectPose3 } from '../../../src/tasks/footprint.js';
 import { yamRigModel } from '../../../src/rig/yam.js';
 import { composeFrames, frameToPose, newFrame, poseToFrame } from '../../../src/rig/kinematics.js';
-import { rigSnapshotGrippers, rigSnapshotLinks, type SceneSnapshot, type SceneTask, type SnapshotBody } from '../../../src/sim/render/scene-snapshot.js';
+import {
+  rigSnapshotGrippers,
+  rigSnapshotLinks,
+  type SceneSnapshot,
+  type SceneTask,
+  type SnapshotBody,
+} from '../../../src/sim/render/scene-snapshot.js';
 import assert from 'node:assert/strict';
 import type { CameraName, RgbImage } from '../../../src/policy/contract.js';
 import { CAMERA_NAMES } from '../../../src/policy/contract.js';
@@ -36,7 +42,13 @@ export function bottleAt(id: string, x: number, y: number): SnapshotBody {
 }
 
 export function scene(state: Float64Array, objects: SnapshotBody[], fixtures: SnapshotBody[] = []): SceneSnapshot {
-  return { task: BOTTLES_TASK, links: rigSnapshotLinks(RIG, state), grippers: rigSnapshotGrippers(RIG, state), objects, fixtures };
+  return {
+    task: BOTTLES_TASK,
+    links: rigSnapshotLinks(RIG, state),
+    grippers: rigSnapshotGrippers(RIG, state),
+    objects,
+    fixtures,
+  };
 }
 
 /** The pose `offset` expressed in the frame `parent` (both table-frame poses composed). */
@@ -88,13 +100,21 @@ export async function drawAll(options: ChromiumRendererOptions, requests: readon
 export function assertSameImages(now: Images[], before: Images[], what: string, reference: string): void {
   assert.equal(now.length, before.length);
   now.forEach((images, i) => {
-    assert.deepEqual(Object.keys(images).sort(), Object.keys(before[i]).sort(), `${what} request ${i}: the same cameras`);
+    assert.deepEqual(
+      Object.keys(images).sort(),
+      Object.keys(before[i]).sort(),
+      `${what} request ${i}: the same cameras`,
+    );
     for (const name of Object.keys(before[i]) as CameraName[]) {
       const a = images[name]!;
       const b = before[i][name]!;
       assert.equal(a.width, b.width);
       assert.equal(a.height, b.height);
-      assert.equal(differingPixels(a, b), 0, `${what} request ${i} ${name}: ${differingPixels(a, b)} pixels differ from ${reference}`);
+      assert.equal(
+        differingPixels(a, b),
+        0,
+        `${what} request ${i} ${name}: ${differingPixels(a, b)} pixels differ from ${reference}`,
+      );
       assert.ok(Buffer.from(a.data).equals(Buffer.from(b.data)), `${what} request ${i} ${name}: byte-identical`);
     }
   });
@@ -107,16 +127,29 @@ export function assertSameImages(now: Images[], before: Images[], what: string, 
 export async function comparisonRequests(): Promise<DrawRequest[]> {
   const requests: DrawRequest[] = [];
   for (const task of allTasks()) {
-    const s = await createScene({ rigModel: RIG, task, layout: sampleLayout(task, 4, 0, createRng(11)), calibration: DEFAULT_SIM_CALIBRATION, startPosition: reachingState() });
+    const s = await createScene({
+      rigModel: RIG,
+      task,
+      layout: sampleLayout(task, 4, 0, createRng(11)),
+      calibration: DEFAULT_SIM_CALIBRATION,
+      startPosition: reachingState(),
+    });
     try {
       requests.push({ snap: s.snapshot(), cams: CAMERA_NAMES });
     } finally {
       s.free();
     }
   }
-  for (const j1 of [0, 0.3, 0.6]) requests.push({ snap: scene(reachingState(j1), [bottleAt('bottle-1', 0.05, 0.15), bottleAt('bottle-2', -0.1, -0.2)]), cams: CAMERA_NAMES });
+  for (const j1 of [0, 0.3, 0.6])
+    requests.push({
+      snap: scene(reachingState(j1), [bottleAt('bottle-1', 0.05, 0.15), bottleAt('bottle-2', -0.1, -0.2)]),
+      cams: CAMERA_NAMES,
+    });
   requests.push({ snap: scene(reachingState(), [bottleAt('bottle-1', 0, 0)]), cams: ['cam_high'] });
-  requests.push({ snap: scene(reachingState(0.1), [bottleAt('bottle-1', 0, 0)]), cams: ['cam_right_wrist', 'cam_left_wrist'] });
+  requests.push({
+    snap: scene(reachingState(0.1), [bottleAt('bottle-1', 0, 0)]),
+    cams: ['cam_right_wrist', 'cam_left_wrist'],
+  });
   return requests;
 }
 
@@ -126,7 +159,13 @@ export const MIXED_SIZES_CALIBRATION: CameraCalibration = {
   version: 1,
   cameras: {
     ...DEFAULT_CAMERA_CALIBRATION.cameras,
-    cam_high: { ...DEFAULT_CAMERA_CALIBRATION.cameras.cam_high, intrinsics: { widthPx: 320, heightPx: 240, fxPx: 190, fyPx: 190, cxPx: 159.5, cyPx: 119.5 } },
-    cam_left_wrist: { ...DEFAULT_CAMERA_CALIBRATION.cameras.cam_left_wrist, intrinsics: { widthPx: 160, heightPx: 120, fxPx: 82, fyPx: 82, cxPx: 79.5, cyPx: 59.5 } },
+    cam_high: {
+      ...DEFAULT_CAMERA_CALIBRATION.cameras.cam_high,
+      intrinsics: { widthPx: 320, heightPx: 240, fxPx: 190, fyPx: 190, cxPx: 159.5, cyPx: 119.5 },
+    },
+    cam_left_wrist: {
+      ...DEFAULT_CAMERA_CALIBRATION.cameras.cam_left_wrist,
+      intrinsics: { widthPx: 160, heightPx: 120, fxPx: 82, fyPx: 82, cxPx: 79.5, cyPx: 59.5 },
+    },
   },
 };

@@ -26,7 +26,9 @@ const pngDir = process.env.SIM_CAMERAS_PNG_DIR;
 async function keep(name: string, img: RgbImage): Promise<void> {
   if (!pngDir) return;
   mkdirSync(pngDir, { recursive: true });
-  await sharp(Buffer.from(img.data), { raw: { width: img.width, height: img.height, channels: 3 } }).png().toFile(join(pngDir, `${name}.png`));
+  await sharp(Buffer.from(img.data), { raw: { width: img.width, height: img.height, channels: 3 } })
+    .png()
+    .toFile(join(pngDir, `${name}.png`));
 }
 
 const TABLE_COLOUR = [214, 206, 190];
@@ -37,9 +39,11 @@ const chroma = (c: readonly number[]): number[] => {
 };
 const dist = (a: readonly number[], b: readonly number[]): number => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
 /** The pixel's hue is nearer the catalogue colour's than the table's. */
-const showsColour = (px: readonly number[], colour: readonly number[]): boolean => dist(chroma(px), chroma(colour)) < dist(chroma(px), chroma(TABLE_COLOUR));
+const showsColour = (px: readonly number[], colour: readonly number[]): boolean =>
+  dist(chroma(px), chroma(colour)) < dist(chroma(px), chroma(TABLE_COLOUR));
 /** Things a 224-px overhead view can resolve and tell from the table: ≥ 3 cm across, a hue unlike the table's. */
-const resolvable = (colour: readonly number[], minExtentM: number): boolean => minExtentM >= 0.03 && dist(chroma(colour), chroma(TABLE_COLOUR)) >= 0.05;
+const resolvable = (colour: readonly number[], minExtentM: number): boolean =>
+  minExtentM >= 0.03 && dist(chroma(colour), chroma(TABLE_COLOUR)) >= 0.05;
 
 test('every task draws from a sampled tier-3 layout, and cam_high shows objects and fixtures in their catalogue colours where the sim holds them', async () => {
   const cam = DEFAULT_CAMERA_CALIBRATION.cameras.cam_high;
@@ -60,14 +64,21 @@ test('every task draws from a sampled tier-3 layout, and cam_high shows objects 
       for (const { o, kind } of things) {
         const b = partsBounds(kind.parts);
         if (!resolvable(kind.color, Math.min(b.max[0] - b.min[0], b.max[1] - b.min[1], b.max[2] - b.min[2]))) continue;
-        const { u, v, depthM } = projectToPixel(cam.intrinsics, cam.pose, [o.pose.position[0], o.pose.position[1], o.pose.position[2] + 0.01]);
+        const { u, v, depthM } = projectToPixel(cam.intrinsics, cam.pose, [
+          o.pose.position[0],
+          o.pose.position[1],
+          o.pose.position[2] + 0.01,
+        ]);
         if (depthM <= 0 || u < 2 || v < 2 || u > 221 || v > 221) continue;
         checked += 1;
         if (showsColour(pixel(high, u, v), kind.color)) seen += 1;
       }
       // An arm may hide one; most must show.
       assert.ok(checked >= 1, `${task.id}: something resolvable in view`);
-      assert.ok(seen >= Math.ceil((checked * 2) / 3), `${task.id}: ${seen} of ${checked} objects and fixtures show their catalogue colour at their projected position`);
+      assert.ok(
+        seen >= Math.ceil((checked * 2) / 3),
+        `${task.id}: ${seen} of ${checked} objects and fixtures show their catalogue colour at their projected position`,
+      );
     } finally {
       scene.free();
     }
