@@ -93,14 +93,12 @@ const variant: fc.Arbitrary<Omit<Sent, 'status'>> = fc.oneof(
     fc.boolean().map((b) => new Variant({ dataType: DataType.Boolean, value: b })),
   ),
   array(DataType.Boolean, fc.array(fc.boolean(), { maxLength: 4 })),
-  fc
-    .boolean()
-    .map((b) => ({
-      dataType: DataType.Boolean,
-      arrayType: VariantArrayType.Matrix,
-      value: [b, b],
-      dimensions: [1, 2],
-    })),
+  fc.boolean().map((b) => ({
+    dataType: DataType.Boolean,
+    arrayType: VariantArrayType.Matrix,
+    value: [b, b],
+    dimensions: [1, 2],
+  })),
 );
 const sent: fc.Arbitrary<Sent> = fc.oneof(
   {

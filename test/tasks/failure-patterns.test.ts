@@ -156,15 +156,13 @@ test('parts start in the tote: one let go in a wrong slot was dropped in transit
       { id: 'tote', kind: 'tote', pose: { x: -0.05, y: 0.32, yawRad: 0 } },
       { id: 'sorter', kind: 'sorter', pose: { x: -0.1, y: -0.105, yawRad: 0 } },
     ],
-    objects: SORT_FROM_TOTE.tiers[0].draw.kinds
-      .slice(0, 3)
-      .map((kind, i) => ({
-        id: `part-${i}`,
-        kind,
-        posture: 'lying' as const,
-        pose: { x: -0.05, y: 0.32, yawRad: 0 },
-        inFixture: 'tote',
-      })),
+    objects: SORT_FROM_TOTE.tiers[0].draw.kinds.slice(0, 3).map((kind, i) => ({
+      id: `part-${i}`,
+      kind,
+      posture: 'lying' as const,
+      pose: { x: -0.05, y: 0.32, yawRad: 0 },
+      inFixture: 'tote',
+    })),
   };
   const slotOf = (i: number): string => {
     const k = SORT_FROM_TOTE.objectKinds.find((x) => x.id === layout.objects[i].kind)!;
