@@ -282,17 +282,25 @@ export class RigThreadMemory {
     return Atomics.load(this.ctl, CTL.INTERLOCK_PRESENT) === 1;
   }
 
-  /** Rig thread: [open, sampled-at epoch ms]; an unreadable value reads open. */
+  /**
+   * Rig thread: [open, sampled-at epoch ms] into `into`, which holds the last good reading. A write
+   * in progress through every try (the main thread preempted mid-write on a busy machine) leaves
+   * that last reading in place rather than reading open: its age still turns it open once the
+   * station has not confirmed it for INTERLOCK_STALE_MS, and a torn read no longer stops the arms
+   * of a closed cell with no reason to give. Never read yet, `into` is [0, 0]: stale, so open.
+   */
   readInterlock(into: Float64Array): void {
     for (let t = 0; t < READ_TRIES; t++) {
       const s1 = Atomics.load(this.ctl, CTL.INTERLOCK_SEQ);
       if (s1 & 1) continue;
-      into[0] = this.il[0];
-      into[1] = this.il[1];
-      if (Atomics.load(this.ctl, CTL.INTERLOCK_SEQ) === s1) return;
+      const open = this.il[0];
+      const at = this.il[1];
+      if (Atomics.load(this.ctl, CTL.INTERLOCK_SEQ) === s1) {
+        into[0] = open;
+        into[1] = at;
+        return;
+      }
     }
-    into[0] = 1;
-    into[1] = 0;
   }
 
   interlockReason(): string {
