@@ -40,7 +40,8 @@ before(async () => {
   files = [];
   for (let k = 0; k < 2; k++) {
     const file = join(dir, `take-${k}.mcap`);
-    await recordSimTake({ file, calibration: ROBOT, seconds: 3, seed: 20 + k });
+    // 5 s, as fit.test.ts: sim-take's excitation runs out 3 s before a take ends (a 3 s take holds still, so two seeds record the same file).
+    await recordSimTake({ file, calibration: ROBOT, seconds: 5, seed: 20 + k });
     files.push(file);
   }
 });
@@ -66,9 +67,9 @@ test('a fit from a MuJoCo record runs on MuJoCo: a valid MuJoCo record with its 
     from: FROM,
     holdout: 1,
     workers: 1,
-    maxIterations: 2,
+    maxIterations: 3,
     starts: 1,
-    fitSeconds: 3,
+    fitSeconds: 4,
   });
   assert.equal(r.calibration.engine, 'mujoco');
   assert.equal(r.calibration.engineVersion, MUJOCO_SCENE_VERSION);
@@ -76,14 +77,17 @@ test('a fit from a MuJoCo record runs on MuJoCo: a valid MuJoCo record with its 
   assert.equal(r.calibration.lineage?.fromSha256, simCalibrationHash(FROM));
   assert.equal(r.calibrationSha256, simCalibrationHash(r.calibration));
   assert.ok(r.heldOut.afterAll < r.heldOut.beforeAll / 4, `held out ${r.heldOut.beforeAll} → ${r.heldOut.afterAll}`);
-  // The weaker shoulder and elbow are found on MuJoCo as on Rapier.
+  // The weaker shoulder and elbow are found on MuJoCo as on Rapier (identified, or moved as a minor
+  // parameter: one fitted take, as fit.test.ts accepts).
   const p = Object.fromEntries(r.parameters.map((x) => [x.name, x]));
   assert.ok(
-    p['joint2.motorTorqueScale'].identified && Math.abs(p['joint2.motorTorqueScale'].fitted - 0.93) < 0.01,
+    (p['joint2.motorTorqueScale'].identified || p['joint2.motorTorqueScale'].minor) &&
+      Math.abs(p['joint2.motorTorqueScale'].fitted - 0.93) < 0.01,
     `joint 2 torque ${p['joint2.motorTorqueScale'].fitted}`,
   );
   assert.ok(
-    p['joint3.motorTorqueScale'].identified && Math.abs(p['joint3.motorTorqueScale'].fitted - 0.96) < 0.01,
+    (p['joint3.motorTorqueScale'].identified || p['joint3.motorTorqueScale'].minor) &&
+      Math.abs(p['joint3.motorTorqueScale'].fitted - 0.96) < 0.01,
     `joint 3 torque ${p['joint3.motorTorqueScale'].fitted}`,
   );
 });
