@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs the tests in two tiers (docs/testing.md):
 //   1. every test that controls its own clock (`*.test.ts`), as many files at once as the machine
-//      has cores: they cannot starve, so a busy neighbour only makes them slower;
+//      has cores while the real-time tier runs and twice that once it has ended (each file its own
+//      process, from one queue): they cannot starve, so a busy neighbour only makes them slower;
 //   2. the real-time tier (`*.rt.test.ts`): tests that truly need the wall clock (a driver over
 //      ptys, the control loop's timing, ffmpeg, the cell interlock…), one file at a time.
 // Both tiers run at once: the clocked tier at a lower CPU priority (nice 10, inherited by every
@@ -10,7 +11,8 @@
 // The tier is the file name, nothing guessed at run time. Each tier prints node's own summary
 // lines; a last block adds them up (what CI reads), and any failure in either tier exits non-zero.
 // Usage: node scripts/run-tests.mjs [path-prefix ...] [--tier=clocked|rt] [--record-durations] [--node-test-flag ...]
-//   TANDEM_TEST_CONCURRENCY=N overrides the first tier's file concurrency (default: the core count).
+//   TANDEM_TEST_CONCURRENCY=N overrides the first tier's file concurrency beside the real-time tier
+//   (default: the core count); TANDEM_TEST_CONCURRENCY_ALONE=N once that tier has ended (default: 2N).
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -68,9 +70,16 @@ if (files.length === 0) {
   console.error(`no test files match ${prefixes.join(' ') || 'test/'}`);
   process.exit(1);
 }
-const envConcurrency = Number(process.env.TANDEM_TEST_CONCURRENCY);
-const concurrency =
-  Number.isInteger(envConcurrency) && envConcurrency > 0 ? envConcurrency : Math.max(1, availableParallelism());
+const envCount = (name) => {
+  const n = Number(process.env[name]);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+};
+const concurrency = envCount('TANDEM_TEST_CONCURRENCY') ?? Math.max(1, availableParallelism());
+// Once the real-time tier has ended nothing needs the CPU on time, and the clocked tier's last files
+// spend much of their wall time waiting (a browser, a station, a child's start): in the last full
+// run before this, the clocked tier's ≈ 500 s alone used ≈ 54 % of the two cores with two files at
+// a time. Twice as many files then fill the idle half.
+const concurrencyAlone = envCount('TANDEM_TEST_CONCURRENCY_ALONE') ?? 2 * concurrency;
 
 // How much less CPU the clocked tier is given than the real-time tier (nice(1) increment: at 10 the
 // kernel weights a real-time tier process ≈ 9× a clocked one when they share a core).
@@ -78,9 +87,11 @@ const CLOCKED_NICE = 10;
 const tiers = [
   {
     name: 'clocked',
-    title: `tests on their own clock, ${concurrency} files at a time, at nice ${CLOCKED_NICE}`,
+    title: `tests on their own clock, ${concurrency} files at a time beside the real-time tier and ${concurrencyAlone} after it, at nice ${CLOCKED_NICE}`,
     files: longestFirst(files.filter((f) => !f.endsWith(RT_SUFFIX))),
     concurrency,
+    concurrencyAlone,
+    pooled: true,
     nice: CLOCKED_NICE,
     tag: '',
   },
@@ -130,6 +141,103 @@ function printSlowest(tier, timesFile, cpuFile) {
     byCost.map(([file, sec]) => `${cpu.get(file)?.toFixed(1) ?? ''}\t${sec.toFixed(1)}\t${file}\n`).join(''),
   );
   return times;
+}
+
+const REPORTERS = (timesFile) => [
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${join(root, 'scripts/file-times-reporter.mjs')}`,
+  `--test-reporter-destination=${timesFile}`,
+];
+const PRELOADS = ['--import', 'tsx', '--import', join(root, 'scripts/test-file-cpu.mjs')];
+const niced = (tier, argv) => (tier.nice > 0 ? ['nice', '-n', String(tier.nice), ...argv] : argv);
+
+/**
+ * The clocked tier from one queue of files, each file in a process of its own (node runs a test
+ * file's tests itself when started on it, with the same reporters): `tier.concurrency` files at a
+ * time until `alone` resolves (the real-time tier has ended), then `tier.concurrencyAlone`.
+ * `node --test` fixes its concurrency for the whole run, so it cannot widen when the real-time tier
+ * ends. Each file's output is printed whole when it ends; the summary lines are added up.
+ */
+function runPooledTier(tier, alone) {
+  return new Promise((resolve) => {
+    console.log(`\n▶ ${tier.title}: ${tier.files.length} files`);
+    const t0 = performance.now();
+    const timesDir = mkdtempSync(join(tmpdir(), 'tandem-test-times-'));
+    const cpuFile = join(timesDir, 'cpu.tsv');
+    const queue = [...tier.files];
+    const timesFiles = [];
+    const counts = {};
+    let running = 0;
+    let code = 0;
+    let widened = false;
+    const limit = () => (widened ? tier.concurrencyAlone : tier.concurrency);
+    const start = (file) => {
+      running += 1;
+      const timesFile = join(timesDir, `times-${timesFiles.length}.tsv`);
+      timesFiles.push(timesFile);
+      const path = join(root, file);
+      const [cmd, ...rest] = niced(tier, [
+        process.execPath,
+        ...PRELOADS,
+        ...REPORTERS(timesFile),
+        ...passThrough,
+        path,
+      ]);
+      const child = spawn(cmd, rest, {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'inherit'],
+        // TANDEM_TEST_FILE_PROCESS names the file this process runs (scripts/test-file-cpu.mjs).
+        env: { ...process.env, TANDEM_TEST_CPU_FILE: cpuFile, TANDEM_TEST_FILE_PROCESS: path },
+      });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.on('close', (exit, signal) => {
+        running -= 1;
+        let summed = false;
+        for (const line of out.split('\n')) {
+          const m = SUMMARY.exec(line);
+          if (m && m[1] !== 'duration_ms') {
+            counts[m[1]] = (counts[m[1]] ?? 0) + Number(m[2]);
+            summed = true;
+          }
+        }
+        process.stdout.write(out.endsWith('\n') || out === '' ? out : `${out}\n`);
+        if (exit !== 0) {
+          code = 1;
+          // A file that died before node's summary (a crash, a signal) is a failure the counts miss.
+          if (!summed || !/^ℹ fail [1-9]/m.test(out)) {
+            counts.fail = (counts.fail ?? 0) + 1;
+            console.log(`✖ ${file} ended with ${signal ?? `exit ${exit}`} without a failing test to show for it`);
+          }
+        }
+        pump();
+      });
+    };
+    const pump = () => {
+      while (running < limit() && queue.length > 0) start(queue.shift());
+      if (running === 0 && queue.length === 0) finish();
+    };
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      const seconds = (performance.now() - t0) / 1000;
+      const timesFile = join(timesDir, 'files.tsv');
+      writeFileSync(timesFile, timesFiles.map((f) => (statSafe(f) ? readFileSync(f, 'utf8') : '')).join(''));
+      const fileTimes = printSlowest(tier, timesFile, cpuFile);
+      rmSync(timesDir, { recursive: true, force: true });
+      console.log(`■ ${tier.name} tier: ${seconds.toFixed(1)} s wall, exit ${code}`);
+      resolve({ tier, code, counts, seconds, fileTimes });
+    };
+    void alone.then(() => {
+      if (!widened && queue.length > 0)
+        console.log(`ℹ the real-time tier has ended: ${tier.concurrencyAlone} clocked files at a time`);
+      widened = true;
+      pump();
+    });
+    pump();
+  });
 }
 
 function runTier(tier) {
@@ -203,7 +311,11 @@ if (!fresh()) {
 }
 
 const started = performance.now();
-const results = await Promise.all(tiers.map((tier) => runTier(tier)));
+const rtTier = tiers.find((t) => t.name === 'rt');
+const rtRun = rtTier ? runTier(rtTier) : Promise.resolve(undefined);
+const results = await Promise.all(
+  tiers.map((tier) => (tier === rtTier ? rtRun : tier.pooled ? runPooledTier(tier, rtRun) : runTier(tier))),
+);
 const wallSeconds = (performance.now() - started) / 1000;
 
 if (results.length > 1) {

@@ -7,8 +7,10 @@ import { appendFileSync, readFileSync } from 'node:fs';
 
 const out = process.env.TANDEM_TEST_CPU_FILE;
 const file = process.argv[1] ?? '';
-// node:test runs each file in a child process whose argv[1] is the file; the runner itself is not one.
-if (out && process.env.NODE_TEST_CONTEXT?.startsWith('child') && file.endsWith('.test.ts')) {
+// A file runs either as `node --test`'s child or as a process of its own that run-tests.mjs names.
+const testFileProcess =
+  process.env.NODE_TEST_CONTEXT?.startsWith('child') || process.env.TANDEM_TEST_FILE_PROCESS === file;
+if (out && testFileProcess && file.endsWith('.test.ts')) {
   process.on('exit', () => {
     try {
       const stat = readFileSync('/proc/self/stat', 'utf8');
