@@ -247,26 +247,17 @@ function runTier(tier) {
     const timesDir = mkdtempSync(join(tmpdir(), 'tandem-test-times-'));
     const timesFile = join(timesDir, 'files.tsv');
     const cpuFile = join(timesDir, 'cpu.tsv');
-    const reporters = [
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      `--test-reporter=${join(root, 'scripts/file-times-reporter.mjs')}`,
-      `--test-reporter-destination=${timesFile}`,
-    ];
     const argv = [
       process.execPath,
-      '--import',
-      'tsx',
-      '--import',
-      join(root, 'scripts/test-file-cpu.mjs'),
+      ...PRELOADS,
       '--test',
-      ...reporters,
+      ...REPORTERS(timesFile),
       `--test-concurrency=${tier.concurrency}`,
       ...passThrough,
       ...tier.files,
     ];
     // nice(1) rather than setPriority after the spawn: the priority holds from the first instruction.
-    const [cmd, ...rest] = tier.nice > 0 ? ['nice', '-n', String(tier.nice), ...argv] : argv;
+    const [cmd, ...rest] = niced(tier, argv);
     const child = spawn(cmd, rest, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],

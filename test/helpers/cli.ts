@@ -49,7 +49,10 @@ export function runTandem(
   return needsProcess ? runTandemProcess(args, opts) : runTandemInProcess(args, opts);
 }
 
-/** `runCli` in this process with the io bin/tandem.js gives it; the hang guard aborts it as Ctrl-C would. */
+/**
+ * `runCli` in this process with the io bin/tandem.js gives it. The hang guard aborts it as Ctrl-C
+ * would and says so in stderr; unlike a child's SIGKILL it cannot end a command that ignores Ctrl-C.
+ */
 export async function runTandemInProcess(
   args: readonly string[],
   opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},

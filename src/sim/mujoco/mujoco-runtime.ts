@@ -1,7 +1,7 @@
 /**
  * MuJoCo 3 as WebAssembly (`mujoco-js`, the official build): one module per thread, imported and
- * loaded on first use. The WebAssembly is inside the package's JavaScript (base64), so loading reads nothing
- * from disk or network beyond the package itself.
+ * loaded on first use. The WebAssembly is inside the package's JavaScript (base64), so loading
+ * reads nothing from disk or network beyond the package itself.
  */
 import type { MainModule, MjData, MjModel } from 'mujoco-js';
 
