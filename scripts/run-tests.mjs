@@ -5,9 +5,9 @@
 //      process, from one queue): they cannot starve, so a busy neighbour only makes them slower;
 //   2. the real-time tier (`*.rt.test.ts`): tests that truly need the wall clock (a driver over
 //      ptys, the control loop's timing, ffmpeg, the cell interlock…), one file at a time.
-// Both tiers run at once: the clocked tier at a lower CPU priority (nice 10, inherited by every
-// process it starts), so the real-time tier's processes take the CPU whenever they want it and the
-// clocked tier — which cannot starve, only slow down — fills the rest. Its lines come prefixed `rt│`.
+// Both tiers run at once: the clocked tier under Linux's idle scheduling class (SCHED_IDLE, inherited
+// by every process and thread it starts), so the real-time tier's processes take the CPU whenever
+// they want it and the clocked tier — which cannot starve, only slow down — fills the rest. Its lines come prefixed `rt│`.
 // The tier is the file name, nothing guessed at run time. Each tier prints node's own summary
 // lines; a last block adds them up (what CI reads), and any failure in either tier exits non-zero.
 // Usage: node scripts/run-tests.mjs [path-prefix ...] [--tier=clocked|rt] [--record-durations] [--node-test-flag ...]
@@ -81,18 +81,23 @@ const concurrency = envCount('TANDEM_TEST_CONCURRENCY') ?? Math.max(1, available
 // a time. Twice as many files then fill the idle half.
 const concurrencyAlone = envCount('TANDEM_TEST_CONCURRENCY_ALONE') ?? 2 * concurrency;
 
-// How much less CPU the clocked tier is given than the real-time tier (nice(1) increment: at 10 the
-// kernel weights a real-time tier process ≈ 9× a clocked one when they share a core).
-const CLOCKED_NICE = 10;
+// How the clocked tier yields the CPU to the real-time tier: SCHED_IDLE (chrt(1), util-linux), under
+// which the kernel runs a process only when no ordinary one wants the core and preempts it as soon
+// as one wakes. At nice 10, which weights a real-time process only ≈ 9× a clocked one, the clocked
+// tier's two files and their threads still took enough that real-time tests starved on CI ("has not
+// answered for 355 ms", a leader's watchdog). Where chrt is missing, nice 19.
+const CHRT = ['/usr/bin/chrt', '/bin/chrt'].find((p) => statSafe(p));
+const YIELDING = CHRT ? [CHRT, '--idle', '0'] : ['nice', '-n', '19'];
+const YIELDING_NAME = CHRT ? 'SCHED_IDLE' : 'nice 19';
 const tiers = [
   {
     name: 'clocked',
-    title: `tests on their own clock, ${concurrency} files at a time beside the real-time tier and ${concurrencyAlone} after it, at nice ${CLOCKED_NICE}`,
+    title: `tests on their own clock, ${concurrency} files at a time beside the real-time tier and ${concurrencyAlone} after it, at ${YIELDING_NAME}`,
     files: longestFirst(files.filter((f) => !f.endsWith(RT_SUFFIX))),
     concurrency,
     concurrencyAlone,
     pooled: true,
-    nice: CLOCKED_NICE,
+    yields: true,
     tag: '',
   },
   {
@@ -100,13 +105,28 @@ const tiers = [
     title: 'real-time tier, one file at a time',
     files: files.filter((f) => f.endsWith(RT_SUFFIX)),
     concurrency: 1,
-    nice: 0,
+    yields: false,
     tag: 'rt│ ',
   },
 ].filter((t) => t.files.length > 0 && (tierArg === undefined || t.name === tierArg));
 
 // node's summary lines: "ℹ tests 12" (spec reporter) or "# tests 12" (tap).
 const SUMMARY = /^(?:ℹ|#) (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ([\d.]+)\s*$/;
+
+// What failed, printed again as the run's last lines: CI keeps the end of a log, and a failure deep
+// in the real-time tier's output (or in a pooled file's, printed when that file ended) would
+// otherwise be cut off above the summary. The spec reporter's own "✖ failing tests:" block, each
+// trimmed to its first lines.
+const FAILURE_LINES = 40;
+const failures = [];
+function noteFailures(label, output) {
+  const at = output.indexOf('✖ failing tests:');
+  const block = at >= 0 ? output.slice(at).split('\n').slice(1) : [];
+  const shown = block
+    .filter((l) => !SUMMARY.test(l) && !/^\s+at .*\(node:|^\s+at async .*\(node:/.test(l))
+    .slice(0, FAILURE_LINES);
+  failures.push(`✖ ${label}${shown.length ? `\n${shown.join('\n')}` : ''}`);
+}
 
 function readRows(tsv) {
   try {
@@ -150,7 +170,12 @@ const REPORTERS = (timesFile) => [
   `--test-reporter-destination=${timesFile}`,
 ];
 const PRELOADS = ['--import', 'tsx', '--import', join(root, 'scripts/test-file-cpu.mjs')];
-const niced = (tier, argv) => (tier.nice > 0 ? ['nice', '-n', String(tier.nice), ...argv] : argv);
+// Every test process and every process it starts compiles the physics engines' WebAssembly with
+// V8's baseline compiler only (src/sim/wasm-tier.ts): they live seconds, and the optimizing
+// compiler's background work cost more than it won back (a station's start 4.5 → 2.5 CPU-s, a
+// cell rollout test 8.4 → 6.7). The same arithmetic either way; an explicit setting is kept.
+const TEST_ENV = { TANDEM_WASM_TIER: 'baseline', ...process.env };
+const niced = (tier, argv) => (tier.yields ? [...YIELDING, ...argv] : argv);
 
 /**
  * The clocked tier from one queue of files, each file in a process of its own (node runs a test
@@ -188,7 +213,7 @@ function runPooledTier(tier, alone) {
         cwd: root,
         stdio: ['ignore', 'pipe', 'inherit'],
         // TANDEM_TEST_FILE_PROCESS names the file this process runs (scripts/test-file-cpu.mjs).
-        env: { ...process.env, TANDEM_TEST_CPU_FILE: cpuFile, TANDEM_TEST_FILE_PROCESS: path },
+        env: { ...TEST_ENV, TANDEM_TEST_CPU_FILE: cpuFile, TANDEM_TEST_FILE_PROCESS: path },
       });
       let out = '';
       child.stdout.on('data', (d) => (out += d));
@@ -205,6 +230,7 @@ function runPooledTier(tier, alone) {
         process.stdout.write(out.endsWith('\n') || out === '' ? out : `${out}\n`);
         if (exit !== 0) {
           code = 1;
+          noteFailures(file, out);
           // A file that died before node's summary (a crash, a signal) is a failure the counts miss.
           if (!summed || !/^ℹ fail [1-9]/m.test(out)) {
             counts.fail = (counts.fail ?? 0) + 1;
@@ -256,17 +282,19 @@ function runTier(tier) {
       ...passThrough,
       ...tier.files,
     ];
-    // nice(1) rather than setPriority after the spawn: the priority holds from the first instruction.
+    // A wrapper command rather than a change after the spawn: the priority holds from the first instruction.
     const [cmd, ...rest] = niced(tier, argv);
     const child = spawn(cmd, rest, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, TANDEM_TEST_CPU_FILE: cpuFile },
+      env: { ...TEST_ENV, TANDEM_TEST_CPU_FILE: cpuFile },
     });
     const say = (line) => console.log(`${tier.tag}${line}`);
     const counts = {};
     let pending = '';
+    let output = '';
     const scan = (text) => {
+      output += text;
       for (const line of text.split('\n')) {
         const m = SUMMARY.exec(line);
         if (m) counts[m[1]] = Number(m[2]);
@@ -288,6 +316,7 @@ function runTier(tier) {
       const fileTimes = printSlowest(tier, timesFile, cpuFile);
       rmSync(timesDir, { recursive: true, force: true });
       console.log(`■ ${tier.name} tier: ${seconds.toFixed(1)} s wall, exit ${code ?? signal}`);
+      if (code !== 0) noteFailures(`the ${tier.name} tier (exit ${code ?? signal})`, output);
       resolve({ tier, code: code ?? 1, counts, seconds, fileTimes });
     });
   });
@@ -328,6 +357,7 @@ if (recordDurations) {
   writeFileSync(DURATIONS, kept.map(([file, sec]) => `${file}\t${sec.toFixed(1)}\n`).join(''));
   console.log(`recorded ${kept.length} files' durations in ${relative(root, DURATIONS)}`);
 }
+if (failures.length > 0) console.log(`\n■ what failed\n${failures.join('\n')}`);
 process.exit(results.some((r) => r.code !== 0) ? 1 : 0);
 
 function statSafe(p) {

@@ -40,6 +40,15 @@ export const BEHIND_FAULT_S = 0.25;
 const BEHIND_FAULT_HOLD_S = 1;
 /** At most this many physics steps per call, so one late call cannot stall the event loop for long. */
 const MAX_STEPS_PER_CALL = 50;
+/**
+ * While catching up after a stall, the world runs at most this much faster than the wall clock.
+ * A real motor's reports never move faster than the motor can: caught up 50 steps (200 ms) at a
+ * time, a gripper opening at the episode's start moved 1.3 rad between two replies 12 ms apart and
+ * the driver rightly faulted it as a broken encoder ("sent 3 reports in a row with impossible
+ * values", seen on a busy machine). At 1.5× a joint moving under two thirds of its motor's top
+ * speed still reads as possible, and a lag still shrinks (a 100 ms one within 200 ms).
+ */
+const CATCH_UP_RATE = 1.5;
 /** World time run before the wall clock starts: the arms come to rest on their stops, objects settle. */
 const SETTLE_BEFORE_START_S = 1;
 /** Longest start-up before the world is held to real time even if it never caught up. */
@@ -112,6 +121,9 @@ export class CellWorld implements MotorPlant, CellWorldView {
   private readonly torqueScale: readonly number[];
   private readonly gripperTravelRad: number[];
   private t0S = NaN;
+  /** Wall time of the last advance, and the steps the wall time since has earned (CATCH_UP_RATE). */
+  private lastAdvanceS = NaN;
+  private stepBudget = 0;
   private stepsAtStart = 0;
   private busyMs = 0;
   private maxLagS = 0;
@@ -163,6 +175,7 @@ export class CellWorld implements MotorPlant, CellWorldView {
   /** Starts the wall clock (on the host's first contact): from then on the world keeps up with real time. */
   private startClock(): void {
     this.t0S = this.nowS();
+    this.lastAdvanceS = this.t0S;
     this.stepsAtStart = this.sceneNow.steps;
     this.busyMs = 0;
     if (this.opts.timePassesByItself === false) return;
@@ -180,8 +193,9 @@ export class CellWorld implements MotorPlant, CellWorldView {
     let n =
       this.opts.timePassesByItself === false
         ? target - this.sceneNow.steps
-        : Math.min(target - this.sceneNow.steps, MAX_STEPS_PER_CALL);
+        : Math.min(target - this.sceneNow.steps, this.earnSteps(nowS));
     if (n <= 0) return;
+    this.stepBudget -= n;
     this.stepping = true;
     const t = performance.now();
     try {
@@ -205,6 +219,20 @@ export class CellWorld implements MotorPlant, CellWorldView {
       this.behindNowS = Math.max(this.behindNowS, lagS);
       this.behindUntilS = wallS + BEHIND_FAULT_HOLD_S;
     } else if (wallS > this.behindUntilS) this.behindNowS = 0;
+  }
+
+  /**
+   * Steps the wall time since the last call allows: CATCH_UP_RATE × its length, saved up to
+   * MAX_STEPS_PER_CALL. A stall of this thread earns its own length back in one go (the host also
+   * waited that long for the replies); a world that fell behind while running catches up no faster.
+   */
+  private earnSteps(nowS: number): number {
+    this.stepBudget = Math.min(
+      MAX_STEPS_PER_CALL,
+      this.stepBudget + (CATCH_UP_RATE * Math.max(0, nowS - this.lastAdvanceS)) / this.dtS,
+    );
+    this.lastAdvanceS = nowS;
+    return Math.floor(this.stepBudget);
   }
 
   /** Faults the cell raises itself (beyond its motors'): the world falling behind real time. */

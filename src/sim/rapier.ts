@@ -4,6 +4,7 @@
  * cross-process and cross-machine reproducibility of sim rollouts rests on.
  */
 import RAPIER from '@dimforge/rapier3d-deterministic-compat';
+import { applyWasmTier } from './wasm-tier.js';
 
 export type Rapier = typeof RAPIER;
 
@@ -11,6 +12,9 @@ let ready: Promise<Rapier> | undefined;
 
 /** Resolves once the WebAssembly module is instantiated in this thread (first call only does work). */
 export function loadRapier(): Promise<Rapier> {
-  ready ??= RAPIER.init().then(() => RAPIER);
+  if (!ready) {
+    applyWasmTier();
+    ready = RAPIER.init().then(() => RAPIER);
+  }
   return ready;
 }

@@ -47,7 +47,7 @@ test('rig rollout on the emulated cell: the scripted operator scores the end sta
       '--score-from-cell',
       '--json',
     ]);
-    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.code, 0, `${r.stderr}${r.stdout}`);
     const j = JSON.parse(r.stdout);
     assert.equal(j.status, 'valid');
     assert.equal(j.rig, 'yam-cell');

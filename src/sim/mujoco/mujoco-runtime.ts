@@ -4,6 +4,7 @@
  * reads nothing from disk or network beyond the package itself.
  */
 import type { MainModule, MjData, MjModel } from 'mujoco-js';
+import { applyWasmTier } from '../wasm-tier.js';
 
 export type Mujoco = MainModule;
 export type { MjData, MjModel };
@@ -16,7 +17,10 @@ export function loadMujoco(): Promise<Mujoco> {
   // Imported here, not at the top: the package's JavaScript carries the whole WebAssembly as text,
   // ≈ 0.5 CPU-s to parse, and every process that can run a sim (each rig rollout, policy server and
   // sweep worker) would pay it though most never pick the MuJoCo engine.
-  module ??= import('mujoco-js').then(({ default: load }) => load({ print: () => {}, printErr: () => {} }));
+  if (!module) {
+    applyWasmTier();
+    module = import('mujoco-js').then(({ default: load }) => load({ print: () => {}, printErr: () => {} }));
+  }
   return module;
 }
 
