@@ -170,11 +170,14 @@ const REPORTERS = (timesFile) => [
   `--test-reporter-destination=${timesFile}`,
 ];
 const PRELOADS = ['--import', 'tsx', '--import', join(root, 'scripts/test-file-cpu.mjs')];
-// Every test process and every process it starts compiles the physics engines' WebAssembly with
-// V8's baseline compiler only (src/sim/wasm-tier.ts): they live seconds, and the optimizing
-// compiler's background work cost more than it won back (a station's start 4.5 → 2.5 CPU-s, a
-// cell rollout test 8.4 → 6.7). The same arithmetic either way; an explicit setting is kept.
-const TEST_ENV = { TANDEM_WASM_TIER: 'baseline', ...process.env };
+// The clocked tier's processes, and every process they start, compile the physics engines'
+// WebAssembly with V8's baseline compiler only (src/sim/wasm-tier.ts): most live seconds, and the
+// optimizing compiler's background work cost more than it won back (a station's start 4.5 → 2.5
+// CPU-s, a cell rollout test 8.4 → 6.7); a file with a minute of physics sets it back at its top.
+// The real-time tier keeps V8's default, as the product runs: its cells step physics against the
+// wall clock in one thread with the driver and the leader, where the steady-state speed counts.
+// The same arithmetic either way; an explicit setting is kept.
+const CLOCKED_ENV = { TANDEM_WASM_TIER: 'baseline', ...process.env };
 const niced = (tier, argv) => (tier.yields ? [...YIELDING, ...argv] : argv);
 
 /**
@@ -213,7 +216,7 @@ function runPooledTier(tier, alone) {
         cwd: root,
         stdio: ['ignore', 'pipe', 'inherit'],
         // TANDEM_TEST_FILE_PROCESS names the file this process runs (scripts/test-file-cpu.mjs).
-        env: { ...TEST_ENV, TANDEM_TEST_CPU_FILE: cpuFile, TANDEM_TEST_FILE_PROCESS: path },
+        env: { ...CLOCKED_ENV, TANDEM_TEST_CPU_FILE: cpuFile, TANDEM_TEST_FILE_PROCESS: path },
       });
       let out = '';
       child.stdout.on('data', (d) => (out += d));
@@ -287,7 +290,7 @@ function runTier(tier) {
     const child = spawn(cmd, rest, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...TEST_ENV, TANDEM_TEST_CPU_FILE: cpuFile },
+      env: { ...process.env, TANDEM_TEST_CPU_FILE: cpuFile },
     });
     const say = (line) => console.log(`${tier.tag}${line}`);
     const counts = {};
