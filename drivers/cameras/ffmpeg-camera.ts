@@ -101,6 +101,8 @@ export class FfmpegCamera extends StreamingCamera {
   private stopRequested = false;
   private stderrTail: string[] = [];
   private sourceDrops = 0;
+  /** The loss the previous progress report showed (see onProgress). */
+  private lastReportedLoss = 0;
   private brokenFrames = 0;
 
   constructor(
@@ -141,6 +143,7 @@ export class FfmpegCamera extends StreamingCamera {
     this.stopRequested = false;
     this.stderrTail = [];
     this.sourceDrops = 0;
+    this.lastReportedLoss = 0;
     this.brokenFrames = 0;
     const splitter = new JpegSplitter();
     const child = spawn(this.ffmpegPath, ffmpegArgs(this.config, this.options), {
@@ -213,7 +216,13 @@ export class FfmpegCamera extends StreamingCamera {
   private onProgress(frames: number, outTimeUs: number): void {
     if (!Number.isFinite(frames) || !Number.isFinite(outTimeUs) || frames <= 0) return;
     const expected = Math.round((outTimeUs / 1e6) * this.config.fps) + 1;
-    const lost = expected - frames;
+    // A loss counts once two reports in a row show it. ffmpeg's frame count and its output time come
+    // from different threads, and on a busy machine one report can have the time one frame ahead of
+    // the count (seen: "dropped 1" from a pattern that lost nothing); a real loss leaves a gap in the
+    // timestamps that every later report shows.
+    const shown = expected - frames;
+    const lost = Math.min(shown, this.lastReportedLoss);
+    this.lastReportedLoss = shown;
     if (lost > this.sourceDrops) {
       this.addDropped(lost - this.sourceDrops);
       this.sourceDrops = lost;
