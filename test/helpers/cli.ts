@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
@@ -49,15 +49,38 @@ export function runTandem(
   return needsProcess ? runTandemProcess(args, opts) : runTandemInProcess(args, opts);
 }
 
+let builtDir: Promise<string | undefined> | undefined;
+
 /**
- * `runCli` in this process with the io bin/tandem.js gives it. The hang guard aborts it as Ctrl-C
+ * A product module as bin/tandem.js loads it: build/'s transpiled copy when it is fresh
+ * (scripts/runtime-build.mjs; the test runner builds it first), else the sources through tsx.
+ * It matters for the threads a command starts: a built worker entry loads plain JavaScript, a
+ * source one registers tsx in each new thread and loads the product through it again (≈ 1 CPU-s
+ * per thread). Only for modules the test meets through their API, files and the wire — not for
+ * classes it compares with `instanceof` against its own source imports (two copies, two classes).
+ * `path` is the module from the project root; `fromSource` the test's own import of it (its types).
+ */
+export async function importAsBin<T>(path: string, fromSource: () => Promise<T>): Promise<T> {
+  builtDir ??= (async () => {
+    if (process.env.TANDEM_FROM_SOURCE === '1') return undefined;
+    const script = pathToFileURL(`${PROJECT_ROOT}scripts/runtime-build.mjs`).href;
+    const { BUILD_DIR, fresh } = (await import(script)) as { BUILD_DIR: string; fresh(): boolean };
+    return fresh() ? BUILD_DIR : undefined;
+  })();
+  const dir = await builtDir;
+  if (dir === undefined) return fromSource();
+  return (await import(pathToFileURL(`${dir}/${path.replace(/\.ts$/, '.js')}`).href)) as T;
+}
+
+/**
+ * `runCli` in this process with the io bin/tandem.js gives it, loaded as bin/tandem.js loads it (importAsBin). The hang guard aborts it as Ctrl-C
  * would and says so in stderr; unlike a child's SIGKILL it cannot end a command that ignores Ctrl-C.
  */
 export async function runTandemInProcess(
   args: readonly string[],
   opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<CliResult> {
-  const { runCli } = await import('../../src/app/cli.js');
+  const { runCli } = await importAsBin('src/app/cli.ts', () => import('../../src/app/cli.js'));
   let stdout = '';
   let stderr = '';
   const controller = new AbortController();
