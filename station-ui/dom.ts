@@ -17,6 +17,14 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
+/**
+ * Sets an element's text only when it differs: the rig state arrives 20 times a second, and every
+ * write, even of the same words, makes the browser restyle, lay out and paint the page again.
+ */
+export function setText(el: HTMLElement, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
+}
+
 export function fixed(x: number | null | undefined, digits: number): string {
   return x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(digits);
 }

@@ -19,7 +19,7 @@ import { CompareView } from './compare/compare-view.js';
 import { SessionView } from './session/session-view.js';
 import { TeleopView } from './teleop/teleop-view.js';
 import { uploadsPanel } from './uploads/uploads-panel.js';
-import { h, refreshAges } from './dom.js';
+import { h, refreshAges, setText } from './dom.js';
 import { actionForKey } from './keys.js';
 import { fragmentFor } from './token.js';
 import { groupedFaults, modeWords, rigWords, splitReason, useWords } from './words.js';
@@ -114,6 +114,8 @@ function stopRollout(): void {
 }
 
 let currentView: ViewName = 'rig';
+/** The Rig page's tables at most this often (the stream keeps coming, so the last state is drawn within it). */
+const RIG_VIEW_REDRAW_MS = 200;
 let onViewChange: (name: ViewName) => void = () => {};
 
 function showView(name: ViewName): void {
@@ -128,17 +130,21 @@ function showView(name: ViewName): void {
 }
 
 function showStatus(rig: RigStatus): void {
+  // Written only where it changed (setText): an idle rig's 20 states a second then cost the page nothing.
   const mode = $('rig-mode');
   const shown = modeWords(rig);
-  mode.dataset.mode = shown.mode;
-  mode.textContent = shown.words;
+  if (mode.dataset.mode !== shown.mode) mode.dataset.mode = shown.mode;
+  setText(mode, shown.words);
   const faults = groupedFaults(rig.faults.map((f) => f.message));
-  $('rig-summary').textContent =
-    `${rigWords(rig.type)} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`;
+  setText(
+    $('rig-summary'),
+    `${rigWords(rig.type)} — ${useWords(rig) || rig.mode}${faults.length ? ` — fault: ${faults[0]}${faults.length > 1 ? ` (+${faults.length - 1} more on the Rig page)` : ''}` : ''}`,
+  );
   // An open interlock is said in the status bar on every page: nothing on the cell starts until it closes.
   const lock = $('interlock');
-  lock.hidden = !rig.interlock?.open;
-  lock.textContent = rig.interlock?.open ? `Interlock ${rig.interlock.words}` : '';
+  const open = rig.interlock?.open === true;
+  if (lock.hidden === open) lock.hidden = !open;
+  setText(lock, open && rig.interlock ? `Interlock ${rig.interlock.words}` : '');
 }
 
 function showRunSummary(run: RolloutRun | null): void {
@@ -199,6 +205,7 @@ function main(): void {
 
   let latestRig: RigStatus | undefined;
   let drawPending = false;
+  let rigViewDrawnAt = -Infinity;
   // "just now" ages on screen without a reload.
   setInterval(() => refreshAges(), 15_000);
   const stream = new EventStream();
@@ -247,7 +254,13 @@ function main(): void {
           // A frame drawn after the link dropped would show a rig state nobody is reading any more.
           if (!latestRig || lostSince) return;
           showStatus(latestRig);
-          if (currentView === 'rig') rigView.show(latestRig);
+          // The Rig page rebuilds its tables from each state: a few times a second is as fast as
+          // anyone reads them, and at 20 a second the browser's redrawing cost more than the station.
+          const now = performance.now();
+          if (currentView === 'rig' && now - rigViewDrawnAt >= RIG_VIEW_REDRAW_MS) {
+            rigViewDrawnAt = now;
+            rigView.show(latestRig);
+          }
           if (currentView === 'compare') compare.showRig(latestRig);
           if (currentView === 'teleop') teleop.showRig(latestRig);
         });

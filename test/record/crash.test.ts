@@ -84,7 +84,9 @@ test('a full disk stops the recording cleanly, not the episode: one sentence, an
     mkdirSync(small);
     const file = join(small, 'e.mcap');
     const copy = join(dir, 'copy.mcap');
-    const script = `mount -t tmpfs -o size=8m tmpfs '${small}' && exec "$@"`;
+    // 4 MiB: three of the recorder's 1 MiB chunks (≈ 400 messages) before it fills, in ≈ 2 s of the
+    // child's 1.8 MB/s; a bigger disk only makes the child run longer before the moment this checks.
+    const script = `mount -t tmpfs -o size=4m tmpfs '${small}' && exec "$@"`;
     const c = startChild([file, 'disk-full', copy], ['unshare', '-rm', 'sh', '-c', script, 'sh']);
     const code = await c.exited;
     assert.equal(code, 0, c.stderr());

@@ -208,7 +208,9 @@ function fillStore(file: string): void {
 }
 
 test('the compare view reads the paired report: the same numbers as tandem report --json, its refusals in words, r and MMRV with three policies', async (t) => {
-  const station = await startStation();
+  // Compare reads the store, never the arms: the mirror rig (no emulated cell, whose physics would run
+  // on the wall clock the whole test) is all the station needs here.
+  const station = await startStation({ rigConfig: { type: 'mirror' } });
   t.after(() => station.dispose());
   fillStore(join(station.dataDir, 'tandem.sqlite'));
   const api = async <T>(path: string): Promise<{ status: number; data: T }> => {

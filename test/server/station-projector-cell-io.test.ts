@@ -42,11 +42,15 @@ import {
 
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'station-ui');
 
-async function waitFor(cond: () => Promise<boolean>, timeoutMs: number, pollMs: number): Promise<void> {
+/**
+ * Asks the station every 200 ms: each ask is a request the station and this process both serve,
+ * and every state waited for here lasts seconds (the shortest, a 4 s rollout's running phase).
+ */
+async function waitFor(cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`not within ${timeoutMs} ms: ${cond.toString()}`);
-    await new Promise((r) => setTimeout(r, pollMs));
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -75,7 +79,7 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   const session = (): Promise<SessionView> => api<SessionView>('/api/session');
   const projector = (): Promise<ProjectorState> => api<ProjectorState>('/api/projector');
   const answer = async (kind: string, a: unknown): Promise<void> => {
-    await waitFor(async () => (await session())?.prompt?.kind === kind, 60_000, 50);
+    await waitFor(async () => (await session())?.prompt?.kind === kind, 60_000);
     await api('/api/session/answer', { prompt: (await session()).prompt!.id, answer: a });
   };
 
@@ -135,7 +139,7 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
     seconds: 4,
     operator: 'Ada (e2e)',
   });
-  await waitFor(async () => (await session())?.phase === 'paused', 60_000, 50);
+  await waitFor(async () => (await session())?.phase === 'paused', 60_000);
   const held = await session();
   assert.ok(
     held.lines.some((l) => /not safe to run: .*door/i.test(l)),
@@ -148,9 +152,9 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   await page.screenshot({ path: join(SHOTS, 'session-interlock-open.png') });
 
   plc.setInput('doorClosed', true);
-  await waitFor(async () => /^closed/.test((await session()).safety.interlocks), 10_000, 50);
+  await waitFor(async () => /^closed/.test((await session()).safety.interlocks), 10_000);
   await answer('paused', { action: 'carry-on' });
-  await waitFor(async () => (await session()).phase === 'place', 30_000, 50);
+  await waitFor(async () => (await session()).phase === 'place', 30_000);
   const shown = await projector();
   assert.equal(shown.showing, 'layout');
   assert.equal(shown.layoutIndex, 0);
@@ -185,7 +189,7 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
 
   // Confirm the placement: black before the arms move, then the rollout.
   await answer('place', { action: 'confirm' });
-  await waitFor(async () => (await session()).phase === 'running', 30_000, 20);
+  await waitFor(async () => (await session()).phase === 'running', 30_000);
   const dark = await projector();
   assert.equal(dark.showing, 'black', 'the projector is black while the policy runs');
   await wall.waitForFunction(
@@ -194,9 +198,9 @@ test('station with a projector and cell I/O: the Rig page names the calibrations
   );
   // Mid-episode: once the arms are powered under the policy (before that, opening the door would
   // refuse the activation instead — a different, also safe, outcome).
-  await waitFor(async () => (await api<RigStatus>('/api/rig')).mode === 'active', 30_000, 20);
+  await waitFor(async () => (await api<RigStatus>('/api/rig')).mode === 'active', 30_000);
   plc.setInput('doorClosed', false);
-  await waitFor(async () => ['decide', 'score', 'reset'].includes((await session()).phase), 60_000, 50);
+  await waitFor(async () => ['decide', 'score', 'reset'].includes((await session()).phase), 60_000);
   const after = await session();
   // Not scored: the operator clears the table, then is offered the redo.
   assert.notEqual(after.phase, 'score', `an interlock stop is not scored: ${JSON.stringify(after.prompt)}`);

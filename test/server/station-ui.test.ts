@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startStation } from '../helpers/station-process.js';
+import { until } from '../helpers/until.js';
 
 test('an operator opens the station in chromium, holds the rig, and runs a rollout on the emulated cell that comes back scored', async (t) => {
   // The emulated cell on paced virtual time: chromium, the station and the policy worker share this
@@ -23,6 +24,12 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
     async (p) => `page message: ${await p.textContent('#message')}; run: ${await p.textContent('#run-panel')}`,
   );
 
+  let rigStates = 0;
+  page.on('websocket', (ws) =>
+    ws.on('framereceived', (f) => {
+      if (String(f.payload).includes('"type":"rig"')) rigStates++;
+    }),
+  );
   await page.goto(station.url);
   assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
   // The rig view: 14 motors of two arms, heard over the emulated CAN bus, motors off.
@@ -32,6 +39,25 @@ test('an operator opens the station in chromium, holds the rig, and runs a rollo
   const firstMotor = await page.textContent('#motor-table tr[data-motor="left arm joint 1"]');
   assert.match(firstMotor ?? '', /DM4340.*°C.*disabled/);
   assert.match((await page.textContent('#view-rig')) ?? '', /keeping up/);
+  // The idle rig's state keeps streaming (20 a second); the status bar, an aria-live region read
+  // out on every change, is rewritten only when its words change: ten states later, not once.
+  await page.evaluate(() => {
+    const w = window as unknown as { statusWrites: number };
+    w.statusWrites = 0;
+    new MutationObserver((m) => (w.statusWrites += m.length)).observe(document.getElementById('statusbar')!, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+      attributes: true,
+    });
+  });
+  const statesBefore = rigStates;
+  await until(() => rigStates >= statesBefore + 10, 30_000, 50);
+  assert.equal(
+    await page.evaluate(() => (window as unknown as { statusWrites: number }).statusWrites),
+    0,
+    'the status bar is not rewritten while nothing on it changes',
+  );
 
   // H holds (on paced virtual time the cell cannot fall behind, so activation is never refused for a busy machine).
   await page.keyboard.press('h');

@@ -63,7 +63,9 @@ function sendSlowly(
 }
 
 test('uploads: valid layout sets, sim calibrations and ONNX policies are stored; hash mismatches, bad files and oversize bodies are refused in one sentence, storing nothing', async (t) => {
-  const station = await startStation();
+  // Uploads touch the store, never the arms: the mirror rig (no emulated cell, whose physics would run
+  // on the wall clock the whole test) is all the station needs here.
+  const station = await startStation({ rigConfig: { type: 'mirror' } });
   t.after(() => station.dispose());
   const post = async (
     kind: string,
