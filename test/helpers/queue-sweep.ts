@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from './cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
@@ -96,4 +96,99 @@ export function storedHashes(data: string): { rows: number; hashes: Map<string, 
   } finally {
     store.close();
   }
+}
+
+/** A `tandem` command running in this process (see runTandemInProcess): its output, and Ctrl-C. */
+export interface InProcess {
+  stderr(): string;
+  stdout(): string;
+  /** Resolves when stderr matches (every match counted) `count` times. */
+  waitFor(re: RegExp, count?: number, timeoutMs?: number): Promise<void>;
+  /** Its exit code, as bin/tandem.js would set it. */
+  readonly exited: Promise<number>;
+  /** Ctrl-C: the abort bin/tandem.js sends the command on SIGINT. */
+  interrupt(): void;
+}
+
+type Cli = typeof import('../../src/app/cli.js');
+let cli: Promise<Cli> | undefined;
+
+/**
+ * The CLI module bin/tandem.js would run: build/'s transpiled copy when it is fresh, else the
+ * sources. It matters for the threads a command starts: a built worker entry loads plain
+ * JavaScript, a source one registers tsx in each new thread (≈ 1 CPU-s more per thread).
+ */
+function cliAsBinRunsIt(): Promise<Cli> {
+  cli ??= (async () => {
+    const { BUILD_DIR, fresh } = (await import(
+      pathToFileURL(join(PROJECT_ROOT, 'scripts/runtime-build.mjs')).href
+    )) as {
+      BUILD_DIR: string;
+      fresh(): boolean;
+    };
+    if (process.env.TANDEM_FROM_SOURCE !== '1' && fresh())
+      return (await import(pathToFileURL(`${BUILD_DIR}/src/app/cli.js`).href)) as Cli;
+    return import('../../src/app/cli.js');
+  })();
+  return cli;
+}
+
+/**
+ * Starts a command in this process, through the same `runCli` entry point and io as bin/tandem.js:
+ * for a worker or coordinator the test never kills outright, this saves the ≈ 1–1.5 CPU-s a child
+ * process spends starting and loading modules (its rollout thread still runs on a thread of its own).
+ */
+export function startInProcess(args: readonly string[]): InProcess {
+  let err = '';
+  let out = '';
+  const watchers = new Set<() => void>();
+  const controller = new AbortController();
+  let ended = false;
+  const exited = cliAsBinRunsIt()
+    .then(({ runCli }) =>
+      runCli(args, {
+        out: (t) => void (out += t),
+        err: (t) => {
+          err += t;
+          for (const w of watchers) w();
+        },
+        env: { ...process.env },
+        cwd: PROJECT_ROOT,
+        signal: controller.signal,
+      }),
+    )
+    .finally(() => {
+      ended = true;
+      for (const w of watchers) w();
+    });
+  return {
+    stderr: () => err,
+    stdout: () => out,
+    exited,
+    interrupt: () => controller.abort(),
+    waitFor: (re, count = 1, timeoutMs = 60_000) =>
+      new Promise<void>((resolve, reject) => {
+        const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
+        const done = (error?: Error): void => {
+          clearTimeout(timer);
+          watchers.delete(check);
+          if (error) reject(error);
+          else resolve();
+        };
+        // Checked on each write to stderr, not polled.
+        const check = (): void => {
+          if ((err.match(g) ?? []).length >= count) done();
+          else if (ended) done(new Error(`no ${count}× ${re} in stderr before the command ended:\n${err}`));
+        };
+        const timer = setTimeout(() => done(new Error(`no ${count}× ${re} in stderr:\n${err}`)), timeoutMs);
+        watchers.add(check);
+        check();
+      }),
+  };
+}
+
+/** Ctrl-C to a command still running in this process, and its end awaited. */
+export async function stopInProcess(r: InProcess): Promise<void> {
+  r.interrupt();
+  await r.exited;
 }
