@@ -6,8 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { PROJECT_ROOT } from './cli.js';
+import { fileURLToPath } from 'node:url';
+import { cliAsBinRunsIt, PROJECT_ROOT } from './cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 
@@ -108,29 +108,6 @@ export interface InProcess {
   readonly exited: Promise<number>;
   /** Ctrl-C: the abort bin/tandem.js sends the command on SIGINT. */
   interrupt(): void;
-}
-
-type Cli = typeof import('../../src/app/cli.js');
-let cli: Promise<Cli> | undefined;
-
-/**
- * The CLI module bin/tandem.js would run: build/'s transpiled copy when it is fresh, else the
- * sources. It matters for the threads a command starts: a built worker entry loads plain
- * JavaScript, a source one registers tsx in each new thread (≈ 1 CPU-s more per thread).
- */
-function cliAsBinRunsIt(): Promise<Cli> {
-  cli ??= (async () => {
-    const { BUILD_DIR, fresh } = (await import(
-      pathToFileURL(join(PROJECT_ROOT, 'scripts/runtime-build.mjs')).href
-    )) as {
-      BUILD_DIR: string;
-      fresh(): boolean;
-    };
-    if (process.env.TANDEM_FROM_SOURCE !== '1' && fresh())
-      return (await import(pathToFileURL(`${BUILD_DIR}/src/app/cli.js`).href)) as Cli;
-    return import('../../src/app/cli.js');
-  })();
-  return cli;
 }
 
 /**
