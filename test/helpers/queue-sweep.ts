@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PROJECT_ROOT } from './cli.js';
+import { cliAsBinRunsIt, PROJECT_ROOT } from './cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 
@@ -96,4 +96,76 @@ export function storedHashes(data: string): { rows: number; hashes: Map<string, 
   } finally {
     store.close();
   }
+}
+
+/** A `tandem` command running in this process (see runTandemInProcess): its output, and Ctrl-C. */
+export interface InProcess {
+  stderr(): string;
+  stdout(): string;
+  /** Resolves when stderr matches (every match counted) `count` times. */
+  waitFor(re: RegExp, count?: number, timeoutMs?: number): Promise<void>;
+  /** Its exit code, as bin/tandem.js would set it. */
+  readonly exited: Promise<number>;
+  /** Ctrl-C: the abort bin/tandem.js sends the command on SIGINT. */
+  interrupt(): void;
+}
+
+/**
+ * Starts a command in this process, through the same `runCli` entry point and io as bin/tandem.js:
+ * for a worker or coordinator the test never kills outright, this saves the ≈ 1–1.5 CPU-s a child
+ * process spends starting and loading modules (its rollout thread still runs on a thread of its own).
+ */
+export function startInProcess(args: readonly string[]): InProcess {
+  let err = '';
+  let out = '';
+  const watchers = new Set<() => void>();
+  const controller = new AbortController();
+  let ended = false;
+  const exited = cliAsBinRunsIt()
+    .then(({ runCli }) =>
+      runCli(args, {
+        out: (t) => void (out += t),
+        err: (t) => {
+          err += t;
+          for (const w of watchers) w();
+        },
+        env: { ...process.env },
+        cwd: PROJECT_ROOT,
+        signal: controller.signal,
+      }),
+    )
+    .finally(() => {
+      ended = true;
+      for (const w of watchers) w();
+    });
+  return {
+    stderr: () => err,
+    stdout: () => out,
+    exited,
+    interrupt: () => controller.abort(),
+    waitFor: (re, count = 1, timeoutMs = 60_000) =>
+      new Promise<void>((resolve, reject) => {
+        const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
+        const done = (error?: Error): void => {
+          clearTimeout(timer);
+          watchers.delete(check);
+          if (error) reject(error);
+          else resolve();
+        };
+        // Checked on each write to stderr, not polled.
+        const check = (): void => {
+          if ((err.match(g) ?? []).length >= count) done();
+          else if (ended) done(new Error(`no ${count}× ${re} in stderr before the command ended:\n${err}`));
+        };
+        const timer = setTimeout(() => done(new Error(`no ${count}× ${re} in stderr:\n${err}`)), timeoutMs);
+        watchers.add(check);
+        check();
+      }),
+  };
+}
+
+/** Ctrl-C to a command still running in this process, and its end awaited. */
+export async function stopInProcess(r: InProcess): Promise<void> {
+  r.interrupt();
+  await r.exited;
 }

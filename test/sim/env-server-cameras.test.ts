@@ -2,10 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { NdArray, packOpenpi, unpackOpenpi, type WireValue } from '../../src/policy/openpi/msgpack-numpy.js';
-import { startEnvServer } from '../../src/sim/env/env-server.js';
+import { importAsBin } from '../helpers/as-bin.js';
 import { DEFAULT_CAMERA_CALIBRATION } from '../../src/sim/render/camera-calibration.js';
 import { HOME_START_POSITION } from '../../src/sim/scene.js';
 import { SORT_FROM_TOTE } from '../../src/tasks/index.js';
+
+// The server's sim threads start from build/ when it is fresh, as under bin/tandem.js: ≈ 1 CPU-s less each.
+const { startEnvServer } = await importAsBin(
+  'src/sim/env/env-server.js',
+  () => import('../../src/sim/env/env-server.js'),
+);
 
 // `serve-env --cameras`: every observation carries each camera's images, uint8 [N, H, W, 3], drawn
 // by the worker's headless chromium from the env's own scene — after an autoreset, the next

@@ -2,9 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { NdArray, packOpenpi, unpackOpenpi, type WireValue } from '../../src/policy/openpi/msgpack-numpy.js';
-import { startEnvServer, type RunningEnvServer } from '../../src/sim/env/env-server.js';
+import type { RunningEnvServer } from '../../src/sim/env/env-server.js';
+import { importAsBin } from '../helpers/as-bin.js';
 import { SORT_FROM_TOTE } from '../../src/tasks/index.js';
 import { HOME_START_POSITION } from '../../src/sim/scene.js';
+
+// The server's sim threads start from build/ when it is fresh, as under bin/tandem.js: ≈ 1 CPU-s less each.
+const { startEnvServer } = await importAsBin(
+  'src/sim/env/env-server.js',
+  () => import('../../src/sim/env/env-server.js'),
+);
 
 // The env server over a real WebSocket: reset → obs, steps with autoreset and the task's events,
 // the same run for the same seed, and each kind of bad input one error message on its own socket

@@ -1,10 +1,10 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { readIndexed } from '../helpers/mcap.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTandem } from '../helpers/cli.js';
+import { runTandemAsBin } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash } from '../../src/sim/calibration.js';
@@ -100,101 +100,6 @@ test('each (layout, repeat) draws its own world inside the ranges, the same one 
   assert.notEqual(parse({ ...SPEC, seed: 4 }).sha256, r.sha256);
 });
 
-test('sim sweep --randomize stores each rollout with its own drawn calibration and the spec, and the same command reproduces them', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tandem-randomize-'));
-  try {
-    const layouts = join(dir, 'bottles.json');
-    writeFileSync(
-      layouts,
-      serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 2, seed: 4 })),
-    );
-    const specFile = join(dir, 'dr.json');
-    writeFileSync(specFile, JSON.stringify(SPEC));
-    const sweep = (data: string, extra: string[] = []) =>
-      runTandem([
-        'sim',
-        'sweep',
-        '--layouts',
-        layouts,
-        '--policy',
-        'code:hold',
-        '--repeats',
-        '2',
-        '--workers',
-        '2',
-        '--seconds',
-        '0.3',
-        '--data',
-        join(dir, data),
-        ...extra,
-      ]);
-    const [one, two, plain] = await Promise.all([
-      sweep('a', ['--randomize', specFile]),
-      sweep('b', ['--randomize', specFile, '--record', join(dir, 'episodes')]),
-      sweep('c'),
-    ]);
-    for (const r of [one, two, plain]) assert.equal(r.code, 0, r.stderr);
-    const rowsOf = (data: string) => {
-      const store = openStore(join(dir, data, 'tandem.sqlite'));
-      try {
-        return store
-          .listRollouts({ kind: 'sim' })
-          .sort((x, y) => x.layoutIndex - y.layoutIndex || x.repeatIndex - y.repeatIndex)
-          .map((row) => ({
-            key: `${row.layoutIndex}/${row.repeatIndex}`,
-            hash: row.finalStateHash,
-            cals: row.calibrationSha256s.map((c) => store.getCalibration(c)!),
-            file: row.episodeFile,
-          }));
-      } finally {
-        store.close();
-      }
-    };
-    const a = rowsOf('a');
-    const b = rowsOf('b');
-    const c = rowsOf('c');
-    assert.equal(a.length, 4);
-    const spec = parse(SPEC);
-    for (const row of a) {
-      const kinds = row.cals.map((cal) => cal.kind).sort();
-      assert.deepEqual(kinds, [RANDOMIZATION_KIND, SIM_CALIBRATION_KIND].sort());
-      assert.equal(row.cals.find((cal) => cal.kind === RANDOMIZATION_KIND)!.sha256, spec.sha256);
-      const drawn = JSON.parse(row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.canonicalJson);
-      const [layout, repeat] = row.key.split('/').map(Number);
-      assert.deepEqual(
-        drawn,
-        drawWorld(DEFAULT_SIM_CALIBRATION, spec, layout, repeat).calibration,
-        'the stored record is the draw for its layout and repeat',
-      );
-    }
-    assert.equal(new Set(a.map((row) => row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.sha256)).size, 4);
-    assert.deepEqual(
-      b.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]),
-      a.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]),
-      'the same spec reproduces every rollout',
-    );
-    assert.ok(
-      a.some((row, i) => row.hash !== c[i].hash),
-      'randomized worlds are not the plain sim',
-    );
-    // Each recorded episode names the drawn record it ran on, as the store does (not the sweep's base).
-    for (const row of b) {
-      const meta = (await readIndexed(row.file!)).metadata.get('tandem.episode')!;
-      assert.equal(
-        meta.get('calibrations'),
-        `sim:${row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.sha256}`,
-        row.key,
-      );
-    }
-    assert.deepEqual(
-      c[0].cals.map((cal) => cal.kind),
-      [SIM_CALIBRATION_KIND],
-    );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
-
 const VISUAL = {
   cameraPositionM: [-0.02, 0.02],
   cameraAngleRad: [-0.05, 0.05],
@@ -204,6 +109,115 @@ const VISUAL = {
   objectColorScale: [0.6, 1.4],
   tableColorScale: [0.7, 1.3],
 };
+
+/**
+ * The sweeps both --randomize tests read, run once for the file (each starts a rollout thread, the
+ * bulk of its cost): one worker each, since reproducibility across worker counts is sim-sweep.test's
+ * claim. a: physics ranges; b: the same spec again, recording; c: no spec; v: the same physics with
+ * visual ranges.
+ */
+const sweepDir = mkdtempSync(join(tmpdir(), 'tandem-randomize-'));
+after(() => rmSync(sweepDir, { recursive: true, force: true }));
+let sweeps: Promise<void> | undefined;
+function runSweeps(): Promise<void> {
+  sweeps ??= (async () => {
+    const layouts = join(sweepDir, 'bottles.json');
+    writeFileSync(
+      layouts,
+      serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 2, seed: 4 })),
+    );
+    writeFileSync(join(sweepDir, 'physics.json'), JSON.stringify(SPEC));
+    writeFileSync(join(sweepDir, 'looks.json'), JSON.stringify({ ...SPEC, visual: VISUAL }));
+    const sweep = (data: string, extra: string[] = []) =>
+      runTandemAsBin([
+        'sim',
+        'sweep',
+        '--layouts',
+        layouts,
+        '--policy',
+        'code:hold',
+        '--repeats',
+        '2',
+        '--workers',
+        '1',
+        '--seconds',
+        '0.3',
+        '--data',
+        join(sweepDir, data),
+        ...extra,
+      ]);
+    const physics = join(sweepDir, 'physics.json');
+    const results = await Promise.all([
+      sweep('a', ['--randomize', physics]),
+      sweep('b', ['--randomize', physics, '--record', join(sweepDir, 'episodes')]),
+      sweep('c'),
+      sweep('v', ['--randomize', join(sweepDir, 'looks.json')]),
+    ]);
+    for (const r of results) assert.equal(r.code, 0, r.stderr);
+  })();
+  return sweeps;
+}
+
+test('sim sweep --randomize stores each rollout with its own drawn calibration and the spec, and the same command reproduces them', async () => {
+  await runSweeps();
+  const dir = sweepDir;
+  const rowsOf = (data: string) => {
+    const store = openStore(join(dir, data, 'tandem.sqlite'));
+    try {
+      return store
+        .listRollouts({ kind: 'sim' })
+        .sort((x, y) => x.layoutIndex - y.layoutIndex || x.repeatIndex - y.repeatIndex)
+        .map((row) => ({
+          key: `${row.layoutIndex}/${row.repeatIndex}`,
+          hash: row.finalStateHash,
+          cals: row.calibrationSha256s.map((c) => store.getCalibration(c)!),
+          file: row.episodeFile,
+        }));
+    } finally {
+      store.close();
+    }
+  };
+  const a = rowsOf('a');
+  const b = rowsOf('b');
+  const c = rowsOf('c');
+  assert.equal(a.length, 4);
+  const spec = parse(SPEC);
+  for (const row of a) {
+    const kinds = row.cals.map((cal) => cal.kind).sort();
+    assert.deepEqual(kinds, [RANDOMIZATION_KIND, SIM_CALIBRATION_KIND].sort());
+    assert.equal(row.cals.find((cal) => cal.kind === RANDOMIZATION_KIND)!.sha256, spec.sha256);
+    const drawn = JSON.parse(row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.canonicalJson);
+    const [layout, repeat] = row.key.split('/').map(Number);
+    assert.deepEqual(
+      drawn,
+      drawWorld(DEFAULT_SIM_CALIBRATION, spec, layout, repeat).calibration,
+      'the stored record is the draw for its layout and repeat',
+    );
+  }
+  assert.equal(new Set(a.map((row) => row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.sha256)).size, 4);
+  assert.deepEqual(
+    b.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]),
+    a.map((row) => [row.key, row.hash, row.cals.map((cal) => cal.sha256).sort()]),
+    'the same spec reproduces every rollout',
+  );
+  assert.ok(
+    a.some((row, i) => row.hash !== c[i].hash),
+    'randomized worlds are not the plain sim',
+  );
+  // Each recorded episode names the drawn record it ran on, as the store does (not the sweep's base).
+  for (const row of b) {
+    const meta = (await readIndexed(row.file!)).metadata.get('tandem.episode')!;
+    assert.equal(
+      meta.get('calibrations'),
+      `sim:${row.cals.find((cal) => cal.kind === SIM_CALIBRATION_KIND)!.sha256}`,
+      row.key,
+    );
+  }
+  assert.deepEqual(
+    c[0].cals.map((cal) => cal.kind),
+    [SIM_CALIBRATION_KIND],
+  );
+});
 
 test('visual ranges: each (layout, repeat) draws its own look inside them, the same one every time, and never shifts a physics draw', () => {
   const r = parse({ ...SPEC, visual: VISUAL });
@@ -246,78 +260,47 @@ test('visual ranges: each (layout, repeat) draws its own look inside them, the s
 });
 
 test("sim sweep --randomize with visual ranges stores each rollout's drawn look as its own record, and the physics is the physics-only sweep's", async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tandem-randomize-look-'));
-  try {
-    const layouts = join(dir, 'bottles.json');
-    writeFileSync(
-      layouts,
-      serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [2], perTier: 2, seed: 4 })),
-    );
-    writeFileSync(join(dir, 'looks.json'), JSON.stringify({ ...SPEC, visual: VISUAL }));
-    writeFileSync(join(dir, 'physics.json'), JSON.stringify(SPEC));
-    const sweep = (data: string, spec: string) =>
-      runTandem([
-        'sim',
-        'sweep',
-        '--layouts',
-        layouts,
-        '--policy',
-        'code:hold',
-        '--repeats',
-        '2',
-        '--workers',
-        '1',
-        '--seconds',
-        '0.3',
-        '--randomize',
-        join(dir, spec),
-        '--data',
-        join(dir, data),
-      ]);
-    for (const r of [await sweep('v', 'looks.json'), await sweep('p', 'physics.json')])
-      assert.equal(r.code, 0, r.stderr);
-    const rowsOf = (data: string) => {
-      const store = openStore(join(dir, data, 'tandem.sqlite'));
-      try {
-        return store
-          .listRollouts({ kind: 'sim' })
-          .sort((x, y) => x.layoutIndex - y.layoutIndex || x.repeatIndex - y.repeatIndex)
-          .map((row) => ({
-            layout: row.layoutIndex,
-            repeat: row.repeatIndex,
-            hash: row.finalStateHash,
-            cals: row.calibrationSha256s.map((c) => store.getCalibration(c)!),
-          }));
-      } finally {
-        store.close();
-      }
-    };
-    const v = rowsOf('v');
-    const p = rowsOf('p');
-    assert.equal(v.length, 4);
-    const spec = parse({ ...SPEC, visual: VISUAL });
-    for (const [i, row] of v.entries()) {
-      const look = row.cals.find((c) => c.kind === SIM_LOOK_KIND);
-      assert.ok(look, `rollout ${row.layout}/${row.repeat} links its look`);
-      assert.deepEqual(
-        JSON.parse(look.canonicalJson),
-        drawLook(spec, row.layout, row.repeat),
-        'the stored look is the draw for its layout and repeat',
-      );
-      // Same physics draw, same end state: the look touched only the pictures.
-      const sim = (r: typeof row) => r.cals.find((c) => c.kind === SIM_CALIBRATION_KIND)!;
-      assert.deepEqual(
-        { ...JSON.parse(sim(row).canonicalJson), name: '' },
-        { ...JSON.parse(sim(p[i]).canonicalJson), name: '' },
-      );
-      assert.equal(row.hash, p[i].hash, `rollout ${row.layout}/${row.repeat} ends in the physics-only sweep's state`);
+  await runSweeps();
+  const dir = sweepDir;
+  const rowsOf = (data: string) => {
+    const store = openStore(join(dir, data, 'tandem.sqlite'));
+    try {
+      return store
+        .listRollouts({ kind: 'sim' })
+        .sort((x, y) => x.layoutIndex - y.layoutIndex || x.repeatIndex - y.repeatIndex)
+        .map((row) => ({
+          layout: row.layoutIndex,
+          repeat: row.repeatIndex,
+          hash: row.finalStateHash,
+          cals: row.calibrationSha256s.map((c) => store.getCalibration(c)!),
+        }));
+    } finally {
+      store.close();
     }
-    assert.equal(
-      new Set(v.map((row) => row.cals.find((c) => c.kind === SIM_LOOK_KIND)!.sha256)).size,
-      4,
-      'a look of its own per rollout',
+  };
+  const v = rowsOf('v');
+  const p = rowsOf('a'); // the same physics spec, without visual ranges
+  assert.equal(v.length, 4);
+  const spec = parse({ ...SPEC, visual: VISUAL });
+  for (const [i, row] of v.entries()) {
+    const look = row.cals.find((c) => c.kind === SIM_LOOK_KIND);
+    assert.ok(look, `rollout ${row.layout}/${row.repeat} links its look`);
+    assert.deepEqual(
+      JSON.parse(look.canonicalJson),
+      drawLook(spec, row.layout, row.repeat),
+      'the stored look is the draw for its layout and repeat',
     );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    // Same physics draw, same end state: the look touched only the pictures.
+    const sim = (r: typeof row) => r.cals.find((c) => c.kind === SIM_CALIBRATION_KIND)!;
+    assert.deepEqual(
+      { ...JSON.parse(sim(row).canonicalJson), name: '' },
+      { ...JSON.parse(sim(p[i]).canonicalJson), name: '' },
+    );
+    assert.equal(row.hash, p[i].hash, `rollout ${row.layout}/${row.repeat} ends in the physics-only sweep's state`);
   }
+  assert.equal(
+    new Set(v.map((row) => row.cals.find((c) => c.kind === SIM_LOOK_KIND)!.sha256)).size,
+    4,
+    'a look of its own per rollout',
+  );
 });

@@ -1,7 +1,9 @@
 /**
  * Sweeps over the BullMQ queue, end to end: real redis-server, real `tandem sim sweep --queue`
- * coordinators and `tandem sim worker` processes, the real store. Episodes are short and the
- * sets small: the machine these run on has two cores.
+ * coordinators and `tandem sim worker`s, the real store. Episodes are short and the sets small: the
+ * machine these run on has two cores. A coordinator or worker the test SIGKILLs is a process of its
+ * own; the others run in this process (startInProcess: the same entry point, its Ctrl-C an abort),
+ * which spares each the CPU-second of a process start — they still meet only through Redis.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +12,17 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { runTandem } from '../helpers/cli.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
-import { setup, start, stopProcess, storedHashes, until, type Running } from '../helpers/queue-sweep.js';
+import {
+  setup,
+  start,
+  startInProcess,
+  stopInProcess,
+  stopProcess,
+  storedHashes,
+  until,
+  type InProcess,
+  type Running,
+} from '../helpers/queue-sweep.js';
 import { openStore } from '../../src/store/store.js';
 import { connectRedis, parseQueueUrl } from '../../src/sim/queue/connection.js';
 import { BLOB_TTL_S, blobKey, layoutSetKey } from '../../src/sim/queue/blobs.js';
@@ -40,9 +52,9 @@ async function queueSweep(t: TestContext, tiers: number[]) {
   const { dir, file, data } = setup(tiers);
   const redis = await startRedisServer();
   const { client, queue, close } = await queueFor(redis);
-  const procs: Running[] = [];
+  const procs: (Running | InProcess)[] = [];
   t.after(async () => {
-    for (const p of procs) await stopProcess(p);
+    for (const p of procs) await ('child' in p ? stopProcess(p) : stopInProcess(p));
     await close();
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -50,12 +62,12 @@ async function queueSweep(t: TestContext, tiers: number[]) {
   return { dir, file, data, redis, client, queue, procs };
 }
 
-test("a sweep over two worker processes stores exactly the in-process sweep's rollouts, with the same final states, though one worker is SIGKILLed mid-rollout", async (t) => {
+test("a sweep over two workers stores exactly the in-process sweep's rollouts, with the same final states, though one worker is SIGKILLed mid-rollout", async (t) => {
   const { dir, file, data } = setup([1, 2, 3]);
   const redis = await startRedisServer();
-  const workers: Running[] = [];
+  const workers: (Running | InProcess)[] = [];
   t.after(async () => {
-    for (const w of workers) await stopProcess(w);
+    for (const w of workers) await ('child' in w ? stopProcess(w) : stopInProcess(w));
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -78,10 +90,10 @@ test("a sweep over two worker processes stores exactly the in-process sweep's ro
   assert.equal(expected.rows, 6);
 
   const w1 = start(['sim', 'worker', '--queue', redis.url, '--lock-seconds', '2']);
-  const w2 = start(['sim', 'worker', '--queue', redis.url, '--lock-seconds', '2']);
+  const w2 = startInProcess(['sim', 'worker', '--queue', redis.url, '--lock-seconds', '2']);
   workers.push(w1, w2);
   await Promise.all([w1.waitFor(/rollout thread/), w2.waitFor(/rollout thread/)]);
-  const coordinator = start([...sweepArgs, '--queue', redis.url, '--data', data]);
+  const coordinator = startInProcess([...sweepArgs, '--queue', redis.url, '--data', data]);
   // W1 finishes a rollout, starts its next one, and dies in the middle of it.
   await w1.waitFor(/: valid \(/, 1, 90_000);
   await w1.waitFor(/^job \S+ \(.*\): started$/m, 2, 90_000);
@@ -131,7 +143,7 @@ test('a coordinator SIGKILLed mid-sweep: the same command resumes collecting, an
   // A duplicate delivery: the same (sweep, layout, repeat) a second time, under another job id.
   const [one] = await queue.getJobs(['waiting'], 0, 0, true);
   await queue.add('sim-rollout', one.data, { jobId: 'duplicate-of-one' });
-  const worker = start(['sim', 'worker', '--queue', redis.url]);
+  const worker = startInProcess(['sim', 'worker', '--queue', redis.url]);
   procs.push(worker);
   await until(() => storedHashes(data).rows >= 1, 60_000);
   first.child.kill('SIGKILL');
@@ -158,7 +170,7 @@ test('a model whose bytes in Redis do not match its hash ends as an invalid roll
   const model = buildLinearPolicyModel({ horizon: 5, cameras: [] });
   const modelFile = join(dir, 'model.onnx');
   writeFileSync(modelFile, model.bytes);
-  const coordinator = start([
+  const coordinator = startInProcess([
     'sim',
     'sweep',
     '--layouts',
@@ -189,7 +201,7 @@ test('a model whose bytes in Redis do not match its hash ends as an invalid roll
     { ...job.data, sweepId: 'hostile', policy: { kind: 'spec', spec: 'onnx:/etc/passwd' } },
     { jobId: 'hostile-0-0', attempts: 3 },
   );
-  procs.push(start(['sim', 'worker', '--queue', redis.url]));
+  procs.push(startInProcess(['sim', 'worker', '--queue', redis.url]));
   assert.equal(await coordinator.exited, 0, coordinator.stderr());
   const out = JSON.parse(coordinator.stdout());
   assert.equal(out.invalid, 1);
@@ -314,13 +326,13 @@ test('Ctrl-C on the coordinator stops the sweep as on one machine: finished roll
     join(dir, 'episodes'),
     '--json',
   ];
-  const worker = start(['sim', 'worker', '--queue', redis.url]);
+  const worker = startInProcess(['sim', 'worker', '--queue', redis.url]);
   procs.push(worker);
   await worker.waitFor(/rollout thread/);
-  const coordinator = start(sweepArgs);
+  const coordinator = startInProcess(sweepArgs);
   procs.push(coordinator);
   await until(() => storedHashes(data).rows >= 1, 90_000);
-  coordinator.child.kill('SIGINT');
+  coordinator.interrupt();
   assert.equal(await coordinator.exited, 130, coordinator.stderr());
   const out = JSON.parse(coordinator.stdout());
   assert.equal(out.stopped, true);
@@ -404,7 +416,7 @@ test('a queued sweep with --record writes one episode file per rollout, message 
     join(dir, 'local-episodes'),
   ]);
   assert.equal(local.code, 0, local.stderr);
-  const worker = start(['sim', 'worker', '--queue', redis.url]);
+  const worker = startInProcess(['sim', 'worker', '--queue', redis.url]);
   procs.push(worker);
   const queued = await runTandem([
     ...sweepArgs,
@@ -475,7 +487,7 @@ test('a resumed recording sweep writes the files of what it collects; a recordin
     (await queue.getJobs(['waiting'], 0, -1, true)).every((j) => (j.data as { record?: boolean }).record === true),
     'each job asks its worker to record',
   );
-  procs.push(start(['sim', 'worker', '--queue', redis.url]));
+  procs.push(startInProcess(['sim', 'worker', '--queue', redis.url]));
   await until(async () => (await queue.getJobCounts('completed')).completed === 6, 60_000);
   const shaOf = new Map<string, string>();
   const jobOf = new Map<string, string>();
