@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cliAsBinRunsIt, PROJECT_ROOT } from './cli.js';
+import { importAsBin, PROJECT_ROOT } from './cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 
@@ -121,7 +121,7 @@ export function startInProcess(args: readonly string[]): InProcess {
   const watchers = new Set<() => void>();
   const controller = new AbortController();
   let ended = false;
-  const exited = cliAsBinRunsIt()
+  const exited = importAsBin('src/app/cli.ts', () => import('../../src/app/cli.js'))
     .then(({ runCli }) =>
       runCli(args, {
         out: (t) => void (out += t),

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { NdArray, packOpenpi, unpackOpenpi, type WireValue } from '../../src/policy/openpi/msgpack-numpy.js';
-import { importAsBin } from '../helpers/as-bin.js';
+import { importAsBin } from '../helpers/cli.js';
 import { DEFAULT_CAMERA_CALIBRATION } from '../../src/sim/render/camera-calibration.js';
 import { HOME_START_POSITION } from '../../src/sim/scene.js';
 import { SORT_FROM_TOTE } from '../../src/tasks/index.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { NdArray, packOpenpi, unpackOpenpi, type WireValue } from '../../src/policy/openpi/msgpack-numpy.js';
 import type { RunningEnvServer } from '../../src/sim/env/env-server.js';
-import { importAsBin } from '../helpers/as-bin.js';
+import { importAsBin } from '../helpers/cli.js';
 import { SORT_FROM_TOTE } from '../../src/tasks/index.js';
 import { HOME_START_POSITION } from '../../src/sim/scene.js';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTandemAsBin } from '../helpers/cli.js';
+import { runTandem } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { DEFAULT_SIM_CALIBRATION, SIM_CALIBRATION_KIND, simCalibrationHash } from '../../src/sim/calibration.js';
@@ -129,7 +129,7 @@ function runSweeps(): Promise<void> {
     writeFileSync(join(sweepDir, 'physics.json'), JSON.stringify(SPEC));
     writeFileSync(join(sweepDir, 'looks.json'), JSON.stringify({ ...SPEC, visual: VISUAL }));
     const sweep = (data: string, extra: string[] = []) =>
-      runTandemAsBin([
+      runTandem([
         'sim',
         'sweep',
         '--layouts',

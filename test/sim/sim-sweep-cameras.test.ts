@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sampleLayoutSet } from '../../src/layouts/layout-set.js';
 import type { SweepRollout } from '../../src/sim/sweep.js';
-import { importAsBin } from '../helpers/as-bin.js';
+import { importAsBin } from '../helpers/cli.js';
 import { buildLinearPolicyModel } from '../policy/onnx-model.js';
 import { OnnxPolicy } from '../../src/policy/onnx/onnx-policy.js';
 import { syntheticObservation } from '../../src/policy/observation.js';

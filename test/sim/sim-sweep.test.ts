@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runTandemAsBin } from '../helpers/cli.js';
+import { runTandem } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../../src/sim/calibration.js';
@@ -24,7 +24,7 @@ function setup(perTier: number): { dir: string; file: string; data: string } {
 test('a sweep runs every layout R times on worker threads, stores each rollout and prints per-tier progress with intervals', async () => {
   const { dir, file, data } = setup(1);
   try {
-    const r = await runTandemAsBin([
+    const r = await runTandem([
       'sim',
       'sweep',
       '--layouts',
@@ -72,7 +72,7 @@ test('a sweep runs every layout R times on worker threads, stores each rollout a
     }
     // Reproducible: the same sweep again, on one worker instead of two (so in another order, on
     // other threads), ends every (layout, repeat) in the same final state, bit for bit.
-    const again = await runTandemAsBin([
+    const again = await runTandem([
       'sim',
       'sweep',
       '--layouts',
@@ -119,7 +119,7 @@ test('a sweep of a policy answering NaN stores each rollout as a policy error: v
   try {
     const model = join(dir, 'nan.onnx');
     writeFileSync(model, buildLinearPolicyModel({ horizon: 10, cameras: [], nanBias: true }).bytes);
-    const r = await runTandemAsBin([
+    const r = await runTandem([
       'sim',
       'sweep',
       '--layouts',
@@ -157,7 +157,7 @@ test('a sweep of a policy answering NaN stores each rollout as a policy error: v
     } finally {
       store.close();
     }
-    const text = await runTandemAsBin([
+    const text = await runTandem([
       'sim',
       'sweep',
       '--layouts',
@@ -241,7 +241,7 @@ test('Ctrl-C stops a sweep cleanly and keeps the rollouts that finished', async 
 test('a sweep with an unknown policy spec says so in one sentence and stores nothing', async () => {
   const { dir, file, data } = setup(1);
   try {
-    const r = await runTandemAsBin(['sim', 'sweep', '--layouts', file, '--policy', 'onnx', '--data', data]);
+    const r = await runTandem(['sim', 'sweep', '--layouts', file, '--policy', 'onnx', '--data', data]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^Unknown policy 'onnx'; known policies: code:hold, .*ws:\/\/host:port\.\n$/);
     assert.equal(r.stdout, '');
@@ -254,13 +254,13 @@ test('a sweep with --calibration runs on that record and stores its hash and its
   const { dir, file, data } = setup(1);
   try {
     const edited = {
-      ...JSON.parse((await runTandemAsBin(['sim', 'calibration'])).stdout),
+      ...JSON.parse((await runTandem(['sim', 'calibration'])).stdout),
       name: 'stickier-table',
       tableFriction: 0.9,
     };
     const cal = join(dir, 'sim-calibration.json');
     writeFileSync(cal, JSON.stringify(edited));
-    const r = await runTandemAsBin([
+    const r = await runTandem([
       'sim',
       'sweep',
       '--layouts',
@@ -297,7 +297,7 @@ test('a sweep with --calibration runs on that record and stores its hash and its
     const typo = join(dir, 'typo.json');
     writeFileSync(typo, JSON.stringify({ ...edited, tableFricton: 0.9 }));
     const other = join(dir, 'other-data');
-    const bad = await runTandemAsBin([
+    const bad = await runTandem([
       'sim',
       'sweep',
       '--layouts',

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTandemAsBin } from '../helpers/cli.js';
+import { runTandem } from '../helpers/cli.js';
 import { readIndexed } from '../helpers/mcap.js';
 import { LAYOUT_SET_FORMAT, parseLayoutSet, pinLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
@@ -34,7 +34,7 @@ test("a sweep of the bottles code policy stores each object's story (grasped, re
       ),
     );
     const data = join(dir, 'data');
-    const r = await runTandemAsBin([
+    const r = await runTandem([
       'sim',
       'sweep',
       '--policy',
@@ -129,7 +129,7 @@ test('a bottle that drops off the table edge under a holding policy is one off-t
       ),
     );
     const data = join(dir, 'data');
-    const r = await runTandemAsBin([
+    const r = await runTandem([
       'sim',
       'sweep',
       '--layouts',
