@@ -25,6 +25,11 @@ import { join } from 'node:path';
 import { runTandem } from '../helpers/cli.js';
 import { cellTruth } from '../../src/emulated-cell/cell-truth.js';
 
+// Minutes of physics (the cell's takes and rollouts, the fit's replays): V8's optimizing
+// WebAssembly tier pays back its compile here (this file 79.5 CPU-s on the baseline tier against
+// 59.2, one run each on the same machine; src/sim/wasm-tier.ts).
+process.env.TANDEM_WASM_TIER = 'optimizing';
+
 const GAP = 6;
 
 interface FitJson {

@@ -71,7 +71,7 @@ test('the engine is a field of the sim calibration record: absent is Rapier with
   });
 });
 
-test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the same final state in this process and in two others; the Rapier run of it differs', async () => {
+test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the same final state twice in this process and in another; the Rapier run of it differs', async () => {
   const set = sampleLayoutSet({ task: BOTTLES_IN_THE_BIN.id, tiers: [1], perTier: 1, seed: 11 });
   const dir = mkdtempSync(join(tmpdir(), 'tandem-mujoco-'));
   try {
@@ -94,12 +94,9 @@ test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the sa
       engine,
       '--json',
     ];
-    // Child processes: the final state must not depend on the process that ran it.
-    const children = Promise.all([
-      runTandemProcess(args('mujoco')),
-      runTandemProcess(args('mujoco')),
-      runTandem(args('rapier')),
-    ]);
+    // A child process: the final state must not depend on the process that ran it (one is enough to
+    // tell: a second child would be a second fresh process like the first, at ≈ 2 CPU-s more).
+    const children = Promise.all([runTandemProcess(args('mujoco')), runTandem(args('rapier'))]);
     const here = await runSimRollout({
       task: BOTTLES_IN_THE_BIN,
       layout: set.layouts[0],
@@ -123,9 +120,9 @@ test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the sa
     const moved = Math.abs(t.position[(t.steps - 1) * 14 + 1] - t.position[1]);
     assert.ok(moved > 0.05, `shoulder moved ${moved} rad`);
     assert.equal(again.episode.finalStateHash, here.episode.finalStateHash, 'bit-identical in one process');
-    const [a, b, r] = await children;
-    for (const c of [a, b, r]) assert.equal(c.code, 0, c.stderr);
-    const [ja, jb, jr] = [a, b, r].map((c) => JSON.parse(c.stdout));
+    const [a, r] = await children;
+    for (const c of [a, r]) assert.equal(c.code, 0, c.stderr);
+    const [ja, jr] = [a, r].map((c) => JSON.parse(c.stdout));
     assert.equal(ja.simCalibration, simCalibrationHash(MUJOCO));
     assert.equal(
       jr.simCalibration,
@@ -133,7 +130,6 @@ test('a MuJoCo rollout runs the one rollout loop, and the same seed gives the sa
       '--engine rapier is the default record',
     );
     assert.equal(ja.finalStateHash, here.episode.finalStateHash, 'bit-identical across processes');
-    assert.equal(jb.finalStateHash, ja.finalStateHash);
     assert.notEqual(jr.finalStateHash, ja.finalStateHash, 'the other engine is other physics');
   } finally {
     rmSync(dir, { recursive: true, force: true });
