@@ -26,7 +26,7 @@ function fixture(): { dir: string; layouts: string; model: string; rigConfig: st
     serializeLayoutSet(sampleLayoutSet({ task: 'bottles-in-the-bin', tiers: [1], perTier: 1, seed: 11 })),
   );
   const model = join(dir, 'policy.onnx');
-  writeFileSync(model, buildLinearPolicyModel({ horizon: HORIZON, seed: 3, cameras: [] }).bytes);
+  writeFileSync(model, buildLinearPolicyModel({ horizon: HORIZON, seed: 3, cameras: [], steadyGrippers: 1 }).bytes);
   // The embedded emulated YAM, with the longest motor-reply deadline the driver accepts: this test
   // machine's cores are shared, and a starved process should not read as a silent motor.
   const rigConfig = join(dir, 'rig.json');

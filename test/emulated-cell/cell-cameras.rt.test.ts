@@ -211,7 +211,7 @@ test('a camera policy runs on the emulated cell with its own camera images, no -
     const layouts = join(dir, 'bottles.json');
     writeFileSync(layouts, serializeLayoutSet(set));
     const model = join(dir, 'policy.onnx');
-    writeFileSync(model, buildLinearPolicyModel({ horizon: 10, seed: 3 }).bytes);
+    writeFileSync(model, buildLinearPolicyModel({ horizon: 10, seed: 3, steadyGrippers: 1 }).bytes);
     const cfg = join(dir, 'cell.json');
     writeFileSync(cfg, JSON.stringify({ type: 'yam-cell', replyDeadlineMs: 350 }));
     const r = await runTandem([

@@ -33,6 +33,13 @@ export interface ModelSpec {
   readonly outputName?: string;
   /** Put NaN in the bias: a model that answers NaN actions. */
   readonly nanBias?: boolean;
+  /**
+   * Both grippers held at this opening (0 closed … 1 open) whatever the state and the images: for
+   * tests about something else on the emulated cell, whose gripper motor moves far faster than a
+   * real DM4310 can (peaks of 115–121 rad/s against its 30), so a random gripper command read across
+   * one late reply of the loop looks like a broken encoder to the driver.
+   */
+  readonly steadyGrippers?: number;
 }
 
 function lcg(seed: number): () => number {
@@ -117,6 +124,13 @@ export function buildLinearPolicyModel(spec: ModelSpec = {}): BuiltModel {
   const b = new Float32Array(n).map(() => rand());
   if (spec.nanBias) b[5] = NaN;
   const V = cams.map(() => new Float32Array(n).map(() => rand()));
+  if (spec.steadyGrippers !== undefined)
+    for (let k = 0; k < H; k++)
+      for (const g of [k * 14 + 6, k * 14 + 13]) {
+        for (let i = 0; i < 14; i++) W[i * n + g] = 0;
+        for (const v of V) v[g] = 0;
+        b[g] = spec.steadyGrippers;
+      }
   const P = cams.map((c) => pixelWeights(c.size, rand));
   const stateName = spec.stateName ?? 'state';
   const stateDims = spec.stateDims ?? [1, 14];

@@ -27,7 +27,7 @@ test('a camera policy on the emulated cell: the episode file holds a JPEG stream
     const cameras = (['cam_high', 'cam_left_wrist', 'cam_right_wrist'] as const).map(
       (c) => ({ name: c, camera: c, layout: 'chw', dtype: 'float32', size: 32 }) as const,
     );
-    writeFileSync(model, buildLinearPolicyModel({ horizon: 10, seed: 3, cameras }).bytes);
+    writeFileSync(model, buildLinearPolicyModel({ horizon: 10, seed: 3, cameras, steadyGrippers: 1 }).bytes);
     const cfg = join(dir, 'cell.json');
     writeFileSync(cfg, JSON.stringify({ type: 'yam-cell', replyDeadlineMs: 350 }));
     const r = await runTandem([
