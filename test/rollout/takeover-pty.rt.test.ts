@@ -104,7 +104,7 @@ test('on yam-can over ptys with `tandem leader emulate`, E takes over a rig roll
     rollout.child.stdin.write('e');
     await seen(/^Given back: the policy resumes from here\./m);
     const code = await rollout.closed;
-    assert.equal(code, 0, rollout.err());
+    assert.equal(code, 0, `${rollout.err()}${rollout.out()}`);
     const r = JSON.parse(rollout.out()) as {
       status: string;
       rolloutId: number;
@@ -139,6 +139,7 @@ test('on yam-can over ptys with `tandem leader emulate`, E takes over a rig roll
     assert.deepEqual(
       marks.filter((m) => m === 'start' || m === 'end'),
       ['start', 'end'],
+      `takeover marks in the file: ${marks.join(', ')}; events: ${events.map((e) => e.kind).join(', ')}; takeovers: ${JSON.stringify(r.takeovers)}`,
     );
     assert.ok(marks.includes('sync-engaged'), marks.join(', '));
     // The leader's hand led the follower's left shoulder to where it held the leader; the policy (hold) had kept it at its start pose.
