@@ -163,6 +163,8 @@ export class EpisodeRecorder {
   private drainWaiters: (() => void)[] = [];
   private cycleTimer: NodeJS.Timeout | undefined;
   private cyclesRecorded = 0;
+  /** Cycles without a stamp, not recorded (rigCycle says why). */
+  private cyclesUnstamped = 0;
   private readonly problems: string[] = [];
 
   private constructor(private readonly opts: EpisodeRecorderOptions) {
@@ -398,6 +400,15 @@ export class EpisodeRecorder {
 
   private rigCycle(c: RigCycle, offsetS: number): void {
     if (!this.accepting()) return;
+    // A cycle the rig thread ran before its first reading has no stamp (0, not epoch seconds).
+    // Recorded, its log time falls before 1970, which MCAP's unsigned stamps wrap to the end of
+    // time: the chunk holding it then claims to start there, and an indexed reader (Foxglove, the
+    // mcap CLI) reading in time order lost that chunk's other messages — seen: a takeover's first
+    // events missing from a busy machine's recording. It carries no reading worth keeping.
+    if (!(c.timeS > 0)) {
+      this.cyclesUnstamped++;
+      return;
+    }
     const timeS = c.timeS + offsetS;
     const data = CDR.writer.rigCycle.writeMessage({
       header: this.header(timeS, ''),
@@ -515,6 +526,7 @@ export class EpisodeRecorder {
     if (this.opts.rigCycles) {
       counters.rig_cycles_recorded = String(this.cyclesRecorded);
       counters.rig_cycles_lost = String(this.opts.rigCycles.ring.lost);
+      if (this.cyclesUnstamped > 0) counters.rig_cycles_unstamped = String(this.cyclesUnstamped);
       if (this.problems.length > 0) counters.rig_cycles_problem = this.problems[this.problems.length - 1];
     }
     const reply = this.next();
