@@ -187,7 +187,7 @@ const PRELOADS = ['--import', 'tsx', '--import', join(root, 'scripts/test-file-c
 // wall clock in one thread with the driver and the leader, where the steady-state speed counts.
 // The same arithmetic either way; an explicit setting is kept.
 const CLOCKED_ENV = { TANDEM_WASM_TIER: 'baseline', ...process.env };
-const niced = (tier, argv) => (tier.yields ? [...YIELDING, ...argv] : argv);
+const yielding = (tier, argv) => (tier.yields ? [...YIELDING, ...argv] : argv);
 
 /**
  * The clocked tier from one queue of files, each file in a process of its own (node runs a test
@@ -214,7 +214,7 @@ function runPooledTier(tier, alone) {
       const timesFile = join(timesDir, `times-${timesFiles.length}.tsv`);
       timesFiles.push(timesFile);
       const path = join(root, file);
-      const [cmd, ...rest] = niced(tier, [
+      const [cmd, ...rest] = yielding(tier, [
         process.execPath,
         ...PRELOADS,
         ...REPORTERS(timesFile),
@@ -295,7 +295,7 @@ function runTier(tier) {
       ...tier.files,
     ];
     // A wrapper command rather than a change after the spawn: the priority holds from the first instruction.
-    const [cmd, ...rest] = niced(tier, argv);
+    const [cmd, ...rest] = yielding(tier, argv);
     const child = spawn(cmd, rest, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
