@@ -154,8 +154,8 @@ function readRows(tsv) {
 // tests. Where CI's minutes go is then in every CI log, not guessed.
 function printSlowest(tier, timesFile, cpuFile) {
   const rows = readRows(timesFile);
-  const cpu = new Map(readRows(cpuFile).map(([sec, file]) => [relative(root, file), Number(sec)]));
-  const times = rows.map(([sec, file]) => [relative(root, file), Number(sec)]);
+  const cpu = new Map(readRows(cpuFile).map(([sec, file]) => [sourceName(file), Number(sec)]));
+  const times = rows.map(([sec, file]) => [sourceName(file), Number(sec)]);
   const byCost = [...times].sort(([fa, a], [fb, b]) => (cpu.get(fb) ?? b) - (cpu.get(fa) ?? a));
   const sum = (xs) => xs.reduce((s, x) => s + x, 0);
   console.log(
@@ -178,7 +178,23 @@ const REPORTERS = (timesFile) => [
   `--test-reporter=${join(root, 'scripts/file-times-reporter.mjs')}`,
   `--test-reporter-destination=${timesFile}`,
 ];
-const PRELOADS = ['--import', 'tsx', '--import', join(root, 'scripts/test-file-cpu.mjs')];
+// The tests run transpiled from build/ (scripts/runtime-build.mjs, built below when stale), with
+// plain node: through tsx each file's process paid ≈ 0.7 CPU-s more to load the same modules.
+// TANDEM_FROM_SOURCE=1 runs the sources through tsx instead, as the CLI does.
+const fromBuild = process.env.TANDEM_FROM_SOURCE !== '1';
+const BUILD_TEST = join(root, 'build', 'test');
+/** The file node runs for a test file named by its source (`test/x.test.ts`). */
+const runPath = (file) => (fromBuild ? join(root, 'build', file.replace(/\.ts$/, '.js')) : join(root, file));
+/** A path as reported back (absolute, maybe in build/) → the source file's name from the root. */
+const sourceName = (path) => {
+  const rel = relative(root, path);
+  return path.startsWith(BUILD_TEST) ? rel.slice('build/'.length).replace(/\.js$/, '.ts') : rel;
+};
+const PRELOADS = [
+  ...(fromBuild ? ['--enable-source-maps'] : ['--import', 'tsx']),
+  '--import',
+  join(root, 'scripts/test-file-cpu.mjs'),
+];
 // The clocked tier's processes, and every process they start, compile the physics engines'
 // WebAssembly with V8's baseline compiler only (src/sim/wasm-tier.ts): most live seconds, and the
 // optimizing compiler's background work cost more than it won back (a station's start 4.5 → 2.5
@@ -213,7 +229,7 @@ function runPooledTier(tier, alone) {
       running += 1;
       const timesFile = join(timesDir, `times-${timesFiles.length}.tsv`);
       timesFiles.push(timesFile);
-      const path = join(root, file);
+      const path = runPath(file);
       const [cmd, ...rest] = yielding(tier, [
         process.execPath,
         ...PRELOADS,
@@ -292,7 +308,7 @@ function runTier(tier) {
       ...REPORTERS(timesFile),
       `--test-concurrency=${tier.concurrency}`,
       ...passThrough,
-      ...tier.files,
+      ...tier.files.map(runPath),
     ];
     // A wrapper command rather than a change after the spawn: the priority holds from the first instruction.
     const [cmd, ...rest] = yielding(tier, argv);
@@ -334,8 +350,9 @@ function runTier(tier) {
   });
 }
 
-// The CLI the tests start runs the prebuilt runtime when it is fresh (scripts/runtime-build.mjs):
-// built here once, so hundreds of CLI starts do not each pay tsx's ≈2 s of loading.
+// The CLI the tests start runs the prebuilt runtime when it is fresh (scripts/runtime-build.mjs), and
+// the tests run from it: built here once, so hundreds of CLI starts and test files do not each pay
+// tsx's loading.
 if (!fresh()) {
   const t0 = performance.now();
   const n = await buildRuntime();

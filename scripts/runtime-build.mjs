@@ -11,6 +11,13 @@
 // bin/tandem.js runs build/ only while it is newer than every source file (fresh()); a fresh
 // clone, an edited or added file, or TANDEM_FROM_SOURCE=1 runs the sources through tsx as before.
 // `npm test` and `npm start` build first (npm run build, ≈2 s).
+//
+// The tests are built too (build/test/), and the test runner runs them from there: through tsx each
+// test file's process paid ≈ 0.7 CPU-s more to load the same modules (≈ 160 CPU-s over the suite on
+// CI's 2 cores), and a test that started the CLI in-process loaded the product twice — its own
+// imports through tsx and the CLI from build/. Test files carry inline source maps, so a failure's
+// stack names the test's own lines (node --enable-source-maps); the product's do not, to keep every
+// CLI start as cheap as it was.
 import {
   copyFileSync,
   existsSync,
@@ -28,7 +35,8 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BUILD_DIR = join(ROOT, 'build');
-const SOURCE_DIRS = ['src', 'drivers', 'ros', 'calibration', 'station-ui'];
+const SOURCE_DIRS = ['src', 'drivers', 'ros', 'calibration', 'station-ui', 'test'];
+const MAPPED_DIRS = ['test'];
 const STAMP_NAME = '.built';
 
 function walk(dir, out = []) {
@@ -80,7 +88,10 @@ export async function buildRuntime(root = ROOT) {
         loader: 'ts',
         format: 'esm',
         target: 'node20',
-        sourcefile: rel,
+        // A mapped file's map names its source as seen from the built file, so stacks show test/….ts.
+        ...(MAPPED_DIRS.some((d) => rel.startsWith(`${d}/`))
+          ? { sourcefile: relative(dirname(join(out0, rel)), file), sourcemap: 'inline', sourcesContent: false }
+          : { sourcefile: rel }),
       });
       writeFileSync(out.replace(/\.ts$/, '.js'), r.code);
       transpiled += 1;

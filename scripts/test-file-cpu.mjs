@@ -10,7 +10,7 @@ const file = process.argv[1] ?? '';
 // A file runs either as `node --test`'s child or as a process of its own that run-tests.mjs names.
 const testFileProcess =
   process.env.NODE_TEST_CONTEXT?.startsWith('child') || process.env.TANDEM_TEST_FILE_PROCESS === file;
-if (out && testFileProcess && file.endsWith('.test.ts')) {
+if (out && testFileProcess && /\.test\.[jt]s$/.test(file)) {
   process.on('exit', () => {
     try {
       const stat = readFileSync('/proc/self/stat', 'utf8');

@@ -9,7 +9,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PlcEmulator } from '../../drivers/cell-io/plc-emulator.js';
 import { CellPlcClient } from '../../drivers/cell-io/plc-client.js';
 import { parseCellIoConfig } from '../../drivers/cell-io/cell-io-config.js';
@@ -24,8 +23,8 @@ import { getTask } from '../../src/tasks/registry.js';
 import { YamCanRig } from '../../drivers/yam/yam-can-rig.js';
 import type { InterlockStop } from '../../src/rig/safety.js';
 import { until } from '../helpers/until.js';
+import { BIN } from '../helpers/cli.js';
 
-const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
 const HZ = 50;
 
 let dir: string;

@@ -318,7 +318,7 @@ test('an e-stop from another thread (a foot pedal) reaches the rig thread throug
       workerData: {
         buffer: rig.sharedMemory,
         go,
-        memoryUrl: new URL('../../src/rig/rig-thread-memory.ts', import.meta.url).href,
+        memoryUrl: new URL('../../src/rig/rig-thread-memory.js', import.meta.url).href,
       },
     },
   );

@@ -1,8 +1,17 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
+const HERE_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/**
+ * The project's folder (with a trailing slash). The test runner runs the tests transpiled in build/
+ * (scripts/runtime-build.mjs): from there the project is one folder up — build/ holds no bin/,
+ * docs/ or scripts/.
+ */
+export const PROJECT_ROOT = existsSync(join(HERE_ROOT, '.built')) ? `${dirname(HERE_ROOT)}/` : HERE_ROOT;
+/** bin/tandem.js, the executable a user runs. */
+export const BIN = join(PROJECT_ROOT, 'bin', 'tandem.js');
 
 export interface CliResult {
   code: number;
@@ -23,7 +32,7 @@ const PROCESS_ENV_KEYS = new Set([
   'TANDEM_COMMIT',
   'TANDEM_FROM_SOURCE',
 ]);
-const IN_RT_TIER = /\.rt\.test\.ts$/.test(process.argv[1] ?? '');
+const IN_RT_TIER = /\.rt\.test\.[jt]s$/.test(process.argv[1] ?? '');
 
 /**
  * Runs a `tandem` command as the user types it and returns its exit code and output.

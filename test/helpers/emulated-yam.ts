@@ -8,11 +8,18 @@ import { createEmulatedYam, type EmulatedYam, type EmulatedYamOptions } from '..
 import { STATUS_ENABLED } from '../../drivers/damiao/protocol.js';
 import type { MotorDrive } from '../rig/contract-suite.js';
 
-/** Resolves once every frame the rig sent has reached the emulated motors (or after 200 ms). */
+/** A bound on waiting for bytes, not a deadline under test: generous, as a busy machine may hold them up. */
+const DELIVERY_BOUND_MS = 2000;
+
+/** Resolves once every frame the rig sent has reached the emulated motors; throws, saying so, if they never do. */
 async function delivered(y: EmulatedYam): Promise<void> {
-  const end = Date.now() + 200;
+  const end = Date.now() + DELIVERY_BOUND_MS;
   const done = () => ARM_SIDES.every((side) => y.devices[side]!.bus.framesReceived >= y.buses[side]!.stats.framesOut);
   while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
+  if (!done())
+    throw new Error(
+      `frames sent by the rig had not reached the emulated motors after ${DELIVERY_BOUND_MS} ms (${ARM_SIDES.map((s) => `${s} ${y.devices[s]!.bus.framesReceived}/${y.buses[s]!.stats.framesOut}`).join(', ')})`,
+    );
 }
 
 export async function emulatedMotorDrives(y: EmulatedYam): Promise<Record<ArmSide, MotorDrive>> {

@@ -6,12 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { importAsBin, PROJECT_ROOT } from './cli.js';
+import { BIN, importAsBin, PROJECT_ROOT } from './cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
-
-const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
 
 export interface Running {
   readonly child: ChildProcess;

@@ -3,10 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TOKEN_HEADER, tokenInFragment } from '../../src/server/api-types.js';
-
-const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
+import { BIN } from './cli.js';
 
 export interface StationProcess {
   readonly child: ChildProcess;

@@ -15,6 +15,7 @@ import { HoldPolicy } from '../../src/rollout/hold-policy.js';
 import { runRigRollout } from '../../src/rollout/rig-rollout.js';
 import { runSimRollout } from '../../src/sim/sim-rollout.js';
 import { RealtimeClock } from '../../src/rig/clocks.js';
+import { PROJECT_ROOT } from '../helpers/cli.js';
 import type { ChunkExecutor, StepAction } from '../../src/policy/contract.js';
 import type { Clock } from '../../src/rig/contract.js';
 import { OnnxPolicy } from '../../src/policy/onnx/onnx-policy.js';
@@ -529,7 +530,7 @@ test('an operator stop aborts the episode after the current step, unscored', asy
 
 test('the outcome table in docs/rig-model.md lists every outcome with its status', async () => {
   const { readFileSync } = await import('node:fs');
-  const doc = readFileSync(new URL('../../docs/rig-model.md', import.meta.url), 'utf8');
+  const doc = readFileSync(join(PROJECT_ROOT, 'docs', 'rig-model.md'), 'utf8');
   const section = doc.slice(doc.indexOf('## How an episode ends'));
   for (const [outcome, def] of Object.entries(EPISODE_OUTCOMES))
     assert.match(section, new RegExp(`\\| \`${outcome}\` \\| ${def.status} \\|`), outcome);

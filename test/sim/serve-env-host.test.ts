@@ -8,11 +8,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { PROJECT_ROOT, runTandem } from '../helpers/cli.js';
+import { BIN, PROJECT_ROOT, runTandem } from '../helpers/cli.js';
 
-const BIN = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
 const PYTHON = process.env.TANDEM_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const KEY = '0123456789abcdef0123456789abcdef';
 

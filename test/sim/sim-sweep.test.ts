@@ -4,8 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { runTandem } from '../helpers/cli.js';
+import { BIN, runTandem } from '../helpers/cli.js';
 import { sampleLayoutSet, serializeLayoutSet } from '../../src/layouts/layout-set.js';
 import { openStore } from '../../src/store/store.js';
 import { DEFAULT_SIM_CALIBRATION, simCalibrationHash } from '../../src/sim/calibration.js';
@@ -181,7 +180,7 @@ test('a sweep of a policy answering NaN stores each rollout as a policy error: v
 test('Ctrl-C stops a sweep cleanly and keeps the rollouts that finished', async () => {
   const { dir, file, data } = setup(3);
   try {
-    const bin = fileURLToPath(new URL('../../bin/tandem.js', import.meta.url));
+    const bin = BIN;
     const child = spawn(
       process.execPath,
       [
