@@ -27,6 +27,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -37,6 +38,7 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BUILD_DIR = join(ROOT, 'build');
 const SOURCE_DIRS = ['src', 'drivers', 'ros', 'calibration', 'station-ui', 'test'];
 const MAPPED_DIRS = ['test'];
+const LINKED_DIRS = ['scripts'];
 const STAMP_NAME = '.built';
 
 function walk(dir, out = []) {
@@ -101,6 +103,9 @@ export async function buildRuntime(root = ROOT) {
   }
   // version.ts and the queue's job read the package.json two or three folders up, as in the sources.
   copyFileSync(join(root, 'package.json'), join(tmp, 'package.json'));
+  // The built tests import the runner's scripts by relative path (../../scripts/…): links to the
+  // project's own folders, which node follows to the real files (their import.meta.url is the real one).
+  for (const dir of LINKED_DIRS) if (existsSync(join(root, dir))) symlinkSync(join('..', dir), join(tmp, dir), 'dir');
   writeFileSync(join(tmp, STAMP_NAME), stampText(root, files));
   utimesSync(join(tmp, STAMP_NAME), startedS, startedS);
   rmSync(out0, { recursive: true, force: true });

@@ -106,6 +106,9 @@ async function recordHold(name: string, blockMs: number, cycleRingCapacity?: num
   return { summary, cycles, recorderEvents, end, block };
 }
 
+/** A Damiao motor damps itself after this long without a command. */
+const MOTOR_WATCHDOG_S = 0.4;
+
 test('a 2 s stall of the main thread during a recorded hold: the episode file holds every one of the rig thread’s cycles, numbered without a gap', async () => {
   const r = await recordHold('stall-2s', 2000);
   assert.equal(r.summary.status, 'finished', r.summary.failure);
@@ -118,12 +121,18 @@ test('a 2 s stall of the main thread during a recorded hold: the episode file ho
       cycles[i - 1].cycle + 1,
       `cycle ${cycles[i - 1].cycle} is followed by ${cycles[i].cycle}`,
     );
-  // The stall is covered by the rig thread's own cycles, stamped while this thread was blocked.
-  const during = cycles.filter((c) => c.timeS > r.block[0] && c.timeS < r.block[1]);
-  const expected = (r.block[1] - r.block[0]) * 250;
+  // The stall is covered by the rig thread's own cycles, stamped while this thread was blocked: no
+  // stretch of it as long as a motor's watchdog (400 ms) went without a cycle. How close the cycles
+  // come to 250 Hz is a timing figure, measured by `npm run bench -- rig-isolation`, not here.
+  const stamps = [
+    r.block[0],
+    ...cycles.map((c) => c.timeS).filter((t) => t > r.block[0] && t < r.block[1]),
+    r.block[1],
+  ];
+  const longestGapS = Math.max(...stamps.slice(1).map((t, i) => t - stamps[i]));
   assert.ok(
-    during.length >= expected * 0.8,
-    `${during.length} cycles recorded during the ${(r.block[1] - r.block[0]).toFixed(2)} s stall (expected about ${expected.toFixed(0)})`,
+    stamps.length > 2 && longestGapS < MOTOR_WATCHDOG_S,
+    `${stamps.length - 2} cycles recorded during the ${(r.block[1] - r.block[0]).toFixed(2)} s stall, the longest stretch without one ${(longestGapS * 1000).toFixed(0)} ms`,
   );
   assert.ok(cycles.every((c) => c.positions === 14));
   assert.equal(r.summary.rigCycles?.lost, 0);

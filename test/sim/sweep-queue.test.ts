@@ -89,8 +89,11 @@ test("a sweep over two workers stores exactly the in-process sweep's rollouts, w
   const expected = storedHashes(join(dir, 'local'));
   assert.equal(expected.rows, 6);
 
+  // W1's jobs lapse 2 s after it dies, so the test need not wait long for W2 to take one over. W2,
+  // in this process beside the coordinator and on a busy machine's spare CPU, keeps its jobs 10 s:
+  // a 2 s lease lapsed under load while W2 was still running, and its job failed as if killed twice.
   const w1 = start(['sim', 'worker', '--queue', redis.url, '--lock-seconds', '2']);
-  const w2 = startInProcess(['sim', 'worker', '--queue', redis.url, '--lock-seconds', '2']);
+  const w2 = startInProcess(['sim', 'worker', '--queue', redis.url, '--lock-seconds', '10']);
   workers.push(w1, w2);
   await Promise.all([w1.waitFor(/rollout thread/), w2.waitFor(/rollout thread/)]);
   const coordinator = startInProcess([...sweepArgs, '--queue', redis.url, '--data', data]);
