@@ -17,7 +17,8 @@ import { clockForRigConfig } from './rig-registry.js';
 import { createStationRig } from './station-rig.js';
 import type { RigServices } from './services/rig-services.js';
 import type { StationConfig } from './station-config.js';
-import { openRigPolicy, rolloutOnRig, storeRolloutOnRig, type RolloutOnRig } from './commands/rig-rollout.js';
+import { openRigPolicy, rolloutOnRig, type RolloutOnRig } from './rollout-on-rig.js';
+import { storeRolloutOnRig } from './store-rig-rollout.js';
 
 export interface RigSessionRunnerOptions {
   /** The station config: its rig (gripper calibrations applied) and the cameras every rollout opens and records. */

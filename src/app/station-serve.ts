@@ -43,11 +43,13 @@ import {
   stationConfigOfRig,
   type StationConfig,
 } from './station-config.js';
-import { openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
+import { openRigPolicy, rolloutOnRig } from './rollout-on-rig.js';
+import { storeRolloutOnRig } from './store-rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 import { SessionHost, type SessionParts } from '../server/session-host.js';
 import { RigSessionRunner } from './session-runner.js';
-import { measuredCost, sessionInterlocks } from './commands/session.js';
+import { measuredCost } from './measured-rollout-cost.js';
+import { sessionInterlocks } from './session-interlocks.js';
 import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
 import { recordTeleop, teleopCamerasOf } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
