@@ -49,6 +49,8 @@ import { ScriptedHands, stationPlacementGate } from '../placement-check.js';
 import { DEFAULT_PLACEMENT_THRESHOLDS } from '../../session/placement-gate.js';
 import { plan, planError, preregister } from './session-plan.js';
 import { sessionInterlocks } from '../session-interlocks.js';
+import { SessionTakeover } from '../session-takeover.js';
+import { DEFAULT_RAMP_S } from '../../teleop/follow.js';
 
 const EXIT_STOPPED = 4;
 
@@ -94,6 +96,8 @@ const runOptions = {
   'placement-error-mm': { type: 'string' },
   'placement-max-mm': { type: 'string' },
   'placement-max-deg': { type: 'string' },
+  leader: { type: 'string' },
+  'ramp-s': { type: 'string' },
 } as const;
 
 const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
@@ -122,6 +126,12 @@ const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
   --cell-io FILE       the cell PLC's e-stop and interlocks over OPC UA (docs/cell-io.md): an interlock that
                        opens mid-rollout stops the arms within one control cycle; a rollout does not
                        start while one is open; the tower light follows the session
+  --leader SPEC        a leader arm to take over with in every rollout, as 'tandem rig rollout --leader' (emulated-yam,
+                       yam:[damiao:]PORT[,PORT], gello:PORT[,PORT]): the handle's top button, or the line e (e, then
+                       Enter) while a rollout runs, takes over from the policy (it pauses; the follower ramps to the
+                       leader, refused while they are far apart) and gives back; each stretch is stored with its
+                       rollout and counted as an assist in the session's export and report
+  --ramp-s S           the ramp from the policy's last command to the leader when taking over (default ${DEFAULT_RAMP_S})
 
 Without --scripted-operator the operator answers on this terminal (works over SSH): Enter confirms a
 placement, each object is scored in the task's terms, p pauses, s stops for now (resume later),
@@ -166,6 +176,14 @@ async function runWithEngine(
     maxErrorDeg: numberOption(args, 'placement-max-deg', configured.maxErrorDeg, 0.1, 180),
   };
   const hands = scripted ? new ScriptedHands(placementErrorMm) : undefined;
+  const takeover =
+    typeof args.values.leader === 'string'
+      ? new SessionTakeover({
+          spec: args.values.leader,
+          rampS: numberOption(args, 'ramp-s', DEFAULT_RAMP_S, 0.1, 10),
+          log,
+        })
+      : undefined;
   const runner = await RigSessionRunner.open(
     {
       station: { ...station, rig: rigConfigWithGrippers(station, store) },
@@ -180,6 +198,7 @@ async function runWithEngine(
       blind: p.blind,
       blankCameras: args.values['blank-cameras'] === true,
       log,
+      ...(takeover ? { takeover } : {}),
     },
     p.policies.map((x) => x.spec),
     io,
@@ -197,7 +216,13 @@ async function runWithEngine(
     await cellIo?.close();
     throw e;
   }
-  const operator = scripted ? scriptedOperator(log, hands) : terminalOperator(process.stdin, process.stderr);
+  const operator = scripted
+    ? scriptedOperator(log, hands)
+    : terminalOperator(process.stdin, process.stderr, undefined, takeover ? { takeover } : {});
+  if (takeover)
+    log(
+      `Taking over with ${takeover.spec}: while a rollout runs, the handle's top button${scripted ? '' : ', or e then Enter,'} takes over from the policy, and again gives back.`,
+    );
   const placement = stationPlacementGate(station, { thresholds, ...(hands ? { hands } : {}) });
   const projector = await projectorFor(args, io, store, dataDir, log);
   if (projector) log(`Projecting with the ${projector.description}.`);
