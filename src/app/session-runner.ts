@@ -76,6 +76,11 @@ export class RigSessionRunner implements SessionRolloutRunner {
     return r;
   }
 
+  /** The operator's takeover of the running rollout, when the session has a leader. */
+  get takeover(): SessionTakeover | undefined {
+    return this.o.takeover;
+  }
+
   /** What each opened policy reads, by spec (for the pre-flight). */
   policyInfo(spec: string): Policy['info'] | undefined {
     return this.policies.get(spec)?.info;

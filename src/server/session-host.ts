@@ -37,6 +37,7 @@ import { sessionResults } from './session-results.js';
 import { BrowserOperator, OperatorGone } from './browser-operator.js';
 import { ApiRefusal } from './request-checks.js';
 import { RigBusyError } from './rig-host.js';
+import { takeoverView, toggleTakeover, type TakeoverControl } from './session-takeover.js';
 
 /** What the composition root provides: the rig runner for a plan's policies. */
 export interface SessionParts {
@@ -45,7 +46,7 @@ export interface SessionParts {
     plan: SessionPlan,
     set: LayoutSet,
     log: (line: string) => void,
-  ): Promise<SessionRolloutRunner & { close(): Promise<void> }>;
+  ): Promise<SessionRolloutRunner & { close(): Promise<void>; readonly takeover?: TakeoverControl }>;
   /** Per-rollout times measured in the store, for fitting a plan to the minutes. */
   cost(): { readonly cost: RolloutCostS; readonly source: 'measured' | 'defaults' };
   /** The cell's interlocks now, in words ("door open", "no cell I/O configured"). */
@@ -74,6 +75,8 @@ interface Active {
   abort: AbortController;
   /** The current rollout's safety signal: the station's E-stop aborts it. */
   safety: AbortController | undefined;
+  /** The leader's takeover of the running rollout (a station with a leader). */
+  readonly takeover?: TakeoverControl;
 }
 
 const DEFAULT_OPERATOR = 'operator (station UI)';
@@ -244,7 +247,15 @@ export class SessionHost {
       stoppedBecause: a.stoppedBecause,
       safety: { estopped: a.estopped, interlocks: this.parts.interlocks() },
       lines: [...a.operator.lines],
+      takeover: a.running ? takeoverView(this.store, a.id, a.takeover) : null,
     };
+  }
+
+  /** The operator takes over the running rollout with the leader, or gives it back (the page's button, E). */
+  toggleTakeover(): SessionView {
+    const a = this.active;
+    toggleTakeover(a?.takeover, a?.state === 'working' && a.running !== null);
+    return this.view()!;
   }
 
   /**
@@ -484,7 +495,7 @@ export class SessionHost {
   private async openRunner(
     plan: SessionPlan,
     set: LayoutSet,
-  ): Promise<SessionRolloutRunner & { close(): Promise<void> }> {
+  ): Promise<SessionRolloutRunner & { close(): Promise<void>; readonly takeover?: TakeoverControl }> {
     // The runner's lines go to the session's operator once it exists.
     return this.parts.openRunner(plan, set, (line) => this.active?.operator.say(line));
   }
@@ -498,7 +509,7 @@ export class SessionHost {
     plan: SessionPlan,
     set: LayoutSet,
     operatorName: string,
-    runner: SessionRolloutRunner & { close(): Promise<void> },
+    runner: SessionRolloutRunner & { close(): Promise<void>; readonly takeover?: TakeoverControl },
     breakEveryS: number,
   ): SessionView {
     const operator = new BrowserOperator(operatorName, () => this.changed());
@@ -514,6 +525,7 @@ export class SessionHost {
       done: Promise.resolve(),
       abort: new AbortController(),
       safety: undefined,
+      ...(runner.takeover ? { takeover: runner.takeover } : {}),
     };
     this.active = a;
     const interlocks: SessionGate = {

@@ -26,6 +26,8 @@ export interface StepContext {
   saveScore(f: ScoringForm): void;
   key(k: SessionKey): void;
   redraw(): void;
+  /** Take over from the policy with the leader, or give back (E). */
+  takeover(): void;
 }
 
 export function sessionStepPanel(s: SessionState, c: StepContext): HTMLElement {
@@ -67,18 +69,53 @@ export function sessionStepPanel(s: SessionState, c: StepContext): HTMLElement {
     const pct = Math.min(100, (100 * t) / s.running.seconds);
     const bar = h('div');
     bar.style.width = `${pct.toFixed(1)}%`;
+    // With a leader: who holds the arms now, in words (not colour alone), and the toggle.
+    const tk = s.takeover;
     box.append(
-      h('div', { class: 'big' }, `${s.running.label} is running`),
+      h('div', { class: 'big' }, tk?.driving ? 'You hold the arms' : `${s.running.label} is running`),
       h(
         'p',
         { class: 'muted' },
-        c.projector?.configured ? 'Hands off the table. The projector is black.' : 'Hands off the table.',
+        tk?.driving
+          ? `${s.running.label} is paused while you drive with the leader; give back and it resumes from where you leave the arms.`
+          : c.projector?.configured
+            ? 'Hands off the table. The projector is black.'
+            : 'Hands off the table.',
       ),
       h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(pct) }, bar),
       h('div', {}, `${Math.min(t, s.running.seconds).toFixed(0)} of ${s.running.seconds} s`),
+      ...(tk
+        ? [
+            h(
+              'div',
+              {
+                class: `takeover${tk.driving ? ' driving' : ''}`,
+                id: 'session-takeover',
+                'data-driving': String(tk.driving),
+              },
+              h('div', { class: 'reason-head' }, tk.driving ? 'Operator drives (leader)' : 'Policy drives'),
+              h(
+                'div',
+                { class: 'muted', id: 'session-takeover-count' },
+                `${tk.stretches} takeover${tk.stretches === 1 ? '' : 's'} in this rollout, ${tk.sessionStretches} in the session · ${tk.leader}`,
+              ),
+            ),
+          ]
+        : []),
       h(
         'div',
         { class: 'actions' },
+        ...(tk
+          ? [
+              big(
+                'session-takeover-toggle',
+                tk.driving ? 'Give back' : 'Take over',
+                'E',
+                () => c.takeover(),
+                tk.driving ? 'primary' : '',
+              ),
+            ]
+          : []),
         big('session-abort', 'Abort rollout', 'S', () => c.stop(), 'stop'),
       ),
     );

@@ -197,6 +197,10 @@ export class SessionView {
 
   /** A step key (keys.ts) on this page. */
   key(k: SessionKey): void {
+    if (k === 'take-over') {
+      if (this.state?.takeover) this.takeover();
+      return;
+    }
     const p = this.state?.prompt;
     if (k === 'stop-for-now') {
       if (p?.kind === 'place' || p?.kind === 'paused') this.send({ action: 'stop' });
@@ -237,6 +241,14 @@ export class SessionView {
         this.hooks.report(e.message, true);
         this.drawCard();
       },
+    );
+  }
+
+  /** Takes over the running rollout with the leader, or gives back; the station answers with the new view. */
+  private takeover(): void {
+    api.sessionTakeover().then(
+      (v) => this.show(v),
+      (e: Error) => this.hooks.report(e.message, true),
     );
   }
 
@@ -544,6 +556,7 @@ export class SessionView {
       saveScore: (f) => this.saveScore(f),
       key: (k) => this.key(k),
       redraw: () => this.drawCard(),
+      takeover: () => this.takeover(),
     });
   }
 

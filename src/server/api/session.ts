@@ -199,6 +199,18 @@ export interface SessionView {
   readonly safety: { readonly estopped: boolean; readonly interlocks: string };
   /** The engine's lines for the operator, newest last (bounded). */
   readonly lines: readonly string[];
+  /** The operator's takeover with the leader arm while a rollout runs on a station with a leader; else null. */
+  readonly takeover: SessionTakeoverView | null;
+}
+
+export interface SessionTakeoverView {
+  /** The leader, as its driver describes it. */
+  readonly leader: string;
+  /** The operator holds the arms (the policy paused); false: the policy drives. */
+  readonly driving: boolean;
+  /** Stretches the operator drove in this rollout, and in the session so far (this rollout's included). */
+  readonly stretches: number;
+  readonly sessionStretches: number;
 }
 
 export type SessionAnswer =
