@@ -17,7 +17,7 @@ import {
   type SessionPlan,
 } from '../session/plan.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
-import { interruption, JOURNAL, sessionProgress, slotStates, type SlotPhase } from '../session/journal-state.js';
+import { interruption, JOURNAL, sessionProgress, slotStates } from '../session/journal-state.js';
 import {
   OPERATOR_STOP,
   type SessionGate,
@@ -37,6 +37,7 @@ import { sessionResults } from './session-results.js';
 import { BrowserOperator, OperatorGone } from './browser-operator.js';
 import { ApiRefusal } from './request-checks.js';
 import { RigBusyError } from './rig-host.js';
+import { interruptedWords } from './interrupted-words.js';
 import { takeoverView, toggleTakeover, type TakeoverControl } from './session-takeover.js';
 
 /** What the composition root provides: the rig runner for a plan's policies. */
@@ -80,24 +81,6 @@ interface Active {
 }
 
 const DEFAULT_OPERATOR = 'operator (station UI)';
-
-/** Where an interrupted session was, in an operator's words, and what resuming it does. */
-function interruptedWords(cut: { readonly slot?: number; readonly phase?: SlotPhase }, total: number): string {
-  if (cut.slot === undefined) return 'Every rollout was done; resume it to close it.';
-  const n = `Rollout ${cut.slot + 1} of ${total}`;
-  switch (cut.phase) {
-    case 'cut-off':
-      return `${n} was running: on resume it is marked cut off (its recording recovered) and offered for redo.`;
-    case 'score':
-      return `${n} had run and was waiting for its score: score it on resume.`;
-    case 'reset':
-      return `${n} was scored; the table was being cleared.`;
-    case 'decide':
-      return `${n} ended without a score: redo or close it on resume.`;
-    default:
-      return `${n} was being placed: on resume its layout is shown again.`;
-  }
-}
 
 /** How many start/resume request ids are remembered to refuse a repeat (a double click, a retried request). */
 const REMEMBERED_REQUESTS = 200;
@@ -411,7 +394,13 @@ export class SessionHost {
     if (!session || !plan) throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
     const set = this.store.loadLayoutSet(plan.layoutSetSha256);
     const tierOf = (i: number): number => set?.layouts[i]?.tier ?? 0;
-    return sessionResults(plan, this.store.listSessionJournal(id), tierOf, session.endedAt !== null);
+    return sessionResults(
+      plan,
+      this.store.listSessionJournal(id),
+      tierOf,
+      session.endedAt !== null,
+      (r) => this.store.listTakeovers(r).length,
+    );
   }
 
   /**

@@ -3,7 +3,8 @@
  * the emulated cell (paced virtual time) whose station config names an emulated YAM leader: while
  * a session rollout runs, the card says the policy drives and offers Take over (E); E takes over —
  * the card says the operator holds the arms — and E gives back, with the stretch counted. The
- * stretch is stored with the session's rollout (aborted with S, stored all the same).
+ * stretch is stored with the session's rollout (aborted with S, stored all the same) and the
+ * session's results count it as an assist.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -92,5 +93,14 @@ test('on the Session page E takes over a running session rollout with the leader
   } finally {
     store.close();
   }
+  // Closed unscored, the session ends; its results count the stretch as an assist.
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('session-card')?.getAttribute('data-phase') === 'decide');
+  await page.keyboard.press('n');
+  await page.waitForFunction(() =>
+    /code:hold 1 in 1 of 1 rollout, \d+ per hour, mean time between/.test(
+      document.getElementById('session-assists')?.textContent ?? '',
+    ),
+  );
   assert.deepEqual(problems, []);
 });

@@ -75,6 +75,19 @@ export interface SessionResults {
   readonly episodes: readonly ScoredEpisode[];
   /** label → spec, once the session has ended (blind), or always (open label). */
   readonly key: Readonly<Record<string, string>> | null;
+  /** Per policy label: the operator's takeovers with the leader (assists) over the rollouts that ran. */
+  readonly assists: readonly PolicyAssistsView[];
+}
+
+/** A policy's assists in a session: stretches the operator drove, per hour of running, mean time between them. */
+export interface PolicyAssistsView {
+  readonly label: string;
+  readonly rollouts: number;
+  readonly assists: number;
+  readonly assistedRollouts: number;
+  readonly hours: number;
+  readonly assistsPerHour: number | null;
+  readonly mtbaHours: number | null;
 }
 
 /** An open or ended eval session in the store, for the picker. */
