@@ -111,6 +111,7 @@ export const api = {
     call<SessionView>('POST', `/api/sessions/${id}/resume`, { requestId }),
   sessionResults: (id: number) => call<SessionResults>('GET', `/api/sessions/${id}/results`),
   endSession: (id: number, reason: string) => call<SessionSummary>('POST', `/api/sessions/${id}/end`, { reason }),
+  sessionTakeover: () => call<SessionView>('POST', '/api/session/takeover', {}, 'Not taken over'),
   sessionAnswer: (r: SessionAnswerRequest) =>
     call<SessionAnswerResponse>('POST', '/api/session/answer', r, 'Not stored'),
   teleop: () => call<TeleopView | null>('GET', '/api/teleop'),

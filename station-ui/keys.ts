@@ -17,6 +17,7 @@
  *   X                 abort this rollout and redo it (asks for the reason)
  *   N                 close an unscored rollout without a redo
  *   P                 pause while placing
+ *   E                 take over the running rollout with the leader arm, and give it back (a station with a leader)
  *   Q                 stop the session for now (resume it later, every score kept)
  *
  * On the Teleop page (the keys of 'tandem teleop record'):
@@ -26,7 +27,7 @@
  *   Q                        stop the recording (the take in flight is kept)
  *   (F14 still stops: the follower holds, then damps.)
  */
-export type SessionKey = 'go' | 'count-up' | 'count-down' | 'redo' | 'close' | 'pause' | 'stop-for-now';
+export type SessionKey = 'go' | 'count-up' | 'count-down' | 'redo' | 'close' | 'pause' | 'stop-for-now' | 'take-over';
 
 export type TeleopKey = 'next' | 'discard' | 'sync' | 'quit';
 
@@ -77,6 +78,7 @@ const SESSION_KEYS: Readonly<Record<string, SessionKey>> = {
   n: 'close',
   p: 'pause',
   q: 'stop-for-now',
+  e: 'take-over',
 };
 
 /** What a key press does, or null. */

@@ -139,9 +139,14 @@ export function terminalOperator(
   input: Readable,
   output: Writable,
   name = 'operator (terminal)',
-  options: { readonly marks?: boolean } = {},
+  options: {
+    readonly marks?: boolean;
+    /** The leader's takeover: the line `e` while a rollout runs takes over from the policy, or gives back. */
+    readonly takeover?: { toggle(): boolean };
+  } = {},
 ): TerminalOperator {
   const marks = options.marks ?? (input as Readable & { isTTY?: boolean }).isTTY === true;
+  const takeover = options.takeover;
   const lines = new Lines(input);
   const ask = async (q: string): Promise<string | undefined> => {
     output.write(q);
@@ -166,13 +171,18 @@ export function terminalOperator(
       }
     },
     watchRun(step, mark, signal): void {
-      if (!marks) return;
+      if (!marks && !takeover) return;
       output.write(
-        `  Running. Each time an object is done, press Enter (or type its id, then Enter): its time to success.\n`,
+        `  Running.${marks ? ' Each time an object is done, press Enter (or type its id, then Enter): its time to success.' : ''}${takeover ? ' e, then Enter: take over with the leader (again: give back).' : ''}\n`,
       );
       const ids = new Set(step.layout.objects.map((o) => o.id));
       lines.watch((l) => {
         const id = l.trim();
+        if (takeover && id.toLowerCase() === 'e') {
+          if (!takeover.toggle()) output.write('  No rollout is running to take over.\n');
+          return;
+        }
+        if (!marks) return;
         if (id !== '' && !ids.has(id))
           output.write(
             `  '${id}' is not an object of this layout (${[...ids].join(', ')}): marked done without a name.\n`,

@@ -8,6 +8,7 @@ import type { CellIo } from './cell-io.js';
 import { RigError, type Clock, type Rig } from '../rig/contract.js';
 import type { RigContext } from '../rig/registry.js';
 import type { Policy } from '../policy/contract.js';
+import type { OperatorTakeover } from '../rollout/operator-takeover.js';
 import type { LayoutSet } from '../layouts/layout-set.js';
 import type { Store } from '../store/store.js';
 import type { SessionRolloutRunner, SessionRunOutcome, SessionRunRequest } from '../session/ports.js';
@@ -17,7 +18,9 @@ import { clockForRigConfig } from './rig-registry.js';
 import { createStationRig } from './station-rig.js';
 import type { RigServices } from './services/rig-services.js';
 import type { StationConfig } from './station-config.js';
-import { openRigPolicy, rolloutOnRig, storeRolloutOnRig, type RolloutOnRig } from './commands/rig-rollout.js';
+import { openRigPolicy, rolloutOnRig, type RolloutOnRig } from './rollout-on-rig.js';
+import { storeRolloutOnRig } from './store-rig-rollout.js';
+import type { SessionTakeover } from './session-takeover.js';
 
 export interface RigSessionRunnerOptions {
   /** The station config: its rig (gripper calibrations applied) and the cameras every rollout opens and records. */
@@ -39,6 +42,8 @@ export interface RigSessionRunnerOptions {
   readonly tableLayout?: (r: SessionRunRequest) => SessionRunRequest['layout'];
   /** Lines for the operator; a blind session gets no line that names a policy. */
   log(line: string): void;
+  /** The operator's takeover with a leader arm, in every rollout of the session (as `rig rollout --leader`). */
+  readonly takeover?: SessionTakeover;
   /**
    * Where the rig comes from when something else owns it (the station's rig host, which also
    * shows it live and takes the E-stop): `use` runs with that rig, and the owner keeps it after.
@@ -69,6 +74,11 @@ export class RigSessionRunner implements SessionRolloutRunner {
       throw e;
     }
     return r;
+  }
+
+  /** The operator's takeover of the running rollout, when the session has a leader. */
+  get takeover(): SessionTakeover | undefined {
+    return this.o.takeover;
   }
 
   /** What each opened policy reads, by spec (for the pre-flight). */
@@ -114,8 +124,8 @@ export class RigSessionRunner implements SessionRolloutRunner {
     ): Promise<RolloutOnRig> => {
       let run: RolloutOnRig | undefined;
       board?.update({ sessionId: String(r.sessionId), rolloutPhase: 'running', rigStatus: 'active', faults: [] });
-      try {
-        run = await rolloutOnRig({
+      const rollout = (takeover?: OperatorTakeover): Promise<RolloutOnRig> =>
+        rolloutOnRig({
           rig,
           services,
           rigType,
@@ -144,7 +154,12 @@ export class RigSessionRunner implements SessionRolloutRunner {
             set: this.o.set,
             ...(this.o.blind ? { fileLabel: `session${r.sessionId}-slot${r.slot + 1}-attempt${r.attempt + 1}` } : {}),
           },
+          ...(takeover ? { takeover } : {}),
         });
+      try {
+        // The leader comes up for this rollout on its clock and goes down after it, as in `rig rollout --leader`.
+        const takeover = this.o.takeover;
+        run = takeover ? await takeover.during(clock, rollout) : await rollout();
         return run;
       } finally {
         board?.rolloutEnded(rig.read().mode, run?.result.episode);

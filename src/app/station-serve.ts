@@ -43,11 +43,14 @@ import {
   stationConfigOfRig,
   type StationConfig,
 } from './station-config.js';
-import { openRigPolicy, rolloutOnRig, storeRolloutOnRig } from './commands/rig-rollout.js';
+import { openRigPolicy, rolloutOnRig } from './rollout-on-rig.js';
+import { storeRolloutOnRig } from './store-rig-rollout.js';
 import { defaultEpisodesDir, unfinishedRecordings } from './episode-recording.js';
 import { SessionHost, type SessionParts } from '../server/session-host.js';
 import { RigSessionRunner } from './session-runner.js';
-import { measuredCost, sessionInterlocks } from './commands/session.js';
+import { SessionTakeover } from './session-takeover.js';
+import { measuredCost } from './measured-rollout-cost.js';
+import { sessionInterlocks } from './session-interlocks.js';
 import { TeleopHost, type TeleopParts } from '../server/teleop-host.js';
 import { recordTeleop, teleopCamerasOf } from './commands/teleop.js';
 import { join, resolve } from 'node:path';
@@ -329,6 +332,8 @@ function sessionParts(
             blind: plan.blind,
             ...(cellIo ? { cellIo } : {}),
             log,
+            // The station config's leader takes over in every session rollout (the Session page's E and button).
+            ...(station.leader ? { takeover: new SessionTakeover({ spec: leaderSpecOf(station.leader), log }) } : {}),
             withRig: (table, use) => host.forRollout(table, use),
           },
           plan.policies.map((p) => p.spec),

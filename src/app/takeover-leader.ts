@@ -5,6 +5,7 @@
  * handle's top button, or E on the keyboard (the terminal's stdin), as sync in teleop.
  */
 import type { Clock } from '../rig/contract.js';
+import type { LeaderHand } from '../rig/leader-registry.js';
 import { LeaderFollow } from '../teleop/follow.js';
 import { OperatorControls } from '../teleop/operator-controls.js';
 import { LeaderTakeover } from '../teleop/takeover.js';
@@ -25,11 +26,13 @@ export interface TakeoverLeaderOptions {
   /** Keys from here (the terminal in raw mode, or any byte stream): E toggles the takeover. */
   readonly keyboard?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
   readonly log: (line: string) => void;
+  /** The hand an emulated leader plays (scripted button presses); hardware ignores it. */
+  readonly hand?: LeaderHand;
 }
 
 /** Opens and activates the leader, and wires the operator's toggles to the takeover. */
 export async function openTakeoverLeader(o: TakeoverLeaderOptions): Promise<TakeoverLeader> {
-  const setup: LeaderSetup = createLeader(o.spec, o.clock);
+  const setup: LeaderSetup = createLeader(o.spec, o.clock, o.hand);
   const controls = new OperatorControls();
   try {
     await setup.leader.configure();

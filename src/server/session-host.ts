@@ -17,7 +17,7 @@ import {
   type SessionPlan,
 } from '../session/plan.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../session/engine.js';
-import { interruption, JOURNAL, sessionProgress, slotStates, type SlotPhase } from '../session/journal-state.js';
+import { interruption, JOURNAL, sessionProgress, slotStates } from '../session/journal-state.js';
 import {
   OPERATOR_STOP,
   type SessionGate,
@@ -37,6 +37,8 @@ import { sessionResults } from './session-results.js';
 import { BrowserOperator, OperatorGone } from './browser-operator.js';
 import { ApiRefusal } from './request-checks.js';
 import { RigBusyError } from './rig-host.js';
+import { interruptedWords } from './interrupted-words.js';
+import { takeoverView, toggleTakeover, type TakeoverControl } from './session-takeover.js';
 
 /** What the composition root provides: the rig runner for a plan's policies. */
 export interface SessionParts {
@@ -45,7 +47,7 @@ export interface SessionParts {
     plan: SessionPlan,
     set: LayoutSet,
     log: (line: string) => void,
-  ): Promise<SessionRolloutRunner & { close(): Promise<void> }>;
+  ): Promise<SessionRolloutRunner & { close(): Promise<void>; readonly takeover?: TakeoverControl }>;
   /** Per-rollout times measured in the store, for fitting a plan to the minutes. */
   cost(): { readonly cost: RolloutCostS; readonly source: 'measured' | 'defaults' };
   /** The cell's interlocks now, in words ("door open", "no cell I/O configured"). */
@@ -74,27 +76,11 @@ interface Active {
   abort: AbortController;
   /** The current rollout's safety signal: the station's E-stop aborts it. */
   safety: AbortController | undefined;
+  /** The leader's takeover of the running rollout (a station with a leader). */
+  readonly takeover?: TakeoverControl;
 }
 
 const DEFAULT_OPERATOR = 'operator (station UI)';
-
-/** Where an interrupted session was, in an operator's words, and what resuming it does. */
-function interruptedWords(cut: { readonly slot?: number; readonly phase?: SlotPhase }, total: number): string {
-  if (cut.slot === undefined) return 'Every rollout was done; resume it to close it.';
-  const n = `Rollout ${cut.slot + 1} of ${total}`;
-  switch (cut.phase) {
-    case 'cut-off':
-      return `${n} was running: on resume it is marked cut off (its recording recovered) and offered for redo.`;
-    case 'score':
-      return `${n} had run and was waiting for its score: score it on resume.`;
-    case 'reset':
-      return `${n} was scored; the table was being cleared.`;
-    case 'decide':
-      return `${n} ended without a score: redo or close it on resume.`;
-    default:
-      return `${n} was being placed: on resume its layout is shown again.`;
-  }
-}
 
 /** How many start/resume request ids are remembered to refuse a repeat (a double click, a retried request). */
 const REMEMBERED_REQUESTS = 200;
@@ -244,7 +230,15 @@ export class SessionHost {
       stoppedBecause: a.stoppedBecause,
       safety: { estopped: a.estopped, interlocks: this.parts.interlocks() },
       lines: [...a.operator.lines],
+      takeover: a.running ? takeoverView(this.store, a.id, a.takeover) : null,
     };
+  }
+
+  /** The operator takes over the running rollout with the leader, or gives it back (the page's button, E). */
+  toggleTakeover(): SessionView {
+    const a = this.active;
+    toggleTakeover(a?.takeover, a?.state === 'working' && a.running !== null);
+    return this.view()!;
   }
 
   /**
@@ -400,7 +394,13 @@ export class SessionHost {
     if (!session || !plan) throw new ApiRefusal(404, `There is no evaluation session ${id} in the store.`);
     const set = this.store.loadLayoutSet(plan.layoutSetSha256);
     const tierOf = (i: number): number => set?.layouts[i]?.tier ?? 0;
-    return sessionResults(plan, this.store.listSessionJournal(id), tierOf, session.endedAt !== null);
+    return sessionResults(
+      plan,
+      this.store.listSessionJournal(id),
+      tierOf,
+      session.endedAt !== null,
+      (r) => this.store.listTakeovers(r).length,
+    );
   }
 
   /**
@@ -484,7 +484,7 @@ export class SessionHost {
   private async openRunner(
     plan: SessionPlan,
     set: LayoutSet,
-  ): Promise<SessionRolloutRunner & { close(): Promise<void> }> {
+  ): Promise<SessionRolloutRunner & { close(): Promise<void>; readonly takeover?: TakeoverControl }> {
     // The runner's lines go to the session's operator once it exists.
     return this.parts.openRunner(plan, set, (line) => this.active?.operator.say(line));
   }
@@ -498,7 +498,7 @@ export class SessionHost {
     plan: SessionPlan,
     set: LayoutSet,
     operatorName: string,
-    runner: SessionRolloutRunner & { close(): Promise<void> },
+    runner: SessionRolloutRunner & { close(): Promise<void>; readonly takeover?: TakeoverControl },
     breakEveryS: number,
   ): SessionView {
     const operator = new BrowserOperator(operatorName, () => this.changed());
@@ -514,6 +514,7 @@ export class SessionHost {
       done: Promise.resolve(),
       abort: new AbortController(),
       safety: undefined,
+      ...(runner.takeover ? { takeover: runner.takeover } : {}),
     };
     this.active = a;
     const interlocks: SessionGate = {

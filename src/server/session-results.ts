@@ -9,6 +9,7 @@ import { summarizeByTier } from '../analysis/tier-summary.js';
 import type { SessionJournalRecord } from '../store/store.js';
 import { abVerdictSoFar, analysisSoFar } from '../session/ab-verdict.js';
 import { JOURNAL } from '../session/journal-state.js';
+import { sessionAssists } from '../session/assists.js';
 import type { SessionPlan } from '../session/plan.js';
 import type { PolicyResult, ScoredEpisode, SessionResults } from './api-types.js';
 
@@ -20,6 +21,7 @@ export function sessionResults(
   journal: readonly SessionJournalRecord[],
   tierOf: (layoutIndex: number) => number,
   ended: boolean,
+  stretchesOf: (rolloutId: number) => number = () => 0,
 ): SessionResults {
   const reveal = !plan.blind || ended;
   // The latest score of each slot stands (a redone slot is scored once per attempt).
@@ -71,5 +73,6 @@ export function sessionResults(
       : null,
     episodes,
     key: reveal ? Object.fromEntries(plan.policies.map((p) => [p.label, p.spec])) : null,
+    assists: sessionAssists(plan, journal, stretchesOf),
   };
 }

@@ -10,6 +10,7 @@ import { JOURNAL, sessionProgress, slotStates, type SessionProgress } from './jo
 import type { SessionPlan } from './plan.js';
 import { analysisSoFar } from './ab-verdict.js';
 import type { AnytimeComparison } from '../analysis/anytime-ab.js';
+import { sessionAssists, type PolicyAssists } from './assists.js';
 
 export interface SessionExport {
   readonly session: {
@@ -27,6 +28,8 @@ export interface SessionExport {
   readonly progress: SessionProgress;
   readonly operatorHours: number;
   readonly rollouts: readonly Record<string, unknown>[];
+  /** Per policy label: the operator's takeovers with the leader arm (assists), per hour, and the mean time between them. */
+  readonly assists: readonly PolicyAssists[];
   /**
    * The pre-registered analysis (plans with one): the verdict over the scored pairs, whether the
    * session stopped early by it, and the rollouts that saved against the fixed-N plan.
@@ -84,6 +87,8 @@ export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs
         recording: rec
           ? { state: rec.state, file: rec.file, recoveredFile: rec.recoveredFile, problem: rec.problem }
           : null,
+        /** The stretches the operator drove with the leader (episode seconds): an assisted rollout. */
+        takeovers: rolloutId !== null ? store.listTakeovers(rolloutId) : [],
         score: scoreRow
           ? {
               progress: scoreRow.progress,
@@ -124,6 +129,7 @@ export function sessionExport(store: Store, id: number, plan: SessionPlan, nowMs
     progress,
     operatorHours: Math.round((progress.operatorS / 3600) * 1000) / 1000,
     rollouts,
+    assists: sessionAssists(plan, journal, (id) => store.listTakeovers(id).length),
     analysis: analysisOf(plan, journal, progress),
   };
 }

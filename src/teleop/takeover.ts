@@ -27,6 +27,8 @@ export class LeaderTakeover {
   private firstSamples = -1;
   private firstS = 0;
   private notes: TakeoverNote[] = [];
+  private drove = false;
+  private stretchCount = 0;
 
   constructor(
     readonly follow: LeaderFollow,
@@ -36,6 +38,11 @@ export class LeaderTakeover {
   /** Whether the operator drives now (sync engaging, engaged, or holding for a lost leader). */
   get driving(): boolean {
     return this.follow.state !== 'released';
+  }
+
+  /** Stretches the operator has driven so far (each take-over the engage rule let through). */
+  get stretches(): number {
+    return this.stretchCount;
   }
 
   /** Take over when the policy drives, give back when the operator does (on the next control step). */
@@ -60,6 +67,10 @@ export class LeaderTakeover {
       else this.follow.release();
     }
     const cmd = this.follow.source(state, 0, nowS);
+    // Counted before the events are told: whoever hears "Taking over" reads the new count.
+    const drives = this.follow.state !== 'released';
+    if (drives && !this.drove) this.stretchCount += 1;
+    this.drove = drives;
     for (const e of this.follow.takeEvents()) {
       this.notes.push(noteOf(e));
       this.o.log?.(takeoverWords(e));

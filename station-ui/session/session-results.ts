@@ -129,10 +129,29 @@ export function drawResults(
     h('h2', {}, `Results · session ${id}${r.ended ? ' (ended)' : ' (so far)'}`),
     verdict,
     table,
+    assistsLine(r, name),
     h('h3', {}, r.blind ? 'Blind key' : 'Policies'),
     key,
     h('details', {}, h('summary', {}, `Scored episodes (${r.episodes.length})`), episodes),
     h('div', { class: 'actions' }, print),
+  );
+}
+
+const hours = (h: number): string => (h * 60 < 90 ? `${(h * 3600).toFixed(0)} s` : `${(h * 60).toFixed(0)} min`);
+
+/** The operator's takeovers with the leader per policy (PhAIL's assists): how many, per hour, mean time between. */
+function assistsLine(r: SessionResults, name: (label: string) => string): HTMLElement {
+  const assisted = r.assists.filter((a) => a.assists > 0);
+  if (assisted.length === 0) return h('p', { class: 'muted', id: 'session-assists' }, 'No takeover with the leader.');
+  return h(
+    'p',
+    { id: 'session-assists' },
+    `Assists (the operator took over with the leader): ${assisted
+      .map(
+        (a) =>
+          `${name(a.label)} ${a.assists} in ${a.assistedRollouts} of ${a.rollouts} rollout${a.rollouts === 1 ? '' : 's'}, ${a.assistsPerHour!.toFixed(0)} per hour, mean time between ${hours(a.mtbaHours!)}`,
+      )
+      .join('; ')}.`,
   );
 }
 

@@ -6,7 +6,6 @@
  * the engine refuses (an impossible count) comes back as its one sentence and nothing is stored.
  */
 import {
-  PROJECTOR_PAGE_PATH,
   type ProjectorState,
   type LayoutSetSummary,
   type ScoringForm,
@@ -16,11 +15,13 @@ import {
   type StationInfo,
 } from '../../src/server/api-types.js';
 import { api } from '../api.js';
-import { loadApiImage, stationLink } from '../token.js';
+import { loadApiImage } from '../token.js';
 import { agoEl, clear, h, stamp } from '../dom.js';
 import type { SessionKey } from '../keys.js';
 import { drawAnalysis, drawResults } from './session-results.js';
-import { newScoreDraft, noScoreReason, scoreAnswer, scoreForm } from './score-form.js';
+import { drawSessionSide } from './session-side.js';
+import { sessionStepPanel } from './session-step.js';
+import { newScoreDraft, scoreAnswer } from './score-form.js';
 
 export interface SessionViewHooks {
   report(message: string, error?: boolean): void;
@@ -36,8 +37,6 @@ const STEPS: readonly { readonly phase: readonly string[]; readonly words: strin
   { phase: ['score'], words: 'Score' },
   { phase: ['reset', 'decide'], words: 'Clear the table' },
 ];
-
-const min = (s: number): string => (s < 90 ? `${Math.round(s)} s` : `${Math.round(s / 60)} min`);
 
 export class SessionView {
   private readonly planPanel = h('div', { class: 'panel', id: 'session-plan' });
@@ -198,6 +197,10 @@ export class SessionView {
 
   /** A step key (keys.ts) on this page. */
   key(k: SessionKey): void {
+    if (k === 'take-over') {
+      if (this.state?.takeover) this.takeover();
+      return;
+    }
     const p = this.state?.prompt;
     if (k === 'stop-for-now') {
       if (p?.kind === 'place' || p?.kind === 'paused') this.send({ action: 'stop' });
@@ -238,6 +241,14 @@ export class SessionView {
         this.hooks.report(e.message, true);
         this.drawCard();
       },
+    );
+  }
+
+  /** Takes over the running rollout with the leader, or gives back; the station answers with the new view. */
+  private takeover(): void {
+    api.sessionTakeover().then(
+      (v) => this.show(v),
+      (e: Error) => this.hooks.report(e.message, true),
     );
   }
 
@@ -536,278 +547,24 @@ export class SessionView {
   }
 
   private stepPanel(s: SessionState): HTMLElement {
-    const box = h('div', { class: 'step-panel', id: 'session-step' });
-    const p = s.prompt;
-    const big = (
-      id: string,
-      text: string,
-      key: string,
-      answer: SessionAnswer | (() => void),
-      cls = 'primary',
-    ): HTMLElement => {
-      const b = h('button', { class: `btn ${cls} big-btn`, id, type: 'button' }, text, h('kbd', {}, key));
-      b.onclick = () => (typeof answer === 'function' ? answer() : this.send(answer));
-      return b;
-    };
-    box.append(h('div', { class: 'refusal', id: 'session-refusal', role: 'alert' }, this.refusal));
-    if (s.phase === 'ended') {
-      box.append(
-        h(
-          'p',
-          { class: 'lead' },
-          `${s.progress.scored} of ${s.progress.total} rollouts scored. The results${s.blind ? ' and the blind key' : ''} are below.`,
-        ),
-        h(
-          'details',
-          { class: 'tech' },
-          h('summary', {}, 'details'),
-          h('p', {}, `For analysis outside the station, export it in a terminal: tandem session export ${s.id} --json`),
-        ),
-      );
-    } else if (s.phase === 'stopped') {
-      box.append(
-        h('div', { class: 'big' }, 'Stopped for now'),
-        h('p', {}, `${s.stoppedBecause ?? ''}. Every score is kept; resume it from the list below.`),
-      );
-    } else if (s.phase === 'running' && s.running) {
-      const t = (Date.now() - Date.parse(s.running.startedAt)) / 1000;
-      const pct = Math.min(100, (100 * t) / s.running.seconds);
-      const bar = h('div');
-      bar.style.width = `${pct.toFixed(1)}%`;
-      box.append(
-        h('div', { class: 'big' }, `${s.running.label} is running`),
-        h(
-          'p',
-          { class: 'muted' },
-          this.projector?.configured ? 'Hands off the table. The projector is black.' : 'Hands off the table.',
-        ),
-        h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(pct) }, bar),
-        h('div', {}, `${Math.min(t, s.running.seconds).toFixed(0)} of ${s.running.seconds} s`),
-        h(
-          'div',
-          { class: 'actions' },
-          big('session-abort', 'Abort rollout', 'S', () => this.hooks.stop(), 'stop'),
-        ),
-      );
-    } else if (!p) {
-      box.append(
-        h('div', { class: 'big muted' }, 'One moment…'),
-        h('p', { class: 'muted' }, 'The station is storing the last step.'),
-      );
-    } else if (p.kind === 'place') {
-      const objects = s.step?.objects ?? [];
-      // The placement check refused the last placement: the object to move is named and marked, with what was measured.
-      const refused = p.placement;
-      const measured = (id: string): string => {
-        const m = refused?.objects.find((x) => x.id === id);
-        if (!m) return '';
-        return m.errorMm === null
-          ? ' — not seen on its outline'
-          : ` — ${m.errorMm.toFixed(1)} mm${m.errorDeg !== undefined ? `, ${m.errorDeg.toFixed(1)}°` : ''} off`;
-      };
-      box.append(
-        h('div', { class: 'big' }, refused ? 'Place it again' : 'Place the objects'),
-        ...(refused
-          ? [
-              h(
-                'div',
-                { class: 'reason bad', id: 'session-placement', role: 'alert' },
-                h('div', { class: 'reason-head' }, 'Not started — the placement check:'),
-                h('div', {}, refused.sentence),
-              ),
-            ]
-          : []),
-        h(
-          'ul',
-          { class: 'objects' },
-          ...objects.map((o) =>
-            h(
-              'li',
-              refused?.object === o.id ? { class: 'misplaced' } : {},
-              `${o.id}`,
-              h('span', { class: 'muted' }, ` ${o.posture}`),
-              refused ? h('span', { class: refused.object === o.id ? 'bad' : 'muted' }, measured(o.id)) : '',
-            ),
-          ),
-        ),
-        h(
-          'div',
-          { class: 'actions' },
-          big('session-confirm', 'Placed — start the policy', 'Enter', { action: 'confirm' }),
-        ),
-        h(
-          'div',
-          { class: 'actions secondary' },
-          big('session-pause', 'Pause', 'P', { action: 'pause' }, ''),
-          big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, ''),
-        ),
-      );
-    } else if (p.kind === 'score')
-      box.append(
-        scoreForm(s, p, this.draft, {
-          save: (f) => this.saveScore(f),
-          key: (k) => this.key(k),
-          send: (a) => this.send(a),
-          redraw: () => this.drawCard(),
-        }),
-      );
-    else if (p.kind === 'reset') {
-      box.append(
-        h('div', { class: 'big' }, 'Clear the table'),
-        h('p', {}, 'Take every object off the table for the next layout.'),
-        h('div', { class: 'actions' }, big('session-reset-done', 'Table is clear', 'Enter', { action: 'done' })),
-      );
-    } else if (p.kind === 'offer-redo') {
-      box.append(
-        h('div', { class: 'big' }, 'This rollout has no score'),
-        noScoreReason(p.why),
-        h(
-          'div',
-          { class: 'actions' },
-          big('session-redo-yes', 'Redo it', 'Enter', { action: 'redo' }),
-          big('session-redo-close', 'Close it unscored', 'N', { action: 'close' }, ''),
-        ),
-      );
-    } else if (p.kind === 'paused') {
-      box.append(
-        h('div', { class: 'big' }, s.safety.estopped ? 'E-stopped — paused' : 'Paused'),
-        h(
-          'p',
-          {},
-          s.safety.estopped
-            ? 'The E-stop stopped the arms. Check the cell — and release the E-stop button if one was pressed — before you carry on.'
-            : 'Nothing moves while paused.',
-        ),
-        h(
-          'div',
-          { class: 'actions' },
-          big('session-carry-on', 'Carry on', 'Enter', { action: 'carry-on' }),
-          big('session-stop', 'Stop for now', 'Q', { action: 'stop' }, ''),
-        ),
-      );
-    } else if (p.kind === 'break') {
-      box.append(
-        h('div', { class: 'big' }, 'Time for a break'),
-        h('p', {}, 'Step away for a few minutes; the session waits.'),
-        h('div', { class: 'actions' }, big('session-carry-on', "I'm back", 'Enter', { action: 'carry-on' })),
-      );
-    }
-    return box;
-  }
-
-  private projectorPanel(): HTMLElement {
-    const p = this.projector;
-    // In the Electron shell the projector has its own window; in a browser, a page on the projector's display.
-    const shell = 'tandemShell' in window;
-    const panel = h('div', { class: 'panel', id: 'session-projector' }, h('h2', {}, 'Projector'));
-    if (!p) {
-      panel.append(h('p', { class: 'muted' }, 'connecting…'));
-      return panel;
-    }
-    if (!p.configured) {
-      // What to do about it is a terminal's job: a plain sentence first, the commands behind "details".
-      panel.append(
-        h(
-          'p',
-          { id: 'session-projector-now' },
-          'No projector is set up: place each layout from its picture on the card.',
-        ),
-        h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, p.description)),
-      );
-      return panel;
-    }
-    const now =
-      p.showing === 'layout'
-        ? `Showing layout ${p.layoutIndex ?? '?'}'s footprints on the table.`
-        : p.showing === 'black'
-          ? 'Black: the arms may move.'
-          : 'Nothing shown yet (black).';
-    panel.append(
-      h('p', { id: 'session-projector-now' }, now),
-      ...(p.problem ? [h('ul', { class: 'faults' }, h('li', {}, p.problem))] : []),
-      ...(!shell
-        ? [
-            h(
-              'p',
-              {},
-              h(
-                'a',
-                { href: stationLink(PROJECTOR_PAGE_PATH), target: '_blank', rel: 'noopener', id: 'open-projector' },
-                'Open the projector page',
-              ),
-              ' on the projector’s display, full screen (F11).',
-            ),
-          ]
-        : []),
-      h('details', { class: 'tech' }, h('summary', {}, 'details'), h('p', {}, p.description)),
-    );
-    return panel;
+    return sessionStepPanel(s, {
+      refusal: this.refusal,
+      projector: this.projector,
+      draft: this.draft,
+      send: (a) => this.send(a),
+      stop: () => this.hooks.stop(),
+      saveScore: (f) => this.saveScore(f),
+      key: (k) => this.key(k),
+      redraw: () => this.drawCard(),
+      takeover: () => this.takeover(),
+    });
   }
 
   private drawSide(): void {
-    clear(this.sideLive);
     const s = this.state;
     // While a session works the picker is not needed; stopped or ended, it is how to resume.
     this.sessionsPanel.hidden = s !== null && s.phase !== 'stopped' && s.phase !== 'ended';
-    if (!s) return;
-    const pr = s.progress;
-    const pct = pr.total > 0 ? (100 * pr.done) / pr.total : 0;
-    const bar = h('div');
-    bar.style.width = `${pct.toFixed(1)}%`;
-    this.sideLive.append(
-      h(
-        'div',
-        { class: 'panel', id: 'session-progress' },
-        h('h2', {}, `Session ${s.id} · ${s.task}`),
-        h('div', { class: 'big' }, `${pr.done} of ${pr.total} done`),
-        h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(pct) }, bar),
-        h(
-          'dl',
-          { class: 'kv' },
-          h('dt', {}, 'scored'),
-          h('dd', {}, `${pr.scored}${pr.closed ? ` (${pr.closed} closed unscored)` : ''}`),
-          h('dt', {}, 'elapsed'),
-          h('dd', {}, min(pr.elapsedS)),
-          h('dt', {}, 'left'),
-          h('dd', { id: 'session-eta' }, `about ${min(pr.etaS)}`),
-          h('dt', {}, 'break'),
-          h(
-            'dd',
-            { id: 'session-break' },
-            pr.breakInS === null ? '—' : pr.breakInS <= 0 ? 'due after this rollout' : `in ${min(pr.breakInS)}`,
-          ),
-          h('dt', {}, 'policies'),
-          h('dd', {}, `${s.labels.join(', ')}${s.blind ? ' (blind)' : ''}`),
-        ),
-      ),
-      h(
-        'div',
-        { class: 'panel', id: 'session-safety' },
-        h('h2', {}, 'Safety'),
-        h(
-          'ul',
-          { class: 'faults' },
-          h(
-            'li',
-            { class: s.safety.estopped ? '' : 'none' },
-            s.safety.estopped
-              ? 'E-STOP pressed: the rollout was stopped; check the cell.'
-              : 'E-stop: not pressed (Esc or the right pedal)',
-          ),
-          h(
-            'li',
-            { class: s.safety.interlocks.startsWith('OPEN') ? '' : 'none', id: 'session-interlocks' },
-            `Interlocks: ${s.safety.interlocks}`,
-          ),
-        ),
-      ),
-      this.projectorPanel(),
-      h(
-        'div',
-        { class: 'panel', id: 'session-lines' },
-        h('h2', {}, 'Log'),
-        h('ul', { class: 'lines' }, ...s.lines.slice(-6).map((l) => h('li', {}, l))),
-      ),
-    );
+    if (s) drawSessionSide(this.sideLive, s, this.projector);
+    else clear(this.sideLive);
   }
 }

@@ -49,6 +49,11 @@ test("on the Session page Enter and the left pedal press the step's big button; 
   });
   assert.deepEqual(actionForKey({ key: 'X', typing: false, modifier: false, inSession: true }), { session: 'redo' });
   assert.equal(actionForKey({ key: 'x', typing: true, modifier: false, inSession: true }), null);
+  // E takes over with the leader on the Session page, as in the terminal's rig rollout; not while typing.
+  assert.deepEqual(actionForKey({ key: 'E', typing: false, modifier: false, inSession: true }), {
+    session: 'take-over',
+  });
+  assert.equal(actionForKey({ key: 'e', typing: true, modifier: false, inSession: true }), null);
   assert.equal(
     actionForKey({ key: 'Escape', typing: false, modifier: false, inSession: true }),
     'estop',

@@ -5,17 +5,14 @@
  * session's export. This file reads files and options and turns bad input into one sentence.
  */
 import { EPISODE_CONTROL_HZ } from '../../rollout/run-episode.js';
-import { randomInt } from 'node:crypto';
 import { readCalibrationFile, pjlinkFrom } from './projector.js';
 import { sessionProjector } from '../session-projector.js';
 import { LayoutProjector } from '../../../calibration/projector/layout-projector.js';
 import { PngDirectoryOutput, PngFileOutput } from '../../../calibration/projector/outputs.js';
 import { calibrationStoreInput } from '../../../calibration/projector/calibration-record.js';
-import { NO_GATE, type SessionGate, type SessionProjector, type SessionRunRequest } from '../../session/ports.js';
-import { existsSync } from 'node:fs';
+import { type SessionProjector, type SessionRunRequest } from '../../session/ports.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import {
-  intOption,
   numberOption,
   requireString,
   UserError,
@@ -23,36 +20,14 @@ import {
   type CliIo,
   type ParsedCommandArgs,
 } from '../command.js';
-import { readLayoutSetFile, readUserFile, writeNewFile } from './layouts.js';
+import { readLayoutSetFile, readUserFile } from './layouts.js';
 import { timeoutOption } from './rig-rollout.js';
 import { DEFAULT_DEADLINE_MS, STANDSTILL_DEADLINE_MS } from '../../rollout/rig-rollout.js';
 import { getTask } from '../../tasks/registry.js';
 import { parseLayoutSet, type LayoutSet } from '../../layouts/layout-set.js';
-import { LayoutSetError } from '../../layouts/errors.js';
 import { MAX_CONTROL_RATE_HZ } from '../../rig/control-loop.js';
-import { knownPolicySpecs } from '../../rollout/policy-registry.js';
 import { StoreError, type Store } from '../../store/store.js';
-import {
-  buildSessionPlan,
-  checkPlanLayoutSet,
-  DEFAULT_ROLLOUT_COST_S,
-  DEFAULT_SESSION_MINUTES,
-  parseSessionPlan,
-  serializeSessionPlan,
-  SessionPlanError,
-  rolloutPlanIdentity,
-  withAnalysisPlan,
-  type RolloutCostS,
-  type SessionPlan,
-} from '../../session/plan.js';
-import {
-  ANALYSIS_METRICS,
-  DEFAULT_ANALYSIS,
-  describeAnalysisPlan,
-  type AnalysisMetric,
-  type AnalysisPlanOptions,
-} from '../../session/analysis-plan.js';
-import { STOPPING_RULES, type StoppingRule } from '../../analysis/anytime-ab.js';
+import { checkPlanLayoutSet, parseSessionPlan, type SessionPlan } from '../../session/plan.js';
 import { DEFAULT_BREAK_EVERY_S, runSession, startSession } from '../../session/engine.js';
 import { JOURNAL, progressLine, sessionProgress } from '../../session/journal-state.js';
 import { sessionExport } from '../../session/export.js';
@@ -65,233 +40,19 @@ import {
   stationConfigFromArgs,
 } from '../station-config.js';
 import { DEFAULT_RIG_CONFIG } from '../rig-registry.js';
-import { openCommandStore, storePath, withCommandStore } from '../station-store.js';
+import { openCommandStore, withCommandStore } from '../station-store.js';
 import { resolveDataDir } from '../data-dir.js';
 import { defaultEpisodesDir } from '../episode-recording.js';
 import { RigSessionRunner } from '../session-runner.js';
 import { scriptedOperator, terminalOperator } from '../session-operators.js';
 import { ScriptedHands, stationPlacementGate } from '../placement-check.js';
 import { DEFAULT_PLACEMENT_THRESHOLDS } from '../../session/placement-gate.js';
+import { plan, planError, preregister } from './session-plan.js';
+import { sessionInterlocks } from '../session-interlocks.js';
+import { SessionTakeover } from '../session-takeover.js';
+import { DEFAULT_RAMP_S } from '../../teleop/follow.js';
 
 const EXIT_STOPPED = 4;
-
-function planError<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof SessionPlanError || e instanceof LayoutSetError) throw new UserError(e.message);
-    throw e;
-  }
-}
-
-/** Per-rollout times measured in this store (earlier sessions' journals and rig rollouts), where there are enough. */
-export function measuredCost(store: Store): { cost: RolloutCostS; source: 'measured' | 'defaults' } {
-  const mean = (xs: number[]): number | undefined =>
-    xs.length >= 3 ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined;
-  const journal = store.listSessions().flatMap((s) => store.listSessionJournal(s.id));
-  const op = (action: string) =>
-    mean(journal.filter((e) => e.action === action && e.operatorS !== null).map((e) => e.operatorS!));
-  // A rig rollout's stored duration is its episode plus the hold and damp after it.
-  const rig = mean(
-    store
-      .listRollouts({ kind: 'real' })
-      .filter((r) => r.durationS !== null)
-      .map((r) => Math.max(0, r.durationS! - r.episodeSeconds)),
-  );
-  const placeS = op(JOURNAL.placed);
-  const scoreS = op(JOURNAL.scored);
-  const resetS = op(JOURNAL.reset);
-  if (placeS === undefined || scoreS === undefined || resetS === undefined)
-    return { cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' };
-  const r1 = (x: number): number => Math.round(x * 10) / 10;
-  return {
-    cost: { placeS: r1(placeS), rigS: r1(rig ?? DEFAULT_ROLLOUT_COST_S.rigS), scoreS: r1(scoreS), resetS: r1(resetS) },
-    source: 'measured',
-  };
-}
-
-const ANALYSIS_OPTIONS = {
-  preregister: { type: 'boolean' },
-  metric: { type: 'string' },
-  alpha: { type: 'string' },
-  margin: { type: 'string' },
-  'stop-rule': { type: 'string' },
-} as const;
-
-const ANALYSIS_HELP = `  --preregister       pre-register the analysis with the defaults below
-  --metric M          ${ANALYSIS_METRICS.join(' | ')} (default ${DEFAULT_ANALYSIS.metric}: the task's partial credit per object)
-  --alpha A           error level, valid at every look (default ${DEFAULT_ANALYSIS.alpha})
-  --margin D          |B − A| within D counts as no difference (default ${DEFAULT_ANALYSIS.margin})
-  --stop-rule R       ${STOPPING_RULES.join(' | ')} (default ${DEFAULT_ANALYSIS.stoppingRule})
-                      The maximum number of pairs is the plan's (one per layout and repeat).`;
-
-/** The analysis plan options given, or undefined when none is (no analysis plan). */
-function analysisOptions(args: ParsedCommandArgs): AnalysisPlanOptions | undefined {
-  const v = args.values;
-  if (
-    v.preregister !== true &&
-    v.metric === undefined &&
-    v.alpha === undefined &&
-    v.margin === undefined &&
-    v['stop-rule'] === undefined
-  )
-    return undefined;
-  const metric = v.metric === undefined ? DEFAULT_ANALYSIS.metric : String(v.metric);
-  if (!(ANALYSIS_METRICS as readonly string[]).includes(metric))
-    throw new UserError(`--metric is one of ${ANALYSIS_METRICS.join(', ')}, not '${metric}'.`);
-  const rule = v['stop-rule'] === undefined ? DEFAULT_ANALYSIS.stoppingRule : String(v['stop-rule']);
-  if (!(STOPPING_RULES as readonly string[]).includes(rule))
-    throw new UserError(`--stop-rule is one of ${STOPPING_RULES.join(', ')}, not '${rule}'.`);
-  return {
-    metric: metric as AnalysisMetric,
-    alpha: numberOption(args, 'alpha', DEFAULT_ANALYSIS.alpha, 0.0001, 0.4999),
-    margin: numberOption(args, 'margin', DEFAULT_ANALYSIS.margin, 0.001, 0.999),
-    stoppingRule: rule as StoppingRule,
-  };
-}
-
-/**
- * The refusal for changing a plan's analysis once a rollout of it has run: a session in the store
- * with the same rollouts (the plan's identity without its analysis) that has started one.
- */
-export function refuseLateAnalysisChange(store: Store, p: SessionPlan): void {
-  const identity = rolloutPlanIdentity(p);
-  for (const s of store.listSessions()) {
-    const stored = store.getSessionPlan(s.id);
-    if (!stored) continue;
-    let other: SessionPlan;
-    try {
-      other = parseSessionPlan(stored.planJson, `session ${s.id}'s plan`);
-    } catch {
-      continue;
-    }
-    if (rolloutPlanIdentity(other) !== identity) continue;
-    if (!store.listSessionJournal(s.id).some((e) => e.action === JOURNAL.running)) continue;
-    throw new UserError(
-      `Session ${s.id} has already run rollouts of this plan${other.analysis ? ` under its pre-registered analysis (${describeAnalysisPlan(other.analysis)})` : ' with no analysis plan'}, so its analysis cannot change after the first rollout: plan a new session (another --seed) to analyse it differently.`,
-    );
-  }
-}
-
-const preregister: CliCommand = {
-  path: ['session', 'preregister'],
-  summary: "pre-register a two-policy plan's A/B analysis (metric, α, stopping rule) before its first rollout",
-  help: `Usage: tandem session preregister --plan FILE [--metric M] [--alpha A] [--margin D] [--stop-rule R] [-o FILE]
-
-Writes the analysis plan into the session plan (the plan's hash then covers it) — how the A/B
-comparison will be judged, fixed before any rollout is seen. Refused once a session in the store
-(--data) has run a rollout of this plan: the analysis cannot be chosen after seeing data.
-
-  --plan FILE         a two-policy plan written by 'tandem session plan'
-${ANALYSIS_HELP}
-  -o, --out FILE      write the pre-registered plan here (default: replace --plan FILE)`,
-  options: {
-    plan: { type: 'string' },
-    out: { type: 'string', short: 'o' },
-    force: { type: 'boolean' },
-    ...ANALYSIS_OPTIONS,
-  },
-  async run(args, io) {
-    const file = requireString(args, 'plan');
-    const { text } = readUserFile(io, file, 'session plan');
-    const p = planError(() => parseSessionPlan(text, file));
-    const o = analysisOptions(args) ?? {};
-    const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
-    if (existsSync(storePath(dataDir)))
-      await withCommandStore(args.values, io, (store) => refuseLateAnalysisChange(store, p));
-    const next = planError(() => withAnalysisPlan(p, o));
-    const out = typeof args.values.out === 'string' ? args.values.out : file;
-    const written = writeNewFile(io, out, serializeSessionPlan(next), args.values.force === true || out === file);
-    io.out(
-      `Wrote ${written}: pre-registered analysis: ${describeAnalysisPlan(next.analysis!)}.\nplan ${next.sha256}\n`,
-    );
-  },
-};
-
-const plan: CliCommand = {
-  path: ['session', 'plan'],
-  summary: 'plan an evaluation session: layouts × policies, fitted to the time, interleaved, optionally blind',
-  help: `Usage: tandem session plan --layouts FILE --policies SPEC,SPEC --per-layout N [--blind] [--minutes M] [--seed S] [--seconds S] -o plan.json
-
-Writes a session plan: every layout of the set (hash-pinned) × every policy × N, in a random but
-reproducible order (the seed is stored) that interleaves the policies — each block of consecutive
-rollouts runs every policy once on one layout, in a shuffled order — so fatigue and drift favour
-none. The plan is fitted to --minutes from the rollout and operator times measured in the store
-(--data; defaults before there are three of each: place ${DEFAULT_ROLLOUT_COST_S.placeS} s, rig ${DEFAULT_ROLLOUT_COST_S.rigS} s, score ${DEFAULT_ROLLOUT_COST_S.scoreS} s, reset ${DEFAULT_ROLLOUT_COST_S.resetS} s
-besides the episode): fewer rollouts per layout, or fewer layouts, with a note saying so.
-
-  --layouts FILE     layout set written by 'tandem layouts sample'
-  --policies LIST    comma-separated policy specs (${knownPolicySpecs().join(' | ')})
-  --per-layout N     rollouts of each policy on each layout
-  --blind            the operator sees "policy A", "policy B", never specs, until the session ends
-                     (the letters are drawn from the seed; the plan file holds the key — keep it from the operator)
-  --minutes M        the session's length (default ${DEFAULT_SESSION_MINUTES})
-  --seed S           the order's and the letters' seed (default: a fresh random one, stored in the plan,
-                     so two sessions of the same policies never share a blind key)
-  --seconds S        episode length (default the task's fixed length; shorter only for rehearsals and tests)
-  -o, --out FILE     where the plan goes (refuses to replace a file unless --force)
-
-Pre-registering the A/B analysis (two policies; any of these options adds it to the plan, hashed
-with it before the first rollout — see 'tandem session preregister' and docs/evaluation.md):
-${ANALYSIS_HELP}`,
-  options: {
-    ...ANALYSIS_OPTIONS,
-    layouts: { type: 'string' },
-    policies: { type: 'string' },
-    'per-layout': { type: 'string' },
-    blind: { type: 'boolean' },
-    minutes: { type: 'string' },
-    seed: { type: 'string' },
-    seconds: { type: 'string' },
-    out: { type: 'string', short: 'o' },
-    force: { type: 'boolean' },
-  },
-  async run(args, io) {
-    const { path, set } = readLayoutSetFile(io, requireString(args, 'layouts'));
-    const specs = requireString(args, 'policies').split(',');
-    const perLayout = intOption(args, 'per-layout', undefined, 1, 10_000);
-    const minutes = numberOption(args, 'minutes', DEFAULT_SESSION_MINUTES, 1, 24 * 60);
-    const seed = intOption(args, 'seed', randomInt(0, 2 ** 31 - 1), 0, 2 ** 31 - 1);
-    const task = getTask(set.task);
-    const episodeSeconds = numberOption(args, 'seconds', task.episodeSeconds, 0.02, 3600);
-    const out = requireString(args, 'out');
-    const dataDir = resolveDataDir(typeof args.values.data === 'string' ? args.values.data : undefined, io.env, io.cwd);
-    // Only a store that exists: planning on a laptop makes no store.
-    const measured = existsSync(storePath(dataDir))
-      ? await withCommandStore(args.values, io, (s) => measuredCost(s))
-      : { cost: DEFAULT_ROLLOUT_COST_S, source: 'defaults' as const };
-    const analysis = analysisOptions(args);
-    const p = planError(() =>
-      buildSessionPlan({
-        set,
-        specs,
-        perLayout,
-        blind: args.values.blind === true,
-        seed,
-        minutes,
-        episodeSeconds,
-        cost: measured.cost,
-        costSource: measured.source,
-        layoutSetFile: path,
-        ...(analysis ? { analysis } : {}),
-      }),
-    );
-    const written = writeNewFile(io, out, serializeSessionPlan(p), args.values.force === true);
-    if (args.values.json) {
-      io.out(
-        `${JSON.stringify({ plan: written, sha256: p.sha256, rollouts: p.rollouts.length, blind: p.blind, fit: p.fit, policies: p.policies.map((x) => x.label) })}\n`,
-      );
-      return;
-    }
-    io.out(
-      `Wrote ${written}: ${p.rollouts.length} rollouts (${p.fit.layoutsPlanned} layouts × ${p.policies.length} policies × ${p.fit.perLayout}), about ${p.fit.plannedMinutes} min ` +
-        `from ${p.fit.costSource === 'measured' ? 'times measured in the store' : 'default times'}${p.blind ? ', blind (policies shown as ' + p.policies.map((x) => x.label).join(', ') + ')' : ''}.\n` +
-        (p.fit.note ? `${p.fit.note}\n` : '') +
-        (p.analysis ? `Pre-registered analysis: ${describeAnalysisPlan(p.analysis)}.\n` : '') +
-        `plan ${p.sha256}\n`,
-    );
-  },
-};
 
 /** The plan's layout set: --layouts FILE, else the store's copy, else the file the plan was made from; refused if its hash differs. */
 function planLayoutSet(io: CliIo, args: ParsedCommandArgs, store: Store, p: SessionPlan): LayoutSet {
@@ -335,6 +96,8 @@ const runOptions = {
   'placement-error-mm': { type: 'string' },
   'placement-max-mm': { type: 'string' },
   'placement-max-deg': { type: 'string' },
+  leader: { type: 'string' },
+  'ramp-s': { type: 'string' },
 } as const;
 
 const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
@@ -363,6 +126,12 @@ const RUN_OPTIONS_HELP = `${STATION_CONFIG_HELP}
   --cell-io FILE       the cell PLC's e-stop and interlocks over OPC UA (docs/cell-io.md): an interlock that
                        opens mid-rollout stops the arms within one control cycle; a rollout does not
                        start while one is open; the tower light follows the session
+  --leader SPEC        a leader arm to take over with in every rollout, as 'tandem rig rollout --leader' (emulated-yam,
+                       yam:[damiao:]PORT[,PORT], gello:PORT[,PORT]): the handle's top button, or the line e (e, then
+                       Enter) while a rollout runs, takes over from the policy (it pauses; the follower ramps to the
+                       leader, refused while they are far apart) and gives back; each stretch is stored with its
+                       rollout and counted as an assist in the session's export and report
+  --ramp-s S           the ramp from the policy's last command to the leader when taking over (default ${DEFAULT_RAMP_S})
 
 Without --scripted-operator the operator answers on this terminal (works over SSH): Enter confirms a
 placement, each object is scored in the task's terms, p pauses, s stops for now (resume later),
@@ -407,6 +176,14 @@ async function runWithEngine(
     maxErrorDeg: numberOption(args, 'placement-max-deg', configured.maxErrorDeg, 0.1, 180),
   };
   const hands = scripted ? new ScriptedHands(placementErrorMm) : undefined;
+  const takeover =
+    typeof args.values.leader === 'string'
+      ? new SessionTakeover({
+          spec: args.values.leader,
+          rampS: numberOption(args, 'ramp-s', DEFAULT_RAMP_S, 0.1, 10),
+          log,
+        })
+      : undefined;
   const runner = await RigSessionRunner.open(
     {
       station: { ...station, rig: rigConfigWithGrippers(station, store) },
@@ -421,6 +198,7 @@ async function runWithEngine(
       blind: p.blind,
       blankCameras: args.values['blank-cameras'] === true,
       log,
+      ...(takeover ? { takeover } : {}),
     },
     p.policies.map((x) => x.spec),
     io,
@@ -438,7 +216,13 @@ async function runWithEngine(
     await cellIo?.close();
     throw e;
   }
-  const operator = scripted ? scriptedOperator(log, hands) : terminalOperator(process.stdin, process.stderr);
+  const operator = scripted
+    ? scriptedOperator(log, hands)
+    : terminalOperator(process.stdin, process.stderr, undefined, takeover ? { takeover } : {});
+  if (takeover)
+    log(
+      `Taking over with ${takeover.spec}: while a rollout runs, the handle's top button${scripted ? '' : ', or e then Enter,'} takes over from the policy, and again gives back.`,
+    );
   const placement = stationPlacementGate(station, { thresholds, ...(hands ? { hands } : {}) });
   const projector = await projectorFor(args, io, store, dataDir, log);
   if (projector) log(`Projecting with the ${projector.description}.`);
@@ -486,21 +270,6 @@ async function runWithEngine(
     cellIo?.board.update({ sessionId: '', rolloutPhase: 'idle' });
     await cellIo?.close();
   }
-}
-
-/**
- * The session's view of the cell's interlocks: a rollout is not started while one is open. The
- * stop itself happens in the rig's safety supervisor, which reads the same source every cycle,
- * so the engine's signal never has to race it.
- */
-export function sessionInterlocks(plc: { current(): { open: boolean; reason?: string } }): SessionGate {
-  return {
-    armed: NO_GATE.armed,
-    blocked: () => {
-      const c = plc.current();
-      return c.open ? (c.reason ?? 'an interlock of the cell is open') : undefined;
-    },
-  };
 }
 
 /** --projector-calibration: the layout projector the session shows footprints with (its calibration stored), or undefined. */

@@ -75,6 +75,19 @@ export interface SessionResults {
   readonly episodes: readonly ScoredEpisode[];
   /** label → spec, once the session has ended (blind), or always (open label). */
   readonly key: Readonly<Record<string, string>> | null;
+  /** Per policy label: the operator's takeovers with the leader (assists) over the rollouts that ran. */
+  readonly assists: readonly PolicyAssistsView[];
+}
+
+/** A policy's assists in a session: stretches the operator drove, per hour of running, mean time between them. */
+export interface PolicyAssistsView {
+  readonly label: string;
+  readonly rollouts: number;
+  readonly assists: number;
+  readonly assistedRollouts: number;
+  readonly hours: number;
+  readonly assistsPerHour: number | null;
+  readonly mtbaHours: number | null;
 }
 
 /** An open or ended eval session in the store, for the picker. */
@@ -199,6 +212,18 @@ export interface SessionView {
   readonly safety: { readonly estopped: boolean; readonly interlocks: string };
   /** The engine's lines for the operator, newest last (bounded). */
   readonly lines: readonly string[];
+  /** The operator's takeover with the leader arm while a rollout runs on a station with a leader; else null. */
+  readonly takeover: SessionTakeoverView | null;
+}
+
+export interface SessionTakeoverView {
+  /** The leader, as its driver describes it. */
+  readonly leader: string;
+  /** The operator holds the arms (the policy paused); false: the policy drives. */
+  readonly driving: boolean;
+  /** Stretches the operator drove in this rollout, and in the session so far (this rollout's included). */
+  readonly stretches: number;
+  readonly sessionStretches: number;
 }
 
 export type SessionAnswer =

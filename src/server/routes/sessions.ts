@@ -54,5 +54,10 @@ export function sessionRoutes(s: StationContext, sessions: SessionHost): Route[]
       body: parseSessionAnswer,
       handle: async ({ body }) => ({ body: { session: await sessions.answer(body) } }),
     }),
+    route({
+      method: 'POST',
+      path: '/api/session/takeover',
+      handle: () => ({ body: sessions.toggleTakeover() }),
+    }),
   ];
 }
