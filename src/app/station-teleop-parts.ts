@@ -9,7 +9,8 @@ import { rigKindOf } from './station-rig.js';
 import type { RigServices } from './services/rig-services.js';
 import { leaderSpecOf, type StationConfig } from './station-config.js';
 import type { TeleopParts } from '../server/teleop-host.js';
-import { recordTeleop, teleopCamerasOf } from './commands/teleop.js';
+import { recordTeleop } from './teleop-recording.js';
+import { teleopCamerasOf } from './teleop-cameras.js';
 import { join } from 'node:path';
 
 /**
