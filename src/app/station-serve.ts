@@ -11,11 +11,10 @@ import { knownPolicySpecs } from '../rollout/policy-registry.js';
 import { RigHost, type RigParts } from '../server/rig-host.js';
 import { StationServer } from '../server/station-server.js';
 import { buildUi } from '../server/ui-bundle.js';
-import { EMULATED_CELL_KIND } from '../emulated-cell/cell-truth.js';
 import { UserError } from './command.js';
 import { openStationStore } from './station-store.js';
 import { clockForRigConfig } from './rig-registry.js';
-import { createStationRig } from './station-rig.js';
+import { createStationRig, isCellMarkerKind } from './station-rig.js';
 import type { RigServices } from './services/rig-services.js';
 import {
   cellIoSourceOf,
@@ -241,7 +240,7 @@ export async function serveStation(opts: ServeOptions): Promise<void> {
       views: {
         policy: (id) => store.getPolicy(id),
         taskOf: (sha) => store.getLayoutSet(sha)?.task ?? null,
-        isCellMarker: (sha) => store.getCalibration(sha)?.kind === EMULATED_CELL_KIND,
+        isCellMarker: (sha) => isCellMarkerKind(store.getCalibration(sha)?.kind),
         episodeSecondsOf: (task) => getTask(task).episodeSeconds,
       },
       port: opts.port,

@@ -20,7 +20,7 @@ import { rigCyclesOf } from '../rig/rig-cycle-ring.js';
 import { loopStatsMetadata, pickMotorLoopStats } from '../rollout/rig-rollout.js';
 import { openStationRecording } from './episode-recording.js';
 import { defaultCellTable } from '../emulated-cell/register.js';
-import { createStationRig, rigKindOf, type StationRig } from './station-rig.js';
+import { cellFollowerConfig, createStationRig, rigKindOf, type StationRig } from './station-rig.js';
 import type { RigServices } from './services/rig-services.js';
 import type { StationConfig } from './station-config.js';
 import { openStationCameras } from './station-cameras.js';
@@ -199,7 +199,7 @@ export async function recordTeleop(o: TeleopRecordOptions): Promise<TeleopRecord
   const rigConfig = o.station
     ? o.station.rig
     : o.follower === 'cell'
-      ? { type: 'yam-cell', transport: 'slcan', gap: o.gap ?? 'seed:0', replyDeadlineMs: 350 }
+      ? cellFollowerConfig(o.gap ?? 'seed:0')
       : await readRigConfig(resolve(o.follower));
   const rigType = String((rigConfig as { type?: unknown }).type);
   // The cell's table is cleared by the emulator (--follower cell, or a yam-cell rig config, e.g. on virtual time).
