@@ -33,13 +33,14 @@ export function teleopChoices(station: StationConfig | undefined, rigType: strin
       : ` on ${l.ports.join(', ')}${l.kind === 'yam' ? ` (${l.transport === 'damiao' ? 'Damiao USB-CAN' : 'SLCAN'})` : ''}`;
     leaders.push({ value: 'station', words: `the station's ${kind}${ports}` });
   }
-  if (!rigKindOf({ type: rigType }).realArms)
+  const kind = rigKindOf({ type: rigType });
+  if (!kind.realArms)
     leaders.push(
       { value: 'emulated-yam', words: 'emulated YAM leader + teaching handle' },
       { value: 'emulated-gello', words: 'emulated GELLO' },
     );
   const cameras = station && station.cameras.length > 0 ? station.cameras.map((c) => c.name).join(', ') : null;
-  return { leaders, cameras };
+  return { leaders, cameras, ownTable: kind.ownWorld };
 }
 
 /**
