@@ -15,7 +15,8 @@ import { DEFAULT_SIM_CALIBRATION } from '../src/sim/calibration.js';
 import { cellTruth } from '../src/emulated-cell/cell-truth.js';
 import { readEpisodeTrajectory } from '../calibration/sysid/episode-trajectory.js';
 import { replayEpisode } from '../calibration/sysid/replay.js';
-import { fitSysid, mrad } from '../calibration/sysid/fit.js';
+import { fitSysid } from '../calibration/sysid/fit.js';
+import { mrad } from '../calibration/sysid/residuals.js';
 import { recordSimTake } from '../test/calibration/sysid/sim-take.js';
 
 const EPISODES = Number(process.env.SYSID_BENCH_EPISODES ?? 10);

@@ -15,7 +15,8 @@ import type { RigConfig, RigContext, RigRegistry } from '../../src/rig/registry.
 import { CAN_TRANSPORTS, type CanTransport } from '../can/bus.js';
 import { SerialCanBus } from '../can/serial-can-bus.js';
 import type { BindingInterface } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
-import { YamCanRig, type GripperLimits } from './yam-can-rig.js';
+import { YamCanRig } from './yam-can-rig.js';
+import type { GripperLimits } from './gripper-calibration.js';
 import { DEFAULT_CONTROL_RATE_HZ } from '../../src/rig/control-loop.js';
 import { RigThreadProxy } from '../../src/rig/rig-thread-proxy.js';
 import { yamRigModel } from '../../src/rig/yam.js';

@@ -11,8 +11,6 @@
  * holds, and the fault message says what to do. The motors' own watchdog (register 9) stays on:
  * configure() turns it on if it finds it off, so a dead station still ends in motor-side damping.
  */
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
 import {
   ARM_SIDES,
   DOF_PER_ARM,
@@ -38,24 +36,14 @@ import {
 } from '../../src/rig/gravity.js';
 import type { CanBus } from '../can/bus.js';
 import { formatCanId } from '../can/frame.js';
-import { RID, TIMEOUT_TICK_MS, describeStatus, isFaultStatus, mitFrame } from '../damiao/protocol.js';
+import { RID, TIMEOUT_TICK_MS, describeStatus, isFaultStatus } from '../damiao/protocol.js';
+import {
+  calibrateGripperByStall,
+  type GripperCalibrationRecord,
+  type GripperLimits,
+  type GripperStallOptions,
+} from './gripper-calibration.js';
 import { ArmLink, GRIPPER_INDEX, MOTORS_PER_ARM, motorName, type ArmLinkStats } from './arm-link.js';
-
-/** Gripper motor positions for fully closed and fully open, from the stall calibration. */
-export interface GripperLimits {
-  readonly closedRad: number;
-  readonly openRad: number;
-}
-
-/** A calibration record (the store's `calibrations` table takes it as is). */
-export interface GripperCalibrationRecord {
-  readonly kind: 'yam-gripper-limits';
-  readonly version: number;
-  readonly canonicalJson: string;
-  readonly sha256: string;
-  readonly limits: GripperLimits;
-  readonly arm: ArmSide;
-}
 
 export interface YamCanRigOptions {
   /** One bus per arm; an arm without a bus is absent (reads the home pose, is never driven). */
@@ -394,15 +382,8 @@ export class YamCanRig implements Rig {
 
   // ---- gripper --------------------------------------------------------------------------------
 
-  /**
-   * Stall-based gripper limit calibration, with the arm configured but not active: drives the
-   * gripper motor slowly closed until it stalls, then open until it stalls, with the torque bounded
-   * by kd × speed, and returns the limits as a calibration record. The rig uses them at once.
-   */
-  async calibrateGripper(
-    side: ArmSide,
-    opts: { speedRadS?: number; kd?: number; stallS?: number; timeoutS?: number } = {},
-  ): Promise<GripperCalibrationRecord> {
+  /** Stall-based gripper limit calibration (gripper-calibration.ts), with the arm configured but not active; the rig uses the limits at once. */
+  async calibrateGripper(side: ArmSide, opts: GripperStallOptions = {}): Promise<GripperCalibrationRecord> {
     const link = this.link(side);
     if (!link)
       throw new RigError(`There is no ${side} arm on this rig.`, {
@@ -414,85 +395,20 @@ export class YamCanRig implements Rig {
       const msg = 'Deactivate the rig before calibrating a gripper.';
       throw new RigError(msg, { kind: 'config-mismatch', arm: side, message: msg });
     }
-    const speed = opts.speedRadS ?? 2;
-    const kd = opts.kd ?? 0.5;
-    const stallS = opts.stallS ?? 0.15;
-    const timeoutS = opts.timeoutS ?? 8;
-    const m = link.motors[GRIPPER_INDEX];
-    const silent = await link.special('enable', this.requestTimeoutMs, [GRIPPER_INDEX]);
-    if (silent.length > 0) throw this.refuse(this.silentFault(link, silent));
-    const stallAt = async (direction: number): Promise<number> => {
-      const start = this.clock.nowS();
-      let t = start;
-      let stillSince = NaN;
-      let moved = false;
-      for (;;) {
-        link.send([
-          mitFrame(m.id, { positionRad: 0, velocityRadS: direction * speed, kp: 0, kd, torqueNm: 0 }, m.ranges),
-        ]);
-        t += 0.005;
-        await this.clock.waitUntil(t);
-        const v = m.feedback.velocityRadS;
-        if (isFaultStatus(m.feedback.status))
-          throw this.refuse({
-            kind: 'motor-fault',
-            arm: side,
-            joint: GRIPPER_INDEX,
-            message: `Gripper calibration stopped: the ${m.name} motor reports ${describeStatus(m.feedback.status)}.`,
-          });
-        if (Math.abs(v) > 0.3 * speed) moved = true;
-        if (Math.abs(v) < 0.05 * speed && (moved || t - start > 0.5)) {
-          if (Number.isNaN(stillSince)) stillSince = t;
-          if (t - stillSince >= stallS) return m.positionRad;
-        } else stillSince = NaN;
-        if (t - start > timeoutS) {
-          throw this.refuse({
-            kind: 'motor-fault',
-            arm: side,
-            joint: GRIPPER_INDEX,
-            message: `Gripper calibration stopped: the ${m.name} did not stall within ${timeoutS} s; check that the gripper moves freely and its motor is the configured one.`,
-          });
-        }
-      }
-    };
-    let closedRad: number;
-    let openRad: number;
-    try {
-      closedRad = await stallAt(-1);
-      openRad = await stallAt(1);
-    } finally {
-      // Every way out — stalled, timed out, faulted, bus gone — leaves the gripper disabled.
-      await link.special('disable', this.requestTimeoutMs, [GRIPPER_INDEX]);
-    }
-    if (Math.abs(openRad - closedRad) < 1) {
-      throw this.refuse({
-        kind: 'motor-fault',
-        arm: side,
-        joint: GRIPPER_INDEX,
-        message: `Gripper calibration found only ${Math.abs(openRad - closedRad).toFixed(2)} rad between closed and open; something blocks the ${side} gripper. Clear it, then calibrate again.`,
-      });
-    }
-    const limits: GripperLimits = { closedRad: round6(closedRad), openRad: round6(openRad) };
-    this.gripperLimits[side === 'left' ? 0 : 1] = limits;
-    const body = {
-      kind: 'yam-gripper-limits',
-      version: 1,
-      arm: side,
-      motorId: m.id,
-      motorModel: m.model,
-      ...limits,
-      stallTorqueNm: round6(kd * speed),
-      speedRadS: speed,
-    };
-    const canonicalJson = canonicalize(body)!;
-    return {
-      kind: 'yam-gripper-limits',
-      version: 1,
-      canonicalJson,
-      sha256: createHash('sha256').update(canonicalJson, 'utf8').digest('hex'),
-      limits,
-      arm: side,
-    };
+    const record = await calibrateGripperByStall(
+      {
+        link,
+        side,
+        clock: this.clock,
+        requestTimeoutMs: this.requestTimeoutMs,
+        refuse: (fault) => this.refuse(fault),
+        silentFault: (l, silent) => this.silentFault(l, silent),
+      },
+      opts,
+    );
+    // The rig uses the new limits at once.
+    this.gripperLimits[side === 'left' ? 0 : 1] = record.limits;
+    return record;
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -652,8 +568,4 @@ const NONE: readonly RigFault[] = [];
 
 function fmt(x: number): string {
   return Number.isInteger(x) ? String(x) : x.toFixed(3).replace(/0+$/, '');
-}
-
-function round6(x: number): number {
-  return Math.round(x * 1e6) / 1e6;
 }

@@ -429,7 +429,7 @@ export function cellIoSourceOf(
 /**
  * The cameras a rollout opens and records. A station config names its cameras; a rig config alone
  * (--rig-config) names none, and on the emulated cell gets the cell's own cameras the policy reads,
- * as before the station config existed.
+ * so a bare rig config still runs camera policies on the cell.
  */
 export function rolloutCameras(
   station: StationConfig,

@@ -33,6 +33,24 @@ export function rigKindOf(rigConfig: { readonly type?: unknown }): RigKind {
   return { realArms: !NO_REAL_ARMS.has(type), ownWorld: type === 'yam-cell' };
 }
 
+/**
+ * The rig config `--follower cell` names: the emulated cell with its hidden reality gap; the reply
+ * deadline is wider than hardware's, as the cell's world shares this machine's cores.
+ */
+export function cellFollowerConfig(gap: string): {
+  type: string;
+  transport: string;
+  gap: string;
+  replyDeadlineMs: number;
+} {
+  return { type: 'yam-cell', transport: 'slcan', gap, replyDeadlineMs: 350 };
+}
+
+/** Whether a stored calibration of this kind is the emulated cell's marker (a rehearsal, not a lab's record). */
+export function isCellMarkerKind(kind: string | undefined): boolean {
+  return kind === EMULATED_CELL_KIND;
+}
+
 export interface StationRig {
   /** Configured-but-closed, as the registry returns it; the caller closes it. */
   readonly rig: Rig;

@@ -179,7 +179,7 @@ export class TeleopView {
         ? "the leader the station config names; move it by hand, its handle's buttons work as the keys"
         : 'moved by a script: for rehearsing on the emulated rig';
     // Real arms have no emulated table: a layout is what the operator set out, recorded with each take.
-    const cell = info.rigType === 'yam-cell';
+    const cell = info.teleop.ownTable;
     this.noLayoutWords = cell ? "the cell's default table" : 'none recorded';
     if (this.setSelect.options[0]?.value === '') this.setSelect.options[0].textContent = this.noLayoutWords;
     this.tableHint.textContent = cell

@@ -51,7 +51,7 @@ test('teleop with a station config: an emulated leader is refused on real arms i
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { openStore } = await import('../../src/store/store.js');
-  const { recordTeleop } = await import('../../src/app/commands/teleop.js');
+  const { recordTeleop } = await import('../../src/app/teleop-recording.js');
   const dir = mkdtempSync(join(tmpdir(), 'tandem-teleop-station-'));
   const store = openStore(join(dir, 'tandem.sqlite'));
   try {

@@ -7,12 +7,11 @@ import {
   linkFrames,
   linkFramesTable,
   LINK_NAMES,
-  solveIk,
-  rotationErrorVector,
   frameToPose,
   poseToFrame,
   tableToBase,
 } from '../../src/rig/kinematics.js';
+import { rotationErrorVector, solveIk } from '../../src/rig/inverse-kinematics.js';
 import { YAM_HOME_EE_POSITION_M, YAM_JOINT_LIMITS_RAD, yamArm } from '../../src/rig/yam.js';
 import { mulberry32 } from '../../src/policy/code/seeded-random.js';
 

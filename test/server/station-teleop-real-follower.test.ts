@@ -47,6 +47,7 @@ test('the Teleop page on a yam-can station offers only the station config’s le
       { value: 'station', words: `the station's YAM leader + teaching handle on ${leaderPorts.join(', ')} (SLCAN)` },
     ],
     cameras: null,
+    ownTable: false,
   });
   const r = await startTeleop(station.base, station.token, 'emulated-gello');
   assert.equal(r.status, 400);
@@ -68,7 +69,11 @@ test('a yam-can station whose config names no leader offers none, and says how t
     },
   });
   t.after(() => station.stop());
-  assert.deepEqual((await station.api<StationInfo>('/api/info')).teleop, { leaders: [], cameras: null });
+  assert.deepEqual((await station.api<StationInfo>('/api/info')).teleop, {
+    leaders: [],
+    cameras: null,
+    ownTable: false,
+  });
   const st = await startTeleop(station.base, station.token, 'station');
   assert.equal(st.status, 400);
   assert.deepEqual(st.body, {

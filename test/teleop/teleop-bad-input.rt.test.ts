@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { openStore, type Store } from '../../src/store/store.js';
-import { recordTeleop, type TeleopRecordOptions } from '../../src/app/commands/teleop.js';
+import { recordTeleop, type TeleopRecordOptions } from '../../src/app/teleop-recording.js';
 import type { EmulatedYamLeader } from '../../drivers/leaders/emulators/yam-leader-emulator.js';
 import { LEADER_REST_POSE } from '../../drivers/leaders/emulators/operator-hand.js';
 import type { FfmpegCamera } from '../../drivers/cameras/ffmpeg-camera.js';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { openStore } from '../../src/store/store.js';
-import { recordTeleop } from '../../src/app/commands/teleop.js';
+import { recordTeleop } from '../../src/app/teleop-recording.js';
 import { readIndexed } from '../helpers/mcap.js';
 import { runTandem } from '../helpers/cli.js';
 

@@ -12,15 +12,10 @@ import { simCalibrationJson } from '../../sim/calibration.js';
 import { LEADER_REST_POSE } from '../../../drivers/leaders/emulators/operator-hand.js';
 import { excitationTrajectory } from '../../../calibration/sysid/excitation.js';
 import { SysidEpisodeError } from '../../../calibration/sysid/episode-trajectory.js';
-import {
-  checkSysid,
-  DEFAULT_FIT_SECONDS,
-  fitSysid,
-  mrad,
-  SysidError,
-  worstJointPlot,
-  type SysidFitResult,
-} from '../../../calibration/sysid/fit.js';
+import { DEFAULT_FIT_SECONDS, fitSysid, worstJointPlot, type SysidFitResult } from '../../../calibration/sysid/fit.js';
+import { checkSysid } from '../../../calibration/sysid/check.js';
+import { mrad } from '../../../calibration/sysid/residuals.js';
+import { SysidError } from '../../../calibration/sysid/sysid-error.js';
 import { calibrationArg } from './sim.js';
 import { readLayoutSetFile } from './layouts.js';
 import type { LayoutSet } from '../../layouts/layout-set.js';

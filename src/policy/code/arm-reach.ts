@@ -3,7 +3,8 @@
  * (src/rig/kinematics.ts: damped-least-squares IK on the YAM chain).
  */
 import type { ArmModel, ArmSide } from '../../rig/contract.js';
-import { forwardKinematicsTable, linkFramesTable, poseToFrame, solveIk, type Frame } from '../../rig/kinematics.js';
+import { forwardKinematicsTable, linkFramesTable, poseToFrame, type Frame } from '../../rig/kinematics.js';
+import { solveIk } from '../../rig/inverse-kinematics.js';
 import { cross, dot, normalize, scale, sub, type Vec3 } from './frames.js';
 
 /**

@@ -8,6 +8,8 @@ export interface TeleopChoices {
   readonly leaders: readonly { readonly value: TeleopLeaderName; readonly words: string }[];
   /** The station config's cameras in words when it names any (every take records those; the page's choice does not apply), else null. */
   readonly cameras: string | null;
+  /** The rig builds its own table (the emulated cell): a take without a layout records the cell's default table, not nothing. */
+  readonly ownTable: boolean;
 }
 
 /** 'station': the station config's own leader (a real YAM or GELLO on its ports); the emulated ones move by a script, for emulated rigs only. */

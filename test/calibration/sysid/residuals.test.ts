@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { concatResiduals } from '../../../calibration/sysid/fit.js';
+import { concatResiduals } from '../../../calibration/sysid/residuals.js';
 import type { ReplayReply } from '../../../calibration/sysid/replay-pool.js';
 
 // One evaluation's residual vector, episode after episode, as the fit's optimiser sees it.
