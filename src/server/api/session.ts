@@ -7,6 +7,7 @@ import type { AnytimeComparison } from '../../analysis/anytime-ab.js';
 import type { RolloutStatusWord } from './rollouts.js';
 import type { SequentialVerdict } from '../../analysis/sequential.js';
 import type { TierSummary } from '../../analysis/tier-summary.js';
+import type { PolicyAssists } from '../../session/assists.js';
 
 /** Plans a session (as 'tandem session plan') and starts it on the station's rig with the UI's operator. */
 export interface StartSessionRequest {
@@ -79,16 +80,8 @@ export interface SessionResults {
   readonly assists: readonly PolicyAssistsView[];
 }
 
-/** A policy's assists in a session: stretches the operator drove, per hour of running, mean time between them. */
-export interface PolicyAssistsView {
-  readonly label: string;
-  readonly rollouts: number;
-  readonly assists: number;
-  readonly assistedRollouts: number;
-  readonly hours: number;
-  readonly assistsPerHour: number | null;
-  readonly mtbaHours: number | null;
-}
+/** A policy's assists in a session, as the session's export counts them (src/session/assists.ts). */
+export type PolicyAssistsView = PolicyAssists;
 
 /** An open or ended eval session in the store, for the picker. */
 export interface SessionSummary {
